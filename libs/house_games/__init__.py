@@ -1,0 +1,1 @@
+"""house_games package."""
