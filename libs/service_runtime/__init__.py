@@ -1,1 +1,1 @@
-"""service_runtime package."""
+"""Service runtime shared by every service: settings, logging, errors, auth, server, clients, storage."""

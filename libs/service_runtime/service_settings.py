@@ -1,0 +1,91 @@
+"""Settings every service shares (address, storage, auth, logging); each service subclasses it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+from service_runtime.settings import one_of, port_number, positive, setting
+
+DEV_KEY_ID = "dev"
+# Known to everybody, so it must never verify a token in production: `validate` refuses it there.
+DEV_SIGNING_KEY = "dev-signing-key-for-local-runs-and-tests-only"
+
+
+def _key_pairs(value: tuple[str, ...]) -> str | None:
+    for item in value:
+        kid, sep, secret = item.partition(":")
+        if not sep or not kid or len(secret) < 16:
+            return "each key is KEY_ID:SECRET with a secret of at least 16 characters"
+    return None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServiceSettings:
+    """Keys shared by all services; read as POKER_<SERVICE>_<KEY>, shared ones also as POKER_<KEY>."""
+
+    ENV_PREFIX: ClassVar[str] = "POKER_"
+    SERVICE: ClassVar[str] = "service"
+    DEFAULT_PORT: ClassVar[int] = 0
+
+    environment: str = setting(
+        "development",
+        help="development or production; production refuses the development signing key",
+        check=one_of("development", "production"),
+        shared=True,
+    )
+    host: str = setting("127.0.0.1", help="address to listen on")
+    port: int = setting(-1, help="gRPC port; 0 picks a free one; unset uses the service default")
+    data_dir: Path = setting(Path("data"), help="folder for embedded SQLite files", shared=True)
+    database_url: str = setting(
+        "", help="SQLAlchemy async URL; empty means a SQLite file in data_dir", secret=True
+    )
+    redis_url: str = setting("", help="Redis URL; empty means no Redis (single shard)", shared=True)
+    log_format: str = setting(
+        "auto", help="json, console, or auto (console on a terminal)", check=one_of("auto", "json", "console"),
+        shared=True,
+    )
+    log_level: str = setting(
+        "info", help="debug, info, warning or error", check=one_of("debug", "info", "warning", "error"),
+        shared=True,
+    )
+    auth_keys: tuple[str, ...] = setting(
+        (f"{DEV_KEY_ID}:{DEV_SIGNING_KEY}",),
+        help="HMAC keys that verify bearer tokens, KEY_ID:SECRET comma-separated; the first signs",
+        check=_key_pairs,
+        secret=True,
+        shared=True,
+    )
+    shutdown_grace_seconds: float = setting(
+        10.0, help="how long in-flight RPCs may run after SIGTERM", check=positive, shared=True
+    )
+    request_timeout_seconds: float = setting(
+        5.0, help="deadline on calls this service makes to others", check=positive, shared=True
+    )
+
+    def __post_init__(self) -> None:
+        # A frozen dataclass cannot assign normally; -1 means "the service's well-known port".
+        if self.port == -1:
+            object.__setattr__(self, "port", self.DEFAULT_PORT)
+
+    def validate(self) -> list[str]:
+        problems = []
+        if port_number(self.port):
+            problems.append(f"{self.ENV_PREFIX}PORT: must be between 0 and 65535")
+        if self.environment == "production":
+            if any(k.partition(":")[2] == DEV_SIGNING_KEY for k in self.auth_keys):
+                problems.append("POKER_AUTH_KEYS: the development signing key is not allowed in production")
+            if not self.database_url:
+                problems.append(f"{self.ENV_PREFIX}DATABASE_URL: required in production")
+        return problems
+
+    @property
+    def address(self) -> str:
+        return f"{self.host}:{self.port}"
+
+    def resolved_database_url(self) -> str:
+        """The configured URL, or the embedded SQLite file of this service."""
+        if self.database_url:
+            return self.database_url
+        return f"sqlite+aiosqlite:///{(self.data_dir / f'{self.SERVICE}.db').as_posix()}"
