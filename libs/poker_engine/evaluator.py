@@ -1,0 +1,283 @@
+"""Poker hand evaluator: best five of 5, 6 or 7 cards as one comparable integer, plus words for people.
+
+Design (table lookup, built once at import):
+
+* Each card has a key: a rank key in the low bits and ``8**suit`` above them. The sum of a hand's keys
+  holds, in its low bits, a number unique to the hand's rank multiset and, above them, the count of
+  each suit in base 8 (at most seven cards). Seven-card rank sums index a flat int32 array; five- and
+  six-card hands use base-5 rank keys (``5**rank``) and a dict.
+* With at most seven cards a flush excludes quads and full houses (five suited cards leave only two
+  others), so a hand with five or more cards of one suit is exactly a flush or straight flush, looked
+  up in a 8192-entry table indexed by that suit's rank bitmask. Every other hand is looked up by its
+  rank multiset (49,205 seven-rank multisets; 24,570 of five or six).
+
+A strength is ``category << 20`` followed by up to five 4-bit tie-break ranks, so higher wins, equal
+splits, and strengths of 5-, 6- and 7-card hands compare with each other.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from enum import IntEnum
+
+from poker_engine.cards import RANK_NAMES, RANK_PLURALS, check_card
+from poker_engine.errors import InvalidCardError, InvalidHandSizeError
+
+
+class HandCategory(IntEnum):
+    HIGH_CARD = 0
+    ONE_PAIR = 1
+    TWO_PAIR = 2
+    THREE_OF_A_KIND = 3
+    STRAIGHT = 4
+    FLUSH = 5
+    FULL_HOUSE = 6
+    FOUR_OF_A_KIND = 7
+    STRAIGHT_FLUSH = 8
+    ROYAL_FLUSH = 9
+
+
+_CATEGORY_SHIFT = 20
+_WHEEL_HIGH = 3  # A-2-3-4-5 is a straight with the five (rank 3) as its high card.
+_ACE = 12
+
+
+def _pack(category: int, ranks: Sequence[int]) -> int:
+    value = category
+    for index in range(5):
+        value = (value << 4) | (ranks[index] if index < len(ranks) else 0)
+    return value
+
+
+def _straight_high(present_mask: int) -> int:
+    """Highest straight in a 13-bit rank mask, or -1. The ace also plays low (A-2-3-4-5)."""
+    for high in range(_ACE, _WHEEL_HIGH, -1):
+        window = 0b11111 << (high - 4)
+        if present_mask & window == window:
+            return high
+    wheel = 0b1111 | (1 << _ACE)
+    return _WHEEL_HIGH if present_mask & wheel == wheel else -1
+
+
+def _best_without_flush(counts: Sequence[int]) -> int:
+    """Strength of the best five cards from rank counts, assuming no flush is possible."""
+    groups = sorted(((count, rank) for rank, count in enumerate(counts) if count), reverse=True)
+    top_count, top = groups[0]
+    if top_count == 4:
+        return _pack(HandCategory.FOUR_OF_A_KIND, [top, max(rank for _, rank in groups[1:])])
+    if top_count == 3 and groups[1][0] >= 2:
+        return _pack(HandCategory.FULL_HOUSE, [top, groups[1][1]])
+    mask = 0
+    for _, rank in groups:
+        mask |= 1 << rank
+    high = _straight_high(mask)
+    if high >= 0:
+        return _pack(HandCategory.STRAIGHT, [high])
+    if top_count == 3:
+        return _pack(HandCategory.THREE_OF_A_KIND, [top, groups[1][1], groups[2][1]])
+    if top_count == 2 and groups[1][0] == 2:
+        return _pack(HandCategory.TWO_PAIR, [top, groups[1][1], max(rank for _, rank in groups[2:])])
+    if top_count == 2:
+        return _pack(HandCategory.ONE_PAIR, [rank for _, rank in groups[:4]])
+    return _pack(HandCategory.HIGH_CARD, [rank for _, rank in groups[:5]])
+
+
+def _best_flush(mask: int) -> int:
+    high = _straight_high(mask)
+    if high == _ACE:
+        return _pack(HandCategory.ROYAL_FLUSH, [high])
+    if high >= 0:
+        return _pack(HandCategory.STRAIGHT_FLUSH, [high])
+    return _pack(HandCategory.FLUSH, [rank for rank in range(12, -1, -1) if mask >> rank & 1][:5])
+
+
+# Rank keys whose sums are distinct for every multiset of seven ranks (each rank at most four times), so
+# the sum indexes a flat array directly (max sum 7,825,759: a 31 MB int32 array, faster than a dict
+# because a random lookup touches one cache line instead of three or four). Published with SKPokerEval.
+_SEVEN_RANK_KEYS = (0, 1, 5, 22, 98, 453, 2031, 8698, 22854, 83661, 262349, 636345, 1479181)
+_SEVEN_RANK_BITS = 23
+_SEVEN_RANK_MASK = (1 << _SEVEN_RANK_BITS) - 1
+
+
+def _rank_multisets(size: int) -> Iterator[list[int]]:
+    """Every list of 13 rank counts (each 0..4) summing to ``size``."""
+    counts = [0] * 13
+
+    def fill(rank: int, left: int) -> Iterator[list[int]]:
+        if rank == 12:
+            if left <= 4:
+                counts[12] = left
+                yield counts
+                counts[12] = 0
+            return
+        for count in range(min(4, left) + 1):
+            counts[rank] = count
+            yield from fill(rank + 1, left - count)
+        counts[rank] = 0
+
+    return fill(0, size)
+
+
+def _build_seven_table() -> array[int]:
+    seven = array("i", bytes(4 * (_SEVEN_RANK_MASK + 1)))
+    for counts in _rank_multisets(7):
+        strength = _best_without_flush(counts)
+        seven[sum(count * _SEVEN_RANK_KEYS[rank] for rank, count in enumerate(counts))] = strength
+    return seven
+
+
+_FEWER_TABLE: dict[int, int] = {}
+
+
+def _fewer_table() -> dict[int, int]:
+    """Five- and six-card rank table, built on first use: the engine itself only evaluates seven."""
+    if not _FEWER_TABLE:
+        for size in (5, 6):
+            for counts in _rank_multisets(size):
+                key = sum(count * 5**rank for rank, count in enumerate(counts))
+                _FEWER_TABLE[key] = _best_without_flush(counts)
+    return _FEWER_TABLE
+
+
+# Card keys: rank part in the low bits, count of each suit (base 8, three bits a suit) above them.
+_CARD_KEY7: tuple[int, ...] = tuple(
+    _SEVEN_RANK_KEYS[card >> 2] + ((1 << (3 * (card & 3))) << _SEVEN_RANK_BITS) for card in range(52)
+)
+_CARD_KEY5: tuple[int, ...] = tuple(5 ** (card >> 2) + ((1 << (3 * (card & 3))) << 32) for card in range(52))
+_RANK_BIT: tuple[int, ...] = tuple(1 << (card >> 2) for card in range(52))
+_RANK_TABLE7 = _build_seven_table()
+_FLUSH_TABLE: tuple[int, ...] = tuple(_best_flush(m) if m.bit_count() >= 5 else 0 for m in range(1 << 13))
+# Suit whose count is five or more, indexed by the suit-count part of a key; -1 if none.
+_FLUSH_SUIT: tuple[int, ...] = tuple(
+    next((suit for suit in range(4) if (part >> (3 * suit)) & 7 >= 5), -1) for part in range(1 << 12)
+)
+
+
+def strength7(c0: int, c1: int, c2: int, c3: int, c4: int, c5: int, c6: int) -> int:
+    """Trusted fast path: the strength of seven distinct valid cards, equal to ``evaluate(...).strength``.
+
+    No validation (use ``evaluate`` for untrusted input); positional ints because that is the fastest
+    call shape in CPython.
+    """
+    key = (
+        _CARD_KEY7[c0] + _CARD_KEY7[c1] + _CARD_KEY7[c2] + _CARD_KEY7[c3] + _CARD_KEY7[c4] + _CARD_KEY7[c5]
+        + _CARD_KEY7[c6]
+    )  # fmt: skip
+    suit = _FLUSH_SUIT[key >> _SEVEN_RANK_BITS]
+    if suit < 0:
+        return _RANK_TABLE7[key & _SEVEN_RANK_MASK]
+    mask = 0
+    for card in (c0, c1, c2, c3, c4, c5, c6):
+        if card & 3 == suit:
+            mask |= _RANK_BIT[card]
+    return _FLUSH_TABLE[mask]
+
+
+def strength_of(cards: Sequence[int]) -> int:
+    """Trusted fast path for 5, 6 or 7 distinct valid cards given as a sequence (no validation)."""
+    if len(cards) == 7:
+        return strength7(*cards)
+    key = 0
+    for card in cards:
+        key += _CARD_KEY5[card]
+    suit = _FLUSH_SUIT[key >> 32]
+    if suit < 0:
+        return _fewer_table()[key & 0xFFFFFFFF]
+    mask = 0
+    for card in cards:
+        if card & 3 == suit:
+            mask |= _RANK_BIT[card]
+    return _FLUSH_TABLE[mask]
+
+
+def category_of(strength: int) -> HandCategory:
+    return HandCategory(strength >> _CATEGORY_SHIFT)
+
+
+def _tiebreak_ranks(strength: int) -> list[int]:
+    return [(strength >> shift) & 15 for shift in (16, 12, 8, 4, 0)]
+
+
+def _straight_ranks(high: int) -> list[int]:
+    if high == _WHEEL_HIGH:
+        return [3, 2, 1, 0, _ACE]
+    return [high - offset for offset in range(5)]
+
+
+def _five_ranks(category: HandCategory, tie: list[int]) -> list[int]:
+    """The ranks of the best five cards, most important first."""
+    if category in (HandCategory.STRAIGHT, HandCategory.STRAIGHT_FLUSH, HandCategory.ROYAL_FLUSH):
+        return _straight_ranks(tie[0])
+    if category == HandCategory.FOUR_OF_A_KIND:
+        return [tie[0]] * 4 + [tie[1]]
+    if category == HandCategory.FULL_HOUSE:
+        return [tie[0]] * 3 + [tie[1]] * 2
+    if category == HandCategory.THREE_OF_A_KIND:
+        return [tie[0]] * 3 + tie[1:3]
+    if category == HandCategory.TWO_PAIR:
+        return [tie[0], tie[0], tie[1], tie[1], tie[2]]
+    if category == HandCategory.ONE_PAIR:
+        return [tie[0], tie[0], *tie[1:4]]
+    return tie
+
+
+@dataclass(frozen=True, slots=True)
+class HandValue:
+    """The value of a hand: compare ``strength`` (higher wins, equal splits)."""
+
+    strength: int
+    category: HandCategory
+    best_five: tuple[int, ...]
+
+    def describe(self) -> str:
+        return describe_strength(self.strength)
+
+
+def describe_strength(strength: int) -> str:
+    """Words for people: "Two pair, Aces and Kings", "Straight, Five high", "Royal flush"."""
+    category = category_of(strength)
+    tie = _tiebreak_ranks(strength)
+    if category == HandCategory.ROYAL_FLUSH:
+        return "Royal flush"
+    if category == HandCategory.STRAIGHT_FLUSH:
+        return f"Straight flush, {RANK_NAMES[tie[0]]} high"
+    if category == HandCategory.FOUR_OF_A_KIND:
+        return f"Four of a kind, {RANK_PLURALS[tie[0]]}"
+    if category == HandCategory.FULL_HOUSE:
+        return f"Full house, {RANK_PLURALS[tie[0]]} full of {RANK_PLURALS[tie[1]]}"
+    if category == HandCategory.FLUSH:
+        return f"Flush, {RANK_NAMES[tie[0]]} high"
+    if category == HandCategory.STRAIGHT:
+        return f"Straight, {RANK_NAMES[tie[0]]} high"
+    if category == HandCategory.THREE_OF_A_KIND:
+        return f"Three of a kind, {RANK_PLURALS[tie[0]]}"
+    if category == HandCategory.TWO_PAIR:
+        return f"Two pair, {RANK_PLURALS[tie[0]]} and {RANK_PLURALS[tie[1]]}"
+    if category == HandCategory.ONE_PAIR:
+        return f"One pair, {RANK_PLURALS[tie[0]]}"
+    return f"High card, {RANK_NAMES[tie[0]]}"
+
+
+def evaluate(cards: Sequence[int]) -> HandValue:
+    """Validate 5, 6 or 7 distinct cards and return their best five as a HandValue."""
+    hand = tuple(check_card(card) for card in cards)
+    if not 5 <= len(hand) <= 7:
+        raise InvalidHandSizeError(f"need 5, 6 or 7 cards, got {len(hand)}")
+    if len(set(hand)) != len(hand):
+        raise InvalidCardError("duplicate card in hand")
+    strength = strength_of(hand)
+    category = category_of(strength)
+    ranks = _five_ranks(category, _tiebreak_ranks(strength))
+    if category in (HandCategory.FLUSH, HandCategory.STRAIGHT_FLUSH, HandCategory.ROYAL_FLUSH):
+        suit = _FLUSH_SUIT[sum(_CARD_KEY5[card] for card in hand) >> 32]
+        pool = sorted((card for card in hand if card & 3 == suit), reverse=True)
+    else:
+        pool = sorted(hand, reverse=True)
+    best: list[int] = []
+    for rank in ranks:
+        card = next(card for card in pool if card >> 2 == rank)
+        pool.remove(card)
+        best.append(card)
+    return HandValue(strength=strength, category=category, best_five=tuple(best))
