@@ -85,7 +85,9 @@ class TokenKeys:
         return cls(keys=keys, signing_key_id=pairs[0].partition(":")[0])
 
 
-def mint_token(keys: TokenKeys, subject: str, roles: Iterable[Role | str], *, now: int, ttl_seconds: int) -> str:
+def mint_token(
+    keys: TokenKeys, subject: str, roles: Iterable[Role | str], *, now: int, ttl_seconds: int
+) -> str:
     """A token for `subject` with `roles`, valid from `now` for `ttl_seconds`."""
     header = {"alg": "HS256", "typ": "JWT", "kid": keys.signing_key_id}
     claims = {
@@ -121,7 +123,12 @@ def verify_token(keys: TokenKeys, token: str, *, now: int) -> Caller:
     if not isinstance(claims, dict):
         raise Unauthenticated("TOKEN_MALFORMED", "the bearer token claims are not an object")
     subject, roles, expires = claims.get("sub"), claims.get("roles"), claims.get("exp")
-    if not isinstance(subject, str) or not subject or not isinstance(expires, int) or not isinstance(roles, list):
+    if (
+        not isinstance(subject, str)
+        or not subject
+        or not isinstance(expires, int)
+        or not isinstance(roles, list)
+    ):
         raise Unauthenticated("TOKEN_MALFORMED", "the bearer token lacks sub, roles or exp")
     if expires <= now:
         raise Unauthenticated("TOKEN_EXPIRED", "the bearer token has expired")

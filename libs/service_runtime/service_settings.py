@@ -43,11 +43,15 @@ class ServiceSettings:
     )
     redis_url: str = setting("", help="Redis URL; empty means no Redis (single shard)", shared=True)
     log_format: str = setting(
-        "auto", help="json, console, or auto (console on a terminal)", check=one_of("auto", "json", "console"),
+        "auto",
+        help="json, console, or auto (console on a terminal)",
+        check=one_of("auto", "json", "console"),
         shared=True,
     )
     log_level: str = setting(
-        "info", help="debug, info, warning or error", check=one_of("debug", "info", "warning", "error"),
+        "info",
+        help="debug, info, warning or error",
+        check=one_of("debug", "info", "warning", "error"),
         shared=True,
     )
     auth_keys: tuple[str, ...] = setting(

@@ -33,7 +33,7 @@ class SettingsError(Exception):
 def setting(
     default: Any = _MISSING,
     *,
-    help: str,  # noqa: A002 - reads naturally at the declaration site
+    help: str,
     check: Callable[[Any], str | None] | None = None,
     secret: bool = False,
     shared: bool = False,

@@ -1,0 +1,70 @@
+"""The one composition root every service process shares: settings, logging, assembly, serving.
+
+A service's `__main__` calls `run_service(SettingsClass, assemble)`; `assemble` opens what the service
+needs (database, clients) and returns what to host plus how to close it, so this file is the only
+place that knows the order of start-up and shutdown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from service_runtime.access import AccessPolicy
+from service_runtime.auth import TokenKeys
+from service_runtime.server import GrpcService, create_server, serve
+from service_runtime.service_settings import ServiceSettings
+from service_runtime.settings import SettingsError, load_settings
+from service_runtime.structured_logging import configure_logging, get_logger
+
+S = TypeVar("S", bound=ServiceSettings)
+
+
+async def _nothing() -> None:
+    return None
+
+
+@dataclass
+class Assembly:
+    """What a service hosts, who may call it, and what to close after the server stopped."""
+
+    services: Sequence[GrpcService]
+    access: AccessPolicy
+    close: Callable[[], Awaitable[None]] = field(default=_nothing)
+
+
+async def run_assembled(settings: ServiceSettings, assembly: Assembly) -> None:
+    log = get_logger("process")
+    running, port = await create_server(
+        settings.address,
+        services=assembly.services,
+        access=assembly.access,
+        token_keys=TokenKeys.from_settings(settings.auth_keys),
+    )
+    log.info(
+        "listening", address=f"{settings.host}:{port}", services=[s.full_name for s in assembly.services]
+    )
+    try:
+        await serve(running, grace_seconds=settings.shutdown_grace_seconds)
+    finally:
+        await assembly.close()
+        log.info("stopped")
+
+
+def run_service(settings_class: type[S], assemble: Callable[[S], Awaitable[Assembly]]) -> None:
+    """Entry point of a service process; exits 2 with every bad setting listed if settings are wrong."""
+    try:
+        settings = load_settings(settings_class)
+    except SettingsError as error:
+        print(f"{settings_class.SERVICE}: {error}", file=sys.stderr)
+        raise SystemExit(2) from error
+    configure_logging(settings.SERVICE, log_format=settings.log_format, level=settings.log_level)
+
+    async def main() -> None:
+        assembly = await assemble(settings)
+        await run_assembled(settings, assembly)
+
+    asyncio.run(main())

@@ -1,0 +1,86 @@
+"""Helpers for tests and benchmarks: real servers on port 0, tokens, throwaway databases.
+
+Lives in the runtime (not in tests/) because the benchmarks under tests/bench and every service's
+tests use the same helpers; nothing in production imports it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+import uuid
+from collections.abc import AsyncIterator, Iterator, Sequence
+
+import grpc
+import psycopg
+from google.rpc import error_details_pb2, status_pb2
+from psycopg import sql
+from sqlalchemy.engine import make_url
+
+from service_runtime.access import AccessPolicy
+from service_runtime.auth import Role, TokenKeys, mint_token
+from service_runtime.server import GrpcService, RunningServer, create_server
+from service_runtime.service_settings import DEV_KEY_ID, DEV_SIGNING_KEY
+
+DEV_KEYS = TokenKeys(keys={DEV_KEY_ID: DEV_SIGNING_KEY.encode()}, signing_key_id=DEV_KEY_ID)
+
+
+def token_for(subject: str, *roles: Role | str, ttl_seconds: int = 600, keys: TokenKeys = DEV_KEYS) -> str:
+    return mint_token(keys, subject, roles or (Role.PLAYER,), now=int(time.time()), ttl_seconds=ttl_seconds)
+
+
+def auth_metadata(subject: str, *roles: Role | str) -> tuple[tuple[str, str], ...]:
+    """Call metadata carrying a freshly minted development token."""
+    return (("authorization", f"Bearer {token_for(subject, *roles)}"),)
+
+
+@contextlib.asynccontextmanager
+async def running_server(
+    services: Sequence[GrpcService],
+    access: AccessPolicy,
+    *,
+    keys: TokenKeys = DEV_KEYS,
+    extra_handlers: Sequence[grpc.GenericRpcHandler] = (),
+) -> AsyncIterator[tuple[RunningServer, grpc.aio.Channel]]:
+    """A started server on 127.0.0.1:0 and a channel to it; stopped and closed afterwards."""
+    running, port = await create_server(
+        "127.0.0.1:0", services=services, access=access, token_keys=keys, extra_handlers=extra_handlers
+    )
+    await running.start()
+    channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
+    try:
+        yield running, channel
+    finally:
+        await channel.close()
+        await running.stop(grace_seconds=0.5)
+
+
+def _admin_conninfo(server_url: str) -> str:
+    url = make_url(server_url).set(drivername="postgresql", database="postgres")
+    return url.render_as_string(hide_password=False)
+
+
+@contextlib.contextmanager
+def throwaway_postgres_database(server_url: str, prefix: str = "poker_test") -> Iterator[str]:
+    """Create a uniquely named database on the server, yield its async URL, drop it afterwards."""
+    name = f"{prefix}_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(_admin_conninfo(server_url), autocommit=True) as conn:
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    try:
+        url = make_url(server_url).set(drivername="postgresql+psycopg", database=name)
+        yield url.render_as_string(hide_password=False)
+    finally:
+        with psycopg.connect(_admin_conninfo(server_url), autocommit=True) as conn:
+            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+
+
+def reason_of(error: grpc.aio.AioRpcError) -> str | None:
+    """The ErrorInfo.reason of a failed call, or None if it carries none."""
+    for key, value in error.trailing_metadata() or ():
+        if key == "grpc-status-details-bin" and isinstance(value, bytes):
+            status = status_pb2.Status.FromString(value)
+            for detail in status.details:
+                info = error_details_pb2.ErrorInfo()
+                if detail.Unpack(info):
+                    return str(info.reason)
+    return None
