@@ -1,0 +1,132 @@
+"""Table settings of both games: pay tables plus the limits the operator configures per table."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from house_games.errors import InvalidSettingsError
+from house_games.pay_tables import BonusPayTable, CasinoHoldemPayTable, RussianPokerPayTable
+
+DEFAULT_TABLE_MAXIMUM = 50_000
+MAX_BOXES = 7
+
+
+def _check_positive(problems: list[str], name: str, value: object) -> None:
+    if type(value) is not int or value <= 0:
+        problems.append(f"{name} must be a positive integer, got {value!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class CasinoHoldemSettings:
+    pay_table: CasinoHoldemPayTable = field(default_factory=CasinoHoldemPayTable)
+    # Caps what one box can win in one round (the operator's "Максимальная выплата 50 000").
+    table_maximum: int = DEFAULT_TABLE_MAXIMUM
+    max_boxes: int = MAX_BOXES
+
+    def __post_init__(self) -> None:
+        problems: list[str] = []
+        _check_positive(problems, "table_maximum", self.table_maximum)
+        _check_positive(problems, "max_boxes", self.max_boxes)
+        # 2 cards per box plus 2 for the dealer and 5 on the board must fit in one deck.
+        if type(self.max_boxes) is int and 2 * self.max_boxes + 7 > 52:
+            problems.append("max_boxes does not fit in one deck")
+        if problems:
+            raise InvalidSettingsError("; ".join(problems))
+
+    @classmethod
+    def from_mapping(cls, raw: Mapping[str, object]) -> CasinoHoldemSettings:
+        """Build from JSON-like data: {"ante_odds": {...}, "table_maximum": 50000}."""
+        _refuse_unknown(raw, {"ante_odds", "table_maximum", "max_boxes"}, "Casino Hold'em")
+        defaults = cls()
+        return cls(
+            pay_table=CasinoHoldemPayTable(_odds(raw, "ante_odds", defaults.pay_table.ante_odds)),
+            table_maximum=_int(raw, "table_maximum", defaults.table_maximum),
+            max_boxes=_int(raw, "max_boxes", defaults.max_boxes),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class RussianPokerSettings:
+    pay_table: RussianPokerPayTable = field(default_factory=RussianPokerPayTable)
+    bonus_pay_table: BonusPayTable = field(default_factory=BonusPayTable)
+    # Total paid on a box (combinations plus insurance) never exceeds this.
+    table_maximum: int = DEFAULT_TABLE_MAXIMUM
+    # The issue: one dealer card face up is a table setting, on by default (the text is silent).
+    dealer_upcard: bool = True
+    # "Вы можете играть «в светлую» на одном или двух боксах."
+    max_light_boxes_per_player: int = 2
+    max_boxes: int = MAX_BOXES
+    # When set, every bonus bet must be exactly this amount (jackpot shares do not scale with the stake).
+    bonus_stake: int | None = None
+
+    def __post_init__(self) -> None:
+        problems: list[str] = []
+        _check_positive(problems, "table_maximum", self.table_maximum)
+        _check_positive(problems, "max_light_boxes_per_player", self.max_light_boxes_per_player)
+        _check_positive(problems, "max_boxes", self.max_boxes)
+        if self.bonus_stake is not None:
+            _check_positive(problems, "bonus_stake", self.bonus_stake)
+        # The deal itself (five cards per box and five for the dealer) plus the two cards a bought game
+        # may need must fit; exchanges that would not fit are simply not offered (see russian_poker).
+        if type(self.max_boxes) is int and 5 * self.max_boxes + 5 + 2 > 52:
+            problems.append("max_boxes does not fit in one deck")
+        if problems:
+            raise InvalidSettingsError("; ".join(problems))
+
+    @classmethod
+    def from_mapping(cls, raw: Mapping[str, object]) -> RussianPokerSettings:
+        """Build from JSON-like data: {"odds": {...}, "bonus_odds": {...}, "jackpot_percent": {...}, ...}."""
+        known = {
+            "odds",
+            "bonus_odds",
+            "jackpot_percent",
+            "table_maximum",
+            "dealer_upcard",
+            "max_light_boxes_per_player",
+            "max_boxes",
+            "bonus_stake",
+        }
+        _refuse_unknown(raw, known, "Russian Poker")
+        defaults = cls()
+        upcard = raw.get("dealer_upcard", defaults.dealer_upcard)
+        if not isinstance(upcard, bool):
+            raise InvalidSettingsError(f"dealer_upcard must be true or false, got {upcard!r}")
+        bonus_stake = raw.get("bonus_stake")
+        return cls(
+            pay_table=RussianPokerPayTable(_odds(raw, "odds", defaults.pay_table.odds)),
+            bonus_pay_table=BonusPayTable(
+                odds=_odds(raw, "bonus_odds", defaults.bonus_pay_table.odds),
+                jackpot_percent=_odds(raw, "jackpot_percent", defaults.bonus_pay_table.jackpot_percent),
+            ),
+            table_maximum=_int(raw, "table_maximum", defaults.table_maximum),
+            dealer_upcard=upcard,
+            max_light_boxes_per_player=_int(
+                raw, "max_light_boxes_per_player", defaults.max_light_boxes_per_player
+            ),
+            max_boxes=_int(raw, "max_boxes", defaults.max_boxes),
+            bonus_stake=None if bonus_stake is None else _int(raw, "bonus_stake", 0),
+        )
+
+
+def _refuse_unknown(raw: Mapping[str, object], known: set[str], game: str) -> None:
+    unknown = sorted(set(raw) - known)
+    if unknown:
+        raise InvalidSettingsError(f"unknown {game} settings: {', '.join(unknown)}")
+
+
+def _int(raw: Mapping[str, object], key: str, default: int) -> int:
+    value = raw.get(key, default)
+    if type(value) is not int:
+        raise InvalidSettingsError(f"{key} must be an integer, got {value!r}")
+    return value
+
+
+def _odds(raw: Mapping[str, object], key: str, default: Mapping[str, int]) -> Mapping[str, int]:
+    value = raw.get(key, default)
+    if not isinstance(value, Mapping):
+        raise InvalidSettingsError(f"{key} must be a mapping of combination name to integer")
+    # Entries are checked by the pay table itself; a partial mapping overrides only what it names.
+    merged = dict(default)
+    merged.update(value)
+    return merged
