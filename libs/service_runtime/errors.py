@@ -26,6 +26,7 @@ class ErrorKind(enum.Enum):
     UNAVAILABLE = "UNAVAILABLE"
     RESOURCE_EXHAUSTED = "RESOURCE_EXHAUSTED"
     OUT_OF_RANGE = "OUT_OF_RANGE"
+    UNIMPLEMENTED = "UNIMPLEMENTED"
 
 
 class DomainError(Exception):
@@ -98,3 +99,9 @@ class ResourceExhausted(DomainError):
     """A quota or rate limit was hit."""
 
     kind = ErrorKind.RESOURCE_EXHAUSTED
+
+
+class Unimplemented(DomainError):
+    """The RPC is in the contract but not served by this release; never a silent fake."""
+
+    kind = ErrorKind.UNIMPLEMENTED
