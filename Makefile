@@ -1,0 +1,64 @@
+# The two README commands are `make run` and `make test`; everything else here serves them.
+# Each target sets up what it needs (virtual environment, generated code, tools), so a fresh clone
+# with Python 3.11+ and make needs nothing else.
+
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+CONSTRAINTS := deploy/constraints.txt
+BUF_VERSION := 1.75.0
+BUF := .tools/buf/node_modules/.bin/buf
+PYTEST_ARGS ?=
+
+.PHONY: help setup run test lint format protos bench clean
+
+help:
+	@echo "make run    start every service on loopback with embedded defaults (Ctrl-C stops them)"
+	@echo "make test   lint (ruff, mypy, buf) and run the whole test suite"
+	@echo "make bench  run the benchmarks and print figures side by side"
+	@echo "make protos regenerate libs/poker from protos/"
+
+$(STAMP): pyproject.toml $(CONSTRAINTS)
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11+ is required")'
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -c $(CONSTRAINTS) -e '.[dev]'
+	@touch $(STAMP)
+
+setup: $(STAMP)
+
+protos: $(STAMP)
+	$(BIN)/python protos/generate.py
+
+$(BUF):
+	@if command -v npm >/dev/null 2>&1; then \
+		npm install --silent --no-audit --no-fund --prefix .tools/buf @bufbuild/buf@$(BUF_VERSION); \
+	else echo "!!! npm not found: buf lint of protos/ is SKIPPED (install Node.js to run it) !!!"; fi
+
+lint: $(STAMP) $(BUF)
+	$(BIN)/ruff check libs services tests protos/generate.py
+	$(BIN)/ruff format --check libs services tests protos/generate.py
+	$(BIN)/mypy
+	@if [ -x $(BUF) ]; then cd protos && ../$(BUF) lint && echo "buf lint: ok"; \
+	else echo "!!! buf lint SKIPPED: no buf CLI (needs npm) !!!"; fi
+
+format: $(STAMP)
+	$(BIN)/ruff format libs services tests protos/generate.py
+	$(BIN)/ruff check --fix libs services tests protos/generate.py
+
+test: lint
+	$(BIN)/pytest $(PYTEST_ARGS)
+
+run: $(STAMP)
+	$(BIN)/poker-cluster --data-dir data
+
+bench: $(STAMP)
+	$(BIN)/python -m pip install --quiet -c $(CONSTRAINTS) -e '.[dev,bench]'
+	@for script in tests/bench/bench_*.py; do \
+		echo "=== $$script"; $(BIN)/python $$script || exit 1; done
+
+clean:
+	rm -rf .mypy_cache .ruff_cache .pytest_cache .hypothesis build dist *.egg-info
+	find . -name __pycache__ -type d -prune -not -path './.venv/*' -exec rm -rf {} +

@@ -1,0 +1,54 @@
+"""Every service starts from the command line, answers its health check, and stops on SIGTERM."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+SERVICES = ["lobby", "table", "cashier", "fairness", "history"]
+
+
+def _listening_port(process: subprocess.Popen[str]) -> int:
+    assert process.stdout is not None
+    for line in process.stdout:
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if record.get("event") == "listening":
+            return int(record["address"].rsplit(":", 1)[1])
+    raise AssertionError(f"service exited with {process.wait()} before listening")
+
+
+@pytest.mark.parametrize("service", SERVICES)
+def test_service_process_starts_answers_health_and_stops_on_sigterm(service: str, tmp_path: Path) -> None:
+    env = {
+        **os.environ,
+        "POKER_DATA_DIR": str(tmp_path),
+        f"POKER_{service.upper()}_PORT": "0",
+        "POKER_LOG_FORMAT": "json",
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-m", f"services.{service}"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    try:
+        port = _listening_port(process)
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            grpc.channel_ready_future(channel).result(timeout=20)
+            reply = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=10)
+        assert reply.status == health_pb2.HealthCheckResponse.SERVING
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=30) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
