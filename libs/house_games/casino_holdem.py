@@ -11,9 +11,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 
-from poker_engine.cards import rank_of
-from poker_engine.evaluator import HandCategory, HandValue, evaluate
-
 from house_games.deck import DeckCursor
 from house_games.errors import IllegalDecisionError, InvalidWagerError
 from house_games.settings import CasinoHoldemSettings
@@ -28,6 +25,8 @@ from house_games.settlement import (
     won,
 )
 from house_games.wagers import BoxWager, check_common_wagers
+from poker_engine.cards import rank_of
+from poker_engine.evaluator import HandCategory, HandValue, evaluate
 
 # "Минимальная игра — «пара четвёрок»": the dealer qualifies with a pair of fours or better.
 _FOURS = 2

@@ -9,10 +9,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from poker_engine.evaluator import HandCategory
-
 from house_games.errors import InvalidSettingsError
 from house_games.russian_combinations import RussianCombination
+from poker_engine.evaluator import HandCategory
 
 
 def _frozen(mapping: Mapping[str, int]) -> Mapping[str, int]:

@@ -14,8 +14,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 
-from poker_engine.cards import rank_of
-
 from house_games.deck import DeckCursor
 from house_games.errors import IllegalDecisionError, InvalidSettingsError
 from house_games.russian_combinations import RussianCombination, RussianHand, assess_hand
@@ -25,6 +23,7 @@ from house_games.russian_poker_wagers import check_russian_wagers
 from house_games.settings import RussianPokerSettings
 from house_games.settlement import BoxSettlement, Item, RoundSettlement
 from house_games.wagers import BoxWager
+from poker_engine.cards import rank_of
 
 # Cards kept back for a bought game: the replacement and the one free second replacement.
 _BUY_GAME_RESERVE = 2
