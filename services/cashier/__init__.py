@@ -1,0 +1,1 @@
+"""Cashier service: the double-entry chip ledger, purchases and withdrawals, and seat sessions."""

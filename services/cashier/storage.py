@@ -1,0 +1,403 @@
+"""Storage adapter: reads and writes the cashier tables inside a transaction the caller owns.
+
+Every function takes an open `AsyncConnection` in a transaction. Balance rows are locked with
+`SELECT ... ORDER BY account_id FOR UPDATE`, so two transactions touching overlapping accounts
+always lock them in the same order and cannot deadlock each other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import Row, and_, bindparam, func, or_, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from services.cashier.ledger import (
+    Account,
+    AccountKind,
+    Pool,
+    TransferKind,
+    TransferRecord,
+    TransferRequest,
+)
+from services.cashier.payments import StarsLot
+from services.cashier.tables import accounts, hand_settlements, seat_sessions, stars_lots, transfers
+
+
+def _utc(value: datetime) -> datetime:
+    # SQLite hands back naive datetimes; everything the cashier stores is UTC.
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+
+
+def _account(row: Row[Any]) -> Account:
+    return Account(
+        account_id=row.account_id,
+        owner_id=row.owner_id,
+        pool=Pool(row.pool),
+        kind=AccountKind(row.kind),
+        debits_posted=row.debits_posted,
+        credits_posted=row.credits_posted,
+        closed=bool(row.closed),
+    )
+
+
+def _record(row: Row[Any]) -> TransferRecord:
+    request = TransferRequest(
+        transfer_id=row.transfer_id,
+        debit_account_id=row.debit_account_id,
+        credit_account_id=row.credit_account_id,
+        pool=Pool(row.pool),
+        amount=row.amount,
+        kind=TransferKind(row.kind),
+        reference=row.reference,
+        table_id=row.table_id,
+    )
+    return TransferRecord(
+        request=request,
+        created_at=_utc(row.created_at),
+        failure_reason=row.failure_reason,
+        debit_balance_after=row.debit_balance_after,
+        credit_balance_after=row.credit_balance_after,
+    )
+
+
+def _insert_ignoring_duplicates(conn: AsyncConnection, table: Any) -> Any:
+    dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
+    return dialect.insert(table).on_conflict_do_nothing()
+
+
+async def lock_accounts(conn: AsyncConnection, account_ids: Iterable[str]) -> dict[str, Account]:
+    """The existing accounts among `account_ids`, locked for update in account id order."""
+    ids = sorted(set(account_ids))
+    if not ids:
+        return {}
+    query = select(accounts).where(accounts.c.account_id.in_(ids)).order_by(accounts.c.account_id)
+    if conn.dialect.name == "postgresql":
+        query = query.with_for_update()
+    result = await conn.execute(query)
+    return {row.account_id: _account(row) for row in result}
+
+
+async def read_accounts(conn: AsyncConnection, account_ids: Iterable[str]) -> dict[str, Account]:
+    ids = sorted(set(account_ids))
+    if not ids:
+        return {}
+    result = await conn.execute(select(accounts).where(accounts.c.account_id.in_(ids)))
+    return {row.account_id: _account(row) for row in result}
+
+
+async def accounts_of_owner(conn: AsyncConnection, owner_id: str) -> list[Account]:
+    result = await conn.execute(select(accounts).where(accounts.c.owner_id == owner_id))
+    return [_account(row) for row in result]
+
+
+async def create_account_if_missing(conn: AsyncConnection, account: Account, now: datetime) -> None:
+    statement = _insert_ignoring_duplicates(conn, accounts).values(
+        account_id=account.account_id,
+        owner_id=account.owner_id,
+        pool=account.pool.value,
+        kind=account.kind.value,
+        balance=0,
+        debits_posted=0,
+        credits_posted=0,
+        closed=False,
+        created_at=now,
+    )
+    await conn.execute(statement)
+
+
+async def recorded_transfers(conn: AsyncConnection, transfer_ids: Iterable[str]) -> dict[str, TransferRecord]:
+    ids = list(set(transfer_ids))
+    if not ids:
+        return {}
+    result = await conn.execute(select(transfers).where(transfers.c.transfer_id.in_(ids)))
+    return {row.transfer_id: _record(row) for row in result}
+
+
+async def append_transfers(conn: AsyncConnection, records: Sequence[TransferRecord]) -> None:
+    if not records:
+        return
+    rows = [
+        {
+            "transfer_id": r.request.transfer_id,
+            "debit_account_id": r.request.debit_account_id,
+            "credit_account_id": r.request.credit_account_id,
+            "pool": r.request.pool.value if r.request.pool else "",
+            "amount": r.request.amount,
+            "kind": r.request.kind.value if r.request.kind else "",
+            "reference": r.request.reference,
+            "table_id": r.request.table_id,
+            "failure_reason": r.failure_reason,
+            "debit_balance_after": r.debit_balance_after,
+            "credit_balance_after": r.credit_balance_after,
+            "created_at": r.created_at,
+        }
+        for r in records
+    ]
+    await conn.execute(transfers.insert(), rows)
+
+
+_balance_update = (
+    update(accounts)
+    .where(accounts.c.account_id == bindparam("target_id"))
+    .values(
+        balance=bindparam("new_balance"),
+        debits_posted=bindparam("new_debits"),
+        credits_posted=bindparam("new_credits"),
+        closed=bindparam("new_closed"),
+    )
+)
+
+
+async def save_accounts(conn: AsyncConnection, changed: Iterable[Account]) -> None:
+    """Write the new posted totals (and closed flag) of accounts locked earlier in this transaction."""
+    rows = [
+        {
+            "target_id": a.account_id,
+            "new_balance": a.balance,
+            "new_debits": a.debits_posted,
+            "new_credits": a.credits_posted,
+            "new_closed": a.closed,
+        }
+        for a in changed
+    ]
+    if rows:
+        await conn.execute(_balance_update, rows)
+
+
+# Seat sessions -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SeatSessionRow:
+    session_id: str
+    player_id: str
+    table_id: str
+    seat_index: int
+    pool: Pool
+    account_id: str
+    open: bool
+    buy_in_amount: int
+    min_buy_in: int
+    max_buy_in: int
+    cash_out_amount: int
+    opened_at: datetime
+    closed_at: datetime | None
+
+
+def _session(row: Row[Any]) -> SeatSessionRow:
+    return SeatSessionRow(
+        session_id=row.session_id,
+        player_id=row.player_id,
+        table_id=row.table_id,
+        seat_index=row.seat_index,
+        pool=Pool(row.pool),
+        account_id=row.account_id,
+        open=row.state == "open",
+        buy_in_amount=row.buy_in_amount,
+        min_buy_in=row.min_buy_in,
+        max_buy_in=row.max_buy_in,
+        cash_out_amount=row.cash_out_amount,
+        opened_at=_utc(row.opened_at),
+        closed_at=_utc(row.closed_at) if row.closed_at is not None else None,
+    )
+
+
+async def seat_session(conn: AsyncConnection, session_id: str) -> SeatSessionRow | None:
+    row = (await conn.execute(select(seat_sessions).where(seat_sessions.c.session_id == session_id))).first()
+    return _session(row) if row is not None else None
+
+
+async def seat_sessions_by_id(conn: AsyncConnection, session_ids: Iterable[str]) -> dict[str, SeatSessionRow]:
+    ids = list(set(session_ids))
+    result = await conn.execute(select(seat_sessions).where(seat_sessions.c.session_id.in_(ids)))
+    return {row.session_id: _session(row) for row in result}
+
+
+async def open_seat_session_of_player(conn: AsyncConnection, player_id: str) -> SeatSessionRow | None:
+    query = select(seat_sessions).where(
+        seat_sessions.c.player_id == player_id, seat_sessions.c.state == "open"
+    )
+    row = (await conn.execute(query)).first()
+    return _session(row) if row is not None else None
+
+
+async def open_seat_sessions_of_table(conn: AsyncConnection, table_id: str) -> list[SeatSessionRow]:
+    query = (
+        select(seat_sessions)
+        .where(seat_sessions.c.table_id == table_id, seat_sessions.c.state == "open")
+        .order_by(seat_sessions.c.seat_index, seat_sessions.c.session_id)
+    )
+    return [_session(row) for row in await conn.execute(query)]
+
+
+async def insert_seat_session(conn: AsyncConnection, session: SeatSessionRow) -> None:
+    await conn.execute(
+        seat_sessions.insert().values(
+            session_id=session.session_id,
+            player_id=session.player_id,
+            table_id=session.table_id,
+            seat_index=session.seat_index,
+            pool=session.pool.value,
+            account_id=session.account_id,
+            state="open",
+            buy_in_amount=session.buy_in_amount,
+            min_buy_in=session.min_buy_in,
+            max_buy_in=session.max_buy_in,
+            cash_out_amount=0,
+            opened_at=session.opened_at,
+        )
+    )
+
+
+async def close_seat_session(
+    conn: AsyncConnection, session_id: str, cash_out_amount: int, now: datetime
+) -> None:
+    await conn.execute(
+        update(seat_sessions)
+        .where(seat_sessions.c.session_id == session_id)
+        .values(state="closed", cash_out_amount=cash_out_amount, closed_at=now)
+    )
+
+
+# Hand settlements ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SettlementRow:
+    hand_id: str
+    table_id: str
+    pool: Pool
+    seat_results: str
+    rake: int
+    house_bank_amount: int
+    transfer_count: int
+    failure_reason: str | None
+    failure_account_id: str | None
+    created_at: datetime
+
+
+async def settlement(conn: AsyncConnection, hand_id: str) -> SettlementRow | None:
+    row = (await conn.execute(select(hand_settlements).where(hand_settlements.c.hand_id == hand_id))).first()
+    if row is None:
+        return None
+    return SettlementRow(
+        hand_id=row.hand_id,
+        table_id=row.table_id,
+        pool=Pool(row.pool),
+        seat_results=row.seat_results,
+        rake=row.rake,
+        house_bank_amount=row.house_bank_amount,
+        transfer_count=row.transfer_count,
+        failure_reason=row.failure_reason,
+        failure_account_id=row.failure_account_id,
+        created_at=_utc(row.created_at),
+    )
+
+
+async def insert_settlement(conn: AsyncConnection, row: SettlementRow) -> None:
+    await conn.execute(
+        hand_settlements.insert().values(
+            hand_id=row.hand_id,
+            table_id=row.table_id,
+            pool=row.pool.value,
+            seat_results=row.seat_results,
+            rake=row.rake,
+            house_bank_amount=row.house_bank_amount,
+            transfer_count=row.transfer_count,
+            failure_reason=row.failure_reason,
+            failure_account_id=row.failure_account_id,
+            created_at=row.created_at,
+        )
+    )
+
+
+# Stars lots ----------------------------------------------------------------------------------------
+
+
+async def insert_stars_lot(
+    conn: AsyncConnection, transfer_id: str, player_id: str, chips: int, unlocks_at: datetime
+) -> None:
+    await conn.execute(
+        stars_lots.insert().values(
+            transfer_id=transfer_id, player_id=player_id, chips=chips, unlocks_at=unlocks_at
+        )
+    )
+
+
+async def locked_stars_lots(conn: AsyncConnection, player_id: str, now: datetime) -> list[StarsLot]:
+    query = select(stars_lots.c.chips, stars_lots.c.unlocks_at).where(
+        stars_lots.c.player_id == player_id, stars_lots.c.unlocks_at > now
+    )
+    return [StarsLot(row.chips, _utc(row.unlocks_at)) for row in await conn.execute(query)]
+
+
+# Statement and audit -------------------------------------------------------------------------------
+
+
+async def transfers_touching(
+    conn: AsyncConnection, account_ids: Sequence[str], *, before_seq: int | None, limit: int
+) -> list[tuple[int, TransferRecord]]:
+    """Applied transfers debiting or crediting any of `account_ids`, newest first."""
+    condition = and_(
+        transfers.c.failure_reason.is_(None),
+        or_(transfers.c.debit_account_id.in_(account_ids), transfers.c.credit_account_id.in_(account_ids)),
+    )
+    if before_seq is not None:
+        condition = and_(condition, transfers.c.seq <= before_seq)
+    query = select(transfers).where(condition).order_by(transfers.c.seq.desc()).limit(limit)
+    return [(row.seq, _record(row)) for row in await conn.execute(query)]
+
+
+@dataclass(frozen=True)
+class PoolFigures:
+    pool: Pool
+    minted: int
+    burned: int
+    accounts_total: int
+    journal_total: int
+    debits_posted: int
+    credits_posted: int
+    negative_accounts: int
+    account_count: int
+
+
+async def pool_figures(conn: AsyncConnection) -> list[PoolFigures]:
+    """The conservation figures of every pool, read in the caller's (snapshot) transaction."""
+    is_mint = accounts.c.kind == AccountKind.EXTERNAL_MINT.value
+    not_mint = accounts.c.kind != AccountKind.EXTERNAL_MINT.value
+    account_query = select(
+        accounts.c.pool,
+        func.coalesce(func.sum(accounts.c.debits_posted).filter(is_mint), 0),
+        func.coalesce(func.sum(accounts.c.credits_posted).filter(is_mint), 0),
+        func.coalesce(func.sum(accounts.c.balance).filter(not_mint), 0),
+        func.coalesce(func.sum(accounts.c.debits_posted), 0),
+        func.coalesce(func.sum(accounts.c.credits_posted), 0),
+        func.count().filter(and_(not_mint, accounts.c.balance < 0)),
+        func.count(),
+    ).group_by(accounts.c.pool)
+    journal_query = (
+        select(transfers.c.pool, func.coalesce(func.sum(transfers.c.amount), 0))
+        .where(transfers.c.failure_reason.is_(None))
+        .group_by(transfers.c.pool)
+    )
+    journal = {row[0]: int(row[1]) for row in await conn.execute(journal_query)}
+    figures = {}
+    for row in await conn.execute(account_query):
+        pool = Pool(row[0])
+        figures[pool] = PoolFigures(
+            pool=pool,
+            minted=int(row[1]),
+            burned=int(row[2]),
+            accounts_total=int(row[3]),
+            journal_total=journal.get(row[0], 0),
+            debits_posted=int(row[4]),
+            credits_posted=int(row[5]),
+            negative_accounts=int(row[6]),
+            account_count=int(row[7]),
+        )
+    return [figures.get(pool, PoolFigures(pool, 0, 0, 0, 0, 0, 0, 0, 0)) for pool in Pool]

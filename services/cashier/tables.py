@@ -1,0 +1,126 @@
+"""The cashier's schema as SQLAlchemy Core tables; the Alembic migrations create exactly this.
+
+CHECK constraints are the last line of defence behind the ledger code: a balance is always credits
+minus debits, only a mint may be negative, amounts are positive, a player has one open seat.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    CheckConstraint,
+    Column,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    text,
+)
+
+metadata = MetaData()
+
+# SQLite only auto-increments an INTEGER PRIMARY KEY; PostgreSQL gets a bigint identity.
+SEQUENCE_TYPE = BigInteger().with_variant(Integer(), "sqlite")
+
+accounts = Table(
+    "accounts",
+    metadata,
+    Column("account_id", String(200), primary_key=True),
+    Column("owner_id", String(128), nullable=False),
+    Column("pool", String(8), nullable=False),
+    Column("kind", String(16), nullable=False),
+    Column("balance", BigInteger, nullable=False, server_default="0"),
+    Column("debits_posted", BigInteger, nullable=False, server_default="0"),
+    Column("credits_posted", BigInteger, nullable=False, server_default="0"),
+    Column("closed", Boolean, nullable=False, server_default=text("false")),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    CheckConstraint("pool IN ('GRAM', 'MPX')", name="accounts_pool_known"),
+    CheckConstraint(
+        "balance = credits_posted - debits_posted", name="accounts_balance_is_credits_minus_debits"
+    ),
+    CheckConstraint("debits_posted >= 0 AND credits_posted >= 0", name="accounts_posted_not_negative"),
+    CheckConstraint("kind = 'external_mint' OR balance >= 0", name="accounts_only_mint_negative"),
+)
+Index("accounts_owner", accounts.c.owner_id)
+
+transfers = Table(
+    "transfers",
+    metadata,
+    Column("seq", SEQUENCE_TYPE, primary_key=True, autoincrement=True),
+    Column("transfer_id", String(128), nullable=False, unique=True),
+    Column("debit_account_id", String(200), ForeignKey("accounts.account_id"), nullable=False),
+    Column("credit_account_id", String(200), ForeignKey("accounts.account_id"), nullable=False),
+    Column("pool", String(8), nullable=False),
+    Column("amount", BigInteger, nullable=False),
+    Column("kind", String(24), nullable=False),
+    Column("reference", String(128), nullable=False, server_default=""),
+    Column("table_id", String(128), nullable=False, server_default=""),
+    Column("failure_reason", String(40), nullable=True),
+    Column("debit_balance_after", BigInteger, nullable=True),
+    Column("credit_balance_after", BigInteger, nullable=True),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    CheckConstraint("amount > 0", name="transfers_amount_positive"),
+    CheckConstraint("debit_account_id <> credit_account_id", name="transfers_two_accounts"),
+)
+Index("transfers_debit_account", transfers.c.debit_account_id, transfers.c.seq)
+Index("transfers_credit_account", transfers.c.credit_account_id, transfers.c.seq)
+
+seat_sessions = Table(
+    "seat_sessions",
+    metadata,
+    Column("session_id", String(100), primary_key=True),
+    Column("player_id", String(128), nullable=False),
+    Column("table_id", String(128), nullable=False),
+    Column("seat_index", Integer, nullable=False),
+    Column("pool", String(8), nullable=False),
+    Column("account_id", String(200), ForeignKey("accounts.account_id"), nullable=False),
+    Column("state", String(8), nullable=False),
+    Column("buy_in_amount", BigInteger, nullable=False),
+    Column("min_buy_in", BigInteger, nullable=False),
+    Column("max_buy_in", BigInteger, nullable=False),
+    Column("cash_out_amount", BigInteger, nullable=False, server_default="0"),
+    Column("opened_at", DateTime(timezone=True), nullable=False),
+    Column("closed_at", DateTime(timezone=True), nullable=True),
+    CheckConstraint("state IN ('open', 'closed')", name="seat_sessions_state_known"),
+    CheckConstraint("buy_in_amount > 0", name="seat_sessions_buy_in_positive"),
+)
+# One open seat per player across all tables: two tables racing to seat a player cannot both win.
+Index(
+    "seat_sessions_one_open_per_player",
+    seat_sessions.c.player_id,
+    unique=True,
+    postgresql_where=seat_sessions.c.state == "open",
+    sqlite_where=seat_sessions.c.state == "open",
+)
+Index("seat_sessions_table_state", seat_sessions.c.table_id, seat_sessions.c.state)
+
+hand_settlements = Table(
+    "hand_settlements",
+    metadata,
+    Column("hand_id", String(100), primary_key=True),
+    Column("table_id", String(128), nullable=False),
+    Column("pool", String(8), nullable=False),
+    Column("seat_results", Text, nullable=False),
+    Column("rake", BigInteger, nullable=False),
+    Column("house_bank_amount", BigInteger, nullable=False),
+    Column("transfer_count", Integer, nullable=False),
+    Column("failure_reason", String(40), nullable=True),
+    Column("failure_account_id", String(200), nullable=True),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+)
+
+stars_lots = Table(
+    "stars_lots",
+    metadata,
+    Column("transfer_id", String(128), ForeignKey("transfers.transfer_id"), primary_key=True),
+    Column("player_id", String(128), nullable=False),
+    Column("chips", BigInteger, nullable=False),
+    Column("unlocks_at", DateTime(timezone=True), nullable=False),
+    CheckConstraint("chips > 0", name="stars_lots_chips_positive"),
+)
+Index("stars_lots_player", stars_lots.c.player_id, stars_lots.c.unlocks_at)
