@@ -18,6 +18,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
+
 from service_runtime.testing import throwaway_postgres_database
 
 _missing_backends: dict[str, str] = {}

@@ -16,7 +16,11 @@ ERROR_CLASSES = {
 
 def catalogue() -> set[str]:
     prefix = "ERROR_REASON_"
-    return {name.removeprefix(prefix) for name in common_pb2.ErrorReason.keys() if name != f"{prefix}UNSPECIFIED"}
+    return {
+        name.removeprefix(prefix)
+        for name in common_pb2.ErrorReason.keys()  # noqa: SIM118 - enum wrapper, not a dict
+        if name != f"{prefix}UNSPECIFIED"
+    }
 
 
 def raised_reasons() -> dict[str, list[str]]:
@@ -43,4 +47,5 @@ def test_every_raised_reason_is_in_the_catalogue() -> None:
 
 def test_catalogue_reasons_are_upper_snake() -> None:
     for reason in catalogue():
-        assert reason == reason.upper() and " " not in reason
+        assert reason == reason.upper()
+        assert " " not in reason

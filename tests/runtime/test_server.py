@@ -72,7 +72,9 @@ async def test_caller_identity_comes_from_the_token() -> None:
         ((("authorization", "Basic abc"),), "TOKEN_MALFORMED"),
     ],
 )
-async def test_missing_or_malformed_token_is_unauthenticated(metadata: tuple[tuple[str, str], ...], reason: str) -> None:
+async def test_missing_or_malformed_token_is_unauthenticated(
+    metadata: tuple[tuple[str, str], ...], reason: str
+) -> None:
     async with running_server([], PROBE_ACCESS, extra_handlers=[probe_handler()]) as (_, channel):
         with pytest.raises(grpc.aio.AioRpcError) as caught:
             await probe(channel, "Whoami")(b"", metadata=metadata)

@@ -35,7 +35,11 @@ def test_every_missing_or_bad_key_is_listed_in_one_error() -> None:
     with pytest.raises(SettingsError) as caught:
         load_settings(
             ExampleSettings,
-            {"POKER_EXAMPLE_PORT": "eighty", "POKER_EXAMPLE_ENABLE_STARS": "maybe", "POKER_LOG_FORMAT": "xml"},
+            {
+                "POKER_EXAMPLE_PORT": "eighty",
+                "POKER_EXAMPLE_ENABLE_STARS": "maybe",
+                "POKER_LOG_FORMAT": "xml",
+            },
         )
     keys = " ".join(caught.value.problems)
     assert "POKER_EXAMPLE_TABLE_COUNT" in keys
