@@ -19,13 +19,9 @@ from dataclasses import dataclass
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-SERVICES: dict[str, int] = {
-    "lobby": 50051,
-    "table": 50052,
-    "cashier": 50053,
-    "fairness": 50054,
-    "history": 50055,
-}
+# In this order from the base port: lobby 50051, table 50052, cashier 50053, fairness 50054, history 50055.
+SERVICES = ("lobby", "table", "cashier", "fairness", "history")
+BASE_PORT = 50051
 COLOURS = {"lobby": 36, "table": 32, "cashier": 33, "fairness": 35, "history": 34}
 
 
@@ -76,27 +72,28 @@ async def _stop(children: list[Child], grace_seconds: float) -> None:
             await child.process.wait()
 
 
-def _usage(host: str) -> str:
-    rows = "\n".join(f"  {name:<9} {host}:{port}" for name, port in SERVICES.items())
+def _usage(host: str, ports: dict[str, int]) -> str:
+    rows = "\n".join(f"  {name:<9} {host}:{port}" for name, port in ports.items())
     return f"""
 All services are SERVING:
 {rows}
 
 Talk to them (health and reflection need no token; everything else needs one):
   TOKEN=$(.venv/bin/mint-token --subject alice --roles player)
-  grpcurl -plaintext -H "authorization: Bearer $TOKEN" {host}:{SERVICES["cashier"]} list
-  grpcurl -plaintext {host}:{SERVICES["lobby"]} grpc.health.v1.Health/Check
+  grpcurl -plaintext -H "authorization: Bearer $TOKEN" {host}:{ports["cashier"]} list
+  grpcurl -plaintext {host}:{ports["lobby"]} grpc.health.v1.Health/Check
 Press Ctrl-C to stop every service.
 """
 
 
-async def run_cluster(data_dir: str, host: str, ready_timeout: float) -> int:
+async def run_cluster(data_dir: str, host: str, ready_timeout: float, base_port: int = BASE_PORT) -> int:
+    ports = {name: base_port + offset for offset, name in enumerate(SERVICES)}
     env = dict(os.environ)
     env.setdefault("POKER_DATA_DIR", data_dir)
     if sys.stdout.isatty():
         env.setdefault("POKER_LOG_FORMAT", "console")
     children: list[Child] = []
-    for name, port in SERVICES.items():
+    for name, port in ports.items():
         child_env = {**env, f"POKER_{name.upper()}_PORT": str(port), f"POKER_{name.upper()}_HOST": host}
         process = await asyncio.create_subprocess_exec(
             sys.executable,
@@ -120,7 +117,7 @@ async def run_cluster(data_dir: str, host: str, ready_timeout: float) -> int:
         print(f"cluster: not SERVING after {ready_timeout:.0f}s: {', '.join(not_ready)}", file=sys.stderr)
         exit_code = 1
     else:
-        print(_usage(host), flush=True)
+        print(_usage(host, ports), flush=True)
         stopper = asyncio.create_task(stop.wait())
         done, _ = await asyncio.wait([stopper, *died], return_when=asyncio.FIRST_COMPLETED)
         if stopper not in done:
@@ -141,8 +138,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--data-dir", default="data", help="folder for the embedded SQLite files")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--ready-timeout", type=float, default=60.0)
+    parser.add_argument("--base-port", type=int, default=BASE_PORT, help="lobby's port; the others follow")
     args = parser.parse_args(argv)
-    raise SystemExit(asyncio.run(run_cluster(args.data_dir, args.host, args.ready_timeout)))
+    raise SystemExit(asyncio.run(run_cluster(args.data_dir, args.host, args.ready_timeout, args.base_port)))
 
 
 if __name__ == "__main__":
