@@ -391,13 +391,13 @@ class RussianPokerRound:
             raise IllegalDecisionError("the dealer has not shown a no-game", reason="WRONG_PHASE")
         if not state.played:
             raise IllegalDecisionError(f"box {box} is not in play", reason="BOX_NOT_IN_PLAY")
+        if isinstance(decision, BuyGame) and self.is_multi_box(box):
+            # "Также отсутствует возможность ... купить игру дилеру."
+            raise IllegalDecisionError("no buying a game with several boxes", reason="BUY_GAME_ON_MULTI_BOX")
         if state.no_game_choice is not None:
             raise IllegalDecisionError(f"box {box} has already chosen", reason="ALREADY_DECIDED")
         if box != self.current_box:
             raise IllegalDecisionError(f"it is box {self.current_box}'s turn", reason="NOT_THIS_BOX_TURN")
-        if isinstance(decision, BuyGame) and self.is_multi_box(box):
-            # "Также отсутствует возможность ... купить игру дилеру."
-            raise IllegalDecisionError("no buying a game with several boxes", reason="BUY_GAME_ON_MULTI_BOX")
 
     def _awaits_no_game_choice(self, box: int) -> bool:
         state = self._boxes[box]

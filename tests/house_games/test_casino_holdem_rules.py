@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import pytest
+from house_games_decks import cards, stacked_deck
+
 from house_games.casino_holdem import CasinoHoldemRound, HoldemDecision, HoldemPhase, dealer_qualifies
 from house_games.errors import HouseGameError, IllegalDecisionError, InvalidDeckError, InvalidWagerError
 from house_games.pay_tables import DEFAULT_CASINO_HOLDEM_ANTE_ODDS, CasinoHoldemPayTable
 from house_games.settings import CasinoHoldemSettings
 from house_games.settlement import Direction, Item, Outcome
 from house_games.wagers import BoxWager
-from house_games_decks import cards, stacked_deck
 from poker_engine.evaluator import HandCategory, evaluate
 
 
