@@ -167,13 +167,11 @@ class FairnessApplication:
                 {"field": "client_seed"},
             )
         contribution = ClientSeedRecord(seat, player_id, client_seed)
-        for _ in range(2):
-            try:
-                return await self._try_add_entropy(hand_id, contribution)
-            except IntegrityError:
-                # The same seat was written concurrently; the second pass sees it and decides.
-                continue
-        raise Aborted("IDEMPOTENCY_CONFLICT", "concurrent entropy for this seat; retry", {"hand_id": hand_id})
+        try:
+            return await self._try_add_entropy(hand_id, contribution)
+        except IntegrityError:
+            # The same seat was written concurrently; a second pass sees that row and decides.
+            return await self._try_add_entropy(hand_id, contribution)
 
     async def _try_add_entropy(self, hand_id: str, contribution: ClientSeedRecord) -> HandRecord:
         async with self._sessions.begin() as session:

@@ -1,0 +1,201 @@
+"""The gRPC face of the fairness service: translates protobuf to application calls and back.
+
+Who may call what is the access policy in `assembly.py`; the handlers that return a deck before the
+reveal also check the service role themselves, so a policy mistake cannot leak a live deck.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any
+
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from poker.common.v1 import common_pb2
+from poker.fairness.v1 import fairness_pb2, fairness_pb2_grpc
+from service_runtime.auth import Role, current_caller
+from service_runtime.errors import InvalidArgument
+from services.fairness.application import FairnessApplication
+from services.fairness.hands import HandOutcome, HandRecord, HandState, RevealedHand
+from services.fairness.shuffle import SHUFFLE_VERSION, SeatSeed, card_text
+from services.fairness.verification import DealtCard, PublishedHand, VerificationResult, dealt_from_prefix
+
+SERVICE_NAME = "poker.fairness.v1.FairnessService"
+
+_STATES = {
+    HandState.COMMITTED: fairness_pb2.HAND_STATE_COMMITTED,
+    HandState.SEALED: fairness_pb2.HAND_STATE_SEALED,
+    HandState.FINISHED: fairness_pb2.HAND_STATE_FINISHED,
+    HandState.VOIDED: fairness_pb2.HAND_STATE_VOIDED,
+}
+_OUTCOMES = {
+    fairness_pb2.HAND_OUTCOME_FINISHED: HandOutcome.FINISHED,
+    fairness_pb2.HAND_OUTCOME_VOIDED: HandOutcome.VOIDED,
+}
+
+
+def _timestamp(moment: datetime | None) -> Timestamp | None:
+    if moment is None:
+        return None
+    stamp = Timestamp()
+    stamp.FromDatetime(moment)
+    return stamp
+
+
+def cards_pb(deck: Iterable[int]) -> list[common_pb2.Card]:
+    return [common_pb2.Card(index=card, text=card_text(card)) for card in deck]
+
+
+def commitment_pb(hand: HandRecord) -> fairness_pb2.Commitment:
+    return fairness_pb2.Commitment(
+        hand_id=hand.hand_id,
+        table_id=hand.table_id,
+        sequence=hand.sequence,
+        commitment=hand.commitment,
+        previous_commitment=hand.previous_commitment,
+        nonce=hand.nonce.hex(),
+        shuffle_version=hand.shuffle_version,
+        state=_STATES[hand.state],
+        client_seeds=[
+            fairness_pb2.ClientSeed(seat=s.seat, player_id=s.player_id, client_seed=s.client_seed)
+            for s in hand.client_seeds
+        ],
+        create_time=_timestamp(hand.created_at),
+        seal_time=_timestamp(hand.sealed_at),
+        reveal_time=_timestamp(hand.revealed_at),
+    )
+
+
+def reveal_pb(revealed: RevealedHand) -> fairness_pb2.Reveal:
+    return fairness_pb2.Reveal(
+        commitment=commitment_pb(revealed.hand),
+        server_seed=revealed.server_seed,
+        deck=cards_pb(revealed.deck),
+    )
+
+
+def verification_pb(result: VerificationResult) -> fairness_pb2.VerifyHandResponse:
+    response = fairness_pb2.VerifyHandResponse(
+        verdict=fairness_pb2.VERDICT_PASS if result.passed else fairness_pb2.VERDICT_FAIL,
+        computed_commitment=result.computed_commitment,
+        deck=cards_pb(result.deck),
+        dealt_cards_checked=result.dealt_cards_checked,
+    )
+    mismatch = result.first_mismatch
+    if mismatch is not None:
+        response.first_mismatch.CopyFrom(
+            fairness_pb2.Mismatch(
+                kind=fairness_pb2.MismatchKind.Value(f"MISMATCH_KIND_{mismatch.kind.value}"),
+                position=mismatch.position,
+                expected=mismatch.expected,
+                actual=mismatch.actual,
+                description=mismatch.description,
+            )
+        )
+    return response
+
+
+def dealt_cards_from(request: fairness_pb2.VerifyHandRequest) -> list[DealtCard]:
+    """The dealt cards of both request forms; a card given identically in both is checked once."""
+    dealt = [DealtCard(int(d.position), int(d.card_index)) for d in request.dealt_cards]
+    given = set(dealt)
+    dealt.extend(d for d in dealt_from_prefix(int(c) for c in request.dealt_prefix) if d not in given)
+    return dealt
+
+
+def published_from(published: fairness_pb2.PublishedHand) -> PublishedHand:
+    try:
+        nonce = bytes.fromhex(published.nonce)
+    except ValueError as exc:
+        raise InvalidArgument("FIELD_INVALID", "nonce must be hex", {"field": "published.nonce"}) from exc
+    return PublishedHand(
+        server_seed=bytes(published.server_seed),
+        client_seeds=tuple(SeatSeed(int(s.seat), bytes(s.client_seed)) for s in published.client_seeds),
+        nonce=nonce,
+        commitment=published.commitment,
+        shuffle_version=published.shuffle_version or SHUFFLE_VERSION,
+    )
+
+
+class FairnessServicer(fairness_pb2_grpc.FairnessServiceServicer):
+    """One thin handler per RPC over the application."""
+
+    def __init__(self, application: FairnessApplication) -> None:
+        self._application = application
+
+    async def CommitHand(  # noqa: N802 - the generated servicer names methods after the RPCs
+        self, request: fairness_pb2.CommitHandRequest, context: Any
+    ) -> fairness_pb2.CommitHandResponse:
+        current_caller().require(Role.SERVICE)
+        committed = await self._application.commit_hand(
+            request.request_id, request.table_id, deal_now=request.deal_now
+        )
+        return fairness_pb2.CommitHandResponse(
+            commitment=commitment_pb(committed.hand), deck=cards_pb(committed.deck or ())
+        )
+
+    async def AddPlayerEntropy(  # noqa: N802
+        self, request: fairness_pb2.AddPlayerEntropyRequest, context: Any
+    ) -> fairness_pb2.AddPlayerEntropyResponse:
+        hand = await self._application.add_player_entropy(
+            request.hand_id, int(request.seat), request.player_id, bytes(request.client_seed)
+        )
+        return fairness_pb2.AddPlayerEntropyResponse(commitment=commitment_pb(hand))
+
+    async def SealHand(  # noqa: N802
+        self, request: fairness_pb2.SealHandRequest, context: Any
+    ) -> fairness_pb2.SealHandResponse:
+        current_caller().require(Role.SERVICE)
+        dealt = await self._application.seal_hand(request.hand_id)
+        return fairness_pb2.SealHandResponse(commitment=commitment_pb(dealt.hand), deck=cards_pb(dealt.deck))
+
+    async def RevealHand(  # noqa: N802
+        self, request: fairness_pb2.RevealHandRequest, context: Any
+    ) -> fairness_pb2.RevealHandResponse:
+        outcome = _OUTCOMES.get(request.outcome)
+        if outcome is None:
+            raise InvalidArgument(
+                "FIELD_REQUIRED", "outcome must be FINISHED or VOIDED", {"field": "outcome"}
+            )
+        revealed = await self._application.reveal_hand(request.hand_id, outcome)
+        return fairness_pb2.RevealHandResponse(reveal=reveal_pb(revealed))
+
+    async def GetCommitment(  # noqa: N802
+        self, request: fairness_pb2.GetCommitmentRequest, context: Any
+    ) -> fairness_pb2.GetCommitmentResponse:
+        hand = await self._application.get_commitment(request.hand_id)
+        return fairness_pb2.GetCommitmentResponse(commitment=commitment_pb(hand))
+
+    async def ListTableCommitments(  # noqa: N802
+        self, request: fairness_pb2.ListTableCommitmentsRequest, context: Any
+    ) -> fairness_pb2.ListTableCommitmentsResponse:
+        hands, next_token = await self._application.list_table_commitments(
+            request.table_id, page_size=request.page.page_size, page_token=request.page.page_token
+        )
+        return fairness_pb2.ListTableCommitmentsResponse(
+            commitments=[commitment_pb(h) for h in hands],
+            page=common_pb2.PageResponse(next_page_token=next_token),
+        )
+
+    async def GetReveal(  # noqa: N802
+        self, request: fairness_pb2.GetRevealRequest, context: Any
+    ) -> fairness_pb2.GetRevealResponse:
+        return fairness_pb2.GetRevealResponse(
+            reveal=reveal_pb(await self._application.get_reveal(request.hand_id))
+        )
+
+    async def VerifyHand(  # noqa: N802
+        self, request: fairness_pb2.VerifyHandRequest, context: Any
+    ) -> fairness_pb2.VerifyHandResponse:
+        dealt: Sequence[DealtCard] = dealt_cards_from(request)
+        which = request.WhichOneof("hand")
+        if which == "hand_id":
+            result = await self._application.verify_stored_hand(request.hand_id, dealt)
+        elif which == "published":
+            result = self._application.verify_published_hand(published_from(request.published), dealt)
+        else:
+            raise InvalidArgument(
+                "FIELD_REQUIRED", "give a hand_id or the published values", {"field": "hand"}
+            )
+        return verification_pb(result)

@@ -1,0 +1,246 @@
+"""The fairness API through a real gRPC server on port 0: roles, status codes and ErrorInfo reasons,
+the full hand flow, verification and the chain."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator, Awaitable
+
+import grpc
+import pytest
+import sqlalchemy as sa
+
+from poker.fairness.v1 import fairness_pb2, fairness_pb2_grpc
+from service_runtime.database import create_engine
+from service_runtime.testing import auth_metadata, reason_of, running_server
+from services.fairness.application import FairnessApplication
+from services.fairness.assembly import ACCESS, fairness_service
+from services.fairness.shuffle import commitment_of
+from services.fairness.tables import hands
+from services.fairness.verification import ChainLink, MismatchKind, verify_chain
+
+SERVICE = auth_metadata("table-service", "service")
+PLAYER = auth_metadata("alice", "player")
+ADMIN = auth_metadata("ops", "admin")
+
+
+@pytest.fixture
+async def stub(application: FairnessApplication) -> AsyncIterator[fairness_pb2_grpc.FairnessServiceStub]:
+    async with running_server([fairness_service(application)], ACCESS) as (_, channel):
+        yield fairness_pb2_grpc.FairnessServiceStub(channel)
+
+
+async def _commit(
+    stub: fairness_pb2_grpc.FairnessServiceStub, table_id: str = "", *, deal_now: bool = False
+) -> fairness_pb2.CommitHandResponse:
+    request = fairness_pb2.CommitHandRequest(
+        request_id=f"req-{uuid.uuid4().hex}",
+        table_id=table_id or f"table-{uuid.uuid4().hex[:8]}",
+        deal_now=deal_now,
+    )
+    response: fairness_pb2.CommitHandResponse = await stub.CommitHand(request, metadata=SERVICE)
+    return response
+
+
+async def _expect_error(call: Awaitable[object], code: grpc.StatusCode, reason: str) -> None:
+    with pytest.raises(grpc.aio.AioRpcError) as error:
+        await call
+    assert (error.value.code(), reason_of(error.value)) == (code, reason)
+
+
+async def test_a_hand_runs_commit_entropy_seal_reveal_and_verifies(
+    stub: fairness_pb2_grpc.FairnessServiceStub,
+) -> None:
+    committed = (await _commit(stub)).commitment
+    assert committed.state == fairness_pb2.HAND_STATE_COMMITTED
+    seen_by_player = await stub.GetCommitment(
+        fairness_pb2.GetCommitmentRequest(hand_id=committed.hand_id), metadata=PLAYER
+    )
+    assert seen_by_player.commitment.commitment == committed.commitment
+    for seat, seed in ((2, b"bob"), (7, b"alice")):
+        await stub.AddPlayerEntropy(
+            fairness_pb2.AddPlayerEntropyRequest(
+                hand_id=committed.hand_id, seat=seat, player_id=f"p{seat}", client_seed=seed
+            ),
+            metadata=SERVICE,
+        )
+    sealed = await stub.SealHand(fairness_pb2.SealHandRequest(hand_id=committed.hand_id), metadata=SERVICE)
+    deck = [card.index for card in sealed.deck]
+    assert sorted(deck) == list(range(52))
+    assert [s.seat for s in sealed.commitment.client_seeds] == [2, 7]
+
+    revealed = await stub.RevealHand(
+        fairness_pb2.RevealHandRequest(hand_id=committed.hand_id, outcome=fairness_pb2.HAND_OUTCOME_FINISHED),
+        metadata=SERVICE,
+    )
+    assert commitment_of(revealed.reveal.server_seed) == committed.commitment
+    public = await stub.GetReveal(fairness_pb2.GetRevealRequest(hand_id=committed.hand_id), metadata=PLAYER)
+    assert [c.index for c in public.reveal.deck] == deck
+
+    by_id = await stub.VerifyHand(
+        fairness_pb2.VerifyHandRequest(hand_id=committed.hand_id, dealt_prefix=deck[:9]), metadata=PLAYER
+    )
+    assert (by_id.verdict, by_id.dealt_cards_checked) == (fairness_pb2.VERDICT_PASS, 9)
+    published = fairness_pb2.PublishedHand(
+        server_seed=public.reveal.server_seed,
+        client_seeds=public.reveal.commitment.client_seeds,
+        nonce=public.reveal.commitment.nonce,
+        commitment=public.reveal.commitment.commitment,
+    )
+    by_values = await stub.VerifyHand(
+        fairness_pb2.VerifyHandRequest(
+            published=published, dealt_cards=[fairness_pb2.DealtCard(position=4, card_index=deck[4])]
+        ),
+        metadata=PLAYER,
+    )
+    assert by_values.verdict == fairness_pb2.VERDICT_PASS
+
+
+async def test_a_player_cannot_obtain_the_deck(stub: fairness_pb2_grpc.FairnessServiceStub) -> None:
+    hand_id = (await _commit(stub)).commitment.hand_id
+    await _expect_error(
+        stub.SealHand(fairness_pb2.SealHandRequest(hand_id=hand_id), metadata=PLAYER),
+        grpc.StatusCode.PERMISSION_DENIED,
+        "ROLE_REQUIRED",
+    )
+    await _expect_error(
+        stub.CommitHand(
+            fairness_pb2.CommitHandRequest(request_id="r", table_id="t", deal_now=True), metadata=PLAYER
+        ),
+        grpc.StatusCode.PERMISSION_DENIED,
+        "ROLE_REQUIRED",
+    )
+    await stub.SealHand(fairness_pb2.SealHandRequest(hand_id=hand_id), metadata=SERVICE)
+    # Not before the end by any read path, whatever the role: reveal, or verification as an oracle.
+    for metadata in (PLAYER, ADMIN, SERVICE):
+        await _expect_error(
+            stub.GetReveal(fairness_pb2.GetRevealRequest(hand_id=hand_id), metadata=metadata),
+            grpc.StatusCode.FAILED_PRECONDITION,
+            "HAND_NOT_FINISHED",
+        )
+        await _expect_error(
+            stub.VerifyHand(
+                fairness_pb2.VerifyHandRequest(hand_id=hand_id, dealt_prefix=[0]), metadata=metadata
+            ),
+            grpc.StatusCode.FAILED_PRECONDITION,
+            "HAND_NOT_FINISHED",
+        )
+
+
+async def test_reveal_before_the_hand_is_dealt_is_refused(
+    stub: fairness_pb2_grpc.FairnessServiceStub,
+) -> None:
+    hand_id = (await _commit(stub)).commitment.hand_id
+    await _expect_error(
+        stub.RevealHand(
+            fairness_pb2.RevealHandRequest(hand_id=hand_id, outcome=fairness_pb2.HAND_OUTCOME_FINISHED),
+            metadata=SERVICE,
+        ),
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "HAND_NOT_DEALT",
+    )
+    await _expect_error(
+        stub.RevealHand(fairness_pb2.RevealHandRequest(hand_id=hand_id), metadata=SERVICE),
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "FIELD_REQUIRED",
+    )
+    await _expect_error(
+        stub.RevealHand(
+            fairness_pb2.RevealHandRequest(hand_id=hand_id, outcome=fairness_pb2.HAND_OUTCOME_VOIDED),
+            metadata=PLAYER,
+        ),
+        grpc.StatusCode.PERMISSION_DENIED,
+        "ROLE_REQUIRED",
+    )
+
+
+async def test_entropy_after_the_deal_is_refused(stub: fairness_pb2_grpc.FairnessServiceStub) -> None:
+    hand_id = (await _commit(stub, deal_now=True)).commitment.hand_id
+    await _expect_error(
+        stub.AddPlayerEntropy(
+            fairness_pb2.AddPlayerEntropyRequest(hand_id=hand_id, seat=1, player_id="p", client_seed=b"x"),
+            metadata=SERVICE,
+        ),
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "ENTROPY_CLOSED",
+    )
+
+
+async def test_errors_carry_their_reasons(stub: fairness_pb2_grpc.FairnessServiceStub) -> None:
+    await _expect_error(
+        stub.GetCommitment(fairness_pb2.GetCommitmentRequest(hand_id="nope")),
+        grpc.StatusCode.UNAUTHENTICATED,
+        "TOKEN_MISSING",
+    )
+    await _expect_error(
+        stub.GetCommitment(fairness_pb2.GetCommitmentRequest(hand_id=str(uuid.uuid4())), metadata=PLAYER),
+        grpc.StatusCode.NOT_FOUND,
+        "HAND_NOT_FOUND",
+    )
+    await _expect_error(
+        stub.VerifyHand(fairness_pb2.VerifyHandRequest(), metadata=PLAYER),
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "FIELD_REQUIRED",
+    )
+    request = fairness_pb2.CommitHandRequest(request_id=f"req-{uuid.uuid4().hex}", table_id="t-1")
+    await stub.CommitHand(request, metadata=SERVICE)
+    request.table_id = "t-2"
+    await _expect_error(
+        stub.CommitHand(request, metadata=SERVICE), grpc.StatusCode.ALREADY_EXISTS, "IDEMPOTENCY_CONFLICT"
+    )
+
+
+async def test_verify_reports_the_first_tampered_card(stub: fairness_pb2_grpc.FairnessServiceStub) -> None:
+    committed = await _commit(stub, deal_now=True)
+    deck = [c.index for c in committed.deck]
+    await stub.RevealHand(
+        fairness_pb2.RevealHandRequest(
+            hand_id=committed.commitment.hand_id, outcome=fairness_pb2.HAND_OUTCOME_FINISHED
+        ),
+        metadata=SERVICE,
+    )
+    tampered = [*deck[:3], deck[10], *deck[4:9]]
+    result = await stub.VerifyHand(
+        fairness_pb2.VerifyHandRequest(hand_id=committed.commitment.hand_id, dealt_prefix=tampered),
+        metadata=PLAYER,
+    )
+    assert result.verdict == fairness_pb2.VERDICT_FAIL
+    assert (result.first_mismatch.kind, result.first_mismatch.position) == (
+        fairness_pb2.MISMATCH_KIND_DEALT_CARD,
+        3,
+    )
+    assert result.dealt_cards_checked == 4
+
+
+async def test_chain_listing_and_verify_detect_a_removed_hand(
+    stub: fairness_pb2_grpc.FairnessServiceStub, fairness_database_url: str
+) -> None:
+    table = f"table-{uuid.uuid4().hex[:8]}"
+    ids = [(await _commit(stub, table, deal_now=True)).commitment.hand_id for _ in range(3)]
+    for hand_id in ids:
+        await stub.RevealHand(
+            fairness_pb2.RevealHandRequest(hand_id=hand_id, outcome=fairness_pb2.HAND_OUTCOME_FINISHED),
+            metadata=SERVICE,
+        )
+
+    async def chain() -> list[ChainLink]:
+        listed = await stub.ListTableCommitments(
+            fairness_pb2.ListTableCommitmentsRequest(table_id=table), metadata=PLAYER
+        )
+        return [
+            ChainLink(c.hand_id, c.sequence, c.commitment, c.previous_commitment) for c in listed.commitments
+        ]
+
+    assert verify_chain(await chain()) is None
+    engine = create_engine(fairness_database_url)
+    try:
+        async with engine.begin() as connection:
+            await connection.execute(sa.delete(hands).where(hands.c.hand_id == ids[1]))
+    finally:
+        await engine.dispose()
+    mismatch = verify_chain(await chain())
+    assert mismatch is not None
+    assert mismatch.kind is MismatchKind.CHAIN_LINK
+    result = await stub.VerifyHand(fairness_pb2.VerifyHandRequest(hand_id=ids[2]), metadata=PLAYER)
+    assert result.verdict == fairness_pb2.VERDICT_FAIL
+    assert result.first_mismatch.kind == fairness_pb2.MISMATCH_KIND_CHAIN_LINK
