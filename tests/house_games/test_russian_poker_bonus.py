@@ -1,0 +1,102 @@
+"""Worked examples for the Russian Poker bonus bet and the jackpot shares."""
+
+from __future__ import annotations
+
+import pytest
+from russian_poker_rounds import DEALER_ACE_KING, russian_round
+
+from house_games.pay_tables import BonusPayTable
+from house_games.russian_poker_bonus import jackpot_share
+from house_games.settings import RussianPokerSettings
+from house_games.settlement import Account, Direction, Item, Outcome
+from house_games.wagers import BoxWager
+
+
+def dark_bonus_box(box: int = 1, player: str = "p1", bonus: int = 5) -> BoxWager:
+    return BoxWager(box, player, 10, dark=True, bonus=bonus)
+
+
+@pytest.mark.parametrize(
+    ("hand", "odds"),
+    [
+        ("7s 7d 5c 5h 9s", 2),  # two pairs 2:1
+        ("7s 7d 7c 5h 9s", 7),  # three of a kind 7:1
+        ("5c 6d 7s 8h 9s", 40),  # straight 40:1
+        ("2h 5h 7h 9h Jh", 50),  # flush 50:1
+        ("7s 7d 7c 5h 5s", 70),  # full house 70:1
+        ("7s 7d 7c 7h 9s", 200),  # four of a kind 200:1
+    ],
+)
+def test_default_bonus_table_fixed_odds(hand: str, odds: int):
+    game = russian_round([hand], DEALER_ACE_KING, wagers=[dark_bonus_box()], jackpot=1000)
+    bonus = game.settle().box(1).line(Item.BONUS)
+    assert (bonus.outcome, bonus.amount, bonus.direction) == (
+        Outcome.WON,
+        5 * odds,
+        Direction.HOUSE_TO_PLAYER,
+    )
+
+
+@pytest.mark.parametrize("hand", ["7s 7d 5c Jh 9s", "Ad Kd Qc Jh 9s", "2d 5d 6c 8h Ts"])
+def test_bonus_below_two_pairs_is_lost(hand: str):
+    game = russian_round([hand], DEALER_ACE_KING, wagers=[dark_bonus_box()])
+    bonus = game.settle().box(1).line(Item.BONUS)
+    assert (bonus.outcome, bonus.amount) == (Outcome.LOST, 5)
+
+
+def test_bonus_is_settled_at_the_deal_before_any_exchange():
+    wagers = [dark_bonus_box(1, "p1"), BoxWager(2, "p2", 10)]
+    game = russian_round(["7s 7d 5c 5h 9s", "2d 5d 6c 8h Ts"], DEALER_ACE_KING, wagers=wagers)
+    # Known before box 2 has even decided whether to exchange.
+    (result,) = game.bonus_results
+    assert (result.box, result.lines[0].amount) == (1, 10)
+
+
+def test_bonus_does_not_depend_on_the_main_game():
+    # Two pairs pays the bonus even though the dealer's straight beats the box.
+    game = russian_round(["7s 7d 5c 5h 9s"], "9d Tc Jh Qs Kd", wagers=[dark_bonus_box()])
+    box = game.settle().box(1)
+    assert box.line(Item.BET).outcome is Outcome.LOST
+    assert box.line(Item.BONUS).amount == 10
+
+
+def test_straight_flush_wins_ten_percent_of_the_jackpot_rounded_down():
+    game = russian_round(["5s 6s 7s 8s 9s"], DEALER_ACE_KING, wagers=[dark_bonus_box()], jackpot=1009)
+    settlement = game.settle()
+    box = settlement.box(1)
+    assert box.line(Item.BONUS).outcome is Outcome.RETURNED
+    jackpot = box.line(Item.JACKPOT)
+    assert (jackpot.amount, jackpot.direction) == (100, Direction.JACKPOT_TO_PLAYER)
+    # The remainder stays in the jackpot.
+    assert settlement.jackpot_after == 909
+    assert settlement.delta(Account.JACKPOT) == -100
+
+
+def test_royal_flush_wins_the_whole_jackpot():
+    game = russian_round(["Ts Js Qs Ks As"], "2c 2d 4d 3h 5s", wagers=[dark_bonus_box()], jackpot=123_457)
+    settlement = game.settle()
+    assert settlement.box(1).line(Item.JACKPOT).amount == 123_457
+    assert settlement.jackpot_after == 0
+
+
+def test_two_jackpot_hands_in_one_round_are_paid_in_dealing_order_from_what_is_left():
+    wagers = [dark_bonus_box(1, "p1"), dark_bonus_box(2, "p2")]
+    game = russian_round(["5s 6s 7s 8s 9s", "5h 6h 7h 8h 9h"], DEALER_ACE_KING, wagers=wagers, jackpot=1000)
+    settlement = game.settle()
+    assert settlement.box(1).line(Item.JACKPOT).amount == 100
+    assert settlement.box(2).line(Item.JACKPOT).amount == 90  # 10% of the 900 left
+    assert settlement.jackpot_after == 810
+
+
+def test_jackpot_percentages_are_settings():
+    table = BonusPayTable(jackpot_percent={"STRAIGHT_FLUSH": 25, "ROYAL_FLUSH": 50})
+    settings = RussianPokerSettings(bonus_pay_table=table)
+    game = russian_round(
+        ["5s 6s 7s 8s 9s"], DEALER_ACE_KING, wagers=[dark_bonus_box()], settings=settings, jackpot=1000
+    )
+    assert game.settle().box(1).line(Item.JACKPOT).amount == 250
+
+
+@pytest.mark.parametrize(("balance", "percent", "share"), [(0, 10, 0), (9, 10, 0), (19, 10, 1), (7, 100, 7)])
+def test_jackpot_share_rounds_down(balance: int, percent: int, share: int):
+    assert jackpot_share(balance, percent) == share
