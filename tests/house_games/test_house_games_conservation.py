@@ -1,0 +1,153 @@
+"""Property tests: whatever the deck, wagers and legal decisions, settlements conserve chips.
+
+Players, the house bank and the jackpot together hold the same total before and after every round;
+no box loses more than it staked; the house pays a box at most the table maximum (bonus aside); and a
+round re-derived from the same deck and decisions settles identically.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from house_games.casino_holdem import CasinoHoldemRound, HoldemDecision
+from house_games.russian_poker import (
+    BuyGame,
+    BuySixthCard,
+    DecisionKind,
+    Exchange,
+    Fold,
+    Play,
+    RussianDecision,
+    RussianPhase,
+    RussianPokerRound,
+    TakeAnte,
+)
+from house_games.settings import CasinoHoldemSettings, RussianPokerSettings
+from house_games.settlement import Account, Direction, Item, Outcome, RoundSettlement
+from house_games.wagers import BoxWager
+
+decks = st.permutations(list(range(52)))
+
+
+@st.composite
+def russian_wagers(draw: st.DrawFn) -> list[BoxWager]:
+    wagers: list[BoxWager] = []
+    position = draw(st.integers(1, 2))
+    for player in range(draw(st.integers(1, 4))):
+        light_ante = draw(st.integers(1, 500))
+        light = 0
+        for _ in range(draw(st.integers(1, 3))):
+            if len(wagers) == 7:
+                return wagers
+            dark = light == 2 or draw(st.booleans())
+            if dark:
+                wager = BoxWager(
+                    position, f"p{player}", draw(st.integers(1, 500)), True, draw(st.integers(0, 50))
+                )
+            else:
+                light += 1
+                wager = BoxWager(position, f"p{player}", light_ante)
+            wagers.append(wager)
+            position += 1
+        position += draw(st.integers(0, 1))
+    return wagers
+
+
+def russian_decision(draw: st.DrawFn, game: RussianPokerRound, box: int) -> RussianDecision:
+    kind = draw(st.sampled_from(sorted(game.legal_decisions(box), key=lambda k: k.value)))
+    if kind is DecisionKind.EXCHANGE:
+        discard = draw(st.lists(st.sampled_from(game.cards(box)), min_size=1, max_size=5, unique=True))
+        exchange = Exchange(tuple(discard))
+        # A large exchange may not fit in what is left of the deck; one card always does when offered.
+        return exchange if game.can_decide(box, exchange) else Exchange(tuple(discard[:1]))
+    if kind is DecisionKind.PLAY:
+        limits = game.insurance_range(box)
+        insurance = 0 if limits is None else draw(st.sampled_from([0, *limits]))
+        return Play(insurance)
+    simple: dict[DecisionKind, Callable[[], RussianDecision]] = {
+        DecisionKind.FOLD: Fold,
+        DecisionKind.BUY_SIXTH_CARD: BuySixthCard,
+        DecisionKind.TAKE_ANTE: TakeAnte,
+        DecisionKind.BUY_GAME: BuyGame,
+    }
+    return simple[kind]()
+
+
+def assert_conserves(settlement: RoundSettlement, table_maximum: int) -> None:
+    players = {player: 1_000_000 for player in settlement.player_deltas()}
+    house, jackpot = 10_000_000, settlement.jackpot_before
+    before = sum(players.values()) + house + jackpot
+    for player, delta in settlement.player_deltas().items():
+        players[player] += delta
+    house += settlement.delta(Account.HOUSE_BANK)
+    jackpot += settlement.delta(Account.JACKPOT)
+    assert sum(players.values()) + house + jackpot == before
+    assert jackpot == settlement.jackpot_after >= 0
+    for box in settlement.boxes:
+        assert sum(box.delta(account) for account in Account) == 0
+        assert box.player_delta >= -box.total_staked
+        paid = sum(
+            line.amount
+            for line in box.lines
+            if line.direction is Direction.HOUSE_TO_PLAYER and line.item is not Item.BONUS
+        )
+        assert paid <= table_maximum
+        for line in box.lines:
+            assert type(line.amount) is int
+            assert line.amount >= 0
+            assert line.withheld >= 0
+            if line.outcome is Outcome.LOST:
+                assert (line.direction, line.amount) == (Direction.PLAYER_TO_HOUSE, line.stake)
+            elif line.outcome is Outcome.RETURNED:
+                assert (line.direction, line.amount) == (Direction.NO_TRANSFER, 0)
+            else:
+                assert line.direction in (Direction.HOUSE_TO_PLAYER, Direction.JACKPOT_TO_PLAYER)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    deck=decks,
+    wagers=russian_wagers(),
+    table_maximum=st.integers(1, 50_000),
+    jackpot=st.integers(0, 10**7),
+    data=st.data(),
+)
+def test_russian_poker_settlement_conserves_chips(
+    deck: list[int], wagers: list[BoxWager], table_maximum: int, jackpot: int, data: st.DataObject
+):
+    table = RussianPokerSettings(table_maximum=table_maximum)
+    game = RussianPokerRound(deck, wagers, table, jackpot=jackpot)
+    taken: list[tuple[int, RussianDecision]] = []
+    while game.phase is not RussianPhase.COMPLETE:
+        box = game.current_box
+        assert box is not None
+        decision = russian_decision(data.draw, game, box)
+        game.decide(box, decision)
+        taken.append((box, decision))
+    settlement = game.settle()
+    assert_conserves(settlement, table_maximum)
+    # Re-derived from the same deck and decisions, the round settles the same way.
+    replay = RussianPokerRound(deck, wagers, table, jackpot=jackpot)
+    for box, decision in taken:
+        replay.decide(box, decision)
+    assert replay.settle() == settlement
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    deck=decks,
+    antes=st.lists(st.integers(1, 5_000), min_size=1, max_size=7),
+    table_maximum=st.integers(1, 50_000),
+    data=st.data(),
+)
+def test_casino_holdem_settlement_conserves_chips(
+    deck: list[int], antes: list[int], table_maximum: int, data: st.DataObject
+):
+    wagers = [BoxWager(index + 1, f"p{index % 3}", ante) for index, ante in enumerate(antes)]
+    game = CasinoHoldemRound(deck, wagers, CasinoHoldemSettings(table_maximum=table_maximum))
+    for wager in wagers:
+        game.decide(wager.box, data.draw(st.sampled_from([HoldemDecision.CALL, HoldemDecision.FOLD])))
+    assert_conserves(game.settle(), table_maximum)
