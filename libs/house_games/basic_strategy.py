@@ -3,10 +3,15 @@
 Casino Hold'em, after the flop: call with a pair or better that uses a hole card, four to a flush,
 an open-ended straight draw (both using a hole card), or a nine or better in the hole; otherwise fold (about 80% of hands call).
 
-Russian Poker, one light box: play ace-king or better; with nothing, exchange the odd card of a
-four-card flush or open-ended straight, then play ace-king or better and fold the rest; fold any other
-hand; never insure; when the dealer has no game, buy a game with three of a kind or better, otherwise
-take the ante. A dark box (no decisions) uses the same no-game rule.
+Russian Poker, one light box (figures from simulating each option, see docs/house-games.md):
+* play two pairs or better, a pair with a second combination, and a pair of nines or better;
+* a pair of eights or lower: keep the pair and exchange the other three cards;
+* ace-king: keep the ace and the king and exchange the other three;
+* no combination: exchange the odd card of a four-card flush or open-ended straight; otherwise keep
+  an ace or a king and exchange the other four; otherwise fold;
+* after an exchange play ace-king or better and fold the rest; never buy a sixth card; never insure;
+* when the dealer has no game, buy a game with three of a kind or better, otherwise take the ante.
+A dark box (no decisions) uses the same no-game rule.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from house_games.russian_combinations import RussianCombination, RussianHand
 from poker_engine.cards import rank_of, suit_of
 
 _NINE = 7
+_KING = 11
 _ACE = 12
 
 
@@ -60,10 +66,21 @@ def holdem_should_call(hole: Sequence[int], flop: Sequence[int]) -> bool:
 
 
 def russian_cards_to_exchange(hand: RussianHand) -> tuple[int, ...] | None:
-    """The card to exchange on a hand with no combination, or None (play or fold without exchange)."""
-    if hand.main.kind >= RussianCombination.ACE_KING:
+    """The cards to exchange on the five dealt cards, or None to play or fold them as they are."""
+    kind = hand.main.kind
+    if kind >= RussianCombination.TWO_PAIR or hand.second is not None:
         return None
-    keep = _four_flush(hand.cards) or _open_ended_draw(hand.cards)
+    if kind == RussianCombination.ONE_PAIR:
+        if rank_of(hand.main.cards[0]) >= _NINE:
+            return None
+        keep: tuple[int, ...] | None = hand.main.cards
+    elif kind == RussianCombination.ACE_KING:
+        keep = hand.main.cards
+    else:
+        keep = _four_flush(hand.cards) or _open_ended_draw(hand.cards)
+        if keep is None:
+            highest = max(hand.cards, key=rank_of)
+            keep = (highest,) if rank_of(highest) >= _KING else None
     if keep is None:
         return None
     return tuple(card for card in hand.cards if card not in keep)

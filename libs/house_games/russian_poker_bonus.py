@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 
 from house_games.pay_tables import BonusPayTable
 from house_games.russian_combinations import RussianCombination, five_card_bonus_combination
@@ -51,3 +52,41 @@ def settle_bonus(
     else:
         lines = (lost(Item.BONUS, stake, "BONUS_NO_COMBINATION"),)
     return BonusResult(box, combination, lines)
+
+
+# How many of the 2,598,960 five-card hands make each combination (the known golden counts).
+FIVE_CARD_COMBINATION_COUNTS: dict[RussianCombination, int] = {
+    RussianCombination.ROYAL_FLUSH: 4,
+    RussianCombination.STRAIGHT_FLUSH: 36,
+    RussianCombination.FOUR_OF_A_KIND: 624,
+    RussianCombination.FULL_HOUSE: 3_744,
+    RussianCombination.FLUSH: 5_108,
+    RussianCombination.STRAIGHT: 10_200,
+    RussianCombination.THREE_OF_A_KIND: 54_912,
+    RussianCombination.TWO_PAIR: 123_552,
+    RussianCombination.ONE_PAIR: 1_098_240,
+    # High-card hands split into those holding an ace and a king and the rest.
+    RussianCombination.ACE_KING: 167_280,
+    RussianCombination.NO_COMBINATION: 1_135_260,
+}
+FIVE_CARD_HANDS = 2_598_960
+
+
+def bonus_return_to_player(table: BonusPayTable, jackpot_to_stake: Fraction) -> Fraction:
+    """Exact expected return per chip of bonus stake, with the jackpot at ``jackpot_to_stake`` stakes.
+
+    The bonus depends only on the five dealt cards, so this is exact (no simulation needed); jackpot
+    shares are taken without the whole-chip rounding, which changes nothing at realistic jackpots.
+    """
+    total = Fraction(0)
+    for combination, count in FIVE_CARD_COMBINATION_COUNTS.items():
+        percent = table.jackpot_share(combination)
+        odds = table.fixed_odds(combination)
+        if percent is not None:
+            returned_per_stake = 1 + jackpot_to_stake * Fraction(percent, 100)
+        elif odds is not None:
+            returned_per_stake = Fraction(1 + odds)
+        else:
+            continue
+        total += Fraction(count, FIVE_CARD_HANDS) * returned_per_stake
+    return total

@@ -18,6 +18,7 @@ import random
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 from house_games.basic_strategy import (
     holdem_should_call,
@@ -27,6 +28,7 @@ from house_games.basic_strategy import (
 )
 from house_games.casino_holdem import CasinoHoldemRound
 from house_games.russian_poker import RussianPhase, RussianPokerRound
+from house_games.russian_poker_bonus import bonus_return_to_player
 from house_games.settings import CasinoHoldemSettings, RussianPokerSettings
 from house_games.settlement import Account, BoxSettlement, Item
 from house_games.wagers import BoxWager
@@ -176,6 +178,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         kind = "dark box" if args.dark else "light box"
         extra = f", bonus {args.bonus}, jackpot {args.jackpot}" if args.bonus else ""
         _report(f"Russian Poker ({kind}{extra})", tally, out)
+        if args.bonus:
+            exact = bonus_return_to_player(settings.bonus_pay_table, Fraction(args.jackpot, args.bonus))
+            out.append(f"  bonus bet alone, exact: return to player {100 * float(exact):.3f}%")
     out.append(f"  seed {args.seed}")
     sys.stdout.write("\n".join(out) + "\n")
     return 0

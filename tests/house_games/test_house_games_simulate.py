@@ -1,0 +1,52 @@
+"""The simulator command: reproducible from its seed, honours a pay table file, prints the figures."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from house_games_decks import cards
+
+from house_games.basic_strategy import holdem_should_call, russian_cards_to_exchange
+from house_games.russian_combinations import assess_hand
+from house_games.simulate import main
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    assert main(list(argv)) == 0
+    return capsys.readouterr().out
+
+
+def test_same_seed_same_figures(capsys: pytest.CaptureFixture[str]):
+    first = run(capsys, "casino-holdem", "--rounds", "300", "--seed", "7")
+    second = run(capsys, "casino-holdem", "--rounds", "300", "--seed", "7")
+    assert first == second
+    assert "return to player" in first
+    assert "95% CI" in first
+
+
+def test_pay_table_file_changes_the_figures(capsys: pytest.CaptureFixture[str], tmp_path: Path):
+    default = run(capsys, "russian-poker", "--rounds", "300", "--seed", "3")
+    generous = tmp_path / "table.json"
+    generous.write_text(json.dumps({"odds": {"ONE_PAIR": 5, "ACE_KING": 5}}))
+    changed = run(capsys, "russian-poker", "--rounds", "300", "--seed", "3", "--settings", str(generous))
+    assert default != changed
+
+
+def test_dark_box_with_bonus_reports_the_exact_bonus_return(capsys: pytest.CaptureFixture[str]):
+    out = run(capsys, "russian-poker", "--rounds", "200", "--dark", "--bonus", "10", "--jackpot", "0")
+    assert "bonus bet alone, exact: return to player 72.335%" in out
+
+
+def test_basic_strategy_casino_holdem_calls_a_pair_and_folds_low_nothing():
+    assert holdem_should_call(cards("7c 2d"), cards("7h Ks 9d"))
+    assert not holdem_should_call(cards("5c 2d"), cards("7h Ks 9d"))
+
+
+def test_basic_strategy_russian_poker_exchanges():
+    assert russian_cards_to_exchange(assess_hand(cards("9s 9d 5c 2h 3s"))) is None  # nines: play
+    assert russian_cards_to_exchange(assess_hand(cards("4s 4d Jc 2h 7s"))) == cards("Jc 2h 7s")
+    assert russian_cards_to_exchange(assess_hand(cards("2s 5s 9s Js 3d"))) == cards("3d")  # four-flush
+    assert russian_cards_to_exchange(assess_hand(cards("As Qd 9c 5h 3s"))) == cards("Qd 9c 5h 3s")
+    assert russian_cards_to_exchange(assess_hand(cards("Qs Td 8c 5h 3s"))) is None  # fold
