@@ -1,6 +1,6 @@
 """Simulator: plays N seeded rounds with the basic strategy and prints RTP and house edge with a 95% CI.
 
-    python -m house_games.simulate casino-holdem --rounds 200000 --seed 1
+    python -m house_games.simulate casino-holdem --rounds 100000 --seed 1
     python -m house_games.simulate russian-poker --rounds 200000 --seed 1 --settings table.json
     python -m house_games.simulate russian-poker --dark --bonus 10 --jackpot 100000
 
@@ -153,7 +153,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog="python -m house_games.simulate", description=__doc__.split("\n")[0]
     )
     parser.add_argument("game", choices=["casino-holdem", "russian-poker"])
-    parser.add_argument("--rounds", type=int, default=200_000)
+    parser.add_argument("--rounds", type=int, default=100_000)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--ante", type=int, default=10)
     parser.add_argument("--settings", help="JSON file with pay tables and table settings")
