@@ -1,0 +1,171 @@
+"""Races on PostgreSQL: duplicate requests, two tables seating one player, settlement vs cash-out,
+and the bank test (many concurrent transfers while an auditor keeps checking conservation)."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+
+import pytest
+
+from service_runtime.errors import DomainError
+from services.cashier.application import Cashier, audit_balanced
+from services.cashier.ledger import Pool, TransferKind, TransferRequest, TransferStatus
+from services.cashier.settlement import SeatResult, normalise_hand_result
+
+pytestmark = pytest.mark.postgres
+
+
+async def test_one_hundred_concurrent_identical_requests_apply_exactly_once(cashier: Cashier, fund) -> None:  # type: ignore[no-untyped-def]
+    await fund(cashier, "alice", gram_chips=1000)
+    await fund(cashier, "bob", gram_chips=1)
+    request = TransferRequest(
+        "same-1", "wallet:GRAM:alice", "wallet:GRAM:bob", Pool.GRAM, 7, TransferKind.ADJUSTMENT
+    )
+    results = await asyncio.gather(*(cashier.create_transfers([request], linked=False) for _ in range(100)))
+    statuses = [outcomes[0].status for outcomes in results]
+    assert statuses.count(TransferStatus.CREATED) == 1
+    assert statuses.count(TransferStatus.EXISTS) == 99
+    wallets, _ = await cashier.balances("alice")
+    assert wallets[0].balance == 993
+
+
+async def test_one_hundred_concurrent_identical_purchases_credit_once(cashier: Cashier) -> None:
+    from services.cashier.payments import PaymentSource
+
+    results = await asyncio.gather(
+        *(
+            cashier.purchase(
+                payment_reference="pay-1", player_id="dave", source=PaymentSource.GRAM, amount_minor=5 * 10**9
+            )
+            for _ in range(100)
+        )
+    )
+    assert sum(not r.existing for r in results) == 1
+    wallets, _ = await cashier.balances("dave")
+    assert wallets[0].balance == 5000
+
+
+async def test_two_tables_racing_to_seat_one_player_exactly_one_wins(cashier: Cashier, fund) -> None:  # type: ignore[no-untyped-def]
+    await fund(cashier, "eve", gram_chips=5000)
+
+    async def sit(table: int) -> str:
+        try:
+            await cashier.open_seat_session(
+                session_id=f"table-{table}/eve",
+                player_id="eve",
+                table_id=f"table-{table}",
+                seat_index=0,
+                pool=Pool.GRAM,
+                buy_in_amount=1000,
+                min_buy_in=1000,
+                max_buy_in=1000,
+            )
+            return "seated"
+        except DomainError as error:
+            return error.reason
+
+    outcomes = await asyncio.gather(*(sit(table) for table in range(10)))
+    assert outcomes.count("seated") == 1
+    assert outcomes.count("SEAT_SESSION_ALREADY_OPEN") == 9
+    wallets, session = await cashier.balances("eve")
+    assert wallets[0].balance == 4000
+    assert session is not None
+    assert session.stack == 1000
+
+
+async def test_settlement_racing_a_cash_out_has_one_consistent_outcome(cashier: Cashier, fund) -> None:  # type: ignore[no-untyped-def]
+    for round_number in range(8):
+        players = [f"p{round_number}-{i}" for i in range(2)]
+        for seat, player in enumerate(players):
+            await fund(cashier, player, gram_chips=1000)
+            await cashier.open_seat_session(
+                session_id=f"s-{player}",
+                player_id=player,
+                table_id=f"race-{round_number}",
+                seat_index=seat,
+                pool=Pool.GRAM,
+                buy_in_amount=1000,
+                min_buy_in=100,
+                max_buy_in=1000,
+            )
+        hand = normalise_hand_result(
+            f"hand-{round_number}",
+            f"race-{round_number}",
+            Pool.GRAM,
+            [SeatResult(f"s-{players[0]}", 300), SeatResult(f"s-{players[1]}", -300)],
+            0,
+            0,
+        )
+        settle, cash_out = await asyncio.gather(
+            cashier.settle_hand(hand), cashier.cash_out(f"s-{players[1]}"), return_exceptions=True
+        )
+        loser_wallet = (await cashier.balances(players[1]))[0][0].balance
+        winner_stack = (await cashier.seat_session(f"s-{players[0]}")).stack
+        assert not isinstance(cash_out, BaseException)
+        if isinstance(settle, BaseException):
+            # Cash-out came first: the hand touched a closed seat and changed nothing.
+            assert isinstance(settle, DomainError)
+            assert settle.reason == "SEAT_SESSION_CLOSED"
+            assert (loser_wallet, winner_stack) == (1000, 1000)
+        else:
+            # Settlement came first: the loser cashed out what was left.
+            assert (loser_wallet, winner_stack) == (700, 1300)
+        figures, _ = await cashier.audit()
+        assert all(audit_balanced(f) for f in figures)
+
+
+@pytest.mark.parametrize("hot_accounts", [0, 10], ids=["uniform", "ten-hot-accounts"])
+async def test_bank_concurrent_transfers_keep_every_pool_conserved(
+    cashier: Cashier, fund, hot_accounts: int
+) -> None:  # type: ignore[no-untyped-def]
+    players = [f"bank-{i}" for i in range(40)]
+    for player in players:
+        await fund(cashier, player, gram_chips=1000, mpx_chips=1000)
+    initial, _ = await cashier.audit()
+    totals = {f.pool: f.accounts_total for f in initial}
+    counts = {"attempted": 0, "applied": 0, "rejected": 0, "audits_passed": 0}
+    rng = random.Random(hot_accounts)
+    stop = asyncio.Event()
+    candidates = players[:hot_accounts] if hot_accounts else players
+
+    async def worker(worker_id: int) -> None:
+        for n in range(40):
+            pool = rng.choice(list(Pool))
+            debit, credit = rng.sample(candidates, 2)
+            batch = [
+                TransferRequest(
+                    f"bank-{hot_accounts}-{worker_id}-{n}-{k}",
+                    f"wallet:{pool.value}:{debit if k == 0 else credit}",
+                    f"wallet:{pool.value}:{credit if k == 0 else rng.choice(players)}",
+                    pool,
+                    rng.randint(1, 400),
+                    TransferKind.ADJUSTMENT,
+                )
+                for k in range(rng.randint(1, 3))
+            ]
+            batch = [t for t in batch if t.debit_account_id != t.credit_account_id]
+            outcomes = await cashier.create_transfers(batch, linked=rng.random() < 0.5)
+            counts["attempted"] += len(outcomes)
+            counts["applied"] += sum(o.status is TransferStatus.CREATED for o in outcomes)
+            counts["rejected"] += sum(o.status is TransferStatus.FAILED for o in outcomes)
+
+    async def auditor() -> None:
+        while not stop.is_set():
+            figures, _ = await cashier.audit()
+            for f in figures:
+                assert audit_balanced(f), f
+                assert f.accounts_total == totals[f.pool]
+            counts["audits_passed"] += 1
+            await asyncio.sleep(0.01)
+
+    audit_task = asyncio.create_task(auditor())
+    await asyncio.gather(*(worker(i) for i in range(12)))
+    stop.set()
+    await audit_task
+    print(f"bank test ({'uniform' if not hot_accounts else f'{hot_accounts} hot accounts'}): {counts}")
+    assert counts["applied"] > 0
+    assert counts["audits_passed"] > 0
+    assert counts["applied"] + counts["rejected"] == counts["attempted"]
+    final, _ = await cashier.audit()
+    assert all(audit_balanced(f) and f.accounts_total == totals[f.pool] for f in final)

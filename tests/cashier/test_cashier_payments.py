@@ -1,0 +1,146 @@
+"""Purchases and withdrawals: rates in minor units, payment-reference idempotency, the Stars lock."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from service_runtime.errors import AlreadyExists, DomainError, FailedPrecondition, InvalidArgument
+from services.cashier.application import Cashier
+from services.cashier.ledger import Pool
+from services.cashier.payments import PaymentSource, StarsLot, chips_for, locked_amount
+
+GRAM, MPX, STARS = PaymentSource.GRAM, PaymentSource.MPX, PaymentSource.TELEGRAM_STARS
+
+
+@pytest.mark.parametrize(
+    ("source", "minor", "chips"),
+    [
+        (GRAM, 10**9, 1000),
+        (GRAM, 10**6, 1),
+        (MPX, 10**9, 10),
+        (MPX, 10**8, 1),
+        (STARS, 1, 10),
+        (STARS, 25, 250),
+    ],
+)
+def test_rates_of_rule_seven_in_minor_units(source: PaymentSource, minor: int, chips: int) -> None:
+    assert chips_for(source, minor) == chips
+
+
+@pytest.mark.parametrize(("source", "minor"), [(GRAM, 10**6 + 1), (GRAM, 999_999), (MPX, 5 * 10**7)])
+def test_amounts_that_are_not_whole_chips_are_refused(source: PaymentSource, minor: int) -> None:
+    with pytest.raises(InvalidArgument) as error:
+        chips_for(source, minor)
+    assert error.value.reason == "AMOUNT_NOT_WHOLE_CHIPS"
+
+
+@pytest.mark.parametrize("minor", [0, -1, 2**63])
+def test_zero_negative_and_over_int64_amounts_are_refused(minor: int) -> None:
+    with pytest.raises(InvalidArgument) as error:
+        chips_for(GRAM, minor)
+    assert error.value.reason == "AMOUNT_INVALID"
+
+
+def test_stars_chips_count_as_spent_last() -> None:
+    from datetime import UTC, datetime
+
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    lots = [StarsLot(100, now + timedelta(days=3))]
+    assert locked_amount(300, lots, now) == 100
+    assert locked_amount(50, lots, now) == 50
+    assert locked_amount(300, lots, now + timedelta(days=3)) == 0
+
+
+pytestmark = pytest.mark.postgres
+
+
+async def wallet(cashier: Cashier, player: str, pool: Pool = Pool.GRAM) -> tuple[int, int]:
+    wallets, _ = await cashier.balances(player)
+    found = next(w for w in wallets if w.pool is pool)
+    return found.balance, found.locked_amount
+
+
+async def test_a_payment_reference_applies_once_and_conflicts_on_other_fields(cashier: Cashier) -> None:
+    first = await cashier.purchase(
+        payment_reference="ref-1", player_id="ann", source=GRAM, amount_minor=2 * 10**9
+    )
+    again = await cashier.purchase(
+        payment_reference="ref-1", player_id="ann", source=GRAM, amount_minor=2 * 10**9
+    )
+    assert (first.existing, again.existing) == (False, True)
+    assert again.record.created_at == first.record.created_at
+    for player, amount, field in (("bea", 2 * 10**9, "player_id"), ("ann", 3 * 10**9, "amount_minor")):
+        with pytest.raises(AlreadyExists) as error:
+            await cashier.purchase(
+                payment_reference="ref-1", player_id=player, source=GRAM, amount_minor=amount
+            )
+        assert (error.value.reason, error.value.metadata["field"]) == ("IDEMPOTENCY_CONFLICT", field)
+    assert await wallet(cashier, "ann") == (2000, 0)
+    assert await wallet(cashier, "bea") == (0, 0)
+
+
+async def test_withdrawal_is_idempotent_and_burns_chips(cashier: Cashier) -> None:
+    await cashier.purchase(payment_reference="in-1", player_id="cid", source=MPX, amount_minor=10 * 10**9)
+    out = await cashier.withdraw(
+        payment_reference="out-1", player_id="cid", source=MPX, amount_minor=4 * 10**9
+    )
+    again = await cashier.withdraw(
+        payment_reference="out-1", player_id="cid", source=MPX, amount_minor=4 * 10**9
+    )
+    assert (out.existing, again.existing) == (False, True)
+    assert await wallet(cashier, "cid", Pool.MPX) == (60, 0)
+    figures, _ = await cashier.audit()
+    mpx = next(f for f in figures if f.pool is Pool.MPX)
+    assert (mpx.minted, mpx.burned, mpx.accounts_total) == (100, 40, 60)
+
+
+async def test_a_withdrawal_that_failed_on_funds_keeps_failing(cashier: Cashier) -> None:
+    await cashier.purchase(payment_reference="in-2", player_id="dan", source=GRAM, amount_minor=10**9)
+    for _ in range(2):
+        with pytest.raises(FailedPrecondition) as error:
+            await cashier.withdraw(
+                payment_reference="out-2", player_id="dan", source=GRAM, amount_minor=2 * 10**9
+            )
+        assert error.value.reason == "INSUFFICIENT_FUNDS"
+        await cashier.purchase(payment_reference="in-3", player_id="dan", source=GRAM, amount_minor=5 * 10**9)
+    assert await wallet(cashier, "dan") == (6000, 0)
+
+
+async def test_stars_are_off_unless_enabled(postgres_url: str, clock) -> None:  # type: ignore[no-untyped-def]
+    from conftest import migrated_cashier
+
+    cashier = await migrated_cashier(postgres_url, clock, stars=False)
+    try:
+        with pytest.raises(FailedPrecondition) as error:
+            await cashier.purchase(payment_reference="s-1", player_id="eva", source=STARS, amount_minor=5)
+        assert error.value.reason == "PAYMENT_SOURCE_DISABLED"
+    finally:
+        await cashier.engine.dispose()
+
+
+async def test_stars_chips_cannot_be_withdrawn_for_21_days_and_the_error_says_when(
+    cashier: Cashier, clock
+) -> None:  # type: ignore[no-untyped-def]
+    await cashier.purchase(payment_reference="g-1", player_id="fay", source=GRAM, amount_minor=10**9)
+    bought = await cashier.purchase(payment_reference="s-1", player_id="fay", source=STARS, amount_minor=100)
+    assert bought.record.request.pool is Pool.GRAM
+    assert bought.unlock_time == clock.now + timedelta(days=21)
+    assert await wallet(cashier, "fay") == (2000, 1000)
+    await cashier.withdraw(payment_reference="w-1", player_id="fay", source=GRAM, amount_minor=10**9)
+    with pytest.raises(FailedPrecondition) as error:
+        await cashier.withdraw(payment_reference="w-2", player_id="fay", source=GRAM, amount_minor=10**6)
+    assert error.value.reason == "FUNDS_LOCKED"
+    assert error.value.metadata["unlocks_at"] == (clock.now + timedelta(days=21)).isoformat()
+    clock.advance(timedelta(days=21))
+    await cashier.withdraw(payment_reference="w-2", player_id="fay", source=GRAM, amount_minor=10**6)
+    assert await wallet(cashier, "fay") == (999, 0)
+
+
+async def test_stars_never_apply_to_mpx_and_cannot_be_withdrawn(cashier: Cashier) -> None:
+    with pytest.raises(DomainError) as error:
+        await cashier.withdraw(payment_reference="x", player_id="gus", source=STARS, amount_minor=10)
+    assert error.value.reason == "POOL_INVALID"
+    await cashier.purchase(payment_reference="s-9", player_id="gus", source=STARS, amount_minor=3)
+    assert await wallet(cashier, "gus", Pool.MPX) == (0, 0)
