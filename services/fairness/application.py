@@ -7,7 +7,9 @@ Role checks live in the access policy of the gRPC layer; nothing here returns a 
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+import random
 import secrets
 import uuid
 from collections.abc import Callable, Sequence
@@ -99,21 +101,28 @@ class FairnessApplication:
         """Draw a seed, publish its commitment as the next link of the table's chain."""
         _required(request_id, "request_id")
         _required(table_id, "table_id")
-        for _ in range(COMMIT_ATTEMPTS):
+        for attempt in range(COMMIT_ATTEMPTS):
             try:
-                return await self._try_commit(request_id, table_id, deal_now)
+                # Optimistic first attempt: a new request id is the common case, so skip the lookup
+                # (one round trip less); a replay shows up as a unique violation and is looked up next.
+                return await self._try_commit(request_id, table_id, deal_now, look_up_request=attempt > 0)
             except IntegrityError:
-                # Another commit took this request id or this chain position first: look again.
-                continue
+                # Another commit took this request id or this chain position first: look again,
+                # after a short jittered pause so racing commits do not collide again in lockstep.
+                await asyncio.sleep(random.uniform(0, 0.005 * (attempt + 1)))
         raise Aborted(
             "TABLE_CHAIN_CONTENDED", "concurrent commits for this table; retry", {"table_id": table_id}
         )
 
-    async def _try_commit(self, request_id: str, table_id: str, deal_now: bool) -> CommittedHand:
+    async def _try_commit(
+        self, request_id: str, table_id: str, deal_now: bool, *, look_up_request: bool
+    ) -> CommittedHand:
         async with self._sessions.begin() as session:
-            existing = await storage.find_by_request_id(session, request_id)
-            if existing is not None:
-                return self._replay_commit(existing, table_id, deal_now)
+            if look_up_request:
+                existing = await storage.find_by_request_id(session, request_id)
+                if existing is not None:
+                    return self._replay_commit(existing, table_id, deal_now)
+            await storage.lock_table_chain(session, table_id)
             last = await storage.last_link_of_table(session, table_id)
             sequence, previous = (last[0] + 1, last[1]) if last else (1, GENESIS_COMMITMENT)
             seed, nonce = self._random_bytes(SEED_BYTES), self._random_bytes(NONCE_BYTES)

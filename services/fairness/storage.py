@@ -111,6 +111,16 @@ async def find_by_request_id(session: AsyncSession, request_id: str) -> StoredHa
     return None if row is None else await _stored(session, row)
 
 
+async def lock_table_chain(session: AsyncSession, table_id: str) -> None:
+    """Serialise commits of one table until the transaction ends, so each reads the true last link.
+
+    PostgreSQL: a transaction-scoped advisory lock on the table id's hash. SQLite serialises writers
+    itself; a commit that still loses the race hits the unique (table_id, sequence) and retries.
+    """
+    if session.get_bind().dialect.name == "postgresql":
+        await session.execute(sa.select(sa.func.pg_advisory_xact_lock(sa.func.hashtextextended(table_id, 0))))
+
+
 async def last_link_of_table(session: AsyncSession, table_id: str) -> tuple[int, str] | None:
     """(sequence, commitment) of the newest hand of the table, if it has any."""
     row = (

@@ -171,7 +171,8 @@ def main() -> int:
         )
         try:
             print(
-                f"fairness service pid {server.pid} on 127.0.0.1:{port}, database {args.database_url or 'SQLite'}"
+                f"fairness service pid {server.pid} on 127.0.0.1:{port}, "
+                f"database {args.database_url.partition(':')[0] or 'sqlite (temporary file)'}"
             )
             asyncio.run(bench(f"127.0.0.1:{port}", clients=args.clients, seconds=args.seconds))
         finally:
