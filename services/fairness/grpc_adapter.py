@@ -47,6 +47,15 @@ def cards_pb(deck: Iterable[int]) -> list[common_pb2.Card]:
     return [common_pb2.Card(index=card, text=card_text(card)) for card in deck]
 
 
+def _shown_player_id(player_id: str) -> str:
+    """Who sat where is the table's business: the service and admin roles see every player id, a
+    player only their own, so a public reveal does not tell strangers who played the hand."""
+    caller = current_caller()
+    if caller.has(Role.SERVICE) or caller.has(Role.ADMIN) or caller.subject == player_id:
+        return player_id
+    return ""
+
+
 def commitment_pb(hand: HandRecord) -> fairness_pb2.Commitment:
     return fairness_pb2.Commitment(
         hand_id=hand.hand_id,
@@ -58,7 +67,9 @@ def commitment_pb(hand: HandRecord) -> fairness_pb2.Commitment:
         shuffle_version=hand.shuffle_version,
         state=_STATES[hand.state],
         client_seeds=[
-            fairness_pb2.ClientSeed(seat=s.seat, player_id=s.player_id, client_seed=s.client_seed)
+            fairness_pb2.ClientSeed(
+                seat=s.seat, player_id=_shown_player_id(s.player_id), client_seed=s.client_seed
+            )
             for s in hand.client_seeds
         ],
         create_time=_timestamp(hand.created_at),

@@ -244,3 +244,28 @@ async def test_chain_listing_and_verify_detect_a_removed_hand(
     result = await stub.VerifyHand(fairness_pb2.VerifyHandRequest(hand_id=ids[2]), metadata=PLAYER)
     assert result.verdict == fairness_pb2.VERDICT_FAIL
     assert result.first_mismatch.kind == fairness_pb2.MISMATCH_KIND_CHAIN_LINK
+
+
+async def test_a_reveal_names_only_the_callers_own_seat(stub: fairness_pb2_grpc.FairnessServiceStub) -> None:
+    hand_id = (await _commit(stub)).commitment.hand_id
+    for seat, player in ((1, "carol"), (6, "dave")):
+        await stub.AddPlayerEntropy(
+            fairness_pb2.AddPlayerEntropyRequest(
+                hand_id=hand_id, seat=seat, player_id=player, client_seed=b"s"
+            ),
+            metadata=SERVICE,
+        )
+    await stub.SealHand(fairness_pb2.SealHandRequest(hand_id=hand_id), metadata=SERVICE)
+    await stub.RevealHand(
+        fairness_pb2.RevealHandRequest(hand_id=hand_id, outcome=fairness_pb2.HAND_OUTCOME_FINISHED),
+        metadata=SERVICE,
+    )
+    request = fairness_pb2.GetRevealRequest(hand_id=hand_id)
+
+    async def names(metadata: tuple[tuple[str, str], ...]) -> list[str]:
+        reveal = (await stub.GetReveal(request, metadata=metadata)).reveal
+        return [s.player_id for s in reveal.commitment.client_seeds]
+
+    assert await names(auth_metadata("dave", "player")) == ["", "dave"]
+    assert await names(PLAYER) == ["", ""]
+    assert await names(ADMIN) == ["carol", "dave"]
