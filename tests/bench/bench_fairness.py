@@ -31,6 +31,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from poker.fairness.v1 import fairness_pb2, fairness_pb2_grpc
 from service_runtime.testing import token_for
+from services.fairness.shuffle import SeatSeed, shuffle_deck
 
 ROOT = Path(__file__).resolve().parents[2]
 Scenario = Callable[[fairness_pb2_grpc.FairnessServiceStub, str, int], Awaitable[None]]
@@ -126,7 +127,17 @@ def _percentile(values: list[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
+def pure_shuffle_rate(seconds: float = 2.0) -> float:
+    """Decks per second of the v1 shuffle alone (key derivation, DRBG, Fisher-Yates), for reference."""
+    count, stop_at = 0, time.perf_counter() + seconds
+    while time.perf_counter() < stop_at:
+        shuffle_deck(os.urandom(32), (SeatSeed(1, b"a"), SeatSeed(2, b"b")), os.urandom(16))
+        count += 1
+    return count / seconds
+
+
 async def bench(target: str, *, clients: int, seconds: float) -> None:
+    print(f"pure shuffle, no I/O: {pure_shuffle_rate():.0f} decks/s on one core")
     await _wait_serving(target)
     # Warm-up: connections, the first migration-fresh pages, the interpreter's caches.
     await run_scenario(target, commit_and_deck, clients=2, seconds=1.0)
