@@ -227,6 +227,8 @@ class RussianPokerRound:
 
     def insurance_range(self, box: int) -> tuple[int, int] | None:
         """Smallest and largest insurance stake ``box`` may add to PLAY now, None if it cannot insure."""
+        if not self.can_decide(box, Play()):
+            return None
         try:
             return self._check_insurable(box)
         except IllegalDecisionError:

@@ -390,3 +390,10 @@ def test_exchange_fee_is_never_returned_even_when_the_box_wins():
     box = game.settle().box(1)
     assert box.line(Item.EXCHANGE_FEE).outcome is Outcome.LOST
     assert box.player_delta == 3 * 20 - 10
+
+
+def test_insurance_is_offered_only_on_the_box_whose_turn_it_is():
+    game = russian_round(["5s 5d Jc 8h 3s", TRIPS], DEALER_ACE_KING)
+    assert game.insurance_range(2) is None
+    game.fold(1)
+    assert game.insurance_range(2) == (10, 60)
