@@ -185,7 +185,9 @@ class TableState:
         playable = [p.seat for p in self.players if p.can_play]
         if len(playable) < MIN_SEATS:
             return None
-        debt_free = [p.seat for p in self.players if p.can_play and not p.owes_big_blind]
+        debt_free = [
+            p.seat for p in self.players if p.can_play and not (p.owes_big_blind or p.owes_small_blind)
+        ]
         if self.big_blind_seat is None or len(debt_free) < MIN_SEATS:
             return self._plan_restart(playable, first_button)
         previous_big = self.big_blind_seat
@@ -198,16 +200,22 @@ class TableState:
         posts: list[ForcedPost] = []
         for seat in playable:
             player = players[seat]
-            if seat == big or not player.owes_big_blind:
+            owes = player.owes_big_blind or player.owes_small_blind
+            if seat == big or not owes:
                 dealt.append(seat)
             elif player.entry is Entry.POST_NOW and seat != small_position:
                 dealt.append(seat)
-                posts.append(ForcedPost(seat, PostKind.EXTRA_BIG_BLIND))
+                if player.owes_big_blind:
+                    posts.append(ForcedPost(seat, PostKind.EXTRA_BIG_BLIND))
                 if player.owes_small_blind:
                     posts.append(ForcedPost(seat, PostKind.DEAD_SMALL_BLIND))
         if len(dealt) < MIN_SEATS:
             return None
         small: int | None = small_position if small_position in dealt else None
+        if len(dealt) > 2 and button in (small_position, big):
+            # Coming from heads-up (where the button was also the small blind): the button goes to the
+            # seat before the small-blind position.
+            button = max((s for s in dealt if s < small_position), default=max(dealt))
         if len(dealt) == 2:
             # Heads-up: the button posts the small blind, the other player the big blind.
             # Both are debt-free here (two debt-free players are always dealt in), so nobody posts extra.

@@ -16,7 +16,7 @@ def test_encoding_is_four_times_rank_plus_suit() -> None:
 
 
 def test_every_card_round_trips_through_text() -> None:
-    assert FULL_DECK == tuple(range(52))
+    assert tuple(range(52)) == FULL_DECK
     assert [parse_card(card_text(card)) for card in FULL_DECK] == list(FULL_DECK)
     assert len({card_text(card) for card in FULL_DECK}) == 52
 
