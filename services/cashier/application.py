@@ -405,6 +405,12 @@ class Cashier:
                             "the session id was used with different fields",
                             {"field": field},
                         )
+                if not earlier.open:
+                    raise FailedPrecondition(
+                        "SEAT_SESSION_CLOSED",
+                        "this seat session was opened and has closed",
+                        {"session_id": session_id},
+                    )
                 return await self._session_view(conn, earlier), True
             other = await storage.open_seat_session_of_player(conn, player_id)
             if other is not None:

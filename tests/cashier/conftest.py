@@ -6,16 +6,16 @@ import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 
 from service_runtime.database import create_engine
 from service_runtime.migrations import upgrade_to_head
 from services.cashier.application import Cashier
+from services.cashier.assembly import MIGRATIONS_DIR
 from services.cashier.payments import PaymentSource
 
-MIGRATIONS = Path(__file__).resolve().parents[2] / "services" / "cashier" / "migrations"
+MIGRATIONS = MIGRATIONS_DIR
 
 
 @dataclass

@@ -1,0 +1,73 @@
+"""Composition of the cashier process: database, migrations, application, servicer, access policy."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+from pathlib import Path
+
+from sqlalchemy.engine import make_url
+
+from poker.cashier.v1 import cashier_pb2_grpc
+from service_runtime.access import ADMIN_ONLY, ANY_ROLE, SERVICE_ONLY, AccessPolicy
+from service_runtime.auth import Role
+from service_runtime.database import create_engine, is_sqlite
+from service_runtime.migrations import upgrade_to_head
+from service_runtime.process import Assembly
+from service_runtime.server import GrpcService
+from services.cashier.application import Cashier
+from services.cashier.grpc_adapter import SERVICE_NAME, CashierServicer
+from services.cashier.settings import CashierSettings
+
+MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
+VERSION_TABLE = "cashier_alembic_version"
+SERVICE_OR_ADMIN = frozenset({Role.SERVICE, Role.ADMIN})
+
+# Players read and withdraw only their own chips (the handlers check whose); everything that moves
+# chips between accounts is the table's (service role); the conservation audit is the operator's.
+ACCESS = AccessPolicy.for_service(
+    SERVICE_NAME,
+    {
+        "GetBalances": ANY_ROLE,
+        "GetStatement": ANY_ROLE,
+        "Withdraw": ANY_ROLE,
+        "Purchase": SERVICE_OR_ADMIN,
+        "CreateTransfers": SERVICE_ONLY,
+        "LookupTransfers": SERVICE_OR_ADMIN,
+        "OpenSeatSession": SERVICE_ONLY,
+        "SettleHand": SERVICE_ONLY,
+        "CashOutSeatSession": SERVICE_ONLY,
+        "GetSeatSession": SERVICE_OR_ADMIN,
+        "ListOpenSeatSessions": SERVICE_OR_ADMIN,
+        "AuditConservation": ADMIN_ONLY,
+    },
+)
+
+
+def migrate(url: str) -> None:
+    """Bring the cashier schema at `url` to the newest revision (synchronous)."""
+    if is_sqlite(url):
+        # The embedded default lives in a data folder that may not exist yet on a fresh machine.
+        database = make_url(url).database
+        if database and database != ":memory:":
+            Path(database).parent.mkdir(parents=True, exist_ok=True)
+    upgrade_to_head(url, MIGRATIONS_DIR, VERSION_TABLE)
+
+
+def cashier_service(cashier: Cashier) -> GrpcService:
+    servicer = CashierServicer(cashier)
+    return GrpcService(
+        SERVICE_NAME, lambda server: cashier_pb2_grpc.add_CashierServiceServicer_to_server(servicer, server)
+    )
+
+
+async def assemble(settings: CashierSettings) -> Assembly:
+    url = settings.resolved_database_url()
+    await asyncio.to_thread(migrate, url)
+    engine = create_engine(url, pool_size=settings.database_pool_size)
+    cashier = Cashier(
+        engine,
+        stars_purchases_enabled=settings.stars_purchases_enabled,
+        stars_lock=timedelta(days=settings.stars_lock_days),
+    )
+    return Assembly(services=[cashier_service(cashier)], access=ACCESS, close=engine.dispose)

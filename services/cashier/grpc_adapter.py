@@ -1,0 +1,344 @@
+"""The gRPC face of the cashier: translates protobuf to application calls and back, nothing more.
+
+Who may call which RPC is the access policy in `assembly.py`; the handlers that take a player id
+also make sure a caller holding only the player role names nobody but themselves.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from poker.cashier.v1 import cashier_pb2, cashier_pb2_grpc
+from poker.common.v1 import common_pb2
+from service_runtime.auth import Role, current_caller
+from service_runtime.errors import InvalidArgument, PermissionDenied
+from services.cashier.application import Cashier, SeatSessionView, audit_balanced
+from services.cashier.ledger import (
+    AccountKind,
+    Pool,
+    TransferKind,
+    TransferOutcome,
+    TransferRecord,
+    TransferRequest,
+    TransferStatus,
+)
+from services.cashier.payments import PaymentSource
+from services.cashier.settlement import SeatResult, normalise_hand_result
+
+SERVICE_NAME = "poker.cashier.v1.CashierService"
+
+_POOLS: dict[common_pb2.ChipPool.ValueType, Pool] = {
+    common_pb2.CHIP_POOL_GRAM: Pool.GRAM,
+    common_pb2.CHIP_POOL_MPX: Pool.MPX,
+}
+_POOLS_PB: dict[Pool, common_pb2.ChipPool.ValueType] = {pool: value for value, pool in _POOLS.items()}
+_TRANSFER_KINDS: dict[cashier_pb2.TransferKind.ValueType, TransferKind] = {
+    cashier_pb2.TRANSFER_KIND_PURCHASE: TransferKind.PURCHASE,
+    cashier_pb2.TRANSFER_KIND_WITHDRAWAL: TransferKind.WITHDRAWAL,
+    cashier_pb2.TRANSFER_KIND_BUY_IN: TransferKind.BUY_IN,
+    cashier_pb2.TRANSFER_KIND_CASH_OUT: TransferKind.CASH_OUT,
+    cashier_pb2.TRANSFER_KIND_HAND_RESULT: TransferKind.HAND_RESULT,
+    cashier_pb2.TRANSFER_KIND_RAKE: TransferKind.RAKE,
+    cashier_pb2.TRANSFER_KIND_HOUSE_GAME_RESULT: TransferKind.HOUSE_GAME_RESULT,
+    cashier_pb2.TRANSFER_KIND_ADJUSTMENT: TransferKind.ADJUSTMENT,
+}
+_TRANSFER_KINDS_PB: dict[TransferKind, cashier_pb2.TransferKind.ValueType] = {
+    kind: value for value, kind in _TRANSFER_KINDS.items()
+}
+_ACCOUNT_KINDS_PB = {
+    AccountKind.PLAYER_WALLET: cashier_pb2.ACCOUNT_KIND_PLAYER_WALLET,
+    AccountKind.TABLE_SEAT: cashier_pb2.ACCOUNT_KIND_TABLE_SEAT,
+    AccountKind.HOUSE_RAKE: cashier_pb2.ACCOUNT_KIND_HOUSE_RAKE,
+    AccountKind.HOUSE_BANK: cashier_pb2.ACCOUNT_KIND_HOUSE_BANK,
+    AccountKind.JACKPOT: cashier_pb2.ACCOUNT_KIND_JACKPOT,
+    AccountKind.EXTERNAL_MINT: cashier_pb2.ACCOUNT_KIND_EXTERNAL_MINT,
+}
+_SOURCES: dict[cashier_pb2.PaymentSource.ValueType, PaymentSource] = {
+    cashier_pb2.PAYMENT_SOURCE_GRAM: PaymentSource.GRAM,
+    cashier_pb2.PAYMENT_SOURCE_MPX: PaymentSource.MPX,
+    cashier_pb2.PAYMENT_SOURCE_TELEGRAM_STARS: PaymentSource.TELEGRAM_STARS,
+}
+_STATUSES_PB = {
+    TransferStatus.CREATED: cashier_pb2.TRANSFER_STATUS_CREATED,
+    TransferStatus.EXISTS: cashier_pb2.TRANSFER_STATUS_EXISTS,
+    TransferStatus.EXISTS_WITH_DIFFERENT_FIELD: cashier_pb2.TRANSFER_STATUS_EXISTS_WITH_DIFFERENT_FIELD,
+    TransferStatus.FAILED: cashier_pb2.TRANSFER_STATUS_FAILED,
+}
+
+
+def _timestamp(moment: datetime | None) -> Timestamp | None:
+    if moment is None:
+        return None
+    stamp = Timestamp()
+    stamp.FromDatetime(moment)
+    return stamp
+
+
+def _pool(value: common_pb2.ChipPool.ValueType) -> Pool | None:
+    return _POOLS.get(value)
+
+
+def _player_scope(requested: str) -> str:
+    """The player a request is about: a bare player may only name themselves (or nobody)."""
+    caller = current_caller()
+    if caller.has(Role.SERVICE) or caller.has(Role.ADMIN):
+        if not requested:
+            raise InvalidArgument("FIELD_REQUIRED", "player_id is required", {"field": "player_id"})
+        return requested
+    if requested and requested != caller.subject:
+        raise PermissionDenied("NOT_YOUR_RESOURCE", "players may only see and move their own chips")
+    return caller.subject
+
+
+def transfer_pb(record: TransferRecord) -> cashier_pb2.Transfer:
+    request = record.request
+    return cashier_pb2.Transfer(
+        transfer_id=request.transfer_id,
+        debit_account_id=request.debit_account_id,
+        credit_account_id=request.credit_account_id,
+        pool=_POOLS_PB[request.pool] if request.pool else common_pb2.CHIP_POOL_UNSPECIFIED,
+        amount=request.amount,
+        kind=_TRANSFER_KINDS_PB[request.kind] if request.kind else cashier_pb2.TRANSFER_KIND_UNSPECIFIED,
+        reference=request.reference,
+        table_id=request.table_id,
+        create_time=_timestamp(record.created_at),
+    )
+
+
+def _transfer_request(message: cashier_pb2.Transfer) -> TransferRequest:
+    return TransferRequest(
+        transfer_id=message.transfer_id,
+        debit_account_id=message.debit_account_id,
+        credit_account_id=message.credit_account_id,
+        pool=_pool(message.pool),
+        amount=message.amount,
+        kind=_TRANSFER_KINDS.get(message.kind),
+        reference=message.reference,
+        table_id=message.table_id,
+    )
+
+
+def _result_pb(outcome: TransferOutcome) -> cashier_pb2.TransferResult:
+    result = cashier_pb2.TransferResult(
+        transfer_id=outcome.transfer_id,
+        status=_STATUSES_PB[outcome.status],
+        field=outcome.field,
+        reason=outcome.reason,
+    )
+    if outcome.record is not None and outcome.status in (TransferStatus.CREATED, TransferStatus.EXISTS):
+        result.transfer.CopyFrom(transfer_pb(outcome.record))
+    return result
+
+
+def seat_session_pb(view: SeatSessionView) -> cashier_pb2.SeatSession:
+    session = view.session
+    return cashier_pb2.SeatSession(
+        session_id=session.session_id,
+        player_id=session.player_id,
+        table_id=session.table_id,
+        seat_index=session.seat_index,
+        pool=_POOLS_PB[session.pool],
+        account_id=session.account_id,
+        state=cashier_pb2.SEAT_SESSION_STATE_OPEN if session.open else cashier_pb2.SEAT_SESSION_STATE_CLOSED,
+        buy_in_amount=session.buy_in_amount,
+        stack=view.stack,
+        cash_out_amount=session.cash_out_amount,
+        open_time=_timestamp(session.opened_at),
+        close_time=_timestamp(session.closed_at),
+    )
+
+
+class CashierServicer(cashier_pb2_grpc.CashierServiceServicer):
+    """One thin handler per RPC over the application."""
+
+    def __init__(self, cashier: Cashier) -> None:
+        self._cashier = cashier
+
+    async def GetBalances(  # noqa: N802 - the generated servicer names methods after the RPCs
+        self, request: cashier_pb2.GetBalancesRequest, context: Any
+    ) -> cashier_pb2.GetBalancesResponse:
+        player_id = _player_scope(request.player_id)
+        wallets, session = await self._cashier.balances(player_id)
+        response = cashier_pb2.GetBalancesResponse(
+            player_id=player_id,
+            wallets=[
+                cashier_pb2.WalletBalance(
+                    pool=_POOLS_PB[w.pool],
+                    balance=w.balance,
+                    locked_amount=w.locked_amount,
+                    next_unlock_time=_timestamp(w.next_unlock_time),
+                )
+                for w in wallets
+            ],
+        )
+        if session is not None:
+            response.open_seat_session.CopyFrom(seat_session_pb(session))
+        return response
+
+    async def Purchase(  # noqa: N802
+        self, request: cashier_pb2.PurchaseRequest, context: Any
+    ) -> cashier_pb2.PurchaseResponse:
+        result = await self._cashier.purchase(
+            payment_reference=request.payment_reference,
+            player_id=request.player_id,
+            source=_SOURCES.get(request.source),
+            amount_minor=request.amount_minor,
+        )
+        return cashier_pb2.PurchaseResponse(
+            transfer=transfer_pb(result.record),
+            existing=result.existing,
+            unlock_time=_timestamp(result.unlock_time),
+        )
+
+    async def Withdraw(  # noqa: N802
+        self, request: cashier_pb2.WithdrawRequest, context: Any
+    ) -> cashier_pb2.WithdrawResponse:
+        player_id = _player_scope(request.player_id)
+        result = await self._cashier.withdraw(
+            payment_reference=request.payment_reference,
+            player_id=player_id,
+            source=_SOURCES.get(request.source),
+            amount_minor=request.amount_minor,
+        )
+        return cashier_pb2.WithdrawResponse(transfer=transfer_pb(result.record), existing=result.existing)
+
+    async def CreateTransfers(  # noqa: N802
+        self, request: cashier_pb2.CreateTransfersRequest, context: Any
+    ) -> cashier_pb2.CreateTransfersResponse:
+        outcomes = await self._cashier.create_transfers(
+            [_transfer_request(t) for t in request.transfers], linked=request.linked
+        )
+        return cashier_pb2.CreateTransfersResponse(results=[_result_pb(o) for o in outcomes])
+
+    async def LookupTransfers(  # noqa: N802
+        self, request: cashier_pb2.LookupTransfersRequest, context: Any
+    ) -> cashier_pb2.LookupTransfersResponse:
+        records = await self._cashier.lookup_transfers(list(request.transfer_ids))
+        results = []
+        for record in records:
+            result = cashier_pb2.TransferResult(
+                transfer_id=record.request.transfer_id, transfer=transfer_pb(record)
+            )
+            if record.applied:
+                result.status = cashier_pb2.TRANSFER_STATUS_EXISTS
+            else:
+                result.status = cashier_pb2.TRANSFER_STATUS_FAILED
+                result.reason = record.failure_reason or ""
+            results.append(result)
+        return cashier_pb2.LookupTransfersResponse(results=results)
+
+    async def OpenSeatSession(  # noqa: N802
+        self, request: cashier_pb2.OpenSeatSessionRequest, context: Any
+    ) -> cashier_pb2.OpenSeatSessionResponse:
+        view, existing = await self._cashier.open_seat_session(
+            session_id=request.session_id,
+            player_id=request.player_id,
+            table_id=request.table_id,
+            seat_index=request.seat_index,
+            pool=_pool(request.pool),
+            buy_in_amount=request.buy_in_amount,
+            min_buy_in=request.min_buy_in,
+            max_buy_in=request.max_buy_in,
+        )
+        return cashier_pb2.OpenSeatSessionResponse(seat_session=seat_session_pb(view), existing=existing)
+
+    async def SettleHand(  # noqa: N802
+        self, request: cashier_pb2.SettleHandRequest, context: Any
+    ) -> cashier_pb2.SettleHandResponse:
+        hand = normalise_hand_result(
+            request.hand_id,
+            request.table_id,
+            _pool(request.pool),
+            [SeatResult(r.session_id, r.net_amount) for r in request.seat_results],
+            request.rake,
+            request.house_bank_amount,
+        )
+        view, existing = await self._cashier.settle_hand(hand)
+        settlement = cashier_pb2.Settlement(
+            hand_id=hand.hand_id,
+            table_id=hand.table_id,
+            pool=_POOLS_PB[hand.pool],
+            transfers=[transfer_pb(r) for r in view.transfers],
+            stacks_after=[
+                cashier_pb2.SeatResult(session_id=s, net_amount=stack) for s, stack in view.stacks_after
+            ],
+            settle_time=_timestamp(view.settled_at),
+        )
+        return cashier_pb2.SettleHandResponse(settlement=settlement, existing=existing)
+
+    async def CashOutSeatSession(  # noqa: N802
+        self, request: cashier_pb2.CashOutSeatSessionRequest, context: Any
+    ) -> cashier_pb2.CashOutSeatSessionResponse:
+        view, existing = await self._cashier.cash_out(request.session_id)
+        return cashier_pb2.CashOutSeatSessionResponse(seat_session=seat_session_pb(view), existing=existing)
+
+    async def GetSeatSession(  # noqa: N802
+        self, request: cashier_pb2.GetSeatSessionRequest, context: Any
+    ) -> cashier_pb2.GetSeatSessionResponse:
+        view = await self._cashier.seat_session(request.session_id)
+        return cashier_pb2.GetSeatSessionResponse(seat_session=seat_session_pb(view))
+
+    async def ListOpenSeatSessions(  # noqa: N802
+        self, request: cashier_pb2.ListOpenSeatSessionsRequest, context: Any
+    ) -> cashier_pb2.ListOpenSeatSessionsResponse:
+        views = await self._cashier.open_seat_sessions(request.table_id)
+        return cashier_pb2.ListOpenSeatSessionsResponse(seat_sessions=[seat_session_pb(v) for v in views])
+
+    async def GetStatement(  # noqa: N802
+        self, request: cashier_pb2.GetStatementRequest, context: Any
+    ) -> cashier_pb2.GetStatementResponse:
+        player_id = _player_scope(request.player_id)
+        lines, token = await self._cashier.statement(
+            player_id,
+            pool=_pool(request.pool),
+            page_size=request.page.page_size,
+            page_token=request.page.page_token,
+        )
+        entries = []
+        for line in lines:
+            transfer = line.record.request
+            entries.append(
+                cashier_pb2.StatementEntry(
+                    transfer_id=transfer.transfer_id,
+                    account_id=line.account.account_id,
+                    account_kind=_ACCOUNT_KINDS_PB[line.account.kind],
+                    pool=_POOLS_PB[line.account.pool],
+                    amount=line.amount,
+                    balance_after=line.balance_after,
+                    kind=_TRANSFER_KINDS_PB[transfer.kind]
+                    if transfer.kind
+                    else cashier_pb2.TRANSFER_KIND_UNSPECIFIED,
+                    reference=transfer.reference,
+                    table_id=transfer.table_id,
+                    create_time=_timestamp(line.record.created_at),
+                )
+            )
+        return cashier_pb2.GetStatementResponse(
+            entries=entries, page=common_pb2.PageResponse(next_page_token=token)
+        )
+
+    async def AuditConservation(  # noqa: N802
+        self, request: cashier_pb2.AuditConservationRequest, context: Any
+    ) -> cashier_pb2.AuditConservationResponse:
+        figures, at = await self._cashier.audit()
+        pools = [
+            cashier_pb2.PoolAudit(
+                pool=_POOLS_PB[f.pool],
+                minted=f.minted,
+                burned=f.burned,
+                accounts_total=f.accounts_total,
+                journal_total=f.journal_total,
+                debits_posted=f.debits_posted,
+                credits_posted=f.credits_posted,
+                negative_accounts=f.negative_accounts,
+                account_count=f.account_count,
+                balanced=audit_balanced(f),
+            )
+            for f in figures
+        ]
+        return cashier_pb2.AuditConservationResponse(
+            pools=pools, balanced=all(p.balanced for p in pools), audit_time=_timestamp(at)
+        )
