@@ -1,0 +1,257 @@
+"""Engine benchmark (``make bench``): 7-card evaluations and random-action hands per second, side by side.
+
+Everything is measured in this one run on this machine: poker_engine against treys, pokerkit,
+phevaluator and eval7 for single-call 7-card evaluation, and poker_engine against PokerKit for complete
+6-handed no-limit hands driven by the same random legal-action policy. Figures are best-of-three to damp
+noise from other processes on a shared machine. Not a test: it asserts nothing and prints a table.
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+SEED = 20261130
+EVAL_HANDS = 100_000
+REPEATS = 3
+
+
+def best_rate(run: Callable[[], int], repeats: int = REPEATS) -> float:
+    """Items per second of the fastest of ``repeats`` runs (``run`` returns how many items it did)."""
+    best = 0.0
+    for _ in range(repeats):
+        started = time.perf_counter()
+        count = run()
+        best = max(best, count / (time.perf_counter() - started))
+    return best
+
+
+def evaluator_rates(hands: Sequence[tuple[int, ...]]) -> list[tuple[str, float, str]]:
+    from poker_engine.cards import card_text
+    from poker_engine.evaluator import evaluate, strength7
+
+    rows: list[tuple[str, float, str]] = []
+
+    def ours_fast() -> int:
+        for hand in hands:
+            strength7(*hand)
+        return len(hands)
+
+    def ours_full() -> int:
+        subset = hands[: len(hands) // 5]
+        for hand in subset:
+            evaluate(hand)
+        return len(subset)
+
+    rows.append(("poker_engine strength7 (pure Python, table lookup)", best_rate(ours_fast), ""))
+    rows.append(("poker_engine evaluate (validated, best five, HandValue)", best_rate(ours_full), ""))
+    texts = [[card_text(card) for card in hand] for hand in hands]
+
+    try:
+        import treys
+
+        treys_evaluator = treys.Evaluator()
+        treys_hands = [
+            ([treys.Card.new(t) for t in text[:2]], [treys.Card.new(t) for t in text[2:]]) for text in texts
+        ]
+        subset_t = treys_hands[: len(hands) // 4]
+
+        def run_treys() -> int:
+            for hole, board in subset_t:
+                treys_evaluator.evaluate(hole, board)
+            return len(subset_t)
+
+        rows.append(("treys (pure Python)", best_rate(run_treys), ""))
+    except ImportError as missing:
+        rows.append(("treys", 0.0, f"not installed: {missing}"))
+
+    try:
+        from pokerkit import Card, StandardHighHand
+
+        kit_hands = [
+            (list(Card.parse("".join(text[:2]))), list(Card.parse("".join(text[2:])))) for text in texts
+        ]
+        subset_k = kit_hands[:2_000]
+
+        def run_pokerkit() -> int:
+            for hole, board in subset_k:
+                StandardHighHand.from_game(hole, board)
+            return len(subset_k)
+
+        rows.append(("pokerkit StandardHighHand.from_game (pure Python)", best_rate(run_pokerkit), ""))
+    except ImportError as missing:
+        rows.append(("pokerkit", 0.0, f"not installed: {missing}"))
+
+    try:
+        from phevaluator import evaluate_cards
+
+        def run_phevaluator() -> int:
+            for hand in hands:  # same card ints (4 * rank + suit) as poker_engine
+                evaluate_cards(*hand)
+            return len(hands)
+
+        rows.append(("phevaluator evaluate_cards (C extension)", best_rate(run_phevaluator), ""))
+    except ImportError as missing:
+        rows.append(("phevaluator", 0.0, f"not installed: {missing}"))
+
+    try:
+        import eval7
+
+        eval7_hands = [[eval7.Card(t) for t in text] for text in texts]
+
+        def run_eval7() -> int:
+            for hand in eval7_hands:
+                eval7.evaluate(hand)
+            return len(eval7_hands)
+
+        rows.append(("eval7 evaluate (Cython)", best_rate(run_eval7), ""))
+    except ImportError as missing:
+        rows.append(("eval7", 0.0, f"not installed: {missing}"))
+    return rows
+
+
+# Random-action policy shared by both engines: facing a bet, fold 15%; bet or raise (uniform amount in
+# the legal range) 25%; otherwise check or call. Six players, 1,000 chips each, blinds 5/10, step 1.
+FOLD_CHANCE = 0.15
+RAISE_CHANCE = 0.25
+PLAYERS = 6
+STACK = 1000
+
+
+def ours_hands(seconds: float) -> tuple[float, int]:
+    from poker_engine.config import HandConfig, SeatConfig, Variant
+    from poker_engine.hand import Hand
+
+    rng = random.Random(SEED)
+    seats = tuple(SeatConfig(seat, f"p{seat}", STACK) for seat in range(PLAYERS))
+    deck = list(range(52))
+    actions = 0
+
+    def run() -> int:
+        nonlocal actions
+        count = 0
+        deadline = time.perf_counter() + seconds
+        while time.perf_counter() < deadline:
+            rng.shuffle(deck)
+            config = HandConfig(Variant.NO_LIMIT, seats, count % PLAYERS, 5, 10, tuple(deck))
+            hand = Hand(config)
+            while not hand.is_over:
+                legal = hand.legal_actions()
+                assert legal is not None
+                roll = rng.random()
+                if legal.can_call and roll < FOLD_CHANCE:
+                    hand.fold(legal.seat)
+                elif (legal.can_bet or legal.can_raise) and roll < FOLD_CHANCE + RAISE_CHANCE:
+                    to = rng.randint(legal.min_to, legal.max_to)
+                    (hand.bet if legal.can_bet else hand.raise_to)(legal.seat, to)
+                elif legal.can_call:
+                    hand.call(legal.seat)
+                else:
+                    hand.check(legal.seat)
+                actions += 1
+            count += 1
+        return count
+
+    hands_before = 0
+
+    def counted() -> int:
+        nonlocal hands_before
+        done = run()
+        hands_before += done
+        return done
+
+    rate = best_rate(counted)
+    return rate, actions / max(hands_before, 1)
+
+
+def pokerkit_hands(seconds: float) -> tuple[float, float]:
+    from pokerkit import Automation, Mode, NoLimitTexasHoldem
+
+    automations = (
+        Automation.ANTE_POSTING,
+        Automation.BET_COLLECTION,
+        Automation.BLIND_OR_STRADDLE_POSTING,
+        Automation.CARD_BURNING,
+        Automation.HOLE_DEALING,
+        Automation.BOARD_DEALING,
+        Automation.RUNOUT_COUNT_SELECTION,
+        Automation.HOLE_CARDS_SHOWING_OR_MUCKING,
+        Automation.HAND_KILLING,
+        Automation.CHIPS_PUSHING,
+        Automation.CHIPS_PULLING,
+    )
+    rng = random.Random(SEED)
+    actions = 0
+    total = 0
+
+    def run() -> int:
+        nonlocal actions, total
+        count = 0
+        deadline = time.perf_counter() + seconds
+        while time.perf_counter() < deadline:
+            state: Any = NoLimitTexasHoldem.create_state(
+                automations, True, 0, (5, 10), 10, (STACK,) * PLAYERS, PLAYERS, mode=Mode.CASH_GAME
+            )
+            while state.status:
+                roll = rng.random()
+                facing = state.checking_or_calling_amount > 0
+                if facing and roll < FOLD_CHANCE:
+                    state.fold()
+                elif state.can_complete_bet_or_raise_to() and roll < FOLD_CHANCE + RAISE_CHANCE:
+                    low = state.min_completion_betting_or_raising_to_amount
+                    high = state.max_completion_betting_or_raising_to_amount
+                    state.complete_bet_or_raise_to(rng.randint(low, high))
+                else:
+                    state.check_or_call()
+                actions += 1
+            count += 1
+        total += count
+        return count
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rate = best_rate(run)
+    return rate, actions / max(total, 1)
+
+
+def main() -> int:
+    started = time.perf_counter()
+    import_started = time.perf_counter()
+    import poker_engine.evaluator  # noqa: F401  (timed: builds the lookup tables)
+
+    import_seconds = time.perf_counter() - import_started
+    rng = random.Random(SEED)
+    hands = [tuple(rng.sample(range(52), 7)) for _ in range(EVAL_HANDS)]
+    print(
+        f"python {sys.version.split()[0]}; poker_engine evaluator tables built at import in {import_seconds:.2f}s"
+    )
+    print()
+    print("7-card evaluations per second, single call (best of 3; target >= 1,000,000 for poker_engine)")
+    rows = evaluator_rates(hands)
+    for name, rate, note in rows:
+        print(f"  {name:<58} {rate:>12,.0f} /s {note}")
+    print()
+    print(f"Complete {PLAYERS}-handed no-limit hands per second, random legal actions (best of 3)")
+    ours_rate, ours_actions = ours_hands(4.0)
+    try:
+        kit_rate, kit_actions = pokerkit_hands(4.0)
+    except ImportError as missing:
+        kit_rate, kit_actions = 0.0, 0.0
+        print(f"  pokerkit not installed: {missing}")
+    print(f"  {'poker_engine Hand':<58} {ours_rate:>12,.0f} /s  ({ours_actions:.1f} actions per hand)")
+    print(
+        f"  {'pokerkit NoLimitTexasHoldem (same policy)':<58} {kit_rate:>12,.0f} /s  ({kit_actions:.1f} actions per hand)"
+    )
+    if kit_rate:
+        print(f"  ratio poker_engine / pokerkit: {ours_rate / kit_rate:.1f}x (target >= 10x)")
+    print()
+    print(f"total bench time {time.perf_counter() - started:.0f}s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
