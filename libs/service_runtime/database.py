@@ -54,7 +54,9 @@ def create_engine(url: str, *, pool_size: int = 10) -> AsyncEngine:
             cursor.close()
 
         return engine
-    return create_async_engine(url, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True)
+    # No pre-ping: it costs a round trip per checkout on the ledger's hot path; stale connections are
+    # recycled instead, and a dropped one fails its transaction, which callers retry.
+    return create_async_engine(url, pool_size=pool_size, max_overflow=pool_size, pool_recycle=1800)
 
 
 def create_session_factory(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:

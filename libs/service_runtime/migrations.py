@@ -12,6 +12,7 @@ from pathlib import Path
 from alembic import command, context
 from alembic.config import Config
 from sqlalchemy import MetaData, create_engine, pool
+from sqlalchemy.engine import make_url
 
 from service_runtime.database import sync_url
 
@@ -27,6 +28,10 @@ def alembic_config(url: str, migrations_dir: Path, version_table: str) -> Config
 
 def upgrade_to_head(url: str, migrations_dir: Path, version_table: str) -> None:
     """Bring the database at `url` to the newest revision in `migrations_dir` (synchronous)."""
+    parsed = make_url(sync_url(url))
+    if parsed.get_backend_name() == "sqlite" and parsed.database and parsed.database != ":memory:":
+        # A fresh data folder: SQLite creates the file but not the folders above it.
+        Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
     command.upgrade(alembic_config(url, migrations_dir, version_table), "head")
 
 

@@ -17,7 +17,10 @@ def configure_logging(service: str, *, log_format: str = "auto", level: str = "i
     """Configure structlog (and the stdlib root logger it feeds) once per process."""
     renderer: Any
     if log_format == "console" or (log_format == "auto" and sys.stderr.isatty()):
-        renderer = structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty())
+        # Plain tracebacks: a rich traceback would print local variables, which may hold seeds or cards.
+        renderer = structlog.dev.ConsoleRenderer(
+            colors=sys.stderr.isatty(), exception_formatter=structlog.dev.plain_traceback
+        )
     else:
         renderer = structlog.processors.JSONRenderer()
     structlog.configure(

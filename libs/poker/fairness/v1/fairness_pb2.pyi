@@ -153,7 +153,9 @@ class ClientSeed(_message.Message):
     seat: _builtins.int
     """The seat number the seed belongs to; client seeds enter the shuffle in ascending seat order."""
     player_id: _builtins.str
-    """The player seated there when the seed was added, so each player can find their own seed."""
+    """The player seated there when the seed was added, so each player can find their own seed. Shown
+    to the service and admin roles and to that player; empty for other callers.
+    """
     client_seed: _builtins.bytes
     """The seed bytes as the player chose them, 1 to 64 bytes."""
     def __init__(
