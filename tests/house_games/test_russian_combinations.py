@@ -60,3 +60,17 @@ def test_second_combination_is_the_best_one_available():
     assert hand.main.kind is RussianCombination.STRAIGHT
     assert hand.second is not None
     assert hand.second.kind is RussianCombination.STRAIGHT
+
+
+@pytest.mark.slow
+def test_golden_counts_of_all_five_card_hands():
+    # Perft-style: every one of the 2,598,960 hands, classified as the bonus bet sees it.
+    from collections import Counter
+    from itertools import combinations
+
+    from house_games.russian_combinations import combination_of
+    from house_games.russian_poker_bonus import FIVE_CARD_COMBINATION_COUNTS
+    from poker_engine.evaluator import evaluate
+
+    counts = Counter(combination_of(evaluate(five)).kind for five in combinations(range(52), 5))
+    assert counts == FIVE_CARD_COMBINATION_COUNTS
