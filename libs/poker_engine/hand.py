@@ -14,37 +14,31 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from poker_engine.actions import Action, LegalActions
+from poker_engine.actions import Action
+from poker_engine.betting import BettingRules
 from poker_engine.config import ForcedPost, HandConfig, PostKind, Variant, standard_blind_seats
 from poker_engine.errors import IllegalActionError
-from poker_engine.evaluator import describe_strength, strength7
 from poker_engine.events import (
     ActionCause,
     ActionKind,
     BlindPosted,
     BoardDealt,
-    CardsMucked,
-    CardsShown,
     Event,
     HandEnded,
     HandStarted,
     HoleCardsDealt,
     PlayerActed,
-    PotAwarded,
     SeatInfo,
-    SeatResult,
     Street,
     UncalledBetReturned,
 )
-from poker_engine.pots import build_pots, rake_for, split_pot, take_rake
+from poker_engine.showdown import settle_hand
 
-# Fixed limit: one bet and three raises per round; before the flop the big blind counts as the bet.
-FIXED_LIMIT_BET_CAP = 4
 _NEXT_STREET = {Street.PREFLOP: Street.FLOP, Street.FLOP: Street.TURN, Street.TURN: Street.RIVER}
 _BOARD_CARDS = {Street.FLOP: 3, Street.TURN: 1, Street.RIVER: 1}
 
 
-class Hand:
+class Hand(BettingRules):
     """A running hand. Build it from a HandConfig; read ``events`` for the record."""
 
     def __init__(self, config: HandConfig) -> None:
@@ -125,32 +119,6 @@ class Hand:
 
     def in_hand(self, seat: int) -> bool:
         return not self._folded[self._index(seat)]
-
-    def legal_actions(self) -> LegalActions | None:
-        """What the player to act may do, or None when the hand is over."""
-        i = self._actor
-        if i is None:
-            return None
-        stack, bet, current = self._stacks[i], self._bets[i], self._current_bet
-        all_in_to = bet + stack
-        can_bet = can_raise = False
-        min_to = max_to = 0
-        if self._may_raise(i):
-            min_to, max_to = self._raise_range(i)
-            can_bet, can_raise = current == 0, current > 0
-        return LegalActions(
-            seat=self._seat_numbers[i],
-            can_fold=True,
-            can_check=bet >= current,
-            can_call=bet < current,
-            call_amount=min(current - bet, stack) if bet < current else 0,
-            can_bet=can_bet,
-            can_raise=can_raise,
-            min_to=min_to,
-            max_to=max_to,
-            step=self._step,
-            all_in_to=all_in_to,
-        )
 
     # ------------------------------------------------------- check / can / do
 
@@ -278,135 +246,6 @@ class Hand:
         if kind is ActionKind.BET:
             return self.bet(action.seat, action.to)
         return self.raise_to(action.seat, action.to)
-
-    # ------------------------------------------------------------- validation
-
-    @property
-    def _step(self) -> int:
-        return self.config.step if self.config.variant is Variant.NO_LIMIT else 1
-
-    def _index(self, seat: int) -> int:
-        index = self._index_of.get(seat)
-        if index is None:
-            raise IllegalActionError(f"seat {seat} is not in this hand", "UNKNOWN_SEAT")
-        return index
-
-    @staticmethod
-    def _raise_if(error: IllegalActionError | None) -> None:
-        if error is not None:
-            raise error
-
-    def _verify_turn(self, seat: int) -> None:
-        self._raise_if(self._refusal_turn(seat))
-
-    def _refusal_turn(self, seat: int) -> IllegalActionError | None:
-        if self._street is Street.COMPLETE:
-            return IllegalActionError("the hand is over", "HAND_IS_OVER")
-        index = self._index_of.get(seat)
-        if index is None:
-            return IllegalActionError(f"seat {seat} is not in this hand", "UNKNOWN_SEAT")
-        if self._folded[index]:
-            return IllegalActionError(f"seat {seat} has folded", "NOT_IN_HAND")
-        if index != self._actor:
-            return IllegalActionError(f"it is not seat {seat}'s turn", "NOT_YOUR_TURN")
-        return None
-
-    def _refusal_check(self, seat: int) -> IllegalActionError | None:
-        refusal = self._refusal_turn(seat)
-        if refusal is None and self._bets[self._index_of[seat]] < self._current_bet:
-            # Rules 3: a check only when nobody this round has put in more than you.
-            return IllegalActionError("there is a bet to call", "CHECK_NOT_ALLOWED")
-        return refusal
-
-    def _refusal_call(self, seat: int) -> IllegalActionError | None:
-        refusal = self._refusal_turn(seat)
-        if refusal is None and self._bets[self._index_of[seat]] >= self._current_bet:
-            return IllegalActionError("nothing to call", "NOTHING_TO_CALL")
-        return refusal
-
-    def _refusal_leave(self, seat: int) -> IllegalActionError | None:
-        if self._street is Street.COMPLETE:
-            return IllegalActionError("the hand is over", "HAND_IS_OVER")
-        index = self._index_of.get(seat)
-        if index is None:
-            return IllegalActionError(f"seat {seat} is not in this hand", "UNKNOWN_SEAT")
-        if self._folded[index]:
-            return IllegalActionError(f"seat {seat} has folded", "NOT_IN_HAND")
-        return None
-
-    def _refusal_all_in(self, seat: int) -> IllegalActionError | None:
-        refusal = self._refusal_turn(seat)
-        if refusal is not None:
-            return refusal
-        i = self._index_of[seat]
-        if self._bets[i] + self._stacks[i] <= self._current_bet or self._may_raise(i):
-            return None
-        return IllegalActionError(
-            "an all-in here would be a raise, and raising is closed", "RAISE_NOT_ALLOWED"
-        )
-
-    def _refusal_wager(self, seat: int, to: int, kind: ActionKind) -> IllegalActionError | None:
-        refusal = self._refusal_turn(seat)
-        if refusal is not None:
-            return refusal
-        i = self._index_of[seat]
-        current = self._current_bet
-        if kind is ActionKind.BET and current > 0:
-            return IllegalActionError("there is already a bet: raise instead", "BET_NOT_ALLOWED")
-        if kind is ActionKind.RAISE and current == 0:
-            return IllegalActionError("there is no bet to raise: bet instead", "RAISE_NOT_ALLOWED")
-        if type(to) is not int:
-            return IllegalActionError("amount must be an int", "INVALID_AMOUNT")
-        if (
-            self.config.variant is Variant.FIXED_LIMIT
-            and self._bets_this_round >= FIXED_LIMIT_BET_CAP
-            and self._others_can_act(i)
-        ):
-            return IllegalActionError("the betting is capped this round", "BETTING_CAPPED")
-        if not self._may_raise(i):
-            # An all-in short of a full raise does not reopen the betting for who already acted.
-            return IllegalActionError("raising is not open to this player", f"{kind.value}_NOT_ALLOWED")
-        all_in_to = self._bets[i] + self._stacks[i]
-        if to == all_in_to:
-            return None
-        min_to, max_to = self._raise_range(i)
-        if to > max_to:
-            return IllegalActionError(f"at most {max_to}", "AMOUNT_TOO_LARGE")
-        if to < min_to:
-            return IllegalActionError(f"at least {min_to}", f"{kind.value}_TOO_SMALL")
-        if to % self._step:
-            return IllegalActionError(f"amounts move in steps of {self._step}", "AMOUNT_NOT_ON_STEP")
-        return None
-
-    def _others_can_act(self, i: int) -> bool:
-        stacks, folded = self._stacks, self._folded
-        return any(j != i and not folded[j] and stacks[j] > 0 for j in range(self._n))
-
-    def _may_raise(self, i: int) -> bool:
-        """Whether player ``i`` (to act) may bet or raise at all, whatever the amount."""
-        if self._bets[i] + self._stacks[i] <= self._current_bet or not self._others_can_act(i):
-            return False
-        if self.config.variant is Variant.FIXED_LIMIT and self._bets_this_round >= FIXED_LIMIT_BET_CAP:
-            return False
-        # A full raise since this player last acted reopens the betting for them; short all-ins only
-        # count together (two short all-ins that add up to a full raise do reopen it).
-        return not self._acted[i] or self._current_bet >= self._reopen_at[i]
-
-    def _raise_range(self, i: int) -> tuple[int, int]:
-        all_in_to = self._bets[i] + self._stacks[i]
-        if self.config.variant is Variant.FIXED_LIMIT:
-            fixed = self._current_bet + self._limit_size()
-            return min(fixed, all_in_to), min(fixed, all_in_to)
-        step = self.config.step
-        # Minimum bet is the big blind; a raise must be at least the last full raise (rules 10).
-        minimum = self._current_bet + self._full_raise if self._current_bet else self.config.big_blind
-        minimum = -(-minimum // step) * step
-        return min(minimum, all_in_to), all_in_to
-
-    def _limit_size(self) -> int:
-        if self._street in (Street.PREFLOP, Street.FLOP):
-            return self.config.limit_small_bet
-        return self.config.limit_big_bet
 
     def _fixed_limit_wager(self, seat: int, kind: ActionKind) -> tuple[Event, ...]:
         i = self._index(seat)
@@ -582,64 +421,28 @@ class Hand:
         )
 
     def _settle(self, showdown: bool) -> None:
-        config = self.config
-        pots = build_pots(self._contributed, self._folded)
-        rake = rake_for(sum(self._contributed), config.rake.basis_points, config.rake.cap, self._flop_dealt)
-        raked = take_rake(pots, rake)
-        order = self._from_button_left
-        strengths: dict[int, int] = {}
-        all_in_showdown = sum(1 for i in range(self._n) if not self._folded[i] and self._stacks[i] > 0) < 2
         if showdown:
             self._street = Street.SHOWDOWN
-            board = self._board
-            for i in order:
-                if not self._folded[i]:
-                    strengths[i] = strength7(*self._hole[i], *board)
-        awards: list[PotAwarded] = []
-        winners_any: set[int] = set()
-        for number, (pot, pot_rake) in enumerate(zip(pots, raked, strict=True)):
-            contenders = [i for i in order if i in pot.eligible]
-            if showdown:
-                best = max(strengths[i] for i in contenders)
-                winners = [i for i in contenders if strengths[i] == best]
-            else:
-                winners = contenders
-            shares = split_pot(pot.amount - pot_rake, winners)
-            winners_any.update(winners)
-            for i, amount in shares:
-                self._stacks[i] += amount
-            awards.append(
-                PotAwarded(
-                    index=number,
-                    amount=pot.amount - pot_rake,
-                    rake=pot_rake,
-                    eligible=tuple(self._seat_numbers[i] for i in contenders),
-                    winners=tuple((self._seat_numbers[i], amount) for i, amount in shares),
-                )
-            )
-        if showdown:
-            # Hands are turned up when an all-in closed the betting (nobody left to bet against);
-            # otherwise every hand that wins a share is shown and the others are mucked (recorded in the
-            # full record, hidden in player and spectator views).
-            for i in order:
-                if self._folded[i]:
-                    continue
-                seat = self._seat_numbers[i]
-                if i in winners_any or all_in_showdown:
-                    self._emit(CardsShown(seat, self._hole[i], describe_strength(strengths[i])))
-                else:
-                    self._emit(CardsMucked(seat, self._hole[i]))
-        for award in awards:
-            self._emit(award)
-        results = tuple(
-            SeatResult(seat, player, start, stack)
-            for seat, player, start, stack in zip(
-                self._seat_numbers, self._player_ids, self._starting, self._stacks, strict=True
-            )
+        closing = settle_hand(
+            seat_numbers=self._seat_numbers,
+            player_ids=self._player_ids,
+            starting=self._starting,
+            stacks=self._stacks,
+            contributed=self._contributed,
+            folded=self._folded,
+            hole=self._hole,
+            board=self._board,
+            from_button_left=self._from_button_left,
+            rake_rule=self.config.rake,
+            flop_dealt=self._flop_dealt,
+            uncalled=self._uncalled,
+            showdown=showdown,
         )
-        self._result = HandEnded(results, rake, tuple(awards), tuple(self._uncalled))
+        self._events.extend(closing)
+        result = closing[-1]
+        assert isinstance(result, HandEnded)
+        self._result = result
         self._street = Street.COMPLETE
-        self._emit(self._result)
 
 
 def play_actions(config: HandConfig, actions: Sequence[Action]) -> Hand:
