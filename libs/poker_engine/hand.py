@@ -18,11 +18,13 @@ from poker_engine.actions import Action
 from poker_engine.betting import BettingRules
 from poker_engine.config import ForcedPost, HandConfig, PostKind, Variant, standard_blind_seats
 from poker_engine.errors import IllegalActionError
+from poker_engine.evaluator import describe_strength, strength7
 from poker_engine.events import (
     ActionCause,
     ActionKind,
     BlindPosted,
     BoardDealt,
+    CardsShown,
     Event,
     HandEnded,
     HandStarted,
@@ -119,6 +121,16 @@ class Hand(BettingRules):
 
     def in_hand(self, seat: int) -> bool:
         return not self._folded[self._index(seat)]
+
+    @property
+    def bets(self) -> dict[int, int]:
+        """Each seat's bet in the current betting round (not yet in a pot)."""
+        return dict(zip(self._seat_numbers, self._bets, strict=True))
+
+    @property
+    def pot_total(self) -> int:
+        """All chips put in so far, bets of the current round included."""
+        return sum(self._contributed)
 
     # ------------------------------------------------------- check / can / do
 
@@ -229,6 +241,32 @@ class Hand(BettingRules):
             else:
                 self._actor = actor
         return tuple(self._events[mark:])
+
+    def verify_show(self, seat: int) -> None:
+        self._raise_if(self._refusal_show(seat))
+
+    def can_show(self, seat: int) -> bool:
+        return self._refusal_show(seat) is None
+
+    def show(self, seat: int) -> tuple[Event, ...]:
+        """After the hand, a player may turn up cards that were mucked, folded or won without a showdown."""
+        self.verify_show(seat)
+        i = self._index_of[seat]
+        cards = self._hole[i]
+        words = describe_strength(strength7(*cards, *self._board)) if len(self._board) == 5 else ""
+        event = CardsShown(seat, cards, words)
+        self._emit(event)
+        return (event,)
+
+    def _refusal_show(self, seat: int) -> IllegalActionError | None:
+        index = self._index_of.get(seat)
+        if index is None:
+            return IllegalActionError(f"seat {seat} is not in this hand", "UNKNOWN_SEAT")
+        if self._street is not Street.COMPLETE:
+            return IllegalActionError("cards are shown by choice only after the hand", "HAND_NOT_OVER")
+        if any(isinstance(e, CardsShown) and e.seat == seat for e in self._events):
+            return IllegalActionError("these cards are already shown", "ALREADY_SHOWN")
+        return None
 
     def act(self, action: Action) -> tuple[Event, ...]:
         """Dispatch an Action value (what the table service and the replay tool receive)."""

@@ -86,3 +86,21 @@ def test_replay_command_prints_json_and_exits_nonzero_on_an_illegal_action(tmp_p
     )
     assert done.returncode == 1
     assert json.loads(done.stdout)["error"]["reason"] == "NOT_YOUR_TURN"
+
+
+GOLDEN_HANDS = sorted((Path(__file__).parent / "hands").glob("*.json"))
+
+
+@pytest.mark.parametrize("path", GOLDEN_HANDS, ids=[path.stem for path in GOLDEN_HANDS])
+def test_golden_hand_histories_replay_to_their_recorded_result(path: Path) -> None:
+    data = json.loads(path.read_text())
+    out = replay_hand(data)
+    for key, expected in data["expected"].items():
+        if key == "error":
+            assert {k: out["error"][k] for k in expected} == expected
+        else:
+            assert out[key] == expected, key
+    if out["is_over"]:
+        assert sum(s["stack"] for s in out["final_stacks"]) + out["rake"] == sum(
+            s["stack"] for s in data["seats"]
+        )

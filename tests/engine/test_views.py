@@ -60,3 +60,22 @@ def test_views_are_json_ready(make_hand: HandBuilder) -> None:
     dumped = [e.to_dict() for e in spectator_view(hand.events)]
     assert dumped[0]["kind"] == "HAND_STARTED"
     assert all(d["cards"] is None for d in dumped if d["kind"] == "HOLE_CARDS_DEALT")
+
+
+def test_a_player_may_show_mucked_or_unshown_cards_after_the_hand(make_hand: HandBuilder) -> None:
+    hand = showdown_hand(make_hand)
+    with_muck = spectator_view(hand.events)
+    assert not any(isinstance(e, CardsShown) and e.seat == 1 for e in with_muck)
+    (shown,) = hand.show(1)
+    assert isinstance(shown, CardsShown)
+    assert shown.seat == 1
+    assert shown.cards in [e.cards for e in spectator_view(hand.events) if isinstance(e, CardsShown)]
+    assert not hand.can_show(1)  # already shown
+    assert not hand.can_show(0)  # the winner showed at showdown
+
+
+def test_cards_cannot_be_shown_by_choice_while_the_hand_runs(make_hand: HandBuilder) -> None:
+    hand = make_hand({0: 1000, 1: 1000}, button=0)
+    assert not hand.can_show(0)
+    hand.fold(0)
+    assert hand.can_show(1)  # won without showing; may show afterwards
