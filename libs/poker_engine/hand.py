@@ -417,7 +417,8 @@ class Hand(BettingRules):
         top = max(bets)
         owner = bets.index(top)
         second = max((bet for j, bet in enumerate(bets) if j != owner), default=0)
-        if top > second:
+        # A player who left keeps nothing back: chips already put in stay in the pot (rules 12).
+        if top > second and not self._folded[owner]:
             amount = top - second
             bets[owner] -= amount
             self._stacks[owner] += amount

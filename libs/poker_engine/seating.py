@@ -243,13 +243,15 @@ class TableState:
         return HandPlan(button, small, big, _seat_configs(updated, dealt), tuple(posts), after)
 
     def _plan_restart(self, playable: list[int], first_button: int | None) -> HandPlan:
-        if first_button is not None and first_button in playable:
-            button = first_button
-        elif self.button is not None:
-            button = next_seat_after(self.button, playable)
+        """Start or restart the table: everyone who can play is dealt in, owing nothing."""
+        if self.big_blind_seat is not None and first_button is None:
+            # Restarting: the big blind still moves forward, so nobody posts it twice running.
+            big = next_seat_after(self.big_blind_seat, playable)
+            small = _seat_before(big, playable)
+            button = small if len(playable) == 2 else _seat_before(small, playable)
         else:
-            button = playable[0]
-        small, big = standard_blind_seats(playable, button)
+            button = first_button if first_button in playable else playable[0]
+            small, big = standard_blind_seats(playable, button)
         updated = [
             replace(p, owes_big_blind=False, owes_small_blind=False) if p.can_play else p
             for p in self.players
@@ -258,6 +260,11 @@ class TableState:
             self, players=tuple(updated), button=button, small_blind_position=small, big_blind_seat=big
         )
         return HandPlan(button, small, big, _seat_configs(updated, playable), (), after)
+
+
+def _seat_before(seat: int, seats: list[int]) -> int:
+    """The first of ``seats`` counter-clockwise before ``seat``."""
+    return max((s for s in seats if s < seat), default=max(seats))
 
 
 def _seats_between(start: int, end: int, max_seats: int) -> set[int]:

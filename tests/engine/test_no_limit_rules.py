@@ -334,3 +334,14 @@ def test_big_blind_posted_all_in_for_less_is_still_a_full_call_for_others(make_h
     hand.call(1)
     check_down(hand)
     chips_conserved(hand)
+
+
+def test_a_player_who_leaves_with_the_highest_bet_gets_nothing_back(make_hand: HandBuilder) -> None:
+    hand = make_hand({0: 1000, 1: 1000, 2: 1000}, button=0)
+    hand.raise_to(0, 200)
+    hand.leave(0)  # out of turn, with the highest bet
+    hand.fold(1)
+    assert hand.is_over
+    assert not [e for e in hand.events if isinstance(e, UncalledBetReturned)]
+    assert hand.stacks == {0: 800, 1: 995, 2: 1205}
+    chips_conserved(hand)
