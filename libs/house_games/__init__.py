@@ -39,6 +39,7 @@ from house_games.settlement import (
     Outcome,
     RoundSettlement,
     SettlementLine,
+    Transfer,
 )
 from house_games.wagers import BoxWager
 
@@ -79,5 +80,6 @@ __all__ = [
     "RussianPokerSettings",
     "SettlementLine",
     "TakeAnte",
+    "Transfer",
     "assess_hand",
 ]

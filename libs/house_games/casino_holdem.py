@@ -49,6 +49,8 @@ class HoldemDecisionTaken:
     box: int
     decision: HoldemDecision
     bet: int
+    # COMPLETE when this was the last decision: the turn, river and dealer's cards are now shown.
+    phase_after: HoldemPhase = HoldemPhase.DECISIONS
 
 
 def dealer_qualifies(dealer: HandValue) -> bool:
@@ -142,7 +144,7 @@ class CasinoHoldemRound:
         self._decisions[box] = decision
         # "Ставку в поле «BET», равную двум «ANTE»."
         bet = 2 * self._by_box[box].ante if decision is HoldemDecision.CALL else 0
-        return HoldemDecisionTaken(box, decision, bet)
+        return HoldemDecisionTaken(box, decision, bet, self.phase)
 
     def call(self, box: int) -> HoldemDecisionTaken:
         return self.decide(box, HoldemDecision.CALL)

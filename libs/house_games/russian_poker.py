@@ -11,7 +11,7 @@ discarded cards in place, in the order of the box's cards), then at most two car
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 
 from house_games.deck import DeckCursor
@@ -84,8 +84,21 @@ RussianDecision = Play | Fold | Exchange | BuySixthCard | TakeAnte | BuyGame
 
 
 @dataclass(frozen=True, slots=True)
+class DealerReplacement:
+    """One replacement of a bought game: the dealer's highest card out, the next deck card in."""
+
+    removed: int
+    added: int
+    free: bool
+
+
+@dataclass(frozen=True, slots=True)
 class RussianDecisionTaken:
-    """Event record of one decision: the cards it dealt to the box and the chips it committed."""
+    """Event record of one decision: the cards it dealt to the box and the chips it committed.
+
+    ``phase_after`` tells whether this decision made the dealer show (DECISIONS -> NO_GAME_CHOICES or
+    COMPLETE); ``dealer_replacements`` lists the replacements of a bought game that it triggered.
+    """
 
     box: int
     decision: RussianDecision
@@ -93,15 +106,8 @@ class RussianDecisionTaken:
     bet: int = 0
     fee: int = 0
     insurance: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class DealerReplacement:
-    """One replacement of a bought game: the dealer's highest card out, the next deck card in."""
-
-    removed: int
-    added: int
-    free: bool
+    phase_after: RussianPhase = RussianPhase.DECISIONS
+    dealer_replacements: tuple[DealerReplacement, ...] = ()
 
 
 class _Box:
@@ -293,8 +299,13 @@ class RussianPokerRound:
             state.no_game_choice = decision.kind
             fee = ante if isinstance(decision, BuyGame) else 0
             taken = RussianDecisionTaken(box, decision, fee=fee)
+        replaced_before = len(self._replacements)
         self._advance()
-        return taken
+        return replace(
+            taken,
+            phase_after=self._phase,
+            dealer_replacements=tuple(self._replacements[replaced_before:]),
+        )
 
     def play(self, box: int, insurance: int = 0) -> RussianDecisionTaken:
         return self.decide(box, Play(insurance))

@@ -157,6 +157,16 @@ class BoxSettlement:
 
 
 @dataclass(frozen=True, slots=True)
+class Transfer:
+    """A net movement of chips for one player, ready to become one cashier transfer."""
+
+    player: str
+    source: Account
+    destination: Account
+    amount: int
+
+
+@dataclass(frozen=True, slots=True)
 class RoundSettlement:
     """Settlement of every box of a round plus the jackpot balance before and after."""
 
@@ -175,6 +185,30 @@ class RoundSettlement:
             if settlement.box == box:
                 return settlement
         raise KeyError(box)
+
+    def net_transfers(self) -> tuple[Transfer, ...]:
+        """Per player (in box order): the net with the house bank, then any jackpot win.
+
+        Applying these moves exactly what applying every line would; the table service can use them
+        as the round's linked batch (seat <-> house bank, jackpot -> seat).
+        """
+        house: dict[str, int] = {}
+        jackpot: dict[str, int] = {}
+        for settlement in self.boxes:
+            for line in settlement.lines:
+                if line.direction is Direction.JACKPOT_TO_PLAYER:
+                    jackpot[settlement.player] = jackpot.get(settlement.player, 0) + line.amount
+                else:
+                    house[settlement.player] = house.get(settlement.player, 0) + line.delta(Account.PLAYER)
+        transfers: list[Transfer] = []
+        for player, net in house.items():
+            if net > 0:
+                transfers.append(Transfer(player, Account.HOUSE_BANK, Account.PLAYER, net))
+            elif net < 0:
+                transfers.append(Transfer(player, Account.PLAYER, Account.HOUSE_BANK, -net))
+            if jackpot.get(player, 0) > 0:
+                transfers.append(Transfer(player, Account.JACKPOT, Account.PLAYER, jackpot[player]))
+        return tuple(transfers)
 
     def player_deltas(self) -> dict[str, int]:
         """Net change per player across all their boxes (what the seat account gains or loses)."""

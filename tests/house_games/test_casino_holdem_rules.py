@@ -9,7 +9,7 @@ from house_games.casino_holdem import CasinoHoldemRound, HoldemDecision, HoldemP
 from house_games.errors import HouseGameError, IllegalDecisionError, InvalidDeckError, InvalidWagerError
 from house_games.pay_tables import DEFAULT_CASINO_HOLDEM_ANTE_ODDS, CasinoHoldemPayTable
 from house_games.settings import CasinoHoldemSettings
-from house_games.settlement import Direction, Item, Outcome
+from house_games.settlement import Account, Direction, Item, Outcome, Transfer
 from house_games.wagers import BoxWager
 from poker_engine.evaluator import HandCategory, evaluate
 
@@ -219,3 +219,14 @@ def test_deck_must_be_a_permutation_of_the_52_cards(deck: list[int]):
     with pytest.raises(InvalidDeckError) as error:
         CasinoHoldemRound(deck, [BoxWager(1, "p", 10)])
     assert error.value.reason == "INVALID_DECK"
+
+
+def test_last_decision_completes_the_round_and_settles_into_net_cashier_transfers():
+    deck = stacked_deck("Ks Kd", "Ah Qs", "4c 4d", "9h Jc 2s 7d 5h")
+    game = CasinoHoldemRound(deck, [BoxWager(1, "p1", 10), BoxWager(2, "p2", 10)])
+    assert game.call(1).phase_after is HoldemPhase.DECISIONS
+    assert game.call(2).phase_after is HoldemPhase.COMPLETE
+    assert game.settle().net_transfers() == (
+        Transfer("p1", Account.HOUSE_BANK, Account.PLAYER, 30),
+        Transfer("p2", Account.PLAYER, Account.HOUSE_BANK, 30),
+    )

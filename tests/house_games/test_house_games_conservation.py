@@ -85,6 +85,17 @@ def assert_conserves(settlement: RoundSettlement, table_maximum: int) -> None:
     house += settlement.delta(Account.HOUSE_BANK)
     jackpot += settlement.delta(Account.JACKPOT)
     assert sum(players.values()) + house + jackpot == before
+    # The net transfers move exactly what the lines move.
+    net: dict[tuple[str, Account], int] = {}
+    for transfer in settlement.net_transfers():
+        assert transfer.amount > 0
+        for account, sign in ((transfer.source, -1), (transfer.destination, 1)):
+            key = (transfer.player if account is Account.PLAYER else "", account)
+            net[key] = net.get(key, 0) + sign * transfer.amount
+    for player, delta in settlement.player_deltas().items():
+        assert net.get((player, Account.PLAYER), 0) == delta
+    assert net.get(("", Account.HOUSE_BANK), 0) == settlement.delta(Account.HOUSE_BANK)
+    assert net.get(("", Account.JACKPOT), 0) == settlement.delta(Account.JACKPOT)
     assert jackpot == settlement.jackpot_after >= 0
     for box in settlement.boxes:
         assert sum(box.delta(account) for account in Account) == 0

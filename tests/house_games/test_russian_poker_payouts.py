@@ -397,3 +397,12 @@ def test_insurance_is_offered_only_on_the_box_whose_turn_it_is():
     assert game.insurance_range(2) is None
     game.fold(1)
     assert game.insurance_range(2) == (10, 60)
+
+
+def test_decision_records_tell_when_the_dealer_shows_and_what_a_bought_game_replaced():
+    game = russian_round([TRIPS], DEALER_NO_GAME, "Qc 5d")
+    assert game.play(1).phase_after is RussianPhase.NO_GAME_CHOICES
+    taken = game.buy_game(1)
+    assert taken.phase_after is RussianPhase.COMPLETE
+    assert taken.dealer_replacements == game.dealer_replacements
+    assert len(taken.dealer_replacements) == 2
