@@ -133,8 +133,7 @@ class BonusPayTable:
 
     def fixed_odds(self, kind: RussianCombination) -> int | None:
         """Odds for a fixed-odds bonus combination, None when the combination is not on that part."""
-        value = self.odds.get(kind.name)
-        return None if value is None else value
+        return self.odds.get(kind.name)
 
     def jackpot_share(self, kind: RussianCombination) -> int | None:
         """Percentage of the jackpot won by ``kind``, None when it does not win the jackpot."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from russian_poker_rounds import DEALER_ACE_KING, russian_round
 
+from house_games.errors import InvalidSettingsError
 from house_games.pay_tables import BonusPayTable
 from house_games.russian_poker_bonus import jackpot_share
 from house_games.settings import RussianPokerSettings
@@ -100,3 +101,9 @@ def test_jackpot_percentages_are_settings():
 @pytest.mark.parametrize(("balance", "percent", "share"), [(0, 10, 0), (9, 10, 0), (19, 10, 1), (7, 100, 7)])
 def test_jackpot_share_rounds_down(balance: int, percent: int, share: int):
     assert jackpot_share(balance, percent) == share
+
+
+def test_negative_jackpot_balance_is_refused():
+    with pytest.raises(InvalidSettingsError) as error:
+        russian_round(["7s 7d 5c 5h 9s"], DEALER_ACE_KING, jackpot=-1)
+    assert error.value.reason == "INVALID_JACKPOT"
