@@ -61,31 +61,51 @@ def _straight_high(present_mask: int) -> int:
     return _WHEEL_HIGH if present_mask & wheel == wheel else -1
 
 
+_STRAIGHT_HIGH: tuple[int, ...] = tuple(_straight_high(mask) for mask in range(1 << 13))
+
+
 def _best_without_flush(counts: Sequence[int]) -> int:
-    """Strength of the best five cards from rank counts, assuming no flush is possible."""
-    groups = sorted(((count, rank) for rank, count in enumerate(counts) if count), reverse=True)
-    top_count, top = groups[0]
-    if top_count == 4:
-        return _pack(HandCategory.FOUR_OF_A_KIND, [top, max(rank for _, rank in groups[1:])])
-    if top_count == 3 and groups[1][0] >= 2:
-        return _pack(HandCategory.FULL_HOUSE, [top, groups[1][1]])
+    """Strength of the best five cards from rank counts, assuming no flush is possible.
+
+    Called once per rank multiset while the tables are built, so it is written for speed.
+    """
+    by_count: tuple[list[int], list[int], list[int], list[int], list[int]] = ([], [], [], [], [])
     mask = 0
-    for _, rank in groups:
-        mask |= 1 << rank
-    high = _straight_high(mask)
+    for rank in range(12, -1, -1):
+        count = counts[rank]
+        if count:
+            by_count[count].append(rank)
+            mask |= 1 << rank
+    _, singles, pairs, trips, quads = by_count
+    if quads:
+        quad = quads[0]
+        kicker = (mask & ~(1 << quad)).bit_length() - 1
+        return HandCategory.FOUR_OF_A_KIND << 20 | quad << 16 | kicker << 12
+    if trips and (len(trips) > 1 or pairs):
+        pair = max(trips[1:2] + pairs[:1])
+        return HandCategory.FULL_HOUSE << 20 | trips[0] << 16 | pair << 12
+    high = _STRAIGHT_HIGH[mask]
     if high >= 0:
-        return _pack(HandCategory.STRAIGHT, [high])
-    if top_count == 3:
-        return _pack(HandCategory.THREE_OF_A_KIND, [top, groups[1][1], groups[2][1]])
-    if top_count == 2 and groups[1][0] == 2:
-        return _pack(HandCategory.TWO_PAIR, [top, groups[1][1], max(rank for _, rank in groups[2:])])
-    if top_count == 2:
-        return _pack(HandCategory.ONE_PAIR, [rank for _, rank in groups[:4]])
-    return _pack(HandCategory.HIGH_CARD, [rank for _, rank in groups[:5]])
+        return HandCategory.STRAIGHT << 20 | high << 16
+    if trips:
+        return HandCategory.THREE_OF_A_KIND << 20 | trips[0] << 16 | singles[0] << 12 | singles[1] << 8
+    if len(pairs) >= 2:
+        first, second = pairs[0], pairs[1]
+        kicker = (mask & ~(1 << first | 1 << second)).bit_length() - 1
+        return HandCategory.TWO_PAIR << 20 | first << 16 | second << 12 | kicker << 8
+    if pairs:
+        return (
+            HandCategory.ONE_PAIR << 20
+            | pairs[0] << 16
+            | singles[0] << 12
+            | singles[1] << 8
+            | singles[2] << 4
+        )
+    return _pack(HandCategory.HIGH_CARD, singles)
 
 
 def _best_flush(mask: int) -> int:
-    high = _straight_high(mask)
+    high = _STRAIGHT_HIGH[mask]
     if high == _ACE:
         return _pack(HandCategory.ROYAL_FLUSH, [high])
     if high >= 0:
@@ -101,30 +121,30 @@ _SEVEN_RANK_BITS = 23
 _SEVEN_RANK_MASK = (1 << _SEVEN_RANK_BITS) - 1
 
 
-def _rank_multisets(size: int) -> Iterator[list[int]]:
-    """Every list of 13 rank counts (each 0..4) summing to ``size``."""
+def _rank_multisets(size: int, rank_keys: Sequence[int]) -> Iterator[tuple[list[int], int]]:
+    """Every list of 13 rank counts (each 0..4) summing to ``size``, with its key sum(count * key)."""
     counts = [0] * 13
 
-    def fill(rank: int, left: int) -> Iterator[list[int]]:
+    def fill(rank: int, left: int, key: int) -> Iterator[tuple[list[int], int]]:
         if rank == 12:
             if left <= 4:
                 counts[12] = left
-                yield counts
+                yield counts, key + left * rank_keys[12]
                 counts[12] = 0
             return
+        rank_key = rank_keys[rank]
         for count in range(min(4, left) + 1):
             counts[rank] = count
-            yield from fill(rank + 1, left - count)
+            yield from fill(rank + 1, left - count, key + count * rank_key)
         counts[rank] = 0
 
-    return fill(0, size)
+    return fill(0, size, 0)
 
 
 def _build_seven_table() -> array[int]:
     seven = array("i", bytes(4 * (_SEVEN_RANK_MASK + 1)))
-    for counts in _rank_multisets(7):
-        strength = _best_without_flush(counts)
-        seven[sum(count * _SEVEN_RANK_KEYS[rank] for rank, count in enumerate(counts))] = strength
+    for counts, key in _rank_multisets(7, _SEVEN_RANK_KEYS):
+        seven[key] = _best_without_flush(counts)
     return seven
 
 
@@ -134,9 +154,9 @@ _FEWER_TABLE: dict[int, int] = {}
 def _fewer_table() -> dict[int, int]:
     """Five- and six-card rank table, built on first use: the engine itself only evaluates seven."""
     if not _FEWER_TABLE:
+        base5 = [5**rank for rank in range(13)]
         for size in (5, 6):
-            for counts in _rank_multisets(size):
-                key = sum(count * 5**rank for rank, count in enumerate(counts))
+            for counts, key in _rank_multisets(size, base5):
                 _FEWER_TABLE[key] = _best_without_flush(counts)
     return _FEWER_TABLE
 
