@@ -199,13 +199,14 @@ class Cashier:
         extra_accounts: Sequence[Account] = (),
     ) -> list[TransferOutcome]:
         ids = {r.debit_account_id for r in requests} | {r.credit_account_id for r in requests}
-        locked = await storage.lock_accounts(conn, ids)
+        loaded = await storage.lock_and_load(conn, ids, (r.transfer_id for r in requests))
+        locked = loaded.accounts
         for account in extra_accounts:
             locked.setdefault(account.account_id, account)
-        existing = await storage.recorded_transfers(conn, (r.transfer_id for r in requests))
-        plan = plan_transfers(requests, linked=linked, accounts=locked, existing=existing, now=self._clock())
-        await storage.append_transfers(conn, plan.new_records)
-        await storage.save_accounts(conn, plan.changed_accounts.values())
+        plan = plan_transfers(
+            requests, linked=linked, accounts=locked, existing=loaded.transfers, now=self._clock()
+        )
+        await storage.write_changes(conn, plan.new_records, plan.changed_accounts.values())
         return plan.outcomes
 
     async def lookup_transfers(self, transfer_ids: Sequence[str]) -> list[TransferRecord]:
@@ -306,15 +307,16 @@ class Cashier:
         async def work(conn: AsyncConnection) -> TransferOutcome:
             now = self._clock()
             await storage.create_account_if_missing(conn, wallet, now)
-            locked = await storage.lock_accounts(conn, [request.debit_account_id, request.credit_account_id])
-            recorded = await storage.recorded_transfers(conn, [request.transfer_id])
+            loaded = await storage.lock_and_load(
+                conn, [request.debit_account_id, request.credit_account_id], [request.transfer_id]
+            )
+            locked, recorded = loaded.accounts, loaded.transfers
             if not recorded and pool is Pool.GRAM:
                 balance = locked[wallet.account_id].balance
                 lots = await storage.locked_stars_lots(conn, player_id, now)
                 check_withdrawable(chips, balance, lots, now)
             plan = plan_transfers([request], linked=False, accounts=locked, existing=recorded, now=now)
-            await storage.append_transfers(conn, plan.new_records)
-            await storage.save_accounts(conn, plan.changed_accounts.values())
+            await storage.write_changes(conn, plan.new_records, plan.changed_accounts.values())
             return plan.outcomes[0]
 
         outcome = await self._transaction(work)
@@ -550,8 +552,10 @@ class Cashier:
                 | {r.debit_account_id for r in requests}
                 | {r.credit_account_id for r in requests}
             )
-            locked = await storage.lock_accounts(conn, account_ids)
-            earlier = await storage.settlement(conn, hand.hand_id)
+            loaded = await storage.lock_and_load(
+                conn, account_ids, session_ids=[r.session_id for r in hand.seat_results], hand_id=hand.hand_id
+            )
+            locked, earlier, sessions = loaded.accounts, loaded.settlement, loaded.sessions
             if earlier is not None:
                 for field in SETTLEMENT_FIELDS:
                     if getattr(earlier, field) != wanted[field]:
@@ -566,7 +570,6 @@ class Cashier:
                 recorded = await storage.recorded_transfers(conn, ids)
                 settled = [recorded[i] for i in ids]
                 return self._settlement_view(hand, settled, locked, earlier.created_at), True, None
-            sessions = await storage.seat_sessions_by_id(conn, [r.session_id for r in hand.seat_results])
             for result in hand.seat_results:
                 session = sessions.get(result.session_id)
                 if session is None:
@@ -584,6 +587,7 @@ class Cashier:
             closed = next((seat_id for seat_id in seat_ids if locked[seat_id].closed), None)
             failure: tuple[str, str] | None = None
             records: list[TransferRecord] = []
+            changed: dict[str, Account] = {}
             if closed is not None:
                 failure = ("ACCOUNT_CLOSED", closed)
             elif requests:
@@ -595,10 +599,9 @@ class Cashier:
                     request = next(r for r in requests if r.transfer_id == culprit.transfer_id)
                     failure = (culprit.reason, request.debit_account_id)
                 else:
-                    await storage.append_transfers(conn, plan.new_records)
-                    await storage.save_accounts(conn, plan.changed_accounts.values())
                     records = plan.new_records
-                    locked = {**locked, **plan.changed_accounts}
+                    changed = plan.changed_accounts
+                    locked = {**locked, **changed}
             row = storage.SettlementRow(
                 hand_id=hand.hand_id,
                 table_id=hand.table_id,
@@ -611,7 +614,7 @@ class Cashier:
                 failure_account_id=failure[1] if failure else None,
                 created_at=now,
             )
-            await storage.insert_settlement(conn, row)
+            await storage.write_changes(conn, records, changed.values(), row)
             if failure is not None:
                 return self._empty_settlement(hand, now), False, row
             return self._settlement_view(hand, records, locked, now), False, None

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -75,8 +76,14 @@ def seat_account_id(session_id: str) -> str:
     return f"seat:{session_id}"
 
 
-def rake_account_id(pool: Pool) -> str:
-    return f"house:rake:{pool.value}"
+# The house's rake is spread over a fixed set of accounts per pool, picked by table, so that hands
+# settling at different tables do not all queue on one balance row.
+RAKE_SHARDS = 16
+
+
+def rake_account_id(pool: Pool, table_id: str) -> str:
+    shard = zlib.crc32(table_id.encode()) % RAKE_SHARDS
+    return f"house:rake:{pool.value}:{shard:02d}"
 
 
 def bank_account_id(pool: Pool) -> str:

@@ -122,7 +122,7 @@ def settlement_transfers(hand: HandResult) -> list[TransferRequest]:
         (seat_account_id(r.session_id), r.net_amount) for r in hand.seat_results if r.net_amount > 0
     ]
     bank = bank_account_id(hand.pool)
-    rake_account = rake_account_id(hand.pool)
+    rake_account = rake_account_id(hand.pool, hand.table_id)
     if hand.house_bank_amount < 0:
         payers.append((bank, -hand.house_bank_amount))
     if hand.rake > 0:

@@ -7,12 +7,13 @@ always lock them in the same order and cannot deadlock each other.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import json
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Row, and_, bindparam, func, or_, select, update
+from sqlalchemy import and_, bindparam, func, or_, select, text, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -33,35 +34,40 @@ def _utc(value: datetime) -> datetime:
     return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
 
-def _account(row: Row[Any]) -> Account:
+def _time(value: datetime | str) -> datetime:
+    # Rows read as JSON (the one-statement PostgreSQL path) carry times as ISO text.
+    return _utc(datetime.fromisoformat(value) if isinstance(value, str) else value)
+
+
+def _account(row: Mapping[Any, Any]) -> Account:
     return Account(
-        account_id=row.account_id,
-        owner_id=row.owner_id,
-        pool=Pool(row.pool),
-        kind=AccountKind(row.kind),
-        debits_posted=row.debits_posted,
-        credits_posted=row.credits_posted,
-        closed=bool(row.closed),
+        account_id=row["account_id"],
+        owner_id=row["owner_id"],
+        pool=Pool(row["pool"]),
+        kind=AccountKind(row["kind"]),
+        debits_posted=int(row["debits_posted"]),
+        credits_posted=int(row["credits_posted"]),
+        closed=bool(row["closed"]),
     )
 
 
-def _record(row: Row[Any]) -> TransferRecord:
+def _record(row: Mapping[Any, Any]) -> TransferRecord:
     request = TransferRequest(
-        transfer_id=row.transfer_id,
-        debit_account_id=row.debit_account_id,
-        credit_account_id=row.credit_account_id,
-        pool=Pool(row.pool),
-        amount=row.amount,
-        kind=TransferKind(row.kind),
-        reference=row.reference,
-        table_id=row.table_id,
+        transfer_id=row["transfer_id"],
+        debit_account_id=row["debit_account_id"],
+        credit_account_id=row["credit_account_id"],
+        pool=Pool(row["pool"]),
+        amount=int(row["amount"]),
+        kind=TransferKind(row["kind"]),
+        reference=row["reference"],
+        table_id=row["table_id"],
     )
     return TransferRecord(
         request=request,
-        created_at=_utc(row.created_at),
-        failure_reason=row.failure_reason,
-        debit_balance_after=row.debit_balance_after,
-        credit_balance_after=row.credit_balance_after,
+        created_at=_time(row["created_at"]),
+        failure_reason=row["failure_reason"],
+        debit_balance_after=row["debit_balance_after"],
+        credit_balance_after=row["credit_balance_after"],
     )
 
 
@@ -79,7 +85,7 @@ async def lock_accounts(conn: AsyncConnection, account_ids: Iterable[str]) -> di
     if conn.dialect.name == "postgresql":
         query = query.with_for_update()
     result = await conn.execute(query)
-    return {row.account_id: _account(row) for row in result}
+    return {row.account_id: _account(row._mapping) for row in result}
 
 
 async def read_accounts(conn: AsyncConnection, account_ids: Iterable[str]) -> dict[str, Account]:
@@ -87,12 +93,12 @@ async def read_accounts(conn: AsyncConnection, account_ids: Iterable[str]) -> di
     if not ids:
         return {}
     result = await conn.execute(select(accounts).where(accounts.c.account_id.in_(ids)))
-    return {row.account_id: _account(row) for row in result}
+    return {row.account_id: _account(row._mapping) for row in result}
 
 
 async def accounts_of_owner(conn: AsyncConnection, owner_id: str) -> list[Account]:
     result = await conn.execute(select(accounts).where(accounts.c.owner_id == owner_id))
-    return [_account(row) for row in result]
+    return [_account(row._mapping) for row in result]
 
 
 async def create_account_if_missing(conn: AsyncConnection, account: Account, now: datetime) -> None:
@@ -115,7 +121,7 @@ async def recorded_transfers(conn: AsyncConnection, transfer_ids: Iterable[str])
     if not ids:
         return {}
     result = await conn.execute(select(transfers).where(transfers.c.transfer_id.in_(ids)))
-    return {row.transfer_id: _record(row) for row in result}
+    return {row.transfer_id: _record(row._mapping) for row in result}
 
 
 async def append_transfers(conn: AsyncConnection, records: Sequence[TransferRecord]) -> None:
@@ -189,33 +195,33 @@ class SeatSessionRow:
     closed_at: datetime | None
 
 
-def _session(row: Row[Any]) -> SeatSessionRow:
+def _session(row: Mapping[Any, Any]) -> SeatSessionRow:
     return SeatSessionRow(
-        session_id=row.session_id,
-        player_id=row.player_id,
-        table_id=row.table_id,
-        seat_index=row.seat_index,
-        pool=Pool(row.pool),
-        account_id=row.account_id,
-        open=row.state == "open",
-        buy_in_amount=row.buy_in_amount,
-        min_buy_in=row.min_buy_in,
-        max_buy_in=row.max_buy_in,
-        cash_out_amount=row.cash_out_amount,
-        opened_at=_utc(row.opened_at),
-        closed_at=_utc(row.closed_at) if row.closed_at is not None else None,
+        session_id=row["session_id"],
+        player_id=row["player_id"],
+        table_id=row["table_id"],
+        seat_index=int(row["seat_index"]),
+        pool=Pool(row["pool"]),
+        account_id=row["account_id"],
+        open=row["state"] == "open",
+        buy_in_amount=int(row["buy_in_amount"]),
+        min_buy_in=int(row["min_buy_in"]),
+        max_buy_in=int(row["max_buy_in"]),
+        cash_out_amount=int(row["cash_out_amount"]),
+        opened_at=_time(row["opened_at"]),
+        closed_at=_time(row["closed_at"]) if row["closed_at"] is not None else None,
     )
 
 
 async def seat_session(conn: AsyncConnection, session_id: str) -> SeatSessionRow | None:
     row = (await conn.execute(select(seat_sessions).where(seat_sessions.c.session_id == session_id))).first()
-    return _session(row) if row is not None else None
+    return _session(row._mapping) if row is not None else None
 
 
 async def seat_sessions_by_id(conn: AsyncConnection, session_ids: Iterable[str]) -> dict[str, SeatSessionRow]:
     ids = list(set(session_ids))
     result = await conn.execute(select(seat_sessions).where(seat_sessions.c.session_id.in_(ids)))
-    return {row.session_id: _session(row) for row in result}
+    return {row.session_id: _session(row._mapping) for row in result}
 
 
 async def open_seat_session_of_player(conn: AsyncConnection, player_id: str) -> SeatSessionRow | None:
@@ -223,7 +229,7 @@ async def open_seat_session_of_player(conn: AsyncConnection, player_id: str) -> 
         seat_sessions.c.player_id == player_id, seat_sessions.c.state == "open"
     )
     row = (await conn.execute(query)).first()
-    return _session(row) if row is not None else None
+    return _session(row._mapping) if row is not None else None
 
 
 async def open_seat_sessions_of_table(conn: AsyncConnection, table_id: str) -> list[SeatSessionRow]:
@@ -232,7 +238,7 @@ async def open_seat_sessions_of_table(conn: AsyncConnection, table_id: str) -> l
         .where(seat_sessions.c.table_id == table_id, seat_sessions.c.state == "open")
         .order_by(seat_sessions.c.seat_index, seat_sessions.c.session_id)
     )
-    return [_session(row) for row in await conn.execute(query)]
+    return [_session(row._mapping) for row in await conn.execute(query)]
 
 
 async def insert_seat_session(conn: AsyncConnection, session: SeatSessionRow) -> None:
@@ -281,22 +287,24 @@ class SettlementRow:
     created_at: datetime
 
 
+def _settlement(row: Mapping[Any, Any]) -> SettlementRow:
+    return SettlementRow(
+        hand_id=row["hand_id"],
+        table_id=row["table_id"],
+        pool=Pool(row["pool"]),
+        seat_results=row["seat_results"],
+        rake=int(row["rake"]),
+        house_bank_amount=int(row["house_bank_amount"]),
+        transfer_count=int(row["transfer_count"]),
+        failure_reason=row["failure_reason"],
+        failure_account_id=row["failure_account_id"],
+        created_at=_time(row["created_at"]),
+    )
+
+
 async def settlement(conn: AsyncConnection, hand_id: str) -> SettlementRow | None:
     row = (await conn.execute(select(hand_settlements).where(hand_settlements.c.hand_id == hand_id))).first()
-    if row is None:
-        return None
-    return SettlementRow(
-        hand_id=row.hand_id,
-        table_id=row.table_id,
-        pool=Pool(row.pool),
-        seat_results=row.seat_results,
-        rake=row.rake,
-        house_bank_amount=row.house_bank_amount,
-        transfer_count=row.transfer_count,
-        failure_reason=row.failure_reason,
-        failure_account_id=row.failure_account_id,
-        created_at=_utc(row.created_at),
-    )
+    return _settlement(row._mapping) if row is not None else None
 
 
 async def insert_settlement(conn: AsyncConnection, row: SettlementRow) -> None:
@@ -350,7 +358,7 @@ async def transfers_touching(
     if before_seq is not None:
         condition = and_(condition, transfers.c.seq <= before_seq)
     query = select(transfers).where(condition).order_by(transfers.c.seq.desc()).limit(limit)
-    return [(row.seq, _record(row)) for row in await conn.execute(query)]
+    return [(row.seq, _record(row._mapping)) for row in await conn.execute(query)]
 
 
 @dataclass(frozen=True)
@@ -401,3 +409,170 @@ async def pool_figures(conn: AsyncConnection) -> list[PoolFigures]:
             account_count=int(row[7]),
         )
     return [figures.get(pool, PoolFigures(pool, 0, 0, 0, 0, 0, 0, 0, 0)) for pool in Pool]
+
+
+# One round trip each way on PostgreSQL ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """Everything a unit of work reads before deciding: locked accounts and what is already recorded."""
+
+    accounts: dict[str, Account]
+    transfers: dict[str, TransferRecord]
+    sessions: dict[str, SeatSessionRow]
+    settlement: SettlementRow | None
+
+
+# The accounts are locked first (in id order) by the CTE; the other rows come from the statement's
+# snapshot, which may predate a transaction we waited for. That is safe: anything such a transaction
+# recorded makes our insert violate a unique key, and the whole unit of work is retried.
+_LOCK_AND_LOAD = text(
+    """
+    WITH locked AS (
+        SELECT * FROM accounts WHERE account_id = ANY(CAST(:account_ids AS text[]))
+        ORDER BY account_id FOR UPDATE
+    )
+    SELECT 'a' AS source, row_to_json(locked.*) AS item FROM locked
+    UNION ALL
+    SELECT 't', row_to_json(t.*) FROM transfers t WHERE t.transfer_id = ANY(CAST(:transfer_ids AS text[]))
+    UNION ALL
+    SELECT 's', row_to_json(s.*) FROM seat_sessions s WHERE s.session_id = ANY(CAST(:session_ids AS text[]))
+    UNION ALL
+    SELECT 'h', row_to_json(h.*) FROM hand_settlements h WHERE h.hand_id = :hand_id
+    """
+)
+
+
+async def lock_and_load(
+    conn: AsyncConnection,
+    account_ids: Iterable[str],
+    transfer_ids: Iterable[str] = (),
+    session_ids: Iterable[str] = (),
+    hand_id: str | None = None,
+) -> Loaded:
+    """Lock `account_ids` and read the recorded transfers, sessions and settlement a decision needs."""
+    if conn.dialect.name != "postgresql":
+        sessions = list(session_ids)
+        return Loaded(
+            accounts=await lock_accounts(conn, account_ids),
+            transfers=await recorded_transfers(conn, transfer_ids),
+            sessions=await seat_sessions_by_id(conn, sessions) if sessions else {},
+            settlement=await settlement(conn, hand_id) if hand_id else None,
+        )
+    result = await conn.execute(
+        _LOCK_AND_LOAD,
+        {
+            "account_ids": sorted(set(account_ids)),
+            "transfer_ids": list(set(transfer_ids)),
+            "session_ids": list(set(session_ids)),
+            "hand_id": hand_id or "",
+        },
+    )
+    loaded = Loaded({}, {}, {}, None)
+    found_settlement = None
+    for source, item in result:
+        if source == "a":
+            loaded.accounts[item["account_id"]] = _account(item)
+        elif source == "t":
+            loaded.transfers[item["transfer_id"]] = _record(item)
+        elif source == "s":
+            loaded.sessions[item["session_id"]] = _session(item)
+        else:
+            found_settlement = _settlement(item)
+    return Loaded(loaded.accounts, loaded.transfers, loaded.sessions, found_settlement)
+
+
+_TRANSFER_COLUMNS = (
+    "transfer_id text, debit_account_id text, credit_account_id text, pool text, amount bigint, kind text, "
+    "reference text, table_id text, failure_reason text, debit_balance_after bigint, "
+    "credit_balance_after bigint, created_at timestamptz"
+)
+_TRANSFER_NAMES = (
+    "transfer_id, debit_account_id, credit_account_id, pool, amount, kind, reference, table_id, "
+    "failure_reason, debit_balance_after, credit_balance_after, created_at"
+)
+
+
+async def write_changes(
+    conn: AsyncConnection,
+    records: Sequence[TransferRecord],
+    changed: Iterable[Account],
+    settlement_row: SettlementRow | None = None,
+) -> None:
+    """Append `records`, write the new totals of `changed` and insert `settlement_row`, in one statement."""
+    changed = list(changed)
+    if conn.dialect.name != "postgresql":
+        await append_transfers(conn, records)
+        await save_accounts(conn, changed)
+        if settlement_row is not None:
+            await insert_settlement(conn, settlement_row)
+        return
+    parts: list[str] = []
+    params: dict[str, Any] = {}
+    if records:
+        parts.append(
+            f"new_transfers AS (INSERT INTO transfers ({_TRANSFER_NAMES}) "
+            f"SELECT {_TRANSFER_NAMES} FROM jsonb_to_recordset(CAST(:records AS jsonb)) AS r({_TRANSFER_COLUMNS}))"
+        )
+        params["records"] = json.dumps(
+            [
+                {
+                    "transfer_id": r.request.transfer_id,
+                    "debit_account_id": r.request.debit_account_id,
+                    "credit_account_id": r.request.credit_account_id,
+                    "pool": r.request.pool.value if r.request.pool else "",
+                    "amount": r.request.amount,
+                    "kind": r.request.kind.value if r.request.kind else "",
+                    "reference": r.request.reference,
+                    "table_id": r.request.table_id,
+                    "failure_reason": r.failure_reason,
+                    "debit_balance_after": r.debit_balance_after,
+                    "credit_balance_after": r.credit_balance_after,
+                    "created_at": r.created_at.isoformat(),
+                }
+                for r in records
+            ]
+        )
+    if changed:
+        parts.append(
+            "new_totals AS (UPDATE accounts AS a SET balance = v.credits_posted - v.debits_posted, "
+            "debits_posted = v.debits_posted, credits_posted = v.credits_posted, closed = v.closed "
+            "FROM jsonb_to_recordset(CAST(:accounts AS jsonb)) "
+            "AS v(account_id text, debits_posted bigint, credits_posted bigint, closed boolean) "
+            "WHERE a.account_id = v.account_id)"
+        )
+        params["accounts"] = json.dumps(
+            [
+                {
+                    "account_id": a.account_id,
+                    "debits_posted": a.debits_posted,
+                    "credits_posted": a.credits_posted,
+                    "closed": a.closed,
+                }
+                for a in changed
+            ]
+        )
+    if settlement_row is not None:
+        parts.append(
+            "new_settlement AS (INSERT INTO hand_settlements (hand_id, table_id, pool, seat_results, rake, "
+            "house_bank_amount, transfer_count, failure_reason, failure_account_id, created_at) VALUES "
+            "(:h_hand_id, :h_table_id, :h_pool, :h_seat_results, :h_rake, :h_house_bank_amount, "
+            ":h_transfer_count, :h_failure_reason, :h_failure_account_id, :h_created_at))"
+        )
+        params.update(
+            {
+                "h_hand_id": settlement_row.hand_id,
+                "h_table_id": settlement_row.table_id,
+                "h_pool": settlement_row.pool.value,
+                "h_seat_results": settlement_row.seat_results,
+                "h_rake": settlement_row.rake,
+                "h_house_bank_amount": settlement_row.house_bank_amount,
+                "h_transfer_count": settlement_row.transfer_count,
+                "h_failure_reason": settlement_row.failure_reason,
+                "h_failure_account_id": settlement_row.failure_account_id,
+                "h_created_at": settlement_row.created_at,
+            }
+        )
+    if parts:
+        await conn.execute(text("WITH " + ", ".join(parts) + " SELECT 1"), params)

@@ -146,8 +146,17 @@ def _seed_system_accounts() -> None:
     now = datetime.now(UTC)
     rows = []
     for pool in ("GRAM", "MPX"):
+        # Rake is spread over 16 accounts per pool (ledger.RAKE_SHARDS) so tables do not queue on one row.
+        for shard in range(16):
+            rows.append(
+                {
+                    "account_id": f"house:rake:{pool}:{shard:02d}",
+                    "owner_id": "house",
+                    "pool": pool,
+                    "kind": "house_rake",
+                }
+            )
         for kind, account_id in (
-            ("house_rake", f"house:rake:{pool}"),
             ("house_bank", f"house:bank:{pool}"),
             ("jackpot", f"house:jackpot:{pool}"),
         ):

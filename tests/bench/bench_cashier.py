@@ -1,0 +1,277 @@
+"""Cashier throughput against PostgreSQL, every figure side by side with the raw-insert floor.
+
+Creates its own database on the server at POKER_TEST_DATABASE_URL (default
+postgresql://postgres@127.0.0.1:5432/postgres), migrates it, funds wallets, and runs each scenario
+with the same number of concurrent clients for a fixed time:
+
+- raw insert: one-row INSERT transactions through the same async driver (the floor any ledger pays);
+- ledger single: one transfer per call through the application layer (lock, check, append, update);
+- gRPC single: one transfer per CreateTransfers call against `python -m services.cashier` on loopback;
+- batched 100: CreateTransfers-equivalent calls of 100 transfers through the ledger layer;
+- 6-seat settlements: SettleHand of a six-seat table with rake through the ledger layer.
+
+Each line reports operations (transfers or settlements) per second, the ratio to the raw insert
+rate and p50/p99 latency per call. The database is dropped at the end.
+Run: `.venv/bin/python tests/bench/bench_cashier.py` (about two minutes with the defaults).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from sqlalchemy import BigInteger, Column, Identity, MetaData, String, Table
+
+from poker.cashier.v1 import cashier_pb2, cashier_pb2_grpc
+from poker.common.v1 import common_pb2
+from service_runtime.auth import Role
+from service_runtime.database import create_engine
+from service_runtime.testing import auth_metadata, throwaway_postgres_database
+from services.cashier.application import Cashier
+from services.cashier.assembly import migrate
+from services.cashier.ledger import Pool, TransferKind, TransferRequest
+from services.cashier.payments import PaymentSource
+from services.cashier.settlement import SeatResult, normalise_hand_result
+
+ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_SERVER = "postgresql://postgres@127.0.0.1:5432/postgres"
+
+raw_metadata = MetaData()
+raw_rows = Table(
+    "bench_raw_rows",
+    raw_metadata,
+    Column("id", BigInteger, Identity(), primary_key=True),
+    Column("payload", String(64), nullable=False),
+)
+
+
+@dataclass
+class Figure:
+    name: str
+    operations: int
+    calls: int
+    seconds: float
+    latencies: list[float]
+
+    @property
+    def rate(self) -> float:
+        return self.operations / self.seconds
+
+    def percentile(self, fraction: float) -> float:
+        ordered = sorted(self.latencies)
+        return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))] * 1000 if ordered else 0.0
+
+
+async def drive(
+    name: str, clients: int, seconds: float, call: Callable[[int, int], Awaitable[int]]
+) -> Figure:
+    """Run `call(client, n)` in a loop from `clients` tasks for `seconds`; it returns operations done."""
+    latencies: list[float] = []
+    operations = 0
+    calls = 0
+    deadline = time.perf_counter() + seconds
+
+    async def client(index: int) -> None:
+        nonlocal operations, calls
+        n = 0
+        while time.perf_counter() < deadline:
+            started = time.perf_counter()
+            done = await call(index, n)
+            operations += done
+            latencies.append(time.perf_counter() - started)
+            calls += 1
+            n += 1
+
+    started = time.perf_counter()
+    await asyncio.gather(*(client(i) for i in range(clients)))
+    return Figure(name, operations, calls, time.perf_counter() - started, latencies)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+async def _wait_serving(target: str) -> None:
+    deadline = time.monotonic() + 60
+    async with grpc.aio.insecure_channel(target) as channel:
+        health = health_pb2_grpc.HealthStub(channel)
+        while time.monotonic() < deadline:
+            try:
+                reply = await health.Check(health_pb2.HealthCheckRequest(), timeout=1)
+                if reply.status == health_pb2.HealthCheckResponse.SERVING:
+                    return
+            except grpc.aio.AioRpcError:
+                pass
+            await asyncio.sleep(0.2)
+    raise RuntimeError("the cashier service did not become SERVING")
+
+
+async def run(url: str, *, clients: int, seconds: float, players: int) -> list[Figure]:
+    await asyncio.to_thread(migrate, url)
+    engine = create_engine(url, pool_size=clients)
+    cashier = Cashier(engine)
+    async with engine.begin() as conn:
+        await conn.run_sync(raw_metadata.create_all)
+    names = [f"bench-{i}" for i in range(players)]
+    for name in names:
+        await cashier.purchase(
+            payment_reference=f"fund-{name}",
+            player_id=name,
+            source=PaymentSource.GRAM,
+            amount_minor=10**9 * 10**6,
+        )
+    rng = random.Random(7)
+    figures: list[Figure] = []
+
+    async def raw_insert(client: int, n: int) -> int:
+        async with engine.begin() as conn:
+            await conn.execute(raw_rows.insert().values(payload=f"{client}-{n}"))
+        return 1
+
+    figures.append(await drive("raw insert (floor)", clients, seconds, raw_insert))
+
+    def random_transfer(prefix: str) -> TransferRequest:
+        debit, credit = rng.sample(names, 2)
+        return TransferRequest(
+            prefix, f"wallet:GRAM:{debit}", f"wallet:GRAM:{credit}", Pool.GRAM, rng.randint(1, 100),
+            TransferKind.ADJUSTMENT,
+        )  # fmt: skip
+
+    async def ledger_single(client: int, n: int) -> int:
+        await cashier.create_transfers([random_transfer(f"single-{client}-{n}")], linked=False)
+        return 1
+
+    figures.append(await drive("ledger single transfers", clients, seconds, ledger_single))
+
+    async def ledger_batch(client: int, n: int) -> int:
+        batch = [random_transfer(f"batch-{client}-{n}-{k}") for k in range(100)]
+        await cashier.create_transfers(batch, linked=False)
+        return 100
+
+    figures.append(await drive("ledger batched 100", clients, seconds, ledger_batch))
+
+    # Six seats per table, one table per client; stacks are deep so nobody runs dry.
+    tables: list[list[str]] = []
+    seat_players = iter(names)
+    for table in range(clients):
+        sessions = []
+        for seat in range(6):
+            player = next(seat_players)
+            session_id = f"bench-table-{table}/{player}"
+            await cashier.open_seat_session(
+                session_id=session_id, player_id=player, table_id=f"bench-table-{table}", seat_index=seat,
+                pool=Pool.GRAM, buy_in_amount=10**8, min_buy_in=1, max_buy_in=10**9,
+            )  # fmt: skip
+            sessions.append(session_id)
+        tables.append(sessions)
+
+    async def settle(client: int, n: int) -> int:
+        sessions = tables[client]
+        winner = n % 6
+        losses = [rng.randint(5, 50) if seat != winner else 0 for seat in range(6)]
+        rake = min(sum(losses) // 20, 30)
+        results = [
+            SeatResult(s, sum(losses) - rake if seat == winner else -losses[seat])
+            for seat, s in enumerate(sessions)
+        ]
+        hand = normalise_hand_result(
+            f"bench-table-{client}:hand-{n}", f"bench-table-{client}", Pool.GRAM, results, rake, 0
+        )
+        await cashier.settle_hand(hand)
+        return 1
+
+    figures.append(await drive("6-seat settlements", clients, seconds, settle))
+
+    port = _free_port()
+    env = {
+        **os.environ,
+        "POKER_CASHIER_PORT": str(port),
+        "POKER_CASHIER_DATABASE_URL": url,
+        "POKER_LOG_LEVEL": "warning",
+        "POKER_CASHIER_DATABASE_POOL_SIZE": str(clients),
+    }
+    server = subprocess.Popen(  # noqa: ASYNC220 - started once, before any timing
+        [sys.executable, "-m", "services.cashier"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL
+    )
+    try:
+        target = f"127.0.0.1:{port}"
+        await _wait_serving(target)
+        metadata = auth_metadata("bench-table-shard", Role.SERVICE)
+        async with grpc.aio.insecure_channel(target) as channel:
+            stub = cashier_pb2_grpc.CashierServiceStub(channel)
+            spare = names[clients * 6 :]
+
+            async def grpc_single(client: int, n: int) -> int:
+                debit, credit = rng.sample(spare, 2)
+                transfer = cashier_pb2.Transfer(
+                    transfer_id=f"grpc-{client}-{n}", debit_account_id=f"wallet:GRAM:{debit}",
+                    credit_account_id=f"wallet:GRAM:{credit}", pool=common_pb2.CHIP_POOL_GRAM,
+                    amount=rng.randint(1, 100), kind=cashier_pb2.TRANSFER_KIND_ADJUSTMENT,
+                )  # fmt: skip
+                await stub.CreateTransfers(
+                    cashier_pb2.CreateTransfersRequest(transfers=[transfer]), metadata=metadata, timeout=10
+                )
+                return 1
+
+            figures.append(await drive("gRPC single transfers", clients, seconds, grpc_single))
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+    audit, _ = await cashier.audit()
+    assert all(f.accounts_total == f.minted - f.burned and f.negative_accounts == 0 for f in audit)
+    await engine.dispose()
+    return figures
+
+
+TARGETS = {
+    "ledger single transfers": 0.6,
+    "ledger batched 100": 3.0,
+    "6-seat settlements": 0.5,
+}
+
+
+def report(figures: list[Figure], clients: int) -> None:
+    floor = figures[0].rate
+    print(f"\ncashier benchmark: {clients} concurrent clients, PostgreSQL, ratios to the raw insert rate")
+    print(f"{'scenario':<26}{'ops/s':>10}{'ratio':>8}{'target':>8}{'p50 ms':>9}{'p99 ms':>9}{'calls':>8}")
+    for figure in figures:
+        target = TARGETS.get(figure.name)
+        ratio = figure.rate / floor
+        mark = "" if target is None else (f"{target:.1f}x" + (" ok" if ratio >= target else " MISS"))
+        print(
+            f"{figure.name:<26}{figure.rate:>10.0f}{ratio:>7.2f}x{mark:>8}"
+            f"{figure.percentile(0.5):>9.2f}{figure.percentile(0.99):>9.2f}{figure.calls:>8}"
+        )
+    print("ops are transfers, except settlements (one 6-seat hand each); latency is per call\n")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--server-url", default=os.environ.get("POKER_TEST_DATABASE_URL", DEFAULT_SERVER))
+    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--players", type=int, default=200)
+    args = parser.parse_args()
+    with throwaway_postgres_database(args.server_url, prefix="poker_bench_cashier") as url:
+        figures = asyncio.run(run(url, clients=args.clients, seconds=args.seconds, players=args.players))
+    report(figures, args.clients)
+
+
+if __name__ == "__main__":
+    main()
