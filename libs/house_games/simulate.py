@@ -1,8 +1,9 @@
 """Simulator: plays N seeded rounds with the basic strategy and prints RTP and house edge with a 95% CI.
 
     python -m house_games.simulate casino-holdem --rounds 100000 --seed 1
-    python -m house_games.simulate russian-poker --rounds 200000 --seed 1 --settings table.json
+    python -m house_games.simulate russian-poker --rounds 100000 --seed 1 --settings table.json
     python -m house_games.simulate russian-poker --dark --bonus 10 --jackpot 100000
+    python -m house_games.simulate casino-holdem --odds FLUSH=3 --odds STRAIGHT=2
 
 Deck orders come from ``random.Random(seed)`` (one shuffle of 0..51 per round), so a run is exactly
 reproducible. The optional settings file is JSON in the shape of ``CasinoHoldemSettings.from_mapping``
@@ -27,6 +28,7 @@ from house_games.basic_strategy import (
     russian_should_play,
 )
 from house_games.casino_holdem import CasinoHoldemRound
+from house_games.errors import HouseGameError
 from house_games.russian_poker import RussianPhase, RussianPokerRound
 from house_games.russian_poker_bonus import bonus_return_to_player
 from house_games.settings import CasinoHoldemSettings, RussianPokerSettings
@@ -148,6 +150,20 @@ def _load_settings(path: str | None) -> dict[str, object]:
     return raw
 
 
+def _as_dict(value: object) -> dict[str, object]:
+    return dict(value) if isinstance(value, dict) else {}
+
+
+def _parse_odds_args(parser: argparse.ArgumentParser, items: Sequence[str]) -> dict[str, int]:
+    odds: dict[str, int] = {}
+    for item in items:
+        name, _, value = item.partition("=")
+        if not value.strip().isdigit():
+            parser.error(f"--odds takes NAME=N with a whole number N, got {item!r}")
+        odds[name.strip().upper()] = int(value)
+    return odds
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m house_games.simulate", description=__doc__.split("\n")[0]
@@ -157,6 +173,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--ante", type=int, default=10)
     parser.add_argument("--settings", help="JSON file with pay tables and table settings")
+    parser.add_argument(
+        "--odds",
+        action="append",
+        default=[],
+        metavar="NAME=N",
+        help="override one entry of the ante (Casino Hold'em) or main (Russian Poker) pay table",
+    )
     parser.add_argument("--dark", action="store_true", help="Russian Poker: play a dark box (blind)")
     parser.add_argument("--bonus", type=int, default=0, help="Russian Poker: bonus stake (dark box only)")
     parser.add_argument("--jackpot", type=int, default=0, help="Russian Poker: jackpot balance every round")
@@ -164,23 +187,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.rounds < 2 or args.ante < 1:
         parser.error("need at least 2 rounds and a positive ante")
     raw = _load_settings(args.settings)
+    if args.odds:
+        table_key = "ante_odds" if args.game == "casino-holdem" else "odds"
+        raw[table_key] = {**_as_dict(raw.get(table_key)), **_parse_odds_args(parser, args.odds)}
     out: list[str] = []
-    if args.game == "casino-holdem":
-        tally = simulate_casino_holdem(
-            args.rounds, args.seed, CasinoHoldemSettings.from_mapping(raw), args.ante
-        )
-        _report("Casino Hold'em", tally, out)
-    else:
-        settings = RussianPokerSettings.from_mapping(raw)
-        tally = simulate_russian_poker(
-            args.rounds, args.seed, settings, args.ante, args.dark, args.bonus, args.jackpot
-        )
-        kind = "dark box" if args.dark else "light box"
-        extra = f", bonus {args.bonus}, jackpot {args.jackpot}" if args.bonus else ""
-        _report(f"Russian Poker ({kind}{extra})", tally, out)
-        if args.bonus:
-            exact = bonus_return_to_player(settings.bonus_pay_table, Fraction(args.jackpot, args.bonus))
-            out.append(f"  bonus bet alone, exact: return to player {100 * float(exact):.3f}%")
+    try:
+        if args.game == "casino-holdem":
+            holdem = CasinoHoldemSettings.from_mapping(raw)
+            _report("Casino Hold'em", simulate_casino_holdem(args.rounds, args.seed, holdem, args.ante), out)
+        else:
+            settings = RussianPokerSettings.from_mapping(raw)
+            tally = simulate_russian_poker(
+                args.rounds, args.seed, settings, args.ante, args.dark, args.bonus, args.jackpot
+            )
+            kind = "dark box" if args.dark else "light box"
+            extra = f", bonus {args.bonus}, jackpot {args.jackpot}" if args.bonus else ""
+            _report(f"Russian Poker ({kind}{extra})", tally, out)
+            if args.bonus:
+                exact = bonus_return_to_player(settings.bonus_pay_table, Fraction(args.jackpot, args.bonus))
+                out.append(f"  bonus bet alone, exact: return to player {100 * float(exact):.3f}%")
+    except HouseGameError as error:
+        # Bad settings or wagers (a bonus on a light box, ...): say which, without a traceback.
+        parser.error(f"{error.reason}: {error}")
     out.append(f"  seed {args.seed}")
     sys.stdout.write("\n".join(out) + "\n")
     return 0

@@ -50,3 +50,26 @@ def test_basic_strategy_russian_poker_exchanges():
     assert russian_cards_to_exchange(assess_hand(cards("2s 5s 9s Js 3d"))) == cards("3d")  # four-flush
     assert russian_cards_to_exchange(assess_hand(cards("As Qd 9c 5h 3s"))) == cards("Qd 9c 5h 3s")
     assert russian_cards_to_exchange(assess_hand(cards("Qs Td 8c 5h 3s"))) is None  # fold
+
+
+def test_pay_table_entries_can_be_given_as_arguments(capsys: pytest.CaptureFixture[str]):
+    default = run(capsys, "casino-holdem", "--rounds", "300", "--seed", "5")
+    changed = run(capsys, "casino-holdem", "--rounds", "300", "--seed", "5", "--odds", "HIGH_CARD=3")
+    assert default != changed
+
+
+def test_bad_pay_table_argument_is_refused(capsys: pytest.CaptureFixture[str]):
+    with pytest.raises(SystemExit):
+        main(["casino-holdem", "--rounds", "10", "--odds", "FLUSH=lots"])
+
+
+def test_bad_settings_file_is_reported_without_a_traceback(tmp_path: Path):
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"jackpot_percent": {"ROYAL_FLUSH": 150}}))
+    with pytest.raises(SystemExit):
+        main(["russian-poker", "--rounds", "10", "--settings", str(bad)])
+
+
+def test_bonus_on_a_light_box_is_refused_by_the_simulator_too():
+    with pytest.raises(SystemExit):
+        main(["russian-poker", "--rounds", "10", "--bonus", "5"])
