@@ -247,13 +247,13 @@ TARGETS = {
 def report(figures: list[Figure], clients: int) -> None:
     floor = figures[0].rate
     print(f"\ncashier benchmark: {clients} concurrent clients, PostgreSQL, ratios to the raw insert rate")
-    print(f"{'scenario':<26}{'ops/s':>10}{'ratio':>8}{'target':>8}{'p50 ms':>9}{'p99 ms':>9}{'calls':>8}")
+    print(f"{'scenario':<26}{'ops/s':>10}{'ratio':>8}{'target':>11}{'p50 ms':>9}{'p99 ms':>9}{'calls':>8}")
     for figure in figures:
         target = TARGETS.get(figure.name)
         ratio = figure.rate / floor
         mark = "" if target is None else (f"{target:.1f}x" + (" ok" if ratio >= target else " MISS"))
         print(
-            f"{figure.name:<26}{figure.rate:>10.0f}{ratio:>7.2f}x{mark:>8}"
+            f"{figure.name:<26}{figure.rate:>10.0f}{ratio:>7.2f}x{mark:>11}"
             f"{figure.percentile(0.5):>9.2f}{figure.percentile(0.99):>9.2f}{figure.calls:>8}"
         )
     print("ops are transfers, except settlements (one 6-seat hand each); latency is per call\n")
