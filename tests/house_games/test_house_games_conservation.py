@@ -7,12 +7,14 @@ round re-derived from the same deck and decisions settles identically.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from house_games.casino_holdem import CasinoHoldemRound, HoldemDecision
+from house_games.errors import IllegalDecisionError
 from house_games.russian_poker import (
     BuyGame,
     BuySixthCard,
@@ -98,6 +100,33 @@ def russian_decision(draw: st.DrawFn, game: RussianPokerRound, box: int) -> Russ
     return simple[kind]()
 
 
+def assert_legal_decisions_match_the_checks(game: RussianPokerRound) -> None:
+    """The legal-decision query and the validation are one rule implementation: they never disagree."""
+    for box in game.boxes:
+        legal = game.legal_decisions(box)
+        samples: list[RussianDecision] = [
+            Play(),
+            Fold(),
+            Exchange(game.cards(box)[:1]),
+            BuySixthCard(),
+            TakeAnte(),
+            BuyGame(),
+        ]
+        for sample in samples:
+            if sample.kind in legal:
+                continue
+            # Every refusal carries a stable UPPER_SNAKE reason for the gRPC mapping.
+            try:
+                game.check_decision(box, sample)
+            except IllegalDecisionError as error:
+                assert re.fullmatch(r"[A-Z]+(_[A-Z]+)*", error.reason)
+            else:
+                raise AssertionError(f"{sample} refused by the query but accepted by the check")
+        # Only the box whose turn it is has anything to decide.
+        if box != game.current_box:
+            assert legal == frozenset()
+
+
 def assert_conserves(settlement: RoundSettlement, table_maximum: int) -> None:
     players = {player: 1_000_000 for player in settlement.player_deltas()}
     house, jackpot = 10_000_000, settlement.jackpot_before
@@ -157,6 +186,7 @@ def test_russian_poker_settlement_conserves_chips(
     while game.phase is not RussianPhase.COMPLETE:
         box = game.current_box
         assert box is not None
+        assert_legal_decisions_match_the_checks(game)
         decision = russian_decision(data.draw, game, box)
         game.decide(box, decision)
         taken.append((box, decision))
