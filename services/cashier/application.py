@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TypeVar
 
+import psycopg
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
@@ -166,8 +167,9 @@ class Cashier:
             try:
                 async with self._serialised(), self._engine.begin() as conn:
                     return await work(conn)
-            except DBAPIError as exc:
-                sqlstate = getattr(exc.orig, "sqlstate", None)
+            except (DBAPIError, psycopg.Error) as exc:
+                # The hot statements run on the driver directly, so its errors arrive unwrapped too.
+                sqlstate = getattr(exc.orig if isinstance(exc, DBAPIError) else exc, "sqlstate", None)
                 if sqlstate not in _RETRYABLE_SQLSTATES or attempt == MAX_ATTEMPTS - 1:
                     raise
                 await asyncio.sleep(random.uniform(0, 0.002 * 2**attempt))
