@@ -226,3 +226,36 @@ async def test_the_whole_seat_flow_runs_on_sqlite_for_make_run(sqlite_cashier: C
     assert wallets[0].balance == 2100
     figures, _ = await sqlite_cashier.audit()
     assert all(audit_balanced(f) for f in figures)
+
+
+async def test_a_house_game_hand_pays_from_and_to_the_house_bank(cashier: Cashier, table: list[str]) -> None:
+    from services.cashier.ledger import TransferRequest, TransferStatus
+
+    (funding,) = await cashier.create_transfers(
+        [
+            TransferRequest(
+                "bank-seed", "wallet:GRAM:ana", "house:bank:GRAM", Pool.GRAM, 500, TransferKind.ADJUSTMENT
+            )
+        ],
+        linked=False,
+    )
+    assert funding.status is TransferStatus.CREATED
+    won, _ = await cashier.settle_hand(
+        normalise_hand_result("casino-1", "t1", Pool.GRAM, [SeatResult(table[1], 300)], 0, -300)
+    )
+    assert [t.request.kind for t in won.transfers] == [TransferKind.HOUSE_GAME_RESULT]
+    assert dict(won.stacks_after) == {table[1]: 1300}
+    with pytest.raises(FailedPrecondition) as error:
+        await cashier.settle_hand(
+            normalise_hand_result("casino-2", "t1", Pool.GRAM, [SeatResult(table[2], 300)], 0, -300)
+        )
+    assert (error.value.reason, error.value.metadata["account_id"]) == (
+        "INSUFFICIENT_FUNDS",
+        "house:bank:GRAM",
+    )
+    lost, _ = await cashier.settle_hand(
+        normalise_hand_result("casino-3", "t1", Pool.GRAM, [SeatResult(table[2], -100)], 0, 100)
+    )
+    assert dict(lost.stacks_after) == {table[2]: 900}
+    figures, _ = await cashier.audit()
+    assert all(audit_balanced(f) for f in figures)
