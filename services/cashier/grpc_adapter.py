@@ -15,7 +15,7 @@ from poker.cashier.v1 import cashier_pb2, cashier_pb2_grpc
 from poker.common.v1 import common_pb2
 from service_runtime.auth import Role, current_caller
 from service_runtime.errors import InvalidArgument, PermissionDenied
-from services.cashier.application import Cashier, SeatSessionView, audit_balanced
+from services.cashier.application import Cashier, audit_balanced
 from services.cashier.ledger import (
     AccountKind,
     Pool,
@@ -26,6 +26,7 @@ from services.cashier.ledger import (
     TransferStatus,
 )
 from services.cashier.payments import PaymentSource
+from services.cashier.seat_sessions import SeatSessionView
 from services.cashier.settlement import SeatResult, normalise_hand_result
 
 SERVICE_NAME = "poker.cashier.v1.CashierService"

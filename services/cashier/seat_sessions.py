@@ -1,0 +1,373 @@
+"""Seat-session use cases, the table service's side of the cashier: buy-in, settlement, cash-out.
+
+A seat account is created with its session and only these use cases move it; listing the open
+sessions of a table lets a shard rebuild every stack after a restart or takeover.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from service_runtime.errors import AlreadyExists, FailedPrecondition, InvalidArgument, NotFound
+from services.cashier import storage
+from services.cashier.ledger import (
+    BALANCE_OVERFLOW,
+    INSUFFICIENT_FUNDS,
+    Account,
+    AccountKind,
+    Pool,
+    TransferKind,
+    TransferRecord,
+    TransferRequest,
+    check_amount,
+    plan_transfers,
+    seat_account_id,
+    wallet_account_id,
+)
+from services.cashier.settlement import (
+    SETTLEMENT_FIELDS,
+    HandResult,
+    settlement_transfer_id,
+    settlement_transfers,
+)
+from services.cashier.storage import SeatSessionRow
+from services.cashier.unit_of_work import UnitOfWork, check_text
+
+
+@dataclass(frozen=True)
+class SeatSessionView:
+    session: SeatSessionRow
+    stack: int
+
+
+@dataclass(frozen=True)
+class SettlementView:
+    hand: HandResult
+    transfers: list[TransferRecord]
+    stacks_after: list[tuple[str, int]]
+    settled_at: datetime
+
+
+class SeatSessionUseCases(UnitOfWork):
+    """Seat sessions and settlements; a seat is an account that only these use cases move."""
+
+    @staticmethod
+    async def _session_view(conn: AsyncConnection, session: SeatSessionRow) -> SeatSessionView:
+        account = (await storage.read_accounts(conn, [session.account_id]))[session.account_id]
+        return SeatSessionView(session, account.balance)
+
+    async def open_seat_session(
+        self,
+        *,
+        session_id: str,
+        player_id: str,
+        table_id: str,
+        seat_index: int,
+        pool: Pool | None,
+        buy_in_amount: int,
+        min_buy_in: int,
+        max_buy_in: int,
+    ) -> tuple[SeatSessionView, bool]:
+        """Buy a player in; returns the session and whether it already existed with these fields."""
+        check_text(session_id, "session_id", 100)
+        check_text(player_id, "player_id")
+        check_text(table_id, "table_id")
+        if seat_index < 0:
+            raise InvalidArgument("FIELD_INVALID", "seat_index must be 0 or more", {"field": "seat_index"})
+        if pool is None:
+            raise InvalidArgument("POOL_INVALID", "pool is required", {"field": "pool"})
+        check_amount(buy_in_amount, "buy_in_amount")
+        check_amount(min_buy_in, "min_buy_in")
+        check_amount(max_buy_in, "max_buy_in")
+        if min_buy_in > max_buy_in:
+            raise InvalidArgument("FIELD_INVALID", "min_buy_in exceeds max_buy_in", {"field": "min_buy_in"})
+        if not min_buy_in <= buy_in_amount <= max_buy_in:
+            raise FailedPrecondition(
+                "BUY_IN_OUT_OF_RANGE",
+                "the buy-in is outside the room's limits",
+                {"min_buy_in": str(min_buy_in), "max_buy_in": str(max_buy_in)},
+            )
+        wallet_id = wallet_account_id(pool, player_id)
+        seat = Account(seat_account_id(session_id), player_id, pool, AccountKind.TABLE_SEAT)
+        wanted = {
+            "player_id": player_id,
+            "table_id": table_id,
+            "seat_index": seat_index,
+            "pool": pool,
+            "buy_in_amount": buy_in_amount,
+            "min_buy_in": min_buy_in,
+            "max_buy_in": max_buy_in,
+        }
+
+        async def work(conn: AsyncConnection) -> tuple[SeatSessionView, bool]:
+            now = self._clock()
+            # The wallet lock serialises everything that seats this player, whichever table asks.
+            locked = await storage.lock_accounts(conn, [wallet_id])
+            earlier = await storage.seat_session(conn, session_id)
+            if earlier is not None:
+                for field, value in wanted.items():
+                    if getattr(earlier, field) != value:
+                        raise AlreadyExists(
+                            "IDEMPOTENCY_CONFLICT",
+                            "the session id was used with different fields",
+                            {"field": field},
+                        )
+                if not earlier.open:
+                    raise FailedPrecondition(
+                        "SEAT_SESSION_CLOSED",
+                        "this seat session was opened and has closed",
+                        {"session_id": session_id},
+                    )
+                return await self._session_view(conn, earlier), True
+            other = await storage.open_seat_session_of_player(conn, player_id)
+            if other is not None:
+                raise FailedPrecondition(
+                    "SEAT_SESSION_ALREADY_OPEN",
+                    "the player already has an open seat",
+                    {"session_id": other.session_id, "table_id": other.table_id},
+                )
+            wallet = locked.get(wallet_id)
+            if wallet is None or wallet.balance < buy_in_amount:
+                raise FailedPrecondition("INSUFFICIENT_FUNDS", "the wallet cannot cover the buy-in", {})
+            await storage.create_account_if_missing(conn, seat, now)
+            row = SeatSessionRow(
+                session_id=session_id,
+                player_id=player_id,
+                table_id=table_id,
+                seat_index=seat_index,
+                pool=pool,
+                account_id=seat.account_id,
+                open=True,
+                buy_in_amount=buy_in_amount,
+                min_buy_in=min_buy_in,
+                max_buy_in=max_buy_in,
+                cash_out_amount=0,
+                opened_at=now,
+                closed_at=None,
+            )
+            await storage.insert_seat_session(conn, row)
+            buy_in = TransferRequest(
+                transfer_id=f"buyin:{session_id}",
+                debit_account_id=wallet_id,
+                credit_account_id=seat.account_id,
+                pool=pool,
+                amount=buy_in_amount,
+                kind=TransferKind.BUY_IN,
+                reference=session_id,
+                table_id=table_id,
+            )
+            plan = plan_transfers(
+                [buy_in], linked=True, accounts={**locked, seat.account_id: seat}, existing={}, now=now
+            )
+            if plan.failed:
+                # Only an overflow can get here; raising rolls the session back too.
+                raise FailedPrecondition(plan.outcomes[0].reason, "the buy-in cannot be applied", {})
+            await storage.append_transfers(conn, plan.new_records)
+            await storage.save_accounts(conn, plan.changed_accounts.values())
+            return SeatSessionView(row, buy_in_amount), False
+
+        return await self._transaction(work)
+
+    async def cash_out(self, session_id: str) -> tuple[SeatSessionView, bool]:
+        """Close a session and return its stack to the wallet; a closed session is returned as is."""
+        check_text(session_id, "session_id", 100)
+
+        async def work(conn: AsyncConnection) -> tuple[SeatSessionView, bool]:
+            now = self._clock()
+            session = await storage.seat_session(conn, session_id)
+            if session is None:
+                raise NotFound(
+                    "SEAT_SESSION_NOT_FOUND", "no seat session with this id", {"field": "session_id"}
+                )
+            wallet_id = wallet_account_id(session.pool, session.player_id)
+            locked = await storage.lock_accounts(conn, [session.account_id, wallet_id])
+            seat = locked[session.account_id]
+            if seat.closed:
+                closed = await storage.seat_session(conn, session_id)
+                assert closed is not None
+                return SeatSessionView(closed, 0), True
+            left = seat.balance
+            changed: dict[str, Account] = {}
+            if left > 0:
+                request = TransferRequest(
+                    transfer_id=f"cashout:{session_id}",
+                    debit_account_id=seat.account_id,
+                    credit_account_id=wallet_id,
+                    pool=session.pool,
+                    amount=left,
+                    kind=TransferKind.CASH_OUT,
+                    reference=session_id,
+                    table_id=session.table_id,
+                )
+                plan = plan_transfers([request], linked=True, accounts=locked, existing={}, now=now)
+                if plan.failed:
+                    raise FailedPrecondition(plan.outcomes[0].reason, "the cash-out cannot be applied", {})
+                await storage.append_transfers(conn, plan.new_records)
+                changed = dict(plan.changed_accounts)
+            changed[seat.account_id] = dataclasses.replace(changed.get(seat.account_id, seat), closed=True)
+            await storage.save_accounts(conn, changed.values())
+            await storage.close_seat_session(conn, session_id, left, now)
+            closed = await storage.seat_session(conn, session_id)
+            assert closed is not None
+            return SeatSessionView(closed, 0), False
+
+        return await self._transaction(work)
+
+    async def seat_session(self, session_id: str) -> SeatSessionView:
+        check_text(session_id, "session_id", 100)
+
+        async def work(conn: AsyncConnection) -> SeatSessionView:
+            session = await storage.seat_session(conn, session_id)
+            if session is None:
+                raise NotFound(
+                    "SEAT_SESSION_NOT_FOUND", "no seat session with this id", {"field": "session_id"}
+                )
+            return await self._session_view(conn, session)
+
+        return await self._snapshot(work)
+
+    async def open_seat_sessions(self, table_id: str) -> list[SeatSessionView]:
+        check_text(table_id, "table_id")
+
+        async def work(conn: AsyncConnection) -> list[SeatSessionView]:
+            sessions = await storage.open_seat_sessions_of_table(conn, table_id)
+            found = await storage.read_accounts(conn, [s.account_id for s in sessions])
+            return [SeatSessionView(s, found[s.account_id].balance) for s in sessions]
+
+        return await self._snapshot(work)
+
+    # Hand settlement -------------------------------------------------------------------------------
+
+    async def settle_hand(self, hand: HandResult) -> tuple[SettlementView, bool]:
+        """Apply one hand as a linked batch; the hand id makes retries and takeovers safe."""
+        requests = settlement_transfers(hand)
+        seat_ids = [seat_account_id(r.session_id) for r in hand.seat_results]
+        wanted = {
+            "table_id": hand.table_id,
+            "pool": hand.pool,
+            "seat_results": hand.seat_results_key(),
+            "rake": hand.rake,
+            "house_bank_amount": hand.house_bank_amount,
+        }
+
+        async def work(conn: AsyncConnection) -> tuple[SettlementView, bool, storage.SettlementRow | None]:
+            now = self._clock()
+            account_ids = (
+                set(seat_ids)
+                | {r.debit_account_id for r in requests}
+                | {r.credit_account_id for r in requests}
+            )
+            loaded = await storage.lock_and_load(
+                conn, account_ids, session_ids=[r.session_id for r in hand.seat_results], hand_id=hand.hand_id
+            )
+            locked, earlier, sessions = loaded.accounts, loaded.settlement, loaded.sessions
+            if earlier is not None:
+                for field in SETTLEMENT_FIELDS:
+                    if getattr(earlier, field) != wanted[field]:
+                        raise AlreadyExists(
+                            "IDEMPOTENCY_CONFLICT",
+                            "the hand id was settled with different fields",
+                            {"field": field},
+                        )
+                if earlier.failure_reason is not None:
+                    return self._empty_settlement(hand, earlier.created_at), True, earlier
+                ids = [settlement_transfer_id(hand.hand_id, i) for i in range(earlier.transfer_count)]
+                recorded = await storage.recorded_transfers(conn, ids)
+                settled = [recorded[i] for i in ids]
+                return self._settlement_view(hand, settled, locked, earlier.created_at), True, None
+            for result in hand.seat_results:
+                session = sessions.get(result.session_id)
+                if session is None:
+                    raise NotFound(
+                        "SEAT_SESSION_NOT_FOUND",
+                        "no seat session with this id",
+                        {"session_id": result.session_id},
+                    )
+                if session.table_id != hand.table_id or session.pool is not hand.pool:
+                    raise InvalidArgument(
+                        "SEAT_SESSION_TABLE_MISMATCH",
+                        "the seat session belongs to another table or pool",
+                        {"session_id": result.session_id},
+                    )
+            closed = next((seat_id for seat_id in seat_ids if locked[seat_id].closed), None)
+            failure: tuple[str, str] | None = None
+            records: list[TransferRecord] = []
+            changed: dict[str, Account] = {}
+            if closed is not None:
+                failure = ("ACCOUNT_CLOSED", closed)
+            elif requests:
+                plan = plan_transfers(requests, linked=True, accounts=locked, existing={}, now=now)
+                culprit = next(
+                    (o for o in plan.outcomes if o.reason not in ("", "LINKED_TRANSFER_FAILED")), None
+                )
+                if culprit is not None:
+                    request = next(r for r in requests if r.transfer_id == culprit.transfer_id)
+                    failure = (culprit.reason, request.debit_account_id)
+                else:
+                    records = plan.new_records
+                    changed = plan.changed_accounts
+                    locked = {**locked, **changed}
+            row = storage.SettlementRow(
+                hand_id=hand.hand_id,
+                table_id=hand.table_id,
+                pool=hand.pool,
+                seat_results=hand.seat_results_key(),
+                rake=hand.rake,
+                house_bank_amount=hand.house_bank_amount,
+                transfer_count=len(records),
+                failure_reason=failure[0] if failure else None,
+                failure_account_id=failure[1] if failure else None,
+                created_at=now,
+            )
+            await storage.write_changes(conn, records, changed.values(), row)
+            if failure is not None:
+                return self._empty_settlement(hand, now), False, row
+            return self._settlement_view(hand, records, locked, now), False, None
+
+        view, existing, failed = await self._transaction(work)
+        if failed is not None:
+            raise self._settlement_error(failed)
+        return view, existing
+
+    @staticmethod
+    def _settlement_error(row: storage.SettlementRow) -> FailedPrecondition:
+        account = row.failure_account_id or ""
+        metadata = {"account_id": account}
+        if account.startswith("seat:"):
+            metadata["session_id"] = account.removeprefix("seat:")
+        if row.failure_reason == "ACCOUNT_CLOSED":
+            return FailedPrecondition(
+                "SEAT_SESSION_CLOSED", "the hand touches a closed seat session", metadata
+            )
+        if row.failure_reason == INSUFFICIENT_FUNDS:
+            return FailedPrecondition(INSUFFICIENT_FUNDS, "the hand would overdraw an account", metadata)
+        return FailedPrecondition(
+            row.failure_reason or BALANCE_OVERFLOW, "the hand cannot be settled", metadata
+        )
+
+    @staticmethod
+    def _empty_settlement(hand: HandResult, at: datetime) -> SettlementView:
+        return SettlementView(hand, [], [], at)
+
+    @staticmethod
+    def _settlement_view(
+        hand: HandResult, records: list[TransferRecord], accounts: dict[str, Account], at: datetime
+    ) -> SettlementView:
+        stacks: dict[str, int] = {}
+        for record in records:
+            if record.request.debit_account_id.startswith("seat:") and record.debit_balance_after is not None:
+                stacks[record.request.debit_account_id] = record.debit_balance_after
+            if (
+                record.request.credit_account_id.startswith("seat:")
+                and record.credit_balance_after is not None
+            ):
+                stacks[record.request.credit_account_id] = record.credit_balance_after
+        after = []
+        for result in hand.seat_results:
+            seat_id = seat_account_id(result.session_id)
+            after.append((result.session_id, stacks.get(seat_id, accounts[seat_id].balance)))
+        return SettlementView(hand, records, after, at)

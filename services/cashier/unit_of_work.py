@@ -1,0 +1,114 @@
+"""How every cashier use case touches the database: one short transaction, retried whole.
+
+Serialization failures, deadlocks and unique-key races (two first attempts of one id) roll the
+transaction back and run it again; the use case then sees the winner's rows. Read-only use cases
+read one consistent snapshot.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from datetime import UTC, datetime
+from typing import TypeVar
+
+import psycopg
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from service_runtime.errors import InvalidArgument
+from services.cashier import storage
+from services.cashier.ledger import (
+    MAX_TEXT_LENGTH,
+    Account,
+    TransferOutcome,
+    TransferRequest,
+    plan_transfers,
+)
+
+T = TypeVar("T")
+
+# PostgreSQL states worth retrying the whole transaction for: serialization failure, deadlock, and
+# a unique violation from a concurrent insert of the same key (the retry then sees the winner's row).
+_RETRYABLE_SQLSTATES = frozenset({"40001", "40P01", "23505"})
+MAX_ATTEMPTS = 8
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def check_text(value: str, field: str, limit: int = MAX_TEXT_LENGTH) -> None:
+    if not value:
+        raise InvalidArgument("FIELD_REQUIRED", f"{field} is required", {"field": field})
+    if len(value) > limit or not value.isascii() or not value.isprintable():
+        raise InvalidArgument(
+            "FIELD_INVALID", f"{field} must be 1 to {limit} printable ASCII characters", {"field": field}
+        )
+
+
+class UnitOfWork:
+    """The database side every use case shares: engine, clock, transactions with retry."""
+
+    def __init__(self, engine: AsyncEngine, *, clock: Callable[[], datetime] = utc_now) -> None:
+        self._engine = engine
+        self._clock = clock
+        # SQLite (the embedded default) has one writer at a time; queueing here avoids busy errors.
+        self._write_lock = asyncio.Lock() if engine.dialect.name == "sqlite" else None
+
+    @property
+    def engine(self) -> AsyncEngine:
+        return self._engine
+
+    # Transactions ----------------------------------------------------------------------------------
+
+    @contextlib.asynccontextmanager
+    async def _serialised(self) -> AsyncIterator[None]:
+        if self._write_lock is None:
+            yield
+            return
+        async with self._write_lock:
+            yield
+
+    async def _transaction(self, work: Callable[[AsyncConnection], Awaitable[T]]) -> T:
+        """Run `work` in one transaction, retrying it whole on serialization failures and deadlocks."""
+        for attempt in range(MAX_ATTEMPTS):
+            try:
+                async with self._serialised(), self._engine.begin() as conn:
+                    return await work(conn)
+            except (DBAPIError, psycopg.Error) as exc:
+                # The hot statements run on the driver directly, so its errors arrive unwrapped too.
+                sqlstate = getattr(exc.orig if isinstance(exc, DBAPIError) else exc, "sqlstate", None)
+                if sqlstate not in _RETRYABLE_SQLSTATES or attempt == MAX_ATTEMPTS - 1:
+                    raise
+                await asyncio.sleep(random.uniform(0, 0.002 * 2**attempt))
+        raise AssertionError("unreachable")
+
+    async def _snapshot(self, work: Callable[[AsyncConnection], Awaitable[T]]) -> T:
+        """Run read-only `work` against one consistent snapshot (REPEATABLE READ on PostgreSQL)."""
+        async with self._engine.connect() as conn:
+            if conn.dialect.name == "postgresql":
+                await conn.execution_options(isolation_level="REPEATABLE READ")
+            async with conn.begin():
+                return await work(conn)
+
+    async def _apply(
+        self,
+        conn: AsyncConnection,
+        requests: Sequence[TransferRequest],
+        *,
+        linked: bool,
+        extra_accounts: Sequence[Account] = (),
+    ) -> list[TransferOutcome]:
+        ids = {r.debit_account_id for r in requests} | {r.credit_account_id for r in requests}
+        loaded = await storage.lock_and_load(conn, ids, (r.transfer_id for r in requests))
+        locked = loaded.accounts
+        for account in extra_accounts:
+            locked.setdefault(account.account_id, account)
+        plan = plan_transfers(
+            requests, linked=linked, accounts=locked, existing=loaded.transfers, now=self._clock()
+        )
+        await storage.write_changes(conn, plan.new_records, plan.changed_accounts.values())
+        return plan.outcomes
