@@ -1,0 +1,73 @@
+"""The cashier migrations build exactly the declared schema; settings are read and validated."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from alembic import command
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+from sqlalchemy import create_engine, inspect, text
+
+from service_runtime.database import sync_url
+from service_runtime.migrations import alembic_config
+from service_runtime.settings import SettingsError, load_settings
+from services.cashier.assembly import MIGRATIONS_DIR, VERSION_TABLE, migrate
+from services.cashier.settings import CashierSettings
+from services.cashier.tables import metadata
+
+
+def _compare(url: str) -> tuple[list[object], list[str], int]:
+    engine = create_engine(sync_url(url))
+    try:
+        with engine.connect() as connection:
+            context = MigrationContext.configure(connection, opts={"version_table": VERSION_TABLE})
+            differences = compare_metadata(context, metadata)
+            tables = inspect(connection).get_table_names()
+            system_accounts = connection.execute(text("SELECT count(*) FROM accounts")).scalar_one()
+        return differences, tables, int(system_accounts)
+    finally:
+        engine.dispose()
+
+
+def test_migrations_match_the_declared_tables_on_sqlite(tmp_path: Path) -> None:
+    url = f"sqlite+aiosqlite:///{(tmp_path / 'nested' / 'cashier.db').as_posix()}"
+    migrate(url)
+    differences, tables, system_accounts = _compare(url)
+    assert differences == []
+    assert VERSION_TABLE in tables
+    # Per pool: 16 rake shards, bank, jackpot; mints for GRAM, Stars and MPX.
+    assert system_accounts == 2 * 18 + 3
+
+
+@pytest.mark.postgres
+async def test_migrations_match_on_postgres_and_downgrade_cleanly(postgres_url: str) -> None:
+    await asyncio.to_thread(migrate, postgres_url)
+    differences, _, _ = await asyncio.to_thread(_compare, postgres_url)
+    assert differences == []
+    config = alembic_config(postgres_url, MIGRATIONS_DIR, VERSION_TABLE)
+    await asyncio.to_thread(command.downgrade, config, "base")
+    engine = create_engine(sync_url(postgres_url))
+    try:
+        with engine.connect() as connection:
+            assert set(inspect(connection).get_table_names()) <= {VERSION_TABLE}
+    finally:
+        engine.dispose()
+
+
+def test_settings_default_to_stars_off_and_a_21_day_lock_on_port_50053() -> None:
+    settings = load_settings(CashierSettings, {})
+    assert (settings.stars_purchases_enabled, settings.stars_lock_days, settings.port) == (False, 21, 50053)
+    enabled = load_settings(CashierSettings, {"POKER_CASHIER_STARS_PURCHASES_ENABLED": "true"})
+    assert enabled.stars_purchases_enabled
+
+
+def test_bad_settings_are_listed_together() -> None:
+    with pytest.raises(SettingsError) as error:
+        load_settings(
+            CashierSettings,
+            {"POKER_CASHIER_STARS_LOCK_DAYS": "0", "POKER_CASHIER_DATABASE_POOL_SIZE": "-1"},
+        )
+    assert len(error.value.problems) == 2
