@@ -160,8 +160,12 @@ class BettingRules:
         return None
 
     def _others_can_act(self, i: int) -> bool:
-        stacks, folded = self._stacks, self._folded
-        return any(j != i and not folded[j] and stacks[j] > 0 for j in range(self._n))
+        """Whether anyone else still in could put in more than the current bet (else a raise is idle)."""
+        stacks, bets, folded, current = self._stacks, self._bets, self._folded, self._current_bet
+        return any(
+            j != i and not folded[j] and stacks[j] > 0 and stacks[j] + bets[j] > current
+            for j in range(self._n)
+        )
 
     def _may_raise(self, i: int) -> bool:
         """Whether player ``i`` (to act) may bet or raise at all, whatever the amount."""
