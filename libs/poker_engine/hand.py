@@ -12,7 +12,7 @@ events); ``legal_actions`` comes from the same checks.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from poker_engine.actions import Action
 from poker_engine.betting import BettingRules
@@ -489,4 +489,27 @@ def play_actions(config: HandConfig, actions: Sequence[Action]) -> Hand:
     hand = Hand(config)
     for action in actions:
         hand.act(action)
+    return hand
+
+
+def rebuild_hand(config: HandConfig, record: Iterable[Event]) -> Hand:
+    """Rebuild a hand from its config and its recorded events (e.g. a per-hand event log).
+
+    Only the decisions are replayed: each PlayerActed (by cause: player action, timeout or leaving) and
+    each CardsShown by choice after the hand; every other event follows from the config and the deck.
+    A shard taking a table over uses this to continue a hand exactly where it stood. Raises
+    IllegalActionError if the record does not fit the config.
+    """
+    hand = Hand(config)
+    for event in record:
+        if isinstance(event, PlayerActed) and event.cause is not ActionCause.PLAYER:
+            if event.cause is ActionCause.TIMEOUT:
+                hand.timeout(event.seat)
+            else:
+                hand.leave(event.seat)
+        elif isinstance(event, PlayerActed):
+            to = event.to if event.action in (ActionKind.BET, ActionKind.RAISE) else None
+            hand.act(Action(event.seat, event.action, to))
+        elif isinstance(event, CardsShown) and hand.is_over and hand.can_show(event.seat):
+            hand.show(event.seat)
     return hand

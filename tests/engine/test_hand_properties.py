@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from poker_engine.config import HandConfig, RakeRule, SeatConfig, Variant
 from poker_engine.events import HandEnded, PotAwarded
-from poker_engine.hand import Hand
+from poker_engine.hand import Hand, rebuild_hand
 
 MAX_ACTIONS = 400  # far above any real hand: 4 streets x 10 players x a handful of raises each
 
@@ -94,3 +94,13 @@ def test_every_pot_is_won_only_by_players_eligible_for_it(config: HandConfig, da
         if isinstance(event, PotAwarded):
             assert {seat for seat, _ in event.winners} <= set(event.eligible)
             assert sum(amount for _, amount in event.winners) == event.amount
+
+
+@settings(max_examples=60, deadline=None)
+@given(config=hand_configs(), data=st.data())
+def test_a_hand_rebuilt_from_its_record_is_identical(config: HandConfig, data: st.DataObject) -> None:
+    hand = Hand(config)
+    play_randomly(hand, data)
+    rebuilt = rebuild_hand(config, hand.events)
+    assert rebuilt.events == hand.events
+    assert rebuilt.result == hand.result
