@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -19,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from service_runtime.errors import AlreadyExists, FailedPrecondition, InvalidArgument
 from services.cashier import storage
+from services.cashier.coalescing import Answer, Coalescer
 from services.cashier.ledger import (
     Account,
     AccountKind,
@@ -36,9 +38,10 @@ from services.cashier.ledger import (
 from services.cashier.payments import RATES, PaymentSource, check_withdrawable, chips_for, locked_amount
 from services.cashier.seat_sessions import SeatSessionUseCases, SeatSessionView
 from services.cashier.storage import PoolFigures
-from services.cashier.unit_of_work import check_text, utc_now
+from services.cashier.unit_of_work import TransferBatch, check_text, utc_now
 
 DEFAULT_PAGE_SIZE = 50
+MAX_BATCHES_PER_TRANSACTION = 64
 MAX_PAGE_SIZE = 500
 
 
@@ -93,6 +96,10 @@ class Cashier(SeatSessionUseCases):
         stars_lock: timedelta = timedelta(days=21),
     ) -> None:
         super().__init__(engine, clock=clock)
+        # Concurrent CreateTransfers calls share transactions (see `coalescing.py`).
+        self._transfers: Coalescer[TransferBatch, list[TransferOutcome]] = Coalescer(
+            self._apply_batches, limit=MAX_BATCHES_PER_TRANSACTION
+        )
         self._stars_enabled = stars_purchases_enabled
         self._stars_lock = stars_lock
 
@@ -103,7 +110,12 @@ class Cashier(SeatSessionUseCases):
     ) -> list[TransferOutcome]:
         """Apply a batch; malformed batches raise and record nothing, outcomes say the rest."""
         validate_batch(requests)
-        return await self._transaction(lambda conn: self._apply(conn, requests, linked=linked))
+        return await self._transfers.submit(TransferBatch(requests, linked))
+
+    async def _apply_batches(
+        self, batches: Sequence[TransferBatch]
+    ) -> Sequence[Answer[list[TransferOutcome]]]:
+        return await self._transaction(functools.partial(self._apply_many, batches=batches))
 
     async def lookup_transfers(self, transfer_ids: Sequence[str]) -> list[TransferRecord]:
         if not transfer_ids:

@@ -7,13 +7,16 @@ sessions of a table lets a shard rebuild every stack after a restart or takeover
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+import functools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from service_runtime.errors import AlreadyExists, FailedPrecondition, InvalidArgument, NotFound
+from service_runtime.errors import AlreadyExists, DomainError, FailedPrecondition, InvalidArgument, NotFound
 from services.cashier import storage
+from services.cashier.coalescing import Answer, Coalescer
 from services.cashier.ledger import (
     BALANCE_OVERFLOW,
     INSUFFICIENT_FUNDS,
@@ -35,7 +38,7 @@ from services.cashier.settlement import (
     settlement_transfers,
 )
 from services.cashier.storage import SeatSessionRow
-from services.cashier.unit_of_work import UnitOfWork, check_text
+from services.cashier.unit_of_work import UnitOfWork, check_text, utc_now
 
 
 @dataclass(frozen=True)
@@ -52,8 +55,28 @@ class SettlementView:
     settled_at: datetime
 
 
+MAX_SETTLEMENTS_PER_TRANSACTION = 64
+
+
+@dataclass
+class _Decision:
+    """One hand's part of a settlement transaction: its answer or error, and what it writes."""
+
+    result: tuple[SettlementView, bool] | None = None
+    error: DomainError | None = None
+    records: list[TransferRecord] = field(default_factory=list)
+    changed: dict[str, Account] = field(default_factory=dict)
+    row: storage.SettlementRow | None = None
+
+
 class SeatSessionUseCases(UnitOfWork):
     """Seat sessions and settlements; a seat is an account that only these use cases move."""
+
+    def __init__(self, engine: AsyncEngine, *, clock: Callable[[], datetime] = utc_now) -> None:
+        super().__init__(engine, clock=clock)
+        self._settlements: Coalescer[HandResult, tuple[SettlementView, bool]] = Coalescer(
+            self._settle_hands, limit=MAX_SETTLEMENTS_PER_TRANSACTION, key=lambda hand: hand.hand_id
+        )
 
     @staticmethod
     async def _session_view(conn: AsyncConnection, session: SeatSessionRow) -> SeatSessionView:
@@ -243,9 +266,63 @@ class SeatSessionUseCases(UnitOfWork):
     # Hand settlement -------------------------------------------------------------------------------
 
     async def settle_hand(self, hand: HandResult) -> tuple[SettlementView, bool]:
-        """Apply one hand as a linked batch; the hand id makes retries and takeovers safe."""
-        requests = settlement_transfers(hand)
-        seat_ids = [seat_account_id(r.session_id) for r in hand.seat_results]
+        """Apply one hand as a linked batch; the hand id makes retries and takeovers safe.
+
+        Hands of different tables arriving together share one transaction (see `coalescing.py`);
+        each is still all or nothing on its own.
+        """
+        return await self._settlements.submit(hand)
+
+    async def _settle_hands(
+        self, hands: Sequence[HandResult]
+    ) -> Sequence[Answer[tuple[SettlementView, bool]]]:
+        decisions = await self._transaction(functools.partial(self._settle_batch, hands=hands))
+        return [Answer(result=d.result, error=d.error) for d in decisions]
+
+    async def _settle_batch(self, conn: AsyncConnection, hands: Sequence[HandResult]) -> list[_Decision]:
+        """Settle several hands in one transaction: one lock-and-load, one write, one commit."""
+        now = self._clock()
+        batches = [(hand, settlement_transfers(hand)) for hand in hands]
+        account_ids: set[str] = set()
+        for hand, requests in batches:
+            account_ids |= {seat_account_id(r.session_id) for r in hand.seat_results}
+            account_ids |= {r.debit_account_id for r in requests} | {r.credit_account_id for r in requests}
+        loaded = await storage.lock_and_load(
+            conn,
+            account_ids,
+            session_ids=[r.session_id for hand in hands for r in hand.seat_results],
+            hand_ids=[hand.hand_id for hand in hands],
+        )
+        accounts = dict(loaded.accounts)
+        decisions: list[_Decision] = []
+        records: list[TransferRecord] = []
+        changed: dict[str, Account] = {}
+        rows: list[storage.SettlementRow] = []
+        for hand, requests in batches:
+            try:
+                decision = await self._decide_settlement(conn, hand, requests, accounts, loaded, now)
+            except DomainError as error:
+                decisions.append(_Decision(error=error))
+                continue
+            decisions.append(decision)
+            records += decision.records
+            changed.update(decision.changed)
+            accounts.update(decision.changed)
+            if decision.row is not None:
+                rows.append(decision.row)
+        await storage.write_changes(conn, records, changed.values(), rows)
+        return decisions
+
+    async def _decide_settlement(
+        self,
+        conn: AsyncConnection,
+        hand: HandResult,
+        requests: list[TransferRequest],
+        accounts: dict[str, Account],
+        loaded: storage.Loaded,
+        now: datetime,
+    ) -> _Decision:
+        """What one hand does, given the accounts as the hands before it in the batch left them."""
         wanted = {
             "table_id": hand.table_id,
             "pool": hand.pool,
@@ -253,85 +330,68 @@ class SeatSessionUseCases(UnitOfWork):
             "rake": hand.rake,
             "house_bank_amount": hand.house_bank_amount,
         }
-
-        async def work(conn: AsyncConnection) -> tuple[SettlementView, bool, storage.SettlementRow | None]:
-            now = self._clock()
-            account_ids = (
-                set(seat_ids)
-                | {r.debit_account_id for r in requests}
-                | {r.credit_account_id for r in requests}
-            )
-            loaded = await storage.lock_and_load(
-                conn, account_ids, session_ids=[r.session_id for r in hand.seat_results], hand_id=hand.hand_id
-            )
-            locked, earlier, sessions = loaded.accounts, loaded.settlement, loaded.sessions
-            if earlier is not None:
-                for field in SETTLEMENT_FIELDS:
-                    if getattr(earlier, field) != wanted[field]:
-                        raise AlreadyExists(
-                            "IDEMPOTENCY_CONFLICT",
-                            "the hand id was settled with different fields",
-                            {"field": field},
-                        )
-                if earlier.failure_reason is not None:
-                    return self._empty_settlement(hand, earlier.created_at), True, earlier
-                ids = [settlement_transfer_id(hand.hand_id, i) for i in range(earlier.transfer_count)]
-                recorded = await storage.recorded_transfers(conn, ids)
-                settled = [recorded[i] for i in ids]
-                return self._settlement_view(hand, settled, locked, earlier.created_at), True, None
-            for result in hand.seat_results:
-                session = sessions.get(result.session_id)
-                if session is None:
-                    raise NotFound(
-                        "SEAT_SESSION_NOT_FOUND",
-                        "no seat session with this id",
-                        {"session_id": result.session_id},
+        earlier = loaded.settlements.get(hand.hand_id)
+        if earlier is not None:
+            for field in SETTLEMENT_FIELDS:
+                if getattr(earlier, field) != wanted[field]:
+                    raise AlreadyExists(
+                        "IDEMPOTENCY_CONFLICT",
+                        "the hand id was settled with different fields",
+                        {"field": field},
                     )
-                if session.table_id != hand.table_id or session.pool is not hand.pool:
-                    raise InvalidArgument(
-                        "SEAT_SESSION_TABLE_MISMATCH",
-                        "the seat session belongs to another table or pool",
-                        {"session_id": result.session_id},
-                    )
-            closed = next((seat_id for seat_id in seat_ids if locked[seat_id].closed), None)
-            failure: tuple[str, str] | None = None
-            records: list[TransferRecord] = []
-            changed: dict[str, Account] = {}
-            if closed is not None:
-                failure = ("ACCOUNT_CLOSED", closed)
-            elif requests:
-                plan = plan_transfers(requests, linked=True, accounts=locked, existing={}, now=now)
-                culprit = next(
-                    (o for o in plan.outcomes if o.reason not in ("", "LINKED_TRANSFER_FAILED")), None
+            if earlier.failure_reason is not None:
+                return _Decision(error=self._settlement_error(earlier))
+            ids = [settlement_transfer_id(hand.hand_id, i) for i in range(earlier.transfer_count)]
+            recorded = await storage.recorded_transfers(conn, ids)
+            settled = [recorded[i] for i in ids]
+            return _Decision(
+                result=(self._settlement_view(hand, settled, accounts, earlier.created_at), True)
+            )
+        for result in hand.seat_results:
+            session = loaded.sessions.get(result.session_id)
+            if session is None:
+                raise NotFound(
+                    "SEAT_SESSION_NOT_FOUND",
+                    "no seat session with this id",
+                    {"session_id": result.session_id},
                 )
-                if culprit is not None:
-                    request = next(r for r in requests if r.transfer_id == culprit.transfer_id)
-                    failure = (culprit.reason, request.debit_account_id)
-                else:
-                    records = plan.new_records
-                    changed = plan.changed_accounts
-                    locked = {**locked, **changed}
-            row = storage.SettlementRow(
-                hand_id=hand.hand_id,
-                table_id=hand.table_id,
-                pool=hand.pool,
-                seat_results=hand.seat_results_key(),
-                rake=hand.rake,
-                house_bank_amount=hand.house_bank_amount,
-                transfer_count=len(records),
-                failure_reason=failure[0] if failure else None,
-                failure_account_id=failure[1] if failure else None,
-                created_at=now,
-            )
-            await storage.write_changes(conn, records, changed.values(), row)
-            if failure is not None:
-                return self._empty_settlement(hand, now), False, row
-            return self._settlement_view(hand, records, locked, now), False, None
-
-        view, existing, failed = await self._transaction(work)
-        if failed is not None:
-            raise self._settlement_error(failed)
-        return view, existing
+            if session.table_id != hand.table_id or session.pool is not hand.pool:
+                raise InvalidArgument(
+                    "SEAT_SESSION_TABLE_MISMATCH",
+                    "the seat session belongs to another table or pool",
+                    {"session_id": result.session_id},
+                )
+        seat_ids = [seat_account_id(r.session_id) for r in hand.seat_results]
+        closed = next((seat_id for seat_id in seat_ids if accounts[seat_id].closed), None)
+        failure: tuple[str, str] | None = None
+        records: list[TransferRecord] = []
+        changed: dict[str, Account] = {}
+        if closed is not None:
+            failure = ("ACCOUNT_CLOSED", closed)
+        elif requests:
+            plan = plan_transfers(requests, linked=True, accounts=accounts, existing={}, now=now)
+            culprit = next((o for o in plan.outcomes if o.reason not in ("", "LINKED_TRANSFER_FAILED")), None)
+            if culprit is not None:
+                request = next(r for r in requests if r.transfer_id == culprit.transfer_id)
+                failure = (culprit.reason, request.debit_account_id)
+            else:
+                records, changed = plan.new_records, plan.changed_accounts
+        row = storage.SettlementRow(
+            hand_id=hand.hand_id,
+            table_id=hand.table_id,
+            pool=hand.pool,
+            seat_results=hand.seat_results_key(),
+            rake=hand.rake,
+            house_bank_amount=hand.house_bank_amount,
+            transfer_count=len(records),
+            failure_reason=failure[0] if failure else None,
+            failure_account_id=failure[1] if failure else None,
+            created_at=now,
+        )
+        if failure is not None:
+            return _Decision(error=self._settlement_error(row), row=row)
+        view = self._settlement_view(hand, records, {**accounts, **changed}, now)
+        return _Decision(result=(view, False), records=records, changed=changed, row=row)
 
     @staticmethod
     def _settlement_error(row: storage.SettlementRow) -> FailedPrecondition:

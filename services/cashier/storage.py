@@ -421,7 +421,7 @@ class Loaded:
     accounts: dict[str, Account]
     transfers: dict[str, TransferRecord]
     sessions: dict[str, SeatSessionRow]
-    settlement: SettlementRow | None
+    settlements: dict[str, SettlementRow]
 
 
 # The accounts are locked first (in id order) by the CTE; the other rows come from the statement's
@@ -438,7 +438,7 @@ _LOCK_AND_LOAD = """
     UNION ALL
     SELECT 's', row_to_json(s.*) FROM seat_sessions s WHERE s.session_id = ANY(CAST(%(session_ids)s AS text[]))
     UNION ALL
-    SELECT 'h', row_to_json(h.*) FROM hand_settlements h WHERE h.hand_id = %(hand_id)s
+    SELECT 'h', row_to_json(h.*) FROM hand_settlements h WHERE h.hand_id = ANY(CAST(%(hand_ids)s AS text[]))
 """
 
 
@@ -458,16 +458,21 @@ async def lock_and_load(
     account_ids: Iterable[str],
     transfer_ids: Iterable[str] = (),
     session_ids: Iterable[str] = (),
-    hand_id: str | None = None,
+    hand_ids: Iterable[str] = (),
 ) -> Loaded:
-    """Lock `account_ids` and read the recorded transfers, sessions and settlement a decision needs."""
+    """Lock `account_ids` and read the recorded transfers, sessions and settlements a decision needs."""
+    sessions, hands = list(session_ids), list(hand_ids)
     if conn.dialect.name != "postgresql":
-        sessions = list(session_ids)
+        found = {}
+        for hand_id in hands:
+            row = await settlement(conn, hand_id)
+            if row is not None:
+                found[hand_id] = row
         return Loaded(
             accounts=await lock_accounts(conn, account_ids),
             transfers=await recorded_transfers(conn, transfer_ids),
             sessions=await seat_sessions_by_id(conn, sessions) if sessions else {},
-            settlement=await settlement(conn, hand_id) if hand_id else None,
+            settlements=found,
         )
     result = await _driver_execute(
         conn,
@@ -475,12 +480,11 @@ async def lock_and_load(
         {
             "account_ids": sorted(set(account_ids)),
             "transfer_ids": list(set(transfer_ids)),
-            "session_ids": list(set(session_ids)),
-            "hand_id": hand_id or "",
+            "session_ids": list(set(sessions)),
+            "hand_ids": list(set(hands)),
         },
     )
-    loaded = Loaded({}, {}, {}, None)
-    found_settlement = None
+    loaded = Loaded({}, {}, {}, {})
     for source, item in result:
         if source == "a":
             loaded.accounts[item["account_id"]] = _account(item)
@@ -489,8 +493,8 @@ async def lock_and_load(
         elif source == "s":
             loaded.sessions[item["session_id"]] = _session(item)
         else:
-            found_settlement = _settlement(item)
-    return Loaded(loaded.accounts, loaded.transfers, loaded.sessions, found_settlement)
+            loaded.settlements[item["hand_id"]] = _settlement(item)
+    return loaded
 
 
 _TRANSFER_COLUMNS = (
@@ -508,15 +512,15 @@ async def write_changes(
     conn: AsyncConnection,
     records: Sequence[TransferRecord],
     changed: Iterable[Account],
-    settlement_row: SettlementRow | None = None,
+    settlement_rows: Sequence[SettlementRow] = (),
 ) -> None:
-    """Append `records`, write the new totals of `changed` and insert `settlement_row`, in one statement."""
+    """Append `records`, write the new totals of `changed`, insert `settlement_rows`, in one statement."""
     changed = list(changed)
     if conn.dialect.name != "postgresql":
         await append_transfers(conn, records)
         await save_accounts(conn, changed)
-        if settlement_row is not None:
-            await insert_settlement(conn, settlement_row)
+        for row in settlement_rows:
+            await insert_settlement(conn, row)
         return
     parts: list[str] = []
     params: dict[str, Any] = {}
@@ -563,27 +567,30 @@ async def write_changes(
                 for a in changed
             ]
         )
-    if settlement_row is not None:
+    if settlement_rows:
         parts.append(
-            "new_settlement AS (INSERT INTO hand_settlements (hand_id, table_id, pool, seat_results, rake, "
-            "house_bank_amount, transfer_count, failure_reason, failure_account_id, created_at) VALUES "
-            "(%(h_hand_id)s, %(h_table_id)s, %(h_pool)s, %(h_seat_results)s, %(h_rake)s, "
-            "%(h_house_bank_amount)s, %(h_transfer_count)s, %(h_failure_reason)s, %(h_failure_account_id)s, "
-            "%(h_created_at)s))"
+            "new_settlements AS (INSERT INTO hand_settlements (hand_id, table_id, pool, seat_results, rake, "
+            "house_bank_amount, transfer_count, failure_reason, failure_account_id, created_at) "
+            "SELECT * FROM jsonb_to_recordset(CAST(%(settlements)s AS jsonb)) AS h(hand_id text, table_id text, "
+            "pool text, seat_results text, rake bigint, house_bank_amount bigint, transfer_count integer, "
+            "failure_reason text, failure_account_id text, created_at timestamptz))"
         )
-        params.update(
-            {
-                "h_hand_id": settlement_row.hand_id,
-                "h_table_id": settlement_row.table_id,
-                "h_pool": settlement_row.pool.value,
-                "h_seat_results": settlement_row.seat_results,
-                "h_rake": settlement_row.rake,
-                "h_house_bank_amount": settlement_row.house_bank_amount,
-                "h_transfer_count": settlement_row.transfer_count,
-                "h_failure_reason": settlement_row.failure_reason,
-                "h_failure_account_id": settlement_row.failure_account_id,
-                "h_created_at": settlement_row.created_at,
-            }
+        params["settlements"] = json.dumps(
+            [
+                {
+                    "hand_id": row.hand_id,
+                    "table_id": row.table_id,
+                    "pool": row.pool.value,
+                    "seat_results": row.seat_results,
+                    "rake": row.rake,
+                    "house_bank_amount": row.house_bank_amount,
+                    "transfer_count": row.transfer_count,
+                    "failure_reason": row.failure_reason,
+                    "failure_account_id": row.failure_account_id,
+                    "created_at": row.created_at.isoformat(),
+                }
+                for row in settlement_rows
+            ]
         )
     if parts:
         await _driver_execute(conn, "WITH " + ", ".join(parts) + " SELECT 1", params)

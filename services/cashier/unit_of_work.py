@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import random
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TypeVar
 
@@ -18,12 +19,14 @@ import psycopg
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from service_runtime.errors import InvalidArgument
+from service_runtime.errors import DomainError, InvalidArgument
 from services.cashier import storage
+from services.cashier.coalescing import Answer
 from services.cashier.ledger import (
     MAX_TEXT_LENGTH,
     Account,
     TransferOutcome,
+    TransferRecord,
     TransferRequest,
     plan_transfers,
 )
@@ -102,6 +105,7 @@ class UnitOfWork:
         linked: bool,
         extra_accounts: Sequence[Account] = (),
     ) -> list[TransferOutcome]:
+        """Lock, decide and write one batch of transfers in the caller's transaction."""
         ids = {r.debit_account_id for r in requests} | {r.credit_account_id for r in requests}
         loaded = await storage.lock_and_load(conn, ids, (r.transfer_id for r in requests))
         locked = loaded.accounts
@@ -112,3 +116,48 @@ class UnitOfWork:
         )
         await storage.write_changes(conn, plan.new_records, plan.changed_accounts.values())
         return plan.outcomes
+
+    async def _apply_many(
+        self, conn: AsyncConnection, batches: Sequence[TransferBatch]
+    ) -> list[Answer[list[TransferOutcome]]]:
+        """Several callers' batches in one transaction, each decided on its own, in arrival order.
+
+        Each batch sees the balances and the transfer ids the batches before it left, so two
+        callers sending the same id in one transaction get CREATED and EXISTS, as they would apart.
+        """
+        ids: set[str] = set()
+        for batch in batches:
+            ids |= {r.debit_account_id for r in batch.requests} | {
+                r.credit_account_id for r in batch.requests
+            }
+        loaded = await storage.lock_and_load(
+            conn, ids, (r.transfer_id for batch in batches for r in batch.requests)
+        )
+        accounts, existing = dict(loaded.accounts), dict(loaded.transfers)
+        now = self._clock()
+        answers: list[Answer[list[TransferOutcome]]] = []
+        records: list[TransferRecord] = []
+        changed: dict[str, Account] = {}
+        for batch in batches:
+            try:
+                plan = plan_transfers(
+                    batch.requests, linked=batch.linked, accounts=accounts, existing=existing, now=now
+                )
+            except DomainError as error:
+                answers.append(Answer(error=error))
+                continue
+            answers.append(Answer(result=plan.outcomes))
+            records += plan.new_records
+            existing.update((r.request.transfer_id, r) for r in plan.new_records)
+            changed.update(plan.changed_accounts)
+            accounts.update(plan.changed_accounts)
+        await storage.write_changes(conn, records, changed.values())
+        return answers
+
+
+@dataclass(frozen=True)
+class TransferBatch:
+    """One caller's CreateTransfers batch, already validated."""
+
+    requests: Sequence[TransferRequest]
+    linked: bool

@@ -169,3 +169,36 @@ async def test_bank_concurrent_transfers_keep_every_pool_conserved(
     assert counts["applied"] + counts["rejected"] == counts["attempted"]
     final, _ = await cashier.audit()
     assert all(audit_balanced(f) and f.accounts_total == totals[f.pool] for f in final)
+
+
+async def test_hands_settled_together_keep_their_own_outcomes(cashier: Cashier, fund) -> None:  # type: ignore[no-untyped-def]
+    tables = []
+    for table in range(6):
+        sessions = []
+        for seat in range(2):
+            player = f"co-{table}-{seat}"
+            await fund(cashier, player, gram_chips=1000)
+            await cashier.open_seat_session(
+                session_id=f"co-{table}/{player}", player_id=player, table_id=f"co-{table}", seat_index=seat,
+                pool=Pool.GRAM, buy_in_amount=500, min_buy_in=100, max_buy_in=1000,
+            )  # fmt: skip
+            sessions.append(f"co-{table}/{player}")
+        tables.append(sessions)
+
+    def hand(table: int, amount: int, hand_id: str | None = None) -> object:
+        first, second = tables[table]
+        return normalise_hand_result(
+            hand_id or f"co-{table}:h1", f"co-{table}", Pool.GRAM, [SeatResult(first, amount), SeatResult(second, -amount)], 0, 0
+        )  # fmt: skip
+
+    # Table 3 overdraws a seat; table 5 sends its hand twice; all arrive together.
+    hands = [hand(t, 900 if t == 3 else 100) for t in range(6)] + [hand(5, 100)]
+    outcomes = await asyncio.gather(*(cashier.settle_hand(h) for h in hands), return_exceptions=True)  # type: ignore[arg-type]
+    failed = [i for i, o in enumerate(outcomes) if isinstance(o, BaseException)]
+    assert failed == [3]
+    assert isinstance(outcomes[3], DomainError)
+    assert outcomes[3].reason == "INSUFFICIENT_FUNDS"
+    existing = [o[1] for o in outcomes if not isinstance(o, BaseException)]
+    assert existing.count(True) == 1
+    stacks = {t: [s.stack for s in await cashier.open_seat_sessions(f"co-{t}")] for t in range(6)}
+    assert stacks == {t: [500, 500] if t == 3 else [600, 400] for t in range(6)}

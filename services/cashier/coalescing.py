@@ -1,0 +1,95 @@
+"""Group concurrent requests into shared transactions, the way TigerBeetle batches its clients.
+
+While one transaction runs, requests that arrive queue up; the next transaction takes all of them
+(up to a limit). A lone request on an idle cashier runs at once, so coalescing adds no latency; under
+load, many callers share one lock-and-load, one write and one commit. Each request keeps its own
+answer or error: the batch function decides every request on its own and only the database work is
+shared.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Hashable, Sequence
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+Item = TypeVar("Item")
+Result = TypeVar("Result")
+
+
+@dataclass(frozen=True)
+class Answer(Generic[Result]):
+    """What one request of a batch gets: a result, or the error to raise to its caller."""
+
+    result: Result | None = None
+    error: BaseException | None = None
+
+
+@dataclass
+class _Waiting(Generic[Item, Result]):
+    item: Item
+    future: asyncio.Future[Result]
+
+
+class Coalescer(Generic[Item, Result]):
+    """Runs `run_batch` over whatever requests are waiting, one batch at a time."""
+
+    def __init__(
+        self,
+        run_batch: Callable[[Sequence[Item]], Awaitable[Sequence[Answer[Result]]]],
+        *,
+        limit: int,
+        key: Callable[[Item], Hashable] | None = None,
+    ) -> None:
+        # `key`: requests with equal keys never share a batch (a later one must see the earlier one's rows).
+        self._run_batch = run_batch
+        self._limit = limit
+        self._key = key
+        self._waiting: list[_Waiting[Item, Result]] = []
+        self._runner: asyncio.Task[None] | None = None
+
+    async def submit(self, item: Item) -> Result:
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Result] = loop.create_future()
+        self._waiting.append(_Waiting(item, future))
+        if self._runner is None or self._runner.done():
+            self._runner = loop.create_task(self._run())
+        return await future
+
+    def _next_batch(self) -> list[_Waiting[Item, Result]]:
+        batch: list[_Waiting[Item, Result]] = []
+        later: list[_Waiting[Item, Result]] = []
+        keys: set[Hashable] = set()
+        for waiting in self._waiting:
+            if waiting.future.done():
+                continue  # the caller gave up before its turn
+            key = self._key(waiting.item) if self._key is not None else None
+            if len(batch) >= self._limit or (key is not None and key in keys):
+                later.append(waiting)
+                continue
+            batch.append(waiting)
+            if key is not None:
+                keys.add(key)
+        self._waiting = later
+        return batch
+
+    async def _run(self) -> None:
+        while self._waiting:
+            batch = self._next_batch()
+            if not batch:
+                continue
+            try:
+                answers = await self._run_batch([waiting.item for waiting in batch])
+            except Exception as error:  # the shared transaction failed: every caller in it gets the error
+                for waiting in batch:
+                    if not waiting.future.done():
+                        waiting.future.set_exception(error)
+                continue
+            for waiting, answer in zip(batch, answers, strict=True):
+                if waiting.future.done():
+                    continue
+                if answer.error is not None:
+                    waiting.future.set_exception(answer.error)
+                else:
+                    waiting.future.set_result(answer.result)  # type: ignore[arg-type]
