@@ -14,8 +14,9 @@ class LegalActions:
 
     Amounts are "to" amounts: the player's total bet this street after the action. ``min_to`` ..
     ``max_to`` is the range for BET (when ``can_bet``) or RAISE (when ``can_raise``); valid amounts in
-    that range are multiples of ``step``, plus ``all_in_to`` exactly (the rest of the stack, which may be
-    off the step or below ``min_to``). ``call_amount`` is what a call adds (capped at the stack).
+    that range are multiples of ``step``, plus ``all_in_to`` exactly when it is at most ``max_to`` (the
+    rest of the stack, which may be off the step or below ``min_to``; in no-limit ``max_to`` is the
+    all-in). ``call_amount`` is what a call adds (capped at the stack).
     """
 
     seat: int

@@ -120,11 +120,17 @@ class BettingRules:
         if refusal is not None:
             return refusal
         i = self._index_of[seat]
-        if self._bets[i] + self._stacks[i] <= self._current_bet or self._may_raise(i):
-            return None
-        return IllegalActionError(
-            "an all-in here would be a raise, and raising is closed", "RAISE_NOT_ALLOWED"
-        )
+        all_in_to = self._bets[i] + self._stacks[i]
+        if all_in_to <= self._current_bet:
+            return None  # an all-in call
+        if not self._may_raise(i):
+            return IllegalActionError(
+                "an all-in here would be a raise, and raising is closed", "RAISE_NOT_ALLOWED"
+            )
+        if all_in_to > self._raise_range(i)[1]:
+            # Fixed limit: bets and raises are of a fixed size, so a bigger stack cannot all go in.
+            return IllegalActionError("an all-in here is more than the fixed bet", "AMOUNT_TOO_LARGE")
+        return None
 
     def _refusal_wager(self, seat: int, to: int, kind: ActionKind) -> IllegalActionError | None:
         refusal = self._refusal_turn(seat)
@@ -147,10 +153,9 @@ class BettingRules:
         if not self._may_raise(i):
             # An all-in short of a full raise does not reopen the betting for who already acted.
             return IllegalActionError("raising is not open to this player", f"{kind.value}_NOT_ALLOWED")
-        all_in_to = self._bets[i] + self._stacks[i]
-        if to == all_in_to:
-            return None
         min_to, max_to = self._raise_range(i)
+        if to == self._bets[i] + self._stacks[i] and to <= max_to:
+            return None  # all-in for the exact rest: allowed off the step and below the minimum
         if to > max_to:
             return IllegalActionError(f"at most {max_to}", "AMOUNT_TOO_LARGE")
         if to < min_to:

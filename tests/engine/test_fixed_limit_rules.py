@@ -83,3 +83,12 @@ def test_fixed_limit_allows_ten_seats(make_hand: HandBuilder) -> None:
     hand = make_hand(dict.fromkeys(range(10), 200), button=9, variant=Variant.FIXED_LIMIT)
     assert len(hand.seats) == 10
     assert hand.actor_seat == 2
+
+
+def test_fixed_limit_all_in_only_when_the_stack_is_at_most_the_fixed_bet(make_hand: HandBuilder) -> None:
+    hand = make_hand({0: 500, 1: 500, 2: 500}, button=0, variant=Variant.FIXED_LIMIT)
+    with pytest.raises(IllegalActionError) as caught:
+        hand.all_in(0)
+    assert caught.value.reason == "AMOUNT_TOO_LARGE"
+    with pytest.raises(IllegalActionError):
+        hand.raise_to(0, 500)

@@ -52,7 +52,9 @@ def play_randomly(hand: Hand, data: st.DataObject) -> None:
             hand.all_in(seat)
         elif choice == "wager" and (legal.can_bet or legal.can_raise):
             amounts = list(range(legal.min_to, legal.max_to + 1, legal.step))
-            amounts = [a for a in amounts if a % legal.step == 0] + [legal.all_in_to]
+            amounts = [a for a in amounts if a % legal.step == 0]
+            if legal.all_in_to <= legal.max_to:
+                amounts.append(legal.all_in_to)
             to = data.draw(st.sampled_from(amounts))
             assert hand.can_bet(seat, to) or hand.can_raise_to(seat, to)
             hand.bet(seat, to) if legal.can_bet else hand.raise_to(seat, to)
