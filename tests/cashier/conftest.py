@@ -83,3 +83,9 @@ async def fund(cashier: Cashier, player_id: str, gram_chips: int = 0, mpx_chips:
 @pytest.fixture(name="fund")
 def fund_fixture() -> object:
     return fund
+
+
+@pytest.fixture(name="migrated_cashier")
+def migrated_cashier_fixture() -> object:
+    """The factory itself, for tests that build a cashier with other options or on their own loop."""
+    return migrated_cashier

@@ -108,9 +108,7 @@ async def test_a_withdrawal_that_failed_on_funds_keeps_failing(cashier: Cashier)
     assert await wallet(cashier, "dan") == (6000, 0)
 
 
-async def test_stars_are_off_unless_enabled(postgres_url: str, clock) -> None:  # type: ignore[no-untyped-def]
-    from conftest import migrated_cashier
-
+async def test_stars_are_off_unless_enabled(postgres_url: str, clock, migrated_cashier) -> None:  # type: ignore[no-untyped-def]
     cashier = await migrated_cashier(postgres_url, clock, stars=False)
     try:
         with pytest.raises(FailedPrecondition) as error:

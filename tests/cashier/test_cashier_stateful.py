@@ -98,10 +98,13 @@ def loop() -> Iterator[asyncio.AbstractEventLoop]:
     loop.close()
 
 
-def test_ledger_matches_an_in_memory_reference(postgres_url: str, loop: asyncio.AbstractEventLoop) -> None:
-    from conftest import FakeClock, migrated_cashier  # the cashier test folder's fixtures module
-
-    cashier: Cashier = loop.run_until_complete(migrated_cashier(postgres_url, FakeClock()))
+def test_ledger_matches_an_in_memory_reference(
+    postgres_url: str,
+    loop: asyncio.AbstractEventLoop,
+    migrated_cashier,  # type: ignore[no-untyped-def]
+    clock,
+) -> None:
+    cashier: Cashier = loop.run_until_complete(migrated_cashier(postgres_url, clock))
 
     class LedgerMachine(RuleBasedStateMachine):
         def __init__(self) -> None:
