@@ -2,10 +2,10 @@
 
 Design (table lookup, built once at import):
 
-* Each card has a key: a rank key in the low bits and ``8**suit`` above them. The sum of a hand's keys
-  holds, in its low bits, a number unique to the hand's rank multiset and, above them, the count of
-  each suit in base 8 (at most seven cards). Seven-card rank sums index a flat int32 array; five- and
-  six-card hands use base-5 rank keys (``5**rank``) and a dict.
+* Each card has a key: a rank key in the low bits and a count for its suit above them. The sum of a
+  hand's keys holds, in its low bits, a number unique to the hand's rank multiset and, above them, the
+  count of each suit. Seven-card rank sums index a flat int32 array, and a bias in the first card's key
+  makes any flush show as one bit; five- and six-card hands use base-5 rank keys and a dict.
 * With at most seven cards a flush excludes quads and full houses (five suited cards leave only two
   others), so a hand with five or more cards of one suit is exactly a flush or straight flush, looked
   up in a 8192-entry table indexed by that suit's rank bitmask. Every other hand is looked up by its
@@ -161,15 +161,24 @@ def _fewer_table() -> dict[int, int]:
     return _FEWER_TABLE
 
 
-# Card keys: rank part in the low bits, count of each suit (base 8, three bits a suit) above them.
-_CARD_KEY7: tuple[int, ...] = tuple(
-    _SEVEN_RANK_KEYS[card >> 2] + ((1 << (3 * (card & 3))) << _SEVEN_RANK_BITS) for card in range(52)
+# Seven-card keys: the rank key in the low 23 bits, then one 4-bit field per suit counting its cards.
+# The first card's key also carries 3 in every suit field, so a field reaches 8 (its top bit) exactly
+# when the suit has five or more cards: one AND detects any flush.
+_SUIT_FIELD_BITS = 4
+_SEVEN_CARD_KEY: tuple[int, ...] = tuple(
+    _SEVEN_RANK_KEYS[card >> 2] + (1 << (_SEVEN_RANK_BITS + _SUIT_FIELD_BITS * (card & 3)))
+    for card in range(52)
 )
+_FLUSH_BIAS = sum(3 << (_SEVEN_RANK_BITS + _SUIT_FIELD_BITS * suit) for suit in range(4))
+_FIRST_CARD_KEY: tuple[int, ...] = tuple(key + _FLUSH_BIAS for key in _SEVEN_CARD_KEY)
+_FLUSH_BITS = sum(8 << (_SEVEN_RANK_BITS + _SUIT_FIELD_BITS * suit) for suit in range(4))
+_FIRST_FLUSH_BIT_LENGTH = _SEVEN_RANK_BITS + 4  # bit_length of the flag of suit 0 (clubs)
+# Five- and six-card keys: base-5 rank digits, then the count of each suit in base 8 above bit 32.
 _CARD_KEY5: tuple[int, ...] = tuple(5 ** (card >> 2) + ((1 << (3 * (card & 3))) << 32) for card in range(52))
 _RANK_BIT: tuple[int, ...] = tuple(1 << (card >> 2) for card in range(52))
 _RANK_TABLE7 = _build_seven_table()
 _FLUSH_TABLE: tuple[int, ...] = tuple(_best_flush(m) if m.bit_count() >= 5 else 0 for m in range(1 << 13))
-# Suit whose count is five or more, indexed by the suit-count part of a key; -1 if none.
+# Suit whose count is five or more, indexed by the suit-count part of a five- or six-card key; -1 if none.
 _FLUSH_SUIT: tuple[int, ...] = tuple(
     next((suit for suit in range(4) if (part >> (3 * suit)) & 7 >= 5), -1) for part in range(1 << 12)
 )
@@ -182,12 +191,14 @@ def strength7(c0: int, c1: int, c2: int, c3: int, c4: int, c5: int, c6: int) -> 
     call shape in CPython.
     """
     key = (
-        _CARD_KEY7[c0] + _CARD_KEY7[c1] + _CARD_KEY7[c2] + _CARD_KEY7[c3] + _CARD_KEY7[c4] + _CARD_KEY7[c5]
-        + _CARD_KEY7[c6]
+        _FIRST_CARD_KEY[c0] + _SEVEN_CARD_KEY[c1] + _SEVEN_CARD_KEY[c2] + _SEVEN_CARD_KEY[c3]
+        + _SEVEN_CARD_KEY[c4] + _SEVEN_CARD_KEY[c5] + _SEVEN_CARD_KEY[c6]
     )  # fmt: skip
-    suit = _FLUSH_SUIT[key >> _SEVEN_RANK_BITS]
-    if suit < 0:
+    flush = key & _FLUSH_BITS
+    if not flush:
         return _RANK_TABLE7[key & _SEVEN_RANK_MASK]
+    # Seven cards hold at most one suit of five or more.
+    suit = (flush.bit_length() - _FIRST_FLUSH_BIT_LENGTH) // _SUIT_FIELD_BITS
     mask = 0
     for card in (c0, c1, c2, c3, c4, c5, c6):
         if card & 3 == suit:
