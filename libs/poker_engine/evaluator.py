@@ -291,24 +291,32 @@ def describe_strength(strength: int) -> str:
     return f"High card, {RANK_NAMES[tie[0]]}"
 
 
+_CATEGORIES: tuple[HandCategory, ...] = tuple(HandCategory)
+_SUITED_CATEGORIES = frozenset((HandCategory.FLUSH, HandCategory.STRAIGHT_FLUSH, HandCategory.ROYAL_FLUSH))
+_FIVE_RANKS: dict[int, tuple[int, ...]] = {}
+
+
 def evaluate(cards: Sequence[int]) -> HandValue:
     """Validate 5, 6 or 7 distinct cards and return their best five as a HandValue."""
-    hand = tuple(check_card(card) for card in cards)
+    hand = tuple(cards)
+    for card in hand:
+        check_card(card)
     if not 5 <= len(hand) <= 7:
         raise InvalidHandSizeError(f"need 5, 6 or 7 cards, got {len(hand)}")
     if len(set(hand)) != len(hand):
         raise InvalidCardError("duplicate card in hand")
     strength = strength_of(hand)
-    category = category_of(strength)
-    ranks = _five_ranks(category, _tiebreak_ranks(strength))
-    if category in (HandCategory.FLUSH, HandCategory.STRAIGHT_FLUSH, HandCategory.ROYAL_FLUSH):
+    category = _CATEGORIES[strength >> _CATEGORY_SHIFT]
+    ranks = _FIVE_RANKS.get(strength)
+    if ranks is None:
+        ranks = _FIVE_RANKS[strength] = tuple(_five_ranks(category, _tiebreak_ranks(strength)))
+    pool = hand
+    if category in _SUITED_CATEGORIES:
         suit = _FLUSH_SUIT[sum(_CARD_KEY5[card] for card in hand) >> 32]
-        pool = sorted((card for card in hand if card & 3 == suit), reverse=True)
-    else:
-        pool = sorted(hand, reverse=True)
-    best: list[int] = []
-    for rank in ranks:
-        card = next(card for card in pool if card >> 2 == rank)
-        pool.remove(card)
-        best.append(card)
-    return HandValue(strength=strength, category=category, best_five=tuple(best))
+        pool = tuple(card for card in hand if card & 3 == suit)
+    # Cards of each rank, highest suit first, so the choice among equal ranks is deterministic.
+    by_rank: dict[int, list[int]] = {}
+    for card in sorted(pool, reverse=True):
+        by_rank.setdefault(card >> 2, []).append(card)
+    best = tuple(by_rank[rank].pop(0) for rank in ranks)
+    return HandValue(strength=strength, category=category, best_five=best)
