@@ -43,12 +43,19 @@ def internal_status() -> grpc.Status:
     return rpc_status.to_status(status)
 
 
+_IDEMPOTENCY_FIELDS = ("request_id", "session_id", "hand_id", "payment_reference", "round_id", "event_id")
+
+
 def _request_id(context: grpc.aio.ServicerContext[Any, Any], request: Any) -> str:
     for key, value in context.invocation_metadata() or ():
         if key == "x-request-id":
             return value if isinstance(value, str) else value.decode()
-    from_body = getattr(request, "request_id", "")
-    return from_body if isinstance(from_body, str) and from_body else f"srv-{uuid.uuid4().hex[:16]}"
+    # Mutations carry `request_id` or a domain id that plays its role (AIP-155).
+    for name in _IDEMPOTENCY_FIELDS:
+        from_body = getattr(request, name, "")
+        if isinstance(from_body, str) and from_body:
+            return from_body
+    return f"srv-{uuid.uuid4().hex[:16]}"
 
 
 class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
