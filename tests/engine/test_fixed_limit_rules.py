@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from conftest import HandBuilder
 
 from poker_engine.actions import Action
 from poker_engine.config import Variant
 from poker_engine.errors import IllegalActionError
 from poker_engine.events import ActionKind, PlayerActed
+from tests.engine.conftest import HandBuilder
 
 
 def test_fixed_limit_blinds_are_half_a_small_bet_and_a_small_bet(make_hand: HandBuilder) -> None:

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from conftest import HandBuilder
 
 from poker_engine.errors import EngineError, IllegalActionError
 from poker_engine.hand import Hand
+from tests.engine.conftest import HandBuilder
 
 
 def snapshot(hand: Hand) -> object:

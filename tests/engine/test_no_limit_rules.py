@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from conftest import HandBuilder
 
 from poker_engine.cards import parse_cards
 from poker_engine.config import RakeRule
@@ -19,6 +18,7 @@ from poker_engine.events import (
     UncalledBetReturned,
 )
 from poker_engine.hand import Hand
+from tests.engine.conftest import HandBuilder
 
 
 def chips_conserved(hand: Hand) -> None:

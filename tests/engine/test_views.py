@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from conftest import HandBuilder
-
 from poker_engine.events import CardsMucked, CardsShown, HoleCardsDealt
 from poker_engine.hand import Hand
 from poker_engine.views import full_record, player_view, spectator_view
+from tests.engine.conftest import HandBuilder
 
 
 def showdown_hand(make_hand: HandBuilder) -> Hand:
