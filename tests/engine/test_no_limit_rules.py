@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from poker_engine.cards import parse_cards
-from poker_engine.config import RakeRule
-from poker_engine.errors import IllegalActionError
+from poker_engine.config import ForcedPost, HandConfig, PostKind, RakeRule, SeatConfig, Variant
+from poker_engine.errors import IllegalActionError, InvalidConfigError
 from poker_engine.events import (
     ActionCause,
     ActionKind,
@@ -345,3 +345,69 @@ def test_a_player_who_leaves_with_the_highest_bet_gets_nothing_back(make_hand: H
     assert not [e for e in hand.events if isinstance(e, UncalledBetReturned)]
     assert hand.stacks == {0: 800, 1: 995, 2: 1205}
     chips_conserved(hand)
+
+
+def test_big_blind_has_the_option_to_raise_when_everyone_limps(make_hand: HandBuilder) -> None:
+    hand = make_hand({0: 1000, 1: 1000, 2: 1000}, button=0)
+    hand.call(0)
+    hand.call(1)
+    legal = hand.legal_actions()
+    assert legal is not None
+    assert (legal.seat, legal.can_check, legal.can_raise) == (2, True, True)
+    hand.check(2)
+    assert len(hand.board) == 3
+
+
+def test_a_live_extra_big_blind_counts_as_a_bet_and_a_dead_small_blind_does_not(
+    make_hand: HandBuilder,
+) -> None:
+    hand = make_hand(
+        {0: 1000, 1: 1000, 2: 1000, 3: 1000},
+        button=0,
+        extra_posts=(ForcedPost(3, PostKind.EXTRA_BIG_BLIND), ForcedPost(3, PostKind.DEAD_SMALL_BLIND)),
+    )
+    assert hand.total_contributed[3] == 15
+    assert hand.bets[3] == 10
+    legal = hand.legal_actions()  # seat 3 acts first (left of the big blind); its live post matches
+    assert legal is not None
+    assert (legal.seat, legal.can_check, legal.can_call) == (3, True, False)
+    hand.check(3)
+    hand.call(0)
+    hand.call(1)
+    hand.check(2)
+    assert sum(hand.total_contributed.values()) == 45  # 4 x 10 plus the dead 5
+
+
+def test_folded_players_take_no_further_part(make_hand: HandBuilder) -> None:
+    hand = make_hand({0: 1000, 1: 1000, 2: 1000}, button=0)
+    hand.fold(0)
+    hand.call(1)
+    hand.check(2)
+    seen = []
+    while not hand.is_over:
+        seat = hand.actor_seat
+        assert seat is not None
+        seen.append(seat)
+        hand.check(seat)
+    assert 0 not in seen
+    with pytest.raises(IllegalActionError) as caught:
+        hand.leave(0)
+    assert caught.value.reason in {"NOT_IN_HAND", "HAND_IS_OVER"}
+
+
+def test_config_validation_lists_every_problem_in_one_typed_error() -> None:
+    config = HandConfig(
+        variant=Variant.NO_LIMIT,
+        seats=(SeatConfig(0, "a", 0), SeatConfig(0, "a", 100)),
+        button=0,
+        small_blind=10,
+        big_blind=5,
+        deck=(1, 2, 3),
+        rake=RakeRule(900, 30),
+    )
+    with pytest.raises(InvalidConfigError) as caught:
+        Hand(config)
+    assert caught.value.reason == "INVALID_CONFIG"
+    message = str(caught.value)
+    for part in ("duplicate seat", "duplicate player", "positive", "small blind", "rake", "deck"):
+        assert part in message
