@@ -104,3 +104,13 @@ def test_golden_hand_histories_replay_to_their_recorded_result(path: Path) -> No
         assert sum(s["stack"] for s in out["final_stacks"]) + out["rake"] == sum(
             s["stack"] for s in data["seats"]
         )
+
+
+def test_replay_command_exits_2_on_an_unreadable_file(tmp_path: Path) -> None:
+    path = tmp_path / "broken.json"
+    path.write_text("{ not json")
+    done = subprocess.run(
+        [sys.executable, "-m", "poker_engine.replay", str(path)], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 2
+    assert json.loads(done.stdout)["error"]["reason"] == "UNREADABLE_FILE"
