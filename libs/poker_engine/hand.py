@@ -399,9 +399,10 @@ class Hand(BettingRules):
         if not able:
             return None
         if len(able) == 1:
-            # Nobody left to bet against: act only to answer a bet still owed.
+            # Nobody left to bet against: act only to answer a bet of a player still in (a bet left by
+            # a player who left the table needs no answer; its chips stay in the pot).
             j = able[0]
-            facing = max(bets[k] for k in range(n) if k != j)
+            facing = max((bets[k] for k in range(n) if k != j and not folded[k]), default=0)
             if bets[j] >= facing:
                 return None
         current = self._current_bet
