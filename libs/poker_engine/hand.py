@@ -278,7 +278,7 @@ class Hand(BettingRules):
         if kind is ActionKind.CALL:
             return self.call(action.seat)
         if action.to is None:
-            if self.config.variant is Variant.FIXED_LIMIT and self._actor is not None:
+            if self.config.variant is Variant.FIXED_LIMIT:
                 return self._fixed_limit_wager(action.seat, kind)
             raise IllegalActionError(f"{kind.value} needs an amount", "AMOUNT_REQUIRED")
         if kind is ActionKind.BET:

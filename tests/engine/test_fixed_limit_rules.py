@@ -92,3 +92,14 @@ def test_fixed_limit_all_in_only_when_the_stack_is_at_most_the_fixed_bet(make_ha
     assert caught.value.reason == "AMOUNT_TOO_LARGE"
     with pytest.raises(IllegalActionError):
         hand.raise_to(0, 500)
+
+
+def test_fixed_limit_wager_without_amount_out_of_turn_reports_the_real_reason(make_hand: HandBuilder) -> None:
+    hand = make_hand({0: 500, 1: 500}, button=0, variant=Variant.FIXED_LIMIT)
+    with pytest.raises(IllegalActionError) as caught:
+        hand.act(Action(1, ActionKind.RAISE))
+    assert caught.value.reason == "NOT_YOUR_TURN"
+    hand.fold(0)
+    with pytest.raises(IllegalActionError) as caught:
+        hand.act(Action(1, ActionKind.BET))
+    assert caught.value.reason == "HAND_IS_OVER"
