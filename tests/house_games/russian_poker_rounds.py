@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from house_games_decks import stacked_deck
-
 from house_games.russian_poker import RussianPokerRound
 from house_games.settings import RussianPokerSettings
 from house_games.wagers import BoxWager
+
+from .house_games_decks import stacked_deck
 
 # Dealer hands used across the examples.
 DEALER_ACE_KING = "Ac Kc 4d 3h 2s"  # the least game

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from house_games_decks import cards, stacked_deck
 
 from house_games.casino_holdem import CasinoHoldemRound, HoldemDecision, HoldemPhase, dealer_qualifies
 from house_games.errors import HouseGameError, IllegalDecisionError, InvalidDeckError, InvalidWagerError
@@ -12,6 +11,8 @@ from house_games.settings import CasinoHoldemSettings
 from house_games.settlement import Account, Direction, Item, Outcome, Transfer
 from house_games.wagers import BoxWager
 from poker_engine.evaluator import HandCategory, evaluate
+
+from .house_games_decks import cards, stacked_deck
 
 
 def one_box_round(hole: str, dealer: str, board: str, ante: int = 10, **settings: int) -> CasinoHoldemRound:

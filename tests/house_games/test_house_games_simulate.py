@@ -6,11 +6,12 @@ import json
 from pathlib import Path
 
 import pytest
-from house_games_decks import cards
 
 from house_games.basic_strategy import holdem_should_call, russian_cards_to_exchange
 from house_games.russian_combinations import assess_hand
 from house_games.simulate import main
+
+from .house_games_decks import cards
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> str:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from house_games_decks import cards
 
 from house_games.russian_combinations import RussianCombination, assess_hand
+
+from .house_games_decks import cards
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from russian_poker_rounds import DEALER_ACE_KING, russian_round
 
 from house_games.errors import InvalidSettingsError
 from house_games.pay_tables import BonusPayTable
@@ -11,6 +10,8 @@ from house_games.russian_poker_bonus import jackpot_share
 from house_games.settings import RussianPokerSettings
 from house_games.settlement import Account, Direction, Item, Outcome
 from house_games.wagers import BoxWager
+
+from .russian_poker_rounds import DEALER_ACE_KING, russian_round
 
 
 def dark_bonus_box(box: int = 1, player: str = "p1", bonus: int = 5) -> BoxWager:

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import pytest
-from house_games_decks import cards, stacked_deck
-from russian_poker_rounds import DEALER_ACE_KING, DEALER_NO_GAME, russian_round
 
 from house_games.errors import IllegalDecisionError, InvalidWagerError
 from house_games.russian_poker import BuySixthCard, DecisionKind, Exchange, RussianPhase, RussianPokerRound
 from house_games.settings import RussianPokerSettings
 from house_games.settlement import Direction, Item, Outcome
 from house_games.wagers import BoxWager
+
+from .house_games_decks import cards, stacked_deck
+from .russian_poker_rounds import DEALER_ACE_KING, DEALER_NO_GAME, russian_round
 
 TRIPS = "9s 9h 9d Kd 3c"
 PAIR = "7s 7d 2c 5h 9c"

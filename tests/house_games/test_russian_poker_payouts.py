@@ -4,8 +4,6 @@ combinations, insurance and the table maximum."""
 from __future__ import annotations
 
 import pytest
-from house_games_decks import cards
-from russian_poker_rounds import DEALER_ACE_KING, DEALER_NO_GAME, russian_round
 
 from house_games.errors import IllegalDecisionError
 from house_games.russian_combinations import RussianCombination, assess_hand
@@ -13,6 +11,9 @@ from house_games.russian_poker import DealerReplacement, DecisionKind, RussianPh
 from house_games.settings import RussianPokerSettings
 from house_games.settlement import Direction, Item, Outcome
 from house_games.wagers import BoxWager
+
+from .house_games_decks import cards
+from .russian_poker_rounds import DEALER_ACE_KING, DEALER_NO_GAME, russian_round
 
 TRIPS = "9s 9h 9d Kd 3c"  # three nines; no ace, so no ace-king second combination
 
