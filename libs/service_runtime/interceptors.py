@@ -108,6 +108,28 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             raise PermissionDenied("ROLE_REQUIRED", f"this call needs the role {needed}")
         return caller
 
+    def _enter(self, method: str, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+        """Authenticate and authorise, then make the caller visible to handlers and log lines."""
+        caller = self._authenticate(method, context)
+        set_current_caller(caller)
+        if caller is not None:
+            structlog.contextvars.bind_contextvars(caller=caller.subject)
+
+    async def _fail(
+        self, method: str, started: float, context: grpc.aio.ServicerContext[Any, Any], error: Exception
+    ) -> None:
+        """End a failed call: domain errors with their code and reason, anything else as INTERNAL."""
+        if isinstance(error, DomainError):
+            self._finish(method, started, grpc.StatusCode[error.kind.value], error.reason)
+            await context.abort_with_status(status_for(error))
+        if isinstance(error, grpc.aio.AbortError):
+            # The handler aborted by itself with its own status; pass it through untouched.
+            self._finish(method, started, context.code() or grpc.StatusCode.UNKNOWN, None)
+            raise error
+        log.error("rpc failed", exc_info=error)
+        self._finish(method, started, grpc.StatusCode.INTERNAL, "INTERNAL")
+        await context.abort_with_status(internal_status())
+
     def _begin(self, method: str, request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> float:
         structlog.contextvars.bind_contextvars(method=method, request_id=_request_id(context, request))
         return time.perf_counter()
@@ -123,21 +145,10 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         async def wrapper(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
             started = self._begin(method, request, context)
             try:
-                caller = self._authenticate(method, context)
-                set_current_caller(caller)
-                if caller is not None:
-                    structlog.contextvars.bind_contextvars(caller=caller.subject)
+                self._enter(method, context)
                 response = await behavior(request, context)
-            except DomainError as error:
-                self._finish(method, started, grpc.StatusCode[error.kind.value], error.reason)
-                await context.abort_with_status(status_for(error))
-            except grpc.aio.AbortError:
-                self._finish(method, started, context.code() or grpc.StatusCode.UNKNOWN, None)
-                raise
-            except Exception:
-                log.exception("rpc failed")
-                self._finish(method, started, grpc.StatusCode.INTERNAL, "INTERNAL")
-                await context.abort_with_status(internal_status())
+            except Exception as error:
+                await self._fail(method, started, context, error)
             else:
                 self._finish(method, started, grpc.StatusCode.OK, None)
                 return response
@@ -153,22 +164,11 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         async def wrapper(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[Any]:
             started = self._begin(method, request, context)
             try:
-                caller = self._authenticate(method, context)
-                set_current_caller(caller)
-                if caller is not None:
-                    structlog.contextvars.bind_contextvars(caller=caller.subject)
+                self._enter(method, context)
                 async for item in behavior(request, context):
                     yield item
-            except DomainError as error:
-                self._finish(method, started, grpc.StatusCode[error.kind.value], error.reason)
-                await context.abort_with_status(status_for(error))
-            except grpc.aio.AbortError:
-                self._finish(method, started, context.code() or grpc.StatusCode.UNKNOWN, None)
-                raise
-            except Exception:
-                log.exception("rpc failed")
-                self._finish(method, started, grpc.StatusCode.INTERNAL, "INTERNAL")
-                await context.abort_with_status(internal_status())
+            except Exception as error:
+                await self._fail(method, started, context, error)
             else:
                 self._finish(method, started, grpc.StatusCode.OK, None)
             finally:

@@ -6,12 +6,10 @@ import asyncio
 from datetime import timedelta
 from pathlib import Path
 
-from sqlalchemy.engine import make_url
-
 from poker.cashier.v1 import cashier_pb2_grpc
 from service_runtime.access import ADMIN_ONLY, ANY_ROLE, SERVICE_ONLY, AccessPolicy
 from service_runtime.auth import Role
-from service_runtime.database import create_engine, is_sqlite
+from service_runtime.database import create_engine
 from service_runtime.migrations import upgrade_to_head
 from service_runtime.process import Assembly
 from service_runtime.server import GrpcService
@@ -46,11 +44,6 @@ ACCESS = AccessPolicy.for_service(
 
 def migrate(url: str) -> None:
     """Bring the cashier schema at `url` to the newest revision (synchronous)."""
-    if is_sqlite(url):
-        # The embedded default lives in a data folder that may not exist yet on a fresh machine.
-        database = make_url(url).database
-        if database and database != ":memory:":
-            Path(database).parent.mkdir(parents=True, exist_ok=True)
     upgrade_to_head(url, MIGRATIONS_DIR, VERSION_TABLE)
 
 

@@ -6,15 +6,13 @@ also make sure a caller holding only the player role names nobody but themselves
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
-
-from google.protobuf.timestamp_pb2 import Timestamp
 
 from poker.cashier.v1 import cashier_pb2, cashier_pb2_grpc
 from poker.common.v1 import common_pb2
 from service_runtime.auth import Role, current_caller
 from service_runtime.errors import InvalidArgument, PermissionDenied
+from service_runtime.proto_time import to_timestamp
 from services.cashier.application import Cashier, audit_balanced
 from services.cashier.ledger import (
     AccountKind,
@@ -70,14 +68,6 @@ _STATUSES_PB = {
 }
 
 
-def _timestamp(moment: datetime | None) -> Timestamp | None:
-    if moment is None:
-        return None
-    stamp = Timestamp()
-    stamp.FromDatetime(moment)
-    return stamp
-
-
 def _pool(value: common_pb2.ChipPool.ValueType) -> Pool | None:
     return _POOLS.get(value)
 
@@ -105,7 +95,7 @@ def transfer_pb(record: TransferRecord) -> cashier_pb2.Transfer:
         kind=_TRANSFER_KINDS_PB[request.kind] if request.kind else cashier_pb2.TRANSFER_KIND_UNSPECIFIED,
         reference=request.reference,
         table_id=request.table_id,
-        create_time=_timestamp(record.created_at),
+        create_time=to_timestamp(record.created_at),
     )
 
 
@@ -147,8 +137,8 @@ def seat_session_pb(view: SeatSessionView) -> cashier_pb2.SeatSession:
         buy_in_amount=session.buy_in_amount,
         stack=view.stack,
         cash_out_amount=session.cash_out_amount,
-        open_time=_timestamp(session.opened_at),
-        close_time=_timestamp(session.closed_at),
+        open_time=to_timestamp(session.opened_at),
+        close_time=to_timestamp(session.closed_at),
     )
 
 
@@ -170,7 +160,7 @@ class CashierServicer(cashier_pb2_grpc.CashierServiceServicer):
                     pool=_POOLS_PB[w.pool],
                     balance=w.balance,
                     locked_amount=w.locked_amount,
-                    next_unlock_time=_timestamp(w.next_unlock_time),
+                    next_unlock_time=to_timestamp(w.next_unlock_time),
                 )
                 for w in wallets
             ],
@@ -191,7 +181,7 @@ class CashierServicer(cashier_pb2_grpc.CashierServiceServicer):
         return cashier_pb2.PurchaseResponse(
             transfer=transfer_pb(result.record),
             existing=result.existing,
-            unlock_time=_timestamp(result.unlock_time),
+            unlock_time=to_timestamp(result.unlock_time),
         )
 
     async def Withdraw(  # noqa: N802
@@ -266,7 +256,7 @@ class CashierServicer(cashier_pb2_grpc.CashierServiceServicer):
             stacks_after=[
                 cashier_pb2.SeatResult(session_id=s, net_amount=stack) for s, stack in view.stacks_after
             ],
-            settle_time=_timestamp(view.settled_at),
+            settle_time=to_timestamp(view.settled_at),
         )
         return cashier_pb2.SettleHandResponse(settlement=settlement, existing=existing)
 
@@ -314,7 +304,7 @@ class CashierServicer(cashier_pb2_grpc.CashierServiceServicer):
                     else cashier_pb2.TRANSFER_KIND_UNSPECIFIED,
                     reference=transfer.reference,
                     table_id=transfer.table_id,
-                    create_time=_timestamp(line.record.created_at),
+                    create_time=to_timestamp(line.record.created_at),
                 )
             )
         return cashier_pb2.GetStatementResponse(
@@ -341,5 +331,5 @@ class CashierServicer(cashier_pb2_grpc.CashierServiceServicer):
             for f in figures
         ]
         return cashier_pb2.AuditConservationResponse(
-            pools=pools, balanced=all(p.balanced for p in pools), audit_time=_timestamp(at)
+            pools=pools, balanced=all(p.balanced for p in pools), audit_time=to_timestamp(at)
         )

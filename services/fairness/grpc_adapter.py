@@ -7,15 +7,13 @@ reveal also check the service role themselves, so a policy mistake cannot leak a
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from datetime import datetime
 from typing import Any
-
-from google.protobuf.timestamp_pb2 import Timestamp
 
 from poker.common.v1 import common_pb2
 from poker.fairness.v1 import fairness_pb2, fairness_pb2_grpc
 from service_runtime.auth import Role, current_caller
 from service_runtime.errors import InvalidArgument
+from service_runtime.proto_time import to_timestamp
 from services.fairness.application import FairnessApplication
 from services.fairness.hands import HandOutcome, HandRecord, HandState, RevealedHand
 from services.fairness.shuffle import SHUFFLE_VERSION, SeatSeed, card_text
@@ -33,14 +31,6 @@ _OUTCOMES = {
     fairness_pb2.HAND_OUTCOME_FINISHED: HandOutcome.FINISHED,
     fairness_pb2.HAND_OUTCOME_VOIDED: HandOutcome.VOIDED,
 }
-
-
-def _timestamp(moment: datetime | None) -> Timestamp | None:
-    if moment is None:
-        return None
-    stamp = Timestamp()
-    stamp.FromDatetime(moment)
-    return stamp
 
 
 def cards_pb(deck: Iterable[int]) -> list[common_pb2.Card]:
@@ -72,9 +62,9 @@ def commitment_pb(hand: HandRecord) -> fairness_pb2.Commitment:
             )
             for s in hand.client_seeds
         ],
-        create_time=_timestamp(hand.created_at),
-        seal_time=_timestamp(hand.sealed_at),
-        reveal_time=_timestamp(hand.revealed_at),
+        create_time=to_timestamp(hand.created_at),
+        seal_time=to_timestamp(hand.sealed_at),
+        reveal_time=to_timestamp(hand.revealed_at),
     )
 
 

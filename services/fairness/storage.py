@@ -13,10 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from service_runtime.database import is_sqlite
 from service_runtime.migrations import upgrade_to_head
 from services.fairness.hands import ClientSeedRecord, HandRecord, HandState
 from services.fairness.tables import client_seeds, hands
@@ -27,11 +25,6 @@ VERSION_TABLE = "fairness_alembic_version"
 
 def migrate(url: str) -> None:
     """Bring the fairness schema at `url` to the newest revision (synchronous; run it in a thread)."""
-    if is_sqlite(url):
-        # The embedded default lives in a data folder that may not exist yet on a fresh machine.
-        database = make_url(url).database
-        if database and database != ":memory:":
-            Path(database).parent.mkdir(parents=True, exist_ok=True)
     upgrade_to_head(url, MIGRATIONS_DIR, VERSION_TABLE)
 
 
