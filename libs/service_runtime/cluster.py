@@ -102,6 +102,8 @@ async def run_cluster(data_dir: str, host: str, ready_timeout: float, base_port:
             env=child_env,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
+            # Own session: Ctrl-C reaches only this launcher, which then stops each service in turn.
+            start_new_session=True,
         )
         children.append(Child(name, port, process))
     pumps = [asyncio.create_task(_pump(child)) for child in children]

@@ -44,11 +44,13 @@ async def run_assembled(settings: ServiceSettings, assembly: Assembly) -> None:
         access=assembly.access,
         token_keys=TokenKeys.from_settings(settings.auth_keys),
     )
-    log.info(
-        "listening", address=f"{settings.host}:{port}", services=[s.full_name for s in assembly.services]
-    )
+    names = [s.full_name for s in assembly.services]
+
+    def announce() -> None:
+        log.info("listening", address=f"{settings.host}:{port}", services=names)
+
     try:
-        await serve(running, grace_seconds=settings.shutdown_grace_seconds)
+        await serve(running, grace_seconds=settings.shutdown_grace_seconds, on_serving=announce)
     finally:
         await assembly.close()
         log.info("stopped")

@@ -86,16 +86,30 @@ async def create_server(
     return RunningServer(server=server, port=port, health=health_servicer, service_names=names), port
 
 
-async def serve(running: RunningServer, *, grace_seconds: float, drain_seconds: float = 1.0) -> None:
-    """Start, then run until SIGTERM or SIGINT, then shut down gracefully."""
-    await running.start()
+async def serve(
+    running: RunningServer,
+    *,
+    grace_seconds: float,
+    drain_seconds: float = 1.0,
+    on_serving: Callable[[], None] | None = None,
+) -> None:
+    """Start, then run until SIGTERM or SIGINT, then shut down gracefully.
+
+    The signal handlers go in before the server starts, so a signal that arrives the moment the
+    service announces itself (through `on_serving`) still gets a graceful shutdown.
+    """
     stop_requested = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop_requested.set)
     try:
+        await running.start()
+        if on_serving is not None:
+            on_serving()
         await stop_requested.wait()
+        # The handlers stay installed while draining: a second signal (Ctrl-C reaches every process
+        # of a terminal's group, then an orchestrator sends SIGTERM) must not cut the grace short.
+        await running.stop(grace_seconds, drain_seconds)
     finally:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.remove_signal_handler(sig)
-    await running.stop(grace_seconds, drain_seconds)

@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import grpc
@@ -48,6 +49,30 @@ def test_service_process_starts_answers_health_and_stops_on_sigterm(service: str
         assert reply.status == health_pb2.HealthCheckResponse.SERVING
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=30) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+def test_second_signal_during_drain_does_not_cut_shutdown_short(tmp_path: Path) -> None:
+    # Ctrl-C in a terminal reaches every process of the group, then an orchestrator sends SIGTERM.
+    env = {**os.environ, "POKER_DATA_DIR": str(tmp_path), "POKER_LOBBY_PORT": "0", "POKER_LOG_FORMAT": "json"}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "services.lobby"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        _listening_port(process)
+        process.send_signal(signal.SIGINT)
+        time.sleep(0.3)  # inside the one-second drain
+        process.send_signal(signal.SIGTERM)
+        rest, _ = process.communicate(timeout=30)
+        assert process.returncode == 0
+        assert '"event": "stopped"' in rest
     finally:
         if process.poll() is None:
             process.kill()
