@@ -8,7 +8,6 @@ adapter then writes exactly what the plan says in the same transaction.
 
 from __future__ import annotations
 
-import dataclasses
 import enum
 import zlib
 from collections.abc import Mapping, Sequence
@@ -348,8 +347,15 @@ def plan_transfers(
             )
             records.append(record)
             continue
-        debit = dataclasses.replace(debit, debits_posted=debit.debits_posted + request.amount)
-        credit = dataclasses.replace(credit, credits_posted=credit.credits_posted + request.amount)
+        # Built directly rather than with dataclasses.replace, which inspects the fields every call.
+        debit = Account(
+            debit.account_id, debit.owner_id, debit.pool, debit.kind,
+            debit.debits_posted + request.amount, debit.credits_posted, debit.closed,
+        )  # fmt: skip
+        credit = Account(
+            credit.account_id, credit.owner_id, credit.pool, credit.kind,
+            credit.debits_posted, credit.credits_posted + request.amount, credit.closed,
+        )  # fmt: skip
         working[debit.account_id] = debit
         working[credit.account_id] = credit
         record = TransferRecord(request, now, None, debit.balance, credit.balance)

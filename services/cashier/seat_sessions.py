@@ -310,7 +310,7 @@ class SeatSessionUseCases(UnitOfWork):
             accounts.update(decision.changed)
             if decision.row is not None:
                 rows.append(decision.row)
-        await storage.write_changes(conn, records, changed.values(), rows)
+        await storage.write_changes(conn, records, changed.values(), rows, commit=True)
         return decisions
 
     async def _decide_settlement(
@@ -323,10 +323,11 @@ class SeatSessionUseCases(UnitOfWork):
         now: datetime,
     ) -> _Decision:
         """What one hand does, given the accounts as the hands before it in the batch left them."""
+        seat_results_key = hand.seat_results_key()
         wanted = {
             "table_id": hand.table_id,
             "pool": hand.pool,
-            "seat_results": hand.seat_results_key(),
+            "seat_results": seat_results_key,
             "rake": hand.rake,
             "house_bank_amount": hand.house_bank_amount,
         }
@@ -380,7 +381,7 @@ class SeatSessionUseCases(UnitOfWork):
             hand_id=hand.hand_id,
             table_id=hand.table_id,
             pool=hand.pool,
-            seat_results=hand.seat_results_key(),
+            seat_results=seat_results_key,
             rake=hand.rake,
             house_bank_amount=hand.house_bank_amount,
             transfer_count=len(records),

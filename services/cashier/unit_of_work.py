@@ -151,7 +151,7 @@ class UnitOfWork:
             existing.update((r.request.transfer_id, r) for r in plan.new_records)
             changed.update(plan.changed_accounts)
             accounts.update(plan.changed_accounts)
-        await storage.write_changes(conn, records, changed.values())
+        await storage.write_changes(conn, records, changed.values(), commit=True)
         return answers
 
 
