@@ -544,7 +544,8 @@ _TRANSFER_NAMES = (
     "failure_reason, debit_balance_after, credit_balance_after, created_at"
 )
 # Transfers to append travel as a JSON array of arrays in the order of _TRANSFER_NAMES (a third of
-# the text of an array of objects, and half the time to encode).
+# the text of an array of objects, and half the time to encode). As jsonb: `->>` on plain json
+# parses the element again for every field (1.4 ms against 0.3 ms for 48 transfers).
 _TRANSFER_VALUES = ", ".join(
     f"CAST(value->>{index} AS {column.split()[1]})"
     for index, column in enumerate(_TRANSFER_COLUMNS.split(", "))
@@ -576,7 +577,7 @@ async def write_changes(
     if records:
         parts.append(
             f"new_transfers AS (INSERT INTO transfers ({_TRANSFER_NAMES}) "
-            f"SELECT {_TRANSFER_VALUES} FROM json_array_elements(CAST(%(records)s AS json)) AS e(value))"
+            f"SELECT {_TRANSFER_VALUES} FROM jsonb_array_elements(CAST(%(records)s AS jsonb)) AS e(value))"
         )
         stamps: dict[datetime, str] = {}  # a transaction's records mostly share one time
         rows: list[list[Any]] = []
