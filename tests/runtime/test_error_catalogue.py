@@ -40,6 +40,45 @@ def raised_reasons() -> dict[str, list[str]]:
     return found
 
 
+def game_library_reasons() -> dict[str, list[str]]:
+    """Reasons of the pure engine and house-game errors: `SomeError(message, "REASON")`, a `reason=`
+    keyword, or a class's `reason` / `default_reason`. The table service passes them to clients."""
+    found: dict[str, list[str]] = {}
+    for path in [*ROOT.glob("libs/poker_engine/*.py"), *ROOT.glob("libs/house_games/*.py")]:
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            reasons: list[object] = []
+            if isinstance(node, ast.Call):
+                func = node.func
+                name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+                if name.endswith("Error"):
+                    if len(node.args) >= 2 and isinstance(node.args[1], ast.Constant):
+                        reasons.append(node.args[1].value)
+                    reasons += [
+                        k.value.value
+                        for k in node.keywords
+                        if k.arg == "reason" and isinstance(k.value, ast.Constant)
+                    ]
+            elif (
+                isinstance(node, ast.Assign)
+                and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)
+                and node.targets[0].id in ("reason", "default_reason")
+                and isinstance(node.value, ast.Constant)
+            ):
+                reasons.append(node.value.value)
+            for reason in reasons:
+                if isinstance(reason, str):
+                    found.setdefault(reason, []).append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    return found
+
+
+def test_game_library_reasons_are_in_the_catalogue() -> None:
+    reasons = game_library_reasons()
+    assert "NOT_YOUR_TURN" in reasons, "the scan must see the engine's reasons, or it proves nothing"
+    missing = {reason: where for reason, where in reasons.items() if reason not in catalogue()}
+    assert not missing, f"add these reasons to ErrorReason in common.proto: {missing}"
+
+
 def test_every_raised_reason_is_in_the_catalogue() -> None:
     missing = {reason: where for reason, where in raised_reasons().items() if reason not in catalogue()}
     assert not missing, f"add these reasons to ErrorReason in common.proto: {missing}"

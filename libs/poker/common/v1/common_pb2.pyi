@@ -239,6 +239,110 @@ class _ErrorReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ErrorReas
     """FAILED_PRECONDITION: the action is not a legal decision at this point of a house game."""
     ERROR_REASON_CHAT_REJECTED: _ErrorReason.ValueType  # 417
     """INVALID_ARGUMENT: a chat message is empty, too long or rate limited."""
+    ERROR_REASON_INVALID_CARD: _ErrorReason.ValueType  # 500
+    """Reasons of the pure game libraries (poker_engine, house_games), passed on by the table service.
+    INVALID_ARGUMENT: A card code or card text is not one of the 52 cards, or repeats.
+    """
+    ERROR_REASON_INVALID_HAND_SIZE: _ErrorReason.ValueType  # 501
+    """INVALID_ARGUMENT: A hand to evaluate does not have 5, 6 or 7 cards."""
+    ERROR_REASON_INVALID_CONFIG: _ErrorReason.ValueType  # 502
+    """INVALID_ARGUMENT: A hand configuration (stacks, blinds, seats, deck) cannot be played."""
+    ERROR_REASON_INVALID_AMOUNT: _ErrorReason.ValueType  # 503
+    """INVALID_ARGUMENT: A betting amount is not a positive whole number of chips."""
+    ERROR_REASON_AMOUNT_REQUIRED: _ErrorReason.ValueType  # 504
+    """INVALID_ARGUMENT: A bet or raise was sent without an amount."""
+    ERROR_REASON_AMOUNT_TOO_LARGE: _ErrorReason.ValueType  # 505
+    """INVALID_ARGUMENT: A bet or raise is above the largest allowed (the stack, or the fixed limit)."""
+    ERROR_REASON_ILLEGAL_ACTION: _ErrorReason.ValueType  # 506
+    """FAILED_PRECONDITION: A betting action is not allowed now (generic form of the action reasons)."""
+    ERROR_REASON_NOTHING_TO_CALL: _ErrorReason.ValueType  # 507
+    """FAILED_PRECONDITION: A call was sent when no bet is owed."""
+    ERROR_REASON_BETTING_CAPPED: _ErrorReason.ValueType  # 508
+    """FAILED_PRECONDITION: The fixed-limit betting round already has its four bets."""
+    ERROR_REASON_NOT_IN_HAND: _ErrorReason.ValueType  # 509
+    """FAILED_PRECONDITION: The seat is not (or no longer) in the hand."""
+    ERROR_REASON_UNKNOWN_SEAT: _ErrorReason.ValueType  # 510
+    """NOT_FOUND: The seat is not part of the hand or table."""
+    ERROR_REASON_ALREADY_SHOWN: _ErrorReason.ValueType  # 511
+    """FAILED_PRECONDITION: The cards were already shown."""
+    ERROR_REASON_HAND_NOT_OVER: _ErrorReason.ValueType  # 512
+    """FAILED_PRECONDITION: Cards can be shown by choice only after the hand is over."""
+    ERROR_REASON_SEATING_ERROR: _ErrorReason.ValueType  # 513
+    """FAILED_PRECONDITION: A seating change between hands is refused (generic form)."""
+    ERROR_REASON_SEAT_EMPTY: _ErrorReason.ValueType  # 514
+    """FAILED_PRECONDITION: The seat named has no player."""
+    ERROR_REASON_INVALID_SEAT: _ErrorReason.ValueType  # 515
+    """INVALID_ARGUMENT: A seat number is outside the table."""
+    ERROR_REASON_INVALID_STACK: _ErrorReason.ValueType  # 516
+    """INVALID_ARGUMENT: A stack or buy-in is negative or zero where chips are needed."""
+    ERROR_REASON_INVALID_TABLE: _ErrorReason.ValueType  # 517
+    """INVALID_ARGUMENT: A table description (seat count, players) is not playable."""
+    ERROR_REASON_HOUSE_GAME_ERROR: _ErrorReason.ValueType  # 518
+    """FAILED_PRECONDITION: A house-game request is refused (generic form)."""
+    ERROR_REASON_INVALID_DECK: _ErrorReason.ValueType  # 519
+    """INVALID_ARGUMENT: A deck is not a permutation of the 52 card codes, or ran out."""
+    ERROR_REASON_INVALID_SETTINGS: _ErrorReason.ValueType  # 520
+    """INVALID_ARGUMENT: House-game table settings or pay tables are not valid."""
+    ERROR_REASON_INVALID_JACKPOT: _ErrorReason.ValueType  # 521
+    """INVALID_ARGUMENT: The jackpot balance is not a non-negative whole number of chips."""
+    ERROR_REASON_INVALID_WAGER: _ErrorReason.ValueType  # 522
+    """INVALID_ARGUMENT: A box's wager is not allowed (generic form of the wager reasons)."""
+    ERROR_REASON_NO_BOXES: _ErrorReason.ValueType  # 523
+    """INVALID_ARGUMENT: A round needs at least one box."""
+    ERROR_REASON_BAD_BOX: _ErrorReason.ValueType  # 524
+    """INVALID_ARGUMENT: A box number is outside the table."""
+    ERROR_REASON_DUPLICATE_BOX: _ErrorReason.ValueType  # 525
+    """INVALID_ARGUMENT: A box appears twice in one request."""
+    ERROR_REASON_TOO_MANY_BOXES: _ErrorReason.ValueType  # 526
+    """INVALID_ARGUMENT: More boxes were asked for than the table or player may play."""
+    ERROR_REASON_TOO_MANY_LIGHT_BOXES: _ErrorReason.ValueType  # 527
+    """INVALID_ARGUMENT: More open (light) boxes than one player may play."""
+    ERROR_REASON_NON_POSITIVE_STAKE: _ErrorReason.ValueType  # 528
+    """INVALID_ARGUMENT: An ante or stake is zero or negative."""
+    ERROR_REASON_NOT_IN_THIS_GAME: _ErrorReason.ValueType  # 529
+    """INVALID_ARGUMENT: Casino Hold'em has no dark boxes or bonus bets."""
+    ERROR_REASON_BOXES_NOT_ADJACENT: _ErrorReason.ValueType  # 530
+    """INVALID_ARGUMENT: Russian Poker: one player's boxes must be next to each other."""
+    ERROR_REASON_UNEQUAL_LIGHT_ANTES: _ErrorReason.ValueType  # 531
+    """INVALID_ARGUMENT: Russian Poker: antes on a player's open boxes must be equal."""
+    ERROR_REASON_BONUS_ON_LIGHT_BOX: _ErrorReason.ValueType  # 532
+    """INVALID_ARGUMENT: Russian Poker: only dark boxes may take the bonus bet."""
+    ERROR_REASON_BONUS_AMOUNT_NOT_ALLOWED: _ErrorReason.ValueType  # 533
+    """INVALID_ARGUMENT: Russian Poker: the bonus stake differs from the table's fixed bonus stake."""
+    ERROR_REASON_ILLEGAL_DECISION: _ErrorReason.ValueType  # 534
+    """FAILED_PRECONDITION: A house-game decision is not allowed now (generic form)."""
+    ERROR_REASON_ALREADY_DECIDED: _ErrorReason.ValueType  # 535
+    """FAILED_PRECONDITION: The box has already taken this decision."""
+    ERROR_REASON_DECISIONS_PENDING: _ErrorReason.ValueType  # 536
+    """FAILED_PRECONDITION: Some boxes have not decided yet."""
+    ERROR_REASON_WRONG_PHASE: _ErrorReason.ValueType  # 537
+    """FAILED_PRECONDITION: The decision does not belong to this phase of the round."""
+    ERROR_REASON_NOT_THIS_BOX_TURN: _ErrorReason.ValueType  # 538
+    """FAILED_PRECONDITION: Russian Poker: another box decides first."""
+    ERROR_REASON_BOX_NOT_IN_PLAY: _ErrorReason.ValueType  # 539
+    """FAILED_PRECONDITION: The box folded or is not part of the round."""
+    ERROR_REASON_UNKNOWN_BOX: _ErrorReason.ValueType  # 540
+    """NOT_FOUND: The box is not part of the round."""
+    ERROR_REASON_DARK_BOX: _ErrorReason.ValueType  # 541
+    """FAILED_PRECONDITION: A dark box takes no decisions before the showdown."""
+    ERROR_REASON_SECOND_EXCHANGE: _ErrorReason.ValueType  # 542
+    """FAILED_PRECONDITION: Russian Poker: cards can be changed (or a sixth bought) once per box."""
+    ERROR_REASON_BAD_EXCHANGE_CARDS: _ErrorReason.ValueType  # 543
+    """INVALID_ARGUMENT: Russian Poker: an exchange names 1 to 5 of the box's own cards."""
+    ERROR_REASON_EXCHANGE_ON_MULTI_BOX: _ErrorReason.ValueType  # 544
+    """FAILED_PRECONDITION: Russian Poker: no exchange when playing several boxes."""
+    ERROR_REASON_INSURANCE_ON_MULTI_BOX: _ErrorReason.ValueType  # 545
+    """FAILED_PRECONDITION: Russian Poker: no insurance when playing several boxes."""
+    ERROR_REASON_INSURANCE_ON_DARK_BOX: _ErrorReason.ValueType  # 546
+    """FAILED_PRECONDITION: Russian Poker: a dark box takes no insurance."""
+    ERROR_REASON_INSURANCE_WITHOUT_THREE_OF_A_KIND: _ErrorReason.ValueType  # 547
+    """FAILED_PRECONDITION: Russian Poker: insurance needs three of a kind or better."""
+    ERROR_REASON_INSURANCE_OUT_OF_RANGE: _ErrorReason.ValueType  # 548
+    """INVALID_ARGUMENT: Russian Poker: insurance is from one ante to the expected payout within the table maximum."""
+    ERROR_REASON_BUY_GAME_ON_MULTI_BOX: _ErrorReason.ValueType  # 549
+    """FAILED_PRECONDITION: Russian Poker: no buying a game for the dealer with several boxes."""
+    ERROR_REASON_DECK_EXHAUSTED: _ErrorReason.ValueType  # 550
+    """FAILED_PRECONDITION: Russian Poker: not enough cards left in the deck for this decision."""
 
 class ErrorReason(_ErrorReason, metaclass=_ErrorReasonEnumTypeWrapper):
     """ErrorReason is the catalogue of stable reasons carried in `google.rpc.ErrorInfo.reason` (with
@@ -374,6 +478,110 @@ ERROR_REASON_DECISION_NOT_ALLOWED: ErrorReason.ValueType  # 416
 """FAILED_PRECONDITION: the action is not a legal decision at this point of a house game."""
 ERROR_REASON_CHAT_REJECTED: ErrorReason.ValueType  # 417
 """INVALID_ARGUMENT: a chat message is empty, too long or rate limited."""
+ERROR_REASON_INVALID_CARD: ErrorReason.ValueType  # 500
+"""Reasons of the pure game libraries (poker_engine, house_games), passed on by the table service.
+INVALID_ARGUMENT: A card code or card text is not one of the 52 cards, or repeats.
+"""
+ERROR_REASON_INVALID_HAND_SIZE: ErrorReason.ValueType  # 501
+"""INVALID_ARGUMENT: A hand to evaluate does not have 5, 6 or 7 cards."""
+ERROR_REASON_INVALID_CONFIG: ErrorReason.ValueType  # 502
+"""INVALID_ARGUMENT: A hand configuration (stacks, blinds, seats, deck) cannot be played."""
+ERROR_REASON_INVALID_AMOUNT: ErrorReason.ValueType  # 503
+"""INVALID_ARGUMENT: A betting amount is not a positive whole number of chips."""
+ERROR_REASON_AMOUNT_REQUIRED: ErrorReason.ValueType  # 504
+"""INVALID_ARGUMENT: A bet or raise was sent without an amount."""
+ERROR_REASON_AMOUNT_TOO_LARGE: ErrorReason.ValueType  # 505
+"""INVALID_ARGUMENT: A bet or raise is above the largest allowed (the stack, or the fixed limit)."""
+ERROR_REASON_ILLEGAL_ACTION: ErrorReason.ValueType  # 506
+"""FAILED_PRECONDITION: A betting action is not allowed now (generic form of the action reasons)."""
+ERROR_REASON_NOTHING_TO_CALL: ErrorReason.ValueType  # 507
+"""FAILED_PRECONDITION: A call was sent when no bet is owed."""
+ERROR_REASON_BETTING_CAPPED: ErrorReason.ValueType  # 508
+"""FAILED_PRECONDITION: The fixed-limit betting round already has its four bets."""
+ERROR_REASON_NOT_IN_HAND: ErrorReason.ValueType  # 509
+"""FAILED_PRECONDITION: The seat is not (or no longer) in the hand."""
+ERROR_REASON_UNKNOWN_SEAT: ErrorReason.ValueType  # 510
+"""NOT_FOUND: The seat is not part of the hand or table."""
+ERROR_REASON_ALREADY_SHOWN: ErrorReason.ValueType  # 511
+"""FAILED_PRECONDITION: The cards were already shown."""
+ERROR_REASON_HAND_NOT_OVER: ErrorReason.ValueType  # 512
+"""FAILED_PRECONDITION: Cards can be shown by choice only after the hand is over."""
+ERROR_REASON_SEATING_ERROR: ErrorReason.ValueType  # 513
+"""FAILED_PRECONDITION: A seating change between hands is refused (generic form)."""
+ERROR_REASON_SEAT_EMPTY: ErrorReason.ValueType  # 514
+"""FAILED_PRECONDITION: The seat named has no player."""
+ERROR_REASON_INVALID_SEAT: ErrorReason.ValueType  # 515
+"""INVALID_ARGUMENT: A seat number is outside the table."""
+ERROR_REASON_INVALID_STACK: ErrorReason.ValueType  # 516
+"""INVALID_ARGUMENT: A stack or buy-in is negative or zero where chips are needed."""
+ERROR_REASON_INVALID_TABLE: ErrorReason.ValueType  # 517
+"""INVALID_ARGUMENT: A table description (seat count, players) is not playable."""
+ERROR_REASON_HOUSE_GAME_ERROR: ErrorReason.ValueType  # 518
+"""FAILED_PRECONDITION: A house-game request is refused (generic form)."""
+ERROR_REASON_INVALID_DECK: ErrorReason.ValueType  # 519
+"""INVALID_ARGUMENT: A deck is not a permutation of the 52 card codes, or ran out."""
+ERROR_REASON_INVALID_SETTINGS: ErrorReason.ValueType  # 520
+"""INVALID_ARGUMENT: House-game table settings or pay tables are not valid."""
+ERROR_REASON_INVALID_JACKPOT: ErrorReason.ValueType  # 521
+"""INVALID_ARGUMENT: The jackpot balance is not a non-negative whole number of chips."""
+ERROR_REASON_INVALID_WAGER: ErrorReason.ValueType  # 522
+"""INVALID_ARGUMENT: A box's wager is not allowed (generic form of the wager reasons)."""
+ERROR_REASON_NO_BOXES: ErrorReason.ValueType  # 523
+"""INVALID_ARGUMENT: A round needs at least one box."""
+ERROR_REASON_BAD_BOX: ErrorReason.ValueType  # 524
+"""INVALID_ARGUMENT: A box number is outside the table."""
+ERROR_REASON_DUPLICATE_BOX: ErrorReason.ValueType  # 525
+"""INVALID_ARGUMENT: A box appears twice in one request."""
+ERROR_REASON_TOO_MANY_BOXES: ErrorReason.ValueType  # 526
+"""INVALID_ARGUMENT: More boxes were asked for than the table or player may play."""
+ERROR_REASON_TOO_MANY_LIGHT_BOXES: ErrorReason.ValueType  # 527
+"""INVALID_ARGUMENT: More open (light) boxes than one player may play."""
+ERROR_REASON_NON_POSITIVE_STAKE: ErrorReason.ValueType  # 528
+"""INVALID_ARGUMENT: An ante or stake is zero or negative."""
+ERROR_REASON_NOT_IN_THIS_GAME: ErrorReason.ValueType  # 529
+"""INVALID_ARGUMENT: Casino Hold'em has no dark boxes or bonus bets."""
+ERROR_REASON_BOXES_NOT_ADJACENT: ErrorReason.ValueType  # 530
+"""INVALID_ARGUMENT: Russian Poker: one player's boxes must be next to each other."""
+ERROR_REASON_UNEQUAL_LIGHT_ANTES: ErrorReason.ValueType  # 531
+"""INVALID_ARGUMENT: Russian Poker: antes on a player's open boxes must be equal."""
+ERROR_REASON_BONUS_ON_LIGHT_BOX: ErrorReason.ValueType  # 532
+"""INVALID_ARGUMENT: Russian Poker: only dark boxes may take the bonus bet."""
+ERROR_REASON_BONUS_AMOUNT_NOT_ALLOWED: ErrorReason.ValueType  # 533
+"""INVALID_ARGUMENT: Russian Poker: the bonus stake differs from the table's fixed bonus stake."""
+ERROR_REASON_ILLEGAL_DECISION: ErrorReason.ValueType  # 534
+"""FAILED_PRECONDITION: A house-game decision is not allowed now (generic form)."""
+ERROR_REASON_ALREADY_DECIDED: ErrorReason.ValueType  # 535
+"""FAILED_PRECONDITION: The box has already taken this decision."""
+ERROR_REASON_DECISIONS_PENDING: ErrorReason.ValueType  # 536
+"""FAILED_PRECONDITION: Some boxes have not decided yet."""
+ERROR_REASON_WRONG_PHASE: ErrorReason.ValueType  # 537
+"""FAILED_PRECONDITION: The decision does not belong to this phase of the round."""
+ERROR_REASON_NOT_THIS_BOX_TURN: ErrorReason.ValueType  # 538
+"""FAILED_PRECONDITION: Russian Poker: another box decides first."""
+ERROR_REASON_BOX_NOT_IN_PLAY: ErrorReason.ValueType  # 539
+"""FAILED_PRECONDITION: The box folded or is not part of the round."""
+ERROR_REASON_UNKNOWN_BOX: ErrorReason.ValueType  # 540
+"""NOT_FOUND: The box is not part of the round."""
+ERROR_REASON_DARK_BOX: ErrorReason.ValueType  # 541
+"""FAILED_PRECONDITION: A dark box takes no decisions before the showdown."""
+ERROR_REASON_SECOND_EXCHANGE: ErrorReason.ValueType  # 542
+"""FAILED_PRECONDITION: Russian Poker: cards can be changed (or a sixth bought) once per box."""
+ERROR_REASON_BAD_EXCHANGE_CARDS: ErrorReason.ValueType  # 543
+"""INVALID_ARGUMENT: Russian Poker: an exchange names 1 to 5 of the box's own cards."""
+ERROR_REASON_EXCHANGE_ON_MULTI_BOX: ErrorReason.ValueType  # 544
+"""FAILED_PRECONDITION: Russian Poker: no exchange when playing several boxes."""
+ERROR_REASON_INSURANCE_ON_MULTI_BOX: ErrorReason.ValueType  # 545
+"""FAILED_PRECONDITION: Russian Poker: no insurance when playing several boxes."""
+ERROR_REASON_INSURANCE_ON_DARK_BOX: ErrorReason.ValueType  # 546
+"""FAILED_PRECONDITION: Russian Poker: a dark box takes no insurance."""
+ERROR_REASON_INSURANCE_WITHOUT_THREE_OF_A_KIND: ErrorReason.ValueType  # 547
+"""FAILED_PRECONDITION: Russian Poker: insurance needs three of a kind or better."""
+ERROR_REASON_INSURANCE_OUT_OF_RANGE: ErrorReason.ValueType  # 548
+"""INVALID_ARGUMENT: Russian Poker: insurance is from one ante to the expected payout within the table maximum."""
+ERROR_REASON_BUY_GAME_ON_MULTI_BOX: ErrorReason.ValueType  # 549
+"""FAILED_PRECONDITION: Russian Poker: no buying a game for the dealer with several boxes."""
+ERROR_REASON_DECK_EXHAUSTED: ErrorReason.ValueType  # 550
+"""FAILED_PRECONDITION: Russian Poker: not enough cards left in the deck for this decision."""
 Global___ErrorReason: _TypeAlias = ErrorReason  # noqa: Y015
 
 @_typing.final
