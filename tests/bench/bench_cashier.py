@@ -2,22 +2,30 @@
 
 Creates its own database on the server at POKER_TEST_DATABASE_URL (default
 postgresql://postgres@127.0.0.1:5432/postgres), migrates it, funds wallets, and runs each scenario
-with the same number of concurrent clients for a fixed time:
+for a fixed time:
 
-- raw insert: one-row INSERT transactions through the same engine and psycopg connection as the
-  ledger's own statements (the floor any ledger pays);
+- raw insert (floor): one-row INSERT transactions from 8 concurrent clients, measured with
+  PostgreSQL's own `pgbench` (prepared statements, autocommit): what the server can do, not what a
+  client library can. Without `pgbench` on the PATH the floor falls back to the next line, and the
+  report says so;
+- raw insert, asyncio psycopg: the same inserts from 8 connections of one Python process through
+  psycopg's async driver (autocommit, prepared): the cost of the client side, for reference;
 - ledger single: one transfer per call through the application layer (lock, check, append, update);
-- gRPC single: one transfer per CreateTransfers call against `python -m services.cashier` on loopback;
 - batched 100: CreateTransfers-equivalent calls of 100 transfers through the ledger layer, each
   between random pairs of all the funded wallets (2,000 by default), so batches spread over many
   accounts and overlap only by chance;
 - 6-seat settlements: SettleHand of a six-seat table with rake through the ledger layer, one table
-  (six seats of their own) per client.
+  (six seats of their own) per client;
+- gRPC single: one transfer per CreateTransfers call against `python -m services.cashier` on loopback.
 
-Each line reports operations (transfers or settlements) per second, the ratio to the raw insert
-rate and p50/p99 latency per call. Only operations the ledger applied count: a transfer that is not
-CREATED or a hand that comes back `existing` stops the run. The database is dropped at the end.
-Run: `.venv/bin/python tests/bench/bench_cashier.py` (about 80 s with the defaults).
+The ledger scenarios run with `--clients` concurrent callers (64 by default: the cashier serves
+every table shard and the gateway at once, and concurrent callers share transactions). Each line
+reports operations (transfers or settlements) per second, the ratio to the floor, p50/p99 latency
+per call, and the CPU each operation cost in this process and in the PostgreSQL server processes of
+this machine (read from /proc; other work on the server shows up there too). Only operations the
+ledger applied count: a transfer that is not CREATED or a hand that comes back `existing` stops the
+run. The database is dropped at the end.
+Run: `.venv/bin/python tests/bench/bench_cashier.py` (about 90 s with the defaults).
 """
 
 from __future__ import annotations
@@ -26,17 +34,23 @@ import argparse
 import asyncio
 import os
 import random
+import re
+import resource
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import grpc
+import psycopg
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from sqlalchemy import BigInteger, Column, Identity, MetaData, String, Table
+from sqlalchemy.engine import make_url
 
 from poker.cashier.v1 import cashier_pb2, cashier_pb2_grpc
 from poker.common.v1 import common_pb2
@@ -63,6 +77,25 @@ raw_rows = Table(
 RAW_INSERT = "INSERT INTO bench_raw_rows (payload) VALUES (%(payload)s)"
 
 
+def _server_cpu_seconds() -> float | None:
+    """CPU seconds used so far by the PostgreSQL processes of this machine (None if none are visible)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total, seen = 0, False
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        name, fields = stat[stat.index("(") + 1 : stat.rindex(")")], stat[stat.rindex(")") + 2 :].split()
+        if name.startswith("postgres"):
+            seen = True
+            # Own time, plus that of exited children the postmaster reaped (pgbench's backends).
+            total += sum(int(value) for value in fields[11:15])
+    return total / ticks if seen else None
+
+
 @dataclass
 class Figure:
     name: str
@@ -70,6 +103,8 @@ class Figure:
     calls: int
     seconds: float
     latencies: list[float]
+    client_cpu: float = 0.0
+    server_cpu: float | None = None
 
     @property
     def rate(self) -> float:
@@ -100,9 +135,13 @@ async def drive(
             calls += 1
             n += 1
 
-    started = time.perf_counter()
+    started, cpu, server = time.perf_counter(), time.process_time(), _server_cpu_seconds()
     await asyncio.gather(*(client(i) for i in range(clients)))
-    return Figure(name, operations, calls, time.perf_counter() - started, latencies)
+    server_after = _server_cpu_seconds()
+    return Figure(
+        name, operations, calls, time.perf_counter() - started, latencies, time.process_time() - cpu,
+        None if server is None or server_after is None else server_after - server,
+    )  # fmt: skip
 
 
 def _free_port() -> int:
@@ -126,7 +165,66 @@ async def _wait_serving(target: str) -> None:
     raise RuntimeError("the cashier service did not become SERVING")
 
 
-async def run(url: str, *, clients: int, seconds: float, players: int) -> list[Figure]:
+PGBENCH_FLOOR = "raw insert, pgbench (floor)"
+PSYCOPG_FLOOR = "raw insert, asyncio psycopg"
+
+
+def pgbench_floor(url: str, clients: int, seconds: float) -> Figure | None:
+    """One-row INSERT transactions from `clients` pgbench connections, or None without pgbench."""
+    pgbench = shutil.which("pgbench")
+    if pgbench is None:
+        return None
+    target = make_url(url)
+    with tempfile.TemporaryDirectory(prefix="bench-cashier-") as folder:
+        script = Path(folder, "insert.sql")
+        script.write_text("INSERT INTO bench_raw_rows (payload) VALUES ('pgbench-' || :client_id);\n")
+        command = [
+            pgbench, "--no-vacuum", "--protocol=prepared", f"--client={clients}", f"--jobs={min(clients, 2)}",
+            f"--time={max(1, round(seconds))}", f"--file={script}", "--log", f"--log-prefix={folder}/log",
+            f"--host={target.host or '127.0.0.1'}", f"--port={target.port or 5432}",
+            f"--username={target.username or 'postgres'}", target.database or "postgres",
+        ]  # fmt: skip
+        env = {**os.environ, **({"PGPASSWORD": target.password} if target.password else {})}
+        children, server = resource.getrusage(resource.RUSAGE_CHILDREN), _server_cpu_seconds()
+        output = subprocess.run(
+            command, cwd=folder, env=env, capture_output=True, text=True, check=True
+        ).stdout
+        server_after, children_after = _server_cpu_seconds(), resource.getrusage(resource.RUSAGE_CHILDREN)
+        processed = re.search(r"number of transactions actually processed: (\d+)", output)
+        tps = re.search(r"tps = ([0-9.]+)", output)
+        if processed is None or tps is None:
+            raise RuntimeError(f"cannot read pgbench's output:\n{output}")
+        # Per-transaction log lines: client, transaction number, latency in microseconds, ...
+        latencies = [
+            int(line.split()[2]) / 1e6
+            for log in Path(folder).glob("log.*")
+            for line in log.read_text().splitlines()
+        ]
+    operations = int(processed.group(1))
+    client_cpu = (children_after.ru_utime + children_after.ru_stime) - (children.ru_utime + children.ru_stime)
+    return Figure(
+        PGBENCH_FLOOR, operations, operations, operations / float(tps.group(1)), latencies, client_cpu,
+        None if server is None or server_after is None else server_after - server,
+    )  # fmt: skip
+
+
+async def psycopg_floor(url: str, clients: int, seconds: float) -> Figure:
+    """The same inserts from `clients` asyncio psycopg connections of this process."""
+    conninfo = make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
+    connections = [await psycopg.AsyncConnection.connect(conninfo, autocommit=True) for _ in range(clients)]
+
+    async def insert(client: int, n: int) -> int:
+        await connections[client].execute(RAW_INSERT, {"payload": f"{client}-{n}"}, prepare=True)
+        return 1
+
+    try:
+        return await drive(PSYCOPG_FLOOR, clients, seconds, insert)
+    finally:
+        for connection in connections:
+            await connection.close()
+
+
+async def run(url: str, *, clients: int, floor_clients: int, seconds: float, players: int) -> list[Figure]:
     await asyncio.to_thread(migrate, url)
     engine = create_engine(url, pool_size=clients)
     cashier = Cashier(engine)
@@ -148,18 +246,10 @@ async def run(url: str, *, clients: int, seconds: float, players: int) -> list[F
     rng = random.Random(7)
     figures: list[Figure] = []
 
-    # The floor takes the same path as the ledger's two hot statements: a transaction from the same
-    # engine and pool, the statement sent on its psycopg connection. Through SQLAlchemy's statement
-    # layer the same insert measured about 30% slower here, which would flatter every ratio.
-    async def raw_insert(client: int, n: int) -> int:
-        async with engine.begin() as conn:
-            raw = await conn.get_raw_connection()
-            driver = raw.driver_connection
-            assert driver is not None
-            await driver.execute(RAW_INSERT, {"payload": f"{client}-{n}"})
-        return 1
-
-    figures.append(await drive("raw insert (floor)", clients, seconds, raw_insert))
+    floor = await asyncio.to_thread(pgbench_floor, url, floor_clients, seconds)
+    if floor is not None:
+        figures.append(floor)
+    figures.append(await psycopg_floor(url, floor_clients, seconds))
 
     def random_transfer(prefix: str) -> TransferRequest:
         debit, credit = rng.sample(names, 2)
@@ -272,10 +362,18 @@ TARGETS = {
 }
 
 
-def report(figures: list[Figure], clients: int) -> None:
+def report(figures: list[Figure], clients: int, floor_clients: int) -> None:
     floor = figures[0].rate
-    print(f"\ncashier benchmark: {clients} concurrent clients, PostgreSQL, ratios to the raw insert rate")
-    print(f"{'scenario':<26}{'ops/s':>10}{'ratio':>8}{'target':>11}{'p50 ms':>9}{'p99 ms':>9}{'calls':>8}")
+    print(
+        f"\ncashier benchmark, PostgreSQL: floor {figures[0].name} from {floor_clients} clients; "
+        f"ledger scenarios from {clients} concurrent callers; ratios to the floor"
+    )
+    if figures[0].name != PGBENCH_FLOOR:
+        print("pgbench is not on the PATH: the floor is the Python client's rate, well below the server's")
+    print(
+        f"{'scenario':<26}{'ops/s':>10}{'ratio':>8}{'target':>11}{'p50 ms':>9}{'p99 ms':>9}{'calls':>8}"
+        f"{'us cpu/op':>11}{'us db/op':>10}"
+    )
     for figure in figures:
         target = TARGETS.get(figure.name)
         ratio = figure.rate / floor
@@ -283,8 +381,13 @@ def report(figures: list[Figure], clients: int) -> None:
         print(
             f"{figure.name:<26}{figure.rate:>10.0f}{ratio:>7.2f}x{mark:>11}"
             f"{figure.percentile(0.5):>9.2f}{figure.percentile(0.99):>9.2f}{figure.calls:>8}"
+            f"{figure.client_cpu / figure.operations * 1e6:>11.0f}"
+            f"{'' if figure.server_cpu is None else format(figure.server_cpu / figure.operations * 1e6, '.0f'):>10}"
         )
-    print("ops are transfers, except settlements (one 6-seat hand each); latency is per call\n")
+    print(
+        "ops are transfers, except settlements (one 6-seat hand each); latency is per call; us cpu/op is this\n"
+        "process (pgbench's for the floor), us db/op the PostgreSQL processes of this machine\n"
+    )
 
 
 def main() -> None:
@@ -292,13 +395,15 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--server-url", default=os.environ.get("POKER_TEST_DATABASE_URL", DEFAULT_SERVER))
-    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--clients", type=int, default=64, help="concurrent callers of the ledger")
+    parser.add_argument("--floor-clients", type=int, default=8, help="clients of the raw insert floor")
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--players", type=int, default=2000)
     args = parser.parse_args()
     with throwaway_postgres_database(args.server_url, prefix="poker_bench_cashier") as url:
-        figures = asyncio.run(run(url, clients=args.clients, seconds=args.seconds, players=args.players))
-    report(figures, args.clients)
+        options = {"clients": args.clients, "floor_clients": args.floor_clients, "players": args.players}
+        figures = asyncio.run(run(url, seconds=args.seconds, **options))
+    report(figures, args.clients, args.floor_clients)
 
 
 if __name__ == "__main__":
