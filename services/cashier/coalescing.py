@@ -1,10 +1,13 @@
 """Group concurrent requests into shared transactions, the way TigerBeetle batches its clients.
 
-While one transaction runs, requests that arrive queue up; the next transaction takes all of them
-(up to a limit). A lone request on an idle cashier runs at once, so coalescing adds no latency; under
-load, many callers share one lock-and-load, one write and one commit. Each request keeps its own
-answer or error: the batch function decides every request on its own and only the database work is
-shared.
+While the transactions in flight run (`concurrency` of them, one by default), requests that arrive
+queue up; the next transaction takes all of them (up to a limit). A lone request on an idle cashier
+runs at once, so coalescing adds no latency; under load, many callers share one lock-and-load, one
+write and one commit, and with two in flight Python decides one batch while PostgreSQL works on
+the other. Each request keeps its own answer or error: the batch function decides every request on
+its own and only the database work is shared. Transactions in flight at once may touch the same
+rows: they lock them in one order, so one waits for the other, and a key recorded by both makes
+the later one fail on the unique index and run again (see `unit_of_work.py`).
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ class _Waiting(Generic[Item, Result]):
 
 
 class Coalescer(Generic[Item, Result]):
-    """Runs `run_batch` over whatever requests are waiting, one batch at a time."""
+    """Runs `run_batch` over whatever requests are waiting, up to `concurrency` batches at a time."""
 
     def __init__(
         self,
@@ -41,23 +44,33 @@ class Coalescer(Generic[Item, Result]):
         *,
         limit: int,
         key: Callable[[Item], Hashable] | None = None,
+        concurrency: int = 1,
     ) -> None:
         # `key`: requests with equal keys never share a batch (a later one must see the earlier one's rows).
         self._run_batch = run_batch
         self._limit = limit
         self._key = key
         self._waiting: list[_Waiting[Item, Result]] = []
-        self._runner: asyncio.Task[None] | None = None
+        self._concurrency = concurrency
+        self._runners: set[asyncio.Task[None]] = set()
+        self._busy = 0  # runners inside `run_batch`
 
     async def submit(self, item: Item) -> Result:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Result] = loop.create_future()
         self._waiting.append(_Waiting(item, future))
-        if self._runner is None or self._runner.done():
-            self._runner = loop.create_task(self._run())
+        # A runner that has finished leaves the set only later (done callbacks are scheduled), so
+        # count the ones still running: a request must never wait for a runner that has stopped.
+        self._runners = {runner for runner in self._runners if not runner.done()}
+        if len(self._runners) < self._concurrency:
+            self._runners.add(loop.create_task(self._run()))
         return await future
 
     def _next_batch(self) -> list[_Waiting[Item, Result]]:
+        # Runners that are free share what waits: when a burst arrives with both free, each takes
+        # half, so the two transactions overlap instead of one taking all and the other idling.
+        free = max(1, sum(not runner.done() for runner in self._runners) - self._busy)
+        share = min(self._limit, -(-len(self._waiting) // free))
         batch: list[_Waiting[Item, Result]] = []
         later: list[_Waiting[Item, Result]] = []
         keys: set[Hashable] = set()
@@ -65,7 +78,7 @@ class Coalescer(Generic[Item, Result]):
             if waiting.future.done():
                 continue  # the caller gave up before its turn
             key = self._key(waiting.item) if self._key is not None else None
-            if len(batch) >= self._limit or (key is not None and key in keys):
+            if len(batch) >= share or (key is not None and key in keys):
                 later.append(waiting)
                 continue
             batch.append(waiting)
@@ -79,6 +92,7 @@ class Coalescer(Generic[Item, Result]):
             batch = self._next_batch()
             if not batch:
                 continue
+            self._busy += 1
             try:
                 answers = await self._run_batch([waiting.item for waiting in batch])
             except Exception as error:  # the shared transaction failed: every caller in it gets the error
@@ -86,6 +100,8 @@ class Coalescer(Generic[Item, Result]):
                     if not waiting.future.done():
                         waiting.future.set_exception(error)
                 continue
+            finally:
+                self._busy -= 1
             for waiting, answer in zip(batch, answers, strict=True):
                 if waiting.future.done():
                     continue

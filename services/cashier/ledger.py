@@ -9,7 +9,6 @@ adapter then writes exactly what the plan says in the same transaction.
 from __future__ import annotations
 
 import enum
-import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -75,14 +74,10 @@ def seat_account_id(session_id: str) -> str:
     return f"seat:{session_id}"
 
 
-# The house's rake is spread over a fixed set of accounts per pool, picked by table, so that hands
-# settling at different tables do not all queue on one balance row.
-RAKE_SHARDS = 16
-
-
 def rake_account_id(pool: Pool, table_id: str) -> str:
-    shard = zlib.crc32(table_id.encode()) % RAKE_SHARDS
-    return f"house:rake:{pool.value}:{shard:02d}"
+    """The house's rake from one table: opened with the table's first seat, so hands settling at
+    different tables never wait for each other's balance rows."""
+    return f"house:rake:{pool.value}:{table_id}"
 
 
 def bank_account_id(pool: Pool) -> str:

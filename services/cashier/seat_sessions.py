@@ -28,6 +28,7 @@ from services.cashier.ledger import (
     TransferRequest,
     check_amount,
     plan_transfers,
+    rake_account_id,
     seat_account_id,
     wallet_account_id,
 )
@@ -38,7 +39,7 @@ from services.cashier.settlement import (
     settlement_transfers,
 )
 from services.cashier.storage import SeatSessionRow
-from services.cashier.unit_of_work import UnitOfWork, check_text, utc_now
+from services.cashier.unit_of_work import TRANSACTIONS_IN_FLIGHT, UnitOfWork, check_text, utc_now
 
 
 @dataclass(frozen=True)
@@ -75,7 +76,10 @@ class SeatSessionUseCases(UnitOfWork):
     def __init__(self, engine: AsyncEngine, *, clock: Callable[[], datetime] = utc_now) -> None:
         super().__init__(engine, clock=clock)
         self._settlements: Coalescer[HandResult, tuple[SettlementView, bool]] = Coalescer(
-            self._settle_hands, limit=MAX_SETTLEMENTS_PER_TRANSACTION, key=lambda hand: hand.hand_id
+            self._settle_hands,
+            limit=MAX_SETTLEMENTS_PER_TRANSACTION,
+            key=lambda hand: hand.hand_id,
+            concurrency=TRANSACTIONS_IN_FLIGHT,
         )
 
     @staticmethod
@@ -116,6 +120,7 @@ class SeatSessionUseCases(UnitOfWork):
             )
         wallet_id = wallet_account_id(pool, player_id)
         seat = Account(seat_account_id(session_id), player_id, pool, AccountKind.TABLE_SEAT)
+        rake = Account(rake_account_id(pool, table_id), "house", pool, AccountKind.HOUSE_RAKE)
         wanted = {
             "player_id": player_id,
             "table_id": table_id,
@@ -157,6 +162,7 @@ class SeatSessionUseCases(UnitOfWork):
             if wallet is None or wallet.balance < buy_in_amount:
                 raise FailedPrecondition("INSUFFICIENT_FUNDS", "the wallet cannot cover the buy-in", {})
             await storage.create_account_if_missing(conn, seat, now)
+            await storage.create_account_if_missing(conn, rake, now)  # the table's, once
             row = SeatSessionRow(
                 session_id=session_id,
                 player_id=player_id,

@@ -53,8 +53,9 @@ transfers = Table(
     metadata,
     Column("seq", SEQUENCE_TYPE, primary_key=True, autoincrement=True),
     Column("transfer_id", String(128), nullable=False, unique=True),
-    Column("debit_account_id", String(200), ForeignKey("accounts.account_id"), nullable=False),
-    Column("credit_account_id", String(200), ForeignKey("accounts.account_id"), nullable=False),
+    # No foreign keys to accounts: see migration 0002 (writers lock both accounts; accounts are never deleted).
+    Column("debit_account_id", String(200), nullable=False),
+    Column("credit_account_id", String(200), nullable=False),
     Column("pool", String(8), nullable=False),
     Column("amount", BigInteger, nullable=False),
     Column("kind", String(24), nullable=False),

@@ -37,6 +37,10 @@ T = TypeVar("T")
 # a unique violation from a concurrent insert of the same key (the retry then sees the winner's row).
 _RETRYABLE_SQLSTATES = frozenset({"40001", "40P01", "23505"})
 MAX_ATTEMPTS = 8
+# Coalesced transactions of one kind that may run at once: while one is in PostgreSQL (locking,
+# writing, committing), the next is decided in Python. Two measured best: 128 callers settling
+# hands went from about 2,100 to 3,100 hands/s; a third found the machine's two cores busy.
+TRANSACTIONS_IN_FLIGHT = 2
 
 
 def utc_now() -> datetime:

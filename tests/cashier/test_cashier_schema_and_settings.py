@@ -10,6 +10,7 @@ from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import create_engine, inspect, text
+from sqlalchemy.exc import DBAPIError
 
 from service_runtime.database import sync_url
 from service_runtime.migrations import alembic_config
@@ -38,8 +39,35 @@ def test_migrations_match_the_declared_tables_on_sqlite(tmp_path: Path) -> None:
     differences, tables, system_accounts = _compare(url)
     assert differences == []
     assert VERSION_TABLE in tables
-    # Per pool: 16 rake shards, bank, jackpot; mints for GRAM, Stars and MPX.
-    assert system_accounts == 2 * 18 + 3
+    # Per pool: bank and jackpot; mints for GRAM, Stars and MPX (rake accounts come with tables).
+    assert system_accounts == 2 * 2 + 3
+
+
+@pytest.mark.postgres
+async def test_accounts_are_never_deleted_and_transfers_never_change(postgres_url: str) -> None:
+    await asyncio.to_thread(migrate, postgres_url)
+    engine = create_engine(sync_url(postgres_url))
+    try:
+        for statement, message in (
+            ("DELETE FROM accounts WHERE account_id = 'house:bank:GRAM'", "accounts are never deleted"),
+            ("UPDATE transfers SET amount = 2", "transfers are append-only"),
+            ("DELETE FROM transfers", "transfers are append-only"),
+        ):
+            with engine.connect() as connection:
+                if statement.startswith(("UPDATE", "DELETE FROM transfers")):
+                    connection.execute(
+                        text(
+                            "INSERT INTO transfers (transfer_id, debit_account_id, credit_account_id, pool, "
+                            "amount, kind, created_at) VALUES ('t', 'mint:GRAM:GRAM', 'house:bank:GRAM', "
+                            "'GRAM', 1, 'adjustment', now())"
+                        )
+                    )
+                with pytest.raises(DBAPIError, match=message):
+                    connection.execute(text(statement))
+        with engine.connect() as connection:
+            assert connection.execute(text("SELECT count(*) FROM accounts")).scalar_one() == 2 * 2 + 3
+    finally:
+        engine.dispose()
 
 
 @pytest.mark.postgres

@@ -97,6 +97,9 @@ async def test_settlement_moves_chips_with_ids_derived_from_the_hand_id(
     assert not existing
     assert [t.request.transfer_id for t in view.transfers] == ["hand:h-1:0", "hand:h-1:1", "hand:h-1:2"]
     assert [t.request.kind for t in view.transfers][-1] is TransferKind.RAKE
+    # The rake goes to the table's own house account, opened with its first seat.
+    assert view.transfers[-1].request.credit_account_id == "house:rake:GRAM:t1"
+    assert view.transfers[-1].credit_balance_after == 10
     assert dict(view.stacks_after) == {table[0]: 1590, table[1]: 700, table[2]: 700}
     again, existing = await cashier.settle_hand(hand)
     assert existing
