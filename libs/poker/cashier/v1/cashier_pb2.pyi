@@ -34,8 +34,8 @@ class _AccountKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_AccountKi
     ACCOUNT_KIND_TABLE_SEAT: _AccountKind.ValueType  # 2
     """The stack of one seat session, id `seat:<session_id>`, closed at cash-out."""
     ACCOUNT_KIND_HOUSE_RAKE: _AccountKind.ValueType  # 3
-    """The house's rake income in one pool, spread over 16 accounts `house:rake:<POOL>:<NN>` (chosen
-    by table) so that settlements of different tables do not queue on one balance row.
+    """The house's rake income from one table in one pool, id `house:rake:<POOL>:<table_id>`, opened
+    with the table's first seat, so that settlements of different tables never share a balance row.
     """
     ACCOUNT_KIND_HOUSE_BANK: _AccountKind.ValueType  # 4
     """The house bank that pays house-game winnings in one pool, id `house:bank:<POOL>`."""
@@ -56,8 +56,8 @@ ACCOUNT_KIND_PLAYER_WALLET: AccountKind.ValueType  # 1
 ACCOUNT_KIND_TABLE_SEAT: AccountKind.ValueType  # 2
 """The stack of one seat session, id `seat:<session_id>`, closed at cash-out."""
 ACCOUNT_KIND_HOUSE_RAKE: AccountKind.ValueType  # 3
-"""The house's rake income in one pool, spread over 16 accounts `house:rake:<POOL>:<NN>` (chosen
-by table) so that settlements of different tables do not queue on one balance row.
+"""The house's rake income from one table in one pool, id `house:rake:<POOL>:<table_id>`, opened
+with the table's first seat, so that settlements of different tables never share a balance row.
 """
 ACCOUNT_KIND_HOUSE_BANK: AccountKind.ValueType  # 4
 """The house bank that pays house-game winnings in one pool, id `house:bank:<POOL>`."""
