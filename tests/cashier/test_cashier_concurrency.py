@@ -202,3 +202,56 @@ async def test_hands_settled_together_keep_their_own_outcomes(cashier: Cashier, 
     assert existing.count(True) == 1
     stacks = {t: [s.stack for s in await cashier.open_seat_sessions(f"co-{t}")] for t in range(6)}
     assert stacks == {t: [500, 500] if t == 3 else [600, 400] for t in range(6)}
+
+
+async def test_hands_of_one_table_settled_at_once_apply_once_each_and_conserve_chips(
+    cashier: Cashier,
+    fund,  # type: ignore[no-untyped-def]
+) -> None:
+    # With two coalesced transactions in flight, hands of one table (and resent copies of a hand)
+    # land in transactions that run at once: they wait on the same seat and rake rows, and a copy
+    # recorded by the other transaction fails the unique index and is run again as EXISTS.
+    sessions = []
+    for seat in range(3):
+        player = f"one-table-{seat}"
+        await fund(cashier, player, gram_chips=10_000)
+        await cashier.open_seat_session(
+            session_id=f"busy/{player}", player_id=player, table_id="busy", seat_index=seat,
+            pool=Pool.GRAM, buy_in_amount=5_000, min_buy_in=100, max_buy_in=10_000,
+        )  # fmt: skip
+        sessions.append(f"busy/{player}")
+    before, _ = await cashier.audit()
+    rng = random.Random(5)
+    hands = []
+    for n in range(60):
+        winner = rng.randrange(3)
+        losses = [0 if seat == winner else rng.randint(1, 40) for seat in range(3)]
+        rake = sum(losses) // 10
+        results = [
+            SeatResult(s, sum(losses) - rake if seat == winner else -losses[seat])
+            for seat, s in enumerate(sessions)
+        ]
+        hands.append(normalise_hand_result(f"busy:h{n}", "busy", Pool.GRAM, results, rake, 0))
+    # Distinct hands first (a lost update would show in the stacks), then resent copies mixed in
+    # with new hands (a copy recorded by the other transaction must come back EXISTS, not twice).
+    first = await asyncio.gather(*(cashier.settle_hand(h) for h in hands[:40]))
+    assert not any(existing for _, existing in first)
+    resent = [hands[n] for n in range(0, 40, 2)]
+    submitted = hands[40:] + resent
+    rng.shuffle(submitted)
+    outcomes = await asyncio.gather(*(cashier.settle_hand(h) for h in submitted))
+    assert sorted(view.hand.hand_id for view, existing in outcomes if not existing) == sorted(
+        h.hand_id for h in hands[40:]
+    )
+    assert sum(existing for _, existing in outcomes) == len(resent)
+    expected = {s: 5_000 for s in sessions}
+    for hand in hands:
+        for result in hand.seat_results:
+            expected[result.session_id] += result.net_amount
+    stacks = {view.session.session_id: view.stack for view in await cashier.open_seat_sessions("busy")}
+    assert stacks == expected
+    after, _ = await cashier.audit()
+    assert all(audit_balanced(f) for f in after)
+    assert [f.accounts_total for f in after] == [f.accounts_total for f in before]
+    rake_taken = sum(h.rake for h in hands)
+    assert sum(5_000 - stack for stack in stacks.values()) == rake_taken
