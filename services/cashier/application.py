@@ -38,7 +38,13 @@ from services.cashier.ledger import (
 from services.cashier.payments import RATES, PaymentSource, check_withdrawable, chips_for, locked_amount
 from services.cashier.seat_sessions import SeatSessionUseCases, SeatSessionView
 from services.cashier.storage import PoolFigures
-from services.cashier.unit_of_work import TRANSACTIONS_IN_FLIGHT, TransferBatch, check_text, utc_now
+from services.cashier.unit_of_work import (
+    MIN_EXTRA_BATCH,
+    TRANSACTIONS_IN_FLIGHT,
+    TransferBatch,
+    check_text,
+    utc_now,
+)
 
 DEFAULT_PAGE_SIZE = 50
 MAX_BATCHES_PER_TRANSACTION = 64
@@ -98,7 +104,10 @@ class Cashier(SeatSessionUseCases):
         super().__init__(engine, clock=clock)
         # Concurrent CreateTransfers calls share transactions (see `coalescing.py`).
         self._transfers: Coalescer[TransferBatch, list[TransferOutcome]] = Coalescer(
-            self._apply_batches, limit=MAX_BATCHES_PER_TRANSACTION, concurrency=TRANSACTIONS_IN_FLIGHT
+            self._apply_batches,
+            limit=MAX_BATCHES_PER_TRANSACTION,
+            concurrency=TRANSACTIONS_IN_FLIGHT,
+            min_extra_batch=MIN_EXTRA_BATCH,
         )
         self._stars_enabled = stars_purchases_enabled
         self._stars_lock = stars_lock

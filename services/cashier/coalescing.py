@@ -45,6 +45,7 @@ class Coalescer(Generic[Item, Result]):
         limit: int,
         key: Callable[[Item], Hashable] | None = None,
         concurrency: int = 1,
+        min_extra_batch: int = 1,
     ) -> None:
         # `key`: requests with equal keys never share a batch (a later one must see the earlier one's rows).
         self._run_batch = run_batch
@@ -52,6 +53,8 @@ class Coalescer(Generic[Item, Result]):
         self._key = key
         self._waiting: list[_Waiting[Item, Result]] = []
         self._concurrency = concurrency
+        # A transaction beside one already running opens only for this many waiting requests.
+        self._min_extra_batch = min_extra_batch
         self._runners: set[asyncio.Task[None]] = set()
         self._busy = 0  # runners inside `run_batch`
 
@@ -89,6 +92,10 @@ class Coalescer(Generic[Item, Result]):
 
     async def _run(self) -> None:
         while self._waiting:
+            if self._busy and len(self._waiting) < self._min_extra_batch:
+                # Too few to be worth a transaction of their own beside the one running: the busy
+                # runner takes them when it is done (it always looks again before it stops).
+                return
             batch = self._next_batch()
             if not batch:
                 continue

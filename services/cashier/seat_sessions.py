@@ -39,7 +39,13 @@ from services.cashier.settlement import (
     settlement_transfers,
 )
 from services.cashier.storage import SeatSessionRow
-from services.cashier.unit_of_work import TRANSACTIONS_IN_FLIGHT, UnitOfWork, check_text, utc_now
+from services.cashier.unit_of_work import (
+    MIN_EXTRA_BATCH,
+    TRANSACTIONS_IN_FLIGHT,
+    UnitOfWork,
+    check_text,
+    utc_now,
+)
 
 
 @dataclass(frozen=True)
@@ -80,6 +86,7 @@ class SeatSessionUseCases(UnitOfWork):
             limit=MAX_SETTLEMENTS_PER_TRANSACTION,
             key=lambda hand: hand.hand_id,
             concurrency=TRANSACTIONS_IN_FLIGHT,
+            min_extra_batch=MIN_EXTRA_BATCH,
         )
 
     @staticmethod

@@ -41,6 +41,11 @@ MAX_ATTEMPTS = 8
 # writing, committing), the next is decided in Python. Two measured best: 128 callers settling
 # hands went from about 2,100 to 3,100 hands/s; a third found the machine's two cores busy.
 TRANSACTIONS_IN_FLIGHT = 2
+# ...but a second one only for at least this many waiting calls: a trickle of calls into a busy
+# process (the gRPC server, whose own Python is the bottleneck) is cheaper in one transaction.
+# Against opening one for any waiting call, in two back-to-back pairs: gRPC single transfers
+# 1,290 / 1,353 -> 1,534 / 1,501 per second, ledger single 8,757 / 8,656 -> 10,085 / 9,461.
+MIN_EXTRA_BATCH = 8
 
 
 def utc_now() -> datetime:

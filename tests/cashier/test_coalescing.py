@@ -79,3 +79,22 @@ async def test_a_failed_batch_fails_every_request_in_it_and_the_next_batch_still
     with pytest.raises(RuntimeError):
         await coalescer.submit(1)
     assert await coalescer.submit(2) == 2
+
+
+async def test_a_second_transaction_opens_only_for_enough_waiting_requests() -> None:
+    recorder = Recorder(pause=0.05)
+    coalescer = Coalescer(recorder, limit=100, concurrency=2, min_extra_batch=5)
+    first = asyncio.ensure_future(coalescer.submit(0))
+    await asyncio.sleep(0.01)  # the first batch is running
+    few = [asyncio.ensure_future(coalescer.submit(item)) for item in (1, 2, 3)]
+    await asyncio.gather(first, *few)
+    assert recorder.most_at_once == 1  # three were left for the running one to take next
+    assert recorder.batches == [[0], [1, 2, 3]]
+
+    recorder.batches.clear()
+    first = asyncio.ensure_future(coalescer.submit(10))
+    await asyncio.sleep(0.01)
+    many = [asyncio.ensure_future(coalescer.submit(item)) for item in range(11, 17)]
+    await asyncio.gather(first, *many)
+    assert recorder.most_at_once == 2
+    assert recorder.batches == [[10], [11, 12, 13, 14, 15, 16]]
