@@ -225,7 +225,53 @@ async def psycopg_floor(url: str, clients: int, seconds: float) -> Figure:
             await connection.close()
 
 
-async def run(url: str, *, clients: int, floor_clients: int, seconds: float, players: int) -> list[Figure]:
+async def grpc_single_transfers(url: str, clients: int, seconds: float, spare: list[str]) -> Figure:
+    """One transfer per CreateTransfers call against `python -m services.cashier` on loopback."""
+    rng = random.Random(11)
+    port = _free_port()
+    env = {
+        **os.environ,
+        "POKER_CASHIER_PORT": str(port),
+        "POKER_CASHIER_DATABASE_URL": url,
+        "POKER_LOG_LEVEL": "warning",
+        "POKER_CASHIER_DATABASE_POOL_SIZE": str(clients),
+    }
+    server = subprocess.Popen(  # noqa: ASYNC220 - started once, before any timing
+        [sys.executable, "-m", "services.cashier"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL
+    )
+    try:
+        target = f"127.0.0.1:{port}"
+        await _wait_serving(target)
+        metadata = auth_metadata("bench-table-shard", Role.SERVICE)
+        async with grpc.aio.insecure_channel(target) as channel:
+            stub = cashier_pb2_grpc.CashierServiceStub(channel)
+
+            async def grpc_single(client: int, n: int) -> int:
+                debit, credit = rng.sample(spare, 2)
+                transfer = cashier_pb2.Transfer(
+                    transfer_id=f"grpc-{client}-{n}", debit_account_id=f"wallet:GRAM:{debit}",
+                    credit_account_id=f"wallet:GRAM:{credit}", pool=common_pb2.CHIP_POOL_GRAM,
+                    amount=rng.randint(1, 100), kind=cashier_pb2.TRANSFER_KIND_ADJUSTMENT,
+                )  # fmt: skip
+                reply = await stub.CreateTransfers(
+                    cashier_pb2.CreateTransfersRequest(transfers=[transfer]), metadata=metadata, timeout=10
+                )
+                if [r.status for r in reply.results] != [cashier_pb2.TRANSFER_STATUS_CREATED]:
+                    raise RuntimeError(f"transfer {transfer.transfer_id} was not created: {reply}")
+                return 1
+
+            return await drive("gRPC single transfers", clients, seconds, grpc_single)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+SCENARIOS = ("single", "batched", "settlements", "grpc")
+
+
+async def run(
+    url: str, *, clients: int, floor_clients: int, seconds: float, players: int, only: frozenset[str]
+) -> list[Figure]:
     await asyncio.to_thread(migrate, url)
     engine = create_engine(url, pool_size=clients)
     cashier = Cashier(engine)
@@ -272,13 +318,15 @@ async def run(url: str, *, clients: int, floor_clients: int, seconds: float, pla
             await cashier.create_transfers([random_transfer(f"single-{client}-{n}")], linked=False)
         )
 
-    figures.append(await drive("ledger single transfers", clients, seconds, ledger_single))
+    if "single" in only:
+        figures.append(await drive("ledger single transfers", clients, seconds, ledger_single))
 
     async def ledger_batch(client: int, n: int) -> int:
         batch = [random_transfer(f"batch-{client}-{n}-{k}") for k in range(100)]
         return applied(await cashier.create_transfers(batch, linked=False))
 
-    figures.append(await drive("ledger batched 100", clients, seconds, ledger_batch))
+    if "batched" in only:
+        figures.append(await drive("ledger batched 100", clients, seconds, ledger_batch))
 
     # Six seats per table, one table per client; stacks are deep so nobody runs dry.
     tables: list[list[str]] = []
@@ -312,45 +360,11 @@ async def run(url: str, *, clients: int, floor_clients: int, seconds: float, pla
             raise RuntimeError(f"hand {hand.hand_id} was not settled anew: {view}")
         return 1
 
-    figures.append(await drive("6-seat settlements", clients, seconds, settle))
+    if "settlements" in only:
+        figures.append(await drive("6-seat settlements", clients, seconds, settle))
 
-    port = _free_port()
-    env = {
-        **os.environ,
-        "POKER_CASHIER_PORT": str(port),
-        "POKER_CASHIER_DATABASE_URL": url,
-        "POKER_LOG_LEVEL": "warning",
-        "POKER_CASHIER_DATABASE_POOL_SIZE": str(clients),
-    }
-    server = subprocess.Popen(  # noqa: ASYNC220 - started once, before any timing
-        [sys.executable, "-m", "services.cashier"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL
-    )
-    try:
-        target = f"127.0.0.1:{port}"
-        await _wait_serving(target)
-        metadata = auth_metadata("bench-table-shard", Role.SERVICE)
-        async with grpc.aio.insecure_channel(target) as channel:
-            stub = cashier_pb2_grpc.CashierServiceStub(channel)
-            spare = names[clients * 6 :]
-
-            async def grpc_single(client: int, n: int) -> int:
-                debit, credit = rng.sample(spare, 2)
-                transfer = cashier_pb2.Transfer(
-                    transfer_id=f"grpc-{client}-{n}", debit_account_id=f"wallet:GRAM:{debit}",
-                    credit_account_id=f"wallet:GRAM:{credit}", pool=common_pb2.CHIP_POOL_GRAM,
-                    amount=rng.randint(1, 100), kind=cashier_pb2.TRANSFER_KIND_ADJUSTMENT,
-                )  # fmt: skip
-                reply = await stub.CreateTransfers(
-                    cashier_pb2.CreateTransfersRequest(transfers=[transfer]), metadata=metadata, timeout=10
-                )
-                if [r.status for r in reply.results] != [cashier_pb2.TRANSFER_STATUS_CREATED]:
-                    raise RuntimeError(f"transfer {transfer.transfer_id} was not created: {reply}")
-                return 1
-
-            figures.append(await drive("gRPC single transfers", clients, seconds, grpc_single))
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
+    if "grpc" in only:
+        figures.append(await grpc_single_transfers(url, clients, seconds, names[clients * 6 :]))
 
     audit, _ = await cashier.audit()
     assert all(f.accounts_total == f.minted - f.burned and f.negative_accounts == 0 for f in audit)
@@ -402,10 +416,18 @@ def main() -> None:
     parser.add_argument("--floor-clients", type=int, default=8, help="clients of the raw insert floor")
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--players", type=int, default=2000)
+    parser.add_argument(
+        "--only",
+        default=",".join(SCENARIOS),
+        help=f"comma-separated scenarios to run besides the floor: {SCENARIOS}",
+    )
     args = parser.parse_args()
     with throwaway_postgres_database(args.server_url, prefix="poker_bench_cashier") as url:
+        only = frozenset(args.only.split(","))
+        if not only <= set(SCENARIOS):
+            parser.error(f"--only takes some of {', '.join(SCENARIOS)}")
         options = {"clients": args.clients, "floor_clients": args.floor_clients, "players": args.players}
-        figures = asyncio.run(run(url, seconds=args.seconds, **options))
+        figures = asyncio.run(run(url, seconds=args.seconds, only=only, **options))
     report(figures, args.clients, args.floor_clients)
 
 
