@@ -17,7 +17,6 @@ Revises: 0001
 
 from __future__ import annotations
 
-import sqlalchemy as sa
 from alembic import op
 
 revision = "0002"
@@ -101,22 +100,10 @@ def downgrade() -> None:
                 "BEGIN SELECT RAISE(ABORT, 'transfers are append-only'); END"
             )
     # The shared rake shards come back empty; per-table rake accounts stay (they may hold chips).
-    accounts = sa.table(
-        "accounts",
-        sa.column("account_id", sa.String),
-        sa.column("owner_id", sa.String),
-        sa.column("pool", sa.String),
-        sa.column("kind", sa.String),
-        sa.column("created_at", sa.DateTime(timezone=True)),
-    )
-    existing = {row[0] for row in op.get_bind().execute(sa.text("SELECT account_id FROM accounts"))}
-    now = sa.func.now()
     for pool in ("GRAM", "MPX"):
         for shard in range(16):
-            account_id = f"house:rake:{pool}:{shard:02d}"
-            if account_id not in existing:
-                op.execute(
-                    accounts.insert().values(
-                        account_id=account_id, owner_id="house", pool=pool, kind="house_rake", created_at=now
-                    )
-                )
+            op.execute(
+                "INSERT INTO accounts (account_id, owner_id, pool, kind, created_at) "
+                f"VALUES ('house:rake:{pool}:{shard:02d}', 'house', '{pool}', 'house_rake', CURRENT_TIMESTAMP) "
+                "ON CONFLICT DO NOTHING"
+            )
