@@ -64,8 +64,11 @@ class Coalescer(Generic[Item, Result]):
         self._waiting.append(_Waiting(item, future))
         # A runner that has finished leaves the set only later (done callbacks are scheduled), so
         # count the ones still running: a request must never wait for a runner that has stopped.
+        # Beside a running one, a new runner is only worth starting once enough requests wait.
         self._runners = {runner for runner in self._runners if not runner.done()}
-        if len(self._runners) < self._concurrency:
+        if not self._runners or (
+            len(self._runners) < self._concurrency and len(self._waiting) >= self._min_extra_batch
+        ):
             self._runners.add(loop.create_task(self._run()))
         return await future
 
