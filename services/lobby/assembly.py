@@ -7,7 +7,7 @@ NOT_IMPLEMENTED) while health, reflection, auth and access control already work 
 from __future__ import annotations
 
 from poker.lobby.v1 import lobby_pb2_grpc
-from service_runtime.access import ADMIN_ONLY, ANY_ROLE, AccessPolicy
+from service_runtime.access import ADMIN_ONLY, ANY_CALLER, PLAYERS, AccessPolicy
 from service_runtime.process import Assembly
 from service_runtime.server import GrpcService
 from service_runtime.unimplemented import unimplemented_servicer
@@ -18,12 +18,12 @@ SERVICE_NAME = "poker.lobby.v1.LobbyService"
 ACCESS = AccessPolicy.for_service(
     SERVICE_NAME,
     {
-        "ListRooms": ANY_ROLE,
-        "GetRoom": ANY_ROLE,
-        "ListTables": ANY_ROLE,
-        "JoinTable": ANY_ROLE,
-        "RedeemInviteCode": ANY_ROLE,
-        "GetMaintenance": ANY_ROLE,
+        "ListRooms": ANY_CALLER,
+        "GetRoom": ANY_CALLER,
+        "ListTables": ANY_CALLER,
+        "JoinTable": PLAYERS,
+        "RedeemInviteCode": PLAYERS,
+        "GetMaintenance": ANY_CALLER,
         "CreateRoom": ADMIN_ONLY,
         "SetMaintenance": ADMIN_ONLY,
         "UpdateAllowList": ADMIN_ONLY,

@@ -242,7 +242,7 @@ async def grpc_single_transfers(url: str, clients: int, seconds: float, spare: l
     try:
         target = f"127.0.0.1:{port}"
         await _wait_serving(target)
-        metadata = auth_metadata("bench-table-shard", Role.SERVICE)
+        metadata = auth_metadata("table", Role.SERVICE)
         async with grpc.aio.insecure_channel(target) as channel:
             stub = cashier_pb2_grpc.CashierServiceStub(channel)
 

@@ -143,6 +143,10 @@ class _ErrorReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ErrorReas
     """ALREADY_EXISTS: a request id was reused with different fields; nothing was applied."""
     ERROR_REASON_NOT_IMPLEMENTED: _ErrorReason.ValueType  # 15
     """UNIMPLEMENTED: the RPC is part of the v1 contract but this release does not serve it yet."""
+    ERROR_REASON_REQUEST_MALFORMED: _ErrorReason.ValueType  # 16
+    """INVALID_ARGUMENT: the request bytes are not a valid message of the RPC's request type."""
+    ERROR_REASON_SERVER_OVERLOADED: _ErrorReason.ValueType  # 17
+    """RESOURCE_EXHAUSTED: the server is at its bound of concurrent calls or streams; retry with backoff."""
     ERROR_REASON_ACCOUNT_NOT_FOUND: _ErrorReason.ValueType  # 100
     """NOT_FOUND: the account does not exist."""
     ERROR_REASON_INSUFFICIENT_FUNDS: _ErrorReason.ValueType  # 101
@@ -382,6 +386,10 @@ ERROR_REASON_IDEMPOTENCY_CONFLICT: ErrorReason.ValueType  # 14
 """ALREADY_EXISTS: a request id was reused with different fields; nothing was applied."""
 ERROR_REASON_NOT_IMPLEMENTED: ErrorReason.ValueType  # 15
 """UNIMPLEMENTED: the RPC is part of the v1 contract but this release does not serve it yet."""
+ERROR_REASON_REQUEST_MALFORMED: ErrorReason.ValueType  # 16
+"""INVALID_ARGUMENT: the request bytes are not a valid message of the RPC's request type."""
+ERROR_REASON_SERVER_OVERLOADED: ErrorReason.ValueType  # 17
+"""RESOURCE_EXHAUSTED: the server is at its bound of concurrent calls or streams; retry with backoff."""
 ERROR_REASON_ACCOUNT_NOT_FOUND: ErrorReason.ValueType  # 100
 """NOT_FOUND: the account does not exist."""
 ERROR_REASON_INSUFFICIENT_FUNDS: ErrorReason.ValueType  # 101
