@@ -41,7 +41,9 @@ def main(argv: list[str] | None = None) -> None:
     except ValueError:
         parser.error(f"unknown role in {args.roles!r}")
     if Role.SERVICE in roles and args.subject not in {s.value for s in ServiceName}:
-        parser.error(f"a service token names its service: --subject one of {', '.join(s.value for s in ServiceName)}")
+        parser.error(
+            f"a service token names its service: --subject one of {', '.join(s.value for s in ServiceName)}"
+        )
     if args.ttl <= 0:
         parser.error("--ttl must be positive")
     try:
