@@ -38,6 +38,7 @@ ACCESS = AccessPolicy.for_service(
         "GetSeatSession": SERVICE_OR_ADMIN,
         "ListOpenSeatSessions": SERVICE_OR_ADMIN,
         "AuditConservation": ADMIN_ONLY,
+        "FundHouseAccount": ADMIN_ONLY,
     },
 )
 
