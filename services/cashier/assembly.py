@@ -40,6 +40,7 @@ ACCESS = AccessPolicy.for_service(
         "GetSeatSession": TABLE_OR_ADMIN,
         "ListOpenSeatSessions": TABLE_OR_ADMIN,
         "AuditConservation": ADMIN_ONLY,
+        "FundHouseAccount": ADMIN_ONLY,
     },
 )
 

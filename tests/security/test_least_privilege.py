@@ -13,10 +13,13 @@ from pathlib import Path
 import grpc
 import pytest
 
-from poker.cashier.v1 import cashier_pb2
+from poker.cashier.v1 import cashier_pb2, cashier_pb2_grpc
+from poker.common.v1 import common_pb2
 from poker.fairness.v1 import fairness_pb2
 from service_runtime.auth import Role, ServiceName
 from service_runtime.testing import auth_metadata, reason_of, service_metadata
+from services.cashier.ledger import Pool, mint_account_id
+from services.cashier.payments import PaymentSource
 
 from .service_processes import ServiceProcess, running_services
 
@@ -89,3 +92,39 @@ def test_only_the_payments_gateway_records_purchases_and_withdrawals(
             assert not outcome.startswith("PERMISSION_DENIED"), outcome
         else:
             assert outcome == "PERMISSION_DENIED ROLE_REQUIRED", (who, outcome)
+
+
+def test_a_table_token_cannot_mint_chips_through_create_transfers(cluster: dict[str, ServiceProcess]) -> None:
+    async def attempt() -> tuple[str, list[int], list[int]]:
+        async with grpc.aio.insecure_channel(cluster["cashier"].address) as channel:
+            stub = cashier_pb2_grpc.CashierServiceStub(channel)
+            admin = PEOPLE["admin"]
+            await stub.Purchase(
+                cashier_pb2.PurchaseRequest(
+                    payment_reference="lp-1", player_id="mallory", source=cashier_pb2.PAYMENT_SOURCE_GRAM,
+                    amount_minor=10**10,
+                ),
+                metadata=SERVICES["service payments"], timeout=5,
+            )  # fmt: skip
+            before = await stub.AuditConservation(cashier_pb2.AuditConservationRequest(), metadata=admin)
+            mint = cashier_pb2.Transfer(
+                transfer_id="steal-1",
+                debit_account_id=mint_account_id(PaymentSource.GRAM.value, Pool.GRAM),
+                credit_account_id="wallet:GRAM:mallory",
+                pool=common_pb2.CHIP_POOL_GRAM,
+                amount=10**6,
+                kind=cashier_pb2.TRANSFER_KIND_ADJUSTMENT,
+            )
+            try:
+                reply = await stub.CreateTransfers(
+                    cashier_pb2.CreateTransfersRequest(transfers=[mint]), metadata=SERVICES["service table"]
+                )
+                outcome = f"OK {[r.status for r in reply.results]}"
+            except grpc.aio.AioRpcError as error:
+                outcome = f"{error.code().name} {reason_of(error)}"
+            after = await stub.AuditConservation(cashier_pb2.AuditConservationRequest(), metadata=admin)
+            return outcome, [p.minted for p in before.pools], [p.minted for p in after.pools]
+
+    outcome, minted_before, minted_after = asyncio.run(attempt())
+    assert outcome == "PERMISSION_DENIED MINT_ACCOUNT_FORBIDDEN", outcome
+    assert minted_after == minted_before

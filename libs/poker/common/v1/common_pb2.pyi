@@ -179,6 +179,12 @@ class _ErrorReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ErrorReas
     """INVALID_ARGUMENT: a settlement names a seat session that belongs to another table or pool."""
     ERROR_REASON_BALANCE_OVERFLOW: _ErrorReason.ValueType  # 115
     """FAILED_PRECONDITION: the transfer would take an account balance above the int64 range."""
+    ERROR_REASON_MINT_ACCOUNT_FORBIDDEN: _ErrorReason.ValueType  # 116
+    """PERMISSION_DENIED: CreateTransfers named a mint account; chips are minted and burned only by
+    recorded purchases, withdrawals and house funding.
+    """
+    ERROR_REASON_SUPPLY_LIMIT_REACHED: _ErrorReason.ValueType  # 117
+    """FAILED_PRECONDITION: the mint account reached its lifetime limit of minted chips."""
     ERROR_REASON_HAND_NOT_FOUND: _ErrorReason.ValueType  # 200
     """NOT_FOUND: no hand with that id."""
     ERROR_REASON_HAND_NOT_FINISHED: _ErrorReason.ValueType  # 201
@@ -422,6 +428,12 @@ ERROR_REASON_SEAT_SESSION_TABLE_MISMATCH: ErrorReason.ValueType  # 114
 """INVALID_ARGUMENT: a settlement names a seat session that belongs to another table or pool."""
 ERROR_REASON_BALANCE_OVERFLOW: ErrorReason.ValueType  # 115
 """FAILED_PRECONDITION: the transfer would take an account balance above the int64 range."""
+ERROR_REASON_MINT_ACCOUNT_FORBIDDEN: ErrorReason.ValueType  # 116
+"""PERMISSION_DENIED: CreateTransfers named a mint account; chips are minted and burned only by
+recorded purchases, withdrawals and house funding.
+"""
+ERROR_REASON_SUPPLY_LIMIT_REACHED: ErrorReason.ValueType  # 117
+"""FAILED_PRECONDITION: the mint account reached its lifetime limit of minted chips."""
 ERROR_REASON_HAND_NOT_FOUND: ErrorReason.ValueType  # 200
 """NOT_FOUND: no hand with that id."""
 ERROR_REASON_HAND_NOT_FINISHED: ErrorReason.ValueType  # 201
