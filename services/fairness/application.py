@@ -12,9 +12,10 @@ import dataclasses
 import random
 import secrets
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import TypeVar
 
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -55,6 +56,10 @@ MAX_PAGE_SIZE = 500
 # settle it, and a caller that still loses gets ABORTED and retries with the same request id.
 COMMIT_ATTEMPTS = 5
 _PAGE_TOKEN_PREFIX = "after:"
+# A guarded transition that finds the hand moved on is decided again; with the hand locked for the
+# whole transaction (row lock, or SQLite's write lock taken at BEGIN) the first attempt always holds.
+STATE_MOVED_ATTEMPTS = 3
+T = TypeVar("T")
 
 
 def utc_now() -> datetime:
@@ -77,6 +82,17 @@ def _required(value: str, name: str) -> str:
             "FIELD_INVALID", f"{name} is at most {MAX_ID_LENGTH} characters", {"field": name}
         )
     return value
+
+
+async def _deciding_again_if_moved(unit: Callable[[], Awaitable[T]]) -> T:
+    """Run a state transition; if its guarded write found the hand moved on, decide again from a
+    fresh read (the second read sees the new state and the lifecycle rules answer it)."""
+    for _ in range(STATE_MOVED_ATTEMPTS - 1):
+        try:
+            return await unit()
+        except storage.StateMoved:
+            continue
+    return await unit()
 
 
 class FairnessApplication:
@@ -177,10 +193,10 @@ class FairnessApplication:
             )
         contribution = ClientSeedRecord(seat, player_id, client_seed)
         try:
-            return await self._try_add_entropy(hand_id, contribution)
+            return await _deciding_again_if_moved(lambda: self._try_add_entropy(hand_id, contribution))
         except IntegrityError:
             # The same seat was written concurrently; a second pass sees that row and decides.
-            return await self._try_add_entropy(hand_id, contribution)
+            return await _deciding_again_if_moved(lambda: self._try_add_entropy(hand_id, contribution))
 
     async def _try_add_entropy(self, hand_id: str, contribution: ClientSeedRecord) -> HandRecord:
         async with self._sessions.begin() as session:
@@ -203,6 +219,9 @@ class FairnessApplication:
     async def seal_hand(self, hand_id: str) -> DealtHand:
         """Close entropy and derive the deck; a sealed hand gives the same deck again."""
         _required(hand_id, "hand_id")
+        return await _deciding_again_if_moved(lambda: self._try_seal(hand_id))
+
+    async def _try_seal(self, hand_id: str) -> DealtHand:
         async with self._sessions.begin() as session:
             stored = await self._load(session, hand_id, for_update=True)
             record = stored.record
@@ -216,6 +235,9 @@ class FairnessApplication:
     async def reveal_hand(self, hand_id: str, outcome: HandOutcome) -> RevealedHand:
         """The table reports the end of the hand; the seed becomes public."""
         _required(hand_id, "hand_id")
+        return await _deciding_again_if_moved(lambda: self._try_reveal(hand_id, outcome))
+
+    async def _try_reveal(self, hand_id: str, outcome: HandOutcome) -> RevealedHand:
         async with self._sessions.begin() as session:
             stored = await self._load(session, hand_id, for_update=True)
             record = stored.record
@@ -223,7 +245,7 @@ class FairnessApplication:
                 seed = self._seed(stored)
                 now = self._clock()
                 state = HandState(outcome.value)
-                await storage.mark_ended(session, hand_id, state, seed, now)
+                await storage.mark_ended(session, hand_id, record.state, state, seed, now)
                 record = dataclasses.replace(record, state=state, revealed_at=now)
                 stored = dataclasses.replace(stored, record=record, revealed_seed=seed)
         return self._revealed(stored)

@@ -160,36 +160,64 @@ async def insert_hand(session: AsyncSession, hand: StoredHand) -> None:
     )
 
 
+class StateMoved(Exception):
+    """A transition found the hand no longer in the state it was decided from; nothing was written.
+
+    Cannot happen while the transaction holds the hand (row lock on PostgreSQL, the write lock a
+    SQLite transaction takes at BEGIN); the application then decides again from a fresh read.
+    """
+
+
+def _moved(result: Any, hand_id: str) -> None:
+    # RETURNING rather than rowcount, which the ORM session does not report for INSERT ... SELECT.
+    if result.first() is None:
+        raise StateMoved(hand_id)
+
+
 async def insert_client_seed(
     session: AsyncSession, hand_id: str, seed: ClientSeedRecord, at: datetime
 ) -> None:
-    await session.execute(
-        sa.insert(client_seeds).values(
-            hand_id=hand_id,
-            seat=seed.seat,
-            player_id=seed.player_id,
-            client_seed=seed.client_seed,
-            added_at=at,
-        )
+    """Add the seed only if the hand is still open for entropy (checked by the INSERT itself)."""
+    still_committed = sa.exists().where(
+        hands.c.hand_id == hand_id, hands.c.state == HandState.COMMITTED.value
     )
+    values = sa.select(
+        sa.literal(hand_id, sa.String),
+        sa.literal(seed.seat, sa.Integer),
+        sa.literal(seed.player_id, sa.String),
+        sa.literal(seed.client_seed, sa.LargeBinary),
+        sa.literal(at, sa.DateTime(timezone=True)),
+    ).where(still_committed)
+    result = await session.execute(
+        sa.insert(client_seeds)
+        .from_select(["hand_id", "seat", "player_id", "client_seed", "added_at"], values)
+        .returning(client_seeds.c.seat)
+    )
+    _moved(result, hand_id)
 
 
 async def mark_sealed(session: AsyncSession, hand_id: str, at: datetime) -> None:
-    await session.execute(
+    """COMMITTED -> SEALED, only from COMMITTED."""
+    result = await session.execute(
         sa.update(hands)
         .where(hands.c.hand_id == hand_id, hands.c.state == HandState.COMMITTED.value)
         .values(state=HandState.SEALED.value, sealed_at=at)
+        .returning(hands.c.hand_id)
     )
+    _moved(result, hand_id)
 
 
 async def mark_ended(
-    session: AsyncSession, hand_id: str, state: HandState, seed: bytes, at: datetime
+    session: AsyncSession, hand_id: str, leaving: HandState, state: HandState, seed: bytes, at: datetime
 ) -> None:
-    await session.execute(
+    """`leaving` -> FINISHED or VOIDED, only from the state the decision was made in."""
+    result = await session.execute(
         sa.update(hands)
-        .where(hands.c.hand_id == hand_id)
+        .where(hands.c.hand_id == hand_id, hands.c.state == leaving.value)
         .values(state=state.value, revealed_seed=seed, revealed_at=at)
+        .returning(hands.c.hand_id)
     )
+    _moved(result, hand_id)
 
 
 async def list_table_hands(

@@ -217,6 +217,8 @@ async def test_seeds_of_unrevealed_hands_are_encrypted_at_rest(
     second = await application.commit_hand(_request(), _table(), deal_now=True)
     engine = create_engine(fairness_database_url)
     try:
+        # Each transaction here ends before the application is called: on SQLite a transaction holds
+        # the write lock from its start, as it must.
         async with engine.begin() as connection:
             rows = {
                 row.hand_id: row
@@ -224,15 +226,14 @@ async def test_seeds_of_unrevealed_hands_are_encrypted_at_rest(
                     sa.select(hands).where(hands.c.hand_id.in_([first.hand.hand_id, second.hand.hand_id]))
                 )
             }
-            row = rows[first.hand.hand_id]
-            assert row.revealed_seed is None
-            seed = (await application.reveal_hand(first.hand.hand_id, HandOutcome.FINISHED)).server_seed
-            assert seed not in bytes(row.seed_ciphertext)
-            # Another key cannot read it, and a ciphertext moved to another hand's row does not open.
-            with pytest.raises(SeedVaultError):
-                SeedVault({"other": bytes(32)}, "other").decrypt(
-                    row.hand_id, "other", bytes(row.seed_ciphertext)
-                )
+        row = rows[first.hand.hand_id]
+        assert row.revealed_seed is None
+        seed = (await application.reveal_hand(first.hand.hand_id, HandOutcome.FINISHED)).server_seed
+        assert seed not in bytes(row.seed_ciphertext)
+        # Another key cannot read it, and a ciphertext moved to another hand's row does not open.
+        with pytest.raises(SeedVaultError):
+            SeedVault({"other": bytes(32)}, "other").decrypt(row.hand_id, "other", bytes(row.seed_ciphertext))
+        async with engine.begin() as connection:
             await connection.execute(
                 sa.update(hands)
                 .where(hands.c.hand_id == second.hand.hand_id)
