@@ -16,7 +16,6 @@ from services.cashier.ledger import Pool, TransferKind, TransferRequest, Transfe
 from services.cashier.settlement import SeatResult, normalise_hand_result
 
 
-
 @pytest.fixture(params=[pytest.param("postgres", marks=pytest.mark.postgres), "sqlite"])
 async def cashier(request: pytest.FixtureRequest, clock, migrated_cashier) -> AsyncIterator[Cashier]:  # type: ignore[no-untyped-def]
     """Every race here runs on PostgreSQL and on SQLite: the embedded default keeps the same promises."""
