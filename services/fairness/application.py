@@ -29,6 +29,7 @@ from services.fairness.hands import (
     HandRecord,
     HandState,
     RevealedHand,
+    published_hand,
 )
 from services.fairness.seed_vault import SeedVault
 from services.fairness.shuffle import (
@@ -38,13 +39,16 @@ from services.fairness.shuffle import (
     NONCE_BYTES,
     SEED_BYTES,
     SHUFFLE_VERSION,
+    HandBinding,
     commitment_of,
+    commitment_v2,
     shuffle_deck,
 )
 from services.fairness.verification import (
     DealtCard,
     PublishedHand,
     VerificationResult,
+    check_shown_commitment,
     verify_chain_link,
     verify_hand,
 )
@@ -93,6 +97,10 @@ async def _deciding_again_if_moved(unit: Callable[[], Awaitable[T]]) -> T:
         except storage.StateMoved:
             continue
     return await unit()
+
+
+def _deck_of(record: HandRecord, seed: bytes) -> tuple[int, ...]:
+    return shuffle_deck(seed, record.seat_seeds, record.nonce, record.shuffle_version, record.commitment)
 
 
 class FairnessApplication:
@@ -145,12 +153,15 @@ class FairnessApplication:
             hand_id = str(uuid.uuid4())
             key_id, ciphertext = self._vault.encrypt(hand_id, seed)
             now = self._clock()
+            seed_hash = commitment_of(seed)
+            binding = HandBinding(table_id, hand_id, sequence, previous, nonce)
             record = HandRecord(
                 hand_id=hand_id,
                 request_id=request_id,
                 table_id=table_id,
                 sequence=sequence,
-                commitment=commitment_of(seed),
+                commitment=commitment_v2(seed_hash, binding, SHUFFLE_VERSION),
+                server_seed_hash=seed_hash,
                 previous_commitment=previous,
                 nonce=nonce,
                 shuffle_version=SHUFFLE_VERSION,
@@ -161,7 +172,7 @@ class FairnessApplication:
                 sealed_at=now if deal_now else None,
             )
             await storage.insert_hand(session, storage.StoredHand(record, key_id, ciphertext))
-        return CommittedHand(record, shuffle_deck(seed, (), nonce) if deal_now else None)
+        return CommittedHand(record, _deck_of(record, seed) if deal_now else None)
 
     def _replay_commit(self, existing: storage.StoredHand, table_id: str, deal_now: bool) -> CommittedHand:
         record = existing.record
@@ -282,9 +293,12 @@ class FairnessApplication:
             return page[:size], f"{_PAGE_TOKEN_PREFIX}{page[size - 1].sequence}"
         return page, ""
 
-    async def verify_stored_hand(self, hand_id: str, dealt: Sequence[DealtCard]) -> VerificationResult:
-        """Check an ended hand as stored: its commitment, its link to the table's previous hand, and
-        the dealt cards. A hand that has not ended is refused, so this cannot leak a live deck."""
+    async def verify_stored_hand(
+        self, hand_id: str, dealt: Sequence[DealtCard], *, shown_commitment: str = ""
+    ) -> VerificationResult:
+        """Check an ended hand as stored: its commitment and what it binds, the commitment the caller
+        was shown before the deal (if given), its link to the table's previous hand, and the dealt
+        cards. A hand that has not ended is refused, so this cannot leak a live deck."""
         _required(hand_id, "hand_id")
         async with self._sessions() as session:
             stored = await self._load(session, hand_id)
@@ -292,18 +306,19 @@ class FairnessApplication:
             record.check_revealed()
             previous = await storage.hand_at_sequence(session, record.table_id, record.sequence - 1)
         assert stored.revealed_seed is not None  # an ended hand always has its seed revealed
-        published = PublishedHand(
-            stored.revealed_seed, record.seat_seeds, record.nonce, record.commitment, record.shuffle_version
-        )
-        # Checks run in the order commitment, chain link, dealt cards; the first failure is reported.
+        published = published_hand(record, stored.revealed_seed)
+        # Checks run in the order commitment, shown commitment, chain link, dealt cards; the first
+        # failure is reported.
         result = verify_hand(published)
         if not result.passed:
             return result
-        link_mismatch = verify_chain_link(
-            record.chain_link(), None if previous is None else previous.chain_link()
-        )
-        if link_mismatch is not None:
-            return dataclasses.replace(result, first_mismatch=link_mismatch)
+        mismatch = check_shown_commitment(shown_commitment, record.commitment) if shown_commitment else None
+        if mismatch is None:
+            mismatch = verify_chain_link(
+                record.chain_link(), None if previous is None else previous.chain_link()
+            )
+        if mismatch is not None:
+            return dataclasses.replace(result, first_mismatch=mismatch)
         return verify_hand(published, dealt)
 
     @staticmethod
@@ -325,17 +340,14 @@ class FairnessApplication:
         if stored.revealed_seed is not None:
             return stored.revealed_seed
         seed = self._vault.decrypt(stored.record.hand_id, stored.seed_key_id, stored.seed_ciphertext)
-        if commitment_of(seed) != stored.record.commitment:
+        if commitment_of(seed) != stored.record.server_seed_hash:
             # Cannot happen unless the row was tampered with; never deal or reveal such a hand.
             raise RuntimeError(f"stored seed of hand {stored.record.hand_id} does not match its commitment")
         return seed
 
     def _deck(self, stored: storage.StoredHand) -> tuple[int, ...]:
-        record = stored.record
-        return shuffle_deck(self._seed(stored), record.seat_seeds, record.nonce, record.shuffle_version)
+        return _deck_of(stored.record, self._seed(stored))
 
     def _revealed(self, stored: storage.StoredHand) -> RevealedHand:
         seed = self._seed(stored)
-        return RevealedHand(
-            stored.record, seed, shuffle_deck(seed, stored.record.seat_seeds, stored.record.nonce)
-        )
+        return RevealedHand(stored.record, seed, _deck_of(stored.record, seed))
