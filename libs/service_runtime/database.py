@@ -17,12 +17,22 @@ script, a migration) waits on the lock itself for up to `busy_timeout`.
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import event
 from sqlalchemy.engine import Connection, make_url
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+from sqlalchemy.ext.asyncio import (
+    AsyncConnection,
+    AsyncEngine,
+    AsyncSession,
+    async_sessionmaker,
+    create_async_engine,
+)
+
+T = TypeVar("T")
 
 
 def normalise_url(url: str) -> str:
@@ -83,3 +93,79 @@ def _begin_sqlite_transactions_immediately(engine: AsyncEngine) -> None:
 
 def create_session_factory(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
     return async_sessionmaker(engine, expire_on_commit=False)
+
+
+class Transactions:
+    """Runs a service's units of work, each `unit(connection)` inside a transaction, and returns its
+    result once that transaction has committed.
+
+    PostgreSQL: one transaction per unit, side by side on the pool. SQLite has one writer, and each
+    commit waits for the disk (WAL, synchronous FULL), so a transaction per unit caps a busy service
+    at the disk's commit rate. There, the units this process queued while a transaction was running
+    share the next one (group commit: one `BEGIN IMMEDIATE`, one `COMMIT`, one disk sync), in the
+    order they arrived, so each sees the writes of those before it. If any unit of a shared
+    transaction raises, nothing of it is kept: it is rolled back and each of its units runs again
+    in a transaction of its own, which decides that unit's answer. A unit may therefore run more
+    than once and must be safe to (it only reads and writes through `connection`); no result is
+    returned before the transaction that produced it committed, and if that COMMIT fails, every unit
+    of it gets the error.
+    """
+
+    def __init__(self, engine: AsyncEngine, *, batch_limit: int = 64) -> None:
+        self._engine = engine
+        self._group = engine.dialect.name == "sqlite"
+        self._limit = batch_limit
+        self._queue: list[_Queued] = []
+        self._runner: asyncio.Task[None] | None = None
+
+    @property
+    def engine(self) -> AsyncEngine:
+        return self._engine
+
+    async def run(self, unit: Callable[[AsyncConnection], Awaitable[T]]) -> T:
+        if not self._group:
+            async with self._engine.begin() as connection:
+                return await unit(connection)
+        future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+        self._queue.append((unit, future))
+        if self._runner is None or self._runner.done():
+            self._runner = asyncio.get_running_loop().create_task(self._run_batches())
+        return await future
+
+    async def _run_batches(self) -> None:
+        while self._queue:
+            batch, self._queue = self._queue[: self._limit], self._queue[self._limit :]
+            try:
+                await self._run_batch(batch)
+            except BaseException:
+                # Cancelled (the process is stopping): nobody may be left waiting for an answer.
+                for _, future in batch + self._queue:
+                    future.cancel()
+                self._queue = []
+                raise
+
+    async def _run_batch(self, batch: list[_Queued]) -> None:
+        if len(batch) > 1:
+            try:
+                async with self._engine.begin() as connection:
+                    results = [await unit(connection) for unit, _ in batch]
+            except Exception:  # each unit runs again alone below and gets its own answer there
+                pass
+            else:
+                for (_, future), result in zip(batch, results, strict=True):
+                    if not future.done():  # else the caller was cancelled and gave up waiting
+                        future.set_result(result)
+                return
+        for unit, future in batch:
+            try:
+                async with self._engine.begin() as connection:
+                    result = await unit(connection)
+            except Exception as error:
+                if not future.done():
+                    future.set_exception(error)
+            else:
+                if not future.done():
+                    future.set_result(result)
+
+
+_Queued = tuple[Callable[[AsyncConnection], Awaitable[Any]], "asyncio.Future[Any]"]

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from service_runtime.database import create_engine, create_session_factory
+from service_runtime.database import create_engine
 from service_runtime.errors import DomainError
 from services.fairness import storage
 from services.fairness.application import FairnessApplication
@@ -161,7 +161,6 @@ async def test_a_transition_from_a_state_the_hand_already_left_writes_nothing(
     hand_id = await _committed(application)
     await application.reveal_hand(hand_id, HandOutcome.VOIDED)
     engine = create_engine(fairness_database_url)
-    sessions = create_session_factory(engine)
     now = datetime.now(UTC)
     try:
         for write in (
@@ -170,8 +169,8 @@ async def test_a_transition_from_a_state_the_hand_already_left_writes_nothing(
             lambda s: storage.mark_ended(s, hand_id, HandState.SEALED, HandState.FINISHED, bytes(32), now),
         ):
             with pytest.raises(storage.StateMoved):
-                async with sessions.begin() as session:
-                    await write(session)
+                async with engine.begin() as connection:
+                    await write(connection)
     finally:
         await engine.dispose()
     after = await application.get_commitment(hand_id)

@@ -14,8 +14,8 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import create_engine, inspect
 
+from service_runtime.database import Transactions, sync_url
 from service_runtime.database import create_engine as create_async_engine
-from service_runtime.database import create_session_factory, sync_url
 from service_runtime.migrations import alembic_config
 from services.fairness.application import FairnessApplication
 from services.fairness.hands import HandOutcome
@@ -70,7 +70,7 @@ async def test_a_hand_committed_under_version_1_keeps_its_deck_and_verifies_afte
     await asyncio.to_thread(migrate, url)
 
     async_engine = create_async_engine(url)
-    application = FairnessApplication(create_session_factory(async_engine), DEV_VAULT)
+    application = FairnessApplication(Transactions(async_engine), DEV_VAULT)
     try:
         for client_seed in vector["client_seeds"]:
             seat, value = client_seed["seat"], bytes.fromhex(client_seed["client_seed"])
