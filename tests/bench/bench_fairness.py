@@ -14,6 +14,10 @@ leaves it out), then drives it with concurrent clients, one table each, for a fi
 - full lifecycle: CommitHand, two AddPlayerEntropy, SealHand, RevealHand: what every hand of a table
   with two player seeds waits on (five units of work that write).
 
+- full lifecycle, in process: the same five use cases called on `FairnessApplication` directly
+  (no gRPC, no second process), after the service stopped: what the application and the database
+  driver cost without the RPC layer.
+
 Each line prints hands per second, units of work that write per second and their ratio to the
 floor's transactions, p50 and p99 per hand, p99 per call (each call is a point where a table waits),
 and the CPU time the service process spent per hand (user + system, from /proc): on a machine shared
@@ -268,6 +272,48 @@ def bench_database(label: str, database_url: str, floor: tuple[float, str], args
         finally:
             server.terminate()
             server.wait(timeout=30)
+        url = database_url or f"sqlite+aiosqlite:///{Path(folder, 'in-process.db').as_posix()}"
+        asyncio.run(_bench_in_process(url, floor_rate, args))
+
+
+async def _bench_in_process(url: str, floor: float, args: argparse.Namespace) -> None:
+    from service_runtime.database import Transactions, create_engine
+    from services.fairness.application import FairnessApplication
+    from services.fairness.hands import HandOutcome
+    from services.fairness.seed_vault import SeedVault
+    from services.fairness.settings import DEV_SEED_KEY_HEX, DEV_SEED_KEY_ID
+    from services.fairness.storage import migrate
+
+    await asyncio.to_thread(migrate, url)
+    engine = create_engine(url, pool_size=args.clients)
+    vault = SeedVault({DEV_SEED_KEY_ID: bytes.fromhex(DEV_SEED_KEY_HEX)}, DEV_SEED_KEY_ID)
+    application = FairnessApplication(Transactions(engine), vault)
+    hands: list[float] = []
+    stop_at = time.perf_counter() + args.seconds
+
+    async def table() -> None:
+        name, n = f"in-process-{uuid.uuid4().hex[:10]}", 0
+        while time.perf_counter() < stop_at:
+            started = time.perf_counter()
+            hand_id = (await application.commit_hand(f"{name}/{n}", name)).hand.hand_id
+            for seat in (1, 2):
+                await application.add_player_entropy(hand_id, seat, f"p{seat}", os.urandom(16))
+            await application.seal_hand(hand_id)
+            await application.reveal_hand(hand_id, HandOutcome.FINISHED)
+            hands.append((time.perf_counter() - started) * 1000)
+            n += 1
+
+    cpu_before = time.process_time()
+    try:
+        await asyncio.gather(*(table() for _ in range(args.clients)))
+    finally:
+        await engine.dispose()
+    cpu_ms = (time.process_time() - cpu_before) * 1000 / max(1, len(hands))
+    rate = len(hands) / args.seconds
+    print(
+        f"{'full lifecycle, in process (no gRPC)':<48}{rate:>9.1f}{rate * 5:>9.0f}{rate * 5 / floor:>9.2f}"
+        f"{statistics.median(hands):>9.2f}{_percentile(hands, 0.99):>9.2f}{'':>10}{cpu_ms:>13.2f}"
+    )
 
 
 async def _bench_service(
