@@ -73,19 +73,34 @@ async def test_a_hand_runs_commit_entropy_seal_reveal_and_verifies(
         fairness_pb2.RevealHandRequest(hand_id=committed.hand_id, outcome=fairness_pb2.HAND_OUTCOME_FINISHED),
         metadata=SERVICE,
     )
-    assert commitment_of(revealed.reveal.server_seed) == committed.commitment
+    assert commitment_of(revealed.reveal.server_seed) == committed.server_seed_hash
+    assert revealed.reveal.commitment.commitment == committed.commitment
     public = await stub.GetReveal(fairness_pb2.GetRevealRequest(hand_id=committed.hand_id), metadata=PLAYER)
     assert [c.index for c in public.reveal.deck] == deck
 
     by_id = await stub.VerifyHand(
-        fairness_pb2.VerifyHandRequest(hand_id=committed.hand_id, dealt_prefix=deck[:9]), metadata=PLAYER
+        fairness_pb2.VerifyHandRequest(
+            hand_id=committed.hand_id, dealt_prefix=deck[:9], shown_commitment=committed.commitment
+        ),
+        metadata=PLAYER,
     )
     assert (by_id.verdict, by_id.dealt_cards_checked) == (fairness_pb2.VERDICT_PASS, 9)
+    shown_another = await stub.VerifyHand(
+        fairness_pb2.VerifyHandRequest(hand_id=committed.hand_id, shown_commitment="ab" * 32), metadata=PLAYER
+    )
+    assert shown_another.first_mismatch.kind == fairness_pb2.MISMATCH_KIND_SHOWN_BEFORE_DEAL
+    record = public.reveal.commitment
     published = fairness_pb2.PublishedHand(
         server_seed=public.reveal.server_seed,
-        client_seeds=public.reveal.commitment.client_seeds,
-        nonce=public.reveal.commitment.nonce,
-        commitment=public.reveal.commitment.commitment,
+        client_seeds=record.client_seeds,
+        nonce=record.nonce,
+        commitment=record.commitment,
+        shuffle_version=record.shuffle_version,
+        table_id=record.table_id,
+        hand_id=record.hand_id,
+        sequence=record.sequence,
+        previous_commitment=record.previous_commitment,
+        server_seed_hash=record.server_seed_hash,
     )
     by_values = await stub.VerifyHand(
         fairness_pb2.VerifyHandRequest(
@@ -94,6 +109,10 @@ async def test_a_hand_runs_commit_entropy_seal_reveal_and_verifies(
         metadata=PLAYER,
     )
     assert by_values.verdict == fairness_pb2.VERDICT_PASS
+    # Every value the commitment binds is checked: another table id fails.
+    published.table_id = "another-table"
+    moved = await stub.VerifyHand(fairness_pb2.VerifyHandRequest(published=published), metadata=PLAYER)
+    assert moved.first_mismatch.kind == fairness_pb2.MISMATCH_KIND_COMMITMENT
 
 
 async def test_a_player_cannot_obtain_the_deck(stub: fairness_pb2_grpc.FairnessServiceStub) -> None:
