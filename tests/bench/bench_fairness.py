@@ -78,7 +78,7 @@ async def _wait_serving(target: str, deadline_seconds: float = 60.0) -> None:
     raise RuntimeError(f"the fairness service at {target} did not become SERVING")
 
 
-METADATA = (("authorization", f"Bearer {token_for('bench-table', 'service', ttl_seconds=3600)}"),)
+METADATA = (("authorization", f"Bearer {token_for('table', 'service', ttl_seconds=3600)}"),)
 
 
 @dataclass
