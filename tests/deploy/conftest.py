@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from tests.deploy.timings import TIMINGS
+from tests.deploy.summary import SUMMARY
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    for key, value in TIMINGS.items():
+    for key, value in SUMMARY.items():
         if isinstance(value, str):
             terminalreporter.write_sep("!", value, red=True, bold=True)
         else:

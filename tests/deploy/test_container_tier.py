@@ -29,7 +29,7 @@ from poker.fairness.v1 import fairness_pb2, fairness_pb2_grpc
 from service_runtime.auth import Role, TokenKeys, mint_token
 from service_runtime.testing import auth_metadata, throwaway_postgres_database
 from tests.deploy.podman_cluster import SERVICES, ContainerCluster, build_image, podman, why_no_container_tier
-from tests.deploy.timings import TIMINGS
+from tests.deploy.summary import SUMMARY
 
 pytestmark = pytest.mark.postgres
 
@@ -55,7 +55,7 @@ def cluster(postgres_server_url: str) -> Iterator[ContainerCluster]:
     missing = why_no_container_tier()
     if missing is not None:
         message = f"CONTAINER TIER SKIPPED: {missing}"
-        TIMINGS["skipped"] = message
+        SUMMARY["skipped"] = message
         if os.environ.get("POKER_REQUIRE_CONTAINER_TIER") == "1":
             pytest.fail(f"{message} (POKER_REQUIRE_CONTAINER_TIER=1)")
         pytest.skip(message)
@@ -76,7 +76,7 @@ def cluster(postgres_server_url: str) -> Iterator[ContainerCluster]:
             environment[f"POKER_{service.upper()}_DATABASE_URL"] = url
         if os.environ.get("POKER_TEST_REDIS_URL"):
             environment["POKER_REDIS_URL"] = os.environ["POKER_TEST_REDIS_URL"]
-        TIMINGS["image build"] = build_image(image)
+        SUMMARY["image build"] = build_image(image)
         stack.callback(podman, "rmi", image, check=False)
         running = ContainerCluster(image=image, run_id=run_id, environment=environment)
         stack.callback(running.remove)
@@ -84,7 +84,7 @@ def cluster(postgres_server_url: str) -> Iterator[ContainerCluster]:
         running.start_all()
         for service in SERVICES:
             running.wait_serving(service)
-        TIMINGS["cluster start to all SERVING"] = time.monotonic() - started
+        SUMMARY["cluster start to all SERVING"] = time.monotonic() - started
         yield running
 
 
@@ -207,7 +207,7 @@ async def test_cashier_killed_mid_stream_restarts_with_every_chip_accounted_for(
         await purchases
         await asyncio.to_thread(cluster.restart, "cashier")
         await asyncio.to_thread(cluster.wait_serving, "cashier")
-        TIMINGS["cashier kill -9 to SERVING again"] = time.monotonic() - started
+        SUMMARY["cashier kill -9 to SERVING again"] = time.monotonic() - started
     # Some purchases went through before the kill, and the dead cashier refused to connect, no more.
     assert outcomes.count(grpc.StatusCode.OK) > 0
     assert set(outcomes) - {grpc.StatusCode.OK} <= {
