@@ -19,6 +19,8 @@ max_age_days="${POKER_BASE_MAX_AGE_DAYS:-7}"
 host_python="${PYTHON:-python3}"
 arch="$(uname -m)"
 mkdir -p "$cache"
+staging=""
+trap 'rm -rf ${staging:+"$staging"} "$cache"/*.$$.partial' EXIT
 command -v podman >/dev/null || { echo "build.sh: podman is missing (apt-get install podman runc)" >&2; exit 3; }
 log() { printf '[image %(%H:%M:%S)T] %s\n' -1 "$*"; }
 hash_of() { sha256sum | cut -c1-16; }
@@ -40,8 +42,9 @@ if [[ $base_kind == debian ]]; then
   fi
   if [[ ! -f $tarball ]]; then
     log "building the Debian base from packages (mmdebstrap)"
-    deploy/image/base.sh "$tarball.partial"
-    mv "$tarball.partial" "$tarball"
+    # Written aside and renamed: a concurrent build (another worktree, another CI job) never sees half a tarball.
+    deploy/image/base.sh "$tarball.$$.partial"
+    mv -f "$tarball.$$.partial" "$tarball"
     podman rmi --force "$base_image" >/dev/null 2>&1 || true
   fi
   if ! podman image exists "$base_image"; then
@@ -52,7 +55,6 @@ fi
 
 # 2. Wheels of the runtime dependencies, pinned by deploy/constraints.txt, for the image's Python.
 staging="$(mktemp -d "$cache/context.XXXXXX")"
-trap 'rm -rf "$staging"' EXIT
 "$host_python" - "$staging/requirements.txt" <<'PY'
 import sys, tomllib
 with open("pyproject.toml", "rb") as f:
@@ -66,19 +68,22 @@ wheels_key="$( (cat deploy/constraints.txt "$staging/requirements.txt"; echo "$p
 wheels="$cache/wheels-$wheels_key"
 if [[ ! -f $wheels/.complete ]]; then
   log "downloading wheels for $abi/$arch into $wheels"
-  rm -rf "$wheels"
+  partial="$wheels.$$.partial"
+  rm -rf "$partial"
   platforms=()
   for p in manylinux2014 manylinux_2_17 manylinux_2_24 manylinux_2_27 manylinux_2_28 manylinux_2_31 manylinux_2_34 manylinux_2_36; do
     platforms+=(--platform "${p}_$arch")
   done
   # async-timeout: pip evaluates python_full_version markers against the host's interpreter, not the
   # target's, and redis needs it below 3.11.3 (bookworm has 3.11.2); a spare wheel costs nothing.
-  "$host_python" -m pip download --quiet --disable-pip-version-check --dest "$wheels" \
+  "$host_python" -m pip download --quiet --disable-pip-version-check --dest "$partial" \
       --only-binary=:all: --implementation cp --python-version "$python_version" \
       --abi "$abi" --abi abi3 --abi none "${platforms[@]}" \
       -c deploy/constraints.txt -r "$staging/requirements.txt" async-timeout \
       2> >(grep -v "^WARNING: Location .* is ignored" >&2)
-  touch "$wheels/.complete"
+  touch "$partial/.complete"
+  rm -rf "$wheels"
+  mv -T "$partial" "$wheels" 2>/dev/null || rm -rf "$partial"   # a concurrent build got there first
 fi
 
 # 3. The build context: only what the image needs (no tests, no virtual environment, no caches).

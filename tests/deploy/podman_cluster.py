@@ -98,6 +98,31 @@ class ContainerCluster:
     def start_all(self) -> None:
         for service in SERVICES:
             self.start(service)
+        for service in SERVICES:
+            for _ in range(3):
+                if not self._lost_its_port(service):
+                    break
+                # Another process took the free port between our pick and the bind: pick another.
+                podman("rm", "--force", self.name(service), check=False)
+                self.ports[service] = free_port()
+                self.start(service)
+            self.wait_serving(service)
+
+    def _lost_its_port(self, service: str, timeout: float = 90) -> bool:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            logs = self.logs(service)
+            if '"event": "listening"' in logs:
+                return False
+            if self._state(service) == "exited":
+                return "bind" in logs.lower()
+            time.sleep(0.2)
+        return False
+
+    def _state(self, service: str) -> str:
+        return podman(
+            "inspect", "--format", "{{.State.Status}}", self.name(service), check=False
+        ).stdout.strip()
 
     def kill(self, service: str) -> None:
         podman("kill", "--signal", "KILL", self.name(service))
@@ -110,9 +135,12 @@ class ContainerCluster:
         deadline = time.monotonic() + timeout
         last = "no answer"
         while time.monotonic() < deadline:
-            state = podman("inspect", "--format", "{{.State.Status}}", self.name(service), check=False)
-            if state.stdout.strip() == "exited":
+            state = self._state(service)
+            if state == "exited":
                 raise AssertionError(f"{service} exited:\n{self.logs(service)}")
+            if state != "running":
+                time.sleep(0.3)
+                continue
             try:
                 with grpc.insecure_channel(self.address(service)) as channel:
                     reply = health_pb2_grpc.HealthStub(channel).Check(
@@ -130,7 +158,7 @@ class ContainerCluster:
         return podman("healthcheck", "run", self.name(service), check=False)
 
     def logs(self, service: str) -> str:
-        result = podman("logs", "--tail", "40", self.name(service), check=False)
+        result = podman("logs", self.name(service), check=False)
         return result.stdout + result.stderr
 
     def remove(self) -> None:
