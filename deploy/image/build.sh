@@ -99,12 +99,14 @@ short="$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)"
 [[ -z $(git status --porcelain -- libs services deploy pyproject.toml 2>/dev/null) ]] || short="$short-dirty"
 version_tag="${image%:*}:$version-$short"
 pull=never; [[ $base_kind == registry ]] && pull=missing
-log "building $image ($version_tag) on $base_image"
+# The version tag only for the default name: a one-off tag (the tests') leaves nothing behind.
+tags=(--tag "$image"); [[ -n ${POKER_IMAGE:-} ]] || tags+=(--tag "$version_tag")
+log "building ${tags[*]//--tag /} on $base_image"
 podman build --quiet --network=none --format docker --pull="$pull" \
     --ulimit nofile=4096:4096 --ulimit nproc=4096:4096 \
     --build-arg BASE_IMAGE="$base_image" \
     --build-arg VERSION="$version-$short" --build-arg REVISION="$revision" \
     --build-arg SOURCE="${POKER_IMAGE_SOURCE:-https://example.invalid/poker-platform}" \
-    --tag "$image" --tag "$version_tag" \
+    "${tags[@]}" \
     --file deploy/Containerfile "$staging" >/dev/null
 log "built $image: $(podman image inspect --format '{{.Id}} {{.Size}}' "$image" | awk '{printf "%.12s, %d MB", $1, $2/1e6}')"

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import secrets
 import time
@@ -92,6 +93,21 @@ def test_every_service_is_serving_from_its_container(cluster: ContainerCluster) 
         # The image's own HEALTHCHECK (what podman, docker and compose use) agrees.
         result = cluster.image_healthcheck(service)
         assert result.returncode == 0, f"{service}: {result.stdout}{result.stderr}"
+
+
+def test_the_image_runs_as_its_own_user_with_no_installer_and_says_what_it_is(
+    cluster: ContainerCluster,
+) -> None:
+    config = json.loads(podman("image", "inspect", cluster.image).stdout)[0]["Config"]
+    assert config["User"] == "10001:10001"
+    labels = config["Labels"]
+    assert labels["org.opencontainers.image.version"].startswith("0.")
+    assert {"org.opencontainers.image.source", "org.opencontainers.image.revision"} <= set(labels)
+    assert config["StopSignal"] == "SIGTERM"
+    probe = "import importlib.util as u, shutil; print([m for m in ('pip', 'setuptools') if u.find_spec(m)], [c for c in ('gcc', 'cc', 'apt-get', 'pip') if shutil.which(c)])"
+    result = podman("run", "--rm", "--network=none", "--read-only", cluster.image, "python3", "-c", probe)
+    # apt-get is Debian's own package tool in the base, not a build tool; no compiler, no pip.
+    assert result.stdout.strip() in ("[] []", "[] ['apt-get']"), result.stdout
 
 
 async def test_production_containers_refuse_a_token_signed_with_the_development_key(
@@ -228,3 +244,11 @@ async def test_cashier_killed_mid_stream_restarts_with_every_chip_accounted_for(
     wallet = {w.pool: w.balance for w in balances.wallets}
     # Exactly one credit per reference: none lost to the kill and none doubled by the retries.
     assert minted[GRAM] - minted_before.get(GRAM, 0) == wallet[GRAM] == 1_000 * len(references)
+
+
+def test_a_stopped_container_drains_and_exits_cleanly(cluster: ContainerCluster) -> None:
+    # Last in this module: SIGTERM (what podman stop and Kubernetes send) reaches the service as PID 1.
+    podman("stop", "--time", "20", cluster.name("lobby"))
+    state = podman("inspect", "--format", "{{.State.ExitCode}}", cluster.name("lobby")).stdout.strip()
+    assert state == "0", cluster.logs("lobby")
+    assert '"event": "stopped"' in cluster.logs("lobby")
