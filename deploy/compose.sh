@@ -3,7 +3,7 @@
 #   deploy/compose.sh up|down
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-export CONTAINERS_CONF="${CONTAINERS_CONF:-$here/podman/containers.conf}"
+if [[ $EUID == 0 ]]; then export CONTAINERS_CONF="${CONTAINERS_CONF:-$here/podman/containers.conf}"; fi
 if command -v podman-compose >/dev/null 2>&1; then compose=(podman-compose)
 elif command -v podman >/dev/null 2>&1 && podman compose version >/dev/null 2>&1; then compose=(podman compose)
 elif command -v docker >/dev/null 2>&1 && docker compose version >/dev/null 2>&1; then compose=(docker compose)

@@ -7,11 +7,12 @@
 #   POKER_IMAGE_CACHE    cache folder for the base tarball and the wheels
 #                        (default ${XDG_CACHE_HOME:-~/.cache}/poker-platform-image; a fresh machine fills it)
 #   POKER_BASE_MAX_AGE_DAYS  rebuild the Debian base after this many days, for security updates (7)
-#   CONTAINERS_CONF      podman config; defaults to deploy/podman/containers.conf
+#   CONTAINERS_CONF      podman config; as root it defaults to deploy/podman/containers.conf
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$repo"
-export CONTAINERS_CONF="${CONTAINERS_CONF:-$repo/deploy/podman/containers.conf}"
+# As root (CI, VMs) podman needs the project's settings; rootless podman keeps the user's own.
+if [[ $EUID == 0 ]]; then export CONTAINERS_CONF="${CONTAINERS_CONF:-$repo/deploy/podman/containers.conf}"; fi
 image="${POKER_IMAGE:-localhost/poker-platform:latest}"
 base_kind="${POKER_IMAGE_BASE:-debian}"
 cache="${POKER_IMAGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/poker-platform-image}"

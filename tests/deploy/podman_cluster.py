@@ -12,6 +12,7 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -27,6 +28,9 @@ SERVICES = ("lobby", "table", "cashier", "fairness", "history")
 
 
 def podman_env() -> dict[str, str]:
+    """As root (CI, VMs) podman needs the project's settings; rootless podman keeps the user's own."""
+    if os.geteuid() != 0:
+        return dict(os.environ)
     return {**os.environ, "CONTAINERS_CONF": os.environ.get("CONTAINERS_CONF", str(CONTAINERS_CONF))}
 
 
@@ -53,7 +57,8 @@ def build_image(tag: str) -> float:
     started = time.monotonic()
     result = subprocess.run(
         [str(BUILD_SCRIPT)],
-        env={**podman_env(), "POKER_IMAGE": tag},
+        # This interpreter has pip and tomllib, whatever `python3` is on the PATH.
+        env={**podman_env(), "POKER_IMAGE": tag, "PYTHON": sys.executable},
         capture_output=True, text=True, timeout=1500, check=False, cwd=REPO,
     )  # fmt: skip
     if result.returncode != 0:
