@@ -49,6 +49,7 @@ def metadata(subject: str, role: Role) -> tuple[tuple[str, str], ...]:
 
 TABLE_SHARD = metadata("table", Role.SERVICE)
 OPERATOR = metadata("operator", Role.ADMIN)
+PAYMENTS = metadata("payments", Role.SERVICE)
 
 
 @pytest.fixture(scope="module")
@@ -130,7 +131,7 @@ async def test_money_path_through_the_containers_keeps_every_chip(cluster: Conta
                     payment_reference=f"tier-buy-{player}", player_id=player,
                     source=cashier_pb2.PAYMENT_SOURCE_GRAM, amount_minor=10**9,
                 ),
-                metadata=OPERATOR,
+                metadata=PAYMENTS,
             )  # fmt: skip
             opened = await cashier.OpenSeatSession(
                 cashier_pb2.OpenSeatSessionRequest(
@@ -174,7 +175,7 @@ async def _purchase(cashier: cashier_pb2_grpc.CashierServiceAsyncStub, reference
         amount_minor=10**9,
     )
     try:
-        await cashier.Purchase(request, metadata=OPERATOR, timeout=3)
+        await cashier.Purchase(request, metadata=PAYMENTS, timeout=3)
     except grpc.aio.AioRpcError as error:
         return error.code()
     return grpc.StatusCode.OK
