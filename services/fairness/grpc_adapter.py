@@ -15,7 +15,7 @@ from service_runtime.auth import Role, current_caller
 from service_runtime.errors import InvalidArgument
 from service_runtime.proto_time import to_timestamp
 from services.fairness.application import FairnessApplication
-from services.fairness.hands import HandOutcome, HandRecord, HandState, RevealedHand
+from services.fairness.hands import ClientSeedRecord, HandOutcome, HandRecord, HandState, RevealedHand
 from services.fairness.shuffle import SeatSeed, card_text
 from services.fairness.verification import (
     DealtCard,
@@ -160,7 +160,10 @@ class FairnessServicer(fairness_pb2_grpc.FairnessServiceServicer):
         self, request: fairness_pb2.SealHandRequest, context: Any
     ) -> fairness_pb2.SealHandResponse:
         current_caller().require(Role.SERVICE)
-        dealt = await self._application.seal_hand(request.hand_id)
+        seeds = [
+            ClientSeedRecord(int(s.seat), s.player_id, bytes(s.client_seed)) for s in request.client_seeds
+        ]
+        dealt = await self._application.seal_hand(request.hand_id, seeds)
         return fairness_pb2.SealHandResponse(commitment=commitment_pb(dealt.hand), deck=cards_pb(dealt.deck))
 
     async def RevealHand(  # noqa: N802
