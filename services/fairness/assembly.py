@@ -19,10 +19,10 @@ from services.fairness.storage import migrate
 ACCESS = AccessPolicy.for_service(
     SERVICE_NAME,
     {
-        "CommitHand": SERVICE_ONLY,
-        "AddPlayerEntropy": SERVICE_ONLY,
-        "SealHand": SERVICE_ONLY,
-        "RevealHand": SERVICE_ONLY,
+        "CommitHand": SERVICE_ONLY,  # needed by: table (and house games, wherever they deal)
+        "AddPlayerEntropy": SERVICE_ONLY,  # needed by: table (it relays the seated players' seeds)
+        "SealHand": SERVICE_ONLY,  # needed by: table (and house games, wherever they deal)
+        "RevealHand": SERVICE_ONLY,  # needed by: table (and house games, wherever they deal)
         "GetCommitment": ANY_ROLE,
         "ListTableCommitments": ANY_ROLE,
         "GetReveal": ANY_ROLE,

@@ -140,7 +140,7 @@ class FairnessServicer(fairness_pb2_grpc.FairnessServiceServicer):
     async def CommitHand(  # noqa: N802 - the generated servicer names methods after the RPCs
         self, request: fairness_pb2.CommitHandRequest, context: Any
     ) -> fairness_pb2.CommitHandResponse:
-        current_caller().require(Role.SERVICE)
+        current_caller().require(Role.SERVICE)  # the dealing service: table (and house games)
         committed = await self._application.commit_hand(
             request.request_id, request.table_id, deal_now=request.deal_now
         )
@@ -159,7 +159,7 @@ class FairnessServicer(fairness_pb2_grpc.FairnessServiceServicer):
     async def SealHand(  # noqa: N802
         self, request: fairness_pb2.SealHandRequest, context: Any
     ) -> fairness_pb2.SealHandResponse:
-        current_caller().require(Role.SERVICE)
+        current_caller().require(Role.SERVICE)  # the dealing service: table (and house games)
         seeds = [
             ClientSeedRecord(int(s.seat), s.player_id, bytes(s.client_seed)) for s in request.client_seeds
         ]
