@@ -66,6 +66,8 @@ _PAGE_TOKEN_PREFIX = "after:"
 # A guarded transition that finds the hand moved on is decided again; with the hand locked for the
 # whole transaction (row lock, or SQLite's write lock taken at BEGIN) the first attempt always holds.
 STATE_MOVED_ATTEMPTS = 3
+# Client seeds one SealHand may carry: far more seats than any table has.
+MAX_SEEDS_PER_SEAL = 64
 T = TypeVar("T")
 
 
@@ -94,6 +96,36 @@ async def _deciding_again_if_moved(unit: Callable[[], Awaitable[T]]) -> T:
         except storage.StateMoved:
             continue
     return await unit()
+
+
+def _contribution(seat: int, player_id: str, client_seed: bytes, prefix: str = "") -> ClientSeedRecord:
+    """A client seed as AddPlayerEntropy and SealHand take it, validated."""
+    _required(player_id, f"{prefix}player_id")
+    if not 0 <= seat <= MAX_SEAT:
+        raise InvalidArgument("FIELD_INVALID", f"seat is 0..{MAX_SEAT}", {"field": f"{prefix}seat"})
+    if not client_seed:
+        raise InvalidArgument("FIELD_REQUIRED", "client_seed is required", {"field": f"{prefix}client_seed"})
+    if len(client_seed) > CLIENT_SEED_MAX_BYTES:
+        raise InvalidArgument(
+            "FIELD_INVALID",
+            f"client_seed is at most {CLIENT_SEED_MAX_BYTES} bytes",
+            {"field": f"{prefix}client_seed"},
+        )
+    return ClientSeedRecord(seat, player_id, client_seed)
+
+
+def _already_recorded(record: HandRecord, seed: ClientSeedRecord) -> bool:
+    """True if this seat already gave this very seed; another seed for the seat is a conflict."""
+    recorded = next((s for s in record.client_seeds if s.seat == seed.seat), None)
+    if recorded is None:
+        return False
+    if recorded != seed:
+        raise AlreadyExists(
+            "IDEMPOTENCY_CONFLICT",
+            "this seat already contributed another client seed",
+            {"hand_id": record.hand_id, "seat": str(seed.seat)},
+        )
+    return True
 
 
 def _deck_of(record: HandRecord, seed: bytes) -> tuple[int, ...]:
@@ -200,18 +232,7 @@ class FairnessApplication:
     ) -> HandRecord:
         """Record a seated player's client seed while the hand is still open for entropy."""
         _required(hand_id, "hand_id")
-        _required(player_id, "player_id")
-        if not 0 <= seat <= MAX_SEAT:
-            raise InvalidArgument("FIELD_INVALID", f"seat is 0..{MAX_SEAT}", {"field": "seat"})
-        if not client_seed:
-            raise InvalidArgument("FIELD_REQUIRED", "client_seed is required", {"field": "client_seed"})
-        if len(client_seed) > CLIENT_SEED_MAX_BYTES:
-            raise InvalidArgument(
-                "FIELD_INVALID",
-                f"client_seed is at most {CLIENT_SEED_MAX_BYTES} bytes",
-                {"field": "client_seed"},
-            )
-        contribution = ClientSeedRecord(seat, player_id, client_seed)
+        contribution = _contribution(seat, player_id, client_seed)
         try:
             return await _deciding_again_if_moved(
                 lambda: self._transactions.run(lambda c: self._try_add_entropy(c, hand_id, contribution))
@@ -226,32 +247,51 @@ class FairnessApplication:
         self, connection: AsyncConnection, hand_id: str, contribution: ClientSeedRecord
     ) -> HandRecord:
         record = (await self._load(connection, hand_id, for_update=True)).record
-        recorded = next((s for s in record.client_seeds if s.seat == contribution.seat), None)
-        if recorded is not None:
-            if recorded == contribution:
-                return record
-            raise AlreadyExists(
-                "IDEMPOTENCY_CONFLICT",
-                "this seat already contributed another client seed",
-                {"hand_id": hand_id, "seat": str(contribution.seat)},
-            )
+        if _already_recorded(record, contribution):
+            return record
         record.check_accepts_entropy()
         await storage.insert_client_seed(connection, hand_id, contribution, self._clock())
         return dataclasses.replace(
             record, client_seeds=tuple(sorted((*record.client_seeds, contribution), key=lambda s: s.seat))
         )
 
-    async def seal_hand(self, hand_id: str) -> DealtHand:
-        """Close entropy and derive the deck; a sealed hand gives the same deck again."""
+    async def seal_hand(self, hand_id: str, client_seeds: Sequence[ClientSeedRecord] = ()) -> DealtHand:
+        """Record the client seeds given (as `add_player_entropy` would), close entropy and derive the
+        deck, all in one unit of work; a sealed hand gives the same deck again."""
         _required(hand_id, "hand_id")
-        return await _deciding_again_if_moved(
-            lambda: self._transactions.run(lambda connection: self._try_seal(connection, hand_id))
-        )
+        if len(client_seeds) > MAX_SEEDS_PER_SEAL:
+            raise InvalidArgument(
+                "FIELD_INVALID", f"at most {MAX_SEEDS_PER_SEAL} client seeds", {"field": "client_seeds"}
+            )
+        seeds = [_contribution(s.seat, s.player_id, s.client_seed, "client_seeds.") for s in client_seeds]
+        if len({s.seat for s in seeds}) != len(seeds):
+            raise InvalidArgument("FIELD_INVALID", "a seat is listed twice", {"field": "client_seeds.seat"})
 
-    async def _try_seal(self, connection: AsyncConnection, hand_id: str) -> DealtHand:
+        def unit(connection: AsyncConnection) -> Awaitable[DealtHand]:
+            return self._try_seal(connection, hand_id, seeds)
+
+        try:
+            return await _deciding_again_if_moved(lambda: self._transactions.run(unit))
+        except IntegrityError:
+            # A seat was written concurrently; a second pass sees that row and decides.
+            return await _deciding_again_if_moved(lambda: self._transactions.run(unit))
+
+    async def _try_seal(
+        self, connection: AsyncConnection, hand_id: str, seeds: Sequence[ClientSeedRecord]
+    ) -> DealtHand:
         stored = await self._load(connection, hand_id, for_update=True)
         record = stored.record
         record.check_can_seal()
+        new = [seed for seed in seeds if not _already_recorded(record, seed)]
+        if new:
+            record.check_accepts_entropy()
+            now = self._clock()
+            for seed in new:
+                await storage.insert_client_seed(connection, hand_id, seed, now)
+            record = dataclasses.replace(
+                record, client_seeds=tuple(sorted((*record.client_seeds, *new), key=lambda s: s.seat))
+            )
+            stored = dataclasses.replace(stored, record=record)
         if record.state is HandState.COMMITTED:
             now = self._clock()
             await storage.mark_sealed(connection, hand_id, now)

@@ -15,7 +15,7 @@ from service_runtime.auth import Role, ServiceName, current_caller
 from service_runtime.errors import InvalidArgument
 from service_runtime.proto_time import to_timestamp
 from services.fairness.application import FairnessApplication
-from services.fairness.hands import HandOutcome, HandRecord, HandState, RevealedHand
+from services.fairness.hands import ClientSeedRecord, HandOutcome, HandRecord, HandState, RevealedHand
 from services.fairness.shuffle import SeatSeed, card_text
 from services.fairness.verification import (
     DealtCard,
@@ -140,7 +140,7 @@ class FairnessServicer(fairness_pb2_grpc.FairnessServiceServicer):
     async def CommitHand(  # noqa: N802 - the generated servicer names methods after the RPCs
         self, request: fairness_pb2.CommitHandRequest, context: Any
     ) -> fairness_pb2.CommitHandResponse:
-        current_caller().require(ServiceName.TABLE)
+        current_caller().require(ServiceName.TABLE)  # the dealing service (house tables run in it too)
         committed = await self._application.commit_hand(
             request.request_id, request.table_id, deal_now=request.deal_now
         )
@@ -159,8 +159,11 @@ class FairnessServicer(fairness_pb2_grpc.FairnessServiceServicer):
     async def SealHand(  # noqa: N802
         self, request: fairness_pb2.SealHandRequest, context: Any
     ) -> fairness_pb2.SealHandResponse:
-        current_caller().require(ServiceName.TABLE)
-        dealt = await self._application.seal_hand(request.hand_id)
+        current_caller().require(ServiceName.TABLE)  # the dealing service (house tables run in it too)
+        seeds = [
+            ClientSeedRecord(int(s.seat), s.player_id, bytes(s.client_seed)) for s in request.client_seeds
+        ]
+        dealt = await self._application.seal_hand(request.hand_id, seeds)
         return fairness_pb2.SealHandResponse(commitment=commitment_pb(dealt.hand), deck=cards_pb(dealt.deck))
 
     async def RevealHand(  # noqa: N802

@@ -14,6 +14,8 @@ leaves it out), then drives it with concurrent clients, one table each, for a fi
 - full lifecycle: CommitHand, two AddPlayerEntropy, SealHand, RevealHand: what every hand of a table
   with two player seeds waits on (five units of work that write).
 
+- full lifecycle, 2 seeds sent with SealHand: the same hand in three calls (`SealHand` carries the
+  client seeds);
 - full lifecycle, in process: the same five use cases called on `FairnessApplication` directly
   (no gRPC, no second process), after the service stopped: what the application and the database
   driver cost without the RPC layer.
@@ -132,10 +134,31 @@ async def full_lifecycle(client: Client, table: str, n: int) -> None:
     )
 
 
+async def full_lifecycle_seeds_with_seal(client: Client, table: str, n: int) -> None:
+    stub = client.stub
+    committed: fairness_pb2.CommitHandResponse = await client.call(  # type: ignore[assignment]
+        stub.CommitHand, fairness_pb2.CommitHandRequest(request_id=f"{table}/{n}", table_id=table)
+    )
+    hand_id = committed.commitment.hand_id
+    seeds = [
+        fairness_pb2.ClientSeed(seat=seat, player_id=f"p{seat}", client_seed=os.urandom(16))
+        for seat in (1, 2)
+    ]
+    sealed: fairness_pb2.SealHandResponse = await client.call(  # type: ignore[assignment]
+        stub.SealHand, fairness_pb2.SealHandRequest(hand_id=hand_id, client_seeds=seeds)
+    )
+    assert len(sealed.deck) == 52
+    await client.call(
+        stub.RevealHand,
+        fairness_pb2.RevealHandRequest(hand_id=hand_id, outcome=fairness_pb2.HAND_OUTCOME_FINISHED),
+    )
+
+
 SCENARIOS: tuple[tuple[str, Scenario, int], ...] = (
     # name, scenario, units of work that write, per hand
     ("commit+deck (deal_now)", commit_and_deck, 1),
     ("full lifecycle (commit, 2 seeds, seal, reveal)", full_lifecycle, 5),
+    ("full lifecycle, 2 seeds sent with SealHand", full_lifecycle_seeds_with_seal, 3),
 )
 
 

@@ -288,3 +288,78 @@ async def test_a_reveal_names_only_the_callers_own_seat(stub: fairness_pb2_grpc.
     assert await names(auth_metadata("dave", "player")) == ["", "dave"]
     assert await names(PLAYER) == ["", ""]
     assert await names(ADMIN) == ["carol", "dave"]
+
+
+def _seed(seat: int, value: bytes) -> fairness_pb2.ClientSeed:
+    return fairness_pb2.ClientSeed(seat=seat, player_id=f"p{seat}", client_seed=value)
+
+
+async def test_seal_may_carry_the_client_seeds_and_records_them_as_entropy_would(
+    stub: fairness_pb2_grpc.FairnessServiceStub,
+) -> None:
+    hand_id = (await _commit(stub)).commitment.hand_id
+    seeds = [_seed(7, b"alice"), _seed(2, b"bob")]
+    sealed = await stub.SealHand(
+        fairness_pb2.SealHandRequest(hand_id=hand_id, client_seeds=seeds), metadata=SERVICE
+    )
+    assert [s.seat for s in sealed.commitment.client_seeds] == [2, 7]
+    again = await stub.SealHand(
+        fairness_pb2.SealHandRequest(hand_id=hand_id, client_seeds=seeds), metadata=SERVICE
+    )
+    assert [c.index for c in again.deck] == [c.index for c in sealed.deck]
+    await _expect_error(
+        stub.SealHand(
+            fairness_pb2.SealHandRequest(hand_id=hand_id, client_seeds=[_seed(2, b"other")]), metadata=SERVICE
+        ),
+        grpc.StatusCode.ALREADY_EXISTS,
+        "IDEMPOTENCY_CONFLICT",
+    )
+    await _expect_error(
+        stub.SealHand(
+            fairness_pb2.SealHandRequest(hand_id=hand_id, client_seeds=[_seed(3, b"late")]), metadata=SERVICE
+        ),
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "ENTROPY_CLOSED",
+    )
+    revealed = await stub.RevealHand(
+        fairness_pb2.RevealHandRequest(hand_id=hand_id, outcome=fairness_pb2.HAND_OUTCOME_FINISHED),
+        metadata=SERVICE,
+    )
+    assert [c.index for c in revealed.reveal.deck] == [c.index for c in sealed.deck]
+    assert [(s.seat, s.client_seed) for s in revealed.reveal.commitment.client_seeds] == [
+        (2, b"bob"),
+        (7, b"alice"),
+    ]
+
+
+async def test_a_refused_seal_with_seeds_records_nothing_and_seals_nothing(
+    stub: fairness_pb2_grpc.FairnessServiceStub,
+) -> None:
+    hand_id = (await _commit(stub)).commitment.hand_id
+    await stub.AddPlayerEntropy(
+        fairness_pb2.AddPlayerEntropyRequest(hand_id=hand_id, seat=2, player_id="p2", client_seed=b"bob"),
+        metadata=SERVICE,
+    )
+    await _expect_error(
+        stub.SealHand(
+            fairness_pb2.SealHandRequest(
+                hand_id=hand_id, client_seeds=[_seed(5, b"new"), _seed(2, b"not bob")]
+            ),
+            metadata=SERVICE,
+        ),
+        grpc.StatusCode.ALREADY_EXISTS,
+        "IDEMPOTENCY_CONFLICT",
+    )
+    await _expect_error(
+        stub.SealHand(
+            fairness_pb2.SealHandRequest(hand_id=hand_id, client_seeds=[_seed(5, b"a"), _seed(5, b"a")]),
+            metadata=SERVICE,
+        ),
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "FIELD_INVALID",
+    )
+    record = (
+        await stub.GetCommitment(fairness_pb2.GetCommitmentRequest(hand_id=hand_id), metadata=SERVICE)
+    ).commitment
+    assert record.state == fairness_pb2.HAND_STATE_COMMITTED
+    assert [s.seat for s in record.client_seeds] == [2]

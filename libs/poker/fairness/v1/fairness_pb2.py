@@ -26,21 +26,21 @@ from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__
 from poker.common.v1 import common_pb2 as poker_dot_common_dot_v1_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n poker/fairness/v1/fairness.proto\x12\x11poker.fairness.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1cpoker/common/v1/common.proto\"B\n\nClientSeed\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x11\n\tplayer_id\x18\x02 \x01(\t\x12\x13\n\x0b\x63lient_seed\x18\x03 \x01(\x0c\"\xa7\x03\n\nCommitment\x12\x0f\n\x07hand_id\x18\x01 \x01(\t\x12\x10\n\x08table_id\x18\x02 \x01(\t\x12\x10\n\x08sequence\x18\x03 \x01(\x03\x12\x12\n\ncommitment\x18\x04 \x01(\t\x12\x1b\n\x13previous_commitment\x18\x05 \x01(\t\x12\r\n\x05nonce\x18\x06 \x01(\t\x12\x17\n\x0fshuffle_version\x18\x07 \x01(\r\x12+\n\x05state\x18\x08 \x01(\x0e\x32\x1c.poker.fairness.v1.HandState\x12\x33\n\x0c\x63lient_seeds\x18\t \x03(\x0b\x32\x1d.poker.fairness.v1.ClientSeed\x12/\n\x0b\x63reate_time\x18\n \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12-\n\tseal_time\x18\x0b \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12/\n\x0breveal_time\x18\x0c \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x18\n\x10server_seed_hash\x18\r \x01(\t\"u\n\x06Reveal\x12\x31\n\ncommitment\x18\x01 \x01(\x0b\x32\x1d.poker.fairness.v1.Commitment\x12\x13\n\x0bserver_seed\x18\x02 \x01(\x0c\x12#\n\x04\x64\x65\x63k\x18\x03 \x03(\x0b\x32\x15.poker.common.v1.Card\"K\n\x11\x43ommitHandRequest\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12\x10\n\x08table_id\x18\x02 \x01(\t\x12\x10\n\x08\x64\x65\x61l_now\x18\x03 \x01(\x08\"l\n\x12\x43ommitHandResponse\x12\x31\n\ncommitment\x18\x01 \x01(\x0b\x32\x1d.poker.fairness.v1.Commitment\x12#\n\x04\x64\x65\x63k\x18\x02 \x03(\x0b\x32\x15.poker.common.v1.Card\"`\n\x17\x41\x64\x64PlayerEntropyRequest\x12\x0f\n\x07hand_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12\x11\n\tplayer_id\x18\x03 \x01(\t\x12\x13\n\x0b\x63lient_seed\x18\x04 \x01(\x0c\"M\n\x18\x41\x64\x64PlayerEntropyResponse\x12\x31\n\ncommitment\x18\x01 \x01(\x0b\x32\x1d.poker.fairness.v1.Commitment\"\"\n\x0fSealHandRequest\x12\x0f\n\x07hand_id\x18\x01 \x01(\t\"j\n\x10SealHandResponse\x12\x31\n\ncommitment\x18\x01 \x01(\x0b\x32\x1d.poker.fairness.v1.Commitment\x12#\n\x04\x64\x65\x63k\x18\x02 \x03(\x0b\x32\x15.poker.common.v1.Card\"U\n\x11RevealHandRequest\x12\x0f\n\x07hand_id\x18\x01 \x01(\t\x12/\n\x07outcome\x18\x02 \x01(\x0e\x32\x1e.poker.fairness.v1.HandOutcome\"?\n\x12RevealHandResponse\x12)\n\x06reveal\x18\x01 \x01(\x0b\x32\x19.poker.fairness.v1.Reveal\"\'\n\x14GetCommitmentRequest\x12\x0f\n\x07hand_id\x18\x01 \x01(\t\"J\n\x15GetCommitmentResponse\x12\x31\n\ncommitment\x18\x01 \x01(\x0b\x32\x1d.poker.fairness.v1.Commitment\"[\n\x1bListTableCommitmentsRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12*\n\x04page\x18\x02 \x01(\x0b\x32\x1c.poker.common.v1.PageRequest\"\x7f\n\x1cListTableCommitmentsResponse\x12\x32\n\x0b\x63ommitments\x18\x01 \x03(\x0b\x32\x1d.poker.fairness.v1.Commitment\x12+\n\x04page\x18\x02 \x01(\x0b\x32\x1d.poker.common.v1.PageResponse\"#\n\x10GetRevealRequest\x12\x0f\n\x07hand_id\x18\x01 \x01(\t\">\n\x11GetRevealResponse\x12)\n\x06reveal\x18\x01 \x01(\x0b\x32\x19.poker.fairness.v1.Reveal\"\x81\x02\n\rPublishedHand\x12\x13\n\x0bserver_seed\x18\x01 \x01(\x0c\x12\x33\n\x0c\x63lient_seeds\x18\x02 \x03(\x0b\x32\x1d.poker.fairness.v1.ClientSeed\x12\r\n\x05nonce\x18\x03 \x01(\t\x12\x12\n\ncommitment\x18\x04 \x01(\t\x12\x17\n\x0fshuffle_version\x18\x05 \x01(\r\x12\x10\n\x08table_id\x18\x06 \x01(\t\x12\x0f\n\x07hand_id\x18\x07 \x01(\t\x12\x10\n\x08sequence\x18\x08 \x01(\x03\x12\x1b\n\x13previous_commitment\x18\t \x01(\t\x12\x18\n\x10server_seed_hash\x18\n \x01(\t\"1\n\tDealtCard\x12\x10\n\x08position\x18\x01 \x01(\r\x12\x12\n\ncard_index\x18\x02 \x01(\r\"\xc8\x01\n\x11VerifyHandRequest\x12\x11\n\x07hand_id\x18\x01 \x01(\tH\x00\x12\x35\n\tpublished\x18\x02 \x01(\x0b\x32 .poker.fairness.v1.PublishedHandH\x00\x12\x31\n\x0b\x64\x65\x61lt_cards\x18\x03 \x03(\x0b\x32\x1c.poker.fairness.v1.DealtCard\x12\x14\n\x0c\x64\x65\x61lt_prefix\x18\x04 \x03(\r\x12\x18\n\x10shown_commitment\x18\x05 \x01(\tB\x06\n\x04hand\"\x82\x01\n\x08Mismatch\x12-\n\x04kind\x18\x01 \x01(\x0e\x32\x1f.poker.fairness.v1.MismatchKind\x12\x10\n\x08position\x18\x02 \x01(\r\x12\x10\n\x08\x65xpected\x18\x03 \x01(\t\x12\x0e\n\x06\x61\x63tual\x18\x04 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x05 \x01(\t\"\xd5\x01\n\x12VerifyHandResponse\x12+\n\x07verdict\x18\x01 \x01(\x0e\x32\x1a.poker.fairness.v1.Verdict\x12\x33\n\x0e\x66irst_mismatch\x18\x02 \x01(\x0b\x32\x1b.poker.fairness.v1.Mismatch\x12\x1b\n\x13\x63omputed_commitment\x18\x03 \x01(\t\x12#\n\x04\x64\x65\x63k\x18\x04 \x03(\x0b\x32\x15.poker.common.v1.Card\x12\x1b\n\x13\x64\x65\x61lt_cards_checked\x18\x05 \x01(\r*\x88\x01\n\tHandState\x12\x1a\n\x16HAND_STATE_UNSPECIFIED\x10\x00\x12\x18\n\x14HAND_STATE_COMMITTED\x10\x01\x12\x15\n\x11HAND_STATE_SEALED\x10\x02\x12\x17\n\x13HAND_STATE_FINISHED\x10\x03\x12\x15\n\x11HAND_STATE_VOIDED\x10\x04*_\n\x0bHandOutcome\x12\x1c\n\x18HAND_OUTCOME_UNSPECIFIED\x10\x00\x12\x19\n\x15HAND_OUTCOME_FINISHED\x10\x01\x12\x17\n\x13HAND_OUTCOME_VOIDED\x10\x02*F\n\x07Verdict\x12\x17\n\x13VERDICT_UNSPECIFIED\x10\x00\x12\x10\n\x0cVERDICT_PASS\x10\x01\x12\x10\n\x0cVERDICT_FAIL\x10\x02*\x93\x02\n\x0cMismatchKind\x12\x1d\n\x19MISMATCH_KIND_UNSPECIFIED\x10\x00\x12\x1c\n\x18MISMATCH_KIND_COMMITMENT\x10\x01\x12\x1c\n\x18MISMATCH_KIND_DEALT_CARD\x10\x02\x12$\n MISMATCH_KIND_DEALT_CARD_INVALID\x10\x03\x12\x1c\n\x18MISMATCH_KIND_CHAIN_LINK\x10\x04\x12\x1b\n\x17MISMATCH_KIND_MALFORMED\x10\x05\x12\"\n\x1eMISMATCH_KIND_SERVER_SEED_HASH\x10\x06\x12#\n\x1fMISMATCH_KIND_SHOWN_BEFORE_DEAL\x10\x07\x32\x99\x06\n\x0f\x46\x61irnessService\x12Y\n\nCommitHand\x12$.poker.fairness.v1.CommitHandRequest\x1a%.poker.fairness.v1.CommitHandResponse\x12k\n\x10\x41\x64\x64PlayerEntropy\x12*.poker.fairness.v1.AddPlayerEntropyRequest\x1a+.poker.fairness.v1.AddPlayerEntropyResponse\x12S\n\x08SealHand\x12\".poker.fairness.v1.SealHandRequest\x1a#.poker.fairness.v1.SealHandResponse\x12Y\n\nRevealHand\x12$.poker.fairness.v1.RevealHandRequest\x1a%.poker.fairness.v1.RevealHandResponse\x12\x62\n\rGetCommitment\x12\'.poker.fairness.v1.GetCommitmentRequest\x1a(.poker.fairness.v1.GetCommitmentResponse\x12w\n\x14ListTableCommitments\x12..poker.fairness.v1.ListTableCommitmentsRequest\x1a/.poker.fairness.v1.ListTableCommitmentsResponse\x12V\n\tGetReveal\x12#.poker.fairness.v1.GetRevealRequest\x1a$.poker.fairness.v1.GetRevealResponse\x12Y\n\nVerifyHand\x12$.poker.fairness.v1.VerifyHandRequest\x1a%.poker.fairness.v1.VerifyHandResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n poker/fairness/v1/fairness.proto\x12\x11poker.fairness.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1cpoker/common/v1/common.proto\"B\n\nClientSeed\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x11\n\tplayer_id\x18\x02 \x01(\t\x12\x13\n\x0b\x63lient_seed\x18\x03 \x01(\x0c\"\xa7\x03\n\nCommitment\x12\x0f\n\x07hand_id\x18\x01 \x01(\t\x12\x10\n\x08table_id\x18\x02 \x01(\t\x12\x10\n\x08sequence\x18\x03 \x01(\x03\x12\x12\n\ncommitment\x18\x04 \x01(\t\x12\x1b\n\x13previous_commitment\x18\x05 \x01(\t\x12\r\n\x05nonce\x18\x06 \x01(\t\x12\x17\n\x0fshuffle_version\x18\x07 \x01(\r\x12+\n\x05state\x18\x08 \x01(\x0e\x32\x1c.poker.fairness.v1.HandState\x12\x33\n\x0c\x63lient_seeds\x18\t \x03(\x0b\x32\x1d.poker.fairness.v1.ClientSeed\x12/\n\x0b\x63reate_time\x18\n \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12-\n\tseal_time\x18\x0b \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12/\n\x0breveal_time\x18\x0c \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x18\n\x10server_seed_hash\x18\r \x01(\t\"u\n\x06Reveal\x12\x31\n\ncommitment\x18\x01 \x01(\x0b\x32\x1d.poker.fairness.v1.Commitment\x12\x13\n\x0bserver_seed\x18\x02 \x01(\x0c\x12#\n\x04\x64\x65\x63k\x18\x03 \x03(\x0b\x32\x15.poker.common.v1.Card\"K\n\x11\x43ommitHandRequest\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12\x10\n\x08table_id\x18\x02 \x01(\t\x12\x10\n\x08\x64\x65\x61l_now\x18\x03 \x01(\x08\"l\n\x12\x43ommitHandResponse\x12\x31\n\ncommitment\x18\x01 \x01(\x0b\x32\x1d.poker.fairness.v1.Commitment\x12#\n\x04\x64\x65\x63k\x18\x02 \x03(\x0b\x32\x15.poker.common.v1.Card\"`\n\x17\x41\x64\x64PlayerEntropyRequest\x12\x0f\n\x07hand_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12\x11\n\tplayer_id\x18\x03 \x01(\t\x12\x13\n\x0b\x63lient_seed\x18\x04 \x01(\x0c\"M\n\x18\x41\x64\x64PlayerEntropyResponse\x12\x31\n\ncommitment\x18\x01 \x01(\x0b\x32\x1d.poker.fairness.v1.Commitment\"W\n\x0fSealHandRequest\x12\x0f\n\x07hand_id\x18\x01 \x01(\t\x12\x33\n\x0c\x63lient_seeds\x18\x02 \x03(\x0b\x32\x1d.poker.fairness.v1.ClientSeed\"j\n\x10SealHandResponse\x12\x31\n\ncommitment\x18\x01 \x01(\x0b\x32\x1d.poker.fairness.v1.Commitment\x12#\n\x04\x64\x65\x63k\x18\x02 \x03(\x0b\x32\x15.poker.common.v1.Card\"U\n\x11RevealHandRequest\x12\x0f\n\x07hand_id\x18\x01 \x01(\t\x12/\n\x07outcome\x18\x02 \x01(\x0e\x32\x1e.poker.fairness.v1.HandOutcome\"?\n\x12RevealHandResponse\x12)\n\x06reveal\x18\x01 \x01(\x0b\x32\x19.poker.fairness.v1.Reveal\"\'\n\x14GetCommitmentRequest\x12\x0f\n\x07hand_id\x18\x01 \x01(\t\"J\n\x15GetCommitmentResponse\x12\x31\n\ncommitment\x18\x01 \x01(\x0b\x32\x1d.poker.fairness.v1.Commitment\"[\n\x1bListTableCommitmentsRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12*\n\x04page\x18\x02 \x01(\x0b\x32\x1c.poker.common.v1.PageRequest\"\x7f\n\x1cListTableCommitmentsResponse\x12\x32\n\x0b\x63ommitments\x18\x01 \x03(\x0b\x32\x1d.poker.fairness.v1.Commitment\x12+\n\x04page\x18\x02 \x01(\x0b\x32\x1d.poker.common.v1.PageResponse\"#\n\x10GetRevealRequest\x12\x0f\n\x07hand_id\x18\x01 \x01(\t\">\n\x11GetRevealResponse\x12)\n\x06reveal\x18\x01 \x01(\x0b\x32\x19.poker.fairness.v1.Reveal\"\x81\x02\n\rPublishedHand\x12\x13\n\x0bserver_seed\x18\x01 \x01(\x0c\x12\x33\n\x0c\x63lient_seeds\x18\x02 \x03(\x0b\x32\x1d.poker.fairness.v1.ClientSeed\x12\r\n\x05nonce\x18\x03 \x01(\t\x12\x12\n\ncommitment\x18\x04 \x01(\t\x12\x17\n\x0fshuffle_version\x18\x05 \x01(\r\x12\x10\n\x08table_id\x18\x06 \x01(\t\x12\x0f\n\x07hand_id\x18\x07 \x01(\t\x12\x10\n\x08sequence\x18\x08 \x01(\x03\x12\x1b\n\x13previous_commitment\x18\t \x01(\t\x12\x18\n\x10server_seed_hash\x18\n \x01(\t\"1\n\tDealtCard\x12\x10\n\x08position\x18\x01 \x01(\r\x12\x12\n\ncard_index\x18\x02 \x01(\r\"\xc8\x01\n\x11VerifyHandRequest\x12\x11\n\x07hand_id\x18\x01 \x01(\tH\x00\x12\x35\n\tpublished\x18\x02 \x01(\x0b\x32 .poker.fairness.v1.PublishedHandH\x00\x12\x31\n\x0b\x64\x65\x61lt_cards\x18\x03 \x03(\x0b\x32\x1c.poker.fairness.v1.DealtCard\x12\x14\n\x0c\x64\x65\x61lt_prefix\x18\x04 \x03(\r\x12\x18\n\x10shown_commitment\x18\x05 \x01(\tB\x06\n\x04hand\"\x82\x01\n\x08Mismatch\x12-\n\x04kind\x18\x01 \x01(\x0e\x32\x1f.poker.fairness.v1.MismatchKind\x12\x10\n\x08position\x18\x02 \x01(\r\x12\x10\n\x08\x65xpected\x18\x03 \x01(\t\x12\x0e\n\x06\x61\x63tual\x18\x04 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x05 \x01(\t\"\xd5\x01\n\x12VerifyHandResponse\x12+\n\x07verdict\x18\x01 \x01(\x0e\x32\x1a.poker.fairness.v1.Verdict\x12\x33\n\x0e\x66irst_mismatch\x18\x02 \x01(\x0b\x32\x1b.poker.fairness.v1.Mismatch\x12\x1b\n\x13\x63omputed_commitment\x18\x03 \x01(\t\x12#\n\x04\x64\x65\x63k\x18\x04 \x03(\x0b\x32\x15.poker.common.v1.Card\x12\x1b\n\x13\x64\x65\x61lt_cards_checked\x18\x05 \x01(\r*\x88\x01\n\tHandState\x12\x1a\n\x16HAND_STATE_UNSPECIFIED\x10\x00\x12\x18\n\x14HAND_STATE_COMMITTED\x10\x01\x12\x15\n\x11HAND_STATE_SEALED\x10\x02\x12\x17\n\x13HAND_STATE_FINISHED\x10\x03\x12\x15\n\x11HAND_STATE_VOIDED\x10\x04*_\n\x0bHandOutcome\x12\x1c\n\x18HAND_OUTCOME_UNSPECIFIED\x10\x00\x12\x19\n\x15HAND_OUTCOME_FINISHED\x10\x01\x12\x17\n\x13HAND_OUTCOME_VOIDED\x10\x02*F\n\x07Verdict\x12\x17\n\x13VERDICT_UNSPECIFIED\x10\x00\x12\x10\n\x0cVERDICT_PASS\x10\x01\x12\x10\n\x0cVERDICT_FAIL\x10\x02*\x93\x02\n\x0cMismatchKind\x12\x1d\n\x19MISMATCH_KIND_UNSPECIFIED\x10\x00\x12\x1c\n\x18MISMATCH_KIND_COMMITMENT\x10\x01\x12\x1c\n\x18MISMATCH_KIND_DEALT_CARD\x10\x02\x12$\n MISMATCH_KIND_DEALT_CARD_INVALID\x10\x03\x12\x1c\n\x18MISMATCH_KIND_CHAIN_LINK\x10\x04\x12\x1b\n\x17MISMATCH_KIND_MALFORMED\x10\x05\x12\"\n\x1eMISMATCH_KIND_SERVER_SEED_HASH\x10\x06\x12#\n\x1fMISMATCH_KIND_SHOWN_BEFORE_DEAL\x10\x07\x32\x99\x06\n\x0f\x46\x61irnessService\x12Y\n\nCommitHand\x12$.poker.fairness.v1.CommitHandRequest\x1a%.poker.fairness.v1.CommitHandResponse\x12k\n\x10\x41\x64\x64PlayerEntropy\x12*.poker.fairness.v1.AddPlayerEntropyRequest\x1a+.poker.fairness.v1.AddPlayerEntropyResponse\x12S\n\x08SealHand\x12\".poker.fairness.v1.SealHandRequest\x1a#.poker.fairness.v1.SealHandResponse\x12Y\n\nRevealHand\x12$.poker.fairness.v1.RevealHandRequest\x1a%.poker.fairness.v1.RevealHandResponse\x12\x62\n\rGetCommitment\x12\'.poker.fairness.v1.GetCommitmentRequest\x1a(.poker.fairness.v1.GetCommitmentResponse\x12w\n\x14ListTableCommitments\x12..poker.fairness.v1.ListTableCommitmentsRequest\x1a/.poker.fairness.v1.ListTableCommitmentsResponse\x12V\n\tGetReveal\x12#.poker.fairness.v1.GetRevealRequest\x1a$.poker.fairness.v1.GetRevealResponse\x12Y\n\nVerifyHand\x12$.poker.fairness.v1.VerifyHandRequest\x1a%.poker.fairness.v1.VerifyHandResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'poker.fairness.v1.fairness_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_HANDSTATE']._serialized_start=2695
-  _globals['_HANDSTATE']._serialized_end=2831
-  _globals['_HANDOUTCOME']._serialized_start=2833
-  _globals['_HANDOUTCOME']._serialized_end=2928
-  _globals['_VERDICT']._serialized_start=2930
-  _globals['_VERDICT']._serialized_end=3000
-  _globals['_MISMATCHKIND']._serialized_start=3003
-  _globals['_MISMATCHKIND']._serialized_end=3278
+  _globals['_HANDSTATE']._serialized_start=2748
+  _globals['_HANDSTATE']._serialized_end=2884
+  _globals['_HANDOUTCOME']._serialized_start=2886
+  _globals['_HANDOUTCOME']._serialized_end=2981
+  _globals['_VERDICT']._serialized_start=2983
+  _globals['_VERDICT']._serialized_end=3053
+  _globals['_MISMATCHKIND']._serialized_start=3056
+  _globals['_MISMATCHKIND']._serialized_end=3331
   _globals['_CLIENTSEED']._serialized_start=118
   _globals['_CLIENTSEED']._serialized_end=184
   _globals['_COMMITMENT']._serialized_start=187
@@ -56,35 +56,35 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_ADDPLAYERENTROPYRESPONSE']._serialized_start=1016
   _globals['_ADDPLAYERENTROPYRESPONSE']._serialized_end=1093
   _globals['_SEALHANDREQUEST']._serialized_start=1095
-  _globals['_SEALHANDREQUEST']._serialized_end=1129
-  _globals['_SEALHANDRESPONSE']._serialized_start=1131
-  _globals['_SEALHANDRESPONSE']._serialized_end=1237
-  _globals['_REVEALHANDREQUEST']._serialized_start=1239
-  _globals['_REVEALHANDREQUEST']._serialized_end=1324
-  _globals['_REVEALHANDRESPONSE']._serialized_start=1326
-  _globals['_REVEALHANDRESPONSE']._serialized_end=1389
-  _globals['_GETCOMMITMENTREQUEST']._serialized_start=1391
-  _globals['_GETCOMMITMENTREQUEST']._serialized_end=1430
-  _globals['_GETCOMMITMENTRESPONSE']._serialized_start=1432
-  _globals['_GETCOMMITMENTRESPONSE']._serialized_end=1506
-  _globals['_LISTTABLECOMMITMENTSREQUEST']._serialized_start=1508
-  _globals['_LISTTABLECOMMITMENTSREQUEST']._serialized_end=1599
-  _globals['_LISTTABLECOMMITMENTSRESPONSE']._serialized_start=1601
-  _globals['_LISTTABLECOMMITMENTSRESPONSE']._serialized_end=1728
-  _globals['_GETREVEALREQUEST']._serialized_start=1730
-  _globals['_GETREVEALREQUEST']._serialized_end=1765
-  _globals['_GETREVEALRESPONSE']._serialized_start=1767
-  _globals['_GETREVEALRESPONSE']._serialized_end=1829
-  _globals['_PUBLISHEDHAND']._serialized_start=1832
-  _globals['_PUBLISHEDHAND']._serialized_end=2089
-  _globals['_DEALTCARD']._serialized_start=2091
-  _globals['_DEALTCARD']._serialized_end=2140
-  _globals['_VERIFYHANDREQUEST']._serialized_start=2143
-  _globals['_VERIFYHANDREQUEST']._serialized_end=2343
-  _globals['_MISMATCH']._serialized_start=2346
-  _globals['_MISMATCH']._serialized_end=2476
-  _globals['_VERIFYHANDRESPONSE']._serialized_start=2479
-  _globals['_VERIFYHANDRESPONSE']._serialized_end=2692
-  _globals['_FAIRNESSSERVICE']._serialized_start=3281
-  _globals['_FAIRNESSSERVICE']._serialized_end=4074
+  _globals['_SEALHANDREQUEST']._serialized_end=1182
+  _globals['_SEALHANDRESPONSE']._serialized_start=1184
+  _globals['_SEALHANDRESPONSE']._serialized_end=1290
+  _globals['_REVEALHANDREQUEST']._serialized_start=1292
+  _globals['_REVEALHANDREQUEST']._serialized_end=1377
+  _globals['_REVEALHANDRESPONSE']._serialized_start=1379
+  _globals['_REVEALHANDRESPONSE']._serialized_end=1442
+  _globals['_GETCOMMITMENTREQUEST']._serialized_start=1444
+  _globals['_GETCOMMITMENTREQUEST']._serialized_end=1483
+  _globals['_GETCOMMITMENTRESPONSE']._serialized_start=1485
+  _globals['_GETCOMMITMENTRESPONSE']._serialized_end=1559
+  _globals['_LISTTABLECOMMITMENTSREQUEST']._serialized_start=1561
+  _globals['_LISTTABLECOMMITMENTSREQUEST']._serialized_end=1652
+  _globals['_LISTTABLECOMMITMENTSRESPONSE']._serialized_start=1654
+  _globals['_LISTTABLECOMMITMENTSRESPONSE']._serialized_end=1781
+  _globals['_GETREVEALREQUEST']._serialized_start=1783
+  _globals['_GETREVEALREQUEST']._serialized_end=1818
+  _globals['_GETREVEALRESPONSE']._serialized_start=1820
+  _globals['_GETREVEALRESPONSE']._serialized_end=1882
+  _globals['_PUBLISHEDHAND']._serialized_start=1885
+  _globals['_PUBLISHEDHAND']._serialized_end=2142
+  _globals['_DEALTCARD']._serialized_start=2144
+  _globals['_DEALTCARD']._serialized_end=2193
+  _globals['_VERIFYHANDREQUEST']._serialized_start=2196
+  _globals['_VERIFYHANDREQUEST']._serialized_end=2396
+  _globals['_MISMATCH']._serialized_start=2399
+  _globals['_MISMATCH']._serialized_end=2529
+  _globals['_VERIFYHANDRESPONSE']._serialized_start=2532
+  _globals['_VERIFYHANDRESPONSE']._serialized_end=2745
+  _globals['_FAIRNESSSERVICE']._serialized_start=3334
+  _globals['_FAIRNESSSERVICE']._serialized_end=4127
 # @@protoc_insertion_point(module_scope)

@@ -435,16 +435,24 @@ class SealHandRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     HAND_ID_FIELD_NUMBER: _builtins.int
+    CLIENT_SEEDS_FIELD_NUMBER: _builtins.int
     hand_id: _builtins.str
     """The hand returned by CommitHand."""
+    @_builtins.property
+    def client_seeds(self) -> _containers.RepeatedCompositeFieldContainer[Global___ClientSeed]:
+        """Client seeds to record before sealing, at most 64, each seat at most once; each as in
+        AddPlayerEntropyRequest (seat 0 to 1023, player id of at most 128 characters, 1 to 64 bytes).
+        """
+
     def __init__(
         self,
         *,
         hand_id: _builtins.str = ...,
+        client_seeds: _abc.Iterable[Global___ClientSeed] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["hand_id", b"hand_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["client_seeds", b"client_seeds", "hand_id", b"hand_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -142,10 +142,15 @@ class FairnessServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def SealHand(self, request, context):
-        """SealHand closes player entropy and returns the deck to deal. Role `service` only. Idempotent: a
-        sealed hand returns the same deck again, which is how a shard that takes a table over replays a
-        hand. Errors: INVALID_ARGUMENT (FIELD_REQUIRED), NOT_FOUND (HAND_NOT_FOUND),
-        FAILED_PRECONDITION (HAND_ALREADY_REVEALED once the hand ended).
+        """SealHand closes player entropy and returns the deck to deal. Role `service` only. It may carry
+        the client seeds the table collected, recorded exactly as AddPlayerEntropy would and in the same
+        transaction as the seal (one call instead of one per seed). Idempotent: a sealed hand returns
+        the same deck again, which is how a shard that takes a table over replays a hand; seeds sent
+        again must be the recorded ones. Errors: INVALID_ARGUMENT (FIELD_REQUIRED, FIELD_INVALID),
+        NOT_FOUND (HAND_NOT_FOUND), FAILED_PRECONDITION (HAND_ALREADY_REVEALED once the hand ended;
+        ENTROPY_CLOSED for a seed not recorded before the hand was sealed), ALREADY_EXISTS
+        (IDEMPOTENCY_CONFLICT for a seat that already has another seed). On any error nothing is
+        recorded and the hand is not sealed.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

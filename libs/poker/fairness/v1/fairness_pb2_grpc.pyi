@@ -69,10 +69,15 @@ class FairnessServiceStub:
     (IDEMPOTENCY_CONFLICT).
     """
     SealHand: _grpc.UnaryUnaryMultiCallable[_fairness_pb2.SealHandRequest, _fairness_pb2.SealHandResponse]
-    """SealHand closes player entropy and returns the deck to deal. Role `service` only. Idempotent: a
-    sealed hand returns the same deck again, which is how a shard that takes a table over replays a
-    hand. Errors: INVALID_ARGUMENT (FIELD_REQUIRED), NOT_FOUND (HAND_NOT_FOUND),
-    FAILED_PRECONDITION (HAND_ALREADY_REVEALED once the hand ended).
+    """SealHand closes player entropy and returns the deck to deal. Role `service` only. It may carry
+    the client seeds the table collected, recorded exactly as AddPlayerEntropy would and in the same
+    transaction as the seal (one call instead of one per seed). Idempotent: a sealed hand returns
+    the same deck again, which is how a shard that takes a table over replays a hand; seeds sent
+    again must be the recorded ones. Errors: INVALID_ARGUMENT (FIELD_REQUIRED, FIELD_INVALID),
+    NOT_FOUND (HAND_NOT_FOUND), FAILED_PRECONDITION (HAND_ALREADY_REVEALED once the hand ended;
+    ENTROPY_CLOSED for a seed not recorded before the hand was sealed), ALREADY_EXISTS
+    (IDEMPOTENCY_CONFLICT for a seat that already has another seed). On any error nothing is
+    recorded and the hand is not sealed.
     """
     RevealHand: _grpc.UnaryUnaryMultiCallable[_fairness_pb2.RevealHandRequest, _fairness_pb2.RevealHandResponse]
     """RevealHand reports that a hand finished or was voided and publishes its seed. Role `service`
@@ -148,10 +153,15 @@ class FairnessServiceAsyncStub(FairnessServiceStub):
     (IDEMPOTENCY_CONFLICT).
     """
     SealHand: _aio.UnaryUnaryMultiCallable[_fairness_pb2.SealHandRequest, _fairness_pb2.SealHandResponse]  # type: ignore[assignment]
-    """SealHand closes player entropy and returns the deck to deal. Role `service` only. Idempotent: a
-    sealed hand returns the same deck again, which is how a shard that takes a table over replays a
-    hand. Errors: INVALID_ARGUMENT (FIELD_REQUIRED), NOT_FOUND (HAND_NOT_FOUND),
-    FAILED_PRECONDITION (HAND_ALREADY_REVEALED once the hand ended).
+    """SealHand closes player entropy and returns the deck to deal. Role `service` only. It may carry
+    the client seeds the table collected, recorded exactly as AddPlayerEntropy would and in the same
+    transaction as the seal (one call instead of one per seed). Idempotent: a sealed hand returns
+    the same deck again, which is how a shard that takes a table over replays a hand; seeds sent
+    again must be the recorded ones. Errors: INVALID_ARGUMENT (FIELD_REQUIRED, FIELD_INVALID),
+    NOT_FOUND (HAND_NOT_FOUND), FAILED_PRECONDITION (HAND_ALREADY_REVEALED once the hand ended;
+    ENTROPY_CLOSED for a seed not recorded before the hand was sealed), ALREADY_EXISTS
+    (IDEMPOTENCY_CONFLICT for a seat that already has another seed). On any error nothing is
+    recorded and the hand is not sealed.
     """
     RevealHand: _aio.UnaryUnaryMultiCallable[_fairness_pb2.RevealHandRequest, _fairness_pb2.RevealHandResponse]  # type: ignore[assignment]
     """RevealHand reports that a hand finished or was voided and publishes its seed. Role `service`
@@ -242,10 +252,15 @@ class FairnessServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _fairness_pb2.SealHandRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_fairness_pb2.SealHandResponse, _abc.Awaitable[_fairness_pb2.SealHandResponse]]:
-        """SealHand closes player entropy and returns the deck to deal. Role `service` only. Idempotent: a
-        sealed hand returns the same deck again, which is how a shard that takes a table over replays a
-        hand. Errors: INVALID_ARGUMENT (FIELD_REQUIRED), NOT_FOUND (HAND_NOT_FOUND),
-        FAILED_PRECONDITION (HAND_ALREADY_REVEALED once the hand ended).
+        """SealHand closes player entropy and returns the deck to deal. Role `service` only. It may carry
+        the client seeds the table collected, recorded exactly as AddPlayerEntropy would and in the same
+        transaction as the seal (one call instead of one per seed). Idempotent: a sealed hand returns
+        the same deck again, which is how a shard that takes a table over replays a hand; seeds sent
+        again must be the recorded ones. Errors: INVALID_ARGUMENT (FIELD_REQUIRED, FIELD_INVALID),
+        NOT_FOUND (HAND_NOT_FOUND), FAILED_PRECONDITION (HAND_ALREADY_REVEALED once the hand ended;
+        ENTROPY_CLOSED for a seed not recorded before the hand was sealed), ALREADY_EXISTS
+        (IDEMPOTENCY_CONFLICT for a seat that already has another seed). On any error nothing is
+        recorded and the hand is not sealed.
         """
 
     @_abc_1.abstractmethod
