@@ -2,7 +2,7 @@
 # Builds the one image of every service with podman, without a container registry by default:
 #   deploy/image/build.sh            (what `make image` runs)
 # Environment:
-#   POKER_IMAGE          tag to build (default localhost/poker-platform:latest; the version tag is added too)
+#   POKER_IMAGE          tag to build (default localhost/poker-platform:latest, which also gets :<version>-<commit>)
 #   POKER_IMAGE_BASE     debian (default: base from Debian packages) or registry (FROM python:3.12-slim)
 #   POKER_IMAGE_CACHE    cache folder for the base tarball and the wheels
 #                        (default ${XDG_CACHE_HOME:-~/.cache}/poker-platform-image; a fresh machine fills it)
@@ -37,18 +37,20 @@ if [[ $base_kind == debian ]]; then
   key="$( (cat deploy/image/base.sh; echo "$arch") | hash_of)"
   tarball="$cache/base-$key.tar"
   base_image="localhost/poker-base:bookworm-$key"
+  fresh=""
   if [[ -f $tarball ]] && [[ -n $(find "$tarball" -mtime +"$max_age_days") ]]; then
     log "Debian base older than $max_age_days days: rebuilding it"
-    rm -f "$tarball"; podman rmi --force "$base_image" >/dev/null 2>&1 || true
+    rm -f "$tarball"
   fi
   if [[ ! -f $tarball ]]; then
     log "building the Debian base from packages (mmdebstrap)"
     # Written aside and renamed: a concurrent build (another worktree, another CI job) never sees half a tarball.
     deploy/image/base.sh "$tarball.$$.partial"
     mv -f "$tarball.$$.partial" "$tarball"
-    podman rmi --force "$base_image" >/dev/null 2>&1 || true
+    fresh=1
   fi
-  if ! podman image exists "$base_image"; then
+  # A fresh tarball is imported under the same tag; the old base loses its tag and ages out.
+  if [[ -n $fresh ]] || ! podman image exists "$base_image"; then
     log "importing $tarball as $base_image"
     podman import --quiet "$tarball" "$base_image" >/dev/null
   fi
@@ -101,8 +103,9 @@ short="$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)"
 version_tag="${image%:*}:$version-$short"
 pull=never; [[ $base_kind == registry ]] && pull=missing
 # The version tag only for the default name: a one-off tag (the tests') leaves nothing behind.
-tags=(--tag "$image"); [[ -n ${POKER_IMAGE:-} ]] || tags+=(--tag "$version_tag")
-log "building ${tags[*]//--tag /} on $base_image"
+names=("$image"); [[ -n ${POKER_IMAGE:-} ]] || names+=("$version_tag")
+tags=(); for name in "${names[@]}"; do tags+=(--tag "$name"); done
+log "building ${names[*]} on $base_image"
 podman build --quiet --network=none --format docker --pull="$pull" \
     --ulimit nofile=4096:4096 --ulimit nproc=4096:4096 \
     --build-arg BASE_IMAGE="$base_image" \
