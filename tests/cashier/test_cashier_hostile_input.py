@@ -35,10 +35,8 @@ ALICE = auth_metadata("alice", Role.PLAYER)
 INT64_MAX = 2**63 - 1
 
 
-@pytest.fixture(params=["postgres", "sqlite"])
+@pytest.fixture(params=[pytest.param("postgres", marks=pytest.mark.postgres), "sqlite"])
 def backend(request: pytest.FixtureRequest) -> str:
-    if request.param == "postgres":
-        request.applymarker(pytest.mark.postgres)
     return str(request.param)
 
 
