@@ -22,18 +22,19 @@ from hypothesis import strategies as st
 from poker.cashier.v1 import cashier_pb2, cashier_pb2_grpc
 from poker.common.v1 import common_pb2
 from service_runtime.auth import Role
-from service_runtime.testing import auth_metadata, reason_of, running_server
+from service_runtime.testing import reason_of, running_server
 from services.cashier.application import Cashier
 from services.cashier.assembly import ACCESS, cashier_service
 from services.cashier.ledger import MAX_AMOUNT
+from tests.cashier.conftest import FreshToken
 
 INT64_MAX = 2**63 - 1
 CALLERS = {
-    "table": auth_metadata("table", Role.SERVICE),
-    "payments": auth_metadata("payments", Role.SERVICE),
-    "admin": auth_metadata("operator", Role.ADMIN),
-    "alice": auth_metadata("alice", Role.PLAYER),
-    "house": auth_metadata("house", Role.PLAYER),
+    "table": FreshToken("table", Role.SERVICE),
+    "payments": FreshToken("payments", Role.SERVICE),
+    "admin": FreshToken("operator", Role.ADMIN),
+    "alice": FreshToken("alice", Role.PLAYER),
+    "house": FreshToken("house", Role.PLAYER),
     "none": (),
 }
 
