@@ -49,6 +49,7 @@ def metadata(subject: str, role: Role) -> tuple[tuple[str, str], ...]:
 
 TABLE_SHARD = metadata("table", Role.SERVICE)
 OPERATOR = metadata("operator", Role.ADMIN)
+PAYMENTS = metadata("payments", Role.SERVICE)
 
 
 @pytest.fixture(scope="module")
@@ -67,6 +68,11 @@ def cluster(postgres_server_url: str) -> Iterator[ContainerCluster]:
             "POKER_ENVIRONMENT": "production",
             "POKER_AUTH_KEYS": AUTH_KEYS,
             "POKER_FAIRNESS_SEED_ENCRYPTION_KEYS": SEED_KEYS,
+            # Production refuses history's development page-token key (from the history work).
+            "POKER_HISTORY_PAGE_TOKEN_KEY": secrets.token_hex(16),
+            # Shard registry keys of this run only, so runs sharing one Redis never meet.
+            "POKER_TABLE_REGISTRY_PREFIX": f"poker-tier-{run_id}:",
+            "POKER_LOBBY_REDIS_PREFIX": f"poker-tier-{run_id}:",
             "POKER_LOG_FORMAT": "json",
         }
         # Production wants a database URL for every service; each gets its own database.
@@ -130,7 +136,7 @@ async def test_money_path_through_the_containers_keeps_every_chip(cluster: Conta
                     payment_reference=f"tier-buy-{player}", player_id=player,
                     source=cashier_pb2.PAYMENT_SOURCE_GRAM, amount_minor=10**9,
                 ),
-                metadata=OPERATOR,
+                metadata=PAYMENTS,
             )  # fmt: skip
             opened = await cashier.OpenSeatSession(
                 cashier_pb2.OpenSeatSessionRequest(
@@ -174,7 +180,7 @@ async def _purchase(cashier: cashier_pb2_grpc.CashierServiceAsyncStub, reference
         amount_minor=10**9,
     )
     try:
-        await cashier.Purchase(request, metadata=OPERATOR, timeout=3)
+        await cashier.Purchase(request, metadata=PAYMENTS, timeout=3)
     except grpc.aio.AioRpcError as error:
         return error.code()
     return grpc.StatusCode.OK
