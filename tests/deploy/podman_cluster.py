@@ -87,9 +87,24 @@ class ContainerCluster:
     def address(self, service: str) -> str:
         return f"127.0.0.1:{self.ports[service]}"
 
+    def peer_addresses(self) -> dict[str, str]:
+        """Where each service finds the others: this run's loopback ports, not the well-known ones.
+
+        Keys a service does not (yet) read are ignored by its settings loader.
+        """
+        return {
+            "POKER_TABLE_LOBBY_ADDRESS": self.address("lobby"),
+            "POKER_TABLE_CASHIER_ADDRESS": self.address("cashier"),
+            "POKER_TABLE_FAIRNESS_ADDRESS": self.address("fairness"),
+            "POKER_TABLE_HISTORY_ADDRESS": self.address("history"),
+            "POKER_HISTORY_CASHIER_ADDRESS": self.address("cashier"),
+            "POKER_LOBBY_TABLE_SHARD_ADDRESS": self.address("table"),
+        }
+
     def start(self, service: str) -> None:
         env = {
             **self.environment,
+            **self.peer_addresses(),
             f"POKER_{service.upper()}_HOST": "127.0.0.1",
             f"POKER_{service.upper()}_PORT": str(self.ports[service]),
         }

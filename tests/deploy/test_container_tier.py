@@ -68,6 +68,11 @@ def cluster(postgres_server_url: str) -> Iterator[ContainerCluster]:
             "POKER_ENVIRONMENT": "production",
             "POKER_AUTH_KEYS": AUTH_KEYS,
             "POKER_FAIRNESS_SEED_ENCRYPTION_KEYS": SEED_KEYS,
+            # Production refuses history's development page-token key (from the history work).
+            "POKER_HISTORY_PAGE_TOKEN_KEY": secrets.token_hex(16),
+            # Shard registry keys of this run only, so runs sharing one Redis never meet.
+            "POKER_TABLE_REGISTRY_PREFIX": f"poker-tier-{run_id}:",
+            "POKER_LOBBY_REDIS_PREFIX": f"poker-tier-{run_id}:",
             "POKER_LOG_FORMAT": "json",
         }
         # Production wants a database URL for every service; each gets its own database.

@@ -196,7 +196,7 @@ def test_only_table_lobby_and_history_call_the_cashier_and_only_table_calls_fair
     assert _callers(docs, "cashier", 50053) == {"table", "lobby", "history"}
     assert _callers(docs, "fairness", 50054) == {"table"}
     assert _callers(docs, "table", 50052) == {"lobby", "gateway"}
-    assert _callers(docs, "lobby", 50051) == {"gateway"}
+    assert _callers(docs, "lobby", 50051) == {"table", "gateway"}
     assert _callers(docs, "history", 50055) == {"table", "gateway"}
 
 
