@@ -11,6 +11,7 @@ from pathlib import Path
 import grpc
 import pytest
 import redis.asyncio as redis
+from google.rpc import error_details_pb2, status_pb2
 
 from poker.lobby.v1 import lobby_pb2_grpc
 from service_runtime.database import create_engine, create_session_factory
@@ -113,7 +114,22 @@ async def closed_lobby(
         yield served
 
 
-async def expect_error(call: Awaitable[object], code: grpc.StatusCode, reason: str) -> None:
+def error_field(error: grpc.aio.AioRpcError) -> str | None:
+    """The `field` named in the error's ErrorInfo metadata, if any."""
+    for key, value in error.trailing_metadata() or ():
+        if key == "grpc-status-details-bin" and isinstance(value, bytes):
+            for detail in status_pb2.Status.FromString(value).details:
+                info = error_details_pb2.ErrorInfo()
+                if detail.Unpack(info):
+                    return info.metadata.get("field")
+    return None
+
+
+async def expect_error(
+    call: Awaitable[object], code: grpc.StatusCode, reason: str, *, field: str | None = None
+) -> None:
     with pytest.raises(grpc.aio.AioRpcError) as error:
         await call
     assert (error.value.code(), reason_of(error.value)) == (code, reason)
+    if field is not None:
+        assert error_field(error.value) == field

@@ -114,7 +114,9 @@ async def test_expired_and_unknown_codes_have_their_own_reasons(closed_lobby: Lo
         (lobby_pb2.CreateInviteCodeRequest(request_id="c3", max_uses=1, expire_time=past), "expire_time"),
         (lobby_pb2.CreateInviteCodeRequest(request_id="c4", max_uses=1, room_id="Bad Room"), "room_id"),
     ):
-        await expect_error(lobby.stub.CreateInviteCode(request, metadata=ADMIN), INVALID, "FIELD_INVALID")
+        await expect_error(
+            lobby.stub.CreateInviteCode(request, metadata=ADMIN), INVALID, "FIELD_INVALID", field=field
+        )
     listed = await lobby.stub.ListAllowList(lobby_pb2.ListAllowListRequest(), metadata=ADMIN)
     assert list(listed.player_ids) == []
 
