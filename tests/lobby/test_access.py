@@ -204,3 +204,17 @@ async def test_allow_list_updates_are_idempotent_paged_and_checked(lobby: Lobby)
     )
     final = await lobby.stub.ListAllowList(lobby_pb2.ListAllowListRequest(), metadata=ADMIN)
     assert list(final.player_ids) == players[2:]
+
+
+async def test_a_disabled_room_takes_no_new_seats(lobby: Lobby) -> None:
+    await lobby.stub.DisableRoom(lobby_pb2.DisableRoomRequest(request_id="off", room_id=ROOM), metadata=ADMIN)
+    await expect_error(
+        lobby.stub.AuthorizeSeat(
+            lobby_pb2.AuthorizeSeatRequest(player_id="alice", room_id=ROOM), metadata=TABLE
+        ),
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "ROOM_DISABLED",
+    )
+    # A player does not even see it; an admin who tries to join is told why.
+    await expect_error(_join(lobby, ALICE), grpc.StatusCode.NOT_FOUND, "ROOM_NOT_FOUND")
+    await expect_error(_join(lobby, ADMIN), grpc.StatusCode.FAILED_PRECONDITION, "ROOM_DISABLED")

@@ -7,6 +7,8 @@ from collections.abc import AsyncIterator
 
 import pytest
 import redis.asyncio as redis
+from hypothesis import given
+from hypothesis import strategies as st
 
 from service_runtime.shard_registry import (
     NoShardAvailable,
@@ -143,3 +145,21 @@ def test_shard_ids_and_addresses_are_checked() -> None:
             ShardInfo(bad, "127.0.0.1:1")
     with pytest.raises(ValueError, match="address"):
         ShardInfo("ok", "")
+
+
+@given(
+    room=st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-", min_size=1, max_size=30),
+    shards=st.sets(st.from_regex(r"[a-z0-9]{1,8}", fullmatch=True), min_size=2, max_size=8),
+)
+def test_removing_a_shard_moves_only_the_rooms_it_owned(room: str, shards: set[str]) -> None:
+    owner = choose_shard(room, shards)
+    assert owner in shards
+    for gone in shards:
+        rest = shards - {gone}
+        # Rendezvous hashing: a room moves only if its owner left; otherwise it stays put.
+        if gone != owner:
+            assert choose_shard(room, rest) == owner
+    assert choose_shard(room, sorted(shards, reverse=True)) == owner, (
+        "the order of the shards does not matter"
+    )
+    assert choose_shard(room, []) is None
