@@ -42,7 +42,12 @@ class Floor:
         self._source = source
 
     async def owner(self, room_id: str) -> RoomOwner:
-        return await self.registry.owner_of(room_id)
+        try:
+            return await self.registry.owner_of(room_id)
+        except DomainError:
+            raise
+        except Exception as exc:  # Redis away: nobody can say who owns the room right now
+            raise Unavailable("UNAVAILABLE", "the shard registry cannot be read right now") from exc
 
     async def tables(self, room: Room) -> list[TableView]:
         """Every table of the room, by number: published figures plus unpublished standing tables."""

@@ -11,7 +11,7 @@ import redis.asyncio as redis
 from poker.lobby.v1 import lobby_pb2
 from service_runtime.shard_registry import ShardInfo, choose_shard
 from service_runtime.table_directory import RedisTableDirectory, SeatFigures, TableFigures
-from tests.lobby.conftest import ADMIN, ALICE, Lobby, expect_error
+from tests.lobby.conftest import ADMIN, ALICE, Lobby, expect_error, lobby_on
 
 A = ShardInfo("shard-a", "127.0.0.1:7101")
 B = ShardInfo("shard-b", "127.0.0.1:7102")
@@ -128,3 +128,20 @@ async def test_with_two_shards_every_room_routes_to_its_rendezvous_owner(lobby: 
         assert joined.address == {"shard-a": A.address, "shard-b": B.address}[joined.shard_id]
         assert joined.shard_id == choose_shard(room.room_id, ["shard-a", "shard-b"])
     assert set(owners.values()) == {"shard-a", "shard-b"}, "twenty rooms spread over both shards"
+
+
+async def test_with_redis_away_listing_degrades_and_joining_is_unavailable(lobby_database_url: str) -> None:
+    # A Redis nobody listens on: the catalogue still answers, the live side says UNAVAILABLE.
+    client = redis.Redis.from_url("redis://127.0.0.1:1/0", socket_connect_timeout=0.2)
+    try:
+        async for dead in lobby_on(lobby_database_url, client, "unreachable:"):
+            room = (await dead.stub.GetRoom(lobby_pb2.GetRoomRequest(room_id=ROOM), metadata=ALICE)).room
+            assert (room.occupancy.seats_taken, room.occupancy.seats_free) == (0, 4)
+            await expect_error(_join(dead), grpc.StatusCode.UNAVAILABLE, "UNAVAILABLE")
+            await expect_error(
+                dead.stub.ListTables(lobby_pb2.ListTablesRequest(room_id=ROOM), metadata=ALICE),
+                grpc.StatusCode.UNAVAILABLE,
+                "UNAVAILABLE",
+            )
+    finally:
+        await client.aclose()
