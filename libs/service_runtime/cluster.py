@@ -95,6 +95,9 @@ async def run_cluster(data_dir: str, host: str, ready_timeout: float, base_port:
     children: list[Child] = []
     for name, port in ports.items():
         child_env = {**env, f"POKER_{name.upper()}_PORT": str(port), f"POKER_{name.upper()}_HOST": host}
+        if name == "lobby":
+            # Without Redis the lobby routes every room to the one table shard: this one.
+            child_env.setdefault("POKER_LOBBY_TABLE_SHARD_ADDRESS", f"{host}:{ports['table']}")
         process = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
