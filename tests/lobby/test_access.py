@@ -218,3 +218,12 @@ async def test_a_disabled_room_takes_no_new_seats(lobby: Lobby) -> None:
     # A player does not even see it; an admin who tries to join is told why.
     await expect_error(_join(lobby, ALICE), grpc.StatusCode.NOT_FOUND, "ROOM_NOT_FOUND")
     await expect_error(_join(lobby, ADMIN), grpc.StatusCode.FAILED_PRECONDITION, "ROOM_DISABLED")
+
+
+async def test_create_invite_code_retries_return_the_first_code(lobby: Lobby) -> None:
+    first = await _code(lobby, "same-code", max_uses=3)
+    assert await _code(lobby, "same-code", max_uses=3) == first
+    await expect_error(
+        _code(lobby, "same-code", max_uses=4), grpc.StatusCode.ALREADY_EXISTS, "IDEMPOTENCY_CONFLICT"
+    )
+    assert await _code(lobby, "other-code", max_uses=3) != first

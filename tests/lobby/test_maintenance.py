@@ -140,3 +140,12 @@ async def test_bad_maintenance_requests_change_nothing(lobby: Lobby) -> None:
     )
     seen = await lobby.stub.GetMaintenance(lobby_pb2.GetMaintenanceRequest(all_rooms=True), metadata=ADMIN)
     assert (seen.lobby.no_new_seats, seen.lobby.no_new_hands, list(seen.rooms)) == (True, False, [])
+
+
+async def test_a_retried_switch_returns_the_first_answer(lobby: Lobby) -> None:
+    first = await _set(lobby, "once", room_id=ROOM, no_new_seats=True)
+    lobby.clock.advance(timedelta(minutes=10))
+    again = await _set(lobby, "once", room_id=ROOM, no_new_seats=True)
+    assert again == first
+    seen = await lobby.stub.GetMaintenance(lobby_pb2.GetMaintenanceRequest(room_id=ROOM), metadata=ALICE)
+    assert seen.room.update_time == first.update_time
