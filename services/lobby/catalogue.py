@@ -84,6 +84,7 @@ class Catalogue:
         self._clock = clock
 
     async def _may_see(self, session: AsyncSession, caller: Caller, room: Room) -> bool:
+        # Service: table (a shard reads every room it serves, private or disabled ones included).
         if caller.has(Role.ADMIN) or caller.has(Role.SERVICE):
             return True
         if room.disabled:
