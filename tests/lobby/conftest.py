@@ -3,24 +3,26 @@ test prefix for the shard registry and table directory, and the lobby served on 
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import AsyncIterator, Awaitable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import grpc
 import pytest
 import redis.asyncio as redis
+import sqlalchemy as sa
 from google.rpc import error_details_pb2, status_pb2
 
 from poker.lobby.v1 import lobby_pb2_grpc
-from service_runtime.database import create_engine, create_session_factory
+from service_runtime.database import create_engine, create_session_factory, sync_url
 from service_runtime.shard_registry import RedisShardRegistry
 from service_runtime.table_directory import RedisMaintenanceBoard, RedisTableDirectory
 from service_runtime.testing import auth_metadata, reason_of, running_server, throwaway_postgres_database
 from services.lobby.access import AccessControl
 from services.lobby.assembly import ACCESS, lobby_service, lobby_servicer
-from services.lobby.storage import migrate
+from services.lobby.storage import MIGRATIONS_DIR, migrate
+from services.lobby.tables import metadata, rooms
 
 ADMIN = auth_metadata("ops-admin", "admin")
 ALICE = auth_metadata("alice", "player")
@@ -39,11 +41,37 @@ class FakeClock:
         self.now += delta
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def lobby_database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """A freshly migrated lobby database (seeded catalogue), removed afterwards."""
+def _seed_rows() -> list[dict[str, object]]:
+    """The rows migration 0002 seeds, from the migration itself."""
+    path = MIGRATIONS_DIR / "versions" / "0002_seed_catalogue.py"
+    spec = importlib.util.spec_from_file_location("lobby_seed_catalogue", path)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    rows: list[dict[str, object]] = module.seed_rows()
+    return rows
+
+
+def _reset(url: str) -> None:
+    """Back to the freshly migrated state: every lobby row gone, the seeded rooms back."""
+    engine = sa.create_engine(sync_url(url), poolclass=sa.pool.NullPool)
+    try:
+        with engine.begin() as connection:
+            for table in reversed(metadata.sorted_tables):
+                connection.execute(table.delete())
+            connection.execute(rooms.insert(), _seed_rows())
+    finally:
+        engine.dispose()
+
+
+@pytest.fixture(scope="module", params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def migrated_lobby_database(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
+    """A migrated lobby database per backend, shared by one module's tests, removed afterwards."""
     if request.param == "sqlite":
-        url = f"sqlite+aiosqlite:///{(tmp_path / 'lobby.db').as_posix()}"
+        url = f"sqlite+aiosqlite:///{(tmp_path_factory.mktemp('lobby-db') / 'lobby.db').as_posix()}"
         migrate(url)
         yield url
         return
@@ -51,6 +79,13 @@ def lobby_database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterat
     with throwaway_postgres_database(server_url, prefix="lobby_test") as url:
         migrate(url)
         yield url
+
+
+@pytest.fixture
+def lobby_database_url(migrated_lobby_database: str) -> str:
+    """The module's database as the migration left it (seeded catalogue, nothing else)."""
+    _reset(migrated_lobby_database)
+    return migrated_lobby_database
 
 
 @dataclass
