@@ -26,7 +26,7 @@ from service_runtime.testing import auth_metadata
 ROOT = Path(__file__).resolve().parents[2]
 PLAYER = auth_metadata("alice", "player")
 ADMIN = auth_metadata("ops-admin", "admin")
-LEASE = 1.0
+LEASE = 2.0
 ROOMS = [
     "nlhe-gram-duel", "nlhe-gram-classic", "nlhe-gram-high-roller", "nlhe-gram-prestige",
     "nlhe-mpx-duel", "nlhe-mpx-classic", "nlhe-mpx-high-roller", "nlhe-mpx-prestige",
