@@ -20,12 +20,17 @@ help:
 	@echo "make bench  run the benchmarks and print figures side by side"
 	@echo "make protos regenerate libs/poker from protos/"
 
+# One line per set-up step; a step's whole output only when it fails.
+step = echo "setup: $(1)"; log=$$(mktemp); if ! { $(2); } >"$$log" 2>&1; then cat "$$log"; rm -f "$$log"; \
+	echo "setup: FAILED: $(1) (its output is above)"; exit 1; fi; rm -f "$$log"
+
 $(STAMP): pyproject.toml $(CONSTRAINTS)
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11+ is required")'
-	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -c $(CONSTRAINTS) -e '.[dev]'
+	@$(call step,virtual environment in $(VENV),test -x $(BIN)/python || $(PYTHON) -m venv $(VENV))
+	@$(call step,pip up to date,$(BIN)/python -m pip install --upgrade pip)
+	@$(call step,the project and its pinned dependencies,$(BIN)/python -m pip install -c $(CONSTRAINTS) -e '.[dev]')
 	@touch $(STAMP)
+	@echo "setup: done"
 
 setup: $(STAMP)
 

@@ -30,7 +30,7 @@ from house_games.russian_poker import (
     RussianPokerRound,
     TakeAnte,
 )
-from house_games.settings import CasinoHoldemSettings, RussianPokerSettings
+from house_games.settings import CasinoHoldemSettings, RussianPokerSettings, StillNoGameAnte
 from house_games.settlement import (
     Account,
     BoxSettlement,
@@ -79,6 +79,7 @@ __all__ = [
     "RussianPokerRound",
     "RussianPokerSettings",
     "SettlementLine",
+    "StillNoGameAnte",
     "TakeAnte",
     "Transfer",
     "assess_hand",

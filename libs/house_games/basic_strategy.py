@@ -1,7 +1,8 @@
 """The simple, documented strategies the simulator plays (not optimal; see docs/house-games.md).
 
-Casino Hold'em, after the flop: call with a pair or better that uses a hole card, four to a flush,
-an open-ended straight draw (both using a hole card), or a nine or better in the hole; otherwise fold (about 80% of hands call).
+Casino Hold'em, after the flop: call with a pair or better that uses a hole card (a flush or straight
+made on the flop included), four to a flush, an open-ended straight draw (both using a hole card), or a
+nine or better in the hole; otherwise fold (about 83% of hands call, see docs/house-games.md).
 
 Russian Poker, one light box (figures from simulating each option, see docs/house-games.md):
 * play two pairs or better, a pair with a second combination, and a pair of nines or better;
@@ -45,8 +46,15 @@ def _open_ended_draw(cards: Sequence[int]) -> tuple[int, ...] | None:
 
 
 def _four_flush(cards: Sequence[int]) -> tuple[int, ...] | None:
+    """Exactly four cards of one suit (a flush draw), or None."""
+    flush = _flush_cards(cards)
+    return flush if flush is not None and len(flush) == 4 else None
+
+
+def _flush_cards(cards: Sequence[int]) -> tuple[int, ...] | None:
+    """The cards of a suit held four or five times (a flush draw or a made flush), or None."""
     suit, count = Counter(suit_of(card) for card in cards).most_common(1)[0]
-    if count == 4:
+    if count >= 4:
         return tuple(card for card in cards if suit_of(card) == suit)
     return None
 
@@ -56,7 +64,8 @@ def holdem_should_call(hole: Sequence[int], flop: Sequence[int]) -> bool:
     counts = Counter(rank_of(card) for card in five)
     if any(counts[rank_of(card)] >= 2 for card in hole):
         return True
-    flush = _four_flush(five)
+    # A made flush is "better than a pair" and four to a flush is a draw: both call with a hole card in it.
+    flush = _flush_cards(five)
     if flush is not None and set(flush) & set(hole):
         return True
     draw = _open_ended_draw(five)

@@ -391,9 +391,11 @@ class RussianPokerRound:
             raise IllegalDecisionError(
                 "insurance needs three of a kind or better", reason="INSURANCE_WITHOUT_THREE_OF_A_KIND"
             )
-        # From one ante up to the hand's expected payout, within the table maximum.
-        high = expected_payout(hand, 2 * state.wager.ante, self.settings)
+        # From one ante up to the hand's expected payout, within the table maximum. Insurance wins only
+        # when the dealer has no game, and then the box takes the ante paid 1:1 (or buys a game): the
+        # ante's win counts toward the cap too, so a larger stake could not be paid in full.
         low = state.wager.ante
+        high = min(expected_payout(hand, 2 * low, self.settings), self.settings.table_maximum - low)
         if high < low:
             raise IllegalDecisionError("the table maximum leaves no room", reason="INSURANCE_OUT_OF_RANGE")
         return low, high

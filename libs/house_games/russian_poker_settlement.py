@@ -6,7 +6,8 @@ The rules, as lines:
   ante is returned, not paid; a second combination is paid on the bet as well; equal combinations
   compare by the higher cards and a complete tie pushes; a higher dealer takes ante and bet.
 * dealer has no game: the box takes the ante paid 1:1 with the bet returned, or buys a game for one
-  ante and is then compared with the dealer's new hand (still no game: bet returned, ante paid 1:1).
+  ante and is then compared with the dealer's new hand (still no game: bet returned, ante paid 1:1 or
+  returned, the setting `still_no_game_ante`).
 * insurance is settled on the dealer's hand as first shown: no game 1:1, a lower game lost, an equal
   or higher game returned.
 * the total paid on a box (ante, combinations, insurance) never exceeds the table maximum.
@@ -17,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from house_games.russian_combinations import RussianHand
-from house_games.settings import RussianPokerSettings
+from house_games.settings import RussianPokerSettings, StillNoGameAnte
 from house_games.settlement import Item, SettlementLine, cap_winnings, fee, lost, returned, won
 from house_games.wagers import BoxWager
 
@@ -59,8 +60,12 @@ def settle_russian_box(
             if final_dealer.has_game:
                 lines.extend(_compare(box, final_dealer, settings))
             else:
-                # "Ставка Бет не оплачивается и не забирается"; the ante keeps its no-game 1:1.
-                lines.append(won(Item.ANTE, ante, ante, "DEALER_STILL_NO_GAME"))
+                # "Ставка Бет не оплачивается и не забирается"; the ante is the operator's choice
+                # (decision 1): paid 1:1 as in any no-game, or returned.
+                if settings.still_no_game_ante is StillNoGameAnte.PAY:
+                    lines.append(won(Item.ANTE, ante, ante, "DEALER_STILL_NO_GAME"))
+                else:
+                    lines.append(returned(Item.ANTE, ante, "DEALER_STILL_NO_GAME"))
                 lines.append(returned(Item.BET, bet, "DEALER_STILL_NO_GAME"))
         else:
             lines.append(won(Item.ANTE, ante, ante, "DEALER_NO_GAME"))

@@ -15,8 +15,8 @@ def check_russian_wagers(wagers: Sequence[BoxWager], settings: RussianPokerSetti
     by_player: dict[str, list[BoxWager]] = {}
     for wager in ordered:
         by_player.setdefault(wager.player, []).append(wager)
-        if wager.bonus and not wager.dark:
-            # "При игре «в тёмную» можно поставить дополнительные ставки на бонус."
+        if wager.bonus and not wager.dark and not settings.bonus_on_light_boxes:
+            # "При игре «в тёмную» можно поставить дополнительные ставки на бонус" (decision 12: a setting).
             raise InvalidWagerError(
                 f"box {wager.box}: only a dark box may bet the bonus", "BONUS_ON_LIGHT_BOX"
             )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from enum import Enum
 
 from house_games.errors import InvalidSettingsError
 from house_games.pay_tables import BonusPayTable, CasinoHoldemPayTable, RussianPokerPayTable
@@ -46,6 +47,16 @@ class CasinoHoldemSettings:
         )
 
 
+class StillNoGameAnte(Enum):
+    """What the ante of a box that bought a game gets when the dealer again has no game (decision 1).
+
+    The text says only "ставка Бет не оплачивается и не забирается": the operator chooses.
+    """
+
+    PAY = "PAY"  # paid 1:1 as in any no-game, so buying and missing nets zero (+1 ante, -1 fee)
+    RETURN = "RETURN"  # returned: the box gave up the ante win when it chose to buy a game
+
+
 @dataclass(frozen=True, slots=True)
 class RussianPokerSettings:
     pay_table: RussianPokerPayTable = field(default_factory=RussianPokerPayTable)
@@ -59,10 +70,19 @@ class RussianPokerSettings:
     max_boxes: int = MAX_BOXES
     # When set, every bonus bet must be exactly this amount (jackpot shares do not scale with the stake).
     bonus_stake: int | None = None
+    # Decision 12: "при игре «в тёмную» можно поставить ... на бонус" reads as dark boxes only (False);
+    # "бонус оплачивается до начала обмена и покупки карт", which only light boxes make, as any box (True).
+    bonus_on_light_boxes: bool = False
+    # Decision 1: the ante of a bought game that still gives no game.
+    still_no_game_ante: StillNoGameAnte = StillNoGameAnte.PAY
 
     def __post_init__(self) -> None:
         problems: list[str] = []
         _check_positive(problems, "table_maximum", self.table_maximum)
+        if not isinstance(self.bonus_on_light_boxes, bool):
+            problems.append(f"bonus_on_light_boxes must be true or false, got {self.bonus_on_light_boxes!r}")
+        if not isinstance(self.still_no_game_ante, StillNoGameAnte):
+            problems.append(f"still_no_game_ante must be PAY or RETURN, got {self.still_no_game_ante!r}")
         _check_positive(problems, "max_light_boxes_per_player", self.max_light_boxes_per_player)
         _check_positive(problems, "max_boxes", self.max_boxes)
         if self.bonus_stake is not None:
@@ -86,12 +106,20 @@ class RussianPokerSettings:
             "max_light_boxes_per_player",
             "max_boxes",
             "bonus_stake",
+            "bonus_on_light_boxes",
+            "still_no_game_ante",
         }
         _refuse_unknown(raw, known, "Russian Poker")
         defaults = cls()
         upcard = raw.get("dealer_upcard", defaults.dealer_upcard)
         if not isinstance(upcard, bool):
             raise InvalidSettingsError(f"dealer_upcard must be true or false, got {upcard!r}")
+        light_bonus = raw.get("bonus_on_light_boxes", defaults.bonus_on_light_boxes)
+        if not isinstance(light_bonus, bool):
+            raise InvalidSettingsError(f"bonus_on_light_boxes must be true or false, got {light_bonus!r}")
+        still_no_game = raw.get("still_no_game_ante", defaults.still_no_game_ante.value)
+        if still_no_game not in {choice.value for choice in StillNoGameAnte}:
+            raise InvalidSettingsError(f"still_no_game_ante must be PAY or RETURN, got {still_no_game!r}")
         bonus_stake = raw.get("bonus_stake")
         return cls(
             pay_table=RussianPokerPayTable(_odds(raw, "odds", defaults.pay_table.odds)),
@@ -106,6 +134,8 @@ class RussianPokerSettings:
             ),
             max_boxes=_int(raw, "max_boxes", defaults.max_boxes),
             bonus_stake=None if bonus_stake is None else _int(raw, "bonus_stake", 0),
+            bonus_on_light_boxes=light_bonus,
+            still_no_game_ante=StillNoGameAnte(still_no_game),
         )
 
 

@@ -49,6 +49,7 @@ class Tally:
     staked_sum: int = 0
     staked_squares: int = 0
     net_staked_products: int = 0
+    played: int = 0  # rounds in which the box placed the bet (called or played) rather than folding
     by_item: dict[str, int] = field(default_factory=dict)
 
     def add(self, box: BoxSettlement) -> None:
@@ -59,6 +60,7 @@ class Tally:
         self.staked_sum += staked
         self.staked_squares += staked * staked
         self.net_staked_products += net * staked
+        self.played += any(line.item is Item.BET for line in box.lines)
         for line in box.lines:
             self.by_item[line.item.value] = self.by_item.get(line.item.value, 0) + line.delta(Account.PLAYER)
 
@@ -134,6 +136,7 @@ def _report(title: str, tally: Tally, out: list[str]) -> None:
     out.append(f"  house edge (per chip staked): {100 * (1 - rtp):.3f}% +/- {100 * rtp_half:.3f}%")
     out.append(f"  house edge per initial ante: {100 * edge:.3f}% +/- {100 * edge_half:.3f}% (95% CI)")
     out.append(f"  average staked per round: {tally.staked_sum / tally.rounds / tally.ante:.4f} antes")
+    out.append(f"  bet placed (called or played) in {100 * tally.played / tally.rounds:.2f}% of rounds")
     for item in Item:
         if item.value in tally.by_item:
             per_ante = tally.by_item[item.value] / tally.rounds / tally.ante
@@ -181,7 +184,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="override one entry of the ante (Casino Hold'em) or main (Russian Poker) pay table",
     )
     parser.add_argument("--dark", action="store_true", help="Russian Poker: play a dark box (blind)")
-    parser.add_argument("--bonus", type=int, default=0, help="Russian Poker: bonus stake (dark box only)")
+    parser.add_argument(
+        "--bonus",
+        type=int,
+        default=0,
+        help="Russian Poker: bonus stake (dark box, or any box with bonus_on_light_boxes in the settings)",
+    )
     parser.add_argument("--jackpot", type=int, default=0, help="Russian Poker: jackpot balance every round")
     args = parser.parse_args(argv)
     if args.rounds < 2 or args.ante < 1:

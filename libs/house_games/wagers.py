@@ -14,7 +14,8 @@ class BoxWager:
 
     ``box`` is the box's position at the table (1 = first in dealing order, the dealer's left); boxes
     are dealt in ascending position. ``dark`` and ``bonus`` exist only in Russian Poker: a dark box
-    places its bet (two antes) before the deal and plays blind, and only a dark box may bet the bonus.
+    places its bet (two antes) before the deal and plays blind; only a dark box may bet the bonus unless
+    the table setting `bonus_on_light_boxes` allows light boxes too (decision 12).
     """
 
     box: int

@@ -1,4 +1,8 @@
-"""Which roles may call which RPC: declared once per service, checked before any handler runs.
+"""Who may call which RPC: declared once per service, checked before any request is parsed.
+
+A rule names principals: the person roles `player` and `admin`, and individual services by name
+(`ServiceName`). There is no "any service" grant: a service token names its service, and each RPC
+lists the services whose job needs it, so a stolen token of one service cannot do another's job.
 
 A policy must name every method of the services it guards (checked at start-up against the proto
 descriptors), so a new RPC cannot ship without a decision about who may call it.
@@ -11,17 +15,27 @@ from dataclasses import dataclass, field
 
 from google.protobuf import descriptor_pool
 
-from service_runtime.auth import Role
+from service_runtime.auth import Principal, Role, ServiceName
 
-ANY_ROLE = frozenset(Role)
-SERVICE_ONLY = frozenset({Role.SERVICE})
-ADMIN_ONLY = frozenset({Role.ADMIN})
+PLAYERS: frozenset[Principal] = frozenset({Role.PLAYER})
+ADMIN_ONLY: frozenset[Principal] = frozenset({Role.ADMIN})
+PLAYERS_AND_ADMINS: frozenset[Principal] = frozenset({Role.PLAYER, Role.ADMIN})
+# Read-only RPCs any authenticated caller may use (each named service included).
+ANY_CALLER: frozenset[Principal] = frozenset({Role.PLAYER, Role.ADMIN, *ServiceName})
 
-# Infrastructure endpoints that load balancers, probes and grpcurl call without a token.
+
+def services(*names: ServiceName) -> frozenset[Principal]:
+    """A grant to exactly these services."""
+    return frozenset(names)
+
+
+# Infrastructure endpoints that load balancers, probes and grpcurl call without a token; they pass
+# through the interceptor untouched, as the standard health and reflection protocols expect.
 PUBLIC_INFRASTRUCTURE = frozenset(
     {
         "/grpc.health.v1.Health/Check",
         "/grpc.health.v1.Health/Watch",
+        "/grpc.health.v1.Health/List",
         "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
         "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo",
     }
@@ -30,14 +44,19 @@ PUBLIC_INFRASTRUCTURE = frozenset(
 
 @dataclass(frozen=True)
 class AccessPolicy:
-    """Full method name (`/pkg.Service/Method`) to the roles allowed to call it."""
+    """Full method name (`/pkg.Service/Method`) to the principals allowed to call it."""
 
-    roles: Mapping[str, frozenset[Role]]
+    roles: Mapping[str, frozenset[Principal]]
     public: frozenset[str] = field(default=PUBLIC_INFRASTRUCTURE)
+
+    def __post_init__(self) -> None:
+        for method, allowed in self.roles.items():
+            if Role.SERVICE in allowed:
+                raise ValueError(f"{method}: grant named services, not the service role as a whole")
 
     @classmethod
     def for_service(
-        cls, service_full_name: str, rules: Mapping[str, frozenset[Role]], *, public: Iterable[str] = ()
+        cls, service_full_name: str, rules: Mapping[str, frozenset[Principal]], *, public: Iterable[str] = ()
     ) -> AccessPolicy:
         """Build a policy from short method names; every method of the service must be listed."""
         service = descriptor_pool.Default().FindServiceByName(service_full_name)
@@ -58,6 +77,15 @@ class AccessPolicy:
     def is_public(self, method: str) -> bool:
         return method in self.public
 
-    def allowed_roles(self, method: str) -> frozenset[Role]:
-        """Roles for a method; unknown methods get none, so nothing unlisted is ever callable."""
+    def allowed_roles(self, method: str) -> frozenset[Principal]:
+        """Principals for a method; unknown methods get none, so nothing unlisted is ever callable."""
         return self.roles.get(method, frozenset())
+
+
+def describe(allowed: frozenset[Principal]) -> str:
+    """A grant in words, for error messages and the generated access table."""
+    if allowed == ANY_CALLER:
+        return "any authenticated caller"
+    people = [p.value for p in (Role.PLAYER, Role.ADMIN) if p in allowed]
+    named = [f"service:{s.value}" for s in ServiceName if s in allowed]
+    return ", ".join(people + named) or "nobody"

@@ -1,10 +1,14 @@
 """Signed bearer tokens: who the caller is (subject) and what they may do (roles).
 
 Format: a compact JWS with HS256 (`base64url(header).base64url(claims).base64url(hmac)`), so any JWT
-library can read one. Claims: `sub` (player or service id), `roles` (player / admin / service), `iat`,
-`exp`, and the header carries `kid` so keys can rotate. Verification is constant-time and rejects
-missing, malformed, expired, forged and unknown-key tokens with UNAUTHENTICATED; a known caller
-without the needed role gets PERMISSION_DENIED.
+library can read one. Claims: `sub` (player id, or for the service role the name of the calling
+service), `roles` (player / admin / service), `iat`, `exp`, and the header carries `kid` so keys can
+rotate. Verification is constant-time, bounded in size and nesting, and rejects missing, malformed,
+expired, forged and unknown-key tokens with UNAUTHENTICATED; a known caller without the needed role
+gets PERMISSION_DENIED.
+
+A service token names one service (`ServiceName`): access policies grant RPCs to named services, so
+a stolen token of one service cannot do another's job.
 """
 
 from __future__ import annotations
@@ -27,6 +31,25 @@ class Role(enum.StrEnum):
     SERVICE = "service"
 
 
+class ServiceName(enum.StrEnum):
+    """The services that may hold a service token; the token's subject is one of these."""
+
+    LOBBY = "lobby"
+    TABLE = "table"
+    CASHIER = "cashier"
+    FAIRNESS = "fairness"
+    HISTORY = "history"
+    # The payments gateway: the only identity that records purchases and withdrawals.
+    PAYMENTS = "payments"
+
+
+# Whom an access rule may name: a person's role, or one named service (never "any service").
+Principal = Role | ServiceName
+
+# Tokens are small; anything bigger is refused before any decoding (no parser sees attacker-sized input).
+MAX_TOKEN_LENGTH = 4096
+
+
 @dataclass(frozen=True)
 class Caller:
     """The authenticated identity behind one RPC."""
@@ -38,11 +61,32 @@ class Caller:
     def has(self, role: Role) -> bool:
         return role in self.roles
 
-    def require(self, *roles: Role) -> None:
-        """PERMISSION_DENIED unless the caller holds at least one of `roles`."""
-        if not self.roles.intersection(roles):
+    @property
+    def service(self) -> ServiceName | None:
+        """The service this caller is, for a service token naming a known service."""
+        if Role.SERVICE not in self.roles:
+            return None
+        try:
+            return ServiceName(self.subject)
+        except ValueError:
+            return None
+
+    def is_service(self, *names: ServiceName) -> bool:
+        return self.service is not None and self.service in names
+
+    @property
+    def principals(self) -> frozenset[Principal]:
+        """What access rules match: the person roles held, plus the named service if any."""
+        held: set[Principal] = {r for r in self.roles if r is not Role.SERVICE}
+        if self.service is not None:
+            held.add(self.service)
+        return frozenset(held)
+
+    def require(self, *principals: Principal) -> None:
+        """PERMISSION_DENIED unless the caller is one of `principals` (a role or a named service)."""
+        if not self.principals.intersection(principals):
             raise PermissionDenied(
-                "ROLE_REQUIRED", f"this call needs the role {' or '.join(r.value for r in roles)}"
+                "ROLE_REQUIRED", f"this call needs the role {' or '.join(p.value for p in principals)}"
             )
 
 
@@ -102,31 +146,37 @@ def mint_token(
 
 
 def verify_token(keys: TokenKeys, token: str, *, now: int) -> Caller:
-    """The caller a token names, or Unauthenticated with a reason saying what is wrong with it."""
+    """The caller a token names, or Unauthenticated with a reason saying what is wrong with it.
+
+    The signature is checked before the claims are parsed, so only a key holder's JSON is ever
+    decoded past the header; the header itself is bounded by the token size and must be a flat object.
+    """
+    if len(token) > MAX_TOKEN_LENGTH or not token.isascii():
+        raise Unauthenticated("TOKEN_MALFORMED", "the bearer token is not a signed token")
     parts = token.split(".")
     if len(parts) != 3:
         raise Unauthenticated("TOKEN_MALFORMED", "the bearer token is not a signed token")
-    try:
-        header = json.loads(_unb64(parts[0]))
-        claims = json.loads(_unb64(parts[1]))
-        signature = _unb64(parts[2])
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise Unauthenticated("TOKEN_MALFORMED", "the bearer token cannot be decoded") from exc
-    if not isinstance(header, dict) or header.get("alg") != "HS256":
+    header = _json_object(parts[0], "header")
+    if header.get("alg") != "HS256":
         raise Unauthenticated("TOKEN_MALFORMED", "the bearer token must be signed with HS256")
-    secret = keys.keys.get(str(header.get("kid")))
+    kid = header.get("kid")
+    secret = keys.keys.get(kid) if isinstance(kid, str) else None
     if secret is None:
         raise Unauthenticated("TOKEN_INVALID_SIGNATURE", "the bearer token was signed with an unknown key")
+    try:
+        signature = _unb64(parts[2])
+    except ValueError as exc:
+        raise Unauthenticated("TOKEN_MALFORMED", "the bearer token cannot be decoded") from exc
     expected = hmac.new(secret, f"{parts[0]}.{parts[1]}".encode(), hashlib.sha256).digest()
     if not hmac.compare_digest(expected, signature):
         raise Unauthenticated("TOKEN_INVALID_SIGNATURE", "the bearer token signature does not verify")
-    if not isinstance(claims, dict):
-        raise Unauthenticated("TOKEN_MALFORMED", "the bearer token claims are not an object")
+    claims = _json_object(parts[1], "claims")
     subject, roles, expires = claims.get("sub"), claims.get("roles"), claims.get("exp")
     if (
         not isinstance(subject, str)
         or not subject
         or not isinstance(expires, int)
+        or isinstance(expires, bool)
         or not isinstance(roles, list)
     ):
         raise Unauthenticated("TOKEN_MALFORMED", "the bearer token lacks sub, roles or exp")
@@ -134,16 +184,29 @@ def verify_token(keys: TokenKeys, token: str, *, now: int) -> Caller:
         raise Unauthenticated("TOKEN_EXPIRED", "the bearer token has expired")
     try:
         parsed_roles = frozenset(Role(r) for r in roles)
-    except ValueError as exc:
+    except (ValueError, TypeError) as exc:
         raise Unauthenticated("TOKEN_MALFORMED", "the bearer token names an unknown role") from exc
     return Caller(subject=subject, roles=parsed_roles, expires_at=expires)
+
+
+def _json_object(part: str, what: str) -> dict[str, object]:
+    """One base64url JSON object of a token; anything else (including deep nesting) is malformed."""
+    try:
+        value = json.loads(_unb64(part))
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+        raise Unauthenticated("TOKEN_MALFORMED", f"the bearer token {what} cannot be decoded") from exc
+    if not isinstance(value, dict):
+        raise Unauthenticated("TOKEN_MALFORMED", f"the bearer token {what} is not an object")
+    return value
 
 
 def bearer_from_metadata(metadata: Iterable[tuple[str, str | bytes]]) -> str | None:
     """The token in an `authorization: Bearer ...` metadata entry, if any."""
     for key, value in metadata:
         if key.lower() == "authorization":
-            text = value.decode() if isinstance(value, bytes) else value
+            if isinstance(value, bytes):
+                raise Unauthenticated("TOKEN_MALFORMED", "authorization metadata must be 'Bearer <token>'")
+            text = value
             scheme, _, token = text.partition(" ")
             if scheme.lower() == "bearer" and token.strip():
                 return token.strip()

@@ -1,5 +1,7 @@
 """Outgoing gRPC channels: a deadline on every call, bearer token and request id propagated, and
-retries of UNAVAILABLE only (bounded attempts, jittered exponential backoff, per gRFC A6).
+retries of UNAVAILABLE and RESOURCE_EXHAUSTED (bounded attempts, jittered exponential backoff, per
+gRFC A6). A server sheds overload with RESOURCE_EXHAUSTED before it runs the handler, so a retry is
+safe; every mutating RPC is idempotent by its request id anyway.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ RETRY_SERVICE_CONFIG = {
                 "initialBackoff": "0.1s",
                 "maxBackoff": "2s",
                 "backoffMultiplier": 2,
-                "retryableStatusCodes": ["UNAVAILABLE"],
+                "retryableStatusCodes": ["UNAVAILABLE", "RESOURCE_EXHAUSTED"],
             },
         }
     ]
@@ -65,7 +67,7 @@ class _CallDefaults(grpc.aio.UnaryUnaryClientInterceptor, grpc.aio.UnaryStreamCl
 def create_channel(
     target: str, *, timeout_seconds: float = 5.0, token: Callable[[], str] | None = None
 ) -> grpc.aio.Channel:
-    """An insecure (loopback / service mesh) channel with deadlines, auth and UNAVAILABLE retries."""
+    """An insecure (loopback / service mesh) channel with deadlines, auth and retries with backoff."""
     return grpc.aio.insecure_channel(
         target,
         options=[

@@ -1,9 +1,13 @@
 """`make run`: start every service as its own process on loopback with embedded defaults.
 
-It starts lobby, table, cashier, fairness and history (`python -m services.<name>`), prefixes each
-line of their output with the service name, waits until every health check says SERVING, prints
-the addresses and how to call them, and on Ctrl-C (or SIGTERM) stops them all gracefully. If any
-service dies, the others are stopped and the command fails.
+It starts lobby, table, cashier, fairness and history (`python -m services.<name>`) on the addresses
+`POKER_<SERVICE>_HOST` / `POKER_<SERVICE>_PORT` name (else `--host` and `--base-port` + 0..4), prefixes
+each line of their output with the service name, and prints the addresses and how to call them once
+every service this run started is alive, answers SERVING and owns its port. A port already taken stops
+the run before anything starts, with one line naming it; a service that exits during start-up stops
+the run at once, naming the service and its last line of output. On Ctrl-C (or SIGTERM) every service
+gets SIGTERM and, after the services' grace period, SIGKILL: the command always returns (a second
+Ctrl-C kills at once). If any service dies later, the others are stopped and the command fails.
 """
 
 from __future__ import annotations
@@ -11,10 +15,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import errno
 import os
 import signal
+import socket
 import sys
-from dataclasses import dataclass
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
@@ -23,6 +33,24 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 SERVICES = ("lobby", "table", "cashier", "fairness", "history")
 BASE_PORT = 50051
 COLOURS = {"lobby": 36, "table": 32, "cashier": 33, "fairness": 35, "history": 34}
+# A service's own shutdown: 1 s of NOT_SERVING drain, then POKER_SHUTDOWN_GRACE_SECONDS for in-flight
+# RPCs (service_runtime.server.serve). The launcher allows that plus this margin, then kills.
+DEFAULT_GRACE_SECONDS = 10.0
+SHUTDOWN_MARGIN_SECONDS = 2.0
+# Longer lines are cut on the terminal (the rest is read and dropped, so the service never blocks).
+MAX_LINE_BYTES = 8192
+READ_CHUNK_BYTES = 65536
+
+
+class ClusterError(Exception):
+    """A reason not to start at all (bad address setting, port taken), one line each."""
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    name: str
+    host: str
+    port: int
 
 
 @dataclass
@@ -30,120 +58,388 @@ class Child:
     name: str
     port: int
     process: asyncio.subprocess.Process
+    last_lines: deque[str] = field(default_factory=lambda: deque(maxlen=3))
 
 
-def _label(name: str) -> str:
-    text = f"{name:>8} |"
-    return f"\033[{COLOURS[name]}m{text}\033[0m" if sys.stdout.isatty() else text
+def plan_endpoints(environ: Mapping[str, str], host: str, base_port: int) -> list[Endpoint]:
+    """Each service's address: its POKER_<SERVICE>_HOST / _PORT if set, else `host` and base port + n.
 
-
-async def _pump(child: Child) -> None:
-    assert child.process.stdout is not None
-    async for raw in child.process.stdout:
-        sys.stdout.write(f"{_label(child.name)} {raw.decode(errors='replace')}")
-        sys.stdout.flush()
-
-
-async def _wait_serving(port: int, deadline_seconds: float) -> bool:
-    loop = asyncio.get_running_loop()
-    end = loop.time() + deadline_seconds
-    async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
-        stub = health_pb2_grpc.HealthStub(channel)
-        while loop.time() < end:
+    Port 0 means "any free port", as for a single service: the launcher picks one and passes it on,
+    since it must know the port to check the service and print it.
+    """
+    endpoints, problems = [], []
+    for offset, name in enumerate(SERVICES):
+        prefix = f"POKER_{name.upper()}_"
+        service_host = environ.get(f"{prefix}HOST") or host
+        raw = environ.get(f"{prefix}PORT", "").strip()
+        port = base_port + offset
+        if raw:
             try:
-                reply = await stub.Check(health_pb2.HealthCheckRequest(), timeout=1)
-                if reply.status == health_pb2.HealthCheckResponse.SERVING:
-                    return True
-            except grpc.aio.AioRpcError:
-                pass
-            await asyncio.sleep(0.2)
+                port = int(raw)
+            except ValueError:
+                port = -1
+            if not 0 <= port <= 65535:
+                problems.append(f"{prefix}PORT={raw[:20]!r}: must be a port number between 0 and 65535")
+                continue
+            if port == 0:
+                port = _free_port(service_host)
+        endpoints.append(Endpoint(name, service_host, port))
+    if problems:
+        raise ClusterError("\n".join(f"cluster: {problem}" for problem in problems))
+    return endpoints
+
+
+def _free_port(host: str) -> int:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.bind((host, 0))
+        return int(probe.getsockname()[1])
+
+
+def port_taken(endpoint: Endpoint) -> bool:
+    """True if something already listens on the endpoint (bound as gRPC binds: SO_REUSEADDR on)."""
+    family = socket.AF_INET6 if ":" in endpoint.host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((endpoint.host, endpoint.port))
+        except OSError as error:
+            if error.errno == errno.EADDRINUSE:
+                return True
+            raise ClusterError(
+                f"cluster: cannot listen on {endpoint.host}:{endpoint.port} ({endpoint.name}): {error.strerror}"
+            ) from error
     return False
 
 
-async def _stop(children: list[Child], grace_seconds: float) -> None:
+def check_ports_free(endpoints: list[Endpoint]) -> None:
+    """Raise ClusterError, one line naming every taken port and what to do, if any port is taken."""
+    taken = [e for e in endpoints if port_taken(e)]
+    if taken:
+        ports = ", ".join(f"{e.host}:{e.port} ({e.name})" for e in taken)
+        example = " ".join(f"POKER_{e.name.upper()}_PORT={e.port + 100}" for e in taken)
+        raise ClusterError(
+            f"cluster: already in use: {ports} (another `make run`?): stop what holds "
+            f"{'it' if len(taken) == 1 else 'them'}, or choose free ports, e.g. {example} make run"
+        )
+
+
+class LineSplitter:
+    """Splits a byte stream into lines of any length; keeps the first `max_bytes` of each line."""
+
+    def __init__(self, max_bytes: int = MAX_LINE_BYTES) -> None:
+        self._max = max_bytes
+        self._head = bytearray()
+        self._dropped = 0
+
+    def feed(self, chunk: bytes) -> list[tuple[bytes, int]]:
+        """Complete lines in `chunk` as (kept bytes, bytes dropped from the end of the line)."""
+        lines: list[tuple[bytes, int]] = []
+        start = 0
+        while True:
+            end = chunk.find(b"\n", start)
+            part = chunk[start : len(chunk) if end < 0 else end]
+            room = max(self._max - len(self._head), 0)
+            self._head += part[:room]
+            self._dropped += max(len(part) - room, 0)
+            if end < 0:
+                return lines
+            lines.append(self._take())
+            start = end + 1
+
+    def finish(self) -> list[tuple[bytes, int]]:
+        """The unterminated last line, if any."""
+        return [self._take()] if self._head or self._dropped else []
+
+    def _take(self) -> tuple[bytes, int]:
+        line = (bytes(self._head), self._dropped)
+        self._head, self._dropped = bytearray(), 0
+        return line
+
+
+def _label(name: str, out: TextIO) -> str:
+    text = f"{name:>8} |"
+    return f"\033[{COLOURS[name]}m{text}\033[0m" if out.isatty() else text
+
+
+async def _pump(child: Child, out: TextIO | None = None) -> None:
+    """Copy the child's output to `out` (stdout), labelled, until the child closes it.
+
+    Reads chunks rather than lines: asyncio's line reader gives up on a line over its 64 KiB limit,
+    and a service whose output nobody reads blocks on its next log line and never stops.
+    """
+    target = sys.stdout if out is None else out
+    assert child.process.stdout is not None
+    splitter = LineSplitter()
+    label = _label(child.name, target)
+
+    def emit(lines: list[tuple[bytes, int]]) -> None:
+        for raw, dropped in lines:
+            text = raw.decode(errors="replace").rstrip("\r")
+            if dropped:
+                text += f" ... [{dropped} more bytes of this line not shown]"
+            if text.strip():
+                child.last_lines.append(text)
+            target.write(f"{label} {text}\n")
+        if lines:
+            target.flush()
+
+    while chunk := await child.process.stdout.read(READ_CHUNK_BYTES):
+        emit(splitter.feed(chunk))
+    emit(splitter.finish())
+
+
+def _connect_host(host: str) -> str:
+    if host in ("", "0.0.0.0"):
+        return "127.0.0.1"
+    if host == "::":
+        return "[::1]"
+    return f"[{host}]" if ":" in host else host
+
+
+def _listening_socket_inodes(port: int) -> set[str] | None:
+    """Inodes of the sockets listening on `port` (Linux /proc), or None where /proc cannot say."""
+    inodes: set[str] = set()
+    seen = False
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            rows = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        seen = True
+        for row in rows:
+            fields = row.split()
+            # local_address is HEXIP:HEXPORT; state 0A is LISTEN; the inode is the tenth field.
+            if len(fields) > 9 and fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                inodes.add(fields[9])
+    return inodes if seen else None
+
+
+def owns_port(pid: int, port: int) -> bool | None:
+    """Whether process `pid` holds a socket listening on `port`; None where the OS cannot tell us."""
+    listening = _listening_socket_inodes(port)
+    if listening is None:
+        return None
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return None if not Path("/proc/self/fd").exists() else False
+    links = []
+    for fd in fds:
+        with contextlib.suppress(OSError):  # closed since the listing
+            links.append(os.readlink(f"/proc/{pid}/fd/{fd}"))
+    held = {link[len("socket:[") : -1] for link in links if link.startswith("socket:[")}
+    return bool(held & listening)
+
+
+async def _wait_ready(child: Child, host: str) -> None:
+    """Return once `child` is alive, answers SERVING on its port, and that port is its own."""
+    async with grpc.aio.insecure_channel(f"{_connect_host(host)}:{child.port}") as channel:
+        stub = health_pb2_grpc.HealthStub(channel)
+        while True:
+            try:
+                reply = await stub.Check(health_pb2.HealthCheckRequest(), timeout=1)
+                serving = reply.status == health_pb2.HealthCheckResponse.SERVING
+            except grpc.aio.AioRpcError:
+                serving = False
+            # Something else answering on the port must not pass for this run's service.
+            if (
+                serving
+                and child.process.returncode is None
+                and owns_port(child.process.pid, child.port) is not False
+            ):
+                return
+            await asyncio.sleep(0.2)
+
+
+async def _stop(children: list[Child], deadline_seconds: float, force: asyncio.Event | None = None) -> None:
+    """SIGTERM every child, then SIGKILL whatever still runs after `deadline_seconds` (or on `force`)."""
     for child in children:
         if child.process.returncode is None:
-            child.process.send_signal(signal.SIGTERM)
+            with contextlib.suppress(ProcessLookupError):
+                child.process.send_signal(signal.SIGTERM)
+    all_exited = asyncio.gather(*(child.process.wait() for child in children))
+    waiters: list[asyncio.Future[Any]] = [all_exited]
+    if force is not None:
+        waiters.append(asyncio.ensure_future(force.wait()))
+    await asyncio.wait(waiters, timeout=deadline_seconds, return_when=asyncio.FIRST_COMPLETED)
+    if force is not None:
+        waiters[1].cancel()
     for child in children:
-        try:
-            await asyncio.wait_for(child.process.wait(), grace_seconds)
-        except TimeoutError:
-            child.process.kill()
-            await child.process.wait()
+        if child.process.returncode is None:
+            print(f"cluster: {child.name} did not stop in time; killing it", file=sys.stderr, flush=True)
+            with contextlib.suppress(ProcessLookupError):
+                child.process.kill()
+    await all_exited
 
 
-def _usage(host: str, ports: dict[str, int]) -> str:
-    rows = "\n".join(f"  {name:<9} {host}:{port}" for name, port in ports.items())
+def _grace_seconds(environ: Mapping[str, str]) -> float:
+    try:
+        grace = float(environ.get("POKER_SHUTDOWN_GRACE_SECONDS", DEFAULT_GRACE_SECONDS))
+    except ValueError:
+        return DEFAULT_GRACE_SECONDS
+    return grace if grace > 0 else DEFAULT_GRACE_SECONDS
+
+
+def _usage(endpoints: list[Endpoint]) -> str:
+    rows = "\n".join(f"  {e.name:<9} {e.host}:{e.port}" for e in endpoints)
+    cashier = next(e for e in endpoints if e.name == "cashier")
+    lobby = next(e for e in endpoints if e.name == "lobby")
     return f"""
 All services are SERVING:
 {rows}
 
 Talk to them (health and reflection need no token; everything else needs one):
   TOKEN=$(.venv/bin/mint-token --subject alice --roles player)
-  grpcurl -plaintext -H "authorization: Bearer $TOKEN" {host}:{ports["cashier"]} list
-  grpcurl -plaintext {host}:{ports["lobby"]} grpc.health.v1.Health/Check
+  grpcurl -plaintext -H "authorization: Bearer $TOKEN" {cashier.host}:{cashier.port} list
+  grpcurl -plaintext {lobby.host}:{lobby.port} grpc.health.v1.Health/Check
 Press Ctrl-C to stop every service.
 """
 
 
-async def run_cluster(data_dir: str, host: str, ready_timeout: float, base_port: int = BASE_PORT) -> int:
-    ports = {name: base_port + offset for offset, name in enumerate(SERVICES)}
-    env = dict(os.environ)
+def _exit_report(child: Child, when: str) -> str:
+    last = child.last_lines[-1].strip() if child.last_lines else "(no output)"
+    if len(last) > 300:
+        last = last[:300] + " ..."
+    return f"cluster: {child.name} exited {when} with code {child.process.returncode}: {last}"
+
+
+async def run_cluster(
+    data_dir: str,
+    host: str,
+    ready_timeout: float,
+    base_port: int = BASE_PORT,
+    environ: Mapping[str, str] | None = None,
+) -> int:
+    env = dict(os.environ if environ is None else environ)
+    try:
+        endpoints = plan_endpoints(env, host, base_port)
+        check_ports_free(endpoints)
+    except ClusterError as error:
+        print(error, file=sys.stderr, flush=True)
+        return 1
     env.setdefault("POKER_DATA_DIR", data_dir)
     if sys.stdout.isatty():
         env.setdefault("POKER_LOG_FORMAT", "console")
-    children: list[Child] = []
-    for name, port in ports.items():
-        child_env = {**env, f"POKER_{name.upper()}_PORT": str(port), f"POKER_{name.upper()}_HOST": host}
-        if name == "lobby":
-            # Without Redis the lobby routes every room to the one table shard: this one.
-            child_env.setdefault("POKER_LOBBY_TABLE_SHARD_ADDRESS", f"{host}:{ports['table']}")
-        process = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            f"services.{name}",
-            env=child_env,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-            # Own session: Ctrl-C reaches only this launcher, which then stops each service in turn.
-            start_new_session=True,
-        )
-        children.append(Child(name, port, process))
-    pumps = [asyncio.create_task(_pump(child)) for child in children]
-    stop = asyncio.Event()
+    grace = _grace_seconds(env) + 1.0 + SHUTDOWN_MARGIN_SECONDS
+    stop, force = asyncio.Event(), asyncio.Event()
     loop = asyncio.get_running_loop()
+
+    def on_signal() -> None:
+        # The first Ctrl-C stops gracefully; a second one kills what is left at once.
+        (force if stop.is_set() else stop).set()
+
     for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
+        loop.add_signal_handler(sig, on_signal)
+    children: list[Child] = []
+    pumps: list[asyncio.Task[None]] = []
     exit_code = 0
-    died = [asyncio.create_task(child.process.wait()) for child in children]
-    ready = await asyncio.gather(*(_wait_serving(c.port, ready_timeout) for c in children))
-    if not all(ready):
-        not_ready = [c.name for c, ok in zip(children, ready, strict=True) if not ok]
-        print(f"cluster: not SERVING after {ready_timeout:.0f}s: {', '.join(not_ready)}", file=sys.stderr)
-        exit_code = 1
-    else:
-        print(_usage(host, ports), flush=True)
-        stopper = asyncio.create_task(stop.wait())
-        done, _ = await asyncio.wait([stopper, *died], return_when=asyncio.FIRST_COMPLETED)
-        if stopper not in done:
-            dead = [c.name for c in children if c.process.returncode is not None]
-            print(f"cluster: {', '.join(dead)} stopped unexpectedly; stopping the rest", file=sys.stderr)
-            exit_code = 1
-        stopper.cancel()
-    await _stop(children, grace_seconds=15)
-    for pump in pumps:
-        with contextlib.suppress(asyncio.CancelledError):
-            await pump
+    try:
+        for endpoint in endpoints:
+            prefix = f"POKER_{endpoint.name.upper()}_"
+            child_env = {**env, f"{prefix}PORT": str(endpoint.port), f"{prefix}HOST": endpoint.host}
+            table = next((e for e in endpoints if e.name == "table"), None)
+            if endpoint.name == "lobby" and table is not None:
+                # Without Redis the lobby routes every room to the one table shard: this one.
+                child_env.setdefault("POKER_LOBBY_TABLE_SHARD_ADDRESS", f"{table.host}:{table.port}")
+            process = await asyncio.create_subprocess_exec(
+                sys.executable,
+                "-m",
+                f"services.{endpoint.name}",
+                env=child_env,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT,
+                # Own session: Ctrl-C reaches only this launcher, which then stops each service in turn.
+                start_new_session=True,
+            )
+            child = Child(endpoint.name, endpoint.port, process)
+            children.append(child)
+            pumps.append(asyncio.create_task(_pump(child)))
+        exit_code = await _supervise(children, endpoints, ready_timeout, stop, pumps)
+    finally:
+        await _stop(children, grace, force)
+        # A pump ends when its child's output closes; one that does not (a grandchild holding the pipe)
+        # must not hold the command up.
+        _, unfinished = await asyncio.wait(pumps, timeout=2) if pumps else (set(), set())
+        for pump in unfinished:
+            pump.cancel()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
     print("cluster: every service stopped", flush=True)
     return exit_code
+
+
+async def _supervise(
+    children: list[Child],
+    endpoints: list[Endpoint],
+    ready_timeout: float,
+    stop: asyncio.Event,
+    pumps: list[asyncio.Task[None]],
+) -> int:
+    """Wait for every service to be ready, then for Ctrl-C or a death; return the exit code."""
+    # A child's exit counts once its output is read to the end, so its last line names the error.
+    exits: dict[asyncio.Future[Any], Child] = {
+        asyncio.ensure_future(_exited(child, pump)): child
+        for child, pump in zip(children, pumps, strict=True)
+    }
+    stopper: asyncio.Future[Any] = asyncio.ensure_future(stop.wait())
+    ready: asyncio.Future[Any] = asyncio.ensure_future(
+        asyncio.gather(*(_wait_ready(c, e.host) for c, e in zip(children, endpoints, strict=True)))
+    )
+    try:
+        done, _ = await asyncio.wait(
+            [ready, stopper, *exits], timeout=ready_timeout, return_when=asyncio.FIRST_COMPLETED
+        )
+        dead = [exits[task] for task in exits if task in done]
+        if dead:
+            print(
+                f"{_exit_report(dead[0], 'during start-up')}; stopping the others",
+                file=sys.stderr,
+                flush=True,
+            )
+            return 1
+        if stopper in done:
+            return 0
+        if ready not in done:
+            waiting = [c.name for c in children if c.process.returncode is None]
+            print(
+                f"cluster: not SERVING after {ready_timeout:.0f}s: {', '.join(waiting)}",
+                file=sys.stderr,
+                flush=True,
+            )
+            return 1
+        print(_usage(endpoints), flush=True)
+        done, _ = await asyncio.wait([stopper, *exits], return_when=asyncio.FIRST_COMPLETED)
+        dead = [exits[task] for task in exits if task in done]
+        if dead:
+            print(
+                f"{_exit_report(dead[0], 'unexpectedly')}; stopping the others", file=sys.stderr, flush=True
+            )
+            return 1
+        return 0
+    finally:
+        for task in [ready, stopper, *exits]:
+            task.cancel()
+        await asyncio.gather(ready, stopper, *exits, return_exceptions=True)
+
+
+async def _exited(child: Child, pump: asyncio.Task[None]) -> None:
+    await child.process.wait()
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(asyncio.shield(pump), timeout=2)
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="poker-cluster", description=__doc__)
     parser.add_argument("--data-dir", default="data", help="folder for the embedded SQLite files")
-    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--host", default="127.0.0.1", help="listen address unless POKER_<SERVICE>_HOST says")
     parser.add_argument("--ready-timeout", type=float, default=60.0)
-    parser.add_argument("--base-port", type=int, default=BASE_PORT, help="lobby's port; the others follow")
+    parser.add_argument(
+        "--base-port",
+        type=int,
+        default=BASE_PORT,
+        help="lobby's port (the others follow) unless POKER_<SERVICE>_PORT says",
+    )
     args = parser.parse_args(argv)
     raise SystemExit(asyncio.run(run_cluster(args.data_dir, args.host, args.ready_timeout, args.base_port)))
 

@@ -1,16 +1,24 @@
-"""The one server interceptor: request context, authentication, access control, error mapping, logging.
+"""The one server interceptor: load shedding, authentication, access control, parsing, errors, logging.
 
-For every RPC it binds the request id, method and caller to the logging context, verifies the bearer
-token and the caller's role, runs the handler, turns a DomainError into its status code with a
-`google.rpc.ErrorInfo` carrying the stable reason, turns anything unexpected into INTERNAL without
-leaking internals, and writes one summary line.
+For every RPC of a service it, in this order: sheds the call with RESOURCE_EXHAUSTED if the server
+is at its bound of concurrent calls (or streams); verifies the bearer token and the caller's role or
+service identity from metadata alone; only then parses the request bytes (undecodable bytes are
+INVALID_ARGUMENT); binds a bounded request id, the method and the caller to the logging context; runs
+the handler; turns a DomainError into its status code with a `google.rpc.ErrorInfo` carrying the
+stable reason, and anything unexpected into INTERNAL without leaking internals; and writes one
+summary line. Nothing from an unauthenticated request reaches a log line.
+
+Health and reflection pass through untouched: probes and tools call them without a token, as the
+standard protocols expect.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 import grpc
@@ -18,13 +26,35 @@ import structlog
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
-from service_runtime.access import AccessPolicy
+from service_runtime.access import PUBLIC_INFRASTRUCTURE, AccessPolicy, describe
 from service_runtime.auth import Caller, TokenKeys, bearer_from_metadata, set_current_caller, verify_token
-from service_runtime.errors import ERROR_DOMAIN, DomainError, ErrorKind, PermissionDenied, Unauthenticated
+from service_runtime.errors import (
+    ERROR_DOMAIN,
+    DomainError,
+    ErrorKind,
+    InvalidArgument,
+    PermissionDenied,
+    ResourceExhausted,
+    Unauthenticated,
+)
+from service_runtime.structured_logging import bounded_text
 
 log = structlog.get_logger("rpc")
 
 _QUIET_METHODS = frozenset({"/grpc.health.v1.Health/Check", "/grpc.health.v1.Health/Watch"})
+# A request id longer than this is cut in log lines (ids are 128 characters at most by contract).
+MAX_LOGGED_REQUEST_ID = 128
+
+
+@dataclass(frozen=True)
+class Limits:
+    """How many unary calls and how many streams a server serves at once; the rest are shed."""
+
+    max_concurrent_rpcs: int = 1000
+    max_concurrent_streams: int = 1000
+
+
+DEFAULT_LIMITS = Limits()
 
 
 def status_for(error: DomainError) -> grpc.Status:
@@ -47,24 +77,53 @@ _IDEMPOTENCY_FIELDS = ("request_id", "session_id", "hand_id", "payment_reference
 
 
 def _request_id(context: grpc.aio.ServicerContext[Any, Any], request: Any) -> str:
+    """The id a call is logged under, bounded and printable (it comes from the caller)."""
     for key, value in context.invocation_metadata() or ():
-        if key == "x-request-id":
-            return value if isinstance(value, str) else value.decode()
+        if key == "x-request-id" and isinstance(value, str) and value:
+            return bounded_text(value, MAX_LOGGED_REQUEST_ID)
     # Mutations carry `request_id` or a domain id that plays its role (AIP-155).
     for name in _IDEMPOTENCY_FIELDS:
         from_body = getattr(request, name, "")
         if isinstance(from_body, str) and from_body:
-            return from_body
+            return bounded_text(from_body, MAX_LOGGED_REQUEST_ID)
     return f"srv-{uuid.uuid4().hex[:16]}"
+
+
+class _Gate:
+    """A counter of calls in flight with a bound; over it, calls are refused instead of queued."""
+
+    def __init__(self, limit: int, what: str) -> None:
+        self._limit = limit
+        self._what = what
+        self.in_flight = 0
+
+    def enter(self) -> None:
+        if self.in_flight >= self._limit:
+            raise ResourceExhausted(
+                "SERVER_OVERLOADED",
+                f"the server is serving its maximum of {self._limit} concurrent {self._what}; retry with backoff",
+            )
+        self.in_flight += 1
+
+    def leave(self) -> None:
+        self.in_flight -= 1
 
 
 class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
     """Wraps every handler of the server; see the module docstring."""
 
-    def __init__(self, token_keys: TokenKeys, access: AccessPolicy, clock: Callable[[], float] = time.time):
+    def __init__(
+        self,
+        token_keys: TokenKeys,
+        access: AccessPolicy,
+        clock: Callable[[], float] = time.time,
+        limits: Limits = DEFAULT_LIMITS,
+    ):
         self._keys = token_keys
         self._access = access
         self._clock = clock
+        self._unary_gate = _Gate(limits.max_concurrent_rpcs, "calls")
+        self._stream_gate = _Gate(limits.max_concurrent_streams, "streams")
 
     async def intercept_service(
         self,
@@ -75,23 +134,25 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         if handler is None:
             return None
         method: str = handler_call_details.method
+        if method in PUBLIC_INFRASTRUCTURE:
+            return handler
+        # The handler gets the raw bytes: the request is parsed only after the caller is verified.
+        parse = handler.request_deserializer or (lambda data: data)
         if handler.unary_unary:
             return grpc.unary_unary_rpc_method_handler(
-                self._wrap_unary(method, handler.unary_unary),
-                request_deserializer=handler.request_deserializer,
+                self._wrap_unary(method, parse, handler.unary_unary),
+                request_deserializer=None,
                 response_serializer=handler.response_serializer,
             )
         if handler.unary_stream:
             return grpc.unary_stream_rpc_method_handler(
-                self._wrap_stream(method, handler.unary_stream),
-                request_deserializer=handler.request_deserializer,
+                self._wrap_stream(method, parse, handler.unary_stream),
+                request_deserializer=None,
                 response_serializer=handler.response_serializer,
             )
-        if handler.stream_stream and method in _PASS_THROUGH_STREAMS:
-            return handler
         # Client-streaming and bidirectional RPCs are not part of any contract here; refuse them
         # rather than serve them unauthenticated.
-        raise RuntimeError(f"unsupported streaming shape for {method}")
+        return grpc.unary_unary_rpc_method_handler(_refuse_streaming_shape)
 
     def _authenticate(self, method: str, context: grpc.aio.ServicerContext[Any, Any]) -> Caller | None:
         if self._access.is_public(method):
@@ -103,17 +164,24 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             )
         caller = verify_token(self._keys, token, now=int(self._clock()))
         allowed = self._access.allowed_roles(method)
-        if not caller.roles & allowed:
-            needed = " or ".join(sorted(r.value for r in allowed)) or "a role this method does not grant"
-            raise PermissionDenied("ROLE_REQUIRED", f"this call needs the role {needed}")
+        if not caller.principals & allowed:
+            raise PermissionDenied("ROLE_REQUIRED", f"this call is for {describe(allowed)}")
         return caller
 
-    def _enter(self, method: str, context: grpc.aio.ServicerContext[Any, Any]) -> None:
-        """Authenticate and authorise, then make the caller visible to handlers and log lines."""
+    def _enter(self, method: str, raw: bytes, parse: Callable[[bytes], Any], context: Any) -> Any:
+        """Authenticate and authorise, then parse; bind the call to the logging context; the request."""
         caller = self._authenticate(method, context)
+        try:
+            request = parse(raw)
+        except Exception as error:  # protobuf raises DecodeError and, for some inputs, others
+            raise InvalidArgument(
+                "REQUEST_MALFORMED", "the request bytes are not a valid message for this method"
+            ) from error
         set_current_caller(caller)
+        structlog.contextvars.bind_contextvars(request_id=_request_id(context, request))
         if caller is not None:
-            structlog.contextvars.bind_contextvars(caller=caller.subject)
+            structlog.contextvars.bind_contextvars(caller=bounded_text(caller.subject, 128))
+        return request
 
     async def _fail(
         self, method: str, started: float, context: grpc.aio.ServicerContext[Any, Any], error: Exception
@@ -130,8 +198,8 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         self._finish(method, started, grpc.StatusCode.INTERNAL, "INTERNAL")
         await context.abort_with_status(internal_status())
 
-    def _begin(self, method: str, request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> float:
-        structlog.contextvars.bind_contextvars(method=method, request_id=_request_id(context, request))
+    def _begin(self, method: str) -> float:
+        structlog.contextvars.bind_contextvars(method=method)
         return time.perf_counter()
 
     def _finish(self, method: str, started: float, code: grpc.StatusCode, reason: str | None) -> None:
@@ -139,51 +207,74 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         emit = log.debug if method in _QUIET_METHODS else log.info
         emit("rpc", code=code.name, reason=reason, duration_ms=duration_ms)
 
+    def _cancelled(self, method: str, started: float) -> None:
+        """The client went away (or its deadline passed) while the call ran: say so in the log."""
+        self._finish(method, started, grpc.StatusCode.CANCELLED, "CLIENT_CANCELLED")
+
     def _wrap_unary(
-        self, method: str, behavior: Callable[[Any, grpc.aio.ServicerContext[Any, Any]], Awaitable[Any]]
-    ) -> Callable[[Any, grpc.aio.ServicerContext[Any, Any]], Awaitable[Any]]:
-        async def wrapper(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
-            started = self._begin(method, request, context)
+        self,
+        method: str,
+        parse: Callable[[bytes], Any],
+        behavior: Callable[[Any, grpc.aio.ServicerContext[Any, Any]], Awaitable[Any]],
+    ) -> Callable[[bytes, grpc.aio.ServicerContext[Any, Any]], Awaitable[Any]]:
+        async def wrapper(raw: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+            started = self._begin(method)
+            entered = False
             try:
-                self._enter(method, context)
+                self._unary_gate.enter()
+                entered = True
+                request = self._enter(method, raw, parse, context)
                 response = await behavior(request, context)
+            except asyncio.CancelledError:
+                self._cancelled(method, started)
+                raise
             except Exception as error:
                 await self._fail(method, started, context, error)
             else:
                 self._finish(method, started, grpc.StatusCode.OK, None)
                 return response
             finally:
+                if entered:
+                    self._unary_gate.leave()
                 set_current_caller(None)
                 structlog.contextvars.unbind_contextvars("method", "request_id", "caller")
 
         return wrapper
 
     def _wrap_stream(
-        self, method: str, behavior: Callable[[Any, grpc.aio.ServicerContext[Any, Any]], AsyncIterator[Any]]
-    ) -> Callable[[Any, grpc.aio.ServicerContext[Any, Any]], AsyncIterator[Any]]:
-        async def wrapper(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[Any]:
-            started = self._begin(method, request, context)
+        self,
+        method: str,
+        parse: Callable[[bytes], Any],
+        behavior: Callable[[Any, grpc.aio.ServicerContext[Any, Any]], AsyncIterator[Any]],
+    ) -> Callable[[bytes, grpc.aio.ServicerContext[Any, Any]], AsyncIterator[Any]]:
+        async def wrapper(raw: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[Any]:
+            started = self._begin(method)
+            entered = False
             try:
-                self._enter(method, context)
+                self._stream_gate.enter()
+                entered = True
+                request = self._enter(method, raw, parse, context)
                 async for item in behavior(request, context):
                     yield item
+            except asyncio.CancelledError:
+                self._cancelled(method, started)
+                raise
             except Exception as error:
                 await self._fail(method, started, context, error)
             else:
                 self._finish(method, started, grpc.StatusCode.OK, None)
             finally:
+                if entered:
+                    self._stream_gate.leave()
                 set_current_caller(None)
                 structlog.contextvars.unbind_contextvars("method", "request_id", "caller")
 
         return wrapper
 
 
-# Server reflection is a bidirectional stream; it is public and read-only, so it passes through.
-_PASS_THROUGH_STREAMS = frozenset(
-    {
-        "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
-        "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo",
-    }
-)
+async def _refuse_streaming_shape(request: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+    error = InvalidArgument("REQUEST_MALFORMED", "this method's streaming shape is not served")
+    await context.abort_with_status(status_for(error))
+
 
 assert {k.value for k in ErrorKind} <= {c.name for c in grpc.StatusCode}

@@ -1,7 +1,7 @@
 """`mint-token`: print a bearer token for local runs and tests, signed with the configured key.
 
     mint-token --subject alice --roles player
-    mint-token --subject table-1 --roles service --ttl 3600
+    mint-token --subject table --roles service --ttl 3600     # a service token names its service
 
 It reads the same POKER_AUTH_KEYS setting the services verify with (the development key by default).
 """
@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass
 from typing import ClassVar
 
-from service_runtime.auth import Role, TokenKeys, mint_token
+from service_runtime.auth import Role, ServiceName, TokenKeys, mint_token
 from service_runtime.service_settings import ServiceSettings
 from service_runtime.settings import SettingsError, load_settings
 
@@ -26,7 +26,11 @@ class MintSettings(ServiceSettings):
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="mint-token", description="Print a signed bearer token.")
-    parser.add_argument("--subject", required=True, help="player id or service name")
+    parser.add_argument(
+        "--subject",
+        required=True,
+        help="player id, or with the service role one of: " + ", ".join(s.value for s in ServiceName),
+    )
     parser.add_argument(
         "--roles", default="player", help="comma-separated: " + ", ".join(r.value for r in Role)
     )
@@ -36,6 +40,10 @@ def main(argv: list[str] | None = None) -> None:
         roles = [Role(r.strip()) for r in args.roles.split(",") if r.strip()]
     except ValueError:
         parser.error(f"unknown role in {args.roles!r}")
+    if Role.SERVICE in roles and args.subject not in {s.value for s in ServiceName}:
+        parser.error(
+            f"a service token names its service: --subject one of {', '.join(s.value for s in ServiceName)}"
+        )
     if args.ttl <= 0:
         parser.error("--ttl must be positive")
     try:

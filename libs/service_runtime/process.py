@@ -15,6 +15,7 @@ from typing import TypeVar
 
 from service_runtime.access import AccessPolicy
 from service_runtime.auth import TokenKeys
+from service_runtime.interceptors import Limits
 from service_runtime.server import GrpcService, create_server, serve
 from service_runtime.service_settings import ServiceSettings
 from service_runtime.settings import SettingsError, load_settings
@@ -43,6 +44,7 @@ async def run_assembled(settings: ServiceSettings, assembly: Assembly) -> None:
         services=assembly.services,
         access=assembly.access,
         token_keys=TokenKeys.from_settings(settings.auth_keys),
+        limits=Limits(settings.max_concurrent_rpcs, settings.max_concurrent_streams),
     )
     names = [s.full_name for s in assembly.services]
 

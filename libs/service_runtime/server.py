@@ -12,6 +12,7 @@ import asyncio
 import signal
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -19,7 +20,19 @@ from grpc_reflection.v1alpha import reflection
 
 from service_runtime.access import AccessPolicy
 from service_runtime.auth import TokenKeys
-from service_runtime.interceptors import ServiceInterceptor
+from service_runtime.interceptors import DEFAULT_LIMITS, Limits, ServiceInterceptor
+
+
+class HealthServicer(health.aio.HealthServicer):  # type: ignore[misc]
+    """The library's asyncio health servicer, plus `List` (the library leaves it unimplemented)."""
+
+    async def List(  # noqa: N802 - named by the health protocol
+        self, request: health_pb2.HealthListRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> health_pb2.HealthListResponse:
+        response = health_pb2.HealthListResponse()
+        for service, status in dict(self._server_status).items():
+            response.statuses[service].status = status
+        return response
 
 
 @dataclass(frozen=True)
@@ -36,7 +49,7 @@ class RunningServer:
 
     server: grpc.aio.Server
     port: int
-    health: health.aio.HealthServicer
+    health: HealthServicer
     service_names: Sequence[str]
     _stopped: asyncio.Event = field(default_factory=asyncio.Event)
 
@@ -66,13 +79,23 @@ async def create_server(
     access: AccessPolicy,
     token_keys: TokenKeys,
     extra_handlers: Sequence[grpc.GenericRpcHandler] = (),
+    limits: Limits = DEFAULT_LIMITS,
 ) -> tuple[RunningServer, int]:
     """A server bound to `address` (use port 0 in tests) and the port it got."""
+    # gRPC core cancels calls at random (status CANCELLED, no reason, never seen by any handler) once
+    # more than `max_pending_requests` (default 1,000) wait to be picked up by the application. The
+    # queue is set well above the interceptor's bound instead, so overload is always shed explicitly
+    # by the interceptor: RESOURCE_EXHAUSTED with the reason SERVER_OVERLOADED, and a log line.
+    pending = 8 * (limits.max_concurrent_rpcs + limits.max_concurrent_streams)
     server = grpc.aio.server(
-        interceptors=[ServiceInterceptor(token_keys, access)],
-        options=[("grpc.so_reuseport", 0)],
+        interceptors=[ServiceInterceptor(token_keys, access, limits=limits)],
+        options=[
+            ("grpc.so_reuseport", 0),
+            ("grpc.server.max_pending_requests", pending),
+            ("grpc.server.max_pending_requests_hard_limit", pending),
+        ],
     )
-    health_servicer = health.aio.HealthServicer()
+    health_servicer = HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     for service in services:
         service.register(server)

@@ -64,6 +64,12 @@ class ServiceSettings:
     shutdown_grace_seconds: float = setting(
         10.0, help="how long in-flight RPCs may run after SIGTERM", check=positive, shared=True
     )
+    max_concurrent_rpcs: int = setting(
+        1000, help="unary calls served at once; more are refused with RESOURCE_EXHAUSTED", check=positive
+    )
+    max_concurrent_streams: int = setting(
+        1000, help="server streams served at once; more are refused with RESOURCE_EXHAUSTED", check=positive
+    )
     request_timeout_seconds: float = setting(
         5.0, help="deadline on calls this service makes to others", check=positive, shared=True
     )

@@ -8,9 +8,33 @@ from __future__ import annotations
 
 import logging
 import sys
+from collections.abc import MutableMapping
 from typing import Any
 
 import structlog
+
+# No value in a log line is longer than this; a line stays far below any reader's line limit.
+MAX_LOGGED_VALUE = 512
+
+
+def bounded_text(value: str, limit: int = MAX_LOGGED_VALUE) -> str:
+    """`value` cut to `limit` characters with control characters escaped: safe to log whatever it is."""
+    cut = value[:limit]
+    if not cut.isprintable():
+        cut = cut.encode("unicode_escape").decode("ascii")[:limit]
+    return cut if len(value) <= limit else f"{cut}...[{len(value) - limit} more]"
+
+
+def _bound_values(_logger: Any, _name: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+    """Every string value of a log event bounded, whoever logged it (tracebacks excepted)."""
+    for key, value in event.items():
+        if isinstance(value, str) and key != "exception" and len(value) > MAX_LOGGED_VALUE:
+            event[key] = bounded_text(value)
+        elif not isinstance(value, str | int | float | bool | type(None)) and key != "exc_info":
+            text = repr(value)
+            if len(text) > MAX_LOGGED_VALUE:
+                event[key] = bounded_text(text)
+    return event
 
 
 def configure_logging(service: str, *, log_format: str = "auto", level: str = "info") -> None:
@@ -30,6 +54,7 @@ def configure_logging(service: str, *, log_format: str = "auto", level: str = "i
             structlog.processors.TimeStamper(fmt="iso", utc=True),
             structlog.processors.StackInfoRenderer(),
             structlog.processors.format_exc_info,
+            _bound_values,
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(logging.getLevelName(level.upper())),

@@ -18,7 +18,8 @@ from psycopg import sql
 from sqlalchemy.engine import make_url
 
 from service_runtime.access import AccessPolicy
-from service_runtime.auth import Role, TokenKeys, mint_token
+from service_runtime.auth import Role, ServiceName, TokenKeys, mint_token
+from service_runtime.interceptors import DEFAULT_LIMITS, Limits
 from service_runtime.server import GrpcService, RunningServer, create_server
 from service_runtime.service_settings import DEV_KEY_ID, DEV_SIGNING_KEY
 
@@ -34,6 +35,11 @@ def auth_metadata(subject: str, *roles: Role | str) -> tuple[tuple[str, str], ..
     return (("authorization", f"Bearer {token_for(subject, *roles)}"),)
 
 
+def service_metadata(service: ServiceName) -> tuple[tuple[str, str], ...]:
+    """Call metadata of a service token: the token's subject names the calling service."""
+    return auth_metadata(service.value, Role.SERVICE)
+
+
 @contextlib.asynccontextmanager
 async def running_server(
     services: Sequence[GrpcService],
@@ -41,10 +47,16 @@ async def running_server(
     *,
     keys: TokenKeys = DEV_KEYS,
     extra_handlers: Sequence[grpc.GenericRpcHandler] = (),
+    limits: Limits = DEFAULT_LIMITS,
 ) -> AsyncIterator[tuple[RunningServer, grpc.aio.Channel]]:
     """A started server on 127.0.0.1:0 and a channel to it; stopped and closed afterwards."""
     running, port = await create_server(
-        "127.0.0.1:0", services=services, access=access, token_keys=keys, extra_handlers=extra_handlers
+        "127.0.0.1:0",
+        services=services,
+        access=access,
+        token_keys=keys,
+        extra_handlers=extra_handlers,
+        limits=limits,
     )
     await running.start()
     channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")

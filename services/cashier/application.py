@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import binascii
 import functools
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -22,6 +23,10 @@ from service_runtime.errors import AlreadyExists, FailedPrecondition, InvalidArg
 from services.cashier import storage
 from services.cashier.coalescing import Answer, Coalescer
 from services.cashier.ledger import (
+    HOUSE_FUNDING_SOURCE,
+    INT64_MAX,
+    MAX_RECORDED_TRANSFER_ID_LENGTH,
+    MAX_TRANSFER_ID_LENGTH,
     Account,
     AccountKind,
     Pool,
@@ -30,6 +35,12 @@ from services.cashier.ledger import (
     TransferRecord,
     TransferRequest,
     TransferStatus,
+    bank_account_id,
+    check_amount,
+    check_player_id,
+    check_text,
+    funding_transfer_id,
+    jackpot_account_id,
     mint_account_id,
     plan_transfers,
     validate_batch,
@@ -38,17 +49,17 @@ from services.cashier.ledger import (
 from services.cashier.payments import RATES, PaymentSource, check_withdrawable, chips_for, locked_amount
 from services.cashier.seat_sessions import SeatSessionUseCases, SeatSessionView
 from services.cashier.storage import PoolFigures
-from services.cashier.unit_of_work import (
-    MIN_EXTRA_BATCH,
-    TRANSACTIONS_IN_FLIGHT,
-    TransferBatch,
-    check_text,
-    utc_now,
-)
+from services.cashier.unit_of_work import MIN_EXTRA_BATCH, TRANSACTIONS_IN_FLIGHT, TransferBatch, utc_now
 
 DEFAULT_PAGE_SIZE = 50
 MAX_BATCHES_PER_TRANSACTION = 64
 MAX_PAGE_SIZE = 500
+MAX_LOOKUP_IDS = 1000
+# A page token is base64url of `statement:<seq>:<side>`: seq 1 to 2^63-1 without sign or leading
+# zeros, side 0 or 1 (a transfer has two sides). Anything else was not issued by GetStatement.
+MAX_PAGE_TOKEN_LENGTH = 64
+_TOKEN_TEXT = re.compile(r"[A-Za-z0-9_-]+={0,2}")
+_TOKEN_BODY = re.compile(r"statement:([1-9][0-9]{0,18}):([01])")
 
 
 @dataclass(frozen=True)
@@ -79,15 +90,20 @@ def _encode_token(seq: int, skip: int) -> str:
 
 
 def _decode_token(token: str) -> tuple[int, int]:
+    """The position a page token names, validated in full: forged tokens never reach the query."""
+    invalid = InvalidArgument(
+        "PAGE_TOKEN_INVALID", "the page token was not issued by GetStatement", {"field": "page_token"}
+    )
+    if len(token) > MAX_PAGE_TOKEN_LENGTH or _TOKEN_TEXT.fullmatch(token) is None:
+        raise invalid
     try:
-        label, seq, skip = base64.urlsafe_b64decode(token.encode()).decode().split(":")
-        if label != "statement":
-            raise ValueError(label)
-        return int(seq), int(skip)
+        body = base64.urlsafe_b64decode(token.encode()).decode("ascii")
     except (ValueError, binascii.Error, UnicodeDecodeError) as exc:
-        raise InvalidArgument(
-            "PAGE_TOKEN_INVALID", "the page token was not issued by GetStatement", {"field": "page_token"}
-        ) from exc
+        raise invalid from exc
+    match = _TOKEN_BODY.fullmatch(body)
+    if match is None or int(match[1]) > INT64_MAX or _encode_token(int(match[1]), int(match[2])) != token:
+        raise invalid
+    return int(match[1]), int(match[2])
 
 
 class Cashier(SeatSessionUseCases):
@@ -129,8 +145,10 @@ class Cashier(SeatSessionUseCases):
     async def lookup_transfers(self, transfer_ids: Sequence[str]) -> list[TransferRecord]:
         if not transfer_ids:
             raise InvalidArgument("FIELD_REQUIRED", "transfer_ids is required", {"field": "transfer_ids"})
-        if len(transfer_ids) > 1000:
+        if len(transfer_ids) > MAX_LOOKUP_IDS:
             raise InvalidArgument("FIELD_INVALID", "at most 1,000 ids per lookup", {"field": "transfer_ids"})
+        for index, transfer_id in enumerate(transfer_ids):
+            check_text(transfer_id, "transfer_ids", MAX_RECORDED_TRANSFER_ID_LENGTH, index=index)
         async with self._engine.connect() as conn:
             found = await storage.recorded_transfers(conn, transfer_ids)
         return [found[i] for i in dict.fromkeys(transfer_ids) if i in found]
@@ -142,7 +160,7 @@ class Cashier(SeatSessionUseCases):
     ) -> PaymentResult:
         """Credit chips bought outside; idempotent by (source, payment reference)."""
         check_text(payment_reference, "payment_reference")
-        check_text(player_id, "player_id")
+        check_player_id(player_id)
         if source is None:
             raise InvalidArgument("FIELD_REQUIRED", "source is required", {"field": "source"})
         if source is PaymentSource.TELEGRAM_STARS and not self._stars_enabled:
@@ -201,7 +219,7 @@ class Cashier(SeatSessionUseCases):
     ) -> PaymentResult:
         """Debit chips paid out; idempotent by (source, payment reference); Stars chips stay locked."""
         check_text(payment_reference, "payment_reference")
-        check_text(player_id, "player_id")
+        check_player_id(player_id)
         if source is None:
             raise InvalidArgument("FIELD_REQUIRED", "source is required", {"field": "source"})
         if not RATES[source].withdrawable:
@@ -241,7 +259,7 @@ class Cashier(SeatSessionUseCases):
         return PaymentResult(record, outcome.status is TransferStatus.EXISTS)
 
     async def balances(self, player_id: str) -> tuple[list[WalletView], SeatSessionView | None]:
-        check_text(player_id, "player_id")
+        check_player_id(player_id)
 
         async def work(conn: AsyncConnection) -> tuple[list[WalletView], SeatSessionView | None]:
             now = self._clock()
@@ -250,7 +268,8 @@ class Cashier(SeatSessionUseCases):
             wallets = []
             for pool in Pool:
                 account = found.get(wallet_account_id(pool, player_id))
-                balance = account.balance if account else 0
+                # By kind too: only a player wallet is ever a player's balance.
+                balance = account.balance if account and account.kind is AccountKind.PLAYER_WALLET else 0
                 pool_lots = lots if pool is Pool.GRAM else []
                 locked = locked_amount(balance, pool_lots, now)
                 next_unlock = min((lot.unlocks_at for lot in pool_lots), default=None) if locked else None
@@ -267,14 +286,14 @@ class Cashier(SeatSessionUseCases):
         self, player_id: str, *, pool: Pool | None, page_size: int, page_token: str
     ) -> tuple[list[StatementLine], str]:
         """A page of the player's balance changes, newest first, and the token of the next page."""
-        check_text(player_id, "player_id")
+        check_player_id(player_id)
         if page_size < 0:
             raise InvalidArgument("FIELD_INVALID", "page_size must not be negative", {"field": "page_size"})
         size = min(page_size or DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
         start_seq, skip = _decode_token(page_token) if page_token else (None, 0)
 
         async def work(conn: AsyncConnection) -> tuple[list[StatementLine], str]:
-            owned = {a.account_id: a for a in await storage.accounts_of_owner(conn, player_id)}
+            owned = {a.account_id: a for a in await storage.player_accounts(conn, player_id)}
             if pool is not None:
                 owned = {k: a for k, a in owned.items() if a.pool is pool}
             if not owned:
@@ -302,6 +321,59 @@ class Cashier(SeatSessionUseCases):
 
         return await self._snapshot(work)
 
+    async def fund_house_account(
+        self, *, request_id: str, pool: Pool | None, account: AccountKind | None, amount: int, reason: str
+    ) -> tuple[TransferRecord, bool, int]:
+        """Move chips between the pool's house-funding mint and its house bank or jackpot (admin).
+
+        Positive `amount` funds the account (minted), negative returns chips to the mint (burned);
+        one transfer `funding:<request_id>` with the reason as reference, idempotent by request id.
+        Returns the transfer, whether it existed, and the house account's balance after it.
+        """
+        check_text(request_id, "request_id", MAX_TRANSFER_ID_LENGTH)
+        if pool is None:
+            raise InvalidArgument("POOL_INVALID", "pool is required", {"field": "pool"})
+        if account is None:
+            raise InvalidArgument("FIELD_REQUIRED", "account is required", {"field": "account"})
+        if account not in (AccountKind.HOUSE_BANK, AccountKind.JACKPOT):
+            raise InvalidArgument(
+                "FIELD_INVALID", "account must be the house bank or the jackpot", {"field": "account"}
+            )
+        if amount == 0:
+            raise InvalidArgument("AMOUNT_INVALID", "amount must not be 0", {"field": "amount"})
+        check_amount(abs(amount))
+        check_text(reason, "reason")
+        house = bank_account_id(pool) if account is AccountKind.HOUSE_BANK else jackpot_account_id(pool)
+        mint = mint_account_id(HOUSE_FUNDING_SOURCE, pool)
+        request = TransferRequest(
+            transfer_id=funding_transfer_id(request_id),
+            debit_account_id=mint if amount > 0 else house,
+            credit_account_id=house if amount > 0 else mint,
+            pool=pool,
+            amount=abs(amount),
+            kind=TransferKind.HOUSE_FUNDING,
+            reference=reason,
+        )
+
+        async def work(conn: AsyncConnection) -> TransferOutcome:
+            (outcome,) = await self._apply(conn, [request], linked=False)
+            return outcome
+
+        outcome = await self._transaction(work)
+        if outcome.status is TransferStatus.EXISTS_WITH_DIFFERENT_FIELD:
+            assert outcome.record is not None
+            raise AlreadyExists(
+                "IDEMPOTENCY_CONFLICT",
+                "the request id was used with different fields",
+                {"field": _funding_difference(outcome.record.request, request)},
+            )
+        if outcome.status is TransferStatus.FAILED:
+            raise FailedPrecondition(outcome.reason, "the house account cannot be funded so", {})
+        assert outcome.record is not None
+        record = outcome.record
+        after = record.credit_balance_after if amount > 0 else record.debit_balance_after
+        return record, outcome.status is TransferStatus.EXISTS, int(after or 0)
+
     async def audit(self) -> tuple[list[PoolFigures], datetime]:
         """Conservation figures of every pool from one consistent snapshot."""
 
@@ -309,6 +381,21 @@ class Cashier(SeatSessionUseCases):
             return await storage.pool_figures(conn), self._clock()
 
         return await self._snapshot(work)
+
+
+def _funding_difference(recorded: TransferRequest, request: TransferRequest) -> str:
+    """The FundHouseAccount field in which a retry differs from the recorded funding."""
+    if recorded.pool != request.pool:
+        return "pool"
+    funds = recorded.debit_account_id.startswith("mint:")
+    if funds != request.debit_account_id.startswith("mint:") or recorded.amount != request.amount:
+        return "amount"
+    if {recorded.debit_account_id, recorded.credit_account_id} != {
+        request.debit_account_id,
+        request.credit_account_id,
+    }:
+        return "account"
+    return "reason"
 
 
 def audit_balanced(figures: PoolFigures) -> bool:

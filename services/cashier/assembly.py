@@ -7,8 +7,8 @@ from datetime import timedelta
 from pathlib import Path
 
 from poker.cashier.v1 import cashier_pb2_grpc
-from service_runtime.access import ADMIN_ONLY, ANY_ROLE, SERVICE_ONLY, AccessPolicy
-from service_runtime.auth import Role
+from service_runtime.access import ADMIN_ONLY, PLAYERS_AND_ADMINS, AccessPolicy, services
+from service_runtime.auth import ServiceName
 from service_runtime.database import create_engine
 from service_runtime.migrations import upgrade_to_head
 from service_runtime.process import Assembly
@@ -19,25 +19,28 @@ from services.cashier.settings import CashierSettings
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 VERSION_TABLE = "cashier_alembic_version"
-SERVICE_OR_ADMIN = frozenset({Role.SERVICE, Role.ADMIN})
+TABLE = services(ServiceName.TABLE)
+TABLE_OR_ADMIN = TABLE | ADMIN_ONLY
 
-# Players read and withdraw only their own chips (the handlers check whose); everything that moves
-# chips between accounts is the table's (service role); the conservation audit is the operator's.
+# Players read only their own chips (the handlers check whose). Only the payments gateway records
+# purchases and withdrawals (minting and burning); only table shards move chips between seats and
+# the house; history reads statements to show balance changes; the audit is the operator's.
 ACCESS = AccessPolicy.for_service(
     SERVICE_NAME,
     {
-        "GetBalances": ANY_ROLE,
-        "GetStatement": ANY_ROLE,
-        "Withdraw": ANY_ROLE,
-        "Purchase": SERVICE_OR_ADMIN,
-        "CreateTransfers": SERVICE_ONLY,
-        "LookupTransfers": SERVICE_OR_ADMIN,
-        "OpenSeatSession": SERVICE_ONLY,
-        "SettleHand": SERVICE_ONLY,
-        "CashOutSeatSession": SERVICE_ONLY,
-        "GetSeatSession": SERVICE_OR_ADMIN,
-        "ListOpenSeatSessions": SERVICE_OR_ADMIN,
+        "GetBalances": PLAYERS_AND_ADMINS | TABLE,
+        "GetStatement": PLAYERS_AND_ADMINS | services(ServiceName.HISTORY),
+        "Withdraw": services(ServiceName.PAYMENTS),
+        "Purchase": services(ServiceName.PAYMENTS),
+        "CreateTransfers": TABLE,
+        "LookupTransfers": TABLE_OR_ADMIN | services(ServiceName.PAYMENTS),
+        "OpenSeatSession": TABLE,
+        "SettleHand": TABLE,
+        "CashOutSeatSession": TABLE,
+        "GetSeatSession": TABLE_OR_ADMIN,
+        "ListOpenSeatSessions": TABLE_OR_ADMIN,
         "AuditConservation": ADMIN_ONLY,
+        "FundHouseAccount": ADMIN_ONLY,
     },
 )
 

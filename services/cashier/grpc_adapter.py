@@ -6,7 +6,8 @@ also make sure a caller holding only the player role names nobody but themselves
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, TypeVar
 
 from poker.cashier.v1 import cashier_pb2, cashier_pb2_grpc
 from poker.common.v1 import common_pb2
@@ -28,6 +29,7 @@ from services.cashier.seat_sessions import SeatSessionView
 from services.cashier.settlement import SeatResult, normalise_hand_result
 
 SERVICE_NAME = "poker.cashier.v1.CashierService"
+T = TypeVar("T")
 
 _POOLS: dict[common_pb2.ChipPool.ValueType, Pool] = {
     common_pb2.CHIP_POOL_GRAM: Pool.GRAM,
@@ -43,6 +45,7 @@ _TRANSFER_KINDS: dict[cashier_pb2.TransferKind.ValueType, TransferKind] = {
     cashier_pb2.TRANSFER_KIND_RAKE: TransferKind.RAKE,
     cashier_pb2.TRANSFER_KIND_HOUSE_GAME_RESULT: TransferKind.HOUSE_GAME_RESULT,
     cashier_pb2.TRANSFER_KIND_ADJUSTMENT: TransferKind.ADJUSTMENT,
+    cashier_pb2.TRANSFER_KIND_HOUSE_FUNDING: TransferKind.HOUSE_FUNDING,
 }
 _TRANSFER_KINDS_PB: dict[TransferKind, cashier_pb2.TransferKind.ValueType] = {
     kind: value for value, kind in _TRANSFER_KINDS.items()
@@ -60,6 +63,10 @@ _SOURCES: dict[cashier_pb2.PaymentSource.ValueType, PaymentSource] = {
     cashier_pb2.PAYMENT_SOURCE_MPX: PaymentSource.MPX,
     cashier_pb2.PAYMENT_SOURCE_TELEGRAM_STARS: PaymentSource.TELEGRAM_STARS,
 }
+_HOUSE_ACCOUNTS: dict[cashier_pb2.HouseAccount.ValueType, AccountKind] = {
+    cashier_pb2.HOUSE_ACCOUNT_BANK: AccountKind.HOUSE_BANK,
+    cashier_pb2.HOUSE_ACCOUNT_JACKPOT: AccountKind.JACKPOT,
+}
 _STATUSES_PB = {
     TransferStatus.CREATED: cashier_pb2.TRANSFER_STATUS_CREATED,
     TransferStatus.EXISTS: cashier_pb2.TRANSFER_STATUS_EXISTS,
@@ -69,13 +76,26 @@ _STATUSES_PB = {
 
 
 def _pool(value: common_pb2.ChipPool.ValueType) -> Pool | None:
+    """The pool, None when unspecified; an unknown number is POOL_INVALID."""
+    if value and value not in _POOLS:
+        raise InvalidArgument("POOL_INVALID", "unknown pool", {"field": "pool"})
     return _POOLS.get(value)
+
+
+def _known(value: int, known: Mapping[Any, T], field: str, index: int | None = None) -> T | None:
+    """An enum member, None when unspecified (the application says FIELD_REQUIRED); an unknown
+    number (sent by a newer or careless client) is FIELD_INVALID."""
+    if value and value not in known:
+        metadata = {"field": field} if index is None else {"field": field, "index": str(index)}
+        raise InvalidArgument("FIELD_INVALID", f"unknown {field} {value}", metadata)
+    return known.get(value)
 
 
 def _player_scope(requested: str) -> str:
     """The player a request is about: a bare player may only name themselves (or nobody)."""
     caller = current_caller()
-    if caller.has(Role.SERVICE) or caller.has(Role.ADMIN):
+    if caller.service is not None or caller.has(Role.ADMIN):
+        # A service the access policy let through (payments, table, history) acts for a named player.
         if not requested:
             raise InvalidArgument("FIELD_REQUIRED", "player_id is required", {"field": "player_id"})
         return requested
@@ -99,14 +119,15 @@ def transfer_pb(record: TransferRecord) -> cashier_pb2.Transfer:
     )
 
 
-def _transfer_request(message: cashier_pb2.Transfer) -> TransferRequest:
+def _transfer_request(message: cashier_pb2.Transfer, index: int) -> TransferRequest:
     return TransferRequest(
         transfer_id=message.transfer_id,
         debit_account_id=message.debit_account_id,
         credit_account_id=message.credit_account_id,
-        pool=_pool(message.pool),
+        # An unknown pool stays None here: the batch's own validation says POOL_INVALID with its index.
+        pool=_POOLS.get(message.pool),
         amount=message.amount,
-        kind=_TRANSFER_KINDS.get(message.kind),
+        kind=_known(message.kind, _TRANSFER_KINDS, "kind", index),
         reference=message.reference,
         table_id=message.table_id,
     )
@@ -175,7 +196,7 @@ class CashierServicer(cashier_pb2_grpc.CashierServiceServicer):
         result = await self._cashier.purchase(
             payment_reference=request.payment_reference,
             player_id=request.player_id,
-            source=_SOURCES.get(request.source),
+            source=_known(request.source, _SOURCES, "source"),
             amount_minor=request.amount_minor,
         )
         return cashier_pb2.PurchaseResponse(
@@ -191,7 +212,7 @@ class CashierServicer(cashier_pb2_grpc.CashierServiceServicer):
         result = await self._cashier.withdraw(
             payment_reference=request.payment_reference,
             player_id=player_id,
-            source=_SOURCES.get(request.source),
+            source=_known(request.source, _SOURCES, "source"),
             amount_minor=request.amount_minor,
         )
         return cashier_pb2.WithdrawResponse(transfer=transfer_pb(result.record), existing=result.existing)
@@ -200,7 +221,7 @@ class CashierServicer(cashier_pb2_grpc.CashierServiceServicer):
         self, request: cashier_pb2.CreateTransfersRequest, context: Any
     ) -> cashier_pb2.CreateTransfersResponse:
         outcomes = await self._cashier.create_transfers(
-            [_transfer_request(t) for t in request.transfers], linked=request.linked
+            [_transfer_request(t, i) for i, t in enumerate(request.transfers)], linked=request.linked
         )
         return cashier_pb2.CreateTransfersResponse(results=[_result_pb(o) for o in outcomes])
 
@@ -321,9 +342,10 @@ class CashierServicer(cashier_pb2_grpc.CashierServiceServicer):
                 minted=f.minted,
                 burned=f.burned,
                 accounts_total=f.accounts_total,
-                journal_total=f.journal_total,
-                debits_posted=f.debits_posted,
-                credits_posted=f.credits_posted,
+                # Lifetime turnover has no bound: exact decimal text, never an overflowing int64.
+                journal_total=str(f.journal_total),
+                debits_posted=str(f.debits_posted),
+                credits_posted=str(f.credits_posted),
                 negative_accounts=f.negative_accounts,
                 account_count=f.account_count,
                 balanced=audit_balanced(f),
@@ -332,4 +354,18 @@ class CashierServicer(cashier_pb2_grpc.CashierServiceServicer):
         ]
         return cashier_pb2.AuditConservationResponse(
             pools=pools, balanced=all(p.balanced for p in pools), audit_time=to_timestamp(at)
+        )
+
+    async def FundHouseAccount(  # noqa: N802
+        self, request: cashier_pb2.FundHouseAccountRequest, context: Any
+    ) -> cashier_pb2.FundHouseAccountResponse:
+        record, existing, balance_after = await self._cashier.fund_house_account(
+            request_id=request.request_id,
+            pool=_pool(request.pool),
+            account=_known(request.account, _HOUSE_ACCOUNTS, "account"),
+            amount=request.amount,
+            reason=request.reason,
+        )
+        return cashier_pb2.FundHouseAccountResponse(
+            transfer=transfer_pb(record), existing=existing, balance_after=balance_after
         )

@@ -9,20 +9,46 @@ adapter then writes exactly what the plan says in the same transaction.
 from __future__ import annotations
 
 import enum
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from service_runtime.errors import InvalidArgument, NotFound
+from service_runtime.errors import InvalidArgument, NotFound, PermissionDenied
 
 INT64_MAX = 2**63 - 1
 INT64_MIN = -(2**63)
-MAX_TRANSFER_ID_LENGTH = 128
+MAX_TRANSFER_ID_LENGTH = 128  # what a caller may choose
 MAX_TEXT_LENGTH = 128
+MAX_ACCOUNT_ID_LENGTH = 200
+# Derived ids are longer than chosen ones (`purchase:TELEGRAM_STARS:<128>` is 152): every transfer id
+# column holds this many, and LookupTransfers accepts ids up to it.
+MAX_RECORDED_TRANSFER_ID_LENGTH = 200
+MAX_SESSION_ID_LENGTH = 100
+MAX_HAND_ID_LENGTH = 100
+MAX_PLAYER_ID_LENGTH = 128
 MAX_BATCH_SIZE = 1000
 
+# Every chip amount a request names is at most this (10^17 chips: 10^14 GRAM): no single request
+# can push a balance or a sum near the edge of int64.
+MAX_AMOUNT = 10**17
+# Each mint account mints at most this many chips in its lifetime (its debits posted). A pool has
+# at most three mints (GRAM: GRAM, Stars and house funding; MPX: MPX and house funding), so what a
+# pool ever minted, and therefore every balance and the audit's minted / burned / accounts totals,
+# stays below 6 * 10^18 < 2^63.
+MINT_LIMIT = 2 * 10**18
+MAX_MINTS_PER_POOL = 3
+
 # Transfer ids the cashier derives itself; callers of CreateTransfers may not use them.
-RESERVED_ID_PREFIXES = ("hand:", "buyin:", "cashout:", "purchase:", "withdrawal:")
+RESERVED_ID_PREFIXES = ("hand:", "buyin:", "cashout:", "purchase:", "withdrawal:", "funding:")
+
+# System accounts belong to owners under `system/`; a player id cannot contain `/`, so no player id
+# can ever name one. Statements and balances also select a player's accounts by kind.
+HOUSE_OWNER = "system/house"
+HOUSE_FUNDING_SOURCE = "HOUSE_FUNDING"
+_PLAYER_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@-]*")
+# Names that once were (or could be mistaken for) system owners: refused as player ids in any case.
+RESERVED_PLAYER_IDS = frozenset({"house", "system", "gram", "mpx", "telegram_stars", "house_funding"})
 
 
 class Pool(enum.StrEnum):
@@ -50,6 +76,7 @@ class TransferKind(enum.StrEnum):
     RAKE = "rake"
     HOUSE_GAME_RESULT = "house_game_result"
     ADJUSTMENT = "adjustment"
+    HOUSE_FUNDING = "house_funding"
 
 
 class TransferStatus(enum.Enum):
@@ -64,6 +91,7 @@ INSUFFICIENT_FUNDS = "INSUFFICIENT_FUNDS"
 ACCOUNT_CLOSED = "ACCOUNT_CLOSED"
 BALANCE_OVERFLOW = "BALANCE_OVERFLOW"
 LINKED_TRANSFER_FAILED = "LINKED_TRANSFER_FAILED"
+SUPPLY_LIMIT_REACHED = "SUPPLY_LIMIT_REACHED"
 
 
 def wallet_account_id(pool: Pool, player_id: str) -> str:
@@ -90,6 +118,19 @@ def jackpot_account_id(pool: Pool) -> str:
 
 def mint_account_id(source: str, pool: Pool) -> str:
     return f"mint:{source}:{pool.value}"
+
+
+def mint_owner_id(source: str) -> str:
+    return f"system/mint/{source}"
+
+
+def is_mint_account_id(account_id: str) -> bool:
+    """Mint accounts are the only ones whose id starts with `mint:` (every other kind has its own)."""
+    return account_id.startswith("mint:")
+
+
+def funding_transfer_id(request_id: str) -> str:
+    return f"funding:{request_id}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,8 +223,17 @@ def first_difference(recorded: TransferRequest, request: TransferRequest) -> str
     return ""
 
 
-def _check_text(value: str, field: str, index: int, *, required: bool, limit: int = MAX_TEXT_LENGTH) -> None:
-    meta = {"field": field, "index": str(index)}
+def check_text(
+    value: str,
+    field: str,
+    limit: int = MAX_TEXT_LENGTH,
+    *,
+    required: bool = True,
+    index: int | None = None,
+) -> None:
+    """Text fields are printable ASCII (space to `~`): no NUL, no control character, no non-ASCII,
+    at most `limit` characters; FIELD_REQUIRED when empty and required, FIELD_INVALID otherwise."""
+    meta = {"field": field} if index is None else {"field": field, "index": str(index)}
     if not value:
         if required:
             raise InvalidArgument("FIELD_REQUIRED", f"{field} is required", meta)
@@ -194,14 +244,39 @@ def _check_text(value: str, field: str, index: int, *, required: bool, limit: in
         )
 
 
+def check_player_id(value: str, field: str = "player_id") -> None:
+    """A player id: 1 to 128 of `A-Z a-z 0-9 . _ - : @`, starting with a letter or digit, and not a
+    reserved name, so it can never be, or be taken for, the owner of a system account."""
+    check_text(value, field, MAX_PLAYER_ID_LENGTH)
+    if _PLAYER_ID.fullmatch(value) is None or value.lower() in RESERVED_PLAYER_IDS:
+        raise InvalidArgument(
+            "FIELD_INVALID",
+            f"{field} must be 1 to {MAX_PLAYER_ID_LENGTH} letters, digits or . _ - : @, not a reserved name",
+            {"field": field},
+        )
+
+
 def check_amount(amount: int, field: str = "amount", index: int | None = None) -> None:
-    """Chips moved by a transfer are whole, positive and inside int64."""
-    if not 0 < amount <= INT64_MAX:
+    """Chips a request moves are whole, positive and at most MAX_AMOUNT."""
+    if not 0 < amount <= MAX_AMOUNT:
         meta = {"field": field} if index is None else {"field": field, "index": str(index)}
-        raise InvalidArgument("AMOUNT_INVALID", f"{field} must be between 1 and 2^63-1 chips", meta)
+        raise InvalidArgument("AMOUNT_INVALID", f"{field} must be between 1 and 10^17 chips", meta)
 
 
-def validate_batch(requests: Sequence[TransferRequest], *, allow_reserved_ids: bool = False) -> None:
+def check_signed_amount(amount: int, field: str) -> None:
+    """A signed change of chips (a hand result, a house bank change): at most MAX_AMOUNT either way."""
+    if not -MAX_AMOUNT <= amount <= MAX_AMOUNT:
+        raise InvalidArgument(
+            "AMOUNT_INVALID", f"{field} must be between -10^17 and 10^17 chips", {"field": field}
+        )
+
+
+def validate_batch(
+    requests: Sequence[TransferRequest],
+    *,
+    allow_reserved_ids: bool = False,
+    allow_mint_accounts: bool = False,
+) -> None:
     """Reject a malformed batch as a whole before anything is looked up; nothing of it is recorded."""
     if not requests:
         raise InvalidArgument("FIELD_REQUIRED", "a batch needs at least one transfer", {"field": "transfers"})
@@ -211,7 +286,7 @@ def validate_batch(requests: Sequence[TransferRequest], *, allow_reserved_ids: b
         )
     seen: set[str] = set()
     for index, request in enumerate(requests):
-        _check_text(request.transfer_id, "transfer_id", index, required=True, limit=MAX_TRANSFER_ID_LENGTH)
+        check_text(request.transfer_id, "transfer_id", MAX_TRANSFER_ID_LENGTH, index=index)
         if not allow_reserved_ids and request.transfer_id.startswith(RESERVED_ID_PREFIXES):
             raise InvalidArgument(
                 "FIELD_INVALID",
@@ -225,8 +300,16 @@ def validate_batch(requests: Sequence[TransferRequest], *, allow_reserved_ids: b
                 {"field": "transfer_id", "index": str(index)},
             )
         seen.add(request.transfer_id)
-        _check_text(request.debit_account_id, "debit_account_id", index, required=True, limit=200)
-        _check_text(request.credit_account_id, "credit_account_id", index, required=True, limit=200)
+        check_text(request.debit_account_id, "debit_account_id", MAX_ACCOUNT_ID_LENGTH, index=index)
+        check_text(request.credit_account_id, "credit_account_id", MAX_ACCOUNT_ID_LENGTH, index=index)
+        if not allow_mint_accounts:
+            for field in ("debit_account_id", "credit_account_id"):
+                if is_mint_account_id(getattr(request, field)):
+                    raise PermissionDenied(
+                        "MINT_ACCOUNT_FORBIDDEN",
+                        "chips are minted and burned only by purchases, withdrawals and house funding",
+                        {"field": field, "index": str(index)},
+                    )
         if request.debit_account_id == request.credit_account_id:
             raise InvalidArgument(
                 "SAME_ACCOUNT", "a transfer must move chips between two accounts", {"index": str(index)}
@@ -238,8 +321,8 @@ def validate_batch(requests: Sequence[TransferRequest], *, allow_reserved_ids: b
             raise InvalidArgument(
                 "FIELD_REQUIRED", "kind is required", {"field": "kind", "index": str(index)}
             )
-        _check_text(request.reference, "reference", index, required=False)
-        _check_text(request.table_id, "table_id", index, required=False)
+        check_text(request.reference, "reference", index=index, required=False)
+        check_text(request.table_id, "table_id", index=index, required=False)
 
 
 def refusal(debit: Account, credit: Account, amount: int) -> str | None:
@@ -248,6 +331,8 @@ def refusal(debit: Account, credit: Account, amount: int) -> str | None:
         return ACCOUNT_CLOSED
     if debit.balance - amount < 0 and not debit.may_go_negative:
         return INSUFFICIENT_FUNDS
+    if debit.kind is AccountKind.EXTERNAL_MINT and debit.debits_posted + amount > MINT_LIMIT:
+        return SUPPLY_LIMIT_REACHED
     if (
         credit.balance + amount > INT64_MAX
         or debit.balance - amount < INT64_MIN
@@ -259,7 +344,10 @@ def refusal(debit: Account, credit: Account, amount: int) -> str | None:
 
 
 def _resolve_accounts(
-    requests: Sequence[TransferRequest], new_indices: Sequence[int], accounts: Mapping[str, Account]
+    requests: Sequence[TransferRequest],
+    new_indices: Sequence[int],
+    accounts: Mapping[str, Account],
+    allow_mint_accounts: bool,
 ) -> None:
     """Unknown accounts and cross-pool transfers are malformed: the whole batch is refused."""
     for index in new_indices:
@@ -270,6 +358,13 @@ def _resolve_accounts(
             if account is None:
                 raise NotFound(
                     "ACCOUNT_NOT_FOUND", "the account does not exist", {"field": field, "index": str(index)}
+                )
+            if account.kind is AccountKind.EXTERNAL_MINT and not allow_mint_accounts:
+                # Behind the id check of `validate_batch`: a mint is refused by kind as well.
+                raise PermissionDenied(
+                    "MINT_ACCOUNT_FORBIDDEN",
+                    "chips are minted and burned only by purchases, withdrawals and house funding",
+                    {"field": field, "index": str(index)},
                 )
             if account.pool != request.pool:
                 raise InvalidArgument(
@@ -286,6 +381,7 @@ def plan_transfers(
     accounts: Mapping[str, Account],
     existing: Mapping[str, TransferRecord],
     now: datetime,
+    allow_mint_accounts: bool = True,
 ) -> BatchPlan:
     """Decide what a validated batch does, given the locked accounts and already-recorded ids.
 
@@ -315,7 +411,7 @@ def plan_transfers(
         else:
             outcomes[index] = TransferOutcome(request.transfer_id, TransferStatus.EXISTS, record)
 
-    _resolve_accounts(requests, new_indices, accounts)
+    _resolve_accounts(requests, new_indices, accounts, allow_mint_accounts)
 
     if linked and new_indices and len(new_indices) < len(requests):
         for index in new_indices:

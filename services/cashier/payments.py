@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from service_runtime.errors import FailedPrecondition, InvalidArgument
-from services.cashier.ledger import INT64_MAX, Pool
+from services.cashier.ledger import INT64_MAX, MAX_AMOUNT, Pool
 
 
 class PaymentSource(enum.StrEnum):
@@ -54,9 +54,9 @@ def chips_for(source: PaymentSource, amount_minor: int) -> int:
             f"the amount must be a multiple of {step} minor units (one chip)",
             {"field": "amount_minor", "minor_units_per_chip": str(step)},
         )
-    if chips > INT64_MAX:
+    if chips > MAX_AMOUNT:
         raise InvalidArgument(
-            "AMOUNT_INVALID", "the amount is worth more than 2^63-1 chips", {"field": "amount_minor"}
+            "AMOUNT_INVALID", "the amount is worth more than 10^17 chips", {"field": "amount_minor"}
         )
     return chips
 

@@ -19,7 +19,9 @@ from services.cashier import storage
 from services.cashier.coalescing import Answer, Coalescer
 from services.cashier.ledger import (
     BALANCE_OVERFLOW,
+    HOUSE_OWNER,
     INSUFFICIENT_FUNDS,
+    MAX_SESSION_ID_LENGTH,
     Account,
     AccountKind,
     Pool,
@@ -27,6 +29,8 @@ from services.cashier.ledger import (
     TransferRecord,
     TransferRequest,
     check_amount,
+    check_player_id,
+    check_text,
     plan_transfers,
     rake_account_id,
     seat_account_id,
@@ -39,13 +43,7 @@ from services.cashier.settlement import (
     settlement_transfers,
 )
 from services.cashier.storage import SeatSessionRow
-from services.cashier.unit_of_work import (
-    MIN_EXTRA_BATCH,
-    TRANSACTIONS_IN_FLIGHT,
-    UnitOfWork,
-    check_text,
-    utc_now,
-)
+from services.cashier.unit_of_work import MIN_EXTRA_BATCH, TRANSACTIONS_IN_FLIGHT, UnitOfWork, utc_now
 
 
 @dataclass(frozen=True)
@@ -63,6 +61,8 @@ class SettlementView:
 
 
 MAX_SETTLEMENTS_PER_TRANSACTION = 64
+# Seats of one table (or boxes of a house game) are numbered from 0; no table has a hundred.
+MAX_SEAT_INDEX = 99
 
 
 @dataclass
@@ -107,11 +107,11 @@ class SeatSessionUseCases(UnitOfWork):
         max_buy_in: int,
     ) -> tuple[SeatSessionView, bool]:
         """Buy a player in; returns the session and whether it already existed with these fields."""
-        check_text(session_id, "session_id", 100)
-        check_text(player_id, "player_id")
+        check_text(session_id, "session_id", MAX_SESSION_ID_LENGTH)
+        check_player_id(player_id)
         check_text(table_id, "table_id")
-        if seat_index < 0:
-            raise InvalidArgument("FIELD_INVALID", "seat_index must be 0 or more", {"field": "seat_index"})
+        if not 0 <= seat_index <= MAX_SEAT_INDEX:
+            raise InvalidArgument("FIELD_INVALID", "seat_index must be 0 to 99", {"field": "seat_index"})
         if pool is None:
             raise InvalidArgument("POOL_INVALID", "pool is required", {"field": "pool"})
         check_amount(buy_in_amount, "buy_in_amount")
@@ -127,7 +127,7 @@ class SeatSessionUseCases(UnitOfWork):
             )
         wallet_id = wallet_account_id(pool, player_id)
         seat = Account(seat_account_id(session_id), player_id, pool, AccountKind.TABLE_SEAT)
-        rake = Account(rake_account_id(pool, table_id), "house", pool, AccountKind.HOUSE_RAKE)
+        rake = Account(rake_account_id(pool, table_id), HOUSE_OWNER, pool, AccountKind.HOUSE_RAKE)
         wanted = {
             "player_id": player_id,
             "table_id": table_id,
@@ -210,7 +210,7 @@ class SeatSessionUseCases(UnitOfWork):
 
     async def cash_out(self, session_id: str) -> tuple[SeatSessionView, bool]:
         """Close a session and return its stack to the wallet; a closed session is returned as is."""
-        check_text(session_id, "session_id", 100)
+        check_text(session_id, "session_id", MAX_SESSION_ID_LENGTH)
 
         async def work(conn: AsyncConnection) -> tuple[SeatSessionView, bool]:
             now = self._clock()
@@ -254,7 +254,7 @@ class SeatSessionUseCases(UnitOfWork):
         return await self._transaction(work)
 
     async def seat_session(self, session_id: str) -> SeatSessionView:
-        check_text(session_id, "session_id", 100)
+        check_text(session_id, "session_id", MAX_SESSION_ID_LENGTH)
 
         async def work(conn: AsyncConnection) -> SeatSessionView:
             session = await storage.seat_session(conn, session_id)

@@ -14,18 +14,23 @@ from dataclasses import dataclass
 
 from service_runtime.errors import FailedPrecondition, InvalidArgument
 from services.cashier.ledger import (
-    INT64_MAX,
+    MAX_HAND_ID_LENGTH,
+    MAX_SESSION_ID_LENGTH,
     MAX_TEXT_LENGTH,
     Pool,
     TransferKind,
     TransferRequest,
     bank_account_id,
     check_amount,
+    check_signed_amount,
+    check_text,
     rake_account_id,
     seat_account_id,
 )
 
-MAX_HAND_ID_LENGTH = 100
+# Seats (or boxes) settled in one hand: with the rake and the house bank, at most 202 transfers, so
+# `hand:<hand_id>:<n>` is at most 5 + 100 + 1 + 3 = 109 characters.
+MAX_SEAT_RESULTS = 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,15 +63,6 @@ def settlement_transfer_id(hand_id: str, index: int) -> str:
     return f"hand:{hand_id}:{index}"
 
 
-def _text(value: str, field: str, limit: int) -> None:
-    if not value:
-        raise InvalidArgument("FIELD_REQUIRED", f"{field} is required", {"field": field})
-    if len(value) > limit or not value.isascii() or not value.isprintable():
-        raise InvalidArgument(
-            "FIELD_INVALID", f"{field} must be 1 to {limit} printable ASCII characters", {"field": field}
-        )
-
-
 def normalise_hand_result(
     hand_id: str,
     table_id: str,
@@ -76,15 +72,19 @@ def normalise_hand_result(
     house_bank_amount: int,
 ) -> HandResult:
     """Validate a settlement request; malformed or unbalanced ones are refused and not recorded."""
-    _text(hand_id, "hand_id", MAX_HAND_ID_LENGTH)
-    _text(table_id, "table_id", MAX_TEXT_LENGTH)
+    check_text(hand_id, "hand_id", MAX_HAND_ID_LENGTH)
+    check_text(table_id, "table_id", MAX_TEXT_LENGTH)
     if pool is None:
         raise InvalidArgument("POOL_INVALID", "pool is required", {"field": "pool"})
     if not seat_results:
         raise InvalidArgument("FIELD_REQUIRED", "seat_results is required", {"field": "seat_results"})
+    if len(seat_results) > MAX_SEAT_RESULTS:
+        raise InvalidArgument(
+            "FIELD_INVALID", f"a hand settles at most {MAX_SEAT_RESULTS} seats", {"field": "seat_results"}
+        )
     seen: set[str] = set()
     for result in seat_results:
-        _text(result.session_id, "seat_results.session_id", 100)
+        check_text(result.session_id, "seat_results.session_id", MAX_SESSION_ID_LENGTH)
         if result.session_id in seen:
             raise InvalidArgument(
                 "FIELD_INVALID",
@@ -92,16 +92,10 @@ def normalise_hand_result(
                 {"field": "seat_results.session_id"},
             )
         seen.add(result.session_id)
-        if abs(result.net_amount) > INT64_MAX:
-            raise InvalidArgument(
-                "AMOUNT_INVALID", "net_amount is out of range", {"field": "seat_results.net_amount"}
-            )
+        check_signed_amount(result.net_amount, "seat_results.net_amount")
     if rake:
         check_amount(rake, "rake")
-    if abs(house_bank_amount) > INT64_MAX:
-        raise InvalidArgument(
-            "AMOUNT_INVALID", "house_bank_amount is out of range", {"field": "house_bank_amount"}
-        )
+    check_signed_amount(house_bank_amount, "house_bank_amount")
     total = sum(r.net_amount for r in seat_results) + rake + house_bank_amount
     if total != 0:
         raise FailedPrecondition(

@@ -52,7 +52,8 @@ transfers = Table(
     "transfers",
     metadata,
     Column("seq", SEQUENCE_TYPE, primary_key=True, autoincrement=True),
-    Column("transfer_id", String(128), nullable=False, unique=True),
+    # Derived ids are up to 152 characters (`purchase:TELEGRAM_STARS:<128>`); see migration 0003.
+    Column("transfer_id", String(200), nullable=False, unique=True),
     # No foreign keys to accounts: see migration 0002 (writers lock both accounts; accounts are never deleted).
     Column("debit_account_id", String(200), nullable=False),
     Column("credit_account_id", String(200), nullable=False),
@@ -118,7 +119,7 @@ hand_settlements = Table(
 stars_lots = Table(
     "stars_lots",
     metadata,
-    Column("transfer_id", String(128), ForeignKey("transfers.transfer_id"), primary_key=True),
+    Column("transfer_id", String(200), ForeignKey("transfers.transfer_id"), primary_key=True),
     Column("player_id", String(128), nullable=False),
     Column("chips", BigInteger, nullable=False),
     Column("unlocks_at", DateTime(timezone=True), nullable=False),

@@ -19,11 +19,10 @@ import psycopg
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from service_runtime.errors import DomainError, InvalidArgument
+from service_runtime.errors import DomainError
 from services.cashier import storage
 from services.cashier.coalescing import Answer
 from services.cashier.ledger import (
-    MAX_TEXT_LENGTH,
     Account,
     TransferOutcome,
     TransferRecord,
@@ -50,15 +49,6 @@ MIN_EXTRA_BATCH = 8
 
 def utc_now() -> datetime:
     return datetime.now(UTC)
-
-
-def check_text(value: str, field: str, limit: int = MAX_TEXT_LENGTH) -> None:
-    if not value:
-        raise InvalidArgument("FIELD_REQUIRED", f"{field} is required", {"field": field})
-    if len(value) > limit or not value.isascii() or not value.isprintable():
-        raise InvalidArgument(
-            "FIELD_INVALID", f"{field} must be 1 to {limit} printable ASCII characters", {"field": field}
-        )
 
 
 class UnitOfWork:
@@ -150,7 +140,12 @@ class UnitOfWork:
         for batch in batches:
             try:
                 plan = plan_transfers(
-                    batch.requests, linked=batch.linked, accounts=accounts, existing=existing, now=now
+                    batch.requests,
+                    linked=batch.linked,
+                    accounts=accounts,
+                    existing=existing,
+                    now=now,
+                    allow_mint_accounts=False,  # CreateTransfers never mints or burns
                 )
             except DomainError as error:
                 answers.append(Answer(error=error))

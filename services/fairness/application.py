@@ -20,6 +20,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from service_runtime.errors import Aborted, AlreadyExists, InvalidArgument, NotFound
+from service_runtime.validation import require_text
 from services.fairness import storage
 from services.fairness.hands import (
     ClientSeedRecord,
@@ -70,13 +71,7 @@ class CommittedHand:
 
 
 def _required(value: str, name: str) -> str:
-    if not value:
-        raise InvalidArgument("FIELD_REQUIRED", f"{name} is required", {"field": name})
-    if len(value) > MAX_ID_LENGTH:
-        raise InvalidArgument(
-            "FIELD_INVALID", f"{name} is at most {MAX_ID_LENGTH} characters", {"field": name}
-        )
-    return value
+    return require_text(value, name, limit=MAX_ID_LENGTH)
 
 
 class FairnessApplication:

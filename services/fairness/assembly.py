@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 
 from poker.fairness.v1 import fairness_pb2_grpc
-from service_runtime.access import ANY_ROLE, SERVICE_ONLY, AccessPolicy
+from service_runtime.access import ANY_CALLER, AccessPolicy, services
+from service_runtime.auth import ServiceName
 from service_runtime.database import create_engine, create_session_factory
 from service_runtime.process import Assembly
 from service_runtime.server import GrpcService
@@ -15,18 +16,20 @@ from services.fairness.seed_vault import SeedVault
 from services.fairness.settings import FairnessSettings
 from services.fairness.storage import migrate
 
-# The table service (role `service`) drives each hand; anyone authenticated may read and check.
+# Only table shards drive a hand (they alone ever see a live deck); anyone authenticated may read
+# and check.
+TABLE = services(ServiceName.TABLE)
 ACCESS = AccessPolicy.for_service(
     SERVICE_NAME,
     {
-        "CommitHand": SERVICE_ONLY,
-        "AddPlayerEntropy": SERVICE_ONLY,
-        "SealHand": SERVICE_ONLY,
-        "RevealHand": SERVICE_ONLY,
-        "GetCommitment": ANY_ROLE,
-        "ListTableCommitments": ANY_ROLE,
-        "GetReveal": ANY_ROLE,
-        "VerifyHand": ANY_ROLE,
+        "CommitHand": TABLE,
+        "AddPlayerEntropy": TABLE,
+        "SealHand": TABLE,
+        "RevealHand": TABLE,
+        "GetCommitment": ANY_CALLER,
+        "ListTableCommitments": ANY_CALLER,
+        "GetReveal": ANY_CALLER,
+        "VerifyHand": ANY_CALLER,
     },
 )
 

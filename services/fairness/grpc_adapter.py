@@ -11,7 +11,7 @@ from typing import Any
 
 from poker.common.v1 import common_pb2
 from poker.fairness.v1 import fairness_pb2, fairness_pb2_grpc
-from service_runtime.auth import Role, current_caller
+from service_runtime.auth import Role, ServiceName, current_caller
 from service_runtime.errors import InvalidArgument
 from service_runtime.proto_time import to_timestamp
 from services.fairness.application import FairnessApplication
@@ -38,10 +38,10 @@ def cards_pb(deck: Iterable[int]) -> list[common_pb2.Card]:
 
 
 def _shown_player_id(player_id: str) -> str:
-    """Who sat where is the table's business: the service and admin roles see every player id, a
+    """Who sat where is the table's business: services and admins see every player id, a
     player only their own, so a public reveal does not tell strangers who played the hand."""
     caller = current_caller()
-    if caller.has(Role.SERVICE) or caller.has(Role.ADMIN) or caller.subject == player_id:
+    if caller.service is not None or caller.has(Role.ADMIN) or caller.subject == player_id:
         return player_id
     return ""
 
@@ -128,7 +128,7 @@ class FairnessServicer(fairness_pb2_grpc.FairnessServiceServicer):
     async def CommitHand(  # noqa: N802 - the generated servicer names methods after the RPCs
         self, request: fairness_pb2.CommitHandRequest, context: Any
     ) -> fairness_pb2.CommitHandResponse:
-        current_caller().require(Role.SERVICE)
+        current_caller().require(ServiceName.TABLE)
         committed = await self._application.commit_hand(
             request.request_id, request.table_id, deal_now=request.deal_now
         )
@@ -147,7 +147,7 @@ class FairnessServicer(fairness_pb2_grpc.FairnessServiceServicer):
     async def SealHand(  # noqa: N802
         self, request: fairness_pb2.SealHandRequest, context: Any
     ) -> fairness_pb2.SealHandResponse:
-        current_caller().require(Role.SERVICE)
+        current_caller().require(ServiceName.TABLE)
         dealt = await self._application.seal_hand(request.hand_id)
         return fairness_pb2.SealHandResponse(commitment=commitment_pb(dealt.hand), deck=cards_pb(dealt.deck))
 

@@ -7,8 +7,8 @@ NOT_IMPLEMENTED) while health, reflection, auth and access control already work 
 from __future__ import annotations
 
 from poker.history.v1 import history_pb2_grpc
-from service_runtime.access import ADMIN_ONLY, ANY_ROLE, SERVICE_ONLY, AccessPolicy
-from service_runtime.auth import Role
+from service_runtime.access import ADMIN_ONLY, PLAYERS_AND_ADMINS, AccessPolicy, services
+from service_runtime.auth import ServiceName
 from service_runtime.process import Assembly
 from service_runtime.server import GrpcService
 from service_runtime.unimplemented import unimplemented_servicer
@@ -19,13 +19,13 @@ SERVICE_NAME = "poker.history.v1.HistoryService"
 ACCESS = AccessPolicy.for_service(
     SERVICE_NAME,
     {
-        "RecordHand": SERVICE_ONLY,
-        "ListMyHands": ANY_ROLE,
-        "GetHand": ANY_ROLE,
-        "ListTableHands": ANY_ROLE,
-        "ExportHands": ANY_ROLE,
-        "ListBalanceChanges": ANY_ROLE,
-        "RecordAuditEvent": frozenset({Role.SERVICE, Role.ADMIN}),
+        "RecordHand": services(ServiceName.TABLE),
+        "ListMyHands": PLAYERS_AND_ADMINS,
+        "GetHand": PLAYERS_AND_ADMINS,
+        "ListTableHands": PLAYERS_AND_ADMINS,
+        "ExportHands": PLAYERS_AND_ADMINS,
+        "ListBalanceChanges": PLAYERS_AND_ADMINS,
+        "RecordAuditEvent": services(ServiceName.TABLE) | ADMIN_ONLY,
         "ListAuditEvents": ADMIN_ONLY,
     },
 )

@@ -15,8 +15,8 @@ from datetime import UTC, datetime
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from poker.lobby.v1 import lobby_pb2_grpc
-from service_runtime.access import ADMIN_ONLY, ANY_ROLE, SERVICE_ONLY, AccessPolicy
-from service_runtime.auth import TokenKeys
+from service_runtime.access import ADMIN_ONLY, ANY_CALLER, PLAYERS, AccessPolicy, services
+from service_runtime.auth import ServiceName, TokenKeys
 from service_runtime.database import create_engine, create_session_factory
 from service_runtime.process import Assembly
 from service_runtime.redis_client import create_redis
@@ -40,14 +40,15 @@ REPUBLISH_SECONDS = 5.0
 ACCESS = AccessPolicy.for_service(
     SERVICE_NAME,
     {
-        "ListRooms": ANY_ROLE,
-        "GetRoom": ANY_ROLE,
-        "ListTables": ANY_ROLE,
-        "JoinTable": ANY_ROLE,
-        "RedeemInviteCode": ANY_ROLE,
-        "GetMaintenance": ANY_ROLE,
-        # Service: table (the shard checks access and maintenance before SitDown).
-        "AuthorizeSeat": SERVICE_ONLY,
+        "ListRooms": ANY_CALLER,
+        "GetRoom": ANY_CALLER,
+        "ListTables": ANY_CALLER,
+        "JoinTable": PLAYERS,
+        "RedeemInviteCode": PLAYERS,
+        # Shards without Redis poll it for the maintenance switches.
+        "GetMaintenance": ANY_CALLER,
+        # The table shard checks access and maintenance before SitDown.
+        "AuthorizeSeat": services(ServiceName.TABLE),
         "CreateRoom": ADMIN_ONLY,
         "UpdateRoom": ADMIN_ONLY,
         "DisableRoom": ADMIN_ONLY,

@@ -84,8 +84,9 @@ class Catalogue:
         self._clock = clock
 
     async def _may_see(self, session: AsyncSession, caller: Caller, room: Room) -> bool:
-        # Service: table (a shard reads every room it serves, private or disabled ones included).
-        if caller.has(Role.ADMIN) or caller.has(Role.SERVICE):
+        # Admins, and any named service (a table shard reads every room it serves, private or
+        # disabled ones included; the access policy decides which services reach this at all).
+        if caller.has(Role.ADMIN) or caller.service is not None:
             return True
         if room.disabled:
             return False

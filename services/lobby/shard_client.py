@@ -7,7 +7,7 @@ import time
 import grpc
 
 from poker.lobby.v1 import shard_directory_pb2, shard_directory_pb2_grpc
-from service_runtime.auth import Role, TokenKeys, mint_token
+from service_runtime.auth import Role, ServiceName, TokenKeys, mint_token
 from service_runtime.clients import create_channel
 from service_runtime.errors import Unavailable
 from service_runtime.table_directory import TableFigures, summary_to_figures
@@ -30,7 +30,11 @@ class ShardRpcTableSource:
         now = time.time()
         if now > self._token_expires - 60:
             self._token = mint_token(
-                self._keys, "lobby", (Role.SERVICE,), now=int(now), ttl_seconds=SERVICE_TOKEN_SECONDS
+                self._keys,
+                ServiceName.LOBBY.value,
+                (Role.SERVICE,),
+                now=int(now),
+                ttl_seconds=SERVICE_TOKEN_SECONDS,
             )
             self._token_expires = now + SERVICE_TOKEN_SECONDS
         return self._token

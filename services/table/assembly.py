@@ -7,8 +7,7 @@ with the cashier and fairness); until then each answers UNIMPLEMENTED (reason NO
 from __future__ import annotations
 
 from poker.table.v1 import table_pb2_grpc
-from service_runtime.access import ANY_ROLE, AccessPolicy
-from service_runtime.auth import Role
+from service_runtime.access import ANY_CALLER, PLAYERS, AccessPolicy
 from service_runtime.process import Assembly
 from service_runtime.server import GrpcService
 from service_runtime.unimplemented import unimplemented_servicer
@@ -17,7 +16,6 @@ from services.table.settings import TableSettings
 SERVICE_NAME = "poker.table.v1.TableService"
 
 # Seat-taking and betting are for players; watching is for anyone with a token.
-PLAYERS = frozenset({Role.PLAYER})
 
 ACCESS = AccessPolicy.for_service(
     SERVICE_NAME,
@@ -31,9 +29,9 @@ ACCESS = AccessPolicy.for_service(
         "SendChat": PLAYERS,
         "PlaceHouseBets": PLAYERS,
         "MakeHouseDecision": PLAYERS,
-        "WatchTable": ANY_ROLE,
-        "SpectateTable": ANY_ROLE,
-        "GetTableSnapshot": ANY_ROLE,
+        "WatchTable": PLAYERS,
+        "SpectateTable": ANY_CALLER,
+        "GetTableSnapshot": ANY_CALLER,
     },
 )
 

@@ -16,7 +16,12 @@ for a fixed time:
   accounts and overlap only by chance;
 - 6-seat settlements: SettleHand of a six-seat table with rake through the ledger layer, one table
   (six seats of their own) per client;
-- gRPC single: one transfer per CreateTransfers call against `python -m services.cashier` on loopback.
+- gRPC single: one transfer per CreateTransfers call against `python -m services.cashier` on loopback;
+- equal-work floors (pgbench, 8 clients, in a database of their own, each with the statements planned
+  when run and prepared once; the faster counts): exactly the statements one
+  6-seat settlement and one batch of 100 transfers send, captured from the cashier, one settlement or
+  batch per transaction (see `cashier_equal_work.py`). Each runs just before its ledger scenario, and
+  that scenario's rate is also printed as a ratio of it (goal: 0.5x).
 
 The ledger scenarios run with `--clients` concurrent callers (64 by default: the cashier serves
 every table shard and the gateway at once, and concurrent callers share transactions). Each line
@@ -25,7 +30,7 @@ per call, and the CPU each operation cost in this process and in the PostgreSQL 
 this machine (read from /proc; other work on the server shows up there too). Only operations the
 ledger applied count: a transfer that is not CREATED or a hand that comes back `existing` stops the
 run. The database is dropped at the end.
-Run: `.venv/bin/python tests/bench/bench_cashier.py` (about 90 s with the defaults).
+Run: `.venv/bin/python tests/bench/bench_cashier.py` (about three minutes with the defaults).
 """
 
 from __future__ import annotations
@@ -46,6 +51,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import cashier_equal_work  # beside this script (tests/bench is on sys.path when it runs)
 import grpc
 import psycopg
 from grpc_health.v1 import health_pb2, health_pb2_grpc
@@ -105,6 +111,8 @@ class Figure:
     latencies: list[float]
     client_cpu: float = 0.0
     server_cpu: float | None = None
+    # The equal-work floor this scenario is compared with, when it has one.
+    equal_work: Figure | None = None
 
     @property
     def rate(self) -> float:
@@ -167,19 +175,38 @@ async def _wait_serving(target: str) -> None:
 
 PGBENCH_FLOOR = "raw insert, pgbench (floor)"
 PSYCOPG_FLOOR = "raw insert, asyncio psycopg"
+BATCH_FLOOR = "equal work: batch 100"
+SETTLEMENT_FLOOR = "equal work: settle"
 
 
 def pgbench_floor(url: str, clients: int, seconds: float) -> Figure | None:
     """One-row INSERT transactions from `clients` pgbench connections, or None without pgbench."""
+    script = "INSERT INTO bench_raw_rows (payload) VALUES ('pgbench-' || :client_id);\n"
+    return run_pgbench(url, PGBENCH_FLOOR, script, clients, seconds)
+
+
+def run_pgbench(
+    url: str,
+    name: str,
+    script_text: str,
+    clients: int,
+    seconds: float,
+    operations_per_transaction: int = 1,
+    protocol: str = "prepared",
+) -> Figure | None:
+    """Run `script_text` from `clients` pgbench connections; None without pgbench.
+
+    Operations are transactions times `operations_per_transaction` (transfers in a batch, say).
+    """
     pgbench = shutil.which("pgbench")
     if pgbench is None:
         return None
     target = make_url(url)
     with tempfile.TemporaryDirectory(prefix="bench-cashier-") as folder:
-        script = Path(folder, "insert.sql")
-        script.write_text("INSERT INTO bench_raw_rows (payload) VALUES ('pgbench-' || :client_id);\n")
+        script = Path(folder, "script.sql")
+        script.write_text(script_text)
         command = [
-            pgbench, "--no-vacuum", "--protocol=prepared", f"--client={clients}", f"--jobs={min(clients, 2)}",
+            pgbench, "--no-vacuum", f"--protocol={protocol}", f"--client={clients}", f"--jobs={min(clients, 2)}",
             f"--time={max(1, round(seconds))}", f"--file={script}", "--log", f"--log-prefix={folder}/log",
             f"--host={target.host or '127.0.0.1'}", f"--port={target.port or 5432}",
             f"--username={target.username or 'postgres'}", target.database or "postgres",
@@ -193,19 +220,22 @@ def pgbench_floor(url: str, clients: int, seconds: float) -> Figure | None:
         server_after, children_after = _server_cpu_seconds(), resource.getrusage(resource.RUSAGE_CHILDREN)
         processed = re.search(r"number of transactions actually processed: (\d+)", output)
         tps = re.search(r"tps = ([0-9.]+)", output)
+        failed = re.search(r"number of failed transactions: (\d+)", output)
         if processed is None or tps is None:
             raise RuntimeError(f"cannot read pgbench's output:\n{output}")
+        if failed is not None and int(failed.group(1)):
+            raise RuntimeError(f"pgbench transactions failed:\n{output}")
         # Per-transaction log lines: client, transaction number, latency in microseconds, ...
         latencies = [
             int(line.split()[2]) / 1e6
             for log in Path(folder).glob("log.*")
             for line in log.read_text().splitlines()
         ]
-    operations = int(processed.group(1))
+    transactions = int(processed.group(1))
     client_cpu = (children_after.ru_utime + children_after.ru_stime) - (children.ru_utime + children.ru_stime)
     return Figure(
-        PGBENCH_FLOOR, operations, operations, operations / float(tps.group(1)), latencies, client_cpu,
-        None if server is None or server_after is None else server_after - server,
+        name, transactions * operations_per_transaction, transactions, transactions / float(tps.group(1)),
+        latencies, client_cpu, None if server is None or server_after is None else server_after - server,
     )  # fmt: skip
 
 
@@ -242,7 +272,7 @@ async def grpc_single_transfers(url: str, clients: int, seconds: float, spare: l
     try:
         target = f"127.0.0.1:{port}"
         await _wait_serving(target)
-        metadata = auth_metadata("bench-table-shard", Role.SERVICE)
+        metadata = auth_metadata("table", Role.SERVICE)
         async with grpc.aio.insecure_channel(target) as channel:
             stub = cashier_pb2_grpc.CashierServiceStub(channel)
 
@@ -269,9 +299,29 @@ async def grpc_single_transfers(url: str, clients: int, seconds: float, spare: l
 SCENARIOS = ("single", "batched", "settlements", "grpc")
 
 
+async def equal_work_scripts(floor_url: str, floor_clients: int) -> cashier_equal_work.EqualWorkScripts:
+    """Set up the equal-work floors' own database and capture the statements they replay."""
+    await asyncio.to_thread(migrate, floor_url)
+    engine = create_engine(floor_url, pool_size=16)
+    try:
+        return await cashier_equal_work.prepare_scripts(Cashier(engine), floor_clients)
+    finally:
+        await engine.dispose()
+
+
 async def run(
-    url: str, *, clients: int, floor_clients: int, seconds: float, players: int, only: frozenset[str]
+    url: str,
+    floor_url: str,
+    *,
+    clients: int,
+    floor_clients: int,
+    seconds: float,
+    players: int,
+    only: frozenset[str],
 ) -> list[Figure]:
+    scripts = None
+    if shutil.which("pgbench") is not None and only & {"batched", "settlements"}:
+        scripts = await equal_work_scripts(floor_url, floor_clients)
     await asyncio.to_thread(migrate, url)
     engine = create_engine(url, pool_size=clients)
     cashier = Cashier(engine)
@@ -325,8 +375,26 @@ async def run(
         batch = [random_transfer(f"batch-{client}-{n}-{k}") for k in range(100)]
         return applied(await cashier.create_transfers(batch, linked=False))
 
+    async def equal_work_floor(name: str, script: str, operations_per_transaction: int) -> Figure | None:
+        """The faster of the two ways to send the statements: planned each time, as the cashier's
+        lock-and-load is (`extended`), or prepared once, as its write is (`prepared`)."""
+        runs = []
+        for protocol in ("extended", "prepared"):
+            figure = await asyncio.to_thread(
+                run_pgbench, floor_url, f"{name} {protocol[:4]}", script, floor_clients, seconds,
+                operations_per_transaction, protocol,
+            )  # fmt: skip
+            if figure is not None:
+                figures.append(figure)
+                runs.append(figure)
+        return max(runs, key=lambda figure: figure.rate, default=None)
+
     if "batched" in only:
+        batch_floor = None
+        if scripts is not None:
+            batch_floor = await equal_work_floor(BATCH_FLOOR, scripts.batch, cashier_equal_work.BATCH)
         figures.append(await drive("ledger batched 100", clients, seconds, ledger_batch))
+        figures[-1].equal_work = batch_floor
 
     # Six seats per table, one table per client; stacks are deep so nobody runs dry.
     tables: list[list[str]] = []
@@ -361,7 +429,11 @@ async def run(
         return 1
 
     if "settlements" in only:
+        settlement_floor = None
+        if scripts is not None:
+            settlement_floor = await equal_work_floor(SETTLEMENT_FLOOR, scripts.settlement, 1)
         figures.append(await drive("6-seat settlements", clients, seconds, settle))
+        figures[-1].equal_work = settlement_floor
 
     if "grpc" in only:
         figures.append(await grpc_single_transfers(url, clients, seconds, names[clients * 6 :]))
@@ -377,6 +449,8 @@ TARGETS = {
     "ledger batched 100": 3.0,
     "6-seat settlements": 0.5,
 }
+# Issue 11: settlements and batches against the floor doing the same work.
+EQUAL_WORK_TARGET = 0.5
 
 
 def report(figures: list[Figure], clients: int, floor_clients: int) -> None:
@@ -387,23 +461,33 @@ def report(figures: list[Figure], clients: int, floor_clients: int) -> None:
     )
     if figures[0].name != PGBENCH_FLOOR:
         print("pgbench is not on the PATH: the floor is the Python client's rate, well below the server's")
+    if any(f.name in ("ledger batched 100", "6-seat settlements") and f.equal_work is None for f in figures):
+        print("pgbench is not on the PATH: no equal-work floor for batches and settlements")
     print(
-        f"{'scenario':<26}{'ops/s':>10}{'ratio':>8}{'target':>11}{'p50 ms':>9}{'p99 ms':>9}{'calls':>8}"
-        f"{'us cpu/op':>11}{'us db/op':>10}"
+        f"{'scenario':<31}{'ops/s':>9}{'ratio':>8}{'target':>11}{'equal work':>12}{'goal':>10}"
+        f"{'p50 ms':>9}{'p99 ms':>9}{'calls':>8}{'us cpu/op':>11}{'us db/op':>10}"
     )
     for figure in figures:
         target = TARGETS.get(figure.name)
         ratio = figure.rate / floor
         mark = "" if target is None else (f"{target:.1f}x" + (" ok" if ratio >= target else " MISS"))
+        equal, goal = "", ""
+        if figure.equal_work is not None:
+            equal_ratio = figure.rate / figure.equal_work.rate
+            equal = f"{equal_ratio:.2f}x"
+            goal = f"{EQUAL_WORK_TARGET:.1f}x" + (" ok" if equal_ratio >= EQUAL_WORK_TARGET else " MISS")
         print(
-            f"{figure.name:<26}{figure.rate:>10.0f}{ratio:>7.2f}x{mark:>11}"
+            f"{figure.name:<31}{figure.rate:>9.0f}{ratio:>7.2f}x{mark:>11}{equal:>12}{goal:>10}"
             f"{figure.percentile(0.5):>9.2f}{figure.percentile(0.99):>9.2f}{figure.calls:>8}"
             f"{figure.client_cpu / figure.operations * 1e6:>11.0f}"
             f"{'' if figure.server_cpu is None else format(figure.server_cpu / figure.operations * 1e6, '.0f'):>10}"
         )
     print(
-        "ops are transfers, except settlements (one 6-seat hand each); latency is per call; us cpu/op is this\n"
-        "process (pgbench's for the floor), us db/op the PostgreSQL processes of this machine\n"
+        "ops are transfers, except settlements (one 6-seat hand each); latency is per call (per transaction\n"
+        "for pgbench); ratio is to the raw-insert floor, equal work to the faster pgbench line doing the\n"
+        "scenario's statements (one settlement or batch per transaction, 8 clients; exte: each statement\n"
+        "planned when run, prep: prepared once); us cpu/op is this process (pgbench's for its lines),\n"
+        "us db/op the PostgreSQL processes of this machine\n"
     )
 
 
@@ -422,12 +506,15 @@ def main() -> None:
         help=f"comma-separated scenarios to run besides the floor: {SCENARIOS}",
     )
     args = parser.parse_args()
-    with throwaway_postgres_database(args.server_url, prefix="poker_bench_cashier") as url:
-        only = frozenset(args.only.split(","))
-        if not only <= set(SCENARIOS):
-            parser.error(f"--only takes some of {', '.join(SCENARIOS)}")
+    only = frozenset(args.only.split(","))
+    if not only <= set(SCENARIOS):
+        parser.error(f"--only takes some of {', '.join(SCENARIOS)}")
+    with (
+        throwaway_postgres_database(args.server_url, prefix="poker_bench_cashier") as url,
+        throwaway_postgres_database(args.server_url, prefix="poker_bench_cashier_floor") as floor_url,
+    ):
         options = {"clients": args.clients, "floor_clients": args.floor_clients, "players": args.players}
-        figures = asyncio.run(run(url, seconds=args.seconds, only=only, **options))
+        figures = asyncio.run(run(url, floor_url, seconds=args.seconds, only=only, **options))
     report(figures, args.clients, args.floor_clients)
 
 

@@ -19,7 +19,8 @@ from services.cashier.assembly import ACCESS, cashier_service
 pytestmark = pytest.mark.postgres
 
 GRAM, MPX = common_pb2.CHIP_POOL_GRAM, common_pb2.CHIP_POOL_MPX
-SERVICE = auth_metadata("table-shard-1", Role.SERVICE)
+SERVICE = auth_metadata("table", Role.SERVICE)
+PAYMENTS = auth_metadata("payments", Role.SERVICE)
 ADMIN = auth_metadata("operator", Role.ADMIN)
 ALICE = auth_metadata("alice", Role.PLAYER)
 
@@ -42,7 +43,7 @@ async def client(cashier: Cashier) -> AsyncIterator[Client]:
                     source=source,
                     amount_minor=minor,
                 ),
-                metadata=SERVICE,
+                metadata=PAYMENTS,
             )
         yield Client(stub, channel)
 
@@ -79,13 +80,13 @@ BAD_REQUESTS = [
     ("negative amount", "CreateTransfers", cashier_pb2.CreateTransfersRequest(transfers=[transfer(amount=-5)]),
      SERVICE, grpc.StatusCode.INVALID_ARGUMENT, "AMOUNT_INVALID"),
     ("purchase worth over int64 chips", "Purchase",
-     cashier_pb2.PurchaseRequest(payment_reference="p", player_id="alice", source=3, amount_minor=2**62), ADMIN,
+     cashier_pb2.PurchaseRequest(payment_reference="p", player_id="alice", source=3, amount_minor=2**62), PAYMENTS,
      grpc.StatusCode.INVALID_ARGUMENT, "AMOUNT_INVALID"),
     ("negative purchase", "Purchase",
-     cashier_pb2.PurchaseRequest(payment_reference="p", player_id="alice", source=1, amount_minor=-(2**63)), ADMIN,
+     cashier_pb2.PurchaseRequest(payment_reference="p", player_id="alice", source=1, amount_minor=-(2**63)), PAYMENTS,
      grpc.StatusCode.INVALID_ARGUMENT, "AMOUNT_INVALID"),
     ("not whole chips", "Purchase",
-     cashier_pb2.PurchaseRequest(payment_reference="p", player_id="alice", source=1, amount_minor=1500), ADMIN,
+     cashier_pb2.PurchaseRequest(payment_reference="p", player_id="alice", source=1, amount_minor=1500), PAYMENTS,
      grpc.StatusCode.INVALID_ARGUMENT, "AMOUNT_NOT_WHOLE_CHIPS"),
     ("unknown account", "CreateTransfers",
      cashier_pb2.CreateTransfersRequest(transfers=[transfer(credit_account_id="wallet:GRAM:nobody")]), SERVICE,
@@ -98,11 +99,26 @@ BAD_REQUESTS = [
     ("missing pool", "CreateTransfers", cashier_pb2.CreateTransfersRequest(transfers=[transfer(pool=0)]), SERVICE,
      grpc.StatusCode.INVALID_ARGUMENT, "POOL_INVALID"),
     ("missing payment reference", "Purchase",
-     cashier_pb2.PurchaseRequest(player_id="alice", source=1, amount_minor=10**9), SERVICE,
+     cashier_pb2.PurchaseRequest(player_id="alice", source=1, amount_minor=10**9), PAYMENTS,
      grpc.StatusCode.INVALID_ARGUMENT, "FIELD_REQUIRED"),
-    ("player withdrawing another player's chips", "Withdraw",
-     cashier_pb2.WithdrawRequest(payment_reference="w", player_id="bob", source=1, amount_minor=10**9), ALICE,
-     grpc.StatusCode.PERMISSION_DENIED, "NOT_YOUR_RESOURCE"),
+    ("player recording their own withdrawal", "Withdraw",
+     cashier_pb2.WithdrawRequest(payment_reference="w", player_id="alice", source=1, amount_minor=10**9), ALICE,
+     grpc.StatusCode.PERMISSION_DENIED, "ROLE_REQUIRED"),
+    ("table service recording a purchase", "Purchase",
+     cashier_pb2.PurchaseRequest(payment_reference="p", player_id="alice", source=1, amount_minor=10**9), SERVICE,
+     grpc.StatusCode.PERMISSION_DENIED, "ROLE_REQUIRED"),
+    ("admin recording a purchase", "Purchase",
+     cashier_pb2.PurchaseRequest(payment_reference="p", player_id="alice", source=1, amount_minor=10**9), ADMIN,
+     grpc.StatusCode.PERMISSION_DENIED, "ROLE_REQUIRED"),
+    ("payments service settling a hand", "SettleHand",
+     cashier_pb2.SettleHandRequest(hand_id="h", table_id="t", pool=GRAM), PAYMENTS,
+     grpc.StatusCode.PERMISSION_DENIED, "ROLE_REQUIRED"),
+    ("payments service moving chips between accounts", "CreateTransfers",
+     cashier_pb2.CreateTransfersRequest(transfers=[transfer()]), PAYMENTS,
+     grpc.StatusCode.PERMISSION_DENIED, "ROLE_REQUIRED"),
+    ("a service token naming no known service", "GetBalances",
+     cashier_pb2.GetBalancesRequest(player_id="alice"), auth_metadata("table-shard-1", Role.SERVICE),
+     grpc.StatusCode.PERMISSION_DENIED, "ROLE_REQUIRED"),
     ("player reading another player's statement", "GetStatement", cashier_pb2.GetStatementRequest(player_id="bob"),
      ALICE, grpc.StatusCode.PERMISSION_DENIED, "NOT_YOUR_RESOURCE"),
     ("player moving chips with a service RPC", "CreateTransfers",
@@ -129,7 +145,8 @@ BAD_REQUESTS = [
     ("forged page token", "GetStatement", cashier_pb2.GetStatementRequest(page=common_pb2.PageRequest(page_token="x")),
      ALICE, grpc.StatusCode.INVALID_ARGUMENT, "PAGE_TOKEN_INVALID"),
     ("withdrawal beyond the balance", "Withdraw",
-     cashier_pb2.WithdrawRequest(payment_reference="w-big", source=1, amount_minor=5 * 10**9), ALICE,
+     cashier_pb2.WithdrawRequest(payment_reference="w-big", player_id="alice", source=1, amount_minor=5 * 10**9),
+     PAYMENTS,
      grpc.StatusCode.FAILED_PRECONDITION, "INSUFFICIENT_FUNDS"),
 ]  # fmt: skip
 
@@ -174,13 +191,15 @@ async def test_an_amount_beyond_int64_on_the_wire_arrives_negative_and_is_refuse
     assert await snapshot(client) == before
 
 
-async def test_a_player_sees_and_withdraws_only_their_own_chips(client: Client) -> None:
+async def test_a_player_sees_their_chips_and_the_payments_gateway_withdraws_them(client: Client) -> None:
     reply = await client.stub.GetBalances(cashier_pb2.GetBalancesRequest(), metadata=ALICE)
     assert reply.player_id == "alice"
     assert [(w.pool, w.balance) for w in reply.wallets] == [(GRAM, 1000), (MPX, 0)]
     out = await client.stub.Withdraw(
-        cashier_pb2.WithdrawRequest(payment_reference="w-1", source=1, amount_minor=10**8 * 10),
-        metadata=ALICE,
+        cashier_pb2.WithdrawRequest(
+            payment_reference="w-1", player_id="alice", source=1, amount_minor=10**8 * 10
+        ),
+        metadata=PAYMENTS,
     )
     assert (out.transfer.amount, out.transfer.debit_account_id) == (1000, "wallet:GRAM:alice")
 

@@ -39,8 +39,9 @@ def test_migrations_match_the_declared_tables_on_sqlite(tmp_path: Path) -> None:
     differences, tables, system_accounts = _compare(url)
     assert differences == []
     assert VERSION_TABLE in tables
-    # Per pool: bank and jackpot; mints for GRAM, Stars and MPX (rake accounts come with tables).
-    assert system_accounts == 2 * 2 + 3
+    # Per pool: bank, jackpot and the house-funding mint; mints for GRAM, Stars and MPX (rake accounts
+    # come with tables).
+    assert system_accounts == 2 * 3 + 3
 
 
 @pytest.mark.postgres
@@ -65,7 +66,7 @@ async def test_accounts_are_never_deleted_and_transfers_never_change(postgres_ur
                 with pytest.raises(DBAPIError, match=message):
                     connection.execute(text(statement))
         with engine.connect() as connection:
-            assert connection.execute(text("SELECT count(*) FROM accounts")).scalar_one() == 2 * 2 + 3
+            assert connection.execute(text("SELECT count(*) FROM accounts")).scalar_one() == 2 * 3 + 3
     finally:
         engine.dispose()
 
@@ -83,6 +84,53 @@ async def test_migrations_match_on_postgres_and_downgrade_cleanly(postgres_url: 
             assert set(inspect(connection).get_table_names()) <= {VERSION_TABLE}
     finally:
         engine.dispose()
+
+
+@pytest.mark.parametrize("backend", [pytest.param("postgres", marks=pytest.mark.postgres), "sqlite"])
+def test_migration_0003_moves_system_owners_and_widens_transfer_ids_keeping_the_triggers(
+    backend: str, request: pytest.FixtureRequest
+) -> None:
+    url = request.getfixturevalue("postgres_url" if backend == "postgres" else "sqlite_url")
+    config = alembic_config(url, MIGRATIONS_DIR, VERSION_TABLE)
+    command.upgrade(config, "0002")
+    engine = create_engine(sync_url(url))
+    try:
+        with engine.begin() as connection:
+            connection.execute(
+                text(
+                    "INSERT INTO accounts (account_id, owner_id, pool, kind, created_at) VALUES "
+                    "('house:rake:GRAM:t1', 'house', 'GRAM', 'house_rake', CURRENT_TIMESTAMP), "
+                    "('wallet:GRAM:house', 'house', 'GRAM', 'player_wallet', CURRENT_TIMESTAMP)"
+                )
+            )
+        command.upgrade(config, "head")
+        with engine.begin() as connection:
+            owners = dict(connection.execute(text("SELECT account_id, owner_id FROM accounts")).all())
+            long_id = "purchase:TELEGRAM_STARS:" + "r" * 128
+            connection.execute(
+                text(
+                    "INSERT INTO transfers (transfer_id, debit_account_id, credit_account_id, pool, amount, kind, "
+                    "created_at) VALUES (:id, 'mint:TELEGRAM_STARS:GRAM', 'wallet:GRAM:house', 'GRAM', 1, "
+                    "'purchase', CURRENT_TIMESTAMP)"
+                ),
+                {"id": long_id},
+            )
+            connection.execute(
+                text(
+                    "INSERT INTO stars_lots (transfer_id, player_id, chips, unlocks_at) "
+                    "VALUES (:id, 'house', 1, CURRENT_TIMESTAMP)"
+                ),
+                {"id": long_id},
+            )
+        with engine.connect() as connection, pytest.raises(DBAPIError, match="append-only"):
+            connection.execute(text("DELETE FROM transfers"))
+    finally:
+        engine.dispose()
+    assert owners["house:rake:GRAM:t1"] == owners["house:bank:MPX"] == "system/house"
+    assert owners["mint:TELEGRAM_STARS:GRAM"] == "system/mint/TELEGRAM_STARS"
+    assert owners["mint:HOUSE_FUNDING:MPX"] == "system/mint/HOUSE_FUNDING"
+    # A wallet keeps its owner, whatever it is called: only system accounts move.
+    assert owners["wallet:GRAM:house"] == "house"
 
 
 def test_settings_default_to_stars_off_and_a_21_day_lock_on_port_50053() -> None:

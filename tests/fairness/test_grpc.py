@@ -19,7 +19,7 @@ from services.fairness.shuffle import commitment_of
 from services.fairness.tables import hands
 from services.fairness.verification import ChainLink, MismatchKind, verify_chain
 
-SERVICE = auth_metadata("table-service", "service")
+SERVICE = auth_metadata("table", "service")
 PLAYER = auth_metadata("alice", "player")
 ADMIN = auth_metadata("ops", "admin")
 

@@ -77,7 +77,7 @@ def test_published_mode_needs_only_the_standard_library() -> None:
 async def test_by_hand_id_the_command_re_derives_the_deck_from_the_reveal(
     application: FairnessApplication,
 ) -> None:
-    service = auth_metadata("table-service", "service")
+    service = auth_metadata("table", "service")
     async with running_server([fairness_service(application)], ACCESS) as (running, channel):
         stub = fairness_pb2_grpc.FairnessServiceStub(channel)
         committed = await stub.CommitHand(

@@ -28,8 +28,8 @@ from house_games.russian_poker import (
     RussianPokerRound,
     TakeAnte,
 )
-from house_games.settings import CasinoHoldemSettings, RussianPokerSettings
-from house_games.settlement import Account, Direction, Item, Outcome, RoundSettlement
+from house_games.settings import CasinoHoldemSettings, RussianPokerSettings, StillNoGameAnte
+from house_games.settlement import Account, BoxSettlement, Direction, Item, Outcome, RoundSettlement
 from house_games.wagers import BoxWager
 
 decks = st.permutations(list(range(52)))
@@ -54,7 +54,7 @@ any_decks = st.one_of(decks, decks_with_a_strong_first_box())
 
 
 @st.composite
-def russian_wagers(draw: st.DrawFn) -> list[BoxWager]:
+def russian_wagers(draw: st.DrawFn, light_bonus: bool = False) -> list[BoxWager]:
     wagers: list[BoxWager] = []
     position = draw(st.integers(1, 2))
     # Half the time the first player holds one light box, the only box that may insure or buy a game.
@@ -72,7 +72,8 @@ def russian_wagers(draw: st.DrawFn) -> list[BoxWager]:
                 )
             else:
                 light += 1
-                wager = BoxWager(position, f"p{player}", light_ante)
+                bonus = draw(st.integers(0, 50)) if light_bonus else 0
+                wager = BoxWager(position, f"p{player}", light_ante, bonus=bonus)
             wagers.append(wager)
             position += 1
         position += draw(st.integers(0, 1))
@@ -125,6 +126,10 @@ def assert_legal_decisions_match_the_checks(game: RussianPokerRound) -> None:
             assert legal == frozenset()
 
 
+def items_of(box: BoxSettlement) -> set[Item]:
+    return {line.item for line in box.lines}
+
+
 def assert_conserves(settlement: RoundSettlement, table_maximum: int) -> None:
     players = {player: 1_000_000 for player in settlement.player_deltas()}
     house, jackpot = 10_000_000, settlement.jackpot_before
@@ -170,15 +175,25 @@ def assert_conserves(settlement: RoundSettlement, table_maximum: int) -> None:
 @settings(max_examples=200, deadline=None)
 @given(
     deck=any_decks,
-    wagers=russian_wagers(),
     table_maximum=st.integers(1, 50_000),
     jackpot=st.integers(0, 10**7),
+    light_bonus=st.booleans(),
+    still_no_game_ante=st.sampled_from(StillNoGameAnte),
     data=st.data(),
 )
 def test_russian_poker_settlement_conserves_chips(
-    deck: list[int], wagers: list[BoxWager], table_maximum: int, jackpot: int, data: st.DataObject
+    deck: list[int],
+    table_maximum: int,
+    jackpot: int,
+    light_bonus: bool,
+    still_no_game_ante: StillNoGameAnte,
+    data: st.DataObject,
 ):
-    table = RussianPokerSettings(table_maximum=table_maximum)
+    # Both readings of the operator decisions 1 and 12 are settings; both must conserve.
+    table = RussianPokerSettings(
+        table_maximum=table_maximum, bonus_on_light_boxes=light_bonus, still_no_game_ante=still_no_game_ante
+    )
+    wagers = data.draw(russian_wagers(light_bonus))
     game = RussianPokerRound(deck, wagers, table, jackpot=jackpot)
     taken: list[tuple[int, RussianDecision]] = []
     while game.phase is not RussianPhase.COMPLETE:
@@ -193,6 +208,10 @@ def test_russian_poker_settlement_conserves_chips(
         for line in box_settlement.lines:
             event(f"{line.item.value} {line.outcome.value}{' capped' if line.withheld else ''}")
     assert_conserves(settlement, table_maximum)
+    for box_settlement in settlement.boxes:
+        if Item.INSURANCE in items_of(box_settlement) and Item.BUY_GAME_FEE not in items_of(box_settlement):
+            # Insurance accepted is insurance the table maximum can pay in full beside the ante.
+            assert box_settlement.line(Item.INSURANCE).withheld == 0
     # Re-derived from the same deck and decisions, the round settles the same way.
     replay = RussianPokerRound(deck, wagers, table, jackpot=jackpot)
     for box, decision in taken:

@@ -14,7 +14,7 @@ from house_games.russian_poker_bonus import (
     FIVE_CARD_HANDS,
     bonus_return_to_player,
 )
-from house_games.settings import CasinoHoldemSettings, RussianPokerSettings
+from house_games.settings import CasinoHoldemSettings, RussianPokerSettings, StillNoGameAnte
 from poker_engine.evaluator import HandCategory
 
 
@@ -64,6 +64,9 @@ def test_settings_load_from_json_like_mappings_and_partial_tables_override_named
     assert settings.pay_table.bet(RussianCombination.ROYAL_FLUSH) == 100
     assert settings.bonus_pay_table.jackpot_share(RussianCombination.STRAIGHT_FLUSH) == 20
     assert settings.dealer_upcard is False
+    assert (settings.bonus_on_light_boxes, settings.still_no_game_ante) == (False, StillNoGameAnte.PAY)
+    chosen = RussianPokerSettings.from_mapping({"bonus_on_light_boxes": True, "still_no_game_ante": "RETURN"})
+    assert (chosen.bonus_on_light_boxes, chosen.still_no_game_ante) == (True, StillNoGameAnte.RETURN)
     holdem = CasinoHoldemSettings.from_mapping({"ante_odds": {"FLUSH": 3}, "table_maximum": 1000})
     assert holdem.pay_table.ante(HandCategory.FLUSH) == 3
     assert holdem.table_maximum == 1000
@@ -81,6 +84,8 @@ def test_settings_load_from_json_like_mappings_and_partial_tables_override_named
         {"bonus_stake": 0},
         {"max_boxes": 10},
         {"colour": "green"},
+        {"bonus_on_light_boxes": "yes"},
+        {"still_no_game_ante": "KEEP"},
     ],
 )
 def test_bad_russian_poker_settings_are_refused(raw: dict[str, object]):

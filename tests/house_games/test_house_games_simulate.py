@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import random
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -10,6 +12,8 @@ import pytest
 from house_games.basic_strategy import holdem_should_call, russian_cards_to_exchange
 from house_games.russian_combinations import assess_hand
 from house_games.simulate import main
+from poker_engine.cards import rank_of
+from poker_engine.evaluator import HandCategory, category_of, strength_of
 
 from .house_games_decks import cards
 
@@ -43,6 +47,36 @@ def test_dark_box_with_bonus_reports_the_exact_bonus_return(capsys: pytest.Captu
 def test_basic_strategy_casino_holdem_calls_a_pair_and_folds_low_nothing():
     assert holdem_should_call(cards("7c 2d"), cards("7h Ks 9d"))
     assert not holdem_should_call(cards("5c 2d"), cards("7h Ks 9d"))
+
+
+@pytest.mark.parametrize(
+    ("hole", "flop"),
+    [
+        ("2h 4h", "Kh 9h 7h"),  # a flush made on the flop (issue 11: the coded strategy folded it)
+        ("2h 3h", "4h 5h 6h"),  # a straight flush made on the flop
+        ("2c 3d", "4h 5s 6c"),  # a straight made on the flop
+        ("2c 3d", "Ah 4s 5c"),  # the wheel
+    ],
+)
+def test_basic_strategy_casino_holdem_calls_a_flush_or_straight_made_on_the_flop(hole: str, flop: str):
+    assert holdem_should_call(cards(hole), cards(flop))
+
+
+def test_basic_strategy_casino_holdem_calls_every_pair_or_better_that_uses_a_hole_card():
+    # The documented rule, checked against the evaluator on seeded random hands: whenever the hole
+    # cards lift the five cards above what the flop alone holds (and to a pair or better), the
+    # strategy calls.
+    rng = random.Random(11)
+    deck = list(range(52))
+    for _ in range(20_000):
+        rng.shuffle(deck)
+        hole, flop = deck[:2], deck[2:5]
+        made = category_of(strength_of(hole + flop))
+        flop_alone = (HandCategory.HIGH_CARD, HandCategory.ONE_PAIR, HandCategory.THREE_OF_A_KIND)[
+            max(Counter(rank_of(card) for card in flop).values()) - 1
+        ]
+        if made >= HandCategory.ONE_PAIR and made > flop_alone:
+            assert holdem_should_call(hole, flop), (hole, flop)
 
 
 def test_basic_strategy_russian_poker_exchanges():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from house_games.errors import InvalidSettingsError
+from house_games.errors import InvalidSettingsError, InvalidWagerError
 from house_games.pay_tables import BonusPayTable
 from house_games.russian_poker_bonus import jackpot_share
 from house_games.settings import RussianPokerSettings
@@ -108,3 +108,27 @@ def test_negative_jackpot_balance_is_refused():
     with pytest.raises(InvalidSettingsError) as error:
         russian_round(["7s 7d 5c 5h 9s"], DEALER_ACE_KING, jackpot=-1)
     assert error.value.reason == "INVALID_JACKPOT"
+
+
+def test_bonus_on_a_light_box_is_an_operator_setting_settled_on_the_dealt_cards():
+    # Decision 12, the other reading: the bonus "is paid before the exchange", which only light boxes
+    # make. With the setting on, a light box bets it and it is settled on the five dealt cards, whatever
+    # the box exchanges afterwards.
+    settings = RussianPokerSettings(bonus_on_light_boxes=True)
+    game = russian_round(
+        ["7s 7d 5c 5h 9s"], DEALER_ACE_KING, "2c",
+        wagers=[BoxWager(1, "p1", 10, bonus=5)], settings=settings,
+    )  # fmt: skip
+    (result,) = game.bonus_results
+    assert (result.box, result.lines[0].outcome, result.lines[0].amount) == (1, Outcome.WON, 10)
+    game.exchange(1, [game.cards(1)[0]])  # breaks the two pairs: the bonus stays won
+    game.fold(1)
+    box = game.settle().box(1)
+    assert box.line(Item.BONUS).amount == 10
+    assert box.player_delta == 10 - 10 - 10  # bonus won, exchange fee and ante lost
+
+
+def test_bonus_on_a_light_box_is_refused_by_default():
+    with pytest.raises(InvalidWagerError) as error:
+        russian_round(["7s 7d 5c 5h 9s"], DEALER_ACE_KING, wagers=[BoxWager(1, "p1", 10, bonus=5)])
+    assert error.value.reason == "BONUS_ON_LIGHT_BOX"

@@ -8,7 +8,7 @@ import pytest
 from house_games.errors import IllegalDecisionError
 from house_games.russian_combinations import RussianCombination, assess_hand
 from house_games.russian_poker import DealerReplacement, DecisionKind, RussianPhase
-from house_games.settings import RussianPokerSettings
+from house_games.settings import RussianPokerSettings, StillNoGameAnte
 from house_games.settlement import Direction, Item, Outcome
 from house_games.wagers import BoxWager
 
@@ -177,6 +177,28 @@ def test_buy_game_still_no_game_returns_the_bet():
     assert box.player_delta == 0
 
 
+def test_buy_game_still_no_game_returns_the_ante_when_the_operator_chooses_so():
+    # Decision 1 is a setting: the other reading returns the ante instead of paying it.
+    settings = RussianPokerSettings(still_no_game_ante=StillNoGameAnte.RETURN)
+    game = russian_round([TRIPS], DEALER_NO_GAME, "Td", settings=settings)
+    game.play(1)
+    game.buy_game(1)
+    box = game.settle().box(1)
+    ante = box.line(Item.ANTE)
+    assert (ante.outcome, ante.amount, ante.direction) == (Outcome.RETURNED, 0, Direction.NO_TRANSFER)
+    assert ante.reason == "DEALER_STILL_NO_GAME"
+    assert box.line(Item.BET).outcome is Outcome.RETURNED
+    assert box.player_delta == -10  # only the fee for the bought game is lost
+
+
+def test_the_still_no_game_setting_leaves_a_plain_no_game_paid():
+    settings = RussianPokerSettings(still_no_game_ante=StillNoGameAnte.RETURN)
+    game = russian_round([TRIPS], DEALER_NO_GAME, settings=settings)
+    game.play(1)
+    game.take_ante(1)
+    assert game.settle().box(1).player_delta == 10
+
+
 def test_same_rank_replacement_that_makes_a_game_gets_no_free_replacement():
     game = russian_round([TRIPS], "Qh Jc 7c 5c 2c", "Qc")  # the new queen makes a club flush
     game.play(1)
@@ -313,8 +335,36 @@ def test_insurance_stake_is_from_one_ante_to_the_expected_payout(hand: str, high
 
 
 def test_insurance_stake_is_within_the_table_maximum():
+    # Four of a kind would pay 80,000; insurance wins only beside the ante's 1:1 (2,000), so at most
+    # 48,000 of insurance can still be paid under the 50,000 maximum.
     game = russian_round(["8s 8d 8c 8h 9s"], DEALER_NO_GAME, wagers=[BoxWager(1, "p1", 2000)])
-    assert game.insurance_range(1) == (2000, 50_000)  # four of a kind would pay 80,000
+    assert game.insurance_range(1) == (2000, 48_000)
+
+
+def test_insurance_the_table_maximum_could_not_pay_in_full_is_refused_up_front():
+    # Issue 11: a 50,000 stake on a straight flush (ante 1,000) was accepted and then paid 49,000.
+    game = russian_round(["5d 6d 7d 8d 9d"], DEALER_NO_GAME, wagers=[BoxWager(1, "p1", 1000)])
+    assert game.insurance_range(1) == (1000, 49_000)
+    with pytest.raises(IllegalDecisionError) as error:
+        game.play(1, insurance=50_000)
+    assert error.value.reason == "INSURANCE_OUT_OF_RANGE"
+    game.play(1, insurance=49_000)
+    game.take_ante(1)
+    box = game.settle().box(1)
+    insurance = box.line(Item.INSURANCE)
+    assert (insurance.outcome, insurance.amount, insurance.withheld) == (Outcome.WON, 49_000, 0)
+    assert box.player_delta == 1000 + 49_000
+
+
+def test_no_insurance_when_the_table_maximum_leaves_no_room_beside_the_ante():
+    settings = RussianPokerSettings(table_maximum=1500)
+    game = russian_round(
+        ["8s 8d 8c 8h 9s"], DEALER_NO_GAME, wagers=[BoxWager(1, "p1", 1000)], settings=settings
+    )
+    assert game.insurance_range(1) is None
+    with pytest.raises(IllegalDecisionError) as error:
+        game.play(1, insurance=1000)
+    assert error.value.reason == "INSURANCE_OUT_OF_RANGE"
 
 
 def test_insurance_dealer_no_game_pays_one_to_one():

@@ -15,10 +15,17 @@ import sqlalchemy as sa
 from google.rpc import error_details_pb2, status_pb2
 
 from poker.lobby.v1 import lobby_pb2_grpc
+from service_runtime.auth import ServiceName
 from service_runtime.database import create_engine, create_session_factory, sync_url
 from service_runtime.shard_registry import RedisShardRegistry
 from service_runtime.table_directory import RedisMaintenanceBoard, RedisTableDirectory
-from service_runtime.testing import auth_metadata, reason_of, running_server, throwaway_postgres_database
+from service_runtime.testing import (
+    auth_metadata,
+    reason_of,
+    running_server,
+    service_metadata,
+    throwaway_postgres_database,
+)
 from services.lobby.access import AccessControl
 from services.lobby.assembly import ACCESS, lobby_service, lobby_servicer
 from services.lobby.storage import MIGRATIONS_DIR, migrate
@@ -27,7 +34,7 @@ from services.lobby.tables import metadata, rooms
 ADMIN = auth_metadata("ops-admin", "admin")
 ALICE = auth_metadata("alice", "player")
 BOB = auth_metadata("bob", "player")
-TABLE = auth_metadata("table", "service")
+TABLE = service_metadata(ServiceName.TABLE)
 
 
 @dataclass

@@ -18,8 +18,8 @@ import sys
 from typing import Any
 
 from poker.lobby.v1 import shard_directory_pb2, shard_directory_pb2_grpc
-from service_runtime.access import SERVICE_ONLY, AccessPolicy
-from service_runtime.auth import TokenKeys
+from service_runtime.access import AccessPolicy, services
+from service_runtime.auth import ServiceName, TokenKeys
 from service_runtime.redis_client import create_redis
 from service_runtime.server import GrpcService, create_server
 from service_runtime.service_settings import DEV_KEY_ID, DEV_SIGNING_KEY
@@ -92,8 +92,8 @@ async def serve_directory(args: argparse.Namespace, stop: asyncio.Event) -> None
                 lambda s: shard_directory_pb2_grpc.add_ShardDirectoryServiceServicer_to_server(servicer, s),
             )
         ],
-        # Service: lobby (the only caller of ListShardTables).
-        access=AccessPolicy.for_service(name, {"ListShardTables": SERVICE_ONLY}),
+        # Only the lobby lists a shard's tables this way.
+        access=AccessPolicy.for_service(name, {"ListShardTables": services(ServiceName.LOBBY)}),
         token_keys=TokenKeys(keys={DEV_KEY_ID: DEV_SIGNING_KEY.encode()}, signing_key_id=DEV_KEY_ID),
     )
     await running.start()

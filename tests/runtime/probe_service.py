@@ -3,22 +3,27 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from typing import Any
 
 import grpc
+from grpc_health.v1 import health_pb2
 
-from service_runtime.access import ADMIN_ONLY, ANY_ROLE, AccessPolicy
+from poker.fairness.v1 import fairness_pb2
+from service_runtime.access import ADMIN_ONLY, ANY_CALLER, AccessPolicy
 from service_runtime.auth import current_caller
 from service_runtime.errors import FailedPrecondition
 
 SERVICE = "test.Probe"
 PROBE_ACCESS = AccessPolicy(
     roles={
-        f"/{SERVICE}/Sleep": ANY_ROLE,
-        f"/{SERVICE}/Whoami": ANY_ROLE,
-        f"/{SERVICE}/Fail": ANY_ROLE,
-        f"/{SERVICE}/Crash": ANY_ROLE,
+        f"/{SERVICE}/Sleep": ANY_CALLER,
+        f"/{SERVICE}/Whoami": ANY_CALLER,
+        f"/{SERVICE}/Fail": ANY_CALLER,
+        f"/{SERVICE}/Crash": ANY_CALLER,
         f"/{SERVICE}/AdminOnly": ADMIN_ONLY,
+        f"/{SERVICE}/Parse": ANY_CALLER,
+        f"/{SERVICE}/Count": ANY_CALLER,
     }
 )
 
@@ -40,6 +45,16 @@ async def _crash(request: bytes, context: Any) -> bytes:
     raise KeyError("secret-internal-detail")
 
 
+async def _parse(request: fairness_pb2.CommitHandRequest, context: Any) -> health_pb2.HealthCheckResponse:
+    return health_pb2.HealthCheckResponse(status=health_pb2.HealthCheckResponse.SERVING)
+
+
+async def _count(request: bytes, context: Any) -> AsyncIterator[bytes]:
+    for index in range(int(request.decode() or "0")):
+        await asyncio.sleep(0.01)
+        yield str(index).encode()
+
+
 def probe_handler() -> grpc.GenericRpcHandler:
     def unary(fn: Any) -> grpc.RpcMethodHandler:
         return grpc.unary_unary_rpc_method_handler(fn)
@@ -52,5 +67,12 @@ def probe_handler() -> grpc.GenericRpcHandler:
             "Fail": unary(_fail),
             "Crash": unary(_crash),
             "AdminOnly": unary(_whoami),
+            # A method with a protobuf request type (any with a request_id), parsed after authentication.
+            "Parse": grpc.unary_unary_rpc_method_handler(
+                _parse,
+                request_deserializer=fairness_pb2.CommitHandRequest.FromString,
+                response_serializer=health_pb2.HealthCheckResponse.SerializeToString,
+            ),
+            "Count": grpc.unary_stream_rpc_method_handler(_count),
         },
     )

@@ -14,9 +14,9 @@ from .probe_service import PROBE_ACCESS, probe_handler
 async def test_channel_sends_the_bearer_token() -> None:
     async with (
         running_server([], PROBE_ACCESS, extra_handlers=[probe_handler()]) as (server, _),
-        create_channel(f"127.0.0.1:{server.port}", token=lambda: token_for("table-1", "service")) as channel,
+        create_channel(f"127.0.0.1:{server.port}", token=lambda: token_for("table", "service")) as channel,
     ):
-        assert await channel.unary_unary("/test.Probe/Whoami")(b"") == b"table-1"
+        assert await channel.unary_unary("/test.Probe/Whoami")(b"") == b"table"
 
 
 async def test_every_call_gets_the_default_deadline() -> None:

@@ -1,44 +1,260 @@
-"""`make run`'s launcher starts all five services, reports them SERVING, and stops them on Ctrl-C."""
+"""`make run`'s launcher: starts all five services where the settings say, reports them SERVING only when
+they are this run's and alive, fails fast and clearly, reads output of any line length, and always
+stops on Ctrl-C within the grace period. Real processes throughout."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import random
 import signal
+import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from concurrent import futures
 from pathlib import Path
 
+import grpc
+import pytest
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
-def test_cluster_starts_every_service_and_stops_cleanly_on_ctrl_c(tmp_path: Path) -> None:
-    base_port = random.randint(30000, 39000)
-    process = subprocess.Popen(
+from service_runtime import cluster
+
+SERVICES = ("lobby", "table", "cashier", "fairness", "history")
+BANNER = "All services are SERVING"
+
+
+def _free_base_port() -> int:
+    """A base port whose five ports are free right now."""
+    for _ in range(50):
+        base = random.randint(30000, 39000)
+        try:
+            for offset in range(5):
+                with socket.socket() as probe:
+                    probe.bind(("127.0.0.1", base + offset))
+        except OSError:
+            continue
+        return base
+    raise AssertionError("no five free ports in a row")
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _start(tmp_path: Path, base_port: int, **env: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
         [sys.executable, "-m", "service_runtime.cluster", "--data-dir", str(tmp_path), "--base-port", str(base_port)],
-        env={**os.environ, "POKER_LOG_FORMAT": "json"},
+        env={**os.environ, "POKER_LOG_FORMAT": "json", **env},
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )  # fmt: skip
+
+
+def _read_until_banner(process: subprocess.Popen[str], seconds: float = 90) -> list[str]:
+    assert process.stdout is not None
     lines: list[str] = []
-    try:
-        assert process.stdout is not None
-        deadline = time.monotonic() + 90
-        for line in process.stdout:
-            lines.append(line)
-            if "All services are SERVING" in line or time.monotonic() > deadline:
-                break
-        assert any("All services are SERVING" in line for line in lines), "".join(lines[-30:])
-        process.send_signal(signal.SIGINT)
-        rest, _ = process.communicate(timeout=60)
-        lines.extend(rest.splitlines())
-        assert process.returncode == 0, "".join(lines[-30:])
-    finally:
+    deadline = time.monotonic() + seconds
+    for line in process.stdout:
+        lines.append(line)
+        if BANNER in line or time.monotonic() > deadline:
+            break
+    assert any(BANNER in line for line in lines), "".join(lines[-30:])
+    # The rest of the banner: the address rows follow the first line.
+    for line in process.stdout:
+        lines.append(line)
+        if "Ctrl-C" in line:
+            break
+    return lines
+
+
+def _health(target: str) -> int:
+    with grpc.insecure_channel(target) as channel:
+        reply = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=10)
+    return int(reply.status)
+
+
+@pytest.fixture
+def processes() -> Iterator[list[subprocess.Popen[str]]]:
+    started: list[subprocess.Popen[str]] = []
+    yield started
+    for process in started:
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+def test_cluster_starts_every_service_where_the_settings_say_and_stops_cleanly_on_ctrl_c(
+    tmp_path: Path, processes: list[subprocess.Popen[str]]
+) -> None:
+    base_port, cashier_port = _free_base_port(), _free_port()
+    # POKER_<SERVICE>_PORT / _HOST win over the launcher's defaults (they used to be overwritten).
+    process = _start(tmp_path, base_port, POKER_CASHIER_PORT=str(cashier_port), POKER_LOBBY_HOST="127.0.0.2")
+    processes.append(process)
+    lines = _read_until_banner(process)
+    banner = "".join(lines)
+    assert f"cashier   127.0.0.1:{cashier_port}" in banner
+    assert f"lobby     127.0.0.2:{base_port}" in banner
+    assert f"table     127.0.0.1:{base_port + 1}" in banner
+    assert _health(f"127.0.0.1:{cashier_port}") == health_pb2.HealthCheckResponse.SERVING
+    assert _health(f"127.0.0.2:{base_port}") == health_pb2.HealthCheckResponse.SERVING
+    process.send_signal(signal.SIGINT)
+    rest, _ = process.communicate(timeout=60)
+    lines.extend(rest.splitlines())
+    assert process.returncode == 0, "".join(lines[-30:])
     output = "\n".join(lines)
     assert "cluster: every service stopped" in output
-    for name in ("lobby", "table", "cashier", "fairness", "history"):
+    assert "Traceback" not in output
+    for name in SERVICES:
         assert f"{name} |" in output, f"no line labelled with {name}"
         assert any(f"{name} |" in line and '"stopped"' in line for line in lines), (
             f"{name} did not stop cleanly"
         )
+
+
+def test_a_service_that_exits_during_start_up_stops_the_run_at_once_with_its_error(
+    tmp_path: Path, processes: list[subprocess.Popen[str]]
+) -> None:
+    # The cashier refuses its settings with a 100 KB line: the launcher reads it whole (asyncio's line
+    # reader used to die on it), stops at once, and names the cashier and its error (it used to wait
+    # 60 s and then blame all five).
+    started = time.monotonic()
+    process = _start(tmp_path, _free_base_port(), POKER_CASHIER_DATABASE_POOL_SIZE="x" * 100_000)
+    processes.append(process)
+    output, _ = process.communicate(timeout=45)
+    elapsed = time.monotonic() - started
+    assert process.returncode == 1
+    assert elapsed < 30, f"took {elapsed:.0f}s"
+    assert BANNER not in output
+    reports = [
+        line for line in output.splitlines() if line.startswith("cluster: cashier exited during start-up")
+    ]
+    assert len(reports) == 1, output[-3000:]
+    assert "with code 2" in reports[0]
+    assert "POKER_CASHIER_DATABASE_POOL_SIZE" in reports[0]
+    assert len(reports[0]) < 500
+    assert "Traceback" not in output
+    assert "cluster: every service stopped" in output
+
+
+def test_a_port_in_use_is_one_line_naming_it_and_nothing_starts(
+    tmp_path: Path, processes: list[subprocess.Popen[str]]
+) -> None:
+    # Something that answers health SERVING already holds the cashier's port (another `make run`, say):
+    # the launcher used to print the SERVING banner over the cashier's bind traceback.
+    foreign = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+    health_pb2_grpc.add_HealthServicer_to_server(health.HealthServicer(), foreign)
+    port = foreign.add_insecure_port("127.0.0.1:0")
+    foreign.start()
+    try:
+        started = time.monotonic()
+        process = _start(tmp_path, port - 2)
+        processes.append(process)
+        output, _ = process.communicate(timeout=30)
+    finally:
+        foreign.stop(None)
+    assert process.returncode == 1
+    assert time.monotonic() - started < 15
+    assert BANNER not in output
+    assert "Traceback" not in output
+    lines = output.strip().splitlines()
+    assert len(lines) == 1, output
+    assert f"127.0.0.1:{port} (cashier)" in lines[0]
+    assert "already in use" in lines[0]
+    assert f"POKER_CASHIER_PORT={port + 100}" in lines[0]
+
+
+def _children(pid: int) -> dict[str, int]:
+    """Service name -> pid of the launcher's children (Linux /proc)."""
+    found = {}
+    for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split():
+        command = Path(f"/proc/{child}/cmdline").read_bytes().split(b"\0")
+        for name in SERVICES:
+            if f"services.{name}".encode() in command:
+                found[name] = int(child)
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="finds the services through Linux /proc")
+def test_ctrl_c_returns_within_the_grace_period_even_if_a_service_hangs(
+    tmp_path: Path, processes: list[subprocess.Popen[str]]
+) -> None:
+    process = _start(tmp_path, _free_base_port(), POKER_SHUTDOWN_GRACE_SECONDS="1")
+    processes.append(process)
+    _read_until_banner(process)
+    children = _children(process.pid)
+    assert set(children) == set(SERVICES)
+    os.kill(children["cashier"], signal.SIGSTOP)  # a service that never answers SIGTERM
+    started = time.monotonic()
+    process.send_signal(signal.SIGINT)
+    rest, _ = process.communicate(timeout=60)
+    elapsed = time.monotonic() - started
+    # 1 s grace + 1 s drain + the launcher's 2 s margin, then SIGKILL; the rest is process exit.
+    assert elapsed < 8, f"Ctrl-C took {elapsed:.1f}s"
+    assert "cluster: cashier did not stop in time; killing it" in rest
+    assert "cluster: every service stopped" in rest
+    with pytest.raises(ProcessLookupError):
+        os.kill(children["cashier"], 0)
+
+
+def test_the_reader_survives_a_line_of_any_length(capsys: pytest.CaptureFixture[str]) -> None:
+    # A child that prints a 100 KB line and then more: every byte is read (the child is never left
+    # blocked on a full pipe), the long line is cut on the terminal, and the lines after it arrive.
+    script = "import sys; sys.stdout.write('a' * 100_000 + '\\n' + 'after the long line\\n' + 'b' * 70_000)"
+
+    async def pump() -> int | None:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-c", script, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT
+        )
+        await asyncio.wait_for(cluster._pump(cluster.Child("cashier", 0, process)), timeout=30)
+        return await asyncio.wait_for(process.wait(), timeout=30)
+
+    returncode = asyncio.run(pump())
+    output = capsys.readouterr().out
+    assert returncode == 0
+    lines = output.splitlines()
+    assert len(lines) == 3
+    assert lines[0].startswith(" cashier | aaaa")
+    assert lines[0].endswith(f"[{100_000 - cluster.MAX_LINE_BYTES} more bytes of this line not shown]")
+    assert lines[1] == " cashier | after the long line"
+    assert lines[2].endswith(f"[{70_000 - cluster.MAX_LINE_BYTES} more bytes of this line not shown]")
+
+
+@pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="port ownership is read from Linux /proc")
+def test_a_health_server_that_is_not_the_child_never_counts_as_ready() -> None:
+    # The banner must come from the services this run started: SERVING from someone else's server on
+    # the child's port does not make the child ready.
+    foreign = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+    health_pb2_grpc.add_HealthServicer_to_server(health.HealthServicer(), foreign)
+    port = foreign.add_insecure_port("127.0.0.1:0")
+    foreign.start()
+
+    async def ready_within(seconds: float) -> bool:
+        sleeper = await asyncio.create_subprocess_exec(sys.executable, "-c", "import time; time.sleep(30)")
+        try:
+            child = cluster.Child("cashier", port, sleeper)
+            await asyncio.wait_for(cluster._wait_ready(child, "127.0.0.1"), timeout=seconds)
+            return True
+        except TimeoutError:
+            return False
+        finally:
+            sleeper.kill()
+            await sleeper.wait()
+
+    try:
+        assert cluster.owns_port(os.getpid(), port) is True
+        assert not asyncio.run(ready_within(3))
+    finally:
+        foreign.stop(None)
+
+
+def test_a_bad_port_setting_is_refused_before_anything_starts() -> None:
+    with pytest.raises(cluster.ClusterError) as error:
+        cluster.plan_endpoints({"POKER_TABLE_PORT": "70000"}, "127.0.0.1", 40000)
+    assert "POKER_TABLE_PORT" in str(error.value)
+    planned = cluster.plan_endpoints({"POKER_FAIRNESS_PORT": "0"}, "127.0.0.1", 40000)
+    assert [e.port for e in planned][:3] == [40000, 40001, 40002]
+    assert planned[3].port not in (0, 40003)  # 0 picks a free port, which the launcher then passes on

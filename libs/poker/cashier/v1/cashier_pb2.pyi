@@ -30,20 +30,27 @@ class _AccountKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_AccountKi
     ACCOUNT_KIND_UNSPECIFIED: _AccountKind.ValueType  # 0
     """The kind was not set; never stored."""
     ACCOUNT_KIND_PLAYER_WALLET: _AccountKind.ValueType  # 1
-    """A player's wallet in one pool, id `wallet:<POOL>:<player_id>`, created on first credit."""
+    """A player's wallet in one pool, id `wallet:<POOL>:<player_id>` (at most 140 characters),
+    created on first credit.
+    """
     ACCOUNT_KIND_TABLE_SEAT: _AccountKind.ValueType  # 2
-    """The stack of one seat session, id `seat:<session_id>`, closed at cash-out."""
+    """The stack of one seat session, id `seat:<session_id>` (at most 105 characters), closed at
+    cash-out.
+    """
     ACCOUNT_KIND_HOUSE_RAKE: _AccountKind.ValueType  # 3
-    """The house's rake income from one table in one pool, id `house:rake:<POOL>:<table_id>`, opened
-    with the table's first seat, so that settlements of different tables never share a balance row.
+    """The house's rake income from one table in one pool, id `house:rake:<POOL>:<table_id>` (at most
+    144 characters), opened with the table's first seat, so that settlements of different tables
+    never share a balance row.
     """
     ACCOUNT_KIND_HOUSE_BANK: _AccountKind.ValueType  # 4
     """The house bank that pays house-game winnings in one pool, id `house:bank:<POOL>`."""
     ACCOUNT_KIND_JACKPOT: _AccountKind.ValueType  # 5
     """The jackpot fund in one pool, id `house:jackpot:<POOL>`."""
     ACCOUNT_KIND_EXTERNAL_MINT: _AccountKind.ValueType  # 6
-    """The outside world for one payment source, id `mint:<SOURCE>:<POOL>`; the only kind that may be
-    negative (its balance is minus the chips it minted, plus the chips burned back into it).
+    """The outside world for one payment source, id `mint:<SOURCE>:<POOL>` (`HOUSE_FUNDING` is the
+    source of FundHouseAccount); the only kind that may be negative (its balance is minus the chips
+    it minted, plus the chips burned back into it). Only purchases, withdrawals and house funding
+    move a mint, never CreateTransfers.
     """
 
 class AccountKind(_AccountKind, metaclass=_AccountKindEnumTypeWrapper):
@@ -52,20 +59,27 @@ class AccountKind(_AccountKind, metaclass=_AccountKindEnumTypeWrapper):
 ACCOUNT_KIND_UNSPECIFIED: AccountKind.ValueType  # 0
 """The kind was not set; never stored."""
 ACCOUNT_KIND_PLAYER_WALLET: AccountKind.ValueType  # 1
-"""A player's wallet in one pool, id `wallet:<POOL>:<player_id>`, created on first credit."""
+"""A player's wallet in one pool, id `wallet:<POOL>:<player_id>` (at most 140 characters),
+created on first credit.
+"""
 ACCOUNT_KIND_TABLE_SEAT: AccountKind.ValueType  # 2
-"""The stack of one seat session, id `seat:<session_id>`, closed at cash-out."""
+"""The stack of one seat session, id `seat:<session_id>` (at most 105 characters), closed at
+cash-out.
+"""
 ACCOUNT_KIND_HOUSE_RAKE: AccountKind.ValueType  # 3
-"""The house's rake income from one table in one pool, id `house:rake:<POOL>:<table_id>`, opened
-with the table's first seat, so that settlements of different tables never share a balance row.
+"""The house's rake income from one table in one pool, id `house:rake:<POOL>:<table_id>` (at most
+144 characters), opened with the table's first seat, so that settlements of different tables
+never share a balance row.
 """
 ACCOUNT_KIND_HOUSE_BANK: AccountKind.ValueType  # 4
 """The house bank that pays house-game winnings in one pool, id `house:bank:<POOL>`."""
 ACCOUNT_KIND_JACKPOT: AccountKind.ValueType  # 5
 """The jackpot fund in one pool, id `house:jackpot:<POOL>`."""
 ACCOUNT_KIND_EXTERNAL_MINT: AccountKind.ValueType  # 6
-"""The outside world for one payment source, id `mint:<SOURCE>:<POOL>`; the only kind that may be
-negative (its balance is minus the chips it minted, plus the chips burned back into it).
+"""The outside world for one payment source, id `mint:<SOURCE>:<POOL>` (`HOUSE_FUNDING` is the
+source of FundHouseAccount); the only kind that may be negative (its balance is minus the chips
+it minted, plus the chips burned back into it). Only purchases, withdrawals and house funding
+move a mint, never CreateTransfers.
 """
 Global___AccountKind: _TypeAlias = AccountKind  # noqa: Y015
 
@@ -92,7 +106,9 @@ class _TransferKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Transfer
     TRANSFER_KIND_HOUSE_GAME_RESULT: _TransferKind.ValueType  # 7
     """A house game result between a seat and the house bank."""
     TRANSFER_KIND_ADJUSTMENT: _TransferKind.ValueType  # 8
-    """An operator adjustment between two accounts (for example funding the house bank)."""
+    """An adjustment between two accounts made through CreateTransfers."""
+    TRANSFER_KIND_HOUSE_FUNDING: _TransferKind.ValueType  # 9
+    """Chips put into or taken out of the house bank or jackpot by FundHouseAccount."""
 
 class TransferKind(_TransferKind, metaclass=_TransferKindEnumTypeWrapper):
     """TransferKind is the reason a transfer moved chips; statements show it for every balance change."""
@@ -114,8 +130,34 @@ TRANSFER_KIND_RAKE: TransferKind.ValueType  # 6
 TRANSFER_KIND_HOUSE_GAME_RESULT: TransferKind.ValueType  # 7
 """A house game result between a seat and the house bank."""
 TRANSFER_KIND_ADJUSTMENT: TransferKind.ValueType  # 8
-"""An operator adjustment between two accounts (for example funding the house bank)."""
+"""An adjustment between two accounts made through CreateTransfers."""
+TRANSFER_KIND_HOUSE_FUNDING: TransferKind.ValueType  # 9
+"""Chips put into or taken out of the house bank or jackpot by FundHouseAccount."""
 Global___TransferKind: _TypeAlias = TransferKind  # noqa: Y015
+
+class _HouseAccount:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _HouseAccountEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_HouseAccount.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    HOUSE_ACCOUNT_UNSPECIFIED: _HouseAccount.ValueType  # 0
+    """Not set; rejected with FIELD_REQUIRED."""
+    HOUSE_ACCOUNT_BANK: _HouseAccount.ValueType  # 1
+    """The house bank of the pool, `house:bank:<POOL>`, which pays house-game winnings."""
+    HOUSE_ACCOUNT_JACKPOT: _HouseAccount.ValueType  # 2
+    """The jackpot fund of the pool, `house:jackpot:<POOL>`."""
+
+class HouseAccount(_HouseAccount, metaclass=_HouseAccountEnumTypeWrapper):
+    """HouseAccount names the house account FundHouseAccount funds."""
+
+HOUSE_ACCOUNT_UNSPECIFIED: HouseAccount.ValueType  # 0
+"""Not set; rejected with FIELD_REQUIRED."""
+HOUSE_ACCOUNT_BANK: HouseAccount.ValueType  # 1
+"""The house bank of the pool, `house:bank:<POOL>`, which pays house-game winnings."""
+HOUSE_ACCOUNT_JACKPOT: HouseAccount.ValueType  # 2
+"""The jackpot fund of the pool, `house:jackpot:<POOL>`."""
+Global___HouseAccount: _TypeAlias = HouseAccount  # noqa: Y015
 
 class _PaymentSource:
     ValueType = _typing.NewType("ValueType", _builtins.int)
@@ -228,7 +270,9 @@ class Account(_message.Message):
     account_id: _builtins.str
     """The account id, whose form depends on the kind (see AccountKind)."""
     owner_id: _builtins.str
-    """The player id for wallets and seats, `house` for house accounts, the source for mints."""
+    """The player id for wallets and seats, `system/house` for house accounts, `system/mint/<SOURCE>`
+    for mints (no player id can contain `/`).
+    """
     pool: _common_pb2.ChipPool.ValueType
     """The pool the account belongs to; transfers never cross pools."""
     kind: Global___AccountKind.ValueType
@@ -272,23 +316,27 @@ class Transfer(_message.Message):
     CREATE_TIME_FIELD_NUMBER: _builtins.int
     transfer_id: _builtins.str
     """The caller-chosen id (1 to 128 printable ASCII characters), the idempotency key forever. Ids
-    starting with `hand:`, `buyin:`, `cashout:`, `purchase:` and `withdrawal:` are reserved for
-    the ids the cashier derives itself.
+    starting with `hand:`, `buyin:`, `cashout:`, `purchase:`, `withdrawal:` and `funding:` are
+    reserved for the ids the cashier derives itself, which may be up to 152 characters long.
     """
     debit_account_id: _builtins.str
-    """The account the chips leave."""
+    """The account the chips leave (1 to 200 printable ASCII characters)."""
     credit_account_id: _builtins.str
-    """The account the chips reach."""
+    """The account the chips reach (1 to 200 printable ASCII characters)."""
     pool: _common_pb2.ChipPool.ValueType
     """The pool of both accounts."""
     amount: _builtins.int
-    """The number of chips, 1 to 2^63-1."""
+    """The number of chips, 1 to 10^17."""
     kind: Global___TransferKind.ValueType
     """Why the chips moved."""
     reference: _builtins.str
-    """What the transfer refers to (a hand id, a payment reference), up to 128 characters; optional."""
+    """What the transfer refers to (a hand id, a payment reference, a funding reason), up to 128
+    printable ASCII characters; optional.
+    """
     table_id: _builtins.str
-    """The table the transfer belongs to, for buy-ins, cash-outs and hand results; optional."""
+    """The table the transfer belongs to, for buy-ins, cash-outs and hand results; up to 128 printable
+    ASCII characters, optional.
+    """
     @_builtins.property
     def create_time(self) -> _timestamp_pb2.Timestamp:
         """When the cashier first recorded the transfer; set by the cashier, ignored in requests."""
@@ -469,9 +517,11 @@ class SeatResult(_message.Message):
     SESSION_ID_FIELD_NUMBER: _builtins.int
     NET_AMOUNT_FIELD_NUMBER: _builtins.int
     session_id: _builtins.str
-    """The seat session whose stack changes."""
+    """The seat session whose stack changes (1 to 100 printable ASCII characters)."""
     net_amount: _builtins.int
-    """The signed change of the stack: positive for a net win, negative for a net loss, 0 allowed."""
+    """The signed change of the stack: positive for a net win, negative for a net loss, 0 allowed;
+    at most 10^17 chips either way.
+    """
     def __init__(
         self,
         *,
@@ -613,17 +663,27 @@ class PoolAudit(_message.Message):
     pool: _common_pb2.ChipPool.ValueType
     """The pool audited."""
     minted: _builtins.int
-    """Chips minted by purchases: the sum of debits of the pool's mint accounts."""
+    """Chips minted by purchases and house funding: the sum of debits of the pool's mint accounts
+    (at most 6 * 10^18, see the mint limit).
+    """
     burned: _builtins.int
-    """Chips burned by withdrawals: the sum of credits of the pool's mint accounts."""
+    """Chips burned by withdrawals and house defunding: the sum of credits of the pool's mint
+    accounts (never more than minted while the pool balances).
+    """
     accounts_total: _builtins.int
     """The sum of balances of every non-mint account of the pool."""
-    journal_total: _builtins.int
-    """The sum of every applied transfer amount in the pool, from the journal."""
-    debits_posted: _builtins.int
-    """The sum of debits posted on all accounts of the pool, which must equal `journal_total`."""
-    credits_posted: _builtins.int
-    """The sum of credits posted on all accounts of the pool, which must equal `journal_total`."""
+    journal_total: _builtins.str
+    """The sum of every applied transfer amount in the pool, from the journal, as a decimal integer:
+    the turnover of a pool's lifetime has no bound, so it may exceed int64.
+    """
+    debits_posted: _builtins.str
+    """The sum of debits posted on all accounts of the pool, which must equal `journal_total`
+    (decimal integer, like `journal_total`).
+    """
+    credits_posted: _builtins.str
+    """The sum of credits posted on all accounts of the pool, which must equal `journal_total`
+    (decimal integer, like `journal_total`).
+    """
     negative_accounts: _builtins.int
     """The number of non-mint accounts with a negative balance, which must be 0."""
     account_count: _builtins.int
@@ -637,9 +697,9 @@ class PoolAudit(_message.Message):
         minted: _builtins.int = ...,
         burned: _builtins.int = ...,
         accounts_total: _builtins.int = ...,
-        journal_total: _builtins.int = ...,
-        debits_posted: _builtins.int = ...,
-        credits_posted: _builtins.int = ...,
+        journal_total: _builtins.str = ...,
+        debits_posted: _builtins.str = ...,
+        credits_posted: _builtins.str = ...,
         negative_accounts: _builtins.int = ...,
         account_count: _builtins.int = ...,
         balanced: _builtins.bool = ...,
@@ -660,7 +720,7 @@ class GetBalancesRequest(_message.Message):
 
     PLAYER_ID_FIELD_NUMBER: _builtins.int
     player_id: _builtins.str
-    """The player; empty means the calling player."""
+    """The player (see the player id charset above); empty means the calling player."""
     def __init__(
         self,
         *,
@@ -719,15 +779,17 @@ class PurchaseRequest(_message.Message):
     SOURCE_FIELD_NUMBER: _builtins.int
     AMOUNT_MINOR_FIELD_NUMBER: _builtins.int
     payment_reference: _builtins.str
-    """The payment reference of the outside system (1 to 128 characters), the idempotency key
-    together with `source`.
+    """The payment reference of the outside system (1 to 128 printable ASCII characters), the
+    idempotency key together with `source`.
     """
     player_id: _builtins.str
-    """The player to credit."""
+    """The player to credit (see the player id charset above)."""
     source: Global___PaymentSource.ValueType
     """The outside currency paid."""
     amount_minor: _builtins.int
-    """The amount paid in the source's integer minor units; must convert to whole chips."""
+    """The amount paid in the source's integer minor units (1 or more); must convert to whole chips,
+    at most 10^17 of them.
+    """
     def __init__(
         self,
         *,
@@ -789,15 +851,17 @@ class WithdrawRequest(_message.Message):
     SOURCE_FIELD_NUMBER: _builtins.int
     AMOUNT_MINOR_FIELD_NUMBER: _builtins.int
     payment_reference: _builtins.str
-    """The payment reference of the payout (1 to 128 characters), the idempotency key together with
-    `source`.
+    """The payment reference of the payout (1 to 128 printable ASCII characters), the idempotency key
+    together with `source`.
     """
     player_id: _builtins.str
     """The player whose wallet is debited; empty means the calling player."""
     source: Global___PaymentSource.ValueType
     """The outside currency to pay out: GRAM or MPX (Stars cannot be withdrawn)."""
     amount_minor: _builtins.int
-    """The amount to pay out in the source's integer minor units; must convert to whole chips."""
+    """The amount to pay out in the source's integer minor units (1 or more); must convert to whole
+    chips, at most 10^17 of them.
+    """
     def __init__(
         self,
         *,
@@ -903,7 +967,7 @@ class LookupTransfersRequest(_message.Message):
     TRANSFER_IDS_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def transfer_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
-        """Up to 1,000 transfer ids."""
+        """1 to 1,000 transfer ids, each 1 to 200 printable ASCII characters."""
 
     def __init__(
         self,
@@ -959,23 +1023,23 @@ class OpenSeatSessionRequest(_message.Message):
     MIN_BUY_IN_FIELD_NUMBER: _builtins.int
     MAX_BUY_IN_FIELD_NUMBER: _builtins.int
     session_id: _builtins.str
-    """The caller-chosen session id (1 to 100 characters), the idempotency key; the table derives it
-    from its table id and the player's sit request id.
+    """The caller-chosen session id (1 to 100 printable ASCII characters), the idempotency key; the
+    table derives it from its table id and the player's sit request id.
     """
     player_id: _builtins.str
-    """The player to seat."""
+    """The player to seat (see the player id charset above)."""
     table_id: _builtins.str
-    """The table."""
+    """The table (1 to 128 printable ASCII characters)."""
     seat_index: _builtins.int
-    """The seat number at the table (0 or more)."""
+    """The seat number at the table, 0 to 99."""
     pool: _common_pb2.ChipPool.ValueType
     """The pool the table plays in."""
     buy_in_amount: _builtins.int
-    """The chips to move from the wallet to the seat."""
+    """The chips to move from the wallet to the seat, 1 to 10^17."""
     min_buy_in: _builtins.int
-    """The room's minimum buy-in, supplied by the table."""
+    """The room's minimum buy-in, supplied by the table, 1 to 10^17."""
     max_buy_in: _builtins.int
-    """The room's maximum buy-in, supplied by the table."""
+    """The room's maximum buy-in, supplied by the table, 1 to 10^17 and at least `min_buy_in`."""
     def __init__(
         self,
         *,
@@ -1037,18 +1101,24 @@ class SettleHandRequest(_message.Message):
     RAKE_FIELD_NUMBER: _builtins.int
     HOUSE_BANK_AMOUNT_FIELD_NUMBER: _builtins.int
     hand_id: _builtins.str
-    """The hand id (1 to 100 characters), the idempotency key; transfer ids derive from it."""
+    """The hand id (1 to 100 printable ASCII characters), the idempotency key; transfer ids derive
+    from it.
+    """
     table_id: _builtins.str
-    """The table the hand was played at; every session must be an open session of this table."""
+    """The table the hand was played at (1 to 128 printable ASCII characters); every session must be
+    an open session of this table.
+    """
     pool: _common_pb2.ChipPool.ValueType
     """The pool of the table."""
     rake: _builtins.int
-    """Chips taken as rake, moved to the house rake account (0 or more)."""
+    """Chips taken as rake, moved to the house rake account (0 to 10^17)."""
     house_bank_amount: _builtins.int
-    """The signed change of the house bank for house games: positive when the house wins."""
+    """The signed change of the house bank for house games: positive when the house wins (at most
+    10^17 chips either way).
+    """
     @_builtins.property
     def seat_results(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatResult]:
-        """The net result of every seat that changed (each session at most once)."""
+        """The net result of every seat that changed (1 to 100 of them, each session at most once)."""
 
     def __init__(
         self,
@@ -1104,7 +1174,9 @@ class CashOutSeatSessionRequest(_message.Message):
 
     SESSION_ID_FIELD_NUMBER: _builtins.int
     session_id: _builtins.str
-    """The session to close; the domain id that makes retries harmless."""
+    """The session to close (1 to 100 printable ASCII characters); the domain id that makes retries
+    harmless.
+    """
     def __init__(
         self,
         *,
@@ -1154,7 +1226,7 @@ class GetSeatSessionRequest(_message.Message):
 
     SESSION_ID_FIELD_NUMBER: _builtins.int
     session_id: _builtins.str
-    """The session id."""
+    """The session id (1 to 100 printable ASCII characters)."""
     def __init__(
         self,
         *,
@@ -1200,7 +1272,7 @@ class ListOpenSeatSessionsRequest(_message.Message):
 
     TABLE_ID_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
-    """The table whose open sessions to list."""
+    """The table whose open sessions to list (1 to 128 printable ASCII characters)."""
     def __init__(
         self,
         *,
@@ -1248,12 +1320,15 @@ class GetStatementRequest(_message.Message):
     POOL_FIELD_NUMBER: _builtins.int
     PAGE_FIELD_NUMBER: _builtins.int
     player_id: _builtins.str
-    """The player; empty means the calling player."""
+    """The player (see the player id charset above); empty means the calling player."""
     pool: _common_pb2.ChipPool.ValueType
     """Only changes in this pool; unspecified means both pools."""
     @_builtins.property
     def page(self) -> _common_pb2.PageRequest:
-        """The page to return (default 50, at most 500 entries)."""
+        """The page to return (default 50, at most 500 entries; a negative size is FIELD_INVALID). The
+        page token is opaque, at most 64 characters, and only a `next_page_token` of GetStatement is
+        accepted: anything else is PAGE_TOKEN_INVALID.
+        """
 
     def __init__(
         self,
@@ -1350,3 +1425,77 @@ class AuditConservationResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___AuditConservationResponse: _TypeAlias = AuditConservationResponse  # noqa: Y015
+
+@_typing.final
+class FundHouseAccountRequest(_message.Message):
+    """FundHouseAccountRequest puts chips into a house account or takes them out."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    POOL_FIELD_NUMBER: _builtins.int
+    ACCOUNT_FIELD_NUMBER: _builtins.int
+    AMOUNT_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    request_id: _builtins.str
+    """The operator's request id (1 to 128 printable ASCII characters), the idempotency key; the
+    transfer id is `funding:<request_id>`.
+    """
+    pool: _common_pb2.ChipPool.ValueType
+    """The pool of the house account."""
+    account: Global___HouseAccount.ValueType
+    """The house account to fund."""
+    amount: _builtins.int
+    """The signed change of the account: positive funds it from the house-funding mint, negative
+    returns chips to the mint; never 0, at most 10^17 chips either way.
+    """
+    reason: _builtins.str
+    """Why (1 to 128 printable ASCII characters), recorded as the transfer's reference."""
+    def __init__(
+        self,
+        *,
+        request_id: _builtins.str = ...,
+        pool: _common_pb2.ChipPool.ValueType = ...,
+        account: Global___HouseAccount.ValueType = ...,
+        amount: _builtins.int = ...,
+        reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["account", b"account", "amount", b"amount", "pool", b"pool", "reason", b"reason", "request_id", b"request_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___FundHouseAccountRequest: _TypeAlias = FundHouseAccountRequest  # noqa: Y015
+
+@_typing.final
+class FundHouseAccountResponse(_message.Message):
+    """FundHouseAccountResponse is the funding as recorded."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TRANSFER_FIELD_NUMBER: _builtins.int
+    EXISTING_FIELD_NUMBER: _builtins.int
+    BALANCE_AFTER_FIELD_NUMBER: _builtins.int
+    existing: _builtins.bool
+    """True when this request id was already applied and the original transfer is returned."""
+    balance_after: _builtins.int
+    """The house account's balance right after this transfer."""
+    @_builtins.property
+    def transfer(self) -> Global___Transfer:
+        """The transfer between the house-funding mint and the house account."""
+
+    def __init__(
+        self,
+        *,
+        transfer: Global___Transfer | None = ...,
+        existing: _builtins.bool = ...,
+        balance_after: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["transfer", b"transfer"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["balance_after", b"balance_after", "existing", b"existing", "transfer", b"transfer"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___FundHouseAccountResponse: _TypeAlias = FundHouseAccountResponse  # noqa: Y015

@@ -34,9 +34,21 @@ class CashierServiceStub:
     (INVALID_ARGUMENT, NOT_FOUND) are not recorded, so they may be retried with the same id once
     corrected. Errors carry `google.rpc.ErrorInfo` with a reason from `poker.common.v1.ErrorReason`.
 
+    Input ranges, the same for every RPC. Text fields are printable ASCII (space to `~`: no NUL, no
+    control character, nothing outside ASCII) with the maximum length given on each field; anything
+    else is INVALID_ARGUMENT FIELD_INVALID (FIELD_REQUIRED when empty and required), with the field
+    named in metadata `field`. A player id is 1 to 128 characters of `A-Z a-z 0-9 . _ - : @`,
+    starting with a letter or digit, and is never one of the reserved names `house`, `system`,
+    `GRAM`, `MPX`, `TELEGRAM_STARS`, `HOUSE_FUNDING` (in any case): system accounts belong to owners
+    under `system/`, which no player id can name. Every chip amount of a request is at most
+    10^17 chips (AMOUNT_INVALID beyond), and each mint account mints at most 2 * 10^18 chips in its
+    lifetime (FAILED_PRECONDITION SUPPLY_LIMIT_REACHED), so a pool (at most three mints) never holds
+    more than 6 * 10^18 chips and its balances fit int64. Unknown enum numbers are FIELD_INVALID
+    (POOL_INVALID for pools).
+
     Roles: a player may read and withdraw only their own chips; transfers, purchases, seat sessions
-    and settlements need the service role; the conservation audit needs the admin role. Every RPC may
-    also return UNAUTHENTICATED (TOKEN_*) and PERMISSION_DENIED (ROLE_REQUIRED).
+    and settlements need the service role; the conservation audit and house funding need the admin
+    role. Every RPC may also return UNAUTHENTICATED (TOKEN_*) and PERMISSION_DENIED (ROLE_REQUIRED).
     """
 
     def __init__(self, channel):
@@ -105,6 +117,11 @@ class CashierServiceStub:
                 request_serializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.AuditConservationRequest.SerializeToString,
                 response_deserializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.AuditConservationResponse.FromString,
                 _registered_method=True)
+        self.FundHouseAccount = channel.unary_unary(
+                '/poker.cashier.v1.CashierService/FundHouseAccount',
+                request_serializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.FundHouseAccountRequest.SerializeToString,
+                response_deserializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.FundHouseAccountResponse.FromString,
+                _registered_method=True)
 
 
 class CashierServiceServicer:
@@ -116,9 +133,21 @@ class CashierServiceServicer:
     (INVALID_ARGUMENT, NOT_FOUND) are not recorded, so they may be retried with the same id once
     corrected. Errors carry `google.rpc.ErrorInfo` with a reason from `poker.common.v1.ErrorReason`.
 
+    Input ranges, the same for every RPC. Text fields are printable ASCII (space to `~`: no NUL, no
+    control character, nothing outside ASCII) with the maximum length given on each field; anything
+    else is INVALID_ARGUMENT FIELD_INVALID (FIELD_REQUIRED when empty and required), with the field
+    named in metadata `field`. A player id is 1 to 128 characters of `A-Z a-z 0-9 . _ - : @`,
+    starting with a letter or digit, and is never one of the reserved names `house`, `system`,
+    `GRAM`, `MPX`, `TELEGRAM_STARS`, `HOUSE_FUNDING` (in any case): system accounts belong to owners
+    under `system/`, which no player id can name. Every chip amount of a request is at most
+    10^17 chips (AMOUNT_INVALID beyond), and each mint account mints at most 2 * 10^18 chips in its
+    lifetime (FAILED_PRECONDITION SUPPLY_LIMIT_REACHED), so a pool (at most three mints) never holds
+    more than 6 * 10^18 chips and its balances fit int64. Unknown enum numbers are FIELD_INVALID
+    (POOL_INVALID for pools).
+
     Roles: a player may read and withdraw only their own chips; transfers, purchases, seat sessions
-    and settlements need the service role; the conservation audit needs the admin role. Every RPC may
-    also return UNAUTHENTICATED (TOKEN_*) and PERMISSION_DENIED (ROLE_REQUIRED).
+    and settlements need the service role; the conservation audit and house funding need the admin
+    role. Every RPC may also return UNAUTHENTICATED (TOKEN_*) and PERMISSION_DENIED (ROLE_REQUIRED).
     """
 
     def GetBalances(self, request, context):
@@ -136,8 +165,10 @@ class CashierServiceServicer:
         idempotent by the payment reference of the outside system.
         Roles: service (the payment gateway), admin. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
         FIELD_INVALID, AMOUNT_INVALID, AMOUNT_NOT_WHOLE_CHIPS; FAILED_PRECONDITION
-        PAYMENT_SOURCE_DISABLED (Stars are off by default); ALREADY_EXISTS IDEMPOTENCY_CONFLICT (the
-        payment reference was used with different fields, named in metadata `field`).
+        PAYMENT_SOURCE_DISABLED (Stars are off by default), SUPPLY_LIMIT_REACHED (the source's mint
+        reached its lifetime limit; recorded, so the reference keeps failing); ALREADY_EXISTS
+        IDEMPOTENCY_CONFLICT (the payment reference was used with different fields, named in metadata
+        `field`).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -161,9 +192,11 @@ class CashierServiceServicer:
         that the batch applies all or nothing. Business outcomes (created, exists, exists with a
         different field, failed on funds or a closed account) are reported per transfer; only a
         malformed batch fails the whole call, and then nothing is recorded.
+        No transfer of it may debit or credit a mint account (`mint:*`): chips are minted only by a
+        recorded Purchase or FundHouseAccount and burned only by a Withdraw or FundHouseAccount.
         Roles: service. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
         POOL_INVALID, POOL_MISMATCH, SAME_ACCOUNT (metadata `index` names the transfer); NOT_FOUND
-        ACCOUNT_NOT_FOUND.
+        ACCOUNT_NOT_FOUND; PERMISSION_DENIED MINT_ACCOUNT_FORBIDDEN.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -171,6 +204,7 @@ class CashierServiceServicer:
 
     def LookupTransfers(self, request, context):
         """LookupTransfers returns recorded transfers (applied or failed) by id; unknown ids are omitted.
+        Ids are 1 to 200 printable ASCII characters (derived ids are longer than caller-chosen ones).
         Roles: service, admin. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -233,8 +267,8 @@ class CashierServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetStatement(self, request, context):
-        """GetStatement lists every balance change of a player's accounts (wallets and seats), newest
-        first, with its reason and reference.
+        """GetStatement lists every balance change of a player's accounts (wallets and seats, selected by
+        kind: never a house or mint account), newest first, with its reason and reference.
         Roles: player (own statement only), service, admin. Errors: PERMISSION_DENIED
         NOT_YOUR_RESOURCE; INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, PAGE_TOKEN_INVALID.
         """
@@ -245,8 +279,25 @@ class CashierServiceServicer:
     def AuditConservation(self, request, context):
         """AuditConservation checks, per pool, that the sum of all non-mint accounts equals minted minus
         burned, that the account balances agree with the transfer journal, and that no account but a
-        mint is negative; it reports the figures whether or not they pass.
+        mint is negative; it reports the figures whether or not they pass. Sums are computed exactly,
+        however large the journal grows.
         Roles: admin. Errors: none beyond authentication.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def FundHouseAccount(self, request, context):
+        """FundHouseAccount is the operator's audited way to put chips into the house bank or the jackpot
+        of a pool, or to take them out: a positive amount moves chips from the pool's house-funding
+        mint (`mint:HOUSE_FUNDING:<POOL>`) to the account and counts as minted; a negative amount
+        moves them back and counts as burned. It is recorded as one transfer `funding:<request_id>` of
+        kind HOUSE_FUNDING whose reference is the reason, so conservation still holds and the audit
+        shows it. Idempotent by `request_id`: a retry returns the original transfer, the same id with
+        any field different is a conflict, and a refusal on funds keeps failing.
+        Roles: admin. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
+        POOL_INVALID; FAILED_PRECONDITION INSUFFICIENT_FUNDS (taking out more than the account holds),
+        SUPPLY_LIMIT_REACHED, BALANCE_OVERFLOW; ALREADY_EXISTS IDEMPOTENCY_CONFLICT (metadata `field`).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -315,6 +366,11 @@ def add_CashierServiceServicer_to_server(servicer, server):
                     request_deserializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.AuditConservationRequest.FromString,
                     response_serializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.AuditConservationResponse.SerializeToString,
             ),
+            'FundHouseAccount': grpc.unary_unary_rpc_method_handler(
+                    servicer.FundHouseAccount,
+                    request_deserializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.FundHouseAccountRequest.FromString,
+                    response_serializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.FundHouseAccountResponse.SerializeToString,
+            ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
             'poker.cashier.v1.CashierService', rpc_method_handlers)
@@ -332,9 +388,21 @@ class CashierService:
     (INVALID_ARGUMENT, NOT_FOUND) are not recorded, so they may be retried with the same id once
     corrected. Errors carry `google.rpc.ErrorInfo` with a reason from `poker.common.v1.ErrorReason`.
 
+    Input ranges, the same for every RPC. Text fields are printable ASCII (space to `~`: no NUL, no
+    control character, nothing outside ASCII) with the maximum length given on each field; anything
+    else is INVALID_ARGUMENT FIELD_INVALID (FIELD_REQUIRED when empty and required), with the field
+    named in metadata `field`. A player id is 1 to 128 characters of `A-Z a-z 0-9 . _ - : @`,
+    starting with a letter or digit, and is never one of the reserved names `house`, `system`,
+    `GRAM`, `MPX`, `TELEGRAM_STARS`, `HOUSE_FUNDING` (in any case): system accounts belong to owners
+    under `system/`, which no player id can name. Every chip amount of a request is at most
+    10^17 chips (AMOUNT_INVALID beyond), and each mint account mints at most 2 * 10^18 chips in its
+    lifetime (FAILED_PRECONDITION SUPPLY_LIMIT_REACHED), so a pool (at most three mints) never holds
+    more than 6 * 10^18 chips and its balances fit int64. Unknown enum numbers are FIELD_INVALID
+    (POOL_INVALID for pools).
+
     Roles: a player may read and withdraw only their own chips; transfers, purchases, seat sessions
-    and settlements need the service role; the conservation audit needs the admin role. Every RPC may
-    also return UNAUTHENTICATED (TOKEN_*) and PERMISSION_DENIED (ROLE_REQUIRED).
+    and settlements need the service role; the conservation audit and house funding need the admin
+    role. Every RPC may also return UNAUTHENTICATED (TOKEN_*) and PERMISSION_DENIED (ROLE_REQUIRED).
     """
 
     @staticmethod
@@ -651,6 +719,33 @@ class CashierService:
             '/poker.cashier.v1.CashierService/AuditConservation',
             poker_dot_cashier_dot_v1_dot_cashier__pb2.AuditConservationRequest.SerializeToString,
             poker_dot_cashier_dot_v1_dot_cashier__pb2.AuditConservationResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def FundHouseAccount(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/poker.cashier.v1.CashierService/FundHouseAccount',
+            poker_dot_cashier_dot_v1_dot_cashier__pb2.FundHouseAccountRequest.SerializeToString,
+            poker_dot_cashier_dot_v1_dot_cashier__pb2.FundHouseAccountResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -35,9 +35,21 @@ class CashierServiceStub:
     (INVALID_ARGUMENT, NOT_FOUND) are not recorded, so they may be retried with the same id once
     corrected. Errors carry `google.rpc.ErrorInfo` with a reason from `poker.common.v1.ErrorReason`.
 
+    Input ranges, the same for every RPC. Text fields are printable ASCII (space to `~`: no NUL, no
+    control character, nothing outside ASCII) with the maximum length given on each field; anything
+    else is INVALID_ARGUMENT FIELD_INVALID (FIELD_REQUIRED when empty and required), with the field
+    named in metadata `field`. A player id is 1 to 128 characters of `A-Z a-z 0-9 . _ - : @`,
+    starting with a letter or digit, and is never one of the reserved names `house`, `system`,
+    `GRAM`, `MPX`, `TELEGRAM_STARS`, `HOUSE_FUNDING` (in any case): system accounts belong to owners
+    under `system/`, which no player id can name. Every chip amount of a request is at most
+    10^17 chips (AMOUNT_INVALID beyond), and each mint account mints at most 2 * 10^18 chips in its
+    lifetime (FAILED_PRECONDITION SUPPLY_LIMIT_REACHED), so a pool (at most three mints) never holds
+    more than 6 * 10^18 chips and its balances fit int64. Unknown enum numbers are FIELD_INVALID
+    (POOL_INVALID for pools).
+
     Roles: a player may read and withdraw only their own chips; transfers, purchases, seat sessions
-    and settlements need the service role; the conservation audit needs the admin role. Every RPC may
-    also return UNAUTHENTICATED (TOKEN_*) and PERMISSION_DENIED (ROLE_REQUIRED).
+    and settlements need the service role; the conservation audit and house funding need the admin
+    role. Every RPC may also return UNAUTHENTICATED (TOKEN_*) and PERMISSION_DENIED (ROLE_REQUIRED).
     """
 
     @_typing.overload
@@ -55,8 +67,10 @@ class CashierServiceStub:
     idempotent by the payment reference of the outside system.
     Roles: service (the payment gateway), admin. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
     FIELD_INVALID, AMOUNT_INVALID, AMOUNT_NOT_WHOLE_CHIPS; FAILED_PRECONDITION
-    PAYMENT_SOURCE_DISABLED (Stars are off by default); ALREADY_EXISTS IDEMPOTENCY_CONFLICT (the
-    payment reference was used with different fields, named in metadata `field`).
+    PAYMENT_SOURCE_DISABLED (Stars are off by default), SUPPLY_LIMIT_REACHED (the source's mint
+    reached its lifetime limit; recorded, so the reference keeps failing); ALREADY_EXISTS
+    IDEMPOTENCY_CONFLICT (the payment reference was used with different fields, named in metadata
+    `field`).
     """
     Withdraw: _grpc.UnaryUnaryMultiCallable[_cashier_pb2.WithdrawRequest, _cashier_pb2.WithdrawResponse]
     """Withdraw debits a player's wallet and records the payout to the outside system, idempotent by
@@ -72,12 +86,15 @@ class CashierServiceStub:
     that the batch applies all or nothing. Business outcomes (created, exists, exists with a
     different field, failed on funds or a closed account) are reported per transfer; only a
     malformed batch fails the whole call, and then nothing is recorded.
+    No transfer of it may debit or credit a mint account (`mint:*`): chips are minted only by a
+    recorded Purchase or FundHouseAccount and burned only by a Withdraw or FundHouseAccount.
     Roles: service. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
     POOL_INVALID, POOL_MISMATCH, SAME_ACCOUNT (metadata `index` names the transfer); NOT_FOUND
-    ACCOUNT_NOT_FOUND.
+    ACCOUNT_NOT_FOUND; PERMISSION_DENIED MINT_ACCOUNT_FORBIDDEN.
     """
     LookupTransfers: _grpc.UnaryUnaryMultiCallable[_cashier_pb2.LookupTransfersRequest, _cashier_pb2.LookupTransfersResponse]
     """LookupTransfers returns recorded transfers (applied or failed) by id; unknown ids are omitted.
+    Ids are 1 to 200 printable ASCII characters (derived ids are longer than caller-chosen ones).
     Roles: service, admin. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID.
     """
     OpenSeatSession: _grpc.UnaryUnaryMultiCallable[_cashier_pb2.OpenSeatSessionRequest, _cashier_pb2.OpenSeatSessionResponse]
@@ -116,16 +133,29 @@ class CashierServiceStub:
     Roles: service, admin. Errors: INVALID_ARGUMENT FIELD_REQUIRED.
     """
     GetStatement: _grpc.UnaryUnaryMultiCallable[_cashier_pb2.GetStatementRequest, _cashier_pb2.GetStatementResponse]
-    """GetStatement lists every balance change of a player's accounts (wallets and seats), newest
-    first, with its reason and reference.
+    """GetStatement lists every balance change of a player's accounts (wallets and seats, selected by
+    kind: never a house or mint account), newest first, with its reason and reference.
     Roles: player (own statement only), service, admin. Errors: PERMISSION_DENIED
     NOT_YOUR_RESOURCE; INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, PAGE_TOKEN_INVALID.
     """
     AuditConservation: _grpc.UnaryUnaryMultiCallable[_cashier_pb2.AuditConservationRequest, _cashier_pb2.AuditConservationResponse]
     """AuditConservation checks, per pool, that the sum of all non-mint accounts equals minted minus
     burned, that the account balances agree with the transfer journal, and that no account but a
-    mint is negative; it reports the figures whether or not they pass.
+    mint is negative; it reports the figures whether or not they pass. Sums are computed exactly,
+    however large the journal grows.
     Roles: admin. Errors: none beyond authentication.
+    """
+    FundHouseAccount: _grpc.UnaryUnaryMultiCallable[_cashier_pb2.FundHouseAccountRequest, _cashier_pb2.FundHouseAccountResponse]
+    """FundHouseAccount is the operator's audited way to put chips into the house bank or the jackpot
+    of a pool, or to take them out: a positive amount moves chips from the pool's house-funding
+    mint (`mint:HOUSE_FUNDING:<POOL>`) to the account and counts as minted; a negative amount
+    moves them back and counts as burned. It is recorded as one transfer `funding:<request_id>` of
+    kind HOUSE_FUNDING whose reference is the reason, so conservation still holds and the audit
+    shows it. Idempotent by `request_id`: a retry returns the original transfer, the same id with
+    any field different is a conflict, and a refusal on funds keeps failing.
+    Roles: admin. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
+    POOL_INVALID; FAILED_PRECONDITION INSUFFICIENT_FUNDS (taking out more than the account holds),
+    SUPPLY_LIMIT_REACHED, BALANCE_OVERFLOW; ALREADY_EXISTS IDEMPOTENCY_CONFLICT (metadata `field`).
     """
 
 @_typing.type_check_only
@@ -138,9 +168,21 @@ class CashierServiceAsyncStub(CashierServiceStub):
     (INVALID_ARGUMENT, NOT_FOUND) are not recorded, so they may be retried with the same id once
     corrected. Errors carry `google.rpc.ErrorInfo` with a reason from `poker.common.v1.ErrorReason`.
 
+    Input ranges, the same for every RPC. Text fields are printable ASCII (space to `~`: no NUL, no
+    control character, nothing outside ASCII) with the maximum length given on each field; anything
+    else is INVALID_ARGUMENT FIELD_INVALID (FIELD_REQUIRED when empty and required), with the field
+    named in metadata `field`. A player id is 1 to 128 characters of `A-Z a-z 0-9 . _ - : @`,
+    starting with a letter or digit, and is never one of the reserved names `house`, `system`,
+    `GRAM`, `MPX`, `TELEGRAM_STARS`, `HOUSE_FUNDING` (in any case): system accounts belong to owners
+    under `system/`, which no player id can name. Every chip amount of a request is at most
+    10^17 chips (AMOUNT_INVALID beyond), and each mint account mints at most 2 * 10^18 chips in its
+    lifetime (FAILED_PRECONDITION SUPPLY_LIMIT_REACHED), so a pool (at most three mints) never holds
+    more than 6 * 10^18 chips and its balances fit int64. Unknown enum numbers are FIELD_INVALID
+    (POOL_INVALID for pools).
+
     Roles: a player may read and withdraw only their own chips; transfers, purchases, seat sessions
-    and settlements need the service role; the conservation audit needs the admin role. Every RPC may
-    also return UNAUTHENTICATED (TOKEN_*) and PERMISSION_DENIED (ROLE_REQUIRED).
+    and settlements need the service role; the conservation audit and house funding need the admin
+    role. Every RPC may also return UNAUTHENTICATED (TOKEN_*) and PERMISSION_DENIED (ROLE_REQUIRED).
     """
 
     def __init__(self, channel: _aio.Channel) -> None: ...
@@ -155,8 +197,10 @@ class CashierServiceAsyncStub(CashierServiceStub):
     idempotent by the payment reference of the outside system.
     Roles: service (the payment gateway), admin. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
     FIELD_INVALID, AMOUNT_INVALID, AMOUNT_NOT_WHOLE_CHIPS; FAILED_PRECONDITION
-    PAYMENT_SOURCE_DISABLED (Stars are off by default); ALREADY_EXISTS IDEMPOTENCY_CONFLICT (the
-    payment reference was used with different fields, named in metadata `field`).
+    PAYMENT_SOURCE_DISABLED (Stars are off by default), SUPPLY_LIMIT_REACHED (the source's mint
+    reached its lifetime limit; recorded, so the reference keeps failing); ALREADY_EXISTS
+    IDEMPOTENCY_CONFLICT (the payment reference was used with different fields, named in metadata
+    `field`).
     """
     Withdraw: _aio.UnaryUnaryMultiCallable[_cashier_pb2.WithdrawRequest, _cashier_pb2.WithdrawResponse]  # type: ignore[assignment]
     """Withdraw debits a player's wallet and records the payout to the outside system, idempotent by
@@ -172,12 +216,15 @@ class CashierServiceAsyncStub(CashierServiceStub):
     that the batch applies all or nothing. Business outcomes (created, exists, exists with a
     different field, failed on funds or a closed account) are reported per transfer; only a
     malformed batch fails the whole call, and then nothing is recorded.
+    No transfer of it may debit or credit a mint account (`mint:*`): chips are minted only by a
+    recorded Purchase or FundHouseAccount and burned only by a Withdraw or FundHouseAccount.
     Roles: service. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
     POOL_INVALID, POOL_MISMATCH, SAME_ACCOUNT (metadata `index` names the transfer); NOT_FOUND
-    ACCOUNT_NOT_FOUND.
+    ACCOUNT_NOT_FOUND; PERMISSION_DENIED MINT_ACCOUNT_FORBIDDEN.
     """
     LookupTransfers: _aio.UnaryUnaryMultiCallable[_cashier_pb2.LookupTransfersRequest, _cashier_pb2.LookupTransfersResponse]  # type: ignore[assignment]
     """LookupTransfers returns recorded transfers (applied or failed) by id; unknown ids are omitted.
+    Ids are 1 to 200 printable ASCII characters (derived ids are longer than caller-chosen ones).
     Roles: service, admin. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID.
     """
     OpenSeatSession: _aio.UnaryUnaryMultiCallable[_cashier_pb2.OpenSeatSessionRequest, _cashier_pb2.OpenSeatSessionResponse]  # type: ignore[assignment]
@@ -216,16 +263,29 @@ class CashierServiceAsyncStub(CashierServiceStub):
     Roles: service, admin. Errors: INVALID_ARGUMENT FIELD_REQUIRED.
     """
     GetStatement: _aio.UnaryUnaryMultiCallable[_cashier_pb2.GetStatementRequest, _cashier_pb2.GetStatementResponse]  # type: ignore[assignment]
-    """GetStatement lists every balance change of a player's accounts (wallets and seats), newest
-    first, with its reason and reference.
+    """GetStatement lists every balance change of a player's accounts (wallets and seats, selected by
+    kind: never a house or mint account), newest first, with its reason and reference.
     Roles: player (own statement only), service, admin. Errors: PERMISSION_DENIED
     NOT_YOUR_RESOURCE; INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, PAGE_TOKEN_INVALID.
     """
     AuditConservation: _aio.UnaryUnaryMultiCallable[_cashier_pb2.AuditConservationRequest, _cashier_pb2.AuditConservationResponse]  # type: ignore[assignment]
     """AuditConservation checks, per pool, that the sum of all non-mint accounts equals minted minus
     burned, that the account balances agree with the transfer journal, and that no account but a
-    mint is negative; it reports the figures whether or not they pass.
+    mint is negative; it reports the figures whether or not they pass. Sums are computed exactly,
+    however large the journal grows.
     Roles: admin. Errors: none beyond authentication.
+    """
+    FundHouseAccount: _aio.UnaryUnaryMultiCallable[_cashier_pb2.FundHouseAccountRequest, _cashier_pb2.FundHouseAccountResponse]  # type: ignore[assignment]
+    """FundHouseAccount is the operator's audited way to put chips into the house bank or the jackpot
+    of a pool, or to take them out: a positive amount moves chips from the pool's house-funding
+    mint (`mint:HOUSE_FUNDING:<POOL>`) to the account and counts as minted; a negative amount
+    moves them back and counts as burned. It is recorded as one transfer `funding:<request_id>` of
+    kind HOUSE_FUNDING whose reference is the reason, so conservation still holds and the audit
+    shows it. Idempotent by `request_id`: a retry returns the original transfer, the same id with
+    any field different is a conflict, and a refusal on funds keeps failing.
+    Roles: admin. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
+    POOL_INVALID; FAILED_PRECONDITION INSUFFICIENT_FUNDS (taking out more than the account holds),
+    SUPPLY_LIMIT_REACHED, BALANCE_OVERFLOW; ALREADY_EXISTS IDEMPOTENCY_CONFLICT (metadata `field`).
     """
 
 class CashierServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -237,9 +297,21 @@ class CashierServiceServicer(metaclass=_abc_1.ABCMeta):
     (INVALID_ARGUMENT, NOT_FOUND) are not recorded, so they may be retried with the same id once
     corrected. Errors carry `google.rpc.ErrorInfo` with a reason from `poker.common.v1.ErrorReason`.
 
+    Input ranges, the same for every RPC. Text fields are printable ASCII (space to `~`: no NUL, no
+    control character, nothing outside ASCII) with the maximum length given on each field; anything
+    else is INVALID_ARGUMENT FIELD_INVALID (FIELD_REQUIRED when empty and required), with the field
+    named in metadata `field`. A player id is 1 to 128 characters of `A-Z a-z 0-9 . _ - : @`,
+    starting with a letter or digit, and is never one of the reserved names `house`, `system`,
+    `GRAM`, `MPX`, `TELEGRAM_STARS`, `HOUSE_FUNDING` (in any case): system accounts belong to owners
+    under `system/`, which no player id can name. Every chip amount of a request is at most
+    10^17 chips (AMOUNT_INVALID beyond), and each mint account mints at most 2 * 10^18 chips in its
+    lifetime (FAILED_PRECONDITION SUPPLY_LIMIT_REACHED), so a pool (at most three mints) never holds
+    more than 6 * 10^18 chips and its balances fit int64. Unknown enum numbers are FIELD_INVALID
+    (POOL_INVALID for pools).
+
     Roles: a player may read and withdraw only their own chips; transfers, purchases, seat sessions
-    and settlements need the service role; the conservation audit needs the admin role. Every RPC may
-    also return UNAUTHENTICATED (TOKEN_*) and PERMISSION_DENIED (ROLE_REQUIRED).
+    and settlements need the service role; the conservation audit and house funding need the admin
+    role. Every RPC may also return UNAUTHENTICATED (TOKEN_*) and PERMISSION_DENIED (ROLE_REQUIRED).
     """
 
     @_abc_1.abstractmethod
@@ -264,8 +336,10 @@ class CashierServiceServicer(metaclass=_abc_1.ABCMeta):
         idempotent by the payment reference of the outside system.
         Roles: service (the payment gateway), admin. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
         FIELD_INVALID, AMOUNT_INVALID, AMOUNT_NOT_WHOLE_CHIPS; FAILED_PRECONDITION
-        PAYMENT_SOURCE_DISABLED (Stars are off by default); ALREADY_EXISTS IDEMPOTENCY_CONFLICT (the
-        payment reference was used with different fields, named in metadata `field`).
+        PAYMENT_SOURCE_DISABLED (Stars are off by default), SUPPLY_LIMIT_REACHED (the source's mint
+        reached its lifetime limit; recorded, so the reference keeps failing); ALREADY_EXISTS
+        IDEMPOTENCY_CONFLICT (the payment reference was used with different fields, named in metadata
+        `field`).
         """
 
     @_abc_1.abstractmethod
@@ -293,9 +367,11 @@ class CashierServiceServicer(metaclass=_abc_1.ABCMeta):
         that the batch applies all or nothing. Business outcomes (created, exists, exists with a
         different field, failed on funds or a closed account) are reported per transfer; only a
         malformed batch fails the whole call, and then nothing is recorded.
+        No transfer of it may debit or credit a mint account (`mint:*`): chips are minted only by a
+        recorded Purchase or FundHouseAccount and burned only by a Withdraw or FundHouseAccount.
         Roles: service. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
         POOL_INVALID, POOL_MISMATCH, SAME_ACCOUNT (metadata `index` names the transfer); NOT_FOUND
-        ACCOUNT_NOT_FOUND.
+        ACCOUNT_NOT_FOUND; PERMISSION_DENIED MINT_ACCOUNT_FORBIDDEN.
         """
 
     @_abc_1.abstractmethod
@@ -305,6 +381,7 @@ class CashierServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_cashier_pb2.LookupTransfersResponse, _abc.Awaitable[_cashier_pb2.LookupTransfersResponse]]:
         """LookupTransfers returns recorded transfers (applied or failed) by id; unknown ids are omitted.
+        Ids are 1 to 200 printable ASCII characters (derived ids are longer than caller-chosen ones).
         Roles: service, admin. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID.
         """
 
@@ -379,8 +456,8 @@ class CashierServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _cashier_pb2.GetStatementRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_cashier_pb2.GetStatementResponse, _abc.Awaitable[_cashier_pb2.GetStatementResponse]]:
-        """GetStatement lists every balance change of a player's accounts (wallets and seats), newest
-        first, with its reason and reference.
+        """GetStatement lists every balance change of a player's accounts (wallets and seats, selected by
+        kind: never a house or mint account), newest first, with its reason and reference.
         Roles: player (own statement only), service, admin. Errors: PERMISSION_DENIED
         NOT_YOUR_RESOURCE; INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, PAGE_TOKEN_INVALID.
         """
@@ -393,8 +470,27 @@ class CashierServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_cashier_pb2.AuditConservationResponse, _abc.Awaitable[_cashier_pb2.AuditConservationResponse]]:
         """AuditConservation checks, per pool, that the sum of all non-mint accounts equals minted minus
         burned, that the account balances agree with the transfer journal, and that no account but a
-        mint is negative; it reports the figures whether or not they pass.
+        mint is negative; it reports the figures whether or not they pass. Sums are computed exactly,
+        however large the journal grows.
         Roles: admin. Errors: none beyond authentication.
+        """
+
+    @_abc_1.abstractmethod
+    def FundHouseAccount(
+        self,
+        request: _cashier_pb2.FundHouseAccountRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_cashier_pb2.FundHouseAccountResponse, _abc.Awaitable[_cashier_pb2.FundHouseAccountResponse]]:
+        """FundHouseAccount is the operator's audited way to put chips into the house bank or the jackpot
+        of a pool, or to take them out: a positive amount moves chips from the pool's house-funding
+        mint (`mint:HOUSE_FUNDING:<POOL>`) to the account and counts as minted; a negative amount
+        moves them back and counts as burned. It is recorded as one transfer `funding:<request_id>` of
+        kind HOUSE_FUNDING whose reference is the reason, so conservation still holds and the audit
+        shows it. Idempotent by `request_id`: a retry returns the original transfer, the same id with
+        any field different is a conflict, and a refusal on funds keeps failing.
+        Roles: admin. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
+        POOL_INVALID; FAILED_PRECONDITION INSUFFICIENT_FUNDS (taking out more than the account holds),
+        SUPPLY_LIMIT_REACHED, BALANCE_OVERFLOW; ALREADY_EXISTS IDEMPOTENCY_CONFLICT (metadata `field`).
         """
 
 def add_CashierServiceServicer_to_server(servicer: CashierServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -143,6 +143,10 @@ class _ErrorReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ErrorReas
     """ALREADY_EXISTS: a request id was reused with different fields; nothing was applied."""
     ERROR_REASON_NOT_IMPLEMENTED: _ErrorReason.ValueType  # 15
     """UNIMPLEMENTED: the RPC is part of the v1 contract but this release does not serve it yet."""
+    ERROR_REASON_REQUEST_MALFORMED: _ErrorReason.ValueType  # 16
+    """INVALID_ARGUMENT: the request bytes are not a valid message of the RPC's request type."""
+    ERROR_REASON_SERVER_OVERLOADED: _ErrorReason.ValueType  # 17
+    """RESOURCE_EXHAUSTED: the server is at its bound of concurrent calls or streams; retry with backoff."""
     ERROR_REASON_ACCOUNT_NOT_FOUND: _ErrorReason.ValueType  # 100
     """NOT_FOUND: the account does not exist."""
     ERROR_REASON_INSUFFICIENT_FUNDS: _ErrorReason.ValueType  # 101
@@ -175,6 +179,12 @@ class _ErrorReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ErrorReas
     """INVALID_ARGUMENT: a settlement names a seat session that belongs to another table or pool."""
     ERROR_REASON_BALANCE_OVERFLOW: _ErrorReason.ValueType  # 115
     """FAILED_PRECONDITION: the transfer would take an account balance above the int64 range."""
+    ERROR_REASON_MINT_ACCOUNT_FORBIDDEN: _ErrorReason.ValueType  # 116
+    """PERMISSION_DENIED: CreateTransfers named a mint account; chips are minted and burned only by
+    recorded purchases, withdrawals and house funding.
+    """
+    ERROR_REASON_SUPPLY_LIMIT_REACHED: _ErrorReason.ValueType  # 117
+    """FAILED_PRECONDITION: the mint account reached its lifetime limit of minted chips."""
     ERROR_REASON_HAND_NOT_FOUND: _ErrorReason.ValueType  # 200
     """NOT_FOUND: no hand with that id."""
     ERROR_REASON_HAND_NOT_FINISHED: _ErrorReason.ValueType  # 201
@@ -390,6 +400,10 @@ ERROR_REASON_IDEMPOTENCY_CONFLICT: ErrorReason.ValueType  # 14
 """ALREADY_EXISTS: a request id was reused with different fields; nothing was applied."""
 ERROR_REASON_NOT_IMPLEMENTED: ErrorReason.ValueType  # 15
 """UNIMPLEMENTED: the RPC is part of the v1 contract but this release does not serve it yet."""
+ERROR_REASON_REQUEST_MALFORMED: ErrorReason.ValueType  # 16
+"""INVALID_ARGUMENT: the request bytes are not a valid message of the RPC's request type."""
+ERROR_REASON_SERVER_OVERLOADED: ErrorReason.ValueType  # 17
+"""RESOURCE_EXHAUSTED: the server is at its bound of concurrent calls or streams; retry with backoff."""
 ERROR_REASON_ACCOUNT_NOT_FOUND: ErrorReason.ValueType  # 100
 """NOT_FOUND: the account does not exist."""
 ERROR_REASON_INSUFFICIENT_FUNDS: ErrorReason.ValueType  # 101
@@ -422,6 +436,12 @@ ERROR_REASON_SEAT_SESSION_TABLE_MISMATCH: ErrorReason.ValueType  # 114
 """INVALID_ARGUMENT: a settlement names a seat session that belongs to another table or pool."""
 ERROR_REASON_BALANCE_OVERFLOW: ErrorReason.ValueType  # 115
 """FAILED_PRECONDITION: the transfer would take an account balance above the int64 range."""
+ERROR_REASON_MINT_ACCOUNT_FORBIDDEN: ErrorReason.ValueType  # 116
+"""PERMISSION_DENIED: CreateTransfers named a mint account; chips are minted and burned only by
+recorded purchases, withdrawals and house funding.
+"""
+ERROR_REASON_SUPPLY_LIMIT_REACHED: ErrorReason.ValueType  # 117
+"""FAILED_PRECONDITION: the mint account reached its lifetime limit of minted chips."""
 ERROR_REASON_HAND_NOT_FOUND: ErrorReason.ValueType  # 200
 """NOT_FOUND: no hand with that id."""
 ERROR_REASON_HAND_NOT_FINISHED: ErrorReason.ValueType  # 201

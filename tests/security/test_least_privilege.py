@@ -1,0 +1,130 @@
+"""Least privilege between identities (issue 10, item 8): a stolen token of one service cannot do
+another's job, and no identity mints chips outside a recorded purchase.
+
+The services run as real processes; each check is a real call with the identity's token.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+
+import grpc
+import pytest
+
+from poker.cashier.v1 import cashier_pb2, cashier_pb2_grpc
+from poker.common.v1 import common_pb2
+from poker.fairness.v1 import fairness_pb2
+from service_runtime.auth import Role, ServiceName
+from service_runtime.testing import auth_metadata, reason_of, service_metadata
+from services.cashier.ledger import Pool, mint_account_id
+from services.cashier.payments import PaymentSource
+
+from .service_processes import ServiceProcess, running_services
+
+PEOPLE = {"player": auth_metadata("alice"), "admin": auth_metadata("ops", Role.ADMIN)}
+SERVICES = {f"service {s.value}": service_metadata(s) for s in ServiceName}
+EVERYONE = {**PEOPLE, **SERVICES}
+
+TABLE_ONLY = [
+    ("cashier", "OpenSeatSession", cashier_pb2.OpenSeatSessionRequest()),
+    ("cashier", "SettleHand", cashier_pb2.SettleHandRequest()),
+    ("cashier", "CashOutSeatSession", cashier_pb2.CashOutSeatSessionRequest()),
+    ("cashier", "CreateTransfers", cashier_pb2.CreateTransfersRequest()),
+    ("fairness", "CommitHand", fairness_pb2.CommitHandRequest()),
+    ("fairness", "AddPlayerEntropy", fairness_pb2.AddPlayerEntropyRequest()),
+    ("fairness", "SealHand", fairness_pb2.SealHandRequest()),
+    ("fairness", "RevealHand", fairness_pb2.RevealHandRequest()),
+]
+PAYMENTS_ONLY = [
+    ("cashier", "Purchase", cashier_pb2.PurchaseRequest()),
+    ("cashier", "Withdraw", cashier_pb2.WithdrawRequest()),
+]
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, ServiceProcess]]:
+    data_dir: Path = tmp_path_factory.mktemp("least-privilege")
+    with running_services(data_dir) as services:
+        yield services
+
+
+async def _outcome(address: str, path: str, request: object, metadata: tuple[tuple[str, str], ...]) -> str:
+    async with grpc.aio.insecure_channel(address) as channel:
+        call = channel.unary_unary(path, request_serializer=lambda m: m.SerializeToString())
+        try:
+            await call(request, metadata=metadata, timeout=5)
+            return "OK"
+        except grpc.aio.AioRpcError as error:
+            return f"{error.code().name} {reason_of(error)}"
+
+
+def _path(service: str, method: str) -> str:
+    return f"/poker.{service}.v1.{service.capitalize()}Service/{method}"
+
+
+@pytest.mark.parametrize(
+    ("service", "method", "request_message"), TABLE_ONLY, ids=[f"{s}.{m}" for s, m, _ in TABLE_ONLY]
+)
+def test_only_table_shards_move_seat_chips_and_drive_decks(
+    cluster: dict[str, ServiceProcess], service: str, method: str, request_message: object
+) -> None:
+    address = cluster[service].address
+    for who, metadata in EVERYONE.items():
+        outcome = asyncio.run(_outcome(address, _path(service, method), request_message, metadata))
+        if who == "service table":
+            assert not outcome.startswith("PERMISSION_DENIED"), outcome
+        else:
+            assert outcome == "PERMISSION_DENIED ROLE_REQUIRED", (who, outcome)
+
+
+@pytest.mark.parametrize(
+    ("service", "method", "request_message"), PAYMENTS_ONLY, ids=[f"{s}.{m}" for s, m, _ in PAYMENTS_ONLY]
+)
+def test_only_the_payments_gateway_records_purchases_and_withdrawals(
+    cluster: dict[str, ServiceProcess], service: str, method: str, request_message: object
+) -> None:
+    address = cluster[service].address
+    for who, metadata in EVERYONE.items():
+        outcome = asyncio.run(_outcome(address, _path(service, method), request_message, metadata))
+        if who == "service payments":
+            assert not outcome.startswith("PERMISSION_DENIED"), outcome
+        else:
+            assert outcome == "PERMISSION_DENIED ROLE_REQUIRED", (who, outcome)
+
+
+def test_a_table_token_cannot_mint_chips_through_create_transfers(cluster: dict[str, ServiceProcess]) -> None:
+    async def attempt() -> tuple[str, list[int], list[int]]:
+        async with grpc.aio.insecure_channel(cluster["cashier"].address) as channel:
+            stub = cashier_pb2_grpc.CashierServiceStub(channel)
+            admin = PEOPLE["admin"]
+            await stub.Purchase(
+                cashier_pb2.PurchaseRequest(
+                    payment_reference="lp-1", player_id="mallory", source=cashier_pb2.PAYMENT_SOURCE_GRAM,
+                    amount_minor=10**10,
+                ),
+                metadata=SERVICES["service payments"], timeout=5,
+            )  # fmt: skip
+            before = await stub.AuditConservation(cashier_pb2.AuditConservationRequest(), metadata=admin)
+            mint = cashier_pb2.Transfer(
+                transfer_id="steal-1",
+                debit_account_id=mint_account_id(PaymentSource.GRAM.value, Pool.GRAM),
+                credit_account_id="wallet:GRAM:mallory",
+                pool=common_pb2.CHIP_POOL_GRAM,
+                amount=10**6,
+                kind=cashier_pb2.TRANSFER_KIND_ADJUSTMENT,
+            )
+            try:
+                reply = await stub.CreateTransfers(
+                    cashier_pb2.CreateTransfersRequest(transfers=[mint]), metadata=SERVICES["service table"]
+                )
+                outcome = f"OK {[r.status for r in reply.results]}"
+            except grpc.aio.AioRpcError as error:
+                outcome = f"{error.code().name} {reason_of(error)}"
+            after = await stub.AuditConservation(cashier_pb2.AuditConservationRequest(), metadata=admin)
+            return outcome, [p.minted for p in before.pools], [p.minted for p in after.pools]
+
+    outcome, minted_before, minted_after = asyncio.run(attempt())
+    assert outcome == "PERMISSION_DENIED MINT_ACCOUNT_FORBIDDEN", outcome
+    assert minted_after == minted_before
