@@ -7,10 +7,11 @@ Who may call what is the access policy in `assembly.py`. Every mutating request 
 from __future__ import annotations
 
 import hashlib
-from datetime import UTC
+from datetime import UTC, datetime
 from typing import Any
 
 from google.protobuf.message import Message
+from google.protobuf.timestamp_pb2 import Timestamp
 
 from poker.common.v1 import common_pb2
 from poker.lobby.v1 import lobby_pb2, lobby_pb2_grpc
@@ -50,6 +51,14 @@ def fingerprint(request: Message) -> str:
     copy.CopyFrom(request)
     copy.ClearField("request_id")
     return hashlib.sha256(copy.SerializeToString(deterministic=True)).hexdigest()
+
+
+def _moment(stamp: Timestamp, field: str) -> datetime:
+    """A Timestamp as an aware datetime; FIELD_INVALID outside what a datetime holds."""
+    try:
+        return stamp.ToDatetime(tzinfo=UTC)
+    except (ValueError, OverflowError, OSError) as exc:
+        raise InvalidArgument("FIELD_INVALID", f"{field} is not a valid time", {"field": field}) from exc
 
 
 def _variant(value: int, field: str, *, required: bool) -> Variant | None:
@@ -348,7 +357,7 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
     async def CreateInviteCode(  # noqa: N802
         self, request: lobby_pb2.CreateInviteCodeRequest, context: Any
     ) -> lobby_pb2.CreateInviteCodeResponse:
-        expires = request.expire_time.ToDatetime(tzinfo=UTC) if request.HasField("expire_time") else None
+        expires = _moment(request.expire_time, "expire_time") if request.HasField("expire_time") else None
         code = await self._access.create_invite_code(
             current_caller(),
             request.request_id,

@@ -28,6 +28,8 @@ class RequestReplies:
     async def once(self, method: str, caller: str, request_id: str, fingerprint: str, work: Work) -> str:
         """Run `work` in one transaction unless this request ran before; return its reply."""
         check_id(request_id, "request_id")
+        # The caller's token subject is stored (set_by, added_by, redeemer): it must fit like any id.
+        check_id(caller, "caller")
         for attempt in range(2):
             try:
                 async with self._sessions.begin() as session:

@@ -226,3 +226,24 @@ async def test_create_invite_code_retries_return_the_first_code(lobby: Lobby) ->
         _code(lobby, "same-code", max_uses=4), grpc.StatusCode.ALREADY_EXISTS, "IDEMPOTENCY_CONFLICT"
     )
     assert await _code(lobby, "other-code", max_uses=3) != first
+
+
+async def test_an_expiry_outside_the_calendar_is_refused(lobby: Lobby) -> None:
+    for seconds, nanos in ((2**62, 0), (-(2**62), 0), (0, -5), (253_402_300_800, 0)):
+        request = lobby_pb2.CreateInviteCodeRequest(
+            request_id=f"t{seconds}{nanos}", max_uses=1, expire_time=Timestamp(seconds=seconds, nanos=nanos)
+        )
+        await expect_error(
+            lobby.stub.CreateInviteCode(request, metadata=ADMIN),
+            INVALID,
+            "FIELD_INVALID",
+            field="expire_time",
+        )
+
+
+async def test_a_caller_whose_token_names_an_oversized_subject_changes_nothing(lobby: Lobby) -> None:
+    code = await _code(lobby, "long-subject", max_uses=5)
+    giant = auth_metadata("p" * 300, "player")
+    await expect_error(_redeem(lobby, giant, "r1", code), INVALID, "FIELD_INVALID", field="caller")
+    listed = await lobby.stub.ListAllowList(lobby_pb2.ListAllowListRequest(), metadata=ADMIN)
+    assert list(listed.player_ids) == []
