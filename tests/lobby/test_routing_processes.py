@@ -19,8 +19,10 @@ from pathlib import Path
 
 import grpc
 import pytest
+import redis.asyncio as redis
 
 from poker.lobby.v1 import lobby_pb2, lobby_pb2_grpc
+from service_runtime.table_directory import MaintenanceSwitches, RedisMaintenanceBoard
 from service_runtime.testing import auth_metadata
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -122,6 +124,21 @@ async def test_two_shards_share_the_rooms_and_a_dead_ones_rooms_move_within_the_
         for process in shards.values():
             await asyncio.to_thread(_wait_for, process, "ready")
         async with lobby_process(env) as stub:
+            # The lobby publishes the maintenance switches where shards poll them, on every change.
+            client = redis.Redis.from_url(redis_server_url)
+            board = RedisMaintenanceBoard(client, prefix=redis_prefix)
+            try:
+                await stub.SetMaintenance(
+                    lobby_pb2.SetMaintenanceRequest(
+                        request_id="m1",
+                        room_id=ROOMS[0],
+                        maintenance=lobby_pb2.Maintenance(no_new_hands=True),
+                    ),
+                    metadata=ADMIN,
+                )
+                assert (await board.read()).for_room(ROOMS[0]) == MaintenanceSwitches(False, True, "")
+            finally:
+                await client.aclose()
             before = await _owners(stub)
             assert {shard for shard, _ in before.values()} == {"shard-a", "shard-b"}
             # Every room resolves to exactly one live shard, and asking again changes nothing.
