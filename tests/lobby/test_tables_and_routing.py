@@ -60,6 +60,12 @@ async def test_list_tables_shows_the_published_figures_and_the_standing_table(lo
     assert live.HasField("update_time")
     room = (await lobby.stub.GetRoom(lobby_pb2.GetRoomRequest(room_id=ROOM), metadata=ALICE)).room
     assert (room.occupancy.running_tables, room.occupancy.seats_taken, room.occupancy.seats_free) == (1, 3, 5)
+    await lobby.directory.publish(_table(5, 4))  # full, one player waiting
+    room = (await lobby.stub.GetRoom(lobby_pb2.GetRoomRequest(room_id=ROOM), metadata=ALICE)).room
+    occupancy = room.occupancy
+    assert (occupancy.running_tables, occupancy.seats_taken, occupancy.seats_free, occupancy.players_waiting) == (
+        2, 7, 5, 1,
+    )  # fmt: skip
     await expect_error(
         lobby.stub.ListTables(lobby_pb2.ListTablesRequest(room_id="nope"), metadata=ALICE),
         grpc.StatusCode.NOT_FOUND,
