@@ -12,13 +12,15 @@ BUF_VERSION := 1.75.0
 BUF := .tools/buf/node_modules/.bin/buf
 PYTEST_ARGS ?=
 
-.PHONY: help setup run test lint format protos bench clean
+.PHONY: help setup run test lint format protos bench clean image up down
 
 help:
 	@echo "make run    start every service on loopback with embedded defaults (Ctrl-C stops them)"
 	@echo "make test   lint (ruff, mypy, buf) and run the whole test suite"
 	@echo "make bench  run the benchmarks and print figures side by side"
 	@echo "make protos regenerate libs/poker from protos/"
+	@echo "make image  build the one container image with podman (IMAGE_BASE=registry: FROM python:3.12-slim)"
+	@echo "make up     build the image and start the cluster with PostgreSQL and Redis (compose); make down stops it"
 
 # One line per set-up step; a step's whole output only when it fails.
 step = echo "setup: $(1)"; log=$$(mktemp); if ! { $(2); } >"$$log" 2>&1; then cat "$$log"; rm -f "$$log"; \
@@ -63,6 +65,18 @@ bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -c $(CONSTRAINTS) -e '.[dev,bench]'
 	@for script in tests/bench/bench_*.py; do \
 		echo "=== $$script"; $(BIN)/python $$script || exit 1; done
+
+# Deployment (docs/deploy.md). The Debian base is built from packages, so no registry is needed.
+IMAGE_BASE ?= debian
+
+image:
+	POKER_IMAGE_BASE=$(IMAGE_BASE) deploy/image/build.sh
+
+up: image
+	deploy/compose.sh up
+
+down:
+	deploy/compose.sh down
 
 clean:
 	rm -rf .mypy_cache .ruff_cache .pytest_cache .hypothesis build dist *.egg-info

@@ -2,7 +2,7 @@
 
 Casino Hold'em, after the flop: call with a pair or better that uses a hole card (a flush or straight
 made on the flop included), four to a flush, an open-ended straight draw (both using a hole card), or a
-nine or better in the hole; otherwise fold (about 83% of hands call, see docs/house-games.md).
+nine or better in the hole; otherwise fold (85% of hands call, see docs/house-games.md).
 
 Russian Poker, one light box (figures from simulating each option, see docs/house-games.md):
 * play two pairs or better, a pair with a second combination, and a pair of nines or better;

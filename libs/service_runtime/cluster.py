@@ -82,7 +82,11 @@ def plan_endpoints(environ: Mapping[str, str], host: str, base_port: int) -> lis
                 problems.append(f"{prefix}PORT={raw[:20]!r}: must be a port number between 0 and 65535")
                 continue
             if port == 0:
-                port = _free_port(service_host)
+                try:
+                    port = _free_port(service_host)
+                except OSError as error:
+                    problems.append(f"{prefix}HOST={service_host[:40]!r}: cannot listen there ({error})")
+                    continue
         endpoints.append(Endpoint(name, service_host, port))
     if problems:
         raise ClusterError("\n".join(f"cluster: {problem}" for problem in problems))
@@ -107,7 +111,7 @@ def port_taken(endpoint: Endpoint) -> bool:
             if error.errno == errno.EADDRINUSE:
                 return True
             raise ClusterError(
-                f"cluster: cannot listen on {endpoint.host}:{endpoint.port} ({endpoint.name}): {error.strerror}"
+                f"cluster: cannot listen on {endpoint.host}:{endpoint.port} ({endpoint.name}): {error}"
             ) from error
     return False
 

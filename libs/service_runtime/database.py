@@ -3,15 +3,36 @@
 SQLite (embedded default for `make run`) and PostgreSQL (production, CI) are both supported. Code
 that uses a session never creates one: the application layer opens one short transaction per unit
 of work with `async with sessions.begin() as session`.
+
+SQLite keeps the promises PostgreSQL's row locks give: every transaction begins with `BEGIN
+IMMEDIATE`, so it holds the database's write lock from its first statement and a read-check-write
+cannot interleave with another writer (Python's sqlite3 would otherwise run the SELECTs outside any
+transaction and begin one only at the first INSERT/UPDATE, and `FOR UPDATE` means nothing there).
+This is SQLAlchemy's documented recipe for pysqlite/aiosqlite: the driver's own BEGIN is switched
+off (`isolation_level = None`) and the engine's "begin" event emits ours. Within one process the
+pool has a single connection, so transactions queue on the pool in asyncio rather than on SQLite's
+busy handler, whose sleeps (1 to 100 ms each) would dominate the latency; another process (an admin
+script, a migration) waits on the lock itself for up to `busy_timeout`.
 """
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 from sqlalchemy import event
-from sqlalchemy.engine import make_url
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+from sqlalchemy.engine import Connection, make_url
+from sqlalchemy.ext.asyncio import (
+    AsyncConnection,
+    AsyncEngine,
+    AsyncSession,
+    async_sessionmaker,
+    create_async_engine,
+)
+
+T = TypeVar("T")
 
 
 def normalise_url(url: str) -> str:
@@ -37,27 +58,114 @@ def is_sqlite(url: str) -> bool:
 
 
 def create_engine(url: str, *, pool_size: int = 10) -> AsyncEngine:
-    """An async engine; SQLite gets its folder created, WAL mode and foreign keys on."""
+    """An async engine; SQLite gets its folder created, WAL mode, foreign keys on and transactions
+    that take the write lock when they begin (see the module docstring)."""
     url = normalise_url(url)
     if is_sqlite(url):
         database = make_url(url).database
         if database and database != ":memory:":
             Path(database).parent.mkdir(parents=True, exist_ok=True)
-        engine = create_async_engine(url, connect_args={"timeout": 30})
-
-        @event.listens_for(engine.sync_engine, "connect")
-        def _sqlite_pragmas(dbapi_connection, _record):  # type: ignore[no-untyped-def]
-            cursor = dbapi_connection.cursor()
-            cursor.execute("PRAGMA foreign_keys=ON")
-            cursor.execute("PRAGMA journal_mode=WAL")
-            cursor.execute("PRAGMA busy_timeout=30000")
-            cursor.close()
-
+        # One connection: the pool is the process's queue for the write lock. `pool_size` is for
+        # PostgreSQL, where transactions do run side by side.
+        engine = create_async_engine(url, connect_args={"timeout": 30}, pool_size=1, max_overflow=0)
+        _begin_sqlite_transactions_immediately(engine)
         return engine
     # No pre-ping: it costs a round trip per checkout on the ledger's hot path; stale connections are
     # recycled instead, and a dropped one fails its transaction, which callers retry.
     return create_async_engine(url, pool_size=pool_size, max_overflow=pool_size, pool_recycle=1800)
 
 
+def _begin_sqlite_transactions_immediately(engine: AsyncEngine) -> None:
+    @event.listens_for(engine.sync_engine, "connect")
+    def _sqlite_connect(dbapi_connection: Any, _record: Any) -> None:
+        # The driver must not begin transactions itself (it would, lazily, at the first write).
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA busy_timeout=30000")
+        cursor.close()
+
+    @event.listens_for(engine.sync_engine, "begin")
+    def _sqlite_begin(connection: Connection) -> None:
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+
 def create_session_factory(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
     return async_sessionmaker(engine, expire_on_commit=False)
+
+
+class Transactions:
+    """Runs a service's units of work, each `unit(connection)` inside a transaction, and returns its
+    result once that transaction has committed.
+
+    PostgreSQL: one transaction per unit, side by side on the pool. SQLite has one writer, and each
+    commit waits for the disk (WAL, synchronous FULL), so a transaction per unit caps a busy service
+    at the disk's commit rate. There, the units this process queued while a transaction was running
+    share the next one (group commit: one `BEGIN IMMEDIATE`, one `COMMIT`, one disk sync), in the
+    order they arrived, so each sees the writes of those before it. If any unit of a shared
+    transaction raises, nothing of it is kept: it is rolled back and each of its units runs again
+    in a transaction of its own, which decides that unit's answer. A unit may therefore run more
+    than once and must be safe to (it only reads and writes through `connection`); no result is
+    returned before the transaction that produced it committed, and if that COMMIT fails, every unit
+    of it gets the error.
+    """
+
+    def __init__(self, engine: AsyncEngine, *, batch_limit: int = 64) -> None:
+        self._engine = engine
+        self._group = engine.dialect.name == "sqlite"
+        self._limit = batch_limit
+        self._queue: list[_Queued] = []
+        self._runner: asyncio.Task[None] | None = None
+
+    @property
+    def engine(self) -> AsyncEngine:
+        return self._engine
+
+    async def run(self, unit: Callable[[AsyncConnection], Awaitable[T]]) -> T:
+        if not self._group:
+            async with self._engine.begin() as connection:
+                return await unit(connection)
+        future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+        self._queue.append((unit, future))
+        if self._runner is None or self._runner.done():
+            self._runner = asyncio.get_running_loop().create_task(self._run_batches())
+        return await future
+
+    async def _run_batches(self) -> None:
+        while self._queue:
+            batch, self._queue = self._queue[: self._limit], self._queue[self._limit :]
+            try:
+                await self._run_batch(batch)
+            except BaseException:
+                # Cancelled (the process is stopping): nobody may be left waiting for an answer.
+                for _, future in batch + self._queue:
+                    future.cancel()
+                self._queue = []
+                raise
+
+    async def _run_batch(self, batch: list[_Queued]) -> None:
+        if len(batch) > 1:
+            try:
+                async with self._engine.begin() as connection:
+                    results = [await unit(connection) for unit, _ in batch]
+            except Exception:  # each unit runs again alone below and gets its own answer there
+                pass
+            else:
+                for (_, future), result in zip(batch, results, strict=True):
+                    if not future.done():  # else the caller was cancelled and gave up waiting
+                        future.set_result(result)
+                return
+        for unit, future in batch:
+            try:
+                async with self._engine.begin() as connection:
+                    result = await unit(connection)
+            except Exception as error:
+                if not future.done():
+                    future.set_exception(error)
+            else:
+                if not future.done():
+                    future.set_result(result)
+
+
+_Queued = tuple[Callable[[AsyncConnection], Awaitable[Any]], "asyncio.Future[Any]"]

@@ -2,7 +2,10 @@
 
 A service's `migrations/env.py` is two lines that call `run_alembic_env(metadata)`; the service
 calls `upgrade_to_head(url, folder)` at start-up (and tests do the same on a fresh database), so no
-one has to remember a separate migration step on a laptop.
+one has to remember a separate migration step on a laptop. On PostgreSQL the upgrade holds an
+advisory lock named after the version table, so replicas that start together (a rollout, a scale-up)
+migrate one after the other: the first applies the new revisions, the others find the schema at head
+and change nothing, instead of racing each other's DDL.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from pathlib import Path
 
 from alembic import command, context
 from alembic.config import Config
-from sqlalchemy import MetaData, create_engine, pool
+from sqlalchemy import MetaData, create_engine, pool, text
 from sqlalchemy.engine import make_url
 
 from service_runtime.database import sync_url
@@ -32,7 +35,24 @@ def upgrade_to_head(url: str, migrations_dir: Path, version_table: str) -> None:
     if parsed.get_backend_name() == "sqlite" and parsed.database and parsed.database != ":memory:":
         # A fresh data folder: SQLite creates the file but not the folders above it.
         Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
-    command.upgrade(alembic_config(url, migrations_dir, version_table), "head")
+    config = alembic_config(url, migrations_dir, version_table)
+    if parsed.get_backend_name() != "postgresql":
+        # SQLite: one process per file, and its write lock already serialises writers.
+        command.upgrade(config, "head")
+        return
+    lock_engine = create_engine(parsed, poolclass=pool.NullPool, isolation_level="AUTOCOMMIT")
+    try:
+        with lock_engine.connect() as lock:
+            # A session-level lock on its own connection: held across Alembic's transactions, and
+            # released by PostgreSQL itself if this process dies half-way.
+            key = {"name": f"poker-migrations:{version_table}"}
+            lock.execute(text("SELECT pg_advisory_lock(hashtext(:name))"), key)
+            try:
+                command.upgrade(config, "head")
+            finally:
+                lock.execute(text("SELECT pg_advisory_unlock(hashtext(:name))"), key)
+    finally:
+        lock_engine.dispose()
 
 
 def run_alembic_env(metadata: MetaData) -> None:

@@ -26,7 +26,10 @@ from service_runtime.service_settings import DEV_KEY_ID, DEV_SIGNING_KEY
 DEV_KEYS = TokenKeys(keys={DEV_KEY_ID: DEV_SIGNING_KEY.encode()}, signing_key_id=DEV_KEY_ID)
 
 
-def token_for(subject: str, *roles: Role | str, ttl_seconds: int = 600, keys: TokenKeys = DEV_KEYS) -> str:
+def token_for(
+    subject: str, *roles: Role | str, ttl_seconds: int = 3 * 3600, keys: TokenKeys = DEV_KEYS
+) -> str:
+    # Test modules mint tokens when they load; they must outlive the slowest whole-suite run.
     return mint_token(keys, subject, roles or (Role.PLAYER,), now=int(time.time()), ttl_seconds=ttl_seconds)
 
 

@@ -9,16 +9,19 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import random
 import secrets
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import TypeVar
 
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncConnection
 
+from service_runtime.database import Transactions
 from service_runtime.errors import Aborted, AlreadyExists, InvalidArgument, NotFound
 from service_runtime.validation import require_text
 from services.fairness import storage
@@ -29,6 +32,7 @@ from services.fairness.hands import (
     HandRecord,
     HandState,
     RevealedHand,
+    published_hand,
 )
 from services.fairness.seed_vault import SeedVault
 from services.fairness.shuffle import (
@@ -38,13 +42,16 @@ from services.fairness.shuffle import (
     NONCE_BYTES,
     SEED_BYTES,
     SHUFFLE_VERSION,
+    HandBinding,
     commitment_of,
+    commitment_v2,
     shuffle_deck,
 )
 from services.fairness.verification import (
     DealtCard,
     PublishedHand,
     VerificationResult,
+    check_shown_commitment,
     verify_chain_link,
     verify_hand,
 )
@@ -56,6 +63,12 @@ MAX_PAGE_SIZE = 500
 # settle it, and a caller that still loses gets ABORTED and retries with the same request id.
 COMMIT_ATTEMPTS = 5
 _PAGE_TOKEN_PREFIX = "after:"
+# A guarded transition that finds the hand moved on is decided again; with the hand locked for the
+# whole transaction (row lock, or SQLite's write lock taken at BEGIN) the first attempt always holds.
+STATE_MOVED_ATTEMPTS = 3
+# Client seeds one SealHand may carry: far more seats than any table has.
+MAX_SEEDS_PER_SEAL = 64
+T = TypeVar("T")
 
 
 def utc_now() -> datetime:
@@ -74,18 +87,68 @@ def _required(value: str, name: str) -> str:
     return require_text(value, name, limit=MAX_ID_LENGTH)
 
 
+async def _deciding_again_if_moved(unit: Callable[[], Awaitable[T]]) -> T:
+    """Run a state transition; if its guarded write found the hand moved on, decide again from a
+    fresh read (the second read sees the new state and the lifecycle rules answer it)."""
+    for _ in range(STATE_MOVED_ATTEMPTS - 1):
+        try:
+            return await unit()
+        except storage.StateMoved:
+            continue
+    return await unit()
+
+
+def _contribution(seat: int, player_id: str, client_seed: bytes, prefix: str = "") -> ClientSeedRecord:
+    """A client seed as AddPlayerEntropy and SealHand take it, validated."""
+    _required(player_id, f"{prefix}player_id")
+    if not 0 <= seat <= MAX_SEAT:
+        raise InvalidArgument("FIELD_INVALID", f"seat is 0..{MAX_SEAT}", {"field": f"{prefix}seat"})
+    if not client_seed:
+        raise InvalidArgument("FIELD_REQUIRED", "client_seed is required", {"field": f"{prefix}client_seed"})
+    if len(client_seed) > CLIENT_SEED_MAX_BYTES:
+        raise InvalidArgument(
+            "FIELD_INVALID",
+            f"client_seed is at most {CLIENT_SEED_MAX_BYTES} bytes",
+            {"field": f"{prefix}client_seed"},
+        )
+    return ClientSeedRecord(seat, player_id, client_seed)
+
+
+def _already_recorded(record: HandRecord, seed: ClientSeedRecord) -> bool:
+    """True if this seat already gave this very seed; another seed for the seat is a conflict."""
+    recorded = next((s for s in record.client_seeds if s.seat == seed.seat), None)
+    if recorded is None:
+        return False
+    if recorded != seed:
+        raise AlreadyExists(
+            "IDEMPOTENCY_CONFLICT",
+            "this seat already contributed another client seed",
+            {"hand_id": record.hand_id, "seat": str(seed.seat)},
+        )
+    return True
+
+
+def _deck_of(record: HandRecord, seed: bytes) -> tuple[int, ...]:
+    return shuffle_deck(seed, record.seat_seeds, record.nonce, record.shuffle_version, record.commitment)
+
+
 class FairnessApplication:
-    """The fairness use cases over a session factory, a seed vault, a clock and a CSPRNG."""
+    """The fairness use cases over the service's transactions, a seed vault, a clock and a CSPRNG.
+
+    Each use case is one unit of work (`async def unit(connection)`) run by `Transactions`: its own
+    transaction on PostgreSQL, a share of one group commit on SQLite. A unit decides everything
+    before it writes and writes once, so one that raises has changed nothing.
+    """
 
     def __init__(
         self,
-        sessions: async_sessionmaker[AsyncSession],
+        transactions: Transactions,
         vault: SeedVault,
         *,
         clock: Callable[[], datetime] = utc_now,
         random_bytes: Callable[[int], bytes] = secrets.token_bytes,
     ) -> None:
-        self._sessions = sessions
+        self._transactions = transactions
         self._vault = vault
         self._clock = clock
         self._random_bytes = random_bytes
@@ -98,9 +161,17 @@ class FairnessApplication:
         _required(table_id, "table_id")
         for attempt in range(COMMIT_ATTEMPTS):
             try:
-                # Optimistic first attempt: a new request id is the common case, so skip the lookup
-                # (one round trip less); a replay shows up as a unique violation and is looked up next.
-                return await self._try_commit(request_id, table_id, deal_now, look_up_request=attempt > 0)
+                # Optimistic first attempt: a new request id and an uncontended chain are the common
+                # case, so skip the lookup and the table lock (two round trips less); a replay or a
+                # racing commit shows up as a unique violation, and the next attempt looks and locks.
+                unit = functools.partial(
+                    self._try_commit,
+                    request_id=request_id,
+                    table_id=table_id,
+                    deal_now=deal_now,
+                    retry=attempt > 0,
+                )
+                return await self._transactions.run(unit)
             except IntegrityError:
                 # Another commit took this request id or this chain position first: look again,
                 # after a short jittered pause so racing commits do not collide again in lockstep.
@@ -110,37 +181,39 @@ class FairnessApplication:
         )
 
     async def _try_commit(
-        self, request_id: str, table_id: str, deal_now: bool, *, look_up_request: bool
+        self, connection: AsyncConnection, *, request_id: str, table_id: str, deal_now: bool, retry: bool
     ) -> CommittedHand:
-        async with self._sessions.begin() as session:
-            if look_up_request:
-                existing = await storage.find_by_request_id(session, request_id)
-                if existing is not None:
-                    return self._replay_commit(existing, table_id, deal_now)
-            await storage.lock_table_chain(session, table_id)
-            last = await storage.last_link_of_table(session, table_id)
-            sequence, previous = (last[0] + 1, last[1]) if last else (1, GENESIS_COMMITMENT)
-            seed, nonce = self._random_bytes(SEED_BYTES), self._random_bytes(NONCE_BYTES)
-            hand_id = str(uuid.uuid4())
-            key_id, ciphertext = self._vault.encrypt(hand_id, seed)
-            now = self._clock()
-            record = HandRecord(
-                hand_id=hand_id,
-                request_id=request_id,
-                table_id=table_id,
-                sequence=sequence,
-                commitment=commitment_of(seed),
-                previous_commitment=previous,
-                nonce=nonce,
-                shuffle_version=SHUFFLE_VERSION,
-                deal_now=deal_now,
-                state=HandState.SEALED if deal_now else HandState.COMMITTED,
-                client_seeds=(),
-                created_at=now,
-                sealed_at=now if deal_now else None,
-            )
-            await storage.insert_hand(session, storage.StoredHand(record, key_id, ciphertext))
-        return CommittedHand(record, shuffle_deck(seed, (), nonce) if deal_now else None)
+        if retry:
+            existing = await storage.find_by_request_id(connection, request_id)
+            if existing is not None:
+                return self._replay_commit(existing, table_id, deal_now)
+            await storage.lock_table_chain(connection, table_id)
+        last = await storage.last_link_of_table(connection, table_id)
+        sequence, previous = (last[0] + 1, last[1]) if last else (1, GENESIS_COMMITMENT)
+        seed, nonce = self._random_bytes(SEED_BYTES), self._random_bytes(NONCE_BYTES)
+        hand_id = str(uuid.uuid4())
+        key_id, ciphertext = self._vault.encrypt(hand_id, seed)
+        now = self._clock()
+        seed_hash = commitment_of(seed)
+        binding = HandBinding(table_id, hand_id, sequence, previous, nonce)
+        record = HandRecord(
+            hand_id=hand_id,
+            request_id=request_id,
+            table_id=table_id,
+            sequence=sequence,
+            commitment=commitment_v2(seed_hash, binding, SHUFFLE_VERSION),
+            server_seed_hash=seed_hash,
+            previous_commitment=previous,
+            nonce=nonce,
+            shuffle_version=SHUFFLE_VERSION,
+            deal_now=deal_now,
+            state=HandState.SEALED if deal_now else HandState.COMMITTED,
+            client_seeds=(),
+            created_at=now,
+            sealed_at=now if deal_now else None,
+        )
+        await storage.insert_hand(connection, storage.StoredHand(record, key_id, ciphertext))
+        return CommittedHand(record, _deck_of(record, seed) if deal_now else None)
 
     def _replay_commit(self, existing: storage.StoredHand, table_id: str, deal_now: bool) -> CommittedHand:
         record = existing.record
@@ -159,81 +232,103 @@ class FairnessApplication:
     ) -> HandRecord:
         """Record a seated player's client seed while the hand is still open for entropy."""
         _required(hand_id, "hand_id")
-        _required(player_id, "player_id")
-        if not 0 <= seat <= MAX_SEAT:
-            raise InvalidArgument("FIELD_INVALID", f"seat is 0..{MAX_SEAT}", {"field": "seat"})
-        if not client_seed:
-            raise InvalidArgument("FIELD_REQUIRED", "client_seed is required", {"field": "client_seed"})
-        if len(client_seed) > CLIENT_SEED_MAX_BYTES:
-            raise InvalidArgument(
-                "FIELD_INVALID",
-                f"client_seed is at most {CLIENT_SEED_MAX_BYTES} bytes",
-                {"field": "client_seed"},
-            )
-        contribution = ClientSeedRecord(seat, player_id, client_seed)
+        contribution = _contribution(seat, player_id, client_seed)
         try:
-            return await self._try_add_entropy(hand_id, contribution)
+            return await _deciding_again_if_moved(
+                lambda: self._transactions.run(lambda c: self._try_add_entropy(c, hand_id, contribution))
+            )
         except IntegrityError:
             # The same seat was written concurrently; a second pass sees that row and decides.
-            return await self._try_add_entropy(hand_id, contribution)
+            return await _deciding_again_if_moved(
+                lambda: self._transactions.run(lambda c: self._try_add_entropy(c, hand_id, contribution))
+            )
 
-    async def _try_add_entropy(self, hand_id: str, contribution: ClientSeedRecord) -> HandRecord:
-        async with self._sessions.begin() as session:
-            record = (await self._load(session, hand_id, for_update=True)).record
-            recorded = next((s for s in record.client_seeds if s.seat == contribution.seat), None)
-            if recorded is not None:
-                if recorded == contribution:
-                    return record
-                raise AlreadyExists(
-                    "IDEMPOTENCY_CONFLICT",
-                    "this seat already contributed another client seed",
-                    {"hand_id": hand_id, "seat": str(contribution.seat)},
-                )
-            record.check_accepts_entropy()
-            await storage.insert_client_seed(session, hand_id, contribution, self._clock())
+    async def _try_add_entropy(
+        self, connection: AsyncConnection, hand_id: str, contribution: ClientSeedRecord
+    ) -> HandRecord:
+        record = (await self._load(connection, hand_id, for_update=True)).record
+        if _already_recorded(record, contribution):
+            return record
+        record.check_accepts_entropy()
+        await storage.insert_client_seed(connection, hand_id, contribution, self._clock())
         return dataclasses.replace(
             record, client_seeds=tuple(sorted((*record.client_seeds, contribution), key=lambda s: s.seat))
         )
 
-    async def seal_hand(self, hand_id: str) -> DealtHand:
-        """Close entropy and derive the deck; a sealed hand gives the same deck again."""
+    async def seal_hand(self, hand_id: str, client_seeds: Sequence[ClientSeedRecord] = ()) -> DealtHand:
+        """Record the client seeds given (as `add_player_entropy` would), close entropy and derive the
+        deck, all in one unit of work; a sealed hand gives the same deck again."""
         _required(hand_id, "hand_id")
-        async with self._sessions.begin() as session:
-            stored = await self._load(session, hand_id, for_update=True)
-            record = stored.record
-            record.check_can_seal()
-            if record.state is HandState.COMMITTED:
-                now = self._clock()
-                await storage.mark_sealed(session, hand_id, now)
-                record = dataclasses.replace(record, state=HandState.SEALED, sealed_at=now)
+        if len(client_seeds) > MAX_SEEDS_PER_SEAL:
+            raise InvalidArgument(
+                "FIELD_INVALID", f"at most {MAX_SEEDS_PER_SEAL} client seeds", {"field": "client_seeds"}
+            )
+        seeds = [_contribution(s.seat, s.player_id, s.client_seed, "client_seeds.") for s in client_seeds]
+        if len({s.seat for s in seeds}) != len(seeds):
+            raise InvalidArgument("FIELD_INVALID", "a seat is listed twice", {"field": "client_seeds.seat"})
+
+        def unit(connection: AsyncConnection) -> Awaitable[DealtHand]:
+            return self._try_seal(connection, hand_id, seeds)
+
+        try:
+            return await _deciding_again_if_moved(lambda: self._transactions.run(unit))
+        except IntegrityError:
+            # A seat was written concurrently; a second pass sees that row and decides.
+            return await _deciding_again_if_moved(lambda: self._transactions.run(unit))
+
+    async def _try_seal(
+        self, connection: AsyncConnection, hand_id: str, seeds: Sequence[ClientSeedRecord]
+    ) -> DealtHand:
+        stored = await self._load(connection, hand_id, for_update=True)
+        record = stored.record
+        record.check_can_seal()
+        new = [seed for seed in seeds if not _already_recorded(record, seed)]
+        if new:
+            record.check_accepts_entropy()
+            now = self._clock()
+            for seed in new:
+                await storage.insert_client_seed(connection, hand_id, seed, now)
+            record = dataclasses.replace(
+                record, client_seeds=tuple(sorted((*record.client_seeds, *new), key=lambda s: s.seat))
+            )
+            stored = dataclasses.replace(stored, record=record)
+        if record.state is HandState.COMMITTED:
+            now = self._clock()
+            await storage.mark_sealed(connection, hand_id, now)
+            record = dataclasses.replace(record, state=HandState.SEALED, sealed_at=now)
         return DealtHand(record, self._deck(stored))
 
     async def reveal_hand(self, hand_id: str, outcome: HandOutcome) -> RevealedHand:
         """The table reports the end of the hand; the seed becomes public."""
         _required(hand_id, "hand_id")
-        async with self._sessions.begin() as session:
-            stored = await self._load(session, hand_id, for_update=True)
-            record = stored.record
-            if record.check_can_end(outcome):
-                seed = self._seed(stored)
-                now = self._clock()
-                state = HandState(outcome.value)
-                await storage.mark_ended(session, hand_id, state, seed, now)
-                record = dataclasses.replace(record, state=state, revealed_at=now)
-                stored = dataclasses.replace(stored, record=record, revealed_seed=seed)
+        return await _deciding_again_if_moved(
+            lambda: self._transactions.run(lambda connection: self._try_reveal(connection, hand_id, outcome))
+        )
+
+    async def _try_reveal(
+        self, connection: AsyncConnection, hand_id: str, outcome: HandOutcome
+    ) -> RevealedHand:
+        stored = await self._load(connection, hand_id, for_update=True)
+        record = stored.record
+        if record.check_can_end(outcome):
+            seed = self._seed(stored)
+            now = self._clock()
+            state = HandState(outcome.value)
+            await storage.mark_ended(connection, hand_id, record.state, state, seed, now)
+            record = dataclasses.replace(record, state=state, revealed_at=now)
+            stored = dataclasses.replace(stored, record=record, revealed_seed=seed)
         return self._revealed(stored)
 
     # --- Reads (any role). ---
 
     async def get_commitment(self, hand_id: str) -> HandRecord:
         _required(hand_id, "hand_id")
-        async with self._sessions() as session:
-            return (await self._load(session, hand_id)).record
+        stored = await self._transactions.run(lambda connection: self._load(connection, hand_id))
+        return stored.record
 
     async def get_reveal(self, hand_id: str) -> RevealedHand:
         _required(hand_id, "hand_id")
-        async with self._sessions() as session:
-            stored = await self._load(session, hand_id)
+        stored = await self._transactions.run(lambda connection: self._load(connection, hand_id))
         stored.record.check_revealed()
         return self._revealed(stored)
 
@@ -249,34 +344,45 @@ class FairnessApplication:
             if prefix or not number.isdigit():
                 raise InvalidArgument("PAGE_TOKEN_INVALID", "the page token was not issued by this RPC")
             after = int(number)
-        async with self._sessions() as session:
-            page = await storage.list_table_hands(session, table_id, after_sequence=after, limit=size + 1)
+        page = await self._transactions.run(
+            lambda connection: storage.list_table_hands(
+                connection, table_id, after_sequence=after, limit=size + 1
+            )
+        )
         if len(page) > size:
             return page[:size], f"{_PAGE_TOKEN_PREFIX}{page[size - 1].sequence}"
         return page, ""
 
-    async def verify_stored_hand(self, hand_id: str, dealt: Sequence[DealtCard]) -> VerificationResult:
-        """Check an ended hand as stored: its commitment, its link to the table's previous hand, and
-        the dealt cards. A hand that has not ended is refused, so this cannot leak a live deck."""
+    async def verify_stored_hand(
+        self, hand_id: str, dealt: Sequence[DealtCard], *, shown_commitment: str = ""
+    ) -> VerificationResult:
+        """Check an ended hand as stored: its commitment and what it binds, the commitment the caller
+        was shown before the deal (if given), its link to the table's previous hand, and the dealt
+        cards. A hand that has not ended is refused, so this cannot leak a live deck."""
         _required(hand_id, "hand_id")
-        async with self._sessions() as session:
-            stored = await self._load(session, hand_id)
-            record = stored.record
-            record.check_revealed()
-            previous = await storage.hand_at_sequence(session, record.table_id, record.sequence - 1)
+
+        async def unit(connection: AsyncConnection) -> tuple[storage.StoredHand, HandRecord | None]:
+            stored = await self._load(connection, hand_id)
+            stored.record.check_revealed()
+            table_id, sequence = stored.record.table_id, stored.record.sequence
+            return stored, await storage.hand_at_sequence(connection, table_id, sequence - 1)
+
+        stored, previous = await self._transactions.run(unit)
+        record = stored.record
         assert stored.revealed_seed is not None  # an ended hand always has its seed revealed
-        published = PublishedHand(
-            stored.revealed_seed, record.seat_seeds, record.nonce, record.commitment, record.shuffle_version
-        )
-        # Checks run in the order commitment, chain link, dealt cards; the first failure is reported.
+        published = published_hand(record, stored.revealed_seed)
+        # Checks run in the order commitment, shown commitment, chain link, dealt cards; the first
+        # failure is reported.
         result = verify_hand(published)
         if not result.passed:
             return result
-        link_mismatch = verify_chain_link(
-            record.chain_link(), None if previous is None else previous.chain_link()
-        )
-        if link_mismatch is not None:
-            return dataclasses.replace(result, first_mismatch=link_mismatch)
+        mismatch = check_shown_commitment(shown_commitment, record.commitment) if shown_commitment else None
+        if mismatch is None:
+            mismatch = verify_chain_link(
+                record.chain_link(), None if previous is None else previous.chain_link()
+            )
+        if mismatch is not None:
+            return dataclasses.replace(result, first_mismatch=mismatch)
         return verify_hand(published, dealt)
 
     @staticmethod
@@ -287,9 +393,9 @@ class FairnessApplication:
     # --- Internals. ---
 
     async def _load(
-        self, session: AsyncSession, hand_id: str, *, for_update: bool = False
+        self, connection: AsyncConnection, hand_id: str, *, for_update: bool = False
     ) -> storage.StoredHand:
-        stored = await storage.load_hand(session, hand_id, for_update=for_update)
+        stored = await storage.load_hand(connection, hand_id, for_update=for_update)
         if stored is None:
             raise NotFound("HAND_NOT_FOUND", "no hand with this id", {"hand_id": hand_id})
         return stored
@@ -298,17 +404,14 @@ class FairnessApplication:
         if stored.revealed_seed is not None:
             return stored.revealed_seed
         seed = self._vault.decrypt(stored.record.hand_id, stored.seed_key_id, stored.seed_ciphertext)
-        if commitment_of(seed) != stored.record.commitment:
+        if commitment_of(seed) != stored.record.server_seed_hash:
             # Cannot happen unless the row was tampered with; never deal or reveal such a hand.
             raise RuntimeError(f"stored seed of hand {stored.record.hand_id} does not match its commitment")
         return seed
 
     def _deck(self, stored: storage.StoredHand) -> tuple[int, ...]:
-        record = stored.record
-        return shuffle_deck(self._seed(stored), record.seat_seeds, record.nonce, record.shuffle_version)
+        return _deck_of(stored.record, self._seed(stored))
 
     def _revealed(self, stored: storage.StoredHand) -> RevealedHand:
         seed = self._seed(stored)
-        return RevealedHand(
-            stored.record, seed, shuffle_deck(seed, stored.record.seat_seeds, stored.record.nonce)
-        )
+        return RevealedHand(stored.record, seed, _deck_of(stored.record, seed))

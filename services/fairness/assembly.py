@@ -7,7 +7,7 @@ import asyncio
 from poker.fairness.v1 import fairness_pb2_grpc
 from service_runtime.access import ANY_CALLER, AccessPolicy, services
 from service_runtime.auth import ServiceName
-from service_runtime.database import create_engine, create_session_factory
+from service_runtime.database import Transactions, create_engine
 from service_runtime.process import Assembly
 from service_runtime.server import GrpcService
 from services.fairness.application import FairnessApplication
@@ -46,6 +46,6 @@ async def assemble(settings: FairnessSettings) -> Assembly:
     await asyncio.to_thread(migrate, url)
     engine = create_engine(url, pool_size=settings.database_pool_size)
     application = FairnessApplication(
-        create_session_factory(engine), SeedVault.from_settings(settings.seed_encryption_keys)
+        Transactions(engine), SeedVault.from_settings(settings.seed_encryption_keys)
     )
     return Assembly(services=[fairness_service(application)], access=ACCESS, close=engine.dispose)

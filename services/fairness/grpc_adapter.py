@@ -15,9 +15,16 @@ from service_runtime.auth import Role, ServiceName, current_caller
 from service_runtime.errors import InvalidArgument
 from service_runtime.proto_time import to_timestamp
 from services.fairness.application import FairnessApplication
-from services.fairness.hands import HandOutcome, HandRecord, HandState, RevealedHand
-from services.fairness.shuffle import SHUFFLE_VERSION, SeatSeed, card_text
-from services.fairness.verification import DealtCard, PublishedHand, VerificationResult, dealt_from_prefix
+from services.fairness.hands import ClientSeedRecord, HandOutcome, HandRecord, HandState, RevealedHand
+from services.fairness.shuffle import SeatSeed, card_text
+from services.fairness.verification import (
+    DealtCard,
+    MalformedValue,
+    PublishedHand,
+    VerificationResult,
+    dealt_from_prefix,
+    published_hex,
+)
 
 SERVICE_NAME = "poker.fairness.v1.FairnessService"
 
@@ -52,6 +59,7 @@ def commitment_pb(hand: HandRecord) -> fairness_pb2.Commitment:
         table_id=hand.table_id,
         sequence=hand.sequence,
         commitment=hand.commitment,
+        server_seed_hash=hand.server_seed_hash,
         previous_commitment=hand.previous_commitment,
         nonce=hand.nonce.hex(),
         shuffle_version=hand.shuffle_version,
@@ -106,16 +114,20 @@ def dealt_cards_from(request: fairness_pb2.VerifyHandRequest) -> list[DealtCard]
 
 
 def published_from(published: fairness_pb2.PublishedHand) -> PublishedHand:
-    try:
-        nonce = bytes.fromhex(published.nonce)
-    except ValueError as exc:
-        raise InvalidArgument("FIELD_INVALID", "nonce must be hex", {"field": "published.nonce"}) from exc
+    """The request's published values; a nonce that is not hex raises `MalformedValue`, which the
+    handler answers with a MALFORMED verdict like any other value of a bad shape."""
     return PublishedHand(
         server_seed=bytes(published.server_seed),
         client_seeds=tuple(SeatSeed(int(s.seat), bytes(s.client_seed)) for s in published.client_seeds),
-        nonce=nonce,
+        nonce=published_hex(published.nonce, "nonce"),
         commitment=published.commitment,
-        shuffle_version=published.shuffle_version or SHUFFLE_VERSION,
+        # 0 is proto3's "not set": values published before versions existed are version 1.
+        shuffle_version=published.shuffle_version or 1,
+        table_id=published.table_id,
+        hand_id=published.hand_id,
+        sequence=int(published.sequence),
+        previous_commitment=published.previous_commitment,
+        server_seed_hash=published.server_seed_hash,
     )
 
 
@@ -128,7 +140,7 @@ class FairnessServicer(fairness_pb2_grpc.FairnessServiceServicer):
     async def CommitHand(  # noqa: N802 - the generated servicer names methods after the RPCs
         self, request: fairness_pb2.CommitHandRequest, context: Any
     ) -> fairness_pb2.CommitHandResponse:
-        current_caller().require(ServiceName.TABLE)
+        current_caller().require(ServiceName.TABLE)  # the dealing service (house tables run in it too)
         committed = await self._application.commit_hand(
             request.request_id, request.table_id, deal_now=request.deal_now
         )
@@ -147,8 +159,11 @@ class FairnessServicer(fairness_pb2_grpc.FairnessServiceServicer):
     async def SealHand(  # noqa: N802
         self, request: fairness_pb2.SealHandRequest, context: Any
     ) -> fairness_pb2.SealHandResponse:
-        current_caller().require(ServiceName.TABLE)
-        dealt = await self._application.seal_hand(request.hand_id)
+        current_caller().require(ServiceName.TABLE)  # the dealing service (house tables run in it too)
+        seeds = [
+            ClientSeedRecord(int(s.seat), s.player_id, bytes(s.client_seed)) for s in request.client_seeds
+        ]
+        dealt = await self._application.seal_hand(request.hand_id, seeds)
         return fairness_pb2.SealHandResponse(commitment=commitment_pb(dealt.hand), deck=cards_pb(dealt.deck))
 
     async def RevealHand(  # noqa: N802
@@ -192,9 +207,15 @@ class FairnessServicer(fairness_pb2_grpc.FairnessServiceServicer):
         dealt: Sequence[DealtCard] = dealt_cards_from(request)
         which = request.WhichOneof("hand")
         if which == "hand_id":
-            result = await self._application.verify_stored_hand(request.hand_id, dealt)
+            result = await self._application.verify_stored_hand(
+                request.hand_id, dealt, shown_commitment=request.shown_commitment
+            )
         elif which == "published":
-            result = self._application.verify_published_hand(published_from(request.published), dealt)
+            try:
+                published = published_from(request.published)
+            except MalformedValue as bad:
+                return verification_pb(bad.result())
+            result = self._application.verify_published_hand(published, dealt)
         else:
             raise InvalidArgument(
                 "FIELD_REQUIRED", "give a hand_id or the published values", {"field": "hand"}

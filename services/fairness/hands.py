@@ -57,6 +57,9 @@ class HandRecord:
     created_at: datetime
     sealed_at: datetime | None = None
     revealed_at: datetime | None = None
+    # SHA-256 of the seed, published before the deal; version 2 commitments bind it, and for a
+    # version 1 hand it is the commitment itself.
+    server_seed_hash: str = ""
 
     @property
     def ended(self) -> bool:
@@ -126,10 +129,20 @@ class RevealedHand:
     deck: tuple[int, ...] = field(repr=False)
 
     def published(self) -> PublishedHand:
-        return PublishedHand(
-            server_seed=self.server_seed,
-            client_seeds=self.hand.seat_seeds,
-            nonce=self.hand.nonce,
-            commitment=self.hand.commitment,
-            shuffle_version=self.hand.shuffle_version,
-        )
+        return published_hand(self.hand, self.server_seed)
+
+
+def published_hand(hand: HandRecord, server_seed: bytes) -> PublishedHand:
+    """Everything a reveal publishes about `hand`, as the verifier takes it."""
+    return PublishedHand(
+        server_seed=server_seed,
+        client_seeds=hand.seat_seeds,
+        nonce=hand.nonce,
+        commitment=hand.commitment,
+        shuffle_version=hand.shuffle_version,
+        table_id=hand.table_id,
+        hand_id=hand.hand_id,
+        sequence=hand.sequence,
+        previous_commitment=hand.previous_commitment,
+        server_seed_hash=hand.server_seed_hash,
+    )

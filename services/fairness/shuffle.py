@@ -2,7 +2,10 @@
 
 This module needs nothing but `hashlib` and `hmac` so that anyone can run it, and the `verify`
 command, from published values alone. It never draws randomness of its own: the same inputs always
-give the same deck. Changing anything observable here is a new shuffle version, never an edit of v1.
+give the same deck. Changing anything observable here is a new shuffle version, never an edit of an
+old one: version 1 (commitment = SHA-256 of the seed) and version 2 (a commitment that binds the
+seed's hash, the version, the table and hand, the chain position, the nonce and the previous link,
+and a deck key that binds that commitment) are both kept so that every hand keeps verifying.
 """
 
 from __future__ import annotations
@@ -12,20 +15,29 @@ import hmac
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-SHUFFLE_VERSION = 1
-SUPPORTED_VERSIONS = frozenset({SHUFFLE_VERSION})
+# The version new hands are dealt with; every version listed stays verifiable forever.
+SHUFFLE_VERSION = 2
+SUPPORTED_VERSIONS = frozenset({1, 2})
 DECK_SIZE = 52
 SEED_BYTES = 32
 NONCE_BYTES = 16
 CLIENT_SEED_MAX_BYTES = 64
 MAX_SEAT = 1023
+# Table and hand ids bound by a version 2 commitment: 1 to 128 characters, none a control character.
+MAX_ID_CHARACTERS = 128
 # The previous commitment of the first hand of a table: there is no earlier hand to point at.
 GENESIS_COMMITMENT = "0" * 64
 
-# Domain-separation labels (ASCII, no terminator) so no value of one step can be replayed in another.
+# Domain-separation labels (ASCII, no terminator) so no value of one step, or of one version, can be
+# replayed in another.
 TAG_CLIENT_SEEDS = b"poker-fairness/v1/client-seeds"
 TAG_DECK_KEY = b"poker-fairness/v1/deck-key"
 TAG_STREAM = b"poker-fairness/v1/stream"
+TAG_COMMITMENT_V2 = b"poker-fairness/v2/commitment"
+_TAGS = {
+    1: (TAG_CLIENT_SEEDS, TAG_DECK_KEY, TAG_STREAM),
+    2: (b"poker-fairness/v2/client-seeds", b"poker-fairness/v2/deck-key", b"poker-fairness/v2/stream"),
+}
 
 RANKS = "23456789TJQKA"
 SUITS = "cdhs"
@@ -58,17 +70,64 @@ def card_index(text: str) -> int:
 
 
 def commitment_of(server_seed: bytes) -> str:
-    """The public commitment: lower-case hex SHA-256 of the seed."""
+    """Lower-case hex SHA-256 of the seed: the whole commitment of version 1, and the
+    `server_seed_hash` that a version 2 commitment binds."""
     return hashlib.sha256(server_seed).hexdigest()
 
 
-def client_seeds_digest(client_seeds: Iterable[SeatSeed]) -> bytes:
+server_seed_hash = commitment_of
+
+
+@dataclass(frozen=True)
+class HandBinding:
+    """What a version 2 commitment binds besides the seed's hash: published before the deal."""
+
+    table_id: str
+    hand_id: str
+    sequence: int
+    previous_commitment: str
+    nonce: bytes
+
+
+def _bound_id(value: str, name: str) -> bytes:
+    if not 1 <= len(value) <= MAX_ID_CHARACTERS or not value.isprintable():
+        raise ShuffleInputError(f"the {name} is 1..{MAX_ID_CHARACTERS} characters, none a control character")
+    encoded = value.encode("utf-8")
+    return len(encoded).to_bytes(4, "big") + encoded
+
+
+def _digest_hex(value: str, name: str) -> bytes:
+    if len(value) != 64 or any(c not in "0123456789abcdef" for c in value):
+        raise ShuffleInputError(f"the {name} is 64 lower-case hex digits")
+    return bytes.fromhex(value)
+
+
+def commitment_v2(seed_hash: str, binding: HandBinding, version: int = 2) -> str:
+    """The version 2 commitment (spec step 1): SHA-256 over the label, the version, the table and
+    hand ids (length-prefixed UTF-8), the chain sequence, the previous commitment, the nonce and the
+    SHA-256 of the seed."""
+    if len(binding.nonce) != NONCE_BYTES:
+        raise ShuffleInputError(f"the nonce is {NONCE_BYTES} bytes, got {len(binding.nonce)}")
+    if not 1 <= binding.sequence < 1 << 63:
+        raise ShuffleInputError("the sequence is 1 or more")
+    digest = hashlib.sha256(TAG_COMMITMENT_V2)
+    digest.update(version.to_bytes(4, "big"))
+    digest.update(_bound_id(binding.table_id, "table id"))
+    digest.update(_bound_id(binding.hand_id, "hand id"))
+    digest.update(binding.sequence.to_bytes(8, "big"))
+    digest.update(_digest_hex(binding.previous_commitment, "previous commitment"))
+    digest.update(binding.nonce)
+    digest.update(_digest_hex(seed_hash, "server seed hash"))
+    return digest.hexdigest()
+
+
+def client_seeds_digest(client_seeds: Iterable[SeatSeed], version: int = 1) -> bytes:
     """SHA-256 over the client seeds in ascending seat order, each length-prefixed (spec step 2)."""
     ordered = sorted(client_seeds)
     seats = [s.seat for s in ordered]
     if len(set(seats)) != len(seats):
         raise ShuffleInputError("each seat contributes at most one client seed")
-    digest = hashlib.sha256(TAG_CLIENT_SEEDS)
+    digest = hashlib.sha256(_tags(version)[0])
     digest.update(len(ordered).to_bytes(4, "big"))
     for item in ordered:
         if not 0 <= item.seat <= MAX_SEAT:
@@ -81,22 +140,40 @@ def client_seeds_digest(client_seeds: Iterable[SeatSeed]) -> bytes:
     return digest.digest()
 
 
-def derive_deck_key(server_seed: bytes, client_seeds: Iterable[SeatSeed], nonce: bytes) -> bytes:
-    """HKDF-SHA256 (RFC 5869): salt = nonce, IKM = seed, info = label || client-seeds digest, L = 32."""
+def _tags(version: int) -> tuple[bytes, bytes, bytes]:
+    tags = _TAGS.get(version)
+    if tags is None:
+        raise ShuffleInputError(f"unknown shuffle version {version}")
+    return tags
+
+
+def derive_deck_key(
+    server_seed: bytes,
+    client_seeds: Iterable[SeatSeed],
+    nonce: bytes,
+    version: int = 1,
+    commitment: str = "",
+) -> bytes:
+    """HKDF-SHA256 (RFC 5869): salt = nonce, IKM = seed, L = 32, info = label || client-seeds digest
+    (version 1) or label || commitment || client-seeds digest (version 2, so the deck is bound to
+    the table, the hand and the chain position the commitment names)."""
     if len(server_seed) != SEED_BYTES:
         raise ShuffleInputError(f"the server seed is {SEED_BYTES} bytes, got {len(server_seed)}")
     if len(nonce) != NONCE_BYTES:
         raise ShuffleInputError(f"the nonce is {NONCE_BYTES} bytes, got {len(nonce)}")
+    label = _tags(version)[1]
+    bound = b"" if version == 1 else _digest_hex(commitment, "commitment")
     pseudo_random_key = hmac.digest(nonce, server_seed, "sha256")
-    info = TAG_DECK_KEY + client_seeds_digest(client_seeds)
+    info = label + bound + client_seeds_digest(client_seeds, version)
     return hmac.digest(pseudo_random_key, info + b"\x01", "sha256")
 
 
-def random_words(deck_key: bytes) -> Iterator[int]:
+def random_words(deck_key: bytes, version: int = 1) -> Iterator[int]:
     """The DRBG: HMAC-SHA256(key, label || u64be(i)) for i = 0, 1, ... read as big-endian u32 words."""
+    label = _tags(version)[2]
     counter = 0
     while True:
-        block = hmac.digest(deck_key, TAG_STREAM + counter.to_bytes(8, "big"), "sha256")
+        block = hmac.digest(deck_key, label + counter.to_bytes(8, "big"), "sha256")
         for offset in range(0, len(block), 4):
             yield int.from_bytes(block[offset : offset + 4], "big")
         counter += 1
@@ -118,12 +195,12 @@ def shuffle_deck(
     server_seed: bytes,
     client_seeds: Iterable[SeatSeed] = (),
     nonce: bytes = b"",
-    version: int = SHUFFLE_VERSION,
+    version: int = 1,
+    commitment: str = "",
 ) -> tuple[int, ...]:
-    """The deck of a hand: Fisher-Yates from the top index down, fed by the DRBG; deck[0] is dealt first."""
-    if version not in SUPPORTED_VERSIONS:
-        raise ShuffleInputError(f"unknown shuffle version {version}")
-    words = random_words(derive_deck_key(server_seed, client_seeds, nonce))
+    """The deck of a hand: Fisher-Yates from the top index down, fed by the DRBG; deck[0] is dealt
+    first. Version 2 also needs the hand's commitment, which its deck key binds."""
+    words = random_words(derive_deck_key(server_seed, client_seeds, nonce, version, commitment), version)
     deck = list(range(DECK_SIZE))
     for i in range(DECK_SIZE - 1, 0, -1):
         j = uniform_below(i + 1, words)

@@ -1,7 +1,7 @@
-"""Database adapter of the fairness service: reads and writes hand rows within a caller's session.
+"""Database adapter of the fairness service: reads and writes hand rows within a caller's transaction.
 
-The application opens one short transaction per unit of work and passes its session in; nothing
-here commits, decrypts or decides. Seeds stay ciphertext here until the application decrypts them.
+The application runs one short unit of work per use case (`service_runtime.database.Transactions`)
+and passes its connection in; nothing here commits, decrypts or decides. Seeds stay ciphertext here until the application decrypts them.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from service_runtime.migrations import upgrade_to_head
 from services.fairness.hands import ClientSeedRecord, HandRecord, HandState
@@ -54,6 +54,7 @@ def _record(row: Any, seeds: Sequence[ClientSeedRecord]) -> HandRecord:
         table_id=row.table_id,
         sequence=int(row.sequence),
         commitment=row.commitment,
+        server_seed_hash=row.server_seed_hash,
         previous_commitment=row.previous_commitment,
         nonce=bytes(row.nonce),
         shuffle_version=int(row.shuffle_version),
@@ -67,12 +68,12 @@ def _record(row: Any, seeds: Sequence[ClientSeedRecord]) -> HandRecord:
 
 
 async def _client_seeds_of(
-    session: AsyncSession, hand_ids: Sequence[str]
+    connection: AsyncConnection, hand_ids: Sequence[str]
 ) -> dict[str, list[ClientSeedRecord]]:
     found: dict[str, list[ClientSeedRecord]] = {hand_id: [] for hand_id in hand_ids}
     if not hand_ids:
         return found
-    rows = await session.execute(
+    rows = await connection.execute(
         sa.select(client_seeds).where(client_seeds.c.hand_id.in_(hand_ids)).order_by(client_seeds.c.seat)
     )
     for row in rows:
@@ -80,8 +81,8 @@ async def _client_seeds_of(
     return found
 
 
-async def _stored(session: AsyncSession, row: Any) -> StoredHand:
-    seeds = await _client_seeds_of(session, [row.hand_id])
+async def _stored(connection: AsyncConnection, row: Any) -> StoredHand:
+    seeds = await _client_seeds_of(connection, [row.hand_id])
     return StoredHand(
         record=_record(row, seeds[row.hand_id]),
         seed_key_id=row.seed_key_id,
@@ -90,34 +91,59 @@ async def _stored(session: AsyncSession, row: Any) -> StoredHand:
     )
 
 
-async def load_hand(session: AsyncSession, hand_id: str, *, for_update: bool = False) -> StoredHand | None:
-    """The hand, locked against concurrent changes on PostgreSQL when `for_update` (SQLite serialises)."""
-    query = sa.select(hands).where(hands.c.hand_id == hand_id)
-    if for_update:
-        query = query.with_for_update()
-    row = (await session.execute(query)).first()
-    return None if row is None else await _stored(session, row)
+async def load_hand(
+    connection: AsyncConnection, hand_id: str, *, for_update: bool = False
+) -> StoredHand | None:
+    """The hand with its client seeds, locked against concurrent changes when `for_update`.
+
+    PostgreSQL locks the hand row first and reads its client seeds in a second statement: a joined
+    read would keep the snapshot taken before it waited for the lock and miss a seed committed
+    meanwhile. SQLite needs no row lock (the transaction holds the write lock from BEGIN), so one
+    joined statement reads both.
+    """
+    if for_update and connection.dialect.name == "postgresql":
+        query = sa.select(hands).where(hands.c.hand_id == hand_id).with_for_update()
+        row = (await connection.execute(query)).first()
+        return None if row is None else await _stored(connection, row)
+    query = (
+        sa.select(hands, client_seeds.c.seat, client_seeds.c.player_id, client_seeds.c.client_seed)
+        .select_from(hands.outerjoin(client_seeds, client_seeds.c.hand_id == hands.c.hand_id))
+        .where(hands.c.hand_id == hand_id)
+    )
+    rows = (await connection.execute(query)).all()
+    if not rows:
+        return None
+    row = rows[0]
+    seeds = [ClientSeedRecord(r.seat, r.player_id, bytes(r.client_seed)) for r in rows if r.seat is not None]
+    return StoredHand(
+        record=_record(row, seeds),
+        seed_key_id=row.seed_key_id,
+        seed_ciphertext=bytes(row.seed_ciphertext),
+        revealed_seed=None if row.revealed_seed is None else bytes(row.revealed_seed),
+    )
 
 
-async def find_by_request_id(session: AsyncSession, request_id: str) -> StoredHand | None:
-    row = (await session.execute(sa.select(hands).where(hands.c.request_id == request_id))).first()
-    return None if row is None else await _stored(session, row)
+async def find_by_request_id(connection: AsyncConnection, request_id: str) -> StoredHand | None:
+    row = (await connection.execute(sa.select(hands).where(hands.c.request_id == request_id))).first()
+    return None if row is None else await _stored(connection, row)
 
 
-async def lock_table_chain(session: AsyncSession, table_id: str) -> None:
+async def lock_table_chain(connection: AsyncConnection, table_id: str) -> None:
     """Serialise commits of one table until the transaction ends, so each reads the true last link.
 
     PostgreSQL: a transaction-scoped advisory lock on the table id's hash. SQLite serialises writers
     itself; a commit that still loses the race hits the unique (table_id, sequence) and retries.
     """
-    if session.get_bind().dialect.name == "postgresql":
-        await session.execute(sa.select(sa.func.pg_advisory_xact_lock(sa.func.hashtextextended(table_id, 0))))
+    if connection.dialect.name == "postgresql":
+        await connection.execute(
+            sa.select(sa.func.pg_advisory_xact_lock(sa.func.hashtextextended(table_id, 0)))
+        )
 
 
-async def last_link_of_table(session: AsyncSession, table_id: str) -> tuple[int, str] | None:
+async def last_link_of_table(connection: AsyncConnection, table_id: str) -> tuple[int, str] | None:
     """(sequence, commitment) of the newest hand of the table, if it has any."""
     row = (
-        await session.execute(
+        await connection.execute(
             sa.select(hands.c.sequence, hands.c.commitment)
             .where(hands.c.table_id == table_id)
             .order_by(hands.c.sequence.desc())
@@ -127,24 +153,25 @@ async def last_link_of_table(session: AsyncSession, table_id: str) -> tuple[int,
     return None if row is None else (int(row.sequence), str(row.commitment))
 
 
-async def hand_at_sequence(session: AsyncSession, table_id: str, sequence: int) -> HandRecord | None:
+async def hand_at_sequence(connection: AsyncConnection, table_id: str, sequence: int) -> HandRecord | None:
     row = (
-        await session.execute(
+        await connection.execute(
             sa.select(hands).where(hands.c.table_id == table_id, hands.c.sequence == sequence)
         )
     ).first()
-    return None if row is None else (await _stored(session, row)).record
+    return None if row is None else (await _stored(connection, row)).record
 
 
-async def insert_hand(session: AsyncSession, hand: StoredHand) -> None:
+async def insert_hand(connection: AsyncConnection, hand: StoredHand) -> None:
     record = hand.record
-    await session.execute(
+    await connection.execute(
         sa.insert(hands).values(
             hand_id=record.hand_id,
             request_id=record.request_id,
             table_id=record.table_id,
             sequence=record.sequence,
             commitment=record.commitment,
+            server_seed_hash=record.server_seed_hash,
             previous_commitment=record.previous_commitment,
             nonce=record.nonce,
             shuffle_version=record.shuffle_version,
@@ -160,49 +187,77 @@ async def insert_hand(session: AsyncSession, hand: StoredHand) -> None:
     )
 
 
+class StateMoved(Exception):
+    """A transition found the hand no longer in the state it was decided from; nothing was written.
+
+    Cannot happen while the transaction holds the hand (row lock on PostgreSQL, the write lock a
+    SQLite transaction takes at BEGIN); the application then decides again from a fresh read.
+    """
+
+
+def _moved(result: Any, hand_id: str) -> None:
+    # RETURNING rather than rowcount, which drivers do not all report for INSERT ... SELECT.
+    if result.first() is None:
+        raise StateMoved(hand_id)
+
+
 async def insert_client_seed(
-    session: AsyncSession, hand_id: str, seed: ClientSeedRecord, at: datetime
+    connection: AsyncConnection, hand_id: str, seed: ClientSeedRecord, at: datetime
 ) -> None:
-    await session.execute(
-        sa.insert(client_seeds).values(
-            hand_id=hand_id,
-            seat=seed.seat,
-            player_id=seed.player_id,
-            client_seed=seed.client_seed,
-            added_at=at,
-        )
+    """Add the seed only if the hand is still open for entropy (checked by the INSERT itself)."""
+    still_committed = sa.exists().where(
+        hands.c.hand_id == hand_id, hands.c.state == HandState.COMMITTED.value
     )
+    values = sa.select(
+        sa.literal(hand_id, sa.String),
+        sa.literal(seed.seat, sa.Integer),
+        sa.literal(seed.player_id, sa.String),
+        sa.literal(seed.client_seed, sa.LargeBinary),
+        sa.literal(at, sa.DateTime(timezone=True)),
+    ).where(still_committed)
+    result = await connection.execute(
+        sa.insert(client_seeds)
+        .from_select(["hand_id", "seat", "player_id", "client_seed", "added_at"], values)
+        .returning(client_seeds.c.seat)
+    )
+    _moved(result, hand_id)
 
 
-async def mark_sealed(session: AsyncSession, hand_id: str, at: datetime) -> None:
-    await session.execute(
+async def mark_sealed(connection: AsyncConnection, hand_id: str, at: datetime) -> None:
+    """COMMITTED -> SEALED, only from COMMITTED."""
+    result = await connection.execute(
         sa.update(hands)
         .where(hands.c.hand_id == hand_id, hands.c.state == HandState.COMMITTED.value)
         .values(state=HandState.SEALED.value, sealed_at=at)
+        .returning(hands.c.hand_id)
     )
+    _moved(result, hand_id)
 
 
 async def mark_ended(
-    session: AsyncSession, hand_id: str, state: HandState, seed: bytes, at: datetime
+    connection: AsyncConnection, hand_id: str, leaving: HandState, state: HandState, seed: bytes, at: datetime
 ) -> None:
-    await session.execute(
+    """`leaving` -> FINISHED or VOIDED, only from the state the decision was made in."""
+    result = await connection.execute(
         sa.update(hands)
-        .where(hands.c.hand_id == hand_id)
+        .where(hands.c.hand_id == hand_id, hands.c.state == leaving.value)
         .values(state=state.value, revealed_seed=seed, revealed_at=at)
+        .returning(hands.c.hand_id)
     )
+    _moved(result, hand_id)
 
 
 async def list_table_hands(
-    session: AsyncSession, table_id: str, *, after_sequence: int, limit: int
+    connection: AsyncConnection, table_id: str, *, after_sequence: int, limit: int
 ) -> list[HandRecord]:
     """Hands of the table with sequence above `after_sequence`, oldest first."""
     rows = (
-        await session.execute(
+        await connection.execute(
             sa.select(hands)
             .where(hands.c.table_id == table_id, hands.c.sequence > after_sequence)
             .order_by(hands.c.sequence)
             .limit(limit)
         )
     ).all()
-    seeds = await _client_seeds_of(session, [row.hand_id for row in rows])
+    seeds = await _client_seeds_of(connection, [row.hand_id for row in rows])
     return [_record(row, seeds[row.hand_id]) for row in rows]

@@ -24,6 +24,8 @@ hands = sa.Table(
     # Position in the table's chain; unique per table so two concurrent commits cannot share a link.
     sa.Column("sequence", sa.BigInteger, nullable=False),
     sa.Column("commitment", sa.String(64), nullable=False),
+    # SHA-256 of the seed, published before the deal (the whole commitment of version 1 hands).
+    sa.Column("server_seed_hash", sa.String(64), nullable=False),
     sa.Column("previous_commitment", sa.String(64), nullable=False),
     sa.Column("nonce", sa.LargeBinary(16), nullable=False),
     sa.Column("shuffle_version", sa.Integer, nullable=False),

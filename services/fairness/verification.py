@@ -11,17 +11,24 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from services.fairness.shuffle import (
+    CLIENT_SEED_MAX_BYTES,
     DECK_SIZE,
     GENESIS_COMMITMENT,
+    MAX_ID_CHARACTERS,
+    MAX_SEAT,
     NONCE_BYTES,
     SEED_BYTES,
     SUPPORTED_VERSIONS,
+    HandBinding,
     SeatSeed,
     ShuffleInputError,
     card_text,
     commitment_of,
+    commitment_v2,
     shuffle_deck,
 )
+
+_HEX_DIGITS = frozenset("0123456789abcdef")
 
 
 class MismatchKind(enum.StrEnum):
@@ -32,6 +39,8 @@ class MismatchKind(enum.StrEnum):
     DEALT_CARD_INVALID = "DEALT_CARD_INVALID"
     CHAIN_LINK = "CHAIN_LINK"
     MALFORMED = "MALFORMED"
+    SERVER_SEED_HASH = "SERVER_SEED_HASH"
+    SHOWN_BEFORE_DEAL = "SHOWN_BEFORE_DEAL"
 
 
 @dataclass(frozen=True)
@@ -55,13 +64,22 @@ class DealtCard:
 
 @dataclass(frozen=True)
 class PublishedHand:
-    """What a reveal publishes: enough to recompute the deck and check the commitment."""
+    """What a reveal publishes: enough to check the commitment and recompute the deck.
+
+    Version 1 needs the first five fields; version 2 also the table and hand ids, the sequence, the
+    previous commitment and the seed's hash, all of which its commitment binds.
+    """
 
     server_seed: bytes
     client_seeds: tuple[SeatSeed, ...]
     nonce: bytes
     commitment: str
     shuffle_version: int = 1
+    table_id: str = ""
+    hand_id: str = ""
+    sequence: int = 0
+    previous_commitment: str = ""
+    server_seed_hash: str = ""
 
 
 @dataclass(frozen=True)
@@ -88,32 +106,102 @@ class ChainLink:
     previous_commitment: str
 
 
+class MalformedValue(ValueError):
+    """A published value cannot even be read (text that is not hex, for one): the verdict is
+    MALFORMED, exactly as for a value of the wrong size."""
+
+    def __init__(self, field: str, description: str, expected: str, actual: str) -> None:
+        super().__init__(description)
+        self.mismatch = Mismatch(
+            MismatchKind.MALFORMED, f"{field}: {description}", expected=expected, actual=actual
+        )
+
+    def result(self) -> VerificationResult:
+        return VerificationResult(self.mismatch, "", (), 0)
+
+
+def published_hex(value: str, field: str) -> bytes:
+    """Hex text of a published byte string (either case, two digits per byte), or `MalformedValue`;
+    its length is checked with the other shapes by `malformed`."""
+    if len(value) % 2 or any(c not in _HEX_DIGITS for c in value.lower()):
+        raise MalformedValue(field, "must be hex digits, two per byte", "hex", _shown(value))
+    return bytes.fromhex(value)
+
+
+def _shown(value: str) -> str:
+    """A bad value as text for a person, cut short so a huge input cannot flood a report."""
+    return repr(value[:80] + ("..." if len(value) > 80 else ""))
+
+
 def dealt_from_prefix(prefix: Iterable[int]) -> tuple[DealtCard, ...]:
     """The deck prefix a game used, as dealt cards at positions 0, 1, 2, ..."""
     return tuple(DealtCard(position, card) for position, card in enumerate(prefix))
 
 
-def _malformed(hand: PublishedHand) -> Mismatch | None:
-    if len(hand.server_seed) != SEED_BYTES:
-        return Mismatch(
-            MismatchKind.MALFORMED,
-            f"the server seed must be {SEED_BYTES} bytes",
-            expected=str(SEED_BYTES),
-            actual=str(len(hand.server_seed)),
-        )
-    if len(hand.nonce) != NONCE_BYTES:
-        return Mismatch(
-            MismatchKind.MALFORMED,
-            f"the nonce must be {NONCE_BYTES} bytes",
-            expected=str(NONCE_BYTES),
-            actual=str(len(hand.nonce)),
-        )
+def _bad(field: str, description: str, expected: str, actual: object) -> Mismatch:
+    return Mismatch(MismatchKind.MALFORMED, f"{field}: {description}", expected=expected, actual=str(actual))
+
+
+def _is_digest(value: str) -> bool:
+    return len(value) == 64 and all(c in _HEX_DIGITS for c in value.lower())
+
+
+def _bad_id(value: str) -> bool:
+    return not 1 <= len(value) <= MAX_ID_CHARACTERS or not value.isprintable()
+
+
+def malformed(hand: PublishedHand) -> Mismatch | None:
+    """The first published value with a bad shape, in the order of the spec's table; None if none."""
     if hand.shuffle_version not in SUPPORTED_VERSIONS:
-        return Mismatch(
-            MismatchKind.MALFORMED,
-            "the shuffle version is not one this verifier knows",
-            expected=",".join(str(v) for v in sorted(SUPPORTED_VERSIONS)),
-            actual=str(hand.shuffle_version),
+        known = ",".join(str(v) for v in sorted(SUPPORTED_VERSIONS))
+        return _bad("shuffle_version", "not a version this verifier knows", known, hand.shuffle_version)
+    if len(hand.server_seed) != SEED_BYTES:
+        return _bad("server_seed", f"must be {SEED_BYTES} bytes", str(SEED_BYTES), len(hand.server_seed))
+    if len(hand.nonce) != NONCE_BYTES:
+        return _bad("nonce", f"must be {NONCE_BYTES} bytes", str(NONCE_BYTES), len(hand.nonce))
+    if not _is_digest(hand.commitment):
+        return _bad("commitment", "must be 64 hex digits", "64 hex digits", _shown(hand.commitment))
+    seats: set[int] = set()
+    for seed in hand.client_seeds:
+        if not 0 <= seed.seat <= MAX_SEAT:
+            return _bad(
+                "client_seeds", f"seat {seed.seat} is outside 0..{MAX_SEAT}", f"0..{MAX_SEAT}", seed.seat
+            )
+        if seed.seat in seats:
+            return _bad("client_seeds", f"seat {seed.seat} is listed twice", "one seed per seat", seed.seat)
+        seats.add(seed.seat)
+        if not 1 <= len(seed.client_seed) <= CLIENT_SEED_MAX_BYTES:
+            return _bad(
+                "client_seeds",
+                f"the seed of seat {seed.seat} must be 1 to {CLIENT_SEED_MAX_BYTES} bytes",
+                f"1..{CLIENT_SEED_MAX_BYTES}",
+                len(seed.client_seed),
+            )
+    if hand.shuffle_version == 1:
+        return None
+    if _bad_id(hand.table_id):
+        return _bad(
+            "table_id",
+            f"must be 1 to {MAX_ID_CHARACTERS} characters, none a control character",
+            "",
+            _shown(hand.table_id),
+        )
+    if _bad_id(hand.hand_id):
+        return _bad(
+            "hand_id",
+            f"must be 1 to {MAX_ID_CHARACTERS} characters, none a control character",
+            "",
+            _shown(hand.hand_id),
+        )
+    if not 1 <= hand.sequence < 1 << 63:
+        return _bad("sequence", "must be 1 or more", ">= 1", hand.sequence)
+    if not _is_digest(hand.previous_commitment):
+        return _bad(
+            "previous_commitment", "must be 64 hex digits", "64 hex digits", _shown(hand.previous_commitment)
+        )
+    if not _is_digest(hand.server_seed_hash):
+        return _bad(
+            "server_seed_hash", "must be 64 hex digits", "64 hex digits", _shown(hand.server_seed_hash)
         )
     return None
 
@@ -152,28 +240,63 @@ def _check_dealt(deck: Sequence[int], dealt: Sequence[DealtCard]) -> tuple[Misma
 
 
 def verify_hand(hand: PublishedHand, dealt: Sequence[DealtCard] = ()) -> VerificationResult:
-    """Check the commitment, recompute the deck and check each dealt card; stop at the first mismatch.
-
-    The deck is recomputed even when the commitment fails, so a person can see what the values give.
-    """
-    malformed = _malformed(hand)
-    if malformed is not None:
-        return VerificationResult(malformed, "", (), 0)
-    computed = commitment_of(hand.server_seed)
+    """Check the published values' shapes, the commitment (and for version 2 the seed's hash and
+    everything the commitment binds), recompute the deck and check each dealt card; stop at the
+    first mismatch. The deck is recomputed even when the commitment fails, so a person can see what
+    the values give."""
+    bad = malformed(hand)
+    if bad is not None:
+        return VerificationResult(bad, "", (), 0)
+    commitment = hand.commitment.lower()
+    seed_hash = commitment_of(hand.server_seed)
+    mismatch: Mismatch | None = None
+    if hand.shuffle_version == 1:
+        computed = seed_hash
+    else:
+        computed = commitment_v2(
+            hand.server_seed_hash.lower(),
+            HandBinding(
+                hand.table_id, hand.hand_id, hand.sequence, hand.previous_commitment.lower(), hand.nonce
+            ),
+            hand.shuffle_version,
+        )
+        if not hmac.compare_digest(seed_hash, hand.server_seed_hash.lower()):
+            mismatch = Mismatch(
+                MismatchKind.SERVER_SEED_HASH,
+                "SHA-256 of the server seed is not the server seed hash published before the deal",
+                expected=hand.server_seed_hash.lower(),
+                actual=seed_hash,
+            )
     try:
-        deck = shuffle_deck(hand.server_seed, hand.client_seeds, hand.nonce, hand.shuffle_version)
-    except ShuffleInputError as exc:
+        deck = shuffle_deck(hand.server_seed, hand.client_seeds, hand.nonce, hand.shuffle_version, commitment)
+    except ShuffleInputError as exc:  # pragma: no cover - `malformed` refuses every such input first
         return VerificationResult(Mismatch(MismatchKind.MALFORMED, str(exc)), computed, (), 0)
-    if not hmac.compare_digest(computed, hand.commitment.strip().lower()):
+    if mismatch is None and not hmac.compare_digest(computed, commitment):
+        what = "SHA-256 of the server seed" if hand.shuffle_version == 1 else "the commitment of these values"
         mismatch = Mismatch(
             MismatchKind.COMMITMENT,
-            "SHA-256 of the server seed is not the published commitment",
-            expected=hand.commitment,
+            f"{what} is not the published commitment",
+            expected=commitment,
             actual=computed,
         )
+    if mismatch is not None:
         return VerificationResult(mismatch, computed, deck, 0)
     dealt_mismatch, checked = _check_dealt(deck, dealt)
     return VerificationResult(dealt_mismatch, computed, deck, checked)
+
+
+def check_shown_commitment(shown: str, published: str) -> Mismatch | None:
+    """The commitment a player kept from before the deal against the one published now."""
+    if not _is_digest(shown):
+        return _bad("shown commitment", "must be 64 hex digits", "64 hex digits", _shown(shown))
+    if not hmac.compare_digest(shown.lower(), published.lower()):
+        return Mismatch(
+            MismatchKind.SHOWN_BEFORE_DEAL,
+            "the commitment shown before the deal is not the one published for this hand",
+            expected=shown.lower(),
+            actual=published,
+        )
+    return None
 
 
 def verify_chain_link(link: ChainLink, previous: ChainLink | None) -> Mismatch | None:

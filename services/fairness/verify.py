@@ -1,22 +1,32 @@
 """`python -m services.fairness.verify`: check a hand from its published values, or by hand id.
 
-From published values it needs nothing but this package's pure modules (hashlib and hmac):
+From published values (the mode whenever `--seed` is given) it needs nothing but this package's pure
+modules (hashlib and hmac). A version 2 hand (the default) names everything its commitment binds:
 
     python -m services.fairness.verify --seed HEX64 --nonce HEX32 --commitment HEX64 \\
+        --server-seed-hash HEX64 --table-id T --hand-id H --sequence 1 --previous-commitment HEX64 \\
         --client-seeds 1:616c696365,4:626f62 --dealt 0:Ac,1:9c
 
+A version 1 hand needs `--version 1` and only the seed, nonce, commitment and client seeds.
+
 By hand id it fetches the reveal from a running fairness service, re-derives the deck locally (so the
-verdict does not rest on the server's word), and asks the service for the chain link check:
+verdict does not rest on the server's word), checks the commitment you were shown before the deal
+when you give it (`--commitment`), and asks the service for the chain link check:
 
-    python -m services.fairness.verify --hand-id ID --target 127.0.0.1:50054 --token TOKEN --dealt-prefix Ac,9c
+    python -m services.fairness.verify --hand-id ID --commitment HEX64 --target 127.0.0.1:50054 \\
+        --token TOKEN --dealt-prefix Ac,9c
 
-Exit status: 0 PASS, 1 FAIL, 2 bad usage or the service refused (for example a hand not yet ended).
+A published value of a bad shape (a seed that is not 32 bytes, text that is not hex, a seat listed
+twice, ...) is a FAIL with a MALFORMED mismatch, as `VerifyHand` answers it; `--version 0` means
+version 1, as the RPC's 0 does. Exit status: 0 PASS, 1 FAIL, 2 bad usage or the service refused
+(for example a hand not yet ended).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import sys
 from collections.abc import Sequence
 from typing import TextIO
@@ -24,11 +34,14 @@ from typing import TextIO
 from services.fairness.shuffle import SHUFFLE_VERSION, SeatSeed, ShuffleInputError, card_index, deck_text
 from services.fairness.verification import (
     DealtCard,
+    MalformedValue,
     Mismatch,
     MismatchKind,
     PublishedHand,
     VerificationResult,
+    check_shown_commitment,
     dealt_from_prefix,
+    published_hex,
     verify_hand,
 )
 
@@ -37,11 +50,9 @@ class UsageError(Exception):
     """A command-line value cannot be read."""
 
 
-def _hex(value: str, name: str) -> bytes:
-    try:
-        return bytes.fromhex(value.strip())
-    except ValueError as exc:
-        raise UsageError(f"{name} must be hex, got {value!r}") from exc
+def _hex(value: str, field: str) -> bytes:
+    """A published byte string as hex text; text that is not hex is a MALFORMED verdict."""
+    return published_hex(value.strip(), field)
 
 
 def _card(text: str) -> int:
@@ -62,7 +73,7 @@ def parse_client_seeds(items: Sequence[str]) -> tuple[SeatSeed, ...]:
             seat, sep, value = part.partition(":")
             if not sep or not seat.isdigit():
                 raise UsageError(f"a client seed is SEAT:HEX, got {part!r}")
-            seeds.append(SeatSeed(int(seat), _hex(value, f"client seed of seat {seat}")))
+            seeds.append(SeatSeed(int(seat), _hex(value, f"client_seeds (seat {seat})")))
     return tuple(seeds)
 
 
@@ -111,6 +122,7 @@ async def _fetch_and_verify(args: argparse.Namespace, dealt: list[DealtCard], ou
 
     from poker.fairness.v1 import fairness_pb2, fairness_pb2_grpc
 
+    shown = (args.commitment or "").strip()
     metadata = (("authorization", f"Bearer {args.token}"),) if args.token else ()
     async with grpc.aio.insecure_channel(args.target) as channel:
         stub = fairness_pb2_grpc.FairnessServiceStub(channel)
@@ -123,27 +135,46 @@ async def _fetch_and_verify(args: argparse.Namespace, dealt: list[DealtCard], ou
                 )
             ).reveal
             server_view = await stub.VerifyHand(
-                fairness_pb2.VerifyHandRequest(hand_id=args.hand_id), metadata=metadata, timeout=args.timeout
+                fairness_pb2.VerifyHandRequest(hand_id=args.hand_id),
+                metadata=metadata,
+                timeout=args.timeout,
             )
         except grpc.aio.AioRpcError as error:
             print(f"the fairness service refused: {error.code().name}: {error.details()}", file=sys.stderr)
             return 2
     record = reveal.commitment
-    print(f"hand {record.hand_id} of table {record.table_id}, sequence {record.sequence}", file=out)
-    print(f"published commitment {record.commitment}", file=out)
-    published = PublishedHand(
-        server_seed=bytes(reveal.server_seed),
-        client_seeds=tuple(SeatSeed(int(s.seat), bytes(s.client_seed)) for s in record.client_seeds),
-        nonce=_hex(record.nonce, "nonce"),
-        commitment=record.commitment,
-        shuffle_version=record.shuffle_version or SHUFFLE_VERSION,
+    print(
+        f"hand {record.hand_id} of table {record.table_id}, sequence {record.sequence}, "
+        f"shuffle version {record.shuffle_version}",
+        file=out,
     )
+    print(f"published commitment {record.commitment}", file=out)
     for seed in record.client_seeds:
+        shown_player = f" ({seed.player_id})" if seed.player_id else ""
         print(
-            f"client seed          seat {seed.seat} ({seed.player_id}): {bytes(seed.client_seed).hex()}",
-            file=out,
+            f"client seed          seat {seed.seat}{shown_player}: {bytes(seed.client_seed).hex()}", file=out
         )
-    result = verify_hand(published, dealt)
+    try:
+        published = PublishedHand(
+            server_seed=bytes(reveal.server_seed),
+            client_seeds=tuple(SeatSeed(int(s.seat), bytes(s.client_seed)) for s in record.client_seeds),
+            nonce=_hex(record.nonce, "nonce"),
+            commitment=record.commitment,
+            shuffle_version=record.shuffle_version or 1,
+            table_id=record.table_id,
+            hand_id=record.hand_id,
+            sequence=int(record.sequence),
+            previous_commitment=record.previous_commitment,
+            server_seed_hash=record.server_seed_hash,
+        )
+    except MalformedValue as bad:
+        return report(bad.result(), out)
+    # The order of VerifyHand by id: the published values, the commitment you were shown, the chain
+    # link, the dealt cards.
+    result = verify_hand(published)
+    first: Mismatch | None = result.first_mismatch
+    if first is None and shown:
+        first = check_shown_commitment(shown, record.commitment)
     chain = None
     if server_view.first_mismatch.kind == fairness_pb2.MISMATCH_KIND_CHAIN_LINK:
         chain = Mismatch(
@@ -151,6 +182,15 @@ async def _fetch_and_verify(args: argparse.Namespace, dealt: list[DealtCard], ou
             server_view.first_mismatch.description,
             expected=server_view.first_mismatch.expected,
             actual=server_view.first_mismatch.actual,
+        )
+    if first is None and chain is None:
+        result = verify_hand(published, dealt)
+    elif first is not None:
+        result = dataclasses.replace(result, first_mismatch=first)
+    if shown:
+        print(
+            f"shown before deal    {'OK' if first is None or first.kind != MismatchKind.SHOWN_BEFORE_DEAL else 'FAIL'}",
+            file=out,
         )
     return report(result, out, chain=chain, chain_checked=True)
 
@@ -160,15 +200,23 @@ def build_parser() -> argparse.ArgumentParser:
         prog="python -m services.fairness.verify",
         description="Check a hand's commitment, recompute its deck (docs/fairness.md) and check the dealt cards.",
     )
-    by_id = parser.add_argument_group("by hand id, from a running fairness service")
-    by_id.add_argument("--hand-id", help="the hand to check (it must have ended)")
+    by_id = parser.add_argument_group(
+        "by hand id, from a running fairness service (when --seed is not given)"
+    )
     by_id.add_argument("--target", default="127.0.0.1:50054", help="HOST:PORT of the fairness service")
     by_id.add_argument("--token", default="", help="bearer token (see `mint-token`)")
     by_id.add_argument("--timeout", type=float, default=10.0, help="seconds per call")
-    values = parser.add_argument_group("from published values")
+    values = parser.add_argument_group(
+        "the hand's values (published ones, or with --hand-id alone what you kept)"
+    )
+    values.add_argument(
+        "--hand-id", help="the hand id: bound by a version 2 commitment; alone, the hand to fetch"
+    )
     values.add_argument("--seed", help="the revealed server seed, 64 hex digits")
     values.add_argument("--nonce", help="the nonce, 32 hex digits")
-    values.add_argument("--commitment", help="the commitment published before the hand, 64 hex digits")
+    values.add_argument(
+        "--commitment", help="the commitment published before the deal, 64 hex digits (checked in both modes)"
+    )
     values.add_argument(
         "--client-seeds",
         "--client-seed",
@@ -176,7 +224,22 @@ def build_parser() -> argparse.ArgumentParser:
         default=[],
         help="SEAT:HEX, comma-separated or repeated",
     )
-    values.add_argument("--version", type=int, default=SHUFFLE_VERSION, help="shuffle version")
+    values.add_argument(
+        "--version",
+        type=int,
+        default=SHUFFLE_VERSION,
+        help=f"shuffle version (default {SHUFFLE_VERSION}; 0 means 1, as in the VerifyHand RPC)",
+    )
+    values.add_argument(
+        "--server-seed-hash", default="", help="version 2: SHA-256 of the seed, 64 hex digits"
+    )
+    values.add_argument("--table-id", default="", help="version 2: the table id")
+    values.add_argument(
+        "--sequence", type=int, default=0, help="version 2: the hand's position in its table's chain"
+    )
+    values.add_argument(
+        "--previous-commitment", default="", help="version 2: the previous commitment of the table's chain"
+    )
     dealt = parser.add_argument_group("dealt cards (either form, or both)")
     dealt.add_argument("--dealt", action="append", default=[], help="POSITION:CARD pairs, e.g. 0:Ac,1:9c")
     dealt.add_argument(
@@ -190,17 +253,28 @@ def main(argv: Sequence[str] | None = None, out: TextIO = sys.stdout) -> int:
     args = parser.parse_args(argv)
     try:
         dealt = parse_dealt(args.dealt, args.dealt_prefix)
-        if args.hand_id:
-            return asyncio.run(_fetch_and_verify(args, dealt, out))
-        if not (args.seed and args.nonce and args.commitment):
-            raise UsageError("give --hand-id, or all of --seed, --nonce and --commitment")
-        published = PublishedHand(
-            server_seed=_hex(args.seed, "--seed"),
-            client_seeds=parse_client_seeds(args.client_seeds),
-            nonce=_hex(args.nonce, "--nonce"),
-            commitment=args.commitment.strip().lower(),
-            shuffle_version=args.version,
-        )
+        if args.seed is None:
+            if args.hand_id:
+                return asyncio.run(_fetch_and_verify(args, dealt, out))
+            raise UsageError("give --hand-id (to fetch the hand), or --seed, --nonce and --commitment")
+        if args.nonce is None or args.commitment is None:
+            raise UsageError("with --seed, give --nonce and --commitment too")
+        try:
+            published = PublishedHand(
+                server_seed=_hex(args.seed, "server_seed"),
+                client_seeds=parse_client_seeds(args.client_seeds),
+                nonce=_hex(args.nonce, "nonce"),
+                commitment=args.commitment.strip(),
+                # 0 means 1, as proto3's unset version does in VerifyHand.
+                shuffle_version=args.version or 1,
+                table_id=args.table_id,
+                hand_id=args.hand_id or "",
+                sequence=args.sequence,
+                previous_commitment=args.previous_commitment.strip(),
+                server_seed_hash=args.server_seed_hash.strip(),
+            )
+        except MalformedValue as bad:
+            return report(bad.result(), out)
     except UsageError as error:
         print(f"verify: {error}", file=sys.stderr)
         return 2

@@ -3,19 +3,41 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from service_runtime.auth import Role
 from service_runtime.database import create_engine
 from service_runtime.migrations import upgrade_to_head
+from service_runtime.testing import auth_metadata
 from services.cashier.application import Cashier
 from services.cashier.assembly import MIGRATIONS_DIR
 from services.cashier.payments import PaymentSource
 
 MIGRATIONS = MIGRATIONS_DIR
+
+
+class FreshToken(Sequence[tuple[str, str]]):
+    """Call metadata whose bearer token is minted each time a call reads it, so a module-level
+    caller never expires however long the suite runs (tokens live ten minutes)."""
+
+    def __init__(self, subject: str, *roles: Role) -> None:
+        self.subject, self.roles = subject, roles
+
+    def _pairs(self) -> tuple[tuple[str, str], ...]:
+        return auth_metadata(self.subject, *self.roles)
+
+    def __iter__(self) -> Iterator[tuple[str, str]]:
+        return iter(self._pairs())
+
+    def __len__(self) -> int:
+        return 1
+
+    def __getitem__(self, index: int) -> tuple[str, str]:  # type: ignore[override]
+        return self._pairs()[index]
 
 
 @dataclass

@@ -1,10 +1,12 @@
-"""Races on PostgreSQL: duplicate requests, two tables seating one player, settlement vs cash-out,
-and the bank test (many concurrent transfers while an auditor keeps checking conservation)."""
+"""Races on both backends (PostgreSQL, and the embedded SQLite default): duplicate requests, two tables
+seating one player, settlement vs cash-out, and the bank test (many concurrent transfers while an
+auditor keeps checking conservation)."""
 
 from __future__ import annotations
 
 import asyncio
 import random
+from collections.abc import AsyncIterator
 
 import pytest
 
@@ -13,7 +15,16 @@ from services.cashier.application import Cashier, audit_balanced
 from services.cashier.ledger import Pool, TransferKind, TransferRequest, TransferStatus
 from services.cashier.settlement import SeatResult, normalise_hand_result
 
-pytestmark = pytest.mark.postgres
+
+@pytest.fixture(params=[pytest.param("postgres", marks=pytest.mark.postgres), "sqlite"])
+async def cashier(request: pytest.FixtureRequest, clock, migrated_cashier) -> AsyncIterator[Cashier]:  # type: ignore[no-untyped-def]
+    """Every race here runs on PostgreSQL and on SQLite: the embedded default keeps the same promises."""
+    url: str = request.getfixturevalue(f"{request.param}_url")
+    service: Cashier = await migrated_cashier(url, clock, pool_size=20)
+    try:
+        yield service
+    finally:
+        await service.engine.dispose()
 
 
 async def test_one_hundred_concurrent_identical_requests_apply_exactly_once(cashier: Cashier, fund) -> None:  # type: ignore[no-untyped-def]

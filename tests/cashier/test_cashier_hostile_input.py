@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import base64
 import itertools
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 
 import grpc
@@ -20,26 +20,25 @@ from sqlalchemy import text
 from poker.cashier.v1 import cashier_pb2, cashier_pb2_grpc
 from poker.common.v1 import common_pb2
 from service_runtime.auth import Role
-from service_runtime.testing import auth_metadata, reason_of, running_server
+from service_runtime.testing import reason_of, running_server
 from services.cashier.application import Cashier
 from services.cashier.assembly import ACCESS, cashier_service
 from services.cashier.ledger import MAX_AMOUNT, MINT_LIMIT
+from tests.cashier.conftest import FreshToken
 
 GRAM, MPX = common_pb2.CHIP_POOL_GRAM, common_pb2.CHIP_POOL_MPX
 SOURCE_GRAM, SOURCE_MPX, SOURCE_STARS = 1, 2, 3
 # The lead's per-service identities: the subject names the calling service.
-PAYMENTS = auth_metadata("payments", Role.SERVICE)
-TABLE = auth_metadata("table", Role.SERVICE)
-HISTORY = auth_metadata("history", Role.SERVICE)
-ADMIN = auth_metadata("operator", Role.ADMIN)
-ALICE = auth_metadata("alice", Role.PLAYER)
+PAYMENTS = FreshToken("payments", Role.SERVICE)
+TABLE = FreshToken("table", Role.SERVICE)
+HISTORY = FreshToken("history", Role.SERVICE)
+ADMIN = FreshToken("operator", Role.ADMIN)
+ALICE = FreshToken("alice", Role.PLAYER)
 INT64_MAX = 2**63 - 1
 
 
-@pytest.fixture(params=["postgres", "sqlite"])
+@pytest.fixture(params=[pytest.param("postgres", marks=pytest.mark.postgres), "sqlite"])
 def backend(request: pytest.FixtureRequest) -> str:
-    if request.param == "postgres":
-        request.applymarker(pytest.mark.postgres)
     return str(request.param)
 
 
@@ -60,11 +59,11 @@ class Client:
     stub: cashier_pb2_grpc.CashierServiceAsyncStub
     cashier: Cashier
 
-    async def call(self, method: str, request: object, metadata: tuple[tuple[str, str], ...]) -> object:
+    async def call(self, method: str, request: object, metadata: Sequence[tuple[str, str]]) -> object:
         return await getattr(self.stub, method)(request, metadata=metadata)
 
     async def refused(
-        self, method: str, request: object, metadata: tuple[tuple[str, str], ...]
+        self, method: str, request: object, metadata: Sequence[tuple[str, str]]
     ) -> tuple[grpc.StatusCode, str | None]:
         with pytest.raises(grpc.aio.AioRpcError) as caught:
             await self.call(method, request, metadata)
@@ -318,7 +317,7 @@ async def test_a_player_id_naming_a_system_owner_is_refused(client: Client) -> N
 
 
 async def _refused_everywhere_as(client: Client, player: str) -> None:
-    as_player = auth_metadata(player, Role.PLAYER)
+    as_player = FreshToken(player, Role.PLAYER)
     for method, request, metadata in (
         ("GetStatement", cashier_pb2.GetStatementRequest(), as_player),
         ("GetStatement", cashier_pb2.GetStatementRequest(player_id=player), HISTORY),

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from service_runtime.database import create_engine, create_session_factory
+from service_runtime.database import Transactions, create_engine
 from service_runtime.testing import throwaway_postgres_database
 from services.fairness.application import FairnessApplication
 from services.fairness.seed_vault import SeedVault
@@ -39,6 +39,6 @@ def fairness_database_url(
 async def application(fairness_database_url: str) -> AsyncIterator[FairnessApplication]:
     engine = create_engine(fairness_database_url, pool_size=5)
     try:
-        yield FairnessApplication(create_session_factory(engine), DEV_VAULT)
+        yield FairnessApplication(Transactions(engine), DEV_VAULT)
     finally:
         await engine.dispose()

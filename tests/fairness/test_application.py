@@ -15,7 +15,14 @@ from service_runtime.errors import AlreadyExists, DomainError, FailedPreconditio
 from services.fairness.application import FairnessApplication
 from services.fairness.hands import HandOutcome, HandState
 from services.fairness.seed_vault import SeedVault, SeedVaultError
-from services.fairness.shuffle import GENESIS_COMMITMENT, SeatSeed, shuffle_deck
+from services.fairness.shuffle import (
+    GENESIS_COMMITMENT,
+    SHUFFLE_VERSION,
+    HandBinding,
+    SeatSeed,
+    commitment_v2,
+    shuffle_deck,
+)
 from services.fairness.tables import hands
 from services.fairness.verification import MismatchKind, dealt_from_prefix, verify_chain
 
@@ -32,15 +39,22 @@ def _reason(error: pytest.ExceptionInfo[DomainError]) -> str:
     return error.value.reason
 
 
-async def test_commitment_is_sha256_of_the_seed_revealed_after_the_hand(
+async def test_commitment_binds_the_seed_hash_version_table_hand_chain_and_nonce_published_before_the_deal(
     application: FairnessApplication,
 ) -> None:
-    committed = await application.commit_hand(_request(), _table())
+    table = _table()
+    first = (await application.commit_hand(_request(), table, deal_now=True)).hand
+    committed = await application.commit_hand(_request(), table)
+    hand = committed.hand
     assert committed.deck is None
-    assert committed.hand.state is HandState.COMMITTED
-    await application.seal_hand(committed.hand.hand_id)
-    revealed = await application.reveal_hand(committed.hand.hand_id, HandOutcome.FINISHED)
-    assert hashlib.sha256(revealed.server_seed).hexdigest() == committed.hand.commitment
+    assert hand.state is HandState.COMMITTED
+    assert hand.shuffle_version == SHUFFLE_VERSION == 2
+    await application.seal_hand(hand.hand_id)
+    revealed = await application.reveal_hand(hand.hand_id, HandOutcome.FINISHED)
+    assert hashlib.sha256(revealed.server_seed).hexdigest() == hand.server_seed_hash
+    binding = HandBinding(table, hand.hand_id, 2, first.commitment, hand.nonce)
+    assert commitment_v2(hand.server_seed_hash, binding) == hand.commitment
+    assert hand.previous_commitment == first.commitment
     assert revealed.hand.state is HandState.FINISHED
 
 
@@ -93,8 +107,8 @@ async def test_deck_depends_on_client_seeds_added_after_the_commitment(
     assert [s.seat for s in dealt.hand.client_seeds] == [1, 3]
     revealed = await application.reveal_hand(hand_id, HandOutcome.FINISHED)
     seeds = [SeatSeed(1, b"alice"), SeatSeed(3, b"carol's seed")]
-    assert dealt.deck == shuffle_deck(revealed.server_seed, seeds, committed.nonce)
-    assert dealt.deck != shuffle_deck(revealed.server_seed, (), committed.nonce)
+    assert dealt.deck == shuffle_deck(revealed.server_seed, seeds, committed.nonce, 2, committed.commitment)
+    assert dealt.deck != shuffle_deck(revealed.server_seed, (), committed.nonce, 2, committed.commitment)
     assert revealed.deck == dealt.deck
 
 
@@ -217,6 +231,8 @@ async def test_seeds_of_unrevealed_hands_are_encrypted_at_rest(
     second = await application.commit_hand(_request(), _table(), deal_now=True)
     engine = create_engine(fairness_database_url)
     try:
+        # Each transaction here ends before the application is called: on SQLite a transaction holds
+        # the write lock from its start, as it must.
         async with engine.begin() as connection:
             rows = {
                 row.hand_id: row
@@ -224,15 +240,14 @@ async def test_seeds_of_unrevealed_hands_are_encrypted_at_rest(
                     sa.select(hands).where(hands.c.hand_id.in_([first.hand.hand_id, second.hand.hand_id]))
                 )
             }
-            row = rows[first.hand.hand_id]
-            assert row.revealed_seed is None
-            seed = (await application.reveal_hand(first.hand.hand_id, HandOutcome.FINISHED)).server_seed
-            assert seed not in bytes(row.seed_ciphertext)
-            # Another key cannot read it, and a ciphertext moved to another hand's row does not open.
-            with pytest.raises(SeedVaultError):
-                SeedVault({"other": bytes(32)}, "other").decrypt(
-                    row.hand_id, "other", bytes(row.seed_ciphertext)
-                )
+        row = rows[first.hand.hand_id]
+        assert row.revealed_seed is None
+        seed = (await application.reveal_hand(first.hand.hand_id, HandOutcome.FINISHED)).server_seed
+        assert seed not in bytes(row.seed_ciphertext)
+        # Another key cannot read it, and a ciphertext moved to another hand's row does not open.
+        with pytest.raises(SeedVaultError):
+            SeedVault({"other": bytes(32)}, "other").decrypt(row.hand_id, "other", bytes(row.seed_ciphertext))
+        async with engine.begin() as connection:
             await connection.execute(
                 sa.update(hands)
                 .where(hands.c.hand_id == second.hand.hand_id)

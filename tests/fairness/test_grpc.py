@@ -73,19 +73,34 @@ async def test_a_hand_runs_commit_entropy_seal_reveal_and_verifies(
         fairness_pb2.RevealHandRequest(hand_id=committed.hand_id, outcome=fairness_pb2.HAND_OUTCOME_FINISHED),
         metadata=SERVICE,
     )
-    assert commitment_of(revealed.reveal.server_seed) == committed.commitment
+    assert commitment_of(revealed.reveal.server_seed) == committed.server_seed_hash
+    assert revealed.reveal.commitment.commitment == committed.commitment
     public = await stub.GetReveal(fairness_pb2.GetRevealRequest(hand_id=committed.hand_id), metadata=PLAYER)
     assert [c.index for c in public.reveal.deck] == deck
 
     by_id = await stub.VerifyHand(
-        fairness_pb2.VerifyHandRequest(hand_id=committed.hand_id, dealt_prefix=deck[:9]), metadata=PLAYER
+        fairness_pb2.VerifyHandRequest(
+            hand_id=committed.hand_id, dealt_prefix=deck[:9], shown_commitment=committed.commitment
+        ),
+        metadata=PLAYER,
     )
     assert (by_id.verdict, by_id.dealt_cards_checked) == (fairness_pb2.VERDICT_PASS, 9)
+    shown_another = await stub.VerifyHand(
+        fairness_pb2.VerifyHandRequest(hand_id=committed.hand_id, shown_commitment="ab" * 32), metadata=PLAYER
+    )
+    assert shown_another.first_mismatch.kind == fairness_pb2.MISMATCH_KIND_SHOWN_BEFORE_DEAL
+    record = public.reveal.commitment
     published = fairness_pb2.PublishedHand(
         server_seed=public.reveal.server_seed,
-        client_seeds=public.reveal.commitment.client_seeds,
-        nonce=public.reveal.commitment.nonce,
-        commitment=public.reveal.commitment.commitment,
+        client_seeds=record.client_seeds,
+        nonce=record.nonce,
+        commitment=record.commitment,
+        shuffle_version=record.shuffle_version,
+        table_id=record.table_id,
+        hand_id=record.hand_id,
+        sequence=record.sequence,
+        previous_commitment=record.previous_commitment,
+        server_seed_hash=record.server_seed_hash,
     )
     by_values = await stub.VerifyHand(
         fairness_pb2.VerifyHandRequest(
@@ -94,6 +109,10 @@ async def test_a_hand_runs_commit_entropy_seal_reveal_and_verifies(
         metadata=PLAYER,
     )
     assert by_values.verdict == fairness_pb2.VERDICT_PASS
+    # Every value the commitment binds is checked: another table id fails.
+    published.table_id = "another-table"
+    moved = await stub.VerifyHand(fairness_pb2.VerifyHandRequest(published=published), metadata=PLAYER)
+    assert moved.first_mismatch.kind == fairness_pb2.MISMATCH_KIND_COMMITMENT
 
 
 async def test_a_player_cannot_obtain_the_deck(stub: fairness_pb2_grpc.FairnessServiceStub) -> None:
@@ -269,3 +288,78 @@ async def test_a_reveal_names_only_the_callers_own_seat(stub: fairness_pb2_grpc.
     assert await names(auth_metadata("dave", "player")) == ["", "dave"]
     assert await names(PLAYER) == ["", ""]
     assert await names(ADMIN) == ["carol", "dave"]
+
+
+def _seed(seat: int, value: bytes) -> fairness_pb2.ClientSeed:
+    return fairness_pb2.ClientSeed(seat=seat, player_id=f"p{seat}", client_seed=value)
+
+
+async def test_seal_may_carry_the_client_seeds_and_records_them_as_entropy_would(
+    stub: fairness_pb2_grpc.FairnessServiceStub,
+) -> None:
+    hand_id = (await _commit(stub)).commitment.hand_id
+    seeds = [_seed(7, b"alice"), _seed(2, b"bob")]
+    sealed = await stub.SealHand(
+        fairness_pb2.SealHandRequest(hand_id=hand_id, client_seeds=seeds), metadata=SERVICE
+    )
+    assert [s.seat for s in sealed.commitment.client_seeds] == [2, 7]
+    again = await stub.SealHand(
+        fairness_pb2.SealHandRequest(hand_id=hand_id, client_seeds=seeds), metadata=SERVICE
+    )
+    assert [c.index for c in again.deck] == [c.index for c in sealed.deck]
+    await _expect_error(
+        stub.SealHand(
+            fairness_pb2.SealHandRequest(hand_id=hand_id, client_seeds=[_seed(2, b"other")]), metadata=SERVICE
+        ),
+        grpc.StatusCode.ALREADY_EXISTS,
+        "IDEMPOTENCY_CONFLICT",
+    )
+    await _expect_error(
+        stub.SealHand(
+            fairness_pb2.SealHandRequest(hand_id=hand_id, client_seeds=[_seed(3, b"late")]), metadata=SERVICE
+        ),
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "ENTROPY_CLOSED",
+    )
+    revealed = await stub.RevealHand(
+        fairness_pb2.RevealHandRequest(hand_id=hand_id, outcome=fairness_pb2.HAND_OUTCOME_FINISHED),
+        metadata=SERVICE,
+    )
+    assert [c.index for c in revealed.reveal.deck] == [c.index for c in sealed.deck]
+    assert [(s.seat, s.client_seed) for s in revealed.reveal.commitment.client_seeds] == [
+        (2, b"bob"),
+        (7, b"alice"),
+    ]
+
+
+async def test_a_refused_seal_with_seeds_records_nothing_and_seals_nothing(
+    stub: fairness_pb2_grpc.FairnessServiceStub,
+) -> None:
+    hand_id = (await _commit(stub)).commitment.hand_id
+    await stub.AddPlayerEntropy(
+        fairness_pb2.AddPlayerEntropyRequest(hand_id=hand_id, seat=2, player_id="p2", client_seed=b"bob"),
+        metadata=SERVICE,
+    )
+    await _expect_error(
+        stub.SealHand(
+            fairness_pb2.SealHandRequest(
+                hand_id=hand_id, client_seeds=[_seed(5, b"new"), _seed(2, b"not bob")]
+            ),
+            metadata=SERVICE,
+        ),
+        grpc.StatusCode.ALREADY_EXISTS,
+        "IDEMPOTENCY_CONFLICT",
+    )
+    await _expect_error(
+        stub.SealHand(
+            fairness_pb2.SealHandRequest(hand_id=hand_id, client_seeds=[_seed(5, b"a"), _seed(5, b"a")]),
+            metadata=SERVICE,
+        ),
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "FIELD_INVALID",
+    )
+    record = (
+        await stub.GetCommitment(fairness_pb2.GetCommitmentRequest(hand_id=hand_id), metadata=SERVICE)
+    ).commitment
+    assert record.state == fairness_pb2.HAND_STATE_COMMITTED
+    assert [s.seat for s in record.client_seeds] == [2]

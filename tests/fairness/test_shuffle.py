@@ -1,8 +1,10 @@
-"""The v1 shuffle: known-answer vectors (read from docs/fairness.md), a second implementation written
-from the spec alone, tamper detection, rejection sampling and uniformity of card positions."""
+"""The shuffle, versions 1 and 2: known-answer vectors (read from docs/fairness.md), a second
+implementation written from the spec alone, tamper detection, a defined verdict for every malformed
+published value, rejection sampling and uniformity of card positions."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import itertools
 import json
@@ -20,12 +22,16 @@ from hypothesis import strategies as st
 
 from services.fairness.shuffle import (
     DECK_SIZE,
+    GENESIS_COMMITMENT,
+    SUPPORTED_VERSIONS,
+    HandBinding,
     SeatSeed,
     ShuffleInputError,
     card_index,
     card_text,
     client_seeds_digest,
     commitment_of,
+    commitment_v2,
     deck_text,
     derive_deck_key,
     random_words,
@@ -72,25 +78,47 @@ def _spec_hmac(key: bytes, message: bytes) -> bytes:
 
 
 class _SpecStream:
-    def __init__(self, key: bytes) -> None:
+    def __init__(self, key: bytes, version: int) -> None:
         self.key, self.counter, self.buffer = key, 0, b""
+        self.label = f"poker-fairness/v{version}/stream".encode()
 
     def next_word(self) -> int:
         if len(self.buffer) < 4:
-            self.buffer += _spec_hmac(self.key, b"poker-fairness/v1/stream" + struct.pack(">Q", self.counter))
+            self.buffer += _spec_hmac(self.key, self.label + struct.pack(">Q", self.counter))
             self.counter += 1
         (word,) = struct.unpack(">I", self.buffer[:4])
         self.buffer = self.buffer[4:]
         return int(word)
 
 
-def spec_deck(server_seed: bytes, nonce: bytes, client_seeds: dict[int, bytes]) -> list[int]:
-    payload = b"poker-fairness/v1/client-seeds" + struct.pack(">I", len(client_seeds))
+def spec_commitment_v2(vector: dict[str, Any]) -> str:
+    def prefixed(text: str) -> bytes:
+        return struct.pack(">I", len(text.encode())) + text.encode()
+
+    payload = (
+        b"poker-fairness/v2/commitment"
+        + struct.pack(">I", 2)
+        + prefixed(vector["table_id"])
+        + prefixed(vector["hand_id"])
+        + struct.pack(">Q", vector["sequence"])
+        + bytes.fromhex(vector["previous_commitment"])
+        + bytes.fromhex(vector["nonce"])
+        + hashlib.sha256(bytes.fromhex(vector["server_seed"])).digest()
+    )
+    return hashlib.sha256(payload).hexdigest()
+
+
+def spec_deck(
+    server_seed: bytes, nonce: bytes, client_seeds: dict[int, bytes], version: int = 1, commitment: str = ""
+) -> list[int]:
+    label = f"poker-fairness/v{version}/".encode()
+    payload = label + b"client-seeds" + struct.pack(">I", len(client_seeds))
     for seat in sorted(client_seeds):
         payload += struct.pack(">II", seat, len(client_seeds[seat])) + client_seeds[seat]
     prk = _spec_hmac(nonce, server_seed)
-    key = _spec_hmac(prk, b"poker-fairness/v1/deck-key" + hashlib.sha256(payload).digest() + b"\x01")
-    stream = _SpecStream(key)
+    bound = bytes.fromhex(commitment) if version == 2 else b""
+    key = _spec_hmac(prk, label + b"deck-key" + bound + hashlib.sha256(payload).digest() + b"\x01")
+    stream = _SpecStream(key, version)
     cards = list(range(52))
     i = 51
     while i > 0:
@@ -118,6 +146,12 @@ def _published(vector: dict[str, Any]) -> PublishedHand:
         client_seeds=_seeds(vector),
         nonce=bytes.fromhex(vector["nonce"]),
         commitment=vector["commitment"],
+        shuffle_version=vector["shuffle_version"],
+        table_id=vector.get("table_id", ""),
+        hand_id=vector.get("hand_id", ""),
+        sequence=vector.get("sequence", 0),
+        previous_commitment=vector.get("previous_commitment", ""),
+        server_seed_hash=vector.get("server_seed_hash", ""),
     )
 
 
@@ -126,14 +160,30 @@ def test_reference_shuffle_reproduces_every_intermediate_value_of_the_known_answ
     vector: dict[str, Any],
 ) -> None:
     seed, nonce, seeds = bytes.fromhex(vector["server_seed"]), bytes.fromhex(vector["nonce"]), _seeds(vector)
-    assert commitment_of(seed) == vector["commitment"]
-    assert client_seeds_digest(seeds).hex() == vector["client_seeds_digest"]
-    key = derive_deck_key(seed, seeds, nonce)
+    version, commitment = vector["shuffle_version"], vector["commitment"]
+    if version == 1:
+        assert commitment_of(seed) == commitment
+    else:
+        assert commitment_of(seed) == vector["server_seed_hash"]
+        binding = HandBinding(
+            vector["table_id"], vector["hand_id"], vector["sequence"], vector["previous_commitment"], nonce
+        )
+        assert commitment_v2(vector["server_seed_hash"], binding) == commitment
+    assert client_seeds_digest(seeds, version).hex() == vector["client_seeds_digest"]
+    key = derive_deck_key(seed, seeds, nonce, version, commitment)
     assert key.hex() == vector["deck_key"]
-    assert list(itertools.islice(random_words(key), 4)) == vector["first_words"]
-    deck = shuffle_deck(seed, seeds, nonce)
+    assert list(itertools.islice(random_words(key, version), 4)) == vector["first_words"]
+    deck = shuffle_deck(seed, seeds, nonce, version, commitment)
     assert list(deck) == vector["deck"]
     assert deck_text(deck) == vector["deck_text"]
+    assert verify_hand(_published(vector), dealt_from_prefix(vector["deck"])).passed
+
+
+def test_vectors_cover_every_supported_version_and_chain_the_v2_hands_of_one_table() -> None:
+    assert {v["shuffle_version"] for v in SHUFFLE_VECTORS} == set(SUPPORTED_VERSIONS)
+    first, second = (v for v in SHUFFLE_VECTORS if v.get("table_id") == "table-1")
+    assert (first["sequence"], first["previous_commitment"]) == (1, GENESIS_COMMITMENT)
+    assert (second["sequence"], second["previous_commitment"]) == (2, first["commitment"])
 
 
 @pytest.mark.parametrize("vector", SHUFFLE_VECTORS, ids=[v["name"] for v in SHUFFLE_VECTORS])
@@ -141,10 +191,17 @@ def test_independent_implementation_from_the_spec_agrees_with_the_known_answer_v
     vector: dict[str, Any],
 ) -> None:
     seeds = {s["seat"]: bytes.fromhex(s["client_seed"]) for s in vector["client_seeds"]}
-    assert (
-        spec_deck(bytes.fromhex(vector["server_seed"]), bytes.fromhex(vector["nonce"]), seeds)
-        == vector["deck"]
+    version = vector["shuffle_version"]
+    if version == 2:
+        assert spec_commitment_v2(vector) == vector["commitment"]
+    deck = spec_deck(
+        bytes.fromhex(vector["server_seed"]),
+        bytes.fromhex(vector["nonce"]),
+        seeds,
+        version,
+        vector["commitment"],
     )
+    assert deck == vector["deck"]
 
 
 @settings(max_examples=40, deadline=None)
@@ -311,16 +368,98 @@ def test_invalid_dealt_cards_are_reported_not_crashed_on(dealt: list[DealtCard])
     assert mismatch.kind is MismatchKind.DEALT_CARD_INVALID
 
 
-def test_malformed_published_values_are_a_verdict_not_a_crash() -> None:
-    hand = _published(VECTOR)
+VECTOR_V2 = next(v for v in SHUFFLE_VECTORS if v["shuffle_version"] == 2 and v["client_seeds"])
+
+
+def _v2(**changes: Any) -> PublishedHand:
+    return dataclasses.replace(_published(VECTOR_V2), **changes)
+
+
+def test_the_malformed_check_names_every_field_the_spec_lists() -> None:
+    # The spec's table of malformed values and the cases below must list the same fields.
+    text = SPEC.read_text(encoding="utf-8")
+    table = text[text.index("<!-- malformed-values:begin -->") : text.index("<!-- malformed-values:end -->")]
+    fields = set(re.findall(r"^\| `(\w+)` \|", table, re.M))
+    assert fields == {field for field, _ in MALFORMED_CASES.values()}
+
+
+MALFORMED_CASES: dict[str, tuple[str, Any]] = {
+    "unknown-version": ("shuffle_version", {"shuffle_version": 3}),
+    "seed-of-0-bytes": ("server_seed", {"server_seed": b""}),
+    "seed-of-31-bytes": ("server_seed", {"server_seed": bytes(31)}),
+    "seed-of-65-bytes": ("server_seed", {"server_seed": bytes(65)}),
+    "nonce-of-15-bytes": ("nonce", {"nonce": bytes(15)}),
+    "commitment-of-63-digits": ("commitment", {"commitment": "f" * 63}),
+    "commitment-not-hex": ("commitment", {"commitment": "g" * 64}),
+    "commitment-empty": ("commitment", {"commitment": ""}),
+    "seat-twice": ("client_seeds", {"client_seeds": (SeatSeed(1, b"a"), SeatSeed(1, b"b"))}),
+    "seat-out-of-range": ("client_seeds", {"client_seeds": (SeatSeed(1024, b"a"),)}),
+    "client-seed-of-0-bytes": ("client_seeds", {"client_seeds": (SeatSeed(1, b""),)}),
+    "client-seed-of-65-bytes": ("client_seeds", {"client_seeds": (SeatSeed(1, bytes(65)),)}),
+    "table-id-empty": ("table_id", {"table_id": ""}),
+    "table-id-too-long": ("table_id", {"table_id": "t" * 129}),
+    "table-id-control-character": ("table_id", {"table_id": "t\x00"}),
+    "hand-id-empty": ("hand_id", {"hand_id": ""}),
+    "sequence-0": ("sequence", {"sequence": 0}),
+    "previous-commitment-short": ("previous_commitment", {"previous_commitment": "0" * 62}),
+    "server-seed-hash-not-hex": ("server_seed_hash", {"server_seed_hash": "x" * 64}),
+}
+
+
+@pytest.mark.parametrize("case", MALFORMED_CASES, ids=list(MALFORMED_CASES))
+def test_every_malformed_published_value_is_a_malformed_verdict_naming_the_field(case: str) -> None:
+    field, changes = MALFORMED_CASES[case]
+    result = verify_hand(_v2(**changes), dealt_from_prefix(VECTOR_V2["deck"][:3]))
+    assert result.first_mismatch is not None
+    assert result.first_mismatch.kind is MismatchKind.MALFORMED
+    assert result.first_mismatch.description.startswith(f"{field}:")
+    assert (result.deck, result.dealt_cards_checked) == ((), 0)
+
+
+def test_a_version_1_hand_ignores_the_fields_only_version_2_binds() -> None:
+    hand = dataclasses.replace(_published(VECTOR), table_id="", hand_id="", sequence=0)
+    assert verify_hand(hand, DEALT).passed
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"table_id": "table-2"},
+        {"hand_id": "00000000-0000-4000-8000-000000000003"},
+        {"sequence": 3},
+        {"previous_commitment": "0" * 64},
+        {"nonce": bytes(16)},
+        {"shuffle_version": 1},
+    ],
+    ids=["table-id", "hand-id", "sequence", "previous-commitment", "nonce", "version"],
+)
+def test_every_value_a_v2_commitment_binds_is_bound(changes: dict[str, Any]) -> None:
+    mismatch = verify_hand(_v2(**changes)).first_mismatch
+    assert mismatch is not None
+    assert mismatch.kind is MismatchKind.COMMITMENT
+
+
+def test_a_v2_seed_that_is_not_the_published_hash_fails_on_the_hash() -> None:
+    hand = _v2()
     mismatch = verify_hand(
-        PublishedHand(hand.server_seed[:5], (), hand.nonce, hand.commitment)
+        _v2(server_seed=bytes([hand.server_seed[0] ^ 1]) + hand.server_seed[1:])
     ).first_mismatch
     assert mismatch is not None
-    assert mismatch.kind is MismatchKind.MALFORMED
-    mismatch = verify_hand(PublishedHand(hand.server_seed, (), hand.nonce, hand.commitment, 2)).first_mismatch
+    assert mismatch.kind is MismatchKind.SERVER_SEED_HASH
+    # A seed hash swapped together with the seed is caught by the commitment that binds the hash.
+    other_seed = bytes(32)
+    mismatch = verify_hand(
+        _v2(server_seed=other_seed, server_seed_hash=commitment_of(other_seed))
+    ).first_mismatch
     assert mismatch is not None
-    assert mismatch.kind is MismatchKind.MALFORMED
+    assert mismatch.kind is MismatchKind.COMMITMENT
+
+
+def test_a_v2_deck_is_bound_to_its_hand() -> None:
+    # The same seed, nonce and client seeds under another hand's commitment give another deck.
+    hand = _v2()
+    other = shuffle_deck(hand.server_seed, hand.client_seeds, hand.nonce, 2, "0" * 64)
+    assert list(other) != VECTOR_V2["deck"]
 
 
 def _rest(hand: PublishedHand) -> tuple[tuple[SeatSeed, ...], bytes, str]:

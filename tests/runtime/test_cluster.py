@@ -258,3 +258,9 @@ def test_a_bad_port_setting_is_refused_before_anything_starts() -> None:
     planned = cluster.plan_endpoints({"POKER_FAIRNESS_PORT": "0"}, "127.0.0.1", 40000)
     assert [e.port for e in planned][:3] == [40000, 40001, 40002]
     assert planned[3].port not in (0, 40003)  # 0 picks a free port, which the launcher then passes on
+    # An address this machine cannot listen on (TEST-NET-1) is one line too, not a traceback.
+    with pytest.raises(cluster.ClusterError) as error:
+        cluster.check_ports_free(
+            cluster.plan_endpoints({"POKER_TABLE_HOST": "192.0.2.1"}, "127.0.0.1", 40000)
+        )
+    assert "192.0.2.1:40001 (table)" in str(error.value)

@@ -120,7 +120,14 @@ class _MismatchKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Mismatch
     hand is missing.
     """
     MISMATCH_KIND_MALFORMED: _MismatchKind.ValueType  # 5
-    """The published values are malformed (seed not 32 bytes, nonce not 16 bytes, unknown version)."""
+    """A published value has a bad shape (seed not 32 bytes, nonce not 16 bytes, unknown version,
+    commitment not 64 hex digits, duplicate or out-of-range seat, client seed not 1 to 64 bytes,
+    ...); `description` names the field. The full list is in `docs/fairness.md`.
+    """
+    MISMATCH_KIND_SERVER_SEED_HASH: _MismatchKind.ValueType  # 6
+    """Version 2: SHA-256 of the revealed seed is not the `server_seed_hash` published before the deal."""
+    MISMATCH_KIND_SHOWN_BEFORE_DEAL: _MismatchKind.ValueType  # 7
+    """The commitment the caller was shown before the deal is not the one the service holds."""
 
 class MismatchKind(_MismatchKind, metaclass=_MismatchKindEnumTypeWrapper):
     """MismatchKind names the check that failed."""
@@ -138,7 +145,14 @@ MISMATCH_KIND_CHAIN_LINK: MismatchKind.ValueType  # 4
 hand is missing.
 """
 MISMATCH_KIND_MALFORMED: MismatchKind.ValueType  # 5
-"""The published values are malformed (seed not 32 bytes, nonce not 16 bytes, unknown version)."""
+"""A published value has a bad shape (seed not 32 bytes, nonce not 16 bytes, unknown version,
+commitment not 64 hex digits, duplicate or out-of-range seat, client seed not 1 to 64 bytes,
+...); `description` names the field. The full list is in `docs/fairness.md`.
+"""
+MISMATCH_KIND_SERVER_SEED_HASH: MismatchKind.ValueType  # 6
+"""Version 2: SHA-256 of the revealed seed is not the `server_seed_hash` published before the deal."""
+MISMATCH_KIND_SHOWN_BEFORE_DEAL: MismatchKind.ValueType  # 7
+"""The commitment the caller was shown before the deal is not the one the service holds."""
 Global___MismatchKind: _TypeAlias = MismatchKind  # noqa: Y015
 
 @_typing.final
@@ -191,6 +205,7 @@ class Commitment(_message.Message):
     CREATE_TIME_FIELD_NUMBER: _builtins.int
     SEAL_TIME_FIELD_NUMBER: _builtins.int
     REVEAL_TIME_FIELD_NUMBER: _builtins.int
+    SERVER_SEED_HASH_FIELD_NUMBER: _builtins.int
     hand_id: _builtins.str
     """The hand id assigned by this service."""
     table_id: _builtins.str
@@ -198,15 +213,24 @@ class Commitment(_message.Message):
     sequence: _builtins.int
     """The hand's position in its table's chain, 1 for the first hand of a table, without gaps."""
     commitment: _builtins.str
-    """Lower-case hex SHA-256 of the 32-byte seed (64 characters)."""
+    """The commitment published before the deal, 64 lower-case hex characters. Shuffle version 2:
+    SHA-256 over the version, table id, hand id, sequence, previous commitment, nonce and
+    `server_seed_hash` (exact layout in `docs/fairness.md`). Version 1: SHA-256 of the seed.
+    """
     previous_commitment: _builtins.str
     """The commitment of the table's previous hand, or 64 zeros for the first hand of the table."""
     nonce: _builtins.str
     """Lower-case hex of the 16-byte nonce drawn with the seed."""
     shuffle_version: _builtins.int
-    """The shuffle algorithm version of `docs/fairness.md`; 1 for now."""
+    """The shuffle algorithm version of `docs/fairness.md`: 2 for new hands; hands committed under
+    version 1 keep it and keep verifying under it.
+    """
     state: Global___HandState.ValueType
     """Where the hand is in its lifecycle."""
+    server_seed_hash: _builtins.str
+    """Lower-case hex SHA-256 of the 32-byte seed (64 characters), bound by the commitment; for a
+    version 1 hand it equals `commitment`.
+    """
     @_builtins.property
     def client_seeds(self) -> _containers.RepeatedCompositeFieldContainer[Global___ClientSeed]:
         """The client seeds recorded so far, in ascending seat order."""
@@ -238,10 +262,11 @@ class Commitment(_message.Message):
         create_time: _timestamp_pb2.Timestamp | None = ...,
         seal_time: _timestamp_pb2.Timestamp | None = ...,
         reveal_time: _timestamp_pb2.Timestamp | None = ...,
+        server_seed_hash: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["create_time", b"create_time", "reveal_time", b"reveal_time", "seal_time", b"seal_time"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["client_seeds", b"client_seeds", "commitment", b"commitment", "create_time", b"create_time", "hand_id", b"hand_id", "nonce", b"nonce", "previous_commitment", b"previous_commitment", "reveal_time", b"reveal_time", "seal_time", b"seal_time", "sequence", b"sequence", "shuffle_version", b"shuffle_version", "state", b"state", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["client_seeds", b"client_seeds", "commitment", b"commitment", "create_time", b"create_time", "hand_id", b"hand_id", "nonce", b"nonce", "previous_commitment", b"previous_commitment", "reveal_time", b"reveal_time", "seal_time", b"seal_time", "sequence", b"sequence", "server_seed_hash", b"server_seed_hash", "shuffle_version", b"shuffle_version", "state", b"state", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -410,16 +435,24 @@ class SealHandRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     HAND_ID_FIELD_NUMBER: _builtins.int
+    CLIENT_SEEDS_FIELD_NUMBER: _builtins.int
     hand_id: _builtins.str
     """The hand returned by CommitHand."""
+    @_builtins.property
+    def client_seeds(self) -> _containers.RepeatedCompositeFieldContainer[Global___ClientSeed]:
+        """Client seeds to record before sealing, at most 64, each seat at most once; each as in
+        AddPlayerEntropyRequest (seat 0 to 1023, player id of at most 128 characters, 1 to 64 bytes).
+        """
+
     def __init__(
         self,
         *,
         hand_id: _builtins.str = ...,
+        client_seeds: _abc.Iterable[Global___ClientSeed] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["hand_id", b"hand_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["client_seeds", b"client_seeds", "hand_id", b"hand_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -666,6 +699,11 @@ class PublishedHand(_message.Message):
     NONCE_FIELD_NUMBER: _builtins.int
     COMMITMENT_FIELD_NUMBER: _builtins.int
     SHUFFLE_VERSION_FIELD_NUMBER: _builtins.int
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    HAND_ID_FIELD_NUMBER: _builtins.int
+    SEQUENCE_FIELD_NUMBER: _builtins.int
+    PREVIOUS_COMMITMENT_FIELD_NUMBER: _builtins.int
+    SERVER_SEED_HASH_FIELD_NUMBER: _builtins.int
     server_seed: _builtins.bytes
     """The 32-byte seed."""
     nonce: _builtins.str
@@ -673,7 +711,17 @@ class PublishedHand(_message.Message):
     commitment: _builtins.str
     """The commitment that was published before the hand (64 hex characters)."""
     shuffle_version: _builtins.int
-    """The shuffle version; 0 means 1."""
+    """The shuffle version; 0 means 1 (so values published before versions existed keep verifying)."""
+    table_id: _builtins.str
+    """Version 2 only (ignored for version 1): the table id the commitment binds."""
+    hand_id: _builtins.str
+    """Version 2 only: the hand id the commitment binds."""
+    sequence: _builtins.int
+    """Version 2 only: the hand's position in its table's chain, 1 or more."""
+    previous_commitment: _builtins.str
+    """Version 2 only: the previous commitment of the table's chain (64 zeros for sequence 1)."""
+    server_seed_hash: _builtins.str
+    """Version 2 only: SHA-256 of the seed as published before the deal (64 hex characters)."""
     @_builtins.property
     def client_seeds(self) -> _containers.RepeatedCompositeFieldContainer[Global___ClientSeed]:
         """The client seeds; their order here does not matter, the shuffle sorts them by seat."""
@@ -686,10 +734,15 @@ class PublishedHand(_message.Message):
         nonce: _builtins.str = ...,
         commitment: _builtins.str = ...,
         shuffle_version: _builtins.int = ...,
+        table_id: _builtins.str = ...,
+        hand_id: _builtins.str = ...,
+        sequence: _builtins.int = ...,
+        previous_commitment: _builtins.str = ...,
+        server_seed_hash: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["client_seeds", b"client_seeds", "commitment", b"commitment", "nonce", b"nonce", "server_seed", b"server_seed", "shuffle_version", b"shuffle_version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["client_seeds", b"client_seeds", "commitment", b"commitment", "hand_id", b"hand_id", "nonce", b"nonce", "previous_commitment", b"previous_commitment", "sequence", b"sequence", "server_seed", b"server_seed", "server_seed_hash", b"server_seed_hash", "shuffle_version", b"shuffle_version", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -731,8 +784,13 @@ class VerifyHandRequest(_message.Message):
     PUBLISHED_FIELD_NUMBER: _builtins.int
     DEALT_CARDS_FIELD_NUMBER: _builtins.int
     DEALT_PREFIX_FIELD_NUMBER: _builtins.int
+    SHOWN_COMMITMENT_FIELD_NUMBER: _builtins.int
     hand_id: _builtins.str
     """A stored hand that has ended, checked against its stored record."""
+    shown_commitment: _builtins.str
+    """Optional, with `hand_id`: the commitment the caller was shown before the deal (64 hex
+    characters). A stored commitment that differs fails with SHOWN_BEFORE_DEAL.
+    """
     @_builtins.property
     def published(self) -> Global___PublishedHand:
         """Published values, checked without any stored state."""
@@ -754,10 +812,11 @@ class VerifyHandRequest(_message.Message):
         published: Global___PublishedHand | None = ...,
         dealt_cards: _abc.Iterable[Global___DealtCard] | None = ...,
         dealt_prefix: _abc.Iterable[_builtins.int] | None = ...,
+        shown_commitment: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["hand", b"hand", "hand_id", b"hand_id", "published", b"published"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["dealt_cards", b"dealt_cards", "dealt_prefix", b"dealt_prefix", "hand", b"hand", "hand_id", b"hand_id", "published", b"published"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["dealt_cards", b"dealt_cards", "dealt_prefix", b"dealt_prefix", "hand", b"hand", "hand_id", b"hand_id", "published", b"published", "shown_commitment", b"shown_commitment"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType_hand: _TypeAlias = _typing.Literal["hand_id", "published"]  # noqa: Y015
     _WhichOneofArgType_hand: _TypeAlias = _typing.Literal["hand", b"hand"]  # noqa: Y015
@@ -817,7 +876,9 @@ class VerifyHandResponse(_message.Message):
     verdict: Global___Verdict.ValueType
     """PASS when every check passed."""
     computed_commitment: _builtins.str
-    """SHA-256 of the seed as computed by the verifier."""
+    """The commitment as the verifier computed it from the published values (version 1: SHA-256 of
+    the seed; version 2: the binding commitment); empty when the values were malformed.
+    """
     dealt_cards_checked: _builtins.int
     """How many dealt cards were checked."""
     @_builtins.property

@@ -30,12 +30,13 @@ class FairnessServiceStub:
     """FairnessService makes every deck provably fixed before a hand and checkable after it.
 
     Per hand the table service (role `service`) calls, in order:
-      1. CommitHand: the service draws a secret 32-byte seed and publishes SHA-256(seed) as the
-         commitment, chained to the previous commitment of the same table. Players see it before any
-         card is dealt.
+      1. CommitHand: the service draws a secret 32-byte seed and publishes a commitment that binds
+         SHA-256(seed), the shuffle version, the table and hand ids, the chain sequence, the nonce and
+         the previous commitment of the same table (shuffle version 2; version 1 hands committed to
+         SHA-256(seed) alone). Players see it before any card is dealt.
       2. AddPlayerEntropy, zero or more times: each seated player's client seed, relayed by the table.
       3. SealHand: closes the entropy and returns the deck, derived from the seed, the client seeds in
-         seat order and the nonce (algorithm `docs/fairness.md`, shuffle version 1). The server
+         seat order, the nonce and the commitment (algorithm `docs/fairness.md`). The server
          committed before it saw the client seeds, so it could not choose the deck.
       4. RevealHand, when the hand finished or was voided: the seed becomes public.
     Anyone authenticated may read commitments (GetCommitment, ListTableCommitments), read reveals of
@@ -68,10 +69,15 @@ class FairnessServiceStub:
     (IDEMPOTENCY_CONFLICT).
     """
     SealHand: _grpc.UnaryUnaryMultiCallable[_fairness_pb2.SealHandRequest, _fairness_pb2.SealHandResponse]
-    """SealHand closes player entropy and returns the deck to deal. Role `service` only. Idempotent: a
-    sealed hand returns the same deck again, which is how a shard that takes a table over replays a
-    hand. Errors: INVALID_ARGUMENT (FIELD_REQUIRED), NOT_FOUND (HAND_NOT_FOUND),
-    FAILED_PRECONDITION (HAND_ALREADY_REVEALED once the hand ended).
+    """SealHand closes player entropy and returns the deck to deal. Role `service` only. It may carry
+    the client seeds the table collected, recorded exactly as AddPlayerEntropy would and in the same
+    transaction as the seal (one call instead of one per seed). Idempotent: a sealed hand returns
+    the same deck again, which is how a shard that takes a table over replays a hand; seeds sent
+    again must be the recorded ones. Errors: INVALID_ARGUMENT (FIELD_REQUIRED, FIELD_INVALID),
+    NOT_FOUND (HAND_NOT_FOUND), FAILED_PRECONDITION (HAND_ALREADY_REVEALED once the hand ended;
+    ENTROPY_CLOSED for a seed not recorded before the hand was sealed), ALREADY_EXISTS
+    (IDEMPOTENCY_CONFLICT for a seat that already has another seed). On any error nothing is
+    recorded and the hand is not sealed.
     """
     RevealHand: _grpc.UnaryUnaryMultiCallable[_fairness_pb2.RevealHandRequest, _fairness_pb2.RevealHandResponse]
     """RevealHand reports that a hand finished or was voided and publishes its seed. Role `service`
@@ -97,12 +103,13 @@ class FairnessServiceStub:
     hand has not ended, whoever asks).
     """
     VerifyHand: _grpc.UnaryUnaryMultiCallable[_fairness_pb2.VerifyHandRequest, _fairness_pb2.VerifyHandResponse]
-    """VerifyHand checks a hand, either a stored ended hand by id (its commitment, its link to the
-    previous hand of the table, its deck) or published values sent in the request, and in both cases
-    the dealt cards sent in the request. A failed check is a normal response with verdict FAIL and
-    the first mismatch, not an error. Any role. Errors: INVALID_ARGUMENT (FIELD_REQUIRED,
-    FIELD_INVALID), NOT_FOUND (HAND_NOT_FOUND), FAILED_PRECONDITION (HAND_NOT_FINISHED: a hand that
-    has not ended is not checked, so the RPC cannot leak its deck).
+    """VerifyHand checks a hand, either a stored ended hand by id (its commitment and what it binds,
+    the commitment the caller was shown if given, its link to the previous hand of the table, its
+    deck) or published values sent in the request, and in both cases the dealt cards sent in the
+    request. A failed check, a malformed published value included, is a normal response with
+    verdict FAIL and the first mismatch, not an error. Any role. Errors: INVALID_ARGUMENT
+    (FIELD_REQUIRED, FIELD_INVALID), NOT_FOUND (HAND_NOT_FOUND), FAILED_PRECONDITION
+    (HAND_NOT_FINISHED: a hand that has not ended is not checked, so the RPC cannot leak its deck).
     """
 
 @_typing.type_check_only
@@ -110,12 +117,13 @@ class FairnessServiceAsyncStub(FairnessServiceStub):
     """FairnessService makes every deck provably fixed before a hand and checkable after it.
 
     Per hand the table service (role `service`) calls, in order:
-      1. CommitHand: the service draws a secret 32-byte seed and publishes SHA-256(seed) as the
-         commitment, chained to the previous commitment of the same table. Players see it before any
-         card is dealt.
+      1. CommitHand: the service draws a secret 32-byte seed and publishes a commitment that binds
+         SHA-256(seed), the shuffle version, the table and hand ids, the chain sequence, the nonce and
+         the previous commitment of the same table (shuffle version 2; version 1 hands committed to
+         SHA-256(seed) alone). Players see it before any card is dealt.
       2. AddPlayerEntropy, zero or more times: each seated player's client seed, relayed by the table.
       3. SealHand: closes the entropy and returns the deck, derived from the seed, the client seeds in
-         seat order and the nonce (algorithm `docs/fairness.md`, shuffle version 1). The server
+         seat order, the nonce and the commitment (algorithm `docs/fairness.md`). The server
          committed before it saw the client seeds, so it could not choose the deck.
       4. RevealHand, when the hand finished or was voided: the seed becomes public.
     Anyone authenticated may read commitments (GetCommitment, ListTableCommitments), read reveals of
@@ -145,10 +153,15 @@ class FairnessServiceAsyncStub(FairnessServiceStub):
     (IDEMPOTENCY_CONFLICT).
     """
     SealHand: _aio.UnaryUnaryMultiCallable[_fairness_pb2.SealHandRequest, _fairness_pb2.SealHandResponse]  # type: ignore[assignment]
-    """SealHand closes player entropy and returns the deck to deal. Role `service` only. Idempotent: a
-    sealed hand returns the same deck again, which is how a shard that takes a table over replays a
-    hand. Errors: INVALID_ARGUMENT (FIELD_REQUIRED), NOT_FOUND (HAND_NOT_FOUND),
-    FAILED_PRECONDITION (HAND_ALREADY_REVEALED once the hand ended).
+    """SealHand closes player entropy and returns the deck to deal. Role `service` only. It may carry
+    the client seeds the table collected, recorded exactly as AddPlayerEntropy would and in the same
+    transaction as the seal (one call instead of one per seed). Idempotent: a sealed hand returns
+    the same deck again, which is how a shard that takes a table over replays a hand; seeds sent
+    again must be the recorded ones. Errors: INVALID_ARGUMENT (FIELD_REQUIRED, FIELD_INVALID),
+    NOT_FOUND (HAND_NOT_FOUND), FAILED_PRECONDITION (HAND_ALREADY_REVEALED once the hand ended;
+    ENTROPY_CLOSED for a seed not recorded before the hand was sealed), ALREADY_EXISTS
+    (IDEMPOTENCY_CONFLICT for a seat that already has another seed). On any error nothing is
+    recorded and the hand is not sealed.
     """
     RevealHand: _aio.UnaryUnaryMultiCallable[_fairness_pb2.RevealHandRequest, _fairness_pb2.RevealHandResponse]  # type: ignore[assignment]
     """RevealHand reports that a hand finished or was voided and publishes its seed. Role `service`
@@ -174,24 +187,26 @@ class FairnessServiceAsyncStub(FairnessServiceStub):
     hand has not ended, whoever asks).
     """
     VerifyHand: _aio.UnaryUnaryMultiCallable[_fairness_pb2.VerifyHandRequest, _fairness_pb2.VerifyHandResponse]  # type: ignore[assignment]
-    """VerifyHand checks a hand, either a stored ended hand by id (its commitment, its link to the
-    previous hand of the table, its deck) or published values sent in the request, and in both cases
-    the dealt cards sent in the request. A failed check is a normal response with verdict FAIL and
-    the first mismatch, not an error. Any role. Errors: INVALID_ARGUMENT (FIELD_REQUIRED,
-    FIELD_INVALID), NOT_FOUND (HAND_NOT_FOUND), FAILED_PRECONDITION (HAND_NOT_FINISHED: a hand that
-    has not ended is not checked, so the RPC cannot leak its deck).
+    """VerifyHand checks a hand, either a stored ended hand by id (its commitment and what it binds,
+    the commitment the caller was shown if given, its link to the previous hand of the table, its
+    deck) or published values sent in the request, and in both cases the dealt cards sent in the
+    request. A failed check, a malformed published value included, is a normal response with
+    verdict FAIL and the first mismatch, not an error. Any role. Errors: INVALID_ARGUMENT
+    (FIELD_REQUIRED, FIELD_INVALID), NOT_FOUND (HAND_NOT_FOUND), FAILED_PRECONDITION
+    (HAND_NOT_FINISHED: a hand that has not ended is not checked, so the RPC cannot leak its deck).
     """
 
 class FairnessServiceServicer(metaclass=_abc_1.ABCMeta):
     """FairnessService makes every deck provably fixed before a hand and checkable after it.
 
     Per hand the table service (role `service`) calls, in order:
-      1. CommitHand: the service draws a secret 32-byte seed and publishes SHA-256(seed) as the
-         commitment, chained to the previous commitment of the same table. Players see it before any
-         card is dealt.
+      1. CommitHand: the service draws a secret 32-byte seed and publishes a commitment that binds
+         SHA-256(seed), the shuffle version, the table and hand ids, the chain sequence, the nonce and
+         the previous commitment of the same table (shuffle version 2; version 1 hands committed to
+         SHA-256(seed) alone). Players see it before any card is dealt.
       2. AddPlayerEntropy, zero or more times: each seated player's client seed, relayed by the table.
       3. SealHand: closes the entropy and returns the deck, derived from the seed, the client seeds in
-         seat order and the nonce (algorithm `docs/fairness.md`, shuffle version 1). The server
+         seat order, the nonce and the commitment (algorithm `docs/fairness.md`). The server
          committed before it saw the client seeds, so it could not choose the deck.
       4. RevealHand, when the hand finished or was voided: the seed becomes public.
     Anyone authenticated may read commitments (GetCommitment, ListTableCommitments), read reveals of
@@ -237,10 +252,15 @@ class FairnessServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _fairness_pb2.SealHandRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_fairness_pb2.SealHandResponse, _abc.Awaitable[_fairness_pb2.SealHandResponse]]:
-        """SealHand closes player entropy and returns the deck to deal. Role `service` only. Idempotent: a
-        sealed hand returns the same deck again, which is how a shard that takes a table over replays a
-        hand. Errors: INVALID_ARGUMENT (FIELD_REQUIRED), NOT_FOUND (HAND_NOT_FOUND),
-        FAILED_PRECONDITION (HAND_ALREADY_REVEALED once the hand ended).
+        """SealHand closes player entropy and returns the deck to deal. Role `service` only. It may carry
+        the client seeds the table collected, recorded exactly as AddPlayerEntropy would and in the same
+        transaction as the seal (one call instead of one per seed). Idempotent: a sealed hand returns
+        the same deck again, which is how a shard that takes a table over replays a hand; seeds sent
+        again must be the recorded ones. Errors: INVALID_ARGUMENT (FIELD_REQUIRED, FIELD_INVALID),
+        NOT_FOUND (HAND_NOT_FOUND), FAILED_PRECONDITION (HAND_ALREADY_REVEALED once the hand ended;
+        ENTROPY_CLOSED for a seed not recorded before the hand was sealed), ALREADY_EXISTS
+        (IDEMPOTENCY_CONFLICT for a seat that already has another seed). On any error nothing is
+        recorded and the hand is not sealed.
         """
 
     @_abc_1.abstractmethod
@@ -296,12 +316,13 @@ class FairnessServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _fairness_pb2.VerifyHandRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_fairness_pb2.VerifyHandResponse, _abc.Awaitable[_fairness_pb2.VerifyHandResponse]]:
-        """VerifyHand checks a hand, either a stored ended hand by id (its commitment, its link to the
-        previous hand of the table, its deck) or published values sent in the request, and in both cases
-        the dealt cards sent in the request. A failed check is a normal response with verdict FAIL and
-        the first mismatch, not an error. Any role. Errors: INVALID_ARGUMENT (FIELD_REQUIRED,
-        FIELD_INVALID), NOT_FOUND (HAND_NOT_FOUND), FAILED_PRECONDITION (HAND_NOT_FINISHED: a hand that
-        has not ended is not checked, so the RPC cannot leak its deck).
+        """VerifyHand checks a hand, either a stored ended hand by id (its commitment and what it binds,
+        the commitment the caller was shown if given, its link to the previous hand of the table, its
+        deck) or published values sent in the request, and in both cases the dealt cards sent in the
+        request. A failed check, a malformed published value included, is a normal response with
+        verdict FAIL and the first mismatch, not an error. Any role. Errors: INVALID_ARGUMENT
+        (FIELD_REQUIRED, FIELD_INVALID), NOT_FOUND (HAND_NOT_FOUND), FAILED_PRECONDITION
+        (HAND_NOT_FINISHED: a hand that has not ended is not checked, so the RPC cannot leak its deck).
         """
 
 def add_FairnessServiceServicer_to_server(servicer: FairnessServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

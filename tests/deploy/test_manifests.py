@@ -1,0 +1,265 @@
+"""The Kubernetes manifests and the compose file, checked offline.
+
+`kubectl kustomize` renders each overlay; the output must pass `kubernetes-validate --strict` for
+every Kubernetes version we support, and the policies the deployment promises are checked on the
+rendered objects: probes, limits and a locked-down security context on every container; no secret
+value anywhere in the repository; who may call the cashier and fairness, and who reaches the
+databases. Where kubectl is missing the rendering checks are skipped with a loud message.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import kubernetes_validate
+import pytest
+import yaml
+
+from service_runtime.service_settings import DEV_SIGNING_KEY
+from services.fairness.settings import DEV_SEED_KEY_HEX
+from tests.deploy.network_policies import EXTERNAL, Pod, can_connect
+from tests.deploy.summary import SUMMARY
+
+REPO = Path(__file__).resolve().parents[2]
+DEPLOY = REPO / "deploy"
+OVERLAYS = ("dev", "production")
+# The Kubernetes versions we support: every minor release from 1.30 on; the oldest, a middle one
+# and the newest schema that kubernetes-validate ships are checked.
+KUBERNETES_VERSIONS = ("1.30.0", "1.33.0", "1.35.0")
+SERVICES = {"lobby": 50051, "table": 50052, "cashier": 50053, "fairness": 50054, "history": 50055}
+WORKLOAD_KINDS = {"Deployment", "StatefulSet"}
+DATABASE_CLIENTS = {"cashier", "fairness", "lobby", "history"}
+REDIS_CLIENTS = {"table", "lobby"}
+
+
+def _render(overlay: str) -> list[dict[str, Any]]:
+    kubectl = shutil.which("kubectl")
+    if kubectl is None:
+        SUMMARY["kubectl"] = (
+            "KUBERNETES MANIFEST CHECKS SKIPPED: kubectl is not installed (kubectl kustomize renders them)"
+        )
+        pytest.skip(str(SUMMARY["kubectl"]))
+    result = subprocess.run(
+        [kubectl, "kustomize", str(DEPLOY / "k8s" / "overlays" / overlay)],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    return [doc for doc in yaml.safe_load_all(result.stdout) if doc]
+
+
+@pytest.fixture(scope="module")
+def rendered() -> dict[str, list[dict[str, Any]]]:
+    return {overlay: _render(overlay) for overlay in OVERLAYS}
+
+
+def _of_kind(docs: list[dict[str, Any]], *kinds: str) -> list[dict[str, Any]]:
+    return [d for d in docs if d["kind"] in kinds]
+
+
+def _containers(docs: list[dict[str, Any]]) -> Iterator[tuple[str, dict[str, Any], dict[str, Any]]]:
+    for workload in _of_kind(docs, *WORKLOAD_KINDS):
+        pod = workload["spec"]["template"]["spec"]
+        for container in pod.get("initContainers", []) + pod["containers"]:
+            yield workload["metadata"]["name"], pod, container
+
+
+@pytest.mark.parametrize("version", KUBERNETES_VERSIONS)
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_overlay_renders_and_passes_strict_schema_validation(
+    rendered: dict[str, list[dict[str, Any]]], overlay: str, version: str
+) -> None:
+    for doc in rendered[overlay]:
+        kubernetes_validate.validate(doc, version, strict=True)
+
+
+def test_strict_validation_rejects_a_misspelt_field(rendered: dict[str, list[dict[str, Any]]]) -> None:
+    # The check above would pass vacuously if the validator ignored unknown fields.
+    workload = _of_kind(rendered["production"], "Deployment")[0]
+    workload["spec"]["template"]["spec"]["containers"][0]["readinessProbes"] = {}
+    with pytest.raises(kubernetes_validate.ValidationError):
+        kubernetes_validate.validate(workload, KUBERNETES_VERSIONS[-1], strict=True)
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_every_container_has_probes_limits_and_a_locked_down_security_context(
+    rendered: dict[str, list[dict[str, Any]]], overlay: str
+) -> None:
+    containers = list(_containers(rendered[overlay]))
+    assert containers
+    for workload, pod, container in containers:
+        where = f"{overlay}/{workload}/{container['name']}"
+        for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
+            assert probe in container, f"{where}: no {probe}"
+        resources = container.get("resources", {})
+        for kind in ("requests", "limits"):
+            assert {"cpu", "memory"} <= set(resources.get(kind, {})), f"{where}: {kind} incomplete"
+        security = container.get("securityContext", {})
+        assert security.get("runAsNonRoot") or pod.get("securityContext", {}).get("runAsNonRoot"), where
+        assert security.get("allowPrivilegeEscalation") is False, where
+        assert security.get("readOnlyRootFilesystem") is True, where
+        assert security.get("privileged", False) is False, where
+        assert security.get("capabilities", {}).get("drop") == ["ALL"], where
+        assert not security.get("capabilities", {}).get("add"), where
+        seccomp = security.get("seccompProfile") or pod.get("securityContext", {}).get("seccompProfile")
+        assert seccomp == {"type": "RuntimeDefault"}, where
+        assert pod.get("automountServiceAccountToken") is False, where
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_each_service_runs_from_the_one_image_with_native_grpc_probes(
+    rendered: dict[str, list[dict[str, Any]]], overlay: str
+) -> None:
+    docs = rendered[overlay]
+    workloads = {
+        w["metadata"]["name"]: w for w in _of_kind(docs, *WORKLOAD_KINDS) if w["metadata"]["name"] in SERVICES
+    }
+    assert set(workloads) == set(SERVICES)
+    assert workloads["table"]["kind"] == "StatefulSet"
+    images = set()
+    for name, port in SERVICES.items():
+        (container,) = workloads[name]["spec"]["template"]["spec"]["containers"]
+        images.add(container["image"])
+        assert container["command"] == ["python3", "-m", f"services.{name}"]
+        assert (REPO / "services" / name / "__main__.py").is_file()
+        for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
+            assert container[probe]["grpc"]["port"] == port, f"{name} {probe}"
+    assert len(images) == 1, images
+
+
+def test_table_shards_have_stable_names_and_time_to_finish_a_hand(
+    rendered: dict[str, list[dict[str, Any]]],
+) -> None:
+    docs = rendered["production"]
+    (table,) = [w for w in _of_kind(docs, "StatefulSet") if w["metadata"]["name"] == "table"]
+    (service,) = [
+        s for s in _of_kind(docs, "Service") if s["metadata"]["name"] == table["spec"]["serviceName"]
+    ]
+    assert service["spec"]["clusterIP"] == "None"
+    (config,) = _of_kind(docs, "ConfigMap")
+    pod = table["spec"]["template"]["spec"]
+    pre_stop_pause = 5
+    drain = float(config["data"]["POKER_TABLE_SHUTDOWN_GRACE_SECONDS"])
+    assert pod["terminationGracePeriodSeconds"] >= pre_stop_pause + drain + 10
+
+
+def test_production_spreads_replicas_budgets_disruptions_and_scales_the_stateless_services(
+    rendered: dict[str, list[dict[str, Any]]],
+) -> None:
+    docs = rendered["production"]
+    workloads = {w["metadata"]["name"]: w for w in _of_kind(docs, *WORKLOAD_KINDS)}
+    budgets = {
+        b["spec"]["selector"]["matchLabels"]["app.kubernetes.io/name"]
+        for b in _of_kind(docs, "PodDisruptionBudget")
+    }
+    assert budgets == set(SERVICES)
+    for name, workload in workloads.items():
+        assert workload["spec"]["replicas"] >= 2, name
+        assert "podAntiAffinity" in workload["spec"]["template"]["spec"].get("affinity", {}), name
+    scaled = {h["spec"]["scaleTargetRef"]["name"]: h for h in _of_kind(docs, "HorizontalPodAutoscaler")}
+    assert set(scaled) == {"lobby", "cashier", "fairness", "history"}
+    for name, hpa in scaled.items():
+        assert workloads[name]["kind"] == hpa["spec"]["scaleTargetRef"]["kind"] == "Deployment"
+        assert 2 <= hpa["spec"]["minReplicas"] < hpa["spec"]["maxReplicas"]
+
+
+def _pods(docs: list[dict[str, Any]]) -> list[Pod]:
+    pods = [
+        Pod(w["metadata"]["name"], w["spec"]["template"]["metadata"]["labels"])
+        for w in _of_kind(docs, *WORKLOAD_KINDS)
+    ]
+    return [
+        *pods,
+        Pod("gateway", {"poker.example/role": "gateway"}, elsewhere=True),
+        Pod("stranger-here", {"app.kubernetes.io/name": "debug-shell"}),
+        Pod("stranger-elsewhere", {}, elsewhere=True),
+    ]
+
+
+def _callers(docs: list[dict[str, Any]], target_name: str, port: int) -> set[str]:
+    policies = _of_kind(docs, "NetworkPolicy")
+    pods = _pods(docs)
+    target = EXTERNAL if target_name == "external" else next(p for p in pods if p.name == target_name)
+    return {p.name for p in pods if p is not target and can_connect(policies, p, target, port)}
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_only_table_lobby_and_history_call_the_cashier_and_only_table_calls_fairness(
+    rendered: dict[str, list[dict[str, Any]]], overlay: str
+) -> None:
+    docs = rendered[overlay]
+    assert _callers(docs, "cashier", 50053) == {"table", "lobby", "history"}
+    assert _callers(docs, "fairness", 50054) == {"table"}
+    assert _callers(docs, "table", 50052) == {"lobby", "gateway"}
+    assert _callers(docs, "lobby", 50051) == {"gateway"}
+    assert _callers(docs, "history", 50055) == {"table", "gateway"}
+
+
+def test_nothing_but_their_owners_reaches_the_databases(rendered: dict[str, list[dict[str, Any]]]) -> None:
+    # Production: PostgreSQL and Redis are outside the cluster, so egress is what fences them.
+    production = rendered["production"]
+    assert _callers(production, "external", 5432) == DATABASE_CLIENTS | {"gateway", "stranger-elsewhere"}
+    assert _callers(production, "external", 6379) == REDIS_CLIENTS | {"gateway", "stranger-elsewhere"}
+    # Dev: they are pods in the namespace, fenced both ways.
+    dev = rendered["dev"]
+    assert _callers(dev, "postgres", 5432) == DATABASE_CLIENTS
+    assert _callers(dev, "redis", 6379) == REDIS_CLIENTS
+
+
+def test_no_secret_value_is_in_the_repository(rendered: dict[str, list[dict[str, Any]]]) -> None:
+    assert _of_kind(rendered["production"], "Secret") == []
+    # The dev overlay's Secrets hold only in-cluster addresses without a password.
+    for secret in _of_kind(rendered["dev"], "Secret"):
+        for key, value in (secret.get("data") or {}).items():
+            text = base64.b64decode(value).decode()
+            assert re.fullmatch(r"POKER_(\w+_DATABASE_URL|REDIS_URL)", key), key
+            assert re.fullmatch(r"(postgresql\+psycopg|redis)://(postgres@)?[a-z]+:\d+/\w+", text), text
+    files = [
+        p for p in [*DEPLOY.rglob("*"), REPO / "docs" / "deploy.md"] if p.is_file() and p.suffix != ".whl"
+    ]
+    for path in files:
+        text = path.read_text(errors="replace")
+        assert DEV_SIGNING_KEY not in text, path
+        assert DEV_SEED_KEY_HEX not in text.lower(), path
+        assert "PRIVATE KEY-----" not in text, path
+        passwords = re.findall(r"://[^/\s:@]+:([^/\s@]+)@", text)
+        # Placeholders such as ${CASHIER_DB_PASSWORD} in the docs are fine; a literal password is not.
+        assert all(re.fullmatch(r"\$\{?[A-Z_]+\}?", pw) for pw in passwords), f"{path}: a URL with a password"
+        assert not re.search(r"\b[0-9a-fA-F]{48,}\b", text), f"{path}: something that looks like key material"
+
+
+def test_every_secret_the_manifests_reference_is_documented(
+    rendered: dict[str, list[dict[str, Any]]],
+) -> None:
+    guide = (REPO / "docs" / "deploy.md").read_text()
+    referenced = {
+        source["secretRef"]["name"]
+        for _, _, container in _containers(rendered["production"])
+        for source in container.get("envFrom", [])
+        if "secretRef" in source
+    }
+    assert referenced
+    for name in referenced:
+        assert f"`{name}`" in guide, f"docs/deploy.md does not say how to create Secret {name}"
+
+
+def test_compose_runs_every_service_from_the_one_image_locked_down() -> None:
+    compose = yaml.safe_load((DEPLOY / "compose.yaml").read_text())
+    services = compose["services"]
+    assert set(SERVICES) <= set(services)
+    for name, port in SERVICES.items():
+        service = services[name]
+        assert service["command"] == ["python3", "-m", f"services.{name}"]
+        assert service["image"] == services["lobby"]["image"]
+        assert service["read_only"] is True, name
+        assert service["cap_drop"] == ["ALL"], name
+        assert "no-new-privileges:true" in service["security_opt"], name
+        assert service["ports"] == [f"127.0.0.1:{port}:{port}"], name
+        assert service["environment"][f"POKER_{name.upper()}_HOST"] == "0.0.0.0"
+    for name in ("postgres", "redis"):
+        assert "ports" not in services[name], f"{name} must not be published"
