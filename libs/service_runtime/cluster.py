@@ -341,11 +341,16 @@ async def run_cluster(
     try:
         for endpoint in endpoints:
             prefix = f"POKER_{endpoint.name.upper()}_"
+            child_env = {**env, f"{prefix}PORT": str(endpoint.port), f"{prefix}HOST": endpoint.host}
+            table = next((e for e in endpoints if e.name == "table"), None)
+            if endpoint.name == "lobby" and table is not None:
+                # Without Redis the lobby routes every room to the one table shard: this one.
+                child_env.setdefault("POKER_LOBBY_TABLE_SHARD_ADDRESS", f"{table.host}:{table.port}")
             process = await asyncio.create_subprocess_exec(
                 sys.executable,
                 "-m",
                 f"services.{endpoint.name}",
-                env={**env, f"{prefix}PORT": str(endpoint.port), f"{prefix}HOST": endpoint.host},
+                env=child_env,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.STDOUT,
                 # Own session: Ctrl-C reaches only this launcher, which then stops each service in turn.

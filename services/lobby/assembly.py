@@ -1,19 +1,41 @@
-"""Composition of the lobby process: what it hosts and who may call what.
+"""Composition of the lobby process: database, shard registry, table figures, use cases, servicer.
 
-The lobby's RPCs are served by the lobby issue; until then each answers UNIMPLEMENTED (reason
-NOT_IMPLEMENTED) while health, reflection, auth and access control already work for real.
+With Redis (POKER_REDIS_URL): the shard registry, table directory and maintenance board live there.
+Without: the one table shard at POKER_LOBBY_TABLE_SHARD_ADDRESS owns every room and is asked for its
+tables over RPC; shards without Redis poll GetMaintenance instead of the board.
 """
 
 from __future__ import annotations
 
-from poker.lobby.v1 import lobby_pb2_grpc
-from service_runtime.access import ADMIN_ONLY, ANY_CALLER, PLAYERS, AccessPolicy
-from service_runtime.process import Assembly
-from service_runtime.server import GrpcService
-from service_runtime.unimplemented import unimplemented_servicer
-from services.lobby.settings import LobbySettings
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 
-SERVICE_NAME = "poker.lobby.v1.LobbyService"
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from poker.lobby.v1 import lobby_pb2_grpc
+from service_runtime.access import ADMIN_ONLY, ANY_CALLER, PLAYERS, AccessPolicy, services
+from service_runtime.auth import ServiceName, TokenKeys
+from service_runtime.database import create_engine, create_session_factory
+from service_runtime.process import Assembly
+from service_runtime.redis_client import create_redis
+from service_runtime.server import GrpcService
+from service_runtime.shard_registry import RedisShardRegistry, ShardInfo, ShardRegistry, SingleShardRegistry
+from service_runtime.structured_logging import get_logger
+from service_runtime.table_directory import RedisMaintenanceBoard, RedisTableDirectory
+from services.lobby.access import AccessControl
+from services.lobby.catalogue import Catalogue
+from services.lobby.floor import Floor, TableSource
+from services.lobby.grpc_adapter import SERVICE_NAME, LobbyServicer
+from services.lobby.joining import Joining
+from services.lobby.replies import RequestReplies
+from services.lobby.settings import LobbySettings
+from services.lobby.shard_client import ShardRpcTableSource
+from services.lobby.storage import migrate
+
+# Maintenance is republished this often, so shards converge even after a failed publish.
+REPUBLISH_SECONDS = 5.0
 
 ACCESS = AccessPolicy.for_service(
     SERVICE_NAME,
@@ -23,8 +45,14 @@ ACCESS = AccessPolicy.for_service(
         "ListTables": ANY_CALLER,
         "JoinTable": PLAYERS,
         "RedeemInviteCode": PLAYERS,
+        # Shards without Redis poll it for the maintenance switches.
         "GetMaintenance": ANY_CALLER,
+        # The table shard checks access and maintenance before SitDown.
+        "AuthorizeSeat": services(ServiceName.TABLE),
         "CreateRoom": ADMIN_ONLY,
+        "UpdateRoom": ADMIN_ONLY,
+        "DisableRoom": ADMIN_ONLY,
+        "EnableRoom": ADMIN_ONLY,
         "SetMaintenance": ADMIN_ONLY,
         "UpdateAllowList": ADMIN_ONLY,
         "ListAllowList": ADMIN_ONLY,
@@ -33,14 +61,79 @@ ACCESS = AccessPolicy.for_service(
 )
 
 
-async def assemble(settings: LobbySettings) -> Assembly:
-    servicer = unimplemented_servicer(lobby_pb2_grpc.LobbyServiceServicer, SERVICE_NAME)
-    return Assembly(
-        services=[
-            GrpcService(
-                SERVICE_NAME,
-                lambda server: lobby_pb2_grpc.add_LobbyServiceServicer_to_server(servicer, server),
-            )
-        ],
-        access=ACCESS,
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def lobby_servicer(
+    sessions: async_sessionmaker[AsyncSession],
+    registry: ShardRegistry,
+    source: TableSource,
+    *,
+    closed_access: bool,
+    board: RedisMaintenanceBoard | None = None,
+    clock: Callable[[], datetime] = utc_now,
+) -> tuple[LobbyServicer, AccessControl]:
+    replies = RequestReplies(sessions, clock)
+    floor = Floor(registry, source)
+    catalogue = Catalogue(sessions, replies, floor, clock)
+    access = AccessControl(sessions, replies, clock, closed_access=closed_access, board=board)
+    joining = Joining(sessions, catalogue, floor, access)
+    return LobbyServicer(catalogue, floor, joining, access), access
+
+
+def lobby_service(servicer: LobbyServicer) -> GrpcService:
+    return GrpcService(
+        SERVICE_NAME, lambda server: lobby_pb2_grpc.add_LobbyServiceServicer_to_server(servicer, server)
     )
+
+
+async def _republish(access: AccessControl) -> None:
+    log = get_logger("lobby.maintenance")
+    while True:
+        try:
+            await access.publish_maintenance()
+        except Exception as exc:
+            log.warning("maintenance publish failed", error=type(exc).__name__)
+        await asyncio.sleep(REPUBLISH_SECONDS)
+
+
+async def assemble(settings: LobbySettings) -> Assembly:
+    url = settings.resolved_database_url()
+    await asyncio.to_thread(migrate, url)
+    engine = create_engine(url, pool_size=settings.database_pool_size)
+    sessions = create_session_factory(engine)
+    closers: list[Callable[[], Awaitable[None]]] = []
+    registry: ShardRegistry
+    source: TableSource
+    board = None
+    if settings.redis_url:
+        client = create_redis(settings.redis_url)
+        registry = RedisShardRegistry(client, prefix=settings.redis_prefix)
+        source = RedisTableDirectory(client, prefix=settings.redis_prefix)
+        board = RedisMaintenanceBoard(client, prefix=settings.redis_prefix)
+        closers.append(lambda: client.aclose())
+    else:
+        registry = SingleShardRegistry(ShardInfo(settings.table_shard_id, settings.table_shard_address))
+        rpc_source = ShardRpcTableSource(
+            settings.table_shard_address,
+            TokenKeys.from_settings(settings.auth_keys),
+            timeout_seconds=settings.request_timeout_seconds,
+        )
+        source = rpc_source
+        closers.append(rpc_source.close)
+    servicer, access = lobby_servicer(
+        sessions, registry, source, closed_access=settings.closed_access, board=board
+    )
+    republish = asyncio.create_task(_republish(access), name="maintenance-republish") if board else None
+
+    async def close() -> None:
+        if republish is not None:
+            republish.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await republish
+        for closer in closers:
+            await closer()
+        await engine.dispose()
+
+    return Assembly(services=[lobby_service(servicer)], access=ACCESS, close=close)

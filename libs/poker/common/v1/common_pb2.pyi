@@ -206,13 +206,21 @@ class _ErrorReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ErrorReas
     ERROR_REASON_INVITE_CODE_INVALID: _ErrorReason.ValueType  # 303
     """NOT_FOUND: the invite code does not exist."""
     ERROR_REASON_INVITE_CODE_EXHAUSTED: _ErrorReason.ValueType  # 304
-    """FAILED_PRECONDITION: the invite code has expired or has no uses left."""
+    """FAILED_PRECONDITION: the invite code has no uses left."""
     ERROR_REASON_MAINTENANCE_NO_NEW_SEATS: _ErrorReason.ValueType  # 305
     """FAILED_PRECONDITION: the operator has stopped new seats (maintenance)."""
     ERROR_REASON_MAINTENANCE_NO_NEW_HANDS: _ErrorReason.ValueType  # 306
     """FAILED_PRECONDITION: the operator has stopped new hands (maintenance)."""
     ERROR_REASON_NO_SHARD_AVAILABLE: _ErrorReason.ValueType  # 307
     """UNAVAILABLE: no live table shard serves the table right now."""
+    ERROR_REASON_INVITE_CODE_EXPIRED: _ErrorReason.ValueType  # 308
+    """FAILED_PRECONDITION: the invite code has expired."""
+    ERROR_REASON_ROOM_DISABLED: _ErrorReason.ValueType  # 309
+    """FAILED_PRECONDITION: the room is disabled: no new seats."""
+    ERROR_REASON_ROOM_ALREADY_EXISTS: _ErrorReason.ValueType  # 310
+    """ALREADY_EXISTS: a room with that id exists already (created by another request)."""
+    ERROR_REASON_SHARD_NOT_OWNER: _ErrorReason.ValueType  # 311
+    """FAILED_PRECONDITION: a table shard no longer owns the room (its fencing token is stale)."""
     ERROR_REASON_SEAT_TAKEN: _ErrorReason.ValueType  # 400
     """FAILED_PRECONDITION: the seat is taken."""
     ERROR_REASON_TABLE_FULL: _ErrorReason.ValueType  # 401
@@ -455,13 +463,21 @@ ERROR_REASON_NOT_ON_ALLOW_LIST: ErrorReason.ValueType  # 302
 ERROR_REASON_INVITE_CODE_INVALID: ErrorReason.ValueType  # 303
 """NOT_FOUND: the invite code does not exist."""
 ERROR_REASON_INVITE_CODE_EXHAUSTED: ErrorReason.ValueType  # 304
-"""FAILED_PRECONDITION: the invite code has expired or has no uses left."""
+"""FAILED_PRECONDITION: the invite code has no uses left."""
 ERROR_REASON_MAINTENANCE_NO_NEW_SEATS: ErrorReason.ValueType  # 305
 """FAILED_PRECONDITION: the operator has stopped new seats (maintenance)."""
 ERROR_REASON_MAINTENANCE_NO_NEW_HANDS: ErrorReason.ValueType  # 306
 """FAILED_PRECONDITION: the operator has stopped new hands (maintenance)."""
 ERROR_REASON_NO_SHARD_AVAILABLE: ErrorReason.ValueType  # 307
 """UNAVAILABLE: no live table shard serves the table right now."""
+ERROR_REASON_INVITE_CODE_EXPIRED: ErrorReason.ValueType  # 308
+"""FAILED_PRECONDITION: the invite code has expired."""
+ERROR_REASON_ROOM_DISABLED: ErrorReason.ValueType  # 309
+"""FAILED_PRECONDITION: the room is disabled: no new seats."""
+ERROR_REASON_ROOM_ALREADY_EXISTS: ErrorReason.ValueType  # 310
+"""ALREADY_EXISTS: a room with that id exists already (created by another request)."""
+ERROR_REASON_SHARD_NOT_OWNER: ErrorReason.ValueType  # 311
+"""FAILED_PRECONDITION: a table shard no longer owns the room (its fencing token is stale)."""
 ERROR_REASON_SEAT_TAKEN: ErrorReason.ValueType  # 400
 """FAILED_PRECONDITION: the seat is taken."""
 ERROR_REASON_TABLE_FULL: ErrorReason.ValueType  # 401

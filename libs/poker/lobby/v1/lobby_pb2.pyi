@@ -40,28 +40,44 @@ class Room(_message.Message):
     RAKE_BASIS_POINTS_FIELD_NUMBER: _builtins.int
     RAKE_CAP_FIELD_NUMBER: _builtins.int
     CREATE_TIME_FIELD_NUMBER: _builtins.int
+    RAKE_NO_FLOP_NO_DROP_FIELD_NUMBER: _builtins.int
+    DISABLED_FIELD_NUMBER: _builtins.int
+    TABLE_COUNT_FIELD_NUMBER: _builtins.int
+    REVISION_FIELD_NUMBER: _builtins.int
+    UPDATE_TIME_FIELD_NUMBER: _builtins.int
+    OCCUPANCY_FIELD_NUMBER: _builtins.int
     room_id: _builtins.str
-    """The room id, chosen by the operator (`nlhe-gram-5-10`)."""
+    """The room id, chosen by the operator (`nlhe-gram-5-10`): lower-case letters, digits and `-`,
+    at most 64 characters.
+    """
     display_name: _builtins.str
-    """The name shown to players."""
+    """The name shown to players, at most 64 characters."""
     variant: _common_pb2.GameVariant.ValueType
     """The game played in the room."""
     pool: _common_pb2.ChipPool.ValueType
     """The chip pool of every stake, buy-in and pot in the room."""
     seats_per_table: _builtins.int
-    """The number of seats at each table: 2 to 9 for no-limit, up to 10 for fixed-limit, boxes for
-    house games.
+    """The number of seats at each table: 2 to 9 for no-limit, 2 to 10 for fixed-limit, 1 to 7 boxes
+    for house games.
     """
     min_buy_in: _builtins.int
     """The smallest buy-in in chips (cash games); 0 for house games, which play from the wallet."""
     max_buy_in: _builtins.int
     """The largest buy-in in chips (cash games); 0 for house games."""
     private: _builtins.bool
-    """True when only players on the allow-list (or with an invite code) may join."""
+    """True when only players on the room's allow-list (or with an invite code) may join."""
     rake_basis_points: _builtins.int
-    """Rake in basis points of the pot (0 to 500), cash games only."""
+    """Rake in basis points of the pot (0 to 500), cash games only; fixed at the start of each hand."""
     rake_cap: _builtins.int
-    """The rake cap in chips per hand, cash games only."""
+    """The rake cap in chips per hand (0 to 30 by the rules), cash games only."""
+    rake_no_flop_no_drop: _builtins.bool
+    """No flop, no drop: no rake from a hand that ends before the flop (cash games only)."""
+    disabled: _builtins.bool
+    """True when the room is disabled: listed to admins only, no new seats."""
+    table_count: _builtins.int
+    """How many standing tables the room keeps open (at least 1): tables `<room_id>.1` to `.N`."""
+    revision: _builtins.int
+    """Grows by one with every change of the room; a table compares it at the start of a hand."""
     @_builtins.property
     def blinds(self) -> Global___BlindStakes:
         """Blinds of a no-limit Hold'em room."""
@@ -77,6 +93,14 @@ class Room(_message.Message):
     @_builtins.property
     def create_time(self) -> _timestamp_pb2.Timestamp:
         """When the room was created."""
+
+    @_builtins.property
+    def update_time(self) -> _timestamp_pb2.Timestamp:
+        """When the room last changed."""
+
+    @_builtins.property
+    def occupancy(self) -> Global___RoomOccupancy:
+        """Live occupancy from the table shards (output only)."""
 
     def __init__(
         self,
@@ -95,16 +119,56 @@ class Room(_message.Message):
         rake_basis_points: _builtins.int = ...,
         rake_cap: _builtins.int = ...,
         create_time: _timestamp_pb2.Timestamp | None = ...,
+        rake_no_flop_no_drop: _builtins.bool = ...,
+        disabled: _builtins.bool = ...,
+        table_count: _builtins.int = ...,
+        revision: _builtins.int = ...,
+        update_time: _timestamp_pb2.Timestamp | None = ...,
+        occupancy: Global___RoomOccupancy | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["antes", b"antes", "blinds", b"blinds", "create_time", b"create_time", "limits", b"limits", "stakes", b"stakes"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["antes", b"antes", "blinds", b"blinds", "create_time", b"create_time", "limits", b"limits", "occupancy", b"occupancy", "stakes", b"stakes", "update_time", b"update_time"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["antes", b"antes", "blinds", b"blinds", "create_time", b"create_time", "display_name", b"display_name", "limits", b"limits", "max_buy_in", b"max_buy_in", "min_buy_in", b"min_buy_in", "pool", b"pool", "private", b"private", "rake_basis_points", b"rake_basis_points", "rake_cap", b"rake_cap", "room_id", b"room_id", "seats_per_table", b"seats_per_table", "stakes", b"stakes", "variant", b"variant"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["antes", b"antes", "blinds", b"blinds", "create_time", b"create_time", "disabled", b"disabled", "display_name", b"display_name", "limits", b"limits", "max_buy_in", b"max_buy_in", "min_buy_in", b"min_buy_in", "occupancy", b"occupancy", "pool", b"pool", "private", b"private", "rake_basis_points", b"rake_basis_points", "rake_cap", b"rake_cap", "rake_no_flop_no_drop", b"rake_no_flop_no_drop", "revision", b"revision", "room_id", b"room_id", "seats_per_table", b"seats_per_table", "stakes", b"stakes", "table_count", b"table_count", "update_time", b"update_time", "variant", b"variant"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType_stakes: _TypeAlias = _typing.Literal["blinds", "limits", "antes"]  # noqa: Y015
     _WhichOneofArgType_stakes: _TypeAlias = _typing.Literal["stakes", b"stakes"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_stakes) -> _WhichOneofReturnType_stakes | None: ...
 
 Global___Room: _TypeAlias = Room  # noqa: Y015
+
+@_typing.final
+class RoomOccupancy(_message.Message):
+    """RoomOccupancy counts what runs in a room right now, from the tables the shards publish."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RUNNING_TABLES_FIELD_NUMBER: _builtins.int
+    SEATS_TAKEN_FIELD_NUMBER: _builtins.int
+    SEATS_FREE_FIELD_NUMBER: _builtins.int
+    PLAYERS_WAITING_FIELD_NUMBER: _builtins.int
+    running_tables: _builtins.int
+    """Tables with at least one seated player."""
+    seats_taken: _builtins.int
+    """Seats taken over all tables."""
+    seats_free: _builtins.int
+    """Free seats over all open tables (standing tables included)."""
+    players_waiting: _builtins.int
+    """Players waiting for a seat."""
+    def __init__(
+        self,
+        *,
+        running_tables: _builtins.int = ...,
+        seats_taken: _builtins.int = ...,
+        seats_free: _builtins.int = ...,
+        players_waiting: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["players_waiting", b"players_waiting", "running_tables", b"running_tables", "seats_free", b"seats_free", "seats_taken", b"seats_taken"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RoomOccupancy: _TypeAlias = RoomOccupancy  # noqa: Y015
 
 @_typing.final
 class BlindStakes(_message.Message):
@@ -147,7 +211,7 @@ class LimitStakes(_message.Message):
     small_bet: _builtins.int
     """The small bet (pre-flop and flop); the big blind equals it, the small blind is half of it."""
     big_bet: _builtins.int
-    """The big bet (turn and river), normally twice the small bet."""
+    """The big bet (turn and river), twice the small bet."""
     def __init__(
         self,
         *,
@@ -193,6 +257,40 @@ class AnteStakes(_message.Message):
 Global___AnteStakes: _TypeAlias = AnteStakes  # noqa: Y015
 
 @_typing.final
+class SeatSummary(_message.Message):
+    """SeatSummary is one taken seat as the lobby shows it: public data only, never cards."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    DISPLAY_NAME_FIELD_NUMBER: _builtins.int
+    STACK_FIELD_NUMBER: _builtins.int
+    SITTING_OUT_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    """The seat (or box) number, from 0."""
+    display_name: _builtins.str
+    """The player's display name."""
+    stack: _builtins.int
+    """The chips in front of the player."""
+    sitting_out: _builtins.bool
+    """True while the player sits out."""
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        display_name: _builtins.str = ...,
+        stack: _builtins.int = ...,
+        sitting_out: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["display_name", b"display_name", "seat", b"seat", "sitting_out", b"sitting_out", "stack", b"stack"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SeatSummary: _TypeAlias = SeatSummary  # noqa: Y015
+
+@_typing.final
 class TableSummary(_message.Message):
     """TableSummary is a table of a room as the lobby lists it."""
 
@@ -204,8 +302,13 @@ class TableSummary(_message.Message):
     SEATS_FIELD_NUMBER: _builtins.int
     WAITING_PLAYERS_FIELD_NUMBER: _builtins.int
     HAND_IN_PROGRESS_FIELD_NUMBER: _builtins.int
+    TAKEN_SEATS_FIELD_NUMBER: _builtins.int
+    AVERAGE_POT_FIELD_NUMBER: _builtins.int
+    HANDS_PER_HOUR_FIELD_NUMBER: _builtins.int
+    SHARD_ID_FIELD_NUMBER: _builtins.int
+    UPDATE_TIME_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
-    """The table id."""
+    """The table id, `<room_id>.<n>`."""
     room_id: _builtins.str
     """The room the table belongs to."""
     seated_players: _builtins.int
@@ -216,6 +319,20 @@ class TableSummary(_message.Message):
     """How many players wait for a seat at this table."""
     hand_in_progress: _builtins.bool
     """True while a hand or round is running."""
+    average_pot: _builtins.int
+    """The average pot of the table's recent hands, in chips."""
+    hands_per_hour: _builtins.int
+    """Hands dealt per hour, from the table's recent hands."""
+    shard_id: _builtins.str
+    """The id of the table shard that serves the table; empty when no shard is live."""
+    @_builtins.property
+    def taken_seats(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatSummary]:
+        """The taken seats, in seat order."""
+
+    @_builtins.property
+    def update_time(self) -> _timestamp_pb2.Timestamp:
+        """When the shard last published the figures; unset for a standing table nobody sits at yet."""
+
     def __init__(
         self,
         *,
@@ -225,10 +342,15 @@ class TableSummary(_message.Message):
         seats: _builtins.int = ...,
         waiting_players: _builtins.int = ...,
         hand_in_progress: _builtins.bool = ...,
+        taken_seats: _abc.Iterable[Global___SeatSummary] | None = ...,
+        average_pot: _builtins.int = ...,
+        hands_per_hour: _builtins.int = ...,
+        shard_id: _builtins.str = ...,
+        update_time: _timestamp_pb2.Timestamp | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["update_time", b"update_time"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["hand_in_progress", b"hand_in_progress", "room_id", b"room_id", "seated_players", b"seated_players", "seats", b"seats", "table_id", b"table_id", "waiting_players", b"waiting_players"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["average_pot", b"average_pot", "hand_in_progress", b"hand_in_progress", "hands_per_hour", b"hands_per_hour", "room_id", b"room_id", "seated_players", b"seated_players", "seats", b"seats", "shard_id", b"shard_id", "table_id", b"table_id", "taken_seats", b"taken_seats", "update_time", b"update_time", "waiting_players", b"waiting_players"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -243,13 +365,24 @@ class ListRoomsRequest(_message.Message):
     VARIANT_FIELD_NUMBER: _builtins.int
     POOL_FIELD_NUMBER: _builtins.int
     PAGE_FIELD_NUMBER: _builtins.int
+    MIN_STAKE_FIELD_NUMBER: _builtins.int
+    MAX_STAKE_FIELD_NUMBER: _builtins.int
+    INCLUDE_DISABLED_FIELD_NUMBER: _builtins.int
     variant: _common_pb2.GameVariant.ValueType
     """Only rooms of this variant; unspecified means all variants."""
     pool: _common_pb2.ChipPool.ValueType
     """Only rooms of this pool; unspecified means both pools."""
+    min_stake: _builtins.int
+    """Only rooms whose stake is at least this many chips; the stake is the big blind (no-limit),
+    the small bet (fixed-limit) or the smallest ante (house games). 0 means no lower bound.
+    """
+    max_stake: _builtins.int
+    """Only rooms whose stake is at most this many chips; 0 means no upper bound."""
+    include_disabled: _builtins.bool
+    """Also list disabled rooms (admin only)."""
     @_builtins.property
     def page(self) -> _common_pb2.PageRequest:
-        """The page to return."""
+        """The page to return (default 50, at most 500)."""
 
     def __init__(
         self,
@@ -257,10 +390,13 @@ class ListRoomsRequest(_message.Message):
         variant: _common_pb2.GameVariant.ValueType = ...,
         pool: _common_pb2.ChipPool.ValueType = ...,
         page: _common_pb2.PageRequest | None = ...,
+        min_stake: _builtins.int = ...,
+        max_stake: _builtins.int = ...,
+        include_disabled: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["page", b"page"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["page", b"page", "pool", b"pool", "variant", b"variant"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["include_disabled", b"include_disabled", "max_stake", b"max_stake", "min_stake", b"min_stake", "page", b"page", "pool", b"pool", "variant", b"variant"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -373,7 +509,7 @@ class ListTablesResponse(_message.Message):
     TABLES_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def tables(self) -> _containers.RepeatedCompositeFieldContainer[Global___TableSummary]:
-        """The tables with their occupancy."""
+        """The tables with their occupancy, ordered by table number."""
 
     def __init__(
         self,
@@ -427,22 +563,30 @@ class JoinTableResponse(_message.Message):
     TABLE_ID_FIELD_NUMBER: _builtins.int
     SHARD_ID_FIELD_NUMBER: _builtins.int
     ADDRESS_FIELD_NUMBER: _builtins.int
+    FENCING_TOKEN_FIELD_NUMBER: _builtins.int
+    NEW_TABLE_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     """The table to use."""
     shard_id: _builtins.str
     """The id of the table shard that owns the table's room."""
     address: _builtins.str
     """The gRPC address (`host:port`) of that shard."""
+    fencing_token: _builtins.int
+    """The room's fencing token: it grows every time the room moves to another shard."""
+    new_table: _builtins.bool
+    """True when every table was full and this names a new table the shard opens on the first SitDown."""
     def __init__(
         self,
         *,
         table_id: _builtins.str = ...,
         shard_id: _builtins.str = ...,
         address: _builtins.str = ...,
+        fencing_token: _builtins.int = ...,
+        new_table: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["address", b"address", "shard_id", b"shard_id", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["address", b"address", "fencing_token", b"fencing_token", "new_table", b"new_table", "shard_id", b"shard_id", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -476,13 +620,13 @@ Global___RedeemInviteCodeRequest: _TypeAlias = RedeemInviteCodeRequest  # noqa: 
 
 @_typing.final
 class RedeemInviteCodeResponse(_message.Message):
-    """RedeemInviteCodeResponse names the room the caller may now enter."""
+    """RedeemInviteCodeResponse names the allow-list the caller is now on."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
     ROOM_ID_FIELD_NUMBER: _builtins.int
     room_id: _builtins.str
-    """The room the code opens."""
+    """The room the code opens; empty for the lobby-wide list of closed access."""
     def __init__(
         self,
         *,
@@ -497,6 +641,54 @@ class RedeemInviteCodeResponse(_message.Message):
 Global___RedeemInviteCodeResponse: _TypeAlias = RedeemInviteCodeResponse  # noqa: Y015
 
 @_typing.final
+class AuthorizeSeatRequest(_message.Message):
+    """AuthorizeSeatRequest names the player and room a shard is about to seat."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    ROOM_ID_FIELD_NUMBER: _builtins.int
+    player_id: _builtins.str
+    """The player who asked for the seat (from the player's verified token at the shard)."""
+    room_id: _builtins.str
+    """The room of the table."""
+    def __init__(
+        self,
+        *,
+        player_id: _builtins.str = ...,
+        room_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["player_id", b"player_id", "room_id", b"room_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AuthorizeSeatRequest: _TypeAlias = AuthorizeSeatRequest  # noqa: Y015
+
+@_typing.final
+class AuthorizeSeatResponse(_message.Message):
+    """AuthorizeSeatResponse confirms the player may sit down now."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ROOM_REVISION_FIELD_NUMBER: _builtins.int
+    room_revision: _builtins.int
+    """The room's current revision, so the shard knows whether its copy of the room is current."""
+    def __init__(
+        self,
+        *,
+        room_revision: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["room_revision", b"room_revision"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AuthorizeSeatResponse: _TypeAlias = AuthorizeSeatResponse  # noqa: Y015
+
+@_typing.final
 class CreateRoomRequest(_message.Message):
     """CreateRoomRequest defines a new room."""
 
@@ -508,10 +700,12 @@ class CreateRoomRequest(_message.Message):
     request_id: _builtins.str
     """The caller's idempotency key."""
     table_count: _builtins.int
-    """How many tables to open in the room at once (at least 1)."""
+    """How many standing tables to keep open in the room (1 to 100)."""
     @_builtins.property
     def room(self) -> Global___Room:
-        """The room to create; `create_time` is ignored."""
+        """The room to create; output-only fields (`create_time`, `update_time`, `revision`,
+        `occupancy`, `disabled`) are ignored.
+        """
 
     def __init__(
         self,
@@ -542,7 +736,7 @@ class CreateRoomResponse(_message.Message):
 
     @_builtins.property
     def table_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
-        """The ids of its tables."""
+        """The ids of its standing tables."""
 
     def __init__(
         self,
@@ -559,6 +753,160 @@ class CreateRoomResponse(_message.Message):
 Global___CreateRoomResponse: _TypeAlias = CreateRoomResponse  # noqa: Y015
 
 @_typing.final
+class UpdateRoomRequest(_message.Message):
+    """UpdateRoomRequest replaces the changeable fields of a room."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    ROOM_FIELD_NUMBER: _builtins.int
+    request_id: _builtins.str
+    """The caller's idempotency key."""
+    @_builtins.property
+    def room(self) -> Global___Room:
+        """The room with its new values; `room_id` names it. `variant`, `pool` and `seats_per_table`
+        must equal the stored ones (unspecified or 0 keeps them); output-only fields are ignored.
+        """
+
+    def __init__(
+        self,
+        *,
+        request_id: _builtins.str = ...,
+        room: Global___Room | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["room", b"room"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["request_id", b"request_id", "room", b"room"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___UpdateRoomRequest: _TypeAlias = UpdateRoomRequest  # noqa: Y015
+
+@_typing.final
+class UpdateRoomResponse(_message.Message):
+    """UpdateRoomResponse carries the room as stored after the change."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ROOM_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def room(self) -> Global___Room:
+        """The room, with its revision grown by one."""
+
+    def __init__(
+        self,
+        *,
+        room: Global___Room | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["room", b"room"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["room", b"room"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___UpdateRoomResponse: _TypeAlias = UpdateRoomResponse  # noqa: Y015
+
+@_typing.final
+class DisableRoomRequest(_message.Message):
+    """DisableRoomRequest names the room to disable."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    ROOM_ID_FIELD_NUMBER: _builtins.int
+    request_id: _builtins.str
+    """The caller's idempotency key."""
+    room_id: _builtins.str
+    """The room."""
+    def __init__(
+        self,
+        *,
+        request_id: _builtins.str = ...,
+        room_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["request_id", b"request_id", "room_id", b"room_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DisableRoomRequest: _TypeAlias = DisableRoomRequest  # noqa: Y015
+
+@_typing.final
+class DisableRoomResponse(_message.Message):
+    """DisableRoomResponse carries the room after the change."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ROOM_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def room(self) -> Global___Room:
+        """The room."""
+
+    def __init__(
+        self,
+        *,
+        room: Global___Room | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["room", b"room"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["room", b"room"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DisableRoomResponse: _TypeAlias = DisableRoomResponse  # noqa: Y015
+
+@_typing.final
+class EnableRoomRequest(_message.Message):
+    """EnableRoomRequest names the room to enable."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    ROOM_ID_FIELD_NUMBER: _builtins.int
+    request_id: _builtins.str
+    """The caller's idempotency key."""
+    room_id: _builtins.str
+    """The room."""
+    def __init__(
+        self,
+        *,
+        request_id: _builtins.str = ...,
+        room_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["request_id", b"request_id", "room_id", b"room_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___EnableRoomRequest: _TypeAlias = EnableRoomRequest  # noqa: Y015
+
+@_typing.final
+class EnableRoomResponse(_message.Message):
+    """EnableRoomResponse carries the room after the change."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ROOM_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def room(self) -> Global___Room:
+        """The room."""
+
+    def __init__(
+        self,
+        *,
+        room: Global___Room | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["room", b"room"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["room", b"room"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___EnableRoomResponse: _TypeAlias = EnableRoomResponse  # noqa: Y015
+
+@_typing.final
 class Maintenance(_message.Message):
     """Maintenance is the set of switches an operator uses to drain tables before a deploy."""
 
@@ -567,26 +915,64 @@ class Maintenance(_message.Message):
     NO_NEW_SEATS_FIELD_NUMBER: _builtins.int
     NO_NEW_HANDS_FIELD_NUMBER: _builtins.int
     MESSAGE_FIELD_NUMBER: _builtins.int
+    SET_BY_FIELD_NUMBER: _builtins.int
+    UPDATE_TIME_FIELD_NUMBER: _builtins.int
     no_new_seats: _builtins.bool
     """True stops new seats: SitDown and JoinTable are refused; seated players keep playing."""
     no_new_hands: _builtins.bool
-    """True stops new hands: running hands finish, no new hand starts."""
+    """True stops new hands: running hands finish, no new hand starts; players can leave and cash out."""
     message: _builtins.str
-    """Why, shown to players."""
+    """Why, shown to players (at most 256 characters)."""
+    set_by: _builtins.str
+    """Who set the switches last (the admin's subject); output only."""
+    @_builtins.property
+    def update_time(self) -> _timestamp_pb2.Timestamp:
+        """When the switches were set last; unset if never; output only."""
+
     def __init__(
         self,
         *,
         no_new_seats: _builtins.bool = ...,
         no_new_hands: _builtins.bool = ...,
         message: _builtins.str = ...,
+        set_by: _builtins.str = ...,
+        update_time: _timestamp_pb2.Timestamp | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["update_time", b"update_time"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["message", b"message", "no_new_hands", b"no_new_hands", "no_new_seats", b"no_new_seats"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["message", b"message", "no_new_hands", b"no_new_hands", "no_new_seats", b"no_new_seats", "set_by", b"set_by", "update_time", b"update_time"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___Maintenance: _TypeAlias = Maintenance  # noqa: Y015
+
+@_typing.final
+class RoomMaintenance(_message.Message):
+    """RoomMaintenance is the maintenance of one room."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ROOM_ID_FIELD_NUMBER: _builtins.int
+    MAINTENANCE_FIELD_NUMBER: _builtins.int
+    room_id: _builtins.str
+    """The room."""
+    @_builtins.property
+    def maintenance(self) -> Global___Maintenance:
+        """Its switches."""
+
+    def __init__(
+        self,
+        *,
+        room_id: _builtins.str = ...,
+        maintenance: Global___Maintenance | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["maintenance", b"maintenance"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["maintenance", b"maintenance", "room_id", b"room_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RoomMaintenance: _TypeAlias = RoomMaintenance  # noqa: Y015
 
 @_typing.final
 class SetMaintenanceRequest(_message.Message):
@@ -603,7 +989,7 @@ class SetMaintenanceRequest(_message.Message):
     """The room to switch; empty switches the whole lobby."""
     @_builtins.property
     def maintenance(self) -> Global___Maintenance:
-        """The switches to put in force."""
+        """The switches to put in force (`set_by` and `update_time` are ignored)."""
 
     def __init__(
         self,
@@ -651,16 +1037,20 @@ class GetMaintenanceRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     ROOM_ID_FIELD_NUMBER: _builtins.int
+    ALL_ROOMS_FIELD_NUMBER: _builtins.int
     room_id: _builtins.str
-    """The room; empty returns the lobby-wide switches only."""
+    """The room; empty returns the lobby-wide switches only (and every room's with `all_rooms`)."""
+    all_rooms: _builtins.bool
+    """Also return every room whose switches were ever set, in `rooms`."""
     def __init__(
         self,
         *,
         room_id: _builtins.str = ...,
+        all_rooms: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["room_id", b"room_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["all_rooms", b"all_rooms", "room_id", b"room_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -674,6 +1064,7 @@ class GetMaintenanceResponse(_message.Message):
 
     LOBBY_FIELD_NUMBER: _builtins.int
     ROOM_FIELD_NUMBER: _builtins.int
+    ROOMS_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def lobby(self) -> Global___Maintenance:
         """The switches for the whole lobby."""
@@ -682,15 +1073,20 @@ class GetMaintenanceResponse(_message.Message):
     def room(self) -> Global___Maintenance:
         """The switches for the room, if one was named."""
 
+    @_builtins.property
+    def rooms(self) -> _containers.RepeatedCompositeFieldContainer[Global___RoomMaintenance]:
+        """With `all_rooms`: every room whose switches were ever set, ordered by room id."""
+
     def __init__(
         self,
         *,
         lobby: Global___Maintenance | None = ...,
         room: Global___Maintenance | None = ...,
+        rooms: _abc.Iterable[Global___RoomMaintenance] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["lobby", b"lobby", "room", b"room"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["lobby", b"lobby", "room", b"room"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["lobby", b"lobby", "room", b"room", "rooms", b"rooms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -698,7 +1094,7 @@ Global___GetMaintenanceResponse: _TypeAlias = GetMaintenanceResponse  # noqa: Y0
 
 @_typing.final
 class UpdateAllowListRequest(_message.Message):
-    """UpdateAllowListRequest adds or removes players of a private room."""
+    """UpdateAllowListRequest adds or removes players of an allow-list."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -709,14 +1105,14 @@ class UpdateAllowListRequest(_message.Message):
     request_id: _builtins.str
     """The caller's idempotency key."""
     room_id: _builtins.str
-    """The room."""
+    """The room; empty means the lobby-wide list of closed access."""
     @_builtins.property
     def add_player_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
-        """Player ids to add."""
+        """Player ids to add (at most 500 per request)."""
 
     @_builtins.property
     def remove_player_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
-        """Player ids to remove."""
+        """Player ids to remove (at most 500 per request)."""
 
     def __init__(
         self,
@@ -758,17 +1154,17 @@ Global___UpdateAllowListResponse: _TypeAlias = UpdateAllowListResponse  # noqa: 
 
 @_typing.final
 class ListAllowListRequest(_message.Message):
-    """ListAllowListRequest pages through a room's allow-list."""
+    """ListAllowListRequest pages through an allow-list."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
     ROOM_ID_FIELD_NUMBER: _builtins.int
     PAGE_FIELD_NUMBER: _builtins.int
     room_id: _builtins.str
-    """The room."""
+    """The room; empty means the lobby-wide list."""
     @_builtins.property
     def page(self) -> _common_pb2.PageRequest:
-        """The page to return."""
+        """The page to return (default 100, at most 500)."""
 
     def __init__(
         self,
@@ -816,7 +1212,7 @@ Global___ListAllowListResponse: _TypeAlias = ListAllowListResponse  # noqa: Y015
 
 @_typing.final
 class CreateInviteCodeRequest(_message.Message):
-    """CreateInviteCodeRequest asks for a new invite code for a private room."""
+    """CreateInviteCodeRequest asks for a new invite code."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -827,12 +1223,12 @@ class CreateInviteCodeRequest(_message.Message):
     request_id: _builtins.str
     """The caller's idempotency key."""
     room_id: _builtins.str
-    """The room the code opens."""
+    """The room the code opens; empty means the lobby-wide list of closed access."""
     max_uses: _builtins.int
-    """How many players may redeem it (at least 1)."""
+    """How many players may redeem it (1 to 100000)."""
     @_builtins.property
     def expire_time(self) -> _timestamp_pb2.Timestamp:
-        """When it stops working; unset means it never expires."""
+        """When it stops working; unset means it never expires; must be in the future."""
 
     def __init__(
         self,

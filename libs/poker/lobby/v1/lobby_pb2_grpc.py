@@ -27,8 +27,10 @@ if _version_not_supported:
 
 class LobbyServiceStub:
     """LobbyService is the room catalogue and the front door to tables: it lists rooms and tables with
-    their occupancy, decides who may enter a private room, and routes a player to the table shard
-    that owns the table. Admin RPCs switch maintenance modes and manage allow-lists and invite codes.
+    their occupancy, decides who may sit down (closed access, private rooms, maintenance), and routes
+    a player to the table shard that owns the room. Admin RPCs manage rooms, maintenance switches,
+    allow-lists and invite codes. Every string field has a maximum length (ids 128 characters,
+    display names 64, messages 256) and refuses control characters: FIELD_INVALID names the field.
     """
 
     def __init__(self, channel):
@@ -62,10 +64,30 @@ class LobbyServiceStub:
                 request_serializer=poker_dot_lobby_dot_v1_dot_lobby__pb2.RedeemInviteCodeRequest.SerializeToString,
                 response_deserializer=poker_dot_lobby_dot_v1_dot_lobby__pb2.RedeemInviteCodeResponse.FromString,
                 _registered_method=True)
+        self.AuthorizeSeat = channel.unary_unary(
+                '/poker.lobby.v1.LobbyService/AuthorizeSeat',
+                request_serializer=poker_dot_lobby_dot_v1_dot_lobby__pb2.AuthorizeSeatRequest.SerializeToString,
+                response_deserializer=poker_dot_lobby_dot_v1_dot_lobby__pb2.AuthorizeSeatResponse.FromString,
+                _registered_method=True)
         self.CreateRoom = channel.unary_unary(
                 '/poker.lobby.v1.LobbyService/CreateRoom',
                 request_serializer=poker_dot_lobby_dot_v1_dot_lobby__pb2.CreateRoomRequest.SerializeToString,
                 response_deserializer=poker_dot_lobby_dot_v1_dot_lobby__pb2.CreateRoomResponse.FromString,
+                _registered_method=True)
+        self.UpdateRoom = channel.unary_unary(
+                '/poker.lobby.v1.LobbyService/UpdateRoom',
+                request_serializer=poker_dot_lobby_dot_v1_dot_lobby__pb2.UpdateRoomRequest.SerializeToString,
+                response_deserializer=poker_dot_lobby_dot_v1_dot_lobby__pb2.UpdateRoomResponse.FromString,
+                _registered_method=True)
+        self.DisableRoom = channel.unary_unary(
+                '/poker.lobby.v1.LobbyService/DisableRoom',
+                request_serializer=poker_dot_lobby_dot_v1_dot_lobby__pb2.DisableRoomRequest.SerializeToString,
+                response_deserializer=poker_dot_lobby_dot_v1_dot_lobby__pb2.DisableRoomResponse.FromString,
+                _registered_method=True)
+        self.EnableRoom = channel.unary_unary(
+                '/poker.lobby.v1.LobbyService/EnableRoom',
+                request_serializer=poker_dot_lobby_dot_v1_dot_lobby__pb2.EnableRoomRequest.SerializeToString,
+                response_deserializer=poker_dot_lobby_dot_v1_dot_lobby__pb2.EnableRoomResponse.FromString,
                 _registered_method=True)
         self.SetMaintenance = channel.unary_unary(
                 '/poker.lobby.v1.LobbyService/SetMaintenance',
@@ -96,48 +118,63 @@ class LobbyServiceStub:
 
 class LobbyServiceServicer:
     """LobbyService is the room catalogue and the front door to tables: it lists rooms and tables with
-    their occupancy, decides who may enter a private room, and routes a player to the table shard
-    that owns the table. Admin RPCs switch maintenance modes and manage allow-lists and invite codes.
+    their occupancy, decides who may sit down (closed access, private rooms, maintenance), and routes
+    a player to the table shard that owns the room. Admin RPCs manage rooms, maintenance switches,
+    allow-lists and invite codes. Every string field has a maximum length (ids 128 characters,
+    display names 64, messages 256) and refuses control characters: FIELD_INVALID names the field.
     """
 
     def ListRooms(self, request, context):
-        """ListRooms lists the rooms the caller may see, filtered by variant and pool.
-        Errors: PAGE_TOKEN_INVALID.
+        """ListRooms lists the rooms the caller may see, filtered by variant, pool and stake, ordered by
+        room id, with each room's live occupancy. Disabled rooms only with `include_disabled` (admin).
+        Errors: PAGE_TOKEN_INVALID, FIELD_INVALID (a filter out of range), ROLE_REQUIRED.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def GetRoom(self, request, context):
-        """GetRoom returns one room by id.
-        Errors: ROOM_NOT_FOUND (also for a private room the caller may not enter).
+        """GetRoom returns one room by id, with its occupancy.
+        Errors: ROOM_NOT_FOUND (also for a private room the caller may not enter), FIELD_INVALID.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def ListTables(self, request, context):
-        """ListTables lists a room's tables with their occupancy.
-        Errors: ROOM_NOT_FOUND.
+        """ListTables lists a room's tables with seats, stacks, average pot, hands per hour and shard.
+        Errors: ROOM_NOT_FOUND, FIELD_INVALID.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def JoinTable(self, request, context):
-        """JoinTable checks access and maintenance and returns the shard that serves the table, where the
-        caller then calls `poker.table.v1.TableService.SitDown` or a watch stream. It takes no seat.
-        Errors: ROOM_NOT_FOUND, TABLE_NOT_FOUND, NOT_ON_ALLOW_LIST, MAINTENANCE_NO_NEW_SEATS,
-        NO_SHARD_AVAILABLE.
+        """JoinTable checks access and maintenance and returns the table and the shard that serves the
+        table's room, where the caller then calls `poker.table.v1.TableService.SitDown` or a watch
+        stream. It takes no seat. Without a table id it picks the fullest table with a free seat, or
+        names the next table of the room when all are full (the shard opens it on the first SitDown).
+        Errors: ROOM_NOT_FOUND, ROOM_DISABLED, TABLE_NOT_FOUND, NOT_ON_ALLOW_LIST,
+        MAINTENANCE_NO_NEW_SEATS, TABLE_FULL, NO_SHARD_AVAILABLE.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def RedeemInviteCode(self, request, context):
-        """RedeemInviteCode adds the caller to the allow-list of the room the code belongs to.
-        Idempotent by `request_id`; redeeming a code the caller already redeemed changes nothing.
-        Errors: INVITE_CODE_INVALID, INVITE_CODE_EXHAUSTED, IDEMPOTENCY_CONFLICT.
+        """RedeemInviteCode adds the caller to the allow-list the code belongs to (a room's, or the
+        lobby-wide list of closed access). Idempotent per player: redeeming a code the caller already
+        redeemed returns the same answer and uses nothing. Errors: INVITE_CODE_INVALID (unknown code),
+        INVITE_CODE_EXPIRED, INVITE_CODE_EXHAUSTED (no uses left), FIELD_REQUIRED, FIELD_INVALID.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AuthorizeSeat(self, request, context):
+        """AuthorizeSeat tells a table shard whether a player may take a seat in a room now: the same
+        access and maintenance checks as JoinTable (service: table). Errors: ROOM_NOT_FOUND,
+        ROOM_DISABLED, NOT_ON_ALLOW_LIST, MAINTENANCE_NO_NEW_SEATS, ROLE_REQUIRED.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -145,38 +182,67 @@ class LobbyServiceServicer:
 
     def CreateRoom(self, request, context):
         """CreateRoom adds a room to the catalogue (admin). Idempotent by `request_id`.
-        Errors: FIELD_REQUIRED, FIELD_INVALID, POOL_INVALID, IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
+        Errors: FIELD_REQUIRED, FIELD_INVALID, POOL_INVALID, ROOM_ALREADY_EXISTS,
+        IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def UpdateRoom(self, request, context):
+        """UpdateRoom changes a room's name, stakes, buy-ins, rake, privacy or table count (admin); the
+        variant, pool and seats stay. Tables read the room at the start of each hand, so a change
+        applies from the next hand, never to a running one. Idempotent by `request_id`.
+        Errors: ROOM_NOT_FOUND, FIELD_REQUIRED, FIELD_INVALID, IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DisableRoom(self, request, context):
+        """DisableRoom stops new seats in a room for good (admin); seated players finish and leave.
+        Idempotent by `request_id`. Errors: ROOM_NOT_FOUND, IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def EnableRoom(self, request, context):
+        """EnableRoom opens a disabled room again (admin). Idempotent by `request_id`.
+        Errors: ROOM_NOT_FOUND, IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def SetMaintenance(self, request, context):
-        """SetMaintenance switches maintenance modes for the whole lobby or one room (admin).
-        Idempotent by `request_id`. Errors: ROOM_NOT_FOUND, ROLE_REQUIRED, IDEMPOTENCY_CONFLICT.
+        """SetMaintenance switches maintenance for the whole lobby or one room (admin). Table shards learn
+        the change within two seconds. Idempotent by `request_id`.
+        Errors: ROOM_NOT_FOUND, FIELD_INVALID, ROLE_REQUIRED, IDEMPOTENCY_CONFLICT.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def GetMaintenance(self, request, context):
-        """GetMaintenance returns the maintenance switches in force for the lobby and for one room.
-        Errors: ROOM_NOT_FOUND.
+        """GetMaintenance returns the maintenance switches in force for the lobby and for one room, or for
+        every room that has any (what a table shard without Redis polls). Errors: ROOM_NOT_FOUND.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def UpdateAllowList(self, request, context):
-        """UpdateAllowList adds players to or removes them from a private room's allow-list (admin).
-        Idempotent by `request_id`. Errors: ROOM_NOT_FOUND, ROLE_REQUIRED, IDEMPOTENCY_CONFLICT.
+        """UpdateAllowList adds players to or removes them from an allow-list (admin): a room's, or with
+        an empty room id the lobby-wide list of closed access. Idempotent by `request_id`.
+        Errors: ROOM_NOT_FOUND, FIELD_INVALID, ROLE_REQUIRED, IDEMPOTENCY_CONFLICT.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def ListAllowList(self, request, context):
-        """ListAllowList lists the players allowed into a private room (admin).
+        """ListAllowList lists the players of an allow-list (admin).
         Errors: ROOM_NOT_FOUND, ROLE_REQUIRED, PAGE_TOKEN_INVALID.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -184,7 +250,8 @@ class LobbyServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def CreateInviteCode(self, request, context):
-        """CreateInviteCode issues an invite code for a private room (admin). Idempotent by `request_id`.
+        """CreateInviteCode issues an invite code for a room's allow-list, or with an empty room id for
+        the lobby-wide list (admin). Idempotent by `request_id`.
         Errors: ROOM_NOT_FOUND, FIELD_INVALID, ROLE_REQUIRED, IDEMPOTENCY_CONFLICT.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -219,10 +286,30 @@ def add_LobbyServiceServicer_to_server(servicer, server):
                     request_deserializer=poker_dot_lobby_dot_v1_dot_lobby__pb2.RedeemInviteCodeRequest.FromString,
                     response_serializer=poker_dot_lobby_dot_v1_dot_lobby__pb2.RedeemInviteCodeResponse.SerializeToString,
             ),
+            'AuthorizeSeat': grpc.unary_unary_rpc_method_handler(
+                    servicer.AuthorizeSeat,
+                    request_deserializer=poker_dot_lobby_dot_v1_dot_lobby__pb2.AuthorizeSeatRequest.FromString,
+                    response_serializer=poker_dot_lobby_dot_v1_dot_lobby__pb2.AuthorizeSeatResponse.SerializeToString,
+            ),
             'CreateRoom': grpc.unary_unary_rpc_method_handler(
                     servicer.CreateRoom,
                     request_deserializer=poker_dot_lobby_dot_v1_dot_lobby__pb2.CreateRoomRequest.FromString,
                     response_serializer=poker_dot_lobby_dot_v1_dot_lobby__pb2.CreateRoomResponse.SerializeToString,
+            ),
+            'UpdateRoom': grpc.unary_unary_rpc_method_handler(
+                    servicer.UpdateRoom,
+                    request_deserializer=poker_dot_lobby_dot_v1_dot_lobby__pb2.UpdateRoomRequest.FromString,
+                    response_serializer=poker_dot_lobby_dot_v1_dot_lobby__pb2.UpdateRoomResponse.SerializeToString,
+            ),
+            'DisableRoom': grpc.unary_unary_rpc_method_handler(
+                    servicer.DisableRoom,
+                    request_deserializer=poker_dot_lobby_dot_v1_dot_lobby__pb2.DisableRoomRequest.FromString,
+                    response_serializer=poker_dot_lobby_dot_v1_dot_lobby__pb2.DisableRoomResponse.SerializeToString,
+            ),
+            'EnableRoom': grpc.unary_unary_rpc_method_handler(
+                    servicer.EnableRoom,
+                    request_deserializer=poker_dot_lobby_dot_v1_dot_lobby__pb2.EnableRoomRequest.FromString,
+                    response_serializer=poker_dot_lobby_dot_v1_dot_lobby__pb2.EnableRoomResponse.SerializeToString,
             ),
             'SetMaintenance': grpc.unary_unary_rpc_method_handler(
                     servicer.SetMaintenance,
@@ -259,8 +346,10 @@ def add_LobbyServiceServicer_to_server(servicer, server):
  # This class is part of an EXPERIMENTAL API.
 class LobbyService:
     """LobbyService is the room catalogue and the front door to tables: it lists rooms and tables with
-    their occupancy, decides who may enter a private room, and routes a player to the table shard
-    that owns the table. Admin RPCs switch maintenance modes and manage allow-lists and invite codes.
+    their occupancy, decides who may sit down (closed access, private rooms, maintenance), and routes
+    a player to the table shard that owns the room. Admin RPCs manage rooms, maintenance switches,
+    allow-lists and invite codes. Every string field has a maximum length (ids 128 characters,
+    display names 64, messages 256) and refuses control characters: FIELD_INVALID names the field.
     """
 
     @staticmethod
@@ -399,6 +488,33 @@ class LobbyService:
             _registered_method=True)
 
     @staticmethod
+    def AuthorizeSeat(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/poker.lobby.v1.LobbyService/AuthorizeSeat',
+            poker_dot_lobby_dot_v1_dot_lobby__pb2.AuthorizeSeatRequest.SerializeToString,
+            poker_dot_lobby_dot_v1_dot_lobby__pb2.AuthorizeSeatResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
     def CreateRoom(request,
             target,
             options=(),
@@ -415,6 +531,87 @@ class LobbyService:
             '/poker.lobby.v1.LobbyService/CreateRoom',
             poker_dot_lobby_dot_v1_dot_lobby__pb2.CreateRoomRequest.SerializeToString,
             poker_dot_lobby_dot_v1_dot_lobby__pb2.CreateRoomResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def UpdateRoom(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/poker.lobby.v1.LobbyService/UpdateRoom',
+            poker_dot_lobby_dot_v1_dot_lobby__pb2.UpdateRoomRequest.SerializeToString,
+            poker_dot_lobby_dot_v1_dot_lobby__pb2.UpdateRoomResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DisableRoom(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/poker.lobby.v1.LobbyService/DisableRoom',
+            poker_dot_lobby_dot_v1_dot_lobby__pb2.DisableRoomRequest.SerializeToString,
+            poker_dot_lobby_dot_v1_dot_lobby__pb2.DisableRoomResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def EnableRoom(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/poker.lobby.v1.LobbyService/EnableRoom',
+            poker_dot_lobby_dot_v1_dot_lobby__pb2.EnableRoomRequest.SerializeToString,
+            poker_dot_lobby_dot_v1_dot_lobby__pb2.EnableRoomResponse.FromString,
             options,
             channel_credentials,
             insecure,

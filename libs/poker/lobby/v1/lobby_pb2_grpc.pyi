@@ -28,8 +28,10 @@ GRPC_VERSION: str
 
 class LobbyServiceStub:
     """LobbyService is the room catalogue and the front door to tables: it lists rooms and tables with
-    their occupancy, decides who may enter a private room, and routes a player to the table shard
-    that owns the table. Admin RPCs switch maintenance modes and manage allow-lists and invite codes.
+    their occupancy, decides who may sit down (closed access, private rooms, maintenance), and routes
+    a player to the table shard that owns the room. Admin RPCs manage rooms, maintenance switches,
+    allow-lists and invite codes. Every string field has a maximum length (ids 128 characters,
+    display names 64, messages 256) and refuses control characters: FIELD_INVALID names the field.
     """
 
     @_typing.overload
@@ -37,113 +39,171 @@ class LobbyServiceStub:
     @_typing.overload
     def __new__(cls, channel: _aio.Channel) -> LobbyServiceAsyncStub: ...
     ListRooms: _grpc.UnaryUnaryMultiCallable[_lobby_pb2.ListRoomsRequest, _lobby_pb2.ListRoomsResponse]
-    """ListRooms lists the rooms the caller may see, filtered by variant and pool.
-    Errors: PAGE_TOKEN_INVALID.
+    """ListRooms lists the rooms the caller may see, filtered by variant, pool and stake, ordered by
+    room id, with each room's live occupancy. Disabled rooms only with `include_disabled` (admin).
+    Errors: PAGE_TOKEN_INVALID, FIELD_INVALID (a filter out of range), ROLE_REQUIRED.
     """
     GetRoom: _grpc.UnaryUnaryMultiCallable[_lobby_pb2.GetRoomRequest, _lobby_pb2.GetRoomResponse]
-    """GetRoom returns one room by id.
-    Errors: ROOM_NOT_FOUND (also for a private room the caller may not enter).
+    """GetRoom returns one room by id, with its occupancy.
+    Errors: ROOM_NOT_FOUND (also for a private room the caller may not enter), FIELD_INVALID.
     """
     ListTables: _grpc.UnaryUnaryMultiCallable[_lobby_pb2.ListTablesRequest, _lobby_pb2.ListTablesResponse]
-    """ListTables lists a room's tables with their occupancy.
-    Errors: ROOM_NOT_FOUND.
+    """ListTables lists a room's tables with seats, stacks, average pot, hands per hour and shard.
+    Errors: ROOM_NOT_FOUND, FIELD_INVALID.
     """
     JoinTable: _grpc.UnaryUnaryMultiCallable[_lobby_pb2.JoinTableRequest, _lobby_pb2.JoinTableResponse]
-    """JoinTable checks access and maintenance and returns the shard that serves the table, where the
-    caller then calls `poker.table.v1.TableService.SitDown` or a watch stream. It takes no seat.
-    Errors: ROOM_NOT_FOUND, TABLE_NOT_FOUND, NOT_ON_ALLOW_LIST, MAINTENANCE_NO_NEW_SEATS,
-    NO_SHARD_AVAILABLE.
+    """JoinTable checks access and maintenance and returns the table and the shard that serves the
+    table's room, where the caller then calls `poker.table.v1.TableService.SitDown` or a watch
+    stream. It takes no seat. Without a table id it picks the fullest table with a free seat, or
+    names the next table of the room when all are full (the shard opens it on the first SitDown).
+    Errors: ROOM_NOT_FOUND, ROOM_DISABLED, TABLE_NOT_FOUND, NOT_ON_ALLOW_LIST,
+    MAINTENANCE_NO_NEW_SEATS, TABLE_FULL, NO_SHARD_AVAILABLE.
     """
     RedeemInviteCode: _grpc.UnaryUnaryMultiCallable[_lobby_pb2.RedeemInviteCodeRequest, _lobby_pb2.RedeemInviteCodeResponse]
-    """RedeemInviteCode adds the caller to the allow-list of the room the code belongs to.
-    Idempotent by `request_id`; redeeming a code the caller already redeemed changes nothing.
-    Errors: INVITE_CODE_INVALID, INVITE_CODE_EXHAUSTED, IDEMPOTENCY_CONFLICT.
+    """RedeemInviteCode adds the caller to the allow-list the code belongs to (a room's, or the
+    lobby-wide list of closed access). Idempotent per player: redeeming a code the caller already
+    redeemed returns the same answer and uses nothing. Errors: INVITE_CODE_INVALID (unknown code),
+    INVITE_CODE_EXPIRED, INVITE_CODE_EXHAUSTED (no uses left), FIELD_REQUIRED, FIELD_INVALID.
+    """
+    AuthorizeSeat: _grpc.UnaryUnaryMultiCallable[_lobby_pb2.AuthorizeSeatRequest, _lobby_pb2.AuthorizeSeatResponse]
+    """AuthorizeSeat tells a table shard whether a player may take a seat in a room now: the same
+    access and maintenance checks as JoinTable (service: table). Errors: ROOM_NOT_FOUND,
+    ROOM_DISABLED, NOT_ON_ALLOW_LIST, MAINTENANCE_NO_NEW_SEATS, ROLE_REQUIRED.
     """
     CreateRoom: _grpc.UnaryUnaryMultiCallable[_lobby_pb2.CreateRoomRequest, _lobby_pb2.CreateRoomResponse]
     """CreateRoom adds a room to the catalogue (admin). Idempotent by `request_id`.
-    Errors: FIELD_REQUIRED, FIELD_INVALID, POOL_INVALID, IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
+    Errors: FIELD_REQUIRED, FIELD_INVALID, POOL_INVALID, ROOM_ALREADY_EXISTS,
+    IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
+    """
+    UpdateRoom: _grpc.UnaryUnaryMultiCallable[_lobby_pb2.UpdateRoomRequest, _lobby_pb2.UpdateRoomResponse]
+    """UpdateRoom changes a room's name, stakes, buy-ins, rake, privacy or table count (admin); the
+    variant, pool and seats stay. Tables read the room at the start of each hand, so a change
+    applies from the next hand, never to a running one. Idempotent by `request_id`.
+    Errors: ROOM_NOT_FOUND, FIELD_REQUIRED, FIELD_INVALID, IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
+    """
+    DisableRoom: _grpc.UnaryUnaryMultiCallable[_lobby_pb2.DisableRoomRequest, _lobby_pb2.DisableRoomResponse]
+    """DisableRoom stops new seats in a room for good (admin); seated players finish and leave.
+    Idempotent by `request_id`. Errors: ROOM_NOT_FOUND, IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
+    """
+    EnableRoom: _grpc.UnaryUnaryMultiCallable[_lobby_pb2.EnableRoomRequest, _lobby_pb2.EnableRoomResponse]
+    """EnableRoom opens a disabled room again (admin). Idempotent by `request_id`.
+    Errors: ROOM_NOT_FOUND, IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
     """
     SetMaintenance: _grpc.UnaryUnaryMultiCallable[_lobby_pb2.SetMaintenanceRequest, _lobby_pb2.SetMaintenanceResponse]
-    """SetMaintenance switches maintenance modes for the whole lobby or one room (admin).
-    Idempotent by `request_id`. Errors: ROOM_NOT_FOUND, ROLE_REQUIRED, IDEMPOTENCY_CONFLICT.
+    """SetMaintenance switches maintenance for the whole lobby or one room (admin). Table shards learn
+    the change within two seconds. Idempotent by `request_id`.
+    Errors: ROOM_NOT_FOUND, FIELD_INVALID, ROLE_REQUIRED, IDEMPOTENCY_CONFLICT.
     """
     GetMaintenance: _grpc.UnaryUnaryMultiCallable[_lobby_pb2.GetMaintenanceRequest, _lobby_pb2.GetMaintenanceResponse]
-    """GetMaintenance returns the maintenance switches in force for the lobby and for one room.
-    Errors: ROOM_NOT_FOUND.
+    """GetMaintenance returns the maintenance switches in force for the lobby and for one room, or for
+    every room that has any (what a table shard without Redis polls). Errors: ROOM_NOT_FOUND.
     """
     UpdateAllowList: _grpc.UnaryUnaryMultiCallable[_lobby_pb2.UpdateAllowListRequest, _lobby_pb2.UpdateAllowListResponse]
-    """UpdateAllowList adds players to or removes them from a private room's allow-list (admin).
-    Idempotent by `request_id`. Errors: ROOM_NOT_FOUND, ROLE_REQUIRED, IDEMPOTENCY_CONFLICT.
+    """UpdateAllowList adds players to or removes them from an allow-list (admin): a room's, or with
+    an empty room id the lobby-wide list of closed access. Idempotent by `request_id`.
+    Errors: ROOM_NOT_FOUND, FIELD_INVALID, ROLE_REQUIRED, IDEMPOTENCY_CONFLICT.
     """
     ListAllowList: _grpc.UnaryUnaryMultiCallable[_lobby_pb2.ListAllowListRequest, _lobby_pb2.ListAllowListResponse]
-    """ListAllowList lists the players allowed into a private room (admin).
+    """ListAllowList lists the players of an allow-list (admin).
     Errors: ROOM_NOT_FOUND, ROLE_REQUIRED, PAGE_TOKEN_INVALID.
     """
     CreateInviteCode: _grpc.UnaryUnaryMultiCallable[_lobby_pb2.CreateInviteCodeRequest, _lobby_pb2.CreateInviteCodeResponse]
-    """CreateInviteCode issues an invite code for a private room (admin). Idempotent by `request_id`.
+    """CreateInviteCode issues an invite code for a room's allow-list, or with an empty room id for
+    the lobby-wide list (admin). Idempotent by `request_id`.
     Errors: ROOM_NOT_FOUND, FIELD_INVALID, ROLE_REQUIRED, IDEMPOTENCY_CONFLICT.
     """
 
 @_typing.type_check_only
 class LobbyServiceAsyncStub(LobbyServiceStub):
     """LobbyService is the room catalogue and the front door to tables: it lists rooms and tables with
-    their occupancy, decides who may enter a private room, and routes a player to the table shard
-    that owns the table. Admin RPCs switch maintenance modes and manage allow-lists and invite codes.
+    their occupancy, decides who may sit down (closed access, private rooms, maintenance), and routes
+    a player to the table shard that owns the room. Admin RPCs manage rooms, maintenance switches,
+    allow-lists and invite codes. Every string field has a maximum length (ids 128 characters,
+    display names 64, messages 256) and refuses control characters: FIELD_INVALID names the field.
     """
 
     def __init__(self, channel: _aio.Channel) -> None: ...
     ListRooms: _aio.UnaryUnaryMultiCallable[_lobby_pb2.ListRoomsRequest, _lobby_pb2.ListRoomsResponse]  # type: ignore[assignment]
-    """ListRooms lists the rooms the caller may see, filtered by variant and pool.
-    Errors: PAGE_TOKEN_INVALID.
+    """ListRooms lists the rooms the caller may see, filtered by variant, pool and stake, ordered by
+    room id, with each room's live occupancy. Disabled rooms only with `include_disabled` (admin).
+    Errors: PAGE_TOKEN_INVALID, FIELD_INVALID (a filter out of range), ROLE_REQUIRED.
     """
     GetRoom: _aio.UnaryUnaryMultiCallable[_lobby_pb2.GetRoomRequest, _lobby_pb2.GetRoomResponse]  # type: ignore[assignment]
-    """GetRoom returns one room by id.
-    Errors: ROOM_NOT_FOUND (also for a private room the caller may not enter).
+    """GetRoom returns one room by id, with its occupancy.
+    Errors: ROOM_NOT_FOUND (also for a private room the caller may not enter), FIELD_INVALID.
     """
     ListTables: _aio.UnaryUnaryMultiCallable[_lobby_pb2.ListTablesRequest, _lobby_pb2.ListTablesResponse]  # type: ignore[assignment]
-    """ListTables lists a room's tables with their occupancy.
-    Errors: ROOM_NOT_FOUND.
+    """ListTables lists a room's tables with seats, stacks, average pot, hands per hour and shard.
+    Errors: ROOM_NOT_FOUND, FIELD_INVALID.
     """
     JoinTable: _aio.UnaryUnaryMultiCallable[_lobby_pb2.JoinTableRequest, _lobby_pb2.JoinTableResponse]  # type: ignore[assignment]
-    """JoinTable checks access and maintenance and returns the shard that serves the table, where the
-    caller then calls `poker.table.v1.TableService.SitDown` or a watch stream. It takes no seat.
-    Errors: ROOM_NOT_FOUND, TABLE_NOT_FOUND, NOT_ON_ALLOW_LIST, MAINTENANCE_NO_NEW_SEATS,
-    NO_SHARD_AVAILABLE.
+    """JoinTable checks access and maintenance and returns the table and the shard that serves the
+    table's room, where the caller then calls `poker.table.v1.TableService.SitDown` or a watch
+    stream. It takes no seat. Without a table id it picks the fullest table with a free seat, or
+    names the next table of the room when all are full (the shard opens it on the first SitDown).
+    Errors: ROOM_NOT_FOUND, ROOM_DISABLED, TABLE_NOT_FOUND, NOT_ON_ALLOW_LIST,
+    MAINTENANCE_NO_NEW_SEATS, TABLE_FULL, NO_SHARD_AVAILABLE.
     """
     RedeemInviteCode: _aio.UnaryUnaryMultiCallable[_lobby_pb2.RedeemInviteCodeRequest, _lobby_pb2.RedeemInviteCodeResponse]  # type: ignore[assignment]
-    """RedeemInviteCode adds the caller to the allow-list of the room the code belongs to.
-    Idempotent by `request_id`; redeeming a code the caller already redeemed changes nothing.
-    Errors: INVITE_CODE_INVALID, INVITE_CODE_EXHAUSTED, IDEMPOTENCY_CONFLICT.
+    """RedeemInviteCode adds the caller to the allow-list the code belongs to (a room's, or the
+    lobby-wide list of closed access). Idempotent per player: redeeming a code the caller already
+    redeemed returns the same answer and uses nothing. Errors: INVITE_CODE_INVALID (unknown code),
+    INVITE_CODE_EXPIRED, INVITE_CODE_EXHAUSTED (no uses left), FIELD_REQUIRED, FIELD_INVALID.
+    """
+    AuthorizeSeat: _aio.UnaryUnaryMultiCallable[_lobby_pb2.AuthorizeSeatRequest, _lobby_pb2.AuthorizeSeatResponse]  # type: ignore[assignment]
+    """AuthorizeSeat tells a table shard whether a player may take a seat in a room now: the same
+    access and maintenance checks as JoinTable (service: table). Errors: ROOM_NOT_FOUND,
+    ROOM_DISABLED, NOT_ON_ALLOW_LIST, MAINTENANCE_NO_NEW_SEATS, ROLE_REQUIRED.
     """
     CreateRoom: _aio.UnaryUnaryMultiCallable[_lobby_pb2.CreateRoomRequest, _lobby_pb2.CreateRoomResponse]  # type: ignore[assignment]
     """CreateRoom adds a room to the catalogue (admin). Idempotent by `request_id`.
-    Errors: FIELD_REQUIRED, FIELD_INVALID, POOL_INVALID, IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
+    Errors: FIELD_REQUIRED, FIELD_INVALID, POOL_INVALID, ROOM_ALREADY_EXISTS,
+    IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
+    """
+    UpdateRoom: _aio.UnaryUnaryMultiCallable[_lobby_pb2.UpdateRoomRequest, _lobby_pb2.UpdateRoomResponse]  # type: ignore[assignment]
+    """UpdateRoom changes a room's name, stakes, buy-ins, rake, privacy or table count (admin); the
+    variant, pool and seats stay. Tables read the room at the start of each hand, so a change
+    applies from the next hand, never to a running one. Idempotent by `request_id`.
+    Errors: ROOM_NOT_FOUND, FIELD_REQUIRED, FIELD_INVALID, IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
+    """
+    DisableRoom: _aio.UnaryUnaryMultiCallable[_lobby_pb2.DisableRoomRequest, _lobby_pb2.DisableRoomResponse]  # type: ignore[assignment]
+    """DisableRoom stops new seats in a room for good (admin); seated players finish and leave.
+    Idempotent by `request_id`. Errors: ROOM_NOT_FOUND, IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
+    """
+    EnableRoom: _aio.UnaryUnaryMultiCallable[_lobby_pb2.EnableRoomRequest, _lobby_pb2.EnableRoomResponse]  # type: ignore[assignment]
+    """EnableRoom opens a disabled room again (admin). Idempotent by `request_id`.
+    Errors: ROOM_NOT_FOUND, IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
     """
     SetMaintenance: _aio.UnaryUnaryMultiCallable[_lobby_pb2.SetMaintenanceRequest, _lobby_pb2.SetMaintenanceResponse]  # type: ignore[assignment]
-    """SetMaintenance switches maintenance modes for the whole lobby or one room (admin).
-    Idempotent by `request_id`. Errors: ROOM_NOT_FOUND, ROLE_REQUIRED, IDEMPOTENCY_CONFLICT.
+    """SetMaintenance switches maintenance for the whole lobby or one room (admin). Table shards learn
+    the change within two seconds. Idempotent by `request_id`.
+    Errors: ROOM_NOT_FOUND, FIELD_INVALID, ROLE_REQUIRED, IDEMPOTENCY_CONFLICT.
     """
     GetMaintenance: _aio.UnaryUnaryMultiCallable[_lobby_pb2.GetMaintenanceRequest, _lobby_pb2.GetMaintenanceResponse]  # type: ignore[assignment]
-    """GetMaintenance returns the maintenance switches in force for the lobby and for one room.
-    Errors: ROOM_NOT_FOUND.
+    """GetMaintenance returns the maintenance switches in force for the lobby and for one room, or for
+    every room that has any (what a table shard without Redis polls). Errors: ROOM_NOT_FOUND.
     """
     UpdateAllowList: _aio.UnaryUnaryMultiCallable[_lobby_pb2.UpdateAllowListRequest, _lobby_pb2.UpdateAllowListResponse]  # type: ignore[assignment]
-    """UpdateAllowList adds players to or removes them from a private room's allow-list (admin).
-    Idempotent by `request_id`. Errors: ROOM_NOT_FOUND, ROLE_REQUIRED, IDEMPOTENCY_CONFLICT.
+    """UpdateAllowList adds players to or removes them from an allow-list (admin): a room's, or with
+    an empty room id the lobby-wide list of closed access. Idempotent by `request_id`.
+    Errors: ROOM_NOT_FOUND, FIELD_INVALID, ROLE_REQUIRED, IDEMPOTENCY_CONFLICT.
     """
     ListAllowList: _aio.UnaryUnaryMultiCallable[_lobby_pb2.ListAllowListRequest, _lobby_pb2.ListAllowListResponse]  # type: ignore[assignment]
-    """ListAllowList lists the players allowed into a private room (admin).
+    """ListAllowList lists the players of an allow-list (admin).
     Errors: ROOM_NOT_FOUND, ROLE_REQUIRED, PAGE_TOKEN_INVALID.
     """
     CreateInviteCode: _aio.UnaryUnaryMultiCallable[_lobby_pb2.CreateInviteCodeRequest, _lobby_pb2.CreateInviteCodeResponse]  # type: ignore[assignment]
-    """CreateInviteCode issues an invite code for a private room (admin). Idempotent by `request_id`.
+    """CreateInviteCode issues an invite code for a room's allow-list, or with an empty room id for
+    the lobby-wide list (admin). Idempotent by `request_id`.
     Errors: ROOM_NOT_FOUND, FIELD_INVALID, ROLE_REQUIRED, IDEMPOTENCY_CONFLICT.
     """
 
 class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
     """LobbyService is the room catalogue and the front door to tables: it lists rooms and tables with
-    their occupancy, decides who may enter a private room, and routes a player to the table shard
-    that owns the table. Admin RPCs switch maintenance modes and manage allow-lists and invite codes.
+    their occupancy, decides who may sit down (closed access, private rooms, maintenance), and routes
+    a player to the table shard that owns the room. Admin RPCs manage rooms, maintenance switches,
+    allow-lists and invite codes. Every string field has a maximum length (ids 128 characters,
+    display names 64, messages 256) and refuses control characters: FIELD_INVALID names the field.
     """
 
     @_abc_1.abstractmethod
@@ -152,8 +212,9 @@ class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _lobby_pb2.ListRoomsRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_lobby_pb2.ListRoomsResponse, _abc.Awaitable[_lobby_pb2.ListRoomsResponse]]:
-        """ListRooms lists the rooms the caller may see, filtered by variant and pool.
-        Errors: PAGE_TOKEN_INVALID.
+        """ListRooms lists the rooms the caller may see, filtered by variant, pool and stake, ordered by
+        room id, with each room's live occupancy. Disabled rooms only with `include_disabled` (admin).
+        Errors: PAGE_TOKEN_INVALID, FIELD_INVALID (a filter out of range), ROLE_REQUIRED.
         """
 
     @_abc_1.abstractmethod
@@ -162,8 +223,8 @@ class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _lobby_pb2.GetRoomRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_lobby_pb2.GetRoomResponse, _abc.Awaitable[_lobby_pb2.GetRoomResponse]]:
-        """GetRoom returns one room by id.
-        Errors: ROOM_NOT_FOUND (also for a private room the caller may not enter).
+        """GetRoom returns one room by id, with its occupancy.
+        Errors: ROOM_NOT_FOUND (also for a private room the caller may not enter), FIELD_INVALID.
         """
 
     @_abc_1.abstractmethod
@@ -172,8 +233,8 @@ class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _lobby_pb2.ListTablesRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_lobby_pb2.ListTablesResponse, _abc.Awaitable[_lobby_pb2.ListTablesResponse]]:
-        """ListTables lists a room's tables with their occupancy.
-        Errors: ROOM_NOT_FOUND.
+        """ListTables lists a room's tables with seats, stacks, average pot, hands per hour and shard.
+        Errors: ROOM_NOT_FOUND, FIELD_INVALID.
         """
 
     @_abc_1.abstractmethod
@@ -182,10 +243,12 @@ class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _lobby_pb2.JoinTableRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_lobby_pb2.JoinTableResponse, _abc.Awaitable[_lobby_pb2.JoinTableResponse]]:
-        """JoinTable checks access and maintenance and returns the shard that serves the table, where the
-        caller then calls `poker.table.v1.TableService.SitDown` or a watch stream. It takes no seat.
-        Errors: ROOM_NOT_FOUND, TABLE_NOT_FOUND, NOT_ON_ALLOW_LIST, MAINTENANCE_NO_NEW_SEATS,
-        NO_SHARD_AVAILABLE.
+        """JoinTable checks access and maintenance and returns the table and the shard that serves the
+        table's room, where the caller then calls `poker.table.v1.TableService.SitDown` or a watch
+        stream. It takes no seat. Without a table id it picks the fullest table with a free seat, or
+        names the next table of the room when all are full (the shard opens it on the first SitDown).
+        Errors: ROOM_NOT_FOUND, ROOM_DISABLED, TABLE_NOT_FOUND, NOT_ON_ALLOW_LIST,
+        MAINTENANCE_NO_NEW_SEATS, TABLE_FULL, NO_SHARD_AVAILABLE.
         """
 
     @_abc_1.abstractmethod
@@ -194,9 +257,21 @@ class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _lobby_pb2.RedeemInviteCodeRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_lobby_pb2.RedeemInviteCodeResponse, _abc.Awaitable[_lobby_pb2.RedeemInviteCodeResponse]]:
-        """RedeemInviteCode adds the caller to the allow-list of the room the code belongs to.
-        Idempotent by `request_id`; redeeming a code the caller already redeemed changes nothing.
-        Errors: INVITE_CODE_INVALID, INVITE_CODE_EXHAUSTED, IDEMPOTENCY_CONFLICT.
+        """RedeemInviteCode adds the caller to the allow-list the code belongs to (a room's, or the
+        lobby-wide list of closed access). Idempotent per player: redeeming a code the caller already
+        redeemed returns the same answer and uses nothing. Errors: INVITE_CODE_INVALID (unknown code),
+        INVITE_CODE_EXPIRED, INVITE_CODE_EXHAUSTED (no uses left), FIELD_REQUIRED, FIELD_INVALID.
+        """
+
+    @_abc_1.abstractmethod
+    def AuthorizeSeat(
+        self,
+        request: _lobby_pb2.AuthorizeSeatRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_lobby_pb2.AuthorizeSeatResponse, _abc.Awaitable[_lobby_pb2.AuthorizeSeatResponse]]:
+        """AuthorizeSeat tells a table shard whether a player may take a seat in a room now: the same
+        access and maintenance checks as JoinTable (service: table). Errors: ROOM_NOT_FOUND,
+        ROOM_DISABLED, NOT_ON_ALLOW_LIST, MAINTENANCE_NO_NEW_SEATS, ROLE_REQUIRED.
         """
 
     @_abc_1.abstractmethod
@@ -206,7 +281,40 @@ class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_lobby_pb2.CreateRoomResponse, _abc.Awaitable[_lobby_pb2.CreateRoomResponse]]:
         """CreateRoom adds a room to the catalogue (admin). Idempotent by `request_id`.
-        Errors: FIELD_REQUIRED, FIELD_INVALID, POOL_INVALID, IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
+        Errors: FIELD_REQUIRED, FIELD_INVALID, POOL_INVALID, ROOM_ALREADY_EXISTS,
+        IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
+        """
+
+    @_abc_1.abstractmethod
+    def UpdateRoom(
+        self,
+        request: _lobby_pb2.UpdateRoomRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_lobby_pb2.UpdateRoomResponse, _abc.Awaitable[_lobby_pb2.UpdateRoomResponse]]:
+        """UpdateRoom changes a room's name, stakes, buy-ins, rake, privacy or table count (admin); the
+        variant, pool and seats stay. Tables read the room at the start of each hand, so a change
+        applies from the next hand, never to a running one. Idempotent by `request_id`.
+        Errors: ROOM_NOT_FOUND, FIELD_REQUIRED, FIELD_INVALID, IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
+        """
+
+    @_abc_1.abstractmethod
+    def DisableRoom(
+        self,
+        request: _lobby_pb2.DisableRoomRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_lobby_pb2.DisableRoomResponse, _abc.Awaitable[_lobby_pb2.DisableRoomResponse]]:
+        """DisableRoom stops new seats in a room for good (admin); seated players finish and leave.
+        Idempotent by `request_id`. Errors: ROOM_NOT_FOUND, IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
+        """
+
+    @_abc_1.abstractmethod
+    def EnableRoom(
+        self,
+        request: _lobby_pb2.EnableRoomRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_lobby_pb2.EnableRoomResponse, _abc.Awaitable[_lobby_pb2.EnableRoomResponse]]:
+        """EnableRoom opens a disabled room again (admin). Idempotent by `request_id`.
+        Errors: ROOM_NOT_FOUND, IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
         """
 
     @_abc_1.abstractmethod
@@ -215,8 +323,9 @@ class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _lobby_pb2.SetMaintenanceRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_lobby_pb2.SetMaintenanceResponse, _abc.Awaitable[_lobby_pb2.SetMaintenanceResponse]]:
-        """SetMaintenance switches maintenance modes for the whole lobby or one room (admin).
-        Idempotent by `request_id`. Errors: ROOM_NOT_FOUND, ROLE_REQUIRED, IDEMPOTENCY_CONFLICT.
+        """SetMaintenance switches maintenance for the whole lobby or one room (admin). Table shards learn
+        the change within two seconds. Idempotent by `request_id`.
+        Errors: ROOM_NOT_FOUND, FIELD_INVALID, ROLE_REQUIRED, IDEMPOTENCY_CONFLICT.
         """
 
     @_abc_1.abstractmethod
@@ -225,8 +334,8 @@ class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _lobby_pb2.GetMaintenanceRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_lobby_pb2.GetMaintenanceResponse, _abc.Awaitable[_lobby_pb2.GetMaintenanceResponse]]:
-        """GetMaintenance returns the maintenance switches in force for the lobby and for one room.
-        Errors: ROOM_NOT_FOUND.
+        """GetMaintenance returns the maintenance switches in force for the lobby and for one room, or for
+        every room that has any (what a table shard without Redis polls). Errors: ROOM_NOT_FOUND.
         """
 
     @_abc_1.abstractmethod
@@ -235,8 +344,9 @@ class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _lobby_pb2.UpdateAllowListRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_lobby_pb2.UpdateAllowListResponse, _abc.Awaitable[_lobby_pb2.UpdateAllowListResponse]]:
-        """UpdateAllowList adds players to or removes them from a private room's allow-list (admin).
-        Idempotent by `request_id`. Errors: ROOM_NOT_FOUND, ROLE_REQUIRED, IDEMPOTENCY_CONFLICT.
+        """UpdateAllowList adds players to or removes them from an allow-list (admin): a room's, or with
+        an empty room id the lobby-wide list of closed access. Idempotent by `request_id`.
+        Errors: ROOM_NOT_FOUND, FIELD_INVALID, ROLE_REQUIRED, IDEMPOTENCY_CONFLICT.
         """
 
     @_abc_1.abstractmethod
@@ -245,7 +355,7 @@ class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _lobby_pb2.ListAllowListRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_lobby_pb2.ListAllowListResponse, _abc.Awaitable[_lobby_pb2.ListAllowListResponse]]:
-        """ListAllowList lists the players allowed into a private room (admin).
+        """ListAllowList lists the players of an allow-list (admin).
         Errors: ROOM_NOT_FOUND, ROLE_REQUIRED, PAGE_TOKEN_INVALID.
         """
 
@@ -255,7 +365,8 @@ class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _lobby_pb2.CreateInviteCodeRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_lobby_pb2.CreateInviteCodeResponse, _abc.Awaitable[_lobby_pb2.CreateInviteCodeResponse]]:
-        """CreateInviteCode issues an invite code for a private room (admin). Idempotent by `request_id`.
+        """CreateInviteCode issues an invite code for a room's allow-list, or with an empty room id for
+        the lobby-wide list (admin). Idempotent by `request_id`.
         Errors: ROOM_NOT_FOUND, FIELD_INVALID, ROLE_REQUIRED, IDEMPOTENCY_CONFLICT.
         """
 

@@ -1,0 +1,264 @@
+"""Which table shard owns which room: shard leases, rendezvous hashing and per-room fencing tokens.
+
+With Redis, each table shard holds a lease (a key with a few seconds to live, renewed by a heartbeat)
+and a room belongs to the live shard with the highest rendezvous weight `sha1("<room>:<shard>")`
+(ties broken by the larger shard id). Resolving a room runs one Lua script, so the choice, the
+recorded owner and the room's fencing token change together: the token grows by one every time the
+recorded owner changes, and never goes down. A shard whose lease lapsed loses its rooms to the next
+resolution (by the lobby, or by any shard's heartbeat), and the new owner holds a larger token than
+anything the old one wrote with.
+
+Without Redis there is one shard and it owns every room with fencing token 1.
+
+Keys under the prefix (default `poker:`): `shards` (set of shard ids), `shard:<id>` (its address,
+with the lease as TTL), `room-owner:<room_id>` (hash: `shard`, `token`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import redis.asyncio as redis
+
+from service_runtime.errors import Unavailable
+
+DEFAULT_PREFIX = "poker:"
+DEFAULT_LEASE_SECONDS = 3.0
+SHARD_ID_PATTERN = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+
+# Resolve one room atomically: the live shards, the rendezvous winner, and the fencing token.
+# KEYS[1] = shards set, KEYS[2] = room-owner hash; ARGV[1] = room id, ARGV[2] = shard key prefix.
+_RESOLVE_SCRIPT = """
+local ids = redis.call('SMEMBERS', KEYS[1])
+local best, best_weight, best_address = nil, nil, nil
+for _, id in ipairs(ids) do
+  local address = redis.call('GET', ARGV[2] .. id)
+  if address then
+    local weight = redis.sha1hex(ARGV[1] .. ':' .. id)
+    if best == nil or weight > best_weight or (weight == best_weight and id > best) then
+      best, best_weight, best_address = id, weight, address
+    end
+  else
+    redis.call('SREM', KEYS[1], id)
+  end
+end
+if best == nil then
+  return {}
+end
+local current = redis.call('HGET', KEYS[2], 'shard')
+local token
+if current ~= best then
+  redis.call('HSET', KEYS[2], 'shard', best)
+  token = redis.call('HINCRBY', KEYS[2], 'token', 1)
+else
+  token = tonumber(redis.call('HGET', KEYS[2], 'token'))
+end
+return {best, best_address, token}
+"""
+
+
+class NoShardAvailable(Unavailable):
+    """No table shard holds a live lease, so no room can be served right now."""
+
+    def __init__(self, room_id: str) -> None:
+        super().__init__("NO_SHARD_AVAILABLE", "no live table shard right now; retry", {"room_id": room_id})
+
+
+@dataclass(frozen=True, slots=True)
+class ShardInfo:
+    """A table shard: its id (stable across restarts, e.g. the StatefulSet pod name) and address."""
+
+    shard_id: str
+    address: str
+
+    def __post_init__(self) -> None:
+        if not SHARD_ID_PATTERN.fullmatch(self.shard_id):
+            raise ValueError(f"shard ids are 1-64 of A-Z a-z 0-9 . _ -, got {self.shard_id!r}")
+        if not self.address or len(self.address) > 255:
+            raise ValueError("a shard address is host:port, at most 255 characters")
+
+
+@dataclass(frozen=True, slots=True)
+class RoomOwner:
+    """The shard that owns a room, and the room's fencing token at the time it was resolved."""
+
+    room_id: str
+    shard: ShardInfo
+    fencing_token: int
+
+
+def rendezvous_weight(room_id: str, shard_id: str) -> str:
+    """The weight of a shard for a room (hex; compared as strings, as the Lua script does)."""
+    return hashlib.sha1(f"{room_id}:{shard_id}".encode(), usedforsecurity=False).hexdigest()
+
+
+def choose_shard(room_id: str, shard_ids: Iterable[str]) -> str | None:
+    """The rendezvous winner among `shard_ids`; None when there is none."""
+    best: tuple[str, str] | None = None
+    for shard_id in shard_ids:
+        candidate = (rendezvous_weight(room_id, shard_id), shard_id)
+        if best is None or candidate > best:
+            best = candidate
+    return None if best is None else best[1]
+
+
+class ShardRegistry(Protocol):
+    """What the lobby and the shards ask: who is live, who owns a room (and with which token)."""
+
+    async def live_shards(self) -> list[ShardInfo]: ...
+
+    async def owner_of(self, room_id: str) -> RoomOwner: ...
+
+    async def owners_of(self, room_ids: Sequence[str]) -> dict[str, RoomOwner]: ...
+
+
+class SingleShardRegistry:
+    """No Redis: the one configured shard owns every room, with fencing token 1."""
+
+    def __init__(self, shard: ShardInfo) -> None:
+        self.shard = shard
+
+    async def live_shards(self) -> list[ShardInfo]:
+        return [self.shard]
+
+    async def owner_of(self, room_id: str) -> RoomOwner:
+        return RoomOwner(room_id, self.shard, 1)
+
+    async def owners_of(self, room_ids: Sequence[str]) -> dict[str, RoomOwner]:
+        return {room_id: RoomOwner(room_id, self.shard, 1) for room_id in room_ids}
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+class RedisShardRegistry:
+    """Leases, rendezvous ownership and fencing tokens in Redis (see the module docstring)."""
+
+    def __init__(
+        self,
+        client: redis.Redis,
+        *,
+        prefix: str = DEFAULT_PREFIX,
+        lease_seconds: float = DEFAULT_LEASE_SECONDS,
+    ) -> None:
+        if lease_seconds <= 0:
+            raise ValueError("lease_seconds must be positive")
+        self._redis = client
+        self._prefix = prefix
+        self.lease_seconds = lease_seconds
+        self._resolve = client.register_script(_RESOLVE_SCRIPT)
+
+    def _shards_key(self) -> str:
+        return f"{self._prefix}shards"
+
+    def _shard_key_prefix(self) -> str:
+        return f"{self._prefix}shard:"
+
+    def _room_key(self, room_id: str) -> str:
+        return f"{self._prefix}room-owner:{room_id}"
+
+    # --- The shard side: hold a lease. ---
+
+    async def heartbeat(self, shard: ShardInfo) -> bool:
+        """Take or renew the shard's lease; True if the lease was still held (False: it had lapsed,
+        or this is the first beat, so rooms may have moved and the shard must re-check ownership)."""
+        async with self._redis.pipeline(transaction=True) as pipe:
+            pipe.set(
+                self._shard_key_prefix() + shard.shard_id,
+                shard.address,
+                px=int(self.lease_seconds * 1000),
+                get=True,
+            )
+            pipe.sadd(self._shards_key(), shard.shard_id)
+            previous, _ = await pipe.execute()
+        return previous is not None
+
+    register = heartbeat
+
+    async def deregister(self, shard: ShardInfo) -> None:
+        """Give the lease up at once (graceful shutdown), so the rooms move without waiting."""
+        async with self._redis.pipeline(transaction=True) as pipe:
+            pipe.delete(self._shard_key_prefix() + shard.shard_id)
+            pipe.srem(self._shards_key(), shard.shard_id)
+            await pipe.execute()
+
+    # --- Everybody: who is live, who owns what. ---
+
+    async def live_shards(self) -> list[ShardInfo]:
+        ids = sorted(_text(i) for i in await self._redis.smembers(self._shards_key()))
+        if not ids:
+            return []
+        addresses = await self._redis.mget([self._shard_key_prefix() + i for i in ids])
+        return [ShardInfo(i, _text(a)) for i, a in zip(ids, addresses, strict=True) if a is not None]
+
+    async def owner_of(self, room_id: str) -> RoomOwner:
+        """Resolve the room now: the live owner and its fencing token (grown if the owner changed)."""
+        result = await self._resolve(
+            keys=[self._shards_key(), self._room_key(room_id)], args=[room_id, self._shard_key_prefix()]
+        )
+        if not result:
+            raise NoShardAvailable(room_id)
+        shard_id, address, token = result
+        return RoomOwner(room_id, ShardInfo(_text(shard_id), _text(address)), int(token))
+
+    async def owners_of(self, room_ids: Sequence[str]) -> dict[str, RoomOwner]:
+        """Resolve several rooms; rooms with no live shard are left out."""
+        owners: dict[str, RoomOwner] = {}
+        for room_id in room_ids:
+            with contextlib.suppress(NoShardAvailable):
+                owners[room_id] = await self.owner_of(room_id)
+        return owners
+
+    async def fencing_token(self, room_id: str) -> int:
+        """The room's current token without resolving (0 if the room was never resolved)."""
+        value = await self._redis.hget(self._room_key(room_id), "token")
+        return 0 if value is None else int(value)
+
+
+class ShardLease:
+    """A shard's lease kept alive in the background: a heartbeat every third of the lease.
+
+    `start()` takes the lease before returning; `stop()` ends the heartbeat and gives the lease up.
+    `lapses` counts heartbeats that found the lease gone (the shard must re-check its rooms then).
+    """
+
+    def __init__(
+        self, registry: RedisShardRegistry, shard: ShardInfo, *, interval: float | None = None
+    ) -> None:
+        self._registry = registry
+        self.shard = shard
+        self.interval = interval if interval is not None else registry.lease_seconds / 3
+        self.lapses = 0
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        await self._registry.heartbeat(self.shard)
+        self._task = asyncio.create_task(self._beat(), name=f"shard-lease-{self.shard.shard_id}")
+
+    async def _beat(self) -> None:
+        while True:
+            await asyncio.sleep(self.interval)
+            try:
+                if not await self._registry.heartbeat(self.shard):
+                    self.lapses += 1
+            except (redis.RedisError, OSError):
+                # Redis away for a moment: the next beat retries; if it stays away, the lease lapses
+                # and the rooms move, which is the point of a lease.
+                self.lapses += 1
+
+    async def stop(self, *, give_up: bool = True) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+        if give_up:
+            with contextlib.suppress(redis.RedisError, OSError):
+                await self._registry.deregister(self.shard)

@@ -1,0 +1,116 @@
+"""Listing a room's tables and routing a player to one: the table and the shard that owns its room.
+
+JoinTable takes no seat: it checks access and maintenance, picks a table (the requested one, else
+the fullest with a free seat, else the next table number, which the owning shard opens on the first
+SitDown) and resolves the room's owner in the shard registry.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from service_runtime.auth import Caller
+from service_runtime.errors import FailedPrecondition, NotFound, Unavailable
+from service_runtime.shard_registry import RoomOwner
+from service_runtime.table_directory import parse_table_id, table_id_for
+from services.lobby import storage
+from services.lobby.access import AccessControl
+from services.lobby.catalogue import Catalogue
+from services.lobby.floor import Floor, TableView
+from services.lobby.rooms import check_id, check_room_id
+
+
+@dataclass(frozen=True)
+class Joined:
+    table_id: str
+    owner: RoomOwner
+    new_table: bool
+
+
+def _number(view: TableView) -> int:
+    parsed = parse_table_id(view.figures.table_id)
+    return parsed[1] if parsed else 0
+
+
+def pick_table(views: list[TableView]) -> TableView | None:
+    """The fullest table that still has a free seat (lowest number on a tie), or None."""
+    open_tables = [v for v in views if v.figures.free_seats > 0]
+    if not open_tables:
+        return None
+    return min(open_tables, key=lambda v: (-v.figures.seated_players, _number(v)))
+
+
+def next_table_number(views: list[TableView]) -> int:
+    taken = {_number(v) for v in views}
+    number = 1
+    while number in taken:
+        number += 1
+    return number
+
+
+class Joining:
+    def __init__(
+        self,
+        sessions: async_sessionmaker[AsyncSession],
+        catalogue: Catalogue,
+        floor: Floor,
+        access: AccessControl,
+    ) -> None:
+        self._sessions = sessions
+        self._catalogue = catalogue
+        self._floor = floor
+        self._access = access
+
+    async def list_tables(self, caller: Caller, room_id: str) -> list[TableView]:
+        async with self._sessions() as session:
+            room = await self._catalogue.visible_room(session, caller, room_id)
+        return await self._floor.tables(room)
+
+    async def join_table(self, caller: Caller, room_id: str, table_id: str, *, spectate: bool) -> Joined:
+        check_id(table_id, "table_id", required=False)
+        async with self._sessions() as session:
+            room = await self._catalogue.visible_room(session, caller, room_id)
+            if not spectate:
+                await self._access.check_seat(session, caller.subject, room)
+        owner = await self._floor.owner(room.room_id)
+        try:
+            views = await self._floor.tables(room)
+        except Unavailable:
+            # The shard publishes nothing (not there yet, or the figures cannot be read): route to the
+            # room's owner and let the shard choose the table (an empty table id), or take the one asked.
+            parsed = parse_table_id(table_id) if table_id else None
+            if table_id and (parsed is None or parsed[0] != room.room_id):
+                raise NotFound(
+                    "TABLE_NOT_FOUND", "no such table in this room", {"table_id": table_id}
+                ) from None
+            return Joined(table_id, owner, False)
+        new_table = False
+        if table_id:
+            parsed = parse_table_id(table_id)
+            chosen = next((v for v in views if v.figures.table_id == table_id), None)
+            if parsed is None or parsed[0] != room.room_id or chosen is None:
+                raise NotFound("TABLE_NOT_FOUND", "no such table in this room", {"table_id": table_id})
+            if not spectate and chosen.figures.free_seats == 0:
+                raise FailedPrecondition("TABLE_FULL", "the table has no free seat", {"table_id": table_id})
+        else:
+            picked = pick_table(views)
+            if spectate:
+                picked = max(views, key=lambda v: (v.figures.seated_players, -_number(v)), default=picked)
+            if picked is None:
+                table_id, new_table = table_id_for(room.room_id, next_table_number(views)), True
+            else:
+                table_id = picked.figures.table_id
+        return Joined(table_id, owner, new_table)
+
+    async def authorize_seat(self, player_id: str, room_id: str) -> int:
+        """For a shard about to seat `player_id`: the checks of JoinTable; the room's revision."""
+        check_id(player_id, "player_id")
+        check_room_id(room_id)
+        async with self._sessions() as session:
+            room = await storage.get_room(session, room_id)
+            if room is None:
+                raise NotFound("ROOM_NOT_FOUND", "no such room", {"room_id": room_id})
+            await self._access.check_seat(session, player_id, room)
+        return room.revision

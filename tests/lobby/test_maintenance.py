@@ -1,0 +1,151 @@
+"""Maintenance switches as far as the lobby goes: global and per room, JoinTable and AuthorizeSeat
+refused under no-new-seats, who set them and when, and shards learning them by polling Redis."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+
+import grpc
+
+from poker.lobby.v1 import lobby_pb2
+from service_runtime.shard_registry import ShardInfo
+from service_runtime.table_directory import MaintenanceSwitches, MaintenanceWatcher
+from tests.lobby.conftest import ADMIN, ALICE, TABLE, Lobby, expect_error
+
+SHARD = ShardInfo("shard-a", "127.0.0.1:7301")
+ROOM = "flhe-gram-6max-10-20"
+OTHER = "nlhe-gram-classic"
+STOPPED = grpc.StatusCode.FAILED_PRECONDITION
+
+
+async def _set(lobby: Lobby, request_id: str, room_id: str = "", **switches: object) -> lobby_pb2.Maintenance:
+    request = lobby_pb2.SetMaintenanceRequest(
+        request_id=request_id, room_id=room_id, maintenance=lobby_pb2.Maintenance(**switches)
+    )
+    return (await lobby.stub.SetMaintenance(request, metadata=ADMIN)).maintenance
+
+
+async def _join(lobby: Lobby, room_id: str = ROOM, *, spectate: bool = False) -> lobby_pb2.JoinTableResponse:
+    response: lobby_pb2.JoinTableResponse = await lobby.stub.JoinTable(
+        lobby_pb2.JoinTableRequest(room_id=room_id, spectate=spectate), metadata=ALICE
+    )
+    return response
+
+
+async def test_lobby_wide_no_new_seats_refuses_joining_everywhere_until_switched_off(lobby: Lobby) -> None:
+    await lobby.registry.heartbeat(SHARD)
+    lobby.clock.advance(timedelta(minutes=5))
+    shown = await _set(lobby, "m1", no_new_seats=True, message="deploy at 01:00")
+    assert (shown.no_new_seats, shown.set_by, shown.update_time.ToDatetime().minute) == (True, "ops-admin", 5)
+    for room_id in (ROOM, OTHER):
+        await expect_error(_join(lobby, room_id), STOPPED, "MAINTENANCE_NO_NEW_SEATS")
+    await expect_error(
+        lobby.stub.AuthorizeSeat(
+            lobby_pb2.AuthorizeSeatRequest(player_id="alice", room_id=ROOM), metadata=TABLE
+        ),
+        STOPPED,
+        "MAINTENANCE_NO_NEW_SEATS",
+    )
+    assert (await _join(lobby, spectate=True)).shard_id == "shard-a", "watching needs no seat"
+    seen = await lobby.stub.GetMaintenance(lobby_pb2.GetMaintenanceRequest(room_id=ROOM), metadata=ALICE)
+    assert (seen.lobby.no_new_seats, seen.lobby.message, seen.lobby.set_by) == (
+        True,
+        "deploy at 01:00",
+        "ops-admin",
+    )
+    assert not seen.room.no_new_seats
+    await _set(lobby, "m2", no_new_seats=False)
+    assert (await _join(lobby)).shard_id == "shard-a"
+
+
+async def test_a_room_switch_stops_that_room_only_and_shows_in_all_rooms(lobby: Lobby) -> None:
+    await lobby.registry.heartbeat(SHARD)
+    await _set(lobby, "r1", room_id=ROOM, no_new_seats=True, no_new_hands=True)
+    await expect_error(_join(lobby, ROOM), STOPPED, "MAINTENANCE_NO_NEW_SEATS")
+    assert (await _join(lobby, OTHER)).shard_id == "shard-a"
+    everything = await lobby.stub.GetMaintenance(
+        lobby_pb2.GetMaintenanceRequest(all_rooms=True), metadata=TABLE
+    )
+    assert [
+        (r.room_id, r.maintenance.no_new_seats, r.maintenance.no_new_hands) for r in everything.rooms
+    ] == [(ROOM, True, True)]
+    state = await lobby.board.read()
+    assert state.for_room(ROOM) == MaintenanceSwitches(True, True, "")
+    assert state.for_room(OTHER) == MaintenanceSwitches()
+
+
+async def test_no_new_hands_alone_still_seats_players(lobby: Lobby) -> None:
+    # Running hands finish and no new one starts (the table's side); seats stay open.
+    await lobby.registry.heartbeat(SHARD)
+    await _set(lobby, "h1", room_id=ROOM, no_new_hands=True)
+    assert (await _join(lobby)).shard_id == "shard-a"
+    assert (await lobby.board.read()).for_room(ROOM).no_new_hands
+
+
+async def test_a_shard_polling_the_board_learns_a_change_within_its_interval(lobby: Lobby) -> None:
+    watcher = MaintenanceWatcher(lobby.board.read, interval=0.2)
+    await watcher.start()
+    try:
+        assert watcher.ready
+        assert not watcher.current.for_room(ROOM).no_new_hands
+        await _set(lobby, "w1", no_new_hands=True)
+        await asyncio.sleep(0.5)
+        assert watcher.current.for_room(ROOM).no_new_hands
+        await _set(lobby, "w2", no_new_hands=False)
+        await asyncio.sleep(0.5)
+        assert not watcher.current.for_room(ROOM).no_new_hands
+    finally:
+        await watcher.stop()
+
+
+async def test_a_watcher_that_never_read_the_switches_stops_seats_and_hands() -> None:
+    async def unreachable() -> object:
+        raise ConnectionError
+
+    watcher = MaintenanceWatcher(unreachable, interval=0.1)  # type: ignore[arg-type]
+    await watcher.start()
+    try:
+        assert not watcher.ready
+        assert watcher.current.for_room(ROOM) == MaintenanceSwitches(True, True, "starting")
+    finally:
+        await watcher.stop()
+
+
+async def test_bad_maintenance_requests_change_nothing(lobby: Lobby) -> None:
+    await _set(lobby, "same", no_new_seats=True)
+    request = lobby_pb2.SetMaintenanceRequest(
+        request_id="same", maintenance=lobby_pb2.Maintenance(no_new_hands=True)
+    )
+    await expect_error(
+        lobby.stub.SetMaintenance(request, metadata=ADMIN),
+        grpc.StatusCode.ALREADY_EXISTS,
+        "IDEMPOTENCY_CONFLICT",
+    )
+    await expect_error(
+        _set(lobby, "x1", room_id="no-such-room", no_new_seats=True),
+        grpc.StatusCode.NOT_FOUND,
+        "ROOM_NOT_FOUND",
+    )
+    await expect_error(
+        _set(lobby, "x2", message="m" * 257), grpc.StatusCode.INVALID_ARGUMENT, "FIELD_INVALID"
+    )
+    await expect_error(
+        _set(lobby, "x3", message="bell\x07"), grpc.StatusCode.INVALID_ARGUMENT, "FIELD_INVALID"
+    )
+    await expect_error(
+        lobby.stub.GetMaintenance(lobby_pb2.GetMaintenanceRequest(room_id="no-such-room"), metadata=ALICE),
+        grpc.StatusCode.NOT_FOUND,
+        "ROOM_NOT_FOUND",
+    )
+    seen = await lobby.stub.GetMaintenance(lobby_pb2.GetMaintenanceRequest(all_rooms=True), metadata=ADMIN)
+    assert (seen.lobby.no_new_seats, seen.lobby.no_new_hands, list(seen.rooms)) == (True, False, [])
+
+
+async def test_a_retried_switch_returns_the_first_answer(lobby: Lobby) -> None:
+    first = await _set(lobby, "once", room_id=ROOM, no_new_seats=True)
+    lobby.clock.advance(timedelta(minutes=10))
+    again = await _set(lobby, "once", room_id=ROOM, no_new_seats=True)
+    assert again == first
+    seen = await lobby.stub.GetMaintenance(lobby_pb2.GetMaintenanceRequest(room_id=ROOM), metadata=ALICE)
+    assert seen.room.update_time == first.update_time

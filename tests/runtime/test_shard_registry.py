@@ -1,0 +1,164 @@
+"""The shard registry on a real Redis: leases, rendezvous ownership, fencing tokens that only grow."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import pytest
+import redis.asyncio as redis
+from hypothesis import given
+from hypothesis import strategies as st
+
+from service_runtime.shard_registry import (
+    NoShardAvailable,
+    RedisShardRegistry,
+    ShardInfo,
+    ShardLease,
+    SingleShardRegistry,
+    choose_shard,
+)
+
+ROOMS = [f"room-{n}" for n in range(40)]
+A = ShardInfo("shard-a", "127.0.0.1:7001")
+B = ShardInfo("shard-b", "127.0.0.1:7002")
+C = ShardInfo("shard-c", "127.0.0.1:7003")
+
+
+@pytest.fixture
+async def client(redis_server_url: str) -> AsyncIterator[redis.Redis]:
+    connection = redis.Redis.from_url(redis_server_url)
+    try:
+        yield connection
+    finally:
+        await connection.aclose()
+
+
+def _registry(client: redis.Redis, prefix: str, lease: float = 3.0) -> RedisShardRegistry:
+    return RedisShardRegistry(client, prefix=prefix, lease_seconds=lease)
+
+
+async def test_every_room_resolves_to_the_rendezvous_winner_among_live_shards(
+    client: redis.Redis, redis_prefix: str
+) -> None:
+    registry = _registry(client, redis_prefix)
+    for shard in (A, B, C):
+        await registry.heartbeat(shard)
+    assert await registry.live_shards() == [A, B, C]
+    owners = await registry.owners_of(ROOMS)
+    # The Lua script and the Python function agree, and the load is spread over all three shards.
+    assert {room: o.shard.shard_id for room, o in owners.items()} == {
+        room: choose_shard(room, ["shard-a", "shard-b", "shard-c"]) for room in ROOMS
+    }
+    assert {o.shard for o in owners.values()} == {A, B, C}
+    assert all(o.fencing_token == 1 for o in owners.values())
+    # Asking again changes nothing: same owner, same token.
+    assert await registry.owners_of(ROOMS) == owners
+
+
+async def test_no_live_shard_is_no_shard_available(client: redis.Redis, redis_prefix: str) -> None:
+    registry = _registry(client, redis_prefix)
+    with pytest.raises(NoShardAvailable) as error:
+        await registry.owner_of("room-1")
+    assert error.value.reason == "NO_SHARD_AVAILABLE"
+
+
+async def test_a_lapsed_lease_moves_its_rooms_and_their_tokens_grow(
+    client: redis.Redis, redis_prefix: str
+) -> None:
+    registry = _registry(client, redis_prefix, lease=1.5)
+    lease_a, lease_b = ShardLease(registry, A), ShardLease(registry, B)
+    await lease_a.start()
+    await lease_b.start()
+    try:
+        before = await registry.owners_of(ROOMS)
+        of_a = sorted(room for room, o in before.items() if o.shard == A)
+        assert of_a
+        assert len(of_a) < len(ROOMS)
+        await lease_a.stop(give_up=False)  # dies without a word: only the lease says so
+        assert (await registry.owner_of(of_a[0])).shard == A, "the lease has not run out yet"
+        await asyncio.sleep(1.7)
+        after = await registry.owners_of(ROOMS)
+        assert all(o.shard == B for o in after.values())
+        for room in ROOMS:
+            grown = 1 if room in of_a else 0
+            assert after[room].fencing_token == before[room].fencing_token + grown
+        assert await registry.live_shards() == [B]
+        # A comes back: its rooms return to it, and the token grows again rather than going back.
+        assert await registry.heartbeat(A) is False
+        back = await registry.owners_of(of_a)
+        assert all(
+            o.shard == A and o.fencing_token == before[room].fencing_token + 2 for room, o in back.items()
+        )
+    finally:
+        await lease_a.stop()
+        await lease_b.stop()
+
+
+async def test_a_heartbeat_keeps_the_lease_beyond_its_length(client: redis.Redis, redis_prefix: str) -> None:
+    registry = _registry(client, redis_prefix, lease=1.0)
+    lease = ShardLease(registry, A)
+    await lease.start()
+    try:
+        await asyncio.sleep(2.5)
+        assert await registry.live_shards() == [A]
+        assert lease.lapses == 0
+    finally:
+        await lease.stop()
+    assert await registry.live_shards() == [], "a graceful stop gives the lease up at once"
+
+
+async def test_a_new_shard_takes_only_the_rooms_it_wins(client: redis.Redis, redis_prefix: str) -> None:
+    registry = _registry(client, redis_prefix)
+    await registry.heartbeat(A)
+    alone = await registry.owners_of(ROOMS)
+    await registry.heartbeat(B)
+    shared = await registry.owners_of(ROOMS)
+    for room in ROOMS:
+        moved = shared[room].shard == B
+        assert shared[room].fencing_token == alone[room].fencing_token + (1 if moved else 0)
+        assert moved == (choose_shard(room, ["shard-a", "shard-b"]) == "shard-b")
+
+
+async def test_concurrent_resolutions_agree_and_grow_the_token_once(
+    client: redis.Redis, redis_prefix: str
+) -> None:
+    registry = _registry(client, redis_prefix)
+    await registry.heartbeat(A)
+    await registry.heartbeat(B)
+    results = await asyncio.gather(*(registry.owner_of("room-7") for _ in range(50)))
+    assert len(set(results)) == 1
+    assert results[0].fencing_token == 1 == await registry.fencing_token("room-7")
+
+
+async def test_without_redis_the_one_shard_owns_every_room() -> None:
+    registry = SingleShardRegistry(A)
+    assert await registry.live_shards() == [A]
+    owners = await registry.owners_of(ROOMS)
+    assert all(o.shard == A and o.fencing_token == 1 for o in owners.values())
+
+
+def test_shard_ids_and_addresses_are_checked() -> None:
+    for bad in ("", "a b", "x" * 65, "a:b"):
+        with pytest.raises(ValueError, match="shard ids"):
+            ShardInfo(bad, "127.0.0.1:1")
+    with pytest.raises(ValueError, match="address"):
+        ShardInfo("ok", "")
+
+
+@given(
+    room=st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-", min_size=1, max_size=30),
+    shards=st.sets(st.from_regex(r"[a-z0-9]{1,8}", fullmatch=True), min_size=2, max_size=8),
+)
+def test_removing_a_shard_moves_only_the_rooms_it_owned(room: str, shards: set[str]) -> None:
+    owner = choose_shard(room, shards)
+    assert owner in shards
+    for gone in shards:
+        rest = shards - {gone}
+        # Rendezvous hashing: a room moves only if its owner left; otherwise it stays put.
+        if gone != owner:
+            assert choose_shard(room, rest) == owner
+    assert choose_shard(room, sorted(shards, reverse=True)) == owner, (
+        "the order of the shards does not matter"
+    )
+    assert choose_shard(room, []) is None
