@@ -126,10 +126,13 @@ def render_hand(record: history_pb2.HandRecord, number: int, hero_id: str | None
         lines.append(f"Total pot {total} | Rake {record.rake}")
     if record.board:
         lines.append(f"Board [{_cards(record.board)}]")
+    won = {seat: 0 for seat in names}
+    for pot in record.pots:
+        for seat, amount in zip(pot.winner_seats, pot.winner_amounts, strict=True):
+            won[seat] += amount
     for player in record.seats:
-        lines.append(
-            f"Seat {player.seat + 1}: {names[player.seat]}{_position(record, player)} {_outcome(player)}"
-        )
+        outcome = _outcome(record, player, won[player.seat])
+        lines.append(f"Seat {player.seat + 1}: {names[player.seat]}{_position(record, player)} {outcome}")
     return "\n".join(lines)
 
 
@@ -137,16 +140,22 @@ def _position(record: history_pb2.HandRecord, seat: history_pb2.HandSeat) -> str
     return " (button)" if seat.seat == record.button_seat else ""
 
 
-def _outcome(seat: history_pb2.HandSeat) -> str:
-    # Summary lines say "won", not "collected": the collected lines above carry the amounts once.
-    result = f"net {seat.net_result:+d}, stack {seat.final_stack}"
+_FOLDED_ON = {"PREFLOP": "before Flop", "FLOP": "on the Flop", "TURN": "on the Turn", "RIVER": "on the River"}
+
+
+def _outcome(record: history_pb2.HandRecord, seat: history_pb2.HandSeat, won: int) -> str:
+    """The summary line's ending, in PokerStars' words."""
     if seat.folded:
-        return f"folded ({result})"
+        street = next(
+            (a.street for a in record.actions if a.seat == seat.seat and a.kind == "FOLD"), "PREFLOP"
+        )
+        return f"folded {_FOLDED_ON.get(street, 'before Flop')}"
     if seat.shown and _visible(seat.hole_cards):
-        return f"showed [{_cards(seat.hole_cards)}] ({result})"
+        shown = f"showed [{_cards(seat.hole_cards)}]"
+        return f"{shown} and won ({won})" if won else f"{shown} and lost"
     if seat.mucked:
-        return f"mucked ({result})"
-    return f"({result})"
+        return "mucked"
+    return f"collected ({won})" if won else "lost"
 
 
 def render(records: Iterable[tuple[int, history_pb2.HandRecord]], hero_id: str | None) -> str:
