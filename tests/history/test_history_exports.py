@@ -131,19 +131,22 @@ _RANKS, _SUITS = "AKQJT98765432", "hsdc"
 
 def _fields(obj: dict[str, Any], spec: dict[str, type]) -> None:
     for key, kind in spec.items():
-        assert isinstance(obj.get(key), kind) and not (kind is int and isinstance(obj[key], bool)), key
+        assert isinstance(obj.get(key), kind), key
+        assert not (kind is int and isinstance(obj[key], bool)), key
 
 
 def _card(text: str) -> None:
-    assert len(text) == 2 and text[0] in _RANKS and text[1] in _SUITS, text
+    assert len(text) == 2, text
+    assert (text[0], text[1]) in {(r, s) for r in _RANKS for s in _SUITS}, text
 
 
 def check_ohh(document: dict[str, Any], record: history_pb2.HandRecord, hero: str) -> None:
     assert set(document) == {"ohh"}
     ohh = document["ohh"]
     _fields(ohh, _OHH_TOP)
-    assert ohh["spec_version"] == "1.4.6" and ohh["game_type"] == "Holdem"
-    assert ohh["bet_limit"]["bet_type"] in ("NL", "FL") and isinstance(ohh["bet_limit"]["bet_cap"], int)
+    assert (ohh["spec_version"], ohh["game_type"]) == ("1.4.6", "Holdem")
+    assert ohh["bet_limit"]["bet_type"] in ("NL", "FL")
+    assert isinstance(ohh["bet_limit"]["bet_cap"], int)
     players = {p["id"]: p for p in ohh["players"]}
     for player in ohh["players"]:
         _fields(player, _OHH_PLAYER)
@@ -155,12 +158,14 @@ def check_ohh(document: dict[str, Any], record: history_pb2.HandRecord, hero: st
     put_in: Counter[int] = Counter()
     for index, round_ in enumerate(ohh["rounds"]):
         _fields(round_, _OHH_ROUND)
-        assert round_["id"] == index and round_["street"] in _OHH_STREETS
+        assert round_["id"] == index
+        assert round_["street"] in _OHH_STREETS
         for card in round_["cards"]:
             _card(card)
         for action in round_["actions"]:
             _fields(action, _OHH_ACTION)
-            assert action["action"] in _OHH_ACTIONS and action["player_id"] in players
+            assert action["action"] in _OHH_ACTIONS
+            assert action["player_id"] in players
             for card in action.get("cards", []):
                 _card(card)
             numbers.append(action["action_number"])
@@ -238,7 +243,8 @@ async def test_every_hand_exported_as_pokerstars_text_parses_back_with_every_sta
                 a.all_in and a.street in ("PREFLOP", "FLOP", "TURN") for a in record.actions
             )
             shapes["raked"] += record.rake > 0
-    assert len(records) >= 200 and checked == len(records)
+    assert len(records) >= 200
+    assert checked == len(records)
     assert min(shapes.values()) >= 20, shapes
 
 

@@ -161,7 +161,8 @@ async def test_privacy_table_of_a_hand_with_a_fold_two_mucks_and_a_showdown(
     folder = next(s.player_id for s in record.seats if s.folded)
     winner = next(s.player_id for s in record.seats if s.shown)
     muckers = [s.player_id for s in record.seats if s.mucked]
-    assert len(muckers) == 2 and folder not in muckers and winner not in muckers
+    assert len(muckers) == 2
+    assert {folder, winner}.isdisjoint(muckers)
     everything = board.union(*holes.values())
 
     participant_rpcs = ("GetHand", "Export PokerStars", "Export OHH")
