@@ -1,4 +1,5 @@
-"""Build the history service's HandRecord from a finished hand's engine events (for the table service).
+"""Build the history service's HandRecord from a finished hand (engine events) or a settled house-game
+round (for the table service).
 
 The table service calls `hand_record_from_events` after the cashier settled the hand and sends the
 result with `HistoryService.RecordHand`. Everything in the record comes from the engine's events
@@ -12,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 
+from house_games.settlement import Account, RoundSettlement
 from poker.common.v1 import common_pb2
 from poker.history.v1 import history_pb2
 from poker_engine.cards import card_text
@@ -167,4 +169,79 @@ def hand_record_from_events(
                 seats[result.seat].net_result = result.net
     if not ended:
         raise ValueError("the events do not contain the end of the hand")
+    return record
+
+
+def house_game_record(
+    settlement: RoundSettlement,
+    *,
+    variant: common_pb2.GameVariant.ValueType,
+    hand_id: str,
+    table_id: str,
+    room_id: str,
+    pool: common_pb2.ChipPool.ValueType,
+    start_time: datetime,
+    end_time: datetime,
+    table_size: int,
+    seats: Mapping[str, int],
+    starting_stacks: Mapping[str, int],
+    box_cards: Mapping[int, Iterable[int]],
+    dealer_cards: Iterable[int],
+    board: Iterable[int] = (),
+    shown_boxes: Iterable[int] = (),
+    display_names: Mapping[str, str] | None = None,
+    client_fingerprints: Mapping[str, str] | None = None,
+    seed_commitment: str = "",
+) -> history_pb2.HandRecord:
+    """The full record of a settled house-game round (Casino Hold'em, Russian Poker).
+
+    `seats` maps each player to their seat; every line of the settlement becomes a `HouseGameLine`
+    with the signed change of the player's stack, so each seat's net is the sum of its boxes' lines.
+    """
+    names = display_names or {}
+    fingerprints = client_fingerprints or {}
+    shown = set(shown_boxes)
+    record = history_pb2.HandRecord(
+        hand_id=hand_id,
+        table_id=table_id,
+        room_id=room_id,
+        variant=variant,
+        pool=pool,
+        start_time=to_timestamp(start_time),
+        end_time=to_timestamp(end_time),
+        table_size=table_size,
+        seed_commitment=seed_commitment,
+        board=cards_pb(board),
+    )
+    nets = {player: 0 for player in seats}
+    game = record.house_game
+    game.dealer_cards.extend(cards_pb(dealer_cards))
+    for box in settlement.boxes:
+        entry = game.boxes.add(
+            box=box.box, seat=seats[box.player], cards=cards_pb(box_cards[box.box]), shown=box.box in shown
+        )
+        for line in box.lines:
+            change = line.delta(Account.PLAYER)
+            nets[box.player] += change
+            entry.lines.add(
+                item=line.item.value,
+                stake=line.stake,
+                outcome=line.outcome.value,
+                player_change=change,
+                reason=line.reason,
+                withheld=line.withheld,
+            )
+    game.house_bank_change = settlement.delta(Account.HOUSE_BANK)
+    game.jackpot_change = settlement.delta(Account.JACKPOT)
+    for player, seat in sorted(seats.items(), key=lambda item: item[1]):
+        start = starting_stacks[player]
+        record.seats.add(
+            seat=seat,
+            player_id=player,
+            display_name=names.get(player, player)[:32],
+            starting_stack=start,
+            final_stack=start + nets[player],
+            net_result=nets[player],
+            client_fingerprint=fingerprints.get(player, ""),
+        )
     return record

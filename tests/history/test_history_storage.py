@@ -32,10 +32,14 @@ def test_the_migration_builds_exactly_the_schema_and_goes_down_and_up(history_da
             context = MigrationContext.configure(connection, opts={"version_table": VERSION_TABLE})
             differences = [d for d in compare_metadata(context, metadata) if "history_" in str(d)]
             assert differences == []
-            indexes = {tuple(i["column_names"]) for i in sa.inspect(connection).get_indexes("history_hand_players")}
+            indexes = {
+                tuple(i["column_names"]) for i in sa.inspect(connection).get_indexes("history_hand_players")
+            }
             assert ("player_id", "end_us", "hand_number") in indexes
             assert ("player_id", "table_id", "end_us", "hand_number") in indexes
-            table_indexes = {tuple(i["column_names"]) for i in sa.inspect(connection).get_indexes("history_hands")}
+            table_indexes = {
+                tuple(i["column_names"]) for i in sa.inspect(connection).get_indexes("history_hands")
+            }
             assert ("table_id", "end_us", "number") in table_indexes
         config = alembic_config(history_database_url, MIGRATIONS_DIR, VERSION_TABLE)
         command.downgrade(config, "base")
@@ -108,5 +112,7 @@ def test_production_refuses_the_development_page_token_key() -> None:
     with pytest.raises(SettingsError) as error:
         load_settings(HistorySettings, environ=environment)
     assert "POKER_HISTORY_PAGE_TOKEN_KEY" in str(error.value)
-    settings = load_settings(HistorySettings, environ={**environment, "POKER_HISTORY_PAGE_TOKEN_KEY": "x" * 32})
+    settings = load_settings(
+        HistorySettings, environ={**environment, "POKER_HISTORY_PAGE_TOKEN_KEY": "x" * 32}
+    )
     assert settings.cashier_address == "127.0.0.1:50053"
