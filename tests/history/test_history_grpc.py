@@ -3,6 +3,7 @@ bad input, unknown ids and page tokens, each asserted by status code and ErrorIn
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import uuid
 from collections.abc import Awaitable
@@ -323,3 +324,15 @@ async def test_audit_events_are_idempotent_admin_only_and_paged(stub: Stub) -> N
         if not token:
             break
     assert listed == list(reversed(ids))
+
+
+async def test_concurrent_retries_of_one_hand_store_it_once(stub: Stub) -> None:
+    record = varied_records(1, prefix=unique_prefix(), table_id=f"t-{uuid.uuid4().hex[:8]}", seed=5)[0]
+    responses = await asyncio.gather(
+        *(stub.RecordHand(history_pb2.RecordHandRequest(hand=record), metadata=SERVICE) for _ in range(6))
+    )
+    assert sorted(r.already_recorded for r in responses) == [False] + [True] * 5
+    mine = await stub.ListMyHands(
+        history_pb2.ListMyHandsRequest(), metadata=player(record.seats[0].player_id)
+    )
+    assert [h.hand_id for h in mine.hands] == [record.hand_id]
