@@ -167,6 +167,9 @@ class HistoryApplication:
         signals, total, big_blind, hand_ids = await storage.pair_signals(
             session, signal.loser_id, signal.winner_id
         )
+        if not detectors.is_chip_dumping(detectors.PairHistory(signals, signals, total, big_blind, hand_ids)):
+            # Not enough even if every hand they shared were a signal: skip counting their hands.
+            return
         together = await storage.hands_together(session, signal.loser_id, signal.winner_id)
         history = detectors.PairHistory(signals, together, total, big_blind, hand_ids)
         if not detectors.is_chip_dumping(history):
