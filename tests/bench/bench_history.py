@@ -131,6 +131,24 @@ def bulk_load(url: str, hands: int, players: int, blobs: list[bytes]) -> float:
             "COPY history_hand_players (hand_number, seat, player_id, table_id, end_us, net_result, "
             "client_fingerprint) FROM STDIN"
         )
+        # The usual bulk-load order: secondary indexes dropped and built once at the end, and the
+        # foreign-key triggers off for this session (superuser only; the rows are consistent by
+        # construction). Both are restored exactly as the migration made them.
+        cursor.execute(
+            "SELECT indexdef FROM pg_indexes WHERE tablename IN ('history_hands', 'history_hand_players') "
+            "AND indexname LIKE 'ix_%%'"
+        )
+        definitions = [row[0] for row in cursor.fetchall()]
+        cursor.execute(
+            "SELECT indexname FROM pg_indexes WHERE tablename IN ('history_hands', 'history_hand_players') "
+            "AND indexname LIKE 'ix_%%'"
+        )
+        for (name,) in cursor.fetchall():
+            cursor.execute(f'DROP INDEX "{name}"')
+        try:
+            cursor.execute("SET session_replication_role = replica")
+        except psycopg.errors.InsufficientPrivilege:
+            connection.rollback()
         player_rows: list[tuple] = []  # type: ignore[type-arg]
         with cursor.copy(hand_copy) as copy:
             for hand, rows in generate_rows(hands, players, blobs):
@@ -139,6 +157,9 @@ def bulk_load(url: str, hands: int, players: int, blobs: list[bytes]) -> float:
         with cursor.copy(player_copy) as copy:
             for row in player_rows:
                 copy.write_row(row)
+        cursor.execute("SET session_replication_role = DEFAULT")
+        for definition in definitions:
+            cursor.execute(definition)
         cursor.execute("SELECT setval(pg_get_serial_sequence('history_hands', 'number'), %s)", (hands,))
         cursor.execute("ANALYZE history_hands")
         cursor.execute("ANALYZE history_hand_players")
