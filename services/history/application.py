@@ -10,8 +10,9 @@ business; whose data a reader may see is decided here.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from datetime import UTC, datetime
 from typing import Protocol
 
@@ -81,6 +82,11 @@ class HistoryApplication:
         clock: Callable[[], datetime] = utc_now,
     ) -> None:
         self._sessions = sessions
+        bind = sessions.kw.get("bind")
+        # SQLite has one writer at a time: queue writers here rather than in SQLite's busy loop (the
+        # cashier's unit of work does the same). PostgreSQL runs them concurrently.
+        sqlite = bind is not None and bind.dialect.name == "sqlite"
+        self._write_lock: asyncio.Lock | None = asyncio.Lock() if sqlite else None
         self._tokens = page_tokens
         self._statements = statements
         self._clock = clock
@@ -111,9 +117,19 @@ class HistoryApplication:
             "IDEMPOTENCY_CONFLICT", "concurrent writes kept racing; retry", {"hand_id": record.hand_id}
         )
 
+    @contextlib.asynccontextmanager
+    async def _writing(self) -> AsyncIterator[AsyncSession]:
+        """One write transaction (queued behind the others on SQLite)."""
+        if self._write_lock is None:
+            async with self._sessions.begin() as session:
+                yield session
+            return
+        async with self._write_lock, self._sessions.begin() as session:
+            yield session
+
     async def _insert_hand(self, record: history_pb2.HandRecord, data: bytes) -> None:
         now = self._clock()
-        async with self._sessions.begin() as session:
+        async with self._writing() as session:
             number = await storage.insert_hand(session, record, data, int(now.timestamp() * 1_000_000))
             for found in detectors.shared_fingerprints(record):
                 await self._shared_fingerprint_event(session, record, found, now)
@@ -324,7 +340,7 @@ class HistoryApplication:
             stored.time.CopyFrom(_timestamp(self._clock()))
         for attempt in range(ATTEMPTS):
             try:
-                async with self._sessions.begin() as session:
+                async with self._writing() as session:
                     existing = await storage.audit_event_bytes(session, event.event_id)
                     if existing is None:
                         await storage.insert_audit_event(session, stored, storage.serialise(stored))
