@@ -180,16 +180,17 @@ class HistoryApplication:
         event_id = detectors.chip_dumping_event_id(record.pool, signal.loser_id, signal.winner_id)
         if await storage.audit_event_bytes(session, event_id) is not None:
             return
-        signals, total, big_blind, hand_ids = await storage.pair_signals(
-            session, signal.loser_id, signal.winner_id
+        since = await storage.window_start(session, signal.loser_id, detectors.WINDOW_HANDS)
+        signals, total, big_blind = await storage.pair_signals(
+            session, signal.loser_id, signal.winner_id, since
         )
-        if not detectors.is_chip_dumping(detectors.PairHistory(signals, signals, total, big_blind, hand_ids)):
+        if not detectors.is_chip_dumping(detectors.PairHistory(signals, signals, total, big_blind)):
             # Not enough even if every hand they shared were a signal: skip counting their hands.
             return
-        together = await storage.hands_together(session, signal.loser_id, signal.winner_id)
-        history = detectors.PairHistory(signals, together, total, big_blind, hand_ids)
-        if not detectors.is_chip_dumping(history):
+        together = await storage.hands_together(session, signal.loser_id, signal.winner_id, since)
+        if not detectors.is_chip_dumping(detectors.PairHistory(signals, together, total, big_blind)):
             return
+        hand_ids = await storage.pair_evidence(session, signal.loser_id, signal.winner_id, 50)
         event = history_pb2.AuditEvent(
             event_id=event_id,
             time=_timestamp(now),
@@ -197,10 +198,10 @@ class HistoryApplication:
             kind=detectors.SUSPECTED_CHIP_DUMPING,
             subject=signal.loser_id,
             details=f"{signal.loser_id} lost {total} chips to {signal.winner_id} in {signals} suspicious hands "
-            f"of {together} played together",
+            f"of {together} played together (within the loser's last {detectors.WINDOW_HANDS} hands)",
             player_ids=[signal.loser_id, signal.winner_id],
             table_id=record.table_id,
-            hand_ids=hand_ids[-50:],
+            hand_ids=hand_ids,
         )
         await storage.insert_audit_event(session, event, storage.serialise(event))
 

@@ -10,7 +10,8 @@ either folds to a bet of that opponent that was small next to the pot (`FOLD_TO_
 called off and reached the showdown with hole cards that do not improve the board
 (`HOPELESS_CALL`). Single signals happen in honest play; the pair is flagged only when signals
 repeat: at least `MIN_SIGNALS` of them, in at least `MIN_SIGNAL_SHARE` of the hands the two played
-together, moving at least `MIN_TOTAL_BIG_BLINDS` big blinds one way.
+together, moving at least `MIN_TOTAL_BIG_BLINDS` big blinds one way, all within the loser's last
+`WINDOW_HANDS` hands.
 
 Shared device ("игра с нескольких аккаунтов за одним столом"): two different players dealt into
 one hand with the same client fingerprint (which the gateway derives from the device or address).
@@ -19,7 +20,6 @@ one hand with the same client fingerprint (which the gateway derives from the de
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from poker.history.v1 import history_pb2
@@ -32,6 +32,8 @@ SMALL_BET_POT_SHARE = 0.25
 MIN_SIGNALS = 3
 MIN_SIGNAL_SHARE = 0.2
 MIN_TOTAL_BIG_BLINDS = 30
+# The verdict looks at the loser's most recent hands only, so its cost is bounded.
+WINDOW_HANDS = 1000
 
 SUSPECTED_CHIP_DUMPING = "SUSPECTED_CHIP_DUMPING"
 SHARED_CLIENT_FINGERPRINT = "SHARED_CLIENT_FINGERPRINT"
@@ -56,7 +58,6 @@ class PairHistory:
     hands_together: int
     total_amount: int
     big_blind: int
-    hand_ids: Sequence[str]
 
 
 def _last_decision(record: history_pb2.HandRecord, seat: int) -> history_pb2.HandAction | None:

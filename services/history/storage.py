@@ -182,33 +182,62 @@ async def insert_dumping_signal(
     )
 
 
-async def pair_signals(
-    session: AsyncSession, loser_id: str, winner_id: str
-) -> tuple[int, int, int, list[str]]:
-    """(signals, total chips, largest big blind, evidence hand ids) of a (loser, winner) pair."""
-    rows = (
-        await session.execute(
-            sa.select(dumping_signals.c.amount, dumping_signals.c.big_blind, hands.c.hand_id)
-            .join(hands, hands.c.number == dumping_signals.c.hand_number)
-            .where(dumping_signals.c.loser_id == loser_id, dumping_signals.c.winner_id == winner_id)
-            .order_by(dumping_signals.c.hand_number)
-        )
-    ).all()
-    return (
-        len(rows),
-        sum(int(r.amount) for r in rows),
-        max((int(r.big_blind) for r in rows), default=0),
-        [str(r.hand_id) for r in rows],
+async def window_start(session: AsyncSession, player_id: str, hands_back: int) -> int:
+    """The number of the player's `hands_back`-th newest hand (1 when they have fewer), so the
+    detectors look at a bounded recent window however long a player's history grows."""
+    number = await session.scalar(
+        sa.select(hand_players.c.hand_number)
+        .where(hand_players.c.player_id == player_id)
+        .order_by(hand_players.c.end_us.desc(), hand_players.c.hand_number.desc())
+        .offset(hands_back - 1)
+        .limit(1)
     )
+    return 1 if number is None else int(number)
 
 
-async def hands_together(session: AsyncSession, first: str, second: str) -> int:
-    """How many hands two players were both dealt into."""
+async def pair_signals(
+    session: AsyncSession, loser_id: str, winner_id: str, since_number: int
+) -> tuple[int, int, int]:
+    """(signals, total chips, largest big blind) of a (loser, winner) pair since a hand number."""
+    row = (
+        await session.execute(
+            sa.select(
+                sa.func.count(),
+                sa.func.coalesce(sa.func.sum(dumping_signals.c.amount), 0),
+                sa.func.coalesce(sa.func.max(dumping_signals.c.big_blind), 0),
+            ).where(
+                dumping_signals.c.loser_id == loser_id,
+                dumping_signals.c.winner_id == winner_id,
+                dumping_signals.c.hand_number >= since_number,
+            )
+        )
+    ).one()
+    return int(row[0]), int(row[1]), int(row[2])
+
+
+async def pair_evidence(session: AsyncSession, loser_id: str, winner_id: str, limit: int) -> list[str]:
+    """The newest `limit` hands that were signals for the pair, oldest first."""
+    rows = await session.execute(
+        sa.select(hands.c.hand_id)
+        .join(dumping_signals, hands.c.number == dumping_signals.c.hand_number)
+        .where(dumping_signals.c.loser_id == loser_id, dumping_signals.c.winner_id == winner_id)
+        .order_by(dumping_signals.c.hand_number.desc())
+        .limit(limit)
+    )
+    return [str(row.hand_id) for row in rows][::-1]
+
+
+async def hands_together(session: AsyncSession, first: str, second: str, since_number: int) -> int:
+    """How many hands since a hand number both players were dealt into."""
     other = hand_players.alias("other")
     count = await session.scalar(
         sa.select(sa.func.count())
         .select_from(hand_players.join(other, other.c.hand_number == hand_players.c.hand_number))
-        .where(hand_players.c.player_id == first, other.c.player_id == second)
+        .where(
+            hand_players.c.player_id == first,
+            hand_players.c.hand_number >= since_number,
+            other.c.player_id == second,
+        )
     )
     return int(count or 0)
 
