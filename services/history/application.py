@@ -34,6 +34,7 @@ from services.history.records import (
     check_hand_record,
     check_id,
     check_text,
+    check_time,
     summary_of,
     view_for,
 )
@@ -335,6 +336,8 @@ class HistoryApplication:
             check_id(player_id, "event.player_ids")
         for hand_id in event.hand_ids:
             check_id(hand_id, "event.hand_ids")
+        if event.HasField("time"):
+            check_time(event.time, "event.time")
         stored = history_pb2.AuditEvent()
         stored.CopyFrom(event)
         if not stored.HasField("time"):

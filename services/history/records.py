@@ -13,6 +13,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from google.protobuf.timestamp_pb2 import Timestamp
+
 from poker.common.v1 import common_pb2
 from poker.history.v1 import history_pb2
 from poker_engine.cards import card_text
@@ -74,6 +76,17 @@ def check_code(value: str, field: str) -> str:
     return value
 
 
+# Timestamps from 2000-01-01 to 9999-12-31: every one converts to a datetime and fits the int64
+# microseconds the storage indexes.
+_EARLIEST_SECONDS = 946_684_800
+_LATEST_SECONDS = 253_402_300_799
+
+
+def check_time(stamp: Timestamp, field: str) -> None:
+    if not _EARLIEST_SECONDS <= stamp.seconds <= _LATEST_SECONDS or not 0 <= stamp.nanos < 1_000_000_000:
+        raise _invalid(field, f"{field} is a time between the years 2000 and 9999")
+
+
 def _chips(value: int, field: str, *, signed: bool = False) -> None:
     if (value < 0 and not signed) or abs(value) > MAX_CHIPS:
         raise InvalidArgument("AMOUNT_INVALID", f"{field} is out of range", {"field": field})
@@ -111,6 +124,7 @@ def check_hand_record(record: history_pb2.HandRecord) -> None:
     for name in ("start_time", "end_time"):
         if not record.HasField(name):
             raise InvalidArgument("FIELD_REQUIRED", f"hand.{name} is required", {"field": f"hand.{name}"})
+        check_time(getattr(record, name), f"hand.{name}")
     if record.end_time.ToNanoseconds() < record.start_time.ToNanoseconds():
         raise _invalid("hand.end_time", "the hand cannot end before it started")
     for name in ("small_blind", "big_blind", "small_bet", "big_bet", "rake"):
@@ -184,6 +198,8 @@ def _check_actions(record: history_pb2.HandRecord, seat_numbers: set[int]) -> No
             raise _invalid("hand.actions.street", "street is PREFLOP, FLOP, TURN, RIVER or SHOWDOWN")
         if action.kind not in ACTION_KINDS:
             raise _invalid("hand.actions.kind", "unknown action kind")
+        if action.kind == "DEAL_BOARD" and action.street not in ("FLOP", "TURN", "RIVER"):
+            raise _invalid("hand.actions.street", "board cards are dealt on the flop, turn or river")
         if action.kind != "DEAL_BOARD" and action.seat not in seat_numbers:
             raise _invalid("hand.actions.seat", "the acting seat is not in the hand")
         if action.cause not in CAUSES or (action.cause and action.kind not in DECISIONS):

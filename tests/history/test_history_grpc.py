@@ -78,6 +78,13 @@ async def test_record_hand_is_idempotent_and_a_different_record_is_a_conflict_th
         (lambda r: setattr(r, "seed_commitment", "not-hex"), "FIELD_INVALID"),
         (lambda r: r.ClearField("end_time"), "FIELD_REQUIRED"),
         (lambda r: setattr(r.seats[0], "client_fingerprint", "x" * 129), "FIELD_INVALID"),
+        (lambda r: setattr(r.end_time, "seconds", 2**62), "FIELD_INVALID"),
+        (
+            lambda r: r.actions.add(sequence=len(r.actions), street="SHOWDOWN", kind="DEAL_BOARD"),
+            "FIELD_INVALID",
+        ),
+        (lambda r: setattr(r.start_time, "nanos", -1), "FIELD_INVALID"),
+        (lambda r: setattr(r.seats[0], "starting_stack", -5), "AMOUNT_INVALID"),
     ],
 )
 async def test_a_malformed_record_is_refused_with_its_reason_and_stores_nothing(
@@ -307,6 +314,13 @@ async def test_audit_events_are_idempotent_admin_only_and_paged(stub: Stub) -> N
             ),
             metadata=ADMIN,
         ),
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "FIELD_INVALID",
+    )
+    far_future = history_pb2.AuditEvent(event_id="late", actor="ops", kind="X")
+    far_future.time.seconds = 2**62
+    await expect_error(
+        stub.RecordAuditEvent(history_pb2.RecordAuditEventRequest(event=far_future), metadata=ADMIN),
         grpc.StatusCode.INVALID_ARGUMENT,
         "FIELD_INVALID",
     )
