@@ -183,7 +183,7 @@ class HistoryApplication:
             return
         since = await storage.window_start(session, signal.loser_id, detectors.WINDOW_HANDS)
         signals, total, big_blind = await storage.pair_signals(
-            session, signal.loser_id, signal.winner_id, since
+            session, signal.loser_id, signal.winner_id, since[1]
         )
         if not detectors.is_chip_dumping(detectors.PairHistory(signals, signals, total, big_blind)):
             # Not enough even if every hand they shared were a signal: skip counting their hands.

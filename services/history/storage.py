@@ -182,17 +182,19 @@ async def insert_dumping_signal(
     )
 
 
-async def window_start(session: AsyncSession, player_id: str, hands_back: int) -> int:
-    """The number of the player's `hands_back`-th newest hand (1 when they have fewer), so the
-    detectors look at a bounded recent window however long a player's history grows."""
-    number = await session.scalar(
-        sa.select(hand_players.c.hand_number)
-        .where(hand_players.c.player_id == player_id)
-        .order_by(hand_players.c.end_us.desc(), hand_players.c.hand_number.desc())
-        .offset(hands_back - 1)
-        .limit(1)
-    )
-    return 1 if number is None else int(number)
+async def window_start(session: AsyncSession, player_id: str, hands_back: int) -> Position:
+    """(end time, number) of the player's `hands_back`-th newest hand ((0, 0) when they have fewer),
+    so the detectors look at a bounded recent window however long a player's history grows."""
+    row = (
+        await session.execute(
+            sa.select(hand_players.c.end_us, hand_players.c.hand_number)
+            .where(hand_players.c.player_id == player_id)
+            .order_by(hand_players.c.end_us.desc(), hand_players.c.hand_number.desc())
+            .offset(hands_back - 1)
+            .limit(1)
+        )
+    ).first()
+    return (0, 0) if row is None else (int(row.end_us), int(row.hand_number))
 
 
 async def pair_signals(
@@ -227,14 +229,17 @@ async def pair_evidence(session: AsyncSession, loser_id: str, winner_id: str, li
     return [str(row.hand_id) for row in rows][::-1]
 
 
-async def hands_together(session: AsyncSession, first: str, second: str, since_number: int) -> int:
-    """How many hands since a hand number both players were dealt into."""
+async def hands_together(session: AsyncSession, first: str, second: str, since: Position) -> int:
+    """How many hands from a window start on both players were dealt into (an index range of the
+    first player's hands, each looked up for the second)."""
     other = hand_players.alias("other")
+    since_us, since_number = since
     count = await session.scalar(
         sa.select(sa.func.count())
         .select_from(hand_players.join(other, other.c.hand_number == hand_players.c.hand_number))
         .where(
             hand_players.c.player_id == first,
+            hand_players.c.end_us >= since_us,
             hand_players.c.hand_number >= since_number,
             other.c.player_id == second,
         )
