@@ -1,44 +1,69 @@
-"""Composition of the history process: what it hosts and who may call what.
-
-The history RPCs are served by the history issue; until then each answers UNIMPLEMENTED (reason
-NOT_IMPLEMENTED) while health, reflection, auth and access control already work for real.
-"""
+"""Composition of the history process: database, migrations, cashier channel, application, servicer."""
 
 from __future__ import annotations
 
+import asyncio
+
 from poker.history.v1 import history_pb2_grpc
 from service_runtime.access import ADMIN_ONLY, PLAYERS_AND_ADMINS, AccessPolicy, services
-from service_runtime.auth import ServiceName
+from service_runtime.auth import ServiceName, TokenKeys
+from service_runtime.clients import create_channel
+from service_runtime.database import create_engine, create_session_factory
 from service_runtime.process import Assembly
 from service_runtime.server import GrpcService
-from service_runtime.unimplemented import unimplemented_servicer
+from service_runtime.service_tokens import ServiceTokenSource
+from services.history.application import HistoryApplication
+from services.history.cashier_statements import CashierStatements
+from services.history.grpc_adapter import SERVICE_NAME, HistoryServicer
+from services.history.page_tokens import PageTokens
 from services.history.settings import HistorySettings
+from services.history.storage import migrate
 
-SERVICE_NAME = "poker.history.v1.HistoryService"
+# The subject of the history service's own token when it calls the cashier (GetStatement only).
+SERVICE_SUBJECT = ServiceName.HISTORY.value
 
 ACCESS = AccessPolicy.for_service(
     SERVICE_NAME,
     {
+        # Only table shards record hands.
         "RecordHand": services(ServiceName.TABLE),
+        # Players read their own hands and statements (the application scopes them to the token's
+        # subject); admins read everything; no service needs to read.
         "ListMyHands": PLAYERS_AND_ADMINS,
         "GetHand": PLAYERS_AND_ADMINS,
         "ListTableHands": PLAYERS_AND_ADMINS,
         "ExportHands": PLAYERS_AND_ADMINS,
         "ListBalanceChanges": PLAYERS_AND_ADMINS,
-        "RecordAuditEvent": services(ServiceName.TABLE) | ADMIN_ONLY,
+        # Table shards (suspicious play they see) and the lobby, plus admins by hand.
+        "RecordAuditEvent": services(ServiceName.TABLE, ServiceName.LOBBY) | ADMIN_ONLY,
         "ListAuditEvents": ADMIN_ONLY,
     },
 )
 
 
-async def assemble(settings: HistorySettings) -> Assembly:
-    servicer = unimplemented_servicer(history_pb2_grpc.HistoryServiceServicer, SERVICE_NAME)
-    return Assembly(
-        services=[
-            GrpcService(
-                SERVICE_NAME,
-                lambda server: history_pb2_grpc.add_HistoryServiceServicer_to_server(servicer, server),
-            )
-        ],
-        access=ACCESS,
+def history_service(application: HistoryApplication) -> GrpcService:
+    servicer = HistoryServicer(application)
+    return GrpcService(
+        SERVICE_NAME, lambda server: history_pb2_grpc.add_HistoryServiceServicer_to_server(servicer, server)
     )
+
+
+async def assemble(settings: HistorySettings) -> Assembly:
+    url = settings.resolved_database_url()
+    await asyncio.to_thread(migrate, url)
+    engine = create_engine(url, pool_size=settings.database_pool_size)
+    tokens = ServiceTokenSource(TokenKeys.from_settings(settings.auth_keys), SERVICE_SUBJECT)
+    cashier = create_channel(
+        settings.cashier_address, timeout_seconds=settings.request_timeout_seconds, token=tokens
+    )
+    application = HistoryApplication(
+        create_session_factory(engine),
+        PageTokens(settings.page_token_key.encode()),
+        CashierStatements(cashier),
+    )
+
+    async def close() -> None:
+        await cashier.close()
+        await engine.dispose()
+
+    return Assembly(services=[history_service(application)], access=ACCESS, close=close)

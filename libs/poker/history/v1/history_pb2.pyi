@@ -21,6 +21,34 @@ else:
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class _ActionCause:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _ActionCauseEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ActionCause.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    ACTION_CAUSE_UNSPECIFIED: _ActionCause.ValueType  # 0
+    """Not an action of a player (posts, board cards, showdown steps) or not set."""
+    ACTION_CAUSE_PLAYER: _ActionCause.ValueType  # 1
+    """The player chose the action."""
+    ACTION_CAUSE_TIMEOUT: _ActionCause.ValueType  # 2
+    """The table acted for a player whose time ran out (check when allowed, otherwise fold)."""
+    ACTION_CAUSE_LEFT_TABLE: _ActionCause.ValueType  # 3
+    """The player left the table during the hand, which folds the hand at once."""
+
+class ActionCause(_ActionCause, metaclass=_ActionCauseEnumTypeWrapper):
+    """ActionCause says who decided an action: the player, the table on a timeout, or the player leaving."""
+
+ACTION_CAUSE_UNSPECIFIED: ActionCause.ValueType  # 0
+"""Not an action of a player (posts, board cards, showdown steps) or not set."""
+ACTION_CAUSE_PLAYER: ActionCause.ValueType  # 1
+"""The player chose the action."""
+ACTION_CAUSE_TIMEOUT: ActionCause.ValueType  # 2
+"""The table acted for a player whose time ran out (check when allowed, otherwise fold)."""
+ACTION_CAUSE_LEFT_TABLE: ActionCause.ValueType  # 3
+"""The player left the table during the hand, which folds the hand at once."""
+Global___ActionCause: _TypeAlias = ActionCause  # noqa: Y015
+
 class _ExportFormat:
     ValueType = _typing.NewType("ValueType", _builtins.int)
     V: _TypeAlias = ValueType  # noqa: Y015
@@ -47,7 +75,7 @@ Global___ExportFormat: _TypeAlias = ExportFormat  # noqa: Y015
 
 @_typing.final
 class HandSeat(_message.Message):
-    """HandSeat is one player dealt into a hand."""
+    """HandSeat is one player dealt into a hand (or one player of a house-game round)."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -57,16 +85,35 @@ class HandSeat(_message.Message):
     HOLE_CARDS_FIELD_NUMBER: _builtins.int
     SHOWN_FIELD_NUMBER: _builtins.int
     NET_RESULT_FIELD_NUMBER: _builtins.int
+    DISPLAY_NAME_FIELD_NUMBER: _builtins.int
+    FINAL_STACK_FIELD_NUMBER: _builtins.int
+    MUCKED_FIELD_NUMBER: _builtins.int
+    FOLDED_FIELD_NUMBER: _builtins.int
+    CLIENT_FINGERPRINT_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
-    """The seat number, from 1."""
+    """The seat number, from 0 (the engine's seat numbers; exports show them from 1)."""
     player_id: _builtins.str
     """The player."""
     starting_stack: _builtins.int
     """The stack at the start of the hand."""
     shown: _builtins.bool
-    """True when the player showed the cards at showdown (everyone may see them)."""
+    """True when the player showed the cards (everyone in the hand may see them)."""
     net_result: _builtins.int
-    """The net result of the hand for this seat in chips (negative for a loss)."""
+    """The net result of the hand for this seat in chips (negative for a loss); equals
+    `final_stack - starting_stack`.
+    """
+    display_name: _builtins.str
+    """The name shown at the table (1-32 letters, digits, spaces, `_`, `-`, `.`)."""
+    final_stack: _builtins.int
+    """The stack at the end of the hand, after the pots were awarded."""
+    mucked: _builtins.bool
+    """True when the player reached the showdown and did not show (the cards stay hidden from others)."""
+    folded: _builtins.bool
+    """True when the player folded (or timed out or left with a fold)."""
+    client_fingerprint: _builtins.str
+    """The client fingerprint (device or address hash) the gateway passed for this player's session.
+    Stored for the fair-play checks; every view for a player has it empty.
+    """
     @_builtins.property
     def hole_cards(self) -> _containers.RepeatedCompositeFieldContainer[_common_pb2.Card]:
         """The hole cards. Stored in full; a view for a player other than this one replaces them with
@@ -82,10 +129,15 @@ class HandSeat(_message.Message):
         hole_cards: _abc.Iterable[_common_pb2.Card] | None = ...,
         shown: _builtins.bool = ...,
         net_result: _builtins.int = ...,
+        display_name: _builtins.str = ...,
+        final_stack: _builtins.int = ...,
+        mucked: _builtins.bool = ...,
+        folded: _builtins.bool = ...,
+        client_fingerprint: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["hole_cards", b"hole_cards", "net_result", b"net_result", "player_id", b"player_id", "seat", b"seat", "shown", b"shown", "starting_stack", b"starting_stack"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["client_fingerprint", b"client_fingerprint", "display_name", b"display_name", "final_stack", b"final_stack", "folded", b"folded", "hole_cards", b"hole_cards", "mucked", b"mucked", "net_result", b"net_result", "player_id", b"player_id", "seat", b"seat", "shown", b"shown", "starting_stack", b"starting_stack"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -103,24 +155,32 @@ class HandAction(_message.Message):
     KIND_FIELD_NUMBER: _builtins.int
     AMOUNT_FIELD_NUMBER: _builtins.int
     CARDS_FIELD_NUMBER: _builtins.int
-    TIMED_OUT_FIELD_NUMBER: _builtins.int
+    CAUSE_FIELD_NUMBER: _builtins.int
+    TO_FIELD_NUMBER: _builtins.int
+    ALL_IN_FIELD_NUMBER: _builtins.int
     sequence: _builtins.int
     """The position in the record, from 0."""
     street: _builtins.str
     """The betting round: PREFLOP, FLOP, TURN, RIVER, SHOWDOWN."""
     seat: _builtins.int
-    """The seat acting, 0 for the dealer (board cards)."""
+    """The seat acting; ignored for DEAL_BOARD."""
     kind: _builtins.str
-    """A stable code: POST_SMALL_BLIND, POST_BIG_BLIND, FOLD, CHECK, CALL, BET, RAISE, ALL_IN,
-    DEAL_BOARD, SHOW, MUCK, UNCALLED_RETURN, AWARD, RAKE.
+    """A stable code: POST_SMALL_BLIND, POST_BIG_BLIND, POST_EXTRA_BIG_BLIND, POST_DEAD_SMALL_BLIND,
+    FOLD, CHECK, CALL, BET, RAISE, DEAL_BOARD, SHOW, MUCK, UNCALLED_RETURN.
     """
     amount: _builtins.int
-    """The chips involved (for a raise, the total raised to)."""
-    timed_out: _builtins.bool
-    """True when the table took a default action for a timed-out player."""
+    """The chips this step moved from the stack (a post, call, bet or raise) or back to it (an
+    uncalled return); 0 for the rest.
+    """
+    cause: Global___ActionCause.ValueType
+    """Who decided the action (FOLD, CHECK, CALL, BET, RAISE); unspecified for the other kinds."""
+    to: _builtins.int
+    """For BET and RAISE: the player's total bet this street after the action."""
+    all_in: _builtins.bool
+    """True when the step put the player's last chip in."""
     @_builtins.property
     def cards(self) -> _containers.RepeatedCompositeFieldContainer[_common_pb2.Card]:
-        """Cards dealt or shown by this step; never hole cards of an unshown hand."""
+        """Cards dealt or shown by this step; the cards of a MUCK only in views that may see them."""
 
     def __init__(
         self,
@@ -131,11 +191,13 @@ class HandAction(_message.Message):
         kind: _builtins.str = ...,
         amount: _builtins.int = ...,
         cards: _abc.Iterable[_common_pb2.Card] | None = ...,
-        timed_out: _builtins.bool = ...,
+        cause: Global___ActionCause.ValueType = ...,
+        to: _builtins.int = ...,
+        all_in: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["amount", b"amount", "cards", b"cards", "kind", b"kind", "seat", b"seat", "sequence", b"sequence", "street", b"street", "timed_out", b"timed_out"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["all_in", b"all_in", "amount", b"amount", "cards", b"cards", "cause", b"cause", "kind", b"kind", "seat", b"seat", "sequence", b"sequence", "street", b"street", "to", b"to"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -151,6 +213,7 @@ class HandPot(_message.Message):
     RAKE_FIELD_NUMBER: _builtins.int
     WINNER_SEATS_FIELD_NUMBER: _builtins.int
     WINNER_AMOUNTS_FIELD_NUMBER: _builtins.int
+    ELIGIBLE_SEATS_FIELD_NUMBER: _builtins.int
     amount: _builtins.int
     """The chips in the pot after rake."""
     rake: _builtins.int
@@ -161,7 +224,11 @@ class HandPot(_message.Message):
 
     @_builtins.property
     def winner_amounts(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
-        """The chips each winner received, in the order of `winner_seats`."""
+        """The chips each winner received, in the order of `winner_seats`; they sum to `amount`."""
+
+    @_builtins.property
+    def eligible_seats(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """The seats that could win this pot (all who matched its level and did not fold)."""
 
     def __init__(
         self,
@@ -170,18 +237,143 @@ class HandPot(_message.Message):
         rake: _builtins.int = ...,
         winner_seats: _abc.Iterable[_builtins.int] | None = ...,
         winner_amounts: _abc.Iterable[_builtins.int] | None = ...,
+        eligible_seats: _abc.Iterable[_builtins.int] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["amount", b"amount", "rake", b"rake", "winner_amounts", b"winner_amounts", "winner_seats", b"winner_seats"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["amount", b"amount", "eligible_seats", b"eligible_seats", "rake", b"rake", "winner_amounts", b"winner_amounts", "winner_seats", b"winner_seats"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___HandPot: _TypeAlias = HandPot  # noqa: Y015
 
 @_typing.final
+class HouseGameLine(_message.Message):
+    """HouseGameLine is one settled item of a house-game box (ante, bet, bonus, fee ...)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ITEM_FIELD_NUMBER: _builtins.int
+    STAKE_FIELD_NUMBER: _builtins.int
+    OUTCOME_FIELD_NUMBER: _builtins.int
+    PLAYER_CHANGE_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    WITHHELD_FIELD_NUMBER: _builtins.int
+    item: _builtins.str
+    """The item: ANTE, BET, EXCHANGE_FEE, SIXTH_CARD_FEE, BUY_GAME_FEE, BONUS, JACKPOT, INSURANCE,
+    SECOND_COMBINATION.
+    """
+    stake: _builtins.int
+    """What the player risked on the item."""
+    outcome: _builtins.str
+    """WON, LOST or RETURNED."""
+    player_change: _builtins.int
+    """The signed change of the player's stack from this line."""
+    reason: _builtins.str
+    """A stable code saying why (from the house-game settlement)."""
+    withheld: _builtins.int
+    """What the table maximum payout cut from a win."""
+    def __init__(
+        self,
+        *,
+        item: _builtins.str = ...,
+        stake: _builtins.int = ...,
+        outcome: _builtins.str = ...,
+        player_change: _builtins.int = ...,
+        reason: _builtins.str = ...,
+        withheld: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["item", b"item", "outcome", b"outcome", "player_change", b"player_change", "reason", b"reason", "stake", b"stake", "withheld", b"withheld"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___HouseGameLine: _TypeAlias = HouseGameLine  # noqa: Y015
+
+@_typing.final
+class HouseGameBox(_message.Message):
+    """HouseGameBox is one box of a house-game round."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BOX_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    CARDS_FIELD_NUMBER: _builtins.int
+    SHOWN_FIELD_NUMBER: _builtins.int
+    LINES_FIELD_NUMBER: _builtins.int
+    box: _builtins.int
+    """The box number."""
+    seat: _builtins.int
+    """The seat of the owner, matching a `HandSeat.seat` of the record."""
+    shown: _builtins.bool
+    """True when the box's cards were opened to the table."""
+    @_builtins.property
+    def cards(self) -> _containers.RepeatedCompositeFieldContainer[_common_pb2.Card]:
+        """The box's final cards; only its owner (and admins) see them unless `shown`."""
+
+    @_builtins.property
+    def lines(self) -> _containers.RepeatedCompositeFieldContainer[Global___HouseGameLine]:
+        """The settled lines, in order."""
+
+    def __init__(
+        self,
+        *,
+        box: _builtins.int = ...,
+        seat: _builtins.int = ...,
+        cards: _abc.Iterable[_common_pb2.Card] | None = ...,
+        shown: _builtins.bool = ...,
+        lines: _abc.Iterable[Global___HouseGameLine] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["box", b"box", "cards", b"cards", "lines", b"lines", "seat", b"seat", "shown", b"shown"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___HouseGameBox: _TypeAlias = HouseGameBox  # noqa: Y015
+
+@_typing.final
+class HouseGameRound(_message.Message):
+    """HouseGameRound holds what only house-game rounds have: the dealer's cards and the boxes."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DEALER_CARDS_FIELD_NUMBER: _builtins.int
+    BOXES_FIELD_NUMBER: _builtins.int
+    HOUSE_BANK_CHANGE_FIELD_NUMBER: _builtins.int
+    JACKPOT_CHANGE_FIELD_NUMBER: _builtins.int
+    house_bank_change: _builtins.int
+    """The signed change of the house bank (the players' nets plus this plus the jackpot change is 0)."""
+    jackpot_change: _builtins.int
+    """The signed change of the jackpot fund."""
+    @_builtins.property
+    def dealer_cards(self) -> _containers.RepeatedCompositeFieldContainer[_common_pb2.Card]:
+        """The dealer's cards (opened at the end of the round)."""
+
+    @_builtins.property
+    def boxes(self) -> _containers.RepeatedCompositeFieldContainer[Global___HouseGameBox]:
+        """The boxes played."""
+
+    def __init__(
+        self,
+        *,
+        dealer_cards: _abc.Iterable[_common_pb2.Card] | None = ...,
+        boxes: _abc.Iterable[Global___HouseGameBox] | None = ...,
+        house_bank_change: _builtins.int = ...,
+        jackpot_change: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["boxes", b"boxes", "dealer_cards", b"dealer_cards", "house_bank_change", b"house_bank_change", "jackpot_change", b"jackpot_change"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___HouseGameRound: _TypeAlias = HouseGameRound  # noqa: Y015
+
+@_typing.final
 class HandRecord(_message.Message):
-    """HandRecord is a completed hand as the table recorded it."""
+    """HandRecord is a completed hand (or house-game round) as the table recorded it."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -202,8 +394,13 @@ class HandRecord(_message.Message):
     RAKE_FIELD_NUMBER: _builtins.int
     SEED_COMMITMENT_FIELD_NUMBER: _builtins.int
     VOIDED_FIELD_NUMBER: _builtins.int
+    SMALL_BET_FIELD_NUMBER: _builtins.int
+    BIG_BET_FIELD_NUMBER: _builtins.int
+    TABLE_SIZE_FIELD_NUMBER: _builtins.int
+    SEED_REVEAL_REFERENCE_FIELD_NUMBER: _builtins.int
+    HOUSE_GAME_FIELD_NUMBER: _builtins.int
     hand_id: _builtins.str
-    """The hand id (the fairness hand id)."""
+    """The hand id (the fairness hand id), 1-128 printable ASCII characters."""
     table_id: _builtins.str
     """The table."""
     room_id: _builtins.str
@@ -213,17 +410,27 @@ class HandRecord(_message.Message):
     pool: _common_pb2.ChipPool.ValueType
     """The chip pool of every amount in the record."""
     button_seat: _builtins.int
-    """The button seat."""
+    """The button seat (0 for house games)."""
     small_blind: _builtins.int
-    """The small blind (or small bet for fixed limit), in chips."""
+    """The small blind in chips (fixed limit: the small blind, half the small bet)."""
     big_blind: _builtins.int
-    """The big blind (or big bet for fixed limit), in chips."""
+    """The big blind in chips."""
     rake: _builtins.int
     """The total rake in chips."""
     seed_commitment: _builtins.str
-    """The SHA-256 commitment published before the deal."""
+    """The SHA-256 commitment published before the deal (64 hex digits)."""
     voided: _builtins.bool
     """True when the hand was voided (never settled; every chip went back)."""
+    small_bet: _builtins.int
+    """Fixed limit: the small bet (0 for no limit)."""
+    big_bet: _builtins.int
+    """Fixed limit: the big bet (0 for no limit)."""
+    table_size: _builtins.int
+    """The number of seats at the table (2 to 10)."""
+    seed_reveal_reference: _builtins.str
+    """Where the fairness seed reveal of this hand can be fetched (the fairness hand id, or empty
+    until the seed was revealed).
+    """
     @_builtins.property
     def start_time(self) -> _timestamp_pb2.Timestamp:
         """When the hand started."""
@@ -248,6 +455,10 @@ class HandRecord(_message.Message):
     def pots(self) -> _containers.RepeatedCompositeFieldContainer[Global___HandPot]:
         """The pots with winners."""
 
+    @_builtins.property
+    def house_game(self) -> Global___HouseGameRound:
+        """House-game rounds only: the dealer's cards and the boxes."""
+
     def __init__(
         self,
         *,
@@ -268,10 +479,15 @@ class HandRecord(_message.Message):
         rake: _builtins.int = ...,
         seed_commitment: _builtins.str = ...,
         voided: _builtins.bool = ...,
+        small_bet: _builtins.int = ...,
+        big_bet: _builtins.int = ...,
+        table_size: _builtins.int = ...,
+        seed_reveal_reference: _builtins.str = ...,
+        house_game: Global___HouseGameRound | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["end_time", b"end_time", "start_time", b"start_time"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["end_time", b"end_time", "house_game", b"house_game", "start_time", b"start_time"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["actions", b"actions", "big_blind", b"big_blind", "board", b"board", "button_seat", b"button_seat", "end_time", b"end_time", "hand_id", b"hand_id", "pool", b"pool", "pots", b"pots", "rake", b"rake", "room_id", b"room_id", "seats", b"seats", "seed_commitment", b"seed_commitment", "small_blind", b"small_blind", "start_time", b"start_time", "table_id", b"table_id", "variant", b"variant", "voided", b"voided"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["actions", b"actions", "big_bet", b"big_bet", "big_blind", b"big_blind", "board", b"board", "button_seat", b"button_seat", "end_time", b"end_time", "hand_id", b"hand_id", "house_game", b"house_game", "pool", b"pool", "pots", b"pots", "rake", b"rake", "room_id", b"room_id", "seats", b"seats", "seed_commitment", b"seed_commitment", "seed_reveal_reference", b"seed_reveal_reference", "small_bet", b"small_bet", "small_blind", b"small_blind", "start_time", b"start_time", "table_id", b"table_id", "table_size", b"table_size", "variant", b"variant", "voided", b"voided"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -335,6 +551,8 @@ class HandSummary(_message.Message):
     POOL_FIELD_NUMBER: _builtins.int
     END_TIME_FIELD_NUMBER: _builtins.int
     NET_RESULT_FIELD_NUMBER: _builtins.int
+    ROOM_ID_FIELD_NUMBER: _builtins.int
+    START_TIME_FIELD_NUMBER: _builtins.int
     hand_id: _builtins.str
     """The hand id."""
     table_id: _builtins.str
@@ -344,10 +562,16 @@ class HandSummary(_message.Message):
     pool: _common_pb2.ChipPool.ValueType
     """The chip pool."""
     net_result: _builtins.int
-    """The caller's net result in chips."""
+    """The caller's net result in chips (for an admin listing a table: 0)."""
+    room_id: _builtins.str
+    """The room."""
     @_builtins.property
     def end_time(self) -> _timestamp_pb2.Timestamp:
         """When the hand ended."""
+
+    @_builtins.property
+    def start_time(self) -> _timestamp_pb2.Timestamp:
+        """When the hand started."""
 
     def __init__(
         self,
@@ -358,10 +582,12 @@ class HandSummary(_message.Message):
         pool: _common_pb2.ChipPool.ValueType = ...,
         end_time: _timestamp_pb2.Timestamp | None = ...,
         net_result: _builtins.int = ...,
+        room_id: _builtins.str = ...,
+        start_time: _timestamp_pb2.Timestamp | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["end_time", b"end_time"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["end_time", b"end_time", "start_time", b"start_time"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["end_time", b"end_time", "hand_id", b"hand_id", "net_result", b"net_result", "pool", b"pool", "table_id", b"table_id", "variant", b"variant"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["end_time", b"end_time", "hand_id", b"hand_id", "net_result", b"net_result", "pool", b"pool", "room_id", b"room_id", "start_time", b"start_time", "table_id", b"table_id", "variant", b"variant"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -537,7 +763,7 @@ class ExportHandsRequest(_message.Message):
     """The format."""
     @_builtins.property
     def hand_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
-        """The hands to export (1 to 500)."""
+        """The hands to export (1 to 500, no repeats)."""
 
     def __init__(
         self,
@@ -591,6 +817,8 @@ class BalanceChange(_message.Message):
     BALANCE_AFTER_FIELD_NUMBER: _builtins.int
     REASON_FIELD_NUMBER: _builtins.int
     REFERENCE_FIELD_NUMBER: _builtins.int
+    ACCOUNT_ID_FIELD_NUMBER: _builtins.int
+    TABLE_ID_FIELD_NUMBER: _builtins.int
     transfer_id: _builtins.str
     """The cashier transfer id."""
     balance_after: _builtins.int
@@ -599,6 +827,12 @@ class BalanceChange(_message.Message):
     """A stable code: PURCHASE, WITHDRAWAL, BUY_IN, CASH_OUT, HAND_RESULT, RAKE, HOUSE_GAME_RESULT."""
     reference: _builtins.str
     """The hand, table or payment the change refers to."""
+    account_id: _builtins.str
+    """The cashier account whose balance changed: the wallet (`wallet:<POOL>:<player>`) or one of the
+    player's seat accounts (`seat:<session_id>`), so a buy-in shows on both sides.
+    """
+    table_id: _builtins.str
+    """The table involved, possibly empty."""
     @_builtins.property
     def time(self) -> _timestamp_pb2.Timestamp:
         """When it happened."""
@@ -616,10 +850,12 @@ class BalanceChange(_message.Message):
         balance_after: _builtins.int = ...,
         reason: _builtins.str = ...,
         reference: _builtins.str = ...,
+        account_id: _builtins.str = ...,
+        table_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["change", b"change", "time", b"time"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["balance_after", b"balance_after", "change", b"change", "reason", b"reason", "reference", b"reference", "time", b"time", "transfer_id", b"transfer_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["account_id", b"account_id", "balance_after", b"balance_after", "change", b"change", "reason", b"reason", "reference", b"reference", "table_id", b"table_id", "time", b"time", "transfer_id", b"transfer_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -697,19 +933,34 @@ class AuditEvent(_message.Message):
     KIND_FIELD_NUMBER: _builtins.int
     SUBJECT_FIELD_NUMBER: _builtins.int
     DETAILS_FIELD_NUMBER: _builtins.int
+    PLAYER_IDS_FIELD_NUMBER: _builtins.int
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    HAND_IDS_FIELD_NUMBER: _builtins.int
     event_id: _builtins.str
     """The event id, the idempotency key."""
     actor: _builtins.str
     """Who did it (player, admin or service id)."""
     kind: _builtins.str
-    """A stable code such as HAND_VOIDED or MAINTENANCE_SET."""
+    """A stable code (UPPER_SNAKE) such as HAND_VOIDED, MAINTENANCE_SET, or the detectors'
+    SUSPECTED_CHIP_DUMPING and SHARED_CLIENT_FINGERPRINT.
+    """
     subject: _builtins.str
     """What it concerns (a hand, table, room or player id)."""
     details: _builtins.str
     """Details in words, never hidden cards or seeds of live hands."""
+    table_id: _builtins.str
+    """The table concerned, possibly empty."""
     @_builtins.property
     def time(self) -> _timestamp_pb2.Timestamp:
         """When it happened."""
+
+    @_builtins.property
+    def player_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The players concerned."""
+
+    @_builtins.property
+    def hand_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The hands that are the evidence, possibly empty."""
 
     def __init__(
         self,
@@ -720,10 +971,13 @@ class AuditEvent(_message.Message):
         kind: _builtins.str = ...,
         subject: _builtins.str = ...,
         details: _builtins.str = ...,
+        player_ids: _abc.Iterable[_builtins.str] | None = ...,
+        table_id: _builtins.str = ...,
+        hand_ids: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["time", b"time"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["actor", b"actor", "details", b"details", "event_id", b"event_id", "kind", b"kind", "subject", b"subject", "time", b"time"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["actor", b"actor", "details", b"details", "event_id", b"event_id", "hand_ids", b"hand_ids", "kind", b"kind", "player_ids", b"player_ids", "subject", b"subject", "table_id", b"table_id", "time", b"time"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -84,17 +84,18 @@ class HistoryServiceServicer:
     """
 
     def RecordHand(self, request, context):
-        """RecordHand stores a completed hand (service role, called by the table after settlement).
-        Idempotent by `hand.hand_id`: the same record again returns the first result; a different
-        record with the same id is refused. Errors: FIELD_REQUIRED, FIELD_INVALID, ROLE_REQUIRED,
-        IDEMPOTENCY_CONFLICT.
+        """RecordHand stores a completed hand (service role, called by the table after settlement) and
+        runs the fair-play detectors on it. Idempotent by `hand.hand_id`: the same record again returns
+        the first result; a different record with the same id is refused and changes nothing.
+        Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, INVALID_CARD; PERMISSION_DENIED
+        ROLE_REQUIRED; ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def ListMyHands(self, request, context):
-        """ListMyHands lists the caller's hands, newest first. Errors: PAGE_TOKEN_INVALID.
+        """ListMyHands lists the caller's hands, newest first. Errors: INVALID_ARGUMENT PAGE_TOKEN_INVALID.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -102,23 +103,25 @@ class HistoryServiceServicer:
 
     def GetHand(self, request, context):
         """GetHand returns one hand filtered for the caller (a participant sees their own cards and shown
-        cards; an admin sees everything). Errors: HAND_NOT_FOUND (also for a hand the caller may not see).
+        cards; an admin sees everything). Errors: NOT_FOUND HAND_NOT_FOUND (also for a hand the caller
+        may not see); INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def ListTableHands(self, request, context):
-        """ListTableHands lists a table's hands in which the caller took part, newest first.
-        Errors: TABLE_NOT_FOUND, PAGE_TOKEN_INVALID.
+        """ListTableHands lists a table's hands in which the caller took part (an admin: all of them),
+        newest first. Errors: NOT_FOUND TABLE_NOT_FOUND (also for a table where the caller never
+        played); INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, PAGE_TOKEN_INVALID.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def ExportHands(self, request, context):
-        """ExportHands renders hands the caller may see in a standard hand-history format.
-        Errors: HAND_NOT_FOUND, FIELD_INVALID.
+        """ExportHands renders hands the caller may see in a standard hand-history format, in the
+        caller's view. Errors: NOT_FOUND HAND_NOT_FOUND; INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -126,7 +129,8 @@ class HistoryServiceServicer:
 
     def ListBalanceChanges(self, request, context):
         """ListBalanceChanges lists the caller's balance changes (from the cashier statement), newest first.
-        Errors: POOL_INVALID, PAGE_TOKEN_INVALID, UNAVAILABLE.
+        Errors: INVALID_ARGUMENT POOL_INVALID, PAGE_TOKEN_INVALID; UNAVAILABLE UNAVAILABLE (the cashier
+        cannot be reached).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -134,14 +138,16 @@ class HistoryServiceServicer:
 
     def RecordAuditEvent(self, request, context):
         """RecordAuditEvent appends an operator-visible audit event (service or admin role).
-        Idempotent by `event.event_id`. Errors: FIELD_REQUIRED, ROLE_REQUIRED, IDEMPOTENCY_CONFLICT.
+        Idempotent by `event.event_id`; the time is the server's when unset. Errors: INVALID_ARGUMENT
+        FIELD_REQUIRED, FIELD_INVALID; PERMISSION_DENIED ROLE_REQUIRED; ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def ListAuditEvents(self, request, context):
-        """ListAuditEvents lists audit events, newest first (admin). Errors: ROLE_REQUIRED, PAGE_TOKEN_INVALID.
+        """ListAuditEvents lists audit events, newest first (admin). Errors: PERMISSION_DENIED
+        ROLE_REQUIRED; INVALID_ARGUMENT FIELD_INVALID, PAGE_TOKEN_INVALID.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -36,35 +36,42 @@ class HistoryServiceStub:
     @_typing.overload
     def __new__(cls, channel: _aio.Channel) -> HistoryServiceAsyncStub: ...
     RecordHand: _grpc.UnaryUnaryMultiCallable[_history_pb2.RecordHandRequest, _history_pb2.RecordHandResponse]
-    """RecordHand stores a completed hand (service role, called by the table after settlement).
-    Idempotent by `hand.hand_id`: the same record again returns the first result; a different
-    record with the same id is refused. Errors: FIELD_REQUIRED, FIELD_INVALID, ROLE_REQUIRED,
-    IDEMPOTENCY_CONFLICT.
+    """RecordHand stores a completed hand (service role, called by the table after settlement) and
+    runs the fair-play detectors on it. Idempotent by `hand.hand_id`: the same record again returns
+    the first result; a different record with the same id is refused and changes nothing.
+    Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, INVALID_CARD; PERMISSION_DENIED
+    ROLE_REQUIRED; ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
     """
     ListMyHands: _grpc.UnaryUnaryMultiCallable[_history_pb2.ListMyHandsRequest, _history_pb2.ListMyHandsResponse]
-    """ListMyHands lists the caller's hands, newest first. Errors: PAGE_TOKEN_INVALID."""
+    """ListMyHands lists the caller's hands, newest first. Errors: INVALID_ARGUMENT PAGE_TOKEN_INVALID."""
     GetHand: _grpc.UnaryUnaryMultiCallable[_history_pb2.GetHandRequest, _history_pb2.GetHandResponse]
     """GetHand returns one hand filtered for the caller (a participant sees their own cards and shown
-    cards; an admin sees everything). Errors: HAND_NOT_FOUND (also for a hand the caller may not see).
+    cards; an admin sees everything). Errors: NOT_FOUND HAND_NOT_FOUND (also for a hand the caller
+    may not see); INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID.
     """
     ListTableHands: _grpc.UnaryUnaryMultiCallable[_history_pb2.ListTableHandsRequest, _history_pb2.ListTableHandsResponse]
-    """ListTableHands lists a table's hands in which the caller took part, newest first.
-    Errors: TABLE_NOT_FOUND, PAGE_TOKEN_INVALID.
+    """ListTableHands lists a table's hands in which the caller took part (an admin: all of them),
+    newest first. Errors: NOT_FOUND TABLE_NOT_FOUND (also for a table where the caller never
+    played); INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, PAGE_TOKEN_INVALID.
     """
     ExportHands: _grpc.UnaryUnaryMultiCallable[_history_pb2.ExportHandsRequest, _history_pb2.ExportHandsResponse]
-    """ExportHands renders hands the caller may see in a standard hand-history format.
-    Errors: HAND_NOT_FOUND, FIELD_INVALID.
+    """ExportHands renders hands the caller may see in a standard hand-history format, in the
+    caller's view. Errors: NOT_FOUND HAND_NOT_FOUND; INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID.
     """
     ListBalanceChanges: _grpc.UnaryUnaryMultiCallable[_history_pb2.ListBalanceChangesRequest, _history_pb2.ListBalanceChangesResponse]
     """ListBalanceChanges lists the caller's balance changes (from the cashier statement), newest first.
-    Errors: POOL_INVALID, PAGE_TOKEN_INVALID, UNAVAILABLE.
+    Errors: INVALID_ARGUMENT POOL_INVALID, PAGE_TOKEN_INVALID; UNAVAILABLE UNAVAILABLE (the cashier
+    cannot be reached).
     """
     RecordAuditEvent: _grpc.UnaryUnaryMultiCallable[_history_pb2.RecordAuditEventRequest, _history_pb2.RecordAuditEventResponse]
     """RecordAuditEvent appends an operator-visible audit event (service or admin role).
-    Idempotent by `event.event_id`. Errors: FIELD_REQUIRED, ROLE_REQUIRED, IDEMPOTENCY_CONFLICT.
+    Idempotent by `event.event_id`; the time is the server's when unset. Errors: INVALID_ARGUMENT
+    FIELD_REQUIRED, FIELD_INVALID; PERMISSION_DENIED ROLE_REQUIRED; ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
     """
     ListAuditEvents: _grpc.UnaryUnaryMultiCallable[_history_pb2.ListAuditEventsRequest, _history_pb2.ListAuditEventsResponse]
-    """ListAuditEvents lists audit events, newest first (admin). Errors: ROLE_REQUIRED, PAGE_TOKEN_INVALID."""
+    """ListAuditEvents lists audit events, newest first (admin). Errors: PERMISSION_DENIED
+    ROLE_REQUIRED; INVALID_ARGUMENT FIELD_INVALID, PAGE_TOKEN_INVALID.
+    """
 
 @_typing.type_check_only
 class HistoryServiceAsyncStub(HistoryServiceStub):
@@ -74,35 +81,42 @@ class HistoryServiceAsyncStub(HistoryServiceStub):
 
     def __init__(self, channel: _aio.Channel) -> None: ...
     RecordHand: _aio.UnaryUnaryMultiCallable[_history_pb2.RecordHandRequest, _history_pb2.RecordHandResponse]  # type: ignore[assignment]
-    """RecordHand stores a completed hand (service role, called by the table after settlement).
-    Idempotent by `hand.hand_id`: the same record again returns the first result; a different
-    record with the same id is refused. Errors: FIELD_REQUIRED, FIELD_INVALID, ROLE_REQUIRED,
-    IDEMPOTENCY_CONFLICT.
+    """RecordHand stores a completed hand (service role, called by the table after settlement) and
+    runs the fair-play detectors on it. Idempotent by `hand.hand_id`: the same record again returns
+    the first result; a different record with the same id is refused and changes nothing.
+    Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, INVALID_CARD; PERMISSION_DENIED
+    ROLE_REQUIRED; ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
     """
     ListMyHands: _aio.UnaryUnaryMultiCallable[_history_pb2.ListMyHandsRequest, _history_pb2.ListMyHandsResponse]  # type: ignore[assignment]
-    """ListMyHands lists the caller's hands, newest first. Errors: PAGE_TOKEN_INVALID."""
+    """ListMyHands lists the caller's hands, newest first. Errors: INVALID_ARGUMENT PAGE_TOKEN_INVALID."""
     GetHand: _aio.UnaryUnaryMultiCallable[_history_pb2.GetHandRequest, _history_pb2.GetHandResponse]  # type: ignore[assignment]
     """GetHand returns one hand filtered for the caller (a participant sees their own cards and shown
-    cards; an admin sees everything). Errors: HAND_NOT_FOUND (also for a hand the caller may not see).
+    cards; an admin sees everything). Errors: NOT_FOUND HAND_NOT_FOUND (also for a hand the caller
+    may not see); INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID.
     """
     ListTableHands: _aio.UnaryUnaryMultiCallable[_history_pb2.ListTableHandsRequest, _history_pb2.ListTableHandsResponse]  # type: ignore[assignment]
-    """ListTableHands lists a table's hands in which the caller took part, newest first.
-    Errors: TABLE_NOT_FOUND, PAGE_TOKEN_INVALID.
+    """ListTableHands lists a table's hands in which the caller took part (an admin: all of them),
+    newest first. Errors: NOT_FOUND TABLE_NOT_FOUND (also for a table where the caller never
+    played); INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, PAGE_TOKEN_INVALID.
     """
     ExportHands: _aio.UnaryUnaryMultiCallable[_history_pb2.ExportHandsRequest, _history_pb2.ExportHandsResponse]  # type: ignore[assignment]
-    """ExportHands renders hands the caller may see in a standard hand-history format.
-    Errors: HAND_NOT_FOUND, FIELD_INVALID.
+    """ExportHands renders hands the caller may see in a standard hand-history format, in the
+    caller's view. Errors: NOT_FOUND HAND_NOT_FOUND; INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID.
     """
     ListBalanceChanges: _aio.UnaryUnaryMultiCallable[_history_pb2.ListBalanceChangesRequest, _history_pb2.ListBalanceChangesResponse]  # type: ignore[assignment]
     """ListBalanceChanges lists the caller's balance changes (from the cashier statement), newest first.
-    Errors: POOL_INVALID, PAGE_TOKEN_INVALID, UNAVAILABLE.
+    Errors: INVALID_ARGUMENT POOL_INVALID, PAGE_TOKEN_INVALID; UNAVAILABLE UNAVAILABLE (the cashier
+    cannot be reached).
     """
     RecordAuditEvent: _aio.UnaryUnaryMultiCallable[_history_pb2.RecordAuditEventRequest, _history_pb2.RecordAuditEventResponse]  # type: ignore[assignment]
     """RecordAuditEvent appends an operator-visible audit event (service or admin role).
-    Idempotent by `event.event_id`. Errors: FIELD_REQUIRED, ROLE_REQUIRED, IDEMPOTENCY_CONFLICT.
+    Idempotent by `event.event_id`; the time is the server's when unset. Errors: INVALID_ARGUMENT
+    FIELD_REQUIRED, FIELD_INVALID; PERMISSION_DENIED ROLE_REQUIRED; ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
     """
     ListAuditEvents: _aio.UnaryUnaryMultiCallable[_history_pb2.ListAuditEventsRequest, _history_pb2.ListAuditEventsResponse]  # type: ignore[assignment]
-    """ListAuditEvents lists audit events, newest first (admin). Errors: ROLE_REQUIRED, PAGE_TOKEN_INVALID."""
+    """ListAuditEvents lists audit events, newest first (admin). Errors: PERMISSION_DENIED
+    ROLE_REQUIRED; INVALID_ARGUMENT FIELD_INVALID, PAGE_TOKEN_INVALID.
+    """
 
 class HistoryServiceServicer(metaclass=_abc_1.ABCMeta):
     """HistoryService keeps completed hands and the audit log, and shows each player only what they may
@@ -115,10 +129,11 @@ class HistoryServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _history_pb2.RecordHandRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_history_pb2.RecordHandResponse, _abc.Awaitable[_history_pb2.RecordHandResponse]]:
-        """RecordHand stores a completed hand (service role, called by the table after settlement).
-        Idempotent by `hand.hand_id`: the same record again returns the first result; a different
-        record with the same id is refused. Errors: FIELD_REQUIRED, FIELD_INVALID, ROLE_REQUIRED,
-        IDEMPOTENCY_CONFLICT.
+        """RecordHand stores a completed hand (service role, called by the table after settlement) and
+        runs the fair-play detectors on it. Idempotent by `hand.hand_id`: the same record again returns
+        the first result; a different record with the same id is refused and changes nothing.
+        Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, INVALID_CARD; PERMISSION_DENIED
+        ROLE_REQUIRED; ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
         """
 
     @_abc_1.abstractmethod
@@ -127,7 +142,7 @@ class HistoryServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _history_pb2.ListMyHandsRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_history_pb2.ListMyHandsResponse, _abc.Awaitable[_history_pb2.ListMyHandsResponse]]:
-        """ListMyHands lists the caller's hands, newest first. Errors: PAGE_TOKEN_INVALID."""
+        """ListMyHands lists the caller's hands, newest first. Errors: INVALID_ARGUMENT PAGE_TOKEN_INVALID."""
 
     @_abc_1.abstractmethod
     def GetHand(
@@ -136,7 +151,8 @@ class HistoryServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_history_pb2.GetHandResponse, _abc.Awaitable[_history_pb2.GetHandResponse]]:
         """GetHand returns one hand filtered for the caller (a participant sees their own cards and shown
-        cards; an admin sees everything). Errors: HAND_NOT_FOUND (also for a hand the caller may not see).
+        cards; an admin sees everything). Errors: NOT_FOUND HAND_NOT_FOUND (also for a hand the caller
+        may not see); INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID.
         """
 
     @_abc_1.abstractmethod
@@ -145,8 +161,9 @@ class HistoryServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _history_pb2.ListTableHandsRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_history_pb2.ListTableHandsResponse, _abc.Awaitable[_history_pb2.ListTableHandsResponse]]:
-        """ListTableHands lists a table's hands in which the caller took part, newest first.
-        Errors: TABLE_NOT_FOUND, PAGE_TOKEN_INVALID.
+        """ListTableHands lists a table's hands in which the caller took part (an admin: all of them),
+        newest first. Errors: NOT_FOUND TABLE_NOT_FOUND (also for a table where the caller never
+        played); INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, PAGE_TOKEN_INVALID.
         """
 
     @_abc_1.abstractmethod
@@ -155,8 +172,8 @@ class HistoryServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _history_pb2.ExportHandsRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_history_pb2.ExportHandsResponse, _abc.Awaitable[_history_pb2.ExportHandsResponse]]:
-        """ExportHands renders hands the caller may see in a standard hand-history format.
-        Errors: HAND_NOT_FOUND, FIELD_INVALID.
+        """ExportHands renders hands the caller may see in a standard hand-history format, in the
+        caller's view. Errors: NOT_FOUND HAND_NOT_FOUND; INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID.
         """
 
     @_abc_1.abstractmethod
@@ -166,7 +183,8 @@ class HistoryServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_history_pb2.ListBalanceChangesResponse, _abc.Awaitable[_history_pb2.ListBalanceChangesResponse]]:
         """ListBalanceChanges lists the caller's balance changes (from the cashier statement), newest first.
-        Errors: POOL_INVALID, PAGE_TOKEN_INVALID, UNAVAILABLE.
+        Errors: INVALID_ARGUMENT POOL_INVALID, PAGE_TOKEN_INVALID; UNAVAILABLE UNAVAILABLE (the cashier
+        cannot be reached).
         """
 
     @_abc_1.abstractmethod
@@ -176,7 +194,8 @@ class HistoryServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_history_pb2.RecordAuditEventResponse, _abc.Awaitable[_history_pb2.RecordAuditEventResponse]]:
         """RecordAuditEvent appends an operator-visible audit event (service or admin role).
-        Idempotent by `event.event_id`. Errors: FIELD_REQUIRED, ROLE_REQUIRED, IDEMPOTENCY_CONFLICT.
+        Idempotent by `event.event_id`; the time is the server's when unset. Errors: INVALID_ARGUMENT
+        FIELD_REQUIRED, FIELD_INVALID; PERMISSION_DENIED ROLE_REQUIRED; ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
         """
 
     @_abc_1.abstractmethod
@@ -185,6 +204,8 @@ class HistoryServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _history_pb2.ListAuditEventsRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_history_pb2.ListAuditEventsResponse, _abc.Awaitable[_history_pb2.ListAuditEventsResponse]]:
-        """ListAuditEvents lists audit events, newest first (admin). Errors: ROLE_REQUIRED, PAGE_TOKEN_INVALID."""
+        """ListAuditEvents lists audit events, newest first (admin). Errors: PERMISSION_DENIED
+        ROLE_REQUIRED; INVALID_ARGUMENT FIELD_INVALID, PAGE_TOKEN_INVALID.
+        """
 
 def add_HistoryServiceServicer_to_server(servicer: HistoryServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -1,0 +1,385 @@
+"""Application layer of the history service: one method per use case, one short transaction each.
+
+It checks requests (`records.check_hand_record`), stores records and their players, runs the
+fair-play detectors inside the same transaction as the hand they look at (so a hand and what it
+revealed are stored together or not at all), and answers reads through `records.view_for`, so
+no code path returns a card the reader may not see. Who may call which RPC is the access policy's
+business; whose data a reader may see is decided here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+from collections.abc import AsyncIterator, Callable, Sequence
+from datetime import UTC, datetime
+from typing import Protocol
+
+from google.protobuf.timestamp_pb2 import Timestamp
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from poker.common.v1 import common_pb2
+from poker.history.v1 import history_pb2
+from service_runtime.errors import AlreadyExists, InvalidArgument, NotFound
+from services.history import detectors, storage
+from services.history.cashier_statements import StatementLine
+from services.history.exports import open_hand_history, pokerstars
+from services.history.page_tokens import PageTokens, keyset_position
+from services.history.records import (
+    POOLS,
+    Viewer,
+    check_code,
+    check_hand_record,
+    check_id,
+    check_text,
+    check_time,
+    summary_of,
+    view_for,
+)
+
+DEFAULT_PAGE_SIZE = 50
+MAX_PAGE_SIZE = 500
+MAX_EXPORT_HANDS = 500
+MAX_DETAILS_LENGTH = 4000
+MAX_AUDIT_PLAYERS = 20
+# A unique-key race (two first attempts of one hand, or two hands raising one detector event at
+# once) is settled by running the unit of work again, which then sees the other's row.
+ATTEMPTS = 4
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+class StatementSource(Protocol):
+    async def page(
+        self, player_id: str, pool: common_pb2.ChipPool.ValueType, page_size: int, page_token: str
+    ) -> tuple[list[StatementLine], str]: ...
+
+
+def page_size_of(requested: int) -> int:
+    if requested < 0:
+        raise InvalidArgument("FIELD_INVALID", "page_size must not be negative", {"field": "page.page_size"})
+    return DEFAULT_PAGE_SIZE if requested == 0 else min(requested, MAX_PAGE_SIZE)
+
+
+def _timestamp(moment: datetime) -> Timestamp:
+    stamp = Timestamp()
+    stamp.FromDatetime(moment)
+    return stamp
+
+
+class HistoryApplication:
+    """The history use cases over a session factory, page tokens, the cashier statement and a clock."""
+
+    def __init__(
+        self,
+        sessions: async_sessionmaker[AsyncSession],
+        page_tokens: PageTokens,
+        statements: StatementSource,
+        *,
+        clock: Callable[[], datetime] = utc_now,
+    ) -> None:
+        self._sessions = sessions
+        bind = sessions.kw.get("bind")
+        # SQLite has one writer at a time: queue writers here rather than in SQLite's busy loop (the
+        # cashier's unit of work does the same). PostgreSQL runs them concurrently.
+        sqlite = bind is not None and bind.dialect.name == "sqlite"
+        self._write_lock: asyncio.Lock | None = asyncio.Lock() if sqlite else None
+        self._tokens = page_tokens
+        self._statements = statements
+        self._clock = clock
+
+    # --- Recording (service role: the table). ---
+
+    async def record_hand(self, record: history_pb2.HandRecord) -> bool:
+        """Store a hand; True when an identical record was already stored (a retry)."""
+        check_hand_record(record)
+        data = storage.serialise(record)
+        for attempt in range(ATTEMPTS):
+            try:
+                await self._insert_hand(record, data)
+                return False
+            except IntegrityError:
+                async with self._sessions() as session:
+                    existing = await storage.recorded_bytes(session, record.hand_id)
+                if existing is not None:
+                    if existing == data:
+                        return True
+                    raise AlreadyExists(
+                        "IDEMPOTENCY_CONFLICT",
+                        "this hand id was recorded with a different record",
+                        {"hand_id": record.hand_id},
+                    ) from None
+                await asyncio.sleep(random.uniform(0, 0.005 * (attempt + 1)))
+        raise AlreadyExists(
+            "IDEMPOTENCY_CONFLICT", "concurrent writes kept racing; retry", {"hand_id": record.hand_id}
+        )
+
+    @contextlib.asynccontextmanager
+    async def _writing(self) -> AsyncIterator[AsyncSession]:
+        """One write transaction (queued behind the others on SQLite)."""
+        if self._write_lock is None:
+            async with self._sessions.begin() as session:
+                yield session
+            return
+        async with self._write_lock, self._sessions.begin() as session:
+            yield session
+
+    async def _insert_hand(self, record: history_pb2.HandRecord, data: bytes) -> None:
+        now = self._clock()
+        async with self._writing() as session:
+            number = await storage.insert_hand(session, record, data, int(now.timestamp() * 1_000_000))
+            for found in detectors.shared_fingerprints(record):
+                await self._shared_fingerprint_event(session, record, found, now)
+            for signal in detectors.dumping_signals(record):
+                await storage.insert_dumping_signal(
+                    session,
+                    hand_number=number,
+                    table_id=record.table_id,
+                    loser_id=signal.loser_id,
+                    winner_id=signal.winner_id,
+                    amount=signal.amount,
+                    big_blind=record.big_blind,
+                    pattern=signal.pattern,
+                )
+                await self._judge_pair(session, record, signal, now)
+
+    async def _shared_fingerprint_event(
+        self,
+        session: AsyncSession,
+        record: history_pb2.HandRecord,
+        found: detectors.SharedFingerprint,
+        now: datetime,
+    ) -> None:
+        event_id = detectors.shared_fingerprint_event_id(record.table_id, found)
+        if await storage.audit_event_bytes(session, event_id) is not None:
+            return
+        event = history_pb2.AuditEvent(
+            event_id=event_id,
+            time=_timestamp(now),
+            actor=detectors.DETECTOR_ACTOR,
+            kind=detectors.SHARED_CLIENT_FINGERPRINT,
+            subject=record.table_id,
+            details=f"{len(found.player_ids)} players were dealt into one hand from one client fingerprint "
+            f"({found.fingerprint[:16]})",
+            player_ids=list(found.player_ids),
+            table_id=record.table_id,
+            hand_ids=[record.hand_id],
+        )
+        await storage.insert_audit_event(session, event, storage.serialise(event))
+
+    async def _judge_pair(
+        self,
+        session: AsyncSession,
+        record: history_pb2.HandRecord,
+        signal: detectors.DumpingSignal,
+        now: datetime,
+    ) -> None:
+        event_id = detectors.chip_dumping_event_id(record.pool, signal.loser_id, signal.winner_id)
+        if await storage.audit_event_bytes(session, event_id) is not None:
+            return
+        since = await storage.window_start(session, signal.loser_id, detectors.WINDOW_HANDS)
+        signals, total, big_blind = await storage.pair_signals(
+            session, signal.loser_id, signal.winner_id, since[1]
+        )
+        if not detectors.is_chip_dumping(detectors.PairHistory(signals, signals, total, big_blind)):
+            # Not enough even if every hand they shared were a signal: skip counting their hands.
+            return
+        together = await storage.hands_together(session, signal.loser_id, signal.winner_id, since)
+        if not detectors.is_chip_dumping(detectors.PairHistory(signals, together, total, big_blind)):
+            return
+        hand_ids = await storage.pair_evidence(session, signal.loser_id, signal.winner_id, 50)
+        event = history_pb2.AuditEvent(
+            event_id=event_id,
+            time=_timestamp(now),
+            actor=detectors.DETECTOR_ACTOR,
+            kind=detectors.SUSPECTED_CHIP_DUMPING,
+            subject=signal.loser_id,
+            details=f"{signal.loser_id} lost {total} chips to {signal.winner_id} in {signals} suspicious hands "
+            f"of {together} played together (within the loser's last {detectors.WINDOW_HANDS} hands)",
+            player_ids=[signal.loser_id, signal.winner_id],
+            table_id=record.table_id,
+            hand_ids=hand_ids,
+        )
+        await storage.insert_audit_event(session, event, storage.serialise(event))
+
+    # --- Reads (players see their own hands; admins everything). ---
+
+    def _position(self, token: str, scope: str) -> storage.Position | None:
+        if not token:
+            return None
+        time_us, number = keyset_position(self._tokens.read(token, scope), (int, int))
+        return time_us, number
+
+    async def list_my_hands(
+        self, viewer: Viewer, *, page_size: int = 0, page_token: str = ""
+    ) -> tuple[list[history_pb2.HandSummary], str]:
+        size = page_size_of(page_size)
+        scope = f"my-hands\x00{viewer.subject}"
+        after = self._position(page_token, scope)
+        async with self._sessions() as session:
+            page = await storage.player_hands(
+                session, viewer.subject, table_id=None, after=after, limit=size + 1
+            )
+        return self._page(page, size, scope, viewer)
+
+    async def list_table_hands(
+        self, viewer: Viewer, table_id: str, *, page_size: int = 0, page_token: str = ""
+    ) -> tuple[list[history_pb2.HandSummary], str]:
+        check_id(table_id, "table_id")
+        size = page_size_of(page_size)
+        scope = f"table-hands\x00{viewer.subject}\x00{int(viewer.admin)}\x00{table_id}"
+        after = self._position(page_token, scope)
+        async with self._sessions() as session:
+            if viewer.admin:
+                page = await storage.table_hands(session, table_id, after=after, limit=size + 1)
+            else:
+                page = await storage.player_hands(
+                    session, viewer.subject, table_id=table_id, after=after, limit=size + 1
+                )
+        if not page and after is None:
+            # Rules 16: the room history is only for those who played there; a table where the caller
+            # never played is indistinguishable from one that does not exist.
+            raise NotFound("TABLE_NOT_FOUND", "no hands of this table for the caller", {"table_id": table_id})
+        return self._page(page, size, scope, viewer)
+
+    def _page(
+        self, page: Sequence[storage.StoredHand], size: int, scope: str, viewer: Viewer
+    ) -> tuple[list[history_pb2.HandSummary], str]:
+        shown = page[:size]
+        token = ""
+        if len(page) > size:
+            last = shown[-1]
+            token = self._tokens.issue(scope, [last.end_us, last.number])
+        return [summary_of(stored.record, viewer) for stored in shown], token
+
+    async def get_hand(self, viewer: Viewer, hand_id: str) -> history_pb2.HandRecord:
+        check_id(hand_id, "hand_id")
+        async with self._sessions() as session:
+            stored = await storage.hand_by_id(session, hand_id)
+        view = None if stored is None else view_for(stored.record, viewer)
+        if view is None:
+            raise NotFound("HAND_NOT_FOUND", "no hand with this id", {"hand_id": hand_id})
+        return view
+
+    async def export_hands(
+        self, viewer: Viewer, hand_ids: Sequence[str], export_format: int
+    ) -> tuple[str, str]:
+        """The hands (oldest first) in the format, each in the caller's view; (content, media type)."""
+        if export_format not in (
+            history_pb2.EXPORT_FORMAT_POKERSTARS_TEXT,
+            history_pb2.EXPORT_FORMAT_OPEN_HAND_HISTORY_JSON,
+        ):
+            raise InvalidArgument(
+                "FIELD_REQUIRED",
+                "format must be POKERSTARS_TEXT or OPEN_HAND_HISTORY_JSON",
+                {"field": "format"},
+            )
+        if not hand_ids:
+            raise InvalidArgument("FIELD_REQUIRED", "name at least one hand", {"field": "hand_ids"})
+        if len(hand_ids) > MAX_EXPORT_HANDS or len(set(hand_ids)) != len(hand_ids):
+            raise InvalidArgument(
+                "FIELD_INVALID", f"1 to {MAX_EXPORT_HANDS} distinct hand ids", {"field": "hand_ids"}
+            )
+        for hand_id in hand_ids:
+            check_id(hand_id, "hand_ids")
+        async with self._sessions() as session:
+            found = await storage.hands_by_ids(session, hand_ids)
+        views = []
+        for hand_id in hand_ids:
+            stored = found.get(hand_id)
+            view = None if stored is None else view_for(stored.record, viewer)
+            if stored is None or view is None:
+                raise NotFound("HAND_NOT_FOUND", "no hand with this id", {"hand_id": hand_id})
+            views.append((stored.end_us, stored.number, view))
+        views.sort(key=lambda item: (item[0], item[1]))
+        hero = None if viewer.admin else viewer.subject
+        numbered = [(number, view) for _, number, view in views]
+        if export_format == history_pb2.EXPORT_FORMAT_POKERSTARS_TEXT:
+            return pokerstars.render(numbered, hero), pokerstars.CONTENT_TYPE
+        return open_hand_history.render(numbered, hero), open_hand_history.CONTENT_TYPE
+
+    async def list_balance_changes(
+        self, viewer: Viewer, pool: int, *, page_size: int = 0, page_token: str = ""
+    ) -> tuple[list[StatementLine], str]:
+        """The caller's own statement from the cashier; our token wraps the cashier's and is signed."""
+        if pool != common_pb2.CHIP_POOL_UNSPECIFIED and pool not in POOLS:
+            raise InvalidArgument(
+                "POOL_INVALID", "pool must be GRAM, MPX or unset for both", {"field": "pool"}
+            )
+        size = page_size_of(page_size)
+        scope = f"balance\x00{viewer.subject}\x00{pool}"
+        cashier_token = ""
+        if page_token:
+            (cashier_token,) = keyset_position(self._tokens.read(page_token, scope), (str,))
+        lines, next_cashier = await self._statements.page(
+            viewer.subject, common_pb2.ChipPool.ValueType(pool), size, cashier_token
+        )
+        return lines, self._tokens.issue(scope, [next_cashier]) if next_cashier else ""
+
+    # --- Audit log (service or admin writes; admins read). ---
+
+    async def record_audit_event(self, event: history_pb2.AuditEvent) -> bool:
+        """Append an event; True when an identical event was already stored."""
+        check_id(event.event_id, "event.event_id")
+        check_code(event.kind, "event.kind")
+        check_id(event.actor, "event.actor")
+        check_id(event.subject, "event.subject", required=False)
+        check_id(event.table_id, "event.table_id", required=False)
+        check_text(event.details, "event.details", MAX_DETAILS_LENGTH)
+        if len(event.player_ids) > MAX_AUDIT_PLAYERS or len(event.hand_ids) > MAX_EXPORT_HANDS:
+            raise InvalidArgument("FIELD_INVALID", "too many players or hands", {"field": "event"})
+        for player_id in event.player_ids:
+            check_id(player_id, "event.player_ids")
+        for hand_id in event.hand_ids:
+            check_id(hand_id, "event.hand_ids")
+        if event.HasField("time"):
+            check_time(event.time, "event.time")
+        stored = history_pb2.AuditEvent()
+        stored.CopyFrom(event)
+        if not stored.HasField("time"):
+            stored.time.CopyFrom(_timestamp(self._clock()))
+        for attempt in range(ATTEMPTS):
+            try:
+                async with self._writing() as session:
+                    existing = await storage.audit_event_bytes(session, event.event_id)
+                    if existing is None:
+                        await storage.insert_audit_event(session, stored, storage.serialise(stored))
+                        return False
+                break
+            except IntegrityError:
+                await asyncio.sleep(random.uniform(0, 0.005 * (attempt + 1)))
+        else:
+            raise AlreadyExists(
+                "IDEMPOTENCY_CONFLICT", "concurrent writes kept racing; retry", {"event_id": event.event_id}
+            )
+        recorded = history_pb2.AuditEvent.FromString(existing)
+        if not event.HasField("time"):
+            # A retry without a time matches the first attempt whatever time the server gave it.
+            recorded.ClearField("time")
+        if storage.serialise(recorded) == storage.serialise(event):
+            return True
+        raise AlreadyExists(
+            "IDEMPOTENCY_CONFLICT",
+            "this event id was recorded with different fields",
+            {"event_id": event.event_id},
+        )
+
+    async def list_audit_events(
+        self, viewer: Viewer, kind: str, *, page_size: int = 0, page_token: str = ""
+    ) -> tuple[list[history_pb2.AuditEvent], str]:
+        if kind:
+            check_code(kind, "kind")
+        size = page_size_of(page_size)
+        scope = f"audit\x00{viewer.subject}\x00{kind}"
+        after = self._position(page_token, scope)
+        async with self._sessions() as session:
+            rows = await storage.list_audit_events(session, kind=kind, after=after, limit=size + 1)
+        token = ""
+        if len(rows) > size:
+            number, time_us, _ = rows[size - 1]
+            token = self._tokens.issue(scope, [time_us, number])
+        return [event for _, _, event in rows[:size]], token

@@ -1,0 +1,115 @@
+"""The gRPC face of the history service: translates protobuf to application calls and back.
+
+Who may call what is the access policy in `assembly.py`; whose hands a caller may read is decided
+by the application from the caller's identity (the token's subject), never from a request field.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from poker.common.v1 import common_pb2
+from poker.history.v1 import history_pb2, history_pb2_grpc
+from service_runtime.auth import Role, ServiceName, current_caller
+from service_runtime.errors import InvalidArgument
+from service_runtime.proto_time import to_timestamp
+from services.history.application import HistoryApplication
+from services.history.records import Viewer
+
+SERVICE_NAME = "poker.history.v1.HistoryService"
+
+
+def _viewer() -> Viewer:
+    caller = current_caller()
+    return Viewer(subject=caller.subject, admin=caller.has(Role.ADMIN))
+
+
+class HistoryServicer(history_pb2_grpc.HistoryServiceServicer):
+    """One thin handler per RPC over the application."""
+
+    def __init__(self, application: HistoryApplication) -> None:
+        self._application = application
+
+    async def RecordHand(  # noqa: N802 - the generated servicer names methods after the RPCs
+        self, request: history_pb2.RecordHandRequest, context: Any
+    ) -> history_pb2.RecordHandResponse:
+        current_caller().require(ServiceName.TABLE)
+        if not request.HasField("hand"):
+            raise InvalidArgument("FIELD_REQUIRED", "hand is required", {"field": "hand"})
+        already = await self._application.record_hand(request.hand)
+        return history_pb2.RecordHandResponse(already_recorded=already)
+
+    async def ListMyHands(  # noqa: N802
+        self, request: history_pb2.ListMyHandsRequest, context: Any
+    ) -> history_pb2.ListMyHandsResponse:
+        hands, token = await self._application.list_my_hands(
+            _viewer(), page_size=request.page.page_size, page_token=request.page.page_token
+        )
+        return history_pb2.ListMyHandsResponse(
+            hands=hands, page=common_pb2.PageResponse(next_page_token=token)
+        )
+
+    async def GetHand(  # noqa: N802
+        self, request: history_pb2.GetHandRequest, context: Any
+    ) -> history_pb2.GetHandResponse:
+        return history_pb2.GetHandResponse(hand=await self._application.get_hand(_viewer(), request.hand_id))
+
+    async def ListTableHands(  # noqa: N802
+        self, request: history_pb2.ListTableHandsRequest, context: Any
+    ) -> history_pb2.ListTableHandsResponse:
+        hands, token = await self._application.list_table_hands(
+            _viewer(), request.table_id, page_size=request.page.page_size, page_token=request.page.page_token
+        )
+        return history_pb2.ListTableHandsResponse(
+            hands=hands, page=common_pb2.PageResponse(next_page_token=token)
+        )
+
+    async def ExportHands(  # noqa: N802
+        self, request: history_pb2.ExportHandsRequest, context: Any
+    ) -> history_pb2.ExportHandsResponse:
+        content, content_type = await self._application.export_hands(
+            _viewer(), list(request.hand_ids), int(request.format)
+        )
+        return history_pb2.ExportHandsResponse(content=content, content_type=content_type)
+
+    async def ListBalanceChanges(  # noqa: N802
+        self, request: history_pb2.ListBalanceChangesRequest, context: Any
+    ) -> history_pb2.ListBalanceChangesResponse:
+        lines, token = await self._application.list_balance_changes(
+            _viewer(), int(request.pool), page_size=request.page.page_size, page_token=request.page.page_token
+        )
+        changes = [
+            history_pb2.BalanceChange(
+                transfer_id=line.transfer_id,
+                time=to_timestamp(line.time),
+                change=common_pb2.Chips(pool=line.pool, amount=line.change),
+                balance_after=line.balance_after,
+                reason=line.reason,
+                reference=line.reference,
+                account_id=line.account_id,
+                table_id=line.table_id,
+            )
+            for line in lines
+        ]
+        return history_pb2.ListBalanceChangesResponse(
+            changes=changes, page=common_pb2.PageResponse(next_page_token=token)
+        )
+
+    async def RecordAuditEvent(  # noqa: N802
+        self, request: history_pb2.RecordAuditEventRequest, context: Any
+    ) -> history_pb2.RecordAuditEventResponse:
+        if not request.HasField("event"):
+            raise InvalidArgument("FIELD_REQUIRED", "event is required", {"field": "event"})
+        already = await self._application.record_audit_event(request.event)
+        return history_pb2.RecordAuditEventResponse(already_recorded=already)
+
+    async def ListAuditEvents(  # noqa: N802
+        self, request: history_pb2.ListAuditEventsRequest, context: Any
+    ) -> history_pb2.ListAuditEventsResponse:
+        current_caller().require(Role.ADMIN)
+        events, token = await self._application.list_audit_events(
+            _viewer(), request.kind, page_size=request.page.page_size, page_token=request.page.page_token
+        )
+        return history_pb2.ListAuditEventsResponse(
+            events=events, page=common_pb2.PageResponse(next_page_token=token)
+        )
