@@ -12,9 +12,10 @@ import time
 import grpc
 
 from poker.lobby.v1 import shard_directory_pb2, shard_directory_pb2_grpc
-from service_runtime.auth import Role, ServiceName, TokenKeys, mint_token
+from service_runtime.auth import ServiceName, TokenKeys
 from service_runtime.clients import create_channel
 from service_runtime.errors import Unavailable
+from service_runtime.service_tokens import ServiceTokenSource
 from service_runtime.table_directory import TableFigures, summary_to_figures
 
 SERVICE_TOKEN_SECONDS = 300
@@ -27,28 +28,13 @@ class ShardRpcTableSource:
     """Asks the shard at `address` for its tables; NO_SHARD_AVAILABLE when it does not answer."""
 
     def __init__(self, address: str, keys: TokenKeys, *, timeout_seconds: float) -> None:
-        self._keys = keys
-        self._token = ""
-        self._token_expires = 0.0
         self._timeout = min(timeout_seconds, CALL_SECONDS)
-        self._channel = create_channel(address, timeout_seconds=self._timeout, token=self._service_token)
+        # The lobby's own identity (service `lobby`): the shard lets only the lobby list its tables.
+        tokens = ServiceTokenSource(keys, ServiceName.LOBBY.value, ttl_seconds=SERVICE_TOKEN_SECONDS)
+        self._channel = create_channel(address, timeout_seconds=self._timeout, token=tokens)
         self._stub = shard_directory_pb2_grpc.ShardDirectoryServiceStub(self._channel)
         self._snapshot: list[TableFigures] | None = None
         self._snapshot_at = float("-inf")
-
-    def _service_token(self) -> str:
-        now = time.time()
-        if now > self._token_expires - 60:
-            # The lobby's own identity (service `lobby`): the shard lets only the lobby list its tables.
-            self._token = mint_token(
-                self._keys,
-                ServiceName.LOBBY.value,
-                (Role.SERVICE,),
-                now=int(now),
-                ttl_seconds=SERVICE_TOKEN_SECONDS,
-            )
-            self._token_expires = now + SERVICE_TOKEN_SECONDS
-        return self._token
 
     async def _all_tables(self) -> list[TableFigures] | None:
         if time.monotonic() - self._snapshot_at < SNAPSHOT_SECONDS:

@@ -1,19 +1,41 @@
-"""Composition of a table shard process: what it hosts and who may call what.
+"""Composition of a table shard process: clients of its dependencies, the shard, the servicer, access.
 
-The table's RPCs are served by the table-service issue (it drives the poker engine and house games
-with the cashier and fairness); until then each answers UNIMPLEMENTED (reason NOT_IMPLEMENTED).
+The shard calls the cashier (seat sessions, settlements), fairness (commit, seal, reveal), history
+(RecordHand) and the lobby (rooms) with a service token whose subject is `table`, minted from the
+first configured signing key and renewed before it expires. Spectating and the house games are not
+served by this release: they answer UNIMPLEMENTED (NOT_IMPLEMENTED).
 """
 
 from __future__ import annotations
 
-from poker.table.v1 import table_pb2_grpc
-from service_runtime.access import ANY_CALLER, PLAYERS, AccessPolicy
-from service_runtime.process import Assembly
-from service_runtime.server import GrpcService
-from service_runtime.unimplemented import unimplemented_servicer
-from services.table.settings import TableSettings
+import uuid
 
-SERVICE_NAME = "poker.table.v1.TableService"
+from poker.cashier.v1 import cashier_pb2_grpc
+from poker.fairness.v1 import fairness_pb2_grpc
+from poker.history.v1 import history_pb2_grpc
+from poker.lobby.v1 import lobby_pb2_grpc, shard_directory_pb2_grpc
+from poker.table.v1 import table_pb2_grpc
+from service_runtime.access import ANY_CALLER, PLAYERS, AccessPolicy, services
+from service_runtime.auth import ServiceName, TokenKeys
+from service_runtime.clients import create_channel
+from service_runtime.process import Assembly
+from service_runtime.redis_client import create_redis
+from service_runtime.server import GrpcService
+from service_runtime.service_tokens import ServiceTokenSource
+from service_runtime.shard_registry import RedisShardRegistry, ShardInfo, ShardLease, ShardRegistry
+from service_runtime.table_directory import MaintenanceWatcher, RedisMaintenanceBoard, RedisTableDirectory
+from service_runtime.unimplemented import unimplemented_servicer
+from services.table.actor import Timings
+from services.table.dependencies import CashierClient, FairnessClient
+from services.table.event_log import HandEventLog, LocalEventLog, RedisEventLog
+from services.table.grpc_adapter import SERVICE_NAME, ShardDirectoryServicer, TableServicer
+from services.table.history_sink import HistoryRecordSink
+from services.table.rooms import LobbyRoomSource
+from services.table.settings import TableSettings
+from services.table.shard import TableShard
+
+SERVICE_SUBJECT = ServiceName.TABLE.value
+TOKEN_TTL_SECONDS = 3600
 
 # Seat-taking and betting are for players; watching is for anyone with a token.
 
@@ -36,14 +58,107 @@ ACCESS = AccessPolicy.for_service(
 )
 
 
+def timings_from(settings: TableSettings) -> Timings:
+    return Timings(
+        action_seconds=settings.action_seconds,
+        time_bank_seconds=settings.time_bank_seconds,
+        countdown_seconds=settings.countdown_seconds,
+        retry_initial_seconds=settings.retry_initial_seconds,
+        retry_max_seconds=settings.retry_max_seconds,
+        command_queue_size=settings.command_queue_size,
+        watch_queue_size=settings.watch_queue_size,
+        enqueue_timeout_seconds=settings.request_timeout_seconds,
+        room_refresh_seconds=settings.room_refresh_seconds,
+    )
+
+
+SHARD_DIRECTORY = "poker.lobby.v1.ShardDirectoryService"
+# The lobby (service: lobby) asks the one shard for its tables' figures when there is no Redis.
+DIRECTORY_ACCESS = AccessPolicy.for_service(SHARD_DIRECTORY, {"ListShardTables": services(ServiceName.LOBBY)})
+
+
+def shard_directory_service(shard: TableShard) -> GrpcService:
+    servicer = ShardDirectoryServicer(shard)
+    return GrpcService(
+        SHARD_DIRECTORY,
+        lambda server: shard_directory_pb2_grpc.add_ShardDirectoryServiceServicer_to_server(servicer, server),
+    )
+
+
+def table_service(shard: TableShard) -> GrpcService:
+    servicer = unimplemented_servicer(table_pb2_grpc.TableServiceServicer, SERVICE_NAME, TableServicer(shard))
+    return GrpcService(
+        SERVICE_NAME, lambda server: table_pb2_grpc.add_TableServiceServicer_to_server(servicer, server)
+    )
+
+
 async def assemble(settings: TableSettings) -> Assembly:
-    servicer = unimplemented_servicer(table_pb2_grpc.TableServiceServicer, SERVICE_NAME)
+    token = ServiceTokenSource(
+        TokenKeys.from_settings(settings.auth_keys), SERVICE_SUBJECT, ttl_seconds=TOKEN_TTL_SECONDS
+    )
+    timeout = settings.request_timeout_seconds
+    channels = {
+        name: create_channel(address, timeout_seconds=timeout, token=token)
+        for name, address in (
+            ("lobby", settings.lobby_address),
+            ("cashier", settings.cashier_address),
+            ("fairness", settings.fairness_address),
+            ("history", settings.history_address),
+        )
+    }
+    registry: ShardRegistry | None = None
+    lease: ShardLease | None = None
+    event_log: HandEventLog = LocalEventLog()
+    redis_client = None
+    directory: RedisTableDirectory | None = None
+    if settings.redis_url:
+        # With Redis: a lease in the registry, rooms by rendezvous hashing, a fenced log per hand.
+        redis_client = create_redis(settings.redis_url)
+        redis_registry = RedisShardRegistry(
+            redis_client, prefix=settings.registry_prefix, lease_seconds=settings.lease_seconds
+        )
+        me = ShardInfo(settings.shard_id, settings.advertise_address or settings.address)
+        lease = ShardLease(redis_registry, me)
+        await lease.start()
+        registry = redis_registry
+        event_log = RedisEventLog(redis_client, shard_id=settings.shard_id, prefix=settings.registry_prefix)
+        directory = RedisTableDirectory(redis_client, prefix=settings.registry_prefix)
+    rooms = LobbyRoomSource(lobby_pb2_grpc.LobbyServiceStub(channels["lobby"]))
+    # Maintenance switches by polling (docs/lobby.md): the Redis board, or the lobby's GetMaintenance.
+    # Until the first read succeeds no new hand starts (fail closed).
+    read = RedisMaintenanceBoard(redis_client, prefix=settings.registry_prefix).read if redis_client else None
+    watcher = MaintenanceWatcher(read or rooms.read_maintenance, interval=settings.maintenance_poll_seconds)
+    await watcher.start()
+    shard = TableShard(
+        rooms=rooms,
+        cashier=CashierClient(cashier_pb2_grpc.CashierServiceStub(channels["cashier"])),
+        fairness=FairnessClient(fairness_pb2_grpc.FairnessServiceStub(channels["fairness"])),
+        history=HistoryRecordSink(history_pb2_grpc.HistoryServiceStub(channels["history"])),
+        event_log=event_log,
+        registry=registry,
+        shard_id=settings.shard_id,
+        ownership_check_seconds=settings.lease_seconds / 3,
+        directory=directory,
+        maintenance=watcher,
+        timings=timings_from(settings),
+        # A new id per start: a restarted shard must not reuse the commit request ids of its last life.
+        boot_id=f"{settings.shard_id}-{uuid.uuid4().hex[:12]}",
+        history_queue_size=settings.history_queue_size,
+    )
+    await shard.start()
+
+    async def close() -> None:
+        await shard.stop()
+        await watcher.stop()
+        if lease is not None:
+            await lease.stop()
+        if redis_client is not None:
+            await redis_client.aclose()
+        for channel in channels.values():
+            await channel.close()
+
     return Assembly(
-        services=[
-            GrpcService(
-                SERVICE_NAME,
-                lambda server: table_pb2_grpc.add_TableServiceServicer_to_server(servicer, server),
-            )
-        ],
-        access=ACCESS,
+        services=[table_service(shard), shard_directory_service(shard)],
+        access=ACCESS.merged(DIRECTORY_ACCESS),
+        close=close,
     )

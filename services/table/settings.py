@@ -6,10 +6,56 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from service_runtime.service_settings import ServiceSettings
+from service_runtime.settings import positive, setting
+
+
+def _not_negative(value: float) -> str | None:
+    return None if value >= 0 else "must not be negative"
 
 
 @dataclass(frozen=True, kw_only=True)
 class TableSettings(ServiceSettings):
+    """Where the table's dependencies are, and the clocks of a table (rules 8 and 9)."""
+
     ENV_PREFIX: ClassVar[str] = "POKER_TABLE_"
     SERVICE: ClassVar[str] = "table"
     DEFAULT_PORT: ClassVar[int] = 50052
+
+    lobby_address: str = setting("127.0.0.1:50051", help="host:port of the lobby (room catalogue)")
+    cashier_address: str = setting("127.0.0.1:50053", help="host:port of the cashier (seat sessions)")
+    fairness_address: str = setting("127.0.0.1:50054", help="host:port of fairness (decks)")
+    history_address: str = setting("127.0.0.1:50055", help="host:port of history (hand records)")
+    shard_id: str = setting(
+        "table-0", help="this shard's id in the registry (stable across restarts, e.g. the pod name)"
+    )
+    advertise_address: str = setting(
+        "", help="host:port the lobby routes players to; empty means host:port of this process"
+    )
+    registry_prefix: str = setting("poker:", help="key prefix of the shard registry, the same as the lobby's")
+    lease_seconds: float = setting(3.0, help="shard lease in the registry (Redis only)", check=positive)
+    action_seconds: float = setting(
+        20.0, help="time per action before the time bank runs (rules 9)", check=positive
+    )
+    time_bank_seconds: float = setting(
+        15.0, help="personal time bank of a seat, kept across hands (rules 9)", check=_not_negative
+    )
+    countdown_seconds: float = setting(
+        3.0, help="pause between hands; players may add client seeds until it ends", check=_not_negative
+    )
+    command_queue_size: int = setting(256, help="commands a table holds before callers wait", check=positive)
+    watch_queue_size: int = setting(
+        64, help="updates a slow watcher may fall behind before it gets a fresh snapshot", check=positive
+    )
+    retry_initial_seconds: float = setting(
+        0.2, help="first backoff when the cashier or fairness is down", check=positive
+    )
+    retry_max_seconds: float = setting(5.0, help="longest backoff between retries", check=positive)
+    history_queue_size: int = setting(
+        10_000, help="hand records kept while history is down (oldest dropped beyond)", check=positive
+    )
+    maintenance_poll_seconds: float = setting(
+        1.0, help="how often the lobby's maintenance switches are read", check=positive
+    )
+    room_refresh_seconds: float = setting(
+        30.0, help="how often a table re-reads its room from the lobby (between hands)", check=positive
+    )

@@ -307,6 +307,7 @@ class LegalActions(_message.Message):
     MAX_AMOUNT_FIELD_NUMBER: _builtins.int
     STEP_FIELD_NUMBER: _builtins.int
     DEADLINE_FIELD_NUMBER: _builtins.int
+    ALL_IN_AMOUNT_FIELD_NUMBER: _builtins.int
     call_amount: _builtins.int
     """The chips a call costs (the rest of the stack if less)."""
     min_amount: _builtins.int
@@ -315,13 +316,19 @@ class LegalActions(_message.Message):
     """The largest bet or raise-to allowed (the stack for no-limit)."""
     step: _builtins.int
     """Bets and raises must be multiples of this step, except an all-in."""
+    all_in_amount: _builtins.int
+    """The player's total bet this round after an all-in (an all-in may be off the step or below
+    `min_amount`).
+    """
     @_builtins.property
     def actions(self) -> _containers.RepeatedScalarFieldContainer[Global___ActionKind.ValueType]:
         """The actions allowed."""
 
     @_builtins.property
     def deadline(self) -> _timestamp_pb2.Timestamp:
-        """When the default action (check, else fold) is taken for the player."""
+        """When the default action (check, else fold) is taken for the player: the action time plus
+        whatever is left of the seat's time bank.
+        """
 
     def __init__(
         self,
@@ -332,10 +339,11 @@ class LegalActions(_message.Message):
         max_amount: _builtins.int = ...,
         step: _builtins.int = ...,
         deadline: _timestamp_pb2.Timestamp | None = ...,
+        all_in_amount: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["deadline", b"deadline"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["actions", b"actions", "call_amount", b"call_amount", "deadline", b"deadline", "max_amount", b"max_amount", "min_amount", b"min_amount", "step", b"step"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["actions", b"actions", "all_in_amount", b"all_in_amount", "call_amount", b"call_amount", "deadline", b"deadline", "max_amount", b"max_amount", "min_amount", b"min_amount", "step", b"step"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

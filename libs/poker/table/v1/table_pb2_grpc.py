@@ -127,9 +127,13 @@ class TableServiceServicer:
 
     def Act(self, request, context):
         """Act takes the caller's betting action in the running hand.
-        Idempotent by `request_id`. Errors: NO_HAND_IN_PROGRESS, HAND_IS_OVER, NOT_YOUR_TURN,
-        CHECK_NOT_ALLOWED, CALL_NOT_ALLOWED, BET_NOT_ALLOWED, RAISE_NOT_ALLOWED, BET_TOO_SMALL,
-        RAISE_TOO_SMALL, AMOUNT_EXCEEDS_STACK, AMOUNT_NOT_ON_STEP, AMOUNT_NOT_FIXED_LIMIT, NOT_SEATED.
+        Idempotent by `request_id` (a retry returns the first answer, an error included; the same id
+        with other fields is IDEMPOTENCY_CONFLICT). Errors: INVALID_ARGUMENT FIELD_REQUIRED,
+        FIELD_INVALID, AMOUNT_REQUIRED, INVALID_AMOUNT; NOT_FOUND TABLE_NOT_FOUND; FAILED_PRECONDITION
+        NOT_SEATED, NO_HAND_IN_PROGRESS, HAND_IS_OVER (the hand id is not the running hand's),
+        NOT_IN_HAND, NOT_YOUR_TURN, CHECK_NOT_ALLOWED, NOTHING_TO_CALL, BET_NOT_ALLOWED,
+        RAISE_NOT_ALLOWED, BETTING_CAPPED, BET_TOO_SMALL, RAISE_TOO_SMALL, AMOUNT_TOO_LARGE,
+        AMOUNT_NOT_ON_STEP (the engine's reasons, passed on); ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

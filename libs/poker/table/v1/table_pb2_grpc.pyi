@@ -50,9 +50,13 @@ class TableServiceStub:
     """
     Act: _grpc.UnaryUnaryMultiCallable[_table_pb2.ActRequest, _table_pb2.ActResponse]
     """Act takes the caller's betting action in the running hand.
-    Idempotent by `request_id`. Errors: NO_HAND_IN_PROGRESS, HAND_IS_OVER, NOT_YOUR_TURN,
-    CHECK_NOT_ALLOWED, CALL_NOT_ALLOWED, BET_NOT_ALLOWED, RAISE_NOT_ALLOWED, BET_TOO_SMALL,
-    RAISE_TOO_SMALL, AMOUNT_EXCEEDS_STACK, AMOUNT_NOT_ON_STEP, AMOUNT_NOT_FIXED_LIMIT, NOT_SEATED.
+    Idempotent by `request_id` (a retry returns the first answer, an error included; the same id
+    with other fields is IDEMPOTENCY_CONFLICT). Errors: INVALID_ARGUMENT FIELD_REQUIRED,
+    FIELD_INVALID, AMOUNT_REQUIRED, INVALID_AMOUNT; NOT_FOUND TABLE_NOT_FOUND; FAILED_PRECONDITION
+    NOT_SEATED, NO_HAND_IN_PROGRESS, HAND_IS_OVER (the hand id is not the running hand's),
+    NOT_IN_HAND, NOT_YOUR_TURN, CHECK_NOT_ALLOWED, NOTHING_TO_CALL, BET_NOT_ALLOWED,
+    RAISE_NOT_ALLOWED, BETTING_CAPPED, BET_TOO_SMALL, RAISE_TOO_SMALL, AMOUNT_TOO_LARGE,
+    AMOUNT_NOT_ON_STEP (the engine's reasons, passed on); ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
     """
     SitOut: _grpc.UnaryUnaryMultiCallable[_table_pb2.SitOutRequest, _table_pb2.SitOutResponse]
     """SitOut keeps the seat but stops dealing the caller in (no blinds posted while out).
@@ -118,9 +122,13 @@ class TableServiceAsyncStub(TableServiceStub):
     """
     Act: _aio.UnaryUnaryMultiCallable[_table_pb2.ActRequest, _table_pb2.ActResponse]  # type: ignore[assignment]
     """Act takes the caller's betting action in the running hand.
-    Idempotent by `request_id`. Errors: NO_HAND_IN_PROGRESS, HAND_IS_OVER, NOT_YOUR_TURN,
-    CHECK_NOT_ALLOWED, CALL_NOT_ALLOWED, BET_NOT_ALLOWED, RAISE_NOT_ALLOWED, BET_TOO_SMALL,
-    RAISE_TOO_SMALL, AMOUNT_EXCEEDS_STACK, AMOUNT_NOT_ON_STEP, AMOUNT_NOT_FIXED_LIMIT, NOT_SEATED.
+    Idempotent by `request_id` (a retry returns the first answer, an error included; the same id
+    with other fields is IDEMPOTENCY_CONFLICT). Errors: INVALID_ARGUMENT FIELD_REQUIRED,
+    FIELD_INVALID, AMOUNT_REQUIRED, INVALID_AMOUNT; NOT_FOUND TABLE_NOT_FOUND; FAILED_PRECONDITION
+    NOT_SEATED, NO_HAND_IN_PROGRESS, HAND_IS_OVER (the hand id is not the running hand's),
+    NOT_IN_HAND, NOT_YOUR_TURN, CHECK_NOT_ALLOWED, NOTHING_TO_CALL, BET_NOT_ALLOWED,
+    RAISE_NOT_ALLOWED, BETTING_CAPPED, BET_TOO_SMALL, RAISE_TOO_SMALL, AMOUNT_TOO_LARGE,
+    AMOUNT_NOT_ON_STEP (the engine's reasons, passed on); ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
     """
     SitOut: _aio.UnaryUnaryMultiCallable[_table_pb2.SitOutRequest, _table_pb2.SitOutResponse]  # type: ignore[assignment]
     """SitOut keeps the seat but stops dealing the caller in (no blinds posted while out).
@@ -201,9 +209,13 @@ class TableServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_table_pb2.ActResponse, _abc.Awaitable[_table_pb2.ActResponse]]:
         """Act takes the caller's betting action in the running hand.
-        Idempotent by `request_id`. Errors: NO_HAND_IN_PROGRESS, HAND_IS_OVER, NOT_YOUR_TURN,
-        CHECK_NOT_ALLOWED, CALL_NOT_ALLOWED, BET_NOT_ALLOWED, RAISE_NOT_ALLOWED, BET_TOO_SMALL,
-        RAISE_TOO_SMALL, AMOUNT_EXCEEDS_STACK, AMOUNT_NOT_ON_STEP, AMOUNT_NOT_FIXED_LIMIT, NOT_SEATED.
+        Idempotent by `request_id` (a retry returns the first answer, an error included; the same id
+        with other fields is IDEMPOTENCY_CONFLICT). Errors: INVALID_ARGUMENT FIELD_REQUIRED,
+        FIELD_INVALID, AMOUNT_REQUIRED, INVALID_AMOUNT; NOT_FOUND TABLE_NOT_FOUND; FAILED_PRECONDITION
+        NOT_SEATED, NO_HAND_IN_PROGRESS, HAND_IS_OVER (the hand id is not the running hand's),
+        NOT_IN_HAND, NOT_YOUR_TURN, CHECK_NOT_ALLOWED, NOTHING_TO_CALL, BET_NOT_ALLOWED,
+        RAISE_NOT_ALLOWED, BETTING_CAPPED, BET_TOO_SMALL, RAISE_TOO_SMALL, AMOUNT_TOO_LARGE,
+        AMOUNT_NOT_ON_STEP (the engine's reasons, passed on); ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
         """
 
     @_abc_1.abstractmethod

@@ -1,0 +1,962 @@
+"""One live table: an asyncio task (an actor) that owns the table's state and runs its hands.
+
+Every change goes through the bounded command queue (`call`): RPC handlers enqueue a command and
+await its answer; the actor runs one command at a time, so no lock is shared or needed. Between
+commands the actor wakes up for its own timers: the start of the countdown (a fairness commitment is
+published before any card), the seal and the deal, the action clock of the player to act (rules 9),
+and the settlement retries while the cashier is down.
+
+A hand, start to end (docs/table.md): commit -> countdown (client seeds) -> seal -> deck -> engine
+runs the hand, each accepted decision appended to the hand's event log before anyone is answered ->
+settlement through the cashier (one linked batch, id = hand id), retried with the same id until it
+is acknowledged, no next hand before -> deferred cash-outs -> reveal and hand record, queued.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import enum
+import hashlib
+import time
+from collections.abc import Awaitable, Callable, Hashable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, TypeVar
+
+from poker.table.v1 import table_pb2
+from poker_engine.actions import Action
+from poker_engine.config import HandConfig
+from poker_engine.errors import IllegalActionError, SeatingError
+from poker_engine.events import ActionKind, Event, HandEnded, PotAwarded
+from poker_engine.hand import Hand
+from poker_engine.seating import Entry, HandPlan
+from poker_engine.seating import TableState as Seating
+from service_runtime.errors import (
+    AlreadyExists,
+    DomainError,
+    FailedPrecondition,
+    InvalidArgument,
+    Unavailable,
+)
+from service_runtime.structured_logging import get_logger
+from service_runtime.table_directory import MaintenanceSwitches, SeatFigures, TableFigures
+from services.table.dependencies import CashierClient, Commitment, FairnessClient
+from services.table.event_log import HandEventLog
+from services.table.hand_record import config_entry, hand_record
+from services.table.remote import is_unavailable
+from services.table.rooms import Room, RoomSource
+from services.table.views import (
+    SeatState,
+    TableState,
+    event_body,
+    notice,
+    public_seat,
+    redact_for,
+    street_pb,
+    table_view,
+)
+
+T = TypeVar("T")
+log = get_logger("table.actor")
+
+IDEMPOTENCY_MEMORY = 20_000
+MAINTENANCE_RECHECK_SECONDS = 0.5
+_INVALID_ACTION_REASONS = frozenset({"AMOUNT_REQUIRED", "INVALID_AMOUNT"})
+
+
+class Stage(enum.Enum):
+    RECOVERING = "RECOVERING"  # reading the open seat sessions from the cashier
+    IDLE = "IDLE"  # between hands, fewer than two players or about to commit
+    COUNTDOWN = "COUNTDOWN"  # commitment published, client seeds accepted until the seal
+    PLAYING = "PLAYING"
+    SETTLING = "SETTLING"  # hand over, waiting for the cashier to acknowledge the settlement
+
+
+@dataclass(frozen=True, slots=True)
+class Timings:
+    action_seconds: float
+    time_bank_seconds: float
+    countdown_seconds: float
+    retry_initial_seconds: float
+    retry_max_seconds: float
+    command_queue_size: int
+    watch_queue_size: int
+    enqueue_timeout_seconds: float = 5.0
+    room_refresh_seconds: float = 30.0
+
+
+@dataclass
+class PlayerSeat:
+    player_id: str
+    session_id: str
+    time_bank: float
+    leaving: bool = False
+
+
+@dataclass
+class LiveHand:
+    hand: Hand
+    config: HandConfig
+    commitment: str
+    started_at: float
+    sessions: dict[int, str]  # engine seat -> seat session, fixed for the hand
+
+
+@dataclass
+class PendingCommitment:
+    commitment: Commitment
+    seeds: dict[int, bytes] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class AfterHand:
+    """What the after-hand queues need: the hand to reveal, its record for history."""
+
+    hand_id: str
+    record: Any  # history_pb2.HandRecord
+
+
+class Watcher:
+    """One WatchTable stream: a bounded queue of updates for one caller."""
+
+    def __init__(self, player_id: str, size: int) -> None:
+        self.player_id = player_id
+        self.queue: asyncio.Queue[table_pb2.WatchTableResponse] = asyncio.Queue(maxsize=size)
+        self.snapshots_sent = 0
+
+
+class TableActor:
+    def __init__(
+        self,
+        table_id: str,
+        room: Room,
+        *,
+        cashier: CashierClient,
+        fairness: FairnessClient,
+        event_log: HandEventLog,
+        after_hand: Callable[[AfterHand], None],
+        rooms: RoomSource,
+        timings: Timings,
+        maintenance: Callable[[str], MaintenanceSwitches] = lambda room_id: MaintenanceSwitches(),
+        boot_id: str,
+    ) -> None:
+        self.table_id = table_id
+        self.room = room
+        self._cashier = cashier
+        self._fairness = fairness
+        self._log = event_log
+        self._after_hand = after_hand
+        self._rooms = rooms
+        self._maintenance = maintenance
+        self._room_read_at = 0.0
+        self._t = timings
+        self._boot_id = boot_id
+        self._queue: asyncio.Queue[tuple[Callable[[], Awaitable[Any]], asyncio.Future[Any]]] = asyncio.Queue(
+            maxsize=timings.command_queue_size
+        )
+        self._task: asyncio.Task[None] | None = None
+        self._stage = Stage.RECOVERING
+        self._paused = False
+        # Set when the hand log refused an append (another shard owns the room now): this copy of
+        # the table is stale and answers nothing but SHARD_NOT_OWNER from then on.
+        self._fenced = False
+        self._seating = Seating.empty(room.seats, room.small_blind, room.big_blind)
+        self._players: dict[int, PlayerSeat] = {}
+        self._live: LiveHand | None = None
+        self._last: LiveHand | None = None
+        self._next: PendingCommitment | None = None
+        self._hand_counter = 0
+        self._wake_at: float | None = 0.0
+        self._backoff = timings.retry_initial_seconds
+        self._turn: tuple[int, float] | None = None  # (engine seat, loop time the turn started)
+        self._watchers: set[Watcher] = set()
+        self._sequence = 0
+        self._answers: collections.OrderedDict[Hashable, tuple[Hashable, Any]] = collections.OrderedDict()
+        self.hands_settled = 0
+        self._recent: collections.deque[tuple[float, int]] = collections.deque(maxlen=200)  # (ended, pot)
+
+    # ------------------------------------------------------------------ lifecycle
+
+    @property
+    def fenced(self) -> bool:
+        return self._fenced
+
+    def start(self) -> None:
+        if self._task is None:
+            self._task = asyncio.create_task(self._run(), name=f"table-{self.table_id}")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    async def call(self, command: Callable[[], Awaitable[T]]) -> T:
+        """Run `command` inside the actor and return its answer (the only way in)."""
+        if self._fenced:
+            raise Unavailable("SHARD_NOT_OWNER", "another shard serves this table now")
+        if self._task is None or self._task.done():
+            raise Unavailable("UNAVAILABLE", "the table is closed")
+        future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+        try:
+            async with asyncio.timeout(self._t.enqueue_timeout_seconds):
+                await self._queue.put((command, future))
+        except TimeoutError as error:
+            raise Unavailable("UNAVAILABLE", "the table is busy; retry") from error
+        return await future
+
+    async def _run(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            timeout = None if self._wake_at is None else max(0.0, self._wake_at - loop.time())
+            item = None
+            try:
+                async with asyncio.timeout(timeout):
+                    item = await self._queue.get()
+            except TimeoutError:
+                self._wake_at = None
+                await self._guarded(self._on_wake)
+            if item is not None and self._fenced:
+                if not item[1].done():
+                    item[1].set_exception(
+                        Unavailable("SHARD_NOT_OWNER", "another shard serves this table now")
+                    )
+            elif item is not None:
+                command, future = item
+                try:
+                    answer = await command()
+                except DomainError as error:
+                    self._fence_on(error)
+                    if not future.done():
+                        future.set_exception(error)
+                except asyncio.CancelledError:
+                    if not future.done():
+                        future.set_exception(Unavailable("UNAVAILABLE", "the table is closing"))
+                    raise
+                except Exception as error:
+                    log.exception("table command failed", table_id=self.table_id)
+                    if not future.done():
+                        future.set_exception(error)
+                else:
+                    if not future.done():
+                        future.set_result(answer)
+            await self._guarded(self._advance)
+
+    def _fence_on(self, error: DomainError) -> None:
+        if error.reason == "SHARD_NOT_OWNER" and not self._fenced:
+            self._fenced = True
+            self._wake_at = None
+            log.warning("table fenced: another shard owns the room", table_id=self.table_id)
+
+    async def _guarded(self, step: Callable[[], Awaitable[None]]) -> None:
+        if self._fenced:
+            self._wake_at = None
+            return
+        try:
+            await step()
+        except asyncio.CancelledError:
+            raise
+        except DomainError as error:
+            self._fence_on(error)
+            if not self._fenced:
+                log.warning("table step refused", table_id=self.table_id, reason=error.reason)
+                self._retry_later()
+        except Exception:
+            log.exception("table step failed", table_id=self.table_id, stage=self._stage.value)
+            self._retry_later()
+
+    def _retry_later(self) -> None:
+        loop = asyncio.get_running_loop()
+        self._wake_at = loop.time() + self._backoff
+        self._backoff = min(self._t.retry_max_seconds, self._backoff * 2)
+
+    def _now(self) -> float:
+        return asyncio.get_running_loop().time()
+
+    # ------------------------------------------------------------------ timers
+
+    def _no_new_hands(self) -> bool:
+        return self._maintenance(self.room.room_id).no_new_hands
+
+    async def _advance(self) -> None:
+        """Transitions that follow from the state, checked after every command and wake-up."""
+        if self._stage is Stage.IDLE and self._wake_at is None and self._seating.plan_next_hand() is not None:
+            self._wake_at = self._now()
+        if self._stage is Stage.PLAYING and self._live is not None and self._live.hand.is_over:
+            self._stage = Stage.SETTLING
+            self._turn = None
+            self._wake_at = self._now()
+
+    async def _on_wake(self) -> None:
+        if self._stage is Stage.RECOVERING:
+            await self._recover()
+        elif self._stage is Stage.IDLE:
+            await self._begin_countdown()
+        elif self._stage is Stage.COUNTDOWN:
+            await self._deal()
+        elif self._stage is Stage.PLAYING:
+            await self._expire_turn()
+        elif self._stage is Stage.SETTLING:
+            await self._settle()
+
+    async def _end_dangling_hand(self) -> None:
+        """A hand a previous owner left running never settled (or settled but was never revealed):
+        reveal it as what the cashier says it was, so fairness's chain holds no open hand."""
+        hand_id = await self._log.live_hand(self.table_id)
+        if hand_id is None:
+            return
+        settled = await self._cashier.hand_settled(hand_id)
+        try:
+            await self._fairness.reveal(hand_id, voided=not settled)
+        except DomainError as error:
+            if is_unavailable(error):
+                raise
+            log.warning("dangling hand not revealed", table_id=self.table_id, reason=error.reason)
+        log.info("dangling hand ended", table_id=self.table_id, hand_id=hand_id, voided=not settled)
+        await self._log.forget(hand_id)
+        await self._log.clear_live(self.table_id, hand_id)
+
+    async def _recover(self) -> None:
+        """Seat again every player whose seat session of this table is still open (shard restart)."""
+        try:
+            await self._end_dangling_hand()
+            sessions = await self._cashier.open_sessions(self.table_id)
+        except DomainError as error:
+            log.warning("recovery waits for the cashier", table_id=self.table_id, reason=error.reason)
+            self._retry_later()
+            return
+        for session in sessions:
+            seat = session.seat - 1
+            if session.stack > 0 and 0 <= seat < self.room.seats and self._seating.player_at(seat) is None:
+                self._seating = self._seating.sit_down(seat, session.player_id, session.stack)
+                self._players[seat] = PlayerSeat(
+                    session.player_id, session.session_id, self._t.time_bank_seconds
+                )
+                continue
+            try:
+                await self._cashier.cash_out(session.session_id)
+            except DomainError as error:
+                log.warning("recovery cash-out failed", table_id=self.table_id, reason=error.reason)
+                self._retry_later()
+                return
+        self._room_read_at = self._now()
+        log.info("table open", table_id=self.table_id, seated=len(self._players))
+        self._stage = Stage.IDLE
+        self._backoff = self._t.retry_initial_seconds
+        self._publish_notice("TABLE_OPEN", "the table is open")
+
+    async def _refresh_room(self) -> None:
+        """Re-read the room between hands (rules 11: a change applies from the next hand only)."""
+        if self._now() - self._room_read_at < self._t.room_refresh_seconds:
+            return
+        try:
+            room = await self._rooms.get_room(self.room.room_id)
+        except DomainError as error:
+            log.warning(
+                "room not re-read; playing on with the last one", table_id=self.table_id, reason=error.reason
+            )
+            return
+        self._room_read_at = self._now()
+        if (room.seats, room.variant, room.pool) == (self.room.seats, self.room.variant, self.room.pool):
+            self.room = room
+            self._seating = replace(self._seating, small_blind=room.small_blind, big_blind=room.big_blind)
+
+    async def _begin_countdown(self) -> None:
+        await self._finish_leavers()
+        if self._seating.plan_next_hand() is None:
+            return
+        if self._no_new_hands():
+            # Maintenance: the running hand finished; none starts until the switch is off again.
+            self._wake_at = self._now() + MAINTENANCE_RECHECK_SECONDS
+            return
+        await self._refresh_room()
+        if self._next is None:
+            self._hand_counter += 1
+            request_id = f"{self.table_id}:{self._boot_id}:{self._hand_counter}"
+            try:
+                commitment = await self._fairness.commit(request_id, self.table_id)
+            except DomainError as error:
+                log.warning("commit failed; retrying", table_id=self.table_id, reason=error.reason)
+                self._retry_later()
+                return
+            # Marked before anyone sees it: if this shard dies now, the next owner voids it.
+            await self._log.mark_live(self.room.room_id, self.table_id, commitment.hand_id)
+            self._next = PendingCommitment(commitment)
+        self._backoff = self._t.retry_initial_seconds
+        self._stage = Stage.COUNTDOWN
+        self._wake_at = self._now() + self._t.countdown_seconds
+        self._publish_notice("HAND_COMMITTED", f"next hand {self._next.commitment.hand_id} committed")
+
+    async def _deal(self) -> None:
+        pending = self._next
+        plan = self._seating.plan_next_hand()
+        if pending is None or plan is None or self._no_new_hands():
+            self._stage = Stage.IDLE
+            return
+        try:
+            deck = await self._fairness.seal(pending.commitment.hand_id)
+        except DomainError as error:
+            if is_unavailable(error):
+                self._retry_later()
+                return
+            log.error("seal refused; the commitment is dropped", table_id=self.table_id, reason=error.reason)
+            self._next = None
+            self._stage = Stage.IDLE
+            return
+        self._next = None
+        await self._start_hand(plan, pending.commitment, deck)
+
+    async def _start_hand(self, plan: HandPlan, commitment: Commitment, deck: tuple[int, ...]) -> None:
+        room = self.room
+        config = plan.hand_config(
+            deck,
+            variant=room.variant,
+            step=room.step,
+            rake=room.rake,
+            hand_id=commitment.hand_id,
+            small_bet=room.small_bet,
+            big_bet=room.big_bet,
+        )
+        await self._log.append(room.room_id, config.hand_id, [config_entry(config)])
+        await self._log.mark_live(room.room_id, self.table_id, config.hand_id)
+        hand = Hand(config)
+        self._live = LiveHand(
+            hand=hand,
+            config=config,
+            commitment=commitment.commitment,
+            started_at=time.time(),
+            sessions={s.seat: self._players[s.seat].session_id for s in config.seats},
+        )
+        self._seating = plan.table_after
+        self._stage = Stage.PLAYING
+        self._backoff = self._t.retry_initial_seconds
+        self._start_turn()
+        self._publish(hand.events)
+
+    def _start_turn(self) -> None:
+        live = self._live
+        seat = live.hand.actor_seat if live is not None and not live.hand.is_over else None
+        if seat is None:
+            self._turn = None
+            self._wake_at = None
+            return
+        started = self._now()
+        self._turn = (seat, started)
+        self._wake_at = started + self._t.action_seconds + self._players[seat].time_bank
+
+    def _charge_time_bank(self, seat: int, *, timed_out: bool) -> None:
+        """Rules 9: the action time is free; what runs past it comes out of the seat's bank."""
+        player = self._players.get(seat)
+        if player is None or self._turn is None or self._turn[0] != seat:
+            return
+        if timed_out:
+            player.time_bank = 0.0
+            return
+        used = self._now() - self._turn[1] - self._t.action_seconds
+        if used > 0:
+            player.time_bank = max(0.0, player.time_bank - used)
+
+    def _deadline_wall(self) -> float | None:
+        if self._turn is None:
+            return None
+        seat, started = self._turn
+        player = self._players.get(seat)
+        bank = player.time_bank if player is not None else 0.0
+        return time.time() + (started + self._t.action_seconds + bank - self._now())
+
+    async def _expire_turn(self) -> None:
+        live = self._live
+        if live is None or live.hand.is_over or self._turn is None:
+            return
+        seat = self._turn[0]
+        self._charge_time_bank(seat, timed_out=True)
+        # Rules 9: check when a check is allowed, otherwise fold; never an automatic call.
+        events = live.hand.timeout(seat)
+        await self._log.append(self.room.room_id, live.config.hand_id, [{"seat": seat, "action": "TIMEOUT"}])
+        self._start_turn()
+        self._publish(events)
+
+    async def _settle(self) -> None:
+        live = self._live
+        assert live is not None
+        result = live.hand.result
+        assert result is not None
+        nets = [(live.sessions[r.seat], r.net) for r in result.results]
+        try:
+            # A fenced write first: a shard that lost the room must not settle behind the new owner.
+            await self._log.mark_live(self.room.room_id, self.table_id, live.config.hand_id)
+            await self._cashier.settle_hand(
+                hand_id=live.config.hand_id,
+                table_id=self.table_id,
+                pool=self.room.pool,
+                nets=nets,
+                rake=result.rake,
+            )
+        except DomainError as error:
+            self._fence_on(error)
+            if self._fenced:
+                return
+            # No next hand before the cashier acknowledged this one; the retry sends the same hand id.
+            if not self._paused:
+                self._paused = True
+                self._publish_notice("TABLE_PAUSED", "waiting for the cashier to settle the hand")
+            log.warning(
+                "settlement not acknowledged; retrying",
+                table_id=self.table_id,
+                hand_id=live.config.hand_id,
+                reason=error.reason,
+            )
+            self._retry_later()
+            return
+        self._paused = False
+        self._backoff = self._t.retry_initial_seconds
+        self.hands_settled += 1
+        self._recent.append((time.time(), sum(p.amount + p.rake for p in result.pots)))
+        self._seating = self._seating.apply_result(result)
+        self._last = live
+        self._live = None
+        self._stage = Stage.IDLE
+        record = hand_record(
+            room=self.room,
+            table_id=self.table_id,
+            config=live.config,
+            events=live.hand.events,
+            commitment=live.commitment,
+            started_at=live.started_at,
+        )
+        self._after_hand(AfterHand(live.config.hand_id, record))
+        await self._log.forget(live.config.hand_id)
+        await self._log.clear_live(self.table_id, live.config.hand_id)
+        self._publish_notice("HAND_SETTLED", f"hand {live.config.hand_id} settled")
+        await self._finish_leavers()
+
+    async def _finish_leavers(self) -> None:
+        """Cash out players who left during a hand, and players with no chips left."""
+        if self._stage not in (Stage.IDLE, Stage.COUNTDOWN):
+            return
+        for seat, player in list(self._players.items()):
+            seated = self._seating.player_at(seat)
+            if not player.leaving and seated is not None and seated.stack > 0:
+                continue
+            try:
+                await self._cashier.cash_out(player.session_id)
+            except DomainError as error:
+                log.warning("cash-out failed; retrying", table_id=self.table_id, reason=error.reason)
+                self._retry_later()
+                continue
+            self._stand_up(seat)
+
+    def _stand_up(self, seat: int) -> None:
+        player = self._players.pop(seat)
+        if self._seating.player_at(seat) is not None:
+            self._seating = self._seating.stand_up(seat)
+        self._publish_notice("PLAYER_LEFT", f"{player.player_id} left seat {public_seat(seat)}", seat=seat)
+
+    # ------------------------------------------------------------------ idempotency
+
+    async def _once(self, key: Hashable, fingerprint: Hashable, run: Callable[[], Awaitable[T]]) -> T:
+        """A retry with the same key returns the first answer (an error included); other fields conflict."""
+        known = self._answers.get(key)
+        if known is not None:
+            first_fingerprint, outcome = known
+            if first_fingerprint != fingerprint:
+                raise AlreadyExists("IDEMPOTENCY_CONFLICT", "the request id was used with other fields")
+            if isinstance(outcome, DomainError):
+                raise outcome
+            return outcome  # type: ignore[no-any-return]
+        try:
+            answer = await run()
+        except DomainError as error:
+            if not is_unavailable(error):
+                self._remember(key, fingerprint, error)
+            raise
+        self._remember(key, fingerprint, answer)
+        return answer
+
+    def _remember(self, key: Hashable, fingerprint: Hashable, outcome: Any) -> None:
+        self._answers[key] = (fingerprint, outcome)
+        while len(self._answers) > IDEMPOTENCY_MEMORY:
+            self._answers.popitem(last=False)
+
+    def _seat_of(self, player_id: str) -> int | None:
+        return next((seat for seat, p in self._players.items() if p.player_id == player_id), None)
+
+    def _require_open(self) -> None:
+        if self._stage is Stage.RECOVERING:
+            raise Unavailable("UNAVAILABLE", "the table is opening; retry")
+
+    # ------------------------------------------------------------------ commands (run inside the actor)
+
+    async def sit_down(
+        self, player_id: str, request_id: str, seat: int, buy_in: int, wait_for_big_blind: bool
+    ) -> table_pb2.SitDownResponse:
+        if seat and not 1 <= seat <= self.room.seats:
+            # Bad input whatever the state of the table.
+            raise InvalidArgument("FIELD_INVALID", "no such seat", {"field": "seat"})
+        self._require_open()
+
+        async def run() -> table_pb2.SitDownResponse:
+            if self._seat_of(player_id) is not None:
+                raise FailedPrecondition("ALREADY_SEATED", "you already have a seat at this table")
+            if seat:
+                chosen = seat - 1
+                if chosen in self._players:
+                    raise FailedPrecondition("SEAT_TAKEN", "the seat is taken")
+            else:
+                free = [s for s in range(self.room.seats) if s not in self._players]
+                if not free:
+                    raise FailedPrecondition("TABLE_FULL", "every seat is taken")
+                chosen = free[0]
+            # The lobby's access and maintenance rules (private rooms, no new seats) come first.
+            await self._rooms.authorize_seat(player_id, self.room.room_id)
+            digest = hashlib.sha256(f"{player_id}\0{request_id}".encode()).hexdigest()[:24]
+            session = await self._cashier.open_seat_session(
+                session_id=f"{self.table_id}:{digest}",
+                player_id=player_id,
+                table_id=self.table_id,
+                seat=public_seat(chosen),
+                pool=self.room.pool,
+                buy_in=buy_in,
+                min_buy_in=self.room.min_buy_in,
+                max_buy_in=self.room.max_buy_in,
+            )
+            entry = Entry.WAIT_FOR_BIG_BLIND if wait_for_big_blind else Entry.POST_NOW
+            self._seating = self._seating.sit_down(chosen, player_id, session.stack, entry)
+            self._players[chosen] = PlayerSeat(player_id, session.session_id, self._t.time_bank_seconds)
+            self._publish_notice(
+                "PLAYER_SAT_DOWN", f"{player_id} sat at seat {public_seat(chosen)}", seat=chosen
+            )
+            response = table_pb2.SitDownResponse(seat=public_seat(chosen), seat_session_id=session.session_id)
+            response.stack.pool = self.room.pool  # type: ignore[assignment]
+            response.stack.amount = session.stack
+            return response
+
+        return await self._once((player_id, "SitDown", request_id), (seat, buy_in, wait_for_big_blind), run)
+
+    async def leave(self, player_id: str, request_id: str) -> table_pb2.LeaveTableResponse:
+        self._require_open()
+
+        async def run() -> table_pb2.LeaveTableResponse:
+            seat = self._seat_of(player_id)
+            if seat is None:
+                raise FailedPrecondition("NOT_SEATED", "you have no seat at this table")
+            player = self._players[seat]
+            response = table_pb2.LeaveTableResponse()
+            response.cashed_out.pool = self.room.pool  # type: ignore[assignment]
+            live = self._live
+            if player.leaving or (live is not None and seat in live.sessions):
+                # Rules 12: folded at once; the chips already in stay; cash-out after settlement.
+                if not player.leaving:
+                    player.leaving = True
+                    self._seating = self._seating.sit_out(seat)
+                    if live is not None and live.hand.can_leave(seat):
+                        if self._turn is not None and self._turn[0] == seat:
+                            self._charge_time_bank(seat, timed_out=False)
+                        events = live.hand.leave(seat)
+                        await self._log.append(
+                            self.room.room_id, live.config.hand_id, [{"seat": seat, "action": "LEAVE"}]
+                        )
+                        self._start_turn()
+                        self._publish(events)
+                response.folded_mid_hand = True
+                return response
+            amount = await self._cashier.cash_out(player.session_id)
+            self._stand_up(seat)
+            response.cashed_out.amount = amount
+            return response
+
+        return await self._once((player_id, "LeaveTable", request_id), (), run)
+
+    async def act(
+        self, player_id: str, request_id: str, hand_id: str, kind: int, amount: int
+    ) -> table_pb2.ActResponse:
+        async def run() -> table_pb2.ActResponse:
+            seat = self._seat_of(player_id)
+            if seat is None:
+                raise FailedPrecondition("NOT_SEATED", "you have no seat at this table")
+            live = self._live
+            if live is None or self._stage is not Stage.PLAYING:
+                raise FailedPrecondition("NO_HAND_IN_PROGRESS", "no hand is running")
+            if hand_id != live.config.hand_id:
+                raise FailedPrecondition("HAND_IS_OVER", "that hand is not the running hand")
+            hand = live.hand
+            try:
+                if kind == table_pb2.ACTION_KIND_ALL_IN:
+                    hand.verify_all_in(seat)
+                    entry: dict[str, Any] = {"seat": seat, "action": "ALL_IN"}
+                    apply: Callable[[], tuple[Event, ...]] = lambda: hand.all_in(seat)  # noqa: E731
+                else:
+                    engine_kind = _ENGINE_ACTIONS.get(kind)
+                    if engine_kind is None:
+                        raise InvalidArgument("FIELD_REQUIRED", "an action is needed", {"field": "action"})
+                    to = amount if engine_kind in (ActionKind.BET, ActionKind.RAISE) and amount else None
+                    action = Action(seat, engine_kind, to)
+                    entry = {"seat": seat, "action": engine_kind.value, "to": to}
+                    apply = lambda: hand.act(action)  # noqa: E731
+                was_turn = hand.actor_seat == seat
+                events = apply()
+                if was_turn:
+                    self._charge_time_bank(seat, timed_out=False)
+            except IllegalActionError as error:
+                kind_of = InvalidArgument if error.reason in _INVALID_ACTION_REASONS else FailedPrecondition
+                raise kind_of(error.reason, str(error)) from error
+            # Durable before anyone hears of it: a shard that takes over replays the log.
+            await self._log.append(self.room.room_id, live.config.hand_id, [entry])
+            self._start_turn()
+            messages = self._publish(events)
+            own = messages.get(seat)
+            response = table_pb2.ActResponse()
+            if own:
+                response.event.CopyFrom(own[0])
+            return response
+
+        return await self._once((player_id, "Act", request_id), (hand_id, kind, amount), run)
+
+    async def set_player_seed(
+        self, player_id: str, request_id: str, seed: bytes
+    ) -> table_pb2.SetPlayerSeedResponse:
+        self._require_open()
+
+        async def run() -> table_pb2.SetPlayerSeedResponse:
+            seat = self._seat_of(player_id)
+            if seat is None:
+                raise FailedPrecondition("NOT_SEATED", "you have no seat at this table")
+            pending = self._next
+            if pending is None:
+                raise FailedPrecondition("ENTROPY_CLOSED", "no hand is open for client seeds now")
+            hand_id = pending.commitment.hand_id
+            await self._fairness.add_entropy(hand_id, public_seat(seat), player_id, seed)
+            pending.seeds[seat] = seed
+            return table_pb2.SetPlayerSeedResponse(hand_id=hand_id)
+
+        return await self._once((player_id, "SetPlayerSeed", request_id), (seed,), run)
+
+    async def sit_out(self, player_id: str, request_id: str, back_in: bool, wait: bool) -> int:
+        self._require_open()
+
+        async def run() -> int:
+            seat = self._seat_of(player_id)
+            if seat is None:
+                raise FailedPrecondition("NOT_SEATED", "you have no seat at this table")
+            if self._players[seat].leaving:
+                return int(table_pb2.SEAT_STATUS_SITTING_OUT)
+            try:
+                if back_in:
+                    entry = Entry.WAIT_FOR_BIG_BLIND if wait else Entry.POST_NOW
+                    self._seating = self._seating.sit_in(seat, entry)
+                else:
+                    self._seating = self._seating.sit_out(seat)
+            except SeatingError as error:
+                raise FailedPrecondition(error.reason, str(error)) from error
+            self._publish_notice("PLAYER_SAT_IN" if back_in else "PLAYER_SAT_OUT", player_id, seat=seat)
+            return self._status(seat)
+
+        return await self._once((player_id, "SitOut" if not back_in else "SitIn", request_id), (wait,), run)
+
+    async def chat(
+        self, player_id: str, request_id: str, text: str, sticker: str
+    ) -> table_pb2.SendChatResponse:
+        async def run() -> table_pb2.SendChatResponse:
+            message = table_pb2.ChatMessage(player_id=player_id, text=text, sticker_id=sticker)
+            sent = self._broadcast({None: {"chat": message}}, seat=self._seat_of(player_id))
+            return table_pb2.SendChatResponse(event=sent)
+
+        return await self._once((player_id, "SendChat", request_id), (text, sticker), run)
+
+    def figures(self, shard_id: str) -> TableFigures:
+        """The table's public figures for the lobby (no card, public seat numbers from 1)."""
+        now = time.time()
+        pots = [pot for _, pot in list(self._recent)[-50:]]
+        taken = tuple(
+            SeatFigures(
+                seat=public_seat(seat),
+                display_name=player.player_id,
+                stack=seated.stack if (seated := self._seating.player_at(seat)) is not None else 0,
+                sitting_out=seated is None or seated.sitting_out,
+            )
+            for seat, player in sorted(self._players.items())
+        )
+        return TableFigures(
+            table_id=self.table_id,
+            room_id=self.room.room_id,
+            shard_id=shard_id,
+            seats=self.room.seats,
+            taken_seats=taken,
+            hand_in_progress=self._stage in (Stage.PLAYING, Stage.SETTLING),
+            average_pot=sum(pots) // len(pots) if pots else 0,
+            hands_per_hour=sum(1 for ended, _ in self._recent if now - ended <= 3600),
+        )
+
+    async def snapshot(self, player_id: str) -> table_pb2.TableView:
+        return table_view(self._state(), self._seat_of(player_id))
+
+    async def watch(self, player_id: str) -> Watcher:
+        watcher = Watcher(player_id, self._t.watch_queue_size)
+        first = table_pb2.WatchTableResponse(view=table_view(self._state(), self._seat_of(player_id)))
+        watcher.queue.put_nowait(first)
+        self._watchers.add(watcher)
+        return watcher
+
+    def unwatch(self, watcher: Watcher) -> None:
+        self._watchers.discard(watcher)
+
+    # ------------------------------------------------------------------ views and broadcast
+
+    def _status(self, seat: int) -> int:
+        seated = self._seating.player_at(seat)
+        if seated is None or seated.sitting_out:
+            return int(table_pb2.SEAT_STATUS_SITTING_OUT)
+        live = self._live
+        if live is not None and seat not in live.sessions:
+            return int(table_pb2.SEAT_STATUS_WAITING)
+        return int(table_pb2.SEAT_STATUS_ACTIVE)
+
+    def _phase(self) -> int:
+        if self._paused or self._stage is Stage.RECOVERING:
+            return int(table_pb2.TABLE_PHASE_PAUSED)
+        if self._stage in (Stage.PLAYING, Stage.SETTLING):
+            return int(table_pb2.TABLE_PHASE_HAND_IN_PROGRESS)
+        if self._no_new_hands():
+            return int(table_pb2.TABLE_PHASE_PAUSED)
+        if self._stage is Stage.COUNTDOWN or self._seating.plan_next_hand() is not None:
+            return int(table_pb2.TABLE_PHASE_BETWEEN_HANDS)
+        return int(table_pb2.TABLE_PHASE_WAITING_FOR_PLAYERS)
+
+    def _state(self) -> TableState:
+        live = self._live
+        # During the countdown the view is the next hand's (its commitment, no card yet); the last
+        # hand's cards and board are no longer shown, its awards are until the next hand starts.
+        shown = live or (self._last if self._next is None else None)
+        hand = shown.hand if shown is not None else None
+        running = live is not None and not live.hand.is_over
+        seats = []
+        # Who played the shown hand at each seat: a player who sat down after it is not "in" it
+        # (their seat number must never pick up the previous occupant's cards).
+        dealt = {s.seat: s.player_id for s in shown.config.seats} if shown is not None else {}
+        for seat, player in sorted(self._players.items()):
+            seated = self._seating.player_at(seat)
+            in_hand = hand is not None and dealt.get(seat) == player.player_id
+            stack = (
+                hand.stacks.get(seat, 0)
+                if (in_hand and live is not None and hand is not None)
+                else (seated.stack if seated is not None else 0)
+            )
+            seats.append(
+                SeatState(
+                    seat=seat,
+                    player_id=player.player_id,
+                    status=self._status(seat),
+                    stack=stack,
+                    bet=hand.bets.get(seat, 0) if running and hand is not None else 0,
+                    folded=bool(in_hand and hand is not None and not hand.in_hand(seat)),
+                    all_in=bool(
+                        running and in_hand and hand is not None and hand.in_hand(seat) and stack == 0
+                    ),
+                    in_hand=bool(in_hand),
+                    time_bank_seconds=player.time_bank,
+                )
+            )
+        last_hand = hand if hand is not None else (self._last.hand if self._last is not None else None)
+        result: HandEnded | None = last_hand.result if last_hand is not None else None
+        awards: tuple[PotAwarded, ...] = result.pots if result is not None else ()
+        pending = self._next
+        if pending is not None and not running:
+            hand_id, commitment = pending.commitment.hand_id, pending.commitment.commitment
+        elif shown is not None:
+            hand_id, commitment = shown.config.hand_id, shown.commitment
+        else:
+            hand_id, commitment = "", ""
+        legal = hand.legal_actions() if running and hand is not None else None
+        return TableState(
+            table_id=self.table_id,
+            room=self.room,
+            phase=self._phase(),
+            hand_id=hand_id,
+            commitment=commitment,
+            street=street_pb(hand.street) if running and hand is not None else 0,
+            button=shown.config.button if shown is not None else None,
+            to_act=hand.actor_seat if running and hand is not None else None,
+            seats=tuple(seats),
+            board=hand.board if hand is not None else (),
+            pot_total=hand.pot_total if running and hand is not None else 0,
+            awards=awards,
+            events=hand.events if hand is not None else (),
+            legal=legal,
+            all_in_allowed=legal is not None and hand is not None and hand.can_all_in(legal.seat),
+            deadline=self._deadline_wall(),
+            as_of=time.time(),
+        )
+
+    def _recipients(self) -> dict[Watcher, int | None]:
+        return {w: self._seat_of(w.player_id) for w in self._watchers}
+
+    def _publish(self, events: Sequence[Event]) -> dict[int, list[table_pb2.TableEvent]]:
+        """Send each engine event to every watcher, redacted for them; returns each seat's messages."""
+        by_seat: dict[int, list[table_pb2.TableEvent]] = {}
+        if not events:
+            return by_seat
+        state = self._state()
+        recipients = self._recipients()
+        seats_wanted = {seat for seat in recipients.values() if seat is not None} | set(self._players)
+        views: dict[int | None, table_pb2.TableView] = {}
+        for raw in events:
+            self._sequence += 1
+            now = time.time()
+            per_seat: dict[int | None, table_pb2.TableEvent] = {}
+            for seat in (*seats_wanted, None):
+                (redacted,) = redact_for([raw], seat)
+                where, body = event_body(redacted, seat)
+                message = table_pb2.TableEvent(sequence=self._sequence, seat=where, **body)  # type: ignore[arg-type]
+                message.time.FromNanoseconds(int(now * 1e9))
+                per_seat[seat] = message
+                if seat is not None:
+                    by_seat.setdefault(seat, []).append(message)
+            for watcher, seat in recipients.items():
+                if seat not in views:
+                    views[seat] = table_view(state, seat)
+                self._deliver(watcher, per_seat[seat], views[seat], state)
+        return by_seat
+
+    def _publish_notice(self, code: str, text: str, *, seat: int | None = None) -> None:
+        self._broadcast({None: {"notice": notice(code, text)}}, seat=seat)
+
+    def _broadcast(self, body: dict[None, dict[str, Any]], *, seat: int | None) -> table_pb2.TableEvent:
+        """A table event that is the same for everybody (notices, chat)."""
+        self._sequence += 1
+        message = table_pb2.TableEvent(
+            sequence=self._sequence, seat=public_seat(seat) if seat is not None else 0, **body[None]
+        )
+        message.time.FromNanoseconds(int(time.time() * 1e9))
+        if self._watchers:
+            state = self._state()
+            views: dict[int | None, table_pb2.TableView] = {}
+            for watcher, recipient in self._recipients().items():
+                if recipient not in views:
+                    views[recipient] = table_view(state, recipient)
+                self._deliver(watcher, message, views[recipient], state)
+        return message
+
+    def _deliver(
+        self, watcher: Watcher, event: table_pb2.TableEvent, view: table_pb2.TableView, state: TableState
+    ) -> None:
+        update = table_pb2.WatchTableResponse(event=event, view=view)
+        try:
+            watcher.queue.put_nowait(update)
+        except asyncio.QueueFull:
+            # A slow client: drop what it has not read and give it the table as it is now instead.
+            while not watcher.queue.empty():
+                watcher.queue.get_nowait()
+            watcher.snapshots_sent += 1
+            seat = self._seat_of(watcher.player_id)
+            watcher.queue.put_nowait(table_pb2.WatchTableResponse(view=table_view(state, seat)))
+
+
+_ENGINE_ACTIONS: dict[int, ActionKind] = {
+    table_pb2.ACTION_KIND_FOLD: ActionKind.FOLD,
+    table_pb2.ACTION_KIND_CHECK: ActionKind.CHECK,
+    table_pb2.ACTION_KIND_CALL: ActionKind.CALL,
+    table_pb2.ACTION_KIND_BET: ActionKind.BET,
+    table_pb2.ACTION_KIND_RAISE: ActionKind.RAISE,
+}

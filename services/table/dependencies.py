@@ -1,0 +1,154 @@
+"""The table's view of the cashier and fairness: the few calls it makes, with typed results and errors.
+
+Every id sent here is derived (seat session from table, player and sit request; settlement from the
+hand id; fairness request from the table and its hand counter), so a call retried after an outage,
+or by a restarted shard, produces the same effect once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import grpc
+
+from poker.cashier.v1 import cashier_pb2, cashier_pb2_grpc
+from poker.fairness.v1 import fairness_pb2, fairness_pb2_grpc
+from services.table.remote import translate_rpc_error
+
+
+@dataclass(frozen=True, slots=True)
+class SeatSession:
+    session_id: str
+    player_id: str
+    seat: int  # public seat number, from 1
+    stack: int
+    existing: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Commitment:
+    hand_id: str
+    commitment: str
+
+
+class CashierClient:
+    """Seat sessions and settlements through the cashier's gRPC API (service token, subject `table`)."""
+
+    def __init__(self, stub: cashier_pb2_grpc.CashierServiceStub) -> None:
+        self._stub = stub
+
+    async def open_seat_session(
+        self,
+        *,
+        session_id: str,
+        player_id: str,
+        table_id: str,
+        seat: int,
+        pool: int,
+        buy_in: int,
+        min_buy_in: int,
+        max_buy_in: int,
+    ) -> SeatSession:
+        request = cashier_pb2.OpenSeatSessionRequest(
+            session_id=session_id,
+            player_id=player_id,
+            table_id=table_id,
+            seat_index=seat,
+            pool=pool,  # type: ignore[arg-type]
+            buy_in_amount=buy_in,
+            min_buy_in=min_buy_in,
+            max_buy_in=max_buy_in,
+        )
+        try:
+            reply = await self._stub.OpenSeatSession(request)
+        except grpc.aio.AioRpcError as error:
+            raise translate_rpc_error(error, "cashier") from error
+        session = reply.seat_session
+        return SeatSession(
+            session.session_id, session.player_id, int(session.seat_index), int(session.stack), reply.existing
+        )
+
+    async def settle_hand(
+        self, *, hand_id: str, table_id: str, pool: int, nets: list[tuple[str, int]], rake: int
+    ) -> None:
+        request = cashier_pb2.SettleHandRequest(
+            hand_id=hand_id,
+            table_id=table_id,
+            pool=pool,  # type: ignore[arg-type]
+            seat_results=[cashier_pb2.SeatResult(session_id=s, net_amount=n) for s, n in nets],
+            rake=rake,
+        )
+        try:
+            await self._stub.SettleHand(request)
+        except grpc.aio.AioRpcError as error:
+            raise translate_rpc_error(error, "cashier") from error
+
+    async def cash_out(self, session_id: str) -> int:
+        try:
+            reply = await self._stub.CashOutSeatSession(
+                cashier_pb2.CashOutSeatSessionRequest(session_id=session_id)
+            )
+        except grpc.aio.AioRpcError as error:
+            raise translate_rpc_error(error, "cashier") from error
+        return int(reply.seat_session.cash_out_amount)
+
+    async def hand_settled(self, hand_id: str) -> bool:
+        """True when the cashier applied the hand's settlement (its first transfer exists)."""
+        try:
+            reply = await self._stub.LookupTransfers(
+                cashier_pb2.LookupTransfersRequest(transfer_ids=[f"hand:{hand_id}:0"])
+            )
+        except grpc.aio.AioRpcError as error:
+            raise translate_rpc_error(error, "cashier") from error
+        return any(r.status == cashier_pb2.TRANSFER_STATUS_EXISTS for r in reply.results)
+
+    async def open_sessions(self, table_id: str) -> list[SeatSession]:
+        try:
+            reply = await self._stub.ListOpenSeatSessions(
+                cashier_pb2.ListOpenSeatSessionsRequest(table_id=table_id)
+            )
+        except grpc.aio.AioRpcError as error:
+            raise translate_rpc_error(error, "cashier") from error
+        return [
+            SeatSession(s.session_id, s.player_id, int(s.seat_index), int(s.stack))
+            for s in reply.seat_sessions
+        ]
+
+
+class FairnessClient:
+    """Commit, player entropy, seal and reveal of each hand (service token, subject `table`)."""
+
+    def __init__(self, stub: fairness_pb2_grpc.FairnessServiceStub) -> None:
+        self._stub = stub
+
+    async def commit(self, request_id: str, table_id: str) -> Commitment:
+        try:
+            reply = await self._stub.CommitHand(
+                fairness_pb2.CommitHandRequest(request_id=request_id, table_id=table_id)
+            )
+        except grpc.aio.AioRpcError as error:
+            raise translate_rpc_error(error, "fairness") from error
+        return Commitment(reply.commitment.hand_id, reply.commitment.commitment)
+
+    async def add_entropy(self, hand_id: str, seat: int, player_id: str, seed: bytes) -> None:
+        request = fairness_pb2.AddPlayerEntropyRequest(
+            hand_id=hand_id, seat=seat, player_id=player_id, client_seed=seed
+        )
+        try:
+            await self._stub.AddPlayerEntropy(request)
+        except grpc.aio.AioRpcError as error:
+            raise translate_rpc_error(error, "fairness") from error
+
+    async def seal(self, hand_id: str) -> tuple[int, ...]:
+        try:
+            reply = await self._stub.SealHand(fairness_pb2.SealHandRequest(hand_id=hand_id))
+        except grpc.aio.AioRpcError as error:
+            raise translate_rpc_error(error, "fairness") from error
+        return tuple(int(card.index) for card in reply.deck)
+
+    async def reveal(self, hand_id: str, *, voided: bool = False) -> None:
+        outcome = fairness_pb2.HAND_OUTCOME_VOIDED if voided else fairness_pb2.HAND_OUTCOME_FINISHED
+        try:
+            await self._stub.RevealHand(fairness_pb2.RevealHandRequest(hand_id=hand_id, outcome=outcome))
+        except grpc.aio.AioRpcError as error:
+            raise translate_rpc_error(error, "fairness") from error

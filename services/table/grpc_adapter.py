@@ -1,0 +1,166 @@
+"""The gRPC face of a table shard: validates fields, names the caller, and hands commands to the table.
+
+Handlers never touch a table's state: each finds the table's actor and enqueues a command (or, for
+WatchTable, registers a watcher through one). The caller's player id is the token's subject.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+from typing import Any
+
+from poker.lobby.v1 import shard_directory_pb2, shard_directory_pb2_grpc
+from poker.table.v1 import table_pb2
+from service_runtime.auth import current_caller
+from service_runtime.errors import InvalidArgument
+from service_runtime.table_directory import figures_to_summary
+from services.table.actor import TableActor
+from services.table.shard import TableShard
+
+SERVICE_NAME = "poker.table.v1.TableService"
+
+_PRINTABLE = re.compile(r"^[\x20-\x7e]+$")
+_STICKER = re.compile(r"^[a-z0-9_-]{1,64}$")
+MAX_ID_LENGTH = 128
+MAX_SEED_LENGTH = 64
+MAX_CHAT_LENGTH = 200
+MAX_AMOUNT = 2**62
+
+
+def _printable_id(value: str, field: str, max_length: int = MAX_ID_LENGTH) -> str:
+    if not value:
+        raise InvalidArgument("FIELD_REQUIRED", f"{field} is required", {"field": field})
+    if len(value) > max_length or not _PRINTABLE.match(value):
+        raise InvalidArgument(
+            "FIELD_INVALID", f"{field} is 1 to {max_length} printable ASCII characters", {"field": field}
+        )
+    return value
+
+
+def _amount(value: int, field: str, *, allow_zero: bool) -> int:
+    if value < 0 or value > MAX_AMOUNT or (value == 0 and not allow_zero):
+        raise InvalidArgument("AMOUNT_INVALID", f"{field} is out of range", {"field": field})
+    return value
+
+
+def _chat_text(text: str) -> str:
+    if not 1 <= len(text) <= MAX_CHAT_LENGTH or any(ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 for c in text):
+        raise InvalidArgument(
+            "FIELD_INVALID", "a message is 1 to 200 characters, no control characters", {"field": "text"}
+        )
+    return text
+
+
+class ShardDirectoryServicer(shard_directory_pb2_grpc.ShardDirectoryServiceServicer):
+    """What the lobby asks a shard without Redis: the live figures of its tables (no card)."""
+
+    def __init__(self, shard: TableShard) -> None:
+        self._shard = shard
+
+    async def ListShardTables(  # noqa: N802
+        self, request: shard_directory_pb2.ListShardTablesRequest, context: Any
+    ) -> shard_directory_pb2.ListShardTablesResponse:
+        room_id = request.room_id
+        if len(room_id) > MAX_ID_LENGTH or (room_id and not _PRINTABLE.match(room_id)):
+            raise InvalidArgument(
+                "FIELD_INVALID", "room_id is at most 128 printable characters", {"field": "room_id"}
+            )
+        return shard_directory_pb2.ListShardTablesResponse(
+            tables=[figures_to_summary(f) for f in self._shard.figures(room_id)]
+        )
+
+
+class TableServicer:
+    """The served RPCs; the rest of the contract answers UNIMPLEMENTED (see assembly.py)."""
+
+    def __init__(self, shard: TableShard) -> None:
+        self._shard = shard
+
+    async def _table(self, table_id: str) -> TableActor:
+        return await self._shard.table(_printable_id(table_id, "table_id"))
+
+    async def SitDown(self, request: table_pb2.SitDownRequest, context: Any) -> table_pb2.SitDownResponse:  # noqa: N802
+        player = current_caller().subject
+        request_id = _printable_id(request.request_id, "request_id")
+        buy_in = _amount(request.buy_in, "buy_in", allow_zero=False)
+        if request.seat < 0:
+            raise InvalidArgument("FIELD_INVALID", "seat is 0 (any) or a seat number", {"field": "seat"})
+        actor = await self._table(request.table_id)
+        return await actor.call(
+            lambda: actor.sit_down(player, request_id, int(request.seat), buy_in, request.wait_for_big_blind)
+        )
+
+    async def LeaveTable(  # noqa: N802
+        self, request: table_pb2.LeaveTableRequest, context: Any
+    ) -> table_pb2.LeaveTableResponse:
+        player = current_caller().subject
+        request_id = _printable_id(request.request_id, "request_id")
+        actor = await self._table(request.table_id)
+        return await actor.call(lambda: actor.leave(player, request_id))
+
+    async def Act(self, request: table_pb2.ActRequest, context: Any) -> table_pb2.ActResponse:  # noqa: N802
+        player = current_caller().subject
+        request_id = _printable_id(request.request_id, "request_id")
+        hand_id = _printable_id(request.hand_id, "hand_id")
+        if request.action == table_pb2.ACTION_KIND_UNSPECIFIED:
+            raise InvalidArgument("FIELD_REQUIRED", "action is required", {"field": "action"})
+        amount = _amount(request.amount, "amount", allow_zero=True)
+        actor = await self._table(request.table_id)
+        return await actor.call(lambda: actor.act(player, request_id, hand_id, int(request.action), amount))
+
+    async def SitOut(self, request: table_pb2.SitOutRequest, context: Any) -> table_pb2.SitOutResponse:  # noqa: N802
+        player = current_caller().subject
+        request_id = _printable_id(request.request_id, "request_id")
+        actor = await self._table(request.table_id)
+        status = await actor.call(lambda: actor.sit_out(player, request_id, False, False))
+        return table_pb2.SitOutResponse(status=status)  # type: ignore[arg-type]
+
+    async def SitIn(self, request: table_pb2.SitInRequest, context: Any) -> table_pb2.SitInResponse:  # noqa: N802
+        player = current_caller().subject
+        request_id = _printable_id(request.request_id, "request_id")
+        actor = await self._table(request.table_id)
+        status = await actor.call(lambda: actor.sit_out(player, request_id, True, request.wait_for_big_blind))
+        return table_pb2.SitInResponse(status=status)  # type: ignore[arg-type]
+
+    async def SetPlayerSeed(  # noqa: N802
+        self, request: table_pb2.SetPlayerSeedRequest, context: Any
+    ) -> table_pb2.SetPlayerSeedResponse:
+        player = current_caller().subject
+        request_id = _printable_id(request.request_id, "request_id")
+        seed = _printable_id(request.client_seed, "client_seed", MAX_SEED_LENGTH).encode("ascii")
+        actor = await self._table(request.table_id)
+        return await actor.call(lambda: actor.set_player_seed(player, request_id, seed))
+
+    async def SendChat(self, request: table_pb2.SendChatRequest, context: Any) -> table_pb2.SendChatResponse:  # noqa: N802
+        player = current_caller().subject
+        request_id = _printable_id(request.request_id, "request_id")
+        which = request.WhichOneof("content")
+        if which is None:
+            raise InvalidArgument("FIELD_REQUIRED", "text or sticker_id is required", {"field": "content"})
+        text = _chat_text(request.text) if which == "text" else ""
+        sticker = request.sticker_id if which == "sticker_id" else ""
+        if which == "sticker_id" and not _STICKER.match(sticker):
+            raise InvalidArgument("FIELD_INVALID", "unknown sticker id", {"field": "sticker_id"})
+        actor = await self._table(request.table_id)
+        return await actor.call(lambda: actor.chat(player, request_id, text, sticker))
+
+    async def GetTableSnapshot(  # noqa: N802
+        self, request: table_pb2.GetTableSnapshotRequest, context: Any
+    ) -> table_pb2.GetTableSnapshotResponse:
+        player = current_caller().subject
+        actor = await self._table(request.table_id)
+        view = await actor.call(lambda: actor.snapshot(player))
+        return table_pb2.GetTableSnapshotResponse(view=view)
+
+    async def WatchTable(  # noqa: N802
+        self, request: table_pb2.WatchTableRequest, context: Any
+    ) -> AsyncIterator[table_pb2.WatchTableResponse]:
+        player = current_caller().subject
+        actor = await self._table(request.table_id)
+        watcher = await actor.call(lambda: actor.watch(player))
+        try:
+            while True:
+                yield await watcher.queue.get()
+        finally:
+            actor.unwatch(watcher)

@@ -1,0 +1,238 @@
+"""One table shard process: its tables (one actor each), the rooms it owns, the after-hand queues.
+
+Ownership comes from the shard registry (`service_runtime.shard_registry`): without Redis the one
+shard owns every room; with Redis a room belongs to the live shard the registry resolves, the shard
+tells its hand log the room's fencing token, re-checks its rooms every `ownership_check_seconds`
+and drops the tables of rooms it lost (their next request finds the new owner through the lobby).
+The shard opens the first table of each room it owns at start; any other well-formed table of a room (`<room_id>.<n>`, the lobby names the next one when
+every table is full) is opened on first use (SitDown, WatchTable, ...). After each settled hand the
+seed is revealed and then the hand record goes to history, each through its own retrying queue, so
+neither a fairness nor a history outage stops play.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+from redis import exceptions as redis_errors
+
+from service_runtime.errors import DomainError, FailedPrecondition, NotFound, Unavailable
+from service_runtime.shard_registry import ShardInfo, ShardRegistry, SingleShardRegistry
+from service_runtime.structured_logging import get_logger
+from service_runtime.table_directory import (
+    MaintenanceSwitches,
+    MaintenanceWatcher,
+    RedisTableDirectory,
+    TableFigures,
+    table_id_for,
+)
+from services.table.actor import AfterHand, TableActor, Timings
+from services.table.dependencies import CashierClient, FairnessClient
+from services.table.event_log import HandEventLog
+from services.table.history_sink import HandRecordSink
+from services.table.remote import is_unavailable
+from services.table.retry_queue import RetryingQueue
+from services.table.rooms import RoomSource, room_of_table
+
+log = get_logger("table.shard")
+
+
+class TableShard:
+    def __init__(
+        self,
+        *,
+        rooms: RoomSource,
+        cashier: CashierClient,
+        fairness: FairnessClient,
+        history: HandRecordSink,
+        event_log: HandEventLog,
+        timings: Timings,
+        boot_id: str,
+        history_queue_size: int = 10_000,
+        registry: ShardRegistry | None = None,
+        shard_id: str = "table-0",
+        ownership_check_seconds: float = 1.0,
+        directory: RedisTableDirectory | None = None,
+        maintenance: MaintenanceWatcher | None = None,
+    ) -> None:
+        self._directory = directory
+        self._maintenance = maintenance
+        self._registry: ShardRegistry = registry or SingleShardRegistry(ShardInfo(shard_id, "local"))
+        self._shard_id = shard_id
+        self._ownership_check_seconds = ownership_check_seconds
+        self._checker: asyncio.Task[None] | None = None
+        self._rooms = rooms
+        self._cashier = cashier
+        self._fairness = fairness
+        self._history = history
+        self._event_log = event_log
+        self._timings = timings
+        self._boot_id = boot_id
+        self._tables: dict[str, TableActor] = {}
+        self._opening: dict[str, asyncio.Task[TableActor]] = {}
+        self._starter: asyncio.Task[None] | None = None
+        self.reveals: RetryingQueue[AfterHand] = RetryingQueue(
+            "reveal",
+            self._reveal,
+            max_size=history_queue_size,
+            initial_backoff=timings.retry_initial_seconds,
+            max_backoff=timings.retry_max_seconds,
+        )
+        self.records: RetryingQueue[AfterHand] = RetryingQueue(
+            "history",
+            self._record,
+            max_size=history_queue_size,
+            initial_backoff=timings.retry_initial_seconds,
+            max_backoff=timings.retry_max_seconds,
+        )
+
+    async def start(self) -> None:
+        self.reveals.start()
+        self.records.start()
+        self._starter = asyncio.create_task(self._open_owned_rooms(), name="open-owned-rooms")
+        self._checker = asyncio.create_task(self._check_ownership(), name="check-ownership")
+
+    async def stop(self) -> None:
+        for task in (self._starter, self._checker):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        for actor in list(self._tables.values()):
+            await actor.stop()
+        await self.reveals.stop()
+        await self.records.stop()
+
+    async def _open_owned_rooms(self) -> None:
+        backoff = self._timings.retry_initial_seconds
+        while True:
+            try:
+                rooms = await self._rooms.list_rooms()
+            except DomainError as error:
+                log.warning("lobby unreachable; retrying", reason=error.reason)
+                await asyncio.sleep(backoff)
+                backoff = min(self._timings.retry_max_seconds, backoff * 2)
+                continue
+            try:
+                owners = await self._registry.owners_of([room.room_id for room in rooms])
+            except DomainError as error:
+                log.warning("registry unreachable; retrying", reason=error.reason)
+                await asyncio.sleep(backoff)
+                continue
+            for room in rooms:
+                owner = owners.get(room.room_id)
+                if owner is None or owner.shard.shard_id != self._shard_id:
+                    continue
+                try:
+                    await self.table(table_id_for(room.room_id, 1))
+                except DomainError as error:
+                    log.warning("could not open table", room_id=room.room_id, reason=error.reason)
+            return
+
+    async def _check_ownership(self) -> None:
+        """Drop the tables of rooms this shard no longer owns (or whose log fenced them)."""
+        while True:
+            await asyncio.sleep(self._ownership_check_seconds)
+            rooms = sorted({actor.room.room_id for actor in self._tables.values()})
+            if not rooms:
+                continue
+            try:
+                owners = await self._registry.owners_of(rooms)
+            except Exception:
+                log.warning("ownership check failed")
+                continue
+            for table_id, actor in list(self._tables.items()):
+                owner = owners.get(actor.room.room_id)
+                if actor.fenced or owner is None or owner.shard.shard_id != self._shard_id:
+                    log.warning("room lost: closing the table", table_id=table_id)
+                    self._tables.pop(table_id, None)
+                    await actor.stop()
+            await self._publish_figures()
+
+    async def _publish_figures(self) -> None:
+        """With Redis: the lobby reads live table figures from the table directory (short TTL)."""
+        if self._directory is None:
+            return
+        for figures in self.figures():
+            try:
+                await self._directory.publish(figures)
+            except Exception:
+                log.warning("table figures not published", table_id=figures.table_id)
+                return
+
+    def tables(self) -> dict[str, TableActor]:
+        return dict(self._tables)
+
+    def figures(self, room_id: str = "") -> list[TableFigures]:
+        """Figures of the open tables of a room (every room when empty), for the lobby."""
+        return [
+            actor.figures(self._shard_id)
+            for table_id, actor in sorted(self._tables.items())
+            if not room_id or actor.room.room_id == room_id
+        ]
+
+    async def table(self, table_id: str) -> TableActor:
+        """The table's actor, opened (room read from the lobby, seats recovered) on first use."""
+        actor = self._tables.get(table_id)
+        if actor is not None:
+            return actor
+        opening = self._opening.get(table_id)
+        if opening is None:
+            opening = asyncio.create_task(self._open(table_id))
+            self._opening[table_id] = opening
+            opening.add_done_callback(lambda _: self._opening.pop(table_id, None))
+        return await asyncio.shield(opening)
+
+    async def _open(self, table_id: str) -> TableActor:
+        room_id = room_of_table(table_id)
+        try:
+            owner = await self._registry.owner_of(room_id)
+        except (redis_errors.RedisError, OSError) as error:
+            raise Unavailable(
+                "UNAVAILABLE", "the shard registry is unavailable", {"dependency": "redis"}
+            ) from error
+        if owner.shard.shard_id != self._shard_id:
+            raise FailedPrecondition(
+                "SHARD_NOT_OWNER", "another shard serves this table", {"address": owner.shard.address}
+            )
+        try:
+            room = await self._rooms.get_room(room_id)
+        except NotFound as error:
+            raise NotFound("TABLE_NOT_FOUND", "no such table", {"field": "table_id"}) from error
+        own = getattr(self._event_log, "own", None)
+        if own is not None:
+            own(room_id, owner.fencing_token)
+        actor = TableActor(
+            table_id,
+            room,
+            cashier=self._cashier,
+            fairness=self._fairness,
+            event_log=self._event_log,
+            after_hand=self.reveals.put,
+            rooms=self._rooms,
+            maintenance=self._switches,
+            timings=self._timings,
+            boot_id=self._boot_id,
+        )
+        actor.start()
+        self._tables[table_id] = actor
+        return actor
+
+    def _switches(self, room_id: str) -> MaintenanceSwitches:
+        if self._maintenance is None:
+            return MaintenanceSwitches()
+        return self._maintenance.current.for_room(room_id)
+
+    async def _reveal(self, job: AfterHand) -> None:
+        try:
+            await self._fairness.reveal(job.hand_id)
+        except DomainError as error:
+            if is_unavailable(error):
+                raise
+            # The record still goes to history; the hand's reveal is for the operator to look at.
+            log.error("reveal refused", hand_id=job.hand_id, reason=error.reason)
+        self.records.put(job)
+
+    async def _record(self, job: AfterHand) -> None:
+        await self._history.record(job.record)

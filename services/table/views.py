@@ -1,0 +1,255 @@
+"""Per-recipient protobuf views of a table: what one player (or a watcher without a seat) may see.
+
+Hidden cards are removed here and nowhere else: every engine event goes through the engine's own
+redaction (`poker_engine.views.player_view` / `spectator_view`) before it becomes a message, and a
+seat's hole cards are put face up in a view only for the recipient's own seat or once shown.
+Seat numbers on the wire start at 1; the engine's start at 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from poker.common.v1 import common_pb2
+from poker.table.v1 import table_pb2
+from poker_engine.actions import LegalActions
+from poker_engine.cards import card_text
+from poker_engine.events import (
+    ActionCause,
+    ActionKind,
+    BlindPosted,
+    BoardDealt,
+    CardsMucked,
+    CardsShown,
+    Event,
+    HandEnded,
+    HandStarted,
+    HoleCardsDealt,
+    PlayerActed,
+    PotAwarded,
+    Street,
+    UncalledBetReturned,
+)
+from poker_engine.views import player_view, spectator_view
+from services.table.rooms import Room
+
+_STREETS = {
+    Street.PREFLOP: table_pb2.STREET_PREFLOP,
+    Street.FLOP: table_pb2.STREET_FLOP,
+    Street.TURN: table_pb2.STREET_TURN,
+    Street.RIVER: table_pb2.STREET_RIVER,
+    Street.SHOWDOWN: table_pb2.STREET_SHOWDOWN,
+    Street.COMPLETE: table_pb2.STREET_SHOWDOWN,
+}
+_ACTIONS = {
+    ActionKind.FOLD: table_pb2.ACTION_KIND_FOLD,
+    ActionKind.CHECK: table_pb2.ACTION_KIND_CHECK,
+    ActionKind.CALL: table_pb2.ACTION_KIND_CALL,
+    ActionKind.BET: table_pb2.ACTION_KIND_BET,
+    ActionKind.RAISE: table_pb2.ACTION_KIND_RAISE,
+}
+HIDDEN_CARD = common_pb2.Card(hidden=True)
+
+
+def public_seat(engine_seat: int) -> int:
+    return engine_seat + 1
+
+
+def card_pb(card: int) -> common_pb2.Card:
+    return common_pb2.Card(index=card, text=card_text(card))
+
+
+def cards_pb(cards: Sequence[int]) -> list[common_pb2.Card]:
+    return [card_pb(card) for card in cards]
+
+
+@dataclass(frozen=True, slots=True)
+class SeatState:
+    """One occupied seat as the table knows it (engine seat number)."""
+
+    seat: int
+    player_id: str
+    status: int  # table_pb2.SeatStatus
+    stack: int
+    bet: int
+    folded: bool
+    all_in: bool
+    in_hand: bool
+    time_bank_seconds: float
+
+
+@dataclass(frozen=True, slots=True)
+class TableState:
+    """Everything any recipient's view is cut from, captured once per table event."""
+
+    table_id: str
+    room: Room
+    phase: int  # table_pb2.TablePhase
+    hand_id: str
+    commitment: str
+    street: int
+    button: int | None
+    to_act: int | None
+    seats: tuple[SeatState, ...]
+    board: tuple[int, ...]
+    pot_total: int
+    awards: tuple[PotAwarded, ...]
+    events: tuple[Event, ...]  # the full record of the running or last hand: redacted per recipient
+    legal: LegalActions | None
+    all_in_allowed: bool
+    deadline: float | None  # wall clock
+    as_of: float  # wall clock
+
+
+def _shown_seats(events: Sequence[Event]) -> set[int]:
+    return {e.seat for e in events if isinstance(e, CardsShown)}
+
+
+def _hole_cards(events: Sequence[Event], seat: int) -> tuple[int, ...]:
+    for event in events:
+        if isinstance(event, HoleCardsDealt) and event.seat == seat:
+            return event.cards
+    return ()
+
+
+def legal_actions_pb(legal: LegalActions, deadline: float | None, all_in: bool) -> table_pb2.LegalActions:
+    kinds = [_ACTIONS[k] for k in legal.kinds]
+    # The engine's own check (`can_all_in`) decides; `all_in_amount` says how much it puts in.
+    if all_in:
+        kinds.append(table_pb2.ACTION_KIND_ALL_IN)
+    message = table_pb2.LegalActions(
+        actions=kinds,
+        call_amount=legal.call_amount,
+        min_amount=legal.min_to if (legal.can_bet or legal.can_raise) else 0,
+        max_amount=legal.max_to if (legal.can_bet or legal.can_raise) else 0,
+        step=legal.step,
+        all_in_amount=legal.all_in_to,
+    )
+    if deadline is not None:
+        message.deadline.CopyFrom(to_timestamp_seconds(deadline))
+    return message
+
+
+def to_timestamp_seconds(wall: float) -> Timestamp:
+    stamp = Timestamp()
+    stamp.FromNanoseconds(int(wall * 1e9))
+    return stamp
+
+
+def table_view(state: TableState, recipient: int | None) -> table_pb2.TableView:
+    """The view of engine seat `recipient` (None: a watcher without a seat, who sees no hidden card)."""
+    shown = _shown_seats(state.events)
+    seats_by_number = {s.seat: s for s in state.seats}
+    seat_views = []
+    for number in range(state.room.seats):
+        seat = seats_by_number.get(number)
+        if seat is None:
+            seat_views.append(table_pb2.SeatView(seat=public_seat(number)))
+            continue
+        hole: list[common_pb2.Card] = []
+        if seat.in_hand:
+            cards = _hole_cards(state.events, number)
+            if number == recipient or number in shown:
+                hole = cards_pb(cards)
+            elif cards and not seat.folded:
+                hole = [HIDDEN_CARD, HIDDEN_CARD]
+        seat_views.append(
+            table_pb2.SeatView(
+                seat=public_seat(number),
+                player_id=seat.player_id,
+                display_name=seat.player_id,
+                status=seat.status,  # type: ignore[arg-type]
+                stack=seat.stack,
+                bet_this_round=seat.bet,
+                folded=seat.folded,
+                all_in=seat.all_in,
+                hole_cards=hole,
+                time_bank_seconds=int(seat.time_bank_seconds),
+            )
+        )
+    in_hand = [s.seat for s in state.seats if s.in_hand and not s.folded]
+    view = table_pb2.TableView(
+        table_id=state.table_id,
+        room_id=state.room.room_id,
+        variant=state.room.variant_pb,  # type: ignore[arg-type]
+        pool=state.room.pool,  # type: ignore[arg-type]
+        phase=state.phase,  # type: ignore[arg-type]
+        hand_id=state.hand_id,
+        seed_commitment=state.commitment,
+        street=state.street,  # type: ignore[arg-type]
+        button_seat=public_seat(state.button) if state.button is not None else 0,
+        to_act_seat=public_seat(state.to_act) if state.to_act is not None else 0,
+        seats=seat_views,
+        board=cards_pb(state.board),
+        pots=[table_pb2.Pot(amount=state.pot_total, eligible_seats=[public_seat(s) for s in in_hand])]
+        if state.pot_total
+        else [],
+        awards=[award_pb(a) for a in state.awards],
+    )
+    view.as_of.CopyFrom(to_timestamp_seconds(state.as_of))
+    if state.legal is not None and recipient is not None and state.legal.seat == recipient:
+        view.legal_actions.CopyFrom(legal_actions_pb(state.legal, state.deadline, state.all_in_allowed))
+    return view
+
+
+def award_pb(award: PotAwarded) -> table_pb2.PotAward:
+    return table_pb2.PotAward(
+        pot_index=award.index,
+        seats=[public_seat(seat) for seat, _ in award.winners],
+        amounts=[amount for _, amount in award.winners],
+    )
+
+
+def street_pb(street: Street | None) -> int:
+    return _STREETS[street] if street is not None else table_pb2.STREET_UNSPECIFIED
+
+
+def redact_for(events: Sequence[Event], recipient: int | None) -> tuple[Event, ...]:
+    """The engine's own redaction: own hole and mucked cards for a seat, none for anyone else."""
+    return player_view(events, recipient) if recipient is not None else spectator_view(events)
+
+
+def notice(code: str, text: str) -> table_pb2.TableNotice:
+    return table_pb2.TableNotice(code=code, text=text)
+
+
+def event_body(event: Event, recipient: int | None) -> tuple[int, dict[str, object]]:
+    """(seat, oneof fields) of the TableEvent an engine event becomes for `recipient`.
+
+    The event must already be redacted for the recipient (see `redact_for`).
+    """
+    if isinstance(event, PlayerActed):
+        kind = table_pb2.ACTION_KIND_ALL_IN if event.all_in else _ACTIONS[event.action]
+        taken = table_pb2.ActionTaken(
+            action=kind, amount=event.added, timed_out=event.cause is ActionCause.TIMEOUT
+        )
+        return public_seat(event.seat), {"action": taken}
+    if isinstance(event, BoardDealt):
+        return 0, {"cards": table_pb2.CardsRevealed(cards=cards_pb(event.cards))}
+    if isinstance(event, CardsShown):
+        return public_seat(event.seat), {
+            "cards": table_pb2.CardsRevealed(cards=cards_pb(event.cards), shown_by_player=True)
+        }
+    if isinstance(event, HoleCardsDealt):
+        cards = cards_pb(event.cards) if event.cards and event.seat == recipient else [HIDDEN_CARD] * 2
+        return public_seat(event.seat), {"cards": table_pb2.CardsRevealed(cards=cards)}
+    if isinstance(event, BlindPosted):
+        text = f"posts {event.post.value.lower().replace('_', ' ')} {event.amount}"
+        return public_seat(event.seat), {"notice": notice("BLIND_POSTED", text)}
+    if isinstance(event, HandStarted):
+        return 0, {"notice": notice("HAND_STARTED", f"hand {event.hand_id} started")}
+    if isinstance(event, UncalledBetReturned):
+        return public_seat(event.seat), {
+            "notice": notice("UNCALLED_BET_RETURNED", f"{event.amount} returned")
+        }
+    if isinstance(event, CardsMucked):
+        return public_seat(event.seat), {"notice": notice("CARDS_MUCKED", "mucked")}
+    if isinstance(event, PotAwarded):
+        winners = ", ".join(f"seat {public_seat(s)} wins {a}" for s, a in event.winners)
+        return 0, {"notice": notice("POT_AWARDED", f"pot {event.index}: {winners}")}
+    if isinstance(event, HandEnded):
+        return 0, {"notice": notice("HAND_ENDED", f"hand ended, rake {event.rake}")}
+    raise TypeError(f"unknown engine event {event!r}")

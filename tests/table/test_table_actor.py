@@ -1,0 +1,92 @@
+"""The table actor alone, with stand-in dependencies: bounded watcher queues, the command queue."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from poker.common.v1 import common_pb2
+from poker_engine.config import RakeRule, Variant
+from services.table.actor import TableActor, Timings
+from services.table.dependencies import SeatSession
+from services.table.event_log import LocalEventLog
+from services.table.rooms import Room
+
+ROOM = Room(
+    room_id="r",
+    variant=Variant.NO_LIMIT,
+    pool=common_pb2.CHIP_POOL_GRAM,
+    seats=6,
+    small_blind=5,
+    big_blind=10,
+    step=5,
+    min_buy_in=100,
+    max_buy_in=1000,
+    rake=RakeRule(0, 0),
+)
+
+
+class EmptyCashier:
+    async def open_sessions(self, table_id: str) -> list[SeatSession]:
+        return []
+
+
+def actor(queue_size: int = 4) -> TableActor:
+    timings = Timings(
+        action_seconds=1,
+        time_bank_seconds=1,
+        countdown_seconds=0,
+        retry_initial_seconds=0.01,
+        retry_max_seconds=0.1,
+        command_queue_size=8,
+        watch_queue_size=queue_size,
+    )
+    fake: Any = EmptyCashier()
+    return TableActor(
+        "r.1",
+        ROOM,
+        cashier=fake,
+        fairness=fake,
+        event_log=LocalEventLog(),
+        after_hand=lambda job: None,
+        rooms=fake,
+        timings=timings,
+        boot_id="test",
+    )
+
+
+async def test_a_slow_watcher_holds_at_most_its_queue_and_gets_a_fresh_snapshot() -> None:
+    table = actor(queue_size=4)
+    table.start()
+    try:
+        watcher = await table.call(lambda: table.watch("lazy"))
+        for n in range(50):
+            await table.call(lambda n=n: table.chat("ann", f"c{n}", f"hello {n}", ""))
+        assert watcher.queue.qsize() <= 4
+        assert watcher.snapshots_sent > 0
+        items = [watcher.queue.get_nowait() for _ in range(watcher.queue.qsize())]
+        # After the overflow the first thing it reads is a full view (no event), then fresh events.
+        snapshot_at = [i for i, m in enumerate(items) if not m.HasField("event")]
+        assert snapshot_at
+        assert items[-1].event.chat.text == "hello 49"
+    finally:
+        await table.stop()
+
+
+async def test_commands_run_one_at_a_time_in_order() -> None:
+    table = actor()
+    table.start()
+    try:
+        seen: list[int] = []
+
+        async def command(n: int) -> int:
+            seen.append(n)
+            await asyncio.sleep(0)
+            seen.append(n)
+            return n
+
+        results = await asyncio.gather(*(table.call(lambda n=n: command(n)) for n in range(20)))
+        assert results == list(range(20))
+        assert seen == [n for n in range(20) for _ in range(2)]
+    finally:
+        await table.stop()

@@ -1,0 +1,150 @@
+"""Shard restart: a table process killed with SIGKILL comes back with every player in their seat and
+the stack of the last settled hand (the cashier's seat sessions are the truth); nothing is lost."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from collections.abc import AsyncIterator
+
+import pytest
+
+from poker.history.v1 import history_pb2_grpc
+from poker.lobby.v1 import lobby_pb2_grpc
+from poker.table.v1 import table_pb2
+from tests.table.conftest import (
+    ServiceProcess,
+    StandInHistory,
+    StandInLobby,
+    TableWorld,
+    nl_room,
+    stand_in,
+    unique,
+    wait_for,
+)
+from tests.table.players import Player
+
+pytestmark = pytest.mark.postgres
+
+A = table_pb2
+
+
+@pytest.fixture
+async def stand_ins() -> AsyncIterator[tuple[StandInLobby, StandInHistory, int, int]]:
+    lobby, history = StandInLobby(), StandInHistory()
+    async with (
+        stand_in(
+            lobby, "poker.lobby.v1.LobbyService", lobby_pb2_grpc.add_LobbyServiceServicer_to_server
+        ) as ls,
+        stand_in(
+            history, "poker.history.v1.HistoryService", history_pb2_grpc.add_HistoryServiceServicer_to_server
+        ) as hs,
+    ):
+        yield lobby, history, ls.port, hs.port
+
+
+def table_process(backends: dict[str, ServiceProcess], lobby_port: int, history_port: int) -> ServiceProcess:
+    env = {
+        **os.environ,
+        "POKER_LOG_FORMAT": "json",
+        "POKER_TABLE_LOBBY_ADDRESS": f"127.0.0.1:{lobby_port}",
+        "POKER_TABLE_HISTORY_ADDRESS": f"127.0.0.1:{history_port}",
+        "POKER_TABLE_CASHIER_ADDRESS": backends["cashier"].address,
+        "POKER_TABLE_FAIRNESS_ADDRESS": backends["fairness"].address,
+        "POKER_TABLE_COUNTDOWN_SECONDS": "0.3",
+        "POKER_TABLE_ACTION_SECONDS": "5",
+        "POKER_TABLE_RETRY_INITIAL_SECONDS": "0.05",
+    }
+    return ServiceProcess("table", env)
+
+
+async def test_kill_9_between_and_during_hands_brings_every_player_back_with_settled_stacks(
+    backends: dict[str, ServiceProcess], stand_ins: tuple[StandInLobby, StandInHistory, int, int]
+) -> None:
+    import grpc
+
+    lobby, history, lobby_port, history_port = stand_ins
+    room = nl_room(unique("restart"))
+    lobby.rooms[room.room_id] = room
+    table_id = f"{room.room_id}.1"
+    shard = table_process(backends, lobby_port, history_port)
+    await asyncio.to_thread(shard.start)
+    channel = grpc.aio.insecure_channel(shard.address)
+    helper = TableWorld(lobby, history, backends, channel, *_backend_channels(backends), settings=None)  # type: ignore[arg-type]
+    players = [Player(unique(name), channel, table_id) for name in ("ann", "bob", "cat")]
+    try:
+        for p in players:
+            await helper.fund(p.player_id, 1000)
+            await p.watch()
+        for n, p in enumerate(players, start=1):
+            await p.sit(400 + 100 * n, seat=n)
+        # Play two hands by folding to the big blind, then kill the shard in the middle of a third.
+        for _ in range(2):
+            view = await players[0].until(lambda v: v.to_act_seat != 0 and v.hand_id not in history.hands)
+            hand_id = view.hand_id
+            while hand_id not in history.hands:
+                now = await players[0].snapshot()
+                if now.hand_id != hand_id or now.to_act_seat == 0:
+                    await asyncio.sleep(0.02)
+                    continue
+                actor = next(p for p in players if p.seat == now.to_act_seat)
+                turn = await actor.my_turn()
+                can_check = A.ACTION_KIND_CHECK in turn.legal_actions.actions
+                await actor.act(A.ACTION_KIND_CHECK if can_check else A.ACTION_KIND_FOLD)
+                await asyncio.sleep(0.02)
+        await players[0].until(lambda v: v.to_act_seat != 0)
+        shard.process.send_signal(signal.SIGKILL)  # type: ignore[union-attr]
+        shard.process.wait()  # type: ignore[union-attr]
+        for p in players:
+            await p.close()
+        await channel.close()
+
+        stacks_before = await _seat_stacks(helper, table_id)
+        assert sorted(stacks_before) == sorted(p.player_id for p in players)
+
+        await asyncio.to_thread(shard.start)
+        channel = grpc.aio.insecure_channel(shard.address)
+        for p in players:
+            p.stub = type(p.stub)(channel)
+        view = await players[0].snapshot()
+        seated = {s.player_id: s.stack for s in view.seats if s.player_id}
+        # Back in their seats with the cashier's stacks (the unsettled hand changed nothing).
+        assert seated == stacks_before
+        # And they play on, then leave with everything accounted for.
+        await players[0].watch()
+        await players[0].until(lambda v: v.phase == A.TABLE_PHASE_HAND_IN_PROGRESS, within=20)
+        await players[0].close()
+        for p in players:
+            await p.leave()
+        await wait_for(lambda: _all_cashed_out(helper, table_id), within=30)
+        wallets = [await helper.wallet(p.player_id) for p in players]
+        rake = sum(h.rake for h in history.hands.values())
+        assert sum(wallets) + rake == 3000
+        audit = await helper.audit()
+        assert all(pool.balanced for pool in audit.pools)
+    finally:
+        await channel.close()
+        for c in (helper.cashier_channel, helper.fairness_channel):
+            await c.close()
+        shard.kill()
+
+
+def _backend_channels(backends: dict[str, ServiceProcess]) -> list[object]:
+    import grpc
+
+    return [grpc.aio.insecure_channel(backends[name].address) for name in ("cashier", "fairness")]
+
+
+async def _seat_stacks(world: TableWorld, table_id: str) -> dict[str, int]:
+    from poker.cashier.v1 import cashier_pb2
+    from tests.table.conftest import AS_TABLE
+
+    reply = await world.cashier.ListOpenSeatSessions(
+        cashier_pb2.ListOpenSeatSessionsRequest(table_id=table_id), metadata=AS_TABLE
+    )
+    return {s.player_id: s.stack for s in reply.seat_sessions}
+
+
+async def _all_cashed_out(world: TableWorld, table_id: str) -> bool:
+    return not await _seat_stacks(world, table_id)

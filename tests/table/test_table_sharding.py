@@ -1,0 +1,122 @@
+"""Two table shards sharing the Redis registry: each room is served by exactly one of them; a call to
+the other is refused with SHARD_NOT_OWNER; when the owner gives its lease up the other takes the room
+over and seats the players again from their open seat sessions."""
+
+from __future__ import annotations
+
+import contextlib
+
+import grpc
+import pytest
+
+from poker.fairness.v1 import fairness_pb2
+from poker.table.v1 import table_pb2
+from service_runtime.redis_client import create_redis
+from service_runtime.table_directory import RedisTableDirectory
+from service_runtime.testing import reason_of
+from tests.table.conftest import ServiceProcess, nl_room, table_world, unique, wait_for
+from tests.table.players import Player
+
+pytestmark = [pytest.mark.postgres, pytest.mark.redis]
+
+A = table_pb2
+
+
+async def test_one_owner_per_room_and_takeover_when_the_lease_is_given_up(
+    backends: dict[str, ServiceProcess], redis_server_url: str, redis_prefix: str
+) -> None:
+    common = {"redis_url": redis_server_url, "registry_prefix": redis_prefix, "lease_seconds": 1.0}
+    async with contextlib.AsyncExitStack() as stack:
+        first = await stack.enter_async_context(table_world(backends, shard_id="shard-a", **common))
+        second_cm = table_world(backends, shard_id="shard-b", **common)
+        second = await second_cm.__aenter__()
+        closed_second = False
+        try:
+            room = nl_room(unique("shard"))
+            for world in (first, second):
+                table_id = world.add_room(room)
+            answers = {}
+            for name, world in (("a", first), ("b", second)):
+                ann = Player(unique("ann"), world.table_channel, table_id)
+                try:
+                    await ann.snapshot()
+                    answers[name] = "served"
+                except grpc.aio.AioRpcError as error:
+                    answers[name] = f"{error.code().name} {reason_of(error)}"
+            assert sorted(answers.values()) == ["FAILED_PRECONDITION SHARD_NOT_OWNER", "served"]
+            owner, other = (first, second) if answers["a"] == "served" else (second, first)
+            # A player sits at the owner; then the owner shuts down and gives its lease up.
+            ann = Player(unique("ann"), owner.table_channel, table_id)
+            await owner.fund(ann.player_id, 1000)
+            await ann.sit(700, seat=2)
+            if owner is second:
+                await second_cm.__aexit__(None, None, None)
+                closed_second = True
+            else:
+                await stack.aclose()
+            # The other shard now owns the room and has ann back in seat 2 with her stack.
+            ann_there = Player(ann.player_id, other.table_channel, table_id)
+            view = await ann_there.snapshot()
+            seat = next(s for s in view.seats if s.player_id == ann.player_id)
+            assert (seat.seat, seat.stack) == (2, 700)
+            # The owner publishes the table's figures for the lobby in the Redis table directory.
+            client = create_redis(redis_server_url)
+            directory = RedisTableDirectory(client, prefix=redis_prefix)
+            try:
+                await wait_for(lambda: _published(directory, room.room_id, ann.player_id), within=10)
+            finally:
+                await client.aclose()
+            left = await ann_there.leave()
+            assert left.cashed_out.amount == 700
+        finally:
+            if not closed_second:
+                await second_cm.__aexit__(None, None, None)
+
+
+async def _published(directory: RedisTableDirectory, room_id: str, player_id: str) -> bool:
+    tables = await directory.tables_of_room(room_id)
+    return any(s.display_name == player_id and s.stack == 700 for t in tables for s in t.taken_seats)
+
+
+async def test_a_hand_left_running_by_a_lost_owner_is_voided_by_the_next_owner(
+    backends: dict[str, ServiceProcess], redis_server_url: str, redis_prefix: str
+) -> None:
+    common = {"redis_url": redis_server_url, "registry_prefix": redis_prefix, "lease_seconds": 1.0}
+    worlds = [table_world(backends, shard_id=f"shard-{n}", **common) for n in ("a", "b")]
+    opened = [await w.__aenter__() for w in worlds]
+    alive = [True, True]
+    try:
+        room = nl_room(unique("void"))
+        for world in opened:
+            table_id = world.add_room(room)
+        owner_index = 0
+        try:
+            await Player(unique("probe"), opened[0].table_channel, table_id).snapshot()
+        except grpc.aio.AioRpcError:
+            owner_index = 1
+        owner, other = opened[owner_index], opened[1 - owner_index]
+        players = [Player(unique(n), owner.table_channel, table_id) for n in ("ann", "bob")]
+        for n, p in enumerate(players, start=1):
+            await owner.fund(p.player_id, 1000)
+            await p.watch()
+            await p.sit(500, seat=n)
+        view = await players[0].until(
+            lambda v: v.phase == A.TABLE_PHASE_HAND_IN_PROGRESS and v.to_act_seat != 0
+        )
+        for p in players:
+            await p.close()
+        # The owner goes away in the middle of the hand (its lease is given up on the way out).
+        await worlds[owner_index].__aexit__(None, None, None)
+        alive[owner_index] = False
+        again = Player(players[0].player_id, other.table_channel, table_id)
+        snapshot = await again.snapshot()
+        # The blinds of the unsettled hand are back: the cashier never saw that hand.
+        assert sorted(s.stack for s in snapshot.seats if s.player_id) == [500, 500]
+        commitment = await other.fairness.GetCommitment(
+            fairness_pb2.GetCommitmentRequest(hand_id=view.hand_id), metadata=again.metadata
+        )
+        assert commitment.commitment.state == fairness_pb2.HAND_STATE_VOIDED
+    finally:
+        for world, up in zip(worlds, alive, strict=True):
+            if up:
+                await world.__aexit__(None, None, None)
