@@ -361,6 +361,11 @@ class _ErrorReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ErrorReas
     """FAILED_PRECONDITION: Russian Poker: no buying a game for the dealer with several boxes."""
     ERROR_REASON_DECK_EXHAUSTED: _ErrorReason.ValueType  # 550
     """FAILED_PRECONDITION: Russian Poker: not enough cards left in the deck for this decision."""
+    ERROR_REASON_TABLE_CLOSED: _ErrorReason.ValueType  # 750
+    """Table service (750-799).
+    UNAVAILABLE: the (extra, empty) table was closed while the call waited; retry to reach the
+    room's open table.
+    """
 
 class ErrorReason(_ErrorReason, metaclass=_ErrorReasonEnumTypeWrapper):
     """ErrorReason is the catalogue of stable reasons carried in `google.rpc.ErrorInfo.reason` (with
@@ -618,6 +623,11 @@ ERROR_REASON_BUY_GAME_ON_MULTI_BOX: ErrorReason.ValueType  # 549
 """FAILED_PRECONDITION: Russian Poker: no buying a game for the dealer with several boxes."""
 ERROR_REASON_DECK_EXHAUSTED: ErrorReason.ValueType  # 550
 """FAILED_PRECONDITION: Russian Poker: not enough cards left in the deck for this decision."""
+ERROR_REASON_TABLE_CLOSED: ErrorReason.ValueType  # 750
+"""Table service (750-799).
+UNAVAILABLE: the (extra, empty) table was closed while the call waited; retry to reach the
+room's open table.
+"""
 Global___ErrorReason: _TypeAlias = ErrorReason  # noqa: Y015
 
 @_typing.final
