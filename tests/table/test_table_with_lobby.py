@@ -1,5 +1,7 @@
-"""The table shard against a real lobby process: rooms from the lobby's seeded catalogue, AuthorizeSeat
-before each seat (called with the table's own service token), a hand played at `nlhe-gram-duel.1`."""
+"""The table shard against real lobby and history processes: rooms from the lobby's seeded catalogue,
+AuthorizeSeat before each seat (called with the table's own service token), a hand played at
+`nlhe-gram-duel.1` that reaches history's store (RecordHand with the table's token), where each player
+reads it with the other's folded cards hidden and nets equal to the cashier's wallets."""
 
 from __future__ import annotations
 
@@ -11,9 +13,12 @@ from pathlib import Path
 import grpc
 import pytest
 
-from poker.history.v1 import history_pb2_grpc
+from poker.common.v1 import common_pb2
+from poker.history.v1 import history_pb2, history_pb2_grpc
 from poker.table.v1 import table_pb2
-from tests.table.conftest import ServiceProcess, StandInHistory, TableWorld, stand_in, unique, wait_for
+from service_runtime.auth import Role
+from service_runtime.testing import auth_metadata
+from tests.table.conftest import ServiceProcess, TableWorld, unique, wait_for
 from tests.table.players import Player
 
 pytestmark = pytest.mark.postgres
@@ -24,41 +29,42 @@ A = table_pb2
 @pytest.fixture
 async def lobby_and_table(
     backends: dict[str, ServiceProcess], tmp_path: Path
-) -> AsyncIterator[tuple[ServiceProcess, ServiceProcess, StandInHistory]]:
-    history = StandInHistory()
-    async with stand_in(
-        history, "poker.history.v1.HistoryService", history_pb2_grpc.add_HistoryServiceServicer_to_server
-    ) as history_server:
-        base = {**os.environ, "POKER_LOG_FORMAT": "json", "POKER_DATA_DIR": str(tmp_path)}
-        lobby = ServiceProcess("lobby", base)
-        await asyncio.to_thread(lobby.start)
-        table = ServiceProcess(
-            "table",
-            {
-                **base,
-                "POKER_TABLE_LOBBY_ADDRESS": lobby.address,
-                "POKER_TABLE_CASHIER_ADDRESS": backends["cashier"].address,
-                "POKER_TABLE_FAIRNESS_ADDRESS": backends["fairness"].address,
-                "POKER_TABLE_HISTORY_ADDRESS": f"127.0.0.1:{history_server.port}",
-                "POKER_TABLE_COUNTDOWN_SECONDS": "0.1",
-            },
-        )
-        try:
-            await asyncio.to_thread(table.start)
-            yield lobby, table, history
-        finally:
-            table.stop()
-            lobby.stop()
+) -> AsyncIterator[tuple[ServiceProcess, ServiceProcess, ServiceProcess]]:
+    base = {**os.environ, "POKER_LOG_FORMAT": "json", "POKER_DATA_DIR": str(tmp_path)}
+    lobby = ServiceProcess("lobby", base)
+    history = ServiceProcess(
+        "history", {**base, "POKER_HISTORY_CASHIER_ADDRESS": backends["cashier"].address}
+    )
+    table = ServiceProcess(
+        "table",
+        {
+            **base,
+            "POKER_TABLE_CASHIER_ADDRESS": backends["cashier"].address,
+            "POKER_TABLE_FAIRNESS_ADDRESS": backends["fairness"].address,
+            "POKER_TABLE_COUNTDOWN_SECONDS": "0.1",
+        },
+    )
+    try:
+        await asyncio.gather(asyncio.to_thread(lobby.start), asyncio.to_thread(history.start))
+        table.env["POKER_TABLE_LOBBY_ADDRESS"] = lobby.address
+        table.env["POKER_TABLE_HISTORY_ADDRESS"] = history.address
+        await asyncio.to_thread(table.start)
+        yield lobby, table, history
+    finally:
+        for process in (table, history, lobby):
+            process.stop()
 
 
 async def test_a_hand_at_a_seeded_lobby_room_through_real_lobby_and_shard_processes(
     backends: dict[str, ServiceProcess],
-    lobby_and_table: tuple[ServiceProcess, ServiceProcess, StandInHistory],
+    lobby_and_table: tuple[ServiceProcess, ServiceProcess, ServiceProcess],
 ) -> None:
     _, table, history = lobby_and_table
     channel = grpc.aio.insecure_channel(table.address)
     cashier = grpc.aio.insecure_channel(backends["cashier"].address)
-    helper = TableWorld(None, history, backends, channel, cashier, cashier, settings=None)  # type: ignore[arg-type]
+    history_channel = grpc.aio.insecure_channel(history.address)
+    records = history_pb2_grpc.HistoryServiceStub(history_channel)
+    helper = TableWorld(None, None, backends, channel, cashier, cashier, settings=None)  # type: ignore[arg-type]
     table_id = "nlhe-gram-duel.1"
     ann = Player(unique("ann"), channel, table_id)
     bob = Player(unique("bob"), channel, table_id)
@@ -75,14 +81,44 @@ async def test_a_hand_at_a_seeded_lobby_room_through_real_lobby_and_shard_proces
         actor = ann if view.to_act_seat == ann.seat else bob
         await actor.my_turn()
         await actor.act(A.ACTION_KIND_FOLD)
-        await wait_for(lambda: view.hand_id in history.hands, within=20)
+
+        async def recorded(player: Player) -> history_pb2.HandRecord | None:
+            try:
+                reply = await records.GetHand(
+                    history_pb2.GetHandRequest(hand_id=view.hand_id),
+                    metadata=auth_metadata(player.player_id, Role.PLAYER),
+                )
+            except grpc.aio.AioRpcError as error:
+                if error.code() == grpc.StatusCode.NOT_FOUND:
+                    return None
+                raise
+            return reply.hand
+
+        await wait_for(lambda: recorded(ann), within=20)
         for p in (ann, bob):
             await p.close()
             await p.leave()
         await wait_for(lambda: _wallets(helper, ann.player_id, bob.player_id, 3000), within=20)
+        # History's record, as each player reads it: own cards, the other's hidden (nobody showed),
+        # nets that are the cashier's wallet changes.
+        for me, other in ((ann, bob), (bob, ann)):
+            record = await recorded(me)
+            assert record is not None
+            assert record.table_id == table_id
+            seats = {s.player_id: s for s in record.seats}
+            assert len(seats[me.player_id].hole_cards) == 2
+            assert not any(c.hidden for c in seats[me.player_id].hole_cards)
+            assert not seats[other.player_id].shown
+            assert [c for c in seats[other.player_id].hole_cards] == [common_pb2.Card(hidden=True)] * 2
+            assert await helper.wallet(me.player_id) == 500 + 1000 + seats[me.player_id].net_result
+        mine = await records.ListMyHands(
+            history_pb2.ListMyHandsRequest(), metadata=auth_metadata(ann.player_id, Role.PLAYER)
+        )
+        assert [h.hand_id for h in mine.hands] == [view.hand_id]
     finally:
         await channel.close()
         await cashier.close()
+        await history_channel.close()
 
 
 async def _wallets(helper: TableWorld, first: str, second: str, total: int) -> bool:
