@@ -6,6 +6,7 @@ reads it with the other's folded cards hidden and nets equal to the cashier's wa
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -15,9 +16,10 @@ import pytest
 
 from poker.common.v1 import common_pb2
 from poker.history.v1 import history_pb2, history_pb2_grpc
+from poker.lobby.v1 import lobby_pb2, lobby_pb2_grpc
 from poker.table.v1 import table_pb2
 from service_runtime.auth import Role
-from service_runtime.testing import auth_metadata
+from service_runtime.testing import auth_metadata, reason_of
 from tests.table.conftest import ServiceProcess, TableWorld, unique, wait_for
 from tests.table.players import Player
 
@@ -42,6 +44,7 @@ async def lobby_and_table(
             "POKER_TABLE_CASHIER_ADDRESS": backends["cashier"].address,
             "POKER_TABLE_FAIRNESS_ADDRESS": backends["fairness"].address,
             "POKER_TABLE_COUNTDOWN_SECONDS": "0.1",
+            "POKER_TABLE_MAINTENANCE_POLL_SECONDS": "0.2",
         },
     )
     try:
@@ -123,3 +126,69 @@ async def test_a_hand_at_a_seeded_lobby_room_through_real_lobby_and_shard_proces
 
 async def _wallets(helper: TableWorld, first: str, second: str, total: int) -> bool:
     return await helper.wallet(first) + await helper.wallet(second) == total
+
+
+async def test_maintenance_set_on_the_lobby_stops_seats_then_hands_at_the_table_and_lifting_resumes(
+    backends: dict[str, ServiceProcess],
+    lobby_and_table: tuple[ServiceProcess, ServiceProcess, ServiceProcess],
+) -> None:
+    lobby, table, _ = lobby_and_table
+    channel = grpc.aio.insecure_channel(table.address)
+    cashier = grpc.aio.insecure_channel(backends["cashier"].address)
+    lobby_channel = grpc.aio.insecure_channel(lobby.address)
+    admin = lobby_pb2_grpc.LobbyServiceStub(lobby_channel)
+    helper = TableWorld(None, None, backends, channel, cashier, cashier, settings=None)  # type: ignore[arg-type]
+    room_id, table_id = "nlhe-gram-duel", "nlhe-gram-duel.1"
+    ann = Player(unique("ann"), channel, table_id)
+    bob = Player(unique("bob"), channel, table_id)
+
+    async def switch(*, no_new_seats: bool = False, no_new_hands: bool = False) -> None:
+        await admin.SetMaintenance(
+            lobby_pb2.SetMaintenanceRequest(
+                request_id=unique("maintenance"),
+                room_id=room_id,
+                maintenance=lobby_pb2.Maintenance(
+                    no_new_seats=no_new_seats, no_new_hands=no_new_hands, message="test"
+                ),
+            ),
+            metadata=auth_metadata("operator", Role.ADMIN),
+        )
+
+    try:
+        for p in (ann, bob):
+            await helper.fund(p.player_id, 1500)
+            await p.watch()
+        await switch(no_new_seats=True)
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            await ann.sit(1000)
+        assert (refused.value.code(), reason_of(refused.value)) == (
+            grpc.StatusCode.FAILED_PRECONDITION,
+            "MAINTENANCE_NO_NEW_SEATS",
+        )
+        assert await helper.wallet(ann.player_id) == 1500
+        await switch()
+        await ann.sit(1000)
+        await bob.sit(1000)
+        view = await ann.until(lambda v: v.phase == A.TABLE_PHASE_HAND_IN_PROGRESS and v.to_act_seat != 0)
+        # No new hands: the running hand is played to its end, then the table pauses.
+        await switch(no_new_hands=True)
+        await asyncio.sleep(1.0)
+        actor = ann if view.to_act_seat == ann.seat else bob
+        await actor.my_turn()
+        await actor.act(A.ACTION_KIND_FOLD)
+        await ann.until(lambda v: v.phase == A.TABLE_PHASE_PAUSED)
+        await asyncio.sleep(1.0)
+        paused = await ann.snapshot()
+        assert (paused.phase, paused.hand_id) == (A.TABLE_PHASE_PAUSED, view.hand_id)
+        await switch()
+        await ann.until(
+            lambda v: v.phase == A.TABLE_PHASE_HAND_IN_PROGRESS and v.hand_id not in ("", view.hand_id)
+        )
+    finally:
+        for p in (ann, bob):
+            await p.close()
+            with contextlib.suppress(grpc.aio.AioRpcError):
+                await p.leave()
+        await wait_for(lambda: _wallets(helper, ann.player_id, bob.player_id, 3000), within=20)
+        for c in (channel, cashier, lobby_channel):
+            await c.close()
