@@ -176,6 +176,7 @@ def _pods(docs: list[dict[str, Any]]) -> list[Pod]:
     return [
         *pods,
         Pod("gateway", {"poker.example/role": "gateway"}, elsewhere=True),
+        Pod("payments", {"poker.example/role": "payments"}, elsewhere=True),
         Pod("stranger-here", {"app.kubernetes.io/name": "debug-shell"}),
         Pod("stranger-elsewhere", {}, elsewhere=True),
     ]
@@ -189,12 +190,14 @@ def _callers(docs: list[dict[str, Any]], target_name: str, port: int) -> set[str
 
 
 @pytest.mark.parametrize("overlay", OVERLAYS)
-def test_only_table_lobby_and_history_call_the_cashier_and_only_table_calls_fairness(
+def test_each_service_is_reached_by_exactly_the_callers_docs_access_md_grants(
     rendered: dict[str, list[dict[str, Any]]], overlay: str
 ) -> None:
+    # docs/access.md: players and admins (through the gateways) read balances, statements and the
+    # audit; only the payments gateway buys and withdraws; anyone authenticated verifies a deck.
     docs = rendered[overlay]
-    assert _callers(docs, "cashier", 50053) == {"table", "lobby", "history"}
-    assert _callers(docs, "fairness", 50054) == {"table"}
+    assert _callers(docs, "cashier", 50053) == {"table", "lobby", "history", "gateway", "payments"}
+    assert _callers(docs, "fairness", 50054) == {"table", "gateway"}
     assert _callers(docs, "table", 50052) == {"lobby", "gateway"}
     assert _callers(docs, "lobby", 50051) == {"table", "gateway"}
     assert _callers(docs, "history", 50055) == {"table", "gateway"}
@@ -203,8 +206,8 @@ def test_only_table_lobby_and_history_call_the_cashier_and_only_table_calls_fair
 def test_nothing_but_their_owners_reaches_the_databases(rendered: dict[str, list[dict[str, Any]]]) -> None:
     # Production: PostgreSQL and Redis are outside the cluster, so egress is what fences them.
     production = rendered["production"]
-    assert _callers(production, "external", 5432) == DATABASE_CLIENTS | {"gateway", "stranger-elsewhere"}
-    assert _callers(production, "external", 6379) == REDIS_CLIENTS | {"gateway", "stranger-elsewhere"}
+    assert _callers(production, "external", 5432) == DATABASE_CLIENTS | {"gateway", "payments", "stranger-elsewhere"}
+    assert _callers(production, "external", 6379) == REDIS_CLIENTS | {"gateway", "payments", "stranger-elsewhere"}
     # Dev: they are pods in the namespace, fenced both ways.
     dev = rendered["dev"]
     assert _callers(dev, "postgres", 5432) == DATABASE_CLIENTS
