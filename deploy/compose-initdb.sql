@@ -1,6 +1,6 @@
--- One database per service (each service owns its data); the services create their tables.
+-- One database per service that stores data (each owns its data; the table shard stores none);
+-- the services create their tables.
 CREATE DATABASE lobby;
-CREATE DATABASE "table";
 CREATE DATABASE cashier;
 CREATE DATABASE fairness;
 CREATE DATABASE history;

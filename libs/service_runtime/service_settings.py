@@ -28,6 +28,8 @@ class ServiceSettings:
     ENV_PREFIX: ClassVar[str] = "POKER_"
     SERVICE: ClassVar[str] = "service"
     DEFAULT_PORT: ClassVar[int] = 0
+    # False for a service that keeps no data of its own: production then needs no database URL.
+    STORES_DATA: ClassVar[bool] = True
 
     environment: str = setting(
         "development",
@@ -86,7 +88,7 @@ class ServiceSettings:
         if self.environment == "production":
             if any(k.partition(":")[2] == DEV_SIGNING_KEY for k in self.auth_keys):
                 problems.append("POKER_AUTH_KEYS: the development signing key is not allowed in production")
-            if not self.database_url:
+            if self.STORES_DATA and not self.database_url:
                 problems.append(f"{self.ENV_PREFIX}DATABASE_URL: required in production")
         return problems
 

@@ -20,6 +20,8 @@ class TableSettings(ServiceSettings):
     ENV_PREFIX: ClassVar[str] = "POKER_TABLE_"
     SERVICE: ClassVar[str] = "table"
     DEFAULT_PORT: ClassVar[int] = 50052
+    # Hands live in Redis (or memory without it), money in the cashier, records in history.
+    STORES_DATA: ClassVar[bool] = False
 
     lobby_address: str = setting("127.0.0.1:50051", help="host:port of the lobby (room catalogue)")
     cashier_address: str = setting("127.0.0.1:50053", help="host:port of the cashier (seat sessions)")

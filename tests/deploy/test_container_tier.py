@@ -75,8 +75,9 @@ def cluster(postgres_server_url: str) -> Iterator[ContainerCluster]:
             "POKER_LOBBY_REDIS_PREFIX": f"poker-tier-{run_id}:",
             "POKER_LOG_FORMAT": "json",
         }
-        # Production wants a database URL for every service; each gets its own database.
-        for service in SERVICES:
+        # Production wants a database URL for every service that stores data; each gets its own
+        # (the table shard stores none, and starts in production without one).
+        for service in (s for s in SERVICES if s != "table"):
             url = stack.enter_context(
                 throwaway_postgres_database(postgres_server_url, prefix=f"tier_{service}")
             )

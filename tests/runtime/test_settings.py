@@ -80,3 +80,14 @@ def test_settings_are_frozen() -> None:
     settings = load_settings(ExampleSettings, {"POKER_EXAMPLE_TABLE_COUNT": "1"})
     with pytest.raises(AttributeError):
         settings.port = 1  # type: ignore[misc]
+
+
+def test_a_service_that_stores_nothing_needs_no_database_in_production() -> None:
+    """The table shard keeps no data of its own (hands live in Redis or memory, money in the cashier)."""
+    from services.table.settings import TableSettings
+
+    production = {"POKER_ENVIRONMENT": "production", "POKER_AUTH_KEYS": "k1:" + "x" * 32}
+    assert load_settings(TableSettings, production).validate() == []
+    with pytest.raises(SettingsError) as caught:
+        load_settings(ExampleSettings, {**production, "POKER_EXAMPLE_TABLE_COUNT": "1"})
+    assert "POKER_EXAMPLE_DATABASE_URL: required in production" in caught.value.problems
