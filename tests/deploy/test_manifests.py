@@ -206,8 +206,16 @@ def test_each_service_is_reached_by_exactly_the_callers_docs_access_md_grants(
 def test_nothing_but_their_owners_reaches_the_databases(rendered: dict[str, list[dict[str, Any]]]) -> None:
     # Production: PostgreSQL and Redis are outside the cluster, so egress is what fences them.
     production = rendered["production"]
-    assert _callers(production, "external", 5432) == DATABASE_CLIENTS | {"gateway", "payments", "stranger-elsewhere"}
-    assert _callers(production, "external", 6379) == REDIS_CLIENTS | {"gateway", "payments", "stranger-elsewhere"}
+    assert _callers(production, "external", 5432) == DATABASE_CLIENTS | {
+        "gateway",
+        "payments",
+        "stranger-elsewhere",
+    }
+    assert _callers(production, "external", 6379) == REDIS_CLIENTS | {
+        "gateway",
+        "payments",
+        "stranger-elsewhere",
+    }
     # Dev: they are pods in the namespace, fenced both ways.
     dev = rendered["dev"]
     assert _callers(dev, "postgres", 5432) == DATABASE_CLIENTS
