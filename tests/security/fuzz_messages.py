@@ -34,6 +34,9 @@ PLAUSIBLE_IDS = (
     "MPX",
     "house",
     "wallet:GRAM:alice",
+    # A seeded room and its first table, where the fuzz seeds two seated players and a hand.
+    "nlhe-gram-duel",
+    "nlhe-gram-duel.1",
 )
 INT_EXTREMES = (0, 1, -1, 2**31, 2**31 - 1, -(2**31), 2**63 - 1, -(2**63), 10**9, 25)
 UINT_EXTREMES = (0, 1, 2**32 - 1, 2**64 - 1, 7)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -53,6 +54,12 @@ class ServiceProcess:
                     self.listening.set()
 
 
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
 def _start(name: str, data_dir: Path, extra_env: dict[str, str]) -> ServiceProcess:
     env = {
         **os.environ,
@@ -77,14 +84,47 @@ def _start(name: str, data_dir: Path, extra_env: dict[str, str]) -> ServiceProce
 def running_services(
     data_dir: Path, extra_env: dict[str, str] | None = None
 ) -> Iterator[dict[str, ServiceProcess]]:
-    """All five services started and listening; SIGTERM (then kill) for each when the block ends."""
-    started = {name: _start(name, data_dir, extra_env or {}) for name in SERVICE_NAMES}
-    try:
-        for service in started.values():
+    """All five services started and listening, wired to each other as `make run` wires them (so the
+    table's calls reach the real lobby, cashier, fairness and history); SIGTERM (then kill) for each
+    when the block ends."""
+    extra = extra_env or {}
+    started: dict[str, ServiceProcess] = {}
+
+    def wait(*names: str) -> None:
+        for name in names:
+            service = started[name]
             if not service.listening.wait(60):
                 output = "".join(service.lines[-20:])
                 raise AssertionError(f"{service.name} did not start listening:\n{output}")
-        yield started
+
+    try:
+        for name in ("cashier", "fairness"):
+            started[name] = _start(name, data_dir, extra)
+        wait("cashier", "fairness")
+        started["history"] = _start(
+            "history", data_dir, {"POKER_HISTORY_CASHIER_ADDRESS": started["cashier"].address, **extra}
+        )
+        # The lobby asks the one shard for its tables and the shard reads rooms from the lobby: the
+        # shard's port is chosen first so each can be told the other's address.
+        table_port = _free_port()
+        started["lobby"] = _start(
+            "lobby", data_dir, {"POKER_LOBBY_TABLE_SHARD_ADDRESS": f"127.0.0.1:{table_port}", **extra}
+        )
+        wait("history", "lobby")
+        started["table"] = _start(
+            "table",
+            data_dir,
+            {
+                "POKER_TABLE_LOBBY_ADDRESS": started["lobby"].address,
+                "POKER_TABLE_CASHIER_ADDRESS": started["cashier"].address,
+                "POKER_TABLE_FAIRNESS_ADDRESS": started["fairness"].address,
+                "POKER_TABLE_HISTORY_ADDRESS": started["history"].address,
+                **extra,
+                "POKER_TABLE_PORT": str(table_port),
+            },
+        )
+        wait("table")
+        yield {name: started[name] for name in SERVICE_NAMES}
     finally:
         for service in started.values():
             if service.process.poll() is None:

@@ -28,7 +28,7 @@ from poker.common.v1 import common_pb2
 from poker.fairness.v1 import fairness_pb2, fairness_pb2_grpc
 from poker.history.v1 import history_pb2
 from poker.lobby.v1 import lobby_pb2
-from poker.table.v1 import table_pb2
+from poker.table.v1 import table_pb2, table_pb2_grpc
 from service_runtime.auth import Role, ServiceName, TokenKeys, mint_token
 from service_runtime.testing import DEV_KEYS, reason_of, token_for
 
@@ -69,6 +69,12 @@ def _identities() -> dict[str, tuple[tuple[str, str], ...]]:
 
 
 IDENTITIES = _identities()
+
+
+def _player(name: str) -> tuple[tuple[str, str], ...]:
+    return (("authorization", f"Bearer {token_for(name)}"),)
+
+
 ADMIN = IDENTITIES["admin"]
 
 
@@ -183,6 +189,24 @@ async def _seed_state(services: dict[str, ServiceProcess]) -> None:
                     ),
                     metadata=payments, timeout=5,
                 )  # fmt: skip
+    # The fuzzed player seated at a seeded table, so hostile table calls meet a real seat. One player
+    # only: a second would start hands, whose commits and settlements would change fairness and
+    # cashier state while a refused call is being checked for changing nothing.
+    async with grpc.aio.insecure_channel(services["table"].address) as channel:
+        seats = table_pb2_grpc.TableServiceStub(channel)
+        for player in ("alice",):
+            request = table_pb2.SitDownRequest(
+                request_id=f"seed-sit-{player}", table_id="nlhe-gram-duel.1", buy_in=1000
+            )
+            for attempt in range(100):
+                try:
+                    await seats.SitDown(request, metadata=_player(player), timeout=5)
+                    break
+                except grpc.aio.AioRpcError as error:
+                    # The shard answers UNAVAILABLE until it has read the table's seat sessions.
+                    if error.code() != grpc.StatusCode.UNAVAILABLE or attempt == 99:
+                        raise
+                    await asyncio.sleep(0.1)
     async with grpc.aio.insecure_channel(services["fairness"].address) as channel:
         fairness = fairness_pb2_grpc.FairnessServiceStub(channel)
         for table_id in PLAUSIBLE_IDS[:4]:
