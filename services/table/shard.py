@@ -40,6 +40,10 @@ from services.table.rooms import RoomSource, room_of_table
 
 log = get_logger("table.shard")
 
+# Numbers in a row with no open seat session after which a room's extra tables are not looked for.
+EXTRA_TABLE_PROBE_GAP = 3
+MAX_TABLES_PER_ROOM = 1000
+
 
 class TableShard:
     def __init__(
@@ -75,6 +79,7 @@ class TableShard:
         self._timings = timings
         self._boot_id = boot_id
         self._tables: dict[str, TableActor] = {}
+        self._adopted: set[str] = set()
         self._opening: dict[str, asyncio.Task[TableActor]] = {}
         self._starter: asyncio.Task[None] | None = None
         self.reveals: RetryingQueue[AfterHand] = RetryingQueue(
@@ -110,30 +115,56 @@ class TableShard:
         await self.records.stop()
 
     async def _open_owned_rooms(self) -> None:
+        """Adopt the rooms this shard owns, at start and (with Redis) whenever it gains one."""
         backoff = self._timings.retry_initial_seconds
         while True:
             try:
-                rooms = await self._rooms.list_rooms()
-            except DomainError as error:
-                log.warning("lobby unreachable; retrying", reason=error.reason)
+                await self._adopt_rooms()
+            except Exception as error:
+                reason = error.reason if isinstance(error, DomainError) else type(error).__name__
+                log.warning("rooms not adopted yet; retrying", reason=reason)
                 await asyncio.sleep(backoff)
                 backoff = min(self._timings.retry_max_seconds, backoff * 2)
                 continue
+            backoff = self._timings.retry_initial_seconds
+            if isinstance(self._registry, SingleShardRegistry):
+                return  # one shard owns every room for good
+            await asyncio.sleep(self._ownership_check_seconds * 3)
+
+    async def _adopt_rooms(self) -> None:
+        """Open the first table of every room newly owned, and every other table of it that still
+        has open seat sessions in the cashier (players seated when the room's last owner died or
+        restarted): they are seated again, or cashed out, without waiting for one of them to call."""
+        rooms = await self._rooms.list_rooms()
+        owners = await self._registry.owners_of([room.room_id for room in rooms])
+        owned = {
+            room_id
+            for room_id, owner in owners.items()
+            if owner is not None and owner.shard.shard_id == self._shard_id
+        }
+        self._adopted &= owned
+        for room_id in sorted(owned - self._adopted):
             try:
-                owners = await self._registry.owners_of([room.room_id for room in rooms])
+                await self.table(table_id_for(room_id, 1))
+                await self._open_seated_extra_tables(room_id)
             except DomainError as error:
-                log.warning("registry unreachable; retrying", reason=error.reason)
-                await asyncio.sleep(backoff)
-                continue
-            for room in rooms:
-                owner = owners.get(room.room_id)
-                if owner is None or owner.shard.shard_id != self._shard_id:
-                    continue
-                try:
-                    await self.table(table_id_for(room.room_id, 1))
-                except DomainError as error:
-                    log.warning("could not open table", room_id=room.room_id, reason=error.reason)
-            return
+                if is_unavailable(error):
+                    raise
+                log.warning("could not open the room's tables", room_id=room_id, reason=error.reason)
+            self._adopted.add(room_id)
+
+    async def _open_seated_extra_tables(self, room_id: str) -> None:
+        # The lobby numbers a new table with the lowest free number, so seated tables are dense but
+        # for the holes closed tables leave: stop after a few numbers in a row with nobody seated.
+        number, empty_in_a_row = 2, 0
+        while empty_in_a_row < EXTRA_TABLE_PROBE_GAP and number <= MAX_TABLES_PER_ROOM:
+            table_id = table_id_for(room_id, number)
+            if table_id in self._tables or await self._cashier.open_sessions(table_id):
+                await self.table(table_id)
+                empty_in_a_row = 0
+            else:
+                empty_in_a_row += 1
+            number += 1
 
     async def _check_ownership(self) -> None:
         """Drop the tables of rooms this shard no longer owns (or whose log fenced them)."""

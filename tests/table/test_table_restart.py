@@ -148,3 +148,61 @@ async def _seat_stacks(world: TableWorld, table_id: str) -> dict[str, int]:
 
 async def _all_cashed_out(world: TableWorld, table_id: str) -> bool:
     return not await _seat_stacks(world, table_id)
+
+
+async def test_a_restarted_shard_reopens_every_extra_table_with_players_seated_before_anyone_calls(
+    backends: dict[str, ServiceProcess], stand_ins: tuple[StandInLobby, StandInHistory, int, int]
+) -> None:
+    import grpc
+
+    from poker.lobby.v1 import shard_directory_pb2, shard_directory_pb2_grpc
+    from service_runtime.auth import Role
+    from service_runtime.testing import auth_metadata
+
+    lobby, history, lobby_port, history_port = stand_ins
+    room = nl_room(unique("extras"))
+    lobby.rooms[room.room_id] = room
+    # Seats at tables 2 and 5 (3 and 4 empty: a hole the probe must look past), none at 1.
+    seated_at = {f"{room.room_id}.2": unique("ann"), f"{room.room_id}.5": unique("bob")}
+    shard = table_process(backends, lobby_port, history_port)
+    await asyncio.to_thread(shard.start)
+    channel = grpc.aio.insecure_channel(shard.address)
+    helper = TableWorld(lobby, history, backends, channel, *_backend_channels(backends), settings=None)  # type: ignore[arg-type]
+
+    async def open_tables() -> dict[str, list[str]]:
+        reply = await shard_directory_pb2_grpc.ShardDirectoryServiceStub(channel).ListShardTables(
+            shard_directory_pb2.ListShardTablesRequest(room_id=room.room_id),
+            metadata=auth_metadata("lobby", Role.SERVICE),
+        )
+        return {t.table_id: [s.display_name for s in t.taken_seats] for t in reply.tables}
+
+    try:
+        for table_id, name in seated_at.items():
+            player = Player(name, channel, table_id)
+            await helper.fund(name, 1000)
+            await player.watch()
+            await player.sit(500)
+            await player.close()
+        shard.process.send_signal(signal.SIGKILL)  # type: ignore[union-attr]
+        shard.process.wait()  # type: ignore[union-attr]
+        await channel.close()
+
+        await asyncio.to_thread(shard.start)
+        channel = grpc.aio.insecure_channel(shard.address)
+
+        async def back() -> bool:
+            tables = await open_tables()
+            return all(tables.get(t) == [name] for t, name in seated_at.items())
+
+        await wait_for(back, within=15)
+        assert set(await open_tables()) == {f"{room.room_id}.1", *seated_at}
+        for table_id, name in seated_at.items():
+            leaving = Player(name, channel, table_id)
+            await leaving.leave()
+            await wait_for(lambda t=table_id: _all_cashed_out(helper, t), within=15)
+            assert await helper.wallet(name) == 1000
+    finally:
+        await channel.close()
+        for c in (helper.cashier_channel, helper.fairness_channel):
+            await c.close()
+        shard.kill()
