@@ -47,6 +47,8 @@ MAX_AUDIT_PLAYERS = 20
 # A unique-key race (two first attempts of one hand, or two hands raising one detector event at
 # once) is settled by running the unit of work again, which then sees the other's row.
 ATTEMPTS = 4
+# Hands stored in one SQLite transaction at most (group commit).
+GROUP_COMMIT_LIMIT = 64
 
 
 def utc_now() -> datetime:
@@ -88,6 +90,10 @@ class HistoryApplication:
         # cashier's unit of work does the same). PostgreSQL runs them concurrently.
         sqlite = bind is not None and bind.dialect.name == "sqlite"
         self._write_lock: asyncio.Lock | None = asyncio.Lock() if sqlite else None
+        # SQLite: hands waiting for the writer share one transaction (one BEGIN, one COMMIT, one
+        # disk sync), so the table shards' bursts do not queue behind one fsync per hand.
+        self._pending: list[tuple[history_pb2.HandRecord, bytes, asyncio.Future[None]]] = []
+        self._flusher: asyncio.Task[None] | None = None
         self._tokens = page_tokens
         self._statements = statements
         self._clock = clock
@@ -129,23 +135,78 @@ class HistoryApplication:
             yield session
 
     async def _insert_hand(self, record: history_pb2.HandRecord, data: bytes) -> None:
+        if self._write_lock is None:
+            async with self._sessions.begin() as session:
+                await self._store_hand(session, record, data)
+            return
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._pending.append((record, data, future))
+        if self._flusher is None or self._flusher.done():
+            self._flusher = asyncio.get_running_loop().create_task(self._flush_pending())
+        await future
+
+    async def _flush_pending(self) -> None:
+        """Group commit (SQLite): the hands queued so far in one transaction, in arrival order.
+
+        If any of them fails (a duplicate hand id, a detector event raced), nothing of that
+        transaction is kept and each hand runs again in a transaction of its own, which decides its
+        answer, exactly as without grouping."""
+        assert self._write_lock is not None
+        try:
+            while self._pending:
+                batch, self._pending = self._pending[:GROUP_COMMIT_LIMIT], self._pending[GROUP_COMMIT_LIMIT:]
+                async with self._write_lock:
+                    if len(batch) > 1 and await self._store_together(batch):
+                        for _, _, future in batch:
+                            if not future.done():
+                                future.set_result(None)
+                        continue
+                    for record, data, future in batch:
+                        try:
+                            async with self._sessions.begin() as session:
+                                await self._store_hand(session, record, data)
+                        except Exception as error:
+                            if not future.done():
+                                future.set_exception(error)
+                        else:
+                            if not future.done():
+                                future.set_result(None)
+        except BaseException:
+            # Cancelled (the process is stopping): nobody may be left waiting for an answer.
+            for _, _, future in self._pending:
+                future.cancel()
+            self._pending = []
+            raise
+
+    async def _store_together(
+        self, batch: list[tuple[history_pb2.HandRecord, bytes, asyncio.Future[None]]]
+    ) -> bool:
+        try:
+            async with self._sessions.begin() as session:
+                for record, data, _ in batch:
+                    await self._store_hand(session, record, data)
+        except Exception:
+            return False
+        return True
+
+    async def _store_hand(self, session: AsyncSession, record: history_pb2.HandRecord, data: bytes) -> None:
+        """The hand, its players, and what the detectors saw in it, in the caller's transaction."""
         now = self._clock()
-        async with self._writing() as session:
-            number = await storage.insert_hand(session, record, data, int(now.timestamp() * 1_000_000))
-            for found in detectors.shared_fingerprints(record):
-                await self._shared_fingerprint_event(session, record, found, now)
-            for signal in detectors.dumping_signals(record):
-                await storage.insert_dumping_signal(
-                    session,
-                    hand_number=number,
-                    table_id=record.table_id,
-                    loser_id=signal.loser_id,
-                    winner_id=signal.winner_id,
-                    amount=signal.amount,
-                    big_blind=record.big_blind,
-                    pattern=signal.pattern,
-                )
-                await self._judge_pair(session, record, signal, now)
+        number = await storage.insert_hand(session, record, data, int(now.timestamp() * 1_000_000))
+        for found in detectors.shared_fingerprints(record):
+            await self._shared_fingerprint_event(session, record, found, now)
+        for signal in detectors.dumping_signals(record):
+            await storage.insert_dumping_signal(
+                session,
+                hand_number=number,
+                table_id=record.table_id,
+                loser_id=signal.loser_id,
+                winner_id=signal.winner_id,
+                amount=signal.amount,
+                big_blind=record.big_blind,
+                pattern=signal.pattern,
+            )
+            await self._judge_pair(session, record, signal, now)
 
     async def _shared_fingerprint_event(
         self,

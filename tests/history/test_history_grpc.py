@@ -350,3 +350,32 @@ async def test_concurrent_retries_of_one_hand_store_it_once(stub: Stub) -> None:
         history_pb2.ListMyHandsRequest(), metadata=player(record.seats[0].player_id)
     )
     assert [h.hand_id for h in mine.hands] == [record.hand_id]
+
+
+async def test_many_hands_at_once_each_stored_once_with_its_own_answer(stub: Stub) -> None:
+    """On SQLite the hands waiting for the writer share one transaction (group commit); each still
+    gets its own answer: stored, a retry of a stored one, or a conflict that changes nothing."""
+    table_id = f"t-{uuid.uuid4().hex[:8]}"
+    records = varied_records(24, prefix=unique_prefix(), table_id=table_id, seed=11)
+    conflicting = history_pb2.HandRecord()
+    conflicting.CopyFrom(records[0])
+    conflicting.room_id = records[0].room_id + "-other"
+    calls = [*records, records[3], records[7], conflicting]
+    outcomes = await asyncio.gather(
+        *(stub.RecordHand(history_pb2.RecordHandRequest(hand=r), metadata=SERVICE) for r in calls),
+        return_exceptions=True,
+    )
+    refused = [o for o in outcomes if isinstance(o, grpc.aio.AioRpcError)]
+    assert [(e.code(), reason_of(e)) for e in refused] == [
+        (grpc.StatusCode.ALREADY_EXISTS, "IDEMPOTENCY_CONFLICT")
+    ]
+    answers = [o for o in outcomes if not isinstance(o, BaseException)]
+    assert sorted(a.already_recorded for a in answers) == [False] * 24 + [True] * 2
+    listed = await stub.ListTableHands(
+        history_pb2.ListTableHandsRequest(table_id=table_id, page=common_pb2.PageRequest(page_size=100)),
+        metadata=ADMIN,
+    )
+    assert sorted(h.hand_id for h in listed.hands) == sorted(r.hand_id for r in records)
+    stored = await stub.GetHand(history_pb2.GetHandRequest(hand_id=records[0].hand_id), metadata=ADMIN)
+    # Whichever of the two versions of hand 0 came first is stored; the other was refused.
+    assert stored.hand.room_id in (records[0].room_id, conflicting.room_id)
