@@ -28,6 +28,7 @@ from service_runtime.table_directory import (
     table_id_for,
 )
 from services.table.actor import AfterHand, TableActor, Timings
+from services.table.chat import ChatGuard
 from services.table.dependencies import CashierClient, FairnessClient
 from services.table.event_log import HandEventLog
 from services.table.history_sink import HandRecordSink
@@ -55,7 +56,9 @@ class TableShard:
         ownership_check_seconds: float = 1.0,
         directory: RedisTableDirectory | None = None,
         maintenance: MaintenanceWatcher | None = None,
+        chat: ChatGuard | None = None,
     ) -> None:
+        self.chat = chat or ChatGuard()  # chat rate limits and mutes, shared by the shard's tables
         self._directory = directory
         self._maintenance = maintenance
         self._registry: ShardRegistry = registry or SingleShardRegistry(ShardInfo(shard_id, "local"))
@@ -214,6 +217,7 @@ class TableShard:
             maintenance=self._switches,
             timings=self._timings,
             boot_id=self._boot_id,
+            chat=self.chat,
         )
         actor.start()
         self._tables[table_id] = actor
