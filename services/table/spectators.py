@@ -44,7 +44,7 @@ class DelayLine(Generic[T]):
     def release(self, now: float) -> list[Stamped[T]]:
         """The updates at least `delay` old, in order; the newest of them becomes the base."""
         out: list[Stamped[T]] = []
-        while self._pending and self._pending[0].at + self.delay <= now:
+        while self._pending and now - self._pending[0].at >= self.delay:
             out.append(self._pending.popleft())
         if out:
             self._base = out[-1]
