@@ -259,8 +259,11 @@ class TableActor:
 
     async def _run(self) -> None:
         loop = asyncio.get_running_loop()
-        # Stamp the table as it opens, so a spectator who comes `delay` later has a view to start from.
-        self._feed.push(time.time(), PublicUpdate(None, self._state()))
+        # The spectators' first view: the table as it opens (no seat yet), which is also what it was
+        # `delay` ago, so a spectator who comes early gets a start that is not younger than the delay.
+        self._feed.push(
+            time.time() - self._feed.delay, PublicUpdate(None, self._state(as_of_offset=-self._feed.delay))
+        )
         while True:
             # Timers first, every turn of the loop: a flood of commands (a reconnect storm, say) can
             # never starve the action clock, the seat reserves or the spectators' delay line.
@@ -1114,7 +1117,7 @@ class TableActor:
             return int(table_pb2.TABLE_PHASE_BETWEEN_HANDS)
         return int(table_pb2.TABLE_PHASE_WAITING_FOR_PLAYERS)
 
-    def _state(self) -> TableState:
+    def _state(self, *, as_of_offset: float = 0.0) -> TableState:
         live = self._live
         # During the countdown the view is the next hand's (its commitment, no card yet); the last
         # hand's cards and board are no longer shown, its awards are until the next hand starts.
@@ -1176,7 +1179,7 @@ class TableActor:
             legal=legal,
             all_in_allowed=legal is not None and hand is not None and hand.can_all_in(legal.seat),
             deadline=self._deadline_wall(),
-            as_of=time.time(),
+            as_of=time.time() + as_of_offset,
         )
 
     def _recipients(self) -> dict[Watcher, int | None]:
