@@ -31,6 +31,7 @@ from services.table.dependencies import CashierClient, FairnessClient
 from services.table.event_log import HandEventLog, LocalEventLog, RedisEventLog
 from services.table.grpc_adapter import SERVICE_NAME, ShardDirectoryServicer, TableServicer
 from services.table.history_sink import HistoryRecordSink
+from services.table.mute_board import RedisMuteBoard
 from services.table.rooms import LobbyRoomSource
 from services.table.settings import TableSettings
 from services.table.shard import TableShard
@@ -94,8 +95,10 @@ def shard_directory_service(shard: TableShard) -> GrpcService:
     )
 
 
-def table_service(shard: TableShard) -> GrpcService:
-    servicer = unimplemented_servicer(table_pb2_grpc.TableServiceServicer, SERVICE_NAME, TableServicer(shard))
+def table_service(shard: TableShard, mutes: RedisMuteBoard | None = None) -> GrpcService:
+    servicer = unimplemented_servicer(
+        table_pb2_grpc.TableServiceServicer, SERVICE_NAME, TableServicer(shard, mutes)
+    )
     return GrpcService(
         SERVICE_NAME, lambda server: table_pb2_grpc.add_TableServiceServicer_to_server(servicer, server)
     )
@@ -138,6 +141,14 @@ async def assemble(settings: TableSettings) -> Assembly:
     read = RedisMaintenanceBoard(redis_client, prefix=settings.registry_prefix).read if redis_client else None
     watcher = MaintenanceWatcher(read or rooms.read_maintenance, interval=settings.maintenance_poll_seconds)
     await watcher.start()
+    chat = ChatGuard(burst=settings.chat_burst, per_minute=settings.chat_per_minute)
+    mutes: RedisMuteBoard | None = None
+    if redis_client is not None:
+        # Chat mutes reach every shard through Redis within one poll.
+        mutes = RedisMuteBoard(
+            redis_client, chat, prefix=settings.registry_prefix, interval=settings.maintenance_poll_seconds
+        )
+        await mutes.start()
     shard = TableShard(
         rooms=rooms,
         cashier=CashierClient(cashier_pb2_grpc.CashierServiceStub(channels["cashier"])),
@@ -153,13 +164,15 @@ async def assemble(settings: TableSettings) -> Assembly:
         # A new id per start: a restarted shard must not reuse the commit request ids of its last life.
         boot_id=f"{settings.shard_id}-{uuid.uuid4().hex[:12]}",
         history_queue_size=settings.history_queue_size,
-        chat=ChatGuard(burst=settings.chat_burst, per_minute=settings.chat_per_minute),
+        chat=chat,
     )
     await shard.start()
 
     async def close() -> None:
         await shard.stop()
         await watcher.stop()
+        if mutes is not None:
+            await mutes.stop()
         if lease is not None:
             await lease.stop()
         if redis_client is not None:
@@ -168,7 +181,7 @@ async def assemble(settings: TableSettings) -> Assembly:
             await channel.close()
 
     return Assembly(
-        services=[table_service(shard), shard_directory_service(shard)],
+        services=[table_service(shard, mutes), shard_directory_service(shard)],
         access=ACCESS.merged(DIRECTORY_ACCESS),
         close=close,
     )

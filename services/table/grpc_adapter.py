@@ -18,6 +18,7 @@ from service_runtime.errors import InvalidArgument
 from service_runtime.table_directory import figures_to_summary
 from services.table.actor import TableActor
 from services.table.chat import EVERYWHERE
+from services.table.mute_board import RedisMuteBoard
 from services.table.shard import TableShard
 
 SERVICE_NAME = "poker.table.v1.TableService"
@@ -67,8 +68,9 @@ class ShardDirectoryServicer(shard_directory_pb2_grpc.ShardDirectoryServiceServi
 class TableServicer:
     """The served RPCs; the rest of the contract answers UNIMPLEMENTED (see assembly.py)."""
 
-    def __init__(self, shard: TableShard) -> None:
+    def __init__(self, shard: TableShard, mutes: RedisMuteBoard | None = None) -> None:
         self._shard = shard
+        self._mutes = mutes  # with Redis: chat mutes shared by every shard
 
     async def _table(self, table_id: str) -> TableActor:
         return await self._shard.table(_printable_id(table_id, "table_id"))
@@ -175,6 +177,8 @@ class TableServicer:
         until = self._shard.chat.mute_once(
             (admin, request_id), player, table_id, float(request.duration_seconds), time.time()
         )
+        if self._mutes is not None:
+            await self._mutes.publish(player, table_id, until)
         response = table_pb2.MutePlayerResponse()
         if until is not None:
             response.muted_until.FromNanoseconds(int(until * 1e9))

@@ -156,3 +156,54 @@ async def test_an_admin_mutes_a_player_at_a_table_or_everywhere_for_a_time(chatt
     assert await _refused(_mute(chatty, "", "", 60)) == (grpc.StatusCode.INVALID_ARGUMENT, "FIELD_REQUIRED")
     for p in (ann, bob):
         await p.close()
+
+
+@pytest.mark.redis
+async def test_a_mute_everywhere_reaches_the_other_shards_within_seconds(
+    backends: dict[str, ServiceProcess], redis_server_url: str, redis_prefix: str
+) -> None:
+    common = {
+        "redis_url": redis_server_url,
+        "registry_prefix": redis_prefix,
+        "lease_seconds": 1.0,
+        "maintenance_poll_seconds": 0.2,
+        "countdown_seconds": 0.1,
+    }
+    async with (
+        table_world(backends, shard_id="shard-a", **common) as first,
+        table_world(backends, shard_id="shard-b", **common) as second,
+    ):
+        room = nl_room(unique("shared"))
+        for world in (first, second):
+            table_id = world.add_room(room)
+        owner, other = first, second
+        try:
+            await Player(unique("probe"), first.table_channel, table_id).snapshot()
+        except grpc.aio.AioRpcError:
+            owner, other = second, first
+        ann = Player(unique("ann"), owner.table_channel, table_id)
+        await owner.fund(ann.player_id, 1000)
+        await ann.sit(500)
+        await chat(ann, text="before")
+        # The admin's call reaches the other shard; the owner refuses her within seconds.
+        await _mute(other, ann.player_id, "", 60)
+        await wait_for(lambda: _chat_refused(ann), within=5)
+        await _mute(other, ann.player_id, "", 0)
+        await wait_for(lambda: _chat_allowed(ann), within=5)
+        await ann.leave()
+
+
+async def _chat_refused(player: Player) -> bool:
+    try:
+        await chat(player, sticker="think")
+    except grpc.aio.AioRpcError as error:
+        return reason_of(error) == "CHAT_MUTED"
+    return False
+
+
+async def _chat_allowed(player: Player) -> bool:
+    try:
+        await chat(player, sticker="clap")
+    except grpc.aio.AioRpcError:
+        return False
+    return True

@@ -225,10 +225,10 @@ class TableServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def MutePlayer(self, request, context):
-        """MutePlayer stops a player's chat messages and stickers at one table, or at every table of the
-        shard the call reaches when `table_id` is empty, for `duration_seconds` (0 lifts the mute)
-        (admin). Idempotent by `request_id`. Errors: FIELD_REQUIRED, FIELD_INVALID,
-        IDEMPOTENCY_CONFLICT, TABLE_NOT_FOUND.
+        """MutePlayer stops a player's chat messages and stickers at one table, or at every table when
+        `table_id` is empty, for `duration_seconds` (0 lifts the mute) (admin); with several shards the
+        mute reaches every shard within seconds (through Redis). Idempotent by `request_id`.
+        Errors: FIELD_REQUIRED, FIELD_INVALID, IDEMPOTENCY_CONFLICT, TABLE_NOT_FOUND, UNAVAILABLE.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -103,10 +103,10 @@ class TableServiceStub:
     INSUFFICIENT_FUNDS, HAND_IS_OVER.
     """
     MutePlayer: _grpc.UnaryUnaryMultiCallable[_table_pb2.MutePlayerRequest, _table_pb2.MutePlayerResponse]
-    """MutePlayer stops a player's chat messages and stickers at one table, or at every table of the
-    shard the call reaches when `table_id` is empty, for `duration_seconds` (0 lifts the mute)
-    (admin). Idempotent by `request_id`. Errors: FIELD_REQUIRED, FIELD_INVALID,
-    IDEMPOTENCY_CONFLICT, TABLE_NOT_FOUND.
+    """MutePlayer stops a player's chat messages and stickers at one table, or at every table when
+    `table_id` is empty, for `duration_seconds` (0 lifts the mute) (admin); with several shards the
+    mute reaches every shard within seconds (through Redis). Idempotent by `request_id`.
+    Errors: FIELD_REQUIRED, FIELD_INVALID, IDEMPOTENCY_CONFLICT, TABLE_NOT_FOUND, UNAVAILABLE.
     """
 
 @_typing.type_check_only
@@ -184,10 +184,10 @@ class TableServiceAsyncStub(TableServiceStub):
     INSUFFICIENT_FUNDS, HAND_IS_OVER.
     """
     MutePlayer: _aio.UnaryUnaryMultiCallable[_table_pb2.MutePlayerRequest, _table_pb2.MutePlayerResponse]  # type: ignore[assignment]
-    """MutePlayer stops a player's chat messages and stickers at one table, or at every table of the
-    shard the call reaches when `table_id` is empty, for `duration_seconds` (0 lifts the mute)
-    (admin). Idempotent by `request_id`. Errors: FIELD_REQUIRED, FIELD_INVALID,
-    IDEMPOTENCY_CONFLICT, TABLE_NOT_FOUND.
+    """MutePlayer stops a player's chat messages and stickers at one table, or at every table when
+    `table_id` is empty, for `duration_seconds` (0 lifts the mute) (admin); with several shards the
+    mute reaches every shard within seconds (through Redis). Idempotent by `request_id`.
+    Errors: FIELD_REQUIRED, FIELD_INVALID, IDEMPOTENCY_CONFLICT, TABLE_NOT_FOUND, UNAVAILABLE.
     """
 
 class TableServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -340,10 +340,10 @@ class TableServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _table_pb2.MutePlayerRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_table_pb2.MutePlayerResponse, _abc.Awaitable[_table_pb2.MutePlayerResponse]]:
-        """MutePlayer stops a player's chat messages and stickers at one table, or at every table of the
-        shard the call reaches when `table_id` is empty, for `duration_seconds` (0 lifts the mute)
-        (admin). Idempotent by `request_id`. Errors: FIELD_REQUIRED, FIELD_INVALID,
-        IDEMPOTENCY_CONFLICT, TABLE_NOT_FOUND.
+        """MutePlayer stops a player's chat messages and stickers at one table, or at every table when
+        `table_id` is empty, for `duration_seconds` (0 lifts the mute) (admin); with several shards the
+        mute reaches every shard within seconds (through Redis). Idempotent by `request_id`.
+        Errors: FIELD_REQUIRED, FIELD_INVALID, IDEMPOTENCY_CONFLICT, TABLE_NOT_FOUND, UNAVAILABLE.
         """
 
 def add_TableServiceServicer_to_server(servicer: TableServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
