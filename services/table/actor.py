@@ -399,7 +399,7 @@ class TableActor:
         if seat is None:
             return
         player = self._players[seat]
-        if not player.presence.stream_opened() or player.leaving:
+        if not player.presence.came_back() or player.leaving:
             return
         self._sync_seat(seat)
         if self._stage is Stage.PLAYING and self._turn is not None and self._turn[0] == seat:
@@ -411,8 +411,10 @@ class TableActor:
         seat = self._seat_of(player_id)
         if seat is None:
             return
+        if any(w.player_id == player_id for w in self._watchers):
+            return  # another stream of theirs is still open: still present
         player = self._players[seat]
-        if not player.presence.stream_closed(self._now()) or player.leaving:
+        if not player.presence.went_away(self._now()) or player.leaving:
             return
         self._sync_seat(seat)
         if self._stage is Stage.PLAYING and self._turn is not None and self._turn[0] == seat:
@@ -850,10 +852,9 @@ class TableActor:
             )
             entry = Entry.WAIT_FOR_BIG_BLIND if wait_for_big_blind else Entry.POST_NOW
             self._seating = self._seating.sit_down(chosen, player_id, session.stack, entry)
-            player = PlayerSeat(player_id, session.session_id, self._t.time_bank_seconds, entry=entry)
-            # Presence (presence.py): the streams this player already has open to the table.
-            player.presence.streams = sum(1 for w in self._watchers if w.player_id == player_id)
-            self._players[chosen] = player
+            self._players[chosen] = PlayerSeat(
+                player_id, session.session_id, self._t.time_bank_seconds, entry=entry
+            )
             self._publish_notice(
                 "PLAYER_SAT_DOWN", f"{player_id} sat at seat {public_seat(chosen)}", seat=chosen
             )

@@ -33,7 +33,6 @@ class Expiry(enum.Enum):
 class SeatPresence:
     """The presence of the player in one seat."""
 
-    streams: int = 0
     disconnected_at: float | None = None
     out_since: float | None = None  # sitting out by choice or after timeouts; None when in
     timeout_streak: int = 0
@@ -46,18 +45,16 @@ class SeatPresence:
     def sitting_out(self) -> bool:
         return self.out_since is not None
 
-    def stream_opened(self) -> bool:
-        """A WatchTable stream of the player opened; True when it ends a disconnection."""
-        self.streams += 1
+    def came_back(self) -> bool:
+        """A stream of the player opened; True when it ends a disconnection."""
         if self.disconnected_at is None:
             return False
         self.disconnected_at = None
         return True
 
-    def stream_closed(self, now: float) -> bool:
-        """One of the player's streams ended; True when it was the last (the player is now away)."""
-        self.streams = max(0, self.streams - 1)
-        if self.streams or self.disconnected_at is not None:
+    def went_away(self, now: float) -> bool:
+        """The player's last open stream ended; True when this starts a disconnection."""
+        if self.disconnected_at is not None:
             return False
         self.disconnected_at = now
         return True

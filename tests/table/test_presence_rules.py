@@ -27,19 +27,19 @@ def _reason(call: object) -> str:
 def test_presence_is_away_exactly_when_every_stream_ended_and_the_reserve_runs_from_the_last_drop(
     steps: list[tuple[bool, float]],
 ) -> None:
+    # The table tells presence when a stream opens and when the player's last open stream ended.
     presence = SeatPresence()
-    presence.stream_opened()
     now, open_streams, dropped_at = 0.0, 1, None
     for opens, wait in steps:
         now += wait
         if opens:
-            presence.stream_opened()
+            assert presence.came_back() == (open_streams == 0)
             open_streams += 1
             dropped_at = None
         elif open_streams:
-            presence.stream_closed(now)
             open_streams -= 1
             if open_streams == 0:
+                assert presence.went_away(now)
                 dropped_at = now
         assert presence.disconnected == (open_streams == 0)
         assert presence.disconnected_at == dropped_at
@@ -49,11 +49,11 @@ def test_presence_is_away_exactly_when_every_stream_ended_and_the_reserve_runs_f
 
 def test_the_reserve_expires_at_its_end_and_not_before() -> None:
     presence = SeatPresence()
-    presence.stream_opened()
-    presence.stream_closed(10.0)
+    assert presence.went_away(10.0)
+    assert not presence.went_away(50.0)  # already away: the reserve still runs from the first drop
     assert presence.expiry(99.9, RULES) is None
     assert presence.expiry(100.0, RULES) is Expiry.RESERVE
-    assert presence.stream_opened()  # a reconnect
+    assert presence.came_back()  # a reconnect
     assert presence.expiry(1000.0, RULES) is None
 
 
