@@ -377,6 +377,11 @@ class _ErrorReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ErrorReas
     """RESOURCE_EXHAUSTED: the player posted too many chat messages; `retry_after_seconds` says when."""
     ERROR_REASON_CHAT_MUTED: _ErrorReason.ValueType  # 606
     """PERMISSION_DENIED: an admin muted the player in the chat (at this table or everywhere) for now."""
+    ERROR_REASON_TABLE_CLOSED: _ErrorReason.ValueType  # 750
+    """Table service (750-799).
+    UNAVAILABLE: the (extra, empty) table was closed while the call waited; retry to reach the
+    room's open table.
+    """
 
 class ErrorReason(_ErrorReason, metaclass=_ErrorReasonEnumTypeWrapper):
     """ErrorReason is the catalogue of stable reasons carried in `google.rpc.ErrorInfo.reason` (with
@@ -650,6 +655,11 @@ ERROR_REASON_CHAT_RATE_LIMITED: ErrorReason.ValueType  # 605
 """RESOURCE_EXHAUSTED: the player posted too many chat messages; `retry_after_seconds` says when."""
 ERROR_REASON_CHAT_MUTED: ErrorReason.ValueType  # 606
 """PERMISSION_DENIED: an admin muted the player in the chat (at this table or everywhere) for now."""
+ERROR_REASON_TABLE_CLOSED: ErrorReason.ValueType  # 750
+"""Table service (750-799).
+UNAVAILABLE: the (extra, empty) table was closed while the call waited; retry to reach the
+room's open table.
+"""
 Global___ErrorReason: _TypeAlias = ErrorReason  # noqa: Y015
 
 @_typing.final
