@@ -37,15 +37,19 @@ from service_runtime.errors import (
     DomainError,
     FailedPrecondition,
     InvalidArgument,
+    ResourceExhausted,
     Unavailable,
 )
 from service_runtime.structured_logging import get_logger
 from service_runtime.table_directory import MaintenanceSwitches, SeatFigures, TableFigures
+from services.table.chat import ChatGuard, check_sticker, check_text
 from services.table.dependencies import CashierClient, Commitment, FairnessClient
 from services.table.event_log import HandEventLog
 from services.table.hand_record import config_entry, hand_record
+from services.table.presence import Expiry, PresenceRules, SeatPresence
 from services.table.remote import is_unavailable
 from services.table.rooms import Room, RoomSource
+from services.table.spectators import DelayLine
 from services.table.views import (
     SeatState,
     TableState,
@@ -84,6 +88,12 @@ class Timings:
     watch_queue_size: int
     enqueue_timeout_seconds: float = 5.0
     room_refresh_seconds: float = 30.0
+    seat_reserve_seconds: float = 90.0
+    sit_out_seconds: float = 600.0
+    timeout_hands_to_sit_out: int = 3
+    spectator_delay_seconds: float = 20.0
+    max_spectators: int = 200
+    spectators_need_access: bool = False
 
 
 @dataclass
@@ -92,6 +102,8 @@ class PlayerSeat:
     session_id: str
     time_bank: float
     leaving: bool = False
+    entry: Entry = Entry.POST_NOW  # how the player (re-)enters after sitting out or a disconnection
+    presence: SeatPresence = field(default_factory=SeatPresence)
 
 
 @dataclass
@@ -101,6 +113,8 @@ class LiveHand:
     commitment: str
     started_at: float
     sessions: dict[int, str]  # engine seat -> seat session, fixed for the hand
+    timed_out: set[int] = field(default_factory=set)  # seats that timed out while connected
+    acted: set[int] = field(default_factory=set)  # seats that decided for themselves
 
 
 @dataclass
@@ -126,6 +140,31 @@ class Watcher:
         self.snapshots_sent = 0
 
 
+@dataclass(slots=True)
+class PublicUpdate:
+    """One update of the public view: the event (none for a bare view) and the table it left."""
+
+    event: table_pb2.TableEvent | None
+    state: TableState
+    rendered: table_pb2.SpectateTableResponse | None = None
+
+    def response(self) -> table_pb2.SpectateTableResponse:
+        if self.rendered is None:
+            self.rendered = table_pb2.SpectateTableResponse(view=table_view(self.state, None))
+            if self.event is not None:
+                self.rendered.event.CopyFrom(self.event)
+        return self.rendered
+
+
+class Spectator:
+    """One SpectateTable stream: a bounded queue of delayed public updates."""
+
+    def __init__(self, player_id: str, size: int) -> None:
+        self.player_id = player_id
+        self.queue: asyncio.Queue[table_pb2.SpectateTableResponse] = asyncio.Queue(maxsize=size)
+        self.snapshots_sent = 0
+
+
 class TableActor:
     def __init__(
         self,
@@ -140,6 +179,7 @@ class TableActor:
         timings: Timings,
         maintenance: Callable[[str], MaintenanceSwitches] = lambda room_id: MaintenanceSwitches(),
         boot_id: str,
+        chat: ChatGuard | None = None,
     ) -> None:
         self.table_id = table_id
         self.room = room
@@ -178,6 +218,16 @@ class TableActor:
         self._answers: collections.OrderedDict[Hashable, tuple[Hashable, Any]] = collections.OrderedDict()
         self.hands_settled = 0
         self._recent: collections.deque[tuple[float, int]] = collections.deque(maxlen=200)  # (ended, pot)
+        self._presence_rules = PresenceRules(
+            reserve_seconds=timings.seat_reserve_seconds,
+            sit_out_seconds=timings.sit_out_seconds,
+            timeout_hands=timings.timeout_hands_to_sit_out,
+        )
+        self._chat = chat or ChatGuard()
+        # Rules 14: the public view reaches spectators `spectator_delay_seconds` late (spectators.py).
+        self._feed: DelayLine[PublicUpdate] = DelayLine(timings.spectator_delay_seconds)
+        self._spectators: set[Spectator] = set()
+        self._closed_streams: collections.deque[str] = collections.deque()
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -219,15 +269,25 @@ class TableActor:
 
     async def _run(self) -> None:
         loop = asyncio.get_running_loop()
+        # The spectators' first view: the table as it opens (no seat yet), which is also what it was
+        # `delay` ago, so a spectator who comes early gets a start that is not younger than the delay.
+        self._feed.push(
+            time.time() - self._feed.delay, PublicUpdate(None, self._state(as_of_offset=-self._feed.delay))
+        )
         while True:
-            timeout = None if self._wake_at is None else max(0.0, self._wake_at - loop.time())
+            # Timers first, every turn of the loop: a flood of commands (a reconnect storm, say) can
+            # never starve the action clock, the seat reserves or the spectators' delay line.
+            if await self._fire_due_timers():
+                await self._guarded(self._advance)
+                continue
+            deadline = self._next_deadline()
+            timeout = None if deadline is None else max(0.0, deadline - loop.time())
             item = None
             try:
                 async with asyncio.timeout(timeout):
                     item = await self._queue.get()
             except TimeoutError:
-                self._wake_at = None
-                await self._guarded(self._on_wake)
+                continue
             if item is not None and self._fenced:
                 if not item[1].done():
                     item[1].set_exception(
@@ -256,6 +316,31 @@ class TableActor:
                     if not future.done():
                         future.set_result(answer)
             await self._guarded(self._advance)
+
+    def _next_deadline(self) -> float | None:
+        if self._fenced:
+            return None
+        times = [t for t in (self._wake_at, self._presence_due(), self._feed_due()) if t is not None]
+        return min(times) if times else None
+
+    async def _fire_due_timers(self) -> bool:
+        if self._fenced:
+            return False
+        fired = False
+        now = self._now()
+        due = self._feed_due()
+        if due is not None and now >= due:
+            self._release_feed()
+            fired = True
+        due = self._presence_due()
+        if due is not None and now >= due:
+            await self._guarded(self._expire_presence)
+            fired = True
+        if self._wake_at is not None and self._now() >= self._wake_at:
+            self._wake_at = None
+            await self._guarded(self._on_wake)
+            fired = True
+        return fired
 
     def _fence_on(self, error: DomainError) -> None:
         if error.reason == "SHARD_NOT_OWNER" and not self._fenced:
@@ -288,6 +373,147 @@ class TableActor:
     def _now(self) -> float:
         return asyncio.get_running_loop().time()
 
+    # ------------------------------------------------------------------ presence (rules 9, 13)
+
+    def _presence_due(self) -> float | None:
+        times = [
+            due
+            for player in self._players.values()
+            if not player.leaving and (due := player.presence.due(self._presence_rules)) is not None
+        ]
+        return min(times) if times else None
+
+    def _sync_seat(self, seat: int) -> None:
+        """Sit the seat out in the seating model while the player leaves, sits out or is away; back in
+        otherwise (missed blinds are then owed by the engine's dead-button rule)."""
+        player = self._players.get(seat)
+        seated = self._seating.player_at(seat)
+        if player is None or seated is None:
+            return
+        out = player.leaving or player.presence.sitting_out or player.presence.disconnected
+        if out and not seated.sitting_out:
+            self._seating = self._seating.sit_out(seat)
+        elif not out and seated.sitting_out:
+            self._seating = self._seating.sit_in(seat, player.entry)
+
+    def _turn_end(self) -> float | None:
+        """When the running turn expires: the action time, plus what is left of the seat's time bank
+        unless the player is disconnected (rules 13: a disconnected player's bank is not spent). The
+        start never moves, so a player who drops and returns cannot stretch the turn."""
+        if self._turn is None:
+            return None
+        seat, started = self._turn
+        player = self._players.get(seat)
+        bank = player.time_bank if player is not None and not player.presence.disconnected else 0.0
+        return started + self._t.action_seconds + bank
+
+    def _stream_opened(self, player_id: str) -> None:
+        seat = self._seat_of(player_id)
+        if seat is None:
+            return
+        player = self._players[seat]
+        if not player.presence.came_back() or player.leaving:
+            return
+        self._sync_seat(seat)
+        if self._stage is Stage.PLAYING and self._turn is not None and self._turn[0] == seat:
+            self._wake_at = self._turn_end()
+        log.info("player reconnected", table_id=self.table_id, player_id=player_id)
+        self._publish_notice("PLAYER_RECONNECTED", f"{player_id} is back", seat=seat)
+
+    def _stream_closed(self, player_id: str) -> None:
+        seat = self._seat_of(player_id)
+        if seat is None:
+            return
+        if any(w.player_id == player_id for w in self._watchers):
+            return  # another stream of theirs is still open: still present
+        player = self._players[seat]
+        if not player.presence.went_away(self._now()) or player.leaving:
+            return
+        self._sync_seat(seat)
+        if self._stage is Stage.PLAYING and self._turn is not None and self._turn[0] == seat:
+            self._wake_at = self._turn_end()
+        log.info("player disconnected", table_id=self.table_id, player_id=player_id)
+        self._publish_notice(
+            "PLAYER_DISCONNECTED",
+            f"{player_id} is away; the seat is kept {self._presence_rules.reserve_seconds:g} s",
+            seat=seat,
+        )
+
+    async def _expire_presence(self) -> None:
+        """Seats past the reserve or the sit-out limit: removed now between hands, else once the
+        running hand is settled, and cashed out through the cashier."""
+        now = self._now()
+        for seat, player in list(self._players.items()):
+            if player.leaving:
+                continue
+            expiry = player.presence.expiry(now, self._presence_rules)
+            if expiry is None:
+                continue
+            player.leaving = True
+            self._sync_seat(seat)
+            code = "SEAT_RESERVE_EXPIRED" if expiry is Expiry.RESERVE else "SIT_OUT_EXPIRED"
+            log.info("seat expired", table_id=self.table_id, player_id=player.player_id, why=code)
+            self._publish_notice(code, f"{player.player_id} is removed from the table", seat=seat)
+        await self._finish_leavers()
+
+    def _count_hand(self, live: LiveHand) -> None:
+        """After a settled hand: three hands in a row lost to timeouts put a player in sit-out."""
+        now = self._now()
+        for seat, session in live.sessions.items():
+            player = self._players.get(seat)
+            if player is None or player.session_id != session or player.leaving:
+                continue
+            out = player.presence.hand_played(
+                timed_out=seat in live.timed_out, acted=seat in live.acted, rules=self._presence_rules
+            )
+            if out and player.presence.sit_out(now):
+                self._sync_seat(seat)
+                self._publish_notice(
+                    "PLAYER_SAT_OUT",
+                    f"{player.player_id} timed out {player.presence.timeout_streak} hands in a row",
+                    seat=seat,
+                )
+
+    # ------------------------------------------------------------------ spectators (rules 14)
+
+    def _feed_due(self) -> float | None:
+        """The loop time the next delayed update is due, while anybody is spectating."""
+        if not self._spectators:
+            return None
+        due = self._feed.next_due()
+        return None if due is None else self._now() + (due - time.time())
+
+    def _feed_push(self, event: table_pb2.TableEvent | None, state: TableState) -> None:
+        self._release_feed()
+        self._feed.push(time.time(), PublicUpdate(event, state))
+
+    def _release_feed(self) -> None:
+        released = self._feed.release(time.time())
+        if not released or not self._spectators:
+            return
+        for update in released:
+            response = update.item.response()
+            for spectator in list(self._spectators):
+                self._deliver_delayed(spectator, response)
+
+    def _delayed_snapshot(self) -> table_pb2.SpectateTableResponse | None:
+        base = self._feed.base
+        if base is None:
+            return None
+        return table_pb2.SpectateTableResponse(view=base.item.response().view)
+
+    def _deliver_delayed(self, spectator: Spectator, response: table_pb2.SpectateTableResponse) -> None:
+        try:
+            spectator.queue.put_nowait(response)
+        except asyncio.QueueFull:
+            # A slow spectator: drop what it has not read; the newest delayed view instead.
+            while not spectator.queue.empty():
+                spectator.queue.get_nowait()
+            spectator.snapshots_sent += 1
+            snapshot = self._delayed_snapshot()
+            if snapshot is not None:
+                spectator.queue.put_nowait(snapshot)
+
     # ------------------------------------------------------------------ timers
 
     def _no_new_hands(self) -> bool:
@@ -295,6 +521,8 @@ class TableActor:
 
     async def _advance(self) -> None:
         """Transitions that follow from the state, checked after every command and wake-up."""
+        while self._closed_streams:
+            self._stream_closed(self._closed_streams.popleft())
         if self._stage is Stage.IDLE and self._wake_at is None and self._seating.plan_next_hand() is not None:
             self._wake_at = self._now()
         if self._stage is Stage.PLAYING and self._live is not None and self._live.hand.is_over:
@@ -455,9 +683,8 @@ class TableActor:
             self._turn = None
             self._wake_at = None
             return
-        started = self._now()
-        self._turn = (seat, started)
-        self._wake_at = started + self._t.action_seconds + self._players[seat].time_bank
+        self._turn = (seat, self._now())
+        self._wake_at = self._turn_end()
 
     def _charge_time_bank(self, seat: int, *, timed_out: bool) -> None:
         """Rules 9: the action time is free; what runs past it comes out of the seat's bank."""
@@ -465,25 +692,25 @@ class TableActor:
         if player is None or self._turn is None or self._turn[0] != seat:
             return
         if timed_out:
-            player.time_bank = 0.0
+            if not player.presence.disconnected:
+                player.time_bank = 0.0
             return
         used = self._now() - self._turn[1] - self._t.action_seconds
         if used > 0:
             player.time_bank = max(0.0, player.time_bank - used)
 
     def _deadline_wall(self) -> float | None:
-        if self._turn is None:
-            return None
-        seat, started = self._turn
-        player = self._players.get(seat)
-        bank = player.time_bank if player is not None else 0.0
-        return time.time() + (started + self._t.action_seconds + bank - self._now())
+        end = self._turn_end()
+        return None if end is None else time.time() + (end - self._now())
 
     async def _expire_turn(self) -> None:
         live = self._live
         if live is None or live.hand.is_over or self._turn is None:
             return
         seat = self._turn[0]
+        player = self._players.get(seat)
+        if player is not None and not player.presence.disconnected:
+            live.timed_out.add(seat)
         self._charge_time_bank(seat, timed_out=True)
         # Rules 9: check when a check is allowed, otherwise fold; never an automatic call.
         events = live.hand.timeout(seat)
@@ -543,6 +770,7 @@ class TableActor:
         await self._log.forget(live.config.hand_id)
         await self._log.clear_live(self.table_id, live.config.hand_id)
         self._publish_notice("HAND_SETTLED", f"hand {live.config.hand_id} settled")
+        self._count_hand(live)
         await self._finish_leavers()
 
     async def _finish_leavers(self) -> None:
@@ -637,7 +865,9 @@ class TableActor:
             )
             entry = Entry.WAIT_FOR_BIG_BLIND if wait_for_big_blind else Entry.POST_NOW
             self._seating = self._seating.sit_down(chosen, player_id, session.stack, entry)
-            self._players[chosen] = PlayerSeat(player_id, session.session_id, self._t.time_bank_seconds)
+            self._players[chosen] = PlayerSeat(
+                player_id, session.session_id, self._t.time_bank_seconds, entry=entry
+            )
             self._publish_notice(
                 "PLAYER_SAT_DOWN", f"{player_id} sat at seat {public_seat(chosen)}", seat=chosen
             )
@@ -712,6 +942,7 @@ class TableActor:
                 events = apply()
                 if was_turn:
                     self._charge_time_bank(seat, timed_out=False)
+                    live.acted.add(seat)
             except IllegalActionError as error:
                 kind_of = InvalidArgument if error.reason in _INVALID_ACTION_REASONS else FailedPrecondition
                 raise kind_of(error.reason, str(error)) from error
@@ -753,14 +984,17 @@ class TableActor:
             seat = self._seat_of(player_id)
             if seat is None:
                 raise FailedPrecondition("NOT_SEATED", "you have no seat at this table")
-            if self._players[seat].leaving:
+            player = self._players[seat]
+            if player.leaving:
                 return int(table_pb2.SEAT_STATUS_SITTING_OUT)
             try:
                 if back_in:
-                    entry = Entry.WAIT_FOR_BIG_BLIND if wait else Entry.POST_NOW
-                    self._seating = self._seating.sit_in(seat, entry)
+                    player.entry = Entry.WAIT_FOR_BIG_BLIND if wait else Entry.POST_NOW
+                    player.presence.sit_in()
                 else:
-                    self._seating = self._seating.sit_out(seat)
+                    # The sit-out limit (POKER_TABLE_SIT_OUT_SECONDS) runs from the first SitOut.
+                    player.presence.sit_out(self._now())
+                self._sync_seat(seat)
             except SeatingError as error:
                 raise FailedPrecondition(error.reason, str(error)) from error
             self._publish_notice("PLAYER_SAT_IN" if back_in else "PLAYER_SAT_OUT", player_id, seat=seat)
@@ -772,8 +1006,17 @@ class TableActor:
         self, player_id: str, request_id: str, text: str, sticker: str
     ) -> table_pb2.SendChatResponse:
         async def run() -> table_pb2.SendChatResponse:
+            # Rules 14: messages and stickers are for the players seated at the table.
+            seat = self._seat_of(player_id)
+            if seat is None:
+                raise FailedPrecondition("NOT_SEATED", "only players seated at the table may chat")
+            if sticker:
+                check_sticker(sticker)
+            else:
+                check_text(text)
+            self._chat.admit(player_id, self.table_id, time.time())
             message = table_pb2.ChatMessage(player_id=player_id, text=text, sticker_id=sticker)
-            sent = self._broadcast({None: {"chat": message}}, seat=self._seat_of(player_id))
+            sent = self._broadcast({None: {"chat": message}}, seat=seat)
             return table_pb2.SendChatResponse(event=sent)
 
         return await self._once((player_id, "SendChat", request_id), (text, sticker), run)
@@ -806,20 +1049,77 @@ class TableActor:
         return table_view(self._state(), self._seat_of(player_id))
 
     async def watch(self, player_id: str) -> Watcher:
+        """A WatchTable stream: the full view first; for a seated player the stream is presence
+        (a new one within the seat reserve reconnects, and the others see the status change)."""
         watcher = Watcher(player_id, self._t.watch_queue_size)
+        self._stream_opened(player_id)
         first = table_pb2.WatchTableResponse(view=table_view(self._state(), self._seat_of(player_id)))
         watcher.queue.put_nowait(first)
         self._watchers.add(watcher)
         return watcher
 
     def unwatch(self, watcher: Watcher) -> None:
+        """The stream ended (called outside the actor): the actor takes note on its next turn."""
+        if watcher not in self._watchers:
+            return
         self._watchers.discard(watcher)
+        self._closed_streams.append(watcher.player_id)
+        with contextlib.suppress(asyncio.QueueFull):
+            # Wake the actor; when the queue is full it is awake anyway.
+            future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            # Nobody awaits it: a refusal (a closed or fenced table) is read here, never logged as lost.
+            future.add_done_callback(lambda f: f.cancelled() or f.exception())
+            self._queue.put_nowait((_nothing, future))
+
+    async def spectate(self, player_id: str) -> Spectator:
+        """A SpectateTable stream: the public view `spectator_delay_seconds` late (rules 14), starting
+        from a snapshot that is itself that old. Whoever the caller is, they get the public view."""
+        if len(self._spectators) >= self._t.max_spectators:
+            raise ResourceExhausted(
+                "SPECTATORS_FULL",
+                f"this table has its {self._t.max_spectators} spectators; try again later",
+                {"max_spectators": str(self._t.max_spectators)},
+            )
+        self._release_feed()
+        spectator = Spectator(player_id, self._t.watch_queue_size)
+        snapshot = self._delayed_snapshot()
+        if snapshot is not None:
+            spectator.queue.put_nowait(snapshot)
+        self._spectators.add(spectator)
+        return spectator
+
+    async def authorize_spectator(self, player_id: str) -> None:
+        """Closed access (rules 18) for spectators, when the setting says so: the lobby's seat check,
+        of which only the allow-list refusals apply (maintenance and disabled rooms stop seats, not
+        watching). Runs outside the actor (a lobby call must not hold the table up)."""
+        if not self._t.spectators_need_access:
+            return
+        try:
+            await self._rooms.authorize_seat(player_id, self.room.room_id)
+        except DomainError as error:
+            if error.reason in ("MAINTENANCE_NO_NEW_SEATS", "ROOM_DISABLED"):
+                return
+            raise
+
+    def unspectate(self, spectator: Spectator) -> None:
+        self._spectators.discard(spectator)
+
+    @property
+    def spectator_count(self) -> int:
+        return len(self._spectators)
 
     # ------------------------------------------------------------------ closing an extra table
 
     def empty_for(self) -> float:
-        """Seconds this table has been empty and idle (no seat, no watcher, no hand); 0 if it is not."""
-        empty = not self._players and not self._watchers and self._stage is Stage.IDLE and self._live is None
+        """Seconds this table has been empty and idle (no seat, no watcher or spectator, no hand); 0 if
+        it is not."""
+        empty = (
+            not self._players
+            and not self._watchers
+            and not self._spectators
+            and self._stage is Stage.IDLE
+            and self._live is None
+        )
         if not empty:
             self._empty_since = None
             return 0.0
@@ -839,6 +1139,9 @@ class TableActor:
     # ------------------------------------------------------------------ views and broadcast
 
     def _status(self, seat: int) -> int:
+        player = self._players.get(seat)
+        if player is not None and player.presence.disconnected and not player.leaving:
+            return int(table_pb2.SEAT_STATUS_DISCONNECTED)
         seated = self._seating.player_at(seat)
         if seated is None or seated.sitting_out:
             return int(table_pb2.SEAT_STATUS_SITTING_OUT)
@@ -858,7 +1161,7 @@ class TableActor:
             return int(table_pb2.TABLE_PHASE_BETWEEN_HANDS)
         return int(table_pb2.TABLE_PHASE_WAITING_FOR_PLAYERS)
 
-    def _state(self) -> TableState:
+    def _state(self, *, as_of_offset: float = 0.0) -> TableState:
         live = self._live
         # During the countdown the view is the next hand's (its commitment, no card yet); the last
         # hand's cards and board are no longer shown, its awards are until the next hand starts.
@@ -920,7 +1223,7 @@ class TableActor:
             legal=legal,
             all_in_allowed=legal is not None and hand is not None and hand.can_all_in(legal.seat),
             deadline=self._deadline_wall(),
-            as_of=time.time(),
+            as_of=time.time() + as_of_offset,
         )
 
     def _recipients(self) -> dict[Watcher, int | None]:
@@ -951,6 +1254,7 @@ class TableActor:
                 if seat not in views:
                     views[seat] = table_view(state, seat)
                 self._deliver(watcher, per_seat[seat], views[seat], state)
+            self._feed_push(per_seat[None], state)
         return by_seat
 
     def _publish_notice(self, code: str, text: str, *, seat: int | None = None) -> None:
@@ -963,13 +1267,14 @@ class TableActor:
             sequence=self._sequence, seat=public_seat(seat) if seat is not None else 0, **body[None]
         )
         message.time.FromNanoseconds(int(time.time() * 1e9))
+        state = self._state()
         if self._watchers:
-            state = self._state()
             views: dict[int | None, table_pb2.TableView] = {}
             for watcher, recipient in self._recipients().items():
                 if recipient not in views:
                     views[recipient] = table_view(state, recipient)
                 self._deliver(watcher, message, views[recipient], state)
+        self._feed_push(message, state)
         return message
 
     def _deliver(
@@ -985,6 +1290,10 @@ class TableActor:
             watcher.snapshots_sent += 1
             seat = self._seat_of(watcher.player_id)
             watcher.queue.put_nowait(table_pb2.WatchTableResponse(view=table_view(state, seat)))
+
+
+async def _nothing() -> None:
+    """A command that only wakes the actor (its `_advance` does the work)."""
 
 
 _ENGINE_ACTIONS: dict[int, ActionKind] = {

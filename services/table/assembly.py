@@ -2,8 +2,8 @@
 
 The shard calls the cashier (seat sessions, settlements), fairness (commit, seal, reveal), history
 (RecordHand) and the lobby (rooms) with a service token whose subject is `table`, minted from the
-first configured signing key and renewed before it expires. Spectating and the house games are not
-served by this release: they answer UNIMPLEMENTED (NOT_IMPLEMENTED).
+first configured signing key and renewed before it expires. The house games are not served by this
+release: they answer UNIMPLEMENTED (NOT_IMPLEMENTED).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from poker.fairness.v1 import fairness_pb2_grpc
 from poker.history.v1 import history_pb2_grpc
 from poker.lobby.v1 import lobby_pb2_grpc, shard_directory_pb2_grpc
 from poker.table.v1 import table_pb2_grpc
-from service_runtime.access import ANY_CALLER, PLAYERS, AccessPolicy, services
+from service_runtime.access import ADMIN_ONLY, ANY_CALLER, PLAYERS, AccessPolicy, services
 from service_runtime.auth import ServiceName, TokenKeys
 from service_runtime.clients import create_channel
 from service_runtime.process import Assembly
@@ -26,10 +26,12 @@ from service_runtime.shard_registry import RedisShardRegistry, ShardInfo, ShardL
 from service_runtime.table_directory import MaintenanceWatcher, RedisMaintenanceBoard, RedisTableDirectory
 from service_runtime.unimplemented import unimplemented_servicer
 from services.table.actor import Timings
+from services.table.chat import ChatGuard
 from services.table.dependencies import CashierClient, FairnessClient
 from services.table.event_log import HandEventLog, LocalEventLog, RedisEventLog
 from services.table.grpc_adapter import SERVICE_NAME, ShardDirectoryServicer, TableServicer
 from services.table.history_sink import HistoryRecordSink
+from services.table.mute_board import RedisMuteBoard
 from services.table.rooms import LobbyRoomSource
 from services.table.settings import TableSettings
 from services.table.shard import TableShard
@@ -37,7 +39,8 @@ from services.table.shard import TableShard
 SERVICE_SUBJECT = ServiceName.TABLE.value
 TOKEN_TTL_SECONDS = 3600
 
-# Seat-taking and betting are for players; watching is for anyone with a token.
+# Seat-taking and betting are for players; watching is for anyone with a token; muting a player in
+# the chat is for admins.
 
 ACCESS = AccessPolicy.for_service(
     SERVICE_NAME,
@@ -54,6 +57,7 @@ ACCESS = AccessPolicy.for_service(
         "WatchTable": PLAYERS,
         "SpectateTable": ANY_CALLER,
         "GetTableSnapshot": ANY_CALLER,
+        "MutePlayer": ADMIN_ONLY,
     },
 )
 
@@ -69,6 +73,12 @@ def timings_from(settings: TableSettings) -> Timings:
         watch_queue_size=settings.watch_queue_size,
         enqueue_timeout_seconds=settings.request_timeout_seconds,
         room_refresh_seconds=settings.room_refresh_seconds,
+        seat_reserve_seconds=settings.seat_reserve_seconds,
+        sit_out_seconds=settings.sit_out_seconds,
+        timeout_hands_to_sit_out=settings.timeout_hands_to_sit_out,
+        spectator_delay_seconds=settings.spectator_delay_seconds,
+        max_spectators=settings.max_spectators,
+        spectators_need_access=settings.spectators_need_access,
     )
 
 
@@ -85,8 +95,10 @@ def shard_directory_service(shard: TableShard) -> GrpcService:
     )
 
 
-def table_service(shard: TableShard) -> GrpcService:
-    servicer = unimplemented_servicer(table_pb2_grpc.TableServiceServicer, SERVICE_NAME, TableServicer(shard))
+def table_service(shard: TableShard, mutes: RedisMuteBoard | None = None) -> GrpcService:
+    servicer = unimplemented_servicer(
+        table_pb2_grpc.TableServiceServicer, SERVICE_NAME, TableServicer(shard, mutes)
+    )
     return GrpcService(
         SERVICE_NAME, lambda server: table_pb2_grpc.add_TableServiceServicer_to_server(servicer, server)
     )
@@ -129,6 +141,14 @@ async def assemble(settings: TableSettings) -> Assembly:
     read = RedisMaintenanceBoard(redis_client, prefix=settings.registry_prefix).read if redis_client else None
     watcher = MaintenanceWatcher(read or rooms.read_maintenance, interval=settings.maintenance_poll_seconds)
     await watcher.start()
+    chat = ChatGuard(burst=settings.chat_burst, per_minute=settings.chat_per_minute)
+    mutes: RedisMuteBoard | None = None
+    if redis_client is not None:
+        # Chat mutes reach every shard through Redis within one poll.
+        mutes = RedisMuteBoard(
+            redis_client, chat, prefix=settings.registry_prefix, interval=settings.maintenance_poll_seconds
+        )
+        await mutes.start()
     shard = TableShard(
         rooms=rooms,
         cashier=CashierClient(cashier_pb2_grpc.CashierServiceStub(channels["cashier"])),
@@ -145,12 +165,15 @@ async def assemble(settings: TableSettings) -> Assembly:
         boot_id=f"{settings.shard_id}-{uuid.uuid4().hex[:12]}",
         history_queue_size=settings.history_queue_size,
         close_empty_after_seconds=settings.close_empty_table_seconds,
+        chat=chat,
     )
     await shard.start()
 
     async def close() -> None:
         await shard.stop()
         await watcher.stop()
+        if mutes is not None:
+            await mutes.stop()
         if lease is not None:
             await lease.stop()
         if redis_client is not None:
@@ -159,7 +182,7 @@ async def assemble(settings: TableSettings) -> Assembly:
             await channel.close()
 
     return Assembly(
-        services=[table_service(shard), shard_directory_service(shard)],
+        services=[table_service(shard, mutes), shard_directory_service(shard)],
         access=ACCESS.merged(DIRECTORY_ACCESS),
         close=close,
     )

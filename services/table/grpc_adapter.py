@@ -7,25 +7,27 @@ WatchTable, registers a watcher through one). The caller's player id is the toke
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
 from poker.lobby.v1 import shard_directory_pb2, shard_directory_pb2_grpc
 from poker.table.v1 import table_pb2
-from service_runtime.auth import current_caller
+from service_runtime.auth import Role, current_caller
 from service_runtime.errors import InvalidArgument
 from service_runtime.table_directory import figures_to_summary
 from services.table.actor import TableActor
+from services.table.chat import EVERYWHERE
+from services.table.mute_board import RedisMuteBoard
 from services.table.shard import TableShard
 
 SERVICE_NAME = "poker.table.v1.TableService"
 
 _PRINTABLE = re.compile(r"^[\x20-\x7e]+$")
-_STICKER = re.compile(r"^[a-z0-9_-]{1,64}$")
 MAX_ID_LENGTH = 128
 MAX_SEED_LENGTH = 64
-MAX_CHAT_LENGTH = 200
 MAX_AMOUNT = 2**62
+MAX_MUTE_SECONDS = 30 * 24 * 3600
 
 
 def _printable_id(value: str, field: str, max_length: int = MAX_ID_LENGTH) -> str:
@@ -42,14 +44,6 @@ def _amount(value: int, field: str, *, allow_zero: bool) -> int:
     if value < 0 or value > MAX_AMOUNT or (value == 0 and not allow_zero):
         raise InvalidArgument("AMOUNT_INVALID", f"{field} is out of range", {"field": field})
     return value
-
-
-def _chat_text(text: str) -> str:
-    if not 1 <= len(text) <= MAX_CHAT_LENGTH or any(ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 for c in text):
-        raise InvalidArgument(
-            "FIELD_INVALID", "a message is 1 to 200 characters, no control characters", {"field": "text"}
-        )
-    return text
 
 
 class ShardDirectoryServicer(shard_directory_pb2_grpc.ShardDirectoryServiceServicer):
@@ -74,8 +68,9 @@ class ShardDirectoryServicer(shard_directory_pb2_grpc.ShardDirectoryServiceServi
 class TableServicer:
     """The served RPCs; the rest of the contract answers UNIMPLEMENTED (see assembly.py)."""
 
-    def __init__(self, shard: TableShard) -> None:
+    def __init__(self, shard: TableShard, mutes: RedisMuteBoard | None = None) -> None:
         self._shard = shard
+        self._mutes = mutes  # with Redis: chat mutes shared by every shard
 
     async def _table(self, table_id: str) -> TableActor:
         return await self._shard.table(_printable_id(table_id, "table_id"))
@@ -138,10 +133,9 @@ class TableServicer:
         which = request.WhichOneof("content")
         if which is None:
             raise InvalidArgument("FIELD_REQUIRED", "text or sticker_id is required", {"field": "content"})
-        text = _chat_text(request.text) if which == "text" else ""
+        # The content's own checks (chat.py) run in the table, after the seat check (rules 14).
+        text = request.text if which == "text" else ""
         sticker = request.sticker_id if which == "sticker_id" else ""
-        if which == "sticker_id" and not _STICKER.match(sticker):
-            raise InvalidArgument("FIELD_INVALID", "unknown sticker id", {"field": "sticker_id"})
         actor = await self._table(request.table_id)
         return await actor.call(lambda: actor.chat(player, request_id, text, sticker))
 
@@ -152,6 +146,43 @@ class TableServicer:
         actor = await self._table(request.table_id)
         view = await actor.call(lambda: actor.snapshot(player))
         return table_pb2.GetTableSnapshotResponse(view=view)
+
+    async def SpectateTable(  # noqa: N802
+        self, request: table_pb2.SpectateTableRequest, context: Any
+    ) -> AsyncIterator[table_pb2.SpectateTableResponse]:
+        caller = current_caller()
+        actor = await self._table(request.table_id)
+        if caller.has(Role.PLAYER):
+            await actor.authorize_spectator(caller.subject)
+        spectator = await actor.call(lambda: actor.spectate(caller.subject))
+        try:
+            while True:
+                yield await spectator.queue.get()
+        finally:
+            actor.unspectate(spectator)
+
+    async def MutePlayer(  # noqa: N802
+        self, request: table_pb2.MutePlayerRequest, context: Any
+    ) -> table_pb2.MutePlayerResponse:
+        admin = current_caller().subject
+        request_id = _printable_id(request.request_id, "request_id")
+        player = _printable_id(request.player_id, "player_id")
+        if not 0 <= request.duration_seconds <= MAX_MUTE_SECONDS:
+            raise InvalidArgument(
+                "FIELD_INVALID", "duration_seconds is 0 to 2,592,000", {"field": "duration_seconds"}
+            )
+        table_id = EVERYWHERE
+        if request.table_id:
+            table_id = (await self._table(request.table_id)).table_id
+        until = self._shard.chat.mute_once(
+            (admin, request_id), player, table_id, float(request.duration_seconds), time.time()
+        )
+        if self._mutes is not None:
+            await self._mutes.publish(player, table_id, until)
+        response = table_pb2.MutePlayerResponse()
+        if until is not None:
+            response.muted_until.FromNanoseconds(int(until * 1e9))
+        return response
 
     async def WatchTable(  # noqa: N802
         self, request: table_pb2.WatchTableRequest, context: Any

@@ -64,3 +64,29 @@ class TableSettings(ServiceSettings):
     room_refresh_seconds: float = setting(
         30.0, help="how often a table re-reads its room from the lobby (between hands)", check=positive
     )
+    seat_reserve_seconds: float = setting(
+        90.0,
+        help="a disconnected player's seat and stack are kept this long (rules 13); then removed and cashed out",
+        check=positive,
+    )
+    sit_out_seconds: float = setting(
+        600.0, help="a player sitting out longer than this is removed and cashed out", check=positive
+    )
+    timeout_hands_to_sit_out: int = setting(
+        3,
+        help="hands in a row lost to timeouts that put a player in sit-out at the next boundary",
+        check=positive,
+    )
+    spectator_delay_seconds: float = setting(
+        20.0, help="how late spectators see the public view (rules 14)", check=_not_negative
+    )
+    max_spectators: int = setting(200, help="spectators one table serves at once", check=positive)
+    spectators_need_access: bool = setting(
+        False, help="true: spectating a room checks the allow-lists as a seat does (closed access)"
+    )
+    chat_burst: int = setting(
+        5, help="chat messages a player may send at once (rate limit burst)", check=positive
+    )
+    chat_per_minute: float = setting(
+        20.0, help="sustained chat messages per minute per player (rate limit refill)", check=positive
+    )

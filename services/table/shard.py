@@ -31,6 +31,7 @@ from service_runtime.table_directory import (
     table_id_for,
 )
 from services.table.actor import AfterHand, TableActor, Timings
+from services.table.chat import ChatGuard
 from services.table.dependencies import CashierClient, FairnessClient
 from services.table.event_log import HandEventLog
 from services.table.history_sink import HandRecordSink
@@ -63,8 +64,10 @@ class TableShard:
         directory: RedisTableDirectory | None = None,
         maintenance: MaintenanceWatcher | None = None,
         close_empty_after_seconds: float = 60.0,
+        chat: ChatGuard | None = None,
     ) -> None:
         self._close_empty_after = close_empty_after_seconds
+        self.chat = chat or ChatGuard()  # chat rate limits and mutes, shared by the shard's tables
         self._directory = directory
         self._maintenance = maintenance
         self._registry: ShardRegistry = registry or SingleShardRegistry(ShardInfo(shard_id, "local"))
@@ -282,6 +285,7 @@ class TableShard:
             maintenance=self._switches,
             timings=self._timings,
             boot_id=self._boot_id,
+            chat=self.chat,
         )
         actor.start()
         self._tables[table_id] = actor

@@ -8,6 +8,7 @@ from typing import Any
 from poker.common.v1 import common_pb2
 from poker_engine.config import RakeRule, Variant
 from services.table.actor import TableActor, Timings
+from services.table.chat import ChatGuard
 from services.table.dependencies import SeatSession
 from services.table.event_log import LocalEventLog
 from services.table.rooms import Room
@@ -27,11 +28,14 @@ ROOM = Room(
 
 
 class EmptyCashier:
+    def __init__(self, sessions: tuple[SeatSession, ...] = ()) -> None:
+        self.sessions = list(sessions)
+
     async def open_sessions(self, table_id: str) -> list[SeatSession]:
-        return []
+        return self.sessions
 
 
-def actor(queue_size: int = 4) -> TableActor:
+def actor(queue_size: int = 4, *sessions: SeatSession) -> TableActor:
     timings = Timings(
         action_seconds=1,
         time_bank_seconds=1,
@@ -41,7 +45,7 @@ def actor(queue_size: int = 4) -> TableActor:
         command_queue_size=8,
         watch_queue_size=queue_size,
     )
-    fake: Any = EmptyCashier()
+    fake: Any = EmptyCashier(sessions)
     return TableActor(
         "r.1",
         ROOM,
@@ -52,11 +56,13 @@ def actor(queue_size: int = 4) -> TableActor:
         rooms=fake,
         timings=timings,
         boot_id="test",
+        chat=ChatGuard(burst=1000),
     )
 
 
 async def test_a_slow_watcher_holds_at_most_its_queue_and_gets_a_fresh_snapshot() -> None:
-    table = actor(queue_size=4)
+    # Ann's seat session is open: the table seats her again as it opens; only seated players chat.
+    table = actor(4, SeatSession("r.1:s", "ann", 1, 500))
     table.start()
     try:
         watcher = await table.call(lambda: table.watch("lazy"))

@@ -361,6 +361,22 @@ class _ErrorReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ErrorReas
     """FAILED_PRECONDITION: Russian Poker: no buying a game for the dealer with several boxes."""
     ERROR_REASON_DECK_EXHAUSTED: _ErrorReason.ValueType  # 550
     """FAILED_PRECONDITION: Russian Poker: not enough cards left in the deck for this decision."""
+    ERROR_REASON_SPECTATORS_FULL: _ErrorReason.ValueType  # 600
+    """Table presence, spectators and chat (issue 15).
+    RESOURCE_EXHAUSTED: the table serves its maximum number of spectators; try again later.
+    """
+    ERROR_REASON_CHAT_EMPTY: _ErrorReason.ValueType  # 601
+    """INVALID_ARGUMENT: a chat message has no text."""
+    ERROR_REASON_CHAT_TOO_LONG: _ErrorReason.ValueType  # 602
+    """INVALID_ARGUMENT: a chat message is longer than 200 characters."""
+    ERROR_REASON_CHAT_CONTROL_CHARACTERS: _ErrorReason.ValueType  # 603
+    """INVALID_ARGUMENT: a chat message holds control characters (line breaks included)."""
+    ERROR_REASON_STICKER_UNKNOWN: _ErrorReason.ValueType  # 604
+    """INVALID_ARGUMENT: the sticker id is not in the sticker catalogue."""
+    ERROR_REASON_CHAT_RATE_LIMITED: _ErrorReason.ValueType  # 605
+    """RESOURCE_EXHAUSTED: the player posted too many chat messages; `retry_after_seconds` says when."""
+    ERROR_REASON_CHAT_MUTED: _ErrorReason.ValueType  # 606
+    """PERMISSION_DENIED: an admin muted the player in the chat (at this table or everywhere) for now."""
     ERROR_REASON_TABLE_CLOSED: _ErrorReason.ValueType  # 750
     """Table service (750-799).
     UNAVAILABLE: the (extra, empty) table was closed while the call waited; retry to reach the
@@ -623,6 +639,22 @@ ERROR_REASON_BUY_GAME_ON_MULTI_BOX: ErrorReason.ValueType  # 549
 """FAILED_PRECONDITION: Russian Poker: no buying a game for the dealer with several boxes."""
 ERROR_REASON_DECK_EXHAUSTED: ErrorReason.ValueType  # 550
 """FAILED_PRECONDITION: Russian Poker: not enough cards left in the deck for this decision."""
+ERROR_REASON_SPECTATORS_FULL: ErrorReason.ValueType  # 600
+"""Table presence, spectators and chat (issue 15).
+RESOURCE_EXHAUSTED: the table serves its maximum number of spectators; try again later.
+"""
+ERROR_REASON_CHAT_EMPTY: ErrorReason.ValueType  # 601
+"""INVALID_ARGUMENT: a chat message has no text."""
+ERROR_REASON_CHAT_TOO_LONG: ErrorReason.ValueType  # 602
+"""INVALID_ARGUMENT: a chat message is longer than 200 characters."""
+ERROR_REASON_CHAT_CONTROL_CHARACTERS: ErrorReason.ValueType  # 603
+"""INVALID_ARGUMENT: a chat message holds control characters (line breaks included)."""
+ERROR_REASON_STICKER_UNKNOWN: ErrorReason.ValueType  # 604
+"""INVALID_ARGUMENT: the sticker id is not in the sticker catalogue."""
+ERROR_REASON_CHAT_RATE_LIMITED: ErrorReason.ValueType  # 605
+"""RESOURCE_EXHAUSTED: the player posted too many chat messages; `retry_after_seconds` says when."""
+ERROR_REASON_CHAT_MUTED: ErrorReason.ValueType  # 606
+"""PERMISSION_DENIED: an admin muted the player in the chat (at this table or everywhere) for now."""
 ERROR_REASON_TABLE_CLOSED: ErrorReason.ValueType  # 750
 """Table service (750-799).
 UNAVAILABLE: the (extra, empty) table was closed while the call waited; retry to reach the

@@ -1446,3 +1446,61 @@ class MakeHouseDecisionResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___MakeHouseDecisionResponse: _TypeAlias = MakeHouseDecisionResponse  # noqa: Y015
+
+@_typing.final
+class MutePlayerRequest(_message.Message):
+    """MutePlayerRequest mutes a player in the table chat for a time."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    DURATION_SECONDS_FIELD_NUMBER: _builtins.int
+    request_id: _builtins.str
+    """The caller's idempotency key."""
+    player_id: _builtins.str
+    """The player to mute."""
+    table_id: _builtins.str
+    """The table; empty mutes the player at every table."""
+    duration_seconds: _builtins.int
+    """How long the mute lasts, 1 to 2,592,000 seconds (30 days); 0 lifts it."""
+    def __init__(
+        self,
+        *,
+        request_id: _builtins.str = ...,
+        player_id: _builtins.str = ...,
+        table_id: _builtins.str = ...,
+        duration_seconds: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["duration_seconds", b"duration_seconds", "player_id", b"player_id", "request_id", b"request_id", "table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___MutePlayerRequest: _TypeAlias = MutePlayerRequest  # noqa: Y015
+
+@_typing.final
+class MutePlayerResponse(_message.Message):
+    """MutePlayerResponse tells until when the player is muted."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MUTED_UNTIL_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def muted_until(self) -> _timestamp_pb2.Timestamp:
+        """The end of the mute; unset when the request lifted it."""
+
+    def __init__(
+        self,
+        *,
+        muted_until: _timestamp_pb2.Timestamp | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["muted_until", b"muted_until"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["muted_until", b"muted_until"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___MutePlayerResponse: _TypeAlias = MutePlayerResponse  # noqa: Y015

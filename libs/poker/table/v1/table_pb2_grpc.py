@@ -97,6 +97,11 @@ class TableServiceStub:
                 request_serializer=poker_dot_table_dot_v1_dot_table__pb2.MakeHouseDecisionRequest.SerializeToString,
                 response_deserializer=poker_dot_table_dot_v1_dot_table__pb2.MakeHouseDecisionResponse.FromString,
                 _registered_method=True)
+        self.MutePlayer = channel.unary_unary(
+                '/poker.table.v1.TableService/MutePlayer',
+                request_serializer=poker_dot_table_dot_v1_dot_table__pb2.MutePlayerRequest.SerializeToString,
+                response_deserializer=poker_dot_table_dot_v1_dot_table__pb2.MutePlayerResponse.FromString,
+                _registered_method=True)
 
 
 class TableServiceServicer:
@@ -165,8 +170,10 @@ class TableServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def SendChat(self, request, context):
-        """SendChat posts a chat message or a sticker to the table.
-        Idempotent by `request_id`. Errors: CHAT_REJECTED, TABLE_NOT_FOUND.
+        """SendChat posts a chat message or a sticker to the table: seated players only; seated players
+        get it at once, spectators with the table's delay. Idempotent by `request_id`. Errors:
+        NOT_SEATED, CHAT_EMPTY, CHAT_TOO_LONG, CHAT_CONTROL_CHARACTERS, STICKER_UNKNOWN,
+        CHAT_RATE_LIMITED, CHAT_MUTED, TABLE_NOT_FOUND.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -182,8 +189,9 @@ class TableServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def SpectateTable(self, request, context):
-        """SpectateTable streams the public view about 20 seconds late, with no hidden card at all.
-        Errors: TABLE_NOT_FOUND.
+        """SpectateTable streams the public view about 20 seconds late (a setting), with no hidden card at
+        all: first a snapshot that is itself that old, then every event in order, each as late.
+        Errors: TABLE_NOT_FOUND, SPECTATORS_FULL, NOT_ON_ALLOW_LIST (when spectating needs access).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -211,6 +219,16 @@ class TableServiceServicer:
         """MakeHouseDecision takes one decision on a box of the caller's running house-game round.
         Idempotent by `request_id`. Errors: DECISION_NOT_ALLOWED, NOT_YOUR_TURN, AMOUNT_INVALID,
         INSUFFICIENT_FUNDS, HAND_IS_OVER.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def MutePlayer(self, request, context):
+        """MutePlayer stops a player's chat messages and stickers at one table, or at every table when
+        `table_id` is empty, for `duration_seconds` (0 lifts the mute) (admin); with several shards the
+        mute reaches every shard within seconds (through Redis). Idempotent by `request_id`.
+        Errors: FIELD_REQUIRED, FIELD_INVALID, IDEMPOTENCY_CONFLICT, TABLE_NOT_FOUND, UNAVAILABLE.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -278,6 +296,11 @@ def add_TableServiceServicer_to_server(servicer, server):
                     servicer.MakeHouseDecision,
                     request_deserializer=poker_dot_table_dot_v1_dot_table__pb2.MakeHouseDecisionRequest.FromString,
                     response_serializer=poker_dot_table_dot_v1_dot_table__pb2.MakeHouseDecisionResponse.SerializeToString,
+            ),
+            'MutePlayer': grpc.unary_unary_rpc_method_handler(
+                    servicer.MutePlayer,
+                    request_deserializer=poker_dot_table_dot_v1_dot_table__pb2.MutePlayerRequest.FromString,
+                    response_serializer=poker_dot_table_dot_v1_dot_table__pb2.MutePlayerResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -607,6 +630,33 @@ class TableService:
             '/poker.table.v1.TableService/MakeHouseDecision',
             poker_dot_table_dot_v1_dot_table__pb2.MakeHouseDecisionRequest.SerializeToString,
             poker_dot_table_dot_v1_dot_table__pb2.MakeHouseDecisionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def MutePlayer(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/poker.table.v1.TableService/MutePlayer',
+            poker_dot_table_dot_v1_dot_table__pb2.MutePlayerRequest.SerializeToString,
+            poker_dot_table_dot_v1_dot_table__pb2.MutePlayerResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -72,8 +72,10 @@ class TableServiceStub:
     Idempotent by `request_id`. Errors: NOT_SEATED, ENTROPY_CLOSED, FIELD_INVALID.
     """
     SendChat: _grpc.UnaryUnaryMultiCallable[_table_pb2.SendChatRequest, _table_pb2.SendChatResponse]
-    """SendChat posts a chat message or a sticker to the table.
-    Idempotent by `request_id`. Errors: CHAT_REJECTED, TABLE_NOT_FOUND.
+    """SendChat posts a chat message or a sticker to the table: seated players only; seated players
+    get it at once, spectators with the table's delay. Idempotent by `request_id`. Errors:
+    NOT_SEATED, CHAT_EMPTY, CHAT_TOO_LONG, CHAT_CONTROL_CHARACTERS, STICKER_UNKNOWN,
+    CHAT_RATE_LIMITED, CHAT_MUTED, TABLE_NOT_FOUND.
     """
     WatchTable: _grpc.UnaryStreamMultiCallable[_table_pb2.WatchTableRequest, _table_pb2.WatchTableResponse]
     """WatchTable streams the caller's personal view: own hole cards, board, pots, stacks, whose turn,
@@ -81,8 +83,9 @@ class TableServiceStub:
     one update per table event. Errors: TABLE_NOT_FOUND.
     """
     SpectateTable: _grpc.UnaryStreamMultiCallable[_table_pb2.SpectateTableRequest, _table_pb2.SpectateTableResponse]
-    """SpectateTable streams the public view about 20 seconds late, with no hidden card at all.
-    Errors: TABLE_NOT_FOUND.
+    """SpectateTable streams the public view about 20 seconds late (a setting), with no hidden card at
+    all: first a snapshot that is itself that old, then every event in order, each as late.
+    Errors: TABLE_NOT_FOUND, SPECTATORS_FULL, NOT_ON_ALLOW_LIST (when spectating needs access).
     """
     GetTableSnapshot: _grpc.UnaryUnaryMultiCallable[_table_pb2.GetTableSnapshotRequest, _table_pb2.GetTableSnapshotResponse]
     """GetTableSnapshot returns the caller's view of the table now (the public view if not seated).
@@ -98,6 +101,12 @@ class TableServiceStub:
     """MakeHouseDecision takes one decision on a box of the caller's running house-game round.
     Idempotent by `request_id`. Errors: DECISION_NOT_ALLOWED, NOT_YOUR_TURN, AMOUNT_INVALID,
     INSUFFICIENT_FUNDS, HAND_IS_OVER.
+    """
+    MutePlayer: _grpc.UnaryUnaryMultiCallable[_table_pb2.MutePlayerRequest, _table_pb2.MutePlayerResponse]
+    """MutePlayer stops a player's chat messages and stickers at one table, or at every table when
+    `table_id` is empty, for `duration_seconds` (0 lifts the mute) (admin); with several shards the
+    mute reaches every shard within seconds (through Redis). Idempotent by `request_id`.
+    Errors: FIELD_REQUIRED, FIELD_INVALID, IDEMPOTENCY_CONFLICT, TABLE_NOT_FOUND, UNAVAILABLE.
     """
 
 @_typing.type_check_only
@@ -144,8 +153,10 @@ class TableServiceAsyncStub(TableServiceStub):
     Idempotent by `request_id`. Errors: NOT_SEATED, ENTROPY_CLOSED, FIELD_INVALID.
     """
     SendChat: _aio.UnaryUnaryMultiCallable[_table_pb2.SendChatRequest, _table_pb2.SendChatResponse]  # type: ignore[assignment]
-    """SendChat posts a chat message or a sticker to the table.
-    Idempotent by `request_id`. Errors: CHAT_REJECTED, TABLE_NOT_FOUND.
+    """SendChat posts a chat message or a sticker to the table: seated players only; seated players
+    get it at once, spectators with the table's delay. Idempotent by `request_id`. Errors:
+    NOT_SEATED, CHAT_EMPTY, CHAT_TOO_LONG, CHAT_CONTROL_CHARACTERS, STICKER_UNKNOWN,
+    CHAT_RATE_LIMITED, CHAT_MUTED, TABLE_NOT_FOUND.
     """
     WatchTable: _aio.UnaryStreamMultiCallable[_table_pb2.WatchTableRequest, _table_pb2.WatchTableResponse]  # type: ignore[assignment]
     """WatchTable streams the caller's personal view: own hole cards, board, pots, stacks, whose turn,
@@ -153,8 +164,9 @@ class TableServiceAsyncStub(TableServiceStub):
     one update per table event. Errors: TABLE_NOT_FOUND.
     """
     SpectateTable: _aio.UnaryStreamMultiCallable[_table_pb2.SpectateTableRequest, _table_pb2.SpectateTableResponse]  # type: ignore[assignment]
-    """SpectateTable streams the public view about 20 seconds late, with no hidden card at all.
-    Errors: TABLE_NOT_FOUND.
+    """SpectateTable streams the public view about 20 seconds late (a setting), with no hidden card at
+    all: first a snapshot that is itself that old, then every event in order, each as late.
+    Errors: TABLE_NOT_FOUND, SPECTATORS_FULL, NOT_ON_ALLOW_LIST (when spectating needs access).
     """
     GetTableSnapshot: _aio.UnaryUnaryMultiCallable[_table_pb2.GetTableSnapshotRequest, _table_pb2.GetTableSnapshotResponse]  # type: ignore[assignment]
     """GetTableSnapshot returns the caller's view of the table now (the public view if not seated).
@@ -170,6 +182,12 @@ class TableServiceAsyncStub(TableServiceStub):
     """MakeHouseDecision takes one decision on a box of the caller's running house-game round.
     Idempotent by `request_id`. Errors: DECISION_NOT_ALLOWED, NOT_YOUR_TURN, AMOUNT_INVALID,
     INSUFFICIENT_FUNDS, HAND_IS_OVER.
+    """
+    MutePlayer: _aio.UnaryUnaryMultiCallable[_table_pb2.MutePlayerRequest, _table_pb2.MutePlayerResponse]  # type: ignore[assignment]
+    """MutePlayer stops a player's chat messages and stickers at one table, or at every table when
+    `table_id` is empty, for `duration_seconds` (0 lifts the mute) (admin); with several shards the
+    mute reaches every shard within seconds (through Redis). Idempotent by `request_id`.
+    Errors: FIELD_REQUIRED, FIELD_INVALID, IDEMPOTENCY_CONFLICT, TABLE_NOT_FOUND, UNAVAILABLE.
     """
 
 class TableServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -255,8 +273,10 @@ class TableServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _table_pb2.SendChatRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_table_pb2.SendChatResponse, _abc.Awaitable[_table_pb2.SendChatResponse]]:
-        """SendChat posts a chat message or a sticker to the table.
-        Idempotent by `request_id`. Errors: CHAT_REJECTED, TABLE_NOT_FOUND.
+        """SendChat posts a chat message or a sticker to the table: seated players only; seated players
+        get it at once, spectators with the table's delay. Idempotent by `request_id`. Errors:
+        NOT_SEATED, CHAT_EMPTY, CHAT_TOO_LONG, CHAT_CONTROL_CHARACTERS, STICKER_UNKNOWN,
+        CHAT_RATE_LIMITED, CHAT_MUTED, TABLE_NOT_FOUND.
         """
 
     @_abc_1.abstractmethod
@@ -276,8 +296,9 @@ class TableServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _table_pb2.SpectateTableRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_abc.Iterator[_table_pb2.SpectateTableResponse], _abc.AsyncIterator[_table_pb2.SpectateTableResponse]]:
-        """SpectateTable streams the public view about 20 seconds late, with no hidden card at all.
-        Errors: TABLE_NOT_FOUND.
+        """SpectateTable streams the public view about 20 seconds late (a setting), with no hidden card at
+        all: first a snapshot that is itself that old, then every event in order, each as late.
+        Errors: TABLE_NOT_FOUND, SPECTATORS_FULL, NOT_ON_ALLOW_LIST (when spectating needs access).
         """
 
     @_abc_1.abstractmethod
@@ -311,6 +332,18 @@ class TableServiceServicer(metaclass=_abc_1.ABCMeta):
         """MakeHouseDecision takes one decision on a box of the caller's running house-game round.
         Idempotent by `request_id`. Errors: DECISION_NOT_ALLOWED, NOT_YOUR_TURN, AMOUNT_INVALID,
         INSUFFICIENT_FUNDS, HAND_IS_OVER.
+        """
+
+    @_abc_1.abstractmethod
+    def MutePlayer(
+        self,
+        request: _table_pb2.MutePlayerRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_table_pb2.MutePlayerResponse, _abc.Awaitable[_table_pb2.MutePlayerResponse]]:
+        """MutePlayer stops a player's chat messages and stickers at one table, or at every table when
+        `table_id` is empty, for `duration_seconds` (0 lifts the mute) (admin); with several shards the
+        mute reaches every shard within seconds (through Redis). Idempotent by `request_id`.
+        Errors: FIELD_REQUIRED, FIELD_INVALID, IDEMPOTENCY_CONFLICT, TABLE_NOT_FOUND, UNAVAILABLE.
         """
 
 def add_TableServiceServicer_to_server(servicer: TableServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
