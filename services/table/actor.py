@@ -138,6 +138,8 @@ class Watcher:
         self.player_id = player_id
         self.queue: asyncio.Queue[table_pb2.WatchTableResponse] = asyncio.Queue(maxsize=size)
         self.snapshots_sent = 0
+        # The last waiting view sent while the caller has no seat (sent again only when it changes).
+        self.waiting = b""
 
 
 @dataclass(slots=True)
@@ -1046,14 +1048,56 @@ class TableActor:
         )
 
     async def snapshot(self, player_id: str) -> table_pb2.TableView:
-        return table_view(self._state(), self._seat_of(player_id))
+        seat = self._seat_of(player_id)
+        state = self._state()
+        return self._waiting_view(state) if seat is None else table_view(state, seat)
+
+    def _waiting_view(self, state: TableState) -> table_pb2.TableView:
+        """What a caller without a seat sees on WatchTable and GetTableSnapshot: the table, who sits
+        where with the stacks of the last settled hand, the phase and the hand's commitment; nothing
+        of a hand's play. Whoever has no seat is a spectator, and spectators see the play only through
+        SpectateTable, the delay late (rules 14)."""
+        view = table_view(state, None)
+        for name in ("street", "to_act_seat", "board", "pots", "legal_actions", "awards"):
+            view.ClearField(name)
+        for seat_view in view.seats:
+            settled = self._seating.player_at(seat_view.seat - 1) if seat_view.seat > 0 else None
+            if settled is not None:
+                seat_view.stack = settled.stack
+            for name in ("bet_this_round", "folded", "all_in", "hole_cards", "time_bank_seconds"):
+                seat_view.ClearField(name)  # type: ignore[arg-type]
+        return view
+
+    def _update_waiting(self, state: TableState) -> None:
+        """Send the waiting view to every watcher without a seat whose view it changes."""
+        waiting = [w for w in self._watchers if self._seat_of(w.player_id) is None]
+        if not waiting:
+            return
+        view = self._waiting_view(state)
+        timeless = table_pb2.TableView()
+        timeless.CopyFrom(view)
+        timeless.ClearField("as_of")
+        key = timeless.SerializeToString(deterministic=True)
+        for watcher in waiting:
+            if watcher.waiting != key:
+                watcher.waiting = key
+                self._put_latest(watcher, table_pb2.WatchTableResponse(view=view))
+
+    def _put_latest(self, watcher: Watcher, update: table_pb2.WatchTableResponse) -> None:
+        try:
+            watcher.queue.put_nowait(update)
+        except asyncio.QueueFull:
+            while not watcher.queue.empty():
+                watcher.queue.get_nowait()
+            watcher.snapshots_sent += 1
+            watcher.queue.put_nowait(update)
 
     async def watch(self, player_id: str) -> Watcher:
         """A WatchTable stream: the full view first; for a seated player the stream is presence
         (a new one within the seat reserve reconnects, and the others see the status change)."""
         watcher = Watcher(player_id, self._t.watch_queue_size)
         self._stream_opened(player_id)
-        first = table_pb2.WatchTableResponse(view=table_view(self._state(), self._seat_of(player_id)))
+        first = table_pb2.WatchTableResponse(view=await self.snapshot(player_id))
         watcher.queue.put_nowait(first)
         self._watchers.add(watcher)
         return watcher
@@ -1251,10 +1295,13 @@ class TableActor:
                 if seat is not None:
                     by_seat.setdefault(seat, []).append(message)
             for watcher, seat in recipients.items():
+                if seat is None:
+                    continue  # no seat, no live play: the waiting view below
                 if seat not in views:
                     views[seat] = table_view(state, seat)
                 self._deliver(watcher, per_seat[seat], views[seat], state)
             self._feed_push(per_seat[None], state)
+        self._update_waiting(state)
         return by_seat
 
     def _publish_notice(self, code: str, text: str, *, seat: int | None = None) -> None:
@@ -1271,9 +1318,12 @@ class TableActor:
         if self._watchers:
             views: dict[int | None, table_pb2.TableView] = {}
             for watcher, recipient in self._recipients().items():
+                if recipient is None:
+                    continue  # chat and notices reach those without a seat through SpectateTable
                 if recipient not in views:
                     views[recipient] = table_view(state, recipient)
                 self._deliver(watcher, message, views[recipient], state)
+            self._update_waiting(state)
         self._feed_push(message, state)
         return message
 
@@ -1289,7 +1339,8 @@ class TableActor:
                 watcher.queue.get_nowait()
             watcher.snapshots_sent += 1
             seat = self._seat_of(watcher.player_id)
-            watcher.queue.put_nowait(table_pb2.WatchTableResponse(view=table_view(state, seat)))
+            view = self._waiting_view(state) if seat is None else table_view(state, seat)
+            watcher.queue.put_nowait(table_pb2.WatchTableResponse(view=view))
 
 
 async def _nothing() -> None:

@@ -61,11 +61,12 @@ def actor(queue_size: int = 4, *sessions: SeatSession) -> TableActor:
 
 
 async def test_a_slow_watcher_holds_at_most_its_queue_and_gets_a_fresh_snapshot() -> None:
-    # Ann's seat session is open: the table seats her again as it opens; only seated players chat.
+    # Ann's seat session is open: the table seats her again as it opens; only seated players chat,
+    # and only a seated watcher sees the table live (without a seat it is the spectators' view).
     table = actor(4, SeatSession("r.1:s", "ann", 1, 500))
     table.start()
     try:
-        watcher = await table.call(lambda: table.watch("lazy"))
+        watcher = await table.call(lambda: table.watch("ann"))
         for n in range(50):
             await table.call(lambda n=n: table.chat("ann", f"c{n}", f"hello {n}", ""))
         assert watcher.queue.qsize() <= 4

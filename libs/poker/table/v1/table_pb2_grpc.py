@@ -182,7 +182,9 @@ class TableServiceServicer:
     def WatchTable(self, request, context):
         """WatchTable streams the caller's personal view: own hole cards, board, pots, stacks, whose turn,
         the caller's legal actions with amounts, timers and showdowns. A full view is sent first, then
-        one update per table event. Errors: TABLE_NOT_FOUND.
+        one update per table event. A caller without a seat is a spectator: it gets the waiting view
+        (seats, settled stacks, phase; no play) whenever that changes, and the play only through
+        SpectateTable, the delay late. Errors: TABLE_NOT_FOUND.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -198,7 +200,7 @@ class TableServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetTableSnapshot(self, request, context):
-        """GetTableSnapshot returns the caller's view of the table now (the public view if not seated).
+        """GetTableSnapshot returns the caller's view of the table now (the waiting view if not seated).
         Errors: TABLE_NOT_FOUND.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)

@@ -80,7 +80,9 @@ class TableServiceStub:
     WatchTable: _grpc.UnaryStreamMultiCallable[_table_pb2.WatchTableRequest, _table_pb2.WatchTableResponse]
     """WatchTable streams the caller's personal view: own hole cards, board, pots, stacks, whose turn,
     the caller's legal actions with amounts, timers and showdowns. A full view is sent first, then
-    one update per table event. Errors: TABLE_NOT_FOUND.
+    one update per table event. A caller without a seat is a spectator: it gets the waiting view
+    (seats, settled stacks, phase; no play) whenever that changes, and the play only through
+    SpectateTable, the delay late. Errors: TABLE_NOT_FOUND.
     """
     SpectateTable: _grpc.UnaryStreamMultiCallable[_table_pb2.SpectateTableRequest, _table_pb2.SpectateTableResponse]
     """SpectateTable streams the public view about 20 seconds late (a setting), with no hidden card at
@@ -88,7 +90,7 @@ class TableServiceStub:
     Errors: TABLE_NOT_FOUND, SPECTATORS_FULL, NOT_ON_ALLOW_LIST (when spectating needs access).
     """
     GetTableSnapshot: _grpc.UnaryUnaryMultiCallable[_table_pb2.GetTableSnapshotRequest, _table_pb2.GetTableSnapshotResponse]
-    """GetTableSnapshot returns the caller's view of the table now (the public view if not seated).
+    """GetTableSnapshot returns the caller's view of the table now (the waiting view if not seated).
     Errors: TABLE_NOT_FOUND.
     """
     PlaceHouseBets: _grpc.UnaryUnaryMultiCallable[_table_pb2.PlaceHouseBetsRequest, _table_pb2.PlaceHouseBetsResponse]
@@ -161,7 +163,9 @@ class TableServiceAsyncStub(TableServiceStub):
     WatchTable: _aio.UnaryStreamMultiCallable[_table_pb2.WatchTableRequest, _table_pb2.WatchTableResponse]  # type: ignore[assignment]
     """WatchTable streams the caller's personal view: own hole cards, board, pots, stacks, whose turn,
     the caller's legal actions with amounts, timers and showdowns. A full view is sent first, then
-    one update per table event. Errors: TABLE_NOT_FOUND.
+    one update per table event. A caller without a seat is a spectator: it gets the waiting view
+    (seats, settled stacks, phase; no play) whenever that changes, and the play only through
+    SpectateTable, the delay late. Errors: TABLE_NOT_FOUND.
     """
     SpectateTable: _aio.UnaryStreamMultiCallable[_table_pb2.SpectateTableRequest, _table_pb2.SpectateTableResponse]  # type: ignore[assignment]
     """SpectateTable streams the public view about 20 seconds late (a setting), with no hidden card at
@@ -169,7 +173,7 @@ class TableServiceAsyncStub(TableServiceStub):
     Errors: TABLE_NOT_FOUND, SPECTATORS_FULL, NOT_ON_ALLOW_LIST (when spectating needs access).
     """
     GetTableSnapshot: _aio.UnaryUnaryMultiCallable[_table_pb2.GetTableSnapshotRequest, _table_pb2.GetTableSnapshotResponse]  # type: ignore[assignment]
-    """GetTableSnapshot returns the caller's view of the table now (the public view if not seated).
+    """GetTableSnapshot returns the caller's view of the table now (the waiting view if not seated).
     Errors: TABLE_NOT_FOUND.
     """
     PlaceHouseBets: _aio.UnaryUnaryMultiCallable[_table_pb2.PlaceHouseBetsRequest, _table_pb2.PlaceHouseBetsResponse]  # type: ignore[assignment]
@@ -287,7 +291,9 @@ class TableServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_abc.Iterator[_table_pb2.WatchTableResponse], _abc.AsyncIterator[_table_pb2.WatchTableResponse]]:
         """WatchTable streams the caller's personal view: own hole cards, board, pots, stacks, whose turn,
         the caller's legal actions with amounts, timers and showdowns. A full view is sent first, then
-        one update per table event. Errors: TABLE_NOT_FOUND.
+        one update per table event. A caller without a seat is a spectator: it gets the waiting view
+        (seats, settled stacks, phase; no play) whenever that changes, and the play only through
+        SpectateTable, the delay late. Errors: TABLE_NOT_FOUND.
         """
 
     @_abc_1.abstractmethod
@@ -307,7 +313,7 @@ class TableServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _table_pb2.GetTableSnapshotRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_table_pb2.GetTableSnapshotResponse, _abc.Awaitable[_table_pb2.GetTableSnapshotResponse]]:
-        """GetTableSnapshot returns the caller's view of the table now (the public view if not seated).
+        """GetTableSnapshot returns the caller's view of the table now (the waiting view if not seated).
         Errors: TABLE_NOT_FOUND.
         """
 
