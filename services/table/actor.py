@@ -93,6 +93,7 @@ class Timings:
     timeout_hands_to_sit_out: int = 3
     spectator_delay_seconds: float = 20.0
     max_spectators: int = 200
+    max_streams_per_player: int = 4
     spectators_need_access: bool = False
 
 
@@ -1095,6 +1096,15 @@ class TableActor:
     async def watch(self, player_id: str) -> Watcher:
         """A WatchTable stream: the full view first; for a seated player the stream is presence
         (a new one within the seat reserve reconnects, and the others see the status change)."""
+        open_streams = sum(1 for w in self._watchers if w.player_id == player_id)
+        if open_streams >= self._t.max_streams_per_player:
+            # A client reconnecting in a loop without closing its streams must not fill the table.
+            raise ResourceExhausted(
+                "WATCH_STREAMS_EXCEEDED",
+                f"at most {self._t.max_streams_per_player} WatchTable streams per player at a table; "
+                "close one first",
+                {"max_streams_per_player": str(self._t.max_streams_per_player)},
+            )
         watcher = Watcher(player_id, self._t.watch_queue_size)
         self._stream_opened(player_id)
         first = table_pb2.WatchTableResponse(view=await self.snapshot(player_id))

@@ -78,6 +78,7 @@ def timings_from(settings: TableSettings) -> Timings:
         timeout_hands_to_sit_out=settings.timeout_hands_to_sit_out,
         spectator_delay_seconds=settings.spectator_delay_seconds,
         max_spectators=settings.max_spectators,
+        max_streams_per_player=settings.max_streams_per_player,
         spectators_need_access=settings.spectators_need_access,
     )
 

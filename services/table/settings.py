@@ -81,6 +81,9 @@ class TableSettings(ServiceSettings):
         20.0, help="how late spectators see the public view (rules 14)", check=_not_negative
     )
     max_spectators: int = setting(200, help="spectators one table serves at once", check=positive)
+    max_streams_per_player: int = setting(
+        4, help="WatchTable streams one player may hold open at one table", check=positive
+    )
     spectators_need_access: bool = setting(
         False, help="true: spectating a room checks the allow-lists as a seat does (closed access)"
     )

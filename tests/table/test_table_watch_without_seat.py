@@ -56,3 +56,37 @@ async def test_a_watcher_without_a_seat_sees_no_play_until_it_sits_down(world: T
     assert live.to_act_seat != 0
     for p in (ann, bob, cat):
         await p.close()
+
+
+async def test_one_player_holds_at_most_a_few_streams_at_a_table(world: TableWorld) -> None:
+    import grpc
+
+    from service_runtime.testing import reason_of
+
+    table_id, ann, bob = await seated_pair(world)
+    extra = [Player(ann.player_id, world.table_channel, table_id) for _ in range(3)]
+    for p in extra:  # ann's own stream is the first of four
+        await p.watch()
+    refused = ann.stub.WatchTable(A.WatchTableRequest(table_id=table_id), metadata=ann.metadata)
+    with pytest.raises(grpc.aio.AioRpcError) as error:
+        await refused.read()
+    assert (error.value.code(), reason_of(error.value)) == (
+        grpc.StatusCode.RESOURCE_EXHAUSTED,
+        "WATCH_STREAMS_EXCEEDED",
+    )
+    # Closing one makes room again; the other player was never limited by ann's streams.
+    await extra[0].close()
+    again = Player(ann.player_id, world.table_channel, table_id)
+    await wait_for(lambda: _opens(again))
+    for p in (ann, bob, again, *extra[1:]):
+        await p.close()
+
+
+async def _opens(player: Player) -> bool:
+    import grpc
+
+    try:
+        await player.watch()
+    except grpc.aio.AioRpcError:
+        return False
+    return True

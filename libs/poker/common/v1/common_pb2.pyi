@@ -382,6 +382,10 @@ class _ErrorReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ErrorReas
     UNAVAILABLE: the (extra, empty) table was closed while the call waited; retry to reach the
     room's open table.
     """
+    ERROR_REASON_WATCH_STREAMS_EXCEEDED: _ErrorReason.ValueType  # 751
+    """RESOURCE_EXHAUSTED: the player already holds the most WatchTable streams one player may hold
+    open at one table; close one first.
+    """
 
 class ErrorReason(_ErrorReason, metaclass=_ErrorReasonEnumTypeWrapper):
     """ErrorReason is the catalogue of stable reasons carried in `google.rpc.ErrorInfo.reason` (with
@@ -659,6 +663,10 @@ ERROR_REASON_TABLE_CLOSED: ErrorReason.ValueType  # 750
 """Table service (750-799).
 UNAVAILABLE: the (extra, empty) table was closed while the call waited; retry to reach the
 room's open table.
+"""
+ERROR_REASON_WATCH_STREAMS_EXCEEDED: ErrorReason.ValueType  # 751
+"""RESOURCE_EXHAUSTED: the player already holds the most WatchTable streams one player may hold
+open at one table; close one first.
 """
 Global___ErrorReason: _TypeAlias = ErrorReason  # noqa: Y015
 

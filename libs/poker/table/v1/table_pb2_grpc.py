@@ -184,7 +184,8 @@ class TableServiceServicer:
         the caller's legal actions with amounts, timers and showdowns. A full view is sent first, then
         one update per table event. A caller without a seat is a spectator: it gets the waiting view
         (seats, settled stacks, phase; no play) whenever that changes, and the play only through
-        SpectateTable, the delay late. Errors: TABLE_NOT_FOUND.
+        SpectateTable, the delay late. Errors: TABLE_NOT_FOUND, WATCH_STREAMS_EXCEEDED (at most
+        `POKER_TABLE_MAX_STREAMS_PER_PLAYER` open streams per player at a table).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -82,7 +82,8 @@ class TableServiceStub:
     the caller's legal actions with amounts, timers and showdowns. A full view is sent first, then
     one update per table event. A caller without a seat is a spectator: it gets the waiting view
     (seats, settled stacks, phase; no play) whenever that changes, and the play only through
-    SpectateTable, the delay late. Errors: TABLE_NOT_FOUND.
+    SpectateTable, the delay late. Errors: TABLE_NOT_FOUND, WATCH_STREAMS_EXCEEDED (at most
+    `POKER_TABLE_MAX_STREAMS_PER_PLAYER` open streams per player at a table).
     """
     SpectateTable: _grpc.UnaryStreamMultiCallable[_table_pb2.SpectateTableRequest, _table_pb2.SpectateTableResponse]
     """SpectateTable streams the public view about 20 seconds late (a setting), with no hidden card at
@@ -165,7 +166,8 @@ class TableServiceAsyncStub(TableServiceStub):
     the caller's legal actions with amounts, timers and showdowns. A full view is sent first, then
     one update per table event. A caller without a seat is a spectator: it gets the waiting view
     (seats, settled stacks, phase; no play) whenever that changes, and the play only through
-    SpectateTable, the delay late. Errors: TABLE_NOT_FOUND.
+    SpectateTable, the delay late. Errors: TABLE_NOT_FOUND, WATCH_STREAMS_EXCEEDED (at most
+    `POKER_TABLE_MAX_STREAMS_PER_PLAYER` open streams per player at a table).
     """
     SpectateTable: _aio.UnaryStreamMultiCallable[_table_pb2.SpectateTableRequest, _table_pb2.SpectateTableResponse]  # type: ignore[assignment]
     """SpectateTable streams the public view about 20 seconds late (a setting), with no hidden card at
@@ -293,7 +295,8 @@ class TableServiceServicer(metaclass=_abc_1.ABCMeta):
         the caller's legal actions with amounts, timers and showdowns. A full view is sent first, then
         one update per table event. A caller without a seat is a spectator: it gets the waiting view
         (seats, settled stacks, phase; no play) whenever that changes, and the play only through
-        SpectateTable, the delay late. Errors: TABLE_NOT_FOUND.
+        SpectateTable, the delay late. Errors: TABLE_NOT_FOUND, WATCH_STREAMS_EXCEEDED (at most
+        `POKER_TABLE_MAX_STREAMS_PER_PLAYER` open streams per player at a table).
         """
 
     @_abc_1.abstractmethod
