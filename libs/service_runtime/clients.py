@@ -29,8 +29,12 @@ RETRY_SERVICE_CONFIG = {
 }
 
 
-class _CallDefaults(grpc.aio.UnaryUnaryClientInterceptor, grpc.aio.UnaryStreamClientInterceptor):  # type: ignore[misc]
-    """Adds the default deadline, the bearer token and the current request id to each call."""
+class _CallDefaults:
+    """Adds the default deadline, the bearer token and the current request id to each call.
+
+    grpc.aio files an interceptor under the first kind it is an instance of, so one object that is
+    both kinds would never see a stream: each kind gets its own object (`_UnaryDefaults`,
+    `_StreamDefaults`)."""
 
     def __init__(self, timeout_seconds: float, token: Callable[[], str] | None) -> None:
         self._timeout = timeout_seconds
@@ -51,9 +55,13 @@ class _CallDefaults(grpc.aio.UnaryUnaryClientInterceptor, grpc.aio.UnaryStreamCl
             wait_for_ready=details.wait_for_ready,
         )
 
+
+class _UnaryDefaults(_CallDefaults, grpc.aio.UnaryUnaryClientInterceptor):  # type: ignore[misc]
     async def intercept_unary_unary(self, continuation: Any, details: Any, request: Any) -> Any:
         return await continuation(self._details(details), request)
 
+
+class _StreamDefaults(_CallDefaults, grpc.aio.UnaryStreamClientInterceptor):  # type: ignore[misc]
     async def intercept_unary_stream(self, continuation: Any, details: Any, request: Any) -> Any:
         # Streams live as long as the subscriber wants; only unary calls get the default deadline.
         new = self._details(details)
@@ -74,5 +82,5 @@ def create_channel(
             ("grpc.enable_retries", 1),
             ("grpc.service_config", json.dumps(RETRY_SERVICE_CONFIG)),
         ],
-        interceptors=[_CallDefaults(timeout_seconds, token)],
+        interceptors=[_UnaryDefaults(timeout_seconds, token), _StreamDefaults(timeout_seconds, token)],
     )

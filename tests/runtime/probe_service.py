@@ -24,6 +24,7 @@ PROBE_ACCESS = AccessPolicy(
         f"/{SERVICE}/AdminOnly": ADMIN_ONLY,
         f"/{SERVICE}/Parse": ANY_CALLER,
         f"/{SERVICE}/Count": ANY_CALLER,
+        f"/{SERVICE}/WhoamiStream": ANY_CALLER,
     }
 )
 
@@ -55,6 +56,10 @@ async def _count(request: bytes, context: Any) -> AsyncIterator[bytes]:
         yield str(index).encode()
 
 
+async def _whoami_stream(request: bytes, context: Any) -> AsyncIterator[bytes]:
+    yield current_caller().subject.encode()
+
+
 def probe_handler() -> grpc.GenericRpcHandler:
     def unary(fn: Any) -> grpc.RpcMethodHandler:
         return grpc.unary_unary_rpc_method_handler(fn)
@@ -74,5 +79,6 @@ def probe_handler() -> grpc.GenericRpcHandler:
                 response_serializer=health_pb2.HealthCheckResponse.SerializeToString,
             ),
             "Count": grpc.unary_stream_rpc_method_handler(_count),
+            "WhoamiStream": grpc.unary_stream_rpc_method_handler(_whoami_stream),
         },
     )

@@ -19,6 +19,15 @@ async def test_channel_sends_the_bearer_token() -> None:
         assert await channel.unary_unary("/test.Probe/Whoami")(b"") == b"table"
 
 
+async def test_a_stream_through_the_channel_carries_the_bearer_token_too() -> None:
+    async with (
+        running_server([], PROBE_ACCESS, extra_handlers=[probe_handler()]) as (server, _),
+        create_channel(f"127.0.0.1:{server.port}", token=lambda: token_for("table", "service")) as channel,
+    ):
+        replies = [reply async for reply in channel.unary_stream("/test.Probe/WhoamiStream")(b"")]
+        assert replies == [b"table"]
+
+
 async def test_every_call_gets_the_default_deadline() -> None:
     async with (
         running_server([], PROBE_ACCESS, extra_handlers=[probe_handler()]) as (server, _),
