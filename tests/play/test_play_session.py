@@ -193,6 +193,8 @@ async def test_a_person_signs_in_buys_sits_plays_a_hand_reconnects_leaves_and_ve
                 assert view is not None
                 if view.hand_id != first_hand or (view.awards and not view.legal_actions.actions):
                     break
+                # Before the showdown the client holds no face-up card of another seat.
+                assert all(c.hidden for s in view.seats if s.player_id != name for c in s.hole_cards)
                 mine = next(s for s in view.seats if s.seat == table.seat)
                 saw_own_cards |= len(mine.hole_cards) == 2 and all(not c.hidden for c in mine.hole_cards)
                 turn = text_of(table, "#turn")
