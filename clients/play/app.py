@@ -46,6 +46,8 @@ class Session:
     platform: Platform
     commitments: dict[str, str] = field(default_factory=dict)
     rooms: dict[str, lobby_pb2.Room] = field(default_factory=dict)
+    # The client seed I set for each hand it went into (docs/fairness.md, player entropy).
+    client_seeds: dict[str, str] = field(default_factory=dict)
 
     def remember_commitment(self, hand_id: str, commitment: str, dealt: bool) -> None:
         # Only a commitment seen before any card counts as "shown before the deal".

@@ -14,7 +14,7 @@ from google.rpc import error_details_pb2, status_pb2
 
 from clients.play.identity import Identity
 from clients.play.settings import PlaySettings
-from clients.play.view_model import FairnessReport, dealt_positions, fairness_report
+from clients.play.view_model import FairnessReport, dealt_positions, fairness_report, own_seed_check
 from poker.cashier.v1 import cashier_pb2, cashier_pb2_grpc
 from poker.common.v1 import common_pb2
 from poker.fairness.v1 import fairness_pb2, fairness_pb2_grpc
@@ -231,6 +231,16 @@ class Platform:
             request.text = text
         return await _call(self.table(address).SendChat(request))
 
+    async def set_seed(self, address: str, table_id: str, seed: str, request_id: str) -> str:
+        """Add my client seed to the next hand's shuffle; the hand it goes into."""
+        reply = await _call(
+            self.table(address).SetPlayerSeed(
+                table_pb2.SetPlayerSeedRequest(request_id=request_id, table_id=table_id, client_seed=seed)
+            )
+        )
+        hand_id: str = reply.hand_id
+        return hand_id
+
     async def snapshot(self, address: str, table_id: str) -> table_pb2.TableView:
         reply = await _call(
             self.table(address).GetTableSnapshot(table_pb2.GetTableSnapshotRequest(table_id=table_id))
@@ -298,7 +308,9 @@ class Platform:
 
     # ------------------------------------------------------------------------------- fairness
 
-    async def verify(self, record: history_pb2.HandRecord, shown_commitment: str) -> FairnessReport:
+    async def verify(
+        self, record: history_pb2.HandRecord, shown_commitment: str, own_seed: str = ""
+    ) -> FairnessReport:
         """Fetch the reveal and recompute the deck here (docs/fairness.md), so the verdict does not rest
         on the server's word; check the cards the player saw and the commitment shown before the deal."""
         reveal = (
@@ -351,6 +363,14 @@ class Platform:
             ):
                 first = check_shown_commitment(record.seed_commitment, published_record.commitment)
             mismatch = describe_mismatch(first) if first is not None else None
+        own_seed_line = ""
+        if own_seed:
+            entries = [
+                (int(e.seat), e.player_id, bytes(e.client_seed)) for e in published_record.client_seeds
+            ]
+            seed_ok, own_seed_line = own_seed_check(entries, self.identity.player_id, own_seed)
+            if not seed_ok and mismatch is None:
+                mismatch = own_seed_line
         return fairness_report(
             hand_id=record.hand_id,
             commitment=published_record.commitment,
@@ -360,4 +380,5 @@ class Platform:
             dealt_checked=checked,
             computed_commitment=computed,
             server_verdict_pass=server.verdict == fairness_pb2.VERDICT_PASS,
+            own_seed_line=own_seed_line,
         )

@@ -125,7 +125,9 @@ class HistoryScreen(Screen[None]):
             return
         self.query_one("#verdict", Static).update("")
         try:
-            self.report = await platform.verify(record, self.session.commitments.get(hand_id, ""))
+            self.report = await platform.verify(
+                record, self.session.commitments.get(hand_id, ""), self.session.client_seeds.get(hand_id, "")
+            )
         except PlayError as error:
             # A hand revealed moments ago may not be revealed yet (HAND_NOT_FINISHED): say so.
             self.query_one("#verdict", Static).update(f"cannot verify yet: {error_text(error)}")

@@ -54,6 +54,8 @@ class TableScreen(Screen[None]):
         self.log_lines: list[str] = []
         self.feed: TableFeed | None = None
         self._turn_key = ""
+        self.client_seed = ""
+        self._seeded: set[str] = set()
 
     @property
     def session(self) -> Session:
@@ -93,6 +95,9 @@ class TableScreen(Screen[None]):
             yield Input("", id="chat", placeholder="chat (Enter sends)", max_length=200)
             for sticker, label in vm.STICKERS.items():
                 yield Button(label, id=f"sticker-{sticker}")
+        with Horizontal(classes="row", id="seed-row"):
+            yield Input("", id="seed", placeholder="my client seed", max_length=vm.MAX_CLIENT_SEED)
+            yield Button("Use my seed for every hand", id="set-seed")
         with Horizontal(classes="row"):
             yield Button("Back" if self.spectator else "Leave table", id="leave", variant="error")
         yield Static("", id="message", classes="line message")
@@ -103,6 +108,7 @@ class TableScreen(Screen[None]):
             self.query_one("#actions").display = False
             self.query_one("#amount-row").display = False
             self.query_one("#chat-row").display = False
+            self.query_one("#seed-row").display = False
         self._show_actions(None)
         platform = self.session.platform
         self.feed = TableFeed(
@@ -153,6 +159,33 @@ class TableScreen(Screen[None]):
             if line:
                 self._log(line)
         self._render_view(view)
+        if self._seed_open(view):
+            self._seeded.add(view.hand_id)
+            self.run_worker(self._send_seed(view.hand_id), group="seed")
+
+    def _seed_open(self, view: table_pb2.TableView) -> bool:
+        """A committed hand not yet dealt takes client seeds (docs/fairness.md, player entropy)."""
+        return (
+            bool(self.client_seed)
+            and not self.spectator
+            and bool(view.hand_id and view.seed_commitment)
+            and view.phase != table_pb2.TABLE_PHASE_HAND_IN_PROGRESS
+            and not self._any_card(view)
+            and view.hand_id not in self._seeded
+        )
+
+    async def _send_seed(self, hand_id: str) -> None:
+        seed = self.client_seed
+        try:
+            taken = await self.session.platform.set_seed(
+                self.feed.address if self.feed else self.address, self.table_id, seed, new_request_id()
+            )
+        except PlayError as error:
+            # ENTROPY_CLOSED: the hand was sealed first; the seed goes into the next one.
+            self._log(f"· your seed missed hand {vm.short_id(hand_id)} ({error.reason or error.code})")
+            return
+        self.session.client_seeds[taken] = seed
+        self._log(f"· your seed goes into hand {vm.short_id(taken)}")
 
     @staticmethod
     def _any_card(view: table_pb2.TableView) -> bool:
@@ -200,8 +233,21 @@ class TableScreen(Screen[None]):
             self._slide(button_id)
         elif button_id.startswith("sticker-"):
             await self._chat(sticker_id=button_id.removeprefix("sticker-"))
+        elif button_id == "set-seed":
+            self._use_seed()
         elif button_id == "leave":
             await self.action_leave()
+
+    def _use_seed(self) -> None:
+        try:
+            self.client_seed = vm.check_client_seed(self.query_one("#seed", Input).value)
+        except vm.AmountError as error:
+            self.say(str(error))
+            return
+        self.say(f"your client seed goes into every hand from the next commitment on: {self.client_seed}")
+        if self.view is not None and self._seed_open(self.view):
+            self._seeded.add(self.view.hand_id)
+            self.run_worker(self._send_seed(self.view.hand_id), group="seed")
 
     async def on_input_submitted(self, event: Input.Submitted) -> None:
         if event.input.id == "chat" and event.value.strip():

@@ -470,6 +470,29 @@ def dealt_positions(record: history_pb2.HandRecord) -> list[tuple[int, int]]:
     return dealt
 
 
+MAX_CLIENT_SEED = 64
+
+
+def check_client_seed(text: str) -> str:
+    """A client seed as the table takes it: 1 to 64 printable ASCII characters."""
+    seed = text.strip()
+    if not 1 <= len(seed) <= MAX_CLIENT_SEED or not all(" " < ch <= "~" for ch in seed):
+        raise AmountError("a client seed is 1 to 64 printable characters, no spaces")
+    return seed
+
+
+def own_seed_check(entries: Sequence[tuple[int, str, bytes]], me: str, seed: str) -> tuple[bool, str]:
+    """Whether the seed I set is in the reveal at my seat: (seat, player id, seed bytes) entries; the
+    reveal shows my own entry with my player id (docs/fairness.md)."""
+    mine = [(seat, value) for seat, player, value in entries if player == me]
+    if not mine:
+        return False, "your client seed: NOT in the shuffle (no entry at your seat)"
+    seat, value = mine[0]
+    if value != seed.encode():
+        return False, f"your client seed: the entry at seat {seat} is NOT the seed you set"
+    return True, f"your client seed: in the shuffle at seat {seat}"
+
+
 @dataclass(frozen=True)
 class FairnessReport:
     passed: bool
@@ -486,6 +509,7 @@ def fairness_report(
     dealt_checked: int,
     computed_commitment: str,
     server_verdict_pass: bool,
+    own_seed_line: str = "",
 ) -> FairnessReport:
     """The verdict as the client shows it: the local recomputation decides; the server's is beside it."""
     passed = mismatch is None
@@ -495,6 +519,7 @@ def fairness_report(
         f"published commitment  {commitment}",
         f"recomputed here       {computed_commitment or '-'}",
         f"client seeds at seats {seats}",
+        *([own_seed_line] if own_seed_line else []),
         f"cards you saw checked against the recomputed deck: {dealt_checked}",
         f"fairness service's own verdict: {'PASS' if server_verdict_pass else 'FAIL'}",
         "VERDICT: PASS - the deck came from the committed seed" if passed else f"VERDICT: FAIL - {mismatch}",

@@ -81,7 +81,8 @@ def cluster(postgres_server_url: str, tmp_path_factory: pytest.TempPathFactory) 
                     "POKER_TABLE_FAIRNESS_ADDRESS": fairness.address,
                     "POKER_TABLE_HISTORY_ADDRESS": history.address,
                     "POKER_TABLE_ADVERTISE_ADDRESS": f"127.0.0.1:{proxy_port}",
-                    "POKER_TABLE_COUNTDOWN_SECONDS": "0.3",
+                    # Long enough for the client to send its seed for the next hand in the countdown.
+                    "POKER_TABLE_COUNTDOWN_SECONDS": "1.0",
                     "POKER_TABLE_ACTION_SECONDS": "20",
                     "POKER_TABLE_TIME_BANK_SECONDS": "5",
                     "POKER_TABLE_RETRY_INITIAL_SECONDS": "0.05",

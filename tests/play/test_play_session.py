@@ -151,6 +151,11 @@ async def test_a_person_signs_in_buys_sits_plays_a_hand_reconnects_leaves_and_ve
             assert isinstance(table, TableScreen)
             await until(pilot, lambda: table.seat > 0, what="seated in the view")
 
+            # My client seed goes into every hand from the next commitment on.
+            await type_into(pilot, "#seed", "ann-entropy-42")
+            await press(pilot, "#set-seed")
+            assert table.client_seed == "ann-entropy-42"
+
             # The opponent sits over gRPC and plays check / call.
             await bob.watch()
             await bob.sit(1000)
@@ -171,6 +176,9 @@ async def test_a_person_signs_in_buys_sits_plays_a_hand_reconnects_leaves_and_ve
             first_hand = table.view.hand_id
             # The commitment was on screen before any card, and the client kept it for the check.
             assert len(table.session.commitments.get(first_hand, "")) == 64
+            await until(
+                pilot, lambda: first_hand in table.session.client_seeds, what="my seed in the first hand"
+            )
 
             bet_typed = False
             saw_countdown = False
@@ -292,6 +300,9 @@ async def test_a_person_signs_in_buys_sits_plays_a_hand_reconnects_leaves_and_ve
             assert history.report is not None, text_of(history, "#verdict")
             assert history.report.passed, history.report.lines
             assert history.report.lines[0].startswith(f"hand {first_hand} ")
+            assert any(
+                line.startswith("your client seed: in the shuffle at seat") for line in history.report.lines
+            )
             assert "VERDICT: PASS" in text_of(history, "#verdict")
             assert any(
                 "cards you saw checked against the recomputed deck: " in line for line in history.report.lines

@@ -340,3 +340,23 @@ def test_card_positions_to_exchange_are_zero_to_four_each_once() -> None:
     for bad in ("", "5", "1 1", "x"):
         with pytest.raises(vm.AmountError):
             vm.parse_card_positions(bad)
+
+
+def test_my_client_seed_must_be_in_the_reveal_at_my_seat_exactly_as_i_set_it() -> None:
+    entries = [(1, "ann", b"ann-seed"), (2, "", b"someone-else")]
+    assert vm.own_seed_check(entries, "ann", "ann-seed") == (
+        True,
+        "your client seed: in the shuffle at seat 1",
+    )
+    changed, line = vm.own_seed_check(entries, "ann", "other")
+    assert not changed
+    assert "NOT the seed you set" in line
+    missing, _ = vm.own_seed_check(entries[1:], "ann", "ann-seed")
+    assert not missing
+
+
+def test_a_client_seed_is_one_to_64_printable_characters() -> None:
+    assert vm.check_client_seed(" abc~1 ") == "abc~1"
+    for bad in ("", "a b", "x" * 65, "é"):
+        with pytest.raises(vm.AmountError):
+            vm.check_client_seed(bad)
