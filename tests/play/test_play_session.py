@@ -19,12 +19,14 @@ from textual.widgets import Button, Input, Static
 
 from clients.play.app import LobbyScreen, PokerPlayApp, SignInScreen
 from clients.play.feed import Link
+from clients.play.gateway import PlayError
 from clients.play.history_screen import HistoryScreen
 from clients.play.house_screen import HouseScreen
 from clients.play.identity import production_identity
 from clients.play.settings import PlaySettings
 from clients.play.table_screen import TableScreen
 from poker.cashier.v1 import cashier_pb2, cashier_pb2_grpc
+from poker.common.v1 import common_pb2
 from poker.table.v1 import table_pb2
 from service_runtime.testing import token_for
 from tests.play.conftest import Cluster
@@ -386,4 +388,20 @@ async def test_in_production_the_client_takes_a_token_and_leaves_purchases_to_th
         assert f"Signed in as {player} (production token)" in text_of(lobby, "#who")
         assert "go through the payments gateway" in text_of(lobby, "#buy-note")
         assert lobby.query_one("#buy-gram", Button).disabled
-        assert await app.session.platform.balances() if app.session else False
+        assert app.session is not None
+        with pytest.raises(PlayError) as refused:
+            await app.session.platform.buy_chips(common_pb2.CHIP_POOL_GRAM, 100, "pat-1")
+        assert refused.value.reason == "ROLE_REQUIRED"
+        # The cashier agrees: a player's own token cannot record a purchase.
+        async with grpc.aio.insecure_channel(cluster.cashier.address) as channel:
+            with pytest.raises(grpc.aio.AioRpcError) as denied:
+                await cashier_pb2_grpc.CashierServiceStub(channel).Purchase(
+                    cashier_pb2.PurchaseRequest(
+                        payment_reference="pat-1",
+                        player_id=player,
+                        source=cashier_pb2.PAYMENT_SOURCE_GRAM,
+                        amount_minor=100 * 10**6,
+                    ),
+                    metadata=(("authorization", f"Bearer {app.session.platform.identity.token()}"),),
+                )
+        assert denied.value.code() == grpc.StatusCode.PERMISSION_DENIED
