@@ -15,7 +15,7 @@ from collections.abc import Callable
 import grpc
 import pytest
 from textual.pilot import Pilot
-from textual.widgets import Button, Input, Static
+from textual.widgets import Button, DataTable, Input, Static
 
 from clients.play.app import LobbyScreen, PokerPlayApp, SignInScreen
 from clients.play.feed import Link
@@ -143,9 +143,23 @@ async def test_a_person_signs_in_buys_sits_plays_a_hand_reconnects_leaves_and_ve
             )
 
             # Choose the room: stakes and the buy-in (the room's one entry, rules 6) are shown.
-            await lobby.select_room("nlhe-gram-duel")
+            # With the keyboard: focus the room list and arrow down to the room.
+            rooms = lobby.query_one("#rooms", DataTable)
+            rooms.focus()
             await pilot.pause()
-            assert "stakes 5/10" in text_of(lobby, "#room-detail")
+            for _ in range(rooms.get_row_index("nlhe-gram-duel") - rooms.cursor_row):
+                await pilot.press("down")
+            duel = lobby.session.rooms["nlhe-gram-duel"]
+            await until(
+                pilot,
+                lambda: (
+                    text_of(lobby, "#room-detail").startswith(f"{duel.display_name} - ")
+                    and "nlhe-gram-duel.1" in text_of(lobby, "#room-detail")
+                ),
+                what="the room and its table shown",
+            )
+            assert lobby.selected is duel
+            assert "stakes 5/10, buy-in 1,000" in text_of(lobby, "#room-detail")
             assert lobby.query_one("#buy-in", Input).value == "1000"
             await press(pilot, "#sit")
             await until(pilot, lambda: isinstance(app.screen, TableScreen), what="table screen")
