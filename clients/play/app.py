@@ -309,7 +309,7 @@ class LobbyScreen(Screen[None]):
         except PlayError as error:
             self.say(f"cannot find the table: {error_text(error)}")
             return
-        await self.app.push_screen(TableScreen(room, self.open_table, joined.address, seat=-1))
+        await self.app.push_screen(TableScreen(room, self.open_table, joined.address))
 
     async def _watch(self) -> None:
         from clients.play.table_screen import TableScreen

@@ -7,11 +7,11 @@ from __future__ import annotations
 import base64
 import json
 import re
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from service_runtime.auth import Role, ServiceName, TokenKeys
-from service_runtime.service_tokens import ServiceTokenSource
+from service_runtime.auth import Role, ServiceName, TokenKeys, mint_token
 
 # A display name at the table and in history is 1-32 characters; a player id may not contain `/`.
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,31}")
@@ -43,20 +43,22 @@ def check_name(name: str) -> str:
     return name
 
 
-class _PlayerTokenSource(ServiceTokenSource):
-    """A renewing player token (the service token source with the player role)."""
+class RenewingToken:
+    """A development token for `subject` with `roles`, minted again at half its lifetime."""
 
-    def __init__(self, keys: TokenKeys, subject: str) -> None:
-        super().__init__(keys, subject, ttl_seconds=3600)
-        self._player_keys = keys
+    def __init__(self, keys: TokenKeys, subject: str, roles: Sequence[Role], ttl_seconds: int = 3600) -> None:
+        self._keys = keys
+        self._subject = subject
+        self._roles = tuple(roles)
+        self._ttl = ttl_seconds
+        self._token = ""
+        self._renew_at = 0.0
 
     def __call__(self) -> str:
-        from service_runtime.auth import mint_token
-
-        now = self._clock()
+        now = time.time()
         if now >= self._renew_at:
             self._token = mint_token(
-                self._player_keys, self._subject, (Role.PLAYER,), now=int(now), ttl_seconds=self._ttl
+                self._keys, self._subject, self._roles, now=int(now), ttl_seconds=self._ttl
             )
             self._renew_at = now + self._ttl / 2
         return self._token
@@ -67,8 +69,8 @@ def development_identity(name: str, auth_keys: Sequence[str]) -> Identity:
     keys = TokenKeys.from_settings(auth_keys)
     return Identity(
         player_id=player,
-        token=_PlayerTokenSource(keys, player),
-        payments_token=ServiceTokenSource(keys, ServiceName.PAYMENTS.value),
+        token=RenewingToken(keys, player, (Role.PLAYER,)),
+        payments_token=RenewingToken(keys, ServiceName.PAYMENTS.value, (Role.SERVICE,)),
         development=True,
     )
 
