@@ -45,15 +45,15 @@ $(BUF):
 	else echo "!!! npm not found: buf lint of protos/ is SKIPPED (install Node.js to run it) !!!"; fi
 
 lint: $(STAMP) $(BUF)
-	$(BIN)/ruff check libs services tests protos/generate.py
-	$(BIN)/ruff format --check libs services tests protos/generate.py
+	$(BIN)/ruff check libs services clients tests protos/generate.py
+	$(BIN)/ruff format --check libs services clients tests protos/generate.py
 	$(BIN)/mypy
 	@if [ -x $(BUF) ]; then cd protos && ../$(BUF) lint && echo "buf lint: ok"; \
 	else echo "!!! buf lint SKIPPED: no buf CLI (needs npm) !!!"; fi
 
 format: $(STAMP)
-	$(BIN)/ruff format libs services tests protos/generate.py
-	$(BIN)/ruff check --fix libs services tests protos/generate.py
+	$(BIN)/ruff format libs services clients tests protos/generate.py
+	$(BIN)/ruff check --fix libs services clients tests protos/generate.py
 
 test: lint
 	$(BIN)/pytest $(PYTEST_ARGS)

@@ -1,0 +1,1 @@
+"""Programs people and bots run against the platform (not services: they serve nothing)."""

@@ -1,0 +1,1 @@
+"""`poker-play`: a terminal client for people (Textual), over the platform's gRPC services."""

@@ -1,0 +1,3 @@
+from clients.play.main import main
+
+main()

@@ -1,0 +1,371 @@
+"""The Textual application: sign in, then the lobby (balances, chips, rooms), from which a player
+sits down, watches, plays a house game or reads their history. Screens call `gateway.Platform` and
+render with `view_model`; they hold no rules of their own."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from textual.app import App, ComposeResult
+from textual.binding import BindingType
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.widgets import Button, DataTable, Footer, Header, Input, Static
+
+from clients.play import view_model as vm
+from clients.play.gateway import Platform, PlayError, new_request_id
+from clients.play.identity import Identity, SignInError, development_identity, production_identity
+from clients.play.settings import PlaySettings
+from poker.common.v1 import common_pb2
+from poker.lobby.v1 import lobby_pb2
+
+CSS = """
+Screen { layout: vertical; }
+.row { height: auto; }
+.row Input { width: 24; }
+.row Button { margin: 0 1 0 0; min-width: 8; }
+#rooms { height: 14; }
+#room-detail { height: 5; }
+#hands, #changes { height: 10; }
+#log { height: 10; border: round $primary; }
+.message { color: $warning; height: auto; }
+.line { height: 1; }
+.note { color: $text-muted; height: auto; }
+#turn { text-style: bold; }
+#link { color: $accent; }
+"""
+
+BALANCE_REFRESH_SECONDS = 3.0
+
+
+@dataclass
+class Session:
+    """What the client remembers while it runs: the commitment it was shown for each hand."""
+
+    platform: Platform
+    commitments: dict[str, str] = field(default_factory=dict)
+    rooms: dict[str, lobby_pb2.Room] = field(default_factory=dict)
+    # The client seed I set for each hand it went into (docs/fairness.md, player entropy).
+    client_seeds: dict[str, str] = field(default_factory=dict)
+
+    def remember_commitment(self, hand_id: str, commitment: str, dealt: bool) -> None:
+        # Only a commitment seen before any card counts as "shown before the deal".
+        if hand_id and commitment and not dealt:
+            self.commitments.setdefault(hand_id, commitment)
+
+
+def error_text(error: PlayError) -> str:
+    reason = f" {error.reason}" if error.reason else ""
+    return f"{error.code}{reason}: {error.message}"
+
+
+class SignInScreen(Screen[None]):
+    def __init__(self, settings: PlaySettings) -> None:
+        super().__init__()
+        self.settings = settings
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        if self.settings.development:
+            yield Static(
+                "Development sign-in: the client mints a player token for the name you type with the "
+                "configured key (POKER_AUTH_KEYS), as `mint-token` does.",
+                classes="note",
+            )
+            yield Input(placeholder="your name", id="name")
+        else:
+            yield Static("Production sign-in: paste the bearer token your gateway gave you.", classes="note")
+            yield Input(placeholder="token", id="token", password=True)
+        yield Button("Sign in", id="sign-in", variant="primary")
+        yield Static("", id="message", classes="message")
+        yield Footer()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self._sign_in()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "sign-in":
+            self._sign_in()
+
+    def _sign_in(self) -> None:
+        try:
+            if self.settings.development:
+                identity = development_identity(self.query_one("#name", Input).value, self.settings.auth_keys)
+            else:
+                identity = production_identity(self.query_one("#token", Input).value)
+        except SignInError as error:
+            self.query_one("#message", Static).update(str(error))
+            return
+        app = self.app
+        assert isinstance(app, PokerPlayApp)
+        app.start_session(identity)
+
+
+class LobbyScreen(Screen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [("r", "refresh", "Refresh"), ("h", "history", "My hands")]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.selected: lobby_pb2.Room | None = None
+        self.wallets: dict[int, int] = {}
+        self.open_table = ""
+
+    @property
+    def session(self) -> Session:
+        app = self.app
+        assert isinstance(app, PokerPlayApp)
+        assert app.session is not None
+        return app.session
+
+    def compose(self) -> ComposeResult:
+        identity = self.session.platform.identity
+        mode = (
+            "development: token minted here with the configured key"
+            if identity.development
+            else "production token"
+        )
+        yield Header()
+        yield Static(f"Signed in as {identity.player_id} ({mode})", id="who")
+        yield Static("balances: …", id="balances")
+        with Horizontal(classes="row"):
+            yield Input("1000", id="buy-amount", restrict=r"[0-9]*")
+            yield Button("Buy GRAM chips", id="buy-gram")
+            yield Button("Buy MPX chips", id="buy-mpx")
+            yield Button("Back to my table", id="rejoin", disabled=True)
+        if self.session.platform.can_buy_chips:
+            note = (
+                "Development: a purchase is recorded with a payments-gateway service token minted here "
+                "(the cashier lets only the payments gateway record purchases)."
+            )
+        else:
+            note = "Purchases go through the payments gateway; this client cannot record them."
+        yield Static(note, id="buy-note", classes="note")
+        yield DataTable(id="rooms", cursor_type="row")
+        yield Static("", id="room-detail")
+        with Horizontal(classes="row"):
+            yield Input("", id="buy-in", placeholder="buy-in", restrict=r"[0-9]*")
+            yield Button("Sit down", id="sit", variant="primary")
+            yield Button("Watch", id="watch")
+            yield Button("House game", id="house")
+            yield Button("My hands", id="history")
+            yield Button("Refresh", id="refresh")
+        yield Static("", id="message", classes="message")
+        yield Footer()
+
+    async def on_mount(self) -> None:
+        rooms = self.query_one("#rooms", DataTable)
+        rooms.add_columns("room", "game", "pool", "stakes", "buy-in", "seats")
+        buttons = (self.query_one("#buy-gram", Button), self.query_one("#buy-mpx", Button))
+        for button in buttons:
+            button.disabled = not self.session.platform.can_buy_chips
+        await self.action_refresh()
+        self.set_interval(BALANCE_REFRESH_SECONDS, self.refresh_balances)
+
+    def say(self, text: str) -> None:
+        self.query_one("#message", Static).update(text)
+
+    async def action_refresh(self) -> None:
+        if await self.refresh_balances():
+            await self._refresh_rooms()
+
+    async def refresh_balances(self) -> bool:
+        """Wallets and the open seat (a stack left mid-hand comes back once the hand settles)."""
+        try:
+            balances = await self.session.platform.balances()
+        except PlayError as error:
+            self.say(f"cannot reach the platform: {error_text(error)}")
+            return False
+        self.wallets = {w.pool: w.balance for w in balances.wallets}
+        text = "  ".join(f"{vm.pool_name(w.pool)} wallet {vm.chips(w.balance)}" for w in balances.wallets)
+        seat = balances.open_seat_session
+        self.open_table = seat.table_id if balances.HasField("open_seat_session") and seat.table_id else ""
+        if self.open_table:
+            text += f"  |  seated at {seat.table_id} with {vm.chips(seat.stack)} {vm.pool_name(seat.pool)}"
+        self.query_one("#balances", Static).update(text or "no wallet yet: buy chips")
+        self.query_one("#rejoin", Button).disabled = not self.open_table
+        return True
+
+    async def _refresh_rooms(self) -> None:
+        try:
+            rooms = await self.session.platform.rooms()
+        except PlayError as error:
+            self.say(f"cannot list the rooms: {error_text(error)}")
+            return
+        self.session.rooms = {r.room_id: r for r in rooms}
+        table = self.query_one("#rooms", DataTable)
+        cursor = table.cursor_row
+        table.clear()
+        for room in rooms:
+            row = vm.room_row(room)
+            table.add_row(row.room_id, row.game, row.pool, row.stakes, row.buy_in, row.seats, key=row.room_id)
+        if rooms:
+            self.selected = None  # show the selected room's tables afresh
+            table.move_cursor(row=min(cursor, len(rooms) - 1))
+            await self._select(rooms[min(cursor, len(rooms) - 1)].room_id)
+
+    async def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.data_table.id == "rooms" and event.row_key.value is not None:
+            await self._select(str(event.row_key.value))
+
+    async def _select(self, room_id: str) -> None:
+        room = self.session.rooms.get(room_id)
+        if room is None or (self.selected is not None and self.selected.room_id == room_id):
+            return
+        self.selected = room
+        row = vm.room_row(room)
+        lines = [f"{room.display_name} - {row.game}, {row.pool}, stakes {row.stakes}, buy-in {row.buy_in}"]
+        if not row.house:
+            self.query_one("#buy-in", Input).value = str(
+                vm.default_buy_in(room, self.wallets.get(room.pool, 0))
+            )
+            try:
+                tables = await self.session.platform.tables(room_id)
+            except PlayError as error:
+                lines.append(f"tables: {error_text(error)}")
+            else:
+                lines.extend([vm.table_line(t) for t in tables] or ["no table open yet"])
+        self.query_one("#room-detail", Static).update("\n".join(lines))
+
+    async def select_room(self, room_id: str) -> None:
+        """Move the cursor to a room (keyboard users arrow to it; tests call this)."""
+        table = self.query_one("#rooms", DataTable)
+        table.move_cursor(row=table.get_row_index(room_id))
+        await self._select(room_id)
+
+    async def on_button_pressed(self, event: Button.Pressed) -> None:
+        handlers = {
+            "buy-gram": lambda: self._buy(common_pb2.CHIP_POOL_GRAM),
+            "buy-mpx": lambda: self._buy(common_pb2.CHIP_POOL_MPX),
+            "sit": self._sit,
+            "watch": self._watch,
+            "house": self._house,
+            "history": self.action_history,
+            "refresh": self.action_refresh,
+            "rejoin": self._rejoin,
+        }
+        handler = handlers.get(event.button.id or "")
+        if handler is not None:
+            await handler()
+
+    async def _buy(self, pool: int) -> None:
+        text = self.query_one("#buy-amount", Input).value
+        if not text.isdigit() or int(text) <= 0:
+            self.say("type how many chips to buy")
+            return
+        try:
+            reply = await self.session.platform.buy_chips(pool, int(text), f"play-{new_request_id()}")
+        except PlayError as error:
+            self.say(f"purchase refused: {error_text(error)}")
+            return
+        self.say(f"bought {vm.chips(reply.transfer.amount)} {vm.pool_name(pool)} chips")
+        await self.action_refresh()
+
+    async def _join(self, spectate: bool) -> lobby_pb2.JoinTableResponse | None:
+        if self.selected is None:
+            self.say("choose a room first")
+            return None
+        try:
+            return await self.session.platform.join(self.selected.room_id, spectate=spectate)
+        except PlayError as error:
+            self.say(f"cannot join: {error_text(error)}")
+            return None
+
+    async def _sit(self) -> None:
+        from clients.play.table_screen import TableScreen
+
+        room = self.selected
+        if room is not None and room.variant in vm.HOUSE_VARIANTS:
+            await self._house()
+            return
+        text = self.query_one("#buy-in", Input).value
+        if room is None or not text.isdigit():
+            self.say("choose a room and a buy-in")
+            return
+        joined = await self._join(spectate=False)
+        if joined is None:
+            return
+        table_id = joined.table_id or f"{room.room_id}.1"
+        try:
+            seat = await self.session.platform.sit_down(joined.address, table_id, int(text), new_request_id())
+        except PlayError as error:
+            self.say(f"cannot sit down: {error_text(error)}")
+            return
+        self.say("")
+        await self.app.push_screen(TableScreen(room, table_id, joined.address, seat=seat.seat))
+
+    async def _rejoin(self) -> None:
+        from clients.play.table_screen import TableScreen
+
+        if not self.open_table:
+            return
+        room_id = self.open_table.rsplit(".", 1)[0]
+        room = self.session.rooms.get(room_id)
+        if room is None:
+            self.say(f"the room of {self.open_table} is not listed")
+            return
+        try:
+            joined = await self.session.platform.join(room_id, self.open_table, spectate=True)
+        except PlayError as error:
+            self.say(f"cannot find the table: {error_text(error)}")
+            return
+        await self.app.push_screen(TableScreen(room, self.open_table, joined.address))
+
+    async def _watch(self) -> None:
+        from clients.play.table_screen import TableScreen
+
+        joined = await self._join(spectate=True)
+        if joined is None or self.selected is None:
+            return
+        table_id = joined.table_id or f"{self.selected.room_id}.1"
+        await self.app.push_screen(TableScreen(self.selected, table_id, joined.address, spectator=True))
+
+    async def _house(self) -> None:
+        from clients.play.house_screen import HouseScreen
+
+        room = self.selected
+        if room is None or room.variant not in vm.HOUSE_VARIANTS:
+            self.say("choose a Casino Hold'em or Russian Poker room for a house game")
+            return
+        joined = await self._join(spectate=False)
+        if joined is None:
+            return
+        await self.app.push_screen(HouseScreen(room, joined.table_id or f"{room.room_id}.1", joined.address))
+
+    async def action_history(self) -> None:
+        from clients.play.history_screen import HistoryScreen
+
+        await self.app.push_screen(HistoryScreen())
+
+    async def on_screen_resume(self) -> None:
+        await self.action_refresh()
+
+
+class PokerPlayApp(App[None]):
+    CSS = CSS
+    TITLE = "poker-play"
+    ENABLE_COMMAND_PALETTE = False
+
+    def __init__(self, settings: PlaySettings, identity: Identity | None = None) -> None:
+        super().__init__()
+        self.settings = settings
+        self.session: Session | None = None
+        self._identity = identity
+
+    async def on_mount(self) -> None:
+        if self._identity is not None:
+            self.start_session(self._identity)
+        else:
+            await self.push_screen(SignInScreen(self.settings))
+
+    def start_session(self, identity: Identity) -> None:
+        self.session = Session(Platform(self.settings, identity))
+        self.sub_title = f"{identity.player_id} @ lobby {self.settings.lobby_address}"
+        if isinstance(self.screen, SignInScreen):
+            self.switch_screen(LobbyScreen())
+        else:
+            self.push_screen(LobbyScreen())
+
+    async def on_unmount(self) -> None:
+        if self.session is not None:
+            await self.session.platform.close()

@@ -1,0 +1,162 @@
+"""A house-game round (Casino Hold'em, Russian Poker) against the dealer: open a box with an ante
+(Russian Poker: dark box and bonus bet), then decide on it. Everything shown is the table's answer;
+a table release that does not serve house games yet says UNIMPLEMENTED, and the screen says so."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import BindingType
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.widgets import Button, Checkbox, Footer, Header, Input, Static
+
+from clients.play import view_model as vm
+from clients.play.app import PokerPlayApp, Session, error_text
+from clients.play.gateway import PlayError, new_request_id
+from poker.common.v1 import common_pb2
+from poker.lobby.v1 import lobby_pb2
+from poker.table.v1 import table_pb2
+
+DECISION_BUTTONS = {
+    "decide-call": table_pb2.HOUSE_DECISION_KIND_CALL,
+    "decide-fold": table_pb2.HOUSE_DECISION_KIND_FOLD,
+    "decide-exchange": table_pb2.HOUSE_DECISION_KIND_EXCHANGE,
+    "decide-sixth": table_pb2.HOUSE_DECISION_KIND_BUY_SIXTH_CARD,
+    "decide-insure": table_pb2.HOUSE_DECISION_KIND_INSURE,
+    "decide-buy-game": table_pb2.HOUSE_DECISION_KIND_BUY_GAME,
+    "decide-take-ante": table_pb2.HOUSE_DECISION_KIND_TAKE_ANTE,
+}
+CASINO_HOLDEM_DECISIONS = {table_pb2.HOUSE_DECISION_KIND_CALL, table_pb2.HOUSE_DECISION_KIND_FOLD}
+NOT_SERVED = (
+    "House games are not served by this table release yet ({}). Nothing was staked; "
+    "no round is shown rather than a made-up one."
+)
+
+
+class HouseScreen(Screen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [("escape", "back", "Back")]
+
+    def __init__(self, room: lobby_pb2.Room, table_id: str, address: str) -> None:
+        super().__init__()
+        self.room = room
+        self.table_id = table_id
+        self.address = address
+        self.round_id = ""
+        self.box = 1
+        self.russian = room.variant == common_pb2.GAME_VARIANT_RUSSIAN_POKER
+
+    @property
+    def session(self) -> Session:
+        app = self.app
+        assert isinstance(app, PokerPlayApp)
+        assert app.session is not None
+        return app.session
+
+    def compose(self) -> ComposeResult:
+        row = vm.room_row(self.room)
+        yield Header()
+        yield Static(f"{row.game} at {self.table_id} ({row.pool}) - {row.stakes}", id="house-info")
+        with Horizontal(classes="row"):
+            yield Input(
+                str(self.room.antes.min_ante or ""), id="ante", placeholder="ante", restrict=r"[0-9]*"
+            )
+            if self.russian:
+                yield Checkbox("dark box", id="dark")
+                yield Input("0", id="bonus", placeholder="bonus bet", restrict=r"[0-9]*")
+            yield Button("Place bets", id="place-bets", variant="primary")
+        yield Static("", id="round")
+        with Horizontal(classes="row", id="decisions"):
+            for button_id, kind in DECISION_BUTTONS.items():
+                if self.russian or kind in CASINO_HOLDEM_DECISIONS:
+                    yield Button(vm.HOUSE_DECISION_WORDS[kind], id=button_id, disabled=True)
+        if self.russian:
+            with Horizontal(classes="row"):
+                yield Input("", id="positions", placeholder="cards to exchange: 0 2 4")
+                yield Input("", id="insurance", placeholder="insurance", restrict=r"[0-9]*")
+        with Horizontal(classes="row"):
+            yield Button("Back", id="back")
+        yield Static("", id="message", classes="message")
+        yield Footer()
+
+    def say(self, text: str) -> None:
+        self.query_one("#message", Static).update(text)
+
+    async def on_button_pressed(self, event: Button.Pressed) -> None:
+        button_id = event.button.id or ""
+        if button_id == "place-bets":
+            await self.place_bets()
+        elif button_id in DECISION_BUTTONS:
+            await self.decide(DECISION_BUTTONS[button_id])
+        elif button_id == "back":
+            self.action_back()
+
+    def _refused(self, error: PlayError, what: str) -> None:
+        self.say(
+            NOT_SERVED.format(f"{error.code} {error.reason}".strip())
+            if error.unimplemented
+            else f"{what}: {error_text(error)}"
+        )
+
+    async def place_bets(self) -> None:
+        ante_text = self.query_one("#ante", Input).value
+        if not ante_text.isdigit() or int(ante_text) <= 0:
+            self.say(f"type an ante ({vm.stakes_text(self.room)})")
+            return
+        box = table_pb2.HouseBox(box=self.box, ante=int(ante_text))
+        if self.russian:
+            box.dark = self.query_one("#dark", Checkbox).value
+            bonus = self.query_one("#bonus", Input).value
+            box.bonus_bet = int(bonus) if bonus.isdigit() and box.dark else 0
+        try:
+            reply = await self.session.platform.place_house_bets(
+                self.address, self.table_id, [box], new_request_id()
+            )
+        except PlayError as error:
+            self._refused(error, "bets refused")
+            return
+        self.round_id = reply.round_id
+        self.query_one("#round", Static).update(
+            f"round {reply.round_id}: staked {vm.chips(reply.staked.amount)} {vm.pool_name(reply.staked.pool)}"
+        )
+        for button in self.query("#decisions Button").results(Button):
+            button.disabled = False
+        self.say("")
+
+    async def decide(self, kind: int) -> None:
+        if not self.round_id:
+            self.say("place your bets first")
+            return
+        request = table_pb2.MakeHouseDecisionRequest(
+            request_id=new_request_id(),
+            table_id=self.table_id,
+            round_id=self.round_id,
+            box=self.box,
+            decision=kind,  # type: ignore[arg-type]
+        )
+        try:
+            if kind == table_pb2.HOUSE_DECISION_KIND_EXCHANGE:
+                request.card_indexes.extend(
+                    vm.parse_card_positions(self.query_one("#positions", Input).value)
+                )
+            if kind == table_pb2.HOUSE_DECISION_KIND_INSURE:
+                text = self.query_one("#insurance", Input).value
+                if not text.isdigit():
+                    raise vm.AmountError("type the insurance stake")
+                request.amount = int(text)
+        except vm.AmountError as error:
+            self.say(str(error))
+            return
+        try:
+            reply = await self.session.platform.house_decision(self.address, request)
+        except PlayError as error:
+            self._refused(error, "decision refused")
+            return
+        self.query_one("#round", Static).update(
+            "\n".join([f"round {self.round_id}", *vm.house_round_lines(reply)])
+        )
+        self.say("")
+
+    def action_back(self) -> None:
+        self.app.pop_screen()

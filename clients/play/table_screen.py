@@ -1,0 +1,328 @@
+"""The table: seats, cards, pots, whose turn with a countdown, the legal actions with amounts (typed,
+or moved with the slider buttons), chat and stickers, leave; as a spectator the delayed public view."""
+
+from __future__ import annotations
+
+import time
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import BindingType
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.widgets import Button, Footer, Header, Input, Log, Static
+
+from clients.play import view_model as vm
+from clients.play.app import PokerPlayApp, Session, error_text
+from clients.play.feed import Link, LinkState, TableFeed, Update
+from clients.play.gateway import PlayError, new_request_id
+from poker.lobby.v1 import lobby_pb2
+from poker.table.v1 import table_pb2
+
+ACTION_BUTTONS = {
+    "act-fold": table_pb2.ACTION_KIND_FOLD,
+    "act-check": table_pb2.ACTION_KIND_CHECK,
+    "act-call": table_pb2.ACTION_KIND_CALL,
+    "act-bet": table_pb2.ACTION_KIND_BET,
+    "act-raise": table_pb2.ACTION_KIND_RAISE,
+    "act-all-in": table_pb2.ACTION_KIND_ALL_IN,
+}
+BUTTON_OF = {kind: button for button, kind in ACTION_BUTTONS.items()}
+AMOUNT_KINDS = (table_pb2.ACTION_KIND_BET, table_pb2.ACTION_KIND_RAISE)
+
+
+class TableScreen(Screen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [("escape", "leave", "Leave / back")]
+
+    def __init__(
+        self,
+        room: lobby_pb2.Room,
+        table_id: str,
+        address: str,
+        *,
+        seat: int = 0,
+        spectator: bool = False,
+    ) -> None:
+        super().__init__()
+        self.room = room
+        self.table_id = table_id
+        self.address = address
+        self.spectator = spectator
+        self.seat = seat
+        self.view: table_pb2.TableView | None = None
+        self.link = LinkState(Link.CONNECTING, "connecting…")
+        self.log_lines: list[str] = []
+        self.feed: TableFeed | None = None
+        self._turn_key = ""
+        self.client_seed = ""
+        self._seeded: set[str] = set()
+
+    @property
+    def session(self) -> Session:
+        app = self.app
+        assert isinstance(app, PokerPlayApp)
+        assert app.session is not None
+        return app.session
+
+    @property
+    def me(self) -> str:
+        return "" if self.spectator else self.session.platform.identity.player_id
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        # Fixed heights: a line that comes and goes must not move the buttons under a pointer.
+        yield Static("", id="link", classes="line")
+        yield Static(f"{self.table_id}", id="status", classes="line")
+        yield Static("", id="commitment", classes="line note")
+        seats = Static("", id="seats")
+        seats.styles.height = max(2, self.room.seats_per_table)
+        yield seats
+        yield Static("", id="board", classes="line")
+        yield Static("", id="turn", classes="line")
+        yield Static("", id="awards", classes="line")
+        with Horizontal(classes="row", id="actions"):
+            for button_id, kind in ACTION_BUTTONS.items():
+                yield Button(vm.ACTION_WORDS[kind], id=button_id)
+        with Horizontal(classes="row", id="amount-row"):
+            yield Button("−", id="amount-down")
+            yield Input("", id="amount", placeholder="amount", restrict=r"[0-9,]*")
+            yield Button("+", id="amount-up")
+            yield Button("½ pot", id="amount-half")
+            yield Button("pot", id="amount-pot")
+            yield Button("max", id="amount-max")
+        yield Log(id="log")
+        with Horizontal(classes="row", id="chat-row"):
+            yield Input("", id="chat", placeholder="chat (Enter sends)", max_length=200)
+            for sticker, label in vm.STICKERS.items():
+                yield Button(label, id=f"sticker-{sticker}")
+        with Horizontal(classes="row", id="seed-row"):
+            yield Input("", id="seed", placeholder="my client seed", max_length=vm.MAX_CLIENT_SEED)
+            yield Button("Use my seed for every hand", id="set-seed")
+        with Horizontal(classes="row"):
+            yield Button("Back" if self.spectator else "Leave table", id="leave", variant="error")
+        yield Static("", id="message", classes="line message")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        if self.spectator:
+            self.query_one("#actions").display = False
+            self.query_one("#amount-row").display = False
+            self.query_one("#chat-row").display = False
+            self.query_one("#seed-row").display = False
+        self._show_actions(None)
+        platform = self.session.platform
+        self.feed = TableFeed(
+            lambda address: platform.stream(address, self.table_id, spectate=self.spectator),
+            self._locate,
+            self.address,
+            self._apply_update,
+            self._show_link,
+        )
+        self.run_worker(self.feed.run(), group="feed", exclusive=True)
+        self.set_interval(0.5, self._tick)
+
+    async def _locate(self) -> str:
+        joined = await self.session.platform.join(self.room.room_id, self.table_id, spectate=True)
+        return joined.address or self.address
+
+    # ------------------------------------------------------------------------------ rendering
+
+    def say(self, text: str) -> None:
+        self.query_one("#message", Static).update(text)
+
+    def _show_link(self, state: LinkState) -> None:
+        self.link = state
+        if state.link is Link.UNSUPPORTED and self.spectator:
+            text = (
+                "Watching as a spectator (the public view, about 20 seconds late) is not served by this "
+                f"table release yet: {state.text}. Nothing is shown rather than a made-up table."
+            )
+        else:
+            text = state.text
+        self.query_one("#link", Static).update(text)
+        reconnected = state.link is Link.LIVE and "reconnected" in state.text
+        if reconnected or (state.link is Link.RECONNECTING and state.attempts == 1):
+            self._log(f"· {state.text}")
+
+    def _log(self, line: str) -> None:
+        self.log_lines.append(line)
+        self.query_one("#log", Log).write_line(line)
+
+    def _apply_update(self, update: Update) -> None:
+        event, view = update
+        self.view = view
+        if not self.spectator:
+            self.seat = vm.my_seat(view, self.me)
+        self.session.remember_commitment(view.hand_id, view.seed_commitment, dealt=bool(self._any_card(view)))
+        if event is not None:
+            line = vm.event_line(event, vm.seat_names(view))
+            if line:
+                self._log(line)
+        self._render_view(view)
+        if self._seed_open(view):
+            self._seeded.add(view.hand_id)
+            self.run_worker(self._send_seed(view.hand_id), group="seed")
+
+    def _seed_open(self, view: table_pb2.TableView) -> bool:
+        """A committed hand not yet dealt takes client seeds (docs/fairness.md, player entropy)."""
+        return (
+            bool(self.client_seed)
+            and not self.spectator
+            and bool(view.hand_id and view.seed_commitment)
+            and view.phase != table_pb2.TABLE_PHASE_HAND_IN_PROGRESS
+            and not self._any_card(view)
+            and view.hand_id not in self._seeded
+        )
+
+    async def _send_seed(self, hand_id: str) -> None:
+        seed = self.client_seed
+        try:
+            taken = await self.session.platform.set_seed(
+                self.feed.address if self.feed else self.address, self.table_id, seed, new_request_id()
+            )
+        except PlayError as error:
+            # ENTROPY_CLOSED: the hand was sealed first; the seed goes into the next one.
+            self._log(f"· your seed missed hand {vm.short_id(hand_id)} ({error.reason or error.code})")
+            return
+        self.session.client_seeds[taken] = seed
+        self._log(f"· your seed goes into hand {vm.short_id(taken)}")
+
+    @staticmethod
+    def _any_card(view: table_pb2.TableView) -> bool:
+        return bool(view.board) or any(s.hole_cards for s in view.seats)
+
+    def _render_view(self, view: table_pb2.TableView) -> None:
+        self.query_one("#status", Static).update(vm.status_text(view))
+        self.query_one("#commitment", Static).update(vm.commitment_text(view))
+        self.query_one("#seats", Static).update("\n".join(line.text for line in vm.seat_lines(view, self.me)))
+        self.query_one("#board", Static).update(f"board: {vm.board_text(view)}    {vm.pots_text(view)}")
+        self.query_one("#awards", Static).update(vm.awards_text(view))
+        self._tick()
+        legal = view.legal_actions if view.legal_actions.actions and not self.spectator else None
+        self._show_actions(legal)
+        if legal is not None:
+            key = f"{view.hand_id}:{view.street}:{len(view.board)}:{legal.min_amount}:{legal.call_amount}"
+            if key != self._turn_key:
+                # A new decision: start the amount at the smallest legal bet or raise.
+                self._turn_key = key
+                self.query_one("#amount", Input).value = str(legal.min_amount) if legal.min_amount else ""
+
+    def _tick(self) -> None:
+        if self.view is not None:
+            self.query_one("#turn", Static).update(vm.turn_text(self.view, self.me, time.time()))
+
+    def _show_actions(self, legal: table_pb2.LegalActions | None) -> None:
+        choices = {c.kind: c for c in vm.action_choices(legal)} if legal is not None else {}
+        for button_id, kind in ACTION_BUTTONS.items():
+            button = self.query_one(f"#{button_id}", Button)
+            choice = choices.get(kind)
+            button.display = choice is not None
+            if choice is not None:
+                button.label = choice.label
+        open_amount = any(k in choices for k in AMOUNT_KINDS)
+        for widget in self.query("#amount-row > *"):
+            widget.disabled = not open_amount
+
+    # ------------------------------------------------------------------------------- actions
+
+    async def on_button_pressed(self, event: Button.Pressed) -> None:
+        button_id = event.button.id or ""
+        if button_id in ACTION_BUTTONS:
+            await self.act(ACTION_BUTTONS[button_id])
+        elif button_id.startswith("amount-"):
+            self._slide(button_id)
+        elif button_id.startswith("sticker-"):
+            await self._chat(sticker_id=button_id.removeprefix("sticker-"))
+        elif button_id == "set-seed":
+            self._use_seed()
+        elif button_id == "leave":
+            await self.action_leave()
+
+    def _use_seed(self) -> None:
+        try:
+            self.client_seed = vm.check_client_seed(self.query_one("#seed", Input).value)
+        except vm.AmountError as error:
+            self.say(str(error))
+            return
+        self.say(f"your client seed goes into every hand from the next commitment on: {self.client_seed}")
+        if self.view is not None and self._seed_open(self.view):
+            self._seeded.add(self.view.hand_id)
+            self.run_worker(self._send_seed(self.view.hand_id), group="seed")
+
+    async def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id == "chat" and event.value.strip():
+            await self._chat(text=event.value.strip())
+            event.input.value = ""
+
+    def _slide(self, button_id: str) -> None:
+        view = self.view
+        if view is None or not view.legal_actions.actions:
+            return
+        legal = view.legal_actions
+        field = self.query_one("#amount", Input)
+        current = (
+            int(field.value.replace(",", "")) if field.value.replace(",", "").isdigit() else legal.min_amount
+        )
+        amounts = {
+            "amount-down": lambda: vm.nudge_amount(current, legal, -1),
+            "amount-up": lambda: vm.nudge_amount(current, legal, 1),
+            "amount-half": lambda: vm.pot_sized_amount(view, legal, 0.5),
+            "amount-pot": lambda: vm.pot_sized_amount(view, legal, 1.0),
+            "amount-max": lambda: legal.max_amount,
+        }
+        field.value = str(amounts[button_id]())
+
+    async def act(self, kind: int) -> None:
+        view = self.view
+        if view is None or kind not in view.legal_actions.actions:
+            self.say("that action is not open to you now")
+            return
+        amount = 0
+        if kind in AMOUNT_KINDS:
+            try:
+                amount = vm.parse_amount(self.query_one("#amount", Input).value, view.legal_actions)
+            except vm.AmountError as error:
+                self.say(str(error))
+                return
+        try:
+            await self.session.platform.act(
+                self.feed.address if self.feed else self.address,
+                self.table_id,
+                view.hand_id,
+                kind,
+                amount,
+                new_request_id(),
+            )
+        except PlayError as error:
+            self.say(f"the table refused: {error_text(error)}")
+            return
+        self.say("")
+
+    async def _chat(self, *, text: str = "", sticker_id: str = "") -> None:
+        try:
+            await self.session.platform.chat(
+                self.feed.address if self.feed else self.address,
+                self.table_id,
+                text=text,
+                sticker_id=sticker_id,
+            )
+        except PlayError as error:
+            self.say(f"chat refused: {error_text(error)}")
+
+    async def action_leave(self) -> None:
+        if not self.spectator:
+            try:
+                reply = await self.session.platform.leave(
+                    self.feed.address if self.feed else self.address, self.table_id, new_request_id()
+                )
+            except PlayError as error:
+                if error.reason != "NOT_SEATED":
+                    self.say(f"cannot leave: {error_text(error)}")
+                    return
+            else:
+                if reply.folded_mid_hand:
+                    self.notify("folded out of the hand; the stack is cashed out once it settles")
+                else:
+                    self.notify(f"cashed out {vm.chips(reply.cashed_out.amount)}")
+        self.workers.cancel_group(self, "feed")
+        self.app.pop_screen()

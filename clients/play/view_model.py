@@ -1,0 +1,566 @@
+"""What the terminal client shows, computed from the wire messages: pure functions, no I/O, no grpc.
+
+The widgets only place these strings and choices on screen, so everything a player reads (stakes,
+seats, cards, whose turn and how long is left, the legal actions with their amounts, history lines,
+the fairness verdict) is decided here and unit-tested without a terminal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from poker.common.v1 import common_pb2
+from poker.history.v1 import history_pb2
+from poker.lobby.v1 import lobby_pb2
+from poker.table.v1 import table_pb2
+
+SUITS = {"c": "♣", "d": "♦", "h": "♥", "s": "♠"}
+HIDDEN_CARD = "▒▒"
+POOLS: dict[int, str] = {common_pb2.CHIP_POOL_GRAM: "GRAM", common_pb2.CHIP_POOL_MPX: "MPX"}
+VARIANTS: dict[int, str] = {
+    common_pb2.GAME_VARIANT_NO_LIMIT_HOLDEM: "No-limit Hold'em",
+    common_pb2.GAME_VARIANT_FIXED_LIMIT_HOLDEM: "Fixed-limit Hold'em",
+    common_pb2.GAME_VARIANT_CASINO_HOLDEM: "Casino Hold'em",
+    common_pb2.GAME_VARIANT_RUSSIAN_POKER: "Russian Poker",
+}
+HOUSE_VARIANTS: frozenset[int] = frozenset(
+    {common_pb2.GAME_VARIANT_CASINO_HOLDEM, common_pb2.GAME_VARIANT_RUSSIAN_POKER}
+)
+PHASES: dict[int, str] = {
+    table_pb2.TABLE_PHASE_WAITING_FOR_PLAYERS: "waiting for players",
+    table_pb2.TABLE_PHASE_BETWEEN_HANDS: "next hand starting",
+    table_pb2.TABLE_PHASE_HAND_IN_PROGRESS: "hand in progress",
+    table_pb2.TABLE_PHASE_PAUSED: "paused",
+}
+STREETS: dict[int, str] = {
+    table_pb2.STREET_PREFLOP: "preflop",
+    table_pb2.STREET_FLOP: "flop",
+    table_pb2.STREET_TURN: "turn",
+    table_pb2.STREET_RIVER: "river",
+    table_pb2.STREET_SHOWDOWN: "showdown",
+}
+ACTION_WORDS: dict[int, str] = {
+    table_pb2.ACTION_KIND_FOLD: "fold",
+    table_pb2.ACTION_KIND_CHECK: "check",
+    table_pb2.ACTION_KIND_CALL: "call",
+    table_pb2.ACTION_KIND_BET: "bet",
+    table_pb2.ACTION_KIND_RAISE: "raise to",
+    table_pb2.ACTION_KIND_ALL_IN: "all-in",
+}
+# The order buttons appear in, whatever order the table lists them.
+ACTION_ORDER = (
+    table_pb2.ACTION_KIND_FOLD,
+    table_pb2.ACTION_KIND_CHECK,
+    table_pb2.ACTION_KIND_CALL,
+    table_pb2.ACTION_KIND_BET,
+    table_pb2.ACTION_KIND_RAISE,
+    table_pb2.ACTION_KIND_ALL_IN,
+)
+# The sticker set the client offers (the table accepts ids of `[a-z0-9_-]{1,64}`).
+STICKERS = {"gg": "🤝 gg", "nice-hand": "👏 nice hand", "thinking": "🤔 thinking", "lol": "😂 lol"}
+
+
+def chips(amount: int) -> str:
+    return f"{amount:,}"
+
+
+def pool_name(pool: int) -> str:
+    return POOLS.get(pool, "?")
+
+
+def card_text(card: common_pb2.Card) -> str:
+    """`A♠` for a face-up card, a block for a face-down one."""
+    if card.hidden or not card.text:
+        return HIDDEN_CARD
+    return f"{card.text[0]}{SUITS.get(card.text[1], card.text[1])}"
+
+
+def cards_text(cards: Iterable[common_pb2.Card]) -> str:
+    return " ".join(card_text(c) for c in cards)
+
+
+def short_id(value: str, keep: int = 12) -> str:
+    return value if len(value) <= keep else f"{value[:keep]}…"
+
+
+# ---------------------------------------------------------------------------------------------- lobby
+
+
+def stakes_text(room: lobby_pb2.Room) -> str:
+    which = room.WhichOneof("stakes")
+    if which == "blinds":
+        return f"{chips(room.blinds.small_blind)}/{chips(room.blinds.big_blind)}"
+    if which == "limits":
+        return f"{chips(room.limits.small_bet)}/{chips(room.limits.big_bet)} limit"
+    if which == "antes":
+        return f"ante {chips(room.antes.min_ante)}-{chips(room.antes.max_ante)}"
+    return "-"
+
+
+def buy_in_text(room: lobby_pb2.Room) -> str:
+    if room.variant in HOUSE_VARIANTS:
+        return "from wallet"
+    if room.min_buy_in == room.max_buy_in:
+        return chips(room.min_buy_in)
+    return f"{chips(room.min_buy_in)}-{chips(room.max_buy_in)}"
+
+
+@dataclass(frozen=True)
+class RoomRow:
+    room_id: str
+    name: str
+    game: str
+    pool: str
+    stakes: str
+    buy_in: str
+    seats: str
+    free_seats: int
+    house: bool
+
+
+def room_row(room: lobby_pb2.Room) -> RoomRow:
+    occupancy = room.occupancy
+    free = occupancy.seats_free if room.HasField("occupancy") else room.seats_per_table
+    if room.variant in HOUSE_VARIANTS:
+        seats = f"{room.seats_per_table} boxes"
+    else:
+        seats = f"{occupancy.seats_taken} taken, {free} free of {room.seats_per_table}/table"
+    return RoomRow(
+        room_id=room.room_id,
+        name=room.display_name,
+        game=VARIANTS.get(room.variant, "?"),
+        pool=pool_name(room.pool),
+        stakes=stakes_text(room),
+        buy_in=buy_in_text(room),
+        seats=seats,
+        free_seats=free,
+        house=room.variant in HOUSE_VARIANTS,
+    )
+
+
+def default_buy_in(room: lobby_pb2.Room, wallet: int) -> int:
+    """The largest buy-in the room allows that the wallet covers (the room's minimum if none does)."""
+    if wallet >= room.max_buy_in:
+        return room.max_buy_in
+    return max(room.min_buy_in, wallet)
+
+
+def table_line(table: lobby_pb2.TableSummary) -> str:
+    running = "hand running" if table.hand_in_progress else "between hands"
+    players = ", ".join(f"{s.display_name} {chips(s.stack)}" for s in table.taken_seats) or "empty"
+    return f"{table.table_id}: {table.seated_players}/{table.seats} seated, {running} - {players}"
+
+
+# ---------------------------------------------------------------------------------------------- table
+
+
+@dataclass(frozen=True)
+class SeatLine:
+    seat: int
+    text: str
+    me: bool
+    to_act: bool
+
+
+def _seat_flags(seat: table_pb2.SeatView, view: table_pb2.TableView) -> list[str]:
+    flags = []
+    if seat.seat == view.button_seat:
+        flags.append("button")
+    if seat.folded:
+        flags.append("folded")
+    if seat.all_in:
+        flags.append("all-in")
+    if seat.status == table_pb2.SEAT_STATUS_SITTING_OUT:
+        flags.append("sitting out")
+    elif seat.status == table_pb2.SEAT_STATUS_WAITING:
+        flags.append("waiting")
+    elif seat.status == table_pb2.SEAT_STATUS_DISCONNECTED:
+        flags.append("disconnected")
+    return flags
+
+
+def seat_lines(view: table_pb2.TableView, me: str) -> list[SeatLine]:
+    lines = []
+    for seat in sorted(view.seats, key=lambda s: s.seat):
+        to_act = seat.seat == view.to_act_seat and seat.seat != 0
+        if not seat.player_id:
+            lines.append(SeatLine(seat.seat, f"  {seat.seat:>2}  (empty)", False, False))
+            continue
+        marker = "▶" if to_act else " "
+        name = seat.display_name or seat.player_id
+        mine = seat.player_id == me
+        if mine:
+            name += " (you)"
+        parts = [f"{marker} {seat.seat:>2}  {name:<24} stack {chips(seat.stack):>9}"]
+        if seat.bet_this_round:
+            parts.append(f"bet {chips(seat.bet_this_round)}")
+        if seat.hole_cards:
+            parts.append(f"[{cards_text(seat.hole_cards)}]")
+        flags = _seat_flags(seat, view)
+        if flags:
+            parts.append("(" + ", ".join(flags) + ")")
+        lines.append(SeatLine(seat.seat, "  ".join(parts), mine, to_act))
+    return lines
+
+
+def my_seat(view: table_pb2.TableView, me: str) -> int:
+    return next((s.seat for s in view.seats if s.player_id == me and me), 0)
+
+
+def board_text(view: table_pb2.TableView) -> str:
+    return cards_text(view.board) if view.board else "(no board yet)"
+
+
+def pots_text(view: table_pb2.TableView) -> str:
+    if not view.pots:
+        return "pot 0"
+    names = ["main pot" if i == 0 else f"side pot {i}" for i in range(len(view.pots))]
+    return ", ".join(f"{name} {chips(p.amount)}" for name, p in zip(names, view.pots, strict=True))
+
+
+def status_text(view: table_pb2.TableView) -> str:
+    phase = PHASES.get(view.phase, "connecting")
+    street = STREETS.get(view.street)
+    text = f"{view.table_id} - {VARIANTS.get(view.variant, '?')} ({pool_name(view.pool)}) - {phase}"
+    if street and view.phase == table_pb2.TABLE_PHASE_HAND_IN_PROGRESS:
+        text += f", {street}"
+    if view.hand_id:
+        text += f" - hand {short_id(view.hand_id, 24)}"
+    return text
+
+
+def commitment_text(view: table_pb2.TableView) -> str:
+    if not view.seed_commitment:
+        return "commitment: (not yet published)"
+    return f"commitment: {view.seed_commitment}"
+
+
+def seconds_left(deadline_seconds: float, now: float) -> int:
+    """Whole seconds left until the deadline, never negative (rounded up, as a countdown shows it)."""
+    left = deadline_seconds - now
+    return 0 if left <= 0 else int(-(-left // 1))
+
+
+def turn_text(view: table_pb2.TableView, me: str, now: float) -> str:
+    """Whose turn it is, with the caller's countdown (action time + time bank) when it is theirs."""
+    if view.phase != table_pb2.TABLE_PHASE_HAND_IN_PROGRESS or view.to_act_seat == 0:
+        return ""
+    seat = next((s for s in view.seats if s.seat == view.to_act_seat), None)
+    if seat is None:
+        return ""
+    if seat.player_id == me and view.legal_actions.actions:
+        deadline = view.legal_actions.deadline
+        left = seconds_left(deadline.seconds + deadline.nanos / 1e9, now)
+        return f"YOUR TURN - {left}s left (time bank {seat.time_bank_seconds}s included)"
+    name = seat.display_name or seat.player_id
+    return f"seat {seat.seat} ({name}) to act - time bank {seat.time_bank_seconds}s"
+
+
+def awards_text(view: table_pb2.TableView) -> str:
+    if not view.awards:
+        return ""
+    names = {s.seat: s.display_name or s.player_id for s in view.seats}
+    parts = []
+    for award in view.awards:
+        winners = ", ".join(
+            f"{names.get(seat, f'seat {seat}')} +{chips(amount)}"
+            for seat, amount in zip(award.seats, award.amounts, strict=False)
+        )
+        how = f" ({award.hand_description})" if award.hand_description else ""
+        pot = "main pot" if award.pot_index == 0 else f"side pot {award.pot_index}"
+        parts.append(f"{pot}: {winners}{how}")
+    return "last hand - " + "; ".join(parts)
+
+
+@dataclass(frozen=True)
+class ActionChoice:
+    """One legal action as a button: its label and, for bet / raise, the amount range."""
+
+    kind: int
+    label: str
+    amount: int = 0
+    needs_amount: bool = False
+
+
+def action_choices(legal: table_pb2.LegalActions) -> list[ActionChoice]:
+    allowed = set(legal.actions)
+    choices = []
+    for kind in ACTION_ORDER:
+        if kind not in allowed:
+            continue
+        if kind == table_pb2.ACTION_KIND_CALL:
+            choices.append(ActionChoice(kind, f"call {chips(legal.call_amount)}", legal.call_amount))
+        elif kind in (table_pb2.ACTION_KIND_BET, table_pb2.ACTION_KIND_RAISE):
+            word = ACTION_WORDS[kind]
+            if legal.min_amount == legal.max_amount:
+                label = f"{word} {chips(legal.min_amount)}"
+            else:
+                label = f"{word} {chips(legal.min_amount)}-{chips(legal.max_amount)}"
+            choices.append(ActionChoice(kind, label, legal.min_amount, needs_amount=True))
+        elif kind == table_pb2.ACTION_KIND_ALL_IN:
+            choices.append(ActionChoice(kind, f"all-in {chips(legal.all_in_amount)}", legal.all_in_amount))
+        else:
+            choices.append(ActionChoice(kind, ACTION_WORDS[kind]))
+    return choices
+
+
+class AmountError(ValueError):
+    """A typed bet or raise the table would refuse; the message says what is allowed."""
+
+
+def amount_rule(legal: table_pb2.LegalActions) -> str:
+    step = f" in steps of {chips(legal.step)}" if legal.step > 1 else ""
+    return f"{chips(legal.min_amount)} to {chips(legal.max_amount)}{step}"
+
+
+def parse_amount(text: str, legal: table_pb2.LegalActions) -> int:
+    """A typed bet / raise-to amount, checked against the legal range and step (an all-in is allowed)."""
+    cleaned = text.strip().replace(",", "").replace("_", "")
+    if not cleaned.isdigit():
+        raise AmountError(f"type a whole number of chips: {amount_rule(legal)}")
+    amount = int(cleaned)
+    if legal.all_in_amount and amount == legal.all_in_amount:
+        return amount
+    if amount < legal.min_amount or amount > legal.max_amount:
+        raise AmountError(f"the amount must be {amount_rule(legal)}")
+    if legal.step > 1 and amount != legal.max_amount and amount % legal.step:
+        raise AmountError(f"the amount must be {amount_rule(legal)}")
+    return amount
+
+
+def nudge_amount(current: int, legal: table_pb2.LegalActions, steps: int) -> int:
+    """The slider: move `steps` table steps from `current`, kept on the step and inside the range."""
+    step = max(1, legal.step)
+    low, high = legal.min_amount, legal.max_amount
+    if high < low:
+        return low
+    base = min(max(current, low), high)
+    moved = base + steps * step
+    if moved >= high:
+        return high
+    if moved <= low:
+        return low
+    # Stay on the step grid that starts at the minimum.
+    return low + ((moved - low) // step) * step
+
+
+def pot_sized_amount(view: table_pb2.TableView, legal: table_pb2.LegalActions, fraction: float) -> int:
+    """A bet of `fraction` of the pot (a raise-to: the call plus that much), on the step, in range."""
+    pot = sum(p.amount for p in view.pots) + sum(s.bet_this_round for s in view.seats)
+    highest = max((s.bet_this_round for s in view.seats), default=0)
+    target = highest + int((pot + legal.call_amount) * fraction)
+    step = max(1, legal.step)
+    target = (target // step) * step
+    return min(max(target, legal.min_amount), legal.max_amount)
+
+
+def event_line(event: table_pb2.TableEvent, names: dict[int, str]) -> str | None:
+    """One line of the table log for an event, or None for nothing worth a line."""
+    who = names.get(event.seat, f"seat {event.seat}") if event.seat else ""
+    which = event.WhichOneof("kind")
+    if which == "action":
+        action = event.action
+        word = ACTION_WORDS.get(action.action, "acts")
+        amount = f" {chips(action.amount)}" if action.amount else ""
+        timed = " (time ran out)" if action.timed_out else ""
+        return f"{who} {word}{amount}{timed}"
+    if which == "cards":
+        if event.cards.shown_by_player:
+            return f"{who} shows {cards_text(event.cards.cards)}"
+        if event.seat:
+            # Hole cards: face up only in the recipient's own event.
+            return f"{who} is dealt {cards_text(event.cards.cards)}"
+        return f"board: {cards_text(event.cards.cards)}"
+    if which == "chat":
+        return chat_line(event.chat, who)
+    if which == "notice":
+        if event.notice.code == "HAND_COMMITTED":
+            return None
+        prefix = f"{who}: " if who else ""
+        return f"· {prefix}{event.notice.text}"
+    return None
+
+
+def chat_line(chat: table_pb2.ChatMessage, who: str) -> str:
+    sender = who or chat.player_id
+    if chat.sticker_id:
+        return f"{sender} sent {STICKERS.get(chat.sticker_id, f'[{chat.sticker_id}]')}"
+    return f"{sender}: {chat.text}"
+
+
+def seat_names(view: table_pb2.TableView) -> dict[int, str]:
+    return {s.seat: s.display_name or s.player_id for s in view.seats if s.player_id}
+
+
+# -------------------------------------------------------------------------------------------- history
+
+
+def hand_row(summary: history_pb2.HandSummary) -> tuple[str, str, str, str, str]:
+    ended = summary.end_time.ToDatetime().strftime("%Y-%m-%d %H:%M:%S") if summary.end_time.seconds else ""
+    net = summary.net_result
+    return (
+        summary.hand_id,
+        summary.table_id,
+        ended,
+        f"{'+' if net > 0 else ''}{chips(net)}",
+        pool_name(summary.pool),
+    )
+
+
+def balance_row(change: history_pb2.BalanceChange) -> tuple[str, str, str, str, str]:
+    when = change.time.ToDatetime().strftime("%Y-%m-%d %H:%M:%S") if change.time.seconds else ""
+    amount = change.change.amount
+    account = "wallet" if change.account_id.startswith("wallet:") else "seat"
+    return (
+        when,
+        change.reason,
+        f"{'+' if amount > 0 else ''}{chips(amount)} {pool_name(change.change.pool)}",
+        f"{account} {chips(change.balance_after)}",
+        change.reference or change.table_id,
+    )
+
+
+def hand_lines(record: history_pb2.HandRecord, me: str) -> list[str]:
+    """The hand as the player may see it (history already hid what they may not)."""
+    lines = [
+        f"hand {record.hand_id} at {record.table_id} ({VARIANTS.get(record.variant, '?')}, {pool_name(record.pool)})",
+        f"blinds {chips(record.small_blind)}/{chips(record.big_blind)}, rake {chips(record.rake)}"
+        + (" - VOIDED" if record.voided else ""),
+    ]
+    for seat in record.seats:
+        mine = " (you)" if seat.player_id == me else ""
+        net = seat.net_result
+        lines.append(
+            f"  seat {seat.seat + 1}: {seat.display_name}{mine} [{cards_text(seat.hole_cards)}] "
+            f"{chips(seat.starting_stack)} -> {chips(seat.final_stack)} ({'+' if net > 0 else ''}{chips(net)})"
+        )
+    lines.append(f"  board: {cards_text(record.board) or '-'}")
+    lines.append(f"  commitment: {record.seed_commitment}")
+    return lines
+
+
+# ------------------------------------------------------------------------------------------- fairness
+
+
+def dealt_positions(record: history_pb2.HandRecord) -> list[tuple[int, int]]:
+    """(deck position, card index) of every card the player can see (docs/engine.md, Dealing order).
+
+    Hole cards go one at a time clockwise from the first seat left of the button, two rounds; then
+    burn, flop three, burn, turn, burn, river. Face-down cards of others are skipped: the player checks
+    what they saw. House-game rounds deal in another order and are not mapped.
+    """
+    if record.HasField("house_game"):
+        return []
+    seats = sorted(s.seat for s in record.seats)
+    if not seats:
+        return []
+    start = next((i for i, s in enumerate(seats) if s > record.button_seat), 0)
+    order = seats[start:] + seats[:start]
+    n = len(order)
+    holes = {s.seat: s.hole_cards for s in record.seats}
+    dealt = []
+    for k, seat in enumerate(order):
+        for round_, card in enumerate(holes[seat]):
+            if not card.hidden and card.text:
+                dealt.append((round_ * n + k, int(card.index)))
+    board_positions = (2 * n + 1, 2 * n + 2, 2 * n + 3, 2 * n + 5, 2 * n + 7)
+    for position, card in zip(board_positions, record.board, strict=False):
+        dealt.append((position, int(card.index)))
+    return dealt
+
+
+MAX_CLIENT_SEED = 64
+
+
+def check_client_seed(text: str) -> str:
+    """A client seed as the table takes it: 1 to 64 printable ASCII characters."""
+    seed = text.strip()
+    if not 1 <= len(seed) <= MAX_CLIENT_SEED or not all(" " < ch <= "~" for ch in seed):
+        raise AmountError("a client seed is 1 to 64 printable characters, no spaces")
+    return seed
+
+
+def own_seed_check(entries: Sequence[tuple[int, str, bytes]], me: str, seed: str) -> tuple[bool, str]:
+    """Whether the seed I set is in the reveal at my seat: (seat, player id, seed bytes) entries; the
+    reveal shows my own entry with my player id (docs/fairness.md)."""
+    mine = [(seat, value) for seat, player, value in entries if player == me]
+    if not mine:
+        return False, "your client seed: NOT in the shuffle (no entry at your seat)"
+    seat, value = mine[0]
+    if value != seed.encode():
+        return False, f"your client seed: the entry at seat {seat} is NOT the seed you set"
+    return True, f"your client seed: in the shuffle at seat {seat}"
+
+
+@dataclass(frozen=True)
+class FairnessReport:
+    passed: bool
+    lines: tuple[str, ...]
+
+
+def fairness_report(
+    *,
+    hand_id: str,
+    commitment: str,
+    shuffle_version: int,
+    client_seed_seats: Sequence[int],
+    mismatch: str | None,
+    dealt_checked: int,
+    computed_commitment: str,
+    server_verdict_pass: bool,
+    own_seed_line: str = "",
+) -> FairnessReport:
+    """The verdict as the client shows it: the local recomputation decides; the server's is beside it."""
+    passed = mismatch is None
+    seats = ", ".join(str(s) for s in client_seed_seats) or "none"
+    lines = [
+        f"hand {hand_id} (shuffle version {shuffle_version})",
+        f"published commitment  {commitment}",
+        f"recomputed here       {computed_commitment or '-'}",
+        f"client seeds at seats {seats}",
+        *([own_seed_line] if own_seed_line else []),
+        f"cards you saw checked against the recomputed deck: {dealt_checked}",
+        f"fairness service's own verdict: {'PASS' if server_verdict_pass else 'FAIL'}",
+        "VERDICT: PASS - the deck came from the committed seed" if passed else f"VERDICT: FAIL - {mismatch}",
+    ]
+    return FairnessReport(passed, tuple(lines))
+
+
+# ------------------------------------------------------------------------------------------ house games
+
+
+HOUSE_DECISION_WORDS: dict[int, str] = {
+    table_pb2.HOUSE_DECISION_KIND_CALL: "call",
+    table_pb2.HOUSE_DECISION_KIND_FOLD: "fold",
+    table_pb2.HOUSE_DECISION_KIND_EXCHANGE: "exchange",
+    table_pb2.HOUSE_DECISION_KIND_BUY_SIXTH_CARD: "buy a sixth card",
+    table_pb2.HOUSE_DECISION_KIND_INSURE: "insure",
+    table_pb2.HOUSE_DECISION_KIND_BUY_GAME: "buy a game",
+    table_pb2.HOUSE_DECISION_KIND_TAKE_ANTE: "take the ante",
+}
+
+
+def house_round_lines(reply: table_pb2.MakeHouseDecisionResponse) -> list[str]:
+    lines = [f"dealer: {cards_text(reply.dealer_cards) or '-'}"]
+    if reply.board:
+        lines.append(f"board: {cards_text(reply.board)}")
+    for box in reply.boxes:
+        lines.append(f"box {box.box}: {cards_text(box.cards)}")
+        if box.legal_decisions:
+            words = ", ".join(HOUSE_DECISION_WORDS.get(d, "?") for d in box.legal_decisions)
+            lines.append(f"  you may: {words}")
+        for line in box.settlement:
+            lines.append(f"  {line.reason}: {'+' if line.amount > 0 else ''}{chips(line.amount)}")
+    return lines
+
+
+def parse_card_positions(text: str) -> list[int]:
+    """Card positions to exchange, typed as `0 2 4` or `0,2,4` (0 to 4, no repeats)."""
+    parts = [p for p in text.replace(",", " ").split() if p]
+    if not parts or not all(p.isdigit() for p in parts):
+        raise AmountError("type the card positions to exchange, 0 to 4, e.g. `0 3`")
+    positions = [int(p) for p in parts]
+    if any(p > 4 for p in positions) or len(set(positions)) != len(positions):
+        raise AmountError("card positions are 0 to 4, each once")
+    return positions

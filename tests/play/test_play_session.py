@@ -1,0 +1,421 @@
+"""A scripted person plays through the terminal client (Textual's pilot) against the real services:
+signs in, buys chips, sits at a seeded room, plays a hand to the end against a scripted opponent
+driven over gRPC, chats, survives a dropped link with the seat kept, leaves, reads the hand and the
+balance changes in history and verifies the hand's fairness; house games and spectating answer
+UNIMPLEMENTED on this table release and the screens say so. The cashier audit closes the run."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import uuid
+from collections.abc import Callable
+
+import grpc
+import pytest
+from textual.pilot import Pilot
+from textual.widgets import Button, DataTable, Input, Static
+
+from clients.play.app import LobbyScreen, PokerPlayApp, SignInScreen
+from clients.play.feed import Link
+from clients.play.gateway import PlayError
+from clients.play.history_screen import HistoryScreen
+from clients.play.house_screen import HouseScreen
+from clients.play.identity import production_identity
+from clients.play.settings import PlaySettings
+from clients.play.table_screen import TableScreen
+from poker.cashier.v1 import cashier_pb2, cashier_pb2_grpc
+from poker.common.v1 import common_pb2
+from poker.table.v1 import table_pb2
+from service_runtime.testing import token_for
+from tests.play.conftest import Cluster
+from tests.table.conftest import ADMIN, PAYMENTS
+from tests.table.players import Player
+
+pytestmark = pytest.mark.postgres
+
+A = table_pb2
+SIZE = (160, 60)
+
+
+def settings_for(cluster: Cluster, **overrides: str) -> PlaySettings:
+    settings = PlaySettings(
+        lobby_address=cluster.lobby.address,
+        cashier_address=cluster.cashier.address,
+        history_address=cluster.history.address,
+        fairness_address=cluster.fairness.address,
+    )
+    return dataclasses.replace(settings, **overrides)
+
+
+async def until(
+    pilot: Pilot[None], predicate: Callable[[], object], within: float = 20.0, what: str = ""
+) -> None:
+    loop = asyncio.get_running_loop()
+    end = loop.time() + within
+    while not predicate():
+        if loop.time() > end:
+            raise AssertionError(f"not met in {within}s: {what}")
+        await pilot.pause(0.05)
+
+
+def text_of(screen: object, selector: str) -> str:
+    return str(screen.query_one(selector, Static).render())  # type: ignore[attr-defined]
+
+
+async def press(pilot: Pilot[None], selector: str) -> None:
+    """Click a button as a person would: after the layout settled and its last press animation ended
+    (a Textual button ignores a click while it still shows the previous one)."""
+    button = pilot.app.screen.query_one(selector, Button)
+    await until(pilot, lambda: not button.has_class("-active"), what=f"{selector} ready")
+    await pilot.pause()
+    assert await pilot.click(selector), f"the click missed {selector}"
+
+
+async def type_into(pilot: Pilot[None], selector: str, text: str) -> None:
+    field = pilot.app.screen.query_one(selector, Input)
+    field.value = ""
+    field.focus()
+    await pilot.pause()
+    await pilot.press(*(key if key != " " else "space" for key in text))
+
+
+def decision(view: table_pb2.TableView) -> tuple[object, ...]:
+    return (view.hand_id, view.street, view.to_act_seat, tuple(s.bet_this_round for s in view.seats))
+
+
+async def opponent_plays(bob: Player) -> None:
+    """Check when allowed, else call: every hand goes to the showdown unless the client folds."""
+    while True:
+        view = await bob.my_turn(within=120)
+        kind = (
+            A.ACTION_KIND_CHECK if A.ACTION_KIND_CHECK in view.legal_actions.actions else A.ACTION_KIND_CALL
+        )
+        try:
+            await bob.act(kind, hand_id=view.hand_id)
+        except grpc.aio.AioRpcError as error:
+            # A decision the table already took for him (time ran out) is refused; he plays on.
+            if error.code() != grpc.StatusCode.FAILED_PRECONDITION:
+                raise
+        decided = decision(view)
+        await bob.until(lambda v, decided=decided: decision(v) != decided, within=120)
+
+
+async def test_a_person_signs_in_buys_sits_plays_a_hand_reconnects_leaves_and_verifies_it(
+    cluster: Cluster,
+) -> None:
+    name = f"ann-{uuid.uuid4().hex[:6]}"
+    proxy = cluster.proxy()
+    await proxy.start()
+    direct = grpc.aio.insecure_channel(cluster.table.address)
+    cashier_channel = grpc.aio.insecure_channel(cluster.cashier.address)
+    cashier = cashier_pb2_grpc.CashierServiceStub(cashier_channel)
+    bob = Player(f"bob-{uuid.uuid4().hex[:6]}", direct, "nlhe-gram-duel.1")
+    bob_task: asyncio.Task[None] | None = None
+    app = PokerPlayApp(settings_for(cluster))
+    try:
+        await cashier.Purchase(
+            cashier_pb2.PurchaseRequest(
+                payment_reference=f"fund-{bob.player_id}",
+                player_id=bob.player_id,
+                source=cashier_pb2.PAYMENT_SOURCE_GRAM,
+                amount_minor=1500 * 10**6,
+            ),
+            metadata=PAYMENTS,
+        )
+        async with app.run_test(size=SIZE) as pilot:
+            # Sign in (development: the client mints the token for the name).
+            assert isinstance(app.screen, SignInScreen)
+            await type_into(pilot, "#name", name)
+            await press(pilot, "#sign-in")
+            await until(pilot, lambda: isinstance(app.screen, LobbyScreen), what="lobby")
+            lobby = app.screen
+            assert isinstance(lobby, LobbyScreen)
+            assert "payments-gateway service token" in text_of(lobby, "#buy-note")
+            await until(pilot, lambda: "nlhe-gram-duel" in lobby.session.rooms, what="rooms listed")
+
+            # Buy chips.
+            await type_into(pilot, "#buy-amount", "2000")
+            await press(pilot, "#buy-gram")
+            await until(
+                pilot, lambda: "GRAM wallet 2,000" in text_of(lobby, "#balances"), what="chips bought"
+            )
+
+            # Choose the room: stakes and the buy-in (the room's one entry, rules 6) are shown.
+            # With the keyboard: focus the room list and arrow down to the room.
+            rooms = lobby.query_one("#rooms", DataTable)
+            rooms.focus()
+            await pilot.pause()
+            for _ in range(rooms.get_row_index("nlhe-gram-duel") - rooms.cursor_row):
+                await pilot.press("down")
+            duel = lobby.session.rooms["nlhe-gram-duel"]
+            await until(
+                pilot,
+                lambda: (
+                    text_of(lobby, "#room-detail").startswith(f"{duel.display_name} - ")
+                    and "nlhe-gram-duel.1" in text_of(lobby, "#room-detail")
+                ),
+                what="the room and its table shown",
+            )
+            assert lobby.selected is duel
+            assert "stakes 5/10, buy-in 1,000" in text_of(lobby, "#room-detail")
+            assert lobby.query_one("#buy-in", Input).value == "1000"
+            await press(pilot, "#sit")
+            await until(pilot, lambda: isinstance(app.screen, TableScreen), what="table screen")
+            table = app.screen
+            assert isinstance(table, TableScreen)
+            await until(pilot, lambda: table.seat > 0, what="seated in the view")
+
+            # My client seed goes into every hand from the next commitment on.
+            await type_into(pilot, "#seed", "ann-entropy-42")
+            await press(pilot, "#set-seed")
+            assert table.client_seed == "ann-entropy-42"
+
+            # The opponent sits over gRPC and plays check / call.
+            await bob.watch()
+            await bob.sit(1000)
+            bob_task = asyncio.create_task(opponent_plays(bob))
+
+            def in_hand() -> bool:
+                view = table.view
+                return (
+                    view is not None and view.phase == A.TABLE_PHASE_HAND_IN_PROGRESS and bool(view.hand_id)
+                )
+
+            await until(
+                pilot,
+                in_hand,
+                what=f"a hand running; link {table.link} phase {bob.view.phase if bob.view else None}",
+            )
+            assert table.view is not None
+            first_hand = table.view.hand_id
+            # The commitment was on screen before any card, and the client kept it for the check.
+            assert len(table.session.commitments.get(first_hand, "")) == 64
+            await until(
+                pilot, lambda: first_hand in table.session.client_seeds, what="my seed in the first hand"
+            )
+
+            bet_typed = False
+            saw_countdown = False
+            saw_own_cards = False
+            while True:
+                await until(
+                    pilot,
+                    lambda: (
+                        table.view is not None
+                        and (
+                            table.view.hand_id != first_hand
+                            or bool(table.view.awards)
+                            or table.view.legal_actions.actions
+                        )
+                    ),
+                    within=60,
+                    what="my turn or the end of the hand",
+                )
+                view = table.view
+                assert view is not None
+                if view.hand_id != first_hand or (view.awards and not view.legal_actions.actions):
+                    break
+                # Before the showdown the client holds no face-up card of another seat.
+                assert all(c.hidden for s in view.seats if s.player_id != name for c in s.hole_cards)
+                mine = next(s for s in view.seats if s.seat == table.seat)
+                saw_own_cards |= len(mine.hole_cards) == 2 and all(not c.hidden for c in mine.hole_cards)
+                turn = text_of(table, "#turn")
+                saw_countdown |= "YOUR TURN" in turn and "s left" in turn
+                legal = set(view.legal_actions.actions)
+                if A.ACTION_KIND_BET in legal and not bet_typed:
+                    # The slider: one step up from the smallest bet, then bet it.
+                    await press(pilot, "#amount-up")
+                    expected = view.legal_actions.min_amount + view.legal_actions.step
+                    assert table.query_one("#amount", Input).value == str(expected)
+                    assert str(table.query_one("#act-bet", Button).label).startswith("bet ")
+                    await press(pilot, "#act-bet")
+                    bet_typed = True
+                elif A.ACTION_KIND_CHECK in legal:
+                    await press(pilot, "#act-check")
+                else:
+                    assert str(table.query_one("#act-call", Button).label).startswith("call ")
+                    await press(pilot, "#act-call")
+                # The decision is done once the table moved on: another street, seat to act or bets.
+                decided = decision(view)
+                await until(
+                    pilot,
+                    lambda decided=decided: table.view is not None and decision(table.view) != decided,
+                    within=30,
+                    what="my action taken",
+                )
+            assert saw_own_cards
+            assert saw_countdown
+            assert bet_typed, "bob checks or calls, so a bet is open to the client on some street"
+            await until(
+                pilot, lambda: any("hand ended" in line for line in table.log_lines), what="hand ended"
+            )
+            assert any(" bet " in f" {line} " for line in table.log_lines)
+
+            # Chat and a sticker reach the other player.
+            await type_into(pilot, "#chat", "good luck")
+            await pilot.press("enter")
+            await press(pilot, "#sticker-gg")
+            await until(
+                pilot,
+                lambda: (
+                    any(m.event.chat.sticker_id == "gg" for m in bob.messages)
+                    and any(m.event.chat.text == "good luck" for m in bob.messages)
+                ),
+                what=f"chat delivered: {text_of(table, '#message')} {table.log_lines[-5:]} {table.query_one('#chat', Input).value!r}",
+            )
+            await until(pilot, lambda: any("gg" in line for line in table.log_lines), what="sticker shown")
+
+            # A dropped link: the client says so, reconnects by itself, and the seat was kept.
+            proxy.take_down()
+            await until(pilot, lambda: table.link.link is Link.RECONNECTING, what="reconnecting")
+            assert "reconnecting" in text_of(table, "#link")
+            await pilot.pause(0.5)
+            proxy.bring_up()
+            await until(pilot, lambda: table.link.link is Link.LIVE, within=30, what="reconnected")
+            assert "your seat was kept" in text_of(table, "#link")
+            assert table.feed is not None
+            assert table.feed.reconnects >= 1
+            view = table.view
+            assert view is not None
+            assert any(s.player_id == name for s in view.seats)
+
+            # Leave (mid-hand it folds; the stack comes back once the hand settles).
+            await press(pilot, "#leave")
+            await until(pilot, lambda: isinstance(app.screen, LobbyScreen), what="back in the lobby")
+            await until(
+                pilot, lambda: "seated at" not in text_of(lobby, "#balances"), within=30, what="cashed out"
+            )
+
+            # History: the hand is listed with my balance changes, and its deck verifies.
+            await press(pilot, "#history")
+            await until(pilot, lambda: isinstance(app.screen, HistoryScreen), what="history")
+            history = app.screen
+            assert isinstance(history, HistoryScreen)
+
+            async def listed() -> bool:
+                await history.load()
+                return first_hand in history.hand_ids
+
+            for _ in range(100):
+                if await listed():
+                    break
+                await pilot.pause(0.2)
+            assert first_hand in history.hand_ids
+            assert history.query_one("#changes").row_count >= 3  # type: ignore[attr-defined]
+            history.select_hand(first_hand)
+            await pilot.pause()
+            for _ in range(20):
+                # Right after the hand the seed may not be revealed yet (HAND_NOT_FINISHED): try again.
+                await press(pilot, "#verify")
+                await until(pilot, lambda: text_of(history, "#verdict") != "", what="a verdict or a refusal")
+                if history.report is not None:
+                    break
+                await pilot.pause(0.3)
+            assert history.report is not None, text_of(history, "#verdict")
+            assert history.report.passed, history.report.lines
+            assert history.report.lines[0].startswith(f"hand {first_hand} ")
+            assert any(
+                line.startswith("your client seed: in the shuffle at seat") for line in history.report.lines
+            )
+            assert "VERDICT: PASS" in text_of(history, "#verdict")
+            assert any(
+                "cards you saw checked against the recomputed deck: " in line for line in history.report.lines
+            )
+            checked = next(line for line in history.report.lines if "cards you saw" in line)
+            assert int(checked.rsplit(" ", 1)[1]) >= 5, text_of(
+                history, "#detail"
+            )  # my hole cards and the board
+            assert name in text_of(history, "#detail")
+            await press(pilot, "#back")
+
+            # A house game: this table release answers UNIMPLEMENTED, and nothing is faked.
+            await until(pilot, lambda: isinstance(app.screen, LobbyScreen), what="lobby again")
+            await lobby.select_room("casino-holdem-gram")
+            await press(pilot, "#house")
+            await until(pilot, lambda: isinstance(app.screen, HouseScreen), what="house screen")
+            house = app.screen
+            await press(pilot, "#place-bets")
+            await until(pilot, lambda: "not served" in text_of(house, "#message"), what="house refusal shown")
+            assert "UNIMPLEMENTED" in text_of(house, "#message")
+            assert text_of(house, "#round") == ""
+            await press(pilot, "#back")
+
+            # Watching as a spectator: likewise UNIMPLEMENTED here, said plainly.
+            await until(pilot, lambda: isinstance(app.screen, LobbyScreen), what="lobby again")
+            await lobby.select_room("nlhe-gram-duel")
+            await press(pilot, "#watch")
+            await until(
+                pilot,
+                lambda: isinstance(app.screen, TableScreen),
+                what=f"spectator screen: {text_of(lobby, '#message')}",
+            )
+            spectator = app.screen
+            assert isinstance(spectator, TableScreen)
+            await until(pilot, lambda: spectator.link.link is Link.UNSUPPORTED, what="spectating refused")
+            assert "not served" in text_of(spectator, "#link")
+            assert spectator.view is None
+            await press(pilot, "#leave")
+            await until(pilot, lambda: isinstance(app.screen, LobbyScreen), what="lobby at the end")
+    finally:
+        if bob_task is not None:
+            bob_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, grpc.aio.AioRpcError):
+                await bob_task
+        await bob.close()
+        with contextlib.suppress(grpc.aio.AioRpcError):
+            await bob.leave()
+        await proxy.close()
+        await direct.close()
+
+    # Every chip is where the ledger says: the pool is conserved and both wallets hold the 3,500 bought.
+    async def wallets() -> int:
+        total = 0
+        for player in (name, bob.player_id):
+            reply = await cashier.GetBalances(
+                cashier_pb2.GetBalancesRequest(player_id=player), metadata=ADMIN
+            )
+            total += sum(w.balance for w in reply.wallets)
+        return total
+
+    for _ in range(100):
+        if await wallets() == 3500:
+            break
+        await asyncio.sleep(0.1)
+    assert await wallets() == 3500
+    audit = await cashier.AuditConservation(cashier_pb2.AuditConservationRequest(), metadata=ADMIN)
+    assert audit.balanced, audit
+    await cashier_channel.close()
+
+
+async def test_in_production_the_client_takes_a_token_and_leaves_purchases_to_the_payments_gateway(
+    cluster: Cluster,
+) -> None:
+    player = f"pat-{uuid.uuid4().hex[:6]}"
+    settings = settings_for(cluster, environment="production")
+    app = PokerPlayApp(settings, production_identity(token_for(player)))
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, LobbyScreen), what="lobby")
+        lobby = app.screen
+        await until(pilot, lambda: "wallet" in text_of(lobby, "#balances"), what="balances")
+        assert f"Signed in as {player} (production token)" in text_of(lobby, "#who")
+        assert "go through the payments gateway" in text_of(lobby, "#buy-note")
+        assert lobby.query_one("#buy-gram", Button).disabled
+        assert app.session is not None
+        with pytest.raises(PlayError) as refused:
+            await app.session.platform.buy_chips(common_pb2.CHIP_POOL_GRAM, 100, "pat-1")
+        assert refused.value.reason == "ROLE_REQUIRED"
+        # The cashier agrees: a player's own token cannot record a purchase.
+        async with grpc.aio.insecure_channel(cluster.cashier.address) as channel:
+            with pytest.raises(grpc.aio.AioRpcError) as denied:
+                await cashier_pb2_grpc.CashierServiceStub(channel).Purchase(
+                    cashier_pb2.PurchaseRequest(
+                        payment_reference="pat-1",
+                        player_id=player,
+                        source=cashier_pb2.PAYMENT_SOURCE_GRAM,
+                        amount_minor=100 * 10**6,
+                    ),
+                    metadata=(("authorization", f"Bearer {app.session.platform.identity.token()}"),),
+                )
+        assert denied.value.code() == grpc.StatusCode.PERMISSION_DENIED

@@ -1,0 +1,362 @@
+"""What the client shows, from the wire messages: the pure view model, without a terminal."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from clients.play import view_model as vm
+from poker.common.v1 import common_pb2
+from poker.history.v1 import history_pb2
+from poker.lobby.v1 import lobby_pb2
+from poker.table.v1 import table_pb2
+from services.fairness.shuffle import card_index, card_text
+
+HIDDEN = common_pb2.Card(hidden=True)
+
+
+def card(text: str) -> common_pb2.Card:
+    return common_pb2.Card(index=card_index(text), text=text)
+
+
+def legal(**fields: int) -> table_pb2.LegalActions:
+    values = {"min_amount": 20, "max_amount": 995, "step": 5, "call_amount": 10, "all_in_amount": 995}
+    values.update(fields)
+    return table_pb2.LegalActions(
+        actions=[table_pb2.ACTION_KIND_FOLD, table_pb2.ACTION_KIND_CALL, table_pb2.ACTION_KIND_RAISE],
+        **values,
+    )
+
+
+def test_cards_read_as_rank_and_suit_and_a_face_down_card_shows_nothing_of_itself() -> None:
+    assert vm.cards_text([card("As"), card("Td")]) == "A♠ T♦"
+    assert vm.card_text(HIDDEN) == vm.HIDDEN_CARD
+    assert vm.chips(1234567) == "1,234,567"
+
+
+def test_a_room_row_names_the_stakes_of_its_kind_and_its_free_seats() -> None:
+    room = lobby_pb2.Room(
+        room_id="nlhe-gram-duel",
+        variant=common_pb2.GAME_VARIANT_NO_LIMIT_HOLDEM,
+        pool=common_pb2.CHIP_POOL_GRAM,
+        seats_per_table=2,
+        blinds=lobby_pb2.BlindStakes(small_blind=5, big_blind=10, step=5),
+        min_buy_in=1000,
+        max_buy_in=1000,
+        occupancy=lobby_pb2.RoomOccupancy(seats_taken=1, seats_free=3),
+    )
+    row = vm.room_row(room)
+    assert (row.stakes, row.buy_in, row.pool, row.free_seats) == ("5/10", "1,000", "GRAM", 3)
+    assert "1 taken, 3 free" in row.seats
+    limit = lobby_pb2.Room(
+        limits=lobby_pb2.LimitStakes(small_bet=10, big_bet=20), min_buy_in=200, max_buy_in=1000
+    )
+    assert vm.stakes_text(limit) == "10/20 limit"
+    assert vm.buy_in_text(limit) == "200-1,000"
+    house = lobby_pb2.Room(
+        variant=common_pb2.GAME_VARIANT_RUSSIAN_POKER,
+        seats_per_table=7,
+        antes=lobby_pb2.AnteStakes(min_ante=10, max_ante=1000),
+    )
+    assert vm.stakes_text(house) == "ante 10-1,000"
+    assert vm.room_row(house).house
+    assert vm.buy_in_text(house) == "from wallet"
+
+
+def test_the_buy_in_offered_is_the_most_the_wallet_covers_within_the_room() -> None:
+    room = lobby_pb2.Room(min_buy_in=200, max_buy_in=2000)
+    assert vm.default_buy_in(room, 5000) == 2000
+    assert vm.default_buy_in(room, 700) == 700
+    assert vm.default_buy_in(room, 50) == 200
+
+
+def a_view() -> table_pb2.TableView:
+    return table_pb2.TableView(
+        table_id="nlhe-gram-duel.1",
+        variant=common_pb2.GAME_VARIANT_NO_LIMIT_HOLDEM,
+        pool=common_pb2.CHIP_POOL_GRAM,
+        phase=table_pb2.TABLE_PHASE_HAND_IN_PROGRESS,
+        hand_id="h-1",
+        street=table_pb2.STREET_FLOP,
+        button_seat=2,
+        to_act_seat=1,
+        seats=[
+            table_pb2.SeatView(
+                seat=1,
+                player_id="ann",
+                display_name="ann",
+                stack=900,
+                hole_cards=[card("As"), card("Ks")],
+                time_bank_seconds=12,
+            ),
+            table_pb2.SeatView(
+                seat=2,
+                player_id="bob",
+                display_name="bob",
+                stack=880,
+                bet_this_round=20,
+                hole_cards=[HIDDEN, HIDDEN],
+            ),
+            table_pb2.SeatView(seat=3),
+        ],
+        board=[card("2c"), card("7d"), card("Jh")],
+        pots=[table_pb2.Pot(amount=200), table_pb2.Pot(amount=40)],
+        legal_actions=legal(deadline={"seconds": 1_000_030}),
+    )
+
+
+def test_seat_lines_mark_me_the_player_to_act_the_button_and_show_only_the_cards_received() -> None:
+    lines = vm.seat_lines(a_view(), "ann")
+    assert [line.seat for line in lines] == [1, 2, 3]
+    mine, other, empty = lines
+    assert mine.me
+    assert mine.to_act
+    assert "(you)" in mine.text
+    assert "A♠ K♠" in mine.text
+    assert not other.me
+    assert "button" in other.text
+    assert "bet 20" in other.text
+    assert vm.HIDDEN_CARD in other.text
+    assert "(empty)" in empty.text
+    assert vm.pots_text(a_view()) == "main pot 200, side pot 1 40"
+    assert vm.board_text(a_view()) == "2♣ 7♦ J♥"
+
+
+def test_my_turn_counts_down_to_the_deadline_and_another_players_turn_shows_their_time_bank() -> None:
+    view = a_view()
+    assert vm.turn_text(view, "ann", now=1_000_012.4) == "YOUR TURN - 18s left (time bank 12s included)"
+    assert vm.turn_text(view, "ann", now=1_000_040).startswith("YOUR TURN - 0s left")
+    view.to_act_seat = 2
+    view.seats[1].time_bank_seconds = 9
+    assert vm.turn_text(view, "ann", now=0) == "seat 2 (bob) to act - time bank 9s"
+    view.phase = table_pb2.TABLE_PHASE_BETWEEN_HANDS
+    assert vm.turn_text(view, "ann", now=0) == ""
+
+
+@given(st.floats(min_value=-1e6, max_value=1e6), st.floats(min_value=-1e6, max_value=1e6))
+def test_a_countdown_is_never_negative_and_never_behind_the_time_left(deadline: float, now: float) -> None:
+    left = vm.seconds_left(deadline, now)
+    assert left >= 0
+    if deadline > now:
+        # Rounded up: the whole seconds shown cover the time left, and less than one more.
+        assert left - 1 < deadline - now <= left
+    else:
+        assert left == 0
+
+
+def test_the_legal_actions_become_buttons_in_a_fixed_order_with_their_amounts() -> None:
+    legal_actions = table_pb2.LegalActions(
+        actions=[
+            table_pb2.ACTION_KIND_ALL_IN,
+            table_pb2.ACTION_KIND_RAISE,
+            table_pb2.ACTION_KIND_CALL,
+            table_pb2.ACTION_KIND_FOLD,
+        ],
+        call_amount=10,
+        min_amount=20,
+        max_amount=995,
+        step=5,
+        all_in_amount=995,
+    )
+    choices = vm.action_choices(legal_actions)
+    assert [c.label for c in choices] == ["fold", "call 10", "raise to 20-995", "all-in 995"]
+    assert [c.needs_amount for c in choices] == [False, False, True, False]
+    fixed = table_pb2.LegalActions(actions=[table_pb2.ACTION_KIND_BET], min_amount=20, max_amount=20, step=20)
+    assert vm.action_choices(fixed)[0].label == "bet 20"
+
+
+@pytest.mark.parametrize(
+    ("typed", "accepted"),
+    [
+        ("20", 20),
+        ("1,000", None),
+        ("995", 995),
+        ("35", 35),
+        ("37", None),
+        ("15", None),
+        ("abc", None),
+        ("", None),
+    ],
+)
+def test_a_typed_amount_is_taken_only_within_the_range_and_on_the_step(
+    typed: str, accepted: int | None
+) -> None:
+    if accepted is None:
+        with pytest.raises(vm.AmountError, match=r"20 to 995 in steps of 5|whole number"):
+            vm.parse_amount(typed, legal())
+    else:
+        assert vm.parse_amount(typed, legal()) == accepted
+
+
+def test_an_all_in_below_the_minimum_or_off_the_step_is_still_a_legal_amount() -> None:
+    assert vm.parse_amount("13", legal(min_amount=20, max_amount=13, all_in_amount=13)) == 13
+
+
+@given(
+    low=st.integers(1, 10_000),
+    width=st.integers(0, 50_000),
+    step=st.integers(1, 100),
+    current=st.integers(-10, 70_000),
+    steps=st.integers(-50, 50),
+)
+def test_the_slider_stays_inside_the_range_and_on_the_step(
+    low: int, width: int, step: int, current: int, steps: int
+) -> None:
+    legal_actions = table_pb2.LegalActions(min_amount=low, max_amount=low + width, step=step)
+    moved = vm.nudge_amount(current, legal_actions, steps)
+    assert low <= moved <= low + width
+    assert moved == low + width or (moved - low) % step == 0
+    if steps > 0 and current < low + width:
+        assert moved > min(max(current, low), low + width) or moved == low + width
+
+
+def test_pot_sized_bets_stay_legal() -> None:
+    view = a_view()
+    amount = vm.pot_sized_amount(view, view.legal_actions, 1.0)
+    assert view.legal_actions.min_amount <= amount <= view.legal_actions.max_amount
+    assert amount % view.legal_actions.step == 0
+
+
+def test_events_read_as_lines_and_hole_cards_of_others_stay_face_down() -> None:
+    names = {1: "ann", 2: "bob"}
+    act = table_pb2.TableEvent(
+        seat=2, action=table_pb2.ActionTaken(action=table_pb2.ACTION_KIND_RAISE, amount=60, timed_out=False)
+    )
+    assert vm.event_line(act, names) == "bob raise to 60"
+    timed = table_pb2.TableEvent(
+        seat=1, action=table_pb2.ActionTaken(action=table_pb2.ACTION_KIND_FOLD, timed_out=True)
+    )
+    assert vm.event_line(timed, names) == "ann fold (time ran out)"
+    dealt = table_pb2.TableEvent(seat=2, cards=table_pb2.CardsRevealed(cards=[HIDDEN, HIDDEN]))
+    assert vm.event_line(dealt, names) == f"bob is dealt {vm.HIDDEN_CARD} {vm.HIDDEN_CARD}"
+    shown = table_pb2.TableEvent(
+        seat=2, cards=table_pb2.CardsRevealed(cards=[card("Qh"), card("Qd")], shown_by_player=True)
+    )
+    assert vm.event_line(shown, names) == "bob shows Q♥ Q♦"
+    board = table_pb2.TableEvent(cards=table_pb2.CardsRevealed(cards=[card("2c")]))
+    assert vm.event_line(board, names) == "board: 2♣"
+    sticker = table_pb2.TableEvent(seat=1, chat=table_pb2.ChatMessage(player_id="ann", sticker_id="gg"))
+    assert vm.event_line(sticker, names) == f"ann sent {vm.STICKERS['gg']}"
+    chat = table_pb2.TableEvent(seat=0, chat=table_pb2.ChatMessage(player_id="zed", text="hi"))
+    assert vm.event_line(chat, names) == "zed: hi"
+    committed = table_pb2.TableEvent(notice=table_pb2.TableNotice(code="HAND_COMMITTED", text="next hand"))
+    assert vm.event_line(committed, names) is None
+
+
+def _record(
+    button: int, seats: list[int], deck: list[str], me: int, board_cards: int
+) -> history_pb2.HandRecord:
+    """A record dealt from `deck` in the documented order; only seat `me`'s hole cards face up."""
+    order = sorted(seats)
+    start = next((i for i, s in enumerate(order) if s > button), 0)
+    order = order[start:] + order[:start]
+    n = len(order)
+    record = history_pb2.HandRecord(hand_id="h", button_seat=button)
+    for k, seat in enumerate(order):
+        cards = [card(deck[k]), card(deck[n + k])]
+        record.seats.add(seat=seat, hole_cards=cards if seat == me else [HIDDEN, HIDDEN])
+    positions = [2 * n + 1, 2 * n + 2, 2 * n + 3, 2 * n + 5, 2 * n + 7][:board_cards]
+    record.board.extend(card(deck[p]) for p in positions)
+    return record
+
+
+def test_the_cards_a_player_saw_map_to_their_deck_positions_and_face_down_cards_are_left_out() -> None:
+    deck = [card_text(i) for i in range(52)]
+    record = _record(button=2, seats=[0, 2, 5], deck=deck, me=0, board_cards=5)
+    # Seat 5 is left of the button, then 0, then 2: seat 0 gets positions 1 and 4.
+    assert vm.dealt_positions(record) == [
+        (1, card_index(deck[1])),
+        (4, card_index(deck[4])),
+        (7, card_index(deck[7])),
+        (8, card_index(deck[8])),
+        (9, card_index(deck[9])),
+        (11, card_index(deck[11])),
+        (13, card_index(deck[13])),
+    ]
+
+
+@given(
+    st.permutations(range(52)),
+    st.sets(st.integers(0, 9), min_size=2, max_size=10),
+    st.integers(0, 9),
+    st.integers(0, 5),
+)
+def test_every_card_a_player_saw_comes_back_at_the_position_it_was_dealt_from(
+    deck_order: list[int], seat_set: set[int], button: int, board_cards: int
+) -> None:
+    seats = sorted(seat_set)
+    me = seats[len(seats) // 2]
+    deck = [card_text(i) for i in deck_order]
+    for position, index in vm.dealt_positions(_record(button, seats, deck, me, board_cards)):
+        assert deck_order[position] == index
+    assert len(vm.dealt_positions(_record(button, seats, deck, me, board_cards))) == 2 + board_cards
+
+
+def test_the_fairness_verdict_is_the_local_recomputation_beside_the_servers() -> None:
+    passed = vm.fairness_report(
+        hand_id="h",
+        commitment="c" * 64,
+        shuffle_version=2,
+        client_seed_seats=[1],
+        mismatch=None,
+        dealt_checked=7,
+        computed_commitment="c" * 64,
+        server_verdict_pass=True,
+    )
+    assert passed.passed
+    assert passed.lines[-1].startswith("VERDICT: PASS")
+    failed = vm.fairness_report(
+        hand_id="h",
+        commitment="c" * 64,
+        shuffle_version=2,
+        client_seed_seats=[],
+        mismatch="DEALT_CARD at deck position 3",
+        dealt_checked=3,
+        computed_commitment="c" * 64,
+        server_verdict_pass=True,
+    )
+    assert not failed.passed
+    assert failed.lines[-1] == "VERDICT: FAIL - DEALT_CARD at deck position 3"
+
+
+def test_history_rows_sign_the_amounts() -> None:
+    summary = history_pb2.HandSummary(
+        hand_id="h", table_id="t.1", net_result=-25, pool=common_pb2.CHIP_POOL_MPX
+    )
+    assert vm.hand_row(summary)[3:] == ("-25", "MPX")
+    change = history_pb2.BalanceChange(
+        reason="CASH_OUT",
+        change=common_pb2.Chips(pool=common_pb2.CHIP_POOL_GRAM, amount=1040),
+        balance_after=2040,
+        account_id="wallet:GRAM:ann",
+        reference="t.1",
+    )
+    assert vm.balance_row(change)[1:] == ("CASH_OUT", "+1,040 GRAM", "wallet 2,040", "t.1")
+
+
+def test_card_positions_to_exchange_are_zero_to_four_each_once() -> None:
+    assert vm.parse_card_positions("0, 3 4") == [0, 3, 4]
+    for bad in ("", "5", "1 1", "x"):
+        with pytest.raises(vm.AmountError):
+            vm.parse_card_positions(bad)
+
+
+def test_my_client_seed_must_be_in_the_reveal_at_my_seat_exactly_as_i_set_it() -> None:
+    entries = [(1, "ann", b"ann-seed"), (2, "", b"someone-else")]
+    assert vm.own_seed_check(entries, "ann", "ann-seed") == (
+        True,
+        "your client seed: in the shuffle at seat 1",
+    )
+    changed, line = vm.own_seed_check(entries, "ann", "other")
+    assert not changed
+    assert "NOT the seed you set" in line
+    missing, _ = vm.own_seed_check(entries[1:], "ann", "ann-seed")
+    assert not missing
+
+
+def test_a_client_seed_is_one_to_64_printable_characters() -> None:
+    assert vm.check_client_seed(" abc~1 ") == "abc~1"
+    for bad in ("", "a b", "x" * 65, "é"):
+        with pytest.raises(vm.AmountError):
+            vm.check_client_seed(bad)
