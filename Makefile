@@ -11,6 +11,7 @@ CONSTRAINTS := deploy/constraints.txt
 BUF_VERSION := 1.75.0
 BUF := .tools/buf/node_modules/.bin/buf
 PYTEST_ARGS ?=
+comma := ,
 
 .PHONY: help setup run test lint format protos bench clean image up down
 
@@ -30,7 +31,7 @@ $(STAMP): pyproject.toml $(CONSTRAINTS)
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11+ is required")'
 	@$(call step,virtual environment in $(VENV),test -x $(BIN)/python || $(PYTHON) -m venv $(VENV))
 	@$(call step,pip up to date,$(BIN)/python -m pip install --upgrade pip)
-	@$(call step,the project and its pinned dependencies,$(BIN)/python -m pip install -c $(CONSTRAINTS) -e '.[dev]')
+	@$(call step,the project and its pinned dependencies,$(BIN)/python -m pip install -c $(CONSTRAINTS) -e '.[dev$(comma)play]')
 	@touch $(STAMP)
 	@echo "setup: done"
 
@@ -62,7 +63,7 @@ run: $(STAMP)
 	$(BIN)/poker-cluster --data-dir data
 
 bench: $(STAMP)
-	$(BIN)/python -m pip install --quiet -c $(CONSTRAINTS) -e '.[dev,bench]'
+	$(BIN)/python -m pip install --quiet -c $(CONSTRAINTS) -e '.[dev,play,bench]'
 	@for script in tests/bench/bench_*.py; do \
 		echo "=== $$script"; $(BIN)/python $$script || exit 1; done
 

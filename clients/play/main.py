@@ -6,7 +6,12 @@ import argparse
 import dataclasses
 from collections.abc import Sequence
 
-from clients.play.app import PokerPlayApp
+try:
+    from clients.play.app import PokerPlayApp
+except ModuleNotFoundError as missing:  # installed without the `play` extra (the service image)
+    raise SystemExit(
+        f"poker-play needs the 'play' extra ({missing.name} is missing): pip install 'poker-platform[play]'"
+    ) from missing
 from clients.play.identity import Identity, SignInError, development_identity, production_identity
 from clients.play.settings import PlaySettings
 from service_runtime.settings import SettingsError, load_settings
