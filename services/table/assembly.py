@@ -2,13 +2,15 @@
 
 The shard calls the cashier (seat sessions, settlements), fairness (commit, seal, reveal), history
 (RecordHand) and the lobby (rooms) with a service token whose subject is `table`, minted from the
-first configured signing key and renewed before it expires. Spectating and the house games are not
-served by this release: they answer UNIMPLEMENTED (NOT_IMPLEMENTED).
+first configured signing key and renewed before it expires. Spectating is not served by this
+release: it answers UNIMPLEMENTED (NOT_IMPLEMENTED). House-game tables (PlaceHouseBets,
+MakeHouseDecision) are in house_table.py.
 """
 
 from __future__ import annotations
 
 import uuid
+from pathlib import Path
 
 from poker.cashier.v1 import cashier_pb2_grpc
 from poker.fairness.v1 import fairness_pb2_grpc
@@ -26,13 +28,15 @@ from service_runtime.shard_registry import RedisShardRegistry, ShardInfo, ShardL
 from service_runtime.table_directory import MaintenanceWatcher, RedisMaintenanceBoard, RedisTableDirectory
 from service_runtime.unimplemented import unimplemented_servicer
 from services.table.actor import Timings
-from services.table.dependencies import CashierClient, FairnessClient
+from services.table.dependencies import CashierClient, FairnessClient, HouseCashier
 from services.table.event_log import HandEventLog, LocalEventLog, RedisEventLog
 from services.table.grpc_adapter import SERVICE_NAME, ShardDirectoryServicer, TableServicer
 from services.table.history_sink import HistoryRecordSink
+from services.table.house_journal import FileJournal
+from services.table.house_table import HouseTimings
 from services.table.rooms import LobbyRoomSource
 from services.table.settings import TableSettings
-from services.table.shard import TableShard
+from services.table.shard import HouseSetup, TableShard
 
 SERVICE_SUBJECT = ServiceName.TABLE.value
 TOKEN_TTL_SECONDS = 3600
@@ -92,6 +96,22 @@ def table_service(shard: TableShard) -> GrpcService:
     )
 
 
+def house_setup(settings: TableSettings, cashier: cashier_pb2_grpc.CashierServiceStub) -> HouseSetup:
+    """House-game tables: the round journal (a file that survives a restart) and their clocks."""
+    path = settings.house_journal or str(settings.data_dir / f"house-rounds-{settings.shard_id}.jsonl")
+    return HouseSetup(
+        journal=FileJournal(Path(path)),
+        timings=HouseTimings(
+            decision_seconds=settings.house_decision_seconds,
+            retry_initial_seconds=settings.retry_initial_seconds,
+            retry_max_seconds=settings.retry_max_seconds,
+            watch_queue_size=settings.watch_queue_size,
+            bank_minimum=settings.house_bank_minimum,
+        ),
+        cashier=HouseCashier(cashier),
+    )
+
+
 async def assemble(settings: TableSettings) -> Assembly:
     token = ServiceTokenSource(
         TokenKeys.from_settings(settings.auth_keys), SERVICE_SUBJECT, ttl_seconds=TOKEN_TTL_SECONDS
@@ -144,6 +164,7 @@ async def assemble(settings: TableSettings) -> Assembly:
         # A new id per start: a restarted shard must not reuse the commit request ids of its last life.
         boot_id=f"{settings.shard_id}-{uuid.uuid4().hex[:12]}",
         history_queue_size=settings.history_queue_size,
+        house=house_setup(settings, cashier_pb2_grpc.CashierServiceStub(channels["cashier"])),
     )
     await shard.start()
 
