@@ -96,6 +96,7 @@ class HouseClient:
     metadata: Any = None
     sent: list[Sent] = field(default_factory=list)
     boxes: tuple[table_pb2.HouseBox, ...] = ()
+    last_view: table_pb2.HouseRoundView = field(default_factory=table_pb2.HouseRoundView)
 
     def __post_init__(self) -> None:
         self.metadata = auth_metadata(self.player_id, Role.PLAYER)
@@ -123,8 +124,8 @@ class HouseClient:
         amount: int = 0,
         request_id: str | None = None,
     ) -> table_pb2.HouseRoundView:
-        held = next(b for b in round_view.boxes if b.box == box)
-        cards = tuple(held.cards[i].index for i in indexes)
+        held = next((b for b in round_view.boxes if b.box == box), None)
+        cards = tuple(held.cards[i].index for i in indexes) if held is not None else ()
         reply = await self.stub.MakeHouseDecision(
             table_pb2.MakeHouseDecisionRequest(
                 request_id=request_id or uuid.uuid4().hex,

@@ -115,3 +115,208 @@ async def test_casino_holdem_call_and_fold_settle_as_the_library_says(house_worl
     view = await client.decide(view, 1, FOLD)
     assert len(view.board) == 5 and len(view.dealer_cards) == 2
     await finish(world, client, view, before)
+
+
+def options_of(view: table_pb2.HouseRoundView, number: int) -> dict[int, table_pb2.HouseDecisionOption]:
+    return {o.decision: o for o in next(b for b in view.boxes if b.box == number).options}
+
+
+async def no_game_choice(client: HouseClient, view: table_pb2.HouseRoundView, kind: int) -> table_pb2.HouseRoundView:
+    if view.phase == "NO_GAME_CHOICES":
+        assert set(options_of(view, view.box_to_act)) == {BUY_GAME, TAKE_ANTE}
+        view = await client.decide(view, view.box_to_act, kind)
+    return view
+
+
+async def test_russian_poker_exchange_sixth_card_play_fold_and_no_game_choices(house_world: TableWorld) -> None:
+    world = house_world
+    await fund_house(world, 10_000_000)
+    client = await player_at(world, RUSSIAN)
+    seen: set[str] = set()
+    # Each path on a fresh round until every one was taken (the deck decides where the dealer has no game).
+    for attempt in range(60):
+        before = await world.wallet(client.player_id)
+        view = (await client.bet(box(1, 20))).round
+        assert len(view.dealer_cards) == 1, "the dealer's up card"
+        offered = options_of(view, 1)
+        assert offered[CALL].cost == 40 and offered[FOLD].cost == 0
+        assert offered[EXCHANGE].cost == 20 and offered[SIXTH].cost == 20
+        path = ["exchange-play", "sixth-fold", "play-buy", "play-take", "exchange-fold", "sixth-play"][attempt % 6]
+        if path.startswith("exchange"):
+            view = await client.decide(view, 1, EXCHANGE, indexes=(0, 2, 4))
+            assert EXCHANGE not in options_of(view, 1) and SIXTH not in options_of(view, 1)
+        elif path.startswith("sixth"):
+            view = await client.decide(view, 1, SIXTH)
+            assert len(view.boxes[0].cards) == 6
+        view = await client.decide(view, 1, FOLD if path.endswith("fold") else CALL)
+        if view.phase == "NO_GAME_CHOICES":
+            seen.add("no-game")
+            view = await no_game_choice(client, view, BUY_GAME if path == "play-buy" else TAKE_ANTE)
+        await finish(world, client, view, before)
+        seen.add(path)
+        if len(seen) == 7:
+            break
+    assert len(seen) == 7, seen
+
+
+async def test_russian_poker_insurance_dark_boxes_bonus_and_jackpot(house_world: TableWorld) -> None:
+    world = house_world
+    await fund_house(world, 10_000_000)
+    await fund_house(world, 5_000, jackpot=True)
+    client = await player_at(world, RUSSIAN)
+    view_all = await client.snapshot()
+    assert view_all.house.jackpot_balance >= 5_000
+    # A dark box with a bonus bet: ante, bet and bonus all taken before the deal; no decision to take.
+    before = await world.wallet(client.player_id)
+    placed = await client.bet(box(2, 10, dark=True, bonus=5))
+    assert placed.staked.amount == 10 + 20 + 5
+    view = placed.round
+    assert not options_of(view, 2) or set(options_of(view, 2)) <= {BUY_GAME, TAKE_ANTE}
+    view = await no_game_choice(client, view, TAKE_ANTE)
+    assert view.phase == "COMPLETE"
+    assert any(line.item == "BONUS" for line in view.boxes[0].settlement)
+    jackpot = (await house_balances(world))[1]
+    await finish_with_jackpot(world, client, view, before, jackpot_before=None)
+    # Insurance: play rounds until a box holds three of a kind (about one round in fifty).
+    for _ in range(400):
+        before = await world.wallet(client.player_id)
+        view = (await client.bet(box(1, 10))).round
+        insure = options_of(view, 1).get(INSURE)
+        if insure is None:
+            view = await client.decide(view, 1, FOLD)
+            continue
+        assert insure.min_amount == 10 and insure.max_amount >= 10 and insure.cost == 20
+        view = await client.decide(view, 1, INSURE, amount=insure.min_amount)
+        view = await no_game_choice(client, view, TAKE_ANTE)
+        await finish(world, client, view, before)
+        assert any(line.item == "INSURANCE" for line in view.boxes[0].settlement)
+        return
+    raise AssertionError("no three of a kind in 400 rounds")
+
+
+async def finish_with_jackpot(
+    world: TableWorld, client: HouseClient, view: table_pb2.HouseRoundView, before: int, jackpot_before: int | None
+) -> None:
+    """Like `finish`, for rounds with a bonus bet (the library needs the jackpot balance before)."""
+    await wait_for(lambda: view.round_id in world.history.hands)
+    record = world.history.hands[view.round_id]
+    jackpot = -record.house_game.jackpot_change + (await house_balances(world))[1] if jackpot_before is None else jackpot_before
+    deck = await revealed_deck_when_ready(world, view.round_id)
+    settlement = library_settlement(client.variant, deck, client.player_id, client.boxes, client.sent, jackpot=jackpot)
+    assert view_lines(view) == lines_of(settlement)
+    assert await world.wallet(client.player_id) - before == settlement.player_deltas()[client.player_id]
+    assert (await world.audit()).balanced
+
+
+async def test_several_boxes_of_one_player(house_world: TableWorld) -> None:
+    world = house_world
+    await fund_house(world, 10_000_000)
+    client = await player_at(world, RUSSIAN)
+    before = await world.wallet(client.player_id)
+    view = (await client.bet(box(3, 10), box(4, 10))).round
+    # Several boxes: no exchange, no sixth card, no insurance; one box at a time in dealing order.
+    assert set(options_of(view, 3)) == {CALL, FOLD} and view.box_to_act == 3
+    view = await client.decide(view, 3, CALL)
+    assert view.box_to_act == 4
+    view = await client.decide(view, 4, FOLD)
+    await finish(world, client, view, before)
+    holdem = await player_at(world, HOLDEM)
+    before = await world.wallet(holdem.player_id)
+    view = (await holdem.bet(*(box(n, 10 * n) for n in range(1, 8)))).round
+    for number in (7, 2, 5, 1, 3, 6, 4):
+        view = await holdem.decide(view, number, CALL if number % 2 else FOLD)
+    await finish(world, holdem, view, before)
+
+
+async def test_bad_input_each_with_its_reason_and_nothing_moved(house_world: TableWorld) -> None:
+    world = house_world
+    await fund_house(world, 10_000_000)
+    russian = await player_at(world, RUSSIAN, funds=500)
+    holdem = await player_at(world, HOLDEM, funds=500)
+    invalid, failed = grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.FAILED_PRECONDITION
+    wallets = (await world.wallet(russian.player_id), await world.wallet(holdem.player_id))
+    bank = await house_balances(world)
+    cases: list[tuple[str, grpc.StatusCode, Callable[[], Awaitable[Any]]]] = [
+        ("TOO_MANY_BOXES", invalid, lambda: holdem.bet(*(box(n, 10) for n in range(1, 9)))),
+        ("BAD_BOX", invalid, lambda: holdem.bet(box(8, 10))),
+        ("BAD_BOX", invalid, lambda: holdem.bet(box(0, 10))),
+        ("NO_BOXES", invalid, lambda: holdem.bet()),
+        ("DUPLICATE_BOX", invalid, lambda: holdem.bet(box(1, 10), box(1, 10))),
+        ("ANTE_OUT_OF_RANGE", invalid, lambda: holdem.bet(box(1, 5))),
+        ("ANTE_OUT_OF_RANGE", invalid, lambda: holdem.bet(box(1, 1001))),
+        ("AMOUNT_INVALID", invalid, lambda: holdem.bet(box(1, 0))),
+        ("NOT_IN_THIS_GAME", invalid, lambda: holdem.bet(box(1, 10, dark=True))),
+        ("UNEQUAL_LIGHT_ANTES", invalid, lambda: russian.bet(box(1, 10), box(2, 20))),
+        ("BOXES_NOT_ADJACENT", invalid, lambda: russian.bet(box(1, 10), box(3, 10))),
+        ("TOO_MANY_LIGHT_BOXES", invalid, lambda: russian.bet(box(1, 10), box(2, 10), box(3, 10))),
+        ("BONUS_ON_LIGHT_BOX", invalid, lambda: russian.bet(box(1, 10, bonus=5))),
+        ("INSUFFICIENT_FUNDS", failed, lambda: russian.bet(box(1, 400, dark=True))),
+        ("NOT_A_HOUSE_TABLE", failed, lambda: HouseClient(russian.player_id, world.add_room(cash_room()), world.table).bet(box(1, 10))),
+    ]
+    for reason, code, call in cases:
+        await expect(reason, code, call)
+    # A cash-table RPC at a house table.
+    await expect(
+        "HOUSE_GAME_TABLE",
+        failed,
+        lambda: world.table.SitDown(
+            table_pb2.SitDownRequest(request_id="s", table_id=holdem.table_id, buy_in=100), metadata=holdem.metadata
+        ),
+    )
+    # Decisions out of order, of the other game, on another round, and a retry.
+    view = (await russian.bet(box(1, 10), box(2, 10))).round
+    await expect("NOT_THIS_BOX_TURN", failed, lambda: russian.decide(view, 2, CALL))
+    holdem_before = await world.wallet(holdem.player_id)
+    await expect("DECISION_NOT_ALLOWED", failed, lambda: holdem_decide_exchange(holdem))
+    await finish(world, holdem, holdem.last_view, holdem_before)
+    await expect("UNKNOWN_BOX", grpc.StatusCode.NOT_FOUND, lambda: russian.decide(view, 5, CALL))
+    await expect("EXCHANGE_ON_MULTI_BOX", failed, lambda: russian.decide(view, 1, EXCHANGE, indexes=(0,)))
+    await expect("ROUND_IN_PROGRESS", failed, lambda: russian.bet(box(1, 10)))
+    other = table_pb2.HouseRoundView(round_id="not-this-round", boxes=view.boxes)
+    await expect("HAND_IS_OVER", failed, lambda: russian.decide(other, 1, CALL))
+    first = await russian.decide(view, 1, CALL, request_id="same")
+    again = await russian.decide(view, 1, CALL, request_id="same")
+    assert again == first
+    await expect("IDEMPOTENCY_CONFLICT", grpc.StatusCode.ALREADY_EXISTS, lambda: russian.decide(view, 2, FOLD, request_id="same"))
+    final = await russian.decide(first, 2, FOLD)
+    final = await no_game_choice_all(russian, final)
+    assert final.phase == "COMPLETE"
+    # Only the one round moved chips, by exactly its settlement; the rest changed nothing.
+    russian.sent = dedupe(russian.sent)
+    await finish(world, russian, final, wallets[0])
+    assert bank[1] == (await house_balances(world))[1]
+    # A decision's extra stake over the wallet: refused, the box may still fold.
+    poor = await player_at(world, HOLDEM, funds=25)
+    before = await world.wallet(poor.player_id)
+    view = (await poor.bet(box(1, 10))).round
+    await expect("INSUFFICIENT_FUNDS", failed, lambda: poor.decide(view, 1, CALL))
+    assert await world.wallet(poor.player_id) == before - 10
+    await finish(world, poor, await poor.decide(view, 1, FOLD), before)
+
+
+def dedupe(sent: list[Any]) -> list[Any]:
+    seen: list[Any] = []
+    for item in sent:
+        if not seen or (item.box, item.kind) != (seen[-1].box, seen[-1].kind):
+            seen.append(item)
+    return seen
+
+
+async def no_game_choice_all(client: HouseClient, view: table_pb2.HouseRoundView) -> table_pb2.HouseRoundView:
+    while view.phase == "NO_GAME_CHOICES" and view.box_to_act:
+        view = await client.decide(view, view.box_to_act, TAKE_ANTE)
+    return view
+
+
+async def holdem_decide_exchange(holdem: HouseClient) -> None:
+    view = (await holdem.bet(box(1, 10))).round
+    try:
+        await holdem.decide(view, 1, EXCHANGE, indexes=(0,))
+    finally:
+        holdem.last_view = await holdem.decide(view, 1, FOLD)
+
+
+def cash_room() -> Any:
+    from tests.table.conftest import nl_room
+
+    return nl_room(unique("cash"))
