@@ -200,8 +200,8 @@ def library_settlement(
 def lines_of(settlement: RoundSettlement) -> dict[int, list[tuple[str, int, str, int, str, int]]]:
     return {
         box.box: [
-            (l.item.value, l.stake, l.outcome.value, l.delta(Account.PLAYER), l.reason, l.withheld)
-            for l in box.lines
+            (ln.item.value, ln.stake, ln.outcome.value, ln.delta(Account.PLAYER), ln.reason, ln.withheld)
+            for ln in box.lines
         ]
         for box in settlement.boxes
     }
@@ -209,6 +209,6 @@ def lines_of(settlement: RoundSettlement) -> dict[int, list[tuple[str, int, str,
 
 def view_lines(round_view: table_pb2.HouseRoundView) -> dict[int, list[tuple[str, int, str, int, str, int]]]:
     return {
-        box.box: [(l.item, l.stake, l.outcome, l.amount, l.reason, l.withheld) for l in box.settlement]
+        box.box: [(ln.item, ln.stake, ln.outcome, ln.amount, ln.reason, ln.withheld) for ln in box.settlement]
         for box in round_view.boxes
     }

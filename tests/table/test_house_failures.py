@@ -13,15 +13,25 @@ import pytest
 from poker.common.v1 import common_pb2
 from poker.table.v1 import table_pb2
 from tests.table.conftest import ServiceProcess, TableWorld, table_world, unique, wait_for
-from tests.table.house_helpers import CALL, FOLD, TAKE_ANTE, HouseClient, fund_house, house_balances, house_room
-from tests.table.test_house_rounds import box, expect, finish, options_of
+from tests.table.house_helpers import (
+    CALL,
+    FOLD,
+    TAKE_ANTE,
+    HouseClient,
+    fund_house,
+    house_balances,
+    house_room,
+)
+from tests.table.test_house_rounds import box, expect, finish
 
 HOLDEM = common_pb2.GAME_VARIANT_CASINO_HOLDEM
 RUSSIAN = common_pb2.GAME_VARIANT_RUSSIAN_POKER
 
 
 async def client_at(world: TableWorld, variant: int, funds: int = 100_000, **room: int) -> HouseClient:
-    client = HouseClient(unique("hp"), world.add_room(house_room(unique("house"), variant, **room)), world.table, variant)
+    client = HouseClient(
+        unique("hp"), world.add_room(house_room(unique("house"), variant, **room)), world.table, variant
+    )
     await world.fund(client.player_id, funds)
     return client
 
@@ -83,17 +93,24 @@ async def test_house_bank_cover_and_threshold(backends: dict[str, ServiceProcess
         # An empty bank is below the threshold: paused, with the reason in the view.
         await expect("HOUSE_BANK_PAUSED", grpc.StatusCode.FAILED_PRECONDITION, lambda: client.bet(box(1, 10)))
         view = await client.snapshot()
-        assert view.house.paused and view.house.paused_reason == "HOUSE_BANK_PAUSED"
+        assert view.house.paused
+        assert view.house.paused_reason == "HOUSE_BANK_PAUSED"
         assert view.phase == table_pb2.TABLE_PHASE_PAUSED
         # Funded, but not enough for two boxes' table maximum: refused; one box is covered.
         await fund_house(world, 1_500)
-        await expect("HOUSE_BANK_CANNOT_COVER", grpc.StatusCode.FAILED_PRECONDITION, lambda: client.bet(box(1, 10), box(2, 10)))
+        await expect(
+            "HOUSE_BANK_CANNOT_COVER",
+            grpc.StatusCode.FAILED_PRECONDITION,
+            lambda: client.bet(box(1, 10), box(2, 10)),
+        )
         assert await world.wallet(client.player_id) == before
         view = (await client.bet(box(1, 10))).round
         # While that round is open its cover is reserved: another player's round is refused.
         other = HouseClient(unique("hp"), client.table_id, world.table, HOLDEM)
         await world.fund(other.player_id, 1_000)
-        await expect("HOUSE_BANK_CANNOT_COVER", grpc.StatusCode.FAILED_PRECONDITION, lambda: other.bet(box(1, 10)))
+        await expect(
+            "HOUSE_BANK_CANNOT_COVER", grpc.StatusCode.FAILED_PRECONDITION, lambda: other.bet(box(1, 10))
+        )
         await finish(world, client, await client.decide(view, 1, FOLD), before)
         await other.bet(box(1, 10))
         assert (await world.audit()).balanced
@@ -123,7 +140,8 @@ async def test_cashier_down_no_round_starts_and_a_paid_round_settles_later(
             if view.phase == "SETTLING":
                 break
             # A round that pays nothing back needs no settlement transfer at all.
-            assert view.phase == "COMPLETE" and view.paid_out == 0
+            assert view.phase == "COMPLETE"
+            assert view.paid_out == 0
             world.proxies["cashier"].bring_up()
             await finish(world, client, view, before)
         assert view.phase == "SETTLING"

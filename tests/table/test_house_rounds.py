@@ -104,7 +104,8 @@ async def test_casino_holdem_call_and_fold_settle_as_the_library_says(house_worl
     placed = await client.bet(box(1, 10), box(3, 25))
     assert placed.staked.amount == 35
     view = placed.round
-    assert len(view.board) == 3 and not view.dealer_cards
+    assert len(view.board) == 3
+    assert not view.dealer_cards
     assert {b.box: len(b.cards) for b in view.boxes} == {1: 2, 3: 2}
     options = {b.box: {(o.decision, o.cost) for o in b.options} for b in view.boxes}
     assert options == {1: {(CALL, 20), (FOLD, 0)}, 3: {(CALL, 50), (FOLD, 0)}}
@@ -113,7 +114,8 @@ async def test_casino_holdem_call_and_fold_settle_as_the_library_says(house_worl
     view = await client.decide(view, 3, CALL)
     assert await world.wallet(client.player_id) == before - 85
     view = await client.decide(view, 1, FOLD)
-    assert len(view.board) == 5 and len(view.dealer_cards) == 2
+    assert len(view.board) == 5
+    assert len(view.dealer_cards) == 2
     await finish(world, client, view, before)
 
 
@@ -121,14 +123,18 @@ def options_of(view: table_pb2.HouseRoundView, number: int) -> dict[int, table_p
     return {o.decision: o for o in next(b for b in view.boxes if b.box == number).options}
 
 
-async def no_game_choice(client: HouseClient, view: table_pb2.HouseRoundView, kind: int) -> table_pb2.HouseRoundView:
+async def no_game_choice(
+    client: HouseClient, view: table_pb2.HouseRoundView, kind: int
+) -> table_pb2.HouseRoundView:
     if view.phase == "NO_GAME_CHOICES":
         assert set(options_of(view, view.box_to_act)) == {BUY_GAME, TAKE_ANTE}
         view = await client.decide(view, view.box_to_act, kind)
     return view
 
 
-async def test_russian_poker_exchange_sixth_card_play_fold_and_no_game_choices(house_world: TableWorld) -> None:
+async def test_russian_poker_exchange_sixth_card_play_fold_and_no_game_choices(
+    house_world: TableWorld,
+) -> None:
     world = house_world
     await fund_house(world, 10_000_000)
     client = await player_at(world, RUSSIAN)
@@ -139,12 +145,17 @@ async def test_russian_poker_exchange_sixth_card_play_fold_and_no_game_choices(h
         view = (await client.bet(box(1, 20))).round
         assert len(view.dealer_cards) == 1, "the dealer's up card"
         offered = options_of(view, 1)
-        assert offered[CALL].cost == 40 and offered[FOLD].cost == 0
-        assert offered[EXCHANGE].cost == 20 and offered[SIXTH].cost == 20
-        path = ["exchange-play", "sixth-fold", "play-buy", "play-take", "exchange-fold", "sixth-play"][attempt % 6]
+        assert offered[CALL].cost == 40
+        assert offered[FOLD].cost == 0
+        assert offered[EXCHANGE].cost == 20
+        assert offered[SIXTH].cost == 20
+        path = ["exchange-play", "sixth-fold", "play-buy", "play-take", "exchange-fold", "sixth-play"][
+            attempt % 6
+        ]
         if path.startswith("exchange"):
             view = await client.decide(view, 1, EXCHANGE, indexes=(0, 2, 4))
-            assert EXCHANGE not in options_of(view, 1) and SIXTH not in options_of(view, 1)
+            assert EXCHANGE not in options_of(view, 1)
+            assert SIXTH not in options_of(view, 1)
         elif path.startswith("sixth"):
             view = await client.decide(view, 1, SIXTH)
             assert len(view.boxes[0].cards) == 6
@@ -175,7 +186,6 @@ async def test_russian_poker_insurance_dark_boxes_bonus_and_jackpot(house_world:
     view = await no_game_choice(client, view, TAKE_ANTE)
     assert view.phase == "COMPLETE"
     assert any(line.item == "BONUS" for line in view.boxes[0].settlement)
-    jackpot = (await house_balances(world))[1]
     await finish_with_jackpot(world, client, view, before, jackpot_before=None)
     # Insurance: play rounds until a box holds three of a kind (about one round in fifty).
     for _ in range(400):
@@ -185,7 +195,9 @@ async def test_russian_poker_insurance_dark_boxes_bonus_and_jackpot(house_world:
         if insure is None:
             view = await client.decide(view, 1, FOLD)
             continue
-        assert insure.min_amount == 10 and insure.max_amount >= 10 and insure.cost == 20
+        assert insure.min_amount == 10
+        assert insure.max_amount >= 10
+        assert insure.cost == 20
         view = await client.decide(view, 1, INSURE, amount=insure.min_amount)
         view = await no_game_choice(client, view, TAKE_ANTE)
         await finish(world, client, view, before)
@@ -195,14 +207,24 @@ async def test_russian_poker_insurance_dark_boxes_bonus_and_jackpot(house_world:
 
 
 async def finish_with_jackpot(
-    world: TableWorld, client: HouseClient, view: table_pb2.HouseRoundView, before: int, jackpot_before: int | None
+    world: TableWorld,
+    client: HouseClient,
+    view: table_pb2.HouseRoundView,
+    before: int,
+    jackpot_before: int | None,
 ) -> None:
     """Like `finish`, for rounds with a bonus bet (the library needs the jackpot balance before)."""
     await wait_for(lambda: view.round_id in world.history.hands)
     record = world.history.hands[view.round_id]
-    jackpot = -record.house_game.jackpot_change + (await house_balances(world))[1] if jackpot_before is None else jackpot_before
+    jackpot = (
+        -record.house_game.jackpot_change + (await house_balances(world))[1]
+        if jackpot_before is None
+        else jackpot_before
+    )
     deck = await revealed_deck_when_ready(world, view.round_id)
-    settlement = library_settlement(client.variant, deck, client.player_id, client.boxes, client.sent, jackpot=jackpot)
+    settlement = library_settlement(
+        client.variant, deck, client.player_id, client.boxes, client.sent, jackpot=jackpot
+    )
     assert view_lines(view) == lines_of(settlement)
     assert await world.wallet(client.player_id) - before == settlement.player_deltas()[client.player_id]
     assert (await world.audit()).balanced
@@ -215,7 +237,8 @@ async def test_several_boxes_of_one_player(house_world: TableWorld) -> None:
     before = await world.wallet(client.player_id)
     view = (await client.bet(box(3, 10), box(4, 10))).round
     # Several boxes: no exchange, no sixth card, no insurance; one box at a time in dealing order.
-    assert set(options_of(view, 3)) == {CALL, FOLD} and view.box_to_act == 3
+    assert set(options_of(view, 3)) == {CALL, FOLD}
+    assert view.box_to_act == 3
     view = await client.decide(view, 3, CALL)
     assert view.box_to_act == 4
     view = await client.decide(view, 4, FOLD)
@@ -251,7 +274,11 @@ async def test_bad_input_each_with_its_reason_and_nothing_moved(house_world: Tab
         ("TOO_MANY_LIGHT_BOXES", invalid, lambda: russian.bet(box(1, 10), box(2, 10), box(3, 10))),
         ("BONUS_ON_LIGHT_BOX", invalid, lambda: russian.bet(box(1, 10, bonus=5))),
         ("INSUFFICIENT_FUNDS", failed, lambda: russian.bet(box(1, 400, dark=True))),
-        ("NOT_A_HOUSE_TABLE", failed, lambda: HouseClient(russian.player_id, world.add_room(cash_room()), world.table).bet(box(1, 10))),
+        (
+            "NOT_A_HOUSE_TABLE",
+            failed,
+            lambda: HouseClient(russian.player_id, world.add_room(cash_room()), world.table).bet(box(1, 10)),
+        ),
     ]
     for reason, code, call in cases:
         await expect(reason, code, call)
@@ -260,7 +287,8 @@ async def test_bad_input_each_with_its_reason_and_nothing_moved(house_world: Tab
         "HOUSE_GAME_TABLE",
         failed,
         lambda: world.table.SitDown(
-            table_pb2.SitDownRequest(request_id="s", table_id=holdem.table_id, buy_in=100), metadata=holdem.metadata
+            table_pb2.SitDownRequest(request_id="s", table_id=holdem.table_id, buy_in=100),
+            metadata=holdem.metadata,
         ),
     )
     # Decisions out of order, of the other game, on another round, and a retry.
@@ -277,7 +305,11 @@ async def test_bad_input_each_with_its_reason_and_nothing_moved(house_world: Tab
     first = await russian.decide(view, 1, CALL, request_id="same")
     again = await russian.decide(view, 1, CALL, request_id="same")
     assert again == first
-    await expect("IDEMPOTENCY_CONFLICT", grpc.StatusCode.ALREADY_EXISTS, lambda: russian.decide(view, 2, FOLD, request_id="same"))
+    await expect(
+        "IDEMPOTENCY_CONFLICT",
+        grpc.StatusCode.ALREADY_EXISTS,
+        lambda: russian.decide(view, 2, FOLD, request_id="same"),
+    )
     final = await russian.decide(first, 2, FOLD)
     final = await no_game_choice_all(russian, final)
     assert final.phase == "COMPLETE"
