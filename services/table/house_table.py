@@ -58,6 +58,7 @@ from service_runtime.errors import (
     NotFound,
     Unavailable,
 )
+from service_runtime.history_records import house_game_record
 from service_runtime.structured_logging import get_logger
 from service_runtime.table_directory import MaintenanceSwitches
 from services.table.actor import AfterHand, Watcher
@@ -661,8 +662,13 @@ class HouseTable:
             deck,
             self.room,
             jackpot_before=int(entry["jackpot_before"]),
-            decisions=kept,
         )
+        for taken in kept:
+            try:
+                live.apply(taken)  # the library checks it first; a refused one changes nothing
+            except HouseGameError as error:
+                # Logged but superseded (an outage made the player choose again): it never took effect.
+                log.warning("logged decision not replayed", round_id=round_id, reason=error.reason)
         cover = int(entry["cover"])
         self._exposure.reserve(self.room.pool, cover)
         run = RoundRun(live, str(entry["chain"]), str(entry["commitment"]), float(entry["started_at"]), cover)
@@ -797,49 +803,34 @@ class HouseTable:
     # ------------------------------------------------------------------ history
 
     def _record(self, player: str, run: RoundRun) -> history_pb2.HandRecord:
+        """The round's full record, built by the shared builder history's tests use too, plus the
+        decisions (timeouts marked) and the fairness reference."""
         live, settlement = run.live, run.settlement
         assert settlement is not None
         staked = sum(live.staked.values())
-        record = history_pb2.HandRecord(
+        record = house_game_record(
+            settlement,
+            variant=VARIANT_PB[self.room.game],
             hand_id=run.round_id,
             table_id=self.table_id,
             room_id=self.room.room_id,
-            variant=VARIANT_PB[self.room.game],
             pool=self.room.pool,  # type: ignore[arg-type]
+            start_time=datetime.fromtimestamp(run.started_at, UTC),
+            end_time=datetime.fromtimestamp(max(time.time(), run.started_at), UTC),
             table_size=self.room.boxes,
+            seats={player: 0},
+            # The stake the round took is its "stack": the final stack is what the settlement paid back.
+            starting_stacks={player: staked},
+            box_cards={w.box: live.cards(w.box) for w in live.wagers},
+            dealer_cards=live.dealer_visible(),
+            board=live.board_visible(),
+            display_names={player: _DISPLAY.sub("_", player)[:32] or "player"},
             seed_commitment=run.commitment,
-            seed_reveal_reference=run.round_id,
         )
-        record.start_time.FromDatetime(datetime.fromtimestamp(run.started_at, UTC))
-        record.end_time.FromDatetime(datetime.fromtimestamp(max(time.time(), run.started_at), UTC))
-        record.seats.add(
-            seat=0,
-            player_id=player,
-            display_name=(_DISPLAY.sub("_", player)[:32] or "player"),
-            starting_stack=staked,
-            final_stack=run.paid_out,
-            net_result=run.paid_out - staked,
-            folded=all(live.box_status(w.box) == "FOLDED" for w in live.wagers),
-        )
-        record.board.extend(card_pb(c) for c in live.board_visible())
-        game = record.house_game
-        game.dealer_cards.extend(card_pb(c) for c in live.dealer_visible())
-        game.house_bank_change = settlement.delta(Account.HOUSE_BANK)
-        game.jackpot_change = settlement.delta(Account.JACKPOT)
-        for box in settlement.boxes:
-            entry = game.boxes.add(box=box.box, seat=0)
-            entry.cards.extend(card_pb(c) for c in live.cards(box.box))
-            for line in box.lines:
-                entry.lines.add(
-                    item=line.item.value,
-                    stake=line.stake,
-                    outcome=line.outcome.value,
-                    player_change=line.delta(Account.PLAYER),
-                    reason=line.reason,
-                    withheld=line.withheld,
-                )
+        record.seed_reveal_reference = run.round_id
+        record.seats[0].folded = all(live.box_status(w.box) == "FOLDED" for w in live.wagers)
         for taken in live.decisions:
-            game.decisions.add(
+            record.house_game.decisions.add(
                 box=taken.box,
                 decision=taken.decision.value,
                 amount=taken.cost,
