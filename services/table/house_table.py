@@ -196,6 +196,9 @@ class HouseTable:
         self._maintenance = maintenance
         self._rounds: dict[str, RoundRun] = {}
         self._pending: dict[str, Commitment] = {}
+        # Attempts of a PlaceHouseBets request id that failed after its stakes may have moved: those
+        # rounds are refunded, so a retry of the request opens a new round (a new fairness hand).
+        self._attempts: dict[tuple[str, str], int] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         self._answers: collections.OrderedDict[Hashable, tuple[Hashable, Any]] = collections.OrderedDict()
         self._watchers: set[Watcher] = set()
@@ -364,8 +367,9 @@ class HouseTable:
             chain = fairness_chain(self.table_id, player)
             commitment = self._pending.pop(player, None)
             if commitment is None:
+                attempt = self._attempts.get((player, request_id), 0)
                 commitment = await self._fairness.commit(
-                    f"house:{self.table_id}:{_digest(player, 'bets', request_id)}", chain
+                    f"house:{self.table_id}:{_digest(player, 'bets', request_id)}:{attempt}", chain
                 )
             round_id = commitment.hand_id
             entry = {
@@ -406,6 +410,7 @@ class HouseTable:
         except DomainError as error:
             self._exposure.release(room.pool, cover)
             if opened:
+                self._attempts[(player, request_id)] = self._attempts.get((player, request_id), 0) + 1
                 if is_unavailable(error):
                     # The stakes may or may not have been taken: make it certain, then give them back.
                     self._spawn(self._refund(entry))

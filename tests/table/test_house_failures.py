@@ -10,9 +10,11 @@ from pathlib import Path
 import grpc
 import pytest
 
+from poker.cashier.v1 import cashier_pb2
 from poker.common.v1 import common_pb2
+from poker.fairness.v1 import fairness_pb2
 from poker.table.v1 import table_pb2
-from tests.table.conftest import ServiceProcess, TableWorld, table_world, unique, wait_for
+from tests.table.conftest import ADMIN, AS_TABLE, ServiceProcess, TableWorld, table_world, unique, wait_for
 from tests.table.house_helpers import (
     CALL,
     FOLD,
@@ -178,9 +180,35 @@ async def test_shard_restart_resumes_a_dealt_round_and_refunds_an_undealt_one(
         )
         world.proxies["fairness"].take_down()
         await expect("UNAVAILABLE", grpc.StatusCode.UNAVAILABLE, lambda: late.bet(box(2, 10)))
+        # A third round as a shard killed between its stake batch and its seal leaves it: stakes in
+        # the house bank, the journal's `open`, no `dealt`.
+        killed = HouseClient(unique("hp"), table_id, world.table, RUSSIAN)
+        await world.fund(killed.player_id, 100_000)
+        killed_before = await world.wallet(killed.player_id)
+        world.proxies["fairness"].bring_up()
+        committed = await world.fairness.CommitHand(
+            fairness_pb2.CommitHandRequest(request_id=unique("killed"), table_id=f"{table_id}~killed"),
+            metadata=AS_TABLE,
+        )
+        killed_round = committed.commitment.hand_id
+        stake = cashier_pb2.Transfer(
+            transfer_id=f"hgr:{killed_round}:in:3", debit_account_id=f"wallet:GRAM:{killed.player_id}",
+            credit_account_id="house:bank:GRAM", pool=common_pb2.CHIP_POOL_GRAM, amount=30,
+            kind=cashier_pb2.TRANSFER_KIND_HOUSE_GAME_RESULT, reference=f"{killed_round}:box3", table_id=table_id,
+        )  # fmt: skip
+        await world.cashier.CreateTransfers(
+            cashier_pb2.CreateTransfersRequest(transfers=[stake], linked=True), metadata=AS_TABLE
+        )
+        assert await world.wallet(killed.player_id) == killed_before - 30
     # The shard is gone with the round half played; the journal holds it.
     entries = [json.loads(line) for line in journal.read_text().splitlines()]
     assert {e["type"] for e in entries} >= {"open", "dealt"}
+    with journal.open("a") as handle:
+        handle.write(json.dumps({
+            "type": "open", "round_id": killed_round, "table_id": table_id, "player": killed.player_id,
+            "chain": f"{table_id}~killed", "commitment": committed.commitment.commitment, "jackpot_before": 0,
+            "started_at": 1.0, "cover": 50_000, "wagers": [[3, 10, True, 0]],
+        }) + "\n")  # fmt: skip
     async with table_world(backends, house_journal=str(journal), house_decision_seconds=30.0) as world:
         world.add_room(room)
 
@@ -206,5 +234,45 @@ async def test_shard_restart_resumes_a_dealt_round_and_refunds_an_undealt_one(
             return await world.wallet(late.player_id) == late_before
 
         await wait_for(refunded, within=10)
+
+        async def killed_refunded() -> bool:
+            return await world.wallet(killed.player_id) == killed_before
+
+        await wait_for(killed_refunded, within=10)
+
+        # Refunded and voided, never dealt on: the hand is revealed VOIDED and nothing settled it.
+        async def voided() -> bool:
+            reply = await world.fairness.GetCommitment(
+                fairness_pb2.GetCommitmentRequest(hand_id=killed_round), metadata=ADMIN
+            )
+            return reply.commitment.state == fairness_pb2.HAND_STATE_VOIDED
+
+        await wait_for(voided, within=10)
+        looked = await world.cashier.LookupTransfers(
+            cashier_pb2.LookupTransfersRequest(
+                transfer_ids=[f"hgr:{killed_round}:out:3", f"hgr:{killed_round}:void:3"]
+            ),
+            metadata=ADMIN,
+        )
+        assert [r.transfer_id for r in looked.results] == [f"hgr:{killed_round}:void:3"]
         assert (await world.audit()).balanced
         assert pytest is not None
+
+
+async def test_maintenance_stops_new_rounds(backends: dict[str, ServiceProcess], tmp_path: Path) -> None:
+    async with table_world(
+        backends, house_journal=str(tmp_path / "j"), maintenance_poll_seconds=0.1
+    ) as world:
+        await fund_house(world, 10_000_000)
+        client = await client_at(world, HOLDEM)
+        world.lobby.no_new_hands.add(client.table_id.rsplit(".", 1)[0])
+
+        async def paused() -> bool:
+            return (await client.snapshot()).house.paused_reason == "MAINTENANCE_NO_NEW_HANDS"
+
+        await wait_for(paused, within=5)
+        before = await world.wallet(client.player_id)
+        await expect(
+            "MAINTENANCE_NO_NEW_HANDS", grpc.StatusCode.FAILED_PRECONDITION, lambda: client.bet(box(1, 10))
+        )
+        assert await world.wallet(client.player_id) == before
