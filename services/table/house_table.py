@@ -421,12 +421,12 @@ class HouseTable:
         live = LiveRound(room.game, round_id, player, wagers, deck, room, jackpot_before=jackpot)
         run = RoundRun(live, chain, commitment.commitment, float(str(entry["started_at"])), cover)
         self._rounds[player] = run
+        if not live.complete:
+            self._arm(player, run)
         self._publish(player, "ROUND_STARTED", f"round {round_id} dealt")
         if live.complete:
             # Dark boxes only, and the dealer has a game: nothing to decide.
             await self._settle(player, run)
-        else:
-            self._arm(player, run)
         response = table_pb2.PlaceHouseBetsResponse(round_id=round_id, round=self._round_view(run))
         response.staked.pool = room.pool  # type: ignore[assignment]
         response.staked.amount = sum(live.staked.values())

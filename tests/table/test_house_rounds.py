@@ -352,3 +352,49 @@ def cash_room() -> Any:
     from tests.table.conftest import nl_room
 
     return nl_room(unique("cash"))
+
+
+async def test_the_stream_shows_the_callers_round_and_nobody_elses(house_world: TableWorld) -> None:
+    world = house_world
+    await fund_house(world, 10_000_000)
+    await fund_house(world, 777, jackpot=True)
+    alice = await player_at(world, HOLDEM)
+    bob = HouseClient(unique("hp"), alice.table_id, world.table, HOLDEM)
+    await world.fund(bob.player_id, FUNDS)
+    streams = {
+        who.player_id: who.stub.WatchTable(
+            table_pb2.WatchTableRequest(table_id=alice.table_id), metadata=who.metadata
+        )
+        for who in (alice, bob)
+    }
+    first = {name: await call.read() for name, call in streams.items()}
+    for message in first.values():
+        assert message.view.house.jackpot_balance >= 777
+        assert (message.view.house.min_ante, message.view.house.max_ante) == (10, 1000)
+        assert not message.view.house.round.round_id
+    # Alice opens a seed commitment first, then plays: her stream shows it all, Bob's nothing of it.
+    seeded = await world.table.SetPlayerSeed(
+        table_pb2.SetPlayerSeedRequest(request_id="s1", table_id=alice.table_id, client_seed="alice's luck"),
+        metadata=alice.metadata,
+    )
+    committed = await streams[alice.player_id].read()
+    assert committed.view.house.next_round_id == seeded.hand_id
+    assert len(committed.view.house.next_seed_commitment) == 64
+    before = await world.wallet(alice.player_id)
+    placed = await alice.bet(box(2, 10))
+    assert placed.round_id == seeded.hand_id, "the round is dealt from the committed, seeded hand"
+    started = await streams[alice.player_id].read()
+    assert started.event.notice.code == "ROUND_STARTED"
+    own = started.view.house.round
+    assert own.round_id == placed.round_id
+    assert own.seed_commitment == committed.view.house.next_seed_commitment
+    assert [c.index for c in own.boxes[0].cards] == [c.index for c in placed.round.boxes[0].cards]
+    assert own.boxes[0].options
+    assert own.HasField("deadline")
+    view = await alice.decide(own, 2, CALL)
+    await finish(world, alice, view, before)
+    bob_view = (await bob.snapshot()).house
+    assert not bob_view.round.round_id
+    assert not bob_view.round.boxes
+    for call in streams.values():
+        call.cancel()
