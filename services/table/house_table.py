@@ -641,6 +641,11 @@ class HouseTable:
         if not entry.get("dealt"):
             await self._refund(entry)
             return
+        # The player's commands wait until the round is back (no second round opens beside it).
+        async with self._lock(str(entry["player"])):
+            await self._resume_dealt(entry)
+
+    async def _resume_dealt(self, entry: dict[str, Any]) -> None:
         round_id, player = str(entry["round_id"]), str(entry["player"])
         wagers = _wagers(entry, player)
         backoff = self._t.retry_initial_seconds
@@ -678,12 +683,11 @@ class HouseTable:
         self._exposure.reserve(self.room.pool, cover)
         run = RoundRun(live, str(entry["chain"]), str(entry["commitment"]), float(entry["started_at"]), cover)
         run.notes.append("RESUMED after a shard restart")
-        async with self._lock(player):
-            self._rounds[player] = run
-            if live.complete:
-                await self._settle(player, run)
-            else:
-                self._arm(player, run)
+        self._rounds[player] = run
+        if live.complete:
+            await self._settle(player, run)
+        else:
+            self._arm(player, run)
         log.info("house round resumed", round_id=round_id, decisions=len(kept))
 
     # ------------------------------------------------------------------ views
