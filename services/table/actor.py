@@ -161,6 +161,9 @@ class TableActor:
         # Set when the hand log refused an append (another shard owns the room now): this copy of
         # the table is stale and answers nothing but SHARD_NOT_OWNER from then on.
         self._fenced = False
+        # Set when the shard closed this (extra, empty) table: commands get TABLE_CLOSED (retry).
+        self._closed = False
+        self._empty_since: float | None = None
         self._seating = Seating.empty(room.seats, room.small_blind, room.big_blind)
         self._players: dict[int, PlayerSeat] = {}
         self._live: LiveHand | None = None
@@ -192,11 +195,18 @@ class TableActor:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
             self._task = None
+        # Commands still queued get an answer: a caller never waits on a stopped table.
+        while not self._queue.empty():
+            _, future = self._queue.get_nowait()
+            if not future.done():
+                future.set_exception(Unavailable("UNAVAILABLE", "the table is closing; retry"))
 
     async def call(self, command: Callable[[], Awaitable[T]]) -> T:
         """Run `command` inside the actor and return its answer (the only way in)."""
         if self._fenced:
             raise Unavailable("SHARD_NOT_OWNER", "another shard serves this table now")
+        if self._closed:
+            raise Unavailable("TABLE_CLOSED", "the table was closed; retry to reach its room's open table")
         if self._task is None or self._task.done():
             raise Unavailable("UNAVAILABLE", "the table is closed")
         future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
@@ -223,6 +233,9 @@ class TableActor:
                     item[1].set_exception(
                         Unavailable("SHARD_NOT_OWNER", "another shard serves this table now")
                     )
+            elif item is not None and self._closed:
+                if not item[1].done():
+                    item[1].set_exception(Unavailable("TABLE_CLOSED", "the table was closed; retry"))
             elif item is not None:
                 command, future = item
                 try:
@@ -801,6 +814,27 @@ class TableActor:
 
     def unwatch(self, watcher: Watcher) -> None:
         self._watchers.discard(watcher)
+
+    # ------------------------------------------------------------------ closing an extra table
+
+    def empty_for(self) -> float:
+        """Seconds this table has been empty and idle (no seat, no watcher, no hand); 0 if it is not."""
+        empty = not self._players and not self._watchers and self._stage is Stage.IDLE and self._live is None
+        if not empty:
+            self._empty_since = None
+            return 0.0
+        now = self._now()
+        if self._empty_since is None:
+            self._empty_since = now
+        return now - self._empty_since
+
+    async def close_if_empty(self, on_close: Callable[[], None]) -> bool:
+        """Inside the actor: close the table if it is still empty; `on_close` runs before any later command."""
+        if self.empty_for() <= 0.0 or not self._queue.empty():
+            return False
+        self._closed = True
+        on_close()
+        return True
 
     # ------------------------------------------------------------------ views and broadcast
 

@@ -164,6 +164,7 @@ async def assemble(settings: TableSettings) -> Assembly:
         # A new id per start: a restarted shard must not reuse the commit request ids of its last life.
         boot_id=f"{settings.shard_id}-{uuid.uuid4().hex[:12]}",
         history_queue_size=settings.history_queue_size,
+        close_empty_after_seconds=settings.close_empty_table_seconds,
         house=house_setup(settings, cashier_pb2_grpc.CashierServiceStub(channels["cashier"])),
     )
     await shard.start()

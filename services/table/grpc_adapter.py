@@ -115,7 +115,7 @@ class TableServicer:
         if decision is None:
             reason = "FIELD_REQUIRED" if request.decision == 0 else "FIELD_INVALID"
             raise InvalidArgument(reason, "a house decision is needed", {"field": "decision"})
-        if len(request.card_indexes) > 5 or any(not 0 <= i <= 5 for i in request.card_indexes):
+        if len(request.card_indexes) > 5 or any(not 0 <= i <= 4 for i in request.card_indexes):
             raise InvalidArgument(
                 "BAD_EXCHANGE_CARDS", "1 to 5 card positions 0..4", {"field": "card_indexes"}
             )

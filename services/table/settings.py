@@ -56,6 +56,9 @@ class TableSettings(ServiceSettings):
     maintenance_poll_seconds: float = setting(
         1.0, help="how often the lobby's maintenance switches are read", check=positive
     )
+    close_empty_table_seconds: float = setting(
+        60.0, help="an extra table of a room (not its first) closes after this long empty", check=positive
+    )
     room_refresh_seconds: float = setting(
         30.0, help="how often a table re-reads its room from the lobby (between hands)", check=positive
     )

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +29,7 @@ from service_runtime.table_directory import (
     MaintenanceWatcher,
     RedisTableDirectory,
     TableFigures,
+    parse_table_id,
     table_id_for,
 )
 from services.table.actor import AfterHand, TableActor, Timings
@@ -69,8 +72,10 @@ class TableShard:
         ownership_check_seconds: float = 1.0,
         directory: RedisTableDirectory | None = None,
         maintenance: MaintenanceWatcher | None = None,
+        close_empty_after_seconds: float = 60.0,
         house: HouseSetup | None = None,
     ) -> None:
+        self._close_empty_after = close_empty_after_seconds
         # House-game tables (issue 16): their own actors, journal and the pools' open exposure.
         self._house = house or HouseSetup()
         self._house_tables: dict[str, HouseTable] = {}
@@ -157,6 +162,7 @@ class TableShard:
         """Drop the tables of rooms this shard no longer owns (or whose log fenced them)."""
         while True:
             await asyncio.sleep(self._ownership_check_seconds)
+            await self._close_extra_empty_tables()
             rooms = sorted({actor.room.room_id for actor in self._tables.values()})
             if not rooms:
                 continue
@@ -172,6 +178,37 @@ class TableShard:
                     self._tables.pop(table_id, None)
                     await actor.stop()
             await self._publish_figures()
+
+    async def _close_extra_empty_tables(self) -> None:
+        """Close a room's extra table (not its first) once it has been empty for a while.
+
+        The check and the close run inside the table's actor, and the table leaves this shard's map
+        there, so no later command reaches the closed copy; the room's next table opens on demand.
+        """
+        for table_id, actor in list(self._tables.items()):
+            parsed = parse_table_id(table_id)
+            if parsed is None or parsed[1] == 1 or actor.empty_for() < self._close_empty_after:
+                continue
+
+            try:
+                closed = await actor.call(
+                    functools.partial(actor.close_if_empty, self._forgetter(table_id, actor))
+                )
+            except DomainError:
+                continue
+            if closed:
+                log.info("extra table empty: closed", table_id=table_id)
+                await actor.stop()
+                if self._directory is not None:
+                    with contextlib.suppress(Exception):
+                        await self._directory.withdraw(actor.room.room_id, table_id)
+
+    def _forgetter(self, table_id: str, actor: TableActor) -> Callable[[], None]:
+        def forget() -> None:
+            if self._tables.get(table_id) is actor:
+                del self._tables[table_id]
+
+        return forget
 
     async def _publish_figures(self) -> None:
         """With Redis: the lobby reads live table figures from the table directory (short TTL)."""

@@ -375,6 +375,11 @@ class _ErrorReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ErrorReas
     """FAILED_PRECONDITION: The table is a cash table; house-game bets and decisions do not apply."""
     ERROR_REASON_ANTE_OUT_OF_RANGE: _ErrorReason.ValueType  # 656
     """INVALID_ARGUMENT: House games: an ante is outside the room's ante range."""
+    ERROR_REASON_TABLE_CLOSED: _ErrorReason.ValueType  # 750
+    """Table service (750-799).
+    UNAVAILABLE: the (extra, empty) table was closed while the call waited; retry to reach the
+    room's open table.
+    """
 
 class ErrorReason(_ErrorReason, metaclass=_ErrorReasonEnumTypeWrapper):
     """ErrorReason is the catalogue of stable reasons carried in `google.rpc.ErrorInfo.reason` (with
@@ -646,6 +651,11 @@ ERROR_REASON_NOT_A_HOUSE_TABLE: ErrorReason.ValueType  # 655
 """FAILED_PRECONDITION: The table is a cash table; house-game bets and decisions do not apply."""
 ERROR_REASON_ANTE_OUT_OF_RANGE: ErrorReason.ValueType  # 656
 """INVALID_ARGUMENT: House games: an ante is outside the room's ante range."""
+ERROR_REASON_TABLE_CLOSED: ErrorReason.ValueType  # 750
+"""Table service (750-799).
+UNAVAILABLE: the (extra, empty) table was closed while the call waited; retry to reach the
+room's open table.
+"""
 Global___ErrorReason: _TypeAlias = ErrorReason  # noqa: Y015
 
 @_typing.final
