@@ -8,8 +8,9 @@ import grpc
 import pytest
 
 from poker.common.v1 import common_pb2
+from poker.history.v1 import history_pb2, history_pb2_grpc
 from poker.table.v1 import table_pb2, table_pb2_grpc
-from tests.table.conftest import ServiceProcess, StandInHistory, TableWorld, unique, wait_for
+from tests.table.conftest import ServiceProcess, TableWorld, unique, wait_for
 from tests.table.house_helpers import CALL, FOLD, TAKE_ANTE, HouseClient, fund_house
 from tests.table.test_table_with_lobby import lobby_and_table
 
@@ -19,12 +20,14 @@ __all__ = ["lobby_and_table"]
 
 async def test_rounds_at_the_seeded_house_rooms(
     backends: dict[str, ServiceProcess],
-    lobby_and_table: tuple[ServiceProcess, ServiceProcess, StandInHistory],
+    lobby_and_table: tuple[ServiceProcess, ServiceProcess, ServiceProcess],
 ) -> None:
     _, table, history = lobby_and_table
     channel = grpc.aio.insecure_channel(table.address)
     cashier = grpc.aio.insecure_channel(backends["cashier"].address)
-    helper = TableWorld(None, history, backends, channel, cashier, cashier, settings=None)  # type: ignore[arg-type]
+    history_channel = grpc.aio.insecure_channel(history.address)
+    records = history_pb2_grpc.HistoryServiceStub(history_channel)
+    helper = TableWorld(None, None, backends, channel, cashier, cashier, settings=None)  # type: ignore[arg-type]
     try:
         for table_id, variant, pool in (
             ("casino-holdem-gram.1", common_pb2.GAME_VARIANT_CASINO_HOLDEM, common_pb2.CHIP_POOL_GRAM),
@@ -51,8 +54,29 @@ async def test_rounds_at_the_seeded_house_rooms(
             if round_view.phase == "NO_GAME_CHOICES":
                 round_view = await client.decide(round_view, 1, TAKE_ANTE)
             assert round_view.phase == "COMPLETE"
-            await wait_for(lambda rid=round_view.round_id: rid in history.hands, within=20)
+
+            # The round reaches the real history process; the player reads it with every line.
+            async def recorded(
+                rid: str = round_view.round_id,
+                who: HouseClient = client,
+                expected: int = len(round_view.boxes[0].settlement),
+            ) -> bool:
+                try:
+                    reply = await records.GetHand(
+                        history_pb2.GetHandRequest(hand_id=rid), metadata=who.metadata
+                    )
+                except grpc.aio.AioRpcError as error:
+                    if error.code() == grpc.StatusCode.NOT_FOUND:
+                        return False
+                    raise
+                lines = [line for box in reply.hand.house_game.boxes for line in box.lines]
+                assert len(lines) == expected
+                assert reply.hand.seed_reveal_reference == rid
+                return True
+
+            await wait_for(recorded, within=20)
             assert (await helper.audit()).balanced
     finally:
         await channel.close()
         await cashier.close()
+        await history_channel.close()
