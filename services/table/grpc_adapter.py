@@ -17,7 +17,8 @@ from service_runtime.errors import InvalidArgument
 from service_runtime.table_directory import figures_to_summary
 from services.table.actor import TableActor
 from services.table.house_round import BoxBet
-from services.table.house_table import DECISION_OF_PB, HouseTable
+from services.table.house_table import HouseTable
+from services.table.house_views import DECISION_OF_PB
 from services.table.shard import TableShard
 
 SERVICE_NAME = "poker.table.v1.TableService"

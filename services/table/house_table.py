@@ -32,15 +32,12 @@ import asyncio
 import collections
 import contextlib
 import hashlib
-import re
 import time
 from collections.abc import Awaitable, Callable, Hashable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any, Protocol, TypeVar
 
 from house_games import (
-    Account,
     BoxWager,
     HouseGameError,
     IllegalDecisionError,
@@ -48,7 +45,6 @@ from house_games import (
     RoundSettlement,
 )
 from poker.common.v1 import common_pb2
-from poker.history.v1 import history_pb2
 from poker.table.v1 import table_pb2
 from service_runtime.errors import (
     AlreadyExists,
@@ -58,7 +54,6 @@ from service_runtime.errors import (
     NotFound,
     Unavailable,
 )
-from service_runtime.history_records import house_game_record
 from service_runtime.structured_logging import get_logger
 from service_runtime.table_directory import MaintenanceSwitches
 from services.table.actor import AfterHand, Watcher
@@ -83,8 +78,9 @@ from services.table.house_round import (
     initial_stake,
     largest_payout,
 )
+from services.table.house_views import round_record, round_view, table_view
 from services.table.remote import is_unavailable
-from services.table.views import card_pb, notice
+from services.table.views import notice
 
 T = TypeVar("T")
 log = get_logger("table.house")
@@ -92,22 +88,6 @@ log = get_logger("table.house")
 IDEMPOTENCY_MEMORY = 20_000
 BALANCE_REFRESH_SECONDS = 1.0
 _INVALID_DECISION_REASONS = frozenset({"BAD_EXCHANGE_CARDS", "INSURANCE_OUT_OF_RANGE"})
-_DISPLAY = re.compile(r"[^A-Za-z0-9 _.-]")
-
-DECISION_PB: dict[Decision, int] = {
-    Decision.CALL: table_pb2.HOUSE_DECISION_KIND_CALL,
-    Decision.FOLD: table_pb2.HOUSE_DECISION_KIND_FOLD,
-    Decision.EXCHANGE: table_pb2.HOUSE_DECISION_KIND_EXCHANGE,
-    Decision.BUY_SIXTH_CARD: table_pb2.HOUSE_DECISION_KIND_BUY_SIXTH_CARD,
-    Decision.INSURE: table_pb2.HOUSE_DECISION_KIND_INSURE,
-    Decision.BUY_GAME: table_pb2.HOUSE_DECISION_KIND_BUY_GAME,
-    Decision.TAKE_ANTE: table_pb2.HOUSE_DECISION_KIND_TAKE_ANTE,
-}
-DECISION_OF_PB = {value: key for key, value in DECISION_PB.items()}
-VARIANT_PB = {
-    HouseGame.CASINO_HOLDEM: common_pb2.GAME_VARIANT_CASINO_HOLDEM,
-    HouseGame.RUSSIAN_POKER: common_pb2.GAME_VARIANT_RUSSIAN_POKER,
-}
 
 
 class Journal(Protocol):
@@ -427,7 +407,7 @@ class HouseTable:
         if live.complete:
             # Dark boxes only, and the dealer has a game: nothing to decide.
             await self._settle(player, run)
-        response = table_pb2.PlaceHouseBetsResponse(round_id=round_id, round=self._round_view(run))
+        response = table_pb2.PlaceHouseBetsResponse(round_id=round_id, round=round_view(run))
         response.staked.pool = room.pool  # type: ignore[assignment]
         response.staked.amount = sum(live.staked.values())
         return response
@@ -453,7 +433,7 @@ class HouseTable:
             except HouseGameError as error:
                 raise house_room_error(error) from error
             await self._take(player, current, taken)
-            return table_pb2.MakeHouseDecisionResponse(round=self._round_view(current))
+            return table_pb2.MakeHouseDecisionResponse(round=round_view(current))
 
         fingerprint = (round_id, box, decision, card_indexes, amount)
         async with self._lock(player):
@@ -579,7 +559,7 @@ class HouseTable:
         self._journal.append({"type": "closed", "round_id": run.round_id, "how": "settled"})
         self._exposure.release(self.room.pool, run.cover)
         self.rounds_settled += 1
-        self._after_round(AfterHand(run.round_id, self._record(player, run)))
+        self._after_round(AfterHand(run.round_id, round_record(self.table_id, self.room, player, run)))
         self._publish(player, "ROUND_SETTLED", f"round {run.round_id} settled")
 
     # ------------------------------------------------------------------ refunds and restarts
@@ -703,6 +683,17 @@ class HouseTable:
         self._watchers.add(watcher)
         return watcher
 
+    def _view(self, player: str) -> table_pb2.TableView:
+        pending = self._pending.get(player)
+        return table_view(
+            self.table_id,
+            self.room,
+            self._rounds.get(player),
+            jackpot=self._jackpot,
+            paused_reason=self._paused_reason(),
+            next_round=(pending.hand_id, pending.commitment) if pending is not None else None,
+        )
+
     def unwatch(self, watcher: Watcher) -> None:
         self._watchers.discard(watcher)
 
@@ -725,128 +716,6 @@ class HouseTable:
                     watcher.queue.get_nowait()
                 watcher.snapshots_sent += 1
                 watcher.queue.put_nowait(table_pb2.WatchTableResponse(view=view))
-
-    def _view(self, player: str) -> table_pb2.TableView:
-        room = self.room
-        run = self._rounds.get(player)
-        reason = self._paused_reason()
-        running = run is not None and run.state in ("PLAYING", "SETTLING")
-        if running:
-            phase = table_pb2.TABLE_PHASE_HAND_IN_PROGRESS
-        elif reason:
-            phase = table_pb2.TABLE_PHASE_PAUSED
-        else:
-            phase = table_pb2.TABLE_PHASE_BETWEEN_HANDS
-        view = table_pb2.TableView(
-            table_id=self.table_id,
-            room_id=room.room_id,
-            variant=VARIANT_PB[room.game],
-            pool=room.pool,  # type: ignore[arg-type]
-            phase=phase,
-        )
-        house = view.house
-        house.jackpot_balance = self._jackpot
-        house.min_ante, house.max_ante, house.max_payout = room.min_ante, room.max_ante, room.max_payout
-        house.boxes = room.boxes
-        house.paused = bool(reason)
-        house.paused_reason = reason
-        pending = self._pending.get(player)
-        if pending is not None:
-            house.next_round_id, house.next_seed_commitment = pending.hand_id, pending.commitment
-        if run is not None:
-            house.round.CopyFrom(self._round_view(run))
-            view.hand_id, view.seed_commitment = run.round_id, run.commitment
-            view.board.extend(card_pb(c) for c in run.live.board_visible())
-        view.as_of.FromNanoseconds(int(time.time() * 1e9))
-        return view
-
-    def _round_view(self, run: RoundRun) -> table_pb2.HouseRoundView:
-        live = run.live
-        playing = run.state == "PLAYING"
-        view = table_pb2.HouseRoundView(
-            round_id=run.round_id,
-            seed_commitment=run.commitment,
-            phase=run.state if run.state != "PLAYING" else live.phase,
-            box_to_act=live.box_to_act() if playing else 0,
-            staked=sum(live.staked.values()),
-            paid_out=run.paid_out,
-            notes=run.notes,
-        )
-        view.dealer_cards.extend(card_pb(c) for c in live.dealer_visible())
-        view.dealer_replaced.extend(card_pb(c) for c in live.dealer_replaced())
-        view.board.extend(card_pb(c) for c in live.board_visible())
-        if playing and run.deadline is not None:
-            view.deadline.FromNanoseconds(int(run.deadline * 1e9))
-        settled = {b.box: b for b in run.settlement.boxes} if run.settlement is not None else {}
-        for wager in live.wagers:
-            box = view.boxes.add(
-                box=wager.box,
-                ante=wager.ante,
-                dark=wager.dark,
-                bonus_bet=wager.bonus,
-                status=live.box_status(wager.box),
-            )
-            box.cards.extend(card_pb(c) for c in live.cards(wager.box))
-            if playing:
-                for option in live.options(wager.box):
-                    kind = DECISION_PB[option.decision]
-                    box.legal_decisions.append(kind)  # type: ignore[arg-type]
-                    box.options.add(
-                        decision=kind,
-                        cost=option.cost,
-                        min_amount=option.min_amount,
-                        max_amount=option.max_amount,
-                    )
-            if wager.box in settled and run.state == "COMPLETE":
-                for line in settled[wager.box].lines:
-                    box.settlement.add(
-                        reason=line.reason,
-                        amount=line.delta(Account.PLAYER),
-                        item=line.item.value,
-                        stake=line.stake,
-                        outcome=line.outcome.value,
-                        withheld=line.withheld,
-                    )
-        return view
-
-    # ------------------------------------------------------------------ history
-
-    def _record(self, player: str, run: RoundRun) -> history_pb2.HandRecord:
-        """The round's full record, built by the shared builder history's tests use too, plus the
-        decisions (timeouts marked) and the fairness reference."""
-        live, settlement = run.live, run.settlement
-        assert settlement is not None
-        staked = sum(live.staked.values())
-        record = house_game_record(
-            settlement,
-            variant=VARIANT_PB[self.room.game],
-            hand_id=run.round_id,
-            table_id=self.table_id,
-            room_id=self.room.room_id,
-            pool=self.room.pool,  # type: ignore[arg-type]
-            start_time=datetime.fromtimestamp(run.started_at, UTC),
-            end_time=datetime.fromtimestamp(max(time.time(), run.started_at), UTC),
-            table_size=self.room.boxes,
-            seats={player: 0},
-            # The stake the round took is its "stack": the final stack is what the settlement paid back.
-            starting_stacks={player: staked},
-            box_cards={w.box: live.cards(w.box) for w in live.wagers},
-            dealer_cards=live.dealer_visible(),
-            board=live.board_visible(),
-            display_names={player: _DISPLAY.sub("_", player)[:32] or "player"},
-            seed_commitment=run.commitment,
-        )
-        record.seed_reveal_reference = run.round_id
-        record.seats[0].folded = all(live.box_status(w.box) == "FOLDED" for w in live.wagers)
-        for taken in live.decisions:
-            record.house_game.decisions.add(
-                box=taken.box,
-                decision=taken.decision.value,
-                amount=taken.cost,
-                timed_out=taken.timed_out,
-                insurance=taken.insurance,
-            )
-        return record
 
 
 def _digest(player: str, what: str, request_id: str) -> str:

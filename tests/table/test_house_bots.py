@@ -41,7 +41,7 @@ from poker.common.v1 import common_pb2
 from poker.fairness.v1 import fairness_pb2
 from poker.table.v1 import table_pb2
 from tests.table.conftest import ADMIN, ServiceProcess, TableWorld, table_world, unique, wait_for
-from tests.table.house_helpers import (
+from tests.table.house_players import (
     BUY_GAME,
     CALL,
     EXCHANGE,

@@ -15,7 +15,7 @@ from poker.common.v1 import common_pb2
 from poker.fairness.v1 import fairness_pb2
 from poker.table.v1 import table_pb2
 from tests.table.conftest import ADMIN, AS_TABLE, ServiceProcess, TableWorld, table_world, unique, wait_for
-from tests.table.house_helpers import (
+from tests.table.house_players import (
     CALL,
     FOLD,
     TAKE_ANTE,
@@ -54,7 +54,7 @@ async def test_a_decision_not_made_in_time_takes_the_default_and_says_so(
         await wait_for(settled, within=5)
         final = (await client.snapshot()).house.round
         assert "TIMEOUT box 1 FOLD" in final.notes
-        from tests.table.house_helpers import Sent
+        from tests.table.house_players import Sent
 
         client.sent.append(Sent(1, FOLD))
         await finish(world, client, final, before)

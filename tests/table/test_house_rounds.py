@@ -16,7 +16,7 @@ from poker.common.v1 import common_pb2
 from poker.table.v1 import table_pb2
 from service_runtime.testing import reason_of
 from tests.table.conftest import ServiceProcess, TableWorld, table_world, unique, wait_for
-from tests.table.house_helpers import (
+from tests.table.house_players import (
     BUY_GAME,
     CALL,
     EXCHANGE,

@@ -11,7 +11,7 @@ from poker.common.v1 import common_pb2
 from poker.history.v1 import history_pb2, history_pb2_grpc
 from poker.table.v1 import table_pb2, table_pb2_grpc
 from tests.table.conftest import ServiceProcess, TableWorld, unique, wait_for
-from tests.table.house_helpers import CALL, FOLD, TAKE_ANTE, HouseClient, fund_house
+from tests.table.house_players import CALL, FOLD, TAKE_ANTE, HouseClient, fund_house
 from tests.table.test_table_with_lobby import lobby_and_table
 
 pytestmark = pytest.mark.postgres
