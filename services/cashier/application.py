@@ -374,6 +374,21 @@ class Cashier(SeatSessionUseCases):
         after = record.credit_balance_after if amount > 0 else record.debit_balance_after
         return record, outcome.status is TransferStatus.EXISTS, int(after or 0)
 
+    async def house_balances(self, pool: Pool | None) -> tuple[int, int]:
+        """The pool's house bank and jackpot balances (read in one snapshot)."""
+        if pool is None:
+            raise InvalidArgument("POOL_INVALID", "pool is required", {"field": "pool"})
+        bank, jackpot = bank_account_id(pool), jackpot_account_id(pool)
+
+        async def work(conn: AsyncConnection) -> tuple[int, int]:
+            found = await storage.read_accounts(conn, [bank, jackpot])
+            return (
+                found[bank].balance if bank in found else 0,
+                found[jackpot].balance if jackpot in found else 0,
+            )
+
+        return await self._snapshot(work)
+
     async def audit(self) -> tuple[list[PoolFigures], datetime]:
         """Conservation figures of every pool from one consistent snapshot."""
 

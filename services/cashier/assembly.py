@@ -41,6 +41,7 @@ ACCESS = AccessPolicy.for_service(
         "ListOpenSeatSessions": TABLE_OR_ADMIN,
         "AuditConservation": ADMIN_ONLY,
         "FundHouseAccount": ADMIN_ONLY,
+        "GetHouseBalances": TABLE_OR_ADMIN,
     },
 )
 

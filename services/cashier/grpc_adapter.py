@@ -369,3 +369,11 @@ class CashierServicer(cashier_pb2_grpc.CashierServiceServicer):
         return cashier_pb2.FundHouseAccountResponse(
             transfer=transfer_pb(record), existing=existing, balance_after=balance_after
         )
+
+    async def GetHouseBalances(  # noqa: N802
+        self, request: cashier_pb2.GetHouseBalancesRequest, context: Any
+    ) -> cashier_pb2.GetHouseBalancesResponse:
+        bank, jackpot = await self._cashier.house_balances(_pool(request.pool))
+        return cashier_pb2.GetHouseBalancesResponse(
+            pool=request.pool, bank_balance=bank, jackpot_balance=jackpot
+        )

@@ -250,6 +250,10 @@ def _check_house_game(record: history_pb2.HandRecord, seat_numbers: set[int], po
             _chips(line.withheld, "hand.house_game.boxes.lines.withheld")
             _chips(line.player_change, "hand.house_game.boxes.lines.player_change", signed=True)
             nets[box.seat] = nets.get(box.seat, 0) + line.player_change
+    for decision in game.decisions:
+        check_code(decision.decision, "hand.house_game.decisions.decision")
+        _chips(decision.amount, "hand.house_game.decisions.amount")
+        _chips(decision.insurance, "hand.house_game.decisions.insurance")
     for seat in record.seats:
         if nets.get(seat.seat, 0) != seat.net_result:
             raise _invalid("hand.seats.net_result", "a seat's net result is the sum of its boxes' lines")

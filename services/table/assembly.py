@@ -2,13 +2,14 @@
 
 The shard calls the cashier (seat sessions, settlements), fairness (commit, seal, reveal), history
 (RecordHand) and the lobby (rooms) with a service token whose subject is `table`, minted from the
-first configured signing key and renewed before it expires. The house games are not served by this
-release: they answer UNIMPLEMENTED (NOT_IMPLEMENTED).
+first configured signing key and renewed before it expires. Cash tables are actors (actor.py);
+house-game tables (PlaceHouseBets, MakeHouseDecision) are in house_table.py.
 """
 
 from __future__ import annotations
 
 import uuid
+from pathlib import Path
 
 from poker.cashier.v1 import cashier_pb2_grpc
 from poker.fairness.v1 import fairness_pb2_grpc
@@ -27,14 +28,16 @@ from service_runtime.table_directory import MaintenanceWatcher, RedisMaintenance
 from service_runtime.unimplemented import unimplemented_servicer
 from services.table.actor import Timings
 from services.table.chat import ChatGuard
-from services.table.dependencies import CashierClient, FairnessClient
+from services.table.dependencies import CashierClient, FairnessClient, HouseCashier
 from services.table.event_log import HandEventLog, LocalEventLog, RedisEventLog
 from services.table.grpc_adapter import SERVICE_NAME, ShardDirectoryServicer, TableServicer
 from services.table.history_sink import HistoryRecordSink
+from services.table.house_journal import FileJournal
+from services.table.house_table import HouseTimings
 from services.table.mute_board import RedisMuteBoard
 from services.table.rooms import LobbyRoomSource
 from services.table.settings import TableSettings
-from services.table.shard import TableShard
+from services.table.shard import HouseSetup, TableShard
 
 SERVICE_SUBJECT = ServiceName.TABLE.value
 TOKEN_TTL_SECONDS = 3600
@@ -105,6 +108,22 @@ def table_service(shard: TableShard, mutes: RedisMuteBoard | None = None) -> Grp
     )
 
 
+def house_setup(settings: TableSettings, cashier: cashier_pb2_grpc.CashierServiceStub) -> HouseSetup:
+    """House-game tables: the round journal (a file that survives a restart) and their clocks."""
+    path = settings.house_journal or str(settings.data_dir / f"house-rounds-{settings.shard_id}.jsonl")
+    return HouseSetup(
+        journal=FileJournal(Path(path)),
+        timings=HouseTimings(
+            decision_seconds=settings.house_decision_seconds,
+            retry_initial_seconds=settings.retry_initial_seconds,
+            retry_max_seconds=settings.retry_max_seconds,
+            watch_queue_size=settings.watch_queue_size,
+            bank_minimum=settings.house_bank_minimum,
+        ),
+        cashier=HouseCashier(cashier),
+    )
+
+
 async def assemble(settings: TableSettings) -> Assembly:
     token = ServiceTokenSource(
         TokenKeys.from_settings(settings.auth_keys), SERVICE_SUBJECT, ttl_seconds=TOKEN_TTL_SECONDS
@@ -167,6 +186,7 @@ async def assemble(settings: TableSettings) -> Assembly:
         history_queue_size=settings.history_queue_size,
         close_empty_after_seconds=settings.close_empty_table_seconds,
         chat=chat,
+        house=house_setup(settings, cashier_pb2_grpc.CashierServiceStub(channels["cashier"])),
     )
     await shard.start()
 

@@ -13,6 +13,7 @@ import grpc
 
 from poker.cashier.v1 import cashier_pb2, cashier_pb2_grpc
 from poker.fairness.v1 import fairness_pb2, fairness_pb2_grpc
+from service_runtime.errors import FailedPrecondition
 from services.table.remote import translate_rpc_error
 
 
@@ -152,3 +153,90 @@ class FairnessClient:
             await self._stub.RevealHand(fairness_pb2.RevealHandRequest(hand_id=hand_id, outcome=outcome))
         except grpc.aio.AioRpcError as error:
             raise translate_rpc_error(error, "fairness") from error
+
+
+# ---------------------------------------------------------------------- house games (issue 16)
+
+_POOL_NAMES = {1: "GRAM", 2: "MPX"}  # poker.common.v1.ChipPool
+
+
+def wallet_account(pool: int, player_id: str) -> str:
+    return f"wallet:{_POOL_NAMES[pool]}:{player_id}"
+
+
+def house_account(pool: int, which: str) -> str:
+    """`house:bank:<POOL>` or `house:jackpot:<POOL>` (`which` is "bank" or "jackpot")."""
+    return f"house:{which}:{_POOL_NAMES[pool]}"
+
+
+@dataclass(frozen=True, slots=True)
+class HouseTransfer:
+    """One transfer of a house-game round between a wallet and a house account."""
+
+    transfer_id: str
+    debit: str
+    credit: str
+    amount: int
+    reference: str
+
+
+class HouseCashier:
+    """The cashier calls of a house-game table: house balances and linked batches of round transfers."""
+
+    def __init__(self, stub: cashier_pb2_grpc.CashierServiceStub) -> None:
+        self._stub = stub
+
+    async def house_balances(self, pool: int) -> tuple[int, int]:
+        """(house bank, jackpot) of the pool."""
+        try:
+            reply = await self._stub.GetHouseBalances(cashier_pb2.GetHouseBalancesRequest(pool=pool))  # type: ignore[arg-type]
+        except grpc.aio.AioRpcError as error:
+            raise translate_rpc_error(error, "cashier") from error
+        return int(reply.bank_balance), int(reply.jackpot_balance)
+
+    async def transfer(self, pool: int, table_id: str, transfers: list[HouseTransfer]) -> None:
+        """Apply the transfers as one linked batch; a retry with the same ids is harmless. A refusal
+        (INSUFFICIENT_FUNDS, ...) is FAILED_PRECONDITION with the culprit's reason."""
+        if not transfers:
+            return
+        request = cashier_pb2.CreateTransfersRequest(
+            linked=True,
+            transfers=[
+                cashier_pb2.Transfer(
+                    transfer_id=t.transfer_id,
+                    debit_account_id=t.debit,
+                    credit_account_id=t.credit,
+                    pool=pool,  # type: ignore[arg-type]
+                    amount=t.amount,
+                    kind=cashier_pb2.TRANSFER_KIND_HOUSE_GAME_RESULT,
+                    reference=t.reference,
+                    table_id=table_id,
+                )
+                for t in transfers
+            ],
+        )
+        try:
+            reply = await self._stub.CreateTransfers(request)
+        except grpc.aio.AioRpcError as error:
+            raise translate_rpc_error(error, "cashier") from error
+        applied = (cashier_pb2.TRANSFER_STATUS_CREATED, cashier_pb2.TRANSFER_STATUS_EXISTS)
+        if all(r.status in applied for r in reply.results):
+            return
+        failed = [r for r in reply.results if r.status not in applied]
+        culprit = next((r for r in failed if r.reason != "LINKED_TRANSFER_FAILED"), failed[0])
+        reason = culprit.reason or ("IDEMPOTENCY_CONFLICT" if culprit.field else "INSUFFICIENT_FUNDS")
+        raise FailedPrecondition(
+            reason, f"the cashier refused the transfer: {reason}", {"dependency": "cashier"}
+        )
+
+    async def applied(self, transfer_ids: list[str]) -> dict[str, bool]:
+        """For each id: True when applied, False when recorded as failed; absent ids are unknown."""
+        if not transfer_ids:
+            return {}
+        try:
+            reply = await self._stub.LookupTransfers(
+                cashier_pb2.LookupTransfersRequest(transfer_ids=transfer_ids)
+            )
+        except grpc.aio.AioRpcError as error:
+            raise translate_rpc_error(error, "cashier") from error
+        return {r.transfer_id: r.status == cashier_pb2.TRANSFER_STATUS_EXISTS for r in reply.results}

@@ -18,6 +18,9 @@ from service_runtime.errors import InvalidArgument
 from service_runtime.table_directory import figures_to_summary
 from services.table.actor import TableActor
 from services.table.chat import EVERYWHERE
+from services.table.house_round import BoxBet
+from services.table.house_table import HouseTable
+from services.table.house_views import DECISION_OF_PB
 from services.table.mute_board import RedisMuteBoard
 from services.table.shard import TableShard
 
@@ -28,6 +31,7 @@ MAX_ID_LENGTH = 128
 MAX_SEED_LENGTH = 64
 MAX_AMOUNT = 2**62
 MAX_MUTE_SECONDS = 30 * 24 * 3600
+MAX_HOUSE_BOXES = 10
 
 
 def _printable_id(value: str, field: str, max_length: int = MAX_ID_LENGTH) -> str:
@@ -74,6 +78,48 @@ class TableServicer:
 
     async def _table(self, table_id: str) -> TableActor:
         return await self._shard.table(_printable_id(table_id, "table_id"))
+
+    async def _any_table(self, table_id: str) -> TableActor | HouseTable:
+        return await self._shard.any_table(_printable_id(table_id, "table_id"))
+
+    async def PlaceHouseBets(  # noqa: N802
+        self, request: table_pb2.PlaceHouseBetsRequest, context: Any
+    ) -> table_pb2.PlaceHouseBetsResponse:
+        player = current_caller().subject
+        request_id = _printable_id(request.request_id, "request_id")
+        if len(request.boxes) > MAX_HOUSE_BOXES:
+            raise InvalidArgument("TOO_MANY_BOXES", "too many boxes", {"field": "boxes"})
+        bets = tuple(
+            BoxBet(
+                box=int(b.box),
+                ante=_amount(b.ante, "boxes.ante", allow_zero=False),
+                dark=bool(b.dark),
+                bonus=_amount(b.bonus_bet, "boxes.bonus_bet", allow_zero=True),
+            )
+            for b in request.boxes
+        )
+        house = await self._shard.house_table(_printable_id(request.table_id, "table_id"))
+        return await house.place_bets(player, request_id, bets)
+
+    async def MakeHouseDecision(  # noqa: N802
+        self, request: table_pb2.MakeHouseDecisionRequest, context: Any
+    ) -> table_pb2.MakeHouseDecisionResponse:
+        player = current_caller().subject
+        request_id = _printable_id(request.request_id, "request_id")
+        round_id = _printable_id(request.round_id, "round_id")
+        decision = DECISION_OF_PB.get(int(request.decision))
+        if decision is None:
+            reason = "FIELD_REQUIRED" if request.decision == 0 else "FIELD_INVALID"
+            raise InvalidArgument(reason, "a house decision is needed", {"field": "decision"})
+        if len(request.card_indexes) > 5 or any(not 0 <= i <= 4 for i in request.card_indexes):
+            raise InvalidArgument(
+                "BAD_EXCHANGE_CARDS", "1 to 5 card positions 0..4", {"field": "card_indexes"}
+            )
+        amount = _amount(request.amount, "amount", allow_zero=True)
+        house = await self._shard.house_table(_printable_id(request.table_id, "table_id"))
+        return await house.make_decision(
+            player, request_id, round_id, int(request.box), decision, tuple(request.card_indexes), amount
+        )
 
     async def SitDown(self, request: table_pb2.SitDownRequest, context: Any) -> table_pb2.SitDownResponse:  # noqa: N802
         player = current_caller().subject
@@ -124,7 +170,7 @@ class TableServicer:
         player = current_caller().subject
         request_id = _printable_id(request.request_id, "request_id")
         seed = _printable_id(request.client_seed, "client_seed", MAX_SEED_LENGTH).encode("ascii")
-        actor = await self._table(request.table_id)
+        actor = await self._any_table(request.table_id)
         return await actor.call(lambda: actor.set_player_seed(player, request_id, seed))
 
     async def SendChat(self, request: table_pb2.SendChatRequest, context: Any) -> table_pb2.SendChatResponse:  # noqa: N802
@@ -143,7 +189,7 @@ class TableServicer:
         self, request: table_pb2.GetTableSnapshotRequest, context: Any
     ) -> table_pb2.GetTableSnapshotResponse:
         player = current_caller().subject
-        actor = await self._table(request.table_id)
+        actor = await self._any_table(request.table_id)
         view = await actor.call(lambda: actor.snapshot(player))
         return table_pb2.GetTableSnapshotResponse(view=view)
 
@@ -188,7 +234,7 @@ class TableServicer:
         self, request: table_pb2.WatchTableRequest, context: Any
     ) -> AsyncIterator[table_pb2.WatchTableResponse]:
         player = current_caller().subject
-        actor = await self._table(request.table_id)
+        actor = await self._any_table(request.table_id)
         watcher = await actor.call(lambda: actor.watch(player))
         try:
             while True:

@@ -102,6 +102,9 @@ class RoomSource(Protocol):
     async def authorize_seat(self, player_id: str, room_id: str) -> None:
         """Access and maintenance checks for a new seat; the lobby's refusal is raised as is."""
 
+    async def get_room_entry(self, room_id: str) -> lobby_pb2.Room:
+        """The lobby's entry of the room whatever its game (house-game tables read theirs from it)."""
+
 
 class LobbyRoomSource:
     """Rooms through the lobby's GetRoom / ListRooms (called with the table's service token)."""
@@ -117,6 +120,14 @@ class LobbyRoomSource:
         room = room_from_pb(reply.room)
         if room is None:
             raise NotFound("ROOM_NOT_FOUND", "the room is not a cash game", {"room_id": room_id})
+        return room
+
+    async def get_room_entry(self, room_id: str) -> lobby_pb2.Room:
+        try:
+            reply = await self._stub.GetRoom(lobby_pb2.GetRoomRequest(room_id=room_id))
+        except grpc.aio.AioRpcError as error:
+            raise translate_rpc_error(error, "lobby") from error
+        room: lobby_pb2.Room = reply.room
         return room
 
     async def authorize_seat(self, player_id: str, room_id: str) -> None:

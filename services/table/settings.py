@@ -93,3 +93,13 @@ class TableSettings(ServiceSettings):
     chat_per_minute: float = setting(
         20.0, help="sustained chat messages per minute per player (rate limit refill)", check=positive
     )
+    # House-game tables (issue 16).
+    house_decision_seconds: float = setting(
+        20.0, help="time for each house-game decision before the rules' default is taken", check=positive
+    )
+    house_bank_minimum: int = setting(
+        0, help="house bank balance below which no new house-game round starts (HOUSE_BANK_PAUSED)"
+    )
+    house_journal: str = setting(
+        "", help="file of the house-game round journal; empty means <data_dir>/house-rounds-<shard_id>.jsonl"
+    )

@@ -16,6 +16,8 @@ import asyncio
 import contextlib
 import functools
 from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
 
 from redis import exceptions as redis_errors
 
@@ -32,9 +34,12 @@ from service_runtime.table_directory import (
 )
 from services.table.actor import AfterHand, TableActor, Timings
 from services.table.chat import ChatGuard
-from services.table.dependencies import CashierClient, FairnessClient
+from services.table.dependencies import CashierClient, FairnessClient, HouseCashier
 from services.table.event_log import HandEventLog
 from services.table.history_sink import HandRecordSink
+from services.table.house_journal import MemoryJournal
+from services.table.house_round import HouseRoom
+from services.table.house_table import HouseExposure, HouseTable, HouseTimings, Journal, house_room_from_pb
 from services.table.remote import is_unavailable
 from services.table.retry_queue import RetryingQueue
 from services.table.rooms import RoomSource, room_of_table
@@ -44,6 +49,15 @@ log = get_logger("table.shard")
 # Numbers in a row with no open seat session after which a room's extra tables are not looked for.
 EXTRA_TABLE_PROBE_GAP = 3
 MAX_TABLES_PER_ROOM = 1000
+
+
+@dataclass(frozen=True)
+class HouseSetup:
+    """What house-game tables need beyond the cash tables' dependencies (issue 16)."""
+
+    journal: Journal = field(default_factory=MemoryJournal)
+    timings: HouseTimings = field(default_factory=HouseTimings)
+    cashier: HouseCashier | None = None
 
 
 class TableShard:
@@ -65,9 +79,15 @@ class TableShard:
         maintenance: MaintenanceWatcher | None = None,
         close_empty_after_seconds: float = 60.0,
         chat: ChatGuard | None = None,
+        house: HouseSetup | None = None,
     ) -> None:
         self._close_empty_after = close_empty_after_seconds
         self.chat = chat or ChatGuard()  # chat rate limits and mutes, shared by the shard's tables
+        # House-game tables (issue 16): their own actors, journal and the pools' open exposure.
+        self._house = house or HouseSetup()
+        self._house_tables: dict[str, HouseTable] = {}
+        self._house_exposure = HouseExposure()
+        self._house_resumer: asyncio.Task[None] | None = None
         self._directory = directory
         self._maintenance = maintenance
         self._registry: ShardRegistry = registry or SingleShardRegistry(ShardInfo(shard_id, "local"))
@@ -83,7 +103,7 @@ class TableShard:
         self._boot_id = boot_id
         self._tables: dict[str, TableActor] = {}
         self._adopted: set[str] = set()
-        self._opening: dict[str, asyncio.Task[TableActor]] = {}
+        self._opening: dict[str, asyncio.Task[TableActor | HouseTable]] = {}
         self._starter: asyncio.Task[None] | None = None
         self.reveals: RetryingQueue[AfterHand] = RetryingQueue(
             "reveal",
@@ -105,15 +125,18 @@ class TableShard:
         self.records.start()
         self._starter = asyncio.create_task(self._open_owned_rooms(), name="open-owned-rooms")
         self._checker = asyncio.create_task(self._check_ownership(), name="check-ownership")
+        self._house_resumer = asyncio.create_task(self._resume_house_rounds(), name="resume-house-rounds")
 
     async def stop(self) -> None:
-        for task in (self._starter, self._checker):
+        for task in (self._starter, self._checker, self._house_resumer):
             if task is not None:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
         for actor in list(self._tables.values()):
             await actor.stop()
+        for house in list(self._house_tables.values()):
+            await house.stop()
         await self.reveals.stop()
         await self.records.stop()
 
@@ -245,7 +268,20 @@ class TableShard:
 
     async def table(self, table_id: str) -> TableActor:
         """The table's actor, opened (room read from the lobby, seats recovered) on first use."""
-        actor = self._tables.get(table_id)
+        actor = await self.any_table(table_id)
+        if isinstance(actor, HouseTable):
+            raise FailedPrecondition("HOUSE_GAME_TABLE", "this table plays a house game against the dealer")
+        return actor
+
+    async def house_table(self, table_id: str) -> HouseTable:
+        """The house-game table; NOT_A_HOUSE_TABLE for a cash table."""
+        actor = await self.any_table(table_id)
+        if not isinstance(actor, HouseTable):
+            raise FailedPrecondition("NOT_A_HOUSE_TABLE", "this table is a cash table")
+        return actor
+
+    async def any_table(self, table_id: str) -> TableActor | HouseTable:
+        actor: TableActor | HouseTable | None = self._tables.get(table_id) or self._house_tables.get(table_id)
         if actor is not None:
             return actor
         opening = self._opening.get(table_id)
@@ -255,7 +291,7 @@ class TableShard:
             opening.add_done_callback(lambda _: self._opening.pop(table_id, None))
         return await asyncio.shield(opening)
 
-    async def _open(self, table_id: str) -> TableActor:
+    async def _open(self, table_id: str) -> TableActor | HouseTable:
         room_id = room_of_table(table_id)
         try:
             owner = await self._registry.owner_of(room_id)
@@ -270,7 +306,10 @@ class TableShard:
         try:
             room = await self._rooms.get_room(room_id)
         except NotFound as error:
-            raise NotFound("TABLE_NOT_FOUND", "no such table", {"field": "table_id"}) from error
+            house = await self._house_room(room_id)
+            if house is None:
+                raise NotFound("TABLE_NOT_FOUND", "no such table", {"field": "table_id"}) from error
+            return self._open_house(table_id, house)
         own = getattr(self._event_log, "own", None)
         if own is not None:
             own(room_id, owner.fencing_token)
@@ -290,6 +329,51 @@ class TableShard:
         actor.start()
         self._tables[table_id] = actor
         return actor
+
+    async def _house_room(self, room_id: str) -> HouseRoom | None:
+        try:
+            entry = await self._rooms.get_room_entry(room_id)
+        except NotFound:
+            return None
+        return house_room_from_pb(entry)
+
+    def _open_house(self, table_id: str, room: HouseRoom) -> HouseTable:
+        if self._house.cashier is None:
+            raise NotFound("TABLE_NOT_FOUND", "this shard runs no house-game tables", {"field": "table_id"})
+        house = HouseTable(
+            table_id,
+            room,
+            cashier=self._house.cashier,
+            fairness=self._fairness,
+            journal=self._house.journal,
+            exposure=self._house_exposure,
+            after_round=self.reveals.put,
+            timings=self._house.timings,
+            maintenance=self._switches,
+        )
+        self._house_tables[table_id] = house
+        return house
+
+    async def _resume_house_rounds(self) -> None:
+        """Rounds the journal holds open from this shard's last life: resumed if dealt, else refunded."""
+        by_table: dict[str, list[dict[str, Any]]] = {}
+        for entry in self._house.journal.open_rounds().values():
+            by_table.setdefault(str(entry["table_id"]), []).append(entry)
+        for table_id, entries in by_table.items():
+            backoff = self._timings.retry_initial_seconds
+            while True:
+                try:
+                    house = await self.house_table(table_id)
+                    break
+                except DomainError as error:
+                    log.warning("house table not reopened yet", table_id=table_id, reason=error.reason)
+                    await asyncio.sleep(backoff)
+                    backoff = min(self._timings.retry_max_seconds, backoff * 2)
+            for entry in entries:
+                await house.resume(entry)
+
+    def house_tables(self) -> dict[str, HouseTable]:
+        return dict(self._house_tables)
 
     def _switches(self, room_id: str) -> MaintenanceSwitches:
         if self._maintenance is None:

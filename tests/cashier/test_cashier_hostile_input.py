@@ -469,6 +469,31 @@ async def test_only_an_admin_funds_the_house(client: Client) -> None:
     assert await client.snapshot() == before
 
 
+async def test_house_balances_for_tables_and_admins(client: Client) -> None:
+    await client.stub.FundHouseAccount(fund_request(amount=1234), metadata=ADMIN)
+    await client.stub.FundHouseAccount(
+        fund_request(request_id="fund-j", account=cashier_pb2.HOUSE_ACCOUNT_JACKPOT, amount=56),
+        metadata=ADMIN,
+    )
+    for metadata in (TABLE, ADMIN):
+        reply = await client.stub.GetHouseBalances(
+            cashier_pb2.GetHouseBalancesRequest(pool=GRAM), metadata=metadata
+        )
+        assert (reply.bank_balance, reply.jackpot_balance) == (1234, 56)
+    empty = await client.stub.GetHouseBalances(cashier_pb2.GetHouseBalancesRequest(pool=MPX), metadata=TABLE)
+    assert (empty.bank_balance, empty.jackpot_balance) == (0, 0)
+    for metadata in (PAYMENTS, ALICE):
+        code, reason = await client.refused(
+            "GetHouseBalances", cashier_pb2.GetHouseBalancesRequest(pool=GRAM), metadata
+        )
+        assert (code, reason) == (grpc.StatusCode.PERMISSION_DENIED, "ROLE_REQUIRED")
+    for pool in (0, 7):
+        code, reason = await client.refused(
+            "GetHouseBalances", cashier_pb2.GetHouseBalancesRequest(pool=pool), TABLE
+        )  # type: ignore[arg-type]
+        assert (code, reason) == (grpc.StatusCode.INVALID_ARGUMENT, "POOL_INVALID")
+
+
 async def test_a_funded_house_bank_pays_a_house_game(client: Client) -> None:
     await client.stub.FundHouseAccount(fund_request(amount=1000), metadata=ADMIN)
     await client.stub.OpenSeatSession(

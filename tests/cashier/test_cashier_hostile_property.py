@@ -80,7 +80,7 @@ USUAL_CALLER = {
     "GetBalances": "alice", "Purchase": "payments", "Withdraw": "alice", "CreateTransfers": "table",
     "LookupTransfers": "admin", "OpenSeatSession": "table", "SettleHand": "table", "CashOutSeatSession": "table",
     "GetSeatSession": "table", "ListOpenSeatSessions": "table", "GetStatement": "alice",
-    "AuditConservation": "admin", "FundHouseAccount": "admin",
+    "AuditConservation": "admin", "FundHouseAccount": "admin", "GetHouseBalances": "table",
 }  # fmt: skip
 
 
@@ -149,6 +149,8 @@ def calls(draw: st.DrawFn) -> tuple[str, Any, str]:
             request_id=draw(transfer_ids), pool=draw(enums), account=draw(enums),
             amount=draw(amounts), reason=draw(references),
         )  # fmt: skip
+    elif method == "GetHouseBalances":
+        request = cashier_pb2.GetHouseBalancesRequest(pool=draw(enums))
     else:
         raise AssertionError(f"no request strategy for {method}")
     return method, request, caller

@@ -1499,3 +1499,55 @@ class FundHouseAccountResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___FundHouseAccountResponse: _TypeAlias = FundHouseAccountResponse  # noqa: Y015
+
+@_typing.final
+class GetHouseBalancesRequest(_message.Message):
+    """GetHouseBalancesRequest names the pool."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    POOL_FIELD_NUMBER: _builtins.int
+    pool: _common_pb2.ChipPool.ValueType
+    """The pool (GRAM or MPX)."""
+    def __init__(
+        self,
+        *,
+        pool: _common_pb2.ChipPool.ValueType = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["pool", b"pool"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetHouseBalancesRequest: _TypeAlias = GetHouseBalancesRequest  # noqa: Y015
+
+@_typing.final
+class GetHouseBalancesResponse(_message.Message):
+    """GetHouseBalancesResponse has the house accounts of the pool."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    POOL_FIELD_NUMBER: _builtins.int
+    BANK_BALANCE_FIELD_NUMBER: _builtins.int
+    JACKPOT_BALANCE_FIELD_NUMBER: _builtins.int
+    pool: _common_pb2.ChipPool.ValueType
+    """The pool."""
+    bank_balance: _builtins.int
+    """The house bank's balance in chips."""
+    jackpot_balance: _builtins.int
+    """The jackpot fund's balance in chips."""
+    def __init__(
+        self,
+        *,
+        pool: _common_pb2.ChipPool.ValueType = ...,
+        bank_balance: _builtins.int = ...,
+        jackpot_balance: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bank_balance", b"bank_balance", "jackpot_balance", b"jackpot_balance", "pool", b"pool"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetHouseBalancesResponse: _TypeAlias = GetHouseBalancesResponse  # noqa: Y015

@@ -122,6 +122,11 @@ class CashierServiceStub:
                 request_serializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.FundHouseAccountRequest.SerializeToString,
                 response_deserializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.FundHouseAccountResponse.FromString,
                 _registered_method=True)
+        self.GetHouseBalances = channel.unary_unary(
+                '/poker.cashier.v1.CashierService/GetHouseBalances',
+                request_serializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.GetHouseBalancesRequest.SerializeToString,
+                response_deserializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.GetHouseBalancesResponse.FromString,
+                _registered_method=True)
 
 
 class CashierServiceServicer:
@@ -303,6 +308,15 @@ class CashierServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetHouseBalances(self, request, context):
+        """GetHouseBalances returns the balances of a pool's house bank and jackpot, so a house-game table
+        can check that the bank covers a round before it starts and show the jackpot.
+        Roles: service, admin. Errors: INVALID_ARGUMENT POOL_INVALID.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_CashierServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -370,6 +384,11 @@ def add_CashierServiceServicer_to_server(servicer, server):
                     servicer.FundHouseAccount,
                     request_deserializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.FundHouseAccountRequest.FromString,
                     response_serializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.FundHouseAccountResponse.SerializeToString,
+            ),
+            'GetHouseBalances': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetHouseBalances,
+                    request_deserializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.GetHouseBalancesRequest.FromString,
+                    response_serializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.GetHouseBalancesResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -746,6 +765,33 @@ class CashierService:
             '/poker.cashier.v1.CashierService/FundHouseAccount',
             poker_dot_cashier_dot_v1_dot_cashier__pb2.FundHouseAccountRequest.SerializeToString,
             poker_dot_cashier_dot_v1_dot_cashier__pb2.FundHouseAccountResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetHouseBalances(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/poker.cashier.v1.CashierService/GetHouseBalances',
+            poker_dot_cashier_dot_v1_dot_cashier__pb2.GetHouseBalancesRequest.SerializeToString,
+            poker_dot_cashier_dot_v1_dot_cashier__pb2.GetHouseBalancesResponse.FromString,
             options,
             channel_credentials,
             insecure,

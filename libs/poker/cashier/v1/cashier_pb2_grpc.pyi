@@ -157,6 +157,11 @@ class CashierServiceStub:
     POOL_INVALID; FAILED_PRECONDITION INSUFFICIENT_FUNDS (taking out more than the account holds),
     SUPPLY_LIMIT_REACHED, BALANCE_OVERFLOW; ALREADY_EXISTS IDEMPOTENCY_CONFLICT (metadata `field`).
     """
+    GetHouseBalances: _grpc.UnaryUnaryMultiCallable[_cashier_pb2.GetHouseBalancesRequest, _cashier_pb2.GetHouseBalancesResponse]
+    """GetHouseBalances returns the balances of a pool's house bank and jackpot, so a house-game table
+    can check that the bank covers a round before it starts and show the jackpot.
+    Roles: service, admin. Errors: INVALID_ARGUMENT POOL_INVALID.
+    """
 
 @_typing.type_check_only
 class CashierServiceAsyncStub(CashierServiceStub):
@@ -286,6 +291,11 @@ class CashierServiceAsyncStub(CashierServiceStub):
     Roles: admin. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
     POOL_INVALID; FAILED_PRECONDITION INSUFFICIENT_FUNDS (taking out more than the account holds),
     SUPPLY_LIMIT_REACHED, BALANCE_OVERFLOW; ALREADY_EXISTS IDEMPOTENCY_CONFLICT (metadata `field`).
+    """
+    GetHouseBalances: _aio.UnaryUnaryMultiCallable[_cashier_pb2.GetHouseBalancesRequest, _cashier_pb2.GetHouseBalancesResponse]  # type: ignore[assignment]
+    """GetHouseBalances returns the balances of a pool's house bank and jackpot, so a house-game table
+    can check that the bank covers a round before it starts and show the jackpot.
+    Roles: service, admin. Errors: INVALID_ARGUMENT POOL_INVALID.
     """
 
 class CashierServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -491,6 +501,17 @@ class CashierServiceServicer(metaclass=_abc_1.ABCMeta):
         Roles: admin. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
         POOL_INVALID; FAILED_PRECONDITION INSUFFICIENT_FUNDS (taking out more than the account holds),
         SUPPLY_LIMIT_REACHED, BALANCE_OVERFLOW; ALREADY_EXISTS IDEMPOTENCY_CONFLICT (metadata `field`).
+        """
+
+    @_abc_1.abstractmethod
+    def GetHouseBalances(
+        self,
+        request: _cashier_pb2.GetHouseBalancesRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_cashier_pb2.GetHouseBalancesResponse, _abc.Awaitable[_cashier_pb2.GetHouseBalancesResponse]]:
+        """GetHouseBalances returns the balances of a pool's house bank and jackpot, so a house-game table
+        can check that the bank covers a round before it starts and show the jackpot.
+        Roles: service, admin. Errors: INVALID_ARGUMENT POOL_INVALID.
         """
 
 def add_CashierServiceServicer_to_server(servicer: CashierServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

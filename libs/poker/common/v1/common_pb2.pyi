@@ -361,6 +361,20 @@ class _ErrorReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ErrorReas
     """FAILED_PRECONDITION: Russian Poker: no buying a game for the dealer with several boxes."""
     ERROR_REASON_DECK_EXHAUSTED: _ErrorReason.ValueType  # 550
     """FAILED_PRECONDITION: Russian Poker: not enough cards left in the deck for this decision."""
+    ERROR_REASON_HOUSE_BANK_CANNOT_COVER: _ErrorReason.ValueType  # 650
+    """FAILED_PRECONDITION: House games: the house bank cannot cover the largest payout this round could need."""
+    ERROR_REASON_HOUSE_BANK_PAUSED: _ErrorReason.ValueType  # 651
+    """FAILED_PRECONDITION: House games: the house bank is below the operator's threshold; no new round starts."""
+    ERROR_REASON_ROUND_IN_PROGRESS: _ErrorReason.ValueType  # 652
+    """FAILED_PRECONDITION: House games: the caller already has a round running at this table."""
+    ERROR_REASON_NO_ROUND_IN_PROGRESS: _ErrorReason.ValueType  # 653
+    """FAILED_PRECONDITION: House games: the caller has no running round (or another round id was named)."""
+    ERROR_REASON_HOUSE_GAME_TABLE: _ErrorReason.ValueType  # 654
+    """FAILED_PRECONDITION: The table plays a house game; seats and betting actions do not apply."""
+    ERROR_REASON_NOT_A_HOUSE_TABLE: _ErrorReason.ValueType  # 655
+    """FAILED_PRECONDITION: The table is a cash table; house-game bets and decisions do not apply."""
+    ERROR_REASON_ANTE_OUT_OF_RANGE: _ErrorReason.ValueType  # 656
+    """INVALID_ARGUMENT: House games: an ante is outside the room's ante range."""
     ERROR_REASON_SPECTATORS_FULL: _ErrorReason.ValueType  # 600
     """Table presence, spectators and chat (issue 15).
     RESOURCE_EXHAUSTED: the table serves its maximum number of spectators; try again later.
@@ -643,6 +657,20 @@ ERROR_REASON_BUY_GAME_ON_MULTI_BOX: ErrorReason.ValueType  # 549
 """FAILED_PRECONDITION: Russian Poker: no buying a game for the dealer with several boxes."""
 ERROR_REASON_DECK_EXHAUSTED: ErrorReason.ValueType  # 550
 """FAILED_PRECONDITION: Russian Poker: not enough cards left in the deck for this decision."""
+ERROR_REASON_HOUSE_BANK_CANNOT_COVER: ErrorReason.ValueType  # 650
+"""FAILED_PRECONDITION: House games: the house bank cannot cover the largest payout this round could need."""
+ERROR_REASON_HOUSE_BANK_PAUSED: ErrorReason.ValueType  # 651
+"""FAILED_PRECONDITION: House games: the house bank is below the operator's threshold; no new round starts."""
+ERROR_REASON_ROUND_IN_PROGRESS: ErrorReason.ValueType  # 652
+"""FAILED_PRECONDITION: House games: the caller already has a round running at this table."""
+ERROR_REASON_NO_ROUND_IN_PROGRESS: ErrorReason.ValueType  # 653
+"""FAILED_PRECONDITION: House games: the caller has no running round (or another round id was named)."""
+ERROR_REASON_HOUSE_GAME_TABLE: ErrorReason.ValueType  # 654
+"""FAILED_PRECONDITION: The table plays a house game; seats and betting actions do not apply."""
+ERROR_REASON_NOT_A_HOUSE_TABLE: ErrorReason.ValueType  # 655
+"""FAILED_PRECONDITION: The table is a cash table; house-game bets and decisions do not apply."""
+ERROR_REASON_ANTE_OUT_OF_RANGE: ErrorReason.ValueType  # 656
+"""INVALID_ARGUMENT: House games: an ante is outside the room's ante range."""
 ERROR_REASON_SPECTATORS_FULL: ErrorReason.ValueType  # 600
 """Table presence, spectators and chat (issue 15).
 RESOURCE_EXHAUSTED: the table serves its maximum number of spectators; try again later.

@@ -26,17 +26,17 @@ from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__
 from poker.common.v1 import common_pb2 as poker_dot_common_dot_v1_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1epoker/history/v1/history.proto\x12\x10poker.history.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1cpoker/common/v1/common.proto\"\xf8\x01\n\x08HandSeat\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\x11\n\tplayer_id\x18\x02 \x01(\t\x12\x16\n\x0estarting_stack\x18\x03 \x01(\x03\x12)\n\nhole_cards\x18\x04 \x03(\x0b\x32\x15.poker.common.v1.Card\x12\r\n\x05shown\x18\x05 \x01(\x08\x12\x12\n\nnet_result\x18\x06 \x01(\x03\x12\x14\n\x0c\x64isplay_name\x18\x07 \x01(\t\x12\x13\n\x0b\x66inal_stack\x18\x08 \x01(\x03\x12\x0e\n\x06mucked\x18\t \x01(\x08\x12\x0e\n\x06\x66olded\x18\n \x01(\x08\x12\x1a\n\x12\x63lient_fingerprint\x18\x0b \x01(\t\"\xdb\x01\n\nHandAction\x12\x10\n\x08sequence\x18\x01 \x01(\x05\x12\x0e\n\x06street\x18\x02 \x01(\t\x12\x0c\n\x04seat\x18\x03 \x01(\x05\x12\x0c\n\x04kind\x18\x04 \x01(\t\x12\x0e\n\x06\x61mount\x18\x05 \x01(\x03\x12$\n\x05\x63\x61rds\x18\x06 \x03(\x0b\x32\x15.poker.common.v1.Card\x12,\n\x05\x63\x61use\x18\x08 \x01(\x0e\x32\x1d.poker.history.v1.ActionCause\x12\n\n\x02to\x18\t \x01(\x03\x12\x0e\n\x06\x61ll_in\x18\n \x01(\x08J\x04\x08\x07\x10\x08R\ttimed_out\"m\n\x07HandPot\x12\x0e\n\x06\x61mount\x18\x01 \x01(\x03\x12\x0c\n\x04rake\x18\x02 \x01(\x03\x12\x14\n\x0cwinner_seats\x18\x03 \x03(\x05\x12\x16\n\x0ewinner_amounts\x18\x04 \x03(\x03\x12\x16\n\x0e\x65ligible_seats\x18\x05 \x03(\x05\"v\n\rHouseGameLine\x12\x0c\n\x04item\x18\x01 \x01(\t\x12\r\n\x05stake\x18\x02 \x01(\x03\x12\x0f\n\x07outcome\x18\x03 \x01(\t\x12\x15\n\rplayer_change\x18\x04 \x01(\x03\x12\x0e\n\x06reason\x18\x05 \x01(\t\x12\x10\n\x08withheld\x18\x06 \x01(\x03\"\x8e\x01\n\x0cHouseGameBox\x12\x0b\n\x03\x62ox\x18\x01 \x01(\x05\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12$\n\x05\x63\x61rds\x18\x03 \x03(\x0b\x32\x15.poker.common.v1.Card\x12\r\n\x05shown\x18\x04 \x01(\x08\x12.\n\x05lines\x18\x05 \x03(\x0b\x32\x1f.poker.history.v1.HouseGameLine\"\x9f\x01\n\x0eHouseGameRound\x12+\n\x0c\x64\x65\x61ler_cards\x18\x01 \x03(\x0b\x32\x15.poker.common.v1.Card\x12-\n\x05\x62oxes\x18\x02 \x03(\x0b\x32\x1e.poker.history.v1.HouseGameBox\x12\x19\n\x11house_bank_change\x18\x03 \x01(\x03\x12\x16\n\x0ejackpot_change\x18\x04 \x01(\x03\"\xa0\x05\n\nHandRecord\x12\x0f\n\x07hand_id\x18\x01 \x01(\t\x12\x10\n\x08table_id\x18\x02 \x01(\t\x12\x0f\n\x07room_id\x18\x03 \x01(\t\x12-\n\x07variant\x18\x04 \x01(\x0e\x32\x1c.poker.common.v1.GameVariant\x12\'\n\x04pool\x18\x05 \x01(\x0e\x32\x19.poker.common.v1.ChipPool\x12.\n\nstart_time\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12,\n\x08\x65nd_time\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x13\n\x0b\x62utton_seat\x18\x08 \x01(\x05\x12\x13\n\x0bsmall_blind\x18\t \x01(\x03\x12\x11\n\tbig_blind\x18\n \x01(\x03\x12)\n\x05seats\x18\x0b \x03(\x0b\x32\x1a.poker.history.v1.HandSeat\x12$\n\x05\x62oard\x18\x0c \x03(\x0b\x32\x15.poker.common.v1.Card\x12-\n\x07\x61\x63tions\x18\r \x03(\x0b\x32\x1c.poker.history.v1.HandAction\x12\'\n\x04pots\x18\x0e \x03(\x0b\x32\x19.poker.history.v1.HandPot\x12\x0c\n\x04rake\x18\x0f \x01(\x03\x12\x17\n\x0fseed_commitment\x18\x10 \x01(\t\x12\x0e\n\x06voided\x18\x11 \x01(\x08\x12\x11\n\tsmall_bet\x18\x12 \x01(\x03\x12\x0f\n\x07\x62ig_bet\x18\x13 \x01(\x03\x12\x12\n\ntable_size\x18\x14 \x01(\x05\x12\x1d\n\x15seed_reveal_reference\x18\x15 \x01(\t\x12\x34\n\nhouse_game\x18\x16 \x01(\x0b\x32 .poker.history.v1.HouseGameRound\"?\n\x11RecordHandRequest\x12*\n\x04hand\x18\x01 \x01(\x0b\x32\x1c.poker.history.v1.HandRecord\".\n\x12RecordHandResponse\x12\x18\n\x10\x61lready_recorded\x18\x01 \x01(\x08\"\x8b\x02\n\x0bHandSummary\x12\x0f\n\x07hand_id\x18\x01 \x01(\t\x12\x10\n\x08table_id\x18\x02 \x01(\t\x12-\n\x07variant\x18\x03 \x01(\x0e\x32\x1c.poker.common.v1.GameVariant\x12\'\n\x04pool\x18\x04 \x01(\x0e\x32\x19.poker.common.v1.ChipPool\x12,\n\x08\x65nd_time\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x12\n\nnet_result\x18\x06 \x01(\x03\x12\x0f\n\x07room_id\x18\x07 \x01(\t\x12.\n\nstart_time\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"@\n\x12ListMyHandsRequest\x12*\n\x04page\x18\x01 \x01(\x0b\x32\x1c.poker.common.v1.PageRequest\"p\n\x13ListMyHandsResponse\x12,\n\x05hands\x18\x01 \x03(\x0b\x32\x1d.poker.history.v1.HandSummary\x12+\n\x04page\x18\x02 \x01(\x0b\x32\x1d.poker.common.v1.PageResponse\"!\n\x0eGetHandRequest\x12\x0f\n\x07hand_id\x18\x01 \x01(\t\"=\n\x0fGetHandResponse\x12*\n\x04hand\x18\x01 \x01(\x0b\x32\x1c.poker.history.v1.HandRecord\"U\n\x15ListTableHandsRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12*\n\x04page\x18\x02 \x01(\x0b\x32\x1c.poker.common.v1.PageRequest\"s\n\x16ListTableHandsResponse\x12,\n\x05hands\x18\x01 \x03(\x0b\x32\x1d.poker.history.v1.HandSummary\x12+\n\x04page\x18\x02 \x01(\x0b\x32\x1d.poker.common.v1.PageResponse\"V\n\x12\x45xportHandsRequest\x12\x10\n\x08hand_ids\x18\x01 \x03(\t\x12.\n\x06\x66ormat\x18\x02 \x01(\x0e\x32\x1e.poker.history.v1.ExportFormat\"<\n\x13\x45xportHandsResponse\x12\x0f\n\x07\x63ontent\x18\x01 \x01(\t\x12\x14\n\x0c\x63ontent_type\x18\x02 \x01(\t\"\xd6\x01\n\rBalanceChange\x12\x13\n\x0btransfer_id\x18\x01 \x01(\t\x12(\n\x04time\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12&\n\x06\x63hange\x18\x03 \x01(\x0b\x32\x16.poker.common.v1.Chips\x12\x15\n\rbalance_after\x18\x04 \x01(\x03\x12\x0e\n\x06reason\x18\x05 \x01(\t\x12\x11\n\treference\x18\x06 \x01(\t\x12\x12\n\naccount_id\x18\x07 \x01(\t\x12\x10\n\x08table_id\x18\x08 \x01(\t\"p\n\x19ListBalanceChangesRequest\x12\'\n\x04pool\x18\x01 \x01(\x0e\x32\x19.poker.common.v1.ChipPool\x12*\n\x04page\x18\x02 \x01(\x0b\x32\x1c.poker.common.v1.PageRequest\"{\n\x1aListBalanceChangesResponse\x12\x30\n\x07\x63hanges\x18\x01 \x03(\x0b\x32\x1f.poker.history.v1.BalanceChange\x12+\n\x04page\x18\x02 \x01(\x0b\x32\x1d.poker.common.v1.PageResponse\"\xbf\x01\n\nAuditEvent\x12\x10\n\x08\x65vent_id\x18\x01 \x01(\t\x12(\n\x04time\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\r\n\x05\x61\x63tor\x18\x03 \x01(\t\x12\x0c\n\x04kind\x18\x04 \x01(\t\x12\x0f\n\x07subject\x18\x05 \x01(\t\x12\x0f\n\x07\x64\x65tails\x18\x06 \x01(\t\x12\x12\n\nplayer_ids\x18\x07 \x03(\t\x12\x10\n\x08table_id\x18\x08 \x01(\t\x12\x10\n\x08hand_ids\x18\t \x03(\t\"F\n\x17RecordAuditEventRequest\x12+\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x1c.poker.history.v1.AuditEvent\"4\n\x18RecordAuditEventResponse\x12\x18\n\x10\x61lready_recorded\x18\x01 \x01(\x08\"R\n\x16ListAuditEventsRequest\x12\x0c\n\x04kind\x18\x01 \x01(\t\x12*\n\x04page\x18\x02 \x01(\x0b\x32\x1c.poker.common.v1.PageRequest\"t\n\x17ListAuditEventsResponse\x12,\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x1c.poker.history.v1.AuditEvent\x12+\n\x04page\x18\x02 \x01(\x0b\x32\x1d.poker.common.v1.PageResponse*{\n\x0b\x41\x63tionCause\x12\x1c\n\x18\x41\x43TION_CAUSE_UNSPECIFIED\x10\x00\x12\x17\n\x13\x41\x43TION_CAUSE_PLAYER\x10\x01\x12\x18\n\x14\x41\x43TION_CAUSE_TIMEOUT\x10\x02\x12\x1b\n\x17\x41\x43TION_CAUSE_LEFT_TABLE\x10\x03*z\n\x0c\x45xportFormat\x12\x1d\n\x19\x45XPORT_FORMAT_UNSPECIFIED\x10\x00\x12!\n\x1d\x45XPORT_FORMAT_POKERSTARS_TEXT\x10\x01\x12(\n$EXPORT_FORMAT_OPEN_HAND_HISTORY_JSON\x10\x02\x32\x9a\x06\n\x0eHistoryService\x12W\n\nRecordHand\x12#.poker.history.v1.RecordHandRequest\x1a$.poker.history.v1.RecordHandResponse\x12Z\n\x0bListMyHands\x12$.poker.history.v1.ListMyHandsRequest\x1a%.poker.history.v1.ListMyHandsResponse\x12N\n\x07GetHand\x12 .poker.history.v1.GetHandRequest\x1a!.poker.history.v1.GetHandResponse\x12\x63\n\x0eListTableHands\x12\'.poker.history.v1.ListTableHandsRequest\x1a(.poker.history.v1.ListTableHandsResponse\x12Z\n\x0b\x45xportHands\x12$.poker.history.v1.ExportHandsRequest\x1a%.poker.history.v1.ExportHandsResponse\x12o\n\x12ListBalanceChanges\x12+.poker.history.v1.ListBalanceChangesRequest\x1a,.poker.history.v1.ListBalanceChangesResponse\x12i\n\x10RecordAuditEvent\x12).poker.history.v1.RecordAuditEventRequest\x1a*.poker.history.v1.RecordAuditEventResponse\x12\x66\n\x0fListAuditEvents\x12(.poker.history.v1.ListAuditEventsRequest\x1a).poker.history.v1.ListAuditEventsResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1epoker/history/v1/history.proto\x12\x10poker.history.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1cpoker/common/v1/common.proto\"\xf8\x01\n\x08HandSeat\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\x11\n\tplayer_id\x18\x02 \x01(\t\x12\x16\n\x0estarting_stack\x18\x03 \x01(\x03\x12)\n\nhole_cards\x18\x04 \x03(\x0b\x32\x15.poker.common.v1.Card\x12\r\n\x05shown\x18\x05 \x01(\x08\x12\x12\n\nnet_result\x18\x06 \x01(\x03\x12\x14\n\x0c\x64isplay_name\x18\x07 \x01(\t\x12\x13\n\x0b\x66inal_stack\x18\x08 \x01(\x03\x12\x0e\n\x06mucked\x18\t \x01(\x08\x12\x0e\n\x06\x66olded\x18\n \x01(\x08\x12\x1a\n\x12\x63lient_fingerprint\x18\x0b \x01(\t\"\xdb\x01\n\nHandAction\x12\x10\n\x08sequence\x18\x01 \x01(\x05\x12\x0e\n\x06street\x18\x02 \x01(\t\x12\x0c\n\x04seat\x18\x03 \x01(\x05\x12\x0c\n\x04kind\x18\x04 \x01(\t\x12\x0e\n\x06\x61mount\x18\x05 \x01(\x03\x12$\n\x05\x63\x61rds\x18\x06 \x03(\x0b\x32\x15.poker.common.v1.Card\x12,\n\x05\x63\x61use\x18\x08 \x01(\x0e\x32\x1d.poker.history.v1.ActionCause\x12\n\n\x02to\x18\t \x01(\x03\x12\x0e\n\x06\x61ll_in\x18\n \x01(\x08J\x04\x08\x07\x10\x08R\ttimed_out\"m\n\x07HandPot\x12\x0e\n\x06\x61mount\x18\x01 \x01(\x03\x12\x0c\n\x04rake\x18\x02 \x01(\x03\x12\x14\n\x0cwinner_seats\x18\x03 \x03(\x05\x12\x16\n\x0ewinner_amounts\x18\x04 \x03(\x03\x12\x16\n\x0e\x65ligible_seats\x18\x05 \x03(\x05\"v\n\rHouseGameLine\x12\x0c\n\x04item\x18\x01 \x01(\t\x12\r\n\x05stake\x18\x02 \x01(\x03\x12\x0f\n\x07outcome\x18\x03 \x01(\t\x12\x15\n\rplayer_change\x18\x04 \x01(\x03\x12\x0e\n\x06reason\x18\x05 \x01(\t\x12\x10\n\x08withheld\x18\x06 \x01(\x03\"\x8e\x01\n\x0cHouseGameBox\x12\x0b\n\x03\x62ox\x18\x01 \x01(\x05\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12$\n\x05\x63\x61rds\x18\x03 \x03(\x0b\x32\x15.poker.common.v1.Card\x12\r\n\x05shown\x18\x04 \x01(\x08\x12.\n\x05lines\x18\x05 \x03(\x0b\x32\x1f.poker.history.v1.HouseGameLine\"\xd7\x01\n\x0eHouseGameRound\x12+\n\x0c\x64\x65\x61ler_cards\x18\x01 \x03(\x0b\x32\x15.poker.common.v1.Card\x12-\n\x05\x62oxes\x18\x02 \x03(\x0b\x32\x1e.poker.history.v1.HouseGameBox\x12\x19\n\x11house_bank_change\x18\x03 \x01(\x03\x12\x16\n\x0ejackpot_change\x18\x04 \x01(\x03\x12\x36\n\tdecisions\x18\x05 \x03(\x0b\x32#.poker.history.v1.HouseGameDecision\"h\n\x11HouseGameDecision\x12\x0b\n\x03\x62ox\x18\x01 \x01(\x05\x12\x10\n\x08\x64\x65\x63ision\x18\x02 \x01(\t\x12\x0e\n\x06\x61mount\x18\x03 \x01(\x03\x12\x11\n\ttimed_out\x18\x04 \x01(\x08\x12\x11\n\tinsurance\x18\x05 \x01(\x03\"\xa0\x05\n\nHandRecord\x12\x0f\n\x07hand_id\x18\x01 \x01(\t\x12\x10\n\x08table_id\x18\x02 \x01(\t\x12\x0f\n\x07room_id\x18\x03 \x01(\t\x12-\n\x07variant\x18\x04 \x01(\x0e\x32\x1c.poker.common.v1.GameVariant\x12\'\n\x04pool\x18\x05 \x01(\x0e\x32\x19.poker.common.v1.ChipPool\x12.\n\nstart_time\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12,\n\x08\x65nd_time\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x13\n\x0b\x62utton_seat\x18\x08 \x01(\x05\x12\x13\n\x0bsmall_blind\x18\t \x01(\x03\x12\x11\n\tbig_blind\x18\n \x01(\x03\x12)\n\x05seats\x18\x0b \x03(\x0b\x32\x1a.poker.history.v1.HandSeat\x12$\n\x05\x62oard\x18\x0c \x03(\x0b\x32\x15.poker.common.v1.Card\x12-\n\x07\x61\x63tions\x18\r \x03(\x0b\x32\x1c.poker.history.v1.HandAction\x12\'\n\x04pots\x18\x0e \x03(\x0b\x32\x19.poker.history.v1.HandPot\x12\x0c\n\x04rake\x18\x0f \x01(\x03\x12\x17\n\x0fseed_commitment\x18\x10 \x01(\t\x12\x0e\n\x06voided\x18\x11 \x01(\x08\x12\x11\n\tsmall_bet\x18\x12 \x01(\x03\x12\x0f\n\x07\x62ig_bet\x18\x13 \x01(\x03\x12\x12\n\ntable_size\x18\x14 \x01(\x05\x12\x1d\n\x15seed_reveal_reference\x18\x15 \x01(\t\x12\x34\n\nhouse_game\x18\x16 \x01(\x0b\x32 .poker.history.v1.HouseGameRound\"?\n\x11RecordHandRequest\x12*\n\x04hand\x18\x01 \x01(\x0b\x32\x1c.poker.history.v1.HandRecord\".\n\x12RecordHandResponse\x12\x18\n\x10\x61lready_recorded\x18\x01 \x01(\x08\"\x8b\x02\n\x0bHandSummary\x12\x0f\n\x07hand_id\x18\x01 \x01(\t\x12\x10\n\x08table_id\x18\x02 \x01(\t\x12-\n\x07variant\x18\x03 \x01(\x0e\x32\x1c.poker.common.v1.GameVariant\x12\'\n\x04pool\x18\x04 \x01(\x0e\x32\x19.poker.common.v1.ChipPool\x12,\n\x08\x65nd_time\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x12\n\nnet_result\x18\x06 \x01(\x03\x12\x0f\n\x07room_id\x18\x07 \x01(\t\x12.\n\nstart_time\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"@\n\x12ListMyHandsRequest\x12*\n\x04page\x18\x01 \x01(\x0b\x32\x1c.poker.common.v1.PageRequest\"p\n\x13ListMyHandsResponse\x12,\n\x05hands\x18\x01 \x03(\x0b\x32\x1d.poker.history.v1.HandSummary\x12+\n\x04page\x18\x02 \x01(\x0b\x32\x1d.poker.common.v1.PageResponse\"!\n\x0eGetHandRequest\x12\x0f\n\x07hand_id\x18\x01 \x01(\t\"=\n\x0fGetHandResponse\x12*\n\x04hand\x18\x01 \x01(\x0b\x32\x1c.poker.history.v1.HandRecord\"U\n\x15ListTableHandsRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12*\n\x04page\x18\x02 \x01(\x0b\x32\x1c.poker.common.v1.PageRequest\"s\n\x16ListTableHandsResponse\x12,\n\x05hands\x18\x01 \x03(\x0b\x32\x1d.poker.history.v1.HandSummary\x12+\n\x04page\x18\x02 \x01(\x0b\x32\x1d.poker.common.v1.PageResponse\"V\n\x12\x45xportHandsRequest\x12\x10\n\x08hand_ids\x18\x01 \x03(\t\x12.\n\x06\x66ormat\x18\x02 \x01(\x0e\x32\x1e.poker.history.v1.ExportFormat\"<\n\x13\x45xportHandsResponse\x12\x0f\n\x07\x63ontent\x18\x01 \x01(\t\x12\x14\n\x0c\x63ontent_type\x18\x02 \x01(\t\"\xd6\x01\n\rBalanceChange\x12\x13\n\x0btransfer_id\x18\x01 \x01(\t\x12(\n\x04time\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12&\n\x06\x63hange\x18\x03 \x01(\x0b\x32\x16.poker.common.v1.Chips\x12\x15\n\rbalance_after\x18\x04 \x01(\x03\x12\x0e\n\x06reason\x18\x05 \x01(\t\x12\x11\n\treference\x18\x06 \x01(\t\x12\x12\n\naccount_id\x18\x07 \x01(\t\x12\x10\n\x08table_id\x18\x08 \x01(\t\"p\n\x19ListBalanceChangesRequest\x12\'\n\x04pool\x18\x01 \x01(\x0e\x32\x19.poker.common.v1.ChipPool\x12*\n\x04page\x18\x02 \x01(\x0b\x32\x1c.poker.common.v1.PageRequest\"{\n\x1aListBalanceChangesResponse\x12\x30\n\x07\x63hanges\x18\x01 \x03(\x0b\x32\x1f.poker.history.v1.BalanceChange\x12+\n\x04page\x18\x02 \x01(\x0b\x32\x1d.poker.common.v1.PageResponse\"\xbf\x01\n\nAuditEvent\x12\x10\n\x08\x65vent_id\x18\x01 \x01(\t\x12(\n\x04time\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\r\n\x05\x61\x63tor\x18\x03 \x01(\t\x12\x0c\n\x04kind\x18\x04 \x01(\t\x12\x0f\n\x07subject\x18\x05 \x01(\t\x12\x0f\n\x07\x64\x65tails\x18\x06 \x01(\t\x12\x12\n\nplayer_ids\x18\x07 \x03(\t\x12\x10\n\x08table_id\x18\x08 \x01(\t\x12\x10\n\x08hand_ids\x18\t \x03(\t\"F\n\x17RecordAuditEventRequest\x12+\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x1c.poker.history.v1.AuditEvent\"4\n\x18RecordAuditEventResponse\x12\x18\n\x10\x61lready_recorded\x18\x01 \x01(\x08\"R\n\x16ListAuditEventsRequest\x12\x0c\n\x04kind\x18\x01 \x01(\t\x12*\n\x04page\x18\x02 \x01(\x0b\x32\x1c.poker.common.v1.PageRequest\"t\n\x17ListAuditEventsResponse\x12,\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x1c.poker.history.v1.AuditEvent\x12+\n\x04page\x18\x02 \x01(\x0b\x32\x1d.poker.common.v1.PageResponse*{\n\x0b\x41\x63tionCause\x12\x1c\n\x18\x41\x43TION_CAUSE_UNSPECIFIED\x10\x00\x12\x17\n\x13\x41\x43TION_CAUSE_PLAYER\x10\x01\x12\x18\n\x14\x41\x43TION_CAUSE_TIMEOUT\x10\x02\x12\x1b\n\x17\x41\x43TION_CAUSE_LEFT_TABLE\x10\x03*z\n\x0c\x45xportFormat\x12\x1d\n\x19\x45XPORT_FORMAT_UNSPECIFIED\x10\x00\x12!\n\x1d\x45XPORT_FORMAT_POKERSTARS_TEXT\x10\x01\x12(\n$EXPORT_FORMAT_OPEN_HAND_HISTORY_JSON\x10\x02\x32\x9a\x06\n\x0eHistoryService\x12W\n\nRecordHand\x12#.poker.history.v1.RecordHandRequest\x1a$.poker.history.v1.RecordHandResponse\x12Z\n\x0bListMyHands\x12$.poker.history.v1.ListMyHandsRequest\x1a%.poker.history.v1.ListMyHandsResponse\x12N\n\x07GetHand\x12 .poker.history.v1.GetHandRequest\x1a!.poker.history.v1.GetHandResponse\x12\x63\n\x0eListTableHands\x12\'.poker.history.v1.ListTableHandsRequest\x1a(.poker.history.v1.ListTableHandsResponse\x12Z\n\x0b\x45xportHands\x12$.poker.history.v1.ExportHandsRequest\x1a%.poker.history.v1.ExportHandsResponse\x12o\n\x12ListBalanceChanges\x12+.poker.history.v1.ListBalanceChangesRequest\x1a,.poker.history.v1.ListBalanceChangesResponse\x12i\n\x10RecordAuditEvent\x12).poker.history.v1.RecordAuditEventRequest\x1a*.poker.history.v1.RecordAuditEventResponse\x12\x66\n\x0fListAuditEvents\x12(.poker.history.v1.ListAuditEventsRequest\x1a).poker.history.v1.ListAuditEventsResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'poker.history.v1.history_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_ACTIONCAUSE']._serialized_start=3794
-  _globals['_ACTIONCAUSE']._serialized_end=3917
-  _globals['_EXPORTFORMAT']._serialized_start=3919
-  _globals['_EXPORTFORMAT']._serialized_end=4041
+  _globals['_ACTIONCAUSE']._serialized_start=3956
+  _globals['_ACTIONCAUSE']._serialized_end=4079
+  _globals['_EXPORTFORMAT']._serialized_start=4081
+  _globals['_EXPORTFORMAT']._serialized_end=4203
   _globals['_HANDSEAT']._serialized_start=116
   _globals['_HANDSEAT']._serialized_end=364
   _globals['_HANDACTION']._serialized_start=367
@@ -48,47 +48,49 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_HOUSEGAMEBOX']._serialized_start=820
   _globals['_HOUSEGAMEBOX']._serialized_end=962
   _globals['_HOUSEGAMEROUND']._serialized_start=965
-  _globals['_HOUSEGAMEROUND']._serialized_end=1124
-  _globals['_HANDRECORD']._serialized_start=1127
-  _globals['_HANDRECORD']._serialized_end=1799
-  _globals['_RECORDHANDREQUEST']._serialized_start=1801
-  _globals['_RECORDHANDREQUEST']._serialized_end=1864
-  _globals['_RECORDHANDRESPONSE']._serialized_start=1866
-  _globals['_RECORDHANDRESPONSE']._serialized_end=1912
-  _globals['_HANDSUMMARY']._serialized_start=1915
-  _globals['_HANDSUMMARY']._serialized_end=2182
-  _globals['_LISTMYHANDSREQUEST']._serialized_start=2184
-  _globals['_LISTMYHANDSREQUEST']._serialized_end=2248
-  _globals['_LISTMYHANDSRESPONSE']._serialized_start=2250
-  _globals['_LISTMYHANDSRESPONSE']._serialized_end=2362
-  _globals['_GETHANDREQUEST']._serialized_start=2364
-  _globals['_GETHANDREQUEST']._serialized_end=2397
-  _globals['_GETHANDRESPONSE']._serialized_start=2399
-  _globals['_GETHANDRESPONSE']._serialized_end=2460
-  _globals['_LISTTABLEHANDSREQUEST']._serialized_start=2462
-  _globals['_LISTTABLEHANDSREQUEST']._serialized_end=2547
-  _globals['_LISTTABLEHANDSRESPONSE']._serialized_start=2549
-  _globals['_LISTTABLEHANDSRESPONSE']._serialized_end=2664
-  _globals['_EXPORTHANDSREQUEST']._serialized_start=2666
-  _globals['_EXPORTHANDSREQUEST']._serialized_end=2752
-  _globals['_EXPORTHANDSRESPONSE']._serialized_start=2754
-  _globals['_EXPORTHANDSRESPONSE']._serialized_end=2814
-  _globals['_BALANCECHANGE']._serialized_start=2817
-  _globals['_BALANCECHANGE']._serialized_end=3031
-  _globals['_LISTBALANCECHANGESREQUEST']._serialized_start=3033
-  _globals['_LISTBALANCECHANGESREQUEST']._serialized_end=3145
-  _globals['_LISTBALANCECHANGESRESPONSE']._serialized_start=3147
-  _globals['_LISTBALANCECHANGESRESPONSE']._serialized_end=3270
-  _globals['_AUDITEVENT']._serialized_start=3273
-  _globals['_AUDITEVENT']._serialized_end=3464
-  _globals['_RECORDAUDITEVENTREQUEST']._serialized_start=3466
-  _globals['_RECORDAUDITEVENTREQUEST']._serialized_end=3536
-  _globals['_RECORDAUDITEVENTRESPONSE']._serialized_start=3538
-  _globals['_RECORDAUDITEVENTRESPONSE']._serialized_end=3590
-  _globals['_LISTAUDITEVENTSREQUEST']._serialized_start=3592
-  _globals['_LISTAUDITEVENTSREQUEST']._serialized_end=3674
-  _globals['_LISTAUDITEVENTSRESPONSE']._serialized_start=3676
-  _globals['_LISTAUDITEVENTSRESPONSE']._serialized_end=3792
-  _globals['_HISTORYSERVICE']._serialized_start=4044
-  _globals['_HISTORYSERVICE']._serialized_end=4838
+  _globals['_HOUSEGAMEROUND']._serialized_end=1180
+  _globals['_HOUSEGAMEDECISION']._serialized_start=1182
+  _globals['_HOUSEGAMEDECISION']._serialized_end=1286
+  _globals['_HANDRECORD']._serialized_start=1289
+  _globals['_HANDRECORD']._serialized_end=1961
+  _globals['_RECORDHANDREQUEST']._serialized_start=1963
+  _globals['_RECORDHANDREQUEST']._serialized_end=2026
+  _globals['_RECORDHANDRESPONSE']._serialized_start=2028
+  _globals['_RECORDHANDRESPONSE']._serialized_end=2074
+  _globals['_HANDSUMMARY']._serialized_start=2077
+  _globals['_HANDSUMMARY']._serialized_end=2344
+  _globals['_LISTMYHANDSREQUEST']._serialized_start=2346
+  _globals['_LISTMYHANDSREQUEST']._serialized_end=2410
+  _globals['_LISTMYHANDSRESPONSE']._serialized_start=2412
+  _globals['_LISTMYHANDSRESPONSE']._serialized_end=2524
+  _globals['_GETHANDREQUEST']._serialized_start=2526
+  _globals['_GETHANDREQUEST']._serialized_end=2559
+  _globals['_GETHANDRESPONSE']._serialized_start=2561
+  _globals['_GETHANDRESPONSE']._serialized_end=2622
+  _globals['_LISTTABLEHANDSREQUEST']._serialized_start=2624
+  _globals['_LISTTABLEHANDSREQUEST']._serialized_end=2709
+  _globals['_LISTTABLEHANDSRESPONSE']._serialized_start=2711
+  _globals['_LISTTABLEHANDSRESPONSE']._serialized_end=2826
+  _globals['_EXPORTHANDSREQUEST']._serialized_start=2828
+  _globals['_EXPORTHANDSREQUEST']._serialized_end=2914
+  _globals['_EXPORTHANDSRESPONSE']._serialized_start=2916
+  _globals['_EXPORTHANDSRESPONSE']._serialized_end=2976
+  _globals['_BALANCECHANGE']._serialized_start=2979
+  _globals['_BALANCECHANGE']._serialized_end=3193
+  _globals['_LISTBALANCECHANGESREQUEST']._serialized_start=3195
+  _globals['_LISTBALANCECHANGESREQUEST']._serialized_end=3307
+  _globals['_LISTBALANCECHANGESRESPONSE']._serialized_start=3309
+  _globals['_LISTBALANCECHANGESRESPONSE']._serialized_end=3432
+  _globals['_AUDITEVENT']._serialized_start=3435
+  _globals['_AUDITEVENT']._serialized_end=3626
+  _globals['_RECORDAUDITEVENTREQUEST']._serialized_start=3628
+  _globals['_RECORDAUDITEVENTREQUEST']._serialized_end=3698
+  _globals['_RECORDAUDITEVENTRESPONSE']._serialized_start=3700
+  _globals['_RECORDAUDITEVENTRESPONSE']._serialized_end=3752
+  _globals['_LISTAUDITEVENTSREQUEST']._serialized_start=3754
+  _globals['_LISTAUDITEVENTSREQUEST']._serialized_end=3836
+  _globals['_LISTAUDITEVENTSRESPONSE']._serialized_start=3838
+  _globals['_LISTAUDITEVENTSRESPONSE']._serialized_end=3954
+  _globals['_HISTORYSERVICE']._serialized_start=4206
+  _globals['_HISTORYSERVICE']._serialized_end=5000
 # @@protoc_insertion_point(module_scope)

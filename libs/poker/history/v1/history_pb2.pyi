@@ -343,6 +343,7 @@ class HouseGameRound(_message.Message):
     BOXES_FIELD_NUMBER: _builtins.int
     HOUSE_BANK_CHANGE_FIELD_NUMBER: _builtins.int
     JACKPOT_CHANGE_FIELD_NUMBER: _builtins.int
+    DECISIONS_FIELD_NUMBER: _builtins.int
     house_bank_change: _builtins.int
     """The signed change of the house bank (the players' nets plus this plus the jackpot change is 0)."""
     jackpot_change: _builtins.int
@@ -355,6 +356,10 @@ class HouseGameRound(_message.Message):
     def boxes(self) -> _containers.RepeatedCompositeFieldContainer[Global___HouseGameBox]:
         """The boxes played."""
 
+    @_builtins.property
+    def decisions(self) -> _containers.RepeatedCompositeFieldContainer[Global___HouseGameDecision]:
+        """The decisions of the round in the order they were taken."""
+
     def __init__(
         self,
         *,
@@ -362,14 +367,53 @@ class HouseGameRound(_message.Message):
         boxes: _abc.Iterable[Global___HouseGameBox] | None = ...,
         house_bank_change: _builtins.int = ...,
         jackpot_change: _builtins.int = ...,
+        decisions: _abc.Iterable[Global___HouseGameDecision] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["boxes", b"boxes", "dealer_cards", b"dealer_cards", "house_bank_change", b"house_bank_change", "jackpot_change", b"jackpot_change"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["boxes", b"boxes", "dealer_cards", b"dealer_cards", "decisions", b"decisions", "house_bank_change", b"house_bank_change", "jackpot_change", b"jackpot_change"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___HouseGameRound: _TypeAlias = HouseGameRound  # noqa: Y015
+
+@_typing.final
+class HouseGameDecision(_message.Message):
+    """HouseGameDecision is one decision on a box of a house-game round."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BOX_FIELD_NUMBER: _builtins.int
+    DECISION_FIELD_NUMBER: _builtins.int
+    AMOUNT_FIELD_NUMBER: _builtins.int
+    TIMED_OUT_FIELD_NUMBER: _builtins.int
+    INSURANCE_FIELD_NUMBER: _builtins.int
+    box: _builtins.int
+    """The box."""
+    decision: _builtins.str
+    """A stable code: CALL, PLAY, FOLD, EXCHANGE, BUY_SIXTH_CARD, BUY_GAME, TAKE_ANTE."""
+    amount: _builtins.int
+    """The chips the decision took from the player (bet, fee, insurance), 0 for none."""
+    timed_out: _builtins.bool
+    """True when the table took the decision for a player who did not decide in time."""
+    insurance: _builtins.int
+    """Russian Poker: the insurance staked with PLAY."""
+    def __init__(
+        self,
+        *,
+        box: _builtins.int = ...,
+        decision: _builtins.str = ...,
+        amount: _builtins.int = ...,
+        timed_out: _builtins.bool = ...,
+        insurance: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["amount", b"amount", "box", b"box", "decision", b"decision", "insurance", b"insurance", "timed_out", b"timed_out"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___HouseGameDecision: _TypeAlias = HouseGameDecision  # noqa: Y015
 
 @_typing.final
 class HandRecord(_message.Message):

@@ -178,7 +178,9 @@ class _HouseDecisionKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Hou
     HOUSE_DECISION_KIND_BUY_SIXTH_CARD: _HouseDecisionKind.ValueType  # 4
     """Russian Poker: buy a sixth card for one ante."""
     HOUSE_DECISION_KIND_INSURE: _HouseDecisionKind.ValueType  # 5
-    """Russian Poker: insure a hand of three of a kind or better with `amount`."""
+    """Russian Poker: play (the bet of two antes) and insure a hand of three of a kind or better with
+    `amount` on top.
+    """
     HOUSE_DECISION_KIND_BUY_GAME: _HouseDecisionKind.ValueType  # 6
     """Russian Poker: when the dealer has no game, buy a game for the dealer for one ante."""
     HOUSE_DECISION_KIND_TAKE_ANTE: _HouseDecisionKind.ValueType  # 7
@@ -198,7 +200,9 @@ HOUSE_DECISION_KIND_EXCHANGE: HouseDecisionKind.ValueType  # 3
 HOUSE_DECISION_KIND_BUY_SIXTH_CARD: HouseDecisionKind.ValueType  # 4
 """Russian Poker: buy a sixth card for one ante."""
 HOUSE_DECISION_KIND_INSURE: HouseDecisionKind.ValueType  # 5
-"""Russian Poker: insure a hand of three of a kind or better with `amount`."""
+"""Russian Poker: play (the bet of two antes) and insure a hand of three of a kind or better with
+`amount` on top.
+"""
 HOUSE_DECISION_KIND_BUY_GAME: HouseDecisionKind.ValueType  # 6
 """Russian Poker: when the dealer has no game, buy a game for the dealer for one ante."""
 HOUSE_DECISION_KIND_TAKE_ANTE: HouseDecisionKind.ValueType  # 7
@@ -409,6 +413,7 @@ class TableView(_message.Message):
     LEGAL_ACTIONS_FIELD_NUMBER: _builtins.int
     AWARDS_FIELD_NUMBER: _builtins.int
     AS_OF_FIELD_NUMBER: _builtins.int
+    HOUSE_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     """The table id."""
     room_id: _builtins.str
@@ -453,6 +458,10 @@ class TableView(_message.Message):
     def as_of(self) -> _timestamp_pb2.Timestamp:
         """When the view was computed (for a spectator, the moment of the table it shows)."""
 
+    @_builtins.property
+    def house(self) -> Global___HouseTableView:
+        """House-game tables only: the table's limits, the jackpot and the recipient's round."""
+
     def __init__(
         self,
         *,
@@ -472,14 +481,187 @@ class TableView(_message.Message):
         legal_actions: Global___LegalActions | None = ...,
         awards: _abc.Iterable[Global___PotAward] | None = ...,
         as_of: _timestamp_pb2.Timestamp | None = ...,
+        house: Global___HouseTableView | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["as_of", b"as_of", "legal_actions", b"legal_actions"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["as_of", b"as_of", "house", b"house", "legal_actions", b"legal_actions"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["as_of", b"as_of", "awards", b"awards", "board", b"board", "button_seat", b"button_seat", "hand_id", b"hand_id", "legal_actions", b"legal_actions", "phase", b"phase", "pool", b"pool", "pots", b"pots", "room_id", b"room_id", "seats", b"seats", "seed_commitment", b"seed_commitment", "street", b"street", "table_id", b"table_id", "to_act_seat", b"to_act_seat", "variant", b"variant"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["as_of", b"as_of", "awards", b"awards", "board", b"board", "button_seat", b"button_seat", "hand_id", b"hand_id", "house", b"house", "legal_actions", b"legal_actions", "phase", b"phase", "pool", b"pool", "pots", b"pots", "room_id", b"room_id", "seats", b"seats", "seed_commitment", b"seed_commitment", "street", b"street", "table_id", b"table_id", "to_act_seat", b"to_act_seat", "variant", b"variant"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___TableView: _TypeAlias = TableView  # noqa: Y015
+
+@_typing.final
+class HouseTableView(_message.Message):
+    """HouseTableView is what a house-game table shows its recipient."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    JACKPOT_BALANCE_FIELD_NUMBER: _builtins.int
+    MIN_ANTE_FIELD_NUMBER: _builtins.int
+    MAX_ANTE_FIELD_NUMBER: _builtins.int
+    MAX_PAYOUT_FIELD_NUMBER: _builtins.int
+    PAUSED_FIELD_NUMBER: _builtins.int
+    PAUSED_REASON_FIELD_NUMBER: _builtins.int
+    ROUND_FIELD_NUMBER: _builtins.int
+    NEXT_ROUND_ID_FIELD_NUMBER: _builtins.int
+    NEXT_SEED_COMMITMENT_FIELD_NUMBER: _builtins.int
+    BOXES_FIELD_NUMBER: _builtins.int
+    jackpot_balance: _builtins.int
+    """The pool's jackpot balance (public)."""
+    min_ante: _builtins.int
+    """The smallest ante per box."""
+    max_ante: _builtins.int
+    """The largest ante per box."""
+    max_payout: _builtins.int
+    """The most the house pays one box in one round (bonus and jackpot aside)."""
+    paused: _builtins.bool
+    """True when no new round can start (house bank below its threshold, maintenance)."""
+    paused_reason: _builtins.str
+    """Why new rounds are paused: HOUSE_BANK_PAUSED or MAINTENANCE_NO_NEW_HANDS."""
+    next_round_id: _builtins.str
+    """The fairness hand committed for the recipient's next round (after SetPlayerSeed), if any."""
+    next_seed_commitment: _builtins.str
+    """Its SHA-256 commitment, published before any card."""
+    boxes: _builtins.int
+    """The boxes of the table."""
+    @_builtins.property
+    def round(self) -> Global___HouseRoundView:
+        """The recipient's running round, or their last one until the next starts."""
+
+    def __init__(
+        self,
+        *,
+        jackpot_balance: _builtins.int = ...,
+        min_ante: _builtins.int = ...,
+        max_ante: _builtins.int = ...,
+        max_payout: _builtins.int = ...,
+        paused: _builtins.bool = ...,
+        paused_reason: _builtins.str = ...,
+        round: Global___HouseRoundView | None = ...,
+        next_round_id: _builtins.str = ...,
+        next_seed_commitment: _builtins.str = ...,
+        boxes: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["round", b"round"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["boxes", b"boxes", "jackpot_balance", b"jackpot_balance", "max_ante", b"max_ante", "max_payout", b"max_payout", "min_ante", b"min_ante", "next_round_id", b"next_round_id", "next_seed_commitment", b"next_seed_commitment", "paused", b"paused", "paused_reason", b"paused_reason", "round", b"round"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___HouseTableView: _TypeAlias = HouseTableView  # noqa: Y015
+
+@_typing.final
+class HouseRoundView(_message.Message):
+    """HouseRoundView is one player's round at a house-game table."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ROUND_ID_FIELD_NUMBER: _builtins.int
+    SEED_COMMITMENT_FIELD_NUMBER: _builtins.int
+    PHASE_FIELD_NUMBER: _builtins.int
+    BOXES_FIELD_NUMBER: _builtins.int
+    DEALER_CARDS_FIELD_NUMBER: _builtins.int
+    BOARD_FIELD_NUMBER: _builtins.int
+    BOX_TO_ACT_FIELD_NUMBER: _builtins.int
+    DEADLINE_FIELD_NUMBER: _builtins.int
+    STAKED_FIELD_NUMBER: _builtins.int
+    PAID_OUT_FIELD_NUMBER: _builtins.int
+    NOTES_FIELD_NUMBER: _builtins.int
+    DEALER_REPLACED_FIELD_NUMBER: _builtins.int
+    round_id: _builtins.str
+    """The round id (the fairness hand id)."""
+    seed_commitment: _builtins.str
+    """The commitment published before the deal."""
+    phase: _builtins.str
+    """DECISIONS, NO_GAME_CHOICES (Russian Poker: the dealer has no game), SETTLING, COMPLETE."""
+    box_to_act: _builtins.int
+    """The box whose decision is due (0 when none, or when any box may decide)."""
+    staked: _builtins.int
+    """The chips taken from the wallet so far."""
+    paid_out: _builtins.int
+    """The chips the settlement returned to the wallet (house bank and jackpot), once settled."""
+    @_builtins.property
+    def boxes(self) -> _containers.RepeatedCompositeFieldContainer[Global___HouseBoxView]:
+        """The caller's boxes."""
+
+    @_builtins.property
+    def dealer_cards(self) -> _containers.RepeatedCompositeFieldContainer[_common_pb2.Card]:
+        """The dealer's cards the recipient may see: the up card while boxes decide, all of them after."""
+
+    @_builtins.property
+    def board(self) -> _containers.RepeatedCompositeFieldContainer[_common_pb2.Card]:
+        """Casino Hold'em: the board dealt so far (the flop, then all five)."""
+
+    @_builtins.property
+    def deadline(self) -> _timestamp_pb2.Timestamp:
+        """When the table takes the default decision (fold where folding is allowed, else take the ante)."""
+
+    @_builtins.property
+    def notes(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """What happened that the caller did not choose, such as `TIMEOUT box 1 FOLD`."""
+
+    @_builtins.property
+    def dealer_replaced(self) -> _containers.RepeatedCompositeFieldContainer[_common_pb2.Card]:
+        """Russian Poker: the dealer's replaced cards of a bought game (removed, added, ...)."""
+
+    def __init__(
+        self,
+        *,
+        round_id: _builtins.str = ...,
+        seed_commitment: _builtins.str = ...,
+        phase: _builtins.str = ...,
+        boxes: _abc.Iterable[Global___HouseBoxView] | None = ...,
+        dealer_cards: _abc.Iterable[_common_pb2.Card] | None = ...,
+        board: _abc.Iterable[_common_pb2.Card] | None = ...,
+        box_to_act: _builtins.int = ...,
+        deadline: _timestamp_pb2.Timestamp | None = ...,
+        staked: _builtins.int = ...,
+        paid_out: _builtins.int = ...,
+        notes: _abc.Iterable[_builtins.str] | None = ...,
+        dealer_replaced: _abc.Iterable[_common_pb2.Card] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["deadline", b"deadline"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["board", b"board", "box_to_act", b"box_to_act", "boxes", b"boxes", "deadline", b"deadline", "dealer_cards", b"dealer_cards", "dealer_replaced", b"dealer_replaced", "notes", b"notes", "paid_out", b"paid_out", "phase", b"phase", "round_id", b"round_id", "seed_commitment", b"seed_commitment", "staked", b"staked"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___HouseRoundView: _TypeAlias = HouseRoundView  # noqa: Y015
+
+@_typing.final
+class HouseDecisionOption(_message.Message):
+    """HouseDecisionOption is one decision allowed on a box now, with its price."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DECISION_FIELD_NUMBER: _builtins.int
+    COST_FIELD_NUMBER: _builtins.int
+    MIN_AMOUNT_FIELD_NUMBER: _builtins.int
+    MAX_AMOUNT_FIELD_NUMBER: _builtins.int
+    decision: Global___HouseDecisionKind.ValueType
+    """The decision."""
+    cost: _builtins.int
+    """The chips it takes from the wallet (the bet, a fee; for INSURE the bet, the insurance comes on top)."""
+    min_amount: _builtins.int
+    """INSURE: the smallest insurance stake."""
+    max_amount: _builtins.int
+    """INSURE: the largest insurance stake."""
+    def __init__(
+        self,
+        *,
+        decision: Global___HouseDecisionKind.ValueType = ...,
+        cost: _builtins.int = ...,
+        min_amount: _builtins.int = ...,
+        max_amount: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cost", b"cost", "decision", b"decision", "max_amount", b"max_amount", "min_amount", b"min_amount"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___HouseDecisionOption: _TypeAlias = HouseDecisionOption  # noqa: Y015
 
 @_typing.final
 class TableEvent(_message.Message):
@@ -1275,21 +1457,27 @@ class PlaceHouseBetsResponse(_message.Message):
 
     ROUND_ID_FIELD_NUMBER: _builtins.int
     STAKED_FIELD_NUMBER: _builtins.int
+    ROUND_FIELD_NUMBER: _builtins.int
     round_id: _builtins.str
     """The round id (also its fairness hand id)."""
     @_builtins.property
     def staked(self) -> _common_pb2.Chips:
         """The chips taken from the wallet."""
 
+    @_builtins.property
+    def round(self) -> Global___HouseRoundView:
+        """The round as the caller sees it after the deal."""
+
     def __init__(
         self,
         *,
         round_id: _builtins.str = ...,
         staked: _common_pb2.Chips | None = ...,
+        round: Global___HouseRoundView | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["staked", b"staked"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["round", b"round", "staked", b"staked"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["round_id", b"round_id", "staked", b"staked"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["round", b"round", "round_id", b"round_id", "staked", b"staked"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1351,21 +1539,41 @@ class HouseSettlementLine(_message.Message):
 
     REASON_FIELD_NUMBER: _builtins.int
     AMOUNT_FIELD_NUMBER: _builtins.int
+    ITEM_FIELD_NUMBER: _builtins.int
+    STAKE_FIELD_NUMBER: _builtins.int
+    OUTCOME_FIELD_NUMBER: _builtins.int
+    WITHHELD_FIELD_NUMBER: _builtins.int
     reason: _builtins.str
-    """What the line is for: ANTE, BET, EXCHANGE_FEE, SIXTH_CARD_FEE, BUY_GAME_FEE, BONUS, JACKPOT,
-    INSURANCE, ...
+    """Why the line came out so, a stable code: FOLDED, DEALER_HIGHER, TIE, DEALER_NO_GAME,
+    COMBINATION_<NAME>, BONUS_<NAME>, JACKPOT_<N>_PERCENT, ...
     """
     amount: _builtins.int
-    """The chips; positive is paid to the player, negative is taken by the house."""
+    """The player's signed change from the line; positive is paid to the player (by the house bank
+    or the jackpot), negative is taken by the house.
+    """
+    item: _builtins.str
+    """What the line is for: ANTE, BET, EXCHANGE_FEE, SIXTH_CARD_FEE, BUY_GAME_FEE, BONUS, JACKPOT,
+    INSURANCE, SECOND_COMBINATION.
+    """
+    stake: _builtins.int
+    """What the player staked on the item (0 for a pure payout)."""
+    outcome: _builtins.str
+    """WON, LOST or RETURNED."""
+    withheld: _builtins.int
+    """What the table maximum payout cut from a win."""
     def __init__(
         self,
         *,
         reason: _builtins.str = ...,
         amount: _builtins.int = ...,
+        item: _builtins.str = ...,
+        stake: _builtins.int = ...,
+        outcome: _builtins.str = ...,
+        withheld: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["amount", b"amount", "reason", b"reason"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["amount", b"amount", "item", b"item", "outcome", b"outcome", "reason", b"reason", "stake", b"stake", "withheld", b"withheld"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1381,8 +1589,21 @@ class HouseBoxView(_message.Message):
     CARDS_FIELD_NUMBER: _builtins.int
     LEGAL_DECISIONS_FIELD_NUMBER: _builtins.int
     SETTLEMENT_FIELD_NUMBER: _builtins.int
+    ANTE_FIELD_NUMBER: _builtins.int
+    DARK_FIELD_NUMBER: _builtins.int
+    BONUS_BET_FIELD_NUMBER: _builtins.int
+    OPTIONS_FIELD_NUMBER: _builtins.int
+    STATUS_FIELD_NUMBER: _builtins.int
     box: _builtins.int
     """The box number."""
+    ante: _builtins.int
+    """The ante."""
+    dark: _builtins.bool
+    """Russian Poker: a dark box."""
+    bonus_bet: _builtins.int
+    """Russian Poker: the bonus bet."""
+    status: _builtins.str
+    """What the box did: WAITING, CALLED (played), FOLDED, DARK."""
     @_builtins.property
     def cards(self) -> _containers.RepeatedCompositeFieldContainer[_common_pb2.Card]:
         """The box's cards."""
@@ -1395,6 +1616,10 @@ class HouseBoxView(_message.Message):
     def settlement(self) -> _containers.RepeatedCompositeFieldContainer[Global___HouseSettlementLine]:
         """The settlement lines, once the box is settled."""
 
+    @_builtins.property
+    def options(self) -> _containers.RepeatedCompositeFieldContainer[Global___HouseDecisionOption]:
+        """The decisions allowed now with their prices (same kinds as `legal_decisions`)."""
+
     def __init__(
         self,
         *,
@@ -1402,10 +1627,15 @@ class HouseBoxView(_message.Message):
         cards: _abc.Iterable[_common_pb2.Card] | None = ...,
         legal_decisions: _abc.Iterable[Global___HouseDecisionKind.ValueType] | None = ...,
         settlement: _abc.Iterable[Global___HouseSettlementLine] | None = ...,
+        ante: _builtins.int = ...,
+        dark: _builtins.bool = ...,
+        bonus_bet: _builtins.int = ...,
+        options: _abc.Iterable[Global___HouseDecisionOption] | None = ...,
+        status: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["box", b"box", "cards", b"cards", "legal_decisions", b"legal_decisions", "settlement", b"settlement"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["ante", b"ante", "bonus_bet", b"bonus_bet", "box", b"box", "cards", b"cards", "dark", b"dark", "legal_decisions", b"legal_decisions", "options", b"options", "settlement", b"settlement", "status", b"status"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1420,6 +1650,7 @@ class MakeHouseDecisionResponse(_message.Message):
     BOXES_FIELD_NUMBER: _builtins.int
     DEALER_CARDS_FIELD_NUMBER: _builtins.int
     BOARD_FIELD_NUMBER: _builtins.int
+    ROUND_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def boxes(self) -> _containers.RepeatedCompositeFieldContainer[Global___HouseBoxView]:
         """The caller's boxes."""
@@ -1432,16 +1663,21 @@ class MakeHouseDecisionResponse(_message.Message):
     def board(self) -> _containers.RepeatedCompositeFieldContainer[_common_pb2.Card]:
         """The shared board (Casino Hold'em) dealt so far."""
 
+    @_builtins.property
+    def round(self) -> Global___HouseRoundView:
+        """The whole round after the decision."""
+
     def __init__(
         self,
         *,
         boxes: _abc.Iterable[Global___HouseBoxView] | None = ...,
         dealer_cards: _abc.Iterable[_common_pb2.Card] | None = ...,
         board: _abc.Iterable[_common_pb2.Card] | None = ...,
+        round: Global___HouseRoundView | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["round", b"round"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["board", b"board", "boxes", b"boxes", "dealer_cards", b"dealer_cards"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["board", b"board", "boxes", b"boxes", "dealer_cards", b"dealer_cards", "round", b"round"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -209,19 +209,31 @@ class TableServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def PlaceHouseBets(self, request, context):
-        """PlaceHouseBets opens a house-game round for the caller: boxes with antes (Casino Hold'em and
-        Russian Poker), dark boxes and bonus bets (Russian Poker). Stakes are taken from the wallet.
-        Idempotent by `request_id`. Errors: DECISION_NOT_ALLOWED, AMOUNT_INVALID, INSUFFICIENT_FUNDS,
-        MAINTENANCE_NO_NEW_HANDS.
+        """PlaceHouseBets opens a house-game round for the caller at a house table: boxes with antes
+        (Casino Hold'em and Russian Poker), dark boxes and bonus bets (Russian Poker). The stakes move
+        from the wallet to the house bank (one linked cashier batch, ids derived from the round id)
+        before any card; the deck is the fairness hand committed for the caller (SetPlayerSeed adds a
+        client seed to it first, if wanted). Idempotent by `request_id`. Errors: INVALID_ARGUMENT
+        FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID, ANTE_OUT_OF_RANGE and the wager reasons
+        (NO_BOXES, TOO_MANY_BOXES, BAD_BOX, DUPLICATE_BOX, NOT_IN_THIS_GAME, BOXES_NOT_ADJACENT,
+        UNEQUAL_LIGHT_ANTES, TOO_MANY_LIGHT_BOXES, BONUS_ON_LIGHT_BOX, BONUS_AMOUNT_NOT_ALLOWED);
+        FAILED_PRECONDITION NOT_A_HOUSE_TABLE, ROUND_IN_PROGRESS, INSUFFICIENT_FUNDS,
+        HOUSE_BANK_CANNOT_COVER, HOUSE_BANK_PAUSED, MAINTENANCE_NO_NEW_HANDS; ALREADY_EXISTS
+        IDEMPOTENCY_CONFLICT; UNAVAILABLE when the cashier or fairness is down (no round starts).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def MakeHouseDecision(self, request, context):
-        """MakeHouseDecision takes one decision on a box of the caller's running house-game round.
-        Idempotent by `request_id`. Errors: DECISION_NOT_ALLOWED, NOT_YOUR_TURN, AMOUNT_INVALID,
-        INSUFFICIENT_FUNDS, HAND_IS_OVER.
+        """MakeHouseDecision takes one decision on a box of the caller's running house-game round; an
+        extra stake (call, bet, exchange or sixth-card fee, insurance, buying a game) moves from the
+        wallet to the house bank first. Idempotent by `request_id`. Errors: INVALID_ARGUMENT
+        FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID, BAD_EXCHANGE_CARDS, INSURANCE_OUT_OF_RANGE;
+        NOT_FOUND UNKNOWN_BOX; FAILED_PRECONDITION NO_ROUND_IN_PROGRESS, HAND_IS_OVER (another round
+        id), DECISION_NOT_ALLOWED (a decision of the other game) and the rules' reasons
+        (NOT_THIS_BOX_TURN, ALREADY_DECIDED, WRONG_PHASE, DARK_BOX, SECOND_EXCHANGE, ...),
+        INSUFFICIENT_FUNDS; ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

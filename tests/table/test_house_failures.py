@@ -1,0 +1,278 @@
+"""House-game tables when things go wrong (issue 16): the decision clock, the house bank's cover and
+threshold, the cashier down before, during and after a round, and a shard restart mid-round."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import grpc
+import pytest
+
+from poker.cashier.v1 import cashier_pb2
+from poker.common.v1 import common_pb2
+from poker.fairness.v1 import fairness_pb2
+from poker.table.v1 import table_pb2
+from tests.table.conftest import ADMIN, AS_TABLE, ServiceProcess, TableWorld, table_world, unique, wait_for
+from tests.table.house_players import (
+    CALL,
+    FOLD,
+    TAKE_ANTE,
+    HouseClient,
+    fund_house,
+    house_balances,
+    house_room,
+)
+from tests.table.test_house_rounds import box, expect, finish
+
+HOLDEM = common_pb2.GAME_VARIANT_CASINO_HOLDEM
+RUSSIAN = common_pb2.GAME_VARIANT_RUSSIAN_POKER
+
+
+async def client_at(world: TableWorld, variant: int, funds: int = 100_000, **room: int) -> HouseClient:
+    client = HouseClient(
+        unique("hp"), world.add_room(house_room(unique("house"), variant, **room)), world.table, variant
+    )
+    await world.fund(client.player_id, funds)
+    return client
+
+
+async def test_a_decision_not_made_in_time_takes_the_default_and_says_so(
+    backends: dict[str, ServiceProcess], tmp_path: Path
+) -> None:
+    async with table_world(backends, house_journal=str(tmp_path / "j"), house_decision_seconds=0.3) as world:
+        await fund_house(world, 10_000_000)
+        client = await client_at(world, HOLDEM)
+        before = await world.wallet(client.player_id)
+        view = (await client.bet(box(1, 10), box(2, 10))).round
+        await client.decide(view, 2, CALL)
+
+        async def settled() -> bool:
+            return (await client.snapshot()).house.round.phase == "COMPLETE"
+
+        await wait_for(settled, within=5)
+        final = (await client.snapshot()).house.round
+        assert "TIMEOUT box 1 FOLD" in final.notes
+        from tests.table.house_players import Sent
+
+        client.sent.append(Sent(1, FOLD))
+        await finish(world, client, final, before)
+        record = world.history.hands[final.round_id]
+        assert [(d.box, d.decision, d.timed_out) for d in record.house_game.decisions] == [
+            (2, "CALL", False),
+            (1, "FOLD", True),
+        ]
+        # Russian Poker: a box that plays and then does not choose when the dealer has no game takes the ante.
+        russian = await client_at(world, RUSSIAN)
+        for _ in range(40):
+            before = await world.wallet(russian.player_id)
+            view = (await russian.bet(box(1, 10))).round
+            view = await russian.decide(view, 1, CALL)
+            if view.phase != "NO_GAME_CHOICES":
+                await finish(world, russian, view, before)
+                continue
+
+            async def done() -> bool:
+                return (await russian.snapshot()).house.round.phase == "COMPLETE"
+
+            await wait_for(done, within=5)
+            final = (await russian.snapshot()).house.round
+            assert "TIMEOUT box 1 TAKE_ANTE" in final.notes
+            russian.sent.append(Sent(1, TAKE_ANTE))
+            await finish(world, russian, final, before)
+            return
+        raise AssertionError("the dealer always had a game")
+
+
+async def test_house_bank_cover_and_threshold(backends: dict[str, ServiceProcess], tmp_path: Path) -> None:
+    async with table_world(backends, house_journal=str(tmp_path / "j"), house_bank_minimum=1) as world:
+        bank, _ = await house_balances(world)
+        if bank:
+            await fund_house(world, -bank)
+        client = await client_at(world, HOLDEM, max_payout=1_000)
+        before = await world.wallet(client.player_id)
+        # An empty bank is below the threshold: paused, with the reason in the view.
+        await expect("HOUSE_BANK_PAUSED", grpc.StatusCode.FAILED_PRECONDITION, lambda: client.bet(box(1, 10)))
+        view = await client.snapshot()
+        assert view.house.paused
+        assert view.house.paused_reason == "HOUSE_BANK_PAUSED"
+        assert view.phase == table_pb2.TABLE_PHASE_PAUSED
+        # Funded, but not enough for two boxes' table maximum: refused; one box is covered.
+        await fund_house(world, 1_500)
+        await expect(
+            "HOUSE_BANK_CANNOT_COVER",
+            grpc.StatusCode.FAILED_PRECONDITION,
+            lambda: client.bet(box(1, 10), box(2, 10)),
+        )
+        assert await world.wallet(client.player_id) == before
+        view = (await client.bet(box(1, 10))).round
+        # While that round is open its cover is reserved: another player's round is refused.
+        other = HouseClient(unique("hp"), client.table_id, world.table, HOLDEM)
+        await world.fund(other.player_id, 1_000)
+        await expect(
+            "HOUSE_BANK_CANNOT_COVER", grpc.StatusCode.FAILED_PRECONDITION, lambda: other.bet(box(1, 10))
+        )
+        await finish(world, client, await client.decide(view, 1, FOLD), before)
+        await other.bet(box(1, 10))
+        assert (await world.audit()).balanced
+        # The admin takes the bank out again (defunding is FundHouseAccount with a negative amount).
+        bank, _ = await house_balances(world)
+        reply = await fund_house(world, -(bank - 1_000))
+        assert reply.balance_after == 1_000
+
+
+async def test_cashier_down_no_round_starts_and_a_paid_round_settles_later(
+    backends: dict[str, ServiceProcess], tmp_path: Path
+) -> None:
+    async with table_world(backends, house_journal=str(tmp_path / "j")) as world:
+        await fund_house(world, 10_000_000)
+        client = await client_at(world, HOLDEM)
+        before = await world.wallet(client.player_id)
+        world.proxies["cashier"].take_down()
+        await expect("UNAVAILABLE", grpc.StatusCode.UNAVAILABLE, lambda: client.bet(box(1, 10)))
+        world.proxies["cashier"].bring_up()
+        assert await world.wallet(client.player_id) == before
+        for _ in range(30):
+            before = await world.wallet(client.player_id)
+            view = (await client.bet(box(1, 10), box(2, 10))).round
+            view = await client.decide(view, 1, CALL)
+            world.proxies["cashier"].take_down()
+            view = await client.decide(view, 2, FOLD)  # costs nothing: taken; the settlement waits
+            if view.phase == "SETTLING":
+                break
+            # A round that pays nothing back needs no settlement transfer at all.
+            assert view.phase == "COMPLETE"
+            assert view.paid_out == 0
+            world.proxies["cashier"].bring_up()
+            await finish(world, client, view, before)
+        assert view.phase == "SETTLING"
+        await asyncio.sleep(0.3)
+        world.proxies["cashier"].bring_up()
+
+        async def settled() -> bool:
+            return (await client.snapshot()).house.round.phase == "COMPLETE"
+
+        await wait_for(settled, within=10)
+        await finish(world, client, (await client.snapshot()).house.round, before)
+
+
+async def test_shard_restart_resumes_a_dealt_round_and_refunds_an_undealt_one(
+    backends: dict[str, ServiceProcess], tmp_path: Path
+) -> None:
+    journal = tmp_path / "journal.jsonl"
+    async with table_world(backends, house_journal=str(journal), house_decision_seconds=30.0) as world:
+        await fund_house(world, 10_000_000)
+        room = house_room(unique("house"), RUSSIAN)
+        table_id = world.add_room(room)
+        client = HouseClient(unique("hp"), table_id, world.table, RUSSIAN)
+        await world.fund(client.player_id, 100_000)
+        before = await world.wallet(client.player_id)
+        view = (await client.bet(box(1, 10))).round
+        first_cards = [c.index for c in view.boxes[0].cards]
+        # A second player's stakes go in, then fairness is down at the seal: never dealt.
+        late = HouseClient(unique("hp"), table_id, world.table, RUSSIAN)
+        await world.fund(late.player_id, 100_000)
+        late_before = await world.wallet(late.player_id)
+        await world.table.SetPlayerSeed(
+            table_pb2.SetPlayerSeedRequest(request_id="seed", table_id=table_id, client_seed="my seed"),
+            metadata=late.metadata,
+        )
+        world.proxies["fairness"].take_down()
+        await expect("UNAVAILABLE", grpc.StatusCode.UNAVAILABLE, lambda: late.bet(box(2, 10)))
+        # A third round as a shard killed between its stake batch and its seal leaves it: stakes in
+        # the house bank, the journal's `open`, no `dealt`.
+        killed = HouseClient(unique("hp"), table_id, world.table, RUSSIAN)
+        await world.fund(killed.player_id, 100_000)
+        killed_before = await world.wallet(killed.player_id)
+        world.proxies["fairness"].bring_up()
+        committed = await world.fairness.CommitHand(
+            fairness_pb2.CommitHandRequest(request_id=unique("killed"), table_id=f"{table_id}~killed"),
+            metadata=AS_TABLE,
+        )
+        killed_round = committed.commitment.hand_id
+        stake = cashier_pb2.Transfer(
+            transfer_id=f"hgr:{killed_round}:in:3", debit_account_id=f"wallet:GRAM:{killed.player_id}",
+            credit_account_id="house:bank:GRAM", pool=common_pb2.CHIP_POOL_GRAM, amount=30,
+            kind=cashier_pb2.TRANSFER_KIND_HOUSE_GAME_RESULT, reference=f"{killed_round}:box3", table_id=table_id,
+        )  # fmt: skip
+        await world.cashier.CreateTransfers(
+            cashier_pb2.CreateTransfersRequest(transfers=[stake], linked=True), metadata=AS_TABLE
+        )
+        assert await world.wallet(killed.player_id) == killed_before - 30
+    # The shard is gone with the round half played; the journal holds it.
+    entries = [json.loads(line) for line in journal.read_text().splitlines()]
+    assert {e["type"] for e in entries} >= {"open", "dealt"}
+    with journal.open("a") as handle:
+        handle.write(json.dumps({
+            "type": "open", "round_id": killed_round, "table_id": table_id, "player": killed.player_id,
+            "chain": f"{table_id}~killed", "commitment": committed.commitment.commitment, "jackpot_before": 0,
+            "started_at": 1.0, "cover": 50_000, "wagers": [[3, 10, True, 0]],
+        }) + "\n")  # fmt: skip
+    async with table_world(backends, house_journal=str(journal), house_decision_seconds=30.0) as world:
+        world.add_room(room)
+
+        async def resumed() -> bool:
+            try:
+                snap = await client.snapshot()
+            except grpc.aio.AioRpcError:
+                return False
+            return snap.house.round.round_id == view.round_id
+
+        client.stub = world.table
+        await wait_for(resumed, within=10)
+        again = (await client.snapshot()).house.round
+        assert [c.index for c in again.boxes[0].cards] == first_cards
+        assert "RESUMED after a shard restart" in again.notes
+        again = await client.decide(again, 1, FOLD)
+        assert again.phase == "COMPLETE"
+        await finish(world, client, again, before)
+        # The undealt round: its stakes were given back (never dealt, never settled).
+        await wait_for(lambda: world.wallet(late.player_id), within=5)
+
+        async def refunded() -> bool:
+            return await world.wallet(late.player_id) == late_before
+
+        await wait_for(refunded, within=10)
+
+        async def killed_refunded() -> bool:
+            return await world.wallet(killed.player_id) == killed_before
+
+        await wait_for(killed_refunded, within=10)
+
+        # Refunded and voided, never dealt on: the hand is revealed VOIDED and nothing settled it.
+        async def voided() -> bool:
+            reply = await world.fairness.GetCommitment(
+                fairness_pb2.GetCommitmentRequest(hand_id=killed_round), metadata=ADMIN
+            )
+            return reply.commitment.state == fairness_pb2.HAND_STATE_VOIDED
+
+        await wait_for(voided, within=10)
+        looked = await world.cashier.LookupTransfers(
+            cashier_pb2.LookupTransfersRequest(
+                transfer_ids=[f"hgr:{killed_round}:out:3", f"hgr:{killed_round}:void:3"]
+            ),
+            metadata=ADMIN,
+        )
+        assert [r.transfer_id for r in looked.results] == [f"hgr:{killed_round}:void:3"]
+        assert (await world.audit()).balanced
+        assert pytest is not None
+
+
+async def test_maintenance_stops_new_rounds(backends: dict[str, ServiceProcess], tmp_path: Path) -> None:
+    async with table_world(
+        backends, house_journal=str(tmp_path / "j"), maintenance_poll_seconds=0.1
+    ) as world:
+        await fund_house(world, 10_000_000)
+        client = await client_at(world, HOLDEM)
+        world.lobby.no_new_hands.add(client.table_id.rsplit(".", 1)[0])
+
+        async def paused() -> bool:
+            return (await client.snapshot()).house.paused_reason == "MAINTENANCE_NO_NEW_HANDS"
+
+        await wait_for(paused, within=5)
+        before = await world.wallet(client.player_id)
+        await expect(
+            "MAINTENANCE_NO_NEW_HANDS", grpc.StatusCode.FAILED_PRECONDITION, lambda: client.bet(box(1, 10))
+        )
+        assert await world.wallet(client.player_id) == before

@@ -1,0 +1,98 @@
+"""The pure round logic of house-game tables (services/table/house_round.py), by hypothesis: for any
+deck, boxes and legal decisions, the settlement batch pays the wallet back exactly the library's
+player result on top of what the round took, never a negative amount, with unique derived ids; the
+default decision is always legal; a replay from the logged decisions settles identically."""
+
+from __future__ import annotations
+
+import random
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from house_games import Account
+from services.table.house_round import (
+    BoxBet,
+    Decision,
+    HouseGame,
+    HouseRoom,
+    LiveRound,
+    check_bets,
+    largest_payout,
+)
+
+ROOMS = {
+    game: HouseRoom(f"r-{game.value}", game, 1, boxes=7, min_ante=10, max_ante=1000, max_payout=5_000)
+    for game in HouseGame
+}
+
+
+@st.composite
+def rounds(draw: st.DrawFn) -> tuple[HouseGame, list[BoxBet], list[int], int]:
+    game = draw(st.sampled_from(list(HouseGame)))
+    count = draw(st.integers(1, 2 if game is HouseGame.RUSSIAN_POKER else 7))
+    first = draw(st.integers(1, 8 - count))
+    ante = draw(st.integers(10, 1000))
+    dark = game is HouseGame.RUSSIAN_POKER and count == 1 and draw(st.booleans())
+    bonus = draw(st.integers(0, 50)) if dark else 0
+    bets = [BoxBet(first + i, ante, dark=dark, bonus=bonus) for i in range(count)]
+    deck = list(range(52))
+    random.Random(draw(st.integers(0, 2**32))).shuffle(deck)
+    return game, bets, deck, draw(st.integers(0, 2**32))
+
+
+@settings(max_examples=300, deadline=None)
+@given(rounds(), st.integers(0, 100_000))
+def test_settlement_batch_pays_back_stakes_plus_the_library_result(
+    drawn: tuple[HouseGame, list[BoxBet], list[int], int], jackpot: int
+) -> None:
+    game, bets, deck, choice_seed = drawn
+    room = ROOMS[game]
+    wagers = check_bets(room, "p", bets)
+    assert largest_payout(room, wagers) >= room.max_payout * len(wagers)
+    live = LiveRound(game, "round-1", "p", wagers, tuple(deck), room, jackpot_before=jackpot)
+    chooser = random.Random(choice_seed)
+    steps = 0
+    while not live.complete:
+        box = chooser.choice(live.due_boxes())
+        options = live.options(box)
+        if chooser.random() < 0.1:
+            taken = live.default_decision(box)  # the clock's choice is always a legal one
+        else:
+            option = chooser.choice(options)
+            held = len(live.cards(box))
+            indexes = tuple(sorted(chooser.sample(range(min(held, 5)), chooser.randint(1, min(held, 5)))))
+            amount = (
+                chooser.randint(option.min_amount, option.max_amount)
+                if option.decision is Decision.INSURE
+                else 0
+            )
+            taken = live.prepare(
+                box, option.decision, indexes if option.decision is Decision.EXCHANGE else (), amount
+            )
+            assert taken.cost == option.cost + amount
+        live.apply(taken)
+        steps += 1
+        assert steps < 40
+    settlement = live.settle()
+    staked = sum(live.staked.values())
+    assert staked == sum(line.stake for box in settlement.boxes for line in box.lines)
+    transfers = live.settlement_transfers(settlement)
+    assert all(t.amount > 0 and t.to_player for t in transfers)
+    assert len({t.transfer_id for t in transfers}) == len(transfers)
+    assert sum(t.amount for t in transfers) - staked == settlement.player_deltas().get("p", 0)
+    assert sum(t.amount for t in transfers if t.house_account == "jackpot") == -settlement.delta(
+        Account.JACKPOT
+    )
+    assert sum(t.amount for t in live.refund_transfers()) == staked
+    replay = LiveRound(
+        game,
+        "round-1",
+        "p",
+        wagers,
+        tuple(deck),
+        room,
+        jackpot_before=jackpot,
+        decisions=list(live.decisions),
+    )
+    assert replay.settle() == settlement
