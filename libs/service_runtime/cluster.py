@@ -93,6 +93,32 @@ def plan_endpoints(environ: Mapping[str, str], host: str, base_port: int) -> lis
     return endpoints
 
 
+# Who calls whom: each service is told the addresses of this run's services it calls (its setting in
+# the environment wins), so a run on other ports than the defaults is still one cluster.
+PEERS = {
+    "lobby": {"TABLE_SHARD_ADDRESS": "table"},
+    "table": {
+        "LOBBY_ADDRESS": "lobby",
+        "CASHIER_ADDRESS": "cashier",
+        "FAIRNESS_ADDRESS": "fairness",
+        "HISTORY_ADDRESS": "history",
+    },
+    "history": {"CASHIER_ADDRESS": "cashier"},
+}
+
+
+def peer_addresses(name: str, endpoints: list[Endpoint], environ: Mapping[str, str]) -> dict[str, str]:
+    """The POKER_<NAME>_<PEER>_ADDRESS settings `name` needs that `environ` does not set already."""
+    by_name = {e.name: e for e in endpoints}
+    settings = {}
+    for key, peer in PEERS.get(name, {}).items():
+        variable = f"POKER_{name.upper()}_{key}"
+        target = by_name.get(peer)
+        if target is not None and not environ.get(variable):
+            settings[variable] = f"{_connect_host(target.host)}:{target.port}"
+    return settings
+
+
 def _free_port(host: str) -> int:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     with socket.socket(family, socket.SOCK_STREAM) as probe:
@@ -342,10 +368,8 @@ async def run_cluster(
         for endpoint in endpoints:
             prefix = f"POKER_{endpoint.name.upper()}_"
             child_env = {**env, f"{prefix}PORT": str(endpoint.port), f"{prefix}HOST": endpoint.host}
-            table = next((e for e in endpoints if e.name == "table"), None)
-            if endpoint.name == "lobby" and table is not None:
-                # Without Redis the lobby routes every room to the one table shard: this one.
-                child_env.setdefault("POKER_LOBBY_TABLE_SHARD_ADDRESS", f"{table.host}:{table.port}")
+            # Without Redis the lobby routes every room to the one table shard: this one.
+            child_env.update(peer_addresses(endpoint.name, endpoints, env))
             process = await asyncio.create_subprocess_exec(
                 sys.executable,
                 "-m",
