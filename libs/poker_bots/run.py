@@ -63,7 +63,11 @@ async def run_bots(
     credentials: Credentials,
     stop: asyncio.Event | None = None,
     connections: Connections | None = None,
+    stats: RunStats | None = None,
+    leave_at_end: bool = True,
 ) -> BotRun:
+    """Play `plan`; `stats` (if given) fills as the run goes. With `leave_at_end` false the bots stay
+    seated (their tables play on without them) until the caller awaits `finish()` of each bot."""
     if plan.bots < 1 or plan.tables < 1 or not plan.rooms:
         raise PlanError("need at least one bot, one table and one room")
     if plan.player_ids and len(plan.player_ids) < plan.bots:
@@ -77,7 +81,7 @@ async def run_bots(
     rng = random.Random(plan.seed)
     prefix = plan.player_prefix or f"bot-{uuid.uuid4().hex[:6]}"
     players = plan.player_ids or tuple(f"{prefix}-{i + 1}" for i in range(plan.bots))
-    stats = RunStats()
+    stats = stats if stats is not None else RunStats()
     try:
         terms = await _room_terms(conns, credentials, players[0], plan.rooms)
         bots = []
@@ -116,7 +120,8 @@ async def run_bots(
             stats.seconds = time.monotonic() - started
             stop.set()
             await asyncio.gather(*tasks, return_exceptions=True)
-            await asyncio.gather(*(bot.finish() for bot in bots), return_exceptions=True)
+            if leave_at_end:
+                await asyncio.gather(*(bot.finish() for bot in bots), return_exceptions=True)
         tables = sorted({bot.table_id for bot in bots})
         return BotRun(plan, bots, stats, tables)
     finally:
