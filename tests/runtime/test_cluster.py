@@ -277,8 +277,12 @@ def test_each_service_is_told_where_the_services_it_calls_listen() -> None:
         "POKER_TABLE_FAIRNESS_ADDRESS": "127.0.0.1:41000",
         "POKER_TABLE_HISTORY_ADDRESS": "127.0.0.1:40004",
     }
-    assert cluster.peer_addresses("history", endpoints, {}) == {"POKER_HISTORY_CASHIER_ADDRESS": "127.0.0.1:40002"}
-    assert cluster.peer_addresses("lobby", endpoints, {}) == {"POKER_LOBBY_TABLE_SHARD_ADDRESS": "127.0.0.1:40001"}
+    assert cluster.peer_addresses("history", endpoints, {}) == {
+        "POKER_HISTORY_CASHIER_ADDRESS": "127.0.0.1:40002"
+    }
+    assert cluster.peer_addresses("lobby", endpoints, {}) == {
+        "POKER_LOBBY_TABLE_SHARD_ADDRESS": "127.0.0.1:40001"
+    }
     given = {"POKER_TABLE_LOBBY_ADDRESS": "10.0.0.1:1"}
     assert "POKER_TABLE_LOBBY_ADDRESS" not in cluster.peer_addresses("table", endpoints, given)
     assert cluster.peer_addresses("cashier", endpoints, {}) == {}
