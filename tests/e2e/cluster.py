@@ -65,6 +65,11 @@ def running_cluster(
     shards: int = 2,
     table_env: dict[str, str] | None = None,
 ) -> Iterator[Cluster]:
+    """Start the cluster; without `postgres_url` every database is SQLite in `folder`, and without
+    `redis_url` there is one shard that the lobby is pointed at (the `make run` shape)."""
+    if not redis_url:
+        shards = 1
+    ports = [free_port() for _ in range(shards)]
     base = {
         **os.environ,
         "POKER_LOG_FORMAT": "json",
@@ -72,11 +77,15 @@ def running_cluster(
         "POKER_REDIS_URL": redis_url,
         "POKER_LOBBY_REDIS_PREFIX": redis_prefix,
         "POKER_TABLE_REGISTRY_PREFIX": redis_prefix,
+        "POKER_LOBBY_TABLE_SHARD_ADDRESS": f"127.0.0.1:{ports[0]}",
+        "POKER_LOBBY_TABLE_SHARD_ID": "table-a",
     }
     cluster = Cluster()
     with contextlib.ExitStack() as stack:
         urls = {
             name: stack.enter_context(throwaway_postgres_database(postgres_url, prefix=f"e2e_{name}"))
+            if postgres_url
+            else ""
             for name in DATABASES
         }
         try:
@@ -94,8 +103,7 @@ def running_cluster(
             )
             history.start()
             cluster.services["history"] = history
-            for n in range(shards):
-                port = free_port()
+            for n, port in enumerate(ports):
                 shard_id = f"table-{chr(ord('a') + n)}"
                 shard = ServiceProcess(
                     "table",
