@@ -142,7 +142,7 @@ class Bot:
                 await self._sleep(stop, 0.2)
 
     async def finish(self) -> None:
-        """Leave the table (cashing out) and close the stream."""
+        """Leave the table (cashing out) and close the stream; a refusal is counted, never raised."""
         for _ in range(5):
             try:
                 if self._stub is None:
@@ -152,6 +152,8 @@ class Bot:
             except RouteLost:
                 await self._drop_route()
                 await asyncio.sleep(0.5)
+            except grpc.aio.AioRpcError:
+                break
         await self._drop_route()
 
     async def _step(self) -> None:
