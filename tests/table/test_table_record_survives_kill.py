@@ -74,7 +74,8 @@ async def test_a_hand_settled_while_history_is_away_is_recorded_after_the_shard_
         for p in (ann, bob):
             p.stub = type(p.stub)(channel)
         await ann.snapshot()
-        await wait_for(lambda: hand_id in history.hands, within=20)
+        # The table retries history every 0.05-5 s; 10 s is several rounds of it.
+        await wait_for(lambda: hand_id in history.hands, within=10)
     finally:
         await channel.close()
         for c in (helper.cashier_channel, helper.fairness_channel):
