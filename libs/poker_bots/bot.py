@@ -112,6 +112,10 @@ class Bot:
     # cards reached it face up (for a check against the seats that showed them).
     dealt_hands: set[str] = field(default_factory=set)
     exposed: dict[str, set[int]] = field(default_factory=dict)
+    # Per hand, how each exposure reached the bot ("view <phase>" or "event"), and the seats whose
+    # cards came in a CardsRevealed event marked shown_by_player (their own showdown).
+    exposure_sources: dict[str, set[str]] = field(default_factory=dict)
+    shown_by_player: dict[str, set[int]] = field(default_factory=dict)
     purchases: int = 0
     broke: bool = False
     view: table_pb2.TableView | None = None
@@ -270,10 +274,16 @@ class Bot:
                 continue
             if any(not c.hidden and c.text for c in seat.hole_cards):
                 self.exposed.setdefault(view.hand_id, set()).add(seat.seat)
+                self.exposure_sources.setdefault(view.hand_id, set()).add(
+                    f"view {table_pb2.TablePhase.Name(view.phase)} seat {seat.seat}"
+                )
         event = message.event
         face_up = event.WhichOneof("kind") == "cards" and any(not c.hidden for c in event.cards.cards)
         if face_up and event.seat and event.seat not in own:
             self.exposed.setdefault(view.hand_id, set()).add(event.seat)
+            self.exposure_sources.setdefault(view.hand_id, set()).add(f"event seat {event.seat}")
+            if event.cards.shown_by_player:
+                self.shown_by_player.setdefault(view.hand_id, set()).add(event.seat)
 
     # ------------------------------------------------------------------ seats and chips
 

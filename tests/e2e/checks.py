@@ -209,13 +209,20 @@ async def privacy_problems(
     """No stream message, history record or export handed to a player shows another's hidden card."""
     problems = []
     for bot in bots:
-        # Streams: a seat whose cards reached the bot face up must have shown them.
+        # Streams: a seat whose cards reached the bot face up must have shown them: by the history
+        # record where there is one; for a hand without one (voided, or lost with the killed shard)
+        # by the table's own showdown event to the bot.
         for hand_id, seats in bot.exposed.items():
             record = records.get(hand_id)
-            shown = {public_seat(s.seat) for s in record.seats if s.shown} if record is not None else set()
+            if record is not None:
+                shown = {public_seat(s.seat) for s in record.seats if s.shown}
+            else:
+                shown = bot.shown_by_player.get(hand_id, set())
             if seats - shown:
                 problems.append(
-                    f"{bot.player_id} saw hole cards of seats {sorted(seats - shown)} in {hand_id}"
+                    f"{bot.player_id} saw hole cards of seats {sorted(seats - shown)} in {hand_id} "
+                    f"(record {'present' if record is not None else 'absent'}, "
+                    f"voided {hand_id in voided}, via {sorted(bot.exposure_sources.get(hand_id, set()))})"
                 )
         mine = sorted(h for h in bot.dealt_hands if h in records)[:sample]
         metadata = bot.credentials.player(bot.player_id)
