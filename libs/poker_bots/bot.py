@@ -112,10 +112,8 @@ class Bot:
     # cards reached it face up (for a check against the seats that showed them).
     dealt_hands: set[str] = field(default_factory=set)
     exposed: dict[str, set[int]] = field(default_factory=dict)
-    # Per hand, how each exposure reached the bot ("view <phase>" or "event"), and the seats whose
-    # cards came in a CardsRevealed event marked shown_by_player (their own showdown).
+    # Per hand, how each exposure reached the bot ("view <phase> seat n" or "event seat n").
     exposure_sources: dict[str, set[str]] = field(default_factory=dict)
-    shown_by_player: dict[str, set[int]] = field(default_factory=dict)
     purchases: int = 0
     broke: bool = False
     view: table_pb2.TableView | None = None
@@ -282,8 +280,6 @@ class Bot:
         if face_up and event.seat and event.seat not in own:
             self.exposed.setdefault(view.hand_id, set()).add(event.seat)
             self.exposure_sources.setdefault(view.hand_id, set()).add(f"event seat {event.seat}")
-            if event.cards.shown_by_player:
-                self.shown_by_player.setdefault(view.hand_id, set()).add(event.seat)
 
     # ------------------------------------------------------------------ seats and chips
 
@@ -387,16 +383,31 @@ class Bot:
             action=decision.kind,  # type: ignore[arg-type]
             amount=decision.amount,
         )
-        with contextlib.suppress(grpc.aio.AioRpcError):
-            await self._call(
-                "act",
-                self._stub.Act(
-                    request,
-                    metadata=self.credentials.player(self.player_id),
-                    timeout=self.connections.timeout,
-                ),
-            )
-            self.stats.actions += 1
+        call = self._stub.Act(
+            request, metadata=self.credentials.player(self.player_id), timeout=self.connections.timeout
+        )
+        try:
+            await self._timed("act", call)
+        except grpc.aio.AioRpcError as error:
+            if error.code() in (grpc.StatusCode.FAILED_PRECONDITION, grpc.StatusCode.INVALID_ARGUMENT):
+                # A refusal of a decision the table had already moved past (the clock acted while the
+                # bot was slow, then the turn came back on a later street) is stale, not a bug.
+                key = _decision_key(view)
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(0.5):
+                        while self.view is not None and _decision_key(self.view) == key:
+                            self._changed.clear()
+                            await self._changed.wait()
+                if self.view is None or _decision_key(self.view) != key:
+                    self._error("act-stale", error)
+                    return
+            self._error("act", error)
+            if error.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED) or (
+                reason_of(error) in ROUTE_LOST
+            ):
+                raise RouteLost from error
+            return
+        self.stats.actions += 1
 
     # ------------------------------------------------------------------ plumbing
 

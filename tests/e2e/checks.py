@@ -204,25 +204,28 @@ def _hidden_cards_of_others(record: history_pb2.HandRecord, player_id: str) -> s
 
 
 async def privacy_problems(
-    ledger: Ledger, bots: list[Bot], records: dict[str, history_pb2.HandRecord], voided: set[str], sample: int
+    ledger: Ledger,
+    bots: list[Bot],
+    records: dict[str, history_pb2.HandRecord],
+    unrecorded: set[str],
+    sample: int,
 ) -> list[str]:
     """No stream message, history record or export handed to a player shows another's hidden card."""
     problems = []
     for bot in bots:
-        # Streams: a seat whose cards reached the bot face up must have shown them: by the history
-        # record where there is one; for a hand without one (voided, or lost with the killed shard)
-        # by the table's own showdown event to the bot.
+        # Streams: a seat whose cards reached the bot face up must have shown them, by the history
+        # record. The killed shard's last hands have none (voided, or settled and lost, see
+        # history_problems), and their streams were cut mid-hand, so they are not judged here.
         for hand_id, seats in bot.exposed.items():
             record = records.get(hand_id)
-            if record is not None:
-                shown = {public_seat(s.seat) for s in record.seats if s.shown}
-            else:
-                shown = bot.shown_by_player.get(hand_id, set())
+            if record is None and hand_id in unrecorded:
+                continue
+            shown = {public_seat(s.seat) for s in record.seats if s.shown} if record is not None else set()
             if seats - shown:
                 problems.append(
                     f"{bot.player_id} saw hole cards of seats {sorted(seats - shown)} in {hand_id} "
                     f"(record {'present' if record is not None else 'absent'}, "
-                    f"voided {hand_id in voided}, via {sorted(bot.exposure_sources.get(hand_id, set()))})"
+                    f"via {sorted(bot.exposure_sources.get(hand_id, set()))})"
                 )
         mine = sorted(h for h in bot.dealt_hands if h in records)[:sample]
         metadata = bot.credentials.player(bot.player_id)

@@ -182,7 +182,7 @@ async def test_bots_play_both_variants_and_pools_on_two_shards_one_is_killed_and
     problems, voided, lost = findings.problems, findings.voided, findings.lost
     problems += await money_problems(ledger, run.bots, records)
     problems += await fairness_problems(ledger, records)
-    problems += await privacy_problems(ledger, run.bots, records, voided, PRIVACY_SAMPLE)
+    problems += await privacy_problems(ledger, run.bots, records, voided | lost, PRIVACY_SAMPLE)
     assert problems == [], "\n".join(problems[:40])
     assert len(records) >= HANDS_IN_ALL - len(voided)
     assert dealt - set(records) <= voided | lost
