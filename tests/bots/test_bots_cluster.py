@@ -45,8 +45,14 @@ def cluster_with_bots(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], i
         yield process, base, lines
     finally:
         if process.poll() is None:
-            process.kill()
-            process.wait()
+            # Ctrl-C, not SIGKILL: the services run in their own sessions, so killing the launcher
+            # would leave them running; the launcher stops them (and the bots) itself.
+            process.send_signal(signal.SIGINT)
+            try:
+                process.communicate(timeout=60)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
 
 
 def _bots(base: int, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
