@@ -59,8 +59,9 @@ format: $(STAMP)
 test: lint
 	$(BIN)/pytest $(PYTEST_ARGS)
 
+# `make run BOTS=3`: also a few bot players at one table (BOTS_ROOM, default nlhe-gram-classic).
 run: $(STAMP)
-	$(BIN)/poker-cluster --data-dir data
+	$(BIN)/poker-cluster --data-dir data $(if $(BOTS),--bots $(BOTS)) $(if $(BOTS_ROOM),--bots-room $(BOTS_ROOM))
 
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -c $(CONSTRAINTS) -e '.[dev,play,bench]'

@@ -21,7 +21,7 @@ import signal
 import socket
 import sys
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -32,7 +32,10 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 # In this order from the base port: lobby 50051, table 50052, cashier 50053, fairness 50054, history 50055.
 SERVICES = ("lobby", "table", "cashier", "fairness", "history")
 BASE_PORT = 50051
-COLOURS = {"lobby": 36, "table": 32, "cashier": 33, "fairness": 35, "history": 34}
+COLOURS = {"lobby": 36, "table": 32, "cashier": 33, "fairness": 35, "history": 34, "bots": 37}
+# `make run BOTS=n`: that many bot players (poker-bots) sit in this room once every service is SERVING.
+DEFAULT_BOTS_ROOM = "nlhe-gram-classic"
+BOTS_STOP_SECONDS = 15.0
 # A service's own shutdown: 1 s of NOT_SERVING drain, then POKER_SHUTDOWN_GRACE_SECONDS for in-flight
 # RPCs (service_runtime.server.serve). The launcher allows that plus this margin, then kills.
 DEFAULT_GRACE_SECONDS = 10.0
@@ -91,6 +94,32 @@ def plan_endpoints(environ: Mapping[str, str], host: str, base_port: int) -> lis
     if problems:
         raise ClusterError("\n".join(f"cluster: {problem}" for problem in problems))
     return endpoints
+
+
+# Who calls whom: each service is told the addresses of this run's services it calls (its setting in
+# the environment wins), so a run on other ports than the defaults is still one cluster.
+PEERS = {
+    "lobby": {"TABLE_SHARD_ADDRESS": "table"},
+    "table": {
+        "LOBBY_ADDRESS": "lobby",
+        "CASHIER_ADDRESS": "cashier",
+        "FAIRNESS_ADDRESS": "fairness",
+        "HISTORY_ADDRESS": "history",
+    },
+    "history": {"CASHIER_ADDRESS": "cashier"},
+}
+
+
+def peer_addresses(name: str, endpoints: list[Endpoint], environ: Mapping[str, str]) -> dict[str, str]:
+    """The POKER_<NAME>_<PEER>_ADDRESS settings `name` needs that `environ` does not set already."""
+    by_name = {e.name: e for e in endpoints}
+    settings = {}
+    for key, peer in PEERS.get(name, {}).items():
+        variable = f"POKER_{name.upper()}_{key}"
+        target = by_name.get(peer)
+        if target is not None and not environ.get(variable):
+            settings[variable] = f"{_connect_host(target.host)}:{target.port}"
+    return settings
 
 
 def _free_port(host: str) -> int:
@@ -308,12 +337,39 @@ def _exit_report(child: Child, when: str) -> str:
     return f"cluster: {child.name} exited {when} with code {child.process.returncode}: {last}"
 
 
+def bots_command(endpoints: list[Endpoint], bots: int, room: str) -> list[str]:
+    """The poker-bots command line for `bots` players at one table of `room` of this run."""
+    by_name = {e.name: e for e in endpoints}
+    lobby, cashier = by_name["lobby"], by_name["cashier"]
+    return [
+        sys.executable,
+        "-m",
+        "poker_bots.cli",
+        "--lobby",
+        f"{_connect_host(lobby.host)}:{lobby.port}",
+        "--cashier",
+        f"{_connect_host(cashier.host)}:{cashier.port}",
+        "--rooms",
+        room,
+        "--bots",
+        str(bots),
+        "--tables",
+        "1",
+        "--timeout-rate",
+        "0.01",
+        "--prefix",
+        "bot",
+    ]
+
+
 async def run_cluster(
     data_dir: str,
     host: str,
     ready_timeout: float,
     base_port: int = BASE_PORT,
     environ: Mapping[str, str] | None = None,
+    bots: int = 0,
+    bots_room: str = DEFAULT_BOTS_ROOM,
 ) -> int:
     env = dict(os.environ if environ is None else environ)
     try:
@@ -337,15 +393,30 @@ async def run_cluster(
         loop.add_signal_handler(sig, on_signal)
     children: list[Child] = []
     pumps: list[asyncio.Task[None]] = []
+    bot_children: list[Child] = []
     exit_code = 0
+
+    async def start_bots() -> None:
+        if bots <= 0:
+            return
+        process = await asyncio.create_subprocess_exec(
+            *bots_command(endpoints, bots, bots_room),
+            env=env,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True,
+        )
+        child = Child("bots", 0, process)
+        bot_children.append(child)
+        pumps.append(asyncio.create_task(_pump(child)))
+        print(f"cluster: {bots} bots play at {bots_room}.1 (they print a summary when stopped)", flush=True)
+
     try:
         for endpoint in endpoints:
             prefix = f"POKER_{endpoint.name.upper()}_"
             child_env = {**env, f"{prefix}PORT": str(endpoint.port), f"{prefix}HOST": endpoint.host}
-            table = next((e for e in endpoints if e.name == "table"), None)
-            if endpoint.name == "lobby" and table is not None:
-                # Without Redis the lobby routes every room to the one table shard: this one.
-                child_env.setdefault("POKER_LOBBY_TABLE_SHARD_ADDRESS", f"{table.host}:{table.port}")
+            # Without Redis the lobby routes every room to the one table shard: this one.
+            child_env.update(peer_addresses(endpoint.name, endpoints, env))
             process = await asyncio.create_subprocess_exec(
                 sys.executable,
                 "-m",
@@ -359,8 +430,10 @@ async def run_cluster(
             child = Child(endpoint.name, endpoint.port, process)
             children.append(child)
             pumps.append(asyncio.create_task(_pump(child)))
-        exit_code = await _supervise(children, endpoints, ready_timeout, stop, pumps)
+        exit_code = await _supervise(children, endpoints, ready_timeout, stop, pumps, start_bots)
     finally:
+        # The bots leave their seats (cashing out) while the services are still there to answer.
+        await _stop(bot_children, BOTS_STOP_SECONDS, force)
         await _stop(children, grace, force)
         # A pump ends when its child's output closes; one that does not (a grandchild holding the pipe)
         # must not hold the command up.
@@ -379,6 +452,7 @@ async def _supervise(
     ready_timeout: float,
     stop: asyncio.Event,
     pumps: list[asyncio.Task[None]],
+    after_ready: Callable[[], Awaitable[None]] | None = None,
 ) -> int:
     """Wait for every service to be ready, then for Ctrl-C or a death; return the exit code."""
     # A child's exit counts once its output is read to the end, so its last line names the error.
@@ -413,6 +487,8 @@ async def _supervise(
             )
             return 1
         print(_usage(endpoints), flush=True)
+        if after_ready is not None:
+            await after_ready()
         done, _ = await asyncio.wait([stopper, *exits], return_when=asyncio.FIRST_COMPLETED)
         dead = [exits[task] for task in exits if task in done]
         if dead:
@@ -444,8 +520,25 @@ def main(argv: list[str] | None = None) -> None:
         default=BASE_PORT,
         help="lobby's port (the others follow) unless POKER_<SERVICE>_PORT says",
     )
+    parser.add_argument(
+        "--bots", type=int, default=0, help="also start this many bot players (poker-bots) at one table"
+    )
+    parser.add_argument("--bots-room", default=DEFAULT_BOTS_ROOM, help="the room the bots play in")
     args = parser.parse_args(argv)
-    raise SystemExit(asyncio.run(run_cluster(args.data_dir, args.host, args.ready_timeout, args.base_port)))
+    if args.bots < 0:
+        parser.error("--bots must be 0 or more")
+    raise SystemExit(
+        asyncio.run(
+            run_cluster(
+                args.data_dir,
+                args.host,
+                args.ready_timeout,
+                args.base_port,
+                bots=args.bots,
+                bots_room=args.bots_room,
+            )
+        )
+    )
 
 
 if __name__ == "__main__":

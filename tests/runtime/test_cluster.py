@@ -264,3 +264,25 @@ def test_a_bad_port_setting_is_refused_before_anything_starts() -> None:
             cluster.plan_endpoints({"POKER_TABLE_HOST": "192.0.2.1"}, "127.0.0.1", 40000)
         )
     assert "192.0.2.1:40001 (table)" in str(error.value)
+
+
+def test_each_service_is_told_where_the_services_it_calls_listen() -> None:
+    # With a base port other than 50051 the table shard must still find the lobby, cashier, fairness
+    # and history of this run, and history its cashier; a setting in the environment still wins.
+    endpoints = cluster.plan_endpoints({"POKER_FAIRNESS_PORT": "41000"}, "127.0.0.1", 40000)
+    table = cluster.peer_addresses("table", endpoints, {})
+    assert table == {
+        "POKER_TABLE_LOBBY_ADDRESS": "127.0.0.1:40000",
+        "POKER_TABLE_CASHIER_ADDRESS": "127.0.0.1:40002",
+        "POKER_TABLE_FAIRNESS_ADDRESS": "127.0.0.1:41000",
+        "POKER_TABLE_HISTORY_ADDRESS": "127.0.0.1:40004",
+    }
+    assert cluster.peer_addresses("history", endpoints, {}) == {
+        "POKER_HISTORY_CASHIER_ADDRESS": "127.0.0.1:40002"
+    }
+    assert cluster.peer_addresses("lobby", endpoints, {}) == {
+        "POKER_LOBBY_TABLE_SHARD_ADDRESS": "127.0.0.1:40001"
+    }
+    given = {"POKER_TABLE_LOBBY_ADDRESS": "10.0.0.1:1"}
+    assert "POKER_TABLE_LOBBY_ADDRESS" not in cluster.peer_addresses("table", endpoints, given)
+    assert cluster.peer_addresses("cashier", endpoints, {}) == {}

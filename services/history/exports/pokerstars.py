@@ -106,11 +106,12 @@ def render_hand(record: history_pb2.HandRecord, number: int, hero_id: str | None
                 lines.append(f"{name}: mucks hand")
     if not dealt:
         deal_hole_cards()
+    # No pot at all when the only bet was returned uncalled (a dead small blind, all fold to the big blind).
     labels = (
         ["pot"]
-        if len(record.pots) == 1
+        if len(record.pots) <= 1
         else ["main pot"] + [f"side pot-{i}" for i in range(1, len(record.pots))]
-    )
+    )[: len(record.pots)]
     for label, pot in zip(labels, record.pots, strict=True):
         for seat, amount in zip(pot.winner_seats, pot.winner_amounts, strict=True):
             lines.append(f"{names[seat]} collected {amount} from {label}")

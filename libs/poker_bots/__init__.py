@@ -1,0 +1,1 @@
+"""`poker-bots`: bot players that buy chips, sit, play and leave against a running cluster."""

@@ -1,0 +1,130 @@
+"""The whole cluster as real processes on loopback: lobby, two table shards, cashier, fairness and
+history on their own PostgreSQL databases, the shards and the lobby sharing one Redis (registry,
+table directory, fenced hand logs). Used by tests/e2e and by tests/bench/bench_cluster.py."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from service_runtime.testing import throwaway_postgres_database
+from tests.table.conftest import ServiceProcess
+
+# Fast clocks: a bot that lets the clock act costs well under a second.
+TABLE_CLOCKS = {
+    "POKER_TABLE_ACTION_SECONDS": "0.5",
+    "POKER_TABLE_TIME_BANK_SECONDS": "0.2",
+    "POKER_TABLE_COUNTDOWN_SECONDS": "0",
+    "POKER_TABLE_LEASE_SECONDS": "1",
+    "POKER_TABLE_RETRY_INITIAL_SECONDS": "0.05",
+    "POKER_TABLE_RETRY_MAX_SECONDS": "0.5",
+    "POKER_TABLE_WATCH_QUEUE_SIZE": "256",
+}
+DATABASES = ("cashier", "fairness", "history", "lobby")
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@dataclass
+class Cluster:
+    services: dict[str, ServiceProcess] = field(default_factory=dict)
+
+    def address(self, name: str) -> str:
+        return self.services[name].address
+
+    @property
+    def shards(self) -> dict[str, ServiceProcess]:
+        return {name: p for name, p in self.services.items() if name.startswith("table-")}
+
+    def pids(self) -> dict[str, int]:
+        return {
+            n: p.process.pid
+            for n, p in self.services.items()
+            if p.process is not None and p.process.poll() is None
+        }
+
+    def errors(self) -> dict[str, list[str]]:
+        return {name: list(p.errors) for name, p in self.services.items() if p.errors}
+
+
+@contextlib.contextmanager
+def running_cluster(
+    postgres_url: str,
+    redis_url: str,
+    redis_prefix: str,
+    folder: Path,
+    shards: int = 2,
+    table_env: dict[str, str] | None = None,
+) -> Iterator[Cluster]:
+    """Start the cluster; without `postgres_url` every database is SQLite in `folder`, and without
+    `redis_url` there is one shard that the lobby is pointed at (the `make run` shape)."""
+    if not redis_url:
+        shards = 1
+    ports = [free_port() for _ in range(shards)]
+    base = {
+        **os.environ,
+        "POKER_LOG_FORMAT": "json",
+        "POKER_DATA_DIR": str(folder),
+        "POKER_REDIS_URL": redis_url,
+        "POKER_LOBBY_REDIS_PREFIX": redis_prefix,
+        "POKER_TABLE_REGISTRY_PREFIX": redis_prefix,
+        "POKER_LOBBY_TABLE_SHARD_ADDRESS": f"127.0.0.1:{ports[0]}",
+        "POKER_LOBBY_TABLE_SHARD_ID": "table-a",
+    }
+    cluster = Cluster()
+    with contextlib.ExitStack() as stack:
+        urls = {
+            name: stack.enter_context(throwaway_postgres_database(postgres_url, prefix=f"e2e_{name}"))
+            if postgres_url
+            else ""
+            for name in DATABASES
+        }
+        try:
+            for name in ("cashier", "fairness", "lobby"):
+                service = ServiceProcess(name, {**base, f"POKER_{name.upper()}_DATABASE_URL": urls[name]})
+                service.start()
+                cluster.services[name] = service
+            history = ServiceProcess(
+                "history",
+                {
+                    **base,
+                    "POKER_HISTORY_DATABASE_URL": urls["history"],
+                    "POKER_HISTORY_CASHIER_ADDRESS": cluster.address("cashier"),
+                },
+            )
+            history.start()
+            cluster.services["history"] = history
+            for n, port in enumerate(ports):
+                shard_id = f"table-{chr(ord('a') + n)}"
+                shard = ServiceProcess(
+                    "table",
+                    {
+                        **base,
+                        **TABLE_CLOCKS,
+                        **(table_env or {}),
+                        "POKER_TABLE_SHARD_ID": shard_id,
+                        "POKER_TABLE_ADVERTISE_ADDRESS": f"127.0.0.1:{port}",
+                        "POKER_TABLE_LOBBY_ADDRESS": cluster.address("lobby"),
+                        "POKER_TABLE_CASHIER_ADDRESS": cluster.address("cashier"),
+                        "POKER_TABLE_FAIRNESS_ADDRESS": cluster.address("fairness"),
+                        "POKER_TABLE_HISTORY_ADDRESS": cluster.address("history"),
+                    },
+                )
+                shard.start(port)
+                cluster.services[shard_id] = shard
+            yield cluster
+        finally:
+            for service in reversed(list(cluster.services.values())):
+                service.stop()
+            for name, lines in cluster.errors().items():
+                for line in lines[:20]:
+                    print(f"{name}: {line}", file=sys.stderr)
