@@ -24,6 +24,7 @@ from collections.abc import Awaitable, Callable, Hashable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
+from poker.history.v1 import history_pb2
 from poker.table.v1 import table_pb2
 from poker_engine.actions import Action
 from poker_engine.config import HandConfig
@@ -47,6 +48,7 @@ from services.table.dependencies import CashierClient, Commitment, FairnessClien
 from services.table.event_log import HandEventLog
 from services.table.hand_record import config_entry, hand_record
 from services.table.presence import Expiry, PresenceRules, SeatPresence
+from services.table.record_outbox import MemoryOutbox, RecordOutbox
 from services.table.remote import is_unavailable
 from services.table.rooms import Room, RoomSource
 from services.table.spectators import DelayLine
@@ -130,6 +132,8 @@ class AfterHand:
 
     hand_id: str
     record: Any  # history_pb2.HandRecord
+    # The cash table whose record outbox holds the record until history has it ("" for house rounds).
+    table_id: str = ""
 
 
 class Watcher:
@@ -183,6 +187,7 @@ class TableActor:
         maintenance: Callable[[str], MaintenanceSwitches] = lambda room_id: MaintenanceSwitches(),
         boot_id: str,
         chat: ChatGuard | None = None,
+        outbox: RecordOutbox | None = None,
     ) -> None:
         self.table_id = table_id
         self.room = room
@@ -195,6 +200,7 @@ class TableActor:
         self._room_read_at = 0.0
         self._t = timings
         self._boot_id = boot_id
+        self._outbox: RecordOutbox = outbox or MemoryOutbox()
         self._queue: asyncio.Queue[tuple[Callable[[], Awaitable[Any]], asyncio.Future[Any]]] = asyncio.Queue(
             maxsize=timings.command_queue_size
         )
@@ -562,10 +568,24 @@ class TableActor:
         await self._log.forget(hand_id)
         await self._log.clear_live(self.table_id, hand_id)
 
+    async def _resend_kept_records(self) -> None:
+        """Records of hands this table settled that history never acknowledged (the shard that
+        settled them died or lost the room): into the after-hand queues again. Runs after the
+        dangling hand is ended, so a record the cashier never settled is of a voided hand."""
+        for hand_id, data in sorted((await self._outbox.kept(self.table_id)).items()):
+            if not await self._cashier.hand_settled(hand_id):
+                # Kept before a settlement that never happened: the hand was voided, nothing moved.
+                await self._outbox.done(self.table_id, hand_id)
+                continue
+            record = history_pb2.HandRecord.FromString(data)
+            log.info("settled hand's record sent again", table_id=self.table_id, hand_id=hand_id)
+            self._after_hand(AfterHand(hand_id, record, self.table_id))
+
     async def _recover(self) -> None:
         """Seat again every player whose seat session of this table is still open (shard restart)."""
         try:
             await self._end_dangling_hand()
+            await self._resend_kept_records()
             sessions = await self._cashier.open_sessions(self.table_id)
         except DomainError as error:
             log.warning("recovery waits for the cashier", table_id=self.table_id, reason=error.reason)
@@ -727,7 +747,19 @@ class TableActor:
         result = live.hand.result
         assert result is not None
         nets = [(live.sessions[r.seat], r.net) for r in result.results]
+        record = hand_record(
+            room=self.room,
+            table_id=self.table_id,
+            config=live.config,
+            events=live.hand.events,
+            commitment=live.commitment,
+            started_at=live.started_at,
+        )
         try:
+            # Settled means history gets the record, whatever becomes of this process: it is kept
+            # durably before the cashier hears of the hand; whoever opens the table next sends it if the
+            # cashier settled the hand and drops it if not.
+            await self._outbox.keep(self.table_id, live.config.hand_id, record.SerializeToString())
             # A fenced write first: a shard that lost the room must not settle behind the new owner.
             await self._log.mark_live(self.room.room_id, self.table_id, live.config.hand_id)
             await self._cashier.settle_hand(
@@ -761,15 +793,7 @@ class TableActor:
         self._last = live
         self._live = None
         self._stage = Stage.IDLE
-        record = hand_record(
-            room=self.room,
-            table_id=self.table_id,
-            config=live.config,
-            events=live.hand.events,
-            commitment=live.commitment,
-            started_at=live.started_at,
-        )
-        self._after_hand(AfterHand(live.config.hand_id, record))
+        self._after_hand(AfterHand(live.config.hand_id, record, self.table_id))
         await self._log.forget(live.config.hand_id)
         await self._log.clear_live(self.table_id, live.config.hand_id)
         self._publish_notice("HAND_SETTLED", f"hand {live.config.hand_id} settled")

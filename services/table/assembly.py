@@ -35,6 +35,7 @@ from services.table.history_sink import HistoryRecordSink
 from services.table.house_journal import FileJournal
 from services.table.house_table import HouseTimings
 from services.table.mute_board import RedisMuteBoard
+from services.table.record_outbox import FileOutbox, RecordOutbox, RedisOutbox
 from services.table.rooms import LobbyRoomSource
 from services.table.settings import TableSettings
 from services.table.shard import HouseSetup, TableShard
@@ -155,6 +156,14 @@ async def assemble(settings: TableSettings) -> Assembly:
         registry = redis_registry
         event_log = RedisEventLog(redis_client, shard_id=settings.shard_id, prefix=settings.registry_prefix)
         directory = RedisTableDirectory(redis_client, prefix=settings.registry_prefix)
+    # Settled hands' records until history has them: in Redis, or a file of this shard without it.
+    file_outbox: FileOutbox | None = None
+    outbox: RecordOutbox
+    if redis_client is not None:
+        outbox = RedisOutbox(redis_client, prefix=settings.registry_prefix)
+    else:
+        file_outbox = FileOutbox(settings.data_dir / f"table-records-{settings.shard_id}.jsonl")
+        outbox = file_outbox
     rooms = LobbyRoomSource(lobby_pb2_grpc.LobbyServiceStub(channels["lobby"]))
     # Maintenance switches by polling (docs/lobby.md): the Redis board, or the lobby's GetMaintenance.
     # Until the first read succeeds no new hand starts (fail closed).
@@ -187,11 +196,14 @@ async def assemble(settings: TableSettings) -> Assembly:
         close_empty_after_seconds=settings.close_empty_table_seconds,
         chat=chat,
         house=house_setup(settings, cashier_pb2_grpc.CashierServiceStub(channels["cashier"])),
+        outbox=outbox,
     )
     await shard.start()
 
     async def close() -> None:
         await shard.stop()
+        if file_outbox is not None:
+            file_outbox.close()
         await watcher.stop()
         if mutes is not None:
             await mutes.stop()

@@ -40,6 +40,7 @@ from services.table.history_sink import HandRecordSink
 from services.table.house_journal import MemoryJournal
 from services.table.house_round import HouseRoom
 from services.table.house_table import HouseExposure, HouseTable, HouseTimings, Journal, house_room_from_pb
+from services.table.record_outbox import MemoryOutbox, RecordOutbox
 from services.table.remote import is_unavailable
 from services.table.retry_queue import RetryingQueue
 from services.table.rooms import RoomSource, room_of_table
@@ -80,7 +81,9 @@ class TableShard:
         close_empty_after_seconds: float = 60.0,
         chat: ChatGuard | None = None,
         house: HouseSetup | None = None,
+        outbox: RecordOutbox | None = None,
     ) -> None:
+        self._outbox: RecordOutbox = outbox or MemoryOutbox()
         self._close_empty_after = close_empty_after_seconds
         self.chat = chat or ChatGuard()  # chat rate limits and mutes, shared by the shard's tables
         # House-game tables (issue 16): their own actors, journal and the pools' open exposure.
@@ -185,7 +188,11 @@ class TableShard:
         number, empty_in_a_row = 2, 0
         while empty_in_a_row < EXTRA_TABLE_PROBE_GAP and number <= MAX_TABLES_PER_ROOM:
             table_id = table_id_for(room_id, number)
-            if table_id in self._tables or await self._cashier.open_sessions(table_id):
+            if (
+                table_id in self._tables
+                or await self._cashier.open_sessions(table_id)
+                or await self._outbox.kept(table_id)
+            ):
                 await self.table(table_id)
                 empty_in_a_row = 0
             else:
@@ -325,6 +332,7 @@ class TableShard:
             timings=self._timings,
             boot_id=self._boot_id,
             chat=self.chat,
+            outbox=self._outbox,
         )
         actor.start()
         self._tables[table_id] = actor
@@ -392,3 +400,11 @@ class TableShard:
 
     async def _record(self, job: AfterHand) -> None:
         await self._history.record(job.record)
+        if job.table_id:
+            try:
+                await self._outbox.done(job.table_id, job.hand_id)
+            except DomainError as error:
+                # Kept a while longer: the next owner of the table sends it once more (stored once).
+                log.warning(
+                    "recorded hand not cleared from the outbox", hand_id=job.hand_id, reason=error.reason
+                )

@@ -124,8 +124,9 @@ class HistoryFindings:
     problems: list[str] = field(default_factory=list)
     # Hands fairness voided (a shard died before settling them): in no statement, in no history.
     voided: set[str] = field(default_factory=set)
-    # Settled hands of the killed shard's tables whose record died with it (the known shard bug that
-    # tests/table/test_table_record_survives_kill.py reproduces); excluded from the nets comparison.
+    # Settled hands of `killed_tables` missing from history, excluded from the nets comparison. The
+    # end-to-end test passes no table: since the record outbox, a settled hand's record survives the
+    # shard (tests/table/test_table_record_survives_kill.py).
     lost: set[str] = field(default_factory=set)
 
 

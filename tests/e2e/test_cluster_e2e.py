@@ -169,7 +169,7 @@ async def test_bots_play_both_variants_and_pools_on_two_shards_one_is_killed_and
 
     async def recorded_or_voided() -> bool:
         records = await ledger.records(tables)
-        return not (await history_problems(ledger, run.bots, records, moved_tables)).problems
+        return not (await history_problems(ledger, run.bots, records, set())).problems
 
     with contextlib.suppress(AssertionError):
         await wait_for(recorded_or_voided, within=60, interval=1)
@@ -178,7 +178,9 @@ async def test_bots_play_both_variants_and_pools_on_two_shards_one_is_killed_and
         r.table_id in moved_tables and r.start_time.ToNanoseconds() > killed_at * 1e9
         for r in records.values()
     ), "no hand at a taken-over table after the kill"
-    findings = await history_problems(ledger, run.bots, records, moved_tables)
+    # No allowance for the killed shard's tables: a hand it settled reaches history through the
+    # record outbox (services/table/record_outbox.py) even though the shard died holding it.
+    findings = await history_problems(ledger, run.bots, records, set())
     problems, voided, lost = findings.problems, findings.voided, findings.lost
     problems += await money_problems(ledger, run.bots, records)
     problems += await fairness_problems(ledger, records)
@@ -186,11 +188,9 @@ async def test_bots_play_both_variants_and_pools_on_two_shards_one_is_killed_and
     assert problems == [], "\n".join(problems[:40])
     assert len(records) >= HANDS_IN_ALL - len(voided)
     assert dealt - set(records) <= voided | lost
-    # At most the hands in flight at the kill: one per taken-over table, plus records still queued.
-    assert len(lost) <= 3 * len(moved_tables), sorted(lost)
+    assert lost == set(), sorted(lost)
     print(
-        f"e2e: {len(records)} hands recorded, {len(voided)} voided and {len(lost)} settled but lost to history "
-        f"(known shard bug) at the kill of {victim}; {stats.summary()}"
+        f"e2e: {len(records)} hands recorded, {len(voided)} voided at the kill of {victim}; {stats.summary()}"
     )
     await conns.close()
     assert cluster.errors().keys() <= {victim}, cluster.errors()

@@ -3,10 +3,10 @@
 Found by tests/e2e: the hand record waits in the shard's in-memory queue (history away, or just not
 yet sent) while the hand's log and live-hand mark are dropped right after the settlement, so a
 `kill -9` loses the record for good: the cashier settled the hand, fairness shows it FINISHED, history
-never hears of it, and a player's nets in history stop matching the cashier's statement. Expected to
-fail until the shard keeps a settled hand's record durable (e.g. keeps the hand's log until history
-acknowledged it, and a new owner records such hands from the log); services/table/actor.py is owned
-elsewhere, so this test is the report."""
+never hears of it, and a player's nets in history stop matching the cashier's statement. Fixed by
+the record outbox
+(services/table/record_outbox.py): the record is kept durably before the settlement and dropped
+when history acknowledged it; whoever opens the table next sends what is left."""
 
 from __future__ import annotations
 
@@ -34,9 +34,6 @@ __all__ = ["stand_ins"]
 A = table_pb2
 
 
-@pytest.mark.xfail(
-    strict=True, reason="shard loses a settled hand's history record on kill -9 (see module doc)"
-)
 async def test_a_hand_settled_while_history_is_away_is_recorded_after_the_shard_is_killed(
     backends: dict[str, ServiceProcess], stand_ins: tuple[StandInLobby, StandInHistory, int, int]
 ) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import tempfile
 from collections.abc import AsyncIterator
 
 import pytest
@@ -55,6 +56,8 @@ def table_process(backends: dict[str, ServiceProcess], lobby_port: int, history_
         "POKER_TABLE_COUNTDOWN_SECONDS": "0.3",
         "POKER_TABLE_ACTION_SECONDS": "5",
         "POKER_TABLE_RETRY_INITIAL_SECONDS": "0.05",
+        # Its own data folder (the record outbox, the house journal), kept across its restarts.
+        "POKER_DATA_DIR": tempfile.mkdtemp(prefix="table-shard-"),
     }
     return ServiceProcess("table", env)
 
