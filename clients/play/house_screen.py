@@ -1,9 +1,11 @@
 """A house-game round (Casino Hold'em, Russian Poker) against the dealer: open a box with an ante
-(Russian Poker: dark box and bonus bet), then decide on it. Everything shown is the table's answer;
-a table release that does not serve house games yet says UNIMPLEMENTED, and the screen says so."""
+(Russian Poker: dark box and bonus bet), then decide on it. Everything shown is the table's answer:
+the round as the table shows it (cards, decisions with their cost, the deadline, every settlement
+line); a table release that does not serve house games says UNIMPLEMENTED, and the screen says so."""
 
 from __future__ import annotations
 
+import time
 from typing import ClassVar
 
 from textual.app import ComposeResult
@@ -118,7 +120,12 @@ class HouseScreen(Screen[None]):
             return
         self.round_id = reply.round_id
         self.query_one("#round", Static).update(
-            f"round {reply.round_id}: staked {vm.chips(reply.staked.amount)} {vm.pool_name(reply.staked.pool)}"
+            "\n".join(
+                [
+                    f"staked {vm.chips(reply.staked.amount)} {vm.pool_name(reply.staked.pool)}",
+                    *vm.house_round_lines(reply.round, time.time()),
+                ]
+            )
         )
         for button in self.query("#decisions Button").results(Button):
             button.disabled = False
@@ -153,9 +160,7 @@ class HouseScreen(Screen[None]):
         except PlayError as error:
             self._refused(error, "decision refused")
             return
-        self.query_one("#round", Static).update(
-            "\n".join([f"round {self.round_id}", *vm.house_round_lines(reply)])
-        )
+        self.query_one("#round", Static).update("\n".join(vm.house_round_lines(reply.round, time.time())))
         self.say("")
 
     def action_back(self) -> None:

@@ -541,17 +541,34 @@ HOUSE_DECISION_WORDS: dict[int, str] = {
 }
 
 
-def house_round_lines(reply: table_pb2.MakeHouseDecisionResponse) -> list[str]:
-    lines = [f"dealer: {cards_text(reply.dealer_cards) or '-'}"]
-    if reply.board:
-        lines.append(f"board: {cards_text(reply.board)}")
-    for box in reply.boxes:
-        lines.append(f"box {box.box}: {cards_text(box.cards)}")
-        if box.legal_decisions:
-            words = ", ".join(HOUSE_DECISION_WORDS.get(d, "?") for d in box.legal_decisions)
-            lines.append(f"  you may: {words}")
+def house_round_lines(round_view: table_pb2.HouseRoundView, now: float) -> list[str]:
+    """A house-game round as the table shows it to its player: dealer and board cards, each box with
+    its cards, the decisions allowed with their cost and the deadline, then every settlement line."""
+    lines = [f"round {round_view.round_id} ({round_view.phase.lower().replace('_', ' ') or 'dealt'})"]
+    lines.append(f"dealer: {cards_text(round_view.dealer_cards) or '-'}")
+    if round_view.board:
+        lines.append(f"board: {cards_text(round_view.board)}")
+    for box in round_view.boxes:
+        status = f" [{box.status.lower()}]" if box.status else ""
+        lines.append(f"box {box.box}: {cards_text(box.cards) or '-'}{status}".rstrip())
+        if box.options:
+            choices = ", ".join(
+                f"{HOUSE_DECISION_WORDS.get(o.decision, '?')}" + (f" ({chips(o.cost)})" if o.cost else "")
+                for o in box.options
+            )
+            lines.append(f"  you may: {choices}")
         for line in box.settlement:
-            lines.append(f"  {line.reason}: {'+' if line.amount > 0 else ''}{chips(line.amount)}")
+            sign = "+" if line.amount > 0 else ""
+            held = f" (withheld {chips(line.withheld)})" if line.withheld else ""
+            item, outcome = (line.item or line.reason).lower(), line.outcome.lower()
+            lines.append(f"  {item}: {outcome} {sign}{chips(line.amount)}{held}")
+    if round_view.HasField("deadline") and round_view.phase in ("DECISIONS", "NO_GAME_CHOICES"):
+        left = seconds_left(round_view.deadline.ToNanoseconds() / 1e9, now)
+        lines.append(f"decide within {left}s (then the rules' default)")
+    for note in round_view.notes:
+        lines.append(f"note: {note}")
+    if round_view.phase == "COMPLETE":
+        lines.append(f"staked {chips(round_view.staked)}, paid out {chips(round_view.paid_out)}")
     return lines
 
 

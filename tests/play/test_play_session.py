@@ -1,8 +1,8 @@
 """A scripted person plays through the terminal client (Textual's pilot) against the real services:
 signs in, buys chips, sits at a seeded room, plays a hand to the end against a scripted opponent
 driven over gRPC, chats, survives a dropped link with the seat kept, leaves, reads the hand and the
-balance changes in history and verifies the hand's fairness; house games and spectating answer
-UNIMPLEMENTED on this table release and the screens say so. The cashier audit closes the run."""
+balance changes in history and verifies the hand's fairness, plays a Casino Hold'em round against the
+house, and watches a table as a spectator. The cashier audit closes the run."""
 
 from __future__ import annotations
 
@@ -111,6 +111,24 @@ async def test_a_person_signs_in_buys_sits_plays_a_hand_reconnects_leaves_and_ve
     direct = grpc.aio.insecure_channel(cluster.table.address)
     cashier_channel = grpc.aio.insecure_channel(cluster.cashier.address)
     cashier = cashier_pb2_grpc.CashierServiceStub(cashier_channel)
+    # The operator funds the GRAM house bank so a house-game round can be covered.
+    await cashier.FundHouseAccount(
+        cashier_pb2.FundHouseAccountRequest(
+            request_id=uuid.uuid4().hex,
+            pool=common_pb2.CHIP_POOL_GRAM,
+            account=cashier_pb2.HOUSE_ACCOUNT_BANK,
+            amount=10_000_000,
+            reason="play test",
+        ),
+        metadata=ADMIN,
+    )
+    bank_before = int(
+        (
+            await cashier.GetHouseBalances(
+                cashier_pb2.GetHouseBalancesRequest(pool=common_pb2.CHIP_POOL_GRAM), metadata=ADMIN
+            )
+        ).bank_balance
+    )
     bob = Player(f"bob-{uuid.uuid4().hex[:6]}", direct, "nlhe-gram-duel.1")
     bob_task: asyncio.Task[None] | None = None
     app = PokerPlayApp(settings_for(cluster))
@@ -330,16 +348,22 @@ async def test_a_person_signs_in_buys_sits_plays_a_hand_reconnects_leaves_and_ve
             assert name in text_of(history, "#detail")
             await press(pilot, "#back")
 
-            # A house game: this table release answers UNIMPLEMENTED, and nothing is faked.
+            # A Casino Hold'em round against the dealer (the operator funded the house bank): the
+            # cards, the call with its cost, then every settlement line.
             await until(pilot, lambda: isinstance(app.screen, LobbyScreen), what="lobby again")
             await lobby.select_room("casino-holdem-gram")
             await press(pilot, "#house")
             await until(pilot, lambda: isinstance(app.screen, HouseScreen), what="house screen")
             house = app.screen
             await press(pilot, "#place-bets")
-            await until(pilot, lambda: "not served" in text_of(house, "#message"), what="house refusal shown")
-            assert "UNIMPLEMENTED" in text_of(house, "#message")
-            assert text_of(house, "#round") == ""
+            await until(pilot, lambda: "dealer:" in text_of(house, "#round"), what="house round dealt")
+            dealt = text_of(house, "#round")
+            assert "box 1:" in dealt
+            assert "you may: call (" in dealt
+            assert "decide within" in dealt
+            await press(pilot, "#decide-call")
+            await until(pilot, lambda: "paid out" in text_of(house, "#round"), what="house round settled")
+            assert "ante:" in text_of(house, "#round")
             await press(pilot, "#back")
 
             # Watching as a spectator: the public view, the table's delay late (rules 14).
@@ -373,7 +397,8 @@ async def test_a_person_signs_in_buys_sits_plays_a_hand_reconnects_leaves_and_ve
         await proxy.close()
         await direct.close()
 
-    # Every chip is where the ledger says: the pool is conserved and both wallets hold the 3,500 bought.
+    # Every chip is where the ledger says: the pool is conserved, and the wallets hold the 3,500 bought
+    # plus what the house round moved from the house bank (or to it).
     async def wallets() -> int:
         total = 0
         for player in (name, bob.player_id):
@@ -383,11 +408,18 @@ async def test_a_person_signs_in_buys_sits_plays_a_hand_reconnects_leaves_and_ve
             total += sum(w.balance for w in reply.wallets)
         return total
 
+    async def bank() -> int:
+        reply = await cashier.GetHouseBalances(
+            cashier_pb2.GetHouseBalancesRequest(pool=common_pb2.CHIP_POOL_GRAM), metadata=ADMIN
+        )
+        return int(reply.bank_balance)
+
+    # The house round moved chips between the wallet and the house bank only.
     for _ in range(100):
-        if await wallets() == 3500:
+        if await wallets() + await bank() - bank_before == 3500:
             break
         await asyncio.sleep(0.1)
-    assert await wallets() == 3500
+    assert await wallets() + await bank() - bank_before == 3500
     audit = await cashier.AuditConservation(cashier_pb2.AuditConservationRequest(), metadata=ADMIN)
     assert audit.balanced, audit
     await cashier_channel.close()

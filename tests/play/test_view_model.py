@@ -360,3 +360,43 @@ def test_a_client_seed_is_one_to_64_printable_characters() -> None:
     for bad in ("", "a b", "x" * 65, "é"):
         with pytest.raises(vm.AmountError):
             vm.check_client_seed(bad)
+
+
+def test_a_house_round_shows_cards_options_with_costs_deadline_and_every_settlement_line() -> None:
+    card = common_pb2.Card
+    dealing = table_pb2.HouseRoundView(
+        round_id="r1",
+        phase="DECISIONS",
+        dealer_cards=[card(index=51, text="As")],
+        board=[card(index=0, text="2c"), card(index=1, text="2d"), card(index=2, text="2h")],
+        boxes=[
+            table_pb2.HouseBoxView(
+                box=1,
+                cards=[card(index=3, text="2s"), card(index=4, text="3c")],
+                options=[
+                    table_pb2.HouseDecisionOption(decision=table_pb2.HOUSE_DECISION_KIND_CALL, cost=20),
+                    table_pb2.HouseDecisionOption(decision=table_pb2.HOUSE_DECISION_KIND_FOLD),
+                ],
+            )
+        ],
+    )
+    dealing.deadline.FromSeconds(1_000_020)
+    lines = vm.house_round_lines(dealing, 1_000_000.5)
+    assert "dealer: A♠" in lines
+    assert "board: 2♣ 2♦ 2♥" in lines
+    assert any(line.startswith("box 1: 2♠ 3♣") for line in lines)
+    assert any("call (20)" in line and "fold" in line for line in lines)
+    assert "decide within 20s (then the rules' default)" in lines
+    settled = table_pb2.HouseRoundView(round_id="r1", phase="COMPLETE", staked=30, paid_out=70)
+    settled.boxes.add(
+        box=1,
+        settlement=[
+            table_pb2.HouseSettlementLine(item="ante", outcome="win", amount=10),
+            table_pb2.HouseSettlementLine(item="bet", outcome="win", amount=30, withheld=5),
+        ],
+    )
+    lines = vm.house_round_lines(settled, 1_000_030)
+    assert "  ante: win +10" in lines
+    assert "  bet: win +30 (withheld 5)" in lines
+    assert "staked 30, paid out 70" in lines
+    assert not any(line.startswith("decide within") for line in lines)
