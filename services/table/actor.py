@@ -20,7 +20,7 @@ import contextlib
 import enum
 import hashlib
 import time
-from collections.abc import Awaitable, Callable, Hashable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
@@ -34,7 +34,6 @@ from poker_engine.hand import Hand
 from poker_engine.seating import Entry, HandPlan
 from poker_engine.seating import TableState as Seating
 from service_runtime.errors import (
-    AlreadyExists,
     DomainError,
     FailedPrecondition,
     InvalidArgument,
@@ -47,6 +46,7 @@ from services.table.chat import ChatGuard, check_sticker, check_text
 from services.table.dependencies import CashierClient, Commitment, FairnessClient
 from services.table.event_log import HandEventLog
 from services.table.hand_record import config_entry, hand_record
+from services.table.idempotency import AnswerMemory
 from services.table.presence import Expiry, PresenceRules, SeatPresence
 from services.table.record_outbox import MemoryOutbox, RecordOutbox
 from services.table.remote import is_unavailable
@@ -66,7 +66,6 @@ from services.table.views import (
 T = TypeVar("T")
 log = get_logger("table.actor")
 
-IDEMPOTENCY_MEMORY = 20_000
 MAINTENANCE_RECHECK_SECONDS = 0.5
 _INVALID_ACTION_REASONS = frozenset({"AMOUNT_REQUIRED", "INVALID_AMOUNT"})
 
@@ -224,7 +223,7 @@ class TableActor:
         self._turn: tuple[int, float] | None = None  # (engine seat, loop time the turn started)
         self._watchers: set[Watcher] = set()
         self._sequence = 0
-        self._answers: collections.OrderedDict[Hashable, tuple[Hashable, Any]] = collections.OrderedDict()
+        self._answers = AnswerMemory()
         self.hands_settled = 0
         self._recent: collections.deque[tuple[float, int]] = collections.deque(maxlen=200)  # (ended, pot)
         self._presence_rules = PresenceRules(
@@ -822,31 +821,7 @@ class TableActor:
             self._seating = self._seating.stand_up(seat)
         self._publish_notice("PLAYER_LEFT", f"{player.player_id} left seat {public_seat(seat)}", seat=seat)
 
-    # ------------------------------------------------------------------ idempotency
-
-    async def _once(self, key: Hashable, fingerprint: Hashable, run: Callable[[], Awaitable[T]]) -> T:
-        """A retry with the same key returns the first answer (an error included); other fields conflict."""
-        known = self._answers.get(key)
-        if known is not None:
-            first_fingerprint, outcome = known
-            if first_fingerprint != fingerprint:
-                raise AlreadyExists("IDEMPOTENCY_CONFLICT", "the request id was used with other fields")
-            if isinstance(outcome, DomainError):
-                raise outcome
-            return outcome  # type: ignore[no-any-return]
-        try:
-            answer = await run()
-        except DomainError as error:
-            if not is_unavailable(error):
-                self._remember(key, fingerprint, error)
-            raise
-        self._remember(key, fingerprint, answer)
-        return answer
-
-    def _remember(self, key: Hashable, fingerprint: Hashable, outcome: Any) -> None:
-        self._answers[key] = (fingerprint, outcome)
-        while len(self._answers) > IDEMPOTENCY_MEMORY:
-            self._answers.popitem(last=False)
+    # ------------------------------------------------------------------ seats
 
     def _seat_of(self, player_id: str) -> int | None:
         return next((seat for seat, p in self._players.items() if p.player_id == player_id), None)
@@ -903,7 +878,9 @@ class TableActor:
             response.stack.amount = session.stack
             return response
 
-        return await self._once((player_id, "SitDown", request_id), (seat, buy_in, wait_for_big_blind), run)
+        return await self._answers.once(
+            (player_id, "SitDown", request_id), (seat, buy_in, wait_for_big_blind), run
+        )
 
     async def leave(self, player_id: str, request_id: str) -> table_pb2.LeaveTableResponse:
         self._require_open()
@@ -937,7 +914,7 @@ class TableActor:
             response.cashed_out.amount = amount
             return response
 
-        return await self._once((player_id, "LeaveTable", request_id), (), run)
+        return await self._answers.once((player_id, "LeaveTable", request_id), (), run)
 
     async def act(
         self, player_id: str, request_id: str, hand_id: str, kind: int, amount: int
@@ -983,7 +960,7 @@ class TableActor:
                 response.event.CopyFrom(own[0])
             return response
 
-        return await self._once((player_id, "Act", request_id), (hand_id, kind, amount), run)
+        return await self._answers.once((player_id, "Act", request_id), (hand_id, kind, amount), run)
 
     async def set_player_seed(
         self, player_id: str, request_id: str, seed: bytes
@@ -1002,7 +979,7 @@ class TableActor:
             pending.seeds[seat] = seed
             return table_pb2.SetPlayerSeedResponse(hand_id=hand_id)
 
-        return await self._once((player_id, "SetPlayerSeed", request_id), (seed,), run)
+        return await self._answers.once((player_id, "SetPlayerSeed", request_id), (seed,), run)
 
     async def sit_out(self, player_id: str, request_id: str, back_in: bool, wait: bool) -> int:
         self._require_open()
@@ -1027,7 +1004,9 @@ class TableActor:
             self._publish_notice("PLAYER_SAT_IN" if back_in else "PLAYER_SAT_OUT", player_id, seat=seat)
             return self._status(seat)
 
-        return await self._once((player_id, "SitOut" if not back_in else "SitIn", request_id), (wait,), run)
+        return await self._answers.once(
+            (player_id, "SitOut" if not back_in else "SitIn", request_id), (wait,), run
+        )
 
     async def chat(
         self, player_id: str, request_id: str, text: str, sticker: str
@@ -1046,7 +1025,7 @@ class TableActor:
             sent = self._broadcast({None: {"chat": message}}, seat=seat)
             return table_pb2.SendChatResponse(event=sent)
 
-        return await self._once((player_id, "SendChat", request_id), (text, sticker), run)
+        return await self._answers.once((player_id, "SendChat", request_id), (text, sticker), run)
 
     def figures(self, shard_id: str) -> TableFigures:
         """The table's public figures for the lobby (no card, public seat numbers from 1)."""

@@ -29,11 +29,10 @@ resumed after a restart, never refunded.
 from __future__ import annotations
 
 import asyncio
-import collections
 import contextlib
 import hashlib
 import time
-from collections.abc import Awaitable, Callable, Hashable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
@@ -47,7 +46,6 @@ from house_games import (
 from poker.common.v1 import common_pb2
 from poker.table.v1 import table_pb2
 from service_runtime.errors import (
-    AlreadyExists,
     DomainError,
     FailedPrecondition,
     InvalidArgument,
@@ -79,13 +77,13 @@ from services.table.house_round import (
     largest_payout,
 )
 from services.table.house_views import round_record, round_view, table_view
+from services.table.idempotency import AnswerMemory
 from services.table.remote import is_unavailable
 from services.table.views import notice
 
 T = TypeVar("T")
 log = get_logger("table.house")
 
-IDEMPOTENCY_MEMORY = 20_000
 BALANCE_REFRESH_SECONDS = 1.0
 _INVALID_DECISION_REASONS = frozenset({"BAD_EXCHANGE_CARDS", "INSURANCE_OUT_OF_RANGE"})
 
@@ -180,7 +178,7 @@ class HouseTable:
         # rounds are refunded, so a retry of the request opens a new round (a new fairness hand).
         self._attempts: dict[tuple[str, str], int] = {}
         self._locks: dict[str, asyncio.Lock] = {}
-        self._answers: collections.OrderedDict[Hashable, tuple[Hashable, Any]] = collections.OrderedDict()
+        self._answers = AnswerMemory()
         self._watchers: set[Watcher] = set()
         self._background: set[asyncio.Task[None]] = set()
         self._bank = 0
@@ -235,31 +233,6 @@ class HouseTable:
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
-    # ------------------------------------------------------------------ idempotency
-
-    async def _once(self, key: Hashable, fingerprint: Hashable, run: Callable[[], Awaitable[T]]) -> T:
-        known = self._answers.get(key)
-        if known is not None:
-            first, outcome = known
-            if first != fingerprint:
-                raise AlreadyExists("IDEMPOTENCY_CONFLICT", "the request id was used with other fields")
-            if isinstance(outcome, DomainError):
-                raise outcome
-            return outcome  # type: ignore[no-any-return]
-        try:
-            answer = await run()
-        except DomainError as error:
-            if not is_unavailable(error):
-                self._remember(key, fingerprint, error)
-            raise
-        self._remember(key, fingerprint, answer)
-        return answer
-
-    def _remember(self, key: Hashable, fingerprint: Hashable, outcome: Any) -> None:
-        self._answers[key] = (fingerprint, outcome)
-        while len(self._answers) > IDEMPOTENCY_MEMORY:
-            self._answers.popitem(last=False)
-
     # ------------------------------------------------------------------ balances
 
     async def _read_balances(self) -> tuple[int, int]:
@@ -302,7 +275,7 @@ class HouseTable:
             return table_pb2.SetPlayerSeedResponse(hand_id=pending.hand_id)
 
         async with self._lock(player):
-            return await self._once((player, "SetPlayerSeed", request_id), (seed,), run)
+            return await self._answers.once((player, "SetPlayerSeed", request_id), (seed,), run)
 
     async def place_bets(
         self, player: str, request_id: str, bets: Sequence[BoxBet]
@@ -320,7 +293,7 @@ class HouseTable:
             return await self._open_round(player, request_id, wagers)
 
         async with self._lock(player):
-            return await self._once((player, "PlaceHouseBets", request_id), tuple(bets), run)
+            return await self._answers.once((player, "PlaceHouseBets", request_id), tuple(bets), run)
 
     async def _open_round(
         self, player: str, request_id: str, wagers: tuple[BoxWager, ...]
@@ -437,7 +410,7 @@ class HouseTable:
 
         fingerprint = (round_id, box, decision, card_indexes, amount)
         async with self._lock(player):
-            return await self._once((player, "MakeHouseDecision", request_id), fingerprint, run)
+            return await self._answers.once((player, "MakeHouseDecision", request_id), fingerprint, run)
 
     async def _take(self, player: str, run: RoundRun, taken: TakenDecision) -> None:
         live = run.live
