@@ -162,7 +162,12 @@ class RussianPokerRound:
             box = self._boxes[box_id]
             if box.wager.bonus:
                 result = settle_bonus(
-                    box_id, box.wager.bonus, box.first_five, self.settings.bonus_pay_table, balance
+                    box_id,
+                    box.wager.bonus,
+                    box.first_five,
+                    self.settings.bonus_pay_table,
+                    balance,
+                    self.settings.jackpot_contribution_percent,
                 )
                 balance -= sum(line.amount for line in result.lines if line.item is Item.JACKPOT)
                 results.append(result)

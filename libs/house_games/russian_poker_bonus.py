@@ -3,6 +3,13 @@
 Jackpot shares are whole chips: ``floor(balance * percent / 100)``; the remainder stays in the
 jackpot. Several jackpot wins in one round are paid in dealing order, each from what the earlier ones
 left. The bonus is not part of the table maximum, which the rules apply to combinations plus insurance.
+
+A lost bonus stake is split (the rules are silent; an operator setting, ``jackpot_contribution_percent``):
+``floor(stake * percent / 100)`` goes to the jackpot (a JACKPOT_CONTRIBUTION line, PLAYER_TO_JACKPOT),
+the rest to the house bank (the BONUS line). The player loses the whole stake either way, so the
+return to player does not depend on the setting; won and returned bonus stakes are not split (fixed
+odds are paid by the house bank, jackpot shares by the jackpot). Contributions count toward the
+jackpot balance of later rounds (``jackpot_after``), not toward the shares of the round that made them.
 """
 
 from __future__ import annotations
@@ -30,10 +37,21 @@ def jackpot_share(balance: int, percent: int) -> int:
     return balance * percent // 100
 
 
+def jackpot_contribution(stake: int, percent: int) -> int:
+    """Whole chips of a lost bonus stake that go to the jackpot, rounded down (the rest to the house bank)."""
+    return stake * percent // 100
+
+
 def settle_bonus(
-    box: int, stake: int, five_cards: Sequence[int], table: BonusPayTable, jackpot_balance: int
+    box: int,
+    stake: int,
+    five_cards: Sequence[int],
+    table: BonusPayTable,
+    jackpot_balance: int,
+    contribution_percent: int = 0,
 ) -> BonusResult:
-    """Settle one box's bonus on its first five cards against the jackpot balance left so far."""
+    """Settle one box's bonus on its first five cards against the jackpot balance left so far; a lost
+    stake gives ``contribution_percent`` of itself (rounded down) to the jackpot."""
     combination = five_card_bonus_combination(five_cards)
     percent = table.jackpot_share(combination)
     odds = table.fixed_odds(combination)
@@ -50,7 +68,19 @@ def settle_bonus(
     elif odds is not None:
         lines = (won(Item.BONUS, stake, stake * odds, f"BONUS_{combination.name}"),)
     else:
-        lines = (lost(Item.BONUS, stake, "BONUS_NO_COMBINATION"),)
+        contribution = jackpot_contribution(stake, contribution_percent)
+        lines = (lost(Item.BONUS, stake - contribution, "BONUS_NO_COMBINATION"),)
+        if contribution:
+            lines += (
+                SettlementLine(
+                    Item.JACKPOT_CONTRIBUTION,
+                    contribution,
+                    Outcome.LOST,
+                    contribution,
+                    Direction.PLAYER_TO_JACKPOT,
+                    f"JACKPOT_CONTRIBUTION_{contribution_percent}_PERCENT",
+                ),
+            )
     return BonusResult(box, combination, lines)
 
 

@@ -11,6 +11,7 @@ from house_games.pay_tables import BonusPayTable, CasinoHoldemPayTable, RussianP
 
 DEFAULT_TABLE_MAXIMUM = 50_000
 MAX_BOXES = 7
+DEFAULT_JACKPOT_CONTRIBUTION_PERCENT = 25
 
 
 def _check_positive(problems: list[str], name: str, value: object) -> None:
@@ -75,10 +76,16 @@ class RussianPokerSettings:
     bonus_on_light_boxes: bool = False
     # Decision 1: the ante of a bought game that still gives no game.
     still_no_game_ante: StillNoGameAnte = StillNoGameAnte.PAY
+    # Decision 9: the share (whole percent, rounded down to whole chips) of a lost bonus stake that goes
+    # to the jackpot; the rest goes to the house bank. The text is silent; 25 awaits the operator.
+    jackpot_contribution_percent: int = DEFAULT_JACKPOT_CONTRIBUTION_PERCENT
 
     def __post_init__(self) -> None:
         problems: list[str] = []
         _check_positive(problems, "table_maximum", self.table_maximum)
+        percent = self.jackpot_contribution_percent
+        if type(percent) is not int or not 0 <= percent <= 100:
+            problems.append(f"jackpot_contribution_percent must be an integer 0 to 100, got {percent!r}")
         if not isinstance(self.bonus_on_light_boxes, bool):
             problems.append(f"bonus_on_light_boxes must be true or false, got {self.bonus_on_light_boxes!r}")
         if not isinstance(self.still_no_game_ante, StillNoGameAnte):
@@ -108,6 +115,7 @@ class RussianPokerSettings:
             "bonus_stake",
             "bonus_on_light_boxes",
             "still_no_game_ante",
+            "jackpot_contribution_percent",
         }
         _refuse_unknown(raw, known, "Russian Poker")
         defaults = cls()
@@ -136,6 +144,9 @@ class RussianPokerSettings:
             bonus_stake=None if bonus_stake is None else _int(raw, "bonus_stake", 0),
             bonus_on_light_boxes=light_bonus,
             still_no_game_ante=StillNoGameAnte(still_no_game),
+            jackpot_contribution_percent=_int(
+                raw, "jackpot_contribution_percent", defaults.jackpot_contribution_percent
+            ),
         )
 
 

@@ -2,7 +2,9 @@
 
 A line is one transfer between three kinds of account that the table service maps onto cashier
 accounts: the box owner's seat (PLAYER), the house bank (HOUSE_BANK) and the jackpot (JACKPOT).
-Stakes stay with the player until settlement; a stake that is returned or pushes moves nothing.
+Stakes stay with the player until settlement; a stake that is returned or pushes moves nothing; the
+jackpot's share of a lost bonus stake (the setting ``jackpot_contribution_percent``) moves
+PLAYER_TO_JACKPOT on a line of its own.
 Because every line moves chips from one account to another, the sum over players, house bank and
 jackpot never changes (proven by the conservation property tests).
 """
@@ -25,6 +27,7 @@ class Direction(Enum):
     PLAYER_TO_HOUSE = "PLAYER_TO_HOUSE"
     HOUSE_TO_PLAYER = "HOUSE_TO_PLAYER"
     JACKPOT_TO_PLAYER = "JACKPOT_TO_PLAYER"
+    PLAYER_TO_JACKPOT = "PLAYER_TO_JACKPOT"
     NO_TRANSFER = "NO_TRANSFER"
 
     @property
@@ -40,12 +43,14 @@ _SOURCE = {
     Direction.PLAYER_TO_HOUSE: Account.PLAYER,
     Direction.HOUSE_TO_PLAYER: Account.HOUSE_BANK,
     Direction.JACKPOT_TO_PLAYER: Account.JACKPOT,
+    Direction.PLAYER_TO_JACKPOT: Account.PLAYER,
     Direction.NO_TRANSFER: None,
 }
 _DESTINATION = {
     Direction.PLAYER_TO_HOUSE: Account.HOUSE_BANK,
     Direction.HOUSE_TO_PLAYER: Account.PLAYER,
     Direction.JACKPOT_TO_PLAYER: Account.PLAYER,
+    Direction.PLAYER_TO_JACKPOT: Account.JACKPOT,
     Direction.NO_TRANSFER: None,
 }
 
@@ -60,6 +65,8 @@ class Item(Enum):
     BUY_GAME_FEE = "BUY_GAME_FEE"
     BONUS = "BONUS"
     JACKPOT = "JACKPOT"
+    # The part of a lost bonus stake that goes to the jackpot (the rest is the BONUS line's).
+    JACKPOT_CONTRIBUTION = "JACKPOT_CONTRIBUTION"
     INSURANCE = "INSURANCE"
     SECOND_COMBINATION = "SECOND_COMBINATION"
 
@@ -187,27 +194,30 @@ class RoundSettlement:
         raise KeyError(box)
 
     def net_transfers(self) -> tuple[Transfer, ...]:
-        """Per player (in box order): the net with the house bank, then any jackpot win.
+        """Per player (in box order): the net with the house bank, then the net with the jackpot.
 
         Applying these moves exactly what applying every line would; the table service can use them
-        as the round's linked batch (seat <-> house bank, jackpot -> seat).
+        as the round's linked batch (seat <-> house bank, seat <-> jackpot: a jackpot win less the
+        player's contributions, or the contributions less a win).
         """
         house: dict[str, int] = {}
         jackpot: dict[str, int] = {}
         for settlement in self.boxes:
+            house.setdefault(settlement.player, 0)
             for line in settlement.lines:
-                if line.direction is Direction.JACKPOT_TO_PLAYER:
-                    jackpot[settlement.player] = jackpot.get(settlement.player, 0) + line.amount
-                else:
-                    house[settlement.player] = house.get(settlement.player, 0) + line.delta(Account.PLAYER)
+                side = (
+                    jackpot
+                    if Account.JACKPOT in (line.direction.source, line.direction.destination)
+                    else house
+                )
+                side[settlement.player] = side.get(settlement.player, 0) + line.delta(Account.PLAYER)
         transfers: list[Transfer] = []
         for player, net in house.items():
-            if net > 0:
-                transfers.append(Transfer(player, Account.HOUSE_BANK, Account.PLAYER, net))
-            elif net < 0:
-                transfers.append(Transfer(player, Account.PLAYER, Account.HOUSE_BANK, -net))
-            if jackpot.get(player, 0) > 0:
-                transfers.append(Transfer(player, Account.JACKPOT, Account.PLAYER, jackpot[player]))
+            for account, amount in ((Account.HOUSE_BANK, net), (Account.JACKPOT, jackpot.get(player, 0))):
+                if amount > 0:
+                    transfers.append(Transfer(player, account, Account.PLAYER, amount))
+                elif amount < 0:
+                    transfers.append(Transfer(player, Account.PLAYER, account, -amount))
         return tuple(transfers)
 
     def player_deltas(self) -> dict[str, int]:

@@ -12,7 +12,10 @@ Money model: every stake (ante, dark bet, bonus, and later bets, fees and insura
 wallet to the house bank when it is placed. At settlement the house bank pays back, per box, the
 box's stakes plus the box's net of every non-jackpot line (so a lost stake pays back nothing, a
 returned one its stake, a won one its stake plus the win), and the jackpot pays its shares. The
-wallet's change over the round is therefore exactly the library's `player_delta`.
+jackpot's part of a lost bonus stake (the library's JACKPOT_CONTRIBUTION line, PLAYER_TO_JACKPOT)
+is not in that net, so the house bank pays it back with the rest and the wallet passes it on to the
+jackpot in the same linked batch. The wallet's change over the round is therefore exactly the
+library's `player_delta`, the bank's its `house_delta`, the jackpot's its `jackpot_delta`.
 """
 
 from __future__ import annotations
@@ -141,6 +144,11 @@ class PlannedTransfer:
     house_account: str  # "bank" or "jackpot"
     amount: int
     reference: str
+
+
+def paid_back(transfers: Sequence[PlannedTransfer]) -> int:
+    """What a batch leaves in the wallet: house accounts -> wallet less wallet -> jackpot (contributions)."""
+    return sum(t.amount if t.to_player else -t.amount for t in transfers)
 
 
 def settings_for(room: HouseRoom) -> CasinoHoldemSettings | RussianPokerSettings:
@@ -409,14 +417,18 @@ class LiveRound:
 
     def settlement_transfers(self, settlement: RoundSettlement) -> list[PlannedTransfer]:
         """The round's linked settlement batch: per box, the house bank pays back the box's stakes plus
-        its net of the non-jackpot lines, and the jackpot pays the box's jackpot shares."""
+        its net of the non-jackpot lines, the jackpot pays the box's jackpot shares, and the wallet
+        passes the box's jackpot contribution on to the jackpot (after the bank's payment, which
+        includes it, so the batch never needs more than the wallet receives)."""
         transfers: list[PlannedTransfer] = []
         for box in settlement.boxes:
             from_bank = self.staked.get(box.box, 0)
-            from_jackpot = 0
+            from_jackpot = to_jackpot = 0
             for line in box.lines:
                 if line.direction is Direction.JACKPOT_TO_PLAYER:
                     from_jackpot += line.amount
+                elif line.direction is Direction.PLAYER_TO_JACKPOT:
+                    to_jackpot += line.amount
                 else:
                     from_bank += line.delta(Account.PLAYER)
             if from_bank < 0:
@@ -430,6 +442,12 @@ class LiveRound:
                 transfers.append(
                     PlannedTransfer(
                         f"hgr:{self.round_id}:jp:{box.box}", True, "jackpot", from_jackpot, reference
+                    )
+                )
+            if to_jackpot:
+                transfers.append(
+                    PlannedTransfer(
+                        f"hgr:{self.round_id}:jc:{box.box}", False, "jackpot", to_jackpot, reference
                     )
                 )
         return transfers

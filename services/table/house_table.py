@@ -18,8 +18,9 @@ A round, start to end (docs/house-games.md, "The table service"):
    that does not decide within `decision_seconds` takes the rules' default (fold where allowed,
    else take the ante), noted in the view and the record.
 3. When every box has decided: the library's settlement becomes one linked batch (house bank ->
-   wallet `hgr:<round>:out:<box>`, jackpot -> wallet `hgr:<round>:jp:<box>`), retried with the same
-   ids until the cashier acknowledges it; then the journal's `closed`, the reveal and the record.
+   wallet `hgr:<round>:out:<box>`, jackpot -> wallet `hgr:<round>:jp:<box>`, the jackpot's part of
+   a lost bonus wallet -> jackpot `hgr:<round>:jc:<box>`), retried with the same ids until the
+   cashier acknowledges it; then the journal's `closed`, the reveal and the record.
 A round whose stakes may have been taken but that was never dealt (cashier or fairness down half
 way, a shard killed) is refunded: the stake batch is sent again (same ids: applied at most once),
 then returned with `hgr:<round>:void:<box>`, and the hand is revealed as voided. A dealt round is
@@ -37,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 from house_games import (
+    Account,
     BoxWager,
     HouseGameError,
     IllegalDecisionError,
@@ -75,6 +77,7 @@ from services.table.house_round import (
     fairness_chain,
     initial_stake,
     largest_payout,
+    paid_back,
 )
 from services.table.house_views import round_record, round_view, table_view
 from services.table.idempotency import AnswerMemory
@@ -496,7 +499,7 @@ class HouseTable:
             if run.retry is None or run.retry.done():
                 self._spawn(self._retry_settlement(player, run))
             return
-        self._complete(player, run, sum(t.amount for t in transfers))
+        self._complete(player, run, paid_back(transfers))
 
     async def _retry_settlement(self, player: str, run: RoundRun) -> None:
         backoff = self._t.retry_initial_seconds
@@ -515,7 +518,7 @@ class HouseTable:
                 except DomainError as error:
                     log.warning("round settlement retry failed", round_id=run.round_id, reason=error.reason)
                     continue
-                self._complete(player, run, sum(t.amount for t in transfers))
+                self._complete(player, run, paid_back(transfers))
 
     def _house_transfers(self, player: str, planned: list[PlannedTransfer]) -> list[HouseTransfer]:
         wallet = wallet_account(self.room.pool, player)
@@ -529,6 +532,11 @@ class HouseTable:
     def _complete(self, player: str, run: RoundRun, paid_out: int) -> None:
         run.state = "COMPLETE"
         run.paid_out = paid_out
+        if run.settlement is not None:
+            # The views show the jackpot with this round's contributions and shares at once; the next
+            # view asked for reads the cashier's own figure again (other tables share the jackpot).
+            self._jackpot += run.settlement.delta(Account.JACKPOT)
+            self._balances_at = time.monotonic() - BALANCE_REFRESH_SECONDS
         self._journal.append({"type": "closed", "round_id": run.round_id, "how": "settled"})
         self._exposure.release(self.room.pool, run.cover)
         self.rounds_settled += 1

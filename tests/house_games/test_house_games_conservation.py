@@ -7,6 +7,7 @@ round re-derived from the same deck and decisions settles identically.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable
 
@@ -164,7 +165,16 @@ def assert_conserves(settlement: RoundSettlement, table_maximum: int) -> None:
             assert type(line.amount) is int
             assert line.amount >= 0
             assert line.withheld >= 0
-            if line.outcome is Outcome.LOST:
+            if line.item is Item.JACKPOT_CONTRIBUTION:
+                # The jackpot's part of a lost bonus stake, beside the house bank's BONUS line.
+                assert (line.outcome, line.direction, line.amount) == (
+                    Outcome.LOST,
+                    Direction.PLAYER_TO_JACKPOT,
+                    line.stake,
+                )
+                assert line.amount > 0
+                assert box.line(Item.BONUS).outcome is Outcome.LOST
+            elif line.outcome is Outcome.LOST:
                 assert (line.direction, line.amount) == (Direction.PLAYER_TO_HOUSE, line.stake)
             elif line.outcome is Outcome.RETURNED:
                 assert (line.direction, line.amount) == (Direction.NO_TRANSFER, 0)
@@ -179,6 +189,7 @@ def assert_conserves(settlement: RoundSettlement, table_maximum: int) -> None:
     jackpot=st.integers(0, 10**7),
     light_bonus=st.booleans(),
     still_no_game_ante=st.sampled_from(StillNoGameAnte),
+    contribution=st.integers(0, 100),
     data=st.data(),
 )
 def test_russian_poker_settlement_conserves_chips(
@@ -187,11 +198,16 @@ def test_russian_poker_settlement_conserves_chips(
     jackpot: int,
     light_bonus: bool,
     still_no_game_ante: StillNoGameAnte,
+    contribution: int,
     data: st.DataObject,
 ):
-    # Both readings of the operator decisions 1 and 12 are settings; both must conserve.
+    # Both readings of the operator decisions 1 and 12 are settings, and decision 9's jackpot
+    # contribution is any percentage; all must conserve.
     table = RussianPokerSettings(
-        table_maximum=table_maximum, bonus_on_light_boxes=light_bonus, still_no_game_ante=still_no_game_ante
+        table_maximum=table_maximum,
+        bonus_on_light_boxes=light_bonus,
+        still_no_game_ante=still_no_game_ante,
+        jackpot_contribution_percent=contribution,
     )
     wagers = data.draw(russian_wagers(light_bonus))
     game = RussianPokerRound(deck, wagers, table, jackpot=jackpot)
@@ -217,6 +233,24 @@ def test_russian_poker_settlement_conserves_chips(
     for box, decision in taken:
         replay.decide(box, decision)
     assert replay.settle() == settlement
+    # The contribution only splits what the player lost between the house bank and the jackpot:
+    # with no contribution the same round gives every player the same result.
+    without = RussianPokerRound(
+        deck, wagers, dataclasses.replace(table, jackpot_contribution_percent=0), jackpot=jackpot
+    )
+    for box, decision in taken:
+        without.decide(box, decision)
+    plain = without.settle()
+    assert plain.player_deltas() == settlement.player_deltas()
+    contributed = sum(
+        line.amount
+        for box_settlement in settlement.boxes
+        for line in box_settlement.lines
+        if line.direction is Direction.PLAYER_TO_JACKPOT
+    )
+    assert settlement.jackpot_after == plain.jackpot_after + contributed
+    assert settlement.delta(Account.HOUSE_BANK) == plain.delta(Account.HOUSE_BANK) - contributed
+    assert not any(line.direction is Direction.PLAYER_TO_JACKPOT for box in plain.boxes for line in box.lines)
 
 
 @settings(max_examples=100, deadline=None)

@@ -67,6 +67,10 @@ def test_settings_load_from_json_like_mappings_and_partial_tables_override_named
     assert (settings.bonus_on_light_boxes, settings.still_no_game_ante) == (False, StillNoGameAnte.PAY)
     chosen = RussianPokerSettings.from_mapping({"bonus_on_light_boxes": True, "still_no_game_ante": "RETURN"})
     assert (chosen.bonus_on_light_boxes, chosen.still_no_game_ante) == (True, StillNoGameAnte.RETURN)
+    assert (settings.jackpot_contribution_percent, chosen.jackpot_contribution_percent) == (25, 25)
+    for percent in (0, 40, 100):
+        picked = RussianPokerSettings.from_mapping({"jackpot_contribution_percent": percent})
+        assert picked.jackpot_contribution_percent == percent
     holdem = CasinoHoldemSettings.from_mapping({"ante_odds": {"FLUSH": 3}, "table_maximum": 1000})
     assert holdem.pay_table.ante(HandCategory.FLUSH) == 3
     assert holdem.table_maximum == 1000
@@ -86,6 +90,11 @@ def test_settings_load_from_json_like_mappings_and_partial_tables_override_named
         {"colour": "green"},
         {"bonus_on_light_boxes": "yes"},
         {"still_no_game_ante": "KEEP"},
+        {"jackpot_contribution_percent": -1},
+        {"jackpot_contribution_percent": 101},
+        {"jackpot_contribution_percent": 12.5},
+        {"jackpot_contribution_percent": True},
+        {"jackpot_contribution_percent": "25"},
     ],
 )
 def test_bad_russian_poker_settings_are_refused(raw: dict[str, object]):

@@ -108,3 +108,24 @@ def test_bad_settings_file_is_reported_without_a_traceback(tmp_path: Path):
 def test_bonus_on_a_light_box_is_refused_by_the_simulator_too():
     with pytest.raises(SystemExit):
         main(["russian-poker", "--rounds", "10", "--bonus", "5"])
+
+
+def test_jackpot_contribution_does_not_change_the_players_return(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+):
+    # Decision 9: the contribution splits a lost bonus stake between the jackpot and the house bank;
+    # the player loses the same, so every figure but the split of the bonus line is unchanged.
+    figures = {}
+    for percent in (0, 25, 100):
+        table = tmp_path / f"table{percent}.json"
+        table.write_text(json.dumps({"jackpot_contribution_percent": percent}))
+        argv = ("russian-poker", "--rounds", "300", "--seed", "5", "--dark", "--bonus", "10")
+        figures[percent] = run(capsys, *argv, "--jackpot", "1000", "--settings", str(table)).splitlines()
+    unsplit = [line for line in figures[0] if "BONUS" not in line and "JACKPOT_CONTRIBUTION" not in line]
+    for percent in (25, 100):
+        assert [
+            line for line in figures[percent] if "BONUS" not in line and "JACKPOT_CONTRIBUTION" not in line
+        ] == unsplit
+        assert any("player net on JACKPOT_CONTRIBUTION" in line for line in figures[percent])
+    assert any("return to player" in line for line in unsplit)
+    assert not any("JACKPOT_CONTRIBUTION" in line for line in figures[0])

@@ -41,9 +41,87 @@ def test_default_bonus_table_fixed_odds(hand: str, odds: int):
 
 @pytest.mark.parametrize("hand", ["7s 7d 5c Jh 9s", "Ad Kd Qc Jh 9s", "2d 5d 6c 8h Ts"])
 def test_bonus_below_two_pairs_is_lost(hand: str):
-    game = russian_round([hand], DEALER_ACE_KING, wagers=[dark_bonus_box()])
-    bonus = game.settle().box(1).line(Item.BONUS)
-    assert (bonus.outcome, bonus.amount) == (Outcome.LOST, 5)
+    game = russian_round([hand], DEALER_ACE_KING, wagers=[dark_bonus_box(bonus=8)])
+    box = game.settle().box(1)
+    bonus, contribution = box.line(Item.BONUS), box.line(Item.JACKPOT_CONTRIBUTION)
+    # Decision 9: the default 25% of the lost stake goes to the jackpot, the rest to the house bank.
+    assert (bonus.outcome, bonus.amount, bonus.direction) == (Outcome.LOST, 6, Direction.PLAYER_TO_HOUSE)
+    assert (contribution.outcome, contribution.amount, contribution.direction, contribution.reason) == (
+        Outcome.LOST,
+        2,
+        Direction.PLAYER_TO_JACKPOT,
+        "JACKPOT_CONTRIBUTION_25_PERCENT",
+    )
+
+
+LOSING_BONUS_HAND = "2d 5d 6c 8c Ts"
+
+
+@pytest.mark.parametrize(
+    ("percent", "stake", "to_jackpot"),
+    [(25, 8, 2), (25, 10, 2), (25, 3, 0), (0, 10, 0), (100, 7, 7), (33, 100, 33), (1, 99, 0)],
+)
+def test_a_lost_bonus_is_split_between_jackpot_and_house_bank_rounded_down(
+    percent: int, stake: int, to_jackpot: int
+):
+    settings = RussianPokerSettings(jackpot_contribution_percent=percent)
+    game = russian_round(
+        [LOSING_BONUS_HAND],
+        DEALER_ACE_KING,
+        wagers=[dark_bonus_box(bonus=stake)],
+        settings=settings,
+        jackpot=500,
+    )
+    settlement = game.settle()
+    box = settlement.box(1)
+    # The jackpot gets whole chips, rounded down; the remainder goes to the house bank as before.
+    assert box.line(Item.BONUS).amount == stake - to_jackpot
+    assert box.has(Item.JACKPOT_CONTRIBUTION) is (to_jackpot > 0)
+    assert settlement.jackpot_after == 500 + to_jackpot
+    assert settlement.delta(Account.JACKPOT) == to_jackpot
+    # The player loses the whole bonus stake whatever the split (the main game is settled beside it).
+    plain = russian_round(
+        [LOSING_BONUS_HAND],
+        DEALER_ACE_KING,
+        wagers=[dark_bonus_box(bonus=stake)],
+        settings=RussianPokerSettings(jackpot_contribution_percent=0),
+        jackpot=500,
+    ).settle()
+    assert settlement.player_deltas() == plain.player_deltas()
+    assert settlement.delta(Account.HOUSE_BANK) == plain.delta(Account.HOUSE_BANK) - to_jackpot
+
+
+def test_won_bonus_stakes_give_nothing_to_the_jackpot():
+    # Fixed odds are paid by the house bank, jackpot shares by the jackpot, as without the setting.
+    fixed = russian_round(
+        ["7s 7d 5c 5h 9s"], DEALER_ACE_KING, wagers=[dark_bonus_box()], jackpot=1000
+    ).settle()
+    assert not fixed.box(1).has(Item.JACKPOT_CONTRIBUTION)
+    assert fixed.jackpot_after == 1000
+    flush = russian_round(
+        ["5s 6s 7s 8s 9s"], DEALER_ACE_KING, wagers=[dark_bonus_box()], jackpot=1000
+    ).settle()
+    assert not flush.box(1).has(Item.JACKPOT_CONTRIBUTION)
+    assert flush.jackpot_after == 900
+
+
+def test_contributions_count_for_later_rounds_not_for_shares_in_the_same_round():
+    # Box 1 loses its bonus (2 of 10 to the jackpot), box 2 hits a straight flush: its 10% share is
+    # taken from the balance before the round, and the contribution is in the balance after it.
+    wagers = [dark_bonus_box(1, "p1", bonus=10), dark_bonus_box(2, "p2")]
+    game = russian_round([LOSING_BONUS_HAND, "5h 6h 7h 8h 9h"], DEALER_ACE_KING, wagers=wagers, jackpot=1000)
+    settlement = game.settle()
+    assert settlement.box(1).line(Item.JACKPOT_CONTRIBUTION).amount == 2
+    assert settlement.box(2).line(Item.JACKPOT).amount == 100
+    assert settlement.jackpot_after == 1000 + 2 - 100
+    # One net transfer per player and account pair: p1 pays the jackpot, the jackpot pays p2.
+    jackpot_transfers = [
+        t for t in settlement.net_transfers() if Account.JACKPOT in (t.source, t.destination)
+    ]
+    assert [(t.player, t.source, t.destination, t.amount) for t in jackpot_transfers] == [
+        ("p1", Account.PLAYER, Account.JACKPOT, 2),
+        ("p2", Account.JACKPOT, Account.PLAYER, 100),
+    ]
 
 
 def test_bonus_is_settled_at_the_deal_before_any_exchange():

@@ -19,6 +19,7 @@ from services.table.house_round import (
     LiveRound,
     check_bets,
     largest_payout,
+    paid_back,
 )
 
 ROOMS = {
@@ -78,12 +79,20 @@ def test_settlement_batch_pays_back_stakes_plus_the_library_result(
     staked = sum(live.staked.values())
     assert staked == sum(line.stake for box in settlement.boxes for line in box.lines)
     transfers = live.settlement_transfers(settlement)
-    assert all(t.amount > 0 and t.to_player for t in transfers)
+    # Everything is paid to the wallet except the jackpot's part of a lost bonus, wallet -> jackpot.
+    assert all(t.amount > 0 for t in transfers)
+    assert all(t.to_player or (t.house_account == "jackpot" and ":jc:" in t.transfer_id) for t in transfers)
     assert len({t.transfer_id for t in transfers}) == len(transfers)
-    assert sum(t.amount for t in transfers) - staked == settlement.player_deltas().get("p", 0)
-    assert sum(t.amount for t in transfers if t.house_account == "jackpot") == -settlement.delta(
-        Account.JACKPOT
-    )
+    assert paid_back(transfers) - staked == settlement.player_deltas().get("p", 0)
+    change = {"bank": 0, "jackpot": 0}
+    wallet = 0  # the stakes already left the wallet: the batch, in order, never needs more than it gave
+    for t in transfers:
+        sign = 1 if t.to_player else -1
+        wallet += sign * t.amount
+        change[t.house_account] -= sign * t.amount
+        assert wallet >= 0
+    assert change["jackpot"] == settlement.delta(Account.JACKPOT)
+    assert change["bank"] + staked == settlement.delta(Account.HOUSE_BANK)
     assert sum(t.amount for t in live.refund_transfers()) == staked
     replay = LiveRound(
         game,

@@ -206,6 +206,43 @@ async def test_russian_poker_insurance_dark_boxes_bonus_and_jackpot(house_world:
     raise AssertionError("no three of a kind in 400 rounds")
 
 
+async def test_a_lost_bonus_feeds_the_jackpot_and_the_bank_keeps_the_rest(house_world: TableWorld) -> None:
+    """Decision 9: the default 25% of a lost bonus stake goes wallet -> jackpot in the round's linked
+    settlement batch, the rest stays with the house bank; the view shows the line and the new balance."""
+    world = house_world
+    await fund_house(world, 10_000_000)
+    client = await player_at(world, RUSSIAN)
+    for _ in range(40):  # a bonus loses about 12 rounds in 13
+        bank_before, jackpot_before = await house_balances(world)
+        before = await world.wallet(client.player_id)
+        view = (await client.bet(box(1, 10, dark=True, bonus=8))).round
+        view = await no_game_choice(client, view, TAKE_ANTE)
+        assert view.phase == "COMPLETE"
+        await finish_with_jackpot(world, client, view, before, jackpot_before=jackpot_before)
+        bank_after, jackpot_after = await house_balances(world)
+        wallet_change = await world.wallet(client.player_id) - before
+        # Conservation of this round: wallet + bank + jackpot unchanged (the audit checks the ledger).
+        assert wallet_change + (bank_after - bank_before) + (jackpot_after - jackpot_before) == 0
+        lines = {line.item: line for line in view.boxes[0].settlement}
+        if lines["BONUS"].outcome != "LOST":
+            assert "JACKPOT_CONTRIBUTION" not in lines
+            continue
+        contribution = lines["JACKPOT_CONTRIBUTION"]
+        assert (contribution.stake, contribution.amount, contribution.outcome) == (2, -2, "LOST")
+        assert contribution.reason == "JACKPOT_CONTRIBUTION_25_PERCENT"
+        assert (lines["BONUS"].stake, lines["BONUS"].amount) == (6, -6)
+        # The jackpot grew by the contribution; the bank by the rest of what the player lost.
+        assert jackpot_after - jackpot_before == 2
+        assert bank_after - bank_before == -wallet_change - 2
+        record = world.history.hands[view.round_id]
+        assert record.house_game.jackpot_change == 2
+        assert record.house_game.house_bank_change == bank_after - bank_before
+        # The table's public view shows the jackpot with the contribution.
+        assert (await client.snapshot()).house.jackpot_balance == jackpot_after
+        return
+    raise AssertionError("no lost bonus in 40 rounds")
+
+
 async def finish_with_jackpot(
     world: TableWorld,
     client: HouseClient,
