@@ -260,8 +260,8 @@ class HouseGameLine(_message.Message):
     REASON_FIELD_NUMBER: _builtins.int
     WITHHELD_FIELD_NUMBER: _builtins.int
     item: _builtins.str
-    """The item: ANTE, BET, EXCHANGE_FEE, SIXTH_CARD_FEE, BUY_GAME_FEE, BONUS, JACKPOT, INSURANCE,
-    SECOND_COMBINATION.
+    """The item: ANTE, BET, EXCHANGE_FEE, SIXTH_CARD_FEE, BUY_GAME_FEE, BONUS, JACKPOT,
+    JACKPOT_CONTRIBUTION, INSURANCE, SECOND_COMBINATION.
     """
     stake: _builtins.int
     """What the player risked on the item."""

@@ -1553,7 +1553,8 @@ class HouseSettlementLine(_message.Message):
     """
     item: _builtins.str
     """What the line is for: ANTE, BET, EXCHANGE_FEE, SIXTH_CARD_FEE, BUY_GAME_FEE, BONUS, JACKPOT,
-    INSURANCE, SECOND_COMBINATION.
+    JACKPOT_CONTRIBUTION (the share of a lost bonus stake that goes to the jackpot), INSURANCE,
+    SECOND_COMBINATION.
     """
     stake: _builtins.int
     """What the player staked on the item (0 for a pure payout)."""
