@@ -148,6 +148,21 @@ def test_table_shards_have_stable_names_and_time_to_finish_a_hand(
     assert pod["terminationGracePeriodSeconds"] >= pre_stop_pause + drain + 10
 
 
+def test_each_table_shard_keeps_its_data_folder_across_restarts(
+    rendered: dict[str, list[dict[str, Any]]],
+) -> None:
+    """The house-game round journal lives in POKER_DATA_DIR: on a read-only root file system it needs
+    a mount, and it must outlive the pod (a restarted shard resumes or refunds its open rounds)."""
+    for overlay in OVERLAYS:
+        (table,) = [w for w in _of_kind(rendered[overlay], "StatefulSet") if w["metadata"]["name"] == "table"]
+        (claim,) = table["spec"]["volumeClaimTemplates"]
+        (container,) = table["spec"]["template"]["spec"]["containers"]
+        mounts = {m["name"]: m["mountPath"] for m in container["volumeMounts"]}
+        assert mounts[claim["metadata"]["name"]] == "/var/lib/poker"  # the image's POKER_DATA_DIR
+    compose = yaml.safe_load((DEPLOY / "compose.yaml").read_text())
+    assert any(v.endswith(":/var/lib/poker") for v in compose["services"]["table"]["volumes"])
+
+
 def test_production_spreads_replicas_budgets_disruptions_and_scales_the_stateless_services(
     rendered: dict[str, list[dict[str, Any]]],
 ) -> None:
