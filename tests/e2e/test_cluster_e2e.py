@@ -5,10 +5,10 @@ pool balances and holds exactly what was minted; every hand's deck verifies; his
 (the dead shard's unfinished hand is voided, never settled twice) and each player's nets there equal
 the cashier's statement; no stream message, history record or export shows a player another's hidden
 card; the lobby's occupancy matches the tables. CI plays about 200 hands; POKER_E2E_FULL=1 plays
-1,200. From the kill on, house bots play Casino Hold'em and Russian Poker rounds at the seeded house
-rooms of both pools (the banks funded by an admin first): every round is in history with its
+1,200. House bots play Casino Hold'em and Russian Poker rounds at the seeded house rooms of both pools
+(the banks funded by an admin first), a batch finished before the kill and one after it: every round is in history with its
 settlement, its deck verifies with the cards shown, and each house bot's history nets equal its
-cashier statement (CI: 32 rounds; full: 200)."""
+cashier statement (CI: 12 + 20 rounds; full: 100 + 100)."""
 
 from __future__ import annotations
 
@@ -53,7 +53,9 @@ ROOMS = ("nlhe-gram-classic", "nlhe-mpx-classic", "flhe-gram-6max-10-20", "flhe-
 BOTS = 16
 # The seeded house rooms of both pools; one house bot each, the rounds shared among them.
 HOUSE_ROOMS = ("casino-holdem-gram", "casino-holdem-mpx", "russian-poker-gram", "russian-poker-mpx")
-HOUSE_ROUNDS = 200 if FULL else 32
+# Rounds finished before the kill (at both shards), and rounds played after it (at the survivor).
+HOUSE_ROUNDS_BEFORE = 100 if FULL else 12
+HOUSE_ROUNDS_AFTER = 100 if FULL else 20
 HOUSE_BANK = 5_000_000
 
 
@@ -108,16 +110,19 @@ async def test_bots_play_both_variants_and_pools_on_two_shards_one_is_killed_and
         player_prefix=prefix,
         behaviour=Behaviour(timeout_rate=0.03, leave_rate=0.03),
     )
-    house_plan = RunPlan(
-        lobby=plan.lobby,
-        cashier=plan.cashier,
-        rooms=(),
-        bots=0,
-        tables=1,
-        player_prefix=prefix,
-        house_rooms=HOUSE_ROOMS,
-        house_bots=len(HOUSE_ROOMS),
-        house_rounds=HOUSE_ROUNDS,
+    before_plan, after_plan = (
+        RunPlan(
+            lobby=plan.lobby,
+            cashier=plan.cashier,
+            rooms=(),
+            bots=0,
+            tables=1,
+            player_prefix=f"{prefix}-{phase}",
+            house_rooms=HOUSE_ROOMS,
+            house_bots=len(HOUSE_ROOMS),
+            house_rounds=rounds,
+        )
+        for phase, rounds in (("before", HOUSE_ROUNDS_BEFORE), ("after", HOUSE_ROUNDS_AFTER))
     )
     for pool in (common_pb2.CHIP_POOL_GRAM, common_pb2.CHIP_POOL_MPX):
         await conns.cashier.FundHouseAccount(
@@ -134,11 +139,14 @@ async def test_bots_play_both_variants_and_pools_on_two_shards_one_is_killed_and
     stop = asyncio.Event()
     house_task: asyncio.Task[BotRun] | None = None
     run_task = asyncio.create_task(run_bots(plan, credentials, stop, conns, stats, leave_at_end=False))
+    house_before = asyncio.create_task(run_bots(before_plan, credentials, None, conns, stats))
     try:
         await wait_for(
             lambda: len(stats.hands) >= HANDS_BEFORE_KILL or run_task.done(), within=600, interval=0.2
         )
         assert not run_task.done(), run_task.result()
+        # The first house rounds (at both shards) are settled; their records may still be on the way.
+        house_runs = [await asyncio.wait_for(house_before, timeout=120)]
         # kill -9 the shard that owns the most of the run's rooms (by the PID this test started).
         before = await owners(conns.lobby, reader)
         counts = collections.Counter(r.shard_id for r in before.values())
@@ -149,15 +157,16 @@ async def test_bots_play_both_variants_and_pools_on_two_shards_one_is_killed_and
         hands_at_kill = len(stats.hands)
         # House bots play alongside the cash bots from here on (routed by the lobby to the survivor
         # for the dead shard's house rooms).
-        house_task = asyncio.create_task(run_bots(house_plan, credentials, None, conns, stats))
+        house_task = asyncio.create_task(run_bots(after_plan, credentials, None, conns, stats))
         run = await asyncio.wait_for(run_task, timeout=900)
-        house_run = await asyncio.wait_for(house_task, timeout=300)
+        house_runs.append(await asyncio.wait_for(house_task, timeout=300))
     finally:
         stop.set()
         with contextlib.suppress(BaseException):
             await asyncio.wait_for(run_task, timeout=60)
-        if house_task is not None and not house_task.done():
-            house_task.cancel()
+        for task in (house_before, house_task):
+            if task is not None and not task.done():
+                task.cancel()
     tables = run.tables
     try:
         assert len(stats.hands) >= HANDS_IN_ALL
@@ -165,8 +174,12 @@ async def test_bots_play_both_variants_and_pools_on_two_shards_one_is_killed_and
         assert stats.timeouts_let_run > 0
         assert stats.leaves > 0
         assert stats.rejoins > 0
-        assert stats.house_rounds == HOUSE_ROUNDS
-        assert {r.table_id for b in house_run.house_bots for r in b.rounds} == {f"{r}.1" for r in HOUSE_ROOMS}
+        house_bots = [bot for house_run in house_runs for bot in house_run.house_bots]
+        assert stats.house_rounds == HOUSE_ROUNDS_BEFORE + HOUSE_ROUNDS_AFTER
+        for house_run in house_runs:
+            assert {r.table_id for b in house_run.house_bots for r in b.rounds} == {
+                f"{r}.1" for r in HOUSE_ROOMS
+            }
         # The dead shard's rooms now belong to the other shard, which dealt hands there after the kill.
         after = await owners(conns.lobby, reader)
         assert all(after[room].shard_id != victim for room in moved)
@@ -227,13 +240,13 @@ async def test_bots_play_both_variants_and_pools_on_two_shards_one_is_killed_and
 
     async def house_recorded() -> bool:
         nonlocal house_last
-        house_last = await house_problems(ledger, house_run.house_bots)
+        house_last = await house_problems(ledger, house_bots)
         return not house_last
 
     with contextlib.suppress(AssertionError):
         await wait_for(house_recorded, within=60, interval=1)
     problems += house_last
-    problems += await money_problems(ledger, run.bots, records, house_run.house_bots)
+    problems += await money_problems(ledger, run.bots, records, house_bots)
     problems += await fairness_problems(ledger, records)
     problems += await privacy_problems(ledger, run.bots, records, voided | lost, PRIVACY_SAMPLE)
     assert problems == [], "\n".join(problems[:40])
