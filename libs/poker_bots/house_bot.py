@@ -145,7 +145,7 @@ class HouseBot:
     async def _russian(self) -> HouseRound:
         view = await self._bet()
         first = tuple(c.index for c in view.boxes[0].cards)
-        deal = RussianDeal(first, view.dealer_cards[0].index)
+        deal = RussianDeal(first, view.dealer_cards[0].index if view.dealer_cards else None)
         indexes = russian_exchange(first)
         if indexes:
             view = await self._decide(view, EXCHANGE, indexes)

@@ -59,7 +59,7 @@ class RussianDeal:
     """The positions a Russian Poker round showed, collected as the round goes."""
 
     first: tuple[int, ...]
-    upcard: int
+    upcard: int | None  # the dealer's face-up first card (None in a room without the upcard)
     dealt: list[tuple[int, int]] = field(default_factory=list)
     _next: int = RUSSIAN_EXCHANGE_AT
 
@@ -76,5 +76,6 @@ class RussianDeal:
         """All positions, once the round is settled. A bought game replaces dealer cards from further
         down the deck, so then only the upcard's position is certain."""
         if bought_game:
-            return [*self.dealt, (RUSSIAN_DEALER_AT, self.upcard)]
+            upcard = [] if self.upcard is None else [(RUSSIAN_DEALER_AT, self.upcard)]
+            return [*self.dealt, *upcard]
         return [*self.dealt, *((RUSSIAN_DEALER_AT + i, c) for i, c in enumerate(dealer))]

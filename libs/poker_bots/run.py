@@ -111,7 +111,8 @@ async def run_bots(
         try:
             while not stop.is_set():
                 hands_done = not bots or (plan.hands and len(stats.hands) >= plan.hands)
-                rounds_done = not house or (plan.house_rounds and all(t.done() for t in house_tasks))
+                # House bots end by themselves: budget spent, broke, or too many failed rounds.
+                rounds_done = all(t.done() for t in house_tasks)
                 if hands_done and rounds_done:
                     break
                 if plan.seconds and time.monotonic() - started >= plan.seconds:
