@@ -75,6 +75,35 @@ class Connections:
             await channel.close()
 
 
+async def purchase(
+    connections: Connections,
+    credentials: Credentials,
+    stats: RunStats,
+    player_id: str,
+    pool: common_pb2.ChipPool.ValueType,
+    chips: int,
+) -> bool:
+    """Buy `chips` for `player_id` with the payments identity; False if there is none or it fails."""
+    payments = credentials.payments()
+    if payments is None:
+        return False
+    request = cashier_pb2.PurchaseRequest(
+        payment_reference=f"bots-{player_id}-{uuid.uuid4().hex[:12]}",
+        player_id=player_id,
+        source=SOURCE_OF_POOL[pool],
+        amount_minor=chips * MINOR_PER_CHIP[pool],
+    )
+    started = time.perf_counter()
+    try:
+        await connections.cashier.Purchase(request, metadata=payments, timeout=connections.timeout)
+    except grpc.aio.AioRpcError as error:
+        stats.error("purchase", error.code().name, reason_of(error))
+        return False
+    stats.latency("purchase", time.perf_counter() - started)
+    stats.purchases += 1
+    return True
+
+
 @dataclass(frozen=True)
 class Behaviour:
     """How often a bot lets the clock act, leaves between hands, and how it buys chips."""
@@ -314,29 +343,14 @@ class Bot:
 
     async def buy_chips(self) -> bool:
         """Buy `buy_ins_per_purchase` buy-ins with the payments identity; False if it cannot."""
-        payments = self.credentials.payments()
-        if payments is None or self.purchases >= self.behaviour.max_purchases:
+        if self.purchases >= self.behaviour.max_purchases:
             return False
-        pool = self.terms.pool
         chips = self.terms.buy_in * self.behaviour.buy_ins_per_purchase
-        request = cashier_pb2.PurchaseRequest(
-            payment_reference=f"bots-{self.player_id}-{uuid.uuid4().hex[:12]}",
-            player_id=self.player_id,
-            source=SOURCE_OF_POOL[pool],
-            amount_minor=chips * MINOR_PER_CHIP[pool],
-        )
-        try:
-            await self._timed(
-                "purchase",
-                self.connections.cashier.Purchase(
-                    request, metadata=payments, timeout=self.connections.timeout
-                ),
-            )
-        except grpc.aio.AioRpcError as error:
-            self._error("purchase", error)
+        if not await purchase(
+            self.connections, self.credentials, self.stats, self.player_id, self.terms.pool, chips
+        ):
             return False
         self.purchases += 1
-        self.stats.purchases += 1
         return True
 
     async def _leave_and_rest(self) -> None:

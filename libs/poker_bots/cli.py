@@ -2,6 +2,10 @@
 
     poker-bots --bots 6 --tables 2 --rooms nlhe-gram-classic,flhe-mpx-6max-10-20 --hands 200
     poker-bots --bots 3 --rooms nlhe-gram-classic            # until Ctrl-C (leaves the tables first)
+    poker-bots --bots 0 --house-bots 2 --house-rooms casino-holdem-gram,russian-poker-mpx --house-rounds 50
+
+House bots play their own rounds at a house table with the library's basic strategy; the pool's
+house bank must be funded (cashier FundHouseAccount, an admin) or the table refuses the bets.
 
 Development (POKER_ENVIRONMENT unset or `development`): each bot's player token and the payments
 gateway's token (for chip purchases) are minted with the first of POKER_AUTH_KEYS, the key the
@@ -54,6 +58,15 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--cashier", default="127.0.0.1:50053", help="cashier address (chip purchases)")
     p.add_argument("--rooms", default="nlhe-gram-classic", help="comma-separated room ids")
     p.add_argument("--bots", type=int, default=4, help="bot players")
+    p.add_argument(
+        "--house-bots", type=int, default=0, help="house-game bots (basic strategy, rounds of their own)"
+    )
+    p.add_argument(
+        "--house-rooms",
+        default="casino-holdem-gram,russian-poker-gram",
+        help="comma-separated house-game rooms (house bot i plays at table .1 of room i mod R)",
+    )
+    p.add_argument("--house-rounds", type=int, default=0, help="house rounds in all (0: until the run stops)")
     p.add_argument("--tables", type=int, default=1, help="tables, taken from the rooms in turn")
     p.add_argument("--strategies", default="random,tag", help=f"assigned in turn: {', '.join(STRATEGIES)}")
     p.add_argument("--hands", type=int, default=0, help="stop after this many hands (0: no limit)")
@@ -97,6 +110,9 @@ async def main_async(args: argparse.Namespace, credentials: Credentials) -> int:
         player_prefix=args.prefix,
         player_ids=tuple(credentials.tokens) if isinstance(credentials, GivenCredentials) else (),
         behaviour=Behaviour(timeout_rate=args.timeout_rate, leave_rate=args.leave_rate),
+        house_rooms=tuple(r.strip() for r in args.house_rooms.split(",") if r.strip()),
+        house_bots=args.house_bots,
+        house_rounds=args.house_rounds,
     )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -113,8 +129,8 @@ async def main_async(args: argparse.Namespace, credentials: Credentials) -> int:
 
 def main(argv: list[str] | None = None) -> None:
     args = parser().parse_args(argv)
-    if args.bots < 1 or args.tables < 1:
-        parser().error("--bots and --tables must be at least 1")
+    if args.bots < 0 or args.house_bots < 0 or args.bots + args.house_bots < 1 or args.tables < 1:
+        parser().error("--tables must be at least 1 and there must be at least one bot")
     try:
         settings = load_settings(BotsSettings)
     except SettingsError as error:

@@ -14,6 +14,7 @@ import grpc
 
 from poker.lobby.v1 import lobby_pb2
 from poker_bots.bot import Behaviour, Bot, Connections, Credentials, RoomTerms, reason_of
+from poker_bots.house_bot import HOUSE_VARIANTS, HouseBot, HouseTerms, RoundBudget
 from poker_bots.stats import RunStats
 from poker_bots.strategies import STRATEGIES
 
@@ -33,6 +34,11 @@ class RunPlan:
     # Given players (production tokens): bot i is player_ids[i]; else <prefix>-<i + 1>.
     player_ids: tuple[str, ...] = ()
     behaviour: Behaviour = field(default_factory=Behaviour)
+    # House-game bots (players <prefix>-h1..): bot i plays at `<house_rooms[i mod R]>.1` until the run
+    # has `house_rounds` rounds (0: until the run stops).
+    house_rooms: tuple[str, ...] = ()
+    house_bots: int = 0
+    house_rounds: int = 0
 
 
 class PlanError(Exception):
@@ -56,6 +62,7 @@ class BotRun:
     bots: list[Bot]
     stats: RunStats
     tables: list[str]
+    house_bots: list[HouseBot] = field(default_factory=list)
 
 
 async def run_bots(
@@ -68,13 +75,7 @@ async def run_bots(
 ) -> BotRun:
     """Play `plan`; `stats` (if given) fills as the run goes. With `leave_at_end` false the bots stay
     seated (their tables play on without them) until the caller awaits `finish()` of each bot."""
-    if plan.bots < 1 or plan.tables < 1 or not plan.rooms:
-        raise PlanError("need at least one bot, one table and one room")
-    if plan.player_ids and len(plan.player_ids) < plan.bots:
-        raise PlanError(f"{len(plan.player_ids)} players given for {plan.bots} bots")
-    unknown = [s for s in plan.strategies if s not in STRATEGIES]
-    if unknown or not plan.strategies:
-        raise PlanError(f"unknown strategy {unknown}: choose from {', '.join(STRATEGIES)}")
+    _check(plan)
     stop = stop or asyncio.Event()
     own_connections = connections is None
     conns = connections or Connections(plan.lobby, plan.cashier)
@@ -83,50 +84,115 @@ async def run_bots(
     players = plan.player_ids or tuple(f"{prefix}-{i + 1}" for i in range(plan.bots))
     stats = stats if stats is not None else RunStats()
     try:
-        terms = await _room_terms(conns, credentials, players[0], plan.rooms)
         bots = []
-        for i in range(plan.bots):
-            room, table_id = table_of(plan.rooms, i % plan.tables)
-            bots.append(
-                Bot(
-                    player_id=players[i],
-                    terms=terms[room],
-                    table_id=table_id,
-                    strategy=STRATEGIES[plan.strategies[i % len(plan.strategies)]],
-                    connections=conns,
-                    credentials=credentials,
-                    stats=stats,
-                    behaviour=plan.behaviour,
-                    rng=random.Random(rng.random()),
+        if plan.bots:
+            terms = await _room_terms(conns, credentials, players[0], plan.rooms)
+            for i in range(plan.bots):
+                room, table_id = table_of(plan.rooms, i % plan.tables)
+                bots.append(
+                    Bot(
+                        player_id=players[i],
+                        terms=terms[room],
+                        table_id=table_id,
+                        strategy=STRATEGIES[plan.strategies[i % len(plan.strategies)]],
+                        connections=conns,
+                        credentials=credentials,
+                        stats=stats,
+                        behaviour=plan.behaviour,
+                        rng=random.Random(rng.random()),
+                    )
                 )
-            )
-        await asyncio.gather(*(bot.buy_chips() for bot in bots))
+        house = await house_bots_of(plan, credentials, conns, stats, prefix) if plan.house_bots else []
+        await asyncio.gather(*(bot.buy_chips() for bot in bots), *(bot.buy_chips() for bot in house))
+        budget = RoundBudget(plan.house_rounds or 2**62)
         started = time.monotonic()
         tasks = [asyncio.create_task(bot.run(stop)) for bot in bots]
+        house_tasks = [asyncio.create_task(bot.run(stop, budget)) for bot in house]
         try:
             while not stop.is_set():
-                if plan.hands and len(stats.hands) >= plan.hands:
+                hands_done = not bots or (plan.hands and len(stats.hands) >= plan.hands)
+                # House bots end by themselves: budget spent, broke, or too many failed rounds.
+                rounds_done = all(t.done() for t in house_tasks)
+                if hands_done and rounds_done:
                     break
                 if plan.seconds and time.monotonic() - started >= plan.seconds:
                     break
-                if all(bot.broke for bot in bots):
+                if bots and all(bot.broke for bot in bots) and rounds_done:
                     break
-                crashed = [t for t in tasks if t.done()]
+                crashed = [t for t in tasks + house_tasks if t.done() and t.exception() is not None]
                 if crashed:
                     crashed[0].result()
-                    break
                 await _wait(stop, 0.2)
         finally:
             stats.seconds = time.monotonic() - started
             stop.set()
-            await asyncio.gather(*tasks, return_exceptions=True)
+            await asyncio.gather(*tasks, *house_tasks, return_exceptions=True)
             if leave_at_end:
                 await asyncio.gather(*(bot.finish() for bot in bots), return_exceptions=True)
         tables = sorted({bot.table_id for bot in bots})
-        return BotRun(plan, bots, stats, tables)
+        return BotRun(plan, bots, stats, tables, house)
     finally:
         if own_connections:
             await conns.close()
+
+
+def _check(plan: RunPlan) -> None:
+    if plan.bots < 0 or plan.house_bots < 0 or plan.bots + plan.house_bots < 1:
+        raise PlanError("need at least one bot")
+    if plan.bots and (plan.tables < 1 or not plan.rooms):
+        raise PlanError("need at least one table and one room")
+    if plan.house_bots and not plan.house_rooms:
+        raise PlanError("house bots need at least one house room")
+    if plan.player_ids and len(plan.player_ids) < plan.bots + plan.house_bots:
+        raise PlanError(f"{len(plan.player_ids)} players given for {plan.bots + plan.house_bots} bots")
+    unknown = [s for s in plan.strategies if s not in STRATEGIES]
+    if unknown or not plan.strategies:
+        raise PlanError(f"unknown strategy {unknown}: choose from {', '.join(STRATEGIES)}")
+
+
+async def house_bots_of(
+    plan: RunPlan, credentials: Credentials, conns: Connections, stats: RunStats, prefix: str
+) -> list[HouseBot]:
+    """The plan's house bots (not yet funded): bot i at table `.1` of house room i mod R."""
+    players = (
+        plan.player_ids[plan.bots : plan.bots + plan.house_bots]
+        if plan.player_ids
+        else tuple(f"{prefix}-h{i + 1}" for i in range(plan.house_bots))
+    )
+    terms = await _house_terms(conns, credentials, players[0], plan.house_rooms)
+    bots = []
+    for i, player in enumerate(players):
+        room = plan.house_rooms[i % len(plan.house_rooms)]
+        bots.append(HouseBot(player, terms[room], f"{room}.1", conns, credentials, stats))
+    return bots
+
+
+async def _house_terms(
+    conns: Connections, credentials: Credentials, reader: str, rooms: Sequence[str]
+) -> dict[str, HouseTerms]:
+    terms = {}
+    for room_id in rooms:
+        room = await _get_room(conns, credentials, reader, room_id)
+        if room.variant not in HOUSE_VARIANTS or not room.antes.min_ante:
+            raise PlanError(f"room {room_id!r} is not a house-game room")
+        terms[room_id] = HouseTerms(room_id, room.pool, room.variant, room.antes.min_ante)
+    return terms
+
+
+async def _get_room(
+    conns: Connections, credentials: Credentials, reader: str, room_id: str
+) -> lobby_pb2.Room:
+    try:
+        reply: lobby_pb2.GetRoomResponse = await conns.lobby.GetRoom(
+            lobby_pb2.GetRoomRequest(room_id=room_id),
+            metadata=credentials.player(reader),
+            timeout=conns.timeout,
+        )
+    except grpc.aio.AioRpcError as error:
+        raise PlanError(
+            f"room {room_id!r}: {error.code().name} {reason_of(error) or error.details()}"
+        ) from error
+    return reply.room
 
 
 async def _room_terms(
@@ -134,17 +200,7 @@ async def _room_terms(
 ) -> dict[str, RoomTerms]:
     terms = {}
     for room_id in rooms:
-        try:
-            reply = await conns.lobby.GetRoom(
-                lobby_pb2.GetRoomRequest(room_id=room_id),
-                metadata=credentials.player(reader),
-                timeout=conns.timeout,
-            )
-        except grpc.aio.AioRpcError as error:
-            raise PlanError(
-                f"room {room_id!r}: {error.code().name} {reason_of(error) or error.details()}"
-            ) from error
-        room = reply.room
+        room = await _get_room(conns, credentials, reader, room_id)
         if room.seats_per_table < 2 or not room.max_buy_in:
             raise PlanError(f"room {room_id!r} is not a poker cash room")
         terms[room_id] = RoomTerms(room_id, room.pool, buy_in_of(room))

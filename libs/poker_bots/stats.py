@@ -59,6 +59,10 @@ class RunStats:
     leaves: int = 0
     rejoins: int = 0
     purchases: int = 0
+    # House-game rounds played to their settlement, and the chips they staked and paid back.
+    house_rounds: int = 0
+    house_staked: int = 0
+    house_paid_out: int = 0
     errors: Counter[str] = field(default_factory=Counter)
     latencies: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
     seconds: float = 0.0
@@ -81,6 +85,9 @@ class RunStats:
             "leaves": self.leaves,
             "rejoins": self.rejoins,
             "purchases": self.purchases,
+            "house_rounds": self.house_rounds,
+            "house_staked": self.house_staked,
+            "house_paid_out": self.house_paid_out,
             "seconds": round(self.seconds, 3),
             "hands_per_second": round(len(self.hands) / self.seconds, 3) if self.seconds else 0.0,
             "actions_per_second": round(self.actions / self.seconds, 3) if self.seconds else 0.0,
@@ -106,8 +113,12 @@ class RunStats:
             f"({data['actions_per_second']}/s) in {data['seconds']} s",
             f"sits {self.sits}, leaves {self.leaves}, rejoins {self.rejoins}, purchases {self.purchases}, "
             f"turns left to the clock {self.timeouts_let_run}",
-            "latency ms (count p50 p90 p99 max):",
         ]
+        if self.house_rounds:
+            lines.append(
+                f"house rounds {self.house_rounds}, staked {self.house_staked}, paid out {self.house_paid_out}"
+            )
+        lines.append("latency ms (count p50 p90 p99 max):")
         for method, row in data["latency_ms"].items():
             lines.append(
                 f"  {method:<10} {row['count']:>7} {row['p50']:>9} {row['p90']:>9} {row['p99']:>9} {row['max']:>9}"

@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,6 +19,7 @@ import grpc
 import pytest
 
 from poker.cashier.v1 import cashier_pb2, cashier_pb2_grpc
+from poker.common.v1 import common_pb2
 from poker.history.v1 import history_pb2, history_pb2_grpc
 from service_runtime.auth import Role
 from service_runtime.testing import auth_metadata, token_for
@@ -101,6 +103,26 @@ def test_make_run_bots_play_at_once_and_poker_bots_routes_buys_plays_leaves_and_
     assert summary["timeouts_let_run"] > 0
     assert summary["latency_ms"]["act"]["count"] == summary["actions"] > 0
     assert 0 < summary["latency_ms"]["act"]["p50"] <= summary["latency_ms"]["act"]["p99"]
+
+    # House bots: two play rounds of both games at the seeded house rooms once an admin funded the bank.
+    with grpc.insecure_channel(f"127.0.0.1:{base + 2}") as channel:
+        cashier_pb2_grpc.CashierServiceStub(channel).FundHouseAccount(
+            cashier_pb2.FundHouseAccountRequest(
+                request_id=uuid.uuid4().hex, pool=common_pb2.CHIP_POOL_GRAM,
+                account=cashier_pb2.HOUSE_ACCOUNT_BANK, amount=1_000_000, reason="bots test",
+            ),
+            metadata=ADMIN, timeout=10,
+        )  # fmt: skip
+    house = _bots(
+        base, "--bots", "0", "--house-bots", "2", "--house-rooms", "casino-holdem-gram,russian-poker-gram",
+        "--house-rounds", "12", "--json",
+    )  # fmt: skip
+    assert house.returncode == 0, house.stdout + house.stderr
+    house_summary = json.loads(house.stdout.strip().splitlines()[-1])
+    assert house_summary["house_rounds"] == 12
+    assert house_summary["unexpected_errors"] == {}
+    assert house_summary["latency_ms"]["house-round"]["count"] == 12
+    assert house_summary["house_staked"] >= 12 * 10
 
     # Production: nothing is minted; without tokens the run is refused, with them it plays.
     production = {"POKER_ENVIRONMENT": "production", "POKER_AUTH_KEYS": "prod:" + "x" * 32}

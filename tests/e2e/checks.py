@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import re
 from collections import defaultdict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,6 +17,7 @@ from poker.common.v1 import common_pb2
 from poker.fairness.v1 import fairness_pb2, fairness_pb2_grpc
 from poker.history.v1 import history_pb2, history_pb2_grpc
 from poker_bots.bot import Bot
+from poker_bots.house_bot import HouseBot
 from service_runtime.auth import Role
 from service_runtime.testing import auth_metadata
 from services.table.views import public_seat
@@ -84,18 +85,22 @@ class Ledger:
 
 
 async def money_problems(
-    ledger: Ledger, bots: list[Bot], records: dict[str, history_pb2.HandRecord]
+    ledger: Ledger,
+    bots: list[Bot],
+    records: dict[str, history_pb2.HandRecord],
+    house_bots: Sequence[HouseBot] = (),
 ) -> list[str]:
-    """Every pool balances; wallets + seats + house (rake) = minted - burned, per pool."""
+    """Every pool balances; wallets (cash and house bots) + seats + rake + house bank + jackpot =
+    minted - burned, per pool (the admin's house funding is minted too)."""
     problems = []
     audit = await ledger.cashier.AuditConservation(cashier_pb2.AuditConservationRequest(), metadata=ADMIN)
     for pool in audit.pools:
         if not pool.balanced:
             problems.append(f"pool {pool.pool} does not balance: {pool}")
     wallets: dict[int, int] = defaultdict(int)
-    for bot in bots:
+    for player_id in [bot.player_id for bot in bots] + [bot.player_id for bot in house_bots]:
         balances = await ledger.cashier.GetBalances(
-            cashier_pb2.GetBalancesRequest(player_id=bot.player_id), metadata=ADMIN
+            cashier_pb2.GetBalancesRequest(player_id=player_id), metadata=ADMIN
         )
         for wallet in balances.wallets:
             wallets[wallet.pool] += wallet.balance
@@ -110,11 +115,15 @@ async def money_problems(
     for record in records.values():
         rake[record.pool] += record.rake
     for pool in audit.pools:
-        held = wallets[pool.pool] + seats[pool.pool] + rake[pool.pool]
+        house = await ledger.cashier.GetHouseBalances(
+            cashier_pb2.GetHouseBalancesRequest(pool=pool.pool), metadata=ADMIN
+        )
+        bank = house.bank_balance + house.jackpot_balance
+        held = wallets[pool.pool] + seats[pool.pool] + rake[pool.pool] + bank
         if held != pool.minted - pool.burned:
             problems.append(
-                f"pool {pool.pool}: wallets {wallets[pool.pool]} + seats {seats[pool.pool]} + house {rake[pool.pool]} "
-                f"!= minted {pool.minted} - burned {pool.burned}"
+                f"pool {pool.pool}: wallets {wallets[pool.pool]} + seats {seats[pool.pool]} + rake {rake[pool.pool]} "
+                f"+ house bank and jackpot {bank} != minted {pool.minted} - burned {pool.burned}"
             )
     return problems
 
@@ -197,6 +206,83 @@ async def fairness_problems(ledger: Ledger, records: dict[str, history_pb2.HandR
             problems.append(
                 f"hand {hand_id}: {fairness_pb2.Verdict.Name(verdict.verdict)} {verdict.first_mismatch}"
             )
+    return problems
+
+
+async def house_problems(ledger: Ledger, house_bots: Sequence[HouseBot]) -> list[str]:
+    """Every round a house bot played is in history with its settlement (the record's net is the
+    round's payout less its stakes); its deck verifies against the revealed seed with the cards the
+    bot was shown, at their deck positions; and each bot's history nets equal its cashier statement,
+    round by round (house transfers are referenced `<round>:box<n>[:<decision>]` or `<round>:void`)."""
+    problems = []
+    for bot in house_bots:
+        for played in bot.rounds:
+            try:
+                record = (
+                    await ledger.history.GetHand(
+                        history_pb2.GetHandRequest(hand_id=played.round_id), metadata=ADMIN
+                    )
+                ).hand
+            except grpc.aio.AioRpcError as error:
+                problems.append(
+                    f"{bot.player_id}: round {played.round_id} not in history ({error.code().name})"
+                )
+                continue
+            net = sum(seat.net_result for seat in record.seats)
+            lines = [line for box in record.house_game.boxes for line in box.lines]
+            if (
+                not record.HasField("house_game")
+                or not lines
+                or record.seed_reveal_reference != played.round_id
+                or record.table_id != played.table_id
+                or net != played.paid_out - played.staked
+            ):
+                problems.append(
+                    f"{bot.player_id}: round {played.round_id} recorded with net {net}, {len(lines)} lines, "
+                    f"table {record.table_id}; the bot saw {played.paid_out} - {played.staked} at {played.table_id}"
+                )
+            verdict = await ledger.fairness.VerifyHand(
+                fairness_pb2.VerifyHandRequest(
+                    hand_id=played.round_id,
+                    shown_commitment=played.commitment,
+                    dealt_cards=[
+                        fairness_pb2.DealtCard(position=position, card_index=card)
+                        for position, card in played.dealt
+                    ],
+                ),
+                metadata=ADMIN,
+            )
+            if (
+                verdict.verdict != fairness_pb2.VERDICT_PASS
+                or verdict.computed_commitment != played.commitment
+            ):
+                problems.append(
+                    f"round {played.round_id}: {fairness_pb2.Verdict.Name(verdict.verdict)} {verdict.first_mismatch}"
+                )
+        settled: dict[str, int] = defaultdict(int)
+        for entry in await ledger.statement(bot.player_id):
+            if entry.kind == cashier_pb2.TRANSFER_KIND_HOUSE_GAME_RESULT:
+                settled[entry.reference.split(":", 1)[0]] += entry.amount
+        summaries = await all_pages(
+            lambda page, b=bot: ledger.history.ListMyHands(  # type: ignore[misc]
+                history_pb2.ListMyHandsRequest(page=page), metadata=b.credentials.player(b.player_id)
+            ),
+            "hands",
+        )
+        nets = {s.hand_id: s.net_result for s in summaries if s.net_result}
+        cashier_nets = {round_id: amount for round_id, amount in settled.items() if amount}
+        if nets != cashier_nets:
+            differ = {
+                r: (nets.get(r), cashier_nets.get(r))
+                for r in set(nets) | set(cashier_nets)
+                if nets.get(r) != cashier_nets.get(r)
+            }
+            problems.append(
+                f"{bot.player_id}: history nets != cashier statement: {dict(list(differ.items())[:5])}"
+            )
+        missing = {p.round_id for p in bot.rounds} - {s.hand_id for s in summaries}
+        if missing:
+            problems.append(f"{bot.player_id}: rounds not in ListMyHands: {sorted(missing)[:5]}")
     return problems
 
 

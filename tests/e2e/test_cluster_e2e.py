@@ -5,7 +5,10 @@ pool balances and holds exactly what was minted; every hand's deck verifies; his
 (the dead shard's unfinished hand is voided, never settled twice) and each player's nets there equal
 the cashier's statement; no stream message, history record or export shows a player another's hidden
 card; the lobby's occupancy matches the tables. CI plays about 200 hands; POKER_E2E_FULL=1 plays
-1,200."""
+1,200. House bots play Casino Hold'em and Russian Poker rounds at the seeded house rooms of both pools
+(the banks funded by an admin first), a batch finished before the kill and one after it: every round is in history with its
+settlement, its deck verifies with the cards shown, and each house bot's history nets equal its
+cashier statement (CI: 12 + 20 rounds; full: 100 + 100)."""
 
 from __future__ import annotations
 
@@ -19,11 +22,12 @@ import uuid
 import pytest
 
 from poker.cashier.v1 import cashier_pb2
+from poker.common.v1 import common_pb2
 from poker.lobby.v1 import lobby_pb2, lobby_pb2_grpc
 from poker.table.v1 import table_pb2, table_pb2_grpc
 from poker_bots.bot import Behaviour, Connections
 from poker_bots.credentials import MintedCredentials
-from poker_bots.run import RunPlan, run_bots
+from poker_bots.run import BotRun, RunPlan, run_bots
 from poker_bots.stats import RunStats
 from service_runtime.testing import DEV_KEYS
 from tests.e2e.checks import (
@@ -31,6 +35,7 @@ from tests.e2e.checks import (
     Ledger,
     fairness_problems,
     history_problems,
+    house_problems,
     money_problems,
     privacy_problems,
 )
@@ -46,6 +51,12 @@ PRIVACY_SAMPLE = 200 if FULL else 25
 # No-limit and fixed-limit rooms of both pools (the seeded catalogue, docs/lobby.md).
 ROOMS = ("nlhe-gram-classic", "nlhe-mpx-classic", "flhe-gram-6max-10-20", "flhe-mpx-6max-10-20")
 BOTS = 16
+# The seeded house rooms of both pools; one house bot each, the rounds shared among them.
+HOUSE_ROOMS = ("casino-holdem-gram", "casino-holdem-mpx", "russian-poker-gram", "russian-poker-mpx")
+# Rounds finished before the kill (at both shards), and rounds played after it (at the survivor).
+HOUSE_ROUNDS_BEFORE = 100 if FULL else 12
+HOUSE_ROUNDS_AFTER = 100 if FULL else 20
+HOUSE_BANK = 5_000_000
 
 
 async def owners(
@@ -99,14 +110,43 @@ async def test_bots_play_both_variants_and_pools_on_two_shards_one_is_killed_and
         player_prefix=prefix,
         behaviour=Behaviour(timeout_rate=0.03, leave_rate=0.03),
     )
+    before_plan, after_plan = (
+        RunPlan(
+            lobby=plan.lobby,
+            cashier=plan.cashier,
+            rooms=(),
+            bots=0,
+            tables=1,
+            player_prefix=f"{prefix}-{phase}",
+            house_rooms=HOUSE_ROOMS,
+            house_bots=len(HOUSE_ROOMS),
+            house_rounds=rounds,
+        )
+        for phase, rounds in (("before", HOUSE_ROUNDS_BEFORE), ("after", HOUSE_ROUNDS_AFTER))
+    )
+    for pool in (common_pb2.CHIP_POOL_GRAM, common_pb2.CHIP_POOL_MPX):
+        await conns.cashier.FundHouseAccount(
+            cashier_pb2.FundHouseAccountRequest(
+                request_id=uuid.uuid4().hex,
+                pool=pool,
+                account=cashier_pb2.HOUSE_ACCOUNT_BANK,
+                amount=HOUSE_BANK,
+                reason="e2e house bank",
+            ),
+            metadata=ADMIN,
+        )
     reader = credentials.player(f"{prefix}-1")
     stop = asyncio.Event()
+    house_task: asyncio.Task[BotRun] | None = None
     run_task = asyncio.create_task(run_bots(plan, credentials, stop, conns, stats, leave_at_end=False))
+    house_before = asyncio.create_task(run_bots(before_plan, credentials, None, conns, stats))
     try:
         await wait_for(
             lambda: len(stats.hands) >= HANDS_BEFORE_KILL or run_task.done(), within=600, interval=0.2
         )
         assert not run_task.done(), run_task.result()
+        # The first house rounds (at both shards) are settled; their records may still be on the way.
+        house_runs = [await asyncio.wait_for(house_before, timeout=120)]
         # kill -9 the shard that owns the most of the run's rooms (by the PID this test started).
         before = await owners(conns.lobby, reader)
         counts = collections.Counter(r.shard_id for r in before.values())
@@ -115,11 +155,18 @@ async def test_bots_play_both_variants_and_pools_on_two_shards_one_is_killed_and
         killed_at = time.time()
         cluster.shards[victim].kill()
         hands_at_kill = len(stats.hands)
+        # House bots play alongside the cash bots from here on (routed by the lobby to the survivor
+        # for the dead shard's house rooms).
+        house_task = asyncio.create_task(run_bots(after_plan, credentials, None, conns, stats))
         run = await asyncio.wait_for(run_task, timeout=900)
+        house_runs.append(await asyncio.wait_for(house_task, timeout=300))
     finally:
         stop.set()
         with contextlib.suppress(BaseException):
             await asyncio.wait_for(run_task, timeout=60)
+        for task in (house_before, house_task):
+            if task is not None and not task.done():
+                task.cancel()
     tables = run.tables
     try:
         assert len(stats.hands) >= HANDS_IN_ALL
@@ -127,6 +174,12 @@ async def test_bots_play_both_variants_and_pools_on_two_shards_one_is_killed_and
         assert stats.timeouts_let_run > 0
         assert stats.leaves > 0
         assert stats.rejoins > 0
+        house_bots = [bot for house_run in house_runs for bot in house_run.house_bots]
+        assert stats.house_rounds == HOUSE_ROUNDS_BEFORE + HOUSE_ROUNDS_AFTER
+        for house_run in house_runs:
+            assert {r.table_id for b in house_run.house_bots for r in b.rounds} == {
+                f"{r}.1" for r in HOUSE_ROOMS
+            }
         # The dead shard's rooms now belong to the other shard, which dealt hands there after the kill.
         after = await owners(conns.lobby, reader)
         assert all(after[room].shard_id != victim for room in moved)
@@ -182,7 +235,18 @@ async def test_bots_play_both_variants_and_pools_on_two_shards_one_is_killed_and
     # record outbox (services/table/record_outbox.py) even though the shard died holding it.
     findings = await history_problems(ledger, run.bots, records, set())
     problems, voided, lost = findings.problems, findings.voided, findings.lost
-    problems += await money_problems(ledger, run.bots, records)
+    # House rounds reach history through the shard's retrying queue: wait for them first.
+    house_last: list[str] = []
+
+    async def house_recorded() -> bool:
+        nonlocal house_last
+        house_last = await house_problems(ledger, house_bots)
+        return not house_last
+
+    with contextlib.suppress(AssertionError):
+        await wait_for(house_recorded, within=60, interval=1)
+    problems += house_last
+    problems += await money_problems(ledger, run.bots, records, house_bots)
     problems += await fairness_problems(ledger, records)
     problems += await privacy_problems(ledger, run.bots, records, voided | lost, PRIVACY_SAMPLE)
     assert problems == [], "\n".join(problems[:40])
