@@ -2,12 +2,15 @@
 
 A retry with the same key returns the first answer, a refusal included; the same key with other
 fields is ALREADY_EXISTS `IDEMPOTENCY_CONFLICT` and changes nothing. An UNAVAILABLE answer is not
-remembered, so a retry after an outage does the work. The memory keeps the newest answers only.
+remembered, so a retry after an outage does the work. The memory keeps the answers of the last
+`ttl_seconds` (5 minutes: a client's retries come within seconds), at most `size` of them, so a
+long-running table does not grow with every action it ever answered (the soak run measured that).
 """
 
 from __future__ import annotations
 
 import collections
+import time
 from collections.abc import Awaitable, Callable, Hashable
 from typing import Any, TypeVar
 
@@ -16,18 +19,32 @@ from services.table.remote import is_unavailable
 
 T = TypeVar("T")
 
-DEFAULT_SIZE = 20_000
+DEFAULT_SIZE = 2_000
+DEFAULT_TTL_SECONDS = 300.0
 
 
 class AnswerMemory:
-    def __init__(self, size: int = DEFAULT_SIZE) -> None:
+    def __init__(
+        self,
+        size: int = DEFAULT_SIZE,
+        ttl_seconds: float = DEFAULT_TTL_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._size = size
-        self._answers: collections.OrderedDict[Hashable, tuple[Hashable, Any]] = collections.OrderedDict()
+        self._ttl = ttl_seconds
+        self._clock = clock
+        self._answers: collections.OrderedDict[Hashable, tuple[float, Hashable, Any]] = (
+            collections.OrderedDict()
+        )
+
+    def __len__(self) -> int:
+        return len(self._answers)
 
     async def once(self, key: Hashable, fingerprint: Hashable, run: Callable[[], Awaitable[T]]) -> T:
+        self._forget_old()
         known = self._answers.get(key)
         if known is not None:
-            first, outcome = known
+            _, first, outcome = known
             if first != fingerprint:
                 raise AlreadyExists("IDEMPOTENCY_CONFLICT", "the request id was used with other fields")
             if isinstance(outcome, DomainError):
@@ -43,6 +60,13 @@ class AnswerMemory:
         return answer
 
     def _remember(self, key: Hashable, fingerprint: Hashable, outcome: Any) -> None:
-        self._answers[key] = (fingerprint, outcome)
-        while len(self._answers) > self._size:
+        self._answers[key] = (self._clock(), fingerprint, outcome)
+        self._answers.move_to_end(key)
+        self._forget_old()
+
+    def _forget_old(self) -> None:
+        oldest = self._clock() - self._ttl
+        while self._answers and (
+            len(self._answers) > self._size or next(iter(self._answers.values()))[0] < oldest
+        ):
             self._answers.popitem(last=False)

@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -42,8 +43,13 @@ def cluster_with_bots(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], i
         env={**os.environ, "POKER_LOG_FORMAT": "json", **FAST_TABLES},
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )  # fmt: skip
+    reader: threading.Thread | None = None
     try:
         lines = _read_until_banner(process)
+        # Keep reading for as long as it runs: a launcher whose output pipe fills blocks, and with it
+        # every service whose lines it relays (under load, warnings alone can fill 64 KB).
+        reader = threading.Thread(target=_drain, args=(process, lines), daemon=True)
+        reader.start()
         yield process, base, lines
     finally:
         if process.poll() is None:
@@ -51,10 +57,18 @@ def cluster_with_bots(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], i
             # would leave them running; the launcher stops them (and the bots) itself.
             process.send_signal(signal.SIGINT)
             try:
-                process.communicate(timeout=60)
+                process.wait(timeout=60)
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+        if reader is not None:
+            reader.join(timeout=10)
+
+
+def _drain(process: subprocess.Popen[str], lines: list[str]) -> None:
+    assert process.stdout is not None
+    for line in process.stdout:
+        lines.append(line)
 
 
 def _bots(base: int, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -81,7 +95,7 @@ def _table_hands(base: int, table_id: str) -> int:
 def test_make_run_bots_play_at_once_and_poker_bots_routes_buys_plays_leaves_and_reports(
     cluster_with_bots: tuple[subprocess.Popen[str], int, list[str]], tmp_path: Path
 ) -> None:
-    process, base, _ = cluster_with_bots
+    process, base, lines = cluster_with_bots
     # The launcher's three bots play at nlhe-gram-classic.1 with nobody else.
     deadline = time.monotonic() + 90
     while _table_hands(base, "nlhe-gram-classic.1") < 3:
@@ -147,7 +161,11 @@ def test_make_run_bots_play_at_once_and_poker_bots_routes_buys_plays_leaves_and_
 
     # Ctrl-C: the launcher's bots leave and print their summary, then every service stops.
     process.send_signal(signal.SIGINT)
-    output, _ = process.communicate(timeout=60)
+    process.wait(timeout=60)
+    deadline = time.monotonic() + 10
+    while not any("every service stopped" in line for line in lines) and time.monotonic() < deadline:
+        time.sleep(0.05)  # the reader thread has the launcher's last lines
+    output = "".join(lines)
     assert process.returncode == 0, output[-3000:]
     bot_lines = [line for line in output.splitlines() if line.lstrip().startswith("bots |")]
     assert any(" hands " in line or "| hands" in line for line in bot_lines), output[-3000:]

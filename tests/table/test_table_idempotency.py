@@ -1,0 +1,78 @@
+"""The table's idempotency memory: the first answer for a retry, a conflict for other fields, and a
+bound in time and count (a long-running table must not grow with every action it ever answered)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from service_runtime.errors import AlreadyExists, FailedPrecondition, Unavailable
+from services.table.idempotency import AnswerMemory
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def test_a_retry_gets_the_first_answer_and_other_fields_conflict() -> None:
+    memory = AnswerMemory()
+    calls: list[int] = []
+
+    async def run() -> int:
+        calls.append(1)
+        return len(calls)
+
+    assert await memory.once("k", ("a",), run) == 1
+    assert await memory.once("k", ("a",), run) == 1
+    with pytest.raises(AlreadyExists):
+        await memory.once("k", ("b",), run)
+    assert calls == [1]
+
+
+async def test_a_refusal_is_remembered_but_an_outage_is_not() -> None:
+    memory = AnswerMemory()
+
+    async def refuse() -> int:
+        raise FailedPrecondition("NOT_YOUR_TURN", "no")
+
+    async def down() -> int:
+        raise Unavailable("UNAVAILABLE", "down")
+
+    async def ok() -> int:
+        return 7
+
+    with pytest.raises(FailedPrecondition):
+        await memory.once("r", (), refuse)
+    with pytest.raises(FailedPrecondition):
+        await memory.once("r", (), ok)
+    with pytest.raises(Unavailable):
+        await memory.once("u", (), down)
+    assert await memory.once("u", (), ok) == 7
+
+
+@given(st.lists(st.floats(min_value=0, max_value=100), min_size=1, max_size=200))
+def test_the_memory_is_bounded_in_count_and_time(steps: list[float]) -> None:
+    clock = Clock()
+    memory = AnswerMemory(size=50, ttl_seconds=60, clock=clock)
+
+    async def answer() -> int:
+        return 1
+
+    async def play() -> None:
+        for n, step in enumerate(steps):
+            clock.now += step
+            await memory.once(n, (), answer)
+            assert len(memory) <= 50
+        # Nothing older than the time bound is kept.
+        clock.now += 61
+        await memory.once("last", (), answer)
+        assert len(memory) == 1
+
+    asyncio.run(play())
