@@ -162,6 +162,19 @@ class PublicUpdate:
         return self.rendered
 
 
+# Put in a stream's queue when the table stops (closed, room lost, fenced): the stream then ends with
+# UNAVAILABLE and the stream's `closed_reason`, so its client re-routes through the lobby instead of
+# waiting for a table that will never speak again.
+STREAM_CLOSED = table_pb2.WatchTableResponse()
+SPECTATOR_STREAM_CLOSED = table_pb2.SpectateTableResponse()
+
+
+def _close_stream(queue: asyncio.Queue[Any], sentinel: Any) -> None:
+    while not queue.empty():
+        queue.get_nowait()
+    queue.put_nowait(sentinel)
+
+
 class Spectator:
     """One SpectateTable stream: a bounded queue of delayed public updates."""
 
@@ -211,6 +224,8 @@ class TableActor:
         self._fenced = False
         # Set when the shard closed this (extra, empty) table: commands get TABLE_CLOSED (retry).
         self._closed = False
+        # Why the table's open streams ended when it stopped (see STREAM_CLOSED).
+        self.closed_reason = ""
         self._empty_since: float | None = None
         self._seating = Seating.empty(room.seats, room.small_blind, room.big_blind)
         self._players: dict[int, PlayerSeat] = {}
@@ -246,11 +261,17 @@ class TableActor:
     def start(self) -> None:
         if self._task is None:
             self._task = asyncio.create_task(self._run(), name=f"table-{self.table_id}")
+            self._task.add_done_callback(self._task_ended)
+
+    def _task_ended(self, task: asyncio.Task[None]) -> None:
+        if not task.cancelled() and task.exception() is not None:
+            log.error("table task failed", table_id=self.table_id, exc_info=task.exception())
 
     async def stop(self) -> None:
         if self._task is not None:
             self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
+            # A task that had failed was logged when it ended; stopping the table must not fail too.
+            with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._task
             self._task = None
         # Commands still queued get an answer: a caller never waits on a stopped table.
@@ -258,6 +279,12 @@ class TableActor:
             _, future = self._queue.get_nowait()
             if not future.done():
                 future.set_exception(Unavailable("UNAVAILABLE", "the table is closing; retry"))
+        # Open streams end too: their clients ask the lobby again (the table reopens where it lives).
+        self.closed_reason = "SHARD_NOT_OWNER" if self._fenced else "TABLE_CLOSED"
+        for watcher in list(self._watchers):
+            _close_stream(watcher.queue, STREAM_CLOSED)
+        for spectator in list(self._spectators):
+            _close_stream(spectator.queue, SPECTATOR_STREAM_CLOSED)
 
     async def call(self, command: Callable[[], Awaitable[T]]) -> T:
         """Run `command` inside the actor and return its answer (the only way in)."""

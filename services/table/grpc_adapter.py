@@ -14,9 +14,9 @@ from typing import Any
 from poker.lobby.v1 import shard_directory_pb2, shard_directory_pb2_grpc
 from poker.table.v1 import table_pb2
 from service_runtime.auth import Role, current_caller
-from service_runtime.errors import InvalidArgument
+from service_runtime.errors import InvalidArgument, Unavailable
 from service_runtime.table_directory import figures_to_summary
-from services.table.actor import TableActor
+from services.table.actor import SPECTATOR_STREAM_CLOSED, STREAM_CLOSED, TableActor
 from services.table.chat import EVERYWHERE
 from services.table.house_round import BoxBet
 from services.table.house_table import HouseTable
@@ -32,6 +32,11 @@ MAX_SEED_LENGTH = 64
 MAX_AMOUNT = 2**62
 MAX_MUTE_SECONDS = 30 * 24 * 3600
 MAX_HOUSE_BOXES = 10
+
+
+def _stream_ended(reason: str) -> Unavailable:
+    """The table behind a stream stopped here: ask the lobby where it lives now, and watch again."""
+    return Unavailable(reason or "TABLE_CLOSED", "the table closed on this shard; ask the lobby where it is")
 
 
 def _printable_id(value: str, field: str, max_length: int = MAX_ID_LENGTH) -> str:
@@ -203,7 +208,10 @@ class TableServicer:
         spectator = await actor.call(lambda: actor.spectate(caller.subject))
         try:
             while True:
-                yield await spectator.queue.get()
+                update = await spectator.queue.get()
+                if update is SPECTATOR_STREAM_CLOSED:
+                    raise _stream_ended(actor.closed_reason)
+                yield update
         finally:
             actor.unspectate(spectator)
 
@@ -238,6 +246,9 @@ class TableServicer:
         watcher = await actor.call(lambda: actor.watch(player))
         try:
             while True:
-                yield await watcher.queue.get()
+                update = await watcher.queue.get()
+                if update is STREAM_CLOSED:
+                    raise _stream_ended(getattr(actor, "closed_reason", "TABLE_CLOSED"))
+                yield update
         finally:
             actor.unwatch(watcher)

@@ -200,25 +200,36 @@ class TableShard:
             number += 1
 
     async def _check_ownership(self) -> None:
-        """Drop the tables of rooms this shard no longer owns (or whose log fenced them)."""
+        """Drop the tables of rooms this shard no longer owns (or whose log fenced them), close empty
+        extra tables and publish the figures; one failed round is logged, never the end of the loop."""
         while True:
             await asyncio.sleep(self._ownership_check_seconds)
-            await self._close_extra_empty_tables()
-            rooms = sorted({actor.room.room_id for actor in self._tables.values()})
-            if not rooms:
-                continue
             try:
-                owners = await self._registry.owners_of(rooms)
+                await self._ownership_round()
+            except asyncio.CancelledError:
+                raise
             except Exception:
-                log.warning("ownership check failed")
-                continue
-            for table_id, actor in list(self._tables.items()):
-                owner = owners.get(actor.room.room_id)
-                if actor.fenced or owner is None or owner.shard.shard_id != self._shard_id:
-                    log.warning("room lost: closing the table", table_id=table_id)
-                    self._tables.pop(table_id, None)
-                    await actor.stop()
-            await self._publish_figures()
+                log.exception("ownership round failed")
+
+    async def _ownership_round(self) -> None:
+        await self._close_extra_empty_tables()
+        rooms = sorted({actor.room.room_id for actor in self._tables.values()})
+        if not rooms:
+            return
+        try:
+            owners = await self._registry.owners_of(rooms)
+        except Exception:
+            log.warning("ownership check failed")
+            return
+        for table_id, actor in list(self._tables.items()):
+            owner = owners.get(actor.room.room_id)
+            if actor.fenced or owner is None or owner.shard.shard_id != self._shard_id:
+                log.warning("room lost: closing the table", table_id=table_id)
+                self._tables.pop(table_id, None)
+                # If the room is (or comes back) ours, adoption opens its seated tables again.
+                self._adopted.discard(actor.room.room_id)
+                await actor.stop()
+        await self._publish_figures()
 
     async def _close_extra_empty_tables(self) -> None:
         """Close a room's extra table (not its first) once it has been empty for a while.

@@ -97,3 +97,15 @@ async def test_commands_run_one_at_a_time_in_order() -> None:
         assert seen == [n for n in range(20) for _ in range(2)]
     finally:
         await table.stop()
+
+
+async def test_a_stopped_table_ends_its_streams_so_their_clients_ask_the_lobby_again() -> None:
+    from services.table.actor import STREAM_CLOSED
+
+    table = actor(4, SeatSession("r.1:s", "ann", 1, 500))
+    table.start()
+    watcher = await table.call(lambda: table.watch("ann"))
+    await table.stop()
+    updates = [watcher.queue.get_nowait() for _ in range(watcher.queue.qsize())]
+    assert updates[-1] is STREAM_CLOSED
+    assert table.closed_reason == "TABLE_CLOSED"
