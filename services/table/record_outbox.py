@@ -51,6 +51,10 @@ class MemoryOutbox:
         self._records.get(table_id, {}).pop(hand_id, None)
 
 
+# A long run appends two lines per hand; the file is rewritten with the open records this often.
+COMPACT_AFTER_LINES = 2_000
+
+
 class FileOutbox(MemoryOutbox):
     """JSON lines `{"op": "keep"|"done", "table_id", "hand_id", "record"}`; the open ones survive."""
 
@@ -59,6 +63,7 @@ class FileOutbox(MemoryOutbox):
         self._path = path
         self._handle: Any = None
         self._lock = asyncio.Lock()
+        self._lines = 0
         if path.exists():
             with path.open(encoding="utf-8") as handle:
                 for line in handle:
@@ -86,6 +91,12 @@ class FileOutbox(MemoryOutbox):
         os.replace(temporary, self._path)
 
     def _write(self, line: str, sync: bool) -> None:
+        self._lines += 1
+        if self._lines > COMPACT_AFTER_LINES:
+            # Only the open records are ever read back: rewrite the file with them, not the history.
+            self.close()
+            self._compact()
+            self._lines = 0
         if self._handle is None:
             self._path.parent.mkdir(parents=True, exist_ok=True)
             self._handle = self._path.open("a", encoding="utf-8")
@@ -95,15 +106,17 @@ class FileOutbox(MemoryOutbox):
             os.fsync(self._handle.fileno())
 
     async def keep(self, table_id: str, hand_id: str, record: bytes) -> None:
+        # Every change of the open records happens under the lock, before the line is written, so a
+        # compaction (in the writer thread, under the same lock) sees exactly what the file holds.
         async with self._lock:
+            await super().keep(table_id, hand_id, record)
             await asyncio.to_thread(self._write, _line("keep", table_id, hand_id, record), True)
-        await super().keep(table_id, hand_id, record)
 
     async def done(self, table_id: str, hand_id: str) -> None:
         # Not synced: a "done" lost with the process only means the record is sent once more.
         async with self._lock:
+            await super().done(table_id, hand_id)
             await asyncio.to_thread(self._write, _line("done", table_id, hand_id, b""), False)
-        await super().done(table_id, hand_id)
 
     def close(self) -> None:
         if self._handle is not None:
