@@ -90,7 +90,11 @@ def running_cluster(
         }
         try:
             for name in ("cashier", "fairness", "lobby"):
-                service = ServiceProcess(name, {**base, f"POKER_{name.upper()}_DATABASE_URL": urls[name]})
+                service = ServiceProcess(
+                    name,
+                    {**base, f"POKER_{name.upper()}_DATABASE_URL": urls[name]},
+                    log_file=folder / f"{name}.log",
+                )
                 service.start()
                 cluster.services[name] = service
             history = ServiceProcess(
@@ -100,6 +104,7 @@ def running_cluster(
                     "POKER_HISTORY_DATABASE_URL": urls["history"],
                     "POKER_HISTORY_CASHIER_ADDRESS": cluster.address("cashier"),
                 },
+                log_file=folder / "history.log",
             )
             history.start()
             cluster.services["history"] = history
@@ -118,6 +123,7 @@ def running_cluster(
                         "POKER_TABLE_FAIRNESS_ADDRESS": cluster.address("fairness"),
                         "POKER_TABLE_HISTORY_ADDRESS": cluster.address("history"),
                     },
+                    log_file=folder / f"{shard_id}.log",
                 )
                 shard.start(port)
                 cluster.services[shard_id] = shard

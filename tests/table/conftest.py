@@ -62,6 +62,8 @@ class ServiceProcess:
     process: subprocess.Popen[str] | None = None
     port: int = 0
     errors: list[str] = field(default_factory=list)
+    # Every line the service writes also goes here when set (the e2e cluster keeps each one's log).
+    log_file: Path | None = None
 
     def start(self, port: int = 0) -> None:
         env = {**self.env, f"POKER_{self.name.upper()}_PORT": str(port)}
@@ -74,7 +76,7 @@ class ServiceProcess:
         )
         self.port = _listening_port(self.process)
         # Keep reading its output so the pipe never fills and blocks the service; errors are kept.
-        threading_drain(self.process, self.errors)
+        threading_drain(self.process, self.errors, self.log_file)
 
     @property
     def address(self) -> str:
@@ -95,14 +97,19 @@ class ServiceProcess:
                 self.process.wait()
 
 
-def threading_drain(process: subprocess.Popen[str], errors: list[str]) -> None:
+def threading_drain(process: subprocess.Popen[str], errors: list[str], log_file: Path | None = None) -> None:
     import threading
 
     def drain() -> None:
         assert process.stdout is not None
-        for line in process.stdout:
-            if '"level": "error"' in line or "Traceback" in line:
-                errors.append(line)
+        with contextlib.ExitStack() as stack:
+            log = stack.enter_context(log_file.open("a", encoding="utf-8")) if log_file else None
+            for line in process.stdout:
+                if log is not None:
+                    log.write(line)
+                    log.flush()
+                if '"level": "error"' in line or "Traceback" in line:
+                    errors.append(line)
 
     threading.Thread(target=drain, daemon=True).start()
 
