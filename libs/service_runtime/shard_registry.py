@@ -27,6 +27,7 @@ from typing import Any, Protocol
 import redis.asyncio as redis
 
 from service_runtime.errors import Unavailable
+from service_runtime.tasks import cancel_and_wait
 
 DEFAULT_PREFIX = "poker:"
 DEFAULT_LEASE_SECONDS = 3.0
@@ -255,9 +256,7 @@ class ShardLease:
 
     async def stop(self, *, give_up: bool = True) -> None:
         if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            await cancel_and_wait(self._task)
             self._task = None
         if give_up:
             with contextlib.suppress(redis.RedisError, OSError):

@@ -34,6 +34,7 @@ import redis.asyncio as redis
 
 from poker.lobby.v1 import lobby_pb2
 from service_runtime.shard_registry import DEFAULT_PREFIX
+from service_runtime.tasks import cancel_and_wait
 
 DEFAULT_TABLE_TTL_SECONDS = 5.0
 DEFAULT_POLL_SECONDS = 1.0
@@ -252,9 +253,7 @@ class MaintenanceWatcher:
 
     async def stop(self) -> None:
         if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            await cancel_and_wait(self._task)
             self._task = None
 
 

@@ -8,7 +8,6 @@ tables over RPC; shards without Redis poll GetMaintenance instead of the board.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 
@@ -24,6 +23,7 @@ from service_runtime.server import GrpcService
 from service_runtime.shard_registry import RedisShardRegistry, ShardInfo, ShardRegistry, SingleShardRegistry
 from service_runtime.structured_logging import get_logger
 from service_runtime.table_directory import RedisMaintenanceBoard, RedisTableDirectory
+from service_runtime.tasks import cancel_and_wait
 from services.lobby.access import AccessControl
 from services.lobby.catalogue import Catalogue
 from services.lobby.floor import Floor, TableSource
@@ -128,10 +128,7 @@ async def assemble(settings: LobbySettings) -> Assembly:
     republish = asyncio.create_task(_republish(access), name="maintenance-republish") if board else None
 
     async def close() -> None:
-        if republish is not None:
-            republish.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await republish
+        await cancel_and_wait(republish)
         for closer in closers:
             await closer()
         await engine.dispose()

@@ -56,6 +56,7 @@ from service_runtime.errors import (
 )
 from service_runtime.structured_logging import get_logger
 from service_runtime.table_directory import MaintenanceSwitches
+from service_runtime.tasks import cancel_and_wait
 from services.table.actor import AfterHand, Watcher
 from services.table.dependencies import (
     Commitment,
@@ -205,9 +206,7 @@ class HouseTable:
             if run.timer is not None:
                 run.timer.cancel()
         for task in list(self._background):
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+            await cancel_and_wait(task)
 
     async def call(self, command: Callable[[], Awaitable[T]]) -> T:
         if self._closed:

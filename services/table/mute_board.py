@@ -18,6 +18,7 @@ import redis.asyncio as redis
 
 from service_runtime.errors import Unavailable
 from service_runtime.structured_logging import get_logger
+from service_runtime.tasks import cancel_and_wait
 from services.table.chat import ChatGuard
 
 log = get_logger("table.mute_board")
@@ -85,7 +86,5 @@ class RedisMuteBoard:
 
     async def stop(self) -> None:
         if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            await cancel_and_wait(self._task)
             self._task = None

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import contextlib
 from collections.abc import Awaitable, Callable
 from typing import Generic, TypeVar
 
 from service_runtime.errors import DomainError
 from service_runtime.structured_logging import get_logger
+from service_runtime.tasks import cancel_and_wait
 from services.table.remote import is_unavailable
 
 T = TypeVar("T")
@@ -62,9 +62,7 @@ class RetryingQueue(Generic[T]):
 
     async def stop(self) -> None:
         if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            await cancel_and_wait(self._task)
             self._task = None
 
     async def drained(self) -> None:
