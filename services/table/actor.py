@@ -42,6 +42,7 @@ from service_runtime.errors import (
 )
 from service_runtime.structured_logging import get_logger
 from service_runtime.table_directory import MaintenanceSwitches, SeatFigures, TableFigures
+from service_runtime.tasks import cancel_and_wait
 from services.table.chat import ChatGuard, check_sticker, check_text
 from services.table.dependencies import CashierClient, Commitment, FairnessClient
 from services.table.event_log import HandEventLog
@@ -224,6 +225,7 @@ class TableActor:
         self._fenced = False
         # Set when the shard closed this (extra, empty) table: commands get TABLE_CLOSED (retry).
         self._closed = False
+        self._stopping = False  # stop() began: no further step
         # Why the table's open streams ended when it stopped (see STREAM_CLOSED).
         self.closed_reason = ""
         self._empty_since: float | None = None
@@ -268,11 +270,12 @@ class TableActor:
             log.error("table task failed", table_id=self.table_id, exc_info=task.exception())
 
     async def stop(self) -> None:
+        # Set before the cancel: should the cancel be lost (see service_runtime.tasks), the loop still
+        # takes no further step, and cancel_and_wait cancels again until the task has ended.
+        self._stopping = True
         if self._task is not None:
-            self._task.cancel()
             # A task that had failed was logged when it ended; stopping the table must not fail too.
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._task
+            await cancel_and_wait(self._task)
             self._task = None
         # Commands still queued get an answer: a caller never waits on a stopped table.
         while not self._queue.empty():
@@ -292,7 +295,7 @@ class TableActor:
             raise Unavailable("SHARD_NOT_OWNER", "another shard serves this table now")
         if self._closed:
             raise Unavailable("TABLE_CLOSED", "the table was closed; retry to reach its room's open table")
-        if self._task is None or self._task.done():
+        if self._stopping or self._task is None or self._task.done():
             raise Unavailable("UNAVAILABLE", "the table is closed")
         future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
         try:
@@ -309,7 +312,7 @@ class TableActor:
         self._feed.push(
             time.time() - self._feed.delay, PublicUpdate(None, self._state(as_of_offset=-self._feed.delay))
         )
-        while True:
+        while not self._stopping:
             # Timers first, every turn of the loop: a flood of commands (a reconnect storm, say) can
             # never starve the action clock, the seat reserves or the spectators' delay line.
             if await self._fire_due_timers():
@@ -384,6 +387,8 @@ class TableActor:
             log.warning("table fenced: another shard owns the room", table_id=self.table_id)
 
     async def _guarded(self, step: Callable[[], Awaitable[None]]) -> None:
+        if self._stopping:
+            return
         if self._fenced:
             self._wake_at = None
             return

@@ -32,6 +32,7 @@ from service_runtime.table_directory import (
     parse_table_id,
     table_id_for,
 )
+from service_runtime.tasks import cancel_and_wait
 from services.table.actor import AfterHand, TableActor, Timings
 from services.table.chat import ChatGuard
 from services.table.dependencies import CashierClient, FairnessClient, HouseCashier
@@ -132,10 +133,7 @@ class TableShard:
 
     async def stop(self) -> None:
         for task in (self._starter, self._checker, self._house_resumer):
-            if task is not None:
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+            await cancel_and_wait(task)
         for actor in list(self._tables.values()):
             await actor.stop()
         for house in list(self._house_tables.values()):
@@ -213,7 +211,10 @@ class TableShard:
 
     async def _ownership_round(self) -> None:
         await self._close_extra_empty_tables()
-        rooms = sorted({actor.room.room_id for actor in self._tables.values()})
+        # Judge only the tables open before the owners were read: one opened meanwhile (a player
+        # came back after a takeover, say) has a room the answer may not name, and is not lost.
+        judged = list(self._tables.items())
+        rooms = sorted({actor.room.room_id for _, actor in judged})
         if not rooms:
             return
         try:
@@ -221,7 +222,9 @@ class TableShard:
         except Exception:
             log.warning("ownership check failed")
             return
-        for table_id, actor in list(self._tables.items()):
+        for table_id, actor in judged:
+            if self._tables.get(table_id) is not actor:
+                continue  # closed or replaced while the owners were read
             owner = owners.get(actor.room.room_id)
             if actor.fenced or owner is None or owner.shard.shard_id != self._shard_id:
                 log.warning("room lost: closing the table", table_id=table_id)
@@ -302,12 +305,19 @@ class TableShard:
         actor: TableActor | HouseTable | None = self._tables.get(table_id) or self._house_tables.get(table_id)
         if actor is not None:
             return actor
+        # Every caller of a table being opened waits for the same opening. An opening that already
+        # ended is not joined (its table may have closed since), and only its own entry is removed
+        # when it ends: removing by name could drop a newer opening and let a second actor start.
         opening = self._opening.get(table_id)
-        if opening is None:
-            opening = asyncio.create_task(self._open(table_id))
+        if opening is None or opening.done():
+            opening = asyncio.create_task(self._open(table_id), name=f"open-{table_id}")
             self._opening[table_id] = opening
-            opening.add_done_callback(lambda _: self._opening.pop(table_id, None))
+            opening.add_done_callback(functools.partial(self._opened, table_id))
         return await asyncio.shield(opening)
+
+    def _opened(self, table_id: str, opening: asyncio.Task[TableActor | HouseTable]) -> None:
+        if self._opening.get(table_id) is opening:
+            del self._opening[table_id]
 
     async def _open(self, table_id: str) -> TableActor | HouseTable:
         room_id = room_of_table(table_id)
@@ -328,6 +338,9 @@ class TableShard:
             if house is None:
                 raise NotFound("TABLE_NOT_FOUND", "no such table", {"field": "table_id"}) from error
             return self._open_house(table_id, house)
+        existing = self._tables.get(table_id)
+        if existing is not None:
+            return existing  # never two actors of one table
         own = getattr(self._event_log, "own", None)
         if own is not None:
             own(room_id, owner.fencing_token)

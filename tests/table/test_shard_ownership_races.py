@@ -1,0 +1,195 @@
+"""The shard's bookkeeping of open tables under concurrency (the issue 17 occupancy bug).
+
+Found in the end-to-end run: after a shard died, the survivor's ownership round read who owns the
+rooms of its open tables; a table opened while it waited was absent from the answer, so the round
+took it for lost and stopped it. The table was reading Redis at that moment and the cancel was lost
+(Python 3.11's wait_for inside redis-py, see service_runtime.tasks), so `stop()` waited for ever:
+the round never ended, the shard published no figures (the lobby showed its tables empty), and the
+stopped table ran on beside the new one its players opened. These tests drive a real `TableShard`
+with in-process stand-ins whose timing the test controls.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+
+from service_runtime.shard_registry import RoomOwner, ShardInfo
+from service_runtime.table_directory import TableFigures
+from services.table.actor import Timings
+from services.table.event_log import LocalEventLog
+from services.table.rooms import Room, room_from_pb
+from services.table.shard import TableShard
+from tests.table.conftest import nl_room
+
+ME = ShardInfo("table-a", "127.0.0.1:1")
+
+
+class Rooms:
+    def __init__(self, *room_ids: str) -> None:
+        self.rooms: dict[str, Room] = {}
+        for room_id in room_ids:
+            room = room_from_pb(nl_room(room_id))
+            assert room is not None
+            self.rooms[room_id] = room
+        # Each get_room waits here when set: an `_open` in flight for as long as the test wants.
+        self.gate: asyncio.Event | None = None
+
+    async def get_room(self, room_id: str) -> Room:
+        if self.gate is not None:
+            await self.gate.wait()
+        return self.rooms[room_id]
+
+    async def list_rooms(self) -> list[Room]:
+        return list(self.rooms.values())
+
+
+class Cashier:
+    async def open_sessions(self, table_id: str) -> list[Any]:
+        return []
+
+    async def hand_settled(self, hand_id: str) -> bool:
+        return False
+
+
+class Registry:
+    """Owns every room for `ME`; `owners_of` can be held open by the test."""
+
+    def __init__(self) -> None:
+        self.hold: asyncio.Event | None = None
+        self.asked: asyncio.Event = asyncio.Event()
+
+    async def live_shards(self) -> list[ShardInfo]:
+        return [ME]
+
+    async def owner_of(self, room_id: str) -> RoomOwner:
+        return RoomOwner(room_id, ME, 1)
+
+    async def owners_of(self, room_ids: Sequence[str]) -> dict[str, RoomOwner]:
+        answer = {room_id: RoomOwner(room_id, ME, 1) for room_id in room_ids}
+        self.asked.set()
+        if self.hold is not None:
+            await self.hold.wait()
+        return answer
+
+
+class Directory:
+    def __init__(self) -> None:
+        self.published: dict[str, TableFigures] = {}
+
+    async def publish(self, figures: TableFigures) -> None:
+        self.published[figures.table_id] = figures
+
+    async def withdraw(self, room_id: str, table_id: str) -> None:
+        self.published.pop(table_id, None)
+
+
+TIMINGS = Timings(
+    action_seconds=5,
+    time_bank_seconds=1,
+    countdown_seconds=0,
+    retry_initial_seconds=0.05,
+    retry_max_seconds=0.2,
+    command_queue_size=16,
+    watch_queue_size=16,
+)
+
+
+def make_shard(rooms: Rooms, registry: Registry, directory: Directory) -> TableShard:
+    async def nothing(*_: Any, **__: Any) -> None:
+        return None
+
+    return TableShard(
+        rooms=rooms,  # type: ignore[arg-type]
+        cashier=Cashier(),  # type: ignore[arg-type]
+        fairness=None,  # type: ignore[arg-type]
+        history=nothing,  # type: ignore[arg-type]
+        event_log=LocalEventLog(),
+        timings=TIMINGS,
+        boot_id="boot",
+        registry=registry,  # type: ignore[arg-type]
+        shard_id=ME.shard_id,
+        ownership_check_seconds=0.05,
+        directory=directory,  # type: ignore[arg-type]
+    )
+
+
+async def test_a_table_opened_while_the_owners_are_read_is_not_closed_as_lost() -> None:
+    rooms, registry, directory = Rooms("alpha", "beta"), Registry(), Directory()
+    shard = make_shard(rooms, registry, directory)
+    try:
+        await shard.table("alpha.1")
+        registry.hold = asyncio.Event()
+        # The round asked who owns "alpha" (its only open table) and waits for the answer ...
+        round_ = asyncio.create_task(shard._ownership_round())
+        await asyncio.wait_for(registry.asked.wait(), 5)
+        # ... while a player opens "beta.1".
+        beta = await shard.table("beta.1")
+        registry.hold.set()
+        await asyncio.wait_for(round_, 5)
+        assert shard.tables().get("beta.1") is beta, "a table opened during the round was closed"
+        await shard._ownership_round()
+        assert set(directory.published) == {"alpha.1", "beta.1"}
+    finally:
+        await shard.stop()
+
+
+async def test_many_callers_of_a_table_being_reopened_get_one_actor() -> None:
+    rooms, registry, directory = Rooms("gamma"), Registry(), Directory()
+    shard = make_shard(rooms, registry, directory)
+    try:
+        for _ in range(20):
+            rooms.gate = asyncio.Event()
+            callers = [asyncio.create_task(shard.table("gamma.1")) for _ in range(8)]
+            await asyncio.sleep(0)
+            rooms.gate.set()
+            # A first batch resolves; callers arriving just as the opening ends must join it, not
+            # start a second actor behind a stale entry.
+            late = [asyncio.create_task(shard.table("gamma.1")) for _ in range(8)]
+            actors = await asyncio.gather(*callers, *late)
+            assert len({id(actor) for actor in actors}) == 1
+            assert shard.tables()["gamma.1"] is actors[0]
+            # The room is lost and regained: the table closes, the next callers reopen it.
+            lost = shard.tables()["gamma.1"]
+            shard._tables.pop("gamma.1")
+            await lost.stop()
+    finally:
+        await shard.stop()
+
+
+class LogThatLosesACancel(LocalEventLog):
+    """The first `live_hand` loses the cancel it gets, as Python 3.11's wait_for inside redis-py does."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reading = asyncio.Event()
+        self.lost = 0
+
+    async def live_hand(self, table_id: str) -> str | None:
+        self.reading.set()
+        if not self.lost:
+            try:
+                await asyncio.sleep(30)
+            except asyncio.CancelledError:
+                self.lost += 1
+        return await super().live_hand(table_id)
+
+
+async def test_a_table_stops_even_when_a_cancel_is_lost() -> None:
+    """Before the fix, `stop()` of such a table waited for ever (and the ownership round with it,
+    so the shard published no figures), while the table ran on as a second copy."""
+    rooms, registry, directory = Rooms("delta"), Registry(), Directory()
+    event_log = LogThatLosesACancel()
+    shard = make_shard(rooms, registry, directory)
+    shard._event_log = event_log
+    try:
+        actor = await shard.table("delta.1")
+        await asyncio.wait_for(event_log.reading.wait(), 5)
+        stopping = asyncio.create_task(actor.stop())
+        # Not wait_for: on 3.11 it would cancel stop() at the deadline, which ends the table too.
+        done, _ = await asyncio.wait({stopping}, timeout=5)
+        assert stopping in done, "stop() still waits for a table that lost its cancel"
+        assert event_log.lost == 1
+    finally:
+        await shard.stop()
