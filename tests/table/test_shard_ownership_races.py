@@ -22,6 +22,7 @@ from services.table.event_log import LocalEventLog
 from services.table.rooms import Room, room_from_pb
 from services.table.shard import TableShard
 from tests.table.conftest import nl_room
+from tests.table.test_table_actor import EmptyCashier
 
 ME = ShardInfo("table-a", "127.0.0.1:1")
 
@@ -43,14 +44,6 @@ class Rooms:
 
     async def list_rooms(self) -> list[Room]:
         return list(self.rooms.values())
-
-
-class Cashier:
-    async def open_sessions(self, table_id: str) -> list[Any]:
-        return []
-
-    async def hand_settled(self, hand_id: str) -> bool:
-        return False
 
 
 class Registry:
@@ -102,7 +95,7 @@ def make_shard(rooms: Rooms, registry: Registry, directory: Directory) -> TableS
 
     return TableShard(
         rooms=rooms,  # type: ignore[arg-type]
-        cashier=Cashier(),  # type: ignore[arg-type]
+        cashier=EmptyCashier(),  # type: ignore[arg-type]
         fairness=None,  # type: ignore[arg-type]
         history=nothing,  # type: ignore[arg-type]
         event_log=LocalEventLog(),
