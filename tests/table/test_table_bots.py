@@ -7,6 +7,7 @@ any bot received shows another player's hidden card."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 from collections.abc import AsyncIterator
 
@@ -109,13 +110,30 @@ class Bot:
         if kind in (A.ACTION_KIND_BET, A.ACTION_KIND_RAISE) and legal.max_amount >= legal.min_amount > 0:
             steps = (legal.max_amount - legal.min_amount) // max(1, legal.step)
             amount = legal.min_amount + legal.step * self.rng.randint(0, min(steps, 6))
+        mark = len(self.player.messages)  # what the bot had seen when it decided
         try:
             self.acts += 1
             await self.player.act(kind, amount, hand_id=view.hand_id)
         except grpc.aio.AioRpcError as error:
-            if reason_of(error) not in STALE:
+            if reason_of(error) not in STALE and not await self._overtaken_by_clock(mark, view):
                 self.failures.append(f"act {kind} {amount}: {error.code().name} {reason_of(error)}")
             await asyncio.sleep(0.01)
+
+    async def _overtaken_by_clock(self, mark: int, view: table_pb2.TableView) -> bool:
+        """Whether the table had taken this seat's turn by the clock after the view the bot acted on
+        (on a loaded machine the 0.35 s turn can run out while the bot's Act is on its way; then any
+        refusal of the stale decision is right, e.g. a raise below the next street's minimum)."""
+        seat = self._seated(view)
+
+        def timed_out() -> bool:
+            return any(
+                m.event.WhichOneof("kind") == "action" and m.event.action.timed_out and m.event.seat == seat
+                for m in self.player.messages[mark:]
+            )
+
+        with contextlib.suppress(AssertionError):
+            await self.player.until(lambda _: timed_out(), within=2)
+        return timed_out()
 
 
 def dealt_positions(record: history_pb2.HandRecord) -> list[fairness_pb2.DealtCard]:
