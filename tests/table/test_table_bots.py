@@ -118,6 +118,12 @@ class Bot:
             if reason_of(error) not in STALE and not await self._overtaken_by_clock(mark, view):
                 self.failures.append(f"act {kind} {amount}: {error.code().name} {reason_of(error)}")
             await asyncio.sleep(0.01)
+            return
+        # Decide again only on a view that shows the table after this decision (as a client does):
+        # the same view read again would be a second decision on a turn already taken.
+        decided = decision(view)
+        with contextlib.suppress(AssertionError):
+            await self.player.until(lambda v: decision(v) != decided, within=5)
 
     async def _overtaken_by_clock(self, mark: int, view: table_pb2.TableView) -> bool:
         """Whether the table had taken this seat's turn by the clock after the view the bot acted on
@@ -134,6 +140,11 @@ class Bot:
         with contextlib.suppress(AssertionError):
             await self.player.until(lambda _: timed_out(), within=2)
         return timed_out()
+
+
+def decision(view: table_pb2.TableView) -> tuple[object, ...]:
+    """What a decision was taken on: the hand, street, seat to act and every bet."""
+    return (view.hand_id, view.street, view.to_act_seat, tuple(s.bet_this_round for s in view.seats))
 
 
 def dealt_positions(record: history_pb2.HandRecord) -> list[fairness_pb2.DealtCard]:
