@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import grpc
-from google.rpc import error_details_pb2, status_pb2
 
 from clients.play.identity import Identity
 from clients.play.settings import PlaySettings
@@ -21,7 +20,7 @@ from poker.fairness.v1 import fairness_pb2, fairness_pb2_grpc
 from poker.history.v1 import history_pb2, history_pb2_grpc
 from poker.lobby.v1 import lobby_pb2, lobby_pb2_grpc
 from poker.table.v1 import table_pb2, table_pb2_grpc
-from service_runtime.clients import create_channel
+from service_runtime.clients import create_channel, reason_of
 from services.fairness.shuffle import SeatSeed
 from services.fairness.verification import (
     DealtCard,
@@ -61,17 +60,6 @@ class PlayError(Exception):
         return self.code in ("UNAVAILABLE", "CANCELLED", "DEADLINE_EXCEEDED", "INTERNAL", "UNKNOWN") or (
             self.reason == "SHARD_NOT_OWNER"
         )
-
-
-def reason_of(error: grpc.aio.AioRpcError) -> str:
-    for key, value in error.trailing_metadata() or ():
-        if key == "grpc-status-details-bin" and isinstance(value, bytes):
-            status = status_pb2.Status.FromString(value)
-            for detail in status.details:
-                info = error_details_pb2.ErrorInfo()
-                if detail.Unpack(info):
-                    return str(info.reason)
-    return ""
 
 
 def play_error(error: grpc.aio.AioRpcError) -> PlayError:

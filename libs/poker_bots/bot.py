@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
 import grpc
-from google.rpc import error_details_pb2, status_pb2
 
 from poker.cashier.v1 import cashier_pb2, cashier_pb2_grpc
 from poker.common.v1 import common_pb2
@@ -25,6 +24,7 @@ from poker.table.v1 import table_pb2, table_pb2_grpc
 from poker_bots.credentials import Metadata
 from poker_bots.stats import RunStats
 from poker_bots.strategies import Strategy, situation_of
+from service_runtime.clients import reason_of
 
 T = TypeVar("T")
 ROUTE_LOST = frozenset({"SHARD_NOT_OWNER", "NO_SHARD_AVAILABLE"})
@@ -40,17 +40,6 @@ class Credentials(Protocol):
     def player(self, player_id: str) -> Metadata: ...
 
     def payments(self) -> Metadata | None: ...
-
-
-def reason_of(error: grpc.aio.AioRpcError) -> str | None:
-    """The ErrorInfo.reason of a failed call, or None."""
-    for key, value in error.trailing_metadata() or ():
-        if key == "grpc-status-details-bin" and isinstance(value, bytes):
-            for detail in status_pb2.Status.FromString(value).details:
-                info = error_details_pb2.ErrorInfo()
-                if detail.Unpack(info):
-                    return str(info.reason)
-    return None
 
 
 class Connections:

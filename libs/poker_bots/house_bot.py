@@ -20,7 +20,7 @@ import grpc
 from poker.common.v1 import common_pb2
 from poker.lobby.v1 import lobby_pb2
 from poker.table.v1 import table_pb2, table_pb2_grpc
-from poker_bots.bot import ROUTE_LOST, Connections, Credentials, purchase, reason_of
+from poker_bots.bot import ROUTE_LOST, Connections, Credentials, purchase
 from poker_bots.house_strategy import (
     RussianDeal,
     holdem_calls,
@@ -30,6 +30,7 @@ from poker_bots.house_strategy import (
     russian_plays,
 )
 from poker_bots.stats import RunStats
+from service_runtime.clients import reason_of
 
 T = TypeVar("T")
 CALL = table_pb2.HOUSE_DECISION_KIND_CALL

@@ -13,10 +13,11 @@ from dataclasses import dataclass, field
 import grpc
 
 from poker.lobby.v1 import lobby_pb2
-from poker_bots.bot import Behaviour, Bot, Connections, Credentials, RoomTerms, reason_of
+from poker_bots.bot import Behaviour, Bot, Connections, Credentials, RoomTerms
 from poker_bots.house_bot import HOUSE_VARIANTS, HouseBot, HouseTerms, RoundBudget
 from poker_bots.stats import RunStats
 from poker_bots.strategies import STRATEGIES
+from service_runtime.clients import reason_of
 
 
 @dataclass(frozen=True)

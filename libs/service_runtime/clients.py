@@ -12,6 +12,7 @@ from typing import Any
 
 import grpc
 import structlog
+from google.rpc import error_details_pb2, status_pb2
 
 RETRY_SERVICE_CONFIG = {
     "methodConfig": [
@@ -27,6 +28,18 @@ RETRY_SERVICE_CONFIG = {
         }
     ]
 }
+
+
+def reason_of(error: grpc.aio.AioRpcError) -> str:
+    """The stable reason (google.rpc.ErrorInfo) a failed call carries, or '' when it carries none."""
+    for key, value in error.trailing_metadata() or ():
+        if key == "grpc-status-details-bin" and isinstance(value, bytes):
+            status = status_pb2.Status.FromString(value)
+            for detail in status.details:
+                info = error_details_pb2.ErrorInfo()
+                if detail.Unpack(info):
+                    return str(info.reason)
+    return ""
 
 
 class _CallDefaults:

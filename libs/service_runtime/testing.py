@@ -13,12 +13,12 @@ from collections.abc import AsyncIterator, Iterator, Sequence
 
 import grpc
 import psycopg
-from google.rpc import error_details_pb2, status_pb2
 from psycopg import sql
 from sqlalchemy.engine import make_url
 
 from service_runtime.access import AccessPolicy
 from service_runtime.auth import Role, ServiceName, TokenKeys, mint_token
+from service_runtime.clients import reason_of as reason_of  # the tests read reasons with it
 from service_runtime.interceptors import DEFAULT_LIMITS, Limits
 from service_runtime.server import GrpcService, RunningServer, create_server
 from service_runtime.service_settings import DEV_KEY_ID, DEV_SIGNING_KEY
@@ -87,15 +87,3 @@ def throwaway_postgres_database(server_url: str, prefix: str = "poker_test") -> 
     finally:
         with psycopg.connect(_admin_conninfo(server_url), autocommit=True) as conn:
             conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
-
-
-def reason_of(error: grpc.aio.AioRpcError) -> str | None:
-    """The ErrorInfo.reason of a failed call, or None if it carries none."""
-    for key, value in error.trailing_metadata() or ():
-        if key == "grpc-status-details-bin" and isinstance(value, bytes):
-            status = status_pb2.Status.FromString(value)
-            for detail in status.details:
-                info = error_details_pb2.ErrorInfo()
-                if detail.Unpack(info):
-                    return str(info.reason)
-    return None

@@ -8,8 +8,8 @@ a status that is its own fault becomes UNAVAILABLE (reason UNAVAILABLE, metadata
 from __future__ import annotations
 
 import grpc
-from google.rpc import error_details_pb2, status_pb2
 
+from service_runtime.clients import reason_of
 from service_runtime.errors import (
     Aborted,
     AlreadyExists,
@@ -31,18 +31,6 @@ _PASSED_ON: dict[grpc.StatusCode, type[DomainError]] = {
 # A player refused by the lobby (NOT_ON_ALLOW_LIST) hears it; the table's own credentials being
 # refused (ROLE_REQUIRED, TOKEN_*) is the table's fault and stays UNAVAILABLE.
 _PLAYER_PERMISSION_REASONS = frozenset({"NOT_ON_ALLOW_LIST"})
-
-
-def reason_of(error: grpc.aio.AioRpcError) -> str:
-    """The ErrorInfo reason of a failed call, or '' when it carries none."""
-    for key, value in error.trailing_metadata() or ():
-        if key == "grpc-status-details-bin" and isinstance(value, bytes):
-            status = status_pb2.Status.FromString(value)
-            for detail in status.details:
-                info = error_details_pb2.ErrorInfo()
-                if detail.Unpack(info):
-                    return str(info.reason)
-    return ""
 
 
 def translate_rpc_error(error: BaseException, dependency: str) -> DomainError:
