@@ -21,13 +21,11 @@ from poker.history.v1 import history_pb2, history_pb2_grpc
 from poker.lobby.v1 import lobby_pb2, lobby_pb2_grpc
 from poker.table.v1 import table_pb2, table_pb2_grpc
 from service_runtime.clients import create_channel, reason_of
-from services.fairness.shuffle import SeatSeed
 from services.fairness.verification import (
     DealtCard,
     MalformedValue,
-    PublishedHand,
     check_shown_commitment,
-    published_hex,
+    published_hand,
     verify_hand,
 )
 from services.fairness.verify import describe_mismatch
@@ -321,20 +319,7 @@ class Platform:
         computed = ""
         checked = 0
         try:
-            published = PublishedHand(
-                server_seed=bytes(reveal.server_seed),
-                client_seeds=tuple(
-                    SeatSeed(int(s.seat), bytes(s.client_seed)) for s in published_record.client_seeds
-                ),
-                nonce=published_hex(published_record.nonce, "nonce"),
-                commitment=published_record.commitment,
-                shuffle_version=published_record.shuffle_version or 1,
-                table_id=published_record.table_id,
-                hand_id=published_record.hand_id,
-                sequence=int(published_record.sequence),
-                previous_commitment=published_record.previous_commitment,
-                server_seed_hash=published_record.server_seed_hash,
-            )
+            published = published_hand(bytes(reveal.server_seed), published_record)
         except MalformedValue as bad:
             first = bad.result().first_mismatch
             mismatch = describe_mismatch(first) if first is not None else "malformed published values"

@@ -16,14 +16,14 @@ from service_runtime.errors import InvalidArgument
 from service_runtime.proto_time import to_timestamp
 from services.fairness.application import FairnessApplication
 from services.fairness.hands import ClientSeedRecord, HandOutcome, HandRecord, HandState, RevealedHand
-from services.fairness.shuffle import SeatSeed, card_text
+from services.fairness.shuffle import card_text
 from services.fairness.verification import (
     DealtCard,
     MalformedValue,
     PublishedHand,
     VerificationResult,
     dealt_from_prefix,
-    published_hex,
+    published_hand,
 )
 
 SERVICE_NAME = "poker.fairness.v1.FairnessService"
@@ -116,19 +116,7 @@ def dealt_cards_from(request: fairness_pb2.VerifyHandRequest) -> list[DealtCard]
 def published_from(published: fairness_pb2.PublishedHand) -> PublishedHand:
     """The request's published values; a nonce that is not hex raises `MalformedValue`, which the
     handler answers with a MALFORMED verdict like any other value of a bad shape."""
-    return PublishedHand(
-        server_seed=bytes(published.server_seed),
-        client_seeds=tuple(SeatSeed(int(s.seat), bytes(s.client_seed)) for s in published.client_seeds),
-        nonce=published_hex(published.nonce, "nonce"),
-        commitment=published.commitment,
-        # 0 is proto3's "not set": values published before versions existed are version 1.
-        shuffle_version=published.shuffle_version or 1,
-        table_id=published.table_id,
-        hand_id=published.hand_id,
-        sequence=int(published.sequence),
-        previous_commitment=published.previous_commitment,
-        server_seed_hash=published.server_seed_hash,
-    )
+    return published_hand(bytes(published.server_seed), published)
 
 
 class FairnessServicer(fairness_pb2_grpc.FairnessServiceServicer):

@@ -9,6 +9,7 @@ import enum
 import hmac
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from services.fairness.shuffle import (
     CLIENT_SEED_MAX_BYTES,
@@ -126,6 +127,25 @@ def published_hex(value: str, field: str) -> bytes:
     if len(value) % 2 or any(c not in _HEX_DIGITS for c in value.lower()):
         raise MalformedValue(field, "must be hex digits, two per byte", "hex", _shown(value))
     return bytes.fromhex(value)
+
+
+def published_hand(server_seed: bytes, values: Any) -> PublishedHand:
+    """The verifier's `PublishedHand` from the published values as the API carries them: a reveal's
+    commitment record (`Reveal.commitment`) or VerifyHand's `PublishedHand`, which have the same field
+    names. A nonce that is not hex raises `MalformedValue`; version 0 (proto3's "not set") is version 1,
+    as values published before versions existed are."""
+    return PublishedHand(
+        server_seed=server_seed,
+        client_seeds=tuple(SeatSeed(int(s.seat), bytes(s.client_seed)) for s in values.client_seeds),
+        nonce=published_hex(values.nonce, "nonce"),
+        commitment=values.commitment,
+        shuffle_version=values.shuffle_version or 1,
+        table_id=values.table_id,
+        hand_id=values.hand_id,
+        sequence=int(values.sequence),
+        previous_commitment=values.previous_commitment,
+        server_seed_hash=values.server_seed_hash,
+    )
 
 
 def _shown(value: str) -> str:

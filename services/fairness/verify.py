@@ -41,6 +41,7 @@ from services.fairness.verification import (
     VerificationResult,
     check_shown_commitment,
     dealt_from_prefix,
+    published_hand,
     published_hex,
     verify_hand,
 )
@@ -155,18 +156,7 @@ async def _fetch_and_verify(args: argparse.Namespace, dealt: list[DealtCard], ou
             f"client seed          seat {seed.seat}{shown_player}: {bytes(seed.client_seed).hex()}", file=out
         )
     try:
-        published = PublishedHand(
-            server_seed=bytes(reveal.server_seed),
-            client_seeds=tuple(SeatSeed(int(s.seat), bytes(s.client_seed)) for s in record.client_seeds),
-            nonce=_hex(record.nonce, "nonce"),
-            commitment=record.commitment,
-            shuffle_version=record.shuffle_version or 1,
-            table_id=record.table_id,
-            hand_id=record.hand_id,
-            sequence=int(record.sequence),
-            previous_commitment=record.previous_commitment,
-            server_seed_hash=record.server_seed_hash,
-        )
+        published = published_hand(bytes(reveal.server_seed), record)
     except MalformedValue as bad:
         return report(bad.result(), out)
     # The order of VerifyHand by id: the published values, the commitment you were shown, the chain
