@@ -176,6 +176,20 @@ def _close_stream(queue: asyncio.Queue[Any], sentinel: Any) -> None:
     queue.put_nowait(sentinel)
 
 
+def offer(stream: Watcher | Spectator, update: Any, snapshot: Callable[[], Any]) -> None:
+    """Queue `update` on a stream. A stream too slow to keep up loses what it has not read and gets
+    `snapshot()` instead (the table as it is now; None: nothing), counted in `snapshots_sent`."""
+    try:
+        stream.queue.put_nowait(update)
+    except asyncio.QueueFull:
+        while not stream.queue.empty():
+            stream.queue.get_nowait()
+        stream.snapshots_sent += 1
+        replacement = snapshot()
+        if replacement is not None:
+            stream.queue.put_nowait(replacement)
+
+
 class Spectator:
     """One SpectateTable stream: a bounded queue of delayed public updates."""
 
@@ -543,16 +557,8 @@ class TableActor:
         return table_pb2.SpectateTableResponse(view=base.item.response().view)
 
     def _deliver_delayed(self, spectator: Spectator, response: table_pb2.SpectateTableResponse) -> None:
-        try:
-            spectator.queue.put_nowait(response)
-        except asyncio.QueueFull:
-            # A slow spectator: drop what it has not read; the newest delayed view instead.
-            while not spectator.queue.empty():
-                spectator.queue.get_nowait()
-            spectator.snapshots_sent += 1
-            snapshot = self._delayed_snapshot()
-            if snapshot is not None:
-                spectator.queue.put_nowait(snapshot)
+        # A slow spectator gets the newest delayed view instead of what it did not read.
+        offer(spectator, response, self._delayed_snapshot)
 
     # ------------------------------------------------------------------ timers
 
@@ -1120,13 +1126,7 @@ class TableActor:
                 self._put_latest(watcher, table_pb2.WatchTableResponse(view=view))
 
     def _put_latest(self, watcher: Watcher, update: table_pb2.WatchTableResponse) -> None:
-        try:
-            watcher.queue.put_nowait(update)
-        except asyncio.QueueFull:
-            while not watcher.queue.empty():
-                watcher.queue.get_nowait()
-            watcher.snapshots_sent += 1
-            watcher.queue.put_nowait(update)
+        offer(watcher, update, lambda: update)
 
     async def watch(self, player_id: str) -> Watcher:
         """A WatchTable stream: the full view first; for a seated player the stream is presence
@@ -1375,17 +1375,14 @@ class TableActor:
     def _deliver(
         self, watcher: Watcher, event: table_pb2.TableEvent, view: table_pb2.TableView, state: TableState
     ) -> None:
-        update = table_pb2.WatchTableResponse(event=event, view=view)
-        try:
-            watcher.queue.put_nowait(update)
-        except asyncio.QueueFull:
-            # A slow client: drop what it has not read and give it the table as it is now instead.
-            while not watcher.queue.empty():
-                watcher.queue.get_nowait()
-            watcher.snapshots_sent += 1
+        def now() -> table_pb2.WatchTableResponse:
+            # A slow client: the table as it is now, instead of what it did not read.
             seat = self._seat_of(watcher.player_id)
-            view = self._waiting_view(state) if seat is None else table_view(state, seat)
-            watcher.queue.put_nowait(table_pb2.WatchTableResponse(view=view))
+            return table_pb2.WatchTableResponse(
+                view=self._waiting_view(state) if seat is None else table_view(state, seat)
+            )
+
+        offer(watcher, table_pb2.WatchTableResponse(event=event, view=view), now)
 
 
 async def _nothing() -> None:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hashlib
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -57,7 +58,7 @@ from service_runtime.errors import (
 from service_runtime.structured_logging import get_logger
 from service_runtime.table_directory import MaintenanceSwitches
 from service_runtime.tasks import cancel_and_wait
-from services.table.actor import AfterHand, Watcher
+from services.table.actor import AfterHand, Watcher, offer
 from services.table.dependencies import (
     Commitment,
     FairnessClient,
@@ -688,14 +689,12 @@ class HouseTable:
                 continue
             if view is None:
                 view = self._view(player)
-            update = table_pb2.WatchTableResponse(event=event, view=view)
-            try:
-                watcher.queue.put_nowait(update)
-            except asyncio.QueueFull:
-                while not watcher.queue.empty():
-                    watcher.queue.get_nowait()
-                watcher.snapshots_sent += 1
-                watcher.queue.put_nowait(table_pb2.WatchTableResponse(view=view))
+            # A slow client gets the view alone instead of what it did not read.
+            offer(
+                watcher,
+                table_pb2.WatchTableResponse(event=event, view=view),
+                functools.partial(table_pb2.WatchTableResponse, view=view),
+            )
 
 
 def _digest(player: str, what: str, request_id: str) -> str:
