@@ -102,14 +102,8 @@ class SignInScreen(Screen[None]):
         app.start_session(identity)
 
 
-class LobbyScreen(Screen[None]):
-    BINDINGS: ClassVar[list[BindingType]] = [("r", "refresh", "Refresh"), ("h", "history", "My hands")]
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.selected: lobby_pb2.Room | None = None
-        self.wallets: dict[int, int] = {}
-        self.open_table = ""
+class SessionScreen(Screen[None]):
+    """A screen shown once signed in: it reads the running session."""
 
     @property
     def session(self) -> Session:
@@ -117,6 +111,16 @@ class LobbyScreen(Screen[None]):
         assert isinstance(app, PokerPlayApp)
         assert app.session is not None
         return app.session
+
+
+class LobbyScreen(SessionScreen):
+    BINDINGS: ClassVar[list[BindingType]] = [("r", "refresh", "Refresh"), ("h", "history", "My hands")]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.selected: lobby_pb2.Room | None = None
+        self.wallets: dict[int, int] = {}
+        self.open_table = ""
 
     def compose(self) -> ComposeResult:
         identity = self.session.platform.identity

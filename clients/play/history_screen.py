@@ -8,16 +8,15 @@ from typing import ClassVar
 from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Horizontal
-from textual.screen import Screen
 from textual.widgets import Button, DataTable, Footer, Header, Static
 
 from clients.play import view_model as vm
-from clients.play.app import PokerPlayApp, Session, error_text
+from clients.play.app import SessionScreen, error_text
 from clients.play.gateway import PlayError
 from clients.play.view_model import FairnessReport
 
 
-class HistoryScreen(Screen[None]):
+class HistoryScreen(SessionScreen):
     BINDINGS: ClassVar[list[BindingType]] = [("escape", "back", "Back")]
 
     def __init__(self) -> None:
@@ -25,13 +24,6 @@ class HistoryScreen(Screen[None]):
         self.hand_ids: list[str] = []
         self.selected_hand = ""
         self.report: FairnessReport | None = None
-
-    @property
-    def session(self) -> Session:
-        app = self.app
-        assert isinstance(app, PokerPlayApp)
-        assert app.session is not None
-        return app.session
 
     def compose(self) -> ComposeResult:
         yield Header()

@@ -11,11 +11,10 @@ from typing import ClassVar
 from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Horizontal
-from textual.screen import Screen
 from textual.widgets import Button, Checkbox, Footer, Header, Input, Static
 
 from clients.play import view_model as vm
-from clients.play.app import PokerPlayApp, Session, error_text
+from clients.play.app import SessionScreen, error_text
 from clients.play.gateway import PlayError, new_request_id
 from poker.common.v1 import common_pb2
 from poker.lobby.v1 import lobby_pb2
@@ -37,7 +36,7 @@ NOT_SERVED = (
 )
 
 
-class HouseScreen(Screen[None]):
+class HouseScreen(SessionScreen):
     BINDINGS: ClassVar[list[BindingType]] = [("escape", "back", "Back")]
 
     def __init__(self, room: lobby_pb2.Room, table_id: str, address: str) -> None:
@@ -48,13 +47,6 @@ class HouseScreen(Screen[None]):
         self.round_id = ""
         self.box = 1
         self.russian = room.variant == common_pb2.GAME_VARIANT_RUSSIAN_POKER
-
-    @property
-    def session(self) -> Session:
-        app = self.app
-        assert isinstance(app, PokerPlayApp)
-        assert app.session is not None
-        return app.session
 
     def compose(self) -> ComposeResult:
         row = vm.room_row(self.room)

@@ -9,11 +9,10 @@ from typing import ClassVar
 from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Horizontal
-from textual.screen import Screen
 from textual.widgets import Button, Footer, Header, Input, Log, Static
 
 from clients.play import view_model as vm
-from clients.play.app import PokerPlayApp, Session, error_text
+from clients.play.app import SessionScreen, error_text
 from clients.play.feed import Link, LinkState, TableFeed, Update
 from clients.play.gateway import PlayError, new_request_id
 from poker.lobby.v1 import lobby_pb2
@@ -31,7 +30,7 @@ BUTTON_OF = {kind: button for button, kind in ACTION_BUTTONS.items()}
 AMOUNT_KINDS = (table_pb2.ACTION_KIND_BET, table_pb2.ACTION_KIND_RAISE)
 
 
-class TableScreen(Screen[None]):
+class TableScreen(SessionScreen):
     BINDINGS: ClassVar[list[BindingType]] = [("escape", "leave", "Leave / back")]
 
     def __init__(
@@ -56,13 +55,6 @@ class TableScreen(Screen[None]):
         self._turn_key = ""
         self.client_seed = ""
         self._seeded: set[str] = set()
-
-    @property
-    def session(self) -> Session:
-        app = self.app
-        assert isinstance(app, PokerPlayApp)
-        assert app.session is not None
-        return app.session
 
     @property
     def me(self) -> str:
