@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator
 import grpc
 import pytest
 
+from clients.play.view_model import dealt_positions as play_dealt_positions
 from poker.cashier.v1 import cashier_pb2
 from poker.common.v1 import common_pb2
 from poker.fairness.v1 import fairness_pb2
@@ -148,20 +149,10 @@ def decision(view: table_pb2.TableView) -> tuple[object, ...]:
 
 
 def dealt_positions(record: history_pb2.HandRecord) -> list[fairness_pb2.DealtCard]:
-    """Deck positions of every dealt card (docs/engine.md, Dealing order)."""
-    seats = sorted(s.seat for s in record.seats)
-    start = next((i for i, s in enumerate(seats) if s > record.button_seat), 0)
-    order = seats[start:] + seats[:start]
-    n = len(order)
-    holes = {s.seat: s.hole_cards for s in record.seats}
-    dealt = []
-    for k, seat in enumerate(order):
-        for round_, card in enumerate(holes[seat]):
-            dealt.append(fairness_pb2.DealtCard(position=round_ * n + k, card_index=card.index))
-    board_positions = [2 * n + 1, 2 * n + 2, 2 * n + 3, 2 * n + 5, 2 * n + 7]
-    for position, card in zip(board_positions, record.board, strict=False):
-        dealt.append(fairness_pb2.DealtCard(position=position, card_index=card.index))
-    return dealt
+    """Deck positions of every dealt card of a full record (docs/engine.md, Dealing order), mapped by
+    the same code poker-play's own check uses; a record with a hidden card would check fewer cards."""
+    assert not any(c.hidden for s in record.seats for c in s.hole_cards), "needs the full record"
+    return [fairness_pb2.DealtCard(position=p, card_index=c) for p, c in play_dealt_positions(record)]
 
 
 def leaks(bot: Bot, hands: dict[str, history_pb2.HandRecord]) -> list[str]:
