@@ -128,25 +128,29 @@ async def test_a_table_opened_while_the_owners_are_read_is_not_closed_as_lost() 
         await shard.stop()
 
 
-async def test_many_callers_of_a_table_being_reopened_get_one_actor() -> None:
+async def test_a_caller_right_after_an_opening_ended_never_gets_a_closed_table() -> None:
+    """An opening stays listed until its done-callback runs, one loop turn after it ended. A table
+    closed in between (its room lost) must not be handed out by joining that finished opening."""
     rooms, registry, directory = Rooms("gamma"), Registry(), Directory()
     shard = make_shard(rooms, registry, directory)
     try:
-        for _ in range(20):
-            rooms.gate = asyncio.Event()
-            callers = [asyncio.create_task(shard.table("gamma.1")) for _ in range(8)]
-            await asyncio.sleep(0)
-            rooms.gate.set()
-            # A first batch resolves; callers arriving just as the opening ends must join it, not
-            # start a second actor behind a stale entry.
-            late = [asyncio.create_task(shard.table("gamma.1")) for _ in range(8)]
-            actors = await asyncio.gather(*callers, *late)
-            assert len({id(actor) for actor in actors}) == 1
-            assert shard.tables()["gamma.1"] is actors[0]
-            # The room is lost and regained: the table closes, the next callers reopen it.
-            lost = shard.tables()["gamma.1"]
-            shard._tables.pop("gamma.1")
-            await lost.stop()
+        rooms.gate = asyncio.Event()
+        first = asyncio.create_task(shard.table("gamma.1"))
+        await asyncio.sleep(0)  # the opening waits for the room
+        got: list[object] = []
+
+        async def closes_and_calls() -> None:
+            # Runs in the same loop turn as the opening's end, before its done-callback.
+            closed = shard._tables.pop("gamma.1")
+            got.append(closed)
+            got.append(await shard.table("gamma.1"))
+
+        rooms.gate.set()  # wakes the opening first ...
+        await asyncio.create_task(closes_and_calls())  # ... then this, in the same turn
+        closed, handed_out = got
+        assert handed_out is not closed, "a caller got the table that had just closed"
+        assert shard.tables()["gamma.1"] is handed_out
+        assert await first is closed
     finally:
         await shard.stop()
 
