@@ -338,9 +338,6 @@ class TableShard:
             if house is None:
                 raise NotFound("TABLE_NOT_FOUND", "no such table", {"field": "table_id"}) from error
             return self._open_house(table_id, house)
-        existing = self._tables.get(table_id)
-        if existing is not None:
-            return existing  # never two actors of one table
         own = getattr(self._event_log, "own", None)
         if own is not None:
             own(room_id, owner.fencing_token)
