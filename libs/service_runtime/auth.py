@@ -3,7 +3,10 @@
 Format: a compact JWS with HS256 (`base64url(header).base64url(claims).base64url(hmac)`), so any JWT
 library can read one. Claims: `sub` (player id, or for the service role the name of the calling
 service), `roles` (player / admin / service), `iat`, `exp`, and the header carries `kid` so keys can
-rotate. Verification is constant-time, bounded in size and nesting, and rejects missing, malformed,
+rotate. Two optional claims carry the sign-in's signals for fair play (rules 17: several accounts of one
+person at a table): `dev`, an opaque device signal, and `net`, an opaque network signal, set only by
+whoever issues the token (the gateway at sign-in), so a player cannot forge or drop them; each is 1-128
+printable ASCII characters (the issuer sends digests, never raw addresses or device data). Verification is constant-time, bounded in size and nesting, and rejects missing, malformed,
 expired, forged and unknown-key tokens with UNAUTHENTICATED; a known caller without the needed role
 gets PERMISSION_DENIED.
 
@@ -48,6 +51,15 @@ Principal = Role | ServiceName
 
 # Tokens are small; anything bigger is refused before any decoding (no parser sees attacker-sized input).
 MAX_TOKEN_LENGTH = 4096
+# The optional `dev` / `net` claims: opaque signals of at most this many printable ASCII characters.
+MAX_SIGNAL_LENGTH = 128
+
+
+def valid_signal(value: str) -> bool:
+    """True for a device or network signal a token may carry (1-128 printable ASCII, no spaces)."""
+    return (
+        0 < len(value) <= MAX_SIGNAL_LENGTH and value.isascii() and value.isprintable() and " " not in value
+    )
 
 
 @dataclass(frozen=True)
@@ -57,6 +69,10 @@ class Caller:
     subject: str
     roles: frozenset[Role]
     expires_at: int
+    # The issuer's fair-play signals (empty when the token carries none): opaque digests, never shown
+    # to other players.
+    device: str = ""
+    network: str = ""
 
     def has(self, role: Role) -> bool:
         return role in self.roles
@@ -130,16 +146,31 @@ class TokenKeys:
 
 
 def mint_token(
-    keys: TokenKeys, subject: str, roles: Iterable[Role | str], *, now: int, ttl_seconds: int
+    keys: TokenKeys,
+    subject: str,
+    roles: Iterable[Role | str],
+    *,
+    now: int,
+    ttl_seconds: int,
+    device: str = "",
+    network: str = "",
 ) -> str:
-    """A token for `subject` with `roles`, valid from `now` for `ttl_seconds`."""
+    """A token for `subject` with `roles`, valid from `now` for `ttl_seconds`, with the sign-in's
+    device and network signals when given."""
     header = {"alg": "HS256", "typ": "JWT", "kid": keys.signing_key_id}
-    claims = {
+    claims: dict[str, object] = {
         "sub": subject,
         "roles": sorted(Role(r).value for r in roles),
         "iat": now,
         "exp": now + ttl_seconds,
     }
+    for claim, value in (("dev", device), ("net", network)):
+        if value:
+            if not valid_signal(value):
+                raise ValueError(
+                    f"the {claim} signal must be 1-{MAX_SIGNAL_LENGTH} printable ASCII characters"
+                )
+            claims[claim] = value
     signing_input = f"{_b64(json.dumps(header).encode())}.{_b64(json.dumps(claims).encode())}"
     signature = hmac.new(keys.keys[keys.signing_key_id], signing_input.encode(), hashlib.sha256).digest()
     return f"{signing_input}.{_b64(signature)}"
@@ -186,7 +217,19 @@ def verify_token(keys: TokenKeys, token: str, *, now: int) -> Caller:
         parsed_roles = frozenset(Role(r) for r in roles)
     except (ValueError, TypeError) as exc:
         raise Unauthenticated("TOKEN_MALFORMED", "the bearer token names an unknown role") from exc
-    return Caller(subject=subject, roles=parsed_roles, expires_at=expires)
+    signals: dict[str, str] = {}
+    for claim in ("dev", "net"):
+        value = claims.get(claim, "")
+        if not isinstance(value, str) or (value and not valid_signal(value)):
+            raise Unauthenticated("TOKEN_MALFORMED", f"the bearer token's {claim} claim is not a signal")
+        signals[claim] = value
+    return Caller(
+        subject=subject,
+        roles=parsed_roles,
+        expires_at=expires,
+        device=signals["dev"],
+        network=signals["net"],
+    )
 
 
 def _json_object(part: str, what: str) -> dict[str, object]:

@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass
 from typing import ClassVar
 
-from service_runtime.auth import Role, ServiceName, TokenKeys, mint_token
+from service_runtime.auth import Role, ServiceName, TokenKeys, mint_token, valid_signal
 from service_runtime.service_settings import ServiceSettings
 from service_runtime.settings import SettingsError, load_settings
 
@@ -35,6 +35,8 @@ def main(argv: list[str] | None = None) -> None:
         "--roles", default="player", help="comma-separated: " + ", ".join(r.value for r in Role)
     )
     parser.add_argument("--ttl", type=int, default=3600, help="seconds until it expires")
+    parser.add_argument("--device", default="", help="the token's device signal (fair play), 1-128 ASCII")
+    parser.add_argument("--network", default="", help="the token's network signal (fair play), 1-128 ASCII")
     args = parser.parse_args(argv)
     try:
         roles = [Role(r.strip()) for r in args.roles.split(",") if r.strip()]
@@ -46,12 +48,25 @@ def main(argv: list[str] | None = None) -> None:
         )
     if args.ttl <= 0:
         parser.error("--ttl must be positive")
+    for name in ("device", "network"):
+        if getattr(args, name) and not valid_signal(getattr(args, name)):
+            parser.error(f"--{name} must be 1-128 printable ASCII characters without spaces")
     try:
         settings = load_settings(MintSettings)
     except SettingsError as error:
         raise SystemExit(str(error)) from error
     keys = TokenKeys.from_settings(settings.auth_keys)
-    print(mint_token(keys, args.subject, roles, now=int(time.time()), ttl_seconds=args.ttl))
+    print(
+        mint_token(
+            keys,
+            args.subject,
+            roles,
+            now=int(time.time()),
+            ttl_seconds=args.ttl,
+            device=args.device,
+            network=args.network,
+        )
+    )
 
 
 if __name__ == "__main__":
