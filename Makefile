@@ -56,7 +56,19 @@ format: $(STAMP)
 	$(BIN)/ruff format libs services clients tests protos/generate.py
 	$(BIN)/ruff check --fix libs services clients tests protos/generate.py
 
-test: lint
+# The `poker` package (a PokerStars hand-history reader the export tests use) shares its import name
+# with libs/poker, so it lives apart and runs in its own interpreter (tests/history/export_readers.py).
+POKERSTARS_READER := .tools/pokerstars-reader/.installed
+# Its dependencies but the `pathlib` and `configparser` backports it lists, which would shadow the
+# standard library on that path.
+POKERSTARS_READER_PACKAGES := poker 'setuptools<81' pytz lxml python-dateutil parsedatetime cached-property \
+	click zope.interface attrs requests urllib3 idna certifi charset-normalizer
+
+$(POKERSTARS_READER): $(CONSTRAINTS)
+	@$(call step,the PokerStars reader of the export tests in .tools/pokerstars-reader,rm -rf .tools/pokerstars-reader && $(BIN)/python -m pip install --quiet --no-deps --target .tools/pokerstars-reader -c $(CONSTRAINTS) $(POKERSTARS_READER_PACKAGES))
+	@touch $@
+
+test: lint $(POKERSTARS_READER)
 	$(BIN)/pytest $(PYTEST_ARGS)
 
 # `make run BOTS=3`: also a few bot players at one table (BOTS_ROOM, default nlhe-gram-classic).
