@@ -212,11 +212,39 @@ def board_text(view: table_pb2.TableView) -> str:
     return cards_text(view.board) if view.board else "(no board yet)"
 
 
+def pot_names(count: int) -> list[str]:
+    """`pot` alone, else `main pot`, `side pot` (one) or `side pot 1`, `side pot 2`, ... (several)."""
+    if count <= 1:
+        return ["pot"][:count]
+    if count == 2:
+        return ["main pot", "side pot"]
+    return ["main pot"] + [f"side pot {i}" for i in range(1, count)]
+
+
 def pots_text(view: table_pb2.TableView) -> str:
+    """Each pot with its amount and, when there are side pots, the seats that can still win it."""
     if not view.pots:
         return "pot 0"
-    names = ["main pot" if i == 0 else f"side pot {i}" for i in range(len(view.pots))]
-    return ", ".join(f"{name} {chips(p.amount)}" for name, p in zip(names, view.pots, strict=True))
+    names = pot_names(len(view.pots))
+    if len(view.pots) == 1:
+        return f"pot {chips(view.pots[0].amount)}"
+    return ", ".join(
+        f"{name} {chips(p.amount)}"
+        + (f" (seats {' '.join(str(s) for s in p.eligible_seats)})" if p.eligible_seats else "")
+        for name, p in zip(names, view.pots, strict=True)
+    )
+
+
+SEAT_STATES: dict[int, str] = {
+    table_pb2.SEAT_STATUS_SITTING_OUT: "you are sitting out (dealt no hand) - s: sit in",
+    table_pb2.SEAT_STATUS_DISCONNECTED: "you are away (the seat is kept for a while)",
+}
+
+
+def seat_state_text(status: int) -> str:
+    if not status:
+        return ""
+    return SEAT_STATES.get(status, "you are in: dealt into every hand - s: sit out")
 
 
 def status_text(view: table_pb2.TableView) -> str:
@@ -267,8 +295,8 @@ def awards_text(view: table_pb2.TableView) -> str:
             f"{names.get(seat, f'seat {seat}')} +{chips(amount)}"
             for seat, amount in zip(award.seats, award.amounts, strict=False)
         )
-        how = f" ({award.hand_description})" if award.hand_description else ""
-        pot = "main pot" if award.pot_index == 0 else f"side pot {award.pot_index}"
+        how = f" with {award.hand_description}" if award.hand_description else ""
+        pot = pot_names(len(view.awards))[award.pot_index] if award.pot_index < len(view.awards) else "pot"
         parts.append(f"{pot}: {winners}{how}")
     return "last hand - " + "; ".join(parts)
 
@@ -361,9 +389,18 @@ def event_line(event: table_pb2.TableEvent, names: dict[int, str]) -> str | None
     which = event.WhichOneof("kind")
     if which == "action":
         action = event.action
-        word = ACTION_WORDS.get(action.action, "acts")
-        amount = f" {chips(action.amount)}" if action.amount else ""
         timed = " (time ran out)" if action.timed_out else ""
+        kind = action.action
+        if kind in (table_pb2.ACTION_KIND_BET, table_pb2.ACTION_KIND_RAISE) or (
+            kind == table_pb2.ACTION_KIND_ALL_IN and action.to
+        ):
+            # The raise-to total is the figure players say; what it added is beside it.
+            word = {table_pb2.ACTION_KIND_BET: "bets", table_pb2.ACTION_KIND_RAISE: "raises to"}.get(
+                kind, "all-in to"
+            )
+            return f"{who} {word} {chips(action.to)} (+{chips(action.amount)}){timed}"
+        word = ACTION_WORDS.get(kind, "acts")
+        amount = f" {chips(action.amount)}" if action.amount else ""
         return f"{who} {word}{amount}{timed}"
     if which == "cards":
         if event.cards.shown_by_player:
@@ -375,7 +412,8 @@ def event_line(event: table_pb2.TableEvent, names: dict[int, str]) -> str | None
     if which == "chat":
         return chat_line(event.chat, who)
     if which == "notice":
-        if event.notice.code == "HAND_COMMITTED":
+        # Pot awards are shown with names, hand names and separators from the view (awards_text).
+        if event.notice.code in ("HAND_COMMITTED", "POT_AWARDED"):
             return None
         prefix = f"{who}: " if who else ""
         return f"· {prefix}{event.notice.text}"

@@ -269,7 +269,7 @@ async def test_a_person_signs_in_buys_sits_plays_a_hand_reconnects_leaves_and_ve
             await until(
                 pilot, lambda: any("hand ended" in line for line in table.log_lines), what="hand ended"
             )
-            assert any(" bet " in f" {line} " for line in table.log_lines)
+            assert any(" bets " in f" {line} " for line in table.log_lines)  # "bets 20 (+20)"
 
             # Chat and a sticker reach the other player.
             await type_into(pilot, "#chat", "good luck")

@@ -119,7 +119,7 @@ def test_seat_lines_mark_me_the_player_to_act_the_button_and_show_only_the_cards
     assert "bet 20" in other.text
     assert vm.HIDDEN_CARD in other.text
     assert "(empty)" in empty.text
-    assert vm.pots_text(a_view()) == "main pot 200, side pot 1 40"
+    assert vm.pots_text(a_view()) == "main pot 200, side pot 40"  # one side pot: "side pot"
     assert vm.board_text(a_view()) == "2♣ 7♦ J♥"
 
 
@@ -220,10 +220,12 @@ def test_pot_sized_bets_stay_legal() -> None:
 
 def test_events_read_as_lines_and_hole_cards_of_others_stay_face_down() -> None:
     names = {1: "ann", 2: "bob"}
+    # Issue 25 item 4: a raise shows the raise-to total (the chips it added beside it), not the added.
     act = table_pb2.TableEvent(
-        seat=2, action=table_pb2.ActionTaken(action=table_pb2.ACTION_KIND_RAISE, amount=60, timed_out=False)
+        seat=2,
+        action=table_pb2.ActionTaken(action=table_pb2.ACTION_KIND_RAISE, amount=475, to=480, timed_out=False),
     )
-    assert vm.event_line(act, names) == "bob raise to 60"
+    assert vm.event_line(act, names) == "bob raises to 480 (+475)"
     timed = table_pb2.TableEvent(
         seat=1, action=table_pb2.ActionTaken(action=table_pb2.ACTION_KIND_FOLD, timed_out=True)
     )
@@ -400,3 +402,24 @@ def test_a_house_round_shows_cards_options_with_costs_deadline_and_every_settlem
     assert "  bet: win +30 (withheld 5)" in lines
     assert "staked 30, paid out 70" in lines
     assert not any(line.startswith("decide within") for line in lines)
+
+
+def test_side_pots_show_who_can_win_them_and_awards_name_winner_and_hand() -> None:
+    view = table_pb2.TableView(
+        pots=[
+            table_pb2.Pot(amount=40, eligible_seats=[1, 2, 3, 4]),
+            table_pb2.Pot(amount=1950, eligible_seats=[1, 4]),
+        ],
+        seats=[table_pb2.SeatView(seat=4, player_id="dan", display_name="Dan")],
+        awards=[
+            table_pb2.PotAward(
+                pot_index=0, seats=[4], amounts=[1945], hand_description="Two pair, Aces and Kings"
+            )
+        ],
+    )
+    assert vm.pots_text(view) == "main pot 40 (seats 1 2 3 4), side pot 1,950 (seats 1 4)"
+    assert vm.awards_text(view) == "last hand - pot: Dan +1,945 with Two pair, Aces and Kings"
+    notice = table_pb2.TableEvent(
+        notice=table_pb2.TableNotice(code="POT_AWARDED", text="pot 0: seat 4 wins 1945")
+    )
+    assert vm.event_line(notice, {}) is None  # the awards line above replaces the table's raw notice
