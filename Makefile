@@ -68,12 +68,19 @@ $(POKERSTARS_READER): $(CONSTRAINTS)
 	@$(call step,the PokerStars reader of the export tests in .tools/pokerstars-reader,rm -rf .tools/pokerstars-reader && $(BIN)/python -m pip install --quiet --no-deps --target .tools/pokerstars-reader -c $(CONSTRAINTS) $(POKERSTARS_READER_PACKAGES))
 	@touch $@
 
+# The suite runs in TEST_WORKERS processes (pytest-xdist), each test file on one worker so its
+# module-scoped servers start once (`--dist loadfile`). Every test is isolated (port 0, its own
+# database or key prefix, its own temp dirs), so more workers only change the wall time; most tests
+# wait on real clocks and servers, so more workers than cores pay off. TEST_WORKERS=0 runs serially.
+TEST_WORKERS ?= 4
+
 test: lint $(POKERSTARS_READER)
-	$(BIN)/pytest $(PYTEST_ARGS)
+	$(BIN)/pytest $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile) $(PYTEST_ARGS)
 
 # `make run BOTS=3`: also a few bot players at one table (BOTS_ROOM, default nlhe-gram-classic).
+# Quiet by default (addresses, warnings, errors, a summary a minute); `make run VERBOSE=1`: every line.
 run: $(STAMP)
-	$(BIN)/poker-cluster --data-dir data $(if $(BOTS),--bots $(BOTS)) $(if $(BOTS_ROOM),--bots-room $(BOTS_ROOM))
+	$(BIN)/poker-cluster --data-dir data $(if $(BOTS),--bots $(BOTS)) $(if $(BOTS_ROOM),--bots-room $(BOTS_ROOM)) $(if $(VERBOSE),--verbose)
 
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -c $(CONSTRAINTS) -e '.[dev,play,bench]'
