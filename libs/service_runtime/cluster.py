@@ -30,6 +30,7 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from service_runtime.cluster_output import QuietOutput
+from service_runtime.dev_house_bank import fund_development_house_bank
 
 # In this order from the base port: lobby 50051, table 50052, cashier 50053, fairness 50054, history 50055.
 SERVICES = ("lobby", "table", "cashier", "fairness", "history")
@@ -420,6 +421,16 @@ async def run_cluster(
     bot_children: list[Child] = []
     exit_code = 0
 
+    async def after_ready() -> None:
+        cashier = next(e for e in endpoints if e.name == "cashier")
+        try:
+            lines = await fund_development_house_bank(f"{_connect_host(cashier.host)}:{cashier.port}", env)
+        except Exception as error:  # the cluster runs on without it; say why
+            lines = [f"cluster: the development house bank was not funded: {error!r}"]
+        for line in lines:
+            print(line, flush=True)
+        await start_bots()
+
     async def start_bots() -> None:
         if bots <= 0:
             return
@@ -455,7 +466,7 @@ async def run_cluster(
             children.append(child)
             pumps.append(asyncio.create_task(_pump(child, shown=shown)))
         summaries.append(asyncio.create_task(_summaries(shown, summary_seconds)))
-        exit_code = await _supervise(children, endpoints, ready_timeout, stop, pumps, start_bots)
+        exit_code = await _supervise(children, endpoints, ready_timeout, stop, pumps, after_ready)
     finally:
         for task in summaries:
             task.cancel()

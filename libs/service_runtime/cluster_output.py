@@ -17,7 +17,7 @@ from typing import Any
 
 SHOWN_LEVELS = frozenset({"warning", "error", "critical", "exception"})
 # Log records a person wants to see even though they are at info.
-SHOWN_EVENTS = frozenset({"listening", "table open", "shutting down", "stopped", "house bank funded"})
+SHOWN_EVENTS = frozenset({"listening", "shutting down", "stopped"})
 # Successful calls that tell what the cluster did, counted for the summary (by method name).
 COUNTED = {
     "SettleHand": "hands settled",

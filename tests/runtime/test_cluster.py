@@ -320,6 +320,26 @@ def test_make_run_is_quiet_by_default_and_says_everything_when_verbose(
     else:
         assert not rpc_lines, "".join(rpc_lines[:5])
         assert len(after) < 10, "".join(after)
+    # Issue 25 item 14: the development house bank is funded once SERVING, by the admin's audited
+    # funding (so house games can be played), once per data folder.
+    for pool in ("GRAM", "MPX"):
+        assert any(
+            f"{pool} house bank funded by the admin funding funding:make-run-house-bank-{pool}" in line
+            for line in after
+        ), "".join(after)
+
+
+def test_the_development_house_bank_is_funded_once_per_data_folder(
+    tmp_path: Path, processes: list[subprocess.Popen[str]]
+) -> None:
+    base = _free_base_port()
+    for run, word in enumerate(("funded", "already funded")):
+        process = _start(tmp_path, base)
+        processes.append(process)
+        _read_until_banner(process)
+        after = _lines_for(process, 3.0)
+        assert any(f"GRAM house bank {word} by the admin funding" in line for line in after), (run, after)
+        assert any("balance 100,000,000" in line for line in after), after
 
 
 def test_quiet_output_keeps_warnings_and_counts_what_happened() -> None:
