@@ -120,6 +120,7 @@ class TableScreen(SessionScreen):
 
     def on_mount(self) -> None:
         if self.spectator:
+            self.query_one("#status").styles.height = 2  # the delay line above the status
             self.query_one("#actions").display = False
             self.query_one("#amount-row").display = False
             self.query_one("#chat-row").display = False
@@ -210,7 +211,10 @@ class TableScreen(SessionScreen):
         return bool(view.board) or any(s.hole_cards for s in view.seats)
 
     def _render_view(self, view: table_pb2.TableView) -> None:
-        self.query_one("#status", Static).update(vm.status_text(view))
+        status = vm.status_text(view)
+        if self.spectator:
+            status = f"{vm.spectator_text(view, time.time())}\n{status}"
+        self.query_one("#status", Static).update(status)
         self.query_one("#commitment", Static).update(vm.commitment_text(view))
         self.query_one("#seats", Static).update("\n".join(line.text for line in vm.seat_lines(view, self.me)))
         self.query_one("#board", Static).update(f"board: {vm.board_text(view)}    {vm.pots_text(view)}")

@@ -320,6 +320,20 @@ def test_the_fairness_verdict_is_the_local_recomputation_beside_the_servers() ->
     )
     assert not failed.passed
     assert failed.lines[-1] == "VERDICT: FAIL - DEALT_CARD at deck position 3"
+    # Issue 25 item 13: nothing the player saw was checked (a house round before the fix): no PASS.
+    nothing = vm.fairness_report(
+        hand_id="h",
+        commitment="c" * 64,
+        shuffle_version=2,
+        client_seed_seats=[],
+        mismatch=None,
+        dealt_checked=0,
+        computed_commitment="c" * 64,
+        server_verdict_pass=True,
+    )
+    assert not nothing.passed
+    assert not any("PASS -" in line for line in nothing.lines)
+    assert nothing.lines[-1].startswith("VERDICT: NOT VERIFIED")
 
 
 def test_history_rows_sign_the_amounts() -> None:
@@ -337,9 +351,10 @@ def test_history_rows_sign_the_amounts() -> None:
     assert vm.balance_row(change)[1:] == ("CASH_OUT", "+1,040 GRAM", "wallet 2,040", "t.1")
 
 
-def test_card_positions_to_exchange_are_zero_to_four_each_once() -> None:
-    assert vm.parse_card_positions("0, 3 4") == [0, 3, 4]
-    for bad in ("", "5", "1 1", "x"):
+def test_cards_to_exchange_count_from_one_as_a_person_counts_them() -> None:
+    # Issue 25 item 15: typed 1 to 5 from the left; the wire's positions are 0 to 4.
+    assert vm.parse_card_positions("1, 4 5") == [0, 3, 4]
+    for bad in ("", "0", "6", "1 1", "x"):
         with pytest.raises(vm.AmountError):
             vm.parse_card_positions(bad)
 
@@ -393,13 +408,18 @@ def test_a_house_round_shows_cards_options_with_costs_deadline_and_every_settlem
     settled.boxes.add(
         box=1,
         settlement=[
-            table_pb2.HouseSettlementLine(item="ante", outcome="win", amount=10),
-            table_pb2.HouseSettlementLine(item="bet", outcome="win", amount=30, withheld=5),
+            table_pb2.HouseSettlementLine(item="ante", outcome="win", amount=10, stake=10),
+            table_pb2.HouseSettlementLine(item="bet", outcome="win", amount=30, withheld=5, stake=20),
+            # Issue 25 item 15: a returned bet says what came back and why, not "returned 0".
+            table_pb2.HouseSettlementLine(
+                item="bet", outcome="RETURNED", amount=0, stake=100, reason="DEALER_DOES_NOT_QUALIFY"
+            ),
         ],
     )
     lines = vm.house_round_lines(settled, 1_000_030)
-    assert "  ante: win +10" in lines
-    assert "  bet: win +30 (withheld 5)" in lines
+    assert "  ante: staked 10, win - back 20 (+10)" in lines
+    assert "  bet: staked 20, win - back 50 (+30) (withheld 5)" in lines
+    assert "  bet: staked 100, returned - back 100 (0) - dealer does not qualify" in lines
     assert "staked 30, paid out 70" in lines
     assert not any(line.startswith("decide within") for line in lines)
 
@@ -423,3 +443,9 @@ def test_side_pots_show_who_can_win_them_and_awards_name_winner_and_hand() -> No
         notice=table_pb2.TableNotice(code="POT_AWARDED", text="pot 0: seat 4 wins 1945")
     )
     assert vm.event_line(notice, {}) is None  # the awards line above replaces the table's raw notice
+
+
+def test_a_spectator_is_told_the_view_runs_late() -> None:
+    view = table_pb2.TableView()
+    view.as_of.FromSeconds(1_000_000)
+    assert vm.spectator_text(view, 1_000_021.2).startswith("SPECTATING: you see the table 21 s late")
