@@ -93,7 +93,7 @@ IMAGE_BASE ?= debian
 image:
 	POKER_IMAGE_BASE=$(IMAGE_BASE) deploy/image/build.sh
 
-up: image
+up: image $(STAMP)
 	deploy/compose.sh up
 
 down:
