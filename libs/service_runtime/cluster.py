@@ -499,6 +499,7 @@ async def _supervise(
         for child, pump in zip(children, pumps, strict=True)
     }
     stopper: asyncio.Future[Any] = asyncio.ensure_future(stop.wait())
+    helpers: list[asyncio.Future[Any]] = []
     ready: asyncio.Future[Any] = asyncio.ensure_future(
         asyncio.gather(*(_wait_ready(c, e.host) for c, e in zip(children, endpoints, strict=True)))
     )
@@ -525,8 +526,10 @@ async def _supervise(
             )
             return 1
         print(_usage(endpoints), flush=True)
+        # What follows readiness (the house bank's funding, the bots) runs beside the wait, so a
+        # Ctrl-C or a dead service is acted on at once even while it waits on a service.
         if after_ready is not None:
-            await after_ready()
+            helpers.append(asyncio.ensure_future(after_ready()))
         done, _ = await asyncio.wait([stopper, *exits], return_when=asyncio.FIRST_COMPLETED)
         dead = [exits[task] for task in exits if task in done]
         if dead:
@@ -536,9 +539,9 @@ async def _supervise(
             return 1
         return 0
     finally:
-        for task in [ready, stopper, *exits]:
+        for task in [ready, stopper, *exits, *helpers]:
             task.cancel()
-        await asyncio.gather(ready, stopper, *exits, return_exceptions=True)
+        await asyncio.gather(ready, stopper, *exits, *helpers, return_exceptions=True)
 
 
 async def _exited(child: Child, pump: asyncio.Task[None]) -> None:
