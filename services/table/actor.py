@@ -20,6 +20,7 @@ import contextlib
 import enum
 import hashlib
 import time
+import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
@@ -220,7 +221,6 @@ class TableActor:
         rooms: RoomSource,
         timings: Timings,
         maintenance: Callable[[str], MaintenanceSwitches] = lambda room_id: MaintenanceSwitches(),
-        boot_id: str,
         chat: ChatGuard | None = None,
         outbox: RecordOutbox | None = None,
     ) -> None:
@@ -234,7 +234,10 @@ class TableActor:
         self._maintenance = maintenance
         self._room_read_at = 0.0
         self._t = timings
-        self._boot_id = boot_id
+        # This opening of the table: a table closed and opened again in the same process (its room
+        # lost and won back, an empty extra table reused) must not send the `CommitHand` request ids
+        # of its earlier life again, or fairness answers with those hands, long revealed.
+        self._life = uuid.uuid4().hex[:16]
         self._outbox: RecordOutbox = outbox or MemoryOutbox()
         self._queue: asyncio.Queue[tuple[Callable[[], Awaitable[Any]], asyncio.Future[Any]]] = asyncio.Queue(
             maxsize=timings.command_queue_size
@@ -683,7 +686,7 @@ class TableActor:
         await self._refresh_room()
         if self._next is None:
             self._hand_counter += 1
-            request_id = f"{self.table_id}:{self._boot_id}:{self._hand_counter}"
+            request_id = f"{self.table_id}:{self._life}:{self._hand_counter}"
             try:
                 commitment = await self._fairness.commit(request_id, self.table_id)
             except DomainError as error:
