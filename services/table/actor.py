@@ -708,7 +708,7 @@ class TableActor:
             self._stage = Stage.IDLE
             return
         try:
-            deck = await self._fairness.seal(pending.commitment.hand_id)
+            deck = await self._fairness.seal(pending.commitment.hand_id, [s.player_id for s in plan.seats])
         except DomainError as error:
             if is_unavailable(error):
                 self._retry_later()

@@ -271,6 +271,7 @@ class HouseTable:
                 pending = await self._fairness.commit(
                     f"house:{self.table_id}:{_digest(player, 'seed', request_id)}",
                     fairness_chain(self.table_id, player),
+                    private_to=player,
                 )
                 self._pending[player] = pending
             await self._fairness.add_entropy(pending.hand_id, 1, player, seed)
@@ -325,7 +326,9 @@ class HouseTable:
             if commitment is None:
                 attempt = self._attempts.get((player, request_id), 0)
                 commitment = await self._fairness.commit(
-                    f"house:{self.table_id}:{_digest(player, 'bets', request_id)}:{attempt}", chain
+                    f"house:{self.table_id}:{_digest(player, 'bets', request_id)}:{attempt}",
+                    chain,
+                    private_to=player,
                 )
             round_id = commitment.hand_id
             entry = {
