@@ -167,9 +167,12 @@ class HouseTable:
         after_round: Callable[[AfterHand], None],
         timings: HouseTimings,
         maintenance: Callable[[str], MaintenanceSwitches] = lambda room_id: MaintenanceSwitches(),
+        admit: Callable[[str], Awaitable[HouseRoom]] | None = None,
     ) -> None:
         self.table_id = table_id
         self.room = room
+        # The lobby's seat check before a round's stakes, returning the room as of now (issue 23).
+        self._admit = admit
         self._cashier = cashier
         self._fairness = fairness
         self._journal = journal
@@ -290,6 +293,8 @@ class HouseTable:
             current = self._rounds.get(player)
             if current is not None and current.state in ("PLAYING", "SETTLING"):
                 raise FailedPrecondition("ROUND_IN_PROGRESS", "your round at this table is still running")
+            if self._admit is not None:
+                self.room = await self._admit(player)
             try:
                 wagers = check_bets(self.room, player, bets)
             except HouseGameError as error:
