@@ -149,7 +149,8 @@ def house_room_error(error: HouseGameError) -> DomainError:
         return InvalidArgument(error.reason, str(error))
     if error.reason == "UNKNOWN_BOX":
         return NotFound(error.reason, str(error), {"field": "box"})
-    if isinstance(error, IllegalDecisionError):
+    # A deck run out is the round's state, not the request's (the catalogue's FAILED_PRECONDITION).
+    if isinstance(error, IllegalDecisionError) or error.reason == "DECK_EXHAUSTED":
         return FailedPrecondition(error.reason, str(error))
     return InvalidArgument(error.reason, str(error))
 
