@@ -402,6 +402,12 @@ class _ErrorReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ErrorReas
     """RESOURCE_EXHAUSTED: the player already holds the most WatchTable streams one player may hold
     open at one table; close one first.
     """
+    ERROR_REASON_DATABASE_UNAVAILABLE: _ErrorReason.ValueType  # 1100
+    """Issue 30: faults (1100-1149).
+    UNAVAILABLE: the service's database is away (stopped, restarting, unreachable, out of
+    connections); nothing was changed by this call, or the change is kept by its idempotency key:
+    retry with backoff and the same ids.
+    """
 
 class ErrorReason(_ErrorReason, metaclass=_ErrorReasonEnumTypeWrapper):
     """ErrorReason is the catalogue of stable reasons carried in `google.rpc.ErrorInfo.reason` (with
@@ -699,6 +705,12 @@ room's open table.
 ERROR_REASON_WATCH_STREAMS_EXCEEDED: ErrorReason.ValueType  # 751
 """RESOURCE_EXHAUSTED: the player already holds the most WatchTable streams one player may hold
 open at one table; close one first.
+"""
+ERROR_REASON_DATABASE_UNAVAILABLE: ErrorReason.ValueType  # 1100
+"""Issue 30: faults (1100-1149).
+UNAVAILABLE: the service's database is away (stopped, restarting, unreachable, out of
+connections); nothing was changed by this call, or the change is kept by its idempotency key:
+retry with backoff and the same ids.
 """
 Global___ErrorReason: _TypeAlias = ErrorReason  # noqa: Y015
 
