@@ -136,6 +136,10 @@ class ServiceSettings:
                 problems.append(
                     "POKER_TLS_CERT_FILE: required in production (plaintext is for development only)"
                 )
+            if not self.tls_cert_file:
+                problems.append(
+                    "POKER_TLS_CERT_FILE: required in production (plaintext is for development only)"
+                )
         problems.extend(self._tls_problems())
         return problems
 

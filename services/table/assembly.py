@@ -25,6 +25,7 @@ from service_runtime.server import GrpcService
 from service_runtime.service_tokens import ServiceTokenSource
 from service_runtime.shard_registry import RedisShardRegistry, ShardInfo, ShardLease, ShardRegistry
 from service_runtime.table_directory import MaintenanceWatcher, RedisMaintenanceBoard, RedisTableDirectory
+from service_runtime.tls import TlsFiles
 from service_runtime.unimplemented import unimplemented_servicer
 from services.table.actor import Timings
 from services.table.chat import ChatGuard
@@ -130,8 +131,15 @@ async def assemble(settings: TableSettings) -> Assembly:
         TokenKeys.from_settings(settings.auth_keys), SERVICE_SUBJECT, ttl_seconds=TOKEN_TTL_SECONDS
     )
     timeout = settings.request_timeout_seconds
+    tls = TlsFiles.from_settings(settings)
     channels = {
-        name: create_channel(address, timeout_seconds=timeout, token=token)
+        name: create_channel(
+            address,
+            timeout_seconds=timeout,
+            token=token,
+            tls=tls,
+            tls_check_seconds=settings.tls_reload_seconds,
+        )
         for name, address in (
             ("lobby", settings.lobby_address),
             ("cashier", settings.cashier_address),

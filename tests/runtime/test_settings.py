@@ -98,6 +98,15 @@ def test_a_service_that_stores_nothing_needs_no_database_in_production(tmp_path:
     assert "POKER_EXAMPLE_DATABASE_URL: required in production" in caught.value.problems
 
 
+def test_production_refuses_plaintext() -> None:
+    production = {"POKER_ENVIRONMENT": "production", "POKER_AUTH_KEYS": "k1:" + "x" * 32}
+    with pytest.raises(SettingsError) as caught:
+        load_settings(ExampleSettings, {**production, "POKER_EXAMPLE_TABLE_COUNT": "1"})
+    assert any(p.startswith("POKER_TLS_CERT_FILE: required in production") for p in caught.value.problems)
+    # Development may run plaintext.
+    assert load_settings(ExampleSettings, {"POKER_EXAMPLE_TABLE_COUNT": "1"}).tls_cert_file == ""
+
+
 def test_tls_files_come_as_a_set_and_must_exist(tmp_path: Path) -> None:
     files = TestAuthority(tmp_path).issue("example")
     with pytest.raises(SettingsError) as caught:
