@@ -34,6 +34,7 @@ from poker_bots.credentials import MintedCredentials
 from poker_bots.run import RunPlan, run_bots
 from service_runtime.testing import DEV_KEYS
 from service_runtime.testing_pki import TestAuthority, tls_environment
+from tests.deploy.monitoring import exposed_names, referenced_metric_names
 from tests.e2e.cluster import Cluster, free_port, running_cluster
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis]
@@ -73,11 +74,15 @@ def collector() -> Iterator[tuple[TraceCollector, int]]:
     server.stop(0)
 
 
+def _families(port: int) -> list[Any]:
+    body = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
+    return list(text_string_to_metric_families(body))
+
+
 def scrape(port: int) -> dict[str, list[Any]]:
     """name -> samples, as Prometheus reads the endpoint (prometheus-client's own parser)."""
-    body = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
     samples: dict[str, list[Any]] = defaultdict(list)
-    for family in text_string_to_metric_families(body):
+    for family in _families(port):
         for sample in family.samples:
             samples[sample.name].append(sample)
     return samples
@@ -128,6 +133,14 @@ async def test_metrics_agree_with_the_bots_and_a_hand_is_one_trace_across_the_pr
         assert len(run.stats.hands) >= HANDS
         figures = await asyncio.to_thread(_settled_figures, metrics_ports)
         _check_metrics(figures, run.stats.actions, len(run.stats.hands))
+        # Every metric the dashboards and alert rules read is exported by one of the processes.
+        exported = exposed_names(
+            (family.name, family.type) for port in metrics_ports.values() for family in _families(port)
+        )
+        missing = {
+            name: sorted(where) for name, where in referenced_metric_names().items() if name not in exported
+        }
+        assert not missing, missing
         settled = total(figures["table"], "poker_hands_settled_total")
         # Stopped inside the block: each process exports what it buffered on SIGTERM.
         await asyncio.to_thread(_stop, cluster)
