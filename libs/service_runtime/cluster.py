@@ -29,6 +29,8 @@ from typing import Any, TextIO
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from service_runtime.tls import TlsFiles, channel_credentials
+
 # In this order from the base port: lobby 50051, table 50052, cashier 50053, fairness 50054, history 50055.
 SERVICES = ("lobby", "table", "cashier", "fairness", "history")
 BASE_PORT = 50051
@@ -265,9 +267,25 @@ def owns_port(pid: int, port: int) -> bool | None:
     return bool(held & listening)
 
 
-async def _wait_ready(child: Child, host: str) -> None:
+def tls_of(environ: Mapping[str, str]) -> TlsFiles | None:
+    """The run's TLS files (the shared POKER_TLS_* settings every service of the run reads), if any."""
+    if not environ.get("POKER_TLS_CERT_FILE"):
+        return None
+    keys = ("POKER_TLS_CERT_FILE", "POKER_TLS_KEY_FILE", "POKER_TLS_CA_FILE")
+    cert, key, ca = (Path(environ.get(k, "")) for k in keys)
+    return TlsFiles(cert, key, ca)
+
+
+async def _wait_ready(child: Child, host: str, tls: TlsFiles | None = None) -> None:
     """Return once `child` is alive, answers SERVING on its port, and that port is its own."""
-    async with grpc.aio.insecure_channel(f"{_connect_host(host)}:{child.port}") as channel:
+    target = f"{_connect_host(host)}:{child.port}"
+    secure = tls is not None and tls.cert_file.is_file()
+    opened = (
+        grpc.aio.secure_channel(target, channel_credentials(tls.read()))
+        if secure and tls is not None
+        else grpc.aio.insecure_channel(target)
+    )
+    async with opened as channel:
         stub = health_pb2_grpc.HealthStub(channel)
         while True:
             try:
@@ -430,7 +448,9 @@ async def run_cluster(
             child = Child(endpoint.name, endpoint.port, process)
             children.append(child)
             pumps.append(asyncio.create_task(_pump(child)))
-        exit_code = await _supervise(children, endpoints, ready_timeout, stop, pumps, start_bots)
+        exit_code = await _supervise(
+            children, endpoints, ready_timeout, stop, pumps, start_bots, tls=tls_of(env)
+        )
     finally:
         # The bots leave their seats (cashing out) while the services are still there to answer.
         await _stop(bot_children, BOTS_STOP_SECONDS, force)
@@ -453,6 +473,7 @@ async def _supervise(
     stop: asyncio.Event,
     pumps: list[asyncio.Task[None]],
     after_ready: Callable[[], Awaitable[None]] | None = None,
+    tls: TlsFiles | None = None,
 ) -> int:
     """Wait for every service to be ready, then for Ctrl-C or a death; return the exit code."""
     # A child's exit counts once its output is read to the end, so its last line names the error.
@@ -462,7 +483,7 @@ async def _supervise(
     }
     stopper: asyncio.Future[Any] = asyncio.ensure_future(stop.wait())
     ready: asyncio.Future[Any] = asyncio.ensure_future(
-        asyncio.gather(*(_wait_ready(c, e.host) for c, e in zip(children, endpoints, strict=True)))
+        asyncio.gather(*(_wait_ready(c, e.host, tls) for c, e in zip(children, endpoints, strict=True)))
     )
     try:
         done, _ = await asyncio.wait(
