@@ -402,6 +402,28 @@ class _ErrorReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ErrorReas
     """RESOURCE_EXHAUSTED: the player already holds the most WatchTable streams one player may hold
     open at one table; close one first.
     """
+    ERROR_REASON_DATABASE_UNAVAILABLE: _ErrorReason.ValueType  # 1100
+    """Issue 30: faults (1100-1149).
+    UNAVAILABLE: the service's database is away (stopped, restarting, unreachable, out of
+    connections); nothing was changed by this call, or the change is kept by its idempotency key:
+    retry with backoff and the same ids.
+    """
+    ERROR_REASON_INIT_DATA_INVALID: _ErrorReason.ValueType  # 1000
+    """Gateway: browser sign-in and the Connect front door (1000-1049).
+    UNAUTHENTICATED: Telegram Web App initData is malformed or its signature does not verify.
+    """
+    ERROR_REASON_INIT_DATA_EXPIRED: _ErrorReason.ValueType  # 1001
+    """UNAUTHENTICATED: Telegram Web App initData is older than the gateway accepts (or dated ahead)."""
+    ERROR_REASON_INIT_DATA_REPLAYED: _ErrorReason.ValueType  # 1002
+    """UNAUTHENTICATED: this initData was already used to sign in; open the Mini App again."""
+    ERROR_REASON_SIGN_IN_METHOD_DISABLED: _ErrorReason.ValueType  # 1003
+    """FAILED_PRECONDITION: this sign-in method is switched off (no bot token; development in production)."""
+    ERROR_REASON_GATEWAY_RATE_LIMITED: _ErrorReason.ValueType  # 1004
+    """RESOURCE_EXHAUSTED: too many calls from this player or address; `retry_after_seconds` says when."""
+    ERROR_REASON_REQUEST_TOO_LARGE: _ErrorReason.ValueType  # 1005
+    """RESOURCE_EXHAUSTED: the request is larger than the gateway accepts."""
+    ERROR_REASON_PURCHASES_NOT_CONFIGURED: _ErrorReason.ValueType  # 1006
+    """FAILED_PRECONDITION: no payments flow is configured at this gateway, so chips cannot be bought here."""
 
 class ErrorReason(_ErrorReason, metaclass=_ErrorReasonEnumTypeWrapper):
     """ErrorReason is the catalogue of stable reasons carried in `google.rpc.ErrorInfo.reason` (with
@@ -700,6 +722,28 @@ ERROR_REASON_WATCH_STREAMS_EXCEEDED: ErrorReason.ValueType  # 751
 """RESOURCE_EXHAUSTED: the player already holds the most WatchTable streams one player may hold
 open at one table; close one first.
 """
+ERROR_REASON_DATABASE_UNAVAILABLE: ErrorReason.ValueType  # 1100
+"""Issue 30: faults (1100-1149).
+UNAVAILABLE: the service's database is away (stopped, restarting, unreachable, out of
+connections); nothing was changed by this call, or the change is kept by its idempotency key:
+retry with backoff and the same ids.
+"""
+ERROR_REASON_INIT_DATA_INVALID: ErrorReason.ValueType  # 1000
+"""Gateway: browser sign-in and the Connect front door (1000-1049).
+UNAUTHENTICATED: Telegram Web App initData is malformed or its signature does not verify.
+"""
+ERROR_REASON_INIT_DATA_EXPIRED: ErrorReason.ValueType  # 1001
+"""UNAUTHENTICATED: Telegram Web App initData is older than the gateway accepts (or dated ahead)."""
+ERROR_REASON_INIT_DATA_REPLAYED: ErrorReason.ValueType  # 1002
+"""UNAUTHENTICATED: this initData was already used to sign in; open the Mini App again."""
+ERROR_REASON_SIGN_IN_METHOD_DISABLED: ErrorReason.ValueType  # 1003
+"""FAILED_PRECONDITION: this sign-in method is switched off (no bot token; development in production)."""
+ERROR_REASON_GATEWAY_RATE_LIMITED: ErrorReason.ValueType  # 1004
+"""RESOURCE_EXHAUSTED: too many calls from this player or address; `retry_after_seconds` says when."""
+ERROR_REASON_REQUEST_TOO_LARGE: ErrorReason.ValueType  # 1005
+"""RESOURCE_EXHAUSTED: the request is larger than the gateway accepts."""
+ERROR_REASON_PURCHASES_NOT_CONFIGURED: ErrorReason.ValueType  # 1006
+"""FAILED_PRECONDITION: no payments flow is configured at this gateway, so chips cannot be bought here."""
 Global___ErrorReason: _TypeAlias = ErrorReason  # noqa: Y015
 
 @_typing.final
