@@ -231,6 +231,11 @@ class TableScreen(SessionScreen):
                 # A new decision: start the amount at the smallest legal bet or raise.
                 self._turn_key = key
                 self.query_one("#amount", Input).value = str(legal.min_amount) if legal.min_amount else ""
+                # The turn starts on the safe default (check, else call) so that Enter and the keys act,
+                # unless the player is typing something (a chat line, a seed): that is left alone.
+                focused = self.focused
+                if not (isinstance(focused, Input) and focused.value and focused.id != "amount"):
+                    self._focus_safe_default(legal)
 
     def _tick(self) -> None:
         if self.view is not None:
@@ -247,16 +252,19 @@ class TableScreen(SessionScreen):
             button.disabled = choice is None
             if choice is not None:
                 button.label = f"{choice.label} ({ACTION_KEYS[kind]})"
-        # A turn that starts never leaves the focus on something destructive: check or call (the safe
-        # default) if the focus was on an action button, else the focus stays where the player had it.
-        if choices and (focused is None or focused.id in ACTION_BUTTONS):
-            for kind in (table_pb2.ACTION_KIND_CHECK, table_pb2.ACTION_KIND_CALL):
-                if kind in choices:
-                    self.query_one(f"#{BUTTON_OF[kind]}", Button).focus()
-                    break
         open_amount = any(k in choices for k in AMOUNT_KINDS)
         for widget in self.query("#amount-row > *"):
             widget.disabled = not open_amount
+        # The focus is never left on something destructive: on an action button it moves to check or
+        # call (the safe default).
+        if legal is not None and choices and (focused is None or focused.id in ACTION_BUTTONS):
+            self._focus_safe_default(legal)
+
+    def _focus_safe_default(self, legal: table_pb2.LegalActions) -> None:
+        for kind in (table_pb2.ACTION_KIND_CHECK, table_pb2.ACTION_KIND_CALL):
+            if kind in legal.actions:
+                self.query_one(f"#{BUTTON_OF[kind]}", Button).focus()
+                return
 
     # ------------------------------------------------------------------------------- actions
 
