@@ -184,7 +184,10 @@ class TableServiceServicer:
         the caller's legal actions with amounts, timers and showdowns. A full view is sent first, then
         one update per table event. A caller without a seat is a spectator: it gets the waiting view
         (seats, settled stacks, phase; no play) whenever that changes, and the play only through
-        SpectateTable, the delay late. Errors: TABLE_NOT_FOUND, WATCH_STREAMS_EXCEEDED (at most
+        SpectateTable, the delay late. A seated player's stream comes out of capacity kept for seated
+        players; one without a seat at a cash table counts as a viewer (SPECTATOR_QUOTA_EXCEEDED,
+        VIEWERS_FULL as for SpectateTable). Errors: TABLE_NOT_FOUND (also for a room the caller may not
+        see), CALLER_QUOTA_EXCEEDED, WATCH_STREAMS_EXCEEDED (at most
         `POKER_TABLE_MAX_STREAMS_PER_PLAYER` open streams per player at a table).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -194,7 +197,10 @@ class TableServiceServicer:
     def SpectateTable(self, request, context):
         """SpectateTable streams the public view about 20 seconds late (a setting), with no hidden card at
         all: first a snapshot that is itself that old, then every event in order, each as late.
-        Errors: TABLE_NOT_FOUND, SPECTATORS_FULL, NOT_ON_ALLOW_LIST (when spectating needs access).
+        Errors: TABLE_NOT_FOUND (also for a table of a room the caller may not see), SPECTATORS_FULL,
+        NOT_ON_ALLOW_LIST (when spectating needs access); RESOURCE_EXHAUSTED SPECTATOR_QUOTA_EXCEEDED
+        (the account's streams without a seat at this table), VIEWERS_FULL (the shard's streams for
+        callers without a seat are taken; the rest is kept for seated players), CALLER_QUOTA_EXCEEDED.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -202,7 +208,8 @@ class TableServiceServicer:
 
     def GetTableSnapshot(self, request, context):
         """GetTableSnapshot returns the caller's view of the table now (the waiting view if not seated).
-        Errors: TABLE_NOT_FOUND.
+        Errors: TABLE_NOT_FOUND (also for a table of a room the caller may not see: a private room's
+        tables show only to its allow-list and its seated players; no read opens a table).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

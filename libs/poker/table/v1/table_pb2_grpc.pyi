@@ -82,17 +82,24 @@ class TableServiceStub:
     the caller's legal actions with amounts, timers and showdowns. A full view is sent first, then
     one update per table event. A caller without a seat is a spectator: it gets the waiting view
     (seats, settled stacks, phase; no play) whenever that changes, and the play only through
-    SpectateTable, the delay late. Errors: TABLE_NOT_FOUND, WATCH_STREAMS_EXCEEDED (at most
+    SpectateTable, the delay late. A seated player's stream comes out of capacity kept for seated
+    players; one without a seat at a cash table counts as a viewer (SPECTATOR_QUOTA_EXCEEDED,
+    VIEWERS_FULL as for SpectateTable). Errors: TABLE_NOT_FOUND (also for a room the caller may not
+    see), CALLER_QUOTA_EXCEEDED, WATCH_STREAMS_EXCEEDED (at most
     `POKER_TABLE_MAX_STREAMS_PER_PLAYER` open streams per player at a table).
     """
     SpectateTable: _grpc.UnaryStreamMultiCallable[_table_pb2.SpectateTableRequest, _table_pb2.SpectateTableResponse]
     """SpectateTable streams the public view about 20 seconds late (a setting), with no hidden card at
     all: first a snapshot that is itself that old, then every event in order, each as late.
-    Errors: TABLE_NOT_FOUND, SPECTATORS_FULL, NOT_ON_ALLOW_LIST (when spectating needs access).
+    Errors: TABLE_NOT_FOUND (also for a table of a room the caller may not see), SPECTATORS_FULL,
+    NOT_ON_ALLOW_LIST (when spectating needs access); RESOURCE_EXHAUSTED SPECTATOR_QUOTA_EXCEEDED
+    (the account's streams without a seat at this table), VIEWERS_FULL (the shard's streams for
+    callers without a seat are taken; the rest is kept for seated players), CALLER_QUOTA_EXCEEDED.
     """
     GetTableSnapshot: _grpc.UnaryUnaryMultiCallable[_table_pb2.GetTableSnapshotRequest, _table_pb2.GetTableSnapshotResponse]
     """GetTableSnapshot returns the caller's view of the table now (the waiting view if not seated).
-    Errors: TABLE_NOT_FOUND.
+    Errors: TABLE_NOT_FOUND (also for a table of a room the caller may not see: a private room's
+    tables show only to its allow-list and its seated players; no read opens a table).
     """
     PlaceHouseBets: _grpc.UnaryUnaryMultiCallable[_table_pb2.PlaceHouseBetsRequest, _table_pb2.PlaceHouseBetsResponse]
     """PlaceHouseBets opens a house-game round for the caller at a house table: boxes with antes
@@ -181,17 +188,24 @@ class TableServiceAsyncStub(TableServiceStub):
     the caller's legal actions with amounts, timers and showdowns. A full view is sent first, then
     one update per table event. A caller without a seat is a spectator: it gets the waiting view
     (seats, settled stacks, phase; no play) whenever that changes, and the play only through
-    SpectateTable, the delay late. Errors: TABLE_NOT_FOUND, WATCH_STREAMS_EXCEEDED (at most
+    SpectateTable, the delay late. A seated player's stream comes out of capacity kept for seated
+    players; one without a seat at a cash table counts as a viewer (SPECTATOR_QUOTA_EXCEEDED,
+    VIEWERS_FULL as for SpectateTable). Errors: TABLE_NOT_FOUND (also for a room the caller may not
+    see), CALLER_QUOTA_EXCEEDED, WATCH_STREAMS_EXCEEDED (at most
     `POKER_TABLE_MAX_STREAMS_PER_PLAYER` open streams per player at a table).
     """
     SpectateTable: _aio.UnaryStreamMultiCallable[_table_pb2.SpectateTableRequest, _table_pb2.SpectateTableResponse]  # type: ignore[assignment]
     """SpectateTable streams the public view about 20 seconds late (a setting), with no hidden card at
     all: first a snapshot that is itself that old, then every event in order, each as late.
-    Errors: TABLE_NOT_FOUND, SPECTATORS_FULL, NOT_ON_ALLOW_LIST (when spectating needs access).
+    Errors: TABLE_NOT_FOUND (also for a table of a room the caller may not see), SPECTATORS_FULL,
+    NOT_ON_ALLOW_LIST (when spectating needs access); RESOURCE_EXHAUSTED SPECTATOR_QUOTA_EXCEEDED
+    (the account's streams without a seat at this table), VIEWERS_FULL (the shard's streams for
+    callers without a seat are taken; the rest is kept for seated players), CALLER_QUOTA_EXCEEDED.
     """
     GetTableSnapshot: _aio.UnaryUnaryMultiCallable[_table_pb2.GetTableSnapshotRequest, _table_pb2.GetTableSnapshotResponse]  # type: ignore[assignment]
     """GetTableSnapshot returns the caller's view of the table now (the waiting view if not seated).
-    Errors: TABLE_NOT_FOUND.
+    Errors: TABLE_NOT_FOUND (also for a table of a room the caller may not see: a private room's
+    tables show only to its allow-list and its seated players; no read opens a table).
     """
     PlaceHouseBets: _aio.UnaryUnaryMultiCallable[_table_pb2.PlaceHouseBetsRequest, _table_pb2.PlaceHouseBetsResponse]  # type: ignore[assignment]
     """PlaceHouseBets opens a house-game round for the caller at a house table: boxes with antes
@@ -325,7 +339,10 @@ class TableServiceServicer(metaclass=_abc_1.ABCMeta):
         the caller's legal actions with amounts, timers and showdowns. A full view is sent first, then
         one update per table event. A caller without a seat is a spectator: it gets the waiting view
         (seats, settled stacks, phase; no play) whenever that changes, and the play only through
-        SpectateTable, the delay late. Errors: TABLE_NOT_FOUND, WATCH_STREAMS_EXCEEDED (at most
+        SpectateTable, the delay late. A seated player's stream comes out of capacity kept for seated
+        players; one without a seat at a cash table counts as a viewer (SPECTATOR_QUOTA_EXCEEDED,
+        VIEWERS_FULL as for SpectateTable). Errors: TABLE_NOT_FOUND (also for a room the caller may not
+        see), CALLER_QUOTA_EXCEEDED, WATCH_STREAMS_EXCEEDED (at most
         `POKER_TABLE_MAX_STREAMS_PER_PLAYER` open streams per player at a table).
         """
 
@@ -337,7 +354,10 @@ class TableServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_abc.Iterator[_table_pb2.SpectateTableResponse], _abc.AsyncIterator[_table_pb2.SpectateTableResponse]]:
         """SpectateTable streams the public view about 20 seconds late (a setting), with no hidden card at
         all: first a snapshot that is itself that old, then every event in order, each as late.
-        Errors: TABLE_NOT_FOUND, SPECTATORS_FULL, NOT_ON_ALLOW_LIST (when spectating needs access).
+        Errors: TABLE_NOT_FOUND (also for a table of a room the caller may not see), SPECTATORS_FULL,
+        NOT_ON_ALLOW_LIST (when spectating needs access); RESOURCE_EXHAUSTED SPECTATOR_QUOTA_EXCEEDED
+        (the account's streams without a seat at this table), VIEWERS_FULL (the shard's streams for
+        callers without a seat are taken; the rest is kept for seated players), CALLER_QUOTA_EXCEEDED.
         """
 
     @_abc_1.abstractmethod
@@ -347,7 +367,8 @@ class TableServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_table_pb2.GetTableSnapshotResponse, _abc.Awaitable[_table_pb2.GetTableSnapshotResponse]]:
         """GetTableSnapshot returns the caller's view of the table now (the waiting view if not seated).
-        Errors: TABLE_NOT_FOUND.
+        Errors: TABLE_NOT_FOUND (also for a table of a room the caller may not see: a private room's
+        tables show only to its allow-list and its seated players; no read opens a table).
         """
 
     @_abc_1.abstractmethod
