@@ -205,7 +205,8 @@ class TableServicer:
         player = current_caller().subject
         request_id = _printable_id(request.request_id, "request_id")
         seed = _printable_id(request.client_seed, "client_seed", MAX_SEED_LENGTH).encode("ascii")
-        actor = await self._any_table(request.table_id)
+        # At a house table it opens the caller's next round: only for a room the caller may see.
+        actor = await self._readable(request.table_id)
         return await actor.call(lambda: actor.set_player_seed(player, request_id, seed))
 
     async def SendChat(self, request: table_pb2.SendChatRequest, context: Any) -> table_pb2.SendChatResponse:  # noqa: N802

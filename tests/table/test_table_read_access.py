@@ -99,6 +99,12 @@ async def test_a_private_house_room_is_invisible_to_a_stranger(world: TableWorld
     other = auth_metadata(unique("mallory"), Role.PLAYER)
     for call in _reads(world, table_id, other)[:2]:
         assert await _code(call) == (grpc.StatusCode.NOT_FOUND, "TABLE_NOT_FOUND")
+    # Nor may the stranger commit a round there (SetPlayerSeed opens the caller's next round).
+    seed = A.SetPlayerSeedRequest(request_id=unique("seed"), table_id=table_id, client_seed="abc")
+    assert await _code(world.table.SetPlayerSeed(seed, metadata=other)) == (
+        grpc.StatusCode.NOT_FOUND,
+        "TABLE_NOT_FOUND",
+    )
 
 
 async def test_reads_and_commands_never_open_a_table_beyond_the_standing_ones(world: TableWorld) -> None:

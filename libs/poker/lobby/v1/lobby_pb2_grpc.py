@@ -31,6 +31,8 @@ class LobbyServiceStub:
     a player to the table shard that owns the room. Admin RPCs manage rooms, maintenance switches,
     allow-lists and invite codes. Every string field has a maximum length (ids 128 characters,
     display names 64, messages 256) and refuses control characters: FIELD_INVALID names the field.
+    Every RPC may also answer the reasons docs/access.md lists for all (TOKEN_*, ROLE_REQUIRED,
+    REQUEST_MALFORMED, SERVER_OVERLOADED, CALLER_QUOTA_EXCEEDED).
     """
 
     def __init__(self, channel):
@@ -127,6 +129,8 @@ class LobbyServiceServicer:
     a player to the table shard that owns the room. Admin RPCs manage rooms, maintenance switches,
     allow-lists and invite codes. Every string field has a maximum length (ids 128 characters,
     display names 64, messages 256) and refuses control characters: FIELD_INVALID names the field.
+    Every RPC may also answer the reasons docs/access.md lists for all (TOKEN_*, ROLE_REQUIRED,
+    REQUEST_MALFORMED, SERVER_OVERLOADED, CALLER_QUOTA_EXCEEDED).
     """
 
     def ListRooms(self, request, context):
@@ -165,7 +169,8 @@ class LobbyServiceServicer:
         `POKER_LOBBY_MAX_TABLES_PER_ROOM`: no other call opens a table beyond a room's standing ones.
         Errors: ROOM_NOT_FOUND, ROOM_DISABLED, TABLE_NOT_FOUND, NOT_ON_ALLOW_LIST,
         MAINTENANCE_NO_NEW_SEATS, TABLE_FULL, ROOM_FULL (every table full at the bound),
-        NO_SHARD_AVAILABLE.
+        NO_SHARD_AVAILABLE (also: the owning shard did not open the table), SHARD_NOT_OWNER (the room
+        moved to another shard while routing; ask again).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -377,6 +382,8 @@ class LobbyService:
     a player to the table shard that owns the room. Admin RPCs manage rooms, maintenance switches,
     allow-lists and invite codes. Every string field has a maximum length (ids 128 characters,
     display names 64, messages 256) and refuses control characters: FIELD_INVALID names the field.
+    Every RPC may also answer the reasons docs/access.md lists for all (TOKEN_*, ROLE_REQUIRED,
+    REQUEST_MALFORMED, SERVER_OVERLOADED, CALLER_QUOTA_EXCEEDED).
     """
 
     @staticmethod

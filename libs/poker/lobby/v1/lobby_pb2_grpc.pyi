@@ -32,6 +32,8 @@ class LobbyServiceStub:
     a player to the table shard that owns the room. Admin RPCs manage rooms, maintenance switches,
     allow-lists and invite codes. Every string field has a maximum length (ids 128 characters,
     display names 64, messages 256) and refuses control characters: FIELD_INVALID names the field.
+    Every RPC may also answer the reasons docs/access.md lists for all (TOKEN_*, ROLE_REQUIRED,
+    REQUEST_MALFORMED, SERVER_OVERLOADED, CALLER_QUOTA_EXCEEDED).
     """
 
     @_typing.overload
@@ -62,7 +64,8 @@ class LobbyServiceStub:
     `POKER_LOBBY_MAX_TABLES_PER_ROOM`: no other call opens a table beyond a room's standing ones.
     Errors: ROOM_NOT_FOUND, ROOM_DISABLED, TABLE_NOT_FOUND, NOT_ON_ALLOW_LIST,
     MAINTENANCE_NO_NEW_SEATS, TABLE_FULL, ROOM_FULL (every table full at the bound),
-    NO_SHARD_AVAILABLE.
+    NO_SHARD_AVAILABLE (also: the owning shard did not open the table), SHARD_NOT_OWNER (the room
+    moved to another shard while routing; ask again).
     """
     RedeemInviteCode: _grpc.UnaryUnaryMultiCallable[_lobby_pb2.RedeemInviteCodeRequest, _lobby_pb2.RedeemInviteCodeResponse]
     """RedeemInviteCode adds the caller to the allow-list the code belongs to (a room's, or the
@@ -133,6 +136,8 @@ class LobbyServiceAsyncStub(LobbyServiceStub):
     a player to the table shard that owns the room. Admin RPCs manage rooms, maintenance switches,
     allow-lists and invite codes. Every string field has a maximum length (ids 128 characters,
     display names 64, messages 256) and refuses control characters: FIELD_INVALID names the field.
+    Every RPC may also answer the reasons docs/access.md lists for all (TOKEN_*, ROLE_REQUIRED,
+    REQUEST_MALFORMED, SERVER_OVERLOADED, CALLER_QUOTA_EXCEEDED).
     """
 
     def __init__(self, channel: _aio.Channel) -> None: ...
@@ -160,7 +165,8 @@ class LobbyServiceAsyncStub(LobbyServiceStub):
     `POKER_LOBBY_MAX_TABLES_PER_ROOM`: no other call opens a table beyond a room's standing ones.
     Errors: ROOM_NOT_FOUND, ROOM_DISABLED, TABLE_NOT_FOUND, NOT_ON_ALLOW_LIST,
     MAINTENANCE_NO_NEW_SEATS, TABLE_FULL, ROOM_FULL (every table full at the bound),
-    NO_SHARD_AVAILABLE.
+    NO_SHARD_AVAILABLE (also: the owning shard did not open the table), SHARD_NOT_OWNER (the room
+    moved to another shard while routing; ask again).
     """
     RedeemInviteCode: _aio.UnaryUnaryMultiCallable[_lobby_pb2.RedeemInviteCodeRequest, _lobby_pb2.RedeemInviteCodeResponse]  # type: ignore[assignment]
     """RedeemInviteCode adds the caller to the allow-list the code belongs to (a room's, or the
@@ -230,6 +236,8 @@ class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
     a player to the table shard that owns the room. Admin RPCs manage rooms, maintenance switches,
     allow-lists and invite codes. Every string field has a maximum length (ids 128 characters,
     display names 64, messages 256) and refuses control characters: FIELD_INVALID names the field.
+    Every RPC may also answer the reasons docs/access.md lists for all (TOKEN_*, ROLE_REQUIRED,
+    REQUEST_MALFORMED, SERVER_OVERLOADED, CALLER_QUOTA_EXCEEDED).
     """
 
     @_abc_1.abstractmethod
@@ -279,7 +287,8 @@ class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
         `POKER_LOBBY_MAX_TABLES_PER_ROOM`: no other call opens a table beyond a room's standing ones.
         Errors: ROOM_NOT_FOUND, ROOM_DISABLED, TABLE_NOT_FOUND, NOT_ON_ALLOW_LIST,
         MAINTENANCE_NO_NEW_SEATS, TABLE_FULL, ROOM_FULL (every table full at the bound),
-        NO_SHARD_AVAILABLE.
+        NO_SHARD_AVAILABLE (also: the owning shard did not open the table), SHARD_NOT_OWNER (the room
+        moved to another shard while routing; ask again).
         """
 
     @_abc_1.abstractmethod

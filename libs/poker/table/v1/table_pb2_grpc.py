@@ -28,7 +28,11 @@ if _version_not_supported:
 class TableServiceStub:
     """TableService runs the games of the rooms a table shard owns: seats, blinds, dealing, betting,
     timers, house-game decisions, chat, and per-recipient views. The caller's player id always comes
-    from the bearer token, never from the request. Chips reach a seat only through the cashier.
+    from the bearer token, never from the request. Chips reach a seat only through the cashier. A
+    table the shard does not run opens on a call only if it is one of the room's standing tables
+    (`<room_id>.1` to `.table_count`); any other answers NOT_FOUND TABLE_NOT_FOUND until the lobby's
+    JoinTable routes a player there. Every RPC may also answer the reasons docs/access.md lists for
+    all (TOKEN_*, ROLE_REQUIRED, REQUEST_MALFORMED, SERVER_OVERLOADED, CALLER_QUOTA_EXCEEDED).
     """
 
     def __init__(self, channel):
@@ -107,7 +111,11 @@ class TableServiceStub:
 class TableServiceServicer:
     """TableService runs the games of the rooms a table shard owns: seats, blinds, dealing, betting,
     timers, house-game decisions, chat, and per-recipient views. The caller's player id always comes
-    from the bearer token, never from the request. Chips reach a seat only through the cashier.
+    from the bearer token, never from the request. Chips reach a seat only through the cashier. A
+    table the shard does not run opens on a call only if it is one of the room's standing tables
+    (`<room_id>.1` to `.table_count`); any other answers NOT_FOUND TABLE_NOT_FOUND until the lobby's
+    JoinTable routes a player there. Every RPC may also answer the reasons docs/access.md lists for
+    all (TOKEN_*, ROLE_REQUIRED, REQUEST_MALFORMED, SERVER_OVERLOADED, CALLER_QUOTA_EXCEEDED).
     """
 
     def SitDown(self, request, context):
@@ -163,7 +171,8 @@ class TableServiceServicer:
     def SetPlayerSeed(self, request, context):
         """SetPlayerSeed contributes the caller's client seed to the next hand's shuffle (provably fair
         dealing); it applies to hands whose commitment is published but not yet dealt.
-        Idempotent by `request_id`. Errors: NOT_SEATED, ENTROPY_CLOSED, FIELD_INVALID.
+        Idempotent by `request_id`. Errors: NOT_SEATED, ENTROPY_CLOSED, FIELD_INVALID, TABLE_NOT_FOUND
+        (also for a house table of a room the caller may not see).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -338,7 +347,11 @@ def add_TableServiceServicer_to_server(servicer, server):
 class TableService:
     """TableService runs the games of the rooms a table shard owns: seats, blinds, dealing, betting,
     timers, house-game decisions, chat, and per-recipient views. The caller's player id always comes
-    from the bearer token, never from the request. Chips reach a seat only through the cashier.
+    from the bearer token, never from the request. Chips reach a seat only through the cashier. A
+    table the shard does not run opens on a call only if it is one of the room's standing tables
+    (`<room_id>.1` to `.table_count`); any other answers NOT_FOUND TABLE_NOT_FOUND until the lobby's
+    JoinTable routes a player there. Every RPC may also answer the reasons docs/access.md lists for
+    all (TOKEN_*, ROLE_REQUIRED, REQUEST_MALFORMED, SERVER_OVERLOADED, CALLER_QUOTA_EXCEEDED).
     """
 
     @staticmethod

@@ -29,7 +29,11 @@ GRPC_VERSION: str
 class TableServiceStub:
     """TableService runs the games of the rooms a table shard owns: seats, blinds, dealing, betting,
     timers, house-game decisions, chat, and per-recipient views. The caller's player id always comes
-    from the bearer token, never from the request. Chips reach a seat only through the cashier.
+    from the bearer token, never from the request. Chips reach a seat only through the cashier. A
+    table the shard does not run opens on a call only if it is one of the room's standing tables
+    (`<room_id>.1` to `.table_count`); any other answers NOT_FOUND TABLE_NOT_FOUND until the lobby's
+    JoinTable routes a player there. Every RPC may also answer the reasons docs/access.md lists for
+    all (TOKEN_*, ROLE_REQUIRED, REQUEST_MALFORMED, SERVER_OVERLOADED, CALLER_QUOTA_EXCEEDED).
     """
 
     @_typing.overload
@@ -69,7 +73,8 @@ class TableServiceStub:
     SetPlayerSeed: _grpc.UnaryUnaryMultiCallable[_table_pb2.SetPlayerSeedRequest, _table_pb2.SetPlayerSeedResponse]
     """SetPlayerSeed contributes the caller's client seed to the next hand's shuffle (provably fair
     dealing); it applies to hands whose commitment is published but not yet dealt.
-    Idempotent by `request_id`. Errors: NOT_SEATED, ENTROPY_CLOSED, FIELD_INVALID.
+    Idempotent by `request_id`. Errors: NOT_SEATED, ENTROPY_CLOSED, FIELD_INVALID, TABLE_NOT_FOUND
+    (also for a house table of a room the caller may not see).
     """
     SendChat: _grpc.UnaryUnaryMultiCallable[_table_pb2.SendChatRequest, _table_pb2.SendChatResponse]
     """SendChat posts a chat message or a sticker to the table: seated players only; seated players
@@ -138,7 +143,11 @@ class TableServiceStub:
 class TableServiceAsyncStub(TableServiceStub):
     """TableService runs the games of the rooms a table shard owns: seats, blinds, dealing, betting,
     timers, house-game decisions, chat, and per-recipient views. The caller's player id always comes
-    from the bearer token, never from the request. Chips reach a seat only through the cashier.
+    from the bearer token, never from the request. Chips reach a seat only through the cashier. A
+    table the shard does not run opens on a call only if it is one of the room's standing tables
+    (`<room_id>.1` to `.table_count`); any other answers NOT_FOUND TABLE_NOT_FOUND until the lobby's
+    JoinTable routes a player there. Every RPC may also answer the reasons docs/access.md lists for
+    all (TOKEN_*, ROLE_REQUIRED, REQUEST_MALFORMED, SERVER_OVERLOADED, CALLER_QUOTA_EXCEEDED).
     """
 
     def __init__(self, channel: _aio.Channel) -> None: ...
@@ -175,7 +184,8 @@ class TableServiceAsyncStub(TableServiceStub):
     SetPlayerSeed: _aio.UnaryUnaryMultiCallable[_table_pb2.SetPlayerSeedRequest, _table_pb2.SetPlayerSeedResponse]  # type: ignore[assignment]
     """SetPlayerSeed contributes the caller's client seed to the next hand's shuffle (provably fair
     dealing); it applies to hands whose commitment is published but not yet dealt.
-    Idempotent by `request_id`. Errors: NOT_SEATED, ENTROPY_CLOSED, FIELD_INVALID.
+    Idempotent by `request_id`. Errors: NOT_SEATED, ENTROPY_CLOSED, FIELD_INVALID, TABLE_NOT_FOUND
+    (also for a house table of a room the caller may not see).
     """
     SendChat: _aio.UnaryUnaryMultiCallable[_table_pb2.SendChatRequest, _table_pb2.SendChatResponse]  # type: ignore[assignment]
     """SendChat posts a chat message or a sticker to the table: seated players only; seated players
@@ -243,7 +253,11 @@ class TableServiceAsyncStub(TableServiceStub):
 class TableServiceServicer(metaclass=_abc_1.ABCMeta):
     """TableService runs the games of the rooms a table shard owns: seats, blinds, dealing, betting,
     timers, house-game decisions, chat, and per-recipient views. The caller's player id always comes
-    from the bearer token, never from the request. Chips reach a seat only through the cashier.
+    from the bearer token, never from the request. Chips reach a seat only through the cashier. A
+    table the shard does not run opens on a call only if it is one of the room's standing tables
+    (`<room_id>.1` to `.table_count`); any other answers NOT_FOUND TABLE_NOT_FOUND until the lobby's
+    JoinTable routes a player there. Every RPC may also answer the reasons docs/access.md lists for
+    all (TOKEN_*, ROLE_REQUIRED, REQUEST_MALFORMED, SERVER_OVERLOADED, CALLER_QUOTA_EXCEEDED).
     """
 
     @_abc_1.abstractmethod
@@ -314,7 +328,8 @@ class TableServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_table_pb2.SetPlayerSeedResponse, _abc.Awaitable[_table_pb2.SetPlayerSeedResponse]]:
         """SetPlayerSeed contributes the caller's client seed to the next hand's shuffle (provably fair
         dealing); it applies to hands whose commitment is published but not yet dealt.
-        Idempotent by `request_id`. Errors: NOT_SEATED, ENTROPY_CLOSED, FIELD_INVALID.
+        Idempotent by `request_id`. Errors: NOT_SEATED, ENTROPY_CLOSED, FIELD_INVALID, TABLE_NOT_FOUND
+        (also for a house table of a room the caller may not see).
         """
 
     @_abc_1.abstractmethod
