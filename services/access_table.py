@@ -14,7 +14,7 @@ from service_runtime.access import AccessPolicy, describe
 from service_runtime.service_settings import ServiceSettings
 from services.table.settings import TableSettings
 
-SERVICES = ("lobby", "table", "cashier", "fairness", "history")
+SERVICES = ("lobby", "table", "cashier", "fairness", "history", "gateway")
 
 HEADER = """# Who may call what
 
@@ -82,6 +82,11 @@ EVERY_RPC = """Any RPC above may also answer: UNAUTHENTICATED `TOKEN_MISSING`, `
 `SERVER_OVERLOADED` and `CALLER_QUOTA_EXCEEDED` (the bounds above). SpectateTable and WatchTable also
 `SPECTATOR_QUOTA_EXCEEDED` and `VIEWERS_FULL`.
 """
+
+
+GATEWAY_NOTE = """The gateway serves browsers over Connect (HTTP): its own sign-in service, and the player's share
+of the others, forwarded with the player's own token (so the service behind checks the player again).
+It admits player tokens only; "nobody" marks a method it never forwards."""
 
 
 def policy_of(service: str) -> AccessPolicy:
@@ -152,19 +157,26 @@ def _quota_rows() -> list[str]:
     ]
 
 
+def _name(method: str, policy: AccessPolicy) -> str:
+    """`Method`, or `Service/Method` for a policy over several services (the gateway's)."""
+    services = {m.rsplit("/", 1)[0] for m in policy.roles}
+    service, name = method.rsplit("/", 1)
+    return f"{service.rsplit('.', 1)[1]}/{name}" if len(services) > 1 else name
+
+
 def render() -> str:
     lines = [HEADER]
     for service in SERVICES:
         policy = policy_of(service)
         lines += [f"## {service}", "", "| RPC | who may call it | what they read there |", "|---|---|---|"]
+        if service == "gateway":
+            lines[-2:-2] = [GATEWAY_NOTE, ""]
         for method in sorted(policy.roles):
-            name = method.rsplit("/", 1)[1]
-            lines.append(
-                f"| `{name}` | {describe(policy.roles[method])} | {READS.get((service, name), '')} |"
-            )
+            reads = READS.get((service, method.rsplit("/", 1)[1]), "")
+            lines.append(f"| `{_name(method, policy)}` | {describe(policy.roles[method])} | {reads} |")
         for method in sorted(policy.public - set(policy.roles)):
             if not method.startswith("/grpc."):
-                lines.append(f"| `{method.rsplit('/', 1)[1]}` | anyone, without a token | |")
+                lines.append(f"| `{_name(method, policy)}` | anyone, without a token | |")
         lines.append("")
     lines += [QUOTAS.rstrip("\n"), *_quota_rows(), "", EVERY_RPC]
     return "\n".join(lines)

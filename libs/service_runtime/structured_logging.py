@@ -1,7 +1,9 @@
 """structlog set-up: JSON lines off a terminal, pretty lines on one, context bound per RPC.
 
 Every line carries the service name; the RPC interceptor binds method, request id and caller as
-context variables, so anything logged while serving a call says which call it was.
+context variables, so anything logged while serving a call says which call it was; and every line
+logged inside a span (a call, a hand's phase) carries its `trace_id` and `span_id`, so a line leads
+to the trace and the lines of one trace can be found in every process.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from collections.abc import MutableMapping
 from typing import Any
 
 import structlog
+
+from service_runtime.tracing import add_trace_ids
 
 # No value in a log line is longer than this; a line stays far below any reader's line limit.
 MAX_LOGGED_VALUE = 512
@@ -50,6 +54,7 @@ def configure_logging(service: str, *, log_format: str = "auto", level: str = "i
     structlog.configure(
         processors=[
             structlog.contextvars.merge_contextvars,
+            add_trace_ids,
             structlog.processors.add_log_level,
             structlog.processors.TimeStamper(fmt="iso", utc=True),
             structlog.processors.StackInfoRenderer(),

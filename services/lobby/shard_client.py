@@ -21,6 +21,7 @@ from service_runtime.errors import Unavailable
 from service_runtime.service_tokens import ServiceTokenSource
 from service_runtime.table_directory import TableFigures, summary_to_figures
 from service_runtime.tasks import cancel_and_wait
+from service_runtime.tls import TlsFiles
 
 SERVICE_TOKEN_SECONDS = 300
 # The figures are seconds old by nature; asking more often than this buys nothing.
@@ -33,11 +34,21 @@ STALE_SECONDS = 10.0
 class ShardRpcTableSource:
     """Asks the shard at `address` for its tables; NO_SHARD_AVAILABLE when it does not answer."""
 
-    def __init__(self, address: str, keys: TokenKeys, *, timeout_seconds: float) -> None:
+    def __init__(
+        self,
+        address: str,
+        keys: TokenKeys,
+        *,
+        timeout_seconds: float,
+        tls: TlsFiles | None = None,
+        tls_check_seconds: float = 30.0,
+    ) -> None:
         self._timeout = min(timeout_seconds, CALL_SECONDS)
         # The lobby's own identity (service `lobby`): the shard lets only the lobby list its tables.
         tokens = ServiceTokenSource(keys, ServiceName.LOBBY.value, ttl_seconds=SERVICE_TOKEN_SECONDS)
-        self._channel = create_channel(address, timeout_seconds=self._timeout, token=tokens)
+        self._channel = create_channel(
+            address, timeout_seconds=self._timeout, token=tokens, tls=tls, tls_check_seconds=tls_check_seconds
+        )
         self._stub = shard_directory_pb2_grpc.ShardDirectoryServiceStub(self._channel)
         self._snapshot: list[TableFigures] | None = None
         self._snapshot_at = float("-inf")  # when the shard was last asked

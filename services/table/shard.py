@@ -33,6 +33,7 @@ from service_runtime.table_directory import (
     table_id_for,
 )
 from service_runtime.tasks import cancel_and_wait
+from services.table import hand_trace
 from services.table.actor import AfterHand, TableActor, Timings
 from services.table.chat import ChatGuard
 from services.table.dependencies import CashierClient, FairnessClient, HouseCashier
@@ -417,7 +418,8 @@ class TableShard:
 
     async def _reveal(self, job: AfterHand) -> None:
         try:
-            await self._fairness.reveal(job.hand_id)
+            with hand_trace.after_hand(job.hand_id, "reveal"):
+                await self._fairness.reveal(job.hand_id)
         except DomainError as error:
             if is_unavailable(error):
                 raise
@@ -426,7 +428,8 @@ class TableShard:
         self.records.put(job)
 
     async def _record(self, job: AfterHand) -> None:
-        await self._history.record(job.record)
+        with hand_trace.after_hand(job.hand_id, "record"):
+            await self._history.record(job.record)
         if job.table_id:
             try:
                 await self._outbox.done(job.table_id, job.hand_id)
