@@ -133,7 +133,12 @@ async def assemble(settings: LobbySettings) -> Assembly:
         source = rpc_source
         closers.append(rpc_source.close)
     keys = TokenKeys.from_settings(settings.auth_keys)
-    opener = ShardTableOpener(keys, timeout_seconds=min(settings.request_timeout_seconds, 2.0))
+    opener = ShardTableOpener(
+        keys,
+        timeout_seconds=min(settings.request_timeout_seconds, 2.0),
+        tls=TlsFiles.from_settings(settings),
+        tls_check_seconds=settings.tls_reload_seconds,
+    )
     closers.append(opener.close)
     servicer, access = lobby_servicer(
         sessions,

@@ -17,6 +17,7 @@ from service_runtime.auth import ServiceName, TokenKeys
 from service_runtime.clients import create_channel, reason_of
 from service_runtime.errors import FailedPrecondition, NotFound, Unavailable
 from service_runtime.service_tokens import ServiceTokenSource
+from service_runtime.tls import TlsFiles
 
 SERVICE_TOKEN_SECONDS = 300
 MAX_CHANNELS = 64
@@ -28,26 +29,40 @@ class TableOpener(Protocol):
 
 
 class ShardTableOpener:
-    def __init__(self, keys: TokenKeys, *, timeout_seconds: float) -> None:
+    def __init__(
+        self,
+        keys: TokenKeys,
+        *,
+        timeout_seconds: float,
+        tls: TlsFiles | None = None,
+        tls_check_seconds: float = 30.0,
+    ) -> None:
         self._tokens = ServiceTokenSource(keys, ServiceName.LOBBY.value, ttl_seconds=SERVICE_TOKEN_SECONDS)
         self._timeout = timeout_seconds
+        self._tls = tls
+        self._tls_check_seconds = tls_check_seconds
         self._channels: dict[str, grpc.aio.Channel] = {}
 
-    def _stub(self, address: str) -> shard_directory_pb2_grpc.ShardDirectoryServiceStub:
+    async def _stub(self, address: str) -> shard_directory_pb2_grpc.ShardDirectoryServiceStub:
         channel = self._channels.get(address)
         if channel is None:
             if len(self._channels) >= MAX_CHANNELS:
                 # Shard addresses change as pods come and go: the oldest channel makes room.
                 oldest = next(iter(self._channels))
-                self._channels.pop(oldest)
+                await self._channels.pop(oldest).close()
             channel = self._channels[address] = create_channel(
-                address, timeout_seconds=self._timeout, token=self._tokens
+                address,
+                timeout_seconds=self._timeout,
+                token=self._tokens,
+                tls=self._tls,
+                tls_check_seconds=self._tls_check_seconds,
             )
         return shard_directory_pb2_grpc.ShardDirectoryServiceStub(channel)
 
     async def open(self, address: str, table_id: str) -> None:
         try:
-            await self._stub(address).OpenTable(
+            stub = await self._stub(address)
+            await stub.OpenTable(
                 shard_directory_pb2.OpenTableRequest(table_id=table_id), timeout=self._timeout
             )
         except grpc.aio.AioRpcError as error:
