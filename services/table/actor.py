@@ -906,6 +906,9 @@ class TableActor:
 
     # ------------------------------------------------------------------ seats
 
+    def seats_player(self, player_id: str) -> bool:
+        return self._seat_of(player_id) is not None
+
     def _seat_of(self, player_id: str) -> int | None:
         return next((seat for seat, p in self._players.items() if p.player_id == player_id), None)
 

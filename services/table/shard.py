@@ -301,6 +301,10 @@ class TableShard:
             raise FailedPrecondition("NOT_A_HOUSE_TABLE", "this table is a cash table")
         return actor
 
+    def running(self, table_id: str) -> TableActor | HouseTable | None:
+        """The table if it is open on this shard now; never opens one (services/table/table_access.py)."""
+        return self._tables.get(table_id) or self._house_tables.get(table_id)
+
     async def any_table(self, table_id: str) -> TableActor | HouseTable:
         actor: TableActor | HouseTable | None = self._tables.get(table_id) or self._house_tables.get(table_id)
         if actor is not None:
