@@ -20,6 +20,7 @@ import contextlib
 import enum
 import hashlib
 import time
+import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
@@ -109,6 +110,10 @@ class PlayerSeat:
     leaving: bool = False
     entry: Entry = Entry.POST_NOW  # how the player (re-)enters after sitting out or a disconnection
     presence: SeatPresence = field(default_factory=SeatPresence)
+    # Fair play (rules 17): the device and network signals of the token the player sat down with.
+    # Server-side only: they go into the hand record and nowhere else (no view, event or log line).
+    device: str = ""
+    network: str = ""
 
 
 @dataclass
@@ -120,6 +125,10 @@ class LiveHand:
     sessions: dict[int, str]  # engine seat -> seat session, fixed for the hand
     timed_out: set[int] = field(default_factory=set)  # seats that timed out while connected
     acted: set[int] = field(default_factory=set)  # seats that decided for themselves
+    # Fair play (rules 17), for the record only: each player's (device, network) signals as the hand
+    # began, and the milliseconds each decision took (by the position of its event in the hand).
+    signals: dict[str, tuple[str, str]] = field(default_factory=dict)
+    decision_ms: dict[int, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -217,7 +226,6 @@ class TableActor:
         rooms: RoomSource,
         timings: Timings,
         maintenance: Callable[[str], MaintenanceSwitches] = lambda room_id: MaintenanceSwitches(),
-        boot_id: str,
         chat: ChatGuard | None = None,
         outbox: RecordOutbox | None = None,
     ) -> None:
@@ -231,7 +239,10 @@ class TableActor:
         self._maintenance = maintenance
         self._room_read_at = 0.0
         self._t = timings
-        self._boot_id = boot_id
+        # This opening of the table: a table closed and opened again in the same process (its room
+        # lost and won back, an empty extra table reused) must not send the `CommitHand` request ids
+        # of its earlier life again, or fairness answers with those hands, long revealed.
+        self._life = uuid.uuid4().hex[:16]
         self._outbox: RecordOutbox = outbox or MemoryOutbox()
         self._queue: asyncio.Queue[tuple[Callable[[], Awaitable[Any]], asyncio.Future[Any]]] = asyncio.Queue(
             maxsize=timings.command_queue_size
@@ -686,7 +697,7 @@ class TableActor:
         await self._refresh_room()
         if self._next is None:
             self._hand_counter += 1
-            request_id = f"{self.table_id}:{self._boot_id}:{self._hand_counter}"
+            request_id = f"{self.table_id}:{self._life}:{self._hand_counter}"
             try:
                 with hand_trace.phase(self.table_id, "commit"):
                     commitment = await self._fairness.commit(request_id, self.table_id)
@@ -743,6 +754,10 @@ class TableActor:
             commitment=commitment.commitment,
             started_at=time.time(),
             sessions={s.seat: self._players[s.seat].session_id for s in config.seats},
+            signals={
+                s.player_id: (self._players[s.seat].device, self._players[s.seat].network)
+                for s in config.seats
+            },
         )
         self._seating = plan.table_after
         self._stage = Stage.PLAYING
@@ -810,6 +825,8 @@ class TableActor:
             events=live.hand.events,
             commitment=live.commitment,
             started_at=live.started_at,
+            signals=live.signals,
+            decision_ms=live.decision_ms,
         )
         try:
             # Settled means history gets the record, whatever becomes of this process: it is kept
@@ -893,8 +910,15 @@ class TableActor:
     # ------------------------------------------------------------------ commands (run inside the actor)
 
     async def sit_down(
-        self, player_id: str, request_id: str, seat: int, buy_in: int, wait_for_big_blind: bool
+        self,
+        player_id: str,
+        request_id: str,
+        seat: int,
+        buy_in: int,
+        wait_for_big_blind: bool,
+        signals: tuple[str, str] = ("", ""),
     ) -> table_pb2.SitDownResponse:
+        """`signals`: the (device, network) signals of the caller's token, kept with the seat."""
         if seat and not 1 <= seat <= self.room.seats:
             # Bad input whatever the state of the table.
             raise InvalidArgument("FIELD_INVALID", "no such seat", {"field": "seat"})
@@ -928,7 +952,12 @@ class TableActor:
             entry = Entry.WAIT_FOR_BIG_BLIND if wait_for_big_blind else Entry.POST_NOW
             self._seating = self._seating.sit_down(chosen, player_id, session.stack, entry)
             self._players[chosen] = PlayerSeat(
-                player_id, session.session_id, self._t.time_bank_seconds, entry=entry
+                player_id,
+                session.session_id,
+                self._t.time_bank_seconds,
+                entry=entry,
+                device=signals[0],
+                network=signals[1],
             )
             self._publish_notice(
                 "PLAYER_SAT_DOWN", f"{player_id} sat at seat {public_seat(chosen)}", seat=chosen
@@ -1003,8 +1032,12 @@ class TableActor:
                     entry = {"seat": seat, "action": engine_kind.value, "to": to}
                     apply = lambda: hand.act(action)  # noqa: E731
                 was_turn = hand.actor_seat == seat
+                mark = len(hand.events)
                 events = apply()
                 if was_turn:
+                    if self._turn is not None:
+                        # Fair play (rules 17): how long the decision took (at least 1: 0 means not measured).
+                        live.decision_ms[mark] = max(1, round((self._now() - self._turn[1]) * 1000))
                     self._charge_time_bank(seat, timed_out=False)
                     live.acted.add(seat)
             except IllegalActionError as error:

@@ -8,7 +8,6 @@ house-game tables (PlaceHouseBets, MakeHouseDecision) are in house_table.py.
 
 from __future__ import annotations
 
-import uuid
 from pathlib import Path
 
 from poker.cashier.v1 import cashier_pb2_grpc
@@ -199,8 +198,6 @@ async def assemble(settings: TableSettings) -> Assembly:
         directory=directory,
         maintenance=watcher,
         timings=timings_from(settings),
-        # A new id per start: a restarted shard must not reuse the commit request ids of its last life.
-        boot_id=f"{settings.shard_id}-{uuid.uuid4().hex[:12]}",
         history_queue_size=settings.history_queue_size,
         close_empty_after_seconds=settings.close_empty_table_seconds,
         chat=chat,

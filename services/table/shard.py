@@ -73,7 +73,6 @@ class TableShard:
         history: HandRecordSink,
         event_log: HandEventLog,
         timings: Timings,
-        boot_id: str,
         history_queue_size: int = 10_000,
         registry: ShardRegistry | None = None,
         shard_id: str = "table-0",
@@ -105,7 +104,6 @@ class TableShard:
         self._history = history
         self._event_log = event_log
         self._timings = timings
-        self._boot_id = boot_id
         self._tables: dict[str, TableActor] = {}
         self._adopted: set[str] = set()
         self._opening: dict[str, asyncio.Task[TableActor | HouseTable]] = {}
@@ -352,7 +350,6 @@ class TableShard:
             rooms=self._rooms,
             maintenance=self._switches,
             timings=self._timings,
-            boot_id=self._boot_id,
             chat=self.chat,
             outbox=self._outbox,
         )
