@@ -332,18 +332,24 @@ def _grace_seconds(environ: Mapping[str, str]) -> float:
     return grace if grace > 0 else DEFAULT_GRACE_SECONDS
 
 
-def _usage(endpoints: list[Endpoint]) -> str:
+def _usage(endpoints: list[Endpoint], tls: TlsFiles | None = None) -> str:
     rows = "\n".join(f"  {e.name:<9} {e.host}:{e.port}" for e in endpoints)
     cashier = next(e for e in endpoints if e.name == "cashier")
     lobby = next(e for e in endpoints if e.name == "lobby")
+    # With POKER_TLS_* set, the services speak mutual TLS only: grpcurl needs the run's certificate.
+    transport = (
+        f"-cacert {tls.ca_file} -cert {tls.cert_file} -key {tls.key_file}"
+        if tls is not None
+        else "-plaintext"
+    )
     return f"""
 All services are SERVING:
 {rows}
 
 Talk to them (health and reflection need no token; everything else needs one):
   TOKEN=$(.venv/bin/mint-token --subject alice --roles player)
-  grpcurl -plaintext -H "authorization: Bearer $TOKEN" {cashier.host}:{cashier.port} list
-  grpcurl -plaintext {lobby.host}:{lobby.port} grpc.health.v1.Health/Check
+  grpcurl {transport} -H "authorization: Bearer $TOKEN" {cashier.host}:{cashier.port} list
+  grpcurl {transport} {lobby.host}:{lobby.port} grpc.health.v1.Health/Check
 Press Ctrl-C to stop every service.
 """
 
@@ -507,7 +513,7 @@ async def _supervise(
                 flush=True,
             )
             return 1
-        print(_usage(endpoints), flush=True)
+        print(_usage(endpoints, tls), flush=True)
         if after_ready is not None:
             await after_ready()
         done, _ = await asyncio.wait([stopper, *exits], return_when=asyncio.FIRST_COMPLETED)
