@@ -31,10 +31,13 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from service_runtime.tls import TlsFiles, channel_credentials
 
-# In this order from the base port: lobby 50051, table 50052, cashier 50053, fairness 50054, history 50055.
-SERVICES = ("lobby", "table", "cashier", "fairness", "history")
+# In this order from the base port: lobby 50051, table 50052, cashier 50053, fairness 50054, history 50055,
+# gateway 50056 (the browsers' front door: HTTP with Connect, and the web client's page).
+SERVICES = ("lobby", "table", "cashier", "fairness", "history", "gateway")
+# Services that speak HTTP rather than gRPC: ready when GET /readyz answers 200.
+HTTP_SERVICES = frozenset({"gateway"})
 BASE_PORT = 50051
-COLOURS = {"lobby": 36, "table": 32, "cashier": 33, "fairness": 35, "history": 34, "bots": 37}
+COLOURS = {"lobby": 36, "table": 32, "cashier": 33, "fairness": 35, "history": 34, "gateway": 91, "bots": 37}
 # `make run BOTS=n`: that many bot players (poker-bots) sit in this room once every service is SERVING.
 DEFAULT_BOTS_ROOM = "nlhe-gram-classic"
 BOTS_STOP_SECONDS = 15.0
@@ -109,6 +112,12 @@ PEERS = {
         "HISTORY_ADDRESS": "history",
     },
     "history": {"CASHIER_ADDRESS": "cashier"},
+    "gateway": {
+        "LOBBY_ADDRESS": "lobby",
+        "CASHIER_ADDRESS": "cashier",
+        "FAIRNESS_ADDRESS": "fairness",
+        "HISTORY_ADDRESS": "history",
+    },
 }
 
 
@@ -276,8 +285,34 @@ def tls_of(environ: Mapping[str, str]) -> TlsFiles | None:
     return TlsFiles(cert, key, ca)
 
 
+async def _http_ready(host: str, port: int) -> bool:
+    """True when GET /readyz on host:port answers 200."""
+    try:
+        reader, writer = await asyncio.wait_for(asyncio.open_connection(host.strip("[]"), port), timeout=1)
+    except (OSError, TimeoutError):
+        return False
+    try:
+        writer.write(b"GET /readyz HTTP/1.0\r\nHost: localhost\r\n\r\n")
+        await writer.drain()
+        status = await asyncio.wait_for(reader.readline(), timeout=1)
+        return status.split(b" ")[1:2] == [b"200"]
+    except (OSError, TimeoutError):
+        return False
+    finally:
+        writer.close()
+
+
 async def _wait_ready(child: Child, host: str, tls: TlsFiles | None = None) -> None:
     """Return once `child` is alive, answers SERVING on its port, and that port is its own."""
+    if child.name in HTTP_SERVICES:
+        while True:
+            if (
+                await _http_ready(_connect_host(host), child.port)
+                and child.process.returncode is None
+                and owns_port(child.process.pid, child.port) is not False
+            ):
+                return
+            await asyncio.sleep(0.2)
     target = f"{_connect_host(host)}:{child.port}"
     secure = tls is not None and tls.cert_file.is_file()
     opened = (
@@ -338,14 +373,17 @@ def _usage(endpoints: list[Endpoint], tls: TlsFiles | None = None) -> str:
     lobby = next(e for e in endpoints if e.name == "lobby")
     # With POKER_TLS_* set, the services speak mutual TLS only: grpcurl needs the run's certificate.
     transport = (
-        f"-cacert {tls.ca_file} -cert {tls.cert_file} -key {tls.key_file}"
-        if tls is not None
-        else "-plaintext"
+        f"-cacert {tls.ca_file} -cert {tls.cert_file} -key {tls.key_file}" if tls is not None else "-plaintext"
+    )
+    page = "".join(
+        f"\nThe web client (sign in by name): http://{e.host}:{e.port}/\n"
+        for e in endpoints
+        if e.name == "gateway"
     )
     return f"""
 All services are SERVING:
 {rows}
-
+{page}
 Talk to them (health and reflection need no token; everything else needs one):
   TOKEN=$(.venv/bin/mint-token --subject alice --roles player)
   grpcurl {transport} -H "authorization: Bearer $TOKEN" {cashier.host}:{cashier.port} list

@@ -28,6 +28,7 @@ from grpc_status import rpc_status
 
 from service_runtime.access import PUBLIC_INFRASTRUCTURE, AccessPolicy, describe
 from service_runtime.auth import Caller, TokenKeys, bearer_from_metadata, set_current_caller, verify_token
+from service_runtime.database import is_outage
 from service_runtime.errors import (
     ERROR_DOMAIN,
     DomainError,
@@ -36,6 +37,7 @@ from service_runtime.errors import (
     PermissionDenied,
     ResourceExhausted,
     Unauthenticated,
+    Unavailable,
 )
 from service_runtime.structured_logging import bounded_text
 
@@ -186,7 +188,13 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
     async def _fail(
         self, method: str, started: float, context: grpc.aio.ServicerContext[Any, Any], error: Exception
     ) -> None:
-        """End a failed call: domain errors with their code and reason, anything else as INTERNAL."""
+        """End a failed call: domain errors with their code and reason, a database that is away as
+        UNAVAILABLE (DATABASE_UNAVAILABLE, which clients retry), anything else as INTERNAL."""
+        if not isinstance(error, DomainError) and is_outage(error):
+            log.warning("database unavailable", error=type(error).__name__)
+            error = Unavailable(
+                "DATABASE_UNAVAILABLE", "the database is unavailable; retry", {"dependency": "database"}
+            )
         if isinstance(error, DomainError):
             self._finish(method, started, grpc.StatusCode[error.kind.value], error.reason)
             await context.abort_with_status(status_for(error))

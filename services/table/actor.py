@@ -51,11 +51,13 @@ from services.table.dependencies import CashierClient, Commitment, FairnessClien
 from services.table.event_log import HandEventLog
 from services.table.hand_record import config_entry, hand_record
 from services.table.idempotency import AnswerMemory
+from services.table.library_errors import engine_refusal
 from services.table.presence import Expiry, PresenceRules, SeatPresence
 from services.table.record_outbox import MemoryOutbox, RecordOutbox
 from services.table.remote import is_unavailable
 from services.table.rooms import Room, RoomSource
 from services.table.spectators import DelayLine
+from services.table.time_banks import KeptTimeBanks
 from services.table.views import (
     SeatState,
     TableState,
@@ -71,7 +73,6 @@ T = TypeVar("T")
 log = get_logger("table.actor")
 
 MAINTENANCE_RECHECK_SECONDS = 0.5
-_INVALID_ACTION_REASONS = frozenset({"AMOUNT_REQUIRED", "INVALID_AMOUNT"})
 
 
 class Stage(enum.Enum):
@@ -100,6 +101,7 @@ class Timings:
     max_spectators: int = 200
     max_streams_per_player: int = 4
     spectators_need_access: bool = False
+    time_bank_keep_seconds: float = 1800.0
 
 
 @dataclass
@@ -279,6 +281,7 @@ class TableActor:
             timeout_hands=timings.timeout_hands_to_sit_out,
         )
         self._chat = chat or ChatGuard()
+        self._time_banks = KeptTimeBanks(timings.time_bank_keep_seconds)
         # Rules 14: the public view reaches spectators `spectator_delay_seconds` late (spectators.py).
         self._feed: DelayLine[PublicUpdate] = DelayLine(timings.spectator_delay_seconds)
         self._spectators: set[Spectator] = set()
@@ -322,7 +325,7 @@ class TableActor:
     async def call(self, command: Callable[[], Awaitable[T]]) -> T:
         """Run `command` inside the actor and return its answer (the only way in)."""
         if self._fenced:
-            raise Unavailable("SHARD_NOT_OWNER", "another shard serves this table now")
+            raise FailedPrecondition("SHARD_NOT_OWNER", "another shard serves this table now")
         if self._closed:
             raise Unavailable("TABLE_CLOSED", "the table was closed; retry to reach its room's open table")
         if self._stopping or self._task is None or self._task.done():
@@ -359,7 +362,7 @@ class TableActor:
             if item is not None and self._fenced:
                 if not item[1].done():
                     item[1].set_exception(
-                        Unavailable("SHARD_NOT_OWNER", "another shard serves this table now")
+                        FailedPrecondition("SHARD_NOT_OWNER", "another shard serves this table now")
                     )
             elif item is not None and self._closed:
                 if not item[1].done():
@@ -721,7 +724,9 @@ class TableActor:
             return
         try:
             with hand_trace.phase(self.table_id, "deal"):
-                deck = await self._fairness.seal(pending.commitment.hand_id)
+                deck = await self._fairness.seal(
+                    pending.commitment.hand_id, [s.player_id for s in plan.seats]
+                )
         except DomainError as error:
             if is_unavailable(error):
                 self._retry_later()
@@ -894,6 +899,7 @@ class TableActor:
 
     def _stand_up(self, seat: int) -> None:
         player = self._players.pop(seat)
+        self._time_banks.keep(player.player_id, player.time_bank, self._now())
         if self._seating.player_at(seat) is not None:
             self._seating = self._seating.stand_up(seat)
         self._publish_notice("PLAYER_LEFT", f"{player.player_id} left seat {public_seat(seat)}", seat=seat)
@@ -951,10 +957,11 @@ class TableActor:
             )
             entry = Entry.WAIT_FOR_BIG_BLIND if wait_for_big_blind else Entry.POST_NOW
             self._seating = self._seating.sit_down(chosen, player_id, session.stack, entry)
+            bank = self._time_banks.bank_for(player_id, self._t.time_bank_seconds, self._now())
             self._players[chosen] = PlayerSeat(
                 player_id,
                 session.session_id,
-                self._t.time_bank_seconds,
+                bank,
                 entry=entry,
                 device=signals[0],
                 network=signals[1],
@@ -1041,8 +1048,7 @@ class TableActor:
                     self._charge_time_bank(seat, timed_out=False)
                     live.acted.add(seat)
             except IllegalActionError as error:
-                kind_of = InvalidArgument if error.reason in _INVALID_ACTION_REASONS else FailedPrecondition
-                raise kind_of(error.reason, str(error)) from error
+                raise engine_refusal(error) from error
             # Durable before anyone hears of it: a shard that takes over replays the log.
             await self._log.append(self.room.room_id, live.config.hand_id, [entry])
             waited = self._now() - self._turn[1] if was_turn and self._turn is not None else None
@@ -1096,7 +1102,7 @@ class TableActor:
                     player.presence.sit_out(self._now())
                 self._sync_seat(seat)
             except SeatingError as error:
-                raise FailedPrecondition(error.reason, str(error)) from error
+                raise engine_refusal(error) from error
             self._publish_notice("PLAYER_SAT_IN" if back_in else "PLAYER_SAT_OUT", player_id, seat=seat)
             return self._status(seat)
 
@@ -1369,7 +1375,7 @@ class TableActor:
             to_act=hand.actor_seat if running and hand is not None else None,
             seats=tuple(seats),
             board=hand.board if hand is not None else (),
-            pot_total=hand.pot_total if running and hand is not None else 0,
+            pots=hand.pots() if running and hand is not None else (),
             awards=awards,
             events=hand.events if hand is not None else (),
             legal=legal,

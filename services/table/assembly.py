@@ -71,6 +71,7 @@ def timings_from(settings: TableSettings) -> Timings:
     return Timings(
         action_seconds=settings.action_seconds,
         time_bank_seconds=settings.time_bank_seconds,
+        time_bank_keep_seconds=settings.time_bank_keep_seconds,
         countdown_seconds=settings.countdown_seconds,
         retry_initial_seconds=settings.retry_initial_seconds,
         retry_max_seconds=settings.retry_max_seconds,

@@ -152,7 +152,8 @@ def house_room_error(error: HouseGameError) -> DomainError:
         return InvalidArgument(error.reason, str(error))
     if error.reason == "UNKNOWN_BOX":
         return NotFound(error.reason, str(error), {"field": "box"})
-    if isinstance(error, IllegalDecisionError):
+    # A deck run out is the round's state, not the request's (the catalogue's FAILED_PRECONDITION).
+    if isinstance(error, IllegalDecisionError) or error.reason == "DECK_EXHAUSTED":
         return FailedPrecondition(error.reason, str(error))
     return InvalidArgument(error.reason, str(error))
 
@@ -170,9 +171,12 @@ class HouseTable:
         after_round: Callable[[AfterHand], None],
         timings: HouseTimings,
         maintenance: Callable[[str], MaintenanceSwitches] = lambda room_id: MaintenanceSwitches(),
+        admit: Callable[[str], Awaitable[HouseRoom]] | None = None,
     ) -> None:
         self.table_id = table_id
         self.room = room
+        # The lobby's seat check before a round's stakes, returning the room as of now (issue 23).
+        self._admit = admit
         self._cashier = cashier
         self._fairness = fairness
         self._journal = journal
@@ -275,6 +279,7 @@ class HouseTable:
                 pending = await self._fairness.commit(
                     f"house:{self.table_id}:{_digest(player, 'seed', request_id)}",
                     fairness_chain(self.table_id, player),
+                    private_to=player,
                 )
                 self._pending[player] = pending
             await self._fairness.add_entropy(pending.hand_id, 1, player, seed)
@@ -293,6 +298,8 @@ class HouseTable:
             current = self._rounds.get(player)
             if current is not None and current.state in ("PLAYING", "SETTLING"):
                 raise FailedPrecondition("ROUND_IN_PROGRESS", "your round at this table is still running")
+            if self._admit is not None:
+                self.room = await self._admit(player)
             try:
                 wagers = check_bets(self.room, player, bets)
             except HouseGameError as error:
@@ -329,7 +336,9 @@ class HouseTable:
             if commitment is None:
                 attempt = self._attempts.get((player, request_id), 0)
                 commitment = await self._fairness.commit(
-                    f"house:{self.table_id}:{_digest(player, 'bets', request_id)}:{attempt}", chain
+                    f"house:{self.table_id}:{_digest(player, 'bets', request_id)}:{attempt}",
+                    chain,
+                    private_to=player,
                 )
             round_id = commitment.hand_id
             entry = {

@@ -39,6 +39,7 @@ from services.table.chat import ChatGuard
 from services.table.dependencies import CashierClient, FairnessClient, HouseCashier
 from services.table.event_log import HandEventLog
 from services.table.history_sink import HandRecordSink
+from services.table.house_admission import HouseAdmission
 from services.table.house_journal import MemoryJournal
 from services.table.house_round import HouseRoom
 from services.table.house_table import HouseExposure, HouseTable, HouseTimings, Journal, house_room_from_pb
@@ -336,7 +337,7 @@ class TableShard:
             house = await self._house_room(room_id)
             if house is None:
                 raise NotFound("TABLE_NOT_FOUND", "no such table", {"field": "table_id"}) from error
-            return self._open_house(table_id, house)
+            return self._open_house(table_id, *house)
         own = getattr(self._event_log, "own", None)
         if own is not None:
             own(room_id, owner.fencing_token)
@@ -357,14 +358,17 @@ class TableShard:
         self._tables[table_id] = actor
         return actor
 
-    async def _house_room(self, room_id: str) -> HouseRoom | None:
+    async def _house_room(self, room_id: str) -> tuple[HouseRoom, HouseAdmission] | None:
         try:
             entry = await self._rooms.get_room_entry(room_id)
         except NotFound:
             return None
-        return house_room_from_pb(entry)
+        room = house_room_from_pb(entry)
+        if room is None:
+            return None
+        return room, HouseAdmission(self._rooms, room, int(entry.revision))
 
-    def _open_house(self, table_id: str, room: HouseRoom) -> HouseTable:
+    def _open_house(self, table_id: str, room: HouseRoom, admission: HouseAdmission) -> HouseTable:
         if self._house.cashier is None:
             raise NotFound("TABLE_NOT_FOUND", "this shard runs no house-game tables", {"field": "table_id"})
         house = HouseTable(
@@ -377,6 +381,7 @@ class TableShard:
             after_round=self.reveals.put,
             timings=self._house.timings,
             maintenance=self._switches,
+            admit=admission.admit,
         )
         self._house_tables[table_id] = house
         return house
