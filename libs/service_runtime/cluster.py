@@ -373,7 +373,9 @@ def _usage(endpoints: list[Endpoint], tls: TlsFiles | None = None) -> str:
     lobby = next(e for e in endpoints if e.name == "lobby")
     # With POKER_TLS_* set, the services speak mutual TLS only: grpcurl needs the run's certificate.
     transport = (
-        f"-cacert {tls.ca_file} -cert {tls.cert_file} -key {tls.key_file}" if tls is not None else "-plaintext"
+        f"-cacert {tls.ca_file} -cert {tls.cert_file} -key {tls.key_file}"
+        if tls is not None
+        else "-plaintext"
     )
     page = "".join(
         f"\nThe web client (sign in by name): http://{e.host}:{e.port}/\n"
