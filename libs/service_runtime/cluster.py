@@ -19,6 +19,7 @@ import errno
 import os
 import signal
 import socket
+import ssl
 import sys
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
@@ -285,10 +286,16 @@ def tls_of(environ: Mapping[str, str]) -> TlsFiles | None:
     return TlsFiles(cert, key, ca)
 
 
-async def _http_ready(host: str, port: int) -> bool:
-    """True when GET /readyz on host:port answers 200."""
+async def _http_ready(host: str, port: int, tls: TlsFiles | None = None) -> bool:
+    """True when GET /readyz on host:port answers 200 (over HTTPS with the run's CA under TLS)."""
+    context = None
+    if tls is not None:
+        context = ssl.create_default_context(cafile=str(tls.ca_file))
+        context.load_cert_chain(str(tls.cert_file), str(tls.key_file))
     try:
-        reader, writer = await asyncio.wait_for(asyncio.open_connection(host.strip("[]"), port), timeout=1)
+        reader, writer = await asyncio.wait_for(
+            asyncio.open_connection(host.strip("[]"), port, ssl=context), timeout=1
+        )
     except (OSError, TimeoutError):
         return False
     try:
@@ -307,7 +314,7 @@ async def _wait_ready(child: Child, host: str, tls: TlsFiles | None = None) -> N
     if child.name in HTTP_SERVICES:
         while True:
             if (
-                await _http_ready(_connect_host(host), child.port)
+                await _http_ready(_connect_host(host), child.port, tls)
                 and child.process.returncode is None
                 and owns_port(child.process.pid, child.port) is not False
             ):

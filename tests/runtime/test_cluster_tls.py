@@ -1,12 +1,18 @@
-"""`make run` with TLS: given the POKER_TLS_* settings, the launcher starts all five services with
-mutual TLS, checks their health over it, and prints how to call them with the run's certificate; the
-services refuse plaintext, and the lobby reaches the one table shard over TLS."""
+"""`make run` with TLS: given the POKER_TLS_* settings, the launcher starts the five gRPC services with
+mutual TLS and the gateway on HTTPS, checks their health over it, and prints how to call them with the
+run's certificate; the services refuse plaintext, the lobby reaches the one table shard over TLS, and
+the gateway forwards a player's call to the lobby over TLS."""
 
 from __future__ import annotations
 
+import json
 import signal
+import ssl
 import subprocess
+import urllib.error
+import urllib.request
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
@@ -49,7 +55,33 @@ def test_make_run_with_tls_settings_runs_every_service_over_mutual_tls(
             timeout=20,
         )
     assert joined.address == f"127.0.0.1:{base_port + 1}"
+    gateway = f"https://127.0.0.1:{base_port + 5}"
+    context = ssl.create_default_context(cafile=str(files.ca_file))
+    assert urllib.request.urlopen(f"{gateway}/readyz", context=context, timeout=10).status == 200
+    # A Connect call through the gateway (development sign-in, then the lobby's rooms) crosses TLS twice.
+    signed = _connect(
+        gateway,
+        "poker.gateway.v1.GatewayService/SignIn",
+        {"developmentName": "tls-alice", "deviceId": "tls-test-device"},
+        context,
+    )
+    rooms = _connect(
+        gateway, "poker.lobby.v1.LobbyService/ListRooms", {}, context, token=signed["session"]["token"]
+    )
+    assert any(room["roomId"] == "nlhe-gram-classic" for room in rooms["rooms"])
+    with pytest.raises((urllib.error.URLError, ConnectionError)):  # plain HTTP to the HTTPS port
+        urllib.request.urlopen(f"http://127.0.0.1:{base_port + 5}/readyz", timeout=5)
     process.send_signal(signal.SIGINT)
     rest, _ = process.communicate(timeout=60)
     assert process.returncode == 0, rest[-3000:]
     assert "Traceback" not in rest
+
+
+def _connect(base: str, method: str, body: dict[str, Any], context: ssl.SSLContext, token: str = "") -> Any:
+    """One Connect unary call (JSON) to the gateway."""
+    headers = {"Content-Type": "application/json"}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    request = urllib.request.Request(f"{base}/{method}", data=json.dumps(body).encode(), headers=headers)
+    with urllib.request.urlopen(request, context=context, timeout=20) as reply:
+        return json.loads(reply.read())
