@@ -19,8 +19,13 @@ import sys
 import time
 from pathlib import Path
 
+import grpc
 import pytest
 
+from poker.cashier.v1 import cashier_pb2, cashier_pb2_grpc
+from poker.common.v1 import common_pb2
+from service_runtime.auth import Role
+from service_runtime.testing import auth_metadata
 from tests.gateway.gateway_process import running_gateway
 from tests.security.service_processes import running_services
 
@@ -40,6 +45,22 @@ def _missing() -> str:
     return ""
 
 
+def _fund_house_bank(cashier_address: str) -> None:
+    """The operator's house bank, so the house games can cover a round (an admin call, as in e2e)."""
+    with grpc.insecure_channel(cashier_address) as channel:
+        cashier_pb2_grpc.CashierServiceStub(channel).FundHouseAccount(
+            cashier_pb2.FundHouseAccountRequest(
+                request_id="browser-test-house-bank",
+                pool=common_pb2.CHIP_POOL_GRAM,
+                account=cashier_pb2.HOUSE_ACCOUNT_BANK,
+                amount=10_000_000,
+                reason="browser test house bank",
+            ),
+            metadata=auth_metadata("ops", Role.ADMIN),
+            timeout=10,
+        )
+
+
 def test_a_scripted_player_plays_through_the_page_and_a_spectator_watches(tmp_path: Path) -> None:
     missing = _missing()
     if missing:
@@ -48,9 +69,13 @@ def test_a_scripted_player_plays_through_the_page_and_a_spectator_watches(tmp_pa
         print(f"\n!!! browser test SKIPPED: {missing} !!!")
         pytest.skip(missing)
     artefacts = Path(os.environ.get("POKER_TEST_ARTEFACTS") or f"/tmp/poker-test-artefacts/browser-{int(time.time())}")
-    with running_services(tmp_path) as services, running_gateway(
+    # Short pauses between hands and a short spectator delay keep the run quick; the page's words
+    # about the delay are the rules' (about 20 s).
+    table_pace = {"POKER_TABLE_COUNTDOWN_SECONDS": "1", "POKER_TABLE_SPECTATOR_DELAY_SECONDS": "5"}
+    with running_services(tmp_path, table_pace) as services, running_gateway(
         services, {"POKER_GATEWAY_WEB_ROOT": str(WEB / "dist")}
     ) as gateway:
+        _fund_house_bank(services["cashier"].address)
         bots = subprocess.Popen(
             [
                 sys.executable, "-m", "poker_bots.cli",

@@ -41,10 +41,19 @@ export class TableFeed {
     private readonly onLink: (state: LinkState) => void,
   ) {
     window.addEventListener("online", this.retryNow);
+    window.addEventListener("offline", this.dropNow);
   }
 
   private retryNow = (): void => {
     this.wake?.();
+  };
+
+  // The WebView says the network is gone: drop the stream now rather than wait for a dead socket to
+  // time out, and re-open as soon as it is back.
+  private offline = false;
+  private dropNow = (): void => {
+    this.offline = true;
+    this.controller?.abort();
   };
 
   start(): void {
@@ -56,6 +65,7 @@ export class TableFeed {
     this.controller?.abort();
     this.wake?.();
     window.removeEventListener("online", this.retryNow);
+    window.removeEventListener("offline", this.dropNow);
   }
 
   private open(signal: AbortSignal): AsyncIterable<{ view?: TableView; event?: TableEvent }> {
@@ -91,6 +101,7 @@ export class TableFeed {
       } catch (error) {
         if (this.stopped) return;
         const f = failure(error);
+        if (this.offline) f.reason = "the network is offline";
         if (PERMANENT.has(f.code)) {
           this.onLink({ link: "failed", text: `the table refused the stream (${f.reason || f.code})`, attempts: 0 });
           return;
@@ -108,6 +119,11 @@ export class TableFeed {
         };
       });
       this.wake = null;
+      if (!navigator.onLine) {
+        await new Promise<void>((resolve) => (this.wake = resolve));
+        this.wake = null;
+      }
+      this.offline = false;
     }
   }
 }
