@@ -87,7 +87,7 @@ bench: $(STAMP)
 # Deployment (docs/deploy.md). The Debian base is built from packages, so no registry is needed.
 IMAGE_BASE ?= debian
 
-image:
+image: web
 	POKER_IMAGE_BASE=$(IMAGE_BASE) deploy/image/build.sh
 
 up: image

@@ -65,7 +65,7 @@ export function showHands(): Screen {
     hands.replaceChildren(...(reply.hands.length ? reply.hands.map((hand) => {
       const verdict = h("div", { class: "verdict" });
       return h("li", { "data-hand": hand.handId },
-        h("span", {}, `${hand.roomId} · ${POOL(hand.pool)} · `, h("b", { class: hand.netResult >= 0n ? "won" : "lost" }, `${hand.netResult >= 0n ? "+" : ""}${chips(hand.netResult)}`)),
+        h("span", {}, `${new Date(Number(hand.endTime?.seconds ?? 0n) * 1000).toLocaleString()} · ${hand.roomId} · ${POOL(hand.pool)} · `, h("b", { class: hand.netResult >= 0n ? "won" : "lost" }, `${hand.netResult >= 0n ? "+" : ""}${chips(hand.netResult)}`)),
         h("button", { class: "quiet check-fairness", onclick: () => void check(hand.handId, verdict) }, "Check fairness"),
         verdict);
     }) : [h("li", { class: "muted" }, "No hands yet.")]));

@@ -14,6 +14,11 @@ const DECISION: Record<number, string> = {
   [HouseDecisionKind.BUY_GAME]: "Buy a game", [HouseDecisionKind.TAKE_ANTE]: "Take ante",
 };
 
+/** A stable code in words: DEALER_DOES_NOT_QUALIFY -> dealer does not qualify. */
+function words(code: string): string {
+  return code.toLowerCase().replace(/_/g, " ");
+}
+
 export function showHouse(roomId: string, tableId: string): Screen {
   let view: TableView | null = null;
   let round: HouseRoundView | null = null;
@@ -73,7 +78,7 @@ export function showHouse(roomId: string, tableId: string): Screen {
     if (round) {
       parts.push(
         h("div", { class: "dealer-row" }, h("span", {}, "Dealer "), ...round.dealerCards.map((c) => card(c.text, c.hidden))),
-        round.board.length ? h("div", { class: "board", id: "board" }, ...round.board.map((c) => card(c.text))) : h("span", {}),
+        round.board.length ? h("div", { class: "dealer-row", id: "board" }, h("span", {}, "Board "), ...round.board.map((c) => card(c.text))) : h("span", {}),
         ...round.boxes.map((box) => {
           const chosen = selected.get(box.box) ?? new Set<number>();
           return h("div", { class: "box", "data-box": box.box },
@@ -87,7 +92,7 @@ export function showHouse(roomId: string, tableId: string): Screen {
             h("div", { class: "actions" }, ...box.options.map((o) =>
               h("button", { "data-decision": HouseDecisionKind[o.decision], onclick: () => void decide(box.box, o.decision, o.decision === HouseDecisionKind.INSURE ? o.minAmount : 0n) },
                 `${DECISION[o.decision] ?? HouseDecisionKind[o.decision]}${o.cost ? ` (${chips(o.cost)})` : ""}`))),
-            ...box.settlement.map((line) => h("div", { class: "settlement" }, `${line.item} ${line.outcome} ${line.amount >= 0n ? "+" : ""}${chips(line.amount)} · ${line.reason}`)),
+            ...box.settlement.map((line) => h("div", { class: "settlement" }, `${words(line.item)} ${words(line.outcome)} ${line.amount >= 0n ? "+" : ""}${chips(line.amount)} · ${words(line.reason)}`)),
           );
         }),
         h("p", { class: "round-figures", id: "round-figures" }, `staked ${chips(round.staked)} · paid out ${chips(round.paidOut)} · ${round.phase}`),

@@ -24,6 +24,12 @@ const STREET: Record<number, string> = {
 
 type PreAction = "" | "check-fold" | "call-any" | "fold";
 
+/** "You check", "Ann checks": the verb agrees with its subject. */
+function verb(subject: string, word: string): string {
+  if (subject !== "You") return word;
+  return word.replace(/^(\w+?)(e?s)\b/, (_m, stem: string, ending: string) => (ending === "es" && !stem.endsWith("o") ? stem + "e" : stem)).replace(/^goe\b/, "go");
+}
+
 export function onStep(value: bigint, legal: LegalActions): bigint {
   const step = legal.step > 0n ? legal.step : 1n;
   let amount = value < legal.minAmount ? legal.minAmount : value > legal.maxAmount ? legal.maxAmount : value;
@@ -86,7 +92,7 @@ export function showTable(roomId: string, tableId: string, spectate: boolean): S
     let text = "";
     switch (event.kind.case) {
       case "action":
-        text = `${seatName(event.seat)} ${ACTION_WORD[event.kind.value.action] ?? "acts"}${event.kind.value.amount ? ` ${chips(event.kind.value.amount)}` : ""}${event.kind.value.timedOut ? " (time out)" : ""}`;
+        text = `${seatName(event.seat)} ${verb(seatName(event.seat), ACTION_WORD[event.kind.value.action] ?? "acts")}${event.kind.value.amount ? ` ${chips(event.kind.value.amount)}` : ""}${event.kind.value.timedOut ? " (time out)" : ""}`;
         break;
       case "cards":
         text = event.kind.value.shownByPlayer
@@ -204,7 +210,7 @@ export function showTable(roomId: string, tableId: string, spectate: boolean): S
     const s = view?.seats.find((x) => x.seat === seatNumber);
     // The player's own seat at the bottom, the others clockwise from it.
     const angle = (2 * Math.PI * (seatNumber - (mySeat() || 1))) / total + Math.PI / 2;
-    const style = `left:${50 + 40 * Math.cos(angle)}%;top:${50 + 38 * Math.sin(angle)}%`;
+    const style = `left:${50 + 34 * Math.cos(angle)}%;top:${50 + 38 * Math.sin(angle)}%`;
     if (!s || !s.playerId) return h("div", { class: "seat empty", style, "data-seat": seatNumber }, `seat ${seatNumber}`);
     const turn = view!.toActSeat === seatNumber && view!.phase === TablePhase.HAND_IN_PROGRESS;
     const status = s.status === SeatStatus.SITTING_OUT ? "sitting out" : s.status === SeatStatus.WAITING ? "waiting" : s.status === SeatStatus.DISCONNECTED ? "away" : "";
@@ -243,6 +249,7 @@ export function showTable(roomId: string, tableId: string, spectate: boolean): S
 
   function renderControls(seated: boolean, potTotal: bigint): void {
     window.clearInterval(countdown);
+    controls.hidden = spectate;
     if (spectate || !view) {
       controls.replaceChildren();
       return;
@@ -291,7 +298,8 @@ export function showTable(roomId: string, tableId: string, spectate: boolean): S
       ].filter((n): n is HTMLDivElement => n !== null));
       return;
     }
-    const inHand = view.phase === TablePhase.HAND_IN_PROGRESS && view.seats.some((s) => s.playerId === me() && !s.folded && s.holeCards.length > 0);
+    const betting = view.street >= Street.PREFLOP && view.street <= Street.RIVER;
+    const inHand = betting && view.phase === TablePhase.HAND_IN_PROGRESS && view.seats.some((s) => s.playerId === me() && !s.folded && !s.allIn && s.holeCards.length > 0);
     if (!inHand) {
       controls.replaceChildren(h("p", { class: "muted" }, view.phase === TablePhase.HAND_IN_PROGRESS ? "You are out of this hand." : "Waiting for the next hand…"));
       return;
