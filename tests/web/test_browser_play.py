@@ -68,13 +68,16 @@ def test_a_scripted_player_plays_through_the_page_and_a_spectator_watches(tmp_pa
             pytest.fail(f"POKER_REQUIRE_BROWSER=1 but {missing}")
         print(f"\n!!! browser test SKIPPED: {missing} !!!")
         pytest.skip(missing)
-    artefacts = Path(os.environ.get("POKER_TEST_ARTEFACTS") or f"/tmp/poker-test-artefacts/browser-{int(time.time())}")
+    artefacts = Path(
+        os.environ.get("POKER_TEST_ARTEFACTS") or f"/tmp/poker-test-artefacts/browser-{int(time.time())}"
+    )
     # Short pauses between hands and a short spectator delay keep the run quick; the page's words
     # about the delay are the rules' (about 20 s).
     table_pace = {"POKER_TABLE_COUNTDOWN_SECONDS": "1", "POKER_TABLE_SPECTATOR_DELAY_SECONDS": "5"}
-    with running_services(tmp_path, table_pace) as services, running_gateway(
-        services, {"POKER_GATEWAY_WEB_ROOT": str(WEB / "dist")}
-    ) as gateway:
+    with (
+        running_services(tmp_path, table_pace) as services,
+        running_gateway(services, {"POKER_GATEWAY_WEB_ROOT": str(WEB / "dist")}) as gateway,
+    ):
         _fund_house_bank(services["cashier"].address)
         bots = subprocess.Popen(
             [
