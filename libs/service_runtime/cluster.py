@@ -29,6 +29,8 @@ from typing import Any, TextIO
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from service_runtime.tls import TlsFiles, channel_credentials
+
 # In this order from the base port: lobby 50051, table 50052, cashier 50053, fairness 50054, history 50055,
 # gateway 50056 (the browsers' front door: HTTP with Connect, and the web client's page).
 SERVICES = ("lobby", "table", "cashier", "fairness", "history", "gateway")
@@ -274,6 +276,15 @@ def owns_port(pid: int, port: int) -> bool | None:
     return bool(held & listening)
 
 
+def tls_of(environ: Mapping[str, str]) -> TlsFiles | None:
+    """The run's TLS files (the shared POKER_TLS_* settings every service of the run reads), if any."""
+    if not environ.get("POKER_TLS_CERT_FILE"):
+        return None
+    keys = ("POKER_TLS_CERT_FILE", "POKER_TLS_KEY_FILE", "POKER_TLS_CA_FILE")
+    cert, key, ca = (Path(environ.get(k, "")) for k in keys)
+    return TlsFiles(cert, key, ca)
+
+
 async def _http_ready(host: str, port: int) -> bool:
     """True when GET /readyz on host:port answers 200."""
     try:
@@ -291,7 +302,7 @@ async def _http_ready(host: str, port: int) -> bool:
         writer.close()
 
 
-async def _wait_ready(child: Child, host: str) -> None:
+async def _wait_ready(child: Child, host: str, tls: TlsFiles | None = None) -> None:
     """Return once `child` is alive, answers SERVING on its port, and that port is its own."""
     if child.name in HTTP_SERVICES:
         while True:
@@ -302,7 +313,14 @@ async def _wait_ready(child: Child, host: str) -> None:
             ):
                 return
             await asyncio.sleep(0.2)
-    async with grpc.aio.insecure_channel(f"{_connect_host(host)}:{child.port}") as channel:
+    target = f"{_connect_host(host)}:{child.port}"
+    secure = tls is not None and tls.cert_file.is_file()
+    opened = (
+        grpc.aio.secure_channel(target, channel_credentials(tls.read()))
+        if secure and tls is not None
+        else grpc.aio.insecure_channel(target)
+    )
+    async with opened as channel:
         stub = health_pb2_grpc.HealthStub(channel)
         while True:
             try:
@@ -470,7 +488,9 @@ async def run_cluster(
             child = Child(endpoint.name, endpoint.port, process)
             children.append(child)
             pumps.append(asyncio.create_task(_pump(child)))
-        exit_code = await _supervise(children, endpoints, ready_timeout, stop, pumps, start_bots)
+        exit_code = await _supervise(
+            children, endpoints, ready_timeout, stop, pumps, start_bots, tls=tls_of(env)
+        )
     finally:
         # The bots leave their seats (cashing out) while the services are still there to answer.
         await _stop(bot_children, BOTS_STOP_SECONDS, force)
@@ -493,6 +513,7 @@ async def _supervise(
     stop: asyncio.Event,
     pumps: list[asyncio.Task[None]],
     after_ready: Callable[[], Awaitable[None]] | None = None,
+    tls: TlsFiles | None = None,
 ) -> int:
     """Wait for every service to be ready, then for Ctrl-C or a death; return the exit code."""
     # A child's exit counts once its output is read to the end, so its last line names the error.
@@ -502,7 +523,7 @@ async def _supervise(
     }
     stopper: asyncio.Future[Any] = asyncio.ensure_future(stop.wait())
     ready: asyncio.Future[Any] = asyncio.ensure_future(
-        asyncio.gather(*(_wait_ready(c, e.host) for c, e in zip(children, endpoints, strict=True)))
+        asyncio.gather(*(_wait_ready(c, e.host, tls) for c, e in zip(children, endpoints, strict=True)))
     )
     try:
         done, _ = await asyncio.wait(

@@ -24,7 +24,7 @@ import unicodedata
 
 from service_runtime.auth import ServiceName
 from service_runtime.errors import InvalidArgument
-from services.cashier.ledger import RESERVED_PLAYER_IDS
+from service_runtime.validation import RESERVED_PLAYER_IDS
 
 TELEGRAM_PREFIX = "tg:"
 _DEVELOPMENT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,31}")

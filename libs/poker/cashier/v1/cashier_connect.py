@@ -59,15 +59,18 @@ class CashierService(Protocol):
     more than 6 * 10^18 chips and its balances fit int64. Unknown enum numbers are FIELD_INVALID
     (POOL_INVALID for pools).
 
-    Roles: a player may read and withdraw only their own chips; transfers, purchases, seat sessions
-    and settlements need the service role; the conservation audit and house funding need the admin
-    role. Every RPC may also return UNAUTHENTICATED (TOKEN_*) and PERMISSION_DENIED (ROLE_REQUIRED).
+    Who may call each RPC is its `Roles:` line, the same as docs/access.md (generated from the code):
+    a player reads only their own chips; purchases and withdrawals are the payments gateway's
+    (service:payments) alone; transfers, seat sessions and settlements the table's; the
+    conservation audit and house funding an admin's. Every RPC may also return UNAUTHENTICATED
+    (TOKEN_*) and PERMISSION_DENIED (ROLE_REQUIRED).
     """
     async def get_balances(self, request: GetBalancesRequest, ctx: RequestContext[GetBalancesRequest, GetBalancesResponse], /) -> GetBalancesResponse:
         """
         GetBalances returns a player's wallet balance in each pool, with the part still locked because
         it was bought with Telegram Stars, and the player's open seat session if any.
-        Roles: player (own wallets only), service, admin. Errors: PERMISSION_DENIED NOT_YOUR_RESOURCE;
+        Roles: player (own wallets only), admin, service:table. Errors: PERMISSION_DENIED
+        NOT_YOUR_RESOURCE;
         INVALID_ARGUMENT FIELD_REQUIRED (no player id and the caller is not a player).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
@@ -76,7 +79,7 @@ class CashierService(Protocol):
         """
         Purchase credits a player's wallet with chips bought outside (GRAM, MPX or Telegram Stars),
         idempotent by the payment reference of the outside system.
-        Roles: service (the payment gateway), admin. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
+        Roles: service:payments (the payments gateway) only. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
         FIELD_INVALID, AMOUNT_INVALID, AMOUNT_NOT_WHOLE_CHIPS; FAILED_PRECONDITION
         PAYMENT_SOURCE_DISABLED (Stars are off by default), SUPPLY_LIMIT_REACHED (the source's mint
         reached its lifetime limit; recorded, so the reference keeps failing); ALREADY_EXISTS
@@ -90,10 +93,11 @@ class CashierService(Protocol):
         Withdraw debits a player's wallet and records the payout to the outside system, idempotent by
         the payment reference. Chips bought with Stars are locked for 21 days and cannot be withdrawn to
         GRAM before then.
-        Roles: player (own wallet only), service, admin. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
+        The payments gateway calls it for the player who asked it to pay out.
+        Roles: service:payments (the payments gateway) only. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
         FIELD_INVALID, AMOUNT_INVALID, AMOUNT_NOT_WHOLE_CHIPS, POOL_INVALID (Stars cannot be withdrawn);
         FAILED_PRECONDITION INSUFFICIENT_FUNDS, FUNDS_LOCKED (metadata `unlocks_at` tells when enough
-        chips unlock); ALREADY_EXISTS IDEMPOTENCY_CONFLICT; PERMISSION_DENIED NOT_YOUR_RESOURCE.
+        chips unlock); ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -105,7 +109,7 @@ class CashierService(Protocol):
         malformed batch fails the whole call, and then nothing is recorded.
         No transfer of it may debit or credit a mint account (`mint:*`): chips are minted only by a
         recorded Purchase or FundHouseAccount and burned only by a Withdraw or FundHouseAccount.
-        Roles: service. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
+        Roles: service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
         POOL_INVALID, POOL_MISMATCH, SAME_ACCOUNT (metadata `index` names the transfer); NOT_FOUND
         ACCOUNT_NOT_FOUND; PERMISSION_DENIED MINT_ACCOUNT_FORBIDDEN.
         """
@@ -115,7 +119,8 @@ class CashierService(Protocol):
         """
         LookupTransfers returns recorded transfers (applied or failed) by id; unknown ids are omitted.
         Ids are 1 to 200 printable ASCII characters (derived ids are longer than caller-chosen ones).
-        Roles: service, admin. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID.
+        Roles: admin, service:table, service:payments. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
+        FIELD_INVALID.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -125,7 +130,7 @@ class CashierService(Protocol):
         the player's wallet to it. A player has at most one open seat session across all tables; the
         database enforces it, so two tables racing to seat one player cannot both win. A failed
         attempt records nothing, so the same session id may be retried after a top-up.
-        Roles: service. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
+        Roles: service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
         POOL_INVALID; FAILED_PRECONDITION BUY_IN_OUT_OF_RANGE, INSUFFICIENT_FUNDS,
         SEAT_SESSION_ALREADY_OPEN (metadata `session_id` of the open one), SEAT_SESSION_CLOSED (this
         session id was used and is closed); ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
@@ -139,7 +144,7 @@ class CashierService(Protocol):
         from the hand id, so a shard that takes a table over and settles the same hand again produces
         the same ids. The hand id is the idempotency key: a retry returns the original settlement, a
         different result for the same hand id is a conflict, and a settlement that failed keeps failing.
-        Roles: service. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
+        Roles: service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
         POOL_INVALID, SEAT_SESSION_TABLE_MISMATCH; NOT_FOUND SEAT_SESSION_NOT_FOUND; FAILED_PRECONDITION
         SETTLEMENT_UNBALANCED, INSUFFICIENT_FUNDS (a seat would be overdrawn), SEAT_SESSION_CLOSED,
         BALANCE_OVERFLOW; ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
@@ -150,14 +155,15 @@ class CashierService(Protocol):
         """
         CashOutSeatSession closes a seat session and moves whatever is left on the seat to the wallet.
         Retrying it is harmless: a closed session is returned as it was closed.
-        Roles: service. Errors: INVALID_ARGUMENT FIELD_REQUIRED; NOT_FOUND SEAT_SESSION_NOT_FOUND.
+        Roles: service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED; NOT_FOUND SEAT_SESSION_NOT_FOUND.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
     async def get_seat_session(self, request: GetSeatSessionRequest, ctx: RequestContext[GetSeatSessionRequest, GetSeatSessionResponse], /) -> GetSeatSessionResponse:
         """
         GetSeatSession returns one seat session with its current stack.
-        Roles: service, admin. Errors: INVALID_ARGUMENT FIELD_REQUIRED; NOT_FOUND SEAT_SESSION_NOT_FOUND.
+        Roles: admin, service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED; NOT_FOUND
+        SEAT_SESSION_NOT_FOUND.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -165,7 +171,7 @@ class CashierService(Protocol):
         """
         ListOpenSeatSessions returns every open seat session of a table with its stack as of the last
         settled hand, so a shard that restarts or takes the table over can rebuild the stacks.
-        Roles: service, admin. Errors: INVALID_ARGUMENT FIELD_REQUIRED.
+        Roles: admin, service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -173,7 +179,7 @@ class CashierService(Protocol):
         """
         GetStatement lists every balance change of a player's accounts (wallets and seats, selected by
         kind: never a house or mint account), newest first, with its reason and reference.
-        Roles: player (own statement only), service, admin. Errors: PERMISSION_DENIED
+        Roles: player (own statement only), admin, service:history. Errors: PERMISSION_DENIED
         NOT_YOUR_RESOURCE; INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, PAGE_TOKEN_INVALID.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
@@ -207,7 +213,7 @@ class CashierService(Protocol):
         """
         GetHouseBalances returns the balances of a pool's house bank and jackpot, so a house-game table
         can check that the bank covers a round before it starts and show the jackpot.
-        Roles: service, admin. Errors: INVALID_ARGUMENT POOL_INVALID.
+        Roles: admin, service:table. Errors: INVALID_ARGUMENT POOL_INVALID.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -414,9 +420,11 @@ class CashierServiceClient(ConnectClient):
     more than 6 * 10^18 chips and its balances fit int64. Unknown enum numbers are FIELD_INVALID
     (POOL_INVALID for pools).
 
-    Roles: a player may read and withdraw only their own chips; transfers, purchases, seat sessions
-    and settlements need the service role; the conservation audit and house funding need the admin
-    role. Every RPC may also return UNAUTHENTICATED (TOKEN_*) and PERMISSION_DENIED (ROLE_REQUIRED).
+    Who may call each RPC is its `Roles:` line, the same as docs/access.md (generated from the code):
+    a player reads only their own chips; purchases and withdrawals are the payments gateway's
+    (service:payments) alone; transfers, seat sessions and settlements the table's; the
+    conservation audit and house funding an admin's. Every RPC may also return UNAUTHENTICATED
+    (TOKEN_*) and PERMISSION_DENIED (ROLE_REQUIRED).
     """
     def __init__(
         self,
@@ -452,7 +460,8 @@ class CashierServiceClient(ConnectClient):
         """
         GetBalances returns a player's wallet balance in each pool, with the part still locked because
         it was bought with Telegram Stars, and the player's open seat session if any.
-        Roles: player (own wallets only), service, admin. Errors: PERMISSION_DENIED NOT_YOUR_RESOURCE;
+        Roles: player (own wallets only), admin, service:table. Errors: PERMISSION_DENIED
+        NOT_YOUR_RESOURCE;
         INVALID_ARGUMENT FIELD_REQUIRED (no player id and the caller is not a player).
         """
         return await self.execute_unary(
@@ -478,7 +487,7 @@ class CashierServiceClient(ConnectClient):
         """
         Purchase credits a player's wallet with chips bought outside (GRAM, MPX or Telegram Stars),
         idempotent by the payment reference of the outside system.
-        Roles: service (the payment gateway), admin. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
+        Roles: service:payments (the payments gateway) only. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
         FIELD_INVALID, AMOUNT_INVALID, AMOUNT_NOT_WHOLE_CHIPS; FAILED_PRECONDITION
         PAYMENT_SOURCE_DISABLED (Stars are off by default), SUPPLY_LIMIT_REACHED (the source's mint
         reached its lifetime limit; recorded, so the reference keeps failing); ALREADY_EXISTS
@@ -509,10 +518,11 @@ class CashierServiceClient(ConnectClient):
         Withdraw debits a player's wallet and records the payout to the outside system, idempotent by
         the payment reference. Chips bought with Stars are locked for 21 days and cannot be withdrawn to
         GRAM before then.
-        Roles: player (own wallet only), service, admin. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
+        The payments gateway calls it for the player who asked it to pay out.
+        Roles: service:payments (the payments gateway) only. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
         FIELD_INVALID, AMOUNT_INVALID, AMOUNT_NOT_WHOLE_CHIPS, POOL_INVALID (Stars cannot be withdrawn);
         FAILED_PRECONDITION INSUFFICIENT_FUNDS, FUNDS_LOCKED (metadata `unlocks_at` tells when enough
-        chips unlock); ALREADY_EXISTS IDEMPOTENCY_CONFLICT; PERMISSION_DENIED NOT_YOUR_RESOURCE.
+        chips unlock); ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
         """
         return await self.execute_unary(
             request=request,
@@ -541,7 +551,7 @@ class CashierServiceClient(ConnectClient):
         malformed batch fails the whole call, and then nothing is recorded.
         No transfer of it may debit or credit a mint account (`mint:*`): chips are minted only by a
         recorded Purchase or FundHouseAccount and burned only by a Withdraw or FundHouseAccount.
-        Roles: service. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
+        Roles: service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
         POOL_INVALID, POOL_MISMATCH, SAME_ACCOUNT (metadata `index` names the transfer); NOT_FOUND
         ACCOUNT_NOT_FOUND; PERMISSION_DENIED MINT_ACCOUNT_FORBIDDEN.
         """
@@ -568,7 +578,8 @@ class CashierServiceClient(ConnectClient):
         """
         LookupTransfers returns recorded transfers (applied or failed) by id; unknown ids are omitted.
         Ids are 1 to 200 printable ASCII characters (derived ids are longer than caller-chosen ones).
-        Roles: service, admin. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID.
+        Roles: admin, service:table, service:payments. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
+        FIELD_INVALID.
         """
         return await self.execute_unary(
             request=request,
@@ -595,7 +606,7 @@ class CashierServiceClient(ConnectClient):
         the player's wallet to it. A player has at most one open seat session across all tables; the
         database enforces it, so two tables racing to seat one player cannot both win. A failed
         attempt records nothing, so the same session id may be retried after a top-up.
-        Roles: service. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
+        Roles: service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
         POOL_INVALID; FAILED_PRECONDITION BUY_IN_OUT_OF_RANGE, INSUFFICIENT_FUNDS,
         SEAT_SESSION_ALREADY_OPEN (metadata `session_id` of the open one), SEAT_SESSION_CLOSED (this
         session id was used and is closed); ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
@@ -626,7 +637,7 @@ class CashierServiceClient(ConnectClient):
         from the hand id, so a shard that takes a table over and settles the same hand again produces
         the same ids. The hand id is the idempotency key: a retry returns the original settlement, a
         different result for the same hand id is a conflict, and a settlement that failed keeps failing.
-        Roles: service. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
+        Roles: service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
         POOL_INVALID, SEAT_SESSION_TABLE_MISMATCH; NOT_FOUND SEAT_SESSION_NOT_FOUND; FAILED_PRECONDITION
         SETTLEMENT_UNBALANCED, INSUFFICIENT_FUNDS (a seat would be overdrawn), SEAT_SESSION_CLOSED,
         BALANCE_OVERFLOW; ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
@@ -654,7 +665,7 @@ class CashierServiceClient(ConnectClient):
         """
         CashOutSeatSession closes a seat session and moves whatever is left on the seat to the wallet.
         Retrying it is harmless: a closed session is returned as it was closed.
-        Roles: service. Errors: INVALID_ARGUMENT FIELD_REQUIRED; NOT_FOUND SEAT_SESSION_NOT_FOUND.
+        Roles: service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED; NOT_FOUND SEAT_SESSION_NOT_FOUND.
         """
         return await self.execute_unary(
             request=request,
@@ -678,7 +689,8 @@ class CashierServiceClient(ConnectClient):
     ) -> GetSeatSessionResponse:
         """
         GetSeatSession returns one seat session with its current stack.
-        Roles: service, admin. Errors: INVALID_ARGUMENT FIELD_REQUIRED; NOT_FOUND SEAT_SESSION_NOT_FOUND.
+        Roles: admin, service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED; NOT_FOUND
+        SEAT_SESSION_NOT_FOUND.
         """
         return await self.execute_unary(
             request=request,
@@ -703,7 +715,7 @@ class CashierServiceClient(ConnectClient):
         """
         ListOpenSeatSessions returns every open seat session of a table with its stack as of the last
         settled hand, so a shard that restarts or takes the table over can rebuild the stacks.
-        Roles: service, admin. Errors: INVALID_ARGUMENT FIELD_REQUIRED.
+        Roles: admin, service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED.
         """
         return await self.execute_unary(
             request=request,
@@ -728,7 +740,7 @@ class CashierServiceClient(ConnectClient):
         """
         GetStatement lists every balance change of a player's accounts (wallets and seats, selected by
         kind: never a house or mint account), newest first, with its reason and reference.
-        Roles: player (own statement only), service, admin. Errors: PERMISSION_DENIED
+        Roles: player (own statement only), admin, service:history. Errors: PERMISSION_DENIED
         NOT_YOUR_RESOURCE; INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, PAGE_TOKEN_INVALID.
         """
         return await self.execute_unary(
@@ -813,7 +825,7 @@ class CashierServiceClient(ConnectClient):
         """
         GetHouseBalances returns the balances of a pool's house bank and jackpot, so a house-game table
         can check that the bank covers a round before it starts and show the jackpot.
-        Roles: service, admin. Errors: INVALID_ARGUMENT POOL_INVALID.
+        Roles: admin, service:table. Errors: INVALID_ARGUMENT POOL_INVALID.
         """
         return await self.execute_unary(
             request=request,
@@ -851,15 +863,18 @@ class CashierServiceSync(Protocol):
     more than 6 * 10^18 chips and its balances fit int64. Unknown enum numbers are FIELD_INVALID
     (POOL_INVALID for pools).
 
-    Roles: a player may read and withdraw only their own chips; transfers, purchases, seat sessions
-    and settlements need the service role; the conservation audit and house funding need the admin
-    role. Every RPC may also return UNAUTHENTICATED (TOKEN_*) and PERMISSION_DENIED (ROLE_REQUIRED).
+    Who may call each RPC is its `Roles:` line, the same as docs/access.md (generated from the code):
+    a player reads only their own chips; purchases and withdrawals are the payments gateway's
+    (service:payments) alone; transfers, seat sessions and settlements the table's; the
+    conservation audit and house funding an admin's. Every RPC may also return UNAUTHENTICATED
+    (TOKEN_*) and PERMISSION_DENIED (ROLE_REQUIRED).
     """
     def get_balances(self, request: GetBalancesRequest, ctx: RequestContext[GetBalancesRequest, GetBalancesResponse], /) -> GetBalancesResponse:
         """
         GetBalances returns a player's wallet balance in each pool, with the part still locked because
         it was bought with Telegram Stars, and the player's open seat session if any.
-        Roles: player (own wallets only), service, admin. Errors: PERMISSION_DENIED NOT_YOUR_RESOURCE;
+        Roles: player (own wallets only), admin, service:table. Errors: PERMISSION_DENIED
+        NOT_YOUR_RESOURCE;
         INVALID_ARGUMENT FIELD_REQUIRED (no player id and the caller is not a player).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
@@ -868,7 +883,7 @@ class CashierServiceSync(Protocol):
         """
         Purchase credits a player's wallet with chips bought outside (GRAM, MPX or Telegram Stars),
         idempotent by the payment reference of the outside system.
-        Roles: service (the payment gateway), admin. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
+        Roles: service:payments (the payments gateway) only. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
         FIELD_INVALID, AMOUNT_INVALID, AMOUNT_NOT_WHOLE_CHIPS; FAILED_PRECONDITION
         PAYMENT_SOURCE_DISABLED (Stars are off by default), SUPPLY_LIMIT_REACHED (the source's mint
         reached its lifetime limit; recorded, so the reference keeps failing); ALREADY_EXISTS
@@ -882,10 +897,11 @@ class CashierServiceSync(Protocol):
         Withdraw debits a player's wallet and records the payout to the outside system, idempotent by
         the payment reference. Chips bought with Stars are locked for 21 days and cannot be withdrawn to
         GRAM before then.
-        Roles: player (own wallet only), service, admin. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
+        The payments gateway calls it for the player who asked it to pay out.
+        Roles: service:payments (the payments gateway) only. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
         FIELD_INVALID, AMOUNT_INVALID, AMOUNT_NOT_WHOLE_CHIPS, POOL_INVALID (Stars cannot be withdrawn);
         FAILED_PRECONDITION INSUFFICIENT_FUNDS, FUNDS_LOCKED (metadata `unlocks_at` tells when enough
-        chips unlock); ALREADY_EXISTS IDEMPOTENCY_CONFLICT; PERMISSION_DENIED NOT_YOUR_RESOURCE.
+        chips unlock); ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -897,7 +913,7 @@ class CashierServiceSync(Protocol):
         malformed batch fails the whole call, and then nothing is recorded.
         No transfer of it may debit or credit a mint account (`mint:*`): chips are minted only by a
         recorded Purchase or FundHouseAccount and burned only by a Withdraw or FundHouseAccount.
-        Roles: service. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
+        Roles: service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
         POOL_INVALID, POOL_MISMATCH, SAME_ACCOUNT (metadata `index` names the transfer); NOT_FOUND
         ACCOUNT_NOT_FOUND; PERMISSION_DENIED MINT_ACCOUNT_FORBIDDEN.
         """
@@ -907,7 +923,8 @@ class CashierServiceSync(Protocol):
         """
         LookupTransfers returns recorded transfers (applied or failed) by id; unknown ids are omitted.
         Ids are 1 to 200 printable ASCII characters (derived ids are longer than caller-chosen ones).
-        Roles: service, admin. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID.
+        Roles: admin, service:table, service:payments. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
+        FIELD_INVALID.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -917,7 +934,7 @@ class CashierServiceSync(Protocol):
         the player's wallet to it. A player has at most one open seat session across all tables; the
         database enforces it, so two tables racing to seat one player cannot both win. A failed
         attempt records nothing, so the same session id may be retried after a top-up.
-        Roles: service. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
+        Roles: service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
         POOL_INVALID; FAILED_PRECONDITION BUY_IN_OUT_OF_RANGE, INSUFFICIENT_FUNDS,
         SEAT_SESSION_ALREADY_OPEN (metadata `session_id` of the open one), SEAT_SESSION_CLOSED (this
         session id was used and is closed); ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
@@ -931,7 +948,7 @@ class CashierServiceSync(Protocol):
         from the hand id, so a shard that takes a table over and settles the same hand again produces
         the same ids. The hand id is the idempotency key: a retry returns the original settlement, a
         different result for the same hand id is a conflict, and a settlement that failed keeps failing.
-        Roles: service. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
+        Roles: service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
         POOL_INVALID, SEAT_SESSION_TABLE_MISMATCH; NOT_FOUND SEAT_SESSION_NOT_FOUND; FAILED_PRECONDITION
         SETTLEMENT_UNBALANCED, INSUFFICIENT_FUNDS (a seat would be overdrawn), SEAT_SESSION_CLOSED,
         BALANCE_OVERFLOW; ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
@@ -942,14 +959,15 @@ class CashierServiceSync(Protocol):
         """
         CashOutSeatSession closes a seat session and moves whatever is left on the seat to the wallet.
         Retrying it is harmless: a closed session is returned as it was closed.
-        Roles: service. Errors: INVALID_ARGUMENT FIELD_REQUIRED; NOT_FOUND SEAT_SESSION_NOT_FOUND.
+        Roles: service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED; NOT_FOUND SEAT_SESSION_NOT_FOUND.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
     def get_seat_session(self, request: GetSeatSessionRequest, ctx: RequestContext[GetSeatSessionRequest, GetSeatSessionResponse], /) -> GetSeatSessionResponse:
         """
         GetSeatSession returns one seat session with its current stack.
-        Roles: service, admin. Errors: INVALID_ARGUMENT FIELD_REQUIRED; NOT_FOUND SEAT_SESSION_NOT_FOUND.
+        Roles: admin, service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED; NOT_FOUND
+        SEAT_SESSION_NOT_FOUND.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -957,7 +975,7 @@ class CashierServiceSync(Protocol):
         """
         ListOpenSeatSessions returns every open seat session of a table with its stack as of the last
         settled hand, so a shard that restarts or takes the table over can rebuild the stacks.
-        Roles: service, admin. Errors: INVALID_ARGUMENT FIELD_REQUIRED.
+        Roles: admin, service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -965,7 +983,7 @@ class CashierServiceSync(Protocol):
         """
         GetStatement lists every balance change of a player's accounts (wallets and seats, selected by
         kind: never a house or mint account), newest first, with its reason and reference.
-        Roles: player (own statement only), service, admin. Errors: PERMISSION_DENIED
+        Roles: player (own statement only), admin, service:history. Errors: PERMISSION_DENIED
         NOT_YOUR_RESOURCE; INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, PAGE_TOKEN_INVALID.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
@@ -999,7 +1017,7 @@ class CashierServiceSync(Protocol):
         """
         GetHouseBalances returns the balances of a pool's house bank and jackpot, so a house-game table
         can check that the bank covers a round before it starts and show the jackpot.
-        Roles: service, admin. Errors: INVALID_ARGUMENT POOL_INVALID.
+        Roles: admin, service:table. Errors: INVALID_ARGUMENT POOL_INVALID.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -1204,9 +1222,11 @@ class CashierServiceClientSync(ConnectClientSync):
     more than 6 * 10^18 chips and its balances fit int64. Unknown enum numbers are FIELD_INVALID
     (POOL_INVALID for pools).
 
-    Roles: a player may read and withdraw only their own chips; transfers, purchases, seat sessions
-    and settlements need the service role; the conservation audit and house funding need the admin
-    role. Every RPC may also return UNAUTHENTICATED (TOKEN_*) and PERMISSION_DENIED (ROLE_REQUIRED).
+    Who may call each RPC is its `Roles:` line, the same as docs/access.md (generated from the code):
+    a player reads only their own chips; purchases and withdrawals are the payments gateway's
+    (service:payments) alone; transfers, seat sessions and settlements the table's; the
+    conservation audit and house funding an admin's. Every RPC may also return UNAUTHENTICATED
+    (TOKEN_*) and PERMISSION_DENIED (ROLE_REQUIRED).
     """
     def __init__(
         self,
@@ -1242,7 +1262,8 @@ class CashierServiceClientSync(ConnectClientSync):
         """
         GetBalances returns a player's wallet balance in each pool, with the part still locked because
         it was bought with Telegram Stars, and the player's open seat session if any.
-        Roles: player (own wallets only), service, admin. Errors: PERMISSION_DENIED NOT_YOUR_RESOURCE;
+        Roles: player (own wallets only), admin, service:table. Errors: PERMISSION_DENIED
+        NOT_YOUR_RESOURCE;
         INVALID_ARGUMENT FIELD_REQUIRED (no player id and the caller is not a player).
         """
         return self.execute_unary(
@@ -1268,7 +1289,7 @@ class CashierServiceClientSync(ConnectClientSync):
         """
         Purchase credits a player's wallet with chips bought outside (GRAM, MPX or Telegram Stars),
         idempotent by the payment reference of the outside system.
-        Roles: service (the payment gateway), admin. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
+        Roles: service:payments (the payments gateway) only. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
         FIELD_INVALID, AMOUNT_INVALID, AMOUNT_NOT_WHOLE_CHIPS; FAILED_PRECONDITION
         PAYMENT_SOURCE_DISABLED (Stars are off by default), SUPPLY_LIMIT_REACHED (the source's mint
         reached its lifetime limit; recorded, so the reference keeps failing); ALREADY_EXISTS
@@ -1299,10 +1320,11 @@ class CashierServiceClientSync(ConnectClientSync):
         Withdraw debits a player's wallet and records the payout to the outside system, idempotent by
         the payment reference. Chips bought with Stars are locked for 21 days and cannot be withdrawn to
         GRAM before then.
-        Roles: player (own wallet only), service, admin. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
+        The payments gateway calls it for the player who asked it to pay out.
+        Roles: service:payments (the payments gateway) only. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
         FIELD_INVALID, AMOUNT_INVALID, AMOUNT_NOT_WHOLE_CHIPS, POOL_INVALID (Stars cannot be withdrawn);
         FAILED_PRECONDITION INSUFFICIENT_FUNDS, FUNDS_LOCKED (metadata `unlocks_at` tells when enough
-        chips unlock); ALREADY_EXISTS IDEMPOTENCY_CONFLICT; PERMISSION_DENIED NOT_YOUR_RESOURCE.
+        chips unlock); ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
         """
         return self.execute_unary(
             request=request,
@@ -1331,7 +1353,7 @@ class CashierServiceClientSync(ConnectClientSync):
         malformed batch fails the whole call, and then nothing is recorded.
         No transfer of it may debit or credit a mint account (`mint:*`): chips are minted only by a
         recorded Purchase or FundHouseAccount and burned only by a Withdraw or FundHouseAccount.
-        Roles: service. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
+        Roles: service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
         POOL_INVALID, POOL_MISMATCH, SAME_ACCOUNT (metadata `index` names the transfer); NOT_FOUND
         ACCOUNT_NOT_FOUND; PERMISSION_DENIED MINT_ACCOUNT_FORBIDDEN.
         """
@@ -1358,7 +1380,8 @@ class CashierServiceClientSync(ConnectClientSync):
         """
         LookupTransfers returns recorded transfers (applied or failed) by id; unknown ids are omitted.
         Ids are 1 to 200 printable ASCII characters (derived ids are longer than caller-chosen ones).
-        Roles: service, admin. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID.
+        Roles: admin, service:table, service:payments. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
+        FIELD_INVALID.
         """
         return self.execute_unary(
             request=request,
@@ -1385,7 +1408,7 @@ class CashierServiceClientSync(ConnectClientSync):
         the player's wallet to it. A player has at most one open seat session across all tables; the
         database enforces it, so two tables racing to seat one player cannot both win. A failed
         attempt records nothing, so the same session id may be retried after a top-up.
-        Roles: service. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
+        Roles: service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
         POOL_INVALID; FAILED_PRECONDITION BUY_IN_OUT_OF_RANGE, INSUFFICIENT_FUNDS,
         SEAT_SESSION_ALREADY_OPEN (metadata `session_id` of the open one), SEAT_SESSION_CLOSED (this
         session id was used and is closed); ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
@@ -1416,7 +1439,7 @@ class CashierServiceClientSync(ConnectClientSync):
         from the hand id, so a shard that takes a table over and settles the same hand again produces
         the same ids. The hand id is the idempotency key: a retry returns the original settlement, a
         different result for the same hand id is a conflict, and a settlement that failed keeps failing.
-        Roles: service. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
+        Roles: service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
         POOL_INVALID, SEAT_SESSION_TABLE_MISMATCH; NOT_FOUND SEAT_SESSION_NOT_FOUND; FAILED_PRECONDITION
         SETTLEMENT_UNBALANCED, INSUFFICIENT_FUNDS (a seat would be overdrawn), SEAT_SESSION_CLOSED,
         BALANCE_OVERFLOW; ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
@@ -1444,7 +1467,7 @@ class CashierServiceClientSync(ConnectClientSync):
         """
         CashOutSeatSession closes a seat session and moves whatever is left on the seat to the wallet.
         Retrying it is harmless: a closed session is returned as it was closed.
-        Roles: service. Errors: INVALID_ARGUMENT FIELD_REQUIRED; NOT_FOUND SEAT_SESSION_NOT_FOUND.
+        Roles: service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED; NOT_FOUND SEAT_SESSION_NOT_FOUND.
         """
         return self.execute_unary(
             request=request,
@@ -1468,7 +1491,8 @@ class CashierServiceClientSync(ConnectClientSync):
     ) -> GetSeatSessionResponse:
         """
         GetSeatSession returns one seat session with its current stack.
-        Roles: service, admin. Errors: INVALID_ARGUMENT FIELD_REQUIRED; NOT_FOUND SEAT_SESSION_NOT_FOUND.
+        Roles: admin, service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED; NOT_FOUND
+        SEAT_SESSION_NOT_FOUND.
         """
         return self.execute_unary(
             request=request,
@@ -1493,7 +1517,7 @@ class CashierServiceClientSync(ConnectClientSync):
         """
         ListOpenSeatSessions returns every open seat session of a table with its stack as of the last
         settled hand, so a shard that restarts or takes the table over can rebuild the stacks.
-        Roles: service, admin. Errors: INVALID_ARGUMENT FIELD_REQUIRED.
+        Roles: admin, service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED.
         """
         return self.execute_unary(
             request=request,
@@ -1518,7 +1542,7 @@ class CashierServiceClientSync(ConnectClientSync):
         """
         GetStatement lists every balance change of a player's accounts (wallets and seats, selected by
         kind: never a house or mint account), newest first, with its reason and reference.
-        Roles: player (own statement only), service, admin. Errors: PERMISSION_DENIED
+        Roles: player (own statement only), admin, service:history. Errors: PERMISSION_DENIED
         NOT_YOUR_RESOURCE; INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, PAGE_TOKEN_INVALID.
         """
         return self.execute_unary(
@@ -1603,7 +1627,7 @@ class CashierServiceClientSync(ConnectClientSync):
         """
         GetHouseBalances returns the balances of a pool's house bank and jackpot, so a house-game table
         can check that the bank covers a round before it starts and show the jackpot.
-        Roles: service, admin. Errors: INVALID_ARGUMENT POOL_INVALID.
+        Roles: admin, service:table. Errors: INVALID_ARGUMENT POOL_INVALID.
         """
         return self.execute_unary(
             request=request,

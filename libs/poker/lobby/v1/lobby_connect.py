@@ -63,7 +63,9 @@ class LobbyService(Protocol):
     async def list_tables(self, request: ListTablesRequest, ctx: RequestContext[ListTablesRequest, ListTablesResponse], /) -> ListTablesResponse:
         """
         ListTables lists a room's tables with seats, stacks, average pot, hands per hour and shard.
-        Errors: ROOM_NOT_FOUND, FIELD_INVALID.
+        Errors: ROOM_NOT_FOUND, FIELD_INVALID; UNAVAILABLE NO_SHARD_AVAILABLE (no shard holds the
+        room's lease, or, without Redis, the one shard has not answered for 10 s), UNAVAILABLE
+        UNAVAILABLE (Redis away).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -446,7 +448,9 @@ class LobbyServiceClient(ConnectClient):
     ) -> ListTablesResponse:
         """
         ListTables lists a room's tables with seats, stacks, average pot, hands per hour and shard.
-        Errors: ROOM_NOT_FOUND, FIELD_INVALID.
+        Errors: ROOM_NOT_FOUND, FIELD_INVALID; UNAVAILABLE NO_SHARD_AVAILABLE (no shard holds the
+        room's lease, or, without Redis, the one shard has not answered for 10 s), UNAVAILABLE
+        UNAVAILABLE (Redis away).
         """
         return await self.execute_unary(
             request=request,
@@ -789,7 +793,9 @@ class LobbyServiceSync(Protocol):
     def list_tables(self, request: ListTablesRequest, ctx: RequestContext[ListTablesRequest, ListTablesResponse], /) -> ListTablesResponse:
         """
         ListTables lists a room's tables with seats, stacks, average pot, hands per hour and shard.
-        Errors: ROOM_NOT_FOUND, FIELD_INVALID.
+        Errors: ROOM_NOT_FOUND, FIELD_INVALID; UNAVAILABLE NO_SHARD_AVAILABLE (no shard holds the
+        room's lease, or, without Redis, the one shard has not answered for 10 s), UNAVAILABLE
+        UNAVAILABLE (Redis away).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -1170,7 +1176,9 @@ class LobbyServiceClientSync(ConnectClientSync):
     ) -> ListTablesResponse:
         """
         ListTables lists a room's tables with seats, stacks, average pot, hands per hour and shard.
-        Errors: ROOM_NOT_FOUND, FIELD_INVALID.
+        Errors: ROOM_NOT_FOUND, FIELD_INVALID; UNAVAILABLE NO_SHARD_AVAILABLE (no shard holds the
+        room's lease, or, without Redis, the one shard has not answered for 10 s), UNAVAILABLE
+        UNAVAILABLE (Redis away).
         """
         return self.execute_unary(
             request=request,
