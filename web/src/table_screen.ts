@@ -94,11 +94,15 @@ export function showTable(roomId: string, tableId: string, spectate: boolean): S
       case "action":
         text = `${seatName(event.seat)} ${verb(seatName(event.seat), ACTION_WORD[event.kind.value.action] ?? "acts")}${event.kind.value.amount ? ` ${chips(event.kind.value.amount)}` : ""}${event.kind.value.timedOut ? " (time out)" : ""}`;
         break;
-      case "cards":
-        text = event.kind.value.shownByPlayer
-          ? `${seatName(event.seat)} ${seatName(event.seat) === "You" ? "show" : "shows"} ${event.kind.value.cards.map((c) => c.text).join(" ")}`
-          : `Board: ${event.kind.value.cards.map((c) => c.text).join(" ")}`;
+      case "cards": {
+        const shown = event.kind.value.cards.filter((c) => !c.hidden && c.text).map((c) => c.text).join(" ");
+        if (!shown) return; // another player's cards, face down
+        const who = seatName(event.seat);
+        if (event.kind.value.shownByPlayer) text = `${who} ${who === "You" ? "show" : "shows"} ${shown}`;
+        else if (event.seat) text = `${who} ${who === "You" ? "are" : "is"} dealt ${shown}`;
+        else text = `Board: ${shown}`;
         break;
+      }
       case "notice":
         text = event.kind.value.text;
         break;
@@ -222,7 +226,7 @@ export function showTable(roomId: string, tableId: string, spectate: boolean): S
       h("div", { class: "seat-stack" }, chips(s.stack), s.allIn ? " all-in" : ""),
       s.betThisRound > 0n ? h("div", { class: "seat-bet" }, chips(s.betThisRound)) : null,
       status ? h("div", { class: "seat-status" }, status) : null,
-      turn ? h("div", { class: "seat-clock", "data-clock": seatNumber }, s.playerId === me() ? "" : "to act", ` · bank ${s.timeBankSeconds}s`) : null,
+      turn ? h("div", { class: "seat-clock", "data-clock": seatNumber }, s.playerId === me() ? `bank ${s.timeBankSeconds}s` : `to act · bank ${s.timeBankSeconds}s`) : null,
     );
   }
 
