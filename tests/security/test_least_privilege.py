@@ -292,3 +292,36 @@ def test_one_player_holds_at_most_their_share_of_streams(cluster: dict[str, Serv
     assert answers[16] == "RESOURCE_EXHAUSTED CALLER_QUOTA_EXCEEDED"
     assert other_player == "OK"
     assert again == "OK"
+
+
+def test_the_gateway_forwards_nothing_beyond_a_players_rights_whoever_calls_it(
+    cluster: dict[str, ServiceProcess],
+) -> None:
+    """Through the gateway, no token (player, admin or any service's) reaches a table-only or
+    payments-only RPC, nor any admin RPC: refused on the headers, never sent on, nothing changed."""
+    from services.gateway.access import ACCESS
+    from tests.gateway.connect_http import call as connect_call
+    from tests.gateway.gateway_process import running_gateway
+
+    async def audit() -> object:
+        async with grpc.aio.insecure_channel(cluster["cashier"].address) as channel:
+            reply = await cashier_pb2_grpc.CashierServiceStub(channel).AuditConservation(
+                cashier_pb2.AuditConservationRequest(), metadata=PEOPLE["admin"], timeout=5
+            )
+        return [(p.pool, p.minted, p.burned, p.accounts_total) for p in reply.pools]
+
+    before = asyncio.run(audit())
+    not_for_players = sorted(m for m, who in ACCESS.roles.items() if Role.PLAYER not in who)
+    assert {_path(s, m) for s, m, _ in TABLE_ONLY + PAYMENTS_ONLY} <= set(not_for_players)
+    many = {
+        "POKER_GATEWAY_CALL_BURST_PER_ADDRESS": "100000",
+        "POKER_GATEWAY_CALLS_PER_SECOND_PER_ADDRESS": "1000",
+    }
+    with running_gateway(cluster, many) as gateway:
+        for method in not_for_players:
+            request = b"\x0a\x05alice"
+            for who, metadata in EVERYONE.items():
+                token = dict(metadata)["authorization"].removeprefix("Bearer ")
+                outcome = connect_call(gateway.address, method, request, token=token)
+                assert outcome.label == "permission_denied ROLE_REQUIRED", (method, who, outcome)
+    assert asyncio.run(audit()) == before
