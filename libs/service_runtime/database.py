@@ -35,6 +35,8 @@ from sqlalchemy.ext.asyncio import (
     create_async_engine,
 )
 
+from service_runtime.storage_metrics import time_statements
+
 T = TypeVar("T")
 
 
@@ -72,10 +74,13 @@ def create_engine(url: str, *, pool_size: int = 10) -> AsyncEngine:
         # PostgreSQL, where transactions do run side by side.
         engine = create_async_engine(url, connect_args={"timeout": 30}, pool_size=1, max_overflow=0)
         _begin_sqlite_transactions_immediately(engine)
+        time_statements(engine)
         return engine
     # No pre-ping: it costs a round trip per checkout on the ledger's hot path; stale connections are
     # recycled instead, and a dropped one fails its transaction, which callers retry.
-    return create_async_engine(url, pool_size=pool_size, max_overflow=pool_size, pool_recycle=1800)
+    engine = create_async_engine(url, pool_size=pool_size, max_overflow=pool_size, pool_recycle=1800)
+    time_statements(engine)
+    return engine
 
 
 def _begin_sqlite_transactions_immediately(engine: AsyncEngine) -> None:

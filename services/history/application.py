@@ -137,7 +137,7 @@ class HistoryApplication:
     async def _insert_hand(self, record: history_pb2.HandRecord, data: bytes) -> None:
         if self._write_lock is None:
             async with self._sessions.begin() as session:
-                await self._store_hand(session, record, data)
+                await self._store_hand(session, record, data, alone=True)
             return
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._pending.append((record, data, future))
@@ -189,23 +189,27 @@ class HistoryApplication:
             return False
         return True
 
-    async def _store_hand(self, session: AsyncSession, record: history_pb2.HandRecord, data: bytes) -> None:
-        """The hand, its players, and what the detectors saw in it, in the caller's transaction."""
+    async def _store_hand(
+        self, session: AsyncSession, record: history_pb2.HandRecord, data: bytes, *, alone: bool = False
+    ) -> None:
+        """The hand, its players, and what the detectors saw in it, in the caller's transaction.
+
+        `alone`: the transaction holds this hand only, so when the detectors found nothing to look
+        up, the insert may commit it in the same round trip (PostgreSQL)."""
         now = self._clock()
-        number = await storage.insert_hand(session, record, data, int(now.timestamp() * 1_000_000))
-        for found in detectors.shared_fingerprints(record):
+        shared = detectors.shared_fingerprints(record)
+        signals = detectors.dumping_signals(record)
+        await storage.insert_hand(
+            session,
+            record,
+            data,
+            int(now.timestamp() * 1_000_000),
+            signals,
+            commit=alone and not (shared or signals),
+        )
+        for found in shared:
             await self._shared_fingerprint_event(session, record, found, now)
-        for signal in detectors.dumping_signals(record):
-            await storage.insert_dumping_signal(
-                session,
-                hand_number=number,
-                table_id=record.table_id,
-                loser_id=signal.loser_id,
-                winner_id=signal.winner_id,
-                amount=signal.amount,
-                big_blind=record.big_blind,
-                pattern=signal.pattern,
-            )
+        for signal in signals:
             await self._judge_pair(session, record, signal, now)
 
     async def _shared_fingerprint_event(

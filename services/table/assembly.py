@@ -24,7 +24,9 @@ from service_runtime.server import GrpcService
 from service_runtime.service_tokens import ServiceTokenSource
 from service_runtime.shard_registry import RedisShardRegistry, ShardInfo, ShardLease, ShardRegistry
 from service_runtime.table_directory import MaintenanceWatcher, RedisMaintenanceBoard, RedisTableDirectory
+from service_runtime.tls import TlsFiles
 from service_runtime.unimplemented import unimplemented_servicer
+from services.table import metrics as table_metrics
 from services.table.actor import Timings
 from services.table.chat import ChatGuard
 from services.table.dependencies import CashierClient, FairnessClient, HouseCashier
@@ -69,6 +71,7 @@ def timings_from(settings: TableSettings) -> Timings:
     return Timings(
         action_seconds=settings.action_seconds,
         time_bank_seconds=settings.time_bank_seconds,
+        time_bank_keep_seconds=settings.time_bank_keep_seconds,
         countdown_seconds=settings.countdown_seconds,
         retry_initial_seconds=settings.retry_initial_seconds,
         retry_max_seconds=settings.retry_max_seconds,
@@ -129,8 +132,15 @@ async def assemble(settings: TableSettings) -> Assembly:
         TokenKeys.from_settings(settings.auth_keys), SERVICE_SUBJECT, ttl_seconds=TOKEN_TTL_SECONDS
     )
     timeout = settings.request_timeout_seconds
+    tls = TlsFiles.from_settings(settings)
     channels = {
-        name: create_channel(address, timeout_seconds=timeout, token=token)
+        name: create_channel(
+            address,
+            timeout_seconds=timeout,
+            token=token,
+            tls=tls,
+            tls_check_seconds=settings.tls_reload_seconds,
+        )
         for name, address in (
             ("lobby", settings.lobby_address),
             ("cashier", settings.cashier_address),
@@ -196,8 +206,19 @@ async def assemble(settings: TableSettings) -> Assembly:
         outbox=outbox,
     )
     await shard.start()
+    held = lease
+    forget_metrics = table_metrics.watch_shard(
+        table_metrics.WatchedShard(
+            shard_id=settings.shard_id,
+            lease_held=(lambda: held.held) if held is not None else (lambda: True),
+            open_tables=lambda: {"cash": len(shard.tables()), "house": len(shard.house_tables())},
+            queues={"reveal": shard.reveals, "history": shard.records},
+        ),
+        bank_minimum=settings.house_bank_minimum,
+    )
 
     async def close() -> None:
+        forget_metrics()
         await shard.stop()
         if file_outbox is not None:
             file_outbox.close()

@@ -1,19 +1,24 @@
-"""History: RecordHand throughput and ListMyHands latency with many hands stored, against the same
-database's raw rate in the same run.
+"""History: RecordHand throughput and ListMyHands latency with many hands stored, each against a
+floor doing the same work on the same database in the same run, on PostgreSQL and on SQLite (the
+embedded default).
 
-1. A throwaway PostgreSQL database (the server of `--postgres-url`, default POKER_TEST_DATABASE_URL;
-   SQLite in a temporary folder when neither is set) is migrated, then `--hands` hands (default
-   1,000,000) with 2-6 of `--players` players each are bulk-loaded with COPY (SQLite: executemany).
-   Their record blobs are real engine hands (a few hundred templates), their ids and times unique.
-2. Floor, RecordHand: the same rows a RecordHand writes (one hand row, one row per player, one
-   transaction per hand) inserted with plain psycopg/sqlite3 by the same number of clients.
-   Measured: `python -m services.history` as its own process, `--clients` concurrent RecordHand
-   callers with real records for `--seconds`.
-3. Floor, ListMyHands: the same keyset query (first page of 50 newest hands of a player, record
-   blobs included) run directly on the database. Measured: ListMyHands over gRPC, first page and
-   the fifth page (following the page tokens), for players with many hands.
+For each backend:
+1. A throwaway database (PostgreSQL: on the server of `--postgres-url`, default
+   POKER_TEST_DATABASE_URL; SQLite: in a temporary folder) is migrated, then `--hands` hands with
+   2-6 of `--players` players each are bulk-loaded (COPY; SQLite: executemany). Their record blobs
+   are real engine hands (a few hundred templates), their ids and times unique.
+2. RecordHand: `python -m services.history` as its own process, `--clients` concurrent callers
+   recording real hands (fresh ids, players of the population, times after the stored hands) over
+   gRPC; the floor writes the same rows (one hand row and one row per player, one transaction per
+   hand) with plain psycopg / sqlite3 from the same number of clients. Floor and service alternate
+   in `--rounds` short slices (tests/bench/harness.py); CPU per hand is read from /proc for this
+   process (the callers), the service and the database's PostgreSQL backends.
+3. ListMyHands: the first page (50 newest hands of a player, record blobs included) and the fifth
+   page (its page token walked before measuring) over gRPC, one call at a time, against the same
+   keyset query run directly, in alternating slices as well.
 
-Run: `.venv/bin/python tests/bench/bench_history.py` (`--hands 100000` for a quick run).
+Every figure is printed as its rate and CPU ratio to its floor. Run:
+`.venv/bin/python tests/bench/bench_history.py` (`--backends sqlite --hands 50000` for a quick run).
 """
 
 from __future__ import annotations
@@ -24,13 +29,12 @@ import os
 import random
 import socket
 import sqlite3
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -46,11 +50,12 @@ from poker.common.v1 import common_pb2  # noqa: E402
 from poker.history.v1 import history_pb2, history_pb2_grpc  # noqa: E402
 from service_runtime.testing import throwaway_postgres_database, token_for  # noqa: E402
 from services.history.storage import migrate  # noqa: E402
+from tests.bench import harness  # noqa: E402
 from tests.history.engine_hands import varied_records  # noqa: E402
 
+DEFAULT_SERVER = "postgresql://postgres@127.0.0.1:5432/postgres"
 SERVICE = (("authorization", f"Bearer {token_for('table', 'service', ttl_seconds=7200)}"),)
 BASE_US = 1_700_000_000_000_000
-ROUNDS = 5
 
 
 def _free_port() -> int:
@@ -167,63 +172,100 @@ def bulk_load(url: str, hands: int, players: int, blobs: list[bytes]) -> float:
     return time.perf_counter() - started
 
 
-async def timed(
-    clients: int, seconds: float, work: Callable[[int, int], Awaitable[None]]
-) -> tuple[int, list[float]]:
-    latencies: list[float] = []
-    stop_at = time.perf_counter() + seconds
+class LiveRecords:
+    """The hands recorded while measuring: real engine hands (a few hundred templates), each with a
+    fresh id, a table of its caller, players drawn from the bulk-loaded population and times after
+    every stored hand, increasing as a table's hands do. The floor writes exactly these rows too."""
 
-    async def client(index: int) -> None:
-        n = 0
-        while time.perf_counter() < stop_at:
-            started = time.perf_counter()
-            await work(index, n)
-            latencies.append((time.perf_counter() - started) * 1000)
-            n += 1
+    def __init__(
+        self, templates: list[history_pb2.HandRecord], players: int, after_us: int, seed: int
+    ) -> None:
+        self._templates = templates
+        self._players = players
+        self._rng = random.Random(seed)
+        self._next_us = after_us
 
-    await asyncio.gather(*(client(i) for i in range(clients)))
-    return len(latencies), latencies
+    def next(self, client: int, n: int, prefix: str) -> history_pb2.HandRecord:
+        record = history_pb2.HandRecord()
+        record.CopyFrom(self._templates[(client * 7919 + n) % len(self._templates)])
+        record.hand_id = f"{prefix}-{uuid.uuid4().hex}"
+        record.table_id = f"bench-live-{client}"
+        for seat, player in zip(
+            record.seats, self._rng.sample(range(self._players), len(record.seats)), strict=True
+        ):
+            seat.player_id = f"player-{player}"
+        # Actions name seats, not players: only the seats' ids change. One millisecond apart.
+        self._next_us += 1000
+        length_us = record.end_time.ToMicroseconds() - record.start_time.ToMicroseconds()
+        record.end_time.FromMicroseconds(self._next_us)
+        record.start_time.FromMicroseconds(self._next_us - length_us)
+        return record
 
 
-async def raw_insert_rate(
-    url: str, templates: list[history_pb2.HandRecord], clients: int, seconds: float
-) -> tuple[int, list[float]]:
-    """The floor: the rows of one RecordHand per transaction, straight through the driver."""
-    plain = _plain(url)
-    if url.startswith("sqlite"):
-        lock = asyncio.Lock()
-        connection = sqlite3.connect(plain, check_same_thread=False, isolation_level=None)
+def _hand_row(record: history_pb2.HandRecord) -> tuple:  # type: ignore[type-arg]
+    end_us = record.end_time.ToMicroseconds()
+    return (
+        record.hand_id,
+        record.table_id,
+        record.room_id,
+        record.variant,
+        record.pool,
+        record.start_time.ToMicroseconds(),
+        end_us,
+        record.SerializeToString(deterministic=True),
+        end_us,
+    )
 
-        async def insert_sqlite(index: int, n: int) -> None:
-            record = templates[(index * 7919 + n) % len(templates)]
-            async with lock:  # SQLite has one writer; the service serialises writers the same way
-                await asyncio.to_thread(_sqlite_hand, connection, record, f"raw-{uuid.uuid4().hex}")
 
-        try:
-            return await timed(clients, seconds, insert_sqlite)
-        finally:
-            connection.close()
-    connections = [await psycopg.AsyncConnection.connect(plain) for _ in range(clients)]
+def _player_rows(number: int, record: history_pb2.HandRecord) -> list[tuple]:  # type: ignore[type-arg]
+    end_us = record.end_time.ToMicroseconds()
+    return [
+        (number, s.seat, s.player_id, record.table_id, end_us, s.net_result, s.client_fingerprint)
+        for s in record.seats
+    ]
 
-    async def insert(index: int, n: int) -> None:
-        record = templates[(index * 7919 + n) % len(templates)]
-        connection = connections[index]
+
+class RawInserts:
+    """The RecordHand floor: the rows of one RecordHand per transaction, straight through the
+    driver, from the same number of clients (SQLite: one connection, since it has one writer; the
+    service queues its writers the same way)."""
+
+    def __init__(self, url: str, live: LiveRecords, clients: int) -> None:
+        self._url = url
+        self._live = live
+        self._clients = clients
+        self._sqlite: sqlite3.Connection | None = None
+        self._lock = asyncio.Lock()
+        self._postgres: list[psycopg.AsyncConnection[tuple]] = []  # type: ignore[type-arg]
+
+    async def open(self) -> None:
+        plain = _plain(self._url)
+        if self._url.startswith("sqlite"):
+            self._sqlite = sqlite3.connect(plain, check_same_thread=False, isolation_level=None)
+        else:
+            self._postgres = [await psycopg.AsyncConnection.connect(plain) for _ in range(self._clients)]
+
+    async def close(self) -> None:
+        if self._sqlite is not None:
+            self._sqlite.close()
+        for connection in self._postgres:
+            await connection.close()
+
+    async def run(self, seconds: float) -> harness.Outcome:
+        return await harness.timed_loops(self._clients, seconds, self._insert)
+
+    async def _insert(self, client: int, n: int) -> None:
+        record = self._live.next(client, n, "raw")
+        if self._sqlite is not None:
+            async with self._lock:
+                await asyncio.to_thread(_sqlite_hand, self._sqlite, record)
+            return
+        connection = self._postgres[client]
         async with connection.transaction():
-            end_us = record.end_time.ToMicroseconds()
             cursor = await connection.execute(
                 "INSERT INTO history_hands (hand_id, table_id, room_id, variant, pool, start_us, end_us, record, "
                 "recorded_us) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING number",
-                (
-                    f"raw-{uuid.uuid4().hex}",
-                    record.table_id,
-                    record.room_id,
-                    record.variant,
-                    record.pool,
-                    record.start_time.ToMicroseconds(),
-                    end_us,
-                    record.SerializeToString(deterministic=True),
-                    end_us,
-                ),
+                _hand_row(record),
             )
             row = await cursor.fetchone()
             assert row is not None
@@ -231,52 +273,20 @@ async def raw_insert_rate(
                 await players.executemany(
                     "INSERT INTO history_hand_players (hand_number, seat, player_id, table_id, end_us, net_result, "
                     "client_fingerprint) VALUES (%s, %s, %s, %s, %s, %s, %s)",
-                    [
-                        (
-                            row[0],
-                            s.seat,
-                            s.player_id,
-                            record.table_id,
-                            end_us,
-                            s.net_result,
-                            s.client_fingerprint,
-                        )
-                        for s in record.seats
-                    ],
+                    _player_rows(row[0], record),
                 )
 
-    try:
-        return await timed(clients, seconds, insert)
-    finally:
-        for connection in connections:
-            await connection.close()
 
-
-def _sqlite_hand(connection: sqlite3.Connection, record: history_pb2.HandRecord, hand_id: str) -> None:
-    end_us = record.end_time.ToMicroseconds()
+def _sqlite_hand(connection: sqlite3.Connection, record: history_pb2.HandRecord) -> None:
     connection.execute("BEGIN IMMEDIATE")
     cursor = connection.execute(
         "INSERT INTO history_hands (hand_id, table_id, room_id, variant, pool, start_us, end_us, record, recorded_us) "
         "VALUES (?,?,?,?,?,?,?,?,?)",
-        (
-            hand_id,
-            record.table_id,
-            record.room_id,
-            record.variant,
-            record.pool,
-            record.start_time.ToMicroseconds(),
-            end_us,
-            record.SerializeToString(deterministic=True),
-            end_us,
-        ),
+        _hand_row(record),
     )
-    number = cursor.lastrowid
+    assert cursor.lastrowid is not None
     connection.executemany(
-        "INSERT INTO history_hand_players VALUES (?,?,?,?,?,?,?)",
-        [
-            (number, s.seat, s.player_id, record.table_id, end_us, s.net_result, s.client_fingerprint)
-            for s in record.seats
-        ],
+        "INSERT INTO history_hand_players VALUES (?,?,?,?,?,?,?)", _player_rows(cursor.lastrowid, record)
     )
     connection.execute("COMMIT")
 
@@ -292,8 +302,9 @@ LIST_QUERY = (
 class RawLister:
     """The ListMyHands floor: the same keyset query run directly, one call at a time."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, players: list[str]) -> None:
         self._url = url
+        self._players = players
         self._sqlite: sqlite3.Connection | None = None
         self._postgres: psycopg.AsyncConnection[tuple] | None = None  # type: ignore[type-arg]
 
@@ -309,14 +320,17 @@ class RawLister:
         if self._postgres is not None:
             await self._postgres.close()
 
-    async def first_page(self, player: str) -> float:
-        started = time.perf_counter()
+    async def run(self, seconds: float) -> harness.Outcome:
+        return await harness.timed_loops(1, seconds, self._first_page)
+
+    async def _first_page(self, _client: int, n: int) -> None:
+        player = self._players[n % len(self._players)]
         if self._sqlite is not None:
-            self._sqlite.execute(LIST_QUERY.format(p="?"), (player,)).fetchall()
+            rows = self._sqlite.execute(LIST_QUERY.format(p="?"), (player,)).fetchall()
         else:
             assert self._postgres is not None
-            await (await self._postgres.execute(LIST_QUERY.format(p="%s"), (player,))).fetchall()
-        return (time.perf_counter() - started) * 1000
+            rows = await (await self._postgres.execute(LIST_QUERY.format(p="%s"), (player,))).fetchall()
+        assert len(rows) == 51, f"{player} has {len(rows)} hands: load more hands per player"
 
 
 async def _wait_serving(target: str) -> None:
@@ -335,123 +349,119 @@ async def _wait_serving(target: str) -> None:
     raise RuntimeError("the history service did not become SERVING")
 
 
+def _player_metadata(player: str) -> tuple[tuple[str, str], ...]:
+    return (("authorization", f"Bearer {token_for(player, 'player', ttl_seconds=7200)}"),)
+
+
 async def service_scenarios(
+    backend: str,
     target: str,
     url: str,
-    templates: list[history_pb2.HandRecord],
+    server_pid: int,
+    live: LiveRecords,
     players: list[str],
-    *,
-    clients: int,
-    seconds: float,
-    calls: int,
+    args: argparse.Namespace,
 ) -> None:
     await _wait_serving(target)
+    database = "" if url.startswith("sqlite") else str(make_url(url).database)
+    bench = harness.this_process()
+    server = harness.process("history service", server_pid)
+    backends = [harness.postgres_backends("postgresql", database)] if database else []
     async with grpc.aio.insecure_channel(target) as channel:
         stub = history_pb2_grpc.HistoryServiceStub(channel)
 
-        async def record_hand(index: int, n: int) -> None:
-            record = history_pb2.HandRecord()
-            record.CopyFrom(templates[(index * 7919 + n) % len(templates)])
-            record.hand_id = f"bench-{uuid.uuid4().hex}"
-            await stub.RecordHand(history_pb2.RecordHandRequest(hand=record), metadata=SERVICE)
+        async def record_hand(client: int, n: int) -> None:
+            reply = await stub.RecordHand(
+                history_pb2.RecordHandRequest(hand=live.next(client, n, "bench")), metadata=SERVICE
+            )
+            assert not reply.already_recorded
 
-        await timed(2, 1.0, record_hand)  # warm-up
-        # Floor and service alternate in short slices, so both see the same load on a shared machine.
-        floor_count, count, floor_lat, lat = 0, 0, [], []
-        for _ in range(ROUNDS):
-            n, values = await raw_insert_rate(url, templates, clients, seconds / ROUNDS)
-            floor_count, floor_lat = floor_count + n, floor_lat + values
-            n, values = await timed(clients, seconds / ROUNDS, record_hand)
-            count, lat = count + n, lat + values
-        print(
-            f"{'RecordHand':<34}{'hands/s':>10}{'p50 ms':>9}{'p99 ms':>9}  ({clients} clients, {seconds:.0f} s each)"
-        )
-        print(
-            f"{'  floor: raw inserts, same rows':<34}{floor_count / seconds:>10.0f}{statistics.median(floor_lat):>9.2f}"
-            f"{_percentile(floor_lat, 0.99):>9.2f}"
-        )
-        print(
-            f"{'  history service (gRPC)':<34}{count / seconds:>10.0f}{statistics.median(lat):>9.2f}"
-            f"{_percentile(lat, 0.99):>9.2f}   ratio to floor {count / max(floor_count, 1):.2f}"
+        async def record_slice(seconds: float) -> harness.Outcome:
+            return await harness.timed_loops(args.clients, seconds, record_hand)
+
+        await record_slice(1.0)  # warm-up: connections, caches, the service's first statements
+        raw = RawInserts(url, live, args.clients)
+        await raw.open()
+        try:
+            comparison = await harness.interleave(
+                harness.Side("raw inserts, same rows, same clients", raw.run, [bench, *backends]),
+                harness.Side("RecordHand through gRPC", record_slice, [bench, server, *backends]),
+                rounds=args.rounds,
+                slice_seconds=args.seconds / args.rounds,
+            )
+        finally:
+            await raw.close()
+        harness.report(
+            "history", f"RecordHand on {backend}, {args.clients} clients", comparison, unit="hands", goal=0.5
         )
 
-        lister = RawLister(url)
-        await lister.open()
-        raw: list[float] = []
-        first, fifth = [], []
-        for i in range(calls):
-            # Floor and service read the same player one after the other (the floor first, so the
-            # service never gets a warmer cache than the floor had).
-            raw.append(await lister.first_page(players[i % len(players)]))
-            metadata = (("authorization", f"Bearer {token_for(players[i % len(players)], 'player')}"),)
-            started = time.perf_counter()
+        metadata = {player: _player_metadata(player) for player in players}
+        # The fifth page's tokens, walked once before measuring (tokens are signed and stay valid).
+        fifth: dict[str, str] = {}
+        for player in players:
+            token = ""
+            for _ in range(4):
+                page = await stub.ListMyHands(
+                    history_pb2.ListMyHandsRequest(
+                        page=common_pb2.PageRequest(page_size=50, page_token=token)
+                    ),
+                    metadata=metadata[player],
+                )
+                assert len(page.hands) == 50
+                token = page.page.next_page_token
+            fifth[player] = token
+
+        async def list_page(n: int, token_of: dict[str, str] | None) -> None:
+            player = players[n % len(players)]
+            token = "" if token_of is None else token_of[player]
             page = await stub.ListMyHands(
-                history_pb2.ListMyHandsRequest(page=common_pb2.PageRequest(page_size=50)), metadata=metadata
-            )
-            first.append((time.perf_counter() - started) * 1000)
-            assert len(page.hands) == 50
-            token = page.page.next_page_token
-            for _ in range(3):
-                token = (
-                    await stub.ListMyHands(
-                        history_pb2.ListMyHandsRequest(
-                            page=common_pb2.PageRequest(page_size=50, page_token=token)
-                        ),
-                        metadata=metadata,
-                    )
-                ).page.next_page_token
-            started = time.perf_counter()
-            await stub.ListMyHands(
                 history_pb2.ListMyHandsRequest(page=common_pb2.PageRequest(page_size=50, page_token=token)),
-                metadata=metadata,
+                metadata=metadata[player],
             )
-            fifth.append((time.perf_counter() - started) * 1000)
-        await lister.close()
-        print(
-            f"{'ListMyHands (50 per page)':<34}{'':>10}{'p50 ms':>9}{'p99 ms':>9}  ({calls} players, one at a time)"
-        )
-        for name, values in (
-            ("  floor: the same SQL, direct", raw),
-            ("  history service, first page", first),
-            ("  history service, fifth page", fifth),
-        ):
-            print(
-                f"{name:<34}{'':>10}{statistics.median(values):>9.2f}{_percentile(values, 0.99):>9.2f}"
-                f"   ratio to floor {statistics.median(values) / statistics.median(raw):.1f}"
-            )
+            assert len(page.hands) == 50
+
+        lister = RawLister(url, players)
+        await lister.open()
+        try:
+            for name, tokens in (("first page", None), ("fifth page", fifth)):
+
+                async def pages(seconds: float, tokens: dict[str, str] | None = tokens) -> harness.Outcome:
+                    return await harness.timed_loops(1, seconds, lambda _c, n: list_page(n, tokens))
+
+                comparison = await harness.interleave(
+                    harness.Side("the first page's SQL, direct", lister.run, [bench, *backends]),
+                    harness.Side(f"ListMyHands {name} through gRPC", pages, [bench, server, *backends]),
+                    rounds=args.rounds,
+                    slice_seconds=args.list_seconds / args.rounds,
+                )
+                harness.report(
+                    "history", f"ListMyHands {name} on {backend}, one at a time", comparison, unit="pages"
+                )
+        finally:
+            await lister.close()
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--hands", type=int, default=1_000_000, help="hands bulk-loaded before measuring")
-    parser.add_argument("--players", type=int, default=10_000, help="distinct players of the bulk hands")
-    parser.add_argument("--clients", type=int, default=8, help="concurrent RecordHand callers")
-    parser.add_argument("--seconds", type=float, default=10.0, help="duration of each throughput run")
-    parser.add_argument("--calls", type=int, default=200, help="ListMyHands calls (distinct players)")
-    parser.add_argument(
-        "--postgres-url",
-        default=os.environ.get("POKER_TEST_DATABASE_URL", ""),
-        help="a PostgreSQL server to create a throwaway database on; empty means SQLite",
-    )
-    args = parser.parse_args()
+def run_backend(backend: str, postgres_url: str, args: argparse.Namespace) -> None:
     templates = varied_records(300, seed=99, table_id="bench-live", prefix="live-")
     blobs = [t.SerializeToString(deterministic=True) for t in templates]
-    with database(args.postgres_url) as url:
+    with database(postgres_url if backend == "postgresql" else "") as url:
         migrate(url)
         loaded = bulk_load(url, args.hands, args.players, blobs)
-        backend = "postgresql" if args.postgres_url else "sqlite"
         print(
             f"history bench on {backend}: {args.hands:,} hands of {args.players:,} players bulk-loaded in "
-            f"{loaded:.0f} s ({args.hands / loaded:,.0f} hands/s through {'COPY' if args.postgres_url else 'executemany'})"
+            f"{loaded:.0f} s ({args.hands / loaded:,.0f} hands/s through "
+            f"{'COPY' if backend == 'postgresql' else 'executemany'})",
+            flush=True,
         )
         rng = random.Random(5)
         players = [f"player-{p}" for p in rng.sample(range(args.players), min(args.calls, args.players))]
+        live = LiveRecords(templates, args.players, BASE_US + (args.hands + 1) * 1_000_000, seed=11)
         port = _free_port()
-        with tempfile.TemporaryDirectory(prefix="history-bench-data-") as folder:
+        with harness.scratch_folder("history-bench-data-") as folder:
             environ = {
                 **os.environ,
                 "POKER_HISTORY_PORT": str(port),
-                "POKER_DATA_DIR": folder,
+                "POKER_DATA_DIR": str(folder),
                 "POKER_HISTORY_DATABASE_URL": url,
                 "POKER_LOG_FORMAT": "json",
                 "POKER_LOG_LEVEL": "warning",
@@ -465,19 +475,37 @@ def main() -> int:
             )
             try:
                 asyncio.run(
-                    service_scenarios(
-                        f"127.0.0.1:{port}",
-                        url,
-                        templates,
-                        players,
-                        clients=args.clients,
-                        seconds=args.seconds,
-                        calls=args.calls,
-                    )
+                    service_scenarios(backend, f"127.0.0.1:{port}", url, server.pid, live, players, args)
                 )
             finally:
                 server.terminate()
                 server.wait(timeout=30)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--hands", type=int, default=200_000, help="hands bulk-loaded before measuring")
+    parser.add_argument("--players", type=int, default=2_000, help="distinct players of all hands")
+    parser.add_argument("--clients", type=int, default=8, help="concurrent RecordHand callers")
+    parser.add_argument("--seconds", type=float, default=12.0, help="RecordHand: seconds of each side")
+    parser.add_argument("--list-seconds", type=float, default=6.0, help="ListMyHands: seconds of each side")
+    parser.add_argument("--rounds", type=int, default=6, help="slices of each side, alternating")
+    parser.add_argument("--calls", type=int, default=200, help="distinct players the lists read")
+    parser.add_argument(
+        "--backends",
+        default="postgresql,sqlite",
+        help="comma-separated: postgresql, sqlite (the embedded default)",
+    )
+    parser.add_argument(
+        "--postgres-url",
+        default=os.environ.get("POKER_TEST_DATABASE_URL", DEFAULT_SERVER),
+        help="a PostgreSQL server to create a throwaway database on",
+    )
+    args = parser.parse_args()
+    for backend in args.backends.split(","):
+        if backend not in ("postgresql", "sqlite"):
+            parser.error(f"unknown backend {backend!r}")
+        run_backend(backend, args.postgres_url, args)
     return 0
 
 
