@@ -19,6 +19,7 @@ import errno
 import os
 import signal
 import socket
+import ssl
 import sys
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
@@ -301,10 +302,16 @@ def tls_of(environ: Mapping[str, str]) -> TlsFiles | None:
     return TlsFiles(cert, key, ca)
 
 
-async def _http_ready(host: str, port: int) -> bool:
-    """True when GET /readyz on host:port answers 200."""
+async def _http_ready(host: str, port: int, tls: TlsFiles | None = None) -> bool:
+    """True when GET /readyz on host:port answers 200 (over HTTPS with the run's CA under TLS)."""
+    context = None
+    if tls is not None:
+        context = ssl.create_default_context(cafile=str(tls.ca_file))
+        context.load_cert_chain(str(tls.cert_file), str(tls.key_file))
     try:
-        reader, writer = await asyncio.wait_for(asyncio.open_connection(host.strip("[]"), port), timeout=1)
+        reader, writer = await asyncio.wait_for(
+            asyncio.open_connection(host.strip("[]"), port, ssl=context), timeout=1
+        )
     except (OSError, TimeoutError):
         return False
     try:
@@ -323,7 +330,7 @@ async def _wait_ready(child: Child, host: str, tls: TlsFiles | None = None) -> N
     if child.name in HTTP_SERVICES:
         while True:
             if (
-                await _http_ready(_connect_host(host), child.port)
+                await _http_ready(_connect_host(host), child.port, tls)
                 and child.process.returncode is None
                 and owns_port(child.process.pid, child.port) is not False
             ):
@@ -383,10 +390,16 @@ def _grace_seconds(environ: Mapping[str, str]) -> float:
     return grace if grace > 0 else DEFAULT_GRACE_SECONDS
 
 
-def _usage(endpoints: list[Endpoint]) -> str:
+def _usage(endpoints: list[Endpoint], tls: TlsFiles | None = None) -> str:
     rows = "\n".join(f"  {e.name:<9} {e.host}:{e.port}" for e in endpoints)
     cashier = next(e for e in endpoints if e.name == "cashier")
     lobby = next(e for e in endpoints if e.name == "lobby")
+    # With POKER_TLS_* set, the services speak mutual TLS only: grpcurl needs the run's certificate.
+    transport = (
+        f"-cacert {tls.ca_file} -cert {tls.cert_file} -key {tls.key_file}"
+        if tls is not None
+        else "-plaintext"
+    )
     page = "".join(
         f"\nThe web client (sign in by name): http://{e.host}:{e.port}/\n"
         for e in endpoints
@@ -398,8 +411,8 @@ All services are SERVING:
 {page}
 Talk to them (health and reflection need no token; everything else needs one):
   TOKEN=$(.venv/bin/mint-token --subject alice --roles player)
-  grpcurl -plaintext -H "authorization: Bearer $TOKEN" {cashier.host}:{cashier.port} list
-  grpcurl -plaintext {lobby.host}:{lobby.port} grpc.health.v1.Health/Check
+  grpcurl {transport} -H "authorization: Bearer $TOKEN" {cashier.host}:{cashier.port} list
+  grpcurl {transport} {lobby.host}:{lobby.port} grpc.health.v1.Health/Check
 Press Ctrl-C to stop every service.
 """
 
@@ -585,7 +598,7 @@ async def _supervise(
                 flush=True,
             )
             return 1
-        print(_usage(endpoints), flush=True)
+        print(_usage(endpoints, tls), flush=True)
         # What follows readiness (the house bank's funding, the bots) runs beside the wait, so a
         # Ctrl-C or a dead service is acted on at once even while it waits on a service.
         if after_ready is not None:
