@@ -342,7 +342,7 @@ async def pair_evidence(session: AsyncSession, loser_id: str, winner_id: str, li
     return [str(row.hand_id) for row in rows][::-1]
 
 
-def hands_together_query(first: str, second: str, since: Position) -> sa.Select[tuple[int]]:
+def hands_together_query(first: str, second: str, since: Position) -> sa.Select[Any]:
     """The count of hands from a window start that both players were dealt into (an index range of
     the first player's hands, each looked up for the second).
 
