@@ -1,4 +1,4 @@
-"""Generate the Python protobuf and gRPC modules (with type stubs) for every proto under protos/.
+"""Generate the Python protobuf, gRPC and Connect modules (with type stubs) for every proto under protos/.
 
 `make protos` runs this into libs/; the stale-code test runs it into a temporary folder and compares,
 so the committed tree always matches the contracts.
@@ -42,6 +42,8 @@ def generate(out_dir: Path) -> list[Path]:
         f"--mypy_out=quiet:{out_dir}",
         f"--grpc_python_out={out_dir}",
         f"--mypy_grpc_out=quiet:{out_dir}",
+        # Connect (connectrpc) servers and clients over google.protobuf, for the gateway's browser API.
+        f"--connectrpc_out=protobuf=google:{out_dir}",
         *files,
     ]
     cwd = os.getcwd()

@@ -10,7 +10,7 @@ import importlib
 
 from service_runtime.access import AccessPolicy, describe
 
-SERVICES = ("lobby", "table", "cashier", "fairness", "history")
+SERVICES = ("lobby", "table", "cashier", "fairness", "history", "gateway")
 
 HEADER = """# Who may call what
 
@@ -25,10 +25,22 @@ seats.
 """
 
 
+GATEWAY_NOTE = """The gateway serves browsers over Connect (HTTP): its own sign-in service, and the player's share
+of the others, forwarded with the player's own token (so the service behind checks the player again).
+It admits player tokens only; "nobody" marks a method it never forwards."""
+
+
 def policy_of(service: str) -> AccessPolicy:
     module = importlib.import_module(f"services.{service}.assembly")
     policy: AccessPolicy = module.ACCESS
     return policy
+
+
+def _name(method: str, policy: AccessPolicy) -> str:
+    """`Method`, or `Service/Method` for a policy over several services (the gateway's)."""
+    services = {m.rsplit("/", 1)[0] for m in policy.roles}
+    service, name = method.rsplit("/", 1)
+    return f"{service.rsplit('.', 1)[1]}/{name}" if len(services) > 1 else name
 
 
 def render() -> str:
@@ -36,11 +48,13 @@ def render() -> str:
     for service in SERVICES:
         policy = policy_of(service)
         lines += [f"## {service}", "", "| RPC | who may call it |", "|---|---|"]
+        if service == "gateway":
+            lines[-2:-2] = [GATEWAY_NOTE, ""]
         for method in sorted(policy.roles):
-            lines.append(f"| `{method.rsplit('/', 1)[1]}` | {describe(policy.roles[method])} |")
+            lines.append(f"| `{_name(method, policy)}` | {describe(policy.roles[method])} |")
         for method in sorted(policy.public - set(policy.roles)):
             if not method.startswith("/grpc."):
-                lines.append(f"| `{method.rsplit('/', 1)[1]}` | anyone, without a token |")
+                lines.append(f"| `{_name(method, policy)}` | anyone, without a token |")
         lines.append("")
     return "\n".join(lines)
 

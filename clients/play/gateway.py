@@ -21,6 +21,7 @@ from poker.history.v1 import history_pb2, history_pb2_grpc
 from poker.lobby.v1 import lobby_pb2, lobby_pb2_grpc
 from poker.table.v1 import table_pb2, table_pb2_grpc
 from service_runtime.clients import create_channel, reason_of
+from service_runtime.tls import TlsFiles
 from services.fairness.verification import (
     DealtCard,
     MalformedValue,
@@ -99,7 +100,10 @@ class Platform:
         self._payments: cashier_pb2_grpc.CashierServiceStub | None = None
         if identity.payments_token is not None:
             channel = create_channel(
-                settings.cashier_address, timeout_seconds=timeout, token=identity.payments_token
+                settings.cashier_address,
+                timeout_seconds=timeout,
+                token=identity.payments_token,
+                tls=TlsFiles.from_settings(settings),
             )
             self._channels["payments"] = channel
             self._payments = cashier_pb2_grpc.CashierServiceStub(channel)
@@ -108,7 +112,10 @@ class Platform:
         channel = self._channels.get(address)
         if channel is None:
             channel = create_channel(
-                address, timeout_seconds=self.settings.request_timeout_seconds, token=self.identity.token
+                address,
+                timeout_seconds=self.settings.request_timeout_seconds,
+                token=self.identity.token,
+                tls=TlsFiles.from_settings(self.settings),
             )
             self._channels[address] = channel
         return channel

@@ -34,6 +34,12 @@ class PlaySettings:
     player: str = setting("", help="development: the player name to sign in as (asked if empty)")
     token: str = setting("", help="production: the bearer token the gateway gave you", secret=True)
     request_timeout_seconds: float = setting(5.0, help="deadline of each call", check=positive, shared=True)
+    # Mutual TLS where the services require it (docs/deploy.md): this client's certificate, key, CA.
+    tls_cert_file: str = setting(
+        "", help="PEM certificate to call the services with; empty: plaintext", shared=True
+    )
+    tls_key_file: str = setting("", help="PEM private key of tls_cert_file", shared=True)
+    tls_ca_file: str = setting("", help="PEM CA bundle the services' certificates chain to", shared=True)
 
     @property
     def development(self) -> bool:

@@ -3,7 +3,9 @@
 Kubernetes uses its native gRPC probes instead; this is for podman, docker and compose. The
 service is found from the container's process list (`python -m services.<name>`), and its port from
 the same settings the service read (POKER_<SERVICE>_PORT, else its well-known port), so one image
-and one HEALTHCHECK serve every service. Exit 0 when SERVING, 1 otherwise.
+and one HEALTHCHECK serve every service. Exit 0 when SERVING, 1 otherwise. It asks on the plaintext
+health port when the service has one (POKER_HEALTH_PORT), else on the service's port, with the
+service's own certificate when it speaks TLS (its certificate names the loopback address too).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from service_runtime.service_settings import ServiceSettings
 from service_runtime.settings import load_settings
+from service_runtime.tls import TlsFiles, channel_credentials
 
 
 def running_service() -> str | None:
@@ -46,14 +49,24 @@ def main() -> int:
         return 1
     settings = settings_of(service)
     host = "127.0.0.1" if settings.host in ("0.0.0.0", "::", "") else settings.host
+    tls = TlsFiles.from_settings(settings)
+    port = settings.port
+    if settings.health_port >= 0:
+        port, tls = settings.health_port, None
+    target = f"{host}:{port}"
     try:
-        with grpc.insecure_channel(f"{host}:{settings.port}") as channel:
+        channel = (
+            grpc.insecure_channel(target)
+            if tls is None
+            else grpc.secure_channel(target, channel_credentials(tls.read()))
+        )
+        with channel:
             reply = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=3)
     except grpc.RpcError as error:
-        print(f"healthcheck: {service} at {host}:{settings.port}: {error.code().name}", file=sys.stderr)
+        print(f"healthcheck: {service} at {target}: {error.code().name}", file=sys.stderr)
         return 1
     status = health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status)
-    print(f"healthcheck: {service} at {host}:{settings.port}: {status}")
+    print(f"healthcheck: {service} at {target}: {status}")
     return 0 if reply.status == health_pb2.HealthCheckResponse.SERVING else 1
 
 

@@ -25,6 +25,7 @@ from poker_bots.credentials import Metadata
 from poker_bots.stats import RunStats
 from poker_bots.strategies import Strategy, situation_of
 from service_runtime.clients import reason_of
+from service_runtime.tls import TlsFiles, channel_credentials
 
 T = TypeVar("T")
 ROUTE_LOST = frozenset({"SHARD_NOT_OWNER", "NO_SHARD_AVAILABLE"})
@@ -45,15 +46,22 @@ class Credentials(Protocol):
 class Connections:
     """Channels shared by all bots: the lobby, the cashier, and one per table shard address."""
 
-    def __init__(self, lobby: str, cashier: str, timeout_seconds: float = 10.0) -> None:
+    def __init__(
+        self, lobby: str, cashier: str, timeout_seconds: float = 10.0, tls: TlsFiles | None = None
+    ) -> None:
         self.timeout = timeout_seconds
+        self._tls = tls
         self._channels: dict[str, grpc.aio.Channel] = {}
         self.lobby = lobby_pb2_grpc.LobbyServiceStub(self.channel(lobby))
         self.cashier = cashier_pb2_grpc.CashierServiceStub(self.channel(cashier))
 
     def channel(self, address: str) -> grpc.aio.Channel:
         if address not in self._channels:
-            self._channels[address] = grpc.aio.insecure_channel(address)
+            self._channels[address] = (
+                grpc.aio.insecure_channel(address)
+                if self._tls is None
+                else grpc.aio.secure_channel(address, channel_credentials(self._tls.read()))
+            )
         return self._channels[address]
 
     def table(self, address: str) -> table_pb2_grpc.TableServiceStub:

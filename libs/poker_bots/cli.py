@@ -31,6 +31,7 @@ from poker_bots.strategies import STRATEGIES
 from service_runtime.auth import TokenKeys
 from service_runtime.service_settings import ServiceSettings
 from service_runtime.settings import SettingsError, load_settings
+from service_runtime.tls import TlsFiles
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -96,7 +97,7 @@ def credentials_for(args: argparse.Namespace, settings: BotsSettings) -> Credent
     return GivenCredentials(tokens, payments)
 
 
-async def main_async(args: argparse.Namespace, credentials: Credentials) -> int:
+async def main_async(args: argparse.Namespace, credentials: Credentials, tls: TlsFiles | None = None) -> int:
     plan = RunPlan(
         lobby=args.lobby,
         cashier=args.cashier,
@@ -113,6 +114,7 @@ async def main_async(args: argparse.Namespace, credentials: Credentials) -> int:
         house_rooms=tuple(r.strip() for r in args.house_rooms.split(",") if r.strip()),
         house_bots=args.house_bots,
         house_rounds=args.house_rounds,
+        tls=tls,
     )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -136,7 +138,7 @@ def main(argv: list[str] | None = None) -> None:
     except SettingsError as error:
         raise SystemExit(str(error)) from error
     credentials = credentials_for(args, settings)
-    raise SystemExit(asyncio.run(main_async(args, credentials)))
+    raise SystemExit(asyncio.run(main_async(args, credentials, TlsFiles.from_settings(settings))))
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ from poker_bots.house_bot import HOUSE_VARIANTS, HouseBot, HouseTerms, RoundBudg
 from poker_bots.stats import RunStats
 from poker_bots.strategies import STRATEGIES
 from service_runtime.clients import reason_of
+from service_runtime.tls import TlsFiles
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,8 @@ class RunPlan:
     house_rooms: tuple[str, ...] = ()
     house_bots: int = 0
     house_rounds: int = 0
+    # Mutual TLS where the services require it (POKER_TLS_* settings); None: plaintext.
+    tls: TlsFiles | None = None
 
 
 class PlanError(Exception):
@@ -79,7 +82,7 @@ async def run_bots(
     _check(plan)
     stop = stop or asyncio.Event()
     own_connections = connections is None
-    conns = connections or Connections(plan.lobby, plan.cashier)
+    conns = connections or Connections(plan.lobby, plan.cashier, tls=plan.tls)
     rng = random.Random(plan.seed)
     prefix = plan.player_prefix or f"bot-{uuid.uuid4().hex[:6]}"
     players = plan.player_ids or tuple(f"{prefix}-{i + 1}" for i in range(plan.bots))

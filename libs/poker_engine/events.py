@@ -167,7 +167,10 @@ class CardsMucked:
 
 @dataclass(frozen=True, slots=True)
 class PotAwarded:
-    """One pot after rake; ``winners`` are (seat, amount) clockwise from the left of the button."""
+    """One pot after rake; ``winners`` are (seat, amount) clockwise from the left of the button.
+
+    ``hand_description`` names the hand that won it at a showdown ("Two pair, Aces and Kings"); it is
+    empty when everyone else folded (nothing was shown)."""
 
     kind: ClassVar[str] = "POT_AWARDED"
     index: int
@@ -175,11 +178,13 @@ class PotAwarded:
     rake: int
     eligible: tuple[int, ...]
     winners: tuple[tuple[int, int], ...]
+    hand_description: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "index": self.index, "amount": self.amount, "rake": self.rake,
                 "eligible": list(self.eligible),
-                "winners": [{"seat": seat, "amount": amount} for seat, amount in self.winners]}  # fmt: skip
+                "winners": [{"seat": seat, "amount": amount} for seat, amount in self.winners],
+                "hand_description": self.hand_description}  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,6 +34,7 @@ from poker_engine.events import (
     Street,
     UncalledBetReturned,
 )
+from poker_engine.pots import Pot, live_pots
 from poker_engine.showdown import settle_hand
 
 _NEXT_STREET = {Street.PREFLOP: Street.FLOP, Street.FLOP: Street.TURN, Street.TURN: Street.RIVER}
@@ -56,6 +57,7 @@ class Hand(BettingRules):
         self._stacks = list(self._starting)
         self._bets = [0] * n
         self._contributed = [0] * n
+        self._dead = [0] * n  # dead money in ``_contributed`` (a dead small blind): in the main pot
         self._folded = [False] * n
         self._acted = [False] * n
         self._reopen_at = [0] * n
@@ -131,6 +133,18 @@ class Hand(BettingRules):
     def pot_total(self) -> int:
         """All chips put in so far, bets of the current round included."""
         return sum(self._contributed)
+
+    def pots(self) -> tuple[Pot, ...]:
+        """The pots as they stand, bets of the current round included (eligible as seat numbers): split
+        where a player still in is all-in, each contested by who can still win it. Once the hand is over,
+        the pots it settled (before rake)."""
+        # What a player has behind is what they started with less what they put in (winnings aside).
+        all_in = [
+            not out and start == put_in
+            for out, start, put_in in zip(self._folded, self._starting, self._contributed, strict=True)
+        ]
+        pots = live_pots(self._contributed, self._folded, all_in, self._dead)
+        return tuple(Pot(pot.amount, tuple(self._seat_numbers[i] for i in pot.eligible)) for pot in pots)
 
     # ------------------------------------------------------- check / can / do
 
@@ -336,7 +350,9 @@ class Hand(BettingRules):
             amount = min(wanted, self._stacks[i])
             self._stacks[i] -= amount
             self._contributed[i] += amount
-            if not dead:
+            if dead:
+                self._dead[i] += amount
+            else:
                 self._bets[i] += amount
             self._emit(BlindPosted(post.seat, post.kind, amount, self._stacks[i] == 0))
         deck = config.deck
@@ -469,6 +485,7 @@ class Hand(BettingRules):
             starting=self._starting,
             stacks=self._stacks,
             contributed=self._contributed,
+            dead=self._dead,
             folded=self._folded,
             hole=self._hole,
             board=self._board,

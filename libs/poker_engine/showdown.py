@@ -29,6 +29,7 @@ def settle_hand(
     starting: Sequence[int],
     stacks: list[int],
     contributed: Sequence[int],
+    dead: Sequence[int],
     folded: Sequence[bool],
     hole: Sequence[tuple[int, ...]],
     board: Sequence[int],
@@ -42,7 +43,7 @@ def settle_hand(
 
     ``showdown`` False means everyone else folded: the last player takes every pot without showing.
     """
-    pots = build_pots(contributed, folded)
+    pots = build_pots(contributed, folded, dead)
     # Rules 11: rake only if a flop was dealt, at most the cap, taken from the main pot first.
     rake = rake_for(sum(contributed), rake_rule.basis_points, rake_rule.cap, flop_dealt)
     raked = take_rake(pots, rake)
@@ -55,9 +56,12 @@ def settle_hand(
     for number, (pot, pot_rake) in enumerate(zip(pots, raked, strict=True)):
         # Each pot is decided on its own, only among players who matched its level (rules 10).
         contenders = [i for i in from_button_left if i in pot.eligible]
+        description = ""
         if showdown:
             best = max(strengths[i] for i in contenders)
             winners = [i for i in contenders if strengths[i] == best]
+            # A pot with one contender is won without a contest, yet its hand is on the table.
+            description = describe_strength(best)
         else:
             winners = contenders
         # Equal hands split; odd chips to the first winners clockwise from the button's left (rules 4).
@@ -72,6 +76,7 @@ def settle_hand(
                 rake=pot_rake,
                 eligible=tuple(seat_numbers[i] for i in contenders),
                 winners=tuple((seat_numbers[i], amount) for i, amount in shares),
+                hand_description=description,
             )
         )
     if showdown:

@@ -29,10 +29,15 @@ from typing import Any, TextIO
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-# In this order from the base port: lobby 50051, table 50052, cashier 50053, fairness 50054, history 50055.
-SERVICES = ("lobby", "table", "cashier", "fairness", "history")
+from service_runtime.tls import TlsFiles, channel_credentials
+
+# In this order from the base port: lobby 50051, table 50052, cashier 50053, fairness 50054, history 50055,
+# gateway 50056 (the browsers' front door: HTTP with Connect, and the web client's page).
+SERVICES = ("lobby", "table", "cashier", "fairness", "history", "gateway")
+# Services that speak HTTP rather than gRPC: ready when GET /readyz answers 200.
+HTTP_SERVICES = frozenset({"gateway"})
 BASE_PORT = 50051
-COLOURS = {"lobby": 36, "table": 32, "cashier": 33, "fairness": 35, "history": 34, "bots": 37}
+COLOURS = {"lobby": 36, "table": 32, "cashier": 33, "fairness": 35, "history": 34, "gateway": 91, "bots": 37}
 # `make run BOTS=n`: that many bot players (poker-bots) sit in this room once every service is SERVING.
 DEFAULT_BOTS_ROOM = "nlhe-gram-classic"
 BOTS_STOP_SECONDS = 15.0
@@ -107,6 +112,12 @@ PEERS = {
         "HISTORY_ADDRESS": "history",
     },
     "history": {"CASHIER_ADDRESS": "cashier"},
+    "gateway": {
+        "LOBBY_ADDRESS": "lobby",
+        "CASHIER_ADDRESS": "cashier",
+        "FAIRNESS_ADDRESS": "fairness",
+        "HISTORY_ADDRESS": "history",
+    },
 }
 
 
@@ -265,9 +276,51 @@ def owns_port(pid: int, port: int) -> bool | None:
     return bool(held & listening)
 
 
-async def _wait_ready(child: Child, host: str) -> None:
+def tls_of(environ: Mapping[str, str]) -> TlsFiles | None:
+    """The run's TLS files (the shared POKER_TLS_* settings every service of the run reads), if any."""
+    if not environ.get("POKER_TLS_CERT_FILE"):
+        return None
+    keys = ("POKER_TLS_CERT_FILE", "POKER_TLS_KEY_FILE", "POKER_TLS_CA_FILE")
+    cert, key, ca = (Path(environ.get(k, "")) for k in keys)
+    return TlsFiles(cert, key, ca)
+
+
+async def _http_ready(host: str, port: int) -> bool:
+    """True when GET /readyz on host:port answers 200."""
+    try:
+        reader, writer = await asyncio.wait_for(asyncio.open_connection(host.strip("[]"), port), timeout=1)
+    except (OSError, TimeoutError):
+        return False
+    try:
+        writer.write(b"GET /readyz HTTP/1.0\r\nHost: localhost\r\n\r\n")
+        await writer.drain()
+        status = await asyncio.wait_for(reader.readline(), timeout=1)
+        return status.split(b" ")[1:2] == [b"200"]
+    except (OSError, TimeoutError):
+        return False
+    finally:
+        writer.close()
+
+
+async def _wait_ready(child: Child, host: str, tls: TlsFiles | None = None) -> None:
     """Return once `child` is alive, answers SERVING on its port, and that port is its own."""
-    async with grpc.aio.insecure_channel(f"{_connect_host(host)}:{child.port}") as channel:
+    if child.name in HTTP_SERVICES:
+        while True:
+            if (
+                await _http_ready(_connect_host(host), child.port)
+                and child.process.returncode is None
+                and owns_port(child.process.pid, child.port) is not False
+            ):
+                return
+            await asyncio.sleep(0.2)
+    target = f"{_connect_host(host)}:{child.port}"
+    secure = tls is not None and tls.cert_file.is_file()
+    opened = (
+        grpc.aio.secure_channel(target, channel_credentials(tls.read()))
+        if secure and tls is not None
+        else grpc.aio.insecure_channel(target)
+    )
+    async with opened as channel:
         stub = health_pb2_grpc.HealthStub(channel)
         while True:
             try:
@@ -318,10 +371,15 @@ def _usage(endpoints: list[Endpoint]) -> str:
     rows = "\n".join(f"  {e.name:<9} {e.host}:{e.port}" for e in endpoints)
     cashier = next(e for e in endpoints if e.name == "cashier")
     lobby = next(e for e in endpoints if e.name == "lobby")
+    page = "".join(
+        f"\nThe web client (sign in by name): http://{e.host}:{e.port}/\n"
+        for e in endpoints
+        if e.name == "gateway"
+    )
     return f"""
 All services are SERVING:
 {rows}
-
+{page}
 Talk to them (health and reflection need no token; everything else needs one):
   TOKEN=$(.venv/bin/mint-token --subject alice --roles player)
   grpcurl -plaintext -H "authorization: Bearer $TOKEN" {cashier.host}:{cashier.port} list
@@ -430,7 +488,9 @@ async def run_cluster(
             child = Child(endpoint.name, endpoint.port, process)
             children.append(child)
             pumps.append(asyncio.create_task(_pump(child)))
-        exit_code = await _supervise(children, endpoints, ready_timeout, stop, pumps, start_bots)
+        exit_code = await _supervise(
+            children, endpoints, ready_timeout, stop, pumps, start_bots, tls=tls_of(env)
+        )
     finally:
         # The bots leave their seats (cashing out) while the services are still there to answer.
         await _stop(bot_children, BOTS_STOP_SECONDS, force)
@@ -453,6 +513,7 @@ async def _supervise(
     stop: asyncio.Event,
     pumps: list[asyncio.Task[None]],
     after_ready: Callable[[], Awaitable[None]] | None = None,
+    tls: TlsFiles | None = None,
 ) -> int:
     """Wait for every service to be ready, then for Ctrl-C or a death; return the exit code."""
     # A child's exit counts once its output is read to the end, so its last line names the error.
@@ -462,7 +523,7 @@ async def _supervise(
     }
     stopper: asyncio.Future[Any] = asyncio.ensure_future(stop.wait())
     ready: asyncio.Future[Any] = asyncio.ensure_future(
-        asyncio.gather(*(_wait_ready(c, e.host) for c, e in zip(children, endpoints, strict=True)))
+        asyncio.gather(*(_wait_ready(c, e.host, tls) for c, e in zip(children, endpoints, strict=True)))
     )
     try:
         done, _ = await asyncio.wait(

@@ -18,11 +18,14 @@ script, a migration) waits on the lock itself for up to `busy_timeout`.
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+import psycopg
 from sqlalchemy import event
+from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.ext.asyncio import (
     AsyncConnection,
@@ -31,6 +34,8 @@ from sqlalchemy.ext.asyncio import (
     async_sessionmaker,
     create_async_engine,
 )
+
+from service_runtime.storage_metrics import time_statements
 
 T = TypeVar("T")
 
@@ -69,10 +74,13 @@ def create_engine(url: str, *, pool_size: int = 10) -> AsyncEngine:
         # PostgreSQL, where transactions do run side by side.
         engine = create_async_engine(url, connect_args={"timeout": 30}, pool_size=1, max_overflow=0)
         _begin_sqlite_transactions_immediately(engine)
+        time_statements(engine)
         return engine
     # No pre-ping: it costs a round trip per checkout on the ledger's hot path; stale connections are
     # recycled instead, and a dropped one fails its transaction, which callers retry.
-    return create_async_engine(url, pool_size=pool_size, max_overflow=pool_size, pool_recycle=1800)
+    engine = create_async_engine(url, pool_size=pool_size, max_overflow=pool_size, pool_recycle=1800)
+    time_statements(engine)
+    return engine
 
 
 def _begin_sqlite_transactions_immediately(engine: AsyncEngine) -> None:
@@ -89,6 +97,32 @@ def _begin_sqlite_transactions_immediately(engine: AsyncEngine) -> None:
     @event.listens_for(engine.sync_engine, "begin")
     def _sqlite_begin(connection: Connection) -> None:
         connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+# PostgreSQL SQLSTATE classes that mean the server is away or cannot take the work now, not that the
+# statement is wrong: connection exceptions (08), insufficient resources (53), operator intervention
+# (57P: shutdown, crash recovery, cannot connect now).
+_OUTAGE_SQLSTATE_PREFIXES = ("08", "53", "57P")
+
+
+def is_outage(error: BaseException) -> bool:
+    """True when `error` says the database is away (refused, dropped, shutting down, pool timed out)
+    rather than that the code is wrong: the caller gets UNAVAILABLE and retries, never INTERNAL."""
+    if isinstance(error, sa_exc.TimeoutError):
+        return True  # no pooled connection came free in time
+    if isinstance(error, sa_exc.DBAPIError) and error.connection_invalidated:
+        return True
+    original: BaseException | None = error.orig if isinstance(error, sa_exc.DBAPIError) else error
+    if isinstance(original, psycopg.Error):
+        state = original.sqlstate
+        if state is None:
+            # No server answer at all: the connection could not be made or was lost.
+            return isinstance(original, (psycopg.OperationalError, psycopg.InterfaceError))
+        return state.startswith(_OUTAGE_SQLSTATE_PREFIXES)
+    if isinstance(original, sqlite3.OperationalError):
+        text = str(original)
+        return "locked" in text or "unable to open" in text or "disk I/O" in text
+    return isinstance(original, (ConnectionError, TimeoutError))
 
 
 def create_session_factory(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:

@@ -4,7 +4,8 @@ round (for the table service).
 The table service calls `hand_record_from_events` after the cashier settled the hand and sends the
 result with `HistoryService.RecordHand`. Everything in the record comes from the engine's events
 (`poker_engine.events`) plus what only the table knows: ids, room, pool, times, display names,
-client fingerprints and the fairness commitment. The record is the full one (every hole card);
+each seat's device and network signals (fair play, operators only), how long each decision took,
+and the fairness commitment. The record is the full one (every hole card);
 the history service redacts it per reader.
 """
 
@@ -72,12 +73,20 @@ def hand_record_from_events(
     table_size: int,
     display_names: Mapping[str, str] | None = None,
     client_fingerprints: Mapping[str, str] | None = None,
+    network_fingerprints: Mapping[str, str] | None = None,
+    decision_ms: Mapping[int, int] | None = None,
     seed_commitment: str = "",
     seed_reveal_reference: str = "",
 ) -> history_pb2.HandRecord:
-    """The full record of a finished hand; raises ValueError if the events do not end the hand."""
+    """The full record of a finished hand; raises ValueError if the events do not end the hand.
+
+    `client_fingerprints` / `network_fingerprints` map a player to the device / network signal of
+    their seat; `decision_ms` maps the position of a `PlayerActed` event in `events` to the
+    milliseconds the player took for it."""
     names = display_names or {}
     fingerprints = client_fingerprints or {}
+    networks = network_fingerprints or {}
+    think_times = decision_ms or {}
     record = history_pb2.HandRecord(
         hand_id=hand_id,
         table_id=table_id,
@@ -105,7 +114,7 @@ def hand_record_from_events(
         record.actions.append(action)
         return action
 
-    for event in events:
+    for position, event in enumerate(events):
         if isinstance(event, HandStarted):
             record.variant = _VARIANTS[event.variant]
             record.button_seat = event.button
@@ -120,6 +129,7 @@ def hand_record_from_events(
                     display_name=names.get(info.player_id, info.player_id)[:32],
                     starting_stack=info.stack,
                     client_fingerprint=fingerprints.get(info.player_id, ""),
+                    network_fingerprint=networks.get(info.player_id, ""),
                 )
                 seats[info.seat] = seat
         elif isinstance(event, BlindPosted):
@@ -135,6 +145,7 @@ def hand_record_from_events(
                 to=to,
                 all_in=event.all_in,
                 cause=_CAUSES[event.cause],
+                decision_ms=think_times.get(position, 0) if event.cause is ActionCause.PLAYER else 0,
             )
             if event.action.value == "FOLD":
                 seats[event.seat].folded = True

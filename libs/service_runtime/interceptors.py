@@ -28,6 +28,7 @@ from grpc_status import rpc_status
 
 from service_runtime.access import PUBLIC_INFRASTRUCTURE, AccessPolicy, describe
 from service_runtime.auth import Caller, TokenKeys, bearer_from_metadata, set_current_caller, verify_token
+from service_runtime.database import is_outage
 from service_runtime.errors import (
     ERROR_DOMAIN,
     DomainError,
@@ -36,6 +37,7 @@ from service_runtime.errors import (
     PermissionDenied,
     ResourceExhausted,
     Unauthenticated,
+    Unavailable,
 )
 from service_runtime.structured_logging import bounded_text
 
@@ -134,10 +136,10 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         if handler is None:
             return None
         method: str = handler_call_details.method
-        if method in PUBLIC_INFRASTRUCTURE:
-            return handler
         # The handler gets the raw bytes: the request is parsed only after the caller is verified.
         parse = handler.request_deserializer or (lambda data: data)
+        if method in PUBLIC_INFRASTRUCTURE:
+            return _public_handler(handler, parse, method)
         if handler.unary_unary:
             return grpc.unary_unary_rpc_method_handler(
                 self._wrap_unary(method, parse, handler.unary_unary),
@@ -186,7 +188,13 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
     async def _fail(
         self, method: str, started: float, context: grpc.aio.ServicerContext[Any, Any], error: Exception
     ) -> None:
-        """End a failed call: domain errors with their code and reason, anything else as INTERNAL."""
+        """End a failed call: domain errors with their code and reason, a database that is away as
+        UNAVAILABLE (DATABASE_UNAVAILABLE, which clients retry), anything else as INTERNAL."""
+        if not isinstance(error, DomainError) and is_outage(error):
+            log.warning("database unavailable", error=type(error).__name__)
+            error = Unavailable(
+                "DATABASE_UNAVAILABLE", "the database is unavailable; retry", {"dependency": "database"}
+            )
         if isinstance(error, DomainError):
             self._finish(method, started, grpc.StatusCode[error.kind.value], error.reason)
             await context.abort_with_status(status_for(error))
@@ -270,6 +278,84 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
                 structlog.contextvars.unbind_contextvars("method", "request_id", "caller")
 
         return wrapper
+
+
+def _malformed_status() -> grpc.Status:
+    return status_for(
+        InvalidArgument("REQUEST_MALFORMED", "the request bytes are not a valid message for this method")
+    )
+
+
+def _public_handler(
+    handler: grpc.RpcMethodHandler, parse: Callable[[bytes], Any], name: str
+) -> grpc.RpcMethodHandler:
+    """Health and reflection, served without a token as their protocols expect, but parsed here: bytes
+    that are no valid message get INVALID_ARGUMENT REQUEST_MALFORMED and one log line, instead of
+    gRPC's UNKNOWN naming a Python exception class and a plain-text traceback per call."""
+
+    def parsed(raw: bytes, method: str) -> Any:
+        try:
+            return parse(raw)
+        except Exception:
+            log.info("rpc", method=method, code="INVALID_ARGUMENT", reason="REQUEST_MALFORMED")
+            return _MALFORMED
+
+    if handler.unary_unary:
+        behavior = handler.unary_unary
+
+        async def unary(raw: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+            request = parsed(raw, name)
+            if request is _MALFORMED:
+                await context.abort_with_status(_malformed_status())
+            return await behavior(request, context)
+
+        return grpc.unary_unary_rpc_method_handler(
+            unary, request_deserializer=None, response_serializer=handler.response_serializer
+        )
+    if handler.unary_stream:
+        streamer = handler.unary_stream
+
+        async def stream(raw: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+            request = parsed(raw, name)
+            if request is _MALFORMED:
+                await context.abort_with_status(_malformed_status())
+            await _relay(streamer(request, context), context)
+
+        return grpc.unary_stream_rpc_method_handler(
+            stream, request_deserializer=None, response_serializer=handler.response_serializer
+        )
+    if handler.stream_stream:
+        both = handler.stream_stream
+
+        async def bidirectional(
+            requests: AsyncIterator[bytes], context: grpc.aio.ServicerContext[Any, Any]
+        ) -> None:
+            async def messages() -> AsyncIterator[Any]:
+                async for raw in requests:
+                    request = parsed(raw, name)
+                    if request is _MALFORMED:
+                        await context.abort_with_status(_malformed_status())
+                    yield request
+
+            await _relay(both(messages(), context), context)
+
+        return grpc.stream_stream_rpc_method_handler(
+            bidirectional, request_deserializer=None, response_serializer=handler.response_serializer
+        )
+    return handler
+
+
+_MALFORMED = object()
+
+
+async def _relay(result: Any, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+    """A streaming handler's answers, whichever shape it has: an async iterator of messages, or a
+    coroutine that writes them itself (the health servicer's Watch)."""
+    if hasattr(result, "__aiter__"):
+        async for item in result:
+            await context.write(item)
+    else:
+        await result
 
 
 async def _refuse_streaming_shape(request: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> None:

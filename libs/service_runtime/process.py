@@ -13,13 +13,16 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from service_runtime import tracing
 from service_runtime.access import AccessPolicy
 from service_runtime.auth import TokenKeys
 from service_runtime.interceptors import Limits
+from service_runtime.metrics import MetricsEndpoint, start_metrics_endpoint
 from service_runtime.server import GrpcService, create_server, serve
 from service_runtime.service_settings import ServiceSettings
 from service_runtime.settings import SettingsError, load_settings
 from service_runtime.structured_logging import configure_logging, get_logger
+from service_runtime.tls import TlsFiles
 
 S = TypeVar("S", bound=ServiceSettings)
 
@@ -37,24 +40,45 @@ class Assembly:
     close: Callable[[], Awaitable[None]] = field(default=_nothing)
 
 
+def health_address(settings: ServiceSettings) -> str | None:
+    return None if settings.health_port < 0 else f"{settings.host}:{settings.health_port}"
+
+
 async def run_assembled(settings: ServiceSettings, assembly: Assembly) -> None:
     log = get_logger("process")
+    tls = TlsFiles.from_settings(settings)
     running, port = await create_server(
         settings.address,
         services=assembly.services,
         access=assembly.access,
         token_keys=TokenKeys.from_settings(settings.auth_keys),
         limits=Limits(settings.max_concurrent_rpcs, settings.max_concurrent_streams),
+        tls=tls,
+        tls_check_seconds=settings.tls_reload_seconds,
+        health_address=health_address(settings),
     )
     names = [s.full_name for s in assembly.services]
+    endpoint: MetricsEndpoint | None = None
+    if settings.metrics_port >= 0:
+        endpoint = start_metrics_endpoint(settings.host, settings.metrics_port, settings.SERVICE)
 
     def announce() -> None:
-        log.info("listening", address=f"{settings.host}:{port}", services=names)
+        log.info(
+            "listening",
+            address=f"{settings.host}:{port}",
+            services=names,
+            tls=tls is not None,
+            metrics_port=endpoint.port if endpoint else None,
+            health_port=running.health_port,
+        )
 
     try:
         await serve(running, grace_seconds=settings.shutdown_grace_seconds, on_serving=announce)
     finally:
         await assembly.close()
+        if endpoint is not None:
+            endpoint.stop()
+        tracing.shutdown_tracing()
         log.info("stopped")
 
 
@@ -66,6 +90,12 @@ def run_service(settings_class: type[S], assemble: Callable[[S], Awaitable[Assem
         print(f"{settings_class.SERVICE}: {error}", file=sys.stderr)
         raise SystemExit(2) from error
     configure_logging(settings.SERVICE, log_format=settings.log_format, level=settings.log_level)
+    tracing.configure_tracing(
+        settings.SERVICE,
+        otlp_endpoint=settings.otlp_endpoint,
+        sample_ratio=settings.trace_sample_ratio,
+        ca_file=settings.tls_ca_file,
+    )
 
     async def main() -> None:
         assembly = await assemble(settings)

@@ -1,9 +1,13 @@
 """gRPC server bootstrap on grpc.aio: create on an address (port 0 for tests), serve until SIGTERM.
 
 Shape from grpc/grpc's asyncio examples: `create_server` builds and binds a server with the health
-service, reflection and the service interceptor, and returns it with the bound port; `serve` starts
-it, reports SERVING, and on SIGTERM/SIGINT reports NOT_SERVING, waits a short drain so load balancers
-stop routing, then stops with a grace period that lets in-flight RPCs finish.
+service, reflection, the telemetry interceptor (metrics and traces, outermost) and the service
+interceptor, and returns it with the bound port; `serve` starts it, reports SERVING, and on
+SIGTERM/SIGINT reports NOT_SERVING, waits a short drain so load balancers stop routing, then stops
+with a grace period that lets in-flight RPCs finish.
+
+With TLS files the port is mutual TLS (service_runtime.tls) and, if asked, a second plaintext port
+serves the health service alone, for kubelet probes, which cannot speak TLS.
 """
 
 from __future__ import annotations
@@ -20,7 +24,9 @@ from grpc_reflection.v1alpha import reflection
 
 from service_runtime.access import AccessPolicy
 from service_runtime.auth import TokenKeys
+from service_runtime.call_telemetry import TelemetryInterceptor
 from service_runtime.interceptors import DEFAULT_LIMITS, Limits, ServiceInterceptor
+from service_runtime.tls import TlsFiles, server_credentials
 
 
 class HealthServicer(health.aio.HealthServicer):  # type: ignore[misc]
@@ -51,10 +57,15 @@ class RunningServer:
     port: int
     health: HealthServicer
     service_names: Sequence[str]
+    # The plaintext health-only server for probes, and its port, when one was asked for.
+    health_server: grpc.aio.Server | None = None
+    health_port: int | None = None
     _stopped: asyncio.Event = field(default_factory=asyncio.Event)
 
     async def start(self) -> None:
         await self.server.start()
+        if self.health_server is not None:
+            await self.health_server.start()
         serving = health_pb2.HealthCheckResponse.SERVING
         await self.health.set("", serving)
         for name in self.service_names:
@@ -66,6 +77,8 @@ class RunningServer:
         if drain_seconds > 0:
             await asyncio.sleep(drain_seconds)
         await self.server.stop(grace_seconds)
+        if self.health_server is not None:
+            await self.health_server.stop(0)
         self._stopped.set()
 
     async def wait_stopped(self) -> None:
@@ -80,15 +93,20 @@ async def create_server(
     token_keys: TokenKeys,
     extra_handlers: Sequence[grpc.GenericRpcHandler] = (),
     limits: Limits = DEFAULT_LIMITS,
+    tls: TlsFiles | None = None,
+    tls_check_seconds: float = 30.0,
+    health_address: str | None = None,
 ) -> tuple[RunningServer, int]:
-    """A server bound to `address` (use port 0 in tests) and the port it got."""
+    """A server bound to `address` (use port 0 in tests) and the port it got; mutual TLS with `tls`.
+
+    `health_address` also binds a plaintext server there that hosts only the health service."""
     # gRPC core cancels calls at random (status CANCELLED, no reason, never seen by any handler) once
     # more than `max_pending_requests` (default 1,000) wait to be picked up by the application. The
     # queue is set well above the interceptor's bound instead, so overload is always shed explicitly
     # by the interceptor: RESOURCE_EXHAUSTED with the reason SERVER_OVERLOADED, and a log line.
     pending = 8 * (limits.max_concurrent_rpcs + limits.max_concurrent_streams)
     server = grpc.aio.server(
-        interceptors=[ServiceInterceptor(token_keys, access, limits=limits)],
+        interceptors=[TelemetryInterceptor(), ServiceInterceptor(token_keys, access, limits=limits)],
         options=[
             ("grpc.so_reuseport", 0),
             ("grpc.server.max_pending_requests", pending),
@@ -103,10 +121,21 @@ async def create_server(
         server.add_generic_rpc_handlers(tuple(extra_handlers))
     names = [s.full_name for s in services]
     reflection.enable_server_reflection([*names, health.SERVICE_NAME, reflection.SERVICE_NAME], server)
-    port = server.add_insecure_port(address)
+    if tls is not None:
+        port = server.add_secure_port(address, server_credentials(tls, check_seconds=tls_check_seconds))
+    else:
+        port = server.add_insecure_port(address)
     if port == 0:
         raise OSError(f"could not bind {address}")
-    return RunningServer(server=server, port=port, health=health_servicer, service_names=names), port
+    running = RunningServer(server=server, port=port, health=health_servicer, service_names=names)
+    if health_address is not None:
+        probe_server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
+        health_pb2_grpc.add_HealthServicer_to_server(health_servicer, probe_server)
+        running.health_server = probe_server
+        running.health_port = probe_server.add_insecure_port(health_address)
+        if running.health_port == 0:
+            raise OSError(f"could not bind {health_address}")
+    return running, port
 
 
 async def serve(

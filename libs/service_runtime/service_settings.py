@@ -13,6 +13,14 @@ DEV_KEY_ID = "dev"
 DEV_SIGNING_KEY = "dev-signing-key-for-local-runs-and-tests-only"
 
 
+def _port_or_off(value: int) -> str | None:
+    return None if -1 <= value <= 65535 else "must be -1 (off) or a port between 0 and 65535"
+
+
+def _ratio(value: float) -> str | None:
+    return None if 0.0 <= value <= 1.0 else "must be between 0 and 1"
+
+
 def _key_pairs(value: tuple[str, ...]) -> str | None:
     for item in value:
         kid, sep, secret = item.partition(":")
@@ -76,6 +84,40 @@ class ServiceSettings:
         5.0, help="deadline on calls this service makes to others", check=positive, shared=True
     )
 
+    # Observability (docs/deploy.md "Metrics, traces and alerts").
+    metrics_port: int = setting(
+        -1,
+        help="HTTP port of the Prometheus metrics (/metrics); -1 off, 0 picks a free one",
+        check=_port_or_off,
+        shared=True,
+    )
+    otlp_endpoint: str = setting(
+        "",
+        help="OpenTelemetry collector to export spans to (http://host:4317 plaintext, https:// TLS); empty: off",
+        shared=True,
+    )
+    trace_sample_ratio: float = setting(
+        1.0, help="share of new traces recorded when exporting (0 to 1)", check=_ratio, shared=True
+    )
+    # Transport security: mutual TLS between the services; plaintext only in development.
+    tls_cert_file: str = setting(
+        "", help="PEM certificate chain this process serves and calls with; empty: plaintext", shared=True
+    )
+    tls_key_file: str = setting("", help="PEM private key of tls_cert_file", shared=True)
+    tls_ca_file: str = setting("", help="PEM CA bundle that peers' certificates must chain to", shared=True)
+    tls_reload_seconds: float = setting(
+        30.0,
+        help="how often the TLS files are checked for a renewed certificate",
+        check=positive,
+        shared=True,
+    )
+    health_port: int = setting(
+        -1,
+        help="plaintext port serving only the gRPC health service (kubelet probes cannot speak TLS); -1 off",
+        check=_port_or_off,
+        shared=True,
+    )
+
     def __post_init__(self) -> None:
         # A frozen dataclass cannot assign normally; -1 means "the service's well-known port".
         if self.port == -1:
@@ -90,6 +132,31 @@ class ServiceSettings:
                 problems.append("POKER_AUTH_KEYS: the development signing key is not allowed in production")
             if self.STORES_DATA and not self.database_url:
                 problems.append(f"{self.ENV_PREFIX}DATABASE_URL: required in production")
+            if not self.tls_cert_file:
+                problems.append(
+                    "POKER_TLS_CERT_FILE: required in production (plaintext is for development only)"
+                )
+            if not self.tls_cert_file:
+                problems.append(
+                    "POKER_TLS_CERT_FILE: required in production (plaintext is for development only)"
+                )
+        problems.extend(self._tls_problems())
+        return problems
+
+    def _tls_problems(self) -> list[str]:
+        files = {
+            "POKER_TLS_CERT_FILE": self.tls_cert_file,
+            "POKER_TLS_KEY_FILE": self.tls_key_file,
+            "POKER_TLS_CA_FILE": self.tls_ca_file,
+        }
+        if not any(files.values()):
+            return []
+        problems = []
+        for key, value in files.items():
+            if not value:
+                problems.append(f"{key}: required with the other TLS files (certificate, key and CA)")
+            elif not Path(value).is_file():
+                problems.append(f"{key}: no such file: {value}")
         return problems
 
     @property

@@ -20,6 +20,7 @@ import asyncio
 import contextlib
 import hashlib
 import re
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -237,10 +238,18 @@ class ShardLease:
         self.shard = shard
         self.interval = interval if interval is not None else registry.lease_seconds / 3
         self.lapses = 0
+        # When a heartbeat last renewed the lease (monotonic clock): what `held` and the metrics read.
+        self.renewed_at = float("-inf")
         self._task: asyncio.Task[None] | None = None
+
+    @property
+    def held(self) -> bool:
+        """The lease was renewed less than a lease ago (so the registry still names this shard)."""
+        return time.monotonic() - self.renewed_at < self._registry.lease_seconds
 
     async def start(self) -> None:
         await self._registry.heartbeat(self.shard)
+        self.renewed_at = time.monotonic()
         self._task = asyncio.create_task(self._beat(), name=f"shard-lease-{self.shard.shard_id}")
 
     async def _beat(self) -> None:
@@ -249,6 +258,7 @@ class ShardLease:
             try:
                 if not await self._registry.heartbeat(self.shard):
                     self.lapses += 1
+                self.renewed_at = time.monotonic()
             except (redis.RedisError, OSError):
                 # Redis away for a moment: the next beat retries; if it stays away, the lease lapses
                 # and the rooms move, which is the point of a lease.

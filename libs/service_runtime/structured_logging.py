@@ -1,7 +1,9 @@
 """structlog set-up: JSON lines off a terminal, pretty lines on one, context bound per RPC.
 
 Every line carries the service name; the RPC interceptor binds method, request id and caller as
-context variables, so anything logged while serving a call says which call it was.
+context variables, so anything logged while serving a call says which call it was; and every line
+logged inside a span (a call, a hand's phase) carries its `trace_id` and `span_id`, so a line leads
+to the trace and the lines of one trace can be found in every process.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from collections.abc import MutableMapping
 from typing import Any
 
 import structlog
+
+from service_runtime.tracing import add_trace_ids
 
 # No value in a log line is longer than this; a line stays far below any reader's line limit.
 MAX_LOGGED_VALUE = 512
@@ -50,6 +54,7 @@ def configure_logging(service: str, *, log_format: str = "auto", level: str = "i
     structlog.configure(
         processors=[
             structlog.contextvars.merge_contextvars,
+            add_trace_ids,
             structlog.processors.add_log_level,
             structlog.processors.TimeStamper(fmt="iso", utc=True),
             structlog.processors.StackInfoRenderer(),
@@ -63,9 +68,43 @@ def configure_logging(service: str, *, log_format: str = "auto", level: str = "i
     )
     structlog.contextvars.clear_contextvars()
     structlog.contextvars.bind_contextvars(service=service)
-    logging.basicConfig(
-        level=logging.WARNING, stream=sys.stderr, format=f"{service} %(levelname)s %(name)s %(message)s"
+    _route_stdlib_logging(service, renderer)
+
+
+_STDLIB_HANDLER = "poker-structlog"
+
+
+def _route_stdlib_logging(service: str, renderer: Any) -> None:
+    """Records of stdlib loggers (gRPC's own, asyncio's, ...) rendered like structlog's: one JSON line
+    each in JSON mode, the traceback inside it, never a multi-line plain-text block."""
+
+    def add_service(_logger: Any, _name: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+        event.setdefault("service", service)
+        return event
+
+    formatter = structlog.stdlib.ProcessorFormatter(
+        foreign_pre_chain=[
+            structlog.contextvars.merge_contextvars,
+            add_service,
+            structlog.stdlib.add_logger_name,
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+        ],
+        processors=[
+            structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+            structlog.processors.format_exc_info,
+            _bound_values,
+            renderer,
+        ],
     )
+    handler = logging.StreamHandler(sys.stderr)
+    handler.set_name(_STDLIB_HANDLER)
+    handler.setFormatter(formatter)
+    root = logging.getLogger()
+    for old in [h for h in root.handlers if h.get_name() == _STDLIB_HANDLER]:
+        root.removeHandler(old)
+    root.addHandler(handler)
+    root.setLevel(logging.WARNING)
 
 
 def get_logger(name: str) -> Any:

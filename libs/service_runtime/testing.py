@@ -22,6 +22,7 @@ from service_runtime.clients import reason_of as reason_of  # the tests read rea
 from service_runtime.interceptors import DEFAULT_LIMITS, Limits
 from service_runtime.server import GrpcService, RunningServer, create_server
 from service_runtime.service_settings import DEV_KEY_ID, DEV_SIGNING_KEY
+from service_runtime.tls import TlsFiles, channel_credentials
 
 DEV_KEYS = TokenKeys(keys={DEV_KEY_ID: DEV_SIGNING_KEY.encode()}, signing_key_id=DEV_KEY_ID)
 
@@ -51,8 +52,12 @@ async def running_server(
     keys: TokenKeys = DEV_KEYS,
     extra_handlers: Sequence[grpc.GenericRpcHandler] = (),
     limits: Limits = DEFAULT_LIMITS,
+    tls: TlsFiles | None = None,
+    tls_check_seconds: float = 30.0,
 ) -> AsyncIterator[tuple[RunningServer, grpc.aio.Channel]]:
-    """A started server on 127.0.0.1:0 and a channel to it; stopped and closed afterwards."""
+    """A started server on 127.0.0.1:0 and a channel to it; stopped and closed afterwards.
+
+    With `tls` the server is mutual TLS and the channel presents the same certificate."""
     running, port = await create_server(
         "127.0.0.1:0",
         services=services,
@@ -60,9 +65,16 @@ async def running_server(
         token_keys=keys,
         extra_handlers=extra_handlers,
         limits=limits,
+        tls=tls,
+        tls_check_seconds=tls_check_seconds,
     )
     await running.start()
-    channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
+    target = f"127.0.0.1:{port}"
+    channel = (
+        grpc.aio.insecure_channel(target)
+        if tls is None
+        else grpc.aio.secure_channel(target, channel_credentials(tls.read()))
+    )
     try:
         yield running, channel
     finally:

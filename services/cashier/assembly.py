@@ -14,6 +14,7 @@ from service_runtime.migrations import upgrade_to_head
 from service_runtime.process import Assembly
 from service_runtime.server import GrpcService
 from services.cashier.application import Cashier
+from services.cashier.audit_watch import AuditWatch
 from services.cashier.grpc_adapter import SERVICE_NAME, CashierServicer
 from services.cashier.settings import CashierSettings
 
@@ -67,4 +68,13 @@ async def assemble(settings: CashierSettings) -> Assembly:
         stars_purchases_enabled=settings.stars_purchases_enabled,
         stars_lock=timedelta(days=settings.stars_lock_days),
     )
-    return Assembly(services=[cashier_service(cashier)], access=ACCESS, close=engine.dispose)
+    watch = AuditWatch(cashier, settings.audit_interval_seconds) if settings.audit_interval_seconds else None
+    if watch is not None:
+        watch.start()
+
+    async def close() -> None:
+        if watch is not None:
+            await watch.stop()
+        await engine.dispose()
+
+    return Assembly(services=[cashier_service(cashier)], access=ACCESS, close=close)

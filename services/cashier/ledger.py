@@ -9,12 +9,12 @@ adapter then writes exactly what the plan says in the same transaction.
 from __future__ import annotations
 
 import enum
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 from service_runtime.errors import InvalidArgument, NotFound, PermissionDenied
+from service_runtime.validation import MAX_PLAYER_ID_LENGTH, require_player_id
 
 INT64_MAX = 2**63 - 1
 INT64_MIN = -(2**63)
@@ -26,7 +26,6 @@ MAX_ACCOUNT_ID_LENGTH = 200
 MAX_RECORDED_TRANSFER_ID_LENGTH = 200
 MAX_SESSION_ID_LENGTH = 100
 MAX_HAND_ID_LENGTH = 100
-MAX_PLAYER_ID_LENGTH = 128
 MAX_BATCH_SIZE = 1000
 
 # Every chip amount a request names is at most this (10^17 chips: 10^14 GRAM): no single request
@@ -46,9 +45,6 @@ RESERVED_ID_PREFIXES = ("hand:", "buyin:", "cashout:", "purchase:", "withdrawal:
 # can ever name one. Statements and balances also select a player's accounts by kind.
 HOUSE_OWNER = "system/house"
 HOUSE_FUNDING_SOURCE = "HOUSE_FUNDING"
-_PLAYER_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@-]*")
-# Names that once were (or could be mistaken for) system owners: refused as player ids in any case.
-RESERVED_PLAYER_IDS = frozenset({"house", "system", "gram", "mpx", "telegram_stars", "house_funding"})
 
 
 class Pool(enum.StrEnum):
@@ -248,12 +244,7 @@ def check_player_id(value: str, field: str = "player_id") -> None:
     """A player id: 1 to 128 of `A-Z a-z 0-9 . _ - : @`, starting with a letter or digit, and not a
     reserved name, so it can never be, or be taken for, the owner of a system account."""
     check_text(value, field, MAX_PLAYER_ID_LENGTH)
-    if _PLAYER_ID.fullmatch(value) is None or value.lower() in RESERVED_PLAYER_IDS:
-        raise InvalidArgument(
-            "FIELD_INVALID",
-            f"{field} must be 1 to {MAX_PLAYER_ID_LENGTH} letters, digits or . _ - : @, not a reserved name",
-            {"field": field},
-        )
+    require_player_id(value, field)
 
 
 def check_amount(amount: int, field: str = "amount", index: int | None = None) -> None:

@@ -24,3 +24,8 @@ class CashierSettings(ServiceSettings):
         21, help="days chips bought with Stars stay locked against withdrawal to GRAM", check=positive
     )
     database_pool_size: int = setting(10, help="database connections kept open", check=positive)
+    audit_interval_seconds: float = setting(
+        60.0,
+        help="how often the cashier runs the conservation audit for its metrics (0: never)",
+        check=lambda v: None if v >= 0 else "must not be negative",
+    )

@@ -31,6 +31,7 @@ from services.fairness.hands import (
     HandOutcome,
     HandRecord,
     HandState,
+    Reader,
     RevealedHand,
     published_hand,
 )
@@ -43,6 +44,7 @@ from services.fairness.shuffle import (
     SEED_BYTES,
     SHUFFLE_VERSION,
     HandBinding,
+    ShuffleInputError,
     commitment_of,
     commitment_v2,
     shuffle_deck,
@@ -68,6 +70,8 @@ _PAGE_TOKEN_PREFIX = "after:"
 STATE_MOVED_ATTEMPTS = 3
 # Client seeds one SealHand may carry: far more seats than any table has.
 MAX_SEEDS_PER_SEAL = 64
+# Players one hand may name as dealt in (CommitHand and SealHand together).
+MAX_PARTICIPANTS = 64
 T = TypeVar("T")
 
 
@@ -85,6 +89,20 @@ class CommittedHand:
 
 def _required(value: str, name: str) -> str:
     return require_text(value, name, limit=MAX_ID_LENGTH)
+
+
+def _participants(given: Sequence[str], already: Sequence[str] = ()) -> tuple[str, ...]:
+    """The players dealt in: `already` plus `given`, each a valid id, at most MAX_PARTICIPANTS."""
+    for player in given:
+        if not player:
+            raise InvalidArgument("FIELD_INVALID", "a participant id is empty", {"field": "participant_ids"})
+        require_text(player, "participant_ids", limit=MAX_ID_LENGTH)
+    merged = tuple(dict.fromkeys((*already, *given)))
+    if len(merged) > MAX_PARTICIPANTS:
+        raise InvalidArgument(
+            "FIELD_INVALID", f"at most {MAX_PARTICIPANTS} participants", {"field": "participant_ids"}
+        )
+    return merged
 
 
 async def _deciding_again_if_moved(unit: Callable[[], Awaitable[T]]) -> T:
@@ -155,10 +173,26 @@ class FairnessApplication:
 
     # --- Mutations (service role). ---
 
-    async def commit_hand(self, request_id: str, table_id: str, *, deal_now: bool = False) -> CommittedHand:
-        """Draw a seed, publish its commitment as the next link of the table's chain."""
+    async def commit_hand(
+        self,
+        request_id: str,
+        table_id: str,
+        *,
+        deal_now: bool = False,
+        participants: Sequence[str] = (),
+        participants_only: bool = False,
+    ) -> CommittedHand:
+        """Draw a seed, publish its commitment as the next link of the table's chain. The players
+        named are dealt in; a participants-only hand (a house-game round) exists for them alone."""
         _required(request_id, "request_id")
         _required(table_id, "table_id")
+        players = _participants(participants)
+        if participants_only and not players:
+            raise InvalidArgument(
+                "FIELD_INVALID",
+                "a participants-only hand names its participants",
+                {"field": "participant_ids"},
+            )
         for attempt in range(COMMIT_ATTEMPTS):
             try:
                 # Optimistic first attempt: a new request id and an uncontended chain are the common
@@ -169,6 +203,8 @@ class FairnessApplication:
                     request_id=request_id,
                     table_id=table_id,
                     deal_now=deal_now,
+                    participants=players,
+                    participants_only=participants_only,
                     retry=attempt > 0,
                 )
                 return await self._transactions.run(unit)
@@ -181,12 +217,20 @@ class FairnessApplication:
         )
 
     async def _try_commit(
-        self, connection: AsyncConnection, *, request_id: str, table_id: str, deal_now: bool, retry: bool
+        self,
+        connection: AsyncConnection,
+        *,
+        request_id: str,
+        table_id: str,
+        deal_now: bool,
+        participants: tuple[str, ...],
+        participants_only: bool,
+        retry: bool,
     ) -> CommittedHand:
         if retry:
             existing = await storage.find_by_request_id(connection, request_id)
             if existing is not None:
-                return self._replay_commit(existing, table_id, deal_now)
+                return self._replay_commit(existing, table_id, deal_now, participants, participants_only)
             await storage.lock_table_chain(connection, table_id)
         last = await storage.last_link_of_table(connection, table_id)
         sequence, previous = (last[0] + 1, last[1]) if last else (1, GENESIS_COMMITMENT)
@@ -211,13 +255,27 @@ class FairnessApplication:
             client_seeds=(),
             created_at=now,
             sealed_at=now if deal_now else None,
+            participants=participants,
+            participants_only=participants_only,
         )
         await storage.insert_hand(connection, storage.StoredHand(record, key_id, ciphertext))
         return CommittedHand(record, _deck_of(record, seed) if deal_now else None)
 
-    def _replay_commit(self, existing: storage.StoredHand, table_id: str, deal_now: bool) -> CommittedHand:
+    def _replay_commit(
+        self,
+        existing: storage.StoredHand,
+        table_id: str,
+        deal_now: bool,
+        participants: tuple[str, ...],
+        participants_only: bool,
+    ) -> CommittedHand:
         record = existing.record
-        if record.table_id != table_id or record.deal_now != deal_now:
+        if (
+            record.table_id != table_id
+            or record.deal_now != deal_now
+            or record.participants_only != participants_only
+            or not set(participants) <= set(record.participants)
+        ):
             raise AlreadyExists(
                 "IDEMPOTENCY_CONFLICT",
                 "this request id started another hand with different fields",
@@ -255,10 +313,17 @@ class FairnessApplication:
             record, client_seeds=tuple(sorted((*record.client_seeds, contribution), key=lambda s: s.seat))
         )
 
-    async def seal_hand(self, hand_id: str, client_seeds: Sequence[ClientSeedRecord] = ()) -> DealtHand:
-        """Record the client seeds given (as `add_player_entropy` would), close entropy and derive the
-        deck, all in one unit of work; a sealed hand gives the same deck again."""
+    async def seal_hand(
+        self,
+        hand_id: str,
+        client_seeds: Sequence[ClientSeedRecord] = (),
+        participants: Sequence[str] = (),
+    ) -> DealtHand:
+        """Record the client seeds given (as `add_player_entropy` would) and the players dealt in,
+        close entropy and derive the deck, all in one unit of work; a sealed hand gives the same deck
+        again."""
         _required(hand_id, "hand_id")
+        _participants(participants)
         if len(client_seeds) > MAX_SEEDS_PER_SEAL:
             raise InvalidArgument(
                 "FIELD_INVALID", f"at most {MAX_SEEDS_PER_SEAL} client seeds", {"field": "client_seeds"}
@@ -268,7 +333,7 @@ class FairnessApplication:
             raise InvalidArgument("FIELD_INVALID", "a seat is listed twice", {"field": "client_seeds.seat"})
 
         def unit(connection: AsyncConnection) -> Awaitable[DealtHand]:
-            return self._try_seal(connection, hand_id, seeds)
+            return self._try_seal(connection, hand_id, seeds, participants)
 
         try:
             return await _deciding_again_if_moved(lambda: self._transactions.run(unit))
@@ -277,11 +342,16 @@ class FairnessApplication:
             return await _deciding_again_if_moved(lambda: self._transactions.run(unit))
 
     async def _try_seal(
-        self, connection: AsyncConnection, hand_id: str, seeds: Sequence[ClientSeedRecord]
+        self,
+        connection: AsyncConnection,
+        hand_id: str,
+        seeds: Sequence[ClientSeedRecord],
+        participants: Sequence[str],
     ) -> DealtHand:
         stored = await self._load(connection, hand_id, for_update=True)
         record = stored.record
         record.check_can_seal()
+        players = _participants(participants, record.participants)
         new = [seed for seed in seeds if not _already_recorded(record, seed)]
         if new:
             record.check_accepts_entropy()
@@ -294,8 +364,11 @@ class FairnessApplication:
             stored = dataclasses.replace(stored, record=record)
         if record.state is HandState.COMMITTED:
             now = self._clock()
-            await storage.mark_sealed(connection, hand_id, now)
-            record = dataclasses.replace(record, state=HandState.SEALED, sealed_at=now)
+            await storage.mark_sealed(connection, hand_id, now, players)
+            record = dataclasses.replace(record, state=HandState.SEALED, sealed_at=now, participants=players)
+        elif players != record.participants:
+            await storage.set_participants(connection, hand_id, record.state, players)
+            record = dataclasses.replace(record, participants=players)
         return DealtHand(record, self._deck(stored))
 
     async def reveal_hand(self, hand_id: str, outcome: HandOutcome) -> RevealedHand:
@@ -319,23 +392,28 @@ class FairnessApplication:
             stored = dataclasses.replace(stored, record=record, revealed_seed=seed)
         return self._revealed(stored)
 
-    # --- Reads (any role). ---
+    # --- Reads (players and admins; `reader` says who asks). ---
 
-    async def get_commitment(self, hand_id: str) -> HandRecord:
+    async def get_commitment(self, hand_id: str, *, reader: Reader) -> HandRecord:
         _required(hand_id, "hand_id")
         stored = await self._transactions.run(lambda connection: self._load(connection, hand_id))
+        reader.check_may_know_of(stored.record)
         return stored.record
 
-    async def get_reveal(self, hand_id: str) -> RevealedHand:
+    async def get_reveal(self, hand_id: str, *, reader: Reader) -> RevealedHand:
+        """The seed and deck of an ended hand, to its participants and admins only."""
         _required(hand_id, "hand_id")
         stored = await self._transactions.run(lambda connection: self._load(connection, hand_id))
+        reader.check_played(stored.record)
         stored.record.check_revealed()
         return self._revealed(stored)
 
     async def list_table_commitments(
-        self, table_id: str, *, page_size: int = 0, page_token: str = ""
+        self, table_id: str, *, reader: Reader, page_size: int = 0, page_token: str = ""
     ) -> tuple[list[HandRecord], str]:
-        """One page of the table's chain, oldest first, and the token of the next page ("" at the end)."""
+        """One page of the table's chain, oldest first, and the token of the next page ("" at the end).
+        A hand the reader did not play comes without its hand id; participants-only hands of others
+        are left out."""
         _required(table_id, "table_id")
         size = DEFAULT_PAGE_SIZE if page_size <= 0 else min(page_size, MAX_PAGE_SIZE)
         after = 0
@@ -344,25 +422,29 @@ class FairnessApplication:
             if prefix or not number.isdigit():
                 raise InvalidArgument("PAGE_TOKEN_INVALID", "the page token was not issued by this RPC")
             after = int(number)
+        private_to = None if reader.admin else reader.player_id
         page = await self._transactions.run(
             lambda connection: storage.list_table_hands(
-                connection, table_id, after_sequence=after, limit=size + 1
+                connection, table_id, after_sequence=after, limit=size + 1, private_to=private_to
             )
         )
-        if len(page) > size:
-            return page[:size], f"{_PAGE_TOKEN_PREFIX}{page[size - 1].sequence}"
-        return page, ""
+        shown = [h if reader.played(h) else dataclasses.replace(h, hand_id="") for h in page]
+        if len(shown) > size:
+            return shown[:size], f"{_PAGE_TOKEN_PREFIX}{shown[size - 1].sequence}"
+        return shown, ""
 
     async def verify_stored_hand(
-        self, hand_id: str, dealt: Sequence[DealtCard], *, shown_commitment: str = ""
+        self, hand_id: str, dealt: Sequence[DealtCard], *, reader: Reader, shown_commitment: str = ""
     ) -> VerificationResult:
         """Check an ended hand as stored: its commitment and what it binds, the commitment the caller
         was shown before the deal (if given), its link to the table's previous hand, and the dealt
-        cards. A hand that has not ended is refused, so this cannot leak a live deck."""
+        cards. A hand that has not ended is refused, so this cannot leak a live deck, and so is a
+        reader who did not play it: a verdict on a dealt card would tell them the card."""
         _required(hand_id, "hand_id")
 
         async def unit(connection: AsyncConnection) -> tuple[storage.StoredHand, HandRecord | None]:
             stored = await self._load(connection, hand_id)
+            reader.check_played(stored.record)
             stored.record.check_revealed()
             table_id, sequence = stored.record.table_id, stored.record.sequence
             return stored, await storage.hand_at_sequence(connection, table_id, sequence - 1)
@@ -413,5 +495,11 @@ class FairnessApplication:
         return _deck_of(stored.record, self._seed(stored))
 
     def _revealed(self, stored: storage.StoredHand) -> RevealedHand:
+        """The reveal; without a deck when the stored values cannot give one (a version or nonce
+        no shuffle knows), which the verifier then reports as MALFORMED."""
         seed = self._seed(stored)
-        return RevealedHand(stored.record, seed, _deck_of(stored.record, seed))
+        try:
+            deck = _deck_of(stored.record, seed)
+        except ShuffleInputError:
+            deck = ()
+        return RevealedHand(stored.record, seed, deck)

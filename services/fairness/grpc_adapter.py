@@ -15,7 +15,7 @@ from service_runtime.auth import Role, ServiceName, current_caller
 from service_runtime.errors import InvalidArgument
 from service_runtime.proto_time import to_timestamp
 from services.fairness.application import FairnessApplication
-from services.fairness.hands import ClientSeedRecord, HandOutcome, HandRecord, HandState, RevealedHand
+from services.fairness.hands import ClientSeedRecord, HandOutcome, HandRecord, HandState, Reader, RevealedHand
 from services.fairness.shuffle import card_text
 from services.fairness.verification import (
     DealtCard,
@@ -51,6 +51,16 @@ def _shown_player_id(player_id: str) -> str:
     if caller.service is not None or caller.has(Role.ADMIN) or caller.subject == player_id:
         return player_id
     return ""
+
+
+def current_reader() -> Reader:
+    """Who asks: an admin, a player by id, or (a service) a stranger to every hand."""
+    caller = current_caller()
+    if caller.has(Role.ADMIN):
+        return Reader(admin=True)
+    if caller.service is None and caller.has(Role.PLAYER):
+        return Reader(player_id=caller.subject)
+    return Reader()
 
 
 def commitment_pb(hand: HandRecord) -> fairness_pb2.Commitment:
@@ -130,7 +140,11 @@ class FairnessServicer(fairness_pb2_grpc.FairnessServiceServicer):
     ) -> fairness_pb2.CommitHandResponse:
         current_caller().require(ServiceName.TABLE)  # the dealing service (house tables run in it too)
         committed = await self._application.commit_hand(
-            request.request_id, request.table_id, deal_now=request.deal_now
+            request.request_id,
+            request.table_id,
+            deal_now=request.deal_now,
+            participants=list(request.participant_ids),
+            participants_only=request.participants_only,
         )
         return fairness_pb2.CommitHandResponse(
             commitment=commitment_pb(committed.hand), deck=cards_pb(committed.deck or ())
@@ -151,7 +165,7 @@ class FairnessServicer(fairness_pb2_grpc.FairnessServiceServicer):
         seeds = [
             ClientSeedRecord(int(s.seat), s.player_id, bytes(s.client_seed)) for s in request.client_seeds
         ]
-        dealt = await self._application.seal_hand(request.hand_id, seeds)
+        dealt = await self._application.seal_hand(request.hand_id, seeds, list(request.participant_ids))
         return fairness_pb2.SealHandResponse(commitment=commitment_pb(dealt.hand), deck=cards_pb(dealt.deck))
 
     async def RevealHand(  # noqa: N802
@@ -168,14 +182,17 @@ class FairnessServicer(fairness_pb2_grpc.FairnessServiceServicer):
     async def GetCommitment(  # noqa: N802
         self, request: fairness_pb2.GetCommitmentRequest, context: Any
     ) -> fairness_pb2.GetCommitmentResponse:
-        hand = await self._application.get_commitment(request.hand_id)
+        hand = await self._application.get_commitment(request.hand_id, reader=current_reader())
         return fairness_pb2.GetCommitmentResponse(commitment=commitment_pb(hand))
 
     async def ListTableCommitments(  # noqa: N802
         self, request: fairness_pb2.ListTableCommitmentsRequest, context: Any
     ) -> fairness_pb2.ListTableCommitmentsResponse:
         hands, next_token = await self._application.list_table_commitments(
-            request.table_id, page_size=request.page.page_size, page_token=request.page.page_token
+            request.table_id,
+            reader=current_reader(),
+            page_size=request.page.page_size,
+            page_token=request.page.page_token,
         )
         return fairness_pb2.ListTableCommitmentsResponse(
             commitments=[commitment_pb(h) for h in hands],
@@ -186,7 +203,7 @@ class FairnessServicer(fairness_pb2_grpc.FairnessServiceServicer):
         self, request: fairness_pb2.GetRevealRequest, context: Any
     ) -> fairness_pb2.GetRevealResponse:
         return fairness_pb2.GetRevealResponse(
-            reveal=reveal_pb(await self._application.get_reveal(request.hand_id))
+            reveal=reveal_pb(await self._application.get_reveal(request.hand_id, reader=current_reader()))
         )
 
     async def VerifyHand(  # noqa: N802
@@ -196,7 +213,7 @@ class FairnessServicer(fairness_pb2_grpc.FairnessServiceServicer):
         which = request.WhichOneof("hand")
         if which == "hand_id":
             result = await self._application.verify_stored_hand(
-                request.hand_id, dealt, shown_commitment=request.shown_commitment
+                request.hand_id, dealt, reader=current_reader(), shown_commitment=request.shown_commitment
             )
         elif which == "published":
             try:

@@ -10,7 +10,7 @@ import enum
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from service_runtime.errors import FailedPrecondition
+from service_runtime.errors import FailedPrecondition, NotFound, PermissionDenied
 from services.fairness.shuffle import SeatSeed
 from services.fairness.verification import ChainLink, PublishedHand
 
@@ -60,6 +60,11 @@ class HandRecord:
     # SHA-256 of the seed, published before the deal; version 2 commitments bind it, and for a
     # version 1 hand it is the commitment itself.
     server_seed_hash: str = ""
+    # The players dealt in (named at the commitment or the seal): they alone, with admins, read
+    # what the end of the hand reveals. Never shown to other callers.
+    participants: tuple[str, ...] = ()
+    # A house-game round: the hand exists only for its participants and admins.
+    participants_only: bool = False
 
     @property
     def ended(self) -> bool:
@@ -110,6 +115,41 @@ class HandRecord:
                 "the seed is revealed only after the hand ended",
                 {"hand_id": self.hand_id},
             )
+
+
+@dataclass(frozen=True)
+class Reader:
+    """Who reads a hand: an admin reads every hand in full; a player (by id) reads the public record
+    of the hands they may know of and the reveal of the hands they played; anyone else (a service,
+    which only deals) is a stranger to every hand."""
+
+    player_id: str = ""
+    admin: bool = False
+
+    def played(self, hand: HandRecord) -> bool:
+        return self.admin or (bool(self.player_id) and self.player_id in hand.participants)
+
+    def may_know_of(self, hand: HandRecord) -> bool:
+        """A participants-only hand (a house-game round) does not exist for anyone else."""
+        return not hand.participants_only or self.played(hand)
+
+    def check_may_know_of(self, hand: HandRecord) -> None:
+        if not self.may_know_of(hand):
+            raise NotFound("HAND_NOT_FOUND", "no hand with this id", {"hand_id": hand.hand_id})
+
+    def check_played(self, hand: HandRecord) -> None:
+        """The seed and deck of a version 1 or 2 hand give every folded hole card of it: only the
+        players dealt in (and admins) may have them."""
+        self.check_may_know_of(hand)
+        if not self.played(hand):
+            raise PermissionDenied(
+                "NOT_YOUR_RESOURCE",
+                "only the hand's participants may read its reveal",
+                {"hand_id": hand.hand_id},
+            )
+
+
+ADMIN_READER = Reader(admin=True)
 
 
 @dataclass(frozen=True)

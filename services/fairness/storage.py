@@ -45,6 +45,15 @@ def _utc(moment: datetime | None) -> datetime | None:
     return moment.replace(tzinfo=UTC)
 
 
+def participants_text(players: Sequence[str]) -> str:
+    """The stored form of a hand's participants: each between two newlines, "" for none."""
+    return "".join(f"\n{p}" for p in players) + "\n" if players else ""
+
+
+def _participants(text: str) -> tuple[str, ...]:
+    return tuple(p for p in text.split("\n") if p)
+
+
 def _record(row: Any, seeds: Sequence[ClientSeedRecord]) -> HandRecord:
     created = _utc(row.created_at)
     assert created is not None
@@ -64,6 +73,8 @@ def _record(row: Any, seeds: Sequence[ClientSeedRecord]) -> HandRecord:
         created_at=created,
         sealed_at=_utc(row.sealed_at),
         revealed_at=_utc(row.revealed_at),
+        participants=_participants(row.participants),
+        participants_only=bool(row.participants_only),
     )
 
 
@@ -183,6 +194,8 @@ async def insert_hand(connection: AsyncConnection, hand: StoredHand) -> None:
             created_at=record.created_at,
             sealed_at=record.sealed_at,
             revealed_at=None,
+            participants=participants_text(record.participants),
+            participants_only=record.participants_only,
         )
     )
 
@@ -223,12 +236,27 @@ async def insert_client_seed(
     _moved(result, hand_id)
 
 
-async def mark_sealed(connection: AsyncConnection, hand_id: str, at: datetime) -> None:
-    """COMMITTED -> SEALED, only from COMMITTED."""
+async def mark_sealed(
+    connection: AsyncConnection, hand_id: str, at: datetime, participants: Sequence[str]
+) -> None:
+    """COMMITTED -> SEALED, only from COMMITTED, with the players dealt in."""
     result = await connection.execute(
         sa.update(hands)
         .where(hands.c.hand_id == hand_id, hands.c.state == HandState.COMMITTED.value)
-        .values(state=HandState.SEALED.value, sealed_at=at)
+        .values(state=HandState.SEALED.value, sealed_at=at, participants=participants_text(participants))
+        .returning(hands.c.hand_id)
+    )
+    _moved(result, hand_id)
+
+
+async def set_participants(
+    connection: AsyncConnection, hand_id: str, leaving: HandState, participants: Sequence[str]
+) -> None:
+    """More players dealt in, named by a retried seal of a hand still in `leaving` (SEALED)."""
+    result = await connection.execute(
+        sa.update(hands)
+        .where(hands.c.hand_id == hand_id, hands.c.state == leaving.value)
+        .values(participants=participants_text(participants))
         .returning(hands.c.hand_id)
     )
     _moved(result, hand_id)
@@ -248,16 +276,23 @@ async def mark_ended(
 
 
 async def list_table_hands(
-    connection: AsyncConnection, table_id: str, *, after_sequence: int, limit: int
+    connection: AsyncConnection,
+    table_id: str,
+    *,
+    after_sequence: int,
+    limit: int,
+    private_to: str | None = None,
 ) -> list[HandRecord]:
-    """Hands of the table with sequence above `after_sequence`, oldest first."""
-    rows = (
-        await connection.execute(
-            sa.select(hands)
-            .where(hands.c.table_id == table_id, hands.c.sequence > after_sequence)
-            .order_by(hands.c.sequence)
-            .limit(limit)
-        )
-    ).all()
+    """Hands of the table with sequence above `after_sequence`, oldest first; with `private_to`,
+    participants-only hands only if that player is one of their participants ("" for nobody)."""
+    query = sa.select(hands).where(hands.c.table_id == table_id, hands.c.sequence > after_sequence)
+    if private_to is not None:
+        # Case-sensitive and free of patterns (LIKE ignores case on SQLite and treats % and _ as
+        # wildcards): the position of "\n<id>\n" in the stored text.
+        position = sa.func.strpos if connection.dialect.name == "postgresql" else sa.func.instr
+        needle = sa.literal(f"\n{private_to}\n", sa.Text)
+        played = position(hands.c.participants, needle) > 0 if private_to else sa.false()
+        query = query.where(sa.or_(sa.not_(hands.c.participants_only), played))
+    rows = (await connection.execute(query.order_by(hands.c.sequence).limit(limit))).all()
     seeds = await _client_seeds_of(connection, [row.hand_id for row in rows])
     return [_record(row, seeds[row.hand_id]) for row in rows]

@@ -39,6 +39,11 @@ hands = sa.Table(
     sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
     sa.Column("sealed_at", sa.DateTime(timezone=True), nullable=True),
     sa.Column("revealed_at", sa.DateTime(timezone=True), nullable=True),
+    # The players dealt in, each between two newlines ("\nann\nbob\n"; "" for none), so one LIKE
+    # finds a player's hands; player ids are printable, so a newline cannot be part of one.
+    sa.Column("participants", sa.Text, nullable=False, server_default=""),
+    # A house-game round: listed and shown to its participants and admins only.
+    sa.Column("participants_only", sa.Boolean, nullable=False, server_default=sa.false()),
     sa.UniqueConstraint("table_id", "sequence"),
     sa.CheckConstraint("state IN ('committed', 'sealed', 'finished', 'voided')", name="state_known"),
     sa.CheckConstraint("sequence >= 1", name="sequence_positive"),

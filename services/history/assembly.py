@@ -13,6 +13,7 @@ from service_runtime.database import create_engine, create_session_factory
 from service_runtime.process import Assembly
 from service_runtime.server import GrpcService
 from service_runtime.service_tokens import ServiceTokenSource
+from service_runtime.tls import TlsFiles
 from services.history.application import HistoryApplication
 from services.history.cashier_statements import CashierStatements
 from services.history.grpc_adapter import SERVICE_NAME, HistoryServicer
@@ -59,7 +60,11 @@ async def assemble(settings: HistorySettings) -> Assembly:
     engine = create_engine(url, pool_size=settings.database_pool_size)
     tokens = ServiceTokenSource(TokenKeys.from_settings(settings.auth_keys), SERVICE_SUBJECT)
     cashier = create_channel(
-        settings.cashier_address, timeout_seconds=settings.request_timeout_seconds, token=tokens
+        settings.cashier_address,
+        timeout_seconds=settings.request_timeout_seconds,
+        token=tokens,
+        tls=TlsFiles.from_settings(settings),
+        tls_check_seconds=settings.tls_reload_seconds,
     )
     application = HistoryApplication(
         create_session_factory(engine),

@@ -26,6 +26,8 @@ MAX_FINGERPRINT_LENGTH = 128
 MAX_ACTIONS = 2000
 MAX_SEATS = 10
 MAX_CHIPS = 2**63 - 1
+# A decision takes at most the action time plus the time bank; a day is far beyond any of them.
+MAX_DECISION_MS = 86_400_000
 
 POKER_VARIANTS = frozenset(
     {common_pb2.GAME_VARIANT_NO_LIMIT_HOLDEM, common_pb2.GAME_VARIANT_FIXED_LIMIT_HOLDEM}
@@ -175,6 +177,7 @@ def _check_seats(record: history_pb2.HandRecord, poker: bool) -> None:
         players.add(seat.player_id)
         check_text(seat.display_name, "hand.seats.display_name", MAX_DISPLAY_NAME_LENGTH, required=True)
         check_id(seat.client_fingerprint, "hand.seats.client_fingerprint", required=False)
+        check_id(seat.network_fingerprint, "hand.seats.network_fingerprint", required=False)
         _chips(seat.starting_stack, "hand.seats.starting_stack")
         _chips(seat.final_stack, "hand.seats.final_stack")
         if seat.net_result != seat.final_stack - seat.starting_stack:
@@ -204,6 +207,12 @@ def _check_actions(record: history_pb2.HandRecord, seat_numbers: set[int]) -> No
             raise _invalid("hand.actions.seat", "the acting seat is not in the hand")
         if action.cause not in CAUSES or (action.cause and action.kind not in DECISIONS):
             raise _invalid("hand.actions.cause", "only player decisions have a cause")
+        if not 0 <= action.decision_ms <= MAX_DECISION_MS or (
+            action.decision_ms and action.cause != history_pb2.ACTION_CAUSE_PLAYER
+        ):
+            raise _invalid(
+                "hand.actions.decision_ms", "only a player's own decision has a time, of at most a day"
+            )
         _chips(action.amount, "hand.actions.amount")
         _chips(action.to, "hand.actions.to")
         cards = _cards(action.cards, "hand.actions.cards")
@@ -304,13 +313,16 @@ def view_for(record: history_pb2.HandRecord, viewer: Viewer) -> history_pb2.Hand
     view.CopyFrom(record)
     visible = {seat.seat for seat in view.seats if seat.shown} | {own.seat}
     for seat in view.seats:
-        # The fingerprint is fair-play evidence for operators only, never shown to players.
+        # The device and network signals are fair-play evidence for operators only (rules 17).
         seat.client_fingerprint = ""
+        seat.network_fingerprint = ""
         if seat.seat not in visible:
             count = len(seat.hole_cards)
             del seat.hole_cards[:]
             seat.hole_cards.extend(_hidden(count))
     for action in view.actions:
+        # Decision times are fair-play evidence (automation) for operators only, like the signals.
+        action.decision_ms = 0
         # Rules 16: a mucked hand stays hidden from everyone but its owner.
         if action.kind == "MUCK" and action.seat not in visible:
             count = len(action.cards)

@@ -22,10 +22,11 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from service_runtime.auth import Caller
 from service_runtime.errors import FailedPrecondition, InvalidArgument, NotFound, PermissionDenied
 from service_runtime.table_directory import MaintenanceState, MaintenanceSwitches
+from service_runtime.validation import require_player_id
 from services.lobby import storage
 from services.lobby.catalogue import after_of, page_size_of
 from services.lobby.replies import RequestReplies
-from services.lobby.rooms import Room, check_id, check_room_id, check_text
+from services.lobby.rooms import Room, check_room_id, check_text
 
 LOBBY_SCOPE = ""
 MAX_PLAYERS_PER_UPDATE = 500
@@ -182,7 +183,8 @@ class AccessControl:
                     "FIELD_INVALID", f"at most {MAX_PLAYERS_PER_UPDATE} players per request", {"field": field}
                 )
             for player_id in ids:
-                check_id(player_id, field)
+                # Only ids a player can have (the cashier's rule): anything else could never sit.
+                require_player_id(player_id, field)
 
         async def work(session: AsyncSession) -> str:
             scope = await self._list_scope(session, room_id)

@@ -24,6 +24,7 @@ from service_runtime.shard_registry import RedisShardRegistry, ShardInfo, ShardR
 from service_runtime.structured_logging import get_logger
 from service_runtime.table_directory import RedisMaintenanceBoard, RedisTableDirectory
 from service_runtime.tasks import cancel_and_wait
+from service_runtime.tls import TlsFiles
 from services.lobby.access import AccessControl
 from services.lobby.catalogue import Catalogue
 from services.lobby.floor import Floor, TableSource
@@ -119,6 +120,8 @@ async def assemble(settings: LobbySettings) -> Assembly:
             settings.table_shard_address,
             TokenKeys.from_settings(settings.auth_keys),
             timeout_seconds=settings.request_timeout_seconds,
+            tls=TlsFiles.from_settings(settings),
+            tls_check_seconds=settings.tls_reload_seconds,
         )
         source = rpc_source
         closers.append(rpc_source.close)

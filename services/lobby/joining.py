@@ -15,6 +15,7 @@ from service_runtime.auth import Caller
 from service_runtime.errors import FailedPrecondition, NotFound, Unavailable
 from service_runtime.shard_registry import RoomOwner
 from service_runtime.table_directory import parse_table_id, table_id_for
+from service_runtime.validation import require_player_id
 from services.lobby import storage
 from services.lobby.access import AccessControl
 from services.lobby.catalogue import Catalogue
@@ -106,7 +107,7 @@ class Joining:
 
     async def authorize_seat(self, player_id: str, room_id: str) -> int:
         """For a shard about to seat `player_id`: the checks of JoinTable; the room's revision."""
-        check_id(player_id, "player_id")
+        require_player_id(player_id, "player_id")
         check_room_id(room_id)
         async with self._sessions() as session:
             room = await storage.get_room(session, room_id)

@@ -20,6 +20,7 @@ import contextlib
 import enum
 import hashlib
 import time
+import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
@@ -43,16 +44,20 @@ from service_runtime.errors import (
 from service_runtime.structured_logging import get_logger
 from service_runtime.table_directory import MaintenanceSwitches, SeatFigures, TableFigures
 from service_runtime.tasks import cancel_and_wait
+from services.table import hand_trace
+from services.table import metrics as table_metrics
 from services.table.chat import ChatGuard, check_sticker, check_text
 from services.table.dependencies import CashierClient, Commitment, FairnessClient
 from services.table.event_log import HandEventLog
 from services.table.hand_record import config_entry, hand_record
 from services.table.idempotency import AnswerMemory
+from services.table.library_errors import engine_refusal
 from services.table.presence import Expiry, PresenceRules, SeatPresence
 from services.table.record_outbox import MemoryOutbox, RecordOutbox
 from services.table.remote import is_unavailable
 from services.table.rooms import Room, RoomSource
 from services.table.spectators import DelayLine
+from services.table.time_banks import KeptTimeBanks
 from services.table.views import (
     SeatState,
     TableState,
@@ -68,7 +73,6 @@ T = TypeVar("T")
 log = get_logger("table.actor")
 
 MAINTENANCE_RECHECK_SECONDS = 0.5
-_INVALID_ACTION_REASONS = frozenset({"AMOUNT_REQUIRED", "INVALID_AMOUNT"})
 
 
 class Stage(enum.Enum):
@@ -97,6 +101,7 @@ class Timings:
     max_spectators: int = 200
     max_streams_per_player: int = 4
     spectators_need_access: bool = False
+    time_bank_keep_seconds: float = 1800.0
 
 
 @dataclass
@@ -107,6 +112,10 @@ class PlayerSeat:
     leaving: bool = False
     entry: Entry = Entry.POST_NOW  # how the player (re-)enters after sitting out or a disconnection
     presence: SeatPresence = field(default_factory=SeatPresence)
+    # Fair play (rules 17): the device and network signals of the token the player sat down with.
+    # Server-side only: they go into the hand record and nowhere else (no view, event or log line).
+    device: str = ""
+    network: str = ""
 
 
 @dataclass
@@ -118,6 +127,10 @@ class LiveHand:
     sessions: dict[int, str]  # engine seat -> seat session, fixed for the hand
     timed_out: set[int] = field(default_factory=set)  # seats that timed out while connected
     acted: set[int] = field(default_factory=set)  # seats that decided for themselves
+    # Fair play (rules 17), for the record only: each player's (device, network) signals as the hand
+    # began, and the milliseconds each decision took (by the position of its event in the hand).
+    signals: dict[str, tuple[str, str]] = field(default_factory=dict)
+    decision_ms: dict[int, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -179,9 +192,12 @@ def _close_stream(queue: asyncio.Queue[Any], sentinel: Any) -> None:
 def offer(stream: Watcher | Spectator, update: Any, snapshot: Callable[[], Any]) -> None:
     """Queue `update` on a stream. A stream too slow to keep up loses what it has not read and gets
     `snapshot()` instead (the table as it is now; None: nothing), counted in `snapshots_sent`."""
+    kind = "spectator" if isinstance(stream, Spectator) else "watcher"
+    table_metrics.update_offered(kind, stream.queue.qsize())
     try:
         stream.queue.put_nowait(update)
     except asyncio.QueueFull:
+        table_metrics.update_dropped(kind)
         while not stream.queue.empty():
             stream.queue.get_nowait()
         stream.snapshots_sent += 1
@@ -212,7 +228,6 @@ class TableActor:
         rooms: RoomSource,
         timings: Timings,
         maintenance: Callable[[str], MaintenanceSwitches] = lambda room_id: MaintenanceSwitches(),
-        boot_id: str,
         chat: ChatGuard | None = None,
         outbox: RecordOutbox | None = None,
     ) -> None:
@@ -226,7 +241,10 @@ class TableActor:
         self._maintenance = maintenance
         self._room_read_at = 0.0
         self._t = timings
-        self._boot_id = boot_id
+        # This opening of the table: a table closed and opened again in the same process (its room
+        # lost and won back, an empty extra table reused) must not send the `CommitHand` request ids
+        # of its earlier life again, or fairness answers with those hands, long revealed.
+        self._life = uuid.uuid4().hex[:16]
         self._outbox: RecordOutbox = outbox or MemoryOutbox()
         self._queue: asyncio.Queue[tuple[Callable[[], Awaitable[Any]], asyncio.Future[Any]]] = asyncio.Queue(
             maxsize=timings.command_queue_size
@@ -263,6 +281,7 @@ class TableActor:
             timeout_hands=timings.timeout_hands_to_sit_out,
         )
         self._chat = chat or ChatGuard()
+        self._time_banks = KeptTimeBanks(timings.time_bank_keep_seconds)
         # Rules 14: the public view reaches spectators `spectator_delay_seconds` late (spectators.py).
         self._feed: DelayLine[PublicUpdate] = DelayLine(timings.spectator_delay_seconds)
         self._spectators: set[Spectator] = set()
@@ -306,7 +325,7 @@ class TableActor:
     async def call(self, command: Callable[[], Awaitable[T]]) -> T:
         """Run `command` inside the actor and return its answer (the only way in)."""
         if self._fenced:
-            raise Unavailable("SHARD_NOT_OWNER", "another shard serves this table now")
+            raise FailedPrecondition("SHARD_NOT_OWNER", "another shard serves this table now")
         if self._closed:
             raise Unavailable("TABLE_CLOSED", "the table was closed; retry to reach its room's open table")
         if self._stopping or self._task is None or self._task.done():
@@ -343,7 +362,7 @@ class TableActor:
             if item is not None and self._fenced:
                 if not item[1].done():
                     item[1].set_exception(
-                        Unavailable("SHARD_NOT_OWNER", "another shard serves this table now")
+                        FailedPrecondition("SHARD_NOT_OWNER", "another shard serves this table now")
                     )
             elif item is not None and self._closed:
                 if not item[1].done():
@@ -472,6 +491,7 @@ class TableActor:
         if self._stage is Stage.PLAYING and self._turn is not None and self._turn[0] == seat:
             self._wake_at = self._turn_end()
         log.info("player reconnected", table_id=self.table_id, player_id=player_id)
+        table_metrics.player_reconnected()
         self._publish_notice("PLAYER_RECONNECTED", f"{player_id} is back", seat=seat)
 
     def _stream_closed(self, player_id: str) -> None:
@@ -507,6 +527,7 @@ class TableActor:
             self._sync_seat(seat)
             code = "SEAT_RESERVE_EXPIRED" if expiry is Expiry.RESERVE else "SIT_OUT_EXPIRED"
             log.info("seat expired", table_id=self.table_id, player_id=player.player_id, why=code)
+            table_metrics.seat_expired(code)
             self._publish_notice(code, f"{player.player_id} is removed from the table", seat=seat)
         await self._finish_leavers()
 
@@ -572,6 +593,8 @@ class TableActor:
         if self._stage is Stage.IDLE and self._wake_at is None and self._seating.plan_next_hand() is not None:
             self._wake_at = self._now()
         if self._stage is Stage.PLAYING and self._live is not None and self._live.hand.is_over:
+            table_metrics.hand_over(self.table_id)
+            hand_trace.over(self.table_id)
             self._stage = Stage.SETTLING
             self._turn = None
             self._wake_at = self._now()
@@ -602,6 +625,8 @@ class TableActor:
                 raise
             log.warning("dangling hand not revealed", table_id=self.table_id, reason=error.reason)
         log.info("dangling hand ended", table_id=self.table_id, hand_id=hand_id, voided=not settled)
+        if not settled:
+            table_metrics.hand_voided("unfinished_after_takeover")
         await self._log.forget(hand_id)
         await self._log.clear_live(self.table_id, hand_id)
 
@@ -675,9 +700,10 @@ class TableActor:
         await self._refresh_room()
         if self._next is None:
             self._hand_counter += 1
-            request_id = f"{self.table_id}:{self._boot_id}:{self._hand_counter}"
+            request_id = f"{self.table_id}:{self._life}:{self._hand_counter}"
             try:
-                commitment = await self._fairness.commit(request_id, self.table_id)
+                with hand_trace.phase(self.table_id, "commit"):
+                    commitment = await self._fairness.commit(request_id, self.table_id)
             except DomainError as error:
                 log.warning("commit failed; retrying", table_id=self.table_id, reason=error.reason)
                 self._retry_later()
@@ -697,12 +723,16 @@ class TableActor:
             self._stage = Stage.IDLE
             return
         try:
-            deck = await self._fairness.seal(pending.commitment.hand_id)
+            with hand_trace.phase(self.table_id, "deal"):
+                deck = await self._fairness.seal(
+                    pending.commitment.hand_id, [s.player_id for s in plan.seats]
+                )
         except DomainError as error:
             if is_unavailable(error):
                 self._retry_later()
                 return
             log.error("seal refused; the commitment is dropped", table_id=self.table_id, reason=error.reason)
+            hand_trace.dropped(self.table_id, error.reason)
             self._next = None
             self._stage = Stage.IDLE
             return
@@ -729,10 +759,16 @@ class TableActor:
             commitment=commitment.commitment,
             started_at=time.time(),
             sessions={s.seat: self._players[s.seat].session_id for s in config.seats},
+            signals={
+                s.player_id: (self._players[s.seat].device, self._players[s.seat].network)
+                for s in config.seats
+            },
         )
         self._seating = plan.table_after
         self._stage = Stage.PLAYING
         self._backoff = self._t.retry_initial_seconds
+        table_metrics.hand_started(room.variant.value)
+        hand_trace.playing(self.table_id, config.hand_id)
         self._start_turn()
         self._publish(hand.events)
 
@@ -753,10 +789,12 @@ class TableActor:
             return
         if timed_out:
             if not player.presence.disconnected:
+                table_metrics.time_bank_spent(player.time_bank)
                 player.time_bank = 0.0
             return
         used = self._now() - self._turn[1] - self._t.action_seconds
         if used > 0:
+            table_metrics.time_bank_spent(min(used, player.time_bank))
             player.time_bank = max(0.0, player.time_bank - used)
 
     def _deadline_wall(self) -> float | None:
@@ -774,6 +812,7 @@ class TableActor:
         self._charge_time_bank(seat, timed_out=True)
         # Rules 9: check when a check is allowed, otherwise fold; never an automatic call.
         events = live.hand.timeout(seat)
+        table_metrics.turn_timed_out()
         await self._log.append(self.room.room_id, live.config.hand_id, [{"seat": seat, "action": "TIMEOUT"}])
         self._start_turn()
         self._publish(events)
@@ -791,6 +830,8 @@ class TableActor:
             events=live.hand.events,
             commitment=live.commitment,
             started_at=live.started_at,
+            signals=live.signals,
+            decision_ms=live.decision_ms,
         )
         try:
             # Settled means history gets the record, whatever becomes of this process: it is kept
@@ -799,13 +840,14 @@ class TableActor:
             await self._outbox.keep(self.table_id, live.config.hand_id, record.SerializeToString())
             # A fenced write first: a shard that lost the room must not settle behind the new owner.
             await self._log.mark_live(self.room.room_id, self.table_id, live.config.hand_id)
-            await self._cashier.settle_hand(
-                hand_id=live.config.hand_id,
-                table_id=self.table_id,
-                pool=self.room.pool,
-                nets=nets,
-                rake=result.rake,
-            )
+            with hand_trace.phase(self.table_id, "settle"):
+                await self._cashier.settle_hand(
+                    hand_id=live.config.hand_id,
+                    table_id=self.table_id,
+                    pool=self.room.pool,
+                    nets=nets,
+                    rake=result.rake,
+                )
         except DomainError as error:
             self._fence_on(error)
             if self._fenced:
@@ -825,6 +867,8 @@ class TableActor:
         self._paused = False
         self._backoff = self._t.retry_initial_seconds
         self.hands_settled += 1
+        table_metrics.hand_settled(self.table_id, self.room.variant.value)
+        hand_trace.settled(self.table_id, live.config.hand_id)
         self._recent.append((time.time(), sum(p.amount + p.rake for p in result.pots)))
         self._seating = self._seating.apply_result(result)
         self._last = live
@@ -855,6 +899,7 @@ class TableActor:
 
     def _stand_up(self, seat: int) -> None:
         player = self._players.pop(seat)
+        self._time_banks.keep(player.player_id, player.time_bank, self._now())
         if self._seating.player_at(seat) is not None:
             self._seating = self._seating.stand_up(seat)
         self._publish_notice("PLAYER_LEFT", f"{player.player_id} left seat {public_seat(seat)}", seat=seat)
@@ -871,8 +916,15 @@ class TableActor:
     # ------------------------------------------------------------------ commands (run inside the actor)
 
     async def sit_down(
-        self, player_id: str, request_id: str, seat: int, buy_in: int, wait_for_big_blind: bool
+        self,
+        player_id: str,
+        request_id: str,
+        seat: int,
+        buy_in: int,
+        wait_for_big_blind: bool,
+        signals: tuple[str, str] = ("", ""),
     ) -> table_pb2.SitDownResponse:
+        """`signals`: the (device, network) signals of the caller's token, kept with the seat."""
         if seat and not 1 <= seat <= self.room.seats:
             # Bad input whatever the state of the table.
             raise InvalidArgument("FIELD_INVALID", "no such seat", {"field": "seat"})
@@ -905,8 +957,14 @@ class TableActor:
             )
             entry = Entry.WAIT_FOR_BIG_BLIND if wait_for_big_blind else Entry.POST_NOW
             self._seating = self._seating.sit_down(chosen, player_id, session.stack, entry)
+            bank = self._time_banks.bank_for(player_id, self._t.time_bank_seconds, self._now())
             self._players[chosen] = PlayerSeat(
-                player_id, session.session_id, self._t.time_bank_seconds, entry=entry
+                player_id,
+                session.session_id,
+                bank,
+                entry=entry,
+                device=signals[0],
+                network=signals[1],
             )
             self._publish_notice(
                 "PLAYER_SAT_DOWN", f"{player_id} sat at seat {public_seat(chosen)}", seat=chosen
@@ -981,15 +1039,21 @@ class TableActor:
                     entry = {"seat": seat, "action": engine_kind.value, "to": to}
                     apply = lambda: hand.act(action)  # noqa: E731
                 was_turn = hand.actor_seat == seat
+                mark = len(hand.events)
                 events = apply()
                 if was_turn:
+                    if self._turn is not None:
+                        # Fair play (rules 17): how long the decision took (at least 1: 0 means not measured).
+                        live.decision_ms[mark] = max(1, round((self._now() - self._turn[1]) * 1000))
                     self._charge_time_bank(seat, timed_out=False)
                     live.acted.add(seat)
             except IllegalActionError as error:
-                kind_of = InvalidArgument if error.reason in _INVALID_ACTION_REASONS else FailedPrecondition
-                raise kind_of(error.reason, str(error)) from error
+                raise engine_refusal(error) from error
             # Durable before anyone hears of it: a shard that takes over replays the log.
             await self._log.append(self.room.room_id, live.config.hand_id, [entry])
+            waited = self._now() - self._turn[1] if was_turn and self._turn is not None else None
+            table_metrics.action_accepted(str(entry["action"]), waited)
+            hand_trace.action(self.table_id, seat, str(entry["action"]))
             self._start_turn()
             messages = self._publish(events)
             own = messages.get(seat)
@@ -1038,7 +1102,7 @@ class TableActor:
                     player.presence.sit_out(self._now())
                 self._sync_seat(seat)
             except SeatingError as error:
-                raise FailedPrecondition(error.reason, str(error)) from error
+                raise engine_refusal(error) from error
             self._publish_notice("PLAYER_SAT_IN" if back_in else "PLAYER_SAT_OUT", player_id, seat=seat)
             return self._status(seat)
 
@@ -1145,6 +1209,7 @@ class TableActor:
         first = table_pb2.WatchTableResponse(view=await self.snapshot(player_id))
         watcher.queue.put_nowait(first)
         self._watchers.add(watcher)
+        table_metrics.stream_opened("watcher")
         return watcher
 
     def unwatch(self, watcher: Watcher) -> None:
@@ -1152,6 +1217,7 @@ class TableActor:
         if watcher not in self._watchers:
             return
         self._watchers.discard(watcher)
+        table_metrics.stream_closed("watcher")
         self._closed_streams.append(watcher.player_id)
         with contextlib.suppress(asyncio.QueueFull):
             # Wake the actor; when the queue is full it is awake anyway.
@@ -1175,6 +1241,7 @@ class TableActor:
         if snapshot is not None:
             spectator.queue.put_nowait(snapshot)
         self._spectators.add(spectator)
+        table_metrics.stream_opened("spectator")
         return spectator
 
     async def authorize_spectator(self, player_id: str) -> None:
@@ -1191,6 +1258,8 @@ class TableActor:
             raise
 
     def unspectate(self, spectator: Spectator) -> None:
+        if spectator in self._spectators:
+            table_metrics.stream_closed("spectator")
         self._spectators.discard(spectator)
 
     @property
@@ -1306,7 +1375,7 @@ class TableActor:
             to_act=hand.actor_seat if running and hand is not None else None,
             seats=tuple(seats),
             board=hand.board if hand is not None else (),
-            pot_total=hand.pot_total if running and hand is not None else 0,
+            pots=hand.pots() if running and hand is not None else (),
             awards=awards,
             events=hand.events if hand is not None else (),
             legal=legal,

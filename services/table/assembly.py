@@ -8,7 +8,6 @@ house-game tables (PlaceHouseBets, MakeHouseDecision) are in house_table.py.
 
 from __future__ import annotations
 
-import uuid
 from pathlib import Path
 
 from poker.cashier.v1 import cashier_pb2_grpc
@@ -25,7 +24,9 @@ from service_runtime.server import GrpcService
 from service_runtime.service_tokens import ServiceTokenSource
 from service_runtime.shard_registry import RedisShardRegistry, ShardInfo, ShardLease, ShardRegistry
 from service_runtime.table_directory import MaintenanceWatcher, RedisMaintenanceBoard, RedisTableDirectory
+from service_runtime.tls import TlsFiles
 from service_runtime.unimplemented import unimplemented_servicer
+from services.table import metrics as table_metrics
 from services.table.actor import Timings
 from services.table.chat import ChatGuard
 from services.table.dependencies import CashierClient, FairnessClient, HouseCashier
@@ -70,6 +71,7 @@ def timings_from(settings: TableSettings) -> Timings:
     return Timings(
         action_seconds=settings.action_seconds,
         time_bank_seconds=settings.time_bank_seconds,
+        time_bank_keep_seconds=settings.time_bank_keep_seconds,
         countdown_seconds=settings.countdown_seconds,
         retry_initial_seconds=settings.retry_initial_seconds,
         retry_max_seconds=settings.retry_max_seconds,
@@ -130,8 +132,15 @@ async def assemble(settings: TableSettings) -> Assembly:
         TokenKeys.from_settings(settings.auth_keys), SERVICE_SUBJECT, ttl_seconds=TOKEN_TTL_SECONDS
     )
     timeout = settings.request_timeout_seconds
+    tls = TlsFiles.from_settings(settings)
     channels = {
-        name: create_channel(address, timeout_seconds=timeout, token=token)
+        name: create_channel(
+            address,
+            timeout_seconds=timeout,
+            token=token,
+            tls=tls,
+            tls_check_seconds=settings.tls_reload_seconds,
+        )
         for name, address in (
             ("lobby", settings.lobby_address),
             ("cashier", settings.cashier_address),
@@ -190,8 +199,6 @@ async def assemble(settings: TableSettings) -> Assembly:
         directory=directory,
         maintenance=watcher,
         timings=timings_from(settings),
-        # A new id per start: a restarted shard must not reuse the commit request ids of its last life.
-        boot_id=f"{settings.shard_id}-{uuid.uuid4().hex[:12]}",
         history_queue_size=settings.history_queue_size,
         close_empty_after_seconds=settings.close_empty_table_seconds,
         chat=chat,
@@ -199,8 +206,19 @@ async def assemble(settings: TableSettings) -> Assembly:
         outbox=outbox,
     )
     await shard.start()
+    held = lease
+    forget_metrics = table_metrics.watch_shard(
+        table_metrics.WatchedShard(
+            shard_id=settings.shard_id,
+            lease_held=(lambda: held.held) if held is not None else (lambda: True),
+            open_tables=lambda: {"cash": len(shard.tables()), "house": len(shard.house_tables())},
+            queues={"reveal": shard.reveals, "history": shard.records},
+        ),
+        bank_minimum=settings.house_bank_minimum,
+    )
 
     async def close() -> None:
+        forget_metrics()
         await shard.stop()
         if file_outbox is not None:
             file_outbox.close()

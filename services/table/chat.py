@@ -4,7 +4,11 @@ Pure: times are passed in (seconds on any one clock), nothing here does I/O or k
 refusal has its own reason (docs/table.md "Chat and stickers"):
 
 * CHAT_EMPTY, CHAT_TOO_LONG (more than `MAX_TEXT_LENGTH` characters), CHAT_CONTROL_CHARACTERS
-  (C0/C1 controls, line breaks included) and STICKER_UNKNOWN (not in `STICKERS`): INVALID_ARGUMENT;
+  (any character of the Unicode categories in `_REFUSED_CATEGORIES`: C0/C1 controls and line
+  breaks, invisible format characters such as the bidirectional embeddings, overrides and isolates
+  U+202A-U+202E and U+2066-U+2069, surrogates, private-use and unassigned code points; only the two
+  join controls of emoji sequences and Persian or Indic spelling, U+200C and U+200D, pass) and
+  STICKER_UNKNOWN (not in `STICKERS`): INVALID_ARGUMENT;
 * CHAT_RATE_LIMITED: RESOURCE_EXHAUSTED, a token bucket per player (a burst, refilled at a sustained
   rate per minute), shared by every table of the shard;
 * CHAT_MUTED: PERMISSION_DENIED, an admin's mute at one table or everywhere, until a time.
@@ -12,6 +16,7 @@ refusal has its own reason (docs/table.md "Chat and stickers"):
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 
 from service_runtime.errors import AlreadyExists, InvalidArgument, PermissionDenied, ResourceExhausted
@@ -43,6 +48,18 @@ STICKERS: frozenset[str] = frozenset(
 
 EVERYWHERE = ""  # the table id of a mute that applies at every table
 
+# Characters that are not shown as themselves but change how the text around them is shown (or are
+# not characters yet): controls, format characters, line and paragraph separators, surrogates,
+# private use and unassigned code points. Decided by category, so every bidirectional control is
+# covered, today's and tomorrow's.
+_REFUSED_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+# Unicode's Join_Control property: format characters that emoji sequences and scripts need.
+_JOIN_CONTROLS = frozenset({"\u200c", "\u200d"})
+
+
+def _shown_as_itself(char: str) -> bool:
+    return char in _JOIN_CONTROLS or unicodedata.category(char) not in _REFUSED_CATEGORIES
+
 
 def check_text(text: str) -> str:
     if not text:
@@ -51,7 +68,7 @@ def check_text(text: str) -> str:
         raise InvalidArgument(
             "CHAT_TOO_LONG", f"a message is at most {MAX_TEXT_LENGTH} characters", {"field": "text"}
         )
-    if any(ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 or c in "\u2028\u2029" for c in text):
+    if not all(_shown_as_itself(c) for c in text):
         raise InvalidArgument(
             "CHAT_CONTROL_CHARACTERS", "a message may not hold control characters", {"field": "text"}
         )

@@ -7,6 +7,7 @@ or by a restarted shard, produces the same effect once.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import grpc
@@ -122,11 +123,16 @@ class FairnessClient:
     def __init__(self, stub: fairness_pb2_grpc.FairnessServiceStub) -> None:
         self._stub = stub
 
-    async def commit(self, request_id: str, table_id: str) -> Commitment:
+    async def commit(self, request_id: str, table_id: str, *, private_to: str = "") -> Commitment:
+        """`private_to`: the one player of a house-game round, who alone (with admins) may know of it."""
+        request = fairness_pb2.CommitHandRequest(
+            request_id=request_id,
+            table_id=table_id,
+            participant_ids=[private_to] if private_to else [],
+            participants_only=bool(private_to),
+        )
         try:
-            reply = await self._stub.CommitHand(
-                fairness_pb2.CommitHandRequest(request_id=request_id, table_id=table_id)
-            )
+            reply = await self._stub.CommitHand(request)
         except grpc.aio.AioRpcError as error:
             raise translate_rpc_error(error, "fairness") from error
         return Commitment(reply.commitment.hand_id, reply.commitment.commitment)
@@ -140,9 +146,11 @@ class FairnessClient:
         except grpc.aio.AioRpcError as error:
             raise translate_rpc_error(error, "fairness") from error
 
-    async def seal(self, hand_id: str) -> tuple[int, ...]:
+    async def seal(self, hand_id: str, participants: Sequence[str] = ()) -> tuple[int, ...]:
+        """The deck; `participants` are the players dealt in, who alone may read the reveal."""
+        request = fairness_pb2.SealHandRequest(hand_id=hand_id, participant_ids=list(participants))
         try:
-            reply = await self._stub.SealHand(fairness_pb2.SealHandRequest(hand_id=hand_id))
+            reply = await self._stub.SealHand(request)
         except grpc.aio.AioRpcError as error:
             raise translate_rpc_error(error, "fairness") from error
         return tuple(int(card.index) for card in reply.deck)

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 from redis import exceptions as redis_errors
 
-from service_runtime.errors import Unavailable
+from service_runtime.errors import FailedPrecondition, Unavailable
 
 
 class HandEventLog(Protocol):
@@ -97,7 +97,7 @@ class RedisEventLog:
 
     The shard tells the log its token for each room it owns (`own`), as resolved by the shard
     registry (`service_runtime.shard_registry`); an append for a room it does not own, or with a
-    token the registry has moved past, raises Unavailable(SHARD_NOT_OWNER) and appends nothing.
+    token the registry has moved past, raises FailedPrecondition(SHARD_NOT_OWNER) and appends nothing.
     """
 
     def __init__(self, client: Any, *, shard_id: str, prefix: str = "poker:") -> None:
@@ -141,14 +141,16 @@ class RedisEventLog:
     async def _fenced(self, script: Any, room_id: str, key: str, args: list[str]) -> None:
         token = self._tokens.get(room_id)
         if token is None:
-            raise Unavailable("SHARD_NOT_OWNER", "this shard does not own the room", {"room_id": room_id})
+            raise FailedPrecondition(
+                "SHARD_NOT_OWNER", "this shard does not own the room", {"room_id": room_id}
+            )
         try:
             await script(
                 keys=[f"{self._prefix}room-owner:{room_id}", key], args=[self._shard_id, str(token), *args]
             )
         except redis_errors.ResponseError as error:
             if "SHARD_NOT_OWNER" in str(error):
-                raise Unavailable(
+                raise FailedPrecondition(
                     "SHARD_NOT_OWNER", "this shard no longer owns the room", {"room_id": room_id}
                 ) from error
             raise

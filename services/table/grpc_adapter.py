@@ -127,14 +127,19 @@ class TableServicer:
         )
 
     async def SitDown(self, request: table_pb2.SitDownRequest, context: Any) -> table_pb2.SitDownResponse:  # noqa: N802
-        player = current_caller().subject
+        caller = current_caller()
+        player = caller.subject
+        # Fair play (rules 17): the token's signed device and network signals stay with the seat.
+        signals = (caller.device, caller.network)
         request_id = _printable_id(request.request_id, "request_id")
         buy_in = _amount(request.buy_in, "buy_in", allow_zero=False)
         if request.seat < 0:
             raise InvalidArgument("FIELD_INVALID", "seat is 0 (any) or a seat number", {"field": "seat"})
         actor = await self._table(request.table_id)
         return await actor.call(
-            lambda: actor.sit_down(player, request_id, int(request.seat), buy_in, request.wait_for_big_blind)
+            lambda: actor.sit_down(
+                player, request_id, int(request.seat), buy_in, request.wait_for_big_blind, signals
+            )
         )
 
     async def LeaveTable(  # noqa: N802

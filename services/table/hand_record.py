@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -47,9 +47,17 @@ def hand_record(
     commitment: str,
     started_at: float,
     ended_at: float | None = None,
+    signals: Mapping[str, tuple[str, str]] | None = None,
+    decision_ms: Mapping[int, int] | None = None,
 ) -> history_pb2.HandRecord:
     """The full record (every hole card included: history filters per viewer, rules 14-16), built
-    by the one shared builder history's tests also use, so both read the same contract."""
+    by the one shared builder history's tests also use, so both read the same contract.
+
+    `signals` maps each player to the (device, network) signals of the token they sat down with
+    (rules 17, fair play: the record is the only place they leave the table, and history shows them
+    to operators only); `decision_ms` maps an event's position to the milliseconds its decision took.
+    """
+    seat_signals = signals or {}
     return hand_record_from_events(
         events,
         hand_id=config.hand_id,
@@ -59,5 +67,8 @@ def hand_record(
         start_time=datetime.fromtimestamp(started_at, UTC),
         end_time=datetime.fromtimestamp(ended_at if ended_at is not None else time.time(), UTC),
         table_size=room.seats,
+        client_fingerprints={player: device for player, (device, _) in seat_signals.items() if device},
+        network_fingerprints={player: network for player, (_, network) in seat_signals.items() if network},
+        decision_ms=decision_ms,
         seed_commitment=commitment,
     )

@@ -58,6 +58,7 @@ from service_runtime.errors import (
 from service_runtime.structured_logging import get_logger
 from service_runtime.table_directory import MaintenanceSwitches
 from service_runtime.tasks import cancel_and_wait
+from services.table import metrics as table_metrics
 from services.table.actor import AfterHand, Watcher, offer
 from services.table.dependencies import (
     Commitment,
@@ -117,9 +118,11 @@ class HouseExposure:
 
     def reserve(self, pool: int, amount: int) -> None:
         self.reserved[pool] = self.reserved.get(pool, 0) + amount
+        table_metrics.house_reserved(pool, self.reserved[pool])
 
     def release(self, pool: int, amount: int) -> None:
         self.reserved[pool] = self.reserved.get(pool, 0) - amount
+        table_metrics.house_reserved(pool, self.reserved[pool])
 
 
 @dataclass
@@ -149,7 +152,8 @@ def house_room_error(error: HouseGameError) -> DomainError:
         return InvalidArgument(error.reason, str(error))
     if error.reason == "UNKNOWN_BOX":
         return NotFound(error.reason, str(error), {"field": "box"})
-    if isinstance(error, IllegalDecisionError):
+    # A deck run out is the round's state, not the request's (the catalogue's FAILED_PRECONDITION).
+    if isinstance(error, IllegalDecisionError) or error.reason == "DECK_EXHAUSTED":
         return FailedPrecondition(error.reason, str(error))
     return InvalidArgument(error.reason, str(error))
 
@@ -167,9 +171,12 @@ class HouseTable:
         after_round: Callable[[AfterHand], None],
         timings: HouseTimings,
         maintenance: Callable[[str], MaintenanceSwitches] = lambda room_id: MaintenanceSwitches(),
+        admit: Callable[[str], Awaitable[HouseRoom]] | None = None,
     ) -> None:
         self.table_id = table_id
         self.room = room
+        # The lobby's seat check before a round's stakes, returning the room as of now (issue 23).
+        self._admit = admit
         self._cashier = cashier
         self._fairness = fairness
         self._journal = journal
@@ -240,6 +247,7 @@ class HouseTable:
 
     async def _read_balances(self) -> tuple[int, int]:
         bank, jackpot = await self._cashier.house_balances(self.room.pool)
+        table_metrics.house_balances_read(self.room.pool, bank, jackpot)
         self._bank, self._jackpot = bank, jackpot
         self._balances_at = time.monotonic()
         return bank, jackpot
@@ -271,6 +279,7 @@ class HouseTable:
                 pending = await self._fairness.commit(
                     f"house:{self.table_id}:{_digest(player, 'seed', request_id)}",
                     fairness_chain(self.table_id, player),
+                    private_to=player,
                 )
                 self._pending[player] = pending
             await self._fairness.add_entropy(pending.hand_id, 1, player, seed)
@@ -289,6 +298,8 @@ class HouseTable:
             current = self._rounds.get(player)
             if current is not None and current.state in ("PLAYING", "SETTLING"):
                 raise FailedPrecondition("ROUND_IN_PROGRESS", "your round at this table is still running")
+            if self._admit is not None:
+                self.room = await self._admit(player)
             try:
                 wagers = check_bets(self.room, player, bets)
             except HouseGameError as error:
@@ -325,7 +336,9 @@ class HouseTable:
             if commitment is None:
                 attempt = self._attempts.get((player, request_id), 0)
                 commitment = await self._fairness.commit(
-                    f"house:{self.table_id}:{_digest(player, 'bets', request_id)}:{attempt}", chain
+                    f"house:{self.table_id}:{_digest(player, 'bets', request_id)}:{attempt}",
+                    chain,
+                    private_to=player,
                 )
             round_id = commitment.hand_id
             entry = {
@@ -540,6 +553,7 @@ class HouseTable:
         self._journal.append({"type": "closed", "round_id": run.round_id, "how": "settled"})
         self._exposure.release(self.room.pool, run.cover)
         self.rounds_settled += 1
+        table_metrics.house_round_ended(self.room.game.name.lower(), "settled")
         self._after_round(AfterHand(run.round_id, round_record(self.table_id, self.room, player, run)))
         self._publish(player, "ROUND_SETTLED", f"round {run.round_id} settled")
 
@@ -582,6 +596,7 @@ class HouseTable:
             return
         self._journal.append({"type": "closed", "round_id": round_id, "how": "voided"})
         self.rounds_voided += 1
+        table_metrics.house_round_ended(self.room.game.name.lower(), "voided")
         await self._reveal_void(round_id)
 
     async def _reveal_void(self, round_id: str) -> None:
@@ -662,6 +677,7 @@ class HouseTable:
         watcher = Watcher(player, self._t.watch_queue_size)
         watcher.queue.put_nowait(table_pb2.WatchTableResponse(view=self._view(player)))
         self._watchers.add(watcher)
+        table_metrics.stream_opened("watcher")
         return watcher
 
     def _view(self, player: str) -> table_pb2.TableView:
@@ -676,6 +692,8 @@ class HouseTable:
         )
 
     def unwatch(self, watcher: Watcher) -> None:
+        if watcher in self._watchers:
+            table_metrics.stream_closed("watcher")
         self._watchers.discard(watcher)
 
     def _publish(self, player: str, code: str, text: str) -> None:

@@ -73,13 +73,15 @@ class SeatPresence:
     def hand_played(self, *, timed_out: bool, acted: bool, rules: PresenceRules) -> bool:
         """Count a finished hand the player was dealt; True when the streak puts them in sit-out.
 
-        A hand with a timeout of the player (while connected) extends the streak; a hand in which they
-        decided for themselves ends it; a hand with no decision of theirs leaves it as it is.
+        A hand in which they decided for themselves ends the streak, even if they also timed out in it
+        (timed out on the turn, then all-in on the river: they are at the table); a hand with a timeout
+        of the player (while connected) and no decision of theirs extends it; a hand with neither
+        leaves it as it is.
         """
-        if timed_out:
-            self.timeout_streak += 1
-        elif acted:
+        if acted:
             self.timeout_streak = 0
+        elif timed_out:
+            self.timeout_streak += 1
         return self.timeout_streak >= rules.timeout_hands and self.out_since is None
 
     def due(self, rules: PresenceRules) -> float | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import time
 from collections.abc import Awaitable, Callable
 from typing import Generic, TypeVar
 
@@ -37,6 +38,8 @@ class RetryingQueue(Generic[T]):
         self._initial = initial_backoff
         self._max = max_backoff
         self._jobs: collections.deque[T] = collections.deque()
+        # When each job was put (monotonic), for the lag metric: the same order as `_jobs`.
+        self._put_at: collections.deque[float] = collections.deque()
         self._ready = asyncio.Event()
         self._idle = asyncio.Event()
         self._idle.set()
@@ -47,14 +50,20 @@ class RetryingQueue(Generic[T]):
     def put(self, job: T) -> None:
         if len(self._jobs) >= self._max_size:
             self._jobs.popleft()
+            self._put_at.popleft()
             self.dropped_count += 1
             log.error("retry queue full: oldest job dropped", queue=self._name)
         self._jobs.append(job)
+        self._put_at.append(time.monotonic())
         self._idle.clear()
         self._ready.set()
 
     def __len__(self) -> int:
         return len(self._jobs)
+
+    def oldest_age(self) -> float:
+        """Seconds the oldest job has waited (0 when the queue is empty)."""
+        return time.monotonic() - self._put_at[0] if self._put_at else 0.0
 
     def start(self) -> None:
         if self._task is None:
@@ -95,3 +104,4 @@ class RetryingQueue(Generic[T]):
             backoff = self._initial
             if self._jobs and self._jobs[0] is job:
                 self._jobs.popleft()
+                self._put_at.popleft()

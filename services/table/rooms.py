@@ -99,8 +99,9 @@ class RoomSource(Protocol):
     async def list_rooms(self) -> list[Room]:
         """Every cash-game room of the catalogue."""
 
-    async def authorize_seat(self, player_id: str, room_id: str) -> None:
-        """Access and maintenance checks for a new seat; the lobby's refusal is raised as is."""
+    async def authorize_seat(self, player_id: str, room_id: str) -> int:
+        """Access and maintenance checks for a new seat (or house round); the lobby's refusal is
+        raised as is. The room's revision as the lobby answered it."""
 
     async def get_room_entry(self, room_id: str) -> lobby_pb2.Room:
         """The lobby's entry of the room whatever its game (house-game tables read theirs from it)."""
@@ -130,13 +131,14 @@ class LobbyRoomSource:
         room: lobby_pb2.Room = reply.room
         return room
 
-    async def authorize_seat(self, player_id: str, room_id: str) -> None:
+    async def authorize_seat(self, player_id: str, room_id: str) -> int:
         try:
-            await self._stub.AuthorizeSeat(
+            reply = await self._stub.AuthorizeSeat(
                 lobby_pb2.AuthorizeSeatRequest(player_id=player_id, room_id=room_id)
             )
         except grpc.aio.AioRpcError as error:
             raise translate_rpc_error(error, "lobby") from error
+        return int(reply.room_revision)
 
     async def read_maintenance(self) -> MaintenanceState:
         """The lobby's maintenance switches (lobby-wide and every room's), for `MaintenanceWatcher`."""

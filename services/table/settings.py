@@ -41,6 +41,12 @@ class TableSettings(ServiceSettings):
     time_bank_seconds: float = setting(
         15.0, help="personal time bank of a seat, kept across hands (rules 9)", check=_not_negative
     )
+    time_bank_keep_seconds: float = setting(
+        1800.0,
+        help="a player who leaves and sits down again at the table within this time gets back what was "
+        "left of their time bank, not a full one (rules 9)",
+        check=positive,
+    )
     countdown_seconds: float = setting(
         3.0, help="pause between hands; players may add client seeds until it ends", check=_not_negative
     )

@@ -33,11 +33,13 @@ from service_runtime.table_directory import (
     table_id_for,
 )
 from service_runtime.tasks import cancel_and_wait
+from services.table import hand_trace
 from services.table.actor import AfterHand, TableActor, Timings
 from services.table.chat import ChatGuard
 from services.table.dependencies import CashierClient, FairnessClient, HouseCashier
 from services.table.event_log import HandEventLog
 from services.table.history_sink import HandRecordSink
+from services.table.house_admission import HouseAdmission
 from services.table.house_journal import MemoryJournal
 from services.table.house_round import HouseRoom
 from services.table.house_table import HouseExposure, HouseTable, HouseTimings, Journal, house_room_from_pb
@@ -72,7 +74,6 @@ class TableShard:
         history: HandRecordSink,
         event_log: HandEventLog,
         timings: Timings,
-        boot_id: str,
         history_queue_size: int = 10_000,
         registry: ShardRegistry | None = None,
         shard_id: str = "table-0",
@@ -104,7 +105,6 @@ class TableShard:
         self._history = history
         self._event_log = event_log
         self._timings = timings
-        self._boot_id = boot_id
         self._tables: dict[str, TableActor] = {}
         self._adopted: set[str] = set()
         self._opening: dict[str, asyncio.Task[TableActor | HouseTable]] = {}
@@ -337,7 +337,7 @@ class TableShard:
             house = await self._house_room(room_id)
             if house is None:
                 raise NotFound("TABLE_NOT_FOUND", "no such table", {"field": "table_id"}) from error
-            return self._open_house(table_id, house)
+            return self._open_house(table_id, *house)
         own = getattr(self._event_log, "own", None)
         if own is not None:
             own(room_id, owner.fencing_token)
@@ -351,7 +351,6 @@ class TableShard:
             rooms=self._rooms,
             maintenance=self._switches,
             timings=self._timings,
-            boot_id=self._boot_id,
             chat=self.chat,
             outbox=self._outbox,
         )
@@ -359,14 +358,17 @@ class TableShard:
         self._tables[table_id] = actor
         return actor
 
-    async def _house_room(self, room_id: str) -> HouseRoom | None:
+    async def _house_room(self, room_id: str) -> tuple[HouseRoom, HouseAdmission] | None:
         try:
             entry = await self._rooms.get_room_entry(room_id)
         except NotFound:
             return None
-        return house_room_from_pb(entry)
+        room = house_room_from_pb(entry)
+        if room is None:
+            return None
+        return room, HouseAdmission(self._rooms, room, int(entry.revision))
 
-    def _open_house(self, table_id: str, room: HouseRoom) -> HouseTable:
+    def _open_house(self, table_id: str, room: HouseRoom, admission: HouseAdmission) -> HouseTable:
         if self._house.cashier is None:
             raise NotFound("TABLE_NOT_FOUND", "this shard runs no house-game tables", {"field": "table_id"})
         house = HouseTable(
@@ -379,6 +381,7 @@ class TableShard:
             after_round=self.reveals.put,
             timings=self._house.timings,
             maintenance=self._switches,
+            admit=admission.admit,
         )
         self._house_tables[table_id] = house
         return house
@@ -411,7 +414,8 @@ class TableShard:
 
     async def _reveal(self, job: AfterHand) -> None:
         try:
-            await self._fairness.reveal(job.hand_id)
+            with hand_trace.after_hand(job.hand_id, "reveal"):
+                await self._fairness.reveal(job.hand_id)
         except DomainError as error:
             if is_unavailable(error):
                 raise
@@ -420,7 +424,8 @@ class TableShard:
         self.records.put(job)
 
     async def _record(self, job: AfterHand) -> None:
-        await self._history.record(job.record)
+        with hand_trace.after_hand(job.hand_id, "record"):
+            await self._history.record(job.record)
         if job.table_id:
             try:
                 await self._outbox.done(job.table_id, job.hand_id)

@@ -33,6 +33,7 @@ from poker_engine.events import (
     Street,
     UncalledBetReturned,
 )
+from poker_engine.pots import Pot
 from poker_engine.views import player_view, spectator_view
 from services.table.rooms import Room
 
@@ -95,7 +96,7 @@ class TableState:
     to_act: int | None
     seats: tuple[SeatState, ...]
     board: tuple[int, ...]
-    pot_total: int
+    pots: tuple[Pot, ...]  # the running hand's pots (engine seats), split where a player is all-in
     awards: tuple[PotAwarded, ...]
     events: tuple[Event, ...]  # the full record of the running or last hand: redacted per recipient
     legal: LegalActions | None
@@ -170,7 +171,6 @@ def table_view(state: TableState, recipient: int | None) -> table_pb2.TableView:
                 time_bank_seconds=int(seat.time_bank_seconds),
             )
         )
-    in_hand = [s.seat for s in state.seats if s.in_hand and not s.folded]
     view = table_pb2.TableView(
         table_id=state.table_id,
         room_id=state.room.room_id,
@@ -184,9 +184,10 @@ def table_view(state: TableState, recipient: int | None) -> table_pb2.TableView:
         to_act_seat=public_seat(state.to_act) if state.to_act is not None else 0,
         seats=seat_views,
         board=cards_pb(state.board),
-        pots=[table_pb2.Pot(amount=state.pot_total, eligible_seats=[public_seat(s) for s in in_hand])]
-        if state.pot_total
-        else [],
+        pots=[
+            table_pb2.Pot(amount=pot.amount, eligible_seats=[public_seat(s) for s in pot.eligible])
+            for pot in state.pots
+        ],
         awards=[award_pb(a) for a in state.awards],
     )
     view.as_of.CopyFrom(to_timestamp_seconds(state.as_of))
@@ -200,6 +201,7 @@ def award_pb(award: PotAwarded) -> table_pb2.PotAward:
         pot_index=award.index,
         seats=[public_seat(seat) for seat, _ in award.winners],
         amounts=[amount for _, amount in award.winners],
+        hand_description=award.hand_description,
     )
 
 
@@ -224,7 +226,7 @@ def event_body(event: Event, recipient: int | None) -> tuple[int, dict[str, obje
     if isinstance(event, PlayerActed):
         kind = table_pb2.ACTION_KIND_ALL_IN if event.all_in else _ACTIONS[event.action]
         taken = table_pb2.ActionTaken(
-            action=kind, amount=event.added, timed_out=event.cause is ActionCause.TIMEOUT
+            action=kind, amount=event.added, timed_out=event.cause is ActionCause.TIMEOUT, to=event.to
         )
         return public_seat(event.seat), {"action": taken}
     if isinstance(event, BoardDealt):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from tests.deploy.summary import SUMMARY
@@ -13,3 +15,10 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
             terminalreporter.write_sep("!", value, red=True, bold=True)
         else:
             terminalreporter.write_line(f"container tier: {key}: {value:.1f}s")
+
+
+@pytest.fixture(scope="module")
+def rendered_production() -> list[dict[str, Any]]:
+    from tests.deploy.rendering import render
+
+    return render("production")

@@ -3,7 +3,9 @@
 Every container uses the host's network namespace and listens on loopback only, so the services
 reach each other and this machine's PostgreSQL and Redis over 127.0.0.1 and no bridge network
 address is involved. Containers run the way the Kubernetes manifests run them: read-only root,
-every capability dropped, no privilege escalation, the image's non-root user.
+every capability dropped, no privilege escalation, the image's non-root user, and mutual TLS between
+the services: each container gets its own certificate (made for the run by a throwaway CA) mounted
+read-only where a cert-manager Secret would be, and the test talks to them with a client certificate.
 """
 
 from __future__ import annotations
@@ -21,10 +23,15 @@ from pathlib import Path
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from service_runtime.testing_pki import TestAuthority
+from service_runtime.tls import TlsFiles, channel_credentials
+
 REPO = Path(__file__).resolve().parents[2]
 CONTAINERS_CONF = REPO / "deploy" / "podman" / "containers.conf"
 BUILD_SCRIPT = REPO / "deploy" / "image" / "build.sh"
 SERVICES = ("lobby", "table", "cashier", "fairness", "history")
+# Where a container finds its certificate, key and CA (as the Kubernetes overlay mounts its Secret).
+TLS_MOUNT = "/etc/poker/tls"
 
 
 def podman_env() -> dict[str, str]:
@@ -74,11 +81,30 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def issue_certificates(folder: Path) -> tuple[dict[str, Path], TlsFiles]:
+    """A folder per service with its certificate (loopback names: the containers share the host's
+    network), readable by the image's user; and a client certificate for the test itself."""
+    authority = TestAuthority(folder / "ca")
+    folders = {}
+    for service in SERVICES:
+        authority.issue(service, folder=folder / service)
+        folders[service] = folder / service
+    client = authority.issue("tier-test-client", folder=folder / "client")
+    for path in folder.rglob("*"):
+        # The services run as uid 10001 in the containers; these are throwaway test keys.
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    folder.chmod(0o755)
+    return folders, client
+
+
 @dataclass
 class ContainerCluster:
     image: str
     run_id: str
     environment: Mapping[str, str]
+    # Each service's certificate folder, and the test's client certificate.
+    tls_folders: Mapping[str, Path]
+    client_tls: TlsFiles
     ports: dict[str, int] = field(default_factory=lambda: {s: free_port() for s in SERVICES})
 
     def name(self, service: str) -> str:
@@ -86,6 +112,13 @@ class ContainerCluster:
 
     def address(self, service: str) -> str:
         return f"127.0.0.1:{self.ports[service]}"
+
+    def credentials(self) -> grpc.ChannelCredentials:
+        return channel_credentials(self.client_tls.read())
+
+    def channel(self, service: str) -> grpc.aio.Channel:
+        """An asyncio channel to `service` over mutual TLS with the test's client certificate."""
+        return grpc.aio.secure_channel(self.address(service), self.credentials())
 
     def peer_addresses(self) -> dict[str, str]:
         """Where each service finds the others: this run's loopback ports, not the well-known ones.
@@ -107,12 +140,16 @@ class ContainerCluster:
             **self.peer_addresses(),
             f"POKER_{service.upper()}_HOST": "127.0.0.1",
             f"POKER_{service.upper()}_PORT": str(self.ports[service]),
+            "POKER_TLS_CERT_FILE": f"{TLS_MOUNT}/tls.crt",
+            "POKER_TLS_KEY_FILE": f"{TLS_MOUNT}/tls.key",
+            "POKER_TLS_CA_FILE": f"{TLS_MOUNT}/ca.crt",
         }
         env_args = [arg for key, value in sorted(env.items()) for arg in ("--env", f"{key}={value}")]
         podman(
             "run", "--detach", "--name", self.name(service), "--network=host",
             "--read-only", "--cap-drop=ALL", "--security-opt=no-new-privileges",
-            "--stop-timeout=20", *env_args, self.image, "python3", "-m", f"services.{service}",
+            "--stop-timeout=20", "--volume", f"{self.tls_folders[service]}:{TLS_MOUNT}:ro",
+            *env_args, self.image, "python3", "-m", f"services.{service}",
         )  # fmt: skip
 
     def start_all(self) -> None:
@@ -162,7 +199,7 @@ class ContainerCluster:
                 time.sleep(0.3)
                 continue
             try:
-                with grpc.insecure_channel(self.address(service)) as channel:
+                with grpc.secure_channel(self.address(service), self.credentials()) as channel:
                     reply = health_pb2_grpc.HealthStub(channel).Check(
                         health_pb2.HealthCheckRequest(), timeout=2
                     )

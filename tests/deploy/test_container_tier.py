@@ -17,19 +17,30 @@ import contextlib
 import json
 import os
 import secrets
+import tempfile
 import time
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import grpc
 import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from poker.cashier.v1 import cashier_pb2, cashier_pb2_grpc
 from poker.common.v1 import common_pb2
 from poker.fairness.v1 import fairness_pb2, fairness_pb2_grpc
+from poker.history.v1 import history_pb2, history_pb2_grpc
 from service_runtime.auth import Role, TokenKeys, mint_token
 from service_runtime.testing import auth_metadata, throwaway_postgres_database
-from tests.deploy.podman_cluster import SERVICES, ContainerCluster, build_image, podman, why_no_container_tier
+from tests.deploy.podman_cluster import (
+    SERVICES,
+    ContainerCluster,
+    build_image,
+    issue_certificates,
+    podman,
+    why_no_container_tier,
+)
 from tests.deploy.summary import SUMMARY
 
 pytestmark = pytest.mark.postgres
@@ -86,7 +97,10 @@ def cluster(postgres_server_url: str) -> Iterator[ContainerCluster]:
             environment["POKER_REDIS_URL"] = os.environ["POKER_TEST_REDIS_URL"]
         SUMMARY["image build"] = build_image(image)
         stack.callback(podman, "rmi", image, check=False)
-        running = ContainerCluster(image=image, run_id=run_id, environment=environment)
+        folders, client = issue_certificates(Path(stack.enter_context(tempfile.TemporaryDirectory())))
+        running = ContainerCluster(
+            image=image, run_id=run_id, environment=environment, tls_folders=folders, client_tls=client
+        )
         stack.callback(running.remove)
         started = time.monotonic()
         running.start_all()
@@ -117,10 +131,29 @@ def test_the_image_runs_as_its_own_user_with_no_installer_and_says_what_it_is(
     assert result.stdout.strip() in ("[] []", "[] ['apt-get']"), result.stdout
 
 
+async def test_production_containers_speak_mutual_tls_only(cluster: ContainerCluster) -> None:
+    """Plaintext, or TLS without a client certificate, does not get as far as the health service."""
+    ca = cluster.client_tls.ca_file.read_bytes()
+    for service in SERVICES:
+        for what, channel in {
+            "plaintext": grpc.aio.insecure_channel(cluster.address(service)),
+            "no client certificate": grpc.aio.secure_channel(
+                cluster.address(service), grpc.ssl_channel_credentials(ca)
+            ),
+        }.items():
+            async with channel:
+                with pytest.raises(grpc.aio.AioRpcError) as caught:
+                    await health_pb2_grpc.HealthStub(channel).Check(
+                        health_pb2.HealthCheckRequest(), timeout=5
+                    )
+                assert caught.value.code() == grpc.StatusCode.UNAVAILABLE, f"{service}: {what}"
+        assert '"tls": true' in cluster.logs(service), service
+
+
 async def test_production_containers_refuse_a_token_signed_with_the_development_key(
     cluster: ContainerCluster,
 ) -> None:
-    async with grpc.aio.insecure_channel(cluster.address("cashier")) as channel:
+    async with cluster.channel("cashier") as channel:
         stub = cashier_pb2_grpc.CashierServiceStub(channel)
         with pytest.raises(grpc.aio.AioRpcError) as caught:
             await stub.GetBalances(cashier_pb2.GetBalancesRequest(), metadata=auth_metadata("alice"))
@@ -128,7 +161,7 @@ async def test_production_containers_refuse_a_token_signed_with_the_development_
 
 
 async def test_money_path_through_the_containers_keeps_every_chip(cluster: ContainerCluster) -> None:
-    async with grpc.aio.insecure_channel(cluster.address("cashier")) as channel:
+    async with cluster.channel("cashier") as channel:
         cashier = cashier_pb2_grpc.CashierServiceStub(channel)
         sessions = []
         for seat, player in enumerate(("ada", "bo")):
@@ -163,7 +196,7 @@ async def test_money_path_through_the_containers_keeps_every_chip(cluster: Conta
         assert cashed == [700, 1290]
         audit = await cashier.AuditConservation(cashier_pb2.AuditConservationRequest(), metadata=OPERATOR)
         assert audit.balanced, audit
-    async with grpc.aio.insecure_channel(cluster.address("fairness")) as channel:
+    async with cluster.channel("fairness") as channel:
         fairness = fairness_pb2_grpc.FairnessServiceStub(channel)
         committed = await fairness.CommitHand(
             fairness_pb2.CommitHandRequest(request_id="tier-table:1", table_id="tier-table", deal_now=True),
@@ -171,6 +204,12 @@ async def test_money_path_through_the_containers_keeps_every_chip(cluster: Conta
         )
         assert len(committed.deck) == 52
         assert committed.commitment.sequence == 1
+    # Service to service over mutual TLS: history reads a player's statement from the cashier.
+    async with cluster.channel("history") as channel:
+        statement = await history_pb2_grpc.HistoryServiceStub(channel).ListBalanceChanges(
+            history_pb2.ListBalanceChangesRequest(pool=GRAM), metadata=metadata("ada", Role.PLAYER)
+        )
+    assert len(statement.changes) >= 3  # the purchase, the buy-in, the cash-out
 
 
 async def _purchase(cashier: cashier_pb2_grpc.CashierServiceAsyncStub, reference: str) -> grpc.StatusCode:
@@ -205,7 +244,7 @@ async def test_cashier_killed_mid_stream_restarts_with_every_chip_accounted_for(
     references: list[str] = []
     outcomes: list[grpc.StatusCode] = []
     killed = asyncio.Event()
-    async with grpc.aio.insecure_channel(cluster.address("cashier")) as channel:
+    async with cluster.channel("cashier") as channel:
         cashier = cashier_pb2_grpc.CashierServiceStub(channel)
         before = await cashier.AuditConservation(cashier_pb2.AuditConservationRequest(), metadata=OPERATOR)
         minted_before = {p.pool: p.minted for p in before.pools}
@@ -236,7 +275,7 @@ async def test_cashier_killed_mid_stream_restarts_with_every_chip_accounted_for(
         grpc.StatusCode.DEADLINE_EXCEEDED,
     }
     assert outcomes[-1] != grpc.StatusCode.OK
-    async with grpc.aio.insecure_channel(cluster.address("cashier")) as channel:
+    async with cluster.channel("cashier") as channel:
         cashier = cashier_pb2_grpc.CashierServiceStub(channel)
         # The payments gateway retries every purchase it has no answer for, with the same reference;
         # a retry of one that did go through returns the first result.

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import base64
 import re
-import shutil
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,8 +21,9 @@ import yaml
 
 from service_runtime.service_settings import DEV_SIGNING_KEY
 from services.fairness.settings import DEV_SEED_KEY_HEX
+from tests.deploy.monitoring import crd_schemas, validate_custom_resource
 from tests.deploy.network_policies import EXTERNAL, Pod, can_connect
-from tests.deploy.summary import SUMMARY
+from tests.deploy.rendering import render as _render
 
 REPO = Path(__file__).resolve().parents[2]
 DEPLOY = REPO / "deploy"
@@ -36,21 +35,14 @@ SERVICES = {"lobby": 50051, "table": 50052, "cashier": 50053, "fairness": 50054,
 WORKLOAD_KINDS = {"Deployment", "StatefulSet"}
 DATABASE_CLIENTS = {"cashier", "fairness", "lobby", "history"}
 REDIS_CLIENTS = {"table", "lobby"}
-
-
-def _render(overlay: str) -> list[dict[str, Any]]:
-    kubectl = shutil.which("kubectl")
-    if kubectl is None:
-        SUMMARY["kubectl"] = (
-            "KUBERNETES MANIFEST CHECKS SKIPPED: kubectl is not installed (kubectl kustomize renders them)"
-        )
-        pytest.skip(str(SUMMARY["kubectl"]))
-    result = subprocess.run(
-        [kubectl, "kustomize", str(DEPLOY / "k8s" / "overlays" / overlay)],
-        capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr
-    return [doc for doc in yaml.safe_load_all(result.stdout) if doc]
+# Custom resources (cert-manager, the Prometheus Operator), validated against their vendored CRDs.
+CUSTOM_GROUPS = {"cert-manager.io", "monitoring.coreos.com"}
+METRICS_PORT, HEALTH_PORT = 9464, 8081
+TLS_FILES = {
+    "POKER_TLS_CERT_FILE": "/etc/poker/tls/tls.crt",
+    "POKER_TLS_KEY_FILE": "/etc/poker/tls/tls.key",
+    "POKER_TLS_CA_FILE": "/etc/poker/tls/ca.crt",
+}
 
 
 @pytest.fixture(scope="module")
@@ -60,6 +52,10 @@ def rendered() -> dict[str, list[dict[str, Any]]]:
 
 def _of_kind(docs: list[dict[str, Any]], *kinds: str) -> list[dict[str, Any]]:
     return [d for d in docs if d["kind"] in kinds]
+
+
+def _config(docs: list[dict[str, Any]]) -> dict[str, Any]:
+    return next(c for c in _of_kind(docs, "ConfigMap") if c["metadata"]["name"] == "poker-config")
 
 
 def _containers(docs: list[dict[str, Any]]) -> Iterator[tuple[str, dict[str, Any], dict[str, Any]]]:
@@ -74,8 +70,13 @@ def _containers(docs: list[dict[str, Any]]) -> Iterator[tuple[str, dict[str, Any
 def test_overlay_renders_and_passes_strict_schema_validation(
     rendered: dict[str, list[dict[str, Any]]], overlay: str, version: str
 ) -> None:
+    schemas = crd_schemas()
     for doc in rendered[overlay]:
-        kubernetes_validate.validate(doc, version, strict=True)
+        if doc["apiVersion"].split("/")[0] in CUSTOM_GROUPS:
+            # cert-manager and Prometheus Operator kinds: their CRDs' schemas, unknown fields refused.
+            validate_custom_resource(doc, schemas)
+        else:
+            kubernetes_validate.validate(doc, version, strict=True)
 
 
 def test_strict_validation_rejects_a_misspelt_field(rendered: dict[str, list[dict[str, Any]]]) -> None:
@@ -112,7 +113,7 @@ def test_every_container_has_probes_limits_and_a_locked_down_security_context(
 
 
 @pytest.mark.parametrize("overlay", OVERLAYS)
-def test_each_service_runs_from_the_one_image_with_native_grpc_probes(
+def test_each_service_runs_from_the_one_image_with_native_grpc_probes_and_a_metrics_port(
     rendered: dict[str, list[dict[str, Any]]], overlay: str
 ) -> None:
     docs = rendered[overlay]
@@ -127,8 +128,14 @@ def test_each_service_runs_from_the_one_image_with_native_grpc_probes(
         images.add(container["image"])
         assert container["command"] == ["python3", "-m", f"services.{name}"]
         assert (REPO / "services" / name / "__main__.py").is_file()
+        ports = {p["name"]: p["containerPort"] for p in container["ports"]}
+        assert ports == {"grpc": port, "metrics": METRICS_PORT, "health": HEALTH_PORT}, name
+        # Kubelet's gRPC probes cannot speak TLS: they ask the plaintext health-only port.
         for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
-            assert container[probe]["grpc"]["port"] == port, f"{name} {probe}"
+            assert container[probe]["grpc"]["port"] == HEALTH_PORT, f"{name} {probe}"
+    config = _config(docs)
+    assert config["data"]["POKER_METRICS_PORT"] == str(METRICS_PORT)
+    assert config["data"]["POKER_HEALTH_PORT"] == str(HEALTH_PORT)
     assert len(images) == 1, images
 
 
@@ -141,7 +148,7 @@ def test_table_shards_have_stable_names_and_time_to_finish_a_hand(
         s for s in _of_kind(docs, "Service") if s["metadata"]["name"] == table["spec"]["serviceName"]
     ]
     assert service["spec"]["clusterIP"] == "None"
-    (config,) = _of_kind(docs, "ConfigMap")
+    config = _config(docs)
     pod = table["spec"]["template"]["spec"]
     pre_stop_pause = 5
     drain = float(config["data"]["POKER_TABLE_SHUTDOWN_GRACE_SECONDS"])
@@ -290,3 +297,58 @@ def test_compose_runs_every_service_from_the_one_image_locked_down() -> None:
         assert service["environment"][f"POKER_{name.upper()}_HOST"] == "0.0.0.0"
     for name in ("postgres", "redis"):
         assert "ports" not in services[name], f"{name} must not be published"
+
+
+def test_production_speaks_mutual_tls_with_certificates_from_cert_manager(
+    rendered: dict[str, list[dict[str, Any]]],
+) -> None:
+    docs = rendered["production"]
+    config = _config(docs)["data"]
+    assert {key: config.get(key) for key in TLS_FILES} == TLS_FILES
+    certificates = {c["metadata"]["name"]: c for c in _of_kind(docs, "Certificate")}
+    issuers = {i["metadata"]["name"]: i for i in _of_kind(docs, "Issuer")}
+    assert certificates["poker-ca"]["spec"]["isCA"] is True
+    assert issuers["poker-ca"]["spec"]["ca"]["secretName"] == certificates["poker-ca"]["spec"]["secretName"]
+    for name, workload in ((w["metadata"]["name"], w) for w in _of_kind(docs, *WORKLOAD_KINDS)):
+        certificate = certificates[f"{name}-tls"]["spec"]
+        assert certificate["issuerRef"]["name"] == "poker-ca"
+        # One certificate serves and calls: mutual TLS.
+        assert {"server auth", "client auth"} <= set(certificate["usages"]), name
+        assert name in certificate["dnsNames"], name
+        assert certificate["privateKey"]["rotationPolicy"] == "Always"
+        pod = workload["spec"]["template"]["spec"]
+        (container,) = pod["containers"]
+        volumes = {v["name"]: v for v in pod["volumes"]}
+        (mount,) = [m for m in container["volumeMounts"] if m["mountPath"] == "/etc/poker/tls"]
+        assert mount["readOnly"] is True
+        assert volumes[mount["name"]]["secret"]["secretName"] == certificate["secretName"], name
+    # Table shards are dialled by their own names under the headless Service (table-0.table:50052).
+    assert "*.table" in certificates["table-tls"]["spec"]["dnsNames"]
+    assert any(
+        e["value"].endswith(".table:50052")
+        for e in next(w for w in _of_kind(docs, "StatefulSet"))["spec"]["template"]["spec"]["containers"][0][
+            "env"
+        ]
+        if e["name"] == "POKER_TABLE_ADVERTISE_ADDRESS"
+    )
+    # Development stays plaintext (no certificate is mounted there).
+    assert not any(key in _config(rendered["dev"])["data"] for key in TLS_FILES)
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_only_prometheus_reaches_the_metrics_ports(
+    rendered: dict[str, list[dict[str, Any]]], overlay: str
+) -> None:
+    docs = rendered[overlay]
+    policies = _of_kind(docs, "NetworkPolicy")
+    prometheus = Pod("prometheus", {"poker.example/role": "monitoring"}, elsewhere=True)
+    for name in SERVICES:
+        target = next(p for p in _pods(docs) if p.name == name)
+        callers = {
+            p.name
+            for p in [*_pods(docs), prometheus]
+            if p is not target and can_connect(policies, p, target, METRICS_PORT)
+        }
+        assert callers == {"prometheus"}, (name, callers)
+        # And Prometheus reaches nothing else of theirs.
+        assert not can_connect(policies, prometheus, target, SERVICES[name]), name

@@ -64,9 +64,11 @@ def running_cluster(
     folder: Path,
     shards: int = 2,
     table_env: dict[str, str] | None = None,
+    extra_env: dict[str, str] | None = None,
 ) -> Iterator[Cluster]:
     """Start the cluster; without `postgres_url` every database is SQLite in `folder`, and without
-    `redis_url` there is one shard that the lobby is pointed at (the `make run` shape)."""
+    `redis_url` there is one shard that the lobby is pointed at (the `make run` shape). `extra_env`
+    goes to every service (TLS files, metrics ports, a trace collector)."""
     if not redis_url:
         shards = 1
     ports = [free_port() for _ in range(shards)]
@@ -79,6 +81,7 @@ def running_cluster(
         "POKER_TABLE_REGISTRY_PREFIX": redis_prefix,
         "POKER_LOBBY_TABLE_SHARD_ADDRESS": f"127.0.0.1:{ports[0]}",
         "POKER_LOBBY_TABLE_SHARD_ID": "table-a",
+        **(extra_env or {}),
     }
     cluster = Cluster()
     with contextlib.ExitStack() as stack:

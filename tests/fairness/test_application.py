@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from service_runtime.database import create_engine
 from service_runtime.errors import AlreadyExists, DomainError, FailedPrecondition, InvalidArgument, NotFound
 from services.fairness.application import FairnessApplication
-from services.fairness.hands import HandOutcome, HandState
+from services.fairness.hands import ADMIN_READER, HandOutcome, HandState
 from services.fairness.seed_vault import SeedVault, SeedVaultError
 from services.fairness.shuffle import (
     GENESIS_COMMITMENT,
@@ -74,7 +74,7 @@ async def test_commit_is_idempotent_by_request_id(application: FairnessApplicati
     again = await application.commit_hand(request_id, table, deal_now=True)
     assert again.hand.hand_id == first.hand.hand_id
     assert again.deck == first.deck
-    listed, _ = await application.list_table_commitments(table)
+    listed, _ = await application.list_table_commitments(table, reader=ADMIN_READER)
     assert len(listed) == 1
 
 
@@ -91,7 +91,7 @@ async def test_concurrent_commits_of_one_table_get_distinct_chained_positions(
 ) -> None:
     table = _table()
     await asyncio.gather(*(application.commit_hand(_request(), table) for _ in range(6)))
-    chain, _ = await application.list_table_commitments(table)
+    chain, _ = await application.list_table_commitments(table, reader=ADMIN_READER)
     assert [h.sequence for h in chain] == [1, 2, 3, 4, 5, 6]
     assert verify_chain([h.chain_link() for h in chain]) is None
 
@@ -159,14 +159,14 @@ async def test_nobody_gets_the_seed_or_a_verdict_before_the_hand_ends(
     hand_id = (await application.commit_hand(_request(), _table())).hand.hand_id
     for _ in range(2):
         with pytest.raises(FailedPrecondition) as error:
-            await application.get_reveal(hand_id)
+            await application.get_reveal(hand_id, reader=ADMIN_READER)
         assert _reason(error) == "HAND_NOT_FINISHED"
         with pytest.raises(FailedPrecondition) as error:
-            await application.verify_stored_hand(hand_id, ())
+            await application.verify_stored_hand(hand_id, (), reader=ADMIN_READER)
         assert _reason(error) == "HAND_NOT_FINISHED"
         await application.seal_hand(hand_id)
     await application.reveal_hand(hand_id, HandOutcome.FINISHED)
-    assert (await application.get_reveal(hand_id)).hand.state is HandState.FINISHED
+    assert (await application.get_reveal(hand_id, reader=ADMIN_READER)).hand.state is HandState.FINISHED
 
 
 async def test_an_undealt_hand_can_be_voided_but_not_finished(application: FairnessApplication) -> None:
@@ -193,7 +193,7 @@ async def test_reveal_is_idempotent_and_an_ended_hand_stays_ended(application: F
 
 async def test_unknown_hand_is_not_found(application: FairnessApplication) -> None:
     with pytest.raises(NotFound) as error:
-        await application.get_commitment(str(uuid.uuid4()))
+        await application.get_commitment(str(uuid.uuid4()), reader=ADMIN_READER)
     assert _reason(error) == "HAND_NOT_FOUND"
 
 
@@ -263,13 +263,17 @@ async def test_list_pages_through_the_chain_oldest_first(application: FairnessAp
     table = _table()
     for _ in range(5):
         await application.commit_hand(_request(), table)
-    first_page, token = await application.list_table_commitments(table, page_size=2)
-    second_page, token = await application.list_table_commitments(table, page_size=2, page_token=token)
-    last_page, token = await application.list_table_commitments(table, page_size=2, page_token=token)
+    first_page, token = await application.list_table_commitments(table, reader=ADMIN_READER, page_size=2)
+    second_page, token = await application.list_table_commitments(
+        table, reader=ADMIN_READER, page_size=2, page_token=token
+    )
+    last_page, token = await application.list_table_commitments(
+        table, reader=ADMIN_READER, page_size=2, page_token=token
+    )
     assert [h.sequence for h in (*first_page, *second_page, *last_page)] == [1, 2, 3, 4, 5]
     assert token == ""
     with pytest.raises(InvalidArgument) as error:
-        await application.list_table_commitments(table, page_token="bogus")
+        await application.list_table_commitments(table, reader=ADMIN_READER, page_token="bogus")
     assert _reason(error) == "PAGE_TOKEN_INVALID"
 
 
@@ -280,9 +284,9 @@ async def test_chain_detects_a_removed_hand(
     committed = [(await application.commit_hand(_request(), table, deal_now=True)) for _ in range(4)]
     for hand in committed:
         await application.reveal_hand(hand.hand.hand_id, HandOutcome.FINISHED)
-    chain, _ = await application.list_table_commitments(table)
+    chain, _ = await application.list_table_commitments(table, reader=ADMIN_READER)
     assert verify_chain([h.chain_link() for h in chain]) is None
-    assert (await application.verify_stored_hand(committed[2].hand.hand_id, ())).passed
+    assert (await application.verify_stored_hand(committed[2].hand.hand_id, (), reader=ADMIN_READER)).passed
 
     engine = create_engine(fairness_database_url)
     try:
@@ -291,11 +295,11 @@ async def test_chain_detects_a_removed_hand(
     finally:
         await engine.dispose()
 
-    chain, _ = await application.list_table_commitments(table)
+    chain, _ = await application.list_table_commitments(table, reader=ADMIN_READER)
     mismatch = verify_chain([h.chain_link() for h in chain])
     assert mismatch is not None
     assert mismatch.kind is MismatchKind.CHAIN_LINK
-    result = await application.verify_stored_hand(committed[2].hand.hand_id, ())
+    result = await application.verify_stored_hand(committed[2].hand.hand_id, (), reader=ADMIN_READER)
     assert result.first_mismatch is not None
     assert result.first_mismatch.kind is MismatchKind.CHAIN_LINK
 
@@ -304,10 +308,14 @@ async def test_stored_hand_verification_checks_the_dealt_cards(application: Fair
     committed = await application.commit_hand(_request(), _table(), deal_now=True)
     assert committed.deck is not None
     await application.reveal_hand(committed.hand.hand_id, HandOutcome.FINISHED)
-    good = await application.verify_stored_hand(committed.hand.hand_id, dealt_from_prefix(committed.deck[:9]))
+    good = await application.verify_stored_hand(
+        committed.hand.hand_id, dealt_from_prefix(committed.deck[:9]), reader=ADMIN_READER
+    )
     assert good.passed
     assert good.dealt_cards_checked == 9
     tampered = [committed.deck[1], committed.deck[0], *committed.deck[2:9]]
-    bad = await application.verify_stored_hand(committed.hand.hand_id, dealt_from_prefix(tampered))
+    bad = await application.verify_stored_hand(
+        committed.hand.hand_id, dealt_from_prefix(tampered), reader=ADMIN_READER
+    )
     assert bad.first_mismatch is not None
     assert (bad.first_mismatch.kind, bad.first_mismatch.position) == (MismatchKind.DEALT_CARD, 0)

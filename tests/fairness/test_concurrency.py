@@ -22,7 +22,7 @@ from service_runtime.database import create_engine
 from service_runtime.errors import DomainError
 from services.fairness import storage
 from services.fairness.application import FairnessApplication
-from services.fairness.hands import ClientSeedRecord, HandOutcome, HandState
+from services.fairness.hands import ADMIN_READER, ClientSeedRecord, HandOutcome, HandState
 from services.fairness.verification import dealt_from_prefix
 
 HOLD = 0.3
@@ -96,7 +96,9 @@ async def test_entropy_racing_the_seal_is_in_the_dealt_deck_or_refused(
     revealed = await application.reveal_hand(hand_id, HandOutcome.FINISHED)
     # The deck the table dealt is the deck the reveal gives, so the honest hand verifies...
     assert revealed.deck == sealed.deck
-    assert (await application.verify_stored_hand(hand_id, dealt_from_prefix(sealed.deck))).passed
+    assert (
+        await application.verify_stored_hand(hand_id, dealt_from_prefix(sealed.deck), reader=ADMIN_READER)
+    ).passed
     # ...and the seed is in the reveal exactly when its caller was told it was accepted.
     seats = [s.seat for s in revealed.hand.client_seeds]
     assert seats == ([] if isinstance(added, BaseException) else [3])
@@ -120,7 +122,7 @@ async def test_a_hand_voided_while_being_sealed_is_never_dealt_after_its_end(
     else:
         voided, sealed = await overlap(hold, void, seal)
     assert not isinstance(voided, BaseException)
-    stored = await application.get_commitment(hand_id)
+    stored = await application.get_commitment(hand_id, reader=ADMIN_READER)
     assert stored.state is HandState.VOIDED
     if isinstance(sealed, BaseException):
         # The void came first: the seed is public, so no deck may be dealt from it.
@@ -150,7 +152,7 @@ async def test_void_racing_finish_ends_the_hand_exactly_once(
     assert len(winners) == 1, outcomes
     loser = next(o for o in outcomes if o not in winners)
     assert _reason(outcomes[loser]) == "HAND_ALREADY_REVEALED"
-    assert (await application.get_commitment(hand_id)).state.value == winners[0].value
+    assert (await application.get_commitment(hand_id, reader=ADMIN_READER)).state.value == winners[0].value
 
 
 async def test_a_transition_from_a_state_the_hand_already_left_writes_nothing(
@@ -165,7 +167,8 @@ async def test_a_transition_from_a_state_the_hand_already_left_writes_nothing(
     try:
         for write in (
             lambda s: storage.insert_client_seed(s, hand_id, ClientSeedRecord(1, "p", b"late"), now),
-            lambda s: storage.mark_sealed(s, hand_id, now),
+            lambda s: storage.mark_sealed(s, hand_id, now, ("p",)),
+            lambda s: storage.set_participants(s, hand_id, HandState.SEALED, ("p",)),
             lambda s: storage.mark_ended(s, hand_id, HandState.SEALED, HandState.FINISHED, bytes(32), now),
         ):
             with pytest.raises(storage.StateMoved):
@@ -173,5 +176,5 @@ async def test_a_transition_from_a_state_the_hand_already_left_writes_nothing(
                     await write(connection)
     finally:
         await engine.dispose()
-    after = await application.get_commitment(hand_id)
+    after = await application.get_commitment(hand_id, reader=ADMIN_READER)
     assert (after.state, after.sealed_at, after.client_seeds) == (HandState.VOIDED, None, ())

@@ -33,10 +33,12 @@ async def stub(application: FairnessApplication) -> AsyncIterator[fairness_pb2_g
 async def _commit(
     stub: fairness_pb2_grpc.FairnessServiceStub, table_id: str = "", *, deal_now: bool = False
 ) -> fairness_pb2.CommitHandResponse:
+    # A hand dealt at once is dealt to alice (PLAYER), who may then read and check it.
     request = fairness_pb2.CommitHandRequest(
         request_id=f"req-{uuid.uuid4().hex}",
         table_id=table_id or f"table-{uuid.uuid4().hex[:8]}",
         deal_now=deal_now,
+        participant_ids=["alice"] if deal_now else [],
     )
     response: fairness_pb2.CommitHandResponse = await stub.CommitHand(request, metadata=SERVICE)
     return response
@@ -64,7 +66,10 @@ async def test_a_hand_runs_commit_entropy_seal_reveal_and_verifies(
             ),
             metadata=SERVICE,
         )
-    sealed = await stub.SealHand(fairness_pb2.SealHandRequest(hand_id=committed.hand_id), metadata=SERVICE)
+    sealed = await stub.SealHand(
+        fairness_pb2.SealHandRequest(hand_id=committed.hand_id, participant_ids=["alice", "bob"]),
+        metadata=SERVICE,
+    )
     deck = [card.index for card in sealed.deck]
     assert sorted(deck) == list(range(52))
     assert [s.seat for s in sealed.commitment.client_seeds] == [2, 7]
@@ -129,9 +134,11 @@ async def test_a_player_cannot_obtain_the_deck(stub: fairness_pb2_grpc.FairnessS
         grpc.StatusCode.PERMISSION_DENIED,
         "ROLE_REQUIRED",
     )
-    await stub.SealHand(fairness_pb2.SealHandRequest(hand_id=hand_id), metadata=SERVICE)
+    await stub.SealHand(
+        fairness_pb2.SealHandRequest(hand_id=hand_id, participant_ids=["alice"]), metadata=SERVICE
+    )
     # Not before the end by any read path, whatever the role: reveal, or verification as an oracle.
-    for metadata in (PLAYER, ADMIN, SERVICE):
+    for metadata in (PLAYER, ADMIN):
         await _expect_error(
             stub.GetReveal(fairness_pb2.GetRevealRequest(hand_id=hand_id), metadata=metadata),
             grpc.StatusCode.FAILED_PRECONDITION,
@@ -144,6 +151,12 @@ async def test_a_player_cannot_obtain_the_deck(stub: fairness_pb2_grpc.FairnessS
             grpc.StatusCode.FAILED_PRECONDITION,
             "HAND_NOT_FINISHED",
         )
+    # The table service deals; it reads nothing back.
+    await _expect_error(
+        stub.GetReveal(fairness_pb2.GetRevealRequest(hand_id=hand_id), metadata=SERVICE),
+        grpc.StatusCode.PERMISSION_DENIED,
+        "ROLE_REQUIRED",
+    )
 
 
 async def test_reveal_before_the_hand_is_dealt_is_refused(
@@ -274,7 +287,10 @@ async def test_a_reveal_names_only_the_callers_own_seat(stub: fairness_pb2_grpc.
             ),
             metadata=SERVICE,
         )
-    await stub.SealHand(fairness_pb2.SealHandRequest(hand_id=hand_id), metadata=SERVICE)
+    await stub.SealHand(
+        fairness_pb2.SealHandRequest(hand_id=hand_id, participant_ids=["carol", "dave", "alice"]),
+        metadata=SERVICE,
+    )
     await stub.RevealHand(
         fairness_pb2.RevealHandRequest(hand_id=hand_id, outcome=fairness_pb2.HAND_OUTCOME_FINISHED),
         metadata=SERVICE,
@@ -359,7 +375,7 @@ async def test_a_refused_seal_with_seeds_records_nothing_and_seals_nothing(
         "FIELD_INVALID",
     )
     record = (
-        await stub.GetCommitment(fairness_pb2.GetCommitmentRequest(hand_id=hand_id), metadata=SERVICE)
+        await stub.GetCommitment(fairness_pb2.GetCommitmentRequest(hand_id=hand_id), metadata=ADMIN)
     ).commitment
     assert record.state == fairness_pb2.HAND_STATE_COMMITTED
     assert [s.seat for s in record.client_seeds] == [2]

@@ -18,7 +18,7 @@ from service_runtime.database import Transactions, sync_url
 from service_runtime.database import create_engine as create_async_engine
 from service_runtime.migrations import alembic_config
 from services.fairness.application import FairnessApplication
-from services.fairness.hands import HandOutcome
+from services.fairness.hands import ADMIN_READER, HandOutcome
 from services.fairness.shuffle import GENESIS_COMMITMENT
 from services.fairness.storage import MIGRATIONS_DIR, VERSION_TABLE, migrate
 from services.fairness.tables import metadata
@@ -79,7 +79,9 @@ async def test_a_hand_committed_under_version_1_keeps_its_deck_and_verifies_afte
         assert list(dealt.deck) == vector["deck"]
         assert (dealt.hand.shuffle_version, dealt.hand.server_seed_hash) == (1, vector["commitment"])
         await application.reveal_hand(hand_id, HandOutcome.FINISHED)
-        assert (await application.verify_stored_hand(hand_id, dealt_from_prefix(dealt.deck))).passed
+        assert (
+            await application.verify_stored_hand(hand_id, dealt_from_prefix(dealt.deck), reader=ADMIN_READER)
+        ).passed
         # A new hand of the same table is version 2 and chains onto the version 1 hand.
         new = (await application.commit_hand("old/2", "old-table")).hand
         assert (new.shuffle_version, new.sequence, new.previous_commitment) == (2, 2, vector["commitment"])

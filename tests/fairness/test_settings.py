@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from service_runtime.settings import SettingsError, describe, load_settings
+from service_runtime.testing_pki import TestAuthority, tls_environment
 from services.fairness.seed_vault import SeedVault
 from services.fairness.settings import DEV_SEED_KEY_HEX, FairnessSettings
 
@@ -17,11 +20,12 @@ def test_defaults_run_locally_on_the_well_known_port() -> None:
     assert SeedVault.from_settings(settings.seed_encryption_keys).active_key_id == "dev"
 
 
-def test_production_refuses_the_development_seed_key() -> None:
+def test_production_refuses_the_development_seed_key(tmp_path: Path) -> None:
     environ = {
         "POKER_ENVIRONMENT": "production",
         "POKER_AUTH_KEYS": PRODUCTION_AUTH,
         "POKER_FAIRNESS_DATABASE_URL": "postgresql://x/y",
+        **tls_environment(TestAuthority(tmp_path).issue("fairness")),
     }
     with pytest.raises(SettingsError) as error:
         load_settings(FairnessSettings, environ)

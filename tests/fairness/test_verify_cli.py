@@ -124,7 +124,9 @@ async def test_by_hand_id_the_command_re_derives_the_deck_from_the_reveal(
     async with running_server([fairness_service(application)], ACCESS) as (running, channel):
         stub = fairness_pb2_grpc.FairnessServiceStub(channel)
         committed = await stub.CommitHand(
-            fairness_pb2.CommitHandRequest(request_id=uuid.uuid4().hex, table_id="cli-table", deal_now=True),
+            fairness_pb2.CommitHandRequest(
+                request_id=uuid.uuid4().hex, table_id="cli-table", deal_now=True, participant_ids=["bob"]
+            ),
             metadata=service,
         )
         hand_id = committed.commitment.hand_id

@@ -121,6 +121,8 @@ def record_of(
     pool: common_pb2.ChipPool.ValueType = common_pb2.CHIP_POOL_GRAM,
     start: datetime | None = None,
     fingerprints: dict[str, str] | None = None,
+    networks: dict[str, str] | None = None,
+    decision_ms: dict[int, int] | None = None,
     hand_id: str = "",
 ) -> history_pb2.HandRecord:
     started = start or START
@@ -135,6 +137,8 @@ def record_of(
         table_size=10,
         display_names={s.player_id: s.player_id.capitalize() for s in hand.config.seats},
         client_fingerprints=fingerprints,
+        network_fingerprints=networks,
+        decision_ms=decision_ms,
         seed_commitment="ab" * 32,
         seed_reveal_reference="",
     )

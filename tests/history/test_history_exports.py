@@ -6,7 +6,6 @@ JSON is checked against the structure of the published spec (1.4.6)."""
 
 from __future__ import annotations
 
-import json
 import uuid
 import warnings
 from collections import Counter
@@ -19,6 +18,7 @@ from poker.history.v1 import history_pb2, history_pb2_grpc
 from service_runtime.testing import auth_metadata
 from services.history.exports.names import export_names
 from tests.history.engine_hands import varied_records
+from tests.history.export_readers import read_ohh_stream, validate_with_ohh_pydantic
 from tests.history.pokerkit_parsing import parse_pokerstars
 
 SERVICE = auth_metadata("table", "service")
@@ -178,15 +178,12 @@ def check_ohh(document: dict[str, Any], record: history_pb2.HandRecord, hero: st
             _fields(win, _OHH_WIN)
             won[win["player_id"]] += win["win_amount"]
         assert sum(w["win_amount"] for w in pot["player_wins"]) == pot["amount"] - pot["rake"]
-    # Stacks: what each player started with, minus what they put in, plus what came back and won.
-    returned = Counter({a.seat: a.amount for a in record.actions if a.kind == "UNCALLED_RETURN"})
+    # Stacks: what each player started with, minus what their actions put in, plus what they won (an
+    # uncalled part of a bet was never put in: issue 25 item 9, the bettor's result must add up).
     seat_of = {index: s.seat for index, s in enumerate(record.seats)}
     for player_id, player in players.items():
         seat = next(s for s in record.seats if s.seat == seat_of[player_id])
-        assert (
-            player["starting_stack"] - put_in[player_id] + returned[seat.seat] + won[player_id]
-            == seat.final_stack
-        )
+        assert player["starting_stack"] - put_in[player_id] + won[player_id] == seat.final_stack
     assert [p["amount"] for p in ohh["pots"]] == [p.amount + p.rake for p in record.pots]
 
 
@@ -261,6 +258,9 @@ async def test_every_hand_exported_as_open_hand_history_has_the_spec_structure_a
             ),
             metadata=auth_metadata(hero, "player"),
         )
-        assert response.content_type == "application/json"
-        (document,) = json.loads(response.content)
+        # The spec's storage format (a .ohh file): one object per hand, then one blank line.
+        assert response.content_type == "application/x-ohh; charset=utf-8"
+        assert response.content.endswith("}\n\n")
+        (document,) = read_ohh_stream(response.content)
+        validate_with_ohh_pydantic(document)
         check_ohh(document, record, hero)

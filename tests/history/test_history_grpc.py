@@ -78,6 +78,17 @@ async def test_record_hand_is_idempotent_and_a_different_record_is_a_conflict_th
         (lambda r: setattr(r, "seed_commitment", "not-hex"), "FIELD_INVALID"),
         (lambda r: r.ClearField("end_time"), "FIELD_REQUIRED"),
         (lambda r: setattr(r.seats[0], "client_fingerprint", "x" * 129), "FIELD_INVALID"),
+        (lambda r: setattr(r.seats[0], "network_fingerprint", "has space"), "FIELD_INVALID"),
+        # Only a player's own decision has a time (a post or a board card has none), of at most a day.
+        (lambda r: setattr(r.actions[0], "decision_ms", 5), "FIELD_INVALID"),
+        (
+            lambda r: setattr(
+                next(a for a in r.actions if a.cause == history_pb2.ACTION_CAUSE_PLAYER),
+                "decision_ms",
+                86_400_001,
+            ),
+            "FIELD_INVALID",
+        ),
         (lambda r: setattr(r.end_time, "seconds", 2**62), "FIELD_INVALID"),
         (
             lambda r: r.actions.add(sequence=len(r.actions), street="SHOWDOWN", kind="DEAL_BOARD"),

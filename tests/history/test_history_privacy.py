@@ -23,6 +23,7 @@ import pytest
 from poker.history.v1 import history_pb2, history_pb2_grpc
 from poker_engine.cards import card_text
 from poker_engine.config import HandConfig, SeatConfig, Variant
+from poker_engine.events import ActionCause, PlayerActed
 from poker_engine.hand import Hand
 from service_runtime.testing import auth_metadata, reason_of
 from tests.history.engine_hands import record_of
@@ -205,10 +206,16 @@ async def test_players_never_see_client_fingerprints_or_unshown_cards_but_keep_p
 ) -> None:
     prefix = f"fp{uuid.uuid4().hex[:6]}"
     players = [f"{prefix}-{name}" for name in ("ann", "bob", "cyd", "dee")]
+    hand = fold_muck_showdown_hand(players)
+    acted = [
+        i for i, e in enumerate(hand.events) if isinstance(e, PlayerActed) and e.cause is ActionCause.PLAYER
+    ]
     record = record_of(
-        fold_muck_showdown_hand(players),
+        hand,
         table_id=f"{prefix}-t",
         fingerprints={p: "same-device" for p in players},
+        networks={p: "same-network" for p in players},
+        decision_ms={position: 4321 for position in acted},
     )
     await stub.RecordHand(history_pb2.RecordHandRequest(hand=record), metadata=SERVICE)
     for reader in players:
@@ -217,7 +224,9 @@ async def test_players_never_see_client_fingerprints_or_unshown_cards_but_keep_p
                 history_pb2.GetHandRequest(hand_id=record.hand_id), metadata=auth_metadata(reader, "player")
             )
         ).hand
-        assert all(seat.client_fingerprint == "" for seat in view.seats)
+        assert all(seat.client_fingerprint == seat.network_fingerprint == "" for seat in view.seats)
+        # Decision times are fair-play evidence too (automation): operators only.
+        assert all(action.decision_ms == 0 for action in view.actions)
         for seat in view.seats:
             hidden = seat.player_id != reader and not seat.shown
             assert [c.hidden for c in seat.hole_cards] == [hidden, hidden]
@@ -232,8 +241,12 @@ async def test_players_never_see_client_fingerprints_or_unshown_cards_but_keep_p
                 )
             ).content
             assert "same-device" not in content, name
+            assert "same-network" not in content, name
+            assert "4321" not in content, name
     full = (await stub.GetHand(history_pb2.GetHandRequest(hand_id=record.hand_id), metadata=ADMIN)).hand
     assert {seat.client_fingerprint for seat in full.seats} == {"same-device"}
+    assert {seat.network_fingerprint for seat in full.seats} == {"same-network"}
+    assert {a.decision_ms for a in full.actions if a.cause == history_pb2.ACTION_CAUSE_PLAYER} == {4321}
 
 
 @pytest.mark.parametrize("role", ["service"])

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
@@ -16,6 +17,7 @@ from alembic.migration import MigrationContext
 from service_runtime.database import sync_url
 from service_runtime.migrations import alembic_config
 from service_runtime.settings import SettingsError, load_settings
+from service_runtime.testing_pki import TestAuthority, tls_environment
 from services.history.application import HistoryApplication
 from services.history.records import Viewer
 from services.history.settings import HistorySettings
@@ -104,11 +106,12 @@ async def test_hands_ending_at_the_same_moment_page_once_each(application: Histo
     assert seen == expected
 
 
-def test_production_refuses_the_development_page_token_key() -> None:
+def test_production_refuses_the_development_page_token_key(tmp_path: Path) -> None:
     environment = {
         "POKER_ENVIRONMENT": "production",
         "POKER_AUTH_KEYS": "k1:production-secret-0123456789",
         "POKER_HISTORY_DATABASE_URL": "postgresql://db/history",
+        **tls_environment(TestAuthority(tmp_path).issue("history")),
     }
     with pytest.raises(SettingsError) as error:
         load_settings(HistorySettings, environ=environment)

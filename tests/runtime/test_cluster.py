@@ -22,22 +22,22 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from service_runtime import cluster
 
-SERVICES = ("lobby", "table", "cashier", "fairness", "history")
+SERVICES = ("lobby", "table", "cashier", "fairness", "history", "gateway")
 BANNER = "All services are SERVING"
 
 
 def _free_base_port() -> int:
-    """A base port whose five ports are free right now."""
+    """A base port whose six ports are free right now."""
     for _ in range(50):
         base = random.randint(30000, 39000)
         try:
-            for offset in range(5):
+            for offset in range(len(SERVICES)):
                 with socket.socket() as probe:
                     probe.bind(("127.0.0.1", base + offset))
         except OSError:
             continue
         return base
-    raise AssertionError("no five free ports in a row")
+    raise AssertionError("no six free ports in a row")
 
 
 def _free_port() -> int:
@@ -99,6 +99,8 @@ def test_cluster_starts_every_service_where_the_settings_say_and_stops_cleanly_o
     assert f"cashier   127.0.0.1:{cashier_port}" in banner
     assert f"lobby     127.0.0.2:{base_port}" in banner
     assert f"table     127.0.0.1:{base_port + 1}" in banner
+    # The gateway serves the web client; the banner gives its page's address.
+    assert f"http://127.0.0.1:{base_port + 5}/" in banner
     assert _health(f"127.0.0.1:{cashier_port}") == health_pb2.HealthCheckResponse.SERVING
     assert _health(f"127.0.0.2:{base_port}") == health_pb2.HealthCheckResponse.SERVING
     process.send_signal(signal.SIGINT)

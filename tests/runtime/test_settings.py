@@ -10,6 +10,7 @@ import pytest
 
 from service_runtime.service_settings import DEV_SIGNING_KEY, ServiceSettings
 from service_runtime.settings import SettingsError, load_settings, setting
+from service_runtime.testing_pki import TestAuthority, tls_environment
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -82,12 +83,43 @@ def test_settings_are_frozen() -> None:
         settings.port = 1  # type: ignore[misc]
 
 
-def test_a_service_that_stores_nothing_needs_no_database_in_production() -> None:
+def test_a_service_that_stores_nothing_needs_no_database_in_production(tmp_path: Path) -> None:
     """The table shard keeps no data of its own (hands live in Redis or memory, money in the cashier)."""
     from services.table.settings import TableSettings
 
-    production = {"POKER_ENVIRONMENT": "production", "POKER_AUTH_KEYS": "k1:" + "x" * 32}
+    production = {
+        "POKER_ENVIRONMENT": "production",
+        "POKER_AUTH_KEYS": "k1:" + "x" * 32,
+        **tls_environment(TestAuthority(tmp_path).issue("table")),
+    }
     assert load_settings(TableSettings, production).validate() == []
     with pytest.raises(SettingsError) as caught:
         load_settings(ExampleSettings, {**production, "POKER_EXAMPLE_TABLE_COUNT": "1"})
     assert "POKER_EXAMPLE_DATABASE_URL: required in production" in caught.value.problems
+
+
+def test_production_refuses_plaintext() -> None:
+    production = {"POKER_ENVIRONMENT": "production", "POKER_AUTH_KEYS": "k1:" + "x" * 32}
+    with pytest.raises(SettingsError) as caught:
+        load_settings(ExampleSettings, {**production, "POKER_EXAMPLE_TABLE_COUNT": "1"})
+    assert any(p.startswith("POKER_TLS_CERT_FILE: required in production") for p in caught.value.problems)
+    # Development may run plaintext.
+    assert load_settings(ExampleSettings, {"POKER_EXAMPLE_TABLE_COUNT": "1"}).tls_cert_file == ""
+
+
+def test_tls_files_come_as_a_set_and_must_exist(tmp_path: Path) -> None:
+    files = TestAuthority(tmp_path).issue("example")
+    with pytest.raises(SettingsError) as caught:
+        load_settings(
+            ExampleSettings,
+            {
+                "POKER_EXAMPLE_TABLE_COUNT": "1",
+                "POKER_TLS_CERT_FILE": str(files.cert_file),
+                "POKER_TLS_CA_FILE": str(tmp_path / "missing.crt"),
+            },
+        )
+    problems = "\n".join(caught.value.problems)
+    assert "POKER_TLS_KEY_FILE: required with the other TLS files" in problems
+    assert "POKER_TLS_CA_FILE: no such file" in problems
+    settings = load_settings(ExampleSettings, {"POKER_EXAMPLE_TABLE_COUNT": "1", **tls_environment(files)})
+    assert settings.tls_key_file == str(files.key_file)

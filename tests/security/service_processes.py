@@ -25,6 +25,8 @@ FULL_NAMES = {
     "cashier": "poker.cashier.v1.CashierService",
     "fairness": "poker.fairness.v1.FairnessService",
     "history": "poker.history.v1.HistoryService",
+    # The gateway serves Connect over HTTP (tests/gateway/gateway_process.py starts it).
+    "gateway": "poker.gateway.v1.GatewayService",
 }
 
 

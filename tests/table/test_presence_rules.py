@@ -10,6 +10,7 @@ from service_runtime.errors import DomainError
 from services.table.chat import EVERYWHERE, MAX_TEXT_LENGTH, STICKERS, ChatGuard, check_sticker, check_text
 from services.table.presence import Expiry, PresenceRules, SeatPresence
 from services.table.spectators import DelayLine
+from services.table.time_banks import KeptTimeBanks
 
 RULES = PresenceRules(reserve_seconds=90.0, sit_out_seconds=600.0, timeout_hands=3)
 
@@ -67,14 +68,27 @@ def test_the_sit_out_limit_runs_from_the_first_sit_out_and_sitting_in_clears_it(
     assert presence.due(RULES) is None
 
 
-@given(st.lists(st.sampled_from(["timeout", "acted", "idle"]), max_size=40))
+@given(st.lists(st.sampled_from(["timeout", "acted", "timeout_then_acted", "idle"]), max_size=40))
 def test_three_hands_in_a_row_lost_to_timeouts_and_no_fewer_put_a_player_out(hands: list[str]) -> None:
+    # docs/table.md: a hand in which the player decided for themselves resets the count, even when
+    # they also timed out in it (issue 25 item 2).
     presence = SeatPresence()
     streak = 0
     for hand in hands:
-        out = presence.hand_played(timed_out=hand == "timeout", acted=hand == "acted", rules=RULES)
-        streak = streak + 1 if hand == "timeout" else (0 if hand == "acted" else streak)
+        out = presence.hand_played(
+            timed_out=hand.startswith("timeout"), acted=hand.endswith("acted"), rules=RULES
+        )
+        streak = streak + 1 if hand == "timeout" else (0 if hand.endswith("acted") else streak)
         assert out == (streak >= 3)
+
+
+def test_a_hand_with_a_timeout_and_a_decision_of_the_player_resets_the_count() -> None:
+    # Timed out twice, then: timed out on the turn, all-in on the river and won. Not sat out.
+    presence = SeatPresence()
+    assert not presence.hand_played(timed_out=True, acted=False, rules=RULES)
+    assert not presence.hand_played(timed_out=True, acted=False, rules=RULES)
+    assert not presence.hand_played(timed_out=True, acted=True, rules=RULES)
+    assert presence.timeout_streak == 0
 
 
 # ---------------------------------------------------------------- the spectators' delay line
@@ -178,3 +192,20 @@ def test_a_mute_is_idempotent_by_request_id() -> None:
     )
     assert guard.mute_once(("op", "r2"), "ann", EVERYWHERE, 0.0, 30.0) is None
     guard.admit("ann", "t.1", 31.0)
+
+
+# ---------------------------------------------------------------- time banks of players who left
+
+
+def test_a_returning_player_gets_back_what_was_left_of_their_bank_within_the_keep_time_only() -> None:
+    banks = KeptTimeBanks(keep_seconds=1800.0)
+    banks.keep("ann", 0.0, now=100.0)
+    banks.keep("bob", 9.5, now=100.0)
+    assert banks.bank_for("ann", 15.0, now=1899.0) == 0.0  # within the keep time: no refill
+    assert banks.bank_for("ann", 15.0, now=1899.5) == 15.0  # taken back once; a later seat is new
+    assert banks.bank_for("bob", 5.0, now=200.0) == 5.0  # never more than a full bank
+    banks.keep("cat", 3.0, now=0.0)
+    assert banks.bank_for("cat", 15.0, now=1800.0) == 15.0  # kept too long ago: a full bank
+    banks.keep("dan", 1.0, now=0.0)
+    banks.keep("eve", 1.0, now=5000.0)  # keeping prunes what is past the keep time
+    assert "dan" not in banks._kept

@@ -100,7 +100,6 @@ def make_shard(rooms: Rooms, registry: Registry, directory: Directory) -> TableS
         history=nothing,  # type: ignore[arg-type]
         event_log=LocalEventLog(),
         timings=TIMINGS,
-        boot_id="boot",
         registry=registry,  # type: ignore[arg-type]
         shard_id=ME.shard_id,
         ownership_check_seconds=0.05,

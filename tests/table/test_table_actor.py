@@ -55,7 +55,6 @@ def actor(queue_size: int = 4, *sessions: SeatSession) -> TableActor:
         after_hand=lambda job: None,
         rooms=fake,
         timings=timings,
-        boot_id="test",
         chat=ChatGuard(burst=1000),
     )
 

@@ -87,3 +87,23 @@ async def test_timeout_checks_when_a_check_is_allowed_never_calls(slow_world: Ta
     assert (public_seat(timed[0].seat), timed[0].street) == (big_blind.seat, "PREFLOP")
     for p in (ann, bob):
         await p.close()
+
+
+async def test_leaving_and_sitting_down_again_keeps_what_was_left_of_the_time_bank(
+    slow_world: TableWorld,
+) -> None:
+    # Rules 9: the unused remainder stays; leaving and coming back is no refill (issue 25 item 3).
+    ann, bob = await pair(slow_world)
+    view = await ann.until(running)
+    first_hand = view.hand_id
+    sleeper = ann if view.to_act_seat == ann.seat else bob
+    await sleeper.my_turn()  # and let it run out: the bank is spent
+    await wait_for(lambda: first_hand in slow_world.history.hands, within=10)
+    await sleeper.leave()
+    seat = sleeper.seat
+    await ann.until(lambda v: all(s.player_id != sleeper.player_id for s in v.seats))
+    await sleeper.sit(500, seat=seat)
+    back = await ann.until(lambda v: any(s.player_id == sleeper.player_id for s in v.seats))
+    assert sleeper.seat_view(back, seat).time_bank_seconds == 0
+    for p in (ann, bob):
+        await p.close()

@@ -10,7 +10,7 @@ import pytest
 from poker_engine.config import HandConfig, RakeRule, SeatConfig, Variant
 from poker_engine.hand import Hand
 from poker_engine.replay import apply_json_action, config_from_json
-from service_runtime.errors import Unavailable
+from service_runtime.errors import FailedPrecondition
 from service_runtime.redis_client import create_redis
 from service_runtime.shard_registry import RedisShardRegistry, ShardInfo
 from services.table.event_log import RedisEventLog
@@ -97,7 +97,7 @@ async def test_a_shard_that_lost_the_room_can_never_append_again(
         second = await registry.owner_of("room-y")
         assert second.shard.shard_id == B.shard_id
         assert second.fencing_token > first.fencing_token
-        with pytest.raises(Unavailable) as fenced:
+        with pytest.raises(FailedPrecondition) as fenced:
             await old.append("room-y", "h1", [{"seat": 2, "action": "FOLD"}])
         assert fenced.value.reason == "SHARD_NOT_OWNER"
         new = RedisEventLog(client, shard_id=B.shard_id, prefix=redis_prefix)
@@ -106,7 +106,7 @@ async def test_a_shard_that_lost_the_room_can_never_append_again(
         assert [e["action"] for e in await new.read("h1")] == ["CALL", "CHECK"]
         # Even A coming back with its old token is refused: the token only grows.
         await registry.heartbeat(A)
-        with pytest.raises(Unavailable):
+        with pytest.raises(FailedPrecondition):
             await old.append("room-y", "h1", [{"seat": 2, "action": "FOLD"}])
     finally:
         await client.aclose()

@@ -30,10 +30,11 @@ A = table_pb2
 
 @pytest.fixture
 async def lobby_and_table(
-    backends: dict[str, ServiceProcess], tmp_path: Path
+    backends: dict[str, ServiceProcess], tmp_path: Path, request: pytest.FixtureRequest
 ) -> AsyncIterator[tuple[ServiceProcess, ServiceProcess, ServiceProcess]]:
     base = {**os.environ, "POKER_LOG_FORMAT": "json", "POKER_DATA_DIR": str(tmp_path)}
-    lobby = ServiceProcess("lobby", base)
+    # Indirect parametrisation may add lobby settings (closed access, say).
+    lobby = ServiceProcess("lobby", {**base, **getattr(request, "param", {})})
     history = ServiceProcess(
         "history", {**base, "POKER_HISTORY_CASHIER_ADDRESS": backends["cashier"].address}
     )

@@ -1,9 +1,13 @@
 """Open Hand History (OHH, spec 1.4.6, hh-specs.handhistory.org): the tracker vendors' JSON standard.
 
 Rendered from a reader's view of the record, like the PokerStars text. Each hand is one `{"ohh":
-{...}}` object; several hands are a JSON array. Action `amount` is what the action put into the
-pot (the spec's rule: a raise from 50 to 150 by a player who had 50 in is 100); pot `amount`
-includes the rake. OHH has no uncalled-bet action: a returned bet is simply not in any pot.
+{...}}` object; several hands follow the spec's storage format (a `.ohh` file): one object per hand,
+each separated from the next by one blank line (the file as a whole is not one JSON value). Action
+`amount` is what the action put into the pot (the spec's rule: a raise from 50 to 150 by a player who
+had 50 in is 100); pot `amount` includes the rake. OHH has no uncalled-bet action; by the same rule the
+part of a bet nobody called was never put into the pot, so it comes off the amount of the action that
+made it (a bet of 300 of which 200 came back uncalled is a bet of 100), and every player's winnings
+minus what their actions put in is their real result.
 """
 
 from __future__ import annotations
@@ -16,7 +20,8 @@ from poker.history.v1 import history_pb2
 from services.history.exports.names import export_names
 
 SPEC_VERSION = "1.4.6"
-CONTENT_TYPE = "application/json"
+# Not one JSON value but the spec's stream of objects separated by blank lines.
+CONTENT_TYPE = "application/x-ohh; charset=utf-8"
 SITE_NAME = "Ampex Poker"
 _STREETS = {"PREFLOP": "Preflop", "FLOP": "Flop", "TURN": "Turn", "RIVER": "River", "SHOWDOWN": "Showdown"}
 _ACTIONS = {
@@ -68,11 +73,14 @@ def hand_object(record: history_pb2.HandRecord, number: int, hero_id: str | None
 
     current = new_round("Preflop", [])
     dealt = False
+    last_wager: dict[int, dict[str, Any]] = {}  # seat -> its last action that put chips in
     for action in record.actions:
         if action.kind == "DEAL_BOARD":
             current = new_round(_STREETS[action.street], [card.text for card in action.cards])
             continue
         if action.kind == "UNCALLED_RETURN":
+            # The uncalled part of the last bet was never in the pot: off that action's amount.
+            last_wager[action.seat]["amount"] -= action.amount
             continue
         if not action.kind.startswith("POST_") and not dealt:
             for seat in record.seats:
@@ -99,6 +107,8 @@ def hand_object(record: history_pb2.HandRecord, number: int, hero_id: str | None
             is_allin=action.all_in,
             **extra,
         )
+        if action.amount:
+            last_wager[action.seat] = current["actions"][-1]
     pots = []
     for index, pot in enumerate(record.pots):
         pots.append(
@@ -158,5 +168,6 @@ def hand_object(record: history_pb2.HandRecord, number: int, hero_id: str | None
 
 
 def render(records: list[tuple[int, history_pb2.HandRecord]], hero_id: str | None) -> str:
-    """Several hands as a JSON array of OHH objects, oldest first."""
-    return json.dumps([hand_object(record, number, hero_id) for number, record in records], indent=1)
+    """Several hands in the spec's storage format, oldest first: one `{"ohh": ...}` object per hand
+    (on one line), each followed by one blank line."""
+    return "".join(json.dumps(hand_object(record, number, hero_id)) + "\n\n" for number, record in records)

@@ -9,11 +9,14 @@ amounts are whole chips. Hands are separated by two blank lines.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import UTC
 
 from poker.common.v1 import common_pb2
 from poker.history.v1 import history_pb2
-from poker_engine.evaluator import describe_strength, strength_of
+from poker_engine.config import standard_blind_seats
+from poker_engine.evaluator import strength_of
 from services.history.exports.names import export_names
+from services.history.exports.pokerstars_words import hand_name, header_time
 
 CONTENT_TYPE = "text/plain; charset=utf-8"
 _STREET_HEADERS = {"FLOP": "FLOP", "TURN": "TURN", "RIVER": "RIVER"}
@@ -36,15 +39,25 @@ def _game(record: history_pb2.HandRecord) -> str:
 
 def _description(record: history_pb2.HandRecord, cards: Iterable[common_pb2.Card]) -> str:
     every = [card.index for card in cards] + [card.index for card in record.board]
-    return describe_strength(strength_of(every)) if len(every) >= 5 else "shown"
+    return hand_name(strength_of(every)) if len(every) >= 5 else ""
+
+
+def pot_labels(count: int) -> list[str]:
+    """PokerStars' pot names: `pot` alone; else `main pot`, then `side pot` when there is one side pot
+    and `side pot-1`, `side pot-2`, ... from two on."""
+    if count <= 1:
+        return ["pot"][:count]
+    if count == 2:
+        return ["main pot", "side pot"]
+    return ["main pot"] + [f"side pot-{i}" for i in range(1, count)]
 
 
 def render_hand(record: history_pb2.HandRecord, number: int, hero_id: str | None) -> str:
     """One hand as PokerStars text; `hero_id` is the reader (None for an admin's full record)."""
     names = export_names(record)
-    when = record.start_time.ToDatetime().strftime("%Y/%m/%d %H:%M:%S")
+    when = header_time(record.start_time.ToDatetime(tzinfo=UTC))
     lines = [
-        f"PokerStars Hand #{number}: {_game(record)} - {when} UTC",
+        f"PokerStars Hand #{number}: {_game(record)} - {when}",
         f"Table '{record.table_id}' {record.table_size or len(record.seats)}-max "
         f"Seat #{record.button_seat + 1} is the button",
     ]
@@ -101,17 +114,14 @@ def render_hand(record: history_pb2.HandRecord, number: int, hero_id: str | None
                 lines.append("*** SHOW DOWN ***")
                 showdown = True
             if kind == "SHOW" and _visible(action.cards):
-                lines.append(f"{name}: shows [{_cards(action.cards)}] ({_description(record, action.cards)})")
+                words = _description(record, action.cards)
+                lines.append(f"{name}: shows [{_cards(action.cards)}]" + (f" ({words})" if words else ""))
             else:
                 lines.append(f"{name}: mucks hand")
     if not dealt:
         deal_hole_cards()
     # No pot at all when the only bet was returned uncalled (a dead small blind, all fold to the big blind).
-    labels = (
-        ["pot"]
-        if len(record.pots) <= 1
-        else ["main pot"] + [f"side pot-{i}" for i in range(1, len(record.pots))]
-    )[: len(record.pots)]
+    labels = pot_labels(len(record.pots))
     for label, pot in zip(labels, record.pots, strict=True):
         for seat, amount in zip(pot.winner_seats, pot.winner_amounts, strict=True):
             lines.append(f"{names[seat]} collected {amount} from {label}")
@@ -119,7 +129,7 @@ def render_hand(record: history_pb2.HandRecord, number: int, hero_id: str | None
     lines.append("*** SUMMARY ***")
     if len(record.pots) > 1:
         parts = " ".join(
-            f"{label.capitalize()} {pot.amount + pot.rake}."
+            f"{label[0].upper() + label[1:]} {pot.amount + pot.rake}."
             for label, pot in zip(labels, record.pots, strict=True)
         )
         lines.append(f"Total pot {total} {parts} | Rake {record.rake}")
@@ -137,8 +147,30 @@ def render_hand(record: history_pb2.HandRecord, number: int, hero_id: str | None
     return "\n".join(lines)
 
 
+def _blind_seats(record: history_pb2.HandRecord) -> tuple[set[int], set[int]]:
+    """Seats that posted the small blind and the big blind (the summary marks them)."""
+    small = {a.seat for a in record.actions if a.kind == "POST_SMALL_BLIND"}
+    big = {a.seat for a in record.actions if a.kind == "POST_BIG_BLIND"}
+    if not small and not big and len(record.seats) >= 2:
+        standard = standard_blind_seats([s.seat for s in record.seats], record.button_seat)
+        return {standard[0]}, {standard[1]}
+    return small, big
+
+
 def _position(record: history_pb2.HandRecord, seat: history_pb2.HandSeat) -> str:
-    return " (button)" if seat.seat == record.button_seat else ""
+    """` (button)`, ` (small blind)`, ` (big blind)` as PokerStars marks them (heads-up the button is
+    also the small blind: ` (button) (small blind)`)."""
+    small, big = _blind_seats(record)
+    marks = [
+        mark
+        for mark, holds in (
+            ("button", seat.seat == record.button_seat),
+            ("small blind", seat.seat in small),
+            ("big blind", seat.seat in big),
+        )
+        if holds
+    ]
+    return "".join(f" ({mark})" for mark in marks)
 
 
 _FOLDED_ON = {"PREFLOP": "before Flop", "FLOP": "on the Flop", "TURN": "on the Turn", "RIVER": "on the River"}
@@ -150,12 +182,17 @@ def _outcome(record: history_pb2.HandRecord, seat: history_pb2.HandSeat, won: in
         street = next(
             (a.street for a in record.actions if a.seat == seat.seat and a.kind == "FOLD"), "PREFLOP"
         )
-        return f"folded {_FOLDED_ON.get(street, 'before Flop')}"
+        put_in = any(a.seat == seat.seat and a.amount and a.kind != "UNCALLED_RETURN" for a in record.actions)
+        quiet = " (didn't bet)" if street == "PREFLOP" and not put_in else ""
+        return f"folded {_FOLDED_ON.get(street, 'before Flop')}{quiet}"
     if seat.shown and _visible(seat.hole_cards):
         shown = f"showed [{_cards(seat.hole_cards)}]"
-        return f"{shown} and won ({won})" if won else f"{shown} and lost"
+        words = _description(record, seat.hole_cards)
+        with_hand = f" with {words}" if words else ""
+        return f"{shown} and won ({won}){with_hand}" if won else f"{shown} and lost{with_hand}"
     if seat.mucked:
-        return "mucked"
+        # Only the reader's own mucked cards are visible in their view (history's privacy rule).
+        return f"mucked [{_cards(seat.hole_cards)}]" if _visible(seat.hole_cards) else "mucked"
     return f"collected ({won})" if won else "lost"
 
 

@@ -46,9 +46,11 @@ class CashierServiceStub:
     more than 6 * 10^18 chips and its balances fit int64. Unknown enum numbers are FIELD_INVALID
     (POOL_INVALID for pools).
 
-    Roles: a player may read and withdraw only their own chips; transfers, purchases, seat sessions
-    and settlements need the service role; the conservation audit and house funding need the admin
-    role. Every RPC may also return UNAUTHENTICATED (TOKEN_*) and PERMISSION_DENIED (ROLE_REQUIRED).
+    Who may call each RPC is its `Roles:` line, the same as docs/access.md (generated from the code):
+    a player reads only their own chips; purchases and withdrawals are the payments gateway's
+    (service:payments) alone; transfers, seat sessions and settlements the table's; the
+    conservation audit and house funding an admin's. Every RPC may also return UNAUTHENTICATED
+    (TOKEN_*) and PERMISSION_DENIED (ROLE_REQUIRED).
     """
 
     def __init__(self, channel):
@@ -150,15 +152,18 @@ class CashierServiceServicer:
     more than 6 * 10^18 chips and its balances fit int64. Unknown enum numbers are FIELD_INVALID
     (POOL_INVALID for pools).
 
-    Roles: a player may read and withdraw only their own chips; transfers, purchases, seat sessions
-    and settlements need the service role; the conservation audit and house funding need the admin
-    role. Every RPC may also return UNAUTHENTICATED (TOKEN_*) and PERMISSION_DENIED (ROLE_REQUIRED).
+    Who may call each RPC is its `Roles:` line, the same as docs/access.md (generated from the code):
+    a player reads only their own chips; purchases and withdrawals are the payments gateway's
+    (service:payments) alone; transfers, seat sessions and settlements the table's; the
+    conservation audit and house funding an admin's. Every RPC may also return UNAUTHENTICATED
+    (TOKEN_*) and PERMISSION_DENIED (ROLE_REQUIRED).
     """
 
     def GetBalances(self, request, context):
         """GetBalances returns a player's wallet balance in each pool, with the part still locked because
         it was bought with Telegram Stars, and the player's open seat session if any.
-        Roles: player (own wallets only), service, admin. Errors: PERMISSION_DENIED NOT_YOUR_RESOURCE;
+        Roles: player (own wallets only), admin, service:table. Errors: PERMISSION_DENIED
+        NOT_YOUR_RESOURCE;
         INVALID_ARGUMENT FIELD_REQUIRED (no player id and the caller is not a player).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -168,7 +173,7 @@ class CashierServiceServicer:
     def Purchase(self, request, context):
         """Purchase credits a player's wallet with chips bought outside (GRAM, MPX or Telegram Stars),
         idempotent by the payment reference of the outside system.
-        Roles: service (the payment gateway), admin. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
+        Roles: service:payments (the payments gateway) only. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
         FIELD_INVALID, AMOUNT_INVALID, AMOUNT_NOT_WHOLE_CHIPS; FAILED_PRECONDITION
         PAYMENT_SOURCE_DISABLED (Stars are off by default), SUPPLY_LIMIT_REACHED (the source's mint
         reached its lifetime limit; recorded, so the reference keeps failing); ALREADY_EXISTS
@@ -183,10 +188,11 @@ class CashierServiceServicer:
         """Withdraw debits a player's wallet and records the payout to the outside system, idempotent by
         the payment reference. Chips bought with Stars are locked for 21 days and cannot be withdrawn to
         GRAM before then.
-        Roles: player (own wallet only), service, admin. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
+        The payments gateway calls it for the player who asked it to pay out.
+        Roles: service:payments (the payments gateway) only. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
         FIELD_INVALID, AMOUNT_INVALID, AMOUNT_NOT_WHOLE_CHIPS, POOL_INVALID (Stars cannot be withdrawn);
         FAILED_PRECONDITION INSUFFICIENT_FUNDS, FUNDS_LOCKED (metadata `unlocks_at` tells when enough
-        chips unlock); ALREADY_EXISTS IDEMPOTENCY_CONFLICT; PERMISSION_DENIED NOT_YOUR_RESOURCE.
+        chips unlock); ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -199,7 +205,7 @@ class CashierServiceServicer:
         malformed batch fails the whole call, and then nothing is recorded.
         No transfer of it may debit or credit a mint account (`mint:*`): chips are minted only by a
         recorded Purchase or FundHouseAccount and burned only by a Withdraw or FundHouseAccount.
-        Roles: service. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
+        Roles: service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
         POOL_INVALID, POOL_MISMATCH, SAME_ACCOUNT (metadata `index` names the transfer); NOT_FOUND
         ACCOUNT_NOT_FOUND; PERMISSION_DENIED MINT_ACCOUNT_FORBIDDEN.
         """
@@ -210,7 +216,8 @@ class CashierServiceServicer:
     def LookupTransfers(self, request, context):
         """LookupTransfers returns recorded transfers (applied or failed) by id; unknown ids are omitted.
         Ids are 1 to 200 printable ASCII characters (derived ids are longer than caller-chosen ones).
-        Roles: service, admin. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID.
+        Roles: admin, service:table, service:payments. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
+        FIELD_INVALID.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -221,7 +228,7 @@ class CashierServiceServicer:
         the player's wallet to it. A player has at most one open seat session across all tables; the
         database enforces it, so two tables racing to seat one player cannot both win. A failed
         attempt records nothing, so the same session id may be retried after a top-up.
-        Roles: service. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
+        Roles: service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
         POOL_INVALID; FAILED_PRECONDITION BUY_IN_OUT_OF_RANGE, INSUFFICIENT_FUNDS,
         SEAT_SESSION_ALREADY_OPEN (metadata `session_id` of the open one), SEAT_SESSION_CLOSED (this
         session id was used and is closed); ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
@@ -236,7 +243,7 @@ class CashierServiceServicer:
         from the hand id, so a shard that takes a table over and settles the same hand again produces
         the same ids. The hand id is the idempotency key: a retry returns the original settlement, a
         different result for the same hand id is a conflict, and a settlement that failed keeps failing.
-        Roles: service. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
+        Roles: service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
         POOL_INVALID, SEAT_SESSION_TABLE_MISMATCH; NOT_FOUND SEAT_SESSION_NOT_FOUND; FAILED_PRECONDITION
         SETTLEMENT_UNBALANCED, INSUFFICIENT_FUNDS (a seat would be overdrawn), SEAT_SESSION_CLOSED,
         BALANCE_OVERFLOW; ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
@@ -248,7 +255,7 @@ class CashierServiceServicer:
     def CashOutSeatSession(self, request, context):
         """CashOutSeatSession closes a seat session and moves whatever is left on the seat to the wallet.
         Retrying it is harmless: a closed session is returned as it was closed.
-        Roles: service. Errors: INVALID_ARGUMENT FIELD_REQUIRED; NOT_FOUND SEAT_SESSION_NOT_FOUND.
+        Roles: service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED; NOT_FOUND SEAT_SESSION_NOT_FOUND.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -256,7 +263,8 @@ class CashierServiceServicer:
 
     def GetSeatSession(self, request, context):
         """GetSeatSession returns one seat session with its current stack.
-        Roles: service, admin. Errors: INVALID_ARGUMENT FIELD_REQUIRED; NOT_FOUND SEAT_SESSION_NOT_FOUND.
+        Roles: admin, service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED; NOT_FOUND
+        SEAT_SESSION_NOT_FOUND.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -265,7 +273,7 @@ class CashierServiceServicer:
     def ListOpenSeatSessions(self, request, context):
         """ListOpenSeatSessions returns every open seat session of a table with its stack as of the last
         settled hand, so a shard that restarts or takes the table over can rebuild the stacks.
-        Roles: service, admin. Errors: INVALID_ARGUMENT FIELD_REQUIRED.
+        Roles: admin, service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -274,7 +282,7 @@ class CashierServiceServicer:
     def GetStatement(self, request, context):
         """GetStatement lists every balance change of a player's accounts (wallets and seats, selected by
         kind: never a house or mint account), newest first, with its reason and reference.
-        Roles: player (own statement only), service, admin. Errors: PERMISSION_DENIED
+        Roles: player (own statement only), admin, service:history. Errors: PERMISSION_DENIED
         NOT_YOUR_RESOURCE; INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, PAGE_TOKEN_INVALID.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -311,7 +319,7 @@ class CashierServiceServicer:
     def GetHouseBalances(self, request, context):
         """GetHouseBalances returns the balances of a pool's house bank and jackpot, so a house-game table
         can check that the bank covers a round before it starts and show the jackpot.
-        Roles: service, admin. Errors: INVALID_ARGUMENT POOL_INVALID.
+        Roles: admin, service:table. Errors: INVALID_ARGUMENT POOL_INVALID.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -419,9 +427,11 @@ class CashierService:
     more than 6 * 10^18 chips and its balances fit int64. Unknown enum numbers are FIELD_INVALID
     (POOL_INVALID for pools).
 
-    Roles: a player may read and withdraw only their own chips; transfers, purchases, seat sessions
-    and settlements need the service role; the conservation audit and house funding need the admin
-    role. Every RPC may also return UNAUTHENTICATED (TOKEN_*) and PERMISSION_DENIED (ROLE_REQUIRED).
+    Who may call each RPC is its `Roles:` line, the same as docs/access.md (generated from the code):
+    a player reads only their own chips; purchases and withdrawals are the payments gateway's
+    (service:payments) alone; transfers, seat sessions and settlements the table's; the
+    conservation audit and house funding an admin's. Every RPC may also return UNAUTHENTICATED
+    (TOKEN_*) and PERMISSION_DENIED (ROLE_REQUIRED).
     """
 
     @staticmethod

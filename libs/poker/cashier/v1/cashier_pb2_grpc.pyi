@@ -47,9 +47,11 @@ class CashierServiceStub:
     more than 6 * 10^18 chips and its balances fit int64. Unknown enum numbers are FIELD_INVALID
     (POOL_INVALID for pools).
 
-    Roles: a player may read and withdraw only their own chips; transfers, purchases, seat sessions
-    and settlements need the service role; the conservation audit and house funding need the admin
-    role. Every RPC may also return UNAUTHENTICATED (TOKEN_*) and PERMISSION_DENIED (ROLE_REQUIRED).
+    Who may call each RPC is its `Roles:` line, the same as docs/access.md (generated from the code):
+    a player reads only their own chips; purchases and withdrawals are the payments gateway's
+    (service:payments) alone; transfers, seat sessions and settlements the table's; the
+    conservation audit and house funding an admin's. Every RPC may also return UNAUTHENTICATED
+    (TOKEN_*) and PERMISSION_DENIED (ROLE_REQUIRED).
     """
 
     @_typing.overload
@@ -59,13 +61,14 @@ class CashierServiceStub:
     GetBalances: _grpc.UnaryUnaryMultiCallable[_cashier_pb2.GetBalancesRequest, _cashier_pb2.GetBalancesResponse]
     """GetBalances returns a player's wallet balance in each pool, with the part still locked because
     it was bought with Telegram Stars, and the player's open seat session if any.
-    Roles: player (own wallets only), service, admin. Errors: PERMISSION_DENIED NOT_YOUR_RESOURCE;
+    Roles: player (own wallets only), admin, service:table. Errors: PERMISSION_DENIED
+    NOT_YOUR_RESOURCE;
     INVALID_ARGUMENT FIELD_REQUIRED (no player id and the caller is not a player).
     """
     Purchase: _grpc.UnaryUnaryMultiCallable[_cashier_pb2.PurchaseRequest, _cashier_pb2.PurchaseResponse]
     """Purchase credits a player's wallet with chips bought outside (GRAM, MPX or Telegram Stars),
     idempotent by the payment reference of the outside system.
-    Roles: service (the payment gateway), admin. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
+    Roles: service:payments (the payments gateway) only. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
     FIELD_INVALID, AMOUNT_INVALID, AMOUNT_NOT_WHOLE_CHIPS; FAILED_PRECONDITION
     PAYMENT_SOURCE_DISABLED (Stars are off by default), SUPPLY_LIMIT_REACHED (the source's mint
     reached its lifetime limit; recorded, so the reference keeps failing); ALREADY_EXISTS
@@ -76,10 +79,11 @@ class CashierServiceStub:
     """Withdraw debits a player's wallet and records the payout to the outside system, idempotent by
     the payment reference. Chips bought with Stars are locked for 21 days and cannot be withdrawn to
     GRAM before then.
-    Roles: player (own wallet only), service, admin. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
+    The payments gateway calls it for the player who asked it to pay out.
+    Roles: service:payments (the payments gateway) only. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
     FIELD_INVALID, AMOUNT_INVALID, AMOUNT_NOT_WHOLE_CHIPS, POOL_INVALID (Stars cannot be withdrawn);
     FAILED_PRECONDITION INSUFFICIENT_FUNDS, FUNDS_LOCKED (metadata `unlocks_at` tells when enough
-    chips unlock); ALREADY_EXISTS IDEMPOTENCY_CONFLICT; PERMISSION_DENIED NOT_YOUR_RESOURCE.
+    chips unlock); ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
     """
     CreateTransfers: _grpc.UnaryUnaryMultiCallable[_cashier_pb2.CreateTransfersRequest, _cashier_pb2.CreateTransfersResponse]
     """CreateTransfers applies a batch of transfers, each idempotent by its id, optionally linked so
@@ -88,21 +92,22 @@ class CashierServiceStub:
     malformed batch fails the whole call, and then nothing is recorded.
     No transfer of it may debit or credit a mint account (`mint:*`): chips are minted only by a
     recorded Purchase or FundHouseAccount and burned only by a Withdraw or FundHouseAccount.
-    Roles: service. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
+    Roles: service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
     POOL_INVALID, POOL_MISMATCH, SAME_ACCOUNT (metadata `index` names the transfer); NOT_FOUND
     ACCOUNT_NOT_FOUND; PERMISSION_DENIED MINT_ACCOUNT_FORBIDDEN.
     """
     LookupTransfers: _grpc.UnaryUnaryMultiCallable[_cashier_pb2.LookupTransfersRequest, _cashier_pb2.LookupTransfersResponse]
     """LookupTransfers returns recorded transfers (applied or failed) by id; unknown ids are omitted.
     Ids are 1 to 200 printable ASCII characters (derived ids are longer than caller-chosen ones).
-    Roles: service, admin. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID.
+    Roles: admin, service:table, service:payments. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
+    FIELD_INVALID.
     """
     OpenSeatSession: _grpc.UnaryUnaryMultiCallable[_cashier_pb2.OpenSeatSessionRequest, _cashier_pb2.OpenSeatSessionResponse]
     """OpenSeatSession buys a player in at a table: it opens a seat account and moves the buy-in from
     the player's wallet to it. A player has at most one open seat session across all tables; the
     database enforces it, so two tables racing to seat one player cannot both win. A failed
     attempt records nothing, so the same session id may be retried after a top-up.
-    Roles: service. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
+    Roles: service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
     POOL_INVALID; FAILED_PRECONDITION BUY_IN_OUT_OF_RANGE, INSUFFICIENT_FUNDS,
     SEAT_SESSION_ALREADY_OPEN (metadata `session_id` of the open one), SEAT_SESSION_CLOSED (this
     session id was used and is closed); ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
@@ -113,7 +118,7 @@ class CashierServiceStub:
     from the hand id, so a shard that takes a table over and settles the same hand again produces
     the same ids. The hand id is the idempotency key: a retry returns the original settlement, a
     different result for the same hand id is a conflict, and a settlement that failed keeps failing.
-    Roles: service. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
+    Roles: service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
     POOL_INVALID, SEAT_SESSION_TABLE_MISMATCH; NOT_FOUND SEAT_SESSION_NOT_FOUND; FAILED_PRECONDITION
     SETTLEMENT_UNBALANCED, INSUFFICIENT_FUNDS (a seat would be overdrawn), SEAT_SESSION_CLOSED,
     BALANCE_OVERFLOW; ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
@@ -121,21 +126,22 @@ class CashierServiceStub:
     CashOutSeatSession: _grpc.UnaryUnaryMultiCallable[_cashier_pb2.CashOutSeatSessionRequest, _cashier_pb2.CashOutSeatSessionResponse]
     """CashOutSeatSession closes a seat session and moves whatever is left on the seat to the wallet.
     Retrying it is harmless: a closed session is returned as it was closed.
-    Roles: service. Errors: INVALID_ARGUMENT FIELD_REQUIRED; NOT_FOUND SEAT_SESSION_NOT_FOUND.
+    Roles: service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED; NOT_FOUND SEAT_SESSION_NOT_FOUND.
     """
     GetSeatSession: _grpc.UnaryUnaryMultiCallable[_cashier_pb2.GetSeatSessionRequest, _cashier_pb2.GetSeatSessionResponse]
     """GetSeatSession returns one seat session with its current stack.
-    Roles: service, admin. Errors: INVALID_ARGUMENT FIELD_REQUIRED; NOT_FOUND SEAT_SESSION_NOT_FOUND.
+    Roles: admin, service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED; NOT_FOUND
+    SEAT_SESSION_NOT_FOUND.
     """
     ListOpenSeatSessions: _grpc.UnaryUnaryMultiCallable[_cashier_pb2.ListOpenSeatSessionsRequest, _cashier_pb2.ListOpenSeatSessionsResponse]
     """ListOpenSeatSessions returns every open seat session of a table with its stack as of the last
     settled hand, so a shard that restarts or takes the table over can rebuild the stacks.
-    Roles: service, admin. Errors: INVALID_ARGUMENT FIELD_REQUIRED.
+    Roles: admin, service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED.
     """
     GetStatement: _grpc.UnaryUnaryMultiCallable[_cashier_pb2.GetStatementRequest, _cashier_pb2.GetStatementResponse]
     """GetStatement lists every balance change of a player's accounts (wallets and seats, selected by
     kind: never a house or mint account), newest first, with its reason and reference.
-    Roles: player (own statement only), service, admin. Errors: PERMISSION_DENIED
+    Roles: player (own statement only), admin, service:history. Errors: PERMISSION_DENIED
     NOT_YOUR_RESOURCE; INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, PAGE_TOKEN_INVALID.
     """
     AuditConservation: _grpc.UnaryUnaryMultiCallable[_cashier_pb2.AuditConservationRequest, _cashier_pb2.AuditConservationResponse]
@@ -160,7 +166,7 @@ class CashierServiceStub:
     GetHouseBalances: _grpc.UnaryUnaryMultiCallable[_cashier_pb2.GetHouseBalancesRequest, _cashier_pb2.GetHouseBalancesResponse]
     """GetHouseBalances returns the balances of a pool's house bank and jackpot, so a house-game table
     can check that the bank covers a round before it starts and show the jackpot.
-    Roles: service, admin. Errors: INVALID_ARGUMENT POOL_INVALID.
+    Roles: admin, service:table. Errors: INVALID_ARGUMENT POOL_INVALID.
     """
 
 @_typing.type_check_only
@@ -185,22 +191,25 @@ class CashierServiceAsyncStub(CashierServiceStub):
     more than 6 * 10^18 chips and its balances fit int64. Unknown enum numbers are FIELD_INVALID
     (POOL_INVALID for pools).
 
-    Roles: a player may read and withdraw only their own chips; transfers, purchases, seat sessions
-    and settlements need the service role; the conservation audit and house funding need the admin
-    role. Every RPC may also return UNAUTHENTICATED (TOKEN_*) and PERMISSION_DENIED (ROLE_REQUIRED).
+    Who may call each RPC is its `Roles:` line, the same as docs/access.md (generated from the code):
+    a player reads only their own chips; purchases and withdrawals are the payments gateway's
+    (service:payments) alone; transfers, seat sessions and settlements the table's; the
+    conservation audit and house funding an admin's. Every RPC may also return UNAUTHENTICATED
+    (TOKEN_*) and PERMISSION_DENIED (ROLE_REQUIRED).
     """
 
     def __init__(self, channel: _aio.Channel) -> None: ...
     GetBalances: _aio.UnaryUnaryMultiCallable[_cashier_pb2.GetBalancesRequest, _cashier_pb2.GetBalancesResponse]  # type: ignore[assignment]
     """GetBalances returns a player's wallet balance in each pool, with the part still locked because
     it was bought with Telegram Stars, and the player's open seat session if any.
-    Roles: player (own wallets only), service, admin. Errors: PERMISSION_DENIED NOT_YOUR_RESOURCE;
+    Roles: player (own wallets only), admin, service:table. Errors: PERMISSION_DENIED
+    NOT_YOUR_RESOURCE;
     INVALID_ARGUMENT FIELD_REQUIRED (no player id and the caller is not a player).
     """
     Purchase: _aio.UnaryUnaryMultiCallable[_cashier_pb2.PurchaseRequest, _cashier_pb2.PurchaseResponse]  # type: ignore[assignment]
     """Purchase credits a player's wallet with chips bought outside (GRAM, MPX or Telegram Stars),
     idempotent by the payment reference of the outside system.
-    Roles: service (the payment gateway), admin. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
+    Roles: service:payments (the payments gateway) only. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
     FIELD_INVALID, AMOUNT_INVALID, AMOUNT_NOT_WHOLE_CHIPS; FAILED_PRECONDITION
     PAYMENT_SOURCE_DISABLED (Stars are off by default), SUPPLY_LIMIT_REACHED (the source's mint
     reached its lifetime limit; recorded, so the reference keeps failing); ALREADY_EXISTS
@@ -211,10 +220,11 @@ class CashierServiceAsyncStub(CashierServiceStub):
     """Withdraw debits a player's wallet and records the payout to the outside system, idempotent by
     the payment reference. Chips bought with Stars are locked for 21 days and cannot be withdrawn to
     GRAM before then.
-    Roles: player (own wallet only), service, admin. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
+    The payments gateway calls it for the player who asked it to pay out.
+    Roles: service:payments (the payments gateway) only. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
     FIELD_INVALID, AMOUNT_INVALID, AMOUNT_NOT_WHOLE_CHIPS, POOL_INVALID (Stars cannot be withdrawn);
     FAILED_PRECONDITION INSUFFICIENT_FUNDS, FUNDS_LOCKED (metadata `unlocks_at` tells when enough
-    chips unlock); ALREADY_EXISTS IDEMPOTENCY_CONFLICT; PERMISSION_DENIED NOT_YOUR_RESOURCE.
+    chips unlock); ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
     """
     CreateTransfers: _aio.UnaryUnaryMultiCallable[_cashier_pb2.CreateTransfersRequest, _cashier_pb2.CreateTransfersResponse]  # type: ignore[assignment]
     """CreateTransfers applies a batch of transfers, each idempotent by its id, optionally linked so
@@ -223,21 +233,22 @@ class CashierServiceAsyncStub(CashierServiceStub):
     malformed batch fails the whole call, and then nothing is recorded.
     No transfer of it may debit or credit a mint account (`mint:*`): chips are minted only by a
     recorded Purchase or FundHouseAccount and burned only by a Withdraw or FundHouseAccount.
-    Roles: service. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
+    Roles: service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
     POOL_INVALID, POOL_MISMATCH, SAME_ACCOUNT (metadata `index` names the transfer); NOT_FOUND
     ACCOUNT_NOT_FOUND; PERMISSION_DENIED MINT_ACCOUNT_FORBIDDEN.
     """
     LookupTransfers: _aio.UnaryUnaryMultiCallable[_cashier_pb2.LookupTransfersRequest, _cashier_pb2.LookupTransfersResponse]  # type: ignore[assignment]
     """LookupTransfers returns recorded transfers (applied or failed) by id; unknown ids are omitted.
     Ids are 1 to 200 printable ASCII characters (derived ids are longer than caller-chosen ones).
-    Roles: service, admin. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID.
+    Roles: admin, service:table, service:payments. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
+    FIELD_INVALID.
     """
     OpenSeatSession: _aio.UnaryUnaryMultiCallable[_cashier_pb2.OpenSeatSessionRequest, _cashier_pb2.OpenSeatSessionResponse]  # type: ignore[assignment]
     """OpenSeatSession buys a player in at a table: it opens a seat account and moves the buy-in from
     the player's wallet to it. A player has at most one open seat session across all tables; the
     database enforces it, so two tables racing to seat one player cannot both win. A failed
     attempt records nothing, so the same session id may be retried after a top-up.
-    Roles: service. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
+    Roles: service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
     POOL_INVALID; FAILED_PRECONDITION BUY_IN_OUT_OF_RANGE, INSUFFICIENT_FUNDS,
     SEAT_SESSION_ALREADY_OPEN (metadata `session_id` of the open one), SEAT_SESSION_CLOSED (this
     session id was used and is closed); ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
@@ -248,7 +259,7 @@ class CashierServiceAsyncStub(CashierServiceStub):
     from the hand id, so a shard that takes a table over and settles the same hand again produces
     the same ids. The hand id is the idempotency key: a retry returns the original settlement, a
     different result for the same hand id is a conflict, and a settlement that failed keeps failing.
-    Roles: service. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
+    Roles: service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
     POOL_INVALID, SEAT_SESSION_TABLE_MISMATCH; NOT_FOUND SEAT_SESSION_NOT_FOUND; FAILED_PRECONDITION
     SETTLEMENT_UNBALANCED, INSUFFICIENT_FUNDS (a seat would be overdrawn), SEAT_SESSION_CLOSED,
     BALANCE_OVERFLOW; ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
@@ -256,21 +267,22 @@ class CashierServiceAsyncStub(CashierServiceStub):
     CashOutSeatSession: _aio.UnaryUnaryMultiCallable[_cashier_pb2.CashOutSeatSessionRequest, _cashier_pb2.CashOutSeatSessionResponse]  # type: ignore[assignment]
     """CashOutSeatSession closes a seat session and moves whatever is left on the seat to the wallet.
     Retrying it is harmless: a closed session is returned as it was closed.
-    Roles: service. Errors: INVALID_ARGUMENT FIELD_REQUIRED; NOT_FOUND SEAT_SESSION_NOT_FOUND.
+    Roles: service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED; NOT_FOUND SEAT_SESSION_NOT_FOUND.
     """
     GetSeatSession: _aio.UnaryUnaryMultiCallable[_cashier_pb2.GetSeatSessionRequest, _cashier_pb2.GetSeatSessionResponse]  # type: ignore[assignment]
     """GetSeatSession returns one seat session with its current stack.
-    Roles: service, admin. Errors: INVALID_ARGUMENT FIELD_REQUIRED; NOT_FOUND SEAT_SESSION_NOT_FOUND.
+    Roles: admin, service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED; NOT_FOUND
+    SEAT_SESSION_NOT_FOUND.
     """
     ListOpenSeatSessions: _aio.UnaryUnaryMultiCallable[_cashier_pb2.ListOpenSeatSessionsRequest, _cashier_pb2.ListOpenSeatSessionsResponse]  # type: ignore[assignment]
     """ListOpenSeatSessions returns every open seat session of a table with its stack as of the last
     settled hand, so a shard that restarts or takes the table over can rebuild the stacks.
-    Roles: service, admin. Errors: INVALID_ARGUMENT FIELD_REQUIRED.
+    Roles: admin, service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED.
     """
     GetStatement: _aio.UnaryUnaryMultiCallable[_cashier_pb2.GetStatementRequest, _cashier_pb2.GetStatementResponse]  # type: ignore[assignment]
     """GetStatement lists every balance change of a player's accounts (wallets and seats, selected by
     kind: never a house or mint account), newest first, with its reason and reference.
-    Roles: player (own statement only), service, admin. Errors: PERMISSION_DENIED
+    Roles: player (own statement only), admin, service:history. Errors: PERMISSION_DENIED
     NOT_YOUR_RESOURCE; INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, PAGE_TOKEN_INVALID.
     """
     AuditConservation: _aio.UnaryUnaryMultiCallable[_cashier_pb2.AuditConservationRequest, _cashier_pb2.AuditConservationResponse]  # type: ignore[assignment]
@@ -295,7 +307,7 @@ class CashierServiceAsyncStub(CashierServiceStub):
     GetHouseBalances: _aio.UnaryUnaryMultiCallable[_cashier_pb2.GetHouseBalancesRequest, _cashier_pb2.GetHouseBalancesResponse]  # type: ignore[assignment]
     """GetHouseBalances returns the balances of a pool's house bank and jackpot, so a house-game table
     can check that the bank covers a round before it starts and show the jackpot.
-    Roles: service, admin. Errors: INVALID_ARGUMENT POOL_INVALID.
+    Roles: admin, service:table. Errors: INVALID_ARGUMENT POOL_INVALID.
     """
 
 class CashierServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -319,9 +331,11 @@ class CashierServiceServicer(metaclass=_abc_1.ABCMeta):
     more than 6 * 10^18 chips and its balances fit int64. Unknown enum numbers are FIELD_INVALID
     (POOL_INVALID for pools).
 
-    Roles: a player may read and withdraw only their own chips; transfers, purchases, seat sessions
-    and settlements need the service role; the conservation audit and house funding need the admin
-    role. Every RPC may also return UNAUTHENTICATED (TOKEN_*) and PERMISSION_DENIED (ROLE_REQUIRED).
+    Who may call each RPC is its `Roles:` line, the same as docs/access.md (generated from the code):
+    a player reads only their own chips; purchases and withdrawals are the payments gateway's
+    (service:payments) alone; transfers, seat sessions and settlements the table's; the
+    conservation audit and house funding an admin's. Every RPC may also return UNAUTHENTICATED
+    (TOKEN_*) and PERMISSION_DENIED (ROLE_REQUIRED).
     """
 
     @_abc_1.abstractmethod
@@ -332,7 +346,8 @@ class CashierServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_cashier_pb2.GetBalancesResponse, _abc.Awaitable[_cashier_pb2.GetBalancesResponse]]:
         """GetBalances returns a player's wallet balance in each pool, with the part still locked because
         it was bought with Telegram Stars, and the player's open seat session if any.
-        Roles: player (own wallets only), service, admin. Errors: PERMISSION_DENIED NOT_YOUR_RESOURCE;
+        Roles: player (own wallets only), admin, service:table. Errors: PERMISSION_DENIED
+        NOT_YOUR_RESOURCE;
         INVALID_ARGUMENT FIELD_REQUIRED (no player id and the caller is not a player).
         """
 
@@ -344,7 +359,7 @@ class CashierServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_cashier_pb2.PurchaseResponse, _abc.Awaitable[_cashier_pb2.PurchaseResponse]]:
         """Purchase credits a player's wallet with chips bought outside (GRAM, MPX or Telegram Stars),
         idempotent by the payment reference of the outside system.
-        Roles: service (the payment gateway), admin. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
+        Roles: service:payments (the payments gateway) only. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
         FIELD_INVALID, AMOUNT_INVALID, AMOUNT_NOT_WHOLE_CHIPS; FAILED_PRECONDITION
         PAYMENT_SOURCE_DISABLED (Stars are off by default), SUPPLY_LIMIT_REACHED (the source's mint
         reached its lifetime limit; recorded, so the reference keeps failing); ALREADY_EXISTS
@@ -361,10 +376,11 @@ class CashierServiceServicer(metaclass=_abc_1.ABCMeta):
         """Withdraw debits a player's wallet and records the payout to the outside system, idempotent by
         the payment reference. Chips bought with Stars are locked for 21 days and cannot be withdrawn to
         GRAM before then.
-        Roles: player (own wallet only), service, admin. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
+        The payments gateway calls it for the player who asked it to pay out.
+        Roles: service:payments (the payments gateway) only. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
         FIELD_INVALID, AMOUNT_INVALID, AMOUNT_NOT_WHOLE_CHIPS, POOL_INVALID (Stars cannot be withdrawn);
         FAILED_PRECONDITION INSUFFICIENT_FUNDS, FUNDS_LOCKED (metadata `unlocks_at` tells when enough
-        chips unlock); ALREADY_EXISTS IDEMPOTENCY_CONFLICT; PERMISSION_DENIED NOT_YOUR_RESOURCE.
+        chips unlock); ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
         """
 
     @_abc_1.abstractmethod
@@ -379,7 +395,7 @@ class CashierServiceServicer(metaclass=_abc_1.ABCMeta):
         malformed batch fails the whole call, and then nothing is recorded.
         No transfer of it may debit or credit a mint account (`mint:*`): chips are minted only by a
         recorded Purchase or FundHouseAccount and burned only by a Withdraw or FundHouseAccount.
-        Roles: service. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
+        Roles: service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
         POOL_INVALID, POOL_MISMATCH, SAME_ACCOUNT (metadata `index` names the transfer); NOT_FOUND
         ACCOUNT_NOT_FOUND; PERMISSION_DENIED MINT_ACCOUNT_FORBIDDEN.
         """
@@ -392,7 +408,8 @@ class CashierServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_cashier_pb2.LookupTransfersResponse, _abc.Awaitable[_cashier_pb2.LookupTransfersResponse]]:
         """LookupTransfers returns recorded transfers (applied or failed) by id; unknown ids are omitted.
         Ids are 1 to 200 printable ASCII characters (derived ids are longer than caller-chosen ones).
-        Roles: service, admin. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID.
+        Roles: admin, service:table, service:payments. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
+        FIELD_INVALID.
         """
 
     @_abc_1.abstractmethod
@@ -405,7 +422,7 @@ class CashierServiceServicer(metaclass=_abc_1.ABCMeta):
         the player's wallet to it. A player has at most one open seat session across all tables; the
         database enforces it, so two tables racing to seat one player cannot both win. A failed
         attempt records nothing, so the same session id may be retried after a top-up.
-        Roles: service. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
+        Roles: service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
         POOL_INVALID; FAILED_PRECONDITION BUY_IN_OUT_OF_RANGE, INSUFFICIENT_FUNDS,
         SEAT_SESSION_ALREADY_OPEN (metadata `session_id` of the open one), SEAT_SESSION_CLOSED (this
         session id was used and is closed); ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
@@ -422,7 +439,7 @@ class CashierServiceServicer(metaclass=_abc_1.ABCMeta):
         from the hand id, so a shard that takes a table over and settles the same hand again produces
         the same ids. The hand id is the idempotency key: a retry returns the original settlement, a
         different result for the same hand id is a conflict, and a settlement that failed keeps failing.
-        Roles: service. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
+        Roles: service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
         POOL_INVALID, SEAT_SESSION_TABLE_MISMATCH; NOT_FOUND SEAT_SESSION_NOT_FOUND; FAILED_PRECONDITION
         SETTLEMENT_UNBALANCED, INSUFFICIENT_FUNDS (a seat would be overdrawn), SEAT_SESSION_CLOSED,
         BALANCE_OVERFLOW; ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
@@ -436,7 +453,7 @@ class CashierServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_cashier_pb2.CashOutSeatSessionResponse, _abc.Awaitable[_cashier_pb2.CashOutSeatSessionResponse]]:
         """CashOutSeatSession closes a seat session and moves whatever is left on the seat to the wallet.
         Retrying it is harmless: a closed session is returned as it was closed.
-        Roles: service. Errors: INVALID_ARGUMENT FIELD_REQUIRED; NOT_FOUND SEAT_SESSION_NOT_FOUND.
+        Roles: service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED; NOT_FOUND SEAT_SESSION_NOT_FOUND.
         """
 
     @_abc_1.abstractmethod
@@ -446,7 +463,8 @@ class CashierServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_cashier_pb2.GetSeatSessionResponse, _abc.Awaitable[_cashier_pb2.GetSeatSessionResponse]]:
         """GetSeatSession returns one seat session with its current stack.
-        Roles: service, admin. Errors: INVALID_ARGUMENT FIELD_REQUIRED; NOT_FOUND SEAT_SESSION_NOT_FOUND.
+        Roles: admin, service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED; NOT_FOUND
+        SEAT_SESSION_NOT_FOUND.
         """
 
     @_abc_1.abstractmethod
@@ -457,7 +475,7 @@ class CashierServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_cashier_pb2.ListOpenSeatSessionsResponse, _abc.Awaitable[_cashier_pb2.ListOpenSeatSessionsResponse]]:
         """ListOpenSeatSessions returns every open seat session of a table with its stack as of the last
         settled hand, so a shard that restarts or takes the table over can rebuild the stacks.
-        Roles: service, admin. Errors: INVALID_ARGUMENT FIELD_REQUIRED.
+        Roles: admin, service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED.
         """
 
     @_abc_1.abstractmethod
@@ -468,7 +486,7 @@ class CashierServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_cashier_pb2.GetStatementResponse, _abc.Awaitable[_cashier_pb2.GetStatementResponse]]:
         """GetStatement lists every balance change of a player's accounts (wallets and seats, selected by
         kind: never a house or mint account), newest first, with its reason and reference.
-        Roles: player (own statement only), service, admin. Errors: PERMISSION_DENIED
+        Roles: player (own statement only), admin, service:history. Errors: PERMISSION_DENIED
         NOT_YOUR_RESOURCE; INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, PAGE_TOKEN_INVALID.
         """
 
@@ -511,7 +529,7 @@ class CashierServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_cashier_pb2.GetHouseBalancesResponse, _abc.Awaitable[_cashier_pb2.GetHouseBalancesResponse]]:
         """GetHouseBalances returns the balances of a pool's house bank and jackpot, so a house-game table
         can check that the bank covers a round before it starts and show the jackpot.
-        Roles: service, admin. Errors: INVALID_ARGUMENT POOL_INVALID.
+        Roles: admin, service:table. Errors: INVALID_ARGUMENT POOL_INVALID.
         """
 
 def add_CashierServiceServicer_to_server(servicer: CashierServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -244,13 +244,15 @@ class _ErrorReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ErrorReas
     ERROR_REASON_RAISE_NOT_ALLOWED: _ErrorReason.ValueType  # 410
     """FAILED_PRECONDITION: a raise is not allowed (no bet to raise, betting not reopened, or capped)."""
     ERROR_REASON_BET_TOO_SMALL: _ErrorReason.ValueType  # 411
-    """INVALID_ARGUMENT: the bet is below the minimum bet."""
+    """FAILED_PRECONDITION: the bet is below the minimum bet (the minimum depends on the hand's state)."""
     ERROR_REASON_RAISE_TOO_SMALL: _ErrorReason.ValueType  # 412
-    """INVALID_ARGUMENT: the raise is below the minimum raise."""
+    """FAILED_PRECONDITION: the raise is below the minimum raise (the last full raise of the round)."""
     ERROR_REASON_AMOUNT_EXCEEDS_STACK: _ErrorReason.ValueType  # 413
     """INVALID_ARGUMENT: the amount is more than the player's stack."""
     ERROR_REASON_AMOUNT_NOT_ON_STEP: _ErrorReason.ValueType  # 414
-    """INVALID_ARGUMENT: the amount is not a multiple of the room's betting step."""
+    """FAILED_PRECONDITION: the amount is not a multiple of the room's betting step (only the exact
+    rest of the stack, all-in, may be off the step).
+    """
     ERROR_REASON_AMOUNT_NOT_FIXED_LIMIT: _ErrorReason.ValueType  # 415
     """INVALID_ARGUMENT: a fixed-limit bet or raise must be exactly the limit."""
     ERROR_REASON_DECISION_NOT_ALLOWED: _ErrorReason.ValueType  # 416
@@ -270,7 +272,7 @@ class _ErrorReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ErrorReas
     ERROR_REASON_AMOUNT_REQUIRED: _ErrorReason.ValueType  # 504
     """INVALID_ARGUMENT: A bet or raise was sent without an amount."""
     ERROR_REASON_AMOUNT_TOO_LARGE: _ErrorReason.ValueType  # 505
-    """INVALID_ARGUMENT: A bet or raise is above the largest allowed (the stack, or the fixed limit)."""
+    """FAILED_PRECONDITION: A bet or raise is above the largest allowed now (the stack, or the fixed limit)."""
     ERROR_REASON_ILLEGAL_ACTION: _ErrorReason.ValueType  # 506
     """FAILED_PRECONDITION: A betting action is not allowed now (generic form of the action reasons)."""
     ERROR_REASON_NOTHING_TO_CALL: _ErrorReason.ValueType  # 507
@@ -280,7 +282,7 @@ class _ErrorReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ErrorReas
     ERROR_REASON_NOT_IN_HAND: _ErrorReason.ValueType  # 509
     """FAILED_PRECONDITION: The seat is not (or no longer) in the hand."""
     ERROR_REASON_UNKNOWN_SEAT: _ErrorReason.ValueType  # 510
-    """NOT_FOUND: The seat is not part of the hand or table."""
+    """FAILED_PRECONDITION: The seat is not part of the running hand (its player was not dealt in)."""
     ERROR_REASON_ALREADY_SHOWN: _ErrorReason.ValueType  # 511
     """FAILED_PRECONDITION: The cards were already shown."""
     ERROR_REASON_HAND_NOT_OVER: _ErrorReason.ValueType  # 512
@@ -400,6 +402,28 @@ class _ErrorReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ErrorReas
     """RESOURCE_EXHAUSTED: the player already holds the most WatchTable streams one player may hold
     open at one table; close one first.
     """
+    ERROR_REASON_DATABASE_UNAVAILABLE: _ErrorReason.ValueType  # 1100
+    """Issue 30: faults (1100-1149).
+    UNAVAILABLE: the service's database is away (stopped, restarting, unreachable, out of
+    connections); nothing was changed by this call, or the change is kept by its idempotency key:
+    retry with backoff and the same ids.
+    """
+    ERROR_REASON_INIT_DATA_INVALID: _ErrorReason.ValueType  # 1000
+    """Gateway: browser sign-in and the Connect front door (1000-1049).
+    UNAUTHENTICATED: Telegram Web App initData is malformed or its signature does not verify.
+    """
+    ERROR_REASON_INIT_DATA_EXPIRED: _ErrorReason.ValueType  # 1001
+    """UNAUTHENTICATED: Telegram Web App initData is older than the gateway accepts (or dated ahead)."""
+    ERROR_REASON_INIT_DATA_REPLAYED: _ErrorReason.ValueType  # 1002
+    """UNAUTHENTICATED: this initData was already used to sign in; open the Mini App again."""
+    ERROR_REASON_SIGN_IN_METHOD_DISABLED: _ErrorReason.ValueType  # 1003
+    """FAILED_PRECONDITION: this sign-in method is switched off (no bot token; development in production)."""
+    ERROR_REASON_GATEWAY_RATE_LIMITED: _ErrorReason.ValueType  # 1004
+    """RESOURCE_EXHAUSTED: too many calls from this player or address; `retry_after_seconds` says when."""
+    ERROR_REASON_REQUEST_TOO_LARGE: _ErrorReason.ValueType  # 1005
+    """RESOURCE_EXHAUSTED: the request is larger than the gateway accepts."""
+    ERROR_REASON_PURCHASES_NOT_CONFIGURED: _ErrorReason.ValueType  # 1006
+    """FAILED_PRECONDITION: no payments flow is configured at this gateway, so chips cannot be bought here."""
 
 class ErrorReason(_ErrorReason, metaclass=_ErrorReasonEnumTypeWrapper):
     """ErrorReason is the catalogue of stable reasons carried in `google.rpc.ErrorInfo.reason` (with
@@ -540,13 +564,15 @@ ERROR_REASON_BET_NOT_ALLOWED: ErrorReason.ValueType  # 409
 ERROR_REASON_RAISE_NOT_ALLOWED: ErrorReason.ValueType  # 410
 """FAILED_PRECONDITION: a raise is not allowed (no bet to raise, betting not reopened, or capped)."""
 ERROR_REASON_BET_TOO_SMALL: ErrorReason.ValueType  # 411
-"""INVALID_ARGUMENT: the bet is below the minimum bet."""
+"""FAILED_PRECONDITION: the bet is below the minimum bet (the minimum depends on the hand's state)."""
 ERROR_REASON_RAISE_TOO_SMALL: ErrorReason.ValueType  # 412
-"""INVALID_ARGUMENT: the raise is below the minimum raise."""
+"""FAILED_PRECONDITION: the raise is below the minimum raise (the last full raise of the round)."""
 ERROR_REASON_AMOUNT_EXCEEDS_STACK: ErrorReason.ValueType  # 413
 """INVALID_ARGUMENT: the amount is more than the player's stack."""
 ERROR_REASON_AMOUNT_NOT_ON_STEP: ErrorReason.ValueType  # 414
-"""INVALID_ARGUMENT: the amount is not a multiple of the room's betting step."""
+"""FAILED_PRECONDITION: the amount is not a multiple of the room's betting step (only the exact
+rest of the stack, all-in, may be off the step).
+"""
 ERROR_REASON_AMOUNT_NOT_FIXED_LIMIT: ErrorReason.ValueType  # 415
 """INVALID_ARGUMENT: a fixed-limit bet or raise must be exactly the limit."""
 ERROR_REASON_DECISION_NOT_ALLOWED: ErrorReason.ValueType  # 416
@@ -566,7 +592,7 @@ ERROR_REASON_INVALID_AMOUNT: ErrorReason.ValueType  # 503
 ERROR_REASON_AMOUNT_REQUIRED: ErrorReason.ValueType  # 504
 """INVALID_ARGUMENT: A bet or raise was sent without an amount."""
 ERROR_REASON_AMOUNT_TOO_LARGE: ErrorReason.ValueType  # 505
-"""INVALID_ARGUMENT: A bet or raise is above the largest allowed (the stack, or the fixed limit)."""
+"""FAILED_PRECONDITION: A bet or raise is above the largest allowed now (the stack, or the fixed limit)."""
 ERROR_REASON_ILLEGAL_ACTION: ErrorReason.ValueType  # 506
 """FAILED_PRECONDITION: A betting action is not allowed now (generic form of the action reasons)."""
 ERROR_REASON_NOTHING_TO_CALL: ErrorReason.ValueType  # 507
@@ -576,7 +602,7 @@ ERROR_REASON_BETTING_CAPPED: ErrorReason.ValueType  # 508
 ERROR_REASON_NOT_IN_HAND: ErrorReason.ValueType  # 509
 """FAILED_PRECONDITION: The seat is not (or no longer) in the hand."""
 ERROR_REASON_UNKNOWN_SEAT: ErrorReason.ValueType  # 510
-"""NOT_FOUND: The seat is not part of the hand or table."""
+"""FAILED_PRECONDITION: The seat is not part of the running hand (its player was not dealt in)."""
 ERROR_REASON_ALREADY_SHOWN: ErrorReason.ValueType  # 511
 """FAILED_PRECONDITION: The cards were already shown."""
 ERROR_REASON_HAND_NOT_OVER: ErrorReason.ValueType  # 512
@@ -696,6 +722,28 @@ ERROR_REASON_WATCH_STREAMS_EXCEEDED: ErrorReason.ValueType  # 751
 """RESOURCE_EXHAUSTED: the player already holds the most WatchTable streams one player may hold
 open at one table; close one first.
 """
+ERROR_REASON_DATABASE_UNAVAILABLE: ErrorReason.ValueType  # 1100
+"""Issue 30: faults (1100-1149).
+UNAVAILABLE: the service's database is away (stopped, restarting, unreachable, out of
+connections); nothing was changed by this call, or the change is kept by its idempotency key:
+retry with backoff and the same ids.
+"""
+ERROR_REASON_INIT_DATA_INVALID: ErrorReason.ValueType  # 1000
+"""Gateway: browser sign-in and the Connect front door (1000-1049).
+UNAUTHENTICATED: Telegram Web App initData is malformed or its signature does not verify.
+"""
+ERROR_REASON_INIT_DATA_EXPIRED: ErrorReason.ValueType  # 1001
+"""UNAUTHENTICATED: Telegram Web App initData is older than the gateway accepts (or dated ahead)."""
+ERROR_REASON_INIT_DATA_REPLAYED: ErrorReason.ValueType  # 1002
+"""UNAUTHENTICATED: this initData was already used to sign in; open the Mini App again."""
+ERROR_REASON_SIGN_IN_METHOD_DISABLED: ErrorReason.ValueType  # 1003
+"""FAILED_PRECONDITION: this sign-in method is switched off (no bot token; development in production)."""
+ERROR_REASON_GATEWAY_RATE_LIMITED: ErrorReason.ValueType  # 1004
+"""RESOURCE_EXHAUSTED: too many calls from this player or address; `retry_after_seconds` says when."""
+ERROR_REASON_REQUEST_TOO_LARGE: ErrorReason.ValueType  # 1005
+"""RESOURCE_EXHAUSTED: the request is larger than the gateway accepts."""
+ERROR_REASON_PURCHASES_NOT_CONFIGURED: ErrorReason.ValueType  # 1006
+"""FAILED_PRECONDITION: no payments flow is configured at this gateway, so chips cannot be bought here."""
 Global___ErrorReason: _TypeAlias = ErrorReason  # noqa: Y015
 
 @_typing.final

@@ -315,6 +315,8 @@ class CommitHandRequest(_message.Message):
     REQUEST_ID_FIELD_NUMBER: _builtins.int
     TABLE_ID_FIELD_NUMBER: _builtins.int
     DEAL_NOW_FIELD_NUMBER: _builtins.int
+    PARTICIPANT_IDS_FIELD_NUMBER: _builtins.int
+    PARTICIPANTS_ONLY_FIELD_NUMBER: _builtins.int
     request_id: _builtins.str
     """The idempotency key, at most 128 characters; derive it from the table and its hand counter so a
     shard that takes the table over sends the same one.
@@ -325,16 +327,28 @@ class CommitHandRequest(_message.Message):
     """When true the hand is sealed at once with no player entropy (the operator's plain scheme, and
     house games) and the response carries the deck.
     """
+    participants_only: _builtins.bool
+    """When true the hand exists only for its participants and admins: a house-game round is private
+    to its player (docs/house-games.md), so nobody else may list, read or check it.
+    """
+    @_builtins.property
+    def participant_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The players dealt in, when they are known at the commitment (a house-game round's player); at
+        most 64 ids of at most 128 characters. SealHand may add more.
+        """
+
     def __init__(
         self,
         *,
         request_id: _builtins.str = ...,
         table_id: _builtins.str = ...,
         deal_now: _builtins.bool = ...,
+        participant_ids: _abc.Iterable[_builtins.str] | None = ...,
+        participants_only: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["deal_now", b"deal_now", "request_id", b"request_id", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["deal_now", b"deal_now", "participant_ids", b"participant_ids", "participants_only", b"participants_only", "request_id", b"request_id", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -436,6 +450,7 @@ class SealHandRequest(_message.Message):
 
     HAND_ID_FIELD_NUMBER: _builtins.int
     CLIENT_SEEDS_FIELD_NUMBER: _builtins.int
+    PARTICIPANT_IDS_FIELD_NUMBER: _builtins.int
     hand_id: _builtins.str
     """The hand returned by CommitHand."""
     @_builtins.property
@@ -444,15 +459,22 @@ class SealHandRequest(_message.Message):
         AddPlayerEntropyRequest (seat 0 to 1023, player id of at most 128 characters, 1 to 64 bytes).
         """
 
+    @_builtins.property
+    def participant_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The players dealt in (at most 64 ids of at most 128 characters), added to those named at the
+        commitment; they alone, with admins, may read the hand's reveal. A retry may name them again.
+        """
+
     def __init__(
         self,
         *,
         hand_id: _builtins.str = ...,
         client_seeds: _abc.Iterable[Global___ClientSeed] | None = ...,
+        participant_ids: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["client_seeds", b"client_seeds", "hand_id", b"hand_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["client_seeds", b"client_seeds", "hand_id", b"hand_id", "participant_ids", b"participant_ids"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

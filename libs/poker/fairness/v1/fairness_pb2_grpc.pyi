@@ -39,9 +39,14 @@ class FairnessServiceStub:
          seat order, the nonce and the commitment (algorithm `docs/fairness.md`). The server
          committed before it saw the client seeds, so it could not choose the deck.
       4. RevealHand, when the hand finished or was voided: the seed becomes public.
-    Anyone authenticated may read commitments (GetCommitment, ListTableCommitments), read reveals of
-    ended hands (GetReveal) and check a hand (VerifyHand). The seed of a hand that has not ended is
-    never returned to anyone, and the deck is returned before the reveal only to the `service` role.
+    Players and admins read commitments (GetCommitment, ListTableCommitments), reveals of ended hands
+    (GetReveal) and check hands (VerifyHand). A hand's participants are the players the table dealt
+    in (named at SealHand, or at CommitHand for a house-game round). The seed and deck of an ended
+    hand (versions 1 and 2) go only to its participants and admins: from them anyone could read every
+    folded hole card. Listings show other callers the chain links of hands they did not play without
+    their hand ids, and a participants-only hand (a house-game round) does not exist for anyone but
+    its participants and admins. The seed of a hand that has not ended is never returned to anyone,
+    and the deck is returned before the reveal only to the table service.
 
     Errors carry `google.rpc.ErrorInfo` with a reason from `poker.common.v1.ErrorReason`. Every RPC may
     also fail with UNAUTHENTICATED (TOKEN_MISSING, TOKEN_MALFORMED, TOKEN_INVALID_SIGNATURE,
@@ -56,7 +61,9 @@ class FairnessServiceStub:
     """CommitHand starts a hand of a table: it draws the seed and publishes its commitment, nonce and
     the previous commitment of the table's chain. Role `service` only. Idempotent by `request_id`:
     a retry returns the same hand. With `deal_now` the hand is sealed at once without player entropy
-    and the deck is returned. Errors: INVALID_ARGUMENT (FIELD_REQUIRED, FIELD_INVALID),
+    and the deck is returned. Errors: INVALID_ARGUMENT (FIELD_REQUIRED, FIELD_INVALID; a participant
+    id empty, over 128 characters or with a control character, more than 64 of them, or
+    `participants_only` without any),
     ALREADY_EXISTS (IDEMPOTENCY_CONFLICT when the request id was used with another table or
     `deal_now`), ABORTED (TABLE_CHAIN_CONTENDED when concurrent commits for one table kept racing).
     """
@@ -73,7 +80,8 @@ class FairnessServiceStub:
     the client seeds the table collected, recorded exactly as AddPlayerEntropy would and in the same
     transaction as the seal (one call instead of one per seed). Idempotent: a sealed hand returns
     the same deck again, which is how a shard that takes a table over replays a hand; seeds sent
-    again must be the recorded ones. Errors: INVALID_ARGUMENT (FIELD_REQUIRED, FIELD_INVALID),
+    again must be the recorded ones. It names the players dealt in (`participant_ids`), who alone
+    (with admins) may read the hand's reveal. Errors: INVALID_ARGUMENT (FIELD_REQUIRED, FIELD_INVALID),
     NOT_FOUND (HAND_NOT_FOUND), FAILED_PRECONDITION (HAND_ALREADY_REVEALED once the hand ended;
     ENTROPY_CLOSED for a seed not recorded before the hand was sealed), ALREADY_EXISTS
     (IDEMPOTENCY_CONFLICT for a seat that already has another seed). On any error nothing is
@@ -88,28 +96,35 @@ class FairnessServiceStub:
     """
     GetCommitment: _grpc.UnaryUnaryMultiCallable[_fairness_pb2.GetCommitmentRequest, _fairness_pb2.GetCommitmentResponse]
     """GetCommitment returns the public record of a hand: commitment, nonce, chain link, state and the
-    client seeds so far; never the seed or the deck. Any role. Errors: INVALID_ARGUMENT
-    (FIELD_REQUIRED), NOT_FOUND (HAND_NOT_FOUND).
+    client seeds so far; never the seed or the deck. Players and admins. Errors: INVALID_ARGUMENT
+    (FIELD_REQUIRED), NOT_FOUND (HAND_NOT_FOUND; also a participants-only hand asked for by anyone
+    but its participants and admins).
     """
     ListTableCommitments: _grpc.UnaryUnaryMultiCallable[_fairness_pb2.ListTableCommitmentsRequest, _fairness_pb2.ListTableCommitmentsResponse]
     """ListTableCommitments returns a table's commitment chain in sequence order, oldest first, so
-    anyone can check that no hand is missing or reordered. Any role. Errors: INVALID_ARGUMENT
-    (FIELD_REQUIRED, PAGE_TOKEN_INVALID).
+    anyone can check that no hand is missing or reordered. Players and admins. A hand the caller did
+    not play is listed without its hand id (admins see every id); participants-only hands are left
+    out for everyone but their participants and admins. Errors: INVALID_ARGUMENT (FIELD_REQUIRED,
+    PAGE_TOKEN_INVALID).
     """
     GetReveal: _grpc.UnaryUnaryMultiCallable[_fairness_pb2.GetRevealRequest, _fairness_pb2.GetRevealResponse]
     """GetReveal returns everything needed to re-derive the deck of an ended hand: seed, client seeds,
-    nonce, shuffle version, commitment, and the deck itself. Any role. Errors: INVALID_ARGUMENT
-    (FIELD_REQUIRED), NOT_FOUND (HAND_NOT_FOUND), FAILED_PRECONDITION (HAND_NOT_FINISHED while the
-    hand has not ended, whoever asks).
+    nonce, shuffle version, commitment, and the deck itself (empty when the stored values cannot
+    give one; VerifyHand then answers MALFORMED). Only the hand's participants and admins. Errors:
+    INVALID_ARGUMENT (FIELD_REQUIRED), NOT_FOUND (HAND_NOT_FOUND, as in GetCommitment),
+    FAILED_PRECONDITION (HAND_NOT_FINISHED while the hand has not ended, whoever asks),
+    PERMISSION_DENIED (NOT_YOUR_RESOURCE for a caller who did not play the hand).
     """
     VerifyHand: _grpc.UnaryUnaryMultiCallable[_fairness_pb2.VerifyHandRequest, _fairness_pb2.VerifyHandResponse]
     """VerifyHand checks a hand, either a stored ended hand by id (its commitment and what it binds,
     the commitment the caller was shown if given, its link to the previous hand of the table, its
     deck) or published values sent in the request, and in both cases the dealt cards sent in the
     request. A failed check, a malformed published value included, is a normal response with
-    verdict FAIL and the first mismatch, not an error. Any role. Errors: INVALID_ARGUMENT
-    (FIELD_REQUIRED, FIELD_INVALID), NOT_FOUND (HAND_NOT_FOUND), FAILED_PRECONDITION
-    (HAND_NOT_FINISHED: a hand that has not ended is not checked, so the RPC cannot leak its deck).
+    verdict FAIL and the first mismatch, not an error. Players and admins; by hand id only the
+    hand's participants and admins (the verdict on a dealt card would tell anyone else the card).
+    Errors: INVALID_ARGUMENT (FIELD_REQUIRED, FIELD_INVALID), NOT_FOUND (HAND_NOT_FOUND, as in
+    GetCommitment), FAILED_PRECONDITION (HAND_NOT_FINISHED: a hand that has not ended is not
+    checked, so the RPC cannot leak its deck), PERMISSION_DENIED (NOT_YOUR_RESOURCE, as in GetReveal).
     """
 
 @_typing.type_check_only
@@ -126,9 +141,14 @@ class FairnessServiceAsyncStub(FairnessServiceStub):
          seat order, the nonce and the commitment (algorithm `docs/fairness.md`). The server
          committed before it saw the client seeds, so it could not choose the deck.
       4. RevealHand, when the hand finished or was voided: the seed becomes public.
-    Anyone authenticated may read commitments (GetCommitment, ListTableCommitments), read reveals of
-    ended hands (GetReveal) and check a hand (VerifyHand). The seed of a hand that has not ended is
-    never returned to anyone, and the deck is returned before the reveal only to the `service` role.
+    Players and admins read commitments (GetCommitment, ListTableCommitments), reveals of ended hands
+    (GetReveal) and check hands (VerifyHand). A hand's participants are the players the table dealt
+    in (named at SealHand, or at CommitHand for a house-game round). The seed and deck of an ended
+    hand (versions 1 and 2) go only to its participants and admins: from them anyone could read every
+    folded hole card. Listings show other callers the chain links of hands they did not play without
+    their hand ids, and a participants-only hand (a house-game round) does not exist for anyone but
+    its participants and admins. The seed of a hand that has not ended is never returned to anyone,
+    and the deck is returned before the reveal only to the table service.
 
     Errors carry `google.rpc.ErrorInfo` with a reason from `poker.common.v1.ErrorReason`. Every RPC may
     also fail with UNAUTHENTICATED (TOKEN_MISSING, TOKEN_MALFORMED, TOKEN_INVALID_SIGNATURE,
@@ -140,7 +160,9 @@ class FairnessServiceAsyncStub(FairnessServiceStub):
     """CommitHand starts a hand of a table: it draws the seed and publishes its commitment, nonce and
     the previous commitment of the table's chain. Role `service` only. Idempotent by `request_id`:
     a retry returns the same hand. With `deal_now` the hand is sealed at once without player entropy
-    and the deck is returned. Errors: INVALID_ARGUMENT (FIELD_REQUIRED, FIELD_INVALID),
+    and the deck is returned. Errors: INVALID_ARGUMENT (FIELD_REQUIRED, FIELD_INVALID; a participant
+    id empty, over 128 characters or with a control character, more than 64 of them, or
+    `participants_only` without any),
     ALREADY_EXISTS (IDEMPOTENCY_CONFLICT when the request id was used with another table or
     `deal_now`), ABORTED (TABLE_CHAIN_CONTENDED when concurrent commits for one table kept racing).
     """
@@ -157,7 +179,8 @@ class FairnessServiceAsyncStub(FairnessServiceStub):
     the client seeds the table collected, recorded exactly as AddPlayerEntropy would and in the same
     transaction as the seal (one call instead of one per seed). Idempotent: a sealed hand returns
     the same deck again, which is how a shard that takes a table over replays a hand; seeds sent
-    again must be the recorded ones. Errors: INVALID_ARGUMENT (FIELD_REQUIRED, FIELD_INVALID),
+    again must be the recorded ones. It names the players dealt in (`participant_ids`), who alone
+    (with admins) may read the hand's reveal. Errors: INVALID_ARGUMENT (FIELD_REQUIRED, FIELD_INVALID),
     NOT_FOUND (HAND_NOT_FOUND), FAILED_PRECONDITION (HAND_ALREADY_REVEALED once the hand ended;
     ENTROPY_CLOSED for a seed not recorded before the hand was sealed), ALREADY_EXISTS
     (IDEMPOTENCY_CONFLICT for a seat that already has another seed). On any error nothing is
@@ -172,28 +195,35 @@ class FairnessServiceAsyncStub(FairnessServiceStub):
     """
     GetCommitment: _aio.UnaryUnaryMultiCallable[_fairness_pb2.GetCommitmentRequest, _fairness_pb2.GetCommitmentResponse]  # type: ignore[assignment]
     """GetCommitment returns the public record of a hand: commitment, nonce, chain link, state and the
-    client seeds so far; never the seed or the deck. Any role. Errors: INVALID_ARGUMENT
-    (FIELD_REQUIRED), NOT_FOUND (HAND_NOT_FOUND).
+    client seeds so far; never the seed or the deck. Players and admins. Errors: INVALID_ARGUMENT
+    (FIELD_REQUIRED), NOT_FOUND (HAND_NOT_FOUND; also a participants-only hand asked for by anyone
+    but its participants and admins).
     """
     ListTableCommitments: _aio.UnaryUnaryMultiCallable[_fairness_pb2.ListTableCommitmentsRequest, _fairness_pb2.ListTableCommitmentsResponse]  # type: ignore[assignment]
     """ListTableCommitments returns a table's commitment chain in sequence order, oldest first, so
-    anyone can check that no hand is missing or reordered. Any role. Errors: INVALID_ARGUMENT
-    (FIELD_REQUIRED, PAGE_TOKEN_INVALID).
+    anyone can check that no hand is missing or reordered. Players and admins. A hand the caller did
+    not play is listed without its hand id (admins see every id); participants-only hands are left
+    out for everyone but their participants and admins. Errors: INVALID_ARGUMENT (FIELD_REQUIRED,
+    PAGE_TOKEN_INVALID).
     """
     GetReveal: _aio.UnaryUnaryMultiCallable[_fairness_pb2.GetRevealRequest, _fairness_pb2.GetRevealResponse]  # type: ignore[assignment]
     """GetReveal returns everything needed to re-derive the deck of an ended hand: seed, client seeds,
-    nonce, shuffle version, commitment, and the deck itself. Any role. Errors: INVALID_ARGUMENT
-    (FIELD_REQUIRED), NOT_FOUND (HAND_NOT_FOUND), FAILED_PRECONDITION (HAND_NOT_FINISHED while the
-    hand has not ended, whoever asks).
+    nonce, shuffle version, commitment, and the deck itself (empty when the stored values cannot
+    give one; VerifyHand then answers MALFORMED). Only the hand's participants and admins. Errors:
+    INVALID_ARGUMENT (FIELD_REQUIRED), NOT_FOUND (HAND_NOT_FOUND, as in GetCommitment),
+    FAILED_PRECONDITION (HAND_NOT_FINISHED while the hand has not ended, whoever asks),
+    PERMISSION_DENIED (NOT_YOUR_RESOURCE for a caller who did not play the hand).
     """
     VerifyHand: _aio.UnaryUnaryMultiCallable[_fairness_pb2.VerifyHandRequest, _fairness_pb2.VerifyHandResponse]  # type: ignore[assignment]
     """VerifyHand checks a hand, either a stored ended hand by id (its commitment and what it binds,
     the commitment the caller was shown if given, its link to the previous hand of the table, its
     deck) or published values sent in the request, and in both cases the dealt cards sent in the
     request. A failed check, a malformed published value included, is a normal response with
-    verdict FAIL and the first mismatch, not an error. Any role. Errors: INVALID_ARGUMENT
-    (FIELD_REQUIRED, FIELD_INVALID), NOT_FOUND (HAND_NOT_FOUND), FAILED_PRECONDITION
-    (HAND_NOT_FINISHED: a hand that has not ended is not checked, so the RPC cannot leak its deck).
+    verdict FAIL and the first mismatch, not an error. Players and admins; by hand id only the
+    hand's participants and admins (the verdict on a dealt card would tell anyone else the card).
+    Errors: INVALID_ARGUMENT (FIELD_REQUIRED, FIELD_INVALID), NOT_FOUND (HAND_NOT_FOUND, as in
+    GetCommitment), FAILED_PRECONDITION (HAND_NOT_FINISHED: a hand that has not ended is not
+    checked, so the RPC cannot leak its deck), PERMISSION_DENIED (NOT_YOUR_RESOURCE, as in GetReveal).
     """
 
 class FairnessServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -209,9 +239,14 @@ class FairnessServiceServicer(metaclass=_abc_1.ABCMeta):
          seat order, the nonce and the commitment (algorithm `docs/fairness.md`). The server
          committed before it saw the client seeds, so it could not choose the deck.
       4. RevealHand, when the hand finished or was voided: the seed becomes public.
-    Anyone authenticated may read commitments (GetCommitment, ListTableCommitments), read reveals of
-    ended hands (GetReveal) and check a hand (VerifyHand). The seed of a hand that has not ended is
-    never returned to anyone, and the deck is returned before the reveal only to the `service` role.
+    Players and admins read commitments (GetCommitment, ListTableCommitments), reveals of ended hands
+    (GetReveal) and check hands (VerifyHand). A hand's participants are the players the table dealt
+    in (named at SealHand, or at CommitHand for a house-game round). The seed and deck of an ended
+    hand (versions 1 and 2) go only to its participants and admins: from them anyone could read every
+    folded hole card. Listings show other callers the chain links of hands they did not play without
+    their hand ids, and a participants-only hand (a house-game round) does not exist for anyone but
+    its participants and admins. The seed of a hand that has not ended is never returned to anyone,
+    and the deck is returned before the reveal only to the table service.
 
     Errors carry `google.rpc.ErrorInfo` with a reason from `poker.common.v1.ErrorReason`. Every RPC may
     also fail with UNAUTHENTICATED (TOKEN_MISSING, TOKEN_MALFORMED, TOKEN_INVALID_SIGNATURE,
@@ -227,7 +262,9 @@ class FairnessServiceServicer(metaclass=_abc_1.ABCMeta):
         """CommitHand starts a hand of a table: it draws the seed and publishes its commitment, nonce and
         the previous commitment of the table's chain. Role `service` only. Idempotent by `request_id`:
         a retry returns the same hand. With `deal_now` the hand is sealed at once without player entropy
-        and the deck is returned. Errors: INVALID_ARGUMENT (FIELD_REQUIRED, FIELD_INVALID),
+        and the deck is returned. Errors: INVALID_ARGUMENT (FIELD_REQUIRED, FIELD_INVALID; a participant
+        id empty, over 128 characters or with a control character, more than 64 of them, or
+        `participants_only` without any),
         ALREADY_EXISTS (IDEMPOTENCY_CONFLICT when the request id was used with another table or
         `deal_now`), ABORTED (TABLE_CHAIN_CONTENDED when concurrent commits for one table kept racing).
         """
@@ -256,7 +293,8 @@ class FairnessServiceServicer(metaclass=_abc_1.ABCMeta):
         the client seeds the table collected, recorded exactly as AddPlayerEntropy would and in the same
         transaction as the seal (one call instead of one per seed). Idempotent: a sealed hand returns
         the same deck again, which is how a shard that takes a table over replays a hand; seeds sent
-        again must be the recorded ones. Errors: INVALID_ARGUMENT (FIELD_REQUIRED, FIELD_INVALID),
+        again must be the recorded ones. It names the players dealt in (`participant_ids`), who alone
+        (with admins) may read the hand's reveal. Errors: INVALID_ARGUMENT (FIELD_REQUIRED, FIELD_INVALID),
         NOT_FOUND (HAND_NOT_FOUND), FAILED_PRECONDITION (HAND_ALREADY_REVEALED once the hand ended;
         ENTROPY_CLOSED for a seed not recorded before the hand was sealed), ALREADY_EXISTS
         (IDEMPOTENCY_CONFLICT for a seat that already has another seed). On any error nothing is
@@ -283,8 +321,9 @@ class FairnessServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_fairness_pb2.GetCommitmentResponse, _abc.Awaitable[_fairness_pb2.GetCommitmentResponse]]:
         """GetCommitment returns the public record of a hand: commitment, nonce, chain link, state and the
-        client seeds so far; never the seed or the deck. Any role. Errors: INVALID_ARGUMENT
-        (FIELD_REQUIRED), NOT_FOUND (HAND_NOT_FOUND).
+        client seeds so far; never the seed or the deck. Players and admins. Errors: INVALID_ARGUMENT
+        (FIELD_REQUIRED), NOT_FOUND (HAND_NOT_FOUND; also a participants-only hand asked for by anyone
+        but its participants and admins).
         """
 
     @_abc_1.abstractmethod
@@ -294,8 +333,10 @@ class FairnessServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_fairness_pb2.ListTableCommitmentsResponse, _abc.Awaitable[_fairness_pb2.ListTableCommitmentsResponse]]:
         """ListTableCommitments returns a table's commitment chain in sequence order, oldest first, so
-        anyone can check that no hand is missing or reordered. Any role. Errors: INVALID_ARGUMENT
-        (FIELD_REQUIRED, PAGE_TOKEN_INVALID).
+        anyone can check that no hand is missing or reordered. Players and admins. A hand the caller did
+        not play is listed without its hand id (admins see every id); participants-only hands are left
+        out for everyone but their participants and admins. Errors: INVALID_ARGUMENT (FIELD_REQUIRED,
+        PAGE_TOKEN_INVALID).
         """
 
     @_abc_1.abstractmethod
@@ -305,9 +346,11 @@ class FairnessServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_fairness_pb2.GetRevealResponse, _abc.Awaitable[_fairness_pb2.GetRevealResponse]]:
         """GetReveal returns everything needed to re-derive the deck of an ended hand: seed, client seeds,
-        nonce, shuffle version, commitment, and the deck itself. Any role. Errors: INVALID_ARGUMENT
-        (FIELD_REQUIRED), NOT_FOUND (HAND_NOT_FOUND), FAILED_PRECONDITION (HAND_NOT_FINISHED while the
-        hand has not ended, whoever asks).
+        nonce, shuffle version, commitment, and the deck itself (empty when the stored values cannot
+        give one; VerifyHand then answers MALFORMED). Only the hand's participants and admins. Errors:
+        INVALID_ARGUMENT (FIELD_REQUIRED), NOT_FOUND (HAND_NOT_FOUND, as in GetCommitment),
+        FAILED_PRECONDITION (HAND_NOT_FINISHED while the hand has not ended, whoever asks),
+        PERMISSION_DENIED (NOT_YOUR_RESOURCE for a caller who did not play the hand).
         """
 
     @_abc_1.abstractmethod
@@ -320,9 +363,11 @@ class FairnessServiceServicer(metaclass=_abc_1.ABCMeta):
         the commitment the caller was shown if given, its link to the previous hand of the table, its
         deck) or published values sent in the request, and in both cases the dealt cards sent in the
         request. A failed check, a malformed published value included, is a normal response with
-        verdict FAIL and the first mismatch, not an error. Any role. Errors: INVALID_ARGUMENT
-        (FIELD_REQUIRED, FIELD_INVALID), NOT_FOUND (HAND_NOT_FOUND), FAILED_PRECONDITION
-        (HAND_NOT_FINISHED: a hand that has not ended is not checked, so the RPC cannot leak its deck).
+        verdict FAIL and the first mismatch, not an error. Players and admins; by hand id only the
+        hand's participants and admins (the verdict on a dealt card would tell anyone else the card).
+        Errors: INVALID_ARGUMENT (FIELD_REQUIRED, FIELD_INVALID), NOT_FOUND (HAND_NOT_FOUND, as in
+        GetCommitment), FAILED_PRECONDITION (HAND_NOT_FINISHED: a hand that has not ended is not
+        checked, so the RPC cannot leak its deck), PERMISSION_DENIED (NOT_YOUR_RESOURCE, as in GetReveal).
         """
 
 def add_FairnessServiceServicer_to_server(servicer: FairnessServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -90,6 +90,7 @@ class HandSeat(_message.Message):
     MUCKED_FIELD_NUMBER: _builtins.int
     FOLDED_FIELD_NUMBER: _builtins.int
     CLIENT_FINGERPRINT_FIELD_NUMBER: _builtins.int
+    NETWORK_FINGERPRINT_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     """The seat number, from 0 (the engine's seat numbers; exports show them from 1)."""
     player_id: _builtins.str
@@ -111,8 +112,14 @@ class HandSeat(_message.Message):
     folded: _builtins.bool
     """True when the player folded (or timed out or left with a fold)."""
     client_fingerprint: _builtins.str
-    """The client fingerprint (device or address hash) the gateway passed for this player's session.
-    Stored for the fair-play checks; every view for a player has it empty.
+    """The device signal of the player's sign-in (the token's signed `dev` claim, an opaque digest the
+    gateway derives from the device), as the table took it at SitDown; empty when the token had none.
+    Fair-play evidence for operators only (rules 17): every view for a player has it empty.
+    """
+    network_fingerprint: _builtins.str
+    """The network signal of the player's sign-in (the token's signed `net` claim, an opaque digest of
+    the address), as the table took it at SitDown; empty when the token had none. Operators only:
+    every view for a player has it empty.
     """
     @_builtins.property
     def hole_cards(self) -> _containers.RepeatedCompositeFieldContainer[_common_pb2.Card]:
@@ -134,10 +141,11 @@ class HandSeat(_message.Message):
         mucked: _builtins.bool = ...,
         folded: _builtins.bool = ...,
         client_fingerprint: _builtins.str = ...,
+        network_fingerprint: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["client_fingerprint", b"client_fingerprint", "display_name", b"display_name", "final_stack", b"final_stack", "folded", b"folded", "hole_cards", b"hole_cards", "mucked", b"mucked", "net_result", b"net_result", "player_id", b"player_id", "seat", b"seat", "shown", b"shown", "starting_stack", b"starting_stack"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["client_fingerprint", b"client_fingerprint", "display_name", b"display_name", "final_stack", b"final_stack", "folded", b"folded", "hole_cards", b"hole_cards", "mucked", b"mucked", "net_result", b"net_result", "network_fingerprint", b"network_fingerprint", "player_id", b"player_id", "seat", b"seat", "shown", b"shown", "starting_stack", b"starting_stack"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -158,6 +166,7 @@ class HandAction(_message.Message):
     CAUSE_FIELD_NUMBER: _builtins.int
     TO_FIELD_NUMBER: _builtins.int
     ALL_IN_FIELD_NUMBER: _builtins.int
+    DECISION_MS_FIELD_NUMBER: _builtins.int
     sequence: _builtins.int
     """The position in the record, from 0."""
     street: _builtins.str
@@ -178,6 +187,11 @@ class HandAction(_message.Message):
     """For BET and RAISE: the player's total bet this street after the action."""
     all_in: _builtins.bool
     """True when the step put the player's last chip in."""
+    decision_ms: _builtins.int
+    """For a decision the player took (cause PLAYER): the milliseconds from the start of their turn to
+    the decision, as the table measured it; 0 for the rest. Fair-play evidence for operators only
+    (the timing signals of automation, rules 17): every view for a player has it 0.
+    """
     @_builtins.property
     def cards(self) -> _containers.RepeatedCompositeFieldContainer[_common_pb2.Card]:
         """Cards dealt or shown by this step; the cards of a MUCK only in views that may see them."""
@@ -194,10 +208,11 @@ class HandAction(_message.Message):
         cause: Global___ActionCause.ValueType = ...,
         to: _builtins.int = ...,
         all_in: _builtins.bool = ...,
+        decision_ms: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["all_in", b"all_in", "amount", b"amount", "cards", b"cards", "cause", b"cause", "kind", b"kind", "seat", b"seat", "sequence", b"sequence", "street", b"street", "to", b"to"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["all_in", b"all_in", "amount", b"amount", "cards", b"cards", "cause", b"cause", "decision_ms", b"decision_ms", "kind", b"kind", "seat", b"seat", "sequence", b"sequence", "street", b"street", "to", b"to"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -143,7 +143,9 @@ class LobbyServiceServicer:
 
     def ListTables(self, request, context):
         """ListTables lists a room's tables with seats, stacks, average pot, hands per hour and shard.
-        Errors: ROOM_NOT_FOUND, FIELD_INVALID.
+        Errors: ROOM_NOT_FOUND, FIELD_INVALID; UNAVAILABLE NO_SHARD_AVAILABLE (no shard holds the
+        room's lease, or, without Redis, the one shard has not answered for 10 s), UNAVAILABLE
+        UNAVAILABLE (Redis away).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

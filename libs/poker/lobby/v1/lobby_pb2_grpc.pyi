@@ -49,7 +49,9 @@ class LobbyServiceStub:
     """
     ListTables: _grpc.UnaryUnaryMultiCallable[_lobby_pb2.ListTablesRequest, _lobby_pb2.ListTablesResponse]
     """ListTables lists a room's tables with seats, stacks, average pot, hands per hour and shard.
-    Errors: ROOM_NOT_FOUND, FIELD_INVALID.
+    Errors: ROOM_NOT_FOUND, FIELD_INVALID; UNAVAILABLE NO_SHARD_AVAILABLE (no shard holds the
+    room's lease, or, without Redis, the one shard has not answered for 10 s), UNAVAILABLE
+    UNAVAILABLE (Redis away).
     """
     JoinTable: _grpc.UnaryUnaryMultiCallable[_lobby_pb2.JoinTableRequest, _lobby_pb2.JoinTableResponse]
     """JoinTable checks access and maintenance and returns the table and the shard that serves the
@@ -134,7 +136,9 @@ class LobbyServiceAsyncStub(LobbyServiceStub):
     """
     ListTables: _aio.UnaryUnaryMultiCallable[_lobby_pb2.ListTablesRequest, _lobby_pb2.ListTablesResponse]  # type: ignore[assignment]
     """ListTables lists a room's tables with seats, stacks, average pot, hands per hour and shard.
-    Errors: ROOM_NOT_FOUND, FIELD_INVALID.
+    Errors: ROOM_NOT_FOUND, FIELD_INVALID; UNAVAILABLE NO_SHARD_AVAILABLE (no shard holds the
+    room's lease, or, without Redis, the one shard has not answered for 10 s), UNAVAILABLE
+    UNAVAILABLE (Redis away).
     """
     JoinTable: _aio.UnaryUnaryMultiCallable[_lobby_pb2.JoinTableRequest, _lobby_pb2.JoinTableResponse]  # type: ignore[assignment]
     """JoinTable checks access and maintenance and returns the table and the shard that serves the
@@ -234,7 +238,9 @@ class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_lobby_pb2.ListTablesResponse, _abc.Awaitable[_lobby_pb2.ListTablesResponse]]:
         """ListTables lists a room's tables with seats, stacks, average pot, hands per hour and shard.
-        Errors: ROOM_NOT_FOUND, FIELD_INVALID.
+        Errors: ROOM_NOT_FOUND, FIELD_INVALID; UNAVAILABLE NO_SHARD_AVAILABLE (no shard holds the
+        room's lease, or, without Redis, the one shard has not answered for 10 s), UNAVAILABLE
+        UNAVAILABLE (Redis away).
         """
 
     @_abc_1.abstractmethod

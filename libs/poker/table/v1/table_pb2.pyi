@@ -730,22 +730,28 @@ class ActionTaken(_message.Message):
     ACTION_FIELD_NUMBER: _builtins.int
     AMOUNT_FIELD_NUMBER: _builtins.int
     TIMED_OUT_FIELD_NUMBER: _builtins.int
+    TO_FIELD_NUMBER: _builtins.int
     action: Global___ActionKind.ValueType
     """The action."""
     amount: _builtins.int
-    """The chips put in by the action."""
+    """The chips the action added to the player's bet (a call of 40 facing 60 after a bet of 20: 40)."""
     timed_out: _builtins.bool
     """True when the table took the default action for a timed-out player."""
+    to: _builtins.int
+    """The player's total bet this betting round after the action: the "raise to" figure of a raise or
+    bet (a raise from 20 to 60 has `amount` 40 and `to` 60); for a call, what the bet was called to.
+    """
     def __init__(
         self,
         *,
         action: Global___ActionKind.ValueType = ...,
         amount: _builtins.int = ...,
         timed_out: _builtins.bool = ...,
+        to: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "amount", b"amount", "timed_out", b"timed_out"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "amount", b"amount", "timed_out", b"timed_out", "to", b"to"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

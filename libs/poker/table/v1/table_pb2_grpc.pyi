@@ -99,7 +99,10 @@ class TableServiceStub:
     (Casino Hold'em and Russian Poker), dark boxes and bonus bets (Russian Poker). The stakes move
     from the wallet to the house bank (one linked cashier batch, ids derived from the round id)
     before any card; the deck is the fairness hand committed for the caller (SetPlayerSeed adds a
-    client seed to it first, if wanted). Idempotent by `request_id`. Errors: INVALID_ARGUMENT
+    client seed to it first, if wanted). First the lobby's seat check (AuthorizeSeat, as for
+    SitDown): PERMISSION_DENIED NOT_ON_ALLOW_LIST (closed access or a private room), FAILED_PRECONDITION
+    ROOM_DISABLED, MAINTENANCE_NO_NEW_SEATS, before any chip moves; the room's limits as the lobby
+    has them now apply from this round. Idempotent by `request_id`. Errors: INVALID_ARGUMENT
     FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID, ANTE_OUT_OF_RANGE and the wager reasons
     (NO_BOXES, TOO_MANY_BOXES, BAD_BOX, DUPLICATE_BOX, NOT_IN_THIS_GAME, BOXES_NOT_ADJACENT,
     UNEQUAL_LIGHT_ANTES, TOO_MANY_LIGHT_BOXES, BONUS_ON_LIGHT_BOX, BONUS_AMOUNT_NOT_ALLOWED);
@@ -195,7 +198,10 @@ class TableServiceAsyncStub(TableServiceStub):
     (Casino Hold'em and Russian Poker), dark boxes and bonus bets (Russian Poker). The stakes move
     from the wallet to the house bank (one linked cashier batch, ids derived from the round id)
     before any card; the deck is the fairness hand committed for the caller (SetPlayerSeed adds a
-    client seed to it first, if wanted). Idempotent by `request_id`. Errors: INVALID_ARGUMENT
+    client seed to it first, if wanted). First the lobby's seat check (AuthorizeSeat, as for
+    SitDown): PERMISSION_DENIED NOT_ON_ALLOW_LIST (closed access or a private room), FAILED_PRECONDITION
+    ROOM_DISABLED, MAINTENANCE_NO_NEW_SEATS, before any chip moves; the room's limits as the lobby
+    has them now apply from this round. Idempotent by `request_id`. Errors: INVALID_ARGUMENT
     FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID, ANTE_OUT_OF_RANGE and the wager reasons
     (NO_BOXES, TOO_MANY_BOXES, BAD_BOX, DUPLICATE_BOX, NOT_IN_THIS_GAME, BOXES_NOT_ADJACENT,
     UNEQUAL_LIGHT_ANTES, TOO_MANY_LIGHT_BOXES, BONUS_ON_LIGHT_BOX, BONUS_AMOUNT_NOT_ALLOWED);
@@ -354,7 +360,10 @@ class TableServiceServicer(metaclass=_abc_1.ABCMeta):
         (Casino Hold'em and Russian Poker), dark boxes and bonus bets (Russian Poker). The stakes move
         from the wallet to the house bank (one linked cashier batch, ids derived from the round id)
         before any card; the deck is the fairness hand committed for the caller (SetPlayerSeed adds a
-        client seed to it first, if wanted). Idempotent by `request_id`. Errors: INVALID_ARGUMENT
+        client seed to it first, if wanted). First the lobby's seat check (AuthorizeSeat, as for
+        SitDown): PERMISSION_DENIED NOT_ON_ALLOW_LIST (closed access or a private room), FAILED_PRECONDITION
+        ROOM_DISABLED, MAINTENANCE_NO_NEW_SEATS, before any chip moves; the room's limits as the lobby
+        has them now apply from this round. Idempotent by `request_id`. Errors: INVALID_ARGUMENT
         FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID, ANTE_OUT_OF_RANGE and the wager reasons
         (NO_BOXES, TOO_MANY_BOXES, BAD_BOX, DUPLICATE_BOX, NOT_IN_THIS_GAME, BOXES_NOT_ADJACENT,
         UNEQUAL_LIGHT_ANTES, TOO_MANY_LIGHT_BOXES, BONUS_ON_LIGHT_BOX, BONUS_AMOUNT_NOT_ALLOWED);

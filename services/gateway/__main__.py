@@ -1,0 +1,85 @@
+"""Process entry point: `python -m services.gateway` (an ASGI app on uvicorn, HTTP/1.1 and Connect)."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import socket
+import sys
+from typing import Any
+
+import uvicorn
+
+from service_runtime.settings import SettingsError, load_settings
+from service_runtime.structured_logging import configure_logging, get_logger
+from services.gateway.assembly import assemble
+from services.gateway.http_app import GatewayApp
+from services.gateway.settings import GatewaySettings
+
+
+class _Server(uvicorn.Server):
+    """uvicorn, whose first signal also turns /readyz to 503 before it stops taking connections, and
+    which returns after a graceful stop instead of raising the signal again (uvicorn re-raises it,
+    which would end the process before the gateway closes its channels)."""
+
+    def __init__(self, config: uvicorn.Config, app: GatewayApp) -> None:
+        super().__init__(config)
+        self._app = app
+
+    def handle_exit(self, sig: int, frame: Any) -> None:
+        self._app.ready = False
+        if self.should_exit and sig == signal.SIGINT:
+            self.force_exit = True
+        self.should_exit = True
+
+
+def bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(1024)
+    sock.setblocking(False)
+    return sock
+
+
+async def serve(settings: GatewaySettings) -> None:
+    log = get_logger("process")
+    assembly = await assemble(settings)
+    sock = bind(settings.host, settings.port)
+    port = sock.getsockname()[1]
+    config = uvicorn.Config(
+        assembly.app,
+        log_config=None,
+        access_log=False,
+        lifespan="on",
+        timeout_graceful_shutdown=max(1, int(settings.shutdown_grace_seconds)),
+        ssl_certfile=settings.tls_cert_file or None,
+        ssl_keyfile=settings.tls_key_file or None,
+    )
+    server = _Server(config, assembly.app)
+    scheme = "https" if settings.tls_cert_file else "http"
+
+    def announce() -> None:
+        log.info("listening", address=f"{settings.host}:{port}", url=f"{scheme}://{settings.host}:{port}/")
+
+    assembly.app.on_ready = announce
+    try:
+        await server.serve(sockets=[sock])
+    finally:
+        await assembly.close()
+        log.info("stopped")
+
+
+def main() -> None:
+    try:
+        settings = load_settings(GatewaySettings)
+    except SettingsError as error:
+        print(f"gateway: {error}", file=sys.stderr)
+        raise SystemExit(2) from error
+    configure_logging(settings.SERVICE, log_format=settings.log_format, level=settings.log_level)
+    asyncio.run(serve(settings))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,145 @@
+"""Composition of the gateway process: backends, routes, front door, sessions, purchases, the app."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+from poker.cashier.v1 import cashier_connect, cashier_pb2_grpc
+from poker.fairness.v1 import fairness_connect
+from poker.gateway.v1 import gateway_connect
+from poker.history.v1 import history_connect
+from poker.lobby.v1 import lobby_connect
+from poker.table.v1 import table_connect
+from service_runtime.auth import Role, ServiceName, TokenKeys, mint_token
+from service_runtime.redis_client import create_redis
+from service_runtime.shard_registry import DEFAULT_PREFIX
+from services.gateway.access import ACCESS, GATEWAY_SERVICE
+from services.gateway.forwarding import LOBBY_SERVICE, TABLE_SERVICE, Backends, Forwarder, lobby_locator
+from services.gateway.front_door import FrontDoor, Limits
+from services.gateway.gateway_api import GatewayApi
+from services.gateway.http_app import GatewayApp
+from services.gateway.purchases import DevelopmentPurchases, NoPurchases, PurchaseFlow, load_flow
+from services.gateway.rate_limits import Rate, RateLimiter
+from services.gateway.replay import MemoryReplayGuard, RedisReplayGuard, ReplayGuard
+from services.gateway.routing import TableRoutes
+from services.gateway.sessions import Sessions, SignInPolicy
+from services.gateway.settings import GatewaySettings
+from services.gateway.web_assets import WebAssets
+
+CASHIER_SERVICE = "poker.cashier.v1.CashierService"
+HISTORY_SERVICE = "poker.history.v1.HistoryService"
+FAIRNESS_SERVICE = "poker.fairness.v1.FairnessService"
+PAYMENTS_TOKEN_SECONDS = 3600
+
+
+async def _nothing() -> None:
+    return None
+
+
+@dataclass
+class GatewayAssembly:
+    app: GatewayApp
+    close: Callable[[], Awaitable[None]] = field(default=_nothing)
+
+
+def renewing_service_token(keys: TokenKeys, service: ServiceName) -> Callable[[], str]:
+    """A service token minted again at half its lifetime."""
+    token_text = [""]
+    renew_at = [0.0]
+
+    def token() -> str:
+        now = time.time()
+        if now >= renew_at[0]:
+            token_text[0] = mint_token(
+                keys, service.value, (Role.SERVICE,), now=int(now), ttl_seconds=PAYMENTS_TOKEN_SECONDS
+            )
+            renew_at[0] = now + PAYMENTS_TOKEN_SECONDS / 2
+        return token_text[0]
+
+    return token
+
+
+def purchase_flow(settings: GatewaySettings, keys: TokenKeys, backends: Backends) -> PurchaseFlow:
+    flow = settings.resolved_purchase_flow
+    if flow == "development":
+        return DevelopmentPurchases(
+            lambda: cashier_pb2_grpc.CashierServiceStub(backends.channel(settings.cashier_address)),
+            renewing_service_token(keys, ServiceName.PAYMENTS),
+        )
+    if flow == "none":
+        return NoPurchases()
+    return load_flow(flow, settings)
+
+
+def limits(settings: GatewaySettings) -> Limits:
+    per_minute = settings.sign_ins_per_minute_per_address
+    return Limits(
+        per_address=RateLimiter(
+            Rate(settings.calls_per_second_per_address, settings.call_burst_per_address), "address"
+        ),
+        per_user=RateLimiter(
+            Rate(settings.calls_per_second_per_user, settings.call_burst_per_user), "player"
+        ),
+        sign_ins=RateLimiter(Rate(per_minute / 60.0, max(1, int(per_minute))), "address"),
+    )
+
+
+async def assemble(settings: GatewaySettings) -> GatewayAssembly:
+    keys = TokenKeys.from_settings(settings.auth_keys)
+    backends = Backends(settings.request_timeout_seconds)
+    routes = TableRoutes(lobby_locator(backends, settings.lobby_address))
+    door = FrontDoor(keys, ACCESS, limits(settings), forwarded_hops=settings.forwarded_hops)
+    closers: list[Callable[[], Awaitable[Any]]] = [backends.close]
+    replay: ReplayGuard
+    if settings.redis_url:
+        client = create_redis(settings.redis_url)
+        replay = RedisReplayGuard(client, settings.redis_prefix or DEFAULT_PREFIX)
+        closers.append(client.aclose)
+    else:
+        replay = MemoryReplayGuard()
+    sessions = Sessions(
+        keys,
+        SignInPolicy(
+            bot_token=settings.telegram_bot_token,
+            init_data_max_age_seconds=settings.init_data_max_age_seconds,
+            token_ttl_seconds=settings.token_ttl_seconds,
+            development_sign_in=settings.offers_development_sign_in,
+            signal_key=settings.signal_key.encode(),
+        ),
+        replay,
+    )
+    options: dict[str, Any] = {"interceptors": [door], "read_max_bytes": settings.max_request_bytes}
+
+    def forwarder(service: str, address: str = "", routed: bool = False) -> Any:
+        return cast(
+            Any, Forwarder(service, door, backends, address=address, routes=routes if routed else None)
+        )
+
+    api = GatewayApi(door, sessions, purchase_flow(settings, keys, backends))
+    apps: dict[str, Any] = {
+        GATEWAY_SERVICE: gateway_connect.GatewayServiceASGIApplication(api, **options),
+        LOBBY_SERVICE: lobby_connect.LobbyServiceASGIApplication(
+            forwarder(LOBBY_SERVICE, settings.lobby_address, routed=True), **options
+        ),
+        TABLE_SERVICE: table_connect.TableServiceASGIApplication(
+            forwarder(TABLE_SERVICE, routed=True), **options
+        ),
+        CASHIER_SERVICE: cashier_connect.CashierServiceASGIApplication(
+            forwarder(CASHIER_SERVICE, settings.cashier_address), **options
+        ),
+        HISTORY_SERVICE: history_connect.HistoryServiceASGIApplication(
+            forwarder(HISTORY_SERVICE, settings.history_address), **options
+        ),
+        FAIRNESS_SERVICE: fairness_connect.FairnessServiceASGIApplication(
+            forwarder(FAIRNESS_SERVICE, settings.fairness_address), **options
+        ),
+    }
+
+    async def close() -> None:
+        for closer in closers:
+            await closer()
+
+    return GatewayAssembly(app=GatewayApp(apps, WebAssets.load(settings.web_root)), close=close)

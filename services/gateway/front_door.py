@@ -1,0 +1,186 @@
+"""The one Connect interceptor of the gateway: it runs on the headers alone, before any request body
+is read or parsed, and after the call.
+
+Before: the client address (from the connection, or from X-Forwarded-For behind the configured
+number of trusted proxies), the per-address rate limit (and the sign-in limit), then for every
+method but the public sign-in ones the bearer token, verified as every service verifies it, which
+must be a player token (nothing else passes the gateway), the method's grant, and the per-player
+rate limit. The verified call is filed for the handler under its request context.
+
+After: one log line per call (method, code, reason, time; never a token or initData), and any error
+the library raised by itself (a body it could not decode, a message over the size limit) given the
+catalogue's reason, so nothing reaches the page without one; anything unexpected becomes INTERNAL.
+"""
+
+from __future__ import annotations
+
+import time
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+from connectrpc.code import Code
+from connectrpc.errors import ConnectError
+from connectrpc.request import RequestContext
+
+from service_runtime.access import AccessPolicy, describe
+from service_runtime.auth import Caller, Role, TokenKeys, verify_token
+from service_runtime.errors import DomainError, PermissionDenied, Unauthenticated
+from service_runtime.structured_logging import bounded_text
+from services.gateway import connect_errors
+from services.gateway.rate_limits import RateLimiter
+from services.gateway.sessions import Client
+
+log = structlog.get_logger("gateway.rpc")
+
+SIGN_IN = "poker.gateway.v1.GatewayService/SignIn"
+MAX_USER_AGENT = 512
+
+
+@dataclass(frozen=True)
+class GatewayCall:
+    """A call the front door let in: who makes it (None for the public methods), with which token."""
+
+    method: str
+    client: Client
+    caller: Caller | None
+    token: str
+
+    @property
+    def player(self) -> Caller:
+        if self.caller is None:
+            raise Unauthenticated("TOKEN_MISSING", "this call needs a bearer token")
+        return self.caller
+
+
+@dataclass(frozen=True)
+class Limits:
+    per_address: RateLimiter
+    per_user: RateLimiter
+    sign_ins: RateLimiter
+
+
+def _host(address: str | None) -> str:
+    if not address:
+        return "unknown"
+    host, _, _port = address.rpartition(":")
+    return host.strip("[]") or "unknown"
+
+
+def client_address(ctx: RequestContext[Any, Any], forwarded_hops: int) -> str:
+    """The browser's address: the peer, or the entry the trusted proxies added to X-Forwarded-For."""
+    peer = _host(ctx.client_address)
+    if forwarded_hops <= 0:
+        return peer
+    chain = [
+        part.strip() for part in ctx.request_headers.get("x-forwarded-for", "").split(",") if part.strip()
+    ]
+    return chain[-forwarded_hops] if len(chain) >= forwarded_hops else peer
+
+
+class FrontDoor:
+    """A connectrpc MetadataInterceptor (on_start / on_end)."""
+
+    def __init__(
+        self,
+        keys: TokenKeys,
+        access: AccessPolicy,
+        limits: Limits,
+        *,
+        forwarded_hops: int = 0,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._keys = keys
+        self._access = access
+        self._limits = limits
+        self._hops = forwarded_hops
+        self._clock = clock
+        self._calls: weakref.WeakKeyDictionary[RequestContext[Any, Any], GatewayCall] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def call_of(self, ctx: RequestContext[Any, Any]) -> GatewayCall:
+        return self._calls[ctx]
+
+    async def on_start(self, ctx: RequestContext[Any, Any]) -> float:
+        started = time.perf_counter()
+        method = f"{ctx.method.service_name}/{ctx.method.name}"
+        structlog.contextvars.bind_contextvars(method=method)
+        try:
+            self._calls[ctx] = self._admit(method, ctx)
+        except DomainError as error:
+            raise connect_errors.from_domain(error) from None
+        return started
+
+    def _admit(self, method: str, ctx: RequestContext[Any, Any]) -> GatewayCall:
+        address = client_address(ctx, self._hops)
+        client = Client(
+            address=address, user_agent=ctx.request_headers.get("user-agent", "")[:MAX_USER_AGENT]
+        )
+        self._limits.per_address.take(address)
+        full = f"/{method}"
+        if self._access.is_public(full):
+            if method == SIGN_IN:
+                self._limits.sign_ins.take(address)
+            return GatewayCall(method, client, None, "")
+        token = _bearer(ctx.request_headers.get("authorization", ""))
+        caller = verify_token(self._keys, token, now=int(self._clock()))
+        if caller.roles != frozenset({Role.PLAYER}):
+            raise PermissionDenied("ROLE_REQUIRED", "the gateway serves player tokens only")
+        allowed = self._access.allowed_roles(full)
+        if not caller.principals & allowed:
+            raise PermissionDenied(
+                "ROLE_REQUIRED", f"this call is for {describe(allowed)}, not through the gateway"
+            )
+        self._limits.per_user.take(caller.subject)
+        structlog.contextvars.bind_contextvars(caller=bounded_text(caller.subject, 128))
+        return GatewayCall(method, client, caller, token)
+
+    async def on_end(self, started: float, ctx: RequestContext[Any, Any], error: Exception | None) -> None:
+        self._calls.pop(ctx, None)
+        final = _final_error(error)
+        reason = connect_errors.reason_of_connect(final) if final is not None else None
+        log.info(
+            "rpc",
+            code=final.code.name if final is not None else "OK",
+            reason=reason,
+            duration_ms=round((time.perf_counter() - started) * 1000, 2),
+        )
+        structlog.contextvars.unbind_contextvars("method", "caller")
+        if final is not None and final is not error:
+            raise final
+
+
+def _bearer(header: str) -> str:
+    if not header:
+        raise Unauthenticated("TOKEN_MISSING", "this call needs an 'authorization: Bearer <token>' header")
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise Unauthenticated("TOKEN_MALFORMED", "authorization must be 'Bearer <token>'")
+    return token.strip()
+
+
+def _final_error(error: Exception | None) -> ConnectError | None:
+    """The error the page gets: with a catalogue reason, whoever raised it."""
+    if error is None:
+        return None
+    if isinstance(error, DomainError):
+        return connect_errors.from_domain(error)
+    if not isinstance(error, ConnectError):
+        log.error("rpc failed", exc_info=error)
+        return connect_errors.internal()
+    if connect_errors.reason_of_connect(error):
+        return error
+    # Raised by the library itself, before or around the handler.
+    if error.code == Code.RESOURCE_EXHAUSTED:
+        return ConnectError(error.code, error.message, [connect_errors.error_info("REQUEST_TOO_LARGE")])
+    if error.code == Code.INVALID_ARGUMENT:
+        return ConnectError(error.code, error.message, [connect_errors.error_info("REQUEST_MALFORMED")])
+    if error.code in (Code.CANCELED, Code.DEADLINE_EXCEEDED):
+        return ConnectError(error.code, error.message, [connect_errors.error_info("UNAVAILABLE")])
+    if error.code == Code.UNIMPLEMENTED:
+        return ConnectError(error.code, error.message, [connect_errors.error_info("NOT_IMPLEMENTED")])
+    log.error("rpc failed without a reason", code=error.code.name)
+    return connect_errors.internal()

@@ -1,0 +1,115 @@
+"""Sign-in and renewal: from verified Telegram initData (or a development name) to a player token.
+
+No I/O but the replay guard. The token is a platform player token (`service_runtime.auth`): subject
+the player id, the single role `player`, a short lifetime, and the device and network signals as
+keyed digests. A renewal re-issues the same subject for a still valid player token; a token with any
+other role is never renewed (a gateway session never holds more rights than the player has).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from google.protobuf import timestamp_pb2
+
+from poker.gateway.v1 import gateway_pb2
+from service_runtime.auth import Caller, Role, TokenKeys, mint_token
+from service_runtime.errors import FailedPrecondition, InvalidArgument, PermissionDenied
+from services.gateway import identity
+from services.gateway.replay import ReplayGuard
+from services.gateway.telegram import verify_init_data
+
+
+@dataclass(frozen=True)
+class Client:
+    """What the gateway knows of the browser making a call (never logged, never stored)."""
+
+    address: str
+    user_agent: str
+
+
+@dataclass(frozen=True)
+class SignInPolicy:
+    bot_token: str
+    init_data_max_age_seconds: int
+    token_ttl_seconds: int
+    development_sign_in: bool
+    signal_key: bytes
+
+
+class Sessions:
+    def __init__(self, keys: TokenKeys, policy: SignInPolicy, replay: ReplayGuard) -> None:
+        self._keys = keys
+        self._policy = policy
+        self._replay = replay
+
+    def options(self) -> gateway_pb2.GetSignInOptionsResponse:
+        return gateway_pb2.GetSignInOptionsResponse(
+            telegram=bool(self._policy.bot_token),
+            development=self._policy.development_sign_in,
+            token_ttl_seconds=self._policy.token_ttl_seconds,
+        )
+
+    async def sign_in(
+        self, request: gateway_pb2.SignInRequest, client: Client, *, now: int
+    ) -> gateway_pb2.Session:
+        device_id = identity.check_device_id(request.device_id)
+        method = request.WhichOneof("method")
+        if method == "telegram_init_data":
+            if not self._policy.bot_token:
+                raise FailedPrecondition(
+                    "SIGN_IN_METHOD_DISABLED", "this gateway has no Telegram bot configured"
+                )
+            user = verify_init_data(
+                request.telegram_init_data,
+                self._policy.bot_token,
+                now=now,
+                max_age_seconds=self._policy.init_data_max_age_seconds,
+            )
+            # Kept until the initData would fail the age check anyway.
+            await self._replay.claim(user.init_data_hash, self._policy.init_data_max_age_seconds + 120)
+            player = identity.telegram_player_id(user.user_id)
+            name = identity.display_name(user.first_name or user.username, player)
+        elif method == "development_name":
+            if not self._policy.development_sign_in:
+                raise FailedPrecondition("SIGN_IN_METHOD_DISABLED", "there is no sign-in by name here")
+            player = identity.development_player_id(request.development_name)
+            name = player
+        else:
+            raise InvalidArgument("FIELD_REQUIRED", "sign in with telegram_init_data", {"field": "method"})
+        return self._session(player, name, device_id, client, now)
+
+    def renew(
+        self, caller: Caller, request: gateway_pb2.RenewTokenRequest, client: Client, *, now: int
+    ) -> gateway_pb2.Session:
+        if caller.roles != frozenset({Role.PLAYER}):
+            raise PermissionDenied("ROLE_REQUIRED", "only a player token is renewed here")
+        device_id = identity.check_device_id(request.device_id)
+        return self._session(caller.subject, caller.subject, device_id, client, now)
+
+    def _session(
+        self, player: str, name: str, device_id: str, client: Client, now: int
+    ) -> gateway_pb2.Session:
+        ttl = self._policy.token_ttl_seconds
+        key = self._policy.signal_key
+        token = mint_token(
+            self._keys,
+            player,
+            (Role.PLAYER,),
+            now=now,
+            ttl_seconds=ttl,
+            device=identity.device_signal(key, device_id, client.user_agent),
+            network=identity.network_signal(key, client.address),
+        )
+        return gateway_pb2.Session(
+            player_id=player,
+            display_name=name,
+            token=token,
+            expire_time=_timestamp(now + ttl),
+            renew_time=_timestamp(now + ttl // 2),
+        )
+
+
+def _timestamp(seconds: int) -> Any:
+    return timestamp_pb2.Timestamp(seconds=seconds)

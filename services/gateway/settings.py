@@ -1,0 +1,126 @@
+"""Settings of the gateway (POKER_GATEWAY_* environment keys, and the shared POKER_* ones)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+from service_runtime.service_settings import ServiceSettings
+from service_runtime.settings import positive, setting
+
+# Known to everybody, so production refuses it: the device and network signals would be forgeable.
+DEV_SIGNAL_KEY = "dev-gateway-signal-key-for-local-runs-only"
+
+
+def _address(value: str) -> str | None:
+    host, colon, port = value.rpartition(":")
+    return None if colon and host and port.isdigit() else "host:port"
+
+
+def _non_negative(value: int) -> str | None:
+    return None if value >= 0 else "must be 0 or more"
+
+
+def _bot_token(value: str) -> str | None:
+    # A bot token is `<bot id>:<secret>`; the value is never echoed back in the error.
+    bot_id, colon, secret = value.partition(":")
+    return None if not value or (colon and bot_id.isdigit() and len(secret) >= 20) else "is not a bot token"
+
+
+@dataclass(frozen=True, kw_only=True)
+class GatewaySettings(ServiceSettings):
+    ENV_PREFIX: ClassVar[str] = "POKER_GATEWAY_"
+    SERVICE: ClassVar[str] = "gateway"
+    DEFAULT_PORT: ClassVar[int] = 50056
+    STORES_DATA: ClassVar[bool] = False
+
+    lobby_address: str = setting("127.0.0.1:50051", help="the lobby's gRPC address", check=_address)
+    cashier_address: str = setting("127.0.0.1:50053", help="the cashier's gRPC address", check=_address)
+    fairness_address: str = setting("127.0.0.1:50054", help="the fairness gRPC address", check=_address)
+    history_address: str = setting("127.0.0.1:50055", help="the history gRPC address", check=_address)
+    telegram_bot_token: str = setting(
+        "",
+        help="the Telegram bot's token: Web App sign-in verifies initData with a key derived from it "
+        "(empty: no Telegram sign-in)",
+        check=_bot_token,
+        secret=True,
+    )
+    init_data_max_age_seconds: int = setting(
+        600, help="the oldest Telegram initData (auth_date) a sign-in accepts", check=positive
+    )
+    token_ttl_seconds: int = setting(900, help="lifetime of an issued player token", check=positive)
+    development_sign_in: bool = setting(
+        True, help="offer the development sign-in by name outside production (never offered in production)"
+    )
+    signal_key: str = setting(
+        DEV_SIGNAL_KEY,
+        help="secret that keys the device and network digests put in tokens (at least 16 characters)",
+        secret=True,
+    )
+    purchase_flow: str = setting(
+        "",
+        help="`development` (chips recorded as bought, for test players; refused in production), "
+        "`none`, or `package.module:factory` of the operator's payments flow (docs/gateway.md); "
+        "empty: development outside production, none in production",
+    )
+    forwarded_hops: int = setting(
+        0,
+        help="proxies in front of the gateway whose X-Forwarded-For entries are trusted (the ingress: 1)",
+        check=_non_negative,
+    )
+    calls_per_second_per_user: float = setting(20.0, help="sustained calls per player", check=positive)
+    call_burst_per_user: int = setting(60, help="calls a player may make at once", check=positive)
+    calls_per_second_per_address: float = setting(
+        40.0, help="sustained calls per client address", check=positive
+    )
+    call_burst_per_address: int = setting(120, help="calls one address may make at once", check=positive)
+    sign_ins_per_minute_per_address: float = setting(
+        20.0, help="sign-ins per client address and minute", check=positive
+    )
+    max_request_bytes: int = setting(65536, help="the largest request message accepted", check=positive)
+    redis_prefix: str = setting(
+        "", help="prefix of the gateway's Redis keys (used initData); empty: the shard registry's prefix"
+    )
+    web_root: Path = setting(
+        Path("web/dist"), help="the built web client (make web) served at /; empty folder: no page"
+    )
+    tls_cert_file: str = setting("", help="PEM certificate to serve HTTPS with (empty: plain HTTP)")
+    tls_key_file: str = setting("", help="PEM private key of tls_cert_file", secret=True)
+
+    def validate(self) -> list[str]:
+        problems = super().validate()
+        if len(self.signal_key) < 16:
+            problems.append(f"{self.ENV_PREFIX}SIGNAL_KEY: at least 16 characters")
+        if bool(self.tls_cert_file) != bool(self.tls_key_file):
+            problems.append(f"{self.ENV_PREFIX}TLS_CERT_FILE and TLS_KEY_FILE: set both or neither")
+        if self.environment == "production":
+            if self.signal_key == DEV_SIGNAL_KEY:
+                problems.append(
+                    f"{self.ENV_PREFIX}SIGNAL_KEY: the development key is not allowed in production"
+                )
+            if self.purchase_flow == "development":
+                problems.append(
+                    f"{self.ENV_PREFIX}PURCHASE_FLOW: the development flow is not allowed in production"
+                )
+        flow = self.purchase_flow
+        if flow not in ("", "development", "none") and not _factory_path(flow):
+            problems.append(f"{self.ENV_PREFIX}PURCHASE_FLOW: development, none or package.module:factory")
+        return problems
+
+    @property
+    def development(self) -> bool:
+        return self.environment != "production"
+
+    @property
+    def offers_development_sign_in(self) -> bool:
+        return self.development and self.development_sign_in
+
+    @property
+    def resolved_purchase_flow(self) -> str:
+        return self.purchase_flow or ("development" if self.development else "none")
+
+
+def _factory_path(value: str) -> bool:
+    module, colon, name = value.partition(":")
+    return bool(colon and module and name.isidentifier() and all(p.isidentifier() for p in module.split(".")))

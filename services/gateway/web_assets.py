@@ -1,0 +1,65 @@
+"""The built web client (make web writes web/dist), served from memory: the gateway reads the folder
+once at start, so a request path only ever selects one of the files it found (no path reaches the
+file system), and every page answer carries headers that keep it to itself."""
+
+from __future__ import annotations
+
+import mimetypes
+from dataclasses import dataclass
+from pathlib import Path
+
+MAX_ASSET_BYTES = 8 * 1024 * 1024
+# Telegram opens Mini Apps in its apps and, on the web, inside an iframe of web.telegram.org.
+CONTENT_SECURITY_POLICY = (
+    "default-src 'self'; script-src 'self' https://telegram.org; connect-src 'self'; "
+    "img-src 'self' data:; style-src 'self'; object-src 'none'; base-uri 'none'; "
+    "frame-ancestors 'self' https://web.telegram.org"
+)
+NOT_BUILT = b"""<!doctype html><meta charset="utf-8"><title>Poker</title>
+<p>The web client is not built: run <code>make web</code> (needs npm), then reload.</p>"""
+
+
+@dataclass(frozen=True)
+class Asset:
+    body: bytes
+    content_type: str
+
+
+class WebAssets:
+    def __init__(self, files: dict[str, Asset]) -> None:
+        self._files = files
+
+    @classmethod
+    def load(cls, root: Path) -> WebAssets:
+        files: dict[str, Asset] = {}
+        if root.is_dir():
+            for path in sorted(root.rglob("*")):
+                if path.is_file() and path.stat().st_size <= MAX_ASSET_BYTES:
+                    kind = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+                    if kind.startswith("text/") or kind in ("application/javascript", "image/svg+xml"):
+                        kind += "; charset=utf-8"
+                    files["/" + path.relative_to(root).as_posix()] = Asset(path.read_bytes(), kind)
+        if "/index.html" not in files:
+            files["/index.html"] = Asset(NOT_BUILT, "text/html; charset=utf-8")
+        return cls(files)
+
+    @property
+    def built(self) -> bool:
+        return self._files["/index.html"].body != NOT_BUILT
+
+    def find(self, path: str) -> Asset | None:
+        """The asset at `path`; `/` and any path without a file extension is the page itself."""
+        if path == "/" or "." not in path.rsplit("/", 1)[-1]:
+            path = "/index.html"
+        return self._files.get(path)
+
+
+def headers_for(asset: Asset) -> list[tuple[bytes, bytes]]:
+    return [
+        (b"content-type", asset.content_type.encode()),
+        (b"content-length", str(len(asset.body)).encode()),
+        (b"cache-control", b"no-cache"),
+        (b"x-content-type-options", b"nosniff"),
+        (b"referrer-policy", b"no-referrer"),
+        (b"content-security-policy", CONTENT_SECURITY_POLICY.encode()),
+    ]

@@ -1,0 +1,121 @@
+"""One trace per hand: a root span from the commitment to the settlement, a child span per phase
+(commit, deal, play, settle, then reveal and record after the hand), and under each phase the
+outgoing calls it makes, whose server spans in fairness, the cashier and history join the trace.
+
+A hand is its own trace, not a part of whichever call opened its table, so the root starts a new
+trace. The table code marks its phases with one call each; the live hand of a table is found by
+table id, and a settled hand's context by hand id (for the after-hand queues), kept for a bounded
+number of hands. Spans carry table and hand ids and phase names only (tracing.py).
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from opentelemetry import trace
+from opentelemetry.context import Context
+from opentelemetry.trace import Span
+
+from service_runtime import tracing
+
+# Settled hands whose reveal and record may still be pending; the oldest are forgotten first.
+KEPT_SETTLED_HANDS = 10_000
+
+
+@dataclass
+class _LiveHand:
+    root: Span
+    play: Span | None = None
+
+
+_live: dict[str, _LiveHand] = {}
+_settled: collections.OrderedDict[str, Span] = collections.OrderedDict()
+
+
+def _hand(table_id: str) -> _LiveHand:
+    hand = _live.get(table_id)
+    if hand is None:
+        root = tracing.start_span("hand", root=True, attributes={"poker.table_id": table_id})
+        hand = _live[table_id] = _LiveHand(root)
+    return hand
+
+
+@contextlib.contextmanager
+def phase(table_id: str, name: str) -> Iterator[Span]:
+    """A phase of the table's next or running hand, current for the block (its calls are children)."""
+    hand = _hand(table_id)
+    span = tracing.start_span(f"hand.{name}", parent=_context(hand.root))
+    try:
+        with tracing.current(span):
+            yield span
+    finally:
+        span.end()
+
+
+def _context(span: Span) -> Context:
+    return trace.set_span_in_context(span)
+
+
+def playing(table_id: str, hand_id: str) -> None:
+    """The hand is dealt: its id is known, and its play phase runs until it is over."""
+    hand = _hand(table_id)
+    hand.root.set_attribute("poker.hand_id", hand_id)
+    hand.play = tracing.start_span(
+        "hand.play", parent=_context(hand.root), attributes={"poker.hand_id": hand_id}
+    )
+
+
+def action(table_id: str, seat: int, kind: str) -> None:
+    """An action of the running hand, as an event of its play span (the Act call is its own trace)."""
+    hand = _live.get(table_id)
+    if hand is not None and hand.play is not None:
+        hand.play.add_event("action", {"seat": seat, "action": kind})
+
+
+def over(table_id: str) -> None:
+    hand = _live.get(table_id)
+    if hand is not None and hand.play is not None:
+        hand.play.end()
+        hand.play = None
+
+
+def settled(table_id: str, hand_id: str) -> None:
+    """The cashier acknowledged the hand: the root ends; reveal and record join it by hand id."""
+    over(table_id)
+    hand = _live.pop(table_id, None)
+    if hand is None:
+        return
+    hand.root.end()
+    _settled[hand_id] = hand.root
+    while len(_settled) > KEPT_SETTLED_HANDS:
+        _settled.popitem(last=False)
+
+
+def dropped(table_id: str, reason: str) -> None:
+    """The table gave its next hand up before it was dealt (a refused seal, the table closed)."""
+    hand = _live.pop(table_id, None)
+    if hand is not None:
+        if hand.play is not None:
+            hand.play.end()
+        tracing.mark_error(hand.root, reason)
+        hand.root.end()
+
+
+@contextlib.contextmanager
+def after_hand(hand_id: str, name: str) -> Iterator[None]:
+    """A step after the settlement (reveal, record): a child of the hand's trace when it is known."""
+    root = _settled.get(hand_id)
+    if root is None:
+        yield
+        return
+    span = tracing.start_span(f"hand.{name}", parent=_context(root), attributes={"poker.hand_id": hand_id})
+    try:
+        with tracing.current(span):
+            yield
+    finally:
+        span.end()
+    if name == "record":
+        _settled.pop(hand_id, None)

@@ -1,0 +1,69 @@
+"""The gateway as a real process in front of the five services (tests/security's processes)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from tests.security.service_processes import ServiceProcess
+
+
+def start_gateway(
+    services: dict[str, ServiceProcess], extra_env: dict[str, str] | None = None
+) -> ServiceProcess:
+    env = {
+        **os.environ,
+        "POKER_GATEWAY_PORT": "0",
+        "POKER_LOG_FORMAT": "json",
+        "POKER_GATEWAY_LOBBY_ADDRESS": services["lobby"].address,
+        "POKER_GATEWAY_CASHIER_ADDRESS": services["cashier"].address,
+        "POKER_GATEWAY_FAIRNESS_ADDRESS": services["fairness"].address,
+        "POKER_GATEWAY_HISTORY_ADDRESS": services["history"].address,
+        **(extra_env or {}),
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-m", "services.gateway"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    gateway = ServiceProcess("gateway", process)
+    threading.Thread(target=gateway._read, daemon=True).start()
+    if not gateway.listening.wait(60):
+        process.kill()
+        raise AssertionError("the gateway did not start listening:\n" + "".join(gateway.lines[-20:]))
+    return gateway
+
+
+def stop(process: ServiceProcess) -> None:
+    if process.process.poll() is None:
+        process.process.terminate()
+        try:
+            process.process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.process.kill()
+            process.process.wait()
+
+
+@contextmanager
+def running_gateway(
+    services: dict[str, ServiceProcess], extra_env: dict[str, str] | None = None
+) -> Iterator[ServiceProcess]:
+    gateway = start_gateway(services, extra_env)
+    try:
+        yield gateway
+    finally:
+        stop(gateway)
+
+
+def url_of(gateway: ServiceProcess) -> str:
+    return f"http://{gateway.address}"
+
+
+__all__ = ["Path", "running_gateway", "start_gateway", "stop", "url_of"]

@@ -1,0 +1,163 @@
+"""Every server and channel counts its calls and carries the trace: metrics, spans, log fields.
+
+Real servers on port 0 with the runtime's interceptors: the gRPC figures move by method and code
+(shed calls by reason, stream messages), the /metrics endpoint serves them to a scraper (read with
+prometheus-client's own parser), and a call made inside a span continues that trace on the server,
+whose log lines carry the trace and span ids.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import urllib.request
+from collections.abc import Iterator
+
+import grpc
+import pytest
+import structlog
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import SpanKind
+from prometheus_client.parser import text_string_to_metric_families
+
+from service_runtime import metrics, tracing
+from service_runtime.clients import create_channel
+from service_runtime.interceptors import Limits
+from service_runtime.structured_logging import configure_logging
+from service_runtime.testing import running_server, token_for
+
+from .probe_service import PROBE_ACCESS, SERVICE, probe_handler
+
+
+def _token() -> str:
+    return token_for("table", "service")
+
+
+def _value(name: str, **labels: str) -> float:
+    return metrics.sample_value(name, {"grpc_service": SERVICE, **labels})
+
+
+@pytest.fixture
+def spans() -> Iterator[InMemorySpanExporter]:
+    exporter = InMemorySpanExporter()
+    tracing.configure_tracing("test", exporter=exporter)
+    yield exporter
+    tracing.shutdown_tracing()
+
+
+async def test_server_and_client_count_calls_by_method_and_code() -> None:
+    unary = {"grpc_type": "unary"}
+    before_ok = _value("grpc_server_handled_total", grpc_method="Whoami", grpc_code="OK", **unary)
+    before_refused = _value(
+        "grpc_server_handled_total", grpc_method="Fail", grpc_code="FAILED_PRECONDITION", **unary
+    )
+    before_client = _value("grpc_client_handled_total", grpc_method="Whoami", grpc_code="OK", **unary)
+    before_sent = _value("grpc_server_msg_sent_total", grpc_method="Count", grpc_type="server_stream")
+    before_latency = _value("grpc_server_handling_seconds_count", grpc_method="Whoami", **unary)
+    async with (
+        running_server([], PROBE_ACCESS, extra_handlers=[probe_handler()]) as (server, _),
+        create_channel(f"127.0.0.1:{server.port}", token=_token) as channel,
+    ):
+        for _ in range(3):
+            await channel.unary_unary(f"/{SERVICE}/Whoami")(b"")
+        with pytest.raises(grpc.aio.AioRpcError):
+            await channel.unary_unary(f"/{SERVICE}/Fail")(b"")
+        assert len([r async for r in channel.unary_stream(f"/{SERVICE}/Count")(b"4")]) == 4
+    assert _value("grpc_server_handled_total", grpc_method="Whoami", grpc_code="OK", **unary) == before_ok + 3
+    assert (
+        _value("grpc_server_handled_total", grpc_method="Fail", grpc_code="FAILED_PRECONDITION", **unary)
+        == before_refused + 1
+    )
+    assert (
+        _value("grpc_client_handled_total", grpc_method="Whoami", grpc_code="OK", **unary)
+        == before_client + 3
+    )
+    assert _value("grpc_server_handling_seconds_count", grpc_method="Whoami", **unary) == before_latency + 3
+    assert (
+        _value("grpc_server_msg_sent_total", grpc_method="Count", grpc_type="server_stream")
+        == before_sent + 4
+    )
+    assert _value("grpc_server_in_flight", grpc_type="unary") == 0
+    assert _value("grpc_client_in_flight", grpc_type="unary") == 0
+
+
+async def test_shed_calls_are_counted_by_reason() -> None:
+    labels = {"grpc_type": "unary", "grpc_method": "Sleep", "reason": "SERVER_OVERLOADED"}
+    before = _value("grpc_server_shed_total", **labels)
+    async with (
+        running_server([], PROBE_ACCESS, extra_handlers=[probe_handler()], limits=Limits(1, 1)) as (
+            server,
+            _,
+        ),
+        create_channel(f"127.0.0.1:{server.port}", token=_token) as channel,
+    ):
+        sleeping = asyncio.ensure_future(channel.unary_unary(f"/{SERVICE}/Sleep")(b"0.5"))
+        await asyncio.sleep(0.2)
+        assert _value("grpc_server_in_flight", grpc_type="unary") == 1
+        # The channel retries RESOURCE_EXHAUSTED (up to 4 attempts): each is shed while the first sleeps.
+        with pytest.raises(grpc.aio.AioRpcError) as caught:
+            await channel.unary_unary(f"/{SERVICE}/Sleep")(b"0", timeout=0.25)
+        assert caught.value.code() in (grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.StatusCode.DEADLINE_EXCEEDED)
+        await sleeping
+    assert _value("grpc_server_shed_total", **labels) >= before + 1
+
+
+async def test_the_metrics_endpoint_serves_what_a_prometheus_scraper_reads() -> None:
+    endpoint = metrics.start_metrics_endpoint("127.0.0.1", 0, "probe")
+    try:
+        async with (
+            running_server([], PROBE_ACCESS, extra_handlers=[probe_handler()]) as (server, _),
+            create_channel(f"127.0.0.1:{server.port}", token=_token) as channel,
+        ):
+            await channel.unary_unary(f"/{SERVICE}/Whoami")(b"")
+        url = f"http://127.0.0.1:{endpoint.port}/metrics"
+        body = await asyncio.to_thread(lambda: urllib.request.urlopen(url, timeout=5).read().decode())
+    finally:
+        endpoint.stop()
+    families = {family.name: family for family in text_string_to_metric_families(body)}
+    handled = families["grpc_server_handled"]
+    assert any(
+        s.labels.get("grpc_method") == "Whoami" and s.labels.get("grpc_code") == "OK" and s.value >= 1
+        for s in handled.samples
+    )
+    assert families["grpc_server_handling_seconds"].type == "histogram"
+    assert any(s.labels == {"service": "probe"} for s in families["poker_service_info"].samples)
+
+
+async def test_a_call_continues_the_callers_trace_and_the_servers_log_lines_carry_it(
+    spans: InMemorySpanExporter, capsys: pytest.CaptureFixture[str]
+) -> None:
+    configure_logging("probe", log_format="json", level="info")
+    try:
+        async with (
+            running_server([], PROBE_ACCESS, extra_handlers=[probe_handler()]) as (server, _),
+            create_channel(f"127.0.0.1:{server.port}", token=_token) as channel,
+        ):
+            hand = tracing.start_span("hand", root=True)
+            with tracing.current(hand):
+                await channel.unary_unary(f"/{SERVICE}/Whoami")(b"")
+                with pytest.raises(grpc.aio.AioRpcError):
+                    await channel.unary_unary(f"/{SERVICE}/Fail")(b"")
+            hand.end()
+    finally:
+        structlog.reset_defaults()
+    trace_id, hand_span_id = tracing.ids_of(hand)
+    finished = spans.get_finished_spans()
+    in_trace = [s for s in finished if f"{s.context.trace_id:032x}" == trace_id]
+    clients = [s for s in in_trace if s.kind is SpanKind.CLIENT]
+    servers = [s for s in in_trace if s.kind is SpanKind.SERVER]
+    assert {s.name for s in clients} == {f"{SERVICE}/Whoami", f"{SERVICE}/Fail"}
+    assert all(f"{s.parent.span_id:016x}" == hand_span_id for s in clients if s.parent)
+    # Each server span is the child of the client span of its call (the context crossed the wire).
+    client_ids = {s.name: s.context.span_id for s in clients}
+    assert {s.name: s.parent.span_id for s in servers if s.parent} == client_ids
+    failed = next(s for s in servers if s.name.endswith("Fail"))
+    assert failed.attributes["rpc.grpc.status_code"] == grpc.StatusCode.FAILED_PRECONDITION.value[0]
+    # The service interceptor's summary line of each call carries the server span's ids.
+    lines = [json.loads(line) for line in io.StringIO(capsys.readouterr().err) if line.startswith("{")]
+    rpc_lines = [line for line in lines if line.get("event") == "rpc"]
+    server_ids = {f"{s.context.span_id:016x}" for s in servers}
+    assert rpc_lines
+    assert all(line["trace_id"] == trace_id for line in rpc_lines)
+    assert {line["span_id"] for line in rpc_lines} == server_ids

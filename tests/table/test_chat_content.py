@@ -1,0 +1,61 @@
+"""What a chat message may hold (rules 14; issue 23, item 8): no character that changes how other
+text is shown without being seen itself, judged by Unicode category and bidirectional class.
+
+On the old code the check knew C0/C1 controls and two separators only, so U+202E (RIGHT-TO-LEFT
+OVERRIDE) and U+2066 (LEFT-TO-RIGHT ISOLATE) reversed or hid what other players read.
+"""
+
+from __future__ import annotations
+
+import sys
+import unicodedata
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from service_runtime.errors import InvalidArgument
+from services.table.chat import check_text
+
+BIDI_CONTROLS = ("LRE", "RLE", "LRO", "RLO", "PDF", "LRI", "RLI", "FSI", "PDI")
+EVERY_CODE_POINT = [chr(c) for c in range(sys.maxunicode + 1) if not 0xD800 <= c <= 0xDFFF]
+
+
+def _refused(text: str) -> bool:
+    try:
+        check_text(text)
+    except InvalidArgument as error:
+        return error.reason == "CHAT_CONTROL_CHARACTERS"
+    return False
+
+
+@pytest.mark.parametrize(
+    "char", ["\u202a", "\u202b", "\u202c", "\u202d", "\u202e", "\u2066", "\u2067", "\u2068", "\u2069"]
+)
+def test_each_bidirectional_control_is_refused(char: str) -> None:
+    assert _refused(f"gg{char}wp")
+
+
+def test_every_bidirectional_embedding_override_and_isolate_in_unicode_is_refused() -> None:
+    bidi = [c for c in EVERY_CODE_POINT if unicodedata.bidirectional(c) in BIDI_CONTROLS]
+    assert len(bidi) >= 9
+    assert all(_refused(f"a{c}b") for c in bidi)
+
+
+def test_invisible_format_characters_are_refused_but_emoji_joiners_are_not() -> None:
+    for char in ("\u200b", "\u200e", "\u200f", "\u2060", "\ufeff", "\u00ad", "\u061c"):
+        assert _refused(f"a{char}b"), hex(ord(char))
+    # Join controls build emoji sequences and are part of Persian and Indic spelling.
+    assert not _refused("\U0001f468\u200d\U0001f469\u200d\U0001f467")
+    assert not _refused("\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645")
+    assert not _refused("Привет, удачи! 🍀 ♠♥")
+
+
+@given(st.text(min_size=1, max_size=50))
+def test_a_message_passes_exactly_when_it_holds_no_control_format_or_unassigned_character(text: str) -> None:
+    bad = any(
+        unicodedata.category(c) in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp") and c not in "\u200c\u200d"
+        for c in text
+    )
+    if len(text) <= 200:
+        assert _refused(text) is bad
