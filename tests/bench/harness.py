@@ -362,21 +362,38 @@ def figure_lines(title: str, comparison: Comparison, *, unit: str, goal: float |
     return lines
 
 
-def summary_row(
-    bench: str, title: str, comparison: Comparison, unit: str, goal: float | None
+def summary_row(bench: str, title: str, comparison: Comparison, unit: str, goal: float | None) -> dict[str, Any]:
+    return ratio_row(
+        bench, title, unit=unit, rate=comparison.workload.rate, floor_rate=comparison.floor.rate,
+        cpu_us=comparison.workload.cpu_per_operation * 1e6, floor_cpu_us=comparison.floor.cpu_per_operation * 1e6,
+        spread=comparison.spread(), goal=goal,
+    )  # fmt: skip
+
+
+def ratio_row(
+    bench: str,
+    title: str,
+    *,
+    unit: str,
+    rate: float,
+    floor_rate: float,
+    cpu_us: float,
+    floor_cpu_us: float,
+    spread: tuple[float, float, float],
+    goal: float | None,
 ) -> dict[str, Any]:
-    low, median, high = comparison.spread()
+    """One figure of the summary: rate and CPU per operation beside its floor's, and both ratios."""
     return {
         "bench": bench,
         "figure": title,
         "unit": unit,
-        "rate": comparison.workload.rate,
-        "floor_rate": comparison.floor.rate,
-        "rate_ratio": comparison.rate_ratio,
-        "spread": [low, median, high],
-        "cpu_us": comparison.workload.cpu_per_operation * 1e6,
-        "floor_cpu_us": comparison.floor.cpu_per_operation * 1e6,
-        "cpu_ratio": comparison.cpu_ratio,
+        "rate": rate,
+        "floor_rate": floor_rate,
+        "rate_ratio": rate / floor_rate if floor_rate > 0 else float("nan"),
+        "spread": list(spread),
+        "cpu_us": cpu_us,
+        "floor_cpu_us": floor_cpu_us,
+        "cpu_ratio": floor_cpu_us / cpu_us if cpu_us > 0 else float("nan"),
         "goal": goal,
     }
 
