@@ -38,6 +38,7 @@ import signal
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -362,7 +363,9 @@ def figure_lines(title: str, comparison: Comparison, *, unit: str, goal: float |
     return lines
 
 
-def summary_row(bench: str, title: str, comparison: Comparison, unit: str, goal: float | None) -> dict[str, Any]:
+def summary_row(
+    bench: str, title: str, comparison: Comparison, unit: str, goal: float | None
+) -> dict[str, Any]:
     return ratio_row(
         bench, title, unit=unit, rate=comparison.workload.rate, floor_rate=comparison.floor.rate,
         cpu_us=comparison.workload.cpu_per_operation * 1e6, floor_cpu_us=comparison.floor.cpu_per_operation * 1e6,
@@ -442,11 +445,14 @@ def scratch_folder(prefix: str) -> Iterator[Path]:
     a SIGTERM (a bench stopped from outside) unwinds through it too, instead of ending the process
     on the spot."""
     folder = Path(tempfile.mkdtemp(prefix=prefix))
-    previous = signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    # Only the main thread may set a handler (a folder made in a worker thread relies on the main one's).
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _exit_on_sigterm) if main else None
     try:
         yield folder
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        if main:
+            signal.signal(signal.SIGTERM, previous)
         shutil.rmtree(folder, ignore_errors=True)
 
 
