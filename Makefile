@@ -18,7 +18,7 @@ comma := ,
 help:
 	@echo "make run    start every service on loopback with embedded defaults (Ctrl-C stops them)"
 	@echo "make test   lint (ruff, mypy, buf) and run the whole test suite"
-	@echo "make bench  run the benchmarks and print figures side by side"
+	@echo "make bench  run the benchmarks: every figure as a ratio (rate and CPU) to its floor in the same run"
 	@echo "make protos regenerate libs/poker from protos/"
 	@echo "make image  build the one container image with podman (IMAGE_BASE=registry: FROM python:3.12-slim)"
 	@echo "make up     build the image and start the cluster with PostgreSQL and Redis (compose); make down stops it"
@@ -63,10 +63,13 @@ test: lint
 run: $(STAMP)
 	$(BIN)/poker-cluster --data-dir data $(if $(BOTS),--bots $(BOTS)) $(if $(BOTS_ROOM),--bots-room $(BOTS_ROOM))
 
+# Every bench adds its figures (each a ratio to its floor in the same run) to one summary, printed at the end.
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -c $(CONSTRAINTS) -e '.[dev,play,bench]'
-	@for script in tests/bench/bench_*.py; do \
-		echo "=== $$script"; $(BIN)/python $$script || exit 1; done
+	@summary=$$(mktemp); trap 'rm -f "$$summary"' EXIT; \
+	for script in tests/bench/bench_*.py; do \
+		echo "=== $$script"; POKER_BENCH_SUMMARY="$$summary" $(BIN)/python $$script || exit 1; done; \
+	$(BIN)/python tests/bench/harness.py summary "$$summary"
 
 # Deployment (docs/deploy.md). The Debian base is built from packages, so no registry is needed.
 IMAGE_BASE ?= debian
