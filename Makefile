@@ -13,13 +13,14 @@ BUF := .tools/buf/node_modules/.bin/buf
 PYTEST_ARGS ?=
 comma := ,
 
-.PHONY: help setup run test lint format protos bench clean image up down
+.PHONY: help setup run test lint format protos bench clean image up down web
 
 help:
 	@echo "make run    start every service on loopback with embedded defaults (Ctrl-C stops them)"
 	@echo "make test   lint (ruff, mypy, buf) and run the whole test suite"
 	@echo "make bench  run the benchmarks: every figure as a ratio (rate and CPU) to its floor in the same run"
 	@echo "make protos regenerate libs/poker from protos/"
+	@echo "make web    build the web client (web/dist, served by the gateway; needs npm)"
 	@echo "make image  build the one container image with podman (IMAGE_BASE=registry: FROM python:3.12-slim)"
 	@echo "make up     build the image and start the cluster with PostgreSQL and Redis (compose); make down stops it"
 
@@ -45,7 +46,22 @@ $(BUF):
 		npm install --silent --no-audit --no-fund --prefix .tools/buf @bufbuild/buf@$(BUF_VERSION); \
 	else echo "!!! npm not found: buf lint of protos/ is SKIPPED (install Node.js to run it) !!!"; fi
 
-lint: $(STAMP) $(BUF)
+# The web client (web/): npm ci from the committed lock, then generate (buf + protoc-gen-es), type-check
+# and bundle into web/dist, which the gateway serves. Without npm the page is SKIPPED, loudly.
+WEB_STAMP := web/node_modules/.installed
+WEB_SOURCES := $(shell find web/src web/build.mjs web/buf.gen.yaml web/tsconfig.json protos/poker -type f -not -path 'web/src/gen/*' 2>/dev/null)
+
+$(WEB_STAMP): web/package.json web/package-lock.json
+	@if command -v npm >/dev/null 2>&1; then \
+		$(call step,the web client's packages (npm ci),npm ci --prefix web --no-audit --no-fund --loglevel=error) && touch $@; \
+	else echo "!!! npm not found: the web client is SKIPPED (install Node.js to build it) !!!"; fi
+
+web/dist/index.html: $(WEB_STAMP) $(WEB_SOURCES)
+	@if [ -f $(WEB_STAMP) ]; then $(call step,the web client (web/dist),npm run --prefix web build); fi
+
+web: web/dist/index.html
+
+lint: $(STAMP) $(BUF) web
 	$(BIN)/ruff check libs services clients tests protos/generate.py
 	$(BIN)/ruff format --check libs services clients tests protos/generate.py
 	$(BIN)/mypy
@@ -56,12 +72,31 @@ format: $(STAMP)
 	$(BIN)/ruff format libs services clients tests protos/generate.py
 	$(BIN)/ruff check --fix libs services clients tests protos/generate.py
 
-test: lint
-	$(BIN)/pytest $(PYTEST_ARGS)
+# The `poker` package (a PokerStars hand-history reader the export tests use) shares its import name
+# with libs/poker, so it lives apart and runs in its own interpreter (tests/history/export_readers.py).
+POKERSTARS_READER := .tools/pokerstars-reader/.installed
+# Its dependencies but the `pathlib` and `configparser` backports it lists, which would shadow the
+# standard library on that path.
+POKERSTARS_READER_PACKAGES := poker 'setuptools<81' pytz lxml python-dateutil parsedatetime cached-property \
+	click zope.interface attrs requests urllib3 idna certifi charset-normalizer
+
+$(POKERSTARS_READER): $(CONSTRAINTS)
+	@$(call step,the PokerStars reader of the export tests in .tools/pokerstars-reader,rm -rf .tools/pokerstars-reader && $(BIN)/python -m pip install --quiet --no-deps --target .tools/pokerstars-reader -c $(CONSTRAINTS) $(POKERSTARS_READER_PACKAGES))
+	@touch $@
+
+# The suite runs in TEST_WORKERS processes (pytest-xdist), each test file on one worker so its
+# module-scoped servers start once (`--dist loadfile`). Every test is isolated (port 0, its own
+# database or key prefix, its own temp dirs), so more workers only change the wall time; most tests
+# wait on real clocks and servers, so more workers than cores pay off. TEST_WORKERS=0 runs serially.
+TEST_WORKERS ?= 4
+
+test: lint $(POKERSTARS_READER)
+	$(BIN)/pytest $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile) $(PYTEST_ARGS)
 
 # `make run BOTS=3`: also a few bot players at one table (BOTS_ROOM, default nlhe-gram-classic).
-run: $(STAMP)
-	$(BIN)/poker-cluster --data-dir data $(if $(BOTS),--bots $(BOTS)) $(if $(BOTS_ROOM),--bots-room $(BOTS_ROOM))
+# Quiet by default (addresses, warnings, errors, a summary a minute); `make run VERBOSE=1`: every line.
+run: $(STAMP) web
+	$(BIN)/poker-cluster --data-dir data $(if $(BOTS),--bots $(BOTS)) $(if $(BOTS_ROOM),--bots-room $(BOTS_ROOM)) $(if $(VERBOSE),--verbose)
 
 # Every bench adds its figures (each a ratio to its floor in the same run) to one summary, printed at the end.
 bench: $(STAMP)
@@ -74,10 +109,10 @@ bench: $(STAMP)
 # Deployment (docs/deploy.md). The Debian base is built from packages, so no registry is needed.
 IMAGE_BASE ?= debian
 
-image:
+image: web
 	POKER_IMAGE_BASE=$(IMAGE_BASE) deploy/image/build.sh
 
-up: image
+up: image $(STAMP)
 	deploy/compose.sh up
 
 down:

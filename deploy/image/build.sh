@@ -93,6 +93,10 @@ fi
 mkdir "$staging/wheels"
 cp -l "$wheels"/*.whl "$staging/wheels/" 2>/dev/null || cp "$wheels"/*.whl "$staging/wheels/"
 tar --exclude=__pycache__ --exclude='*.pyc' -cf - libs services | tar -xf - -C "$staging"
+# The web client the gateway serves (`make web`); without it the gateway's page says it is not built.
+mkdir -p "$staging/web/dist"
+if [[ -f web/dist/index.html ]]; then cp -r web/dist/. "$staging/web/dist/"
+else log "!!! web/dist is not built (make web): the image's gateway serves no page !!!"; fi
 cp deploy/constraints.txt deploy/image/healthcheck.py "$staging/"
 
 # 4. Build with the network off.

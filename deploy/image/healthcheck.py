@@ -42,6 +42,23 @@ def settings_of(service: str) -> ServiceSettings:
     raise LookupError(f"no settings class in services.{service}.settings")
 
 
+def http_ready(host: str, port: int) -> int:
+    """The gateway speaks HTTP: GET /readyz answers 200 while it serves."""
+    import http.client
+
+    connection = http.client.HTTPConnection(host, port, timeout=3)
+    try:
+        connection.request("GET", "/readyz")
+        status = connection.getresponse().status
+    except OSError as error:
+        print(f"healthcheck: gateway at {host}:{port}: {error}", file=sys.stderr)
+        return 1
+    finally:
+        connection.close()
+    print(f"healthcheck: gateway at {host}:{port}: HTTP {status}")
+    return 0 if status == 200 else 1
+
+
 def main() -> int:
     service = sys.argv[1] if len(sys.argv) > 1 else running_service()
     if service is None:
@@ -49,6 +66,8 @@ def main() -> int:
         return 1
     settings = settings_of(service)
     host = "127.0.0.1" if settings.host in ("0.0.0.0", "::", "") else settings.host
+    if service == "gateway":
+        return http_ready(host, settings.port)
     tls = TlsFiles.from_settings(settings)
     port = settings.port
     if settings.health_port >= 0:

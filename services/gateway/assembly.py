@@ -16,6 +16,7 @@ from poker.table.v1 import table_connect
 from service_runtime.auth import Role, ServiceName, TokenKeys, mint_token
 from service_runtime.redis_client import create_redis
 from service_runtime.shard_registry import DEFAULT_PREFIX
+from service_runtime.tls import TlsFiles
 from services.gateway.access import ACCESS, GATEWAY_SERVICE
 from services.gateway.forwarding import LOBBY_SERVICE, TABLE_SERVICE, Backends, Forwarder, lobby_locator
 from services.gateway.front_door import FrontDoor, Limits
@@ -89,7 +90,9 @@ def limits(settings: GatewaySettings) -> Limits:
 
 async def assemble(settings: GatewaySettings) -> GatewayAssembly:
     keys = TokenKeys.from_settings(settings.auth_keys)
-    backends = Backends(settings.request_timeout_seconds)
+    backends = Backends(
+        settings.request_timeout_seconds, TlsFiles.from_settings(settings), settings.tls_reload_seconds
+    )
     routes = TableRoutes(lobby_locator(backends, settings.lobby_address))
     door = FrontDoor(keys, ACCESS, limits(settings), forwarded_hops=settings.forwarded_hops)
     closers: list[Callable[[], Awaitable[Any]]] = [backends.close]

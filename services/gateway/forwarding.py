@@ -24,6 +24,7 @@ from google.protobuf.message import Message
 from poker.lobby.v1 import lobby_pb2
 from service_runtime.clients import create_channel
 from service_runtime.errors import PermissionDenied
+from service_runtime.tls import TlsFiles
 from services.gateway import connect_errors
 from services.gateway.front_door import FrontDoor
 from services.gateway.routing import MAX_REROUTES, TableRoutes, check_table_id
@@ -40,14 +41,24 @@ def snake_case(name: str) -> str:
 class Backends:
     """One channel per backend address, made on first use (table shards come and go)."""
 
-    def __init__(self, timeout_seconds: float) -> None:
+    def __init__(
+        self, timeout_seconds: float, tls: TlsFiles | None = None, tls_check_seconds: float = 30.0
+    ) -> None:
         self._timeout = timeout_seconds
+        # Mutual TLS to the services with the gateway's own certificate (docs/deploy.md).
+        self._tls = tls
+        self._tls_check_seconds = tls_check_seconds
         self._channels: dict[str, grpc.aio.Channel] = {}
 
     def channel(self, address: str) -> grpc.aio.Channel:
         channel = self._channels.get(address)
         if channel is None:
-            channel = create_channel(address, timeout_seconds=self._timeout)
+            channel = create_channel(
+                address,
+                timeout_seconds=self._timeout,
+                tls=self._tls,
+                tls_check_seconds=self._tls_check_seconds,
+            )
             self._channels[address] = channel
         return channel
 

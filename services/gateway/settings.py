@@ -85,15 +85,11 @@ class GatewaySettings(ServiceSettings):
     web_root: Path = setting(
         Path("web/dist"), help="the built web client (make web) served at /; empty folder: no page"
     )
-    tls_cert_file: str = setting("", help="PEM certificate to serve HTTPS with (empty: plain HTTP)")
-    tls_key_file: str = setting("", help="PEM private key of tls_cert_file", secret=True)
 
     def validate(self) -> list[str]:
         problems = super().validate()
         if len(self.signal_key) < 16:
             problems.append(f"{self.ENV_PREFIX}SIGNAL_KEY: at least 16 characters")
-        if bool(self.tls_cert_file) != bool(self.tls_key_file):
-            problems.append(f"{self.ENV_PREFIX}TLS_CERT_FILE and TLS_KEY_FILE: set both or neither")
         if self.environment == "production":
             if self.signal_key == DEV_SIGNAL_KEY:
                 problems.append(

@@ -179,7 +179,7 @@ def test_production_spreads_replicas_budgets_disruptions_and_scales_the_stateles
         b["spec"]["selector"]["matchLabels"]["app.kubernetes.io/name"]
         for b in _of_kind(docs, "PodDisruptionBudget")
     }
-    assert budgets == set(SERVICES)
+    assert budgets == set(SERVICES) | {"gateway"}
     for name, workload in workloads.items():
         assert workload["spec"]["replicas"] >= 2, name
         assert "podAntiAffinity" in workload["spec"]["template"]["spec"].get("affinity", {}), name
@@ -199,6 +199,7 @@ def _pods(docs: list[dict[str, Any]]) -> list[Pod]:
         *pods,
         Pod("gateway", {"poker.example/role": "gateway"}, elsewhere=True),
         Pod("payments", {"poker.example/role": "payments"}, elsewhere=True),
+        Pod("ingress-controller", {"app.kubernetes.io/name": "ingress-nginx"}, elsewhere=True),
         Pod("stranger-here", {"app.kubernetes.io/name": "debug-shell"}),
         Pod("stranger-elsewhere", {}, elsewhere=True),
     ]
@@ -232,11 +233,13 @@ def test_nothing_but_their_owners_reaches_the_databases(rendered: dict[str, list
     assert _callers(production, "external", 5432) == DATABASE_CLIENTS | {
         "gateway",
         "payments",
+        "ingress-controller",
         "stranger-elsewhere",
     }
     assert _callers(production, "external", 6379) == REDIS_CLIENTS | {
         "gateway",
         "payments",
+        "ingress-controller",
         "stranger-elsewhere",
     }
     # Dev: they are pods in the namespace, fenced both ways.
@@ -293,10 +296,34 @@ def test_compose_runs_every_service_from_the_one_image_locked_down() -> None:
         assert service["read_only"] is True, name
         assert service["cap_drop"] == ["ALL"], name
         assert "no-new-privileges:true" in service["security_opt"], name
-        assert service["ports"] == [f"127.0.0.1:{port}:{port}"], name
+        published = [f"127.0.0.1:{port}:{port}"]
+        if name == "table":  # the gateway runs in the table's network (compose.yaml)
+            published.append("127.0.0.1:50056:50056")
+        assert service["ports"] == published, name
         assert service["environment"][f"POKER_{name.upper()}_HOST"] == "0.0.0.0"
     for name in ("postgres", "redis"):
         assert "ports" not in services[name], f"{name} must not be published"
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_the_gateway_is_reached_only_from_the_ingress_over_tls_and_probed_over_http(
+    rendered: dict[str, list[dict[str, Any]]], overlay: str
+) -> None:
+    docs = rendered[overlay]
+    assert _callers(docs, "gateway", 50056) == {"ingress-controller"}
+    (gateway,) = [w for w in _of_kind(docs, "Deployment") if w["metadata"]["name"] == "gateway"]
+    (container,) = gateway["spec"]["template"]["spec"]["containers"]
+    assert container["command"] == ["python3", "-m", "services.gateway"]
+    assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
+    assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
+    assert gateway["spec"]["template"]["metadata"]["labels"]["poker.example/role"] == "gateway"
+    (ingress,) = _of_kind(docs, "Ingress")
+    assert ingress["spec"]["tls"][0]["secretName"] == "poker-gateway-tls"
+    (service,) = [s for s in _of_kind(docs, "Service") if s["metadata"]["name"] == "gateway"]
+    backend = ingress["spec"]["rules"][0]["http"]["paths"][0]["backend"]["service"]
+    assert backend["name"] == service["metadata"]["name"]
+    compose = yaml.safe_load((DEPLOY / "compose.yaml").read_text())
+    assert compose["services"]["gateway"]["command"] == ["python3", "-m", "services.gateway"]
 
 
 def test_production_speaks_mutual_tls_with_certificates_from_cert_manager(

@@ -42,7 +42,10 @@ def call(
     streaming: bool = False,
     headers: dict[str, str] | None = None,
     timeout: float = 5.0,
+    until_end: bool = False,
 ) -> Outcome:
+    """`until_end`: read a stream to its end-of-stream message, whose status the outcome is (the body
+    is then the count of messages before it, as text)."""
     host, _, port = address.rpartition(":")
     connection = http.client.HTTPConnection(host, int(port), timeout=timeout)
     sent = {
@@ -65,17 +68,22 @@ def call(
             except ValueError:
                 return Outcome(response.status, f"http {response.status}", "", data)
             return Outcome(response.status, str(error.get("code", "")), _reason(error), b"")
-        header = response.read(5)
-        if len(header) < 5:
-            return Outcome(200, "truncated", "", b"")
-        flags, length = struct.unpack(">BI", header)
-        data = response.read(length)
-        if flags & 0x02:
-            end = json.loads(data or b"{}")
-            error = end.get("error")
-            if not error:
-                return Outcome(200, "ok", "", b"")
-            return Outcome(200, str(error.get("code", "")), _reason(error), b"")
-        return Outcome(200, "ok", "", data)
+        messages = 0
+        while True:
+            header = response.read(5)
+            if len(header) < 5:
+                return Outcome(200, "truncated", "", b"")
+            flags, length = struct.unpack(">BI", header)
+            data = response.read(length)
+            if flags & 0x02:
+                end = json.loads(data or b"{}")
+                error = end.get("error")
+                body = str(messages).encode() if until_end else b""
+                if not error:
+                    return Outcome(200, "ok", "", body)
+                return Outcome(200, str(error.get("code", "")), _reason(error), body)
+            if not until_end:
+                return Outcome(200, "ok", "", data)
+            messages += 1
     finally:
         connection.close()

@@ -1,6 +1,8 @@
 """Every method of every service, attacked with garbage and extreme values by every kind of caller.
 
-The methods are discovered from the proto descriptors of the five services (none listed by hand),
+The methods are discovered from the proto descriptors of the five services and of every Connect
+service the gateway serves (none listed by hand; the gateway is attacked over HTTP with the Connect
+protocol, as a browser would call it),
 each service runs as its own process on the embedded defaults, and the run is seeded and bounded
 (`POKER_FUZZ_SEED`, `POKER_FUZZ_ROUNDS`). For every call: never INTERNAL or UNKNOWN, every error
 carries an `ErrorInfo` reason from the catalogue, no call takes a second or more; where a call was
@@ -26,11 +28,15 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from poker.cashier.v1 import cashier_pb2, cashier_pb2_grpc
 from poker.common.v1 import common_pb2
 from poker.fairness.v1 import fairness_pb2, fairness_pb2_grpc
+from poker.gateway.v1 import gateway_pb2
 from poker.history.v1 import history_pb2
 from poker.lobby.v1 import lobby_pb2
 from poker.table.v1 import table_pb2, table_pb2_grpc
 from service_runtime.auth import Role, ServiceName, TokenKeys, mint_token
 from service_runtime.testing import DEV_KEYS, reason_of, token_for
+from services.gateway.access import FORWARDED, GATEWAY_SERVICE
+from tests.gateway.connect_http import call as connect_call
+from tests.gateway.gateway_process import running_gateway
 
 from .fuzz_messages import GARBAGE_PAYLOADS, PLAUSIBLE_IDS, random_request
 from .service_processes import FULL_NAMES, ServiceProcess, running_services
@@ -41,7 +47,19 @@ CALL_SECONDS = 1.0
 MAX_PAYLOAD = 1_000_000
 
 # Importing the generated modules puts every service into the default descriptor pool.
-GENERATED_SERVICES = (lobby_pb2, table_pb2, history_pb2, cashier_pb2, fairness_pb2)
+GENERATED_SERVICES = (lobby_pb2, table_pb2, history_pb2, cashier_pb2, fairness_pb2, gateway_pb2)
+# The gateway's callers: a browser has at most a player token; the rest must be refused on the headers.
+GATEWAY_IDENTITIES = (
+    "no token",
+    "garbage token",
+    "expired token",
+    "forged token",
+    "player",
+    "admin",
+    "service payments",
+)
+# Connect codes (lower snake) that mean the call was refused as a caller, not looked at.
+_CONNECT_REFUSED = ("unauthenticated", "permission_denied")
 CATALOGUE = {name.removeprefix("ERROR_REASON_") for name in common_pb2.ErrorReason.keys()}  # noqa: SIM118
 
 
@@ -59,6 +77,8 @@ def _identities() -> dict[str, tuple[tuple[str, str], ...]]:
         "expired token": bearer(mint_token(DEV_KEYS, "alice", [Role.PLAYER], now=now - 100, ttl_seconds=10)),
         "forged token": bearer(mint_token(stranger, "alice", [Role.ADMIN], now=now, ttl_seconds=60)),
         "player": bearer(token_for("alice")),
+        # Another player: every read of the seeded player's seat, wallet and table, as a stranger.
+        "other player": bearer(token_for("mallory")),
         "player named house": bearer(token_for("house")),
         "admin": bearer(token_for("ops", Role.ADMIN)),
         "unknown service": bearer(token_for("table-shard-9", Role.SERVICE)),
@@ -147,7 +167,9 @@ async def _attack_service(service: ServiceProcess, rng: random.Random, findings:
             cases: list[tuple[str, bytes]] = [(who, b"") for who in IDENTITIES]
             cases += [(who, random_request(method, rng)) for who in IDENTITIES]
             cases += [
-                (who, garbage) for garbage in GARBAGE_PAYLOADS for who in ("no token", "player", "admin")
+                (who, garbage)
+                for garbage in GARBAGE_PAYLOADS
+                for who in ("no token", "player", "other player", "admin")
             ]
             admitted: set[str] = set()
             index = 0
@@ -172,6 +194,61 @@ async def _attack_service(service: ServiceProcess, rng: random.Random, findings:
                 if let_through and reason != "REQUEST_MALFORMED" and who not in admitted:
                     admitted.add(who)
                     cases += [(who, random_request(method, rng)) for _ in range(ROUNDS)]
+
+
+def _bearer_of(who: str) -> str:
+    headers = dict(IDENTITIES[who])
+    value = headers.get("authorization", "")
+    return value.removeprefix("Bearer ") if value.startswith("Bearer ") else ""
+
+
+async def _attack_gateway(
+    gateway: ServiceProcess, cashier: ServiceProcess, rng: random.Random, findings: Findings
+) -> None:
+    """Every Connect method the gateway serves, over HTTP: the same checks as for the services."""
+    names = [GATEWAY_SERVICE, *FORWARDED]
+    async with grpc.aio.insecure_channel(cashier.address) as cashier_channel:
+        for service_name in names:
+            descriptor = descriptor_pool.Default().FindServiceByName(service_name)
+            mutating = service_name in (GATEWAY_SERVICE, "poker.table.v1.TableService")
+            for method in descriptor.methods:
+                path = f"/{descriptor.full_name}/{method.name}"
+                cases: list[tuple[str, bytes]] = [(who, b"") for who in GATEWAY_IDENTITIES]
+                cases += [(who, random_request(method, rng)) for who in GATEWAY_IDENTITIES]
+                cases += [(who, garbage) for garbage in GARBAGE_PAYLOADS for who in ("no token", "player")]
+                admitted: set[str] = set()
+                index = 0
+                while index < len(cases):
+                    who, payload = cases[index]
+                    index += 1
+                    before = await _cashier_state(cashier_channel) if mutating else None
+                    started = time.monotonic()
+                    outcome = await asyncio.to_thread(
+                        connect_call,
+                        gateway.address,
+                        path,
+                        payload,
+                        token=_bearer_of(who),
+                        streaming=method.server_streaming,
+                        timeout=CALL_SECONDS * 3,
+                    )
+                    took = time.monotonic() - started
+                    where = f"gateway {path} as {who} ({len(payload)} bytes)"
+                    findings.outcomes[f"gateway {outcome.label}"] += 1
+                    if outcome.code in ("internal", "unknown") or outcome.code.startswith("http"):
+                        findings.add(where, f"answered {outcome.code} (HTTP {outcome.http_status})")
+                    elif outcome.code == "deadline_exceeded" or took >= CALL_SECONDS * 2:
+                        findings.add(where, f"took {took:.2f} s ({outcome.code})")
+                    elif outcome.code != "ok" and outcome.reason not in CATALOGUE:
+                        findings.add(
+                            where, f"{outcome.code} with reason {outcome.reason!r}, not from the catalogue"
+                        )
+                    if mutating and outcome.code != "ok" and await _cashier_state(cashier_channel) != before:
+                        findings.add(where, f"refused with {outcome.label} but changed state")
+                    let_through = outcome.code not in _CONNECT_REFUSED
+                    if let_through and outcome.reason != "REQUEST_MALFORMED" and who not in admitted:
+                        admitted.add(who)
+                        cases += [(who, random_request(method, rng)) for _ in range(ROUNDS)]
 
 
 async def _seed_state(services: dict[str, ServiceProcess]) -> None:
@@ -224,25 +301,36 @@ async def _healthy(service: ServiceProcess) -> bool:
 
 def test_every_method_of_every_service_survives_hostile_input_from_every_caller(tmp_path: Path) -> None:
     findings = Findings()
-    with running_services(tmp_path) as services:
+    # The gateway's rate limits are off the table here (they have their own test): every call counts.
+    unlimited = {
+        "POKER_GATEWAY_CALL_BURST_PER_ADDRESS": "100000",
+        "POKER_GATEWAY_CALLS_PER_SECOND_PER_ADDRESS": "100000",
+        "POKER_GATEWAY_CALL_BURST_PER_USER": "100000",
+        "POKER_GATEWAY_CALLS_PER_SECOND_PER_USER": "100000",
+        "POKER_GATEWAY_SIGN_INS_PER_MINUTE_PER_ADDRESS": "100000",
+    }
+    with running_services(tmp_path) as services, running_gateway(services, unlimited) as gateway:
 
         async def attack() -> None:
             rng = random.Random(SEED)
             await _seed_state(services)
             # One seeded generator per service, so the services can be attacked at the same time.
-            seeds = {name: rng.randrange(2**32) for name in services}
+            seeds = {name: rng.randrange(2**32) for name in [*services, "gateway"]}
             await asyncio.gather(
-                *(_attack_service(s, random.Random(seeds[s.name]), findings) for s in services.values())
+                *(_attack_service(s, random.Random(seeds[s.name]), findings) for s in services.values()),
+                _attack_gateway(gateway, services["cashier"], random.Random(seeds["gateway"]), findings),
             )
             for service in services.values():
                 assert service.process.poll() is None, f"{service.name} died"
                 assert await _healthy(service), f"{service.name} is not SERVING"
+            assert gateway.process.poll() is None, "the gateway died"
 
         asyncio.run(attack())
-        longest = max(len(line) for service in services.values() for line in service.lines)
+        longest = max(len(line) for service in [*services.values(), gateway] for line in service.lines)
     print(findings.outcomes)
     assert not findings.problems, "\n".join(findings.problems)
     assert findings.outcomes["OK"] > 0, findings.outcomes
+    assert findings.outcomes["gateway ok"] > 0, findings.outcomes
     assert sum(findings.outcomes.values()) > 1000, findings.outcomes
     assert longest < 8192, f"a log line of {longest} characters"
 

@@ -1,0 +1,188 @@
+// The fairness check of a hand, done in the browser from the published values (docs/fairness.md):
+// recompute the commitment and the deck from the revealed seed, the nonce and the client seeds, and
+// compare them with the commitment shown before the deal and with the cards the player saw. The
+// server's own verdict is never needed. Each shuffle version is one `ShuffleVerifier`; a new version
+// (such as v3, per-position openings) plugs in by registering another.
+export interface ClientSeed {
+  seat: number;
+  seed: Uint8Array;
+}
+
+export interface PublishedHand {
+  version: number;
+  tableId: string;
+  handId: string;
+  sequence: bigint;
+  previousCommitment: string;
+  nonce: string;
+  serverSeed: Uint8Array;
+  serverSeedHash: string;
+  commitment: string;
+  clientSeeds: ClientSeed[];
+}
+
+/** A card the player saw and where it sat in the deck (position 0 is dealt first). */
+export interface SeenCard {
+  position: number;
+  card: number;
+}
+
+export interface Verdict {
+  ok: boolean;
+  checkedCards: number;
+  computedCommitment: string;
+  problems: string[];
+}
+
+export interface ShuffleVerifier {
+  readonly version: number;
+  verify(hand: PublishedHand, seen: SeenCard[], shownCommitment: string): Promise<Verdict>;
+}
+
+const encoder = new TextEncoder();
+
+export function hex(bytes: Uint8Array): string {
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+export function fromHex(text: string): Uint8Array {
+  if (!/^([0-9a-f]{2})*$/i.test(text)) throw new Error("not hex");
+  return Uint8Array.from(text.match(/../g) ?? [], (pair) => parseInt(pair, 16));
+}
+
+function concat(...parts: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const part of parts) {
+    out.set(part, at);
+    at += part.length;
+  }
+  return out;
+}
+
+function u32(n: number): Uint8Array {
+  const b = new Uint8Array(4);
+  new DataView(b.buffer).setUint32(0, n);
+  return b;
+}
+
+function u64(n: bigint): Uint8Array {
+  const b = new Uint8Array(8);
+  new DataView(b.buffer).setBigUint64(0, n);
+  return b;
+}
+
+function prefixed(text: string): Uint8Array {
+  const bytes = encoder.encode(text);
+  return concat(u32(bytes.length), bytes);
+}
+
+async function sha256(data: Uint8Array): Promise<Uint8Array> {
+  return new Uint8Array(await crypto.subtle.digest("SHA-256", data as BufferSource));
+}
+
+async function hmac(key: Uint8Array, message: Uint8Array): Promise<Uint8Array> {
+  const imported = await crypto.subtle.importKey("raw", key as BufferSource, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  return new Uint8Array(await crypto.subtle.sign("HMAC", imported, message as BufferSource));
+}
+
+/** Versions 1 and 2 of docs/fairness.md (the same algorithm as tests/fairness/spec_shuffle.mjs). */
+class HmacShuffle implements ShuffleVerifier {
+  constructor(readonly version: 1 | 2) {}
+
+  private label(step: string): Uint8Array {
+    return encoder.encode(`poker-fairness/v${this.version}/${step}`);
+  }
+
+  async commitment(hand: PublishedHand): Promise<string> {
+    if (this.version === 1) return hex(await sha256(hand.serverSeed));
+    return hex(
+      await sha256(
+        concat(
+          encoder.encode("poker-fairness/v2/commitment"),
+          u32(2),
+          prefixed(hand.tableId),
+          prefixed(hand.handId),
+          u64(hand.sequence),
+          fromHex(hand.previousCommitment),
+          fromHex(hand.nonce),
+          await sha256(hand.serverSeed),
+        ),
+      ),
+    );
+  }
+
+  async deck(hand: PublishedHand, commitment: string): Promise<number[]> {
+    const ordered = [...hand.clientSeeds].sort((a, b) => a.seat - b.seat);
+    const parts: Uint8Array[] = [this.label("client-seeds"), u32(ordered.length)];
+    for (const { seat, seed } of ordered) parts.push(u32(seat), u32(seed.length), seed);
+    const digest = await sha256(concat(...parts));
+    const bound = this.version === 2 ? fromHex(commitment) : new Uint8Array(0);
+    const prk = await hmac(fromHex(hand.nonce), hand.serverSeed);
+    const key = await hmac(prk, concat(this.label("deck-key"), bound, digest, Uint8Array.of(1)));
+    let counter = 0n;
+    let block: Uint8Array = new Uint8Array(0);
+    let offset = 0;
+    const nextWord = async (): Promise<number> => {
+      if (offset === block.length) {
+        block = await hmac(key, concat(this.label("stream"), u64(counter)));
+        counter += 1n;
+        offset = 0;
+      }
+      const word = new DataView(block.buffer, block.byteOffset).getUint32(offset);
+      offset += 4;
+      return word;
+    };
+    const cards = Array.from({ length: 52 }, (_, i) => i);
+    for (let i = 51; i > 0; i--) {
+      const n = i + 1;
+      const limit = 2 ** 32 - (2 ** 32 % n);
+      let word = await nextWord();
+      while (word >= limit) word = await nextWord();
+      const j = word % n;
+      [cards[i], cards[j]] = [cards[j], cards[i]];
+    }
+    return cards;
+  }
+
+  async verify(hand: PublishedHand, seen: SeenCard[], shownCommitment: string): Promise<Verdict> {
+    const problems: string[] = [];
+    const computed = await this.commitment(hand);
+    if (computed !== hand.commitment) problems.push("the revealed values do not give the published commitment");
+    if (shownCommitment && shownCommitment !== hand.commitment) {
+      problems.push("the commitment shown before the deal is not the one revealed");
+    }
+    if (this.version === 2 && hex(await sha256(hand.serverSeed)) !== hand.serverSeedHash) {
+      problems.push("the seed does not match its published hash");
+    }
+    const deck = await this.deck(hand, hand.commitment);
+    let checked = 0;
+    for (const { position, card } of seen) {
+      if (deck[position] !== card) problems.push(`the card at deck position ${position} is not the one dealt`);
+      else checked += 1;
+    }
+    return { ok: problems.length === 0, checkedCards: checked, computedCommitment: computed, problems };
+  }
+}
+
+const VERIFIERS = new Map<number, ShuffleVerifier>();
+
+export function registerVerifier(verifier: ShuffleVerifier): void {
+  VERIFIERS.set(verifier.version, verifier);
+}
+
+registerVerifier(new HmacShuffle(1));
+registerVerifier(new HmacShuffle(2));
+
+export async function verify(hand: PublishedHand, seen: SeenCard[], shownCommitment: string): Promise<Verdict> {
+  const verifier = VERIFIERS.get(hand.version);
+  if (!verifier) {
+    return {
+      ok: false,
+      checkedCards: 0,
+      computedCommitment: "",
+      problems: [`shuffle version ${hand.version} is not checked by this page yet`],
+    };
+  }
+  return verifier.verify(hand, seen, shownCommitment);
+}

@@ -1,0 +1,82 @@
+// My hands and balance changes, and the fairness check of each hand done here in the browser.
+import { fairness, history, describe } from "./api";
+import { h, mount, chips } from "./ui";
+import { go, me, type Screen } from "./main";
+import { header, POOL } from "./lobby";
+import { ChipPool } from "./gen/poker/common/v1/common_pb";
+import type { HandRecord } from "./gen/poker/history/v1/history_pb";
+import { verify, type PublishedHand, type SeenCard } from "./fairness/verifier";
+
+/** (deck position, card) of every card the player saw (docs/engine.md, dealing order). */
+export function dealtPositions(record: HandRecord): SeenCard[] {
+  if (record.houseGame) return [];
+  const seats = record.seats.map((s) => s.seat).sort((a, b) => a - b);
+  if (!seats.length) return [];
+  let start = seats.findIndex((s) => s > record.buttonSeat);
+  if (start < 0) start = 0;
+  const order = [...seats.slice(start), ...seats.slice(0, start)];
+  const n = order.length;
+  const seen: SeenCard[] = [];
+  order.forEach((seat, k) => {
+    const holes = record.seats.find((s) => s.seat === seat)?.holeCards ?? [];
+    holes.forEach((c, round) => {
+      if (!c.hidden && c.text) seen.push({ position: round * n + k, card: c.index });
+    });
+  });
+  const boardPositions = [2 * n + 1, 2 * n + 2, 2 * n + 3, 2 * n + 5, 2 * n + 7];
+  record.board.forEach((c, i) => seen.push({ position: boardPositions[i], card: c.index }));
+  return seen;
+}
+
+async function check(handId: string, out: HTMLElement): Promise<void> {
+  out.textContent = "checking…";
+  try {
+    const record = (await history.getHand({ handId })).hand!;
+    const reveal = (await fairness.getReveal({ handId })).reveal!;
+    const c = reveal.commitment!;
+    const published: PublishedHand = {
+      version: c.shuffleVersion || 1,
+      tableId: c.tableId,
+      handId: c.handId,
+      sequence: c.sequence,
+      previousCommitment: c.previousCommitment,
+      nonce: c.nonce,
+      serverSeed: reveal.serverSeed,
+      serverSeedHash: c.serverSeedHash,
+      commitment: c.commitment,
+      clientSeeds: c.clientSeeds.map((s) => ({ seat: s.seat, seed: s.clientSeed })),
+    };
+    const verdict = await verify(published, dealtPositions(record), record.seedCommitment);
+    out.className = verdict.ok ? "verdict ok" : "verdict bad";
+    out.textContent = verdict.ok
+      ? `Fair: the revealed seed gives the commitment shown before the deal, and the ${verdict.checkedCards} cards you saw (shuffle v${published.version}).`
+      : `NOT verified: ${verdict.problems.join("; ")}`;
+  } catch (error) {
+    out.className = "verdict bad";
+    out.textContent = describe(error);
+  }
+}
+
+export function showHands(): Screen {
+  const hands = h("ol", { class: "hands", id: "hands" }, h("li", { class: "muted" }, "loading…"));
+  const changes = h("ol", { class: "changes", id: "changes" });
+  mount(header("My hands", h("button", { id: "back", onclick: () => go({ name: "lobby" }) }, "Lobby")), h("h3", {}, "Hands"), hands, h("h3", {}, "Balance changes"), changes);
+  void history.listMyHands({ page: { pageSize: 20 } }).then((reply) => {
+    hands.replaceChildren(...(reply.hands.length ? reply.hands.map((hand) => {
+      const verdict = h("div", { class: "verdict" });
+      return h("li", { "data-hand": hand.handId },
+        h("span", {}, `${new Date(Number(hand.endTime?.seconds ?? 0n) * 1000).toLocaleString()} · ${hand.roomId} · ${POOL(hand.pool)} · `, h("b", { class: hand.netResult >= 0n ? "won" : "lost" }, `${hand.netResult >= 0n ? "+" : ""}${chips(hand.netResult)}`)),
+        h("button", { class: "quiet check-fairness", onclick: () => void check(hand.handId, verdict) }, "Check fairness"),
+        verdict);
+    }) : [h("li", { class: "muted" }, "No hands yet.")]));
+  }).catch((error) => hands.replaceChildren(h("li", { class: "error" }, describe(error))));
+  void Promise.all([ChipPool.GRAM, ChipPool.MPX].map((pool) => history.listBalanceChanges({ pool, page: { pageSize: 20 } })))
+    .then((replies) => {
+      const all = replies.flatMap((r) => r.changes).sort((a, b) => Number((b.time?.seconds ?? 0n) - (a.time?.seconds ?? 0n)));
+      changes.replaceChildren(...all.filter((c) => c.accountId.startsWith("wallet:")).map((c) =>
+        h("li", {}, `${c.reason} ${(c.change?.amount ?? 0n) >= 0n ? "+" : ""}${chips(c.change?.amount ?? 0n)} ${POOL(c.change?.pool ?? ChipPool.GRAM)} → ${chips(c.balanceAfter)}`)));
+    })
+    .catch((error) => changes.replaceChildren(h("li", { class: "error" }, describe(error))));
+  void me;
+  return { leave: () => undefined };
+}

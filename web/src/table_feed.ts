@@ -1,0 +1,129 @@
+// The table feed: the one module that knows the table stream's contract. Today it is
+// WatchTable / SpectateTable (each update a full view, plus the event that caused it); when the
+// stream becomes events and deltas (issue 28) only this module changes: the screens get a
+// `TableUpdate` either way.
+//
+// It stays open by itself: after a dropped link (network, a gateway or shard restart, a table that
+// moved) it re-opens with backoff and says so; the seat is kept meanwhile (a seat is held by its
+// cashier session, not by the stream), and the first update after a re-open is a full view.
+import { tableStreams, failure } from "./api";
+import type { TableEvent, TableView } from "./gen/poker/table/v1/table_pb";
+
+export interface TableUpdate {
+  view: TableView;
+  event?: TableEvent;
+}
+
+export type Link = "connecting" | "live" | "reconnecting" | "failed";
+
+export interface LinkState {
+  link: Link;
+  text: string;
+  attempts: number;
+}
+
+const PERMANENT = new Set(["NotFound", "PermissionDenied", "InvalidArgument", "Unauthenticated"]);
+
+export function reconnectDelay(attempt: number): number {
+  return Math.min(3000, 200 * 2 ** Math.max(0, attempt - 1));
+}
+
+export class TableFeed {
+  private controller: AbortController | null = null;
+  private stopped = false;
+  private wake: (() => void) | null = null;
+  reconnects = 0;
+
+  constructor(
+    private readonly tableId: string,
+    private readonly spectate: boolean,
+    private readonly onUpdate: (update: TableUpdate) => void,
+    private readonly onLink: (state: LinkState) => void,
+  ) {
+    window.addEventListener("online", this.retryNow);
+    window.addEventListener("offline", this.dropNow);
+  }
+
+  private retryNow = (): void => {
+    this.wake?.();
+  };
+
+  // The WebView says the network is gone: drop the stream now rather than wait for a dead socket to
+  // time out, and re-open as soon as it is back.
+  private offline = false;
+  private dropNow = (): void => {
+    this.offline = true;
+    this.controller?.abort();
+  };
+
+  start(): void {
+    void this.run();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.controller?.abort();
+    this.wake?.();
+    window.removeEventListener("online", this.retryNow);
+    window.removeEventListener("offline", this.dropNow);
+  }
+
+  private open(signal: AbortSignal): AsyncIterable<{ view?: TableView; event?: TableEvent }> {
+    const request = { tableId: this.tableId };
+    return this.spectate
+      ? tableStreams.spectateTable(request, { signal })
+      : tableStreams.watchTable(request, { signal });
+  }
+
+  private async run(): Promise<void> {
+    let failures = 0;
+    let everLive = false;
+    this.onLink({ link: "connecting", text: "connecting…", attempts: 0 });
+    while (!this.stopped) {
+      this.controller = new AbortController();
+      let reason = "the table closed the stream";
+      try {
+        let live = false;
+        for await (const message of this.open(this.controller.signal)) {
+          if (!live) {
+            live = true;
+            if (everLive || failures) this.reconnects += 1;
+            this.onLink({
+              link: "live",
+              text: everLive || failures ? "reconnected — your seat was kept" : "connected",
+              attempts: 0,
+            });
+            failures = 0;
+            everLive = true;
+          }
+          if (message.view) this.onUpdate({ view: message.view, event: message.event });
+        }
+      } catch (error) {
+        if (this.stopped) return;
+        const f = failure(error);
+        if (this.offline) f.reason = "the network is offline";
+        if (PERMANENT.has(f.code)) {
+          this.onLink({ link: "failed", text: `the table refused the stream (${f.reason || f.code})`, attempts: 0 });
+          return;
+        }
+        reason = f.reason || f.code;
+      }
+      if (this.stopped) return;
+      failures += 1;
+      this.onLink({ link: "reconnecting", text: `connection lost (${reason}); reconnecting (attempt ${failures})…`, attempts: failures });
+      await new Promise<void>((resolve) => {
+        const timer = window.setTimeout(resolve, reconnectDelay(failures));
+        this.wake = () => {
+          window.clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.wake = null;
+      if (!navigator.onLine) {
+        await new Promise<void>((resolve) => (this.wake = resolve));
+        this.wake = null;
+      }
+      this.offline = false;
+    }
+  }
+}

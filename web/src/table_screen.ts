@@ -1,0 +1,325 @@
+// A cash table: seats with cards, stacks, bets and whose turn (with the countdown and time bank),
+// the board and each pot, the legal actions with amounts on the step, pre-actions, chat and stickers,
+// sit out / in and leave. Spectators see the table about 20 seconds late and no hidden card.
+import { lobby, table, describe, newRequestId } from "./api";
+import { h, mount, chips, card, toast } from "./ui";
+import { go, me, type Screen } from "./main";
+import { header, balancesLine } from "./lobby";
+import { TableFeed, type LinkState, type TableUpdate } from "./table_feed";
+import { ActionKind, SeatStatus, Street, TablePhase, type TableEvent, type TableView, type LegalActions } from "./gen/poker/table/v1/table_pb";
+import type { Room } from "./gen/poker/lobby/v1/lobby_pb";
+
+export const STICKERS = ["thumbs-up", "clap", "laugh", "cool", "think", "wow", "gg", "nice-hand", "good-luck", "bluff", "fire"];
+const STICKER_FACE: Record<string, string> = {
+  "thumbs-up": "👍", clap: "👏", laugh: "😂", cool: "😎", think: "🤔", wow: "😮", gg: "🤝",
+  "nice-hand": "🃏", "good-luck": "🍀", bluff: "🎭", fire: "🔥",
+};
+const ACTION_WORD: Record<number, string> = {
+  [ActionKind.FOLD]: "folds", [ActionKind.CHECK]: "checks", [ActionKind.CALL]: "calls",
+  [ActionKind.BET]: "bets", [ActionKind.RAISE]: "raises to", [ActionKind.ALL_IN]: "goes all-in",
+};
+const STREET: Record<number, string> = {
+  [Street.PREFLOP]: "Pre-flop", [Street.FLOP]: "Flop", [Street.TURN]: "Turn", [Street.RIVER]: "River", [Street.SHOWDOWN]: "Showdown",
+};
+
+type PreAction = "" | "check-fold" | "call-any" | "fold";
+
+/** "You check", "Ann checks": the verb agrees with its subject. */
+function verb(subject: string, word: string): string {
+  if (subject !== "You") return word;
+  return word.replace(/^(\w+?)(e?s)\b/, (_m, stem: string, ending: string) => (ending === "es" && !stem.endsWith("o") ? stem + "e" : stem)).replace(/^goe\b/, "go");
+}
+
+export function onStep(value: bigint, legal: LegalActions): bigint {
+  const step = legal.step > 0n ? legal.step : 1n;
+  let amount = value < legal.minAmount ? legal.minAmount : value > legal.maxAmount ? legal.maxAmount : value;
+  if (amount !== legal.maxAmount) amount -= amount % step;
+  return amount < legal.minAmount ? legal.minAmount : amount;
+}
+
+export function showTable(roomId: string, tableId: string, spectate: boolean): Screen {
+  let view: TableView | null = null;
+  let room: Room | null = null;
+  let preAction: PreAction = "";
+  let preActionHand = "";
+  let acting = false;
+  let countdown = 0;
+  const chatLines: HTMLElement[] = [];
+
+  const link = h("span", { class: "link", id: "link" }, "connecting…");
+  const balances = h("div", { class: "balances", id: "balances" });
+  const felt = h("section", { class: "felt", id: "felt" });
+  const controls = h("section", { class: "controls", id: "controls" });
+  const log = h("ol", { class: "events", id: "events" });
+  const chatList = h("ul", { class: "chat", id: "chat" });
+  const chatInput = h("input", { id: "chat-input", maxlength: 200, placeholder: "say something", "aria-label": "chat message" });
+  const stickers = h(
+    "div",
+    { class: "stickers" },
+    ...STICKERS.map((id) => h("button", { class: "sticker", "data-sticker": id, title: id, onclick: () => void sendChat({ sticker: id }) }, STICKER_FACE[id])),
+  );
+  const chatForm = h(
+    "form",
+    { class: "chat-form", onsubmit: (e: Event) => { e.preventDefault(); void sendChat({ text: chatInput.value }); } },
+    chatInput,
+    h("button", { type: "submit", id: "chat-send" }, "Send"),
+  );
+  const seatToggle = h("button", { id: "sit-out", class: "quiet", onclick: () => void toggleSitOut() }, "Sit out");
+  const leaveButton = h("button", { id: "leave", onclick: () => void leave() }, spectate ? "Back" : "Leave");
+
+  mount(
+    header(spectate ? "Watching" : "Table", link, seatToggle, leaveButton),
+    spectate ? h("p", { class: "banner", id: "delay-banner" }, "Spectating: what you see runs about 20 seconds late, and no hidden card is shown.") : balances,
+    felt,
+    controls,
+    h("details", { class: "log", open: true }, h("summary", {}, "Hand log"), log),
+    spectate ? h("p", { class: "muted" }, "Spectators cannot chat.") : h("section", { class: "chat-box" }, chatList, stickers, chatForm),
+  );
+  if (spectate) seatToggle.remove();
+
+  void lobby.getRoom({ roomId }).then((reply) => { room = reply.room ?? null; render(); }).catch(() => undefined);
+  if (!spectate) void balancesLine(balances);
+
+  const mySeat = (): number => view?.seats.find((s) => s.playerId === me())?.seat ?? 0;
+  const nameOf = (playerId: string): string =>
+    playerId === me() ? "You" : view?.seats.find((s) => s.playerId === playerId)?.displayName || playerId;
+  const seatName = (seat: number): string => {
+    const s = view?.seats.find((x) => x.seat === seat);
+    return s ? nameOf(s.playerId) : `seat ${seat}`;
+  };
+
+  function addLog(event: TableEvent): void {
+    let text = "";
+    switch (event.kind.case) {
+      case "action":
+        text = `${seatName(event.seat)} ${verb(seatName(event.seat), ACTION_WORD[event.kind.value.action] ?? "acts")}${event.kind.value.amount ? ` ${chips(event.kind.value.amount)}` : ""}${event.kind.value.timedOut ? " (time out)" : ""}`;
+        break;
+      case "cards": {
+        const shown = event.kind.value.cards.filter((c) => !c.hidden && c.text).map((c) => c.text).join(" ");
+        if (!shown) return; // another player's cards, face down
+        const who = seatName(event.seat);
+        if (event.kind.value.shownByPlayer) text = `${who} ${who === "You" ? "show" : "shows"} ${shown}`;
+        else if (event.seat) text = `${who} ${who === "You" ? "are" : "is"} dealt ${shown}`;
+        else text = `Board: ${shown}`;
+        break;
+      }
+      case "notice":
+        text = event.kind.value.text;
+        break;
+      case "chat": {
+        const line = h("li", { class: "chat-line" }, h("b", {}, `${nameOf(event.kind.value.playerId)}: `),
+          event.kind.value.stickerId ? h("span", { class: "sticker-shown", "data-sticker": event.kind.value.stickerId }, STICKER_FACE[event.kind.value.stickerId] ?? event.kind.value.stickerId) : event.kind.value.text);
+        chatLines.push(line);
+        if (chatLines.length > 50) chatLines.shift();
+        chatList.replaceChildren(...chatLines);
+        chatList.scrollTop = chatList.scrollHeight;
+        return;
+      }
+      default:
+        return;
+    }
+    log.prepend(h("li", {}, text));
+    while (log.children.length > 30) log.lastElementChild?.remove();
+  }
+
+  function onUpdate(update: TableUpdate): void {
+    view = update.view;
+    if (update.event) addLog(update.event);
+    if (view.handId !== preActionHand) {
+      preAction = "";
+      preActionHand = view.handId;
+    }
+    render();
+    void runPreAction();
+  }
+
+  function onLink(state: LinkState): void {
+    link.textContent = state.text;
+    link.className = `link ${state.link}`;
+  }
+
+  const feed = new TableFeed(tableId, spectate, onUpdate, onLink);
+  feed.start();
+
+  async function act(action: ActionKind, amount = 0n): Promise<void> {
+    if (!view || acting) return;
+    acting = true;
+    try {
+      await table.act({ requestId: newRequestId(), tableId, handId: view.handId, action, amount });
+    } catch (error) {
+      toast(describe(error), "error");
+    } finally {
+      acting = false;
+    }
+  }
+
+  async function runPreAction(): Promise<void> {
+    const legal = view?.legalActions;
+    if (!preAction || !legal || legal.actions.length === 0) return;
+    const can = (a: ActionKind): boolean => legal.actions.includes(a);
+    const chosen = preAction;
+    preAction = "";
+    if (chosen === "fold") await act(ActionKind.FOLD);
+    else if (chosen === "check-fold") await act(can(ActionKind.CHECK) ? ActionKind.CHECK : ActionKind.FOLD);
+    else if (chosen === "call-any") await act(can(ActionKind.CALL) ? ActionKind.CALL : ActionKind.CHECK);
+  }
+
+  async function sendChat(content: { text?: string; sticker?: string }): Promise<void> {
+    try {
+      await table.sendChat({
+        requestId: newRequestId(),
+        tableId,
+        content: content.sticker ? { case: "stickerId", value: content.sticker } : { case: "text", value: (content.text ?? "").trim() },
+      });
+      chatInput.value = "";
+    } catch (error) {
+      toast(describe(error), "error");
+    }
+  }
+
+  async function toggleSitOut(): Promise<void> {
+    const seat = view?.seats.find((s) => s.playerId === me());
+    if (!seat) return;
+    try {
+      if (seat.status === SeatStatus.SITTING_OUT) await table.sitIn({ requestId: newRequestId(), tableId });
+      else await table.sitOut({ requestId: newRequestId(), tableId });
+    } catch (error) {
+      toast(describe(error), "error");
+    }
+  }
+
+  async function sitDown(buyIn: bigint): Promise<void> {
+    try {
+      await table.sitDown({ requestId: newRequestId(), tableId, buyIn });
+      void balancesLine(balances);
+    } catch (error) {
+      toast(describe(error), "error");
+    }
+  }
+
+  async function leave(): Promise<void> {
+    if (!spectate && mySeat()) {
+      try {
+        const left = await table.leaveTable({ requestId: newRequestId(), tableId });
+        toast(left.foldedMidHand ? "folded; your chips return when the hand settles" : `cashed out ${chips(left.cashedOut?.amount ?? 0n)}`);
+      } catch (error) {
+        toast(describe(error), "error");
+        return;
+      }
+    }
+    go({ name: "lobby" });
+  }
+
+  function seatElement(seatNumber: number, total: number): HTMLElement {
+    const s = view?.seats.find((x) => x.seat === seatNumber);
+    // The player's own seat at the bottom, the others clockwise from it.
+    const angle = (2 * Math.PI * (seatNumber - (mySeat() || 1))) / total + Math.PI / 2;
+    const style = `left:${50 + 34 * Math.cos(angle)}%;top:${50 + 38 * Math.sin(angle)}%`;
+    if (!s || !s.playerId) return h("div", { class: "seat empty", style, "data-seat": seatNumber }, `seat ${seatNumber}`);
+    const turn = view!.toActSeat === seatNumber && view!.phase === TablePhase.HAND_IN_PROGRESS;
+    const status = s.status === SeatStatus.SITTING_OUT ? "sitting out" : s.status === SeatStatus.WAITING ? "waiting" : s.status === SeatStatus.DISCONNECTED ? "away" : "";
+    return h(
+      "div",
+      { class: `seat${turn ? " turn" : ""}${s.folded ? " folded" : ""}${s.playerId === me() ? " mine" : ""}`, style, "data-seat": seatNumber, "data-player": s.playerId },
+      h("div", { class: "seat-name" }, nameOf(s.playerId), view!.buttonSeat === seatNumber ? h("span", { class: "dealer" }, "D") : null),
+      h("div", { class: "seat-cards" }, ...s.holeCards.map((c) => card(c.text, c.hidden))),
+      h("div", { class: "seat-stack" }, chips(s.stack), s.allIn ? " all-in" : ""),
+      s.betThisRound > 0n ? h("div", { class: "seat-bet" }, chips(s.betThisRound)) : null,
+      status ? h("div", { class: "seat-status" }, status) : null,
+      turn ? h("div", { class: "seat-clock", "data-clock": seatNumber }, s.playerId === me() ? `bank ${s.timeBankSeconds}s` : `to act · bank ${s.timeBankSeconds}s`) : null,
+    );
+  }
+
+  function render(): void {
+    if (!view) return;
+    const total = view.seats.length || room?.seatsPerTable || 6;
+    const potTotal = view.pots.reduce((n, p) => n + p.amount, 0n);
+    felt.replaceChildren(
+      h("div", { class: "table-oval" },
+        h("div", { class: "center" },
+          h("div", { class: "street" }, STREET[view.street] ?? (view.phase === TablePhase.WAITING_FOR_PLAYERS ? "Waiting for players" : "Between hands")),
+          h("div", { class: "board", id: "board" }, ...view.board.map((c) => card(c.text))),
+          h("div", { class: "pots", id: "pots" }, ...view.pots.map((p, i) => h("span", { class: "pot" }, `${i === 0 ? "Main pot" : `Side pot ${i}`} ${chips(p.amount)}`))),
+          ...view.awards.map((a) => h("div", { class: "award" }, `${a.seats.map(seatName).join(", ")} won ${a.amounts.map((x) => chips(x)).join(" + ")}${a.handDescription ? ` with ${a.handDescription}` : ""}`)),
+        ),
+        ...view.seats.map((s) => seatElement(s.seat, total)),
+      ),
+    );
+    const seat = view.seats.find((s) => s.playerId === me());
+    seatToggle.textContent = seat?.status === SeatStatus.SITTING_OUT ? "Sit in" : "Sit out";
+    seatToggle.hidden = !seat;
+    renderControls(seat !== undefined, potTotal);
+  }
+
+  function renderControls(seated: boolean, potTotal: bigint): void {
+    window.clearInterval(countdown);
+    controls.hidden = spectate;
+    if (spectate || !view) {
+      controls.replaceChildren();
+      return;
+    }
+    if (!seated) {
+      const min = room?.minBuyIn ?? 0n;
+      const max = room?.maxBuyIn ?? 0n;
+      const buyIn = h("input", { type: "number", id: "buy-in", min: String(min), max: String(max), step: 1, value: String(min), "aria-label": "buy-in" });
+      controls.replaceChildren(
+        h("div", { class: "sit" }, h("label", {}, `Buy-in (${chips(min)}–${chips(max)}) `, buyIn),
+          h("button", { id: "sit-down", class: "play", onclick: () => void sitDown(BigInt(Math.floor(Number(buyIn.value) || 0))) }, "Sit down")),
+      );
+      return;
+    }
+    const legal = view.legalActions;
+    if (legal && legal.actions.length > 0) {
+      const can = (a: ActionKind): boolean => legal.actions.includes(a);
+      const clock = h("span", { class: "clock", id: "my-clock" });
+      const deadline = legal.deadline ? Number(legal.deadline.seconds) * 1000 + legal.deadline.nanos / 1e6 : 0;
+      const tick = (): void => {
+        const left = Math.max(0, Math.ceil((deadline - Date.now()) / 1000));
+        clock.textContent = deadline ? `${left}s` : "";
+        clock.classList.toggle("urgent", left <= 5);
+      };
+      tick();
+      countdown = window.setInterval(tick, 250);
+      const betKind = can(ActionKind.BET) ? ActionKind.BET : can(ActionKind.RAISE) ? ActionKind.RAISE : null;
+      const amount = h("input", { type: "number", id: "amount", min: String(legal.minAmount), max: String(legal.maxAmount), step: String(legal.step || 1n), value: String(legal.minAmount), "aria-label": "amount" });
+      const slider = h("input", { type: "range", id: "amount-slider", min: String(legal.minAmount), max: String(legal.maxAmount), step: String(legal.step || 1n), value: String(legal.minAmount), "aria-label": "amount slider" });
+      slider.addEventListener("input", () => { amount.value = slider.value; });
+      amount.addEventListener("change", () => { amount.value = String(onStep(BigInt(Math.floor(Number(amount.value) || 0)), legal)); slider.value = amount.value; });
+      const preset = (label: string, value: bigint): HTMLElement =>
+        h("button", { class: "quiet preset", onclick: () => { amount.value = String(onStep(value, legal)); slider.value = amount.value; } }, label);
+      controls.replaceChildren(...[
+        h("div", { class: "your-turn" }, "Your turn ", clock),
+        h("div", { class: "actions", id: "actions" },
+          can(ActionKind.FOLD) ? h("button", { id: "act-fold", class: "fold", onclick: () => void act(ActionKind.FOLD) }, "Fold") : null,
+          can(ActionKind.CHECK) ? h("button", { id: "act-check", onclick: () => void act(ActionKind.CHECK) }, "Check") : null,
+          can(ActionKind.CALL) ? h("button", { id: "act-call", onclick: () => void act(ActionKind.CALL) }, `Call ${chips(legal.callAmount)}`) : null,
+          betKind !== null ? h("button", { id: "act-bet", class: "play", onclick: () => void act(betKind, onStep(BigInt(Math.floor(Number(amount.value) || 0)), legal)) }, betKind === ActionKind.BET ? "Bet" : "Raise to") : null,
+          can(ActionKind.ALL_IN) ? h("button", { id: "act-all-in", onclick: () => void act(ActionKind.ALL_IN) }, `All-in ${chips(legal.allInAmount)}`) : null,
+        ),
+        betKind !== null
+          ? h("div", { class: "sizing" }, slider, amount, preset("min", legal.minAmount), preset("½ pot", potTotal / 2n), preset("pot", potTotal), preset("max", legal.maxAmount))
+          : null,
+      ].filter((n): n is HTMLDivElement => n !== null));
+      return;
+    }
+    const betting = view.street >= Street.PREFLOP && view.street <= Street.RIVER;
+    const inHand = betting && view.phase === TablePhase.HAND_IN_PROGRESS && view.seats.some((s) => s.playerId === me() && !s.folded && !s.allIn && s.holeCards.length > 0);
+    if (!inHand) {
+      controls.replaceChildren(h("p", { class: "muted" }, view.phase === TablePhase.HAND_IN_PROGRESS ? "You are out of this hand." : "Waiting for the next hand…"));
+      return;
+    }
+    const option = (value: PreAction, label: string): HTMLElement => {
+      const box = h("input", { type: "checkbox", "data-pre": value, checked: preAction === value });
+      box.addEventListener("change", () => { preAction = box.checked ? value : ""; render(); });
+      return h("label", { class: "pre" }, box, label);
+    };
+    controls.replaceChildren(h("div", { class: "pre-actions", id: "pre-actions" }, option("check-fold", "Check/Fold"), option("call-any", "Call any"), option("fold", "Fold")));
+  }
+
+  return {
+    leave: () => {
+      feed.stop();
+      window.clearInterval(countdown);
+    },
+  };
+}
