@@ -42,12 +42,14 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from poker.cashier.v1 import cashier_pb2, cashier_pb2_grpc  # noqa: E402
+from poker.lobby.v1 import lobby_pb2, lobby_pb2_grpc  # noqa: E402
 from poker.table.v1 import table_pb2, table_pb2_grpc  # noqa: E402
 from service_runtime.auth import Role  # noqa: E402
 from service_runtime.clients import reason_of  # noqa: E402
 from service_runtime.testing import auth_metadata  # noqa: E402
 from tests.bench import harness  # noqa: E402
 from tests.bench.bare_grpc import BareUnary, start_bare_server  # noqa: E402
+from tests.e2e.cluster import free_port  # noqa: E402
 
 PAYMENTS = auth_metadata("payments", Role.SERVICE)
 ROOM = "nlhe-gram-duel"
@@ -56,10 +58,10 @@ BUY_IN = 1000
 STREAM_PATIENCE_SECONDS = 5.0
 
 
-def start_service(name: str, env: dict[str, str]) -> tuple[subprocess.Popen[str], str]:
+def start_service(name: str, env: dict[str, str], port: int = 0) -> tuple[subprocess.Popen[str], str]:
     process = subprocess.Popen(
         [sys.executable, "-m", f"services.{name}"],
-        env={**env, f"POKER_{name.upper()}_PORT": "0"},
+        env={**env, f"POKER_{name.upper()}_PORT": str(port)},
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -103,9 +105,10 @@ class Seat:
 class ActWorkload:
     """`tables` heads-up tables driven through one shard; `run(seconds)` is one slice of Acts."""
 
-    def __init__(self, table_address: str, cashier_address: str, tables: int) -> None:
+    def __init__(self, table_address: str, cashier_address: str, lobby_address: str, tables: int) -> None:
         self._channel = grpc.aio.insecure_channel(table_address)
         self._cashier_channel = grpc.aio.insecure_channel(cashier_address)
+        self._lobby_channel = grpc.aio.insecure_channel(lobby_address)
         self._stub = table_pb2_grpc.TableServiceStub(self._channel)
         self._tables = tables
         self._pairs: list[tuple[Seat, Seat]] = []
@@ -117,11 +120,14 @@ class ActWorkload:
         self.snapshots = 0
 
     async def open(self) -> None:
+        """Per table: a pair of funded players; the lobby names (and opens) the next table, since
+        only the lobby opens a table beyond a room's first; both sit down and watch it."""
         cashier = cashier_pb2_grpc.CashierServiceStub(self._cashier_channel)
-        for n in range(1, self._tables + 1):
-            table_id = f"{ROOM}.{n}"
+        lobby = lobby_pb2_grpc.LobbyServiceStub(self._lobby_channel)
+        used: set[str] = set()
+        for _ in range(self._tables):
             changed = asyncio.Event()
-            pair = tuple(Seat(f"bench-{uuid.uuid4().hex[:8]}", table_id, changed) for _ in range(2))
+            pair = [Seat(f"bench-{uuid.uuid4().hex[:8]}", "", changed) for _ in range(2)]
             for seat in pair:
                 await cashier.Purchase(
                     cashier_pb2.PurchaseRequest(
@@ -132,10 +138,22 @@ class ActWorkload:
                     ),
                     metadata=PAYMENTS,
                 )
-                self._watchers.append(asyncio.create_task(self._watch(seat, first=seat is pair[0])))
-            self._pairs.append((pair[0], pair[1]))
-        for a, b in self._pairs:
-            for seat in (a, b):
+            # The fullest table with a free seat, else a new one. The lobby learns that the previous
+            # pair filled theirs a moment later (from the shard's published figures): ask again until
+            # it names a table no pair of ours sits at.
+            deadline = time.monotonic() + 120
+            while True:
+                joined = await lobby.JoinTable(
+                    lobby_pb2.JoinTableRequest(room_id=ROOM), metadata=pair[0].metadata
+                )
+                if joined.table_id not in used:
+                    break
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"the lobby kept naming {joined.table_id}, which is full")
+                await asyncio.sleep(0.25)
+            used.add(joined.table_id)
+            for seat in pair:
+                seat.table_id = joined.table_id
                 reply = await self._stub.SitDown(
                     table_pb2.SitDownRequest(
                         request_id=uuid.uuid4().hex, table_id=seat.table_id, buy_in=BUY_IN
@@ -143,6 +161,8 @@ class ActWorkload:
                     metadata=seat.metadata,
                 )
                 seat.seat = reply.seat
+                self._watchers.append(asyncio.create_task(self._watch(seat, first=seat is pair[0])))
+            self._pairs.append((pair[0], pair[1]))
 
     async def _watch(self, seat: Seat, *, first: bool) -> None:
         call = self._stub.WatchTable(
@@ -164,6 +184,7 @@ class ActWorkload:
         await asyncio.gather(*self._watchers, return_exceptions=True)
         await self._channel.close()
         await self._cashier_channel.close()
+        await self._lobby_channel.close()
 
     async def run(self, seconds: float) -> harness.Outcome:
         latencies: list[float] = []
@@ -252,10 +273,15 @@ async def main() -> int:
         bare = start_bare_server()
         try:
             addresses = {}
+            table_port = free_port()
             for name in ("cashier", "fairness", "lobby"):
                 service_env = {**env}
                 if name == "cashier" and args.database_url:
                     service_env["POKER_CASHIER_DATABASE_URL"] = args.database_url
+                if name == "lobby":  # one shard, no Redis: the lobby routes every room to it
+                    service_env["POKER_LOBBY_TABLE_SHARD_ADDRESS"] = f"127.0.0.1:{table_port}"
+                    service_env["POKER_LOBBY_TABLE_SHARD_ID"] = "table-a"
+                    service_env["POKER_LOBBY_MAX_TABLES_PER_ROOM"] = str(args.clients + 1)
                 processes[name], addresses[name] = start_service(name, service_env)
             processes["table"], table_address = start_service(
                 "table",
@@ -267,9 +293,19 @@ async def main() -> int:
                     "POKER_TABLE_HISTORY_ADDRESS": "127.0.0.1:9",
                     "POKER_TABLE_COUNTDOWN_SECONDS": "0",
                     "POKER_TABLE_RETRY_MAX_SECONDS": "30",
+                    "POKER_TABLE_SHARD_ID": "table-a",
                 },
+                table_port,
             )
-            return await measure(args, bare.address, bare.cpu, table_address, addresses["cashier"], processes)
+            return await measure(
+                args,
+                bare.address,
+                bare.cpu,
+                table_address,
+                addresses["cashier"],
+                addresses["lobby"],
+                processes,
+            )
         finally:
             bare.stop()
             for process in processes.values():
@@ -287,10 +323,11 @@ async def measure(
     bare_cpu: harness.CpuSource,
     table_address: str,
     cashier_address: str,
+    lobby_address: str,
     processes: dict[str, subprocess.Popen[str]],
 ) -> int:
     floor = BareUnary(bare_address, args.clients)
-    act = ActWorkload(table_address, cashier_address, args.clients)
+    act = ActWorkload(table_address, cashier_address, lobby_address, args.clients)
     await act.open()
     bench = harness.this_process()
     services = [harness.process(name, process.pid) for name, process in processes.items()]
