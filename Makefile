@@ -18,7 +18,7 @@ comma := ,
 help:
 	@echo "make run    start every service on loopback with embedded defaults (Ctrl-C stops them)"
 	@echo "make test   lint (ruff, mypy, buf) and run the whole test suite"
-	@echo "make bench  run the benchmarks and print figures side by side"
+	@echo "make bench  run the benchmarks: every figure as a ratio (rate and CPU) to its floor in the same run"
 	@echo "make protos regenerate libs/poker from protos/"
 	@echo "make web    build the web client (web/dist, served by the gateway; needs npm)"
 	@echo "make image  build the one container image with podman (IMAGE_BASE=registry: FROM python:3.12-slim)"
@@ -98,10 +98,13 @@ test: lint $(POKERSTARS_READER)
 run: $(STAMP) web
 	$(BIN)/poker-cluster --data-dir data $(if $(BOTS),--bots $(BOTS)) $(if $(BOTS_ROOM),--bots-room $(BOTS_ROOM)) $(if $(VERBOSE),--verbose)
 
+# Every bench adds its figures (each a ratio to its floor in the same run) to one summary, printed at the end.
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -c $(CONSTRAINTS) -e '.[dev,play,bench]'
-	@for script in tests/bench/bench_*.py; do \
-		echo "=== $$script"; $(BIN)/python $$script || exit 1; done
+	@summary=$$(mktemp); trap 'rm -f "$$summary"' EXIT; \
+	for script in tests/bench/bench_*.py; do \
+		echo "=== $$script"; POKER_BENCH_SUMMARY="$$summary" $(BIN)/python $$script || exit 1; done; \
+	$(BIN)/python tests/bench/harness.py summary "$$summary"
 
 # Deployment (docs/deploy.md). The Debian base is built from packages, so no registry is needed.
 IMAGE_BASE ?= debian

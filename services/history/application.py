@@ -244,12 +244,12 @@ class HistoryApplication:
         now: datetime,
     ) -> None:
         event_id = detectors.chip_dumping_event_id(record.pool, signal.loser_id, signal.winner_id)
-        if await storage.audit_event_bytes(session, event_id) is not None:
-            return
-        since = await storage.window_start(session, signal.loser_id, detectors.WINDOW_HANDS)
-        signals, total, big_blind = await storage.pair_signals(
-            session, signal.loser_id, signal.winner_id, since[1]
+        pair = await storage.pair_state(
+            session, event_id, signal.loser_id, signal.winner_id, detectors.WINDOW_HANDS
         )
+        if pair.flagged:
+            return
+        since, signals, total, big_blind = pair.since, pair.signals, pair.total_amount, pair.big_blind
         if not detectors.is_chip_dumping(detectors.PairHistory(signals, signals, total, big_blind)):
             # Not enough even if every hand they shared were a signal: skip counting their hands.
             return

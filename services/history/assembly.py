@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from poker.history.v1 import history_pb2_grpc
+from poker_engine.evaluator import strength_of
 from service_runtime.access import ADMIN_ONLY, PLAYERS_AND_ADMINS, AccessPolicy, services
 from service_runtime.auth import ServiceName, TokenKeys
 from service_runtime.clients import create_channel
@@ -52,6 +53,10 @@ def history_service(application: HistoryApplication) -> GrpcService:
 async def assemble(settings: HistorySettings) -> Assembly:
     url = settings.resolved_database_url()
     await asyncio.to_thread(migrate, url)
+    # The detectors rank five-card boards, whose table the engine builds on first use (a second or
+    # more of CPU): built now, not inside the first RecordHand that needs it, where it stalled every
+    # call behind it (seen in the RecordHand bench's profile).
+    strength_of((0, 5, 10, 15, 21))
     engine = create_engine(url, pool_size=settings.database_pool_size)
     tokens = ServiceTokenSource(TokenKeys.from_settings(settings.auth_keys), SERVICE_SUBJECT)
     cashier = create_channel(

@@ -6,6 +6,7 @@ commits or decides who may see what. Lists are keyset pages, newest first by (ti
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -276,39 +277,57 @@ async def hands_by_ids(session: AsyncSession, hand_ids: Sequence[str]) -> dict[s
     return {row.hand_id: _decode(row.number, row.end_us, row.record) for row in rows}
 
 
-async def window_start(session: AsyncSession, player_id: str, hands_back: int) -> Position:
-    """(end time, number) of the player's `hands_back`-th newest hand ((0, 0) when they have fewer),
-    so the detectors look at a bounded recent window however long a player's history grows."""
-    row = (
-        await session.execute(
-            sa.select(hand_players.c.end_us, hand_players.c.hand_number)
-            .where(hand_players.c.player_id == player_id)
-            .order_by(hand_players.c.end_us.desc(), hand_players.c.hand_number.desc())
-            .offset(hands_back - 1)
-            .limit(1)
-        )
-    ).first()
-    return (0, 0) if row is None else (int(row.end_us), int(row.hand_number))
+# What the chip-dumping verdict needs of a (loser, winner) pair, in one statement: whether the pair
+# was flagged already, where the loser's window of recent hands starts, and the pair's signals since
+# then (this runs for every signal, inside RecordHand's transaction: three statements were half of
+# its time on SQLite).
+_PAIR_STATE = """
+    WITH since AS (
+        SELECT end_us, hand_number FROM history_hand_players WHERE player_id = %(loser)s
+        ORDER BY end_us DESC, hand_number DESC LIMIT 1 OFFSET %(back)s
+    )
+    SELECT
+        (SELECT count(*) FROM history_audit_events WHERE event_id = %(event_id)s),
+        coalesce((SELECT end_us FROM since), 0),
+        coalesce((SELECT hand_number FROM since), 0),
+        count(*), coalesce(sum(s.amount), 0), coalesce(max(s.big_blind), 0)
+    FROM history_dumping_signals s
+    WHERE s.loser_id = %(loser)s AND s.winner_id = %(winner)s
+      AND s.hand_number >= coalesce((SELECT hand_number FROM since), 0)
+"""
+_PAIR_STATE_SQLITE = re.sub(r"%\((\w+)\)s", r":\1", _PAIR_STATE)
 
 
-async def pair_signals(
-    session: AsyncSession, loser_id: str, winner_id: str, since_number: int
-) -> tuple[int, int, int]:
-    """(signals, total chips, largest big blind) of a (loser, winner) pair since a hand number."""
-    row = (
-        await session.execute(
-            sa.select(
-                sa.func.count(),
-                sa.func.coalesce(sa.func.sum(dumping_signals.c.amount), 0),
-                sa.func.coalesce(sa.func.max(dumping_signals.c.big_blind), 0),
-            ).where(
-                dumping_signals.c.loser_id == loser_id,
-                dumping_signals.c.winner_id == winner_id,
-                dumping_signals.c.hand_number >= since_number,
-            )
-        )
-    ).one()
-    return int(row[0]), int(row[1]), int(row[2])
+@dataclass(frozen=True)
+class PairState:
+    """A (loser, winner) pair as the verdict sees it."""
+
+    # Its event is recorded already: the pair is flagged once.
+    flagged: bool
+    # (end time, number) of the loser's `hands_back`-th newest hand ((0, 0) when they have fewer),
+    # so the detectors look at a bounded recent window however long a player's history grows.
+    since: Position
+    signals: int
+    total_amount: int
+    big_blind: int
+
+
+async def pair_state(
+    session: AsyncSession, event_id: str, loser_id: str, winner_id: str, hands_back: int
+) -> PairState:
+    """Whether the pair's event exists, the loser's window start, and the pair's signals (count,
+    chips, largest big blind) from that window start on, through the driver in one statement."""
+    params = {"event_id": event_id, "loser": loser_id, "winner": winner_id, "back": hands_back - 1}
+    connection = await session.connection()
+    driver: Any = (await connection.get_raw_connection()).driver_connection
+    if connection.dialect.name == "postgresql":
+        cursor = await driver.execute(_PAIR_STATE, params)
+    else:
+        cursor = await driver.execute(_PAIR_STATE_SQLITE, params)
+    flagged, since_us, since_number, signals, total, big_blind = await cursor.fetchone()
+    return PairState(
+        bool(flagged), (int(since_us), int(since_number)), int(signals), int(total), int(big_blind)
+    )
 
 
 async def pair_evidence(session: AsyncSession, loser_id: str, winner_id: str, limit: int) -> list[str]:
@@ -323,18 +342,18 @@ async def pair_evidence(session: AsyncSession, loser_id: str, winner_id: str, li
     return [str(row.hand_id) for row in rows][::-1]
 
 
-async def hands_together(session: AsyncSession, first: str, second: str, since: Position) -> int:
-    """How many hands from a window start on both players were dealt into (an index range of the
-    first player's hands, each looked up for the second).
+def hands_together_query(first: str, second: str, since: Position) -> sa.Select[Any]:
+    """The count of hands from a window start that both players were dealt into (an index range of
+    the first player's hands, each looked up for the second).
 
     The join names the hand's end time as well as its number (each seat row carries its hand's end
     time, so this selects the same rows): the second player's row is then one point lookup in the
     (player_id, end_us, hand_number) index. Joined on the number alone, SQLite's planner scanned the
-    second player's whole history for every hand of the first (78 ms for two players with 800
-    hands each, growing with both histories; 0.3 ms now)."""
+    second player's whole history for every hand of the first (78 ms a call for two players with
+    800 hands each, growing with both histories; the profile of issue 28's RecordHand bench)."""
     other = hand_players.alias("other")
     since_us, since_number = since
-    count = await session.scalar(
+    return (
         sa.select(sa.func.count())
         .select_from(
             hand_players.join(
@@ -352,7 +371,11 @@ async def hands_together(session: AsyncSession, first: str, second: str, since: 
             hand_players.c.hand_number >= since_number,
         )
     )
-    return int(count or 0)
+
+
+async def hands_together(session: AsyncSession, first: str, second: str, since: Position) -> int:
+    """How many hands from a window start on both players were dealt into."""
+    return int(await session.scalar(hands_together_query(first, second, since)) or 0)
 
 
 async def audit_event_bytes(session: AsyncSession, event_id: str) -> bytes | None:

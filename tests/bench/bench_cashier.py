@@ -1,36 +1,32 @@
-"""Cashier throughput against PostgreSQL, every figure side by side with the raw-insert floor.
+"""Cashier throughput against PostgreSQL, every figure beside its floor in alternating slices of one
+run (tests/bench/harness.py), by rate and by CPU per operation.
 
 Creates its own database on the server at POKER_TEST_DATABASE_URL (default
-postgresql://postgres@127.0.0.1:5432/postgres), migrates it, funds wallets, and runs each scenario
-for a fixed time:
+postgresql://postgres@127.0.0.1:5432/postgres), migrates it, funds wallets, and measures:
 
-- raw insert (floor): one-row INSERT transactions from 8 concurrent clients, measured with
-  PostgreSQL's own `pgbench` (prepared statements, autocommit): what the server can do, not what a
-  client library can. Without `pgbench` on the PATH the floor falls back to the next line, and the
-  report says so;
-- raw insert, asyncio psycopg: the same inserts from 8 connections of one Python process through
-  psycopg's async driver (autocommit, prepared): the cost of the client side, for reference;
+- raw insert (floor): one-row INSERT transactions measured with PostgreSQL's own `pgbench`
+  (prepared statements, autocommit): what the server can do, not what a client library can;
 - ledger single: one transfer per call through the application layer (lock, check, append, update);
 - batched 100: CreateTransfers-equivalent calls of 100 transfers through the ledger layer, each
-  between random pairs of all the funded wallets (2,000 by default), so batches spread over many
-  accounts and overlap only by chance;
+  between random pairs of all the funded wallets (2,000 by default);
 - 6-seat settlements: SettleHand of a six-seat table with rake through the ledger layer, one table
   (six seats of their own) per client;
 - gRPC single: one transfer per CreateTransfers call against `python -m services.cashier` on loopback;
-- equal-work floors (pgbench, 8 clients, in a database of their own, each with the statements planned
-  when run and prepared once; the faster counts): exactly the statements one
-  6-seat settlement and one batch of 100 transfers send, captured from the cashier, one settlement or
-  batch per transaction (see `cashier_equal_work.py`). Each runs just before its ledger scenario, and
-  that scenario's rate is also printed as a ratio of it (goal: 0.5x).
+- equal-work floors (pgbench, in a database of their own, each with the statements planned when run
+  and prepared once; the faster counts): exactly the statements one 6-seat settlement and one batch of
+  100 transfers send, captured from the cashier, one settlement or batch per transaction (see
+  `cashier_equal_work.py`). Goal: 0.5x.
 
-The ledger scenarios run with `--clients` concurrent callers (64 by default: the cashier serves
-every table shard and the gateway at once, and concurrent callers share transactions). Each line
-reports operations (transfers or settlements) per second, the ratio to the floor, p50/p99 latency
-per call, and the CPU each operation cost in this process and in the PostgreSQL server processes of
-this machine (read from /proc; other work on the server shows up there too). Only operations the
-ledger applied count: a transfer that is not CREATED or a hand that comes back `existing` stops the
-run. The database is dropped at the end.
-Run: `.venv/bin/python tests/bench/bench_cashier.py` (about three minutes with the defaults).
+Every floor runs at the same concurrency as the ledger: `--clients` (64) callers of the ledger and as
+many pgbench clients, both capped so that the ledger's pool and pgbench's connections fit together
+within the server's free connections (the server is shared: the cap is printed when it applies).
+Each scenario alternates with its floors in `--rounds` slices. CPU per operation: this process and
+the PostgreSQL backends of the ledger's database for the ledger (plus the service process for gRPC);
+pgbench (a reaped child) and the backends of the floors' database for pgbench, read from /proc (a
+backend that ends with its pgbench run is counted up to the last reading, every 0.1 s). Only
+operations the ledger applied count: a transfer that is not CREATED or a hand that comes back
+`existing` stops the run. The database is dropped at the end.
+Run: `.venv/bin/python tests/bench/bench_cashier.py` (about five minutes with the defaults).
 """
 
 from __future__ import annotations
@@ -40,19 +36,18 @@ import asyncio
 import os
 import random
 import re
-import resource
 import shutil
 import socket
 import subprocess
 import sys
-import tempfile
 import time
+import uuid
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import cashier_equal_work  # beside this script (tests/bench is on sys.path when it runs)
 import grpc
+import harness  # beside this script too
 import psycopg
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from sqlalchemy import BigInteger, Column, Identity, MetaData, String, Table
@@ -83,75 +78,6 @@ raw_rows = Table(
 RAW_INSERT = "INSERT INTO bench_raw_rows (payload) VALUES (%(payload)s)"
 
 
-def _server_cpu_seconds() -> float | None:
-    """CPU seconds used so far by the PostgreSQL processes of this machine (None if none are visible)."""
-    ticks = os.sysconf("SC_CLK_TCK")
-    total, seen = 0, False
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        name, fields = stat[stat.index("(") + 1 : stat.rindex(")")], stat[stat.rindex(")") + 2 :].split()
-        if name.startswith("postgres"):
-            seen = True
-            # Own time, plus that of exited children the postmaster reaped (pgbench's backends).
-            total += sum(int(value) for value in fields[11:15])
-    return total / ticks if seen else None
-
-
-@dataclass
-class Figure:
-    name: str
-    operations: int
-    calls: int
-    seconds: float
-    latencies: list[float]
-    client_cpu: float = 0.0
-    server_cpu: float | None = None
-    # The equal-work floor this scenario is compared with, when it has one.
-    equal_work: Figure | None = None
-
-    @property
-    def rate(self) -> float:
-        return self.operations / self.seconds
-
-    def percentile(self, fraction: float) -> float:
-        ordered = sorted(self.latencies)
-        return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))] * 1000 if ordered else 0.0
-
-
-async def drive(
-    name: str, clients: int, seconds: float, call: Callable[[int, int], Awaitable[int]]
-) -> Figure:
-    """Run `call(client, n)` in a loop from `clients` tasks for `seconds`; it returns operations done."""
-    latencies: list[float] = []
-    operations = 0
-    calls = 0
-    deadline = time.perf_counter() + seconds
-
-    async def client(index: int) -> None:
-        nonlocal operations, calls
-        n = 0
-        while time.perf_counter() < deadline:
-            started = time.perf_counter()
-            done = await call(index, n)
-            operations += done
-            latencies.append(time.perf_counter() - started)
-            calls += 1
-            n += 1
-
-    started, cpu, server = time.perf_counter(), time.process_time(), _server_cpu_seconds()
-    await asyncio.gather(*(client(i) for i in range(clients)))
-    server_after = _server_cpu_seconds()
-    return Figure(
-        name, operations, calls, time.perf_counter() - started, latencies, time.process_time() - cpu,
-        None if server is None or server_after is None else server_after - server,
-    )  # fmt: skip
-
-
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -173,36 +99,29 @@ async def _wait_serving(target: str) -> None:
     raise RuntimeError("the cashier service did not become SERVING")
 
 
-PGBENCH_FLOOR = "raw insert, pgbench (floor)"
-PSYCOPG_FLOOR = "raw insert, asyncio psycopg"
+PGBENCH_FLOOR = "raw insert, pgbench"
 BATCH_FLOOR = "equal work: batch 100"
 SETTLEMENT_FLOOR = "equal work: settle"
-
-
-def pgbench_floor(url: str, clients: int, seconds: float) -> Figure | None:
-    """One-row INSERT transactions from `clients` pgbench connections, or None without pgbench."""
-    script = "INSERT INTO bench_raw_rows (payload) VALUES ('pgbench-' || :client_id);\n"
-    return run_pgbench(url, PGBENCH_FLOOR, script, clients, seconds)
+RAW_SCRIPT = "INSERT INTO bench_raw_rows (payload) VALUES ('pgbench-' || :client_id);\n"
 
 
 def run_pgbench(
     url: str,
-    name: str,
     script_text: str,
     clients: int,
     seconds: float,
     operations_per_transaction: int = 1,
     protocol: str = "prepared",
-) -> Figure | None:
-    """Run `script_text` from `clients` pgbench connections; None without pgbench.
-
-    Operations are transactions times `operations_per_transaction` (transfers in a batch, say).
-    """
+    backends: harness.CpuSource | None = None,
+) -> harness.Outcome:
+    """Run `script_text` from `clients` pgbench connections for `seconds` (whole seconds, at least
+    one); operations are transactions times `operations_per_transaction` (transfers in a batch, say).
+    `backends` is read every 0.1 s while pgbench runs, so its connections' backends are counted."""
     pgbench = shutil.which("pgbench")
     if pgbench is None:
-        return None
+        raise RuntimeError("pgbench is not on the PATH")
     target = make_url(url)
-    with tempfile.TemporaryDirectory(prefix="bench-cashier-") as folder:
+    with harness.scratch_folder("bench-cashier-") as folder:
         script = Path(folder, "script.sql")
         script.write_text(script_text)
         command = [
@@ -212,50 +131,54 @@ def run_pgbench(
             f"--username={target.username or 'postgres'}", target.database or "postgres",
         ]  # fmt: skip
         env = {**os.environ, **({"PGPASSWORD": target.password} if target.password else {})}
-        children, server = resource.getrusage(resource.RUSAGE_CHILDREN), _server_cpu_seconds()
-        output = subprocess.run(
-            command, cwd=folder, env=env, capture_output=True, text=True, check=True
-        ).stdout
-        time.sleep(0.5)  # let the postmaster reap pgbench's backends: their time counts as its children's
-        server_after, children_after = _server_cpu_seconds(), resource.getrusage(resource.RUSAGE_CHILDREN)
+        process = subprocess.Popen(
+            command, cwd=folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        while process.poll() is None:
+            if backends is not None:
+                backends.read()
+            time.sleep(0.1)
+        output, errors = process.communicate()
+        if process.returncode:
+            raise RuntimeError(f"pgbench failed:\n{output}\n{errors}")
         processed = re.search(r"number of transactions actually processed: (\d+)", output)
-        tps = re.search(r"tps = ([0-9.]+)", output)
         failed = re.search(r"number of failed transactions: (\d+)", output)
-        if processed is None or tps is None:
+        if processed is None:
             raise RuntimeError(f"cannot read pgbench's output:\n{output}")
         if failed is not None and int(failed.group(1)):
             raise RuntimeError(f"pgbench transactions failed:\n{output}")
         # Per-transaction log lines: client, transaction number, latency in microseconds, ...
         latencies = [
             int(line.split()[2]) / 1e6
-            for log in Path(folder).glob("log.*")
+            for log in folder.glob("log.*")
             for line in log.read_text().splitlines()
         ]
-    transactions = int(processed.group(1))
-    client_cpu = (children_after.ru_utime + children_after.ru_stime) - (children.ru_utime + children.ru_stime)
-    return Figure(
-        name, transactions * operations_per_transaction, transactions, transactions / float(tps.group(1)),
-        latencies, client_cpu, None if server is None or server_after is None else server_after - server,
-    )  # fmt: skip
+    return harness.Outcome(int(processed.group(1)) * operations_per_transaction, latencies)
 
 
-async def psycopg_floor(url: str, clients: int, seconds: float) -> Figure:
-    """The same inserts from `clients` asyncio psycopg connections of this process."""
-    conninfo = make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
-    connections = [await psycopg.AsyncConnection.connect(conninfo, autocommit=True) for _ in range(clients)]
+def pgbench_side(
+    name: str,
+    url: str,
+    script: str,
+    clients: int,
+    operations_per_transaction: int = 1,
+    protocol: str = "prepared",
+) -> harness.Side:
+    backends = harness.postgres_backends(
+        f"postgresql ({make_url(url).database})", str(make_url(url).database)
+    )
 
-    async def insert(client: int, n: int) -> int:
-        await connections[client].execute(RAW_INSERT, {"payload": f"{client}-{n}"}, prepare=True)
-        return 1
+    async def run(seconds: float) -> harness.Outcome:
+        return await asyncio.to_thread(
+            run_pgbench, url, script, clients, seconds, operations_per_transaction, protocol, backends
+        )
 
-    try:
-        return await drive(PSYCOPG_FLOOR, clients, seconds, insert)
-    finally:
-        for connection in connections:
-            await connection.close()
+    return harness.Side(name, run, [harness.reaped_children("pgbench"), backends])
 
 
-async def grpc_single_transfers(url: str, clients: int, seconds: float, spare: list[str]) -> Figure:
+async def grpc_single_transfers(
+    url: str, clients: int, spare: list[str], run: Callable[[harness.Side], Awaitable[None]]
+) -> None:
     """One transfer per CreateTransfers call against `python -m services.cashier` on loopback."""
     rng = random.Random(11)
     port = _free_port()
@@ -279,7 +202,7 @@ async def grpc_single_transfers(url: str, clients: int, seconds: float, spare: l
             async def grpc_single(client: int, n: int) -> int:
                 debit, credit = rng.sample(spare, 2)
                 transfer = cashier_pb2.Transfer(
-                    transfer_id=f"grpc-{client}-{n}", debit_account_id=f"wallet:GRAM:{debit}",
+                    transfer_id=f"grpc-{client}-{n}-{uuid.uuid4().hex[:8]}", debit_account_id=f"wallet:GRAM:{debit}",
                     credit_account_id=f"wallet:GRAM:{credit}", pool=common_pb2.CHIP_POOL_GRAM,
                     amount=rng.randint(1, 100), kind=cashier_pb2.TRANSFER_KIND_ADJUSTMENT,
                 )  # fmt: skip
@@ -290,7 +213,21 @@ async def grpc_single_transfers(url: str, clients: int, seconds: float, spare: l
                     raise RuntimeError(f"transfer {transfer.transfer_id} was not created: {reply}")
                 return 1
 
-            return await drive("gRPC single transfers", clients, seconds, grpc_single)
+            async def slice_(seconds: float) -> harness.Outcome:
+                return await harness.timed_loops(clients, seconds, grpc_single)
+
+            database = str(make_url(url).database)
+            await run(
+                harness.Side(
+                    "gRPC single transfers",
+                    slice_,
+                    [
+                        harness.this_process(),
+                        harness.process("cashier service", server.pid),
+                        harness.postgres_backends(f"postgresql ({database})", database),
+                    ],
+                )
+            )
     finally:
         server.terminate()
         server.wait(timeout=30)
@@ -309,19 +246,26 @@ async def equal_work_scripts(floor_url: str, floor_clients: int) -> cashier_equa
         await engine.dispose()
 
 
+def connections_that_fit(url: str, wanted: int) -> int:
+    """Connections one side may use so that two sides (the ledger's pool and pgbench's clients) fit
+    together in what the shared server has free, keeping a margin for everyone else."""
+    with psycopg.connect(
+        make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
+    ) as conn:
+        limit = int(conn.execute("SHOW max_connections").fetchone()[0])  # type: ignore[index]
+        reserved = int(conn.execute("SHOW superuser_reserved_connections").fetchone()[0])  # type: ignore[index]
+        used = int(conn.execute("SELECT count(*) FROM pg_stat_activity").fetchone()[0])  # type: ignore[index]
+    return max(1, min(wanted, (limit - reserved - used - 10) // 2))
+
+
 async def run(
-    url: str,
-    floor_url: str,
-    *,
-    clients: int,
-    floor_clients: int,
-    seconds: float,
-    players: int,
-    only: frozenset[str],
-) -> list[Figure]:
+    url: str, floor_url: str, *, clients: int, seconds: float, rounds: int, players: int, only: frozenset[str]
+) -> None:
+    if shutil.which("pgbench") is None:
+        raise SystemExit("bench_cashier: pgbench is not on the PATH (apt-get install postgresql-client)")
     scripts = None
-    if shutil.which("pgbench") is not None and only & {"batched", "settlements"}:
-        scripts = await equal_work_scripts(floor_url, floor_clients)
+    if only & {"batched", "settlements"}:
+        scripts = await equal_work_scripts(floor_url, clients)
     await asyncio.to_thread(migrate, url)
     engine = create_engine(url, pool_size=clients)
     cashier = Cashier(engine)
@@ -343,12 +287,44 @@ async def run(
 
     await asyncio.gather(*(fund(name) for name in names))
     rng = random.Random(7)
-    figures: list[Figure] = []
+    database = str(make_url(url).database)
+    ledger_cpu = [harness.this_process(), harness.postgres_backends(f"postgresql ({database})", database)]
+    raw_floor = pgbench_side(PGBENCH_FLOOR, url, RAW_SCRIPT, clients)
 
-    floor = await asyncio.to_thread(pgbench_floor, url, floor_clients, seconds)
-    if floor is not None:
-        figures.append(floor)
-    figures.append(await psycopg_floor(url, floor_clients, seconds))
+    def ledger_side(name: str, call: Callable[[int, int], Awaitable[int]]) -> harness.Side:
+        async def run(seconds: float) -> harness.Outcome:
+            return await harness.timed_loops(clients, seconds, call)
+
+        return harness.Side(name, run, ledger_cpu)
+
+    async def measure(
+        scenario: harness.Side, target: float | None, equal_work: str | None = None, operations: int = 1
+    ) -> None:
+        """The scenario against the raw-insert floor (its target) and, when given, against the faster
+        of the two equal-work floors (goal 0.5x), all in one set of alternating slices."""
+        sides = [raw_floor]
+        if equal_work is not None:
+            sides += [
+                pgbench_side(f"{name} {protocol[:4]}", floor_url, equal_work, clients, operations, protocol)
+                for name, protocol in (("equal work", "extended"), ("equal work", "prepared"))
+            ]
+        tallies = await harness.interleave_all(
+            [*sides, scenario], rounds=rounds, slice_seconds=seconds / rounds
+        )
+        work = tallies[-1]
+        harness.report(
+            "cashier",
+            f"{scenario.name} vs raw inserts",
+            harness.Comparison(tallies[0], work),
+            unit="ops",
+            goal=target,
+        )
+        if equal_work is not None:
+            faster = max(tallies[1:-1], key=lambda tally: tally.rate)
+            harness.report(
+                "cashier", f"{scenario.name} vs {faster.name}", harness.Comparison(faster, work), unit="ops",
+                goal=EQUAL_WORK_TARGET,
+            )  # fmt: skip
 
     def random_transfer(prefix: str) -> TransferRequest:
         debit, credit = rng.sample(names, 2)
@@ -365,36 +341,27 @@ async def run(
 
     async def ledger_single(client: int, n: int) -> int:
         return applied(
-            await cashier.create_transfers([random_transfer(f"single-{client}-{n}")], linked=False)
+            await cashier.create_transfers(
+                [random_transfer(f"single-{client}-{n}-{uuid.uuid4().hex[:8]}")], linked=False
+            )
         )
 
     if "single" in only:
-        figures.append(await drive("ledger single transfers", clients, seconds, ledger_single))
+        await measure(
+            ledger_side("ledger single transfers", ledger_single), TARGETS["ledger single transfers"]
+        )
 
     async def ledger_batch(client: int, n: int) -> int:
-        batch = [random_transfer(f"batch-{client}-{n}-{k}") for k in range(100)]
+        unique = uuid.uuid4().hex[:8]
+        batch = [random_transfer(f"batch-{client}-{n}-{unique}-{k}") for k in range(100)]
         return applied(await cashier.create_transfers(batch, linked=False))
 
-    async def equal_work_floor(name: str, script: str, operations_per_transaction: int) -> Figure | None:
-        """The faster of the two ways to send the statements: planned each time, as the cashier's
-        lock-and-load is (`extended`), or prepared once, as its write is (`prepared`)."""
-        runs = []
-        for protocol in ("extended", "prepared"):
-            figure = await asyncio.to_thread(
-                run_pgbench, floor_url, f"{name} {protocol[:4]}", script, floor_clients, seconds,
-                operations_per_transaction, protocol,
-            )  # fmt: skip
-            if figure is not None:
-                figures.append(figure)
-                runs.append(figure)
-        return max(runs, key=lambda figure: figure.rate, default=None)
-
     if "batched" in only:
-        batch_floor = None
-        if scripts is not None:
-            batch_floor = await equal_work_floor(BATCH_FLOOR, scripts.batch, cashier_equal_work.BATCH)
-        figures.append(await drive("ledger batched 100", clients, seconds, ledger_batch))
-        figures[-1].equal_work = batch_floor
+        assert scripts is not None
+        await measure(
+            ledger_side("ledger batched 100", ledger_batch), TARGETS["ledger batched 100"], scripts.batch,
+            cashier_equal_work.BATCH,
+        )  # fmt: skip
 
     # Six seats per table, one table per client; stacks are deep so nobody runs dry.
     tables: list[list[str]] = []
@@ -410,10 +377,13 @@ async def run(
             )  # fmt: skip
             sessions.append(session_id)
         tables.append(sessions)
+    hand_numbers = [0] * clients
 
     async def settle(client: int, n: int) -> int:
         sessions = tables[client]
-        winner = n % 6
+        hand_numbers[client] += 1
+        number = hand_numbers[client]
+        winner = number % 6
         losses = [rng.randint(5, 50) if seat != winner else 0 for seat in range(6)]
         rake = min(sum(losses) // 20, 30)
         results = [
@@ -421,7 +391,7 @@ async def run(
             for seat, s in enumerate(sessions)
         ]
         hand = normalise_hand_result(
-            f"bench-table-{client}:hand-{n}", f"bench-table-{client}", Pool.GRAM, results, rake, 0
+            f"bench-table-{client}:hand-{number}", f"bench-table-{client}", Pool.GRAM, results, rake, 0
         )
         view, existing = await cashier.settle_hand(hand)
         if existing or len(view.transfers) < 2:
@@ -429,19 +399,21 @@ async def run(
         return 1
 
     if "settlements" in only:
-        settlement_floor = None
-        if scripts is not None:
-            settlement_floor = await equal_work_floor(SETTLEMENT_FLOOR, scripts.settlement, 1)
-        figures.append(await drive("6-seat settlements", clients, seconds, settle))
-        figures[-1].equal_work = settlement_floor
+        assert scripts is not None
+        await measure(
+            ledger_side("6-seat settlements", settle), TARGETS["6-seat settlements"], scripts.settlement, 1
+        )
 
     if "grpc" in only:
-        figures.append(await grpc_single_transfers(url, clients, seconds, names[clients * 6 :]))
+
+        async def run_grpc(side: harness.Side) -> None:
+            await measure(side, None)
+
+        await grpc_single_transfers(url, clients, names[clients * 6 :], run_grpc)
 
     audit, _ = await cashier.audit()
     assert all(f.accounts_total == f.minted - f.burned and f.negative_accounts == 0 for f in audit)
     await engine.dispose()
-    return figures
 
 
 TARGETS = {
@@ -453,52 +425,18 @@ TARGETS = {
 EQUAL_WORK_TARGET = 0.5
 
 
-def report(figures: list[Figure], clients: int, floor_clients: int) -> None:
-    floor = figures[0].rate
-    print(
-        f"\ncashier benchmark, PostgreSQL: floor {figures[0].name} from {floor_clients} clients; "
-        f"ledger scenarios from {clients} concurrent callers; ratios to the floor"
-    )
-    if figures[0].name != PGBENCH_FLOOR:
-        print("pgbench is not on the PATH: the floor is the Python client's rate, well below the server's")
-    if any(f.name in ("ledger batched 100", "6-seat settlements") and f.equal_work is None for f in figures):
-        print("pgbench is not on the PATH: no equal-work floor for batches and settlements")
-    print(
-        f"{'scenario':<31}{'ops/s':>9}{'ratio':>8}{'target':>11}{'equal work':>12}{'goal':>10}"
-        f"{'p50 ms':>9}{'p99 ms':>9}{'calls':>8}{'us cpu/op':>11}{'us db/op':>10}"
-    )
-    for figure in figures:
-        target = TARGETS.get(figure.name)
-        ratio = figure.rate / floor
-        mark = "" if target is None else (f"{target:.1f}x" + (" ok" if ratio >= target else " MISS"))
-        equal, goal = "", ""
-        if figure.equal_work is not None:
-            equal_ratio = figure.rate / figure.equal_work.rate
-            equal = f"{equal_ratio:.2f}x"
-            goal = f"{EQUAL_WORK_TARGET:.1f}x" + (" ok" if equal_ratio >= EQUAL_WORK_TARGET else " MISS")
-        print(
-            f"{figure.name:<31}{figure.rate:>9.0f}{ratio:>7.2f}x{mark:>11}{equal:>12}{goal:>10}"
-            f"{figure.percentile(0.5):>9.2f}{figure.percentile(0.99):>9.2f}{figure.calls:>8}"
-            f"{figure.client_cpu / figure.operations * 1e6:>11.0f}"
-            f"{'' if figure.server_cpu is None else format(figure.server_cpu / figure.operations * 1e6, '.0f'):>10}"
-        )
-    print(
-        "ops are transfers, except settlements (one 6-seat hand each); latency is per call (per transaction\n"
-        "for pgbench); ratio is to the raw-insert floor, equal work to the faster pgbench line doing the\n"
-        "scenario's statements (one settlement or batch per transaction, 8 clients; exte: each statement\n"
-        "planned when run, prep: prepared once); us cpu/op is this process (pgbench's for its lines),\n"
-        "us db/op the PostgreSQL processes of this machine\n"
-    )
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--server-url", default=os.environ.get("POKER_TEST_DATABASE_URL", DEFAULT_SERVER))
-    parser.add_argument("--clients", type=int, default=64, help="concurrent callers of the ledger")
-    parser.add_argument("--floor-clients", type=int, default=8, help="clients of the raw insert floor")
-    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument(
+        "--clients", type=int, default=64, help="concurrent callers of the ledger and of every floor"
+    )
+    parser.add_argument(
+        "--seconds", type=float, default=12.0, help="seconds of each side, all slices together"
+    )
+    parser.add_argument("--rounds", type=int, default=4, help="slices of each side, alternating")
     parser.add_argument("--players", type=int, default=2000)
     parser.add_argument(
         "--only",
@@ -509,13 +447,36 @@ def main() -> None:
     only = frozenset(args.only.split(","))
     if not only <= set(SCENARIOS):
         parser.error(f"--only takes some of {', '.join(SCENARIOS)}")
+    clients = connections_that_fit(args.server_url, args.clients)
+    print(
+        f"cashier benchmark, PostgreSQL: {clients} concurrent callers of the ledger and {clients} pgbench clients "
+        f"for every floor"
+        + (
+            f" (asked {args.clients}: the server has room for {clients} of each at once)"
+            if clients < args.clients
+            else ""
+        )
+    )
     with (
         throwaway_postgres_database(args.server_url, prefix="poker_bench_cashier") as url,
         throwaway_postgres_database(args.server_url, prefix="poker_bench_cashier_floor") as floor_url,
     ):
-        options = {"clients": args.clients, "floor_clients": args.floor_clients, "players": args.players}
-        figures = asyncio.run(run(url, floor_url, seconds=args.seconds, only=only, **options))
-    report(figures, args.clients, args.floor_clients)
+        asyncio.run(
+            run(
+                url,
+                floor_url,
+                clients=clients,
+                seconds=args.seconds,
+                rounds=args.rounds,
+                players=max(args.players, clients * 6 + 100),
+                only=only,
+            )
+        )
+    print(
+        "ops are transfers, except settlements (one 6-seat hand each); latency is per call (per transaction for\n"
+        "pgbench); equal work: pgbench sends the scenario's statements (one settlement or batch per transaction;\n"
+        "exte: each statement planned when run, prep: prepared once; the faster is the floor)"
+    )
 
 
 if __name__ == "__main__":

@@ -2,23 +2,32 @@
 
 Everything is measured in this one run on this machine: poker_engine against treys, pokerkit,
 phevaluator and eval7 for single-call 7-card evaluation, and poker_engine against PokerKit for complete
-6-handed no-limit hands driven by the same random legal-action policy. Each figure is the best of
-several runs (five for evaluators, three for hands) with the median beside it, because other processes
-share this machine. Not a test: it asserts nothing and prints a table. Runs in about a minute.
+6-handed no-limit hands driven by the same random legal-action policy. Each evaluator figure is the
+best of five runs with the median beside it; the hands run in alternating slices of poker_engine and
+PokerKit (tests/bench/harness.py), printed as the rate and CPU ratio with the rounds' spread (goal:
+>= 20x PokerKit). Not a test: it asserts nothing and prints a table. Runs in about a minute.
 """
 
 from __future__ import annotations
 
+import asyncio
 import random
 import sys
 import time
 import warnings
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from tests.bench import harness
 
 SEED = 20261130
 EVAL_HANDS = 100_000
 REPEATS = 5
+# Issue 28: the engine plays hands at least 20x as fast as PokerKit, same policy, same machine, same run.
+HANDS_TARGET = 20.0
 
 
 Rate = tuple[float, float]  # (best, median) items per second
@@ -130,79 +139,76 @@ PLAYERS = 6
 STACK = 1000
 
 
-def ours_hands(seconds: float) -> tuple[Rate, float]:
-    from poker_engine.config import HandConfig, SeatConfig, Variant
-    from poker_engine.hand import Hand
+class HandPlayer:
+    """Plays one complete hand per call under the shared random policy; counts the actions."""
 
-    rng = random.Random(SEED)
-    seats = tuple(SeatConfig(seat, f"p{seat}", STACK) for seat in range(PLAYERS))
-    deck = list(range(52))
     actions = 0
+    hands = 0
 
-    def run() -> int:
-        nonlocal actions
-        count = 0
-        deadline = time.perf_counter() + seconds
-        while time.perf_counter() < deadline:
-            rng.shuffle(deck)
-            config = HandConfig(Variant.NO_LIMIT, seats, count % PLAYERS, 5, 10, tuple(deck))
-            hand = Hand(config)
-            while not hand.is_over:
-                legal = hand.legal_actions()
-                assert legal is not None
-                roll = rng.random()
-                if legal.can_call and roll < FOLD_CHANCE:
-                    hand.fold(legal.seat)
-                elif (legal.can_bet or legal.can_raise) and roll < FOLD_CHANCE + RAISE_CHANCE:
-                    to = rng.randint(legal.min_to, legal.max_to)
-                    (hand.bet if legal.can_bet else hand.raise_to)(legal.seat, to)
-                elif legal.can_call:
-                    hand.call(legal.seat)
-                else:
-                    hand.check(legal.seat)
-                actions += 1
-            count += 1
-        return count
-
-    hands_before = 0
-
-    def counted() -> int:
-        nonlocal hands_before
-        done = run()
-        hands_before += done
-        return done
-
-    rate = measure(counted, 3)
-    return rate, actions / max(hands_before, 1)
+    def actions_per_hand(self) -> float:
+        return self.actions / max(self.hands, 1)
 
 
-def pokerkit_hands(seconds: float) -> tuple[Rate, float]:
-    from pokerkit import Automation, Mode, NoLimitTexasHoldem
+class OurHands(HandPlayer):
+    def __init__(self) -> None:
+        from poker_engine.config import HandConfig, SeatConfig, Variant
+        from poker_engine.hand import Hand
 
-    automations = (
-        Automation.ANTE_POSTING,
-        Automation.BET_COLLECTION,
-        Automation.BLIND_OR_STRADDLE_POSTING,
-        Automation.CARD_BURNING,
-        Automation.HOLE_DEALING,
-        Automation.BOARD_DEALING,
-        Automation.RUNOUT_COUNT_SELECTION,
-        Automation.HOLE_CARDS_SHOWING_OR_MUCKING,
-        Automation.HAND_KILLING,
-        Automation.CHIPS_PUSHING,
-        Automation.CHIPS_PULLING,
-    )
-    rng = random.Random(SEED)
-    actions = 0
-    total = 0
+        self._hand, self._config, self._variant = Hand, HandConfig, Variant.NO_LIMIT
+        self._rng = random.Random(SEED)
+        self._seats = tuple(SeatConfig(seat, f"p{seat}", STACK) for seat in range(PLAYERS))
+        self._deck = list(range(52))
 
-    def run() -> int:
-        nonlocal actions, total
-        count = 0
-        deadline = time.perf_counter() + seconds
-        while time.perf_counter() < deadline:
-            state: Any = NoLimitTexasHoldem.create_state(
-                automations, True, 0, (5, 10), 10, (STACK,) * PLAYERS, PLAYERS, mode=Mode.CASH_GAME
+    def play(self) -> int:
+        rng = self._rng
+        rng.shuffle(self._deck)
+        hand = self._hand(
+            self._config(self._variant, self._seats, self.hands % PLAYERS, 5, 10, tuple(self._deck))
+        )
+        while not hand.is_over:
+            legal = hand.legal_actions()
+            assert legal is not None
+            roll = rng.random()
+            if legal.can_call and roll < FOLD_CHANCE:
+                hand.fold(legal.seat)
+            elif (legal.can_bet or legal.can_raise) and roll < FOLD_CHANCE + RAISE_CHANCE:
+                to = rng.randint(legal.min_to, legal.max_to)
+                (hand.bet if legal.can_bet else hand.raise_to)(legal.seat, to)
+            elif legal.can_call:
+                hand.call(legal.seat)
+            else:
+                hand.check(legal.seat)
+            self.actions += 1
+        self.hands += 1
+        return 1
+
+
+class PokerKitHands(HandPlayer):
+    def __init__(self) -> None:
+        from pokerkit import Automation, Mode, NoLimitTexasHoldem
+
+        self._create, self._mode = NoLimitTexasHoldem.create_state, Mode.CASH_GAME
+        self._automations = (
+            Automation.ANTE_POSTING,
+            Automation.BET_COLLECTION,
+            Automation.BLIND_OR_STRADDLE_POSTING,
+            Automation.CARD_BURNING,
+            Automation.HOLE_DEALING,
+            Automation.BOARD_DEALING,
+            Automation.RUNOUT_COUNT_SELECTION,
+            Automation.HOLE_CARDS_SHOWING_OR_MUCKING,
+            Automation.HAND_KILLING,
+            Automation.CHIPS_PUSHING,
+            Automation.CHIPS_PULLING,
+        )
+        self._rng = random.Random(SEED)
+
+    def play(self) -> int:
+        rng = self._rng
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            state: Any = self._create(
+                self._automations, True, 0, (5, 10), 10, (STACK,) * PLAYERS, PLAYERS, mode=self._mode
             )
             while state.status:
                 roll = rng.random()
@@ -215,15 +221,27 @@ def pokerkit_hands(seconds: float) -> tuple[Rate, float]:
                     state.complete_bet_or_raise_to(rng.randint(low, high))
                 else:
                     state.check_or_call()
-                actions += 1
-            count += 1
-        total += count
-        return count
+                self.actions += 1
+        self.hands += 1
+        return 1
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        rate = measure(run, 3)
-    return rate, actions / max(total, 1)
+
+async def hands_against_pokerkit(rounds: int, slice_seconds: float) -> harness.Comparison:
+    ours, kit = OurHands(), PokerKitHands()
+    cpu = [harness.this_process()]
+    comparison = await harness.interleave(
+        harness.Side(
+            "pokerkit NoLimitTexasHoldem (same policy)", lambda s: harness.run_for(s, kit.play), cpu
+        ),
+        harness.Side("poker_engine Hand", lambda s: harness.run_for(s, ours.play), cpu),
+        rounds=rounds,
+        slice_seconds=slice_seconds,
+    )
+    print(
+        f"  actions per hand: poker_engine {ours.actions_per_hand():.1f}, pokerkit {kit.actions_per_hand():.1f} "
+        "(the same policy)"
+    )
+    return comparison
 
 
 def main() -> int:
@@ -243,19 +261,14 @@ def main() -> int:
     for name, rate, note in rows:
         print(row(name, rate, note))
     print()
-    print(f"Complete {PLAYERS}-handed no-limit hands per second, random legal actions (best of 3)")
-    ours_rate, ours_actions = ours_hands(4.0)
+    print(f"Complete {PLAYERS}-handed no-limit hands per second, random legal actions, in alternating slices")
     try:
-        kit_rate, kit_actions = pokerkit_hands(4.0)
+        comparison = asyncio.run(hands_against_pokerkit(rounds=6, slice_seconds=1.5))
     except ImportError as missing:
-        kit_rate, kit_actions = (0.0, 0.0), 0.0
         print(f"  pokerkit not installed: {missing}")
-    print(row("poker_engine Hand", ours_rate, f"{ours_actions:.1f} actions per hand"))
-    print(row("pokerkit NoLimitTexasHoldem (same policy)", kit_rate, f"{kit_actions:.1f} actions per hand"))
-    if kit_rate[0]:
-        ratio_best, ratio_median = ours_rate[0] / kit_rate[0], ours_rate[1] / kit_rate[1]
-        print(
-            f"  ratio poker_engine / pokerkit: {ratio_best:.1f}x best, {ratio_median:.1f}x median (target >= 10x)"
+    else:
+        harness.report(
+            "engine", f"{PLAYERS}-handed NL hands vs PokerKit", comparison, unit="hands", goal=HANDS_TARGET
         )
     print()
     print(f"total bench time {time.perf_counter() - started:.0f}s")

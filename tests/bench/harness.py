@@ -34,9 +34,11 @@ import math
 import os
 import resource
 import shutil
+import signal
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -258,12 +260,14 @@ class Comparison:
         return min(ratios), statistics.median(ratios), max(ratios)
 
 
-def slice_order(rounds: int) -> list[bool]:
-    """Which side runs in each of 2 x rounds slices (True: the floor): F W, W F, F W, ... so the
-    floor runs first and last equally often and neither side sits always before the other."""
-    order: list[bool] = []
+def slice_order(rounds: int, sides: int = 2) -> list[int]:
+    """Which side runs in each of `sides` x `rounds` slices: forward in even rounds, backward in odd
+    ones (F W, W F, F W, ... for two), so no side always runs before another and a load that drifts
+    during the run weighs on every side alike."""
+    order: list[int] = []
     for index in range(rounds):
-        order.extend((True, False) if index % 2 == 0 else (False, True))
+        sequence = list(range(sides))
+        order.extend(sequence if index % 2 == 0 else sequence[::-1])
     return order
 
 
@@ -279,18 +283,23 @@ async def _run_slice(side: Side, seconds: float, tally: Tally) -> None:
     tally.add(outcome, elapsed, {name: after[name] - before[name] for name in after})
 
 
+async def interleave_all(sides: Sequence[Side], *, rounds: int, slice_seconds: float) -> list[Tally]:
+    """Run `rounds` slices of each side in the order of `slice_order`; wall time of a slice is measured
+    around its run, CPU of each side's processes around each of its slices."""
+    if rounds < 1 or slice_seconds <= 0 or not sides:
+        raise ValueError("need sides and at least one round of a positive length")
+    tallies = [Tally(side.name) for side in sides]
+    for index in slice_order(rounds, len(sides)):
+        await _run_slice(sides[index], slice_seconds, tallies[index])
+    return tallies
+
+
 async def interleave(floor: Side, workload: Side, *, rounds: int, slice_seconds: float) -> Comparison:
-    """Run `rounds` slices of each side, alternating (see `slice_order`); wall time of a slice is
-    measured around its run, CPU of each side's processes around each of its slices."""
-    if rounds < 1 or slice_seconds <= 0:
-        raise ValueError("need at least one round of a positive length")
-    comparison = Comparison(Tally(floor.name), Tally(workload.name))
-    for is_floor in slice_order(rounds):
-        if is_floor:
-            await _run_slice(floor, slice_seconds, comparison.floor)
-        else:
-            await _run_slice(workload, slice_seconds, comparison.workload)
-    return comparison
+    """A workload against its floor in alternating slices (see `interleave_all`)."""
+    floor_tally, workload_tally = await interleave_all(
+        [floor, workload], rounds=rounds, slice_seconds=slice_seconds
+    )
+    return Comparison(floor_tally, workload_tally)
 
 
 def run_for(seconds: float, step: Callable[[], int]) -> Outcome:
@@ -357,18 +366,37 @@ def figure_lines(title: str, comparison: Comparison, *, unit: str, goal: float |
 def summary_row(
     bench: str, title: str, comparison: Comparison, unit: str, goal: float | None
 ) -> dict[str, Any]:
-    low, median, high = comparison.spread()
+    return ratio_row(
+        bench, title, unit=unit, rate=comparison.workload.rate, floor_rate=comparison.floor.rate,
+        cpu_us=comparison.workload.cpu_per_operation * 1e6, floor_cpu_us=comparison.floor.cpu_per_operation * 1e6,
+        spread=comparison.spread(), goal=goal,
+    )  # fmt: skip
+
+
+def ratio_row(
+    bench: str,
+    title: str,
+    *,
+    unit: str,
+    rate: float,
+    floor_rate: float,
+    cpu_us: float,
+    floor_cpu_us: float,
+    spread: tuple[float, float, float],
+    goal: float | None,
+) -> dict[str, Any]:
+    """One figure of the summary: rate and CPU per operation beside its floor's, and both ratios."""
     return {
         "bench": bench,
         "figure": title,
         "unit": unit,
-        "rate": comparison.workload.rate,
-        "floor_rate": comparison.floor.rate,
-        "rate_ratio": comparison.rate_ratio,
-        "spread": [low, median, high],
-        "cpu_us": comparison.workload.cpu_per_operation * 1e6,
-        "floor_cpu_us": comparison.floor.cpu_per_operation * 1e6,
-        "cpu_ratio": comparison.cpu_ratio,
+        "rate": rate,
+        "floor_rate": floor_rate,
+        "rate_ratio": rate / floor_rate if floor_rate > 0 else float("nan"),
+        "spread": list(spread),
+        "cpu_us": cpu_us,
+        "floor_cpu_us": floor_cpu_us,
+        "cpu_ratio": floor_cpu_us / cpu_us if cpu_us > 0 else float("nan"),
         "goal": goal,
     }
 
@@ -413,12 +441,23 @@ def summary_table(rows: Sequence[dict[str, Any]]) -> str:
 
 @contextlib.contextmanager
 def scratch_folder(prefix: str) -> Iterator[Path]:
-    """A temporary folder removed on the way out, whatever happened (servers' data, pgbench logs)."""
+    """A temporary folder removed on the way out, whatever happened (servers' data, pgbench logs);
+    a SIGTERM (a bench stopped from outside) unwinds through it too, instead of ending the process
+    on the spot."""
     folder = Path(tempfile.mkdtemp(prefix=prefix))
+    # Only the main thread may set a handler (a folder made in a worker thread relies on the main one's).
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _exit_on_sigterm) if main else None
     try:
         yield folder
     finally:
+        if main:
+            signal.signal(signal.SIGTERM, previous)
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def _exit_on_sigterm(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

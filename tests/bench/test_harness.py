@@ -78,10 +78,29 @@ def test_reaped_children_count_once_waited_for() -> None:
 
 
 def test_slice_order_alternates_which_side_goes_first() -> None:
-    assert harness.slice_order(1) == [True, False]
-    assert harness.slice_order(4) == [True, False, False, True, True, False, False, True]
+    assert harness.slice_order(1) == [0, 1]
+    assert harness.slice_order(4) == [0, 1, 1, 0, 0, 1, 1, 0]
     order = harness.slice_order(6)
-    assert order.count(True) == order.count(False) == 6
+    assert order.count(0) == order.count(1) == 6
+    assert harness.slice_order(2, sides=3) == [0, 1, 2, 2, 1, 0]
+
+
+async def test_interleave_all_gives_each_side_its_own_tally() -> None:
+    ran: list[str] = []
+
+    def side(name: str, operations: int) -> Side:
+        def run(seconds: float) -> int:
+            ran.append(name)
+            return operations
+
+        return Side(name, run, [])
+
+    tallies = await harness.interleave_all(
+        [side("a", 1), side("b", 2), side("c", 3)], rounds=2, slice_seconds=0.01
+    )
+    assert ran == ["a", "b", "c", "c", "b", "a"]
+    assert [t.operations for t in tallies] == [2, 4, 6]
+    assert [len(t.slices) for t in tallies] == [2, 2, 2]
 
 
 async def test_interleave_runs_each_side_its_rounds_in_alternation_for_the_slice_length() -> None:
@@ -226,3 +245,21 @@ def test_scratch_folder_is_removed_even_when_the_bench_fails() -> None:
     (folder,) = kept
     assert not folder.exists()
     assert os.path.basename(folder).startswith("harness-test-")
+
+
+def test_scratch_folder_is_removed_when_the_bench_is_terminated(tmp_path: Path) -> None:
+    script = (
+        "import sys, time\n"
+        f"sys.path.insert(0, {str(Path(__file__).resolve().parents[2])!r})\n"
+        "from tests.bench import harness\n"
+        "with harness.scratch_folder('harness-term-') as folder:\n"
+        "    print(folder, flush=True)\n"
+        "    time.sleep(60)\n"
+    )
+    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    assert child.stdout is not None
+    folder = Path(child.stdout.readline().strip())
+    assert folder.is_dir()
+    child.terminate()
+    assert child.wait(timeout=30) == 143
+    assert not folder.exists()

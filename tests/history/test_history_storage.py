@@ -1,6 +1,7 @@
 """History storage on SQLite and PostgreSQL: the Alembic migration matches the schema and goes down and
 up again, the player and table lists are served by their indexes, ties in time page exactly once,
-and the settings refuse development keys in production."""
+the detectors' pair count looks hands up by index, and the settings refuse development keys in
+production."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from service_runtime.testing_pki import TestAuthority, tls_environment
 from services.history.application import HistoryApplication
 from services.history.records import Viewer
 from services.history.settings import HistorySettings
-from services.history.storage import MIGRATIONS_DIR, VERSION_TABLE, migrate
+from services.history.storage import MIGRATIONS_DIR, VERSION_TABLE, hands_together_query, migrate
 from services.history.tables import metadata
 from tests.history.engine_hands import START, varied_records
 
@@ -119,3 +120,23 @@ def test_production_refuses_the_development_page_token_key(tmp_path: Path) -> No
         HistorySettings, environ={**environment, "POKER_HISTORY_PAGE_TOKEN_KEY": "x" * 32}
     )
     assert settings.cashier_address == "127.0.0.1:50053"
+
+
+async def test_the_chip_dumping_pair_count_looks_each_hand_up_instead_of_scanning_a_history(
+    history_database_url: str,
+) -> None:
+    """Issue 28: joined on the hand number alone, SQLite scanned the second player's whole history for
+    every hand of the first (RecordHand then spent most of its time there). The plan must look the
+    second player's row up by (player, end time, number)."""
+    if not history_database_url.startswith("sqlite"):
+        pytest.skip("PostgreSQL hashes the join; the scan was SQLite's plan")
+    query = hands_together_query("alice", "bob", (1_000, 5))
+    engine = sa.create_engine(sync_url(history_database_url))
+    try:
+        with engine.connect() as connection:
+            sql = str(query.compile(connection, compile_kwargs={"literal_binds": True}))
+            plan = [row[-1] for row in connection.execute(sa.text("EXPLAIN QUERY PLAN " + sql))]
+    finally:
+        engine.dispose()
+    (other,) = [step for step in plan if step.startswith("SEARCH other")]
+    assert "player_id=? AND end_us=?" in other, plan

@@ -44,7 +44,7 @@ PAYMENTS = auth_metadata("payments", Role.SERVICE)
 AS_TABLE = auth_metadata("table", Role.SERVICE)
 
 
-def _listening_port(process: subprocess.Popen[str]) -> int:
+def _listening_record(process: subprocess.Popen[str]) -> dict[str, Any]:
     assert process.stdout is not None
     for line in process.stdout:
         try:
@@ -52,7 +52,7 @@ def _listening_port(process: subprocess.Popen[str]) -> int:
         except json.JSONDecodeError:
             continue
         if record.get("event") == "listening":
-            return int(record["address"].rsplit(":", 1)[1])
+            return dict(record)
     raise AssertionError(f"service exited with {process.wait()} before listening")
 
 
@@ -62,6 +62,7 @@ class ServiceProcess:
     env: dict[str, str]
     process: subprocess.Popen[str] | None = None
     port: int = 0
+    metrics_port: int | None = None
     errors: list[str] = field(default_factory=list)
     # Every line the service writes also goes here when set (the e2e cluster keeps each one's log).
     log_file: Path | None = None
@@ -75,7 +76,10 @@ class ServiceProcess:
             stderr=subprocess.STDOUT,
             text=True,
         )
-        self.port = _listening_port(self.process)
+        listening = _listening_record(self.process)
+        self.port = int(listening["address"].rsplit(":", 1)[1])
+        # The metrics endpoint's port when it is on (POKER_METRICS_PORT=0 picks one; the cluster bench).
+        self.metrics_port = listening.get("metrics_port")
         # Keep reading its output so the pipe never fills and blocks the service; errors are kept.
         threading_drain(self.process, self.errors, self.log_file)
 
