@@ -10,7 +10,6 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import grpc
-import pytest
 
 from poker.lobby.v1 import lobby_pb2, lobby_pb2_grpc
 from poker.table.v1 import table_pb2, table_pb2_grpc
@@ -66,7 +65,6 @@ async def _server(servicer: Any, add: Any) -> tuple[grpc.aio.Server, str]:
     return server, f"127.0.0.1:{port}"
 
 
-@pytest.mark.asyncio
 async def test_calls_follow_a_table_that_moved_and_keep_their_request_id() -> None:
     lobby = Lobby()
     shards = [Shard(), Shard(), Shard()]
