@@ -72,12 +72,31 @@ format: $(STAMP)
 	$(BIN)/ruff format libs services clients tests protos/generate.py
 	$(BIN)/ruff check --fix libs services clients tests protos/generate.py
 
-test: lint
-	$(BIN)/pytest $(PYTEST_ARGS)
+# The `poker` package (a PokerStars hand-history reader the export tests use) shares its import name
+# with libs/poker, so it lives apart and runs in its own interpreter (tests/history/export_readers.py).
+POKERSTARS_READER := .tools/pokerstars-reader/.installed
+# Its dependencies but the `pathlib` and `configparser` backports it lists, which would shadow the
+# standard library on that path.
+POKERSTARS_READER_PACKAGES := poker 'setuptools<81' pytz lxml python-dateutil parsedatetime cached-property \
+	click zope.interface attrs requests urllib3 idna certifi charset-normalizer
+
+$(POKERSTARS_READER): $(CONSTRAINTS)
+	@$(call step,the PokerStars reader of the export tests in .tools/pokerstars-reader,rm -rf .tools/pokerstars-reader && $(BIN)/python -m pip install --quiet --no-deps --target .tools/pokerstars-reader -c $(CONSTRAINTS) $(POKERSTARS_READER_PACKAGES))
+	@touch $@
+
+# The suite runs in TEST_WORKERS processes (pytest-xdist), each test file on one worker so its
+# module-scoped servers start once (`--dist loadfile`). Every test is isolated (port 0, its own
+# database or key prefix, its own temp dirs), so more workers only change the wall time; most tests
+# wait on real clocks and servers, so more workers than cores pay off. TEST_WORKERS=0 runs serially.
+TEST_WORKERS ?= 4
+
+test: lint $(POKERSTARS_READER)
+	$(BIN)/pytest $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile) $(PYTEST_ARGS)
 
 # `make run BOTS=3`: also a few bot players at one table (BOTS_ROOM, default nlhe-gram-classic).
+# Quiet by default (addresses, warnings, errors, a summary a minute); `make run VERBOSE=1`: every line.
 run: $(STAMP) web
-	$(BIN)/poker-cluster --data-dir data $(if $(BOTS),--bots $(BOTS)) $(if $(BOTS_ROOM),--bots-room $(BOTS_ROOM))
+	$(BIN)/poker-cluster --data-dir data $(if $(BOTS),--bots $(BOTS)) $(if $(BOTS_ROOM),--bots-room $(BOTS_ROOM)) $(if $(VERBOSE),--verbose)
 
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -c $(CONSTRAINTS) -e '.[dev,play,bench]'
@@ -90,7 +109,7 @@ IMAGE_BASE ?= debian
 image: web
 	POKER_IMAGE_BASE=$(IMAGE_BASE) deploy/image/build.sh
 
-up: image
+up: image $(STAMP)
 	deploy/compose.sh up
 
 down:

@@ -1,4 +1,5 @@
-"""The table of which identity may call which RPC, generated from the services' access policies.
+"""The table of which identity may call which RPC, what each may read there, and the shares of a
+server one identity may hold, generated from the services' access policies and settings.
 
 `python -m services.access_table` prints it as Markdown; `docs/access.md` holds the output and a test
 keeps the two equal, so the documented table is always the one the code enforces.
@@ -6,22 +7,80 @@ keeps the two equal, so the documented table is always the one the code enforces
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 
 from service_runtime.access import AccessPolicy, describe
+from service_runtime.service_settings import ServiceSettings
+from services.table.settings import TableSettings
 
 SERVICES = ("lobby", "table", "cashier", "fairness", "history", "gateway")
 
 HEADER = """# Who may call what
 
-Generated from the access policies in `services/<name>/assembly.py` by `python -m services.access_table`;
-`tests/security/test_access_table.py` fails when this file and the code disagree.
+Generated from the access policies in `services/<name>/assembly.py` and the settings' defaults by
+`python -m services.access_table`; `tests/security/test_access_table.py` fails when this file and
+the code disagree.
 
 Identities: `player` and `admin` are roles of a person's token; `service:<name>` is a service token
 whose subject names the calling service (`payments` is the payments gateway). No rule grants "any
 service". Health (`grpc.health.v1.Health/Check`, `Watch`, `List`) and server reflection need no
-token. Handlers narrow some rules further: a player reads and moves only their own chips, hands and
-seats.
+token. The third column says what a caller reads there, where the handler narrows the grant (the
+tests in `tests/security/test_least_privilege.py` call each as another player).
+"""
+
+# What the handler lets each caller read or touch, where that is narrower than the grant.
+READS: dict[tuple[str, str], str] = {
+    ("lobby", "ListRooms"): "rooms the caller may see: a private room only for its allow-list, a disabled "
+    "room only for admins (`include_disabled`)",
+    ("lobby", "GetRoom"): "the same visibility (`ROOM_NOT_FOUND` for a room the caller may not see)",
+    ("lobby", "ListTables"): "the same visibility; live figures carry no card",
+    ("lobby", "JoinTable"): "the same visibility; the seat checks unless spectating",
+    ("lobby", "AuthorizeView"): "the visibility rule for a named player, for a shard about to show a table",
+    ("table", "OpenTable"): "(ShardDirectoryService) opens the table JoinTable routes a player to",
+    ("table", "ListShardTables"): "(ShardDirectoryService) live figures of the shard's tables, no card",
+    ("table", "GetTableSnapshot"): "a seated player (a player with a round, at a house table): their own "
+    "view; any other player: the waiting view, only of a room they may see (`TABLE_NOT_FOUND` "
+    "otherwise); admins and services: every table",
+    ("table", "WatchTable"): "the same as GetTableSnapshot, as a stream; a house table: the caller's own "
+    "rounds only",
+    ("table", "SpectateTable"): "the public view, late, of a room the caller may see; no hidden card",
+    ("table", "Act"): "the caller's own seat",
+    ("table", "SitOut"): "the caller's own seat",
+    ("table", "SitIn"): "the caller's own seat",
+    ("table", "LeaveTable"): "the caller's own seat",
+    ("table", "MakeHouseDecision"): "the caller's own round",
+    ("table", "PlaceHouseBets"): "the caller's own wallet, after the lobby's seat check",
+    ("table", "SitDown"): "the caller's own wallet, after the lobby's seat check",
+    ("cashier", "GetBalances"): "a player: their own wallets only (`NOT_YOUR_RESOURCE`)",
+    ("cashier", "GetStatement"): "a player: their own statement only (`NOT_YOUR_RESOURCE`)",
+    ("history", "ListMyHands"): "the caller's own hands",
+    (
+        "history",
+        "GetHand",
+    ): "hands the caller played, in their view (`HAND_NOT_FOUND` otherwise); admins: all",
+    ("history", "ListTableHands"): "hands of the table the caller played; admins: all",
+    ("history", "ExportHands"): "hands the caller may see, in their view",
+    ("history", "ListBalanceChanges"): "the caller's own balance changes",
+}
+
+QUOTAS = """## Shares of a server per identity
+
+Every service sheds what is beyond these bounds with RESOURCE_EXHAUSTED and a reason (each in the
+error catalogue, `protos/poker/common/v1/common.proto`), so one account cannot take a server from
+everyone else (`libs/service_runtime/interceptors.py`, `services/table/stream_budget.py`). Keys are
+`POKER_<SERVICE>_<NAME>`; the figures are the defaults.
+
+| bound | default | beyond it |
+|---|---|---|
+"""
+
+# The reasons any RPC of any service may answer besides its own (documented once, here).
+EVERY_RPC = """Any RPC above may also answer: UNAUTHENTICATED `TOKEN_MISSING`, `TOKEN_MALFORMED`,
+`TOKEN_INVALID_SIGNATURE`, `TOKEN_EXPIRED`; PERMISSION_DENIED `ROLE_REQUIRED`; INVALID_ARGUMENT
+`REQUEST_MALFORMED` (bytes that are no valid message; health and reflection too); RESOURCE_EXHAUSTED
+`SERVER_OVERLOADED` and `CALLER_QUOTA_EXCEEDED` (the bounds above). SpectateTable and WatchTable also
+`SPECTATOR_QUOTA_EXCEEDED` and `VIEWERS_FULL`.
 """
 
 
@@ -31,9 +90,71 @@ It admits player tokens only; "nobody" marks a method it never forwards."""
 
 
 def policy_of(service: str) -> AccessPolicy:
+    """The service's policy, with the other services its process serves (a table shard's directory)."""
     module = importlib.import_module(f"services.{service}.assembly")
     policy: AccessPolicy = module.ACCESS
-    return policy
+    directory: AccessPolicy | None = getattr(module, "DIRECTORY_ACCESS", None)
+    return policy if directory is None else policy.merged(directory)
+
+
+def _default(settings: type[ServiceSettings], name: str) -> object:
+    field = next(f for f in dataclasses.fields(settings) if f.name == name)
+    return field.default
+
+
+def _quota_rows() -> list[str]:
+    def row(name: str, settings: type[ServiceSettings], what: str, beyond: str) -> str:
+        value = _default(settings, name)
+        prefix = "POKER_TABLE_" if settings is TableSettings else "POKER_<SERVICE>_"
+        return f"| {what} (`{prefix}{name.upper()}`) | {value:,} | {beyond} |"
+
+    return [
+        row(
+            "max_concurrent_rpcs",
+            ServiceSettings,
+            "unary calls a server serves at once",
+            "`SERVER_OVERLOADED`",
+        ),
+        row(
+            "max_concurrent_streams",
+            ServiceSettings,
+            "streams a server serves at once",
+            "`SERVER_OVERLOADED`",
+        ),
+        row(
+            "player_concurrent_calls",
+            ServiceSettings,
+            "unary calls one player (token subject) has served at once; admins and services: the totals only",
+            "`CALLER_QUOTA_EXCEEDED`",
+        ),
+        row(
+            "player_concurrent_streams",
+            ServiceSettings,
+            "streams one player holds open at once, across the server",
+            "`CALLER_QUOTA_EXCEEDED`",
+        ),
+        row(
+            "seated_stream_reserve",
+            TableSettings,
+            "a table shard's streams kept for seated players' own WatchTable streams: callers without a "
+            "seat (SpectateTable, WatchTable unseated) share only the rest",
+            "`VIEWERS_FULL` for callers without a seat",
+        ),
+        row(
+            "spectator_streams_per_account",
+            TableSettings,
+            "streams without a seat one account holds at one table",
+            "`SPECTATOR_QUOTA_EXCEEDED`",
+        ),
+        row("max_spectators", TableSettings, "spectator streams one table serves", "`SPECTATORS_FULL`"),
+        row(
+            "max_streams_per_player",
+            TableSettings,
+            "WatchTable streams one player holds at one table",
+            "`WATCH_STREAMS_EXCEEDED`",
+        ),
+        row("chat_burst", TableSettings, "chat messages one player sends at once", "`CHAT_RATE_LIMITED`"),
+    ]
 
 
 def _name(method: str, policy: AccessPolicy) -> str:
@@ -47,15 +168,17 @@ def render() -> str:
     lines = [HEADER]
     for service in SERVICES:
         policy = policy_of(service)
-        lines += [f"## {service}", "", "| RPC | who may call it |", "|---|---|"]
+        lines += [f"## {service}", "", "| RPC | who may call it | what they read there |", "|---|---|---|"]
         if service == "gateway":
             lines[-2:-2] = [GATEWAY_NOTE, ""]
         for method in sorted(policy.roles):
-            lines.append(f"| `{_name(method, policy)}` | {describe(policy.roles[method])} |")
+            reads = READS.get((service, method.rsplit("/", 1)[1]), "")
+            lines.append(f"| `{_name(method, policy)}` | {describe(policy.roles[method])} | {reads} |")
         for method in sorted(policy.public - set(policy.roles)):
             if not method.startswith("/grpc."):
-                lines.append(f"| `{_name(method, policy)}` | anyone, without a token |")
+                lines.append(f"| `{_name(method, policy)}` | anyone, without a token | |")
         lines.append("")
+    lines += [QUOTAS.rstrip("\n"), *_quota_rows(), "", EVERY_RPC]
     return "\n".join(lines)
 
 

@@ -207,6 +207,17 @@ class Platform:
         )
         return await _call(self.table(address).Act(request))
 
+    async def sit_out(self, address: str, table_id: str, back_in: bool, request_id: str) -> int:
+        """SitOut, or SitIn when `back_in` (posting what is owed at once); the seat status after it."""
+        stub = self.table(address)
+        if back_in:
+            reply_in = await _call(
+                stub.SitIn(table_pb2.SitInRequest(request_id=request_id, table_id=table_id))
+            )
+            return int(reply_in.status)
+        reply = await _call(stub.SitOut(table_pb2.SitOutRequest(request_id=request_id, table_id=table_id)))
+        return int(reply.status)
+
     async def leave(self, address: str, table_id: str, request_id: str) -> table_pb2.LeaveTableResponse:
         return await _call(
             self.table(address).LeaveTable(

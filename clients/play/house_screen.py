@@ -67,7 +67,7 @@ class HouseScreen(SessionScreen):
                     yield Button(vm.HOUSE_DECISION_WORDS[kind], id=button_id, disabled=True)
         if self.russian:
             with Horizontal(classes="row"):
-                yield Input("", id="positions", placeholder="cards to exchange: 0 2 4")
+                yield Input("", id="positions", placeholder="cards to exchange, from the left: 1 3 5")
                 yield Input("", id="insurance", placeholder="insurance", restrict=r"[0-9]*")
         with Horizontal(classes="row"):
             yield Button("Back", id="back")

@@ -30,8 +30,25 @@ BUTTON_OF = {kind: button for button, kind in ACTION_BUTTONS.items()}
 AMOUNT_KINDS = (table_pb2.ACTION_KIND_BET, table_pb2.ACTION_KIND_RAISE)
 
 
+# Keyboard shortcuts of the actions, shown on the buttons (issue 25 item 10). Fold has its own key and
+# is never where the focus lands: one Enter can only check or call.
+ACTION_KEYS = {
+    table_pb2.ACTION_KIND_FOLD: "f",
+    table_pb2.ACTION_KIND_CHECK: "k",
+    table_pb2.ACTION_KIND_CALL: "c",
+    table_pb2.ACTION_KIND_BET: "b",
+    table_pb2.ACTION_KIND_RAISE: "r",
+    table_pb2.ACTION_KIND_ALL_IN: "a",
+}
+
+
 class TableScreen(SessionScreen):
-    BINDINGS: ClassVar[list[BindingType]] = [("escape", "leave", "Leave / back")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        ("escape", "leave", "Leave / back"),
+        *((key, f"key_act({kind})", vm.ACTION_WORDS[kind]) for kind, key in ACTION_KEYS.items()),
+        ("s", "toggle_sit_out", "Sit out / in"),
+        ("ctrl+q", "app.quit", "Quit"),
+    ]
 
     def __init__(
         self,
@@ -74,7 +91,10 @@ class TableScreen(SessionScreen):
         yield Static("", id="awards", classes="line")
         with Horizontal(classes="row", id="actions"):
             for button_id, kind in ACTION_BUTTONS.items():
-                yield Button(vm.ACTION_WORDS[kind], id=button_id)
+                button = Button(vm.ACTION_WORDS[kind], id=button_id)
+                # Fold takes its key or a click, never a stray Enter on a focused button.
+                button.can_focus = kind != table_pb2.ACTION_KIND_FOLD
+                yield button
         with Horizontal(classes="row", id="amount-row"):
             yield Button("−", id="amount-down")
             yield Input("", id="amount", placeholder="amount", restrict=r"[0-9,]*")
@@ -92,11 +112,15 @@ class TableScreen(SessionScreen):
             yield Button("Use my seed for every hand", id="set-seed")
         with Horizontal(classes="row"):
             yield Button("Back" if self.spectator else "Leave table", id="leave", variant="error")
+            if not self.spectator:
+                yield Button("Sit out (s)", id="sit-out")
+                yield Static("", id="seat-state", classes="line")
         yield Static("", id="message", classes="line message")
         yield Footer()
 
     def on_mount(self) -> None:
         if self.spectator:
+            self.query_one("#status").styles.height = 2  # the delay line above the status
             self.query_one("#actions").display = False
             self.query_one("#amount-row").display = False
             self.query_one("#chat-row").display = False
@@ -150,6 +174,9 @@ class TableScreen(SessionScreen):
             line = vm.event_line(event, vm.seat_names(view))
             if line:
                 self._log(line)
+            if event.WhichOneof("kind") == "notice" and event.notice.code == "HAND_ENDED":
+                # Who won what, by name, with the winning hand (the table's notice numbers pots).
+                self._log(f"· {vm.awards_text(view)}")
         self._render_view(view)
         if self._seed_open(view):
             self._seeded.add(view.hand_id)
@@ -184,11 +211,17 @@ class TableScreen(SessionScreen):
         return bool(view.board) or any(s.hole_cards for s in view.seats)
 
     def _render_view(self, view: table_pb2.TableView) -> None:
-        self.query_one("#status", Static).update(vm.status_text(view))
+        status = vm.status_text(view)
+        if self.spectator:
+            status = f"{vm.spectator_text(view, time.time())}\n{status}"
+        self.query_one("#status", Static).update(status)
         self.query_one("#commitment", Static).update(vm.commitment_text(view))
         self.query_one("#seats", Static).update("\n".join(line.text for line in vm.seat_lines(view, self.me)))
         self.query_one("#board", Static).update(f"board: {vm.board_text(view)}    {vm.pots_text(view)}")
         self.query_one("#awards", Static).update(vm.awards_text(view))
+        if not self.spectator:
+            mine = next((s for s in view.seats if s.seat == self.seat and s.player_id == self.me), None)
+            self._show_seat_state(int(mine.status) if mine is not None else 0)
         self._tick()
         legal = view.legal_actions if view.legal_actions.actions and not self.spectator else None
         self._show_actions(legal)
@@ -198,6 +231,11 @@ class TableScreen(SessionScreen):
                 # A new decision: start the amount at the smallest legal bet or raise.
                 self._turn_key = key
                 self.query_one("#amount", Input).value = str(legal.min_amount) if legal.min_amount else ""
+                # The turn starts on the safe default (check, else call) so that Enter and the keys act,
+                # unless the player is typing something (a chat line, a seed): that is left alone.
+                focused = self.focused
+                if not (isinstance(focused, Input) and focused.value and focused.id != "amount"):
+                    self._focus_safe_default(legal)
 
     def _tick(self) -> None:
         if self.view is not None:
@@ -205,15 +243,28 @@ class TableScreen(SessionScreen):
 
     def _show_actions(self, legal: table_pb2.LegalActions | None) -> None:
         choices = {c.kind: c for c in vm.action_choices(legal)} if legal is not None else {}
+        focused = self.focused
         for button_id, kind in ACTION_BUTTONS.items():
             button = self.query_one(f"#{button_id}", Button)
             choice = choices.get(kind)
-            button.display = choice is not None
+            # Hidden but still taking its place: the rows below never jump (issue 25 item 12).
+            button.visible = choice is not None
+            button.disabled = choice is None
             if choice is not None:
-                button.label = choice.label
+                button.label = f"{choice.label} ({ACTION_KEYS[kind]})"
         open_amount = any(k in choices for k in AMOUNT_KINDS)
         for widget in self.query("#amount-row > *"):
             widget.disabled = not open_amount
+        # The focus is never left on something destructive: on an action button it moves to check or
+        # call (the safe default).
+        if legal is not None and choices and (focused is None or focused.id in ACTION_BUTTONS):
+            self._focus_safe_default(legal)
+
+    def _focus_safe_default(self, legal: table_pb2.LegalActions) -> None:
+        for kind in (table_pb2.ACTION_KIND_CHECK, table_pb2.ACTION_KIND_CALL):
+            if kind in legal.actions:
+                self.query_one(f"#{BUTTON_OF[kind]}", Button).focus()
+                return
 
     # ------------------------------------------------------------------------------- actions
 
@@ -229,6 +280,35 @@ class TableScreen(SessionScreen):
             self._use_seed()
         elif button_id == "leave":
             await self.action_leave()
+        elif button_id == "sit-out":
+            await self.action_toggle_sit_out()
+
+    def _show_seat_state(self, status: int) -> None:
+        out = status == table_pb2.SEAT_STATUS_SITTING_OUT
+        self.query_one("#sit-out", Button).label = "Sit in (s)" if out else "Sit out (s)"
+        self.query_one("#seat-state", Static).update(vm.seat_state_text(status))
+
+    async def action_key_act(self, kind: int) -> None:
+        """An action's shortcut: only when that action is legal now (else nothing happens)."""
+        view = self.view
+        if self.spectator or view is None or kind not in view.legal_actions.actions:
+            return
+        await self.act(kind)
+
+    async def action_toggle_sit_out(self) -> None:
+        """Sit out, or sit back in (posting what is owed at once); the seat's state is shown."""
+        if self.spectator or self.view is None or not self.seat:
+            return
+        mine = next((s for s in self.view.seats if s.seat == self.seat), None)
+        back_in = mine is not None and mine.status == table_pb2.SEAT_STATUS_SITTING_OUT
+        try:
+            status = await self.session.platform.sit_out(
+                self.address, self.table_id, back_in, new_request_id()
+            )
+        except PlayError as error:
+            self.say(f"{'sit in' if back_in else 'sit out'}: {error}")
+            return
+        self._show_seat_state(status)
 
     def _use_seed(self) -> None:
         try:

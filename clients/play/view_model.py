@@ -212,11 +212,39 @@ def board_text(view: table_pb2.TableView) -> str:
     return cards_text(view.board) if view.board else "(no board yet)"
 
 
+def pot_names(count: int) -> list[str]:
+    """`pot` alone, else `main pot`, `side pot` (one) or `side pot 1`, `side pot 2`, ... (several)."""
+    if count <= 1:
+        return ["pot"][:count]
+    if count == 2:
+        return ["main pot", "side pot"]
+    return ["main pot"] + [f"side pot {i}" for i in range(1, count)]
+
+
 def pots_text(view: table_pb2.TableView) -> str:
+    """Each pot with its amount and, when there are side pots, the seats that can still win it."""
     if not view.pots:
         return "pot 0"
-    names = ["main pot" if i == 0 else f"side pot {i}" for i in range(len(view.pots))]
-    return ", ".join(f"{name} {chips(p.amount)}" for name, p in zip(names, view.pots, strict=True))
+    names = pot_names(len(view.pots))
+    if len(view.pots) == 1:
+        return f"pot {chips(view.pots[0].amount)}"
+    return ", ".join(
+        f"{name} {chips(p.amount)}"
+        + (f" (seats {' '.join(str(s) for s in p.eligible_seats)})" if p.eligible_seats else "")
+        for name, p in zip(names, view.pots, strict=True)
+    )
+
+
+SEAT_STATES: dict[int, str] = {
+    table_pb2.SEAT_STATUS_SITTING_OUT: "you are sitting out (dealt no hand) - s: sit in",
+    table_pb2.SEAT_STATUS_DISCONNECTED: "you are away (the seat is kept for a while)",
+}
+
+
+def seat_state_text(status: int) -> str:
+    if not status:
+        return ""
+    return SEAT_STATES.get(status, "you are in: dealt into every hand - s: sit out")
 
 
 def status_text(view: table_pb2.TableView) -> str:
@@ -228,6 +256,13 @@ def status_text(view: table_pb2.TableView) -> str:
     if view.hand_id:
         text += f" - hand {short_id(view.hand_id, 24)}"
     return text
+
+
+def spectator_text(view: table_pb2.TableView, now: float) -> str:
+    """What a spectator is told: the view runs late on purpose (rules 14), by how much right now."""
+    lag = now - view.as_of.ToNanoseconds() / 1e9 if view.as_of.seconds else 0.0
+    shown = f"{lag:.0f} s" if lag >= 1 else "about 20 s"
+    return f"SPECTATING: you see the table {shown} late (about 20 s, rules 14); no hidden card"
 
 
 def commitment_text(view: table_pb2.TableView) -> str:
@@ -267,8 +302,8 @@ def awards_text(view: table_pb2.TableView) -> str:
             f"{names.get(seat, f'seat {seat}')} +{chips(amount)}"
             for seat, amount in zip(award.seats, award.amounts, strict=False)
         )
-        how = f" ({award.hand_description})" if award.hand_description else ""
-        pot = "main pot" if award.pot_index == 0 else f"side pot {award.pot_index}"
+        how = f" with {award.hand_description}" if award.hand_description else ""
+        pot = pot_names(len(view.awards))[award.pot_index] if award.pot_index < len(view.awards) else "pot"
         parts.append(f"{pot}: {winners}{how}")
     return "last hand - " + "; ".join(parts)
 
@@ -361,9 +396,18 @@ def event_line(event: table_pb2.TableEvent, names: dict[int, str]) -> str | None
     which = event.WhichOneof("kind")
     if which == "action":
         action = event.action
-        word = ACTION_WORDS.get(action.action, "acts")
-        amount = f" {chips(action.amount)}" if action.amount else ""
         timed = " (time ran out)" if action.timed_out else ""
+        kind = action.action
+        if kind in (table_pb2.ACTION_KIND_BET, table_pb2.ACTION_KIND_RAISE) or (
+            kind == table_pb2.ACTION_KIND_ALL_IN and action.to
+        ):
+            # The raise-to total is the figure players say; what it added is beside it.
+            word = {table_pb2.ACTION_KIND_BET: "bets", table_pb2.ACTION_KIND_RAISE: "raises to"}.get(
+                kind, "all-in to"
+            )
+            return f"{who} {word} {chips(action.to)} (+{chips(action.amount)}){timed}"
+        word = ACTION_WORDS.get(kind, "acts")
+        amount = f" {chips(action.amount)}" if action.amount else ""
         return f"{who} {word}{amount}{timed}"
     if which == "cards":
         if event.cards.shown_by_player:
@@ -375,7 +419,8 @@ def event_line(event: table_pb2.TableEvent, names: dict[int, str]) -> str | None
     if which == "chat":
         return chat_line(event.chat, who)
     if which == "notice":
-        if event.notice.code == "HAND_COMMITTED":
+        # Pot awards are shown with names, hand names and separators from the view (awards_text).
+        if event.notice.code in ("HAND_COMMITTED", "POT_AWARDED"):
             return None
         prefix = f"{who}: " if who else ""
         return f"· {prefix}{event.notice.text}"
@@ -422,7 +467,11 @@ def balance_row(change: history_pb2.BalanceChange) -> tuple[str, str, str, str, 
 
 
 def hand_lines(record: history_pb2.HandRecord, me: str) -> list[str]:
-    """The hand as the player may see it (history already hid what they may not)."""
+    """The hand as the player may see it (history already hid what they may not): seats, every action,
+    board and pots; a house round with the dealer's and the boxes' cards and each settlement line."""
+    if record.HasField("house_game"):
+        return house_record_lines(record, me)
+    names = {seat.seat: seat.display_name or seat.player_id for seat in record.seats}
     lines = [
         f"hand {record.hand_id} at {record.table_id} ({VARIANTS.get(record.variant, '?')}, {pool_name(record.pool)})",
         f"blinds {chips(record.small_blind)}/{chips(record.big_blind)}, rake {chips(record.rake)}"
@@ -431,13 +480,94 @@ def hand_lines(record: history_pb2.HandRecord, me: str) -> list[str]:
     for seat in record.seats:
         mine = " (you)" if seat.player_id == me else ""
         net = seat.net_result
+        cards = cards_text(seat.hole_cards) if seat.hole_cards else "-"
         lines.append(
-            f"  seat {seat.seat + 1}: {seat.display_name}{mine} [{cards_text(seat.hole_cards)}] "
+            f"  seat {seat.seat + 1}: {seat.display_name}{mine} [{cards}] "
             f"{chips(seat.starting_stack)} -> {chips(seat.final_stack)} ({'+' if net > 0 else ''}{chips(net)})"
         )
+    lines.append("  actions:")
+    lines += [f"    {line}" for line in action_lines(record, names)]
     lines.append(f"  board: {cards_text(record.board) or '-'}")
+    for name, pot in zip(pot_names(len(record.pots)), record.pots, strict=True):
+        winners = ", ".join(
+            f"{names.get(seat, f'seat {seat + 1}')} +{chips(amount)}"
+            for seat, amount in zip(pot.winner_seats, pot.winner_amounts, strict=False)
+        )
+        lines.append(f"  {name} {chips(pot.amount)}: {winners}")
     lines.append(f"  commitment: {record.seed_commitment}")
     return lines
+
+
+_RECORD_ACTIONS = {
+    "POST_SMALL_BLIND": "posts the small blind",
+    "POST_BIG_BLIND": "posts the big blind",
+    "POST_EXTRA_BIG_BLIND": "posts a big blind",
+    "POST_DEAD_SMALL_BLIND": "posts a dead small blind",
+    "FOLD": "folds",
+    "CHECK": "checks",
+    "CALL": "calls",
+    "BET": "bets",
+    "RAISE": "raises to",
+    "SHOW": "shows",
+    "MUCK": "mucks",
+    "UNCALLED_RETURN": "gets back uncalled",
+}
+
+
+def action_lines(record: history_pb2.HandRecord, names: dict[int, str]) -> list[str]:
+    """Every step of the hand in order, in words (a raise as its raise-to total)."""
+    out = []
+    for action in record.actions:
+        if action.kind == "DEAL_BOARD":
+            out.append(f"{action.street.lower()}: {cards_text(action.cards)}")
+            continue
+        who = names.get(action.seat, f"seat {action.seat + 1}")
+        word = _RECORD_ACTIONS.get(action.kind, action.kind.lower())
+        if action.kind in ("BET", "RAISE"):
+            figure = f" {chips(action.to)}"
+        elif action.kind in ("SHOW", "MUCK"):
+            figure = f" {cards_text(action.cards)}" if action.cards else ""
+        else:
+            figure = f" {chips(action.amount)}" if action.amount else ""
+        timed = " (time ran out)" if action.cause == history_pb2.ACTION_CAUSE_TIMEOUT else ""
+        allin = " all-in" if action.all_in else ""
+        out.append(f"{who} {word}{figure}{allin}{timed}")
+    return out
+
+
+def house_record_lines(record: history_pb2.HandRecord, me: str) -> list[str]:
+    """A house round from history: the dealer's and the boxes' cards, decisions and every line."""
+    game = record.house_game
+    lines = [
+        f"round {record.hand_id} at {record.table_id} ({VARIANTS.get(record.variant, '?')}, {pool_name(record.pool)})",
+        f"  dealer: {cards_text(game.dealer_cards) or '-'}",
+    ]
+    if record.board:
+        lines.append(f"  board: {cards_text(record.board)}")
+    for box in game.boxes:
+        lines.append(f"  box {box.box + 1}: {cards_text(box.cards) or '-'}")
+        for line in box.lines:
+            lines.append(
+                "    " + house_line_text(line.item, line.stake, line.outcome, line.player_change, line.reason)
+            )
+    for decision in game.decisions:
+        timed = " (time ran out: the rules' default)" if decision.timed_out else ""
+        cost = f" {chips(decision.amount)}" if decision.amount else ""
+        lines.append(
+            f"  box {decision.box + 1} decided: {decision.decision.lower().replace('_', ' ')}{cost}{timed}"
+        )
+    lines.append(f"  commitment: {record.seed_commitment}")
+    return lines
+
+
+def house_line_text(item: str, stake: int, outcome: str, change: int, reason: str) -> str:
+    """One settlement line: what was staked, what came back (stake included), the change, and why."""
+    back = stake + change
+    sign = "+" if change > 0 else ""
+    why = f" - {reason.lower().replace('_', ' ')}" if reason else ""
+    return (
+        f"{item}: staked {chips(stake)}, {outcome.lower()} - back {chips(back)} ({sign}{chips(change)}){why}"
+    )
 
 
 # ------------------------------------------------------------------------------------------- fairness
@@ -512,7 +642,8 @@ def fairness_report(
     own_seed_line: str = "",
 ) -> FairnessReport:
     """The verdict as the client shows it: the local recomputation decides; the server's is beside it."""
-    passed = mismatch is None
+    # Never PASS over nothing (issue 25 item 13): a verdict checked no card the player saw is no pass.
+    passed = mismatch is None and dealt_checked > 0
     seats = ", ".join(str(s) for s in client_seed_seats) or "none"
     lines = [
         f"hand {hand_id} (shuffle version {shuffle_version})",
@@ -522,7 +653,13 @@ def fairness_report(
         *([own_seed_line] if own_seed_line else []),
         f"cards you saw checked against the recomputed deck: {dealt_checked}",
         f"fairness service's own verdict: {'PASS' if server_verdict_pass else 'FAIL'}",
-        "VERDICT: PASS - the deck came from the committed seed" if passed else f"VERDICT: FAIL - {mismatch}",
+        "VERDICT: PASS - the deck came from the committed seed"
+        if passed
+        else (
+            f"VERDICT: FAIL - {mismatch}"
+            if mismatch is not None
+            else "VERDICT: NOT VERIFIED - no card you saw could be checked (nothing to pass)"
+        ),
     ]
     return FairnessReport(passed, tuple(lines))
 
@@ -558,10 +695,11 @@ def house_round_lines(round_view: table_pb2.HouseRoundView, now: float) -> list[
             )
             lines.append(f"  you may: {choices}")
         for line in box.settlement:
-            sign = "+" if line.amount > 0 else ""
             held = f" (withheld {chips(line.withheld)})" if line.withheld else ""
-            item, outcome = (line.item or line.reason).lower(), line.outcome.lower()
-            lines.append(f"  {item}: {outcome} {sign}{chips(line.amount)}{held}")
+            text = house_line_text(
+                (line.item or "bet").lower(), line.stake, line.outcome, line.amount, line.reason
+            )
+            lines.append(f"  {text}{held}")
     if round_view.HasField("deadline") and round_view.phase in ("DECISIONS", "NO_GAME_CHOICES"):
         left = seconds_left(round_view.deadline.ToNanoseconds() / 1e9, now)
         lines.append(f"decide within {left}s (then the rules' default)")
@@ -573,11 +711,12 @@ def house_round_lines(round_view: table_pb2.HouseRoundView, now: float) -> list[
 
 
 def parse_card_positions(text: str) -> list[int]:
-    """Card positions to exchange, typed as `0 2 4` or `0,2,4` (0 to 4, no repeats)."""
+    """Cards to exchange as a person counts them, `1 3 5` or `1,3,5` (1 to 5, left to right, no
+    repeats); returned as the wire's positions 0 to 4."""
     parts = [p for p in text.replace(",", " ").split() if p]
     if not parts or not all(p.isdigit() for p in parts):
-        raise AmountError("type the card positions to exchange, 0 to 4, e.g. `0 3`")
+        raise AmountError("type the cards to exchange, 1 to 5 from the left, e.g. `1 4`")
     positions = [int(p) for p in parts]
-    if any(p > 4 for p in positions) or len(set(positions)) != len(positions):
-        raise AmountError("card positions are 0 to 4, each once")
-    return positions
+    if any(not 1 <= p <= 5 for p in positions) or len(set(positions)) != len(positions):
+        raise AmountError("cards are 1 to 5 from the left, each once")
+    return [p - 1 for p in positions]

@@ -168,6 +168,7 @@ class RussianPokerRound:
                     self.settings.bonus_pay_table,
                     balance,
                     self.settings.jackpot_contribution_percent,
+                    self.settings.jackpot_award_stakes,
                 )
                 balance -= sum(line.amount for line in result.lines if line.item is Item.JACKPOT)
                 results.append(result)

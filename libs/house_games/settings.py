@@ -8,10 +8,15 @@ from enum import Enum
 
 from house_games.errors import InvalidSettingsError
 from house_games.pay_tables import BonusPayTable, CasinoHoldemPayTable, RussianPokerPayTable
+from house_games.russian_poker_bonus import max_bonus_return
 
 DEFAULT_TABLE_MAXIMUM = 50_000
 MAX_BOXES = 7
 DEFAULT_JACKPOT_CONTRIBUTION_PERCENT = 25
+# Decision 13: a jackpot hand wins its percentage of the jackpot, but at most that percentage of this
+# many bonus stakes. With the default bonus table the bonus then returns at most 78.2% at any jackpot
+# (72.3% at none); any cap below 94,606 keeps it under 100%.
+DEFAULT_JACKPOT_AWARD_STAKES = 20_000
 
 
 def _check_positive(problems: list[str], name: str, value: object) -> None:
@@ -79,10 +84,21 @@ class RussianPokerSettings:
     # Decision 9: the share (whole percent, rounded down to whole chips) of a lost bonus stake that goes
     # to the jackpot; the rest goes to the house bank. The text is silent; 25 awaits the operator.
     jackpot_contribution_percent: int = DEFAULT_JACKPOT_CONTRIBUTION_PERCENT
+    # Decision 13 (issue 23): jackpot awards scale with the bonus stake, so the bonus never returns
+    # more than it costs, whatever the jackpot (the settings refuse a table under which it could).
+    jackpot_award_stakes: int = DEFAULT_JACKPOT_AWARD_STAKES
 
     def __post_init__(self) -> None:
         problems: list[str] = []
         _check_positive(problems, "table_maximum", self.table_maximum)
+        _check_positive(problems, "jackpot_award_stakes", self.jackpot_award_stakes)
+        if type(self.jackpot_award_stakes) is int and self.jackpot_award_stakes > 0:
+            worst = max_bonus_return(self.bonus_pay_table, self.jackpot_award_stakes)
+            if worst >= 1:
+                problems.append(
+                    f"the bonus would return {float(worst):.2%} of its stake at a large jackpot: lower "
+                    "jackpot_award_stakes or the bonus odds until it returns less than 100%"
+                )
         percent = self.jackpot_contribution_percent
         if type(percent) is not int or not 0 <= percent <= 100:
             problems.append(f"jackpot_contribution_percent must be an integer 0 to 100, got {percent!r}")
@@ -116,6 +132,7 @@ class RussianPokerSettings:
             "bonus_on_light_boxes",
             "still_no_game_ante",
             "jackpot_contribution_percent",
+            "jackpot_award_stakes",
         }
         _refuse_unknown(raw, known, "Russian Poker")
         defaults = cls()
@@ -147,6 +164,7 @@ class RussianPokerSettings:
             jackpot_contribution_percent=_int(
                 raw, "jackpot_contribution_percent", defaults.jackpot_contribution_percent
             ),
+            jackpot_award_stakes=_int(raw, "jackpot_award_stakes", defaults.jackpot_award_stakes),
         )
 
 

@@ -30,7 +30,7 @@ from house_games.basic_strategy import (
 from house_games.casino_holdem import CasinoHoldemRound
 from house_games.errors import HouseGameError
 from house_games.russian_poker import RussianPhase, RussianPokerRound
-from house_games.russian_poker_bonus import bonus_return_to_player
+from house_games.russian_poker_bonus import bonus_return_to_player, max_bonus_return
 from house_games.settings import CasinoHoldemSettings, RussianPokerSettings
 from house_games.settlement import Account, BoxSettlement, Item
 from house_games.wagers import BoxWager
@@ -212,8 +212,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             extra = f", bonus {args.bonus}, jackpot {args.jackpot}" if args.bonus else ""
             _report(f"Russian Poker ({kind}{extra})", tally, out)
             if args.bonus:
-                exact = bonus_return_to_player(settings.bonus_pay_table, Fraction(args.jackpot, args.bonus))
+                table, cap = settings.bonus_pay_table, settings.jackpot_award_stakes
+                exact = bonus_return_to_player(table, Fraction(args.jackpot, args.bonus), cap)
                 out.append(f"  bonus bet alone, exact: return to player {100 * float(exact):.3f}%")
+                worst = max_bonus_return(table, cap)
+                out.append(
+                    f"  bonus bet alone, exact, at any jackpot (awards capped at {cap} stakes): "
+                    f"return to player at most {100 * float(worst):.3f}%"
+                )
     except HouseGameError as error:
         # Bad settings or wagers (a bonus on a light box, ...): say which, without a traceback.
         parser.error(f"{error.reason}: {error}")

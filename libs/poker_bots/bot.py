@@ -24,7 +24,7 @@ from poker.table.v1 import table_pb2, table_pb2_grpc
 from poker_bots.credentials import Metadata
 from poker_bots.stats import RunStats
 from poker_bots.strategies import Strategy, situation_of
-from service_runtime.clients import reason_of
+from service_runtime.clients import KEEPALIVE_OPTIONS, reason_of
 from service_runtime.tls import TlsFiles, channel_credentials
 
 T = TypeVar("T")
@@ -57,10 +57,13 @@ class Connections:
 
     def channel(self, address: str) -> grpc.aio.Channel:
         if address not in self._channels:
+            # Keepalive: a frozen shard's stream fails in seconds and the bot asks the lobby again.
             self._channels[address] = (
-                grpc.aio.insecure_channel(address)
+                grpc.aio.insecure_channel(address, options=KEEPALIVE_OPTIONS)
                 if self._tls is None
-                else grpc.aio.secure_channel(address, channel_credentials(self._tls.read()))
+                else grpc.aio.secure_channel(
+                    address, channel_credentials(self._tls.read()), options=KEEPALIVE_OPTIONS
+                )
             )
         return self._channels[address]
 
@@ -295,6 +298,7 @@ class Bot:
                 ):
                     self.dealt_hands.add(view.hand_id)
                     self.stats.hands.add(view.hand_id)
+                    self.stats.hand_tables.setdefault(view.hand_id, self.table_id)
                 continue
             if any(not c.hidden and c.text for c in seat.hole_cards):
                 self.exposed.setdefault(view.hand_id, set()).add(seat.seat)
@@ -302,6 +306,8 @@ class Bot:
                     f"view {table_pb2.TablePhase.Name(view.phase)} seat {seat.seat}"
                 )
         event = message.event
+        if message.HasField("event"):
+            self.stats.saw_event(self.table_id, view.hand_id, event.sequence, time.time())
         face_up = event.WhichOneof("kind") == "cards" and any(not c.hidden for c in event.cards.cards)
         if face_up and event.seat and event.seat not in own:
             self.exposed.setdefault(view.hand_id, set()).add(event.seat)

@@ -64,8 +64,19 @@ class RunStats:
     house_staked: int = 0
     house_paid_out: int = 0
     errors: Counter[str] = field(default_factory=Counter)
+    # Per table, the wall-clock time each table event was first seen by any bot (key: hand id and
+    # the event's sequence), and each hand's first sight: the timeline a fault run reads.
+    event_times: dict[str, dict[tuple[str, int], float]] = field(default_factory=lambda: defaultdict(dict))
+    hand_tables: dict[str, str] = field(default_factory=dict)
     latencies: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
     seconds: float = 0.0
+
+    def saw_event(self, table_id: str, hand_id: str, sequence: int, at: float) -> None:
+        self.event_times[table_id].setdefault((hand_id, sequence), at)
+
+    def events_after(self, table_id: str, at: float) -> list[float]:
+        """When the table's events seen after `at` were first seen, in order."""
+        return sorted(t for t in self.event_times.get(table_id, {}).values() if t > at)
 
     def error(self, method: str, code: str, reason: str | None) -> None:
         self.errors[f"{method} {code} {reason or '-'}"] += 1

@@ -43,11 +43,13 @@ def shed_reason(trailing: Any) -> str:
     return ""
 
 
-def _code_of(context: grpc.aio.ServicerContext[Any, Any], default: grpc.StatusCode) -> grpc.StatusCode:
+def _code_after(error: BaseException, context: grpc.aio.ServicerContext[Any, Any]) -> grpc.StatusCode:
+    """The status a call ended with when its handler raised: the client went away (cancelled), or
+    the code the handler (the service interceptor) aborted with."""
+    if isinstance(error, asyncio.CancelledError | GeneratorExit):
+        return grpc.StatusCode.CANCELLED
     code = context.code()
-    if isinstance(code, grpc.StatusCode):
-        return code
-    return default
+    return code if isinstance(code, grpc.StatusCode) else grpc.StatusCode.UNKNOWN
 
 
 class _CallRecord:
@@ -138,17 +140,13 @@ def _observe_unary(
 ) -> Callable[[Any, grpc.aio.ServicerContext[Any, Any]], Awaitable[Any]]:
     async def observed(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
         record = _CallRecord(method, grpc_type, context)
-        code = grpc.StatusCode.OK
         try:
-            return await behavior(request, context)
-        except asyncio.CancelledError:
-            code = grpc.StatusCode.CANCELLED
+            response = await behavior(request, context)
+        except BaseException as error:
+            record.finish(context, _code_after(error, context))
             raise
-        except BaseException:
-            code = _code_of(context, grpc.StatusCode.UNKNOWN)
-            raise
-        finally:
-            record.finish(context, code)
+        record.finish(context, grpc.StatusCode.OK)
+        return response
 
     return observed
 
@@ -166,18 +164,13 @@ def _observe_stream(
         record = _CallRecord(method, metrics.SERVER_STREAM, context)
         sent = record.figures.messages
         assert sent is not None
-        code = grpc.StatusCode.OK
         try:
             async for item in behavior(request, context):
                 yield item
                 sent.inc()
-        except (asyncio.CancelledError, GeneratorExit):
-            code = grpc.StatusCode.CANCELLED
+        except BaseException as error:
+            record.finish(context, _code_after(error, context))
             raise
-        except BaseException:
-            code = _code_of(context, grpc.StatusCode.UNKNOWN)
-            raise
-        finally:
-            record.finish(context, code)
+        record.finish(context, grpc.StatusCode.OK)
 
     return observed

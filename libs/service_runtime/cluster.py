@@ -19,6 +19,7 @@ import errno
 import os
 import signal
 import socket
+import ssl
 import sys
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
@@ -29,6 +30,8 @@ from typing import Any, TextIO
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from service_runtime.cluster_output import QuietOutput
+from service_runtime.dev_house_bank import fund_development_house_bank
 from service_runtime.tls import TlsFiles, channel_credentials
 
 # In this order from the base port: lobby 50051, table 50052, cashier 50053, fairness 50054, history 50055,
@@ -45,6 +48,8 @@ BOTS_STOP_SECONDS = 15.0
 # RPCs (service_runtime.server.serve). The launcher allows that plus this margin, then kills.
 DEFAULT_GRACE_SECONDS = 10.0
 SHUTDOWN_MARGIN_SECONDS = 2.0
+# Quiet mode prints one line of what happened this often.
+SUMMARY_SECONDS = 60.0
 # Longer lines are cut on the terminal (the rest is read and dropped, so the service never blocks).
 MAX_LINE_BYTES = 8192
 READ_CHUNK_BYTES = 65536
@@ -206,8 +211,9 @@ def _label(name: str, out: TextIO) -> str:
     return f"\033[{COLOURS[name]}m{text}\033[0m" if out.isatty() else text
 
 
-async def _pump(child: Child, out: TextIO | None = None) -> None:
-    """Copy the child's output to `out` (stdout), labelled, until the child closes it.
+async def _pump(child: Child, out: TextIO | None = None, shown: QuietOutput | None = None) -> None:
+    """Copy the child's output to `out` (stdout), labelled, until the child closes it; `shown` decides
+    which lines a person sees (cluster_output: quiet by default).
 
     Reads chunks rather than lines: asyncio's line reader gives up on a line over its 64 KiB limit,
     and a service whose output nobody reads blocks on its next log line and never stops.
@@ -224,13 +230,24 @@ async def _pump(child: Child, out: TextIO | None = None) -> None:
                 text += f" ... [{dropped} more bytes of this line not shown]"
             if text.strip():
                 child.last_lines.append(text)
-            target.write(f"{label} {text}\n")
+            kept = text if shown is None else shown.line(text)
+            if kept is not None:
+                target.write(f"{label} {kept}\n")
         if lines:
             target.flush()
 
     while chunk := await child.process.stdout.read(READ_CHUNK_BYTES):
         emit(splitter.feed(chunk))
     emit(splitter.finish())
+
+
+async def _summaries(shown: QuietOutput, every: float) -> None:
+    """Now and then one line of what the cluster did (quiet mode), until cancelled."""
+    while True:
+        await asyncio.sleep(every)
+        line = shown.summary()
+        if line is not None:
+            print(line, flush=True)
 
 
 def _connect_host(host: str) -> str:
@@ -285,10 +302,16 @@ def tls_of(environ: Mapping[str, str]) -> TlsFiles | None:
     return TlsFiles(cert, key, ca)
 
 
-async def _http_ready(host: str, port: int) -> bool:
-    """True when GET /readyz on host:port answers 200."""
+async def _http_ready(host: str, port: int, tls: TlsFiles | None = None) -> bool:
+    """True when GET /readyz on host:port answers 200 (over HTTPS with the run's CA under TLS)."""
+    context = None
+    if tls is not None:
+        context = ssl.create_default_context(cafile=str(tls.ca_file))
+        context.load_cert_chain(str(tls.cert_file), str(tls.key_file))
     try:
-        reader, writer = await asyncio.wait_for(asyncio.open_connection(host.strip("[]"), port), timeout=1)
+        reader, writer = await asyncio.wait_for(
+            asyncio.open_connection(host.strip("[]"), port, ssl=context), timeout=1
+        )
     except (OSError, TimeoutError):
         return False
     try:
@@ -307,7 +330,7 @@ async def _wait_ready(child: Child, host: str, tls: TlsFiles | None = None) -> N
     if child.name in HTTP_SERVICES:
         while True:
             if (
-                await _http_ready(_connect_host(host), child.port)
+                await _http_ready(_connect_host(host), child.port, tls)
                 and child.process.returncode is None
                 and owns_port(child.process.pid, child.port) is not False
             ):
@@ -367,10 +390,16 @@ def _grace_seconds(environ: Mapping[str, str]) -> float:
     return grace if grace > 0 else DEFAULT_GRACE_SECONDS
 
 
-def _usage(endpoints: list[Endpoint]) -> str:
+def _usage(endpoints: list[Endpoint], tls: TlsFiles | None = None) -> str:
     rows = "\n".join(f"  {e.name:<9} {e.host}:{e.port}" for e in endpoints)
     cashier = next(e for e in endpoints if e.name == "cashier")
     lobby = next(e for e in endpoints if e.name == "lobby")
+    # With POKER_TLS_* set, the services speak mutual TLS only: grpcurl needs the run's certificate.
+    transport = (
+        f"-cacert {tls.ca_file} -cert {tls.cert_file} -key {tls.key_file}"
+        if tls is not None
+        else "-plaintext"
+    )
     page = "".join(
         f"\nThe web client (sign in by name): http://{e.host}:{e.port}/\n"
         for e in endpoints
@@ -382,8 +411,8 @@ All services are SERVING:
 {page}
 Talk to them (health and reflection need no token; everything else needs one):
   TOKEN=$(.venv/bin/mint-token --subject alice --roles player)
-  grpcurl -plaintext -H "authorization: Bearer $TOKEN" {cashier.host}:{cashier.port} list
-  grpcurl -plaintext {lobby.host}:{lobby.port} grpc.health.v1.Health/Check
+  grpcurl {transport} -H "authorization: Bearer $TOKEN" {cashier.host}:{cashier.port} list
+  grpcurl {transport} {lobby.host}:{lobby.port} grpc.health.v1.Health/Check
 Press Ctrl-C to stop every service.
 """
 
@@ -428,8 +457,12 @@ async def run_cluster(
     environ: Mapping[str, str] | None = None,
     bots: int = 0,
     bots_room: str = DEFAULT_BOTS_ROOM,
+    verbose: bool = False,
+    summary_seconds: float = SUMMARY_SECONDS,
 ) -> int:
     env = dict(os.environ if environ is None else environ)
+    verbose = verbose or env.get("POKER_CLUSTER_VERBOSE", "").lower() in ("1", "true", "yes")
+    shown = QuietOutput(verbose=verbose)
     try:
         endpoints = plan_endpoints(env, host, base_port)
         check_ports_free(endpoints)
@@ -437,8 +470,11 @@ async def run_cluster(
         print(error, file=sys.stderr, flush=True)
         return 1
     env.setdefault("POKER_DATA_DIR", data_dir)
-    if sys.stdout.isatty():
+    if verbose and sys.stdout.isatty():
         env.setdefault("POKER_LOG_FORMAT", "console")
+    elif not verbose:
+        # Quiet: the launcher reads the records to choose and count, so they come as JSON.
+        env["POKER_LOG_FORMAT"] = "json"
     grace = _grace_seconds(env) + 1.0 + SHUTDOWN_MARGIN_SECONDS
     stop, force = asyncio.Event(), asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -451,8 +487,19 @@ async def run_cluster(
         loop.add_signal_handler(sig, on_signal)
     children: list[Child] = []
     pumps: list[asyncio.Task[None]] = []
+    summaries: list[asyncio.Task[None]] = []
     bot_children: list[Child] = []
     exit_code = 0
+
+    async def after_ready() -> None:
+        cashier = next(e for e in endpoints if e.name == "cashier")
+        try:
+            lines = await fund_development_house_bank(f"{_connect_host(cashier.host)}:{cashier.port}", env)
+        except Exception as error:  # the cluster runs on without it; say why
+            lines = [f"cluster: the development house bank was not funded: {error!r}"]
+        for line in lines:
+            print(line, flush=True)
+        await start_bots()
 
     async def start_bots() -> None:
         if bots <= 0:
@@ -487,11 +534,14 @@ async def run_cluster(
             )
             child = Child(endpoint.name, endpoint.port, process)
             children.append(child)
-            pumps.append(asyncio.create_task(_pump(child)))
+            pumps.append(asyncio.create_task(_pump(child, shown=shown)))
+        summaries.append(asyncio.create_task(_summaries(shown, summary_seconds)))
         exit_code = await _supervise(
-            children, endpoints, ready_timeout, stop, pumps, start_bots, tls=tls_of(env)
+            children, endpoints, ready_timeout, stop, pumps, after_ready, tls=tls_of(env)
         )
     finally:
+        for task in summaries:
+            task.cancel()
         # The bots leave their seats (cashing out) while the services are still there to answer.
         await _stop(bot_children, BOTS_STOP_SECONDS, force)
         await _stop(children, grace, force)
@@ -522,6 +572,7 @@ async def _supervise(
         for child, pump in zip(children, pumps, strict=True)
     }
     stopper: asyncio.Future[Any] = asyncio.ensure_future(stop.wait())
+    helpers: list[asyncio.Future[Any]] = []
     ready: asyncio.Future[Any] = asyncio.ensure_future(
         asyncio.gather(*(_wait_ready(c, e.host, tls) for c, e in zip(children, endpoints, strict=True)))
     )
@@ -547,9 +598,11 @@ async def _supervise(
                 flush=True,
             )
             return 1
-        print(_usage(endpoints), flush=True)
+        print(_usage(endpoints, tls), flush=True)
+        # What follows readiness (the house bank's funding, the bots) runs beside the wait, so a
+        # Ctrl-C or a dead service is acted on at once even while it waits on a service.
         if after_ready is not None:
-            await after_ready()
+            helpers.append(asyncio.ensure_future(after_ready()))
         done, _ = await asyncio.wait([stopper, *exits], return_when=asyncio.FIRST_COMPLETED)
         dead = [exits[task] for task in exits if task in done]
         if dead:
@@ -559,9 +612,9 @@ async def _supervise(
             return 1
         return 0
     finally:
-        for task in [ready, stopper, *exits]:
+        for task in [ready, stopper, *exits, *helpers]:
             task.cancel()
-        await asyncio.gather(ready, stopper, *exits, return_exceptions=True)
+        await asyncio.gather(ready, stopper, *exits, *helpers, return_exceptions=True)
 
 
 async def _exited(child: Child, pump: asyncio.Task[None]) -> None:
@@ -585,6 +638,11 @@ def main(argv: list[str] | None = None) -> None:
         "--bots", type=int, default=0, help="also start this many bot players (poker-bots) at one table"
     )
     parser.add_argument("--bots-room", default=DEFAULT_BOTS_ROOM, help="the room the bots play in")
+    parser.add_argument(
+        "--verbose",
+        action="store_true",
+        help="every line every service logs (default: addresses, warnings, errors and a summary a minute)",
+    )
     args = parser.parse_args(argv)
     if args.bots < 0:
         parser.error("--bots must be 0 or more")
@@ -597,6 +655,7 @@ def main(argv: list[str] | None = None) -> None:
                 args.base_port,
                 bots=args.bots,
                 bots_room=args.bots_room,
+                verbose=args.verbose,
             )
         )
     )

@@ -2,7 +2,9 @@
 
 For every RPC of a service it, in this order: sheds the call with RESOURCE_EXHAUSTED if the server
 is at its bound of concurrent calls (or streams); verifies the bearer token and the caller's role or
-service identity from metadata alone; only then parses the request bytes (undecodable bytes are
+service identity from metadata alone; sheds the call with RESOURCE_EXHAUSTED CALLER_QUOTA_EXCEEDED
+if a player (one token subject) already holds their share of concurrent calls (or streams), so one
+account cannot take the server from everyone else; only then parses the request bytes (undecodable bytes are
 INVALID_ARGUMENT); binds a bounded request id, the method and the caller to the logging context; runs
 the handler; turns a DomainError into its status code with a `google.rpc.ErrorInfo` carrying the
 stable reason, and anything unexpected into INTERNAL without leaking internals; and writes one
@@ -27,7 +29,14 @@ from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
 from service_runtime.access import PUBLIC_INFRASTRUCTURE, AccessPolicy, describe
-from service_runtime.auth import Caller, TokenKeys, bearer_from_metadata, set_current_caller, verify_token
+from service_runtime.auth import (
+    Caller,
+    Role,
+    TokenKeys,
+    bearer_from_metadata,
+    set_current_caller,
+    verify_token,
+)
 from service_runtime.database import is_outage
 from service_runtime.errors import (
     ERROR_DOMAIN,
@@ -50,10 +59,14 @@ MAX_LOGGED_REQUEST_ID = 128
 
 @dataclass(frozen=True)
 class Limits:
-    """How many unary calls and how many streams a server serves at once; the rest are shed."""
+    """How many unary calls and how many streams a server serves at once, in all and to one player
+    (a token with the player role, by subject); the rest are shed. Admins and services are bound only
+    by the totals: their callers are the platform's own processes and operators."""
 
     max_concurrent_rpcs: int = 1000
     max_concurrent_streams: int = 1000
+    player_concurrent_calls: int = 32
+    player_concurrent_streams: int = 16
 
 
 DEFAULT_LIMITS = Limits()
@@ -111,6 +124,39 @@ class _Gate:
         self.in_flight -= 1
 
 
+class _CallerQuota:
+    """Calls (or streams) in flight per player; over the share, the caller is refused, not queued."""
+
+    def __init__(self, limit: int, what: str) -> None:
+        self._limit = limit
+        self._what = what
+        self._in_flight: dict[str, int] = {}
+
+    def enter(self, caller: Caller | None) -> str | None:
+        """The key to `leave` with, or None when the caller has no quota (admins, services)."""
+        if caller is None or not caller.has(Role.PLAYER) or caller.has(Role.ADMIN) or caller.service:
+            return None
+        held = self._in_flight.get(caller.subject, 0)
+        if held >= self._limit:
+            raise ResourceExhausted(
+                "CALLER_QUOTA_EXCEEDED",
+                f"you already hold the {self._limit} concurrent {self._what} one player may; "
+                "retry with backoff, or close one first",
+                {"limit": str(self._limit), "what": self._what},
+            )
+        self._in_flight[caller.subject] = held + 1
+        return caller.subject
+
+    def leave(self, key: str | None) -> None:
+        if key is None:
+            return
+        held = self._in_flight.get(key, 0) - 1
+        if held > 0:
+            self._in_flight[key] = held
+        else:
+            self._in_flight.pop(key, None)
+
+
 class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
     """Wraps every handler of the server; see the module docstring."""
 
@@ -126,6 +172,8 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         self._clock = clock
         self._unary_gate = _Gate(limits.max_concurrent_rpcs, "calls")
         self._stream_gate = _Gate(limits.max_concurrent_streams, "streams")
+        self._unary_quota = _CallerQuota(limits.player_concurrent_calls, "calls")
+        self._stream_quota = _CallerQuota(limits.player_concurrent_streams, "streams")
 
     async def intercept_service(
         self,
@@ -170,9 +218,20 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             raise PermissionDenied("ROLE_REQUIRED", f"this call is for {describe(allowed)}")
         return caller
 
-    def _enter(self, method: str, raw: bytes, parse: Callable[[bytes], Any], context: Any) -> Any:
-        """Authenticate and authorise, then parse; bind the call to the logging context; the request."""
+    def _enter(
+        self, method: str, raw: bytes, parse: Callable[[bytes], Any], context: Any, quota: _CallerQuota
+    ) -> tuple[str | None, Any]:
+        """Authenticate and authorise, take the caller's share, then parse; bind the call to the
+        logging context. The quota key to leave with (None: none taken) and the request."""
         caller = self._authenticate(method, context)
+        held = quota.enter(caller)
+        try:
+            return held, self._parse(raw, parse, context, caller)
+        except BaseException:
+            quota.leave(held)
+            raise
+
+    def _parse(self, raw: bytes, parse: Callable[[bytes], Any], context: Any, caller: Caller | None) -> Any:
         try:
             request = parse(raw)
         except Exception as error:  # protobuf raises DecodeError and, for some inputs, others
@@ -228,10 +287,11 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         async def wrapper(raw: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
             started = self._begin(method)
             entered = False
+            held: str | None = None
             try:
                 self._unary_gate.enter()
                 entered = True
-                request = self._enter(method, raw, parse, context)
+                held, request = self._enter(method, raw, parse, context, self._unary_quota)
                 response = await behavior(request, context)
             except asyncio.CancelledError:
                 self._cancelled(method, started)
@@ -244,6 +304,7 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             finally:
                 if entered:
                     self._unary_gate.leave()
+                self._unary_quota.leave(held)
                 set_current_caller(None)
                 structlog.contextvars.unbind_contextvars("method", "request_id", "caller")
 
@@ -258,10 +319,11 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         async def wrapper(raw: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[Any]:
             started = self._begin(method)
             entered = False
+            held: str | None = None
             try:
                 self._stream_gate.enter()
                 entered = True
-                request = self._enter(method, raw, parse, context)
+                held, request = self._enter(method, raw, parse, context, self._stream_quota)
                 async for item in behavior(request, context):
                     yield item
             except asyncio.CancelledError:
@@ -274,6 +336,7 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             finally:
                 if entered:
                     self._stream_gate.leave()
+                self._stream_quota.leave(held)
                 set_current_caller(None)
                 structlog.contextvars.unbind_contextvars("method", "request_id", "caller")
 

@@ -52,7 +52,12 @@ async def run_assembled(settings: ServiceSettings, assembly: Assembly) -> None:
         services=assembly.services,
         access=assembly.access,
         token_keys=TokenKeys.from_settings(settings.auth_keys),
-        limits=Limits(settings.max_concurrent_rpcs, settings.max_concurrent_streams),
+        limits=Limits(
+            settings.max_concurrent_rpcs,
+            settings.max_concurrent_streams,
+            settings.player_concurrent_calls,
+            settings.player_concurrent_streams,
+        ),
         tls=tls,
         tls_check_seconds=settings.tls_reload_seconds,
         health_address=health_address(settings),

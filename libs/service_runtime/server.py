@@ -111,6 +111,15 @@ async def create_server(
             ("grpc.so_reuseport", 0),
             ("grpc.server.max_pending_requests", pending),
             ("grpc.server.max_pending_requests_hard_limit", pending),
+            # Clients ping every couple of seconds (service_runtime.clients.KEEPALIVE_OPTIONS) to notice
+            # a frozen server; accept that instead of answering GOAWAY "too_many_pings". The server
+            # pings too, so a client whose network died ends its streams (a table's presence).
+            ("grpc.keepalive_permit_without_calls", 1),
+            ("grpc.http2.min_ping_interval_without_data_ms", 1000),
+            ("grpc.http2.max_ping_strikes", 0),
+            ("grpc.keepalive_time_ms", 10000),
+            ("grpc.keepalive_timeout_ms", 20000),
+            ("grpc.http2.ping_timeout_ms", 20000),
         ],
     )
     health_servicer = HealthServicer()

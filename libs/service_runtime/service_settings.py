@@ -80,6 +80,16 @@ class ServiceSettings:
     max_concurrent_streams: int = setting(
         1000, help="server streams served at once; more are refused with RESOURCE_EXHAUSTED", check=positive
     )
+    player_concurrent_calls: int = setting(
+        32,
+        help="unary calls one player (token subject) has served at once; more: CALLER_QUOTA_EXCEEDED",
+        check=positive,
+    )
+    player_concurrent_streams: int = setting(
+        16,
+        help="server streams one player (token subject) holds open at once; more: CALLER_QUOTA_EXCEEDED",
+        check=positive,
+    )
     request_timeout_seconds: float = setting(
         5.0, help="deadline on calls this service makes to others", check=positive, shared=True
     )

@@ -14,7 +14,8 @@ stable reasons, table and hand ids.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, MutableMapping, Sequence
+import random
+from collections.abc import Iterator, Mapping, MutableMapping, Sequence
 from typing import Any
 
 from opentelemetry import context as otel_context
@@ -23,13 +24,41 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor, SpanExporter
 from opentelemetry.sdk.trace.sampling import ALWAYS_OFF, ParentBased, Sampler, TraceIdRatioBased
-from opentelemetry.trace import Span, SpanKind, Status, StatusCode
-from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+from opentelemetry.trace import NonRecordingSpan, Span, SpanContext, SpanKind, Status, StatusCode, TraceFlags
 
 TRACER_NAME = "poker"
 TRACEPARENT = "traceparent"
-_propagator = TraceContextTextMapPropagator()
 _provider: TracerProvider | None = None
+_SAMPLED = TraceFlags(TraceFlags.SAMPLED)
+_NOT_SAMPLED = TraceFlags(TraceFlags.DEFAULT)
+
+
+class IdsOnlyTracer(trace.NoOpTracer):
+    """What runs when nothing is exported: spans that record nothing but have real ids.
+
+    The SDK's tracer with a sampler that drops everything does the same at several times the cost
+    (sampler, attribute containers, span limits for each span); here a span is two random numbers,
+    so every call and log line keeps its trace and span ids for the price of a context switch.
+    A child keeps its parent's trace id and sampled flag, so a caller that records still gets the
+    spans of the services after this one."""
+
+    def start_span(
+        self,
+        name: str,
+        context: otel_context.Context | None = None,
+        kind: SpanKind = SpanKind.INTERNAL,
+        attributes: Mapping[str, Any] | None = None,
+        *args: Any,
+        **kwargs: Any,
+    ) -> Span:
+        parent = trace.get_current_span(context).get_span_context()
+        if parent.is_valid:
+            trace_id, flags = parent.trace_id, parent.trace_flags
+        else:
+            trace_id, flags = random.getrandbits(128) or 1, _NOT_SAMPLED
+        return NonRecordingSpan(SpanContext(trace_id, random.getrandbits(64) or 1, False, flags))
+
+
 # Until `configure_tracing` runs (unit tests of one module), spans are no-ops without ids.
 _tracer: trace.Tracer = trace.NoOpTracer()
 
@@ -41,29 +70,30 @@ def configure_tracing(
     sample_ratio: float = 1.0,
     exporter: SpanExporter | None = None,
     ca_file: str = "",
+    batch: bool = False,
 ) -> TracerProvider:
     """Install the process's tracer provider; spans go to `exporter`, or OTLP at `otlp_endpoint`.
 
     `otlp_endpoint` is `http://host:4317` (plaintext, a collector on the node or in the pod) or
     `https://host:4317` (TLS, verified against `ca_file` or the system's roots). With neither an
-    endpoint nor an exporter, spans are not recorded at all: ids and propagation only.
+    endpoint nor an exporter, spans are not recorded at all: ids and propagation only. A given
+    `exporter` gets each span as it ends (tests), or in batches with `batch` (as OTLP does).
     """
     global _provider, _tracer
-    sampler: Sampler
+    sampler: Sampler = ParentBased(TraceIdRatioBased(sample_ratio))
     if exporter is None and not otlp_endpoint:
         sampler = ParentBased(ALWAYS_OFF)
-    else:
-        sampler = ParentBased(TraceIdRatioBased(sample_ratio))
     provider = TracerProvider(resource=Resource.create({"service.name": service}), sampler=sampler)
     if exporter is not None:
-        provider.add_span_processor(SimpleSpanProcessor(exporter))
+        provider.add_span_processor(BatchSpanProcessor(exporter) if batch else SimpleSpanProcessor(exporter))
     elif otlp_endpoint:
         provider.add_span_processor(BatchSpanProcessor(_otlp_exporter(otlp_endpoint, ca_file)))
     if _provider is not None:
         _provider.shutdown()
     # Not the API's global provider (settable once per process): a test reconfigures at will.
     _provider = provider
-    _tracer = provider.get_tracer(TRACER_NAME)
+    exporting = exporter is not None or bool(otlp_endpoint)
+    _tracer = provider.get_tracer(TRACER_NAME) if exporting else IdsOnlyTracer()
     return provider
 
 
@@ -99,11 +129,37 @@ def _traceparent(span_context: trace.SpanContext) -> str:
     return f"00-{span_context.trace_id:032x}-{span_context.span_id:016x}-{flags}"
 
 
+def parse_traceparent(value: str) -> SpanContext | None:
+    """The remote span context of a W3C `traceparent` (version 00 and later), None if malformed.
+
+    Written out rather than through the SDK's propagator (a regular expression and a context
+    per call): it runs on every incoming call."""
+    parts = value.strip().split("-")
+    if len(parts) < 4 or len(parts[0]) != 2 or parts[0] == "ff":
+        return None
+    version, trace_hex, span_hex, flags_hex = parts[:4]
+    if (
+        len(trace_hex) != 32
+        or len(span_hex) != 16
+        or len(flags_hex) != 2
+        or (version == "00" and len(parts) != 4)
+    ):
+        return None
+    try:
+        trace_id, span_id, flags = int(trace_hex, 16), int(span_hex, 16), int(flags_hex, 16)
+    except ValueError:
+        return None
+    if trace_id == 0 or span_id == 0:
+        return None
+    return SpanContext(trace_id, span_id, True, _SAMPLED if flags & 1 else _NOT_SAMPLED)
+
+
 def extract(metadata: Sequence[tuple[str, Any]] | None) -> otel_context.Context | None:
-    """The caller's trace context from incoming metadata, or None when it sent none."""
+    """The caller's trace context from incoming metadata, or None when it sent none (or garbage)."""
     for key, value in metadata or ():
         if key == TRACEPARENT and isinstance(value, str):
-            return _propagator.extract({TRACEPARENT: value})
+            remote = parse_traceparent(value)
+            return None if remote is None else trace.set_span_in_context(NonRecordingSpan(remote))
     return None
 
 

@@ -125,7 +125,16 @@ async def _fetch_and_verify(args: argparse.Namespace, dealt: list[DealtCard], ou
 
     shown = (args.commitment or "").strip()
     metadata = (("authorization", f"Bearer {args.token}"),) if args.token else ()
-    async with grpc.aio.insecure_channel(args.target) as channel:
+    from pathlib import Path
+
+    from service_runtime.tls import TlsFiles, channel_credentials
+
+    if args.tls_cert:
+        files = TlsFiles(Path(args.tls_cert), Path(args.tls_key), Path(args.tls_ca))
+        opened = grpc.aio.secure_channel(args.target, channel_credentials(files.read()))
+    else:
+        opened = grpc.aio.insecure_channel(args.target)
+    async with opened as channel:
         stub = fairness_pb2_grpc.FairnessServiceStub(channel)
         try:
             reveal = (
@@ -196,6 +205,10 @@ def build_parser() -> argparse.ArgumentParser:
     by_id.add_argument("--target", default="127.0.0.1:50054", help="HOST:PORT of the fairness service")
     by_id.add_argument("--token", default="", help="bearer token (see `mint-token`)")
     by_id.add_argument("--timeout", type=float, default=10.0, help="seconds per call")
+    # A fairness service that speaks mutual TLS (production): a client certificate of its CA.
+    by_id.add_argument("--tls-ca", default="", help="PEM CA bundle the service's certificate chains to")
+    by_id.add_argument("--tls-cert", default="", help="PEM client certificate (with --tls-key and --tls-ca)")
+    by_id.add_argument("--tls-key", default="", help="PEM private key of --tls-cert")
     values = parser.add_argument_group(
         "the hand's values (published ones, or with --hand-id alone what you kept)"
     )

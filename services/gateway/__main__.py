@@ -10,6 +10,8 @@ from typing import Any
 
 import uvicorn
 
+from service_runtime import tracing
+from service_runtime.metrics import start_metrics_endpoint
 from service_runtime.settings import SettingsError, load_settings
 from service_runtime.structured_logging import configure_logging, get_logger
 from services.gateway.assembly import assemble
@@ -45,6 +47,12 @@ def bind(host: str, port: int) -> socket.socket:
 
 async def serve(settings: GatewaySettings) -> None:
     log = get_logger("process")
+    # Its calls to the services are counted and traced by their channels (service_runtime.clients).
+    metrics_endpoint = (
+        start_metrics_endpoint(settings.host, settings.metrics_port, settings.SERVICE)
+        if settings.metrics_port >= 0
+        else None
+    )
     assembly = await assemble(settings)
     sock = bind(settings.host, settings.port)
     port = sock.getsockname()[1]
@@ -68,6 +76,9 @@ async def serve(settings: GatewaySettings) -> None:
         await server.serve(sockets=[sock])
     finally:
         await assembly.close()
+        if metrics_endpoint is not None:
+            metrics_endpoint.stop()
+        tracing.shutdown_tracing()
         log.info("stopped")
 
 
@@ -78,6 +89,12 @@ def main() -> None:
         print(f"gateway: {error}", file=sys.stderr)
         raise SystemExit(2) from error
     configure_logging(settings.SERVICE, log_format=settings.log_format, level=settings.log_level)
+    tracing.configure_tracing(
+        settings.SERVICE,
+        otlp_endpoint=settings.otlp_endpoint,
+        sample_ratio=settings.trace_sample_ratio,
+        ca_file=settings.tls_ca_file,
+    )
     asyncio.run(serve(settings))
 
 

@@ -90,7 +90,9 @@ def limits(settings: GatewaySettings) -> Limits:
 
 async def assemble(settings: GatewaySettings) -> GatewayAssembly:
     keys = TokenKeys.from_settings(settings.auth_keys)
-    backends = Backends(settings.request_timeout_seconds, TlsFiles.from_settings(settings))
+    backends = Backends(
+        settings.request_timeout_seconds, TlsFiles.from_settings(settings), settings.tls_reload_seconds
+    )
     routes = TableRoutes(lobby_locator(backends, settings.lobby_address))
     door = FrontDoor(keys, ACCESS, limits(settings), forwarded_hops=settings.forwarded_hops)
     closers: list[Callable[[], Awaitable[Any]]] = [backends.close]

@@ -41,16 +41,24 @@ def snake_case(name: str) -> str:
 class Backends:
     """One channel per backend address, made on first use (table shards come and go)."""
 
-    def __init__(self, timeout_seconds: float, tls: TlsFiles | None = None) -> None:
+    def __init__(
+        self, timeout_seconds: float, tls: TlsFiles | None = None, tls_check_seconds: float = 30.0
+    ) -> None:
         self._timeout = timeout_seconds
+        # Mutual TLS to the services with the gateway's own certificate (docs/deploy.md).
         self._tls = tls
+        self._tls_check_seconds = tls_check_seconds
         self._channels: dict[str, grpc.aio.Channel] = {}
 
     def channel(self, address: str) -> grpc.aio.Channel:
         channel = self._channels.get(address)
         if channel is None:
-            # Mutual TLS to the services in production (the gateway's own certificate), as they use.
-            channel = create_channel(address, timeout_seconds=self._timeout, tls=self._tls)
+            channel = create_channel(
+                address,
+                timeout_seconds=self._timeout,
+                tls=self._tls,
+                tls_check_seconds=self._tls_check_seconds,
+            )
             self._channels[address] = channel
         return channel
 

@@ -29,11 +29,12 @@ from services.lobby.access import AccessControl
 from services.lobby.catalogue import Catalogue
 from services.lobby.floor import Floor, TableSource
 from services.lobby.grpc_adapter import SERVICE_NAME, LobbyServicer
-from services.lobby.joining import Joining
+from services.lobby.joining import DEFAULT_MAX_TABLES_PER_ROOM, Joining
 from services.lobby.replies import RequestReplies
 from services.lobby.settings import LobbySettings
 from services.lobby.shard_client import ShardRpcTableSource
 from services.lobby.storage import migrate
+from services.lobby.table_opener import ShardTableOpener, TableOpener
 
 # Maintenance is republished this often, so shards converge even after a failed publish.
 REPUBLISH_SECONDS = 5.0
@@ -48,8 +49,10 @@ ACCESS = AccessPolicy.for_service(
         "RedeemInviteCode": PLAYERS,
         # Shards without Redis poll it for the maintenance switches.
         "GetMaintenance": ANY_CALLER,
-        # The table shard checks access and maintenance before SitDown.
+        # The table shard checks access and maintenance before SitDown and a house round, and the
+        # room's visibility before it shows a table to a player who has no seat there.
         "AuthorizeSeat": services(ServiceName.TABLE),
+        "AuthorizeView": services(ServiceName.TABLE),
         "CreateRoom": ADMIN_ONLY,
         "UpdateRoom": ADMIN_ONLY,
         "DisableRoom": ADMIN_ONLY,
@@ -74,12 +77,16 @@ def lobby_servicer(
     closed_access: bool,
     board: RedisMaintenanceBoard | None = None,
     clock: Callable[[], datetime] = utc_now,
+    opener: TableOpener | None = None,
+    max_tables_per_room: int = DEFAULT_MAX_TABLES_PER_ROOM,
 ) -> tuple[LobbyServicer, AccessControl]:
     replies = RequestReplies(sessions, clock)
     floor = Floor(registry, source)
     catalogue = Catalogue(sessions, replies, floor, clock)
     access = AccessControl(sessions, replies, clock, closed_access=closed_access, board=board)
-    joining = Joining(sessions, catalogue, floor, access)
+    joining = Joining(
+        sessions, catalogue, floor, access, opener=opener, max_tables_per_room=max_tables_per_room
+    )
     return LobbyServicer(catalogue, floor, joining, access), access
 
 
@@ -125,8 +132,22 @@ async def assemble(settings: LobbySettings) -> Assembly:
         )
         source = rpc_source
         closers.append(rpc_source.close)
+    keys = TokenKeys.from_settings(settings.auth_keys)
+    opener = ShardTableOpener(
+        keys,
+        timeout_seconds=min(settings.request_timeout_seconds, 2.0),
+        tls=TlsFiles.from_settings(settings),
+        tls_check_seconds=settings.tls_reload_seconds,
+    )
+    closers.append(opener.close)
     servicer, access = lobby_servicer(
-        sessions, registry, source, closed_access=settings.closed_access, board=board
+        sessions,
+        registry,
+        source,
+        closed_access=settings.closed_access,
+        board=board,
+        opener=opener,
+        max_tables_per_room=settings.max_tables_per_room,
     )
     republish = asyncio.create_task(_republish(access), name="maintenance-republish") if board else None
 

@@ -88,9 +88,14 @@ class Catalogue:
         # disabled ones included; the access policy decides which services reach this at all).
         if caller.has(Role.ADMIN) or caller.service is not None:
             return True
+        return await self.player_may_see(session, caller.subject, room)
+
+    async def player_may_see(self, session: AsyncSession, player_id: str, room: Room) -> bool:
+        """The visibility rule for a player, here and at the table shards (AuthorizeView): a disabled
+        room for nobody, a private room for its allow-list only."""
         if room.disabled:
             return False
-        return not room.spec.private or await storage.is_allowed(session, room.room_id, caller.subject)
+        return not room.spec.private or await storage.is_allowed(session, room.room_id, player_id)
 
     async def visible_room(self, session: AsyncSession, caller: Caller, room_id: str) -> Room:
         """The room, or ROOM_NOT_FOUND also when the caller may not see it (no existence leak)."""

@@ -302,6 +302,12 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         revision = await self._joining.authorize_seat(request.player_id, request.room_id)
         return lobby_pb2.AuthorizeSeatResponse(room_revision=revision)
 
+    async def AuthorizeView(  # noqa: N802
+        self, request: lobby_pb2.AuthorizeViewRequest, context: Any
+    ) -> lobby_pb2.AuthorizeViewResponse:
+        revision, table_count = await self._joining.authorize_view(request.player_id, request.room_id)
+        return lobby_pb2.AuthorizeViewResponse(room_revision=revision, table_count=table_count)
+
     # --- Maintenance. ---
 
     async def SetMaintenance(  # noqa: N802

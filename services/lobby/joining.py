@@ -1,8 +1,9 @@
 """Listing a room's tables and routing a player to one: the table and the shard that owns its room.
 
 JoinTable takes no seat: it checks access and maintenance, picks a table (the requested one, else
-the fullest with a free seat, else the next table number, which the owning shard opens on the first
-SitDown) and resolves the room's owner in the shard registry.
+the fullest with a free seat, else the next table number, up to the room's bound of tables) and
+resolves the room's owner in the shard registry. A table that is not running yet is opened here, by
+asking the owning shard (`table_opener`): the only way a table beyond the standing ones opens.
 """
 
 from __future__ import annotations
@@ -21,6 +22,10 @@ from services.lobby.access import AccessControl
 from services.lobby.catalogue import Catalogue
 from services.lobby.floor import Floor, TableView
 from services.lobby.rooms import check_id, check_room_id
+from services.lobby.table_opener import TableOpener
+
+# Tables one room may run at most (its standing tables count if the room has more).
+DEFAULT_MAX_TABLES_PER_ROOM = 20
 
 
 @dataclass(frozen=True)
@@ -58,11 +63,16 @@ class Joining:
         catalogue: Catalogue,
         floor: Floor,
         access: AccessControl,
+        *,
+        opener: TableOpener | None = None,
+        max_tables_per_room: int = DEFAULT_MAX_TABLES_PER_ROOM,
     ) -> None:
         self._sessions = sessions
         self._catalogue = catalogue
         self._floor = floor
         self._access = access
+        self._opener = opener
+        self._max_tables = max_tables_per_room
 
     async def list_tables(self, caller: Caller, room_id: str) -> list[TableView]:
         async with self._sessions() as session:
@@ -95,15 +105,39 @@ class Joining:
                 raise NotFound("TABLE_NOT_FOUND", "no such table in this room", {"table_id": table_id})
             if not spectate and chosen.figures.free_seats == 0:
                 raise FailedPrecondition("TABLE_FULL", "the table has no free seat", {"table_id": table_id})
+            running = chosen.published
         else:
             picked = pick_table(views)
             if spectate:
                 picked = max(views, key=lambda v: (v.figures.seated_players, -_number(v)), default=picked)
             if picked is None:
-                table_id, new_table = table_id_for(room.room_id, next_table_number(views)), True
+                number = next_table_number(views)
+                if number > max(self._max_tables, room.spec.table_count):
+                    raise FailedPrecondition(
+                        "ROOM_FULL",
+                        "every table of the room is full and it runs the most tables it may",
+                        {
+                            "room_id": room.room_id,
+                            "max_tables": str(max(self._max_tables, room.spec.table_count)),
+                        },
+                    )
+                table_id, new_table, running = table_id_for(room.room_id, number), True, False
             else:
-                table_id = picked.figures.table_id
+                table_id, running = picked.figures.table_id, picked.published
+        if self._opener is not None and not running:
+            await self._opener.open(owner.shard.address, table_id)
         return Joined(table_id, owner, new_table)
+
+    async def authorize_view(self, player_id: str, room_id: str) -> tuple[int, int]:
+        """For a shard about to show `player_id` a table: the lobby's visibility rule (ROOM_NOT_FOUND
+        when the player may not see the room); the room's revision and standing table count."""
+        require_player_id(player_id, "player_id")
+        check_room_id(room_id)
+        async with self._sessions() as session:
+            room = await storage.get_room(session, room_id)
+            if room is None or not await self._catalogue.player_may_see(session, player_id, room):
+                raise NotFound("ROOM_NOT_FOUND", "no such room", {"room_id": room_id})
+        return room.revision, room.spec.table_count
 
     async def authorize_seat(self, player_id: str, room_id: str) -> int:
         """For a shard about to seat `player_id`: the checks of JoinTable; the room's revision."""

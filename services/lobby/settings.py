@@ -41,3 +41,8 @@ class LobbySettings(ServiceSettings):
         help="prefix of the shard registry, table directory and maintenance keys; the same on every shard",
     )
     database_pool_size: int = setting(10, help="database connections kept open", check=positive)
+    max_tables_per_room: int = setting(
+        20,
+        help="tables JoinTable opens per room at most (a room with more standing tables keeps those)",
+        check=positive,
+    )

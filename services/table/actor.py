@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import copy
 import enum
 import hashlib
 import time
@@ -255,6 +256,9 @@ class TableActor:
         # Set when the hand log refused an append (another shard owns the room now): this copy of
         # the table is stale and answers nothing but SHARD_NOT_OWNER from then on.
         self._fenced = False
+        # The room's fencing token when the shard opened this table (the shard compares it with the
+        # registry's each ownership round: another token means the room moved meanwhile).
+        self.fencing_token = 0
         # Set when the shard closed this (extra, empty) table: commands get TABLE_CLOSED (retry).
         self._closed = False
         self._stopping = False  # stop() began: no further step
@@ -807,13 +811,16 @@ class TableActor:
             return
         seat = self._turn[0]
         player = self._players.get(seat)
+        # Rules 9: check when a check is allowed, otherwise fold; never an automatic call. Played on a
+        # copy until the log has it: a refused append (Redis away) must leave the hand as it was.
+        trial = copy.deepcopy(live.hand)
+        events = trial.timeout(seat)
+        await self._log.append(self.room.room_id, live.config.hand_id, [{"seat": seat, "action": "TIMEOUT"}])
+        live.hand = trial
         if player is not None and not player.presence.disconnected:
             live.timed_out.add(seat)
         self._charge_time_bank(seat, timed_out=True)
-        # Rules 9: check when a check is allowed, otherwise fold; never an automatic call.
-        events = live.hand.timeout(seat)
         table_metrics.turn_timed_out()
-        await self._log.append(self.room.room_id, live.config.hand_id, [{"seat": seat, "action": "TIMEOUT"}])
         self._start_turn()
         self._publish(events)
 
@@ -906,6 +913,9 @@ class TableActor:
 
     # ------------------------------------------------------------------ seats
 
+    def seats_player(self, player_id: str) -> bool:
+        return self._seat_of(player_id) is not None
+
     def _seat_of(self, player_id: str) -> int | None:
         return next((seat for seat, p in self._players.items() if p.player_id == player_id), None)
 
@@ -992,15 +1002,20 @@ class TableActor:
             if player.leaving or (live is not None and seat in live.sessions):
                 # Rules 12: folded at once; the chips already in stay; cash-out after settlement.
                 if not player.leaving:
-                    player.leaving = True
-                    self._seating = self._seating.sit_out(seat)
+                    events: tuple[Event, ...] = ()
                     if live is not None and live.hand.can_leave(seat):
-                        if self._turn is not None and self._turn[0] == seat:
-                            self._charge_time_bank(seat, timed_out=False)
-                        events = live.hand.leave(seat)
+                        # On a copy until the log has it (a refused append changes nothing).
+                        trial = copy.deepcopy(live.hand)
+                        events = trial.leave(seat)
                         await self._log.append(
                             self.room.room_id, live.config.hand_id, [{"seat": seat, "action": "LEAVE"}]
                         )
+                        live.hand = trial
+                        if self._turn is not None and self._turn[0] == seat:
+                            self._charge_time_bank(seat, timed_out=False)
+                    player.leaving = True
+                    self._seating = self._seating.sit_out(seat)
+                    if events:
                         self._start_turn()
                         self._publish(events)
                 response.folded_mid_hand = True
@@ -1024,7 +1039,9 @@ class TableActor:
                 raise FailedPrecondition("NO_HAND_IN_PROGRESS", "no hand is running")
             if hand_id != live.config.hand_id:
                 raise FailedPrecondition("HAND_IS_OVER", "that hand is not the running hand")
-            hand = live.hand
+            # Played on a copy until the log has it: a refused append (Redis away) leaves the hand,
+            # the clock and the time bank as they were, and the retry plays it.
+            hand = copy.deepcopy(live.hand)
             try:
                 if kind == table_pb2.ACTION_KIND_ALL_IN:
                     hand.verify_all_in(seat)
@@ -1041,17 +1058,18 @@ class TableActor:
                 was_turn = hand.actor_seat == seat
                 mark = len(hand.events)
                 events = apply()
-                if was_turn:
-                    if self._turn is not None:
-                        # Fair play (rules 17): how long the decision took (at least 1: 0 means not measured).
-                        live.decision_ms[mark] = max(1, round((self._now() - self._turn[1]) * 1000))
-                    self._charge_time_bank(seat, timed_out=False)
-                    live.acted.add(seat)
             except IllegalActionError as error:
                 raise engine_refusal(error) from error
             # Durable before anyone hears of it: a shard that takes over replays the log.
             await self._log.append(self.room.room_id, live.config.hand_id, [entry])
+            live.hand = hand
             waited = self._now() - self._turn[1] if was_turn and self._turn is not None else None
+            if was_turn:
+                if self._turn is not None:
+                    # Fair play (rules 17): how long the decision took (at least 1: 0 means not measured).
+                    live.decision_ms[mark] = max(1, round((self._now() - self._turn[1]) * 1000))
+                self._charge_time_bank(seat, timed_out=False)
+                live.acted.add(seat)
             table_metrics.action_accepted(str(entry["action"]), waited)
             hand_trace.action(self.table_id, seat, str(entry["action"]))
             self._start_turn()

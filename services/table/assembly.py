@@ -40,6 +40,8 @@ from services.table.record_outbox import FileOutbox, RecordOutbox, RedisOutbox
 from services.table.rooms import LobbyRoomSource
 from services.table.settings import TableSettings
 from services.table.shard import HouseSetup, TableShard
+from services.table.stream_budget import ViewerStreams
+from services.table.table_access import TableAccess
 
 SERVICE_SUBJECT = ServiceName.TABLE.value
 TOKEN_TTL_SECONDS = 3600
@@ -91,20 +93,26 @@ def timings_from(settings: TableSettings) -> Timings:
 
 SHARD_DIRECTORY = "poker.lobby.v1.ShardDirectoryService"
 # The lobby (service: lobby) asks the one shard for its tables' figures when there is no Redis.
-DIRECTORY_ACCESS = AccessPolicy.for_service(SHARD_DIRECTORY, {"ListShardTables": services(ServiceName.LOBBY)})
+# The lobby (service: lobby) asks the shard to open the table JoinTable routes a player to.
+DIRECTORY_ACCESS = AccessPolicy.for_service(
+    SHARD_DIRECTORY,
+    {"ListShardTables": services(ServiceName.LOBBY), "OpenTable": services(ServiceName.LOBBY)},
+)
 
 
-def shard_directory_service(shard: TableShard) -> GrpcService:
-    servicer = ShardDirectoryServicer(shard)
+def shard_directory_service(shard: TableShard, access: TableAccess) -> GrpcService:
+    servicer = ShardDirectoryServicer(shard, access)
     return GrpcService(
         SHARD_DIRECTORY,
         lambda server: shard_directory_pb2_grpc.add_ShardDirectoryServiceServicer_to_server(servicer, server),
     )
 
 
-def table_service(shard: TableShard, mutes: RedisMuteBoard | None = None) -> GrpcService:
+def table_service(
+    shard: TableShard, access: TableAccess, viewers: ViewerStreams, mutes: RedisMuteBoard | None = None
+) -> GrpcService:
     servicer = unimplemented_servicer(
-        table_pb2_grpc.TableServiceServicer, SERVICE_NAME, TableServicer(shard, mutes)
+        table_pb2_grpc.TableServiceServicer, SERVICE_NAME, TableServicer(shard, access, viewers, mutes)
     )
     return GrpcService(
         SERVICE_NAME, lambda server: table_pb2_grpc.add_TableServiceServicer_to_server(servicer, server)
@@ -206,6 +214,12 @@ async def assemble(settings: TableSettings) -> Assembly:
         outbox=outbox,
     )
     await shard.start()
+    table_access = TableAccess(shard, rooms)
+    # Streams to callers without a seat share what the seated players' reserve leaves.
+    viewers = ViewerStreams(
+        max_viewer_streams=settings.max_concurrent_streams - settings.seated_stream_reserve,
+        per_account_at_table=settings.spectator_streams_per_account,
+    )
     held = lease
     forget_metrics = table_metrics.watch_shard(
         table_metrics.WatchedShard(
@@ -233,7 +247,10 @@ async def assemble(settings: TableSettings) -> Assembly:
             await channel.close()
 
     return Assembly(
-        services=[table_service(shard, mutes), shard_directory_service(shard)],
+        services=[
+            table_service(shard, table_access, viewers, mutes),
+            shard_directory_service(shard, table_access),
+        ],
         access=ACCESS.merged(DIRECTORY_ACCESS),
         close=close,
     )

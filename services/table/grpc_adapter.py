@@ -1,7 +1,8 @@
 """The gRPC face of a table shard: validates fields, names the caller, and hands commands to the table.
 
 Handlers never touch a table's state: each finds the table's actor and enqueues a command (or, for
-WatchTable, registers a watcher through one). The caller's player id is the token's subject.
+WatchTable, registers a watcher through one). The caller's player id is the token's subject. Which
+table a call reaches, who may read it and which calls may open one: `table_access.TableAccess`.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from services.table.house_table import HouseTable
 from services.table.house_views import DECISION_OF_PB
 from services.table.mute_board import RedisMuteBoard
 from services.table.shard import TableShard
+from services.table.stream_budget import ViewerStreams
+from services.table.table_access import AnyTable, TableAccess, cash_table, house_table
 
 SERVICE_NAME = "poker.table.v1.TableService"
 
@@ -58,8 +61,16 @@ def _amount(value: int, field: str, *, allow_zero: bool) -> int:
 class ShardDirectoryServicer(shard_directory_pb2_grpc.ShardDirectoryServiceServicer):
     """What the lobby asks a shard without Redis: the live figures of its tables (no card)."""
 
-    def __init__(self, shard: TableShard) -> None:
+    def __init__(self, shard: TableShard, access: TableAccess) -> None:
         self._shard = shard
+        self._access = access
+
+    async def OpenTable(  # noqa: N802
+        self, request: shard_directory_pb2.OpenTableRequest, context: Any
+    ) -> shard_directory_pb2.OpenTableResponse:
+        table_id = _printable_id(request.table_id, "table_id")
+        await self._access.open_routed(table_id)
+        return shard_directory_pb2.OpenTableResponse(table_id=table_id)
 
     async def ListShardTables(  # noqa: N802
         self, request: shard_directory_pb2.ListShardTablesRequest, context: Any
@@ -77,15 +88,29 @@ class ShardDirectoryServicer(shard_directory_pb2_grpc.ShardDirectoryServiceServi
 class TableServicer:
     """The served RPCs; the rest of the contract answers UNIMPLEMENTED (see assembly.py)."""
 
-    def __init__(self, shard: TableShard, mutes: RedisMuteBoard | None = None) -> None:
+    def __init__(
+        self,
+        shard: TableShard,
+        access: TableAccess,
+        viewers: ViewerStreams,
+        mutes: RedisMuteBoard | None = None,
+    ) -> None:
         self._shard = shard
+        self._access = access
+        self._viewers = viewers
         self._mutes = mutes  # with Redis: chat mutes shared by every shard
 
     async def _table(self, table_id: str) -> TableActor:
-        return await self._shard.table(_printable_id(table_id, "table_id"))
+        return cash_table(await self._any_table(table_id))
 
-    async def _any_table(self, table_id: str) -> TableActor | HouseTable:
-        return await self._shard.any_table(_printable_id(table_id, "table_id"))
+    async def _house(self, table_id: str) -> HouseTable:
+        return house_table(await self._any_table(table_id))
+
+    async def _any_table(self, table_id: str) -> AnyTable:
+        return await self._access.for_command(_printable_id(table_id, "table_id"))
+
+    async def _readable(self, table_id: str) -> AnyTable:
+        return await self._access.for_read(current_caller(), _printable_id(table_id, "table_id"))
 
     async def PlaceHouseBets(  # noqa: N802
         self, request: table_pb2.PlaceHouseBetsRequest, context: Any
@@ -103,7 +128,7 @@ class TableServicer:
             )
             for b in request.boxes
         )
-        house = await self._shard.house_table(_printable_id(request.table_id, "table_id"))
+        house = await self._house(request.table_id)
         return await house.place_bets(player, request_id, bets)
 
     async def MakeHouseDecision(  # noqa: N802
@@ -121,7 +146,7 @@ class TableServicer:
                 "BAD_EXCHANGE_CARDS", "1 to 5 card positions 0..4", {"field": "card_indexes"}
             )
         amount = _amount(request.amount, "amount", allow_zero=True)
-        house = await self._shard.house_table(_printable_id(request.table_id, "table_id"))
+        house = await self._house(request.table_id)
         return await house.make_decision(
             player, request_id, round_id, int(request.box), decision, tuple(request.card_indexes), amount
         )
@@ -180,7 +205,8 @@ class TableServicer:
         player = current_caller().subject
         request_id = _printable_id(request.request_id, "request_id")
         seed = _printable_id(request.client_seed, "client_seed", MAX_SEED_LENGTH).encode("ascii")
-        actor = await self._any_table(request.table_id)
+        # At a house table it opens the caller's next round: only for a room the caller may see.
+        actor = await self._readable(request.table_id)
         return await actor.call(lambda: actor.set_player_seed(player, request_id, seed))
 
     async def SendChat(self, request: table_pb2.SendChatRequest, context: Any) -> table_pb2.SendChatResponse:  # noqa: N802
@@ -199,7 +225,7 @@ class TableServicer:
         self, request: table_pb2.GetTableSnapshotRequest, context: Any
     ) -> table_pb2.GetTableSnapshotResponse:
         player = current_caller().subject
-        actor = await self._any_table(request.table_id)
+        actor = await self._readable(request.table_id)
         view = await actor.call(lambda: actor.snapshot(player))
         return table_pb2.GetTableSnapshotResponse(view=view)
 
@@ -207,10 +233,15 @@ class TableServicer:
         self, request: table_pb2.SpectateTableRequest, context: Any
     ) -> AsyncIterator[table_pb2.SpectateTableResponse]:
         caller = current_caller()
-        actor = await self._table(request.table_id)
+        actor = cash_table(await self._readable(request.table_id))
         if caller.has(Role.PLAYER):
             await actor.authorize_spectator(caller.subject)
-        spectator = await actor.call(lambda: actor.spectate(caller.subject))
+        ticket = self._viewers.admit(caller.subject, actor.table_id)
+        try:
+            spectator = await actor.call(lambda: actor.spectate(caller.subject))
+        except BaseException:
+            self._viewers.release(ticket)
+            raise
         try:
             while True:
                 update = await spectator.queue.get()
@@ -219,6 +250,7 @@ class TableServicer:
                 yield update
         finally:
             actor.unspectate(spectator)
+            self._viewers.release(ticket)
 
     async def MutePlayer(  # noqa: N802
         self, request: table_pb2.MutePlayerRequest, context: Any
@@ -247,8 +279,17 @@ class TableServicer:
         self, request: table_pb2.WatchTableRequest, context: Any
     ) -> AsyncIterator[table_pb2.WatchTableResponse]:
         player = current_caller().subject
-        actor = await self._any_table(request.table_id)
-        watcher = await actor.call(lambda: actor.watch(player))
+        actor = await self._readable(request.table_id)
+        # A seated player's own stream comes out of the reserve no viewer can take; one without a
+        # seat at a cash table is a viewer (a house table's view is the player's own rounds).
+        ticket = None
+        if isinstance(actor, TableActor) and not actor.seats_player(player):
+            ticket = self._viewers.admit(player, actor.table_id)
+        try:
+            watcher = await actor.call(lambda: actor.watch(player))
+        except BaseException:
+            self._viewers.release(ticket)
+            raise
         try:
             while True:
                 update = await watcher.queue.get()
@@ -257,3 +298,4 @@ class TableServicer:
                 yield update
         finally:
             actor.unwatch(watcher)
+            self._viewers.release(ticket)

@@ -221,6 +221,10 @@ class HouseTable:
             raise Unavailable("UNAVAILABLE", "the table is closed")
         return await command()
 
+    def knows_player(self, player: str) -> bool:
+        """A round (running or finished) or a committed next round of this player here."""
+        return player in self._rounds or player in self._pending
+
     def open_rounds(self) -> int:
         return sum(1 for run in self._rounds.values() if run.state in ("PLAYING", "SETTLING"))
 

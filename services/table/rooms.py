@@ -106,6 +106,10 @@ class RoomSource(Protocol):
     async def get_room_entry(self, room_id: str) -> lobby_pb2.Room:
         """The lobby's entry of the room whatever its game (house-game tables read theirs from it)."""
 
+    async def authorize_view(self, player_id: str, room_id: str) -> tuple[int, int]:
+        """The lobby's visibility rule for a reader: NotFound(ROOM_NOT_FOUND) when the player may not
+        see the room; else its revision and standing table count."""
+
 
 class LobbyRoomSource:
     """Rooms through the lobby's GetRoom / ListRooms (called with the table's service token)."""
@@ -139,6 +143,15 @@ class LobbyRoomSource:
         except grpc.aio.AioRpcError as error:
             raise translate_rpc_error(error, "lobby") from error
         return int(reply.room_revision)
+
+    async def authorize_view(self, player_id: str, room_id: str) -> tuple[int, int]:
+        try:
+            reply = await self._stub.AuthorizeView(
+                lobby_pb2.AuthorizeViewRequest(player_id=player_id, room_id=room_id)
+            )
+        except grpc.aio.AioRpcError as error:
+            raise translate_rpc_error(error, "lobby") from error
+        return int(reply.room_revision), int(reply.table_count)
 
     async def read_maintenance(self) -> MaintenanceState:
         """The lobby's maintenance switches (lobby-wide and every room's), for `MaintenanceWatcher`."""

@@ -90,6 +90,17 @@ class TableSettings(ServiceSettings):
     max_streams_per_player: int = setting(
         4, help="WatchTable streams one player may hold open at one table", check=positive
     )
+    seated_stream_reserve: int = setting(
+        200,
+        help="streams of the server (of POKER_TABLE_MAX_CONCURRENT_STREAMS) kept for seated players' own "
+        "WatchTable streams; callers without a seat share the rest",
+        check=positive,
+    )
+    spectator_streams_per_account: int = setting(
+        2,
+        help="streams without a seat (SpectateTable, WatchTable unseated) one account holds at one table",
+        check=positive,
+    )
     spectators_need_access: bool = setting(
         False, help="true: spectating a room checks the allow-lists as a seat does (closed access)"
     )
@@ -109,3 +120,11 @@ class TableSettings(ServiceSettings):
     house_journal: str = setting(
         "", help="file of the house-game round journal; empty means <data_dir>/house-rounds-<shard_id>.jsonl"
     )
+
+    def validate(self) -> list[str]:
+        problems = super().validate()
+        if self.seated_stream_reserve >= self.max_concurrent_streams:
+            problems.append(
+                f"{self.ENV_PREFIX}SEATED_STREAM_RESERVE: must be below {self.ENV_PREFIX}MAX_CONCURRENT_STREAMS"
+            )
+        return problems

@@ -226,7 +226,15 @@ class TableShard:
             if self._tables.get(table_id) is not actor:
                 continue  # closed or replaced while the owners were read
             owner = owners.get(actor.room.room_id)
-            if actor.fenced or owner is None or owner.shard.shard_id != self._shard_id:
+            # The same shard with another token lost the room and won it back meanwhile (frozen past
+            # its lease, say): this copy of the table is stale (its seats may have been cashed out
+            # at the other shard); it closes and the room's tables open again from the cashier.
+            if (
+                actor.fenced
+                or owner is None
+                or owner.shard.shard_id != self._shard_id
+                or owner.fencing_token != actor.fencing_token
+            ):
                 log.warning("room lost: closing the table", table_id=table_id)
                 self._tables.pop(table_id, None)
                 # If the room is (or comes back) ours, adoption opens its seated tables again.
@@ -301,6 +309,10 @@ class TableShard:
             raise FailedPrecondition("NOT_A_HOUSE_TABLE", "this table is a cash table")
         return actor
 
+    def running(self, table_id: str) -> TableActor | HouseTable | None:
+        """The table if it is open on this shard now; never opens one (services/table/table_access.py)."""
+        return self._tables.get(table_id) or self._house_tables.get(table_id)
+
     async def any_table(self, table_id: str) -> TableActor | HouseTable:
         actor: TableActor | HouseTable | None = self._tables.get(table_id) or self._house_tables.get(table_id)
         if actor is not None:
@@ -354,6 +366,7 @@ class TableShard:
             chat=self.chat,
             outbox=self._outbox,
         )
+        actor.fencing_token = owner.fencing_token
         actor.start()
         self._tables[table_id] = actor
         return actor

@@ -17,6 +17,7 @@ import pytest
 
 from poker.fairness.v1 import fairness_pb2, fairness_pb2_grpc
 from service_runtime.testing import auth_metadata, running_server, token_for
+from service_runtime.testing_pki import TestAuthority
 from services.fairness.application import FairnessApplication
 from services.fairness.assembly import ACCESS, fairness_service
 from services.fairness.verify import main
@@ -251,3 +252,44 @@ async def test_the_command_and_the_rpc_give_the_same_verdict_for_the_same_values
                 ), (name, last)
     # Version 0 is version 1 in both: a version 1 hand passes, a version 2 hand fails its commitment.
     assert passed == {"v1-honest", "v1-as-version-0", "v2-honest", "commitment-upper-case"}
+
+
+async def test_by_hand_id_against_a_mutual_tls_fairness_service(
+    application: FairnessApplication, tmp_path: Path
+) -> None:
+    """Production's fairness speaks mutual TLS: the command connects with --tls-*, and without them
+    it is refused at the handshake (exit 2, UNAVAILABLE)."""
+    authority = TestAuthority(tmp_path)
+    service = auth_metadata("table", "service")
+    server_files = authority.issue("fairness")
+    async with running_server([fairness_service(application)], ACCESS, tls=server_files) as (
+        running,
+        channel,
+    ):
+        committed = await fairness_pb2_grpc.FairnessServiceStub(channel).CommitHand(
+            fairness_pb2.CommitHandRequest(
+                request_id=uuid.uuid4().hex, table_id="tls-table", deal_now=True, participant_ids=["bob"]
+            ),
+            metadata=service,
+        )
+        await fairness_pb2_grpc.FairnessServiceStub(channel).RevealHand(
+            fairness_pb2.RevealHandRequest(
+                hand_id=committed.commitment.hand_id, outcome=fairness_pb2.HAND_OUTCOME_FINISHED
+            ),
+            metadata=service,
+        )
+        client = authority.issue("operator")
+        target = ["--hand-id", committed.commitment.hand_id, "--target", f"127.0.0.1:{running.port}"]
+        target += ["--token", token_for("bob"), "--timeout", "5"]
+        tls = [
+            "--tls-ca",
+            str(client.ca_file),
+            "--tls-cert",
+            str(client.cert_file),
+            "--tls-key",
+            str(client.key_file),
+        ]
+        status, text = await asyncio.to_thread(_run, *target, *tls)
+        assert (status, text.strip().splitlines()[-1]) == (0, "VERDICT: PASS")
+        status, _ = await asyncio.to_thread(_run, *target)
+        assert status == 2

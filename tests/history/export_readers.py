@@ -10,9 +10,11 @@ spec says, each object validated by `ohh-pydantic` (PyPI: the spec's objects as 
 from __future__ import annotations
 
 import json
-import warnings
-from collections.abc import Iterator
+import os
+import subprocess
+import sys
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 
@@ -37,26 +39,26 @@ def validate_with_ohh_pydantic(document: dict[str, Any]) -> Any:
     return SpecHandHistory.model_validate(document["ohh"])
 
 
-def parse_with_poker_package(text: str) -> Iterator[Any]:
-    """Each hand of a PokerStars text read by the `poker` package (hands split as PokerStars files are:
-    by blank lines between hands)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        from poker.room.pokerstars import PokerStarsHandHistory
-
-        for chunk in text.split("\n\n\n"):
-            if chunk.strip():
-                hand = PokerStarsHandHistory(chunk.strip() + "\n")
-                hand.parse()
-                yield hand
+READER_PATH = Path(__file__).resolve().parents[2] / ".tools" / "pokerstars-reader"
 
 
-def Card(text: str) -> Any:  # noqa: N802 - the poker package's own card type, to compare with
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        from poker.card import Card as PokerCard
-
-    return PokerCard(text)
+def parse_with_poker_package(text: str) -> list[dict[str, Any]]:
+    """Each hand of a PokerStars text as the `poker` package reads it (tests/history/pokerstars_reader.py,
+    run in its own interpreter: the package's import name is `poker`, like this project's code)."""
+    if not (READER_PATH / "poker").is_dir():
+        raise AssertionError(f"the poker package is not installed in {READER_PATH}: run `make test` once")
+    done = subprocess.run(
+        [sys.executable, "-S", str(Path(__file__).with_name("pokerstars_reader.py"))],
+        input=text,
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(READER_PATH), "PATH": os.environ.get("PATH", "")},
+        check=False,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    hands: list[dict[str, Any]] = json.loads(done.stdout)
+    return hands
 
 
 def as_utc(moment: datetime) -> datetime:

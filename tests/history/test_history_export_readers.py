@@ -27,7 +27,6 @@ from services.history.exports.pokerstars_words import hand_name
 from services.history.records import Viewer, view_for
 from tests.history.engine_hands import varied_records
 from tests.history.export_readers import (
-    Card,
     as_utc,
     parse_with_poker_package,
     read_ohh_stream,
@@ -99,27 +98,25 @@ def test_pokerstars_corpus_reads_back_in_pokerkit_and_in_the_poker_package() -> 
     assert len(parsed) == len(records)
     for hand_history, record in zip(parsed, records, strict=True):
         check_round_trip(hand_history, record)
-    read = list(parse_with_poker_package(text))
+    read = parse_with_poker_package(text)
     assert len(read) == len(records)
     for hand, (number, record, hero) in zip(read, views(), strict=True):
         names = export_names(record)
-        assert hand.ident == str(number)
+        assert hand["ident"] == str(number)
         # The Eastern Time of the header is the hand's start (item 5).
-        assert as_utc(hand.date) == record.start_time.ToDatetime(tzinfo=UTC)
-        seated = {p.name: int(p.stack) for p in hand.players if p.stack}
-        assert seated == {names[s.seat]: s.starting_stack for s in record.seats}
-        assert hand.button.name == names[record.button_seat]
-        assert hand.hero.name == names[next(s.seat for s in record.seats if s.player_id == hero)]
-        assert hand.total_pot == sum(p.amount + p.rake for p in record.pots)
-        board = [card for card in (*(hand.flop.cards if hand.flop else ()), hand.turn, hand.river) if card]
-        assert board == [Card(c.text) for c in record.board]
+        assert as_utc(datetime.fromisoformat(hand["date"])) == record.start_time.ToDatetime(tzinfo=UTC)
+        assert hand["players"] == {names[s.seat]: s.starting_stack for s in record.seats}
+        assert hand["button"] == names[record.button_seat]
+        assert hand["hero"] == names[next(s.seat for s in record.seats if s.player_id == hero)]
+        assert hand["total_pot"] == sum(p.amount + p.rake for p in record.pots)
+        assert hand["board"] == [c.text for c in record.board]
         # Winners from the summary lines (`collected (n)`, `showed [..] and won (n) with ...`); the
         # package keeps PokerStars' position marks in the name. It reads the seat lines from the fifth
         # summary line on, assuming a Board line (absent when no flop was dealt), so only hands with
         # a board are checked here (PokerKit checks every hand's winnings above).
         if not record.board:
             continue
-        winners = {re.sub(r" \((button|small blind|big blind)\)", "", w) for w in hand.winners}
+        winners = {re.sub(r" \((button|small blind|big blind)\)", "", w) for w in hand["winners"]}
         assert winners == {names[s] for p in record.pots for s in p.winner_seats}
 
 

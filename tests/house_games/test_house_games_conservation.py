@@ -186,10 +186,11 @@ def assert_conserves(settlement: RoundSettlement, table_maximum: int) -> None:
 @given(
     deck=any_decks,
     table_maximum=st.integers(1, 50_000),
-    jackpot=st.integers(0, 10**7),
+    jackpot=st.one_of(st.integers(0, 10**7), st.integers(0, 10**15)),
     light_bonus=st.booleans(),
     still_no_game_ante=st.sampled_from(StillNoGameAnte),
     contribution=st.integers(0, 100),
+    award_stakes=st.integers(1, 90_000),
     data=st.data(),
 )
 def test_russian_poker_settlement_conserves_chips(
@@ -199,6 +200,7 @@ def test_russian_poker_settlement_conserves_chips(
     light_bonus: bool,
     still_no_game_ante: StillNoGameAnte,
     contribution: int,
+    award_stakes: int,
     data: st.DataObject,
 ):
     # Both readings of the operator decisions 1 and 12 are settings, and decision 9's jackpot
@@ -208,6 +210,7 @@ def test_russian_poker_settlement_conserves_chips(
         bonus_on_light_boxes=light_bonus,
         still_no_game_ante=still_no_game_ante,
         jackpot_contribution_percent=contribution,
+        jackpot_award_stakes=award_stakes,
     )
     wagers = data.draw(russian_wagers(light_bonus))
     game = RussianPokerRound(deck, wagers, table, jackpot=jackpot)
@@ -225,6 +228,10 @@ def test_russian_poker_settlement_conserves_chips(
             event(f"{line.item.value} {line.outcome.value}{' capped' if line.withheld else ''}")
     assert_conserves(settlement, table_maximum)
     for box_settlement in settlement.boxes:
+        for line in box_settlement.lines:
+            if line.item is Item.JACKPOT:
+                # Decision 13: no bonus stake wins more than award_stakes times itself of jackpot.
+                assert line.amount <= box_settlement.line(Item.BONUS).stake * award_stakes
         if Item.INSURANCE in items_of(box_settlement) and Item.BUY_GAME_FEE not in items_of(box_settlement):
             # Insurance accepted is insurance the table maximum can pay in full beside the ante.
             assert box_settlement.line(Item.INSURANCE).withheld == 0

@@ -153,7 +153,10 @@ def test_straight_flush_wins_ten_percent_of_the_jackpot_rounded_down():
 
 
 def test_royal_flush_wins_the_whole_jackpot():
-    game = russian_round(["Ts Js Qs Ks As"], "2c 2d 4d 3h 5s", wagers=[dark_bonus_box()], jackpot=123_457)
+    # A stake of 7 covers it: awards are capped at 20,000 stakes (decision 13).
+    game = russian_round(
+        ["Ts Js Qs Ks As"], "2c 2d 4d 3h 5s", wagers=[dark_bonus_box(bonus=7)], jackpot=123_457
+    )
     settlement = game.settle()
     assert settlement.box(1).line(Item.JACKPOT).amount == 123_457
     assert settlement.jackpot_after == 0

@@ -59,6 +59,11 @@ class Directory(shard_directory_pb2_grpc.ShardDirectoryServiceServicer):
             tables=[figures_to_summary(figures_for(self._shard_id, r, self._seats)) for r in rooms]
         )
 
+    async def OpenTable(  # noqa: N802
+        self, request: shard_directory_pb2.OpenTableRequest, context: Any
+    ) -> shard_directory_pb2.OpenTableResponse:
+        return shard_directory_pb2.OpenTableResponse(table_id=request.table_id)
+
 
 async def hold_lease(args: argparse.Namespace, stop: asyncio.Event) -> None:
     client = create_redis(args.redis_url)
@@ -93,7 +98,9 @@ async def serve_directory(args: argparse.Namespace, stop: asyncio.Event) -> None
             )
         ],
         # Only the lobby lists a shard's tables this way.
-        access=AccessPolicy.for_service(name, {"ListShardTables": services(ServiceName.LOBBY)}),
+        access=AccessPolicy.for_service(
+            name, {"ListShardTables": services(ServiceName.LOBBY), "OpenTable": services(ServiceName.LOBBY)}
+        ),
         token_keys=TokenKeys(keys={DEV_KEY_ID: DEV_SIGNING_KEY.encode()}, signing_key_id=DEV_KEY_ID),
     )
     await running.start()

@@ -48,7 +48,7 @@ class CountingShard(shard_directory_pb2_grpc.ShardDirectoryServiceServicer):
 
 
 def _with_shard(shard: CountingShard) -> Any:
-    policy = AccessPolicy.for_service(SERVICE, {"ListShardTables": ANY_CALLER})
+    policy = AccessPolicy.for_service(SERVICE, {"ListShardTables": ANY_CALLER, "OpenTable": ANY_CALLER})
     service = GrpcService(
         SERVICE,
         lambda server: shard_directory_pb2_grpc.add_ShardDirectoryServiceServicer_to_server(shard, server),

@@ -215,6 +215,8 @@ async def test_a_person_signs_in_buys_sits_plays_a_hand_reconnects_leaves_and_ve
             )
 
             bet_typed = False
+            entered = False
+            log_rows: set[int] = set()
             saw_countdown = False
             saw_own_cards = False
             while True:
@@ -242,6 +244,13 @@ async def test_a_person_signs_in_buys_sits_plays_a_hand_reconnects_leaves_and_ve
                 turn = text_of(table, "#turn")
                 saw_countdown |= "YOUR TURN" in turn and "s left" in turn
                 legal = set(view.legal_actions.actions)
+                # Issue 25 items 10 and 12: the turn's start never puts the focus on fold (one Enter
+                # must never fold), the keys are on the buttons, and the rows below do not move.
+                focused = table.app.focused
+                assert focused is None or focused.id != "act-fold"
+                assert not table.query_one("#act-fold", Button).can_focus
+                assert str(table.query_one("#act-fold", Button).label).endswith("(f)")
+                log_rows.add(table.query_one("#log").region.y)
                 if A.ACTION_KIND_BET in legal and not bet_typed:
                     # The slider: one step up from the smallest bet, then bet it.
                     await press(pilot, "#amount-up")
@@ -251,10 +260,17 @@ async def test_a_person_signs_in_buys_sits_plays_a_hand_reconnects_leaves_and_ve
                     await press(pilot, "#act-bet")
                     bet_typed = True
                 elif A.ACTION_KIND_CHECK in legal:
-                    await press(pilot, "#act-check")
+                    # Enter on the default: a check, never a fold.
+                    await until(
+                        pilot,
+                        lambda: table.app.focused is not None and table.app.focused.id == "act-check",
+                        what="the focus on check",
+                    )
+                    await pilot.press("enter")
+                    entered = True
                 else:
                     assert str(table.query_one("#act-call", Button).label).startswith("call ")
-                    await press(pilot, "#act-call")
+                    await pilot.press("c")  # the call's key
                 # The decision is done once the table moved on: another street, seat to act or bets.
                 decided = decision(view)
                 await until(
@@ -265,11 +281,14 @@ async def test_a_person_signs_in_buys_sits_plays_a_hand_reconnects_leaves_and_ve
                 )
             assert saw_own_cards
             assert saw_countdown
+            log_rows.add(table.query_one("#log").region.y)  # between turns: the buttons are hidden
+            assert len(log_rows) == 1, f"the table log moved: rows {log_rows}"
+            assert entered or bet_typed
             assert bet_typed, "bob checks or calls, so a bet is open to the client on some street"
             await until(
                 pilot, lambda: any("hand ended" in line for line in table.log_lines), what="hand ended"
             )
-            assert any(" bet " in f" {line} " for line in table.log_lines)
+            assert any(" bets " in f" {line} " for line in table.log_lines)  # "bets 20 (+20)"
 
             # Chat and a sticker reach the other player.
             await type_into(pilot, "#chat", "good luck")
@@ -284,6 +303,19 @@ async def test_a_person_signs_in_buys_sits_plays_a_hand_reconnects_leaves_and_ve
                 what=f"chat delivered: {text_of(table, '#message')} {table.log_lines[-5:]} {table.query_one('#chat', Input).value!r}",
             )
             await until(pilot, lambda: any("gg" in line for line in table.log_lines), what="sticker shown")
+
+            # Issue 25 item 11: Sit out and Sit in, the state shown.
+            await pilot.press("s")
+            await until(
+                pilot,
+                lambda: (
+                    "sitting out" in text_of(table, "#seat-state")
+                    and str(table.query_one("#sit-out", Button).label).startswith("Sit in")
+                ),
+                what="sat out",
+            )
+            await pilot.press("s")
+            await until(pilot, lambda: "you are in" in text_of(table, "#seat-state"), what="sat in")
 
             # A dropped link: the client says so, reconnects by itself, and the seat was kept.
             proxy.take_down()

@@ -119,7 +119,7 @@ def test_seat_lines_mark_me_the_player_to_act_the_button_and_show_only_the_cards
     assert "bet 20" in other.text
     assert vm.HIDDEN_CARD in other.text
     assert "(empty)" in empty.text
-    assert vm.pots_text(a_view()) == "main pot 200, side pot 1 40"
+    assert vm.pots_text(a_view()) == "main pot 200, side pot 40"  # one side pot: "side pot"
     assert vm.board_text(a_view()) == "2♣ 7♦ J♥"
 
 
@@ -220,10 +220,12 @@ def test_pot_sized_bets_stay_legal() -> None:
 
 def test_events_read_as_lines_and_hole_cards_of_others_stay_face_down() -> None:
     names = {1: "ann", 2: "bob"}
+    # Issue 25 item 4: a raise shows the raise-to total (the chips it added beside it), not the added.
     act = table_pb2.TableEvent(
-        seat=2, action=table_pb2.ActionTaken(action=table_pb2.ACTION_KIND_RAISE, amount=60, timed_out=False)
+        seat=2,
+        action=table_pb2.ActionTaken(action=table_pb2.ACTION_KIND_RAISE, amount=475, to=480, timed_out=False),
     )
-    assert vm.event_line(act, names) == "bob raise to 60"
+    assert vm.event_line(act, names) == "bob raises to 480 (+475)"
     timed = table_pb2.TableEvent(
         seat=1, action=table_pb2.ActionTaken(action=table_pb2.ACTION_KIND_FOLD, timed_out=True)
     )
@@ -318,6 +320,20 @@ def test_the_fairness_verdict_is_the_local_recomputation_beside_the_servers() ->
     )
     assert not failed.passed
     assert failed.lines[-1] == "VERDICT: FAIL - DEALT_CARD at deck position 3"
+    # Issue 25 item 13: nothing the player saw was checked (a house round before the fix): no PASS.
+    nothing = vm.fairness_report(
+        hand_id="h",
+        commitment="c" * 64,
+        shuffle_version=2,
+        client_seed_seats=[],
+        mismatch=None,
+        dealt_checked=0,
+        computed_commitment="c" * 64,
+        server_verdict_pass=True,
+    )
+    assert not nothing.passed
+    assert not any("PASS -" in line for line in nothing.lines)
+    assert nothing.lines[-1].startswith("VERDICT: NOT VERIFIED")
 
 
 def test_history_rows_sign_the_amounts() -> None:
@@ -335,9 +351,10 @@ def test_history_rows_sign_the_amounts() -> None:
     assert vm.balance_row(change)[1:] == ("CASH_OUT", "+1,040 GRAM", "wallet 2,040", "t.1")
 
 
-def test_card_positions_to_exchange_are_zero_to_four_each_once() -> None:
-    assert vm.parse_card_positions("0, 3 4") == [0, 3, 4]
-    for bad in ("", "5", "1 1", "x"):
+def test_cards_to_exchange_count_from_one_as_a_person_counts_them() -> None:
+    # Issue 25 item 15: typed 1 to 5 from the left; the wire's positions are 0 to 4.
+    assert vm.parse_card_positions("1, 4 5") == [0, 3, 4]
+    for bad in ("", "0", "6", "1 1", "x"):
         with pytest.raises(vm.AmountError):
             vm.parse_card_positions(bad)
 
@@ -391,12 +408,44 @@ def test_a_house_round_shows_cards_options_with_costs_deadline_and_every_settlem
     settled.boxes.add(
         box=1,
         settlement=[
-            table_pb2.HouseSettlementLine(item="ante", outcome="win", amount=10),
-            table_pb2.HouseSettlementLine(item="bet", outcome="win", amount=30, withheld=5),
+            table_pb2.HouseSettlementLine(item="ante", outcome="win", amount=10, stake=10),
+            table_pb2.HouseSettlementLine(item="bet", outcome="win", amount=30, withheld=5, stake=20),
+            # Issue 25 item 15: a returned bet says what came back and why, not "returned 0".
+            table_pb2.HouseSettlementLine(
+                item="bet", outcome="RETURNED", amount=0, stake=100, reason="DEALER_DOES_NOT_QUALIFY"
+            ),
         ],
     )
     lines = vm.house_round_lines(settled, 1_000_030)
-    assert "  ante: win +10" in lines
-    assert "  bet: win +30 (withheld 5)" in lines
+    assert "  ante: staked 10, win - back 20 (+10)" in lines
+    assert "  bet: staked 20, win - back 50 (+30) (withheld 5)" in lines
+    assert "  bet: staked 100, returned - back 100 (0) - dealer does not qualify" in lines
     assert "staked 30, paid out 70" in lines
     assert not any(line.startswith("decide within") for line in lines)
+
+
+def test_side_pots_show_who_can_win_them_and_awards_name_winner_and_hand() -> None:
+    view = table_pb2.TableView(
+        pots=[
+            table_pb2.Pot(amount=40, eligible_seats=[1, 2, 3, 4]),
+            table_pb2.Pot(amount=1950, eligible_seats=[1, 4]),
+        ],
+        seats=[table_pb2.SeatView(seat=4, player_id="dan", display_name="Dan")],
+        awards=[
+            table_pb2.PotAward(
+                pot_index=0, seats=[4], amounts=[1945], hand_description="Two pair, Aces and Kings"
+            )
+        ],
+    )
+    assert vm.pots_text(view) == "main pot 40 (seats 1 2 3 4), side pot 1,950 (seats 1 4)"
+    assert vm.awards_text(view) == "last hand - pot: Dan +1,945 with Two pair, Aces and Kings"
+    notice = table_pb2.TableEvent(
+        notice=table_pb2.TableNotice(code="POT_AWARDED", text="pot 0: seat 4 wins 1945")
+    )
+    assert vm.event_line(notice, {}) is None  # the awards line above replaces the table's raw notice
+
+
+def test_a_spectator_is_told_the_view_runs_late() -> None:
+    view = table_pb2.TableView()
+    view.as_of.FromSeconds(1_000_000)
+    assert vm.spectator_text(view, 1_000_021.2).startswith("SPECTATING: you see the table 21 s late")

@@ -112,7 +112,8 @@ def test_cluster_starts_every_service_where_the_settings_say_and_stops_cleanly_o
     assert "Traceback" not in output
     for name in SERVICES:
         assert f"{name} |" in output, f"no line labelled with {name}"
-        assert any(f"{name} |" in line and '"stopped"' in line for line in lines), (
+        # Quiet `make run` shows the record as `stopped`; JSON as the service wrote it when verbose.
+        assert any(f"{name} |" in line and ("| stopped" in line or '"stopped"' in line) for line in lines), (
             f"{name} did not stop cleanly"
         )
 
@@ -288,3 +289,75 @@ def test_each_service_is_told_where_the_services_it_calls_listen() -> None:
     given = {"POKER_TABLE_LOBBY_ADDRESS": "10.0.0.1:1"}
     assert "POKER_TABLE_LOBBY_ADDRESS" not in cluster.peer_addresses("table", endpoints, given)
     assert cluster.peer_addresses("cashier", endpoints, {}) == {}
+
+
+def _lines_for(process: subprocess.Popen[str], seconds: float) -> list[str]:
+    """What the launcher prints in the next `seconds` (read on a thread: the pipe may stay quiet)."""
+    assert process.stdout is not None
+    stream = process.stdout
+    lines: list[str] = []
+    with futures.ThreadPoolExecutor(1) as pool:
+        reader = pool.submit(lambda: [lines.append(line) for line in stream])
+        time.sleep(seconds)
+        process.send_signal(signal.SIGINT)
+        reader.result(timeout=60)
+    process.wait(timeout=60)
+    return lines
+
+
+@pytest.mark.parametrize("verbose", [False, True])
+def test_make_run_is_quiet_by_default_and_says_everything_when_verbose(
+    tmp_path: Path, processes: list[subprocess.Popen[str]], verbose: bool
+) -> None:
+    # Issue 25 item 16: the table polls GetMaintenance every second; quiet, no RPC line shows (the
+    # banner stays on screen), warnings and addresses do; verbose shows every line.
+    process = _start(tmp_path, _free_base_port(), **({"POKER_CLUSTER_VERBOSE": "1"} if verbose else {}))
+    processes.append(process)
+    banner = _read_until_banner(process)
+    after = _lines_for(process, 4.0)
+    rpc_lines = [line for line in banner + after if '"event": "rpc"' in line]
+    listening = [line for line in banner if "listening" in line]
+    assert len(listening) >= 5, "".join(banner)  # every gRPC service (the gateway logs its own way)
+    if verbose:
+        assert any("GetMaintenance" in line for line in rpc_lines), "".join(after[-20:])
+    else:
+        assert not rpc_lines, "".join(rpc_lines[:5])
+        assert len(after) < 10, "".join(after)
+    # Issue 25 item 14: the development house bank is funded once SERVING, by the admin's audited
+    # funding (so house games can be played), once per data folder.
+    for pool in ("GRAM", "MPX"):
+        assert any(
+            f"{pool} house bank funded by the admin funding funding:make-run-house-bank-{pool}" in line
+            for line in after
+        ), "".join(after)
+
+
+def test_the_development_house_bank_is_funded_once_per_data_folder(
+    tmp_path: Path, processes: list[subprocess.Popen[str]]
+) -> None:
+    base = _free_base_port()
+    for run, word in enumerate(("funded", "already funded")):
+        process = _start(tmp_path, base)
+        processes.append(process)
+        _read_until_banner(process)
+        after = _lines_for(process, 3.0)
+        assert any(f"GRAM house bank {word} by the admin funding" in line for line in after), (run, after)
+        assert any("balance 100,000,000" in line for line in after), after
+
+
+def test_quiet_output_keeps_warnings_and_counts_what_happened() -> None:
+    from service_runtime.cluster_output import QuietOutput
+
+    shown = QuietOutput()
+    ok = '{"event": "rpc", "level": "info", "method": "/poker.cashier.v1.CashierService/SettleHand", "code": "OK"}'
+    poll = '{"event": "rpc", "level": "info", "method": "/poker.lobby.v1.LobbyService/GetMaintenance", "code": "OK"}'
+    refused = '{"event": "rpc", "level": "info", "method": "/poker.table.v1.TableService/Act", "code": "FAILED_PRECONDITION"}'
+    warning = (
+        '{"event": "table step refused", "level": "warning", "reason": "UNAVAILABLE", "service": "table"}'
+    )
+    assert [shown.line(line) for line in (ok, ok, poll, refused)] == [None] * 4
+    assert shown.line(warning) == "WARNING table step refused reason=UNAVAILABLE"
+    assert shown.line("Traceback (most recent call last):") == "Traceback (most recent call last):"
+    assert shown.summary() == "cluster: since the last summary: 1 calls refused, 2 hands settled"
+    assert shown.summary() is None
+    assert QuietOutput(verbose=True).line(poll) == poll

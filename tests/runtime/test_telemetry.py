@@ -161,3 +161,50 @@ async def test_a_call_continues_the_callers_trace_and_the_servers_log_lines_carr
     assert rpc_lines
     assert all(line["trace_id"] == trace_id for line in rpc_lines)
     assert {line["span_id"] for line in rpc_lines} == server_ids
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+            (0x4BF92F3577B34DA6A3CE929D0E0E4736, True),
+        ),
+        (
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00",
+            (0x4BF92F3577B34DA6A3CE929D0E0E4736, False),
+        ),
+        # A later version may carry more fields (W3C trace context, "future versions").
+        (
+            "01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-extra",
+            (0x4BF92F3577B34DA6A3CE929D0E0E4736, True),
+        ),
+        ("00-00000000000000000000000000000000-00f067aa0ba902b7-01", None),
+        ("00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01", None),
+        ("ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", None),
+        ("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-extra", None),
+        ("00-zzf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", None),
+        ("garbage", None),
+        ("", None),
+    ],
+)
+def test_traceparent_is_read_as_w3c_trace_context_says(value: str, expected: tuple[int, bool] | None) -> None:
+    parsed = tracing.parse_traceparent(value)
+    if expected is None:
+        assert parsed is None
+    else:
+        assert parsed is not None
+        assert (parsed.trace_id, parsed.trace_flags.sampled) == expected
+        assert parsed.is_remote
+
+
+async def test_a_hostile_traceparent_starts_a_new_trace_and_the_call_is_served(
+    spans: InMemorySpanExporter,
+) -> None:
+    async with running_server([], PROBE_ACCESS, extra_handlers=[probe_handler()]) as (_, channel):
+        for value in ("00-" + "z" * 32 + "-" + "1" * 16 + "-01", "x" * 5000, "00-1-2-3"):
+            metadata = (("authorization", f"Bearer {_token()}"), ("traceparent", value))
+            assert await channel.unary_unary(f"/{SERVICE}/Whoami")(b"", metadata=metadata) == b"table"
+    servers = [s for s in spans.get_finished_spans() if s.kind is SpanKind.SERVER]
+    assert len(servers) == 3
+    assert all(s.parent is None for s in servers)

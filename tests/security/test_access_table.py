@@ -8,7 +8,7 @@ from pathlib import Path
 from google.protobuf import descriptor_pool
 
 from service_runtime.access import describe
-from services.access_table import SERVICES, policy_of, render
+from services.access_table import READS, SERVICES, policy_of, render
 
 from .service_processes import FULL_NAMES
 
@@ -83,3 +83,9 @@ def test_the_cashier_docs_role_table_is_the_one_the_code_enforces() -> None:
     assert set(documented) == {m.name for m in descriptor.methods}
     for rpc, principals in documented.items():
         assert principals == _granted("cashier", rpc), rpc
+
+
+def test_every_read_note_names_a_method_its_service_has() -> None:
+    for service, method in READS:
+        names = {path.rsplit("/", 1)[1] for path in policy_of(service).roles}
+        assert method in names, (service, method)

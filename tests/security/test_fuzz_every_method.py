@@ -77,6 +77,8 @@ def _identities() -> dict[str, tuple[tuple[str, str], ...]]:
         "expired token": bearer(mint_token(DEV_KEYS, "alice", [Role.PLAYER], now=now - 100, ttl_seconds=10)),
         "forged token": bearer(mint_token(stranger, "alice", [Role.ADMIN], now=now, ttl_seconds=60)),
         "player": bearer(token_for("alice")),
+        # Another player: every read of the seeded player's seat, wallet and table, as a stranger.
+        "other player": bearer(token_for("mallory")),
         "player named house": bearer(token_for("house")),
         "admin": bearer(token_for("ops", Role.ADMIN)),
         "unknown service": bearer(token_for("table-shard-9", Role.SERVICE)),
@@ -165,7 +167,9 @@ async def _attack_service(service: ServiceProcess, rng: random.Random, findings:
             cases: list[tuple[str, bytes]] = [(who, b"") for who in IDENTITIES]
             cases += [(who, random_request(method, rng)) for who in IDENTITIES]
             cases += [
-                (who, garbage) for garbage in GARBAGE_PAYLOADS for who in ("no token", "player", "admin")
+                (who, garbage)
+                for garbage in GARBAGE_PAYLOADS
+                for who in ("no token", "player", "other player", "admin")
             ]
             admitted: set[str] = set()
             index = 0

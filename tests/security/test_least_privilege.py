@@ -7,6 +7,7 @@ The services run as real processes; each check is a real call with the identity'
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,6 +17,8 @@ import pytest
 from poker.cashier.v1 import cashier_pb2, cashier_pb2_grpc
 from poker.common.v1 import common_pb2
 from poker.fairness.v1 import fairness_pb2
+from poker.lobby.v1 import lobby_pb2, lobby_pb2_grpc, shard_directory_pb2
+from poker.table.v1 import table_pb2
 from service_runtime.auth import Role, ServiceName
 from service_runtime.testing import auth_metadata, reason_of, service_metadata
 from services.cashier.ledger import Pool, mint_account_id
@@ -128,6 +131,167 @@ def test_a_table_token_cannot_mint_chips_through_create_transfers(cluster: dict[
     outcome, minted_before, minted_after = asyncio.run(attempt())
     assert outcome == "PERMISSION_DENIED MINT_ACCOUNT_FORBIDDEN", outcome
     assert minted_after == minted_before
+
+
+# ---------------------------------------------------------------- reads of others' data, streams (issue 23)
+
+LOBBY_PATH = "/poker.lobby.v1.LobbyService"
+DIRECTORY_PATH = "/poker.lobby.v1.ShardDirectoryService"
+TABLE_PATH = "/poker.table.v1.TableService"
+
+
+async def _first_answer(
+    address: str, path: str, request: object, metadata: tuple[tuple[str, str], ...]
+) -> str:
+    async with grpc.aio.insecure_channel(address) as channel:
+        call = channel.unary_stream(path, request_serializer=lambda m: m.SerializeToString())(
+            request, metadata=metadata, timeout=10
+        )
+        try:
+            await call.read()
+            return "OK"
+        except grpc.aio.AioRpcError as error:
+            return f"{error.code().name} {reason_of(error)}"
+        finally:
+            call.cancel()
+
+
+def test_a_player_reads_no_other_players_data_and_no_room_they_may_not_see(
+    cluster: dict[str, ServiceProcess],
+) -> None:
+    alice = PEOPLE["player"]
+    private = f"private-{uuid.uuid4().hex[:8]}"
+
+    async def run() -> dict[str, str]:
+        async with grpc.aio.insecure_channel(cluster["lobby"].address) as channel:
+            await lobby_pb2_grpc.LobbyServiceStub(channel).CreateRoom(
+                lobby_pb2.CreateRoomRequest(
+                    request_id=private,
+                    room=lobby_pb2.Room(
+                        room_id=private, display_name="private", variant=common_pb2.GAME_VARIANT_NO_LIMIT_HOLDEM,
+                        pool=common_pb2.CHIP_POOL_GRAM, seats_per_table=6, private=True,
+                        blinds=lobby_pb2.BlindStakes(small_blind=5, big_blind=10, step=5),
+                        min_buy_in=200, max_buy_in=2000,
+                    ),
+                    table_count=1,
+                ),
+                metadata=PEOPLE["admin"], timeout=5,
+            )  # fmt: skip
+        cashier, lobby, table = cluster["cashier"].address, cluster["lobby"].address, cluster["table"].address
+        outcomes = {
+            "GetBalances(bob)": await _outcome(
+                cashier,
+                _path("cashier", "GetBalances"),
+                cashier_pb2.GetBalancesRequest(player_id="bob"),
+                alice,
+            ),
+            "GetStatement(bob)": await _outcome(
+                cashier,
+                _path("cashier", "GetStatement"),
+                cashier_pb2.GetStatementRequest(player_id="bob"),
+                alice,
+            ),
+            "AuthorizeView": await _outcome(
+                lobby,
+                f"{LOBBY_PATH}/AuthorizeView",
+                lobby_pb2.AuthorizeViewRequest(player_id="alice", room_id=private),
+                alice,
+            ),
+            "OpenTable": await _outcome(
+                table,
+                f"{DIRECTORY_PATH}/OpenTable",
+                shard_directory_pb2.OpenTableRequest(table_id=f"{private}.1"),
+                alice,
+            ),
+            "ListShardTables": await _outcome(
+                table,
+                f"{DIRECTORY_PATH}/ListShardTables",
+                shard_directory_pb2.ListShardTablesRequest(),
+                alice,
+            ),
+            "GetTableSnapshot": await _outcome(
+                table,
+                f"{TABLE_PATH}/GetTableSnapshot",
+                table_pb2.GetTableSnapshotRequest(table_id=f"{private}.1"),
+                alice,
+            ),
+            "WatchTable": await _first_answer(
+                table, f"{TABLE_PATH}/WatchTable", table_pb2.WatchTableRequest(table_id=f"{private}.1"), alice
+            ),
+            "SpectateTable": await _first_answer(
+                table,
+                f"{TABLE_PATH}/SpectateTable",
+                table_pb2.SpectateTableRequest(table_id=f"{private}.1"),
+                alice,
+            ),
+            "GetTableSnapshot as admin": await _outcome(
+                table,
+                f"{TABLE_PATH}/GetTableSnapshot",
+                table_pb2.GetTableSnapshotRequest(table_id=f"{private}.1"),
+                PEOPLE["admin"],
+            ),
+        }
+        return outcomes
+
+    outcomes = asyncio.run(run())
+    assert outcomes == {
+        "GetBalances(bob)": "PERMISSION_DENIED NOT_YOUR_RESOURCE",
+        "GetStatement(bob)": "PERMISSION_DENIED NOT_YOUR_RESOURCE",
+        "AuthorizeView": "PERMISSION_DENIED ROLE_REQUIRED",
+        "OpenTable": "PERMISSION_DENIED ROLE_REQUIRED",
+        "ListShardTables": "PERMISSION_DENIED ROLE_REQUIRED",
+        "GetTableSnapshot": "NOT_FOUND TABLE_NOT_FOUND",
+        "WatchTable": "NOT_FOUND TABLE_NOT_FOUND",
+        "SpectateTable": "NOT_FOUND TABLE_NOT_FOUND",
+        "GetTableSnapshot as admin": "OK",
+    }, outcomes
+
+
+def test_one_player_holds_at_most_their_share_of_streams(cluster: dict[str, ServiceProcess]) -> None:
+    """POKER_TABLE_PLAYER_CONCURRENT_STREAMS (16) per player, 2 streams without a seat per table."""
+    hog = auth_metadata(f"hog-{uuid.uuid4().hex[:8]}")
+
+    async def run() -> tuple[list[str], str, str]:
+        async with grpc.aio.insecure_channel(cluster["lobby"].address) as channel:
+            rooms = await lobby_pb2_grpc.LobbyServiceStub(channel).ListRooms(
+                lobby_pb2.ListRoomsRequest(), metadata=hog, timeout=5
+            )
+        cash = [r.room_id for r in rooms.rooms if r.WhichOneof("stakes") in ("blinds", "limits")]
+        assert len(cash) >= 9, cash
+        async with grpc.aio.insecure_channel(cluster["table"].address) as channel:
+            watch = channel.unary_stream(
+                f"{TABLE_PATH}/WatchTable", request_serializer=lambda m: m.SerializeToString()
+            )
+            calls = []
+
+            async def first(table_id: str, metadata: tuple[tuple[str, str], ...]) -> str:
+                call = watch(table_pb2.WatchTableRequest(table_id=table_id), metadata=metadata, timeout=30)
+                calls.append(call)
+                try:
+                    await call.read()
+                    return "OK"
+                except grpc.aio.AioRpcError as error:
+                    return f"{error.code().name} {reason_of(error)}"
+
+            try:
+                answers = [await first(f"{room}.1", hog) for room in cash[:8] for _ in range(2)]
+                answers.append(await first(f"{cash[8]}.1", hog))
+                at_one_table = await first(f"{cash[0]}.1", auth_metadata(f"fair-{uuid.uuid4().hex[:8]}"))
+                for call in calls:
+                    call.cancel()
+                await asyncio.sleep(0.5)
+                # Closed streams give the share back.
+                again = await first(f"{cash[8]}.1", hog)
+            finally:
+                for call in calls:
+                    call.cancel()
+            return [*answers, again], at_one_table, again
+
+    answers, other_player, again = asyncio.run(run())
+    assert answers[:16] == ["OK"] * 16
+    assert answers[16] == "RESOURCE_EXHAUSTED CALLER_QUOTA_EXCEEDED"
+    assert other_player == "OK"
+    assert again == "OK"
 
 
 def test_the_gateway_forwards_nothing_beyond_a_players_rights_whoever_calls_it(

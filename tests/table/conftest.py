@@ -31,6 +31,7 @@ from poker.table.v1 import table_pb2_grpc
 from service_runtime.access import ANY_CALLER, AccessPolicy
 from service_runtime.auth import Role
 from service_runtime.errors import NotFound, PermissionDenied
+from service_runtime.interceptors import Limits
 from service_runtime.server import GrpcService, RunningServer, create_server
 from service_runtime.testing import DEV_KEYS, auth_metadata, throwaway_postgres_database
 from services.table.assembly import assemble
@@ -206,6 +207,8 @@ class StandInLobby(lobby_pb2_grpc.LobbyServiceServicer):
         self.rooms: dict[str, lobby_pb2.Room] = {}
         self.not_allowed: set[str] = set()
         self.no_new_hands: set[str] = set()
+        # Rooms (room id) no player may see, as the lobby hides a private room from a stranger.
+        self.hidden: set[str] = set()
 
     async def GetRoom(self, request: lobby_pb2.GetRoomRequest, context: Any) -> lobby_pb2.GetRoomResponse:  # noqa: N802
         room = self.rooms.get(request.room_id)
@@ -232,6 +235,14 @@ class StandInLobby(lobby_pb2_grpc.LobbyServiceServicer):
             raise PermissionDenied("NOT_ON_ALLOW_LIST", "private room")
         return lobby_pb2.AuthorizeSeatResponse(room_revision=1)
 
+    async def AuthorizeView(  # noqa: N802
+        self, request: lobby_pb2.AuthorizeViewRequest, context: Any
+    ) -> lobby_pb2.AuthorizeViewResponse:
+        room = self.rooms.get(request.room_id)
+        if room is None or request.room_id in self.hidden:
+            raise NotFound("ROOM_NOT_FOUND", "no such room")
+        return lobby_pb2.AuthorizeViewResponse(room_revision=1, table_count=room.table_count)
+
     async def ListRooms(  # noqa: N802
         self, request: lobby_pb2.ListRoomsRequest, context: Any
     ) -> lobby_pb2.ListRoomsResponse:
@@ -256,7 +267,14 @@ class StandInHistory(history_pb2_grpc.HistoryServiceServicer):
 
 
 def nl_room(
-    room_id: str, *, seats: int = 6, sb: int = 5, bb: int = 10, step: int = 5, rake_bp: int = 500
+    room_id: str,
+    *,
+    seats: int = 6,
+    sb: int = 5,
+    bb: int = 10,
+    step: int = 5,
+    rake_bp: int = 500,
+    table_count: int = 1,
 ) -> lobby_pb2.Room:
     return lobby_pb2.Room(
         room_id=room_id,
@@ -269,6 +287,7 @@ def nl_room(
         max_buy_in=2000,
         rake_basis_points=rake_bp,
         rake_cap=30,
+        table_count=table_count,
     )
 
 
@@ -378,6 +397,7 @@ def table_settings(
 
 @contextlib.asynccontextmanager
 async def table_world(backends: dict[str, ServiceProcess], **overrides: Any) -> AsyncIterator[TableWorld]:
+    # The server's bounds (the interceptor's Limits) follow the settings' stream and call keys.
     lobby, history = StandInLobby(), StandInHistory()
     async with (
         stand_in(
@@ -398,8 +418,18 @@ async def table_world(backends: dict[str, ServiceProcess], **overrides: Any) -> 
             **overrides,
         )
         assembly = await assemble(settings)
+        limits = Limits(
+            settings.max_concurrent_rpcs,
+            settings.max_concurrent_streams,
+            settings.player_concurrent_calls,
+            settings.player_concurrent_streams,
+        )
         running, port = await create_server(
-            "127.0.0.1:0", services=assembly.services, access=assembly.access, token_keys=DEV_KEYS
+            "127.0.0.1:0",
+            services=assembly.services,
+            access=assembly.access,
+            token_keys=DEV_KEYS,
+            limits=limits,
         )
         await running.start()
         channels = [

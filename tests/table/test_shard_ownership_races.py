@@ -47,20 +47,21 @@ class Rooms:
 
 
 class Registry:
-    """Owns every room for `ME`; `owners_of` can be held open by the test."""
+    """Owns every room for `ME`; `owners_of` can be held open by the test; `token` is every room's."""
 
     def __init__(self) -> None:
         self.hold: asyncio.Event | None = None
         self.asked: asyncio.Event = asyncio.Event()
+        self.token = 1
 
     async def live_shards(self) -> list[ShardInfo]:
         return [ME]
 
     async def owner_of(self, room_id: str) -> RoomOwner:
-        return RoomOwner(room_id, ME, 1)
+        return RoomOwner(room_id, ME, self.token)
 
     async def owners_of(self, room_ids: Sequence[str]) -> dict[str, RoomOwner]:
-        answer = {room_id: RoomOwner(room_id, ME, 1) for room_id in room_ids}
+        answer = {room_id: RoomOwner(room_id, ME, self.token) for room_id in room_ids}
         self.asked.set()
         if self.hold is not None:
             await self.hold.wait()
@@ -187,5 +188,25 @@ async def test_a_table_stops_even_when_a_cancel_is_lost() -> None:
         done, _ = await asyncio.wait({stopping}, timeout=5)
         assert stopping in done, "stop() still waits for a table that lost its cancel"
         assert event_log.lost == 1
+    finally:
+        await shard.stop()
+
+
+async def test_a_table_whose_room_moved_away_and_back_meanwhile_is_closed_as_stale() -> None:
+    """Issue 30: a shard frozen (SIGSTOP) past its lease lost its rooms and, resumed, won them back by
+    rendezvous, with a token two higher. Its tables had gone on believing they owned the room (the
+    round compared shard ids only) with seats the other shard had meanwhile cashed out."""
+    rooms, registry, directory = Rooms("omega"), Registry(), Directory()
+    shard = make_shard(rooms, registry, directory)
+    try:
+        stale = await shard.table("omega.1")
+        await shard._ownership_round()
+        assert shard.tables().get("omega.1") is stale, "a table whose room stayed was closed"
+        registry.token += 2  # away to another shard and back
+        await shard._ownership_round()
+        assert "omega.1" not in shard.tables(), "the stale table was kept"
+        fresh = await shard.table("omega.1")
+        assert fresh is not stale
+        assert fresh.fencing_token == registry.token
     finally:
         await shard.stop()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
+import uuid
 from collections.abc import AsyncIterator
 
 import grpc
@@ -62,15 +63,42 @@ class Bot:
         self.failures: list[str] = []
         self.sleeps = 0
         self.acts = 0
+        self.sit_ins = 0
 
     async def run(self) -> None:
         p = self.player
         while True:
-            view = await p.until(lambda v: self._seated(v) is None or self._my_turn(v), within=60)
+            view = await p.until(
+                lambda v: self._seated(v) is None or self._sitting_out(v) or self._my_turn(v), within=60
+            )
             if self._seated(view) is None:
                 await self._sit()
                 continue
+            if self._sitting_out(view):
+                # Three hands lost to the clock in a row sat the bot out (on a loaded machine its 0.35 s
+                # turns can run out); like a person it sits back in (issue 25 item 18).
+                await self._sit_in(view)
+                continue
             await self._act(view)
+
+    def _sitting_out(self, view: table_pb2.TableView) -> bool:
+        me = next((s for s in view.seats if s.player_id == self.player.player_id), None)
+        return me is not None and me.status == A.SEAT_STATUS_SITTING_OUT
+
+    async def _sit_in(self, view: table_pb2.TableView) -> None:
+        self.sit_ins += 1
+        try:
+            await self.player.stub.SitIn(
+                A.SitInRequest(request_id=uuid.uuid4().hex, table_id=self.player.table_id),
+                metadata=self.player.metadata,
+            )
+        except grpc.aio.AioRpcError as error:
+            if error.code() != grpc.StatusCode.UNAVAILABLE:
+                self.failures.append(f"sit in: {error.code().name} {reason_of(error)}")
+            await asyncio.sleep(0.2)
+            return
+        with contextlib.suppress(AssertionError):
+            await self.player.until(lambda v: not self._sitting_out(v), within=5)
 
     def _seated(self, view: table_pb2.TableView) -> int | None:
         return next((s.seat for s in view.seats if s.player_id == self.player.player_id), None)
@@ -83,7 +111,12 @@ class Bot:
         try:
             await self.player.sit(self.buy_in)
         except grpc.aio.AioRpcError as error:
-            if reason_of(error) not in {"INSUFFICIENT_FUNDS", "ALREADY_SEATED", "TABLE_FULL"}:
+            # UNAVAILABLE: the table was busy (a stall of the loaded machine); a client retries it.
+            if error.code() != grpc.StatusCode.UNAVAILABLE and reason_of(error) not in {
+                "INSUFFICIENT_FUNDS",
+                "ALREADY_SEATED",
+                "TABLE_FULL",
+            }:
                 self.failures.append(f"sit: {error.code().name} {reason_of(error)}")
             await asyncio.sleep(0.2)
 

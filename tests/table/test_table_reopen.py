@@ -26,7 +26,7 @@ async def test_a_table_reopened_in_the_same_process_commits_new_hands_and_deals_
 ) -> None:
     async with table_world(backends, close_empty_table_seconds=0.5, lease_seconds=0.6) as world:
         room = unique("reopen")
-        world.add_room(nl_room(room))
+        world.add_room(nl_room(room, table_count=2))  # reads open only standing tables
         extra = f"{room}.2"
         players = [Player(unique(name), world.table_channel, extra) for name in ("ann", "bob")]
         for n, player in enumerate(players, start=1):

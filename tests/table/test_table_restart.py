@@ -163,7 +163,7 @@ async def test_a_restarted_shard_reopens_every_extra_table_with_players_seated_b
     from service_runtime.testing import auth_metadata
 
     lobby, history, lobby_port, history_port = stand_ins
-    room = nl_room(unique("extras"))
+    room = nl_room(unique("extras"), table_count=5)  # reads open only standing tables
     lobby.rooms[room.room_id] = room
     # Seats at tables 2 and 5 (3 and 4 empty: a hole the probe must look past), none at 1.
     seated_at = {f"{room.room_id}.2": unique("ann"), f"{room.room_id}.5": unique("bob")}

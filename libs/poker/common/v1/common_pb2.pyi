@@ -402,6 +402,24 @@ class _ErrorReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ErrorReas
     """RESOURCE_EXHAUSTED: the player already holds the most WatchTable streams one player may hold
     open at one table; close one first.
     """
+    ERROR_REASON_ROOM_FULL: _ErrorReason.ValueType  # 800
+    """Privacy and abuse (issue 23: 800-849).
+    FAILED_PRECONDITION: every table of the room is full and the room already runs the most tables
+    the lobby opens per room (`POKER_LOBBY_MAX_TABLES_PER_ROOM`); try again later or another room.
+    """
+    ERROR_REASON_CALLER_QUOTA_EXCEEDED: _ErrorReason.ValueType  # 801
+    """RESOURCE_EXHAUSTED: the caller (one token subject) already holds its share of the server:
+    the most concurrent calls or open streams one identity may hold (docs/access.md, "Quotas");
+    metadata `limit` names the bound. Retry with backoff, or close a stream first.
+    """
+    ERROR_REASON_SPECTATOR_QUOTA_EXCEEDED: _ErrorReason.ValueType  # 802
+    """RESOURCE_EXHAUSTED: the caller already holds the most streams without a seat one account may
+    hold at one table (`POKER_TABLE_SPECTATOR_STREAMS_PER_ACCOUNT`); close one first.
+    """
+    ERROR_REASON_VIEWERS_FULL: _ErrorReason.ValueType  # 803
+    """RESOURCE_EXHAUSTED: the table shard serves its most streams to callers without a seat
+    (SpectateTable, WatchTable without a seat); the rest of its streams are kept for seated players.
+    """
     ERROR_REASON_DATABASE_UNAVAILABLE: _ErrorReason.ValueType  # 1100
     """Issue 30: faults (1100-1149).
     UNAVAILABLE: the service's database is away (stopped, restarting, unreachable, out of
@@ -721,6 +739,24 @@ room's open table.
 ERROR_REASON_WATCH_STREAMS_EXCEEDED: ErrorReason.ValueType  # 751
 """RESOURCE_EXHAUSTED: the player already holds the most WatchTable streams one player may hold
 open at one table; close one first.
+"""
+ERROR_REASON_ROOM_FULL: ErrorReason.ValueType  # 800
+"""Privacy and abuse (issue 23: 800-849).
+FAILED_PRECONDITION: every table of the room is full and the room already runs the most tables
+the lobby opens per room (`POKER_LOBBY_MAX_TABLES_PER_ROOM`); try again later or another room.
+"""
+ERROR_REASON_CALLER_QUOTA_EXCEEDED: ErrorReason.ValueType  # 801
+"""RESOURCE_EXHAUSTED: the caller (one token subject) already holds its share of the server:
+the most concurrent calls or open streams one identity may hold (docs/access.md, "Quotas");
+metadata `limit` names the bound. Retry with backoff, or close a stream first.
+"""
+ERROR_REASON_SPECTATOR_QUOTA_EXCEEDED: ErrorReason.ValueType  # 802
+"""RESOURCE_EXHAUSTED: the caller already holds the most streams without a seat one account may
+hold at one table (`POKER_TABLE_SPECTATOR_STREAMS_PER_ACCOUNT`); close one first.
+"""
+ERROR_REASON_VIEWERS_FULL: ErrorReason.ValueType  # 803
+"""RESOURCE_EXHAUSTED: the table shard serves its most streams to callers without a seat
+(SpectateTable, WatchTable without a seat); the rest of its streams are kept for seated players.
 """
 ERROR_REASON_DATABASE_UNAVAILABLE: ErrorReason.ValueType  # 1100
 """Issue 30: faults (1100-1149).

@@ -21,7 +21,7 @@ from connectrpc.protocol import ProtocolType
 from connectrpc.server import ConnectASGIApplication, ConnectWSGIApplication, DEFAULT_READ_MAX_BYTES, Endpoint, EndpointSync
 from pyqwest import Client, SyncClient
 
-from .lobby_pb2 import AuthorizeSeatRequest, AuthorizeSeatResponse, CreateInviteCodeRequest, CreateInviteCodeResponse, CreateRoomRequest, CreateRoomResponse, DisableRoomRequest, DisableRoomResponse, EnableRoomRequest, EnableRoomResponse, GetMaintenanceRequest, GetMaintenanceResponse, GetRoomRequest, GetRoomResponse, JoinTableRequest, JoinTableResponse, ListAllowListRequest, ListAllowListResponse, ListRoomsRequest, ListRoomsResponse, ListTablesRequest, ListTablesResponse, RedeemInviteCodeRequest, RedeemInviteCodeResponse, SetMaintenanceRequest, SetMaintenanceResponse, UpdateAllowListRequest, UpdateAllowListResponse, UpdateRoomRequest, UpdateRoomResponse
+from .lobby_pb2 import AuthorizeSeatRequest, AuthorizeSeatResponse, AuthorizeViewRequest, AuthorizeViewResponse, CreateInviteCodeRequest, CreateInviteCodeResponse, CreateRoomRequest, CreateRoomResponse, DisableRoomRequest, DisableRoomResponse, EnableRoomRequest, EnableRoomResponse, GetMaintenanceRequest, GetMaintenanceResponse, GetRoomRequest, GetRoomResponse, JoinTableRequest, JoinTableResponse, ListAllowListRequest, ListAllowListResponse, ListRoomsRequest, ListRoomsResponse, ListTablesRequest, ListTablesResponse, RedeemInviteCodeRequest, RedeemInviteCodeResponse, SetMaintenanceRequest, SetMaintenanceResponse, UpdateAllowListRequest, UpdateAllowListResponse, UpdateRoomRequest, UpdateRoomResponse
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, Iterable, Mapping
@@ -44,6 +44,8 @@ class LobbyService(Protocol):
     a player to the table shard that owns the room. Admin RPCs manage rooms, maintenance switches,
     allow-lists and invite codes. Every string field has a maximum length (ids 128 characters,
     display names 64, messages 256) and refuses control characters: FIELD_INVALID names the field.
+    Every RPC may also answer the reasons docs/access.md lists for all (TOKEN_*, ROLE_REQUIRED,
+    REQUEST_MALFORMED, SERVER_OVERLOADED, CALLER_QUOTA_EXCEEDED).
     """
     async def list_rooms(self, request: ListRoomsRequest, ctx: RequestContext[ListRoomsRequest, ListRoomsResponse], /) -> ListRoomsResponse:
         """
@@ -74,9 +76,13 @@ class LobbyService(Protocol):
         JoinTable checks access and maintenance and returns the table and the shard that serves the
         table's room, where the caller then calls `poker.table.v1.TableService.SitDown` or a watch
         stream. It takes no seat. Without a table id it picks the fullest table with a free seat, or
-        names the next table of the room when all are full (the shard opens it on the first SitDown).
+        names the next table of the room when all are full. A table that is not running yet is opened
+        here, by the lobby asking the owning shard (ShardDirectoryService.OpenTable), and only within
+        `POKER_LOBBY_MAX_TABLES_PER_ROOM`: no other call opens a table beyond a room's standing ones.
         Errors: ROOM_NOT_FOUND, ROOM_DISABLED, TABLE_NOT_FOUND, NOT_ON_ALLOW_LIST,
-        MAINTENANCE_NO_NEW_SEATS, TABLE_FULL, NO_SHARD_AVAILABLE.
+        MAINTENANCE_NO_NEW_SEATS, TABLE_FULL, ROOM_FULL (every table full at the bound),
+        NO_SHARD_AVAILABLE (also: the owning shard did not open the table), SHARD_NOT_OWNER (the room
+        moved to another shard while routing; ask again).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -94,6 +100,17 @@ class LobbyService(Protocol):
         AuthorizeSeat tells a table shard whether a player may take a seat in a room now: the same
         access and maintenance checks as JoinTable (service: table). Errors: ROOM_NOT_FOUND,
         ROOM_DISABLED, NOT_ON_ALLOW_LIST, MAINTENANCE_NO_NEW_SEATS, ROLE_REQUIRED.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    async def authorize_view(self, request: AuthorizeViewRequest, ctx: RequestContext[AuthorizeViewRequest, AuthorizeViewResponse], /) -> AuthorizeViewResponse:
+        """
+        AuthorizeView tells a table shard whether a player may see a room's tables (snapshots, watch
+        and spectator streams, house views): the lobby's own visibility rule, the one ListRooms,
+        GetRoom and ListTables apply (a private room only for its allow-list, a disabled room for
+        nobody but admins). The shard asks it for every reader who has no seat at the table (service:
+        table). Errors: ROOM_NOT_FOUND (also for a room the player may not see), FIELD_INVALID,
+        ROLE_REQUIRED.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -246,6 +263,17 @@ class LobbyServiceASGIApplication(ConnectASGIApplication[LobbyService]):
                     ),
                     function=svc.authorize_seat,
                 ),
+                "/poker.lobby.v1.LobbyService/AuthorizeView": Endpoint.unary(
+                    method=MethodInfo(
+                        name="AuthorizeView",
+                        service_name="poker.lobby.v1.LobbyService",
+                        input=AuthorizeViewRequest,
+                        output=AuthorizeViewResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.authorize_view,
+                ),
                 "/poker.lobby.v1.LobbyService/CreateRoom": Endpoint.unary(
                     method=MethodInfo(
                         name="CreateRoom",
@@ -365,6 +393,8 @@ class LobbyServiceClient(ConnectClient):
     a player to the table shard that owns the room. Admin RPCs manage rooms, maintenance switches,
     allow-lists and invite codes. Every string field has a maximum length (ids 128 characters,
     display names 64, messages 256) and refuses control characters: FIELD_INVALID names the field.
+    Every RPC may also answer the reasons docs/access.md lists for all (TOKEN_*, ROLE_REQUIRED,
+    REQUEST_MALFORMED, SERVER_OVERLOADED, CALLER_QUOTA_EXCEEDED).
     """
     def __init__(
         self,
@@ -476,9 +506,13 @@ class LobbyServiceClient(ConnectClient):
         JoinTable checks access and maintenance and returns the table and the shard that serves the
         table's room, where the caller then calls `poker.table.v1.TableService.SitDown` or a watch
         stream. It takes no seat. Without a table id it picks the fullest table with a free seat, or
-        names the next table of the room when all are full (the shard opens it on the first SitDown).
+        names the next table of the room when all are full. A table that is not running yet is opened
+        here, by the lobby asking the owning shard (ShardDirectoryService.OpenTable), and only within
+        `POKER_LOBBY_MAX_TABLES_PER_ROOM`: no other call opens a table beyond a room's standing ones.
         Errors: ROOM_NOT_FOUND, ROOM_DISABLED, TABLE_NOT_FOUND, NOT_ON_ALLOW_LIST,
-        MAINTENANCE_NO_NEW_SEATS, TABLE_FULL, NO_SHARD_AVAILABLE.
+        MAINTENANCE_NO_NEW_SEATS, TABLE_FULL, ROOM_FULL (every table full at the bound),
+        NO_SHARD_AVAILABLE (also: the owning shard did not open the table), SHARD_NOT_OWNER (the room
+        moved to another shard while routing; ask again).
         """
         return await self.execute_unary(
             request=request,
@@ -538,6 +572,34 @@ class LobbyServiceClient(ConnectClient):
                 service_name="poker.lobby.v1.LobbyService",
                 input=AuthorizeSeatRequest,
                 output=AuthorizeSeatResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    async def authorize_view(
+        self,
+        request: AuthorizeViewRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> AuthorizeViewResponse:
+        """
+        AuthorizeView tells a table shard whether a player may see a room's tables (snapshots, watch
+        and spectator streams, house views): the lobby's own visibility rule, the one ListRooms,
+        GetRoom and ListTables apply (a private room only for its allow-list, a disabled room for
+        nobody but admins). The shard asks it for every reader who has no seat at the table (service:
+        table). Errors: ROOM_NOT_FOUND (also for a room the player may not see), FIELD_INVALID,
+        ROLE_REQUIRED.
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="AuthorizeView",
+                service_name="poker.lobby.v1.LobbyService",
+                input=AuthorizeViewRequest,
+                output=AuthorizeViewResponse,
                 idempotency_level=IdempotencyLevel.UNKNOWN,
                 stream_type=StreamType.UNARY,
             ),
@@ -774,6 +836,8 @@ class LobbyServiceSync(Protocol):
     a player to the table shard that owns the room. Admin RPCs manage rooms, maintenance switches,
     allow-lists and invite codes. Every string field has a maximum length (ids 128 characters,
     display names 64, messages 256) and refuses control characters: FIELD_INVALID names the field.
+    Every RPC may also answer the reasons docs/access.md lists for all (TOKEN_*, ROLE_REQUIRED,
+    REQUEST_MALFORMED, SERVER_OVERLOADED, CALLER_QUOTA_EXCEEDED).
     """
     def list_rooms(self, request: ListRoomsRequest, ctx: RequestContext[ListRoomsRequest, ListRoomsResponse], /) -> ListRoomsResponse:
         """
@@ -804,9 +868,13 @@ class LobbyServiceSync(Protocol):
         JoinTable checks access and maintenance and returns the table and the shard that serves the
         table's room, where the caller then calls `poker.table.v1.TableService.SitDown` or a watch
         stream. It takes no seat. Without a table id it picks the fullest table with a free seat, or
-        names the next table of the room when all are full (the shard opens it on the first SitDown).
+        names the next table of the room when all are full. A table that is not running yet is opened
+        here, by the lobby asking the owning shard (ShardDirectoryService.OpenTable), and only within
+        `POKER_LOBBY_MAX_TABLES_PER_ROOM`: no other call opens a table beyond a room's standing ones.
         Errors: ROOM_NOT_FOUND, ROOM_DISABLED, TABLE_NOT_FOUND, NOT_ON_ALLOW_LIST,
-        MAINTENANCE_NO_NEW_SEATS, TABLE_FULL, NO_SHARD_AVAILABLE.
+        MAINTENANCE_NO_NEW_SEATS, TABLE_FULL, ROOM_FULL (every table full at the bound),
+        NO_SHARD_AVAILABLE (also: the owning shard did not open the table), SHARD_NOT_OWNER (the room
+        moved to another shard while routing; ask again).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -824,6 +892,17 @@ class LobbyServiceSync(Protocol):
         AuthorizeSeat tells a table shard whether a player may take a seat in a room now: the same
         access and maintenance checks as JoinTable (service: table). Errors: ROOM_NOT_FOUND,
         ROOM_DISABLED, NOT_ON_ALLOW_LIST, MAINTENANCE_NO_NEW_SEATS, ROLE_REQUIRED.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    def authorize_view(self, request: AuthorizeViewRequest, ctx: RequestContext[AuthorizeViewRequest, AuthorizeViewResponse], /) -> AuthorizeViewResponse:
+        """
+        AuthorizeView tells a table shard whether a player may see a room's tables (snapshots, watch
+        and spectator streams, house views): the lobby's own visibility rule, the one ListRooms,
+        GetRoom and ListTables apply (a private room only for its allow-list, a disabled room for
+        nobody but admins). The shard asks it for every reader who has no seat at the table (service:
+        table). Errors: ROOM_NOT_FOUND (also for a room the player may not see), FIELD_INVALID,
+        ROLE_REQUIRED.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -974,6 +1053,17 @@ class LobbyServiceWSGIApplication(ConnectWSGIApplication):
                     ),
                     function=service.authorize_seat,
                 ),
+                "/poker.lobby.v1.LobbyService/AuthorizeView": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="AuthorizeView",
+                        service_name="poker.lobby.v1.LobbyService",
+                        input=AuthorizeViewRequest,
+                        output=AuthorizeViewResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=service.authorize_view,
+                ),
                 "/poker.lobby.v1.LobbyService/CreateRoom": EndpointSync.unary(
                     method=MethodInfo(
                         name="CreateRoom",
@@ -1093,6 +1183,8 @@ class LobbyServiceClientSync(ConnectClientSync):
     a player to the table shard that owns the room. Admin RPCs manage rooms, maintenance switches,
     allow-lists and invite codes. Every string field has a maximum length (ids 128 characters,
     display names 64, messages 256) and refuses control characters: FIELD_INVALID names the field.
+    Every RPC may also answer the reasons docs/access.md lists for all (TOKEN_*, ROLE_REQUIRED,
+    REQUEST_MALFORMED, SERVER_OVERLOADED, CALLER_QUOTA_EXCEEDED).
     """
     def __init__(
         self,
@@ -1204,9 +1296,13 @@ class LobbyServiceClientSync(ConnectClientSync):
         JoinTable checks access and maintenance and returns the table and the shard that serves the
         table's room, where the caller then calls `poker.table.v1.TableService.SitDown` or a watch
         stream. It takes no seat. Without a table id it picks the fullest table with a free seat, or
-        names the next table of the room when all are full (the shard opens it on the first SitDown).
+        names the next table of the room when all are full. A table that is not running yet is opened
+        here, by the lobby asking the owning shard (ShardDirectoryService.OpenTable), and only within
+        `POKER_LOBBY_MAX_TABLES_PER_ROOM`: no other call opens a table beyond a room's standing ones.
         Errors: ROOM_NOT_FOUND, ROOM_DISABLED, TABLE_NOT_FOUND, NOT_ON_ALLOW_LIST,
-        MAINTENANCE_NO_NEW_SEATS, TABLE_FULL, NO_SHARD_AVAILABLE.
+        MAINTENANCE_NO_NEW_SEATS, TABLE_FULL, ROOM_FULL (every table full at the bound),
+        NO_SHARD_AVAILABLE (also: the owning shard did not open the table), SHARD_NOT_OWNER (the room
+        moved to another shard while routing; ask again).
         """
         return self.execute_unary(
             request=request,
@@ -1266,6 +1362,34 @@ class LobbyServiceClientSync(ConnectClientSync):
                 service_name="poker.lobby.v1.LobbyService",
                 input=AuthorizeSeatRequest,
                 output=AuthorizeSeatResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    def authorize_view(
+        self,
+        request: AuthorizeViewRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> AuthorizeViewResponse:
+        """
+        AuthorizeView tells a table shard whether a player may see a room's tables (snapshots, watch
+        and spectator streams, house views): the lobby's own visibility rule, the one ListRooms,
+        GetRoom and ListTables apply (a private room only for its allow-list, a disabled room for
+        nobody but admins). The shard asks it for every reader who has no seat at the table (service:
+        table). Errors: ROOM_NOT_FOUND (also for a room the player may not see), FIELD_INVALID,
+        ROLE_REQUIRED.
+        """
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="AuthorizeView",
+                service_name="poker.lobby.v1.LobbyService",
+                input=AuthorizeViewRequest,
+                output=AuthorizeViewResponse,
                 idempotency_level=IdempotencyLevel.UNKNOWN,
                 stream_type=StreamType.UNARY,
             ),

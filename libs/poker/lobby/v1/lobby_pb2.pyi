@@ -667,6 +667,60 @@ class AuthorizeSeatRequest(_message.Message):
 Global___AuthorizeSeatRequest: _TypeAlias = AuthorizeSeatRequest  # noqa: Y015
 
 @_typing.final
+class AuthorizeViewRequest(_message.Message):
+    """AuthorizeViewRequest asks whether a player may see a room's tables."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    ROOM_ID_FIELD_NUMBER: _builtins.int
+    player_id: _builtins.str
+    """The reader (from the player's verified token at the shard)."""
+    room_id: _builtins.str
+    """The room of the table."""
+    def __init__(
+        self,
+        *,
+        player_id: _builtins.str = ...,
+        room_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["player_id", b"player_id", "room_id", b"room_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AuthorizeViewRequest: _TypeAlias = AuthorizeViewRequest  # noqa: Y015
+
+@_typing.final
+class AuthorizeViewResponse(_message.Message):
+    """AuthorizeViewResponse confirms the player may see the room's tables."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ROOM_REVISION_FIELD_NUMBER: _builtins.int
+    TABLE_COUNT_FIELD_NUMBER: _builtins.int
+    room_revision: _builtins.int
+    """The room's current revision."""
+    table_count: _builtins.int
+    """How many standing tables the room keeps (`<room_id>.1` to `.N`): the only ones a read may find
+    before anyone sat down.
+    """
+    def __init__(
+        self,
+        *,
+        room_revision: _builtins.int = ...,
+        table_count: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["room_revision", b"room_revision", "table_count", b"table_count"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AuthorizeViewResponse: _TypeAlias = AuthorizeViewResponse  # noqa: Y015
+
+@_typing.final
 class AuthorizeSeatResponse(_message.Message):
     """AuthorizeSeatResponse confirms the player may sit down now."""
 

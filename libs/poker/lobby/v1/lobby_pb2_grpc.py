@@ -31,6 +31,8 @@ class LobbyServiceStub:
     a player to the table shard that owns the room. Admin RPCs manage rooms, maintenance switches,
     allow-lists and invite codes. Every string field has a maximum length (ids 128 characters,
     display names 64, messages 256) and refuses control characters: FIELD_INVALID names the field.
+    Every RPC may also answer the reasons docs/access.md lists for all (TOKEN_*, ROLE_REQUIRED,
+    REQUEST_MALFORMED, SERVER_OVERLOADED, CALLER_QUOTA_EXCEEDED).
     """
 
     def __init__(self, channel):
@@ -68,6 +70,11 @@ class LobbyServiceStub:
                 '/poker.lobby.v1.LobbyService/AuthorizeSeat',
                 request_serializer=poker_dot_lobby_dot_v1_dot_lobby__pb2.AuthorizeSeatRequest.SerializeToString,
                 response_deserializer=poker_dot_lobby_dot_v1_dot_lobby__pb2.AuthorizeSeatResponse.FromString,
+                _registered_method=True)
+        self.AuthorizeView = channel.unary_unary(
+                '/poker.lobby.v1.LobbyService/AuthorizeView',
+                request_serializer=poker_dot_lobby_dot_v1_dot_lobby__pb2.AuthorizeViewRequest.SerializeToString,
+                response_deserializer=poker_dot_lobby_dot_v1_dot_lobby__pb2.AuthorizeViewResponse.FromString,
                 _registered_method=True)
         self.CreateRoom = channel.unary_unary(
                 '/poker.lobby.v1.LobbyService/CreateRoom',
@@ -122,6 +129,8 @@ class LobbyServiceServicer:
     a player to the table shard that owns the room. Admin RPCs manage rooms, maintenance switches,
     allow-lists and invite codes. Every string field has a maximum length (ids 128 characters,
     display names 64, messages 256) and refuses control characters: FIELD_INVALID names the field.
+    Every RPC may also answer the reasons docs/access.md lists for all (TOKEN_*, ROLE_REQUIRED,
+    REQUEST_MALFORMED, SERVER_OVERLOADED, CALLER_QUOTA_EXCEEDED).
     """
 
     def ListRooms(self, request, context):
@@ -155,9 +164,13 @@ class LobbyServiceServicer:
         """JoinTable checks access and maintenance and returns the table and the shard that serves the
         table's room, where the caller then calls `poker.table.v1.TableService.SitDown` or a watch
         stream. It takes no seat. Without a table id it picks the fullest table with a free seat, or
-        names the next table of the room when all are full (the shard opens it on the first SitDown).
+        names the next table of the room when all are full. A table that is not running yet is opened
+        here, by the lobby asking the owning shard (ShardDirectoryService.OpenTable), and only within
+        `POKER_LOBBY_MAX_TABLES_PER_ROOM`: no other call opens a table beyond a room's standing ones.
         Errors: ROOM_NOT_FOUND, ROOM_DISABLED, TABLE_NOT_FOUND, NOT_ON_ALLOW_LIST,
-        MAINTENANCE_NO_NEW_SEATS, TABLE_FULL, NO_SHARD_AVAILABLE.
+        MAINTENANCE_NO_NEW_SEATS, TABLE_FULL, ROOM_FULL (every table full at the bound),
+        NO_SHARD_AVAILABLE (also: the owning shard did not open the table), SHARD_NOT_OWNER (the room
+        moved to another shard while routing; ask again).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -177,6 +190,18 @@ class LobbyServiceServicer:
         """AuthorizeSeat tells a table shard whether a player may take a seat in a room now: the same
         access and maintenance checks as JoinTable (service: table). Errors: ROOM_NOT_FOUND,
         ROOM_DISABLED, NOT_ON_ALLOW_LIST, MAINTENANCE_NO_NEW_SEATS, ROLE_REQUIRED.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AuthorizeView(self, request, context):
+        """AuthorizeView tells a table shard whether a player may see a room's tables (snapshots, watch
+        and spectator streams, house views): the lobby's own visibility rule, the one ListRooms,
+        GetRoom and ListTables apply (a private room only for its allow-list, a disabled room for
+        nobody but admins). The shard asks it for every reader who has no seat at the table (service:
+        table). Errors: ROOM_NOT_FOUND (also for a room the player may not see), FIELD_INVALID,
+        ROLE_REQUIRED.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -293,6 +318,11 @@ def add_LobbyServiceServicer_to_server(servicer, server):
                     request_deserializer=poker_dot_lobby_dot_v1_dot_lobby__pb2.AuthorizeSeatRequest.FromString,
                     response_serializer=poker_dot_lobby_dot_v1_dot_lobby__pb2.AuthorizeSeatResponse.SerializeToString,
             ),
+            'AuthorizeView': grpc.unary_unary_rpc_method_handler(
+                    servicer.AuthorizeView,
+                    request_deserializer=poker_dot_lobby_dot_v1_dot_lobby__pb2.AuthorizeViewRequest.FromString,
+                    response_serializer=poker_dot_lobby_dot_v1_dot_lobby__pb2.AuthorizeViewResponse.SerializeToString,
+            ),
             'CreateRoom': grpc.unary_unary_rpc_method_handler(
                     servicer.CreateRoom,
                     request_deserializer=poker_dot_lobby_dot_v1_dot_lobby__pb2.CreateRoomRequest.FromString,
@@ -352,6 +382,8 @@ class LobbyService:
     a player to the table shard that owns the room. Admin RPCs manage rooms, maintenance switches,
     allow-lists and invite codes. Every string field has a maximum length (ids 128 characters,
     display names 64, messages 256) and refuses control characters: FIELD_INVALID names the field.
+    Every RPC may also answer the reasons docs/access.md lists for all (TOKEN_*, ROLE_REQUIRED,
+    REQUEST_MALFORMED, SERVER_OVERLOADED, CALLER_QUOTA_EXCEEDED).
     """
 
     @staticmethod
@@ -506,6 +538,33 @@ class LobbyService:
             '/poker.lobby.v1.LobbyService/AuthorizeSeat',
             poker_dot_lobby_dot_v1_dot_lobby__pb2.AuthorizeSeatRequest.SerializeToString,
             poker_dot_lobby_dot_v1_dot_lobby__pb2.AuthorizeSeatResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AuthorizeView(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/poker.lobby.v1.LobbyService/AuthorizeView',
+            poker_dot_lobby_dot_v1_dot_lobby__pb2.AuthorizeViewRequest.SerializeToString,
+            poker_dot_lobby_dot_v1_dot_lobby__pb2.AuthorizeViewResponse.FromString,
             options,
             channel_credentials,
             insecure,

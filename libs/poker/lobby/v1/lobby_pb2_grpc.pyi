@@ -32,6 +32,8 @@ class LobbyServiceStub:
     a player to the table shard that owns the room. Admin RPCs manage rooms, maintenance switches,
     allow-lists and invite codes. Every string field has a maximum length (ids 128 characters,
     display names 64, messages 256) and refuses control characters: FIELD_INVALID names the field.
+    Every RPC may also answer the reasons docs/access.md lists for all (TOKEN_*, ROLE_REQUIRED,
+    REQUEST_MALFORMED, SERVER_OVERLOADED, CALLER_QUOTA_EXCEEDED).
     """
 
     @_typing.overload
@@ -57,9 +59,13 @@ class LobbyServiceStub:
     """JoinTable checks access and maintenance and returns the table and the shard that serves the
     table's room, where the caller then calls `poker.table.v1.TableService.SitDown` or a watch
     stream. It takes no seat. Without a table id it picks the fullest table with a free seat, or
-    names the next table of the room when all are full (the shard opens it on the first SitDown).
+    names the next table of the room when all are full. A table that is not running yet is opened
+    here, by the lobby asking the owning shard (ShardDirectoryService.OpenTable), and only within
+    `POKER_LOBBY_MAX_TABLES_PER_ROOM`: no other call opens a table beyond a room's standing ones.
     Errors: ROOM_NOT_FOUND, ROOM_DISABLED, TABLE_NOT_FOUND, NOT_ON_ALLOW_LIST,
-    MAINTENANCE_NO_NEW_SEATS, TABLE_FULL, NO_SHARD_AVAILABLE.
+    MAINTENANCE_NO_NEW_SEATS, TABLE_FULL, ROOM_FULL (every table full at the bound),
+    NO_SHARD_AVAILABLE (also: the owning shard did not open the table), SHARD_NOT_OWNER (the room
+    moved to another shard while routing; ask again).
     """
     RedeemInviteCode: _grpc.UnaryUnaryMultiCallable[_lobby_pb2.RedeemInviteCodeRequest, _lobby_pb2.RedeemInviteCodeResponse]
     """RedeemInviteCode adds the caller to the allow-list the code belongs to (a room's, or the
@@ -71,6 +77,14 @@ class LobbyServiceStub:
     """AuthorizeSeat tells a table shard whether a player may take a seat in a room now: the same
     access and maintenance checks as JoinTable (service: table). Errors: ROOM_NOT_FOUND,
     ROOM_DISABLED, NOT_ON_ALLOW_LIST, MAINTENANCE_NO_NEW_SEATS, ROLE_REQUIRED.
+    """
+    AuthorizeView: _grpc.UnaryUnaryMultiCallable[_lobby_pb2.AuthorizeViewRequest, _lobby_pb2.AuthorizeViewResponse]
+    """AuthorizeView tells a table shard whether a player may see a room's tables (snapshots, watch
+    and spectator streams, house views): the lobby's own visibility rule, the one ListRooms,
+    GetRoom and ListTables apply (a private room only for its allow-list, a disabled room for
+    nobody but admins). The shard asks it for every reader who has no seat at the table (service:
+    table). Errors: ROOM_NOT_FOUND (also for a room the player may not see), FIELD_INVALID,
+    ROLE_REQUIRED.
     """
     CreateRoom: _grpc.UnaryUnaryMultiCallable[_lobby_pb2.CreateRoomRequest, _lobby_pb2.CreateRoomResponse]
     """CreateRoom adds a room to the catalogue (admin). Idempotent by `request_id`.
@@ -122,6 +136,8 @@ class LobbyServiceAsyncStub(LobbyServiceStub):
     a player to the table shard that owns the room. Admin RPCs manage rooms, maintenance switches,
     allow-lists and invite codes. Every string field has a maximum length (ids 128 characters,
     display names 64, messages 256) and refuses control characters: FIELD_INVALID names the field.
+    Every RPC may also answer the reasons docs/access.md lists for all (TOKEN_*, ROLE_REQUIRED,
+    REQUEST_MALFORMED, SERVER_OVERLOADED, CALLER_QUOTA_EXCEEDED).
     """
 
     def __init__(self, channel: _aio.Channel) -> None: ...
@@ -144,9 +160,13 @@ class LobbyServiceAsyncStub(LobbyServiceStub):
     """JoinTable checks access and maintenance and returns the table and the shard that serves the
     table's room, where the caller then calls `poker.table.v1.TableService.SitDown` or a watch
     stream. It takes no seat. Without a table id it picks the fullest table with a free seat, or
-    names the next table of the room when all are full (the shard opens it on the first SitDown).
+    names the next table of the room when all are full. A table that is not running yet is opened
+    here, by the lobby asking the owning shard (ShardDirectoryService.OpenTable), and only within
+    `POKER_LOBBY_MAX_TABLES_PER_ROOM`: no other call opens a table beyond a room's standing ones.
     Errors: ROOM_NOT_FOUND, ROOM_DISABLED, TABLE_NOT_FOUND, NOT_ON_ALLOW_LIST,
-    MAINTENANCE_NO_NEW_SEATS, TABLE_FULL, NO_SHARD_AVAILABLE.
+    MAINTENANCE_NO_NEW_SEATS, TABLE_FULL, ROOM_FULL (every table full at the bound),
+    NO_SHARD_AVAILABLE (also: the owning shard did not open the table), SHARD_NOT_OWNER (the room
+    moved to another shard while routing; ask again).
     """
     RedeemInviteCode: _aio.UnaryUnaryMultiCallable[_lobby_pb2.RedeemInviteCodeRequest, _lobby_pb2.RedeemInviteCodeResponse]  # type: ignore[assignment]
     """RedeemInviteCode adds the caller to the allow-list the code belongs to (a room's, or the
@@ -158,6 +178,14 @@ class LobbyServiceAsyncStub(LobbyServiceStub):
     """AuthorizeSeat tells a table shard whether a player may take a seat in a room now: the same
     access and maintenance checks as JoinTable (service: table). Errors: ROOM_NOT_FOUND,
     ROOM_DISABLED, NOT_ON_ALLOW_LIST, MAINTENANCE_NO_NEW_SEATS, ROLE_REQUIRED.
+    """
+    AuthorizeView: _aio.UnaryUnaryMultiCallable[_lobby_pb2.AuthorizeViewRequest, _lobby_pb2.AuthorizeViewResponse]  # type: ignore[assignment]
+    """AuthorizeView tells a table shard whether a player may see a room's tables (snapshots, watch
+    and spectator streams, house views): the lobby's own visibility rule, the one ListRooms,
+    GetRoom and ListTables apply (a private room only for its allow-list, a disabled room for
+    nobody but admins). The shard asks it for every reader who has no seat at the table (service:
+    table). Errors: ROOM_NOT_FOUND (also for a room the player may not see), FIELD_INVALID,
+    ROLE_REQUIRED.
     """
     CreateRoom: _aio.UnaryUnaryMultiCallable[_lobby_pb2.CreateRoomRequest, _lobby_pb2.CreateRoomResponse]  # type: ignore[assignment]
     """CreateRoom adds a room to the catalogue (admin). Idempotent by `request_id`.
@@ -208,6 +236,8 @@ class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
     a player to the table shard that owns the room. Admin RPCs manage rooms, maintenance switches,
     allow-lists and invite codes. Every string field has a maximum length (ids 128 characters,
     display names 64, messages 256) and refuses control characters: FIELD_INVALID names the field.
+    Every RPC may also answer the reasons docs/access.md lists for all (TOKEN_*, ROLE_REQUIRED,
+    REQUEST_MALFORMED, SERVER_OVERLOADED, CALLER_QUOTA_EXCEEDED).
     """
 
     @_abc_1.abstractmethod
@@ -252,9 +282,13 @@ class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
         """JoinTable checks access and maintenance and returns the table and the shard that serves the
         table's room, where the caller then calls `poker.table.v1.TableService.SitDown` or a watch
         stream. It takes no seat. Without a table id it picks the fullest table with a free seat, or
-        names the next table of the room when all are full (the shard opens it on the first SitDown).
+        names the next table of the room when all are full. A table that is not running yet is opened
+        here, by the lobby asking the owning shard (ShardDirectoryService.OpenTable), and only within
+        `POKER_LOBBY_MAX_TABLES_PER_ROOM`: no other call opens a table beyond a room's standing ones.
         Errors: ROOM_NOT_FOUND, ROOM_DISABLED, TABLE_NOT_FOUND, NOT_ON_ALLOW_LIST,
-        MAINTENANCE_NO_NEW_SEATS, TABLE_FULL, NO_SHARD_AVAILABLE.
+        MAINTENANCE_NO_NEW_SEATS, TABLE_FULL, ROOM_FULL (every table full at the bound),
+        NO_SHARD_AVAILABLE (also: the owning shard did not open the table), SHARD_NOT_OWNER (the room
+        moved to another shard while routing; ask again).
         """
 
     @_abc_1.abstractmethod
@@ -278,6 +312,20 @@ class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
         """AuthorizeSeat tells a table shard whether a player may take a seat in a room now: the same
         access and maintenance checks as JoinTable (service: table). Errors: ROOM_NOT_FOUND,
         ROOM_DISABLED, NOT_ON_ALLOW_LIST, MAINTENANCE_NO_NEW_SEATS, ROLE_REQUIRED.
+        """
+
+    @_abc_1.abstractmethod
+    def AuthorizeView(
+        self,
+        request: _lobby_pb2.AuthorizeViewRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_lobby_pb2.AuthorizeViewResponse, _abc.Awaitable[_lobby_pb2.AuthorizeViewResponse]]:
+        """AuthorizeView tells a table shard whether a player may see a room's tables (snapshots, watch
+        and spectator streams, house views): the lobby's own visibility rule, the one ListRooms,
+        GetRoom and ListTables apply (a private room only for its allow-list, a disabled room for
+        nobody but admins). The shard asks it for every reader who has no seat at the table (service:
+        table). Errors: ROOM_NOT_FOUND (also for a room the player may not see), FIELD_INVALID,
+        ROLE_REQUIRED.
         """
 
     @_abc_1.abstractmethod

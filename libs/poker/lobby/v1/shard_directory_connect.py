@@ -21,7 +21,7 @@ from connectrpc.protocol import ProtocolType
 from connectrpc.server import ConnectASGIApplication, ConnectWSGIApplication, DEFAULT_READ_MAX_BYTES, Endpoint, EndpointSync
 from pyqwest import Client, SyncClient
 
-from .shard_directory_pb2 import ListShardTablesRequest, ListShardTablesResponse
+from .shard_directory_pb2 import ListShardTablesRequest, ListShardTablesResponse, OpenTableRequest, OpenTableResponse
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, Iterable, Mapping
@@ -39,14 +39,23 @@ _GZIP_COMPRESSION = GzipCompression()
 
 class ShardDirectoryService(Protocol):
     """
-    ShardDirectoryService is served by every table shard and called by the lobby when there is no
-    Redis (one shard): it lists the shard's live tables with the same figures a shard publishes to
-    Redis when Redis is configured (see `service_runtime.table_directory`).
+    ShardDirectoryService is served by every table shard and called by the lobby (service: lobby):
+    without Redis (one shard) it lists the shard's live tables with the same figures a shard
+    publishes to Redis when Redis is configured (see `service_runtime.table_directory`); and it opens
+    the table JoinTable routed a player to, the one way a table beyond a room's standing ones opens.
     """
     async def list_shard_tables(self, request: ListShardTablesRequest, ctx: RequestContext[ListShardTablesRequest, ListShardTablesResponse], /) -> ListShardTablesResponse:
         """
         ListShardTables lists the shard's open tables of one room, or of every room.
         Errors: FIELD_INVALID, ROLE_REQUIRED.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    async def open_table(self, request: OpenTableRequest, ctx: RequestContext[OpenTableRequest, OpenTableResponse], /) -> OpenTableResponse:
+        """
+        OpenTable opens a table of a room this shard owns (the lobby has checked the room's bound), or
+        answers at once when it is open. Errors: FIELD_REQUIRED, FIELD_INVALID, TABLE_NOT_FOUND (no
+        such room or game), FAILED_PRECONDITION SHARD_NOT_OWNER, ROLE_REQUIRED.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -75,6 +84,17 @@ class ShardDirectoryServiceASGIApplication(ConnectASGIApplication[ShardDirectory
                     ),
                     function=svc.list_shard_tables,
                 ),
+                "/poker.lobby.v1.ShardDirectoryService/OpenTable": Endpoint.unary(
+                    method=MethodInfo(
+                        name="OpenTable",
+                        service_name="poker.lobby.v1.ShardDirectoryService",
+                        input=OpenTableRequest,
+                        output=OpenTableResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.open_table,
+                ),
             },
             interceptors=interceptors,
             read_max_bytes=read_max_bytes,
@@ -90,9 +110,10 @@ class ShardDirectoryServiceASGIApplication(ConnectASGIApplication[ShardDirectory
 
 class ShardDirectoryServiceClient(ConnectClient):
     """
-    ShardDirectoryService is served by every table shard and called by the lobby when there is no
-    Redis (one shard): it lists the shard's live tables with the same figures a shard publishes to
-    Redis when Redis is configured (see `service_runtime.table_directory`).
+    ShardDirectoryService is served by every table shard and called by the lobby (service: lobby):
+    without Redis (one shard) it lists the shard's live tables with the same figures a shard
+    publishes to Redis when Redis is configured (see `service_runtime.table_directory`); and it opens
+    the table JoinTable routed a player to, the one way a table beyond a room's standing ones opens.
     """
     def __init__(
         self,
@@ -142,17 +163,51 @@ class ShardDirectoryServiceClient(ConnectClient):
             headers=headers,
             timeout_ms=timeout_ms,
         )
+    async def open_table(
+        self,
+        request: OpenTableRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> OpenTableResponse:
+        """
+        OpenTable opens a table of a room this shard owns (the lobby has checked the room's bound), or
+        answers at once when it is open. Errors: FIELD_REQUIRED, FIELD_INVALID, TABLE_NOT_FOUND (no
+        such room or game), FAILED_PRECONDITION SHARD_NOT_OWNER, ROLE_REQUIRED.
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="OpenTable",
+                service_name="poker.lobby.v1.ShardDirectoryService",
+                input=OpenTableRequest,
+                output=OpenTableResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
 
 class ShardDirectoryServiceSync(Protocol):
     """
-    ShardDirectoryService is served by every table shard and called by the lobby when there is no
-    Redis (one shard): it lists the shard's live tables with the same figures a shard publishes to
-    Redis when Redis is configured (see `service_runtime.table_directory`).
+    ShardDirectoryService is served by every table shard and called by the lobby (service: lobby):
+    without Redis (one shard) it lists the shard's live tables with the same figures a shard
+    publishes to Redis when Redis is configured (see `service_runtime.table_directory`); and it opens
+    the table JoinTable routed a player to, the one way a table beyond a room's standing ones opens.
     """
     def list_shard_tables(self, request: ListShardTablesRequest, ctx: RequestContext[ListShardTablesRequest, ListShardTablesResponse], /) -> ListShardTablesResponse:
         """
         ListShardTables lists the shard's open tables of one room, or of every room.
         Errors: FIELD_INVALID, ROLE_REQUIRED.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    def open_table(self, request: OpenTableRequest, ctx: RequestContext[OpenTableRequest, OpenTableResponse], /) -> OpenTableResponse:
+        """
+        OpenTable opens a table of a room this shard owns (the lobby has checked the room's bound), or
+        answers at once when it is open. Errors: FIELD_REQUIRED, FIELD_INVALID, TABLE_NOT_FOUND (no
+        such room or game), FAILED_PRECONDITION SHARD_NOT_OWNER, ROLE_REQUIRED.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -179,6 +234,17 @@ class ShardDirectoryServiceWSGIApplication(ConnectWSGIApplication):
                     ),
                     function=service.list_shard_tables,
                 ),
+                "/poker.lobby.v1.ShardDirectoryService/OpenTable": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="OpenTable",
+                        service_name="poker.lobby.v1.ShardDirectoryService",
+                        input=OpenTableRequest,
+                        output=OpenTableResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=service.open_table,
+                ),
             },
             interceptors=interceptors,
             read_max_bytes=read_max_bytes,
@@ -194,9 +260,10 @@ class ShardDirectoryServiceWSGIApplication(ConnectWSGIApplication):
 
 class ShardDirectoryServiceClientSync(ConnectClientSync):
     """
-    ShardDirectoryService is served by every table shard and called by the lobby when there is no
-    Redis (one shard): it lists the shard's live tables with the same figures a shard publishes to
-    Redis when Redis is configured (see `service_runtime.table_directory`).
+    ShardDirectoryService is served by every table shard and called by the lobby (service: lobby):
+    without Redis (one shard) it lists the shard's live tables with the same figures a shard
+    publishes to Redis when Redis is configured (see `service_runtime.table_directory`); and it opens
+    the table JoinTable routed a player to, the one way a table beyond a room's standing ones opens.
     """
     def __init__(
         self,
@@ -240,6 +307,31 @@ class ShardDirectoryServiceClientSync(ConnectClientSync):
                 service_name="poker.lobby.v1.ShardDirectoryService",
                 input=ListShardTablesRequest,
                 output=ListShardTablesResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    def open_table(
+        self,
+        request: OpenTableRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> OpenTableResponse:
+        """
+        OpenTable opens a table of a room this shard owns (the lobby has checked the room's bound), or
+        answers at once when it is open. Errors: FIELD_REQUIRED, FIELD_INVALID, TABLE_NOT_FOUND (no
+        such room or game), FAILED_PRECONDITION SHARD_NOT_OWNER, ROLE_REQUIRED.
+        """
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="OpenTable",
+                service_name="poker.lobby.v1.ShardDirectoryService",
+                input=OpenTableRequest,
+                output=OpenTableResponse,
                 idempotency_level=IdempotencyLevel.UNKNOWN,
                 stream_type=StreamType.UNARY,
             ),

@@ -20,6 +20,50 @@ else:
 DESCRIPTOR: _descriptor.FileDescriptor
 
 @_typing.final
+class OpenTableRequest(_message.Message):
+    """OpenTableRequest names the table to open."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    table_id: _builtins.str
+    """The table id, `<room_id>.<n>`."""
+    def __init__(
+        self,
+        *,
+        table_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___OpenTableRequest: _TypeAlias = OpenTableRequest  # noqa: Y015
+
+@_typing.final
+class OpenTableResponse(_message.Message):
+    """OpenTableResponse confirms the table is open on this shard."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    table_id: _builtins.str
+    """The table id."""
+    def __init__(
+        self,
+        *,
+        table_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___OpenTableResponse: _TypeAlias = OpenTableResponse  # noqa: Y015
+
+@_typing.final
 class ListShardTablesRequest(_message.Message):
     """ListShardTablesRequest names the room whose tables to list."""
 

@@ -26,9 +26,10 @@ if _version_not_supported:
 
 
 class ShardDirectoryServiceStub:
-    """ShardDirectoryService is served by every table shard and called by the lobby when there is no
-    Redis (one shard): it lists the shard's live tables with the same figures a shard publishes to
-    Redis when Redis is configured (see `service_runtime.table_directory`).
+    """ShardDirectoryService is served by every table shard and called by the lobby (service: lobby):
+    without Redis (one shard) it lists the shard's live tables with the same figures a shard
+    publishes to Redis when Redis is configured (see `service_runtime.table_directory`); and it opens
+    the table JoinTable routed a player to, the one way a table beyond a room's standing ones opens.
     """
 
     def __init__(self, channel):
@@ -42,17 +43,32 @@ class ShardDirectoryServiceStub:
                 request_serializer=poker_dot_lobby_dot_v1_dot_shard__directory__pb2.ListShardTablesRequest.SerializeToString,
                 response_deserializer=poker_dot_lobby_dot_v1_dot_shard__directory__pb2.ListShardTablesResponse.FromString,
                 _registered_method=True)
+        self.OpenTable = channel.unary_unary(
+                '/poker.lobby.v1.ShardDirectoryService/OpenTable',
+                request_serializer=poker_dot_lobby_dot_v1_dot_shard__directory__pb2.OpenTableRequest.SerializeToString,
+                response_deserializer=poker_dot_lobby_dot_v1_dot_shard__directory__pb2.OpenTableResponse.FromString,
+                _registered_method=True)
 
 
 class ShardDirectoryServiceServicer:
-    """ShardDirectoryService is served by every table shard and called by the lobby when there is no
-    Redis (one shard): it lists the shard's live tables with the same figures a shard publishes to
-    Redis when Redis is configured (see `service_runtime.table_directory`).
+    """ShardDirectoryService is served by every table shard and called by the lobby (service: lobby):
+    without Redis (one shard) it lists the shard's live tables with the same figures a shard
+    publishes to Redis when Redis is configured (see `service_runtime.table_directory`); and it opens
+    the table JoinTable routed a player to, the one way a table beyond a room's standing ones opens.
     """
 
     def ListShardTables(self, request, context):
         """ListShardTables lists the shard's open tables of one room, or of every room.
         Errors: FIELD_INVALID, ROLE_REQUIRED.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def OpenTable(self, request, context):
+        """OpenTable opens a table of a room this shard owns (the lobby has checked the room's bound), or
+        answers at once when it is open. Errors: FIELD_REQUIRED, FIELD_INVALID, TABLE_NOT_FOUND (no
+        such room or game), FAILED_PRECONDITION SHARD_NOT_OWNER, ROLE_REQUIRED.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -66,6 +82,11 @@ def add_ShardDirectoryServiceServicer_to_server(servicer, server):
                     request_deserializer=poker_dot_lobby_dot_v1_dot_shard__directory__pb2.ListShardTablesRequest.FromString,
                     response_serializer=poker_dot_lobby_dot_v1_dot_shard__directory__pb2.ListShardTablesResponse.SerializeToString,
             ),
+            'OpenTable': grpc.unary_unary_rpc_method_handler(
+                    servicer.OpenTable,
+                    request_deserializer=poker_dot_lobby_dot_v1_dot_shard__directory__pb2.OpenTableRequest.FromString,
+                    response_serializer=poker_dot_lobby_dot_v1_dot_shard__directory__pb2.OpenTableResponse.SerializeToString,
+            ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
             'poker.lobby.v1.ShardDirectoryService', rpc_method_handlers)
@@ -75,9 +96,10 @@ def add_ShardDirectoryServiceServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class ShardDirectoryService:
-    """ShardDirectoryService is served by every table shard and called by the lobby when there is no
-    Redis (one shard): it lists the shard's live tables with the same figures a shard publishes to
-    Redis when Redis is configured (see `service_runtime.table_directory`).
+    """ShardDirectoryService is served by every table shard and called by the lobby (service: lobby):
+    without Redis (one shard) it lists the shard's live tables with the same figures a shard
+    publishes to Redis when Redis is configured (see `service_runtime.table_directory`); and it opens
+    the table JoinTable routed a player to, the one way a table beyond a room's standing ones opens.
     """
 
     @staticmethod
@@ -97,6 +119,33 @@ class ShardDirectoryService:
             '/poker.lobby.v1.ShardDirectoryService/ListShardTables',
             poker_dot_lobby_dot_v1_dot_shard__directory__pb2.ListShardTablesRequest.SerializeToString,
             poker_dot_lobby_dot_v1_dot_shard__directory__pb2.ListShardTablesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def OpenTable(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/poker.lobby.v1.ShardDirectoryService/OpenTable',
+            poker_dot_lobby_dot_v1_dot_shard__directory__pb2.OpenTableRequest.SerializeToString,
+            poker_dot_lobby_dot_v1_dot_shard__directory__pb2.OpenTableResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -27,9 +27,10 @@ GRPC_GENERATED_VERSION: str
 GRPC_VERSION: str
 
 class ShardDirectoryServiceStub:
-    """ShardDirectoryService is served by every table shard and called by the lobby when there is no
-    Redis (one shard): it lists the shard's live tables with the same figures a shard publishes to
-    Redis when Redis is configured (see `service_runtime.table_directory`).
+    """ShardDirectoryService is served by every table shard and called by the lobby (service: lobby):
+    without Redis (one shard) it lists the shard's live tables with the same figures a shard
+    publishes to Redis when Redis is configured (see `service_runtime.table_directory`); and it opens
+    the table JoinTable routed a player to, the one way a table beyond a room's standing ones opens.
     """
 
     @_typing.overload
@@ -40,12 +41,18 @@ class ShardDirectoryServiceStub:
     """ListShardTables lists the shard's open tables of one room, or of every room.
     Errors: FIELD_INVALID, ROLE_REQUIRED.
     """
+    OpenTable: _grpc.UnaryUnaryMultiCallable[_shard_directory_pb2.OpenTableRequest, _shard_directory_pb2.OpenTableResponse]
+    """OpenTable opens a table of a room this shard owns (the lobby has checked the room's bound), or
+    answers at once when it is open. Errors: FIELD_REQUIRED, FIELD_INVALID, TABLE_NOT_FOUND (no
+    such room or game), FAILED_PRECONDITION SHARD_NOT_OWNER, ROLE_REQUIRED.
+    """
 
 @_typing.type_check_only
 class ShardDirectoryServiceAsyncStub(ShardDirectoryServiceStub):
-    """ShardDirectoryService is served by every table shard and called by the lobby when there is no
-    Redis (one shard): it lists the shard's live tables with the same figures a shard publishes to
-    Redis when Redis is configured (see `service_runtime.table_directory`).
+    """ShardDirectoryService is served by every table shard and called by the lobby (service: lobby):
+    without Redis (one shard) it lists the shard's live tables with the same figures a shard
+    publishes to Redis when Redis is configured (see `service_runtime.table_directory`); and it opens
+    the table JoinTable routed a player to, the one way a table beyond a room's standing ones opens.
     """
 
     def __init__(self, channel: _aio.Channel) -> None: ...
@@ -53,11 +60,17 @@ class ShardDirectoryServiceAsyncStub(ShardDirectoryServiceStub):
     """ListShardTables lists the shard's open tables of one room, or of every room.
     Errors: FIELD_INVALID, ROLE_REQUIRED.
     """
+    OpenTable: _aio.UnaryUnaryMultiCallable[_shard_directory_pb2.OpenTableRequest, _shard_directory_pb2.OpenTableResponse]  # type: ignore[assignment]
+    """OpenTable opens a table of a room this shard owns (the lobby has checked the room's bound), or
+    answers at once when it is open. Errors: FIELD_REQUIRED, FIELD_INVALID, TABLE_NOT_FOUND (no
+    such room or game), FAILED_PRECONDITION SHARD_NOT_OWNER, ROLE_REQUIRED.
+    """
 
 class ShardDirectoryServiceServicer(metaclass=_abc_1.ABCMeta):
-    """ShardDirectoryService is served by every table shard and called by the lobby when there is no
-    Redis (one shard): it lists the shard's live tables with the same figures a shard publishes to
-    Redis when Redis is configured (see `service_runtime.table_directory`).
+    """ShardDirectoryService is served by every table shard and called by the lobby (service: lobby):
+    without Redis (one shard) it lists the shard's live tables with the same figures a shard
+    publishes to Redis when Redis is configured (see `service_runtime.table_directory`); and it opens
+    the table JoinTable routed a player to, the one way a table beyond a room's standing ones opens.
     """
 
     @_abc_1.abstractmethod
@@ -68,6 +81,17 @@ class ShardDirectoryServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_shard_directory_pb2.ListShardTablesResponse, _abc.Awaitable[_shard_directory_pb2.ListShardTablesResponse]]:
         """ListShardTables lists the shard's open tables of one room, or of every room.
         Errors: FIELD_INVALID, ROLE_REQUIRED.
+        """
+
+    @_abc_1.abstractmethod
+    def OpenTable(
+        self,
+        request: _shard_directory_pb2.OpenTableRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_shard_directory_pb2.OpenTableResponse, _abc.Awaitable[_shard_directory_pb2.OpenTableResponse]]:
+        """OpenTable opens a table of a room this shard owns (the lobby has checked the room's bound), or
+        answers at once when it is open. Errors: FIELD_REQUIRED, FIELD_INVALID, TABLE_NOT_FOUND (no
+        such room or game), FAILED_PRECONDITION SHARD_NOT_OWNER, ROLE_REQUIRED.
         """
 
 def add_ShardDirectoryServiceServicer_to_server(servicer: ShardDirectoryServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -41,7 +41,11 @@ class TableService(Protocol):
     """
     TableService runs the games of the rooms a table shard owns: seats, blinds, dealing, betting,
     timers, house-game decisions, chat, and per-recipient views. The caller's player id always comes
-    from the bearer token, never from the request. Chips reach a seat only through the cashier.
+    from the bearer token, never from the request. Chips reach a seat only through the cashier. A
+    table the shard does not run opens on a call only if it is one of the room's standing tables
+    (`<room_id>.1` to `.table_count`); any other answers NOT_FOUND TABLE_NOT_FOUND until the lobby's
+    JoinTable routes a player there. Every RPC may also answer the reasons docs/access.md lists for
+    all (TOKEN_*, ROLE_REQUIRED, REQUEST_MALFORMED, SERVER_OVERLOADED, CALLER_QUOTA_EXCEEDED).
     """
     async def sit_down(self, request: SitDownRequest, ctx: RequestContext[SitDownRequest, SitDownResponse], /) -> SitDownResponse:
         """
@@ -92,7 +96,8 @@ class TableService(Protocol):
         """
         SetPlayerSeed contributes the caller's client seed to the next hand's shuffle (provably fair
         dealing); it applies to hands whose commitment is published but not yet dealt.
-        Idempotent by `request_id`. Errors: NOT_SEATED, ENTROPY_CLOSED, FIELD_INVALID.
+        Idempotent by `request_id`. Errors: NOT_SEATED, ENTROPY_CLOSED, FIELD_INVALID, TABLE_NOT_FOUND
+        (also for a house table of a room the caller may not see).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -111,7 +116,10 @@ class TableService(Protocol):
         the caller's legal actions with amounts, timers and showdowns. A full view is sent first, then
         one update per table event. A caller without a seat is a spectator: it gets the waiting view
         (seats, settled stacks, phase; no play) whenever that changes, and the play only through
-        SpectateTable, the delay late. Errors: TABLE_NOT_FOUND, WATCH_STREAMS_EXCEEDED (at most
+        SpectateTable, the delay late. A seated player's stream comes out of capacity kept for seated
+        players; one without a seat at a cash table counts as a viewer (SPECTATOR_QUOTA_EXCEEDED,
+        VIEWERS_FULL as for SpectateTable). Errors: TABLE_NOT_FOUND (also for a room the caller may not
+        see), CALLER_QUOTA_EXCEEDED, WATCH_STREAMS_EXCEEDED (at most
         `POKER_TABLE_MAX_STREAMS_PER_PLAYER` open streams per player at a table).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
@@ -120,14 +128,18 @@ class TableService(Protocol):
         """
         SpectateTable streams the public view about 20 seconds late (a setting), with no hidden card at
         all: first a snapshot that is itself that old, then every event in order, each as late.
-        Errors: TABLE_NOT_FOUND, SPECTATORS_FULL, NOT_ON_ALLOW_LIST (when spectating needs access).
+        Errors: TABLE_NOT_FOUND (also for a table of a room the caller may not see), SPECTATORS_FULL,
+        NOT_ON_ALLOW_LIST (when spectating needs access); RESOURCE_EXHAUSTED SPECTATOR_QUOTA_EXCEEDED
+        (the account's streams without a seat at this table), VIEWERS_FULL (the shard's streams for
+        callers without a seat are taken; the rest is kept for seated players), CALLER_QUOTA_EXCEEDED.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
     async def get_table_snapshot(self, request: GetTableSnapshotRequest, ctx: RequestContext[GetTableSnapshotRequest, GetTableSnapshotResponse], /) -> GetTableSnapshotResponse:
         """
         GetTableSnapshot returns the caller's view of the table now (the waiting view if not seated).
-        Errors: TABLE_NOT_FOUND.
+        Errors: TABLE_NOT_FOUND (also for a table of a room the caller may not see: a private room's
+        tables show only to its allow-list and its seated players; no read opens a table).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -346,7 +358,11 @@ class TableServiceClient(ConnectClient):
     """
     TableService runs the games of the rooms a table shard owns: seats, blinds, dealing, betting,
     timers, house-game decisions, chat, and per-recipient views. The caller's player id always comes
-    from the bearer token, never from the request. Chips reach a seat only through the cashier.
+    from the bearer token, never from the request. Chips reach a seat only through the cashier. A
+    table the shard does not run opens on a call only if it is one of the room's standing tables
+    (`<room_id>.1` to `.table_count`); any other answers NOT_FOUND TABLE_NOT_FOUND until the lobby's
+    JoinTable routes a player there. Every RPC may also answer the reasons docs/access.md lists for
+    all (TOKEN_*, ROLE_REQUIRED, REQUEST_MALFORMED, SERVER_OVERLOADED, CALLER_QUOTA_EXCEEDED).
     """
     def __init__(
         self,
@@ -512,7 +528,8 @@ class TableServiceClient(ConnectClient):
         """
         SetPlayerSeed contributes the caller's client seed to the next hand's shuffle (provably fair
         dealing); it applies to hands whose commitment is published but not yet dealt.
-        Idempotent by `request_id`. Errors: NOT_SEATED, ENTROPY_CLOSED, FIELD_INVALID.
+        Idempotent by `request_id`. Errors: NOT_SEATED, ENTROPY_CLOSED, FIELD_INVALID, TABLE_NOT_FOUND
+        (also for a house table of a room the caller may not see).
         """
         return await self.execute_unary(
             request=request,
@@ -565,7 +582,10 @@ class TableServiceClient(ConnectClient):
         the caller's legal actions with amounts, timers and showdowns. A full view is sent first, then
         one update per table event. A caller without a seat is a spectator: it gets the waiting view
         (seats, settled stacks, phase; no play) whenever that changes, and the play only through
-        SpectateTable, the delay late. Errors: TABLE_NOT_FOUND, WATCH_STREAMS_EXCEEDED (at most
+        SpectateTable, the delay late. A seated player's stream comes out of capacity kept for seated
+        players; one without a seat at a cash table counts as a viewer (SPECTATOR_QUOTA_EXCEEDED,
+        VIEWERS_FULL as for SpectateTable). Errors: TABLE_NOT_FOUND (also for a room the caller may not
+        see), CALLER_QUOTA_EXCEEDED, WATCH_STREAMS_EXCEEDED (at most
         `POKER_TABLE_MAX_STREAMS_PER_PLAYER` open streams per player at a table).
         """
         return self.execute_server_stream(
@@ -591,7 +611,10 @@ class TableServiceClient(ConnectClient):
         """
         SpectateTable streams the public view about 20 seconds late (a setting), with no hidden card at
         all: first a snapshot that is itself that old, then every event in order, each as late.
-        Errors: TABLE_NOT_FOUND, SPECTATORS_FULL, NOT_ON_ALLOW_LIST (when spectating needs access).
+        Errors: TABLE_NOT_FOUND (also for a table of a room the caller may not see), SPECTATORS_FULL,
+        NOT_ON_ALLOW_LIST (when spectating needs access); RESOURCE_EXHAUSTED SPECTATOR_QUOTA_EXCEEDED
+        (the account's streams without a seat at this table), VIEWERS_FULL (the shard's streams for
+        callers without a seat are taken; the rest is kept for seated players), CALLER_QUOTA_EXCEEDED.
         """
         return self.execute_server_stream(
             request=request,
@@ -615,7 +638,8 @@ class TableServiceClient(ConnectClient):
     ) -> GetTableSnapshotResponse:
         """
         GetTableSnapshot returns the caller's view of the table now (the waiting view if not seated).
-        Errors: TABLE_NOT_FOUND.
+        Errors: TABLE_NOT_FOUND (also for a table of a room the caller may not see: a private room's
+        tables show only to its allow-list and its seated players; no read opens a table).
         """
         return await self.execute_unary(
             request=request,
@@ -727,7 +751,11 @@ class TableServiceSync(Protocol):
     """
     TableService runs the games of the rooms a table shard owns: seats, blinds, dealing, betting,
     timers, house-game decisions, chat, and per-recipient views. The caller's player id always comes
-    from the bearer token, never from the request. Chips reach a seat only through the cashier.
+    from the bearer token, never from the request. Chips reach a seat only through the cashier. A
+    table the shard does not run opens on a call only if it is one of the room's standing tables
+    (`<room_id>.1` to `.table_count`); any other answers NOT_FOUND TABLE_NOT_FOUND until the lobby's
+    JoinTable routes a player there. Every RPC may also answer the reasons docs/access.md lists for
+    all (TOKEN_*, ROLE_REQUIRED, REQUEST_MALFORMED, SERVER_OVERLOADED, CALLER_QUOTA_EXCEEDED).
     """
     def sit_down(self, request: SitDownRequest, ctx: RequestContext[SitDownRequest, SitDownResponse], /) -> SitDownResponse:
         """
@@ -778,7 +806,8 @@ class TableServiceSync(Protocol):
         """
         SetPlayerSeed contributes the caller's client seed to the next hand's shuffle (provably fair
         dealing); it applies to hands whose commitment is published but not yet dealt.
-        Idempotent by `request_id`. Errors: NOT_SEATED, ENTROPY_CLOSED, FIELD_INVALID.
+        Idempotent by `request_id`. Errors: NOT_SEATED, ENTROPY_CLOSED, FIELD_INVALID, TABLE_NOT_FOUND
+        (also for a house table of a room the caller may not see).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -797,7 +826,10 @@ class TableServiceSync(Protocol):
         the caller's legal actions with amounts, timers and showdowns. A full view is sent first, then
         one update per table event. A caller without a seat is a spectator: it gets the waiting view
         (seats, settled stacks, phase; no play) whenever that changes, and the play only through
-        SpectateTable, the delay late. Errors: TABLE_NOT_FOUND, WATCH_STREAMS_EXCEEDED (at most
+        SpectateTable, the delay late. A seated player's stream comes out of capacity kept for seated
+        players; one without a seat at a cash table counts as a viewer (SPECTATOR_QUOTA_EXCEEDED,
+        VIEWERS_FULL as for SpectateTable). Errors: TABLE_NOT_FOUND (also for a room the caller may not
+        see), CALLER_QUOTA_EXCEEDED, WATCH_STREAMS_EXCEEDED (at most
         `POKER_TABLE_MAX_STREAMS_PER_PLAYER` open streams per player at a table).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
@@ -806,14 +838,18 @@ class TableServiceSync(Protocol):
         """
         SpectateTable streams the public view about 20 seconds late (a setting), with no hidden card at
         all: first a snapshot that is itself that old, then every event in order, each as late.
-        Errors: TABLE_NOT_FOUND, SPECTATORS_FULL, NOT_ON_ALLOW_LIST (when spectating needs access).
+        Errors: TABLE_NOT_FOUND (also for a table of a room the caller may not see), SPECTATORS_FULL,
+        NOT_ON_ALLOW_LIST (when spectating needs access); RESOURCE_EXHAUSTED SPECTATOR_QUOTA_EXCEEDED
+        (the account's streams without a seat at this table), VIEWERS_FULL (the shard's streams for
+        callers without a seat are taken; the rest is kept for seated players), CALLER_QUOTA_EXCEEDED.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
     def get_table_snapshot(self, request: GetTableSnapshotRequest, ctx: RequestContext[GetTableSnapshotRequest, GetTableSnapshotResponse], /) -> GetTableSnapshotResponse:
         """
         GetTableSnapshot returns the caller's view of the table now (the waiting view if not seated).
-        Errors: TABLE_NOT_FOUND.
+        Errors: TABLE_NOT_FOUND (also for a table of a room the caller may not see: a private room's
+        tables show only to its allow-list and its seated players; no read opens a table).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -1030,7 +1066,11 @@ class TableServiceClientSync(ConnectClientSync):
     """
     TableService runs the games of the rooms a table shard owns: seats, blinds, dealing, betting,
     timers, house-game decisions, chat, and per-recipient views. The caller's player id always comes
-    from the bearer token, never from the request. Chips reach a seat only through the cashier.
+    from the bearer token, never from the request. Chips reach a seat only through the cashier. A
+    table the shard does not run opens on a call only if it is one of the room's standing tables
+    (`<room_id>.1` to `.table_count`); any other answers NOT_FOUND TABLE_NOT_FOUND until the lobby's
+    JoinTable routes a player there. Every RPC may also answer the reasons docs/access.md lists for
+    all (TOKEN_*, ROLE_REQUIRED, REQUEST_MALFORMED, SERVER_OVERLOADED, CALLER_QUOTA_EXCEEDED).
     """
     def __init__(
         self,
@@ -1196,7 +1236,8 @@ class TableServiceClientSync(ConnectClientSync):
         """
         SetPlayerSeed contributes the caller's client seed to the next hand's shuffle (provably fair
         dealing); it applies to hands whose commitment is published but not yet dealt.
-        Idempotent by `request_id`. Errors: NOT_SEATED, ENTROPY_CLOSED, FIELD_INVALID.
+        Idempotent by `request_id`. Errors: NOT_SEATED, ENTROPY_CLOSED, FIELD_INVALID, TABLE_NOT_FOUND
+        (also for a house table of a room the caller may not see).
         """
         return self.execute_unary(
             request=request,
@@ -1249,7 +1290,10 @@ class TableServiceClientSync(ConnectClientSync):
         the caller's legal actions with amounts, timers and showdowns. A full view is sent first, then
         one update per table event. A caller without a seat is a spectator: it gets the waiting view
         (seats, settled stacks, phase; no play) whenever that changes, and the play only through
-        SpectateTable, the delay late. Errors: TABLE_NOT_FOUND, WATCH_STREAMS_EXCEEDED (at most
+        SpectateTable, the delay late. A seated player's stream comes out of capacity kept for seated
+        players; one without a seat at a cash table counts as a viewer (SPECTATOR_QUOTA_EXCEEDED,
+        VIEWERS_FULL as for SpectateTable). Errors: TABLE_NOT_FOUND (also for a room the caller may not
+        see), CALLER_QUOTA_EXCEEDED, WATCH_STREAMS_EXCEEDED (at most
         `POKER_TABLE_MAX_STREAMS_PER_PLAYER` open streams per player at a table).
         """
         return self.execute_server_stream(
@@ -1275,7 +1319,10 @@ class TableServiceClientSync(ConnectClientSync):
         """
         SpectateTable streams the public view about 20 seconds late (a setting), with no hidden card at
         all: first a snapshot that is itself that old, then every event in order, each as late.
-        Errors: TABLE_NOT_FOUND, SPECTATORS_FULL, NOT_ON_ALLOW_LIST (when spectating needs access).
+        Errors: TABLE_NOT_FOUND (also for a table of a room the caller may not see), SPECTATORS_FULL,
+        NOT_ON_ALLOW_LIST (when spectating needs access); RESOURCE_EXHAUSTED SPECTATOR_QUOTA_EXCEEDED
+        (the account's streams without a seat at this table), VIEWERS_FULL (the shard's streams for
+        callers without a seat are taken; the rest is kept for seated players), CALLER_QUOTA_EXCEEDED.
         """
         return self.execute_server_stream(
             request=request,
@@ -1299,7 +1346,8 @@ class TableServiceClientSync(ConnectClientSync):
     ) -> GetTableSnapshotResponse:
         """
         GetTableSnapshot returns the caller's view of the table now (the waiting view if not seated).
-        Errors: TABLE_NOT_FOUND.
+        Errors: TABLE_NOT_FOUND (also for a table of a room the caller may not see: a private room's
+        tables show only to its allow-list and its seated players; no read opens a table).
         """
         return self.execute_unary(
             request=request,

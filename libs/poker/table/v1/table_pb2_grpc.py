@@ -28,7 +28,11 @@ if _version_not_supported:
 class TableServiceStub:
     """TableService runs the games of the rooms a table shard owns: seats, blinds, dealing, betting,
     timers, house-game decisions, chat, and per-recipient views. The caller's player id always comes
-    from the bearer token, never from the request. Chips reach a seat only through the cashier.
+    from the bearer token, never from the request. Chips reach a seat only through the cashier. A
+    table the shard does not run opens on a call only if it is one of the room's standing tables
+    (`<room_id>.1` to `.table_count`); any other answers NOT_FOUND TABLE_NOT_FOUND until the lobby's
+    JoinTable routes a player there. Every RPC may also answer the reasons docs/access.md lists for
+    all (TOKEN_*, ROLE_REQUIRED, REQUEST_MALFORMED, SERVER_OVERLOADED, CALLER_QUOTA_EXCEEDED).
     """
 
     def __init__(self, channel):
@@ -107,7 +111,11 @@ class TableServiceStub:
 class TableServiceServicer:
     """TableService runs the games of the rooms a table shard owns: seats, blinds, dealing, betting,
     timers, house-game decisions, chat, and per-recipient views. The caller's player id always comes
-    from the bearer token, never from the request. Chips reach a seat only through the cashier.
+    from the bearer token, never from the request. Chips reach a seat only through the cashier. A
+    table the shard does not run opens on a call only if it is one of the room's standing tables
+    (`<room_id>.1` to `.table_count`); any other answers NOT_FOUND TABLE_NOT_FOUND until the lobby's
+    JoinTable routes a player there. Every RPC may also answer the reasons docs/access.md lists for
+    all (TOKEN_*, ROLE_REQUIRED, REQUEST_MALFORMED, SERVER_OVERLOADED, CALLER_QUOTA_EXCEEDED).
     """
 
     def SitDown(self, request, context):
@@ -163,7 +171,8 @@ class TableServiceServicer:
     def SetPlayerSeed(self, request, context):
         """SetPlayerSeed contributes the caller's client seed to the next hand's shuffle (provably fair
         dealing); it applies to hands whose commitment is published but not yet dealt.
-        Idempotent by `request_id`. Errors: NOT_SEATED, ENTROPY_CLOSED, FIELD_INVALID.
+        Idempotent by `request_id`. Errors: NOT_SEATED, ENTROPY_CLOSED, FIELD_INVALID, TABLE_NOT_FOUND
+        (also for a house table of a room the caller may not see).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -184,7 +193,10 @@ class TableServiceServicer:
         the caller's legal actions with amounts, timers and showdowns. A full view is sent first, then
         one update per table event. A caller without a seat is a spectator: it gets the waiting view
         (seats, settled stacks, phase; no play) whenever that changes, and the play only through
-        SpectateTable, the delay late. Errors: TABLE_NOT_FOUND, WATCH_STREAMS_EXCEEDED (at most
+        SpectateTable, the delay late. A seated player's stream comes out of capacity kept for seated
+        players; one without a seat at a cash table counts as a viewer (SPECTATOR_QUOTA_EXCEEDED,
+        VIEWERS_FULL as for SpectateTable). Errors: TABLE_NOT_FOUND (also for a room the caller may not
+        see), CALLER_QUOTA_EXCEEDED, WATCH_STREAMS_EXCEEDED (at most
         `POKER_TABLE_MAX_STREAMS_PER_PLAYER` open streams per player at a table).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -194,7 +206,10 @@ class TableServiceServicer:
     def SpectateTable(self, request, context):
         """SpectateTable streams the public view about 20 seconds late (a setting), with no hidden card at
         all: first a snapshot that is itself that old, then every event in order, each as late.
-        Errors: TABLE_NOT_FOUND, SPECTATORS_FULL, NOT_ON_ALLOW_LIST (when spectating needs access).
+        Errors: TABLE_NOT_FOUND (also for a table of a room the caller may not see), SPECTATORS_FULL,
+        NOT_ON_ALLOW_LIST (when spectating needs access); RESOURCE_EXHAUSTED SPECTATOR_QUOTA_EXCEEDED
+        (the account's streams without a seat at this table), VIEWERS_FULL (the shard's streams for
+        callers without a seat are taken; the rest is kept for seated players), CALLER_QUOTA_EXCEEDED.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -202,7 +217,8 @@ class TableServiceServicer:
 
     def GetTableSnapshot(self, request, context):
         """GetTableSnapshot returns the caller's view of the table now (the waiting view if not seated).
-        Errors: TABLE_NOT_FOUND.
+        Errors: TABLE_NOT_FOUND (also for a table of a room the caller may not see: a private room's
+        tables show only to its allow-list and its seated players; no read opens a table).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -331,7 +347,11 @@ def add_TableServiceServicer_to_server(servicer, server):
 class TableService:
     """TableService runs the games of the rooms a table shard owns: seats, blinds, dealing, betting,
     timers, house-game decisions, chat, and per-recipient views. The caller's player id always comes
-    from the bearer token, never from the request. Chips reach a seat only through the cashier.
+    from the bearer token, never from the request. Chips reach a seat only through the cashier. A
+    table the shard does not run opens on a call only if it is one of the room's standing tables
+    (`<room_id>.1` to `.table_count`); any other answers NOT_FOUND TABLE_NOT_FOUND until the lobby's
+    JoinTable routes a player there. Every RPC may also answer the reasons docs/access.md lists for
+    all (TOKEN_*, ROLE_REQUIRED, REQUEST_MALFORMED, SERVER_OVERLOADED, CALLER_QUOTA_EXCEEDED).
     """
 
     @staticmethod

@@ -29,7 +29,11 @@ GRPC_VERSION: str
 class TableServiceStub:
     """TableService runs the games of the rooms a table shard owns: seats, blinds, dealing, betting,
     timers, house-game decisions, chat, and per-recipient views. The caller's player id always comes
-    from the bearer token, never from the request. Chips reach a seat only through the cashier.
+    from the bearer token, never from the request. Chips reach a seat only through the cashier. A
+    table the shard does not run opens on a call only if it is one of the room's standing tables
+    (`<room_id>.1` to `.table_count`); any other answers NOT_FOUND TABLE_NOT_FOUND until the lobby's
+    JoinTable routes a player there. Every RPC may also answer the reasons docs/access.md lists for
+    all (TOKEN_*, ROLE_REQUIRED, REQUEST_MALFORMED, SERVER_OVERLOADED, CALLER_QUOTA_EXCEEDED).
     """
 
     @_typing.overload
@@ -69,7 +73,8 @@ class TableServiceStub:
     SetPlayerSeed: _grpc.UnaryUnaryMultiCallable[_table_pb2.SetPlayerSeedRequest, _table_pb2.SetPlayerSeedResponse]
     """SetPlayerSeed contributes the caller's client seed to the next hand's shuffle (provably fair
     dealing); it applies to hands whose commitment is published but not yet dealt.
-    Idempotent by `request_id`. Errors: NOT_SEATED, ENTROPY_CLOSED, FIELD_INVALID.
+    Idempotent by `request_id`. Errors: NOT_SEATED, ENTROPY_CLOSED, FIELD_INVALID, TABLE_NOT_FOUND
+    (also for a house table of a room the caller may not see).
     """
     SendChat: _grpc.UnaryUnaryMultiCallable[_table_pb2.SendChatRequest, _table_pb2.SendChatResponse]
     """SendChat posts a chat message or a sticker to the table: seated players only; seated players
@@ -82,17 +87,24 @@ class TableServiceStub:
     the caller's legal actions with amounts, timers and showdowns. A full view is sent first, then
     one update per table event. A caller without a seat is a spectator: it gets the waiting view
     (seats, settled stacks, phase; no play) whenever that changes, and the play only through
-    SpectateTable, the delay late. Errors: TABLE_NOT_FOUND, WATCH_STREAMS_EXCEEDED (at most
+    SpectateTable, the delay late. A seated player's stream comes out of capacity kept for seated
+    players; one without a seat at a cash table counts as a viewer (SPECTATOR_QUOTA_EXCEEDED,
+    VIEWERS_FULL as for SpectateTable). Errors: TABLE_NOT_FOUND (also for a room the caller may not
+    see), CALLER_QUOTA_EXCEEDED, WATCH_STREAMS_EXCEEDED (at most
     `POKER_TABLE_MAX_STREAMS_PER_PLAYER` open streams per player at a table).
     """
     SpectateTable: _grpc.UnaryStreamMultiCallable[_table_pb2.SpectateTableRequest, _table_pb2.SpectateTableResponse]
     """SpectateTable streams the public view about 20 seconds late (a setting), with no hidden card at
     all: first a snapshot that is itself that old, then every event in order, each as late.
-    Errors: TABLE_NOT_FOUND, SPECTATORS_FULL, NOT_ON_ALLOW_LIST (when spectating needs access).
+    Errors: TABLE_NOT_FOUND (also for a table of a room the caller may not see), SPECTATORS_FULL,
+    NOT_ON_ALLOW_LIST (when spectating needs access); RESOURCE_EXHAUSTED SPECTATOR_QUOTA_EXCEEDED
+    (the account's streams without a seat at this table), VIEWERS_FULL (the shard's streams for
+    callers without a seat are taken; the rest is kept for seated players), CALLER_QUOTA_EXCEEDED.
     """
     GetTableSnapshot: _grpc.UnaryUnaryMultiCallable[_table_pb2.GetTableSnapshotRequest, _table_pb2.GetTableSnapshotResponse]
     """GetTableSnapshot returns the caller's view of the table now (the waiting view if not seated).
-    Errors: TABLE_NOT_FOUND.
+    Errors: TABLE_NOT_FOUND (also for a table of a room the caller may not see: a private room's
+    tables show only to its allow-list and its seated players; no read opens a table).
     """
     PlaceHouseBets: _grpc.UnaryUnaryMultiCallable[_table_pb2.PlaceHouseBetsRequest, _table_pb2.PlaceHouseBetsResponse]
     """PlaceHouseBets opens a house-game round for the caller at a house table: boxes with antes
@@ -131,7 +143,11 @@ class TableServiceStub:
 class TableServiceAsyncStub(TableServiceStub):
     """TableService runs the games of the rooms a table shard owns: seats, blinds, dealing, betting,
     timers, house-game decisions, chat, and per-recipient views. The caller's player id always comes
-    from the bearer token, never from the request. Chips reach a seat only through the cashier.
+    from the bearer token, never from the request. Chips reach a seat only through the cashier. A
+    table the shard does not run opens on a call only if it is one of the room's standing tables
+    (`<room_id>.1` to `.table_count`); any other answers NOT_FOUND TABLE_NOT_FOUND until the lobby's
+    JoinTable routes a player there. Every RPC may also answer the reasons docs/access.md lists for
+    all (TOKEN_*, ROLE_REQUIRED, REQUEST_MALFORMED, SERVER_OVERLOADED, CALLER_QUOTA_EXCEEDED).
     """
 
     def __init__(self, channel: _aio.Channel) -> None: ...
@@ -168,7 +184,8 @@ class TableServiceAsyncStub(TableServiceStub):
     SetPlayerSeed: _aio.UnaryUnaryMultiCallable[_table_pb2.SetPlayerSeedRequest, _table_pb2.SetPlayerSeedResponse]  # type: ignore[assignment]
     """SetPlayerSeed contributes the caller's client seed to the next hand's shuffle (provably fair
     dealing); it applies to hands whose commitment is published but not yet dealt.
-    Idempotent by `request_id`. Errors: NOT_SEATED, ENTROPY_CLOSED, FIELD_INVALID.
+    Idempotent by `request_id`. Errors: NOT_SEATED, ENTROPY_CLOSED, FIELD_INVALID, TABLE_NOT_FOUND
+    (also for a house table of a room the caller may not see).
     """
     SendChat: _aio.UnaryUnaryMultiCallable[_table_pb2.SendChatRequest, _table_pb2.SendChatResponse]  # type: ignore[assignment]
     """SendChat posts a chat message or a sticker to the table: seated players only; seated players
@@ -181,17 +198,24 @@ class TableServiceAsyncStub(TableServiceStub):
     the caller's legal actions with amounts, timers and showdowns. A full view is sent first, then
     one update per table event. A caller without a seat is a spectator: it gets the waiting view
     (seats, settled stacks, phase; no play) whenever that changes, and the play only through
-    SpectateTable, the delay late. Errors: TABLE_NOT_FOUND, WATCH_STREAMS_EXCEEDED (at most
+    SpectateTable, the delay late. A seated player's stream comes out of capacity kept for seated
+    players; one without a seat at a cash table counts as a viewer (SPECTATOR_QUOTA_EXCEEDED,
+    VIEWERS_FULL as for SpectateTable). Errors: TABLE_NOT_FOUND (also for a room the caller may not
+    see), CALLER_QUOTA_EXCEEDED, WATCH_STREAMS_EXCEEDED (at most
     `POKER_TABLE_MAX_STREAMS_PER_PLAYER` open streams per player at a table).
     """
     SpectateTable: _aio.UnaryStreamMultiCallable[_table_pb2.SpectateTableRequest, _table_pb2.SpectateTableResponse]  # type: ignore[assignment]
     """SpectateTable streams the public view about 20 seconds late (a setting), with no hidden card at
     all: first a snapshot that is itself that old, then every event in order, each as late.
-    Errors: TABLE_NOT_FOUND, SPECTATORS_FULL, NOT_ON_ALLOW_LIST (when spectating needs access).
+    Errors: TABLE_NOT_FOUND (also for a table of a room the caller may not see), SPECTATORS_FULL,
+    NOT_ON_ALLOW_LIST (when spectating needs access); RESOURCE_EXHAUSTED SPECTATOR_QUOTA_EXCEEDED
+    (the account's streams without a seat at this table), VIEWERS_FULL (the shard's streams for
+    callers without a seat are taken; the rest is kept for seated players), CALLER_QUOTA_EXCEEDED.
     """
     GetTableSnapshot: _aio.UnaryUnaryMultiCallable[_table_pb2.GetTableSnapshotRequest, _table_pb2.GetTableSnapshotResponse]  # type: ignore[assignment]
     """GetTableSnapshot returns the caller's view of the table now (the waiting view if not seated).
-    Errors: TABLE_NOT_FOUND.
+    Errors: TABLE_NOT_FOUND (also for a table of a room the caller may not see: a private room's
+    tables show only to its allow-list and its seated players; no read opens a table).
     """
     PlaceHouseBets: _aio.UnaryUnaryMultiCallable[_table_pb2.PlaceHouseBetsRequest, _table_pb2.PlaceHouseBetsResponse]  # type: ignore[assignment]
     """PlaceHouseBets opens a house-game round for the caller at a house table: boxes with antes
@@ -229,7 +253,11 @@ class TableServiceAsyncStub(TableServiceStub):
 class TableServiceServicer(metaclass=_abc_1.ABCMeta):
     """TableService runs the games of the rooms a table shard owns: seats, blinds, dealing, betting,
     timers, house-game decisions, chat, and per-recipient views. The caller's player id always comes
-    from the bearer token, never from the request. Chips reach a seat only through the cashier.
+    from the bearer token, never from the request. Chips reach a seat only through the cashier. A
+    table the shard does not run opens on a call only if it is one of the room's standing tables
+    (`<room_id>.1` to `.table_count`); any other answers NOT_FOUND TABLE_NOT_FOUND until the lobby's
+    JoinTable routes a player there. Every RPC may also answer the reasons docs/access.md lists for
+    all (TOKEN_*, ROLE_REQUIRED, REQUEST_MALFORMED, SERVER_OVERLOADED, CALLER_QUOTA_EXCEEDED).
     """
 
     @_abc_1.abstractmethod
@@ -300,7 +328,8 @@ class TableServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_table_pb2.SetPlayerSeedResponse, _abc.Awaitable[_table_pb2.SetPlayerSeedResponse]]:
         """SetPlayerSeed contributes the caller's client seed to the next hand's shuffle (provably fair
         dealing); it applies to hands whose commitment is published but not yet dealt.
-        Idempotent by `request_id`. Errors: NOT_SEATED, ENTROPY_CLOSED, FIELD_INVALID.
+        Idempotent by `request_id`. Errors: NOT_SEATED, ENTROPY_CLOSED, FIELD_INVALID, TABLE_NOT_FOUND
+        (also for a house table of a room the caller may not see).
         """
 
     @_abc_1.abstractmethod
@@ -325,7 +354,10 @@ class TableServiceServicer(metaclass=_abc_1.ABCMeta):
         the caller's legal actions with amounts, timers and showdowns. A full view is sent first, then
         one update per table event. A caller without a seat is a spectator: it gets the waiting view
         (seats, settled stacks, phase; no play) whenever that changes, and the play only through
-        SpectateTable, the delay late. Errors: TABLE_NOT_FOUND, WATCH_STREAMS_EXCEEDED (at most
+        SpectateTable, the delay late. A seated player's stream comes out of capacity kept for seated
+        players; one without a seat at a cash table counts as a viewer (SPECTATOR_QUOTA_EXCEEDED,
+        VIEWERS_FULL as for SpectateTable). Errors: TABLE_NOT_FOUND (also for a room the caller may not
+        see), CALLER_QUOTA_EXCEEDED, WATCH_STREAMS_EXCEEDED (at most
         `POKER_TABLE_MAX_STREAMS_PER_PLAYER` open streams per player at a table).
         """
 
@@ -337,7 +369,10 @@ class TableServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_abc.Iterator[_table_pb2.SpectateTableResponse], _abc.AsyncIterator[_table_pb2.SpectateTableResponse]]:
         """SpectateTable streams the public view about 20 seconds late (a setting), with no hidden card at
         all: first a snapshot that is itself that old, then every event in order, each as late.
-        Errors: TABLE_NOT_FOUND, SPECTATORS_FULL, NOT_ON_ALLOW_LIST (when spectating needs access).
+        Errors: TABLE_NOT_FOUND (also for a table of a room the caller may not see), SPECTATORS_FULL,
+        NOT_ON_ALLOW_LIST (when spectating needs access); RESOURCE_EXHAUSTED SPECTATOR_QUOTA_EXCEEDED
+        (the account's streams without a seat at this table), VIEWERS_FULL (the shard's streams for
+        callers without a seat are taken; the rest is kept for seated players), CALLER_QUOTA_EXCEEDED.
         """
 
     @_abc_1.abstractmethod
@@ -347,7 +382,8 @@ class TableServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_table_pb2.GetTableSnapshotResponse, _abc.Awaitable[_table_pb2.GetTableSnapshotResponse]]:
         """GetTableSnapshot returns the caller's view of the table now (the waiting view if not seated).
-        Errors: TABLE_NOT_FOUND.
+        Errors: TABLE_NOT_FOUND (also for a table of a room the caller may not see: a private room's
+        tables show only to its allow-list and its seated players; no read opens a table).
         """
 
     @_abc_1.abstractmethod

@@ -1,0 +1,104 @@
+"""JoinTable is the one way a table beyond a room's standing ones opens, within a bound per room
+(issue 23, item 6). On the old code JoinTable only named the next number (the shard opened whatever
+number any call named), and nothing bounded how many tables a room ran."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import grpc
+import pytest
+import redis.asyncio as redis
+
+from poker.lobby.v1 import lobby_pb2, lobby_pb2_grpc
+from service_runtime.database import create_engine, create_session_factory
+from service_runtime.shard_registry import RedisShardRegistry, ShardInfo
+from service_runtime.table_directory import RedisTableDirectory, SeatFigures, TableFigures
+from service_runtime.testing import running_server
+from services.lobby.assembly import ACCESS, lobby_service, lobby_servicer
+from tests.lobby.conftest import ALICE, TABLE, expect_error
+
+A = ShardInfo("shard-a", "127.0.0.1:7101")
+ROOM = "nlhe-gram-classic"  # 4 seats, one standing table
+
+
+class RecordingOpener:
+    def __init__(self) -> None:
+        self.opened: list[tuple[str, str]] = []
+
+    async def open(self, address: str, table_id: str) -> None:
+        self.opened.append((address, table_id))
+
+
+def _full(number: int) -> TableFigures:
+    return TableFigures(
+        table_id=f"{ROOM}.{number}",
+        room_id=ROOM,
+        shard_id=A.shard_id,
+        seats=4,
+        taken_seats=tuple(SeatFigures(seat, f"p{seat}", 1_000) for seat in range(4)),
+    )
+
+
+Routed = tuple[lobby_pb2_grpc.LobbyServiceStub, RecordingOpener, RedisTableDirectory]
+
+
+@pytest.fixture
+async def routed(
+    lobby_database_url: str, redis_client: redis.Redis, redis_prefix: str
+) -> AsyncIterator[Routed]:
+    engine = create_engine(lobby_database_url, pool_size=5)
+    registry = RedisShardRegistry(redis_client, prefix=redis_prefix, lease_seconds=60.0)
+    directory = RedisTableDirectory(redis_client, prefix=redis_prefix, ttl_seconds=30.0)
+    opener = RecordingOpener()
+    servicer, _ = lobby_servicer(
+        create_session_factory(engine),
+        registry,
+        directory,
+        closed_access=False,
+        opener=opener,
+        max_tables_per_room=3,
+    )
+    await registry.heartbeat(A)
+    try:
+        async with running_server([lobby_service(servicer)], ACCESS) as (_, channel):
+            yield lobby_pb2_grpc.LobbyServiceStub(channel), opener, directory
+    finally:
+        await engine.dispose()
+
+
+async def test_join_opens_the_table_it_routes_to_and_no_more_than_the_bound(routed: Routed) -> None:
+    stub, opener, directory = routed
+    join = lobby_pb2.JoinTableRequest(room_id=ROOM)
+    # The standing table runs nowhere yet: routing there asks the owner to open it.
+    first = await stub.JoinTable(join, metadata=ALICE)
+    assert (first.table_id, opener.opened) == (f"{ROOM}.1", [(A.address, f"{ROOM}.1")])
+    for number in (1, 2):
+        await directory.publish(_full(number))
+    # Every table full: the next number opens at the owner, and is what the player is sent to.
+    opener.opened.clear()
+    third = await stub.JoinTable(join, metadata=ALICE)
+    assert (third.table_id, third.new_table, opener.opened) == (f"{ROOM}.3", True, [(A.address, f"{ROOM}.3")])
+    # A running (published) table is not opened again.
+    await directory.publish(_full(3))
+    opener.opened.clear()
+    await expect_error(stub.JoinTable(join, metadata=ALICE), grpc.StatusCode.FAILED_PRECONDITION, "ROOM_FULL")
+    assert opener.opened == []
+
+
+async def test_the_shard_asks_whether_a_player_may_see_a_room(routed: Routed) -> None:
+    stub, _, _ = routed
+    seen = await stub.AuthorizeView(
+        lobby_pb2.AuthorizeViewRequest(player_id="alice", room_id=ROOM), metadata=TABLE
+    )
+    assert seen.table_count >= 1
+    await expect_error(
+        stub.AuthorizeView(lobby_pb2.AuthorizeViewRequest(player_id="alice", room_id=ROOM), metadata=ALICE),
+        grpc.StatusCode.PERMISSION_DENIED,
+        "ROLE_REQUIRED",
+    )
+    await expect_error(
+        stub.AuthorizeView(lobby_pb2.AuthorizeViewRequest(player_id="alice", room_id="nope"), metadata=TABLE),
+        grpc.StatusCode.NOT_FOUND,
+        "ROOM_NOT_FOUND",
+    )

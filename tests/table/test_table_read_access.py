@@ -1,0 +1,137 @@
+"""Reads of a table obey the room's visibility, and never open a table (issue 23, items 4 and 6).
+
+On the old code the lobby hid a private room from a stranger (ROOM_NOT_FOUND), but the table service
+gave the same stranger GetTableSnapshot (player ids and stacks) and accepted their WatchTable and
+SpectateTable; and GetTableSnapshot of `<room>.2` ... `.30` opened 29 empty tables, which the
+lobby then listed to every player.
+"""
+
+from __future__ import annotations
+
+import grpc
+import pytest
+
+from poker.common.v1 import common_pb2
+from poker.lobby.v1 import shard_directory_pb2, shard_directory_pb2_grpc
+from poker.table.v1 import table_pb2
+from service_runtime.auth import Role
+from service_runtime.testing import auth_metadata, reason_of
+from tests.table.conftest import ADMIN, TableWorld, nl_room, unique
+from tests.table.house_players import house_room
+from tests.table.players import Player
+from tests.table.test_table_hands import seated_pair
+
+pytestmark = pytest.mark.postgres
+
+A = table_pb2
+LOBBY = auth_metadata("lobby", Role.SERVICE)
+
+
+async def _code(call: object) -> tuple[grpc.StatusCode, str]:
+    try:
+        if hasattr(call, "__aiter__"):
+            async for _ in call:  # type: ignore[attr-defined]
+                break
+        else:
+            await call  # type: ignore[misc]
+    except grpc.aio.AioRpcError as error:
+        return error.code(), reason_of(error)
+    return grpc.StatusCode.OK, ""
+
+
+def _reads(world: TableWorld, table_id: str, metadata: object) -> list[object]:
+    stub = world.table
+    return [
+        stub.GetTableSnapshot(A.GetTableSnapshotRequest(table_id=table_id), metadata=metadata, timeout=10),
+        stub.WatchTable(A.WatchTableRequest(table_id=table_id), metadata=metadata, timeout=10),
+        stub.SpectateTable(A.SpectateTableRequest(table_id=table_id), metadata=metadata, timeout=10),
+    ]
+
+
+async def _open_tables(world: TableWorld, room_id: str) -> set[str]:
+    directory = shard_directory_pb2_grpc.ShardDirectoryServiceStub(world.table_channel)
+    reply = await directory.ListShardTables(
+        shard_directory_pb2.ListShardTablesRequest(room_id=room_id), metadata=LOBBY
+    )
+    return {t.table_id for t in reply.tables}
+
+
+async def test_a_private_room_is_invisible_at_the_table_to_a_stranger_but_not_to_its_players(
+    world: TableWorld,
+) -> None:
+    table_id, ann, bob = await seated_pair(world)
+    room_id = table_id.rsplit(".", 1)[0]
+    world.lobby.hidden.add(room_id)  # the room turned private; the stranger is on no list
+    stranger = auth_metadata(unique("eve"), Role.PLAYER)
+    for call in _reads(world, table_id, stranger):
+        assert await _code(call) == (grpc.StatusCode.NOT_FOUND, "TABLE_NOT_FOUND")
+    # The same answer as for a table that does not exist: nothing tells the room is there.
+    assert await _code(
+        world.table.GetTableSnapshot(A.GetTableSnapshotRequest(table_id=f"{room_id}.9"), metadata=stranger)
+    ) == (grpc.StatusCode.NOT_FOUND, "TABLE_NOT_FOUND")
+    # Seated players keep their own view (and may come back after a dropped stream); admins read all.
+    view = await ann.snapshot()
+    assert {s.player_id for s in view.seats if s.player_id} == {ann.player_id, bob.player_id}
+    assert await _code(
+        world.table.WatchTable(A.WatchTableRequest(table_id=table_id), metadata=bob.metadata)
+    ) == (
+        grpc.StatusCode.OK,
+        "",
+    )
+    assert await _code(
+        world.table.GetTableSnapshot(A.GetTableSnapshotRequest(table_id=table_id), metadata=ADMIN)
+    ) == (grpc.StatusCode.OK, "")
+    world.lobby.hidden.discard(room_id)
+    for p in (ann, bob):
+        await p.close()
+
+
+async def test_a_private_house_room_is_invisible_to_a_stranger(world: TableWorld) -> None:
+    table_id = world.add_room(
+        house_room(unique("hr").replace("_", "-"), common_pb2.GAME_VARIANT_CASINO_HOLDEM)
+    )
+    room_id = table_id.rsplit(".", 1)[0]
+    stranger = auth_metadata(unique("eve"), Role.PLAYER)
+    assert await _code(
+        world.table.GetTableSnapshot(A.GetTableSnapshotRequest(table_id=table_id), metadata=stranger)
+    ) == (grpc.StatusCode.OK, "")
+    world.lobby.hidden.add(room_id)
+    other = auth_metadata(unique("mallory"), Role.PLAYER)
+    for call in _reads(world, table_id, other)[:2]:
+        assert await _code(call) == (grpc.StatusCode.NOT_FOUND, "TABLE_NOT_FOUND")
+    # Nor may the stranger commit a round there (SetPlayerSeed opens the caller's next round).
+    seed = A.SetPlayerSeedRequest(request_id=unique("seed"), table_id=table_id, client_seed="abc")
+    assert await _code(world.table.SetPlayerSeed(seed, metadata=other)) == (
+        grpc.StatusCode.NOT_FOUND,
+        "TABLE_NOT_FOUND",
+    )
+
+
+async def test_reads_and_commands_never_open_a_table_beyond_the_standing_ones(world: TableWorld) -> None:
+    room_id = unique("open")
+    first = world.add_room(nl_room(room_id))
+    anyone = auth_metadata(unique("bot"), Role.PLAYER)
+    assert await _code(
+        world.table.GetTableSnapshot(A.GetTableSnapshotRequest(table_id=first), metadata=anyone)
+    ) == (grpc.StatusCode.OK, "")
+    for number in range(2, 31):
+        for call in _reads(world, f"{room_id}.{number}", anyone):
+            assert await _code(call) == (grpc.StatusCode.NOT_FOUND, "TABLE_NOT_FOUND")
+    cat = Player(unique("cat"), world.table_channel, f"{room_id}.7")
+    await world.fund(cat.player_id, 1000)
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await cat.sit(500)
+    assert (caught.value.code(), reason_of(caught.value)) == (grpc.StatusCode.NOT_FOUND, "TABLE_NOT_FOUND")
+    assert await _open_tables(world, room_id) == {first}
+    # The lobby's routing opens one (JoinTable calls OpenTable); a player may not call it.
+    directory = shard_directory_pb2_grpc.ShardDirectoryServiceStub(world.table_channel)
+    assert await _code(
+        directory.OpenTable(shard_directory_pb2.OpenTableRequest(table_id=f"{room_id}.7"), metadata=anyone)
+    ) == (grpc.StatusCode.PERMISSION_DENIED, "ROLE_REQUIRED")
+    await directory.OpenTable(shard_directory_pb2.OpenTableRequest(table_id=f"{room_id}.7"), metadata=LOBBY)
+    assert await _open_tables(world, room_id) == {first, f"{room_id}.7"}
+    await cat.watch()
+    await cat.sit(500)
+    await cat.leave()
+    await cat.close()
+    assert await world.wallet(cat.player_id) == 1000
