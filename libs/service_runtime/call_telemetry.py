@@ -72,7 +72,9 @@ class _CallRecord:
         self.token = otel_context.attach(trace.set_span_in_context(self.span))
         self.started = time.perf_counter()
 
-    def finish(self, context: grpc.aio.ServicerContext[Any, Any], code: grpc.StatusCode) -> None:
+    def finish(
+        self, context: grpc.aio.ServicerContext[Any, Any], code: grpc.StatusCode, *, detach: bool = True
+    ) -> None:
         figures = self.figures
         figures.seconds.observe(time.perf_counter() - self.started)
         figures.in_flight.dec()
@@ -86,7 +88,11 @@ class _CallRecord:
             if code in _SERVER_FAULTS:
                 tracing.mark_error(span, code.name)
         span.end()
-        otel_context.detach(self.token)
+        # A stream closed by its client ends by GeneratorExit in whatever context closes the
+        # generator, not the one it was attached in: resetting the token there fails (and
+        # OpenTelemetry logs it as an error), and that context dies with the stream anyway.
+        if detach:
+            otel_context.detach(self.token)
 
 
 # Codes that say the server failed (OpenTelemetry's rule for server spans): the caller's mistakes
@@ -169,7 +175,7 @@ def _observe_stream(
                 yield item
                 sent.inc()
         except BaseException as error:
-            record.finish(context, _code_after(error, context))
+            record.finish(context, _code_after(error, context), detach=not isinstance(error, GeneratorExit))
             raise
         record.finish(context, grpc.StatusCode.OK)
 

@@ -367,7 +367,8 @@ def _cards_per_hand(
     """The cards in each exported hand, paired with its id: exports list hands oldest first."""
     ordered = sorted(hand_ids, key=lambda h: records[h].end_time.ToNanoseconds())
     if fmt == history_pb2.EXPORT_FORMAT_OPEN_HAND_HISTORY_JSON:
-        per_hand = [set(_json_cards(item)) for item in json.loads(content)]
+        # The OHH storage format: one `{"ohh": ...}` object per hand, separated by blank lines.
+        per_hand = [set(_json_cards(json.loads(item))) for item in content.split("\n\n") if item.strip()]
     else:
         blocks = [b for b in re.split(r"\n\s*\n\s*\n", content) if b.strip()]
         per_hand = [

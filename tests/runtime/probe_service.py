@@ -25,6 +25,7 @@ PROBE_ACCESS = AccessPolicy(
         f"/{SERVICE}/Parse": ANY_CALLER,
         f"/{SERVICE}/Count": ANY_CALLER,
         f"/{SERVICE}/WhoamiStream": ANY_CALLER,
+        f"/{SERVICE}/Flood": ANY_CALLER,
     }
 )
 
@@ -56,6 +57,12 @@ async def _count(request: bytes, context: Any) -> AsyncIterator[bytes]:
         yield str(index).encode()
 
 
+async def _flood(request: bytes, context: Any) -> AsyncIterator[bytes]:
+    """Large messages as fast as the client takes them: the server waits in its writes, not here."""
+    for _ in range(int(request.decode() or "0")):
+        yield b"x" * 65536
+
+
 async def _whoami_stream(request: bytes, context: Any) -> AsyncIterator[bytes]:
     yield current_caller().subject.encode()
 
@@ -80,5 +87,6 @@ def probe_handler() -> grpc.GenericRpcHandler:
             ),
             "Count": grpc.unary_stream_rpc_method_handler(_count),
             "WhoamiStream": grpc.unary_stream_rpc_method_handler(_whoami_stream),
+            "Flood": grpc.unary_stream_rpc_method_handler(_flood),
         },
     )

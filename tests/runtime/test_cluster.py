@@ -311,9 +311,18 @@ def test_make_run_is_quiet_by_default_and_says_everything_when_verbose(
 ) -> None:
     # Issue 25 item 16: the table polls GetMaintenance every second; quiet, no RPC line shows (the
     # banner stays on screen), warnings and addresses do; verbose shows every line.
-    process = _start(tmp_path, _free_base_port(), **({"POKER_CLUSTER_VERBOSE": "1"} if verbose else {}))
-    processes.append(process)
-    banner = _read_until_banner(process)
+    banner: list[str] = []
+    for _attempt in range(3):
+        # Another test may take a port of the base range between the check and the bind (a
+        # parallel run): then the launcher says which and stops; try another range.
+        process = _start(tmp_path, _free_base_port(), **({"POKER_CLUSTER_VERBOSE": "1"} if verbose else {}))
+        processes.append(process)
+        try:
+            banner = _read_until_banner(process)
+            break
+        except AssertionError as error:
+            if "Failed to bind" not in str(error) and "already in use" not in str(error):
+                raise
     after = _lines_for(process, 4.0)
     rpc_lines = [line for line in banner + after if '"event": "rpc"' in line]
     listening = [line for line in banner if "listening" in line]
@@ -322,9 +331,13 @@ def test_make_run_is_quiet_by_default_and_says_everything_when_verbose(
         assert any("GetMaintenance" in line for line in rpc_lines), "".join(after[-20:])
     else:
         assert not rpc_lines, "".join(rpc_lines[:5])
-        # The shutdown summary (a line per service stopped) is not noise.
-        noisy = [line for line in after if not line.rstrip().endswith("| stopped")]
-        assert len(noisy) < 10, "".join(after)
+        # Beyond the shutdown's own lines (one per service, and the last), a few lines at most.
+        talk = [
+            line
+            for line in after
+            if line.strip() and not line.rstrip().endswith(("| stopped", "every service stopped"))
+        ]
+        assert len(talk) < 6, "".join(after)
     # Issue 25 item 14: the development house bank is funded once SERVING, by the admin's audited
     # funding (so house games can be played), once per data folder.
     for pool in ("GRAM", "MPX"):

@@ -105,7 +105,7 @@ class FakeFairness:
         if self.down:
             raise down("fairness")
 
-    async def commit(self, request_id: str, table_id: str) -> Commitment:
+    async def commit(self, request_id: str, table_id: str, *, private_to: str = "") -> Commitment:
         self._check()
         hand_id = self.hands.setdefault(request_id, str(uuid.uuid4()))
         return Commitment(hand_id, hashlib.sha256(hand_id.encode()).hexdigest())
@@ -114,7 +114,7 @@ class FakeFairness:
         self._check()
         self.entropy.setdefault(hand_id, []).append(seed)
 
-    async def seal(self, hand_id: str) -> tuple[int, ...]:
+    async def seal(self, hand_id: str, participants: Sequence[str] = ()) -> tuple[int, ...]:
         self._check()
         if hand_id in self.revealed:
             raise FailedPrecondition("HAND_ALREADY_REVEALED", "the hand already ended")
