@@ -20,10 +20,12 @@ def start_gateway(
         **os.environ,
         "POKER_GATEWAY_PORT": "0",
         "POKER_LOG_FORMAT": "json",
-        "POKER_GATEWAY_LOBBY_ADDRESS": services["lobby"].address,
-        "POKER_GATEWAY_CASHIER_ADDRESS": services["cashier"].address,
-        "POKER_GATEWAY_FAIRNESS_ADDRESS": services["fairness"].address,
-        "POKER_GATEWAY_HISTORY_ADDRESS": services["history"].address,
+        # Wired to whichever of the services are given (the table is found through the lobby).
+        **{
+            f"POKER_GATEWAY_{name.upper()}_ADDRESS": service.address
+            for name, service in services.items()
+            if name in ("lobby", "cashier", "fairness", "history")
+        },
         **(extra_env or {}),
     }
     process = subprocess.Popen(

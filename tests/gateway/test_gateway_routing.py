@@ -6,15 +6,10 @@ this test) that say exactly that."""
 from __future__ import annotations
 
 import asyncio
-import os
-import subprocess
-import sys
-import threading
 from collections.abc import AsyncIterator
 from typing import Any
 
 import grpc
-import pytest
 
 from poker.lobby.v1 import lobby_pb2, lobby_pb2_grpc
 from poker.table.v1 import table_pb2, table_pb2_grpc
@@ -22,7 +17,7 @@ from service_runtime.errors import FailedPrecondition, Unavailable
 from service_runtime.interceptors import status_for
 from service_runtime.testing import token_for
 from tests.gateway.connect_http import call
-from tests.security.service_processes import ServiceProcess
+from tests.gateway.gateway_process import start_gateway, stop
 
 
 class Lobby(lobby_pb2_grpc.LobbyServiceServicer):
@@ -70,27 +65,6 @@ async def _server(servicer: Any, add: Any) -> tuple[grpc.aio.Server, str]:
     return server, f"127.0.0.1:{port}"
 
 
-def _gateway(lobby: str) -> ServiceProcess:
-    env = {
-        **os.environ,
-        "POKER_GATEWAY_PORT": "0",
-        "POKER_LOG_FORMAT": "json",
-        "POKER_GATEWAY_LOBBY_ADDRESS": lobby,
-    }
-    process = subprocess.Popen(
-        [sys.executable, "-m", "services.gateway"],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    gateway = ServiceProcess("gateway", process)
-    threading.Thread(target=gateway._read, daemon=True).start()
-    assert gateway.listening.wait(60), "".join(gateway.lines)
-    return gateway
-
-
-@pytest.mark.asyncio
 async def test_calls_follow_a_table_that_moved_and_keep_their_request_id() -> None:
     lobby = Lobby()
     shards = [Shard(), Shard(), Shard()]
@@ -99,7 +73,7 @@ async def test_calls_follow_a_table_that_moved_and_keep_their_request_id() -> No
     (_, lobby_address), (_, a), (_, b), (_, c) = servers
     shards[0].moved_to = b
     lobby.answers = [a, c, c]
-    gateway = _gateway(lobby_address)
+    gateway = start_gateway({}, {"POKER_GATEWAY_LOBBY_ADDRESS": lobby_address})
     token = token_for("alice")
     sit = table_pb2.SitDownRequest(request_id="sit-1", table_id="room-x.1", buy_in=100).SerializeToString()
     path = "/poker.table.v1.TableService/SitDown"
@@ -130,7 +104,6 @@ async def test_calls_follow_a_table_that_moved_and_keep_their_request_id() -> No
         assert again.code == "ok"
         assert lobby.asked == 3
     finally:
-        gateway.process.terminate()
-        gateway.process.wait(timeout=20)
+        stop(gateway)
         for server, _ in servers:
             await server.stop(0)

@@ -118,6 +118,12 @@ say("played", hand);
 await shot(page, "table-showdown");
 if (!hand.showdown || hand.actions < 2) throw new Error(`no showdown with several actions: ${JSON.stringify(hand)}`);
 
+// Lost everything at that showdown: buy in again (chat, the reconnect and leaving need a seat).
+if (!(await page.$(".seat.mine")) && (await page.$("#sit-down"))) {
+  await page.click("#sit-down");
+  await page.waitForSelector(".seat.mine");
+  say("seated again");
+}
 await page.fill("#chat-input", "good game, all");
 await page.click("#chat-send");
 await page.waitForSelector(".chat-line >> text=good game, all");

@@ -305,7 +305,7 @@ export function showTable(roomId: string, tableId: string, spectate: boolean): S
     const betting = view.street >= Street.PREFLOP && view.street <= Street.RIVER;
     const inHand = betting && view.phase === TablePhase.HAND_IN_PROGRESS && view.seats.some((s) => s.playerId === me() && !s.folded && !s.allIn && s.holeCards.length > 0);
     if (!inHand) {
-      controls.replaceChildren(h("p", { class: "muted" }, view.phase === TablePhase.HAND_IN_PROGRESS ? "You are out of this hand." : "Waiting for the next hand…"));
+      controls.replaceChildren(h("p", { class: "muted" }, betting && view.phase === TablePhase.HAND_IN_PROGRESS ? "You are out of this hand." : "Waiting for the next hand…"));
       return;
     }
     const option = (value: PreAction, label: string): HTMLElement => {

@@ -38,17 +38,12 @@ export function chips(amount: bigint | number): string {
   return BigInt(amount).toLocaleString("en-US");
 }
 
-let toastTimer = 0;
+/** A short message at the bottom of the screen, gone after four seconds. */
 export function toast(text: string, kind: "info" | "error" = "info"): void {
-  let box = document.getElementById("toast");
-  if (!box) {
-    box = h("div", { id: "toast", role: "status" });
-    document.body.append(box);
-  }
-  box.className = `toast ${kind}`;
-  box.textContent = text;
-  window.clearTimeout(toastTimer);
-  toastTimer = window.setTimeout(() => box!.classList.add("hidden"), 4000);
+  document.getElementById("toast")?.remove();
+  const box = h("div", { id: "toast", role: "status", class: `toast ${kind}` }, text);
+  document.body.append(box);
+  window.setTimeout(() => box.remove(), 4000);
 }
 
 const SUITS: Record<string, string> = { c: "♣", d: "♦", h: "♥", s: "♠" };
