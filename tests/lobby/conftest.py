@@ -112,7 +112,9 @@ async def lobby_on(
     engine = create_engine(url, pool_size=5)
     # Long enough that a test heartbeating once keeps its shard under any load; lapses are tested elsewhere.
     registry = RedisShardRegistry(client, prefix=prefix, lease_seconds=60.0)
-    directory = RedisTableDirectory(client, prefix=prefix, ttl_seconds=2.0)
+    # Likewise figures published once stay listed under any load (with 2 s, a loaded machine's slow
+    # GetRoom saw them gone); a test of their expiry publishes through a short-lived directory of its own.
+    directory = RedisTableDirectory(client, prefix=prefix, ttl_seconds=60.0)
     board = RedisMaintenanceBoard(client, prefix=prefix)
     clock = FakeClock()
     servicer, access = lobby_servicer(
