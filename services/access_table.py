@@ -36,6 +36,8 @@ READS: dict[tuple[str, str], str] = {
     ("lobby", "GetRoom"): "the same visibility (`ROOM_NOT_FOUND` for a room the caller may not see)",
     ("lobby", "ListTables"): "the same visibility; live figures carry no card",
     ("lobby", "JoinTable"): "the same visibility; the seat checks unless spectating",
+    ("lobby", "GetMaintenance"): "the lobby's switches; a room's only of a room the caller may see "
+    "(`ROOM_NOT_FOUND` otherwise), and `all_rooms` only those; admins and services: every room",
     ("lobby", "AuthorizeView"): "the visibility rule for a named player, for a shard about to show a table",
     ("table", "OpenTable"): "(ShardDirectoryService) opens the table JoinTable routes a player to",
     ("table", "ListShardTables"): "(ShardDirectoryService) live figures of the shard's tables, no card",
@@ -54,6 +56,19 @@ READS: dict[tuple[str, str], str] = {
     ("table", "SitDown"): "the caller's own wallet, after the lobby's seat check",
     ("cashier", "GetBalances"): "a player: their own wallets only (`NOT_YOUR_RESOURCE`)",
     ("cashier", "GetStatement"): "a player: their own statement only (`NOT_YOUR_RESOURCE`)",
+    ("fairness", "GetCommitment"): "the public record of any hand (commitments, state, seats and client "
+    "seeds; a player id only the caller's own); a house-game round or a private room's hand only for "
+    "its players (`HAND_NOT_FOUND` otherwise); admins: every hand",
+    ("fairness", "ListTableCommitments"): "the table's chain links; the hand id only of hands the caller "
+    "played; other players' house-game rounds and private rooms' hands left out; admins: every hand "
+    "with its id",
+    ("fairness", "GetReveal"): "an ended hand (`HAND_NOT_FINISHED` before). Versions 1 and 2: the seed "
+    "and deck to the hand's participants only (`NOT_YOUR_RESOURCE`); a participant can compute every "
+    "card of it, folded ones included (docs/fairness.md). Version 3: the seed and the openings of the "
+    "public positions, with the caller's own if they played it. A house-game round or a private "
+    "room's hand only for its players (`HAND_NOT_FOUND`); admins: every ended hand, all 52 openings",
+    ("fairness", "VerifyHand"): "by hand id: the same as GetReveal (a verdict on a dealt card would "
+    "tell a stranger the card); from published values: nothing stored, only what the caller sends",
     ("history", "ListMyHands"): "the caller's own hands",
     (
         "history",
@@ -77,7 +92,8 @@ everyone else (`libs/service_runtime/interceptors.py`, `services/table/stream_bu
 
 # The reasons any RPC of any service may answer besides its own (documented once, here).
 EVERY_RPC = """Any RPC above may also answer: UNAUTHENTICATED `TOKEN_MISSING`, `TOKEN_MALFORMED`,
-`TOKEN_INVALID_SIGNATURE`, `TOKEN_EXPIRED`; PERMISSION_DENIED `ROLE_REQUIRED`; INVALID_ARGUMENT
+`TOKEN_INVALID_SIGNATURE`, `TOKEN_EXPIRED`, `TOKEN_KEY_SCOPE` (a key that signs player tokens only
+signed more); PERMISSION_DENIED `ROLE_REQUIRED`; INVALID_ARGUMENT
 `REQUEST_MALFORMED` (bytes that are no valid message; health and reflection too); RESOURCE_EXHAUSTED
 `SERVER_OVERLOADED` and `CALLER_QUOTA_EXCEEDED` (the bounds above). SpectateTable and WatchTable also
 `SPECTATOR_QUOTA_EXCEEDED` and `VIEWERS_FULL`.

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from service_runtime.testing import throwaway_postgres_database
+from tests.ports import free_port
 
 _missing_backends: dict[str, str] = {}
 
@@ -43,11 +44,7 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
 
 
 def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    return free_port()
 
 
 def _postgres_binaries() -> Path | None:

@@ -18,11 +18,7 @@ from pathlib import Path
 
 import psycopg
 
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+from tests.ports import free_port
 
 
 def _postgres_bin() -> Path | None:
@@ -112,9 +108,10 @@ class OwnPostgres:
 
 class OwnRedis:
     """redis-server in `folder` with its append-only file (fsync every write), so a kill and a start
-    find every key as it was, as a production Redis with persistence does."""
+    find every key as it was, as a production Redis with persistence does. It listens on loopback and
+    on `host` too when that is another address of this machine (the URL names `host`)."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, host: str = "127.0.0.1") -> None:
         binary = shutil.which("redis-server")
         if binary is None:
             raise RuntimeError("no redis-server on this machine")
@@ -122,11 +119,12 @@ class OwnRedis:
         self.folder = folder
         folder.mkdir(parents=True, exist_ok=True)
         self.port = free_port()
+        self.host = host
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
+        return f"redis://{self.host}:{self.port}/0"
 
     def start(self) -> None:
         self.process = subprocess.Popen(
@@ -135,7 +133,11 @@ class OwnRedis:
                 "--port",
                 str(self.port),
                 "--bind",
-                "127.0.0.1",
+                *sorted({"127.0.0.1", self.host}),
+                # Protected mode refuses every address but loopback without a password; the other
+                # address is the test's own (a veth pair to a namespace of the test), bound by name.
+                "--protected-mode",
+                "yes" if self.host == "127.0.0.1" else "no",
                 "--dir",
                 str(self.folder),
                 "--save",

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from textual.app import App, ComposeResult
-from textual.binding import BindingType
+from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Button, DataTable, Footer, Header, Input, Static
@@ -48,6 +48,9 @@ class Session:
     rooms: dict[str, lobby_pb2.Room] = field(default_factory=dict)
     # The client seed I set for each hand it went into (docs/fairness.md, player entropy).
     client_seeds: dict[str, str] = field(default_factory=dict)
+    # Version 3: each hand's set of client-seed hashes as the table closed it, before any seed was
+    # sent, (seat, hash) pairs: the reveal's seeds are checked against it.
+    seed_hash_sets: dict[str, tuple[tuple[int, str], ...]] = field(default_factory=dict)
 
     def remember_commitment(self, hand_id: str, commitment: str, dealt: bool) -> None:
         # Only a commitment seen before any card counts as "shown before the deal".
@@ -349,6 +352,10 @@ class PokerPlayApp(App[None]):
     CSS = CSS
     TITLE = "poker-play"
     ENABLE_COMMAND_PALETTE = False
+    # The quit key on every screen's footer (issue 25 item 15: Textual's own ctrl+q is not shown).
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+q", "quit", "Quit", show=True, priority=True),
+    ]
 
     def __init__(self, settings: PlaySettings, identity: Identity | None = None) -> None:
         super().__init__()

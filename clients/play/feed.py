@@ -7,13 +7,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import enum
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from clients.play.gateway import PlayError
 from poker.table.v1 import table_pb2
 
-Update = tuple[table_pb2.TableEvent | None, table_pb2.TableView]
+# One stream message: every event of one table step (none for a full view alone), the view after them.
+Update = tuple[Sequence[table_pb2.TableEvent], table_pb2.TableView]
 
 
 class Link(enum.Enum):

@@ -4,8 +4,9 @@ with the status code and the stable reason, so the screens never see grpc."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import uuid
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Awaitable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -13,7 +14,14 @@ import grpc
 
 from clients.play.identity import Identity
 from clients.play.settings import PlaySettings
-from clients.play.view_model import FairnessReport, dealt_positions, fairness_report, own_seed_check
+from clients.play.view_model import (
+    FairnessReport,
+    dealt_positions,
+    fairness_report,
+    hash_set_check,
+    house_cards_opened,
+    own_seed_check,
+)
 from poker.cashier.v1 import cashier_pb2, cashier_pb2_grpc
 from poker.common.v1 import common_pb2
 from poker.fairness.v1 import fairness_pb2, fairness_pb2_grpc
@@ -26,6 +34,7 @@ from services.fairness.verification import (
     DealtCard,
     MalformedValue,
     check_shown_commitment,
+    openings_from,
     published_hand,
     verify_hand,
 )
@@ -235,13 +244,17 @@ class Platform:
             request.text = text
         return await _call(self.table(address).SendChat(request))
 
-    async def set_seed(self, address: str, table_id: str, seed: str, request_id: str) -> str:
-        """Add my client seed to the next hand's shuffle; the hand it goes into."""
-        reply = await _call(
-            self.table(address).SetPlayerSeed(
-                table_pb2.SetPlayerSeedRequest(request_id=request_id, table_id=table_id, client_seed=seed)
-            )
-        )
+    async def set_seed(
+        self, address: str, table_id: str, seed: str, request_id: str, *, seed_hash: str = ""
+    ) -> str:
+        """Add my client seed (or, version 3 first, only its hash) to the next hand's shuffle; the
+        hand it goes into."""
+        request = table_pb2.SetPlayerSeedRequest(request_id=request_id, table_id=table_id)
+        if seed_hash:
+            request.client_seed_hash = seed_hash
+        else:
+            request.client_seed = seed
+        reply = await _call(self.table(address).SetPlayerSeed(request))
         hand_id: str = reply.hand_id
         return hand_id
 
@@ -254,8 +267,9 @@ class Platform:
 
     async def stream(
         self, address: str, table_id: str, *, spectate: bool
-    ) -> AsyncIterator[tuple[table_pb2.TableEvent | None, table_pb2.TableView]]:
-        """The personal (or, spectating, the delayed public) view: (event or None for a full view, view)."""
+    ) -> AsyncIterator[tuple[Sequence[table_pb2.TableEvent], table_pb2.TableView]]:
+        """The personal (or, spectating, the delayed public) view: (the events of one table step, none
+        for a full view alone; the view after them)."""
         stub = self.table(address)
         # The token goes in by hand: grpc.aio files an interceptor under its first matching kind only,
         # so `create_channel`'s interceptor adds it to unary calls but never to streams.
@@ -267,7 +281,7 @@ class Platform:
         )
         try:
             async for message in call:
-                yield (message.event if message.HasField("event") else None), message.view
+                yield tuple(message.events), message.view
         except grpc.aio.AioRpcError as error:
             raise play_error(error) from None
         finally:
@@ -313,7 +327,11 @@ class Platform:
     # ------------------------------------------------------------------------------- fairness
 
     async def verify(
-        self, record: history_pb2.HandRecord, shown_commitment: str, own_seed: str = ""
+        self,
+        record: history_pb2.HandRecord,
+        shown_commitment: str,
+        own_seed: str = "",
+        seed_hashes: Sequence[tuple[int, str]] | None = None,
     ) -> FairnessReport:
         """Fetch the reveal and recompute the deck here (docs/fairness.md), so the verdict does not rest
         on the server's word; check the cards the player saw and the commitment shown before the deal."""
@@ -336,15 +354,24 @@ class Platform:
         mismatch: str | None = None
         computed = ""
         checked = 0
+        opened = 0
         try:
             published = published_hand(bytes(reveal.server_seed), published_record)
+            # Version 3: the openings of the positions this player saw, checked here against the
+            # commitment made before the deal (docs/fairness.md, version 3).
+            published = dataclasses.replace(published, openings=openings_from(reveal.openings))
         except MalformedValue as bad:
             first = bad.result().first_mismatch
             mismatch = describe_mismatch(first) if first is not None else "malformed published values"
         else:
             result = verify_hand(published, dealt)
             computed, checked = result.computed_commitment, result.dealt_cards_checked
+            opened = result.openings_checked
             first = result.first_mismatch
+            if first is None and published.shuffle_version == 3 and record.HasField("house_game"):
+                # A house round deals in its game's own order: each card of the record must be
+                # one of the cards opened to the player.
+                first, checked = house_cards_opened(record, published.openings)
             if first is None and shown_commitment:
                 first = check_shown_commitment(shown_commitment, published_record.commitment)
             if (
@@ -362,6 +389,17 @@ class Platform:
             seed_ok, own_seed_line = own_seed_check(entries, self.identity.player_id, own_seed)
             if not seed_ok and mismatch is None:
                 mismatch = own_seed_line
+        hash_set_line = ""
+        if seed_hashes is not None:
+            # Version 3: every seed in the deal was fixed (by its hash) before mine was disclosed.
+            revealed = [(int(e.seat), bytes(e.client_seed)) for e in published_record.client_seeds]
+            problem = hash_set_check(seed_hashes, revealed, published_record.commitment)
+            seats = ", ".join(str(seat) for seat, _ in seed_hashes) or "none"
+            hash_set_line = (
+                problem or f"seed hashes closed before any seed (seats {seats}): every seed matches"
+            )
+            if problem is not None and mismatch is None:
+                mismatch = problem
         return fairness_report(
             hand_id=record.hand_id,
             commitment=published_record.commitment,
@@ -372,4 +410,6 @@ class Platform:
             computed_commitment=computed,
             server_verdict_pass=server.verdict == fairness_pb2.VERDICT_PASS,
             own_seed_line=own_seed_line,
+            openings_checked=opened,
+            hash_set_line=hash_set_line,
         )

@@ -118,7 +118,10 @@ class HistoryScreen(SessionScreen):
         self.query_one("#verdict", Static).update("")
         try:
             self.report = await platform.verify(
-                record, self.session.commitments.get(hand_id, ""), self.session.client_seeds.get(hand_id, "")
+                record,
+                self.session.commitments.get(hand_id, ""),
+                self.session.client_seeds.get(hand_id, ""),
+                self.session.seed_hash_sets.get(hand_id),
             )
         except PlayError as error:
             # A hand revealed moments ago may not be revealed yet (HAND_NOT_FINISHED): say so.

@@ -3,6 +3,7 @@ or moved with the slider buttons), chat and stickers, leave; as a spectator the 
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import ClassVar
 
@@ -27,6 +28,9 @@ ACTION_BUTTONS = {
     "act-all-in": table_pb2.ACTION_KIND_ALL_IN,
 }
 BUTTON_OF = {kind: button for button, kind in ACTION_BUTTONS.items()}
+# After a hand ends its record and reveal follow within moments: tried this often, this far apart.
+VERIFY_ATTEMPTS = 40
+VERIFY_RETRY_SECONDS = 0.5
 AMOUNT_KINDS = (table_pb2.ACTION_KIND_BET, table_pb2.ACTION_KIND_RAISE)
 
 
@@ -47,7 +51,6 @@ class TableScreen(SessionScreen):
         ("escape", "leave", "Leave / back"),
         *((key, f"key_act({kind})", vm.ACTION_WORDS[kind]) for kind, key in ACTION_KEYS.items()),
         ("s", "toggle_sit_out", "Sit out / in"),
-        ("ctrl+q", "app.quit", "Quit"),
     ]
 
     def __init__(
@@ -71,7 +74,12 @@ class TableScreen(SessionScreen):
         self.feed: TableFeed | None = None
         self._turn_key = ""
         self.client_seed = ""
-        self._seeded: set[str] = set()
+        self._seeded: set[str] = set()  # hands my seed was sent for (or kept back from)
+        # Version 3: hands whose hash was sent or is on its way, and each hand's seed and hash once
+        # the table took the hash (docs/fairness.md, the seed flow at a table).
+        self._hashing: set[str] = set()
+        self._hashed: dict[str, tuple[str, str]] = {}
+        self._verifying: set[str] = set()  # hands checked (or being checked) after they ended
 
     @property
     def me(self) -> str:
@@ -165,39 +173,75 @@ class TableScreen(SessionScreen):
         self.query_one("#log", Log).write_line(line)
 
     def _apply_update(self, update: Update) -> None:
-        event, view = update
+        events, view = update
         self.view = view
         if not self.spectator:
             self.seat = vm.my_seat(view, self.me)
         self.session.remember_commitment(view.hand_id, view.seed_commitment, dealt=bool(self._any_card(view)))
-        if event is not None:
-            line = vm.event_line(event, vm.seat_names(view))
+        names = vm.seat_names(view)
+        for event in events:
+            line = vm.event_line(event, names)
             if line:
                 self._log(line)
             if event.WhichOneof("kind") == "notice" and event.notice.code == "HAND_ENDED":
                 # Who won what, by name, with the winning hand (the table's notice numbers pots).
                 self._log(f"· {vm.awards_text(view)}")
+                self._verify_when_recorded(view)
         self._render_view(view)
-        if self._seed_open(view):
-            self._seeded.add(view.hand_id)
-            self.run_worker(self._send_seed(view.hand_id), group="seed")
+        self._seed_step(view)
 
-    def _seed_open(self, view: table_pb2.TableView) -> bool:
-        """A committed hand not yet dealt takes client seeds (docs/fairness.md, player entropy)."""
-        return (
-            bool(self.client_seed)
-            and not self.spectator
-            and bool(view.hand_id and view.seed_commitment)
-            and view.phase != table_pb2.TABLE_PHASE_HAND_IN_PROGRESS
-            and not self._any_card(view)
-            and view.hand_id not in self._seeded
-        )
+    def _seed_step(self, view: table_pb2.TableView) -> None:
+        """A committed hand not yet dealt takes client seeds (docs/fairness.md, the seed flow at a
+        table): version 2 the seed I set, in one step; version 3 a fresh seed's hash while the table
+        takes hashes, then, once the hash set is closed (and kept here to check the reveal with), the
+        seed itself."""
+        hand_id = view.hand_id
+        if self.spectator or not (hand_id and view.seed_commitment) or self._any_card(view):
+            return
+        if view.seed_phase == table_pb2.SEED_PHASE_SEEDS:
+            self.session.seed_hash_sets.setdefault(
+                hand_id, tuple((h.seat, h.client_seed_hash) for h in view.seed_hashes)
+            )
+        if not self.client_seed or hand_id in self._seeded:
+            return
+        if view.seed_phase == table_pb2.SEED_PHASE_ONE_STEP:
+            self._seeded.add(hand_id)
+            self.run_worker(self._send_seed(hand_id, self.client_seed), group="seed")
+        elif view.seed_phase == table_pb2.SEED_PHASE_HASHES and hand_id not in self._hashing and self.seat:
+            self._hashing.add(hand_id)
+            seed = vm.fresh_hand_seed(self.client_seed)
+            digest = vm.seed_hash_of(view.seed_commitment, self.seat, seed)
+            self.run_worker(self._send_hash(hand_id, seed, digest), group="seed")
+        elif view.seed_phase == table_pb2.SEED_PHASE_SEEDS and hand_id in self._hashed:
+            self._seeded.add(hand_id)
+            seed, digest = self._hashed[hand_id]
+            if (self.seat, digest) not in self.session.seed_hash_sets[hand_id]:
+                # The table closed a set without my hash: my seed stays with me (nothing to open).
+                self._log(f"· your seed hash is NOT in the closed set of hand {vm.short_id(hand_id)}")
+                return
+            self.run_worker(self._send_seed(hand_id, seed), group="seed")
 
-    async def _send_seed(self, hand_id: str) -> None:
-        seed = self.client_seed
+    def _table_address(self) -> str:
+        return self.feed.address if self.feed else self.address
+
+    async def _send_hash(self, hand_id: str, seed: str, digest: str) -> None:
+        try:
+            await self.session.platform.set_seed(
+                self._table_address(), self.table_id, "", new_request_id(), seed_hash=digest
+            )
+        except PlayError as error:
+            # SEED_HASHES_CLOSED, ENTROPY_CLOSED: too late for this hand; the next one gets a new seed.
+            self._log(f"· your seed missed hand {vm.short_id(hand_id)} ({error.reason or error.code})")
+            return
+        self._hashed[hand_id] = (seed, digest)
+        self._log(f"· your seed hash is recorded for hand {vm.short_id(hand_id)}")
+        if self.view is not None:
+            self._seed_step(self.view)  # the hash set may have closed while the hash was on its way
+
+    async def _send_seed(self, hand_id: str, seed: str) -> None:
         try:
             taken = await self.session.platform.set_seed(
-                self.feed.address if self.feed else self.address, self.table_id, seed, new_request_id()
+                self._table_address(), self.table_id, seed, new_request_id()
             )
         except PlayError as error:
             # ENTROPY_CLOSED: the hand was sealed first; the seed goes into the next one.
@@ -205,6 +249,37 @@ class TableScreen(SessionScreen):
             return
         self.session.client_seeds[taken] = seed
         self._log(f"· your seed goes into hand {vm.short_id(taken)}")
+
+    def _verify_when_recorded(self, view: table_pb2.TableView) -> None:
+        """After a hand I was dealt into: check it as *Verify fairness* does, once history and the
+        reveal have it, and say the verdict in the log."""
+        hand_id = view.hand_id
+        mine = next((s for s in view.seats if s.player_id == self.me), None)
+        if self.spectator or mine is None or not mine.hole_cards or hand_id in self._verifying:
+            return
+        self._verifying.add(hand_id)
+        self.run_worker(self._verify_hand(hand_id), group="verify")
+
+    async def _verify_hand(self, hand_id: str) -> None:
+        platform = self.session.platform
+        last = ""
+        for _ in range(VERIFY_ATTEMPTS):
+            try:
+                record = await platform.hand(hand_id)
+                report = await platform.verify(
+                    record,
+                    self.session.commitments.get(hand_id, ""),
+                    self.session.client_seeds.get(hand_id, ""),
+                    self.session.seed_hash_sets.get(hand_id),
+                )
+            except PlayError as error:
+                # Right after the hand its record or reveal may not be there yet: try again.
+                last = error.reason or error.code
+                await asyncio.sleep(VERIFY_RETRY_SECONDS)
+                continue
+            self._log(f"· hand {vm.short_id(hand_id)}: {vm.verdict_line(report)}")
+            return
+        self._log(f"· hand {vm.short_id(hand_id)} not verified yet ({last}): see My hands")
 
     @staticmethod
     def _any_card(view: table_pb2.TableView) -> bool:
@@ -232,9 +307,11 @@ class TableScreen(SessionScreen):
                 self._turn_key = key
                 self.query_one("#amount", Input).value = str(legal.min_amount) if legal.min_amount else ""
                 # The turn starts on the safe default (check, else call) so that Enter and the keys act,
-                # unless the player is typing something (a chat line, a seed): that is left alone.
+                # unless the player is in a text field (a chat line, a seed), even one still empty: the
+                # focus moved away under a person about to type would turn their letters into actions
+                # (the `c` of "good luck" checked).
                 focused = self.focused
-                if not (isinstance(focused, Input) and focused.value and focused.id != "amount"):
+                if not (isinstance(focused, Input) and focused.id != "amount"):
                     self._focus_safe_default(legal)
 
     def _tick(self) -> None:
@@ -316,10 +393,12 @@ class TableScreen(SessionScreen):
         except vm.AmountError as error:
             self.say(str(error))
             return
-        self.say(f"your client seed goes into every hand from the next commitment on: {self.client_seed}")
-        if self.view is not None and self._seed_open(self.view):
-            self._seeded.add(self.view.hand_id)
-            self.run_worker(self._send_seed(self.view.hand_id), group="seed")
+        self.say(
+            f"your client seed goes into every hand from the next commitment on: {self.client_seed} "
+            "(version 3: a fresh seed starting with it each hand, its hash first)"
+        )
+        if self.view is not None:
+            self._seed_step(self.view)
 
     async def on_input_submitted(self, event: Input.Submitted) -> None:
         if event.input.id == "chat" and event.value.strip():

@@ -7,13 +7,19 @@ the fairness verdict) is decided here and unit-tested without a terminal.
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+
+from google.protobuf.message import Message
 
 from poker.common.v1 import common_pb2
 from poker.history.v1 import history_pb2
 from poker.lobby.v1 import lobby_pb2
 from poker.table.v1 import table_pb2
+from services.fairness.deck_commitment import CardOpening, client_seed_hash
+from services.fairness.shuffle import card_text as index_text
+from services.fairness.verification import Mismatch, MismatchKind
 
 SUITS = {"c": "♣", "d": "♦", "h": "♥", "s": "♠"}
 HIDDEN_CARD = "▒▒"
@@ -47,6 +53,15 @@ ACTION_WORDS: dict[int, str] = {
     table_pb2.ACTION_KIND_BET: "bet",
     table_pb2.ACTION_KIND_RAISE: "raise to",
     table_pb2.ACTION_KIND_ALL_IN: "all-in",
+}
+# The log's words: what a player did (the buttons above say what to do).
+LOG_ACTION_WORDS: dict[int, str] = {
+    table_pb2.ACTION_KIND_FOLD: "folds",
+    table_pb2.ACTION_KIND_CHECK: "checks",
+    table_pb2.ACTION_KIND_CALL: "calls",
+    table_pb2.ACTION_KIND_BET: "bets",
+    table_pb2.ACTION_KIND_RAISE: "raises to",
+    table_pb2.ACTION_KIND_ALL_IN: "goes all-in",
 }
 # The order buttons appear in, whatever order the table lists them.
 ACTION_ORDER = (
@@ -236,7 +251,7 @@ def pots_text(view: table_pb2.TableView) -> str:
 
 
 SEAT_STATES: dict[int, str] = {
-    table_pb2.SEAT_STATUS_SITTING_OUT: "you are sitting out (dealt no hand) - s: sit in",
+    table_pb2.SEAT_STATUS_SITTING_OUT: "you are sitting out: no new hand until you sit in (one you are in plays on) - s: sit in",
     table_pb2.SEAT_STATUS_DISCONNECTED: "you are away (the seat is kept for a while)",
 }
 
@@ -278,7 +293,8 @@ def seconds_left(deadline_seconds: float, now: float) -> int:
 
 
 def turn_text(view: table_pb2.TableView, me: str, now: float) -> str:
-    """Whose turn it is, with the caller's countdown (action time + time bank) when it is theirs."""
+    """Whose turn it is, with its countdown (action time + time bank): the caller's own, or the table's
+    clock of the seat to act."""
     if view.phase != table_pb2.TABLE_PHASE_HAND_IN_PROGRESS or view.to_act_seat == 0:
         return ""
     seat = next((s for s in view.seats if s.seat == view.to_act_seat), None)
@@ -289,6 +305,10 @@ def turn_text(view: table_pb2.TableView, me: str, now: float) -> str:
         left = seconds_left(deadline.seconds + deadline.nanos / 1e9, now)
         return f"YOUR TURN - {left}s left (time bank {seat.time_bank_seconds}s included)"
     name = seat.display_name or seat.player_id
+    if view.HasField("to_act_deadline"):
+        deadline = view.to_act_deadline
+        left = seconds_left(deadline.seconds + deadline.nanos / 1e9, now)
+        return f"seat {seat.seat} ({name}) to act - {left}s left (time bank {seat.time_bank_seconds}s)"
     return f"seat {seat.seat} ({name}) to act - time bank {seat.time_bank_seconds}s"
 
 
@@ -405,8 +425,9 @@ def event_line(event: table_pb2.TableEvent, names: dict[int, str]) -> str | None
             word = {table_pb2.ACTION_KIND_BET: "bets", table_pb2.ACTION_KIND_RAISE: "raises to"}.get(
                 kind, "all-in to"
             )
-            return f"{who} {word} {chips(action.to)} (+{chips(action.amount)}){timed}"
-        word = ACTION_WORDS.get(kind, "acts")
+            added = f" (+{chips(action.amount)})" if action.amount != action.to else ""
+            return f"{who} {word} {chips(action.to)}{added}{timed}"
+        word = LOG_ACTION_WORDS.get(kind, "acts")
         amount = f" {chips(action.amount)}" if action.amount else ""
         return f"{who} {word}{amount}{timed}"
     if which == "cards":
@@ -545,16 +566,21 @@ def house_record_lines(record: history_pb2.HandRecord, me: str) -> list[str]:
     if record.board:
         lines.append(f"  board: {cards_text(record.board)}")
     for box in game.boxes:
-        lines.append(f"  box {box.box + 1}: {cards_text(box.cards) or '-'}")
+        # Boxes keep the numbers they were played under (the table's view numbers them the same).
+        lines.append(f"  box {box.box}: {cards_text(box.cards) or '-'}")
         for line in box.lines:
+            item = line.item
+            held = f" (withheld {chips(line.withheld)})" if line.withheld else ""
             lines.append(
-                "    " + house_line_text(line.item, line.stake, line.outcome, line.player_change, line.reason)
+                "    "
+                + house_line_text(item, line.stake, line.outcome, line.player_change, line.reason)
+                + held
             )
     for decision in game.decisions:
         timed = " (time ran out: the rules' default)" if decision.timed_out else ""
         cost = f" {chips(decision.amount)}" if decision.amount else ""
         lines.append(
-            f"  box {decision.box + 1} decided: {decision.decision.lower().replace('_', ' ')}{cost}{timed}"
+            f"  box {decision.box} decided: {decision.decision.lower().replace('_', ' ')}{cost}{timed}"
         )
     lines.append(f"  commitment: {record.seed_commitment}")
     return lines
@@ -562,6 +588,7 @@ def house_record_lines(record: history_pb2.HandRecord, me: str) -> list[str]:
 
 def house_line_text(item: str, stake: int, outcome: str, change: int, reason: str) -> str:
     """One settlement line: what was staked, what came back (stake included), the change, and why."""
+    item = item.lower().replace("_", " ")
     back = stake + change
     sign = "+" if change > 0 else ""
     why = f" - {reason.lower().replace('_', ' ')}" if reason else ""
@@ -600,6 +627,38 @@ def dealt_positions(record: history_pb2.HandRecord) -> list[tuple[int, int]]:
     return dealt
 
 
+def house_cards_opened(
+    record: history_pb2.HandRecord, openings: Sequence[CardOpening]
+) -> tuple[Mismatch | None, int]:
+    """Version 3, a house round: every card its record shows the player must be one of the cards
+    opened to them (each opening already held against the commitment). (first mismatch, cards checked)"""
+    opened = {o.card for o in openings}
+    shown = sorted({int(c.index) for c in _record_cards(record)})
+    for card in shown:
+        if card not in opened:
+            return Mismatch(
+                MismatchKind.NOT_OPENED,
+                f"{index_text(card)} of the round is not among the cards opened to you",
+                expected="an opened card",
+                actual=index_text(card),
+            ), 0
+    return None, len(shown)
+
+
+def _record_cards(message: Message) -> list[common_pb2.Card]:
+    found: list[common_pb2.Card] = []
+    for descriptor, value in message.ListFields():
+        if descriptor.message_type is None:
+            continue
+        for item in value if descriptor.is_repeated else [value]:
+            if isinstance(item, common_pb2.Card):
+                if item.text and not item.hidden:
+                    found.append(item)
+            elif isinstance(item, Message):
+                found.extend(_record_cards(item))
+    return found
+
+
 MAX_CLIENT_SEED = 64
 
 
@@ -609,6 +668,41 @@ def check_client_seed(text: str) -> str:
     if not 1 <= len(seed) <= MAX_CLIENT_SEED or not all(" " < ch <= "~" for ch in seed):
         raise AmountError("a client seed is 1 to 64 printable characters, no spaces")
     return seed
+
+
+# The part of the typed seed a version 3 hand's fresh seed starts with (docs/play.md): the rest is 43
+# characters of 32 random bytes, so the whole stays within the table's 64.
+TYPED_SEED_PART = 20
+
+
+def fresh_hand_seed(typed: str) -> str:
+    """Version 3: the seed for one hand, new for every hand (a seed is public after its hand, so
+    one used again would be known in advance): what I typed, then 32 bytes from the CSPRNG
+    (docs/fairness.md: an honest seed)."""
+    return f"{typed[:TYPED_SEED_PART]}.{secrets.token_urlsafe(32)}"
+
+
+def seed_hash_of(commitment: str, seat: int, seed: str) -> str:
+    """The client-seed hash the table takes first (docs/fairness.md, version 3 step 3)."""
+    return client_seed_hash(commitment, seat, seed.encode())
+
+
+def hash_set_check(
+    kept: Sequence[tuple[int, str]], entries: Sequence[tuple[int, bytes]], commitment: str
+) -> str | None:
+    """The reveal's client seeds, (seat, seed bytes), against the hash set the table closed before
+    any seed was sent, as this client kept it from the view: None when every seed in the deal was in
+    the set and matches its hash there, else the first problem. A seat with no seed withheld it and
+    is not in the deal."""
+    closed = dict(kept)
+    for seat, seed in entries:
+        if not seed:
+            continue
+        if seat not in closed:
+            return f"the seed at seat {seat} was not in the hash set closed before the seeds"
+        if client_seed_hash(commitment, seat, seed) != closed[seat]:
+            return f"the seed at seat {seat} does not match its hash shown before the seeds"
+    return None
 
 
 def own_seed_check(entries: Sequence[tuple[int, str, bytes]], me: str, seed: str) -> tuple[bool, str]:
@@ -640,10 +734,19 @@ def fairness_report(
     computed_commitment: str,
     server_verdict_pass: bool,
     own_seed_line: str = "",
+    openings_checked: int = 0,
+    hash_set_line: str = "",
 ) -> FairnessReport:
-    """The verdict as the client shows it: the local recomputation decides; the server's is beside it."""
+    """The verdict as the client shows it: the local recomputation decides; the server's is beside it.
+    Version 3 checks the openings of the cards the player saw instead of a recomputed deck."""
     # Never PASS over nothing (issue 25 item 13): a verdict checked no card the player saw is no pass.
     passed = mismatch is None and dealt_checked > 0
+    against = "the openings" if shuffle_version == 3 else "the recomputed deck"
+    pass_line = (
+        f"VERDICT: PASS - the {dealt_checked} cards you saw were fixed before the deal"
+        if shuffle_version == 3
+        else "VERDICT: PASS - the deck came from the committed seed"
+    )
     seats = ", ".join(str(s) for s in client_seed_seats) or "none"
     lines = [
         f"hand {hand_id} (shuffle version {shuffle_version})",
@@ -651,9 +754,11 @@ def fairness_report(
         f"recomputed here       {computed_commitment or '-'}",
         f"client seeds at seats {seats}",
         *([own_seed_line] if own_seed_line else []),
-        f"cards you saw checked against the recomputed deck: {dealt_checked}",
+        *([hash_set_line] if hash_set_line else []),
+        *([f"openings checked against the commitment: {openings_checked}"] if shuffle_version == 3 else []),
+        f"cards you saw checked against {against}: {dealt_checked}",
         f"fairness service's own verdict: {'PASS' if server_verdict_pass else 'FAIL'}",
-        "VERDICT: PASS - the deck came from the committed seed"
+        pass_line
         if passed
         else (
             f"VERDICT: FAIL - {mismatch}"
@@ -662,6 +767,11 @@ def fairness_report(
         ),
     ]
     return FairnessReport(passed, tuple(lines))
+
+
+def verdict_line(report: FairnessReport) -> str:
+    """The verdict of a report in one line (the table's log after each hand)."""
+    return report.lines[-1].removeprefix("VERDICT: ")
 
 
 # ------------------------------------------------------------------------------------------ house games
@@ -696,9 +806,7 @@ def house_round_lines(round_view: table_pb2.HouseRoundView, now: float) -> list[
             lines.append(f"  you may: {choices}")
         for line in box.settlement:
             held = f" (withheld {chips(line.withheld)})" if line.withheld else ""
-            text = house_line_text(
-                (line.item or "bet").lower(), line.stake, line.outcome, line.amount, line.reason
-            )
+            text = house_line_text(line.item or "bet", line.stake, line.outcome, line.amount, line.reason)
             lines.append(f"  {text}{held}")
     if round_view.HasField("deadline") and round_view.phase in ("DECISIONS", "NO_GAME_CHOICES"):
         left = seconds_left(round_view.deadline.ToNanoseconds() / 1e9, now)

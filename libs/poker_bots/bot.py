@@ -305,13 +305,17 @@ class Bot:
                 self.exposure_sources.setdefault(view.hand_id, set()).add(
                     f"view {table_pb2.TablePhase.Name(view.phase)} seat {seat.seat}"
                 )
-        event = message.event
-        if message.HasField("event"):
-            self.stats.saw_event(self.table_id, view.hand_id, event.sequence, time.time())
-        face_up = event.WhichOneof("kind") == "cards" and any(not c.hidden for c in event.cards.cards)
-        if face_up and event.seat and event.seat not in own:
-            self.exposed.setdefault(view.hand_id, set()).add(event.seat)
-            self.exposure_sources.setdefault(view.hand_id, set()).add(f"event seat {event.seat}")
+        # One message per table step: every event it caused, then the view after them (issue 28).
+        now = time.time()
+        self.stats.saw_message(self.table_id, now)
+        if view.phase == table_pb2.TABLE_PHASE_HAND_IN_PROGRESS and view.hand_id:
+            self.stats.saw_hand_in_play(view.hand_id, now)
+        for event in message.events:
+            self.stats.saw_event(self.table_id, view.hand_id, event.sequence, now)
+            face_up = event.WhichOneof("kind") == "cards" and any(not c.hidden for c in event.cards.cards)
+            if face_up and event.seat and event.seat not in own:
+                self.exposed.setdefault(view.hand_id, set()).add(event.seat)
+                self.exposure_sources.setdefault(view.hand_id, set()).add(f"event seat {event.seat}")
 
     # ------------------------------------------------------------------ seats and chips
 

@@ -166,7 +166,7 @@ class HouseBot:
         )
 
     async def _bet(self) -> table_pb2.HouseRoundView:
-        for _ in range(2):
+        for _ in range(3):
             try:
                 reply: table_pb2.PlaceHouseBetsResponse = await self._call(
                     "house-bet",
@@ -182,6 +182,12 @@ class HouseBot:
                 )
                 return reply.round
             except RoundFailed as failed:
+                if str(failed) == "ROUND_IN_PROGRESS":
+                    # My last round lives on at the room's new owner (resumed from the shared
+                    # journal after the room moved, its settlement taken again): let it end there,
+                    # then bet again (with a new request id: the refusal is remembered under the old).
+                    await self._round_over()
+                    continue
                 if str(failed) != "INSUFFICIENT_FUNDS":
                     raise
                 if not await self.buy_chips():
@@ -208,6 +214,22 @@ class HouseBot:
             ),
         )
         return reply.round
+
+    async def _round_over(self, seconds: float = 60.0) -> None:
+        """Wait until this player's round at the table has ended (its clock decides what it waits for)."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            snapshot: table_pb2.GetTableSnapshotResponse = await self._call(
+                "house-snapshot",
+                lambda stub, _rid: stub.GetTableSnapshot(
+                    table_pb2.GetTableSnapshotRequest(table_id=self.table_id),
+                    metadata=self.credentials.player(self.player_id),
+                    timeout=self.connections.timeout,
+                ),
+            )
+            if snapshot.view.house.round.phase in ("", "COMPLETE", "VOIDED", "LEFT"):
+                return
+            await asyncio.sleep(0.2)
 
     async def _settled(self, view: table_pb2.HouseRoundView) -> table_pb2.HouseRoundView:
         """The round once the cashier took its settlement (SETTLING while the cashier is away)."""

@@ -27,6 +27,9 @@ EXPECTED_REASONS = frozenset(
         "TABLE_NOT_FOUND",
         # A bot that lost its chips buys more (or stops sitting when it may not).
         "INSUFFICIENT_FUNDS",
+        # A house bot's last round resumed at its room's new owner after a move: the bot lets it end
+        # and bets again (house_bot.py).
+        "ROUND_IN_PROGRESS",
     }
 )
 
@@ -68,11 +71,27 @@ class RunStats:
     # the event's sequence), and each hand's first sight: the timeline a fault run reads.
     event_times: dict[str, dict[tuple[str, int], float]] = field(default_factory=lambda: defaultdict(dict))
     hand_tables: dict[str, str] = field(default_factory=dict)
+    # Each hand's first and last sight in play (a view with the hand in progress), by hand id: a hand
+    # seen in play both before a shard's death and after its room's takeover was continued.
+    hand_in_play: dict[str, tuple[float, float]] = field(default_factory=dict)
+    # Per table, when each message of its stream reached a bot (the first after a takeover is what a
+    # player gets first from the room's new owner, whatever it holds).
+    message_times: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
     latencies: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
     seconds: float = 0.0
 
     def saw_event(self, table_id: str, hand_id: str, sequence: int, at: float) -> None:
         self.event_times[table_id].setdefault((hand_id, sequence), at)
+
+    def saw_message(self, table_id: str, at: float) -> None:
+        self.message_times[table_id].append(at)
+
+    def first_message_after(self, table_id: str, at: float) -> float | None:
+        return next((t for t in self.message_times.get(table_id, ()) if t > at), None)
+
+    def saw_hand_in_play(self, hand_id: str, at: float) -> None:
+        first, _ = self.hand_in_play.get(hand_id, (at, at))
+        self.hand_in_play[hand_id] = (first, at)
 
     def events_after(self, table_id: str, at: float) -> list[float]:
         """When the table's events seen after `at` were first seen, in order."""

@@ -12,6 +12,7 @@ events); ``legal_actions`` comes from the same checks.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable, Sequence
 
 from poker_engine.actions import Action
@@ -77,6 +78,16 @@ class Hand(BettingRules):
         button = config.button
         self._from_button_left = sorted(range(n), key=lambda i: (self._seat_numbers[i] - button - 1) % 10)
         self._start()
+
+    def fork(self) -> Hand:
+        """An independent copy to play on (a table plays a decision on one until its log has it):
+        every list and dict of the hand's state is copied; what they hold (numbers, cards, events)
+        and the config are immutable and shared. A deep copy gives the same, many times slower."""
+        twin = copy.copy(self)
+        for name, value in vars(self).items():
+            if isinstance(value, list | dict):
+                setattr(twin, name, copy.copy(value))
+        return twin
 
     # ----------------------------------------------------------------- queries
 

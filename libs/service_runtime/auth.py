@@ -3,10 +3,12 @@
 Format: a compact JWS with HS256 (`base64url(header).base64url(claims).base64url(hmac)`), so any JWT
 library can read one. Claims: `sub` (player id, or for the service role the name of the calling
 service), `roles` (player / admin / service), `iat`, `exp`, and the header carries `kid` so keys can
-rotate. Two optional claims carry the sign-in's signals for fair play (rules 17: several accounts of one
+rotate. A key may be limited to player tokens (`KEY_ID/player:SECRET`, the gateway's): every verifier
+refuses a token signed with it that grants more (TOKEN_KEY_SCOPE). Two optional claims carry the sign-in's signals for fair play (rules 17: several accounts of one
 person at a table): `dev`, an opaque device signal, and `net`, an opaque network signal, set only by
 whoever issues the token (the gateway at sign-in), so a player cannot forge or drop them; each is 1-128
-printable ASCII characters (the issuer sends digests, never raw addresses or device data). Verification is constant-time, bounded in size and nesting, and rejects missing, malformed,
+printable ASCII characters (the issuer sends digests, never raw addresses or device data). `sat`
+(optional) is when the person signed in, which the gateway keeps through renewals to bound a session. Verification is constant-time, bounded in size and nesting, and rejects missing, malformed,
 expired, forged and unknown-key tokens with UNAUTHENTICATED; a known caller without the needed role
 gets PERMISSION_DENIED.
 
@@ -19,11 +21,12 @@ from __future__ import annotations
 import base64
 import contextvars
 import enum
+import functools
 import hashlib
 import hmac
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from service_runtime.errors import PermissionDenied, Unauthenticated
 
@@ -73,11 +76,16 @@ class Caller:
     # to other players.
     device: str = ""
     network: str = ""
+    # When the person signed in (`sat`, set by the gateway and kept through renewals; 0: not said):
+    # a session is renewed only so long after it (POKER_GATEWAY_SESSION_MAX_SECONDS).
+    signed_in_at: int = 0
 
     def has(self, role: Role) -> bool:
         return role in self.roles
 
-    @property
+    # Both worked out once per caller (a verified token's caller serves every call it makes):
+    # functools.cached_property keeps them in the instance's dict, beside the frozen fields.
+    @functools.cached_property
     def service(self) -> ServiceName | None:
         """The service this caller is, for a service token naming a known service."""
         if Role.SERVICE not in self.roles:
@@ -90,7 +98,7 @@ class Caller:
     def is_service(self, *names: ServiceName) -> bool:
         return self.service is not None and self.service in names
 
-    @property
+    @functools.cached_property
     def principals(self) -> frozenset[Principal]:
         """What access rules match: the person roles held, plus the named service if any."""
         held: set[Principal] = {r for r in self.roles if r is not Role.SERVICE}
@@ -129,20 +137,66 @@ def _unb64(text: str) -> bytes:
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 
 
+class KeyScope(enum.StrEnum):
+    """What tokens a key may sign. The internet-facing gateway gets a `player` key of its own, so
+    whoever takes it over can mint player tokens at most, never an admin's or a service's."""
+
+    ANY = "any"
+    PLAYER = "player"
+
+
+# The roles a token signed by a key of each scope may carry.
+_SCOPE_ROLES: dict[KeyScope, frozenset[Role]] = {
+    KeyScope.ANY: frozenset(Role),
+    KeyScope.PLAYER: frozenset({Role.PLAYER}),
+}
+# The secret of an HMAC key: long enough that it cannot be guessed.
+MIN_SECRET_LENGTH = 16
+
+
+def parse_key_entry(entry: str) -> tuple[str, KeyScope, str]:
+    """`KEY_ID:SECRET` (a key that signs any token) or `KEY_ID/SCOPE:SECRET` as (id, scope, secret);
+    ValueError saying what is wrong otherwise. The secret may contain `:`."""
+    name, sep, secret = entry.partition(":")
+    kid, slash, scope_text = name.partition("/")
+    if not sep or not kid or len(secret) < MIN_SECRET_LENGTH:
+        raise ValueError(
+            f"each key is KEY_ID:SECRET or KEY_ID/SCOPE:SECRET with a secret of at least "
+            f"{MIN_SECRET_LENGTH} characters"
+        )
+    if not slash:
+        return kid, KeyScope.ANY, secret
+    if scope_text != KeyScope.PLAYER.value:
+        raise ValueError(
+            f"a key's scope is {KeyScope.PLAYER.value!r} (or none: any token), not {scope_text!r}"
+        )
+    return kid, KeyScope.PLAYER, secret
+
+
 @dataclass(frozen=True)
 class TokenKeys:
-    """Verification keys by id; the first one signs new tokens."""
+    """Verification keys by id with their scopes (a key not in `scopes` signs any token); the first
+    one signs new tokens."""
 
     keys: dict[str, bytes]
     signing_key_id: str
+    scopes: dict[str, KeyScope] = field(default_factory=dict)
 
     @classmethod
-    def from_settings(cls, pairs: Sequence[str]) -> TokenKeys:
+    def from_settings(cls, entries: Sequence[str]) -> TokenKeys:
         keys: dict[str, bytes] = {}
-        for pair in pairs:
-            kid, _, secret = pair.partition(":")
+        scopes: dict[str, KeyScope] = {}
+        for entry in entries:
+            kid, scope, secret = parse_key_entry(entry)
             keys[kid] = secret.encode()
-        return cls(keys=keys, signing_key_id=pairs[0].partition(":")[0])
+            scopes[kid] = scope
+        return cls(keys=keys, signing_key_id=parse_key_entry(entries[0])[0], scopes=scopes)
+
+    def scope_of(self, kid: str) -> KeyScope:
+        return self.scopes.get(kid, KeyScope.ANY)
+
+    def may_sign(self, kid: str, roles: Iterable[Role]) -> bool:
+        return set(roles) <= _SCOPE_ROLES[self.scope_of(kid)]
 
 
 def mint_token(
@@ -154,13 +208,20 @@ def mint_token(
     ttl_seconds: int,
     device: str = "",
     network: str = "",
+    signed_in_at: int = 0,
 ) -> str:
     """A token for `subject` with `roles`, valid from `now` for `ttl_seconds`, with the sign-in's
     device and network signals when given."""
     header = {"alg": "HS256", "typ": "JWT", "kid": keys.signing_key_id}
+    granted = [Role(r) for r in roles]
+    if not keys.may_sign(keys.signing_key_id, granted):
+        raise ValueError(
+            f"the signing key {keys.signing_key_id!r} may sign player tokens only "
+            f"(its scope is {keys.scope_of(keys.signing_key_id).value})"
+        )
     claims: dict[str, object] = {
         "sub": subject,
-        "roles": sorted(Role(r).value for r in roles),
+        "roles": sorted(r.value for r in granted),
         "iat": now,
         "exp": now + ttl_seconds,
     }
@@ -171,6 +232,8 @@ def mint_token(
                     f"the {claim} signal must be 1-{MAX_SIGNAL_LENGTH} printable ASCII characters"
                 )
             claims[claim] = value
+    if signed_in_at:
+        claims["sat"] = signed_in_at
     signing_input = f"{_b64(json.dumps(header).encode())}.{_b64(json.dumps(claims).encode())}"
     signature = hmac.new(keys.keys[keys.signing_key_id], signing_input.encode(), hashlib.sha256).digest()
     return f"{signing_input}.{_b64(signature)}"
@@ -217,19 +280,57 @@ def verify_token(keys: TokenKeys, token: str, *, now: int) -> Caller:
         parsed_roles = frozenset(Role(r) for r in roles)
     except (ValueError, TypeError) as exc:
         raise Unauthenticated("TOKEN_MALFORMED", "the bearer token names an unknown role") from exc
+    if not keys.may_sign(str(kid), parsed_roles):
+        # A key of limited scope (the gateway's) signed more than it may: a forgery by its holder.
+        raise Unauthenticated("TOKEN_KEY_SCOPE", "the bearer token's key may not grant these roles")
     signals: dict[str, str] = {}
     for claim in ("dev", "net"):
         value = claims.get(claim, "")
         if not isinstance(value, str) or (value and not valid_signal(value)):
             raise Unauthenticated("TOKEN_MALFORMED", f"the bearer token's {claim} claim is not a signal")
         signals[claim] = value
+    signed_in_at = claims.get("sat", 0)
+    if not isinstance(signed_in_at, int) or isinstance(signed_in_at, bool) or signed_in_at < 0:
+        raise Unauthenticated("TOKEN_MALFORMED", "the bearer token's sat claim is not a time")
     return Caller(
         subject=subject,
         roles=parsed_roles,
         expires_at=expires,
         device=signals["dev"],
         network=signals["net"],
+        signed_in_at=signed_in_at,
     )
+
+
+class VerifiedTokens:
+    """`verify_token` with the callers of tokens already verified kept until their tokens expire.
+
+    A client sends the same token on every call until it renews it, and verifying one costs a
+    base64 and JSON decoding of each part and an HMAC: a token verified once is answered from here
+    while `now` is before its `exp` (the same rule `verify_token` applies), never after. Only tokens
+    that verified are kept, by their exact text (another text, a forgery included, is verified in
+    full), at most `capacity` of them, the oldest dropped first. The keys are fixed for the life of
+    the cache (a server's keys are its settings' and change only with a restart)."""
+
+    def __init__(self, keys: TokenKeys, capacity: int = 4096) -> None:
+        self._keys = keys
+        self._capacity = capacity
+        self._callers: dict[str, Caller] = {}
+
+    def verify(self, token: str, *, now: int) -> Caller:
+        caller = self._callers.get(token)
+        if caller is not None:
+            if caller.expires_at > now:
+                return caller
+            del self._callers[token]
+        caller = verify_token(self._keys, token, now=now)
+        if len(self._callers) >= self._capacity:
+            del self._callers[next(iter(self._callers))]
+        self._callers[token] = caller
+        return caller
+
+    def __len__(self) -> int:
+        return len(self._callers)
 
 
 def _json_object(part: str, what: str) -> dict[str, object]:

@@ -52,22 +52,36 @@ def _code_after(error: BaseException, context: grpc.aio.ServicerContext[Any, Any
     return code if isinstance(code, grpc.StatusCode) else grpc.StatusCode.UNKNOWN
 
 
+class _Method:
+    """What every call of one method and call type shares: its metric children, its span's name and
+    attributes (worked out once, when the handler is wrapped)."""
+
+    __slots__ = ("figures", "grpc_type", "name", "span_attributes", "span_name")
+
+    def __init__(self, name: str, grpc_type: str) -> None:
+        self.name = name
+        self.grpc_type = grpc_type
+        self.figures = metrics.SERVER_FIGURES.for_method(name, grpc_type)
+        self.span_name = name.lstrip("/")
+        self.span_attributes: dict[str, str | int | bool] = {"rpc.system": "grpc", "rpc.method": name}
+
+
 class _CallRecord:
     """One call's figures and span, from its start to its status."""
 
     __slots__ = ("figures", "grpc_type", "method", "span", "started", "token")
 
-    def __init__(self, method: str, grpc_type: str, context: grpc.aio.ServicerContext[Any, Any]) -> None:
-        self.method = method
-        self.grpc_type = grpc_type
-        self.figures = metrics.SERVER_FIGURES.for_method(method, grpc_type)
-        self.figures.started.inc()
-        self.figures.in_flight.inc()
+    def __init__(self, method: _Method, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+        self.method = method.name
+        self.grpc_type = method.grpc_type
+        self.figures = figures = method.figures
+        figures.started.inc()
+        figures.in_flight.inc()
         self.span = tracing.start_span(
-            method.lstrip("/"),
+            method.span_name,
             parent=tracing.extract(context.invocation_metadata()),
             kind=SpanKind.SERVER,
-            attributes={"rpc.system": "grpc", "rpc.method": method},
+            attributes=method.span_attributes,
         )
         self.token = otel_context.attach(trace.set_span_in_context(self.span))
         self.started = time.perf_counter()
@@ -120,7 +134,10 @@ class TelemetryInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         handler = await continuation(handler_call_details)
         if handler is None:
             return None
-        method: str = handler_call_details.method
+        return self.wrap(handler_call_details.method, handler)
+
+    def wrap(self, method: str, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
+        """`handler` of `method` observed; `create_server` wraps each handler once, when registered."""
         if handler.unary_unary:
             return grpc.unary_unary_rpc_method_handler(
                 _observe_unary(method, handler.unary_unary),
@@ -144,8 +161,10 @@ def _observe_unary(
     behavior: Callable[[Any, grpc.aio.ServicerContext[Any, Any]], Awaitable[Any]],
     grpc_type: str = metrics.UNARY,
 ) -> Callable[[Any, grpc.aio.ServicerContext[Any, Any]], Awaitable[Any]]:
+    shared = _Method(method, grpc_type)
+
     async def observed(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
-        record = _CallRecord(method, grpc_type, context)
+        record = _CallRecord(shared, context)
         try:
             response = await behavior(request, context)
         except BaseException as error:
@@ -166,8 +185,10 @@ def _observe_written_stream(
 def _observe_stream(
     method: str, behavior: Callable[[Any, grpc.aio.ServicerContext[Any, Any]], AsyncIterator[Any]]
 ) -> Callable[[Any, grpc.aio.ServicerContext[Any, Any]], AsyncIterator[Any]]:
+    shared = _Method(method, metrics.SERVER_STREAM)
+
     async def observed(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[Any]:
-        record = _CallRecord(method, metrics.SERVER_STREAM, context)
+        record = _CallRecord(shared, context)
         sent = record.figures.messages
         assert sent is not None
         try:

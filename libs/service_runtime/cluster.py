@@ -138,6 +138,15 @@ def peer_addresses(name: str, endpoints: list[Endpoint], environ: Mapping[str, s
     return settings
 
 
+def permitted_automation(name: str, bots: int, environ: Mapping[str, str]) -> dict[str, str]:
+    """History's POKER_HISTORY_PERMITTED_AUTOMATION for a run with bots: the run's own bots (`--prefix
+    bot`) are the operator's automation (rules 17), not cases; a setting in `environ` wins."""
+    variable = "POKER_HISTORY_PERMITTED_AUTOMATION"
+    if name != "history" or not bots or environ.get(variable):
+        return {}
+    return {variable: "bot-"}
+
+
 def _free_port(host: str) -> int:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     with socket.socket(family, socket.SOCK_STREAM) as probe:
@@ -400,8 +409,12 @@ def _usage(endpoints: list[Endpoint], tls: TlsFiles | None = None) -> str:
         if tls is not None
         else "-plaintext"
     )
+    # Under TLS the gateway serves HTTPS only (with the run's certificate), so the page is https://.
+    scheme, trust = (
+        ("https", f"\n  (its certificate is from the CA in {tls.ca_file})") if tls else ("http", "")
+    )
     page = "".join(
-        f"\nThe web client (sign in by name): http://{e.host}:{e.port}/\n"
+        f"\nThe web client (sign in by name): {scheme}://{e.host}:{e.port}/{trust}\n"
         for e in endpoints
         if e.name == "gateway"
     )
@@ -470,6 +483,9 @@ async def run_cluster(
         print(error, file=sys.stderr, flush=True)
         return 1
     env.setdefault("POKER_DATA_DIR", data_dir)
+    # The quiet summary counts successful calls (hands settled, seats taken) from their log lines,
+    # which services write only with POKER_LOG_CALLS (production counts them in metrics instead).
+    env.setdefault("POKER_LOG_CALLS", "1")
     if verbose and sys.stdout.isatty():
         env.setdefault("POKER_LOG_FORMAT", "console")
     elif not verbose:
@@ -522,6 +538,7 @@ async def run_cluster(
             child_env = {**env, f"{prefix}PORT": str(endpoint.port), f"{prefix}HOST": endpoint.host}
             # Without Redis the lobby routes every room to the one table shard: this one.
             child_env.update(peer_addresses(endpoint.name, endpoints, env))
+            child_env.update(permitted_automation(endpoint.name, bots, env))
             process = await asyncio.create_subprocess_exec(
                 sys.executable,
                 "-m",

@@ -5,7 +5,8 @@ are not log records (a traceback, a crash), and every `summary_seconds` one line
 (hands settled, seats opened and closed, refused calls). Every successful RPC (the table's poll of
 `GetMaintenance` every second among them) is counted, not shown. Verbose (`make run VERBOSE=1`,
 `poker-cluster --verbose`): every line, as the services write it. Pure: lines in, lines out; the
-launcher (`cluster.py`) feeds it and asks for the summary.
+launcher (`cluster.py`) feeds it and asks for the summary. The launcher runs the services with
+POKER_LOG_CALLS=1 (unless set otherwise), so successful calls have lines to count.
 """
 
 from __future__ import annotations

@@ -57,9 +57,16 @@ async def fund_development_house_bank(cashier_address: str, environ: Mapping[str
                     f"cluster: the {name} house bank was not funded: {error.code().name} {error.details()}"
                 )
                 continue
+            if reply.existing:
+                # The cashier answers a repeated funding with its first answer, whose balance is the
+                # one that funding left: say the bank's balance as it is now.
+                now = await cashier.GetHouseBalances(cashier_pb2.GetHouseBalancesRequest(pool=pool))
+                balance = f"balance now {now.bank_balance:,}"
+            else:
+                balance = f"balance {reply.balance_after:,}"
             how = "already funded" if reply.existing else "funded"
             lines.append(
                 f"cluster: {name} house bank {how} by the admin funding {reply.transfer.transfer_id} "
-                f"({DEVELOPMENT_BANK_CHIPS:,} chips; balance {reply.balance_after:,})"
+                f"({DEVELOPMENT_BANK_CHIPS:,} chips; {balance})"
             )
     return lines

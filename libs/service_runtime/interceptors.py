@@ -8,7 +8,8 @@ account cannot take the server from everyone else; only then parses the request 
 INVALID_ARGUMENT); binds a bounded request id, the method and the caller to the logging context; runs
 the handler; turns a DomainError into its status code with a `google.rpc.ErrorInfo` carrying the
 stable reason, and anything unexpected into INTERNAL without leaking internals; and writes one
-summary line. Nothing from an unauthenticated request reaches a log line.
+summary line for every call that was refused or failed and every stream that ended (a successful
+unary call is counted in the metrics and logged only at debug, or with POKER_LOG_CALLS). Nothing from an unauthenticated request reaches a log line.
 
 Health and reflection pass through untouched: probes and tools call them without a token, as the
 standard protocols expect.
@@ -17,8 +18,8 @@ standard protocols expect.
 from __future__ import annotations
 
 import asyncio
+import random
 import time
-import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -33,9 +34,9 @@ from service_runtime.auth import (
     Caller,
     Role,
     TokenKeys,
+    VerifiedTokens,
     bearer_from_metadata,
     set_current_caller,
-    verify_token,
 )
 from service_runtime.database import is_outage
 from service_runtime.errors import (
@@ -48,7 +49,7 @@ from service_runtime.errors import (
     Unauthenticated,
     Unavailable,
 )
-from service_runtime.structured_logging import bounded_text
+from service_runtime.structured_logging import CALL_LINES, bounded_text
 
 log = structlog.get_logger("rpc")
 
@@ -97,11 +98,29 @@ def _request_id(context: grpc.aio.ServicerContext[Any, Any], request: Any) -> st
         if key == "x-request-id" and isinstance(value, str) and value:
             return bounded_text(value, MAX_LOGGED_REQUEST_ID)
     # Mutations carry `request_id` or a domain id that plays its role (AIP-155).
-    for name in _IDEMPOTENCY_FIELDS:
+    for name in _id_fields(type(request)):
         from_body = getattr(request, name, "")
         if isinstance(from_body, str) and from_body:
             return bounded_text(from_body, MAX_LOGGED_REQUEST_ID)
-    return f"srv-{uuid.uuid4().hex[:16]}"
+    return f"srv-{random.getrandbits(64):016x}"
+
+
+_ID_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _id_fields(message_type: type) -> tuple[str, ...]:
+    """The idempotency fields a request type has, in the order of `_IDEMPOTENCY_FIELDS`, found once
+    per type (asking a message for a field it lacks raises and catches an AttributeError)."""
+    fields = _ID_FIELDS.get(message_type)
+    if fields is None:
+        descriptor = getattr(message_type, "DESCRIPTOR", None)
+        names = getattr(descriptor, "fields_by_name", None)
+        if names is None:  # not a protobuf message (raw bytes): ask for each
+            fields = _IDEMPOTENCY_FIELDS
+        else:
+            fields = tuple(name for name in _IDEMPOTENCY_FIELDS if name in names)
+        _ID_FIELDS[message_type] = fields
+    return fields
 
 
 class _Gate:
@@ -168,6 +187,7 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         limits: Limits = DEFAULT_LIMITS,
     ):
         self._keys = token_keys
+        self._tokens = VerifiedTokens(token_keys)
         self._access = access
         self._clock = clock
         self._unary_gate = _Gate(limits.max_concurrent_rpcs, "calls")
@@ -183,7 +203,12 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         handler = await continuation(handler_call_details)
         if handler is None:
             return None
-        method: str = handler_call_details.method
+        return self.wrap(handler_call_details.method, handler)
+
+    def wrap(self, method: str, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
+        """`handler` of `method` wrapped as the module docstring says. `create_server` wraps each
+        method's handler once, when it is registered, instead of interposing per call (a grpc.aio
+        server interceptor costs every call a coroutine chain and a new handler)."""
         # The handler gets the raw bytes: the request is parsed only after the caller is verified.
         parse = handler.request_deserializer or (lambda data: data)
         if method in PUBLIC_INFRASTRUCTURE:
@@ -212,7 +237,7 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             raise Unauthenticated(
                 "TOKEN_MISSING", "this call needs an 'authorization: Bearer <token>' header"
             )
-        caller = verify_token(self._keys, token, now=int(self._clock()))
+        caller = self._tokens.verify(token, now=int(self._clock()))
         allowed = self._access.allowed_roles(method)
         if not caller.principals & allowed:
             raise PermissionDenied("ROLE_REQUIRED", f"this call is for {describe(allowed)}")
@@ -239,9 +264,12 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
                 "REQUEST_MALFORMED", "the request bytes are not a valid message for this method"
             ) from error
         set_current_caller(caller)
-        structlog.contextvars.bind_contextvars(request_id=_request_id(context, request))
-        if caller is not None:
-            structlog.contextvars.bind_contextvars(caller=bounded_text(caller.subject, 128))
+        if caller is None:
+            structlog.contextvars.bind_contextvars(request_id=_request_id(context, request))
+        else:
+            structlog.contextvars.bind_contextvars(
+                request_id=_request_id(context, request), caller=bounded_text(caller.subject, 128)
+            )
         return request
 
     async def _fail(
@@ -269,9 +297,17 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         structlog.contextvars.bind_contextvars(method=method)
         return time.perf_counter()
 
-    def _finish(self, method: str, started: float, code: grpc.StatusCode, reason: str | None) -> None:
+    def _finish(
+        self, method: str, started: float, code: grpc.StatusCode, reason: str | None, *, unary: bool = False
+    ) -> None:
+        """The call's `rpc` line: at info for a refused or failed call and for a stream's end; at
+        debug for a successful unary call unless POKER_LOG_CALLS (each is counted in
+        grpc_server_handled_total anyway), so a busy server writes what needs a look, not every call."""
+        quiet = method in _QUIET_METHODS or (unary and code is grpc.StatusCode.OK and not CALL_LINES.enabled)
+        if quiet and not CALL_LINES.debug:
+            return
         duration_ms = round((time.perf_counter() - started) * 1000, 2)
-        emit = log.debug if method in _QUIET_METHODS else log.info
+        emit = log.debug if quiet else log.info
         emit("rpc", code=code.name, reason=reason, duration_ms=duration_ms)
 
     def _cancelled(self, method: str, started: float) -> None:
@@ -299,7 +335,7 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             except Exception as error:
                 await self._fail(method, started, context, error)
             else:
-                self._finish(method, started, grpc.StatusCode.OK, None)
+                self._finish(method, started, grpc.StatusCode.OK, None, unary=True)
                 return response
             finally:
                 if entered:

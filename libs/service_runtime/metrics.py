@@ -90,7 +90,8 @@ client_in_flight = Gauge(
 )
 sql_seconds = Histogram(
     "poker_sql_statement_seconds",
-    "Time of one SQL statement (execute to result), by database backend and statement kind.",
+    "Time of one SQL statement (execute to result), or of one pipeline of them sent to the driver "
+    "(statement=PIPELINE), by database backend and statement kind.",
     ("backend", "statement"),
     buckets=STORAGE_BUCKETS,
     registry=REGISTRY,

@@ -33,11 +33,14 @@ async def _nothing() -> None:
 
 @dataclass
 class Assembly:
-    """What a service hosts, who may call it, and what to close after the server stopped."""
+    """What a service hosts, who may call it, what to do on SIGTERM before the server stops
+    (`drain`, run while RPCs are still served; a table shard hands its rooms over), and what to
+    close after the server stopped."""
 
     services: Sequence[GrpcService]
     access: AccessPolicy
     close: Callable[[], Awaitable[None]] = field(default=_nothing)
+    drain: Callable[[], Awaitable[None]] | None = None
 
 
 def health_address(settings: ServiceSettings) -> str | None:
@@ -78,7 +81,12 @@ async def run_assembled(settings: ServiceSettings, assembly: Assembly) -> None:
         )
 
     try:
-        await serve(running, grace_seconds=settings.shutdown_grace_seconds, on_serving=announce)
+        await serve(
+            running,
+            grace_seconds=settings.shutdown_grace_seconds,
+            on_serving=announce,
+            before_stop=assembly.drain,
+        )
     finally:
         await assembly.close()
         if endpoint is not None:
@@ -94,7 +102,12 @@ def run_service(settings_class: type[S], assemble: Callable[[S], Awaitable[Assem
     except SettingsError as error:
         print(f"{settings_class.SERVICE}: {error}", file=sys.stderr)
         raise SystemExit(2) from error
-    configure_logging(settings.SERVICE, log_format=settings.log_format, level=settings.log_level)
+    configure_logging(
+        settings.SERVICE,
+        log_format=settings.log_format,
+        level=settings.log_level,
+        log_calls=settings.log_calls,
+    )
     tracing.configure_tracing(
         settings.SERVICE,
         otlp_endpoint=settings.otlp_endpoint,

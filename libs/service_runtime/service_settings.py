@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
+from service_runtime.auth import parse_key_entry
 from service_runtime.settings import one_of, port_number, positive, setting
 
 DEV_KEY_ID = "dev"
@@ -22,10 +23,13 @@ def _ratio(value: float) -> str | None:
 
 
 def _key_pairs(value: tuple[str, ...]) -> str | None:
+    if not value:
+        return "at least one key is required"
     for item in value:
-        kid, sep, secret = item.partition(":")
-        if not sep or not kid or len(secret) < 16:
-            return "each key is KEY_ID:SECRET with a secret of at least 16 characters"
+        try:
+            parse_key_entry(item)
+        except ValueError as exc:
+            return str(exc)
     return None
 
 
@@ -64,9 +68,16 @@ class ServiceSettings:
         check=one_of("debug", "info", "warning", "error"),
         shared=True,
     )
+    log_calls: bool = setting(
+        False,
+        help="a log line for every successful call too (off: only refused and failed calls are logged;"
+        " every call is counted in grpc_server_handled_total either way)",
+        shared=True,
+    )
     auth_keys: tuple[str, ...] = setting(
         (f"{DEV_KEY_ID}:{DEV_SIGNING_KEY}",),
-        help="HMAC keys that verify bearer tokens, KEY_ID:SECRET comma-separated; the first signs",
+        help="HMAC keys that verify bearer tokens, KEY_ID:SECRET (or KEY_ID/player:SECRET, a key that"
+        " signs player tokens only) comma-separated; the first signs",
         check=_key_pairs,
         secret=True,
         shared=True,
@@ -142,10 +153,6 @@ class ServiceSettings:
                 problems.append("POKER_AUTH_KEYS: the development signing key is not allowed in production")
             if self.STORES_DATA and not self.database_url:
                 problems.append(f"{self.ENV_PREFIX}DATABASE_URL: required in production")
-            if not self.tls_cert_file:
-                problems.append(
-                    "POKER_TLS_CERT_FILE: required in production (plaintext is for development only)"
-                )
             if not self.tls_cert_file:
                 problems.append(
                     "POKER_TLS_CERT_FILE: required in production (plaintext is for development only)"

@@ -1,7 +1,8 @@
 """`make up` waits for the stack it started and fails loudly when it is broken (issue 25 item 17).
 
-`python -m service_runtime.stack_health lobby=127.0.0.1:50051 table=... --timeout 180` asks each
-service's gRPC health service until every one answers SERVING; it prints one line per service as it
+`python -m service_runtime.stack_health lobby=127.0.0.1:50051 table=... gateway=http://127.0.0.1:50056/readyz
+--timeout 180` asks each service's gRPC health service, and the gateway (an `http://` or `https://`
+address) its HTTP readiness (200), until every one answers SERVING; it prints one line per service as it
 comes up, and if the deadline passes first it names every service that is not SERVING with the last
 thing it answered (connection refused, NOT_SERVING, ...) and exits 1, so `deploy/compose.sh up` can
 show the containers and their logs and fail. `wait_for_stack` is the testable part: the check and the
@@ -13,6 +14,8 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable, Mapping, Sequence
 
 import grpc
@@ -33,11 +36,34 @@ def grpc_health(address: str, timeout: float = 2.0) -> str:
     return str(health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status))
 
 
+def http_ready(url: str, timeout: float = 2.0) -> str:
+    """SERVING when GET `url` (the gateway's /readyz) answers 200, else its status or why nothing
+    answered."""
+    try:
+        # Straight to the address: a proxy set in the environment must not answer for the gateway.
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        with opener.open(url, timeout=timeout) as reply:
+            status = reply.status
+    except urllib.error.HTTPError as error:
+        return f"HTTP {error.code}"
+    except (urllib.error.URLError, OSError) as error:
+        reason = getattr(error, "reason", error)
+        return f"UNAVAILABLE: {reason}"
+    return SERVING if status == 200 else f"HTTP {status}"
+
+
+def stack_check(address: str) -> str:
+    """An `http://` or `https://` address by its HTTP readiness, any other by gRPC health."""
+    if address.startswith(("http://", "https://")):
+        return http_ready(address)
+    return grpc_health(address)
+
+
 def wait_for_stack(
     services: Mapping[str, str],
     *,
     timeout: float,
-    check: Callable[[str], str] = grpc_health,
+    check: Callable[[str], str] = stack_check,
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
     say: Callable[[str], None] = print,
@@ -65,7 +91,11 @@ def wait_for_stack(
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="stack_health", description=__doc__)
-    parser.add_argument("services", nargs="+", help="name=host:port of each service to wait for")
+    parser.add_argument(
+        "services",
+        nargs="+",
+        help="name=host:port (gRPC health) or name=http(s)://host:port/readyz of each service to wait for",
+    )
     parser.add_argument("--timeout", type=float, default=180.0, help="seconds before giving up")
     args = parser.parse_args(argv)
     services = dict(item.split("=", 1) for item in args.services)

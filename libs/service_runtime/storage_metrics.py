@@ -2,14 +2,18 @@
 
 `time_statements(engine)` hooks SQLAlchemy's cursor events (the documented recipe for statement
 timing), so every statement of every service is in `poker_sql_statement_seconds` by backend and
-kind (SELECT, INSERT, ...). `TimedRedis` is the async Redis client every service creates
+kind (SELECT, INSERT, ...). The hot paths that skip SQLAlchemy's statement layer and talk to the
+driver itself (the fairness lifecycle, RecordHand, the cashier's units of work) time each round
+trip with `driver_round_trip`: a psycopg pipeline as one, `statement="PIPELINE"`. `TimedRedis` is the async Redis client every service creates
 (redis_client.create_redis): each command, and each pipeline as one round trip, is in
 `poker_redis_command_seconds` by command name.
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import redis.asyncio as redis
@@ -57,6 +61,24 @@ def time_statements(engine: AsyncEngine) -> None:
         started = context.connection.info.get(_STARTED) if context.connection is not None else None
         if started:
             started.pop()
+
+
+# A psycopg pipeline: its statements (and the BEGIN or COMMIT sent with them) in one round trip.
+PIPELINE = "PIPELINE"
+_sql_children: dict[tuple[str, str], Any] = {}
+
+
+@contextlib.contextmanager
+def driver_round_trip(backend: str, statement: str = PIPELINE) -> Iterator[None]:
+    """Time one round trip made on the database driver (a psycopg pipeline, a sqlite3 or aiosqlite
+    call), which SQLAlchemy's cursor events do not see. `backend` is the dialect's name, `statement`
+    the kind (`statement_kind`) or PIPELINE. A failed one is not timed, as with the cursor events."""
+    started = time.perf_counter()
+    yield
+    found = _sql_children.get((backend, statement))
+    if found is None:
+        found = _sql_children[backend, statement] = sql_seconds.labels(backend, statement)
+    found.observe(time.perf_counter() - started)
 
 
 _redis_children: dict[str, Any] = {}

@@ -41,8 +41,26 @@ def _bound_values(_logger: Any, _name: str, event: MutableMapping[str, Any]) -> 
     return event
 
 
-def configure_logging(service: str, *, log_format: str = "auto", level: str = "info") -> None:
-    """Configure structlog (and the stdlib root logger it feeds) once per process."""
+class _CallLines:
+    """How the interceptor logs calls, set by `configure_logging`: `enabled`, a successful unary call
+    gets its `rpc` line at info too (`POKER_LOG_CALLS`); `debug`, debug lines are written (else the
+    interceptor skips the line of a successful call altogether, without building it). Until logging
+    is configured (a unit test), structlog writes every level, so debug lines are built."""
+
+    enabled = False
+    debug = True
+
+
+CALL_LINES = _CallLines()
+
+
+def configure_logging(
+    service: str, *, log_format: str = "auto", level: str = "info", log_calls: bool = False
+) -> None:
+    """Configure structlog (and the stdlib root logger it feeds) once per process. `log_calls`: an
+    info line for every successful call too (otherwise those are debug lines: counted, not written)."""
+    CALL_LINES.enabled = log_calls
+    CALL_LINES.debug = level.lower() == "debug"
     renderer: Any
     if log_format == "console" or (log_format == "auto" and sys.stderr.isatty()):
         # Plain tracebacks: a rich traceback would print local variables, which may hold seeds or cards.

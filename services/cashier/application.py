@@ -22,6 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from service_runtime.errors import AlreadyExists, FailedPrecondition, InvalidArgument
 from services.cashier import storage
 from services.cashier.coalescing import Answer, Coalescer
+from services.cashier.holds import HoldUseCases, refuse_if_held
 from services.cashier.ledger import (
     HOUSE_FUNDING_SOURCE,
     INT64_MAX,
@@ -106,7 +107,7 @@ def _decode_token(token: str) -> tuple[int, int]:
     return int(match[1]), int(match[2])
 
 
-class Cashier(SeatSessionUseCases):
+class Cashier(SeatSessionUseCases, HoldUseCases):
     """The application service; one per process, sharing the engine's connection pool."""
 
     def __init__(
@@ -246,6 +247,11 @@ class Cashier(SeatSessionUseCases):
                 conn, [request.debit_account_id, request.credit_account_id], [request.transfer_id]
             )
             locked, recorded = loaded.accounts, loaded.transfers
+            if not recorded:
+                # Rules 17: a player under review is not paid out; the payout waits for the release.
+                await refuse_if_held(
+                    conn, player_id, "WITHDRAWAL_HELD_FOR_REVIEW", "withdrawals wait for the review"
+                )
             if not recorded and pool is Pool.GRAM:
                 balance = locked[wallet.account_id].balance
                 lots = await storage.locked_stars_lots(conn, player_id, now)

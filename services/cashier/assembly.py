@@ -25,7 +25,8 @@ TABLE_OR_ADMIN = TABLE | ADMIN_ONLY
 
 # Players read only their own chips (the handlers check whose). Only the payments gateway records
 # purchases and withdrawals (minting and burning); only table shards move chips between seats and
-# the house; history reads statements to show balance changes; the audit is the operator's.
+# the house; history reads statements to show balance changes and sets the operators' holds; the
+# audit is the operator's.
 ACCESS = AccessPolicy.for_service(
     SERVICE_NAME,
     {
@@ -43,6 +44,8 @@ ACCESS = AccessPolicy.for_service(
         "AuditConservation": ADMIN_ONLY,
         "FundHouseAccount": ADMIN_ONLY,
         "GetHouseBalances": TABLE_OR_ADMIN,
+        # Holds (rules 17) are set by the operators through history, which audits them.
+        "SetPlayerHold": services(ServiceName.HISTORY),
     },
 )
 

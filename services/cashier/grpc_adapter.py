@@ -377,3 +377,20 @@ class CashierServicer(cashier_pb2_grpc.CashierServiceServicer):
         return cashier_pb2.GetHouseBalancesResponse(
             pool=request.pool, bank_balance=bank, jackpot_balance=jackpot
         )
+
+    async def SetPlayerHold(  # noqa: N802
+        self, request: cashier_pb2.SetPlayerHoldRequest, context: Any
+    ) -> cashier_pb2.SetPlayerHoldResponse:
+        change, existing = await self._cashier.set_player_hold(
+            request_id=request.request_id,
+            player_id=request.player_id,
+            held=request.held,
+            reason=request.reason,
+        )
+        return cashier_pb2.SetPlayerHoldResponse(
+            player_id=change.player_id,
+            held=change.held,
+            reason=change.reason,
+            change_time=to_timestamp(change.changed_at),
+            existing=existing,
+        )

@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from service_runtime.errors import AlreadyExists, DomainError, FailedPrecondition, InvalidArgument, NotFound
 from services.cashier import storage
 from services.cashier.coalescing import Answer, Coalescer
+from services.cashier.holds import refuse_if_held
 from services.cashier.ledger import (
     BALANCE_OVERFLOW,
     HOUSE_OWNER,
@@ -158,6 +159,9 @@ class SeatSessionUseCases(UnitOfWork):
                         {"session_id": session_id},
                     )
                 return await self._session_view(conn, earlier), True
+            await refuse_if_held(
+                conn, player_id, "PLAYER_ON_HOLD", "no new seats until an operator releases them"
+            )
             other = await storage.open_seat_session_of_player(conn, player_id)
             if other is not None:
                 raise FailedPrecondition(

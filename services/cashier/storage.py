@@ -13,10 +13,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import and_, bindparam, case, func, or_, select, update
+from sqlalchemy import and_, bindparam, case, func, insert, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from service_runtime.storage_metrics import driver_round_trip
 from services.cashier.ledger import (
     Account,
     AccountKind,
@@ -26,7 +27,15 @@ from services.cashier.ledger import (
     TransferRequest,
 )
 from services.cashier.payments import StarsLot
-from services.cashier.tables import accounts, hand_settlements, seat_sessions, stars_lots, transfers
+from services.cashier.tables import (
+    accounts,
+    hand_settlements,
+    hold_changes,
+    player_holds,
+    seat_sessions,
+    stars_lots,
+    transfers,
+)
 
 # Enum members by stored value: a dict lookup, where `Pool(value)` runs Enum's lookup machinery
 # (about a microsecond each, twenty times per settled hand).
@@ -509,10 +518,11 @@ async def _driver_execute(
     """
     raw = await conn.get_raw_connection()
     driver: Any = raw.driver_connection
-    async with driver.pipeline():  # leaving it sends one Sync and reads every result
-        cursor = await driver.execute(sql, params, prepare=prepare)
-        if commit:
-            await driver.execute("COMMIT")  # skipped by the server if the statement failed
+    with driver_round_trip("postgresql"):
+        async with driver.pipeline():  # leaving it sends one Sync and reads every result
+            cursor = await driver.execute(sql, params, prepare=prepare)
+            if commit:
+                await driver.execute("COMMIT")  # skipped by the server if the statement failed
     return list(await cursor.fetchall()) if cursor.description else []
 
 
@@ -692,3 +702,75 @@ async def write_changes(
         )
     if parts:
         await _driver_execute(conn, "WITH " + ", ".join(parts) + " SELECT 1", params, commit=commit)
+
+
+@dataclass(frozen=True)
+class HoldRow:
+    """A player's hold as it stands: the last change applied."""
+
+    player_id: str
+    held: bool
+    reason: str
+    request_id: str
+    changed_at: datetime
+
+
+async def player_hold(conn: AsyncConnection, player_id: str, *, lock: bool = False) -> HoldRow | None:
+    query = select(player_holds).where(player_holds.c.player_id == player_id)
+    if lock and conn.dialect.name == "postgresql":
+        query = query.with_for_update()
+    row = (await conn.execute(query)).mappings().first()
+    if row is None:
+        return None
+    return HoldRow(
+        row["player_id"], bool(row["held"]), row["reason"], row["request_id"], _utc(row["changed_at"])
+    )
+
+
+@dataclass(frozen=True)
+class HoldChange:
+    """One hold or release, by its request id."""
+
+    request_id: str
+    player_id: str
+    held: bool
+    reason: str
+    changed_at: datetime
+
+
+async def hold_change(conn: AsyncConnection, request_id: str) -> HoldChange | None:
+    """The change recorded under a request id, or None."""
+    row = (
+        (await conn.execute(select(hold_changes).where(hold_changes.c.request_id == request_id)))
+        .mappings()
+        .first()
+    )
+    if row is None:
+        return None
+    return HoldChange(
+        row["request_id"], row["player_id"], bool(row["held"]), row["reason"], _utc(row["changed_at"])
+    )
+
+
+async def record_hold_change(conn: AsyncConnection, change: HoldChange) -> None:
+    """Append the change (its request id is unique) and make it the player's current hold."""
+    values = {
+        "held": change.held,
+        "reason": change.reason,
+        "request_id": change.request_id,
+        "changed_at": change.changed_at,
+    }
+    await conn.execute(
+        insert(hold_changes).values(
+            request_id=change.request_id,
+            player_id=change.player_id,
+            held=change.held,
+            reason=change.reason,
+            changed_at=change.changed_at,
+        )
+    )
+    updated = await conn.execute(
+        update(player_holds).where(player_holds.c.player_id == change.player_id).values(**values)
+    )
+    if updated.rowcount == 0:
+        await conn.execute(insert(player_holds).values(player_id=change.player_id, **values))

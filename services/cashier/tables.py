@@ -126,3 +126,26 @@ stars_lots = Table(
     CheckConstraint("chips > 0", name="stars_lots_chips_positive"),
 )
 Index("stars_lots_player", stars_lots.c.player_id, stars_lots.c.unlocks_at)
+
+# Operator holds for fair-play reviews (rules 17): the current state per player, and every change
+# with its caller-chosen request id (the idempotency key). A held player gets no new seat session
+# and no withdrawal; no chip moves.
+player_holds = Table(
+    "player_holds",
+    metadata,
+    Column("player_id", String(128), primary_key=True),
+    Column("held", Boolean, nullable=False),
+    Column("reason", String(128), nullable=False),
+    Column("request_id", String(128), nullable=False),
+    Column("changed_at", DateTime(timezone=True), nullable=False),
+)
+
+hold_changes = Table(
+    "hold_changes",
+    metadata,
+    Column("request_id", String(128), primary_key=True),
+    Column("player_id", String(128), nullable=False),
+    Column("held", Boolean, nullable=False),
+    Column("reason", String(128), nullable=False),
+    Column("changed_at", DateTime(timezone=True), nullable=False),
+)

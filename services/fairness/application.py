@@ -18,13 +18,31 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TypeVar
 
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from service_runtime.database import Transactions
 from service_runtime.errors import Aborted, AlreadyExists, InvalidArgument, NotFound
 from service_runtime.validation import require_text
 from services.fairness import storage
+from services.fairness.client_seeds import (
+    MAX_ID_LENGTH,
+    Recorded,
+    recorded_as,
+    validated_seed,
+    with_hash,
+    with_seeds,
+)
+from services.fairness.deck_commitment import (
+    DECK_SECRET_BYTES,
+    CardOpening,
+    commitment_v3,
+    deal_order,
+    dealt_cards,
+    deck_root,
+    open_positions,
+    secret_deck_from,
+    tree_levels,
+)
 from services.fairness.hands import (
     ClientSeedRecord,
     DealtHand,
@@ -35,11 +53,9 @@ from services.fairness.hands import (
     RevealedHand,
     published_hand,
 )
-from services.fairness.seed_vault import SeedVault
+from services.fairness.seed_vault import DECK_SECRET_LABEL, SeedVault
 from services.fairness.shuffle import (
-    CLIENT_SEED_MAX_BYTES,
     GENESIS_COMMITMENT,
-    MAX_SEAT,
     NONCE_BYTES,
     SEED_BYTES,
     SHUFFLE_VERSION,
@@ -57,13 +73,16 @@ from services.fairness.verification import (
     verify_chain_link,
     verify_hand,
 )
+from services.fairness.visibility import Visibility
 
-MAX_ID_LENGTH = 128
 DEFAULT_PAGE_SIZE = 100
 MAX_PAGE_SIZE = 500
 # A table commits one hand at a time, so racing for the same chain position is rare; a few retries
 # settle it, and a caller that still loses gets ABORTED and retries with the same request id.
 COMMIT_ATTEMPTS = 5
+# Tables whose newest link this process remembers (the last it committed for each), so that the
+# common commit writes its hand without reading the chain first; the oldest is forgotten first.
+CHAIN_HEADS_KEPT = 4096
 _PAGE_TOKEN_PREFIX = "after:"
 # A guarded transition that finds the hand moved on is decided again; with the hand locked for the
 # whole transaction (row lock, or SQLite's write lock taken at BEGIN) the first attempt always holds.
@@ -72,6 +91,8 @@ STATE_MOVED_ATTEMPTS = 3
 MAX_SEEDS_PER_SEAL = 64
 # Players one hand may name as dealt in (CommitHand and SealHand together).
 MAX_PARTICIPANTS = 64
+# The versions CommitHand deals under: 0 asks for the default; 2 is a room's full public reveal.
+DEALT_VERSIONS = frozenset({2, 3})
 T = TypeVar("T")
 
 
@@ -116,37 +137,14 @@ async def _deciding_again_if_moved(unit: Callable[[], Awaitable[T]]) -> T:
     return await unit()
 
 
-def _contribution(seat: int, player_id: str, client_seed: bytes, prefix: str = "") -> ClientSeedRecord:
-    """A client seed as AddPlayerEntropy and SealHand take it, validated."""
-    _required(player_id, f"{prefix}player_id")
-    if not 0 <= seat <= MAX_SEAT:
-        raise InvalidArgument("FIELD_INVALID", f"seat is 0..{MAX_SEAT}", {"field": f"{prefix}seat"})
-    if not client_seed:
-        raise InvalidArgument("FIELD_REQUIRED", "client_seed is required", {"field": f"{prefix}client_seed"})
-    if len(client_seed) > CLIENT_SEED_MAX_BYTES:
-        raise InvalidArgument(
-            "FIELD_INVALID",
-            f"client_seed is at most {CLIENT_SEED_MAX_BYTES} bytes",
-            {"field": f"{prefix}client_seed"},
-        )
-    return ClientSeedRecord(seat, player_id, client_seed)
-
-
-def _already_recorded(record: HandRecord, seed: ClientSeedRecord) -> bool:
-    """True if this seat already gave this very seed; another seed for the seat is a conflict."""
-    recorded = next((s for s in record.client_seeds if s.seat == seed.seat), None)
-    if recorded is None:
-        return False
-    if recorded != seed:
-        raise AlreadyExists(
-            "IDEMPOTENCY_CONFLICT",
-            "this seat already contributed another client seed",
-            {"hand_id": record.hand_id, "seat": str(seed.seat)},
-        )
-    return True
-
-
-def _deck_of(record: HandRecord, seed: bytes) -> tuple[int, ...]:
+def _deck_of(record: HandRecord, seed: bytes, deck_secret: bytes | None = None) -> tuple[int, ...]:
+    """The cards in deal order. Version 3: the committed deck dealt in the order the server's share
+    and the revealed seeds give."""
+    if record.opens_per_position:
+        if deck_secret is None:
+            raise ShuffleInputError("a version 3 hand has no deck secret")
+        order = deal_order(seed, record.seat_seeds, record.nonce, record.commitment)
+        return dealt_cards(secret_deck_from(deck_secret), order)
     return shuffle_deck(seed, record.seat_seeds, record.nonce, record.shuffle_version, record.commitment)
 
 
@@ -170,6 +168,11 @@ class FairnessApplication:
         self._vault = vault
         self._clock = clock
         self._random_bytes = random_bytes
+        # table id -> (sequence, commitment) of the newest hand this process committed for it. Only
+        # committed links go in, and links never change, so a remembered head is either the chain's
+        # true head or behind it; a commit that links to one behind takes a position already taken
+        # and fails on the unique (table_id, sequence), and its retry reads the chain under the lock.
+        self._chain_heads: dict[str, tuple[int, str]] = {}
 
     # --- Mutations (service role). ---
 
@@ -181,11 +184,20 @@ class FairnessApplication:
         deal_now: bool = False,
         participants: Sequence[str] = (),
         participants_only: bool = False,
+        private_room: bool = False,
+        shuffle_version: int = 0,
     ) -> CommittedHand:
         """Draw a seed, publish its commitment as the next link of the table's chain. The players
-        named are dealt in; a participants-only hand (a house-game round) exists for them alone."""
+        named are dealt in; a participants-only hand (a house-game round) exists for them alone, and
+        so does a private room's hand for the players dealt in (named here or at the seal).
+        Version 3 (the default) also draws the secret deck and commits to its root."""
         _required(request_id, "request_id")
         _required(table_id, "table_id")
+        version = shuffle_version or SHUFFLE_VERSION
+        if version not in DEALT_VERSIONS:
+            raise InvalidArgument(
+                "FIELD_INVALID", "shuffle_version is 0 (the default), 2 or 3", {"field": "shuffle_version"}
+            )
         players = _participants(participants)
         if participants_only and not players:
             raise InvalidArgument(
@@ -205,13 +217,18 @@ class FairnessApplication:
                     deal_now=deal_now,
                     participants=players,
                     participants_only=participants_only,
+                    private_room=private_room,
+                    version=version,
                     retry=attempt > 0,
                 )
-                return await self._transactions.run(unit)
-            except IntegrityError:
+                committed = await self._transactions.run(unit)
+            except storage.INTEGRITY_ERRORS:
                 # Another commit took this request id or this chain position first: look again,
                 # after a short jittered pause so racing commits do not collide again in lockstep.
                 await asyncio.sleep(random.uniform(0, 0.005 * (attempt + 1)))
+            else:
+                self._remember_head(committed.hand)
+                return committed
         raise Aborted(
             "TABLE_CHAIN_CONTENDED", "concurrent commits for this table; retry", {"table_id": table_id}
         )
@@ -225,14 +242,20 @@ class FairnessApplication:
         deal_now: bool,
         participants: tuple[str, ...],
         participants_only: bool,
+        private_room: bool,
+        version: int,
         retry: bool,
     ) -> CommittedHand:
         if retry:
             existing = await storage.find_by_request_id(connection, request_id)
             if existing is not None:
-                return self._replay_commit(existing, table_id, deal_now, participants, participants_only)
+                return self._replay_commit(
+                    existing, table_id, deal_now, participants, (participants_only, private_room), version
+                )
             await storage.lock_table_chain(connection, table_id)
-        last = await storage.last_link_of_table(connection, table_id)
+            last = await storage.last_link_of_table(connection, table_id)
+        else:
+            last = self._chain_heads.get(table_id) or await storage.last_link_of_table(connection, table_id)
         sequence, previous = (last[0] + 1, last[1]) if last else (1, GENESIS_COMMITMENT)
         seed, nonce = self._random_bytes(SEED_BYTES), self._random_bytes(NONCE_BYTES)
         hand_id = str(uuid.uuid4())
@@ -240,16 +263,27 @@ class FairnessApplication:
         now = self._clock()
         seed_hash = commitment_of(seed)
         binding = HandBinding(table_id, hand_id, sequence, previous, nonce)
+        deck_secret: bytes | None = None
+        root = ""
+        secret_ciphertext: bytes | None = None
+        if version == 3:
+            deck_secret = self._random_bytes(DECK_SECRET_BYTES)
+            root = deck_root(tree_levels(secret_deck_from(deck_secret)))
+            commitment = commitment_v3(seed_hash, binding, root)
+            secret_ciphertext = self._vault.encrypt(hand_id, deck_secret, DECK_SECRET_LABEL)[1]
+        else:
+            commitment = commitment_v2(seed_hash, binding, version)
         record = HandRecord(
             hand_id=hand_id,
             request_id=request_id,
             table_id=table_id,
             sequence=sequence,
-            commitment=commitment_v2(seed_hash, binding, SHUFFLE_VERSION),
+            commitment=commitment,
             server_seed_hash=seed_hash,
+            deck_root=root,
             previous_commitment=previous,
             nonce=nonce,
-            shuffle_version=SHUFFLE_VERSION,
+            shuffle_version=version,
             deal_now=deal_now,
             state=HandState.SEALED if deal_now else HandState.COMMITTED,
             client_seeds=(),
@@ -257,9 +291,26 @@ class FairnessApplication:
             sealed_at=now if deal_now else None,
             participants=participants,
             participants_only=participants_only,
+            private_room=private_room,
         )
-        await storage.insert_hand(connection, storage.StoredHand(record, key_id, ciphertext))
-        return CommittedHand(record, _deck_of(record, seed) if deal_now else None)
+        committed = CommittedHand(record, _deck_of(record, seed, deck_secret) if deal_now else None)
+        await storage.insert_hand(
+            connection,
+            storage.StoredHand(record, key_id, ciphertext, deck_secret_ciphertext=secret_ciphertext),
+            commit=True,
+        )
+        return committed
+
+    def _remember_head(self, record: HandRecord) -> None:
+        """Keep a committed hand as its table's head, unless a newer one is already kept (a replay
+        returns an older hand)."""
+        known = self._chain_heads.pop(record.table_id, None)
+        if known is not None and known[0] > record.sequence:
+            self._chain_heads[record.table_id] = known
+            return
+        self._chain_heads[record.table_id] = (record.sequence, record.commitment)
+        if len(self._chain_heads) > CHAIN_HEADS_KEPT:
+            del self._chain_heads[next(iter(self._chain_heads))]
 
     def _replay_commit(
         self,
@@ -267,13 +318,16 @@ class FairnessApplication:
         table_id: str,
         deal_now: bool,
         participants: tuple[str, ...],
-        participants_only: bool,
+        only: tuple[bool, bool],
+        version: int,
     ) -> CommittedHand:
+        """`only`: the request's `participants_only` and `private_room`."""
         record = existing.record
         if (
-            record.table_id != table_id
+            record.shuffle_version != version
+            or record.table_id != table_id
             or record.deal_now != deal_now
-            or record.participants_only != participants_only
+            or (record.participants_only, record.private_room) != only
             or not set(participants) <= set(record.participants)
         ):
             raise AlreadyExists(
@@ -286,16 +340,17 @@ class FairnessApplication:
         return CommittedHand(record, self._deck(existing))
 
     async def add_player_entropy(
-        self, hand_id: str, seat: int, player_id: str, client_seed: bytes
+        self, hand_id: str, seat: int, player_id: str, client_seed: bytes, client_seed_hash: str = ""
     ) -> HandRecord:
-        """Record a seated player's client seed while the hand is still open for entropy."""
+        """Record a seated player's client seed (version 3: or only its hash, the seed to follow at
+        the seal) while the hand is still open for entropy."""
         _required(hand_id, "hand_id")
-        contribution = _contribution(seat, player_id, client_seed)
+        contribution = validated_seed(seat, player_id, client_seed, seed_hash=client_seed_hash)
         try:
             return await _deciding_again_if_moved(
                 lambda: self._transactions.run(lambda c: self._try_add_entropy(c, hand_id, contribution))
             )
-        except IntegrityError:
+        except storage.INTEGRITY_ERRORS:
             # The same seat was written concurrently; a second pass sees that row and decides.
             return await _deciding_again_if_moved(
                 lambda: self._transactions.run(lambda c: self._try_add_entropy(c, hand_id, contribution))
@@ -305,13 +360,17 @@ class FairnessApplication:
         self, connection: AsyncConnection, hand_id: str, contribution: ClientSeedRecord
     ) -> HandRecord:
         record = (await self._load(connection, hand_id, for_update=True)).record
-        if _already_recorded(record, contribution):
+        contribution = with_hash(record, contribution)
+        recorded = recorded_as(record, contribution)
+        if recorded is Recorded.ALREADY:
             return record
         record.check_accepts_entropy()
-        await storage.insert_client_seed(connection, hand_id, contribution, self._clock())
-        return dataclasses.replace(
-            record, client_seeds=tuple(sorted((*record.client_seeds, contribution), key=lambda s: s.seat))
-        )
+        if recorded is Recorded.REVEAL:
+            change = storage.seed_reveal(hand_id, contribution)
+        else:
+            change = storage.seed_insert(hand_id, contribution, self._clock())
+        await storage.write(connection, hand_id, [change], commit=True)
+        return with_seeds(record, [contribution])
 
     async def seal_hand(
         self,
@@ -328,7 +387,7 @@ class FairnessApplication:
             raise InvalidArgument(
                 "FIELD_INVALID", f"at most {MAX_SEEDS_PER_SEAL} client seeds", {"field": "client_seeds"}
             )
-        seeds = [_contribution(s.seat, s.player_id, s.client_seed, "client_seeds.") for s in client_seeds]
+        seeds = [validated_seed(s.seat, s.player_id, s.client_seed, "client_seeds.") for s in client_seeds]
         if len({s.seat for s in seeds}) != len(seeds):
             raise InvalidArgument("FIELD_INVALID", "a seat is listed twice", {"field": "client_seeds.seat"})
 
@@ -337,7 +396,7 @@ class FairnessApplication:
 
         try:
             return await _deciding_again_if_moved(lambda: self._transactions.run(unit))
-        except IntegrityError:
+        except storage.INTEGRITY_ERRORS:
             # A seat was written concurrently; a second pass sees that row and decides.
             return await _deciding_again_if_moved(lambda: self._transactions.run(unit))
 
@@ -352,45 +411,84 @@ class FairnessApplication:
         record = stored.record
         record.check_can_seal()
         players = _participants(participants, record.participants)
-        new = [seed for seed in seeds if not _already_recorded(record, seed)]
+        hashed = [with_hash(record, seed) for seed in seeds]
+        decided = [(seed, recorded_as(record, seed)) for seed in hashed]
+        new = [(seed, how) for seed, how in decided if how is not Recorded.ALREADY]
+        # The seeds, the seal and the players dealt in: one round trip with the COMMIT, after the
+        # deck is derived (a unit that raises has written nothing).
+        changes: list[storage.Write] = []
+        now = self._clock()
         if new:
             record.check_accepts_entropy()
-            now = self._clock()
-            for seed in new:
-                await storage.insert_client_seed(connection, hand_id, seed, now)
-            record = dataclasses.replace(
-                record, client_seeds=tuple(sorted((*record.client_seeds, *new), key=lambda s: s.seat))
+            changes.extend(
+                storage.seed_reveal(hand_id, seed)
+                if how is Recorded.REVEAL
+                else storage.seed_insert(hand_id, seed, now)
+                for seed, how in new
             )
+            record = with_seeds(record, [seed for seed, _ in new])
             stored = dataclasses.replace(stored, record=record)
         if record.state is HandState.COMMITTED:
-            now = self._clock()
-            await storage.mark_sealed(connection, hand_id, now, players)
+            changes.append(storage.sealing(hand_id, now, players))
             record = dataclasses.replace(record, state=HandState.SEALED, sealed_at=now, participants=players)
         elif players != record.participants:
-            await storage.set_participants(connection, hand_id, record.state, players)
+            changes.append(storage.participants_change(hand_id, record.state, players))
             record = dataclasses.replace(record, participants=players)
-        return DealtHand(record, self._deck(stored))
+        dealt = DealtHand(record, self._deck(stored))
+        if changes:
+            await storage.write(connection, hand_id, changes, commit=True)
+        return dealt
 
-    async def reveal_hand(self, hand_id: str, outcome: HandOutcome) -> RevealedHand:
-        """The table reports the end of the hand; the seed becomes public."""
+    async def reveal_hand(
+        self,
+        hand_id: str,
+        outcome: HandOutcome,
+        public_positions: Sequence[int] = (),
+        seen: Sequence[tuple[str, Sequence[int]]] = (),
+    ) -> RevealedHand:
+        """The table reports the end of the hand; the seed becomes public. Version 3: with the deal
+        positions that were public and those each participant saw, which decide every reader's
+        openings; the answer (to the table) opens the public positions only."""
         _required(hand_id, "hand_id")
         return await _deciding_again_if_moved(
-            lambda: self._transactions.run(lambda connection: self._try_reveal(connection, hand_id, outcome))
+            lambda: self._transactions.run(
+                lambda connection: self._try_reveal(connection, hand_id, outcome, public_positions, seen)
+            )
         )
 
     async def _try_reveal(
-        self, connection: AsyncConnection, hand_id: str, outcome: HandOutcome
+        self,
+        connection: AsyncConnection,
+        hand_id: str,
+        outcome: HandOutcome,
+        public_positions: Sequence[int],
+        seen: Sequence[tuple[str, Sequence[int]]],
     ) -> RevealedHand:
         stored = await self._load(connection, hand_id, for_update=True)
         record = stored.record
+        visibility = (
+            Visibility.reported(public_positions, seen, record.participants)
+            if record.opens_per_position
+            else Visibility()
+        )
         if record.check_can_end(outcome):
             seed = self._seed(stored)
             now = self._clock()
             state = HandState(outcome.value)
-            await storage.mark_ended(connection, hand_id, record.state, state, seed, now)
-            record = dataclasses.replace(record, state=state, revealed_at=now)
+            leaving = record.state
+            record = dataclasses.replace(record, state=state, revealed_at=now, visibility=visibility)
             stored = dataclasses.replace(stored, record=record, revealed_seed=seed)
-        return self._revealed(stored)
+            revealed = self._revealed(stored, Reader())
+            change = storage.ending(hand_id, leaving, state, seed, now, visibility)
+            await storage.write(connection, hand_id, [change], commit=True)
+            return revealed
+        if record.opens_per_position and visibility != Visibility() and visibility != record.visibility:
+            raise AlreadyExists(
+                "IDEMPOTENCY_CONFLICT",
+                "the hand already ended with other public or seen positions",
+                {"hand_id": hand_id},
+            )
+        return self._revealed(stored, Reader())
 
     # --- Reads (players and admins; `reader` says who asks). ---
 
@@ -401,12 +499,13 @@ class FairnessApplication:
         return stored.record
 
     async def get_reveal(self, hand_id: str, *, reader: Reader) -> RevealedHand:
-        """The seed and deck of an ended hand, to its participants and admins only."""
+        """The seed and deck of an ended hand of version 1 or 2, to its participants and admins only;
+        of a version 3 hand, the seed and the openings of the positions the reader saw."""
         _required(hand_id, "hand_id")
         stored = await self._transactions.run(lambda connection: self._load(connection, hand_id))
-        reader.check_played(stored.record)
+        reader.check_may_read_reveal(stored.record)
         stored.record.check_revealed()
-        return self._revealed(stored)
+        return self._revealed(stored, reader)
 
     async def list_table_commitments(
         self, table_id: str, *, reader: Reader, page_size: int = 0, page_token: str = ""
@@ -444,7 +543,7 @@ class FairnessApplication:
 
         async def unit(connection: AsyncConnection) -> tuple[storage.StoredHand, HandRecord | None]:
             stored = await self._load(connection, hand_id)
-            reader.check_played(stored.record)
+            reader.check_may_read_reveal(stored.record)
             stored.record.check_revealed()
             table_id, sequence = stored.record.table_id, stored.record.sequence
             return stored, await storage.hand_at_sequence(connection, table_id, sequence - 1)
@@ -452,10 +551,10 @@ class FairnessApplication:
         stored, previous = await self._transactions.run(unit)
         record = stored.record
         assert stored.revealed_seed is not None  # an ended hand always has its seed revealed
-        published = published_hand(record, stored.revealed_seed)
-        # Checks run in the order commitment, shown commitment, chain link, dealt cards; the first
-        # failure is reported.
-        result = verify_hand(published)
+        published = published_hand(record, stored.revealed_seed, self._revealed(stored, reader).openings)
+        # Checks run in the order commitment, shown commitment, chain link, then (version 3) the
+        # openings, then the dealt cards; the first failure is reported.
+        result = verify_hand(dataclasses.replace(published, openings=()))
         if not result.passed:
             return result
         mismatch = check_shown_commitment(shown_commitment, record.commitment) if shown_commitment else None
@@ -491,14 +590,34 @@ class FairnessApplication:
             raise RuntimeError(f"stored seed of hand {stored.record.hand_id} does not match its commitment")
         return seed
 
-    def _deck(self, stored: storage.StoredHand) -> tuple[int, ...]:
-        return _deck_of(stored.record, self._seed(stored))
+    def _deck_secret(self, stored: storage.StoredHand) -> bytes | None:
+        if stored.deck_secret_ciphertext is None:
+            return None
+        return self._vault.decrypt(
+            stored.record.hand_id, stored.seed_key_id, stored.deck_secret_ciphertext, DECK_SECRET_LABEL
+        )
 
-    def _revealed(self, stored: storage.StoredHand) -> RevealedHand:
-        """The reveal; without a deck when the stored values cannot give one (a version or nonce
-        no shuffle knows), which the verifier then reports as MALFORMED."""
+    def _deck(self, stored: storage.StoredHand) -> tuple[int, ...]:
+        return _deck_of(stored.record, self._seed(stored), self._deck_secret(stored))
+
+    def _openings(self, stored: storage.StoredHand, seed: bytes, reader: Reader) -> tuple[CardOpening, ...]:
+        record = stored.record
+        positions = reader.positions_of(record)
+        deck_secret = self._deck_secret(stored)
+        if not positions or deck_secret is None:
+            return ()
+        secret = secret_deck_from(deck_secret)
+        order = deal_order(seed, record.seat_seeds, record.nonce, record.commitment)
+        return open_positions(secret, tree_levels(secret), order, positions)
+
+    def _revealed(self, stored: storage.StoredHand, reader: Reader) -> RevealedHand:
+        """The reveal as `reader` may have it: versions 1 and 2 the deck (none when the stored
+        values cannot give one: a version or nonce no shuffle knows, which the verifier then
+        reports as MALFORMED); version 3 the openings of the reader's positions, never the deck."""
         seed = self._seed(stored)
         try:
+            if stored.record.opens_per_position:
+                return RevealedHand(stored.record, seed, (), self._openings(stored, seed, reader))
             deck = _deck_of(stored.record, seed)
         except ShuffleInputError:
             deck = ()

@@ -15,6 +15,7 @@ from service_runtime.auth import Role, ServiceName, current_caller
 from service_runtime.errors import InvalidArgument
 from service_runtime.proto_time import to_timestamp
 from services.fairness.application import FairnessApplication
+from services.fairness.deck_commitment import CardOpening
 from services.fairness.hands import ClientSeedRecord, HandOutcome, HandRecord, HandState, Reader, RevealedHand
 from services.fairness.shuffle import card_text
 from services.fairness.verification import (
@@ -70,13 +71,17 @@ def commitment_pb(hand: HandRecord) -> fairness_pb2.Commitment:
         sequence=hand.sequence,
         commitment=hand.commitment,
         server_seed_hash=hand.server_seed_hash,
+        deck_root=hand.deck_root,
         previous_commitment=hand.previous_commitment,
         nonce=hand.nonce.hex(),
         shuffle_version=hand.shuffle_version,
         state=_STATES[hand.state],
         client_seeds=[
             fairness_pb2.ClientSeed(
-                seat=s.seat, player_id=_shown_player_id(s.player_id), client_seed=s.client_seed
+                seat=s.seat,
+                player_id=_shown_player_id(s.player_id),
+                client_seed=s.client_seed,
+                client_seed_hash=s.client_seed_hash,
             )
             for s in hand.client_seeds
         ],
@@ -86,11 +91,22 @@ def commitment_pb(hand: HandRecord) -> fairness_pb2.Commitment:
     )
 
 
+def opening_pb(opening: CardOpening) -> fairness_pb2.CardOpening:
+    return fairness_pb2.CardOpening(
+        deal_position=opening.deal_position,
+        committed_position=opening.committed_position,
+        card=common_pb2.Card(index=opening.card, text=card_text(opening.card)),
+        salt=opening.salt,
+        proof=list(opening.proof),
+    )
+
+
 def reveal_pb(revealed: RevealedHand) -> fairness_pb2.Reveal:
     return fairness_pb2.Reveal(
         commitment=commitment_pb(revealed.hand),
         server_seed=revealed.server_seed,
         deck=cards_pb(revealed.deck),
+        openings=[opening_pb(o) for o in revealed.openings],
     )
 
 
@@ -100,6 +116,7 @@ def verification_pb(result: VerificationResult) -> fairness_pb2.VerifyHandRespon
         computed_commitment=result.computed_commitment,
         deck=cards_pb(result.deck),
         dealt_cards_checked=result.dealt_cards_checked,
+        openings_checked=result.openings_checked,
     )
     mismatch = result.first_mismatch
     if mismatch is not None:
@@ -145,6 +162,8 @@ class FairnessServicer(fairness_pb2_grpc.FairnessServiceServicer):
             deal_now=request.deal_now,
             participants=list(request.participant_ids),
             participants_only=request.participants_only,
+            private_room=request.private_room,
+            shuffle_version=int(request.shuffle_version),
         )
         return fairness_pb2.CommitHandResponse(
             commitment=commitment_pb(committed.hand), deck=cards_pb(committed.deck or ())
@@ -154,7 +173,11 @@ class FairnessServicer(fairness_pb2_grpc.FairnessServiceServicer):
         self, request: fairness_pb2.AddPlayerEntropyRequest, context: Any
     ) -> fairness_pb2.AddPlayerEntropyResponse:
         hand = await self._application.add_player_entropy(
-            request.hand_id, int(request.seat), request.player_id, bytes(request.client_seed)
+            request.hand_id,
+            int(request.seat),
+            request.player_id,
+            bytes(request.client_seed),
+            request.client_seed_hash,
         )
         return fairness_pb2.AddPlayerEntropyResponse(commitment=commitment_pb(hand))
 
@@ -176,7 +199,12 @@ class FairnessServicer(fairness_pb2_grpc.FairnessServiceServicer):
             raise InvalidArgument(
                 "FIELD_REQUIRED", "outcome must be FINISHED or VOIDED", {"field": "outcome"}
             )
-        revealed = await self._application.reveal_hand(request.hand_id, outcome)
+        revealed = await self._application.reveal_hand(
+            request.hand_id,
+            outcome,
+            [int(p) for p in request.public_positions],
+            [(s.player_id, [int(p) for p in s.positions]) for s in request.seen],
+        )
         return fairness_pb2.RevealHandResponse(reveal=reveal_pb(revealed))
 
     async def GetCommitment(  # noqa: N802

@@ -11,8 +11,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from service_runtime.errors import FailedPrecondition, NotFound, PermissionDenied
+from services.fairness.deck_commitment import CardOpening
 from services.fairness.shuffle import SeatSeed
 from services.fairness.verification import ChainLink, PublishedHand
+from services.fairness.visibility import Visibility
 
 
 class HandState(enum.StrEnum):
@@ -32,11 +34,17 @@ ENDED_STATES = frozenset({HandState.FINISHED, HandState.VOIDED})
 
 @dataclass(frozen=True)
 class ClientSeedRecord:
-    """A player's client seed as the table relayed it."""
+    """A player's client seed as the table relayed it. Version 3: `client_seed_hash` is recorded
+    first when the player sent only the hash, and the seed (empty until then) at the seal."""
 
     seat: int
     player_id: str
     client_seed: bytes
+    client_seed_hash: str = ""
+
+    @property
+    def revealed(self) -> bool:
+        return bool(self.client_seed)
 
 
 @dataclass(frozen=True)
@@ -65,14 +73,32 @@ class HandRecord:
     participants: tuple[str, ...] = ()
     # A house-game round: the hand exists only for its participants and admins.
     participants_only: bool = False
+    # A private room's hand (as the table read its room at the commitment): likewise.
+    private_room: bool = False
+    # Version 3: the Merkle root over the committed deck, bound by the commitment.
+    deck_root: str = ""
+    # Version 3, once ended: which deal positions were public and which each participant saw.
+    visibility: Visibility = field(default_factory=Visibility)
 
     @property
     def ended(self) -> bool:
         return self.state in ENDED_STATES
 
     @property
+    def for_participants_only(self) -> bool:
+        """The hand exists only for its participants and admins: a house-game round or a private
+        room's hand."""
+        return self.participants_only or self.private_room
+
+    @property
     def seat_seeds(self) -> tuple[SeatSeed, ...]:
-        return tuple(SeatSeed(s.seat, s.client_seed) for s in self.client_seeds)
+        """The seeds that go into the deal: a version 3 seat that gave only a hash is left out."""
+        return tuple(SeatSeed(s.seat, s.client_seed) for s in self.client_seeds if s.revealed)
+
+    @property
+    def opens_per_position(self) -> bool:
+        """Version 3: the reveal is openings of the positions each reader saw, not the seed's deck."""
+        return self.shuffle_version == 3
 
     def chain_link(self) -> ChainLink:
         return ChainLink(self.hand_id, self.sequence, self.commitment, self.previous_commitment)
@@ -130,12 +156,27 @@ class Reader:
         return self.admin or (bool(self.player_id) and self.player_id in hand.participants)
 
     def may_know_of(self, hand: HandRecord) -> bool:
-        """A participants-only hand (a house-game round) does not exist for anyone else."""
-        return not hand.participants_only or self.played(hand)
+        """A participants-only hand (a house-game round, a private room's hand) does not exist for
+        anyone else."""
+        return not hand.for_participants_only or self.played(hand)
 
     def check_may_know_of(self, hand: HandRecord) -> None:
         if not self.may_know_of(hand):
             raise NotFound("HAND_NOT_FOUND", "no hand with this id", {"hand_id": hand.hand_id})
+
+    def positions_of(self, hand: HandRecord) -> frozenset[int]:
+        """The deal positions of a version 3 hand whose openings this reader gets."""
+        return hand.visibility.positions_for(
+            admin=self.admin, participant=self.player_id if self.played(hand) else None
+        )
+
+    def check_may_read_reveal(self, hand: HandRecord) -> None:
+        """Versions 1 and 2: the participants and admins (the seed gives every card). Version 3:
+        anyone who may know of the hand, since each reader gets only the openings they may see."""
+        if hand.opens_per_position:
+            self.check_may_know_of(hand)
+        else:
+            self.check_played(hand)
 
     def check_played(self, hand: HandRecord) -> None:
         """The seed and deck of a version 1 or 2 hand give every folded hole card of it: only the
@@ -162,17 +203,21 @@ class DealtHand:
 
 @dataclass(frozen=True)
 class RevealedHand:
-    """An ended hand with its now public seed and deck."""
+    """An ended hand with its now public seed and, for versions 1 and 2, its deck; for version 3
+    the openings of the positions the reader saw, and never the deck."""
 
     hand: HandRecord
     server_seed: bytes = field(repr=False)
     deck: tuple[int, ...] = field(repr=False)
+    openings: tuple[CardOpening, ...] = field(default=(), repr=False)
 
     def published(self) -> PublishedHand:
-        return published_hand(self.hand, self.server_seed)
+        return published_hand(self.hand, self.server_seed, self.openings)
 
 
-def published_hand(hand: HandRecord, server_seed: bytes) -> PublishedHand:
+def published_hand(
+    hand: HandRecord, server_seed: bytes, openings: tuple[CardOpening, ...] = ()
+) -> PublishedHand:
     """Everything a reveal publishes about `hand`, as the verifier takes it."""
     return PublishedHand(
         server_seed=server_seed,
@@ -185,4 +230,6 @@ def published_hand(hand: HandRecord, server_seed: bytes) -> PublishedHand:
         sequence=hand.sequence,
         previous_commitment=hand.previous_commitment,
         server_seed_hash=hand.server_seed_hash,
+        deck_root=hand.deck_root,
+        openings=openings,
     )

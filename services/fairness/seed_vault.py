@@ -13,6 +13,9 @@ from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 _AAD_LABEL = b"poker-fairness/seed-at-rest/v1\x00"
+# Version 3's deck secret (every card and salt of the committed deck) under its own label, so a seed
+# ciphertext and a deck-secret ciphertext can never stand in for each other.
+DECK_SECRET_LABEL = b"poker-fairness/deck-secret-at-rest/v3\x00"
 _NONCE_BYTES = 12
 
 
@@ -42,18 +45,19 @@ class SeedVault:
     def active_key_id(self) -> str:
         return self._active
 
-    def encrypt(self, hand_id: str, seed: bytes) -> tuple[str, bytes]:
-        """(key id, nonce || ciphertext || tag) for storing the seed of `hand_id`."""
+    def encrypt(self, hand_id: str, seed: bytes, label: bytes = _AAD_LABEL) -> tuple[str, bytes]:
+        """(key id, nonce || ciphertext || tag) for storing the seed of `hand_id` (or, with
+        `DECK_SECRET_LABEL`, its deck secret)."""
         nonce = os.urandom(_NONCE_BYTES)
-        sealed = self._ciphers[self._active].encrypt(nonce, seed, _AAD_LABEL + hand_id.encode())
+        sealed = self._ciphers[self._active].encrypt(nonce, seed, label + hand_id.encode())
         return self._active, nonce + sealed
 
-    def decrypt(self, hand_id: str, key_id: str, blob: bytes) -> bytes:
+    def decrypt(self, hand_id: str, key_id: str, blob: bytes, label: bytes = _AAD_LABEL) -> bytes:
         cipher = self._ciphers.get(key_id)
         if cipher is None:
             raise SeedVaultError(f"no seed key with id {key_id!r} is configured")
         try:
-            return cipher.decrypt(blob[:_NONCE_BYTES], blob[_NONCE_BYTES:], _AAD_LABEL + hand_id.encode())
+            return cipher.decrypt(blob[:_NONCE_BYTES], blob[_NONCE_BYTES:], label + hand_id.encode())
         except InvalidTag as exc:
             raise SeedVaultError("a stored seed failed authentication") from exc
 

@@ -15,9 +15,10 @@ import hmac
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-# The version new hands are dealt with; every version listed stays verifiable forever.
-SHUFFLE_VERSION = 2
-SUPPORTED_VERSIONS = frozenset({1, 2})
+# The version new hands are dealt with; every version listed stays verifiable forever. Version 3
+# (`deck_commitment.py`) uses this module's steps 2 to 6 with its own labels to derive the deal order.
+SHUFFLE_VERSION = 3
+SUPPORTED_VERSIONS = frozenset({1, 2, 3})
 DECK_SIZE = 52
 SEED_BYTES = 32
 NONCE_BYTES = 16
@@ -37,6 +38,7 @@ TAG_COMMITMENT_V2 = b"poker-fairness/v2/commitment"
 _TAGS = {
     1: (TAG_CLIENT_SEEDS, TAG_DECK_KEY, TAG_STREAM),
     2: (b"poker-fairness/v2/client-seeds", b"poker-fairness/v2/deck-key", b"poker-fairness/v2/stream"),
+    3: (b"poker-fairness/v3/client-seeds", b"poker-fairness/v3/deck-key", b"poker-fairness/v3/stream"),
 }
 
 RANKS = "23456789TJQKA"
@@ -89,14 +91,14 @@ class HandBinding:
     nonce: bytes
 
 
-def _bound_id(value: str, name: str) -> bytes:
+def bound_id(value: str, name: str) -> bytes:
     if not 1 <= len(value) <= MAX_ID_CHARACTERS or not value.isprintable():
         raise ShuffleInputError(f"the {name} is 1..{MAX_ID_CHARACTERS} characters, none a control character")
     encoded = value.encode("utf-8")
     return len(encoded).to_bytes(4, "big") + encoded
 
 
-def _digest_hex(value: str, name: str) -> bytes:
+def digest_bytes(value: str, name: str) -> bytes:
     if len(value) != 64 or any(c not in "0123456789abcdef" for c in value):
         raise ShuffleInputError(f"the {name} is 64 lower-case hex digits")
     return bytes.fromhex(value)
@@ -112,12 +114,12 @@ def commitment_v2(seed_hash: str, binding: HandBinding, version: int = 2) -> str
         raise ShuffleInputError("the sequence is 1 or more")
     digest = hashlib.sha256(TAG_COMMITMENT_V2)
     digest.update(version.to_bytes(4, "big"))
-    digest.update(_bound_id(binding.table_id, "table id"))
-    digest.update(_bound_id(binding.hand_id, "hand id"))
+    digest.update(bound_id(binding.table_id, "table id"))
+    digest.update(bound_id(binding.hand_id, "hand id"))
     digest.update(binding.sequence.to_bytes(8, "big"))
-    digest.update(_digest_hex(binding.previous_commitment, "previous commitment"))
+    digest.update(digest_bytes(binding.previous_commitment, "previous commitment"))
     digest.update(binding.nonce)
-    digest.update(_digest_hex(seed_hash, "server seed hash"))
+    digest.update(digest_bytes(seed_hash, "server seed hash"))
     return digest.hexdigest()
 
 
@@ -155,14 +157,14 @@ def derive_deck_key(
     commitment: str = "",
 ) -> bytes:
     """HKDF-SHA256 (RFC 5869): salt = nonce, IKM = seed, L = 32, info = label || client-seeds digest
-    (version 1) or label || commitment || client-seeds digest (version 2, so the deck is bound to
-    the table, the hand and the chain position the commitment names)."""
+    (version 1) or label || commitment || client-seeds digest (versions 2 and 3, so the deck is bound
+    to the table, the hand and the chain position the commitment names)."""
     if len(server_seed) != SEED_BYTES:
         raise ShuffleInputError(f"the server seed is {SEED_BYTES} bytes, got {len(server_seed)}")
     if len(nonce) != NONCE_BYTES:
         raise ShuffleInputError(f"the nonce is {NONCE_BYTES} bytes, got {len(nonce)}")
     label = _tags(version)[1]
-    bound = b"" if version == 1 else _digest_hex(commitment, "commitment")
+    bound = b"" if version == 1 else digest_bytes(commitment, "commitment")
     pseudo_random_key = hmac.digest(nonce, server_seed, "sha256")
     info = label + bound + client_seeds_digest(client_seeds, version)
     return hmac.digest(pseudo_random_key, info + b"\x01", "sha256")
@@ -170,10 +172,14 @@ def derive_deck_key(
 
 def random_words(deck_key: bytes, version: int = 1) -> Iterator[int]:
     """The DRBG: HMAC-SHA256(key, label || u64be(i)) for i = 0, 1, ... read as big-endian u32 words."""
-    label = _tags(version)[2]
+    return labelled_words(deck_key, _tags(version)[2])
+
+
+def labelled_words(key: bytes, label: bytes) -> Iterator[int]:
+    """The DRBG of step 4 under any label (version 3 also shuffles its secret deck with it)."""
     counter = 0
     while True:
-        block = hmac.digest(deck_key, label + counter.to_bytes(8, "big"), "sha256")
+        block = hmac.digest(key, label + counter.to_bytes(8, "big"), "sha256")
         for offset in range(0, len(block), 4):
             yield int.from_bytes(block[offset : offset + 4], "big")
         counter += 1
@@ -199,8 +205,14 @@ def shuffle_deck(
     commitment: str = "",
 ) -> tuple[int, ...]:
     """The deck of a hand: Fisher-Yates from the top index down, fed by the DRBG; deck[0] is dealt
-    first. Version 2 also needs the hand's commitment, which its deck key binds."""
+    first. Versions 2 and 3 also need the hand's commitment, which the deck key binds. Under version 3
+    the result is the deal order: the committed positions in the order they are dealt."""
     words = random_words(derive_deck_key(server_seed, client_seeds, nonce, version, commitment), version)
+    return fisher_yates(words)
+
+
+def fisher_yates(words: Iterator[int]) -> tuple[int, ...]:
+    """Step 6: [0, 1, ..., 51] shuffled from the top index down, each swap partner by step 5."""
     deck = list(range(DECK_SIZE))
     for i in range(DECK_SIZE - 1, 0, -1):
         j = uniform_below(i + 1, words)

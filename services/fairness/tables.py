@@ -44,6 +44,17 @@ hands = sa.Table(
     sa.Column("participants", sa.Text, nullable=False, server_default=""),
     # A house-game round: listed and shown to its participants and admins only.
     sa.Column("participants_only", sa.Boolean, nullable=False, server_default=sa.false()),
+    # A private room's hand (the table says so at the commitment): likewise for its participants and
+    # admins only.
+    sa.Column("private_room", sa.Boolean, nullable=False, server_default=sa.false()),
+    # Version 3: the Merkle root over the secret deck's per-position commitments ("" before).
+    sa.Column("deck_root", sa.String(64), nullable=False, server_default=""),
+    # Version 3: AES-256-GCM of the 32-byte deck secret (the committed cards and their salts) under
+    # `seed_key_id`; never revealed, since it gives every card of the hand.
+    sa.Column("deck_secret_ciphertext", sa.LargeBinary, nullable=True),
+    # Version 3, once ended: the deal positions that were public and those each participant saw
+    # (JSON, see `visibility.py`); "" when none were reported.
+    sa.Column("visibility", sa.Text, nullable=False, server_default=""),
     sa.UniqueConstraint("table_id", "sequence"),
     sa.CheckConstraint("state IN ('committed', 'sealed', 'finished', 'voided')", name="state_known"),
     sa.CheckConstraint("sequence >= 1", name="sequence_positive"),
@@ -58,7 +69,10 @@ client_seeds = sa.Table(
     sa.Column("hand_id", sa.String(36), sa.ForeignKey("fairness_hands.hand_id"), primary_key=True),
     sa.Column("seat", sa.Integer, primary_key=True),
     sa.Column("player_id", sa.String(128), nullable=False),
+    # Empty (version 3) while only the seed's hash is recorded, or for a seat left out at the seal.
     sa.Column("client_seed", sa.LargeBinary(64), nullable=False),
+    # Version 3: the client-seed hash of docs/fairness.md ("" for versions 1 and 2).
+    sa.Column("client_seed_hash", sa.String(64), nullable=False, server_default=""),
     sa.Column("added_at", sa.DateTime(timezone=True), nullable=False),
     sa.CheckConstraint("seat >= 0 AND seat <= 1023", name="seat_in_range"),
 )

@@ -11,6 +11,15 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from services.fairness.deck_commitment import (
+    HASH_BYTES,
+    SALT_BYTES,
+    TREE_DEPTH,
+    CardOpening,
+    commitment_v3,
+    deal_order,
+    opening_fault,
+)
 from services.fairness.shuffle import (
     CLIENT_SEED_MAX_BYTES,
     DECK_SIZE,
@@ -42,6 +51,11 @@ class MismatchKind(enum.StrEnum):
     MALFORMED = "MALFORMED"
     SERVER_SEED_HASH = "SERVER_SEED_HASH"
     SHOWN_BEFORE_DEAL = "SHOWN_BEFORE_DEAL"
+    # Version 3.
+    OPENING = "OPENING"
+    PERMUTATION = "PERMUTATION"
+    NOT_OPENED = "NOT_OPENED"
+    DUPLICATE_CARD = "DUPLICATE_CARD"
 
 
 @dataclass(frozen=True)
@@ -68,7 +82,8 @@ class PublishedHand:
     """What a reveal publishes: enough to check the commitment and recompute the deck.
 
     Version 1 needs the first five fields; version 2 also the table and hand ids, the sequence, the
-    previous commitment and the seed's hash, all of which its commitment binds.
+    previous commitment and the seed's hash, all of which its commitment binds; version 3 also the
+    deck root its commitment binds, and the openings of the positions the reader saw.
     """
 
     server_seed: bytes
@@ -81,6 +96,8 @@ class PublishedHand:
     sequence: int = 0
     previous_commitment: str = ""
     server_seed_hash: str = ""
+    deck_root: str = ""
+    openings: tuple[CardOpening, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -91,6 +108,8 @@ class VerificationResult:
     computed_commitment: str
     deck: tuple[int, ...]
     dealt_cards_checked: int
+    # Version 3: how many openings were checked against the commitment (all of them on PASS).
+    openings_checked: int = 0
 
     @property
     def passed(self) -> bool:
@@ -133,10 +152,16 @@ def published_hand(server_seed: bytes, values: Any) -> PublishedHand:
     """The verifier's `PublishedHand` from the published values as the API carries them: a reveal's
     commitment record (`Reveal.commitment`) or VerifyHand's `PublishedHand`, which have the same field
     names. A nonce that is not hex raises `MalformedValue`; version 0 (proto3's "not set") is version 1,
-    as values published before versions existed are."""
+    as values published before versions existed are. A version 3 seat listed with its hash and no
+    seed gave the hash and withheld the seed: it was left out of the deal, and so is it here."""
+    withheld = values.shuffle_version == 3
     return PublishedHand(
         server_seed=server_seed,
-        client_seeds=tuple(SeatSeed(int(s.seat), bytes(s.client_seed)) for s in values.client_seeds),
+        client_seeds=tuple(
+            SeatSeed(int(s.seat), bytes(s.client_seed))
+            for s in values.client_seeds
+            if not (withheld and not s.client_seed and getattr(s, "client_seed_hash", ""))
+        ),
         nonce=published_hex(values.nonce, "nonce"),
         commitment=values.commitment,
         shuffle_version=values.shuffle_version or 1,
@@ -145,6 +170,22 @@ def published_hand(server_seed: bytes, values: Any) -> PublishedHand:
         sequence=int(values.sequence),
         previous_commitment=values.previous_commitment,
         server_seed_hash=values.server_seed_hash,
+        deck_root=getattr(values, "deck_root", ""),
+        openings=openings_from(getattr(values, "openings", ())),
+    )
+
+
+def openings_from(values: Iterable[Any]) -> tuple[CardOpening, ...]:
+    """Version 3 openings as the API carries them (`CardOpening` messages)."""
+    return tuple(
+        CardOpening(
+            int(o.deal_position),
+            int(o.committed_position),
+            int(o.card.index),
+            bytes(o.salt),
+            tuple(bytes(h) for h in o.proof),
+        )
+        for o in values
     )
 
 
@@ -223,6 +264,41 @@ def malformed(hand: PublishedHand) -> Mismatch | None:
         return _bad(
             "server_seed_hash", "must be 64 hex digits", "64 hex digits", _shown(hand.server_seed_hash)
         )
+    if hand.shuffle_version == 2:
+        return None
+    if not _is_digest(hand.deck_root):
+        return _bad("deck_root", "must be 64 hex digits", "64 hex digits", _shown(hand.deck_root))
+    return _malformed_openings(hand.openings)
+
+
+def _malformed_openings(openings: Sequence[CardOpening]) -> Mismatch | None:
+    positions: set[int] = set()
+    for opening in openings:
+        i = opening.deal_position
+        if not all(0 <= v < DECK_SIZE for v in (i, opening.committed_position, opening.card)):
+            return _bad(
+                "openings",
+                "deal position, committed position and card are each 0..51",
+                "0..51",
+                f"{i}, {opening.committed_position}, {opening.card}",
+            )
+        if i in positions:
+            return _bad("openings", f"deal position {i} is opened twice", "each position once", i)
+        positions.add(i)
+        if len(opening.salt) != SALT_BYTES:
+            return _bad(
+                "openings",
+                f"the salt of deal position {i} must be {SALT_BYTES} bytes",
+                "32",
+                len(opening.salt),
+            )
+        if len(opening.proof) != TREE_DEPTH or any(len(h) != HASH_BYTES for h in opening.proof):
+            return _bad(
+                "openings",
+                f"the proof of deal position {i} must be {TREE_DEPTH} hashes of {HASH_BYTES} bytes",
+                f"{TREE_DEPTH} x {HASH_BYTES} bytes",
+                [len(h) for h in opening.proof],
+            )
     return None
 
 
@@ -267,6 +343,8 @@ def verify_hand(hand: PublishedHand, dealt: Sequence[DealtCard] = ()) -> Verific
     bad = malformed(hand)
     if bad is not None:
         return VerificationResult(bad, "", (), 0)
+    if hand.shuffle_version == 3:
+        return _verify_version_3(hand, dealt)
     commitment = hand.commitment.lower()
     seed_hash = commitment_of(hand.server_seed)
     mismatch: Mismatch | None = None
@@ -303,6 +381,121 @@ def verify_hand(hand: PublishedHand, dealt: Sequence[DealtCard] = ()) -> Verific
         return VerificationResult(mismatch, computed, deck, 0)
     dealt_mismatch, checked = _check_dealt(deck, dealt)
     return VerificationResult(dealt_mismatch, computed, deck, checked)
+
+
+def _seed_hash_mismatch(hand: PublishedHand) -> Mismatch | None:
+    seed_hash = commitment_of(hand.server_seed)
+    if hmac.compare_digest(seed_hash, hand.server_seed_hash.lower()):
+        return None
+    return Mismatch(
+        MismatchKind.SERVER_SEED_HASH,
+        "SHA-256 of the server seed is not the server seed hash published before the deal",
+        expected=hand.server_seed_hash.lower(),
+        actual=seed_hash,
+    )
+
+
+def _verify_version_3(hand: PublishedHand, dealt: Sequence[DealtCard]) -> VerificationResult:
+    """Version 3: the seed's hash, the commitment with the deck root, each opening against the deal
+    order and the root, then each dealt card against the opening of its deal position. No verdict
+    depends on a card the reader was not given an opening of, and no deck is returned."""
+    binding = HandBinding(
+        hand.table_id, hand.hand_id, hand.sequence, hand.previous_commitment.lower(), hand.nonce
+    )
+    computed = commitment_v3(hand.server_seed_hash.lower(), binding, hand.deck_root.lower())
+    mismatch = _seed_hash_mismatch(hand)
+    if mismatch is None and not hmac.compare_digest(computed, hand.commitment.lower()):
+        mismatch = Mismatch(
+            MismatchKind.COMMITMENT,
+            "the commitment of these values is not the published commitment",
+            expected=hand.commitment.lower(),
+            actual=computed,
+        )
+    if mismatch is not None:
+        return VerificationResult(mismatch, computed, (), 0)
+    order = deal_order(hand.server_seed, hand.client_seeds, hand.nonce, hand.commitment.lower())
+    root = bytes.fromhex(hand.deck_root)
+    opened: dict[int, CardOpening] = {}
+    holders: dict[int, int] = {}
+    for checked, opening in enumerate(sorted(hand.openings, key=lambda o: o.deal_position)):
+        i = opening.deal_position
+        fault = opening_fault(opening, order, root)
+        if fault == "PERMUTATION":
+            mismatch = Mismatch(
+                MismatchKind.PERMUTATION,
+                f"the seeds deal position {i} from committed position {order[i]}, "
+                f"not {opening.committed_position}",
+                position=i,
+                expected=str(order[i]),
+                actual=str(opening.committed_position),
+            )
+        elif fault == "OPENING":
+            mismatch = Mismatch(
+                MismatchKind.OPENING,
+                f"the opening of deal position {i} ({card_text(opening.card)}) does not lead to the deck root",
+                position=i,
+                expected=hand.deck_root.lower(),
+                actual=card_text(opening.card),
+            )
+        elif opening.card in holders:
+            mismatch = Mismatch(
+                MismatchKind.DUPLICATE_CARD,
+                f"deal positions {holders[opening.card]} and {i} both hold {card_text(opening.card)}",
+                position=i,
+                expected="52 distinct cards",
+                actual=card_text(opening.card),
+            )
+        if mismatch is not None:
+            return VerificationResult(mismatch, computed, (), 0, checked)
+        holders[opening.card] = i
+        opened[i] = opening
+    count = len(opened)
+    seen: set[int] = set()
+    for checked, item in enumerate(dealt, start=1):
+        mismatch = _opened_card_mismatch(item, seen, opened)
+        if mismatch is not None:
+            return VerificationResult(mismatch, computed, (), checked, count)
+        seen.add(item.position)
+    return VerificationResult(None, computed, (), len(dealt), count)
+
+
+def _opened_card_mismatch(item: DealtCard, seen: set[int], opened: dict[int, CardOpening]) -> Mismatch | None:
+    """A dealt card the reader gives against the opening of its deal position (version 3)."""
+    if not 0 <= item.position < DECK_SIZE or not 0 <= item.card < DECK_SIZE:
+        return Mismatch(
+            MismatchKind.DEALT_CARD_INVALID,
+            "a dealt card names a position or a card outside 0..51",
+            position=item.position if 0 <= item.position < DECK_SIZE else 0,
+            expected="0..51",
+            actual=f"position {item.position}, card {item.card}",
+        )
+    if item.position in seen:
+        return Mismatch(
+            MismatchKind.DEALT_CARD_INVALID,
+            f"deal position {item.position} is listed twice",
+            position=item.position,
+            expected="each position once",
+            actual=card_text(item.card),
+        )
+    opening = opened.get(item.position)
+    if opening is None:
+        return Mismatch(
+            MismatchKind.NOT_OPENED,
+            f"deal position {item.position} is not among the positions opened to you",
+            position=item.position,
+            expected="an opened position",
+            actual=str(item.position),
+        )
+    if opening.card != item.card:
+        return Mismatch(
+            MismatchKind.DEALT_CARD,
+            f"deal position {item.position} was committed as {card_text(opening.card)}, "
+            f"but {card_text(item.card)} was dealt",
+            position=item.position,
+            expected=card_text(opening.card),
+            actual=card_text(item.card),
+        )
+    return None
 
 
 def check_shown_commitment(shown: str, published: str) -> Mismatch | None:

@@ -31,7 +31,7 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-from services.fairness.shuffle import SHUFFLE_VERSION, SeatSeed, ShuffleInputError, card_index, deck_text
+from services.fairness.shuffle import SeatSeed, ShuffleInputError, card_index, deck_text
 from services.fairness.verification import (
     DealtCard,
     MalformedValue,
@@ -41,6 +41,7 @@ from services.fairness.verification import (
     VerificationResult,
     check_shown_commitment,
     dealt_from_prefix,
+    openings_from,
     published_hand,
     published_hex,
     verify_hand,
@@ -108,10 +109,14 @@ def report(
     if result.deck:
         print(f"deck                 {deck_text(result.deck)}", file=out)
     print(f"dealt cards checked  {result.dealt_cards_checked}", file=out)
+    if result.openings_checked:
+        print(f"openings checked     {result.openings_checked}", file=out)
     if chain_checked:
         print(f"chain link           {'FAIL' if chain else 'OK'}", file=out)
     first = result.first_mismatch or chain
     if first is None:
+        if result.openings_checked:
+            print(f"the {result.openings_checked} cards you saw were fixed before the deal", file=out)
         print("VERDICT: PASS", file=out)
         return 0
     print(f"VERDICT: FAIL - first mismatch: {describe_mismatch(first)}", file=out)
@@ -166,6 +171,8 @@ async def _fetch_and_verify(args: argparse.Namespace, dealt: list[DealtCard], ou
         )
     try:
         published = published_hand(bytes(reveal.server_seed), record)
+        # Version 3: the openings the service gave this caller (the positions they saw).
+        published = dataclasses.replace(published, openings=openings_from(reveal.openings))
     except MalformedValue as bad:
         return report(bad.result(), out)
     # The order of VerifyHand by id: the published values, the commitment you were shown, the chain
@@ -230,8 +237,9 @@ def build_parser() -> argparse.ArgumentParser:
     values.add_argument(
         "--version",
         type=int,
-        default=SHUFFLE_VERSION,
-        help=f"shuffle version (default {SHUFFLE_VERSION}; 0 means 1, as in the VerifyHand RPC)",
+        default=2,
+        help="shuffle version of published values (default 2; 0 means 1, as in the VerifyHand RPC); "
+        "a version 3 hand is checked by --hand-id, with the openings the service gives you",
     )
     values.add_argument(
         "--server-seed-hash", default="", help="version 2: SHA-256 of the seed, 64 hex digits"

@@ -61,6 +61,12 @@ async def serve(settings: GatewaySettings) -> None:
         log_config=None,
         access_log=False,
         lifespan="on",
+        # The client address is the gateway's to work out (front_door.client_address, believing
+        # X-Forwarded-For only for POKER_GATEWAY_FORWARDED_HOPS proxies): uvicorn's own proxy headers
+        # would take the header from any peer on loopback (its FORWARDED_ALLOW_IPS default), so a
+        # browser reaching the gateway through a local port forward could name any address and escape
+        # the per-address limits.
+        proxy_headers=False,
         timeout_graceful_shutdown=max(1, int(settings.shutdown_grace_seconds)),
         ssl_certfile=settings.tls_cert_file or None,
         ssl_keyfile=settings.tls_key_file or None,
@@ -88,7 +94,12 @@ def main() -> None:
     except SettingsError as error:
         print(f"gateway: {error}", file=sys.stderr)
         raise SystemExit(2) from error
-    configure_logging(settings.SERVICE, log_format=settings.log_format, level=settings.log_level)
+    configure_logging(
+        settings.SERVICE,
+        log_format=settings.log_format,
+        level=settings.log_level,
+        log_calls=settings.log_calls,
+    )
     tracing.configure_tracing(
         settings.SERVICE,
         otlp_endpoint=settings.otlp_endpoint,

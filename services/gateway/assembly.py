@@ -109,6 +109,7 @@ async def assemble(settings: GatewaySettings) -> GatewayAssembly:
             bot_token=settings.telegram_bot_token,
             init_data_max_age_seconds=settings.init_data_max_age_seconds,
             token_ttl_seconds=settings.token_ttl_seconds,
+            session_max_seconds=settings.session_max_seconds,
             development_sign_in=settings.offers_development_sign_in,
             signal_key=settings.signal_key.encode(),
         ),

@@ -10,9 +10,10 @@ gateway hands a player's wish to buy to whoever takes the payment:
 - `NoPurchases` (production default): every option says why it is not available.
 - An operator's flow, `POKER_GATEWAY_PURCHASE_FLOW=package.module:factory`: `factory(settings)`
   returns a `PurchaseFlow` that asks the operator's payments service for a payment link (for
-  Telegram Stars, an invoice link from the Bot API's `createInvoiceLink`, which the page opens with
-  `Telegram.WebApp.openInvoice`); the payments service records the purchase at the cashier with its
-  own token when Telegram reports the payment (docs/gateway.md).
+  Telegram Stars, an invoice link from the Bot API's `createInvoiceLink`, which the page opens in a
+  new window: it loads no Telegram script, so not with `Telegram.WebApp.openInvoice`); the payments
+  service records the purchase at the cashier with its own token when Telegram reports the payment
+  (docs/gateway.md).
 
 Telegram Stars are "not available yet" by the rules (the cashier refuses them by default), so no flow
 offers them until the operator switches them on.

@@ -25,8 +25,9 @@ _PRINTABLE = re.compile(r"[\x20-\x7e]{1,128}")
 MAX_ROUTES = 50_000
 # How often one call follows a moved table before it gives up and reports the last answer.
 MAX_REROUTES = 3
-# The shard's own reasons for "not here (any more)".
-MOVED_REASONS = frozenset({"SHARD_NOT_OWNER", "TABLE_CLOSED", "UNAVAILABLE", ""})
+# The shard's own reasons for "not here (any more)"; SHARD_DRAINING: the room is being handed to
+# another shard (docs/table.md "Drains and handovers"), which the lobby names once it is released.
+MOVED_REASONS = frozenset({"SHARD_NOT_OWNER", "TABLE_CLOSED", "SHARD_DRAINING", "UNAVAILABLE", ""})
 
 Locate = Callable[[lobby_pb2.JoinTableRequest, str], Awaitable[lobby_pb2.JoinTableResponse]]
 

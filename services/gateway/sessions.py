@@ -2,8 +2,9 @@
 
 No I/O but the replay guard. The token is a platform player token (`service_runtime.auth`): subject
 the player id, the single role `player`, a short lifetime, and the device and network signals as
-keyed digests. A renewal re-issues the same subject for a still valid player token; a token with any
-other role is never renewed (a gateway session never holds more rights than the player has).
+keyed digests, and when the person signed in (`sat`). A renewal re-issues the same subject for a still
+valid player token of a session younger than `session_max_seconds`; a token with any other role is
+never renewed (a gateway session never holds more rights than the player has).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from google.protobuf import timestamp_pb2
 
 from poker.gateway.v1 import gateway_pb2
 from service_runtime.auth import Caller, Role, TokenKeys, mint_token
-from service_runtime.errors import FailedPrecondition, InvalidArgument, PermissionDenied
+from service_runtime.errors import FailedPrecondition, InvalidArgument, PermissionDenied, Unauthenticated
 from services.gateway import identity
 from services.gateway.replay import ReplayGuard
 from services.gateway.telegram import verify_init_data
@@ -36,6 +37,8 @@ class SignInPolicy:
     token_ttl_seconds: int
     development_sign_in: bool
     signal_key: bytes
+    # How long after the sign-in a session may still be renewed; then the person signs in again.
+    session_max_seconds: int = 86_400
 
 
 class Sessions:
@@ -78,7 +81,7 @@ class Sessions:
             name = player
         else:
             raise InvalidArgument("FIELD_REQUIRED", "sign in with telegram_init_data", {"field": "method"})
-        return self._session(player, name, device_id, client, now)
+        return self._session(player, name, device_id, client, now, signed_in_at=now)
 
     def renew(
         self, caller: Caller, request: gateway_pb2.RenewTokenRequest, client: Client, *, now: int
@@ -86,12 +89,18 @@ class Sessions:
         if caller.roles != frozenset({Role.PLAYER}):
             raise PermissionDenied("ROLE_REQUIRED", "only a player token is renewed here")
         device_id = identity.check_device_id(request.device_id)
-        return self._session(caller.subject, caller.subject, device_id, client, now)
+        # A stolen token must not be renewable for ever: a session ends `session_max_seconds` after
+        # its sign-in (a token that does not say when is not a gateway session: sign in).
+        started = caller.signed_in_at
+        if not started or now >= started + self._policy.session_max_seconds:
+            raise Unauthenticated("SESSION_EXPIRED", "the session is over; sign in again")
+        return self._session(caller.subject, caller.subject, device_id, client, now, signed_in_at=started)
 
     def _session(
-        self, player: str, name: str, device_id: str, client: Client, now: int
+        self, player: str, name: str, device_id: str, client: Client, now: int, *, signed_in_at: int
     ) -> gateway_pb2.Session:
-        ttl = self._policy.token_ttl_seconds
+        # No token outlives its session.
+        ttl = min(self._policy.token_ttl_seconds, signed_in_at + self._policy.session_max_seconds - now)
         key = self._policy.signal_key
         token = mint_token(
             self._keys,
@@ -101,6 +110,7 @@ class Sessions:
             ttl_seconds=ttl,
             device=identity.device_signal(key, device_id, client.user_agent),
             network=identity.network_signal(key, client.address),
+            signed_in_at=signed_in_at,
         )
         return gateway_pb2.Session(
             player_id=player,

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
+from service_runtime.auth import KeyScope, TokenKeys
 from service_runtime.service_settings import ServiceSettings
 from service_runtime.settings import positive, setting
 
@@ -50,6 +51,11 @@ class GatewaySettings(ServiceSettings):
         600, help="the oldest Telegram initData (auth_date) a sign-in accepts", check=positive
     )
     token_ttl_seconds: int = setting(900, help="lifetime of an issued player token", check=positive)
+    session_max_seconds: int = setting(
+        86_400,
+        help="how long after a sign-in its tokens are still renewed (then: SESSION_EXPIRED, sign in again)",
+        check=positive,
+    )
     development_sign_in: bool = setting(
         True, help="offer the development sign-in by name outside production (never offered in production)"
     )
@@ -88,6 +94,8 @@ class GatewaySettings(ServiceSettings):
 
     def validate(self) -> list[str]:
         problems = super().validate()
+        if self.session_max_seconds < self.token_ttl_seconds:
+            problems.append(f"{self.ENV_PREFIX}SESSION_MAX_SECONDS: at least TOKEN_TTL_SECONDS")
         if len(self.signal_key) < 16:
             problems.append(f"{self.ENV_PREFIX}SIGNAL_KEY: at least 16 characters")
         if self.environment == "production":
@@ -99,10 +107,37 @@ class GatewaySettings(ServiceSettings):
                 problems.append(
                     f"{self.ENV_PREFIX}PURCHASE_FLOW: the development flow is not allowed in production"
                 )
+            problems.extend(self._key_scope_problems())
+        elif self.resolved_purchase_flow == "development" and self._signing_scope() is not KeyScope.ANY:
+            problems.append(
+                f"{self.ENV_PREFIX}PURCHASE_FLOW: the development flow mints the payments identity's"
+                " tokens, which a player-scoped signing key cannot sign"
+            )
         flow = self.purchase_flow
         if flow not in ("", "development", "none") and not _factory_path(flow):
             problems.append(f"{self.ENV_PREFIX}PURCHASE_FLOW: development, none or package.module:factory")
         return problems
+
+    def _signing_scope(self) -> KeyScope | None:
+        try:
+            keys = TokenKeys.from_settings(self.auth_keys)
+        except (ValueError, IndexError):
+            return None  # the shared check has already said what is wrong with the keys
+        return keys.scope_of(keys.signing_key_id)
+
+    def _key_scope_problems(self) -> list[str]:
+        """The gateway faces the internet: in production it holds only keys that sign player tokens,
+        so whoever takes it over cannot mint an admin's or a service's token (docs/gateway.md)."""
+        try:
+            keys = TokenKeys.from_settings(self.auth_keys)
+        except (ValueError, IndexError):
+            return []
+        if all(keys.scope_of(kid) is KeyScope.PLAYER for kid in keys.keys):
+            return []
+        return [
+            f"{self.ENV_PREFIX}AUTH_KEYS: in production the gateway holds only player-scoped keys of its"
+            " own (KEY_ID/player:SECRET), never the services' keys"
+        ]
 
     @property
     def development(self) -> bool:

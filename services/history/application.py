@@ -23,10 +23,11 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from poker.common.v1 import common_pb2
 from poker.history.v1 import history_pb2
 from service_runtime.errors import AlreadyExists, InvalidArgument, NotFound
-from services.history import detectors, storage
+from services.history import detectors, fair_play_storage, storage
 from services.history.cashier_statements import StatementLine
 from services.history.exports import open_hand_history, pokerstars
-from services.history.page_tokens import PageTokens, keyset_position
+from services.history.fair_play_cases import FairPlayUseCases, HoldKeeper, additions, weigh_hand
+from services.history.page_tokens import PageTokens, keyset_position, page_size_of
 from services.history.records import (
     POOLS,
     Viewer,
@@ -39,8 +40,6 @@ from services.history.records import (
     view_for,
 )
 
-DEFAULT_PAGE_SIZE = 50
-MAX_PAGE_SIZE = 500
 MAX_EXPORT_HANDS = 500
 MAX_DETAILS_LENGTH = 4000
 MAX_AUDIT_PLAYERS = 20
@@ -61,20 +60,15 @@ class StatementSource(Protocol):
     ) -> tuple[list[StatementLine], str]: ...
 
 
-def page_size_of(requested: int) -> int:
-    if requested < 0:
-        raise InvalidArgument("FIELD_INVALID", "page_size must not be negative", {"field": "page.page_size"})
-    return DEFAULT_PAGE_SIZE if requested == 0 else min(requested, MAX_PAGE_SIZE)
-
-
 def _timestamp(moment: datetime) -> Timestamp:
     stamp = Timestamp()
     stamp.FromDatetime(moment)
     return stamp
 
 
-class HistoryApplication:
-    """The history use cases over a session factory, page tokens, the cashier statement and a clock."""
+class HistoryApplication(FairPlayUseCases):
+    """The history use cases over a session factory, page tokens, the cashier (statements and
+    holds) and a clock."""
 
     def __init__(
         self,
@@ -83,8 +77,13 @@ class HistoryApplication:
         statements: StatementSource,
         *,
         clock: Callable[[], datetime] = utc_now,
+        holds: HoldKeeper | None = None,
+        permitted_automation: tuple[str, ...] = (),
     ) -> None:
         self._sessions = sessions
+        self._holds = holds
+        # Player-id prefixes the operator allows to automate (rules 17): not judged on timing.
+        self._permitted_automation = permitted_automation
         bind = sessions.kw.get("bind")
         # SQLite has one writer at a time: queue writers here rather than in SQLite's busy loop (the
         # cashier's unit of work does the same). PostgreSQL runs them concurrently.
@@ -194,82 +193,19 @@ class HistoryApplication:
     ) -> None:
         """The hand, its players, and what the detectors saw in it, in the caller's transaction.
 
-        `alone`: the transaction holds this hand only, so when the detectors found nothing to look
-        up, the insert may commit it in the same round trip (PostgreSQL)."""
+        `alone`: the transaction holds this hand only, so when there is nothing for the detectors
+        to weigh (house games), the insert may commit it in the same round trip (PostgreSQL)."""
         now = self._clock()
-        shared = detectors.shared_fingerprints(record)
-        signals = detectors.dumping_signals(record)
-        await storage.insert_hand(
-            session,
-            record,
-            data,
-            int(now.timestamp() * 1_000_000),
-            signals,
-            commit=alone and not (shared or signals),
-        )
-        for found in shared:
-            await self._shared_fingerprint_event(session, record, found, now)
-        for signal in signals:
-            await self._judge_pair(session, record, signal, now)
-
-    async def _shared_fingerprint_event(
-        self,
-        session: AsyncSession,
-        record: history_pb2.HandRecord,
-        found: detectors.SharedFingerprint,
-        now: datetime,
-    ) -> None:
-        event_id = detectors.shared_fingerprint_event_id(record.table_id, found)
-        if await storage.audit_event_bytes(session, event_id) is not None:
+        now_us = int(now.timestamp() * 1_000_000)
+        evidence = detectors.hand_evidence(record)
+        if evidence is None:
+            await storage.insert_hand(session, record, data, now_us, commit=alone)
             return
-        event = history_pb2.AuditEvent(
-            event_id=event_id,
-            time=_timestamp(now),
-            actor=detectors.DETECTOR_ACTOR,
-            kind=detectors.SHARED_CLIENT_FINGERPRINT,
-            subject=record.table_id,
-            details=f"{len(found.player_ids)} players were dealt into one hand from one client fingerprint "
-            f"({found.fingerprint[:16]})",
-            player_ids=list(found.player_ids),
-            table_id=record.table_id,
-            hand_ids=[record.hand_id],
+        increments, timings = additions(evidence, self._permitted_automation)
+        weighed = await fair_play_storage.insert_weighed_hand(
+            session, record, data, now_us, increments, timings
         )
-        await storage.insert_audit_event(session, event, storage.serialise(event))
-
-    async def _judge_pair(
-        self,
-        session: AsyncSession,
-        record: history_pb2.HandRecord,
-        signal: detectors.DumpingSignal,
-        now: datetime,
-    ) -> None:
-        event_id = detectors.chip_dumping_event_id(record.pool, signal.loser_id, signal.winner_id)
-        pair = await storage.pair_state(
-            session, event_id, signal.loser_id, signal.winner_id, detectors.WINDOW_HANDS
-        )
-        if pair.flagged:
-            return
-        since, signals, total, big_blind = pair.since, pair.signals, pair.total_amount, pair.big_blind
-        if not detectors.is_chip_dumping(detectors.PairHistory(signals, signals, total, big_blind)):
-            # Not enough even if every hand they shared were a signal: skip counting their hands.
-            return
-        together = await storage.hands_together(session, signal.loser_id, signal.winner_id, since)
-        if not detectors.is_chip_dumping(detectors.PairHistory(signals, together, total, big_blind)):
-            return
-        hand_ids = await storage.pair_evidence(session, signal.loser_id, signal.winner_id, 50)
-        event = history_pb2.AuditEvent(
-            event_id=event_id,
-            time=_timestamp(now),
-            actor=detectors.DETECTOR_ACTOR,
-            kind=detectors.SUSPECTED_CHIP_DUMPING,
-            subject=signal.loser_id,
-            details=f"{signal.loser_id} lost {total} chips to {signal.winner_id} in {signals} suspicious hands "
-            f"of {together} played together (within the loser's last {detectors.WINDOW_HANDS} hands)",
-            player_ids=[signal.loser_id, signal.winner_id],
-            table_id=record.table_id,
-            hand_ids=hand_ids,
-        )
-        await storage.insert_audit_event(session, event, storage.serialise(event))
+        await weigh_hand(session, record, evidence, weighed, now)
 
     # --- Reads (players see their own hands; admins everything). ---
 

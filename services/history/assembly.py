@@ -15,13 +15,15 @@ from service_runtime.server import GrpcService
 from service_runtime.service_tokens import ServiceTokenSource
 from service_runtime.tls import TlsFiles
 from services.history.application import HistoryApplication
+from services.history.cashier_holds import CashierHolds
 from services.history.cashier_statements import CashierStatements
 from services.history.grpc_adapter import SERVICE_NAME, HistoryServicer
 from services.history.page_tokens import PageTokens
 from services.history.settings import HistorySettings
 from services.history.storage import migrate
 
-# The subject of the history service's own token when it calls the cashier (GetStatement only).
+# The subject of the history service's own token when it calls the cashier (GetStatement and
+# SetPlayerHold).
 SERVICE_SUBJECT = ServiceName.HISTORY.value
 
 ACCESS = AccessPolicy.for_service(
@@ -39,6 +41,11 @@ ACCESS = AccessPolicy.for_service(
         # Table shards (suspicious play they see) and the lobby, plus admins by hand.
         "RecordAuditEvent": services(ServiceName.TABLE, ServiceName.LOBBY) | ADMIN_ONLY,
         "ListAuditEvents": ADMIN_ONLY,
+        # Fair play (rules 17): cases and holds are the operators' alone; players never see a flag.
+        "ListCases": ADMIN_ONLY,
+        "GetCase": ADMIN_ONLY,
+        "HoldPlayer": ADMIN_ONLY,
+        "ReleasePlayer": ADMIN_ONLY,
     },
 )
 
@@ -70,6 +77,8 @@ async def assemble(settings: HistorySettings) -> Assembly:
         create_session_factory(engine),
         PageTokens(settings.page_token_key.encode()),
         CashierStatements(cashier),
+        holds=CashierHolds(cashier),
+        permitted_automation=settings.permitted_automation_prefixes(),
     )
 
     async def close() -> None:

@@ -113,3 +113,38 @@ class HistoryServicer(history_pb2_grpc.HistoryServiceServicer):
         return history_pb2.ListAuditEventsResponse(
             events=events, page=common_pb2.PageResponse(next_page_token=token)
         )
+
+    async def ListCases(  # noqa: N802
+        self, request: history_pb2.ListCasesRequest, context: Any
+    ) -> history_pb2.ListCasesResponse:
+        current_caller().require(Role.ADMIN)
+        found, token = await self._application.list_cases(
+            int(request.kind), page_size=request.page.page_size, page_token=request.page.page_token
+        )
+        return history_pb2.ListCasesResponse(cases=found, page=common_pb2.PageResponse(next_page_token=token))
+
+    async def GetCase(  # noqa: N802
+        self, request: history_pb2.GetCaseRequest, context: Any
+    ) -> history_pb2.GetCaseResponse:
+        current_caller().require(Role.ADMIN)
+        return history_pb2.GetCaseResponse(case=await self._application.get_case(request.case_id))
+
+    async def HoldPlayer(  # noqa: N802
+        self, request: history_pb2.HoldPlayerRequest, context: Any
+    ) -> history_pb2.HoldPlayerResponse:
+        caller = current_caller()
+        caller.require(Role.ADMIN)
+        hold, existing = await self._application.set_hold(
+            caller.subject, request.request_id, request.player_id, request.reason, request.case_id, held=True
+        )
+        return history_pb2.HoldPlayerResponse(hold=hold, existing=existing)
+
+    async def ReleasePlayer(  # noqa: N802
+        self, request: history_pb2.ReleasePlayerRequest, context: Any
+    ) -> history_pb2.ReleasePlayerResponse:
+        caller = current_caller()
+        caller.require(Role.ADMIN)
+        hold, existing = await self._application.set_hold(
+            caller.subject, request.request_id, request.player_id, request.reason, request.case_id, held=False
+        )
+        return history_pb2.ReleasePlayerResponse(hold=hold, existing=existing)

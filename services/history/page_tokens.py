@@ -78,3 +78,13 @@ def keyset_position(token_position: list[Any], kinds: tuple[type, ...]) -> tuple
     ):
         raise _refused("malformed")
     return tuple(token_position)
+
+
+DEFAULT_PAGE_SIZE = 50
+MAX_PAGE_SIZE = 500
+
+
+def page_size_of(requested: int) -> int:
+    if requested < 0:
+        raise InvalidArgument("FIELD_INVALID", "page_size must not be negative", {"field": "page.page_size"})
+    return DEFAULT_PAGE_SIZE if requested == 0 else min(requested, MAX_PAGE_SIZE)

@@ -194,6 +194,7 @@ def _check_actions(record: history_pb2.HandRecord, seat_numbers: set[int]) -> No
     if len(record.actions) > MAX_ACTIONS:
         raise _invalid("hand.actions", f"at most {MAX_ACTIONS} actions")
     holes = {seat.seat: [card.index for card in seat.hole_cards] for seat in record.seats}
+    street_bets: dict[int, int] = {}  # chips each seat put in on the current street
     for position, action in enumerate(record.actions):
         if action.sequence != position:
             raise _invalid("hand.actions.sequence", "actions are numbered 0, 1, 2 ... in order")
@@ -220,6 +221,16 @@ def _check_actions(record: history_pb2.HandRecord, seat_numbers: set[int]) -> No
             raise _invalid("hand.actions.cards", "shown or mucked cards are the seat's hole cards")
         if action.kind not in ("SHOW", "MUCK", "DEAL_BOARD") and cards:
             raise _invalid("hand.actions.cards", "only board deals, shows and mucks carry cards")
+        if action.kind == "DEAL_BOARD":
+            street_bets = {}
+        elif action.kind == "UNCALLED_RETURN":
+            # Only a bet of this street comes back, at most what the seat put in (the exporters and
+            # the fair-play detectors take it off that seat's last wager).
+            if action.amount > street_bets.get(action.seat, 0):
+                raise _invalid("hand.actions.amount", "an uncalled return gives back at most the seat's bet")
+            street_bets[action.seat] -= action.amount
+        elif action.kind != "POST_DEAD_SMALL_BLIND":
+            street_bets[action.seat] = street_bets.get(action.seat, 0) + action.amount
 
 
 def _check_pots(record: history_pb2.HandRecord, seat_numbers: set[int]) -> None:

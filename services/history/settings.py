@@ -34,6 +34,14 @@ class HistorySettings(ServiceSettings):
         secret=True,
     )
     database_pool_size: int = setting(10, help="database connections kept open", check=positive)
+    permitted_automation: str = setting(
+        "",
+        help="comma-separated player-id prefixes allowed to automate (the house's bots): the automation "
+        "detector does not judge them (rules 17)",
+    )
+
+    def permitted_automation_prefixes(self) -> tuple[str, ...]:
+        return tuple(prefix.strip() for prefix in self.permitted_automation.split(",") if prefix.strip())
 
     def validate(self) -> list[str]:
         problems = super().validate()

@@ -2,8 +2,8 @@
 
 One row per hand with the full record (deterministically serialised protobuf, the source of truth
 for disputes, rules 17), one row per player of each hand (who may read it, their result and the
-client fingerprint, never shown to players), fair-play signals between two players, and the audit
-log. Times are microseconds since the epoch (UTC) so both backends compare and index them alike.
+client fingerprint, never shown to players), fair-play totals of every two players and the cases
+they make, and the audit log. Times are microseconds since the epoch (UTC) so both backends compare and index them alike.
 Lists are newest first by (time, number): `number` is the insertion order and breaks ties.
 """
 
@@ -57,17 +57,75 @@ hand_players = sa.Table(
     sa.Index(None, "player_id", "table_id", "end_us", "hand_number"),
 )
 
-dumping_signals = sa.Table(
-    "history_dumping_signals",
+# The running fair-play totals of every two players who shared a hand, per pool (`cases.PairTotals`:
+# `first` < `second`, `*_to_second` is what `first` gave `second`). RecordHand adds each hand's
+# evidence in one upsert per pair; the verdicts read the row it returns.
+pair_totals = sa.Table(
+    "history_pair_totals",
     metadata,
-    sa.Column("hand_number", Number, sa.ForeignKey("history_hands.number"), primary_key=True),
-    sa.Column("loser_id", sa.String(128), primary_key=True),
-    sa.Column("winner_id", sa.String(128), primary_key=True),
-    sa.Column("table_id", sa.String(128), nullable=False),
-    sa.Column("amount", sa.BigInteger, nullable=False),
-    sa.Column("big_blind", sa.BigInteger, nullable=False),
-    sa.Column("pattern", sa.String(32), nullable=False),
-    sa.Index(None, "loser_id", "winner_id"),
+    sa.Column("pool", sa.SmallInteger, primary_key=True),
+    sa.Column("first_id", sa.String(128), primary_key=True),
+    sa.Column("second_id", sa.String(128), primary_key=True),
+    sa.Column("hands", sa.BigInteger, nullable=False),
+    sa.Column("chips_to_second", sa.BigInteger, nullable=False),
+    sa.Column("chips_to_first", sa.BigInteger, nullable=False),
+    sa.Column("chips_cbb_to_second", sa.BigInteger, nullable=False),
+    sa.Column("chips_cbb_to_first", sa.BigInteger, nullable=False),
+    sa.Column("gift_cbb_to_second", sa.BigInteger, nullable=False),
+    sa.Column("gift_cbb_to_first", sa.BigInteger, nullable=False),
+    sa.Column("blatant_cbb_to_second", sa.BigInteger, nullable=False),
+    sa.Column("blatant_cbb_to_first", sa.BigInteger, nullable=False),
+    sa.Column("blatant_hands_to_second", sa.BigInteger, nullable=False),
+    sa.Column("blatant_hands_to_first", sa.BigInteger, nullable=False),
+    sa.Column("strong_folds_to_second", sa.BigInteger, nullable=False),
+    sa.Column("strong_folds_to_first", sa.BigInteger, nullable=False),
+    sa.Column("heads_up_streets", sa.BigInteger, nullable=False),
+    sa.Column("passive_streets", sa.BigInteger, nullable=False),
+    sa.Column("squeezes", sa.BigInteger, nullable=False),
+    sa.Column("multiway_hands", sa.BigInteger, nullable=False),
+    sa.Column("hands_with_others", sa.BigInteger, nullable=False),
+    sa.Column("shared_device_hands", sa.BigInteger, nullable=False),
+    sa.Column("shared_network_hands", sa.BigInteger, nullable=False),
+    # Soft play in multiway pots and whipsaws (migration 0003; 0 for the hands weighed before it).
+    sa.Column("strong_facing_to_second", sa.BigInteger, nullable=False, server_default="0"),
+    sa.Column("strong_facing_to_first", sa.BigInteger, nullable=False, server_default="0"),
+    sa.Column("strong_raised_to_second", sa.BigInteger, nullable=False, server_default="0"),
+    sa.Column("strong_raised_to_first", sa.BigInteger, nullable=False, server_default="0"),
+    sa.Column("strong_facing_others_to_second", sa.BigInteger, nullable=False, server_default="0"),
+    sa.Column("strong_facing_others_to_first", sa.BigInteger, nullable=False, server_default="0"),
+    sa.Column("strong_raised_others_to_second", sa.BigInteger, nullable=False, server_default="0"),
+    sa.Column("strong_raised_others_to_first", sa.BigInteger, nullable=False, server_default="0"),
+    sa.Column("whipsaw_chances", sa.BigInteger, nullable=False, server_default="0"),
+    sa.Column("whipsaws_to_second", sa.BigInteger, nullable=False, server_default="0"),
+    sa.Column("whipsaws_to_first", sa.BigInteger, nullable=False, server_default="0"),
+    sa.Column("first_seen_us", sa.BigInteger, nullable=False),
+    sa.Column("last_seen_us", sa.BigInteger, nullable=False),
+    # A player's pairs where they are `second` (their baseline: the primary key serves `first`).
+    sa.Index(None, "pool", "second_id"),
+)
+
+# Each player's timed decisions by bucket (`detectors.DECISION_TIME_BOUNDS_MS`), for the automation
+# verdict; one upsert per hand for the players who decided in it.
+player_timing = sa.Table(
+    "history_player_timing",
+    metadata,
+    sa.Column("player_id", sa.String(128), primary_key=True),
+    *(sa.Column(f"bucket_{index}", sa.BigInteger, nullable=False) for index in range(7)),
+    sa.Column("last_seen_us", sa.BigInteger, nullable=False),
+)
+
+# Fair-play cases for operators (`FairPlayCase`, deterministic protobuf), one per kind, pool and
+# pair, updated as the evidence grows; listed newest update first.
+cases = sa.Table(
+    "history_cases",
+    metadata,
+    sa.Column("number", Number, primary_key=True, autoincrement=True),
+    sa.Column("case_id", sa.String(128), nullable=False, unique=True),
+    sa.Column("kind", sa.String(32), nullable=False),
+    sa.Column("updated_us", sa.BigInteger, nullable=False),
+    sa.Column("record", sa.LargeBinary, nullable=False),
+    sa.Index(None, "updated_us", "number"),
+    sa.Index(None, "kind", "updated_us", "number"),
 )
 
 audit_events = sa.Table(

@@ -19,12 +19,12 @@ from typing import Protocol
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from service_runtime.auth import Caller
+from service_runtime.auth import Caller, Role
 from service_runtime.errors import FailedPrecondition, InvalidArgument, NotFound, PermissionDenied
 from service_runtime.table_directory import MaintenanceState, MaintenanceSwitches
 from service_runtime.validation import require_player_id
 from services.lobby import storage
-from services.lobby.catalogue import after_of, page_size_of
+from services.lobby.catalogue import after_of, page_size_of, player_may_see
 from services.lobby.replies import RequestReplies
 from services.lobby.rooms import Room, check_room_id, check_text
 
@@ -157,13 +157,28 @@ class AccessControl:
     ) -> tuple[MaintenanceView, MaintenanceView | None, list[MaintenanceView]]:
         async with self._sessions() as session:
             lobby = _view(await storage.get_maintenance(session, LOBBY_SCOPE), LOBBY_SCOPE)
+            # A room's switches only for a caller who may see the room (ROOM_NOT_FOUND otherwise,
+            # as GetRoom answers), so they tell no stranger that a private room exists.
+            # Admins and services see every room (a shard without Redis polls every room's switches
+            # every second: no query per room for it).
+            everything = caller.has(Role.ADMIN) or caller.service is not None
             room = None
             if room_id:
-                scope = await self._list_scope(session, room_id)
-                room = _view(await storage.get_maintenance(session, scope), scope)
+                check_room_id(room_id)
+                found = await storage.get_room(session, room_id)
+                if found is None or not (everything or await player_may_see(session, caller.subject, found)):
+                    raise NotFound("ROOM_NOT_FOUND", "no such room", {"room_id": room_id})
+                room = _view(await storage.get_maintenance(session, room_id), room_id)
             rooms = []
             if all_rooms:
-                rooms = [_view(row, row.scope) for row in await storage.all_maintenance(session) if row.scope]
+                for row in await storage.all_maintenance(session):
+                    if not row.scope:
+                        continue
+                    listed = None if everything else await storage.get_room(session, row.scope)
+                    if everything or (
+                        listed is not None and await player_may_see(session, caller.subject, listed)
+                    ):
+                        rooms.append(_view(row, row.scope))
         return lobby, room, rooms
 
     # --- Allow-lists. ---

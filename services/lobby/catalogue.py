@@ -68,6 +68,22 @@ def after_of(page_token: str, prefix: str) -> str:
     return page_token.removeprefix(prefix)
 
 
+async def player_may_see(session: AsyncSession, player_id: str, room: Room) -> bool:
+    """The visibility rule for a player, here, at GetMaintenance and at the table shards
+    (AuthorizeView): a disabled room for nobody, a private room for its allow-list only."""
+    if room.disabled:
+        return False
+    return not room.spec.private or await storage.is_allowed(session, room.room_id, player_id)
+
+
+async def may_see(session: AsyncSession, caller: Caller, room: Room) -> bool:
+    # Admins, and any named service (a table shard reads every room it serves, private or
+    # disabled ones included; the access policy decides which services reach this at all).
+    if caller.has(Role.ADMIN) or caller.service is not None:
+        return True
+    return await player_may_see(session, caller.subject, room)
+
+
 class Catalogue:
     """Rooms: read by anyone (private rooms only by those allowed), changed by admins."""
 
@@ -83,25 +99,11 @@ class Catalogue:
         self._floor = floor
         self._clock = clock
 
-    async def _may_see(self, session: AsyncSession, caller: Caller, room: Room) -> bool:
-        # Admins, and any named service (a table shard reads every room it serves, private or
-        # disabled ones included; the access policy decides which services reach this at all).
-        if caller.has(Role.ADMIN) or caller.service is not None:
-            return True
-        return await self.player_may_see(session, caller.subject, room)
-
-    async def player_may_see(self, session: AsyncSession, player_id: str, room: Room) -> bool:
-        """The visibility rule for a player, here and at the table shards (AuthorizeView): a disabled
-        room for nobody, a private room for its allow-list only."""
-        if room.disabled:
-            return False
-        return not room.spec.private or await storage.is_allowed(session, room.room_id, player_id)
-
     async def visible_room(self, session: AsyncSession, caller: Caller, room_id: str) -> Room:
         """The room, or ROOM_NOT_FOUND also when the caller may not see it (no existence leak)."""
         check_room_id(room_id)
         room = await storage.get_room(session, room_id)
-        if room is None or not await self._may_see(session, caller, room):
+        if room is None or not await may_see(session, caller, room):
             raise NotFound("ROOM_NOT_FOUND", "no such room", {"room_id": room_id})
         return room
 
@@ -121,7 +123,7 @@ class Catalogue:
             found = await storage.list_rooms(session, where, after_room_id=after, limit=size + 1)
             more = len(found) > size
             found = found[:size]
-            visible = [room for room in found if await self._may_see(session, caller, room)]
+            visible = [room for room in found if await may_see(session, caller, room)]
         views = [RoomView(room, await self._floor.occupancy(room)) for room in visible]
         next_token = f"{_PAGE_TOKEN_PREFIX}{found[-1].room_id}" if more and found else ""
         return views, next_token

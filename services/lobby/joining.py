@@ -19,7 +19,7 @@ from service_runtime.table_directory import parse_table_id, table_id_for
 from service_runtime.validation import require_player_id
 from services.lobby import storage
 from services.lobby.access import AccessControl
-from services.lobby.catalogue import Catalogue
+from services.lobby.catalogue import Catalogue, player_may_see
 from services.lobby.floor import Floor, TableView
 from services.lobby.rooms import check_id, check_room_id
 from services.lobby.table_opener import TableOpener
@@ -135,7 +135,7 @@ class Joining:
         check_room_id(room_id)
         async with self._sessions() as session:
             room = await storage.get_room(session, room_id)
-            if room is None or not await self._catalogue.player_may_see(session, player_id, room):
+            if room is None or not await player_may_see(session, player_id, room):
                 raise NotFound("ROOM_NOT_FOUND", "no such room", {"room_id": room_id})
         return room.revision, room.spec.table_count
 

@@ -17,23 +17,20 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
-import copy
 import enum
-import hashlib
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from poker.history.v1 import history_pb2
 from poker.table.v1 import table_pb2
-from poker_engine.actions import Action
-from poker_engine.config import HandConfig
-from poker_engine.errors import IllegalActionError, SeatingError
-from poker_engine.events import ActionKind, Event, HandEnded, PotAwarded
+from poker_engine.errors import EngineError, SeatingError
+from poker_engine.events import Event, HandEnded, PotAwarded
 from poker_engine.hand import Hand
-from poker_engine.seating import Entry, HandPlan
+from poker_engine.replay import apply_json_action, config_from_json
+from poker_engine.seating import HandPlan
 from poker_engine.seating import TableState as Seating
 from service_runtime.errors import (
     DomainError,
@@ -45,20 +42,21 @@ from service_runtime.errors import (
 from service_runtime.structured_logging import get_logger
 from service_runtime.table_directory import MaintenanceSwitches, SeatFigures, TableFigures
 from service_runtime.tasks import cancel_and_wait
-from services.table import hand_trace
+from services.table import core, hand_trace, table_core
 from services.table import metrics as table_metrics
 from services.table.chat import ChatGuard, check_sticker, check_text
+from services.table.countdown import Countdown, Due, seed_seconds
 from services.table.dependencies import CashierClient, Commitment, FairnessClient
 from services.table.event_log import HandEventLog
-from services.table.hand_record import config_entry, hand_record
+from services.table.hand_record import SeenPositions, seen_positions, seen_so_far
 from services.table.idempotency import AnswerMemory
 from services.table.library_errors import engine_refusal
-from services.table.presence import Expiry, PresenceRules, SeatPresence
+from services.table.presence import PresenceRules
 from services.table.record_outbox import MemoryOutbox, RecordOutbox
 from services.table.remote import is_unavailable
 from services.table.rooms import Room, RoomSource
 from services.table.spectators import DelayLine
-from services.table.time_banks import KeptTimeBanks
+from services.table.table_core import PlayerSeat
 from services.table.views import (
     SeatState,
     TableState,
@@ -74,12 +72,17 @@ T = TypeVar("T")
 log = get_logger("table.actor")
 
 MAINTENANCE_RECHECK_SECONDS = 0.5
+# Spectators get the updates that came due within this window in one message (issue 28): a hand's
+# quick steps reach a table's spectators in a few messages, not one per step; each update is at most
+# this much later than the delay.
+SPECTATOR_BATCH_SECONDS = 0.25
 
 
 class Stage(enum.Enum):
     RECOVERING = "RECOVERING"  # reading the open seat sessions from the cashier
     IDLE = "IDLE"  # between hands, fewer than two players or about to commit
     COUNTDOWN = "COUNTDOWN"  # commitment published, client seeds accepted until the seal
+    # (version 3: seed hashes first, then, once their set is closed, the seeds of those seats)
     PLAYING = "PLAYING"
     SETTLING = "SETTLING"  # hand over, waiting for the cashier to acknowledge the settlement
 
@@ -103,41 +106,14 @@ class Timings:
     max_streams_per_player: int = 4
     spectators_need_access: bool = False
     time_bank_keep_seconds: float = 1800.0
-
-
-@dataclass
-class PlayerSeat:
-    player_id: str
-    session_id: str
-    time_bank: float
-    leaving: bool = False
-    entry: Entry = Entry.POST_NOW  # how the player (re-)enters after sitting out or a disconnection
-    presence: SeatPresence = field(default_factory=SeatPresence)
-    # Fair play (rules 17): the device and network signals of the token the player sat down with.
-    # Server-side only: they go into the hand record and nowhere else (no view, event or log line).
-    device: str = ""
-    network: str = ""
-
-
-@dataclass
-class LiveHand:
-    hand: Hand
-    config: HandConfig
-    commitment: str
-    started_at: float
-    sessions: dict[int, str]  # engine seat -> seat session, fixed for the hand
-    timed_out: set[int] = field(default_factory=set)  # seats that timed out while connected
-    acted: set[int] = field(default_factory=set)  # seats that decided for themselves
-    # Fair play (rules 17), for the record only: each player's (device, network) signals as the hand
-    # began, and the milliseconds each decision took (by the position of its event in the hand).
-    signals: dict[str, tuple[str, str]] = field(default_factory=dict)
-    decision_ms: dict[int, int] = field(default_factory=dict)
-
-
-@dataclass
-class PendingCommitment:
-    commitment: Commitment
-    seeds: dict[int, bytes] = field(default_factory=dict)
+    # Rooms dealt under fairness version 2 (the whole seed revealed); the rest under version 3.
+    full_reveal_rooms: frozenset[str] = frozenset()
+    # Version 3: the last part of the countdown (at most half of it), after the hash set closed, in
+    # which the seats of the set send their seeds; the hashes are taken in the rest.
+    seed_reveal_seconds: float = 1.0
+    # A hand continued after a takeover (docs/table.md "Takeover"): the player to act gets what was
+    # left of their turn plus this much, so the time their client spent re-routing is not theirs to lose.
+    handover_grace_seconds: float = 5.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,8 +122,11 @@ class AfterHand:
 
     hand_id: str
     record: Any  # history_pb2.HandRecord
-    # The cash table whose record outbox holds the record until history has it ("" for house rounds).
+    # The table whose record outbox holds the record until history has it ("": none).
     table_id: str = ""
+    # Who saw which deal positions (fairness version 3 opens them per reader); None when the deck is
+    # no longer known (a record sent again after a takeover): the reveal then opens nothing.
+    seen: SeenPositions | None = None
 
 
 class Watcher:
@@ -163,18 +142,32 @@ class Watcher:
 
 @dataclass(slots=True)
 class PublicUpdate:
-    """One update of the public view: the event (none for a bare view) and the table it left."""
+    """One step's update of the public view: its events (none for a bare view) and the table they left.
+    The view is rendered only when a spectator needs it (the last update of a released batch, or
+    the base a new spectator starts from), and then once."""
 
-    event: table_pb2.TableEvent | None
+    events: list[table_pb2.TableEvent]
     state: TableState
-    rendered: table_pb2.SpectateTableResponse | None = None
+    rendered: table_pb2.TableView | None = None
+    snapshot_bytes: bytes = b""
 
-    def response(self) -> table_pb2.SpectateTableResponse:
+    def view(self) -> table_pb2.TableView:
         if self.rendered is None:
-            self.rendered = table_pb2.SpectateTableResponse(view=table_view(self.state, None))
-            if self.event is not None:
-                self.rendered.event.CopyFrom(self.event)
+            self.rendered = table_view(self.state, None)
         return self.rendered
+
+    def snapshot(self) -> bytes:
+        """The view alone, serialised (once) for every spectator who starts from it."""
+        if not self.snapshot_bytes:
+            self.snapshot_bytes = table_pb2.SpectateTableResponse(view=self.view()).SerializeToString()
+        return self.snapshot_bytes
+
+
+def public_batch(updates: Sequence[PublicUpdate]) -> bytes:
+    """The updates that came due together as one spectator message (every event in order, the view
+    after the last), serialised once for all the table's spectators: the stream writes the bytes."""
+    events = [event for update in updates for event in update.events]
+    return table_pb2.SpectateTableResponse(events=events, view=updates[-1].view()).SerializeToString()
 
 
 # Put in a stream's queue when the table stops (closed, room lost, fenced): the stream then ends with
@@ -208,11 +201,12 @@ def offer(stream: Watcher | Spectator, update: Any, snapshot: Callable[[], Any])
 
 
 class Spectator:
-    """One SpectateTable stream: a bounded queue of delayed public updates."""
+    """One SpectateTable stream: a bounded queue of delayed public updates, each already serialised
+    (the same bytes for every spectator of the table; SPECTATOR_STREAM_CLOSED ends it)."""
 
     def __init__(self, player_id: str, size: int) -> None:
         self.player_id = player_id
-        self.queue: asyncio.Queue[table_pb2.SpectateTableResponse] = asyncio.Queue(maxsize=size)
+        self.queue: asyncio.Queue[bytes | table_pb2.SpectateTableResponse] = asyncio.Queue(maxsize=size)
         self.snapshots_sent = 0
 
 
@@ -262,40 +256,116 @@ class TableActor:
         # Set when the shard closed this (extra, empty) table: commands get TABLE_CLOSED (retry).
         self._closed = False
         self._stopping = False  # stop() began: no further step
+        # Set when the shard hands the room to another shard (a drain, or a room that rendezvous
+        # hashing gives to another shard): no new hand; the running one and a published countdown end.
+        self._handing_over = False
+        self._move_announced = False
         # Why the table's open streams ended when it stopped (see STREAM_CLOSED).
         self.closed_reason = ""
         self._empty_since: float | None = None
-        self._seating = Seating.empty(room.seats, room.small_blind, room.big_blind)
-        self._players: dict[int, PlayerSeat] = {}
-        self._live: LiveHand | None = None
-        self._last: LiveHand | None = None
-        self._next: PendingCommitment | None = None
-        self._hand_counter = 0
-        self._wake_at: float | None = 0.0
-        self._backoff = timings.retry_initial_seconds
-        self._turn: tuple[int, float] | None = None  # (engine seat, loop time the turn started)
-        self._watchers: set[Watcher] = set()
-        self._sequence = 0
-        self._answers = AnswerMemory()
-        self.hands_settled = 0
-        self._recent: collections.deque[tuple[float, int]] = collections.deque(maxlen=200)  # (ended, pot)
         self._presence_rules = PresenceRules(
             reserve_seconds=timings.seat_reserve_seconds,
             sit_out_seconds=timings.sit_out_seconds,
             timeout_hands=timings.timeout_hands_to_sit_out,
         )
+        # The seats, presence and kept time banks: the pure core of the seats (table_core.py).
+        self._rules = table_core.Rules(
+            table_id=table_id,
+            seats=room.seats,
+            time_bank_seconds=timings.time_bank_seconds,
+            presence=self._presence_rules,
+            keep_seconds=timings.time_bank_keep_seconds,
+        )
+        self._seats = table_core.Seats.empty(self._rules, room.small_blind, room.big_blind)
+        # The seats' inputs the core took and the seats' log does not hold yet (appended, fenced, at
+        # the end of the command or step that fed them, before anybody hears of it).
+        self._seats_unlogged: list[dict[str, Any]] = []
+        # The running hand: the pure core's state (services/table/core.py); the actor feeds it.
+        self._live: core.HandState | None = None
+        self._last: core.HandState | None = None
+        self._next: Countdown | None = None  # the next hand's countdown (countdown.py), once committed
+        self._hand_counter = 0
+        self._wake_at: float | None = 0.0
+        self._backoff = timings.retry_initial_seconds
+        self._watchers: set[Watcher] = set()
+        self._sequence = 0
+        # The events of the running command or timer step, not yet delivered: each as the player in
+        # each seat when it happened may see it, by player id (None: the public version, for everybody
+        # else). `_flush` sends them at the end of the step, one message per stream (issue 28): `_run`
+        # calls it after each command, `_guarded` after each step; code that publishes anywhere else
+        # (outside a command or a guarded step) calls it itself.
+        self._unsent: list[dict[str | None, table_pb2.TableEvent]] = []
+        self._answers = AnswerMemory()
+        self.hands_settled = 0
+        self._recent: collections.deque[tuple[float, int]] = collections.deque(maxlen=200)  # (ended, pot)
         self._chat = chat or ChatGuard()
-        self._time_banks = KeptTimeBanks(timings.time_bank_keep_seconds)
         # Rules 14: the public view reaches spectators `spectator_delay_seconds` late (spectators.py).
-        self._feed: DelayLine[PublicUpdate] = DelayLine(timings.spectator_delay_seconds)
+        self._feed: DelayLine[PublicUpdate] = DelayLine(
+            timings.spectator_delay_seconds, batch_seconds=SPECTATOR_BATCH_SECONDS
+        )
         self._spectators: set[Spectator] = set()
         self._closed_streams: collections.deque[str] = collections.deque()
+
+    # ------------------------------------------------------------------ the seats' core
+
+    @property
+    def _players(self) -> dict[int, PlayerSeat]:
+        return self._seats.players
+
+    @_players.setter
+    def _players(self, players: dict[int, PlayerSeat]) -> None:
+        self._seats.players = players
+
+    @property
+    def _seating(self) -> Seating:
+        return self._seats.seating
+
+    @_seating.setter
+    def _seating(self, seating: Seating) -> None:
+        self._seats.seating = seating
+
+    def _feed_seats(self, given: table_core.Input) -> table_core.Step:
+        """One input to the seats' core: its new state is kept, its notices published and the
+        presence changes told to the running hand's core; its effects are the caller's to run."""
+        step = table_core.feed(self._seats, given, self._rules)
+        # Into the seats' log when it changed the seats (a spectator's stream, a tick with nothing
+        # due, change nothing: a replay without them is the same).
+        if table_core.logged(given) and step.state.durable() != self._seats.durable():
+            self._seats_unlogged.append(table_core.to_entry(given))
+        self._seats = step.state
+        for notice_ in step.notices:
+            self._publish_notice(notice_.code, notice_.text, seat=notice_.seat)
+        for seat, away in step.presence:
+            self._feed_presence(seat, away=away)
+        return step
+
+    async def _log_seats(self) -> None:
+        """Append the seats' inputs taken since the last append to the fenced seats' log (docs/table.md
+        "The hand's log"). A log that is away keeps them for the next step; a shard that lost the room
+        is fenced. Never raises: the inputs are taken, and a next owner reconciles the seats with the
+        cashier's open sessions anyway."""
+        if not self._seats_unlogged or self._fenced:
+            return
+        entries = list(self._seats_unlogged)
+        try:
+            await self._log.append_seats(self.room.room_id, self.table_id, entries)
+        except DomainError as error:
+            self._fence_on(error)
+            if not self._fenced:
+                log.warning("seats' log append failed; kept", table_id=self.table_id, reason=error.reason)
+            return
+        del self._seats_unlogged[: len(entries)]
 
     # ------------------------------------------------------------------ lifecycle
 
     @property
     def fenced(self) -> bool:
         return self._fenced
+
+    @property
+    def closed(self) -> bool:
+        """Takes no command any more: closed, fenced, stopping or its task ended."""
+        return self._closed or self._fenced or self._stopping or self._task is None or self._task.done()
 
     def start(self) -> None:
         if self._task is None:
@@ -305,6 +375,35 @@ class TableActor:
     def _task_ended(self, task: asyncio.Task[None]) -> None:
         if not task.cancelled() and task.exception() is not None:
             log.error("table task failed", table_id=self.table_id, exc_info=task.exception())
+
+    def hand_over(self) -> None:
+        """Start no new hand from now on: the shard moves the room to another shard once this table
+        is between hands (`between_hands`). A hand in play, and a countdown already published (its
+        hand id and commitment are public), are played to their end."""
+        self._handing_over = True
+
+    def keep(self) -> None:
+        """The room stays here after all (the shard it was to go to is gone): hands start again."""
+        self._handing_over = False
+        self._move_announced = False
+
+    @property
+    def between_hands(self) -> bool:
+        """No hand in play, none about to be dealt, nobody waiting for a cash-out: the table can stop
+        without voiding anything (its seats stay open in the cashier for the next owner)."""
+        return (
+            self._stage in (Stage.IDLE, Stage.RECOVERING)
+            and self._live is None
+            and not any(p.leaving for p in self._players.values())
+        )
+
+    async def close_if_between_hands(self) -> bool:
+        """Inside the actor (after any command in flight): close the table for its handover if it
+        is between hands; commands queued behind get UNAVAILABLE `TABLE_CLOSED` and are retried."""
+        if not self.between_hands:
+            return False
+        self._closed = True
+        return True
 
     async def stop(self) -> None:
         # Set before the cancel: should the cancel be lost (see service_runtime.tasks), the loop still
@@ -321,6 +420,10 @@ class TableActor:
                 future.set_exception(Unavailable("UNAVAILABLE", "the table is closing; retry"))
         # Open streams end too: their clients ask the lobby again (the table reopens where it lives).
         self.closed_reason = "SHARD_NOT_OWNER" if self._fenced else "TABLE_CLOSED"
+        # A hand still waiting here (for its settlement, its deal) goes on where the table opens next:
+        # this process waits for it no more, and its trace ends here.
+        table_metrics.settlement_dropped(self.table_id)
+        hand_trace.dropped(self.table_id, self.closed_reason)
         for watcher in list(self._watchers):
             _close_stream(watcher.queue, STREAM_CLOSED)
         for spectator in list(self._spectators):
@@ -347,7 +450,7 @@ class TableActor:
         # The spectators' first view: the table as it opens (no seat yet), which is also what it was
         # `delay` ago, so a spectator who comes early gets a start that is not younger than the delay.
         self._feed.push(
-            time.time() - self._feed.delay, PublicUpdate(None, self._state(as_of_offset=-self._feed.delay))
+            time.time() - self._feed.delay, PublicUpdate([], self._state(as_of_offset=-self._feed.delay))
         )
         while not self._stopping:
             # Timers first, every turn of the loop: a flood of commands (a reconnect storm, say) can
@@ -374,7 +477,13 @@ class TableActor:
             elif item is not None:
                 command, future = item
                 try:
-                    answer = await command()
+                    try:
+                        answer = await command()
+                    finally:
+                        # The seats' inputs are logged, then the caller's own stream has the events
+                        # first, before the caller hears the answer.
+                        await self._log_seats()
+                        self._flush()
                 except DomainError as error:
                     self._fence_on(error)
                     if not future.done():
@@ -430,7 +539,11 @@ class TableActor:
             self._wake_at = None
             return
         try:
-            await step()
+            try:
+                await step()
+            finally:
+                await self._log_seats()
+                self._flush()
         except asyncio.CancelledError:
             raise
         except DomainError as error:
@@ -453,105 +566,58 @@ class TableActor:
     # ------------------------------------------------------------------ presence (rules 9, 13)
 
     def _presence_due(self) -> float | None:
-        times = [
-            due
-            for player in self._players.values()
-            if not player.leaving and (due := player.presence.due(self._presence_rules)) is not None
-        ]
-        return min(times) if times else None
+        """The loop time the next seat expires (the seats' core runs on wall time, as its log)."""
+        due = table_core.due(self._seats, self._rules)
+        return None if due is None else self._now() + (due - time.time())
 
-    def _sync_seat(self, seat: int) -> None:
-        """Sit the seat out in the seating model while the player leaves, sits out or is away; back in
-        otherwise (missed blinds are then owed by the engine's dead-button rule)."""
-        player = self._players.get(seat)
-        seated = self._seating.player_at(seat)
-        if player is None or seated is None:
+    def _arm_turn(self) -> None:
+        """Wake up when the running turn expires (the core's deadline, wall clock; the action time
+        plus what is left of the seat's bank unless its player is away), or not at all: no turn."""
+        deadline = self._live.deadline() if self._live is not None else None
+        self._wake_at = None if deadline is None else self._now() + max(0.0, deadline - time.time())
+
+    def _feed_presence(self, seat: int, *, away: bool) -> None:
+        """Tell the core the player of `seat` went away or came back (rules 13: the turn's end moves)."""
+        live = self._live
+        if live is None:
             return
-        out = player.leaving or player.presence.sitting_out or player.presence.disconnected
-        if out and not seated.sitting_out:
-            self._seating = self._seating.sit_out(seat)
-        elif not out and seated.sitting_out:
-            self._seating = self._seating.sit_in(seat, player.entry)
-
-    def _turn_end(self) -> float | None:
-        """When the running turn expires: the action time, plus what is left of the seat's time bank
-        unless the player is disconnected (rules 13: a disconnected player's bank is not spent). The
-        start never moves, so a player who drops and returns cannot stretch the turn."""
-        if self._turn is None:
-            return None
-        seat, started = self._turn
-        player = self._players.get(seat)
-        bank = player.time_bank if player is not None and not player.presence.disconnected else 0.0
-        return started + self._t.action_seconds + bank
+        self._live = core.feed(live, core.Presence(seat, away, time.time())).state
+        if self._stage is Stage.PLAYING and live.to_act == seat:
+            self._arm_turn()
 
     def _stream_opened(self, player_id: str) -> None:
-        seat = self._seat_of(player_id)
-        if seat is None:
-            return
-        player = self._players[seat]
-        if not player.presence.came_back() or player.leaving:
-            return
-        self._sync_seat(seat)
-        if self._stage is Stage.PLAYING and self._turn is not None and self._turn[0] == seat:
-            self._wake_at = self._turn_end()
-        log.info("player reconnected", table_id=self.table_id, player_id=player_id)
-        table_metrics.player_reconnected()
-        self._publish_notice("PLAYER_RECONNECTED", f"{player_id} is back", seat=seat)
+        step = self._feed_seats(table_core.Reconnect(player_id))
+        if step.presence:
+            log.info("player reconnected", table_id=self.table_id, player_id=player_id)
+            table_metrics.player_reconnected()
 
     def _stream_closed(self, player_id: str) -> None:
-        seat = self._seat_of(player_id)
-        if seat is None:
-            return
         if any(w.player_id == player_id for w in self._watchers):
             return  # another stream of theirs is still open: still present
-        player = self._players[seat]
-        if not player.presence.went_away(self._now()) or player.leaving:
-            return
-        self._sync_seat(seat)
-        if self._stage is Stage.PLAYING and self._turn is not None and self._turn[0] == seat:
-            self._wake_at = self._turn_end()
-        log.info("player disconnected", table_id=self.table_id, player_id=player_id)
-        self._publish_notice(
-            "PLAYER_DISCONNECTED",
-            f"{player_id} is away; the seat is kept {self._presence_rules.reserve_seconds:g} s",
-            seat=seat,
-        )
+        step = self._feed_seats(table_core.Disconnect(player_id, time.time()))
+        if step.presence:
+            log.info("player disconnected", table_id=self.table_id, player_id=player_id)
 
     async def _expire_presence(self) -> None:
         """Seats past the reserve or the sit-out limit: removed now between hands, else once the
         running hand is settled, and cashed out through the cashier."""
-        now = self._now()
-        for seat, player in list(self._players.items()):
-            if player.leaving:
-                continue
-            expiry = player.presence.expiry(now, self._presence_rules)
-            if expiry is None:
-                continue
-            player.leaving = True
-            self._sync_seat(seat)
-            code = "SEAT_RESERVE_EXPIRED" if expiry is Expiry.RESERVE else "SIT_OUT_EXPIRED"
-            log.info("seat expired", table_id=self.table_id, player_id=player.player_id, why=code)
-            table_metrics.seat_expired(code)
-            self._publish_notice(code, f"{player.player_id} is removed from the table", seat=seat)
+        step = self._feed_seats(table_core.Tick(time.time()))
+        for expired in step.notices:
+            player_id = self._players[expired.seat].player_id
+            log.info("seat expired", table_id=self.table_id, player_id=player_id, why=expired.code)
+            table_metrics.seat_expired(expired.code)
         await self._finish_leavers()
 
-    def _count_hand(self, live: LiveHand) -> None:
+    def _count_hand(self, live: core.HandState) -> None:
         """After a settled hand: three hands in a row lost to timeouts put a player in sit-out."""
-        now = self._now()
-        for seat, session in live.sessions.items():
-            player = self._players.get(seat)
-            if player is None or player.session_id != session or player.leaving:
-                continue
-            out = player.presence.hand_played(
-                timed_out=seat in live.timed_out, acted=seat in live.acted, rules=self._presence_rules
+        self._feed_seats(
+            table_core.HandPlayed(
+                tuple(sorted(live.sessions.items())),
+                frozenset(live.timed_out),
+                frozenset(live.acted),
+                time.time(),
             )
-            if out and player.presence.sit_out(now):
-                self._sync_seat(seat)
-                self._publish_notice(
-                    "PLAYER_SAT_OUT",
-                    f"{player.player_id} timed out {player.presence.timeout_streak} hands in a row",
-                    seat=seat,
-                )
+        )
 
     # ------------------------------------------------------------------ spectators (rules 14)
 
@@ -562,28 +628,29 @@ class TableActor:
         due = self._feed.next_due()
         return None if due is None else self._now() + (due - time.time())
 
-    def _feed_push(self, event: table_pb2.TableEvent | None, state: TableState) -> None:
-        self._release_feed()
-        self._feed.push(time.time(), PublicUpdate(event, state))
+    def _feed_push(self, events: list[table_pb2.TableEvent], state: TableState) -> None:
+        if not self._spectators:
+            # Nobody to deliver to: keep the base (a new spectator's start) current and the line short.
+            self._feed.release(time.time())
+        # With spectators the timer releases them (`_fire_due_timers`), every due update at once.
+        self._feed.push(time.time(), PublicUpdate(events, state))
 
     def _release_feed(self) -> None:
+        """Every update now due, in one message, serialised once for all the spectators."""
         released = self._feed.release(time.time())
         if not released or not self._spectators:
             return
-        for update in released:
-            response = update.item.response()
-            for spectator in list(self._spectators):
-                self._deliver_delayed(spectator, response)
+        message = public_batch([update.item for update in released])
+        for spectator in list(self._spectators):
+            self._deliver_delayed(spectator, message)
 
-    def _delayed_snapshot(self) -> table_pb2.SpectateTableResponse | None:
+    def _delayed_snapshot(self) -> bytes | None:
         base = self._feed.base
-        if base is None:
-            return None
-        return table_pb2.SpectateTableResponse(view=base.item.response().view)
+        return None if base is None else base.item.snapshot()
 
-    def _deliver_delayed(self, spectator: Spectator, response: table_pb2.SpectateTableResponse) -> None:
+    def _deliver_delayed(self, spectator: Spectator, message: bytes) -> None:
         # A slow spectator gets the newest delayed view instead of what it did not read.
-        offer(spectator, response, self._delayed_snapshot)
+        offer(spectator, message, self._delayed_snapshot)
 
     # ------------------------------------------------------------------ timers
 
@@ -600,7 +667,6 @@ class TableActor:
             table_metrics.hand_over(self.table_id)
             hand_trace.over(self.table_id)
             self._stage = Stage.SETTLING
-            self._turn = None
             self._wake_at = self._now()
 
     async def _on_wake(self) -> None:
@@ -609,21 +675,54 @@ class TableActor:
         elif self._stage is Stage.IDLE:
             await self._begin_countdown()
         elif self._stage is Stage.COUNTDOWN:
-            await self._deal()
+            pending = self._next
+            due = Due.SEAL if pending is None else pending.due(time.time())
+            if due is Due.CLOSE_HASHES:
+                assert pending is not None
+                self._close_seed_hashes(pending)
+            elif due is Due.SEAL:
+                await self._deal()
+            else:
+                self._arm_countdown()  # not yet (the loop's clock and the wall's differ by a hair)
         elif self._stage is Stage.PLAYING:
             await self._expire_turn()
         elif self._stage is Stage.SETTLING:
             await self._settle()
 
-    async def _end_dangling_hand(self) -> None:
-        """A hand a previous owner left running never settled (or settled but was never revealed):
-        reveal it as what the cashier says it was, so fairness's chain holds no open hand."""
+    def _replay(self, entries: Sequence[Any]) -> core.HandState | None:
+        """The hand a log holds, as the core replays it (None: not whole)."""
+        return core.replay(
+            entries, action_seconds=self._t.action_seconds, room=self.room, table_id=self.table_id
+        )
+
+    async def _take_over_hand(self) -> core.HandState | None:
+        """A hand a previous owner left running (its shard died, was fenced or let the room go in the
+        middle of it): dealt and unsettled, with a log read whole, it is returned to be continued
+        (docs/table.md "Takeover"). Otherwise it ends here: one only committed (never dealt) or whose
+        log is lost or unreadable is voided; one settled but never revealed is revealed as finished."""
         hand_id = await self._log.live_hand(self.table_id)
         if hand_id is None:
-            return
+            return None
         settled = await self._cashier.hand_settled(hand_id)
+        if not settled:
+            entries = await self._log.read(hand_id)
+            taken = self._replay(entries)
+            if taken is not None and taken.config.hand_id == hand_id:
+                return taken
+            why = "only committed" if not entries else "log unreadable"
+            log.warning("dangling hand cannot be continued", table_id=self.table_id, hand_id=hand_id, why=why)
+        await self._end_dangling_hand(hand_id, settled=settled)
+        return None
+
+    async def _end_dangling_hand(self, hand_id: str, *, settled: bool) -> None:
+        """Reveal a hand left behind as what the cashier says it was, so fairness's chain holds no
+        open hand: voided if it never settled, finished (with who saw what) if it did."""
         try:
-            await self._fairness.reveal(hand_id, voided=not settled)
+            if settled:
+                seen = await self._seen_in_kept_record(hand_id)
+            else:
+                seen = await self._seen_in_live_log(hand_id)
+            await self._fairness.reveal(hand_id, voided=not settled, seen=seen)
         except DomainError as error:
             if is_unavailable(error):
                 raise
@@ -631,14 +730,52 @@ class TableActor:
         log.info("dangling hand ended", table_id=self.table_id, hand_id=hand_id, voided=not settled)
         if not settled:
             table_metrics.hand_voided("unfinished_after_takeover")
-        await self._log.forget(hand_id)
-        await self._log.clear_live(self.table_id, hand_id)
+        await self._log.forget_live(self.table_id, hand_id)
 
-    async def _resend_kept_records(self) -> None:
+    async def _seen_in_kept_record(self, hand_id: str) -> SeenPositions | None:
+        """Who saw which position of a settled hand a previous owner never revealed: its record is
+        still in the outbox, and fairness gives its deck again (the hand has not ended there)."""
+        data = (await self._outbox.kept(self.table_id)).get(hand_id)
+        if data is None:
+            return None
+        try:
+            deck = await self._fairness.seal(hand_id)
+        except DomainError as error:
+            if is_unavailable(error):
+                raise
+            return None
+        return seen_positions(history_pb2.HandRecord.FromString(data), deck)
+
+    async def _seen_in_live_log(self, hand_id: str) -> SeenPositions | None:
+        """Who saw which position of a hand voided after the deal: its log replays it as far as it
+        was played (the config holds the deck). None when nothing was dealt (a commitment marked
+        live and never sealed) or the log does not replay."""
+        entries = await self._log.read(hand_id)
+        if not entries:
+            return None
+        taken = self._replay(entries)
+        if taken is not None:
+            return seen_so_far(taken.config, taken.hand.events)
+        try:
+            config = config_from_json(entries[0])
+            hand = Hand(config)
+            for entry in entries[1:]:
+                if entry.get("type") == "table":
+                    continue  # the shell's state beside the engine's entries (takeover.py)
+                apply_json_action(hand, entry)
+        except (EngineError, KeyError, TypeError, ValueError) as error:
+            log.warning("voided hand's log does not replay", table_id=self.table_id, error=repr(error))
+            return None
+        return seen_so_far(config, hand.events)
+
+    async def _resend_kept_records(self, running: str = "") -> None:
         """Records of hands this table settled that history never acknowledged (the shard that
         settled them died or lost the room): into the after-hand queues again. Runs after the
-        dangling hand is ended, so a record the cashier never settled is of a voided hand."""
+        dangling hand is ended, so a record the cashier never settled is of a voided hand (or of
+        the hand `running`, continued here, whose settlement keeps its record again)."""
         for hand_id, data in sorted((await self._outbox.kept(self.table_id)).items()):
+            if hand_id == running:
+                continue
             if not await self._cashier.hand_settled(hand_id):
                 # Kept before a settlement that never happened: the hand was voided, nothing moved.
                 await self._outbox.done(self.table_id, hand_id)
@@ -648,25 +785,45 @@ class TableActor:
             self._after_hand(AfterHand(hand_id, record, self.table_id))
 
     async def _recover(self) -> None:
-        """Seat again every player whose seat session of this table is still open (shard restart)."""
+        """Seat again every player whose seat session of this table is still open (shard restart), and
+        go on with the hand a previous owner left running (docs/table.md "Takeover")."""
         try:
-            await self._end_dangling_hand()
-            await self._resend_kept_records()
+            taken = await self._take_over_hand()
+            await self._resend_kept_records(taken.config.hand_id if taken is not None else "")
             sessions = await self._cashier.open_sessions(self.table_id)
+            # The seats' log (presence, sit-outs, streaks, banks, kept banks), with what this table
+            # took and has not logged yet: replayed, then cross-checked with the open sessions.
+            seats_log = await self._log.read_seats(self.table_id) + list(self._seats_unlogged)
+            if taken is not None and not _sessions_hold(taken, sessions):
+                # The seat sessions moved on without the hand (cashed out, other stacks): it cannot
+                # settle against them, so it is voided as a hand whose log was lost.
+                log.warning(
+                    "dangling hand's seats are gone", table_id=self.table_id, hand_id=taken.config.hand_id
+                )
+                await self._end_dangling_hand(taken.config.hand_id, settled=False)
+                taken = None
         except DomainError as error:
             log.warning("recovery waits for the cashier", table_id=self.table_id, reason=error.reason)
             self._retry_later()
             return
-        for session in sessions:
-            seat = session.seat - 1
-            if session.stack > 0 and 0 <= seat < self.room.seats and self._seating.player_at(seat) is None:
-                self._seating = self._seating.sit_down(seat, session.player_id, session.stack)
-                self._players[seat] = PlayerSeat(
-                    session.player_id, session.session_id, self._t.time_bank_seconds
-                )
-                continue
+        # From scratch on every try (a try that failed half-way seated some players already). With a
+        # hand to go on with: the seating as it began (button, blind positions, debts), with the
+        # players the cashier still seats; those who sat down during the hand join, those gone go.
+        base = Seating.empty(self.room.seats, self.room.small_blind, self.room.big_blind)
+        logged = table_core.replay(seats_log, self._rules, self.room.small_blind, self.room.big_blind)
+        self._seats, owed, corrections = table_core.reopen(
+            logged,
+            self._rules,
+            taken.seating if taken is not None else base,
+            sessions,
+            taken.banks if taken is not None else {},
+            time.time(),
+        )
+        # The log caught up with the seats the cashier holds (appended at the end of this step).
+        self._seats_unlogged.extend(table_core.to_entry(given) for given in corrections)
+        for cash_out in owed:
             try:
-                await self._cashier.cash_out(session.session_id)
+                await self._cashier.cash_out(cash_out.session_id)
             except DomainError as error:
                 log.warning("recovery cash-out failed", table_id=self.table_id, reason=error.reason)
                 self._retry_later()
@@ -676,6 +833,51 @@ class TableActor:
         self._stage = Stage.IDLE
         self._backoff = self._t.retry_initial_seconds
         self._publish_notice("TABLE_OPEN", "the table is open")
+        if taken is not None:
+            self._continue_hand(taken)
+
+    def _continue_hand(self, taken: core.HandState) -> None:
+        """Go on with a hand taken over, as it was: same cards, stacks, bets and player to act. That
+        player gets what was left of their turn (wall clock: the turn began at the log's last entry)
+        plus the handover grace; their time bank is the one the log last gave the seat."""
+        config = taken.config
+        for seat in taken.left:
+            player = self._players.get(seat)
+            if player is not None:
+                self._feed_seats(table_core.Leave(player.player_id, in_hand=True))
+        # The core gives the player to act the rest of their turn plus the grace (core.Resume).
+        live = core.feed(taken, core.Resume(time.time(), self._t.handover_grace_seconds)).state
+        # Players the seats' log says are away are away in the hand too (rules 13), until they are back.
+        for seat in taken.sessions:
+            player = self._players.get(seat)
+            if player is not None and player.presence.disconnected:
+                live = core.feed(live, core.Presence(seat, True, time.time())).state
+        self._live = live
+        self._stage = Stage.PLAYING
+        # Decisions the last owner took whose answers may never have reached their players: a retry
+        # with the same request id gets the first answer (the event as that seat saw it), not a second
+        # go; the core answers it while the hand runs, the memory also once it has ended.
+        for answered in taken.answered.values():
+            self._answers.remember(
+                (answered.player_id, "Act", answered.request_id),
+                (config.hand_id, answered.kind, answered.amount),
+                _first_answer(taken, core.Replied(answered.seat, answered.mark)),
+            )
+        table_metrics.hand_continued()
+        hand_trace.playing(self.table_id, config.hand_id)
+        to_act = self._live.to_act
+        if to_act is None:
+            self._wake_at = self._now()  # over already (the owner died before settling): settle it
+        else:
+            self._arm_turn()
+        log.info(
+            "hand continued after a takeover",
+            table_id=self.table_id,
+            hand_id=config.hand_id,
+            decisions=taken.decisions,
+            to_act=to_act,
+        )
+        self._publish_notice("HAND_CONTINUED", f"hand {config.hand_id} goes on where it was")
 
     async def _refresh_room(self) -> None:
         """Re-read the room between hands (rules 11: a change applies from the next hand only)."""
@@ -695,6 +897,12 @@ class TableActor:
 
     async def _begin_countdown(self) -> None:
         await self._finish_leavers()
+        if self._handing_over:
+            # The room moves to another shard (services/table/shard.py): no new hand here; leavers
+            # still get their cash-out, so the wake-up comes back like maintenance's.
+            self._announce_move()
+            self._wake_at = self._now() + MAINTENANCE_RECHECK_SECONDS
+            return
         if self._seating.plan_next_hand() is None:
             return
         if self._no_new_hands():
@@ -707,18 +915,53 @@ class TableActor:
             request_id = f"{self.table_id}:{self._life}:{self._hand_counter}"
             try:
                 with hand_trace.phase(self.table_id, "commit"):
-                    commitment = await self._fairness.commit(request_id, self.table_id)
+                    version = 2 if self.room.room_id in self._t.full_reveal_rooms else 0
+                    commitment = await self._fairness.commit(
+                        request_id, self.table_id, private_room=self.room.private, shuffle_version=version
+                    )
             except DomainError as error:
                 log.warning("commit failed; retrying", table_id=self.table_id, reason=error.reason)
                 self._retry_later()
                 return
             # Marked before anyone sees it: if this shard dies now, the next owner voids it.
             await self._log.mark_live(self.room.room_id, self.table_id, commitment.hand_id)
-            self._next = PendingCommitment(commitment)
+            self._next = Countdown(commitment)
         self._backoff = self._t.retry_initial_seconds
         self._stage = Stage.COUNTDOWN
-        self._wake_at = self._now() + self._t.countdown_seconds
-        self._publish_notice("HAND_COMMITTED", f"next hand {self._next.commitment.hand_id} committed")
+        pending = self._next
+        # Version 3: hashes for the countdown less its seed part, then the seeds (`_close_seed_hashes`);
+        # a countdown begun again for a hand whose hash set already closed takes seeds throughout.
+        pending.start(time.time(), self._t.countdown_seconds, self._seed_seconds())
+        self._arm_countdown()
+        self._publish_notice("HAND_COMMITTED", f"next hand {pending.commitment.hand_id} committed")
+
+    def _seed_seconds(self) -> float:
+        return seed_seconds(self._t.countdown_seconds, self._t.seed_reveal_seconds)
+
+    def _arm_countdown(self) -> None:
+        """Wake up when the countdown's running phase ends (its wall time, on the loop's clock)."""
+        ends = self._next.phase_ends if self._next is not None else None
+        self._wake_at = None if ends is None else self._now() + max(0.0, ends - time.time())
+
+    def _close_seed_hashes(self, pending: Countdown) -> None:
+        """Version 3: the set of seed hashes closes; it is in every view from now on, and only its
+        seats may send their seeds, until the seal at the end of the countdown."""
+        pending.close_hashes(time.time(), self._seed_seconds())
+        self._arm_countdown()
+        if not pending.hashes:
+            # Nobody waits to send a seed: the views show the empty set from their next update on
+            # (a table with no countdown, as the end-to-end runs and benches, pays no broadcast).
+            return
+        seats = ", ".join(str(public_seat(seat)) for seat in sorted(pending.hashes))
+        self._publish_notice(
+            "SEED_HASHES_CLOSED",
+            f"client-seed hashes of hand {pending.commitment.hand_id} closed (seats: {seats}); send your seeds",
+        )
+
+    def _announce_move(self) -> None:
+        if not self._move_announced:
+            self._move_announced = True
+            self._publish_notice("TABLE_MOVING", "the table moves to another server; your seat is kept")
 
     async def _deal(self) -> None:
         pending = self._next
@@ -754,162 +997,199 @@ class TableActor:
             small_bet=room.small_bet,
             big_bet=room.big_bet,
         )
-        await self._log.append(room.room_id, config.hand_id, [config_entry(config)])
-        await self._log.mark_live(room.room_id, self.table_id, config.hand_id)
-        hand = Hand(config)
-        self._live = LiveHand(
-            hand=hand,
+        # The core deals: the config for the engine's replay, then what the shell needs to go on with
+        # the hand at a next owner (services/table/takeover.py): one fenced write with the live mark.
+        step = core.deal(
             config=config,
             commitment=commitment.commitment,
-            started_at=time.time(),
+            at=time.time(),
+            seating=plan.table_after,
             sessions={s.seat: self._players[s.seat].session_id for s in config.seats},
             signals={
                 s.player_id: (self._players[s.seat].device, self._players[s.seat].network)
                 for s in config.seats
             },
+            banks={seat: player.time_bank for seat, player in self._players.items()},
+            action_seconds=self._t.action_seconds,
+            room=room,
+            table_id=self.table_id,
         )
+        await self._log.append_live(room.room_id, self.table_id, config.hand_id, list(step.entries))
+        live = step.state
+        for seat in config.seats:
+            if self._players[seat.seat].presence.disconnected:
+                live = core.feed(live, core.Presence(seat.seat, True, live.started_at)).state
+        self._live = live
         self._seating = plan.table_after
         self._stage = Stage.PLAYING
         self._backoff = self._t.retry_initial_seconds
         table_metrics.hand_started(room.variant.value)
         hand_trace.playing(self.table_id, config.hand_id)
-        self._start_turn()
-        self._publish(hand.events)
+        self._arm_turn()
+        self._publish(step.events)
 
-    def _start_turn(self) -> None:
+    async def _play(self, step: core.Step) -> dict[int, list[table_pb2.TableEvent]]:
+        """A step of the core that changed the hand: its entry in the log first (durable before anyone
+        hears of it: a shard that takes over replays the log; a refused append leaves the hand, the
+        clock and the banks as they were, and a retry plays it), then the new state, the seat's time
+        bank, the turn's clock and the events."""
         live = self._live
-        seat = live.hand.actor_seat if live is not None and not live.hand.is_over else None
-        if seat is None:
-            self._turn = None
-            self._wake_at = None
-            return
-        self._turn = (seat, self._now())
-        self._wake_at = self._turn_end()
-
-    def _charge_time_bank(self, seat: int, *, timed_out: bool) -> None:
-        """Rules 9: the action time is free; what runs past it comes out of the seat's bank."""
-        player = self._players.get(seat)
-        if player is None or self._turn is None or self._turn[0] != seat:
-            return
-        if timed_out:
-            if not player.presence.disconnected:
-                table_metrics.time_bank_spent(player.time_bank)
-                player.time_bank = 0.0
-            return
-        used = self._now() - self._turn[1] - self._t.action_seconds
-        if used > 0:
-            table_metrics.time_bank_spent(min(used, player.time_bank))
-            player.time_bank = max(0.0, player.time_bank - used)
-
-    def _deadline_wall(self) -> float | None:
-        end = self._turn_end()
-        return None if end is None else time.time() + (end - self._now())
+        assert live is not None
+        await self._log.append(self.room.room_id, live.hand_id, list(step.entries))
+        self._live = step.state
+        if step.bank is not None and (player := self._players.get(step.bank[0])) is not None:
+            table_metrics.time_bank_spent(player.time_bank - step.bank[1])
+            self._feed_seats(table_core.BankLeft(*step.bank))
+        self._arm_turn()
+        return self._publish(step.events)
 
     async def _expire_turn(self) -> None:
         live = self._live
-        if live is None or live.hand.is_over or self._turn is None:
+        if live is None:
             return
-        seat = self._turn[0]
-        player = self._players.get(seat)
-        # Rules 9: check when a check is allowed, otherwise fold; never an automatic call. Played on a
-        # copy until the log has it: a refused append (Redis away) must leave the hand as it was.
-        trial = copy.deepcopy(live.hand)
-        events = trial.timeout(seat)
-        await self._log.append(self.room.room_id, live.config.hand_id, [{"seat": seat, "action": "TIMEOUT"}])
-        live.hand = trial
-        if player is not None and not player.presence.disconnected:
-            live.timed_out.add(seat)
-        self._charge_time_bank(seat, timed_out=True)
+        # Rules 9: past the deadline the core checks when a check is allowed, otherwise folds.
+        step = core.feed(live, core.Tick(time.time()))
+        if not step.entries:
+            self._arm_turn()  # not yet (the loop's clock and the wall's differ by a hair)
+            return
+        await self._play(step)
         table_metrics.turn_timed_out()
-        self._start_turn()
-        self._publish(events)
 
     async def _settle(self) -> None:
         live = self._live
         assert live is not None
-        result = live.hand.result
-        assert result is not None
-        nets = [(live.sessions[r.seat], r.net) for r in result.results]
-        record = hand_record(
-            room=self.room,
-            table_id=self.table_id,
-            config=live.config,
-            events=live.hand.events,
-            commitment=live.commitment,
-            started_at=live.started_at,
-            signals=live.signals,
-            decision_ms=live.decision_ms,
-        )
+        # The core's effect: the nets by seat session, the rake and the record (ids: the hand id).
+        settle = core.settlement(live)
         try:
+            # A fenced write first: a shard that lost the room must not settle behind the new owner,
+            # nor keep its record of the hand beside the new owner's (cut off from Redis and back, it
+            # did: the table that opened next sent it to history as the settled hand's).
+            await self._log.mark_live(self.room.room_id, self.table_id, live.config.hand_id)
             # Settled means history gets the record, whatever becomes of this process: it is kept
             # durably before the cashier hears of the hand; whoever opens the table next sends it if the
             # cashier settled the hand and drops it if not.
-            await self._outbox.keep(self.table_id, live.config.hand_id, record.SerializeToString())
-            # A fenced write first: a shard that lost the room must not settle behind the new owner.
-            await self._log.mark_live(self.room.room_id, self.table_id, live.config.hand_id)
+            await self._outbox.keep(self.table_id, live.hand_id, settle.record.SerializeToString())
             with hand_trace.phase(self.table_id, "settle"):
                 await self._cashier.settle_hand(
-                    hand_id=live.config.hand_id,
+                    hand_id=live.hand_id,
                     table_id=self.table_id,
                     pool=self.room.pool,
-                    nets=nets,
-                    rake=result.rake,
+                    nets=list(settle.nets),
+                    rake=settle.rake,
                 )
         except DomainError as error:
             self._fence_on(error)
             if self._fenced:
                 return
+            if not is_unavailable(error):
+                step = core.feed(live, core.SettleAnswer(live.hand_id, core.Outcome.REFUSED))
+                (void,) = step.effects
+                assert isinstance(void, core.Void)
+                await self._refused_for_good(live, error, void)
+                return
             # No next hand before the cashier acknowledged this one; the retry sends the same hand id.
-            if not self._paused:
+            step = core.feed(live, core.SettleAnswer(live.hand_id, core.Outcome.UNAVAILABLE))
+            self._live = step.state
+            if "TABLE_PAUSED" in step.notices:
                 self._paused = True
                 self._publish_notice("TABLE_PAUSED", "waiting for the cashier to settle the hand")
             log.warning(
                 "settlement not acknowledged; retrying",
                 table_id=self.table_id,
-                hand_id=live.config.hand_id,
+                hand_id=live.hand_id,
                 reason=error.reason,
             )
             self._retry_later()
             return
+        step = core.feed(live, core.SettleAnswer(live.hand_id, core.Outcome.SETTLED))
+        (finished,) = step.effects
+        assert isinstance(finished, core.Finish)
+        live = step.state
+        result = live.hand.result
+        assert result is not None
         self._paused = False
         self._backoff = self._t.retry_initial_seconds
         self.hands_settled += 1
         table_metrics.hand_settled(self.table_id, self.room.variant.value)
-        hand_trace.settled(self.table_id, live.config.hand_id)
+        hand_trace.settled(self.table_id, live.hand_id)
         self._recent.append((time.time(), sum(p.amount + p.rake for p in result.pots)))
-        self._seating = self._seating.apply_result(result)
+        self._feed_seats(table_core.HandResult(tuple((r.seat, r.final_stack) for r in result.results)))
         self._last = live
         self._live = None
         self._stage = Stage.IDLE
-        self._after_hand(AfterHand(live.config.hand_id, record, self.table_id))
-        await self._log.forget(live.config.hand_id)
-        await self._log.clear_live(self.table_id, live.config.hand_id)
-        self._publish_notice("HAND_SETTLED", f"hand {live.config.hand_id} settled")
+        self._after_hand(AfterHand(live.hand_id, finished.record, self.table_id, finished.seen))
+        try:
+            await self._log.forget_live(self.table_id, live.hand_id)
+        except DomainError as error:
+            # Settled all the same: the next hand's live mark replaces this one (a table that opens
+            # before that finds the hand settled and ends it so), and the log is only garbage.
+            log.warning(
+                "settled hand's log not dropped",
+                table_id=self.table_id,
+                hand_id=live.hand_id,
+                reason=error.reason,
+            )
+        self._publish_notice("HAND_SETTLED", f"hand {live.hand_id} settled")
         self._count_hand(live)
         await self._finish_leavers()
+
+    async def _refused_for_good(self, live: core.HandState, error: DomainError, void: core.Void) -> None:
+        """The cashier refuses the hand's settlement for good (a seat session closed behind this
+        table's back: another copy of the table cashed it out, say; the refusal is recorded, so every
+        retry gets it again). Waiting would hold the table and the hand for ever: the hand is voided
+        unless the cashier settled it after all, and the seats are read again from the cashier."""
+        hand_id = live.hand_id
+        log.error(
+            "settlement refused for good; the hand is voided and the seats read again",
+            table_id=self.table_id,
+            hand_id=hand_id,
+            reason=error.reason,
+        )
+        settled = await self._cashier.hand_settled(hand_id)
+        if not settled:
+            try:
+                # Its players saw their cards all the same: each still gets the openings of them.
+                await self._fairness.reveal(hand_id, voided=True, seen=void.seen)
+            except DomainError as reveal_error:
+                if is_unavailable(reveal_error):
+                    raise
+                log.warning("refused hand not revealed", table_id=self.table_id, reason=reveal_error.reason)
+            await self._outbox.done(self.table_id, hand_id)
+        # Players who left during the hand leave now (the void moved nothing: a cash-out returns
+        # their stack as it was before the hand); the seats read again would seat them once more.
+        for player in self._players.values():
+            if player.leaving:
+                await self._cashier.cash_out(player.session_id)
+        await self._log.forget_live(self.table_id, hand_id)
+        # Counted and traced once the hand is done with (an outage above retries all of it): its
+        # settlement is awaited no more, and the next hand is a trace of its own.
+        if settled:
+            table_metrics.hand_settled(self.table_id, self.room.variant.value)
+            hand_trace.settled(self.table_id, hand_id)
+        else:
+            table_metrics.hand_voided("settlement_refused")
+            table_metrics.settlement_dropped(self.table_id)
+            hand_trace.dropped(self.table_id, error.reason)
+        self._live = None
+        self._last = None
+        self._paused = False
+        self._players = {}
+        self._seating = Seating.empty(self.room.seats, self.room.small_blind, self.room.big_blind)
+        self._stage = Stage.RECOVERING
+        self._wake_at = self._now()
 
     async def _finish_leavers(self) -> None:
         """Cash out players who left during a hand, and players with no chips left."""
         if self._stage not in (Stage.IDLE, Stage.COUNTDOWN):
             return
-        for seat, player in list(self._players.items()):
-            seated = self._seating.player_at(seat)
-            if not player.leaving and seated is not None and seated.stack > 0:
-                continue
+        for owed in table_core.leavers(self._seats):
             try:
-                await self._cashier.cash_out(player.session_id)
+                await self._cashier.cash_out(owed.session_id)
             except DomainError as error:
                 log.warning("cash-out failed; retrying", table_id=self.table_id, reason=error.reason)
                 self._retry_later()
                 continue
-            self._stand_up(seat)
-
-    def _stand_up(self, seat: int) -> None:
-        player = self._players.pop(seat)
-        self._time_banks.keep(player.player_id, player.time_bank, self._now())
-        if self._seating.player_at(seat) is not None:
-            self._seating = self._seating.stand_up(seat)
-        self._publish_notice("PLAYER_LEFT", f"{player.player_id} left seat {public_seat(seat)}", seat=seat)
+            self._feed_seats(table_core.CashedOut(owed.seat, time.time()))
 
     # ------------------------------------------------------------------ seats
 
@@ -917,7 +1197,7 @@ class TableActor:
         return self._seat_of(player_id) is not None
 
     def _seat_of(self, player_id: str) -> int | None:
-        return next((seat for seat, p in self._players.items() if p.player_id == player_id), None)
+        return self._seats.seat_of(player_id)
 
     def _require_open(self) -> None:
         if self._stage is Stage.RECOVERING:
@@ -941,45 +1221,38 @@ class TableActor:
         self._require_open()
 
         async def run() -> table_pb2.SitDownResponse:
-            if self._seat_of(player_id) is not None:
-                raise FailedPrecondition("ALREADY_SEATED", "you already have a seat at this table")
-            if seat:
-                chosen = seat - 1
-                if chosen in self._players:
-                    raise FailedPrecondition("SEAT_TAKEN", "the seat is taken")
-            else:
-                free = [s for s in range(self.room.seats) if s not in self._players]
-                if not free:
-                    raise FailedPrecondition("TABLE_FULL", "every seat is taken")
-                chosen = free[0]
+            # The core picks the seat (or refuses); the cashier's answer seats the player.
+            (opening,) = table_core.feed(
+                self._seats, table_core.SitDown(player_id, request_id, seat), self._rules
+            ).effects
+            assert isinstance(opening, table_core.OpenSeatSession)
             # The lobby's access and maintenance rules (private rooms, no new seats) come first.
             await self._rooms.authorize_seat(player_id, self.room.room_id)
-            digest = hashlib.sha256(f"{player_id}\0{request_id}".encode()).hexdigest()[:24]
             session = await self._cashier.open_seat_session(
-                session_id=f"{self.table_id}:{digest}",
+                session_id=opening.session_id,
                 player_id=player_id,
                 table_id=self.table_id,
-                seat=public_seat(chosen),
+                seat=public_seat(opening.seat),
                 pool=self.room.pool,
                 buy_in=buy_in,
                 min_buy_in=self.room.min_buy_in,
                 max_buy_in=self.room.max_buy_in,
             )
-            entry = Entry.WAIT_FOR_BIG_BLIND if wait_for_big_blind else Entry.POST_NOW
-            self._seating = self._seating.sit_down(chosen, player_id, session.stack, entry)
-            bank = self._time_banks.bank_for(player_id, self._t.time_bank_seconds, self._now())
-            self._players[chosen] = PlayerSeat(
-                player_id,
-                session.session_id,
-                bank,
-                entry=entry,
-                device=signals[0],
-                network=signals[1],
+            self._feed_seats(
+                table_core.SessionOpened(
+                    player_id,
+                    opening.seat,
+                    session.session_id,
+                    session.stack,
+                    wait_for_big_blind,
+                    time.time(),
+                    device=signals[0],
+                    network=signals[1],
+                )
             )
-            self._publish_notice(
-                "PLAYER_SAT_DOWN", f"{player_id} sat at seat {public_seat(chosen)}", seat=chosen
+            response = table_pb2.SitDownResponse(
+                seat=public_seat(opening.seat), seat_session_id=session.session_id
             )
-            response = table_pb2.SitDownResponse(seat=public_seat(chosen), seat_session_id=session.session_id)
             response.stack.pool = self.room.pool  # type: ignore[assignment]
             response.stack.amount = session.stack
             return response
@@ -993,35 +1266,25 @@ class TableActor:
 
         async def run() -> table_pb2.LeaveTableResponse:
             seat = self._seat_of(player_id)
-            if seat is None:
-                raise FailedPrecondition("NOT_SEATED", "you have no seat at this table")
-            player = self._players[seat]
+            live = self._live
+            in_hand = seat is not None and live is not None and seat in live.sessions
+            step = table_core.feed(self._seats, table_core.Leave(player_id, in_hand), self._rules)
+            assert seat is not None
             response = table_pb2.LeaveTableResponse()
             response.cashed_out.pool = self.room.pool  # type: ignore[assignment]
-            live = self._live
-            if player.leaving or (live is not None and seat in live.sessions):
+            if step.reply:
                 # Rules 12: folded at once; the chips already in stay; cash-out after settlement.
-                if not player.leaving:
-                    events: tuple[Event, ...] = ()
-                    if live is not None and live.hand.can_leave(seat):
-                        # On a copy until the log has it (a refused append changes nothing).
-                        trial = copy.deepcopy(live.hand)
-                        events = trial.leave(seat)
-                        await self._log.append(
-                            self.room.room_id, live.config.hand_id, [{"seat": seat, "action": "LEAVE"}]
-                        )
-                        live.hand = trial
-                        if self._turn is not None and self._turn[0] == seat:
-                            self._charge_time_bank(seat, timed_out=False)
-                    player.leaving = True
-                    self._seating = self._seating.sit_out(seat)
-                    if events:
-                        self._start_turn()
-                        self._publish(events)
+                if not self._players[seat].leaving and live is not None:
+                    played = core.feed(live, core.Leave(seat, time.time()))
+                    if played.entries:
+                        await self._play(played)  # the log has it first (a refused append changes nothing)
+                self._feed_seats(table_core.Leave(player_id, in_hand))  # after the hand's own step
                 response.folded_mid_hand = True
                 return response
-            amount = await self._cashier.cash_out(player.session_id)
-            self._stand_up(seat)
+            (cash_out,) = step.effects
+            assert isinstance(cash_out, table_core.CashOut)
+            amount = await self._cashier.cash_out(cash_out.session_id)
+            self._feed_seats(table_core.CashedOut(seat, time.time()))
             response.cashed_out.amount = amount
             return response
 
@@ -1037,43 +1300,18 @@ class TableActor:
             live = self._live
             if live is None or self._stage is not Stage.PLAYING:
                 raise FailedPrecondition("NO_HAND_IN_PROGRESS", "no hand is running")
-            if hand_id != live.config.hand_id:
-                raise FailedPrecondition("HAND_IS_OVER", "that hand is not the running hand")
-            # Played on a copy until the log has it: a refused append (Redis away) leaves the hand,
-            # the clock and the time bank as they were, and the retry plays it.
-            hand = copy.deepcopy(live.hand)
-            try:
-                if kind == table_pb2.ACTION_KIND_ALL_IN:
-                    hand.verify_all_in(seat)
-                    entry: dict[str, Any] = {"seat": seat, "action": "ALL_IN"}
-                    apply: Callable[[], tuple[Event, ...]] = lambda: hand.all_in(seat)  # noqa: E731
-                else:
-                    engine_kind = _ENGINE_ACTIONS.get(kind)
-                    if engine_kind is None:
-                        raise InvalidArgument("FIELD_REQUIRED", "an action is needed", {"field": "action"})
-                    to = amount if engine_kind in (ActionKind.BET, ActionKind.RAISE) and amount else None
-                    action = Action(seat, engine_kind, to)
-                    entry = {"seat": seat, "action": engine_kind.value, "to": to}
-                    apply = lambda: hand.act(action)  # noqa: E731
-                was_turn = hand.actor_seat == seat
-                mark = len(hand.events)
-                events = apply()
-            except IllegalActionError as error:
-                raise engine_refusal(error) from error
-            # Durable before anyone hears of it: a shard that takes over replays the log.
-            await self._log.append(self.room.room_id, live.config.hand_id, [entry])
-            live.hand = hand
-            waited = self._now() - self._turn[1] if was_turn and self._turn is not None else None
-            if was_turn:
-                if self._turn is not None:
-                    # Fair play (rules 17): how long the decision took (at least 1: 0 means not measured).
-                    live.decision_ms[mark] = max(1, round((self._now() - self._turn[1]) * 1000))
-                self._charge_time_bank(seat, timed_out=False)
-                live.acted.add(seat)
+            # The core decides on a copy (its refusals raise here); the log has the decision before
+            # anyone hears of it; a retry of a decision taken gets its first answer, never a second go.
+            step = core.feed(live, core.Act(player_id, seat, request_id, hand_id, kind, amount, time.time()))
+            reply = step.reply
+            assert reply is not None
+            if reply.again:
+                return _first_answer(live, reply)
+            (entry,) = step.entries
+            messages = await self._play(step)
+            waited = entry["ms"] / 1000 if "ms" in entry else None
             table_metrics.action_accepted(str(entry["action"]), waited)
             hand_trace.action(self.table_id, seat, str(entry["action"]))
-            self._start_turn()
-            messages = self._publish(events)
             own = messages.get(seat)
             response = table_pb2.ActResponse()
             if own:
@@ -1083,8 +1321,10 @@ class TableActor:
         return await self._answers.once((player_id, "Act", request_id), (hand_id, kind, amount), run)
 
     async def set_player_seed(
-        self, player_id: str, request_id: str, seed: bytes
+        self, player_id: str, request_id: str, seed: bytes, seed_hash: str = ""
     ) -> table_pb2.SetPlayerSeedResponse:
+        """A client seed for the next hand, or (version 3, first step) its hash (exactly one of them,
+        checked by the adapter). The seat is always the caller's own."""
         self._require_open()
 
         async def run() -> table_pb2.SetPlayerSeedResponse:
@@ -1095,34 +1335,30 @@ class TableActor:
             if pending is None:
                 raise FailedPrecondition("ENTROPY_CLOSED", "no hand is open for client seeds now")
             hand_id = pending.commitment.hand_id
-            await self._fairness.add_entropy(hand_id, public_seat(seat), player_id, seed)
-            pending.seeds[seat] = seed
-            return table_pb2.SetPlayerSeedResponse(hand_id=hand_id)
+            phase = pending.check(seat, player_id, is_hash=bool(seed_hash))
+            if seed_hash:
+                await self._fairness.add_entropy(hand_id, public_seat(seat), player_id, seed_hash=seed_hash)
+            else:
+                await self._fairness.add_entropy(hand_id, public_seat(seat), player_id, seed)
+            pending.take(seat, player_id, seed=seed, seed_hash=seed_hash)
+            return table_pb2.SetPlayerSeedResponse(hand_id=hand_id, seed_phase=phase)  # type: ignore[arg-type]
 
-        return await self._answers.once((player_id, "SetPlayerSeed", request_id), (seed,), run)
+        return await self._answers.once((player_id, "SetPlayerSeed", request_id), (seed, seed_hash), run)
 
     async def sit_out(self, player_id: str, request_id: str, back_in: bool, wait: bool) -> int:
         self._require_open()
 
         async def run() -> int:
-            seat = self._seat_of(player_id)
-            if seat is None:
-                raise FailedPrecondition("NOT_SEATED", "you have no seat at this table")
-            player = self._players[seat]
-            if player.leaving:
-                return int(table_pb2.SEAT_STATUS_SITTING_OUT)
+            given: table_core.SitIn | table_core.SitOut = (
+                table_core.SitIn(player_id, wait) if back_in else table_core.SitOut(player_id, time.time())
+            )
             try:
-                if back_in:
-                    player.entry = Entry.WAIT_FOR_BIG_BLIND if wait else Entry.POST_NOW
-                    player.presence.sit_in()
-                else:
-                    # The sit-out limit (POKER_TABLE_SIT_OUT_SECONDS) runs from the first SitOut.
-                    player.presence.sit_out(self._now())
-                self._sync_seat(seat)
+                step = self._feed_seats(given)
             except SeatingError as error:
                 raise engine_refusal(error) from error
-            self._publish_notice("PLAYER_SAT_IN" if back_in else "PLAYER_SAT_OUT", player_id, seat=seat)
-            return self._status(seat)
+            if step.reply is None:
+                return int(table_pb2.SEAT_STATUS_SITTING_OUT)  # leaving: out until the cash-out
+            return self._status(step.reply)
 
         return await self._answers.once(
             (player_id, "SitOut" if not back_in else "SitIn", request_id), (wait,), run
@@ -1182,7 +1418,9 @@ class TableActor:
         of a hand's play. Whoever has no seat is a spectator, and spectators see the play only through
         SpectateTable, the delay late (rules 14)."""
         view = table_view(state, None)
-        for name in ("street", "to_act_seat", "board", "pots", "legal_actions", "awards"):
+        # The turn's deadline too: it moves with every action and tells the time bank spent, so a
+        # waiting view that kept it would change (and be sent) at each action, live.
+        for name in ("street", "to_act_seat", "to_act_deadline", "board", "pots", "legal_actions", "awards"):
             view.ClearField(name)
         for seat_view in view.seats:
             settled = self._seating.player_at(seat_view.seat - 1) if seat_view.seat > 0 else None
@@ -1198,10 +1436,7 @@ class TableActor:
         if not waiting:
             return
         view = self._waiting_view(state)
-        timeless = table_pb2.TableView()
-        timeless.CopyFrom(view)
-        timeless.ClearField("as_of")
-        key = timeless.SerializeToString(deterministic=True)
+        key = _waiting_key(view)
         for watcher in waiting:
             if watcher.waiting != key:
                 watcher.waiting = key
@@ -1225,6 +1460,9 @@ class TableActor:
         watcher = Watcher(player_id, self._t.watch_queue_size)
         self._stream_opened(player_id)
         first = table_pb2.WatchTableResponse(view=await self.snapshot(player_id))
+        if self._seat_of(player_id) is None:
+            watcher.waiting = _waiting_key(first.view)  # the next waiting view only when it changes
+        self._flush()  # what the others hear of this stream (a reconnect) is in the view it starts from
         watcher.queue.put_nowait(first)
         self._watchers.add(watcher)
         table_metrics.stream_opened("watcher")
@@ -1331,7 +1569,7 @@ class TableActor:
             return int(table_pb2.TABLE_PHASE_PAUSED)
         if self._stage in (Stage.PLAYING, Stage.SETTLING):
             return int(table_pb2.TABLE_PHASE_HAND_IN_PROGRESS)
-        if self._no_new_hands():
+        if self._no_new_hands() or (self._handing_over and self._stage is not Stage.COUNTDOWN):
             return int(table_pb2.TABLE_PHASE_PAUSED)
         if self._stage is Stage.COUNTDOWN or self._seating.plan_next_hand() is not None:
             return int(table_pb2.TABLE_PHASE_BETWEEN_HANDS)
@@ -1382,6 +1620,13 @@ class TableActor:
         else:
             hand_id, commitment = "", ""
         legal = hand.legal_actions() if running and hand is not None else None
+        seed_phase, seed_deadline = 0, None
+        seed_hashes: tuple[tuple[int, str], ...] = ()
+        if pending is not None and not running:
+            seed_phase = pending.seed_phase()
+            seed_deadline = pending.phase_ends if self._stage is Stage.COUNTDOWN else None
+            if pending.hashes_closed:
+                seed_hashes = tuple((public_seat(seat), h) for seat, (_, h) in sorted(pending.hashes.items()))
         return TableState(
             table_id=self.table_id,
             room=self.room,
@@ -1398,69 +1643,80 @@ class TableActor:
             events=hand.events if hand is not None else (),
             legal=legal,
             all_in_allowed=legal is not None and hand is not None and hand.can_all_in(legal.seat),
-            deadline=self._deadline_wall(),
+            deadline=live.deadline() if live is not None and self._stage is Stage.PLAYING else None,
             as_of=time.time() + as_of_offset,
+            seed_phase=seed_phase,
+            seed_deadline=seed_deadline,
+            seed_hashes=seed_hashes,
         )
 
     def _recipients(self) -> dict[Watcher, int | None]:
         return {w: self._seat_of(w.player_id) for w in self._watchers}
 
     def _publish(self, events: Sequence[Event]) -> dict[int, list[table_pb2.TableEvent]]:
-        """Send each engine event to every watcher, redacted for them; returns each seat's messages."""
+        """Redact each engine event once per seat (and once for the public) and keep it for the end of
+        the step (`_flush`); returns each seat's version of the events."""
         by_seat: dict[int, list[table_pb2.TableEvent]] = {}
         if not events:
             return by_seat
-        state = self._state()
-        recipients = self._recipients()
-        seats_wanted = {seat for seat in recipients.values() if seat is not None} | set(self._players)
-        views: dict[int | None, table_pb2.TableView] = {}
+        holders: list[tuple[int | None, str | None]] = [
+            *((seat, player.player_id) for seat, player in self._players.items()),
+            (None, None),
+        ]
         for raw in events:
             self._sequence += 1
-            now = time.time()
-            per_seat: dict[int | None, table_pb2.TableEvent] = {}
-            for seat in (*seats_wanted, None):
+            nanos = int(time.time() * 1e9)
+            versions: dict[str | None, table_pb2.TableEvent] = {}
+            for seat, holder in holders:
                 (redacted,) = redact_for([raw], seat)
                 where, body = event_body(redacted, seat)
                 message = table_pb2.TableEvent(sequence=self._sequence, seat=where, **body)  # type: ignore[arg-type]
-                message.time.FromNanoseconds(int(now * 1e9))
-                per_seat[seat] = message
+                message.time.FromNanoseconds(nanos)
+                versions[holder] = message
                 if seat is not None:
                     by_seat.setdefault(seat, []).append(message)
-            for watcher, seat in recipients.items():
-                if seat is None:
-                    continue  # no seat, no live play: the waiting view below
-                if seat not in views:
-                    views[seat] = table_view(state, seat)
-                self._deliver(watcher, per_seat[seat], views[seat], state)
-            self._feed_push(per_seat[None], state)
-        self._update_waiting(state)
+            self._unsent.append(versions)
         return by_seat
 
     def _publish_notice(self, code: str, text: str, *, seat: int | None = None) -> None:
         self._broadcast({None: {"notice": notice(code, text)}}, seat=seat)
 
     def _broadcast(self, body: dict[None, dict[str, Any]], *, seat: int | None) -> table_pb2.TableEvent:
-        """A table event that is the same for everybody (notices, chat)."""
+        """A table event that is the same for everybody (notices, chat), sent at the end of the step."""
         self._sequence += 1
         message = table_pb2.TableEvent(
             sequence=self._sequence, seat=public_seat(seat) if seat is not None else 0, **body[None]
         )
         message.time.FromNanoseconds(int(time.time() * 1e9))
-        state = self._state()
-        if self._watchers:
-            views: dict[int | None, table_pb2.TableView] = {}
-            for watcher, recipient in self._recipients().items():
-                if recipient is None:
-                    continue  # chat and notices reach those without a seat through SpectateTable
-                if recipient not in views:
-                    views[recipient] = table_view(state, recipient)
-                self._deliver(watcher, message, views[recipient], state)
-            self._update_waiting(state)
-        self._feed_push(message, state)
+        self._unsent.append({None: message})
         return message
 
+    def _flush(self) -> None:
+        """The end of a command or timer step: one message per stream with every event the step
+        caused (each as its recipient may see it) and the view after them; the waiting view to those
+        without a seat whose view changed; one public update for the spectators' delay line."""
+        unsent, self._unsent = self._unsent, []
+        if not unsent or self._stopping:
+            return
+        state = self._state()
+        views: dict[int, table_pb2.TableView] = {}
+        for watcher, seat in self._recipients().items():
+            if seat is None:
+                continue  # no seat, no live play: the waiting view below
+            if seat not in views:
+                views[seat] = table_view(state, seat)
+            # A player without a version of their own (seated after the event) gets the public one.
+            events = [versions.get(watcher.player_id, versions[None]) for versions in unsent]
+            self._deliver(watcher, events, views[seat], state)
+        self._update_waiting(state)
+        self._feed_push([versions[None] for versions in unsent], state)
+
     def _deliver(
-        self, watcher: Watcher, event: table_pb2.TableEvent, view: table_pb2.TableView, state: TableState
+        self,
+        watcher: Watcher,
+        events: list[table_pb2.TableEvent],
+        view: table_pb2.TableView,
+        state: TableState,
     ) -> None:
         def now() -> table_pb2.WatchTableResponse:
             # A slow client: the table as it is now, instead of what it did not read.
@@ -1469,17 +1725,36 @@ class TableActor:
                 view=self._waiting_view(state) if seat is None else table_view(state, seat)
             )
 
-        offer(watcher, table_pb2.WatchTableResponse(event=event, view=view), now)
+        offer(watcher, table_pb2.WatchTableResponse(events=events, view=view), now)
+
+
+def _waiting_key(view: table_pb2.TableView) -> bytes:
+    """A waiting view as compared with the last one a watcher got: all of it but the time it was made."""
+    timeless = table_pb2.TableView()
+    timeless.CopyFrom(view)
+    timeless.ClearField("as_of")
+    return timeless.SerializeToString(deterministic=True)
 
 
 async def _nothing() -> None:
     """A command that only wakes the actor (its `_advance` does the work)."""
 
 
-_ENGINE_ACTIONS: dict[int, ActionKind] = {
-    table_pb2.ACTION_KIND_FOLD: ActionKind.FOLD,
-    table_pb2.ACTION_KIND_CHECK: ActionKind.CHECK,
-    table_pb2.ACTION_KIND_CALL: ActionKind.CALL,
-    table_pb2.ACTION_KIND_BET: ActionKind.BET,
-    table_pb2.ACTION_KIND_RAISE: ActionKind.RAISE,
-}
+def _first_answer(live: core.HandState, reply: core.Replied) -> table_pb2.ActResponse:
+    """The answer of a decision already taken, for its retry: its first event as its seat saw it."""
+    (raw,) = redact_for([live.hand.events[reply.mark]], reply.seat)
+    where, body = event_body(raw, reply.seat)
+    return table_pb2.ActResponse(event=table_pb2.TableEvent(seat=where, **body))  # type: ignore[arg-type]
+
+
+def _sessions_hold(taken: core.HandState, sessions: Sequence[Any]) -> bool:
+    """Every seat dealt into the hand still has its seat session open, for the same player, with the
+    stack the hand began with (it never settled): the hand can settle against them."""
+    by_id = {s.session_id: s for s in sessions}
+    for seat in taken.config.seats:
+        session = by_id.get(taken.sessions[seat.seat])
+        if session is None or session.player_id != seat.player_id or session.seat - 1 != seat.seat:
+            return False
+        if session.stack != seat.stack:
+            return False
+    return True

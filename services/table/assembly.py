@@ -9,12 +9,15 @@ house-game tables (PlaceHouseBets, MakeHouseDecision) are in house_table.py.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
+
+import grpc
 
 from poker.cashier.v1 import cashier_pb2_grpc
 from poker.fairness.v1 import fairness_pb2_grpc
 from poker.history.v1 import history_pb2_grpc
 from poker.lobby.v1 import lobby_pb2_grpc, shard_directory_pb2_grpc
-from poker.table.v1 import table_pb2_grpc
+from poker.table.v1 import table_pb2, table_pb2_grpc
 from service_runtime.access import ADMIN_ONLY, ANY_CALLER, PLAYERS, AccessPolicy, services
 from service_runtime.auth import ServiceName, TokenKeys
 from service_runtime.clients import create_channel
@@ -30,11 +33,11 @@ from services.table import metrics as table_metrics
 from services.table.actor import Timings
 from services.table.chat import ChatGuard
 from services.table.dependencies import CashierClient, FairnessClient, HouseCashier
-from services.table.event_log import HandEventLog, LocalEventLog, RedisEventLog
+from services.table.event_log import FileEventLog, HandEventLog, RedisEventLog
 from services.table.grpc_adapter import SERVICE_NAME, ShardDirectoryServicer, TableServicer
 from services.table.history_sink import HistoryRecordSink
-from services.table.house_journal import FileJournal
-from services.table.house_table import HouseTimings
+from services.table.house_journal import FileJournal, RedisJournal
+from services.table.house_table import HouseTimings, Journal
 from services.table.mute_board import RedisMuteBoard
 from services.table.record_outbox import FileOutbox, RecordOutbox, RedisOutbox
 from services.table.rooms import LobbyRoomSource
@@ -74,7 +77,9 @@ def timings_from(settings: TableSettings) -> Timings:
         action_seconds=settings.action_seconds,
         time_bank_seconds=settings.time_bank_seconds,
         time_bank_keep_seconds=settings.time_bank_keep_seconds,
+        handover_grace_seconds=settings.handover_grace_seconds,
         countdown_seconds=settings.countdown_seconds,
+        seed_reveal_seconds=settings.seed_reveal_seconds,
         retry_initial_seconds=settings.retry_initial_seconds,
         retry_max_seconds=settings.retry_max_seconds,
         command_queue_size=settings.command_queue_size,
@@ -83,6 +88,7 @@ def timings_from(settings: TableSettings) -> Timings:
         room_refresh_seconds=settings.room_refresh_seconds,
         seat_reserve_seconds=settings.seat_reserve_seconds,
         sit_out_seconds=settings.sit_out_seconds,
+        full_reveal_rooms=frozenset(settings.full_reveal_rooms),
         timeout_hands_to_sit_out=settings.timeout_hands_to_sit_out,
         spectator_delay_seconds=settings.spectator_delay_seconds,
         max_spectators=settings.max_spectators,
@@ -109,27 +115,70 @@ def shard_directory_service(shard: TableShard, access: TableAccess) -> GrpcServi
 
 
 def table_service(
-    shard: TableShard, access: TableAccess, viewers: ViewerStreams, mutes: RedisMuteBoard | None = None
+    shard: TableShard,
+    access: TableAccess,
+    viewers: ViewerStreams,
+    mutes: RedisMuteBoard | None = None,
+    *,
+    view_recheck_seconds: float = 5.0,
 ) -> GrpcService:
     servicer = unimplemented_servicer(
-        table_pb2_grpc.TableServiceServicer, SERVICE_NAME, TableServicer(shard, access, viewers, mutes)
+        table_pb2_grpc.TableServiceServicer,
+        SERVICE_NAME,
+        TableServicer(shard, access, viewers, mutes, view_recheck_seconds=view_recheck_seconds),
     )
-    return GrpcService(
-        SERVICE_NAME, lambda server: table_pb2_grpc.add_TableServiceServicer_to_server(servicer, server)
-    )
+    return GrpcService(SERVICE_NAME, lambda server: _add_table_service(servicer, server))
 
 
-def house_setup(settings: TableSettings, cashier: cashier_pb2_grpc.CashierServiceStub) -> HouseSetup:
-    """House-game tables: the round journal (a file that survives a restart) and their clocks."""
-    path = settings.house_journal or str(settings.data_dir / f"house-rounds-{settings.shard_id}.jsonl")
+class _Handlers:
+    """Takes the generated registration's method handlers instead of a server."""
+
+    def __init__(self) -> None:
+        self.handlers: dict[str, Any] = {}
+
+    def add_generic_rpc_handlers(self, handlers: Any) -> None:
+        pass
+
+    def add_registered_method_handlers(self, service: str, handlers: dict[str, Any]) -> None:
+        self.handlers = dict(handlers)
+
+
+def _message_or_bytes(message: table_pb2.SpectateTableResponse | bytes) -> bytes:
+    return message if isinstance(message, bytes) else message.SerializeToString()
+
+
+def _add_table_service(servicer: Any, server: Any) -> None:
+    """The generated registration, except that SpectateTable also writes bytes as they are: the table
+    serialises each public update once for all its spectators, not once per stream (issue 28)."""
+    taken = _Handlers()
+    table_pb2_grpc.add_TableServiceServicer_to_server(servicer, taken)
+    handlers = taken.handlers
+    handlers["SpectateTable"] = handlers["SpectateTable"]._replace(response_serializer=_message_or_bytes)
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE_NAME, handlers),))
+    server.add_registered_method_handlers(SERVICE_NAME, handlers)
+
+
+def house_setup(
+    settings: TableSettings, cashier: cashier_pb2_grpc.CashierServiceStub, redis_client: Any = None
+) -> HouseSetup:
+    """House-game tables: the round journal and their clocks. With Redis the journal is shared by every
+    shard and fenced by the room's token (the shard that takes a room over resumes its open rounds);
+    without, a file of the one shard that survives its restart."""
+    journal: Journal
+    if redis_client is not None:
+        journal = RedisJournal(redis_client, shard_id=settings.shard_id, prefix=settings.registry_prefix)
+    else:
+        path = settings.house_journal or str(settings.data_dir / f"house-rounds-{settings.shard_id}.jsonl")
+        journal = FileJournal(Path(path))
     return HouseSetup(
-        journal=FileJournal(Path(path)),
+        journal=journal,
         timings=HouseTimings(
             decision_seconds=settings.house_decision_seconds,
             retry_initial_seconds=settings.retry_initial_seconds,
             retry_max_seconds=settings.retry_max_seconds,
             watch_queue_size=settings.watch_queue_size,
             bank_minimum=settings.house_bank_minimum,
+            handover_grace_seconds=settings.handover_grace_seconds,
         ),
         cashier=HouseCashier(cashier),
     )
@@ -158,7 +207,8 @@ async def assemble(settings: TableSettings) -> Assembly:
     }
     registry: ShardRegistry | None = None
     lease: ShardLease | None = None
-    event_log: HandEventLog = LocalEventLog()
+    event_log: HandEventLog
+    file_log: FileEventLog | None = None
     redis_client = None
     directory: RedisTableDirectory | None = None
     if settings.redis_url:
@@ -168,11 +218,16 @@ async def assemble(settings: TableSettings) -> Assembly:
             redis_client, prefix=settings.registry_prefix, lease_seconds=settings.lease_seconds
         )
         me = ShardInfo(settings.shard_id, settings.advertise_address or settings.address)
-        lease = ShardLease(redis_registry, me)
+        # The shard hands the rooms it loses over itself, once their hands are over (shard.py).
+        lease = ShardLease(redis_registry, me, hands_over=True)
         await lease.start()
         registry = redis_registry
         event_log = RedisEventLog(redis_client, shard_id=settings.shard_id, prefix=settings.registry_prefix)
         directory = RedisTableDirectory(redis_client, prefix=settings.registry_prefix)
+    else:
+        # The one shard's hand logs in a file: a restarted shard goes on with the hands it was running.
+        file_log = FileEventLog(settings.data_dir / f"table-hands-{settings.shard_id}.jsonl")
+        event_log = file_log
     # Settled hands' records until history has them: in Redis, or a file of this shard without it.
     file_outbox: FileOutbox | None = None
     outbox: RecordOutbox
@@ -210,8 +265,10 @@ async def assemble(settings: TableSettings) -> Assembly:
         history_queue_size=settings.history_queue_size,
         close_empty_after_seconds=settings.close_empty_table_seconds,
         chat=chat,
-        house=house_setup(settings, cashier_pb2_grpc.CashierServiceStub(channels["cashier"])),
+        house=house_setup(settings, cashier_pb2_grpc.CashierServiceStub(channels["cashier"]), redis_client),
         outbox=outbox,
+        lease=lease,
+        handover_quiet_seconds=settings.request_timeout_seconds,
     )
     await shard.start()
     table_access = TableAccess(shard, rooms)
@@ -236,6 +293,8 @@ async def assemble(settings: TableSettings) -> Assembly:
         await shard.stop()
         if file_outbox is not None:
             file_outbox.close()
+        if file_log is not None:
+            file_log.close()
         await watcher.stop()
         if mutes is not None:
             await mutes.stop()
@@ -246,11 +305,17 @@ async def assemble(settings: TableSettings) -> Assembly:
         for channel in channels.values():
             await channel.close()
 
+    async def drain() -> None:
+        await shard.drain(settings.drain_seconds)
+
     return Assembly(
         services=[
-            table_service(shard, table_access, viewers, mutes),
+            table_service(
+                shard, table_access, viewers, mutes, view_recheck_seconds=settings.view_recheck_seconds
+            ),
             shard_directory_service(shard, table_access),
         ],
         access=ACCESS.merged(DIRECTORY_ACCESS),
         close=close,
+        drain=drain,
     )

@@ -3,11 +3,13 @@
 Pure: times are passed in (seconds on any one clock), nothing here does I/O or knows grpc. Each
 refusal has its own reason (docs/table.md "Chat and stickers"):
 
-* CHAT_EMPTY, CHAT_TOO_LONG (more than `MAX_TEXT_LENGTH` characters), CHAT_CONTROL_CHARACTERS
+* CHAT_EMPTY (no text, or nothing a reader would see: only spaces, combining marks with nothing to
+  sit on and the letters drawn as nothing in `_BLANK_LETTERS`), CHAT_TOO_LONG (more than `MAX_TEXT_LENGTH` characters), CHAT_CONTROL_CHARACTERS
   (any character of the Unicode categories in `_REFUSED_CATEGORIES`: C0/C1 controls and line
   breaks, invisible format characters such as the bidirectional embeddings, overrides and isolates
   U+202A-U+202E and U+2066-U+2069, surrogates, private-use and unassigned code points; only the two
   join controls of emoji sequences and Persian or Indic spelling, U+200C and U+200D, pass) and
+  CHAT_STACKED_MARKS (more than `MAX_MARKS_PER_CHARACTER` combining marks on one character) and
   STICKER_UNKNOWN (not in `STICKERS`): INVALID_ARGUMENT;
 * CHAT_RATE_LIMITED: RESOURCE_EXHAUSTED, a token bucket per player (a burst, refilled at a sustained
   rate per minute), shared by every table of the shard;
@@ -57,6 +59,20 @@ _REFUSED_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 _JOIN_CONTROLS = frozenset({"\u200c", "\u200d"})
 
 
+# Combining marks one character may carry: scripts need a few (Vietnamese two, Hebrew with points and
+# accents four); text that stacks dozens ("zalgo") spills over the chat lines around it.
+MAX_MARKS_PER_CHARACTER = 6
+
+# Letters and symbols that fonts draw as nothing (Hangul fillers, the blank Braille pattern, Khmer's
+# inherent vowels): a message of these alone is a blank line.
+_BLANK_LETTERS = frozenset({"\u115f", "\u1160", "\u17b4", "\u17b5", "\u2800", "\u3164", "\uffa0"})
+
+
+def _seen(char: str) -> bool:
+    """A character a reader sees: not a space, not a combining mark, not a letter drawn as nothing."""
+    return not char.isspace() and unicodedata.category(char)[0] != "M" and char not in _BLANK_LETTERS
+
+
 def _shown_as_itself(char: str) -> bool:
     return char in _JOIN_CONTROLS or unicodedata.category(char) not in _REFUSED_CATEGORIES
 
@@ -72,7 +88,24 @@ def check_text(text: str) -> str:
         raise InvalidArgument(
             "CHAT_CONTROL_CHARACTERS", "a message may not hold control characters", {"field": "text"}
         )
+    if not any(_seen(c) for c in text):
+        raise InvalidArgument("CHAT_EMPTY", "a message needs some text", {"field": "text"})
+    if _most_marks_on_one_character(text) > MAX_MARKS_PER_CHARACTER:
+        raise InvalidArgument(
+            "CHAT_STACKED_MARKS",
+            f"at most {MAX_MARKS_PER_CHARACTER} combining marks on one character",
+            {"field": "text"},
+        )
     return text
+
+
+def _most_marks_on_one_character(text: str) -> int:
+    """The longest run of combining marks (Unicode categories M*) in the text."""
+    most = run = 0
+    for char in text:
+        run = run + 1 if unicodedata.category(char)[0] == "M" else 0
+        most = max(most, run)
+    return most
 
 
 def check_sticker(sticker_id: str) -> str:

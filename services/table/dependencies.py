@@ -15,6 +15,7 @@ import grpc
 from poker.cashier.v1 import cashier_pb2, cashier_pb2_grpc
 from poker.fairness.v1 import fairness_pb2, fairness_pb2_grpc
 from service_runtime.errors import FailedPrecondition
+from services.table.hand_record import SeenPositions
 from services.table.remote import translate_rpc_error
 
 
@@ -31,6 +32,9 @@ class SeatSession:
 class Commitment:
     hand_id: str
     commitment: str
+    # The fairness version the hand is dealt under (0 when not known): from 3 on, client seeds come
+    # hash first (docs/fairness.md, the seed flow at a table).
+    version: int = 0
 
 
 class CashierClient:
@@ -123,23 +127,40 @@ class FairnessClient:
     def __init__(self, stub: fairness_pb2_grpc.FairnessServiceStub) -> None:
         self._stub = stub
 
-    async def commit(self, request_id: str, table_id: str, *, private_to: str = "") -> Commitment:
-        """`private_to`: the one player of a house-game round, who alone (with admins) may know of it."""
+    async def commit(
+        self,
+        request_id: str,
+        table_id: str,
+        *,
+        private_to: str = "",
+        private_room: bool = False,
+        shuffle_version: int = 0,
+    ) -> Commitment:
+        """`private_to`: the one player of a house-game round, who alone (with admins) may know of it;
+        `private_room`: the hand is a private room's, known to the players dealt in and admins only;
+        `shuffle_version` 2 for a room that reveals the whole seed, 0 for the default (version 3)."""
         request = fairness_pb2.CommitHandRequest(
             request_id=request_id,
             table_id=table_id,
             participant_ids=[private_to] if private_to else [],
             participants_only=bool(private_to),
+            private_room=private_room,
+            shuffle_version=shuffle_version,
         )
         try:
             reply = await self._stub.CommitHand(request)
         except grpc.aio.AioRpcError as error:
             raise translate_rpc_error(error, "fairness") from error
-        return Commitment(reply.commitment.hand_id, reply.commitment.commitment)
+        return Commitment(
+            reply.commitment.hand_id, reply.commitment.commitment, int(reply.commitment.shuffle_version)
+        )
 
-    async def add_entropy(self, hand_id: str, seat: int, player_id: str, seed: bytes) -> None:
+    async def add_entropy(
+        self, hand_id: str, seat: int, player_id: str, seed: bytes = b"", *, seed_hash: str = ""
+    ) -> None:
+        """The seat's client seed, or (version 3, first step) only its hash."""
         request = fairness_pb2.AddPlayerEntropyRequest(
-            hand_id=hand_id, seat=seat, player_id=player_id, client_seed=seed
+            hand_id=hand_id, seat=seat, player_id=player_id, client_seed=seed, client_seed_hash=seed_hash
         )
         try:
             await self._stub.AddPlayerEntropy(request)
@@ -155,10 +176,19 @@ class FairnessClient:
             raise translate_rpc_error(error, "fairness") from error
         return tuple(int(card.index) for card in reply.deck)
 
-    async def reveal(self, hand_id: str, *, voided: bool = False) -> None:
+    async def reveal(self, hand_id: str, *, voided: bool = False, seen: SeenPositions | None = None) -> None:
+        """End the hand; `seen` says which deal positions were public and which each player saw, so
+        fairness (version 3) opens to each reader exactly the cards they saw."""
         outcome = fairness_pb2.HAND_OUTCOME_VOIDED if voided else fairness_pb2.HAND_OUTCOME_FINISHED
+        request = fairness_pb2.RevealHandRequest(hand_id=hand_id, outcome=outcome)
+        if seen is not None:
+            request.public_positions.extend(seen.public)
+            request.seen.extend(
+                fairness_pb2.SeenPositions(player_id=player, positions=positions)
+                for player, positions in seen.seen
+            )
         try:
-            await self._stub.RevealHand(fairness_pb2.RevealHandRequest(hand_id=hand_id, outcome=outcome))
+            await self._stub.RevealHand(request)
         except grpc.aio.AioRpcError as error:
             raise translate_rpc_error(error, "fairness") from error
 

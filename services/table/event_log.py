@@ -2,20 +2,30 @@
 
 Entries are in the engine's replay format (`poker_engine.replay.config_from_json` for the first,
 `apply_json_action` for the rest), so a shard that takes a table over rebuilds the hand exactly with
-the engine's replay. Without Redis the log is local to the process (a single shard); with Redis it
-is a stream per hand whose every append checks the room's fencing token (`RedisEventLog`).
-The log holds hole cards (the deck): it is server-side state like the fairness seed, never logged.
+the engine's replay (services/table/takeover.py reads it back). Without Redis the log is a file of
+the single shard (`FileEventLog`: append-only JSON lines, fsynced before anyone hears of the entry,
+compacted), so a restarted shard finds its running hands; with Redis it is a stream per hand whose
+every append checks the room's fencing token (`RedisEventLog`). `LocalEventLog` keeps it in memory
+(tests, and processes that keep nothing across restarts).
+Beside the hands, each table has a seats' log: the inputs its seats' core took (`append_seats`,
+`read_seats`; table_core.to_entry), fenced the same way, so a next owner has the same seats.
+The log holds hole cards (the deck) and the players' fair-play signals: it is server-side state like
+the fairness seed, never logged.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any, Protocol
 
 from redis import exceptions as redis_errors
 
 from service_runtime.errors import FailedPrecondition, Unavailable
+from services.table.json_lines_file import JsonLinesFile
 
 
 class HandEventLog(Protocol):
@@ -31,37 +41,181 @@ class HandEventLog(Protocol):
     async def mark_live(self, room_id: str, table_id: str, hand_id: str) -> None:
         """Remember the table's running hand (fenced like an append), so a next owner can find it."""
 
+    async def append_live(
+        self, room_id: str, table_id: str, hand_id: str, entries: Sequence[Mapping[str, Any]]
+    ) -> None:
+        """`append` and `mark_live` in one fenced write (the start of a hand: one round trip)."""
+
+    async def forget_live(self, table_id: str, hand_id: str) -> None:
+        """`forget` and `clear_live` together (the end of a hand: one round trip)."""
+
     async def live_hand(self, table_id: str) -> str | None:
         """The hand a previous owner left running at the table and never settled, if any."""
 
     async def clear_live(self, table_id: str, hand_id: str) -> None:
         """The table's hand `hand_id` is settled or voided (a newer hand's mark is left alone)."""
 
+    async def append_seats(self, room_id: str, table_id: str, entries: Sequence[Mapping[str, Any]]) -> None:
+        """Append the table's seats' entries (table_core's inputs) durably, fenced like `append`."""
+
+    async def read_seats(self, table_id: str) -> list[dict[str, Any]]:
+        """Every seats' entry of the table, in order."""
+
 
 class LocalEventLog:
-    """In-process log for the single-shard default (`make run`)."""
+    """In-process log: a table reopened in the same process finds its running hand; a restart forgets."""
 
     def __init__(self) -> None:
         self._hands: dict[str, list[dict[str, Any]]] = {}
+        self._live: dict[str, str] = {}  # table id -> its running hand
+        self._seats: dict[str, list[dict[str, Any]]] = {}  # table id -> its seats' entries
 
     async def append(self, room_id: str, hand_id: str, entries: Sequence[Mapping[str, Any]]) -> None:
         self._hands.setdefault(hand_id, []).extend(dict(e) for e in entries)
 
     async def read(self, hand_id: str) -> list[dict[str, Any]]:
-        return list(self._hands.get(hand_id, ()))
+        return [dict(e) for e in self._hands.get(hand_id, ())]
 
     async def forget(self, hand_id: str) -> None:
         self._hands.pop(hand_id, None)
 
     async def mark_live(self, room_id: str, table_id: str, hand_id: str) -> None:
-        # One process, one life: a hand left running dies with the process (see docs/table.md).
-        return None
+        self._live[table_id] = hand_id
+
+    async def append_live(
+        self, room_id: str, table_id: str, hand_id: str, entries: Sequence[Mapping[str, Any]]
+    ) -> None:
+        await LocalEventLog.append(self, room_id, hand_id, entries)
+        await LocalEventLog.mark_live(self, room_id, table_id, hand_id)
+
+    async def forget_live(self, table_id: str, hand_id: str) -> None:
+        await LocalEventLog.forget(self, hand_id)
+        await LocalEventLog.clear_live(self, table_id, hand_id)
 
     async def live_hand(self, table_id: str) -> str | None:
-        return None
+        return self._live.get(table_id)
 
     async def clear_live(self, table_id: str, hand_id: str) -> None:
-        return None
+        if self._live.get(table_id) == hand_id:
+            del self._live[table_id]
+
+    async def append_seats(self, room_id: str, table_id: str, entries: Sequence[Mapping[str, Any]]) -> None:
+        self._seats.setdefault(table_id, []).extend(dict(e) for e in entries)
+
+    async def read_seats(self, table_id: str) -> list[dict[str, Any]]:
+        return [dict(e) for e in self._seats.get(table_id, ())]
+
+
+# A long run appends a line per decision; the file is rewritten with the running hands this often.
+COMPACT_AFTER_LINES = 5_000
+
+
+class FileEventLog(LocalEventLog):
+    """The single shard's log without Redis: JSON lines, one per change, replayed when the shard starts.
+
+    `{"op": "append", "hand_id", "entries"}`, `{"op": "live", "table_id", "hand_id", "entries"}` (the
+    start of a hand, or a commitment's mark with no entry), `{"op": "forget", "table_id", "hand_id"}`
+    (the end of a hand: its entries dropped, the mark cleared unless it names a newer hand) and
+    `{"op": "clear", ...}` (the mark alone). Appends and marks are fsynced before the table goes on
+    (nobody hears of a decision the file may lose); the end of a hand is not (lost, it only makes the
+    next opening find a settled hand, which it ends as such). A torn last line (a killed process) is
+    skipped: its write never returned, so nobody heard of it. No fencing: one shard owns every room.
+    """
+
+    def __init__(self, path: Path) -> None:
+        super().__init__()
+        self._file = JsonLinesFile(path, compact_after=COMPACT_AFTER_LINES, snapshot=self._open_lines)
+        self._lock = asyncio.Lock()
+        for change in self._file.read():
+            try:
+                self._apply(change)
+            except (ValueError, KeyError, TypeError, AttributeError):
+                continue
+        self._file.compact()
+
+    def _apply(self, change: Mapping[str, Any]) -> None:
+        op = change["op"]
+        entries = [dict(e) for e in change.get("entries", ())]
+        if op == "seats":
+            self._seats.setdefault(str(change["table_id"]), []).extend(entries)
+            return
+        hand_id = str(change["hand_id"])
+        if op == "append":
+            self._hands.setdefault(hand_id, []).extend(entries)
+        elif op == "live":
+            if entries:
+                self._hands.setdefault(hand_id, []).extend(entries)
+            self._live[str(change["table_id"])] = hand_id
+        elif op in ("forget", "clear"):
+            if op == "forget":
+                self._hands.pop(hand_id, None)
+            if self._live.get(str(change["table_id"])) == hand_id:
+                del self._live[str(change["table_id"])]
+
+    def _open_lines(self) -> list[str]:
+        """What the rewritten file holds: each running hand's mark and entries."""
+        marked = set(self._live.values())
+        self._hands = {hand_id: entries for hand_id, entries in self._hands.items() if hand_id in marked}
+        return [
+            _change("live", hand_id, table_id=table_id, entries=self._hands.get(hand_id, []))
+            for table_id, hand_id in sorted(self._live.items())
+        ] + [_seats_change(table_id, entries) for table_id, entries in sorted(self._seats.items()) if entries]
+
+    def _write(self, line: str, sync: bool) -> None:
+        self._file.write(line, sync=sync)
+
+    async def _change(self, line: str, *, sync: bool = True) -> None:
+        # The memory changes under the lock, before the line is written: a compaction (in the writer
+        # thread, under the same lock) writes exactly what the file holds.
+        async with self._lock:
+            self._apply(json.loads(line))
+            await asyncio.to_thread(self._write, line, sync)
+
+    async def append(self, room_id: str, hand_id: str, entries: Sequence[Mapping[str, Any]]) -> None:
+        await self._change(_change("append", hand_id, entries=entries))
+
+    async def mark_live(self, room_id: str, table_id: str, hand_id: str) -> None:
+        await self._change(_change("live", hand_id, table_id=table_id))
+
+    async def append_live(
+        self, room_id: str, table_id: str, hand_id: str, entries: Sequence[Mapping[str, Any]]
+    ) -> None:
+        await self._change(_change("live", hand_id, table_id=table_id, entries=entries))
+
+    async def forget(self, hand_id: str) -> None:
+        await self._change(_change("forget", hand_id, table_id=""), sync=False)
+
+    async def forget_live(self, table_id: str, hand_id: str) -> None:
+        await self._change(_change("forget", hand_id, table_id=table_id), sync=False)
+
+    async def clear_live(self, table_id: str, hand_id: str) -> None:
+        await self._change(_change("clear", hand_id, table_id=table_id), sync=False)
+
+    async def append_seats(self, room_id: str, table_id: str, entries: Sequence[Mapping[str, Any]]) -> None:
+        await self._change(_seats_change(table_id, entries))
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def _change(
+    op: str, hand_id: str, *, table_id: str | None = None, entries: Sequence[Mapping[str, Any]] = ()
+) -> str:
+    change: dict[str, Any] = {"op": op, "hand_id": hand_id}
+    if table_id is not None:
+        change["table_id"] = table_id
+    if entries:
+        change["entries"] = [dict(e) for e in entries]
+    return json.dumps(change, sort_keys=True) + "\n"
+
+
+def _seats_change(table_id: str, entries: Sequence[Mapping[str, Any]]) -> str:
+    return (
+        json.dumps(
+            {"op": "seats", "table_id": table_id, "entries": [dict(e) for e in entries]}, sort_keys=True
+        )
+        + "\n"
+    )
 
 
 # KEYS[1] = the room's owner hash of the shard registry, KEYS[2] = the hand's stream.
@@ -80,6 +234,32 @@ end
 return #ARGV - 2
 """
 
+# KEYS[1] = the room's owner hash, KEYS[2] = the hand's stream, KEYS[3] = the table's live-hand key.
+# ARGV[1] = shard id, ARGV[2] = token, ARGV[3] = the hand, ARGV[4..] = entries (JSON). The start of a
+# hand: its config appended and the table's live mark set in one fenced script (issue 28).
+_FENCED_APPEND_LIVE = """
+local owner = redis.call('HGET', KEYS[1], 'shard')
+local token = redis.call('HGET', KEYS[1], 'token')
+if owner ~= ARGV[1] or token ~= ARGV[2] then
+  return redis.error_reply('SHARD_NOT_OWNER')
+end
+for i = 4, #ARGV do
+  redis.call('XADD', KEYS[2], '*', 'e', ARGV[i])
+end
+redis.call('SET', KEYS[3], ARGV[3])
+return #ARGV - 3
+"""
+
+# KEYS[1] = the hand's stream, KEYS[2] = the table's live-hand key; ARGV[1] = the hand. The end of a
+# hand: its log dropped, and the live mark cleared unless it names a newer hand.
+_FORGET_LIVE = """
+redis.call('DEL', KEYS[1])
+if redis.call('GET', KEYS[2]) == ARGV[1] then
+  redis.call('DEL', KEYS[2])
+end
+return 1
+"""
+
 # KEYS[1] = the room's owner hash, KEYS[2] = the table's live-hand key; ARGV = shard id, token, hand.
 _FENCED_MARK = """
 local owner = redis.call('HGET', KEYS[1], 'shard')
@@ -90,6 +270,18 @@ end
 redis.call('SET', KEYS[2], ARGV[3])
 return 1
 """
+
+
+@contextlib.contextmanager
+def _away_is_unavailable() -> Iterator[None]:
+    """Redis away (refused, reset, timed out) is UNAVAILABLE, which the table retries or waits on, as
+    for a fenced append; a refused command (a script's error) is a bug and stays what it is."""
+    try:
+        yield
+    except redis_errors.ResponseError:
+        raise
+    except redis_errors.RedisError as error:
+        raise Unavailable("UNAVAILABLE", "the hand log is unavailable", {"dependency": "redis"}) from error
 
 
 class RedisEventLog:
@@ -107,6 +299,8 @@ class RedisEventLog:
         self._tokens: dict[str, int] = {}
         self._script = client.register_script(_FENCED_APPEND)
         self._mark = client.register_script(_FENCED_MARK)
+        self._append_live = client.register_script(_FENCED_APPEND_LIVE)
+        self._forget_live = client.register_script(_FORGET_LIVE)
         self._clear = client.register_script(
             "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0"
         )
@@ -128,17 +322,49 @@ class RedisEventLog:
     async def mark_live(self, room_id: str, table_id: str, hand_id: str) -> None:
         await self._fenced(self._mark, room_id, self._live_key(table_id), [hand_id])
 
+    async def append_live(
+        self, room_id: str, table_id: str, hand_id: str, entries: Sequence[Mapping[str, Any]]
+    ) -> None:
+        await self._fenced(
+            self._append_live,
+            room_id,
+            [self._stream(hand_id), self._live_key(table_id)],
+            [hand_id, *(json.dumps(dict(e), sort_keys=True) for e in entries)],
+        )
+
+    async def forget_live(self, table_id: str, hand_id: str) -> None:
+        with _away_is_unavailable():
+            await self._forget_live(keys=[self._stream(hand_id), self._live_key(table_id)], args=[hand_id])
+
     async def live_hand(self, table_id: str) -> str | None:
-        value = await self._redis.get(self._live_key(table_id))
+        with _away_is_unavailable():
+            value = await self._redis.get(self._live_key(table_id))
         return None if value is None else bytes(value).decode()
 
     async def clear_live(self, table_id: str, hand_id: str) -> None:
-        await self._clear(keys=[self._live_key(table_id)], args=[hand_id])
+        with _away_is_unavailable():
+            await self._clear(keys=[self._live_key(table_id)], args=[hand_id])
+
+    async def append_seats(self, room_id: str, table_id: str, entries: Sequence[Mapping[str, Any]]) -> None:
+        await self._fenced(
+            self._script,
+            room_id,
+            self._seats_stream(table_id),
+            [json.dumps(dict(e), sort_keys=True) for e in entries],
+        )
+
+    async def read_seats(self, table_id: str) -> list[dict[str, Any]]:
+        with _away_is_unavailable():
+            rows = await self._redis.xrange(self._seats_stream(table_id))
+        return [json.loads(fields[b"e"]) for _, fields in rows]
+
+    def _seats_stream(self, table_id: str) -> str:
+        return f"{self._prefix}table-seats-log:{table_id}"
 
     def _live_key(self, table_id: str) -> str:
         return f"{self._prefix}table-live-hand:{table_id}"
 
-    async def _fenced(self, script: Any, room_id: str, key: str, args: list[str]) -> None:
+    async def _fenced(self, script: Any, room_id: str, key: str | list[str], args: list[str]) -> None:
         token = self._tokens.get(room_id)
         if token is None:
             raise FailedPrecondition(
@@ -146,7 +372,8 @@ class RedisEventLog:
             )
         try:
             await script(
-                keys=[f"{self._prefix}room-owner:{room_id}", key], args=[self._shard_id, str(token), *args]
+                keys=[f"{self._prefix}room-owner:{room_id}", *([key] if isinstance(key, str) else key)],
+                args=[self._shard_id, str(token), *args],
             )
         except redis_errors.ResponseError as error:
             if "SHARD_NOT_OWNER" in str(error):
@@ -160,8 +387,10 @@ class RedisEventLog:
             ) from error
 
     async def read(self, hand_id: str) -> list[dict[str, Any]]:
-        rows = await self._redis.xrange(self._stream(hand_id))
+        with _away_is_unavailable():
+            rows = await self._redis.xrange(self._stream(hand_id))
         return [json.loads(fields[b"e"]) for _, fields in rows]
 
     async def forget(self, hand_id: str) -> None:
-        await self._redis.delete(self._stream(hand_id))
+        with _away_is_unavailable():
+            await self._redis.delete(self._stream(hand_id))

@@ -25,11 +25,12 @@ from services.table.house_views import DECISION_OF_PB
 from services.table.mute_board import RedisMuteBoard
 from services.table.shard import TableShard
 from services.table.stream_budget import ViewerStreams
-from services.table.table_access import AnyTable, TableAccess, cash_table, house_table
+from services.table.table_access import AnyTable, TableAccess, cash_table, holds_own_stream, house_table
 
 SERVICE_NAME = "poker.table.v1.TableService"
 
 _PRINTABLE = re.compile(r"^[\x20-\x7e]+$")
+_SEED_HASH = re.compile(r"[0-9a-f]{64}")
 MAX_ID_LENGTH = 128
 MAX_SEED_LENGTH = 64
 MAX_AMOUNT = 2**62
@@ -50,6 +51,21 @@ def _printable_id(value: str, field: str, max_length: int = MAX_ID_LENGTH) -> st
             "FIELD_INVALID", f"{field} is 1 to {max_length} printable ASCII characters", {"field": field}
         )
     return value
+
+
+def _seed_or_hash(request: table_pb2.SetPlayerSeedRequest) -> tuple[bytes, str]:
+    """SetPlayerSeed's client seed or (version 3, first step) its hash: exactly one of them."""
+    if request.client_seed and request.client_seed_hash:
+        raise InvalidArgument(
+            "FIELD_INVALID", "send the client seed or its hash, not both", {"field": "client_seed_hash"}
+        )
+    if not request.client_seed_hash:
+        return _printable_id(request.client_seed, "client_seed", MAX_SEED_LENGTH).encode("ascii"), ""
+    if not _SEED_HASH.fullmatch(request.client_seed_hash):
+        raise InvalidArgument(
+            "FIELD_INVALID", "client_seed_hash is 64 lower-case hex digits", {"field": "client_seed_hash"}
+        )
+    return b"", request.client_seed_hash
 
 
 def _amount(value: int, field: str, *, allow_zero: bool) -> int:
@@ -94,11 +110,15 @@ class TableServicer:
         access: TableAccess,
         viewers: ViewerStreams,
         mutes: RedisMuteBoard | None = None,
+        *,
+        view_recheck_seconds: float = 5.0,
     ) -> None:
         self._shard = shard
         self._access = access
         self._viewers = viewers
         self._mutes = mutes  # with Redis: chat mutes shared by every shard
+        # How often an open stream of a reader without a seat is checked against the room's rule.
+        self._view_recheck_seconds = view_recheck_seconds
 
     async def _table(self, table_id: str) -> TableActor:
         return cash_table(await self._any_table(table_id))
@@ -204,10 +224,10 @@ class TableServicer:
     ) -> table_pb2.SetPlayerSeedResponse:
         player = current_caller().subject
         request_id = _printable_id(request.request_id, "request_id")
-        seed = _printable_id(request.client_seed, "client_seed", MAX_SEED_LENGTH).encode("ascii")
+        seed, seed_hash = _seed_or_hash(request)
         # At a house table it opens the caller's next round: only for a room the caller may see.
         actor = await self._readable(request.table_id)
-        return await actor.call(lambda: actor.set_player_seed(player, request_id, seed))
+        return await actor.call(lambda: actor.set_player_seed(player, request_id, seed, seed_hash))
 
     async def SendChat(self, request: table_pb2.SendChatRequest, context: Any) -> table_pb2.SendChatResponse:  # noqa: N802
         player = current_caller().subject
@@ -231,7 +251,9 @@ class TableServicer:
 
     async def SpectateTable(  # noqa: N802
         self, request: table_pb2.SpectateTableRequest, context: Any
-    ) -> AsyncIterator[table_pb2.SpectateTableResponse]:
+    ) -> AsyncIterator[table_pb2.SpectateTableResponse | bytes]:
+        """Writes the table's serialised public updates as they are (see assembly: SpectateTable's
+        serializer passes bytes through), so the shard serialises each once, not per spectator."""
         caller = current_caller()
         actor = cash_table(await self._readable(request.table_id))
         if caller.has(Role.PLAYER):
@@ -242,11 +264,13 @@ class TableServicer:
         except BaseException:
             self._viewers.release(ticket)
             raise
+        guard = self._access.view_guard(caller, actor, self._view_recheck_seconds)
         try:
             while True:
                 update = await spectator.queue.get()
                 if update is SPECTATOR_STREAM_CLOSED:
                     raise _stream_ended(actor.closed_reason)
+                await guard.check()
                 yield update
         finally:
             actor.unspectate(spectator)
@@ -278,23 +302,27 @@ class TableServicer:
     async def WatchTable(  # noqa: N802
         self, request: table_pb2.WatchTableRequest, context: Any
     ) -> AsyncIterator[table_pb2.WatchTableResponse]:
-        player = current_caller().subject
+        caller = current_caller()
+        player = caller.subject
         actor = await self._readable(request.table_id)
-        # A seated player's own stream comes out of the reserve no viewer can take; one without a
-        # seat at a cash table is a viewer (a house table's view is the player's own rounds).
+        # A seated player's own stream (a player with a round, at a house table) comes out of the
+        # reserve no viewer can take; anyone else's is a viewer, at a house table too, though it shows
+        # them only their own (no) rounds: else free accounts could take the reserve there.
         ticket = None
-        if isinstance(actor, TableActor) and not actor.seats_player(player):
+        if not holds_own_stream(actor, player):
             ticket = self._viewers.admit(player, actor.table_id)
         try:
             watcher = await actor.call(lambda: actor.watch(player))
         except BaseException:
             self._viewers.release(ticket)
             raise
+        guard = self._access.view_guard(caller, actor, self._view_recheck_seconds)
         try:
             while True:
                 update = await watcher.queue.get()
                 if update is STREAM_CLOSED:
                     raise _stream_ended(getattr(actor, "closed_reason", "TABLE_CLOSED"))
+                await guard.check()
                 yield update
         finally:
             actor.unwatch(watcher)

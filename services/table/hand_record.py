@@ -4,17 +4,25 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from google.protobuf.message import Message
 
 from poker.history.v1 import history_pb2
 from poker_engine.cards import card_text
 from poker_engine.config import HandConfig
 from poker_engine.events import (
+    BoardDealt,
+    CardsShown,
     Event,
+    HoleCardsDealt,
 )
 from service_runtime.history_records import hand_record_from_events
-from services.table.rooms import Room
+
+if TYPE_CHECKING:
+    from services.table.rooms import Room
 
 
 def config_entry(config: HandConfig) -> dict[str, Any]:
@@ -71,4 +79,82 @@ def hand_record(
         network_fingerprints={player: network for player, (_, network) in seat_signals.items() if network},
         decision_ms=decision_ms,
         seed_commitment=commitment,
+    )
+
+
+@dataclass(frozen=True)
+class SeenPositions:
+    """Which deal positions of a hand were public and which each player saw privately, as fairness
+    version 3 opens them after the hand (docs/fairness.md, "Who gets which openings")."""
+
+    public: tuple[int, ...] = ()
+    seen: tuple[tuple[str, tuple[int, ...]], ...] = ()
+
+
+def _card_indexes(message: Message) -> list[int]:
+    """Every `poker.common.v1.Card` index inside a record, depth first."""
+    found: list[int] = []
+    for descriptor, value in message.ListFields():
+        if descriptor.message_type is None:
+            continue
+        items = value if descriptor.is_repeated else [value]
+        for item in items:
+            if isinstance(item, Message):
+                if item.DESCRIPTOR.full_name == "poker.common.v1.Card":
+                    found.append(int(getattr(item, "index")))  # noqa: B009 - any Card-shaped message
+                else:
+                    found.extend(_card_indexes(item))
+    return found
+
+
+def seen_positions(record: history_pb2.HandRecord, deck: Sequence[int]) -> SeenPositions:
+    """From the full record and the dealt deck: a cash hand's board and the hole cards shown at
+    showdown are public, each player saw their own hole cards, and burnt, folded and mucked cards
+    and the undealt rest are nobody's; a house-game round's player saw every card it dealt."""
+    where = {card: position for position, card in enumerate(deck)}
+
+    def positions(cards: Sequence[int]) -> tuple[int, ...]:
+        return tuple(sorted({where[c] for c in cards if c in where}))
+
+    if record.HasField("house_game"):
+        # A house round deals from the front of the deck with no burn cards and shows its player
+        # every card it dealt by the end, exchanged-out cards and the dealer's replaced ones
+        # included, though the record holds only the final hands; the last card dealt is always in
+        # a final hand (only a later card can replace it), so the player saw every position up to
+        # the highest the record holds.
+        players = [s.player_id for s in record.seats]
+        dealt = positions(_card_indexes(record))
+        shown = tuple(range(dealt[-1] + 1)) if dealt else ()
+        return SeenPositions(seen=tuple((p, shown) for p in players[:1]))
+    public = [int(c.index) for c in record.board]
+    for seat in record.seats:
+        if seat.shown:
+            public.extend(int(c.index) for c in seat.hole_cards)
+    seen = tuple(
+        (seat.player_id, positions([int(c.index) for c in seat.hole_cards]))
+        for seat in record.seats
+        if seat.player_id
+    )
+    return SeenPositions(positions(public), seen)
+
+
+def seen_so_far(config: HandConfig, events: Sequence[Event]) -> SeenPositions:
+    """A hand that ended with no record (voided after the deal), from its config and the events its
+    log replays to: the board dealt so far and any card shown are public, each player saw their own
+    hole cards, and the rest (burnt, undealt) is nobody's."""
+    where = {card: position for position, card in enumerate(config.deck)}
+    players = {s.seat: s.player_id for s in config.seats}
+
+    def positions(cards: Sequence[int]) -> tuple[int, ...]:
+        return tuple(sorted({where[c] for c in cards if c in where}))
+
+    public: list[int] = []
+    own: dict[str, list[int]] = {}
+    for event in events:
+        if isinstance(event, BoardDealt | CardsShown):
+            public.extend(event.cards)
+        elif isinstance(event, HoleCardsDealt) and event.seat in players:
+            own.setdefault(players[event.seat], []).extend(event.cards)
+    return SeenPositions(
+        positions(public), tuple((player, positions(cards)) for player, cards in own.items())
     )

@@ -1,31 +1,54 @@
-"""The house-game round journal of one shard: what a restarted shard needs to resume or refund.
+"""The house-game round journal: what the next opening of a house table needs to resume or refund.
 
-One JSON line per step, flushed and fsynced before the step's effect is answered or sent to the
-cashier: a round opened (wagers, commitment, jackpot before), a decision about to be paid, a round
-closed (settled or voided). On start the shard reads it back and every round opened and not closed
-is resumed (its deck is sealed again, fairness returns the same one, the decisions are replayed) or
-refunded, by what the cashier says was applied. `MemoryJournal` is the same without a file
-(tests and shards that keep nothing across restarts).
+One entry per step, durable before the step's effect is answered or sent to the cashier: a round
+opened (wagers, commitment, jackpot before, cover), dealt (with its decision deadline), a decision
+about to be paid (with the next deadline), a round closed (settled or voided). Whoever opens the
+table next (the restarted shard, or the shard that took its room over: lease lost, kill -9) reads
+back the table's rounds opened and not closed and resumes each (its deck is sealed again, fairness
+returns the same one, the decisions are replayed) or refunds it, by what the cashier says was
+applied (docs/house-games.md, "Restarts and takeovers").
+
+- `RedisJournal` (with Redis): shared by every shard, under the registry prefix. Every write checks
+  the room's owner hash of the shard registry (shard and fencing token), as the hand logs do, so a
+  shard that lost the room (frozen past its lease, partitioned) can never add a decision, a deal or
+  a close to a round another shard resumed.
+- `FileJournal` (the embedded default, one shard): JSON lines fsynced before the table goes on,
+  compacted to the open rounds when the shard starts; no fencing (one shard owns every room).
+- `MemoryJournal`: the same in memory (tests, and shards that keep nothing across restarts).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from pathlib import Path
 from typing import Any
+
+from redis import exceptions as redis_errors
+
+from service_runtime.errors import FailedPrecondition, Unavailable
 
 
 class MemoryJournal:
     def __init__(self) -> None:
         self.entries: list[dict[str, Any]] = []
 
-    def append(self, entry: dict[str, Any]) -> None:
-        self.entries.append(entry)
+    async def append(self, room_id: str, table_id: str, token: int, entry: dict[str, Any]) -> None:
+        """Durably add the entry of a round of `table_id` (`token`: the room's, as the table opened)."""
+        self.entries.append({**entry, "table_id": table_id})
 
-    def open_rounds(self) -> dict[str, dict[str, Any]]:
-        """Every round opened and not closed: its open entry with the decisions logged since."""
-        return open_rounds(self.entries)
+    async def open_rounds(self, table_id: str) -> dict[str, dict[str, Any]]:
+        """The table's rounds opened and not closed: each open entry with what was logged since."""
+        return {
+            round_id: entry
+            for round_id, entry in open_rounds(self.entries).items()
+            if entry.get("table_id") == table_id
+        }
+
+    async def tables(self) -> list[str]:
+        """Every table with an open round (of any room)."""
+        return sorted({str(e["table_id"]) for e in open_rounds(self.entries).values()})
 
 
 class FileJournal(MemoryJournal):
@@ -35,6 +58,7 @@ class FileJournal(MemoryJournal):
         super().__init__()
         self._path = path
         self._handle: Any = None
+        self._lock = asyncio.Lock()
         if path.exists():
             with path.open(encoding="utf-8") as handle:
                 for line in handle:
@@ -59,15 +83,20 @@ class FileJournal(MemoryJournal):
         os.replace(temporary, self._path)
         self.entries = keep
 
-    def append(self, entry: dict[str, Any]) -> None:
+    def _write(self, line: str) -> None:
         if self._handle is None:
             self._path.parent.mkdir(parents=True, exist_ok=True)
             self._handle = self._path.open("a", encoding="utf-8")
-        self._handle.write(json.dumps(entry, sort_keys=True) + "\n")
+        self._handle.write(line)
         self._handle.flush()
         os.fsync(self._handle.fileno())
-        # Only the open rounds are ever read back; the closed ones go at the next start.
-        super().append(entry)
+
+    async def append(self, room_id: str, table_id: str, token: int, entry: dict[str, Any]) -> None:
+        full = {**entry, "table_id": table_id}
+        async with self._lock:
+            await asyncio.to_thread(self._write, json.dumps(full, sort_keys=True) + "\n")
+            # Only the open rounds are ever read back; the closed ones go at the next start.
+            self.entries.append(full)
 
     def close(self) -> None:
         if self._handle is not None:
@@ -86,8 +115,128 @@ def open_rounds(entries: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
             rounds[round_id] = {**entry, "decisions": []}
         elif kind == "dealt" and round_id in rounds:
             rounds[round_id]["dealt"] = True
+            if "deadline" in entry:
+                rounds[round_id]["deadline"] = entry["deadline"]
         elif kind == "decision" and round_id in rounds:
             rounds[round_id]["decisions"].append(entry["decision"])
+            if "deadline" in entry:
+                rounds[round_id]["deadline"] = entry["deadline"]
         elif kind == "closed":
             rounds.pop(round_id, None)
     return rounds
+
+
+# KEYS[1] = the room's owner hash of the shard registry, KEYS[2] = the round's list, KEYS[3] = the
+# table's set of open rounds, KEYS[4] = the set of tables with open rounds.
+# ARGV[1] = shard id, ARGV[2] = its fencing token for the room, ARGV[3] = the table, ARGV[4] = the
+# round, ARGV[5] = the entry's type, ARGV[6] = the entry (JSON).
+# Written only while the registry names this shard with this very token. `open` adds the round to its
+# table's set (and the table to the set of tables with open rounds); `closed` drops the round's list
+# and takes it (and, with no round left, its table) out again.
+_FENCED_APPEND = """
+local owner = redis.call('HGET', KEYS[1], 'shard')
+local token = redis.call('HGET', KEYS[1], 'token')
+if owner ~= ARGV[1] or token ~= ARGV[2] then
+  return redis.error_reply('SHARD_NOT_OWNER')
+end
+if ARGV[5] == 'closed' then
+  redis.call('DEL', KEYS[2])
+  redis.call('SREM', KEYS[3], ARGV[4])
+  if redis.call('SCARD', KEYS[3]) == 0 then
+    redis.call('SREM', KEYS[4], ARGV[3])
+  end
+  return 0
+end
+if ARGV[5] ~= 'open' and redis.call('SISMEMBER', KEYS[3], ARGV[4]) == 0 then
+  return redis.error_reply('ROUND_NOT_OPEN')
+end
+redis.call('RPUSH', KEYS[2], ARGV[6])
+if ARGV[5] == 'open' then
+  redis.call('SADD', KEYS[3], ARGV[4])
+  redis.call('SADD', KEYS[4], ARGV[3])
+end
+return 1
+"""
+
+
+class RedisJournal:
+    """The journal shared by every shard: per round a list of its entries
+    (`<prefix>house-round:<round_id>`), per table the set of its open rounds
+    (`<prefix>house-table-rounds:<table_id>`), and the set of tables with open rounds
+    (`<prefix>house-open-tables`), written by one fenced script; FailedPrecondition(SHARD_NOT_OWNER)
+    when the registry no longer names this shard with the table's token, Unavailable without Redis."""
+
+    def __init__(self, client: Any, *, shard_id: str, prefix: str = "poker:") -> None:
+        self._redis = client
+        self._shard_id = shard_id
+        self._prefix = prefix
+        self._script = client.register_script(_FENCED_APPEND)
+
+    def _round_key(self, round_id: str) -> str:
+        return f"{self._prefix}house-round:{round_id}"
+
+    def _table_key(self, table_id: str) -> str:
+        return f"{self._prefix}house-table-rounds:{table_id}"
+
+    @property
+    def _tables_key(self) -> str:
+        return f"{self._prefix}house-open-tables"
+
+    async def append(self, room_id: str, table_id: str, token: int, entry: dict[str, Any]) -> None:
+        round_id = str(entry["round_id"])
+        try:
+            await self._script(
+                keys=[
+                    f"{self._prefix}room-owner:{room_id}",
+                    self._round_key(round_id),
+                    self._table_key(table_id),
+                    self._tables_key,
+                ],
+                args=[
+                    self._shard_id,
+                    str(token),
+                    table_id,
+                    round_id,
+                    str(entry["type"]),
+                    json.dumps({**entry, "table_id": table_id}, sort_keys=True),
+                ],
+            )
+        except redis_errors.ResponseError as error:
+            if "SHARD_NOT_OWNER" in str(error):
+                raise FailedPrecondition(
+                    "SHARD_NOT_OWNER", "this shard no longer owns the room", {"room_id": room_id}
+                ) from error
+            if "ROUND_NOT_OPEN" in str(error):
+                # Closed by the room's next owner meanwhile (refunded or settled there).
+                raise FailedPrecondition(
+                    "HAND_IS_OVER", "the round was closed elsewhere", {"round_id": round_id}
+                ) from error
+            raise
+        except (redis_errors.RedisError, OSError) as error:
+            raise Unavailable(
+                "UNAVAILABLE", "the house round journal is unavailable", {"dependency": "redis"}
+            ) from error
+
+    async def open_rounds(self, table_id: str) -> dict[str, dict[str, Any]]:
+        try:
+            round_ids = sorted(
+                bytes(r).decode() for r in await self._redis.smembers(self._table_key(table_id))
+            )
+            entries: list[dict[str, Any]] = []
+            for round_id in round_ids:
+                rows = await self._redis.lrange(self._round_key(round_id), 0, -1)
+                entries.extend(json.loads(row) for row in rows)
+        except (redis_errors.RedisError, OSError) as error:
+            raise Unavailable(
+                "UNAVAILABLE", "the house round journal is unavailable", {"dependency": "redis"}
+            ) from error
+        return {r: e for r, e in open_rounds(entries).items() if e.get("table_id") == table_id}
+
+    async def tables(self) -> list[str]:
+        try:
+            members = await self._redis.smembers(self._tables_key)
+        except (redis_errors.RedisError, OSError) as error:
+            raise Unavailable(
+                "UNAVAILABLE", "the house round journal is unavailable", {"dependency": "redis"}
+            ) from error
+        return sorted(bytes(m).decode() for m in members)

@@ -1,11 +1,15 @@
 """A house-game table (Casino Hold'em, Russian Poker): each player's rounds against the dealer, paid
 by the pool's house bank.
 
-The table is the adapter around `house_round.LiveRound` (pure): it takes the stakes through the
-cashier, the deck from fairness, the decisions from players and the clock, and sends the settlement
-to the cashier, the reveal to fairness and the record to history. Rounds of different players are
-independent (each its own deck and fairness chain) and run side by side; one player's commands run
-one at a time (a lock per player), so no two commands ever change one round at once.
+The table is the shell around the rounds' pure core (`house_core.py`, docs/house-games.md "The round
+core"): it feeds the core PlaceHouseBets (after the room's and the house bank's checks and the
+fairness commitment), MakeHouseDecision, the clock's ticks and every outgoing call's answer; it
+appends each step's journal entries before it answers the player or publishes a notice; then it
+runs the step's effects (stakes, seal, decision stakes, settlement, refunds, reveals, records, the
+cover's release), and whatever call failed is sent again from `house_core.outstanding` (the same
+ids: applied once). Rounds of different players are independent (each its own deck and fairness
+chain) and run side by side; one player's commands and their rounds' calls run one at a time (a
+lock per player), and the core's state changes one step at a time (one lock per table).
 
 A round, start to end (docs/house-games.md, "The table service"):
 1. PlaceHouseBets: the rules' and the room's checks; the house bank read (below its threshold:
@@ -34,19 +38,18 @@ import contextlib
 import functools
 import hashlib
 import time
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, TypeVar
 
 from house_games import (
     Account,
     BoxWager,
     HouseGameError,
-    IllegalDecisionError,
-    InvalidWagerError,
     RoundSettlement,
 )
 from poker.common.v1 import common_pb2
+from poker.history.v1 import history_pb2
 from poker.table.v1 import table_pb2
 from service_runtime.errors import (
     DomainError,
@@ -58,6 +61,7 @@ from service_runtime.errors import (
 from service_runtime.structured_logging import get_logger
 from service_runtime.table_directory import MaintenanceSwitches
 from service_runtime.tasks import cancel_and_wait
+from services.table import house_core as core
 from services.table import metrics as table_metrics
 from services.table.actor import AfterHand, Watcher, offer
 from services.table.dependencies import (
@@ -68,6 +72,8 @@ from services.table.dependencies import (
     house_account,
     wallet_account,
 )
+from services.table.hand_record import seen_positions
+from services.table.house_core import house_room_error
 from services.table.house_round import (
     BoxBet,
     Decision,
@@ -75,15 +81,14 @@ from services.table.house_round import (
     HouseRoom,
     LiveRound,
     PlannedTransfer,
-    TakenDecision,
     check_bets,
     fairness_chain,
-    initial_stake,
     largest_payout,
     paid_back,
 )
 from services.table.house_views import round_record, round_view, table_view
 from services.table.idempotency import AnswerMemory
+from services.table.record_outbox import MemoryOutbox, RecordOutbox
 from services.table.remote import is_unavailable
 from services.table.views import notice
 
@@ -91,13 +96,16 @@ T = TypeVar("T")
 log = get_logger("table.house")
 
 BALANCE_REFRESH_SECONDS = 1.0
-_INVALID_DECISION_REASONS = frozenset({"BAD_EXCHANGE_CARDS", "INSURANCE_OUT_OF_RANGE"})
 
 
 class Journal(Protocol):
-    def append(self, entry: dict[str, Any]) -> None: ...
+    """services/table/house_journal.py: shared and fenced with Redis, a file of the one shard without."""
 
-    def open_rounds(self) -> dict[str, dict[str, Any]]: ...
+    async def append(self, room_id: str, table_id: str, token: int, entry: dict[str, Any]) -> None: ...
+
+    async def open_rounds(self, table_id: str) -> dict[str, dict[str, Any]]: ...
+
+    async def tables(self) -> list[str]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +115,8 @@ class HouseTimings:
     retry_max_seconds: float = 5.0
     watch_queue_size: int = 64
     bank_minimum: int = 0
+    # Added to what was left of a resumed round's decision time (a restart or a takeover).
+    handover_grace_seconds: float = 5.0
 
 
 class HouseExposure:
@@ -127,35 +137,63 @@ class HouseExposure:
 
 @dataclass
 class RoundRun:
+    """A dealt round as the views and the record show it, built from the core's round."""
+
     live: LiveRound
     chain: str
     commitment: str
     started_at: float
     cover: int
-    state: str = "PLAYING"  # PLAYING, SETTLING, COMPLETE, VOIDED
+    state: str = "PLAYING"  # PLAYING, SETTLING, COMPLETE
     deadline: float | None = None  # wall clock
-    timer: asyncio.TimerHandle | None = None
     settlement: RoundSettlement | None = None
     paid_out: int = 0
     notes: list[str] = field(default_factory=list)
-    retry: asyncio.Task[None] | None = None
-    refusals: int = 0  # a refused stake id stays refused: the next attempt needs a new id
 
     @property
     def round_id(self) -> str:
         return self.live.round_id
 
 
-def house_room_error(error: HouseGameError) -> DomainError:
-    """The library's refusal as the table answers it (reasons pass through)."""
-    if isinstance(error, InvalidWagerError) or error.reason in _INVALID_DECISION_REASONS:
-        return InvalidArgument(error.reason, str(error))
-    if error.reason == "UNKNOWN_BOX":
-        return NotFound(error.reason, str(error), {"field": "box"})
-    # A deck run out is the round's state, not the request's (the catalogue's FAILED_PRECONDITION).
-    if isinstance(error, IllegalDecisionError) or error.reason == "DECK_EXHAUSTED":
-        return FailedPrecondition(error.reason, str(error))
-    return InvalidArgument(error.reason, str(error))
+_RUN_STATES = {
+    core.Stage.PLAYING: "PLAYING",
+    core.Stage.SETTLING: "SETTLING",
+    core.Stage.SETTLED: "COMPLETE",
+}
+
+
+def run_of(room: HouseRoom, round_: core.Round) -> RoundRun | None:
+    """The view's round: a dealt round of the core (None while it has no deck)."""
+    if round_.deck is None or round_.stage not in _RUN_STATES:
+        return None
+    live = round_.live(room)
+    state = _RUN_STATES[round_.stage]
+    settlement = live.settle() if state != "PLAYING" else None
+    return RoundRun(
+        live,
+        round_.chain,
+        round_.commitment,
+        round_.started_at,
+        round_.cover,
+        state=state,
+        deadline=round_.deadline if state == "PLAYING" else None,
+        settlement=settlement,
+        paid_out=round_.paid_out,
+        notes=round_.notes,
+    )
+
+
+def _entries_of(summary: dict[str, Any]) -> list[dict[str, Any]]:
+    """A round the journal holds open (`Journal.open_rounds`) as the entries the core replays."""
+    round_id = str(summary["round_id"])
+    opened = {k: v for k, v in summary.items() if k not in ("decisions", "dealt", "deadline")}
+    opened["type"] = "open"
+    entries = [opened]
+    if summary.get("dealt"):
+        entries.append({"type": "dealt", "round_id": round_id, "deadline": summary.get("deadline")})
+        for decision in summary.get("decisions", []):
+            entries.append({"type": "decision", "round_id": round_id, "decision": decision})
+    return entries
 
 
 class HouseTable:
@@ -172,8 +210,11 @@ class HouseTable:
         timings: HouseTimings,
         maintenance: Callable[[str], MaintenanceSwitches] = lambda room_id: MaintenanceSwitches(),
         admit: Callable[[str], Awaitable[HouseRoom]] | None = None,
+        outbox: RecordOutbox | None = None,
     ) -> None:
         self.table_id = table_id
+        # Settled rounds' records until history has them (services/table/record_outbox.py).
+        self._outbox: RecordOutbox = outbox or MemoryOutbox()
         self.room = room
         # The lobby's seat check before a round's stakes, returning the room as of now (issue 23).
         self._admit = admit
@@ -184,11 +225,16 @@ class HouseTable:
         self._after_round = after_round
         self._t = timings
         self._maintenance = maintenance
-        self._rounds: dict[str, RoundRun] = {}
+        # The rounds' core (services/table/house_core.py): the shell feeds it, journals its entries,
+        # then publishes its notices and runs its effects.
+        self._state = core.empty(table_id, room, timings.decision_seconds)
+        self._core_lock = asyncio.Lock()
+        self._shown: dict[str, str] = {}  # player -> their latest dealt round (the view's)
+        self._reserved: dict[str, int] = {}  # round id -> the cover this shard reserved for it
+        self._records: dict[str, history_pb2.HandRecord] = {}
+        self._timer: asyncio.TimerHandle | None = None
+        self._retrying: asyncio.Task[None] | None = None
         self._pending: dict[str, Commitment] = {}
-        # Attempts of a PlaceHouseBets request id that failed after its stakes may have moved: those
-        # rounds are refunded, so a retry of the request opens a new round (a new fairness hand).
-        self._attempts: dict[tuple[str, str], int] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         self._answers = AnswerMemory()
         self._watchers: set[Watcher] = set()
@@ -198,23 +244,62 @@ class HouseTable:
         self._balances_at = -1e18
         self._sequence = 0
         self._closed = False
+        self._handing_over = False
+        self._commands = 0  # player commands under way (set_player_seed, place_bets, make_decision)
         self.rounds_settled = 0
         self.rounds_voided = 0
 
     # ------------------------------------------------------------------ lifecycle (the shard's view)
 
     fenced = False
+    # The room's fencing token when the shard opened this table (the shard releases the room with it).
+    fencing_token = 0
 
     def start(self) -> None:
         return None
 
+    def hand_over(self) -> None:
+        """No new round from now on (the room moves to another shard); running rounds play out."""
+        self._handing_over = True
+
+    def keep(self) -> None:
+        """The room stays here after all: new rounds again."""
+        self._handing_over = False
+
+    @property
+    def between_hands(self) -> bool:
+        """No round in play or settling and no command under way (a round being opened is not in
+        the rounds yet): the table can stop without refunding anything."""
+        return self.open_rounds() == 0 and self._commands == 0
+
+    @contextlib.contextmanager
+    def _command(self) -> Iterator[None]:
+        self._commands += 1
+        try:
+            yield
+        finally:
+            self._commands -= 1
+
     async def stop(self) -> None:
         self._closed = True
-        for run in self._rounds.values():
-            if run.timer is not None:
-                run.timer.cancel()
+        if self._timer is not None:
+            self._timer.cancel()
         for task in list(self._background):
             await cancel_and_wait(task)
+        # Left open in the journal: whoever opens the table next resumes them and reserves their
+        # cover there; this shard's reservations go with the table.
+        for cover in self._reserved.values():
+            self._exposure.release(self.room.pool, cover)
+        self._reserved.clear()
+
+    async def _log(self, entry: dict[str, Any]) -> None:
+        """Journal a step of a round; a shard that lost the room is fenced (and the table closes)."""
+        try:
+            await self._journal.append(self.room.room_id, self.table_id, self.fencing_token, entry)
+        except FailedPrecondition as error:
+            if error.reason == "SHARD_NOT_OWNER":
+                self.fenced = True
+            raise
 
     async def call(self, command: Callable[[], Awaitable[T]]) -> T:
         if self._closed:
@@ -223,10 +308,16 @@ class HouseTable:
 
     def knows_player(self, player: str) -> bool:
         """A round (running or finished) or a committed next round of this player here."""
-        return player in self._rounds or player in self._pending
+        return player in self._shown or player in self._pending
+
+    def has_round(self, player: str) -> bool:
+        """A round of this player here, running or finished: one they staked on (a committed next
+        round, which SetPlayerSeed opens without a stake, is not one)."""
+        return player in self._shown
 
     def open_rounds(self) -> int:
-        return sum(1 for run in self._rounds.values() if run.state in ("PLAYING", "SETTLING"))
+        running = (core.Stage.PLAYING, core.Stage.SETTLING, core.Stage.RESUMING)
+        return sum(1 for r in self._state.rounds.values() if r.stage in running)
 
     def _lock(self, player: str) -> asyncio.Lock:
         lock = self._locks.get(player)
@@ -247,6 +338,299 @@ class HouseTable:
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
+    # ------------------------------------------------------------------ feeding the core
+
+    async def _feed(self, given: core.Input) -> core.Step:
+        """Feed the core one input: its entries journaled (in order) before anything else, then its
+        notices published and its effects returned to run. A refusal raises (nothing happened); a
+        journal that fails raises too, with the state as far as the journal has it."""
+        async with self._core_lock:
+            step = core.feed(self._state, given)
+            deck = given.deck if isinstance(given, (core.Sealed, core.Resume)) else None
+            try:
+                for entry in step.entries:
+                    await self._log(entry)
+                    self._state = core.apply_entry(self._state, entry, deck)
+                self._state = step.state
+            finally:
+                self._after_state()
+        for n in step.notices:
+            self._publish(n.player, n.code, n.text)
+        return step
+
+    def _after_state(self) -> None:
+        for player, round_id in self._state.latest.items():
+            if self._state.rounds[round_id].deck is not None:
+                self._shown[player] = round_id
+        self._rearm()
+
+    def _rearm(self) -> None:
+        """The clock: a Tick at the earliest deadline of a round waiting for a decision."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._closed:
+            return
+        rounds = (self._state.rounds[round_id] for round_id in self._state.latest.values())
+        deadlines = [
+            r.deadline
+            for r in rounds
+            if r.stage is core.Stage.PLAYING and r.pending is None and r.deadline is not None
+        ]
+        if not deadlines:
+            return
+        loop = asyncio.get_running_loop()
+        self._timer = loop.call_later(
+            max(0.0, min(deadlines) - time.time()), lambda: self._spawn(self._tick())
+        )
+
+    async def _tick(self) -> None:
+        try:
+            step = await self._feed(core.Tick(time.time()))
+        except DomainError as error:
+            if self.fenced or self._closed:
+                return
+            # The journal is away: the defaults are taken again shortly.
+            log.warning("round default not taken yet", table_id=self.table_id, reason=error.reason)
+            loop = asyncio.get_running_loop()
+            self._timer = loop.call_later(self._t.retry_max_seconds, lambda: self._spawn(self._tick()))
+            return
+        for effect in step.effects:
+            self._spawn(self._run_locked(effect))
+
+    def _player_of(self, effect: core.Effect) -> str:
+        player = getattr(effect, "player", None)
+        if player is not None:
+            return str(player)
+        return self._state.rounds[effect.round_id].player
+
+    async def _run_locked(self, effect: core.Effect) -> None:
+        """An effect run in the background: under its player's lock, if it is still due."""
+        async with self._lock(self._player_of(effect)):
+            if isinstance(effect, (core.Release, core.RevealVoid, core.Finish)) or effect in core.outstanding(
+                self._state
+            ):
+                await self._run_all([effect])
+
+    async def _run_all(self, effects: Sequence[core.Effect]) -> DomainError | None:
+        """Run effects in order (and the ones their answers bring); the first failure of a call is
+        returned (the call is retried from `outstanding()` in the background)."""
+        failed: DomainError | None = None
+        queue = list(effects)
+        while queue and not self._closed:
+            effect = queue.pop(0)
+            try:
+                step = await self._run(effect)
+            except _Refused:
+                continue
+            except DomainError as error:
+                if self.fenced:
+                    raise
+                failed = failed or error
+                self._retry_later()
+                continue
+            if step is not None:
+                queue.extend(step.effects)
+        return failed
+
+    def _retry_later(self) -> None:
+        if self._closed or (self._retrying is not None and not self._retrying.done()):
+            return
+
+        async def retry() -> None:
+            backoff = self._t.retry_initial_seconds
+            while not self._closed and not self.fenced:
+                await asyncio.sleep(backoff)
+                backoff = min(self._t.retry_max_seconds, backoff * 2)
+                due = core.outstanding(self._state)
+                if not due:
+                    return
+                failed = False
+                for effect in due:
+                    async with self._lock(self._player_of(effect)):
+                        if effect not in core.outstanding(self._state):
+                            continue
+                        try:
+                            step = await self._run(effect)
+                        except _Refused:
+                            continue
+                        except DomainError as error:
+                            if self.fenced:
+                                return
+                            log.warning("round call waits", round_id=effect.round_id, reason=error.reason)
+                            failed = True
+                            continue
+                        if step is not None and await self._run_all(step.effects) is not None:
+                            failed = True
+                if not failed and not core.outstanding(self._state):
+                    return
+
+        task = asyncio.create_task(retry())
+        self._retrying = task
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _run(self, effect: core.Effect) -> core.Step | None:
+        """One effect's call, its answer fed to the core; raises a DomainError the call or the
+        journal gave when it is to be sent again later."""
+        pool = self.room.pool
+        if isinstance(effect, core.Stake):
+            try:
+                await self._cashier.transfer(
+                    pool, self.table_id, self._house_transfers(effect.player, effect.transfers)
+                )
+                outcome = core.Outcome.OK
+            except DomainError as error:
+                outcome = core.Outcome.UNAVAILABLE if is_unavailable(error) else core.Outcome.REFUSED
+                step = await self._feed(core.StakeAnswer(effect.round_id, outcome))
+                await self._run_all(step.effects)
+                raise _Refused(error) from error
+            return await self._feed(core.StakeAnswer(effect.round_id, outcome))
+        if isinstance(effect, core.Seal):
+            round_ = self._state.rounds[effect.round_id]
+            if round_.stage is core.Stage.RESUMING:
+                return await self._resume(round_)
+            try:
+                deck = await self._fairness.seal(effect.round_id)
+            except DomainError as error:
+                step = await self._feed(core.SealFailed(effect.round_id))
+                await self._run_all(step.effects)
+                raise _Refused(error) from error
+            return await self._feed(core.Sealed(effect.round_id, tuple(deck), time.time()))
+        if isinstance(effect, core.Pay):
+            try:
+                await self._cashier.transfer(
+                    pool, self.table_id, self._house_transfers(effect.player, [effect.transfer])
+                )
+            except DomainError as error:
+                if is_unavailable(error):
+                    raise
+                await self._feed(
+                    core.PayAnswer(effect.round_id, effect.transfer.transfer_id, core.Outcome.REFUSED)
+                )
+                raise _Refused(error) from error
+            return await self._feed(
+                core.PayAnswer(effect.round_id, effect.transfer.transfer_id, core.Outcome.OK)
+            )
+        if isinstance(effect, core.Settle):
+            await self._cashier.transfer(
+                pool, self.table_id, self._house_transfers(effect.player, effect.transfers)
+            )
+            round_ = self._state.rounds[effect.round_id]
+            run = run_of(self.room, replace(round_, paid_out=paid_back(list(effect.transfers))))
+            assert run is not None
+            run.state = "COMPLETE"
+            record = round_record(self.table_id, self.room, effect.player, run)
+            self._records[effect.round_id] = record
+            try:
+                # Kept before the round is closed in the journal: whoever opens the table next sends
+                # it if this shard dies before history has it (the round, still open, is settled again).
+                await self._outbox.keep(self.table_id, effect.round_id, record.SerializeToString())
+            except DomainError as error:
+                log.warning(
+                    "round record not kept in the outbox", round_id=effect.round_id, reason=error.reason
+                )
+            return await self._feed(core.SettleAnswer(effect.round_id, core.Outcome.OK))
+        if isinstance(effect, core.Refund):
+            try:
+                await self._cashier.transfer(
+                    pool, self.table_id, self._house_transfers(effect.player, effect.stakes)
+                )
+                taken = True
+            except (FailedPrecondition, NotFound):
+                taken = False  # refused (funds): nothing was taken, now or ever
+            if taken:
+                await self._cashier.transfer(
+                    pool, self.table_id, self._house_transfers(effect.player, effect.refunds)
+                )
+            step = await self._feed(core.RefundAnswer(effect.round_id))
+            if step.entries:
+                self.rounds_voided += 1
+                table_metrics.house_round_ended(self.room.game.name.lower(), "voided")
+            return step
+        if isinstance(effect, core.RevealVoid):
+            self._spawn(self._reveal_void(effect.round_id))
+            return None
+        if isinstance(effect, core.Release):
+            cover = self._reserved.pop(effect.round_id, None)
+            if cover is not None:
+                self._exposure.release(pool, cover)
+            return None
+        assert isinstance(effect, core.Finish)
+        self._finish(effect)
+        return None
+
+    def _finish(self, effect: core.Finish) -> None:
+        round_ = self._state.rounds[effect.round_id]
+        run = run_of(self.room, round_)
+        assert run is not None
+        assert run.settlement is not None
+        assert round_.deck is not None
+        # The views show the jackpot with this round's contributions and shares at once; the next
+        # view asked for reads the cashier's own figure again (other tables share the jackpot).
+        self._jackpot += run.settlement.delta(Account.JACKPOT)
+        self._balances_at = time.monotonic() - BALANCE_REFRESH_SECONDS
+        record = self._records.pop(effect.round_id, None) or round_record(
+            self.table_id, self.room, effect.player, run
+        )
+        self.rounds_settled += 1
+        table_metrics.house_round_ended(self.room.game.name.lower(), "settled")
+        self._after_round(
+            AfterHand(effect.round_id, record, self.table_id, seen=seen_positions(record, round_.deck))
+        )
+
+    async def _resume(self, round_: core.Round) -> core.Step:
+        """A dealt round rebuilt: its deck sealed again, the decisions' transfers the cashier has."""
+        deck = await self._fairness.seal(round_.round_id)
+        voids = [t.transfer_id for t in core.refund_transfers(round_.round_id, round_.wagers)]
+        paid = await self._cashier.applied([*(d.transfer for d in round_.logged), *voids])
+        if any(paid.get(v) for v in voids):
+            # Its stakes went back already (a journal written before the core: a `dealt` that reached
+            # the journal though the table that wrote it saw the write fail and refunded): that
+            # refund is finished, never dealt on.
+            return await self._journal_refunding(round_)
+        applied = frozenset(t for t, yes in paid.items() if yes)
+        step = await self._feed(
+            core.Resume(round_.round_id, tuple(deck), applied, time.time(), self._t.handover_grace_seconds)
+        )
+        if step.entries:
+            self._reserved[round_.round_id] = round_.cover
+            self._exposure.reserve(self.room.pool, round_.cover)
+            table_metrics.house_round_resumed(self.room.game.name.lower())
+            log.info("house round resumed", round_id=round_.round_id, decisions=len(round_.logged))
+        return step
+
+    async def _journal_refunding(self, round_: core.Round) -> core.Step:
+        entry = {"type": "refunding", "round_id": round_.round_id}
+        async with self._core_lock:
+            await self._log(entry)
+            self._state = core.apply_entry(self._state, entry)
+            self._after_state()
+        due = tuple(e for e in core.outstanding(self._state) if e.round_id == round_.round_id)
+        return core.Step(self._state, entries=(entry,), effects=due)
+
+    def _house_transfers(self, player: str, planned: Sequence[PlannedTransfer]) -> list[HouseTransfer]:
+        wallet = wallet_account(self.room.pool, player)
+        out = []
+        for p in planned:
+            house = house_account(self.room.pool, p.house_account)
+            debit, credit = (house, wallet) if p.to_player else (wallet, house)
+            out.append(HouseTransfer(p.transfer_id, debit, credit, p.amount, p.reference))
+        return out
+
+    async def _reveal_void(self, round_id: str) -> None:
+        backoff = self._t.retry_initial_seconds
+        while not self._closed:
+            try:
+                await self._fairness.reveal(round_id, voided=True)
+                return
+            except DomainError as error:
+                if not is_unavailable(error):
+                    log.warning("voided round not revealed", round_id=round_id, reason=error.reason)
+                    return
+                await asyncio.sleep(backoff)
+                backoff = min(self._t.retry_max_seconds, backoff * 2)
+
     # ------------------------------------------------------------------ balances
 
     async def _read_balances(self) -> tuple[int, int]:
@@ -266,6 +650,8 @@ class HouseTable:
     def _paused_reason(self) -> str:
         if self._maintenance(self.room.room_id).no_new_hands:
             return "MAINTENANCE_NO_NEW_HANDS"
+        if self._handing_over:
+            return "SHARD_DRAINING"
         if self._balances_at > -1e18 and self._bank < self._t.bank_minimum:
             return "HOUSE_BANK_PAUSED"
         return ""
@@ -273,11 +659,18 @@ class HouseTable:
     # ------------------------------------------------------------------ commands
 
     async def set_player_seed(
-        self, player: str, request_id: str, seed: bytes
+        self, player: str, request_id: str, seed: bytes, seed_hash: str = ""
     ) -> table_pb2.SetPlayerSeedResponse:
-        """Commit the caller's next round now (if not yet) and add their client seed to it."""
+        """Commit the caller's next round now (if not yet) and add their client seed to it. A round
+        has one player, so the seed comes in one step (docs/fairness.md, the seed flow at a table)."""
 
         async def run() -> table_pb2.SetPlayerSeedResponse:
+            if seed_hash:
+                raise InvalidArgument(
+                    "FIELD_INVALID",
+                    "a house table takes the client seed in one step: send client_seed",
+                    {"field": "client_seed_hash"},
+                )
             pending = self._pending.get(player)
             if pending is None:
                 pending = await self._fairness.commit(
@@ -288,10 +681,14 @@ class HouseTable:
                 self._pending[player] = pending
             await self._fairness.add_entropy(pending.hand_id, 1, player, seed)
             self._publish(player, "ROUND_COMMITTED", f"next round {pending.hand_id} committed")
-            return table_pb2.SetPlayerSeedResponse(hand_id=pending.hand_id)
+            return table_pb2.SetPlayerSeedResponse(
+                hand_id=pending.hand_id,
+                seed_phase=table_pb2.SEED_PHASE_ONE_STEP,
+            )
 
-        async with self._lock(player):
-            return await self._answers.once((player, "SetPlayerSeed", request_id), (seed,), run)
+        with self._command():
+            async with self._lock(player):
+                return await self._answers.once((player, "SetPlayerSeed", request_id), (seed, seed_hash), run)
 
     async def place_bets(
         self, player: str, request_id: str, bets: Sequence[BoxBet]
@@ -299,8 +696,16 @@ class HouseTable:
         async def run() -> table_pb2.PlaceHouseBetsResponse:
             if self._maintenance(self.room.room_id).no_new_hands:
                 raise FailedPrecondition("MAINTENANCE_NO_NEW_HANDS", "no new rounds during maintenance")
-            current = self._rounds.get(player)
-            if current is not None and current.state in ("PLAYING", "SETTLING"):
+            if self._closed:
+                raise Unavailable("TABLE_CLOSED", "the table was closed; retry to reach its room's table")
+            if self._handing_over:
+                # Not remembered (UNAVAILABLE): the retry, routed by the lobby, reaches the new owner.
+                raise Unavailable("SHARD_DRAINING", "this table moves to another server; retry")
+            current = await self._last_round_done(player)
+            if current is not None and current.stage.open:
+                shown = run_of(self.room, current)
+                if current.request_id == request_id and shown is not None:
+                    return self._bets_response(shown)  # the request's round, answered again
                 raise FailedPrecondition("ROUND_IN_PROGRESS", "your round at this table is still running")
             if self._admit is not None:
                 self.room = await self._admit(player)
@@ -310,8 +715,9 @@ class HouseTable:
                 raise house_room_error(error) from error
             return await self._open_round(player, request_id, wagers)
 
-        async with self._lock(player):
-            return await self._answers.once((player, "PlaceHouseBets", request_id), tuple(bets), run)
+        with self._command():
+            async with self._lock(player):
+                return await self._answers.once((player, "PlaceHouseBets", request_id), tuple(bets), run)
 
     async def _open_round(
         self, player: str, request_id: str, wagers: tuple[BoxWager, ...]
@@ -332,78 +738,75 @@ class HouseTable:
                 "the house bank cannot cover the largest payout of this round now",
                 {"needed": str(cover), "available": str(max(free, 0))},
             )
+        chain = fairness_chain(self.table_id, player)
+        commitment = self._pending.pop(player, None)
+        if commitment is None:
+            attempt = self._state.attempt(player, request_id)
+            commitment = await self._fairness.commit(
+                f"house:{self.table_id}:{_digest(player, 'bets', request_id)}:{attempt}",
+                chain,
+                private_to=player,
+            )
+        round_id = commitment.hand_id
+        self._state = replace(self._state, room=room)
+        bets = core.Bets(
+            player, request_id, round_id, chain, commitment.commitment, wagers, jackpot, cover, time.time()
+        )
         self._exposure.reserve(room.pool, cover)
-        opened = False
         try:
-            chain = fairness_chain(self.table_id, player)
-            commitment = self._pending.pop(player, None)
-            if commitment is None:
-                attempt = self._attempts.get((player, request_id), 0)
-                commitment = await self._fairness.commit(
-                    f"house:{self.table_id}:{_digest(player, 'bets', request_id)}:{attempt}",
-                    chain,
-                    private_to=player,
-                )
-            round_id = commitment.hand_id
-            entry = {
-                "type": "open",
-                "round_id": round_id,
-                "table_id": self.table_id,
-                "player": player,
-                "chain": chain,
-                "commitment": commitment.commitment,
-                "jackpot_before": jackpot,
-                "started_at": time.time(),
-                "cover": cover,
-                "wagers": [[w.box, w.ante, w.dark, w.bonus] for w in wagers],
-            }
-            self._journal.append(entry)
-            opened = True
-            stakes = [
-                HouseTransfer(
-                    f"hgr:{round_id}:in:{w.box}",
-                    wallet_account(room.pool, player),
-                    house_account(room.pool, "bank"),
-                    initial_stake(w),
-                    f"{round_id}:box{w.box}",
-                )
-                for w in wagers
-            ]
-            try:
-                await self._cashier.transfer(room.pool, self.table_id, stakes)
-            except NotFound as error:
-                if error.reason != "ACCOUNT_NOT_FOUND":
-                    raise
-                # A player who never bought chips has no wallet yet: nothing to stake from.
-                raise FailedPrecondition(
-                    "INSUFFICIENT_FUNDS", "the wallet cannot pay these stakes"
-                ) from error
-            deck = await self._fairness.seal(round_id)
-            self._journal.append({"type": "dealt", "round_id": round_id})
-        except DomainError as error:
+            step = await self._feed(bets)
+        except BaseException:
             self._exposure.release(room.pool, cover)
-            if opened:
-                self._attempts[(player, request_id)] = self._attempts.get((player, request_id), 0) + 1
-                if is_unavailable(error):
-                    # The stakes may or may not have been taken: make it certain, then give them back.
-                    self._spawn(self._refund(entry))
-                else:
-                    self._journal.append({"type": "closed", "round_id": entry["round_id"], "how": "refused"})
-                    self._spawn(self._reveal_void(str(entry["round_id"])))
             raise
-        live = LiveRound(room.game, round_id, player, wagers, deck, room, jackpot_before=jackpot)
-        run = RoundRun(live, chain, commitment.commitment, float(str(entry["started_at"])), cover)
-        self._rounds[player] = run
-        if not live.complete:
-            self._arm(player, run)
-        self._publish(player, "ROUND_STARTED", f"round {round_id} dealt")
-        if live.complete:
-            # Dark boxes only, and the dealer has a game: nothing to decide.
-            await self._settle(player, run)
-        response = table_pb2.PlaceHouseBetsResponse(round_id=round_id, round=round_view(run))
-        response.staked.pool = room.pool  # type: ignore[assignment]
-        response.staked.amount = sum(live.staked.values())
+        if step.again:
+            self._exposure.release(room.pool, cover)
+        else:
+            self._reserved[round_id] = cover
+            effects = list(step.effects)
+            while effects:
+                effect = effects.pop(0)
+                if not isinstance(effect, (core.Stake, core.Seal)):
+                    await self._run_all([effect, *effects])
+                    break
+                try:
+                    after = await self._run(effect)
+                except _Refused as refused:
+                    error = refused.error
+                    if isinstance(error, NotFound) and error.reason == "ACCOUNT_NOT_FOUND":
+                        # A player who never bought chips has no wallet yet: nothing to stake from.
+                        raise FailedPrecondition(
+                            "INSUFFICIENT_FUNDS", "the wallet cannot pay these stakes"
+                        ) from error
+                    raise error from None
+                except DomainError:
+                    self._retry_later()
+                    raise
+                if after is not None:
+                    effects.extend(after.effects)
+        run = run_of(self.room, self._state.rounds[step.round_id])
+        if run is None:
+            raise Unavailable("UNAVAILABLE", "the round is being opened; retry")
+        return self._bets_response(run)
+
+    def _bets_response(self, run: RoundRun) -> table_pb2.PlaceHouseBetsResponse:
+        response = table_pb2.PlaceHouseBetsResponse(round_id=run.round_id, round=round_view(run))
+        response.staked.pool = self.room.pool  # type: ignore[assignment]
+        response.staked.amount = sum(run.live.staked.values())
         return response
+
+    async def _last_round_done(self, player: str) -> core.Round | None:
+        """The player's latest round, after the calls an undealt one still waits for (its refund,
+        after an outage) were sent again now: a new round opens only once it is over."""
+        current = self._state.current(player)
+        undealt = (core.Stage.STAKING, core.Stage.DEALING, core.Stage.REFUNDING)
+        if current is None or current.stage not in undealt:
+            return current
+        due = [e for e in core.outstanding(self._state) if e.round_id == current.round_id]
+        await self._run_all(due)
+        current = self._state.current(player)
+        if current is not None and current.stage in undealt:
+            raise Unavailable("UNAVAILABLE", "your last round is still being refunded; retry")
+        return current
 
     async def make_decision(
         self,
@@ -416,259 +819,80 @@ class HouseTable:
         amount: int,
     ) -> table_pb2.MakeHouseDecisionResponse:
         async def run() -> table_pb2.MakeHouseDecisionResponse:
-            current = self._rounds.get(player)
-            if current is None:
-                raise FailedPrecondition("NO_ROUND_IN_PROGRESS", "you have no round at this table")
-            if current.round_id != round_id or current.state != "PLAYING":
-                raise FailedPrecondition("HAND_IS_OVER", "that round is not your running round")
-            try:
-                taken = current.live.prepare(box, decision, card_indexes, amount)
-            except HouseGameError as error:
-                raise house_room_error(error) from error
-            await self._take(player, current, taken)
-            return table_pb2.MakeHouseDecisionResponse(round=round_view(current))
+            decide = core.Decide(
+                player, request_id, round_id, box, decision, tuple(card_indexes), amount, time.time()
+            )
+            step = await self._feed(decide)
+            effects = [] if step.again else list(step.effects)
+            for effect in effects:
+                if not isinstance(effect, core.Pay):
+                    await self._run_all([effect])
+                    continue
+                try:
+                    after = await self._run(effect)
+                except _Refused as refused:
+                    raise refused.error from None
+                except DomainError:
+                    self._retry_later()
+                    raise
+                if after is not None:
+                    await self._run_all(after.effects)
+            shown = run_of(self.room, self._state.rounds[step.round_id])
+            assert shown is not None
+            return table_pb2.MakeHouseDecisionResponse(round=round_view(shown))
 
         fingerprint = (round_id, box, decision, card_indexes, amount)
-        async with self._lock(player):
-            return await self._answers.once((player, "MakeHouseDecision", request_id), fingerprint, run)
-
-    async def _take(self, player: str, run: RoundRun, taken: TakenDecision) -> None:
-        live = run.live
-        # Derived from the round's state: a retry after an outage sends the same id (applied once);
-        # after a refusal (funds) the count moves on so that a retry after a top-up can succeed.
-        transfer_id = (
-            f"hgr:{run.round_id}:b{taken.box}:{len(live.decisions)}:{run.refusals}:{taken.decision.value}"
-        )
-        self._journal.append(
-            {
-                "type": "decision",
-                "round_id": run.round_id,
-                "decision": {**taken.to_json(), "transfer": transfer_id},
-            }
-        )
-        if taken.cost:
-            stake = HouseTransfer(
-                transfer_id,
-                wallet_account(self.room.pool, player),
-                house_account(self.room.pool, "bank"),
-                taken.cost,
-                f"{run.round_id}:box{taken.box}:{taken.decision.value}",
-            )
-            try:
-                await self._cashier.transfer(self.room.pool, self.table_id, [stake])
-            except DomainError as error:
-                if not is_unavailable(error):
-                    run.refusals += 1
-                raise
-        live.apply(taken)
-        if taken.timed_out:
-            run.notes.append(f"TIMEOUT box {taken.box} {taken.decision.value}")
-        self._publish(player, "HOUSE_DECISION", f"box {taken.box}: {taken.decision.value}")
-        if live.complete:
-            await self._settle(player, run)
-        else:
-            self._arm(player, run)
-
-    # ------------------------------------------------------------------ the clock
-
-    def _arm(self, player: str, run: RoundRun) -> None:
-        if run.timer is not None:
-            run.timer.cancel()
-        if self._closed or run.state != "PLAYING":
-            run.deadline = None
-            return
-        run.deadline = time.time() + self._t.decision_seconds
-        loop = asyncio.get_running_loop()
-        round_id = run.round_id
-        run.timer = loop.call_later(
-            self._t.decision_seconds, lambda: self._spawn(self._expire(player, round_id))
-        )
-
-    async def _expire(self, player: str, round_id: str) -> None:
-        async with self._lock(player):
-            run = self._rounds.get(player)
-            if run is None or run.round_id != round_id or run.state != "PLAYING":
-                return
-            for box in run.live.due_boxes():
-                if run.state != "PLAYING":
-                    break
-                await self._take(player, run, run.live.default_decision(box))
-
-    # ------------------------------------------------------------------ settlement
-
-    async def _settle(self, player: str, run: RoundRun) -> None:
-        if run.timer is not None:
-            run.timer.cancel()
-        run.deadline = None
-        run.state = "SETTLING"
-        if run.settlement is None:
-            run.settlement = run.live.settle()
-        transfers = run.live.settlement_transfers(run.settlement)
-        try:
-            await self._cashier.transfer(
-                self.room.pool, self.table_id, self._house_transfers(player, transfers)
-            )
-        except DomainError as error:
-            # Paid in: the settlement waits for the cashier and is sent again with the same ids.
-            log.warning(
-                "round settlement not acknowledged; retrying", round_id=run.round_id, reason=error.reason
-            )
-            if run.retry is None or run.retry.done():
-                self._spawn(self._retry_settlement(player, run))
-            return
-        self._complete(player, run, paid_back(transfers))
-
-    async def _retry_settlement(self, player: str, run: RoundRun) -> None:
-        backoff = self._t.retry_initial_seconds
-        while run.state == "SETTLING" and not self._closed:
-            await asyncio.sleep(backoff)
-            backoff = min(self._t.retry_max_seconds, backoff * 2)
+        with self._command():
             async with self._lock(player):
-                if run.state != "SETTLING":
-                    return
-                assert run.settlement is not None
-                transfers = run.live.settlement_transfers(run.settlement)
-                try:
-                    await self._cashier.transfer(
-                        self.room.pool, self.table_id, self._house_transfers(player, transfers)
-                    )
-                except DomainError as error:
-                    log.warning("round settlement retry failed", round_id=run.round_id, reason=error.reason)
-                    continue
-                self._complete(player, run, paid_back(transfers))
+                return await self._answers.once((player, "MakeHouseDecision", request_id), fingerprint, run)
 
-    def _house_transfers(self, player: str, planned: list[PlannedTransfer]) -> list[HouseTransfer]:
-        wallet = wallet_account(self.room.pool, player)
-        out = []
-        for p in planned:
-            house = house_account(self.room.pool, p.house_account)
-            debit, credit = (house, wallet) if p.to_player else (wallet, house)
-            out.append(HouseTransfer(p.transfer_id, debit, credit, p.amount, p.reference))
-        return out
+    # ------------------------------------------------------------------ restarts
 
-    def _complete(self, player: str, run: RoundRun, paid_out: int) -> None:
-        run.state = "COMPLETE"
-        run.paid_out = paid_out
-        if run.settlement is not None:
-            # The views show the jackpot with this round's contributions and shares at once; the next
-            # view asked for reads the cashier's own figure again (other tables share the jackpot).
-            self._jackpot += run.settlement.delta(Account.JACKPOT)
-            self._balances_at = time.monotonic() - BALANCE_REFRESH_SECONDS
-        self._journal.append({"type": "closed", "round_id": run.round_id, "how": "settled"})
-        self._exposure.release(self.room.pool, run.cover)
-        self.rounds_settled += 1
-        table_metrics.house_round_ended(self.room.game.name.lower(), "settled")
-        self._after_round(AfterHand(run.round_id, round_record(self.table_id, self.room, player, run)))
-        self._publish(player, "ROUND_SETTLED", f"round {run.round_id} settled")
-
-    # ------------------------------------------------------------------ refunds and restarts
-
-    async def _refund(self, entry: dict[str, Any]) -> None:
-        """A round never dealt: send its stake batch again (applied at most once, by its ids), give
-        back whatever it took, and reveal the hand as voided. Retried until the cashier answers."""
-        round_id = str(entry["round_id"])
-        player = str(entry["player"])
-        wagers = _wagers(entry, player)
-        pool = self.room.pool
-        wallet, bank = wallet_account(pool, player), house_account(pool, "bank")
-        stakes = [
-            HouseTransfer(
-                f"hgr:{round_id}:in:{w.box}", wallet, bank, initial_stake(w), f"{round_id}:box{w.box}"
-            )
-            for w in wagers
-        ]
-        refunds = [
-            HouseTransfer(f"hgr:{round_id}:void:{w.box}", bank, wallet, initial_stake(w), f"{round_id}:void")
-            for w in wagers
-        ]
-        backoff = self._t.retry_initial_seconds
-        while not self._closed:
-            try:
-                try:
-                    await self._cashier.transfer(pool, self.table_id, stakes)
-                    taken = True
-                except (FailedPrecondition, NotFound):
-                    taken = False  # refused (funds): nothing was taken, now or ever
-                if taken:
-                    await self._cashier.transfer(pool, self.table_id, refunds)
-                break
-            except DomainError as error:
-                log.warning("round refund waits for the cashier", round_id=round_id, reason=error.reason)
-                await asyncio.sleep(backoff)
-                backoff = min(self._t.retry_max_seconds, backoff * 2)
-        if self._closed:
-            return
-        self._journal.append({"type": "closed", "round_id": round_id, "how": "voided"})
-        self.rounds_voided += 1
-        table_metrics.house_round_ended(self.room.game.name.lower(), "voided")
-        await self._reveal_void(round_id)
-
-    async def _reveal_void(self, round_id: str) -> None:
-        backoff = self._t.retry_initial_seconds
-        while not self._closed:
-            try:
-                await self._fairness.reveal(round_id, voided=True)
-                return
-            except DomainError as error:
-                if not is_unavailable(error):
-                    log.warning("voided round not revealed", round_id=round_id, reason=error.reason)
-                    return
-                await asyncio.sleep(backoff)
-                backoff = min(self._t.retry_max_seconds, backoff * 2)
-
-    async def resume(self, entry: dict[str, Any]) -> None:
-        """A round the journal holds open after a restart: resume it if it was dealt, else refund it."""
-        if not entry.get("dealt"):
-            await self._refund(entry)
-            return
-        # The player's commands wait until the round is back (no second round opens beside it).
-        async with self._lock(str(entry["player"])):
-            await self._resume_dealt(entry)
-
-    async def _resume_dealt(self, entry: dict[str, Any]) -> None:
-        round_id, player = str(entry["round_id"]), str(entry["player"])
-        wagers = _wagers(entry, player)
-        backoff = self._t.retry_initial_seconds
-        while True:
-            try:
-                deck = await self._fairness.seal(round_id)
-                logged = [TakenDecision.from_json(d) for d in entry.get("decisions", [])]
-                paid = await self._cashier.applied([str(d["transfer"]) for d in entry.get("decisions", [])])
-                break
-            except DomainError as error:
-                if self._closed or not is_unavailable(error):
-                    log.error("round not resumed", round_id=round_id, reason=error.reason)
-                    return
-                await asyncio.sleep(backoff)
-                backoff = min(self._t.retry_max_seconds, backoff * 2)
-        raw = entry.get("decisions", [])
-        # A paid decision counts only if its stake reached the house bank (else it never took effect).
-        kept = [d for d, r in zip(logged, raw, strict=True) if not d.cost or paid.get(str(r["transfer"]))]
-        live = LiveRound(
-            self.room.game,
-            round_id,
-            player,
-            wagers,
-            deck,
-            self.room,
-            jackpot_before=int(entry["jackpot_before"]),
+    async def resume_open(self, entries: list[dict[str, Any]]) -> None:
+        """The rounds the journal holds open for this table as it opens (the shard restarted, or took
+        the room over from a shard that lost it), replayed into the core: each dealt one resumed
+        (its deck sealed again, the cashier's applied transfers), each undealt one refunded, in the
+        background. A dealt round's player lock is taken now, so their commands wait until the round
+        is back (no second round opens beside it, no decision reaches a round not rebuilt)."""
+        replayed = [e for summary in entries for e in _entries_of(summary)]
+        self._state = core.replay(
+            replayed,
+            table_id=self.table_id,
+            room=self.room,
+            decision_seconds=self._t.decision_seconds,
+            decks={},
         )
-        for taken in kept:
-            try:
-                live.apply(taken)  # the library checks it first; a refused one changes nothing
-            except HouseGameError as error:
-                # Logged but superseded (an outage made the player choose again): it never took effect.
-                log.warning("logged decision not replayed", round_id=round_id, reason=error.reason)
-        cover = int(entry["cover"])
-        self._exposure.reserve(self.room.pool, cover)
-        run = RoundRun(live, str(entry["chain"]), str(entry["commitment"]), float(entry["started_at"]), cover)
-        run.notes.append("RESUMED after a shard restart")
-        self._rounds[player] = run
-        if live.complete:
-            await self._settle(player, run)
-        else:
-            self._arm(player, run)
-        log.info("house round resumed", round_id=round_id, decisions=len(kept))
+        try:
+            step = await self._feed(core.Reopen(time.time()))
+            effects = step.effects
+        except DomainError as error:
+            # Not journaled: the rounds are refunded all the same (the next opener refunds them too).
+            log.warning("reopened rounds not journaled", table_id=self.table_id, reason=error.reason)
+            self._state = core.feed(self._state, core.Reopen(time.time())).state
+            effects = core.outstanding(self._state)
+        for effect in effects:
+            lock = self._lock(self._player_of(effect))
+            if isinstance(effect, core.Seal):
+                await lock.acquire()
+                self._spawn(self._resume_holding(lock, effect))
+            else:
+                self._spawn(self._run_locked(effect))
+
+    async def _resume_holding(self, lock: asyncio.Lock, effect: core.Effect) -> None:
+        try:
+            await self._run_all([effect])
+        finally:
+            lock.release()
+
+    async def resend_kept_records(self, open_rounds: set[str]) -> None:
+        """Records of rounds settled and closed here before (by this shard's last life, or the room's
+        last owner) that history never acknowledged: into the after-hand queues again (history stores
+        a record once). The rounds still open are settled again and keep their record themselves."""
+        for round_id, data in sorted((await self._outbox.kept(self.table_id)).items()):
+            if round_id in open_rounds:
+                continue
+            log.info("settled round's record sent again", table_id=self.table_id, round_id=round_id)
+            self._after_round(AfterHand(round_id, history_pb2.HandRecord.FromString(data), self.table_id))
 
     # ------------------------------------------------------------------ views
 
@@ -686,10 +910,12 @@ class HouseTable:
 
     def _view(self, player: str) -> table_pb2.TableView:
         pending = self._pending.get(player)
+        shown = self._shown.get(player)
+        run = None if shown is None else run_of(self.room, self._state.rounds[shown])
         return table_view(
             self.table_id,
             self.room,
-            self._rounds.get(player),
+            run,
             jackpot=self._jackpot,
             paused_reason=self._paused_reason(),
             next_round=(pending.hand_id, pending.commitment) if pending is not None else None,
@@ -714,9 +940,17 @@ class HouseTable:
             # A slow client gets the view alone instead of what it did not read.
             offer(
                 watcher,
-                table_pb2.WatchTableResponse(event=event, view=view),
+                table_pb2.WatchTableResponse(events=[event], view=view),
                 functools.partial(table_pb2.WatchTableResponse, view=view),
             )
+
+
+class _Refused(Exception):
+    """A call refused for good (the cashier's funds, fairness): fed to the core already."""
+
+    def __init__(self, error: DomainError) -> None:
+        super().__init__(error.reason)
+        self.error = error
 
 
 def _digest(player: str, what: str, request_id: str) -> str:

@@ -59,6 +59,10 @@ class AnswerMemory:
         self._remember(key, fingerprint, answer)
         return answer
 
+    def remember(self, key: Hashable, fingerprint: Hashable, outcome: Any) -> None:
+        """Take an answer given elsewhere (the last owner of a table taken over) as the first one."""
+        self._remember(key, fingerprint, outcome)
+
     def _remember(self, key: Hashable, fingerprint: Hashable, outcome: Any) -> None:
         self._answers[key] = (self._clock(), fingerprint, outcome)
         self._answers.move_to_end(key)

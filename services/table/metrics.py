@@ -34,6 +34,17 @@ hands_voided = Counter(
     "Hands ended without a settlement (every chip back where it was), by reason.",
     ("reason",),
 )
+hands_continued = Counter(
+    "poker_hands_continued_total",
+    "Hands a previous owner of the table left running (its shard died, was fenced or let the room go) "
+    "that this shard took over from their log and went on with.",
+)
+rooms_handed_over = Counter(
+    "poker_table_rooms_handed_over_total",
+    "Rooms this shard released to another (a drain, or rendezvous hashing), by how: between hands "
+    "(nothing voided) or at the drain's bound (the hands still running are the next owner's to go on with).",
+    ("how",),
+)
 actions = Counter("poker_actions_total", "Player actions the table accepted, by kind.", ("action",))
 timeouts = Counter(
     "poker_action_timeouts_total", "Turns the clock acted for the player (check, else fold; rules 9)."
@@ -78,6 +89,11 @@ settlement_seconds = Histogram(
 house_rounds = Counter(
     "poker_house_rounds_total", "House-game rounds ended, by game and outcome.", ("game", "outcome")
 )
+house_rounds_resumed = Counter(
+    "poker_house_rounds_resumed_total",
+    "Dealt house-game rounds a table resumed from the journal as it opened (a restart or a takeover).",
+    ("game",),
+)
 house_bank_balance = Gauge(
     "poker_house_bank_balance_chips", "The house bank balance the shard read last, by pool.", ("pool",)
 )
@@ -121,8 +137,22 @@ def hand_settled(table_id: str, variant: str) -> None:
         settlement_seconds.observe(time.monotonic() - over)
 
 
+def settlement_dropped(table_id: str) -> None:
+    """The table waits no more for the settlement of its finished hand (voided, or the table stopped
+    and the hand goes on where it opens next): it leaves the settlement lag."""
+    _hands_over.pop(table_id, None)
+
+
+def hand_continued() -> None:
+    hands_continued.inc()
+
+
 def hand_voided(reason: str) -> None:
     hands_voided.labels(reason).inc()
+
+
+def room_handed_over(*, at_bound: bool) -> None:
+    rooms_handed_over.labels("at_bound" if at_bound else "between_hands").inc()
 
 
 def action_accepted(action: str, turn_seconds: float | None) -> None:
@@ -168,9 +198,16 @@ def house_round_ended(game: str, outcome: str) -> None:
     house_rounds.labels(game, outcome).inc()
 
 
+def house_round_resumed(game: str) -> None:
+    house_rounds_resumed.labels(game).inc()
+
+
 def house_balances_read(pool: int, bank: int, jackpot: int) -> None:
     house_bank_balance.labels(pool_name(pool)).set(bank)
     house_jackpot_balance.labels(pool_name(pool)).set(jackpot)
+    # The reserve is a figure from here on (0 until a round reserves; what is reserved stays):
+    # PokerHouseBankBelowCover subtracts it from the bank on a shard that has reserved nothing yet.
+    house_bank_reserved.labels(pool_name(pool))
 
 
 def house_reserved(pool: int, amount: int) -> None:

@@ -17,13 +17,13 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-import os
 from pathlib import Path
 from typing import Any, Protocol
 
 from redis import exceptions as redis_errors
 
 from service_runtime.errors import Unavailable
+from services.table.json_lines_file import JsonLinesFile
 
 
 class RecordOutbox(Protocol):
@@ -60,50 +60,29 @@ class FileOutbox(MemoryOutbox):
 
     def __init__(self, path: Path) -> None:
         super().__init__()
-        self._path = path
-        self._handle: Any = None
+        self._file = JsonLinesFile(path, compact_after=COMPACT_AFTER_LINES, snapshot=self._open_lines)
         self._lock = asyncio.Lock()
-        self._lines = 0
-        if path.exists():
-            with path.open(encoding="utf-8") as handle:
-                for line in handle:
-                    try:
-                        entry = json.loads(line)
-                        table_id, hand_id = str(entry["table_id"]), str(entry["hand_id"])
-                        if entry["op"] == "keep":
-                            self._records.setdefault(table_id, {})[hand_id] = base64.b64decode(
-                                entry["record"]
-                            )
-                        else:
-                            self._records.get(table_id, {}).pop(hand_id, None)
-                    except (ValueError, KeyError, TypeError):
-                        continue  # a torn last line of a killed process: its table never went on
-            self._compact()
+        for entry in self._file.read():
+            try:
+                table_id, hand_id = str(entry["table_id"]), str(entry["hand_id"])
+                if entry["op"] == "keep":
+                    self._records.setdefault(table_id, {})[hand_id] = base64.b64decode(entry["record"])
+                else:
+                    self._records.get(table_id, {}).pop(hand_id, None)
+            except (ValueError, KeyError, TypeError):
+                continue  # a torn last line of a killed process: its table never went on
+        self._file.compact()
 
-    def _compact(self) -> None:
-        temporary = self._path.with_suffix(".tmp")
-        with temporary.open("w", encoding="utf-8") as handle:
-            for table_id, records in self._records.items():
-                for hand_id, record in records.items():
-                    handle.write(_line("keep", table_id, hand_id, record))
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, self._path)
+    def _open_lines(self) -> list[str]:
+        # Only the open records are ever read back: the rewrite holds them, not the history.
+        return [
+            _line("keep", table_id, hand_id, record)
+            for table_id, records in self._records.items()
+            for hand_id, record in records.items()
+        ]
 
     def _write(self, line: str, sync: bool) -> None:
-        self._lines += 1
-        if self._lines > COMPACT_AFTER_LINES:
-            # Only the open records are ever read back: rewrite the file with them, not the history.
-            self.close()
-            self._compact()
-            self._lines = 0
-        if self._handle is None:
-            self._path.parent.mkdir(parents=True, exist_ok=True)
-            self._handle = self._path.open("a", encoding="utf-8")
-        self._handle.write(line)
-        self._handle.flush()
-        if sync:
-            os.fsync(self._handle.fileno())
+        self._file.write(line, sync=sync)
 
     async def keep(self, table_id: str, hand_id: str, record: bytes) -> None:
         # Every change of the open records happens under the lock, before the line is written, so a
@@ -119,9 +98,7 @@ class FileOutbox(MemoryOutbox):
             await asyncio.to_thread(self._write, _line("done", table_id, hand_id, b""), False)
 
     def close(self) -> None:
-        if self._handle is not None:
-            self._handle.close()
-            self._handle = None
+        self._file.close()
 
 
 def _line(op: str, table_id: str, hand_id: str, record: bytes) -> str:

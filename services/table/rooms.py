@@ -39,6 +39,9 @@ class Room:
     rake: RakeRule
     small_bet: int | None = None
     big_bet: int | None = None
+    # The lobby's `private`: the table tells fairness so at each commitment, and a private room's
+    # hands then exist only for the players dealt in (and admins) there too.
+    private: bool = False
 
     @property
     def variant_pb(self) -> int:
@@ -65,6 +68,7 @@ def room_from_pb(room: lobby_pb2.Room) -> Room | None:
         "min_buy_in": int(room.min_buy_in),
         "max_buy_in": int(room.max_buy_in),
         "rake": rake,
+        "private": bool(room.private),
     }
     if room.variant == common_pb2.GAME_VARIANT_NO_LIMIT_HOLDEM and room.WhichOneof("stakes") == "blinds":
         blinds = room.blinds

@@ -5,12 +5,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from poker_engine.config import MAX_SEATS
 from service_runtime.service_settings import ServiceSettings
 from service_runtime.settings import positive, setting
 
 
 def _not_negative(value: float) -> str | None:
     return None if value >= 0 else "must not be negative"
+
+
+# Betting rounds of a Hold'em hand (preflop, flop, turn, river): the drain's bound gives every seat
+# its full action time in each, plus its whole time bank once.
+BETTING_ROUNDS = 4
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -20,7 +26,7 @@ class TableSettings(ServiceSettings):
     ENV_PREFIX: ClassVar[str] = "POKER_TABLE_"
     SERVICE: ClassVar[str] = "table"
     DEFAULT_PORT: ClassVar[int] = 50052
-    # Hands live in Redis (or memory without it), money in the cashier, records in history.
+    # Hands live in Redis (or a file of the shard without it), money in the cashier, records in history.
     STORES_DATA: ClassVar[bool] = False
 
     lobby_address: str = setting("127.0.0.1:50051", help="host:port of the lobby (room catalogue)")
@@ -47,8 +53,27 @@ class TableSettings(ServiceSettings):
         "left of their time bank, not a full one (rules 9)",
         check=positive,
     )
+    handover_grace_seconds: float = setting(
+        5.0,
+        help="a hand another shard left running goes on here after a takeover; the player to act gets "
+        "what was left of their turn plus this long (their client re-routes meanwhile)",
+        check=_not_negative,
+    )
     countdown_seconds: float = setting(
         3.0, help="pause between hands; players may add client seeds until it ends", check=_not_negative
+    )
+    seed_reveal_seconds: float = setting(
+        1.0,
+        help="fairness version 3: the last part of the countdown, after the set of client-seed hashes "
+        "closed, in which those players send their seeds (at most half the countdown; the hashes are "
+        "taken in the rest)",
+        check=_not_negative,
+    )
+    full_reveal_rooms: tuple[str, ...] = setting(
+        (),
+        help="room ids (comma-separated) whose hands are dealt under fairness version 2, the whole seed "
+        "revealed after the hand (the literal reading of rules 15); every other room deals under "
+        "version 3, each player opening only the cards they saw (docs/fairness.md)",
     )
     command_queue_size: int = setting(256, help="commands a table holds before callers wait", check=positive)
     watch_queue_size: int = setting(
@@ -87,6 +112,12 @@ class TableSettings(ServiceSettings):
         20.0, help="how late spectators see the public view (rules 14)", check=_not_negative
     )
     max_spectators: int = setting(200, help="spectators one table serves at once", check=positive)
+    view_recheck_seconds: float = setting(
+        5.0,
+        help="how often a reader's open stream without a seat is checked against the room's visibility"
+        " (a room turned private ends a stranger's stream)",
+        check=positive,
+    )
     max_streams_per_player: int = setting(
         4, help="WatchTable streams one player may hold open at one table", check=positive
     )
@@ -110,6 +141,13 @@ class TableSettings(ServiceSettings):
     chat_per_minute: float = setting(
         20.0, help="sustained chat messages per minute per player (rate limit refill)", check=positive
     )
+    drain_seconds: float = setting(
+        960.0,
+        help="on SIGTERM the shard starts no new hand, plays the running ones out for at most this long, "
+        "then hands its rooms to another shard and exits (hands still running then are voided, as on a "
+        "takeover); at least a hand in which every seat uses its whole time bank",
+        check=positive,
+    )
     # House-game tables (issue 16).
     house_decision_seconds: float = setting(
         20.0, help="time for each house-game decision before the rules' default is taken", check=positive
@@ -118,11 +156,27 @@ class TableSettings(ServiceSettings):
         0, help="house bank balance below which no new house-game round starts (HOUSE_BANK_PAUSED)"
     )
     house_journal: str = setting(
-        "", help="file of the house-game round journal; empty means <data_dir>/house-rounds-<shard_id>.jsonl"
+        "",
+        help="file of the house-game round journal without Redis (with Redis it is shared in Redis);"
+        " empty means <data_dir>/house-rounds-<shard_id>.jsonl",
     )
+
+    def longest_hand_seconds(self) -> float:
+        """A hand at a full table in which every seat takes its whole action time in every betting
+        round and its whole time bank once, after the countdown; a house round's decisions likewise."""
+        cash = self.countdown_seconds + MAX_SEATS * (
+            BETTING_ROUNDS * self.action_seconds + self.time_bank_seconds
+        )
+        return max(cash, 2 * self.house_decision_seconds)
 
     def validate(self) -> list[str]:
         problems = super().validate()
+        if self.drain_seconds < self.longest_hand_seconds():
+            problems.append(
+                f"{self.ENV_PREFIX}DRAIN_SECONDS: must be at least {self.longest_hand_seconds():g} (a hand "
+                f"in which every seat uses its whole action time and time bank: {self.ENV_PREFIX}"
+                "COUNTDOWN_SECONDS, ACTION_SECONDS, TIME_BANK_SECONDS)"
+            )
         if self.seated_stream_reserve >= self.max_concurrent_streams:
             problems.append(
                 f"{self.ENV_PREFIX}SEATED_STREAM_RESERVE: must be below {self.ENV_PREFIX}MAX_CONCURRENT_STREAMS"

@@ -8,6 +8,13 @@ The shard opens the first table of each room it owns at start; any other well-fo
 every table is full) is opened on first use (SitDown, WatchTable, ...). After each settled hand the
 seed is revealed and then the hand record goes to history, each through its own retrying queue, so
 neither a fairness nor a history outage stops play.
+
+Orderly handovers (issue 26): a room this shard owns but should not keep (rendezvous hashing gives it
+to another live shard, or the shard drains on SIGTERM) starts no new hand; once every table of it is
+between hands the shard stops them (seat sessions stay open in the cashier) and releases the room in
+the registry, which hands it to its new owner at once. `drain` does that for every room, bounded by
+the drain time; a hand or house round still running at the bound is left to the next owner, which
+goes on with it (a takeover).
 """
 
 from __future__ import annotations
@@ -15,14 +22,21 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from redis import exceptions as redis_errors
 
 from service_runtime.errors import DomainError, FailedPrecondition, NotFound, Unavailable
-from service_runtime.shard_registry import ShardInfo, ShardRegistry, SingleShardRegistry
+from service_runtime.shard_registry import (
+    RedisShardRegistry,
+    ShardInfo,
+    ShardLease,
+    ShardRegistry,
+    SingleShardRegistry,
+    choose_shard,
+)
 from service_runtime.structured_logging import get_logger
 from service_runtime.table_directory import (
     MaintenanceSwitches,
@@ -34,10 +48,12 @@ from service_runtime.table_directory import (
 )
 from service_runtime.tasks import cancel_and_wait
 from services.table import hand_trace
+from services.table import metrics as table_metrics
 from services.table.actor import AfterHand, TableActor, Timings
 from services.table.chat import ChatGuard
 from services.table.dependencies import CashierClient, FairnessClient, HouseCashier
 from services.table.event_log import HandEventLog
+from services.table.hand_record import SeenPositions, seen_positions
 from services.table.history_sink import HandRecordSink
 from services.table.house_admission import HouseAdmission
 from services.table.house_journal import MemoryJournal
@@ -52,6 +68,8 @@ log = get_logger("table.shard")
 
 # Numbers in a row with no open seat session after which a room's extra tables are not looked for.
 EXTRA_TABLE_PROBE_GAP = 3
+# How often a drain looks for rooms whose tables are between hands (so each room moves at once).
+DRAIN_POLL_SECONDS = 0.05
 MAX_TABLES_PER_ROOM = 1000
 
 
@@ -84,15 +102,27 @@ class TableShard:
         chat: ChatGuard | None = None,
         house: HouseSetup | None = None,
         outbox: RecordOutbox | None = None,
+        lease: ShardLease | None = None,
+        handover_quiet_seconds: float = 0.0,
     ) -> None:
         self._outbox: RecordOutbox = outbox or MemoryOutbox()
+        # Orderly handovers and the drain (issue 26): the lease (withdrawn from the candidates on a
+        # drain), whether the shard drains, and the rooms whose tables are stopping to be released.
+        self._lease = lease
+        # A room is released only once its tables have been between hands this long: a caller's
+        # retry of the call that ended the hand or round (its answer lost on the way) still finds
+        # this shard's memory of the answer, not a new owner that never saw the call.
+        self._handover_quiet_seconds = handover_quiet_seconds
+        self._at_rest_since: dict[str, float] = {}
+        self.draining = False
+        self._releasing: set[str] = set()
+        self._handover_lock = asyncio.Lock()
         self._close_empty_after = close_empty_after_seconds
         self.chat = chat or ChatGuard()  # chat rate limits and mutes, shared by the shard's tables
         # House-game tables (issue 16): their own actors, journal and the pools' open exposure.
         self._house = house or HouseSetup()
         self._house_tables: dict[str, HouseTable] = {}
         self._house_exposure = HouseExposure()
-        self._house_resumer: asyncio.Task[None] | None = None
         self._directory = directory
         self._maintenance = maintenance
         self._registry: ShardRegistry = registry or SingleShardRegistry(ShardInfo(shard_id, "local"))
@@ -129,10 +159,9 @@ class TableShard:
         self.records.start()
         self._starter = asyncio.create_task(self._open_owned_rooms(), name="open-owned-rooms")
         self._checker = asyncio.create_task(self._check_ownership(), name="check-ownership")
-        self._house_resumer = asyncio.create_task(self._resume_house_rounds(), name="resume-house-rounds")
 
     async def stop(self) -> None:
-        for task in (self._starter, self._checker, self._house_resumer):
+        for task in (self._starter, self._checker):
             await cancel_and_wait(task)
         for actor in list(self._tables.values()):
             await actor.stop()
@@ -142,11 +171,13 @@ class TableShard:
         await self.records.stop()
 
     async def _open_owned_rooms(self) -> None:
-        """Adopt the rooms this shard owns, at start and (with Redis) whenever it gains one."""
+        """Adopt the rooms this shard owns, at start and (with Redis) whenever it gains one; open the
+        house tables of those rooms that the round journal holds open rounds of."""
         backoff = self._timings.retry_initial_seconds
         while True:
             try:
                 await self._adopt_rooms()
+                await self._open_house_rounds()
             except Exception as error:
                 reason = error.reason if isinstance(error, DomainError) else type(error).__name__
                 log.warning("rooms not adopted yet; retrying", reason=reason)
@@ -171,14 +202,61 @@ class TableShard:
         }
         self._adopted &= owned
         for room_id in sorted(owned - self._adopted):
-            try:
-                await self.table(table_id_for(room_id, 1))
+            await self._adopt_room(room_id)
+
+    async def _adopt_room(self, room_id: str) -> None:
+        if self.draining:
+            return
+        try:
+            table = await self.any_table(table_id_for(room_id, 1))
+            if isinstance(table, TableActor):
                 await self._open_seated_extra_tables(room_id)
+        except DomainError as error:
+            if is_unavailable(error):
+                raise
+            log.warning("could not open the room's tables", room_id=room_id, reason=error.reason)
+        self._adopted.add(room_id)
+
+    async def _open_house_rounds(self) -> None:
+        """Open every house table of a room this shard owns that has open rounds in the journal (a
+        round its last owner left running, a restart or a takeover): opening resumes the dealt ones
+        and refunds the others, without waiting for their players to come back (their stakes sit in
+        the house bank until then)."""
+        if self.draining:
+            return
+        tables = [t for t in await self._house.journal.tables() if t not in self._house_tables]
+        if not tables:
+            return
+        owners = await self._registry.owners_of(sorted({room_of_table(t) for t in tables}))
+        for table_id in tables:
+            owner = owners.get(room_of_table(table_id))
+            if owner is None or owner.shard.shard_id != self._shard_id:
+                continue
+            try:
+                await self.house_table(table_id)
             except DomainError as error:
                 if is_unavailable(error):
                     raise
-                log.warning("could not open the room's tables", room_id=room_id, reason=error.reason)
-            self._adopted.add(room_id)
+                log.warning("house table with open rounds not opened", table_id=table_id, reason=error.reason)
+
+    async def _take_handovers(self) -> None:
+        """Rooms another shard released to this one: opened now (seats from the cashier), not at
+        the next adoption round, so their players wait for no lease."""
+        if not isinstance(self._registry, RedisShardRegistry) or self.draining:
+            return
+        try:
+            handed = await self._registry.take_handovers(self._shard_id)
+        except (redis_errors.RedisError, OSError):
+            log.warning("handover list not read")
+            return
+        for room_id in handed:
+            log.info("room handed over to this shard", room_id=room_id)
+            self._adopted.discard(room_id)
+            try:
+                await self._adopt_room(room_id)
+            except DomainError as error:
+                # The adoption rounds try again (the room is ours in the registry).
+                log.warning("handed-over room not opened yet", room_id=room_id, reason=error.reason)
 
     async def _open_seated_extra_tables(self, room_id: str) -> None:
         # The lobby numbers a new table with the lowest free number, so seated tables are dense but
@@ -210,10 +288,15 @@ class TableShard:
                 log.exception("ownership round failed")
 
     async def _ownership_round(self) -> None:
+        await self._take_handovers()
+        await self._hand_over_rooms()
         await self._close_extra_empty_tables()
         # Judge only the tables open before the owners were read: one opened meanwhile (a player
         # came back after a takeover, say) has a room the answer may not name, and is not lost.
-        judged = list(self._tables.items())
+        judged: list[tuple[str, TableActor | HouseTable]] = [
+            *self._tables.items(),
+            *self._house_tables.items(),
+        ]
         rooms = sorted({actor.room.room_id for _, actor in judged})
         if not rooms:
             return
@@ -223,7 +306,7 @@ class TableShard:
             log.warning("ownership check failed")
             return
         for table_id, actor in judged:
-            if self._tables.get(table_id) is not actor:
+            if self.running(table_id) is not actor:
                 continue  # closed or replaced while the owners were read
             owner = owners.get(actor.room.room_id)
             # The same shard with another token lost the room and won it back meanwhile (frozen past
@@ -237,10 +320,136 @@ class TableShard:
             ):
                 log.warning("room lost: closing the table", table_id=table_id)
                 self._tables.pop(table_id, None)
+                self._house_tables.pop(table_id, None)
                 # If the room is (or comes back) ours, adoption opens its seated tables again.
                 self._adopted.discard(actor.room.room_id)
                 await actor.stop()
         await self._publish_figures()
+
+    # ------------------------------------------------------------------ handovers and the drain
+
+    def _room_tables(self) -> dict[str, list[TableActor | HouseTable]]:
+        rooms: dict[str, list[TableActor | HouseTable]] = {}
+        tables: list[tuple[str, TableActor | HouseTable]] = [
+            *self._tables.items(),
+            *self._house_tables.items(),
+        ]
+        for table_id, table in tables:
+            rooms.setdefault(room_of_table(table_id), []).append(table)
+        return rooms
+
+    async def _rooms_to_hand_over(self, rooms: list[str]) -> set[str] | None:
+        """The rooms this shard serves but should not keep: all of them on a drain; with Redis, those
+        rendezvous hashing gives to another live shard (their owner in the registry is still this one
+        until it releases them). None: the registry could not be read (Redis away)."""
+        if self.draining:
+            return set(rooms)
+        if not rooms or not isinstance(self._registry, RedisShardRegistry) or self._lease is None:
+            return set()
+        try:
+            live = [shard.shard_id for shard in await self._registry.live_shards()]
+        except (redis_errors.RedisError, OSError):
+            return None
+        if self._shard_id not in live:
+            return set()  # this shard's own lease is away for the moment: judge next round
+        return {room for room in rooms if choose_shard(room, live) not in (None, self._shard_id)}
+
+    async def _hand_over_rooms(self, *, force: bool = False) -> None:
+        """Stop starting hands in the rooms to hand over; release each whose tables are all between
+        hands (`force`: release them all; a running hand or house round goes on at the next owner)."""
+        async with self._handover_lock:
+            by_room = self._room_tables()
+            leaving = await self._rooms_to_hand_over(sorted(by_room))
+            if leaving is None:
+                # Redis away: nothing moves this round (a room that had stopped dealing stays so).
+                log.warning("live shards not read; no handover this round")
+                return
+            for room_id, tables in sorted(by_room.items()):
+                if room_id not in leaving:
+                    self._at_rest_since.pop(room_id, None)
+                    # The shard that was to get it is gone again (its lease lapsed): deal on here.
+                    for table in tables:
+                        table.keep()
+                    continue
+                for table in tables:
+                    table.hand_over()
+                if not all(table.between_hands for table in tables):
+                    self._at_rest_since.pop(room_id, None)
+                    if not force:
+                        continue
+                at_rest = self._at_rest_since.setdefault(room_id, time.monotonic())
+                if force or time.monotonic() - at_rest >= self._handover_quiet_seconds:
+                    self._at_rest_since.pop(room_id, None)
+                    await self._release_room(room_id, tables, force=force)
+
+    async def _release_room(
+        self, room_id: str, tables: list[TableActor | HouseTable], *, force: bool = False
+    ) -> None:
+        # No table of the room opens here from now on (SHARD_DRAINING) until the registry names
+        # the new owner; then calls here get SHARD_NOT_OWNER with its address.
+        if not force:
+            # Inside each cash table's actor, after any command under way (a sit-down waiting for
+            # the cashier, say): still between hands, it closes; else the next round tries again.
+            for table in tables:
+                if isinstance(table, TableActor):
+                    try:
+                        quiet = await table.call(table.close_if_between_hands)
+                    except DomainError:
+                        quiet = table.closed  # closed already (an earlier round), fenced or ended
+                    if not quiet:
+                        return
+        self._releasing.add(room_id)
+        try:
+            running = [t.table_id for t in tables if not t.between_hands]
+            for table in tables:
+                if self._tables.get(table.table_id) is table:
+                    del self._tables[table.table_id]
+                if self._house_tables.get(table.table_id) is table:
+                    del self._house_tables[table.table_id]
+                self._adopted.discard(room_id)
+                await table.stop()
+            token = max(table.fencing_token for table in tables)
+            owner = None
+            if isinstance(self._registry, RedisShardRegistry):
+                try:
+                    owner = await self._registry.release(room_id, self._shard_id, token)
+                except (redis_errors.RedisError, OSError):
+                    # The lease's end moves the room instead (the shard gives it up on exit).
+                    log.warning("room not released; its lease will move it", room_id=room_id)
+            table_metrics.room_handed_over(at_bound=bool(running))
+            log.info(
+                "room handed over",
+                room_id=room_id,
+                to=owner.shard.shard_id if owner is not None else None,
+                tables=len(tables),
+                hands_left_running=running,
+            )
+        finally:
+            self._releasing.discard(room_id)
+
+    async def drain(self, bound_seconds: float) -> None:
+        """SIGTERM: start no new hand or house round anywhere, play the running ones to their end
+        (at most `bound_seconds`), hand every room over as its tables come to rest, then return.
+        Rooms still playing at the bound are released all the same (their hands are the next
+        owner's to void, as on a takeover); seat sessions stay open in the cashier throughout."""
+        self.draining = True
+        log.info("drain started", tables=len(self._tables), house_tables=len(self._house_tables))
+        await cancel_and_wait(self._starter)
+        if self._lease is not None:
+            await self._lease.withdraw()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + bound_seconds
+        while self._tables or self._house_tables:
+            if loop.time() >= deadline:
+                log.warning(
+                    "drain time is up: the hands still running are left to the next owner",
+                    tables=sorted(t for t, a in self._tables.items() if not a.between_hands),
+                )
+                await self._hand_over_rooms(force=True)
+                break
+            await self._hand_over_rooms()
+            await asyncio.sleep(DRAIN_POLL_SECONDS)
+        log.info("drain finished")
 
     async def _close_extra_empty_tables(self) -> None:
         """Close a room's extra table (not its first) once it has been empty for a while.
@@ -343,13 +552,26 @@ class TableShard:
             raise FailedPrecondition(
                 "SHARD_NOT_OWNER", "another shard serves this table", {"address": owner.shard.address}
             )
+        if self.draining or room_id in self._releasing:
+            raise Unavailable("SHARD_DRAINING", "this shard hands the table's room to another shard; retry")
         try:
             room = await self._rooms.get_room(room_id)
         except NotFound as error:
             house = await self._house_room(room_id)
             if house is None:
                 raise NotFound("TABLE_NOT_FOUND", "no such table", {"field": "table_id"}) from error
-            return self._open_house(table_id, *house)
+            # The rounds a previous owner (or this shard's last life) left open, read after the
+            # registry named this shard with its token: that owner can add nothing to them now.
+            left_open = await self._house.journal.open_rounds(table_id)
+            opened = self._open_house(table_id, *house)
+            opened.fencing_token = owner.fencing_token
+            await opened.resume_open(list(left_open.values()))
+            try:
+                await opened.resend_kept_records(set(left_open))
+            except DomainError as error:
+                # The records wait in the outbox for the table's next opening.
+                log.warning("kept round records not read", table_id=table_id, reason=error.reason)
+            return opened
         own = getattr(self._event_log, "own", None)
         if own is not None:
             own(room_id, owner.fencing_token)
@@ -395,27 +617,10 @@ class TableShard:
             timings=self._house.timings,
             maintenance=self._switches,
             admit=admission.admit,
+            outbox=self._outbox,
         )
         self._house_tables[table_id] = house
         return house
-
-    async def _resume_house_rounds(self) -> None:
-        """Rounds the journal holds open from this shard's last life: resumed if dealt, else refunded."""
-        by_table: dict[str, list[dict[str, Any]]] = {}
-        for entry in self._house.journal.open_rounds().values():
-            by_table.setdefault(str(entry["table_id"]), []).append(entry)
-        for table_id, entries in by_table.items():
-            backoff = self._timings.retry_initial_seconds
-            while True:
-                try:
-                    house = await self.house_table(table_id)
-                    break
-                except DomainError as error:
-                    log.warning("house table not reopened yet", table_id=table_id, reason=error.reason)
-                    await asyncio.sleep(backoff)
-                    backoff = min(self._timings.retry_max_seconds, backoff * 2)
-            for entry in entries:
-                await house.resume(entry)
 
     def house_tables(self) -> dict[str, HouseTable]:
         return dict(self._house_tables)
@@ -428,13 +633,25 @@ class TableShard:
     async def _reveal(self, job: AfterHand) -> None:
         try:
             with hand_trace.after_hand(job.hand_id, "reveal"):
-                await self._fairness.reveal(job.hand_id)
+                await self._fairness.reveal(job.hand_id, seen=job.seen or await self._seen_again(job))
         except DomainError as error:
             if is_unavailable(error):
                 raise
             # The record still goes to history; the hand's reveal is for the operator to look at.
             log.error("reveal refused", hand_id=job.hand_id, reason=error.reason)
         self.records.put(job)
+
+    async def _seen_again(self, job: AfterHand) -> SeenPositions | None:
+        """A record sent again after a takeover lost the deck that says who saw which position: a
+        hand not yet revealed gives it again (SealHand is idempotent); one already revealed keeps
+        the positions it was revealed with."""
+        try:
+            deck = await self._fairness.seal(job.hand_id)
+        except DomainError as error:
+            if is_unavailable(error):
+                raise
+            return None
+        return seen_positions(job.record, deck)
 
     async def _record(self, job: AfterHand) -> None:
         with hand_trace.after_hand(job.hand_id, "record"):

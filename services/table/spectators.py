@@ -4,7 +4,9 @@ so that snapshot is itself at least `delay` old.
 
 Pure: times are wall-clock seconds passed in; nothing here does I/O or knows grpc. The table actor
 pushes each public update (already cut for a recipient with no seat) and delivers what `release`
-returns to its spectators.
+returns to its spectators, all in one message (issue 28). The line comes due `batch_seconds` after
+its oldest update is `delay` old, so the updates of a burst (one hand's quick steps) are released
+together: each is between `delay` and `delay + batch_seconds` late.
 """
 
 from __future__ import annotations
@@ -23,8 +25,9 @@ class Stamped(Generic[T]):
 
 
 class DelayLine(Generic[T]):
-    def __init__(self, delay: float, max_pending: int = 10_000) -> None:
+    def __init__(self, delay: float, max_pending: int = 10_000, batch_seconds: float = 0.0) -> None:
         self.delay = delay
+        self.batch_seconds = batch_seconds
         self._max_pending = max_pending
         self._pending: collections.deque[Stamped[T]] = collections.deque()
         self._base: Stamped[T] | None = None
@@ -56,7 +59,8 @@ class DelayLine(Generic[T]):
         return self._base
 
     def next_due(self) -> float | None:
-        return self._pending[0].at + self.delay if self._pending else None
+        """When to release next: the batch window after the oldest pending update is `delay` old."""
+        return self._pending[0].at + self.delay + self.batch_seconds if self._pending else None
 
     def __len__(self) -> int:
         return len(self._pending)

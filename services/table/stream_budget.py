@@ -2,7 +2,7 @@
 (issue 23, item 5).
 
 A viewer is a SpectateTable stream, or a WatchTable stream of a player with no seat at that cash
-table. A shard serves at most `max_viewer_streams` of them together (the server's stream bound minus
+table (no round they staked on, at a house table: `table_access.holds_own_stream`). A shard serves at most `max_viewer_streams` of them together (the server's stream bound minus
 `seated_stream_reserve`): the rest of the server's streams are kept for seated players' own
 WatchTable streams, which no spectator load can take, so a seated player whose connection dropped
 always watches again within the seat reserve. One account holds at most `spectator_streams_per_account`

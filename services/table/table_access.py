@@ -9,6 +9,11 @@ show that they are there. Admins and services read every table. The lobby's answ
 `ANSWER_SECONDS` per player and room, so a watcher polling snapshots costs the lobby one call in
 that time (a change of the allow-list reaches the table within it).
 
+A stream already open keeps obeying the rule: while it runs, a player without a seat is asked about
+again every `view_recheck_seconds` (at the next update after that, through the same cached answer),
+and a room that turned private, or a player taken off its allow-list, ends their stream with
+TABLE_NOT_FOUND before another update reaches them.
+
 No read and no player's command opens a table beyond a room's standing ones (`<room>.1` to
 `.table_count`, which the catalogue lists whether they run or not): such a table opens only when
 the lobby's JoinTable routes a player there (ShardDirectoryService.OpenTable, within the lobby's
@@ -57,6 +62,16 @@ def takes_part(table: AnyTable, player_id: str) -> bool:
     return table.seats_player(player_id)
 
 
+def holds_own_stream(table: AnyTable, player_id: str) -> bool:
+    """Whose WatchTable stream comes out of the seated players' reserve, not the viewers' share
+    (`stream_budget`): a player seated at the cash table, or with a round they staked on at the house
+    table. A committed next round alone (SetPlayerSeed, which costs nothing) does not count, or any
+    account could take the reserve."""
+    if isinstance(table, HouseTable):
+        return table.has_round(player_id)
+    return table.seats_player(player_id)
+
+
 class TableAccess:
     def __init__(
         self,
@@ -99,6 +114,15 @@ class TableAccess:
             raise _no_table()
         return running or await self._open_standing(table_id, standing)
 
+    async def still_sees(self, caller: Caller, table: AnyTable) -> bool:
+        """Whether a reader whose stream is open may still see the table (the module docstring)."""
+        if caller.has(Role.ADMIN) or caller.service is not None or takes_part(table, caller.subject):
+            return True
+        return await self._visible(caller.subject, room_of_table(table.table_id)) is not None
+
+    def view_guard(self, caller: Caller, table: AnyTable, every_seconds: float) -> ViewGuard:
+        return ViewGuard(self, caller, table, every_seconds, self._clock)
+
     async def open_routed(self, table_id: str) -> AnyTable:
         """The lobby's JoinTable routed a player to this table (it checked the room's bound)."""
         return self._shard.running(table_id) or await self._shard.any_table(table_id)
@@ -126,3 +150,32 @@ class TableAccess:
                 self._answers.clear()
         self._answers[key] = (now + self._answer_seconds, answer)
         return answer
+
+
+class ViewGuard:
+    """One open stream's recurring visibility check: `check()` before each update is cheap (a clock
+    read) until `every_seconds` have passed since the last real check."""
+
+    def __init__(
+        self,
+        access: TableAccess,
+        caller: Caller,
+        table: AnyTable,
+        every_seconds: float,
+        clock: Callable[[], float],
+    ) -> None:
+        self._access = access
+        self._caller = caller
+        self._table = table
+        self._every = every_seconds
+        self._clock = clock
+        self._next = clock() + every_seconds
+
+    async def check(self) -> None:
+        """NotFound(TABLE_NOT_FOUND) once the caller may no longer see the table."""
+        now = self._clock()
+        if now < self._next:
+            return
+        self._next = now + self._every
+        if not await self._access.still_sees(self._caller, self._table):
+            raise _no_table()

@@ -103,6 +103,11 @@ class TableState:
     all_in_allowed: bool
     deadline: float | None  # wall clock
     as_of: float  # wall clock
+    # The next hand's client-seed step (table_pb2.SeedPhase), when it ends (wall clock), and once
+    # the version 3 hash set is closed, its (public seat, hash) pairs: the same for every recipient.
+    seed_phase: int = 0
+    seed_deadline: float | None = None
+    seed_hashes: tuple[tuple[int, str], ...] = ()
 
 
 def _shown_seats(events: Sequence[Event]) -> set[int]:
@@ -191,6 +196,14 @@ def table_view(state: TableState, recipient: int | None) -> table_pb2.TableView:
         awards=[award_pb(a) for a in state.awards],
     )
     view.as_of.CopyFrom(to_timestamp_seconds(state.as_of))
+    if state.to_act is not None and state.deadline is not None:
+        view.to_act_deadline.CopyFrom(to_timestamp_seconds(state.deadline))
+    view.seed_phase = state.seed_phase  # type: ignore[assignment]
+    if state.seed_phase and state.seed_deadline is not None:
+        view.seed_phase_deadline.CopyFrom(to_timestamp_seconds(state.seed_deadline))
+    view.seed_hashes.extend(
+        table_pb2.SeedHash(seat=seat, client_seed_hash=h) for seat, h in state.seed_hashes
+    )
     if state.legal is not None and recipient is not None and state.legal.seat == recipient:
         view.legal_actions.CopyFrom(legal_actions_pb(state.legal, state.deadline, state.all_in_allowed))
     return view

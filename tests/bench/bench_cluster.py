@@ -59,7 +59,12 @@ from tests.e2e.cluster import Cluster, running_cluster  # noqa: E402
 
 ROOMS = ("nlhe-gram-classic", "nlhe-mpx-classic", "flhe-gram-6max-10-20", "flhe-mpx-6max-10-20")
 # A bot paused for a floor slice must not be timed out by the table (tests/e2e's fast clock is 0.5 s).
-SLOW_CLOCK = {"POKER_TABLE_ACTION_SECONDS": "60", "POKER_TABLE_TIME_BANK_SECONDS": "0"}
+SLOW_CLOCK = {
+    "POKER_TABLE_ACTION_SECONDS": "60",
+    "POKER_TABLE_TIME_BANK_SECONDS": "0",
+    # The drain bound covers a hand at this clock (services/table/settings.py).
+    "POKER_TABLE_DRAIN_SECONDS": "2500",
+}
 # A table view message on a watcher's stream is about this big (issue 28: 41 KB in 92 messages).
 MESSAGE_BYTES = 450
 

@@ -105,7 +105,9 @@ class Seat:
 class ActWorkload:
     """`tables` heads-up tables driven through one shard; `run(seconds)` is one slice of Acts."""
 
-    def __init__(self, table_address: str, cashier_address: str, lobby_address: str, tables: int) -> None:
+    def __init__(
+        self, table_address: str, cashier_address: str, lobby_address: str, tables: int, spectators: int = 0
+    ) -> None:
         self._channel = grpc.aio.insecure_channel(table_address)
         self._cashier_channel = grpc.aio.insecure_channel(cashier_address)
         self._lobby_channel = grpc.aio.insecure_channel(lobby_address)
@@ -118,6 +120,13 @@ class ActWorkload:
         self.refusals: Counter[str] = Counter()
         self.stream_late = 0
         self.snapshots = 0
+        self.spectators = spectators
+        # What the players' (and spectators') streams delivered while measuring: per hand, the cost
+        # the stream contract puts on the shard (issue 28).
+        self.stream_messages = 0
+        self.stream_bytes = 0
+        self.spectator_messages = 0
+        self.spectator_bytes = 0
 
     async def open(self) -> None:
         """Per table: a pair of funded players; the lobby names (and opens) the next table, since
@@ -162,6 +171,9 @@ class ActWorkload:
                 )
                 seat.seat = reply.seat
                 self._watchers.append(asyncio.create_task(self._watch(seat, first=seat is pair[0])))
+            for n in range(self.spectators):
+                fan = auth_metadata(f"bench-fan-{uuid.uuid4().hex[:8]}-{n}", Role.PLAYER)
+                self._watchers.append(asyncio.create_task(self._spectate(joined.table_id, fan)))
             self._pairs.append((pair[0], pair[1]))
 
     async def _watch(self, seat: Seat, *, first: bool) -> None:
@@ -170,13 +182,23 @@ class ActWorkload:
         )
         async for message in call:
             seat.view = message.view
-            if message.HasField("event"):
-                seat.sequence = max(seat.sequence, message.event.sequence)
-                if first and self._measuring and message.event.notice.code == "HAND_SETTLED":
-                    self.settled += 1
+            if self._measuring:
+                self.stream_messages += 1
+                self.stream_bytes += message.ByteSize()
+            if message.events:
+                seat.sequence = max(seat.sequence, message.events[-1].sequence)
+                if first and self._measuring:
+                    self.settled += sum(1 for e in message.events if e.notice.code == "HAND_SETTLED")
             else:
                 self.snapshots += 1  # the first view, or the table as it is now after a dropped update
             seat.changed.set()
+
+    async def _spectate(self, table_id: str, metadata: tuple[tuple[str, str], ...]) -> None:
+        call = self._stub.SpectateTable(table_pb2.SpectateTableRequest(table_id=table_id), metadata=metadata)
+        async for message in call:
+            if self._measuring:
+                self.spectator_messages += 1
+                self.spectator_bytes += message.ByteSize()
 
     async def close(self) -> None:
         for task in self._watchers:
@@ -190,6 +212,7 @@ class ActWorkload:
         latencies: list[float] = []
         deadline = time.perf_counter() + seconds
         settled, refused = self.settled, sum(self.refusals.values())
+        before = (self.stream_messages, self.stream_bytes, self.spectator_messages, self.spectator_bytes)
         self._measuring = True
         try:
             await asyncio.gather(*(self._drive(a, b, deadline, latencies) for a, b in self._pairs))
@@ -198,6 +221,10 @@ class ActWorkload:
         counts = {
             "hands settled": self.settled - settled,
             "acts refused": sum(self.refusals.values()) - refused,
+            "stream messages": self.stream_messages - before[0],
+            "stream bytes": self.stream_bytes - before[1],
+            "spectator messages": self.spectator_messages - before[2],
+            "spectator bytes": self.spectator_bytes - before[3],
         }
         return harness.Outcome(len(latencies), latencies, counts)
 
@@ -259,6 +286,9 @@ async def main() -> int:
     parser.add_argument("--rounds", type=int, default=6, help="slices of each side, alternating")
     parser.add_argument("--clients", type=int, default=64, help="tables (and concurrent floor loops)")
     parser.add_argument(
+        "--spectators", type=int, default=0, help="SpectateTable streams per table (no delay)"
+    )
+    parser.add_argument(
         "--database-url", default="", help="cashier database (default: SQLite in a temp folder)"
     )
     args = parser.parse_args()
@@ -294,6 +324,8 @@ async def main() -> int:
                     "POKER_TABLE_COUNTDOWN_SECONDS": "0",
                     "POKER_TABLE_RETRY_MAX_SECONDS": "30",
                     "POKER_TABLE_SHARD_ID": "table-a",
+                    "POKER_TABLE_SPECTATOR_DELAY_SECONDS": "0",
+                    "POKER_TABLE_MAX_SPECTATORS": str(max(200, args.spectators)),
                 },
                 table_port,
             )
@@ -327,7 +359,7 @@ async def measure(
     processes: dict[str, subprocess.Popen[str]],
 ) -> int:
     floor = BareUnary(bare_address, args.clients)
-    act = ActWorkload(table_address, cashier_address, lobby_address, args.clients)
+    act = ActWorkload(table_address, cashier_address, lobby_address, args.clients, args.spectators)
     await act.open()
     bench = harness.this_process()
     services = [harness.process(name, process.pid) for name, process in processes.items()]
@@ -354,6 +386,13 @@ async def measure(
         f"hands {hands / work.seconds:.1f}/s settled by one shard with real cashier and fairness, "
         f"{work.cpu_seconds / max(hands, 1) * 1000:.1f} ms of CPU per hand in all processes "
         f"({shard_cpu / max(hands, 1) * 1000:.1f} in the shard)"
+    )
+    per_hand = max(hands, 1)
+    print(
+        f"  per hand: {work.counts.get('stream messages', 0) / per_hand:.1f} stream messages to the players "
+        f"({work.counts.get('stream bytes', 0) / per_hand / 1000:.1f} KB), "
+        f"{work.counts.get('spectator messages', 0) / per_hand:.1f} to {args.spectators} spectators per table "
+        f"({work.counts.get('spectator bytes', 0) / per_hand / 1000:.1f} KB)"
     )
     print(
         f"  views: {act.snapshots} full views (first views and dropped updates); "

@@ -32,6 +32,7 @@ INT64_MAX = 2**63 - 1
 CALLERS = {
     "table": FreshToken("table", Role.SERVICE),
     "payments": FreshToken("payments", Role.SERVICE),
+    "history": FreshToken("history", Role.SERVICE),
     "admin": FreshToken("operator", Role.ADMIN),
     "alice": FreshToken("alice", Role.PLAYER),
     "house": FreshToken("house", Role.PLAYER),
@@ -81,6 +82,7 @@ USUAL_CALLER = {
     "LookupTransfers": "admin", "OpenSeatSession": "table", "SettleHand": "table", "CashOutSeatSession": "table",
     "GetSeatSession": "table", "ListOpenSeatSessions": "table", "GetStatement": "alice",
     "AuditConservation": "admin", "FundHouseAccount": "admin", "GetHouseBalances": "table",
+    "SetPlayerHold": "history",
 }  # fmt: skip
 
 
@@ -151,6 +153,12 @@ def calls(draw: st.DrawFn) -> tuple[str, Any, str]:
         )  # fmt: skip
     elif method == "GetHouseBalances":
         request = cashier_pb2.GetHouseBalancesRequest(pool=draw(enums))
+    elif method == "SetPlayerHold":
+        # A hold changes which later calls are refused (seats, withdrawals), never a balance.
+        request = cashier_pb2.SetPlayerHoldRequest(
+            request_id=draw(transfer_ids), player_id=draw(players), held=draw(st.booleans()),
+            reason=draw(references),
+        )  # fmt: skip
     else:
         raise AssertionError(f"no request strategy for {method}")
     return method, request, caller

@@ -6,6 +6,7 @@ import dataclasses
 from datetime import timedelta
 
 import pytest
+from prometheus_client import REGISTRY
 
 from service_runtime.errors import InvalidArgument, NotFound
 from services.cashier.application import Cashier
@@ -196,3 +197,22 @@ async def test_check_constraints_refuse_a_negative_wallet_even_behind_the_code(f
                     "WHERE account_id = 'wallet:GRAM:alice'"
                 )
             )
+
+
+def pipelines_timed() -> float:
+    return (
+        REGISTRY.get_sample_value(
+            "poker_sql_statement_seconds_count", {"backend": "postgresql", "statement": "PIPELINE"}
+        )
+        or 0.0
+    )
+
+
+async def test_the_ledger_s_round_trips_on_the_driver_are_in_the_sql_latency_figure(funded: Cashier) -> None:
+    """The hot units of work skip SQLAlchemy, whose cursor events time every other statement: their
+    pipelines on the driver are timed too, or the SQL latency dashboard misses the ledger's hot path."""
+    before = pipelines_timed()
+    (created,) = await funded.create_transfers([transfer("t-timed")], linked=False)
+    assert created.status is TransferStatus.CREATED
+    # The accounts locked and what the decision needs read in one round trip, the writes in another.
+    assert pipelines_timed() - before >= 2

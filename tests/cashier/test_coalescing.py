@@ -13,17 +13,21 @@ from services.cashier.coalescing import Answer, Coalescer
 class Recorder:
     """A batch function that records its batches and how many ran at once."""
 
-    def __init__(self, pause: float = 0.01) -> None:
+    def __init__(self, pause: float = 0.01, gate: asyncio.Event | None = None) -> None:
         self.batches: list[list[int]] = []
         self.running = 0
         self.most_at_once = 0
         self.pause = pause
+        # When given, every batch waits for it (an order of events that no machine's speed changes).
+        self.gate = gate
 
     async def __call__(self, items: Sequence[int]) -> list[Answer[int]]:
         self.batches.append(list(items))
         self.running += 1
         self.most_at_once = max(self.most_at_once, self.running)
         try:
+            if self.gate is not None:
+                await self.gate.wait()
             await asyncio.sleep(self.pause)
         finally:
             self.running -= 1
@@ -82,19 +86,34 @@ async def test_a_failed_batch_fails_every_request_in_it_and_the_next_batch_still
 
 
 async def test_a_second_transaction_opens_only_for_enough_waiting_requests() -> None:
-    recorder = Recorder(pause=0.05)
+    gate = asyncio.Event()
+    recorder = Recorder(pause=0, gate=gate)
     coalescer = Coalescer(recorder, limit=100, concurrency=2, min_extra_batch=5)
+
+    async def running(count: int) -> None:
+        async with asyncio.timeout(5):  # a regression fails here instead of hanging
+            while recorder.running != count:  # noqa: ASYNC110 (a counter, yielding to the loop)
+                await asyncio.sleep(0)
+
+    # Each first batch is held open by the gate while the others arrive, however slow the machine.
     first = asyncio.ensure_future(coalescer.submit(0))
-    await asyncio.sleep(0.01)  # the first batch is running
+    await running(1)
     few = [asyncio.ensure_future(coalescer.submit(item)) for item in (1, 2, 3)]
+    for _ in range(20):
+        await asyncio.sleep(0)
+    assert recorder.running == 1  # three are too few for a second transaction
+    gate.set()
     await asyncio.gather(first, *few)
     assert recorder.most_at_once == 1  # three were left for the running one to take next
     assert recorder.batches == [[0], [1, 2, 3]]
 
+    gate.clear()
     recorder.batches.clear()
     first = asyncio.ensure_future(coalescer.submit(10))
-    await asyncio.sleep(0.01)
+    await running(1)
     many = [asyncio.ensure_future(coalescer.submit(item)) for item in range(11, 17)]
+    await running(2)  # six waiting are enough: a second transaction opens beside the first
+    gate.set()
     await asyncio.gather(first, *many)
     assert recorder.most_at_once == 2
     assert recorder.batches == [[10], [11, 12, 13, 14, 15, 16]]

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -25,6 +24,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from service_runtime.testing_pki import TestAuthority
 from service_runtime.tls import TlsFiles, channel_credentials
+from tests.ports import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 CONTAINERS_CONF = REPO / "deploy" / "podman" / "containers.conf"
@@ -73,12 +73,6 @@ def build_image(tag: str) -> float:
             f"image build failed ({result.returncode}):\n{result.stdout[-2000:]}\n{result.stderr[-4000:]}"
         )
     return time.monotonic() - started
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def issue_certificates(folder: Path) -> tuple[dict[str, Path], TlsFiles]:

@@ -111,8 +111,13 @@ def cluster(postgres_server_url: str) -> Iterator[ContainerCluster]:
 def test_every_service_is_serving_from_its_container(cluster: ContainerCluster) -> None:
     for service in SERVICES:
         cluster.wait_serving(service, timeout=10)
-        # The image's own HEALTHCHECK (what podman, docker and compose use) agrees.
-        result = cluster.image_healthcheck(service)
+        # The image's own HEALTHCHECK (what podman, docker and compose use) agrees, by its own rule:
+        # a container is unhealthy after `--retries=3` failed checks in a row, so one check that ran
+        # past its 5 s timeout on a loaded machine (a CI run: the interpreter's start) is not a verdict.
+        for _ in range(3):
+            result = cluster.image_healthcheck(service)
+            if result.returncode == 0:
+                break
         assert result.returncode == 0, f"{service}: {result.stdout}{result.stderr}"
 
 

@@ -19,8 +19,10 @@ import kubernetes_validate
 import pytest
 import yaml
 
+from service_runtime.server import LIVENESS_SERVICE
 from service_runtime.service_settings import DEV_SIGNING_KEY
 from services.fairness.settings import DEV_SEED_KEY_HEX
+from services.table.settings import TableSettings
 from tests.deploy.monitoring import crd_schemas, validate_custom_resource
 from tests.deploy.network_policies import EXTERNAL, Pod, can_connect
 from tests.deploy.rendering import render as _render
@@ -139,7 +141,7 @@ def test_each_service_runs_from_the_one_image_with_native_grpc_probes_and_a_metr
     assert len(images) == 1, images
 
 
-def test_table_shards_have_stable_names_and_time_to_finish_a_hand(
+def test_table_shards_have_stable_names_and_a_grace_period_that_covers_the_drain(
     rendered: dict[str, list[dict[str, Any]]],
 ) -> None:
     docs = rendered["production"]
@@ -150,9 +152,39 @@ def test_table_shards_have_stable_names_and_time_to_finish_a_hand(
     assert service["spec"]["clusterIP"] == "None"
     config = _config(docs)
     pod = table["spec"]["template"]["spec"]
-    pre_stop_pause = 5
-    drain = float(config["data"]["POKER_TABLE_SHUTDOWN_GRACE_SECONDS"])
-    assert pod["terminationGracePeriodSeconds"] >= pre_stop_pause + drain + 10
+    (container,) = pod["containers"]
+    data = config["data"]
+    # The grace period follows the drain setting (issue 26): the preStop pause, then on SIGTERM the
+    # drain (hands played out, rooms handed over), the one-second pause, the grace for in-flight RPCs.
+    pre_stop_pause = _pre_stop_pause(container)
+    drain = float(data["POKER_TABLE_DRAIN_SECONDS"])
+    grace = float(data["POKER_TABLE_SHUTDOWN_GRACE_SECONDS"])
+    assert pod["terminationGracePeriodSeconds"] >= pre_stop_pause + drain + 1 + grace + 10
+    # The drain time is one the shard accepts: at least a hand in which every seat uses its whole
+    # action time and time bank at the configured clocks.
+    clocks = {
+        name: float(data[f"POKER_TABLE_{name.upper()}"])
+        for name in ("action_seconds", "time_bank_seconds", "countdown_seconds", "house_decision_seconds")
+        if f"POKER_TABLE_{name.upper()}" in data
+    }
+    assert drain >= TableSettings(**clocks).longest_hand_seconds()  # type: ignore[arg-type]
+    # Readiness goes NOT_SERVING when the drain starts; liveness asks for the entry that stays SERVING
+    # until the process stops, so the kubelet does not kill a shard that is playing its hands out.
+    assert "service" not in container["readinessProbe"]["grpc"]
+    assert container["livenessProbe"]["grpc"]["service"] == LIVENESS_SERVICE
+    # The same bound in the compose file.
+    compose = yaml.safe_load((DEPLOY / "compose.yaml").read_text())["services"]["table"]
+    assert float(compose["environment"]["POKER_TABLE_DRAIN_SECONDS"]) == drain
+    stop_grace = float(compose["stop_grace_period"].removesuffix("s"))
+    assert stop_grace >= drain + 1 + float(compose["environment"]["POKER_TABLE_SHUTDOWN_GRACE_SECONDS"])
+
+
+def _pre_stop_pause(container: dict[str, Any]) -> float:
+    """The seconds the container's preStop hook sleeps (`python3 -c "import time; time.sleep(N)"`)."""
+    command = " ".join(container["lifecycle"]["preStop"]["exec"]["command"])
+    found = re.search(r"time\.sleep\(([0-9.]+)\)", command)
+    assert found is not None, command
+    return float(found.group(1))
 
 
 def test_each_table_shard_keeps_its_data_folder_across_restarts(
@@ -317,6 +349,11 @@ def test_the_gateway_is_reached_only_from_the_ingress_over_tls_and_probed_over_h
     assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
     assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
     assert gateway["spec"]["template"]["metadata"]["labels"]["poker.example/role"] == "gateway"
+    # The services' signing keys never reach the internet-facing gateway: it has its own player-scoped one.
+    # (The dev overlay's generated Secrets carry a hash suffix.)
+    secrets = {s["secretRef"]["name"] for s in container.get("envFrom", []) if "secretRef" in s}
+    assert not [name for name in secrets if name.startswith("poker-auth")]
+    assert [name for name in secrets if re.fullmatch(r"poker-gateway(-\w+)?", name)]
     (ingress,) = _of_kind(docs, "Ingress")
     assert ingress["spec"]["tls"][0]["secretName"] == "poker-gateway-tls"
     (service,) = [s for s in _of_kind(docs, "Service") if s["metadata"]["name"] == "gateway"]

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import contextlib
 import os
-import socket
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from service_runtime.testing import throwaway_postgres_database
+from tests.ports import free_port
 from tests.table.conftest import ServiceProcess
 
 # Fast clocks: a bot that lets the clock act costs well under a second.
@@ -28,10 +28,13 @@ TABLE_CLOCKS = {
 DATABASES = ("cashier", "fairness", "history", "lobby")
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+@dataclass(frozen=True)
+class Placement:
+    """Where a shard runs other than beside the rest: under `prefix` (`ip netns exec <namespace>`),
+    listening on `host` (its address there), which it advertises to the lobby."""
+
+    prefix: tuple[str, ...]
+    host: str
 
 
 @dataclass
@@ -65,10 +68,13 @@ def running_cluster(
     shards: int = 2,
     table_env: dict[str, str] | None = None,
     extra_env: dict[str, str] | None = None,
+    host: str = "127.0.0.1",
+    placements: Mapping[str, Placement] | None = None,
 ) -> Iterator[Cluster]:
     """Start the cluster; without `postgres_url` every database is SQLite in `folder`, and without
     `redis_url` there is one shard that the lobby is pointed at (the `make run` shape). `extra_env`
-    goes to every service (TLS files, metrics ports, a trace collector)."""
+    goes to every service (TLS files, metrics ports, a trace collector). Every service listens on
+    `host` (and is reached there), but a shard named in `placements` (by shard id) runs there."""
     if not redis_url:
         shards = 1
     ports = [free_port() for _ in range(shards)]
@@ -79,7 +85,7 @@ def running_cluster(
         "POKER_REDIS_URL": redis_url,
         "POKER_LOBBY_REDIS_PREFIX": redis_prefix,
         "POKER_TABLE_REGISTRY_PREFIX": redis_prefix,
-        "POKER_LOBBY_TABLE_SHARD_ADDRESS": f"127.0.0.1:{ports[0]}",
+        "POKER_LOBBY_TABLE_SHARD_ADDRESS": f"{host}:{ports[0]}",
         "POKER_LOBBY_TABLE_SHARD_ID": "table-a",
         **(extra_env or {}),
     }
@@ -97,6 +103,7 @@ def running_cluster(
                     name,
                     {**base, f"POKER_{name.upper()}_DATABASE_URL": urls[name]},
                     log_file=folder / f"{name}.log",
+                    host=host,
                 )
                 service.start()
                 cluster.services[name] = service
@@ -106,13 +113,17 @@ def running_cluster(
                     **base,
                     "POKER_HISTORY_DATABASE_URL": urls["history"],
                     "POKER_HISTORY_CASHIER_ADDRESS": cluster.address("cashier"),
+                    # The run's bots are the operator's own automation (rules 17: permitted).
+                    "POKER_HISTORY_PERMITTED_AUTOMATION": "e2e-,bot-",
                 },
                 log_file=folder / "history.log",
+                host=host,
             )
             history.start()
             cluster.services["history"] = history
             for n, port in enumerate(ports):
                 shard_id = f"table-{chr(ord('a') + n)}"
+                place = (placements or {}).get(shard_id, Placement((), host))
                 shard = ServiceProcess(
                     "table",
                     {
@@ -120,13 +131,15 @@ def running_cluster(
                         **TABLE_CLOCKS,
                         **(table_env or {}),
                         "POKER_TABLE_SHARD_ID": shard_id,
-                        "POKER_TABLE_ADVERTISE_ADDRESS": f"127.0.0.1:{port}",
+                        "POKER_TABLE_ADVERTISE_ADDRESS": f"{place.host}:{port}",
                         "POKER_TABLE_LOBBY_ADDRESS": cluster.address("lobby"),
                         "POKER_TABLE_CASHIER_ADDRESS": cluster.address("cashier"),
                         "POKER_TABLE_FAIRNESS_ADDRESS": cluster.address("fairness"),
                         "POKER_TABLE_HISTORY_ADDRESS": cluster.address("history"),
                     },
                     log_file=folder / f"{shard_id}.log",
+                    host=place.host,
+                    prefix=place.prefix,
                 )
                 shard.start(port)
                 cluster.services[shard_id] = shard

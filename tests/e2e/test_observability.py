@@ -35,7 +35,7 @@ from poker_bots.run import RunPlan, run_bots
 from service_runtime.testing import DEV_KEYS
 from service_runtime.testing_pki import TestAuthority, tls_environment
 from tests.deploy.monitoring import exposed_names, referenced_metric_names
-from tests.e2e.cluster import Cluster, free_port, running_cluster
+from tests.e2e.cluster import Cluster, running_cluster
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis]
 
@@ -107,16 +107,24 @@ async def test_metrics_agree_with_the_bots_and_a_hand_is_one_trace_across_the_pr
     authority = TestAuthority(tmp_path / "pki")
     service_tls = authority.issue("services")
     client_tls = authority.issue("bots")
-    metrics_ports = {name: free_port() for name in SERVICES}
+    # Each process picks its own metrics port (0) and says which in its `listening` line: a port
+    # chosen here first could be taken by a parallel test before the process binds it.
     extra = {
         **tls_environment(service_tls),
-        **{f"POKER_{name.upper()}_METRICS_PORT": str(port) for name, port in metrics_ports.items()},
+        **{f"POKER_{name.upper()}_METRICS_PORT": "0" for name in SERVICES},
         "POKER_OTLP_ENDPOINT": f"http://127.0.0.1:{collector_port}",
         "POKER_CASHIER_AUDIT_INTERVAL_SECONDS": "0.5",
+        # A successful call is counted, not logged, unless this is on: the check that a call's log
+        # line carries its trace and span ids needs the line of a successful SettleHand.
+        "POKER_LOG_CALLS": "1",
     }
     with running_cluster(
         postgres_server_url, redis_server_url, redis_prefix, tmp_path, shards=1, extra_env=extra
     ) as cluster:
+        metrics_ports = {
+            name: cluster.services["table-a" if name == "table" else name].metrics_port for name in SERVICES
+        }
+        assert all(metrics_ports.values()), metrics_ports
         plan = RunPlan(
             lobby=cluster.address("lobby"),
             cashier=cluster.address("cashier"),

@@ -3,6 +3,8 @@ negative, and conserve chips (final stacks + rake == starting stacks)."""
 
 from __future__ import annotations
 
+import copy
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -106,3 +108,24 @@ def test_a_hand_rebuilt_from_its_record_is_identical(config: HandConfig, data: s
     rebuilt = rebuild_hand(config, hand.events)
     assert rebuilt.events == hand.events
     assert rebuilt.result == hand.result
+
+
+@settings(max_examples=100, deadline=None)
+@given(config=hand_configs(), data=st.data(), cut=st.integers(0, 12))
+def test_a_fork_is_independent_and_plays_like_the_hand(
+    config: HandConfig, data: st.DataObject, cut: int
+) -> None:
+    """`Hand.fork` (what a table plays a decision on until its log has it): playing the fork to the end
+    leaves the hand exactly as it was, in every part of its state; the fork starts equal to it."""
+    hand = Hand(config)
+    for _ in range(cut):
+        if hand.is_over:
+            break
+        legal = hand.legal_actions()
+        assert legal is not None
+        hand.check(legal.seat) if legal.can_check else hand.call(legal.seat)
+    before = copy.deepcopy(vars(hand))
+    twin = hand.fork()
+    assert vars(twin) == before
+    play_randomly(twin, data)
+    assert vars(hand) == before

@@ -43,12 +43,13 @@ async def test_commitment_binds_the_seed_hash_version_table_hand_chain_and_nonce
     application: FairnessApplication,
 ) -> None:
     table = _table()
-    first = (await application.commit_hand(_request(), table, deal_now=True)).hand
-    committed = await application.commit_hand(_request(), table)
+    first = (await application.commit_hand(_request(), table, deal_now=True, shuffle_version=2)).hand
+    committed = await application.commit_hand(_request(), table, shuffle_version=2)
     hand = committed.hand
     assert committed.deck is None
     assert hand.state is HandState.COMMITTED
-    assert hand.shuffle_version == SHUFFLE_VERSION == 2
+    assert hand.shuffle_version == 2
+    assert SHUFFLE_VERSION == 3  # the default; a room may keep version 2
     await application.seal_hand(hand.hand_id)
     revealed = await application.reveal_hand(hand.hand_id, HandOutcome.FINISHED)
     assert hashlib.sha256(revealed.server_seed).hexdigest() == hand.server_seed_hash
@@ -99,7 +100,7 @@ async def test_concurrent_commits_of_one_table_get_distinct_chained_positions(
 async def test_deck_depends_on_client_seeds_added_after_the_commitment(
     application: FairnessApplication,
 ) -> None:
-    committed = (await application.commit_hand(_request(), _table())).hand
+    committed = (await application.commit_hand(_request(), _table(), shuffle_version=2)).hand
     hand_id = committed.hand_id
     await application.add_player_entropy(hand_id, 3, "player-c", b"carol's seed")
     await application.add_player_entropy(hand_id, 1, "player-a", b"alice")
@@ -143,7 +144,7 @@ async def test_a_seat_cannot_replace_its_client_seed(application: FairnessApplic
 
 
 async def test_deal_now_seals_without_entropy(application: FairnessApplication) -> None:
-    committed = await application.commit_hand(_request(), _table(), deal_now=True)
+    committed = await application.commit_hand(_request(), _table(), deal_now=True, shuffle_version=2)
     assert committed.hand.state is HandState.SEALED
     assert committed.deck is not None
     with pytest.raises(FailedPrecondition) as error:

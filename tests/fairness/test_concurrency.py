@@ -22,6 +22,7 @@ from service_runtime.database import create_engine
 from service_runtime.errors import DomainError
 from services.fairness import storage
 from services.fairness.application import FairnessApplication
+from services.fairness.deck_commitment import client_seed_hash
 from services.fairness.hands import ADMIN_READER, ClientSeedRecord, HandOutcome, HandState
 from services.fairness.verification import dealt_from_prefix
 
@@ -69,16 +70,29 @@ def _reason(outcome: Any) -> str | None:
     return outcome.reason if isinstance(outcome, DomainError) else None
 
 
-async def _committed(application: FairnessApplication) -> str:
+async def _committed(application: FairnessApplication, version: int = 3) -> str:
     table = f"race-{uuid.uuid4().hex[:8]}"
-    return (await application.commit_hand(f"{table}/1", table)).hand.hand_id
+    return (await application.commit_hand(f"{table}/1", table, shuffle_version=version)).hand.hand_id
 
 
+async def _revealed_deck(application: FairnessApplication, hand_id: str) -> tuple[int, ...]:
+    """The deck in deal order as the reveal gives it: version 2 the deck itself, version 3 the
+    openings of all 52 positions an admin gets."""
+    revealed = await application.get_reveal(hand_id, reader=ADMIN_READER)
+    if revealed.deck:
+        return revealed.deck
+    return tuple(o.card for o in sorted(revealed.openings, key=lambda o: o.deal_position))
+
+
+VERSIONS = pytest.mark.parametrize("version", [2, 3], ids=["v2", "v3"])
+
+
+@VERSIONS
 @pytest.mark.parametrize("entropy_first", [True, False], ids=["entropy-reads-first", "seal-reads-first"])
 async def test_entropy_racing_the_seal_is_in_the_dealt_deck_or_refused(
-    application: FairnessApplication, monkeypatch: pytest.MonkeyPatch, entropy_first: bool
+    application: FairnessApplication, monkeypatch: pytest.MonkeyPatch, entropy_first: bool, version: int
 ) -> None:
-    hand_id = await _committed(application)
+    hand_id = await _committed(application, version)
     hold = HoldAfterFirstLoad(monkeypatch)
 
     def entropy() -> Awaitable[Any]:
@@ -95,7 +109,7 @@ async def test_entropy_racing_the_seal_is_in_the_dealt_deck_or_refused(
     assert isinstance(added, BaseException) is False or _reason(added) == "ENTROPY_CLOSED"
     revealed = await application.reveal_hand(hand_id, HandOutcome.FINISHED)
     # The deck the table dealt is the deck the reveal gives, so the honest hand verifies...
-    assert revealed.deck == sealed.deck
+    assert await _revealed_deck(application, hand_id) == sealed.deck
     assert (
         await application.verify_stored_hand(hand_id, dealt_from_prefix(sealed.deck), reader=ADMIN_READER)
     ).passed
@@ -104,11 +118,12 @@ async def test_entropy_racing_the_seal_is_in_the_dealt_deck_or_refused(
     assert seats == ([] if isinstance(added, BaseException) else [3])
 
 
+@VERSIONS
 @pytest.mark.parametrize("seal_first", [True, False], ids=["seal-reads-first", "void-reads-first"])
 async def test_a_hand_voided_while_being_sealed_is_never_dealt_after_its_end(
-    application: FairnessApplication, monkeypatch: pytest.MonkeyPatch, seal_first: bool
+    application: FairnessApplication, monkeypatch: pytest.MonkeyPatch, seal_first: bool, version: int
 ) -> None:
-    hand_id = await _committed(application)
+    hand_id = await _committed(application, version)
     hold = HoldAfterFirstLoad(monkeypatch)
 
     def seal() -> Awaitable[Any]:
@@ -131,14 +146,15 @@ async def test_a_hand_voided_while_being_sealed_is_never_dealt_after_its_end(
     else:
         # The seal came first: the hand was dealt, then voided, and the record says so.
         assert stored.sealed_at is not None
-        assert voided.deck == sealed.deck
+        assert await _revealed_deck(application, hand_id) == sealed.deck
 
 
+@VERSIONS
 @pytest.mark.parametrize("void_first", [True, False], ids=["void-reads-first", "finish-reads-first"])
 async def test_void_racing_finish_ends_the_hand_exactly_once(
-    application: FairnessApplication, monkeypatch: pytest.MonkeyPatch, void_first: bool
+    application: FairnessApplication, monkeypatch: pytest.MonkeyPatch, void_first: bool, version: int
 ) -> None:
-    hand_id = await _committed(application)
+    hand_id = await _committed(application, version)
     await application.seal_hand(hand_id)
     hold = HoldAfterFirstLoad(monkeypatch)
 
@@ -153,6 +169,35 @@ async def test_void_racing_finish_ends_the_hand_exactly_once(
     loser = next(o for o in outcomes if o not in winners)
     assert _reason(outcomes[loser]) == "HAND_ALREADY_REVEALED"
     assert (await application.get_commitment(hand_id, reader=ADMIN_READER)).state.value == winners[0].value
+
+
+@pytest.mark.parametrize("reveal_first", [True, False], ids=["seed-reads-first", "seal-reads-first"])
+async def test_a_seed_given_after_its_hash_racing_the_seal_is_dealt_or_refused(
+    application: FairnessApplication, monkeypatch: pytest.MonkeyPatch, reveal_first: bool
+) -> None:
+    # Version 3: the seat recorded its hash; its seed then races a seal that does not carry it.
+    hand_id = await _committed(application)
+    commitment = (await application.get_commitment(hand_id, reader=ADMIN_READER)).commitment
+    await application.add_player_entropy(hand_id, 3, "carol", b"", client_seed_hash(commitment, 3, b"carol"))
+    hold = HoldAfterFirstLoad(monkeypatch)
+
+    def seed() -> Awaitable[Any]:
+        return application.add_player_entropy(hand_id, 3, "carol", b"carol")
+
+    def seal() -> Awaitable[Any]:
+        return application.seal_hand(hand_id)
+
+    if reveal_first:
+        added, sealed = await overlap(hold, seed, seal)
+    else:
+        sealed, added = await overlap(hold, seal, seed)
+    assert not isinstance(sealed, BaseException)
+    assert isinstance(added, BaseException) is False or _reason(added) == "ENTROPY_CLOSED"
+    await application.reveal_hand(hand_id, HandOutcome.FINISHED)
+    assert await _revealed_deck(application, hand_id) == sealed.deck
+    stored = await application.get_commitment(hand_id, reader=ADMIN_READER)
+    # The seed is in the deal exactly when its caller was told it was accepted.
+    assert [s.seat for s in stored.seat_seeds] == ([] if isinstance(added, BaseException) else [3])
 
 
 async def test_a_transition_from_a_state_the_hand_already_left_writes_nothing(

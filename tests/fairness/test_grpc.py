@@ -39,6 +39,7 @@ async def _commit(
         table_id=table_id or f"table-{uuid.uuid4().hex[:8]}",
         deal_now=deal_now,
         participant_ids=["alice"] if deal_now else [],
+        shuffle_version=2,  # these tests check the version 2 reveal (seed and deck)
     )
     response: fairness_pb2.CommitHandResponse = await stub.CommitHand(request, metadata=SERVICE)
     return response

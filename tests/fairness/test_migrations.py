@@ -82,8 +82,41 @@ async def test_a_hand_committed_under_version_1_keeps_its_deck_and_verifies_afte
         assert (
             await application.verify_stored_hand(hand_id, dealt_from_prefix(dealt.deck), reader=ADMIN_READER)
         ).passed
-        # A new hand of the same table is version 2 and chains onto the version 1 hand.
+        # A new hand of the same table is version 3 and chains onto the version 1 hand.
         new = (await application.commit_hand("old/2", "old-table")).hand
-        assert (new.shuffle_version, new.sequence, new.previous_commitment) == (2, 2, vector["commitment"])
+        assert (new.shuffle_version, new.sequence, new.previous_commitment) == (3, 2, vector["commitment"])
     finally:
         await async_engine.dispose()
+
+
+@pytest.mark.parametrize("backend", ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+async def test_a_downgrade_below_0005_is_refused_while_a_private_rooms_hand_exists(
+    backend: str, request: pytest.FixtureRequest
+) -> None:
+    """Code before 0005 would show a private room's hands to anyone: the downgrade refuses while one
+    is stored and drops the column once none is."""
+    url: str = request.getfixturevalue(f"{backend}_url")
+    await asyncio.to_thread(migrate, url)
+    async_engine = create_async_engine(url)
+    try:
+        application = FairnessApplication(Transactions(async_engine), DEV_VAULT)
+        hidden = (await application.commit_hand("room/1", "private-room.1", private_room=True)).hand
+        assert hidden.private_room
+    finally:
+        await async_engine.dispose()
+    config = alembic_config(url, MIGRATIONS_DIR, VERSION_TABLE)
+    with pytest.raises(RuntimeError, match="private rooms"):
+        await asyncio.to_thread(command.downgrade, config, "0004")
+    engine = create_engine(sync_url(url))
+    try:
+        with engine.connect() as connection:
+            assert "private_room" in {c["name"] for c in inspect(connection).get_columns("fairness_hands")}
+        with engine.begin() as connection:
+            connection.execute(sa.text("UPDATE fairness_hands SET private_room = false"))
+        await asyncio.to_thread(command.downgrade, config, "0004")
+        with engine.connect() as connection:
+            assert "private_room" not in {
+                c["name"] for c in inspect(connection).get_columns("fairness_hands")
+            }
+    finally:
+        engine.dispose()

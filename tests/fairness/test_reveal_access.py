@@ -42,14 +42,19 @@ async def _finished_hand(
     players: tuple[str, ...] = ("ann", "bob"),
     *,
     private: bool = False,
+    private_room: bool = False,
+    version: int = 2,  # the seed-and-deck reveal; version 3 is mostly tests/fairness/test_openings.py
 ) -> tuple[str, list[int]]:
-    """A hand dealt to `players` and finished; (hand id, deck)."""
+    """A hand dealt to `players` and finished; (hand id, deck). `private`: a house-game round (its
+    players named at the commitment); `private_room`: a private room's hand (named at the seal)."""
     committed = await stub.CommitHand(
         fairness_pb2.CommitHandRequest(
             request_id=uuid.uuid4().hex,
             table_id=table_id,
             participant_ids=list(players) if private else [],
             participants_only=private,
+            private_room=private_room,
+            shuffle_version=version,
         ),
         metadata=SERVICE,
     )
@@ -59,7 +64,11 @@ async def _finished_hand(
         metadata=SERVICE,
     )
     await stub.RevealHand(
-        fairness_pb2.RevealHandRequest(hand_id=hand_id, outcome=fairness_pb2.HAND_OUTCOME_FINISHED),
+        fairness_pb2.RevealHandRequest(
+            hand_id=hand_id,
+            outcome=fairness_pb2.HAND_OUTCOME_FINISHED,
+            public_positions=[0] if version == 3 else [],
+        ),
         metadata=SERVICE,
     )
     return hand_id, [c.index for c in sealed.deck]
@@ -154,6 +163,82 @@ async def test_a_participants_only_round_does_not_exist_for_anyone_but_its_playe
         == not_found
     )
     assert await _refused(stub.VerifyHand(_verify_by_id(round_id, deck), metadata=EVE)) == not_found
+
+
+@pytest.mark.parametrize("version", [2, 3])
+async def test_a_private_rooms_hand_does_not_exist_for_anyone_but_its_players_and_admins(
+    served: tuple[fairness_pb2_grpc.FairnessServiceStub, int], fairness_database_url: str, version: int
+) -> None:
+    """Issue 23, item 4: the table says at the commitment that the hand is a private room's (its
+    players are named only at the seal); a stranger then neither lists nor reads it, under either
+    version, while its players and admins read it as any hand. A public hand of the same chain
+    (the room before it turned private) stays as public as it was."""
+    stub, _ = served
+    table = f"t-{uuid.uuid4().hex[:8]}"
+    public, _ = await _finished_hand(stub, table, ("ann", "bob"), version=version)
+    hidden, deck = await _finished_hand(stub, table, ("ann", "bob"), private_room=True, version=version)
+    engine = create_engine(fairness_database_url)
+    try:
+        async with engine.connect() as connection:
+            stored = (
+                await connection.execute(
+                    sa.select(hands.c.hand_id, hands.c.private_room, hands.c.participants_only).where(
+                        hands.c.table_id == table
+                    )
+                )
+            ).all()
+    finally:
+        await engine.dispose()
+    assert sorted((row.hand_id, row.private_room, row.participants_only) for row in stored) == sorted(
+        [(public, False, False), (hidden, True, False)]
+    )
+    listing = fairness_pb2.ListTableCommitmentsRequest(table_id=table)
+
+    async def listed(reader: tuple[tuple[str, str], ...]) -> list[tuple[int, str]]:
+        page = await stub.ListTableCommitments(listing, metadata=reader)
+        return [(c.sequence, c.hand_id) for c in page.commitments]
+
+    for reader in (ANN, BOB, ADMIN):
+        assert await listed(reader) == [(1, public), (2, hidden)]
+        got = await stub.GetCommitment(fairness_pb2.GetCommitmentRequest(hand_id=hidden), metadata=reader)
+        assert got.commitment.hand_id == hidden
+        reveal = (await stub.GetReveal(fairness_pb2.GetRevealRequest(hand_id=hidden), metadata=reader)).reveal
+        assert reveal.commitment.hand_id == hidden
+        verdict = await stub.VerifyHand(_verify_by_id(hidden, deck), metadata=reader)
+        assert verdict.verdict == fairness_pb2.VERDICT_PASS
+    not_found = (grpc.StatusCode.NOT_FOUND, "HAND_NOT_FOUND")
+    for stranger in (EVE, auth_metadata("an"), auth_metadata("Ann")):
+        assert await listed(stranger) == [(1, "")]
+        assert (
+            await _refused(
+                stub.GetCommitment(fairness_pb2.GetCommitmentRequest(hand_id=hidden), metadata=stranger)
+            )
+            == not_found
+        )
+        assert (
+            await _refused(stub.GetReveal(fairness_pb2.GetRevealRequest(hand_id=hidden), metadata=stranger))
+            == not_found
+        )
+        assert await _refused(stub.VerifyHand(_verify_by_id(hidden, deck), metadata=stranger)) == not_found
+        seen = await stub.GetCommitment(fairness_pb2.GetCommitmentRequest(hand_id=public), metadata=stranger)
+        assert seen.commitment.hand_id == public
+
+
+async def test_a_commit_retried_with_another_private_room_flag_is_an_idempotency_conflict(
+    served: tuple[fairness_pb2_grpc.FairnessServiceStub, int],
+) -> None:
+    stub, _ = served
+    for first in (False, True):
+        request = fairness_pb2.CommitHandRequest(
+            request_id=uuid.uuid4().hex, table_id=f"t-{uuid.uuid4().hex[:8]}", private_room=first
+        )
+        hand_id = (await stub.CommitHand(request, metadata=SERVICE)).commitment.hand_id
+        assert (await stub.CommitHand(request, metadata=SERVICE)).commitment.hand_id == hand_id
+        request.private_room = not first
+        assert await _refused(stub.CommitHand(request, metadata=SERVICE)) == (
+            grpc.StatusCode.ALREADY_EXISTS,
+            "IDEMPOTENCY_CONFLICT",
+        )
 
 
 async def test_participant_ids_are_checked_like_every_other_id(

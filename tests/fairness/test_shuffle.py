@@ -10,7 +10,6 @@ import itertools
 import json
 import math
 import re
-import shutil
 import struct
 import subprocess
 from pathlib import Path
@@ -45,6 +44,7 @@ from services.fairness.verification import (
     dealt_from_prefix,
     verify_hand,
 )
+from tests.node import require_node
 
 SPEC = Path(__file__).resolve().parents[2] / "docs" / "fairness.md"
 
@@ -180,7 +180,8 @@ def test_reference_shuffle_reproduces_every_intermediate_value_of_the_known_answ
 
 
 def test_vectors_cover_every_supported_version_and_chain_the_v2_hands_of_one_table() -> None:
-    assert {v["shuffle_version"] for v in SHUFFLE_VECTORS} == set(SUPPORTED_VERSIONS)
+    # Version 3's vectors have their own block (tests/fairness/test_deck_commitment.py).
+    assert {v["shuffle_version"] for v in SHUFFLE_VECTORS} | {3} == set(SUPPORTED_VERSIONS)
     first, second = (v for v in SHUFFLE_VECTORS if v.get("table_id") == "table-1")
     assert (first["sequence"], first["previous_commitment"]) == (1, GENESIS_COMMITMENT)
     assert (second["sequence"], second["previous_commitment"]) == (2, first["commitment"])
@@ -380,11 +381,12 @@ def test_the_malformed_check_names_every_field_the_spec_lists() -> None:
     text = SPEC.read_text(encoding="utf-8")
     table = text[text.index("<!-- malformed-values:begin -->") : text.index("<!-- malformed-values:end -->")]
     fields = set(re.findall(r"^\| `(\w+)` \|", table, re.M))
-    assert fields == {field for field, _ in MALFORMED_CASES.values()}
+    # Version 3's own fields are exercised in tests/fairness/test_deck_commitment.py.
+    assert fields == {field for field, _ in MALFORMED_CASES.values()} | {"deck_root", "openings"}
 
 
 MALFORMED_CASES: dict[str, tuple[str, Any]] = {
-    "unknown-version": ("shuffle_version", {"shuffle_version": 3}),
+    "unknown-version": ("shuffle_version", {"shuffle_version": 4}),
     "seed-of-0-bytes": ("server_seed", {"server_seed": b""}),
     "seed-of-31-bytes": ("server_seed", {"server_seed": bytes(31)}),
     "seed-of-65-bytes": ("server_seed", {"server_seed": bytes(65)}),
@@ -561,9 +563,7 @@ def test_a_biased_shuffle_is_caught_by_the_same_statistic() -> None:
 def test_a_javascript_implementation_from_the_spec_agrees(tmp_path: Path) -> None:
     # A third implementation in another language (tests/fairness/spec_shuffle.mjs) shows the spec is
     # enough to re-implement the shuffle; it needs Node.js, which the machines have for `buf`.
-    node = shutil.which("node")
-    if node is None:
-        pytest.skip("node is not installed: the JavaScript cross-check of the spec did not run")
+    node = require_node("the JavaScript cross-check of the spec")
     done = subprocess.run(
         [node, str(Path(__file__).with_name("spec_shuffle.mjs"))],
         input=json.dumps(VECTORS),

@@ -126,7 +126,11 @@ async def test_by_hand_id_the_command_re_derives_the_deck_from_the_reveal(
         stub = fairness_pb2_grpc.FairnessServiceStub(channel)
         committed = await stub.CommitHand(
             fairness_pb2.CommitHandRequest(
-                request_id=uuid.uuid4().hex, table_id="cli-table", deal_now=True, participant_ids=["bob"]
+                request_id=uuid.uuid4().hex,
+                table_id="cli-table",
+                deal_now=True,
+                participant_ids=["bob"],
+                shuffle_version=2,
             ),
             metadata=service,
         )

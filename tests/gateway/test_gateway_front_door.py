@@ -1,15 +1,21 @@
 """The gateway as a browser meets it, over real HTTP in front of the real services: sign-in (Telegram
 initData and development), the player token it issues, and what it refuses (with the Connect code and
-the catalogue's reason) while changing nothing."""
+the catalogue's reason) while changing nothing: a player naming another player in any forwarded
+request type that carries a player id is refused before the call is sent on."""
 
 from __future__ import annotations
 
 import base64
 import json
 import time
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from connectrpc.errors import ConnectError
+from google.protobuf import descriptor_pool, message_factory
+from google.protobuf.descriptor import Descriptor, FieldDescriptor
+from google.protobuf.message import Message
 
 from poker.cashier.v1 import cashier_connect, cashier_pb2
 from poker.common.v1 import common_pb2
@@ -18,11 +24,14 @@ from poker.lobby.v1 import lobby_connect, lobby_pb2
 from poker.table.v1 import table_connect, table_pb2
 from service_runtime.auth import Role, ServiceName, verify_token
 from service_runtime.testing import DEV_KEYS, token_for
+from services.gateway.access import FORWARDED
 from services.gateway.connect_errors import reason_of_connect
 from tests.gateway.conftest import BOT_TOKEN, Cluster
 from tests.gateway.connect_http import call
 from tests.gateway.gateway_process import running_gateway
 from tests.gateway.telegram_signing import init_data
+from tests.ports import free_port
+from tests.security.service_processes import ServiceProcess
 
 GATEWAY = "/poker.gateway.v1.GatewayService"
 
@@ -184,6 +193,83 @@ def test_a_player_naming_another_player_is_refused_and_changes_nothing(cluster: 
             )
         own = cashier.get_balances(cashier_pb2.GetBalancesRequest(player_id="mallory"), headers=mallory)
         assert own.player_id == "mallory"
+
+
+def _player_paths(descriptor: Descriptor, seen: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    """Every path to a `player_id` / `player_ids` field in a message, at any depth."""
+    paths: list[tuple[str, ...]] = []
+    for field in descriptor.fields:
+        if field.name in ("player_id", "player_ids"):
+            paths.append((field.name,))
+        elif field.type == FieldDescriptor.TYPE_MESSAGE and field.message_type.full_name not in seen:
+            inner = _player_paths(field.message_type, (*seen, descriptor.full_name))
+            paths.extend((field.name, *rest) for rest in inner)
+    return paths
+
+
+# Every forwarded request type that can carry a player id, wherever in the message (found from the
+# descriptors, so a field added later is covered without touching this test).
+NAMING = [
+    (service, method.name, path)
+    for service, served in sorted(FORWARDED.items())
+    for method in descriptor_pool.Default().FindServiceByName(service).methods
+    if method.name in served
+    for path in _player_paths(method.input_type)
+]
+
+
+def _naming(service: str, method: str, path: tuple[str, ...], player: str) -> Message:
+    descriptor = descriptor_pool.Default().FindServiceByName(service).methods_by_name[method]
+    request: Message = message_factory.GetMessageClass(descriptor.input_type)()
+    target: Any = request
+    for name in path[:-1]:
+        field = target.DESCRIPTOR.fields_by_name[name]
+        target = getattr(target, name).add() if field.is_repeated else getattr(target, name)
+    last = target.DESCRIPTOR.fields_by_name[path[-1]]
+    if last.is_repeated:
+        getattr(target, path[-1]).append(player)
+    else:
+        setattr(target, path[-1], player)
+    return request
+
+
+def test_the_request_types_that_name_a_player_are_all_checked_below() -> None:
+    found = {(service.split(".")[1], method) for service, method, _ in NAMING}
+    assert {("cashier", "GetBalances"), ("cashier", "GetStatement"), ("fairness", "VerifyHand")} <= found
+
+
+@pytest.fixture(scope="module")
+def unwired() -> Iterator[ServiceProcess]:
+    """A gateway whose services are all closed ports: whatever it sends on fails UNAVAILABLE, so a
+    refusal with any other reason was made by the gateway itself, before sending anything."""
+    closed = {
+        f"POKER_GATEWAY_{name}_ADDRESS": f"127.0.0.1:{free_port()}"
+        for name in ("LOBBY", "CASHIER", "FAIRNESS", "HISTORY")
+    }
+    with running_gateway({}, closed) as gateway:
+        yield gateway
+
+
+@pytest.mark.parametrize(
+    ("service", "method", "path"), NAMING, ids=[f"{m}:{'.'.join(p)}" for _, m, p in NAMING]
+)
+def test_naming_another_player_anywhere_in_any_forwarded_request_is_refused_before_it_is_sent(
+    unwired: ServiceProcess, service: str, method: str, path: tuple[str, ...]
+) -> None:
+    signed = call(
+        unwired.address,
+        f"{GATEWAY}/SignIn",
+        gateway_pb2.SignInRequest(development_name="mallory", device_id="d").SerializeToString(),
+    )
+    token = gateway_pb2.SignInResponse.FromString(signed.body).session.token
+    streaming = descriptor_pool.Default().FindServiceByName(service).methods_by_name[method].server_streaming
+    route = f"/{service}/{method}"
+    other = _naming(service, method, path, "alice").SerializeToString()
+    refused = call(unwired.address, route, other, token=token, streaming=streaming)
+    assert refused.label == "permission_denied NOT_YOUR_RESOURCE", (method, path)
+    # The same request naming the caller goes on to the service behind (here nobody: UNAVAILABLE).
+    own = _naming(service, method, path, "mallory").SerializeToString()
+    assert call(unwired.address, route, own, token=token, streaming=streaming).code == "unavailable"
 
 
 def test_oversized_and_malformed_connect_requests_get_a_code_and_a_reason(cluster: Cluster) -> None:

@@ -13,6 +13,7 @@ import re
 import warnings
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -20,12 +21,14 @@ import pytest
 from poker.common.v1 import common_pb2
 from poker.history.v1 import history_pb2
 from poker_engine.cards import parse_cards
+from poker_engine.config import HandConfig, RakeRule, SeatConfig, Variant
 from poker_engine.evaluator import evaluate
+from poker_engine.hand import Hand
 from services.history.exports import open_hand_history, pokerstars
 from services.history.exports.names import export_names
 from services.history.exports.pokerstars_words import hand_name
 from services.history.records import Viewer, view_for
-from tests.history.engine_hands import varied_records
+from tests.history.engine_hands import record_of, varied_records
 from tests.history.export_readers import (
     as_utc,
     parse_with_poker_package,
@@ -208,3 +211,87 @@ def test_an_export_in_a_players_view_deals_cards_to_that_player_only() -> None:
 
 def test_times_are_real_instants() -> None:
     assert datetime(2026, 7, 1, 3, 5, 9, tzinfo=UTC).astimezone(ZoneInfo("America/New_York")).hour == 23
+
+
+def _three_handed(play: str) -> tuple[history_pb2.HandRecord, dict[str, Any]]:
+    """Ann on the button, Bob small blind 5, Cat big blind 10, 1,000 each: a walk (Ann and Bob fold)
+    or an uncalled raise (Ann raises to 300, both fold); the hand as Ann's OHH export writes it."""
+    seats = tuple(SeatConfig(seat, name, 1000) for seat, name in enumerate(("ann", "bob", "cat")))
+    hand = Hand(
+        HandConfig(
+            variant=Variant.NO_LIMIT,
+            seats=seats,
+            button=0,
+            small_blind=5,
+            big_blind=10,
+            deck=tuple(range(52)),
+            rake=RakeRule(0, 0),
+            hand_id=play,
+        )
+    )
+    if play == "raise":
+        hand.raise_to(0, 300)
+    else:
+        hand.fold(0)
+    hand.fold(1)
+    if play == "raise":
+        hand.fold(2)
+    assert hand.is_over
+    record = record_of(hand, table_id="room-classic.1", hand_id=play)
+    view = view_for(record, Viewer("ann"))
+    assert view is not None
+    document = open_hand_history.hand_object(view, 1, "ann")
+    # Both outside readers' checks and the money check hold.
+    validate_with_ohh_pydantic(document)
+    check_ohh(document, view, "ann")
+    return view, document["ohh"]
+
+
+def _written(
+    ohh: dict[str, Any],
+) -> tuple[list[tuple[str, str, int]], list[tuple[int, int, int, list[tuple[str, int]]]]]:
+    names = {p["id"]: p["name"] for p in ohh["players"]}
+    actions = [
+        (a["action"], names[a["player_id"]], a["amount"])
+        for r in ohh["rounds"]
+        for a in r["actions"]
+        if a["action"] != "Dealt Cards"
+    ]
+    pots = [
+        (
+            p["number"],
+            p["amount"],
+            p["rake"],
+            [(names[w["player_id"]], w["win_amount"]) for w in p["player_wins"]],
+        )
+        for p in ohh["pots"]
+    ]
+    return actions, pots
+
+
+def test_a_walk_in_ohh_keeps_the_big_blind_as_posted_and_gives_the_uncalled_part_back_as_its_own_pot() -> (
+    None
+):
+    # Issue 25 item 9: the big blind reads 10 (not the 5 the small blind matched); the 5 nobody
+    # called goes back to Cat from a pot only she contested; her result is +5.
+    _, ohh = _three_handed("walk")
+    actions, pots = _written(ohh)
+    assert ohh["big_blind_amount"] == 10
+    assert actions == [("Post SB", "Bob", 5), ("Post BB", "Cat", 10), ("Fold", "Ann", 0), ("Fold", "Bob", 0)]
+    assert pots == [(0, 10, 0, [("Cat", 10)]), (1, 5, 0, [("Cat", 5)])]
+
+
+def test_an_uncalled_raise_in_ohh_reads_as_made_and_its_uncalled_part_goes_back_to_the_raiser() -> None:
+    # Issue 25 item 9: Ann's raise to 300 reads 300 (what it put in), the 290 nobody called is a pot
+    # of its own that she takes back: 25 + 290 - 300 = +15, the blinds she won.
+    view, ohh = _three_handed("raise")
+    actions, pots = _written(ohh)
+    assert actions == [
+        ("Post SB", "Bob", 5),
+        ("Post BB", "Cat", 10),
+        ("Raise", "Ann", 300),
+        ("Fold", "Bob", 0),
+        ("Fold", "Cat", 0),
+    ]
+    assert pots == [(0, 25, 0, [("Ann", 25)]), (1, 290, 0, [("Ann", 290)])]
+    assert [s.final_stack - s.starting_stack for s in view.seats] == [15, -5, -10]

@@ -184,7 +184,24 @@ def check_ohh(document: dict[str, Any], record: history_pb2.HandRecord, hero: st
     for player_id, player in players.items():
         seat = next(s for s in record.seats if s.seat == seat_of[player_id])
         assert player["starting_stack"] - put_in[player_id] + won[player_id] == seat.final_stack
-    assert [p["amount"] for p in ohh["pots"]] == [p.amount + p.rake for p in record.pots]
+    # The pots as recorded, then one per uncalled part given back, taken by its bettor alone (OHH has
+    # no uncalled-bet action: issue 25 item 9); together they hold every chip the actions put in.
+    returns = [(a.seat, a.amount) for a in record.actions if a.kind == "UNCALLED_RETURN"]
+    player_of = {s.seat: index for index, s in enumerate(record.seats)}
+    assert [(p["number"], p["amount"], p["rake"]) for p in ohh["pots"]] == [
+        *((n, p.amount + p.rake, p.rake) for n, p in enumerate(record.pots)),
+        *((len(record.pots) + n, amount, 0) for n, (_, amount) in enumerate(returns)),
+    ]
+    assert [
+        [(w["player_id"], w["win_amount"]) for w in p["player_wins"]] for p in ohh["pots"][len(record.pots) :]
+    ] == [[(player_of[seat], amount)] for seat, amount in returns]
+    assert sum(p["amount"] for p in ohh["pots"]) == sum(put_in.values())
+    # Blinds read as posted (not less what came back uncalled).
+    blinds = {"Post SB": ohh["small_blind_amount"], "Post BB": ohh["big_blind_amount"]}
+    for round_ in ohh["rounds"]:
+        for action in round_["actions"]:
+            if action["action"] in blinds and not action["is_allin"]:
+                assert action["amount"] == blinds[action["action"]], action
 
 
 @pytest.fixture(scope="module")

@@ -8,9 +8,11 @@ from datetime import timedelta
 
 import grpc
 
+from poker.common.v1 import common_pb2
 from poker.lobby.v1 import lobby_pb2
 from service_runtime.shard_registry import ShardInfo
 from service_runtime.table_directory import MaintenanceSwitches, MaintenanceWatcher
+from service_runtime.testing import auth_metadata
 from tests.lobby.conftest import ADMIN, ALICE, TABLE, Lobby, expect_error
 
 SHARD = ShardInfo("shard-a", "127.0.0.1:7301")
@@ -149,3 +151,47 @@ async def test_a_retried_switch_returns_the_first_answer(lobby: Lobby) -> None:
     assert again == first
     seen = await lobby.stub.GetMaintenance(lobby_pb2.GetMaintenanceRequest(room_id=ROOM), metadata=ALICE)
     assert seen.room.update_time == first.update_time
+
+
+async def test_a_private_or_disabled_rooms_switches_are_shown_to_those_who_may_see_it_only(
+    lobby: Lobby,
+) -> None:
+    """Issue 23, item 4 (one visibility rule for every read): GetMaintenance answered any player for a
+    private room (its switches, its message, who set them), and `all_rooms` listed it, so a stranger
+    learnt the room existed, which GetRoom answers ROOM_NOT_FOUND to hide."""
+    room = lobby_pb2.Room(
+        room_id="vip", display_name="VIP", variant=common_pb2.GAME_VARIANT_NO_LIMIT_HOLDEM,
+        pool=common_pb2.CHIP_POOL_GRAM, seats_per_table=6, private=True,
+        blinds=lobby_pb2.BlindStakes(small_blind=25, big_blind=50, step=25), min_buy_in=2_000, max_buy_in=5_000,
+    )  # fmt: skip
+    await lobby.stub.CreateRoom(
+        lobby_pb2.CreateRoomRequest(request_id="c1", room=room, table_count=1), metadata=ADMIN
+    )
+    await lobby.stub.UpdateAllowList(
+        lobby_pb2.UpdateAllowListRequest(request_id="a1", room_id="vip", add_player_ids=["alice"]),
+        metadata=ADMIN,
+    )
+    await _set(lobby, "v1", room_id="vip", no_new_seats=True, message="vip closes at 02:00")
+    await _set(lobby, "o1", room_id=OTHER, no_new_hands=True)
+    bob = auth_metadata("bob", "player")
+    await expect_error(
+        lobby.stub.GetMaintenance(lobby_pb2.GetMaintenanceRequest(room_id="vip"), metadata=bob),
+        grpc.StatusCode.NOT_FOUND,
+        "ROOM_NOT_FOUND",
+    )
+
+    async def listed(metadata: tuple[tuple[str, str], ...]) -> list[str]:
+        reply = await lobby.stub.GetMaintenance(
+            lobby_pb2.GetMaintenanceRequest(all_rooms=True), metadata=metadata
+        )
+        return [r.room_id for r in reply.rooms]
+
+    assert await listed(bob) == [OTHER]
+    assert await listed(ALICE) == [OTHER, "vip"]
+    assert await listed(ADMIN) == await listed(TABLE) == [OTHER, "vip"]
+    seen = await lobby.stub.GetMaintenance(lobby_pb2.GetMaintenanceRequest(room_id="vip"), metadata=ALICE)
+    assert (seen.room.no_new_seats, seen.room.message) == (True, "vip closes at 02:00")
+    # A disabled room is seen by nobody but admins and services.
+    await lobby.stub.DisableRoom(lobby_pb2.DisableRoomRequest(request_id="d1", room_id="vip"), metadata=ADMIN)
+    assert await listed(ALICE) == [OTHER]
+    assert await listed(TABLE) == [OTHER, "vip"]

@@ -6,7 +6,6 @@ real; bots and the test's own checks talk to the shard directly."""
 from __future__ import annotations
 
 import os
-import socket
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -15,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from service_runtime.testing import throwaway_postgres_database
+from tests.ports import free_port
 from tests.table.conftest import ServiceProcess, TcpProxy
 
 
@@ -46,9 +46,7 @@ class ListeningProxy(TcpProxy):
 
 
 def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+    return free_port()
 
 
 @pytest.fixture(scope="module")
@@ -81,8 +79,10 @@ def cluster(postgres_server_url: str, tmp_path_factory: pytest.TempPathFactory) 
                     "POKER_TABLE_FAIRNESS_ADDRESS": fairness.address,
                     "POKER_TABLE_HISTORY_ADDRESS": history.address,
                     "POKER_TABLE_ADVERTISE_ADDRESS": f"127.0.0.1:{proxy_port}",
-                    # Long enough for the client to send its seed for the next hand in the countdown.
-                    "POKER_TABLE_COUNTDOWN_SECONDS": "1.0",
+                    # Long enough for the client to send its seed's hash for the next hand in the
+                    # countdown's first second and the seed in its last (fairness version 3).
+                    "POKER_TABLE_COUNTDOWN_SECONDS": "2.0",
+                    "POKER_TABLE_SEED_REVEAL_SECONDS": "1.0",
                     "POKER_TABLE_ACTION_SECONDS": "20",
                     "POKER_TABLE_TIME_BANK_SECONDS": "5",
                     "POKER_TABLE_RETRY_INITIAL_SECONDS": "0.05",

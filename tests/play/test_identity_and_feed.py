@@ -79,7 +79,7 @@ class ScriptedStreams:
         self.opened.append(address)
         hands, error = self.scripts.pop(0)
         for hand in hands:
-            yield None, view(hand)
+            yield (), view(hand)
         if error is not None:
             raise error
 

@@ -17,6 +17,7 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Button, DataTable, Input, Static
 
+from clients.play import view_model as vm
 from clients.play.app import LobbyScreen, PokerPlayApp, SignInScreen
 from clients.play.feed import Link
 from clients.play.gateway import PlayError
@@ -79,6 +80,12 @@ async def type_into(pilot: Pilot[None], selector: str, text: str) -> None:
     field.focus()
     await pilot.pause()
     await pilot.press(*(key if key != " " else "space" for key in text))
+
+
+def quit_key_shown(app: PokerPlayApp) -> bool:
+    """Issue 25 item 15: the quit key is on the footer of the screen shown, enabled."""
+    active = app.active_bindings.get("ctrl+q")
+    return active is not None and active.binding.show and active.enabled
 
 
 def decision(view: table_pb2.TableView) -> tuple[object, ...]:
@@ -145,12 +152,14 @@ async def test_a_person_signs_in_buys_sits_plays_a_hand_reconnects_leaves_and_ve
         async with app.run_test(size=SIZE) as pilot:
             # Sign in (development: the client mints the token for the name).
             assert isinstance(app.screen, SignInScreen)
+            assert quit_key_shown(app)
             await type_into(pilot, "#name", name)
             await press(pilot, "#sign-in")
             await until(pilot, lambda: isinstance(app.screen, LobbyScreen), what="lobby")
             lobby = app.screen
             assert isinstance(lobby, LobbyScreen)
             assert "payments-gateway service token" in text_of(lobby, "#buy-note")
+            assert quit_key_shown(app)
             await until(pilot, lambda: "nlhe-gram-duel" in lobby.session.rooms, what="rooms listed")
 
             # Buy chips.
@@ -184,6 +193,7 @@ async def test_a_person_signs_in_buys_sits_plays_a_hand_reconnects_leaves_and_ve
             table = app.screen
             assert isinstance(table, TableScreen)
             await until(pilot, lambda: table.seat > 0, what="seated in the view")
+            assert quit_key_shown(app)
 
             # My client seed goes into every hand from the next commitment on.
             await type_into(pilot, "#seed", "ann-entropy-42")
@@ -213,6 +223,17 @@ async def test_a_person_signs_in_buys_sits_plays_a_hand_reconnects_leaves_and_ve
             await until(
                 pilot, lambda: first_hand in table.session.client_seeds, what="my seed in the first hand"
             )
+            # Version 3: a fresh seed for the hand, starting with mine; its hash went first and was in
+            # the hash set the table closed before any seed (kept here to check the reveal with).
+            hand_seed = table.session.client_seeds[first_hand]
+            assert hand_seed.startswith("ann-entropy-42.")
+            assert len(hand_seed) <= 64
+            assert any(line.startswith("· your seed hash is recorded for hand") for line in table.log_lines)
+            kept = table.session.seed_hash_sets[first_hand]
+            assert (
+                table.seat,
+                vm.seed_hash_of(table.session.commitments[first_hand], table.seat, hand_seed),
+            ) in kept
 
             bet_typed = False
             entered = False
@@ -288,7 +309,24 @@ async def test_a_person_signs_in_buys_sits_plays_a_hand_reconnects_leaves_and_ve
             await until(
                 pilot, lambda: any("hand ended" in line for line in table.log_lines), what="hand ended"
             )
-            assert any(" bets " in f" {line} " for line in table.log_lines)  # "bets 20 (+20)"
+            assert any(" bets " in f" {line} " for line in table.log_lines)  # "bets 20"
+            # Issue 25 item 15: who won, by name with separators and the pot's name, not the table's
+            # numbered notice ("pot 0: seat 4 wins 1945").
+            awards = [line for line in table.log_lines if line.startswith("· last hand - ")]
+            assert awards, table.log_lines[-8:]
+            assert any(f"pot: {who}" in awards[0] for who in (name, bob.player_id)), awards
+            assert not any(" wins " in line and "pot 0" in line for line in table.log_lines)
+            # Issue 24: the client checks each hand it was dealt into once it ended, by itself.
+            verdict = f"· hand {vm.short_id(first_hand)}: PASS - the "
+            await until(
+                pilot,
+                lambda: any(
+                    line.startswith(verdict) and line.endswith("cards you saw were fixed before the deal")
+                    for line in table.log_lines
+                ),
+                within=30,
+                what=f"the first hand verified after it ended: {table.log_lines[-5:]}",
+            )
 
             # Chat and a sticker reach the other player.
             await type_into(pilot, "#chat", "good luck")
@@ -369,15 +407,30 @@ async def test_a_person_signs_in_buys_sits_plays_a_hand_reconnects_leaves_and_ve
             assert any(
                 line.startswith("your client seed: in the shuffle at seat") for line in history.report.lines
             )
-            assert "VERDICT: PASS" in text_of(history, "#verdict")
             assert any(
-                "cards you saw checked against the recomputed deck: " in line for line in history.report.lines
+                line.startswith("seed hashes closed before any seed (seats ")
+                and line.endswith("every seed matches")
+                for line in history.report.lines
             )
+            assert "VERDICT: PASS" in text_of(history, "#verdict")
+            # Version 3: each card I saw is checked against its opening, not against a recomputed deck.
+            assert any(
+                "cards you saw checked against the openings: " in line for line in history.report.lines
+            )
+            assert "cards you saw were fixed before the deal" in history.report.lines[-1]
             checked = next(line for line in history.report.lines if "cards you saw" in line)
             assert int(checked.rsplit(" ", 1)[1]) >= 5, text_of(
                 history, "#detail"
             )  # my hole cards and the board
             assert name in text_of(history, "#detail")
+            # Issue 25 items 13 and 15: the detail lists the blinds as posted and every action.
+            detail = text_of(history, "#detail")
+            assert "blinds 5/10, rake " in detail
+            assert "\n  actions:\n" in detail
+            assert " posts the small blind 5" in detail
+            assert " posts the big blind 10" in detail
+            assert " bets " in detail
+            assert quit_key_shown(app)
             await press(pilot, "#back")
 
             # A Casino Hold'em round against the dealer (the operator funded the house bank): the
@@ -393,9 +446,112 @@ async def test_a_person_signs_in_buys_sits_plays_a_hand_reconnects_leaves_and_ve
             assert "box 1:" in dealt
             assert "you may: call (" in dealt
             assert "decide within" in dealt
+            assert quit_key_shown(app)
             await press(pilot, "#decide-call")
             await until(pilot, lambda: "paid out" in text_of(house, "#round"), what="house round settled")
             assert "ante:" in text_of(house, "#round")
+            assert isinstance(house, HouseScreen)
+            house_round = house.round_id
+            await press(pilot, "#back")
+
+            # Russian Poker: cards to exchange are typed as a person counts them, 1 to 5 from the left
+            # (issue 25 item 15); the table changes exactly those.
+            await until(pilot, lambda: isinstance(app.screen, LobbyScreen), what="lobby again")
+            await lobby.select_room("russian-poker-gram")
+            await press(pilot, "#house")
+            await until(pilot, lambda: isinstance(app.screen, HouseScreen), what="russian poker screen")
+            russian = app.screen
+            assert isinstance(russian, HouseScreen)
+            assert "from the left: 1 3 5" in str(russian.query_one("#positions", Input).placeholder)
+            await press(pilot, "#place-bets")
+            await until(pilot, lambda: "you may:" in text_of(russian, "#round"), what="russian round dealt")
+            dealt_box = next(
+                line for line in text_of(russian, "#round").splitlines() if line.startswith("box 1:")
+            )
+            before = dealt_box.removeprefix("box 1:").split("[")[0].split()
+            assert len(before) == 5, dealt_box
+            await type_into(pilot, "#positions", "0 6")
+            await press(pilot, "#decide-exchange")
+            await until(
+                pilot,
+                lambda: "cards are 1 to 5 from the left" in text_of(russian, "#message"),
+                what="refused",
+            )
+            await type_into(pilot, "#positions", "1 2")
+            await press(pilot, "#decide-exchange")
+
+            def exchanged() -> list[str]:
+                box = next(
+                    (line for line in text_of(russian, "#round").splitlines() if line.startswith("box 1:")),
+                    "",
+                )
+                return box.removeprefix("box 1:").split("[")[0].split()
+
+            await until(
+                pilot,
+                lambda: exchanged() != before and text_of(russian, "#message") == "",
+                what=f"cards exchanged: {text_of(russian, '#message')}",
+            )
+            after = exchanged()
+            assert set(before[2:]) <= set(after), (before, after)  # cards 3 to 5 kept
+            assert not set(before[:2]) & set(after), (before, after)  # cards 1 and 2 changed
+            # Then play the box out: call (play), and if the dealer has no game, take the ante.
+            await press(pilot, "#decide-call")
+            for _ in range(3):
+                await until(
+                    pilot,
+                    lambda: (
+                        "paid out" in text_of(russian, "#round")
+                        or "take the ante" in text_of(russian, "#round")
+                    ),
+                    what=f"russian round on: {text_of(russian, '#round')} {text_of(russian, '#message')}",
+                )
+                if "paid out" in text_of(russian, "#round"):
+                    break
+                await press(pilot, "#decide-take-ante")
+                await pilot.pause(0.2)
+            await until(pilot, lambda: "paid out" in text_of(russian, "#round"), what="russian round settled")
+            await press(pilot, "#back")
+
+            # The Casino Hold'em round in history (issue 25 item 13): its cards and every line, no
+            # blinds; and its fairness check checks the cards I saw (never PASS over none).
+            await until(pilot, lambda: isinstance(app.screen, LobbyScreen), what="lobby again")
+            await press(pilot, "#history")
+            await until(pilot, lambda: isinstance(app.screen, HistoryScreen), what="history again")
+            history = app.screen
+            assert isinstance(history, HistoryScreen)
+            for _ in range(100):
+                await history.load()
+                if house_round in history.hand_ids:
+                    break
+                await pilot.pause(0.2)
+            assert house_round in history.hand_ids
+            history.select_hand(house_round)
+            await pilot.pause()
+            for _ in range(20):
+                await press(pilot, "#verify")
+                await until(pilot, lambda: text_of(history, "#verdict") != "", what="a house verdict")
+                if history.report is not None:
+                    break
+                await pilot.pause(0.3)
+            detail = text_of(history, "#detail")
+            assert detail.startswith(f"round {house_round} "), detail
+            assert "blinds" not in detail, detail
+            assert "[]" not in detail, detail
+            dealer = next(line for line in detail.splitlines() if line.startswith("  dealer: "))
+            assert dealer != "  dealer: -", detail
+            assert any(
+                line.startswith("  box 1: ") and line != "  box 1: -" for line in detail.splitlines()
+            ), detail
+            assert "    ante: staked " in detail, detail
+            assert " - back " in detail, detail
+            assert "  box 1 decided: call " in detail, detail
+            assert history.report is not None, text_of(history, "#verdict")
+            assert history.report.passed, history.report.lines
+            checked = next(line for line in history.report.lines if "cards you saw checked" in line)
+            assert int(checked.rsplit(" ", 1)[1]) >= 7, (
+                history.report.lines
+            )  # 2 + 2 dealer + 5 board at least
             await press(pilot, "#back")
 
             # Watching as a spectator: the public view, the table's delay late (rules 14).

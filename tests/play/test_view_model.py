@@ -11,6 +11,7 @@ from poker.common.v1 import common_pb2
 from poker.history.v1 import history_pb2
 from poker.lobby.v1 import lobby_pb2
 from poker.table.v1 import table_pb2
+from services.fairness.deck_commitment import CardOpening
 from services.fairness.shuffle import card_index, card_text
 
 HIDDEN = common_pb2.Card(hidden=True)
@@ -130,6 +131,9 @@ def test_my_turn_counts_down_to_the_deadline_and_another_players_turn_shows_thei
     view.to_act_seat = 2
     view.seats[1].time_bank_seconds = 9
     assert vm.turn_text(view, "ann", now=0) == "seat 2 (bob) to act - time bank 9s"
+    # With the table's clock of the seat to act, everybody sees its countdown.
+    view.to_act_deadline.FromSeconds(1_000_020)
+    assert vm.turn_text(view, "ann", now=1_000_012.4) == "seat 2 (bob) to act - 8s left (time bank 9s)"
     view.phase = table_pb2.TABLE_PHASE_BETWEEN_HANDS
     assert vm.turn_text(view, "ann", now=0) == ""
 
@@ -229,7 +233,20 @@ def test_events_read_as_lines_and_hole_cards_of_others_stay_face_down() -> None:
     timed = table_pb2.TableEvent(
         seat=1, action=table_pb2.ActionTaken(action=table_pb2.ACTION_KIND_FOLD, timed_out=True)
     )
-    assert vm.event_line(timed, names) == "ann fold (time ran out)"
+    # The log says what a player did, as the hand detail and the web client do: `ann fold` and
+    # `bob call 15` (the buttons' words) read as orders, next to `bob raises to 480`.
+    assert vm.event_line(timed, names) == "ann folds (time ran out)"
+    call = table_pb2.TableEvent(
+        seat=2, action=table_pb2.ActionTaken(action=table_pb2.ACTION_KIND_CALL, amount=15)
+    )
+    assert vm.event_line(call, names) == "bob calls 15"
+    check = table_pb2.TableEvent(seat=1, action=table_pb2.ActionTaken(action=table_pb2.ACTION_KIND_CHECK))
+    assert vm.event_line(check, names) == "ann checks"
+    # A bet's total is what it added: no `(+30)` beside `bets 30`.
+    bet = table_pb2.TableEvent(
+        seat=1, action=table_pb2.ActionTaken(action=table_pb2.ACTION_KIND_BET, amount=30, to=30)
+    )
+    assert vm.event_line(bet, names) == "ann bets 30"
     dealt = table_pb2.TableEvent(seat=2, cards=table_pb2.CardsRevealed(cards=[HIDDEN, HIDDEN]))
     assert vm.event_line(dealt, names) == f"bob is dealt {vm.HIDDEN_CARD} {vm.HIDDEN_CARD}"
     shown = table_pb2.TableEvent(
@@ -336,6 +353,36 @@ def test_the_fairness_verdict_is_the_local_recomputation_beside_the_servers() ->
     assert nothing.lines[-1].startswith("VERDICT: NOT VERIFIED")
 
 
+def test_a_version_3_verdict_names_the_cards_fixed_before_the_deal() -> None:
+    report = vm.fairness_report(
+        hand_id="h",
+        commitment="c" * 64,
+        shuffle_version=3,
+        client_seed_seats=[1],
+        mismatch=None,
+        dealt_checked=7,
+        computed_commitment="c" * 64,
+        server_verdict_pass=True,
+        openings_checked=9,
+    )
+    assert report.passed
+    assert "openings checked against the commitment: 9" in report.lines
+    assert "cards you saw checked against the openings: 7" in report.lines
+    assert report.lines[-1] == "VERDICT: PASS - the 7 cards you saw were fixed before the deal"
+
+
+def test_a_house_round_card_not_among_the_openings_fails() -> None:
+    record = history_pb2.HandRecord(
+        board=[common_pb2.Card(index=51, text="As"), common_pb2.Card(index=0, text="2c")]
+    )
+    opened = [CardOpening(0, 3, 51, bytes(32), ())]
+    mismatch, checked = vm.house_cards_opened(record, opened)
+    assert mismatch is not None
+    assert (mismatch.kind.value, checked) == ("NOT_OPENED", 0)
+    both = [*opened, CardOpening(1, 4, 0, bytes(32), ())]
+    assert vm.house_cards_opened(record, both) == (None, 2)
+
+
 def test_history_rows_sign_the_amounts() -> None:
     summary = history_pb2.HandSummary(
         hand_id="h", table_id="t.1", net_result=-25, pool=common_pb2.CHIP_POOL_MPX
@@ -370,6 +417,30 @@ def test_my_client_seed_must_be_in_the_reveal_at_my_seat_exactly_as_i_set_it() -
     assert "NOT the seed you set" in line
     missing, _ = vm.own_seed_check(entries[1:], "ann", "ann-seed")
     assert not missing
+
+
+def test_a_version_3_hand_seed_is_fresh_each_hand_starts_with_mine_and_fits_the_table() -> None:
+    seeds = {vm.fresh_hand_seed("x" * 64) for _ in range(20)}
+    assert len(seeds) == 20
+    for seed in seeds:
+        assert seed.startswith("x" * vm.TYPED_SEED_PART + ".")
+        assert vm.check_client_seed(seed) == seed  # 1 to 64 printable characters, no spaces
+    assert vm.fresh_hand_seed("ann").startswith("ann.")
+
+
+def test_the_reveals_seeds_must_each_match_a_hash_of_the_set_closed_before_the_seeds() -> None:
+    commitment = "ab" * 32
+    kept = [(1, vm.seed_hash_of(commitment, 1, "ann.1")), (3, vm.seed_hash_of(commitment, 3, "cat.3"))]
+    # Seat 3 withheld its seed (listed with none): left out of the deal, no problem.
+    assert vm.hash_set_check(kept, [(1, b"ann.1"), (3, b"")], commitment) is None
+    assert vm.hash_set_check(kept, [(1, b"ann.1"), (3, b"cat.3")], commitment) is None
+    # A seed at a seat that had no hash in the closed set could have been chosen after mine.
+    late = vm.hash_set_check(kept, [(1, b"ann.1"), (2, b"bob.2")], commitment)
+    assert late == "the seed at seat 2 was not in the hash set closed before the seeds"
+    swapped = vm.hash_set_check(kept, [(3, b"cat.other")], commitment)
+    assert swapped == "the seed at seat 3 does not match its hash shown before the seeds"
+    # The hash binds the seat: the same seed at another seat is another hash.
+    assert vm.hash_set_check([(2, kept[0][1])], [(2, b"ann.1")], commitment) is not None
 
 
 def test_a_client_seed_is_one_to_64_printable_characters() -> None:
@@ -414,9 +485,15 @@ def test_a_house_round_shows_cards_options_with_costs_deadline_and_every_settlem
             table_pb2.HouseSettlementLine(
                 item="bet", outcome="RETURNED", amount=0, stake=100, reason="DEALER_DOES_NOT_QUALIFY"
             ),
+            # Russian Poker's exchange fee: the live round read `exchange_fee: ...` (history's detail
+            # already said `exchange fee`); the item is words on both screens.
+            table_pb2.HouseSettlementLine(
+                item="exchange_fee", outcome="LOSE", amount=-10, stake=10, reason="EXCHANGE_FEE"
+            ),
         ],
     )
     lines = vm.house_round_lines(settled, 1_000_030)
+    assert "  exchange fee: staked 10, lose - back 0 (-10) - exchange fee" in lines
     assert "  ante: staked 10, win - back 20 (+10)" in lines
     assert "  bet: staked 20, win - back 50 (+30) (withheld 5)" in lines
     assert "  bet: staked 100, returned - back 100 (0) - dealer does not qualify" in lines
@@ -449,3 +526,137 @@ def test_a_spectator_is_told_the_view_runs_late() -> None:
     view = table_pb2.TableView()
     view.as_of.FromSeconds(1_000_000)
     assert vm.spectator_text(view, 1_000_021.2).startswith("SPECTATING: you see the table 21 s late")
+
+
+def _seat(seat: int, name: str, start: int, final: int, cards: list[common_pb2.Card]) -> history_pb2.HandSeat:
+    return history_pb2.HandSeat(
+        seat=seat,
+        player_id=name,
+        display_name=name.capitalize(),
+        starting_stack=start,
+        final_stack=final,
+        net_result=final - start,
+        hole_cards=cards,
+    )
+
+
+def test_the_hand_detail_gives_the_blinds_every_action_in_words_and_the_pots_by_name() -> None:
+    # Issue 25 items 13 and 15: the detail of a hand lists its actions (a raise as its raise-to total,
+    # a timeout marked, the uncalled bet given back), the blinds as posted and who won each pot.
+    def act(kind: str, seat: int, amount: int = 0, **fields: object) -> history_pb2.HandAction:
+        return history_pb2.HandAction(kind=kind, seat=seat, amount=amount, **fields)  # type: ignore[arg-type]
+
+    record = history_pb2.HandRecord(
+        hand_id="h1",
+        table_id="t.1",
+        variant=common_pb2.GAME_VARIANT_NO_LIMIT_HOLDEM,
+        pool=common_pb2.CHIP_POOL_GRAM,
+        small_blind=5,
+        big_blind=10,
+        rake=1,
+        seats=[
+            _seat(0, "ann", 1000, 1029, [card("Ah"), card("Kh")]),
+            _seat(1, "bob", 1000, 970, [HIDDEN, HIDDEN]),
+        ],
+        actions=[
+            act("POST_SMALL_BLIND", 0, 5, street="PREFLOP"),
+            act("POST_BIG_BLIND", 1, 10, street="PREFLOP"),
+            act("RAISE", 0, 25, to=30, street="PREFLOP"),
+            act("CALL", 1, 20, street="PREFLOP"),
+            act("DEAL_BOARD", 0, street="FLOP", cards=[card("2c"), card("7d"), card("Ts")]),
+            act("CHECK", 1, street="FLOP"),
+            act("BET", 0, 1000 - 30, to=970, all_in=True, street="FLOP"),
+            act("FOLD", 1, street="FLOP", cause=history_pb2.ACTION_CAUSE_TIMEOUT),
+            act("UNCALLED_RETURN", 0, 970, street="FLOP"),
+        ],
+        board=[card("2c"), card("7d"), card("Ts")],
+        pots=[history_pb2.HandPot(amount=59, rake=1, winner_seats=[0], winner_amounts=[59])],
+    )
+    lines = vm.hand_lines(record, "ann")
+    assert "blinds 5/10, rake 1" in lines
+    assert "  seat 1: Ann (you) [A♥ K♥] 1,000 -> 1,029 (+29)" in lines
+    assert f"  seat 2: Bob [{vm.HIDDEN_CARD} {vm.HIDDEN_CARD}] 1,000 -> 970 (-30)" in lines
+    start = lines.index("  actions:")
+    assert lines[start + 1 : start + 10] == [
+        "    Ann posts the small blind 5",
+        "    Bob posts the big blind 10",
+        "    Ann raises to 30",
+        "    Bob calls 20",
+        "    flop: 2♣ 7♦ T♠",
+        "    Bob checks",
+        "    Ann bets 970 all-in",
+        "    Bob folds (time ran out)",
+        "    Ann gets back uncalled 970",
+    ]
+    assert "  pot 59: Ann +59" in lines
+    assert not any("blinds 0/0" in line or "[]" in line for line in lines)
+
+
+def test_a_house_round_in_history_shows_its_cards_decisions_and_what_each_line_gave_back() -> None:
+    # Issue 25 items 13 and 15: no "[] cards" and no "blinds 0/0" for a house round; every line says
+    # what was staked, what came back and why; boxes are numbered as they were played.
+    record = history_pb2.HandRecord(
+        hand_id="r1",
+        table_id="casino-holdem-gram.1",
+        variant=common_pb2.GAME_VARIANT_CASINO_HOLDEM,
+        pool=common_pb2.CHIP_POOL_GRAM,
+        seats=[_seat(0, "ann", 30, 40, [])],
+        board=[card("2c"), card("7d"), card("Ts"), card("9s"), card("3h")],
+        house_game=history_pb2.HouseGameRound(
+            dealer_cards=[card("Qc"), card("4d")],
+            boxes=[
+                history_pb2.HouseGameBox(
+                    box=1,
+                    seat=0,
+                    cards=[card("Ah"), card("Kh")],
+                    lines=[
+                        history_pb2.HouseGameLine(item="ANTE", stake=10, outcome="WON", player_change=10),
+                        history_pb2.HouseGameLine(
+                            item="BET",
+                            stake=20,
+                            outcome="RETURNED",
+                            player_change=0,
+                            reason="DEALER_DOES_NOT_QUALIFY",
+                        ),
+                    ],
+                )
+            ],
+            decisions=[history_pb2.HouseGameDecision(box=1, decision="CALL", amount=20)],
+        ),
+        seed_commitment="c" * 64,
+    )
+    lines = vm.hand_lines(record, "ann")
+    assert "  dealer: Q♣ 4♦" in lines
+    assert "  board: 2♣ 7♦ T♠ 9♠ 3♥" in lines
+    assert "  box 1: A♥ K♥" in lines
+    assert "    ante: staked 10, won - back 20 (+10)" in lines
+    assert "    bet: staked 20, returned - back 20 (0) - dealer does not qualify" in lines
+    assert "  box 1 decided: call 20" in lines
+    assert not any("blinds" in line or "[]" in line or "box 2" in line for line in lines)
+
+
+def test_the_last_hands_awards_name_each_pot_its_winners_and_their_hands() -> None:
+    # Issue 25 item 15: not `pot 0: seat 4 wins 1945`: pots by name, winners by name, separators.
+    view = table_pb2.TableView(
+        seats=[
+            table_pb2.SeatView(seat=1, player_id="ann", display_name="Ann"),
+            table_pb2.SeatView(seat=4, player_id="dan", display_name="Dan"),
+        ],
+        awards=[
+            table_pb2.PotAward(
+                pot_index=0, seats=[1, 4], amounts=[1000, 1000], hand_description="a straight"
+            ),
+            table_pb2.PotAward(pot_index=1, seats=[4], amounts=[1945], hand_description="a flush"),
+        ],
+    )
+    assert vm.awards_text(view) == (
+        "last hand - main pot: Ann +1,000, Dan +1,000 with a straight; side pot: Dan +1,945 with a flush"
+    )
+
+
+def test_sitting_out_says_a_hand_already_dealt_plays_on() -> None:
+    """QA: pressing `s` during one's own turn read "sitting out (dealt no hand)" while the turn was
+    still the player's: sitting out applies from the next hand."""
+    text = vm.seat_state_text(table_pb2.SEAT_STATUS_SITTING_OUT)
+    assert "no new hand" in text
+    assert "plays on" in text

@@ -8,8 +8,10 @@ from typing import Any
 
 import grpc
 from grpc_health.v1 import health_pb2
+from opentelemetry import trace
 
 from poker.fairness.v1 import fairness_pb2
+from service_runtime import tracing
 from service_runtime.access import ADMIN_ONLY, ANY_CALLER, AccessPolicy
 from service_runtime.auth import current_caller
 from service_runtime.errors import FailedPrecondition
@@ -26,6 +28,7 @@ PROBE_ACCESS = AccessPolicy(
         f"/{SERVICE}/Count": ANY_CALLER,
         f"/{SERVICE}/WhoamiStream": ANY_CALLER,
         f"/{SERVICE}/Flood": ANY_CALLER,
+        f"/{SERVICE}/TraceIds": ANY_CALLER,
     }
 )
 
@@ -67,6 +70,14 @@ async def _whoami_stream(request: bytes, context: Any) -> AsyncIterator[bytes]:
     yield current_caller().subject.encode()
 
 
+async def _trace_ids(request: bytes, context: Any) -> AsyncIterator[bytes]:
+    """`trace id:span id` of the span current in the handler, once per message asked for."""
+    for _ in range(int(request.decode() or "0")):
+        await asyncio.sleep(0)
+        trace_id, span_id = tracing.ids_of(trace.get_current_span())
+        yield f"{trace_id}:{span_id}".encode()
+
+
 def probe_handler() -> grpc.GenericRpcHandler:
     def unary(fn: Any) -> grpc.RpcMethodHandler:
         return grpc.unary_unary_rpc_method_handler(fn)
@@ -88,5 +99,6 @@ def probe_handler() -> grpc.GenericRpcHandler:
             "Count": grpc.unary_stream_rpc_method_handler(_count),
             "WhoamiStream": grpc.unary_stream_rpc_method_handler(_whoami_stream),
             "Flood": grpc.unary_stream_rpc_method_handler(_flood),
+            "TraceIds": grpc.unary_stream_rpc_method_handler(_trace_ids),
         },
     )

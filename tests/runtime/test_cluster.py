@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-import random
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -21,6 +19,7 @@ import pytest
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from service_runtime import cluster
+from tests.ports import free_port
 
 SERVICES = ("lobby", "table", "cashier", "fairness", "history", "gateway")
 BANNER = "All services are SERVING"
@@ -28,22 +27,11 @@ BANNER = "All services are SERVING"
 
 def _free_base_port() -> int:
     """A base port whose six ports are free right now."""
-    for _ in range(50):
-        base = random.randint(30000, 39000)
-        try:
-            for offset in range(len(SERVICES)):
-                with socket.socket() as probe:
-                    probe.bind(("127.0.0.1", base + offset))
-        except OSError:
-            continue
-        return base
-    raise AssertionError("no six free ports in a row")
+    return free_port(len(SERVICES))
 
 
 def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+    return free_port()
 
 
 def _start(tmp_path: Path, base_port: int, **env: str) -> subprocess.Popen[str]:
@@ -305,6 +293,13 @@ def _lines_for(process: subprocess.Popen[str], seconds: float) -> list[str]:
     return lines
 
 
+def test_the_runs_own_bots_are_permitted_automation_for_history() -> None:
+    assert cluster.permitted_automation("history", 4, {}) == {"POKER_HISTORY_PERMITTED_AUTOMATION": "bot-"}
+    assert cluster.permitted_automation("history", 0, {}) == {}
+    assert cluster.permitted_automation("table", 4, {}) == {}
+    assert cluster.permitted_automation("history", 4, {"POKER_HISTORY_PERMITTED_AUTOMATION": "x-"}) == {}
+
+
 @pytest.mark.parametrize("verbose", [False, True])
 def test_make_run_is_quiet_by_default_and_says_everything_when_verbose(
     tmp_path: Path, processes: list[subprocess.Popen[str]], verbose: bool
@@ -357,7 +352,8 @@ def test_the_development_house_bank_is_funded_once_per_data_folder(
         _read_until_banner(process)
         after = _lines_for(process, 3.0)
         assert any(f"GRAM house bank {word} by the admin funding" in line for line in after), (run, after)
-        assert any("balance 100,000,000" in line for line in after), after
+        balance = "balance now 100,000,000" if run else "balance 100,000,000"
+        assert any(balance in line for line in after), after
 
 
 def test_quiet_output_keeps_warnings_and_counts_what_happened() -> None:

@@ -56,6 +56,10 @@ def test_make_run_with_tls_settings_runs_every_service_over_mutual_tls(
         )
     assert joined.address == f"127.0.0.1:{base_port + 1}"
     gateway = f"https://127.0.0.1:{base_port + 5}"
+    # The gateway speaks only HTTPS here, and the banner says so (with the CA its certificate is from).
+    assert f"The web client (sign in by name): {gateway}/" in banner
+    assert "http://" not in banner
+    assert f"its certificate is from the CA in {files.ca_file}" in banner
     context = ssl.create_default_context(cafile=str(files.ca_file))
     assert urllib.request.urlopen(f"{gateway}/readyz", context=context, timeout=10).status == 200
     # A Connect call through the gateway (development sign-in, then the lobby's rooms) crosses TLS twice.

@@ -10,6 +10,7 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from service_runtime.auth import Role, TokenKeys, mint_token
+from service_runtime.server import LIVENESS_SERVICE
 from service_runtime.testing import auth_metadata, reason_of, running_server, token_for
 
 from .probe_service import PROBE_ACCESS, probe_handler
@@ -40,6 +41,28 @@ async def test_shutdown_reports_not_serving_while_in_flight_rpc_completes() -> N
         assert reply.status == NOT_SERVING
         assert await slow == b"slept"
         await stopping
+
+
+async def test_a_service_drain_runs_not_serving_while_calls_are_served_and_liveness_stays_serving() -> None:
+    async with running_server([], PROBE_ACCESS, extra_handlers=[probe_handler()]) as (server, channel):
+        health = health_pb2_grpc.HealthStub(channel)
+        draining = asyncio.Event()
+        finish = asyncio.Event()
+
+        async def drain() -> None:
+            draining.set()
+            await finish.wait()
+
+        stopping = asyncio.ensure_future(server.stop(grace_seconds=1, before_stop=drain))
+        await asyncio.wait_for(draining.wait(), timeout=5)
+        # Readiness sees NOT_SERVING at once; liveness still SERVING; new calls are still served.
+        assert (await health.Check(health_pb2.HealthCheckRequest())).status == NOT_SERVING
+        reply = await health.Check(health_pb2.HealthCheckRequest(service=LIVENESS_SERVICE))
+        assert reply.status == SERVING
+        assert await probe(channel, "Sleep")(b"0", metadata=auth_metadata("alice"), timeout=5) == b"slept"
+        assert not stopping.done()
+        finish.set()
+        await asyncio.wait_for(stopping, timeout=5)
 
 
 async def test_domain_error_becomes_status_code_with_error_info_reason() -> None:

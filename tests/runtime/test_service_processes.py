@@ -14,7 +14,15 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from tests.ports import free_port
+
 SERVICES = ["lobby", "table", "cashier", "fairness", "history"]
+# The address settings of each service's peers (docs/<service>.md).
+PEERS = {
+    "lobby": ("TABLE_SHARD",),
+    "table": ("LOBBY", "CASHIER", "FAIRNESS", "HISTORY"),
+    "history": ("CASHIER",),
+}
 
 
 def _listening_port(process: subprocess.Popen[str]) -> int:
@@ -31,11 +39,15 @@ def _listening_port(process: subprocess.Popen[str]) -> int:
 
 @pytest.mark.parametrize("service", SERVICES)
 def test_service_process_starts_answers_health_and_stops_on_sigterm(service: str, tmp_path: Path) -> None:
+    nowhere = f"127.0.0.1:{free_port()}"
     env = {
         **os.environ,
         "POKER_DATA_DIR": str(tmp_path),
         f"POKER_{service.upper()}_PORT": "0",
         "POKER_LOG_FORMAT": "json",
+        # The services it would call are at a port nobody serves, not at the default ones: a cluster
+        # running on this machine (make run) would otherwise be joined, and its hands drained.
+        **{f"POKER_{service.upper()}_{peer}_ADDRESS": nowhere for peer in PEERS.get(service, ())},
     }
     process = subprocess.Popen(
         [sys.executable, "-m", f"services.{service}"],

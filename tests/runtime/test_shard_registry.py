@@ -162,3 +162,61 @@ def test_removing_a_shard_moves_only_the_rooms_it_owned(room: str, shards: set[s
         "the order of the shards does not matter"
     )
     assert choose_shard(room, []) is None
+
+
+async def test_a_shard_that_hands_over_keeps_its_rooms_until_it_releases_them(
+    client: redis.Redis, redis_prefix: str
+) -> None:
+    registry = _registry(client, redis_prefix)
+    await registry.heartbeat(A, hands_over=True)
+    alone = await registry.owners_of(ROOMS)
+    assert all(o.shard == A for o in alone.values())
+    await registry.heartbeat(B, hands_over=True)
+    # B wins some rooms by rendezvous hashing, but A keeps them (same token) until it lets go.
+    won_by_b = [room for room in ROOMS if choose_shard(room, ["shard-a", "shard-b"]) == "shard-b"]
+    assert won_by_b
+    assert await registry.owners_of(ROOMS) == alone
+    room = won_by_b[0]
+    # Only the owner with its very token may release; the room then goes to B with a grown token,
+    # and B's handover list names it once.
+    assert await registry.release(room, "shard-b", alone[room].fencing_token) is None
+    assert await registry.release(room, "shard-a", alone[room].fencing_token + 1) is None
+    moved = await registry.release(room, "shard-a", alone[room].fencing_token)
+    assert moved is not None
+    assert (moved.shard, moved.fencing_token) == (B, alone[room].fencing_token + 1)
+    assert await registry.owner_of(room) == moved
+    assert await registry.take_handovers("shard-b") == [room]
+    assert await registry.take_handovers("shard-b") == []
+    assert await registry.take_handovers("shard-a") == []
+
+
+async def test_a_withdrawn_shard_wins_nothing_keeps_its_rooms_and_a_lapsed_lease_still_moves_them(
+    client: redis.Redis, redis_prefix: str
+) -> None:
+    registry = _registry(client, redis_prefix, lease=1.0)
+    lease_a = ShardLease(registry, A, hands_over=True)
+    await lease_a.start()
+    try:
+        before = await registry.owners_of(ROOMS)
+        await lease_a.withdraw()
+        assert await registry.live_shards() == []
+        # Withdrawn (a drain): the rooms it has stay with it; a room nobody resolved yet has no shard.
+        assert await registry.owners_of(ROOMS) == before
+        with pytest.raises(NoShardAvailable):
+            await registry.owner_of("room-never-seen")
+        await registry.heartbeat(B, hands_over=True)
+        assert await registry.owners_of(ROOMS) == before
+        # A release goes to the only candidate.
+        released = await registry.release(ROOMS[0], "shard-a", before[ROOMS[0]].fencing_token)
+        assert released is not None
+        assert released.shard == B
+        # A lease that lapses moves the rest without a word, sticky or not.
+        await lease_a.stop(give_up=False)
+        await asyncio.sleep(1.2)
+        await registry.heartbeat(B, hands_over=True)  # B's own one-second lease, renewed
+        after = await registry.owners_of(ROOMS)
+        assert set(after) == set(ROOMS)
+        assert all(o.shard == B for o in after.values())
+        assert after[ROOMS[1]].fencing_token == before[ROOMS[1]].fencing_token + 1
+    finally:
+        await lease_a.stop()

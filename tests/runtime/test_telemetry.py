@@ -24,7 +24,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from service_runtime import metrics, tracing
 from service_runtime.clients import create_channel
 from service_runtime.interceptors import Limits
-from service_runtime.structured_logging import configure_logging
+from service_runtime.structured_logging import CALL_LINES, configure_logging
 from service_runtime.testing import running_server, token_for
 
 from .probe_service import PROBE_ACCESS, SERVICE, probe_handler
@@ -128,7 +128,7 @@ async def test_the_metrics_endpoint_serves_what_a_prometheus_scraper_reads() -> 
 async def test_a_call_continues_the_callers_trace_and_the_servers_log_lines_carry_it(
     spans: InMemorySpanExporter, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    configure_logging("probe", log_format="json", level="info")
+    configure_logging("probe", log_format="json", level="info", log_calls=True)
     try:
         async with (
             running_server([], PROBE_ACCESS, extra_handlers=[probe_handler()]) as (server, _),
@@ -161,6 +161,38 @@ async def test_a_call_continues_the_callers_trace_and_the_servers_log_lines_carr
     assert rpc_lines
     assert all(line["trace_id"] == trace_id for line in rpc_lines)
     assert {line["span_id"] for line in rpc_lines} == server_ids
+
+
+async def test_a_stream_continues_the_callers_trace_and_its_handler_runs_in_the_server_span(
+    spans: InMemorySpanExporter,
+) -> None:
+    """Server streams (WatchTable, the spectators' feed) carry the trace like unary calls: the
+    server's span is the child of the caller's, and what the handler does between its messages
+    (its log lines, its own calls) is inside that span."""
+    method = f"{SERVICE}/TraceIds"
+    async with (
+        running_server([], PROBE_ACCESS, extra_handlers=[probe_handler()]) as (server, _),
+        create_channel(f"127.0.0.1:{server.port}", token=_token) as channel,
+    ):
+        hand = tracing.start_span("hand", root=True)
+        with tracing.current(hand):
+            replies = [r.decode() async for r in channel.unary_stream(f"/{method}")(b"3")]
+        hand.end()
+        # The server's span ends as its handler returns, maybe just after the client read the end.
+        deadline = asyncio.get_running_loop().time() + 10
+        while not any(s.kind is SpanKind.SERVER and s.name == method for s in spans.get_finished_spans()):
+            assert asyncio.get_running_loop().time() < deadline, "the stream's server span never ended"
+            await asyncio.sleep(0.05)
+    trace_id, hand_span_id = tracing.ids_of(hand)
+    finished = [s for s in spans.get_finished_spans() if s.name == method]
+    (client,) = [s for s in finished if s.kind is SpanKind.CLIENT]
+    (served,) = [s for s in finished if s.kind is SpanKind.SERVER]
+    assert f"{client.context.trace_id:032x}" == f"{served.context.trace_id:032x}" == trace_id
+    assert client.parent is not None
+    assert f"{client.parent.span_id:016x}" == hand_span_id
+    assert served.parent is not None
+    assert served.parent.span_id == client.context.span_id
+    assert replies == [f"{trace_id}:{served.context.span_id:016x}"] * 3
 
 
 @pytest.mark.parametrize(
@@ -231,3 +263,39 @@ async def test_a_stream_its_client_cancels_ends_its_span_without_an_error_log(
             await asyncio.sleep(0.05)
     failures = [r for r in caplog.records if "detach" in r.getMessage().lower()]
     assert not failures, failures[0].getMessage()
+
+
+@pytest.mark.parametrize("log_calls", [False, True])
+async def test_successful_calls_are_counted_and_logged_only_with_log_calls(
+    spans: InMemorySpanExporter, capsys: pytest.CaptureFixture[str], log_calls: bool
+) -> None:
+    # Issue 28: log outcomes and errors, count the rest. A refused call, a failed one and a stream's
+    # end always get their line; a successful unary call only with POKER_LOG_CALLS, and is counted
+    # in grpc_server_handled_total either way.
+    unary = {"grpc_type": "unary"}
+    before_ok = _value("grpc_server_handled_total", grpc_method="Whoami", grpc_code="OK", **unary)
+    saved = (CALL_LINES.enabled, CALL_LINES.debug)
+    configure_logging("probe", log_format="json", level="info", log_calls=log_calls)
+    try:
+        async with (
+            running_server([], PROBE_ACCESS, extra_handlers=[probe_handler()]) as (server, _),
+            create_channel(f"127.0.0.1:{server.port}", token=_token) as channel,
+        ):
+            for _ in range(3):
+                await channel.unary_unary(f"/{SERVICE}/Whoami")(b"")
+            with pytest.raises(grpc.aio.AioRpcError):
+                await channel.unary_unary(f"/{SERVICE}/Fail")(b"")
+            with pytest.raises(grpc.aio.AioRpcError):
+                await channel.unary_unary(f"/{SERVICE}/AdminOnly")(b"")
+            assert [item async for item in channel.unary_stream(f"/{SERVICE}/Count")(b"2")] == [b"0", b"1"]
+    finally:
+        structlog.reset_defaults()
+        CALL_LINES.enabled, CALL_LINES.debug = saved
+    lines = [json.loads(line) for line in io.StringIO(capsys.readouterr().err) if line.startswith("{")]
+    logged = sorted(
+        (line["method"].rsplit("/", 1)[-1], line["code"]) for line in lines if line.get("event") == "rpc"
+    )
+    always = [("AdminOnly", "PERMISSION_DENIED"), ("Count", "OK"), ("Fail", "FAILED_PRECONDITION")]
+    assert logged == sorted(always + ([("Whoami", "OK")] * 3 if log_calls else []))
+    assert all(line["level"] == "info" and line["trace_id"] for line in lines if line.get("event") == "rpc")
+    assert _value("grpc_server_handled_total", grpc_method="Whoami", grpc_code="OK", **unary) == before_ok + 3

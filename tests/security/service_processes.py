@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -17,6 +16,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from tests.ports import free_port
 
 SERVICE_NAMES = ("lobby", "table", "cashier", "fairness", "history")
 FULL_NAMES = {
@@ -57,9 +58,7 @@ class ServiceProcess:
 
 
 def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+    return free_port()
 
 
 def _start(name: str, data_dir: Path, extra_env: dict[str, str]) -> ServiceProcess:

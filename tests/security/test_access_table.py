@@ -89,3 +89,15 @@ def test_every_read_note_names_a_method_its_service_has() -> None:
     for service, method in READS:
         names = {path.rsplit("/", 1)[1] for path in policy_of(service).roles}
         assert method in names, (service, method)
+
+
+def test_every_fairness_read_a_player_may_call_says_what_they_read_there() -> None:
+    # Issue 23, item 1 and Done-when 3: the reads that were narrowed to a hand's participants had
+    # an empty "what they read there" column, so the generated table did not say who reads a deck.
+    policy = policy_of("fairness")
+    player_reads = [
+        path.rsplit("/", 1)[1] for path, roles in policy.roles.items() if "player" in describe(roles)
+    ]
+    assert sorted(player_reads) == ["GetCommitment", "GetReveal", "ListTableCommitments", "VerifyHand"]
+    for method in player_reads:
+        assert READS.get(("fairness", method)), method

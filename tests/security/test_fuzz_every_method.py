@@ -8,6 +8,13 @@ each service runs as its own process on the embedded defaults, and the run is se
 carries an `ErrorInfo` reason from the catalogue, no call takes a second or more; where a call was
 refused, the cashier's audit figures and the fairness chains are what they were before it; and at
 the end every process is alive, SERVING, and its log lines are bounded.
+
+Other players' data (issue 23): the cluster holds hands, rounds and a private room's seat of alice
+and her table mates (`private_marks`), and no answer (message or error) to a caller who took no part
+carries any of it: no hand id, seed or unseen opening of their hands, no house round of alice's, no
+trace of the private room. Besides the random requests, every such caller makes the reads a nosy
+player would make for that data, and so do alice and an admin, who must get it (else the check
+would prove nothing).
 """
 
 from __future__ import annotations
@@ -30,7 +37,7 @@ from poker.common.v1 import common_pb2
 from poker.fairness.v1 import fairness_pb2, fairness_pb2_grpc
 from poker.gateway.v1 import gateway_pb2
 from poker.history.v1 import history_pb2
-from poker.lobby.v1 import lobby_pb2
+from poker.lobby.v1 import lobby_pb2, shard_directory_pb2
 from poker.table.v1 import table_pb2, table_pb2_grpc
 from service_runtime.auth import Role, ServiceName, TokenKeys, mint_token
 from service_runtime.testing import DEV_KEYS, reason_of, token_for
@@ -39,6 +46,7 @@ from tests.gateway.connect_http import call as connect_call
 from tests.gateway.gateway_process import running_gateway
 
 from .fuzz_messages import GARBAGE_PAYLOADS, PLAUSIBLE_IDS, random_request
+from .private_marks import Marks, seed_private_marks
 from .service_processes import FULL_NAMES, ServiceProcess, running_services
 
 SEED = int(os.environ.get("POKER_FUZZ_SEED", "20261130"))
@@ -50,7 +58,17 @@ CALL_SECONDS = 5.0
 MAX_PAYLOAD = 1_000_000
 
 # Importing the generated modules puts every service into the default descriptor pool.
-GENERATED_SERVICES = (lobby_pb2, table_pb2, history_pb2, cashier_pb2, fairness_pb2, gateway_pb2)
+GENERATED_SERVICES = (
+    lobby_pb2,
+    shard_directory_pb2,
+    table_pb2,
+    history_pb2,
+    cashier_pb2,
+    fairness_pb2,
+    gateway_pb2,
+)
+# Services a process serves beside its own (a table shard answers the lobby's directory calls).
+ALSO_SERVED = {"table": ("poker.lobby.v1.ShardDirectoryService",)}
 # The gateway's callers: a browser has at most a player token; the rest must be refused on the headers.
 GATEWAY_IDENTITIES = (
     "no token",
@@ -92,6 +110,10 @@ def _identities() -> dict[str, tuple[tuple[str, str], ...]]:
 
 
 IDENTITIES = _identities()
+# Who may read alice's hands, rounds and tables: alice, admins, and the services that deal and record
+# them. Everyone else is a stranger to them.
+ENTITLED = {"player", "admin", *(f"service {s.value}" for s in ServiceName)}
+STRANGERS = ("other player", "player named house")
 
 
 def _player(name: str) -> tuple[tuple[str, str], ...]:
@@ -138,31 +160,44 @@ class Findings:
             self.problems.append(f"{where}: {problem}")
 
 
+def _error_bytes(error: grpc.aio.AioRpcError) -> bytes:
+    """Everything an error tells the caller: its message and its trailing metadata (the details)."""
+    told = [(error.details() or "").encode()]
+    for key, value in error.trailing_metadata() or ():
+        told += [key.encode(), value if isinstance(value, bytes) else str(value).encode()]
+    return b"\n".join(told)
+
+
 async def _call(
     channel: grpc.aio.Channel,
     path: str,
     streaming: bool,
     payload: bytes,
     metadata: tuple[tuple[str, str], ...],
-) -> tuple[grpc.StatusCode, str | None, float]:
+) -> tuple[grpc.StatusCode, str | None, float, bytes]:
+    """The outcome, the time it took, and the answer's bytes (a stream's first message)."""
     started = time.monotonic()
     try:
         if streaming:
             call = channel.unary_stream(path)(payload, metadata=metadata, timeout=CALL_SECONDS)
-            await call.read()
+            first = await call.read()
             call.cancel()
+            answer = first if isinstance(first, bytes) else b""
         else:
-            await channel.unary_unary(path)(payload, metadata=metadata, timeout=CALL_SECONDS)
-        return grpc.StatusCode.OK, None, time.monotonic() - started
+            answer = await channel.unary_unary(path)(payload, metadata=metadata, timeout=CALL_SECONDS)
+        return grpc.StatusCode.OK, None, time.monotonic() - started, answer
     except grpc.aio.AioRpcError as error:
-        return error.code(), reason_of(error), time.monotonic() - started
+        return error.code(), reason_of(error), time.monotonic() - started, _error_bytes(error)
 
 
-async def _attack_service(service: ServiceProcess, rng: random.Random, findings: Findings) -> None:
-    descriptor = descriptor_pool.Default().FindServiceByName(FULL_NAMES[service.name])
+async def _attack_service(
+    service: ServiceProcess, rng: random.Random, findings: Findings, marks: Marks
+) -> None:
+    pool = descriptor_pool.Default()
+    names = (FULL_NAMES[service.name], *ALSO_SERVED.get(service.name, ()))
     probe = STATE_PROBES.get(service.name)
     async with grpc.aio.insecure_channel(service.address) as channel:
-        for method in descriptor.methods:
+        for descriptor, method in [(d, m) for d in map(pool.FindServiceByName, names) for m in d.methods]:
             path = f"/{descriptor.full_name}/{method.name}"
             streaming = method.server_streaming
             # First every caller once with an empty and a random request; then the callers the
@@ -174,6 +209,12 @@ async def _attack_service(service: ServiceProcess, rng: random.Random, findings:
                 for garbage in GARBAGE_PAYLOADS
                 for who in ("no token", "player", "other player", "admin")
             ]
+            # The reads that go looking for other players' data, by strangers and by those who may.
+            cases += [
+                (who, request)
+                for request in marks.targeted.get(path, ())
+                for who in (*STRANGERS, "player", "admin")
+            ]
             admitted: set[str] = set()
             index = 0
             while index < len(cases):
@@ -182,8 +223,13 @@ async def _attack_service(service: ServiceProcess, rng: random.Random, findings:
                 if len(payload) > MAX_PAYLOAD:
                     continue
                 before = await probe(channel) if probe else None
-                code, reason, took = await _call(channel, path, streaming, payload, IDENTITIES[who])
+                code, reason, took, answer = await _call(channel, path, streaming, payload, IDENTITIES[who])
                 where = f"{path} as {who} ({len(payload)} bytes)"
+                found = marks.found(payload, answer)
+                if who in ENTITLED:
+                    marks.reached.update(found)
+                elif found:
+                    findings.add(where, f"{code.name} {reason or ''}: a stranger read {'; '.join(found)}")
                 findings.outcomes[f"{code.name} {reason or ''}".strip()] += 1
                 if code in (grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN):
                     findings.add(where, f"answered {code.name}")
@@ -317,16 +363,22 @@ def test_every_method_of_every_service_survives_hostile_input_from_every_caller(
         async def attack() -> None:
             rng = random.Random(SEED)
             await _seed_state(services)
+            marks = await seed_private_marks(services)
             # One seeded generator per service, so the services can be attacked at the same time.
             seeds = {name: rng.randrange(2**32) for name in [*services, "gateway"]}
             await asyncio.gather(
-                *(_attack_service(s, random.Random(seeds[s.name]), findings) for s in services.values()),
+                *(
+                    _attack_service(s, random.Random(seeds[s.name]), findings, marks)
+                    for s in services.values()
+                ),
                 _attack_gateway(gateway, services["cashier"], random.Random(seeds["gateway"]), findings),
             )
             for service in services.values():
                 assert service.process.poll() is None, f"{service.name} died"
                 assert await _healthy(service), f"{service.name} is not SERVING"
             assert gateway.process.poll() is None, "the gateway died"
+            # Every mark was there to find: alice or an admin read each of them.
+            assert set(marks.secret.values()) <= marks.reached, set(marks.secret.values()) - marks.reached
 
         asyncio.run(attack())
         longest = max(len(line) for service in [*services.values(), gateway] for line in service.lines)

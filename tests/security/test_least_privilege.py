@@ -17,6 +17,7 @@ import pytest
 from poker.cashier.v1 import cashier_pb2, cashier_pb2_grpc
 from poker.common.v1 import common_pb2
 from poker.fairness.v1 import fairness_pb2
+from poker.history.v1 import history_pb2
 from poker.lobby.v1 import lobby_pb2, lobby_pb2_grpc, shard_directory_pb2
 from poker.table.v1 import table_pb2
 from service_runtime.auth import Role, ServiceName
@@ -40,6 +41,14 @@ TABLE_ONLY = [
     ("fairness", "SealHand", fairness_pb2.SealHandRequest()),
     ("fairness", "RevealHand", fairness_pb2.RevealHandRequest()),
 ]
+# Fair play (issue 29): only operators read cases and hold players; only history sets the cashier's holds.
+ADMINS_ONLY = [
+    ("history", "ListCases", history_pb2.ListCasesRequest()),
+    ("history", "GetCase", history_pb2.GetCaseRequest()),
+    ("history", "HoldPlayer", history_pb2.HoldPlayerRequest()),
+    ("history", "ReleasePlayer", history_pb2.ReleasePlayerRequest()),
+]
+HISTORY_ONLY = [("cashier", "SetPlayerHold", cashier_pb2.SetPlayerHoldRequest())]
 PAYMENTS_ONLY = [
     ("cashier", "Purchase", cashier_pb2.PurchaseRequest()),
     ("cashier", "Withdraw", cashier_pb2.WithdrawRequest()),
@@ -92,6 +101,23 @@ def test_only_the_payments_gateway_records_purchases_and_withdrawals(
     for who, metadata in EVERYONE.items():
         outcome = asyncio.run(_outcome(address, _path(service, method), request_message, metadata))
         if who == "service payments":
+            assert not outcome.startswith("PERMISSION_DENIED"), outcome
+        else:
+            assert outcome == "PERMISSION_DENIED ROLE_REQUIRED", (who, outcome)
+
+
+@pytest.mark.parametrize(
+    ("service", "method", "request_message", "allowed"),
+    [(*call, "admin") for call in ADMINS_ONLY] + [(*call, "service history") for call in HISTORY_ONLY],
+    ids=[f"{s}.{m}" for s, m, _ in ADMINS_ONLY + HISTORY_ONLY],
+)
+def test_only_operators_see_cases_and_hold_players_and_only_history_sets_holds(
+    cluster: dict[str, ServiceProcess], service: str, method: str, request_message: object, allowed: str
+) -> None:
+    address = cluster[service].address
+    for who, metadata in EVERYONE.items():
+        outcome = asyncio.run(_outcome(address, _path(service, method), request_message, metadata))
+        if who == allowed:
             assert not outcome.startswith("PERMISSION_DENIED"), outcome
         else:
             assert outcome == "PERMISSION_DENIED ROLE_REQUIRED", (who, outcome)

@@ -12,8 +12,9 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,14 +47,18 @@ AS_TABLE = auth_metadata("table", Role.SERVICE)
 
 def _listening_record(process: subprocess.Popen[str]) -> dict[str, Any]:
     assert process.stdout is not None
+    seen: list[str] = []
     for line in process.stdout:
+        seen = [*seen[-19:], line]
         try:
             record = json.loads(line)
         except json.JSONDecodeError:
             continue
         if record.get("event") == "listening":
             return dict(record)
-    raise AssertionError(f"service exited with {process.wait()} before listening")
+    # What it said before it died (a bad setting, a port taken meanwhile): the cause, not just the code.
+    last = "".join(seen)
+    raise AssertionError(f"service exited with {process.wait()} before listening; its last lines:\n{last}")
 
 
 @dataclass
@@ -66,11 +71,19 @@ class ServiceProcess:
     errors: list[str] = field(default_factory=list)
     # Every line the service writes also goes here when set (the e2e cluster keeps each one's log).
     log_file: Path | None = None
+    # The address it listens on and is reached at; a command its own is run under (`ip netns exec
+    # <namespace>`: the e2e partition runs a shard in a network namespace; that command execs it).
+    host: str = "127.0.0.1"
+    prefix: tuple[str, ...] = ()
 
     def start(self, port: int = 0) -> None:
-        env = {**self.env, f"POKER_{self.name.upper()}_PORT": str(port)}
+        env = {
+            **self.env,
+            f"POKER_{self.name.upper()}_HOST": self.host,
+            f"POKER_{self.name.upper()}_PORT": str(port),
+        }
         self.process = subprocess.Popen(
-            [sys.executable, "-m", f"services.{self.name}"],
+            [*self.prefix, sys.executable, "-m", f"services.{self.name}"],
             env=env,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -85,7 +98,7 @@ class ServiceProcess:
 
     @property
     def address(self) -> str:
-        return f"127.0.0.1:{self.port}"
+        return f"{self.host}:{self.port}"
 
     def kill(self) -> None:
         if self.process is not None and self.process.poll() is None:
@@ -310,6 +323,10 @@ def fl_room(room_id: str, *, seats: int = 6) -> lobby_pb2.Room:
     )
 
 
+async def _nothing() -> None:
+    return None
+
+
 @dataclass
 class TableWorld:
     """Everything a table test talks to, with the helpers it needs."""
@@ -322,6 +339,11 @@ class TableWorld:
     fairness_channel: grpc.aio.Channel
     settings: TableSettings
     proxies: dict[str, TcpProxy] = field(default_factory=dict)
+    # What SIGTERM does to the shard process (service_runtime.server.serve): NOT_SERVING, the
+    # shard's drain while RPCs are still served, the server's stop, the assembly's close.
+    terminate: Callable[[], Awaitable[None]] = field(default=_nothing)
+    # The plain port of the shard's gRPC server (health service included).
+    port: int = 0
 
     @property
     def table(self) -> table_pb2_grpc.TableServiceStub:
@@ -394,6 +416,9 @@ def table_settings(
         "retry_initial_seconds": 0.05,
         "retry_max_seconds": 0.5,
         "request_timeout_seconds": 5.0,
+        # Each world its own folder for the shard's record outbox: the default `data` in the working
+        # directory is shared by every test worker, whose compactions of one file raced.
+        "data_dir": Path(tempfile.mkdtemp(prefix="table-world-")),
     }
     values.update(overrides)
     return TableSettings(**values)
@@ -441,14 +466,35 @@ async def table_world(backends: dict[str, ServiceProcess], **overrides: Any) -> 
             grpc.aio.insecure_channel(backends["cashier"].address),
             grpc.aio.insecure_channel(backends["fairness"].address),
         ]
-        world = TableWorld(lobby, history, backends, *channels, settings=settings, proxies=proxies)
+        stopped = False
+
+        async def terminate() -> None:
+            nonlocal stopped
+            if stopped:
+                return
+            stopped = True
+            await running.stop(grace_seconds=0.2, before_stop=assembly.drain)
+            await assembly.close()
+
+        world = TableWorld(
+            lobby,
+            history,
+            backends,
+            *channels,
+            settings=settings,
+            proxies=proxies,
+            terminate=terminate,
+            port=port,
+        )
         try:
             yield world
         finally:
             for channel in channels:
                 await channel.close()
-            await running.stop(grace_seconds=0.2)
-            await assembly.close()
+            if not stopped:
+                stopped = True
+                await running.stop(grace_seconds=0.2)
+                await assembly.close()
             for proxy in proxies.values():
                 await proxy.close()
 

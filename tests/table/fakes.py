@@ -15,6 +15,7 @@ from poker_engine.config import RakeRule, Variant
 from service_runtime.errors import FailedPrecondition, Unavailable
 from services.table.dependencies import Commitment, SeatSession
 from services.table.event_log import LocalEventLog
+from services.table.hand_record import SeenPositions
 from services.table.rooms import Room
 
 ROOM = Room(
@@ -99,20 +100,31 @@ class FakeFairness:
     decks: dict[str, tuple[int, ...]] = field(default_factory=dict)
     revealed: dict[str, bool] = field(default_factory=dict)  # hand id -> voided
     entropy: dict[str, list[bytes]] = field(default_factory=dict)
+    seen: dict[str, SeenPositions] = field(default_factory=dict)  # hand id -> who saw what
     down: bool = False
 
     def _check(self) -> None:
         if self.down:
             raise down("fairness")
 
-    async def commit(self, request_id: str, table_id: str, *, private_to: str = "") -> Commitment:
+    async def commit(
+        self,
+        request_id: str,
+        table_id: str,
+        *,
+        private_to: str = "",
+        private_room: bool = False,
+        shuffle_version: int = 0,
+    ) -> Commitment:
         self._check()
         hand_id = self.hands.setdefault(request_id, str(uuid.uuid4()))
         return Commitment(hand_id, hashlib.sha256(hand_id.encode()).hexdigest())
 
-    async def add_entropy(self, hand_id: str, seat: int, player_id: str, seed: bytes) -> None:
+    async def add_entropy(
+        self, hand_id: str, seat: int, player_id: str, seed: bytes = b"", *, seed_hash: str = ""
+    ) -> None:
         self._check()
-        self.entropy.setdefault(hand_id, []).append(seed)
+        self.entropy.setdefault(hand_id, []).append(seed or seed_hash.encode())
 
     async def seal(self, hand_id: str, participants: Sequence[str] = ()) -> tuple[int, ...]:
         self._check()
@@ -124,9 +136,11 @@ class FakeFairness:
             self.decks[hand_id] = tuple(deck)
         return self.decks[hand_id]
 
-    async def reveal(self, hand_id: str, *, voided: bool = False) -> None:
+    async def reveal(self, hand_id: str, *, voided: bool = False, seen: SeenPositions | None = None) -> None:
         self._check()
         self.revealed.setdefault(hand_id, voided)
+        if seen is not None:
+            self.seen.setdefault(hand_id, seen)
 
 
 @dataclass

@@ -149,8 +149,12 @@ class HouseClient:
 
 
 async def revealed_deck(world: TableWorld, round_id: str) -> list[int]:
+    """The round's whole deck in deal order, as an admin reads it: version 2 reveals it, version 3
+    opens all 52 positions to admins (and to the player only the cards of the round)."""
     reply = await world.fairness.GetReveal(fairness_pb2.GetRevealRequest(hand_id=round_id), metadata=ADMIN)
-    return [card.index for card in reply.reveal.deck]
+    if reply.reveal.deck:
+        return [card.index for card in reply.reveal.deck]
+    return [o.card.index for o in sorted(reply.reveal.openings, key=lambda o: o.deal_position)]
 
 
 def library_settlement(

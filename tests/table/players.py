@@ -7,7 +7,8 @@ import asyncio
 import contextlib
 import uuid
 from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 import grpc
 
@@ -16,13 +17,44 @@ from service_runtime.auth import Role
 from service_runtime.testing import auth_metadata
 
 
+class StreamMessage(Protocol):
+    """A WatchTableResponse or a SpectateTableResponse: the events of one table step and the view."""
+
+    @property
+    def events(self) -> Any: ...
+
+    @property
+    def view(self) -> table_pb2.TableView: ...
+
+
+@dataclass(frozen=True)
+class EventUpdate:
+    """One event of a stream message with the view that message carried (the view after all its
+    events); for a message that is a view alone, no event. The tests read streams event by event;
+    the messages as sent are kept beside (`Player.sent`)."""
+
+    view: table_pb2.TableView
+    event: table_pb2.TableEvent = field(default_factory=table_pb2.TableEvent)
+    has_event: bool = False
+
+    def HasField(self, name: str) -> bool:  # noqa: N802 (reads like the message it stands for)
+        return self.has_event if name == "event" else name == "view"
+
+
+def per_event(message: StreamMessage) -> list[EventUpdate]:
+    if not message.events:
+        return [EventUpdate(message.view)]
+    return [EventUpdate(message.view, event, True) for event in message.events]
+
+
 class Player:
     def __init__(self, player_id: str, channel: grpc.aio.Channel, table_id: str) -> None:
         self.player_id = player_id
         self.table_id = table_id
         self.stub = table_pb2_grpc.TableServiceStub(channel)
         self.metadata = auth_metadata(player_id, Role.PLAYER)
-        self.messages: list[table_pb2.WatchTableResponse] = []
+        self.sent: list[table_pb2.WatchTableResponse] = []  # the stream's messages as they came
+        self.messages: list[EventUpdate] = []  # the same, event by event
         self.view: table_pb2.TableView | None = None
         self._changed = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -37,7 +69,8 @@ class Player:
 
         async def pump() -> None:
             async for message in call:
-                self.messages.append(message)
+                self.sent.append(message)
+                self.messages.extend(per_event(message))
                 self.view = message.view
                 self._changed.set()
 

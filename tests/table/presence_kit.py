@@ -16,7 +16,7 @@ from poker.table.v1 import table_pb2, table_pb2_grpc
 from service_runtime.auth import Role
 from service_runtime.testing import auth_metadata
 from tests.table.conftest import TableWorld, nl_room, unique
-from tests.table.players import Player
+from tests.table.players import EventUpdate, Player, per_event
 
 A = table_pb2
 
@@ -111,7 +111,8 @@ class Spectator:
     channel: grpc.aio.Channel
     table_id: str
     role: Role = Role.PLAYER
-    received: list[tuple[float, table_pb2.SpectateTableResponse]] = field(default_factory=list)
+    received: list[tuple[float, EventUpdate]] = field(default_factory=list)  # event by event
+    sent: list[tuple[float, table_pb2.SpectateTableResponse]] = field(default_factory=list)  # as they came
     _task: asyncio.Task[None] | None = None
     _call: object = None
 
@@ -126,7 +127,9 @@ class Spectator:
 
         async def pump() -> None:
             async for message in call:
-                self.received.append((time.time(), message))
+                now = time.time()
+                self.sent.append((now, message))
+                self.received.extend((now, update) for update in per_event(message))
 
         self._task = asyncio.create_task(pump())
 
@@ -147,9 +150,7 @@ class Spectator:
             with contextlib.suppress(asyncio.CancelledError, grpc.aio.AioRpcError):
                 await self._task
 
-    async def until(
-        self, predicate: Callable[[table_pb2.SpectateTableResponse], bool], within: float
-    ) -> None:
+    async def until(self, predicate: Callable[[EventUpdate], bool], within: float) -> None:
         end = time.monotonic() + within
         while not any(predicate(m) for _, m in self.received):
             if time.monotonic() > end:
@@ -157,7 +158,7 @@ class Spectator:
             await asyncio.sleep(0.02)
 
 
-def public_leaks(messages: list[table_pb2.SpectateTableResponse]) -> list[str]:
+def public_leaks(messages: list[EventUpdate]) -> list[str]:
     """Every face-up hole card in a public stream that no showdown showed, and any legal actions."""
     shown: dict[str, set[int]] = {}
     hand = ""

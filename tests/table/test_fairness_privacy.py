@@ -1,11 +1,13 @@
-"""Folded hole cards stay hidden from fairness reads too (issue 23, items 1 and 2), with real table,
-cashier and fairness processes: the table names the players it dealt in, so only they (and admins)
-read a hand's reveal, a table's chain shows strangers no hand id, and a house-game round is
-invisible to anyone but its player."""
+"""Folded hole cards stay hidden from fairness reads too (issues 23 and 24), with real table,
+cashier and fairness processes: the table deals under version 3 and reports who saw which deal
+positions, so each reader gets openings of exactly those (a stranger the public cards only; burnt
+and undealt cards nobody but admins), a table's chain shows strangers no hand id, and a house-game
+round is invisible to anyone but its player, who gets the openings of the round's cards."""
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -17,9 +19,11 @@ from poker.fairness.v1 import fairness_pb2
 from poker.table.v1 import table_pb2
 from service_runtime.auth import Role
 from service_runtime.testing import auth_metadata, reason_of
+from services.fairness.verification import DealtCard, openings_from, published_hand, verify_hand
 from services.table.house_round import fairness_chain
-from tests.table.conftest import ServiceProcess, TableWorld, table_world, unique, wait_for
+from tests.table.conftest import ServiceProcess, TableWorld, nl_room, table_world, unique, wait_for
 from tests.table.house_players import FOLD, HouseClient, fund_house, house_room
+from tests.table.players import Player
 from tests.table.test_table_hands import in_hand, play_passively, seated_pair
 
 pytestmark = pytest.mark.postgres
@@ -58,21 +62,48 @@ async def test_a_hands_reveal_goes_to_its_players_and_admins_and_its_id_to_no_st
     await wait_for(lambda: hand_id in world.history.hands)
     eve = auth_metadata(unique("eve"))
     request = fairness_pb2.GetRevealRequest(hand_id=hand_id)
-    reveal = await _reveal_when_ready(world, request, ann.metadata)
-    assert len(reveal.reveal.deck) == 52
-    for reader in (bob.metadata, ADMIN):
-        assert (await world.fairness.GetReveal(request, metadata=reader)).reveal.deck == reveal.reveal.deck
-    assert await _refusal(world.fairness.GetReveal(request, metadata=eve)) == (
-        grpc.StatusCode.PERMISSION_DENIED,
-        "NOT_YOUR_RESOURCE",
-    )
-    oracle = fairness_pb2.VerifyHandRequest(
-        hand_id=hand_id, dealt_cards=[fairness_pb2.DealtCard(position=0, card_index=0)]
-    )
-    assert await _refusal(world.fairness.VerifyHand(oracle, metadata=eve)) == (
-        grpc.StatusCode.PERMISSION_DENIED,
-        "NOT_YOUR_RESOURCE",
-    )
+    await _reveal_when_ready(world, request, ann.metadata)
+    admin = (await world.fairness.GetReveal(request, metadata=ADMIN)).reveal
+    assert admin.commitment.shuffle_version == 3
+    assert not admin.deck
+    assert sorted(o.deal_position for o in admin.openings) == list(range(52))
+    deck = {o.deal_position: o.card.index for o in admin.openings}
+    record = world.history.hands[hand_id]
+    board = {p for p, card in deck.items() if card in {c.index for c in record.board}}
+    # Heads-up: hole cards at 0..3, then burn 4, flop 5-7, burn 8, turn 9, burn 10, river 11.
+    burnt_or_undealt = {4, 8, 10, *range(12, 52)}
+    opened: dict[str, set[int]] = {}
+    for name, reader in (("ann", ann.metadata), ("bob", bob.metadata), ("eve", eve)):
+        reveal = (await world.fairness.GetReveal(request, metadata=reader)).reveal
+        assert not reveal.deck
+        opened[name] = {o.deal_position for o in reveal.openings}
+        assert opened[name] & burnt_or_undealt == set(), name
+        assert board <= opened[name], name
+        published = dataclasses.replace(
+            published_hand(bytes(reveal.server_seed), reveal.commitment),
+            openings=openings_from(reveal.openings),
+        )
+        verdict = verify_hand(published, [DealtCard(p, deck[p]) for p in sorted(opened[name])])
+        assert verdict.passed, (name, verdict.first_mismatch)
+    own = {
+        seat.player_id: {p for p, card in deck.items() if card in {c.index for c in seat.hole_cards}}
+        for seat in record.seats
+    }
+    for seat in record.seats:
+        name = "ann" if seat.player_id == ann.player_id else "bob"
+        assert own[seat.player_id] <= opened[name]
+        if not seat.shown:  # a folded or mucked hand stays behind its salts for everyone else
+            assert own[seat.player_id] & opened["eve"] == set()
+    # A stranger's verdict on an unseen position says nothing about the card.
+    oracle = [
+        fairness_pb2.VerifyHandRequest(
+            hand_id=hand_id, dealt_cards=[fairness_pb2.DealtCard(position=51, card_index=c)]
+        )
+        for c in (deck[51], (deck[51] + 1) % 52)
+    ]
+    answers = [await world.fairness.VerifyHand(o, metadata=eve) for o in oracle]
+    assert answers[0] == answers[1]
+    assert answers[0].first_mismatch.kind == fairness_pb2.MISMATCH_KIND_NOT_OPENED
     listing = fairness_pb2.ListTableCommitmentsRequest(table_id=table_id)
     strangers = await world.fairness.ListTableCommitments(listing, metadata=eve)
     assert [c.hand_id for c in strangers.commitments if c.state == fairness_pb2.HAND_STATE_FINISHED] == [""]
@@ -107,6 +138,13 @@ async def test_a_house_round_exists_only_for_its_player_and_admins(house_world: 
     )
     assert round_id in [c.hand_id for c in own.commitments]
     assert (await world.fairness.GetReveal(request, metadata=ADMIN)).reveal.commitment.hand_id == round_id
+    # The player gets an opening of every card of the round they saw, and each holds.
+    mine = (await world.fairness.GetReveal(request, metadata=ann.metadata)).reveal
+    assert mine.openings
+    published = dataclasses.replace(
+        published_hand(bytes(mine.server_seed), mine.commitment), openings=openings_from(mine.openings)
+    )
+    assert verify_hand(published).passed
     eve = auth_metadata(unique("eve"))
     listed = await world.fairness.ListTableCommitments(
         fairness_pb2.ListTableCommitmentsRequest(table_id=chain), metadata=eve
@@ -120,3 +158,95 @@ async def test_a_house_round_exists_only_for_its_player_and_admins(house_world: 
         )
         == not_found
     )
+
+
+async def test_a_room_the_operator_keeps_on_the_full_reveal_deals_under_version_2(
+    backends: dict[str, ServiceProcess],
+) -> None:
+    room_id = unique("fullreveal")
+    async with table_world(backends, full_reveal_rooms=(room_id,)) as world:
+        table_id = world.add_room(nl_room(room_id))
+        ann = Player(unique("ann"), world.table_channel, table_id)
+        bob = Player(unique("bob"), world.table_channel, table_id)
+        for p in (ann, bob):
+            await world.fund(p.player_id, 1000)
+            await p.watch()
+        await ann.sit(500, seat=1)
+        await bob.sit(500, seat=2)
+        hand_id = (await ann.until(in_hand)).hand_id
+        await play_passively([ann, bob], hand_id)
+        await wait_for(lambda: hand_id in world.history.hands)
+        reveal = await _reveal_when_ready(world, fairness_pb2.GetRevealRequest(hand_id=hand_id), ann.metadata)
+        assert reveal.reveal.commitment.shuffle_version == 2
+        assert len(reveal.reveal.deck) == 52
+        assert not reveal.reveal.openings
+        # Another room of the same shard deals under version 3.
+        _, carl, dana = await seated_pair(world)
+        other_hand = (await carl.until(in_hand)).hand_id
+        commitment = await world.fairness.GetCommitment(
+            fairness_pb2.GetCommitmentRequest(hand_id=other_hand), metadata=carl.metadata
+        )
+        assert (commitment.commitment.shuffle_version, len(commitment.commitment.deck_root)) == (3, 64)
+        for p in (ann, bob, carl, dana):
+            await p.close()
+
+
+async def test_a_private_rooms_hands_exist_only_for_their_players_and_admins(
+    backends: dict[str, ServiceProcess],
+) -> None:
+    """Issue 23, item 4, at fairness: a stranger the lobby and the table answer ROOM_NOT_FOUND /
+    TABLE_NOT_FOUND for a private room learnt of its hands from the table's chain (creation, seal
+    and reveal times, seats, client seeds) and read them by id. The table tells fairness at the
+    commitment that the hand is a private room's; a room that turns private does so from its next
+    hand, and the hands committed before keep what they were."""
+    async with table_world(backends, room_refresh_seconds=0.01) as world:
+        room_id = unique("private")
+        table_id = world.add_room(nl_room(room_id))
+        ann = Player(unique("ann"), world.table_channel, table_id)
+        bob = Player(unique("bob"), world.table_channel, table_id)
+        for p in (ann, bob):
+            await world.fund(p.player_id, 1000)
+            await p.watch()
+        await ann.sit(500, seat=1)
+        await bob.sit(500, seat=2)
+        public_hand = (await ann.until(in_hand)).hand_id
+        # Committed while the room was public; the operator makes it private during the hand.
+        world.lobby.rooms[room_id].private = True
+        await play_passively([ann, bob], public_hand)
+        private_hand = (await ann.until(lambda v: in_hand(v) and v.hand_id != public_hand)).hand_id
+        await play_passively([ann, bob], private_hand)
+        await wait_for(lambda: private_hand in world.history.hands)
+        reveal = fairness_pb2.GetRevealRequest(hand_id=private_hand)
+        await _reveal_when_ready(world, reveal, ann.metadata)
+        listing = fairness_pb2.ListTableCommitmentsRequest(table_id=table_id)
+        sequences = {
+            c.hand_id: c.sequence
+            for c in (await world.fairness.ListTableCommitments(listing, metadata=ADMIN)).commitments
+        }
+        assert {public_hand, private_hand} <= set(sequences)
+
+        eve = auth_metadata(unique("eve"))
+        strangers = (await world.fairness.ListTableCommitments(listing, metadata=eve)).commitments
+        assert [c.sequence for c in strangers] == [sequences[public_hand]]
+        not_found = (grpc.StatusCode.NOT_FOUND, "HAND_NOT_FOUND")
+        by_id = fairness_pb2.GetCommitmentRequest(hand_id=private_hand)
+        assert await _refusal(world.fairness.GetCommitment(by_id, metadata=eve)) == not_found
+        assert await _refusal(world.fairness.GetReveal(reveal, metadata=eve)) == not_found
+        verify = fairness_pb2.VerifyHandRequest(hand_id=private_hand)
+        assert await _refusal(world.fairness.VerifyHand(verify, metadata=eve)) == not_found
+        # The hand committed while the room was public stays public.
+        earlier = fairness_pb2.GetCommitmentRequest(hand_id=public_hand)
+        assert (await world.fairness.GetCommitment(earlier, metadata=eve)).commitment.sequence == sequences[
+            public_hand
+        ]
+
+        for reader in (ann.metadata, bob.metadata, ADMIN):
+            listed = (await world.fairness.ListTableCommitments(listing, metadata=reader)).commitments
+            assert private_hand in [c.hand_id for c in listed]
+            got = await world.fairness.GetCommitment(by_id, metadata=reader)
+            assert got.commitment.hand_id == private_hand
+            assert (await world.fairness.GetReveal(reveal, metadata=reader)).reveal.openings
+            verdict = (await world.fairness.VerifyHand(verify, metadata=reader)).verdict
+            assert verdict == fairness_pb2.VERDICT_PASS
+        for p in (ann, bob):
+            await p.close()

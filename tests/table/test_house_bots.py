@@ -51,6 +51,7 @@ from tests.table.house_players import (
     fund_house,
     house_balances,
     house_room,
+    revealed_deck,
 )
 
 T = TypeVar("T")
@@ -249,7 +250,7 @@ async def test_bots_play_house_rounds_with_the_basic_strategy(bot_world: TableWo
         )
         assert verdict.verdict == fairness_pb2.VERDICT_PASS, (p.round_id, verdict.first_mismatch)
         # The simulator's own round on the revealed deck gives the player exactly what the table paid.
-        deck = [card.index for card in verdict.deck]
+        deck = await revealed_deck(world, p.round_id)
         assert simulated_round(game, deck) == p.paid_out - p.staked, p.round_id
 
     # Return to player per chip staked within the simulator's interval for this many rounds.

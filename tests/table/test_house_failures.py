@@ -20,6 +20,7 @@ from tests.table.house_players import (
     FOLD,
     TAKE_ANTE,
     HouseClient,
+    Sent,
     fund_house,
     house_balances,
     house_room,
@@ -223,7 +224,12 @@ async def test_shard_restart_resumes_a_dealt_round_and_refunds_an_undealt_one(
         await wait_for(resumed, within=10)
         again = (await client.snapshot()).house.round
         assert [c.index for c in again.boxes[0].cards] == first_cards
-        assert "RESUMED after a shard restart" in again.notes
+        assert "RESUMED after a shard restart or takeover" in again.notes
+        # The clock: what was left of it before the restart plus the handover grace (5 s).
+        grace = world.settings.handover_grace_seconds
+        assert (again.deadline.ToNanoseconds() - view.deadline.ToNanoseconds()) / 1e9 == pytest.approx(
+            grace, abs=1.5
+        )
         again = await client.decide(again, 1, FOLD)
         assert again.phase == "COMPLETE"
         await finish(world, client, again, before)
@@ -276,3 +282,32 @@ async def test_maintenance_stops_new_rounds(backends: dict[str, ServiceProcess],
             "MAINTENANCE_NO_NEW_HANDS", grpc.StatusCode.FAILED_PRECONDITION, lambda: client.bet(box(1, 10))
         )
         assert await world.wallet(client.player_id) == before
+
+
+async def test_a_decision_whose_stake_the_cashier_did_not_answer_stays_in_flight_until_it_does(
+    backends: dict[str, ServiceProcess], tmp_path: Path
+) -> None:
+    """The cashier is away as a CALL's stake goes out: the decision stays in flight (no other
+    decision on the round meanwhile: UNAVAILABLE), its same stake is sent again until the cashier
+    answers, and then it takes effect; the round settles by exactly that CALL (docs/house-games.md,
+    "The round core": a stake that may have moved is never dropped)."""
+    async with table_world(backends, house_journal=str(tmp_path / "j")) as world:
+        await fund_house(world, 10_000_000)
+        client = await client_at(world, HOLDEM)
+        before = await world.wallet(client.player_id)
+        view = (await client.bet(box(1, 10))).round
+        world.proxies["cashier"].take_down()
+        with pytest.raises(grpc.aio.AioRpcError) as caught:
+            await client.decide(view, 1, CALL)
+        assert caught.value.code() == grpc.StatusCode.UNAVAILABLE
+        client.sent = [Sent(1, CALL)]
+        # Another decision on the box while the CALL's stake is unanswered: refused, nothing taken.
+        await expect("UNAVAILABLE", grpc.StatusCode.UNAVAILABLE, lambda: client.decide(view, 1, FOLD))
+        client.sent = [Sent(1, CALL)]
+        world.proxies["cashier"].bring_up()
+
+        async def settled() -> bool:
+            return (await client.snapshot()).house.round.phase == "COMPLETE"
+
+        await wait_for(settled, within=15)
+        await finish(world, client, (await client.snapshot()).house.round, before)

@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from house_games import Account
+from services.table.hand_record import SeenPositions, seen_positions
 from services.table.house_round import (
     BoxBet,
     Decision,
@@ -21,6 +22,8 @@ from services.table.house_round import (
     largest_payout,
     paid_back,
 )
+from services.table.house_table import RoundRun
+from services.table.house_views import round_record
 
 ROOMS = {
     game: HouseRoom(f"r-{game.value}", game, 1, boxes=7, min_ante=10, max_ante=1000, max_payout=5_000)
@@ -42,17 +45,19 @@ def rounds(draw: st.DrawFn) -> tuple[HouseGame, list[BoxBet], list[int], int]:
     return game, bets, deck, draw(st.integers(0, 2**32))
 
 
-@settings(max_examples=300, deadline=None)
-@given(rounds(), st.integers(0, 100_000))
-def test_settlement_batch_pays_back_stakes_plus_the_library_result(
-    drawn: tuple[HouseGame, list[BoxBet], list[int], int], jackpot: int
-) -> None:
-    game, bets, deck, choice_seed = drawn
-    room = ROOMS[game]
-    wagers = check_bets(room, "p", bets)
-    assert largest_payout(room, wagers) >= room.max_payout * len(wagers)
-    live = LiveRound(game, "round-1", "p", wagers, tuple(deck), room, jackpot_before=jackpot)
-    chooser = random.Random(choice_seed)
+def shown(live: LiveRound) -> set[int]:
+    """Every card the player's view shows at this point of the round (its boxes, the dealer's
+    visible and replaced cards, the board)."""
+    cards = set(live.dealer_visible()) | set(live.dealer_replaced()) | set(live.board_visible())
+    for wager in live.wagers:
+        cards |= set(live.cards(wager.box))
+    return cards
+
+
+def play_out(live: LiveRound, chooser: random.Random) -> set[int]:
+    """Random legal decisions (now and then the clock's) until the round is complete; every card
+    the player was shown on the way."""
+    seen = shown(live)
     steps = 0
     while not live.complete:
         box = chooser.choice(live.due_boxes())
@@ -73,8 +78,23 @@ def test_settlement_batch_pays_back_stakes_plus_the_library_result(
             )
             assert taken.cost == option.cost + amount
         live.apply(taken)
+        seen |= shown(live)
         steps += 1
         assert steps < 40
+    return seen
+
+
+@settings(max_examples=300, deadline=None)
+@given(rounds(), st.integers(0, 100_000))
+def test_settlement_batch_pays_back_stakes_plus_the_library_result(
+    drawn: tuple[HouseGame, list[BoxBet], list[int], int], jackpot: int
+) -> None:
+    game, bets, deck, choice_seed = drawn
+    room = ROOMS[game]
+    wagers = check_bets(room, "p", bets)
+    assert largest_payout(room, wagers) >= room.max_payout * len(wagers)
+    live = LiveRound(game, "round-1", "p", wagers, tuple(deck), room, jackpot_before=jackpot)
+    play_out(live, random.Random(choice_seed))
     settlement = live.settle()
     staked = sum(live.staked.values())
     assert staked == sum(line.stake for box in settlement.boxes for line in box.lines)
@@ -105,3 +125,24 @@ def test_settlement_batch_pays_back_stakes_plus_the_library_result(
         decisions=list(live.decisions),
     )
     assert replay.settle() == settlement
+
+
+@settings(max_examples=300, deadline=None)
+@given(rounds())
+def test_fairness_opens_to_the_player_every_position_the_round_showed_and_no_other(
+    drawn: tuple[HouseGame, list[BoxBet], list[int], int],
+) -> None:
+    """Issue 24: a house round's player gets openings of exactly the cards the round showed them,
+    exchanged-out cards and the dealer's replaced cards included (the record holds only the final
+    hands), so the player's own check of every card they saw passes."""
+    game, bets, deck, choice_seed = drawn
+    room = ROOMS[game]
+    live = LiveRound(game, "round-1", "p", check_bets(room, "p", bets), tuple(deck), room)
+    seen = play_out(live, random.Random(choice_seed))
+    run = RoundRun(live=live, chain="chain", commitment="c0", started_at=1_700_000_000.0, cover=0)
+    run.settlement = live.settle()
+    record = round_record("t.1", room, "p", run)
+    where = {card: position for position, card in enumerate(deck)}
+    assert seen_positions(record, tuple(deck)) == SeenPositions(
+        seen=(("p", tuple(sorted(where[c] for c in seen))),)
+    )

@@ -421,7 +421,7 @@ async def test_the_stream_shows_the_callers_round_and_nobody_elses(house_world: 
     placed = await alice.bet(box(2, 10))
     assert placed.round_id == seeded.hand_id, "the round is dealt from the committed, seeded hand"
     started = await streams[alice.player_id].read()
-    assert started.event.notice.code == "ROUND_STARTED"
+    assert [e.notice.code for e in started.events] == ["ROUND_STARTED"]
     own = started.view.house.round
     assert own.round_id == placed.round_id
     assert own.seed_commitment == committed.view.house.next_seed_commitment

@@ -123,6 +123,20 @@ def test_the_delay_line_releases_every_update_in_order_never_before_the_delay(
     assert released == list(range(pushed))
 
 
+def test_the_delay_line_comes_due_a_batch_window_after_its_oldest_so_updates_close_together_leave_together() -> (
+    None
+):
+    # Issue 28: the spectators' feed releases every update due in one message; the window after the
+    # oldest one's delay lets the updates of a burst (a hand's steps, a chat flurry) go together.
+    line: DelayLine[int] = DelayLine(10.0, batch_seconds=0.25)
+    for n, at in enumerate((0.0, 0.05, 0.2, 0.4)):
+        line.push(at, n)
+    due = line.next_due()
+    assert due == pytest.approx(10.25)
+    assert [s.item for s in line.release(due)] == [0, 1, 2]  # each at least the delay old
+    assert line.next_due() == pytest.approx(10.65)
+
+
 def test_the_delay_line_drops_the_oldest_beyond_its_bound_and_never_releases_early() -> None:
     line: DelayLine[int] = DelayLine(10.0, max_pending=3)
     for n in range(5):

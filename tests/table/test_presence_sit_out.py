@@ -5,8 +5,11 @@ next hand boundary."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 
+import grpc
 import pytest
 
 from poker.history.v1 import history_pb2
@@ -136,3 +139,86 @@ async def test_three_hands_in_a_row_lost_to_timeouts_put_the_player_in_sit_out(f
     for p in (ann, bob):
         await p.close()
     assert (await fast.audit()).balanced
+
+
+async def test_a_hand_where_the_player_timed_out_and_then_acted_is_not_counted_toward_sit_out(
+    backends: dict[str, ServiceProcess],
+) -> None:
+    # Issue 25 item 2, at a real table: in every hand Ann lets her clock run out at her first chance to
+    # check (the table checks for her), then decides her later turns herself. More than three such
+    # hands in a row never put her in sit-out: a hand she decided in resets the count. (Clocks of 3 s,
+    # so that a decision made at once is never late on a loaded machine.)
+    async with table_world(
+        backends, action_seconds=3.0, time_bank_seconds=0.0, countdown_seconds=0.1
+    ) as world:
+        ann, bob = await seated(world, 2, "wakes")
+        slept: set[str] = set()
+
+        async def ann_plays() -> None:
+            seen: set[tuple[str, int, int, int]] = set()
+            while True:
+                view = await ann.until(
+                    lambda v: (
+                        running(v)
+                        and v.to_act_seat == ann.seat
+                        and len(v.legal_actions.actions) > 0
+                        and (v.hand_id, v.street, len(v.board), v.pots[0].amount if v.pots else 0) not in seen
+                    ),
+                    within=3600,
+                )
+                seen.add(
+                    (view.hand_id, view.street, len(view.board), view.pots[0].amount if view.pots else 0)
+                )
+                legal = set(view.legal_actions.actions)
+                if A.ACTION_KIND_CHECK in legal and view.hand_id not in slept:
+                    slept.add(view.hand_id)  # the clock runs out: the table checks for her
+                    continue
+                kind = A.ACTION_KIND_CHECK if A.ACTION_KIND_CHECK in legal else A.ACTION_KIND_CALL
+                with contextlib.suppress(grpc.aio.AioRpcError):
+                    await ann.act(kind, hand_id=view.hand_id)
+
+        task = asyncio.create_task(ann_plays())
+        try:
+            async with autopilot(bob):
+                # Four hands finished, then a fifth dealt (a sit-out would start at that boundary).
+                hands: list[str] = []
+                while len(hands) < 5:
+                    view = await bob.until(
+                        lambda v: (
+                            (running(v) and v.hand_id not in hands)
+                            or status_of(bob, v, ann.seat) == A.SEAT_STATUS_SITTING_OUT
+                        ),
+                        within=90,
+                    )
+                    assert status_of(bob, view, ann.seat) != A.SEAT_STATUS_SITTING_OUT, (
+                        f"sat out after hands {hands}: {[e.notice.text for e in notices(bob, 'PLAYER_SAT_OUT')]}"
+                    )
+                    hands.append(view.hand_id)
+                fifth = await ann.until(
+                    lambda v: v.hand_id == hands[4] and bool(ann.seat_view(v, ann.seat).hole_cards), within=30
+                )
+                assert status_of(ann, fifth, ann.seat) != A.SEAT_STATUS_SITTING_OUT
+                await wait_for(lambda: all(h in world.history.hands for h in hands[:4]), within=30)
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, AssertionError):
+                await task
+        # Each of the four hands had a timeout of hers and then a decision of her own.
+        for hand_id in hands[:4]:
+            causes = [
+                a.cause
+                for a in world.history.hands[hand_id].actions
+                if public_seat(a.seat) == ann.seat and a.cause != history_pb2.ACTION_CAUSE_UNSPECIFIED
+            ]
+            assert history_pb2.ACTION_CAUSE_TIMEOUT in causes, (hand_id, causes)
+            timeout = causes.index(history_pb2.ACTION_CAUSE_TIMEOUT)
+            assert history_pb2.ACTION_CAUSE_PLAYER in causes[timeout + 1 :], (hand_id, causes)
+        assert not [e for e in notices(bob, "PLAYER_SAT_OUT") if e.seat == ann.seat]
+        assert all(
+            status_of(bob, m.view, ann.seat) != A.SEAT_STATUS_SITTING_OUT
+            for m in bob.messages
+            if m.view.seats
+        )
+        for p in (ann, bob):
+            await p.close()
+        assert (await world.audit()).balanced

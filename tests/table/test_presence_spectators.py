@@ -94,8 +94,11 @@ async def test_a_spectator_joining_late_starts_from_a_snapshot_that_is_itself_de
     received_at, first = late.received[0]
     assert not first.HasField("event")
     assert first.view.table_id == ann.table_id
-    assert joined_at - _seconds(first.view.as_of) >= DELAY
+    # At least the delay old when it reaches the spectator (the server may take the join a while after
+    # `joined_at` on a loaded machine: it releases what is due then, so `joined_at` is no bound), and a
+    # view of the table as it was, not a fresh one: older than the moment it was asked for.
     assert received_at - _seconds(first.view.as_of) >= DELAY
+    assert _seconds(first.view.as_of) < joined_at
     assert public_leaks([m for _, m in late.received]) == []
     for p in (ann, bob):
         await p.close()

@@ -107,3 +107,19 @@ async def test_leaving_and_sitting_down_again_keeps_what_was_left_of_the_time_ba
     assert sleeper.seat_view(back, seat).time_bank_seconds == 0
     for p in (ann, bob):
         await p.close()
+
+
+async def test_every_watcher_sees_the_clock_of_the_seat_to_act(slow_world: TableWorld) -> None:
+    """Whose turn, with its countdown, for everybody at the table (the web client shows it at the
+    seat): the deadline is the actor's own, never another field of theirs."""
+    ann, bob = await pair(slow_world)
+    await ann.until(running)
+    actor = ann if ann.view is not None and ann.view.to_act_seat == ann.seat else bob
+    other = bob if actor is ann else ann
+    turn = await actor.my_turn()
+    seen = await other.until(lambda v: v.hand_id == turn.hand_id and v.to_act_seat == actor.seat)
+    assert not seen.HasField("legal_actions")
+    assert seen.to_act_deadline == turn.legal_actions.deadline
+    assert turn.to_act_deadline == turn.legal_actions.deadline
+    for p in (ann, bob):
+        await p.close()

@@ -4,6 +4,7 @@ append is fenced by the room's token in the shard registry, so a shard that lost
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import pytest
 
@@ -13,7 +14,8 @@ from poker_engine.replay import apply_json_action, config_from_json
 from service_runtime.errors import FailedPrecondition
 from service_runtime.redis_client import create_redis
 from service_runtime.shard_registry import RedisShardRegistry, ShardInfo
-from services.table.event_log import RedisEventLog
+from services.table import table_core
+from services.table.event_log import FileEventLog, RedisEventLog
 from services.table.hand_record import config_entry
 
 pytestmark = pytest.mark.redis
@@ -108,5 +110,96 @@ async def test_a_shard_that_lost_the_room_can_never_append_again(
         await registry.heartbeat(A)
         with pytest.raises(FailedPrecondition):
             await old.append("room-y", "h1", [{"seat": 2, "action": "FOLD"}])
+    finally:
+        await client.aclose()
+
+
+async def test_the_seats_log_is_fenced_like_a_hand_s_and_read_back_in_order(
+    redis_server_url: str, redis_prefix: str
+) -> None:
+    client = create_redis(redis_server_url)
+    try:
+        registry = RedisShardRegistry(client, prefix=redis_prefix)
+        await registry.heartbeat(A)
+        first = await registry.owner_of("room-z")
+        old = RedisEventLog(client, shard_id=A.shard_id, prefix=redis_prefix)
+        old.own("room-z", first.fencing_token)
+        sat_out = table_core.to_entry(table_core.SitOut("ann", 1_000.5))
+        await old.append_seats("room-z", "room-z.1", [sat_out])
+        await registry.deregister(A)
+        await registry.heartbeat(B)
+        second = await registry.owner_of("room-z")
+        with pytest.raises(FailedPrecondition) as fenced:
+            await old.append_seats("room-z", "room-z.1", [table_core.to_entry(table_core.Reconnect("bob"))])
+        assert fenced.value.reason == "SHARD_NOT_OWNER"
+        new = RedisEventLog(client, shard_id=B.shard_id, prefix=redis_prefix)
+        new.own("room-z", second.fencing_token)
+        away = table_core.to_entry(table_core.Disconnect("bob", 1_001.25))
+        await new.append_seats("room-z", "room-z.1", [away])
+        read = await new.read_seats("room-z.1")
+        assert [table_core.from_entry(e) for e in read] == [
+            table_core.SitOut("ann", 1_000.5),
+            table_core.Disconnect("bob", 1_001.25),
+        ]
+        assert await new.read_seats("room-z.2") == []
+    finally:
+        await client.aclose()
+
+
+async def test_the_file_log_keeps_the_seats_entries_across_a_restart_and_its_compaction(
+    tmp_path: Path,
+) -> None:
+    entries = [
+        table_core.to_entry(table_core.SitOut("ann", 1_000.5)),
+        table_core.to_entry(
+            table_core.HandPlayed(((0, "s0"), (2, "s2")), frozenset({2}), frozenset({0}), 1_002.0)
+        ),
+    ]
+    first = FileEventLog(tmp_path / "log.jsonl")
+    await first.append_seats("room-z", "room-z.1", entries[:1])
+    await first.append_seats("room-z", "room-z.1", entries[1:])
+    first.close()
+    again = FileEventLog(tmp_path / "log.jsonl")  # read and compacted
+    assert await again.read_seats("room-z.1") == entries
+    again.close()
+    third = FileEventLog(tmp_path / "log.jsonl")
+    assert [table_core.from_entry(e) for e in await third.read_seats("room-z.1")] == [
+        table_core.SitOut("ann", 1_000.5),
+        table_core.HandPlayed(((0, "s0"), (2, "s2")), frozenset({2}), frozenset({0}), 1_002.0),
+    ]
+    third.close()
+
+
+async def test_a_hand_starts_with_its_config_and_live_mark_in_one_fenced_write_and_ends_in_one(
+    redis_server_url: str, redis_prefix: str
+) -> None:
+    # Issue 28: the live mark folded into the config's append (one script), the end of a hand
+    # (forget the log, clear the mark) one more; both as fenced / as guarded as the separate calls.
+    client = create_redis(redis_server_url)
+    try:
+        registry = RedisShardRegistry(client, prefix=redis_prefix)
+        await registry.heartbeat(A)
+        first = await registry.owner_of("room-z")
+        log = RedisEventLog(client, shard_id=A.shard_id, prefix=redis_prefix)
+        log.own("room-z", first.fencing_token)
+        await log.append_live("room-z", "room-z.1", "h9", [{"config": 1}])
+        assert await log.read("h9") == [{"config": 1}]
+        assert await log.live_hand("room-z.1") == "h9"
+        # A newer hand's mark is left alone by the end of an older one; the older log goes.
+        await log.mark_live("room-z", "room-z.1", "h10")
+        await log.forget_live("room-z.1", "h9")
+        assert await log.read("h9") == []
+        assert await log.live_hand("room-z.1") == "h10"
+        await log.forget_live("room-z.1", "h10")
+        assert await log.live_hand("room-z.1") is None
+        # A shard that lost the room writes neither the entries nor the mark.
+        await registry.deregister(A)
+        await registry.heartbeat(B)
+        assert (await registry.owner_of("room-z")).shard.shard_id == B.shard_id
+        with pytest.raises(FailedPrecondition) as fenced:
+            await log.append_live("room-z", "room-z.1", "h11", [{"config": 2}])
+        assert fenced.value.reason == "SHARD_NOT_OWNER"
+        assert await log.read("h11") == []
+        assert await log.live_hand("room-z.1") is None
     finally:
         await client.aclose()

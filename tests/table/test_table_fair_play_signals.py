@@ -81,7 +81,7 @@ async def test_the_signals_of_the_sit_down_token_reach_the_record_and_no_player_
     spectator = await world.table.GetTableSnapshot(
         A.GetTableSnapshotRequest(table_id=table_id), metadata=ann.metadata
     )
-    seen = [m.SerializeToString() for p in (ann, bob) for m in p.messages]
+    seen = [m.SerializeToString() for p in (ann, bob) for m in p.sent]
     seen += [(await ann.snapshot()).SerializeToString(), spectator.SerializeToString()]
     for signal in (b"dev-digest-ann-7f3a", b"dev-digest-bob-0b44", b"net-digest-shared-19c2"):
         assert not any(signal in message for message in seen)

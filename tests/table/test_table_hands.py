@@ -8,6 +8,7 @@ from collections.abc import Awaitable, Callable
 import grpc
 import pytest
 
+from poker.cashier.v1 import cashier_pb2
 from poker.fairness.v1 import fairness_pb2
 from poker.history.v1 import history_pb2
 from poker.lobby.v1 import shard_directory_pb2, shard_directory_pb2_grpc
@@ -79,7 +80,17 @@ async def test_heads_up_hand_deals_after_commitment_plays_to_showdown_and_settle
     reveal = await world.fairness.GetReveal(
         fairness_pb2.GetRevealRequest(hand_id=hand_id), metadata=ann.metadata
     )
-    deck = [c.index for c in reveal.reveal.deck]
+    # Version 3: ann gets openings of what she saw (her cards, the board, cards shown down); an admin
+    # gets all 52, which give the whole deck in deal order.
+    opened = {o.deal_position: o.card.index for o in reveal.reveal.openings}
+    admin = await world.fairness.GetReveal(
+        fairness_pb2.GetRevealRequest(hand_id=hand_id), metadata=auth_metadata("ops", "admin")
+    )
+    deck = [o.card.index for o in sorted(admin.reveal.openings, key=lambda o: o.deal_position)]
+    assert all(deck[p] == card for p, card in opened.items())
+    saw = {c.index for c in record.board}
+    saw |= {c.index for s in record.seats if s.shown or s.player_id == ann.player_id for c in s.hole_cards}
+    assert set(opened.values()) == saw
     assert reveal.reveal.commitment.commitment == view.seed_commitment
     assert [c.index for c in record.board] == [deck[5], deck[6], deck[7], deck[9], deck[11]]
     dealt = {c.index for s in record.seats for c in s.hole_cards}
@@ -144,6 +155,28 @@ async def test_cashier_refusals_pass_through_and_take_no_seat(
     view = await ann.snapshot()
     assert not any(s.player_id for s in view.seats)
     assert await world.wallet(ann.player_id) == funds
+
+
+async def test_a_player_on_hold_gets_the_cashiers_reason_and_no_seat(world: TableWorld) -> None:
+    """Rules 17 (issue 29): an operator's hold reaches the player at SitDown as PLAYER_ON_HOLD."""
+    table_id = world.add_room(nl_room(unique("nl")))
+    ann = Player(unique("ann"), world.table_channel, table_id)
+    await world.fund(ann.player_id, 1000)
+    await world.cashier.SetPlayerHold(
+        cashier_pb2.SetPlayerHoldRequest(
+            request_id=unique("hold"), player_id=ann.player_id, held=True, reason="review"
+        ),
+        metadata=auth_metadata("history", Role.SERVICE),
+    )
+    with pytest.raises(grpc.aio.AioRpcError) as refused:
+        await ann.sit(500, seat=1)
+    assert (refused.value.code(), reason_of(refused.value)) == (
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "PLAYER_ON_HOLD",
+    )
+    view = await ann.snapshot()
+    assert not any(s.player_id for s in view.seats)
+    assert await world.wallet(ann.player_id) == 1000
 
 
 async def test_lobby_refusal_passes_through_and_takes_no_seat(world: TableWorld) -> None:

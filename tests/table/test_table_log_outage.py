@@ -16,49 +16,19 @@ import pytest
 
 from poker.table.v1 import table_pb2
 from service_runtime.errors import Unavailable
-from services.table.actor import TableActor, Timings
-from services.table.chat import ChatGuard
-from tests.table.fakes import ROOM, FakeCashier, FakeFairness, FakeRooms, FlakyLog
+from service_runtime.redis_client import create_redis
+from services.table.actor import TableActor
+from services.table.event_log import RedisEventLog
+from tests.ports import free_port
+from tests.table.fakes import ROOM, FakeCashier, FlakyLog
+from tests.table.inprocess_table import TABLE, running_view, seated_table
 
 A = table_pb2
-TABLE = f"{ROOM.room_id}.1"
 
 
 def table_with(log: FlakyLog, action_seconds: float, players: int = 2) -> tuple[TableActor, FakeCashier]:
     cashier = FakeCashier()
-    for seat, name in enumerate(("ann", "bob", "cat")[:players], start=1):
-        cashier.seat(TABLE, name, seat, 500)
-    timings = Timings(
-        action_seconds=action_seconds,
-        time_bank_seconds=0,
-        countdown_seconds=0,
-        retry_initial_seconds=0.01,
-        retry_max_seconds=0.05,
-        command_queue_size=16,
-        watch_queue_size=16,
-    )
-    actor = TableActor(
-        TABLE,
-        ROOM,
-        cashier=cashier,  # type: ignore[arg-type]
-        fairness=FakeFairness(),  # type: ignore[arg-type]
-        event_log=log,
-        after_hand=lambda job: None,
-        rooms=FakeRooms(),  # type: ignore[arg-type]
-        timings=timings,
-        chat=ChatGuard(),
-    )
-    return actor, cashier
-
-
-async def running_view(actor: TableActor, exclude: frozenset[str] = frozenset()) -> table_pb2.TableView:
-    for _ in range(500):
-        async with asyncio.timeout(5):
-            view = await actor.call(lambda: actor.snapshot("ann"))
-        if view.phase == A.TABLE_PHASE_HAND_IN_PROGRESS and view.to_act_seat and view.hand_id not in exclude:
-            return view
-        await asyncio.sleep(0.01)
-    raise AssertionError("no hand running")
+    return seated_table(cashier, log, action_seconds=action_seconds, players=players), cashier
 
 
 async def test_an_action_the_log_refused_leaves_the_hand_as_it_was_and_its_retry_plays_it() -> None:
@@ -110,3 +80,72 @@ async def test_a_timeout_the_log_refused_is_taken_again_and_the_table_deals_on()
         await running_view(actor, frozenset({view.hand_id}))
     finally:
         await actor.stop()
+
+
+class ForgetFails(FlakyLog):
+    """The log whose dropping of a settled hand fails once (Redis away the moment the hand ended)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.forget_fails = 1
+
+    async def forget_live(self, table_id: str, hand_id: str) -> None:
+        if self.forget_fails:
+            self.forget_fails -= 1
+            raise Unavailable("UNAVAILABLE", "the hand log is unavailable", {"dependency": "redis"})
+        await super().forget_live(table_id, hand_id)
+
+
+async def test_a_settled_hand_whose_log_was_not_dropped_is_still_announced_and_counted() -> None:
+    """The partition fault run: a shard settled a hand the instant before it was cut off, and dropping
+    the hand's log failed; everything after the settlement was skipped (the HAND_SETTLED notice, the
+    hand's count towards the sit-out streak) and the table logged the step as failed, with a trace."""
+    log = ForgetFails()
+    actor, cashier = table_with(log, action_seconds=30)
+    actor.start()
+    try:
+        watcher = await actor.call(lambda: actor.watch("ann"))
+        view = await running_view(actor)
+        player = {1: "ann", 2: "bob"}[view.to_act_seat]
+        await actor.call(lambda: actor.act(player, "r1", view.hand_id, A.ACTION_KIND_FOLD, 0))
+        await running_view(actor, frozenset({view.hand_id}))
+        assert view.hand_id in cashier.settled
+        assert log.forget_fails == 0, "dropping the log never failed"
+        notices = []
+        while not watcher.queue.empty():
+            notices += [e.notice.text for e in watcher.queue.get_nowait().events if e.HasField("notice")]
+        assert f"hand {view.hand_id} settled" in notices, notices
+    finally:
+        await actor.stop()
+
+
+@pytest.mark.redis
+async def test_the_redis_log_away_is_unavailable_for_every_call_never_a_raw_redis_error() -> None:
+    """Every call of the Redis hand log answers UNAVAILABLE while Redis is away (the table retries or
+    waits on that), never a raw Redis error that fails the table's step with a trace."""
+    client = create_redis(f"redis://127.0.0.1:{free_port()}/0")  # nobody listens there
+    log = RedisEventLog(client, shard_id="table-a", prefix="poker-test-away:")
+    log.own(ROOM.room_id, 1)
+    try:
+        calls = {
+            "append": lambda: log.append(ROOM.room_id, "h1", [{"seat": 0}]),
+            "mark_live": lambda: log.mark_live(ROOM.room_id, TABLE, "h1"),
+            "append_live": lambda: log.append_live(ROOM.room_id, TABLE, "h1", [{"seat": 0}]),
+            "forget_live": lambda: log.forget_live(TABLE, "h1"),
+            "live_hand": lambda: log.live_hand(TABLE),
+            "clear_live": lambda: log.clear_live(TABLE, "h1"),
+            "read": lambda: log.read("h1"),
+            "forget": lambda: log.forget("h1"),
+        }
+        answers = {}
+        for name, call in calls.items():
+            try:
+                await call()
+                answers[name] = "answered"
+            except Unavailable:
+                answers[name] = "UNAVAILABLE"
+            except Exception as error:
+                answers[name] = repr(error)
+        assert answers == dict.fromkeys(calls, "UNAVAILABLE")
+    finally:
+        await client.aclose()

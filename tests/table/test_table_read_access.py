@@ -8,6 +8,9 @@ lobby then listed to every player.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+
 import grpc
 import pytest
 
@@ -16,7 +19,7 @@ from poker.lobby.v1 import shard_directory_pb2, shard_directory_pb2_grpc
 from poker.table.v1 import table_pb2
 from service_runtime.auth import Role
 from service_runtime.testing import auth_metadata, reason_of
-from tests.table.conftest import ADMIN, TableWorld, nl_room, unique
+from tests.table.conftest import ADMIN, ServiceProcess, TableWorld, nl_room, table_world, unique
 from tests.table.house_players import house_room
 from tests.table.players import Player
 from tests.table.test_table_hands import seated_pair
@@ -37,6 +40,17 @@ async def _code(call: object) -> tuple[grpc.StatusCode, str]:
     except grpc.aio.AioRpcError as error:
         return error.code(), reason_of(error)
     return grpc.StatusCode.OK, ""
+
+
+async def _move_on(players: list[Player]) -> None:
+    """The seated player to act, if any, checks or calls, so hands end and new ones start."""
+    for player in players:
+        view = player.view
+        if view is None or view.to_act_seat != player.seat or not view.legal_actions.actions:
+            continue
+        kinds = list(view.legal_actions.actions)
+        with contextlib.suppress(grpc.aio.AioRpcError):  # the turn may have passed meanwhile
+            await player.act(A.ACTION_KIND_CHECK if A.ACTION_KIND_CHECK in kinds else A.ACTION_KIND_CALL)
 
 
 def _reads(world: TableWorld, table_id: str, metadata: object) -> list[object]:
@@ -135,3 +149,83 @@ async def test_reads_and_commands_never_open_a_table_beyond_the_standing_ones(wo
     await cat.leave()
     await cat.close()
     assert await world.wallet(cat.player_id) == 1000
+
+
+class _Reader:
+    """Reads a stream in the background (a cancelled read would cancel the call itself)."""
+
+    def __init__(self, call: object) -> None:
+        self.received = 0
+        self.ended: tuple[grpc.StatusCode, str] | None = None
+        self._task = asyncio.create_task(self._pump(call))
+
+    async def _pump(self, call: object) -> None:
+        try:
+            async for _ in call:  # type: ignore[attr-defined]
+                self.received += 1
+        except grpc.aio.AioRpcError as error:
+            self.ended = (error.code(), reason_of(error))
+        else:
+            self.ended = (grpc.StatusCode.OK, "")
+
+    async def stop(self) -> None:
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
+
+
+async def test_a_stream_open_when_the_room_turns_private_ends_for_a_stranger_but_not_its_players(
+    backends: dict[str, ServiceProcess],
+) -> None:
+    async with table_world(backends, view_recheck_seconds=0.2, spectator_delay_seconds=0.0) as world:
+        table_id, ann, bob = await seated_pair(world)
+        room_id = table_id.rsplit(".", 1)[0]
+        stranger = auth_metadata(unique("eve"), Role.PLAYER)
+        readers = {
+            "watch": _Reader(
+                world.table.WatchTable(A.WatchTableRequest(table_id=table_id), metadata=stranger)
+            ),
+            "spectate": _Reader(
+                world.table.SpectateTable(A.SpectateTableRequest(table_id=table_id), metadata=stranger)
+            ),
+        }
+        loop = asyncio.get_running_loop()
+
+        async def chat(text: str, by: Player) -> None:
+            await by.stub.SendChat(
+                A.SendChatRequest(request_id=unique("c"), table_id=table_id, text=text), metadata=by.metadata
+            )
+
+        try:
+            end = loop.time() + 10
+            while not all(r.received for r in readers.values()):
+                assert loop.time() < end, "the stranger's streams never started"
+                await asyncio.sleep(0.05)
+            world.lobby.hidden.add(room_id)  # the room turned private; the stranger is on no list
+            end = loop.time() + 20
+            # Every chat line is an update to a spectator's stream, and every hand that starts or
+            # ends one to a watcher's without a seat (its waiting view changes then, and only then);
+            # a stranger's streams must end before many pass.
+            lines = 0
+            while not all(r.ended for r in readers.values()) and loop.time() < end:
+                lines += 1
+                await chat("hi", ann if lines % 2 else bob)  # within each one's chat rate
+                await _move_on([ann, bob])
+                await asyncio.sleep(0.6)
+            assert {name: r.ended for name, r in readers.items()} == {
+                "watch": (grpc.StatusCode.NOT_FOUND, "TABLE_NOT_FOUND"),
+                "spectate": (grpc.StatusCode.NOT_FOUND, "TABLE_NOT_FOUND"),
+            }
+            # The seated players' own streams run on: bob still sees ann's lines.
+            await asyncio.sleep(1.0)
+            await chat("still here", ann)
+            end = loop.time() + 10
+            while not any(m.event.chat.text == "still here" for m in bob.messages):
+                assert loop.time() < end, "the seated player's stream stopped"
+                await asyncio.sleep(0.05)
+        finally:
+            world.lobby.hidden.discard(room_id)
+            for reader in readers.values():
+                await reader.stop()
+            for p in (ann, bob):
+                await p.close()

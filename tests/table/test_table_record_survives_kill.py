@@ -15,6 +15,7 @@ import asyncio
 import grpc
 import pytest
 
+from poker.fairness.v1 import fairness_pb2, fairness_pb2_grpc
 from poker.table.v1 import table_pb2
 from tests.table.conftest import (
     ServiceProcess,
@@ -73,6 +74,14 @@ async def test_a_hand_settled_while_history_is_away_is_recorded_after_the_shard_
         await ann.snapshot()
         # The table retries history every 0.05-5 s; 10 s is several rounds of it.
         await wait_for(lambda: hand_id in history.hands, within=10)
+        # Fairness version 3: the reveal made before the kill keeps who saw what; the record sent
+        # again does not wipe it (ann folded or was folded to: her own two cards are opened to her).
+        fairness = fairness_pb2_grpc.FairnessServiceStub(helper.fairness_channel)
+        reveal = await fairness.GetReveal(
+            fairness_pb2.GetRevealRequest(hand_id=hand_id), metadata=ann.metadata
+        )
+        own = next(s for s in history.hands[hand_id].seats if s.player_id == ann.player_id)
+        assert {o.card.index for o in reveal.reveal.openings} == {c.index for c in own.hole_cards}
     finally:
         await channel.close()
         for c in (helper.cashier_channel, helper.fairness_channel):

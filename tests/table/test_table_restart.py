@@ -1,5 +1,6 @@
 """Shard restart: a table process killed with SIGKILL comes back with every player in their seat and
-the stack of the last settled hand (the cashier's seat sessions are the truth); nothing is lost."""
+the stack of the last settled hand (the cashier's seat sessions are the truth), and goes on with the
+hand it was running (issue 30: the embedded default keeps its hand logs in a file); nothing is lost."""
 
 from __future__ import annotations
 
@@ -96,7 +97,12 @@ async def test_kill_9_between_and_during_hands_brings_every_player_back_with_set
                 can_check = A.ACTION_KIND_CHECK in turn.legal_actions.actions
                 await actor.act(A.ACTION_KIND_CHECK if can_check else A.ACTION_KIND_FOLD)
                 await asyncio.sleep(0.02)
-        await players[0].until(lambda v: v.to_act_seat != 0)
+        running = await players[0].until(lambda v: v.to_act_seat != 0)
+        # One decision in the hand, so the kill cuts it past its blinds.
+        actor = next(p for p in players if p.seat == running.to_act_seat)
+        await actor.my_turn()
+        await actor.act(A.ACTION_KIND_CALL)
+        before = await players[0].until(lambda v: v.to_act_seat not in (0, running.to_act_seat))
         shard.process.send_signal(signal.SIGKILL)  # type: ignore[union-attr]
         shard.process.wait()  # type: ignore[union-attr]
         for p in players:
@@ -111,16 +117,23 @@ async def test_kill_9_between_and_during_hands_brings_every_player_back_with_set
         for p in players:
             p.stub = type(p.stub)(channel)
         view = await players[0].snapshot()
-        seated = {s.player_id: s.stack for s in view.seats if s.player_id}
-        # Back in their seats with the cashier's stacks (the unsettled hand changed nothing).
-        assert seated == stacks_before
-        # And they play on, then leave with everything accounted for.
-        await players[0].watch()
-        await players[0].until(lambda v: v.phase == A.TABLE_PHASE_HAND_IN_PROGRESS, within=20)
-        await players[0].close()
+        # Back in their seats, in the hand the kill cut: the same hand, stacks, bets, player to act
+        # and her own cards (the cashier's stacks are still those before it: it never settled).
+        assert (view.hand_id, view.to_act_seat) == (before.hand_id, before.to_act_seat)
+        assert [(s.player_id, s.stack, s.bet_this_round) for s in view.seats] == [
+            (s.player_id, s.stack, s.bet_this_round) for s in before.seats
+        ]
+        mine = [players[0].seat_view(v, players[0].seat).hole_cards for v in (view, before)]
+        assert mine[0] == mine[1]
+        assert len(mine[0]) == 2
+        assert await _seat_stacks(helper, table_id) == stacks_before
+        # And they play on: each leaves (folded mid-hand, cashed out once it settled), with
+        # everything accounted for; the hand the kill cut is recorded, not voided.
         for p in players:
             await p.leave()
         await wait_for(lambda: _all_cashed_out(helper, table_id), within=30)
+        await wait_for(lambda: before.hand_id in history.hands, within=15)
+        assert not history.hands[before.hand_id].voided
         wallets = [await helper.wallet(p.player_id) for p in players]
         rake = sum(h.rake for h in history.hands.values())
         assert sum(wallets) + rake == 3000

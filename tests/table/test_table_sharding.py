@@ -1,6 +1,6 @@
 """Two table shards sharing the Redis registry: each room is served by exactly one of them; a call to
 the other is refused with SHARD_NOT_OWNER; when the owner gives its lease up the other takes the room
-over and seats the players again from their open seat sessions."""
+over, seats the players again from their open seat sessions and goes on with the hand left running."""
 
 from __future__ import annotations
 
@@ -78,15 +78,17 @@ async def _published(directory: RedisTableDirectory, room_id: str, player_id: st
     return any(s.display_name == player_id and s.stack == 700 for t in tables for s in t.taken_seats)
 
 
-async def test_a_hand_left_running_by_a_lost_owner_is_voided_by_the_next_owner(
+async def test_a_hand_left_running_by_a_lost_owner_goes_on_at_the_next_owner(
     backends: dict[str, ServiceProcess], redis_server_url: str, redis_prefix: str
 ) -> None:
+    """Issue 30: the next owner continues the hand (it used to void it): the same hand, cards, stacks
+    and player to act; the players finish it there; it settles once and is revealed FINISHED."""
     common = {"redis_url": redis_server_url, "registry_prefix": redis_prefix, "lease_seconds": 1.0}
     worlds = [table_world(backends, shard_id=f"shard-{n}", **common) for n in ("a", "b")]
     opened = [await w.__aenter__() for w in worlds]
     alive = [True, True]
     try:
-        room = nl_room(unique("void"))
+        room = nl_room(unique("goon"))
         for world in opened:
             table_id = world.add_room(room)
         owner_index = 0
@@ -103,19 +105,50 @@ async def test_a_hand_left_running_by_a_lost_owner_is_voided_by_the_next_owner(
         view = await players[0].until(
             lambda v: v.phase == A.TABLE_PHASE_HAND_IN_PROGRESS and v.to_act_seat != 0
         )
+        # The player to act calls: the hand is under way past its blinds when its shard goes.
+        caller = next(p for p in players if p.seat == view.to_act_seat)
+        await caller.my_turn()
+        await caller.act(A.ACTION_KIND_CALL)
+        at_owner = await players[0].until(lambda v: v.to_act_seat != view.to_act_seat)
+        mine_at_owner = [c.index for c in players[0].seat_view(at_owner, players[0].seat).hole_cards]
         for p in players:
             await p.close()
         # The owner goes away in the middle of the hand (its lease is given up on the way out).
         await worlds[owner_index].__aexit__(None, None, None)
         alive[owner_index] = False
-        again = Player(players[0].player_id, other.table_channel, table_id)
-        snapshot = await again.snapshot()
-        # The blinds of the unsettled hand are back: the cashier never saw that hand.
-        assert sorted(s.stack for s in snapshot.seats if s.player_id) == [500, 500]
+        moved = [Player(p.player_id, other.table_channel, table_id) for p in players]
+        for old, new in zip(players, moved, strict=True):
+            new.seat = old.seat
+            await new.watch()
+        there = await moved[0].until(lambda v: v.phase == A.TABLE_PHASE_HAND_IN_PROGRESS)
+        assert (there.hand_id, there.to_act_seat) == (view.hand_id, at_owner.to_act_seat)
+        assert [s.stack for s in there.seats] == [s.stack for s in at_owner.seats]
+        assert [s.bet_this_round for s in there.seats] == [s.bet_this_round for s in at_owner.seats]
+        # Her own cards are back in her view.
+        assert [c.index for c in moved[0].seat_view(there, moved[0].seat).hole_cards] == mine_at_owner
         commitment = await other.fairness.GetCommitment(
-            fairness_pb2.GetCommitmentRequest(hand_id=view.hand_id), metadata=again.metadata
+            fairness_pb2.GetCommitmentRequest(hand_id=view.hand_id), metadata=moved[0].metadata
         )
-        assert commitment.commitment.state == fairness_pb2.HAND_STATE_VOIDED
+        assert commitment.commitment.state != fairness_pb2.HAND_STATE_VOIDED
+        # The player to act folds at the new owner: the hand ends there, settled and revealed.
+        folder = next(p for p in moved if p.seat == there.to_act_seat)
+        await folder.my_turn()
+        await folder.act(A.ACTION_KIND_FOLD, hand_id=view.hand_id)
+
+        async def finished() -> bool:
+            reply = await other.fairness.GetCommitment(
+                fairness_pb2.GetCommitmentRequest(hand_id=view.hand_id), metadata=moved[0].metadata
+            )
+            return reply.commitment.state == fairness_pb2.HAND_STATE_FINISHED
+
+        await wait_for(finished, within=10)
+        await wait_for(lambda: view.hand_id in other.history.hands, within=10)
+        record = other.history.hands[view.hand_id]
+        assert [a.kind for a in record.actions if a.kind in ("CALL", "FOLD")] == ["CALL", "FOLD"]
+        for p in moved:
+            await p.close()
+        assert sorted(s.stack for s in (await moved[0].snapshot()).seats if s.player_id) == [490, 510]
+        assert (await other.audit()).balanced
     finally:
         for world, up in zip(worlds, alive, strict=True):
             if up:

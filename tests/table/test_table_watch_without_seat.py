@@ -5,6 +5,8 @@ stream into the player's live view."""
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from poker.table.v1 import table_pb2
@@ -22,10 +24,20 @@ def shows_play(view: table_pb2.TableView) -> bool:
         view.board
         or view.pots
         or view.to_act_seat
+        # The turn's deadline moves with every action and says how much time bank the seat to act
+        # spends: live play, which a spectator sees only the delay late.
+        or view.HasField("to_act_deadline")
         or view.awards
         or view.legal_actions.actions
-        or any(s.bet_this_round or s.hole_cards or s.folded for s in view.seats)
+        or any(s.bet_this_round or s.hole_cards or s.folded or s.time_bank_seconds for s in view.seats)
     )
+
+
+def timeless(view: table_pb2.TableView) -> bytes:
+    copy = table_pb2.TableView()
+    copy.CopyFrom(view)
+    copy.ClearField("as_of")
+    return copy.SerializeToString(deterministic=True)
 
 
 async def test_a_watcher_without_a_seat_sees_no_play_until_it_sits_down(world: TableWorld) -> None:
@@ -50,6 +62,10 @@ async def test_a_watcher_without_a_seat_sees_no_play_until_it_sits_down(world: T
     for message in cat.messages:
         assert not message.HasField("event"), message
         assert not shows_play(message.view), message
+    # A new message only when the waiting view changes: one per action would tell, live, when each
+    # player acted (the cadence of the hand) although the message shows nothing of it.
+    views = [timeless(m.view) for m in cat.sent]
+    assert all(a != b for a, b in itertools.pairwise(views)), "a message that changed nothing"
     # Seated, the same stream is the player's live view.
     await cat.sit(500, seat=3)
     live = await cat.until(lambda v: in_hand(v) and any(s.seat == cat.seat and s.hole_cards for s in v.seats))

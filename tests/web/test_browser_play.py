@@ -1,9 +1,10 @@
 """The web client in a real headless Chromium (Debian's `chromium`, driven by playwright-core from
 web/node_modules): a scripted player signs in, buys development chips, sits at a table with bots,
 plays a hand to showdown with several actions, chats, drops the connection and reloads and keeps the
-seat, leaves, checks a hand's fairness in the page, plays a Casino Hold'em and a Russian Poker round;
-another browser spectates. Screenshots of each screen are kept in the artefacts folder (printed;
-`POKER_TEST_ARTEFACTS` chooses it).
+seat, leaves, checks a hand's fairness in the page, plays a Casino Hold'em and a Russian Poker round
+and checks each round's fairness in the page; another browser spectates. Screenshots of each screen, the sign-in first, are kept in the artefacts folder: `POKER_TEST_ARTEFACTS`
+names it (CI points it at a folder it keeps), else `.artefacts/browser-<time>` in the repo (git-ignored);
+the folder is printed, and named in a failure.
 
 Skipped loudly where Chromium, node or the built client is missing; CI installs Chromium (.ci/run) and
 sets POKER_REQUIRE_BROWSER=1, so there it fails instead.
@@ -13,10 +14,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 import grpc
@@ -61,6 +64,25 @@ def _fund_house_bank(cashier_address: str) -> None:
         )
 
 
+def artefacts_folder(environ: Mapping[str, str]) -> Path:
+    """Where this run's screenshots go: POKER_TEST_ARTEFACTS if set (a folder per run below it), else
+    .artefacts/ in the repo, which git ignores and a later run does not overwrite."""
+    base = Path(environ.get("POKER_TEST_ARTEFACTS") or ROOT / ".artefacts")
+    return base / f"browser-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
+
+
+def test_the_screenshots_go_to_the_folder_the_run_names_or_to_the_repos_ignored_one(tmp_path: Path) -> None:
+    named = artefacts_folder({"POKER_TEST_ARTEFACTS": str(tmp_path)})
+    assert named.parent == tmp_path
+    assert named.name.startswith("browser-")
+    default = artefacts_folder({})
+    assert default.parent == ROOT / ".artefacts"
+    ignored = subprocess.run(
+        ["git", "check-ignore", "-q", str(default / "01-sign-in.png")], cwd=ROOT, check=False, timeout=30
+    )
+    assert ignored.returncode == 0, "the default artefacts folder is not ignored by git"
+
+
 def test_a_scripted_player_plays_through_the_page_and_a_spectator_watches(tmp_path: Path) -> None:
     missing = _missing()
     if missing:
@@ -68,12 +90,11 @@ def test_a_scripted_player_plays_through_the_page_and_a_spectator_watches(tmp_pa
             pytest.fail(f"POKER_REQUIRE_BROWSER=1 but {missing}")
         print(f"\n!!! browser test SKIPPED: {missing} !!!")
         pytest.skip(missing)
-    artefacts = Path(
-        os.environ.get("POKER_TEST_ARTEFACTS") or f"/tmp/poker-test-artefacts/browser-{int(time.time())}"
-    )
+    artefacts = artefacts_folder(os.environ)
     # Short pauses between hands and a short spectator delay keep the run quick; the page's words
-    # about the delay are the rules' (about 20 s).
-    table_pace = {"POKER_TABLE_COUNTDOWN_SECONDS": "1", "POKER_TABLE_SPECTATOR_DELAY_SECONDS": "5"}
+    # about the delay are the rules' (about 20 s). The 2 s countdown gives the page a second for its
+    # seed's hash and one for the seed (fairness version 3's two steps).
+    table_pace = {"POKER_TABLE_COUNTDOWN_SECONDS": "2", "POKER_TABLE_SPECTATOR_DELAY_SECONDS": "5"}
     with (
         running_services(tmp_path, table_pace) as services,
         running_gateway(services, {"POKER_GATEWAY_WEB_ROOT": str(WEB / "dist")}) as gateway,
@@ -101,15 +122,33 @@ def test_a_scripted_player_plays_through_the_page_and_a_spectator_watches(tmp_pa
                 bots.kill()
         log = "".join(gateway.lines)
     print(f"\nbrowser artefacts: {artefacts}\n{run.stdout}")
-    assert run.returncode == 0, f"{run.stdout[-4000:]}\n{run.stderr[-4000:]}\ngateway:\n{log[-3000:]}"
+    assert run.returncode == 0, (
+        f"artefacts: {artefacts}\n{run.stdout[-4000:]}\n{run.stderr[-4000:]}\ngateway:\n{log[-3000:]}"
+    )
     steps = [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
     by_step = {step["step"]: step for step in steps}
     assert by_step["played"]["showdown"] is True
     assert by_step["played"]["actions"] >= 2
+    # Whose turn with its countdown, at the other players' seats too (issue 27).
+    assert by_step["played"]["othersCountdown"] is True
+    # Bets and raises read as their total with the chips added beside it; pots are named (issue 25 item 4).
+    assert by_step["played"]["badBetLines"] == []
+    assert by_step["played"]["badPots"] == []
+    assert by_step["played"]["pots"] > 0
+    # The player bet or raised once (on the step the page offers), and the log says it as its total.
+    assert by_step["played"]["bets"] == 1
+    assert re.fullmatch(
+        r"You (bet [\d,]+|(raise|go all-in) to [\d,]+( \(\+[\d,]+\))?)", by_step["played"]["ownBet"]
+    )
     assert by_step["spectating"]["faceUpCardsSeen"] == 0
     assert by_step["fairness"]["verdict"].startswith("Fair")
+    # House rounds are checked in the page too (fairness version 3), never left "NOT verified".
+    house = by_step["house fairness"]["verdicts"]
+    assert set(house) == {"casino-holdem-gram", "russian-poker-gram"}
+    assert all(verdict.startswith("Fair") for verdict in house.values()), house
     assert "page error" not in by_step, by_step["page error"]
     shots = sorted(artefacts.glob("*.png"))
-    assert len(shots) >= 10, shots
+    assert len(shots) >= 12, shots
+    assert shots[0].name == "01-sign-in.png", shots
     # No token ever reaches the gateway's log.
     assert "eyJ" not in log

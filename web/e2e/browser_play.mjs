@@ -2,7 +2,7 @@
 // sign in, buy development chips, sit at a table with bots, play a hand to showdown with several
 // actions, chat and a sticker, drop the connection and reload and keep the seat, leave; a second
 // browser spectates; the hands screen checks a hand's fairness in the page; a Casino Hold'em and a
-// Russian Poker round. A screenshot of each screen goes to the artefacts folder.
+// Russian Poker round, each then checked for fairness in the page too. A screenshot of each screen goes to the artefacts folder.
 // Usage: node browser_play.mjs <gateway url> <artefacts dir> <room id>
 import { chromium } from "playwright-core";
 import { mkdtempSync, mkdirSync } from "node:fs";
@@ -44,10 +44,11 @@ async function shot(page, name) {
   screenshots.push(path);
 }
 
-async function signIn(page, name) {
+async function signIn(page, name, photograph = false) {
   await page.goto(url);
   await page.waitForSelector("#sign-in-button");
   await page.fill("#name", name);
+  if (photograph) await shot(page, "sign-in");
   await page.click("#sign-in-button");
   await page.waitForSelector(".room");
 }
@@ -58,11 +59,32 @@ async function balance(page, pool) {
 }
 
 async function playToShowdown(page) {
-  // Check or call whenever it is our turn, until a hand ends at a showdown we were part of.
+  // Bet or raise once, then check or call whenever it is our turn, until a hand ends at a showdown we
+  // were part of.
   let actions = 0;
+  let bets = 0;
   let showdown = false;
   const deadline = Date.now() + 150_000;
-  while (!showdown && Date.now() < deadline) {
+  // Another seat's turn with its countdown ("to act · 12s · bank 15s"), however briefly shown (bots
+  // act at once): every text the page ever puts in another seat's clock.
+  await page.evaluate(() => {
+    window.__othersClocks = [];
+    window.__betLines = new Set();
+    window.__potTexts = new Set();
+    new MutationObserver(() => {
+      for (const clock of document.querySelectorAll(".seat:not(.mine) [data-clock]")) {
+        window.__othersClocks.push(clock.textContent ?? "");
+      }
+      // Every bet, raise and all-in line of the hand log, and every pot's words.
+      for (const li of document.querySelectorAll("#events li")) {
+        if (/ (bets?|raises?|goes all-in|go all-in)\b/.test(li.textContent ?? "")) window.__betLines.add(li.textContent);
+      }
+      for (const pot of document.querySelectorAll("#pots .pot")) window.__potTexts.add(pot.textContent);
+    }).observe(document.body, { childList: true, subtree: true, characterData: true });
+  });
+  // Until a showdown we were part of, and (own randomness on) a hand my seed went into.
+  const seedIn = () => page.evaluate(() => !window.__seedLines || window.__seedLines.some((l) => l.startsWith("Your seed went into hand")));
+  while (!(showdown && bets > 0 && (await seedIn())) && Date.now() < deadline) {
     const state = await page.evaluate(() => ({
       turn: !!document.querySelector("#actions"),
       shown: [...document.querySelectorAll("#events li")].some((li) => li.textContent?.startsWith("You show ")),
@@ -75,26 +97,44 @@ async function playToShowdown(page) {
       continue;
     }
     if (state.turn) {
-      const button = (await page.$("#act-check")) ?? (await page.$("#act-call"));
-      if (button) {
-        await button.click();
+      // A locator, not an element handle: every update re-renders the controls, and a handle taken
+      // just before one is detached by the time it is clicked (seen on a loaded machine).
+      // One bet or raise (the smallest, as the amount box offers it first), then check or call.
+      const betting = bets === 0 && !!(await page.$("#act-bet"));
+      const selector = betting ? "#act-bet" : (await page.$("#act-check")) ? "#act-check" : (await page.$("#act-call")) ? "#act-call" : null;
+      if (selector) {
+        const clicked = await page.locator(selector).click({ timeout: 3_000 }).then(() => true, () => false);
+        if (!clicked) continue; // the turn moved on meanwhile: look again
         actions += 1;
+        if (betting) bets += 1;
         await page.waitForFunction(() => !document.querySelector("#actions") || document.querySelector(".toast.error:not(.hidden)"), null, { timeout: 10_000 }).catch(() => undefined);
         continue;
       }
     }
-    if (actions >= 2 && state.shown) {
-      showdown = true;
-      break;
-    }
+    if (actions >= 2 && state.shown) showdown = true;
     await page.waitForTimeout(150);
   }
-  return { actions, showdown };
+  const othersCountdown = await page.evaluate(() => window.__othersClocks.some((t) => /^to act · \d+s · bank \d+s$/.test(t)));
+  // A bet or raise is said as its total with what it added beside it ("raises to 60 (+40)": the total
+  // is more than what was added); a pot is named, with who can win it once there are side pots.
+  const betLines = await page.evaluate(() => [...window.__betLines]);
+  const potTexts = await page.evaluate(() => [...window.__potTexts]);
+  const badBetLines = betLines.filter((line) => {
+    const m = / (?:bets?|raises? to|go(?:es)? all-in to) ([\d,]+)(?: \(\+([\d,]+)\))?(?: \(time out\))?$/.exec(line);
+    if (!m) return true;
+    const total = Number(m[1].replace(/,/g, ""));
+    return m[2] !== undefined && !(total > Number(m[2].replace(/,/g, "")));
+  });
+  const badPots = potTexts.filter((t) => !/^(Pot|Main pot|Side pot(?: \d+)?): [\d,]+(?: \(.+\))?$/.test(t));
+  // My own bet or raise, as the log said it ("You bet 10", "You raise to 20 (+15)").
+  const ownBet = betLines.find((line) => /^You (bet|raise to|go all-in to) /.test(line)) ?? "";
+  return { actions, bets, ownBet, showdown, othersCountdown, betLines: betLines.length, raisesTo: betLines.filter((l) => l.includes("to ")).length, badBetLines, pots: potTexts.length, badPots };
 }
 
 const player = await browser("player");
 const page = player.page;
-await signIn(page, "webby");
+
+await signIn(page, "webby", true);
 say("signed in");
 await shot(page, "lobby");
 
@@ -108,6 +148,18 @@ say("bought", { gram: bought });
 
 await page.click(`.room[data-room="${roomId}"] button.play`);
 await page.waitForSelector("#sit-down");
+// My own randomness in every hand (fairness version 3: the seed's hash first, then the seed once the
+// table closed the hash set); every line the page writes about it is kept for the checks below.
+await page.check("#own-randomness");
+await page.evaluate(() => {
+  window.__seedLines = [];
+  new MutationObserver(() => {
+    for (const li of document.querySelectorAll("#events li")) {
+      const text = li.textContent ?? "";
+      if (text.startsWith("Your seed") && !window.__seedLines.includes(text)) window.__seedLines.push(text);
+    }
+  }).observe(document.body, { childList: true, subtree: true, characterData: true });
+});
 await shot(page, "table-before-sitting");
 await page.click("#sit-down");
 await page.waitForSelector(".seat.mine");
@@ -117,6 +169,11 @@ const hand = await playToShowdown(page);
 say("played", hand);
 await shot(page, "table-showdown");
 if (!hand.showdown || hand.actions < 2) throw new Error(`no showdown with several actions: ${JSON.stringify(hand)}`);
+const seedLines = await page.evaluate(() => window.__seedLines);
+say("own randomness", { lines: seedLines.length, went_in: seedLines.filter((l) => l.startsWith("Your seed went into hand")).length });
+if (!seedLines.some((l) => l.startsWith("Your seed's hash is in for hand"))) throw new Error(`no seed hash sent: ${JSON.stringify(seedLines)}`);
+if (!seedLines.some((l) => l.startsWith("Your seed went into hand"))) throw new Error(`no seed went into a hand: ${JSON.stringify(seedLines)}`);
+if (seedLines.some((l) => l.includes("NOT in the closed set"))) throw new Error(`a hash left out of the closed set: ${JSON.stringify(seedLines)}`);
 
 // Lost everything at that showdown: buy in again (chat, the reconnect and leaving need a seat).
 if (!(await page.$(".seat.mine")) && (await page.$("#sit-down"))) {
@@ -150,8 +207,26 @@ await signIn(spectator.page, "watcher");
 await spectator.page.click(`.room[data-room="${roomId}"] button.watch`);
 await spectator.page.waitForSelector("#delay-banner");
 await spectator.page.waitForSelector(".seat", { timeout: 40_000 });
-const leaked = await spectator.page.evaluate(() => [...document.querySelectorAll(".seat:not(.mine) .card:not(.back)")].length);
-say("spectating", { faceUpCardsSeen: leaked });
+// Cards shown at showdown (and an all-in's, turned up before it) are public, so the check looks at the
+// streets before any can be shown: a hand in progress, nobody all-in. Every such moment over ~20 s.
+const sample = () => spectator.page.evaluate(() => {
+  const street = document.querySelector(".street")?.textContent ?? "";
+  const allIn = [...document.querySelectorAll(".seat-stack")].some((e) => e.textContent?.includes("all-in"));
+  const countable = ["Pre-flop", "Flop", "Turn", "River"].includes(street) && !allIn;
+  return { countable, faceUp: [...document.querySelectorAll(".seat:not(.mine) .card:not(.back)")].length };
+});
+let leaked = 0;
+let moments = 0;
+for (let i = 0; i < 80 && (moments < 5 || i < 20); i++) {
+  const { countable, faceUp } = await sample();
+  if (countable) {
+    moments += 1;
+    leaked = Math.max(leaked, faceUp);
+  }
+  await spectator.page.waitForTimeout(250);
+}
+if (moments === 0) throw new Error("the spectator never saw a hand in progress");
+say("spectating", { faceUpCardsSeen: leaked, momentsChecked: moments });
 await shot(spectator.page, "spectator");
 await spectator.context.close();
 
@@ -191,6 +266,34 @@ async function houseRound(room, name) {
 }
 await houseRound("casino-holdem-gram", "casino-holdem");
 await houseRound("russian-poker-gram", "russian-poker");
+
+// Each house round's fairness, checked in the page (fairness version 3: every card of the round I saw
+// was opened to me and held against the commitment made before the deal). History records a round
+// a moment after it ends, so the list is opened again until both rounds are in it.
+const houseVerdicts = {};
+const rooms = ["casino-holdem-gram", "russian-poker-gram"];
+const listedBy = Date.now() + 30_000;
+await page.click("#my-hands");
+for (;;) {
+  await page.waitForFunction(() => [...document.querySelectorAll("#hands li")].some((li) => li.textContent !== "loading…"), null, { timeout: 30_000 });
+  const listed = await page.evaluate((wanted) => wanted.every((room) => document.querySelector(`#hands li[data-room="${room}"]`)), rooms);
+  if (listed || Date.now() > listedBy) break;
+  await page.click("#back");
+  await page.waitForSelector(".room");
+  await page.waitForTimeout(500);
+  await page.click("#my-hands");
+}
+for (const room of rooms) {
+  const row = `#hands li[data-room="${room}"]`;
+  await page.click(`${row} .check-fairness`);
+  await page.waitForSelector(`${row} .verdict.ok, ${row} .verdict.bad`, { timeout: 30_000 });
+  houseVerdicts[room] = await page.textContent(`${row} .verdict`);
+}
+say("house fairness", { verdicts: houseVerdicts });
+await shot(page, "house-rounds-fairness");
+for (const room of rooms) {
+  if (!houseVerdicts[room]?.startsWith("Fair")) throw new Error(`house round fairness check (${room}): ${houseVerdicts[room]}`);
+}
 
 await player.context.close();
 say("done", { screenshots });

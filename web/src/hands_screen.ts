@@ -5,7 +5,9 @@ import { go, me, type Screen } from "./main";
 import { header, POOL } from "./lobby";
 import { ChipPool } from "./gen/poker/common/v1/common_pb";
 import type { HandRecord } from "./gen/poker/history/v1/history_pb";
-import { verify, type PublishedHand, type SeenCard } from "./fairness/verifier";
+import { hashSetProblem, verify, type PublishedHand, type SeenCard } from "./fairness/verifier";
+import { houseCardsProblem, shownCards } from "./fairness/house";
+import { handSeeds, hashSets } from "./seeds";
 
 /** (deck position, card) of every card the player saw (docs/engine.md, dealing order). */
 export function dealtPositions(record: HandRecord): SeenCard[] {
@@ -45,11 +47,45 @@ async function check(handId: string, out: HTMLElement): Promise<void> {
       serverSeedHash: c.serverSeedHash,
       commitment: c.commitment,
       clientSeeds: c.clientSeeds.map((s) => ({ seat: s.seat, seed: s.clientSeed })),
+      deckRoot: c.deckRoot,
+      openings: reveal.openings.map((o) => ({
+        dealPosition: o.dealPosition,
+        committedPosition: o.committedPosition,
+        card: o.card?.index ?? -1,
+        salt: o.salt,
+        proof: o.proof,
+      })),
     };
     const verdict = await verify(published, dealtPositions(record), record.seedCommitment);
+    // A house round (version 3): every card its record shows me must be one of the cards opened to
+    // me, each of which the verifier has just held against the commitment made before the deal.
+    if (record.houseGame && published.version === 3 && verdict.problems.length === 0) {
+      const house = houseCardsProblem(shownCards(record), published.openings ?? []);
+      if (house.problem) verdict.problems.push(house.problem);
+      verdict.checkedCards = house.checked;
+    }
+    // My own seed, if I sent one from this tab: at my seat exactly as sent; and (version 3) every
+    // seed in the deal was in the hash set the table closed before any seed was sent.
+    const mine = handSeeds.get(handId);
+    if (mine?.sent) {
+      const entry = c.clientSeeds.find((s) => s.playerId === me());
+      if (!entry || new TextDecoder().decode(entry.clientSeed) !== mine.seed) verdict.problems.push("your seed is NOT in the shuffle as you sent it");
+    }
+    const kept = hashSets.get(handId);
+    const late = kept ? await hashSetProblem(kept, published.clientSeeds, c.commitment) : "";
+    if (late) verdict.problems.push(late);
+    verdict.ok = verdict.problems.length === 0;
+    // Never "fair" over nothing: a check that compared no card the player saw proves nothing.
+    if (verdict.ok && verdict.checkedCards === 0) {
+      out.className = "verdict bad";
+      out.textContent = "NOT verified: no card you saw could be checked here";
+      return;
+    }
     out.className = verdict.ok ? "verdict ok" : "verdict bad";
     out.textContent = verdict.ok
-      ? `Fair: the revealed seed gives the commitment shown before the deal, and the ${verdict.checkedCards} cards you saw (shuffle v${published.version}).`
+      ? published.version === 3
+        ? `Fair: the ${verdict.checkedCards} cards you saw were fixed before the deal (fairness v3: each opened against the commitment shown before the deal).`
+        : `Fair: the revealed seed gives the commitment shown before the deal, and the ${verdict.checkedCards} cards you saw (shuffle v${published.version}).`
       : `NOT verified: ${verdict.problems.join("; ")}`;
   } catch (error) {
     out.className = "verdict bad";
@@ -64,7 +100,7 @@ export function showHands(): Screen {
   void history.listMyHands({ page: { pageSize: 20 } }).then((reply) => {
     hands.replaceChildren(...(reply.hands.length ? reply.hands.map((hand) => {
       const verdict = h("div", { class: "verdict" });
-      return h("li", { "data-hand": hand.handId },
+      return h("li", { "data-hand": hand.handId, "data-room": hand.roomId },
         h("span", {}, `${new Date(Number(hand.endTime?.seconds ?? 0n) * 1000).toLocaleString()} · ${hand.roomId} · ${POOL(hand.pool)} · `, h("b", { class: hand.netResult >= 0n ? "won" : "lost" }, `${hand.netResult >= 0n ? "+" : ""}${chips(hand.netResult)}`)),
         h("button", { class: "quiet check-fairness", onclick: () => void check(hand.handId, verdict) }, "Check fairness"),
         verdict);

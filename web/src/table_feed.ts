@@ -1,7 +1,7 @@
-// The table feed: the one module that knows the table stream's contract. Today it is
-// WatchTable / SpectateTable (each update a full view, plus the event that caused it); when the
-// stream becomes events and deltas (issue 28) only this module changes: the screens get a
-// `TableUpdate` either way.
+// The table feed: the one module that knows the table stream's contract: WatchTable /
+// SpectateTable, one message per table step (issue 28) with every event the step caused, in order,
+// and the full view after them (a message with no event is a full view alone: the first, or the one
+// that replaces what a slow stream missed). The screens get a `TableUpdate` per message.
 //
 // It stays open by itself: after a dropped link (network, a gateway or shard restart, a table that
 // moved) it re-opens with backoff and says so; the seat is kept meanwhile (a seat is held by its
@@ -11,7 +11,7 @@ import type { TableEvent, TableView } from "./gen/poker/table/v1/table_pb";
 
 export interface TableUpdate {
   view: TableView;
-  event?: TableEvent;
+  events: TableEvent[];
 }
 
 export type Link = "connecting" | "live" | "reconnecting" | "failed";
@@ -68,7 +68,7 @@ export class TableFeed {
     window.removeEventListener("offline", this.dropNow);
   }
 
-  private open(signal: AbortSignal): AsyncIterable<{ view?: TableView; event?: TableEvent }> {
+  private open(signal: AbortSignal): AsyncIterable<{ view?: TableView; events: TableEvent[] }> {
     const request = { tableId: this.tableId };
     return this.spectate
       ? tableStreams.spectateTable(request, { signal })
@@ -96,7 +96,7 @@ export class TableFeed {
             failures = 0;
             everLive = true;
           }
-          if (message.view) this.onUpdate({ view: message.view, event: message.event });
+          if (message.view) this.onUpdate({ view: message.view, events: message.events });
         }
       } catch (error) {
         if (this.stopped) return;

@@ -6,6 +6,8 @@ import { h, mount, chips, card, toast } from "./ui";
 import { go, me, type Screen } from "./main";
 import { header, balancesLine } from "./lobby";
 import { TableFeed, type LinkState, type TableUpdate } from "./table_feed";
+import { ownRandomness, seedStep, setOwnRandomness } from "./seeds";
+import { actionText, awardTexts, noticeText, potTexts } from "./table_words";
 import { ActionKind, SeatStatus, Street, TablePhase, type TableEvent, type TableView, type LegalActions } from "./gen/poker/table/v1/table_pb";
 import type { Room } from "./gen/poker/lobby/v1/lobby_pb";
 
@@ -14,21 +16,11 @@ const STICKER_FACE: Record<string, string> = {
   "thumbs-up": "👍", clap: "👏", laugh: "😂", cool: "😎", think: "🤔", wow: "😮", gg: "🤝",
   "nice-hand": "🃏", "good-luck": "🍀", bluff: "🎭", fire: "🔥",
 };
-const ACTION_WORD: Record<number, string> = {
-  [ActionKind.FOLD]: "folds", [ActionKind.CHECK]: "checks", [ActionKind.CALL]: "calls",
-  [ActionKind.BET]: "bets", [ActionKind.RAISE]: "raises to", [ActionKind.ALL_IN]: "goes all-in",
-};
 const STREET: Record<number, string> = {
   [Street.PREFLOP]: "Pre-flop", [Street.FLOP]: "Flop", [Street.TURN]: "Turn", [Street.RIVER]: "River", [Street.SHOWDOWN]: "Showdown",
 };
 
 type PreAction = "" | "check-fold" | "call-any" | "fold";
-
-/** "You check", "Ann checks": the verb agrees with its subject. */
-function verb(subject: string, word: string): string {
-  if (subject !== "You") return word;
-  return word.replace(/^(\w+?)(e?s)\b/, (_m, stem: string, ending: string) => (ending === "es" && !stem.endsWith("o") ? stem + "e" : stem)).replace(/^goe\b/, "go");
-}
 
 export function onStep(value: bigint, legal: LegalActions): bigint {
   const step = legal.step > 0n ? legal.step : 1n;
@@ -44,6 +36,9 @@ export function showTable(roomId: string, tableId: string, spectate: boolean): S
   let preActionHand = "";
   let acting = false;
   let countdown = 0;
+  // When the shown view arrived: a seat's clock counts down from what the view says was left then
+  // (deadline minus as-of), so neither the browser's clock nor a spectator's delay skews it.
+  let viewReceivedAt = 0;
   const chatLines: HTMLElement[] = [];
 
   const link = h("span", { class: "link", id: "link" }, "connecting…");
@@ -66,12 +61,17 @@ export function showTable(roomId: string, tableId: string, spectate: boolean): S
   );
   const seatToggle = h("button", { id: "sit-out", class: "quiet", onclick: () => void toggleSitOut() }, "Sit out");
   const leaveButton = h("button", { id: "leave", onclick: () => void leave() }, spectate ? "Back" : "Leave");
+  // Provably fair dealing: my own randomness in each hand (docs/fairness.md), hash first.
+  const randomnessBox = h("input", { type: "checkbox", id: "own-randomness", checked: ownRandomness() });
+  randomnessBox.addEventListener("change", () => { setOwnRandomness(randomnessBox.checked); void seedStep(tableId, () => view, mySeat(), note); });
+  const randomness = h("label", { class: "pre own-randomness", title: "a fresh random seed for every hand: its hash first, then the seed once every hash is in" }, randomnessBox, "Add my own randomness to each hand");
 
   mount(
     header(spectate ? "Watching" : "Table", link, seatToggle, leaveButton),
     spectate ? h("p", { class: "banner", id: "delay-banner" }, "Spectating: what you see runs about 20 seconds late, and no hidden card is shown.") : balances,
     felt,
     controls,
+    spectate ? h("span", {}) : randomness,
     h("details", { class: "log", open: true }, h("summary", {}, "Hand log"), log),
     spectate ? h("p", { class: "muted" }, "Spectators cannot chat.") : h("section", { class: "chat-box" }, chatList, stickers, chatForm),
   );
@@ -92,7 +92,7 @@ export function showTable(roomId: string, tableId: string, spectate: boolean): S
     let text = "";
     switch (event.kind.case) {
       case "action":
-        text = `${seatName(event.seat)} ${verb(seatName(event.seat), ACTION_WORD[event.kind.value.action] ?? "acts")}${event.kind.value.amount ? ` ${chips(event.kind.value.amount)}` : ""}${event.kind.value.timedOut ? " (time out)" : ""}`;
+        text = actionText(seatName(event.seat), event.kind.value);
         break;
       case "cards": {
         const shown = event.kind.value.cards.filter((c) => !c.hidden && c.text).map((c) => c.text).join(" ");
@@ -103,9 +103,12 @@ export function showTable(roomId: string, tableId: string, spectate: boolean): S
         else text = `Board: ${shown}`;
         break;
       }
-      case "notice":
-        text = event.kind.value.text;
+      case "notice": {
+        const line = noticeText(event.seat ? seatName(event.seat) : "", event.kind.value);
+        if (line === null) return;
+        text = line;
         break;
+      }
       case "chat": {
         const line = h("li", { class: "chat-line" }, h("b", {}, `${nameOf(event.kind.value.playerId)}: `),
           event.kind.value.stickerId ? h("span", { class: "sticker-shown", "data-sticker": event.kind.value.stickerId }, STICKER_FACE[event.kind.value.stickerId] ?? event.kind.value.stickerId) : event.kind.value.text);
@@ -122,9 +125,21 @@ export function showTable(roomId: string, tableId: string, spectate: boolean): S
     while (log.children.length > 30) log.lastElementChild?.remove();
   }
 
+  function note(text: string): void {
+    log.prepend(h("li", {}, text));
+    while (log.children.length > 30) log.lastElementChild?.remove();
+  }
+
   function onUpdate(update: TableUpdate): void {
     view = update.view;
-    if (update.event) addLog(update.event);
+    viewReceivedAt = Date.now();
+    for (const event of update.events) addLog(event);
+    // The pots just awarded, by name and hand, from the view that came with them (the felt's award
+    // is gone with the next view).
+    if (update.events.some((e) => e.kind.case === "notice" && e.kind.value.code === "POT_AWARDED")) {
+      for (const line of awardTexts(view.awards, seatName).reverse()) note(line); // the log is newest first
+    }
+    if (!spectate) void seedStep(tableId, () => view, mySeat(), note);
     if (view.handId !== preActionHand) {
       preAction = "";
       preActionHand = view.handId;
@@ -226,8 +241,30 @@ export function showTable(roomId: string, tableId: string, spectate: boolean): S
       h("div", { class: "seat-stack" }, chips(s.stack), s.allIn ? " all-in" : ""),
       s.betThisRound > 0n ? h("div", { class: "seat-bet" }, chips(s.betThisRound)) : null,
       status ? h("div", { class: "seat-status" }, status) : null,
-      turn ? h("div", { class: "seat-clock", "data-clock": seatNumber }, s.playerId === me() ? `bank ${s.timeBankSeconds}s` : `to act · bank ${s.timeBankSeconds}s`) : null,
+      turn ? h("div", { class: "seat-clock", "data-clock": seatNumber, "data-bank": s.timeBankSeconds }, seatClockText(s.timeBankSeconds)) : null,
     );
+  }
+
+  function secondsLeft(): number | null {
+    const deadline = view?.toActDeadline;
+    const asOf = view?.asOf;
+    if (!deadline || !asOf) return null;
+    const leftAtView = Number(deadline.seconds - asOf.seconds) * 1000 + (deadline.nanos - asOf.nanos) / 1e6;
+    return Math.max(0, Math.ceil((leftAtView - (Date.now() - viewReceivedAt)) / 1000));
+  }
+
+  // Whose turn and how long, at the seat, for everybody: "to act · 12s · bank 15s".
+  function seatClockText(bank: number): string {
+    const left = secondsLeft();
+    return left === null ? `to act · bank ${bank}s` : `to act · ${left}s · bank ${bank}s`;
+  }
+
+  function tickSeatClocks(): void {
+    for (const clock of felt.querySelectorAll<HTMLElement>("[data-clock]")) {
+      clock.textContent = seatClockText(Number(clock.dataset.bank ?? 0));
+      const left = secondsLeft();
+      clock.classList.toggle("urgent", left !== null && left <= 5);
+    }
   }
 
   function render(): void {
@@ -239,7 +276,7 @@ export function showTable(roomId: string, tableId: string, spectate: boolean): S
         h("div", { class: "center" },
           h("div", { class: "street" }, STREET[view.street] ?? (view.phase === TablePhase.WAITING_FOR_PLAYERS ? "Waiting for players" : "Between hands")),
           h("div", { class: "board", id: "board" }, ...view.board.map((c) => card(c.text))),
-          h("div", { class: "pots", id: "pots" }, ...view.pots.map((p, i) => h("span", { class: "pot" }, `${i === 0 ? "Main pot" : `Side pot ${i}`} ${chips(p.amount)}`))),
+          h("div", { class: "pots", id: "pots" }, ...potTexts(view.pots, seatName).map((text) => h("span", { class: "pot" }, text))),
           ...view.awards.map((a) => h("div", { class: "award" }, `${a.seats.map(seatName).join(", ")} won ${a.amounts.map((x) => chips(x)).join(" + ")}${a.handDescription ? ` with ${a.handDescription}` : ""}`)),
         ),
         ...view.seats.map((s) => seatElement(s.seat, total)),
@@ -272,11 +309,10 @@ export function showTable(roomId: string, tableId: string, spectate: boolean): S
     if (legal && legal.actions.length > 0) {
       const can = (a: ActionKind): boolean => legal.actions.includes(a);
       const clock = h("span", { class: "clock", id: "my-clock" });
-      const deadline = legal.deadline ? Number(legal.deadline.seconds) * 1000 + legal.deadline.nanos / 1e6 : 0;
       const tick = (): void => {
-        const left = Math.max(0, Math.ceil((deadline - Date.now()) / 1000));
-        clock.textContent = deadline ? `${left}s` : "";
-        clock.classList.toggle("urgent", left <= 5);
+        const left = secondsLeft();
+        clock.textContent = left === null ? "" : `${left}s`;
+        clock.classList.toggle("urgent", left !== null && left <= 5);
       };
       tick();
       countdown = window.setInterval(tick, 250);
@@ -316,10 +352,13 @@ export function showTable(roomId: string, tableId: string, spectate: boolean): S
     controls.replaceChildren(h("div", { class: "pre-actions", id: "pre-actions" }, option("check-fold", "Check/Fold"), option("call-any", "Call any"), option("fold", "Fold")));
   }
 
+  const seatClocks = window.setInterval(tickSeatClocks, 250);
+
   return {
     leave: () => {
       feed.stop();
       window.clearInterval(countdown);
+      window.clearInterval(seatClocks);
     },
   };
 }

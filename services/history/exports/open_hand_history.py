@@ -3,11 +3,16 @@
 Rendered from a reader's view of the record, like the PokerStars text. Each hand is one `{"ohh":
 {...}}` object; several hands follow the spec's storage format (a `.ohh` file): one object per hand,
 each separated from the next by one blank line (the file as a whole is not one JSON value). Action
-`amount` is what the action put into the pot (the spec's rule: a raise from 50 to 150 by a player who
-had 50 in is 100); pot `amount` includes the rake. OHH has no uncalled-bet action; by the same rule the
-part of a bet nobody called was never put into the pot, so it comes off the amount of the action that
-made it (a bet of 300 of which 200 came back uncalled is a bet of 100), and every player's winnings
-minus what their actions put in is their real result.
+`amount` is what the action put into the pot when it was made (the spec's rule: a raise from 50 to 150
+by a player who had 50 in is 100), so blinds read as posted and bets as made; pot `amount` is the total
+in the pot, rake included, and `player_wins` what each player took from it.
+
+Spec 1.4.6 has no uncalled-bet action or field. An uncalled part of a bet (a walk's big blind above the
+small blind, a raise nobody called) was put in by its action and goes back to its bettor, so it is
+written with the spec's own objects as what it is: a pot of its own after the real pots, of that amount
+and no rake, that only its bettor contested and that its bettor takes back (issue 25 item 9). Every
+action reads as made, the pots add up to what the actions put in, and each player's winnings minus
+what their actions put in is their real result.
 """
 
 from __future__ import annotations
@@ -73,14 +78,14 @@ def hand_object(record: history_pb2.HandRecord, number: int, hero_id: str | None
 
     current = new_round("Preflop", [])
     dealt = False
-    last_wager: dict[int, dict[str, Any]] = {}  # seat -> its last action that put chips in
+    returned: list[tuple[int, int]] = []  # (seat, chips) of each uncalled part given back
     for action in record.actions:
         if action.kind == "DEAL_BOARD":
             current = new_round(_STREETS[action.street], [card.text for card in action.cards])
             continue
         if action.kind == "UNCALLED_RETURN":
-            # The uncalled part of the last bet was never in the pot: off that action's amount.
-            last_wager[action.seat]["amount"] -= action.amount
+            # Not an action in OHH: the bettor takes it back as a pot of its own (below).
+            returned.append((action.seat, action.amount))
             continue
         if not action.kind.startswith("POST_") and not dealt:
             for seat in record.seats:
@@ -107,28 +112,31 @@ def hand_object(record: history_pb2.HandRecord, number: int, hero_id: str | None
             is_allin=action.all_in,
             **extra,
         )
-        if action.amount:
-            last_wager[action.seat] = current["actions"][-1]
-    pots = []
-    for index, pot in enumerate(record.pots):
-        pots.append(
-            {
-                "number": index,
-                "amount": pot.amount + pot.rake,
-                "rake": pot.rake,
-                "jackpot": 0,
-                "player_wins": [
-                    {
-                        "player_id": player_ids[seat],
-                        "win_amount": amount,
-                        "cashout_amount": 0,
-                        "cashout_fee": 0,
-                        "bonus_amount": 0,
-                    }
-                    for seat, amount in zip(pot.winner_seats, pot.winner_amounts, strict=True)
-                ],
-            }
-        )
+
+    def pot_object(amount: int, rake: int, wins: list[tuple[int, int]]) -> dict[str, Any]:
+        return {
+            "number": len(pots),
+            "amount": amount,
+            "rake": rake,
+            "jackpot": 0,
+            "player_wins": [
+                {
+                    "player_id": player_ids[seat],
+                    "win_amount": won,
+                    "cashout_amount": 0,
+                    "cashout_fee": 0,
+                    "bonus_amount": 0,
+                }
+                for seat, won in wins
+            ],
+        }
+
+    pots: list[dict[str, Any]] = []
+    for pot in record.pots:
+        wins = list(zip(pot.winner_seats, pot.winner_amounts, strict=True))
+        pots.append(pot_object(pot.amount + pot.rake, pot.rake, wins))
+    for bettor, amount in returned:
+        pots.append(pot_object(amount, 0, [(bettor, amount)]))
     body: dict[str, Any] = {
         "spec_version": SPEC_VERSION,
         "site_name": SITE_NAME,

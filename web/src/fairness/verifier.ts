@@ -1,8 +1,9 @@
 // The fairness check of a hand, done in the browser from the published values (docs/fairness.md):
 // recompute the commitment and the deck from the revealed seed, the nonce and the client seeds, and
 // compare them with the commitment shown before the deal and with the cards the player saw. The
-// server's own verdict is never needed. Each shuffle version is one `ShuffleVerifier`; a new version
-// (such as v3, per-position openings) plugs in by registering another.
+// server's own verdict is never needed. Each shuffle version is one `ShuffleVerifier`; version 3
+// checks, instead of a recomputed deck, the openings of exactly the cards the player saw against the
+// per-position commitment made before the deal (the same algorithm as tests/fairness/spec_v3.mjs).
 export interface ClientSeed {
   seat: number;
   seed: Uint8Array;
@@ -19,6 +20,18 @@ export interface PublishedHand {
   serverSeedHash: string;
   commitment: string;
   clientSeeds: ClientSeed[];
+  /** Version 3: the Merkle root the commitment binds, and the openings the reveal gave this player. */
+  deckRoot?: string;
+  openings?: CardOpening[];
+}
+
+/** Version 3: proof that the card dealt at `dealPosition` was fixed before the deal. */
+export interface CardOpening {
+  dealPosition: number;
+  committedPosition: number;
+  card: number;
+  salt: Uint8Array;
+  proof: Uint8Array[];
 }
 
 /** A card the player saw and where it sat in the deck (position 0 is dealt first). */
@@ -90,8 +103,8 @@ async function hmac(key: Uint8Array, message: Uint8Array): Promise<Uint8Array> {
 class HmacShuffle implements ShuffleVerifier {
   constructor(readonly version: 1 | 2) {}
 
-  private label(step: string): Uint8Array {
-    return encoder.encode(`poker-fairness/v${this.version}/${step}`);
+  private label(step: string, labels = `v${this.version}`): Uint8Array {
+    return encoder.encode(`poker-fairness/${labels}/${step}`);
   }
 
   async commitment(hand: PublishedHand): Promise<string> {
@@ -112,20 +125,21 @@ class HmacShuffle implements ShuffleVerifier {
     );
   }
 
-  async deck(hand: PublishedHand, commitment: string): Promise<number[]> {
+  /** The deck (versions 1 and 2), or under `labels = "v3"` version 3's deal order. */
+  async deck(hand: PublishedHand, commitment: string, labels = `v${this.version}`): Promise<number[]> {
     const ordered = [...hand.clientSeeds].sort((a, b) => a.seat - b.seat);
-    const parts: Uint8Array[] = [this.label("client-seeds"), u32(ordered.length)];
+    const parts: Uint8Array[] = [this.label("client-seeds", labels), u32(ordered.length)];
     for (const { seat, seed } of ordered) parts.push(u32(seat), u32(seed.length), seed);
     const digest = await sha256(concat(...parts));
     const bound = this.version === 2 ? fromHex(commitment) : new Uint8Array(0);
     const prk = await hmac(fromHex(hand.nonce), hand.serverSeed);
-    const key = await hmac(prk, concat(this.label("deck-key"), bound, digest, Uint8Array.of(1)));
+    const key = await hmac(prk, concat(this.label("deck-key", labels), bound, digest, Uint8Array.of(1)));
     let counter = 0n;
     let block: Uint8Array = new Uint8Array(0);
     let offset = 0;
     const nextWord = async (): Promise<number> => {
       if (offset === block.length) {
-        block = await hmac(key, concat(this.label("stream"), u64(counter)));
+        block = await hmac(key, concat(this.label("stream", labels), u64(counter)));
         counter += 1n;
         offset = 0;
       }
@@ -165,6 +179,112 @@ class HmacShuffle implements ShuffleVerifier {
   }
 }
 
+function equal(a: Uint8Array, b: Uint8Array): boolean {
+  return a.length === b.length && a.every((v, i) => v === b[i]);
+}
+
+/** Version 3 of docs/fairness.md: per-position commitments under a Merkle root, openings per reader. */
+class OpeningsVerifier implements ShuffleVerifier {
+  readonly version = 3;
+  private readonly orderOf = new HmacShuffle(2);
+
+  private label(step: string): Uint8Array {
+    return encoder.encode(`poker-fairness/v3/${step}`);
+  }
+
+  async commitment(hand: PublishedHand): Promise<string> {
+    return hex(
+      await sha256(
+        concat(
+          this.label("commitment"),
+          u32(3),
+          prefixed(hand.tableId),
+          prefixed(hand.handId),
+          u64(hand.sequence),
+          fromHex(hand.previousCommitment),
+          fromHex(hand.nonce),
+          fromHex(hand.serverSeedHash),
+          fromHex(hand.deckRoot ?? ""),
+        ),
+      ),
+    );
+  }
+
+  async rootOf(opening: CardOpening): Promise<Uint8Array> {
+    let node = await sha256(concat(this.label("leaf"), u32(opening.committedPosition), Uint8Array.of(opening.card), opening.salt));
+    for (let k = 0; k < 6; k++) {
+      const sibling = opening.proof[k] ?? new Uint8Array(0);
+      const pair = (opening.committedPosition >> k) & 1 ? concat(sibling, node) : concat(node, sibling);
+      node = await sha256(concat(this.label("node"), pair));
+    }
+    return node;
+  }
+
+  async verify(hand: PublishedHand, seen: SeenCard[], shownCommitment: string): Promise<Verdict> {
+    const problems: string[] = [];
+    if (hex(await sha256(hand.serverSeed)) !== hand.serverSeedHash) problems.push("the seed does not match its published hash");
+    const computed = await this.commitment(hand);
+    if (computed !== hand.commitment) problems.push("the revealed values do not give the published commitment");
+    if (shownCommitment && shownCommitment !== hand.commitment) {
+      problems.push("the commitment shown before the deal is not the one revealed");
+    }
+    // The deal order: version 2's steps under the version 3 labels, over the seeds that went in.
+    const order = await this.orderOf.deck(
+      { ...hand, clientSeeds: hand.clientSeeds.filter((s) => s.seed.length > 0) },
+      hand.commitment,
+      "v3",
+    );
+    const root = fromHex(hand.deckRoot ?? "");
+    const opened = new Map<number, CardOpening>();
+    const cards = new Set<number>();
+    for (const opening of hand.openings ?? []) {
+      if (order[opening.dealPosition] !== opening.committedPosition) {
+        problems.push(`the seeds do not deal position ${opening.dealPosition} from committed position ${opening.committedPosition}`);
+      } else if (opening.salt.length !== 32 || opening.proof.length !== 6 || !equal(await this.rootOf(opening), root)) {
+        problems.push(`the opening of deal position ${opening.dealPosition} does not lead to the committed root`);
+      } else if (cards.has(opening.card)) {
+        problems.push(`two openings show the same card`);
+      }
+      cards.add(opening.card);
+      opened.set(opening.dealPosition, opening);
+    }
+    let checked = 0;
+    for (const { position, card } of seen) {
+      const opening = opened.get(position);
+      if (!opening) problems.push(`deck position ${position} was not opened to you`);
+      else if (opening.card !== card) problems.push(`the card at deck position ${position} is not the one committed`);
+      else checked += 1;
+    }
+    return { ok: problems.length === 0, checkedCards: checked, computedCommitment: computed, problems };
+  }
+}
+
+/** Version 3 step 3 of docs/fairness.md: the hash a player sends before the seed, over the
+ * hand's commitment, their seat and the seed (64 lower-case hex digits). */
+export async function clientSeedHash(commitment: string, seat: number, seed: Uint8Array): Promise<string> {
+  return hex(await sha256(concat(encoder.encode("poker-fairness/v3/client-seed-hash"), fromHex(commitment), u32(seat), u32(seed.length), seed)));
+}
+
+/** One seat's hash as the table listed it when it closed the hash set (before any seed was sent). */
+export interface KeptHash {
+  seat: number;
+  hash: string;
+}
+
+/** The reveal's seeds against the hash set kept from the view at its close: "" when every seed in
+ * the deal is at a seat of the set and matches its hash there, else the first problem. A seat with
+ * no seed withheld it and is not in the deal. */
+export async function hashSetProblem(kept: KeptHash[], revealed: ClientSeed[], commitment: string): Promise<string> {
+  const closed = new Map(kept.map((k) => [k.seat, k.hash]));
+  for (const { seat, seed } of revealed) {
+    if (seed.length === 0) continue;
+    const hash = closed.get(seat);
+    if (hash === undefined) return `the seed at seat ${seat} was not in the hash set closed before the seeds`;
+    if ((await clientSeedHash(commitment, seat, seed)) !== hash) return `the seed at seat ${seat} does not match its hash shown before the seeds`;
+  }
+  return "";
+}
+
 const VERIFIERS = new Map<number, ShuffleVerifier>();
 
 export function registerVerifier(verifier: ShuffleVerifier): void {
@@ -173,6 +293,7 @@ export function registerVerifier(verifier: ShuffleVerifier): void {
 
 registerVerifier(new HmacShuffle(1));
 registerVerifier(new HmacShuffle(2));
+registerVerifier(new OpeningsVerifier());
 
 export async function verify(hand: PublishedHand, seen: SeenCard[], shownCommitment: string): Promise<Verdict> {
   const verifier = VERIFIERS.get(hand.version);

@@ -21,7 +21,7 @@ from connectrpc.protocol import ProtocolType
 from connectrpc.server import ConnectASGIApplication, ConnectWSGIApplication, DEFAULT_READ_MAX_BYTES, Endpoint, EndpointSync
 from pyqwest import Client, SyncClient
 
-from .cashier_pb2 import AuditConservationRequest, AuditConservationResponse, CashOutSeatSessionRequest, CashOutSeatSessionResponse, CreateTransfersRequest, CreateTransfersResponse, FundHouseAccountRequest, FundHouseAccountResponse, GetBalancesRequest, GetBalancesResponse, GetHouseBalancesRequest, GetHouseBalancesResponse, GetSeatSessionRequest, GetSeatSessionResponse, GetStatementRequest, GetStatementResponse, ListOpenSeatSessionsRequest, ListOpenSeatSessionsResponse, LookupTransfersRequest, LookupTransfersResponse, OpenSeatSessionRequest, OpenSeatSessionResponse, PurchaseRequest, PurchaseResponse, SettleHandRequest, SettleHandResponse, WithdrawRequest, WithdrawResponse
+from .cashier_pb2 import AuditConservationRequest, AuditConservationResponse, CashOutSeatSessionRequest, CashOutSeatSessionResponse, CreateTransfersRequest, CreateTransfersResponse, FundHouseAccountRequest, FundHouseAccountResponse, GetBalancesRequest, GetBalancesResponse, GetHouseBalancesRequest, GetHouseBalancesResponse, GetSeatSessionRequest, GetSeatSessionResponse, GetStatementRequest, GetStatementResponse, ListOpenSeatSessionsRequest, ListOpenSeatSessionsResponse, LookupTransfersRequest, LookupTransfersResponse, OpenSeatSessionRequest, OpenSeatSessionResponse, PurchaseRequest, PurchaseResponse, SetPlayerHoldRequest, SetPlayerHoldResponse, SettleHandRequest, SettleHandResponse, WithdrawRequest, WithdrawResponse
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, Iterable, Mapping
@@ -217,6 +217,21 @@ class CashierService(Protocol):
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
+    async def set_player_hold(self, request: SetPlayerHoldRequest, ctx: RequestContext[SetPlayerHoldRequest, SetPlayerHoldResponse], /) -> SetPlayerHoldResponse:
+        """
+        SetPlayerHold puts a player on hold for a fair-play review, or releases them (rules 17). While
+        held, OpenSeatSession refuses them (FAILED_PRECONDITION PLAYER_ON_HOLD: no new seats; an open
+        seat plays on and cashes out as usual) and Withdraw refuses to pay them out
+        (FAILED_PRECONDITION WITHDRAWAL_HELD_FOR_REVIEW: the withdrawal waits, nothing is debited).
+        No chip moves. Idempotent by `request_id`: a retry returns the first answer; the same id with
+        a different field is a conflict. Holding a held player or releasing one who is not held under a
+        new id is refused and changes nothing.
+        Roles: service:history (the operators' HoldPlayer and ReleasePlayer, which audit it). Errors:
+        INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; FAILED_PRECONDITION PLAYER_ALREADY_ON_HOLD,
+        PLAYER_NOT_ON_HOLD; ALREADY_EXISTS IDEMPOTENCY_CONFLICT (metadata `field`).
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
 
 class CashierServiceASGIApplication(ConnectASGIApplication[CashierService]):
     def __init__(
@@ -384,6 +399,17 @@ class CashierServiceASGIApplication(ConnectASGIApplication[CashierService]):
                         stream_type=StreamType.UNARY,
                     ),
                     function=svc.get_house_balances,
+                ),
+                "/poker.cashier.v1.CashierService/SetPlayerHold": Endpoint.unary(
+                    method=MethodInfo(
+                        name="SetPlayerHold",
+                        service_name="poker.cashier.v1.CashierService",
+                        input=SetPlayerHoldRequest,
+                        output=SetPlayerHoldResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.set_player_hold,
                 ),
             },
             interceptors=interceptors,
@@ -840,6 +866,38 @@ class CashierServiceClient(ConnectClient):
             headers=headers,
             timeout_ms=timeout_ms,
         )
+    async def set_player_hold(
+        self,
+        request: SetPlayerHoldRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> SetPlayerHoldResponse:
+        """
+        SetPlayerHold puts a player on hold for a fair-play review, or releases them (rules 17). While
+        held, OpenSeatSession refuses them (FAILED_PRECONDITION PLAYER_ON_HOLD: no new seats; an open
+        seat plays on and cashes out as usual) and Withdraw refuses to pay them out
+        (FAILED_PRECONDITION WITHDRAWAL_HELD_FOR_REVIEW: the withdrawal waits, nothing is debited).
+        No chip moves. Idempotent by `request_id`: a retry returns the first answer; the same id with
+        a different field is a conflict. Holding a held player or releasing one who is not held under a
+        new id is refused and changes nothing.
+        Roles: service:history (the operators' HoldPlayer and ReleasePlayer, which audit it). Errors:
+        INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; FAILED_PRECONDITION PLAYER_ALREADY_ON_HOLD,
+        PLAYER_NOT_ON_HOLD; ALREADY_EXISTS IDEMPOTENCY_CONFLICT (metadata `field`).
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="SetPlayerHold",
+                service_name="poker.cashier.v1.CashierService",
+                input=SetPlayerHoldRequest,
+                output=SetPlayerHoldResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
 
 class CashierServiceSync(Protocol):
     """
@@ -1021,6 +1079,21 @@ class CashierServiceSync(Protocol):
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
+    def set_player_hold(self, request: SetPlayerHoldRequest, ctx: RequestContext[SetPlayerHoldRequest, SetPlayerHoldResponse], /) -> SetPlayerHoldResponse:
+        """
+        SetPlayerHold puts a player on hold for a fair-play review, or releases them (rules 17). While
+        held, OpenSeatSession refuses them (FAILED_PRECONDITION PLAYER_ON_HOLD: no new seats; an open
+        seat plays on and cashes out as usual) and Withdraw refuses to pay them out
+        (FAILED_PRECONDITION WITHDRAWAL_HELD_FOR_REVIEW: the withdrawal waits, nothing is debited).
+        No chip moves. Idempotent by `request_id`: a retry returns the first answer; the same id with
+        a different field is a conflict. Holding a held player or releasing one who is not held under a
+        new id is refused and changes nothing.
+        Roles: service:history (the operators' HoldPlayer and ReleasePlayer, which audit it). Errors:
+        INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; FAILED_PRECONDITION PLAYER_ALREADY_ON_HOLD,
+        PLAYER_NOT_ON_HOLD; ALREADY_EXISTS IDEMPOTENCY_CONFLICT (metadata `field`).
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
 
 class CashierServiceWSGIApplication(ConnectWSGIApplication):
     def __init__(
@@ -1186,6 +1259,17 @@ class CashierServiceWSGIApplication(ConnectWSGIApplication):
                         stream_type=StreamType.UNARY,
                     ),
                     function=service.get_house_balances,
+                ),
+                "/poker.cashier.v1.CashierService/SetPlayerHold": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="SetPlayerHold",
+                        service_name="poker.cashier.v1.CashierService",
+                        input=SetPlayerHoldRequest,
+                        output=SetPlayerHoldResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=service.set_player_hold,
                 ),
             },
             interceptors=interceptors,
@@ -1636,6 +1720,38 @@ class CashierServiceClientSync(ConnectClientSync):
                 service_name="poker.cashier.v1.CashierService",
                 input=GetHouseBalancesRequest,
                 output=GetHouseBalancesResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    def set_player_hold(
+        self,
+        request: SetPlayerHoldRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> SetPlayerHoldResponse:
+        """
+        SetPlayerHold puts a player on hold for a fair-play review, or releases them (rules 17). While
+        held, OpenSeatSession refuses them (FAILED_PRECONDITION PLAYER_ON_HOLD: no new seats; an open
+        seat plays on and cashes out as usual) and Withdraw refuses to pay them out
+        (FAILED_PRECONDITION WITHDRAWAL_HELD_FOR_REVIEW: the withdrawal waits, nothing is debited).
+        No chip moves. Idempotent by `request_id`: a retry returns the first answer; the same id with
+        a different field is a conflict. Holding a held player or releasing one who is not held under a
+        new id is refused and changes nothing.
+        Roles: service:history (the operators' HoldPlayer and ReleasePlayer, which audit it). Errors:
+        INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; FAILED_PRECONDITION PLAYER_ALREADY_ON_HOLD,
+        PLAYER_NOT_ON_HOLD; ALREADY_EXISTS IDEMPOTENCY_CONFLICT (metadata `field`).
+        """
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="SetPlayerHold",
+                service_name="poker.cashier.v1.CashierService",
+                input=SetPlayerHoldRequest,
+                output=SetPlayerHoldResponse,
                 idempotency_level=IdempotencyLevel.UNKNOWN,
                 stream_type=StreamType.UNARY,
             ),

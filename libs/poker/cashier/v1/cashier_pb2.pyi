@@ -1551,3 +1551,77 @@ class GetHouseBalancesResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___GetHouseBalancesResponse: _TypeAlias = GetHouseBalancesResponse  # noqa: Y015
+
+@_typing.final
+class SetPlayerHoldRequest(_message.Message):
+    """SetPlayerHoldRequest holds or releases one player."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    HELD_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    request_id: _builtins.str
+    """The caller-chosen id of this change (1 to 128 printable ASCII characters), the idempotency key."""
+    player_id: _builtins.str
+    """The player (see the player id charset above)."""
+    held: _builtins.bool
+    """True to hold the player, false to release them."""
+    reason: _builtins.str
+    """Why, in words (1 to 128 printable ASCII characters), kept with the hold."""
+    def __init__(
+        self,
+        *,
+        request_id: _builtins.str = ...,
+        player_id: _builtins.str = ...,
+        held: _builtins.bool = ...,
+        reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["held", b"held", "player_id", b"player_id", "reason", b"reason", "request_id", b"request_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SetPlayerHoldRequest: _TypeAlias = SetPlayerHoldRequest  # noqa: Y015
+
+@_typing.final
+class SetPlayerHoldResponse(_message.Message):
+    """SetPlayerHoldResponse is the player's hold as it is after the change."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    HELD_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    CHANGE_TIME_FIELD_NUMBER: _builtins.int
+    EXISTING_FIELD_NUMBER: _builtins.int
+    player_id: _builtins.str
+    """The player."""
+    held: _builtins.bool
+    """True while the player is on hold."""
+    reason: _builtins.str
+    """The reason of the change that set the current state."""
+    existing: _builtins.bool
+    """True when this request id was applied earlier and its answer is returned."""
+    @_builtins.property
+    def change_time(self) -> _timestamp_pb2.Timestamp:
+        """When that change was made."""
+
+    def __init__(
+        self,
+        *,
+        player_id: _builtins.str = ...,
+        held: _builtins.bool = ...,
+        reason: _builtins.str = ...,
+        change_time: _timestamp_pb2.Timestamp | None = ...,
+        existing: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["change_time", b"change_time"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["change_time", b"change_time", "existing", b"existing", "held", b"held", "player_id", b"player_id", "reason", b"reason"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SetPlayerHoldResponse: _TypeAlias = SetPlayerHoldResponse  # noqa: Y015

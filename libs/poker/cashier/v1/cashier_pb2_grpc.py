@@ -129,6 +129,11 @@ class CashierServiceStub:
                 request_serializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.GetHouseBalancesRequest.SerializeToString,
                 response_deserializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.GetHouseBalancesResponse.FromString,
                 _registered_method=True)
+        self.SetPlayerHold = channel.unary_unary(
+                '/poker.cashier.v1.CashierService/SetPlayerHold',
+                request_serializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.SetPlayerHoldRequest.SerializeToString,
+                response_deserializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.SetPlayerHoldResponse.FromString,
+                _registered_method=True)
 
 
 class CashierServiceServicer:
@@ -325,6 +330,22 @@ class CashierServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def SetPlayerHold(self, request, context):
+        """SetPlayerHold puts a player on hold for a fair-play review, or releases them (rules 17). While
+        held, OpenSeatSession refuses them (FAILED_PRECONDITION PLAYER_ON_HOLD: no new seats; an open
+        seat plays on and cashes out as usual) and Withdraw refuses to pay them out
+        (FAILED_PRECONDITION WITHDRAWAL_HELD_FOR_REVIEW: the withdrawal waits, nothing is debited).
+        No chip moves. Idempotent by `request_id`: a retry returns the first answer; the same id with
+        a different field is a conflict. Holding a held player or releasing one who is not held under a
+        new id is refused and changes nothing.
+        Roles: service:history (the operators' HoldPlayer and ReleasePlayer, which audit it). Errors:
+        INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; FAILED_PRECONDITION PLAYER_ALREADY_ON_HOLD,
+        PLAYER_NOT_ON_HOLD; ALREADY_EXISTS IDEMPOTENCY_CONFLICT (metadata `field`).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_CashierServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -397,6 +418,11 @@ def add_CashierServiceServicer_to_server(servicer, server):
                     servicer.GetHouseBalances,
                     request_deserializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.GetHouseBalancesRequest.FromString,
                     response_serializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.GetHouseBalancesResponse.SerializeToString,
+            ),
+            'SetPlayerHold': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetPlayerHold,
+                    request_deserializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.SetPlayerHoldRequest.FromString,
+                    response_serializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.SetPlayerHoldResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -802,6 +828,33 @@ class CashierService:
             '/poker.cashier.v1.CashierService/GetHouseBalances',
             poker_dot_cashier_dot_v1_dot_cashier__pb2.GetHouseBalancesRequest.SerializeToString,
             poker_dot_cashier_dot_v1_dot_cashier__pb2.GetHouseBalancesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SetPlayerHold(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/poker.cashier.v1.CashierService/SetPlayerHold',
+            poker_dot_cashier_dot_v1_dot_cashier__pb2.SetPlayerHoldRequest.SerializeToString,
+            poker_dot_cashier_dot_v1_dot_cashier__pb2.SetPlayerHoldResponse.FromString,
             options,
             channel_credentials,
             insecure,

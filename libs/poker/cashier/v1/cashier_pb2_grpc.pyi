@@ -168,6 +168,18 @@ class CashierServiceStub:
     can check that the bank covers a round before it starts and show the jackpot.
     Roles: admin, service:table. Errors: INVALID_ARGUMENT POOL_INVALID.
     """
+    SetPlayerHold: _grpc.UnaryUnaryMultiCallable[_cashier_pb2.SetPlayerHoldRequest, _cashier_pb2.SetPlayerHoldResponse]
+    """SetPlayerHold puts a player on hold for a fair-play review, or releases them (rules 17). While
+    held, OpenSeatSession refuses them (FAILED_PRECONDITION PLAYER_ON_HOLD: no new seats; an open
+    seat plays on and cashes out as usual) and Withdraw refuses to pay them out
+    (FAILED_PRECONDITION WITHDRAWAL_HELD_FOR_REVIEW: the withdrawal waits, nothing is debited).
+    No chip moves. Idempotent by `request_id`: a retry returns the first answer; the same id with
+    a different field is a conflict. Holding a held player or releasing one who is not held under a
+    new id is refused and changes nothing.
+    Roles: service:history (the operators' HoldPlayer and ReleasePlayer, which audit it). Errors:
+    INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; FAILED_PRECONDITION PLAYER_ALREADY_ON_HOLD,
+    PLAYER_NOT_ON_HOLD; ALREADY_EXISTS IDEMPOTENCY_CONFLICT (metadata `field`).
+    """
 
 @_typing.type_check_only
 class CashierServiceAsyncStub(CashierServiceStub):
@@ -308,6 +320,18 @@ class CashierServiceAsyncStub(CashierServiceStub):
     """GetHouseBalances returns the balances of a pool's house bank and jackpot, so a house-game table
     can check that the bank covers a round before it starts and show the jackpot.
     Roles: admin, service:table. Errors: INVALID_ARGUMENT POOL_INVALID.
+    """
+    SetPlayerHold: _aio.UnaryUnaryMultiCallable[_cashier_pb2.SetPlayerHoldRequest, _cashier_pb2.SetPlayerHoldResponse]  # type: ignore[assignment]
+    """SetPlayerHold puts a player on hold for a fair-play review, or releases them (rules 17). While
+    held, OpenSeatSession refuses them (FAILED_PRECONDITION PLAYER_ON_HOLD: no new seats; an open
+    seat plays on and cashes out as usual) and Withdraw refuses to pay them out
+    (FAILED_PRECONDITION WITHDRAWAL_HELD_FOR_REVIEW: the withdrawal waits, nothing is debited).
+    No chip moves. Idempotent by `request_id`: a retry returns the first answer; the same id with
+    a different field is a conflict. Holding a held player or releasing one who is not held under a
+    new id is refused and changes nothing.
+    Roles: service:history (the operators' HoldPlayer and ReleasePlayer, which audit it). Errors:
+    INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; FAILED_PRECONDITION PLAYER_ALREADY_ON_HOLD,
+    PLAYER_NOT_ON_HOLD; ALREADY_EXISTS IDEMPOTENCY_CONFLICT (metadata `field`).
     """
 
 class CashierServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -530,6 +554,24 @@ class CashierServiceServicer(metaclass=_abc_1.ABCMeta):
         """GetHouseBalances returns the balances of a pool's house bank and jackpot, so a house-game table
         can check that the bank covers a round before it starts and show the jackpot.
         Roles: admin, service:table. Errors: INVALID_ARGUMENT POOL_INVALID.
+        """
+
+    @_abc_1.abstractmethod
+    def SetPlayerHold(
+        self,
+        request: _cashier_pb2.SetPlayerHoldRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_cashier_pb2.SetPlayerHoldResponse, _abc.Awaitable[_cashier_pb2.SetPlayerHoldResponse]]:
+        """SetPlayerHold puts a player on hold for a fair-play review, or releases them (rules 17). While
+        held, OpenSeatSession refuses them (FAILED_PRECONDITION PLAYER_ON_HOLD: no new seats; an open
+        seat plays on and cashes out as usual) and Withdraw refuses to pay them out
+        (FAILED_PRECONDITION WITHDRAWAL_HELD_FOR_REVIEW: the withdrawal waits, nothing is debited).
+        No chip moves. Idempotent by `request_id`: a retry returns the first answer; the same id with
+        a different field is a conflict. Holding a held player or releasing one who is not held under a
+        new id is refused and changes nothing.
+        Roles: service:history (the operators' HoldPlayer and ReleasePlayer, which audit it). Errors:
+        INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; FAILED_PRECONDITION PLAYER_ALREADY_ON_HOLD,
+        PLAYER_NOT_ON_HOLD; ALREADY_EXISTS IDEMPOTENCY_CONFLICT (metadata `field`).
         """
 
 def add_CashierServiceServicer_to_server(servicer: CashierServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -121,6 +121,14 @@ class _ErrorReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ErrorReas
     """UNAUTHENTICATED: the token's signature does not verify or its key is unknown."""
     ERROR_REASON_TOKEN_EXPIRED: _ErrorReason.ValueType  # 4
     """UNAUTHENTICATED: the token has expired."""
+    ERROR_REASON_TOKEN_KEY_SCOPE: _ErrorReason.ValueType  # 1010
+    """UNAUTHENTICATED: the token grants more than its signing key may (the gateway's key signs player
+    tokens only): a forgery by the key's holder.
+    """
+    ERROR_REASON_SESSION_EXPIRED: _ErrorReason.ValueType  # 1011
+    """UNAUTHENTICATED: RenewToken of a gateway session older than its maximum age (or of a token that
+    is no gateway session): sign in again.
+    """
     ERROR_REASON_ROLE_REQUIRED: _ErrorReason.ValueType  # 5
     """PERMISSION_DENIED: the caller lacks the role the RPC needs (admin or service)."""
     ERROR_REASON_NOT_YOUR_RESOURCE: _ErrorReason.ValueType  # 6
@@ -393,6 +401,10 @@ class _ErrorReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ErrorReas
     """RESOURCE_EXHAUSTED: the player posted too many chat messages; `retry_after_seconds` says when."""
     ERROR_REASON_CHAT_MUTED: _ErrorReason.ValueType  # 606
     """PERMISSION_DENIED: an admin muted the player in the chat (at this table or everywhere) for now."""
+    ERROR_REASON_CHAT_STACKED_MARKS: _ErrorReason.ValueType  # 607
+    """INVALID_ARGUMENT: a chat message stacks more than 6 combining marks on one character (text that
+    spills over the chat lines around it).
+    """
     ERROR_REASON_TABLE_CLOSED: _ErrorReason.ValueType  # 750
     """Table service (750-799).
     UNAVAILABLE: the (extra, empty) table was closed while the call waited; retry to reach the
@@ -420,6 +432,11 @@ class _ErrorReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ErrorReas
     """RESOURCE_EXHAUSTED: the table shard serves its most streams to callers without a seat
     (SpectateTable, WatchTable without a seat); the rest of its streams are kept for seated players.
     """
+    ERROR_REASON_CLIENT_SEED_HASH_MISMATCH: _ErrorReason.ValueType  # 900
+    """Fairness version 3 (issue 24: 900-949).
+    FAILED_PRECONDITION: a version 3 client seed does not match the client-seed hash recorded for
+    its seat (docs/fairness.md, version 3 step 3); nothing was recorded and the hand was not sealed.
+    """
     ERROR_REASON_DATABASE_UNAVAILABLE: _ErrorReason.ValueType  # 1100
     """Issue 30: faults (1100-1149).
     UNAVAILABLE: the service's database is away (stopped, restarting, unreachable, out of
@@ -442,6 +459,40 @@ class _ErrorReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ErrorReas
     """RESOURCE_EXHAUSTED: the request is larger than the gateway accepts."""
     ERROR_REASON_PURCHASES_NOT_CONFIGURED: _ErrorReason.ValueType  # 1006
     """FAILED_PRECONDITION: no payments flow is configured at this gateway, so chips cannot be bought here."""
+    ERROR_REASON_PLAYER_ON_HOLD: _ErrorReason.ValueType  # 950
+    """Issue 29: fair play and operator holds (950-999).
+    FAILED_PRECONDITION: an operator put the player on hold for a fair-play review (rules 17): no new
+    seat is opened for them until an operator releases them; hands in play finish as usual.
+    """
+    ERROR_REASON_WITHDRAWAL_HELD_FOR_REVIEW: _ErrorReason.ValueType  # 951
+    """FAILED_PRECONDITION: the player is on hold for a fair-play review, so withdrawals wait: nothing
+    was paid out or debited; the same payment reference succeeds once an operator releases them.
+    """
+    ERROR_REASON_CASE_NOT_FOUND: _ErrorReason.ValueType  # 952
+    """NOT_FOUND: no fair-play case with this id."""
+    ERROR_REASON_PLAYER_ALREADY_ON_HOLD: _ErrorReason.ValueType  # 953
+    """FAILED_PRECONDITION: the player is already on hold (under another request id); release first."""
+    ERROR_REASON_PLAYER_NOT_ON_HOLD: _ErrorReason.ValueType  # 954
+    """FAILED_PRECONDITION: the player is not on hold, so there is nothing to release."""
+    ERROR_REASON_SHARD_DRAINING: _ErrorReason.ValueType  # 1150
+    """Issue 26: drains and orderly handovers of rooms between table shards (1150-1199).
+    UNAVAILABLE: the table shard is draining (SIGTERM) or handing this table's room to another
+    shard; nothing was changed: retry through the lobby, which routes to the room's new owner.
+    """
+    ERROR_REASON_SEED_HASHES_CLOSED: _ErrorReason.ValueType  # 1200
+    """Issue 24: the two-step client seeds of fairness version 3 at a table (1200-1219).
+    FAILED_PRECONDITION: the hand's set of client-seed hashes is closed (its seeds are being taken
+    now); a hash is taken only before the close. Send a hash for the next hand instead.
+    """
+    ERROR_REASON_SEED_HASH_REQUIRED: _ErrorReason.ValueType  # 1201
+    """FAILED_PRECONDITION: this hand takes a client seed only from a seat whose seed hash is in the
+    closed hash set (fairness version 3: the hash first, then the seed); send the hash first next
+    time.
+    """
+    ERROR_REASON_SEED_REVEAL_NOT_OPEN: _ErrorReason.ValueType  # 1202
+    """FAILED_PRECONDITION: the hand still takes hashes, so the seed is not taken yet (it would be
+    disclosed before every other contribution is fixed); send it once the hash set is closed.
+    """
 
 class ErrorReason(_ErrorReason, metaclass=_ErrorReasonEnumTypeWrapper):
     """ErrorReason is the catalogue of stable reasons carried in `google.rpc.ErrorInfo.reason` (with
@@ -459,6 +510,14 @@ ERROR_REASON_TOKEN_INVALID_SIGNATURE: ErrorReason.ValueType  # 3
 """UNAUTHENTICATED: the token's signature does not verify or its key is unknown."""
 ERROR_REASON_TOKEN_EXPIRED: ErrorReason.ValueType  # 4
 """UNAUTHENTICATED: the token has expired."""
+ERROR_REASON_TOKEN_KEY_SCOPE: ErrorReason.ValueType  # 1010
+"""UNAUTHENTICATED: the token grants more than its signing key may (the gateway's key signs player
+tokens only): a forgery by the key's holder.
+"""
+ERROR_REASON_SESSION_EXPIRED: ErrorReason.ValueType  # 1011
+"""UNAUTHENTICATED: RenewToken of a gateway session older than its maximum age (or of a token that
+is no gateway session): sign in again.
+"""
 ERROR_REASON_ROLE_REQUIRED: ErrorReason.ValueType  # 5
 """PERMISSION_DENIED: the caller lacks the role the RPC needs (admin or service)."""
 ERROR_REASON_NOT_YOUR_RESOURCE: ErrorReason.ValueType  # 6
@@ -731,6 +790,10 @@ ERROR_REASON_CHAT_RATE_LIMITED: ErrorReason.ValueType  # 605
 """RESOURCE_EXHAUSTED: the player posted too many chat messages; `retry_after_seconds` says when."""
 ERROR_REASON_CHAT_MUTED: ErrorReason.ValueType  # 606
 """PERMISSION_DENIED: an admin muted the player in the chat (at this table or everywhere) for now."""
+ERROR_REASON_CHAT_STACKED_MARKS: ErrorReason.ValueType  # 607
+"""INVALID_ARGUMENT: a chat message stacks more than 6 combining marks on one character (text that
+spills over the chat lines around it).
+"""
 ERROR_REASON_TABLE_CLOSED: ErrorReason.ValueType  # 750
 """Table service (750-799).
 UNAVAILABLE: the (extra, empty) table was closed while the call waited; retry to reach the
@@ -758,6 +821,11 @@ ERROR_REASON_VIEWERS_FULL: ErrorReason.ValueType  # 803
 """RESOURCE_EXHAUSTED: the table shard serves its most streams to callers without a seat
 (SpectateTable, WatchTable without a seat); the rest of its streams are kept for seated players.
 """
+ERROR_REASON_CLIENT_SEED_HASH_MISMATCH: ErrorReason.ValueType  # 900
+"""Fairness version 3 (issue 24: 900-949).
+FAILED_PRECONDITION: a version 3 client seed does not match the client-seed hash recorded for
+its seat (docs/fairness.md, version 3 step 3); nothing was recorded and the hand was not sealed.
+"""
 ERROR_REASON_DATABASE_UNAVAILABLE: ErrorReason.ValueType  # 1100
 """Issue 30: faults (1100-1149).
 UNAVAILABLE: the service's database is away (stopped, restarting, unreachable, out of
@@ -780,6 +848,40 @@ ERROR_REASON_REQUEST_TOO_LARGE: ErrorReason.ValueType  # 1005
 """RESOURCE_EXHAUSTED: the request is larger than the gateway accepts."""
 ERROR_REASON_PURCHASES_NOT_CONFIGURED: ErrorReason.ValueType  # 1006
 """FAILED_PRECONDITION: no payments flow is configured at this gateway, so chips cannot be bought here."""
+ERROR_REASON_PLAYER_ON_HOLD: ErrorReason.ValueType  # 950
+"""Issue 29: fair play and operator holds (950-999).
+FAILED_PRECONDITION: an operator put the player on hold for a fair-play review (rules 17): no new
+seat is opened for them until an operator releases them; hands in play finish as usual.
+"""
+ERROR_REASON_WITHDRAWAL_HELD_FOR_REVIEW: ErrorReason.ValueType  # 951
+"""FAILED_PRECONDITION: the player is on hold for a fair-play review, so withdrawals wait: nothing
+was paid out or debited; the same payment reference succeeds once an operator releases them.
+"""
+ERROR_REASON_CASE_NOT_FOUND: ErrorReason.ValueType  # 952
+"""NOT_FOUND: no fair-play case with this id."""
+ERROR_REASON_PLAYER_ALREADY_ON_HOLD: ErrorReason.ValueType  # 953
+"""FAILED_PRECONDITION: the player is already on hold (under another request id); release first."""
+ERROR_REASON_PLAYER_NOT_ON_HOLD: ErrorReason.ValueType  # 954
+"""FAILED_PRECONDITION: the player is not on hold, so there is nothing to release."""
+ERROR_REASON_SHARD_DRAINING: ErrorReason.ValueType  # 1150
+"""Issue 26: drains and orderly handovers of rooms between table shards (1150-1199).
+UNAVAILABLE: the table shard is draining (SIGTERM) or handing this table's room to another
+shard; nothing was changed: retry through the lobby, which routes to the room's new owner.
+"""
+ERROR_REASON_SEED_HASHES_CLOSED: ErrorReason.ValueType  # 1200
+"""Issue 24: the two-step client seeds of fairness version 3 at a table (1200-1219).
+FAILED_PRECONDITION: the hand's set of client-seed hashes is closed (its seeds are being taken
+now); a hash is taken only before the close. Send a hash for the next hand instead.
+"""
+ERROR_REASON_SEED_HASH_REQUIRED: ErrorReason.ValueType  # 1201
+"""FAILED_PRECONDITION: this hand takes a client seed only from a seat whose seed hash is in the
+closed hash set (fairness version 3: the hash first, then the seed); send the hash first next
+time.
+"""
+ERROR_REASON_SEED_REVEAL_NOT_OPEN: ErrorReason.ValueType  # 1202
+"""FAILED_PRECONDITION: the hand still takes hashes, so the seed is not taken yet (it would be
+disclosed before every other contribution is fixed); send it once the hash set is closed.
+"""
 Global___ErrorReason: _TypeAlias = ErrorReason  # noqa: Y015
 
 @_typing.final

@@ -128,6 +128,16 @@ class _MismatchKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Mismatch
     """Version 2: SHA-256 of the revealed seed is not the `server_seed_hash` published before the deal."""
     MISMATCH_KIND_SHOWN_BEFORE_DEAL: _MismatchKind.ValueType  # 7
     """The commitment the caller was shown before the deal is not the one the service holds."""
+    MISMATCH_KIND_OPENING: _MismatchKind.ValueType  # 8
+    """Version 3: an opening's card, salt, position and proof do not lead to the deck root."""
+    MISMATCH_KIND_PERMUTATION: _MismatchKind.ValueType  # 9
+    """Version 3: the deal order recomputed from the revealed share and seeds does not map the deal
+    position to the opening's committed position.
+    """
+    MISMATCH_KIND_NOT_OPENED: _MismatchKind.ValueType  # 10
+    """Version 3: a dealt card was given at a deal position the caller has no opening of."""
+    MISMATCH_KIND_DUPLICATE_CARD: _MismatchKind.ValueType  # 11
+    """Version 3: two openings show the same card."""
 
 class MismatchKind(_MismatchKind, metaclass=_MismatchKindEnumTypeWrapper):
     """MismatchKind names the check that failed."""
@@ -153,6 +163,16 @@ MISMATCH_KIND_SERVER_SEED_HASH: MismatchKind.ValueType  # 6
 """Version 2: SHA-256 of the revealed seed is not the `server_seed_hash` published before the deal."""
 MISMATCH_KIND_SHOWN_BEFORE_DEAL: MismatchKind.ValueType  # 7
 """The commitment the caller was shown before the deal is not the one the service holds."""
+MISMATCH_KIND_OPENING: MismatchKind.ValueType  # 8
+"""Version 3: an opening's card, salt, position and proof do not lead to the deck root."""
+MISMATCH_KIND_PERMUTATION: MismatchKind.ValueType  # 9
+"""Version 3: the deal order recomputed from the revealed share and seeds does not map the deal
+position to the opening's committed position.
+"""
+MISMATCH_KIND_NOT_OPENED: MismatchKind.ValueType  # 10
+"""Version 3: a dealt card was given at a deal position the caller has no opening of."""
+MISMATCH_KIND_DUPLICATE_CARD: MismatchKind.ValueType  # 11
+"""Version 3: two openings show the same card."""
 Global___MismatchKind: _TypeAlias = MismatchKind  # noqa: Y015
 
 @_typing.final
@@ -164,6 +184,7 @@ class ClientSeed(_message.Message):
     SEAT_FIELD_NUMBER: _builtins.int
     PLAYER_ID_FIELD_NUMBER: _builtins.int
     CLIENT_SEED_FIELD_NUMBER: _builtins.int
+    CLIENT_SEED_HASH_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     """The seat number the seed belongs to; client seeds enter the shuffle in ascending seat order."""
     player_id: _builtins.str
@@ -171,17 +192,24 @@ class ClientSeed(_message.Message):
     to the service and admin roles and to that player; empty for other callers.
     """
     client_seed: _builtins.bytes
-    """The seed bytes as the player chose them, 1 to 64 bytes."""
+    """The seed bytes as the player chose them, 1 to 64 bytes. Version 3: empty while only the seed's
+    hash is recorded, and in the reveal for a seat whose seed was never given (left out of the deal).
+    """
+    client_seed_hash: _builtins.str
+    """Version 3: lower-case hex of the client-seed hash (docs/fairness.md, version 3 step 3), recorded
+    first when the player sent only the hash, or computed from the seed; empty for versions 1 and 2.
+    """
     def __init__(
         self,
         *,
         seat: _builtins.int = ...,
         player_id: _builtins.str = ...,
         client_seed: _builtins.bytes = ...,
+        client_seed_hash: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["client_seed", b"client_seed", "player_id", b"player_id", "seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["client_seed", b"client_seed", "client_seed_hash", b"client_seed_hash", "player_id", b"player_id", "seat", b"seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -206,6 +234,7 @@ class Commitment(_message.Message):
     SEAL_TIME_FIELD_NUMBER: _builtins.int
     REVEAL_TIME_FIELD_NUMBER: _builtins.int
     SERVER_SEED_HASH_FIELD_NUMBER: _builtins.int
+    DECK_ROOT_FIELD_NUMBER: _builtins.int
     hand_id: _builtins.str
     """The hand id assigned by this service."""
     table_id: _builtins.str
@@ -230,6 +259,10 @@ class Commitment(_message.Message):
     server_seed_hash: _builtins.str
     """Lower-case hex SHA-256 of the 32-byte seed (64 characters), bound by the commitment; for a
     version 1 hand it equals `commitment`.
+    """
+    deck_root: _builtins.str
+    """Version 3: lower-case hex of the Merkle root over the per-position card commitments of the
+    secret deck, bound by `commitment`; empty for versions 1 and 2.
     """
     @_builtins.property
     def client_seeds(self) -> _containers.RepeatedCompositeFieldContainer[Global___ClientSeed]:
@@ -263,14 +296,87 @@ class Commitment(_message.Message):
         seal_time: _timestamp_pb2.Timestamp | None = ...,
         reveal_time: _timestamp_pb2.Timestamp | None = ...,
         server_seed_hash: _builtins.str = ...,
+        deck_root: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["create_time", b"create_time", "reveal_time", b"reveal_time", "seal_time", b"seal_time"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["client_seeds", b"client_seeds", "commitment", b"commitment", "create_time", b"create_time", "hand_id", b"hand_id", "nonce", b"nonce", "previous_commitment", b"previous_commitment", "reveal_time", b"reveal_time", "seal_time", b"seal_time", "sequence", b"sequence", "server_seed_hash", b"server_seed_hash", "shuffle_version", b"shuffle_version", "state", b"state", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["client_seeds", b"client_seeds", "commitment", b"commitment", "create_time", b"create_time", "deck_root", b"deck_root", "hand_id", b"hand_id", "nonce", b"nonce", "previous_commitment", b"previous_commitment", "reveal_time", b"reveal_time", "seal_time", b"seal_time", "sequence", b"sequence", "server_seed_hash", b"server_seed_hash", "shuffle_version", b"shuffle_version", "state", b"state", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___Commitment: _TypeAlias = Commitment  # noqa: Y015
+
+@_typing.final
+class CardOpening(_message.Message):
+    """CardOpening proves that the card dealt at one deal position was fixed before the deal (version 3):
+    the card and salt at its committed position lead, through the proof, to the hand's deck root.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DEAL_POSITION_FIELD_NUMBER: _builtins.int
+    COMMITTED_POSITION_FIELD_NUMBER: _builtins.int
+    CARD_FIELD_NUMBER: _builtins.int
+    SALT_FIELD_NUMBER: _builtins.int
+    PROOF_FIELD_NUMBER: _builtins.int
+    deal_position: _builtins.int
+    """The deal position, 0 to 51: position 0 is the first card dealt."""
+    committed_position: _builtins.int
+    """The committed position the deal order maps the deal position to, 0 to 51."""
+    salt: _builtins.bytes
+    """The 32-byte salt of that position."""
+    @_builtins.property
+    def card(self) -> _common_pb2.Card:
+        """The card committed at that position."""
+
+    @_builtins.property
+    def proof(self) -> _containers.RepeatedScalarFieldContainer[_builtins.bytes]:
+        """The 6 sibling hashes (32 bytes each) from the leaf up to the root, leaf level first."""
+
+    def __init__(
+        self,
+        *,
+        deal_position: _builtins.int = ...,
+        committed_position: _builtins.int = ...,
+        card: _common_pb2.Card | None = ...,
+        salt: _builtins.bytes = ...,
+        proof: _abc.Iterable[_builtins.bytes] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["card", b"card"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["card", b"card", "committed_position", b"committed_position", "deal_position", b"deal_position", "proof", b"proof", "salt", b"salt"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CardOpening: _TypeAlias = CardOpening  # noqa: Y015
+
+@_typing.final
+class SeenPositions(_message.Message):
+    """SeenPositions names the deal positions one participant saw privately (their own hole cards)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    POSITIONS_FIELD_NUMBER: _builtins.int
+    player_id: _builtins.str
+    """The participant."""
+    @_builtins.property
+    def positions(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Deal positions 0 to 51."""
+
+    def __init__(
+        self,
+        *,
+        player_id: _builtins.str = ...,
+        positions: _abc.Iterable[_builtins.int] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["player_id", b"player_id", "positions", b"positions"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SeenPositions: _TypeAlias = SeenPositions  # noqa: Y015
 
 @_typing.final
 class Reveal(_message.Message):
@@ -281,6 +387,7 @@ class Reveal(_message.Message):
     COMMITMENT_FIELD_NUMBER: _builtins.int
     SERVER_SEED_FIELD_NUMBER: _builtins.int
     DECK_FIELD_NUMBER: _builtins.int
+    OPENINGS_FIELD_NUMBER: _builtins.int
     server_seed: _builtins.bytes
     """The 32-byte seed whose SHA-256 is the commitment."""
     @_builtins.property
@@ -289,7 +396,15 @@ class Reveal(_message.Message):
 
     @_builtins.property
     def deck(self) -> _containers.RepeatedCompositeFieldContainer[_common_pb2.Card]:
-        """The deck derived from the seed, the client seeds and the nonce; position 0 is dealt first."""
+        """The deck derived from the seed, the client seeds and the nonce; position 0 is dealt first.
+        Versions 1 and 2 only: a version 3 reveal never carries the deck.
+        """
+
+    @_builtins.property
+    def openings(self) -> _containers.RepeatedCompositeFieldContainer[Global___CardOpening]:
+        """Version 3: the openings of exactly the deal positions the caller saw (a participant: the public
+        positions and their own; anyone else: the public positions; admins: all 52), ascending.
+        """
 
     def __init__(
         self,
@@ -297,10 +412,11 @@ class Reveal(_message.Message):
         commitment: Global___Commitment | None = ...,
         server_seed: _builtins.bytes = ...,
         deck: _abc.Iterable[_common_pb2.Card] | None = ...,
+        openings: _abc.Iterable[Global___CardOpening] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["commitment", b"commitment"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["commitment", b"commitment", "deck", b"deck", "server_seed", b"server_seed"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["commitment", b"commitment", "deck", b"deck", "openings", b"openings", "server_seed", b"server_seed"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -317,6 +433,8 @@ class CommitHandRequest(_message.Message):
     DEAL_NOW_FIELD_NUMBER: _builtins.int
     PARTICIPANT_IDS_FIELD_NUMBER: _builtins.int
     PARTICIPANTS_ONLY_FIELD_NUMBER: _builtins.int
+    SHUFFLE_VERSION_FIELD_NUMBER: _builtins.int
+    PRIVATE_ROOM_FIELD_NUMBER: _builtins.int
     request_id: _builtins.str
     """The idempotency key, at most 128 characters; derive it from the table and its hand counter so a
     shard that takes the table over sends the same one.
@@ -330,6 +448,16 @@ class CommitHandRequest(_message.Message):
     participants_only: _builtins.bool
     """When true the hand exists only for its participants and admins: a house-game round is private
     to its player (docs/house-games.md), so nobody else may list, read or check it.
+    """
+    shuffle_version: _builtins.int
+    """The fairness version to deal under: 0 for the default (3, openings per position), or 2 (the
+    whole seed revealed after the hand: a room's operator setting). Other values: FIELD_INVALID.
+    """
+    private_room: _builtins.bool
+    """When true the hand is dealt in a private room (the lobby's `Room.private`, as the table read its
+    room before the commitment): like a participants-only hand, it exists only for the players
+    dealt in (named here or at SealHand) and admins; nobody else may list, read or check it.
+    Fixed at the commitment: a room that turns private does so from its next hand.
     """
     @_builtins.property
     def participant_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
@@ -345,10 +473,12 @@ class CommitHandRequest(_message.Message):
         deal_now: _builtins.bool = ...,
         participant_ids: _abc.Iterable[_builtins.str] | None = ...,
         participants_only: _builtins.bool = ...,
+        shuffle_version: _builtins.int = ...,
+        private_room: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["deal_now", b"deal_now", "participant_ids", b"participant_ids", "participants_only", b"participants_only", "request_id", b"request_id", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["deal_now", b"deal_now", "participant_ids", b"participant_ids", "participants_only", b"participants_only", "private_room", b"private_room", "request_id", b"request_id", "shuffle_version", b"shuffle_version", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -394,6 +524,7 @@ class AddPlayerEntropyRequest(_message.Message):
     SEAT_FIELD_NUMBER: _builtins.int
     PLAYER_ID_FIELD_NUMBER: _builtins.int
     CLIENT_SEED_FIELD_NUMBER: _builtins.int
+    CLIENT_SEED_HASH_FIELD_NUMBER: _builtins.int
     hand_id: _builtins.str
     """The hand returned by CommitHand."""
     seat: _builtins.int
@@ -401,7 +532,11 @@ class AddPlayerEntropyRequest(_message.Message):
     player_id: _builtins.str
     """The player seated there, at most 128 characters."""
     client_seed: _builtins.bytes
-    """The player's client seed, 1 to 64 bytes."""
+    """The player's client seed, 1 to 64 bytes. Version 3 takes either this or `client_seed_hash`."""
+    client_seed_hash: _builtins.str
+    """Version 3 only: the hash of a seed the player will give at the seal (64 hex digits, docs/fairness.md
+    version 3 step 3), so no seed is disclosed before every seat's seed is fixed.
+    """
     def __init__(
         self,
         *,
@@ -409,10 +544,11 @@ class AddPlayerEntropyRequest(_message.Message):
         seat: _builtins.int = ...,
         player_id: _builtins.str = ...,
         client_seed: _builtins.bytes = ...,
+        client_seed_hash: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["client_seed", b"client_seed", "hand_id", b"hand_id", "player_id", b"player_id", "seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["client_seed", b"client_seed", "client_seed_hash", b"client_seed_hash", "hand_id", b"hand_id", "player_id", b"player_id", "seat", b"seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -518,19 +654,35 @@ class RevealHandRequest(_message.Message):
 
     HAND_ID_FIELD_NUMBER: _builtins.int
     OUTCOME_FIELD_NUMBER: _builtins.int
+    PUBLIC_POSITIONS_FIELD_NUMBER: _builtins.int
+    SEEN_FIELD_NUMBER: _builtins.int
     hand_id: _builtins.str
     """The hand returned by CommitHand."""
     outcome: Global___HandOutcome.ValueType
     """Whether the hand finished or was voided."""
+    @_builtins.property
+    def public_positions(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Version 3: the deal positions everyone saw (the board, cards shown at showdown); ignored for
+        versions 1 and 2. A retry must name the same positions.
+        """
+
+    @_builtins.property
+    def seen(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeenPositions]:
+        """Version 3: the deal positions each participant saw privately (their hole cards); each player
+        must be a participant of the hand and named once.
+        """
+
     def __init__(
         self,
         *,
         hand_id: _builtins.str = ...,
         outcome: Global___HandOutcome.ValueType = ...,
+        public_positions: _abc.Iterable[_builtins.int] | None = ...,
+        seen: _abc.Iterable[Global___SeenPositions] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["hand_id", b"hand_id", "outcome", b"outcome"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["hand_id", b"hand_id", "outcome", b"outcome", "public_positions", b"public_positions", "seen", b"seen"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -726,6 +878,8 @@ class PublishedHand(_message.Message):
     SEQUENCE_FIELD_NUMBER: _builtins.int
     PREVIOUS_COMMITMENT_FIELD_NUMBER: _builtins.int
     SERVER_SEED_HASH_FIELD_NUMBER: _builtins.int
+    DECK_ROOT_FIELD_NUMBER: _builtins.int
+    OPENINGS_FIELD_NUMBER: _builtins.int
     server_seed: _builtins.bytes
     """The 32-byte seed."""
     nonce: _builtins.str
@@ -743,10 +897,16 @@ class PublishedHand(_message.Message):
     previous_commitment: _builtins.str
     """Version 2 only: the previous commitment of the table's chain (64 zeros for sequence 1)."""
     server_seed_hash: _builtins.str
-    """Version 2 only: SHA-256 of the seed as published before the deal (64 hex characters)."""
+    """Versions 2 and 3: SHA-256 of the seed as published before the deal (64 hex characters)."""
+    deck_root: _builtins.str
+    """Version 3 only: the deck root the commitment binds (64 hex characters)."""
     @_builtins.property
     def client_seeds(self) -> _containers.RepeatedCompositeFieldContainer[Global___ClientSeed]:
         """The client seeds; their order here does not matter, the shuffle sorts them by seat."""
+
+    @_builtins.property
+    def openings(self) -> _containers.RepeatedCompositeFieldContainer[Global___CardOpening]:
+        """Version 3 only: the openings to check (those a reveal gave the caller)."""
 
     def __init__(
         self,
@@ -761,10 +921,12 @@ class PublishedHand(_message.Message):
         sequence: _builtins.int = ...,
         previous_commitment: _builtins.str = ...,
         server_seed_hash: _builtins.str = ...,
+        deck_root: _builtins.str = ...,
+        openings: _abc.Iterable[Global___CardOpening] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["client_seeds", b"client_seeds", "commitment", b"commitment", "hand_id", b"hand_id", "nonce", b"nonce", "previous_commitment", b"previous_commitment", "sequence", b"sequence", "server_seed", b"server_seed", "server_seed_hash", b"server_seed_hash", "shuffle_version", b"shuffle_version", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["client_seeds", b"client_seeds", "commitment", b"commitment", "deck_root", b"deck_root", "hand_id", b"hand_id", "nonce", b"nonce", "openings", b"openings", "previous_commitment", b"previous_commitment", "sequence", b"sequence", "server_seed", b"server_seed", "server_seed_hash", b"server_seed_hash", "shuffle_version", b"shuffle_version", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -895,6 +1057,7 @@ class VerifyHandResponse(_message.Message):
     COMPUTED_COMMITMENT_FIELD_NUMBER: _builtins.int
     DECK_FIELD_NUMBER: _builtins.int
     DEALT_CARDS_CHECKED_FIELD_NUMBER: _builtins.int
+    OPENINGS_CHECKED_FIELD_NUMBER: _builtins.int
     verdict: Global___Verdict.ValueType
     """PASS when every check passed."""
     computed_commitment: _builtins.str
@@ -903,6 +1066,10 @@ class VerifyHandResponse(_message.Message):
     """
     dealt_cards_checked: _builtins.int
     """How many dealt cards were checked."""
+    openings_checked: _builtins.int
+    """Version 3: how many openings were checked against the commitment (by hand id: those the
+    caller may see).
+    """
     @_builtins.property
     def first_mismatch(self) -> Global___Mismatch:
         """The first failed check; unset on PASS."""
@@ -919,10 +1086,11 @@ class VerifyHandResponse(_message.Message):
         computed_commitment: _builtins.str = ...,
         deck: _abc.Iterable[_common_pb2.Card] | None = ...,
         dealt_cards_checked: _builtins.int = ...,
+        openings_checked: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["first_mismatch", b"first_mismatch"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["computed_commitment", b"computed_commitment", "dealt_cards_checked", b"dealt_cards_checked", "deck", b"deck", "first_mismatch", b"first_mismatch", "verdict", b"verdict"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["computed_commitment", b"computed_commitment", "dealt_cards_checked", b"dealt_cards_checked", "deck", b"deck", "first_mismatch", b"first_mismatch", "openings_checked", b"openings_checked", "verdict", b"verdict"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

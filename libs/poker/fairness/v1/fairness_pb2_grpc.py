@@ -38,13 +38,19 @@ class FairnessServiceStub:
     seat order, the nonce and the commitment (algorithm `docs/fairness.md`). The server
     committed before it saw the client seeds, so it could not choose the deck.
     4. RevealHand, when the hand finished or was voided: the seed becomes public.
+    Version 3 (the default for new hands) commits before the deal to the card at every position of a
+    secret deck (a Merkle root of salted per-position hashes, `deck_root`), deals the positions in an
+    order derived from the server's share and the players' seeds (a seed may be given as its hash
+    first), and after the hand opens to each reader exactly the deal positions they saw (the table
+    reports them at RevealHand): a participant the public cards and their own, anyone else the public
+    cards, admins all 52. A version 3 reveal never carries the deck.
     Players and admins read commitments (GetCommitment, ListTableCommitments), reveals of ended hands
     (GetReveal) and check hands (VerifyHand). A hand's participants are the players the table dealt
     in (named at SealHand, or at CommitHand for a house-game round). The seed and deck of an ended
     hand (versions 1 and 2) go only to its participants and admins: from them anyone could read every
     folded hole card. Listings show other callers the chain links of hands they did not play without
-    their hand ids, and a participants-only hand (a house-game round) does not exist for anyone but
-    its participants and admins. The seed of a hand that has not ended is never returned to anyone,
+    their hand ids, and a participants-only hand (a house-game round) or a private room's hand does not
+    exist for anyone but its participants and admins. The seed of a hand that has not ended is never returned to anyone,
     and the deck is returned before the reveal only to the table service.
 
     Errors carry `google.rpc.ErrorInfo` with a reason from `poker.common.v1.ErrorReason`. Every RPC may
@@ -113,13 +119,19 @@ class FairnessServiceServicer:
     seat order, the nonce and the commitment (algorithm `docs/fairness.md`). The server
     committed before it saw the client seeds, so it could not choose the deck.
     4. RevealHand, when the hand finished or was voided: the seed becomes public.
+    Version 3 (the default for new hands) commits before the deal to the card at every position of a
+    secret deck (a Merkle root of salted per-position hashes, `deck_root`), deals the positions in an
+    order derived from the server's share and the players' seeds (a seed may be given as its hash
+    first), and after the hand opens to each reader exactly the deal positions they saw (the table
+    reports them at RevealHand): a participant the public cards and their own, anyone else the public
+    cards, admins all 52. A version 3 reveal never carries the deck.
     Players and admins read commitments (GetCommitment, ListTableCommitments), reveals of ended hands
     (GetReveal) and check hands (VerifyHand). A hand's participants are the players the table dealt
     in (named at SealHand, or at CommitHand for a house-game round). The seed and deck of an ended
     hand (versions 1 and 2) go only to its participants and admins: from them anyone could read every
     folded hole card. Listings show other callers the chain links of hands they did not play without
-    their hand ids, and a participants-only hand (a house-game round) does not exist for anyone but
-    its participants and admins. The seed of a hand that has not ended is never returned to anyone,
+    their hand ids, and a participants-only hand (a house-game round) or a private room's hand does not
+    exist for anyone but its participants and admins. The seed of a hand that has not ended is never returned to anyone,
     and the deck is returned before the reveal only to the table service.
 
     Errors carry `google.rpc.ErrorInfo` with a reason from `poker.common.v1.ErrorReason`. Every RPC may
@@ -134,8 +146,8 @@ class FairnessServiceServicer:
         and the deck is returned. Errors: INVALID_ARGUMENT (FIELD_REQUIRED, FIELD_INVALID; a participant
         id empty, over 128 characters or with a control character, more than 64 of them, or
         `participants_only` without any),
-        ALREADY_EXISTS (IDEMPOTENCY_CONFLICT when the request id was used with another table or
-        `deal_now`), ABORTED (TABLE_CHAIN_CONTENDED when concurrent commits for one table kept racing).
+        ALREADY_EXISTS (IDEMPOTENCY_CONFLICT when the request id was used with another table,
+        `deal_now`, `participants_only`, `private_room` or shuffle version), ABORTED (TABLE_CHAIN_CONTENDED when concurrent commits for one table kept racing).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -147,7 +159,8 @@ class FairnessServiceServicer:
         the same seed again succeeds, another seed for the same seat is a conflict. Errors:
         INVALID_ARGUMENT (FIELD_REQUIRED, FIELD_INVALID), NOT_FOUND (HAND_NOT_FOUND),
         FAILED_PRECONDITION (ENTROPY_CLOSED once the hand was sealed or ended), ALREADY_EXISTS
-        (IDEMPOTENCY_CONFLICT).
+        (IDEMPOTENCY_CONFLICT), FAILED_PRECONDITION (CLIENT_SEED_HASH_MISMATCH: version 3, a seed that
+        does not match the hash recorded for its seat).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -162,8 +175,10 @@ class FairnessServiceServicer:
         (with admins) may read the hand's reveal. Errors: INVALID_ARGUMENT (FIELD_REQUIRED, FIELD_INVALID),
         NOT_FOUND (HAND_NOT_FOUND), FAILED_PRECONDITION (HAND_ALREADY_REVEALED once the hand ended;
         ENTROPY_CLOSED for a seed not recorded before the hand was sealed), ALREADY_EXISTS
-        (IDEMPOTENCY_CONFLICT for a seat that already has another seed). On any error nothing is
-        recorded and the hand is not sealed.
+        (IDEMPOTENCY_CONFLICT for a seat that already has another seed), FAILED_PRECONDITION
+        (CLIENT_SEED_HASH_MISMATCH: version 3, a seed that does not match its seat's recorded hash). On
+        any error nothing is recorded and the hand is not sealed. Version 3: a seat that recorded only a
+        hash and gives no seed here is left out of the deal order.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -174,7 +189,9 @@ class FairnessServiceServicer:
         only. Idempotent: the same outcome again returns the same reveal. Errors: INVALID_ARGUMENT
         (FIELD_REQUIRED, FIELD_INVALID), NOT_FOUND (HAND_NOT_FOUND), FAILED_PRECONDITION
         (HAND_NOT_DEALT when a hand that was never sealed is reported finished rather than voided;
-        HAND_ALREADY_REVEALED when it already ended with the other outcome).
+        HAND_ALREADY_REVEALED when it already ended with the other outcome), INVALID_ARGUMENT
+        (FIELD_INVALID: version 3, a position outside 0..51, a player who is not a participant or is
+        named twice), ALREADY_EXISTS (IDEMPOTENCY_CONFLICT: version 3, a retry naming other positions).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -183,8 +200,8 @@ class FairnessServiceServicer:
     def GetCommitment(self, request, context):
         """GetCommitment returns the public record of a hand: commitment, nonce, chain link, state and the
         client seeds so far; never the seed or the deck. Players and admins. Errors: INVALID_ARGUMENT
-        (FIELD_REQUIRED), NOT_FOUND (HAND_NOT_FOUND; also a participants-only hand asked for by anyone
-        but its participants and admins).
+        (FIELD_REQUIRED), NOT_FOUND (HAND_NOT_FOUND; also a participants-only or private room's hand
+        asked for by anyone but its participants and admins).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -193,8 +210,8 @@ class FairnessServiceServicer:
     def ListTableCommitments(self, request, context):
         """ListTableCommitments returns a table's commitment chain in sequence order, oldest first, so
         anyone can check that no hand is missing or reordered. Players and admins. A hand the caller did
-        not play is listed without its hand id (admins see every id); participants-only hands are left
-        out for everyone but their participants and admins. Errors: INVALID_ARGUMENT (FIELD_REQUIRED,
+        not play is listed without its hand id (admins see every id); participants-only hands and a
+        private room's hands are left out for everyone but their participants and admins. Errors: INVALID_ARGUMENT (FIELD_REQUIRED,
         PAGE_TOKEN_INVALID).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -204,7 +221,10 @@ class FairnessServiceServicer:
     def GetReveal(self, request, context):
         """GetReveal returns everything needed to re-derive the deck of an ended hand: seed, client seeds,
         nonce, shuffle version, commitment, and the deck itself (empty when the stored values cannot
-        give one; VerifyHand then answers MALFORMED). Only the hand's participants and admins. Errors:
+        give one; VerifyHand then answers MALFORMED). Only the hand's participants and admins. Version 3:
+        the seed and the openings of the deal positions the caller saw, to anyone who may know of the
+        hand (NOT_YOUR_RESOURCE does not apply; a participants-only round or a private room's hand stays
+        HAND_NOT_FOUND). Errors:
         INVALID_ARGUMENT (FIELD_REQUIRED), NOT_FOUND (HAND_NOT_FOUND, as in GetCommitment),
         FAILED_PRECONDITION (HAND_NOT_FINISHED while the hand has not ended, whoever asks),
         PERMISSION_DENIED (NOT_YOUR_RESOURCE for a caller who did not play the hand).
@@ -219,7 +239,9 @@ class FairnessServiceServicer:
         deck) or published values sent in the request, and in both cases the dealt cards sent in the
         request. A failed check, a malformed published value included, is a normal response with
         verdict FAIL and the first mismatch, not an error. Players and admins; by hand id only the
-        hand's participants and admins (the verdict on a dealt card would tell anyone else the card).
+        hand's participants and admins (the verdict on a dealt card would tell anyone else the card);
+        version 3 by hand id: anyone who may know of the hand, checked against the openings that caller
+        may see (a dealt card at another position is NOT_OPENED, whatever card it names).
         Errors: INVALID_ARGUMENT (FIELD_REQUIRED, FIELD_INVALID), NOT_FOUND (HAND_NOT_FOUND, as in
         GetCommitment), FAILED_PRECONDITION (HAND_NOT_FINISHED: a hand that has not ended is not
         checked, so the RPC cannot leak its deck), PERMISSION_DENIED (NOT_YOUR_RESOURCE, as in GetReveal).
@@ -292,13 +314,19 @@ class FairnessService:
     seat order, the nonce and the commitment (algorithm `docs/fairness.md`). The server
     committed before it saw the client seeds, so it could not choose the deck.
     4. RevealHand, when the hand finished or was voided: the seed becomes public.
+    Version 3 (the default for new hands) commits before the deal to the card at every position of a
+    secret deck (a Merkle root of salted per-position hashes, `deck_root`), deals the positions in an
+    order derived from the server's share and the players' seeds (a seed may be given as its hash
+    first), and after the hand opens to each reader exactly the deal positions they saw (the table
+    reports them at RevealHand): a participant the public cards and their own, anyone else the public
+    cards, admins all 52. A version 3 reveal never carries the deck.
     Players and admins read commitments (GetCommitment, ListTableCommitments), reveals of ended hands
     (GetReveal) and check hands (VerifyHand). A hand's participants are the players the table dealt
     in (named at SealHand, or at CommitHand for a house-game round). The seed and deck of an ended
     hand (versions 1 and 2) go only to its participants and admins: from them anyone could read every
     folded hole card. Listings show other callers the chain links of hands they did not play without
-    their hand ids, and a participants-only hand (a house-game round) does not exist for anyone but
-    its participants and admins. The seed of a hand that has not ended is never returned to anyone,
+    their hand ids, and a participants-only hand (a house-game round) or a private room's hand does not
+    exist for anyone but its participants and admins. The seed of a hand that has not ended is never returned to anyone,
     and the deck is returned before the reveal only to the table service.
 
     Errors carry `google.rpc.ErrorInfo` with a reason from `poker.common.v1.ErrorReason`. Every RPC may

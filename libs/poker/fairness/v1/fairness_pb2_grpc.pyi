@@ -39,13 +39,19 @@ class FairnessServiceStub:
          seat order, the nonce and the commitment (algorithm `docs/fairness.md`). The server
          committed before it saw the client seeds, so it could not choose the deck.
       4. RevealHand, when the hand finished or was voided: the seed becomes public.
+    Version 3 (the default for new hands) commits before the deal to the card at every position of a
+    secret deck (a Merkle root of salted per-position hashes, `deck_root`), deals the positions in an
+    order derived from the server's share and the players' seeds (a seed may be given as its hash
+    first), and after the hand opens to each reader exactly the deal positions they saw (the table
+    reports them at RevealHand): a participant the public cards and their own, anyone else the public
+    cards, admins all 52. A version 3 reveal never carries the deck.
     Players and admins read commitments (GetCommitment, ListTableCommitments), reveals of ended hands
     (GetReveal) and check hands (VerifyHand). A hand's participants are the players the table dealt
     in (named at SealHand, or at CommitHand for a house-game round). The seed and deck of an ended
     hand (versions 1 and 2) go only to its participants and admins: from them anyone could read every
     folded hole card. Listings show other callers the chain links of hands they did not play without
-    their hand ids, and a participants-only hand (a house-game round) does not exist for anyone but
-    its participants and admins. The seed of a hand that has not ended is never returned to anyone,
+    their hand ids, and a participants-only hand (a house-game round) or a private room's hand does not
+    exist for anyone but its participants and admins. The seed of a hand that has not ended is never returned to anyone,
     and the deck is returned before the reveal only to the table service.
 
     Errors carry `google.rpc.ErrorInfo` with a reason from `poker.common.v1.ErrorReason`. Every RPC may
@@ -64,8 +70,8 @@ class FairnessServiceStub:
     and the deck is returned. Errors: INVALID_ARGUMENT (FIELD_REQUIRED, FIELD_INVALID; a participant
     id empty, over 128 characters or with a control character, more than 64 of them, or
     `participants_only` without any),
-    ALREADY_EXISTS (IDEMPOTENCY_CONFLICT when the request id was used with another table or
-    `deal_now`), ABORTED (TABLE_CHAIN_CONTENDED when concurrent commits for one table kept racing).
+    ALREADY_EXISTS (IDEMPOTENCY_CONFLICT when the request id was used with another table,
+    `deal_now`, `participants_only`, `private_room` or shuffle version), ABORTED (TABLE_CHAIN_CONTENDED when concurrent commits for one table kept racing).
     """
     AddPlayerEntropy: _grpc.UnaryUnaryMultiCallable[_fairness_pb2.AddPlayerEntropyRequest, _fairness_pb2.AddPlayerEntropyResponse]
     """AddPlayerEntropy records one seated player's client seed for a committed hand that has not been
@@ -73,7 +79,8 @@ class FairnessServiceStub:
     the same seed again succeeds, another seed for the same seat is a conflict. Errors:
     INVALID_ARGUMENT (FIELD_REQUIRED, FIELD_INVALID), NOT_FOUND (HAND_NOT_FOUND),
     FAILED_PRECONDITION (ENTROPY_CLOSED once the hand was sealed or ended), ALREADY_EXISTS
-    (IDEMPOTENCY_CONFLICT).
+    (IDEMPOTENCY_CONFLICT), FAILED_PRECONDITION (CLIENT_SEED_HASH_MISMATCH: version 3, a seed that
+    does not match the hash recorded for its seat).
     """
     SealHand: _grpc.UnaryUnaryMultiCallable[_fairness_pb2.SealHandRequest, _fairness_pb2.SealHandResponse]
     """SealHand closes player entropy and returns the deck to deal. Role `service` only. It may carry
@@ -84,33 +91,40 @@ class FairnessServiceStub:
     (with admins) may read the hand's reveal. Errors: INVALID_ARGUMENT (FIELD_REQUIRED, FIELD_INVALID),
     NOT_FOUND (HAND_NOT_FOUND), FAILED_PRECONDITION (HAND_ALREADY_REVEALED once the hand ended;
     ENTROPY_CLOSED for a seed not recorded before the hand was sealed), ALREADY_EXISTS
-    (IDEMPOTENCY_CONFLICT for a seat that already has another seed). On any error nothing is
-    recorded and the hand is not sealed.
+    (IDEMPOTENCY_CONFLICT for a seat that already has another seed), FAILED_PRECONDITION
+    (CLIENT_SEED_HASH_MISMATCH: version 3, a seed that does not match its seat's recorded hash). On
+    any error nothing is recorded and the hand is not sealed. Version 3: a seat that recorded only a
+    hash and gives no seed here is left out of the deal order.
     """
     RevealHand: _grpc.UnaryUnaryMultiCallable[_fairness_pb2.RevealHandRequest, _fairness_pb2.RevealHandResponse]
     """RevealHand reports that a hand finished or was voided and publishes its seed. Role `service`
     only. Idempotent: the same outcome again returns the same reveal. Errors: INVALID_ARGUMENT
     (FIELD_REQUIRED, FIELD_INVALID), NOT_FOUND (HAND_NOT_FOUND), FAILED_PRECONDITION
     (HAND_NOT_DEALT when a hand that was never sealed is reported finished rather than voided;
-    HAND_ALREADY_REVEALED when it already ended with the other outcome).
+    HAND_ALREADY_REVEALED when it already ended with the other outcome), INVALID_ARGUMENT
+    (FIELD_INVALID: version 3, a position outside 0..51, a player who is not a participant or is
+    named twice), ALREADY_EXISTS (IDEMPOTENCY_CONFLICT: version 3, a retry naming other positions).
     """
     GetCommitment: _grpc.UnaryUnaryMultiCallable[_fairness_pb2.GetCommitmentRequest, _fairness_pb2.GetCommitmentResponse]
     """GetCommitment returns the public record of a hand: commitment, nonce, chain link, state and the
     client seeds so far; never the seed or the deck. Players and admins. Errors: INVALID_ARGUMENT
-    (FIELD_REQUIRED), NOT_FOUND (HAND_NOT_FOUND; also a participants-only hand asked for by anyone
-    but its participants and admins).
+    (FIELD_REQUIRED), NOT_FOUND (HAND_NOT_FOUND; also a participants-only or private room's hand
+    asked for by anyone but its participants and admins).
     """
     ListTableCommitments: _grpc.UnaryUnaryMultiCallable[_fairness_pb2.ListTableCommitmentsRequest, _fairness_pb2.ListTableCommitmentsResponse]
     """ListTableCommitments returns a table's commitment chain in sequence order, oldest first, so
     anyone can check that no hand is missing or reordered. Players and admins. A hand the caller did
-    not play is listed without its hand id (admins see every id); participants-only hands are left
-    out for everyone but their participants and admins. Errors: INVALID_ARGUMENT (FIELD_REQUIRED,
+    not play is listed without its hand id (admins see every id); participants-only hands and a
+    private room's hands are left out for everyone but their participants and admins. Errors: INVALID_ARGUMENT (FIELD_REQUIRED,
     PAGE_TOKEN_INVALID).
     """
     GetReveal: _grpc.UnaryUnaryMultiCallable[_fairness_pb2.GetRevealRequest, _fairness_pb2.GetRevealResponse]
     """GetReveal returns everything needed to re-derive the deck of an ended hand: seed, client seeds,
     nonce, shuffle version, commitment, and the deck itself (empty when the stored values cannot
-    give one; VerifyHand then answers MALFORMED). Only the hand's participants and admins. Errors:
+    give one; VerifyHand then answers MALFORMED). Only the hand's participants and admins. Version 3:
+    the seed and the openings of the deal positions the caller saw, to anyone who may know of the
+    hand (NOT_YOUR_RESOURCE does not apply; a participants-only round or a private room's hand stays
+    HAND_NOT_FOUND). Errors:
     INVALID_ARGUMENT (FIELD_REQUIRED), NOT_FOUND (HAND_NOT_FOUND, as in GetCommitment),
     FAILED_PRECONDITION (HAND_NOT_FINISHED while the hand has not ended, whoever asks),
     PERMISSION_DENIED (NOT_YOUR_RESOURCE for a caller who did not play the hand).
@@ -121,7 +135,9 @@ class FairnessServiceStub:
     deck) or published values sent in the request, and in both cases the dealt cards sent in the
     request. A failed check, a malformed published value included, is a normal response with
     verdict FAIL and the first mismatch, not an error. Players and admins; by hand id only the
-    hand's participants and admins (the verdict on a dealt card would tell anyone else the card).
+    hand's participants and admins (the verdict on a dealt card would tell anyone else the card);
+    version 3 by hand id: anyone who may know of the hand, checked against the openings that caller
+    may see (a dealt card at another position is NOT_OPENED, whatever card it names).
     Errors: INVALID_ARGUMENT (FIELD_REQUIRED, FIELD_INVALID), NOT_FOUND (HAND_NOT_FOUND, as in
     GetCommitment), FAILED_PRECONDITION (HAND_NOT_FINISHED: a hand that has not ended is not
     checked, so the RPC cannot leak its deck), PERMISSION_DENIED (NOT_YOUR_RESOURCE, as in GetReveal).
@@ -141,13 +157,19 @@ class FairnessServiceAsyncStub(FairnessServiceStub):
          seat order, the nonce and the commitment (algorithm `docs/fairness.md`). The server
          committed before it saw the client seeds, so it could not choose the deck.
       4. RevealHand, when the hand finished or was voided: the seed becomes public.
+    Version 3 (the default for new hands) commits before the deal to the card at every position of a
+    secret deck (a Merkle root of salted per-position hashes, `deck_root`), deals the positions in an
+    order derived from the server's share and the players' seeds (a seed may be given as its hash
+    first), and after the hand opens to each reader exactly the deal positions they saw (the table
+    reports them at RevealHand): a participant the public cards and their own, anyone else the public
+    cards, admins all 52. A version 3 reveal never carries the deck.
     Players and admins read commitments (GetCommitment, ListTableCommitments), reveals of ended hands
     (GetReveal) and check hands (VerifyHand). A hand's participants are the players the table dealt
     in (named at SealHand, or at CommitHand for a house-game round). The seed and deck of an ended
     hand (versions 1 and 2) go only to its participants and admins: from them anyone could read every
     folded hole card. Listings show other callers the chain links of hands they did not play without
-    their hand ids, and a participants-only hand (a house-game round) does not exist for anyone but
-    its participants and admins. The seed of a hand that has not ended is never returned to anyone,
+    their hand ids, and a participants-only hand (a house-game round) or a private room's hand does not
+    exist for anyone but its participants and admins. The seed of a hand that has not ended is never returned to anyone,
     and the deck is returned before the reveal only to the table service.
 
     Errors carry `google.rpc.ErrorInfo` with a reason from `poker.common.v1.ErrorReason`. Every RPC may
@@ -163,8 +185,8 @@ class FairnessServiceAsyncStub(FairnessServiceStub):
     and the deck is returned. Errors: INVALID_ARGUMENT (FIELD_REQUIRED, FIELD_INVALID; a participant
     id empty, over 128 characters or with a control character, more than 64 of them, or
     `participants_only` without any),
-    ALREADY_EXISTS (IDEMPOTENCY_CONFLICT when the request id was used with another table or
-    `deal_now`), ABORTED (TABLE_CHAIN_CONTENDED when concurrent commits for one table kept racing).
+    ALREADY_EXISTS (IDEMPOTENCY_CONFLICT when the request id was used with another table,
+    `deal_now`, `participants_only`, `private_room` or shuffle version), ABORTED (TABLE_CHAIN_CONTENDED when concurrent commits for one table kept racing).
     """
     AddPlayerEntropy: _aio.UnaryUnaryMultiCallable[_fairness_pb2.AddPlayerEntropyRequest, _fairness_pb2.AddPlayerEntropyResponse]  # type: ignore[assignment]
     """AddPlayerEntropy records one seated player's client seed for a committed hand that has not been
@@ -172,7 +194,8 @@ class FairnessServiceAsyncStub(FairnessServiceStub):
     the same seed again succeeds, another seed for the same seat is a conflict. Errors:
     INVALID_ARGUMENT (FIELD_REQUIRED, FIELD_INVALID), NOT_FOUND (HAND_NOT_FOUND),
     FAILED_PRECONDITION (ENTROPY_CLOSED once the hand was sealed or ended), ALREADY_EXISTS
-    (IDEMPOTENCY_CONFLICT).
+    (IDEMPOTENCY_CONFLICT), FAILED_PRECONDITION (CLIENT_SEED_HASH_MISMATCH: version 3, a seed that
+    does not match the hash recorded for its seat).
     """
     SealHand: _aio.UnaryUnaryMultiCallable[_fairness_pb2.SealHandRequest, _fairness_pb2.SealHandResponse]  # type: ignore[assignment]
     """SealHand closes player entropy and returns the deck to deal. Role `service` only. It may carry
@@ -183,33 +206,40 @@ class FairnessServiceAsyncStub(FairnessServiceStub):
     (with admins) may read the hand's reveal. Errors: INVALID_ARGUMENT (FIELD_REQUIRED, FIELD_INVALID),
     NOT_FOUND (HAND_NOT_FOUND), FAILED_PRECONDITION (HAND_ALREADY_REVEALED once the hand ended;
     ENTROPY_CLOSED for a seed not recorded before the hand was sealed), ALREADY_EXISTS
-    (IDEMPOTENCY_CONFLICT for a seat that already has another seed). On any error nothing is
-    recorded and the hand is not sealed.
+    (IDEMPOTENCY_CONFLICT for a seat that already has another seed), FAILED_PRECONDITION
+    (CLIENT_SEED_HASH_MISMATCH: version 3, a seed that does not match its seat's recorded hash). On
+    any error nothing is recorded and the hand is not sealed. Version 3: a seat that recorded only a
+    hash and gives no seed here is left out of the deal order.
     """
     RevealHand: _aio.UnaryUnaryMultiCallable[_fairness_pb2.RevealHandRequest, _fairness_pb2.RevealHandResponse]  # type: ignore[assignment]
     """RevealHand reports that a hand finished or was voided and publishes its seed. Role `service`
     only. Idempotent: the same outcome again returns the same reveal. Errors: INVALID_ARGUMENT
     (FIELD_REQUIRED, FIELD_INVALID), NOT_FOUND (HAND_NOT_FOUND), FAILED_PRECONDITION
     (HAND_NOT_DEALT when a hand that was never sealed is reported finished rather than voided;
-    HAND_ALREADY_REVEALED when it already ended with the other outcome).
+    HAND_ALREADY_REVEALED when it already ended with the other outcome), INVALID_ARGUMENT
+    (FIELD_INVALID: version 3, a position outside 0..51, a player who is not a participant or is
+    named twice), ALREADY_EXISTS (IDEMPOTENCY_CONFLICT: version 3, a retry naming other positions).
     """
     GetCommitment: _aio.UnaryUnaryMultiCallable[_fairness_pb2.GetCommitmentRequest, _fairness_pb2.GetCommitmentResponse]  # type: ignore[assignment]
     """GetCommitment returns the public record of a hand: commitment, nonce, chain link, state and the
     client seeds so far; never the seed or the deck. Players and admins. Errors: INVALID_ARGUMENT
-    (FIELD_REQUIRED), NOT_FOUND (HAND_NOT_FOUND; also a participants-only hand asked for by anyone
-    but its participants and admins).
+    (FIELD_REQUIRED), NOT_FOUND (HAND_NOT_FOUND; also a participants-only or private room's hand
+    asked for by anyone but its participants and admins).
     """
     ListTableCommitments: _aio.UnaryUnaryMultiCallable[_fairness_pb2.ListTableCommitmentsRequest, _fairness_pb2.ListTableCommitmentsResponse]  # type: ignore[assignment]
     """ListTableCommitments returns a table's commitment chain in sequence order, oldest first, so
     anyone can check that no hand is missing or reordered. Players and admins. A hand the caller did
-    not play is listed without its hand id (admins see every id); participants-only hands are left
-    out for everyone but their participants and admins. Errors: INVALID_ARGUMENT (FIELD_REQUIRED,
+    not play is listed without its hand id (admins see every id); participants-only hands and a
+    private room's hands are left out for everyone but their participants and admins. Errors: INVALID_ARGUMENT (FIELD_REQUIRED,
     PAGE_TOKEN_INVALID).
     """
     GetReveal: _aio.UnaryUnaryMultiCallable[_fairness_pb2.GetRevealRequest, _fairness_pb2.GetRevealResponse]  # type: ignore[assignment]
     """GetReveal returns everything needed to re-derive the deck of an ended hand: seed, client seeds,
     nonce, shuffle version, commitment, and the deck itself (empty when the stored values cannot
-    give one; VerifyHand then answers MALFORMED). Only the hand's participants and admins. Errors:
+    give one; VerifyHand then answers MALFORMED). Only the hand's participants and admins. Version 3:
+    the seed and the openings of the deal positions the caller saw, to anyone who may know of the
+    hand (NOT_YOUR_RESOURCE does not apply; a participants-only round or a private room's hand stays
+    HAND_NOT_FOUND). Errors:
     INVALID_ARGUMENT (FIELD_REQUIRED), NOT_FOUND (HAND_NOT_FOUND, as in GetCommitment),
     FAILED_PRECONDITION (HAND_NOT_FINISHED while the hand has not ended, whoever asks),
     PERMISSION_DENIED (NOT_YOUR_RESOURCE for a caller who did not play the hand).
@@ -220,7 +250,9 @@ class FairnessServiceAsyncStub(FairnessServiceStub):
     deck) or published values sent in the request, and in both cases the dealt cards sent in the
     request. A failed check, a malformed published value included, is a normal response with
     verdict FAIL and the first mismatch, not an error. Players and admins; by hand id only the
-    hand's participants and admins (the verdict on a dealt card would tell anyone else the card).
+    hand's participants and admins (the verdict on a dealt card would tell anyone else the card);
+    version 3 by hand id: anyone who may know of the hand, checked against the openings that caller
+    may see (a dealt card at another position is NOT_OPENED, whatever card it names).
     Errors: INVALID_ARGUMENT (FIELD_REQUIRED, FIELD_INVALID), NOT_FOUND (HAND_NOT_FOUND, as in
     GetCommitment), FAILED_PRECONDITION (HAND_NOT_FINISHED: a hand that has not ended is not
     checked, so the RPC cannot leak its deck), PERMISSION_DENIED (NOT_YOUR_RESOURCE, as in GetReveal).
@@ -239,13 +271,19 @@ class FairnessServiceServicer(metaclass=_abc_1.ABCMeta):
          seat order, the nonce and the commitment (algorithm `docs/fairness.md`). The server
          committed before it saw the client seeds, so it could not choose the deck.
       4. RevealHand, when the hand finished or was voided: the seed becomes public.
+    Version 3 (the default for new hands) commits before the deal to the card at every position of a
+    secret deck (a Merkle root of salted per-position hashes, `deck_root`), deals the positions in an
+    order derived from the server's share and the players' seeds (a seed may be given as its hash
+    first), and after the hand opens to each reader exactly the deal positions they saw (the table
+    reports them at RevealHand): a participant the public cards and their own, anyone else the public
+    cards, admins all 52. A version 3 reveal never carries the deck.
     Players and admins read commitments (GetCommitment, ListTableCommitments), reveals of ended hands
     (GetReveal) and check hands (VerifyHand). A hand's participants are the players the table dealt
     in (named at SealHand, or at CommitHand for a house-game round). The seed and deck of an ended
     hand (versions 1 and 2) go only to its participants and admins: from them anyone could read every
     folded hole card. Listings show other callers the chain links of hands they did not play without
-    their hand ids, and a participants-only hand (a house-game round) does not exist for anyone but
-    its participants and admins. The seed of a hand that has not ended is never returned to anyone,
+    their hand ids, and a participants-only hand (a house-game round) or a private room's hand does not
+    exist for anyone but its participants and admins. The seed of a hand that has not ended is never returned to anyone,
     and the deck is returned before the reveal only to the table service.
 
     Errors carry `google.rpc.ErrorInfo` with a reason from `poker.common.v1.ErrorReason`. Every RPC may
@@ -265,8 +303,8 @@ class FairnessServiceServicer(metaclass=_abc_1.ABCMeta):
         and the deck is returned. Errors: INVALID_ARGUMENT (FIELD_REQUIRED, FIELD_INVALID; a participant
         id empty, over 128 characters or with a control character, more than 64 of them, or
         `participants_only` without any),
-        ALREADY_EXISTS (IDEMPOTENCY_CONFLICT when the request id was used with another table or
-        `deal_now`), ABORTED (TABLE_CHAIN_CONTENDED when concurrent commits for one table kept racing).
+        ALREADY_EXISTS (IDEMPOTENCY_CONFLICT when the request id was used with another table,
+        `deal_now`, `participants_only`, `private_room` or shuffle version), ABORTED (TABLE_CHAIN_CONTENDED when concurrent commits for one table kept racing).
         """
 
     @_abc_1.abstractmethod
@@ -280,7 +318,8 @@ class FairnessServiceServicer(metaclass=_abc_1.ABCMeta):
         the same seed again succeeds, another seed for the same seat is a conflict. Errors:
         INVALID_ARGUMENT (FIELD_REQUIRED, FIELD_INVALID), NOT_FOUND (HAND_NOT_FOUND),
         FAILED_PRECONDITION (ENTROPY_CLOSED once the hand was sealed or ended), ALREADY_EXISTS
-        (IDEMPOTENCY_CONFLICT).
+        (IDEMPOTENCY_CONFLICT), FAILED_PRECONDITION (CLIENT_SEED_HASH_MISMATCH: version 3, a seed that
+        does not match the hash recorded for its seat).
         """
 
     @_abc_1.abstractmethod
@@ -297,8 +336,10 @@ class FairnessServiceServicer(metaclass=_abc_1.ABCMeta):
         (with admins) may read the hand's reveal. Errors: INVALID_ARGUMENT (FIELD_REQUIRED, FIELD_INVALID),
         NOT_FOUND (HAND_NOT_FOUND), FAILED_PRECONDITION (HAND_ALREADY_REVEALED once the hand ended;
         ENTROPY_CLOSED for a seed not recorded before the hand was sealed), ALREADY_EXISTS
-        (IDEMPOTENCY_CONFLICT for a seat that already has another seed). On any error nothing is
-        recorded and the hand is not sealed.
+        (IDEMPOTENCY_CONFLICT for a seat that already has another seed), FAILED_PRECONDITION
+        (CLIENT_SEED_HASH_MISMATCH: version 3, a seed that does not match its seat's recorded hash). On
+        any error nothing is recorded and the hand is not sealed. Version 3: a seat that recorded only a
+        hash and gives no seed here is left out of the deal order.
         """
 
     @_abc_1.abstractmethod
@@ -311,7 +352,9 @@ class FairnessServiceServicer(metaclass=_abc_1.ABCMeta):
         only. Idempotent: the same outcome again returns the same reveal. Errors: INVALID_ARGUMENT
         (FIELD_REQUIRED, FIELD_INVALID), NOT_FOUND (HAND_NOT_FOUND), FAILED_PRECONDITION
         (HAND_NOT_DEALT when a hand that was never sealed is reported finished rather than voided;
-        HAND_ALREADY_REVEALED when it already ended with the other outcome).
+        HAND_ALREADY_REVEALED when it already ended with the other outcome), INVALID_ARGUMENT
+        (FIELD_INVALID: version 3, a position outside 0..51, a player who is not a participant or is
+        named twice), ALREADY_EXISTS (IDEMPOTENCY_CONFLICT: version 3, a retry naming other positions).
         """
 
     @_abc_1.abstractmethod
@@ -322,8 +365,8 @@ class FairnessServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_fairness_pb2.GetCommitmentResponse, _abc.Awaitable[_fairness_pb2.GetCommitmentResponse]]:
         """GetCommitment returns the public record of a hand: commitment, nonce, chain link, state and the
         client seeds so far; never the seed or the deck. Players and admins. Errors: INVALID_ARGUMENT
-        (FIELD_REQUIRED), NOT_FOUND (HAND_NOT_FOUND; also a participants-only hand asked for by anyone
-        but its participants and admins).
+        (FIELD_REQUIRED), NOT_FOUND (HAND_NOT_FOUND; also a participants-only or private room's hand
+        asked for by anyone but its participants and admins).
         """
 
     @_abc_1.abstractmethod
@@ -334,8 +377,8 @@ class FairnessServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_fairness_pb2.ListTableCommitmentsResponse, _abc.Awaitable[_fairness_pb2.ListTableCommitmentsResponse]]:
         """ListTableCommitments returns a table's commitment chain in sequence order, oldest first, so
         anyone can check that no hand is missing or reordered. Players and admins. A hand the caller did
-        not play is listed without its hand id (admins see every id); participants-only hands are left
-        out for everyone but their participants and admins. Errors: INVALID_ARGUMENT (FIELD_REQUIRED,
+        not play is listed without its hand id (admins see every id); participants-only hands and a
+        private room's hands are left out for everyone but their participants and admins. Errors: INVALID_ARGUMENT (FIELD_REQUIRED,
         PAGE_TOKEN_INVALID).
         """
 
@@ -347,7 +390,10 @@ class FairnessServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_fairness_pb2.GetRevealResponse, _abc.Awaitable[_fairness_pb2.GetRevealResponse]]:
         """GetReveal returns everything needed to re-derive the deck of an ended hand: seed, client seeds,
         nonce, shuffle version, commitment, and the deck itself (empty when the stored values cannot
-        give one; VerifyHand then answers MALFORMED). Only the hand's participants and admins. Errors:
+        give one; VerifyHand then answers MALFORMED). Only the hand's participants and admins. Version 3:
+        the seed and the openings of the deal positions the caller saw, to anyone who may know of the
+        hand (NOT_YOUR_RESOURCE does not apply; a participants-only round or a private room's hand stays
+        HAND_NOT_FOUND). Errors:
         INVALID_ARGUMENT (FIELD_REQUIRED), NOT_FOUND (HAND_NOT_FOUND, as in GetCommitment),
         FAILED_PRECONDITION (HAND_NOT_FINISHED while the hand has not ended, whoever asks),
         PERMISSION_DENIED (NOT_YOUR_RESOURCE for a caller who did not play the hand).
@@ -364,7 +410,9 @@ class FairnessServiceServicer(metaclass=_abc_1.ABCMeta):
         deck) or published values sent in the request, and in both cases the dealt cards sent in the
         request. A failed check, a malformed published value included, is a normal response with
         verdict FAIL and the first mismatch, not an error. Players and admins; by hand id only the
-        hand's participants and admins (the verdict on a dealt card would tell anyone else the card).
+        hand's participants and admins (the verdict on a dealt card would tell anyone else the card);
+        version 3 by hand id: anyone who may know of the hand, checked against the openings that caller
+        may see (a dealt card at another position is NOT_OPENED, whatever card it names).
         Errors: INVALID_ARGUMENT (FIELD_REQUIRED, FIELD_INVALID), NOT_FOUND (HAND_NOT_FOUND, as in
         GetCommitment), FAILED_PRECONDITION (HAND_NOT_FINISHED: a hand that has not ended is not
         checked, so the RPC cannot leak its deck), PERMISSION_DENIED (NOT_YOUR_RESOURCE, as in GetReveal).

@@ -21,7 +21,7 @@ from connectrpc.protocol import ProtocolType
 from connectrpc.server import ConnectASGIApplication, ConnectWSGIApplication, DEFAULT_READ_MAX_BYTES, Endpoint, EndpointSync
 from pyqwest import Client, SyncClient
 
-from .history_pb2 import ExportHandsRequest, ExportHandsResponse, GetHandRequest, GetHandResponse, ListAuditEventsRequest, ListAuditEventsResponse, ListBalanceChangesRequest, ListBalanceChangesResponse, ListMyHandsRequest, ListMyHandsResponse, ListTableHandsRequest, ListTableHandsResponse, RecordAuditEventRequest, RecordAuditEventResponse, RecordHandRequest, RecordHandResponse
+from .history_pb2 import ExportHandsRequest, ExportHandsResponse, GetCaseRequest, GetCaseResponse, GetHandRequest, GetHandResponse, HoldPlayerRequest, HoldPlayerResponse, ListAuditEventsRequest, ListAuditEventsResponse, ListBalanceChangesRequest, ListBalanceChangesResponse, ListCasesRequest, ListCasesResponse, ListMyHandsRequest, ListMyHandsResponse, ListTableHandsRequest, ListTableHandsResponse, RecordAuditEventRequest, RecordAuditEventResponse, RecordHandRequest, RecordHandResponse, ReleasePlayerRequest, ReleasePlayerResponse
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, Iterable, Mapping
@@ -101,6 +101,40 @@ class HistoryService(Protocol):
         """
         ListAuditEvents lists audit events, newest first (admin). Errors: PERMISSION_DENIED
         ROLE_REQUIRED; INVALID_ARGUMENT FIELD_INVALID, PAGE_TOKEN_INVALID.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    async def list_cases(self, request: ListCasesRequest, ctx: RequestContext[ListCasesRequest, ListCasesResponse], /) -> ListCasesResponse:
+        """
+        ListCases lists the fair-play cases the detectors opened (rules 17), most recently updated
+        first, optionally of one kind (admin). Players never see cases. Errors: PERMISSION_DENIED
+        ROLE_REQUIRED; INVALID_ARGUMENT FIELD_INVALID, PAGE_TOKEN_INVALID.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    async def get_case(self, request: GetCaseRequest, ctx: RequestContext[GetCaseRequest, GetCaseResponse], /) -> GetCaseResponse:
+        """
+        GetCase returns one case with its evidence (admin). Errors: PERMISSION_DENIED ROLE_REQUIRED;
+        INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND CASE_NOT_FOUND.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    async def hold_player(self, request: HoldPlayerRequest, ctx: RequestContext[HoldPlayerRequest, HoldPlayerResponse], /) -> HoldPlayerResponse:
+        """
+        HoldPlayer puts a player on hold for review (admin): no new seats, withdrawals wait, until
+        ReleasePlayer. The cashier keeps the hold; the audit log gets a PLAYER_HELD event (id
+        `hold:<request_id>`) naming the admin, the reason and the case. Idempotent by `request_id`.
+        Errors: PERMISSION_DENIED ROLE_REQUIRED; INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID;
+        NOT_FOUND CASE_NOT_FOUND (a case id was given and is unknown); FAILED_PRECONDITION
+        PLAYER_ALREADY_ON_HOLD; ALREADY_EXISTS IDEMPOTENCY_CONFLICT; UNAVAILABLE (the cashier).
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    async def release_player(self, request: ReleasePlayerRequest, ctx: RequestContext[ReleasePlayerRequest, ReleasePlayerResponse], /) -> ReleasePlayerResponse:
+        """
+        ReleasePlayer ends a hold (admin), audited as PLAYER_RELEASED (id `hold:<request_id>`).
+        Idempotent by `request_id`. Errors: as HoldPlayer, with PLAYER_NOT_ON_HOLD instead of
+        PLAYER_ALREADY_ON_HOLD.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -205,6 +239,50 @@ class HistoryServiceASGIApplication(ConnectASGIApplication[HistoryService]):
                         stream_type=StreamType.UNARY,
                     ),
                     function=svc.list_audit_events,
+                ),
+                "/poker.history.v1.HistoryService/ListCases": Endpoint.unary(
+                    method=MethodInfo(
+                        name="ListCases",
+                        service_name="poker.history.v1.HistoryService",
+                        input=ListCasesRequest,
+                        output=ListCasesResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.list_cases,
+                ),
+                "/poker.history.v1.HistoryService/GetCase": Endpoint.unary(
+                    method=MethodInfo(
+                        name="GetCase",
+                        service_name="poker.history.v1.HistoryService",
+                        input=GetCaseRequest,
+                        output=GetCaseResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.get_case,
+                ),
+                "/poker.history.v1.HistoryService/HoldPlayer": Endpoint.unary(
+                    method=MethodInfo(
+                        name="HoldPlayer",
+                        service_name="poker.history.v1.HistoryService",
+                        input=HoldPlayerRequest,
+                        output=HoldPlayerResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.hold_player,
+                ),
+                "/poker.history.v1.HistoryService/ReleasePlayer": Endpoint.unary(
+                    method=MethodInfo(
+                        name="ReleasePlayer",
+                        service_name="poker.history.v1.HistoryService",
+                        input=ReleasePlayerRequest,
+                        output=ReleasePlayerResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.release_player,
                 ),
             },
             interceptors=interceptors,
@@ -446,6 +524,108 @@ class HistoryServiceClient(ConnectClient):
             headers=headers,
             timeout_ms=timeout_ms,
         )
+    async def list_cases(
+        self,
+        request: ListCasesRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> ListCasesResponse:
+        """
+        ListCases lists the fair-play cases the detectors opened (rules 17), most recently updated
+        first, optionally of one kind (admin). Players never see cases. Errors: PERMISSION_DENIED
+        ROLE_REQUIRED; INVALID_ARGUMENT FIELD_INVALID, PAGE_TOKEN_INVALID.
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="ListCases",
+                service_name="poker.history.v1.HistoryService",
+                input=ListCasesRequest,
+                output=ListCasesResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    async def get_case(
+        self,
+        request: GetCaseRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> GetCaseResponse:
+        """
+        GetCase returns one case with its evidence (admin). Errors: PERMISSION_DENIED ROLE_REQUIRED;
+        INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND CASE_NOT_FOUND.
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="GetCase",
+                service_name="poker.history.v1.HistoryService",
+                input=GetCaseRequest,
+                output=GetCaseResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    async def hold_player(
+        self,
+        request: HoldPlayerRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> HoldPlayerResponse:
+        """
+        HoldPlayer puts a player on hold for review (admin): no new seats, withdrawals wait, until
+        ReleasePlayer. The cashier keeps the hold; the audit log gets a PLAYER_HELD event (id
+        `hold:<request_id>`) naming the admin, the reason and the case. Idempotent by `request_id`.
+        Errors: PERMISSION_DENIED ROLE_REQUIRED; INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID;
+        NOT_FOUND CASE_NOT_FOUND (a case id was given and is unknown); FAILED_PRECONDITION
+        PLAYER_ALREADY_ON_HOLD; ALREADY_EXISTS IDEMPOTENCY_CONFLICT; UNAVAILABLE (the cashier).
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="HoldPlayer",
+                service_name="poker.history.v1.HistoryService",
+                input=HoldPlayerRequest,
+                output=HoldPlayerResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    async def release_player(
+        self,
+        request: ReleasePlayerRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> ReleasePlayerResponse:
+        """
+        ReleasePlayer ends a hold (admin), audited as PLAYER_RELEASED (id `hold:<request_id>`).
+        Idempotent by `request_id`. Errors: as HoldPlayer, with PLAYER_NOT_ON_HOLD instead of
+        PLAYER_ALREADY_ON_HOLD.
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="ReleasePlayer",
+                service_name="poker.history.v1.HistoryService",
+                input=ReleasePlayerRequest,
+                output=ReleasePlayerResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
 
 class HistoryServiceSync(Protocol):
     """
@@ -511,6 +691,40 @@ class HistoryServiceSync(Protocol):
         """
         ListAuditEvents lists audit events, newest first (admin). Errors: PERMISSION_DENIED
         ROLE_REQUIRED; INVALID_ARGUMENT FIELD_INVALID, PAGE_TOKEN_INVALID.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    def list_cases(self, request: ListCasesRequest, ctx: RequestContext[ListCasesRequest, ListCasesResponse], /) -> ListCasesResponse:
+        """
+        ListCases lists the fair-play cases the detectors opened (rules 17), most recently updated
+        first, optionally of one kind (admin). Players never see cases. Errors: PERMISSION_DENIED
+        ROLE_REQUIRED; INVALID_ARGUMENT FIELD_INVALID, PAGE_TOKEN_INVALID.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    def get_case(self, request: GetCaseRequest, ctx: RequestContext[GetCaseRequest, GetCaseResponse], /) -> GetCaseResponse:
+        """
+        GetCase returns one case with its evidence (admin). Errors: PERMISSION_DENIED ROLE_REQUIRED;
+        INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND CASE_NOT_FOUND.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    def hold_player(self, request: HoldPlayerRequest, ctx: RequestContext[HoldPlayerRequest, HoldPlayerResponse], /) -> HoldPlayerResponse:
+        """
+        HoldPlayer puts a player on hold for review (admin): no new seats, withdrawals wait, until
+        ReleasePlayer. The cashier keeps the hold; the audit log gets a PLAYER_HELD event (id
+        `hold:<request_id>`) naming the admin, the reason and the case. Idempotent by `request_id`.
+        Errors: PERMISSION_DENIED ROLE_REQUIRED; INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID;
+        NOT_FOUND CASE_NOT_FOUND (a case id was given and is unknown); FAILED_PRECONDITION
+        PLAYER_ALREADY_ON_HOLD; ALREADY_EXISTS IDEMPOTENCY_CONFLICT; UNAVAILABLE (the cashier).
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    def release_player(self, request: ReleasePlayerRequest, ctx: RequestContext[ReleasePlayerRequest, ReleasePlayerResponse], /) -> ReleasePlayerResponse:
+        """
+        ReleasePlayer ends a hold (admin), audited as PLAYER_RELEASED (id `hold:<request_id>`).
+        Idempotent by `request_id`. Errors: as HoldPlayer, with PLAYER_NOT_ON_HOLD instead of
+        PLAYER_ALREADY_ON_HOLD.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -613,6 +827,50 @@ class HistoryServiceWSGIApplication(ConnectWSGIApplication):
                         stream_type=StreamType.UNARY,
                     ),
                     function=service.list_audit_events,
+                ),
+                "/poker.history.v1.HistoryService/ListCases": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="ListCases",
+                        service_name="poker.history.v1.HistoryService",
+                        input=ListCasesRequest,
+                        output=ListCasesResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=service.list_cases,
+                ),
+                "/poker.history.v1.HistoryService/GetCase": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="GetCase",
+                        service_name="poker.history.v1.HistoryService",
+                        input=GetCaseRequest,
+                        output=GetCaseResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=service.get_case,
+                ),
+                "/poker.history.v1.HistoryService/HoldPlayer": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="HoldPlayer",
+                        service_name="poker.history.v1.HistoryService",
+                        input=HoldPlayerRequest,
+                        output=HoldPlayerResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=service.hold_player,
+                ),
+                "/poker.history.v1.HistoryService/ReleasePlayer": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="ReleasePlayer",
+                        service_name="poker.history.v1.HistoryService",
+                        input=ReleasePlayerRequest,
+                        output=ReleasePlayerResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=service.release_player,
                 ),
             },
             interceptors=interceptors,
@@ -848,6 +1106,108 @@ class HistoryServiceClientSync(ConnectClientSync):
                 service_name="poker.history.v1.HistoryService",
                 input=ListAuditEventsRequest,
                 output=ListAuditEventsResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    def list_cases(
+        self,
+        request: ListCasesRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> ListCasesResponse:
+        """
+        ListCases lists the fair-play cases the detectors opened (rules 17), most recently updated
+        first, optionally of one kind (admin). Players never see cases. Errors: PERMISSION_DENIED
+        ROLE_REQUIRED; INVALID_ARGUMENT FIELD_INVALID, PAGE_TOKEN_INVALID.
+        """
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="ListCases",
+                service_name="poker.history.v1.HistoryService",
+                input=ListCasesRequest,
+                output=ListCasesResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    def get_case(
+        self,
+        request: GetCaseRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> GetCaseResponse:
+        """
+        GetCase returns one case with its evidence (admin). Errors: PERMISSION_DENIED ROLE_REQUIRED;
+        INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND CASE_NOT_FOUND.
+        """
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="GetCase",
+                service_name="poker.history.v1.HistoryService",
+                input=GetCaseRequest,
+                output=GetCaseResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    def hold_player(
+        self,
+        request: HoldPlayerRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> HoldPlayerResponse:
+        """
+        HoldPlayer puts a player on hold for review (admin): no new seats, withdrawals wait, until
+        ReleasePlayer. The cashier keeps the hold; the audit log gets a PLAYER_HELD event (id
+        `hold:<request_id>`) naming the admin, the reason and the case. Idempotent by `request_id`.
+        Errors: PERMISSION_DENIED ROLE_REQUIRED; INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID;
+        NOT_FOUND CASE_NOT_FOUND (a case id was given and is unknown); FAILED_PRECONDITION
+        PLAYER_ALREADY_ON_HOLD; ALREADY_EXISTS IDEMPOTENCY_CONFLICT; UNAVAILABLE (the cashier).
+        """
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="HoldPlayer",
+                service_name="poker.history.v1.HistoryService",
+                input=HoldPlayerRequest,
+                output=HoldPlayerResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    def release_player(
+        self,
+        request: ReleasePlayerRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> ReleasePlayerResponse:
+        """
+        ReleasePlayer ends a hold (admin), audited as PLAYER_RELEASED (id `hold:<request_id>`).
+        Idempotent by `request_id`. Errors: as HoldPlayer, with PLAYER_NOT_ON_HOLD instead of
+        PLAYER_ALREADY_ON_HOLD.
+        """
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="ReleasePlayer",
+                service_name="poker.history.v1.HistoryService",
+                input=ReleasePlayerRequest,
+                output=ReleasePlayerResponse,
                 idempotency_level=IdempotencyLevel.UNKNOWN,
                 stream_type=StreamType.UNARY,
             ),

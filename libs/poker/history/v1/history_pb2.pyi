@@ -73,6 +73,78 @@ EXPORT_FORMAT_OPEN_HAND_HISTORY_JSON: ExportFormat.ValueType  # 2
 """Open Hand History JSON (the PokerTracker open standard)."""
 Global___ExportFormat: _TypeAlias = ExportFormat  # noqa: Y015
 
+class _CaseKind:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _CaseKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_CaseKind.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    CASE_KIND_UNSPECIFIED: _CaseKind.ValueType  # 0
+    """Not set: in ListCases, every kind."""
+    CASE_KIND_CHIP_DUMPING: _CaseKind.ValueType  # 1
+    """One player passing chips to another: decisions the cards did not justify, one way, targeted."""
+    CASE_KIND_COLLUSION: _CaseKind.ValueType  # 2
+    """Two players playing softly together: checking it down when alone in the pot, squeezing others."""
+    CASE_KIND_SHARED_DEVICE: _CaseKind.ValueType  # 3
+    """Two accounts dealt into one hand with the same device signal (multi-accounting)."""
+    CASE_KIND_AUTOMATION: _CaseKind.ValueType  # 4
+    """One player whose decision times are a machine's (automation without permission)."""
+    CASE_KIND_MULTIWAY_SOFT_PLAY: _CaseKind.ValueType  # 5
+    """Two players who, with a third player in the pot, raise third players' bets with strong hands
+    and only call each other's (soft play in multiway pots).
+    """
+    CASE_KIND_WHIPSAW: _CaseKind.ValueType  # 6
+    """Two players who bet and raise around third players until they fold, then leave the pot to
+    each other (whipsawing, squeezing a third).
+    """
+
+class CaseKind(_CaseKind, metaclass=_CaseKindEnumTypeWrapper):
+    """CaseKind is what a fair-play case is about (rules 17)."""
+
+CASE_KIND_UNSPECIFIED: CaseKind.ValueType  # 0
+"""Not set: in ListCases, every kind."""
+CASE_KIND_CHIP_DUMPING: CaseKind.ValueType  # 1
+"""One player passing chips to another: decisions the cards did not justify, one way, targeted."""
+CASE_KIND_COLLUSION: CaseKind.ValueType  # 2
+"""Two players playing softly together: checking it down when alone in the pot, squeezing others."""
+CASE_KIND_SHARED_DEVICE: CaseKind.ValueType  # 3
+"""Two accounts dealt into one hand with the same device signal (multi-accounting)."""
+CASE_KIND_AUTOMATION: CaseKind.ValueType  # 4
+"""One player whose decision times are a machine's (automation without permission)."""
+CASE_KIND_MULTIWAY_SOFT_PLAY: CaseKind.ValueType  # 5
+"""Two players who, with a third player in the pot, raise third players' bets with strong hands
+and only call each other's (soft play in multiway pots).
+"""
+CASE_KIND_WHIPSAW: CaseKind.ValueType  # 6
+"""Two players who bet and raise around third players until they fold, then leave the pot to
+each other (whipsawing, squeezing a third).
+"""
+Global___CaseKind: _TypeAlias = CaseKind  # noqa: Y015
+
+class _CaseRole:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _CaseRoleEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_CaseRole.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    CASE_ROLE_UNSPECIFIED: _CaseRole.ValueType  # 0
+    """Not set."""
+    CASE_ROLE_SUSPECT: _CaseRole.ValueType  # 1
+    """The evidence is about what this player did."""
+    CASE_ROLE_BENEFICIARY: _CaseRole.ValueType  # 2
+    """The player received chips, and nothing they did corroborates it (a framed player looks so)."""
+
+class CaseRole(_CaseRole, metaclass=_CaseRoleEnumTypeWrapper):
+    """CaseRole is what the evidence says of one player of a case."""
+
+CASE_ROLE_UNSPECIFIED: CaseRole.ValueType  # 0
+"""Not set."""
+CASE_ROLE_SUSPECT: CaseRole.ValueType  # 1
+"""The evidence is about what this player did."""
+CASE_ROLE_BENEFICIARY: CaseRole.ValueType  # 2
+"""The player received chips, and nothing they did corroborates it (a framed player looks so)."""
+Global___CaseRole: _TypeAlias = CaseRole  # noqa: Y015
+
 @_typing.final
 class HandSeat(_message.Message):
     """HandSeat is one player dealt into a hand (or one player of a house-game round)."""
@@ -1001,7 +1073,8 @@ class AuditEvent(_message.Message):
     """Who did it (player, admin or service id)."""
     kind: _builtins.str
     """A stable code (UPPER_SNAKE) such as HAND_VOIDED, MAINTENANCE_SET, or the detectors'
-    SUSPECTED_CHIP_DUMPING and SHARED_CLIENT_FINGERPRINT.
+    FAIR_PLAY_CASE_OPENED (a detector opened a case; subject is the case id), PLAYER_HELD and
+    PLAYER_RELEASED (an admin's hold; actor is the admin).
     """
     subject: _builtins.str
     """What it concerns (a hand, table, room or player id)."""
@@ -1145,3 +1218,547 @@ class ListAuditEventsResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ListAuditEventsResponse: _TypeAlias = ListAuditEventsResponse  # noqa: Y015
+
+@_typing.final
+class CasePlayer(_message.Message):
+    """CasePlayer is one player of a case with their role and why."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    ROLE_FIELD_NUMBER: _builtins.int
+    WHY_FIELD_NUMBER: _builtins.int
+    player_id: _builtins.str
+    """The player."""
+    role: Global___CaseRole.ValueType
+    """Their role."""
+    why: _builtins.str
+    """Why, in words."""
+    def __init__(
+        self,
+        *,
+        player_id: _builtins.str = ...,
+        role: Global___CaseRole.ValueType = ...,
+        why: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["player_id", b"player_id", "role", b"role", "why", b"why"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CasePlayer: _TypeAlias = CasePlayer  # noqa: Y015
+
+@_typing.final
+class CaseEvidence(_message.Message):
+    """CaseEvidence is the pair's running totals in the case's pool, seen from `giver` (the first
+    player of the case): `*_given` is what the giver gave the receiver, `*_back` the reverse. Amounts
+    in `_bb_hundredths` are hundredths of the big blind of each hand they came from.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    HANDS_TOGETHER_FIELD_NUMBER: _builtins.int
+    CHIPS_GIVEN_FIELD_NUMBER: _builtins.int
+    CHIPS_BACK_FIELD_NUMBER: _builtins.int
+    CHIPS_GIVEN_BB_HUNDREDTHS_FIELD_NUMBER: _builtins.int
+    CHIPS_BACK_BB_HUNDREDTHS_FIELD_NUMBER: _builtins.int
+    GIFT_GIVEN_BB_HUNDREDTHS_FIELD_NUMBER: _builtins.int
+    GIFT_BACK_BB_HUNDREDTHS_FIELD_NUMBER: _builtins.int
+    BLATANT_GIVEN_BB_HUNDREDTHS_FIELD_NUMBER: _builtins.int
+    BLATANT_BACK_BB_HUNDREDTHS_FIELD_NUMBER: _builtins.int
+    STRONG_FOLDS_GIVEN_FIELD_NUMBER: _builtins.int
+    STRONG_FOLDS_BACK_FIELD_NUMBER: _builtins.int
+    HEADS_UP_STREETS_FIELD_NUMBER: _builtins.int
+    PASSIVE_STREETS_FIELD_NUMBER: _builtins.int
+    SQUEEZES_FIELD_NUMBER: _builtins.int
+    MULTIWAY_HANDS_FIELD_NUMBER: _builtins.int
+    HANDS_WITH_OTHERS_FIELD_NUMBER: _builtins.int
+    SHARED_DEVICE_HANDS_FIELD_NUMBER: _builtins.int
+    SHARED_NETWORK_HANDS_FIELD_NUMBER: _builtins.int
+    BLATANT_HANDS_GIVEN_FIELD_NUMBER: _builtins.int
+    BLATANT_HANDS_BACK_FIELD_NUMBER: _builtins.int
+    DECISIONS_TIMED_FIELD_NUMBER: _builtins.int
+    DECISION_TIME_BUCKETS_FIELD_NUMBER: _builtins.int
+    STRONG_FACING_GIVEN_FIELD_NUMBER: _builtins.int
+    STRONG_RAISED_GIVEN_FIELD_NUMBER: _builtins.int
+    STRONG_FACING_OTHERS_GIVEN_FIELD_NUMBER: _builtins.int
+    STRONG_RAISED_OTHERS_GIVEN_FIELD_NUMBER: _builtins.int
+    STRONG_FACING_BACK_FIELD_NUMBER: _builtins.int
+    STRONG_RAISED_BACK_FIELD_NUMBER: _builtins.int
+    STRONG_FACING_OTHERS_BACK_FIELD_NUMBER: _builtins.int
+    STRONG_RAISED_OTHERS_BACK_FIELD_NUMBER: _builtins.int
+    WHIPSAW_CHANCES_FIELD_NUMBER: _builtins.int
+    WHIPSAWS_GIVEN_FIELD_NUMBER: _builtins.int
+    WHIPSAWS_BACK_FIELD_NUMBER: _builtins.int
+    hands_together: _builtins.int
+    """Hands the two were dealt into together."""
+    chips_given: _builtins.int
+    """Chips the giver lost to the receiver."""
+    chips_back: _builtins.int
+    """Chips the receiver lost to the giver."""
+    chips_given_bb_hundredths: _builtins.int
+    """Chips the giver lost to the receiver, in hundredths of a big blind."""
+    chips_back_bb_hundredths: _builtins.int
+    """Chips the receiver lost to the giver, in hundredths of a big blind."""
+    gift_given_bb_hundredths: _builtins.int
+    """Chips given away by decisions the cards did not justify (equity against the live hands)."""
+    gift_back_bb_hundredths: _builtins.int
+    """The same, given by the receiver to the giver."""
+    blatant_given_bb_hundredths: _builtins.int
+    """The blatant part of those gifts (at least half of what the decision put at stake)."""
+    blatant_back_bb_hundredths: _builtins.int
+    """The blatant part of the receiver's gifts to the giver."""
+    strong_folds_given: _builtins.int
+    """Folds of a hand with at least half the pot's equity, facing the other's bet."""
+    strong_folds_back: _builtins.int
+    """The receiver's strong folds facing the giver's bet."""
+    heads_up_streets: _builtins.int
+    """Post-flop streets the two were alone in the pot, and those that went by without a bet."""
+    passive_streets: _builtins.int
+    """Of those heads-up streets, the ones that went by without a bet."""
+    squeezes: _builtins.int
+    """Streets both bet or raised around a third player who folded, then did not contest the pot."""
+    multiway_hands: _builtins.int
+    """Hands both saw the flop with others; hands with at least a third player dealt in."""
+    hands_with_others: _builtins.int
+    """Hands with at least a third player dealt in."""
+    shared_device_hands: _builtins.int
+    """Hands dealt with the same device signal; with the same network signal."""
+    shared_network_hands: _builtins.int
+    """Hands dealt with the same network signal."""
+    blatant_hands_given: _builtins.int
+    """Hands with at least a big blind of blatant gifts, each way."""
+    blatant_hands_back: _builtins.int
+    """Hands with at least a big blind of blatant gifts from the receiver to the giver."""
+    decisions_timed: _builtins.int
+    """Automation: the player's timed decisions, and how many fell in each bucket of decision time
+    (under 250 ms, 500 ms, 1 s, 2 s, 5 s, 10 s, and slower).
+    """
+    strong_facing_given: _builtins.int
+    """After the flop with a third player live: the giver's decisions with a strong hand (at least
+    half the pot's equity against the live hands) facing the receiver's bet.
+    """
+    strong_raised_given: _builtins.int
+    """Of those, the ones the giver raised."""
+    strong_facing_others_given: _builtins.int
+    """The giver's decisions with a strong hand facing a third player's bet, the receiver live."""
+    strong_raised_others_given: _builtins.int
+    """Of those, the ones the giver raised."""
+    strong_facing_back: _builtins.int
+    """The receiver's decisions with a strong hand facing the giver's bet."""
+    strong_raised_back: _builtins.int
+    """Of those, the ones the receiver raised."""
+    strong_facing_others_back: _builtins.int
+    """The receiver's decisions with a strong hand facing a third player's bet, the giver live."""
+    strong_raised_others_back: _builtins.int
+    """Of those, the ones the receiver raised."""
+    whipsaw_chances: _builtins.int
+    """Hands in which both bet or raised with a third player live and every third player folded."""
+    whipsaws_given: _builtins.int
+    """Of those, the ones after which the two did not contest the pot and the giver gave it up."""
+    whipsaws_back: _builtins.int
+    """The same, the receiver giving the pot up."""
+    @_builtins.property
+    def decision_time_buckets(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Timed decisions per bucket, fastest first."""
+
+    def __init__(
+        self,
+        *,
+        hands_together: _builtins.int = ...,
+        chips_given: _builtins.int = ...,
+        chips_back: _builtins.int = ...,
+        chips_given_bb_hundredths: _builtins.int = ...,
+        chips_back_bb_hundredths: _builtins.int = ...,
+        gift_given_bb_hundredths: _builtins.int = ...,
+        gift_back_bb_hundredths: _builtins.int = ...,
+        blatant_given_bb_hundredths: _builtins.int = ...,
+        blatant_back_bb_hundredths: _builtins.int = ...,
+        strong_folds_given: _builtins.int = ...,
+        strong_folds_back: _builtins.int = ...,
+        heads_up_streets: _builtins.int = ...,
+        passive_streets: _builtins.int = ...,
+        squeezes: _builtins.int = ...,
+        multiway_hands: _builtins.int = ...,
+        hands_with_others: _builtins.int = ...,
+        shared_device_hands: _builtins.int = ...,
+        shared_network_hands: _builtins.int = ...,
+        blatant_hands_given: _builtins.int = ...,
+        blatant_hands_back: _builtins.int = ...,
+        decisions_timed: _builtins.int = ...,
+        decision_time_buckets: _abc.Iterable[_builtins.int] | None = ...,
+        strong_facing_given: _builtins.int = ...,
+        strong_raised_given: _builtins.int = ...,
+        strong_facing_others_given: _builtins.int = ...,
+        strong_raised_others_given: _builtins.int = ...,
+        strong_facing_back: _builtins.int = ...,
+        strong_raised_back: _builtins.int = ...,
+        strong_facing_others_back: _builtins.int = ...,
+        strong_raised_others_back: _builtins.int = ...,
+        whipsaw_chances: _builtins.int = ...,
+        whipsaws_given: _builtins.int = ...,
+        whipsaws_back: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["blatant_back_bb_hundredths", b"blatant_back_bb_hundredths", "blatant_given_bb_hundredths", b"blatant_given_bb_hundredths", "blatant_hands_back", b"blatant_hands_back", "blatant_hands_given", b"blatant_hands_given", "chips_back", b"chips_back", "chips_back_bb_hundredths", b"chips_back_bb_hundredths", "chips_given", b"chips_given", "chips_given_bb_hundredths", b"chips_given_bb_hundredths", "decision_time_buckets", b"decision_time_buckets", "decisions_timed", b"decisions_timed", "gift_back_bb_hundredths", b"gift_back_bb_hundredths", "gift_given_bb_hundredths", b"gift_given_bb_hundredths", "hands_together", b"hands_together", "hands_with_others", b"hands_with_others", "heads_up_streets", b"heads_up_streets", "multiway_hands", b"multiway_hands", "passive_streets", b"passive_streets", "shared_device_hands", b"shared_device_hands", "shared_network_hands", b"shared_network_hands", "squeezes", b"squeezes", "strong_facing_back", b"strong_facing_back", "strong_facing_given", b"strong_facing_given", "strong_facing_others_back", b"strong_facing_others_back", "strong_facing_others_given", b"strong_facing_others_given", "strong_folds_back", b"strong_folds_back", "strong_folds_given", b"strong_folds_given", "strong_raised_back", b"strong_raised_back", "strong_raised_given", b"strong_raised_given", "strong_raised_others_back", b"strong_raised_others_back", "strong_raised_others_given", b"strong_raised_others_given", "whipsaw_chances", b"whipsaw_chances", "whipsaws_back", b"whipsaws_back", "whipsaws_given", b"whipsaws_given"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CaseEvidence: _TypeAlias = CaseEvidence  # noqa: Y015
+
+@_typing.final
+class FairPlayCase(_message.Message):
+    """FairPlayCase is one case for operators: a kind, a pool, two players, a score that grows with
+    the evidence, and the evidence itself. Players never see it.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CASE_ID_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
+    POOL_FIELD_NUMBER: _builtins.int
+    PLAYERS_FIELD_NUMBER: _builtins.int
+    SCORE_FIELD_NUMBER: _builtins.int
+    THRESHOLD_FIELD_NUMBER: _builtins.int
+    OPEN_TIME_FIELD_NUMBER: _builtins.int
+    LAST_SEEN_TIME_FIELD_NUMBER: _builtins.int
+    SUMMARY_FIELD_NUMBER: _builtins.int
+    EVIDENCE_FIELD_NUMBER: _builtins.int
+    HAND_IDS_FIELD_NUMBER: _builtins.int
+    TABLE_IDS_FIELD_NUMBER: _builtins.int
+    UPDATES_FIELD_NUMBER: _builtins.int
+    case_id: _builtins.str
+    """The case id (derived from kind, pool and pair: one case per pair, updated as evidence grows)."""
+    kind: Global___CaseKind.ValueType
+    """The kind."""
+    pool: _common_pb2.ChipPool.ValueType
+    """The pool of every hand of the evidence (unspecified for automation, which counts every pool)."""
+    score: _builtins.float
+    """The score (net blatant gifts in big blinds for dumping; excess passive streets plus squeezes
+    for collusion; hands on one device twice plus hands on one network for shared devices; for
+    multiway soft play -log10 of how likely so few raises into each other are; whipsaws).
+    """
+    threshold: _builtins.float
+    """The threshold the verdict uses (docs/integrity.md)."""
+    summary: _builtins.str
+    """The evidence in words."""
+    updates: _builtins.int
+    """How many hands updated the case since it opened."""
+    @_builtins.property
+    def players(self) -> _containers.RepeatedCompositeFieldContainer[Global___CasePlayer]:
+        """The players (two; one for automation), the giver first for chip dumping."""
+
+    @_builtins.property
+    def open_time(self) -> _timestamp_pb2.Timestamp:
+        """When the case was opened."""
+
+    @_builtins.property
+    def last_seen_time(self) -> _timestamp_pb2.Timestamp:
+        """When evidence was last added."""
+
+    @_builtins.property
+    def evidence(self) -> Global___CaseEvidence:
+        """The pair's totals."""
+
+    @_builtins.property
+    def hand_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The newest hands (at most 50) that added evidence since the case opened, oldest first."""
+
+    @_builtins.property
+    def table_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The tables of those hands."""
+
+    def __init__(
+        self,
+        *,
+        case_id: _builtins.str = ...,
+        kind: Global___CaseKind.ValueType = ...,
+        pool: _common_pb2.ChipPool.ValueType = ...,
+        players: _abc.Iterable[Global___CasePlayer] | None = ...,
+        score: _builtins.float = ...,
+        threshold: _builtins.float = ...,
+        open_time: _timestamp_pb2.Timestamp | None = ...,
+        last_seen_time: _timestamp_pb2.Timestamp | None = ...,
+        summary: _builtins.str = ...,
+        evidence: Global___CaseEvidence | None = ...,
+        hand_ids: _abc.Iterable[_builtins.str] | None = ...,
+        table_ids: _abc.Iterable[_builtins.str] | None = ...,
+        updates: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["evidence", b"evidence", "last_seen_time", b"last_seen_time", "open_time", b"open_time"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["case_id", b"case_id", "evidence", b"evidence", "hand_ids", b"hand_ids", "kind", b"kind", "last_seen_time", b"last_seen_time", "open_time", b"open_time", "players", b"players", "pool", b"pool", "score", b"score", "summary", b"summary", "table_ids", b"table_ids", "threshold", b"threshold", "updates", b"updates"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___FairPlayCase: _TypeAlias = FairPlayCase  # noqa: Y015
+
+@_typing.final
+class ListCasesRequest(_message.Message):
+    """ListCasesRequest pages the cases."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    KIND_FIELD_NUMBER: _builtins.int
+    PAGE_FIELD_NUMBER: _builtins.int
+    kind: Global___CaseKind.ValueType
+    """Only cases of this kind; unspecified for every kind."""
+    @_builtins.property
+    def page(self) -> _common_pb2.PageRequest:
+        """The page to return."""
+
+    def __init__(
+        self,
+        *,
+        kind: Global___CaseKind.ValueType = ...,
+        page: _common_pb2.PageRequest | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["page", b"page"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["kind", b"kind", "page", b"page"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListCasesRequest: _TypeAlias = ListCasesRequest  # noqa: Y015
+
+@_typing.final
+class ListCasesResponse(_message.Message):
+    """ListCasesResponse is one page of cases."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CASES_FIELD_NUMBER: _builtins.int
+    PAGE_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def cases(self) -> _containers.RepeatedCompositeFieldContainer[Global___FairPlayCase]:
+        """The cases, most recently updated first."""
+
+    @_builtins.property
+    def page(self) -> _common_pb2.PageResponse:
+        """How to get the next page."""
+
+    def __init__(
+        self,
+        *,
+        cases: _abc.Iterable[Global___FairPlayCase] | None = ...,
+        page: _common_pb2.PageResponse | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["page", b"page"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cases", b"cases", "page", b"page"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListCasesResponse: _TypeAlias = ListCasesResponse  # noqa: Y015
+
+@_typing.final
+class GetCaseRequest(_message.Message):
+    """GetCaseRequest names a case."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CASE_ID_FIELD_NUMBER: _builtins.int
+    case_id: _builtins.str
+    """The case id."""
+    def __init__(
+        self,
+        *,
+        case_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["case_id", b"case_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetCaseRequest: _TypeAlias = GetCaseRequest  # noqa: Y015
+
+@_typing.final
+class GetCaseResponse(_message.Message):
+    """GetCaseResponse carries the case."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CASE_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def case(self) -> Global___FairPlayCase:
+        """The case."""
+
+    def __init__(
+        self,
+        *,
+        case: Global___FairPlayCase | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["case", b"case"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["case", b"case"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetCaseResponse: _TypeAlias = GetCaseResponse  # noqa: Y015
+
+@_typing.final
+class PlayerHold(_message.Message):
+    """PlayerHold is a player's hold as the cashier keeps it."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    HELD_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    CHANGE_TIME_FIELD_NUMBER: _builtins.int
+    player_id: _builtins.str
+    """The player."""
+    held: _builtins.bool
+    """True while on hold: no new seats, withdrawals wait."""
+    reason: _builtins.str
+    """The reason of the change that set the current state."""
+    @_builtins.property
+    def change_time(self) -> _timestamp_pb2.Timestamp:
+        """When that change was made."""
+
+    def __init__(
+        self,
+        *,
+        player_id: _builtins.str = ...,
+        held: _builtins.bool = ...,
+        reason: _builtins.str = ...,
+        change_time: _timestamp_pb2.Timestamp | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["change_time", b"change_time"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["change_time", b"change_time", "held", b"held", "player_id", b"player_id", "reason", b"reason"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PlayerHold: _TypeAlias = PlayerHold  # noqa: Y015
+
+@_typing.final
+class HoldPlayerRequest(_message.Message):
+    """HoldPlayerRequest puts a player on hold."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    CASE_ID_FIELD_NUMBER: _builtins.int
+    request_id: _builtins.str
+    """The admin-chosen id of this change (1 to 64 printable ASCII characters without spaces), the
+    idempotency key.
+    """
+    player_id: _builtins.str
+    """The player."""
+    reason: _builtins.str
+    """Why (1 to 128 printable ASCII characters)."""
+    case_id: _builtins.str
+    """The case that led to it, if any (it must exist)."""
+    def __init__(
+        self,
+        *,
+        request_id: _builtins.str = ...,
+        player_id: _builtins.str = ...,
+        reason: _builtins.str = ...,
+        case_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["case_id", b"case_id", "player_id", b"player_id", "reason", b"reason", "request_id", b"request_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___HoldPlayerRequest: _TypeAlias = HoldPlayerRequest  # noqa: Y015
+
+@_typing.final
+class HoldPlayerResponse(_message.Message):
+    """HoldPlayerResponse is the hold as it is."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    HOLD_FIELD_NUMBER: _builtins.int
+    EXISTING_FIELD_NUMBER: _builtins.int
+    existing: _builtins.bool
+    """True when this request id was applied earlier and its answer is returned."""
+    @_builtins.property
+    def hold(self) -> Global___PlayerHold:
+        """The hold."""
+
+    def __init__(
+        self,
+        *,
+        hold: Global___PlayerHold | None = ...,
+        existing: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["hold", b"hold"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["existing", b"existing", "hold", b"hold"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___HoldPlayerResponse: _TypeAlias = HoldPlayerResponse  # noqa: Y015
+
+@_typing.final
+class ReleasePlayerRequest(_message.Message):
+    """ReleasePlayerRequest ends a hold."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    CASE_ID_FIELD_NUMBER: _builtins.int
+    request_id: _builtins.str
+    """The admin-chosen id of this change (1 to 64 printable ASCII characters without spaces), the
+    idempotency key.
+    """
+    player_id: _builtins.str
+    """The player."""
+    reason: _builtins.str
+    """Why (1 to 128 printable ASCII characters)."""
+    case_id: _builtins.str
+    """The case that led to it, if any (it must exist)."""
+    def __init__(
+        self,
+        *,
+        request_id: _builtins.str = ...,
+        player_id: _builtins.str = ...,
+        reason: _builtins.str = ...,
+        case_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["case_id", b"case_id", "player_id", b"player_id", "reason", b"reason", "request_id", b"request_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReleasePlayerRequest: _TypeAlias = ReleasePlayerRequest  # noqa: Y015
+
+@_typing.final
+class ReleasePlayerResponse(_message.Message):
+    """ReleasePlayerResponse is the hold as it is."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    HOLD_FIELD_NUMBER: _builtins.int
+    EXISTING_FIELD_NUMBER: _builtins.int
+    existing: _builtins.bool
+    """True when this request id was applied earlier and its answer is returned."""
+    @_builtins.property
+    def hold(self) -> Global___PlayerHold:
+        """The hold (`held` false)."""
+
+    def __init__(
+        self,
+        *,
+        hold: Global___PlayerHold | None = ...,
+        existing: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["hold", b"hold"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["existing", b"existing", "hold", b"hold"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReleasePlayerResponse: _TypeAlias = ReleasePlayerResponse  # noqa: Y015

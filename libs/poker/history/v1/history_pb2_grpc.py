@@ -76,6 +76,26 @@ class HistoryServiceStub:
                 request_serializer=poker_dot_history_dot_v1_dot_history__pb2.ListAuditEventsRequest.SerializeToString,
                 response_deserializer=poker_dot_history_dot_v1_dot_history__pb2.ListAuditEventsResponse.FromString,
                 _registered_method=True)
+        self.ListCases = channel.unary_unary(
+                '/poker.history.v1.HistoryService/ListCases',
+                request_serializer=poker_dot_history_dot_v1_dot_history__pb2.ListCasesRequest.SerializeToString,
+                response_deserializer=poker_dot_history_dot_v1_dot_history__pb2.ListCasesResponse.FromString,
+                _registered_method=True)
+        self.GetCase = channel.unary_unary(
+                '/poker.history.v1.HistoryService/GetCase',
+                request_serializer=poker_dot_history_dot_v1_dot_history__pb2.GetCaseRequest.SerializeToString,
+                response_deserializer=poker_dot_history_dot_v1_dot_history__pb2.GetCaseResponse.FromString,
+                _registered_method=True)
+        self.HoldPlayer = channel.unary_unary(
+                '/poker.history.v1.HistoryService/HoldPlayer',
+                request_serializer=poker_dot_history_dot_v1_dot_history__pb2.HoldPlayerRequest.SerializeToString,
+                response_deserializer=poker_dot_history_dot_v1_dot_history__pb2.HoldPlayerResponse.FromString,
+                _registered_method=True)
+        self.ReleasePlayer = channel.unary_unary(
+                '/poker.history.v1.HistoryService/ReleasePlayer',
+                request_serializer=poker_dot_history_dot_v1_dot_history__pb2.ReleasePlayerRequest.SerializeToString,
+                response_deserializer=poker_dot_history_dot_v1_dot_history__pb2.ReleasePlayerResponse.FromString,
+                _registered_method=True)
 
 
 class HistoryServiceServicer:
@@ -153,6 +173,44 @@ class HistoryServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListCases(self, request, context):
+        """ListCases lists the fair-play cases the detectors opened (rules 17), most recently updated
+        first, optionally of one kind (admin). Players never see cases. Errors: PERMISSION_DENIED
+        ROLE_REQUIRED; INVALID_ARGUMENT FIELD_INVALID, PAGE_TOKEN_INVALID.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetCase(self, request, context):
+        """GetCase returns one case with its evidence (admin). Errors: PERMISSION_DENIED ROLE_REQUIRED;
+        INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND CASE_NOT_FOUND.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def HoldPlayer(self, request, context):
+        """HoldPlayer puts a player on hold for review (admin): no new seats, withdrawals wait, until
+        ReleasePlayer. The cashier keeps the hold; the audit log gets a PLAYER_HELD event (id
+        `hold:<request_id>`) naming the admin, the reason and the case. Idempotent by `request_id`.
+        Errors: PERMISSION_DENIED ROLE_REQUIRED; INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID;
+        NOT_FOUND CASE_NOT_FOUND (a case id was given and is unknown); FAILED_PRECONDITION
+        PLAYER_ALREADY_ON_HOLD; ALREADY_EXISTS IDEMPOTENCY_CONFLICT; UNAVAILABLE (the cashier).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ReleasePlayer(self, request, context):
+        """ReleasePlayer ends a hold (admin), audited as PLAYER_RELEASED (id `hold:<request_id>`).
+        Idempotent by `request_id`. Errors: as HoldPlayer, with PLAYER_NOT_ON_HOLD instead of
+        PLAYER_ALREADY_ON_HOLD.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_HistoryServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -195,6 +253,26 @@ def add_HistoryServiceServicer_to_server(servicer, server):
                     servicer.ListAuditEvents,
                     request_deserializer=poker_dot_history_dot_v1_dot_history__pb2.ListAuditEventsRequest.FromString,
                     response_serializer=poker_dot_history_dot_v1_dot_history__pb2.ListAuditEventsResponse.SerializeToString,
+            ),
+            'ListCases': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListCases,
+                    request_deserializer=poker_dot_history_dot_v1_dot_history__pb2.ListCasesRequest.FromString,
+                    response_serializer=poker_dot_history_dot_v1_dot_history__pb2.ListCasesResponse.SerializeToString,
+            ),
+            'GetCase': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetCase,
+                    request_deserializer=poker_dot_history_dot_v1_dot_history__pb2.GetCaseRequest.FromString,
+                    response_serializer=poker_dot_history_dot_v1_dot_history__pb2.GetCaseResponse.SerializeToString,
+            ),
+            'HoldPlayer': grpc.unary_unary_rpc_method_handler(
+                    servicer.HoldPlayer,
+                    request_deserializer=poker_dot_history_dot_v1_dot_history__pb2.HoldPlayerRequest.FromString,
+                    response_serializer=poker_dot_history_dot_v1_dot_history__pb2.HoldPlayerResponse.SerializeToString,
+            ),
+            'ReleasePlayer': grpc.unary_unary_rpc_method_handler(
+                    servicer.ReleasePlayer,
+                    request_deserializer=poker_dot_history_dot_v1_dot_history__pb2.ReleasePlayerRequest.FromString,
+                    response_serializer=poker_dot_history_dot_v1_dot_history__pb2.ReleasePlayerResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -415,6 +493,114 @@ class HistoryService:
             '/poker.history.v1.HistoryService/ListAuditEvents',
             poker_dot_history_dot_v1_dot_history__pb2.ListAuditEventsRequest.SerializeToString,
             poker_dot_history_dot_v1_dot_history__pb2.ListAuditEventsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListCases(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/poker.history.v1.HistoryService/ListCases',
+            poker_dot_history_dot_v1_dot_history__pb2.ListCasesRequest.SerializeToString,
+            poker_dot_history_dot_v1_dot_history__pb2.ListCasesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetCase(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/poker.history.v1.HistoryService/GetCase',
+            poker_dot_history_dot_v1_dot_history__pb2.GetCaseRequest.SerializeToString,
+            poker_dot_history_dot_v1_dot_history__pb2.GetCaseResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def HoldPlayer(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/poker.history.v1.HistoryService/HoldPlayer',
+            poker_dot_history_dot_v1_dot_history__pb2.HoldPlayerRequest.SerializeToString,
+            poker_dot_history_dot_v1_dot_history__pb2.HoldPlayerResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ReleasePlayer(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/poker.history.v1.HistoryService/ReleasePlayer',
+            poker_dot_history_dot_v1_dot_history__pb2.ReleasePlayerRequest.SerializeToString,
+            poker_dot_history_dot_v1_dot_history__pb2.ReleasePlayerResponse.FromString,
             options,
             channel_credentials,
             insecure,

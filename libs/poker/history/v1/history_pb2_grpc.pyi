@@ -72,6 +72,28 @@ class HistoryServiceStub:
     """ListAuditEvents lists audit events, newest first (admin). Errors: PERMISSION_DENIED
     ROLE_REQUIRED; INVALID_ARGUMENT FIELD_INVALID, PAGE_TOKEN_INVALID.
     """
+    ListCases: _grpc.UnaryUnaryMultiCallable[_history_pb2.ListCasesRequest, _history_pb2.ListCasesResponse]
+    """ListCases lists the fair-play cases the detectors opened (rules 17), most recently updated
+    first, optionally of one kind (admin). Players never see cases. Errors: PERMISSION_DENIED
+    ROLE_REQUIRED; INVALID_ARGUMENT FIELD_INVALID, PAGE_TOKEN_INVALID.
+    """
+    GetCase: _grpc.UnaryUnaryMultiCallable[_history_pb2.GetCaseRequest, _history_pb2.GetCaseResponse]
+    """GetCase returns one case with its evidence (admin). Errors: PERMISSION_DENIED ROLE_REQUIRED;
+    INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND CASE_NOT_FOUND.
+    """
+    HoldPlayer: _grpc.UnaryUnaryMultiCallable[_history_pb2.HoldPlayerRequest, _history_pb2.HoldPlayerResponse]
+    """HoldPlayer puts a player on hold for review (admin): no new seats, withdrawals wait, until
+    ReleasePlayer. The cashier keeps the hold; the audit log gets a PLAYER_HELD event (id
+    `hold:<request_id>`) naming the admin, the reason and the case. Idempotent by `request_id`.
+    Errors: PERMISSION_DENIED ROLE_REQUIRED; INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID;
+    NOT_FOUND CASE_NOT_FOUND (a case id was given and is unknown); FAILED_PRECONDITION
+    PLAYER_ALREADY_ON_HOLD; ALREADY_EXISTS IDEMPOTENCY_CONFLICT; UNAVAILABLE (the cashier).
+    """
+    ReleasePlayer: _grpc.UnaryUnaryMultiCallable[_history_pb2.ReleasePlayerRequest, _history_pb2.ReleasePlayerResponse]
+    """ReleasePlayer ends a hold (admin), audited as PLAYER_RELEASED (id `hold:<request_id>`).
+    Idempotent by `request_id`. Errors: as HoldPlayer, with PLAYER_NOT_ON_HOLD instead of
+    PLAYER_ALREADY_ON_HOLD.
+    """
 
 @_typing.type_check_only
 class HistoryServiceAsyncStub(HistoryServiceStub):
@@ -116,6 +138,28 @@ class HistoryServiceAsyncStub(HistoryServiceStub):
     ListAuditEvents: _aio.UnaryUnaryMultiCallable[_history_pb2.ListAuditEventsRequest, _history_pb2.ListAuditEventsResponse]  # type: ignore[assignment]
     """ListAuditEvents lists audit events, newest first (admin). Errors: PERMISSION_DENIED
     ROLE_REQUIRED; INVALID_ARGUMENT FIELD_INVALID, PAGE_TOKEN_INVALID.
+    """
+    ListCases: _aio.UnaryUnaryMultiCallable[_history_pb2.ListCasesRequest, _history_pb2.ListCasesResponse]  # type: ignore[assignment]
+    """ListCases lists the fair-play cases the detectors opened (rules 17), most recently updated
+    first, optionally of one kind (admin). Players never see cases. Errors: PERMISSION_DENIED
+    ROLE_REQUIRED; INVALID_ARGUMENT FIELD_INVALID, PAGE_TOKEN_INVALID.
+    """
+    GetCase: _aio.UnaryUnaryMultiCallable[_history_pb2.GetCaseRequest, _history_pb2.GetCaseResponse]  # type: ignore[assignment]
+    """GetCase returns one case with its evidence (admin). Errors: PERMISSION_DENIED ROLE_REQUIRED;
+    INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND CASE_NOT_FOUND.
+    """
+    HoldPlayer: _aio.UnaryUnaryMultiCallable[_history_pb2.HoldPlayerRequest, _history_pb2.HoldPlayerResponse]  # type: ignore[assignment]
+    """HoldPlayer puts a player on hold for review (admin): no new seats, withdrawals wait, until
+    ReleasePlayer. The cashier keeps the hold; the audit log gets a PLAYER_HELD event (id
+    `hold:<request_id>`) naming the admin, the reason and the case. Idempotent by `request_id`.
+    Errors: PERMISSION_DENIED ROLE_REQUIRED; INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID;
+    NOT_FOUND CASE_NOT_FOUND (a case id was given and is unknown); FAILED_PRECONDITION
+    PLAYER_ALREADY_ON_HOLD; ALREADY_EXISTS IDEMPOTENCY_CONFLICT; UNAVAILABLE (the cashier).
+    """
+    ReleasePlayer: _aio.UnaryUnaryMultiCallable[_history_pb2.ReleasePlayerRequest, _history_pb2.ReleasePlayerResponse]  # type: ignore[assignment]
+    """ReleasePlayer ends a hold (admin), audited as PLAYER_RELEASED (id `hold:<request_id>`).
+    Idempotent by `request_id`. Errors: as HoldPlayer, with PLAYER_NOT_ON_HOLD instead of
+    PLAYER_ALREADY_ON_HOLD.
     """
 
 class HistoryServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -206,6 +250,52 @@ class HistoryServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_history_pb2.ListAuditEventsResponse, _abc.Awaitable[_history_pb2.ListAuditEventsResponse]]:
         """ListAuditEvents lists audit events, newest first (admin). Errors: PERMISSION_DENIED
         ROLE_REQUIRED; INVALID_ARGUMENT FIELD_INVALID, PAGE_TOKEN_INVALID.
+        """
+
+    @_abc_1.abstractmethod
+    def ListCases(
+        self,
+        request: _history_pb2.ListCasesRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_history_pb2.ListCasesResponse, _abc.Awaitable[_history_pb2.ListCasesResponse]]:
+        """ListCases lists the fair-play cases the detectors opened (rules 17), most recently updated
+        first, optionally of one kind (admin). Players never see cases. Errors: PERMISSION_DENIED
+        ROLE_REQUIRED; INVALID_ARGUMENT FIELD_INVALID, PAGE_TOKEN_INVALID.
+        """
+
+    @_abc_1.abstractmethod
+    def GetCase(
+        self,
+        request: _history_pb2.GetCaseRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_history_pb2.GetCaseResponse, _abc.Awaitable[_history_pb2.GetCaseResponse]]:
+        """GetCase returns one case with its evidence (admin). Errors: PERMISSION_DENIED ROLE_REQUIRED;
+        INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND CASE_NOT_FOUND.
+        """
+
+    @_abc_1.abstractmethod
+    def HoldPlayer(
+        self,
+        request: _history_pb2.HoldPlayerRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_history_pb2.HoldPlayerResponse, _abc.Awaitable[_history_pb2.HoldPlayerResponse]]:
+        """HoldPlayer puts a player on hold for review (admin): no new seats, withdrawals wait, until
+        ReleasePlayer. The cashier keeps the hold; the audit log gets a PLAYER_HELD event (id
+        `hold:<request_id>`) naming the admin, the reason and the case. Idempotent by `request_id`.
+        Errors: PERMISSION_DENIED ROLE_REQUIRED; INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID;
+        NOT_FOUND CASE_NOT_FOUND (a case id was given and is unknown); FAILED_PRECONDITION
+        PLAYER_ALREADY_ON_HOLD; ALREADY_EXISTS IDEMPOTENCY_CONFLICT; UNAVAILABLE (the cashier).
+        """
+
+    @_abc_1.abstractmethod
+    def ReleasePlayer(
+        self,
+        request: _history_pb2.ReleasePlayerRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_history_pb2.ReleasePlayerResponse, _abc.Awaitable[_history_pb2.ReleasePlayerResponse]]:
+        """ReleasePlayer ends a hold (admin), audited as PLAYER_RELEASED (id `hold:<request_id>`).
+        Idempotent by `request_id`. Errors: as HoldPlayer, with PLAYER_NOT_ON_HOLD instead of
+        PLAYER_ALREADY_ON_HOLD.
         """
 
 def add_HistoryServiceServicer_to_server(servicer: HistoryServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

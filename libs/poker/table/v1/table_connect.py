@@ -95,9 +95,19 @@ class TableService(Protocol):
     async def set_player_seed(self, request: SetPlayerSeedRequest, ctx: RequestContext[SetPlayerSeedRequest, SetPlayerSeedResponse], /) -> SetPlayerSeedResponse:
         """
         SetPlayerSeed contributes the caller's client seed to the next hand's shuffle (provably fair
-        dealing); it applies to hands whose commitment is published but not yet dealt.
-        Idempotent by `request_id`. Errors: NOT_SEATED, ENTROPY_CLOSED, FIELD_INVALID, TABLE_NOT_FOUND
-        (also for a house table of a room the caller may not see).
+        dealing); it applies to hands whose commitment is published but not yet dealt. A fairness
+        version 3 hand at a cash table takes it in two steps (docs/fairness.md, "the seed flow at a
+        table"): while the view's `seed_phase` is SEED_PHASE_HASHES, the seed's `client_seed_hash`;
+        once it is SEED_PHASE_SEEDS (the hash set closed and listed in `seed_hashes`), the seed itself,
+        from a seat listed there only. A version 2 hand (SEED_PHASE_ONE_STEP) and a house table take the
+        seed in one step. Idempotent by `request_id`. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
+        FIELD_INVALID (both or neither of seed and hash, a malformed hash, a hash for a one-step hand);
+        FAILED_PRECONDITION NOT_SEATED, ENTROPY_CLOSED (no hand open for seeds: dealt, or none
+        committed), SEED_HASHES_CLOSED (a hash after the hash set closed), SEED_HASH_REQUIRED (a seed
+        from a seat with no hash in the set), SEED_REVEAL_NOT_OPEN (a seed while hashes are still
+        taken), CLIENT_SEED_HASH_MISMATCH (the seed does not match the seat's hash); ALREADY_EXISTS
+        IDEMPOTENCY_CONFLICT (another hash or seed for the seat); NOT_FOUND TABLE_NOT_FOUND (also for a
+        house table of a room the caller may not see).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -105,8 +115,8 @@ class TableService(Protocol):
         """
         SendChat posts a chat message or a sticker to the table: seated players only; seated players
         get it at once, spectators with the table's delay. Idempotent by `request_id`. Errors:
-        NOT_SEATED, CHAT_EMPTY, CHAT_TOO_LONG, CHAT_CONTROL_CHARACTERS, STICKER_UNKNOWN,
-        CHAT_RATE_LIMITED, CHAT_MUTED, TABLE_NOT_FOUND.
+        NOT_SEATED, CHAT_EMPTY, CHAT_TOO_LONG, CHAT_CONTROL_CHARACTERS, CHAT_STACKED_MARKS,
+        STICKER_UNKNOWN, CHAT_RATE_LIMITED, CHAT_MUTED, TABLE_NOT_FOUND.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -114,7 +124,8 @@ class TableService(Protocol):
         """
         WatchTable streams the caller's personal view: own hole cards, board, pots, stacks, whose turn,
         the caller's legal actions with amounts, timers and showdowns. A full view is sent first, then
-        one update per table event. A caller without a seat is a spectator: it gets the waiting view
+        one update per command or timer step of the table, with every event it caused and the view after
+        them. A caller without a seat is a spectator: it gets the waiting view
         (seats, settled stacks, phase; no play) whenever that changes, and the play only through
         SpectateTable, the delay late. A seated player's stream comes out of capacity kept for seated
         players; one without a seat at a cash table counts as a viewer (SPECTATOR_QUOTA_EXCEEDED,
@@ -127,7 +138,8 @@ class TableService(Protocol):
     def spectate_table(self, request: SpectateTableRequest, ctx: RequestContext[SpectateTableRequest, SpectateTableResponse], /) -> AsyncIterator[SpectateTableResponse]:
         """
         SpectateTable streams the public view about 20 seconds late (a setting), with no hidden card at
-        all: first a snapshot that is itself that old, then every event in order, each as late.
+        all: first a snapshot that is itself that old, then every event in order, each as late (the
+        events that come due together in one message).
         Errors: TABLE_NOT_FOUND (also for a table of a room the caller may not see), SPECTATORS_FULL,
         NOT_ON_ALLOW_LIST (when spectating needs access); RESOURCE_EXHAUSTED SPECTATOR_QUOTA_EXCEEDED
         (the account's streams without a seat at this table), VIEWERS_FULL (the shard's streams for
@@ -527,9 +539,19 @@ class TableServiceClient(ConnectClient):
     ) -> SetPlayerSeedResponse:
         """
         SetPlayerSeed contributes the caller's client seed to the next hand's shuffle (provably fair
-        dealing); it applies to hands whose commitment is published but not yet dealt.
-        Idempotent by `request_id`. Errors: NOT_SEATED, ENTROPY_CLOSED, FIELD_INVALID, TABLE_NOT_FOUND
-        (also for a house table of a room the caller may not see).
+        dealing); it applies to hands whose commitment is published but not yet dealt. A fairness
+        version 3 hand at a cash table takes it in two steps (docs/fairness.md, "the seed flow at a
+        table"): while the view's `seed_phase` is SEED_PHASE_HASHES, the seed's `client_seed_hash`;
+        once it is SEED_PHASE_SEEDS (the hash set closed and listed in `seed_hashes`), the seed itself,
+        from a seat listed there only. A version 2 hand (SEED_PHASE_ONE_STEP) and a house table take the
+        seed in one step. Idempotent by `request_id`. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
+        FIELD_INVALID (both or neither of seed and hash, a malformed hash, a hash for a one-step hand);
+        FAILED_PRECONDITION NOT_SEATED, ENTROPY_CLOSED (no hand open for seeds: dealt, or none
+        committed), SEED_HASHES_CLOSED (a hash after the hash set closed), SEED_HASH_REQUIRED (a seed
+        from a seat with no hash in the set), SEED_REVEAL_NOT_OPEN (a seed while hashes are still
+        taken), CLIENT_SEED_HASH_MISMATCH (the seed does not match the seat's hash); ALREADY_EXISTS
+        IDEMPOTENCY_CONFLICT (another hash or seed for the seat); NOT_FOUND TABLE_NOT_FOUND (also for a
+        house table of a room the caller may not see).
         """
         return await self.execute_unary(
             request=request,
@@ -554,8 +576,8 @@ class TableServiceClient(ConnectClient):
         """
         SendChat posts a chat message or a sticker to the table: seated players only; seated players
         get it at once, spectators with the table's delay. Idempotent by `request_id`. Errors:
-        NOT_SEATED, CHAT_EMPTY, CHAT_TOO_LONG, CHAT_CONTROL_CHARACTERS, STICKER_UNKNOWN,
-        CHAT_RATE_LIMITED, CHAT_MUTED, TABLE_NOT_FOUND.
+        NOT_SEATED, CHAT_EMPTY, CHAT_TOO_LONG, CHAT_CONTROL_CHARACTERS, CHAT_STACKED_MARKS,
+        STICKER_UNKNOWN, CHAT_RATE_LIMITED, CHAT_MUTED, TABLE_NOT_FOUND.
         """
         return await self.execute_unary(
             request=request,
@@ -580,7 +602,8 @@ class TableServiceClient(ConnectClient):
         """
         WatchTable streams the caller's personal view: own hole cards, board, pots, stacks, whose turn,
         the caller's legal actions with amounts, timers and showdowns. A full view is sent first, then
-        one update per table event. A caller without a seat is a spectator: it gets the waiting view
+        one update per command or timer step of the table, with every event it caused and the view after
+        them. A caller without a seat is a spectator: it gets the waiting view
         (seats, settled stacks, phase; no play) whenever that changes, and the play only through
         SpectateTable, the delay late. A seated player's stream comes out of capacity kept for seated
         players; one without a seat at a cash table counts as a viewer (SPECTATOR_QUOTA_EXCEEDED,
@@ -610,7 +633,8 @@ class TableServiceClient(ConnectClient):
     ) -> AsyncIterator[SpectateTableResponse]:
         """
         SpectateTable streams the public view about 20 seconds late (a setting), with no hidden card at
-        all: first a snapshot that is itself that old, then every event in order, each as late.
+        all: first a snapshot that is itself that old, then every event in order, each as late (the
+        events that come due together in one message).
         Errors: TABLE_NOT_FOUND (also for a table of a room the caller may not see), SPECTATORS_FULL,
         NOT_ON_ALLOW_LIST (when spectating needs access); RESOURCE_EXHAUSTED SPECTATOR_QUOTA_EXCEEDED
         (the account's streams without a seat at this table), VIEWERS_FULL (the shard's streams for
@@ -805,9 +829,19 @@ class TableServiceSync(Protocol):
     def set_player_seed(self, request: SetPlayerSeedRequest, ctx: RequestContext[SetPlayerSeedRequest, SetPlayerSeedResponse], /) -> SetPlayerSeedResponse:
         """
         SetPlayerSeed contributes the caller's client seed to the next hand's shuffle (provably fair
-        dealing); it applies to hands whose commitment is published but not yet dealt.
-        Idempotent by `request_id`. Errors: NOT_SEATED, ENTROPY_CLOSED, FIELD_INVALID, TABLE_NOT_FOUND
-        (also for a house table of a room the caller may not see).
+        dealing); it applies to hands whose commitment is published but not yet dealt. A fairness
+        version 3 hand at a cash table takes it in two steps (docs/fairness.md, "the seed flow at a
+        table"): while the view's `seed_phase` is SEED_PHASE_HASHES, the seed's `client_seed_hash`;
+        once it is SEED_PHASE_SEEDS (the hash set closed and listed in `seed_hashes`), the seed itself,
+        from a seat listed there only. A version 2 hand (SEED_PHASE_ONE_STEP) and a house table take the
+        seed in one step. Idempotent by `request_id`. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
+        FIELD_INVALID (both or neither of seed and hash, a malformed hash, a hash for a one-step hand);
+        FAILED_PRECONDITION NOT_SEATED, ENTROPY_CLOSED (no hand open for seeds: dealt, or none
+        committed), SEED_HASHES_CLOSED (a hash after the hash set closed), SEED_HASH_REQUIRED (a seed
+        from a seat with no hash in the set), SEED_REVEAL_NOT_OPEN (a seed while hashes are still
+        taken), CLIENT_SEED_HASH_MISMATCH (the seed does not match the seat's hash); ALREADY_EXISTS
+        IDEMPOTENCY_CONFLICT (another hash or seed for the seat); NOT_FOUND TABLE_NOT_FOUND (also for a
+        house table of a room the caller may not see).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -815,8 +849,8 @@ class TableServiceSync(Protocol):
         """
         SendChat posts a chat message or a sticker to the table: seated players only; seated players
         get it at once, spectators with the table's delay. Idempotent by `request_id`. Errors:
-        NOT_SEATED, CHAT_EMPTY, CHAT_TOO_LONG, CHAT_CONTROL_CHARACTERS, STICKER_UNKNOWN,
-        CHAT_RATE_LIMITED, CHAT_MUTED, TABLE_NOT_FOUND.
+        NOT_SEATED, CHAT_EMPTY, CHAT_TOO_LONG, CHAT_CONTROL_CHARACTERS, CHAT_STACKED_MARKS,
+        STICKER_UNKNOWN, CHAT_RATE_LIMITED, CHAT_MUTED, TABLE_NOT_FOUND.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -824,7 +858,8 @@ class TableServiceSync(Protocol):
         """
         WatchTable streams the caller's personal view: own hole cards, board, pots, stacks, whose turn,
         the caller's legal actions with amounts, timers and showdowns. A full view is sent first, then
-        one update per table event. A caller without a seat is a spectator: it gets the waiting view
+        one update per command or timer step of the table, with every event it caused and the view after
+        them. A caller without a seat is a spectator: it gets the waiting view
         (seats, settled stacks, phase; no play) whenever that changes, and the play only through
         SpectateTable, the delay late. A seated player's stream comes out of capacity kept for seated
         players; one without a seat at a cash table counts as a viewer (SPECTATOR_QUOTA_EXCEEDED,
@@ -837,7 +872,8 @@ class TableServiceSync(Protocol):
     def spectate_table(self, request: SpectateTableRequest, ctx: RequestContext[SpectateTableRequest, SpectateTableResponse], /) -> Iterator[SpectateTableResponse]:
         """
         SpectateTable streams the public view about 20 seconds late (a setting), with no hidden card at
-        all: first a snapshot that is itself that old, then every event in order, each as late.
+        all: first a snapshot that is itself that old, then every event in order, each as late (the
+        events that come due together in one message).
         Errors: TABLE_NOT_FOUND (also for a table of a room the caller may not see), SPECTATORS_FULL,
         NOT_ON_ALLOW_LIST (when spectating needs access); RESOURCE_EXHAUSTED SPECTATOR_QUOTA_EXCEEDED
         (the account's streams without a seat at this table), VIEWERS_FULL (the shard's streams for
@@ -1235,9 +1271,19 @@ class TableServiceClientSync(ConnectClientSync):
     ) -> SetPlayerSeedResponse:
         """
         SetPlayerSeed contributes the caller's client seed to the next hand's shuffle (provably fair
-        dealing); it applies to hands whose commitment is published but not yet dealt.
-        Idempotent by `request_id`. Errors: NOT_SEATED, ENTROPY_CLOSED, FIELD_INVALID, TABLE_NOT_FOUND
-        (also for a house table of a room the caller may not see).
+        dealing); it applies to hands whose commitment is published but not yet dealt. A fairness
+        version 3 hand at a cash table takes it in two steps (docs/fairness.md, "the seed flow at a
+        table"): while the view's `seed_phase` is SEED_PHASE_HASHES, the seed's `client_seed_hash`;
+        once it is SEED_PHASE_SEEDS (the hash set closed and listed in `seed_hashes`), the seed itself,
+        from a seat listed there only. A version 2 hand (SEED_PHASE_ONE_STEP) and a house table take the
+        seed in one step. Idempotent by `request_id`. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
+        FIELD_INVALID (both or neither of seed and hash, a malformed hash, a hash for a one-step hand);
+        FAILED_PRECONDITION NOT_SEATED, ENTROPY_CLOSED (no hand open for seeds: dealt, or none
+        committed), SEED_HASHES_CLOSED (a hash after the hash set closed), SEED_HASH_REQUIRED (a seed
+        from a seat with no hash in the set), SEED_REVEAL_NOT_OPEN (a seed while hashes are still
+        taken), CLIENT_SEED_HASH_MISMATCH (the seed does not match the seat's hash); ALREADY_EXISTS
+        IDEMPOTENCY_CONFLICT (another hash or seed for the seat); NOT_FOUND TABLE_NOT_FOUND (also for a
+        house table of a room the caller may not see).
         """
         return self.execute_unary(
             request=request,
@@ -1262,8 +1308,8 @@ class TableServiceClientSync(ConnectClientSync):
         """
         SendChat posts a chat message or a sticker to the table: seated players only; seated players
         get it at once, spectators with the table's delay. Idempotent by `request_id`. Errors:
-        NOT_SEATED, CHAT_EMPTY, CHAT_TOO_LONG, CHAT_CONTROL_CHARACTERS, STICKER_UNKNOWN,
-        CHAT_RATE_LIMITED, CHAT_MUTED, TABLE_NOT_FOUND.
+        NOT_SEATED, CHAT_EMPTY, CHAT_TOO_LONG, CHAT_CONTROL_CHARACTERS, CHAT_STACKED_MARKS,
+        STICKER_UNKNOWN, CHAT_RATE_LIMITED, CHAT_MUTED, TABLE_NOT_FOUND.
         """
         return self.execute_unary(
             request=request,
@@ -1288,7 +1334,8 @@ class TableServiceClientSync(ConnectClientSync):
         """
         WatchTable streams the caller's personal view: own hole cards, board, pots, stacks, whose turn,
         the caller's legal actions with amounts, timers and showdowns. A full view is sent first, then
-        one update per table event. A caller without a seat is a spectator: it gets the waiting view
+        one update per command or timer step of the table, with every event it caused and the view after
+        them. A caller without a seat is a spectator: it gets the waiting view
         (seats, settled stacks, phase; no play) whenever that changes, and the play only through
         SpectateTable, the delay late. A seated player's stream comes out of capacity kept for seated
         players; one without a seat at a cash table counts as a viewer (SPECTATOR_QUOTA_EXCEEDED,
@@ -1318,7 +1365,8 @@ class TableServiceClientSync(ConnectClientSync):
     ) -> Iterator[SpectateTableResponse]:
         """
         SpectateTable streams the public view about 20 seconds late (a setting), with no hidden card at
-        all: first a snapshot that is itself that old, then every event in order, each as late.
+        all: first a snapshot that is itself that old, then every event in order, each as late (the
+        events that come due together in one message).
         Errors: TABLE_NOT_FOUND (also for a table of a room the caller may not see), SPECTATORS_FULL,
         NOT_ON_ALLOW_LIST (when spectating needs access); RESOURCE_EXHAUSTED SPECTATOR_QUOTA_EXCEEDED
         (the account's streams without a seat at this table), VIEWERS_FULL (the shard's streams for

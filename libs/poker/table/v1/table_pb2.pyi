@@ -93,6 +93,40 @@ TABLE_PHASE_PAUSED: TablePhase.ValueType  # 4
 """Maintenance stopped new hands."""
 Global___TablePhase: _TypeAlias = TablePhase  # noqa: Y015
 
+class _SeedPhase:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _SeedPhaseEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_SeedPhase.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    SEED_PHASE_UNSPECIFIED: _SeedPhase.ValueType  # 0
+    """No hand is open for client seeds (none committed, or the hand is dealt)."""
+    SEED_PHASE_ONE_STEP: _SeedPhase.ValueType  # 1
+    """Fairness version 2 (and house tables): the client seed in one step, until the seal."""
+    SEED_PHASE_HASHES: _SeedPhase.ValueType  # 2
+    """Fairness version 3, first step: seated players send their seed's `client_seed_hash`."""
+    SEED_PHASE_SEEDS: _SeedPhase.ValueType  # 3
+    """Fairness version 3, second step: the hash set is closed (`seed_hashes`); the players listed
+    there send their seeds until the seal. No new hash is taken.
+    """
+
+class SeedPhase(_SeedPhase, metaclass=_SeedPhaseEnumTypeWrapper):
+    """SeedPhase is which client-seed step the next hand takes now (docs/fairness.md, the seed flow at a
+    table).
+    """
+
+SEED_PHASE_UNSPECIFIED: SeedPhase.ValueType  # 0
+"""No hand is open for client seeds (none committed, or the hand is dealt)."""
+SEED_PHASE_ONE_STEP: SeedPhase.ValueType  # 1
+"""Fairness version 2 (and house tables): the client seed in one step, until the seal."""
+SEED_PHASE_HASHES: SeedPhase.ValueType  # 2
+"""Fairness version 3, first step: seated players send their seed's `client_seed_hash`."""
+SEED_PHASE_SEEDS: SeedPhase.ValueType  # 3
+"""Fairness version 3, second step: the hash set is closed (`seed_hashes`); the players listed
+there send their seeds until the seal. No new hash is taken.
+"""
+Global___SeedPhase: _TypeAlias = SeedPhase  # noqa: Y015
+
 class _Street:
     ValueType = _typing.NewType("ValueType", _builtins.int)
     V: _TypeAlias = ValueType  # noqa: Y015
@@ -208,6 +242,32 @@ HOUSE_DECISION_KIND_BUY_GAME: HouseDecisionKind.ValueType  # 6
 HOUSE_DECISION_KIND_TAKE_ANTE: HouseDecisionKind.ValueType  # 7
 """Russian Poker: when the dealer has no game, take the ante paid 1:1."""
 Global___HouseDecisionKind: _TypeAlias = HouseDecisionKind  # noqa: Y015
+
+@_typing.final
+class SeedHash(_message.Message):
+    """SeedHash is one seat's recorded client-seed hash of the next hand."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    CLIENT_SEED_HASH_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    """The seat number, from 1."""
+    client_seed_hash: _builtins.str
+    """The hash the seat's player sent: 64 lower-case hex digits (docs/fairness.md, version 3 step 3)."""
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        client_seed_hash: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["client_seed_hash", b"client_seed_hash", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SeedHash: _TypeAlias = SeedHash  # noqa: Y015
 
 @_typing.final
 class SeatView(_message.Message):
@@ -414,6 +474,10 @@ class TableView(_message.Message):
     AWARDS_FIELD_NUMBER: _builtins.int
     AS_OF_FIELD_NUMBER: _builtins.int
     HOUSE_FIELD_NUMBER: _builtins.int
+    TO_ACT_DEADLINE_FIELD_NUMBER: _builtins.int
+    SEED_PHASE_FIELD_NUMBER: _builtins.int
+    SEED_PHASE_DEADLINE_FIELD_NUMBER: _builtins.int
+    SEED_HASHES_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     """The table id."""
     room_id: _builtins.str
@@ -434,6 +498,8 @@ class TableView(_message.Message):
     """The seat of the button."""
     to_act_seat: _builtins.int
     """The seat whose turn it is, 0 if none."""
+    seed_phase: Global___SeedPhase.ValueType
+    """Which client-seed step the committed next hand takes now; unspecified when none is open."""
     @_builtins.property
     def seats(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatView]:
         """All seats of the table."""
@@ -462,6 +528,26 @@ class TableView(_message.Message):
     def house(self) -> Global___HouseTableView:
         """House-game tables only: the table's limits, the jackpot and the recipient's round."""
 
+    @_builtins.property
+    def to_act_deadline(self) -> _timestamp_pb2.Timestamp:
+        """When the seat to act is timed out (its action time plus what is left of its time bank), for
+        every recipient: whose turn and how long, as every table shows it. Unset when nobody is to act.
+        """
+
+    @_builtins.property
+    def seed_phase_deadline(self) -> _timestamp_pb2.Timestamp:
+        """When the current seed phase ends: the hash set closes (SEED_PHASE_HASHES) or the hand is sealed
+        (SEED_PHASE_SEEDS, SEED_PHASE_ONE_STEP; the seal may come later if the table waits for players).
+        """
+
+    @_builtins.property
+    def seed_hashes(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeedHash]:
+        """SEED_PHASE_SEEDS: the closed hash set, every seat whose seed hash was recorded before the close,
+        in seat order, for every recipient alike. Only these seats may send a seed; a client keeps the
+        set to compare with the hand's reveal (a seat in the reveal that is not here, or a seed that does
+        not match its hash here, is the operator's doing).
+        """
+
     def __init__(
         self,
         *,
@@ -482,10 +568,14 @@ class TableView(_message.Message):
         awards: _abc.Iterable[Global___PotAward] | None = ...,
         as_of: _timestamp_pb2.Timestamp | None = ...,
         house: Global___HouseTableView | None = ...,
+        to_act_deadline: _timestamp_pb2.Timestamp | None = ...,
+        seed_phase: Global___SeedPhase.ValueType = ...,
+        seed_phase_deadline: _timestamp_pb2.Timestamp | None = ...,
+        seed_hashes: _abc.Iterable[Global___SeedHash] | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["as_of", b"as_of", "house", b"house", "legal_actions", b"legal_actions"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["as_of", b"as_of", "house", b"house", "legal_actions", b"legal_actions", "seed_phase_deadline", b"seed_phase_deadline", "to_act_deadline", b"to_act_deadline"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["as_of", b"as_of", "awards", b"awards", "board", b"board", "button_seat", b"button_seat", "hand_id", b"hand_id", "house", b"house", "legal_actions", b"legal_actions", "phase", b"phase", "pool", b"pool", "pots", b"pots", "room_id", b"room_id", "seats", b"seats", "seed_commitment", b"seed_commitment", "street", b"street", "table_id", b"table_id", "to_act_seat", b"to_act_seat", "variant", b"variant"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["as_of", b"as_of", "awards", b"awards", "board", b"board", "button_seat", b"button_seat", "hand_id", b"hand_id", "house", b"house", "legal_actions", b"legal_actions", "phase", b"phase", "pool", b"pool", "pots", b"pots", "room_id", b"room_id", "seats", b"seats", "seed_commitment", b"seed_commitment", "seed_hashes", b"seed_hashes", "seed_phase", b"seed_phase", "seed_phase_deadline", b"seed_phase_deadline", "street", b"street", "table_id", b"table_id", "to_act_deadline", b"to_act_deadline", "to_act_seat", b"to_act_seat", "variant", b"variant"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1129,29 +1219,39 @@ Global___SitInResponse: _TypeAlias = SitInResponse  # noqa: Y015
 
 @_typing.final
 class SetPlayerSeedRequest(_message.Message):
-    """SetPlayerSeedRequest carries the caller's client seed."""
+    """SetPlayerSeedRequest carries the caller's client seed, or (fairness version 3, first step) its
+    hash: exactly one of the two.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
     REQUEST_ID_FIELD_NUMBER: _builtins.int
     TABLE_ID_FIELD_NUMBER: _builtins.int
     CLIENT_SEED_FIELD_NUMBER: _builtins.int
+    CLIENT_SEED_HASH_FIELD_NUMBER: _builtins.int
     request_id: _builtins.str
     """The caller's idempotency key."""
     table_id: _builtins.str
     """The table."""
     client_seed: _builtins.str
-    """The client seed: 1 to 64 printable ASCII characters chosen by the player."""
+    """The client seed: 1 to 64 printable ASCII characters chosen by the player (a fresh one for each
+    hand: a seed is public after its hand).
+    """
+    client_seed_hash: _builtins.str
+    """Version 3, first step: the seed's hash, 64 lower-case hex digits, over the hand's commitment,
+    the caller's seat and the seed (docs/fairness.md, version 3 step 3).
+    """
     def __init__(
         self,
         *,
         request_id: _builtins.str = ...,
         table_id: _builtins.str = ...,
         client_seed: _builtins.str = ...,
+        client_seed_hash: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["client_seed", b"client_seed", "request_id", b"request_id", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["client_seed", b"client_seed", "client_seed_hash", b"client_seed_hash", "request_id", b"request_id", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1159,21 +1259,27 @@ Global___SetPlayerSeedRequest: _TypeAlias = SetPlayerSeedRequest  # noqa: Y015
 
 @_typing.final
 class SetPlayerSeedResponse(_message.Message):
-    """SetPlayerSeedResponse tells which hand the seed goes into."""
+    """SetPlayerSeedResponse tells which hand the seed (or its hash) goes into."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
     HAND_ID_FIELD_NUMBER: _builtins.int
+    SEED_PHASE_FIELD_NUMBER: _builtins.int
     hand_id: _builtins.str
     """The hand whose shuffle will include the seed."""
+    seed_phase: Global___SeedPhase.ValueType
+    """The seed phase the contribution was taken in: SEED_PHASE_HASHES for a hash, SEED_PHASE_SEEDS
+    for a seed after its hash, SEED_PHASE_ONE_STEP for a seed in one step.
+    """
     def __init__(
         self,
         *,
         hand_id: _builtins.str = ...,
+        seed_phase: Global___SeedPhase.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["hand_id", b"hand_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["hand_id", b"hand_id", "seed_phase", b"seed_phase"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1263,29 +1369,34 @@ Global___WatchTableRequest: _TypeAlias = WatchTableRequest  # noqa: Y015
 
 @_typing.final
 class WatchTableResponse(_message.Message):
-    """WatchTableResponse is one update of the personal view."""
+    """WatchTableResponse is one update of the personal view: one message per command or timer step of
+    the table (an action, a timeout, a deal, a chat message, ...), not one per event.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
-    EVENT_FIELD_NUMBER: _builtins.int
     VIEW_FIELD_NUMBER: _builtins.int
-    @_builtins.property
-    def event(self) -> Global___TableEvent:
-        """The event that caused the update; unset for the first, full view."""
-
+    EVENTS_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def view(self) -> Global___TableView:
-        """The view after the event."""
+        """The view after the events."""
+
+    @_builtins.property
+    def events(self) -> _containers.RepeatedCompositeFieldContainer[Global___TableEvent]:
+        """Every event the step caused, in sequence order, each as the recipient may see it; empty for a
+        full view alone (the first one, and the one that replaces what a stream too slow to keep up
+        missed: its next events then start after a gap in `sequence`).
+        """
 
     def __init__(
         self,
         *,
-        event: Global___TableEvent | None = ...,
         view: Global___TableView | None = ...,
+        events: _abc.Iterable[Global___TableEvent] | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "view", b"view"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["view", b"view"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "view", b"view"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["events", b"events", "view", b"view"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1315,29 +1426,33 @@ Global___SpectateTableRequest: _TypeAlias = SpectateTableRequest  # noqa: Y015
 
 @_typing.final
 class SpectateTableResponse(_message.Message):
-    """SpectateTableResponse is one update of the delayed public view."""
+    """SpectateTableResponse is one update of the delayed public view: every update that came due at
+    once, in one message.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
-    EVENT_FIELD_NUMBER: _builtins.int
     VIEW_FIELD_NUMBER: _builtins.int
-    @_builtins.property
-    def event(self) -> Global___TableEvent:
-        """The event (with no hidden card), about 20 seconds after it happened."""
-
+    EVENTS_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def view(self) -> Global___TableView:
-        """The public view as of that moment."""
+        """The public view as of the last of the events."""
+
+    @_builtins.property
+    def events(self) -> _containers.RepeatedCompositeFieldContainer[Global___TableEvent]:
+        """The events (with no hidden card), in sequence order, each about 20 seconds after it happened;
+        empty for a view alone (the first snapshot, or the one a spectator too slow to keep up gets).
+        """
 
     def __init__(
         self,
         *,
-        event: Global___TableEvent | None = ...,
         view: Global___TableView | None = ...,
+        events: _abc.Iterable[Global___TableEvent] | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "view", b"view"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["view", b"view"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "view", b"view"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["events", b"events", "view", b"view"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -1,0 +1,297 @@
+"""Fair-play use cases of the history service (rules 17): weighing each recorded hand, the cases
+for operators, and holds.
+
+RecordHand stores a poker hand with what it adds to its pairs' totals and its players' decision
+times (`additions`, written by `fair_play_storage.insert_weighed_hand` in the hand's own
+statement), then, in the same transaction (a hand and what it revealed are stored together or not
+at all), `weigh_hand` asks the pure verdicts (`cases.py`) what the new totals add up to and opens
+or updates one case per kind, pool and pair (or player, for automation). Reading cases, holding and
+releasing players are admin use cases (the access policy says who may call them); holds are kept
+by the cashier and audited here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+from datetime import datetime
+from typing import Protocol
+
+from google.protobuf.timestamp_pb2 import Timestamp
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from poker.history.v1 import history_pb2
+from service_runtime.errors import AlreadyExists, InvalidArgument, NotFound, Unavailable
+from services.history import cases, detectors, fair_play_storage, storage
+from services.history.cashier_holds import Hold
+from services.history.page_tokens import PageTokens, keyset_position, page_size_of
+from services.history.records import check_id, check_text
+
+DETECTOR_ACTOR = "history-detectors"
+CASE_OPENED = "FAIR_PLAY_CASE_OPENED"
+PLAYER_HELD = "PLAYER_HELD"
+PLAYER_RELEASED = "PLAYER_RELEASED"
+MAX_REQUEST_ID_LENGTH = 64
+MAX_REASON_LENGTH = 128
+
+_KINDS = {
+    cases.CaseKind.CHIP_DUMPING: history_pb2.CASE_KIND_CHIP_DUMPING,
+    cases.CaseKind.COLLUSION: history_pb2.CASE_KIND_COLLUSION,
+    cases.CaseKind.SHARED_DEVICE: history_pb2.CASE_KIND_SHARED_DEVICE,
+    cases.CaseKind.AUTOMATION: history_pb2.CASE_KIND_AUTOMATION,
+    cases.CaseKind.MULTIWAY_SOFT_PLAY: history_pb2.CASE_KIND_MULTIWAY_SOFT_PLAY,
+    cases.CaseKind.WHIPSAW: history_pb2.CASE_KIND_WHIPSAW,
+}
+_ROLES = {
+    cases.Role.SUSPECT: history_pb2.CASE_ROLE_SUSPECT,
+    cases.Role.BENEFICIARY: history_pb2.CASE_ROLE_BENEFICIARY,
+}
+
+
+class HoldKeeper(Protocol):
+    async def set_hold(self, request_id: str, player_id: str, held: bool, reason: str) -> Hold: ...
+
+
+def _timestamp(moment: datetime) -> Timestamp:
+    stamp = Timestamp()
+    stamp.FromDatetime(moment)
+    return stamp
+
+
+def _evidence(totals: cases.PairTotals) -> history_pb2.CaseEvidence:
+    return history_pb2.CaseEvidence(
+        hands_together=totals.hands,
+        chips_given=totals.chips_to_second,
+        chips_back=totals.chips_to_first,
+        chips_given_bb_hundredths=totals.chips_cbb_to_second,
+        chips_back_bb_hundredths=totals.chips_cbb_to_first,
+        gift_given_bb_hundredths=totals.gift_cbb_to_second,
+        gift_back_bb_hundredths=totals.gift_cbb_to_first,
+        blatant_given_bb_hundredths=totals.blatant_cbb_to_second,
+        blatant_back_bb_hundredths=totals.blatant_cbb_to_first,
+        strong_folds_given=totals.strong_folds_to_second,
+        strong_folds_back=totals.strong_folds_to_first,
+        heads_up_streets=totals.heads_up_streets,
+        passive_streets=totals.passive_streets,
+        squeezes=totals.squeezes,
+        multiway_hands=totals.multiway_hands,
+        hands_with_others=totals.hands_with_others,
+        shared_device_hands=totals.shared_device_hands,
+        shared_network_hands=totals.shared_network_hands,
+        blatant_hands_given=totals.blatant_hands_to_second,
+        blatant_hands_back=totals.blatant_hands_to_first,
+        strong_facing_given=totals.strong_facing_to_second,
+        strong_raised_given=totals.strong_raised_to_second,
+        strong_facing_others_given=totals.strong_facing_others_to_second,
+        strong_raised_others_given=totals.strong_raised_others_to_second,
+        strong_facing_back=totals.strong_facing_to_first,
+        strong_raised_back=totals.strong_raised_to_first,
+        strong_facing_others_back=totals.strong_facing_others_to_first,
+        strong_raised_others_back=totals.strong_raised_others_to_first,
+        whipsaw_chances=totals.whipsaw_chances,
+        whipsaws_given=totals.whipsaws_to_second,
+        whipsaws_back=totals.whipsaws_to_first,
+    )
+
+
+def _adds_evidence(kind: cases.CaseKind, pair: detectors.PairEvidence, giver: str) -> bool:
+    """Did this hand add evidence of this kind (so it belongs to the case's hands)?"""
+    if kind is cases.CaseKind.CHIP_DUMPING:
+        return (pair.blatant_to_second if giver == pair.first else pair.blatant_to_first) > 0
+    if kind is cases.CaseKind.COLLUSION:
+        return pair.passive_streets > 0 or pair.squeezes > 0
+    if kind is cases.CaseKind.MULTIWAY_SOFT_PLAY:
+        # A strong hand that only called the other's bet.
+        return pair.strong_raised_to_second < pair.strong_facing_to_second or (
+            pair.strong_raised_to_first < pair.strong_facing_to_first
+        )
+    if kind is cases.CaseKind.WHIPSAW:
+        return bool(pair.whipsaws_to_second or pair.whipsaws_to_first)
+    return bool(pair.shared_device or pair.shared_network)
+
+
+def additions(
+    evidence: detectors.HandEvidence, permitted_automation: tuple[str, ...] = ()
+) -> tuple[list[tuple[str, str, dict[str, int]]], list[tuple[str, tuple[int, ...]]]]:
+    """What the hand adds to its pairs' totals (key order) and to its players' decision times (players
+    whose id starts with one of `permitted_automation` are not judged on timing, so not counted)."""
+    increments = sorted(
+        ((p.first, p.second, cases.increments(p, evidence.big_blind)) for p in evidence.pairs),
+        key=lambda item: (item[0], item[1]),
+    )
+    timings = sorted(
+        (t.player_id, t.buckets) for t in evidence.timings if not t.player_id.startswith(permitted_automation)
+    )
+    return increments, timings
+
+
+async def weigh_hand(
+    session: AsyncSession,
+    record: history_pb2.HandRecord,
+    evidence: detectors.HandEvidence,
+    weighed: fair_play_storage.Weighed,
+    now: datetime,
+) -> None:
+    """Open or update the cases the hand's new totals make (`weighed`: what the insert returned)."""
+    pairs = {(p.first, p.second): p for p in evidence.pairs}
+    baselines: dict[str, cases.Baseline] = {}
+    for pair_totals in weighed.pairs:
+        for giver in cases.givers_to_check(pair_totals):
+            if giver not in baselines:
+                baselines[giver] = await fair_play_storage.baseline(session, evidence.pool, giver)
+        for verdict in cases.verdicts(pair_totals, baselines):
+            pair = pairs[(pair_totals.first, pair_totals.second)]
+            oriented = pair_totals if verdict.giver == pair_totals.first else pair_totals.flipped()
+            adds = _adds_evidence(verdict.kind, pair, verdict.giver)
+            await _save_case(session, record, verdict, oriented.pool, _evidence(oriented), adds, now)
+    for timing in weighed.timings:
+        automated = cases.automation(timing)
+        if automated is not None:
+            found = history_pb2.CaseEvidence(
+                decisions_timed=timing.decisions, decision_time_buckets=timing.buckets
+            )
+            await _save_case(session, record, automated, 0, found, True, now)
+
+
+async def _save_case(
+    session: AsyncSession,
+    record: history_pb2.HandRecord,
+    verdict: cases.Verdict,
+    pool: int,
+    evidence: history_pb2.CaseEvidence,
+    adds: bool,
+    now: datetime,
+) -> None:
+    case_id = cases.case_id(verdict.kind, pool, verdict.giver, verdict.receiver)
+    stored = await fair_play_storage.case_bytes(session, case_id)
+    case = history_pb2.FairPlayCase() if stored is None else history_pb2.FairPlayCase.FromString(stored)
+    if stored is None:
+        case.case_id = case_id
+        case.kind = _KINDS[verdict.kind]
+        case.pool = pool  # type: ignore[assignment]
+        case.open_time.CopyFrom(_timestamp(now))
+    del case.players[:]
+    case.players.extend(
+        history_pb2.CasePlayer(player_id=p.player_id, role=_ROLES[p.role], why=p.why) for p in verdict.players
+    )
+    case.score = verdict.score
+    case.threshold = verdict.threshold
+    case.summary = verdict.summary
+    case.evidence.CopyFrom(evidence)
+    case.last_seen_time.CopyFrom(_timestamp(now))
+    if adds or stored is None:
+        case.updates += 1
+        hand_ids = [*case.hand_ids, record.hand_id][-cases.EVIDENCE_HANDS :]
+        del case.hand_ids[:]
+        case.hand_ids.extend(hand_ids)
+        if record.table_id not in case.table_ids:
+            case.table_ids.append(record.table_id)
+    await fair_play_storage.save_case(session, case, new=stored is None)
+    if stored is None:
+        event = history_pb2.AuditEvent(
+            event_id=f"case-opened:{case_id}",
+            time=_timestamp(now),
+            actor=DETECTOR_ACTOR,
+            kind=CASE_OPENED,
+            subject=case_id,
+            details=f"{verdict.kind}: {verdict.summary}"[:4000],
+            player_ids=[p.player_id for p in verdict.players],
+            table_id=record.table_id,
+            hand_ids=list(case.hand_ids),
+        )
+        await storage.insert_audit_event(session, event, storage.serialise(event))
+
+
+def _hold_pb(hold: Hold) -> history_pb2.PlayerHold:
+    return history_pb2.PlayerHold(
+        player_id=hold.player_id, held=hold.held, reason=hold.reason, change_time=_timestamp(hold.change_time)
+    )
+
+
+class FairPlayUseCases:
+    """Cases and holds for admins (the access policy lets only admins call them)."""
+
+    _sessions: async_sessionmaker[AsyncSession]
+    _tokens: PageTokens
+    _clock: Callable[[], datetime]
+    _holds: HoldKeeper | None
+    _writing: Callable[[], AbstractAsyncContextManager[AsyncSession]]
+
+    async def list_cases(
+        self, kind: int, *, page_size: int, page_token: str
+    ) -> tuple[list[history_pb2.FairPlayCase], str]:
+        if kind and kind not in history_pb2.CaseKind.values():
+            raise InvalidArgument("FIELD_INVALID", "unknown case kind", {"field": "kind"})
+        size = page_size_of(page_size)
+        name = history_pb2.CaseKind.Name(kind) if kind else ""  # type: ignore[arg-type]
+        scope = f"cases\x00{name}"
+        after = None
+        if page_token:
+            after = keyset_position(self._tokens.read(page_token, scope), (int, int))
+        async with self._sessions() as session:
+            rows = await fair_play_storage.list_cases(session, kind=name, after=after, limit=size + 1)
+        token = ""
+        if len(rows) > size:
+            number, updated_us, _ = rows[size - 1]
+            token = self._tokens.issue(scope, [updated_us, number])
+        return [case for _, _, case in rows[:size]], token
+
+    async def get_case(self, case_id: str) -> history_pb2.FairPlayCase:
+        check_id(case_id, "case_id")
+        async with self._sessions() as session:
+            stored = await fair_play_storage.case_bytes(session, case_id)
+        if stored is None:
+            raise NotFound("CASE_NOT_FOUND", "no fair-play case with this id", {"case_id": case_id})
+        return history_pb2.FairPlayCase.FromString(stored)
+
+    async def set_hold(
+        self, admin: str, request_id: str, player_id: str, reason: str, case_id: str, *, held: bool
+    ) -> tuple[history_pb2.PlayerHold, bool]:
+        """Hold or release a player through the cashier, then audit it (both idempotent by the
+        request id, so a retry after any failure completes the same change)."""
+        check_id(request_id, "request_id")
+        if len(request_id) > MAX_REQUEST_ID_LENGTH:
+            raise InvalidArgument(
+                "FIELD_INVALID", "request_id is at most 64 characters", {"field": "request_id"}
+            )
+        check_id(player_id, "player_id")
+        check_text(reason, "reason", MAX_REASON_LENGTH, required=True)
+        if not reason.isascii():
+            raise InvalidArgument("FIELD_INVALID", "reason is printable ASCII", {"field": "reason"})
+        if case_id:
+            await self.get_case(case_id)
+        if self._holds is None:
+            raise Unavailable("UNAVAILABLE", "this history service has no cashier to keep holds")
+        hold = await self._holds.set_hold(request_id, player_id, held, reason)
+        event = history_pb2.AuditEvent(
+            event_id=f"hold:{request_id}",
+            time=_timestamp(hold.change_time),
+            actor=admin,
+            kind=PLAYER_HELD if held else PLAYER_RELEASED,
+            subject=player_id,
+            details=f"{'held' if held else 'released'} by {admin}: {reason}"
+            + (f" (case {case_id})" if case_id else ""),
+            player_ids=[player_id],
+        )
+        await self._record_once(event)
+        return _hold_pb(hold), hold.existing
+
+    async def _record_once(self, event: history_pb2.AuditEvent) -> None:
+        for attempt in range(4):
+            try:
+                async with self._writing() as session:
+                    existing = await storage.audit_event_bytes(session, event.event_id)
+                    if existing is None:
+                        await storage.insert_audit_event(session, event, storage.serialise(event))
+                    elif existing != storage.serialise(event):
+                        raise AlreadyExists(
+                            "IDEMPOTENCY_CONFLICT",
+                            "this request id was used for another change",
+                            {"field": "request_id"},
+                        )
+                return
+            except IntegrityError:
+                await asyncio.sleep(random.uniform(0, 0.005 * (attempt + 1)))

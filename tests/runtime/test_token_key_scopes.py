@@ -1,0 +1,97 @@
+"""Key scopes: a signing key given only to the internet-facing gateway may sign player tokens, never an
+admin's or a service's, so whoever takes the gateway over cannot mint themselves more than a player."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+
+import pytest
+
+from service_runtime.auth import KeyScope, Role, TokenKeys, mint_token, verify_token
+from service_runtime.errors import Unauthenticated
+from service_runtime.service_settings import ServiceSettings
+from service_runtime.settings import SettingsError, load_settings
+
+FULL = "k1:" + "a" * 32
+GATEWAY = "gw1/player:" + "b" * 32
+
+
+def _forged_with_secret(kid: str, secret: str, claims: dict[str, object]) -> str:
+    """What an attacker holding the gateway's secret signs by hand, bypassing mint_token's check."""
+
+    def b64(data: bytes) -> str:
+        return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+    header = b64(json.dumps({"alg": "HS256", "typ": "JWT", "kid": kid}).encode())
+    body = b64(json.dumps(claims).encode())
+    signature = hmac.new(secret.encode(), f"{header}.{body}".encode(), hashlib.sha256).digest()
+    return f"{header}.{body}.{b64(signature)}"
+
+
+def test_a_key_entry_may_name_its_scope() -> None:
+    keys = TokenKeys.from_settings([FULL, GATEWAY])
+    assert keys.scope_of("k1") is KeyScope.ANY
+    assert keys.scope_of("gw1") is KeyScope.PLAYER
+    assert keys.keys["gw1"] == b"b" * 32
+    assert keys.signing_key_id == "k1"
+
+
+def test_a_player_scoped_key_signs_player_tokens_that_every_service_accepts() -> None:
+    gateway = TokenKeys.from_settings([GATEWAY])
+    services = TokenKeys.from_settings([FULL, GATEWAY])
+    token = mint_token(gateway, "alice", [Role.PLAYER], now=0, ttl_seconds=60)
+    caller = verify_token(services, token, now=1)
+    assert (caller.subject, caller.roles) == ("alice", frozenset({Role.PLAYER}))
+
+
+@pytest.mark.parametrize("roles", [[Role.ADMIN], [Role.SERVICE], [Role.PLAYER, Role.ADMIN]])
+def test_a_player_scoped_key_refuses_to_mint_more(roles: list[Role]) -> None:
+    with pytest.raises(ValueError, match="may sign player tokens only"):
+        mint_token(TokenKeys.from_settings([GATEWAY]), "cashier", roles, now=0, ttl_seconds=60)
+
+
+@pytest.mark.parametrize("roles", [["admin"], ["service"], ["player", "admin"]])
+def test_a_token_beyond_its_keys_scope_is_refused_by_every_verifier(roles: list[str]) -> None:
+    services = TokenKeys.from_settings([FULL, GATEWAY])
+    token = _forged_with_secret("gw1", "b" * 32, {"sub": "cashier", "roles": roles, "exp": 10**10})
+    with pytest.raises(Unauthenticated) as refused:
+        verify_token(services, token, now=0)
+    assert refused.value.reason == "TOKEN_KEY_SCOPE"
+
+
+def test_the_full_key_still_signs_every_role() -> None:
+    keys = TokenKeys.from_settings([FULL, GATEWAY])
+    token = mint_token(keys, "ops", [Role.ADMIN], now=0, ttl_seconds=60)
+    assert verify_token(keys, token, now=1).roles == frozenset({Role.ADMIN})
+
+
+@pytest.mark.parametrize(
+    "entry", ["gw1/admin:" + "b" * 32, "gw1/:" + "b" * 32, "/player:" + "b" * 32, "gw1/player:short"]
+)
+def test_settings_refuse_an_unknown_scope_or_a_bad_entry(entry: str) -> None:
+    with pytest.raises(SettingsError) as caught:
+        load_settings(ServiceSettings, {"POKER_AUTH_KEYS": f"{FULL},{entry}"})
+    assert "POKER_AUTH_KEYS" in "\n".join(caught.value.problems)
+
+
+def test_settings_accept_a_scoped_key() -> None:
+    settings = load_settings(ServiceSettings, {"POKER_AUTH_KEYS": f"{FULL},{GATEWAY}"})
+    assert TokenKeys.from_settings(settings.auth_keys).scope_of("gw1") is KeyScope.PLAYER
+
+
+def test_production_refuses_the_development_key_under_any_scope() -> None:
+    from service_runtime.testing import DEV_KEY_ID, DEV_SIGNING_KEY
+
+    with pytest.raises(SettingsError) as caught:
+        load_settings(
+            ServiceSettings,
+            {
+                "POKER_ENVIRONMENT": "production",
+                "POKER_AUTH_KEYS": f"{FULL},{DEV_KEY_ID}/player:{DEV_SIGNING_KEY}",
+                "POKER_TLS_CERT_FILE": "/nonexistent",
+            },
+        )
+    assert "development signing key" in "\n".join(caught.value.problems)

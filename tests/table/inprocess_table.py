@@ -1,0 +1,58 @@
+"""One table actor in-process with the stand-ins of tests/table/fakes.py: ann, bob (and cat) seated
+at the cashier with 500 each, no countdown, fast retries; and a wait for a hand someone must act in.
+Used by the tests that drive the shell's own paths (a refused log append, a refused settlement)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from poker.table.v1 import table_pb2
+from services.table.actor import TableActor, Timings
+from services.table.chat import ChatGuard
+from services.table.event_log import HandEventLog, LocalEventLog
+from tests.table.fakes import ROOM, FakeCashier, FakeFairness, FakeRooms
+
+TABLE = f"{ROOM.room_id}.1"
+PLAYERS = ("ann", "bob", "cat")
+
+
+def seated_table(
+    cashier: FakeCashier, log: HandEventLog | None = None, *, action_seconds: float = 30, players: int = 2
+) -> TableActor:
+    for seat, name in enumerate(PLAYERS[:players], start=1):
+        cashier.seat(TABLE, name, seat, 500)
+    timings = Timings(
+        action_seconds=action_seconds,
+        time_bank_seconds=0,
+        countdown_seconds=0,
+        retry_initial_seconds=0.01,
+        retry_max_seconds=0.05,
+        command_queue_size=16,
+        watch_queue_size=16,
+    )
+    return TableActor(
+        TABLE,
+        ROOM,
+        cashier=cashier,  # type: ignore[arg-type]
+        fairness=FakeFairness(),  # type: ignore[arg-type]
+        event_log=log if log is not None else LocalEventLog(),
+        after_hand=lambda job: None,
+        rooms=FakeRooms(),  # type: ignore[arg-type]
+        timings=timings,
+        chat=ChatGuard(),
+    )
+
+
+async def running_view(actor: TableActor, exclude: frozenset[str] = frozenset()) -> table_pb2.TableView:
+    """The first view of a hand in progress, with a seat to act, that is not one of `exclude`."""
+    for _ in range(1000):
+        async with asyncio.timeout(5):
+            view = await actor.call(lambda: actor.snapshot("ann"))
+        if (
+            view.phase == table_pb2.TABLE_PHASE_HAND_IN_PROGRESS
+            and view.to_act_seat
+            and view.hand_id not in exclude
+        ):
+            return view
+        await asyncio.sleep(0.01)
+    raise AssertionError("no hand running")

@@ -1,0 +1,114 @@
+"""The house round core (services/table/house_core.py) reads journals the table wrote before it
+existed: `open`, `dealt` and `decision` entries without request ids, `at`, `paid` or `resumed`
+entries. A dealt round waits for its deck and the cashier's word (RESUMING) and is rebuilt as the
+table rebuilt it (the logged decisions whose stakes the cashier applied, a free one always; what was
+left of the clock plus the grace); an undealt one is refunded, never dealt."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from house_games import BoxWager
+from services.table import house_core as core
+from services.table.house_round import BoxBet, Decision, HouseGame, HouseRoom, LiveRound, check_bets
+
+ROOM = HouseRoom("r-h", HouseGame.CASINO_HOLDEM, 1, boxes=3, min_ante=10, max_ante=100, max_payout=5_000)
+
+
+def old_open(round_id: str, player: str, wagers: tuple[BoxWager, ...]) -> dict[str, Any]:
+    """An `open` entry as house_table.py wrote it before the core (no request id)."""
+    return {
+        "type": "open",
+        "round_id": round_id,
+        "table_id": "t.1",
+        "player": player,
+        "chain": "chain",
+        "commitment": "c",
+        "jackpot_before": 0,
+        "started_at": 100.0,
+        "cover": 10_000,
+        "wagers": [[w.box, w.ante, w.dark, w.bonus] for w in wagers],
+    }
+
+
+def test_a_round_journaled_before_the_core_resumes_as_the_table_resumed_it() -> None:
+    wagers = check_bets(ROOM, "ann", [BoxBet(1, 10), BoxBet(2, 10), BoxBet(3, 10)])
+    deck = list(range(52))
+    random.Random(7).shuffle(deck)
+    live = LiveRound(ROOM.game, "r1", "ann", wagers, tuple(deck), ROOM)
+    call = live.prepare(1, Decision.CALL)
+    fold = live.prepare(2, Decision.FOLD)
+    journal = [
+        old_open("r1", "ann", wagers),
+        {"type": "dealt", "round_id": "r1", "deadline": 120.0, "table_id": "t.1"},
+        # Paid (the cashier has it), free, and one whose stake never reached the cashier.
+        {
+            "type": "decision",
+            "round_id": "r1",
+            "decision": {**call.to_json(), "transfer": "x:call"},
+            "deadline": 130.0,
+        },
+        {
+            "type": "decision",
+            "round_id": "r1",
+            "decision": {**fold.to_json(), "transfer": "x:fold"},
+            "deadline": 131.0,
+        },
+        {
+            "type": "decision",
+            "round_id": "r1",
+            "decision": {**live.prepare(3, Decision.CALL).to_json(), "transfer": "x:lost"},
+            "deadline": 140.0,
+        },
+        # Another round, opened and never dealt; and a closed one.
+        old_open("r2", "bob", wagers),
+        old_open("r3", "cyd", wagers),
+        {"type": "closed", "round_id": "r3", "how": "settled", "table_id": "t.1"},
+    ]
+    state = core.replay(journal, table_id="t.1", room=ROOM, decision_seconds=20.0, decks={})
+    assert state.rounds["r1"].stage is core.Stage.RESUMING
+    assert state.rounds["r3"].stage is core.Stage.SETTLED
+
+    reopened = core.feed(state, core.Reopen(200.0))
+    assert reopened.entries == ({"type": "refunding", "round_id": "r2"},)
+    assert [type(e) for e in reopened.effects] == [core.Seal, core.Refund]
+    refund = reopened.effects[1]
+    assert isinstance(refund, core.Refund)
+    assert [t.transfer_id for t in refund.stakes] == ["hgr:r2:in:1", "hgr:r2:in:2", "hgr:r2:in:3"]
+    assert [t.transfer_id for t in refund.refunds] == ["hgr:r2:void:1", "hgr:r2:void:2", "hgr:r2:void:3"]
+
+    resumed = core.feed(reopened.state, core.Resume("r1", tuple(deck), frozenset({"x:call"}), 135.0, 5.0))
+    round_ = resumed.state.rounds["r1"]
+    assert round_.stage is core.Stage.PLAYING
+    assert [t.decision for t in round_.taken] == [Decision.CALL, Decision.FOLD]
+    assert round_.deadline == 135.0 + 5.0 + 5.0  # what was left (140 - 135) plus the grace
+    assert round_.notes == [core.RESUMED_NOTE]
+    assert [n.code for n in resumed.notices] == ["ROUND_RESUMED"]
+    # The same round the table rebuilt: its LiveRound with the kept decisions.
+    expected = LiveRound(ROOM.game, "r1", "ann", wagers, tuple(deck), ROOM)
+    expected.apply(call)
+    expected.apply(fold)
+    assert round_.live(ROOM).staked == expected.staked
+    # The journal with the `resumed` entry replays to the same state (with the deck fairness seals).
+    again = core.replay(
+        [*journal, *reopened.entries, *resumed.entries],
+        table_id="t.1",
+        room=ROOM,
+        decision_seconds=20.0,
+        decks={"r1": tuple(deck)},
+    )
+    assert again.durable() == resumed.state.durable()
+
+    # Box 3 runs out of time: the default; the round settles with the ids the table always used.
+    timed = core.feed(resumed.state, core.Tick(146.0))
+    assert [e["decision"]["decision"] for e in timed.entries] == ["FOLD"]
+    (settle,) = timed.effects
+    assert isinstance(settle, core.Settle)
+    expected.apply(expected.default_decision(3))
+    assert list(settle.transfers) == expected.settlement_transfers(expected.settle())
+    done = core.feed(timed.state, core.SettleAnswer("r1", core.Outcome.OK))
+    assert done.entries[0]["type"] == "closed"
+    assert done.state.rounds["r1"].stage is core.Stage.SETTLED
+    # A late or repeated answer changes nothing.
+    assert core.feed(done.state, core.SettleAnswer("r1", core.Outcome.OK)).entries == ()
