@@ -35,6 +35,18 @@ class Commitment:
     # The fairness version the hand is dealt under (0 when not known): from 3 on, client seeds come
     # hash first (docs/fairness.md, the seed flow at a table).
     version: int = 0
+    # Where fairness has the hand (fairness_pb2.HandState): COMMITTED for a new one; a request id that
+    # committed before gets its first hand again, which may have been dealt, finished or voided since.
+    state: int = fairness_pb2.HAND_STATE_COMMITTED
+
+    @property
+    def fresh(self) -> bool:
+        """Still open for entropy: never dealt, never ended."""
+        return self.state in (fairness_pb2.HAND_STATE_UNSPECIFIED, fairness_pb2.HAND_STATE_COMMITTED)
+
+    @property
+    def voided(self) -> bool:
+        return self.state == fairness_pb2.HAND_STATE_VOIDED
 
 
 class CashierClient:
@@ -152,7 +164,10 @@ class FairnessClient:
         except grpc.aio.AioRpcError as error:
             raise translate_rpc_error(error, "fairness") from error
         return Commitment(
-            reply.commitment.hand_id, reply.commitment.commitment, int(reply.commitment.shuffle_version)
+            reply.commitment.hand_id,
+            reply.commitment.commitment,
+            int(reply.commitment.shuffle_version),
+            int(reply.commitment.state),
         )
 
     async def add_entropy(

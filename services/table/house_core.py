@@ -341,9 +341,11 @@ class HouseState:
     table_id: str
     room: HouseRoom  # not in the journal: the shell's
     decision_seconds: float
-    rounds: Mapping[str, Round]  # by round id, every round this state has seen
-    latest: Mapping[str, str]  # player -> their latest round id
+    rounds: Mapping[str, Round]  # by round id, in the order they opened: the open ones and the last
+    # `keep_finished` finished ones (older finished rounds are forgotten as new ones open)
+    latest: Mapping[str, str]  # player -> their latest round id (while that round is kept)
     bets: Mapping[tuple[str, str], tuple[str, ...]]  # (player, request id) -> its rounds, in order
+    keep_finished: int = 1_000  # not in the journal: the shell's (a replay uses the same)
 
     def current(self, player: str) -> Round | None:
         round_id = self.latest.get(player)
@@ -358,8 +360,34 @@ class HouseState:
         return (self.rounds, self.latest, self.bets)
 
 
-def empty(table_id: str, room: HouseRoom, decision_seconds: float) -> HouseState:
-    return HouseState(table_id, room, decision_seconds, {}, {}, {})
+# A table remembers this many finished rounds (their answers to a retried PlaceHouseBets or
+# MakeHouseDecision, the player's last round in the view). Older ones are forgotten when a round opens,
+# oldest first, so a table that runs for months holds a bounded state and each step copies a bounded
+# map; a retry comes within seconds, a thousand rounds later it is a new request.
+KEEP_FINISHED_ROUNDS = 1_000
+
+
+def empty(
+    table_id: str, room: HouseRoom, decision_seconds: float, *, keep_finished: int = KEEP_FINISHED_ROUNDS
+) -> HouseState:
+    return HouseState(table_id, room, decision_seconds, {}, {}, {}, keep_finished)
+
+
+def _forget_finished(state: HouseState) -> HouseState:
+    """The state without its oldest finished rounds beyond `keep_finished` (with their request ids
+    and, where such a round was a player's latest, that player's latest). Decided by the entries
+    alone (the rounds' opening order and stages), so a replay forgets the same rounds."""
+    finished = [round_id for round_id, r in state.rounds.items() if not r.stage.open]
+    excess = len(finished) - state.keep_finished
+    if excess <= 0:
+        return state
+    gone = set(finished[:excess])
+    return replace(
+        state,
+        rounds={round_id: r for round_id, r in state.rounds.items() if round_id not in gone},
+        latest={player: round_id for player, round_id in state.latest.items() if round_id not in gone},
+        bets={key: ids for key, ids in state.bets.items() if ids[-1] not in gone},
+    )
 
 
 @dataclass(frozen=True)
@@ -431,6 +459,7 @@ def apply_entry(
             wagers=wagers,
         )
         key = (player, request_id)
+        state = _forget_finished(state)
         return replace(
             _put(state, opened),
             latest={**state.latest, player: round_id},
@@ -498,9 +527,10 @@ def replay(
     room: HouseRoom,
     decision_seconds: float,
     decks: Mapping[str, tuple[int, ...]],
+    keep_finished: int = KEEP_FINISHED_ROUNDS,
 ) -> HouseState:
     """The state a journal gives (its entries applied in order), with the decks fairness seals."""
-    state = empty(table_id, room, decision_seconds)
+    state = empty(table_id, room, decision_seconds, keep_finished=keep_finished)
     for entry in entries:
         if entry.get("table_id", table_id) != table_id:
             continue

@@ -96,6 +96,9 @@ T = TypeVar("T")
 log = get_logger("table.house")
 
 BALANCE_REFRESH_SECONDS = 1.0
+# A PlaceHouseBets request id whose rounds were refunded or refused this many times in a row is not
+# looked up further (a client that keeps retrying one id past that starts a new id).
+MAX_ATTEMPTS_LOOKED_UP = 16
 
 
 class Journal(Protocol):
@@ -719,6 +722,31 @@ class HouseTable:
             async with self._lock(player):
                 return await self._answers.once((player, "PlaceHouseBets", request_id), tuple(bets), run)
 
+    async def _new_commitment(self, player: str, request_id: str, chain: str) -> Commitment:
+        """The fairness hand of the request's next round. Its request id counts the request's rounds
+        that did not deal (`attempt`), which this table remembers only for its recent rounds and not
+        across a restart (the journal keeps the open rounds): fairness, which remembers every request
+        id, answers an earlier round's hand again then. A voided one (refunded, refused) lets the next
+        attempt open; one dealt or finished is the request's round, played: it is never opened again
+        (its stakes were taken once, its cards are known to the player), whatever the retry."""
+        attempt = self._state.attempt(player, request_id)
+        for _ in range(MAX_ATTEMPTS_LOOKED_UP):
+            commitment = await self._fairness.commit(
+                f"house:{self.table_id}:{_digest(player, 'bets', request_id)}:{attempt}",
+                chain,
+                private_to=player,
+            )
+            if commitment.fresh:
+                return commitment
+            if not commitment.voided:
+                break
+            attempt += 1
+        raise FailedPrecondition(
+            "ROUND_ALREADY_PLAYED",
+            "this request id's round was dealt and has ended; it is in your history",
+            {"request_id": request_id},
+        )
+
     async def _open_round(
         self, player: str, request_id: str, wagers: tuple[BoxWager, ...]
     ) -> table_pb2.PlaceHouseBetsResponse:
@@ -741,12 +769,7 @@ class HouseTable:
         chain = fairness_chain(self.table_id, player)
         commitment = self._pending.pop(player, None)
         if commitment is None:
-            attempt = self._state.attempt(player, request_id)
-            commitment = await self._fairness.commit(
-                f"house:{self.table_id}:{_digest(player, 'bets', request_id)}:{attempt}",
-                chain,
-                private_to=player,
-            )
+            commitment = await self._new_commitment(player, request_id, chain)
         round_id = commitment.hand_id
         self._state = replace(self._state, room=room)
         bets = core.Bets(

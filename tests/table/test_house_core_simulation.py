@@ -67,12 +67,15 @@ class Cashier:
 
 
 class Sim:
-    def __init__(self, seed: int, game: HouseGame) -> None:
+    def __init__(self, seed: int, game: HouseGame, keep_finished: int = core.KEEP_FINISHED_ROUNDS) -> None:
         self.rng = random.Random(seed)
         self.room = HouseRoom(
             f"r-{game.value}", game, 1, boxes=3, min_ante=10, max_ante=100, max_payout=5_000
         )
-        self.state = core.empty("t.1", self.room, DECISION_SECONDS)
+        self.keep_finished = keep_finished
+        self.state = core.empty("t.1", self.room, DECISION_SECONDS, keep_finished=keep_finished)
+        # Every round that ended, with how (what fairness knows of its hand once the core forgot it).
+        self.ended: dict[str, core.Stage] = {}
         self.journal: list[dict[str, Any]] = []
         self.decks: dict[str, tuple[int, ...]] = {}  # what fairness seals, by round
         self.cashier = Cashier()
@@ -113,6 +116,10 @@ class Sim:
             self.shadow = core.apply_entry(self.shadow, entry, None if round_ is None else round_.deck)
         self.folded = len(self.journal)
         assert self.shadow.durable() == self.state.durable()
+        finished = [r for r in self.state.rounds.values() if not r.stage.open]
+        # At most `keep_finished` once a round opens, plus the rounds that ended since (one a player).
+        assert len(finished) <= self.keep_finished + len(PLAYERS), "the table remembers too many rounds"
+        self.ended.update((r.round_id, r.stage) for r in finished)
         for round_ in self.state.rounds.values():
             transfers = [d.transfer for d in round_.logged if d.paid]
             assert len(transfers) == len(set(transfers)), "a decision applied twice"
@@ -120,7 +127,7 @@ class Sim:
             assert len(requests) == len(set(requests)), "a request applied twice"
         for (player, _), rounds in self.state.bets.items():
             # A PlaceHouseBets request id opens one round, or more only after refunds or refusals.
-            stages = [self.state.rounds[r].stage for r in rounds]
+            stages = [self.state.rounds[r].stage if r in self.state.rounds else self.ended[r] for r in rounds]
             assert all(s in (core.Stage.VOIDED, core.Stage.REFUSED) for s in stages[:-1]), (player, stages)
 
     # ------------------------------------------------------------------ players
@@ -139,6 +146,13 @@ class Sim:
         request = f"bets-{self.rng.randint(0, self.opened) if self.rng.random() < 0.3 else self.opened + 1}"
         attempt = self.state.attempt(player, request)
         round_id = f"{player}:{request}:{attempt}"
+        # As the shell asks fairness (house_table._new_commitment): a hand of a round the core forgot
+        # that was voided lets the next attempt open; one dealt is the request's round, never again.
+        while round_id not in self.state.rounds and round_id in self.ended:
+            if self.ended[round_id] not in (core.Stage.VOIDED, core.Stage.REFUSED):
+                return
+            attempt += 1
+            round_id = f"{player}:{request}:{attempt}"
         if round_id not in self.decks:
             deck = list(range(52))
             self.rng.shuffle(deck)
@@ -276,11 +290,21 @@ class Sim:
         self.crashes += 1
         decks = {r: d.deck for r, d in self.state.rounds.items() if d.deck is not None}
         self.state = core.replay(
-            self.journal, table_id="t.1", room=self.room, decision_seconds=DECISION_SECONDS, decks=decks
+            self.journal,
+            table_id="t.1",
+            room=self.room,
+            decision_seconds=DECISION_SECONDS,
+            decks=decks,
+            keep_finished=self.keep_finished,
         )
         assert self.state.durable() == self.shadow.durable()  # the whole journal, from the start
         self.state = core.replay(
-            self.journal, table_id="t.1", room=self.room, decision_seconds=DECISION_SECONDS, decks={}
+            self.journal,
+            table_id="t.1",
+            room=self.room,
+            decision_seconds=DECISION_SECONDS,
+            decks={},
+            keep_finished=self.keep_finished,
         )
         self.shadow = self.state
         self.fed.clear()
@@ -315,11 +339,18 @@ class Sim:
 
     def final(self) -> None:
         closes = Counter(e["round_id"] for e in self.journal if e["type"] == "closed")
-        # The journal replayed with every deck fairness sealed: each round's decisions as they took effect.
+        # The journal replayed with every deck fairness sealed, forgetting no round: each round's
+        # decisions as they took effect (the rounds the table forgot are checked too).
         dealt = core.replay(
-            self.journal, table_id="t.1", room=self.room, decision_seconds=DECISION_SECONDS, decks=self.decks
+            self.journal,
+            table_id="t.1",
+            room=self.room,
+            decision_seconds=DECISION_SECONDS,
+            decks=self.decks,
+            keep_finished=len(self.journal),
         )
-        for round_id, round_ in self.state.rounds.items():
+        assert set(dealt.rounds) >= set(self.state.rounds)
+        for round_id, round_ in dealt.rounds.items():
             assert not round_.stage.open, round_
             assert closes[round_id] == 1, "a round closed twice, or never"
             wallet, bank, jackpot = self.cashier.round_delta(round_id)
@@ -346,6 +377,18 @@ def test_house_core_simulation(game: HouseGame, seed: int) -> None:
     states = Counter(r.stage for r in sim.state.rounds.values())
     # The run met every path: settled, refunded and refused rounds, and crashes replayed.
     assert min(states[core.Stage.SETTLED], states[core.Stage.VOIDED], states[core.Stage.REFUSED]) > 0
+    assert sim.crashes > 0
+
+
+@pytest.mark.parametrize("game", list(HouseGame))
+def test_a_table_forgets_its_oldest_finished_rounds_and_never_plays_one_again(game: HouseGame) -> None:
+    """A table that keeps 4 finished rounds: its state stays bounded through hundreds of rounds,
+    crashes and replays give the same state, retried request ids of forgotten rounds open nothing
+    (the shell's fairness lookup), and every round ever opened closed once with its chips right."""
+    sim = Sim(3, game, keep_finished=4)
+    sim.run(max(40, ROUNDS // 8))
+    assert len(sim.ended) > 4 * 5  # it forgot many
+    assert len([r for r in sim.state.rounds.values() if not r.stage.open]) <= 4 + len(PLAYERS)
     assert sim.crashes > 0
 
 

@@ -311,3 +311,66 @@ async def test_a_decision_whose_stake_the_cashier_did_not_answer_stays_in_flight
 
         await wait_for(settled, within=15)
         await finish(world, client, (await client.snapshot()).house.round, before)
+
+
+async def test_a_bet_request_retried_after_a_restart_never_opens_its_finished_round_again(
+    backends: dict[str, ServiceProcess], tmp_path: Path
+) -> None:
+    """A PlaceHouseBets retried with the request id of a round that finished before the shard restarted
+    (the journal keeps open rounds only; the answers' memory was the process's): it must not play that
+    round again (its commitment is fairness's first answer to the request id, its deck revealed to the
+    player, its stake transfers already applied), neither as a free round nor a refund."""
+    journal = tmp_path / "journal.jsonl"
+    async with table_world(backends, house_journal=str(journal), house_decision_seconds=30.0) as world:
+        await fund_house(world, 10_000_000)
+        room = house_room(unique("house"), RUSSIAN)
+        table_id = world.add_room(room)
+        client = HouseClient(unique("hp"), table_id, world.table, RUSSIAN)
+        await world.fund(client.player_id, 100_000)
+        view = (await client.bet(box(1, 10), request_id="the-bet")).round
+        done = await client.decide(view, 1, FOLD)
+        assert done.phase == "COMPLETE"
+        await wait_for(lambda: view.round_id in world.history.hands)
+    async with table_world(backends, house_journal=str(journal), house_decision_seconds=30.0) as world:
+        world.add_room(room)
+        client.stub = world.table
+        after_first = await world.wallet(client.player_id)
+        bank_before = await house_balances(world)
+        # Fairness knows the request's hand was dealt and finished: the round is not opened again.
+        await expect(
+            "ROUND_ALREADY_PLAYED",
+            grpc.StatusCode.FAILED_PRECONDITION,
+            lambda: client.bet(box(1, 10), request_id="the-bet"),
+        )
+        await asyncio.sleep(1.0)  # any stake, seal or refund the retry set going has had its time
+        assert await world.wallet(client.player_id) == after_first
+        assert await house_balances(world) == bank_before
+        assert (await world.audit()).balanced
+
+
+async def test_a_bet_request_refused_before_a_restart_opens_its_next_attempt_after_it(
+    backends: dict[str, ServiceProcess], tmp_path: Path
+) -> None:
+    """The other side of the same lookup: a request whose round the cashier refused (nothing taken,
+    the hand voided) may be retried after a top-up, also after a restart: a new round opens."""
+    journal = tmp_path / "journal.jsonl"
+    async with table_world(backends, house_journal=str(journal), house_decision_seconds=30.0) as world:
+        await fund_house(world, 10_000_000)
+        room = house_room(unique("house"), RUSSIAN)
+        table_id = world.add_room(room)
+        client = HouseClient(unique("hp"), table_id, world.table, RUSSIAN)
+        await world.fund(client.player_id, 5)
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            await client.bet(box(1, 10), request_id="the-bet")
+        assert refused.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    async with table_world(backends, house_journal=str(journal), house_decision_seconds=30.0) as world:
+        world.add_room(room)
+        client.stub = world.table
+        await world.fund(client.player_id, 1_000)
+        before = await world.wallet(client.player_id)
+        view = (await client.bet(box(1, 10), request_id="the-bet")).round
+        assert view.round_id
+        done = await client.decide(view, 1, FOLD)
+        assert done.phase == "COMPLETE"
+        assert await world.wallet(client.player_id) == before - 10
+        assert (await world.audit()).balanced

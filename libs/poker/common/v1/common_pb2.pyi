@@ -385,6 +385,10 @@ class _ErrorReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ErrorReas
     """FAILED_PRECONDITION: The table is a cash table; house-game bets and decisions do not apply."""
     ERROR_REASON_ANTE_OUT_OF_RANGE: _ErrorReason.ValueType  # 656
     """INVALID_ARGUMENT: House games: an ante is outside the room's ante range."""
+    ERROR_REASON_ROUND_ALREADY_PLAYED: _ErrorReason.ValueType  # 657
+    """FAILED_PRECONDITION: House games: the request id's round was dealt and has ended (before this
+    table's answers' memory, a restart say); it is not played again. The round is in the player's history.
+    """
     ERROR_REASON_SPECTATORS_FULL: _ErrorReason.ValueType  # 600
     """Table presence, spectators and chat (issue 15).
     RESOURCE_EXHAUSTED: the table serves its maximum number of spectators; try again later.
@@ -774,6 +778,10 @@ ERROR_REASON_NOT_A_HOUSE_TABLE: ErrorReason.ValueType  # 655
 """FAILED_PRECONDITION: The table is a cash table; house-game bets and decisions do not apply."""
 ERROR_REASON_ANTE_OUT_OF_RANGE: ErrorReason.ValueType  # 656
 """INVALID_ARGUMENT: House games: an ante is outside the room's ante range."""
+ERROR_REASON_ROUND_ALREADY_PLAYED: ErrorReason.ValueType  # 657
+"""FAILED_PRECONDITION: House games: the request id's round was dealt and has ended (before this
+table's answers' memory, a restart say); it is not played again. The round is in the player's history.
+"""
 ERROR_REASON_SPECTATORS_FULL: ErrorReason.ValueType  # 600
 """Table presence, spectators and chat (issue 15).
 RESOURCE_EXHAUSTED: the table serves its maximum number of spectators; try again later.
