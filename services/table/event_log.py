@@ -8,7 +8,8 @@ compacted), so a restarted shard finds its running hands; with Redis it is a str
 every append checks the room's fencing token (`RedisEventLog`). `LocalEventLog` keeps it in memory
 (tests, and processes that keep nothing across restarts).
 Beside the hands, each table has a seats' log: the inputs its seats' core took (`append_seats`,
-`read_seats`; table_core.to_entry), fenced the same way, so a next owner has the same seats.
+`read_seats`; table_core.to_entry), fenced the same way, so a next owner has the same seats. It is
+trimmed by `rewrite_seats`: a snapshot of the seats (table_core.Snapshot) replaces what came before.
 The log holds hole cards (the deck) and the players' fair-play signals: it is server-side state like
 the fairness seed, never logged.
 """
@@ -61,6 +62,10 @@ class HandEventLog(Protocol):
     async def read_seats(self, table_id: str) -> list[dict[str, Any]]:
         """Every seats' entry of the table, in order."""
 
+    async def rewrite_seats(self, room_id: str, table_id: str, entries: Sequence[Mapping[str, Any]]) -> None:
+        """Replace the table's seats' log with `entries` (a snapshot of the seats first: the log
+        trimmed), in one fenced write: a reader sees the old log or the new one, never a mix."""
+
 
 class LocalEventLog:
     """In-process log: a table reopened in the same process finds its running hand; a restart forgets."""
@@ -105,6 +110,9 @@ class LocalEventLog:
     async def read_seats(self, table_id: str) -> list[dict[str, Any]]:
         return [dict(e) for e in self._seats.get(table_id, ())]
 
+    async def rewrite_seats(self, room_id: str, table_id: str, entries: Sequence[Mapping[str, Any]]) -> None:
+        self._seats[table_id] = [dict(e) for e in entries]
+
 
 # A long run appends a line per decision; the file is rewritten with the running hands this often.
 COMPACT_AFTER_LINES = 5_000
@@ -137,7 +145,10 @@ class FileEventLog(LocalEventLog):
         op = change["op"]
         entries = [dict(e) for e in change.get("entries", ())]
         if op == "seats":
-            self._seats.setdefault(str(change["table_id"]), []).extend(entries)
+            if change.get("restart"):
+                self._seats[str(change["table_id"])] = entries
+            else:
+                self._seats.setdefault(str(change["table_id"]), []).extend(entries)
             return
         hand_id = str(change["hand_id"])
         if op == "append":
@@ -194,6 +205,9 @@ class FileEventLog(LocalEventLog):
     async def append_seats(self, room_id: str, table_id: str, entries: Sequence[Mapping[str, Any]]) -> None:
         await self._change(_seats_change(table_id, entries))
 
+    async def rewrite_seats(self, room_id: str, table_id: str, entries: Sequence[Mapping[str, Any]]) -> None:
+        await self._change(_seats_change(table_id, entries, restart=True))
+
     def close(self) -> None:
         self._file.close()
 
@@ -209,13 +223,13 @@ def _change(
     return json.dumps(change, sort_keys=True) + "\n"
 
 
-def _seats_change(table_id: str, entries: Sequence[Mapping[str, Any]]) -> str:
-    return (
-        json.dumps(
-            {"op": "seats", "table_id": table_id, "entries": [dict(e) for e in entries]}, sort_keys=True
-        )
-        + "\n"
-    )
+def _seats_change(table_id: str, entries: Sequence[Mapping[str, Any]], *, restart: bool = False) -> str:
+    """`{"op": "seats", "table_id", "entries"}`; `"restart": true` when the entries replace the
+    table's seats' log (a snapshot first) instead of following it."""
+    change: dict[str, Any] = {"op": "seats", "table_id": table_id, "entries": [dict(e) for e in entries]}
+    if restart:
+        change["restart"] = True
+    return json.dumps(change, sort_keys=True) + "\n"
 
 
 # KEYS[1] = the room's owner hash of the shard registry, KEYS[2] = the hand's stream.
@@ -228,6 +242,22 @@ local token = redis.call('HGET', KEYS[1], 'token')
 if owner ~= ARGV[1] or token ~= ARGV[2] then
   return redis.error_reply('SHARD_NOT_OWNER')
 end
+for i = 3, #ARGV do
+  redis.call('XADD', KEYS[2], '*', 'e', ARGV[i])
+end
+return #ARGV - 2
+"""
+
+# KEYS[1] = the room's owner hash, KEYS[2] = the table's seats' stream; ARGV[1] = shard id, ARGV[2] =
+# token, ARGV[3..] = entries (JSON). The seats' log trimmed: dropped and written again from a snapshot
+# of the seats, in one fenced script.
+_FENCED_REWRITE = """
+local owner = redis.call('HGET', KEYS[1], 'shard')
+local token = redis.call('HGET', KEYS[1], 'token')
+if owner ~= ARGV[1] or token ~= ARGV[2] then
+  return redis.error_reply('SHARD_NOT_OWNER')
+end
+redis.call('DEL', KEYS[2])
 for i = 3, #ARGV do
   redis.call('XADD', KEYS[2], '*', 'e', ARGV[i])
 end
@@ -300,6 +330,7 @@ class RedisEventLog:
         self._script = client.register_script(_FENCED_APPEND)
         self._mark = client.register_script(_FENCED_MARK)
         self._append_live = client.register_script(_FENCED_APPEND_LIVE)
+        self._rewrite = client.register_script(_FENCED_REWRITE)
         self._forget_live = client.register_script(_FORGET_LIVE)
         self._clear = client.register_script(
             "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0"
@@ -348,6 +379,14 @@ class RedisEventLog:
     async def append_seats(self, room_id: str, table_id: str, entries: Sequence[Mapping[str, Any]]) -> None:
         await self._fenced(
             self._script,
+            room_id,
+            self._seats_stream(table_id),
+            [json.dumps(dict(e), sort_keys=True) for e in entries],
+        )
+
+    async def rewrite_seats(self, room_id: str, table_id: str, entries: Sequence[Mapping[str, Any]]) -> None:
+        await self._fenced(
+            self._rewrite,
             room_id,
             self._seats_stream(table_id),
             [json.dumps(dict(e), sort_keys=True) for e in entries],

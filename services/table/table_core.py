@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, Protocol
 
 from poker_engine.errors import SeatingError
-from poker_engine.seating import Entry
+from poker_engine.seating import Entry, SeatedPlayer
 from poker_engine.seating import TableState as Seating
 from service_runtime.errors import DomainError, FailedPrecondition
 from services.table.presence import Expiry, PresenceRules, SeatPresence
@@ -186,6 +186,14 @@ class BankLeft:
     seconds: float
 
 
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """The whole seats' state as plain values (`snapshot_of`): a seats' log that was trimmed starts
+    with one, and feeding it gives exactly that state, whatever came before."""
+
+    state: Mapping[str, Any]
+
+
 Input = (
     SitDown
     | SessionOpened
@@ -199,6 +207,7 @@ Input = (
     | HandPlayed
     | HandResult
     | BankLeft
+    | Snapshot
 )
 
 
@@ -307,6 +316,8 @@ def feed(state: Seats, given: Input, rules: Rules) -> Step:
         return _expire(new, given.at, rules)
     if isinstance(given, HandPlayed):
         return _hand_played(new, given, rules)
+    if isinstance(given, Snapshot):
+        return Step(from_snapshot(given, rules))
     if isinstance(given, HandResult):
         for seat, stack in given.stacks:
             if new.seating.player_at(seat) is not None:
@@ -494,8 +505,66 @@ _KINDS: dict[str, type[Any]] = {
         HandPlayed,
         HandResult,
         BankLeft,
+        Snapshot,
     )
 }
+
+
+def snapshot_of(state: Seats) -> Snapshot:
+    """The state as a `Snapshot` (JSON values; floats survive JSON exactly)."""
+    seating = {f.name: getattr(state.seating, f.name) for f in fields(Seating) if f.name != "players"}
+    seating["players"] = [
+        [p.seat, p.player_id, p.stack, p.sitting_out, p.owes_big_blind, p.owes_small_blind, p.entry.value]
+        for p in state.seating.players
+    ]
+    players = [
+        [
+            seat,
+            p.player_id,
+            p.session_id,
+            p.time_bank,
+            p.leaving,
+            p.entry.value,
+            p.presence.disconnected_at,
+            p.presence.out_since,
+            p.presence.timeout_streak,
+            p.device,
+            p.network,
+        ]
+        for seat, p in sorted(state.players.items())
+    ]
+    kept = [[player, bank, at] for player, (bank, at) in sorted(state.banks._kept.items())]
+    return Snapshot({"players": players, "seating": seating, "kept": kept})
+
+
+def from_snapshot(snapshot: Snapshot, rules: Rules) -> Seats:
+    """The state a `Snapshot` holds (raises KeyError, TypeError or ValueError for a bad one)."""
+    values = snapshot.state
+    seating_values = dict(values["seating"])
+    seated = tuple(
+        SeatedPlayer(
+            int(seat), str(player), int(stack), bool(out), bool(owes_bb), bool(owes_sb), Entry(entry)
+        )
+        for seat, player, stack, out, owes_bb, owes_sb, entry in seating_values.pop("players")
+    )
+    seating = Seating(**seating_values, players=seated)
+    players = {
+        int(seat): PlayerSeat(
+            str(player),
+            str(session),
+            float(bank),
+            bool(leaving),
+            Entry(entry),
+            SeatPresence(away_at, out_since, int(streak)),
+            str(device),
+            str(network),
+        )
+        for seat, player, session, bank, leaving, entry, away_at, out_since, streak, device, network in values[
+            "players"
+        ]
+    }
+    kept = {str(player): (float(bank), float(at)) for player, bank, at in values["kept"]}
+    return Seats(players, seating, KeptTimeBanks(rules.keep_seconds, kept))
 
 
 def logged(given: Input) -> bool:

@@ -17,6 +17,7 @@ from service_runtime.shard_registry import RedisShardRegistry, ShardInfo
 from services.table import table_core
 from services.table.event_log import FileEventLog, RedisEventLog
 from services.table.hand_record import config_entry
+from services.table.presence import PresenceRules
 
 pytestmark = pytest.mark.redis
 
@@ -144,6 +145,57 @@ async def test_the_seats_log_is_fenced_like_a_hand_s_and_read_back_in_order(
         assert await new.read_seats("room-z.2") == []
     finally:
         await client.aclose()
+
+
+async def test_the_seats_log_is_trimmed_to_a_snapshot_in_one_fenced_write(
+    redis_server_url: str, redis_prefix: str, tmp_path: Path
+) -> None:
+    """`rewrite_seats` replaces the table's seats' log (the trim: a snapshot, then what follows);
+    a shard that lost the room cannot trim it; the file log keeps the trimmed log across a restart."""
+    rules = table_core.Rules("room-z.1", 6, 30.0, PresenceRules(), 1_800.0)
+    seats = table_core.Seats.empty(rules, 5, 10)
+    for given in (
+        table_core.SessionOpened("ann", 0, "s0", 500, False, 1_000.0),
+        table_core.SessionOpened("bob", 3, "s3", 700, True, 1_000.5),
+        table_core.SitOut("ann", 1_001.0),
+        table_core.Disconnect("bob", 1_002.25),
+    ):
+        seats = table_core.feed(seats, given, rules).state
+    snapshot = table_core.to_entry(table_core.snapshot_of(seats))
+    later = table_core.to_entry(table_core.Reconnect("bob"))
+    client = create_redis(redis_server_url)
+    try:
+        registry = RedisShardRegistry(client, prefix=redis_prefix)
+        await registry.heartbeat(A)
+        first = await registry.owner_of("room-z")
+        old = RedisEventLog(client, shard_id=A.shard_id, prefix=redis_prefix)
+        old.own("room-z", first.fencing_token)
+        await old.append_seats("room-z", "room-z.1", [table_core.to_entry(table_core.SitOut("ann", 1.0))] * 3)
+        await old.rewrite_seats("room-z", "room-z.1", [snapshot])
+        await old.append_seats("room-z", "room-z.1", [later])
+        read = await old.read_seats("room-z.1")
+        assert read == [snapshot, later]
+        replayed = table_core.replay(read, rules, 5, 10)
+        assert (
+            replayed.durable() == table_core.feed(seats, table_core.Reconnect("bob"), rules).state.durable()
+        )
+        await registry.deregister(A)
+        await registry.heartbeat(B)
+        assert (await registry.owner_of("room-z")).fencing_token > first.fencing_token
+        with pytest.raises(FailedPrecondition) as fenced:
+            await old.rewrite_seats("room-z", "room-z.1", [])
+        assert fenced.value.reason == "SHARD_NOT_OWNER"
+        assert await old.read_seats("room-z.1") == [snapshot, later]
+    finally:
+        await client.aclose()
+    file_log = FileEventLog(tmp_path / "log.jsonl")
+    await file_log.append_seats("room-z", "room-z.1", [table_core.to_entry(table_core.SitOut("ann", 1.0))])
+    await file_log.rewrite_seats("room-z", "room-z.1", [snapshot])
+    await file_log.append_seats("room-z", "room-z.1", [later])
+    file_log.close()
+    again = FileEventLog(tmp_path / "log.jsonl")
+    assert await again.read_seats("room-z.1") == [snapshot, later]
+    again.close()
 
 
 async def test_the_file_log_keeps_the_seats_entries_across_a_restart_and_its_compaction(
