@@ -179,6 +179,7 @@ def house_setup(
             watch_queue_size=settings.watch_queue_size,
             bank_minimum=settings.house_bank_minimum,
             handover_grace_seconds=settings.handover_grace_seconds,
+            keep_finished_rounds=settings.house_keep_finished_rounds,
         ),
         cashier=HouseCashier(cashier),
     )

@@ -120,6 +120,8 @@ class HouseTimings:
     bank_minimum: int = 0
     # Added to what was left of a resumed round's decision time (a restart or a takeover).
     handover_grace_seconds: float = 5.0
+    # Finished rounds the table remembers (house_core.KEEP_FINISHED_ROUNDS).
+    keep_finished_rounds: int = core.KEEP_FINISHED_ROUNDS
 
 
 class HouseExposure:
@@ -230,7 +232,9 @@ class HouseTable:
         self._maintenance = maintenance
         # The rounds' core (services/table/house_core.py): the shell feeds it, journals its entries,
         # then publishes its notices and runs its effects.
-        self._state = core.empty(table_id, room, timings.decision_seconds)
+        self._state = core.empty(
+            table_id, room, timings.decision_seconds, keep_finished=timings.keep_finished_rounds
+        )
         self._core_lock = asyncio.Lock()
         self._shown: dict[str, str] = {}  # player -> their latest dealt round (the view's)
         self._reserved: dict[str, int] = {}  # round id -> the cover this shard reserved for it
@@ -362,9 +366,12 @@ class HouseTable:
         return step
 
     def _after_state(self) -> None:
+        rounds = self._state.rounds
         for player, round_id in self._state.latest.items():
-            if self._state.rounds[round_id].deck is not None:
+            if rounds[round_id].deck is not None:
                 self._shown[player] = round_id
+        # A round the core forgot (the oldest finished ones) is shown no more.
+        self._shown = {player: round_id for player, round_id in self._shown.items() if round_id in rounds}
         self._rearm()
 
     def _rearm(self) -> None:
@@ -884,6 +891,7 @@ class HouseTable:
             room=self.room,
             decision_seconds=self._t.decision_seconds,
             decks={},
+            keep_finished=self._t.keep_finished_rounds,
         )
         try:
             step = await self._feed(core.Reopen(time.time()))

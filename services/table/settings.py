@@ -152,6 +152,12 @@ class TableSettings(ServiceSettings):
     house_decision_seconds: float = setting(
         20.0, help="time for each house-game decision before the rules' default is taken", check=positive
     )
+    house_keep_finished_rounds: int = setting(
+        1_000,
+        help="finished house-game rounds a table remembers (a retried request's answer, a player's last"
+        " round in the view); older ones are forgotten as rounds open, so a table's memory stays bounded",
+        check=positive,
+    )
     house_bank_minimum: int = setting(
         0, help="house bank balance below which no new house-game round starts (HOUSE_BANK_PAUSED)"
     )

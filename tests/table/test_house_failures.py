@@ -374,3 +374,36 @@ async def test_a_bet_request_refused_before_a_restart_opens_its_next_attempt_aft
         assert done.phase == "COMPLETE"
         assert await world.wallet(client.player_id) == before - 10
         assert (await world.audit()).balanced
+
+
+async def test_a_table_that_forgot_a_players_round_shows_them_none_and_plays_on(
+    backends: dict[str, ServiceProcess], tmp_path: Path
+) -> None:
+    """A table keeping 2 finished rounds: the first player's round is forgotten as others play; their
+    view shows no round (not an error), a retry of its request id plays nothing, a new bet plays."""
+    async with table_world(
+        backends, house_journal=str(tmp_path / "j"), house_decision_seconds=30.0, house_keep_finished_rounds=2
+    ) as world:
+        await fund_house(world, 10_000_000)
+        room = house_room(unique("house"), RUSSIAN)
+        table_id = world.add_room(room)
+        first = HouseClient(unique("hp"), table_id, world.table, RUSSIAN)
+        other = HouseClient(unique("hp"), table_id, world.table, RUSSIAN)
+        for client in (first, other):
+            await world.fund(client.player_id, 100_000)
+        view = (await first.bet(box(1, 10), request_id="first-bet")).round
+        assert (await first.decide(view, 1, FOLD)).phase == "COMPLETE"
+        for _ in range(3):
+            played = (await other.bet(box(1, 10))).round
+            assert (await other.decide(played, 1, FOLD)).phase == "COMPLETE"
+        assert (await first.snapshot()).house.round.round_id == ""
+        before = await world.wallet(first.player_id)
+        # The retry within the table's answers' memory (5 minutes) gets its first answer; past it,
+        # fairness's (ROUND_ALREADY_PLAYED: the restart test above). Never a second round.
+        retried = (await first.bet(box(1, 10), request_id="first-bet")).round
+        assert retried.round_id == view.round_id
+        assert await world.wallet(first.player_id) == before
+        again = (await first.bet(box(1, 10))).round
+        assert (await first.decide(again, 1, FOLD)).phase == "COMPLETE"
+        assert await world.wallet(first.player_id) == before - 10
+        assert (await world.audit()).balanced
