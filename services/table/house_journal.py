@@ -13,8 +13,15 @@ applied (docs/house-games.md, "Restarts and takeovers").
   shard that lost the room (frozen past its lease, partitioned) can never add a decision, a deal or
   a close to a round another shard resumed.
 - `FileJournal` (the embedded default, one shard): JSON lines fsynced before the table goes on,
-  compacted to the open rounds when the shard starts; no fencing (one shard owns every room).
+  compacted to the open rounds (and the last views) when the shard starts and every
+  `COMPACT_AFTER_LINES` lines; no fencing (one shard owns every room).
 - `MemoryJournal`: the same in memory (tests, and shards that keep nothing across restarts).
+
+A `closed` entry may carry the round's `player` and its final `view` (a HouseRoundView, base64): each
+journal keeps the last one per player and table (`last_views`), so the player still sees how their
+round ended at the room's next owner (a handover right after the settlement, a takeover); Redis keeps
+them a day after the table's last close, the others the last `LAST_VIEWS_PER_TABLE` players a table.
+Only the open rounds' entries are kept otherwise: a closed round's entries go with its close.
 """
 
 from __future__ import annotations
@@ -29,14 +36,48 @@ from redis import exceptions as redis_errors
 
 from service_runtime.errors import FailedPrecondition, Unavailable
 
+# The players whose last round's view a file or memory journal keeps per table (the most recent).
+LAST_VIEWS_PER_TABLE = 1_000
+# A file journal is rewritten (open rounds and last views) after this many lines.
+COMPACT_AFTER_LINES = 5_000
+# Redis keeps a table's last views this long after the table's last close.
+LAST_VIEWS_SECONDS = 86_400
+
 
 class MemoryJournal:
     def __init__(self) -> None:
-        self.entries: list[dict[str, Any]] = []
+        self.entries: list[dict[str, Any]] = []  # the open rounds' entries, in order
+        self._last: dict[str, dict[str, str]] = {}  # table -> player -> their last closed round's view
 
     async def append(self, room_id: str, table_id: str, token: int, entry: dict[str, Any]) -> None:
         """Durably add the entry of a round of `table_id` (`token`: the room's, as the table opened)."""
-        self.entries.append({**entry, "table_id": table_id})
+        self._take({**entry, "table_id": table_id})
+
+    def _take(self, full: dict[str, Any]) -> None:
+        if full.get("type") != "closed":
+            self.entries.append(full)
+            return
+        round_id = full.get("round_id")
+        self.entries = [e for e in self.entries if e.get("round_id") != round_id]
+        player, view = full.get("player"), full.get("view")
+        if isinstance(player, str) and isinstance(view, str):
+            views = self._last.setdefault(str(full["table_id"]), {})
+            views.pop(player, None)
+            views[player] = view
+            while len(views) > LAST_VIEWS_PER_TABLE:
+                del views[next(iter(views))]
+
+    async def last_views(self, table_id: str) -> dict[str, str]:
+        """Per player, the view of their last round closed at the table (base64 HouseRoundView)."""
+        return dict(self._last.get(table_id, {}))
+
+    def _kept_lines(self) -> list[dict[str, Any]]:
+        """What a rewritten file holds: the open rounds' entries, then one `closed` line a last view."""
+        return [*self.entries] + [
+            {"type": "closed", "round_id": "", "table_id": table_id, "player": player, "view": view}
+            for table_id, views in sorted(self._last.items())
+            for player, view in views.items()
+        ]
 
     async def open_rounds(self, table_id: str) -> dict[str, dict[str, Any]]:
         """The table's rounds opened and not closed: each open entry with what was logged since."""
@@ -52,7 +93,8 @@ class MemoryJournal:
 
 
 class FileJournal(MemoryJournal):
-    """Append-only JSON lines; compacted to the open rounds when the shard starts."""
+    """Append-only JSON lines; compacted to the open rounds and last views when the shard starts and
+    every `COMPACT_AFTER_LINES` lines."""
 
     def __init__(self, path: Path) -> None:
         super().__init__()
@@ -66,22 +108,25 @@ class FileJournal(MemoryJournal):
                     if not line:
                         continue
                     try:
-                        self.entries.append(json.loads(line))
-                    except json.JSONDecodeError:
+                        self._take(json.loads(line))
+                    except (json.JSONDecodeError, KeyError, TypeError, AttributeError):
                         # A torn last line of a killed process: the step it wrote was never answered.
                         continue
             self._compact()
+        self._lines = 0
 
     def _compact(self) -> None:
-        keep = [e for e in self.entries if e.get("round_id") in open_rounds(self.entries)]
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
         temporary = self._path.with_suffix(".tmp")
         with temporary.open("w", encoding="utf-8") as handle:
-            for entry in keep:
+            for entry in self._kept_lines():
                 handle.write(json.dumps(entry, sort_keys=True) + "\n")
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temporary, self._path)
-        self.entries = keep
+        self._lines = 0
 
     def _write(self, line: str) -> None:
         if self._handle is None:
@@ -95,8 +140,10 @@ class FileJournal(MemoryJournal):
         full = {**entry, "table_id": table_id}
         async with self._lock:
             await asyncio.to_thread(self._write, json.dumps(full, sort_keys=True) + "\n")
-            # Only the open rounds are ever read back; the closed ones go at the next start.
-            self.entries.append(full)
+            self._take(full)
+            self._lines += 1
+            if self._lines >= COMPACT_AFTER_LINES:
+                await asyncio.to_thread(self._compact)
 
     def close(self) -> None:
         if self._handle is not None:
@@ -127,9 +174,11 @@ def open_rounds(entries: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 
 # KEYS[1] = the room's owner hash of the shard registry, KEYS[2] = the round's list, KEYS[3] = the
-# table's set of open rounds, KEYS[4] = the set of tables with open rounds.
+# table's set of open rounds, KEYS[4] = the set of tables with open rounds, KEYS[5] = the table's last
+# views (player -> view).
 # ARGV[1] = shard id, ARGV[2] = its fencing token for the room, ARGV[3] = the table, ARGV[4] = the
-# round, ARGV[5] = the entry's type, ARGV[6] = the entry (JSON).
+# round, ARGV[5] = the entry's type, ARGV[6] = the entry (JSON); for a `closed` entry with a view,
+# ARGV[7] = the player, ARGV[8] = the view, ARGV[9] = how long the table's last views are kept.
 # Written only while the registry names this shard with this very token. `open` adds the round to its
 # table's set (and the table to the set of tables with open rounds); `closed` drops the round's list
 # and takes it (and, with no round left, its table) out again.
@@ -140,6 +189,10 @@ if owner ~= ARGV[1] or token ~= ARGV[2] then
   return redis.error_reply('SHARD_NOT_OWNER')
 end
 if ARGV[5] == 'closed' then
+  if ARGV[7] then
+    redis.call('HSET', KEYS[5], ARGV[7], ARGV[8])
+    redis.call('EXPIRE', KEYS[5], ARGV[9])
+  end
   redis.call('DEL', KEYS[2])
   redis.call('SREM', KEYS[3], ARGV[4])
   if redis.call('SCARD', KEYS[3]) == 0 then
@@ -182,8 +235,15 @@ class RedisJournal:
     def _tables_key(self) -> str:
         return f"{self._prefix}house-open-tables"
 
+    def _views_key(self, table_id: str) -> str:
+        return f"{self._prefix}house-table-last-views:{table_id}"
+
     async def append(self, room_id: str, table_id: str, token: int, entry: dict[str, Any]) -> None:
         round_id = str(entry["round_id"])
+        shown: list[str] = []
+        if entry["type"] == "closed" and isinstance(entry.get("view"), str):
+            shown = [str(entry["player"]), str(entry["view"]), str(LAST_VIEWS_SECONDS)]
+            entry = {k: v for k, v in entry.items() if k != "view"}  # the view goes to the hash only
         try:
             await self._script(
                 keys=[
@@ -191,6 +251,7 @@ class RedisJournal:
                     self._round_key(round_id),
                     self._table_key(table_id),
                     self._tables_key,
+                    self._views_key(table_id),
                 ],
                 args=[
                     self._shard_id,
@@ -199,6 +260,7 @@ class RedisJournal:
                     round_id,
                     str(entry["type"]),
                     json.dumps({**entry, "table_id": table_id}, sort_keys=True),
+                    *shown,
                 ],
             )
         except redis_errors.ResponseError as error:
@@ -231,6 +293,15 @@ class RedisJournal:
                 "UNAVAILABLE", "the house round journal is unavailable", {"dependency": "redis"}
             ) from error
         return {r: e for r, e in open_rounds(entries).items() if e.get("table_id") == table_id}
+
+    async def last_views(self, table_id: str) -> dict[str, str]:
+        try:
+            views = await self._redis.hgetall(self._views_key(table_id))
+        except (redis_errors.RedisError, OSError) as error:
+            raise Unavailable(
+                "UNAVAILABLE", "the house round journal is unavailable", {"dependency": "redis"}
+            ) from error
+        return {bytes(k).decode(): bytes(v).decode() for k, v in views.items()}
 
     async def tables(self) -> list[str]:
         try:

@@ -34,6 +34,8 @@ resumed after a restart, never refunded.
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import contextlib
 import functools
 import hashlib
@@ -109,6 +111,8 @@ class Journal(Protocol):
     async def open_rounds(self, table_id: str) -> dict[str, dict[str, Any]]: ...
 
     async def tables(self) -> list[str]: ...
+
+    async def last_views(self, table_id: str) -> dict[str, str]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,6 +241,8 @@ class HouseTable:
         )
         self._core_lock = asyncio.Lock()
         self._shown: dict[str, str] = {}  # player -> their latest dealt round (the view's)
+        # player -> their last round's view at the room's previous owner (show_last_views)
+        self._last_views: dict[str, table_pb2.HouseRoundView] = {}
         self._reserved: dict[str, int] = {}  # round id -> the cover this shard reserved for it
         self._records: dict[str, history_pb2.HandRecord] = {}
         self._timer: asyncio.TimerHandle | None = None
@@ -299,6 +305,27 @@ class HouseTable:
             self._exposure.release(self.room.pool, cover)
         self._reserved.clear()
 
+    def _with_view(self, entry: dict[str, Any], after: core.HouseState) -> dict[str, Any]:
+        """A `closed` entry as journaled: with the round's player and the view it ended with, which
+        the room's next owner shows that player (house_journal `last_views`)."""
+        if entry["type"] != "closed":
+            return entry
+        round_ = after.rounds.get(str(entry["round_id"]))
+        run = None if round_ is None else run_of(self.room, round_)
+        if round_ is None or run is None:
+            return entry
+        view = round_view(run).SerializeToString()
+        return {**entry, "player": round_.player, "view": base64.b64encode(view).decode()}
+
+    def show_last_views(self, views: dict[str, str]) -> None:
+        """The view of each player's last round closed at this table before it opened here (by the
+        room's last owner, or this shard's last life): shown until they play a round here."""
+        for player, encoded in views.items():
+            try:
+                self._last_views[player] = table_pb2.HouseRoundView.FromString(base64.b64decode(encoded))
+            except (binascii.Error, ValueError):
+                log.warning("a last round view not read", table_id=self.table_id)
+
     async def _log(self, entry: dict[str, Any]) -> None:
         """Journal a step of a round; a shard that lost the room is fenced (and the table closes)."""
         try:
@@ -356,7 +383,7 @@ class HouseTable:
             deck = given.deck if isinstance(given, (core.Sealed, core.Resume)) else None
             try:
                 for entry in step.entries:
-                    await self._log(entry)
+                    await self._log(self._with_view(entry, step.state))
                     self._state = core.apply_entry(self._state, entry, deck)
                 self._state = step.state
             finally:
@@ -370,6 +397,7 @@ class HouseTable:
         for player, round_id in self._state.latest.items():
             if rounds[round_id].deck is not None:
                 self._shown[player] = round_id
+                self._last_views.pop(player, None)
         # A round the core forgot (the oldest finished ones) is shown no more.
         self._shown = {player: round_id for player, round_id in self._shown.items() if round_id in rounds}
         self._rearm()
@@ -943,7 +971,7 @@ class HouseTable:
         pending = self._pending.get(player)
         shown = self._shown.get(player)
         run = None if shown is None else run_of(self.room, self._state.rounds[shown])
-        return table_view(
+        view = table_view(
             self.table_id,
             self.room,
             run,
@@ -951,6 +979,10 @@ class HouseTable:
             paused_reason=self._paused_reason(),
             next_round=(pending.hand_id, pending.commitment) if pending is not None else None,
         )
+        last = self._last_views.get(player) if run is None else None
+        if last is not None:
+            view.house.round.CopyFrom(last)
+        return view
 
     def unwatch(self, watcher: Watcher) -> None:
         if watcher in self._watchers:

@@ -563,8 +563,10 @@ class TableShard:
             # The rounds a previous owner (or this shard's last life) left open, read after the
             # registry named this shard with its token: that owner can add nothing to them now.
             left_open = await self._house.journal.open_rounds(table_id)
+            last_views = await self._house.journal.last_views(table_id)
             opened = self._open_house(table_id, *house)
             opened.fencing_token = owner.fencing_token
+            opened.show_last_views(last_views)
             await opened.resume_open(list(left_open.values()))
             try:
                 await opened.resend_kept_records(set(left_open))

@@ -7,10 +7,14 @@ left of the clock plus the grace); an undealt one is refunded, never dealt."""
 from __future__ import annotations
 
 import random
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 from house_games import BoxWager
 from services.table import house_core as core
+from services.table import house_journal
 from services.table.house_round import BoxBet, Decision, HouseGame, HouseRoom, LiveRound, check_bets
 
 ROOM = HouseRoom("r-h", HouseGame.CASINO_HOLDEM, 1, boxes=3, min_ante=10, max_ante=100, max_payout=5_000)
@@ -112,3 +116,27 @@ def test_a_round_journaled_before_the_core_resumes_as_the_table_resumed_it() -> 
     assert done.state.rounds["r1"].stage is core.Stage.SETTLED
     # A late or repeated answer changes nothing.
     assert core.feed(done.state, core.SettleAnswer("r1", core.Outcome.OK)).entries == ()
+
+
+async def test_the_file_journal_keeps_open_rounds_and_last_views_only_and_compacts_as_it_grows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(house_journal, "COMPACT_AFTER_LINES", 10)
+    monkeypatch.setattr(house_journal, "LAST_VIEWS_PER_TABLE", 3)
+    path = tmp_path / "j.jsonl"
+    journal = house_journal.FileJournal(path)
+    for n in range(20):
+        await journal.append("r", "r.1", 0, {"type": "open", "round_id": f"h{n}", "player": f"p{n % 5}"})
+        await journal.append("r", "r.1", 0, {"type": "dealt", "round_id": f"h{n}"})
+        if n != 7:
+            closed = {"type": "closed", "round_id": f"h{n}", "player": f"p{n % 5}", "view": f"v{n}"}
+            await journal.append("r", "r.1", 0, closed)
+    assert set(await journal.open_rounds("r.1")) == {"h7"}
+    assert await journal.last_views("r.1") == {"p2": "v17", "p3": "v18", "p4": "v19"}
+    # Compacted on the way (2 open entries and 3 views, then fewer than 10 lines since), not 59 lines.
+    assert len(path.read_text().splitlines()) < 2 + 3 + 10
+    journal.close()
+    again = house_journal.FileJournal(path)
+    assert set(await again.open_rounds("r.1")) == {"h7"}
+    assert await again.last_views("r.1") == {"p2": "v17", "p3": "v18", "p4": "v19"}
+    again.close()

@@ -407,3 +407,27 @@ async def test_a_table_that_forgot_a_players_round_shows_them_none_and_plays_on(
         assert (await first.decide(again, 1, FOLD)).phase == "COMPLETE"
         assert await world.wallet(first.player_id) == before - 10
         assert (await world.audit()).balanced
+
+
+async def test_after_a_restart_a_player_sees_how_their_last_round_ended(
+    backends: dict[str, ServiceProcess], tmp_path: Path
+) -> None:
+    """The file journal keeps each player's last round view (its compaction too): the restarted shard
+    shows it to that player alone."""
+    journal = tmp_path / "journal.jsonl"
+    async with table_world(backends, house_journal=str(journal), house_decision_seconds=30.0) as world:
+        await fund_house(world, 10_000_000)
+        room = house_room(unique("house"), RUSSIAN)
+        table_id = world.add_room(room)
+        client = HouseClient(unique("hp"), table_id, world.table, RUSSIAN)
+        await world.fund(client.player_id, 100_000)
+        view = (await client.bet(box(1, 10))).round
+        ended = await client.decide(view, 1, FOLD)
+        assert ended.phase == "COMPLETE"
+    for _ in range(2):  # each start compacts the file
+        async with table_world(backends, house_journal=str(journal), house_decision_seconds=30.0) as world:
+            world.add_room(room)
+            client.stub = world.table
+            assert (await client.snapshot()).house.round == ended
+            stranger = HouseClient(unique("hp"), table_id, world.table, RUSSIAN)
+            assert (await stranger.snapshot()).house.round.round_id == ""

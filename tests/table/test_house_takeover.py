@@ -282,9 +282,16 @@ async def test_the_shared_journal_is_fenced_by_the_rooms_token(
                 await journal.append("r", "r.1", token, decision)
             assert refused.value.reason == "SHARD_NOT_OWNER"
         assert (await b.open_rounds("r.1"))["h1"]["decisions"] == []
-        await b.append("r", "r.1", 4, {"type": "closed", "round_id": "h1", "how": "voided"})
+        closed = {"type": "closed", "round_id": "h1", "how": "settled", "player": "p", "view": "dmlldw=="}
+        with pytest.raises(FailedPrecondition):
+            await a.append("r", "r.1", 3, closed)  # fenced: no view either
+        assert await b.last_views("r.1") == {}
+        await b.append("r", "r.1", 4, closed)
         assert await b.open_rounds("r.1") == {}
         assert await b.tables() == []
+        # The player's last view is kept (a day), outside the round's entries.
+        assert await b.last_views("r.1") == {"p": "dmlldw=="}
+        assert 0 < await redis.ttl(f"{redis_prefix}house-table-last-views:r.1") <= 86_400
         # A step of a round closed meanwhile is refused too (it would leave a list nobody reads).
         with pytest.raises(FailedPrecondition) as late:
             await b.append("r", "r.1", 4, decision)
@@ -369,6 +376,45 @@ async def test_a_settled_rounds_record_history_never_had_is_sent_by_the_next_own
         alive[index] = False
         assert final.round_id not in owner.history.hands
         client.stub = other.table
-        assert not (await client.snapshot()).house.HasField("round")  # the round is over
+        # The round is over: the next owner shows the player how it ended (the journal's last view).
+        assert (await client.snapshot()).house.round == final
         await wait_for(lambda: final.round_id in other.history.hands, within=10)
         await finish(other, client, final, before)
+
+
+async def test_the_next_owner_shows_a_player_the_round_that_ended_at_the_last_owner(
+    backends: dict[str, ServiceProcess], redis_server_url: str, redis_prefix: str
+) -> None:
+    """A round settled at the owner, which then goes away (a handover right after a settlement, a
+    takeover): at the next owner the player's view still shows how that round ended (the journal's
+    last views), nobody else's; their next round replaces it."""
+    async with two_shards(backends, redis_server_url, redis_prefix) as (worlds, alive, managers):
+        await fund_house(worlds[0], 10_000_000)
+        room = house_room(unique("hlast"), HOLDEM)
+        for world in worlds:
+            table_id = world.add_room(room)
+        index = await owner_index(worlds, table_id)
+        owner, other = worlds[index], worlds[1 - index]
+        client = HouseClient(unique("hp"), table_id, owner.table, HOLDEM)
+        stranger = HouseClient(unique("hp"), table_id, owner.table, HOLDEM)
+        await owner.fund(client.player_id, 100_000)
+        view = (await client.bet(box(1, 10))).round
+        ended = await client.decide(view, 1, FOLD)
+        assert ended.phase == "COMPLETE"
+        await managers[index].__aexit__(None, None, None)
+        alive[index] = False
+        client.stub = stranger.stub = other.table
+
+        async def shown() -> bool:
+            try:
+                return (await client.snapshot()).house.round.round_id == view.round_id
+            except grpc.aio.AioRpcError:
+                return False
+
+        await wait_for(shown, within=15)
+        again = (await client.snapshot()).house.round
+        assert again == ended
+        assert (await stranger.snapshot()).house.round.round_id == ""
+        following = (await client.bet(box(1, 10))).round
+        assert following.round_id != view.round_id
+        assert (await client.snapshot()).house.round.round_id == following.round_id
