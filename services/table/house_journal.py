@@ -79,6 +79,11 @@ class MemoryJournal:
             for player, view in views.items()
         ]
 
+    async def open_entries(self, table_id: str) -> list[dict[str, Any]]:
+        """Every entry of the table's rounds opened and not closed, as written, each round's in order
+        and the rounds in the order they opened: what the round core replays (house_core.replay)."""
+        return [dict(e) for e in self.entries if e.get("table_id") == table_id]
+
     async def open_rounds(self, table_id: str) -> dict[str, dict[str, Any]]:
         """The table's rounds opened and not closed: each open entry with what was logged since."""
         return {
@@ -279,20 +284,28 @@ class RedisJournal:
                 "UNAVAILABLE", "the house round journal is unavailable", {"dependency": "redis"}
             ) from error
 
-    async def open_rounds(self, table_id: str) -> dict[str, dict[str, Any]]:
+    async def open_entries(self, table_id: str) -> list[dict[str, Any]]:
         try:
             round_ids = sorted(
                 bytes(r).decode() for r in await self._redis.smembers(self._table_key(table_id))
             )
-            entries: list[dict[str, Any]] = []
-            for round_id in round_ids:
-                rows = await self._redis.lrange(self._round_key(round_id), 0, -1)
-                entries.extend(json.loads(row) for row in rows)
+            async with self._redis.pipeline(transaction=False) as pipe:
+                for round_id in round_ids:
+                    pipe.lrange(self._round_key(round_id), 0, -1)
+                lists = await pipe.execute() if round_ids else []
         except (redis_errors.RedisError, OSError) as error:
             raise Unavailable(
                 "UNAVAILABLE", "the house round journal is unavailable", {"dependency": "redis"}
             ) from error
-        return {r: e for r, e in open_rounds(entries).items() if e.get("table_id") == table_id}
+        rounds = [[json.loads(row) for row in rows] for rows in lists if rows]
+        # Each round's list starts with its `open`: the rounds in the order they opened.
+        rounds.sort(
+            key=lambda entries: (float(entries[0].get("started_at", 0.0)), str(entries[0]["round_id"]))
+        )
+        return [entry for entries in rounds for entry in entries if entry.get("table_id") == table_id]
+
+    async def open_rounds(self, table_id: str) -> dict[str, dict[str, Any]]:
+        return open_rounds(await self.open_entries(table_id))
 
     async def last_views(self, table_id: str) -> dict[str, str]:
         try:

@@ -110,6 +110,8 @@ class Journal(Protocol):
 
     async def open_rounds(self, table_id: str) -> dict[str, dict[str, Any]]: ...
 
+    async def open_entries(self, table_id: str) -> list[dict[str, Any]]: ...
+
     async def tables(self) -> list[str]: ...
 
     async def last_views(self, table_id: str) -> dict[str, str]: ...
@@ -190,19 +192,6 @@ def run_of(room: HouseRoom, round_: core.Round) -> RoundRun | None:
         paid_out=round_.paid_out,
         notes=round_.notes,
     )
-
-
-def _entries_of(summary: dict[str, Any]) -> list[dict[str, Any]]:
-    """A round the journal holds open (`Journal.open_rounds`) as the entries the core replays."""
-    round_id = str(summary["round_id"])
-    opened = {k: v for k, v in summary.items() if k not in ("decisions", "dealt", "deadline")}
-    opened["type"] = "open"
-    entries = [opened]
-    if summary.get("dealt"):
-        entries.append({"type": "dealt", "round_id": round_id, "deadline": summary.get("deadline")})
-        for decision in summary.get("decisions", []):
-            entries.append({"type": "decision", "round_id": round_id, "decision": decision})
-    return entries
 
 
 class HouseTable:
@@ -908,13 +897,13 @@ class HouseTable:
 
     async def resume_open(self, entries: list[dict[str, Any]]) -> None:
         """The rounds the journal holds open for this table as it opens (the shard restarted, or took
-        the room over from a shard that lost it), replayed into the core: each dealt one resumed
+        the room over from a shard that lost it): their entries as written (`Journal.open_entries`,
+        every kind, so the core is exactly as the last owner left it), replayed: each dealt one resumed
         (its deck sealed again, the cashier's applied transfers), each undealt one refunded, in the
         background. A dealt round's player lock is taken now, so their commands wait until the round
         is back (no second round opens beside it, no decision reaches a round not rebuilt)."""
-        replayed = [e for summary in entries for e in _entries_of(summary)]
         self._state = core.replay(
-            replayed,
+            entries,
             table_id=self.table_id,
             room=self.room,
             decision_seconds=self._t.decision_seconds,

@@ -562,14 +562,14 @@ class TableShard:
                 raise NotFound("TABLE_NOT_FOUND", "no such table", {"field": "table_id"}) from error
             # The rounds a previous owner (or this shard's last life) left open, read after the
             # registry named this shard with its token: that owner can add nothing to them now.
-            left_open = await self._house.journal.open_rounds(table_id)
+            left_open = await self._house.journal.open_entries(table_id)
             last_views = await self._house.journal.last_views(table_id)
             opened = self._open_house(table_id, *house)
             opened.fencing_token = owner.fencing_token
             opened.show_last_views(last_views)
-            await opened.resume_open(list(left_open.values()))
+            await opened.resume_open(left_open)
             try:
-                await opened.resend_kept_records(set(left_open))
+                await opened.resend_kept_records({str(e["round_id"]) for e in left_open})
             except DomainError as error:
                 # The records wait in the outbox for the table's next opening.
                 log.warning("kept round records not read", table_id=table_id, reason=error.reason)
