@@ -105,7 +105,7 @@ class Joining:
                 raise NotFound("TABLE_NOT_FOUND", "no such table in this room", {"table_id": table_id})
             if not spectate and chosen.figures.free_seats == 0:
                 raise FailedPrecondition("TABLE_FULL", "the table has no free seat", {"table_id": table_id})
-            running = chosen.published
+            running = _runs_at_owner(chosen, owner)
         else:
             picked = pick_table(views)
             if spectate:
@@ -123,7 +123,7 @@ class Joining:
                     )
                 table_id, new_table, running = table_id_for(room.room_id, number), True, False
             else:
-                table_id, running = picked.figures.table_id, picked.published
+                table_id, running = picked.figures.table_id, _runs_at_owner(picked, owner)
         if self._opener is not None and not running:
             await self._opener.open(owner.shard.address, table_id)
         return Joined(table_id, owner, new_table)
@@ -149,3 +149,9 @@ class Joining:
                 raise NotFound("ROOM_NOT_FOUND", "no such room", {"room_id": room_id})
             await self._access.check_seat(session, player_id, room)
         return room.revision
+
+
+def _runs_at_owner(view: TableView, owner: RoomOwner) -> bool:
+    """Whether the table runs at the room's owner: figures it published. Figures a shard that lost the
+    room published stay listed until they expire; the table is opened at the owner then (idempotent)."""
+    return view.published and view.figures.shard_id == owner.shard.shard_id

@@ -1,10 +1,12 @@
 """A stand-in table shard for the lobby's process tests (the table service of issue 13 was not on
 this branch yet): `python -m tests.lobby.shard_holder ...`.
 
-With --redis-url it holds a lease in the shard registry (heartbeat), resolves the rooms it is told
-about on every beat and publishes one table per room it owns to the table directory, exactly as a
-table shard does. Without it, it serves ShardDirectoryService (service tokens only) on port 0 with
-one table per room given. It prints one JSON line `{"event": "ready", "port": N}` once ready.
+It serves ShardDirectoryService (service tokens only) on port 0 with one table per room given
+(OpenTable opens any: the lobby asks the room's owner to open a table it routes a player to). With
+--redis-url it also holds a lease in the shard registry (heartbeat) under that address, resolves the
+rooms it is told about on every beat and publishes one table per room it owns to the table
+directory, exactly as a table shard does. It prints one JSON line `{"event": "ready", "port": N}`
+once ready.
 """
 
 from __future__ import annotations
@@ -66,13 +68,14 @@ class Directory(shard_directory_pb2_grpc.ShardDirectoryServiceServicer):
 
 
 async def hold_lease(args: argparse.Namespace, stop: asyncio.Event) -> None:
+    running, port = await start_directory(args)
     client = create_redis(args.redis_url)
     registry = RedisShardRegistry(client, prefix=args.prefix, lease_seconds=args.lease)
     directory = RedisTableDirectory(client, prefix=args.prefix, ttl_seconds=args.lease * 1.5)
-    shard = ShardInfo(args.shard_id, args.address)
+    shard = ShardInfo(args.shard_id, f"127.0.0.1:{port}")
     lease = ShardLease(registry, shard)
     await lease.start()
-    print(json.dumps({"event": "ready", "port": 0}), flush=True)
+    print(json.dumps({"event": "ready", "port": port}), flush=True)
     try:
         while not stop.is_set():
             owners = await registry.owners_of(args.rooms)
@@ -84,9 +87,10 @@ async def hold_lease(args: argparse.Namespace, stop: asyncio.Event) -> None:
     finally:
         await lease.stop()
         await client.aclose()
+        await running.stop(grace_seconds=0.5)
 
 
-async def serve_directory(args: argparse.Namespace, stop: asyncio.Event) -> None:
+async def start_directory(args: argparse.Namespace) -> tuple[Any, int]:
     name = "poker.lobby.v1.ShardDirectoryService"
     servicer = Directory(args.shard_id, args.rooms, args.seats)
     running, port = await create_server(
@@ -104,6 +108,11 @@ async def serve_directory(args: argparse.Namespace, stop: asyncio.Event) -> None
         token_keys=TokenKeys(keys={DEV_KEY_ID: DEV_SIGNING_KEY.encode()}, signing_key_id=DEV_KEY_ID),
     )
     await running.start()
+    return running, port
+
+
+async def serve_directory(args: argparse.Namespace, stop: asyncio.Event) -> None:
+    running, port = await start_directory(args)
     print(json.dumps({"event": "ready", "port": port}), flush=True)
     await stop.wait()
     await running.stop(grace_seconds=0.5)
@@ -112,7 +121,6 @@ async def serve_directory(args: argparse.Namespace, stop: asyncio.Event) -> None
 async def main(argv: list[str]) -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--shard-id", required=True)
-    parser.add_argument("--address", default="127.0.0.1:1")
     parser.add_argument("--redis-url", default="")
     parser.add_argument("--prefix", default="poker:")
     parser.add_argument("--lease", type=float, default=1.0)

@@ -116,10 +116,8 @@ async def test_two_shards_share_the_rooms_and_a_dead_ones_rooms_move_within_the_
     }
     holder = ["-m", "tests.lobby.shard_holder", "--redis-url", redis_server_url, "--prefix", redis_prefix]
     holder += ["--lease", str(LEASE), "--rooms", *ROOMS]
-    shards = {
-        name: _start([*holder, "--shard-id", name, "--address", address], env)
-        for name, address in (("shard-a", "127.0.0.1:7401"), ("shard-b", "127.0.0.1:7402"))
-    }
+    # Each stand-in serves OpenTable on a port of its own, the address it holds its lease under.
+    shards = {name: _start([*holder, "--shard-id", name], env) for name in ("shard-a", "shard-b")}
     try:
         for process in shards.values():
             await asyncio.to_thread(_wait_for, process, "ready")

@@ -102,3 +102,28 @@ async def test_the_shard_asks_whether_a_player_may_see_a_room(routed: Routed) ->
         grpc.StatusCode.NOT_FOUND,
         "ROOM_NOT_FOUND",
     )
+
+
+async def test_a_table_published_by_a_shard_that_lost_the_room_is_opened_at_the_owner(routed: Routed) -> None:
+    """The figures of a room's second table, published by the room's last owner, stay listed until
+    they expire; a player routed to that table must find it open at the room's owner now (the bench
+    saw 1,636 watches of such a table answered TABLE_NOT_FOUND in 27 s, each one a JoinTable again)."""
+    stub, opener, directory = routed
+    old = TableFigures(
+        table_id=f"{ROOM}.2",
+        room_id=ROOM,
+        shard_id="shard-gone",
+        seats=4,
+        taken_seats=(SeatFigures(0, "p0", 1_000),),
+    )
+    await directory.publish(old)
+    joined = await stub.JoinTable(
+        lobby_pb2.JoinTableRequest(room_id=ROOM, table_id=f"{ROOM}.2"), metadata=ALICE
+    )
+    assert joined.table_id == f"{ROOM}.2"
+    assert opener.opened == [(A.address, f"{ROOM}.2")]
+    # Published by the owner itself: running there, not opened again.
+    opener.opened.clear()
+    await directory.publish(TableFigures(table_id=f"{ROOM}.2", room_id=ROOM, shard_id=A.shard_id, seats=4))
+    await stub.JoinTable(lobby_pb2.JoinTableRequest(room_id=ROOM, table_id=f"{ROOM}.2"), metadata=ALICE)
+    assert opener.opened == []
