@@ -155,6 +155,7 @@ class Bot:
     _last_hand: str = ""
     _rest_until: float = 0.0
     _left: bool = False
+    _seated: bool = False  # as of the last view: the bot holds a seat at `table_id`
 
     # ------------------------------------------------------------------ the loop
 
@@ -241,7 +242,11 @@ class Bot:
             if reason_of(error) not in {"TABLE_NOT_FOUND", "TABLE_FULL"}:
                 self._error("join", error)
                 raise RouteLost from error
-            # A table the shard has not opened yet (or a full one): the lobby still names the owner.
+            # A table the lobby does not run (not standing, nobody opened it) or a full one: the
+            # lobby picks the table (opening one if every table is full), and a bot with no seat
+            # plays there, as a player's client does (watching the table it asked for would answer
+            # TABLE_NOT_FOUND for ever: bench_cluster counted 1,470 such watches in 28 s). A bot
+            # seated at its table keeps asking for it: its seat is there.
             try:
                 joined = await self._timed(
                     "join",
@@ -254,6 +259,8 @@ class Bot:
             except grpc.aio.AioRpcError as again:
                 self._error("join", again)
                 raise RouteLost from again
+        if joined.table_id and not self._seated:
+            self.table_id = joined.table_id
         self._address = joined.address
         self._stub = self.connections.table(joined.address)
 
@@ -289,6 +296,7 @@ class Bot:
         view = message.view
         self.view = view
         own = {s.seat for s in view.seats if s.player_id == self.player_id}
+        self._seated = bool(own)
         for seat in view.seats:
             if seat.seat in own:
                 if (
@@ -346,6 +354,10 @@ class Bot:
                 if not await self.buy_chips():
                     self.broke = True
                 return
+            if reason_of(error) == "TABLE_FULL":
+                # Another player took the last seat first: the lobby routes to a table with a free
+                # seat (or opens one), as for a player's client.
+                raise RouteLost from error
             self._rest(0.5, 1.5)
 
     async def buy_chips(self) -> bool:
