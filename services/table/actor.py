@@ -54,7 +54,7 @@ from services.table.idempotency import AnswerMemory
 from services.table.library_errors import engine_refusal
 from services.table.presence import PresenceRules
 from services.table.record_outbox import MemoryOutbox, RecordOutbox
-from services.table.recovery import Recovery
+from services.table.recovery import Recovery, reopen_seats
 from services.table.remote import is_unavailable
 from services.table.rooms import Room, RoomSource
 from services.table.settlement import AfterHand, Settlement
@@ -562,20 +562,8 @@ class TableActor:
             log.warning("recovery waits for the cashier", table_id=self.table_id, reason=error.reason)
             self._retry_later()
             return
-        taken, sessions, seats_log = found.taken, found.sessions, found.seats_log
-        # From scratch on every try (a try that failed half-way seated some players already). With a
-        # hand to go on with: the seating as it began (button, blind positions, debts), with the
-        # players the cashier still seats; those who sat down during the hand join, those gone go.
-        base = Seating.empty(self.room.seats, self.room.small_blind, self.room.big_blind)
-        logged = table_core.replay(seats_log, self._rules, self.room.small_blind, self.room.big_blind)
-        self._seats, owed, corrections = table_core.reopen(
-            logged,
-            self._rules,
-            taken.seating if taken is not None else base,
-            sessions,
-            taken.banks if taken is not None else {},
-            time.time(),
-        )
+        taken = found.taken
+        self._seats, owed, corrections = reopen_seats(found, self._rules, self.room, time.time)
         # The log caught up with the seats the cashier holds (appended at the end of this step).
         self._seats_unlogged.extend(table_core.to_entry(given) for given in corrections)
         for cash_out in owed:

@@ -18,9 +18,10 @@ from poker.history.v1 import history_pb2
 from poker_engine.errors import EngineError
 from poker_engine.hand import Hand
 from poker_engine.replay import apply_json_action, config_from_json
+from poker_engine.seating import TableState as Seating
 from service_runtime.errors import DomainError
 from service_runtime.structured_logging import get_logger
-from services.table import core
+from services.table import core, table_core
 from services.table import metrics as table_metrics
 from services.table.dependencies import CashierClient, FairnessClient
 from services.table.event_log import HandEventLog
@@ -41,6 +42,28 @@ class Found:
     taken: core.HandState | None
     sessions: Sequence[Any]
     seats_log: list[dict[str, Any]]
+
+
+def reopen_seats(
+    found: Found, rules: table_core.Rules, room: Room, clock: Callable[[], float]
+) -> tuple[table_core.Seats, tuple[table_core.CashOut, ...], tuple[table_core.Input, ...]]:
+    """The seats of the table that opens (table_core.reopen): its seats' log replayed, reconciled
+    with the open seat sessions as of `clock()` (read once the log is replayed); the cash-outs owed
+    and the inputs that caught the log up."""
+    # From scratch on every try (a try that failed half-way seated some players already). With a
+    # hand to go on with: the seating as it began (button, blind positions, debts), with the
+    # players the cashier still seats; those who sat down during the hand join, those gone go.
+    taken = found.taken
+    base = Seating.empty(room.seats, room.small_blind, room.big_blind)
+    logged = table_core.replay(found.seats_log, rules, room.small_blind, room.big_blind)
+    return table_core.reopen(
+        logged,
+        rules,
+        taken.seating if taken is not None else base,
+        found.sessions,
+        taken.banks if taken is not None else {},
+        clock(),
+    )
 
 
 class Recovery:
