@@ -765,8 +765,10 @@ class TableActor:
     async def _settle(self) -> None:
         live = self._live
         assert live is not None
+        # The core's effect: the nets by seat session, the rake and the record (ids: the hand id).
+        settle = core.settlement(live)
         try:
-            await self._settlement.send(live, self.room)
+            await self._settlement.send(live, settle, self.room)
         except DomainError as error:
             self._fence_on(error)
             if self._fenced:

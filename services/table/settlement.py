@@ -59,10 +59,9 @@ class Settlement:
         self._log = event_log
         self._outbox = outbox
 
-    async def send(self, live: core.HandState, room: Room) -> None:
-        """Settle the finished hand `live` with the cashier (a DomainError: not acknowledged)."""
-        # The core's effect: the nets by seat session, the rake and the record (ids: the hand id).
-        settle = core.settlement(live)
+    async def send(self, live: core.HandState, settle: core.Settle, room: Room) -> None:
+        """Run the core's `Settle` effect of the finished hand `live` (a DomainError: the cashier did
+        not acknowledge it, or the room is fenced)."""
         # A fenced write first: a shard that lost the room must not settle behind the new owner,
         # nor keep its record of the hand beside the new owner's (cut off from Redis and back, it
         # did: the table that opened next sent it to history as the settled hand's).
