@@ -10,6 +10,13 @@ A hand, start to end (docs/table.md): commit -> countdown (client seeds) -> seal
 runs the hand, each accepted decision appended to the hand's event log before anyone is answered ->
 settlement through the cashier (one linked batch, id = hand id), retried with the same id until it
 is acknowledged, no next hand before -> deferred cash-outs -> reveal and hand record, queued.
+
+The actor is the shell: it owns the command queue and its loop, the timers and the table's stage,
+feeds the pure cores (core.py the running hand, table_core.py the seats, countdown.py the countdown)
+and runs their effects through its collaborators: table_streams.py (the players' streams and the
+spectators' delayed feed), table_state.py (the state every view is cut from), recovery.py (opening
+the table, a hand taken over), dealing.py (commit, seal, deal) and settlement.py (the cashier's
+settlement of a finished hand).
 """
 
 from __future__ import annotations
@@ -17,197 +24,77 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
-import enum
 import time
-import uuid
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, TypeVar
 
-from poker.history.v1 import history_pb2
 from poker.table.v1 import table_pb2
-from poker_engine.errors import EngineError, SeatingError
-from poker_engine.events import Event, HandEnded, PotAwarded
-from poker_engine.hand import Hand
-from poker_engine.replay import apply_json_action, config_from_json
+from poker_engine.errors import SeatingError
+from poker_engine.events import Event
 from poker_engine.seating import HandPlan
 from poker_engine.seating import TableState as Seating
 from service_runtime.errors import (
     DomainError,
     FailedPrecondition,
     InvalidArgument,
-    ResourceExhausted,
     Unavailable,
 )
 from service_runtime.structured_logging import get_logger
-from service_runtime.table_directory import MaintenanceSwitches, SeatFigures, TableFigures
+from service_runtime.table_directory import MaintenanceSwitches, TableFigures
 from service_runtime.tasks import cancel_and_wait
 from services.table import core, hand_trace, table_core
 from services.table import metrics as table_metrics
 from services.table.chat import ChatGuard, check_sticker, check_text
 from services.table.countdown import Countdown, Due, seed_seconds
+from services.table.dealing import Dealer
 from services.table.dependencies import CashierClient, Commitment, FairnessClient
 from services.table.event_log import HandEventLog
-from services.table.hand_record import SeenPositions, seen_positions, seen_so_far
 from services.table.idempotency import AnswerMemory
 from services.table.library_errors import engine_refusal
 from services.table.presence import PresenceRules
 from services.table.record_outbox import MemoryOutbox, RecordOutbox
+from services.table.recovery import Recovery, reopen_seats
 from services.table.remote import is_unavailable
 from services.table.rooms import Room, RoomSource
-from services.table.spectators import DelayLine
+from services.table.settlement import AfterHand, Settlement
 from services.table.table_core import PlayerSeat
-from services.table.views import (
-    SeatState,
-    TableState,
-    event_body,
-    notice,
-    public_seat,
-    redact_for,
-    street_pb,
-    table_view,
+from services.table.table_state import Parts, Stage, lobby_figures, seat_status, table_state, waiting_view
+from services.table.table_streams import (
+    SPECTATOR_BATCH_SECONDS,
+    SPECTATOR_STREAM_CLOSED,
+    STREAM_CLOSED,
+    PublicUpdate,
+    Spectator,
+    TableStreams,
+    Watcher,
+    offer,
+    public_batch,
+    waiting_key,
 )
+from services.table.timings import Timings
+from services.table.views import TableState, event_body, public_seat, redact_for, table_view
+
+# Kept importable from here: the shard, the gRPC adapter and house tables take them from the actor.
+__all__ = [
+    "SPECTATOR_BATCH_SECONDS",
+    "SPECTATOR_STREAM_CLOSED",
+    "STREAM_CLOSED",
+    "AfterHand",
+    "PublicUpdate",
+    "Spectator",
+    "Stage",
+    "TableActor",
+    "Timings",
+    "Watcher",
+    "offer",
+    "public_batch",
+]
 
 T = TypeVar("T")
 log = get_logger("table.actor")
 
 MAINTENANCE_RECHECK_SECONDS = 0.5
-# Spectators get the updates that came due within this window in one message (issue 28): a hand's
-# quick steps reach a table's spectators in a few messages, not one per step; each update is at most
-# this much later than the delay.
-SPECTATOR_BATCH_SECONDS = 0.25
-
-
-class Stage(enum.Enum):
-    RECOVERING = "RECOVERING"  # reading the open seat sessions from the cashier
-    IDLE = "IDLE"  # between hands, fewer than two players or about to commit
-    COUNTDOWN = "COUNTDOWN"  # commitment published, client seeds accepted until the seal
-    # (version 3: seed hashes first, then, once their set is closed, the seeds of those seats)
-    PLAYING = "PLAYING"
-    SETTLING = "SETTLING"  # hand over, waiting for the cashier to acknowledge the settlement
-
-
-@dataclass(frozen=True, slots=True)
-class Timings:
-    action_seconds: float
-    time_bank_seconds: float
-    countdown_seconds: float
-    retry_initial_seconds: float
-    retry_max_seconds: float
-    command_queue_size: int
-    watch_queue_size: int
-    enqueue_timeout_seconds: float = 5.0
-    room_refresh_seconds: float = 30.0
-    seat_reserve_seconds: float = 90.0
-    sit_out_seconds: float = 600.0
-    timeout_hands_to_sit_out: int = 3
-    spectator_delay_seconds: float = 20.0
-    max_spectators: int = 200
-    max_streams_per_player: int = 4
-    spectators_need_access: bool = False
-    time_bank_keep_seconds: float = 1800.0
-    # Rooms dealt under fairness version 2 (the whole seed revealed); the rest under version 3.
-    full_reveal_rooms: frozenset[str] = frozenset()
-    # Version 3: the last part of the countdown (at most half of it), after the hash set closed, in
-    # which the seats of the set send their seeds; the hashes are taken in the rest.
-    seed_reveal_seconds: float = 1.0
-    # A hand continued after a takeover (docs/table.md "Takeover"): the player to act gets what was
-    # left of their turn plus this much, so the time their client spent re-routing is not theirs to lose.
-    handover_grace_seconds: float = 5.0
-
-
-@dataclass(frozen=True, slots=True)
-class AfterHand:
-    """What the after-hand queues need: the hand to reveal, its record for history."""
-
-    hand_id: str
-    record: Any  # history_pb2.HandRecord
-    # The table whose record outbox holds the record until history has it ("": none).
-    table_id: str = ""
-    # Who saw which deal positions (fairness version 3 opens them per reader); None when the deck is
-    # no longer known (a record sent again after a takeover): the reveal then opens nothing.
-    seen: SeenPositions | None = None
-
-
-class Watcher:
-    """One WatchTable stream: a bounded queue of updates for one caller."""
-
-    def __init__(self, player_id: str, size: int) -> None:
-        self.player_id = player_id
-        self.queue: asyncio.Queue[table_pb2.WatchTableResponse] = asyncio.Queue(maxsize=size)
-        self.snapshots_sent = 0
-        # The last waiting view sent while the caller has no seat (sent again only when it changes).
-        self.waiting = b""
-
-
-@dataclass(slots=True)
-class PublicUpdate:
-    """One step's update of the public view: its events (none for a bare view) and the table they left.
-    The view is rendered only when a spectator needs it (the last update of a released batch, or
-    the base a new spectator starts from), and then once."""
-
-    events: list[table_pb2.TableEvent]
-    state: TableState
-    rendered: table_pb2.TableView | None = None
-    snapshot_bytes: bytes = b""
-
-    def view(self) -> table_pb2.TableView:
-        if self.rendered is None:
-            self.rendered = table_view(self.state, None)
-        return self.rendered
-
-    def snapshot(self) -> bytes:
-        """The view alone, serialised (once) for every spectator who starts from it."""
-        if not self.snapshot_bytes:
-            self.snapshot_bytes = table_pb2.SpectateTableResponse(view=self.view()).SerializeToString()
-        return self.snapshot_bytes
-
-
-def public_batch(updates: Sequence[PublicUpdate]) -> bytes:
-    """The updates that came due together as one spectator message (every event in order, the view
-    after the last), serialised once for all the table's spectators: the stream writes the bytes."""
-    events = [event for update in updates for event in update.events]
-    return table_pb2.SpectateTableResponse(events=events, view=updates[-1].view()).SerializeToString()
-
-
-# Put in a stream's queue when the table stops (closed, room lost, fenced): the stream then ends with
-# UNAVAILABLE and the stream's `closed_reason`, so its client re-routes through the lobby instead of
-# waiting for a table that will never speak again.
-STREAM_CLOSED = table_pb2.WatchTableResponse()
-SPECTATOR_STREAM_CLOSED = table_pb2.SpectateTableResponse()
-
-
-def _close_stream(queue: asyncio.Queue[Any], sentinel: Any) -> None:
-    while not queue.empty():
-        queue.get_nowait()
-    queue.put_nowait(sentinel)
-
-
-def offer(stream: Watcher | Spectator, update: Any, snapshot: Callable[[], Any]) -> None:
-    """Queue `update` on a stream. A stream too slow to keep up loses what it has not read and gets
-    `snapshot()` instead (the table as it is now; None: nothing), counted in `snapshots_sent`."""
-    kind = "spectator" if isinstance(stream, Spectator) else "watcher"
-    table_metrics.update_offered(kind, stream.queue.qsize())
-    try:
-        stream.queue.put_nowait(update)
-    except asyncio.QueueFull:
-        table_metrics.update_dropped(kind)
-        while not stream.queue.empty():
-            stream.queue.get_nowait()
-        stream.snapshots_sent += 1
-        replacement = snapshot()
-        if replacement is not None:
-            stream.queue.put_nowait(replacement)
-
-
-class Spectator:
-    """One SpectateTable stream: a bounded queue of delayed public updates, each already serialised
-    (the same bytes for every spectator of the table; SPECTATOR_STREAM_CLOSED ends it)."""
-
-    def __init__(self, player_id: str, size: int) -> None:
-        self.player_id = player_id
-        self.queue: asyncio.Queue[bytes | table_pb2.SpectateTableResponse] = asyncio.Queue(maxsize=size)
-        self.snapshots_sent = 0
 
 
 class TableActor:
@@ -236,10 +123,6 @@ class TableActor:
         self._maintenance = maintenance
         self._room_read_at = 0.0
         self._t = timings
-        # This opening of the table: a table closed and opened again in the same process (its room
-        # lost and won back, an empty extra table reused) must not send the `CommitHand` request ids
-        # of its earlier life again, or fairness answers with those hands, long revealed.
-        self._life = uuid.uuid4().hex[:16]
         self._outbox: RecordOutbox = outbox or MemoryOutbox()
         self._queue: asyncio.Queue[tuple[Callable[[], Awaitable[Any]], asyncio.Future[Any]]] = asyncio.Queue(
             maxsize=timings.command_queue_size
@@ -284,27 +167,42 @@ class TableActor:
         self._live: core.HandState | None = None
         self._last: core.HandState | None = None
         self._next: Countdown | None = None  # the next hand's countdown (countdown.py), once committed
-        self._hand_counter = 0
         self._wake_at: float | None = 0.0
         self._backoff = timings.retry_initial_seconds
-        self._watchers: set[Watcher] = set()
-        self._sequence = 0
-        # The events of the running command or timer step, not yet delivered: each as the player in
-        # each seat when it happened may see it, by player id (None: the public version, for everybody
-        # else). `_flush` sends them at the end of the step, one message per stream (issue 28): `_run`
-        # calls it after each command, `_guarded` after each step; code that publishes anywhere else
-        # (outside a command or a guarded step) calls it itself.
-        self._unsent: list[dict[str | None, table_pb2.TableEvent]] = []
+        # The players' streams, the step's events not yet sent and the spectators' delay line.
+        self._streams = TableStreams(
+            queue_size=timings.watch_queue_size,
+            max_streams_per_player=timings.max_streams_per_player,
+            max_spectators=timings.max_spectators,
+            spectator_delay_seconds=timings.spectator_delay_seconds,
+            seat_of=self._seat_of,
+            waiting_view=self._waiting_view,
+        )
+        # Opening the table (a hand left running, kept records) and settling its hands.
+        self._recovery = Recovery(
+            table_id=table_id,
+            room=lambda: self.room,
+            action_seconds=timings.action_seconds,
+            cashier=cashier,
+            fairness=fairness,
+            event_log=event_log,
+            outbox=self._outbox,
+            after_hand=after_hand,
+        )
+        self._dealer = Dealer(
+            table_id=table_id,
+            fairness=fairness,
+            event_log=event_log,
+            action_seconds=timings.action_seconds,
+            full_reveal_rooms=timings.full_reveal_rooms,
+        )
+        self._settlement = Settlement(
+            table_id=table_id, cashier=cashier, fairness=fairness, event_log=event_log, outbox=self._outbox
+        )
         self._answers = AnswerMemory()
         self.hands_settled = 0
         self._recent: collections.deque[tuple[float, int]] = collections.deque(maxlen=200)  # (ended, pot)
         self._chat = chat or ChatGuard()
-        # Rules 14: the public view reaches spectators `spectator_delay_seconds` late (spectators.py).
-        self._feed: DelayLine[PublicUpdate] = DelayLine(
-            timings.spectator_delay_seconds, batch_seconds=SPECTATOR_BATCH_SECONDS
-        )
-        self._spectators: set[Spectator] = set()
-        self._closed_streams: collections.deque[str] = collections.deque()
 
     # ------------------------------------------------------------------ the seats' core
 
@@ -424,10 +322,7 @@ class TableActor:
         # this process waits for it no more, and its trace ends here.
         table_metrics.settlement_dropped(self.table_id)
         hand_trace.dropped(self.table_id, self.closed_reason)
-        for watcher in list(self._watchers):
-            _close_stream(watcher.queue, STREAM_CLOSED)
-        for spectator in list(self._spectators):
-            _close_stream(spectator.queue, SPECTATOR_STREAM_CLOSED)
+        self._streams.close_all()
 
     async def call(self, command: Callable[[], Awaitable[T]]) -> T:
         """Run `command` inside the actor and return its answer (the only way in)."""
@@ -449,9 +344,7 @@ class TableActor:
         loop = asyncio.get_running_loop()
         # The spectators' first view: the table as it opens (no seat yet), which is also what it was
         # `delay` ago, so a spectator who comes early gets a start that is not younger than the delay.
-        self._feed.push(
-            time.time() - self._feed.delay, PublicUpdate([], self._state(as_of_offset=-self._feed.delay))
-        )
+        self._streams.start_feed(self._state(as_of_offset=-self._streams.feed.delay))
         while not self._stopping:
             # Timers first, every turn of the loop: a flood of commands (a reconnect storm, say) can
             # never starve the action clock, the seat reserves or the spectators' delay line.
@@ -504,7 +397,11 @@ class TableActor:
     def _next_deadline(self) -> float | None:
         if self._fenced:
             return None
-        times = [t for t in (self._wake_at, self._presence_due(), self._feed_due()) if t is not None]
+        times = [
+            t
+            for t in (self._wake_at, self._presence_due(), self._streams.feed_due(self._now()))
+            if t is not None
+        ]
         return min(times) if times else None
 
     async def _fire_due_timers(self) -> bool:
@@ -512,9 +409,9 @@ class TableActor:
             return False
         fired = False
         now = self._now()
-        due = self._feed_due()
+        due = self._streams.feed_due(self._now())
         if due is not None and now >= due:
-            self._release_feed()
+            self._streams.release_feed()
             fired = True
         due = self._presence_due()
         if due is not None and now >= due:
@@ -592,7 +489,7 @@ class TableActor:
             table_metrics.player_reconnected()
 
     def _stream_closed(self, player_id: str) -> None:
-        if any(w.player_id == player_id for w in self._watchers):
+        if self._streams.watching(player_id):
             return  # another stream of theirs is still open: still present
         step = self._feed_seats(table_core.Disconnect(player_id, time.time()))
         if step.presence:
@@ -619,39 +516,6 @@ class TableActor:
             )
         )
 
-    # ------------------------------------------------------------------ spectators (rules 14)
-
-    def _feed_due(self) -> float | None:
-        """The loop time the next delayed update is due, while anybody is spectating."""
-        if not self._spectators:
-            return None
-        due = self._feed.next_due()
-        return None if due is None else self._now() + (due - time.time())
-
-    def _feed_push(self, events: list[table_pb2.TableEvent], state: TableState) -> None:
-        if not self._spectators:
-            # Nobody to deliver to: keep the base (a new spectator's start) current and the line short.
-            self._feed.release(time.time())
-        # With spectators the timer releases them (`_fire_due_timers`), every due update at once.
-        self._feed.push(time.time(), PublicUpdate(events, state))
-
-    def _release_feed(self) -> None:
-        """Every update now due, in one message, serialised once for all the spectators."""
-        released = self._feed.release(time.time())
-        if not released or not self._spectators:
-            return
-        message = public_batch([update.item for update in released])
-        for spectator in list(self._spectators):
-            self._deliver_delayed(spectator, message)
-
-    def _delayed_snapshot(self) -> bytes | None:
-        base = self._feed.base
-        return None if base is None else base.item.snapshot()
-
-    def _deliver_delayed(self, spectator: Spectator, message: bytes) -> None:
-        # A slow spectator gets the newest delayed view instead of what it did not read.
-        offer(spectator, message, self._delayed_snapshot)
-
     # ------------------------------------------------------------------ timers
 
     def _no_new_hands(self) -> bool:
@@ -659,8 +523,8 @@ class TableActor:
 
     async def _advance(self) -> None:
         """Transitions that follow from the state, checked after every command and wake-up."""
-        while self._closed_streams:
-            self._stream_closed(self._closed_streams.popleft())
+        while self._streams.closed:
+            self._stream_closed(self._streams.closed.popleft())
         if self._stage is Stage.IDLE and self._wake_at is None and self._seating.plan_next_hand() is not None:
             self._wake_at = self._now()
         if self._stage is Stage.PLAYING and self._live is not None and self._live.hand.is_over:
@@ -689,136 +553,17 @@ class TableActor:
         elif self._stage is Stage.SETTLING:
             await self._settle()
 
-    def _replay(self, entries: Sequence[Any]) -> core.HandState | None:
-        """The hand a log holds, as the core replays it (None: not whole)."""
-        return core.replay(
-            entries, action_seconds=self._t.action_seconds, room=self.room, table_id=self.table_id
-        )
-
-    async def _take_over_hand(self) -> core.HandState | None:
-        """A hand a previous owner left running (its shard died, was fenced or let the room go in the
-        middle of it): dealt and unsettled, with a log read whole, it is returned to be continued
-        (docs/table.md "Takeover"). Otherwise it ends here: one only committed (never dealt) or whose
-        log is lost or unreadable is voided; one settled but never revealed is revealed as finished."""
-        hand_id = await self._log.live_hand(self.table_id)
-        if hand_id is None:
-            return None
-        settled = await self._cashier.hand_settled(hand_id)
-        if not settled:
-            entries = await self._log.read(hand_id)
-            taken = self._replay(entries)
-            if taken is not None and taken.config.hand_id == hand_id:
-                return taken
-            why = "only committed" if not entries else "log unreadable"
-            log.warning("dangling hand cannot be continued", table_id=self.table_id, hand_id=hand_id, why=why)
-        await self._end_dangling_hand(hand_id, settled=settled)
-        return None
-
-    async def _end_dangling_hand(self, hand_id: str, *, settled: bool) -> None:
-        """Reveal a hand left behind as what the cashier says it was, so fairness's chain holds no
-        open hand: voided if it never settled, finished (with who saw what) if it did."""
-        try:
-            if settled:
-                seen = await self._seen_in_kept_record(hand_id)
-            else:
-                seen = await self._seen_in_live_log(hand_id)
-            await self._fairness.reveal(hand_id, voided=not settled, seen=seen)
-        except DomainError as error:
-            if is_unavailable(error):
-                raise
-            log.warning("dangling hand not revealed", table_id=self.table_id, reason=error.reason)
-        log.info("dangling hand ended", table_id=self.table_id, hand_id=hand_id, voided=not settled)
-        if not settled:
-            table_metrics.hand_voided("unfinished_after_takeover")
-        await self._log.forget_live(self.table_id, hand_id)
-
-    async def _seen_in_kept_record(self, hand_id: str) -> SeenPositions | None:
-        """Who saw which position of a settled hand a previous owner never revealed: its record is
-        still in the outbox, and fairness gives its deck again (the hand has not ended there)."""
-        data = (await self._outbox.kept(self.table_id)).get(hand_id)
-        if data is None:
-            return None
-        try:
-            deck = await self._fairness.seal(hand_id)
-        except DomainError as error:
-            if is_unavailable(error):
-                raise
-            return None
-        return seen_positions(history_pb2.HandRecord.FromString(data), deck)
-
-    async def _seen_in_live_log(self, hand_id: str) -> SeenPositions | None:
-        """Who saw which position of a hand voided after the deal: its log replays it as far as it
-        was played (the config holds the deck). None when nothing was dealt (a commitment marked
-        live and never sealed) or the log does not replay."""
-        entries = await self._log.read(hand_id)
-        if not entries:
-            return None
-        taken = self._replay(entries)
-        if taken is not None:
-            return seen_so_far(taken.config, taken.hand.events)
-        try:
-            config = config_from_json(entries[0])
-            hand = Hand(config)
-            for entry in entries[1:]:
-                if entry.get("type") == "table":
-                    continue  # the shell's state beside the engine's entries (takeover.py)
-                apply_json_action(hand, entry)
-        except (EngineError, KeyError, TypeError, ValueError) as error:
-            log.warning("voided hand's log does not replay", table_id=self.table_id, error=repr(error))
-            return None
-        return seen_so_far(config, hand.events)
-
-    async def _resend_kept_records(self, running: str = "") -> None:
-        """Records of hands this table settled that history never acknowledged (the shard that
-        settled them died or lost the room): into the after-hand queues again. Runs after the
-        dangling hand is ended, so a record the cashier never settled is of a voided hand (or of
-        the hand `running`, continued here, whose settlement keeps its record again)."""
-        for hand_id, data in sorted((await self._outbox.kept(self.table_id)).items()):
-            if hand_id == running:
-                continue
-            if not await self._cashier.hand_settled(hand_id):
-                # Kept before a settlement that never happened: the hand was voided, nothing moved.
-                await self._outbox.done(self.table_id, hand_id)
-                continue
-            record = history_pb2.HandRecord.FromString(data)
-            log.info("settled hand's record sent again", table_id=self.table_id, hand_id=hand_id)
-            self._after_hand(AfterHand(hand_id, record, self.table_id))
-
     async def _recover(self) -> None:
         """Seat again every player whose seat session of this table is still open (shard restart), and
         go on with the hand a previous owner left running (docs/table.md "Takeover")."""
         try:
-            taken = await self._take_over_hand()
-            await self._resend_kept_records(taken.config.hand_id if taken is not None else "")
-            sessions = await self._cashier.open_sessions(self.table_id)
-            # The seats' log (presence, sit-outs, streaks, banks, kept banks), with what this table
-            # took and has not logged yet: replayed, then cross-checked with the open sessions.
-            seats_log = await self._log.read_seats(self.table_id) + list(self._seats_unlogged)
-            if taken is not None and not _sessions_hold(taken, sessions):
-                # The seat sessions moved on without the hand (cashed out, other stacks): it cannot
-                # settle against them, so it is voided as a hand whose log was lost.
-                log.warning(
-                    "dangling hand's seats are gone", table_id=self.table_id, hand_id=taken.config.hand_id
-                )
-                await self._end_dangling_hand(taken.config.hand_id, settled=False)
-                taken = None
+            found = await self._recovery.find(self._seats_unlogged)
         except DomainError as error:
             log.warning("recovery waits for the cashier", table_id=self.table_id, reason=error.reason)
             self._retry_later()
             return
-        # From scratch on every try (a try that failed half-way seated some players already). With a
-        # hand to go on with: the seating as it began (button, blind positions, debts), with the
-        # players the cashier still seats; those who sat down during the hand join, those gone go.
-        base = Seating.empty(self.room.seats, self.room.small_blind, self.room.big_blind)
-        logged = table_core.replay(seats_log, self._rules, self.room.small_blind, self.room.big_blind)
-        self._seats, owed, corrections = table_core.reopen(
-            logged,
-            self._rules,
-            taken.seating if taken is not None else base,
-            sessions,
-            taken.banks if taken is not None else {},
-            time.time(),
-        )
+        taken = found.taken
+        self._seats, owed, corrections = reopen_seats(found, self._rules, self.room, time.time)
         # The log caught up with the seats the cashier holds (appended at the end of this step).
         self._seats_unlogged.extend(table_core.to_entry(given) for given in corrections)
         for cash_out in owed:
@@ -911,21 +656,11 @@ class TableActor:
             return
         await self._refresh_room()
         if self._next is None:
-            self._hand_counter += 1
-            request_id = f"{self.table_id}:{self._life}:{self._hand_counter}"
-            try:
-                with hand_trace.phase(self.table_id, "commit"):
-                    version = 2 if self.room.room_id in self._t.full_reveal_rooms else 0
-                    commitment = await self._fairness.commit(
-                        request_id, self.table_id, private_room=self.room.private, shuffle_version=version
-                    )
-            except DomainError as error:
-                log.warning("commit failed; retrying", table_id=self.table_id, reason=error.reason)
+            # Marked live before anyone sees it: if this shard dies now, the next owner voids it.
+            self._next = await self._dealer.commit(self.room)
+            if self._next is None:
                 self._retry_later()
                 return
-            # Marked before anyone sees it: if this shard dies now, the next owner voids it.
-            await self._log.mark_live(self.room.room_id, self.table_id, commitment.hand_id)
-            self._next = Countdown(commitment)
         self._backoff = self._t.retry_initial_seconds
         self._stage = Stage.COUNTDOWN
         pending = self._next
@@ -970,10 +705,7 @@ class TableActor:
             self._stage = Stage.IDLE
             return
         try:
-            with hand_trace.phase(self.table_id, "deal"):
-                deck = await self._fairness.seal(
-                    pending.commitment.hand_id, [s.player_id for s in plan.seats]
-                )
+            deck = await self._dealer.seal(pending, plan)
         except DomainError as error:
             if is_unavailable(error):
                 self._retry_later()
@@ -988,35 +720,10 @@ class TableActor:
 
     async def _start_hand(self, plan: HandPlan, commitment: Commitment, deck: tuple[int, ...]) -> None:
         room = self.room
-        config = plan.hand_config(
-            deck,
-            variant=room.variant,
-            step=room.step,
-            rake=room.rake,
-            hand_id=commitment.hand_id,
-            small_bet=room.small_bet,
-            big_bet=room.big_bet,
-        )
-        # The core deals: the config for the engine's replay, then what the shell needs to go on with
-        # the hand at a next owner (services/table/takeover.py): one fenced write with the live mark.
-        step = core.deal(
-            config=config,
-            commitment=commitment.commitment,
-            at=time.time(),
-            seating=plan.table_after,
-            sessions={s.seat: self._players[s.seat].session_id for s in config.seats},
-            signals={
-                s.player_id: (self._players[s.seat].device, self._players[s.seat].network)
-                for s in config.seats
-            },
-            banks={seat: player.time_bank for seat, player in self._players.items()},
-            action_seconds=self._t.action_seconds,
-            room=room,
-            table_id=self.table_id,
-        )
-        await self._log.append_live(room.room_id, self.table_id, config.hand_id, list(step.entries))
+        # The core deals; the hand's log has its first entries before anyone hears of it (dealing.py).
+        step = await self._dealer.deal(plan, commitment, deck, room, self._players)
         live = step.state
-        for seat in config.seats:
+        for seat in live.config.seats:
             if self._players[seat.seat].presence.disconnected:
                 live = core.feed(live, core.Presence(seat.seat, True, live.started_at)).state
         self._live = live
@@ -1024,7 +731,7 @@ class TableActor:
         self._stage = Stage.PLAYING
         self._backoff = self._t.retry_initial_seconds
         table_metrics.hand_started(room.variant.value)
-        hand_trace.playing(self.table_id, config.hand_id)
+        hand_trace.playing(self.table_id, live.config.hand_id)
         self._arm_turn()
         self._publish(step.events)
 
@@ -1061,31 +768,13 @@ class TableActor:
         # The core's effect: the nets by seat session, the rake and the record (ids: the hand id).
         settle = core.settlement(live)
         try:
-            # A fenced write first: a shard that lost the room must not settle behind the new owner,
-            # nor keep its record of the hand beside the new owner's (cut off from Redis and back, it
-            # did: the table that opened next sent it to history as the settled hand's).
-            await self._log.mark_live(self.room.room_id, self.table_id, live.config.hand_id)
-            # Settled means history gets the record, whatever becomes of this process: it is kept
-            # durably before the cashier hears of the hand; whoever opens the table next sends it if the
-            # cashier settled the hand and drops it if not.
-            await self._outbox.keep(self.table_id, live.hand_id, settle.record.SerializeToString())
-            with hand_trace.phase(self.table_id, "settle"):
-                await self._cashier.settle_hand(
-                    hand_id=live.hand_id,
-                    table_id=self.table_id,
-                    pool=self.room.pool,
-                    nets=list(settle.nets),
-                    rake=settle.rake,
-                )
+            await self._settlement.send(live, settle, self.room)
         except DomainError as error:
             self._fence_on(error)
             if self._fenced:
                 return
             if not is_unavailable(error):
-                step = core.feed(live, core.SettleAnswer(live.hand_id, core.Outcome.REFUSED))
-                (void,) = step.effects
-                assert isinstance(void, core.Void)
-                await self._refused_for_good(live, error, void)
+                await self._refused_for_good(live, error)
                 return
             # No next hand before the cashier acknowledged this one; the retry sends the same hand id.
             step = core.feed(live, core.SettleAnswer(live.hand_id, core.Outcome.UNAVAILABLE))
@@ -1101,75 +790,28 @@ class TableActor:
             )
             self._retry_later()
             return
-        step = core.feed(live, core.SettleAnswer(live.hand_id, core.Outcome.SETTLED))
-        (finished,) = step.effects
-        assert isinstance(finished, core.Finish)
-        live = step.state
+        live, finished = self._settlement.settled(live, self.room)
         result = live.hand.result
         assert result is not None
         self._paused = False
         self._backoff = self._t.retry_initial_seconds
         self.hands_settled += 1
-        table_metrics.hand_settled(self.table_id, self.room.variant.value)
-        hand_trace.settled(self.table_id, live.hand_id)
         self._recent.append((time.time(), sum(p.amount + p.rake for p in result.pots)))
         self._feed_seats(table_core.HandResult(tuple((r.seat, r.final_stack) for r in result.results)))
         self._last = live
         self._live = None
         self._stage = Stage.IDLE
         self._after_hand(AfterHand(live.hand_id, finished.record, self.table_id, finished.seen))
-        try:
-            await self._log.forget_live(self.table_id, live.hand_id)
-        except DomainError as error:
-            # Settled all the same: the next hand's live mark replaces this one (a table that opens
-            # before that finds the hand settled and ends it so), and the log is only garbage.
-            log.warning(
-                "settled hand's log not dropped",
-                table_id=self.table_id,
-                hand_id=live.hand_id,
-                reason=error.reason,
-            )
+        await self._settlement.forget(live.hand_id)
         self._publish_notice("HAND_SETTLED", f"hand {live.hand_id} settled")
         self._count_hand(live)
         await self._finish_leavers()
 
-    async def _refused_for_good(self, live: core.HandState, error: DomainError, void: core.Void) -> None:
-        """The cashier refuses the hand's settlement for good (a seat session closed behind this
-        table's back: another copy of the table cashed it out, say; the refusal is recorded, so every
-        retry gets it again). Waiting would hold the table and the hand for ever: the hand is voided
+    async def _refused_for_good(self, live: core.HandState, error: DomainError) -> None:
+        """The cashier refuses the hand's settlement for good (settlement.py): the hand is voided
         unless the cashier settled it after all, and the seats are read again from the cashier."""
-        hand_id = live.hand_id
-        log.error(
-            "settlement refused for good; the hand is voided and the seats read again",
-            table_id=self.table_id,
-            hand_id=hand_id,
-            reason=error.reason,
-        )
-        settled = await self._cashier.hand_settled(hand_id)
-        if not settled:
-            try:
-                # Its players saw their cards all the same: each still gets the openings of them.
-                await self._fairness.reveal(hand_id, voided=True, seen=void.seen)
-            except DomainError as reveal_error:
-                if is_unavailable(reveal_error):
-                    raise
-                log.warning("refused hand not revealed", table_id=self.table_id, reason=reveal_error.reason)
-            await self._outbox.done(self.table_id, hand_id)
-        # Players who left during the hand leave now (the void moved nothing: a cash-out returns
-        # their stack as it was before the hand); the seats read again would seat them once more.
-        for player in self._players.values():
-            if player.leaving:
-                await self._cashier.cash_out(player.session_id)
-        await self._log.forget_live(self.table_id, hand_id)
-        # Counted and traced once the hand is done with (an outage above retries all of it): its
-        # settlement is awaited no more, and the next hand is a trace of its own.
-        if settled:
-            table_metrics.hand_settled(self.table_id, self.room.variant.value)
-            hand_trace.settled(self.table_id, hand_id)
-        else:
-            table_metrics.hand_voided("settlement_refused")
-            table_metrics.settlement_dropped(self.table_id)
-            hand_trace.dropped(self.table_id, error.reason)
+        leavers = [player.session_id for player in self._players.values() if player.leaving]
+        await self._settlement.refused_for_good(live, error, self.room, leavers)
         self._live = None
         self._last = None
         self._paused = False
@@ -1385,96 +1027,31 @@ class TableActor:
 
     def figures(self, shard_id: str) -> TableFigures:
         """The table's public figures for the lobby (no card, public seat numbers from 1)."""
-        now = time.time()
-        pots = [pot for _, pot in list(self._recent)[-50:]]
-        taken = tuple(
-            SeatFigures(
-                seat=public_seat(seat),
-                display_name=player.player_id,
-                stack=seated.stack if (seated := self._seating.player_at(seat)) is not None else 0,
-                sitting_out=seated is None or seated.sitting_out,
-            )
-            for seat, player in sorted(self._players.items())
-        )
-        return TableFigures(
-            table_id=self.table_id,
-            room_id=self.room.room_id,
-            shard_id=shard_id,
-            seats=self.room.seats,
-            taken_seats=taken,
-            hand_in_progress=self._stage in (Stage.PLAYING, Stage.SETTLING),
-            average_pot=sum(pots) // len(pots) if pots else 0,
-            hands_per_hour=sum(1 for ended, _ in self._recent if now - ended <= 3600),
-        )
+        return lobby_figures(self._parts(), self._recent, shard_id)
 
     async def snapshot(self, player_id: str) -> table_pb2.TableView:
         seat = self._seat_of(player_id)
         state = self._state()
         return self._waiting_view(state) if seat is None else table_view(state, seat)
 
-    def _waiting_view(self, state: TableState) -> table_pb2.TableView:
-        """What a caller without a seat sees on WatchTable and GetTableSnapshot: the table, who sits
-        where with the stacks of the last settled hand, the phase and the hand's commitment; nothing
-        of a hand's play. Whoever has no seat is a spectator, and spectators see the play only through
-        SpectateTable, the delay late (rules 14)."""
-        view = table_view(state, None)
-        # The turn's deadline too: it moves with every action and tells the time bank spent, so a
-        # waiting view that kept it would change (and be sent) at each action, live.
-        for name in ("street", "to_act_seat", "to_act_deadline", "board", "pots", "legal_actions", "awards"):
-            view.ClearField(name)
-        for seat_view in view.seats:
-            settled = self._seating.player_at(seat_view.seat - 1) if seat_view.seat > 0 else None
-            if settled is not None:
-                seat_view.stack = settled.stack
-            for name in ("bet_this_round", "folded", "all_in", "hole_cards", "time_bank_seconds"):
-                seat_view.ClearField(name)  # type: ignore[arg-type]
-        return view
-
-    def _update_waiting(self, state: TableState) -> None:
-        """Send the waiting view to every watcher without a seat whose view it changes."""
-        waiting = [w for w in self._watchers if self._seat_of(w.player_id) is None]
-        if not waiting:
-            return
-        view = self._waiting_view(state)
-        key = _waiting_key(view)
-        for watcher in waiting:
-            if watcher.waiting != key:
-                watcher.waiting = key
-                self._put_latest(watcher, table_pb2.WatchTableResponse(view=view))
-
-    def _put_latest(self, watcher: Watcher, update: table_pb2.WatchTableResponse) -> None:
-        offer(watcher, update, lambda: update)
+    # ------------------------------------------------------------------ streams (table_streams.py)
 
     async def watch(self, player_id: str) -> Watcher:
         """A WatchTable stream: the full view first; for a seated player the stream is presence
         (a new one within the seat reserve reconnects, and the others see the status change)."""
-        open_streams = sum(1 for w in self._watchers if w.player_id == player_id)
-        if open_streams >= self._t.max_streams_per_player:
-            # A client reconnecting in a loop without closing its streams must not fill the table.
-            raise ResourceExhausted(
-                "WATCH_STREAMS_EXCEEDED",
-                f"at most {self._t.max_streams_per_player} WatchTable streams per player at a table; "
-                "close one first",
-                {"max_streams_per_player": str(self._t.max_streams_per_player)},
-            )
-        watcher = Watcher(player_id, self._t.watch_queue_size)
+        watcher = self._streams.new_watcher(player_id)
         self._stream_opened(player_id)
         first = table_pb2.WatchTableResponse(view=await self.snapshot(player_id))
         if self._seat_of(player_id) is None:
-            watcher.waiting = _waiting_key(first.view)  # the next waiting view only when it changes
+            watcher.waiting = waiting_key(first.view)  # the next waiting view only when it changes
         self._flush()  # what the others hear of this stream (a reconnect) is in the view it starts from
-        watcher.queue.put_nowait(first)
-        self._watchers.add(watcher)
-        table_metrics.stream_opened("watcher")
+        self._streams.open_watcher(watcher, first)
         return watcher
 
     def unwatch(self, watcher: Watcher) -> None:
         """The stream ended (called outside the actor): the actor takes note on its next turn."""
-        if watcher not in self._watchers:
+        if not self._streams.unwatch(watcher):
             return
-        self._watchers.discard(watcher)
-        table_metrics.stream_closed("watcher")
-        self._closed_streams.append(watcher.player_id)
         with contextlib.suppress(asyncio.QueueFull):
             # Wake the actor; when the queue is full it is awake anyway.
             future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -1485,20 +1062,7 @@ class TableActor:
     async def spectate(self, player_id: str) -> Spectator:
         """A SpectateTable stream: the public view `spectator_delay_seconds` late (rules 14), starting
         from a snapshot that is itself that old. Whoever the caller is, they get the public view."""
-        if len(self._spectators) >= self._t.max_spectators:
-            raise ResourceExhausted(
-                "SPECTATORS_FULL",
-                f"this table has its {self._t.max_spectators} spectators; try again later",
-                {"max_spectators": str(self._t.max_spectators)},
-            )
-        self._release_feed()
-        spectator = Spectator(player_id, self._t.watch_queue_size)
-        snapshot = self._delayed_snapshot()
-        if snapshot is not None:
-            spectator.queue.put_nowait(snapshot)
-        self._spectators.add(spectator)
-        table_metrics.stream_opened("spectator")
-        return spectator
+        return self._streams.spectate(player_id)
 
     async def authorize_spectator(self, player_id: str) -> None:
         """Closed access (rules 18) for spectators, when the setting says so: the lobby's seat check,
@@ -1514,13 +1078,11 @@ class TableActor:
             raise
 
     def unspectate(self, spectator: Spectator) -> None:
-        if spectator in self._spectators:
-            table_metrics.stream_closed("spectator")
-        self._spectators.discard(spectator)
+        self._streams.unspectate(spectator)
 
     @property
     def spectator_count(self) -> int:
-        return len(self._spectators)
+        return len(self._streams.spectators)
 
     # ------------------------------------------------------------------ closing an extra table
 
@@ -1529,8 +1091,8 @@ class TableActor:
         it is not."""
         empty = (
             not self._players
-            and not self._watchers
-            and not self._spectators
+            and not self._streams.watchers
+            and not self._streams.spectators
             and self._stage is Stage.IDLE
             and self._live is None
         )
@@ -1550,190 +1112,47 @@ class TableActor:
         on_close()
         return True
 
-    # ------------------------------------------------------------------ views and broadcast
+    # ------------------------------------------------------------------ views (table_state.py) and events
 
     def _status(self, seat: int) -> int:
-        player = self._players.get(seat)
-        if player is not None and player.presence.disconnected and not player.leaving:
-            return int(table_pb2.SEAT_STATUS_DISCONNECTED)
-        seated = self._seating.player_at(seat)
-        if seated is None or seated.sitting_out:
-            return int(table_pb2.SEAT_STATUS_SITTING_OUT)
-        live = self._live
-        if live is not None and seat not in live.sessions:
-            return int(table_pb2.SEAT_STATUS_WAITING)
-        return int(table_pb2.SEAT_STATUS_ACTIVE)
+        return seat_status(self._seats, self._live, seat)
 
-    def _phase(self) -> int:
-        if self._paused or self._stage is Stage.RECOVERING:
-            return int(table_pb2.TABLE_PHASE_PAUSED)
-        if self._stage in (Stage.PLAYING, Stage.SETTLING):
-            return int(table_pb2.TABLE_PHASE_HAND_IN_PROGRESS)
-        if self._no_new_hands() or (self._handing_over and self._stage is not Stage.COUNTDOWN):
-            return int(table_pb2.TABLE_PHASE_PAUSED)
-        if self._stage is Stage.COUNTDOWN or self._seating.plan_next_hand() is not None:
-            return int(table_pb2.TABLE_PHASE_BETWEEN_HANDS)
-        return int(table_pb2.TABLE_PHASE_WAITING_FOR_PLAYERS)
-
-    def _state(self, *, as_of_offset: float = 0.0) -> TableState:
-        live = self._live
-        # During the countdown the view is the next hand's (its commitment, no card yet); the last
-        # hand's cards and board are no longer shown, its awards are until the next hand starts.
-        shown = live or (self._last if self._next is None else None)
-        hand = shown.hand if shown is not None else None
-        running = live is not None and not live.hand.is_over
-        seats = []
-        # Who played the shown hand at each seat: a player who sat down after it is not "in" it
-        # (their seat number must never pick up the previous occupant's cards).
-        dealt = {s.seat: s.player_id for s in shown.config.seats} if shown is not None else {}
-        for seat, player in sorted(self._players.items()):
-            seated = self._seating.player_at(seat)
-            in_hand = hand is not None and dealt.get(seat) == player.player_id
-            stack = (
-                hand.stacks.get(seat, 0)
-                if (in_hand and live is not None and hand is not None)
-                else (seated.stack if seated is not None else 0)
-            )
-            seats.append(
-                SeatState(
-                    seat=seat,
-                    player_id=player.player_id,
-                    status=self._status(seat),
-                    stack=stack,
-                    bet=hand.bets.get(seat, 0) if running and hand is not None else 0,
-                    folded=bool(in_hand and hand is not None and not hand.in_hand(seat)),
-                    all_in=bool(
-                        running and in_hand and hand is not None and hand.in_hand(seat) and stack == 0
-                    ),
-                    in_hand=bool(in_hand),
-                    time_bank_seconds=player.time_bank,
-                )
-            )
-        last_hand = hand if hand is not None else (self._last.hand if self._last is not None else None)
-        result: HandEnded | None = last_hand.result if last_hand is not None else None
-        awards: tuple[PotAwarded, ...] = result.pots if result is not None else ()
-        pending = self._next
-        if pending is not None and not running:
-            hand_id, commitment = pending.commitment.hand_id, pending.commitment.commitment
-        elif shown is not None:
-            hand_id, commitment = shown.config.hand_id, shown.commitment
-        else:
-            hand_id, commitment = "", ""
-        legal = hand.legal_actions() if running and hand is not None else None
-        seed_phase, seed_deadline = 0, None
-        seed_hashes: tuple[tuple[int, str], ...] = ()
-        if pending is not None and not running:
-            seed_phase = pending.seed_phase()
-            seed_deadline = pending.phase_ends if self._stage is Stage.COUNTDOWN else None
-            if pending.hashes_closed:
-                seed_hashes = tuple((public_seat(seat), h) for seat, (_, h) in sorted(pending.hashes.items()))
-        return TableState(
+    def _parts(self) -> Parts:
+        return Parts(
             table_id=self.table_id,
             room=self.room,
-            phase=self._phase(),
-            hand_id=hand_id,
-            commitment=commitment,
-            street=street_pb(hand.street) if running and hand is not None else 0,
-            button=shown.config.button if shown is not None else None,
-            to_act=hand.actor_seat if running and hand is not None else None,
-            seats=tuple(seats),
-            board=hand.board if hand is not None else (),
-            pots=hand.pots() if running and hand is not None else (),
-            awards=awards,
-            events=hand.events if hand is not None else (),
-            legal=legal,
-            all_in_allowed=legal is not None and hand is not None and hand.can_all_in(legal.seat),
-            deadline=live.deadline() if live is not None and self._stage is Stage.PLAYING else None,
-            as_of=time.time() + as_of_offset,
-            seed_phase=seed_phase,
-            seed_deadline=seed_deadline,
-            seed_hashes=seed_hashes,
+            seats=self._seats,
+            live=self._live,
+            last=self._last,
+            pending=self._next,
+            stage=self._stage,
+            paused=self._paused,
+            handing_over=self._handing_over,
+            no_new_hands=self._no_new_hands,
         )
 
-    def _recipients(self) -> dict[Watcher, int | None]:
-        return {w: self._seat_of(w.player_id) for w in self._watchers}
+    def _state(self, *, as_of_offset: float = 0.0) -> TableState:
+        return table_state(self._parts(), as_of_offset=as_of_offset)
+
+    def _waiting_view(self, state: TableState) -> table_pb2.TableView:
+        return waiting_view(state, self._seating)
 
     def _publish(self, events: Sequence[Event]) -> dict[int, list[table_pb2.TableEvent]]:
-        """Redact each engine event once per seat (and once for the public) and keep it for the end of
-        the step (`_flush`); returns each seat's version of the events."""
-        by_seat: dict[int, list[table_pb2.TableEvent]] = {}
-        if not events:
-            return by_seat
-        holders: list[tuple[int | None, str | None]] = [
-            *((seat, player.player_id) for seat, player in self._players.items()),
-            (None, None),
-        ]
-        for raw in events:
-            self._sequence += 1
-            nanos = int(time.time() * 1e9)
-            versions: dict[str | None, table_pb2.TableEvent] = {}
-            for seat, holder in holders:
-                (redacted,) = redact_for([raw], seat)
-                where, body = event_body(redacted, seat)
-                message = table_pb2.TableEvent(sequence=self._sequence, seat=where, **body)  # type: ignore[arg-type]
-                message.time.FromNanoseconds(nanos)
-                versions[holder] = message
-                if seat is not None:
-                    by_seat.setdefault(seat, []).append(message)
-            self._unsent.append(versions)
-        return by_seat
+        """Each engine event as each seat (and the public) may see it, sent at the end of the step
+        (`_flush`); returns each seat's version of the events."""
+        holders = [(seat, player.player_id) for seat, player in self._players.items()]
+        return self._streams.publish(events, holders)
 
     def _publish_notice(self, code: str, text: str, *, seat: int | None = None) -> None:
-        self._broadcast({None: {"notice": notice(code, text)}}, seat=seat)
+        self._streams.publish_notice(code, text, seat=seat)
 
     def _broadcast(self, body: dict[None, dict[str, Any]], *, seat: int | None) -> table_pb2.TableEvent:
         """A table event that is the same for everybody (notices, chat), sent at the end of the step."""
-        self._sequence += 1
-        message = table_pb2.TableEvent(
-            sequence=self._sequence, seat=public_seat(seat) if seat is not None else 0, **body[None]
-        )
-        message.time.FromNanoseconds(int(time.time() * 1e9))
-        self._unsent.append({None: message})
-        return message
+        return self._streams.broadcast(body, seat=seat)
 
     def _flush(self) -> None:
-        """The end of a command or timer step: one message per stream with every event the step
-        caused (each as its recipient may see it) and the view after them; the waiting view to those
-        without a seat whose view changed; one public update for the spectators' delay line."""
-        unsent, self._unsent = self._unsent, []
-        if not unsent or self._stopping:
-            return
-        state = self._state()
-        views: dict[int, table_pb2.TableView] = {}
-        for watcher, seat in self._recipients().items():
-            if seat is None:
-                continue  # no seat, no live play: the waiting view below
-            if seat not in views:
-                views[seat] = table_view(state, seat)
-            # A player without a version of their own (seated after the event) gets the public one.
-            events = [versions.get(watcher.player_id, versions[None]) for versions in unsent]
-            self._deliver(watcher, events, views[seat], state)
-        self._update_waiting(state)
-        self._feed_push([versions[None] for versions in unsent], state)
-
-    def _deliver(
-        self,
-        watcher: Watcher,
-        events: list[table_pb2.TableEvent],
-        view: table_pb2.TableView,
-        state: TableState,
-    ) -> None:
-        def now() -> table_pb2.WatchTableResponse:
-            # A slow client: the table as it is now, instead of what it did not read.
-            seat = self._seat_of(watcher.player_id)
-            return table_pb2.WatchTableResponse(
-                view=self._waiting_view(state) if seat is None else table_view(state, seat)
-            )
-
-        offer(watcher, table_pb2.WatchTableResponse(events=events, view=view), now)
-
-
-def _waiting_key(view: table_pb2.TableView) -> bytes:
-    """A waiting view as compared with the last one a watcher got: all of it but the time it was made."""
-    timeless = table_pb2.TableView()
-    timeless.CopyFrom(view)
-    timeless.ClearField("as_of")
-    return timeless.SerializeToString(deterministic=True)
+        """The end of a command or timer step: every stream gets what the step caused (table_streams.py)."""
+        self._streams.flush(self._state, stopping=self._stopping)
 
 
 async def _nothing() -> None:
@@ -1745,16 +1164,3 @@ def _first_answer(live: core.HandState, reply: core.Replied) -> table_pb2.ActRes
     (raw,) = redact_for([live.hand.events[reply.mark]], reply.seat)
     where, body = event_body(raw, reply.seat)
     return table_pb2.ActResponse(event=table_pb2.TableEvent(seat=where, **body))  # type: ignore[arg-type]
-
-
-def _sessions_hold(taken: core.HandState, sessions: Sequence[Any]) -> bool:
-    """Every seat dealt into the hand still has its seat session open, for the same player, with the
-    stack the hand began with (it never settled): the hand can settle against them."""
-    by_id = {s.session_id: s for s in sessions}
-    for seat in taken.config.seats:
-        session = by_id.get(taken.sessions[seat.seat])
-        if session is None or session.player_id != seat.player_id or session.seat - 1 != seat.seat:
-            return False
-        if session.stack != seat.stack:
-            return False
-    return True

@@ -1,0 +1,107 @@
+"""Committing and dealing a cash table's next hand (docs/table.md "A hand, start to end"): the
+fairness commitment, marked live in the hand's log before anyone sees it; the seal, which gives the
+deck once the countdown ends; the engine's config and the hand's first log entries (one fenced write
+with the live mark), from which the hand's core (services/table/core.py) runs the hand.
+
+The table actor (services/table/actor.py) decides when (the countdown, services/table/countdown.py)
+and what follows; this module makes the calls.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Mapping
+
+from poker_engine.seating import HandPlan
+from service_runtime.errors import DomainError
+from service_runtime.structured_logging import get_logger
+from services.table import core, hand_trace
+from services.table.countdown import Countdown
+from services.table.dependencies import Commitment, FairnessClient
+from services.table.event_log import HandEventLog
+from services.table.rooms import Room
+from services.table.table_core import PlayerSeat
+
+log = get_logger("table.actor")
+
+
+class Dealer:
+    """The commitments and deals of one table's hands, against fairness and the hand's log."""
+
+    def __init__(
+        self,
+        *,
+        table_id: str,
+        fairness: FairnessClient,
+        event_log: HandEventLog,
+        action_seconds: float,
+        full_reveal_rooms: frozenset[str],
+    ) -> None:
+        self._table_id = table_id
+        self._fairness = fairness
+        self._log = event_log
+        self._action_seconds = action_seconds
+        self._full_reveal_rooms = full_reveal_rooms
+        # This opening of the table: a table closed and opened again in the same process (its room
+        # lost and won back, an empty extra table reused) must not send the `CommitHand` request ids
+        # of its earlier life again, or fairness answers with those hands, long revealed.
+        self._life = uuid.uuid4().hex[:16]
+        self._hand_counter = 0
+
+    async def commit(self, room: Room) -> Countdown | None:
+        """The next hand's commitment, marked live before anyone sees it (if this shard dies now, the
+        next owner voids it), as the countdown to run; None: fairness refused or is away (retry)."""
+        self._hand_counter += 1
+        request_id = f"{self._table_id}:{self._life}:{self._hand_counter}"
+        try:
+            with hand_trace.phase(self._table_id, "commit"):
+                version = 2 if room.room_id in self._full_reveal_rooms else 0
+                commitment = await self._fairness.commit(
+                    request_id, self._table_id, private_room=room.private, shuffle_version=version
+                )
+        except DomainError as error:
+            log.warning("commit failed; retrying", table_id=self._table_id, reason=error.reason)
+            return None
+        await self._log.mark_live(room.room_id, self._table_id, commitment.hand_id)
+        return Countdown(commitment)
+
+    async def seal(self, pending: Countdown, plan: HandPlan) -> tuple[int, ...]:
+        """The deck of the committed hand, for the players of `plan` (a DomainError: no deck)."""
+        with hand_trace.phase(self._table_id, "deal"):
+            return await self._fairness.seal(pending.commitment.hand_id, [s.player_id for s in plan.seats])
+
+    async def deal(
+        self,
+        plan: HandPlan,
+        commitment: Commitment,
+        deck: tuple[int, ...],
+        room: Room,
+        players: Mapping[int, PlayerSeat],
+    ) -> core.Step:
+        """The core deals the hand: the config for the engine's replay, then what the shell needs to go
+        on with the hand at a next owner (services/table/takeover.py), in the hand's log in one fenced
+        write with the live mark before anyone hears of it."""
+        config = plan.hand_config(
+            deck,
+            variant=room.variant,
+            step=room.step,
+            rake=room.rake,
+            hand_id=commitment.hand_id,
+            small_bet=room.small_bet,
+            big_bet=room.big_bet,
+        )
+        step = core.deal(
+            config=config,
+            commitment=commitment.commitment,
+            at=time.time(),
+            seating=plan.table_after,
+            sessions={s.seat: players[s.seat].session_id for s in config.seats},
+            signals={s.player_id: (players[s.seat].device, players[s.seat].network) for s in config.seats},
+            banks={seat: player.time_bank for seat, player in players.items()},
+            action_seconds=self._action_seconds,
+            room=room,
+            table_id=self._table_id,
+        )
+        await self._log.append_live(room.room_id, self._table_id, config.hand_id, list(step.entries))
+        return step
