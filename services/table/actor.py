@@ -95,6 +95,10 @@ T = TypeVar("T")
 log = get_logger("table.actor")
 
 MAINTENANCE_RECHECK_SECONDS = 0.5
+# The seats' log is rewritten as a snapshot of the seats (table_core.Snapshot, one fenced write) when
+# it would hold more entries than this, and at the table's first write after it opens: a table that
+# runs for months replays a few hundred entries at a takeover, not every input it ever took.
+SEATS_LOG_TRIM_AT = 256
 
 
 class TableActor:
@@ -163,6 +167,9 @@ class TableActor:
         # The seats' inputs the core took and the seats' log does not hold yet (appended, fenced, at
         # the end of the command or step that fed them, before anybody hears of it).
         self._seats_unlogged: list[dict[str, Any]] = []
+        # How many entries the seats' log holds; None until this table wrote it (its first write is a
+        # snapshot: whatever a last owner wrote is replaced).
+        self._seats_in_log: int | None = None
         # The running hand: the pure core's state (services/table/core.py); the actor feeds it.
         self._live: core.HandState | None = None
         self._last: core.HandState | None = None
@@ -222,13 +229,14 @@ class TableActor:
     def _seating(self, seating: Seating) -> None:
         self._seats.seating = seating
 
-    def _feed_seats(self, given: table_core.Input) -> table_core.Step:
+    def _feed_seats(self, given: table_core.Input, *, in_log: bool = False) -> table_core.Step:
         """One input to the seats' core: its new state is kept, its notices published and the
-        presence changes told to the running hand's core; its effects are the caller's to run."""
+        presence changes told to the running hand's core; its effects are the caller's to run.
+        `in_log`: the seats' log has the input already (`_feed_seats_logged_first`)."""
         step = table_core.feed(self._seats, given, self._rules)
         # Into the seats' log when it changed the seats (a spectator's stream, a tick with nothing
         # due, change nothing: a replay without them is the same).
-        if table_core.logged(given) and step.state.durable() != self._seats.durable():
+        if not in_log and table_core.logged(given) and step.state.durable() != self._seats.durable():
             self._seats_unlogged.append(table_core.to_entry(given))
         self._seats = step.state
         for notice_ in step.notices:
@@ -244,15 +252,39 @@ class TableActor:
         cashier's open sessions anyway."""
         if not self._seats_unlogged or self._fenced:
             return
-        entries = list(self._seats_unlogged)
         try:
-            await self._log.append_seats(self.room.room_id, self.table_id, entries)
+            await self._write_seats(self._seats)
         except DomainError as error:
             self._fence_on(error)
             if not self._fenced:
                 log.warning("seats' log append failed; kept", table_id=self.table_id, reason=error.reason)
-            return
-        del self._seats_unlogged[: len(entries)]
+
+    async def _write_seats(self, after: table_core.Seats, *more: dict[str, Any]) -> None:
+        """The inputs not logged yet and `more` into the seats' log, or, when the log would grow past
+        `SEATS_LOG_TRIM_AT` (or this table has not written it yet), the log rewritten as the snapshot
+        of `after` (the seats once they are all taken). Raises the log's refusal (nothing written)."""
+        if self._fenced:
+            raise FailedPrecondition("SHARD_NOT_OWNER", "another shard serves this table now")
+        taken = len(self._seats_unlogged)
+        entries = [*self._seats_unlogged, *more]
+        if self._seats_in_log is None or self._seats_in_log + len(entries) > SEATS_LOG_TRIM_AT:
+            snapshot = table_core.to_entry(table_core.snapshot_of(after))
+            await self._log.rewrite_seats(self.room.room_id, self.table_id, [snapshot])
+            self._seats_in_log = 1
+        else:
+            await self._log.append_seats(self.room.room_id, self.table_id, entries)
+            self._seats_in_log += len(entries)
+        del self._seats_unlogged[:taken]
+
+    async def _feed_seats_logged_first(self, given: table_core.Input) -> table_core.Step:
+        """A player's own seats' command: into the seats' log before it takes effect, so a log that
+        is away refuses it (UNAVAILABLE, not remembered: the retry does it) and nothing changed.
+        The core's refusals raise first, as for `_feed_seats`."""
+        step = table_core.feed(self._seats, given, self._rules)
+        if step.state.durable() == self._seats.durable():
+            return self._feed_seats(given)
+        await self._write_seats(step.state, table_core.to_entry(given))
+        return self._feed_seats(given, in_log=True)
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -995,7 +1027,7 @@ class TableActor:
                 table_core.SitIn(player_id, wait) if back_in else table_core.SitOut(player_id, time.time())
             )
             try:
-                step = self._feed_seats(given)
+                step = await self._feed_seats_logged_first(given)
             except SeatingError as error:
                 raise engine_refusal(error) from error
             if step.reply is None:
