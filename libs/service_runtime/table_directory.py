@@ -120,11 +120,19 @@ class RedisTableDirectory:
         return f"{self._prefix}room-tables:{room_id}"
 
     async def publish(self, figures: TableFigures) -> None:
+        await self.publish_all([figures])
+
+    async def publish_all(self, every: Sequence[TableFigures]) -> None:
+        """Each table's figures with their TTL, in one round trip (a shard publishes all its tables
+        every ownership round: one Redis write a table cost the shard ~4% of its CPU at 8 tables)."""
+        if not every:
+            return
         ttl_ms = int(self.ttl_seconds * 1000)
         expires_ms = int(time.time() * 1000) + ttl_ms
         async with self._redis.pipeline(transaction=True) as pipe:
-            pipe.set(self._table_key(figures.table_id), figures.to_json(), px=ttl_ms)
-            pipe.zadd(self._room_key(figures.room_id), {figures.table_id: expires_ms})
+            for figures in every:
+                pipe.set(self._table_key(figures.table_id), figures.to_json(), px=ttl_ms)
+                pipe.zadd(self._room_key(figures.room_id), {figures.table_id: expires_ms})
             await pipe.execute()
 
     async def withdraw(self, room_id: str, table_id: str) -> None:

@@ -486,12 +486,10 @@ class TableShard:
         """With Redis: the lobby reads live table figures from the table directory (short TTL)."""
         if self._directory is None:
             return
-        for figures in self.figures():
-            try:
-                await self._directory.publish(figures)
-            except Exception:
-                log.warning("table figures not published", table_id=figures.table_id)
-                return
+        try:
+            await self._directory.publish_all(self.figures())
+        except Exception:
+            log.warning("table figures not published")
 
     def tables(self) -> dict[str, TableActor]:
         return dict(self._tables)

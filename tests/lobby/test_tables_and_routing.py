@@ -90,8 +90,8 @@ async def test_a_table_whose_shard_stops_publishing_leaves_the_list_within_its_t
 
 async def test_join_picks_the_fullest_table_with_a_free_seat_then_opens_the_next(lobby: Lobby) -> None:
     await lobby.registry.heartbeat(A)
-    for figures in (_table(1, 1), _table(2, 3), _table(3, 4)):
-        await lobby.directory.publish(figures)
+    # Published together (a shard's every table in one round trip: publish_all).
+    await lobby.directory.publish_all([_table(1, 1), _table(2, 3), _table(3, 4)])
     joined = await _join(lobby)
     assert (joined.table_id, joined.shard_id, joined.address, joined.new_table) == (
         f"{ROOM}.2",

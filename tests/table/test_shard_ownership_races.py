@@ -75,6 +75,10 @@ class Directory:
     async def publish(self, figures: TableFigures) -> None:
         self.published[figures.table_id] = figures
 
+    async def publish_all(self, every: list[TableFigures]) -> None:
+        for figures in every:
+            await self.publish(figures)
+
     async def withdraw(self, room_id: str, table_id: str) -> None:
         self.published.pop(table_id, None)
 
