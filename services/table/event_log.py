@@ -232,53 +232,58 @@ def _seats_change(table_id: str, entries: Sequence[Mapping[str, Any]], *, restar
     return json.dumps(change, sort_keys=True) + "\n"
 
 
-# KEYS[1] = the room's owner hash of the shard registry, KEYS[2] = the hand's stream.
-# ARGV[1] = this shard's id, ARGV[2] = its fencing token for the room, ARGV[3..] = entries (JSON).
-# The append happens only if the registry still names this shard with this very token: a shard that
-# lost its lease (the token grew when the room moved) can never write to a hand's log again.
-_FENCED_APPEND = """
+# Every fenced script starts so: KEYS[1] = the room's owner hash of the shard registry, ARGV[1] = this
+# shard's id, ARGV[2] = its fencing token for the room; the write happens only while the registry
+# names this shard with this very token.
+_FENCE = """
 local owner = redis.call('HGET', KEYS[1], 'shard')
 local token = redis.call('HGET', KEYS[1], 'token')
 if owner ~= ARGV[1] or token ~= ARGV[2] then
   return redis.error_reply('SHARD_NOT_OWNER')
 end
+"""
+
+# KEYS[1] = the room's owner hash of the shard registry, KEYS[2] = the hand's stream.
+# ARGV[1] = this shard's id, ARGV[2] = its fencing token for the room, ARGV[3..] = entries (JSON).
+# The append happens only if the registry still names this shard with this very token: a shard that
+# lost its lease (the token grew when the room moved) can never write to a hand's log again.
+_FENCED_APPEND = (
+    _FENCE
+    + """
 for i = 3, #ARGV do
   redis.call('XADD', KEYS[2], '*', 'e', ARGV[i])
 end
 return #ARGV - 2
 """
+)
 
 # KEYS[1] = the room's owner hash, KEYS[2] = the table's seats' stream; ARGV[1] = shard id, ARGV[2] =
 # token, ARGV[3..] = entries (JSON). The seats' log trimmed: dropped and written again from a snapshot
 # of the seats, in one fenced script.
-_FENCED_REWRITE = """
-local owner = redis.call('HGET', KEYS[1], 'shard')
-local token = redis.call('HGET', KEYS[1], 'token')
-if owner ~= ARGV[1] or token ~= ARGV[2] then
-  return redis.error_reply('SHARD_NOT_OWNER')
-end
+_FENCED_REWRITE = (
+    _FENCE
+    + """
 redis.call('DEL', KEYS[2])
 for i = 3, #ARGV do
   redis.call('XADD', KEYS[2], '*', 'e', ARGV[i])
 end
 return #ARGV - 2
 """
+)
 
 # KEYS[1] = the room's owner hash, KEYS[2] = the hand's stream, KEYS[3] = the table's live-hand key.
 # ARGV[1] = shard id, ARGV[2] = token, ARGV[3] = the hand, ARGV[4..] = entries (JSON). The start of a
 # hand: its config appended and the table's live mark set in one fenced script (issue 28).
-_FENCED_APPEND_LIVE = """
-local owner = redis.call('HGET', KEYS[1], 'shard')
-local token = redis.call('HGET', KEYS[1], 'token')
-if owner ~= ARGV[1] or token ~= ARGV[2] then
-  return redis.error_reply('SHARD_NOT_OWNER')
-end
+_FENCED_APPEND_LIVE = (
+    _FENCE
+    + """
 for i = 4, #ARGV do
   redis.call('XADD', KEYS[2], '*', 'e', ARGV[i])
 end
 redis.call('SET', KEYS[3], ARGV[3])
 return #ARGV - 3
 """
+)
 
 # KEYS[1] = the hand's stream, KEYS[2] = the table's live-hand key; ARGV[1] = the hand. The end of a
 # hand: its log dropped, and the live mark cleared unless it names a newer hand.
@@ -291,15 +296,13 @@ return 1
 """
 
 # KEYS[1] = the room's owner hash, KEYS[2] = the table's live-hand key; ARGV = shard id, token, hand.
-_FENCED_MARK = """
-local owner = redis.call('HGET', KEYS[1], 'shard')
-local token = redis.call('HGET', KEYS[1], 'token')
-if owner ~= ARGV[1] or token ~= ARGV[2] then
-  return redis.error_reply('SHARD_NOT_OWNER')
-end
+_FENCED_MARK = (
+    _FENCE
+    + """
 redis.call('SET', KEYS[2], ARGV[3])
 return 1
 """
+)
 
 
 @contextlib.contextmanager
