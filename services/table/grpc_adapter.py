@@ -127,7 +127,7 @@ class TableServicer:
         return house_table(await self._any_table(table_id))
 
     async def _any_table(self, table_id: str) -> AnyTable:
-        return await self._access.for_command(_printable_id(table_id, "table_id"))
+        return await self._access.for_player_command(current_caller(), _printable_id(table_id, "table_id"))
 
     async def _readable(self, table_id: str) -> AnyTable:
         return await self._access.for_read(current_caller(), _printable_id(table_id, "table_id"))

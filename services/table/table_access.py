@@ -101,6 +101,17 @@ class TableAccess:
             raise _no_table() from error
         return await self._open_standing(table_id, int(entry.table_count))
 
+    async def for_player_command(self, caller: Caller, table_id: str) -> AnyTable:
+        """`for_command`, and for a player who takes no part at the table the room's visibility rule
+        too: a stranger's command at a private room's table answers TABLE_NOT_FOUND, as for a table
+        that does not exist (NOT_SEATED or a seat refusal would tell them it is there)."""
+        table = await self.for_command(table_id)
+        if caller.has(Role.ADMIN) or caller.service is not None or takes_part(table, caller.subject):
+            return table
+        if await self._visible(caller.subject, room_of_table(table_id)) is None:
+            raise _no_table()
+        return table
+
     async def for_read(self, caller: Caller, table_id: str) -> AnyTable:
         """The table a read goes to, if the caller may see it (see the module docstring)."""
         room_id = room_of_table(table_id)

@@ -100,6 +100,42 @@ async def test_a_private_room_is_invisible_at_the_table_to_a_stranger_but_not_to
         await p.close()
 
 
+async def test_a_stranger_s_commands_at_a_private_room_s_table_answer_as_for_no_table(
+    world: TableWorld,
+) -> None:
+    """Not only reads: a stranger's SitDown, Act, LeaveTable, SitOut, SitIn, SetPlayerSeed and
+    SendChat at a private room's running table answer TABLE_NOT_FOUND (on the old code NOT_SEATED or
+    NOT_ON_ALLOW_LIST, which told the stranger the table was there); its players' commands go on."""
+    table_id, ann, bob = await seated_pair(world)
+    room_id = table_id.rsplit(".", 1)[0]
+    world.lobby.hidden.add(room_id)
+    eve = auth_metadata(unique("eve"), Role.PLAYER)
+    stub = world.table
+    rid = unique("r")
+    calls = [
+        stub.SitDown(A.SitDownRequest(request_id=rid, table_id=table_id, buy_in=500), metadata=eve),
+        stub.Act(
+            A.ActRequest(request_id=rid, table_id=table_id, hand_id="h", action=A.ACTION_KIND_FOLD),
+            metadata=eve,
+        ),
+        stub.LeaveTable(A.LeaveTableRequest(request_id=rid, table_id=table_id), metadata=eve),
+        stub.SitOut(A.SitOutRequest(request_id=rid, table_id=table_id), metadata=eve),
+        stub.SitIn(A.SitInRequest(request_id=rid, table_id=table_id), metadata=eve),
+        stub.SetPlayerSeed(
+            A.SetPlayerSeedRequest(request_id=rid, table_id=table_id, client_seed="x"), metadata=eve
+        ),
+        stub.SendChat(A.SendChatRequest(request_id=rid, table_id=table_id, text="hi"), metadata=eve),
+    ]
+    for call in calls:
+        assert await _code(call) == (grpc.StatusCode.NOT_FOUND, "TABLE_NOT_FOUND")
+    # The seated players' own commands are answered as before.
+    sent = A.SendChatRequest(request_id=unique("c"), table_id=table_id, text="still here")
+    assert await _code(stub.SendChat(sent, metadata=ann.metadata)) == (grpc.StatusCode.OK, "")
+    world.lobby.hidden.discard(room_id)
+    for p in (ann, bob):
+        await p.close()
+
+
 async def test_a_private_house_room_is_invisible_to_a_stranger(world: TableWorld) -> None:
     table_id = world.add_room(
         house_room(unique("hr").replace("_", "-"), common_pb2.GAME_VARIANT_CASINO_HOLDEM)
