@@ -11,12 +11,15 @@ runs the hand, each accepted decision appended to the hand's event log before an
 settlement through the cashier (one linked batch, id = hand id), retried with the same id until it
 is acknowledged, no next hand before -> deferred cash-outs -> reveal and hand record, queued.
 
-The actor is the shell: it owns the command queue and its loop, the timers and the table's stage,
-feeds the pure cores (core.py the running hand, table_core.py the seats, countdown.py the countdown)
-and runs their effects through its collaborators: table_streams.py (the players' streams and the
-spectators' delayed feed), table_state.py (the state every view is cut from), recovery.py (opening
-the table, a hand taken over), dealing.py (commit, seal, deal) and settlement.py (the cashier's
-settlement of a finished hand).
+The actor is the shell: it owns the command queue and its loop and the timers, feeds the pure cores
+(core.py the running hand, table_core.py the seats, countdown.py the countdown), appends their
+inputs to the fenced logs before anyone hears of their effects, runs the effects and fans the events
+out. The hand's lifecycle is hand_cycle.py (the stage machine between and during hands, its wake-ups
+and the turn clock; it owns the stage, the running hand and the countdown, and reaches the actor
+through a narrow `Shell`), which runs its steps through recovery.py (opening the table, a hand taken
+over), dealing.py (commit, seal, deal) and settlement.py (the cashier's settlement of a finished
+hand). The actor's other collaborators: table_streams.py (the players' streams and the spectators'
+delayed feed) and table_state.py (the state every view is cut from).
 """
 
 from __future__ import annotations
@@ -26,13 +29,11 @@ import collections
 import contextlib
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import replace
 from typing import Any, TypeVar
 
 from poker.table.v1 import table_pb2
 from poker_engine.errors import SeatingError
 from poker_engine.events import Event
-from poker_engine.seating import HandPlan
 from poker_engine.seating import TableState as Seating
 from service_runtime.errors import (
     DomainError,
@@ -46,18 +47,17 @@ from service_runtime.tasks import cancel_and_wait
 from services.table import core, hand_trace, table_core
 from services.table import metrics as table_metrics
 from services.table.chat import ChatGuard, check_sticker, check_text
-from services.table.countdown import Countdown, Due, seed_seconds
-from services.table.dealing import Dealer
-from services.table.dependencies import CashierClient, Commitment, FairnessClient
+from services.table.countdown import Countdown
+from services.table.dependencies import CashierClient, FairnessClient
 from services.table.event_log import HandEventLog
+from services.table.hand_cycle import HandCycle, Shell
+from services.table.hand_cycle import first_answer as _first_answer
 from services.table.idempotency import AnswerMemory
 from services.table.library_errors import engine_refusal
 from services.table.presence import PresenceRules
 from services.table.record_outbox import MemoryOutbox, RecordOutbox
-from services.table.recovery import Recovery, reopen_seats
-from services.table.remote import is_unavailable
 from services.table.rooms import Room, RoomSource
-from services.table.settlement import AfterHand, Settlement
+from services.table.settlement import AfterHand
 from services.table.table_core import PlayerSeat
 from services.table.table_state import Parts, Stage, lobby_figures, seat_status, table_state, waiting_view
 from services.table.table_streams import (
@@ -73,7 +73,7 @@ from services.table.table_streams import (
     waiting_key,
 )
 from services.table.timings import Timings
-from services.table.views import TableState, event_body, public_seat, redact_for, table_view
+from services.table.views import TableState, public_seat, table_view
 
 # Kept importable from here: the shard, the gRPC adapter and house tables take them from the actor.
 __all__ = [
@@ -94,7 +94,6 @@ __all__ = [
 T = TypeVar("T")
 log = get_logger("table.actor")
 
-MAINTENANCE_RECHECK_SECONDS = 0.5
 # The seats' log is rewritten as a snapshot of the seats (table_core.Snapshot, one fenced write) when
 # it would hold more entries than this, and at the table's first write after it opens: a table that
 # runs for months replays a few hundred entries at a takeover, not every input it ever took.
@@ -122,18 +121,13 @@ class TableActor:
         self._cashier = cashier
         self._fairness = fairness
         self._log = event_log
-        self._after_hand = after_hand
         self._rooms = rooms
         self._maintenance = maintenance
-        self._room_read_at = 0.0
         self._t = timings
-        self._outbox: RecordOutbox = outbox or MemoryOutbox()
         self._queue: asyncio.Queue[tuple[Callable[[], Awaitable[Any]], asyncio.Future[Any]]] = asyncio.Queue(
             maxsize=timings.command_queue_size
         )
         self._task: asyncio.Task[None] | None = None
-        self._stage = Stage.RECOVERING
-        self._paused = False
         # Set when the hand log refused an append (another shard owns the room now): this copy of
         # the table is stale and answers nothing but SHARD_NOT_OWNER from then on.
         self._fenced = False
@@ -143,10 +137,6 @@ class TableActor:
         # Set when the shard closed this (extra, empty) table: commands get TABLE_CLOSED (retry).
         self._closed = False
         self._stopping = False  # stop() began: no further step
-        # Set when the shard hands the room to another shard (a drain, or a room that rendezvous
-        # hashing gives to another shard): no new hand; the running one and a published countdown end.
-        self._handing_over = False
-        self._move_announced = False
         # Why the table's open streams ended when it stopped (see STREAM_CLOSED).
         self.closed_reason = ""
         self._empty_since: float | None = None
@@ -170,12 +160,6 @@ class TableActor:
         # How many entries the seats' log holds; None until this table wrote it (its first write is a
         # snapshot: whatever a last owner wrote is replaced).
         self._seats_in_log: int | None = None
-        # The running hand: the pure core's state (services/table/core.py); the actor feeds it.
-        self._live: core.HandState | None = None
-        self._last: core.HandState | None = None
-        self._next: Countdown | None = None  # the next hand's countdown (countdown.py), once committed
-        self._wake_at: float | None = 0.0
-        self._backoff = timings.retry_initial_seconds
         # The players' streams, the step's events not yet sent and the spectators' delay line.
         self._streams = TableStreams(
             queue_size=timings.watch_queue_size,
@@ -185,30 +169,35 @@ class TableActor:
             seat_of=self._seat_of,
             waiting_view=self._waiting_view,
         )
-        # Opening the table (a hand left running, kept records) and settling its hands.
-        self._recovery = Recovery(
-            table_id=table_id,
+        self._answers = AnswerMemory()
+        # The hand's cycle (hand_cycle.py): the stage, the running hand, the countdown, the wake-ups;
+        # it reaches the room, the seats' core, the streams and the fence through the shell's calls.
+        shell = Shell(
             room=lambda: self.room,
-            action_seconds=timings.action_seconds,
+            new_room=self._set_room,
+            seats=lambda: self._seats,
+            seats_unlogged=lambda: self._seats_unlogged,
+            reopened=self._reopened,
+            feed_seats=self._feed_seats,
+            publish=self._publish,
+            notice=self._publish_notice,
+            fence_on=self._fence_on,
+            fenced=lambda: self._fenced,
+            no_new_hands=self._no_new_hands,
+        )
+        self._cycle = HandCycle(
+            table_id=table_id,
+            timings=timings,
+            rules=self._rules,
+            shell=shell,
             cashier=cashier,
             fairness=fairness,
             event_log=event_log,
-            outbox=self._outbox,
+            rooms=rooms,
             after_hand=after_hand,
+            outbox=outbox or MemoryOutbox(),
+            answers=self._answers,
         )
-        self._dealer = Dealer(
-            table_id=table_id,
-            fairness=fairness,
-            event_log=event_log,
-            action_seconds=timings.action_seconds,
-            full_reveal_rooms=timings.full_reveal_rooms,
-        )
-        self._settlement = Settlement(
-            table_id=table_id, cashier=cashier, fairness=fairness, event_log=event_log, outbox=self._outbox
-        )
-        self._answers = AnswerMemory()
-        self.hands_settled = 0
-        self._recent: collections.deque[tuple[float, int]] = collections.deque(maxlen=200)  # (ended, pot)
         self._chat = chat or ChatGuard()
 
     # ------------------------------------------------------------------ the seats' core
@@ -310,12 +299,11 @@ class TableActor:
         """Start no new hand from now on: the shard moves the room to another shard once this table
         is between hands (`between_hands`). A hand in play, and a countdown already published (its
         hand id and commitment are public), are played to their end."""
-        self._handing_over = True
+        self._cycle.handing_over = True
 
     def keep(self) -> None:
         """The room stays here after all (the shard it was to go to is gone): hands start again."""
-        self._handing_over = False
-        self._move_announced = False
+        self._cycle.keep()
 
     @property
     def between_hands(self) -> bool:
@@ -431,7 +419,7 @@ class TableActor:
             return None
         times = [
             t
-            for t in (self._wake_at, self._presence_due(), self._streams.feed_due(self._now()))
+            for t in (self._cycle.wake_at, self._presence_due(), self._streams.feed_due(self._now()))
             if t is not None
         ]
         return min(times) if times else None
@@ -449,23 +437,23 @@ class TableActor:
         if due is not None and now >= due:
             await self._guarded(self._expire_presence)
             fired = True
-        if self._wake_at is not None and self._now() >= self._wake_at:
-            self._wake_at = None
-            await self._guarded(self._on_wake)
+        if self._cycle.wake_at is not None and self._now() >= self._cycle.wake_at:
+            self._cycle.wake_at = None
+            await self._guarded(self._cycle.on_wake)
             fired = True
         return fired
 
     def _fence_on(self, error: DomainError) -> None:
         if error.reason == "SHARD_NOT_OWNER" and not self._fenced:
             self._fenced = True
-            self._wake_at = None
+            self._cycle.wake_at = None
             log.warning("table fenced: another shard owns the room", table_id=self.table_id)
 
     async def _guarded(self, step: Callable[[], Awaitable[None]]) -> None:
         if self._stopping:
             return
         if self._fenced:
-            self._wake_at = None
+            self._cycle.wake_at = None
             return
         try:
             try:
@@ -479,15 +467,10 @@ class TableActor:
             self._fence_on(error)
             if not self._fenced:
                 log.warning("table step refused", table_id=self.table_id, reason=error.reason)
-                self._retry_later()
+                self._cycle.retry_later()
         except Exception:
             log.exception("table step failed", table_id=self.table_id, stage=self._stage.value)
-            self._retry_later()
-
-    def _retry_later(self) -> None:
-        loop = asyncio.get_running_loop()
-        self._wake_at = loop.time() + self._backoff
-        self._backoff = min(self._t.retry_max_seconds, self._backoff * 2)
+            self._cycle.retry_later()
 
     def _now(self) -> float:
         return asyncio.get_running_loop().time()
@@ -499,20 +482,10 @@ class TableActor:
         due = table_core.due(self._seats, self._rules)
         return None if due is None else self._now() + (due - time.time())
 
-    def _arm_turn(self) -> None:
-        """Wake up when the running turn expires (the core's deadline, wall clock; the action time
-        plus what is left of the seat's bank unless its player is away), or not at all: no turn."""
-        deadline = self._live.deadline() if self._live is not None else None
-        self._wake_at = None if deadline is None else self._now() + max(0.0, deadline - time.time())
-
     def _feed_presence(self, seat: int, *, away: bool) -> None:
-        """Tell the core the player of `seat` went away or came back (rules 13: the turn's end moves)."""
-        live = self._live
-        if live is None:
-            return
-        self._live = core.feed(live, core.Presence(seat, away, time.time())).state
-        if self._stage is Stage.PLAYING and live.to_act == seat:
-            self._arm_turn()
+        """The seats' core saw the player of `seat` go away or come back: the hand's cycle tells the
+        running hand (rules 13: the turn's end moves)."""
+        self._cycle.presence(seat, away=away)
 
     def _stream_opened(self, player_id: str) -> None:
         step = self._feed_seats(table_core.Reconnect(player_id))
@@ -535,335 +508,49 @@ class TableActor:
             player_id = self._players[expired.seat].player_id
             log.info("seat expired", table_id=self.table_id, player_id=player_id, why=expired.code)
             table_metrics.seat_expired(expired.code)
-        await self._finish_leavers()
+        await self._cycle.finish_leavers()
 
-    def _count_hand(self, live: core.HandState) -> None:
-        """After a settled hand: three hands in a row lost to timeouts put a player in sit-out."""
-        self._feed_seats(
-            table_core.HandPlayed(
-                tuple(sorted(live.sessions.items())),
-                frozenset(live.timed_out),
-                frozenset(live.acted),
-                time.time(),
-            )
-        )
+    # ------------------------------------------------------------------ the hand's cycle (hand_cycle.py)
 
-    # ------------------------------------------------------------------ timers
+    @property
+    def _stage(self) -> Stage:
+        return self._cycle.stage
+
+    @property
+    def _live(self) -> core.HandState | None:
+        return self._cycle.live
+
+    @property
+    def _next(self) -> Countdown | None:
+        return self._cycle.countdown
+
+    @property
+    def _recent(self) -> collections.deque[tuple[float, int]]:
+        return self._cycle.recent
+
+    @property
+    def hands_settled(self) -> int:
+        return self._cycle.hands_settled
 
     def _no_new_hands(self) -> bool:
         return self._maintenance(self.room.room_id).no_new_hands
 
     async def _advance(self) -> None:
-        """Transitions that follow from the state, checked after every command and wake-up."""
+        """After every command and wake-up: the streams that ended, then the cycle's transitions."""
         while self._streams.closed:
             self._stream_closed(self._streams.closed.popleft())
-        if self._stage is Stage.IDLE and self._wake_at is None and self._seating.plan_next_hand() is not None:
-            self._wake_at = self._now()
-        if self._stage is Stage.PLAYING and self._live is not None and self._live.hand.is_over:
-            table_metrics.hand_over(self.table_id)
-            hand_trace.over(self.table_id)
-            self._stage = Stage.SETTLING
-            self._wake_at = self._now()
-
-    async def _on_wake(self) -> None:
-        if self._stage is Stage.RECOVERING:
-            await self._recover()
-        elif self._stage is Stage.IDLE:
-            await self._begin_countdown()
-        elif self._stage is Stage.COUNTDOWN:
-            pending = self._next
-            due = Due.SEAL if pending is None else pending.due(time.time())
-            if due is Due.CLOSE_HASHES:
-                assert pending is not None
-                self._close_seed_hashes(pending)
-            elif due is Due.SEAL:
-                await self._deal()
-            else:
-                self._arm_countdown()  # not yet (the loop's clock and the wall's differ by a hair)
-        elif self._stage is Stage.PLAYING:
-            await self._expire_turn()
-        elif self._stage is Stage.SETTLING:
-            await self._settle()
-
-    async def _recover(self) -> None:
-        """Seat again every player whose seat session of this table is still open (shard restart), and
-        go on with the hand a previous owner left running (docs/table.md "Takeover")."""
-        try:
-            found = await self._recovery.find(self._seats_unlogged)
-        except DomainError as error:
-            log.warning("recovery waits for the cashier", table_id=self.table_id, reason=error.reason)
-            self._retry_later()
-            return
-        taken = found.taken
-        self._seats, owed, corrections = reopen_seats(found, self._rules, self.room, time.time)
-        # The log caught up with the seats the cashier holds (appended at the end of this step).
-        self._seats_unlogged.extend(table_core.to_entry(given) for given in corrections)
-        for cash_out in owed:
-            try:
-                await self._cashier.cash_out(cash_out.session_id)
-            except DomainError as error:
-                log.warning("recovery cash-out failed", table_id=self.table_id, reason=error.reason)
-                self._retry_later()
-                return
-        self._room_read_at = self._now()
-        log.info("table open", table_id=self.table_id, seated=len(self._players))
-        self._stage = Stage.IDLE
-        self._backoff = self._t.retry_initial_seconds
-        self._publish_notice("TABLE_OPEN", "the table is open")
-        if taken is not None:
-            self._continue_hand(taken)
-
-    def _continue_hand(self, taken: core.HandState) -> None:
-        """Go on with a hand taken over, as it was: same cards, stacks, bets and player to act. That
-        player gets what was left of their turn (wall clock: the turn began at the log's last entry)
-        plus the handover grace; their time bank is the one the log last gave the seat."""
-        config = taken.config
-        for seat in taken.left:
-            player = self._players.get(seat)
-            if player is not None:
-                self._feed_seats(table_core.Leave(player.player_id, in_hand=True))
-        # The core gives the player to act the rest of their turn plus the grace (core.Resume).
-        live = core.feed(taken, core.Resume(time.time(), self._t.handover_grace_seconds)).state
-        # Players the seats' log says are away are away in the hand too (rules 13), until they are back.
-        for seat in taken.sessions:
-            player = self._players.get(seat)
-            if player is not None and player.presence.disconnected:
-                live = core.feed(live, core.Presence(seat, True, time.time())).state
-        self._live = live
-        self._stage = Stage.PLAYING
-        # Decisions the last owner took whose answers may never have reached their players: a retry
-        # with the same request id gets the first answer (the event as that seat saw it), not a second
-        # go; the core answers it while the hand runs, the memory also once it has ended.
-        for answered in taken.answered.values():
-            self._answers.remember(
-                (answered.player_id, "Act", answered.request_id),
-                (config.hand_id, answered.kind, answered.amount),
-                _first_answer(taken, core.Replied(answered.seat, answered.mark)),
-            )
-        table_metrics.hand_continued()
-        hand_trace.playing(self.table_id, config.hand_id)
-        to_act = self._live.to_act
-        if to_act is None:
-            self._wake_at = self._now()  # over already (the owner died before settling): settle it
-        else:
-            self._arm_turn()
-        log.info(
-            "hand continued after a takeover",
-            table_id=self.table_id,
-            hand_id=config.hand_id,
-            decisions=taken.decisions,
-            to_act=to_act,
-        )
-        self._publish_notice("HAND_CONTINUED", f"hand {config.hand_id} goes on where it was")
-
-    async def _refresh_room(self) -> None:
-        """Re-read the room between hands (rules 11: a change applies from the next hand only)."""
-        if self._now() - self._room_read_at < self._t.room_refresh_seconds:
-            return
-        try:
-            room = await self._rooms.get_room(self.room.room_id)
-        except DomainError as error:
-            log.warning(
-                "room not re-read; playing on with the last one", table_id=self.table_id, reason=error.reason
-            )
-            return
-        self._room_read_at = self._now()
-        if (room.seats, room.variant, room.pool) == (self.room.seats, self.room.variant, self.room.pool):
-            self.room = room
-            self._seating = replace(self._seating, small_blind=room.small_blind, big_blind=room.big_blind)
-
-    async def _begin_countdown(self) -> None:
-        await self._finish_leavers()
-        if self._handing_over:
-            # The room moves to another shard (services/table/shard.py): no new hand here; leavers
-            # still get their cash-out, so the wake-up comes back like maintenance's.
-            self._announce_move()
-            self._wake_at = self._now() + MAINTENANCE_RECHECK_SECONDS
-            return
-        if self._seating.plan_next_hand() is None:
-            return
-        if self._no_new_hands():
-            # Maintenance: the running hand finished; none starts until the switch is off again.
-            self._wake_at = self._now() + MAINTENANCE_RECHECK_SECONDS
-            return
-        await self._refresh_room()
-        if self._next is None:
-            # Marked live before anyone sees it: if this shard dies now, the next owner voids it.
-            self._next = await self._dealer.commit(self.room)
-            if self._next is None:
-                self._retry_later()
-                return
-        self._backoff = self._t.retry_initial_seconds
-        self._stage = Stage.COUNTDOWN
-        pending = self._next
-        # Version 3: hashes for the countdown less its seed part, then the seeds (`_close_seed_hashes`);
-        # a countdown begun again for a hand whose hash set already closed takes seeds throughout.
-        pending.start(time.time(), self._t.countdown_seconds, self._seed_seconds())
-        self._arm_countdown()
-        self._publish_notice("HAND_COMMITTED", f"next hand {pending.commitment.hand_id} committed")
-
-    def _seed_seconds(self) -> float:
-        return seed_seconds(self._t.countdown_seconds, self._t.seed_reveal_seconds)
-
-    def _arm_countdown(self) -> None:
-        """Wake up when the countdown's running phase ends (its wall time, on the loop's clock)."""
-        ends = self._next.phase_ends if self._next is not None else None
-        self._wake_at = None if ends is None else self._now() + max(0.0, ends - time.time())
-
-    def _close_seed_hashes(self, pending: Countdown) -> None:
-        """Version 3: the set of seed hashes closes; it is in every view from now on, and only its
-        seats may send their seeds, until the seal at the end of the countdown."""
-        pending.close_hashes(time.time(), self._seed_seconds())
-        self._arm_countdown()
-        if not pending.hashes:
-            # Nobody waits to send a seed: the views show the empty set from their next update on
-            # (a table with no countdown, as the end-to-end runs and benches, pays no broadcast).
-            return
-        seats = ", ".join(str(public_seat(seat)) for seat in sorted(pending.hashes))
-        self._publish_notice(
-            "SEED_HASHES_CLOSED",
-            f"client-seed hashes of hand {pending.commitment.hand_id} closed (seats: {seats}); send your seeds",
-        )
-
-    def _announce_move(self) -> None:
-        if not self._move_announced:
-            self._move_announced = True
-            self._publish_notice("TABLE_MOVING", "the table moves to another server; your seat is kept")
-
-    async def _deal(self) -> None:
-        pending = self._next
-        plan = self._seating.plan_next_hand()
-        if pending is None or plan is None or self._no_new_hands():
-            self._stage = Stage.IDLE
-            return
-        try:
-            deck = await self._dealer.seal(pending, plan)
-        except DomainError as error:
-            if is_unavailable(error):
-                self._retry_later()
-                return
-            log.error("seal refused; the commitment is dropped", table_id=self.table_id, reason=error.reason)
-            hand_trace.dropped(self.table_id, error.reason)
-            self._next = None
-            self._stage = Stage.IDLE
-            return
-        self._next = None
-        await self._start_hand(plan, pending.commitment, deck)
-
-    async def _start_hand(self, plan: HandPlan, commitment: Commitment, deck: tuple[int, ...]) -> None:
-        room = self.room
-        # The core deals; the hand's log has its first entries before anyone hears of it (dealing.py).
-        step = await self._dealer.deal(plan, commitment, deck, room, self._players)
-        live = step.state
-        for seat in live.config.seats:
-            if self._players[seat.seat].presence.disconnected:
-                live = core.feed(live, core.Presence(seat.seat, True, live.started_at)).state
-        self._live = live
-        self._seating = plan.table_after
-        self._stage = Stage.PLAYING
-        self._backoff = self._t.retry_initial_seconds
-        table_metrics.hand_started(room.variant.value)
-        hand_trace.playing(self.table_id, live.config.hand_id)
-        self._arm_turn()
-        self._publish(step.events)
+        self._cycle.advance()
 
     async def _play(self, step: core.Step) -> dict[int, list[table_pb2.TableEvent]]:
-        """A step of the core that changed the hand: its entry in the log first (durable before anyone
-        hears of it: a shard that takes over replays the log; a refused append leaves the hand, the
-        clock and the banks as they were, and a retry plays it), then the new state, the seat's time
-        bank, the turn's clock and the events."""
-        live = self._live
-        assert live is not None
-        await self._log.append(self.room.room_id, live.hand_id, list(step.entries))
-        self._live = step.state
-        if step.bank is not None and (player := self._players.get(step.bank[0])) is not None:
-            table_metrics.time_bank_spent(player.time_bank - step.bank[1])
-            self._feed_seats(table_core.BankLeft(*step.bank))
-        self._arm_turn()
-        return self._publish(step.events)
+        """A step of the core that changed the hand, played by the cycle (`HandCycle.play`)."""
+        return await self._cycle.play(step)
 
-    async def _expire_turn(self) -> None:
-        live = self._live
-        if live is None:
-            return
-        # Rules 9: past the deadline the core checks when a check is allowed, otherwise folds.
-        step = core.feed(live, core.Tick(time.time()))
-        if not step.entries:
-            self._arm_turn()  # not yet (the loop's clock and the wall's differ by a hair)
-            return
-        await self._play(step)
-        table_metrics.turn_timed_out()
+    def _set_room(self, room: Room) -> None:
+        self.room = room
 
-    async def _settle(self) -> None:
-        live = self._live
-        assert live is not None
-        # The core's effect: the nets by seat session, the rake and the record (ids: the hand id).
-        settle = core.settlement(live)
-        try:
-            await self._settlement.send(live, settle, self.room)
-        except DomainError as error:
-            self._fence_on(error)
-            if self._fenced:
-                return
-            if not is_unavailable(error):
-                await self._refused_for_good(live, error)
-                return
-            # No next hand before the cashier acknowledged this one; the retry sends the same hand id.
-            step = core.feed(live, core.SettleAnswer(live.hand_id, core.Outcome.UNAVAILABLE))
-            self._live = step.state
-            if "TABLE_PAUSED" in step.notices:
-                self._paused = True
-                self._publish_notice("TABLE_PAUSED", "waiting for the cashier to settle the hand")
-            log.warning(
-                "settlement not acknowledged; retrying",
-                table_id=self.table_id,
-                hand_id=live.hand_id,
-                reason=error.reason,
-            )
-            self._retry_later()
-            return
-        live, finished = self._settlement.settled(live, self.room)
-        result = live.hand.result
-        assert result is not None
-        self._paused = False
-        self._backoff = self._t.retry_initial_seconds
-        self.hands_settled += 1
-        self._recent.append((time.time(), sum(p.amount + p.rake for p in result.pots)))
-        self._feed_seats(table_core.HandResult(tuple((r.seat, r.final_stack) for r in result.results)))
-        self._last = live
-        self._live = None
-        self._stage = Stage.IDLE
-        self._after_hand(AfterHand(live.hand_id, finished.record, self.table_id, finished.seen))
-        await self._settlement.forget(live.hand_id)
-        self._publish_notice("HAND_SETTLED", f"hand {live.hand_id} settled")
-        self._count_hand(live)
-        await self._finish_leavers()
-
-    async def _refused_for_good(self, live: core.HandState, error: DomainError) -> None:
-        """The cashier refuses the hand's settlement for good (settlement.py): the hand is voided
-        unless the cashier settled it after all, and the seats are read again from the cashier."""
-        leavers = [player.session_id for player in self._players.values() if player.leaving]
-        await self._settlement.refused_for_good(live, error, self.room, leavers)
-        self._live = None
-        self._last = None
-        self._paused = False
-        self._players = {}
-        self._seating = Seating.empty(self.room.seats, self.room.small_blind, self.room.big_blind)
-        self._stage = Stage.RECOVERING
-        self._wake_at = self._now()
-
-    async def _finish_leavers(self) -> None:
-        """Cash out players who left during a hand, and players with no chips left."""
-        if self._stage not in (Stage.IDLE, Stage.COUNTDOWN):
-            return
-        for owed in table_core.leavers(self._seats):
-            try:
-                await self._cashier.cash_out(owed.session_id)
-            except DomainError as error:
-                log.warning("cash-out failed; retrying", table_id=self.table_id, reason=error.reason)
-                self._retry_later()
-                continue
-            self._feed_seats(table_core.CashedOut(owed.seat, time.time()))
+    def _reopened(self, seats: table_core.Seats, corrections: Sequence[table_core.Input]) -> None:
+        self._seats = seats
+        self._seats_unlogged.extend(table_core.to_entry(given) for given in corrections)
 
     # ------------------------------------------------------------------ seats
 
@@ -1155,11 +842,11 @@ class TableActor:
             room=self.room,
             seats=self._seats,
             live=self._live,
-            last=self._last,
+            last=self._cycle.last,
             pending=self._next,
             stage=self._stage,
-            paused=self._paused,
-            handing_over=self._handing_over,
+            paused=self._cycle.paused,
+            handing_over=self._cycle.handing_over,
             no_new_hands=self._no_new_hands,
         )
 
@@ -1189,10 +876,3 @@ class TableActor:
 
 async def _nothing() -> None:
     """A command that only wakes the actor (its `_advance` does the work)."""
-
-
-def _first_answer(live: core.HandState, reply: core.Replied) -> table_pb2.ActResponse:
-    """The answer of a decision already taken, for its retry: its first event as its seat saw it."""
-    (raw,) = redact_for([live.hand.events[reply.mark]], reply.seat)
-    where, body = event_body(raw, reply.seat)
-    return table_pb2.ActResponse(event=table_pb2.TableEvent(seat=where, **body))  # type: ignore[arg-type]

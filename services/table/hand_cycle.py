@@ -1,0 +1,501 @@
+"""The hand's cycle of one cash table: the stage machine between and during hands, for the actor.
+
+From the table's opening to each hand's end (docs/table.md "A hand, start to end"): recovery (the
+seats and a hand a previous owner left running, recovery.py), the countdown (commit, client seeds,
+the hash set's close; countdown.py), the seal and the deal (dealing.py), the turn clock while the
+hand runs (the hand's core, core.py, says when the turn ends), the settlement with the cashier
+(settlement.py; retried with backoff, no next hand before), the deferred cash-outs, the room re-read
+between hands and the table's move to another shard.
+
+`HandCycle` owns the hand's and the stage's state: the stage, the running hand, the last one, the
+next hand's countdown, the wake-up time and its backoff. The actor (actor.py) wakes it at `wake_at`
+(`on_wake`), checks its transitions after every command and step (`advance`) and runs the steps
+under its guard (a refusal of the log fences the table, a failure retries later). The actor keeps
+the room, the seats' core (fed and logged by the actor), the streams and the fence: the cycle
+reaches them only through `Shell`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from poker.table.v1 import table_pb2
+from poker_engine.events import Event
+from poker_engine.seating import HandPlan
+from poker_engine.seating import TableState as Seating
+from service_runtime.errors import DomainError
+from service_runtime.structured_logging import get_logger
+from services.table import core, hand_trace, table_core
+from services.table import metrics as table_metrics
+from services.table.countdown import Countdown, Due, seed_seconds
+from services.table.dealing import Dealer
+from services.table.dependencies import CashierClient, Commitment, FairnessClient
+from services.table.event_log import HandEventLog
+from services.table.idempotency import AnswerMemory
+from services.table.record_outbox import RecordOutbox
+from services.table.recovery import Recovery, reopen_seats
+from services.table.remote import is_unavailable
+from services.table.rooms import Room, RoomSource
+from services.table.settlement import AfterHand, Settlement
+from services.table.table_state import Stage
+from services.table.timings import Timings
+from services.table.views import event_body, public_seat, redact_for
+
+log = get_logger("table.actor")
+
+MAINTENANCE_RECHECK_SECONDS = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class Shell:
+    """What the cycle asks of the actor (actor.py), which keeps these: the room (re-read between
+    hands), the seats' core, its log and presence, the streams' events and notices, the fence."""
+
+    room: Callable[[], Room]
+    new_room: Callable[[Room], None]
+    seats: Callable[[], table_core.Seats]
+    # The seats' inputs not in the seats' log yet (a table that opens reads the log with them).
+    seats_unlogged: Callable[[], Sequence[dict[str, Any]]]
+    # A table that opens: its seats, and the inputs that caught the seats' log up with them.
+    reopened: Callable[[table_core.Seats, Sequence[table_core.Input]], None]
+    feed_seats: Callable[[table_core.Input], table_core.Step]
+    publish: Callable[[Sequence[Event]], dict[int, list[table_pb2.TableEvent]]]
+    notice: Callable[[str, str], None]
+    fence_on: Callable[[DomainError], None]
+    fenced: Callable[[], bool]
+    no_new_hands: Callable[[], bool]
+
+
+class HandCycle:
+    """The stage machine of one table (see the module's docstring); every method runs inside the actor."""
+
+    def __init__(
+        self,
+        *,
+        table_id: str,
+        timings: Timings,
+        rules: table_core.Rules,
+        shell: Shell,
+        cashier: CashierClient,
+        fairness: FairnessClient,
+        event_log: HandEventLog,
+        rooms: RoomSource,
+        after_hand: Callable[[AfterHand], None],
+        outbox: RecordOutbox,
+        answers: AnswerMemory,
+    ) -> None:
+        self._table_id = table_id
+        self._t = timings
+        self._rules = rules
+        self._shell = shell
+        self._cashier = cashier
+        self._log = event_log
+        self._rooms = rooms
+        self._after_hand = after_hand
+        self._answers = answers
+        self.stage = Stage.RECOVERING
+        # The running hand: the pure core's state (services/table/core.py); the cycle feeds it.
+        self.live: core.HandState | None = None
+        self.last: core.HandState | None = None
+        self.countdown: Countdown | None = None  # the next hand's countdown (countdown.py), once committed
+        self.wake_at: float | None = 0.0
+        self.paused = False
+        # Set when the shard hands the room to another shard (a drain, or a room that rendezvous
+        # hashing gives to another shard): no new hand; the running one and a published countdown end.
+        self.handing_over = False
+        self.hands_settled = 0
+        self.recent: collections.deque[tuple[float, int]] = collections.deque(maxlen=200)  # (ended, pot)
+        self._backoff = timings.retry_initial_seconds
+        self._room_read_at = 0.0
+        self._move_announced = False
+        # Opening the table (a hand left running, kept records), dealing and settling its hands.
+        self._recovery = Recovery(
+            table_id=table_id,
+            room=shell.room,
+            action_seconds=timings.action_seconds,
+            cashier=cashier,
+            fairness=fairness,
+            event_log=event_log,
+            outbox=outbox,
+            after_hand=after_hand,
+        )
+        self._dealer = Dealer(
+            table_id=table_id,
+            fairness=fairness,
+            event_log=event_log,
+            action_seconds=timings.action_seconds,
+            full_reveal_rooms=timings.full_reveal_rooms,
+        )
+        self._settlement = Settlement(
+            table_id=table_id, cashier=cashier, fairness=fairness, event_log=event_log, outbox=outbox
+        )
+
+    def keep(self) -> None:
+        """The room stays here after all: hands start again (and a later move is announced again)."""
+        self.handing_over = False
+        self._move_announced = False
+
+    def retry_later(self) -> None:
+        self.wake_at = _now() + self._backoff
+        self._backoff = min(self._t.retry_max_seconds, self._backoff * 2)
+
+    # ------------------------------------------------------------------ the turn clock and presence
+
+    def _arm_turn(self) -> None:
+        """Wake up when the running turn expires (the core's deadline, wall clock; the action time
+        plus what is left of the seat's bank unless its player is away), or not at all: no turn."""
+        deadline = self.live.deadline() if self.live is not None else None
+        self.wake_at = None if deadline is None else _now() + max(0.0, deadline - time.time())
+
+    def presence(self, seat: int, *, away: bool) -> None:
+        """Tell the core the player of `seat` went away or came back (rules 13: the turn's end moves)."""
+        live = self.live
+        if live is None:
+            return
+        self.live = core.feed(live, core.Presence(seat, away, time.time())).state
+        if self.stage is Stage.PLAYING and live.to_act == seat:
+            self._arm_turn()
+
+    def _count_hand(self, live: core.HandState) -> None:
+        """After a settled hand: three hands in a row lost to timeouts put a player in sit-out."""
+        self._shell.feed_seats(
+            table_core.HandPlayed(
+                tuple(sorted(live.sessions.items())),
+                frozenset(live.timed_out),
+                frozenset(live.acted),
+                time.time(),
+            )
+        )
+
+    # ------------------------------------------------------------------ the stages
+
+    def advance(self) -> None:
+        """Transitions that follow from the state, checked after every command and wake-up."""
+        idle = self.stage is Stage.IDLE and self.wake_at is None
+        if idle and self._shell.seats().seating.plan_next_hand() is not None:
+            self.wake_at = _now()
+        if self.stage is Stage.PLAYING and self.live is not None and self.live.hand.is_over:
+            table_metrics.hand_over(self._table_id)
+            hand_trace.over(self._table_id)
+            self.stage = Stage.SETTLING
+            self.wake_at = _now()
+
+    async def on_wake(self) -> None:
+        if self.stage is Stage.RECOVERING:
+            await self._recover()
+        elif self.stage is Stage.IDLE:
+            await self._begin_countdown()
+        elif self.stage is Stage.COUNTDOWN:
+            pending = self.countdown
+            due = Due.SEAL if pending is None else pending.due(time.time())
+            if due is Due.CLOSE_HASHES:
+                assert pending is not None
+                self._close_seed_hashes(pending)
+            elif due is Due.SEAL:
+                await self._deal()
+            else:
+                self._arm_countdown()  # not yet (the loop's clock and the wall's differ by a hair)
+        elif self.stage is Stage.PLAYING:
+            await self._expire_turn()
+        elif self.stage is Stage.SETTLING:
+            await self._settle()
+
+    async def _recover(self) -> None:
+        """Seat again every player whose seat session of this table is still open (shard restart), and
+        go on with the hand a previous owner left running (docs/table.md "Takeover")."""
+        try:
+            found = await self._recovery.find(self._shell.seats_unlogged())
+        except DomainError as error:
+            log.warning("recovery waits for the cashier", table_id=self._table_id, reason=error.reason)
+            self.retry_later()
+            return
+        taken = found.taken
+        seats, owed, corrections = reopen_seats(found, self._rules, self._shell.room(), time.time)
+        # The log caught up with the seats the cashier holds (appended at the end of this step).
+        self._shell.reopened(seats, corrections)
+        for cash_out in owed:
+            try:
+                await self._cashier.cash_out(cash_out.session_id)
+            except DomainError as error:
+                log.warning("recovery cash-out failed", table_id=self._table_id, reason=error.reason)
+                self.retry_later()
+                return
+        self._room_read_at = _now()
+        log.info("table open", table_id=self._table_id, seated=len(self._shell.seats().players))
+        self.stage = Stage.IDLE
+        self._backoff = self._t.retry_initial_seconds
+        self._shell.notice("TABLE_OPEN", "the table is open")
+        if taken is not None:
+            self._continue_hand(taken)
+
+    def _continue_hand(self, taken: core.HandState) -> None:
+        """Go on with a hand taken over, as it was: same cards, stacks, bets and player to act. That
+        player gets what was left of their turn (wall clock: the turn began at the log's last entry)
+        plus the handover grace; their time bank is the one the log last gave the seat."""
+        config = taken.config
+        for seat in taken.left:
+            player = self._shell.seats().players.get(seat)
+            if player is not None:
+                self._shell.feed_seats(table_core.Leave(player.player_id, in_hand=True))
+        # The core gives the player to act the rest of their turn plus the grace (core.Resume).
+        live = core.feed(taken, core.Resume(time.time(), self._t.handover_grace_seconds)).state
+        # Players the seats' log says are away are away in the hand too (rules 13), until they are back.
+        for seat in taken.sessions:
+            player = self._shell.seats().players.get(seat)
+            if player is not None and player.presence.disconnected:
+                live = core.feed(live, core.Presence(seat, True, time.time())).state
+        self.live = live
+        self.stage = Stage.PLAYING
+        # Decisions the last owner took whose answers may never have reached their players: a retry
+        # with the same request id gets the first answer (the event as that seat saw it), not a second
+        # go; the core answers it while the hand runs, the memory also once it has ended.
+        for answered in taken.answered.values():
+            self._answers.remember(
+                (answered.player_id, "Act", answered.request_id),
+                (config.hand_id, answered.kind, answered.amount),
+                first_answer(taken, core.Replied(answered.seat, answered.mark)),
+            )
+        table_metrics.hand_continued()
+        hand_trace.playing(self._table_id, config.hand_id)
+        to_act = self.live.to_act
+        if to_act is None:
+            self.wake_at = _now()  # over already (the owner died before settling): settle it
+        else:
+            self._arm_turn()
+        log.info(
+            "hand continued after a takeover",
+            table_id=self._table_id,
+            hand_id=config.hand_id,
+            decisions=taken.decisions,
+            to_act=to_act,
+        )
+        self._shell.notice("HAND_CONTINUED", f"hand {config.hand_id} goes on where it was")
+
+    async def _refresh_room(self) -> None:
+        """Re-read the room between hands (rules 11: a change applies from the next hand only)."""
+        if _now() - self._room_read_at < self._t.room_refresh_seconds:
+            return
+        try:
+            room = await self._rooms.get_room(self._shell.room().room_id)
+        except DomainError as error:
+            log.warning(
+                "room not re-read; playing on with the last one", table_id=self._table_id, reason=error.reason
+            )
+            return
+        self._room_read_at = _now()
+        was = self._shell.room()
+        if (room.seats, room.variant, room.pool) == (was.seats, was.variant, was.pool):
+            self._shell.new_room(room)
+            seats = self._shell.seats()
+            seats.seating = replace(seats.seating, small_blind=room.small_blind, big_blind=room.big_blind)
+
+    async def _begin_countdown(self) -> None:
+        await self.finish_leavers()
+        if self.handing_over:
+            # The room moves to another shard (services/table/shard.py): no new hand here; leavers
+            # still get their cash-out, so the wake-up comes back like maintenance's.
+            self._announce_move()
+            self.wake_at = _now() + MAINTENANCE_RECHECK_SECONDS
+            return
+        if self._shell.seats().seating.plan_next_hand() is None:
+            return
+        if self._shell.no_new_hands():
+            # Maintenance: the running hand finished; none starts until the switch is off again.
+            self.wake_at = _now() + MAINTENANCE_RECHECK_SECONDS
+            return
+        await self._refresh_room()
+        if self.countdown is None:
+            # Marked live before anyone sees it: if this shard dies now, the next owner voids it.
+            self.countdown = await self._dealer.commit(self._shell.room())
+            if self.countdown is None:
+                self.retry_later()
+                return
+        self._backoff = self._t.retry_initial_seconds
+        self.stage = Stage.COUNTDOWN
+        pending = self.countdown
+        # Version 3: hashes for the countdown less its seed part, then the seeds (`_close_seed_hashes`);
+        # a countdown begun again for a hand whose hash set already closed takes seeds throughout.
+        pending.start(time.time(), self._t.countdown_seconds, self._seed_seconds())
+        self._arm_countdown()
+        self._shell.notice("HAND_COMMITTED", f"next hand {pending.commitment.hand_id} committed")
+
+    def _seed_seconds(self) -> float:
+        return seed_seconds(self._t.countdown_seconds, self._t.seed_reveal_seconds)
+
+    def _arm_countdown(self) -> None:
+        """Wake up when the countdown's running phase ends (its wall time, on the loop's clock)."""
+        ends = self.countdown.phase_ends if self.countdown is not None else None
+        self.wake_at = None if ends is None else _now() + max(0.0, ends - time.time())
+
+    def _close_seed_hashes(self, pending: Countdown) -> None:
+        """Version 3: the set of seed hashes closes; it is in every view from now on, and only its
+        seats may send their seeds, until the seal at the end of the countdown."""
+        pending.close_hashes(time.time(), self._seed_seconds())
+        self._arm_countdown()
+        if not pending.hashes:
+            # Nobody waits to send a seed: the views show the empty set from their next update on
+            # (a table with no countdown, as the end-to-end runs and benches, pays no broadcast).
+            return
+        seats = ", ".join(str(public_seat(seat)) for seat in sorted(pending.hashes))
+        self._shell.notice(
+            "SEED_HASHES_CLOSED",
+            f"client-seed hashes of hand {pending.commitment.hand_id} closed (seats: {seats}); send your seeds",
+        )
+
+    def _announce_move(self) -> None:
+        if not self._move_announced:
+            self._move_announced = True
+            self._shell.notice("TABLE_MOVING", "the table moves to another server; your seat is kept")
+
+    async def _deal(self) -> None:
+        pending = self.countdown
+        plan = self._shell.seats().seating.plan_next_hand()
+        if pending is None or plan is None or self._shell.no_new_hands():
+            self.stage = Stage.IDLE
+            return
+        try:
+            deck = await self._dealer.seal(pending, plan)
+        except DomainError as error:
+            if is_unavailable(error):
+                self.retry_later()
+                return
+            log.error("seal refused; the commitment is dropped", table_id=self._table_id, reason=error.reason)
+            hand_trace.dropped(self._table_id, error.reason)
+            self.countdown = None
+            self.stage = Stage.IDLE
+            return
+        self.countdown = None
+        await self._start_hand(plan, pending.commitment, deck)
+
+    async def _start_hand(self, plan: HandPlan, commitment: Commitment, deck: tuple[int, ...]) -> None:
+        room = self._shell.room()
+        # The core deals; the hand's log has its first entries before anyone hears of it (dealing.py).
+        step = await self._dealer.deal(plan, commitment, deck, room, self._shell.seats().players)
+        live = step.state
+        for seat in live.config.seats:
+            if self._shell.seats().players[seat.seat].presence.disconnected:
+                live = core.feed(live, core.Presence(seat.seat, True, live.started_at)).state
+        self.live = live
+        self._shell.seats().seating = plan.table_after
+        self.stage = Stage.PLAYING
+        self._backoff = self._t.retry_initial_seconds
+        table_metrics.hand_started(room.variant.value)
+        hand_trace.playing(self._table_id, live.config.hand_id)
+        self._arm_turn()
+        self._shell.publish(step.events)
+
+    async def play(self, step: core.Step) -> dict[int, list[table_pb2.TableEvent]]:
+        """A step of the core that changed the hand: its entry in the log first (durable before anyone
+        hears of it: a shard that takes over replays the log; a refused append leaves the hand, the
+        clock and the banks as they were, and a retry plays it), then the new state, the seat's time
+        bank, the turn's clock and the events."""
+        live = self.live
+        assert live is not None
+        await self._log.append(self._shell.room().room_id, live.hand_id, list(step.entries))
+        self.live = step.state
+        if step.bank is not None and (player := self._shell.seats().players.get(step.bank[0])) is not None:
+            table_metrics.time_bank_spent(player.time_bank - step.bank[1])
+            self._shell.feed_seats(table_core.BankLeft(*step.bank))
+        self._arm_turn()
+        return self._shell.publish(step.events)
+
+    async def _expire_turn(self) -> None:
+        live = self.live
+        if live is None:
+            return
+        # Rules 9: past the deadline the core checks when a check is allowed, otherwise folds.
+        step = core.feed(live, core.Tick(time.time()))
+        if not step.entries:
+            self._arm_turn()  # not yet (the loop's clock and the wall's differ by a hair)
+            return
+        await self.play(step)
+        table_metrics.turn_timed_out()
+
+    async def _settle(self) -> None:
+        live = self.live
+        assert live is not None
+        # The core's effect: the nets by seat session, the rake and the record (ids: the hand id).
+        settle = core.settlement(live)
+        try:
+            await self._settlement.send(live, settle, self._shell.room())
+        except DomainError as error:
+            self._shell.fence_on(error)
+            if self._shell.fenced():
+                return
+            if not is_unavailable(error):
+                await self._refused_for_good(live, error)
+                return
+            # No next hand before the cashier acknowledged this one; the retry sends the same hand id.
+            step = core.feed(live, core.SettleAnswer(live.hand_id, core.Outcome.UNAVAILABLE))
+            self.live = step.state
+            if "TABLE_PAUSED" in step.notices:
+                self.paused = True
+                self._shell.notice("TABLE_PAUSED", "waiting for the cashier to settle the hand")
+            log.warning(
+                "settlement not acknowledged; retrying",
+                table_id=self._table_id,
+                hand_id=live.hand_id,
+                reason=error.reason,
+            )
+            self.retry_later()
+            return
+        live, finished = self._settlement.settled(live, self._shell.room())
+        result = live.hand.result
+        assert result is not None
+        self.paused = False
+        self._backoff = self._t.retry_initial_seconds
+        self.hands_settled += 1
+        self.recent.append((time.time(), sum(p.amount + p.rake for p in result.pots)))
+        self._shell.feed_seats(table_core.HandResult(tuple((r.seat, r.final_stack) for r in result.results)))
+        self.last = live
+        self.live = None
+        self.stage = Stage.IDLE
+        self._after_hand(AfterHand(live.hand_id, finished.record, self._table_id, finished.seen))
+        await self._settlement.forget(live.hand_id)
+        self._shell.notice("HAND_SETTLED", f"hand {live.hand_id} settled")
+        self._count_hand(live)
+        await self.finish_leavers()
+
+    async def _refused_for_good(self, live: core.HandState, error: DomainError) -> None:
+        """The cashier refuses the hand's settlement for good (settlement.py): the hand is voided
+        unless the cashier settled it after all, and the seats are read again from the cashier."""
+        leavers = [player.session_id for player in self._shell.seats().players.values() if player.leaving]
+        await self._settlement.refused_for_good(live, error, self._shell.room(), leavers)
+        self.live = None
+        self.last = None
+        self.paused = False
+        room = self._shell.room()
+        seats = self._shell.seats()
+        seats.players = {}
+        seats.seating = Seating.empty(room.seats, room.small_blind, room.big_blind)
+        self.stage = Stage.RECOVERING
+        self.wake_at = _now()
+
+    async def finish_leavers(self) -> None:
+        """Cash out players who left during a hand, and players with no chips left."""
+        if self.stage not in (Stage.IDLE, Stage.COUNTDOWN):
+            return
+        for owed in table_core.leavers(self._shell.seats()):
+            try:
+                await self._cashier.cash_out(owed.session_id)
+            except DomainError as error:
+                log.warning("cash-out failed; retrying", table_id=self._table_id, reason=error.reason)
+                self.retry_later()
+                continue
+            self._shell.feed_seats(table_core.CashedOut(owed.seat, time.time()))
+
+
+def _now() -> float:
+    return asyncio.get_running_loop().time()
+
+
+def first_answer(live: core.HandState, reply: core.Replied) -> table_pb2.ActResponse:
+    """The answer of a decision already taken, for its retry: its first event as its seat saw it."""
+    (raw,) = redact_for([live.hand.events[reply.mark]], reply.seat)
+    where, body = event_body(raw, reply.seat)
+    return table_pb2.ActResponse(event=table_pb2.TableEvent(seat=where, **body))  # type: ignore[arg-type]
