@@ -13,9 +13,11 @@ from typing import Any
 import pytest
 
 from house_games import BoxWager
+from service_runtime.redis_client import create_redis
 from services.table import house_core as core
 from services.table import house_journal
 from services.table.house_round import BoxBet, Decision, HouseGame, HouseRoom, LiveRound, check_bets
+from tests.table.test_house_core_simulation import DECISION_SECONDS, Sim
 
 ROOM = HouseRoom("r-h", HouseGame.CASINO_HOLDEM, 1, boxes=3, min_ante=10, max_ante=100, max_payout=5_000)
 
@@ -140,3 +142,49 @@ async def test_the_file_journal_keeps_open_rounds_and_last_views_only_and_compac
     assert set(await again.open_rounds("r.1")) == {"h7"}
     assert await again.last_views("r.1") == {"p2": "v17", "p3": "v18", "p4": "v19"}
     again.close()
+
+
+@pytest.mark.redis
+@pytest.mark.parametrize("kind", ["memory", "file", "redis"])
+async def test_every_journal_gives_the_next_opener_the_open_rounds_entries_as_written(
+    kind: str, tmp_path: Path, redis_server_url: str, redis_prefix: str
+) -> None:
+    """A journal cut at many points of a seeded run (every entry kind: staked, refunding, paid, unpaid,
+    resumed...): what `open_entries` gives back, replayed, is exactly the core's open rounds at that
+    point (the summary the table replayed before dropped every kind but open, dealt and decision)."""
+    sim = Sim(11, HouseGame.RUSSIAN_POKER)
+    sim.run(60)
+    kinds = {str(e["type"]) for e in sim.journal}
+    assert {"paid", "refunding", "resumed"} <= kinds, kinds
+    client = create_redis(redis_server_url)
+    try:
+        for cut in range(0, len(sim.journal) + 1, max(1, len(sim.journal) // 12)):
+            prefix = sim.journal[:cut]
+            if kind == "memory":
+                journal: Any = house_journal.MemoryJournal()
+            elif kind == "file":
+                journal = house_journal.FileJournal(tmp_path / f"j{cut}.jsonl")
+            else:
+                journal = house_journal.RedisJournal(client, shard_id="a", prefix=f"{redis_prefix}{cut}:")
+                await client.hset(f"{redis_prefix}{cut}:room-owner:r", mapping={"shard": "a", "token": "1"})
+            for entry in prefix:
+                await journal.append("r", "t.1", 1, dict(entry))
+            if kind == "file":
+                journal.close()
+                journal = house_journal.FileJournal(tmp_path / f"j{cut}.jsonl")  # read back, compacted
+            expected = core.replay(
+                prefix, table_id="t.1", room=sim.room, decision_seconds=DECISION_SECONDS, decks=sim.decks
+            )
+            got = core.replay(
+                await journal.open_entries("t.1"),
+                table_id="t.1",
+                room=sim.room,
+                decision_seconds=DECISION_SECONDS,
+                decks=sim.decks,
+            )
+            still_open = {r: v for r, v in expected.rounds.items() if v.stage.open}
+            assert got.rounds == still_open, cut
+            if kind == "file":
+                journal.close()
+    finally:
+        await client.aclose()
