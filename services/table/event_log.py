@@ -235,7 +235,7 @@ def _seats_change(table_id: str, entries: Sequence[Mapping[str, Any]], *, restar
 # Every fenced script starts so: KEYS[1] = the room's owner hash of the shard registry, ARGV[1] = this
 # shard's id, ARGV[2] = its fencing token for the room; the write happens only while the registry
 # names this shard with this very token.
-_FENCE = """
+FENCE_CHECK = """
 local owner = redis.call('HGET', KEYS[1], 'shard')
 local token = redis.call('HGET', KEYS[1], 'token')
 if owner ~= ARGV[1] or token ~= ARGV[2] then
@@ -248,7 +248,7 @@ end
 # The append happens only if the registry still names this shard with this very token: a shard that
 # lost its lease (the token grew when the room moved) can never write to a hand's log again.
 _FENCED_APPEND = (
-    _FENCE
+    FENCE_CHECK
     + """
 for i = 3, #ARGV do
   redis.call('XADD', KEYS[2], '*', 'e', ARGV[i])
@@ -261,7 +261,7 @@ return #ARGV - 2
 # token, ARGV[3..] = entries (JSON). The seats' log trimmed: dropped and written again from a snapshot
 # of the seats, in one fenced script.
 _FENCED_REWRITE = (
-    _FENCE
+    FENCE_CHECK
     + """
 redis.call('DEL', KEYS[2])
 for i = 3, #ARGV do
@@ -275,7 +275,7 @@ return #ARGV - 2
 # ARGV[1] = shard id, ARGV[2] = token, ARGV[3] = the hand, ARGV[4..] = entries (JSON). The start of a
 # hand: its config appended and the table's live mark set in one fenced script (issue 28).
 _FENCED_APPEND_LIVE = (
-    _FENCE
+    FENCE_CHECK
     + """
 for i = 4, #ARGV do
   redis.call('XADD', KEYS[2], '*', 'e', ARGV[i])
@@ -297,7 +297,7 @@ return 1
 
 # KEYS[1] = the room's owner hash, KEYS[2] = the table's live-hand key; ARGV = shard id, token, hand.
 _FENCED_MARK = (
-    _FENCE
+    FENCE_CHECK
     + """
 redis.call('SET', KEYS[2], ARGV[3])
 return 1

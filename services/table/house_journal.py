@@ -35,6 +35,7 @@ from typing import Any
 from redis import exceptions as redis_errors
 
 from service_runtime.errors import FailedPrecondition, Unavailable
+from services.table.event_log import FENCE_CHECK
 
 # The players whose last round's view a file or memory journal keeps per table (the most recent).
 LAST_VIEWS_PER_TABLE = 1_000
@@ -187,12 +188,9 @@ def open_rounds(entries: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 # Written only while the registry names this shard with this very token. `open` adds the round to its
 # table's set (and the table to the set of tables with open rounds); `closed` drops the round's list
 # and takes it (and, with no round left, its table) out again.
-_FENCED_APPEND = """
-local owner = redis.call('HGET', KEYS[1], 'shard')
-local token = redis.call('HGET', KEYS[1], 'token')
-if owner ~= ARGV[1] or token ~= ARGV[2] then
-  return redis.error_reply('SHARD_NOT_OWNER')
-end
+_FENCED_APPEND = (
+    FENCE_CHECK
+    + """
 if ARGV[5] == 'closed' then
   if ARGV[7] then
     redis.call('HSET', KEYS[5], ARGV[7], ARGV[8])
@@ -215,6 +213,7 @@ if ARGV[5] == 'open' then
 end
 return 1
 """
+)
 
 
 class RedisJournal:
