@@ -9,15 +9,16 @@ given is never changed (the state is immutable; a step builds a new one), so a s
 fails keeps the state it had and nothing happened.
 
 The journal entries are the round journal's (`services/table/house_journal.py`: `open`, `dealt`,
-`decision`, `closed`, with the same keys) plus four that older journals lack and older readers skip:
-`refunding` (the round will be refunded), `paid` / `unpaid` (a decision's stake acknowledged or not)
-and `resumed` (a round rebuilt by the table's next opener: which logged decisions the cashier had,
-and the box's new clock). `apply_entry` is the only way the state changes, live and in a replay, so
+`decision`, `closed`, with the same keys) plus five that older journals lack:
+`refunding` (the round will be refunded), `voiding` (never dealt and nothing kept: closed once fairness
+knows its hand is void), `paid` / `unpaid` (a decision's stake acknowledged or not) and `resumed` (a
+round rebuilt by the table's next opener: which logged decisions the cashier had, and the box's new
+clock). `apply_entry` is the only way the state changes, live and in a replay, so
 `replay(entries, decks)` is exactly the state the core had after them. The deck is not in the
 journal (it stays with fairness): a replay is given the decks the seal returns.
 
 Inputs: `Bets`, `StakeAnswer`, `Sealed`, `SealFailed`, `Decide`, `PayAnswer`, `Tick`,
-`SettleAnswer`, `RefundAnswer`, `Reopen`, `Resume` (see each). Effects: `Stake`, `Seal`, `Pay`,
+`SettleAnswer`, `RefundAnswer`, `VoidRevealed`, `Reopen`, `Resume` (see each). Effects: `Stake`, `Seal`, `Pay`,
 `Settle`, `Refund`, `RevealVoid`, `Finish`, `Release`; `outstanding(state)` lists the calls the
 rounds wait for (a retry, and a next owner, sends the same ones: their ids are the round's own).
 """
@@ -77,6 +78,11 @@ class Stage(enum.Enum):
     PLAYING = "PLAYING"
     SETTLING = "SETTLING"  # complete; the settlement batch is outstanding
     REFUNDING = "REFUNDING"  # never dealt: the stakes are sent again and given back
+    # Never dealt and nothing kept (refused, or refunded): fairness is told the hand is void before
+    # the round closes. A request's next attempt asks fairness for its hand again (the table may
+    # have forgotten the round): one still "committed" would be this round again, whose stake ids
+    # the cashier answers with their first answer (the refusal; or "taken" for stakes refunded).
+    VOIDING = "VOIDING"
     SETTLED = "SETTLED"
     VOIDED = "VOIDED"  # refunded
     REFUSED = "REFUSED"  # the cashier refused the stakes: nothing was taken
@@ -171,6 +177,13 @@ class RefundAnswer:
 
 
 @dataclass(frozen=True, slots=True)
+class VoidRevealed:
+    """Fairness has the round's hand voided (or refused the void for good: nothing to wait for)."""
+
+    round_id: str
+
+
+@dataclass(frozen=True, slots=True)
 class Reopen:
     """The table opened again on a journal (restart, takeover): undealt rounds are refunded."""
 
@@ -198,6 +211,7 @@ Input = (
     | Tick
     | SettleAnswer
     | RefundAnswer
+    | VoidRevealed
     | Reopen
     | Resume
 )
@@ -305,6 +319,7 @@ class Round:
     refusals: int = 0  # a refused decision stake id stays refused: the next needs a new id
     resumed: bool = False
     paid_out: int = 0
+    ending: str = ""  # VOIDING: how it closes ("refused" or "voided")
 
     @property
     def pending(self) -> Logged | None:
@@ -477,6 +492,8 @@ def apply_entry(
         return _put(state, replace(round_, stage=Stage.DEALING))
     if kind == "refunding":
         return _put(state, replace(round_, stage=Stage.REFUNDING, deadline=None))
+    if kind == "voiding":
+        return _put(state, replace(round_, stage=Stage.VOIDING, deadline=None, ending=str(entry["how"])))
     deadline = float(entry["deadline"]) if entry.get("deadline") is not None else round_.deadline
     if kind == "dealt":
         stage = Stage.PLAYING if deck is not None else Stage.RESUMING
@@ -593,12 +610,12 @@ def feed(state: HouseState, given: Input) -> Step:
     if isinstance(given, RefundAnswer):
         if round_.stage is not Stage.REFUNDING:
             return Step(state)
-        entry = {"type": "closed", "round_id": round_.round_id, "how": "voided"}
-        return Step(
-            _step(state, [entry]),
-            entries=(entry,),
-            effects=(RevealVoid(round_.round_id), Release(round_.round_id, round_.cover)),
-        )
+        return _voiding(state, round_, "voided")
+    if isinstance(given, VoidRevealed):
+        if round_.stage is not Stage.VOIDING:
+            return Step(state)
+        entry = {"type": "closed", "round_id": round_.round_id, "how": round_.ending}
+        return Step(_step(state, [entry]), entries=(entry,))
     return _resume(state, round_, given)
 
 
@@ -661,7 +678,13 @@ def _stake_answer(state: HouseState, round_: Round, outcome: Outcome) -> Step:
     if outcome is Outcome.UNAVAILABLE:
         # The stakes may or may not have been taken: make it certain, then give them back.
         return _refunding(state, round_)
-    entry = {"type": "closed", "round_id": round_.round_id, "how": "refused"}
+    return _voiding(state, round_, "refused")
+
+
+def _voiding(state: HouseState, round_: Round, how: str) -> Step:
+    """Nothing of the round is kept (its stakes refused, or given back): its cover goes back now, and
+    it closes `how` once fairness has its hand voided."""
+    entry = {"type": "voiding", "round_id": round_.round_id, "how": how}
     return Step(
         _step(state, [entry]),
         entries=(entry,),
@@ -806,6 +829,8 @@ def _due(state: HouseState, round_: Round) -> tuple[Effect, ...]:
         return (Stake(round_.round_id, round_.player, stake_transfers(round_.round_id, round_.wagers)),)
     if round_.stage in (Stage.DEALING, Stage.RESUMING):
         return (Seal(round_.round_id),)
+    if round_.stage is Stage.VOIDING:
+        return (RevealVoid(round_.round_id),)
     if round_.stage is Stage.REFUNDING:
         return (
             Refund(

@@ -434,9 +434,7 @@ class HouseTable:
     async def _run_locked(self, effect: core.Effect) -> None:
         """An effect run in the background: under its player's lock, if it is still due."""
         async with self._lock(self._player_of(effect)):
-            if isinstance(effect, (core.Release, core.RevealVoid, core.Finish)) or effect in core.outstanding(
-                self._state
-            ):
+            if isinstance(effect, (core.Release, core.Finish)) or effect in core.outstanding(self._state):
                 await self._run_all([effect])
 
     async def _run_all(self, effects: Sequence[core.Effect]) -> DomainError | None:
@@ -576,8 +574,13 @@ class HouseTable:
                 table_metrics.house_round_ended(self.room.game.name.lower(), "voided")
             return step
         if isinstance(effect, core.RevealVoid):
-            self._spawn(self._reveal_void(effect.round_id))
-            return None
+            try:
+                await self._fairness.reveal(effect.round_id, voided=True)
+            except DomainError as error:
+                if is_unavailable(error):
+                    raise  # sent again (the round stays open until fairness has it)
+                log.warning("voided round not revealed", round_id=effect.round_id, reason=error.reason)
+            return await self._feed(core.VoidRevealed(effect.round_id))
         if isinstance(effect, core.Release):
             cover = self._reserved.pop(effect.round_id, None)
             if cover is not None:
@@ -644,19 +647,6 @@ class HouseTable:
             debit, credit = (house, wallet) if p.to_player else (wallet, house)
             out.append(HouseTransfer(p.transfer_id, debit, credit, p.amount, p.reference))
         return out
-
-    async def _reveal_void(self, round_id: str) -> None:
-        backoff = self._t.retry_initial_seconds
-        while not self._closed:
-            try:
-                await self._fairness.reveal(round_id, voided=True)
-                return
-            except DomainError as error:
-                if not is_unavailable(error):
-                    log.warning("voided round not revealed", round_id=round_id, reason=error.reason)
-                    return
-                await asyncio.sleep(backoff)
-                backoff = min(self._t.retry_max_seconds, backoff * 2)
 
     # ------------------------------------------------------------------ balances
 
@@ -845,14 +835,14 @@ class HouseTable:
         """The player's latest round, after the calls an undealt one still waits for (its refund,
         after an outage) were sent again now: a new round opens only once it is over."""
         current = self._state.current(player)
-        undealt = (core.Stage.STAKING, core.Stage.DEALING, core.Stage.REFUNDING)
+        undealt = (core.Stage.STAKING, core.Stage.DEALING, core.Stage.REFUNDING, core.Stage.VOIDING)
         if current is None or current.stage not in undealt:
             return current
         due = [e for e in core.outstanding(self._state) if e.round_id == current.round_id]
         await self._run_all(due)
         current = self._state.current(player)
         if current is not None and current.stage in undealt:
-            raise Unavailable("UNAVAILABLE", "your last round is still being refunded; retry")
+            raise Unavailable("UNAVAILABLE", "your last round is still being refunded or voided; retry")
         return current
 
     async def make_decision(

@@ -149,17 +149,17 @@ async def test_the_file_journal_keeps_open_rounds_and_last_views_only_and_compac
 async def test_every_journal_gives_the_next_opener_the_open_rounds_entries_as_written(
     kind: str, tmp_path: Path, redis_server_url: str, redis_prefix: str
 ) -> None:
-    """A journal cut at many points of a seeded run (every entry kind: staked, refunding, paid, unpaid,
+    """A journal cut at many points of a seeded run (every entry kind: staked, refunding, voiding, paid, unpaid,
     resumed...): what `open_entries` gives back, replayed, is exactly the core's open rounds at that
     point (the summary the table replayed before dropped every kind but open, dealt and decision)."""
     sim = Sim(11, HouseGame.RUSSIAN_POKER)
     sim.run(60)
-    kinds = {str(e["type"]) for e in sim.journal}
-    assert {"paid", "refunding", "resumed"} <= kinds, kinds
+    kinds = {str(e["type"]) for e in sim.history}
+    assert {"paid", "refunding", "voiding", "resumed"} <= kinds, kinds
     client = create_redis(redis_server_url)
     try:
-        for cut in range(0, len(sim.journal) + 1, max(1, len(sim.journal) // 12)):
-            prefix = sim.journal[:cut]
+        for cut in range(0, len(sim.history) + 1, max(1, len(sim.history) // 12)):
+            prefix = sim.history[:cut]
             if kind == "memory":
                 journal: Any = house_journal.MemoryJournal()
             elif kind == "file":

@@ -1,7 +1,8 @@
 """A seeded simulation of the house-game round core (services/table/house_core.py): random players,
 bets (legal and not), decisions (legal and not, request ids repeated), clock jumps that time boxes
-out, stake, decision and settlement calls that fail, come late or are refused, and crashes replayed
-from the journal at random inputs. At every step: the journal replayed equals the state; no decision
+out, stake, decision and settlement calls that fail, come late or are refused, voids that fairness
+hears late or never (the shell dies first), and crashes that replay the journal as the journals give it
+(the open rounds' entries: a restarted table forgets its closed rounds) at random inputs. At every step: the journal replayed equals the state; no decision
 is applied twice; every notice goes to the round's own player. For every round closed: the wallet
 changed by exactly the library's player result (settled) or not at all (refunded, refused), the
 house bank by the rest, and the round closed exactly once.
@@ -74,9 +75,14 @@ class Sim:
         )
         self.keep_finished = keep_finished
         self.state = core.empty("t.1", self.room, DECISION_SECONDS, keep_finished=keep_finished)
-        # Every round that ended, with how (what fairness knows of its hand once the core forgot it).
+        # Every round that ended, with how.
         self.ended: dict[str, core.Stage] = {}
-        self.journal: list[dict[str, Any]] = []
+        # What fairness knows of each round's hand: committed, dealt (sealed), voided, finished. Only
+        # what reached it: a void the shell had not sent when it died never did.
+        self.fairness: dict[str, str] = {}
+        self.voids_in_flight: set[str] = set()  # RevealVoid effects the shell is sending
+        self.journal: list[dict[str, Any]] = []  # as the journal holds it now (compacted at a crash)
+        self.history: list[dict[str, Any]] = []  # every entry ever written
         self.decks: dict[str, tuple[int, ...]] = {}  # what fairness seals, by round
         self.cashier = Cashier()
         self.now = 1_000.0
@@ -97,6 +103,7 @@ class Sim:
         except DomainError:
             return None
         self.journal.extend(step.entries)
+        self.history.extend(step.entries)
         self.state = step.state
         for notice in step.notices:
             assert notice.player == self.state.rounds[notice.round_id].player, notice
@@ -104,7 +111,7 @@ class Sim:
             if isinstance(effect, core.Finish):
                 self.finished[effect.round_id] += 1
             elif isinstance(effect, core.RevealVoid):
-                self.voided[effect.round_id] += 1
+                self.voids_in_flight.add(effect.round_id)
         self.check()
         return step
 
@@ -146,10 +153,15 @@ class Sim:
         request = f"bets-{self.rng.randint(0, self.opened) if self.rng.random() < 0.3 else self.opened + 1}"
         attempt = self.state.attempt(player, request)
         round_id = f"{player}:{request}:{attempt}"
-        # As the shell asks fairness (house_table._new_commitment): a hand of a round the core forgot
-        # that was voided lets the next attempt open; one dealt is the request's round, never again.
-        while round_id not in self.state.rounds and round_id in self.ended:
-            if self.ended[round_id] not in (core.Stage.VOIDED, core.Stage.REFUSED):
+        # As the shell asks fairness (house_table._new_commitment): the request's attempt commits a
+        # hand, or gets the one it committed before. Still committed: it opens the round (again, if
+        # the table forgot it); voided: the next attempt; dealt or finished: the request's round was
+        # played, never again.
+        while round_id not in self.state.rounds:
+            known = self.fairness.setdefault(round_id, "committed")
+            if known == "committed":
+                break
+            if known != "voided":
                 return
             attempt += 1
             round_id = f"{player}:{request}:{attempt}"
@@ -208,7 +220,8 @@ class Sim:
     # ------------------------------------------------------------------ the services
 
     def answer(self) -> None:
-        effects = core.outstanding(self.state)
+        effects: list[Any] = list(core.outstanding(self.state))
+        effects.extend(core.RevealVoid(r) for r in sorted(self.voids_in_flight))
         if not effects:
             return
         effect = self.rng.choice(effects)
@@ -242,9 +255,14 @@ class Sim:
                 paid = frozenset(d.transfer for d in round_.logged if d.transfer in self.cashier.applied)
                 given = core.Resume(effect.round_id, deck, paid, self.now, 5.0)
             elif roll < 0.1:
+                if self.rng.random() < 0.5:
+                    self.fairness[effect.round_id] = "dealt"  # sealed, the answer lost
                 given = core.SealFailed(effect.round_id)
             else:
                 given = core.Sealed(effect.round_id, deck, self.now)
+            self.fairness[effect.round_id] = (
+                "dealt" if isinstance(given, (core.Sealed, core.Resume)) else self.fairness[effect.round_id]
+            )
         elif isinstance(effect, core.Pay):
             transfer = effect.transfer.transfer_id
             if roll < 0.1:
@@ -273,6 +291,14 @@ class Sim:
                 self.cashier.batch(effect.player, effect.stakes)
                 self.cashier.batch(effect.player, effect.refunds)
             given = core.RefundAnswer(effect.round_id)
+        elif isinstance(effect, core.RevealVoid):
+            if roll < 0.3:
+                return  # fairness is away: sent again later
+            self.voids_in_flight.discard(effect.round_id)
+            if self.fairness[effect.round_id] != "voided":
+                self.voided[effect.round_id] += 1
+                self.fairness[effect.round_id] = "voided"
+            given = core.VoidRevealed(effect.round_id)
         else:  # pragma: no cover - outstanding lists only calls
             raise AssertionError(effect)
         if isinstance(given, core.StakeAnswer) and given.outcome is core.Outcome.REFUSED:
@@ -286,8 +312,10 @@ class Sim:
             self.feed(self.rng.choice(self.fed))
 
     def crash(self) -> None:
-        """The shell dies: the next one replays the journal (no deck: fairness seals them again)."""
+        """The shell dies (the calls it was making die with it): the next one replays the journal as
+        the journals give it, the open rounds' entries (no deck: fairness seals them again)."""
         self.crashes += 1
+        self.voids_in_flight.clear()
         decks = {r: d.deck for r, d in self.state.rounds.items() if d.deck is not None}
         self.state = core.replay(
             self.journal,
@@ -298,6 +326,9 @@ class Sim:
             keep_finished=self.keep_finished,
         )
         assert self.state.durable() == self.shadow.durable()  # the whole journal, from the start
+        closed = {str(e["round_id"]) for e in self.journal if e["type"] == "closed"}
+        self.journal = [e for e in self.journal if str(e["round_id"]) not in closed]
+        self.folded = len(self.journal)
         self.state = core.replay(
             self.journal,
             table_id="t.1",
@@ -330,7 +361,7 @@ class Sim:
             else:
                 self.answer()
         for _ in range(10_000):  # no more players: every open round ends
-            if not any(r.stage.open for r in self.state.rounds.values()):
+            if not any(r.stage.open for r in self.state.rounds.values()) and not self.voids_in_flight:
                 break
             self.now += 25.0
             self.feed(core.Tick(self.now))
@@ -338,11 +369,13 @@ class Sim:
         self.final()
 
     def final(self) -> None:
-        closes = Counter(e["round_id"] for e in self.journal if e["type"] == "closed")
+        closes = Counter(e["round_id"] for e in self.history if e["type"] == "closed")
+        opens = Counter(e["round_id"] for e in self.history if e["type"] == "open")
+        assert max(opens.values()) == 1, "a round opened twice"
         # The journal replayed with every deck fairness sealed, forgetting no round: each round's
         # decisions as they took effect (the rounds the table forgot are checked too).
         dealt = core.replay(
-            self.journal,
+            self.history,
             table_id="t.1",
             room=self.room,
             decision_seconds=DECISION_SECONDS,
@@ -374,7 +407,7 @@ class Sim:
 def test_house_core_simulation(game: HouseGame, seed: int) -> None:
     sim = Sim(seed, game)
     sim.run(max(1, ROUNDS // 4))
-    states = Counter(r.stage for r in sim.state.rounds.values())
+    states = Counter(sim.ended.values())
     # The run met every path: settled, refunded and refused rounds, and crashes replayed.
     assert min(states[core.Stage.SETTLED], states[core.Stage.VOIDED], states[core.Stage.REFUSED]) > 0
     assert sim.crashes > 0
@@ -396,7 +429,7 @@ def test_the_same_seed_plays_the_same_rounds() -> None:
     first, second = Sim(5, HouseGame.RUSSIAN_POKER), Sim(5, HouseGame.RUSSIAN_POKER)
     first.run(20)
     second.run(20)
-    assert first.journal == second.journal
+    assert first.history == second.history
 
 
 def test_the_round_core_is_pure_it_loads_no_event_loop_no_grpc_and_no_store() -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
@@ -14,6 +15,8 @@ from poker.cashier.v1 import cashier_pb2
 from poker.common.v1 import common_pb2
 from poker.fairness.v1 import fairness_pb2
 from poker.table.v1 import table_pb2
+from service_runtime.errors import Unavailable
+from services.table.dependencies import FairnessClient
 from tests.table.conftest import ADMIN, AS_TABLE, ServiceProcess, TableWorld, table_world, unique, wait_for
 from tests.table.house_players import (
     CALL,
@@ -375,6 +378,55 @@ async def test_a_bet_request_refused_before_a_restart_opens_its_next_attempt_aft
         done = await client.decide(view, 1, FOLD)
         assert done.phase == "COMPLETE"
         assert await world.wallet(client.player_id) == before - 10
+        assert (await world.audit()).balanced
+
+
+async def test_a_refused_round_whose_void_fairness_never_heard_still_lets_the_retry_play(
+    backends: dict[str, ServiceProcess], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A refused round is closed only once fairness knows its hand is void: a table that died before
+    telling fairness (here fairness refuses every void for the table's whole first life) leaves the
+    round open in the journal, and its next opener voids it, so the request's retry commits a new
+    hand and plays (the same hand again would meet the cashier's first answer: the refusal)."""
+    journal = tmp_path / "journal.jsonl"
+    real_reveal = FairnessClient.reveal
+
+    async def void_never_arrives(self: FairnessClient, hand_id: str, **kwargs: Any) -> None:
+        if kwargs.get("voided"):
+            raise Unavailable("UNAVAILABLE", "fairness is away")
+        await real_reveal(self, hand_id, **kwargs)
+
+    monkeypatch.setattr(FairnessClient, "reveal", void_never_arrives)
+    async with table_world(backends, house_journal=str(journal), house_decision_seconds=30.0) as world:
+        await fund_house(world, 10_000_000)
+        room = house_room(unique("house"), RUSSIAN)
+        table_id = world.add_room(room)
+        client = HouseClient(unique("hp"), table_id, world.table, RUSSIAN)
+        await world.fund(client.player_id, 5)
+        await expect(
+            "INSUFFICIENT_FUNDS",
+            grpc.StatusCode.FAILED_PRECONDITION,
+            lambda: client.bet(box(1, 10), request_id="the-bet"),
+        )
+        refused_round = json.loads(journal.read_text().splitlines()[0])["round_id"]
+        looked = await world.fairness.GetCommitment(
+            fairness_pb2.GetCommitmentRequest(hand_id=refused_round), metadata=ADMIN
+        )
+        assert looked.commitment.state == fairness_pb2.HAND_STATE_COMMITTED  # fairness never heard
+    monkeypatch.setattr(FairnessClient, "reveal", real_reveal)
+    async with table_world(backends, house_journal=str(journal), house_decision_seconds=30.0) as world:
+        world.add_room(room)
+        client.stub = world.table
+        await world.fund(client.player_id, 1_000)
+        before = await world.wallet(client.player_id)
+        view = (await client.bet(box(1, 10), request_id="the-bet")).round
+        assert view.round_id != refused_round
+        assert (await client.decide(view, 1, FOLD)).phase == "COMPLETE"
+        assert await world.wallet(client.player_id) == before - 10
+        looked = await world.fairness.GetCommitment(
+            fairness_pb2.GetCommitmentRequest(hand_id=refused_round), metadata=ADMIN
+        )
+        assert looked.commitment.state == fairness_pb2.HAND_STATE_VOIDED
         assert (await world.audit()).balanced
 
 
