@@ -45,7 +45,10 @@ async def test_a_finished_or_failed_task_is_fine() -> None:
 
 @pytest.mark.redis
 async def test_tasks_writing_to_redis_always_end(redis_server_url: str, redis_prefix: str) -> None:
-    """The real thing: cancel tasks in the middle of Redis writes; every one of them ends."""
+    """The real thing: cancel tasks in the middle of Redis writes; every one of them ends, at the first
+    cancel: the client's writes keep it (service_runtime.redis_client). With redis-py's own writes
+    (`asyncio.wait_for`) a loaded machine lost 17 of 20 plain cancels, and cancelling again every
+    50 ms took up to 11 s to stop one task (a CI run failed on this test's 10 s bound)."""
     client = create_redis(redis_server_url)
     lost = 0
     try:
@@ -65,5 +68,4 @@ async def test_tasks_writing_to_redis_always_end(redis_server_url: str, redis_pr
             assert task.done()
     finally:
         await client.aclose()
-    # On Python 3.11 with redis-py's socket timeout, some plain cancels are lost (say how many).
-    print(f"plain cancels lost: {lost} of 20")
+    assert lost == 0, f"plain cancels lost: {lost} of 20"
