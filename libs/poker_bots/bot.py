@@ -210,6 +210,9 @@ class Bot:
                 return
             await self._sit()
             return
+        if self._sitting_out(view, seat):
+            await self._sit_in()
+            return
         if view.hand_id and view.hand_id != self._last_hand:
             self._last_hand = view.hand_id
             if self._left is False and self.rng.random() < self.behaviour.leave_rate:
@@ -359,6 +362,31 @@ class Bot:
                 # seat (or opens one), as for a player's client.
                 raise RouteLost from error
             self._rest(0.5, 1.5)
+
+    def _sitting_out(self, view: table_pb2.TableView, seat: int) -> bool:
+        return any(s.seat == seat and s.status == table_pb2.SEAT_STATUS_SITTING_OUT for s in view.seats)
+
+    async def _sit_in(self) -> None:
+        """Back from sitting out (the table sat the bot out after turns lost to the clock, say, while
+        it was routing again after a shard's death), as a player presses "I'm back": a bot never
+        sits out by choice, and a table of bots all sat out would never deal again."""
+        assert self._stub is not None
+        request = table_pb2.SitInRequest(request_id=uuid.uuid4().hex, table_id=self.table_id)
+        try:
+            await self._call(
+                "sit_in",
+                self._stub.SitIn(
+                    request,
+                    metadata=self.credentials.player(self.player_id),
+                    timeout=self.connections.timeout,
+                ),
+            )
+        except grpc.aio.AioRpcError as error:
+            if reason_of(error) != "NOT_SEATED":
+                raise
+            return
+        self.stats.sit_ins += 1
+        await self._wait(1.0)
 
     async def buy_chips(self) -> bool:
         """Buy `buy_ins_per_purchase` buy-ins with the payments identity; False if it cannot."""

@@ -59,6 +59,7 @@ class RunStats:
     actions: int = 0
     timeouts_let_run: int = 0
     sits: int = 0
+    sit_ins: int = 0  # back from a sit-out the table decided (turns lost to the clock)
     leaves: int = 0
     rejoins: int = 0
     purchases: int = 0
@@ -112,6 +113,7 @@ class RunStats:
             "actions": self.actions,
             "timeouts_let_run": self.timeouts_let_run,
             "sits": self.sits,
+            "sit_ins": self.sit_ins,
             "leaves": self.leaves,
             "rejoins": self.rejoins,
             "purchases": self.purchases,
@@ -141,7 +143,7 @@ class RunStats:
         lines = [
             f"hands {data['hands']} ({data['hands_per_second']}/s), actions {data['actions']} "
             f"({data['actions_per_second']}/s) in {data['seconds']} s",
-            f"sits {self.sits}, leaves {self.leaves}, rejoins {self.rejoins}, purchases {self.purchases}, "
+            f"sits {self.sits}, sit-ins {self.sit_ins}, leaves {self.leaves}, rejoins {self.rejoins}, purchases {self.purchases}, "
             f"turns left to the clock {self.timeouts_let_run}",
         ]
         if self.house_rounds:

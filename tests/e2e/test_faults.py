@@ -103,7 +103,8 @@ class FaultRun:
         except AssertionError:
             stuck = [t for t in tables if not self.hands_after(t, after)]
             raise AssertionError(
-                f"tables that did not deal again within {DEALS_AGAIN_WITHIN} s: {stuck}"
+                f"tables that did not deal again within {DEALS_AGAIN_WITHIN} s: {stuck}\n"
+                f"the bots: {self.stats.summary()}"
             ) from None
         return {t: self.stats.events_after(t, after)[0] - after for t in tables}
 

@@ -226,6 +226,18 @@ class StandInLobby(lobby_pb2_grpc.LobbyServiceServicer):
         self.no_new_hands: set[str] = set()
         # Rooms (room id) no player may see, as the lobby hides a private room from a stranger.
         self.hidden: set[str] = set()
+        # The shard JoinTable routes every player to (the world's own), once it listens.
+        self.table_address = ""
+
+    async def JoinTable(  # noqa: N802
+        self, request: lobby_pb2.JoinTableRequest, context: Any
+    ) -> lobby_pb2.JoinTableResponse:
+        if request.room_id not in self.rooms:
+            raise NotFound("ROOM_NOT_FOUND", "no such room")
+        table_id = request.table_id or f"{request.room_id}.1"
+        return lobby_pb2.JoinTableResponse(
+            table_id=table_id, shard_id="shard-a", address=self.table_address, fencing_token=1
+        )
 
     async def GetRoom(self, request: lobby_pb2.GetRoomRequest, context: Any) -> lobby_pb2.GetRoomResponse:  # noqa: N802
         room = self.rooms.get(request.room_id)
@@ -461,6 +473,7 @@ async def table_world(backends: dict[str, ServiceProcess], **overrides: Any) -> 
             limits=limits,
         )
         await running.start()
+        lobby.table_address = f"127.0.0.1:{port}"
         channels = [
             grpc.aio.insecure_channel(f"127.0.0.1:{port}"),
             grpc.aio.insecure_channel(backends["cashier"].address),

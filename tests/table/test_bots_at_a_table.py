@@ -1,0 +1,62 @@
+"""poker-bots against a real table shard (the stand-in lobby routes them to it): what a bot does when
+the table, not the bot, changes its seat."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+
+from poker_bots.bot import Behaviour, Bot, Connections, RoomTerms
+from poker_bots.credentials import MintedCredentials
+from poker_bots.stats import RunStats
+from poker_bots.strategies import RandomLegal
+from service_runtime.testing import DEV_KEYS
+from tests.table.conftest import ServiceProcess, nl_room, table_world, unique, wait_for
+
+
+async def test_a_bot_the_table_sat_out_sits_in_again_and_the_table_deals_on(
+    backends: dict[str, ServiceProcess],
+) -> None:
+    """Two bots that let the clock act on every turn: the table sits each out after three hands lost
+    to the clock (docs/table.md). A bot sat out comes back (SitIn), as a player presses "I'm back";
+    before, it stayed out for good and a table of bots stopped dealing (the fault e2e run under load:
+    bots routing again after a shard's death lost their turns to the clock)."""
+    async with table_world(
+        backends, action_seconds=0.2, time_bank_seconds=0.0, countdown_seconds=0.0
+    ) as world:
+        room = nl_room(unique("bots"))
+        table_id = world.add_room(room)
+        stats = RunStats()
+        connections = Connections(world.settings.lobby_address, world.backends["cashier"].address)
+        credentials = MintedCredentials(DEV_KEYS)
+        bots = []
+        for n in range(2):
+            player = unique(f"bot{n}")
+            await world.fund(player, 10_000)
+            bots.append(
+                Bot(
+                    player,
+                    RoomTerms(room.room_id, room.pool, 1_000),
+                    table_id,
+                    RandomLegal(),
+                    connections,
+                    credentials,
+                    stats,
+                    Behaviour(timeout_rate=1.0, leave_rate=0.0),
+                    random.Random(n),
+                )
+            )
+        stop = asyncio.Event()
+        tasks = [asyncio.create_task(bot.run(stop)) for bot in bots]
+        try:
+            await wait_for(lambda: stats.sit_ins >= 2, within=60, interval=0.1)
+            dealt = len(stats.hands)
+            await wait_for(lambda: len(stats.hands) > dealt + 1, within=30, interval=0.1)
+        finally:
+            stop.set()
+            await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), 30)
+            for bot in bots:
+                await bot.finish()
+            await connections.close()
+        assert stats.unexpected_errors() == {}, stats.summary()
+        assert (await world.audit()).balanced
