@@ -294,24 +294,40 @@ class RedisShardRegistry:
         addresses = await self._redis.mget([self._shard_key_prefix() + i for i in ids])
         return [ShardInfo(i, _text(a)) for i, a in zip(ids, addresses, strict=True) if a is not None]
 
-    async def owner_of(self, room_id: str) -> RoomOwner:
-        """Resolve the room now: the live owner and its fencing token (grown if the owner changed)."""
-        result = await self._resolve(
-            keys=[self._shards_key(), self._room_key(room_id)],
-            args=[room_id, self._shard_key_prefix(), self._hands_over_key_prefix()],
-        )
+    def _resolve_keys(self, room_id: str) -> list[str]:
+        return [self._shards_key(), self._room_key(room_id)]
+
+    def _resolve_args(self, room_id: str) -> list[str]:
+        return [room_id, self._shard_key_prefix(), self._hands_over_key_prefix()]
+
+    @staticmethod
+    def _owner(room_id: str, result: Any) -> RoomOwner | None:
         if not result:
-            raise NoShardAvailable(room_id)
+            return None
         shard_id, address, token = result
         return RoomOwner(room_id, ShardInfo(_text(shard_id), _text(address)), int(token))
 
+    async def owner_of(self, room_id: str) -> RoomOwner:
+        """Resolve the room now: the live owner and its fencing token (grown if the owner changed)."""
+        result = await self._resolve(keys=self._resolve_keys(room_id), args=self._resolve_args(room_id))
+        owner = self._owner(room_id, result)
+        if owner is None:
+            raise NoShardAvailable(room_id)
+        return owner
+
     async def owners_of(self, room_ids: Sequence[str]) -> dict[str, RoomOwner]:
-        """Resolve several rooms; rooms with no live shard are left out."""
-        owners: dict[str, RoomOwner] = {}
-        for room_id in room_ids:
-            with contextlib.suppress(NoShardAvailable):
-                owners[room_id] = await self.owner_of(room_id)
-        return owners
+        """Resolve several rooms in one round trip (each room's script as `owner_of` runs it, in a
+        pipeline); rooms with no live shard are left out."""
+        if not room_ids:
+            return {}
+        async with self._redis.pipeline(transaction=False) as pipe:
+            for room_id in room_ids:
+                await self._resolve(
+                    keys=self._resolve_keys(room_id), args=self._resolve_args(room_id), client=pipe
+                )
+            results = await pipe.execute()
+        owners = (self._owner(room_id, result) for room_id, result in zip(room_ids, results, strict=True))
+        return {owner.room_id: owner for owner in owners if owner is not None}
 
     async def fencing_token(self, room_id: str) -> int:
         """The room's current token without resolving (0 if the room was never resolved)."""

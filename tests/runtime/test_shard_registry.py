@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 import redis.asyncio as redis
@@ -54,6 +55,38 @@ async def test_every_room_resolves_to_the_rendezvous_winner_among_live_shards(
     assert all(o.fencing_token == 1 for o in owners.values())
     # Asking again changes nothing: same owner, same token.
     assert await registry.owners_of(ROOMS) == owners
+
+
+async def test_owners_of_many_rooms_is_one_round_trip_with_owner_of_s_answers(
+    redis_server_url: str, redis_prefix: str
+) -> None:
+    """The shard's ownership round reads its rooms' owners every third of a lease: one pipeline, not
+    one script call per room (issue 28), with the same answers, rooms without a shard left out."""
+
+    class Counting(redis.Redis):
+        calls = 0
+        pipelines = 0
+
+        async def execute_command(self, *args: object, **options: object) -> object:
+            Counting.calls += 1
+            return await super().execute_command(*args, **options)  # type: ignore[no-untyped-call]
+
+        def pipeline(self, transaction: bool = True, shard_hint: str | None = None) -> Any:
+            Counting.pipelines += 1
+            return super().pipeline(transaction, shard_hint)
+
+    client = Counting.from_url(redis_server_url)
+    try:
+        registry = _registry(client, redis_prefix)
+        assert await registry.owners_of(ROOMS) == {}  # no live shard: every room left out
+        for shard in (A, B):
+            await registry.heartbeat(shard)
+        Counting.calls = Counting.pipelines = 0
+        owners = await registry.owners_of(ROOMS)
+        assert (Counting.calls, Counting.pipelines) == (0, 1)
+        assert owners == {room: await registry.owner_of(room) for room in ROOMS}
+    finally:
+        await client.aclose()
 
 
 async def test_no_live_shard_is_no_shard_available(client: redis.Redis, redis_prefix: str) -> None:
