@@ -23,7 +23,15 @@ from poker_engine.events import Event
 from service_runtime.errors import ResourceExhausted
 from services.table import metrics as table_metrics
 from services.table.spectators import DelayLine
-from services.table.views import TableState, event_body, notice, public_seat, redact_for, table_view
+from services.table.views import (
+    TableState,
+    event_body,
+    notice,
+    personal_view,
+    public_seat,
+    redact_for,
+    table_view,
+)
 
 # Spectators get the updates that came due within this window in one message (issue 28): a hand's
 # quick steps reach a table's spectators in a few messages, not one per step; each update is at most
@@ -210,11 +218,14 @@ class TableStreams:
             return
         state = state_of()
         views: dict[int, table_pb2.TableView] = {}
+        public: table_pb2.TableView | None = None
         for watcher, seat in {w: self._seat_of(w.player_id) for w in self.watchers}.items():
             if seat is None:
                 continue  # no seat, no live play: the waiting view below
             if seat not in views:
-                views[seat] = table_view(state, seat)
+                # The public view once per step, a personalised copy per seat.
+                public = public or table_view(state, None)
+                views[seat] = personal_view(public, state, seat)
             # A player without a version of their own (seated after the event) gets the public one.
             events = [versions.get(watcher.player_id, versions[None]) for versions in unsent]
             self._deliver(watcher, events, views[seat], state)

@@ -209,6 +209,25 @@ def table_view(state: TableState, recipient: int | None) -> table_pb2.TableView:
     return view
 
 
+def personal_view(public: table_pb2.TableView, state: TableState, recipient: int) -> table_pb2.TableView:
+    """`table_view(state, recipient)` made from the public view of the same state
+    (`table_view(state, None)`): a copy with the recipient's own hole cards and, on their turn, their
+    legal actions. The streams render the public view once per step and personalise a copy per seat
+    (issue 28: rendering every seat's view in full was a third of a step's stream work); the result
+    is the same message (tests/table/test_table_views.py)."""
+    view = table_pb2.TableView()
+    view.CopyFrom(public)
+    seat = next((s for s in state.seats if s.seat == recipient), None)
+    if seat is not None and seat.in_hand:
+        # The public view hides the cards (or shows them, if shown); the recipient sees their own.
+        hole = view.seats[recipient].hole_cards
+        del hole[:]
+        hole.extend(cards_pb(_hole_cards(state.events, recipient)))
+    if state.legal is not None and state.legal.seat == recipient:
+        view.legal_actions.CopyFrom(legal_actions_pb(state.legal, state.deadline, state.all_in_allowed))
+    return view
+
+
 def award_pb(award: PotAwarded) -> table_pb2.PotAward:
     return table_pb2.PotAward(
         pot_index=award.index,

@@ -4,13 +4,18 @@ the chips added and the raise-to total of every action on the wire (4)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from poker.table.v1 import table_pb2
 from poker_engine.cards import parse_cards
 from poker_engine.config import HandConfig, RakeRule, SeatConfig, Variant
 from poker_engine.events import PlayerActed
 from poker_engine.hand import Hand
 from services.table.rooms import Room
-from services.table.views import SeatState, TableState, event_body, table_view
+from services.table.views import SeatState, TableState, event_body, personal_view, table_view
 
 ROOM = Room("views-room", Variant.NO_LIMIT, 1, 4, 5, 10, 5, 10, 1000, RakeRule())
 
@@ -103,3 +108,43 @@ def test_an_action_carries_the_chips_it_added_and_the_raise_to_total() -> None:
         (table_pb2.ACTION_KIND_RAISE, 60, 60),
         (table_pb2.ACTION_KIND_RAISE, 195, 200),  # the small blind had 5 in: adds 195, raises to 200
     ]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    stacks=st.lists(st.integers(min_value=5, max_value=400), min_size=2, max_size=3),
+    choices=st.lists(st.integers(min_value=0, max_value=4), max_size=40),
+    deadline=st.one_of(st.none(), st.floats(min_value=1.0, max_value=2e9)),
+)
+def test_a_seats_view_made_from_the_public_one_is_the_view_rendered_for_it(
+    stacks: list[int], choices: list[int], deadline: float | None
+) -> None:
+    """The streams render the public view once per step and personalise a copy per seat
+    (views.personal_view); at every point of random hands (folds, all-ins, showdowns), for every
+    seat of the room (one of four always empty), that copy is exactly the view rendered for the seat."""
+    hand = _hand(dict(enumerate(stacks)))
+    moves = iter(choices)
+
+    def check() -> None:
+        state = replace(_state(hand), deadline=deadline)
+        public = table_view(state, None)
+        for seat in range(ROOM.seats):
+            assert personal_view(public, state, seat) == table_view(state, seat), seat
+        assert public == table_view(state, None)  # left as it was
+
+    check()
+    while not hand.is_over:
+        legal = hand.legal_actions()
+        assert legal is not None
+        move = next(moves, 1)
+        if move == 0 and legal.can_call:
+            hand.fold(legal.seat)
+        elif move in (0, 1):
+            hand.call(legal.seat) if legal.can_call else hand.check(legal.seat)
+        elif move == 2 and (legal.can_bet or legal.can_raise):
+            (hand.bet if legal.can_bet else hand.raise_to)(legal.seat, legal.min_to)
+        elif legal.all_in_to is not None and (legal.can_bet or legal.can_raise):
+            (hand.bet if legal.can_bet else hand.raise_to)(legal.seat, legal.all_in_to)
+        else:
+            hand.call(legal.seat) if legal.can_call else hand.check(legal.seat)
+        check()
