@@ -126,9 +126,11 @@ class GatedConnections(Connections):
         return GatedTable(super().table(address), self._gate, self._latencies)
 
 
-def served_counts(ports: Sequence[int]) -> tuple[int, int]:
-    """(unary calls served, stream messages sent) so far, summed over the services' metrics."""
+def served_counts(ports: Sequence[int]) -> tuple[int, int, dict[str, int]]:
+    """(unary calls served, stream messages sent, Redis round trips by command) so far, summed over
+    the services' metrics (a pipeline is one round trip, `PIPELINE`)."""
     unary = messages = 0
+    redis_trips: dict[str, int] = {}
     for port in ports:
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as answer:
             text = answer.read().decode()
@@ -138,7 +140,10 @@ def served_counts(ports: Sequence[int]) -> tuple[int, int]:
                     unary += int(sample.value)
                 elif sample.name == "grpc_server_msg_sent_total":
                     messages += int(sample.value)
-    return unary, messages
+                elif sample.name == "poker_redis_command_seconds_count":
+                    command = f"redis {sample.labels.get('command', '?')}"
+                    redis_trips[command] = redis_trips.get(command, 0) + int(sample.value)
+    return unary, messages, redis_trips
 
 
 class Play:
@@ -150,18 +155,19 @@ class Play:
         self._ports = metrics_ports
 
     async def run(self, seconds: float) -> harness.Outcome:
-        unary, messages = await asyncio.to_thread(served_counts, self._ports)
+        unary, messages, trips = await asyncio.to_thread(served_counts, self._ports)
         hands, actions = len(self._stats.hands), self._stats.actions
         self._gate.set()
         await asyncio.sleep(seconds)
         self._gate.clear()
-        unary_after, messages_after = await asyncio.to_thread(served_counts, self._ports)
+        unary_after, messages_after, trips_after = await asyncio.to_thread(served_counts, self._ports)
         return harness.Outcome(
             len(self._stats.hands) - hands,
             counts={
                 "actions": self._stats.actions - actions,
                 "unary calls": unary_after - unary,
                 "stream messages": messages_after - messages,
+                **{name: n - trips.get(name, 0) for name, n in trips_after.items()},
             },
         )
 
@@ -266,6 +272,16 @@ def report(
     print(
         f"  per hand: {calls:.1f} unary calls ({actions:.1f} Acts), {messages:.1f} stream messages; in the "
         f"window {setup_calls['sits']} sits and {setup_calls['purchases']} purchases (set-up is outside it)"
+    )
+    trips = {
+        name.split(" ", 1)[1]: n / hands for name, n in window.counts.items() if name.startswith("redis ")
+    }
+    print(
+        f"  Redis round trips per hand (all processes): {sum(trips.values()):.1f} ("
+        + ", ".join(
+            f"{name} {n:.1f}" for name, n in sorted(trips.items(), key=lambda item: -item[1]) if n >= 0.05
+        )
+        + ")"
     )
     print(
         f"  floors: bare unary {unary.rate:,.0f} calls/s at {unary.cpu_per_operation * 1e6:,.0f} us of CPU each; "
