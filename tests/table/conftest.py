@@ -31,7 +31,7 @@ from poker.lobby.v1 import lobby_pb2, lobby_pb2_grpc
 from poker.table.v1 import table_pb2_grpc
 from service_runtime.access import ANY_CALLER, AccessPolicy
 from service_runtime.auth import Role
-from service_runtime.errors import NotFound, PermissionDenied
+from service_runtime.errors import FailedPrecondition, NotFound, PermissionDenied
 from service_runtime.interceptors import Limits
 from service_runtime.server import GrpcService, RunningServer, create_server
 from service_runtime.testing import DEV_KEYS, auth_metadata, throwaway_postgres_database
@@ -228,12 +228,18 @@ class StandInLobby(lobby_pb2_grpc.LobbyServiceServicer):
         self.hidden: set[str] = set()
         # The shard JoinTable routes every player to (the world's own), once it listens.
         self.table_address = ""
+        # Tables JoinTable answers TABLE_FULL when asked for by id (a room's JoinTable routes to .1).
+        self.full: set[str] = set()
+        self.joins: list[str] = []  # the table id each JoinTable asked for ("" for the room's pick)
 
     async def JoinTable(  # noqa: N802
         self, request: lobby_pb2.JoinTableRequest, context: Any
     ) -> lobby_pb2.JoinTableResponse:
         if request.room_id not in self.rooms:
             raise NotFound("ROOM_NOT_FOUND", "no such room")
+        self.joins.append(request.table_id)
+        if request.table_id in self.full:
+            raise FailedPrecondition("TABLE_FULL", "every seat of this table is taken")
         table_id = request.table_id or f"{request.room_id}.1"
         return lobby_pb2.JoinTableResponse(
             table_id=table_id, shard_id="shard-a", address=self.table_address, fencing_token=1
