@@ -17,6 +17,7 @@ from sqlalchemy import and_, bindparam, case, func, insert, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from service_runtime.database import driver_pipeline
 from service_runtime.storage_metrics import driver_round_trip
 from services.cashier.ledger import (
     Account,
@@ -516,10 +517,8 @@ async def _driver_execute(
     with it in one round trip; `commit=True` sends the COMMIT along too (the caller's transaction
     then has nothing left to commit). An error still surfaces here, before anything is committed.
     """
-    raw = await conn.get_raw_connection()
-    driver: Any = raw.driver_connection
     with driver_round_trip("postgresql"):
-        async with driver.pipeline():  # leaving it sends one Sync and reads every result
+        async with driver_pipeline(conn) as driver:  # leaving it sends one Sync and reads every result
             cursor = await driver.execute(sql, params, prepare=prepare)
             if commit:
                 await driver.execute("COMMIT")  # skipped by the server if the statement failed

@@ -39,6 +39,7 @@ import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from service_runtime.database import driver_pipeline
 from service_runtime.migrations import upgrade_to_head
 from service_runtime.storage_metrics import driver_round_trip, statement_kind
 from services.fairness.hands import ClientSeedRecord, HandRecord, HandState
@@ -178,12 +179,10 @@ async def _run(
 ) -> list[list[tuple[Any, ...]]]:
     """Run `statements` in order inside the unit's transaction; the rows of each. PostgreSQL: one
     pipeline (one round trip), with the COMMIT after them when `commit`."""
-    raw = await connection.get_raw_connection()
-    driver: Any = raw.driver_connection
     backend = connection.dialect.name
     if backend == "postgresql":
         with driver_round_trip(backend):
-            async with driver.pipeline():  # leaving it sends one Sync and reads every result
+            async with driver_pipeline(connection) as driver:  # leaving it: one Sync, every result
                 cursors = [await driver.execute(s.postgres, params, prepare=True) for s, params in statements]
                 if commit:
                     await driver.execute("COMMIT")  # skipped by the server if a statement failed
@@ -192,7 +191,11 @@ async def _run(
             list(await cursor.fetchall()) if s.returns_rows else []
             for cursor, (s, _) in zip(cursors, statements, strict=True)
         ]
-    database: sqlite3.Connection = driver._conn  # aiosqlite's sqlite3 connection, idle while we hold it
+    raw = await connection.get_raw_connection()
+    sqlite_driver: Any = raw.driver_connection
+    database: sqlite3.Connection = (
+        sqlite_driver._conn
+    )  # aiosqlite's sqlite3 connection, idle while we hold it
     results = []
     for s, params in statements:
         with driver_round_trip(backend, s.kind):

@@ -18,6 +18,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from poker.history.v1 import history_pb2
+from service_runtime.database import driver_pipeline
 from service_runtime.storage_metrics import driver_round_trip
 from services.history.cases import COUNTERS, Baseline, PairTotals, TimingTotals
 from services.history.storage import (
@@ -237,7 +238,6 @@ async def insert_weighed_hand(
             await add_pair_totals(session, int(record.pool), increments, now_us),
             await add_timings(session, timings, now_us),
         )
-    driver: Any = (await connection.get_raw_connection()).driver_connection
     seats = record.seats
     params: dict[str, Any] = {
         "hand_id": record.hand_id,
@@ -263,7 +263,7 @@ async def insert_weighed_hand(
         params[f"t_{name}"] = [buckets[index] for _, buckets in timings]
     try:
         with driver_round_trip("postgresql"):
-            async with driver.pipeline():  # the BEGIN and the statement in one round trip
+            async with driver_pipeline(connection) as driver:  # the BEGIN and the statement together
                 cursor = await driver.execute(_weighed_hand_sql(), params)
         number, pairs, timed = await cursor.fetchone()
     except psycopg.errors.IntegrityError as error:

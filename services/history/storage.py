@@ -15,9 +15,10 @@ from typing import Any
 import psycopg
 import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from poker.history.v1 import history_pb2
+from service_runtime.database import driver_pipeline
 from service_runtime.migrations import upgrade_to_head
 from service_runtime.storage_metrics import driver_round_trip
 from services.history.tables import audit_events, hand_players, hands
@@ -109,14 +110,14 @@ async def insert_hand(
     driver: Any = raw.driver_connection
     try:
         if connection.dialect.name == "postgresql":
-            return await _insert_hand_postgres(driver, record, data, now_us, end_us, commit)
+            return await _insert_hand_postgres(connection, record, data, now_us, end_us, commit)
         return await _insert_hand_sqlite(driver, record, data, now_us, end_us)
     except (psycopg.errors.IntegrityError, sqlite3.IntegrityError) as error:
         raise IntegrityError("INSERT INTO history_hands", {"hand_id": record.hand_id}, error) from error
 
 
 async def _insert_hand_postgres(
-    driver: Any,
+    connection: AsyncConnection,
     record: history_pb2.HandRecord,
     data: bytes,
     now_us: int,
@@ -140,7 +141,7 @@ async def _insert_hand_postgres(
         "fingerprints": [seat.client_fingerprint for seat in seats],
     }
     with driver_round_trip("postgresql"):
-        async with driver.pipeline():  # leaving it sends one Sync and reads every result
+        async with driver_pipeline(connection) as driver:  # leaving it: one Sync, every result
             cursor = await driver.execute(INSERT_HAND_POSTGRES, params)
             if commit:
                 await driver.execute("COMMIT")  # skipped by the server if the insert failed

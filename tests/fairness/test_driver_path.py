@@ -7,12 +7,14 @@ under a transition answers DATABASE_UNAVAILABLE, never INTERNAL."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import uuid
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 
 import grpc
 import psycopg
+import psycopg.waiting
 import pytest
 from prometheus_client import REGISTRY
 from sqlalchemy.engine import make_url
@@ -173,3 +175,39 @@ async def test_the_round_trips_on_the_driver_are_in_the_sql_latency_figure(
     # Each transition locks and reads its hand (one round trip), then writes (another): PostgreSQL
     # sends each pair of statements as one pipeline; SQLite runs at least three statements each.
     assert after - before >= (4 if backend == "postgresql" else 6)
+
+
+@pytest.mark.postgres
+async def test_a_unit_cancelled_entering_its_pipeline_leaves_no_connection_in_pipeline_mode(
+    fairness_database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """psycopg yields to the loop after a step that did not block once the loop has been busy for
+    5 ms (always here: `MAX_BUSY_TIME` 0); a cancel at any point of a seal, also inside the
+    pipeline's `__aenter__`, must leave no pooled connection in pipeline mode: the next read works
+    (before: `ResourceClosedError`, VerifyHand INTERNAL in a CI run) and the hand can be sealed (no
+    row lock left behind by a ROLLBACK that was only queued)."""
+    if not fairness_database_url.startswith("postgresql"):
+        pytest.skip("the pipeline is PostgreSQL's")
+    engine = create_engine(fairness_database_url, pool_size=1)
+    application = FairnessApplication(Transactions(engine), DEV_VAULT)
+    table = f"cancel-{uuid.uuid4().hex[:8]}"
+    failures = []
+    try:
+        for steps in range(30):
+            hand = (await application.commit_hand(f"{table}/{steps}", table)).hand.hand_id
+            with monkeypatch.context() as patch:
+                patch.setattr(psycopg.waiting, "MAX_BUSY_TIME", 0.0)
+                task = asyncio.create_task(application.seal_hand(hand))
+                for _ in range(steps):
+                    await asyncio.sleep(0)
+                task.cancel()
+                with contextlib.suppress(BaseException):
+                    await task
+            try:
+                await application.get_commitment(hand, reader=ADMIN_READER)
+                await asyncio.wait_for(application.seal_hand(hand), 10)
+            except Exception as error:
+                failures.append((steps, repr(error)[:120]))
+    finally:
+        await engine.dispose()
+    assert failures == []
