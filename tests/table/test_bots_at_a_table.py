@@ -6,12 +6,46 @@ from __future__ import annotations
 import asyncio
 import random
 
+from poker.lobby.v1 import lobby_pb2
 from poker_bots.bot import Behaviour, Bot, Connections, RoomTerms
 from poker_bots.credentials import MintedCredentials
 from poker_bots.stats import RunStats
 from poker_bots.strategies import RandomLegal
 from service_runtime.testing import DEV_KEYS
-from tests.table.conftest import ServiceProcess, nl_room, table_world, unique, wait_for
+from tests.table.conftest import ServiceProcess, TableWorld, nl_room, table_world, unique, wait_for
+
+
+async def two_bots(
+    world: TableWorld,
+    room: lobby_pb2.Room,
+    table_id: str,
+    connections: Connections,
+    stats: RunStats,
+    *,
+    timeout_rate: float,
+) -> list[Bot]:
+    """Two funded random bots of `room`, given `table_id`, that never leave."""
+    credentials = MintedCredentials(DEV_KEYS)
+    bots = []
+    for n in range(2):
+        player = unique(f"bot{n}")
+        await world.fund(player, 10_000)
+        terms = RoomTerms(room.room_id, room.pool, 1_000)
+        behaviour = Behaviour(timeout_rate=timeout_rate, leave_rate=0.0)
+        bots.append(
+            Bot(
+                player,
+                terms,
+                table_id,
+                RandomLegal(),
+                connections,
+                credentials,
+                stats,
+                behaviour,
+                random.Random(n),
+            )
+        )
+    return bots
 
 
 async def test_a_bot_the_table_sat_out_sits_in_again_and_the_table_deals_on(
@@ -28,24 +62,7 @@ async def test_a_bot_the_table_sat_out_sits_in_again_and_the_table_deals_on(
         table_id = world.add_room(room)
         stats = RunStats()
         connections = Connections(world.settings.lobby_address, world.backends["cashier"].address)
-        credentials = MintedCredentials(DEV_KEYS)
-        bots = []
-        for n in range(2):
-            player = unique(f"bot{n}")
-            await world.fund(player, 10_000)
-            bots.append(
-                Bot(
-                    player,
-                    RoomTerms(room.room_id, room.pool, 1_000),
-                    table_id,
-                    RandomLegal(),
-                    connections,
-                    credentials,
-                    stats,
-                    Behaviour(timeout_rate=1.0, leave_rate=0.0),
-                    random.Random(n),
-                )
-            )
+        bots = await two_bots(world, room, table_id, connections, stats, timeout_rate=1.0)
         stop = asyncio.Event()
         tasks = [asyncio.create_task(bot.run(stop)) for bot in bots]
         try:
@@ -74,24 +91,7 @@ async def test_a_bot_whose_table_is_full_plays_where_the_lobby_routes_it(
         world.lobby.full.add(f"{room.room_id}.2")
         stats = RunStats()
         connections = Connections(world.settings.lobby_address, world.backends["cashier"].address)
-        credentials = MintedCredentials(DEV_KEYS)
-        bots = []
-        for n in range(2):
-            player = unique(f"bot{n}")
-            await world.fund(player, 10_000)
-            bots.append(
-                Bot(
-                    player,
-                    RoomTerms(room.room_id, room.pool, 1_000),
-                    f"{room.room_id}.2",
-                    RandomLegal(),
-                    connections,
-                    credentials,
-                    stats,
-                    Behaviour(timeout_rate=0.0, leave_rate=0.0),
-                    random.Random(n),
-                )
-            )
+        bots = await two_bots(world, room, f"{room.room_id}.2", connections, stats, timeout_rate=0.0)
         stop = asyncio.Event()
         tasks = [asyncio.create_task(bot.run(stop)) for bot in bots]
         try:
