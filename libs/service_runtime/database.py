@@ -225,8 +225,11 @@ async def driver_pipeline(connection: AsyncConnection) -> AsyncIterator[Any]:
         async with driver.pipeline():
             yield driver
     except BaseException:
-        if _left_in_pipeline(driver):
-            await connection.invalidate()
+        # Never hides what went wrong inside: a connection that cannot even be looked at or closed
+        # here is a broken one, which the pool drops at its next use.
+        with contextlib.suppress(Exception):
+            if _left_in_pipeline(driver):
+                await connection.invalidate()
         raise
 
 
