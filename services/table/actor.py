@@ -331,6 +331,7 @@ class TableActor:
             # A task that had failed was logged when it ended; stopping the table must not fail too.
             await cancel_and_wait(self._task)
             self._task = None
+        await self._cycle.close()
         # Commands still queued get an answer: a caller never waits on a stopped table.
         while not self._queue.empty():
             _, future = self._queue.get_nowait()
@@ -341,7 +342,7 @@ class TableActor:
         # A hand still waiting here (for its settlement, its deal) goes on where the table opens next:
         # this process waits for it no more, and its trace ends here.
         table_metrics.settlement_dropped(self.table_id)
-        hand_trace.dropped(self.table_id, self.closed_reason)
+        hand_trace.closed(self.table_id, self.closed_reason)
         self._streams.close_all()
 
     async def call(self, command: Callable[[], Awaitable[T]]) -> T:

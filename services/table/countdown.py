@@ -39,6 +39,9 @@ def seed_seconds(countdown_seconds: float, seed_reveal_seconds: float) -> float:
 @dataclass
 class Countdown:
     commitment: Commitment
+    # The room's terms the commitment was asked on (private room, shuffle version; Dealer.terms): a
+    # room whose terms changed before the deal gets a commitment of its own (the old one is voided).
+    terms: tuple[bool, int] = (False, 0)
     seeds: dict[int, bytes] = field(default_factory=dict)  # engine seat -> seed relayed
     # Version 3: engine seat -> (player, seed hash) relayed while hashes are taken; closed once,
     # then only those seats send their seeds.

@@ -20,6 +20,7 @@ from services.table import core, hand_trace
 from services.table.countdown import Countdown
 from services.table.dependencies import Commitment, FairnessClient
 from services.table.event_log import HandEventLog
+from services.table.remote import is_unavailable
 from services.table.rooms import Room
 from services.table.table_core import PlayerSeat
 
@@ -49,22 +50,45 @@ class Dealer:
         self._life = uuid.uuid4().hex[:16]
         self._hand_counter = 0
 
-    async def commit(self, room: Room) -> Countdown | None:
-        """The next hand's commitment, marked live before anyone sees it (if this shard dies now, the
-        next owner voids it), as the countdown to run; None: fairness refused or is away (retry)."""
-        self._hand_counter += 1
-        request_id = f"{self._table_id}:{self._life}:{self._hand_counter}"
+    def terms(self, room: Room) -> tuple[bool, int]:
+        """What a commitment for `room` is asked on: private room, shuffle version (2: the room
+        reveals the whole seed; 0: the default)."""
+        return room.private, 2 if room.room_id in self._full_reveal_rooms else 0
+
+    async def commit(self, room: Room, *, ahead: bool = False) -> Countdown | None:
+        """The next hand's commitment, marked as the table's next hand before anyone sees it (if this
+        shard dies now, the next owner voids it), as the countdown to run; None: fairness refused or
+        is away (retry). A mark the log refused raises (fenced, or away): the request id is kept, so
+        the retry gets the same hand from fairness and marks it, and leaves no commitment unmarked.
+        `ahead`: asked for while the running hand plays (its trace is the next hand's)."""
+        request_id = f"{self._table_id}:{self._life}:{self._hand_counter + 1}"
+        private, version = self.terms(room)
         try:
-            with hand_trace.phase(self._table_id, "commit"):
-                version = 2 if room.room_id in self._full_reveal_rooms else 0
+            with hand_trace.phase(self._table_id, "commit", ahead=ahead):
                 commitment = await self._fairness.commit(
-                    request_id, self._table_id, private_room=room.private, shuffle_version=version
+                    request_id, self._table_id, private_room=private, shuffle_version=version
                 )
         except DomainError as error:
+            if not is_unavailable(error):
+                self._hand_counter += 1  # refused for good: the retry asks with a new request id
             log.warning("commit failed; retrying", table_id=self._table_id, reason=error.reason)
             return None
-        await self._log.mark_live(room.room_id, self._table_id, commitment.hand_id)
-        return Countdown(commitment)
+        await self._log.mark_next(room.room_id, self._table_id, commitment.hand_id)
+        self._hand_counter += 1
+        return Countdown(commitment, terms=(private, version))
+
+    async def void(self, pending: Countdown) -> None:
+        """A commitment that will not be dealt (the room's terms changed before its deal): voided at
+        fairness (nothing was dealt, nothing opens) and its mark cleared. Best effort: left as it is,
+        the next owner of the table voids it, or it stays committed and never dealt."""
+        hand_id = pending.commitment.hand_id
+        try:
+            await self._fairness.reveal(hand_id, voided=True)
+            await self._log.forget_live(self._table_id, hand_id)
+        except DomainError as error:
+            log.warning(
+                "commitment not voided", table_id=self._table_id, hand_id=hand_id, reason=error.reason
+            )
 
     async def seal(self, pending: Countdown, plan: HandPlan) -> tuple[int, ...]:
         """The deck of the committed hand, for the players of `plan` (a DomainError: no deck)."""

@@ -42,16 +42,25 @@ class HandEventLog(Protocol):
     async def mark_live(self, room_id: str, table_id: str, hand_id: str) -> None:
         """Remember the table's running hand (fenced like an append), so a next owner can find it."""
 
+    async def mark_next(self, room_id: str, table_id: str, hand_id: str) -> None:
+        """Remember the table's next hand, committed and not dealt yet (fenced like an append), so a
+        next owner voids it; the deal (`append_live`) and the end of the hand (`forget_live`) clear it."""
+
     async def append_live(
         self, room_id: str, table_id: str, hand_id: str, entries: Sequence[Mapping[str, Any]]
     ) -> None:
-        """`append` and `mark_live` in one fenced write (the start of a hand: one round trip)."""
+        """`append` and `mark_live` in one fenced write (the start of a hand: one round trip); the
+        next-hand mark naming the hand is cleared in the same write."""
 
     async def forget_live(self, table_id: str, hand_id: str) -> None:
-        """`forget` and `clear_live` together (the end of a hand: one round trip)."""
+        """`forget` and `clear_live` together (the end of a hand: one round trip); a next-hand mark
+        naming the hand goes too (a committed hand voided)."""
 
     async def live_hand(self, table_id: str) -> str | None:
         """The hand a previous owner left running at the table and never settled, if any."""
+
+    async def next_hand(self, table_id: str) -> str | None:
+        """The hand a previous owner committed for the table and never dealt, if any."""
 
     async def clear_live(self, table_id: str, hand_id: str) -> None:
         """The table's hand `hand_id` is settled or voided (a newer hand's mark is left alone)."""
@@ -73,6 +82,7 @@ class LocalEventLog:
     def __init__(self) -> None:
         self._hands: dict[str, list[dict[str, Any]]] = {}
         self._live: dict[str, str] = {}  # table id -> its running hand
+        self._next: dict[str, str] = {}  # table id -> its next hand, committed and not dealt
         self._seats: dict[str, list[dict[str, Any]]] = {}  # table id -> its seats' entries
 
     async def append(self, room_id: str, hand_id: str, entries: Sequence[Mapping[str, Any]]) -> None:
@@ -87,18 +97,30 @@ class LocalEventLog:
     async def mark_live(self, room_id: str, table_id: str, hand_id: str) -> None:
         self._live[table_id] = hand_id
 
+    async def mark_next(self, room_id: str, table_id: str, hand_id: str) -> None:
+        self._next[table_id] = hand_id
+
     async def append_live(
         self, room_id: str, table_id: str, hand_id: str, entries: Sequence[Mapping[str, Any]]
     ) -> None:
         await LocalEventLog.append(self, room_id, hand_id, entries)
         await LocalEventLog.mark_live(self, room_id, table_id, hand_id)
+        self._unmark_next(table_id, hand_id)
 
     async def forget_live(self, table_id: str, hand_id: str) -> None:
         await LocalEventLog.forget(self, hand_id)
         await LocalEventLog.clear_live(self, table_id, hand_id)
+        self._unmark_next(table_id, hand_id)
+
+    def _unmark_next(self, table_id: str, hand_id: str) -> None:
+        if self._next.get(table_id) == hand_id:
+            del self._next[table_id]
 
     async def live_hand(self, table_id: str) -> str | None:
         return self._live.get(table_id)
+
+    async def next_hand(self, table_id: str) -> str | None:
+        return self._next.get(table_id)
 
     async def clear_live(self, table_id: str, hand_id: str) -> None:
         if self._live.get(table_id) == hand_id:
@@ -122,9 +144,10 @@ class FileEventLog(LocalEventLog):
     """The single shard's log without Redis: JSON lines, one per change, replayed when the shard starts.
 
     `{"op": "append", "hand_id", "entries"}`, `{"op": "live", "table_id", "hand_id", "entries"}` (the
-    start of a hand, or a commitment's mark with no entry), `{"op": "forget", "table_id", "hand_id"}`
-    (the end of a hand: its entries dropped, the mark cleared unless it names a newer hand) and
-    `{"op": "clear", ...}` (the mark alone). Appends and marks are fsynced before the table goes on
+    start of a hand, its next-hand mark cleared; or a running hand's mark with no entry),
+    `{"op": "next", "table_id", "hand_id"}` (a commitment not dealt yet),
+    `{"op": "forget", "table_id", "hand_id"}` (the end of a hand: its entries dropped, the marks
+    cleared unless they name another hand) and `{"op": "clear", ...}` (the live mark alone). Appends and marks are fsynced before the table goes on
     (nobody hears of a decision the file may lose); the end of a hand is not (lost, it only makes the
     next opening find a settled hand, which it ends as such). A torn last line (a killed process) is
     skipped: its write never returned, so nobody heard of it. No fencing: one shard owns every room.
@@ -156,21 +179,36 @@ class FileEventLog(LocalEventLog):
         elif op == "live":
             if entries:
                 self._hands.setdefault(hand_id, []).extend(entries)
+                self._unmark_next(str(change["table_id"]), hand_id)
             self._live[str(change["table_id"])] = hand_id
+        elif op == "next":
+            self._next[str(change["table_id"])] = hand_id
         elif op in ("forget", "clear"):
             if op == "forget":
                 self._hands.pop(hand_id, None)
+                self._unmark_next(str(change["table_id"]), hand_id)
             if self._live.get(str(change["table_id"])) == hand_id:
                 del self._live[str(change["table_id"])]
 
     def _open_lines(self) -> list[str]:
-        """What the rewritten file holds: each running hand's mark and entries."""
+        """What the rewritten file holds: each running hand's mark and entries, each next hand's mark."""
         marked = set(self._live.values())
         self._hands = {hand_id: entries for hand_id, entries in self._hands.items() if hand_id in marked}
-        return [
-            _change("live", hand_id, table_id=table_id, entries=self._hands.get(hand_id, []))
-            for table_id, hand_id in sorted(self._live.items())
-        ] + [_seats_change(table_id, entries) for table_id, entries in sorted(self._seats.items()) if entries]
+        return (
+            [
+                _change("live", hand_id, table_id=table_id, entries=self._hands.get(hand_id, []))
+                for table_id, hand_id in sorted(self._live.items())
+            ]
+            + [
+                _change("next", hand_id, table_id=table_id)
+                for table_id, hand_id in sorted(self._next.items())
+            ]
+            + [
+                _seats_change(table_id, entries)
+                for table_id, entries in sorted(self._seats.items())
+                if entries
+            ]
+        )
 
     def _write(self, line: str, sync: bool) -> None:
         self._file.write(line, sync=sync)
@@ -187,6 +225,9 @@ class FileEventLog(LocalEventLog):
 
     async def mark_live(self, room_id: str, table_id: str, hand_id: str) -> None:
         await self._change(_change("live", hand_id, table_id=table_id))
+
+    async def mark_next(self, room_id: str, table_id: str, hand_id: str) -> None:
+        await self._change(_change("next", hand_id, table_id=table_id))
 
     async def append_live(
         self, room_id: str, table_id: str, hand_id: str, entries: Sequence[Mapping[str, Any]]
@@ -271,9 +312,10 @@ return #ARGV - 2
 """
 )
 
-# KEYS[1] = the room's owner hash, KEYS[2] = the hand's stream, KEYS[3] = the table's live-hand key.
-# ARGV[1] = shard id, ARGV[2] = token, ARGV[3] = the hand, ARGV[4..] = entries (JSON). The start of a
-# hand: its config appended and the table's live mark set in one fenced script (issue 28).
+# KEYS[1] = the room's owner hash, KEYS[2] = the hand's stream, KEYS[3] = the table's live-hand key,
+# KEYS[4] = its next-hand key. ARGV[1] = shard id, ARGV[2] = token, ARGV[3] = the hand, ARGV[4..] =
+# entries (JSON). The start of a hand: its config appended, the table's live mark set and the
+# next-hand mark that named it cleared, in one fenced script (issue 28).
 _FENCED_APPEND_LIVE = (
     FENCE_CHECK
     + """
@@ -281,16 +323,22 @@ for i = 4, #ARGV do
   redis.call('XADD', KEYS[2], '*', 'e', ARGV[i])
 end
 redis.call('SET', KEYS[3], ARGV[3])
+if redis.call('GET', KEYS[4]) == ARGV[3] then
+  redis.call('DEL', KEYS[4])
+end
 return #ARGV - 3
 """
 )
 
-# KEYS[1] = the hand's stream, KEYS[2] = the table's live-hand key; ARGV[1] = the hand. The end of a
-# hand: its log dropped, and the live mark cleared unless it names a newer hand.
+# KEYS[1] = the hand's stream, KEYS[2] = the table's live-hand key, KEYS[3] = its next-hand key;
+# ARGV[1] = the hand. The end of a hand (or of a commitment voided): its log dropped, and each mark
+# cleared unless it names another hand.
 _FORGET_LIVE = """
 redis.call('DEL', KEYS[1])
-if redis.call('GET', KEYS[2]) == ARGV[1] then
-  redis.call('DEL', KEYS[2])
+for i = 2, 3 do
+  if redis.call('GET', KEYS[i]) == ARGV[1] then
+    redis.call('DEL', KEYS[i])
+  end
 end
 return 1
 """
@@ -356,23 +404,34 @@ class RedisEventLog:
     async def mark_live(self, room_id: str, table_id: str, hand_id: str) -> None:
         await self._fenced(self._mark, room_id, self._live_key(table_id), [hand_id])
 
+    async def mark_next(self, room_id: str, table_id: str, hand_id: str) -> None:
+        await self._fenced(self._mark, room_id, self._next_key(table_id), [hand_id])
+
     async def append_live(
         self, room_id: str, table_id: str, hand_id: str, entries: Sequence[Mapping[str, Any]]
     ) -> None:
         await self._fenced(
             self._append_live,
             room_id,
-            [self._stream(hand_id), self._live_key(table_id)],
+            [self._stream(hand_id), self._live_key(table_id), self._next_key(table_id)],
             [hand_id, *(json.dumps(dict(e), sort_keys=True) for e in entries)],
         )
 
     async def forget_live(self, table_id: str, hand_id: str) -> None:
         with _away_is_unavailable():
-            await self._forget_live(keys=[self._stream(hand_id), self._live_key(table_id)], args=[hand_id])
+            await self._forget_live(
+                keys=[self._stream(hand_id), self._live_key(table_id), self._next_key(table_id)],
+                args=[hand_id],
+            )
 
     async def live_hand(self, table_id: str) -> str | None:
         with _away_is_unavailable():
             value = await self._redis.get(self._live_key(table_id))
+        return None if value is None else bytes(value).decode()
+
+    async def next_hand(self, table_id: str) -> str | None:
+        with _away_is_unavailable():
+            value = await self._redis.get(self._next_key(table_id))
         return None if value is None else bytes(value).decode()
 
     async def clear_live(self, table_id: str, hand_id: str) -> None:
@@ -405,6 +464,9 @@ class RedisEventLog:
 
     def _live_key(self, table_id: str) -> str:
         return f"{self._prefix}table-live-hand:{table_id}"
+
+    def _next_key(self, table_id: str) -> str:
+        return f"{self._prefix}table-next-hand:{table_id}"
 
     async def _fenced(self, script: Any, room_id: str, key: str | list[str], args: list[str]) -> None:
         token = self._tokens.get(room_id)

@@ -30,6 +30,7 @@ from poker_engine.seating import HandPlan
 from poker_engine.seating import TableState as Seating
 from service_runtime.errors import DomainError
 from service_runtime.structured_logging import get_logger
+from service_runtime.tasks import cancel_and_wait
 from services.table import core, hand_trace, table_core
 from services.table import metrics as table_metrics
 from services.table.countdown import Countdown, Due, seed_seconds
@@ -103,6 +104,9 @@ class HandCycle:
         self.live: core.HandState | None = None
         self.last: core.HandState | None = None
         self.countdown: Countdown | None = None  # the next hand's countdown (countdown.py), once committed
+        # The commitment of the hand after the running one, asked for as the running hand is dealt
+        # (issue 28: off the path between two hands); it becomes the countdown once the hand settles.
+        self._ahead: asyncio.Task[Countdown | None] | None = None
         self.wake_at: float | None = 0.0
         self.paused = False
         # Set when the shard hands the room to another shard (a drain, or a room that rendezvous
@@ -208,6 +212,9 @@ class HandCycle:
     async def _recover(self) -> None:
         """Seat again every player whose seat session of this table is still open (shard restart), and
         go on with the hand a previous owner left running (docs/table.md "Takeover")."""
+        # A commitment this table asked for ahead (the seats read again after a refused settlement):
+        # marked as the next hand, it is voided with whatever else the recovery finds.
+        await self._drop_ahead(wait=True)
         try:
             found = await self._recovery.find(self._shell.seats_unlogged())
         except DomainError as error:
@@ -309,9 +316,17 @@ class HandCycle:
             self.wake_at = _now() + MAINTENANCE_RECHECK_SECONDS
             return
         await self._refresh_room()
+        room = self._shell.room()
         if self.countdown is None:
-            # Marked live before anyone sees it: if this shard dies now, the next owner voids it.
-            self.countdown = await self._dealer.commit(self._shell.room())
+            self.countdown = await self._take_ahead()
+        if self.countdown is not None and self.countdown.terms != self._dealer.terms(room):
+            # The room became private (or changed its shuffle) after the commitment was asked for: the
+            # hand is committed again on the room's terms; the old commitment is voided, never dealt.
+            await self._dealer.void(self.countdown)
+            self.countdown = None
+        if self.countdown is None:
+            # Marked before anyone sees it: if this shard dies now, the next owner voids it.
+            self.countdown = await self._dealer.commit(room)
             if self.countdown is None:
                 self.retry_later()
                 return
@@ -326,6 +341,57 @@ class HandCycle:
 
     def _seed_seconds(self) -> float:
         return seed_seconds(self._t.countdown_seconds, self._t.seed_reveal_seconds)
+
+    # ------------------------------------------------------------------ the next hand's commitment, ahead
+
+    def _commit_ahead(self) -> None:
+        """Ask fairness for the next hand's commitment while this one plays (issue 28: the commit off
+        the path between two hands). It is marked as the table's next hand once fairness answers (a
+        next owner voids it) and stays unpublished until the countdown begins: the players see the
+        same commitment notice, at the same point of the table's life, as before."""
+        if self._ahead is not None or self.countdown is not None or self.handing_over:
+            return
+        if self._shell.no_new_hands():
+            return
+        self._ahead = asyncio.get_running_loop().create_task(
+            self._dealer.commit(self._shell.room(), ahead=True), name=f"commit-ahead-{self._table_id}"
+        )
+
+    @property
+    def ahead_ready(self) -> bool:
+        """The commitment asked for ahead has its answer (or there is none to wait for)."""
+        return self._ahead is None or self._ahead.done()
+
+    async def _take_ahead(self) -> Countdown | None:
+        """The commitment asked for ahead, once fairness answered and the log marked it (awaited if it
+        has not yet): None when there was none or fairness refused. A log that refused the mark
+        raises here, as the commit made in place does."""
+        task, self._ahead = self._ahead, None
+        if task is None:
+            return None
+        return await task
+
+    async def _drop_ahead(self, *, wait: bool) -> None:
+        """Forget the commitment asked for ahead; its mark stays, so whoever opens the table next (this
+        table's own recovery included) voids it. `wait`: let the request end first (its mark lands, no
+        commitment is left unmarked); otherwise it is cancelled (the table stops)."""
+        task = self._ahead
+        if task is None:
+            return
+        if not task.done():
+            if wait:
+                await asyncio.wait({task})
+            else:
+                await cancel_and_wait(task)
+        self._ahead = None
+        if not task.cancelled() and task.exception() is not None:
+            log.warning(
+                "commitment asked ahead failed", table_id=self._table_id, error=repr(task.exception())
+            )
+
+    async def close(self) -> None:
+        """The table stops: a commitment still asked for is not waited for."""
+        await self._drop_ahead(wait=False)
 
     def _arm_countdown(self) -> None:
         """Wake up when the countdown's running phase ends (its wall time, on the loop's clock)."""
@@ -388,6 +454,7 @@ class HandCycle:
         hand_trace.playing(self._table_id, live.config.hand_id)
         self._arm_turn()
         self._shell.publish(step.events)
+        self._commit_ahead()
 
     async def play(self, step: core.Step) -> dict[int, list[table_pb2.TableEvent]]:
         """A step of the core that changed the hand: its entry in the log first (durable before anyone
@@ -460,6 +527,10 @@ class HandCycle:
         self._shell.notice("HAND_SETTLED", f"hand {live.hand_id} settled")
         self._count_hand(live)
         await self.finish_leavers()
+        if self.ahead_ready and self.wake_at is None:
+            # The next hand is committed already: its countdown begins in this step, so the players'
+            # streams carry the settlement and the next commitment in one message.
+            await self._begin_countdown()
 
     async def _refused_for_good(self, live: core.HandState, error: DomainError) -> None:
         """The cashier refuses the hand's settlement for good (settlement.py): the hand is voided

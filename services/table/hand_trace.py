@@ -32,21 +32,36 @@ class _LiveHand:
 
 
 _live: dict[str, _LiveHand] = {}
+# The next hand of a table whose commitment is asked for while its running hand plays (issue 28): its
+# trace begins with that commit and becomes the live one once the running hand is settled.
+_ahead: dict[str, _LiveHand] = {}
 _settled: collections.OrderedDict[str, Span] = collections.OrderedDict()
+
+
+def _new(table_id: str) -> _LiveHand:
+    return _LiveHand(tracing.start_span("hand", root=True, attributes={"poker.table_id": table_id}))
 
 
 def _hand(table_id: str) -> _LiveHand:
     hand = _live.get(table_id)
     if hand is None:
-        root = tracing.start_span("hand", root=True, attributes={"poker.table_id": table_id})
-        hand = _live[table_id] = _LiveHand(root)
+        ahead = _ahead.pop(table_id, None)
+        hand = _live[table_id] = ahead if ahead is not None else _new(table_id)
+    return hand
+
+
+def _next_hand(table_id: str) -> _LiveHand:
+    hand = _ahead.get(table_id)
+    if hand is None:
+        hand = _ahead[table_id] = _new(table_id)
     return hand
 
 
 @contextlib.contextmanager
-def phase(table_id: str, name: str) -> Iterator[Span]:
-    """A phase of the table's next or running hand, current for the block (its calls are children)."""
-    hand = _hand(table_id)
+def phase(table_id: str, name: str, *, ahead: bool = False) -> Iterator[Span]:
+    """A phase of the table's next or running hand, current for the block (its calls are children).
+    `ahead`: of the hand after the running one (its commit, asked for while the running hand plays)."""
+    hand = _next_hand(table_id) if ahead else _hand(table_id)
     span = tracing.start_span(f"hand.{name}", parent=_context(hand.root))
     try:
         with tracing.current(span):
@@ -102,6 +117,15 @@ def dropped(table_id: str, reason: str) -> None:
             hand.play.end()
         tracing.mark_error(hand.root, reason)
         hand.root.end()
+
+
+def closed(table_id: str, reason: str) -> None:
+    """The table stopped: its running hand's trace and its next hand's end here."""
+    dropped(table_id, reason)
+    ahead = _ahead.pop(table_id, None)
+    if ahead is not None:
+        tracing.mark_error(ahead.root, reason)
+        ahead.root.end()
 
 
 @contextlib.contextmanager

@@ -3,7 +3,7 @@
 A table that opens (a shard restart, a room won from another shard) reads back the hand its previous
 owner left running: dealt, unsettled and with a log read whole, it is continued by the actor
 (services/table/actor.py); otherwise it is ended here as the cashier says it was (voided, or
-revealed as finished). Records of hands settled but never acknowledged by history go to the
+revealed as finished). The next hand it committed and never dealt is voided. Records of hands settled but never acknowledged by history go to the
 after-hand queues again, and the seats' log and open seat sessions are read for the actor to reopen
 the seats from (services/table/table_core.py). The log's format is services/table/takeover.py.
 """
@@ -96,6 +96,7 @@ class Recovery:
         sent again, the open seat sessions, and the seats' log with `unlogged` (what this table took
         and has not logged yet). A DomainError: the cashier (or the log) is away; try again."""
         taken = await self.take_over_hand()
+        await self.void_next_hand()
         await self.resend_kept_records(taken.config.hand_id if taken is not None else "")
         sessions = await self._cashier.open_sessions(self._table_id)
         # The seats' log (presence, sit-outs, streaks, banks, kept banks), with what this table
@@ -137,6 +138,24 @@ class Recovery:
             )
         await self.end_dangling_hand(hand_id, settled=settled)
         return None
+
+    async def void_next_hand(self) -> None:
+        """The next hand a previous owner committed (ahead of need, or for a countdown) and never
+        dealt: voided at fairness, nothing was dealt so nothing opens, and its mark cleared; this table
+        commits its own. Not counted as a voided hand: nobody played it."""
+        hand_id = await self._log.next_hand(self._table_id)
+        if hand_id is None:
+            return
+        try:
+            await self._fairness.reveal(hand_id, voided=True)
+        except DomainError as error:
+            if is_unavailable(error):
+                raise
+            log.warning(
+                "committed hand not voided", table_id=self._table_id, hand_id=hand_id, reason=error.reason
+            )
+        log.info("committed hand never dealt voided", table_id=self._table_id, hand_id=hand_id)
+        await self._log.forget_live(self._table_id, hand_id)
 
     async def end_dangling_hand(self, hand_id: str, *, settled: bool) -> None:
         """Reveal a hand left behind as what the cashier says it was, so fairness's chain holds no

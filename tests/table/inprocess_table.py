@@ -17,7 +17,12 @@ PLAYERS = ("ann", "bob", "cat")
 
 
 def seated_table(
-    cashier: FakeCashier, log: HandEventLog | None = None, *, action_seconds: float = 30, players: int = 2
+    cashier: FakeCashier,
+    log: HandEventLog | None = None,
+    *,
+    action_seconds: float = 30,
+    players: int = 2,
+    fairness: FakeFairness | None = None,
 ) -> TableActor:
     for seat, name in enumerate(PLAYERS[:players], start=1):
         cashier.seat(TABLE, name, seat, 500)
@@ -34,7 +39,7 @@ def seated_table(
         TABLE,
         ROOM,
         cashier=cashier,  # type: ignore[arg-type]
-        fairness=FakeFairness(),  # type: ignore[arg-type]
+        fairness=fairness or FakeFairness(),  # type: ignore[arg-type]
         event_log=log if log is not None else LocalEventLog(),
         after_hand=lambda job: None,
         rooms=FakeRooms(),  # type: ignore[arg-type]

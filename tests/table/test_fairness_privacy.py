@@ -227,7 +227,14 @@ async def test_a_private_rooms_hands_exist_only_for_their_players_and_admins(
 
         eve = auth_metadata(unique("eve"))
         strangers = (await world.fairness.ListTableCommitments(listing, metadata=eve)).commitments
-        assert [c.sequence for c in strangers] == [sequences[public_hand]]
+        assert [c.sequence for c in strangers][:1] == [sequences[public_hand]]
+        # Besides the public hand, a stranger sees only the commitment asked for ahead while the room
+        # was public (issue 28): voided once the room turned private, never sealed, no seat, no seed.
+        for ahead in strangers[1:]:
+            assert ahead.sequence == sequences[public_hand] + 1
+            assert ahead.state == fairness_pb2.HAND_STATE_VOIDED
+            assert not ahead.client_seeds
+            assert not ahead.HasField("seal_time")
         not_found = (grpc.StatusCode.NOT_FOUND, "HAND_NOT_FOUND")
         by_id = fairness_pb2.GetCommitmentRequest(hand_id=private_hand)
         assert await _refusal(world.fairness.GetCommitment(by_id, metadata=eve)) == not_found

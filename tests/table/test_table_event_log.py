@@ -255,3 +255,52 @@ async def test_a_hand_starts_with_its_config_and_live_mark_in_one_fenced_write_a
         assert await log.live_hand("room-z.1") is None
     finally:
         await client.aclose()
+
+
+@pytest.mark.parametrize("backend", ["redis", "file"])
+async def test_the_next_hand_s_mark_is_fenced_cleared_by_its_deal_and_by_its_void(
+    backend: str, redis_server_url: str, redis_prefix: str, tmp_path: Path
+) -> None:
+    # Issue 28: the next hand is committed while the running one plays and marked as the table's next
+    # (a next owner voids it); its deal clears the mark in the same write that sets the live one.
+    client = create_redis(redis_server_url)
+    try:
+        registry = RedisShardRegistry(client, prefix=redis_prefix)
+        await registry.heartbeat(A)
+        first = await registry.owner_of("room-z")
+        log: RedisEventLog | FileEventLog
+        if backend == "redis":
+            log = RedisEventLog(client, shard_id=A.shard_id, prefix=redis_prefix)
+            log.own("room-z", first.fencing_token)
+        else:
+            log = FileEventLog(tmp_path / "hands.jsonl")
+        await log.append_live("room-z", "room-z.1", "h1", [{"config": 1}])
+        await log.mark_next("room-z", "room-z.1", "h2")
+        assert (await log.live_hand("room-z.1"), await log.next_hand("room-z.1")) == ("h1", "h2")
+        # The end of the running hand leaves the next one's mark.
+        await log.forget_live("room-z.1", "h1")
+        assert (await log.live_hand("room-z.1"), await log.next_hand("room-z.1")) == (None, "h2")
+        if isinstance(log, FileEventLog):
+            log.close()
+            log = FileEventLog(tmp_path / "hands.jsonl")  # read back and compacted: the mark is kept
+            assert await log.next_hand("room-z.1") == "h2"
+        # Its deal: live, and no longer next.
+        await log.append_live("room-z", "room-z.1", "h2", [{"config": 2}])
+        assert (await log.live_hand("room-z.1"), await log.next_hand("room-z.1")) == ("h2", None)
+        # A commitment voided (never dealt): its mark goes, the running hand's stays.
+        await log.mark_next("room-z", "room-z.1", "h3")
+        await log.forget_live("room-z.1", "h3")
+        assert (await log.live_hand("room-z.1"), await log.next_hand("room-z.1")) == ("h2", None)
+        if isinstance(log, RedisEventLog):
+            # A shard that lost the room cannot mark a next hand.
+            await registry.deregister(A)
+            await registry.heartbeat(B)
+            assert (await registry.owner_of("room-z")).shard.shard_id == B.shard_id
+            with pytest.raises(FailedPrecondition) as fenced:
+                await log.mark_next("room-z", "room-z.1", "h4")
+            assert fenced.value.reason == "SHARD_NOT_OWNER"
+            assert await log.next_hand("room-z.1") is None
+        else:
+            log.close()
+    finally:
+        await client.aclose()

@@ -133,6 +133,8 @@ async def test_the_redis_log_away_is_unavailable_for_every_call_never_a_raw_redi
             "append_live": lambda: log.append_live(ROOM.room_id, TABLE, "h1", [{"seat": 0}]),
             "forget_live": lambda: log.forget_live(TABLE, "h1"),
             "live_hand": lambda: log.live_hand(TABLE),
+            "mark_next": lambda: log.mark_next(ROOM.room_id, TABLE, "h2"),
+            "next_hand": lambda: log.next_hand(TABLE),
             "clear_live": lambda: log.clear_live(TABLE, "h1"),
             "read": lambda: log.read("h1"),
             "forget": lambda: log.forget("h1"),

@@ -275,6 +275,9 @@ async def test_a_hand_whose_shard_died_goes_on_at_the_next_owner_and_settles_onc
         assert len(before["ann"].board) == 3
         assert any(s.bet_this_round for s in before["ann"].seats)
         deadline_at_a = before["ann"].to_act_deadline.ToNanoseconds() / 1e9
+        # The next hand was committed as this one was dealt (issue 28), and marked as the table's next.
+        (ahead,) = set(world.fairness.hands.values()) - {hand_id}
+        assert await log_a.next_hand(TABLE) == ahead
         await a.stop()  # killed: no settlement, nothing more written
         log_b = await move_to_b(client, registry, redis_prefix)
         with pytest.raises(FailedPrecondition) as fenced:
@@ -294,12 +297,15 @@ async def test_a_hand_whose_shard_died_goes_on_at_the_next_owner_and_settles_onc
         # The player to act: what was left of the turn plus the grace (5 s), on the wall clock.
         deadline_at_b = after["ann"].to_act_deadline.ToNanoseconds() / 1e9
         assert 4.0 <= deadline_at_b - deadline_at_a <= 6.0
-        assert world.fairness.revealed == {}
+        # The commitment a made ahead is voided (never dealt: nothing opens); the hand goes on.
+        assert world.fairness.revealed == {ahead: True}
+        assert world.fairness.seen.get(ahead) is None
+        assert await log_b.next_hand(TABLE) != ahead
 
         await play.to_the_end(b, world, hand_id)
         assert world.cashier.applied == [hand_id]
         await asyncio.sleep(0)
-        assert world.fairness.revealed == {hand_id: False}  # FINISHED, not VOIDED
+        assert world.fairness.revealed == {ahead: True, hand_id: False}  # FINISHED, not VOIDED
         (job,) = [r for r in world.records if r.hand_id == hand_id]
         # Who saw which card is known (the deck came with the log): each player's own two cards.
         assert job.seen is not None
@@ -440,21 +446,26 @@ async def test_a_restarted_single_shard_goes_on_with_its_hand_from_the_file_log(
         before = await every_view(a)
         await a.stop()
         first.close()
-        # Every line is a JSON object: the commitment's mark, the hand's mark with its config and table
-        # entries, then one line per decision; beside them the table's seats' log (the players the
-        # table seated from their sessions as it opened).
+        # Every line is a JSON object: the commitment's mark as the next hand, the hand's mark with its
+        # config and table entries, the next hand's commitment (asked for as this one was dealt), then
+        # one line per decision; beside them the table's seats' log (the players the table seated
+        # from their sessions as it opened).
         read = [json.loads(line) for line in path.read_text().splitlines()]
         seats = [line for line in read if line["op"] == "seats"]
         assert seats
         assert all(e["type"] == "seats" for line in seats for e in line["entries"])
         lines = [line for line in read if line["op"] != "seats"]
-        assert [line["op"] for line in lines[:2]] == ["live", "live"]
+        assert [(line["op"], line["hand_id"] == hand_id) for line in lines[:2]] == [
+            ("next", True),
+            ("live", True),
+        ]
         assert [e["type"] for e in lines[1]["entries"]] == ["config", "table"]
-        assert len(lines) == 2 + len(play.made)
+        (ahead,) = [line["hand_id"] for line in lines if line["op"] == "next" and line["hand_id"] != hand_id]
+        assert len(lines) == 3 + len(play.made)
 
         again = FileEventLog(path)  # the process starts again: the file is read and compacted
-        assert await again.live_hand(TABLE) == hand_id
-        assert [json.loads(line)["op"] for line in path.read_text().splitlines()] == ["live", "seats"]
+        assert (await again.live_hand(TABLE), await again.next_hand(TABLE)) == (hand_id, ahead)
+        assert [json.loads(line)["op"] for line in path.read_text().splitlines()] == ["live", "next", "seats"]
         b = world.table(again)
         await until(b, playing)
         after = await every_view(b)
@@ -463,7 +474,7 @@ async def test_a_restarted_single_shard_goes_on_with_its_hand_from_the_file_log(
         await play.to_the_end(b, world, hand_id)
         assert world.cashier.applied == [hand_id]
         await asyncio.sleep(0)
-        assert world.fairness.revealed == {hand_id: False}
+        assert world.fairness.revealed == {ahead: True, hand_id: False}
         (job,) = [r for r in world.records if r.hand_id == hand_id]
         assert record_decisions(job) == play.made
         assert world.chips() == 3 * BUY_IN
