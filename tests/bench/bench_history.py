@@ -18,7 +18,8 @@ For each backend:
    keyset query run directly, in alternating slices as well.
 
 Every figure is printed as its rate and CPU ratio to its floor. Run:
-`.venv/bin/python tests/bench/bench_history.py` (`--backends sqlite --hands 50000` for a quick run).
+`.venv/bin/python tests/bench/bench_history.py` (`--backends sqlite --hands 50000 --players 400` for a quick
+run: the fifth page of ListMyHands needs players with 250 hands).
 """
 
 from __future__ import annotations

@@ -8,6 +8,8 @@ import random
 from dataclasses import replace
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from poker.history.v1 import history_pb2
 from poker_engine.config import HandConfig, RakeRule, SeatConfig, Variant
@@ -401,3 +403,23 @@ def test_a_pair_whose_whipsaws_are_each_players_habit_with_everyone_is_no_case()
     habit = {"A": cases.Baseline(1800, 0, 32 + 60), "B": cases.Baseline(1800, 0, 32 + 12)}
     assert cases.whipsaw(pair, habit) is None
     assert cases.whipsaw(replace(pair, whipsaw_chances=60), targeted) is None  # gave up in 53% only
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_a_pair_s_totals_flipped_are_the_same_totals_seen_from_the_other_player(data: st.DataObject) -> None:
+    # Issue 28 (RecordHand's CPU): the flip is done from a table of names built once; it must stay
+    # exactly the old field-by-field swap: first and second trade places, and so does every
+    # directional figure with its counterpart; the rest is kept.
+    counters = {name: data.draw(st.integers(0, 10**9), label=name) for name in cases.COUNTERS}
+    totals = cases.PairTotals(pool=data.draw(st.sampled_from([1, 2])), first="ann", second="bob", **counters)
+    flipped = totals.flipped()
+    assert (flipped.pool, flipped.first, flipped.second) == (totals.pool, "bob", "ann")
+    for name in cases.COUNTERS:
+        if name.endswith("_to_second"):
+            assert getattr(flipped, name) == getattr(totals, name.removesuffix("_to_second") + "_to_first")
+        elif name.endswith("_to_first"):
+            assert getattr(flipped, name) == getattr(totals, name.removesuffix("_to_first") + "_to_second")
+        else:
+            assert getattr(flipped, name) == getattr(totals, name)
+    assert flipped.flipped() == totals
