@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -57,16 +58,23 @@ def random_hand(seed: int) -> tuple[Hand, list[dict[str, object]]]:
     return hand, entries
 
 
+async def owning_log(client: Any, prefix: str, room_id: str) -> tuple[RedisShardRegistry, RedisEventLog]:
+    """Shard A registered, owning `room_id`, and its Redis log holding the room's token."""
+    registry = RedisShardRegistry(client, prefix=prefix)
+    await registry.heartbeat(A)
+    owner = await registry.owner_of(room_id)
+    assert owner.shard.shard_id == A.shard_id
+    log = RedisEventLog(client, shard_id=A.shard_id, prefix=prefix)
+    log.own(room_id, owner.fencing_token)
+    return registry, log
+
+
 async def test_a_hand_rebuilt_from_its_redis_log_is_the_live_hand(
     redis_server_url: str, redis_prefix: str
 ) -> None:
     client = create_redis(redis_server_url)
     try:
-        registry = RedisShardRegistry(client, prefix=redis_prefix)
-        await registry.heartbeat(A)
-        owner = await registry.owner_of("room-x")
-        log = RedisEventLog(client, shard_id=A.shard_id, prefix=redis_prefix)
-        log.own("room-x", owner.fencing_token)
+        _, log = await owning_log(client, redis_prefix, "room-x")
         for seed in range(5):
             hand, entries = random_hand(seed)
             for entry in entries:
@@ -120,11 +128,7 @@ async def test_the_seats_log_is_fenced_like_a_hand_s_and_read_back_in_order(
 ) -> None:
     client = create_redis(redis_server_url)
     try:
-        registry = RedisShardRegistry(client, prefix=redis_prefix)
-        await registry.heartbeat(A)
-        first = await registry.owner_of("room-z")
-        old = RedisEventLog(client, shard_id=A.shard_id, prefix=redis_prefix)
-        old.own("room-z", first.fencing_token)
+        registry, old = await owning_log(client, redis_prefix, "room-z")
         sat_out = table_core.to_entry(table_core.SitOut("ann", 1_000.5))
         await old.append_seats("room-z", "room-z.1", [sat_out])
         await registry.deregister(A)
@@ -165,11 +169,7 @@ async def test_the_seats_log_is_trimmed_to_a_snapshot_in_one_fenced_write(
     later = table_core.to_entry(table_core.Reconnect("bob"))
     client = create_redis(redis_server_url)
     try:
-        registry = RedisShardRegistry(client, prefix=redis_prefix)
-        await registry.heartbeat(A)
-        first = await registry.owner_of("room-z")
-        old = RedisEventLog(client, shard_id=A.shard_id, prefix=redis_prefix)
-        old.own("room-z", first.fencing_token)
+        registry, old = await owning_log(client, redis_prefix, "room-z")
         await old.append_seats("room-z", "room-z.1", [table_core.to_entry(table_core.SitOut("ann", 1.0))] * 3)
         await old.rewrite_seats("room-z", "room-z.1", [snapshot])
         await old.append_seats("room-z", "room-z.1", [later])
@@ -181,7 +181,7 @@ async def test_the_seats_log_is_trimmed_to_a_snapshot_in_one_fenced_write(
         )
         await registry.deregister(A)
         await registry.heartbeat(B)
-        assert (await registry.owner_of("room-z")).fencing_token > first.fencing_token
+        assert (await registry.owner_of("room-z")).shard.shard_id == B.shard_id
         with pytest.raises(FailedPrecondition) as fenced:
             await old.rewrite_seats("room-z", "room-z.1", [])
         assert fenced.value.reason == "SHARD_NOT_OWNER"
@@ -229,11 +229,7 @@ async def test_a_hand_starts_with_its_config_and_live_mark_in_one_fenced_write_a
     # (forget the log, clear the mark) one more; both as fenced / as guarded as the separate calls.
     client = create_redis(redis_server_url)
     try:
-        registry = RedisShardRegistry(client, prefix=redis_prefix)
-        await registry.heartbeat(A)
-        first = await registry.owner_of("room-z")
-        log = RedisEventLog(client, shard_id=A.shard_id, prefix=redis_prefix)
-        log.own("room-z", first.fencing_token)
+        registry, log = await owning_log(client, redis_prefix, "room-z")
         await log.append_live("room-z", "room-z.1", "h9", [{"config": 1}])
         assert await log.read("h9") == [{"config": 1}]
         assert await log.live_hand("room-z.1") == "h9"
@@ -265,15 +261,10 @@ async def test_the_next_hand_s_mark_is_fenced_cleared_by_its_deal_and_by_its_voi
     # (a next owner voids it); its deal clears the mark in the same write that sets the live one.
     client = create_redis(redis_server_url)
     try:
-        registry = RedisShardRegistry(client, prefix=redis_prefix)
-        await registry.heartbeat(A)
-        first = await registry.owner_of("room-z")
-        log: RedisEventLog | FileEventLog
-        if backend == "redis":
-            log = RedisEventLog(client, shard_id=A.shard_id, prefix=redis_prefix)
-            log.own("room-z", first.fencing_token)
-        else:
-            log = FileEventLog(tmp_path / "hands.jsonl")
+        registry, redis_log = await owning_log(client, redis_prefix, "room-z")
+        log: RedisEventLog | FileEventLog = (
+            redis_log if backend == "redis" else FileEventLog(tmp_path / "hands.jsonl")
+        )
         await log.append_live("room-z", "room-z.1", "h1", [{"config": 1}])
         await log.mark_next("room-z", "room-z.1", "h2")
         assert (await log.live_hand("room-z.1"), await log.next_hand("room-z.1")) == ("h1", "h2")
