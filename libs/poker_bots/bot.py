@@ -13,7 +13,7 @@ import time
 import uuid
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import grpc
 
@@ -341,11 +341,7 @@ class Bot:
         try:
             await self._call(
                 "sit",
-                self._stub.SitDown(
-                    request,
-                    metadata=self.credentials.player(self.player_id),
-                    timeout=self.connections.timeout,
-                ),
+                self._stub.SitDown(request, **self._as_player()),
             )
             self.stats.sits += 1
             if self._left:
@@ -372,21 +368,9 @@ class Bot:
         sits out by choice, and a table of bots all sat out would never deal again."""
         assert self._stub is not None
         request = table_pb2.SitInRequest(request_id=uuid.uuid4().hex, table_id=self.table_id)
-        try:
-            await self._call(
-                "sit_in",
-                self._stub.SitIn(
-                    request,
-                    metadata=self.credentials.player(self.player_id),
-                    timeout=self.connections.timeout,
-                ),
-            )
-        except grpc.aio.AioRpcError as error:
-            if reason_of(error) != "NOT_SEATED":
-                raise
-            return
-        self.stats.sit_ins += 1
-        await self._wait(1.0)
+        if await _seated(self._call("sit_in", self._stub.SitIn(request, **self._as_player()))):
+            self.stats.sit_ins += 1
+            await self._wait(1.0)
 
     async def buy_chips(self) -> bool:
         """Buy `buy_ins_per_purchase` buy-ins with the payments identity; False if it cannot."""
@@ -411,19 +395,12 @@ class Bot:
     async def _leave_once(self) -> None:
         assert self._stub is not None
         request = table_pb2.LeaveTableRequest(request_id=uuid.uuid4().hex, table_id=self.table_id)
-        try:
-            await self._timed(
-                "leave",
-                self._stub.LeaveTable(
-                    request,
-                    metadata=self.credentials.player(self.player_id),
-                    timeout=self.connections.timeout,
-                ),
-            )
-        except grpc.aio.AioRpcError as error:
-            if reason_of(error) != "NOT_SEATED":
-                raise
+        if not await _seated(self._timed("leave", self._stub.LeaveTable(request, **self._as_player()))):
             self._rest(0, 0)
+
+    def _as_player(self) -> dict[str, Any]:
+        """A unary call's options as this bot: its player token and the connections' deadline."""
+        return {"metadata": self.credentials.player(self.player_id), "timeout": self.connections.timeout}
 
     def _rest(self, low: float, high: float) -> None:
         self._rest_until = time.monotonic() + self.rng.uniform(low, high)
@@ -444,9 +421,7 @@ class Bot:
             action=decision.kind,  # type: ignore[arg-type]
             amount=decision.amount,
         )
-        call = self._stub.Act(
-            request, metadata=self.credentials.player(self.player_id), timeout=self.connections.timeout
-        )
+        call = self._stub.Act(request, **self._as_player())
         try:
             await self._timed("act", call)
         except grpc.aio.AioRpcError as error:
@@ -514,3 +489,15 @@ def _decision_key(view: table_pb2.TableView) -> tuple[object, ...]:
         view.to_act_seat,
         tuple((s.seat, s.bet_this_round, s.stack, s.folded) for s in view.seats),
     )
+
+
+async def _seated(call: Awaitable[Any]) -> bool:
+    """Run a seat command; False when the table answers that the bot holds no seat there (its seat
+    went meanwhile: the command has nothing left to do)."""
+    try:
+        await call
+    except grpc.aio.AioRpcError as error:
+        if reason_of(error) != "NOT_SEATED":
+            raise
+        return False
+    return True

@@ -3,9 +3,9 @@
 A table that opens (a shard restart, a room won from another shard) reads back the hand its previous
 owner left running: dealt, unsettled and with a log read whole, it is continued by the actor
 (services/table/actor.py); otherwise it is ended here as the cashier says it was (voided, or
-revealed as finished). The next hand it committed and never dealt is voided. Records of hands settled but never acknowledged by history go to the
-after-hand queues again, and the seats' log and open seat sessions are read for the actor to reopen
-the seats from (services/table/table_core.py). The log's format is services/table/takeover.py.
+revealed as finished). The next hand it committed and never dealt is voided. Records of hands
+settled but never acknowledged by history go to the after-hand queues again, and the seats' log and
+open seat sessions are read for the actor to reopen the seats from (services/table/table_core.py). The log's format is services/table/takeover.py.
 """
 
 from __future__ import annotations

@@ -4,7 +4,9 @@ the table or the lobby, not the bot, decides where it sits."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
+from collections.abc import AsyncIterator
 
 from poker.lobby.v1 import lobby_pb2
 from poker_bots.bot import Behaviour, Bot, Connections, RoomTerms
@@ -15,21 +17,40 @@ from service_runtime.testing import DEV_KEYS
 from tests.table.conftest import ServiceProcess, TableWorld, nl_room, table_world, unique, wait_for
 
 
+@contextlib.asynccontextmanager
 async def two_bots(
+    world: TableWorld, room: lobby_pb2.Room, table_id: str, stats: RunStats, *, timeout_rate: float
+) -> AsyncIterator[list[Bot]]:
+    """Two funded random bots of `room`, given `table_id`, that never leave, playing for the block;
+    stopped, their chips cashed out and their connections closed after it."""
+    connections = Connections(world.settings.lobby_address, world.backends["cashier"].address)
+    bots = _bots(world, room, table_id, connections, stats, timeout_rate)
+    for bot in bots:
+        await world.fund(bot.player_id, 10_000)
+    stop = asyncio.Event()
+    tasks = [asyncio.create_task(bot.run(stop)) for bot in bots]
+    try:
+        yield bots
+    finally:
+        stop.set()
+        await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), 30)
+        for bot in bots:
+            await bot.finish()
+        await connections.close()
+
+
+def _bots(
     world: TableWorld,
     room: lobby_pb2.Room,
     table_id: str,
     connections: Connections,
     stats: RunStats,
-    *,
     timeout_rate: float,
 ) -> list[Bot]:
-    """Two funded random bots of `room`, given `table_id`, that never leave."""
     credentials = MintedCredentials(DEV_KEYS)
     bots = []
     for n in range(2):
         player = unique(f"bot{n}")
-        await world.fund(player, 10_000)
         terms = RoomTerms(room.room_id, room.pool, 1_000)
         behaviour = Behaviour(timeout_rate=timeout_rate, leave_rate=0.0)
         bots.append(
@@ -61,20 +82,10 @@ async def test_a_bot_the_table_sat_out_sits_in_again_and_the_table_deals_on(
         room = nl_room(unique("bots"))
         table_id = world.add_room(room)
         stats = RunStats()
-        connections = Connections(world.settings.lobby_address, world.backends["cashier"].address)
-        bots = await two_bots(world, room, table_id, connections, stats, timeout_rate=1.0)
-        stop = asyncio.Event()
-        tasks = [asyncio.create_task(bot.run(stop)) for bot in bots]
-        try:
+        async with two_bots(world, room, table_id, stats, timeout_rate=1.0):
             await wait_for(lambda: stats.sit_ins >= 2, within=60, interval=0.1)
             dealt = len(stats.hands)
             await wait_for(lambda: len(stats.hands) > dealt + 1, within=30, interval=0.1)
-        finally:
-            stop.set()
-            await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), 30)
-            for bot in bots:
-                await bot.finish()
-            await connections.close()
         assert stats.unexpected_errors() == {}, stats.summary()
         assert (await world.audit()).balanced
 
@@ -90,18 +101,8 @@ async def test_a_bot_whose_table_is_full_plays_where_the_lobby_routes_it(
         world.add_room(room)
         world.lobby.full.add(f"{room.room_id}.2")
         stats = RunStats()
-        connections = Connections(world.settings.lobby_address, world.backends["cashier"].address)
-        bots = await two_bots(world, room, f"{room.room_id}.2", connections, stats, timeout_rate=0.0)
-        stop = asyncio.Event()
-        tasks = [asyncio.create_task(bot.run(stop)) for bot in bots]
-        try:
+        async with two_bots(world, room, f"{room.room_id}.2", stats, timeout_rate=0.0) as bots:
             await wait_for(lambda: len(stats.hands) >= 3, within=60, interval=0.1)
-        finally:
-            stop.set()
-            await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), 30)
-            for bot in bots:
-                await bot.finish()
-            await connections.close()
         assert [bot.table_id for bot in bots] == [f"{room.room_id}.1"] * 2
         assert stats.sits >= 2  # more when a bot lost its stack and sat again (same table)
         # Each bot asked once for its table and once for the room, then stayed (its seat is at .1).
