@@ -40,6 +40,7 @@ from services.cashier.ledger import (
     check_amount,
     check_player_id,
     check_text,
+    cover_account_id,
     funding_transfer_id,
     jackpot_account_id,
     mint_account_id,
@@ -380,18 +381,16 @@ class Cashier(SeatSessionUseCases, HoldUseCases):
         after = record.credit_balance_after if amount > 0 else record.debit_balance_after
         return record, outcome.status is TransferStatus.EXISTS, int(after or 0)
 
-    async def house_balances(self, pool: Pool | None) -> tuple[int, int]:
-        """The pool's house bank and jackpot balances (read in one snapshot)."""
+    async def house_balances(self, pool: Pool | None) -> tuple[int, int, int]:
+        """The pool's house bank (its free money), jackpot and reserved cover, in one snapshot."""
         if pool is None:
             raise InvalidArgument("POOL_INVALID", "pool is required", {"field": "pool"})
-        bank, jackpot = bank_account_id(pool), jackpot_account_id(pool)
+        ids = bank_account_id(pool), jackpot_account_id(pool), cover_account_id(pool)
 
-        async def work(conn: AsyncConnection) -> tuple[int, int]:
-            found = await storage.read_accounts(conn, [bank, jackpot])
-            return (
-                found[bank].balance if bank in found else 0,
-                found[jackpot].balance if jackpot in found else 0,
-            )
+        async def work(conn: AsyncConnection) -> tuple[int, int, int]:
+            found = await storage.read_accounts(conn, ids)
+            bank, jackpot, cover = (found[i].balance if i in found else 0 for i in ids)
+            return bank, jackpot, cover
 
         return await self._snapshot(work)
 

@@ -373,9 +373,9 @@ class CashierServicer(cashier_pb2_grpc.CashierServiceServicer):
     async def GetHouseBalances(  # noqa: N802
         self, request: cashier_pb2.GetHouseBalancesRequest, context: Any
     ) -> cashier_pb2.GetHouseBalancesResponse:
-        bank, jackpot = await self._cashier.house_balances(_pool(request.pool))
+        bank, jackpot, reserved = await self._cashier.house_balances(_pool(request.pool))
         return cashier_pb2.GetHouseBalancesResponse(
-            pool=request.pool, bank_balance=bank, jackpot_balance=jackpot
+            pool=request.pool, bank_balance=bank, jackpot_balance=jackpot, reserved_balance=reserved
         )
 
     async def SetPlayerHold(  # noqa: N802

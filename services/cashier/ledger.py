@@ -59,6 +59,8 @@ class AccountKind(enum.StrEnum):
     TABLE_SEAT = "table_seat"
     HOUSE_RAKE = "house_rake"
     HOUSE_BANK = "house_bank"
+    # The house bank's reserved money: the worst-case payouts of the pool's open house rounds.
+    HOUSE_COVER = "house_cover"
     JACKPOT = "jackpot"
     EXTERNAL_MINT = "external_mint"
 
@@ -106,6 +108,13 @@ def rake_account_id(pool: Pool, table_id: str) -> str:
 
 def bank_account_id(pool: Pool) -> str:
     return f"house:bank:{pool.value}"
+
+
+def cover_account_id(pool: Pool) -> str:
+    """The pool's house-bank reservations (docs/cashier.md "The house bank's cover"): a house round
+    moves its largest possible payout here from the bank in the batch that takes its stakes, and its
+    settlement or refund moves it back first. The bank's own balance is what no round has promised."""
+    return f"house:cover:{pool.value}"
 
 
 def jackpot_account_id(pool: Pool) -> str:

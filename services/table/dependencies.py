@@ -218,7 +218,8 @@ def wallet_account(pool: int, player_id: str) -> str:
 
 
 def house_account(pool: int, which: str) -> str:
-    """`house:bank:<POOL>` or `house:jackpot:<POOL>` (`which` is "bank" or "jackpot")."""
+    """`house:bank:<POOL>`, `house:jackpot:<POOL>` or `house:cover:<POOL>` (`which`: "bank", "jackpot"
+    or "cover", the bank's reservations)."""
     return f"house:{which}:{_POOL_NAMES[pool]}"
 
 
@@ -239,13 +240,14 @@ class HouseCashier:
     def __init__(self, stub: cashier_pb2_grpc.CashierServiceStub) -> None:
         self._stub = stub
 
-    async def house_balances(self, pool: int) -> tuple[int, int]:
-        """(house bank, jackpot) of the pool."""
+    async def house_balances(self, pool: int) -> tuple[int, int, int]:
+        """(house bank, jackpot, reserved) of the pool: the bank's free money, the jackpot, and what
+        the pool's open rounds reserved from the bank (the cover account)."""
         try:
             reply = await self._stub.GetHouseBalances(cashier_pb2.GetHouseBalancesRequest(pool=pool))  # type: ignore[arg-type]
         except grpc.aio.AioRpcError as error:
             raise translate_rpc_error(error, "cashier") from error
-        return int(reply.bank_balance), int(reply.jackpot_balance)
+        return int(reply.bank_balance), int(reply.jackpot_balance), int(reply.reserved_balance)
 
     async def transfer(self, pool: int, table_id: str, transfers: list[HouseTransfer]) -> None:
         """Apply the transfers as one linked batch; a retry with the same ids is harmless. A refusal
@@ -279,7 +281,9 @@ class HouseCashier:
         culprit = next((r for r in failed if r.reason != "LINKED_TRANSFER_FAILED"), failed[0])
         reason = culprit.reason or ("IDEMPOTENCY_CONFLICT" if culprit.field else "INSUFFICIENT_FUNDS")
         raise FailedPrecondition(
-            reason, f"the cashier refused the transfer: {reason}", {"dependency": "cashier"}
+            reason,
+            f"the cashier refused the transfer: {reason}",
+            {"dependency": "cashier", "transfer_id": culprit.transfer_id},
         )
 
     async def applied(self, transfer_ids: list[str]) -> dict[str, bool]:

@@ -19,8 +19,15 @@ journal (it stays with fairness): a replay is given the decks the seal returns.
 
 Inputs: `Bets`, `StakeAnswer`, `Sealed`, `SealFailed`, `Decide`, `PayAnswer`, `Tick`,
 `SettleAnswer`, `RefundAnswer`, `VoidRevealed`, `Reopen`, `Resume` (see each). Effects: `Stake`, `Seal`, `Pay`,
-`Settle`, `Refund`, `RevealVoid`, `Finish`, `Release`; `outstanding(state)` lists the calls the
-rounds wait for (a retry, and a next owner, sends the same ones: their ids are the round's own).
+`Settle`, `Refund`, `RevealVoid`, `Finish`; `outstanding(state)` lists the calls the rounds wait for
+(a retry, and a next owner, sends the same ones: their ids are the round's own).
+
+The house bank's cover is the ledger's (issue 44): a round's stake batch ends with a transfer of its
+stakes plus its largest possible payout from the pool's house bank to the pool's cover account
+(`hgr:<round>:cover`), each costly decision's stake is reserved with it (`hgr:<round>:c<box>:...`, in
+the same linked batch), and the settlement and refund batches start by giving the whole reservation
+back (`hgr:<round>:free`). The cashier refuses a batch that would take the bank below zero, so the
+rounds of every table and shard of a pool never promise more than the bank holds.
 """
 
 from __future__ import annotations
@@ -103,8 +110,9 @@ class Outcome(enum.Enum):
 
 @dataclass(frozen=True, slots=True)
 class Bets:
-    """PlaceHouseBets after the shell's checks (the rules', the room's, the house bank's cover) and
-    the fairness commitment (which names the round)."""
+    """PlaceHouseBets after the shell's checks (the rules', the room's) and the fairness commitment
+    (which names the round). `cover`: the round's largest possible payout beyond its stakes, reserved
+    in the ledger with the stakes."""
 
     player: str
     request_id: str
@@ -224,7 +232,8 @@ Input = (
 class Stake:
     round_id: str
     player: str
-    transfers: tuple[PlannedTransfer, ...]  # wallet -> bank, `hgr:<round>:in:<box>`
+    # wallet -> bank, `hgr:<round>:in:<box>`; then bank -> cover, `hgr:<round>:cover` (the reservation)
+    transfers: tuple[PlannedTransfer, ...]
 
 
 @dataclass(frozen=True)
@@ -237,6 +246,11 @@ class Pay:
     round_id: str
     player: str
     transfer: PlannedTransfer  # a decision's stake, wallet -> bank
+    cover: PlannedTransfer | None = None  # the same chips bank -> cover, linked with it (reserved)
+
+    @property
+    def transfers(self) -> tuple[PlannedTransfer, ...]:
+        return (self.transfer,) if self.cover is None else (self.transfer, self.cover)
 
 
 @dataclass(frozen=True)
@@ -251,7 +265,7 @@ class Refund:
     round_id: str
     player: str
     stakes: tuple[PlannedTransfer, ...]  # sent again first (applied at most once)
-    refunds: tuple[PlannedTransfer, ...]  # then these, if the stakes were taken
+    refunds: tuple[PlannedTransfer, ...]  # then these (the reservation back first), if the stakes were taken
 
 
 @dataclass(frozen=True)
@@ -268,15 +282,7 @@ class Finish:
     paid_out: int
 
 
-@dataclass(frozen=True)
-class Release:
-    """The round's cover goes back to the pool's free house bank."""
-
-    round_id: str
-    cover: int
-
-
-Effect = Stake | Seal | Pay | Settle | Refund | RevealVoid | Finish | Release
+Effect = Stake | Seal | Pay | Settle | Refund | RevealVoid | Finish
 
 
 @dataclass(frozen=True)
@@ -320,6 +326,9 @@ class Round:
     resumed: bool = False
     paid_out: int = 0
     ending: str = ""  # VOIDING: how it closes ("refused" or "voided")
+    # Its cover is a ledger reservation (every round opened since issue 44; a round an older build
+    # opened keeps that build's batches, whose ids the cashier may have seen already).
+    reserve: bool = False
 
     @property
     def pending(self) -> Logged | None:
@@ -418,12 +427,43 @@ class Step:
 # ------------------------------------------------------------------ transfers
 
 
-def stake_transfers(round_id: str, wagers: Sequence[BoxWager]) -> tuple[PlannedTransfer, ...]:
-    return tuple(
+def stake_transfers(
+    round_id: str, wagers: Sequence[BoxWager], reserve: int = 0
+) -> tuple[PlannedTransfer, ...]:
+    """The stake batch: each box's stake wallet -> bank, then (`reserve` > 0) the round's reservation
+    bank -> cover, linked, so the round opens only if the bank's own money covers it."""
+    stakes = tuple(
         PlannedTransfer(
             f"hgr:{round_id}:in:{w.box}", False, "bank", initial_stake(w), f"{round_id}:box{w.box}"
         )
         for w in wagers
+    )
+    if not reserve:
+        return stakes
+    return (
+        *stakes,
+        PlannedTransfer(f"hgr:{round_id}:cover", False, "cover", reserve, f"{round_id}:cover", "bank"),
+    )
+
+
+def reserved(round_: Round) -> int:
+    """What the round holds in the pool's cover account: its stakes (the deal's, and every decision's
+    that took effect) plus its largest possible payout beyond them; 0 for an older build's round."""
+    if not round_.reserve:
+        return 0
+    stakes = sum(initial_stake(w) for w in round_.wagers)
+    return stakes + round_.cover + sum(d.taken.cost for d in round_.logged if d.paid)
+
+
+def release_transfers(round_: Round) -> tuple[PlannedTransfer, ...]:
+    """The reservation back to the bank, first in the settlement or refund batch (none before issue 44)."""
+    amount = reserved(round_)
+    if not amount:
+        return ()
+    return (
+        PlannedTransfer(
+            f"hgr:{round_.round_id}:free", True, "cover", amount, f"{round_.round_id}:free", "bank"
+        ),
     )
 
 
@@ -432,6 +472,13 @@ def refund_transfers(round_id: str, wagers: Sequence[BoxWager]) -> tuple[Planned
         PlannedTransfer(f"hgr:{round_id}:void:{w.box}", True, "bank", initial_stake(w), f"{round_id}:void")
         for w in wagers
     )
+
+
+def decision_cover_transfer(transfer: str) -> str:
+    """The reservation of a decision's stake: `hgr:<round>:b<box>:<n>:<refusals>:<decision>` ->
+    `hgr:<round>:c<box>:<n>:<refusals>` (unique as its stake's id is; no longer than it)."""
+    head, _, rest = transfer.rpartition(":b")
+    return f"{head}:c{rest.rsplit(':', 1)[0]}"
 
 
 def decision_transfer(round_: Round, taken: TakenDecision) -> str:
@@ -472,6 +519,7 @@ def apply_entry(
             started_at=float(entry["started_at"]),
             cover=int(entry["cover"]),
             wagers=wagers,
+            reserve=bool(entry.get("reserve", False)),
         )
         key = (player, request_id)
         state = _forget_finished(state)
@@ -599,10 +647,7 @@ def feed(state: HouseState, given: Input) -> Step:
         return Step(
             new,
             entries=(entry,),
-            effects=(
-                Finish(round_.round_id, round_.player, paid_out),
-                Release(round_.round_id, round_.cover),
-            ),
+            effects=(Finish(round_.round_id, round_.player, paid_out),),
             notices=(
                 Notice(round_.player, round_.round_id, "ROUND_SETTLED", f"round {round_.round_id} settled"),
             ),
@@ -662,6 +707,7 @@ def _bets(state: HouseState, bets: Bets) -> Step:
         "jackpot_before": bets.jackpot_before,
         "started_at": bets.at,
         "cover": bets.cover,
+        "reserve": True,
         "wagers": [[w.box, w.ante, w.dark, w.bonus] for w in bets.wagers],
     }
     new = _step(state, [entry])
@@ -682,14 +728,10 @@ def _stake_answer(state: HouseState, round_: Round, outcome: Outcome) -> Step:
 
 
 def _voiding(state: HouseState, round_: Round, how: str) -> Step:
-    """Nothing of the round is kept (its stakes refused, or given back): its cover goes back now, and
-    it closes `how` once fairness has its hand voided."""
+    """Nothing of the round is kept (its stakes and reservation refused, or given back): it closes
+    `how` once fairness has its hand voided."""
     entry = {"type": "voiding", "round_id": round_.round_id, "how": how}
-    return Step(
-        _step(state, [entry]),
-        entries=(entry,),
-        effects=(RevealVoid(round_.round_id), Release(round_.round_id, round_.cover)),
-    )
+    return Step(_step(state, [entry]), entries=(entry,), effects=(RevealVoid(round_.round_id),))
 
 
 def _refunding(state: HouseState, round_: Round) -> Step:
@@ -826,7 +868,8 @@ def _resume(state: HouseState, round_: Round, resume: Resume) -> Step:
 def _due(state: HouseState, round_: Round) -> tuple[Effect, ...]:
     """The call `round_` waits for now (its ids are the round's own: sending it twice is harmless)."""
     if round_.stage is Stage.STAKING:
-        return (Stake(round_.round_id, round_.player, stake_transfers(round_.round_id, round_.wagers)),)
+        stakes = stake_transfers(round_.round_id, round_.wagers, reserved(round_))
+        return (Stake(round_.round_id, round_.player, stakes),)
     if round_.stage in (Stage.DEALING, Stage.RESUMING):
         return (Seal(round_.round_id),)
     if round_.stage is Stage.VOIDING:
@@ -836,18 +879,22 @@ def _due(state: HouseState, round_: Round) -> tuple[Effect, ...]:
             Refund(
                 round_.round_id,
                 round_.player,
-                stake_transfers(round_.round_id, round_.wagers),
-                refund_transfers(round_.round_id, round_.wagers),
+                stake_transfers(round_.round_id, round_.wagers, reserved(round_)),
+                (*release_transfers(round_), *refund_transfers(round_.round_id, round_.wagers)),
             ),
         )
     if round_.stage is Stage.PLAYING and round_.pending is not None:
         taken = round_.pending.taken
         reference = f"{round_.round_id}:box{taken.box}:{taken.decision.value}"
         transfer = PlannedTransfer(round_.pending.transfer, False, "bank", taken.cost, reference)
-        return (Pay(round_.round_id, round_.player, transfer),)
+        cover = None
+        if round_.reserve:
+            cover_id = decision_cover_transfer(round_.pending.transfer)
+            cover = PlannedTransfer(cover_id, False, "cover", taken.cost, reference, "bank")
+        return (Pay(round_.round_id, round_.player, transfer, cover),)
     if round_.stage is Stage.SETTLING:
         live = round_.live(state.room)
-        transfers = tuple(live.settlement_transfers(live.settle()))
+        transfers = (*release_transfers(round_), *live.settlement_transfers(live.settle()))
         return (Settle(round_.round_id, round_.player, transfers),)
     return ()
 

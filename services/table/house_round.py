@@ -137,18 +137,20 @@ class TakenDecision:
 
 @dataclass(frozen=True, slots=True)
 class PlannedTransfer:
-    """One cashier transfer of a round, between the wallet and a house account (`bank`/`jackpot`)."""
+    """One cashier transfer of a round, between a house account (`bank`, `jackpot`, `cover`) and
+    `counter`: the player's wallet, or the bank for the cover's reservations and releases."""
 
     transfer_id: str
-    to_player: bool  # True: house account -> wallet; False: wallet -> house account
-    house_account: str  # "bank" or "jackpot"
+    to_player: bool  # True: house account -> counter; False: counter -> house account
+    house_account: str  # "bank", "jackpot" or "cover"
     amount: int
     reference: str
+    counter: str = "wallet"  # "wallet", or "bank" (bank -> cover reserves, cover -> bank releases)
 
 
 def paid_back(transfers: Sequence[PlannedTransfer]) -> int:
     """What a batch leaves in the wallet: house accounts -> wallet less wallet -> jackpot (contributions)."""
-    return sum(t.amount if t.to_player else -t.amount for t in transfers)
+    return sum(t.amount if t.to_player else -t.amount for t in transfers if t.counter == "wallet")
 
 
 def settings_for(room: HouseRoom) -> CasinoHoldemSettings | RussianPokerSettings:

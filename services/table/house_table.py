@@ -130,22 +130,6 @@ class HouseTimings:
     keep_finished_rounds: int = core.KEEP_FINISHED_ROUNDS
 
 
-class HouseExposure:
-    """What the open rounds of this shard may still need from each pool's house bank (their largest
-    payouts), so that rounds running side by side are covered together, not each on its own."""
-
-    def __init__(self) -> None:
-        self.reserved: dict[int, int] = {}
-
-    def reserve(self, pool: int, amount: int) -> None:
-        self.reserved[pool] = self.reserved.get(pool, 0) + amount
-        table_metrics.house_reserved(pool, self.reserved[pool])
-
-    def release(self, pool: int, amount: int) -> None:
-        self.reserved[pool] = self.reserved.get(pool, 0) - amount
-        table_metrics.house_reserved(pool, self.reserved[pool])
-
-
 @dataclass
 class RoundRun:
     """A dealt round as the views and the record show it, built from the core's round."""
@@ -203,7 +187,6 @@ class HouseTable:
         cashier: HouseCashier,
         fairness: FairnessClient,
         journal: Journal,
-        exposure: HouseExposure,
         after_round: Callable[[AfterHand], None],
         timings: HouseTimings,
         maintenance: Callable[[str], MaintenanceSwitches] = lambda room_id: MaintenanceSwitches(),
@@ -219,7 +202,6 @@ class HouseTable:
         self._cashier = cashier
         self._fairness = fairness
         self._journal = journal
-        self._exposure = exposure
         self._after_round = after_round
         self._t = timings
         self._maintenance = maintenance
@@ -232,7 +214,6 @@ class HouseTable:
         self._shown: dict[str, str] = {}  # player -> their latest dealt round (the view's)
         # player -> their last round's view at the room's previous owner (show_last_views)
         self._last_views: dict[str, table_pb2.HouseRoundView] = {}
-        self._reserved: dict[str, int] = {}  # round id -> the cover this shard reserved for it
         self._records: dict[str, history_pb2.HandRecord] = {}
         self._timer: asyncio.TimerHandle | None = None
         self._retrying: asyncio.Task[None] | None = None
@@ -288,11 +269,8 @@ class HouseTable:
             self._timer.cancel()
         for task in list(self._background):
             await cancel_and_wait(task)
-        # Left open in the journal: whoever opens the table next resumes them and reserves their
-        # cover there; this shard's reservations go with the table.
-        for cover in self._reserved.values():
-            self._exposure.release(self.room.pool, cover)
-        self._reserved.clear()
+        # Left open in the journal: whoever opens the table next resumes them; their cover stays
+        # reserved in the ledger until they settle or are refunded there.
 
     def _with_view(self, entry: dict[str, Any], after: core.HouseState) -> dict[str, Any]:
         """A `closed` entry as journaled: with the round's player and the view it ended with, which
@@ -434,7 +412,7 @@ class HouseTable:
     async def _run_locked(self, effect: core.Effect) -> None:
         """An effect run in the background: under its player's lock, if it is still due."""
         async with self._lock(self._player_of(effect)):
-            if isinstance(effect, (core.Release, core.Finish)) or effect in core.outstanding(self._state):
+            if isinstance(effect, core.Finish) or effect in core.outstanding(self._state):
                 await self._run_all([effect])
 
     async def _run_all(self, effects: Sequence[core.Effect]) -> DomainError | None:
@@ -525,7 +503,7 @@ class HouseTable:
         if isinstance(effect, core.Pay):
             try:
                 await self._cashier.transfer(
-                    pool, self.table_id, self._house_transfers(effect.player, [effect.transfer])
+                    pool, self.table_id, self._house_transfers(effect.player, effect.transfers)
                 )
             except DomainError as error:
                 if is_unavailable(error):
@@ -581,11 +559,6 @@ class HouseTable:
                     raise  # sent again (the round stays open until fairness has it)
                 log.warning("voided round not revealed", round_id=effect.round_id, reason=error.reason)
             return await self._feed(core.VoidRevealed(effect.round_id))
-        if isinstance(effect, core.Release):
-            cover = self._reserved.pop(effect.round_id, None)
-            if cover is not None:
-                self._exposure.release(pool, cover)
-            return None
         assert isinstance(effect, core.Finish)
         self._finish(effect)
         return None
@@ -624,8 +597,6 @@ class HouseTable:
             core.Resume(round_.round_id, tuple(deck), applied, time.time(), self._t.handover_grace_seconds)
         )
         if step.entries:
-            self._reserved[round_.round_id] = round_.cover
-            self._exposure.reserve(self.room.pool, round_.cover)
             table_metrics.house_round_resumed(self.room.game.name.lower())
             log.info("house round resumed", round_id=round_.round_id, decisions=len(round_.logged))
         return step
@@ -644,18 +615,26 @@ class HouseTable:
         out = []
         for p in planned:
             house = house_account(self.room.pool, p.house_account)
-            debit, credit = (house, wallet) if p.to_player else (wallet, house)
+            counter = wallet if p.counter == "wallet" else house_account(self.room.pool, p.counter)
+            debit, credit = (house, counter) if p.to_player else (counter, house)
             out.append(HouseTransfer(p.transfer_id, debit, credit, p.amount, p.reference))
         return out
 
     # ------------------------------------------------------------------ balances
 
     async def _read_balances(self) -> tuple[int, int]:
-        bank, jackpot = await self._cashier.house_balances(self.room.pool)
-        table_metrics.house_balances_read(self.room.pool, bank, jackpot)
+        """The pool's free house bank (the ledger's: what no open round reserved) and jackpot."""
+        bank, jackpot, reserved = await self._cashier.house_balances(self.room.pool)
+        table_metrics.house_balances_read(self.room.pool, bank, jackpot, reserved)
         self._bank, self._jackpot = bank, jackpot
         self._balances_at = time.monotonic()
         return bank, jackpot
+
+    async def _free_bank(self) -> int:
+        """The bank's free money now, for a refusal's figures (the last read if the cashier is away)."""
+        with contextlib.suppress(DomainError):
+            await self._read_balances()
+        return self._bank
 
     async def _fresh_balances(self) -> None:
         """For views: re-read at most every second; a cashier outage keeps the last figures."""
@@ -773,13 +752,10 @@ class HouseTable:
                 {"bank_balance": str(bank), "threshold": str(self._t.bank_minimum)},
             )
         cover = largest_payout(room, wagers)
-        free = bank - self._exposure.reserved.get(room.pool, 0)
-        if free < cover:
-            raise FailedPrecondition(
-                "HOUSE_BANK_CANNOT_COVER",
-                "the house bank cannot cover the largest payout of this round now",
-                {"needed": str(cover), "available": str(max(free, 0))},
-            )
+        if bank < cover:
+            # Refused before a commitment is spent. The ledger has the last word (below): a round of
+            # another table or shard may reserve the bank between this read and the stakes.
+            raise _cannot_cover(cover, bank)
         chain = fairness_chain(self.table_id, player)
         commitment = self._pending.pop(player, None)
         if commitment is None:
@@ -789,16 +765,8 @@ class HouseTable:
         bets = core.Bets(
             player, request_id, round_id, chain, commitment.commitment, wagers, jackpot, cover, time.time()
         )
-        self._exposure.reserve(room.pool, cover)
-        try:
-            step = await self._feed(bets)
-        except BaseException:
-            self._exposure.release(room.pool, cover)
-            raise
-        if step.again:
-            self._exposure.release(room.pool, cover)
-        else:
-            self._reserved[round_id] = cover
+        step = await self._feed(bets)
+        if not step.again:
             effects = list(step.effects)
             while effects:
                 effect = effects.pop(0)
@@ -814,6 +782,9 @@ class HouseTable:
                         raise FailedPrecondition(
                             "INSUFFICIENT_FUNDS", "the wallet cannot pay these stakes"
                         ) from error
+                    if error.metadata.get("transfer_id", "").endswith(":cover"):
+                        # The bank's own money was reserved by other rounds meanwhile.
+                        raise _cannot_cover(cover, await self._free_bank()) from error
                     raise error from None
                 except DomainError:
                     self._retry_later()
@@ -993,6 +964,14 @@ class _Refused(Exception):
     def __init__(self, error: DomainError) -> None:
         super().__init__(error.reason)
         self.error = error
+
+
+def _cannot_cover(needed: int, available: int) -> FailedPrecondition:
+    return FailedPrecondition(
+        "HOUSE_BANK_CANNOT_COVER",
+        "the house bank cannot cover the largest payout of this round now",
+        {"needed": str(needed), "available": str(max(available, 0))},
+    )
 
 
 def _digest(player: str, what: str, request_id: str) -> str:

@@ -95,14 +95,17 @@ house_rounds_resumed = Counter(
     ("game",),
 )
 house_bank_balance = Gauge(
-    "poker_house_bank_balance_chips", "The house bank balance the shard read last, by pool.", ("pool",)
+    "poker_house_bank_balance_chips",
+    "The house bank's free balance (what no open round reserved) the shard read last, by pool.",
+    ("pool",),
 )
 house_jackpot_balance = Gauge(
     "poker_house_jackpot_balance_chips", "The jackpot balance the shard read last, by pool.", ("pool",)
 )
 house_bank_reserved = Gauge(
     "poker_house_bank_reserved_chips",
-    "The largest payouts of the rounds open on this shard, reserved against the house bank, by pool.",
+    "What the pool's open house rounds (every table and shard) have reserved from the house bank, as"
+    " the shard read it last from the cashier's ledger, by pool.",
     ("pool",),
 )
 house_bank_minimum = Gauge(
@@ -202,16 +205,10 @@ def house_round_resumed(game: str) -> None:
     house_rounds_resumed.labels(game).inc()
 
 
-def house_balances_read(pool: int, bank: int, jackpot: int) -> None:
+def house_balances_read(pool: int, bank: int, jackpot: int, reserved: int) -> None:
     house_bank_balance.labels(pool_name(pool)).set(bank)
     house_jackpot_balance.labels(pool_name(pool)).set(jackpot)
-    # The reserve is a figure from here on (0 until a round reserves; what is reserved stays):
-    # PokerHouseBankBelowCover subtracts it from the bank on a shard that has reserved nothing yet.
-    house_bank_reserved.labels(pool_name(pool))
-
-
-def house_reserved(pool: int, amount: int) -> None:
-    house_bank_reserved.labels(pool_name(pool)).set(amount)
+    house_bank_reserved.labels(pool_name(pool)).set(reserved)
 
 
 # ------------------------------------------------------------------ states (read at scrape time)

@@ -58,7 +58,7 @@ from services.table.history_sink import HandRecordSink
 from services.table.house_admission import HouseAdmission
 from services.table.house_journal import MemoryJournal
 from services.table.house_round import HouseRoom
-from services.table.house_table import HouseExposure, HouseTable, HouseTimings, Journal, house_room_from_pb
+from services.table.house_table import HouseTable, HouseTimings, Journal, house_room_from_pb
 from services.table.record_outbox import MemoryOutbox, RecordOutbox
 from services.table.remote import is_unavailable
 from services.table.retry_queue import RetryingQueue
@@ -119,10 +119,9 @@ class TableShard:
         self._handover_lock = asyncio.Lock()
         self._close_empty_after = close_empty_after_seconds
         self.chat = chat or ChatGuard()  # chat rate limits and mutes, shared by the shard's tables
-        # House-game tables (issue 16): their own actors, journal and the pools' open exposure.
+        # House-game tables (issue 16): their own actors and journal (the cover is the ledger's).
         self._house = house or HouseSetup()
         self._house_tables: dict[str, HouseTable] = {}
-        self._house_exposure = HouseExposure()
         self._directory = directory
         self._maintenance = maintenance
         self._registry: ShardRegistry = registry or SingleShardRegistry(ShardInfo(shard_id, "local"))
@@ -612,7 +611,6 @@ class TableShard:
             cashier=self._house.cashier,
             fairness=self._fairness,
             journal=self._house.journal,
-            exposure=self._house_exposure,
             after_round=self.reveals.put,
             timings=self._house.timings,
             maintenance=self._switches,

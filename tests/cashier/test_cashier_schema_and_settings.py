@@ -39,9 +39,9 @@ def test_migrations_match_the_declared_tables_on_sqlite(tmp_path: Path) -> None:
     differences, tables, system_accounts = _compare(url)
     assert differences == []
     assert VERSION_TABLE in tables
-    # Per pool: bank, jackpot and the house-funding mint; mints for GRAM, Stars and MPX (rake accounts
-    # come with tables).
-    assert system_accounts == 2 * 3 + 3
+    # Per pool: bank, its cover (the open house rounds' reservations), jackpot and the house-funding
+    # mint; mints for GRAM, Stars and MPX (rake accounts come with tables).
+    assert system_accounts == 2 * 4 + 3
 
 
 @pytest.mark.postgres
@@ -66,7 +66,7 @@ async def test_accounts_are_never_deleted_and_transfers_never_change(postgres_ur
                 with pytest.raises(DBAPIError, match=message):
                     connection.execute(text(statement))
         with engine.connect() as connection:
-            assert connection.execute(text("SELECT count(*) FROM accounts")).scalar_one() == 2 * 3 + 3
+            assert connection.execute(text("SELECT count(*) FROM accounts")).scalar_one() == 2 * 4 + 3
     finally:
         engine.dispose()
 

@@ -121,12 +121,13 @@ async def money_problems(
         house = await ledger.cashier.GetHouseBalances(
             cashier_pb2.GetHouseBalancesRequest(pool=pool.pool), metadata=ADMIN
         )
-        bank = house.bank_balance + house.jackpot_balance
+        # The bank's free money, what open house rounds reserved from it (issue 44) and the jackpot.
+        bank = house.bank_balance + house.reserved_balance + house.jackpot_balance
         held = wallets[pool.pool] + seats[pool.pool] + rake[pool.pool] + bank
         if held != pool.minted - pool.burned:
             problems.append(
                 f"pool {pool.pool}: wallets {wallets[pool.pool]} + seats {seats[pool.pool]} + rake {rake[pool.pool]} "
-                f"+ house bank and jackpot {bank} != minted {pool.minted} - burned {pool.burned}"
+                f"+ house bank, its reservations and jackpot {bank} != minted {pool.minted} - burned {pool.burned}"
             )
     return problems
 

@@ -39,7 +39,7 @@ PLAYERS = ("ann", "bob", "cyd")
 
 
 class Cashier:
-    """Every transfer applied once by its id; the wallets, the house bank and the jackpot."""
+    """Every transfer applied once by its id; the wallets, the house bank, its cover and the jackpot."""
 
     def __init__(self) -> None:
         self.applied: dict[str, PlannedTransfer] = {}
@@ -50,28 +50,36 @@ class Cashier:
         for t in transfers:
             if t.transfer_id not in self.applied:
                 self.applied[t.transfer_id] = t
-                self.wallet[player] += t.amount if t.to_player else -t.amount
+                if t.counter == "wallet":
+                    self.wallet[player] += t.amount if t.to_player else -t.amount
 
-    def round_delta(self, round_id: str) -> tuple[int, int, int]:
-        """The wallet's, the bank's and the jackpot's change by the round's transfers."""
-        wallet = bank = jackpot = 0
+    def round_delta(self, round_id: str) -> Counter[str]:
+        """Each account's change by the round's transfers: wallet, bank, cover, jackpot."""
+        delta: Counter[str] = Counter()
         for t in self.applied.values():
             if not t.transfer_id.startswith(f"hgr:{round_id}:"):
                 continue
-            signed = t.amount if t.to_player else -t.amount
-            wallet += signed
-            if t.house_account == "bank":
-                bank -= signed
-            else:
-                jackpot -= signed
-        return wallet, bank, jackpot
+            signed = t.amount if t.to_player else -t.amount  # what the counter gains
+            delta[t.counter] += signed
+            delta[t.house_account] -= signed
+        return delta
+
+    def amount(self, transfer_id: str) -> int:
+        t = self.applied.get(transfer_id)
+        return 0 if t is None else t.amount
 
 
 class Sim:
-    def __init__(self, seed: int, game: HouseGame, keep_finished: int = core.KEEP_FINISHED_ROUNDS) -> None:
+    def __init__(
+        self,
+        seed: int,
+        game: HouseGame,
+        keep_finished: int = core.KEEP_FINISHED_ROUNDS,
+        max_payout: int = 5_000,
+    ) -> None:
         self.rng = random.Random(seed)
         self.room = HouseRoom(
-            f"r-{game.value}", game, 1, boxes=3, min_ante=10, max_ante=100, max_payout=5_000
+            f"r-{game.value}", game, 1, boxes=3, min_ante=10, max_ante=100, max_payout=max_payout
         )
         self.keep_finished = keep_finished
         self.state = core.empty("t.1", self.room, DECISION_SECONDS, keep_finished=keep_finished)
@@ -230,10 +238,7 @@ class Sim:
         # The cashier answers an id it applied with its first answer (never a refusal), and an id
         # it refused with the refusal again.
         if isinstance(effect, (core.Stake, core.Pay)):
-            ids = [
-                t.transfer_id
-                for t in (effect.transfers if isinstance(effect, core.Stake) else (effect.transfer,))
-            ]
+            ids = [t.transfer_id for t in effect.transfers]
             if any(i in self.cashier.applied for i in ids):
                 roll = 1.0
             elif any(i in self.cashier.refused for i in ids):
@@ -270,10 +275,10 @@ class Sim:
                 given = core.PayAnswer(effect.round_id, transfer, core.Outcome.REFUSED)
             elif roll < 0.3:
                 if self.rng.random() < 0.5:
-                    self.cashier.batch(effect.player, (effect.transfer,))
+                    self.cashier.batch(effect.player, effect.transfers)
                 given = core.PayAnswer(effect.round_id, transfer, core.Outcome.UNAVAILABLE)
             else:
-                self.cashier.batch(effect.player, (effect.transfer,))
+                self.cashier.batch(effect.player, effect.transfers)
                 given = core.PayAnswer(effect.round_id, transfer, core.Outcome.OK)
         elif isinstance(effect, core.Settle):
             if roll < 0.3:
@@ -386,8 +391,13 @@ class Sim:
         for round_id, round_ in dealt.rounds.items():
             assert not round_.stage.open, round_
             assert closes[round_id] == 1, "a round closed twice, or never"
-            wallet, bank, jackpot = self.cashier.round_delta(round_id)
-            assert wallet + bank + jackpot == 0
+            delta = self.cashier.round_delta(round_id)
+            wallet, bank = delta["wallet"], delta["bank"]
+            assert sum(delta.values()) == 0
+            # Every reservation was given back, and it was exactly the round's stakes plus its cover.
+            assert delta["cover"] == 0, round_id
+            reserve = self.cashier.amount(f"hgr:{round_id}:cover")
+            assert reserve in (0, sum(core.initial_stake(w) for w in round_.wagers) + round_.cover)
             if round_.stage is core.Stage.SETTLED:
                 assert self.finished[round_id] == 1
                 assert self.voided[round_id] == 0
@@ -397,6 +407,13 @@ class Sim:
                 assert wallet == settlement.delta(Account.PLAYER), round_id
                 assert bank == settlement.delta(Account.HOUSE_BANK), round_id
                 assert wallet == round_.paid_out - sum(live.staked.values())
+                # Whatever the cards, the round's reservation paid it: the bank paid out no more than
+                # the round had reserved (stakes, decisions' stakes and the largest payout).
+                out = sum(self.cashier.amount(f"hgr:{round_id}:out:{w.box}") for w in round_.wagers)
+                assert out <= self.cashier.amount(f"hgr:{round_id}:free"), round_id
+                assert self.cashier.amount(f"hgr:{round_id}:free") == reserve + sum(
+                    d.taken.cost for d in round_.logged if d.paid
+                ), round_id
             else:
                 assert (wallet, bank) == (0, 0), round_id
                 assert (self.finished[round_id], self.voided[round_id]) == (0, 1)
@@ -411,6 +428,15 @@ def test_house_core_simulation(game: HouseGame, seed: int) -> None:
     # The run met every path: settled, refunded and refused rounds, and crashes replayed.
     assert min(states[core.Stage.SETTLED], states[core.Stage.VOIDED], states[core.Stage.REFUSED]) > 0
     assert sim.crashes > 0
+
+
+@pytest.mark.parametrize("game", list(HouseGame))
+def test_a_round_never_pays_more_than_it_reserved_when_the_table_maximum_binds(game: HouseGame) -> None:
+    """A table maximum of 60 chips against antes up to 100: the cap decides most wins, and every
+    settled round's bank payments fit in its reservation (checked for each round in `final`)."""
+    sim = Sim(7, game, max_payout=60)
+    sim.run(max(1, ROUNDS // 4))
+    assert Counter(sim.ended.values())[core.Stage.SETTLED] > 0
 
 
 @pytest.mark.parametrize("game", list(HouseGame))

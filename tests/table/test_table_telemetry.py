@@ -11,7 +11,6 @@ spans recorded by an in-memory exporter.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Iterator
 from typing import Any
 
@@ -160,21 +159,23 @@ async def test_a_table_stopped_while_its_hand_waits_for_the_cashier_leaves_nothi
             await actor.stop()
 
 
-def test_the_house_bank_reserve_is_a_figure_from_the_first_balance_read() -> None:
-    """PokerHouseBankBelowCover subtracts the reserve from the bank: a shard that has reserved no
-    round since it started (a bank already short refuses every one) must still report 0 reserved,
-    and a balance read must not wipe what its open rounds reserved."""
+def test_the_house_bank_figures_are_the_ledgers_as_read() -> None:
+    """The bank's free balance and what the pool's open rounds reserved are the cashier's figures
+    (issue 44: the cover is a ledger reservation), each read replacing the last: a shard that opened
+    no round still reports the pool's reserve, and one whose rounds ended reports what is left."""
     pool = common_pb2.CHIP_POOL_MPX
     labels = {"pool": table_metrics.pool_name(pool)}
-    kept = REGISTRY.get_sample_value("poker_house_bank_reserved_chips", labels)
-    with contextlib.suppress(KeyError):
-        table_metrics.house_bank_reserved.remove(labels["pool"])
+    kept = [
+        REGISTRY.get_sample_value(name, labels)
+        for name in ("poker_house_bank_balance_chips", "poker_house_bank_reserved_chips")
+    ]
     try:
-        assert REGISTRY.get_sample_value("poker_house_bank_reserved_chips", labels) is None
-        table_metrics.house_balances_read(pool, bank=4_000, jackpot=0)
-        assert REGISTRY.get_sample_value("poker_house_bank_reserved_chips", labels) == 0
-        table_metrics.house_reserved(pool, 300)
-        table_metrics.house_balances_read(pool, bank=4_000, jackpot=0)
+        table_metrics.house_balances_read(pool, bank=4_000, jackpot=0, reserved=300)
         assert REGISTRY.get_sample_value("poker_house_bank_reserved_chips", labels) == 300
+        assert REGISTRY.get_sample_value("poker_house_bank_balance_chips", labels) == 4_000
+        table_metrics.house_balances_read(pool, bank=4_300, jackpot=0, reserved=0)
+        assert REGISTRY.get_sample_value("poker_house_bank_reserved_chips", labels) == 0
+        assert REGISTRY.get_sample_value("poker_house_bank_balance_chips", labels) == 4_300
     finally:
-        table_metrics.house_bank_reserved.labels(labels["pool"]).set(kept or 0)
+        table_metrics.house_bank_balance.labels(labels["pool"]).set(kept[0] or 0)
+        table_metrics.house_bank_reserved.labels(labels["pool"]).set(kept[1] or 0)

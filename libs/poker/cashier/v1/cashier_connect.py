@@ -212,7 +212,10 @@ class CashierService(Protocol):
     async def get_house_balances(self, request: GetHouseBalancesRequest, ctx: RequestContext[GetHouseBalancesRequest, GetHouseBalancesResponse], /) -> GetHouseBalancesResponse:
         """
         GetHouseBalances returns the balances of a pool's house bank and jackpot, so a house-game table
-        can check that the bank covers a round before it starts and show the jackpot.
+        can check that the bank covers a round before it starts and show the jackpot. The bank balance
+        is the house's own money that no open round has reserved (`reserved_balance`: the worst-case
+        payouts of the pool's open house rounds, held in `house:cover:<POOL>` until each round settles
+        or is refunded); only the bank balance covers a new round, and only it can be defunded.
         Roles: admin, service:table. Errors: INVALID_ARGUMENT POOL_INVALID.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
@@ -850,7 +853,10 @@ class CashierServiceClient(ConnectClient):
     ) -> GetHouseBalancesResponse:
         """
         GetHouseBalances returns the balances of a pool's house bank and jackpot, so a house-game table
-        can check that the bank covers a round before it starts and show the jackpot.
+        can check that the bank covers a round before it starts and show the jackpot. The bank balance
+        is the house's own money that no open round has reserved (`reserved_balance`: the worst-case
+        payouts of the pool's open house rounds, held in `house:cover:<POOL>` until each round settles
+        or is refunded); only the bank balance covers a new round, and only it can be defunded.
         Roles: admin, service:table. Errors: INVALID_ARGUMENT POOL_INVALID.
         """
         return await self.execute_unary(
@@ -1074,7 +1080,10 @@ class CashierServiceSync(Protocol):
     def get_house_balances(self, request: GetHouseBalancesRequest, ctx: RequestContext[GetHouseBalancesRequest, GetHouseBalancesResponse], /) -> GetHouseBalancesResponse:
         """
         GetHouseBalances returns the balances of a pool's house bank and jackpot, so a house-game table
-        can check that the bank covers a round before it starts and show the jackpot.
+        can check that the bank covers a round before it starts and show the jackpot. The bank balance
+        is the house's own money that no open round has reserved (`reserved_balance`: the worst-case
+        payouts of the pool's open house rounds, held in `house:cover:<POOL>` until each round settles
+        or is refunded); only the bank balance covers a new round, and only it can be defunded.
         Roles: admin, service:table. Errors: INVALID_ARGUMENT POOL_INVALID.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
@@ -1710,7 +1719,10 @@ class CashierServiceClientSync(ConnectClientSync):
     ) -> GetHouseBalancesResponse:
         """
         GetHouseBalances returns the balances of a pool's house bank and jackpot, so a house-game table
-        can check that the bank covers a round before it starts and show the jackpot.
+        can check that the bank covers a round before it starts and show the jackpot. The bank balance
+        is the house's own money that no open round has reserved (`reserved_balance`: the worst-case
+        payouts of the pool's open house rounds, held in `house:cover:<POOL>` until each round settles
+        or is refunded); only the bank balance covers a new round, and only it can be defunded.
         Roles: admin, service:table. Errors: INVALID_ARGUMENT POOL_INVALID.
         """
         return self.execute_unary(

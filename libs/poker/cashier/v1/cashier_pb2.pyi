@@ -1531,22 +1531,28 @@ class GetHouseBalancesResponse(_message.Message):
     POOL_FIELD_NUMBER: _builtins.int
     BANK_BALANCE_FIELD_NUMBER: _builtins.int
     JACKPOT_BALANCE_FIELD_NUMBER: _builtins.int
+    RESERVED_BALANCE_FIELD_NUMBER: _builtins.int
     pool: _common_pb2.ChipPool.ValueType
     """The pool."""
     bank_balance: _builtins.int
     """The house bank's balance in chips."""
     jackpot_balance: _builtins.int
     """The jackpot fund's balance in chips."""
+    reserved_balance: _builtins.int
+    """What the pool's open house rounds have reserved from the bank in chips (their stakes plus their
+    largest possible payouts); it goes back to the bank as each round settles or is refunded.
+    """
     def __init__(
         self,
         *,
         pool: _common_pb2.ChipPool.ValueType = ...,
         bank_balance: _builtins.int = ...,
         jackpot_balance: _builtins.int = ...,
+        reserved_balance: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bank_balance", b"bank_balance", "jackpot_balance", b"jackpot_balance", "pool", b"pool"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bank_balance", b"bank_balance", "jackpot_balance", b"jackpot_balance", "pool", b"pool", "reserved_balance", b"reserved_balance"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -323,7 +323,10 @@ class CashierServiceServicer:
 
     def GetHouseBalances(self, request, context):
         """GetHouseBalances returns the balances of a pool's house bank and jackpot, so a house-game table
-        can check that the bank covers a round before it starts and show the jackpot.
+        can check that the bank covers a round before it starts and show the jackpot. The bank balance
+        is the house's own money that no open round has reserved (`reserved_balance`: the worst-case
+        payouts of the pool's open house rounds, held in `house:cover:<POOL>` until each round settles
+        or is refunded); only the bank balance covers a new round, and only it can be defunded.
         Roles: admin, service:table. Errors: INVALID_ARGUMENT POOL_INVALID.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)

@@ -165,7 +165,10 @@ class CashierServiceStub:
     """
     GetHouseBalances: _grpc.UnaryUnaryMultiCallable[_cashier_pb2.GetHouseBalancesRequest, _cashier_pb2.GetHouseBalancesResponse]
     """GetHouseBalances returns the balances of a pool's house bank and jackpot, so a house-game table
-    can check that the bank covers a round before it starts and show the jackpot.
+    can check that the bank covers a round before it starts and show the jackpot. The bank balance
+    is the house's own money that no open round has reserved (`reserved_balance`: the worst-case
+    payouts of the pool's open house rounds, held in `house:cover:<POOL>` until each round settles
+    or is refunded); only the bank balance covers a new round, and only it can be defunded.
     Roles: admin, service:table. Errors: INVALID_ARGUMENT POOL_INVALID.
     """
     SetPlayerHold: _grpc.UnaryUnaryMultiCallable[_cashier_pb2.SetPlayerHoldRequest, _cashier_pb2.SetPlayerHoldResponse]
@@ -318,7 +321,10 @@ class CashierServiceAsyncStub(CashierServiceStub):
     """
     GetHouseBalances: _aio.UnaryUnaryMultiCallable[_cashier_pb2.GetHouseBalancesRequest, _cashier_pb2.GetHouseBalancesResponse]  # type: ignore[assignment]
     """GetHouseBalances returns the balances of a pool's house bank and jackpot, so a house-game table
-    can check that the bank covers a round before it starts and show the jackpot.
+    can check that the bank covers a round before it starts and show the jackpot. The bank balance
+    is the house's own money that no open round has reserved (`reserved_balance`: the worst-case
+    payouts of the pool's open house rounds, held in `house:cover:<POOL>` until each round settles
+    or is refunded); only the bank balance covers a new round, and only it can be defunded.
     Roles: admin, service:table. Errors: INVALID_ARGUMENT POOL_INVALID.
     """
     SetPlayerHold: _aio.UnaryUnaryMultiCallable[_cashier_pb2.SetPlayerHoldRequest, _cashier_pb2.SetPlayerHoldResponse]  # type: ignore[assignment]
@@ -552,7 +558,10 @@ class CashierServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_cashier_pb2.GetHouseBalancesResponse, _abc.Awaitable[_cashier_pb2.GetHouseBalancesResponse]]:
         """GetHouseBalances returns the balances of a pool's house bank and jackpot, so a house-game table
-        can check that the bank covers a round before it starts and show the jackpot.
+        can check that the bank covers a round before it starts and show the jackpot. The bank balance
+        is the house's own money that no open round has reserved (`reserved_balance`: the worst-case
+        payouts of the pool's open house rounds, held in `house:cover:<POOL>` until each round settles
+        or is refunded); only the bank balance covers a new round, and only it can be defunded.
         Roles: admin, service:table. Errors: INVALID_ARGUMENT POOL_INVALID.
         """
 
