@@ -57,16 +57,27 @@ KEEPALIVE_OPTIONS: list[tuple[str, int]] = [
 ]
 
 
-def reason_of(error: grpc.aio.AioRpcError) -> str:
-    """The stable reason (google.rpc.ErrorInfo) a failed call carries, or '' when it carries none."""
+def _error_info(error: grpc.aio.AioRpcError) -> error_details_pb2.ErrorInfo | None:
     for key, value in error.trailing_metadata() or ():
         if key == "grpc-status-details-bin" and isinstance(value, bytes):
             status = status_pb2.Status.FromString(value)
             for detail in status.details:
                 info = error_details_pb2.ErrorInfo()
                 if detail.Unpack(info):
-                    return str(info.reason)
-    return ""
+                    return info
+    return None
+
+
+def reason_of(error: grpc.aio.AioRpcError) -> str:
+    """The stable reason (google.rpc.ErrorInfo) a failed call carries, or '' when it carries none."""
+    info = _error_info(error)
+    return "" if info is None else str(info.reason)
+
+
+def error_metadata_of(error: grpc.aio.AioRpcError) -> dict[str, str]:
+    """The ErrorInfo metadata a failed call carries (`field`, `needed`, ...), empty when none."""
+    info = _error_info(error)
+    return {} if info is None else dict(info.metadata)
 
 
 def _method_of(details: grpc.aio.ClientCallDetails) -> str:

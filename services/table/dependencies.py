@@ -16,6 +16,7 @@ from poker.cashier.v1 import cashier_pb2, cashier_pb2_grpc
 from poker.fairness.v1 import fairness_pb2, fairness_pb2_grpc
 from service_runtime.errors import FailedPrecondition
 from services.table.hand_record import SeenPositions
+from services.table.house_round import PlannedTransfer
 from services.table.remote import translate_rpc_error
 
 
@@ -232,6 +233,15 @@ class HouseTransfer:
     credit: str
     amount: int
     reference: str
+
+
+def house_transfer(pool: int, player: str, planned: PlannedTransfer) -> HouseTransfer:
+    """A round's planned transfer between the ledger's accounts: the house account and its counter
+    (the player's wallet, or the bank for the cover's reservations and releases)."""
+    house = house_account(pool, planned.house_account)
+    counter = wallet_account(pool, player) if planned.counter == "wallet" else house_account(pool, planned.counter)
+    debit, credit = (house, counter) if planned.to_player else (counter, house)
+    return HouseTransfer(planned.transfer_id, debit, credit, planned.amount, planned.reference)
 
 
 class HouseCashier:

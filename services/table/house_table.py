@@ -71,8 +71,7 @@ from services.table.dependencies import (
     FairnessClient,
     HouseCashier,
     HouseTransfer,
-    house_account,
-    wallet_account,
+    house_transfer,
 )
 from services.table.hand_record import seen_positions
 from services.table.house_core import house_room_error
@@ -611,14 +610,7 @@ class HouseTable:
         return core.Step(self._state, entries=(entry,), effects=due)
 
     def _house_transfers(self, player: str, planned: Sequence[PlannedTransfer]) -> list[HouseTransfer]:
-        wallet = wallet_account(self.room.pool, player)
-        out = []
-        for p in planned:
-            house = house_account(self.room.pool, p.house_account)
-            counter = wallet if p.counter == "wallet" else house_account(self.room.pool, p.counter)
-            debit, credit = (house, counter) if p.to_player else (counter, house)
-            out.append(HouseTransfer(p.transfer_id, debit, credit, p.amount, p.reference))
-        return out
+        return [house_transfer(self.room.pool, player, p) for p in planned]
 
     # ------------------------------------------------------------------ balances
 

@@ -266,3 +266,60 @@ async def test_hands_of_one_table_settled_at_once_apply_once_each_and_conserve_c
     assert [f.accounts_total for f in after] == [f.accounts_total for f in before]
     rake_taken = sum(h.rake for h in hands)
     assert sum(5_000 - stack for stack in stacks.values()) == rake_taken
+
+
+async def test_house_rounds_opened_at_once_at_many_tables_never_over_commit_the_bank(cashier: Cashier) -> None:
+    """Issue 44: twelve rounds of both house games, opened at the same moment at four tables of one
+    pool, each reserving a largest payout of 50,000 against a bank of 160,000 that covers three:
+    exactly three are accepted (the ledger's no-overdraft rule is the cover check, one transaction
+    for all tables), the reservations never exceed the bank's own money, every accepted round then
+    pays its maximum, and the pool is conserved."""
+    from house_games import BoxWager
+    from services.cashier.ledger import AccountKind
+    from services.cashier.payments import PaymentSource
+    from services.table import house_core
+    from tests.table.house_players import ledger_requests
+
+    await cashier.fund_house_account(
+        request_id="bank", pool=Pool.MPX, account=AccountKind.HOUSE_BANK, amount=160_000, reason="test"
+    )
+    tables = ("casino-holdem-mpx.1", "casino-holdem-mpx.2", "russian-poker-mpx.1", "russian-poker-mpx.2")
+    rounds = []
+    for n in range(12):
+        player = f"p{n}"
+        await cashier.purchase(
+            payment_reference=f"buy-{n}", player_id=player, source=PaymentSource.MPX, amount_minor=10**11
+        )
+        wagers = (BoxWager(1, player, 1_000),)
+        round_id = f"house:{tables[n % 4]}:{n}:0"
+        batch = house_core.stake_transfers(round_id, wagers, 1_000 + 50_000)
+        rounds.append((player, tables[n % 4], round_id, wagers, batch))
+
+    async def open_round(player: str, table: str, batch: tuple) -> bool:  # type: ignore[type-arg]
+        outcomes = await cashier.create_transfers(ledger_requests(Pool.MPX, player, batch, table), linked=True)
+        return all(o.status is TransferStatus.CREATED for o in outcomes)
+
+    accepted = await asyncio.gather(*(open_round(p, t, b) for p, t, _, _, b in rounds))
+    assert sum(accepted) == 3
+    bank, _, reserved = await cashier.house_balances(Pool.MPX)
+    assert (bank, reserved) == (160_000 - 3 * 50_000, 3 * 51_000)
+    # The defunding operator can take only the bank's own money, never a round's reservation.
+    with pytest.raises(DomainError) as refused:
+        await cashier.fund_house_account(
+            request_id="take", pool=Pool.MPX, account=AccountKind.HOUSE_BANK, amount=-10_001, reason="test"
+        )
+    assert refused.value.reason == "INSUFFICIENT_FUNDS"
+    # Every accepted round wins its maximum: the reservation goes back first, then the bank pays.
+    for (player, table, round_id, wagers, _), ok in zip(rounds, accepted, strict=True):
+        if not ok:
+            continue
+        opened = house_core.Round(round_id, player, "r", "c", "x", 0, 0.0, 50_000, wagers, reserve=True)
+        release = house_core.release_transfers(opened)
+        win = house_core.PlannedTransfer(f"hgr:{round_id}:out:1", True, "bank", 51_000, "win")
+        outcomes = await cashier.create_transfers(
+            ledger_requests(Pool.MPX, player, (*release, win), table), linked=True
+        )
+        assert all(o.status is TransferStatus.CREATED for o in outcomes), outcomes
+    assert await cashier.house_balances(Pool.MPX) == (10_000, 0, 0)
+    figures, _ = await cashier.audit()
+    assert all(audit_balanced(f) for f in figures)

@@ -4,6 +4,7 @@ check of a finished round against the library's settlement for the deck fairness
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +24,9 @@ from poker.lobby.v1 import lobby_pb2
 from poker.table.v1 import table_pb2, table_pb2_grpc
 from service_runtime.auth import Role
 from service_runtime.testing import auth_metadata
+from services.cashier.ledger import Pool, TransferKind, TransferRequest
+from services.table.dependencies import house_transfer
+from services.table.house_round import PlannedTransfer
 from tests.table.conftest import ADMIN, TableWorld
 
 CALL = table_pb2.HOUSE_DECISION_KIND_CALL
@@ -75,6 +79,21 @@ async def house_balances(world: TableWorld, pool: int = common_pb2.CHIP_POOL_GRA
         metadata=ADMIN,
     )
     return reply.bank_balance, reply.jackpot_balance
+
+
+def ledger_requests(
+    pool: Pool, player: str, planned: Sequence[PlannedTransfer], table_id: str
+) -> list[TransferRequest]:
+    """A round's planned transfers as the table sends them to the cashier (CreateTransfers)."""
+    wire_pool = {Pool.GRAM: common_pb2.CHIP_POOL_GRAM, Pool.MPX: common_pb2.CHIP_POOL_MPX}[pool]
+    out = []
+    for p in planned:
+        t = house_transfer(wire_pool, player, p)
+        kind = TransferKind.HOUSE_GAME_RESULT
+        out.append(
+            TransferRequest(t.transfer_id, t.debit, t.credit, pool, t.amount, kind, t.reference, table_id)
+        )
+    return out
 
 
 @dataclass

@@ -49,6 +49,7 @@ from services.table.house_round import (
     check_bets,
     largest_payout,
 )
+from tests.table.house_players import ledger_requests
 
 POOL = Pool.MPX
 NOW = datetime(2026, 12, 6, tzinfo=UTC)
@@ -104,29 +105,8 @@ class Ledger:
     def house(
         self, player: str, planned: tuple[PlannedTransfer, ...], table_id: str
     ) -> list[TransferRequest]:
-        """The shell's mapping (house_table._house_transfers) of a round's transfers to the ledger's."""
-        out = []
-        for p in planned:
-            house = f"house:{p.house_account}:{POOL.value}"
-            counter = (
-                wallet_account_id(POOL, player)
-                if p.counter == "wallet"
-                else f"house:{p.counter}:{POOL.value}"
-            )
-            debit, credit = (house, counter) if p.to_player else (counter, house)
-            out.append(
-                TransferRequest(
-                    p.transfer_id,
-                    debit,
-                    credit,
-                    POOL,
-                    p.amount,
-                    TransferKind.HOUSE_GAME_RESULT,
-                    p.reference,
-                    table_id,
-                )
-            )
-        return out
+        """The round's transfers as the shell sends them (services.table.dependencies.house_transfer)."""
+        return ledger_requests(POOL, player, planned, table_id)
 
 
 class HouseCover(RuleBasedStateMachine):
