@@ -239,7 +239,9 @@ def house_transfer(pool: int, player: str, planned: PlannedTransfer) -> HouseTra
     """A round's planned transfer between the ledger's accounts: the house account and its counter
     (the player's wallet, or the bank for the cover's reservations and releases)."""
     house = house_account(pool, planned.house_account)
-    counter = wallet_account(pool, player) if planned.counter == "wallet" else house_account(pool, planned.counter)
+    counter = (
+        wallet_account(pool, player) if planned.counter == "wallet" else house_account(pool, planned.counter)
+    )
     debit, credit = (house, counter) if planned.to_player else (counter, house)
     return HouseTransfer(planned.transfer_id, debit, credit, planned.amount, planned.reference)
 

@@ -268,7 +268,9 @@ async def test_hands_of_one_table_settled_at_once_apply_once_each_and_conserve_c
     assert sum(5_000 - stack for stack in stacks.values()) == rake_taken
 
 
-async def test_house_rounds_opened_at_once_at_many_tables_never_over_commit_the_bank(cashier: Cashier) -> None:
+async def test_house_rounds_opened_at_once_at_many_tables_never_over_commit_the_bank(
+    cashier: Cashier,
+) -> None:
     """Issue 44: twelve rounds of both house games, opened at the same moment at four tables of one
     pool, each reserving a largest payout of 50,000 against a bank of 160,000 that covers three:
     exactly three are accepted (the ledger's no-overdraft rule is the cover check, one transaction
@@ -296,7 +298,9 @@ async def test_house_rounds_opened_at_once_at_many_tables_never_over_commit_the_
         rounds.append((player, tables[n % 4], round_id, wagers, batch))
 
     async def open_round(player: str, table: str, batch: tuple) -> bool:  # type: ignore[type-arg]
-        outcomes = await cashier.create_transfers(ledger_requests(Pool.MPX, player, batch, table), linked=True)
+        outcomes = await cashier.create_transfers(
+            ledger_requests(Pool.MPX, player, batch, table), linked=True
+        )
         return all(o.status is TransferStatus.CREATED for o in outcomes)
 
     accepted = await asyncio.gather(*(open_round(p, t, b) for p, t, _, _, b in rounds))
