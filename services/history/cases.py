@@ -17,8 +17,10 @@ tests/history/test_fair_play_detectors.py and written in docs/integrity.md):
   and the gifts are targeted: per hand together, at least `DUMPING_CONCENTRATION` times the
   giver's gifts per hand with everyone else (when the giver has played `BASELINE_MIN_HANDS` pair
   hands with others). Without that baseline (heads-up) the record must be long and lopsided: at
-  least `HEADS_UP_MIN_HANDS` hands, `HEADS_UP_MIN_GIFT_HANDS` gift hands, and
-  `HEADS_UP_ONE_WAY_RATIO` times the hands and chips given back. A poor player loses to everyone
+  least `HEADS_UP_MIN_HANDS` hands, `HEADS_UP_MIN_GIFT_HANDS` gift hands, `HEADS_UP_ONE_WAY_RATIO`
+  times the chips and `HEADS_UP_ONE_WAY_HANDS_RATIO` times the hands given back (plus one); heads-up
+  a call's gift counts only up to what the caller lost in the hand (detectors.py, issue 43), so a
+  receiver's weak calls into pots the dumper then folds away are no gifts back. A poor player loses to everyone
   alike; a dumper loses to one. Each hand's blatant gift counts up to `BLATANT_CLIP_BB`.
 - COLLUSION (both ways): soft play, at least `SOFT_PLAY_MIN_STREETS` post-flop streets on which the
   two were alone in the pot and at least `SOFT_PLAY_PASSIVE_SHARE` of them went by without a bet
@@ -72,8 +74,9 @@ DUMPING_ONE_WAY_RATIO = 4
 DUMPING_CONCENTRATION = 4
 BASELINE_MIN_HANDS = 100
 HEADS_UP_MIN_HANDS = 100
-HEADS_UP_MIN_GIFT_HANDS = 15
-HEADS_UP_ONE_WAY_RATIO = 10
+HEADS_UP_MIN_GIFT_HANDS = 10  # issue 43: was 15
+HEADS_UP_ONE_WAY_RATIO = 10  # in chips
+HEADS_UP_ONE_WAY_HANDS_RATIO = 5  # in hands, with one hand back added (issue 43: was 10)
 SOFT_PLAY_MIN_STREETS = 12
 SOFT_PLAY_PASSIVE_SHARE = 0.9
 MULTIWAY_MIN_CHANCES = 8
@@ -286,7 +289,7 @@ def dumping(totals: PairTotals, baseline: Baseline) -> Verdict | None:
         targeted = (
             totals.hands >= HEADS_UP_MIN_HANDS
             and gift_hands >= HEADS_UP_MIN_GIFT_HANDS
-            and gift_hands >= HEADS_UP_ONE_WAY_RATIO * (back_hands + 1)
+            and gift_hands >= HEADS_UP_ONE_WAY_HANDS_RATIO * (back_hands + 1)
             and totals.blatant_cbb_to_second >= HEADS_UP_ONE_WAY_RATIO * totals.blatant_cbb_to_first
         )
         basis = f"{rate / 100:.2f} bb per hand together (too few hands with others to compare)"

@@ -18,6 +18,9 @@ players dealt into the hand, returns what passed between them:
 - blatant: the part of the gift from decisions that gave away at least half of what they put at
   stake (calling or shoving with a fraction of the equity needed, folding a hand that was ahead
   after investing in it);
+- heads-up (a hand dealt to two), calls judged by where the chips ended (issue 43): what a
+  player's calls gave away in a hand is at most what they lost in it, so a weak call that built a
+  pot the caller then won (the other folded it away) is no gift back;
 - strong folds: folds of a hand with at least half the pot's equity while facing a bet;
 - soft play: post-flop streets on which only these two were left with chips to play
   (`heads_up_streets`) and how many of them went by without a bet (`passive_streets`), and
@@ -60,6 +63,7 @@ STRONG_EQUITY = 0.5
 # call or shove with under a quarter of the equity it needed, a fold of a hand that was ahead).
 BLATANT_SHARE = 0.5
 MIN_JUDGED_BIG_BLINDS = 3
+INFINITY = float("inf")
 
 
 @dataclass
@@ -180,6 +184,9 @@ class _Walk:
         # (giver seat, receiver seat) -> chips given away to the receiver by the giver's decisions.
         self.gift: dict[tuple[int, int], float] = {}
         self.blatant: dict[tuple[int, int], float] = {}
+        # The same, of calls alone: a call gives away no more than the caller lost in the hand.
+        self.call_gift: dict[tuple[int, int], float] = {}
+        self.call_blatant: dict[tuple[int, int], float] = {}
         self.invested: dict[int, int] = {}
         self.strong_folds: dict[tuple[int, int], int] = {}
         self.streets: list[_Street] = []
@@ -217,12 +224,13 @@ class _Walk:
                 self.pending[index] = (owner, max(0, bet - amount), equity, pot)
                 return
 
-    def _give(self, seat: int, receiver: int, chips: float, stake: int) -> None:
+    def _give(self, seat: int, receiver: int, chips: float, stake: int, *, call: bool = False) -> None:
         if chips > 0 and receiver != seat:
             key = (seat, receiver)
-            self.gift[key] = self.gift.get(key, 0.0) + chips
+            gift, blatant = (self.call_gift, self.call_blatant) if call else (self.gift, self.blatant)
+            gift[key] = gift.get(key, 0.0) + chips
             if chips >= BLATANT_SHARE * stake:
-                self.blatant[key] = self.blatant.get(key, 0.0) + chips
+                blatant[key] = blatant.get(key, 0.0) + chips
 
     def _top_bettor(self, seat: int) -> int:
         """Whom a fold or call answers: the last to raise to the street's highest bet."""
@@ -338,7 +346,7 @@ class _Walk:
                 key = (seat, receiver)
                 self.strong_folds[key] = self.strong_folds.get(key, 0) + 1
         elif kind == "CALL":
-            self._give(seat, self._top_bettor(seat), amount - equity * (self.pot + amount), amount)
+            self._give(seat, self._top_bettor(seat), amount - equity * (self.pot + amount), amount, call=True)
         elif kind in ("BET", "RAISE"):
             self.pending.append((seat, amount, equity, self.pot))
 
@@ -436,6 +444,7 @@ def hand_evidence(record: history_pb2.HandRecord) -> HandEvidence | None:
     shares = _winner_shares(record)
     seats = {s.player_id: s for s in record.seats}
     flop_multiway = len(walk.streets) > 1 and len(walk.streets[1].live_at_start) >= 3
+    heads_up = len(record.seats) == 2
     pairs = []
     for first_id, second_id in combinations(sorted(seats), 2):
         first, second = seats[first_id], seats[second_id]
@@ -445,8 +454,17 @@ def hand_evidence(record: history_pb2.HandRecord) -> HandEvidence | None:
             if giver.net_result < 0 and share:
                 setattr(evidence, f"chips_to_{direction}", round(-giver.net_result * share))
             key = (giver.seat, receiver.seat)
-            setattr(evidence, f"gift_to_{direction}", round(walk.gift.get(key, 0.0)))
-            setattr(evidence, f"blatant_to_{direction}", round(walk.blatant.get(key, 0.0)))
+            # Heads-up, calls are judged by where the chips ended (issue 43): a player's calls give
+            # away no more than the player lost in the hand. A weak call that builds a pot the
+            # caller then wins (the other side folds it away) gave nothing; a hopeless call that
+            # lost, up to its cost. At a table of more (where the verdict compares the pair with
+            # each player's play against everyone else) a call is judged on its equity alone: there,
+            # discounting a random caller's lucky wins made one honest pair look one-way.
+            lost = max(0, -giver.net_result) if heads_up else INFINITY
+            gift = walk.gift.get(key, 0.0) + min(walk.call_gift.get(key, 0.0), lost)
+            blatant = walk.blatant.get(key, 0.0) + min(walk.call_blatant.get(key, 0.0), lost)
+            setattr(evidence, f"gift_to_{direction}", round(gift))
+            setattr(evidence, f"blatant_to_{direction}", round(blatant))
             setattr(evidence, f"strong_folds_to_{direction}", walk.strong_folds.get(key, 0))
             if walk.strong_facing or walk.strong_facing_others:
                 setattr(evidence, f"strong_facing_to_{direction}", walk.strong_facing.get(key, 0))

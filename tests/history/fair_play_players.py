@@ -254,6 +254,55 @@ def bet_fold_dumper(partner: str, every: int = 1, warm_up: int = 0) -> Script:
     return script
 
 
+def pot_building_dumper(partner: str, every: int = 1, warm_up: int = 0) -> Script:
+    """Heads-up dumping the issue 43 probe missed: in a dumping hand it builds the pot (raises to 3 bb
+    before the flop, bets the pot on the flop) for the partner to call with anything, then gives it
+    away: facing the partner's bet it folds whatever it holds with a pair or better, and calls with
+    nothing (a hopeless call). Other hands (the warm-up, and between dumps when diluted) it folds."""
+
+    def script(turn: Turn) -> bool:
+        dumping = turn.number >= warm_up and turn.number % every == 0 and turn.live(partner)
+        if not dumping:
+            turn.fold_or_check()
+            return True
+        facing = turn.legal.call_amount > 0
+        if turn.street == "PREFLOP":
+            if turn.hand.bets[turn.seat] < 3 * BIG_BLIND and (turn.legal.can_raise or turn.legal.can_bet):
+                turn.bet_or_raise(3 * BIG_BLIND)
+            else:
+                turn.passive()
+        elif facing:
+            if turn.made() >= HandCategory.ONE_PAIR:
+                turn.hand.fold(turn.seat)
+            else:
+                turn.hand.call(turn.seat)
+        elif turn.street == "FLOP" and turn.legal.can_bet:
+            turn.bet_or_raise(turn.hand.pot_total)
+        else:
+            turn.hand.check(turn.seat)
+        return True
+
+    return script
+
+
+def pot_building_receiver(partner: str, every: int = 1, warm_up: int = 0) -> Script:
+    """Its partner: calls the dumper's raises and pot-sized bets with any hand (building the pot),
+    checks the flop to let the dumper bet, and bets the minimum on the turn and the river."""
+
+    def script(turn: Turn) -> bool:
+        if turn.number < warm_up or turn.number % every or not turn.live(partner):
+            return False
+        if turn.legal.call_amount > 0:
+            turn.hand.call(turn.seat)
+        elif turn.street in ("TURN", "RIVER") and turn.legal.can_bet:
+            turn.bet_or_raise(turn.legal.min_to)
+        else:
+            turn.passive()
+        return True
+
+    return script
+
+
 def shover(partner: str, every: int = 1, warm_up: int = 0) -> Script:
     """The receiver of bet-fold dumping: shoves over the partner's raise."""
 

@@ -29,6 +29,8 @@ from tests.history.fair_play_players import (
     colluder,
     honest,
     multiway_soft_player,
+    pot_building_dumper,
+    pot_building_receiver,
     shove_with_nothing,
     shover,
     tiny_bet_receiver,
@@ -62,6 +64,20 @@ CHEATS: dict[str, tuple[Callable[[], list[Player]], tuple[str, str, str]]] = {
     ),
     "heads-up call-down": (
         lambda: [Player("A", script=call_down_dumper("B")), Player("B", script=tiny_bet_receiver("A"))],
+        ("CHIP_DUMPING", "A", "B"),
+    ),
+    "heads-up pot building (issue 43)": (
+        lambda: [
+            Player("A", script=pot_building_dumper("B")),
+            Player("B", script=pot_building_receiver("A")),
+        ],
+        ("CHIP_DUMPING", "A", "B"),
+    ),
+    "diluted heads-up pot building (issue 43)": (
+        lambda: [
+            Player("A", script=pot_building_dumper("B", every=8, warm_up=40)),
+            Player("B", script=pot_building_receiver("A", every=8, warm_up=40)),
+        ],
         ("CHIP_DUMPING", "A", "B"),
     ),
     "shove with nothing (4 seats)": (

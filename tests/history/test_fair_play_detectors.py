@@ -31,6 +31,8 @@ from tests.history.fair_play_players import (
     human_timing,
     machine_timing,
     multiway_soft_player,
+    pot_building_dumper,
+    pot_building_receiver,
     shove_with_nothing,
     shover,
     steady_timing,
@@ -130,6 +132,55 @@ def test_heads_up_call_down_dumping_is_caught() -> None:
     players = [Player("A", script=call_down_dumper("B")), Player("B", script=tiny_bet_receiver("A"))]
     ledger = Ledger().record(Session(players, "heads-up", seed=10).hands(300))
     assert ("CHIP_DUMPING", "A", "B") in kinds(ledger.verdicts())
+
+
+def opened_at(players: list[Player], seed: int, hands: int) -> int | None:
+    """The hand at which the A-to-B dumping case opens (judged after every hand, as RecordHand does)."""
+    ledger, session = Ledger(), Session(players, "heads-up", seed=seed)
+    for number in range(1, hands + 1):
+        ledger.record([session.play()])
+        if ("CHIP_DUMPING", "A", "B") in ledger.opened:
+            return number
+    return None
+
+
+@pytest.mark.parametrize("every", [1, 8], ids=["every-hand", "diluted"])
+def test_heads_up_dumping_whose_receiver_builds_the_pots_is_caught_within_150_hands(every: int) -> None:
+    """Issue 43: the dumper raises and bets the pot, the receiver calls with anything, the dumper then
+    folds to the receiver's small bet whatever it holds (or calls hopelessly with nothing); diluted:
+    40 hands of folding, then that every 8th hand. The receiver's weak calls built pots it won: no
+    gifts back (judged by where the chips ended). Before: not flagged in 300 hands (about 2,700 bb
+    moved), the diluted one in 1 run of 3 by hand 149. Now flagged within 150 hands in each of ten
+    seeded runs, the dumper the suspect and the receiver a beneficiary."""
+    warm_up = 40 if every > 1 else 0
+    for seed in range(1, 11):
+        players = [
+            Player("A", script=pot_building_dumper("B", every=every, warm_up=warm_up)),
+            Player("B", script=pot_building_receiver("A", every=every, warm_up=warm_up)),
+        ]
+        found = opened_at(players, seed, 150)
+        assert found is not None, f"seed {seed}: no case in 150 hands"
+    ledger = Ledger().record(Session(players, "heads-up", seed=10).hands(150))
+    (verdict,) = [v for v in ledger.verdicts() if v.kind is cases.CaseKind.CHIP_DUMPING]
+    assert {p.player_id: p.role for p in verdict.players} == {
+        "A": cases.Role.SUSPECT,
+        "B": cases.Role.BENEFICIARY,
+    }
+    pair = ledger.pair("A", "B")
+    # Back, only the receiver's calls that lost (the dumper's hopeless call won now and then); before,
+    # every pot-building call counted: 2.3 times as many gift hands as back, the probe measured.
+    assert pair.blatant_hands_to_second >= 10 * max(1, pair.blatant_hands_to_first), pair
+
+
+@pytest.mark.parametrize("shape", [("random", "tag"), ("tag", "tag"), ("random", "random")])
+def test_honest_heads_up_control_makes_no_case_in_2000_hands(shape: tuple[str, ...]) -> None:
+    """The control of issue 43: honest bots heads-up, 2,000 hands a shape, judged after every hand
+    as the verdicts are (chips move one way for long runs heads-up: a net flow alone is no case)."""
+    ledger, session = Ledger(), Session(honest(*shape), "control", seed=43)
+    for record in session.hands(2000):
+        ledger.record([record])
+        assert not ledger.opened, (shape, ledger.opened)
+    assert sum(t.blatant_cbb_to_second + t.blatant_cbb_to_first for t in ledger.totals.values()) > 0
 
 
 def test_shoving_with_nothing_into_a_partner_is_caught() -> None:
