@@ -22,7 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from service_runtime.errors import AlreadyExists, FailedPrecondition, InvalidArgument
 from services.cashier import storage
 from services.cashier.coalescing import Answer, Coalescer
-from services.cashier.holds import HoldUseCases, refuse_if_held
+from services.cashier.holds import STOPS_WITHDRAWALS, HoldUseCases, refuse_if_held
 from services.cashier.ledger import (
     HOUSE_FUNDING_SOURCE,
     INT64_MAX,
@@ -249,9 +249,14 @@ class Cashier(SeatSessionUseCases, HoldUseCases):
             )
             locked, recorded = loaded.accounts, loaded.transfers
             if not recorded:
-                # Rules 17: a player under review is not paid out; the payout waits for the release.
+                # Rules 17: a player under review is not paid out (a full hold or a withdrawals
+                # hold); the payout waits for the release.
                 await refuse_if_held(
-                    conn, player_id, "WITHDRAWAL_HELD_FOR_REVIEW", "withdrawals wait for the review"
+                    conn,
+                    player_id,
+                    "WITHDRAWAL_HELD_FOR_REVIEW",
+                    "withdrawals wait for the review",
+                    STOPS_WITHDRAWALS,
                 )
             if not recorded and pool is Pool.GRAM:
                 balance = locked[wallet.account_id].balance

@@ -15,6 +15,7 @@ from service_runtime.auth import Role, current_caller
 from service_runtime.errors import InvalidArgument, PermissionDenied
 from service_runtime.proto_time import to_timestamp
 from services.cashier.application import Cashier, audit_balanced
+from services.cashier.holds import HoldScope
 from services.cashier.ledger import (
     AccountKind,
     Pool,
@@ -66,6 +67,14 @@ _SOURCES: dict[cashier_pb2.PaymentSource.ValueType, PaymentSource] = {
 _HOUSE_ACCOUNTS: dict[cashier_pb2.HouseAccount.ValueType, AccountKind] = {
     cashier_pb2.HOUSE_ACCOUNT_BANK: AccountKind.HOUSE_BANK,
     cashier_pb2.HOUSE_ACCOUNT_JACKPOT: AccountKind.JACKPOT,
+}
+# A hold's scope; unspecified is the full hold (every caller before scopes existed sent none).
+_HOLD_SCOPES: dict[cashier_pb2.HoldScope.ValueType, HoldScope] = {
+    cashier_pb2.HOLD_SCOPE_WITHDRAWALS: HoldScope.WITHDRAWALS,
+}
+_HOLD_SCOPES_PB = {
+    HoldScope.FULL: cashier_pb2.HOLD_SCOPE_UNSPECIFIED,
+    HoldScope.WITHDRAWALS: cashier_pb2.HOLD_SCOPE_WITHDRAWALS,
 }
 _STATUSES_PB = {
     TransferStatus.CREATED: cashier_pb2.TRANSFER_STATUS_CREATED,
@@ -386,6 +395,7 @@ class CashierServicer(cashier_pb2_grpc.CashierServiceServicer):
             player_id=request.player_id,
             held=request.held,
             reason=request.reason,
+            scope=_known(request.scope, _HOLD_SCOPES, "scope") or HoldScope.FULL,
         )
         return cashier_pb2.SetPlayerHoldResponse(
             player_id=change.player_id,
@@ -393,4 +403,5 @@ class CashierServicer(cashier_pb2_grpc.CashierServiceServicer):
             reason=change.reason,
             change_time=to_timestamp(change.changed_at),
             existing=existing,
+            scope=_HOLD_SCOPES_PB[HoldScope(change.scope)],
         )

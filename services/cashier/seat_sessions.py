@@ -17,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from service_runtime.errors import AlreadyExists, DomainError, FailedPrecondition, InvalidArgument, NotFound
 from services.cashier import storage
 from services.cashier.coalescing import Answer, Coalescer
-from services.cashier.holds import refuse_if_held
+from services.cashier.holds import STOPS_SEATS, refuse_if_held
 from services.cashier.ledger import (
     BALANCE_OVERFLOW,
     HOUSE_OWNER,
@@ -159,8 +159,9 @@ class SeatSessionUseCases(UnitOfWork):
                         {"session_id": session_id},
                     )
                 return await self._session_view(conn, earlier), True
+            # Only a full hold stops seats; a withdrawals hold lets the player play on.
             await refuse_if_held(
-                conn, player_id, "PLAYER_ON_HOLD", "no new seats until an operator releases them"
+                conn, player_id, "PLAYER_ON_HOLD", "no new seats until an operator releases them", STOPS_SEATS
             )
             other = await storage.open_seat_session_of_player(conn, player_id)
             if other is not None:

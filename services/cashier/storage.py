@@ -705,36 +705,53 @@ async def write_changes(
 
 @dataclass(frozen=True)
 class HoldRow:
-    """A player's hold as it stands: the last change applied."""
+    """A player's hold in one scope as it stands: the last change applied."""
 
     player_id: str
     held: bool
     reason: str
     request_id: str
     changed_at: datetime
+    scope: str = "FULL"
 
 
-async def player_hold(conn: AsyncConnection, player_id: str, *, lock: bool = False) -> HoldRow | None:
-    query = select(player_holds).where(player_holds.c.player_id == player_id)
+def _hold_row(row: Any) -> HoldRow:
+    return HoldRow(
+        row["player_id"],
+        bool(row["held"]),
+        row["reason"],
+        row["request_id"],
+        _utc(row["changed_at"]),
+        row["scope"],
+    )
+
+
+async def player_hold(
+    conn: AsyncConnection, player_id: str, scope: str = "FULL", *, lock: bool = False
+) -> HoldRow | None:
+    query = select(player_holds).where(player_holds.c.player_id == player_id, player_holds.c.scope == scope)
     if lock and conn.dialect.name == "postgresql":
         query = query.with_for_update()
     row = (await conn.execute(query)).mappings().first()
-    if row is None:
-        return None
-    return HoldRow(
-        row["player_id"], bool(row["held"]), row["reason"], row["request_id"], _utc(row["changed_at"])
-    )
+    return None if row is None else _hold_row(row)
+
+
+async def player_holds_in_force(conn: AsyncConnection, player_id: str) -> list[HoldRow]:
+    """The player's holds that are on, of every scope."""
+    query = select(player_holds).where(player_holds.c.player_id == player_id, player_holds.c.held)
+    return [_hold_row(row) for row in (await conn.execute(query)).mappings()]
 
 
 @dataclass(frozen=True)
 class HoldChange:
-    """One hold or release, by its request id."""
+    """One hold or release in one scope, by its request id."""
 
     request_id: str
     player_id: str
     held: bool
     reason: str
     changed_at: datetime
+    scope: str = "FULL"
 
 
 async def hold_change(conn: AsyncConnection, request_id: str) -> HoldChange | None:
@@ -747,12 +764,17 @@ async def hold_change(conn: AsyncConnection, request_id: str) -> HoldChange | No
     if row is None:
         return None
     return HoldChange(
-        row["request_id"], row["player_id"], bool(row["held"]), row["reason"], _utc(row["changed_at"])
+        row["request_id"],
+        row["player_id"],
+        bool(row["held"]),
+        row["reason"],
+        _utc(row["changed_at"]),
+        row["scope"],
     )
 
 
 async def record_hold_change(conn: AsyncConnection, change: HoldChange) -> None:
-    """Append the change (its request id is unique) and make it the player's current hold."""
+    """Append the change (its request id is unique) and make it the player's current hold in its scope."""
     values = {
         "held": change.held,
         "reason": change.reason,
@@ -766,10 +788,15 @@ async def record_hold_change(conn: AsyncConnection, change: HoldChange) -> None:
             held=change.held,
             reason=change.reason,
             changed_at=change.changed_at,
+            scope=change.scope,
         )
     )
     updated = await conn.execute(
-        update(player_holds).where(player_holds.c.player_id == change.player_id).values(**values)
+        update(player_holds)
+        .where(player_holds.c.player_id == change.player_id, player_holds.c.scope == change.scope)
+        .values(**values)
     )
     if updated.rowcount == 0:
-        await conn.execute(insert(player_holds).values(player_id=change.player_id, **values))
+        await conn.execute(
+            insert(player_holds).values(player_id=change.player_id, scope=change.scope, **values)
+        )

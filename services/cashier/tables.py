@@ -127,13 +127,15 @@ stars_lots = Table(
 )
 Index("stars_lots_player", stars_lots.c.player_id, stars_lots.c.unlocks_at)
 
-# Operator holds for fair-play reviews (rules 17): the current state per player, and every change
-# with its caller-chosen request id (the idempotency key). A held player gets no new seat session
-# and no withdrawal; no chip moves.
+# Holds for fair-play reviews (rules 17): the current state per player and scope (`FULL`: no new
+# seat session and no withdrawal, the operators' holds; `WITHDRAWALS`: withdrawals only, history's
+# automatic holds; migration 0006), and every change with its caller-chosen request id (the
+# idempotency key). No chip moves.
 player_holds = Table(
     "player_holds",
     metadata,
     Column("player_id", String(128), primary_key=True),
+    Column("scope", String(16), primary_key=True, server_default="FULL"),
     Column("held", Boolean, nullable=False),
     Column("reason", String(128), nullable=False),
     Column("request_id", String(128), nullable=False),
@@ -148,4 +150,5 @@ hold_changes = Table(
     Column("held", Boolean, nullable=False),
     Column("reason", String(128), nullable=False),
     Column("changed_at", DateTime(timezone=True), nullable=False),
+    Column("scope", String(16), nullable=False, server_default="FULL"),
 )

@@ -26,7 +26,8 @@ from service_runtime.errors import AlreadyExists, InvalidArgument, NotFound
 from services.history import detectors, fair_play_storage, storage
 from services.history.cashier_statements import StatementLine
 from services.history.exports import open_hand_history, pokerstars
-from services.history.fair_play_cases import FairPlayUseCases, HoldKeeper, additions, weigh_hand
+from services.history.fair_play_cases import FairPlayUseCases, additions, weigh_hand
+from services.history.holds import AutoHolds, HoldKeeper
 from services.history.page_tokens import PageTokens, keyset_position, page_size_of
 from services.history.records import (
     POOLS,
@@ -79,9 +80,16 @@ class HistoryApplication(FairPlayUseCases):
         clock: Callable[[], datetime] = utc_now,
         holds: HoldKeeper | None = None,
         permitted_automation: tuple[str, ...] = (),
+        auto_hold_min_score: float = 0.0,
+        auto_hold_retry_seconds: tuple[float, float] = (0.5, 30.0),
     ) -> None:
+        """`auto_hold_min_score`: the score from which a chip-dumping case holds its players'
+        withdrawals automatically (0: never; the process passes POKER_HISTORY_AUTO_HOLD_MIN_SCORE);
+        `auto_hold_retry_seconds`: the first and the longest wait between tries while the cashier is
+        away. `start` begins applying due holds, `stop` ends it."""
         self._sessions = sessions
         self._holds = holds
+        self._auto_hold_min_score = auto_hold_min_score
         # Player-id prefixes the operator allows to automate (rules 17): not judged on timing.
         self._permitted_automation = permitted_automation
         bind = sessions.kw.get("bind")
@@ -91,11 +99,27 @@ class HistoryApplication(FairPlayUseCases):
         self._write_lock: asyncio.Lock | None = asyncio.Lock() if sqlite else None
         # SQLite: hands waiting for the writer share one transaction (one BEGIN, one COMMIT, one
         # disk sync), so the table shards' bursts do not queue behind one fsync per hand.
-        self._pending: list[tuple[history_pb2.HandRecord, bytes, asyncio.Future[None]]] = []
+        self._pending: list[tuple[history_pb2.HandRecord, bytes, asyncio.Future[bool]]] = []
         self._flusher: asyncio.Task[None] | None = None
         self._tokens = page_tokens
         self._statements = statements
         self._clock = clock
+        first, longest = auto_hold_retry_seconds
+        self._auto_holds = AutoHolds(
+            sessions,
+            self._writing,
+            holds,
+            clock,
+            retry_initial_seconds=first,
+            retry_max_seconds=longest,
+        )
+
+    def start(self) -> None:
+        """Start the background work: applying due automatic holds (docs/integrity.md)."""
+        self._auto_holds.start()
+
+    async def stop(self) -> None:
+        await self._auto_holds.stop()
 
     # --- Recording (service role: the table). ---
 
@@ -105,7 +129,9 @@ class HistoryApplication(FairPlayUseCases):
         data = storage.serialise(record)
         for attempt in range(ATTEMPTS):
             try:
-                await self._insert_hand(record, data)
+                if await self._insert_hand(record, data):
+                    # Committed with automatic holds due: apply them now, not at the next poll.
+                    self._auto_holds.notify()
                 return False
             except IntegrityError:
                 async with self._sessions() as session:
@@ -133,16 +159,17 @@ class HistoryApplication(FairPlayUseCases):
         async with self._write_lock, self._sessions.begin() as session:
             yield session
 
-    async def _insert_hand(self, record: history_pb2.HandRecord, data: bytes) -> None:
+    async def _insert_hand(self, record: history_pb2.HandRecord, data: bytes) -> bool:
+        """Store the hand (committed on return); True when it made automatic holds due."""
         if self._write_lock is None:
             async with self._sessions.begin() as session:
-                await self._store_hand(session, record, data, alone=True)
-            return
-        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+                due = await self._store_hand(session, record, data, alone=True)
+            return due
+        future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         self._pending.append((record, data, future))
         if self._flusher is None or self._flusher.done():
             self._flusher = asyncio.get_running_loop().create_task(self._flush_pending())
-        await future
+        return await future
 
     async def _flush_pending(self) -> None:
         """Group commit (SQLite): the hands queued so far in one transaction, in arrival order.
@@ -155,21 +182,22 @@ class HistoryApplication(FairPlayUseCases):
             while self._pending:
                 batch, self._pending = self._pending[:GROUP_COMMIT_LIMIT], self._pending[GROUP_COMMIT_LIMIT:]
                 async with self._write_lock:
-                    if len(batch) > 1 and await self._store_together(batch):
-                        for _, _, future in batch:
+                    together = await self._store_together(batch) if len(batch) > 1 else None
+                    if together is not None:
+                        for (_, _, future), due in zip(batch, together, strict=True):
                             if not future.done():
-                                future.set_result(None)
+                                future.set_result(due)
                         continue
                     for record, data, future in batch:
                         try:
                             async with self._sessions.begin() as session:
-                                await self._store_hand(session, record, data)
+                                due = await self._store_hand(session, record, data)
                         except Exception as error:
                             if not future.done():
                                 future.set_exception(error)
                         else:
                             if not future.done():
-                                future.set_result(None)
+                                future.set_result(due)
         except BaseException:
             # Cancelled (the process is stopping): nobody may be left waiting for an answer.
             for _, _, future in self._pending:
@@ -178,34 +206,35 @@ class HistoryApplication(FairPlayUseCases):
             raise
 
     async def _store_together(
-        self, batch: list[tuple[history_pb2.HandRecord, bytes, asyncio.Future[None]]]
-    ) -> bool:
+        self, batch: list[tuple[history_pb2.HandRecord, bytes, asyncio.Future[bool]]]
+    ) -> list[bool] | None:
+        """The batch in one transaction: per hand whether it made automatic holds due; None when
+        the transaction failed (nothing of it kept)."""
         try:
             async with self._sessions.begin() as session:
-                for record, data, _ in batch:
-                    await self._store_hand(session, record, data)
+                return [await self._store_hand(session, record, data) for record, data, _ in batch]
         except Exception:
-            return False
-        return True
+            return None
 
     async def _store_hand(
         self, session: AsyncSession, record: history_pb2.HandRecord, data: bytes, *, alone: bool = False
-    ) -> None:
+    ) -> bool:
         """The hand, its players, and what the detectors saw in it, in the caller's transaction.
 
         `alone`: the transaction holds this hand only, so when there is nothing for the detectors
-        to weigh (house games), the insert may commit it in the same round trip (PostgreSQL)."""
+        to weigh (house games), the insert may commit it in the same round trip (PostgreSQL).
+        True when a case the hand made strong made automatic holds due (applied after the commit)."""
         now = self._clock()
         now_us = int(now.timestamp() * 1_000_000)
         evidence = detectors.hand_evidence(record)
         if evidence is None:
             await storage.insert_hand(session, record, data, now_us, commit=alone)
-            return
+            return False
         increments, timings = additions(evidence, self._permitted_automation)
         weighed = await fair_play_storage.insert_weighed_hand(
             session, record, data, now_us, increments, timings
         )
-        await weigh_hand(session, record, evidence, weighed, now)
+        return await weigh_hand(session, record, evidence, weighed, now, self._auto_hold_min_score)
 
     # --- Reads (players see their own hands; admins everything). ---
 

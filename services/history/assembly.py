@@ -23,7 +23,7 @@ from services.history.settings import HistorySettings
 from services.history.storage import migrate
 
 # The subject of the history service's own token when it calls the cashier (GetStatement and
-# SetPlayerHold).
+# SetPlayerHold: the operators' holds, the automatic holds and their release).
 SERVICE_SUBJECT = ServiceName.HISTORY.value
 
 ACCESS = AccessPolicy.for_service(
@@ -46,6 +46,8 @@ ACCESS = AccessPolicy.for_service(
         "GetCase": ADMIN_ONLY,
         "HoldPlayer": ADMIN_ONLY,
         "ReleasePlayer": ADMIN_ONLY,
+        # The operators' decision on a strong case's automatic withdrawal holds.
+        "ResolveCase": ADMIN_ONLY,
     },
 )
 
@@ -79,9 +81,13 @@ async def assemble(settings: HistorySettings) -> Assembly:
         CashierStatements(cashier),
         holds=CashierHolds(cashier),
         permitted_automation=settings.permitted_automation_prefixes(),
+        auto_hold_min_score=settings.auto_hold_min_score,
     )
+    # Automatic holds still due from before a restart are applied at once, new ones as they come.
+    application.start()
 
     async def close() -> None:
+        await application.stop()
         await cashier.close()
         await engine.dispose()
 

@@ -1,4 +1,5 @@
-"""Operator holds (rules 17), kept by the cashier and set over gRPC by HoldPlayer / ReleasePlayer.
+"""Holds (rules 17), kept by the cashier and set over gRPC by HoldPlayer / ReleasePlayer (full holds)
+and by the automatic holds of strong cases and ResolveCase (withdrawals holds).
 
 Calls `poker.cashier.v1.CashierService/SetPlayerHold` with the history service's own token (the
 only service the cashier lets set a hold). The cashier's refusals keep their reason (a player
@@ -7,23 +8,16 @@ already on hold, not on hold, a conflicting retry); a cashier that cannot be rea
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC
 
 import grpc
 
 from poker.cashier.v1 import cashier_pb2, cashier_pb2_grpc
 from service_runtime.clients import reason_of
 from service_runtime.errors import AlreadyExists, FailedPrecondition, InvalidArgument, Unavailable
+from services.history.holds import Hold
 
-
-@dataclass(frozen=True)
-class Hold:
-    player_id: str
-    held: bool
-    reason: str
-    change_time: datetime
-    existing: bool
+__all__ = ["CashierHolds", "Hold"]
 
 
 class CashierHolds:
@@ -32,9 +26,18 @@ class CashierHolds:
     def __init__(self, channel: grpc.aio.Channel) -> None:
         self._stub = cashier_pb2_grpc.CashierServiceStub(channel)
 
-    async def set_hold(self, request_id: str, player_id: str, held: bool, reason: str) -> Hold:
+    async def set_hold(
+        self, request_id: str, player_id: str, held: bool, reason: str, *, withdrawals_only: bool = False
+    ) -> Hold:
+        """A full hold (seats and withdrawals), or with `withdrawals_only` a withdrawals hold."""
         request = cashier_pb2.SetPlayerHoldRequest(
-            request_id=request_id, player_id=player_id, held=held, reason=reason
+            request_id=request_id,
+            player_id=player_id,
+            held=held,
+            reason=reason,
+            scope=cashier_pb2.HOLD_SCOPE_WITHDRAWALS
+            if withdrawals_only
+            else cashier_pb2.HOLD_SCOPE_UNSPECIFIED,
         )
         try:
             response = await self._stub.SetPlayerHold(request)

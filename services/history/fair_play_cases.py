@@ -5,9 +5,11 @@ RecordHand stores a poker hand with what it adds to its pairs' totals and its pl
 times (`additions`, written by `fair_play_storage.insert_weighed_hand` in the hand's own
 statement), then, in the same transaction (a hand and what it revealed are stored together or not
 at all), `weigh_hand` asks the pure verdicts (`cases.py`) what the new totals add up to and opens
-or updates one case per kind, pool and pair (or player, for automation). Reading cases, holding and
-releasing players are admin use cases (the access policy says who may call them); holds are kept
-by the cashier and audited here.
+or updates one case per kind, pool and pair (or player, for automation); a chip-dumping case strong
+enough (`holds.is_strong_dumping`) also records, in that transaction, that its players are due an
+automatic withdrawals hold, which `holds.AutoHolds` applies after the commit. Reading cases,
+holding and releasing players and resolving cases are admin use cases (the access policy says who
+may call them); holds are kept by the cashier and audited here.
 """
 
 from __future__ import annotations
@@ -17,7 +19,6 @@ import random
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from datetime import datetime
-from typing import Protocol
 
 from google.protobuf.timestamp_pb2 import Timestamp
 from sqlalchemy.exc import IntegrityError
@@ -25,15 +26,31 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from poker.history.v1 import history_pb2
 from service_runtime.errors import AlreadyExists, InvalidArgument, NotFound, Unavailable
-from services.history import cases, detectors, fair_play_storage, storage
-from services.history.cashier_holds import Hold
+from services.history import cases, detectors, fair_play_storage, hold_storage, storage
+from services.history.holds import (
+    DETECTOR_ACTOR,
+    PLAYER_HELD,
+    PLAYER_RELEASED,
+    RESOLUTIONS,
+    AutoHolds,
+    Hold,
+    HoldKeeper,
+    is_strong_dumping,
+    with_holds,
+)
 from services.history.page_tokens import PageTokens, keyset_position, page_size_of
 from services.history.records import check_id, check_text
 
-DETECTOR_ACTOR = "history-detectors"
+__all__ = [
+    "CASE_OPENED",
+    "DETECTOR_ACTOR",
+    "PLAYER_HELD",
+    "PLAYER_RELEASED",
+    "FairPlayUseCases",
+    "HoldKeeper",
+]
+
 CASE_OPENED = "FAIR_PLAY_CASE_OPENED"
-PLAYER_HELD = "PLAYER_HELD"
-PLAYER_RELEASED = "PLAYER_RELEASED"
 MAX_REQUEST_ID_LENGTH = 64
 MAX_REASON_LENGTH = 128
 
@@ -49,10 +66,6 @@ _ROLES = {
     cases.Role.SUSPECT: history_pb2.CASE_ROLE_SUSPECT,
     cases.Role.BENEFICIARY: history_pb2.CASE_ROLE_BENEFICIARY,
 }
-
-
-class HoldKeeper(Protocol):
-    async def set_hold(self, request_id: str, player_id: str, held: bool, reason: str) -> Hold: ...
 
 
 def _timestamp(moment: datetime) -> Timestamp:
@@ -134,8 +147,12 @@ async def weigh_hand(
     evidence: detectors.HandEvidence,
     weighed: fair_play_storage.Weighed,
     now: datetime,
-) -> None:
-    """Open or update the cases the hand's new totals make (`weighed`: what the insert returned)."""
+    auto_hold_min_score: float = 0.0,
+) -> bool:
+    """Open or update the cases the hand's new totals make (`weighed`: what the insert returned);
+    True when a chip-dumping case became strong enough (`auto_hold_min_score`, 0: never) to make
+    automatic holds due."""
+    due = False
     pairs = {(p.first, p.second): p for p in evidence.pairs}
     baselines: dict[str, cases.Baseline] = {}
     for pair_totals in weighed.pairs:
@@ -146,14 +163,18 @@ async def weigh_hand(
             pair = pairs[(pair_totals.first, pair_totals.second)]
             oriented = pair_totals if verdict.giver == pair_totals.first else pair_totals.flipped()
             adds = _adds_evidence(verdict.kind, pair, verdict.giver)
-            await _save_case(session, record, verdict, oriented.pool, _evidence(oriented), adds, now)
+            found = _evidence(oriented)
+            due |= await _save_case(
+                session, record, verdict, oriented.pool, found, adds, now, auto_hold_min_score
+            )
     for timing in weighed.timings:
         automated = cases.automation(timing)
         if automated is not None:
             found = history_pb2.CaseEvidence(
                 decisions_timed=timing.decisions, decision_time_buckets=timing.buckets
             )
-            await _save_case(session, record, automated, 0, found, True, now)
+            due |= await _save_case(session, record, automated, 0, found, True, now, auto_hold_min_score)
+    return due
 
 
 async def _save_case(
@@ -164,7 +185,9 @@ async def _save_case(
     evidence: history_pb2.CaseEvidence,
     adds: bool,
     now: datetime,
-) -> None:
+    auto_hold_min_score: float,
+) -> bool:
+    """Open or update the case; True when it made automatic holds due."""
     case_id = cases.case_id(verdict.kind, pool, verdict.giver, verdict.receiver)
     stored = await fair_play_storage.case_bytes(session, case_id)
     case = history_pb2.FairPlayCase() if stored is None else history_pb2.FairPlayCase.FromString(stored)
@@ -203,6 +226,14 @@ async def _save_case(
             hand_ids=list(case.hand_ids),
         )
         await storage.insert_audit_event(session, event, storage.serialise(event))
+    if not is_strong_dumping(verdict.kind, verdict.score, auto_hold_min_score):
+        return False
+    # Strong enough to hold the withdrawals of every player of the case: the suspects and the
+    # beneficiary (the chips under review sit in the receiver's wallet; the roles stay as the
+    # evidence says). Recorded here, applied after the commit, so RecordHand never waits for it.
+    players = [(p.player_id, p.role.value) for p in verdict.players]
+    now_us = int(now.timestamp() * 1_000_000)
+    return await hold_storage.record_due(session, case_id, players, now_us) > 0
 
 
 def _hold_pb(hold: Hold) -> history_pb2.PlayerHold:
@@ -218,6 +249,7 @@ class FairPlayUseCases:
     _tokens: PageTokens
     _clock: Callable[[], datetime]
     _holds: HoldKeeper | None
+    _auto_holds: AutoHolds
     _writing: Callable[[], AbstractAsyncContextManager[AsyncSession]]
 
     async def list_cases(
@@ -233,19 +265,59 @@ class FairPlayUseCases:
             after = keyset_position(self._tokens.read(page_token, scope), (int, int))
         async with self._sessions() as session:
             rows = await fair_play_storage.list_cases(session, kind=name, after=after, limit=size + 1)
+            shown = [case for _, _, case in rows[:size]]
+            ids = [case.case_id for case in shown]
+            holds = await hold_storage.holds_of_cases(session, ids)
+            resolutions = await hold_storage.resolutions_of_cases(session, ids)
         token = ""
         if len(rows) > size:
             number, updated_us, _ = rows[size - 1]
             token = self._tokens.issue(scope, [updated_us, number])
-        return [case for _, _, case in rows[:size]], token
+        found = [
+            with_holds(case, holds.get(case.case_id, []), resolutions.get(case.case_id)) for case in shown
+        ]
+        return found, token
 
     async def get_case(self, case_id: str) -> history_pb2.FairPlayCase:
+        """The case with its automatic holds and the decision on them."""
         check_id(case_id, "case_id")
         async with self._sessions() as session:
             stored = await fair_play_storage.case_bytes(session, case_id)
-        if stored is None:
-            raise NotFound("CASE_NOT_FOUND", "no fair-play case with this id", {"case_id": case_id})
-        return history_pb2.FairPlayCase.FromString(stored)
+            if stored is None:
+                raise NotFound("CASE_NOT_FOUND", "no fair-play case with this id", {"case_id": case_id})
+            holds = await hold_storage.holds_of_cases(session, [case_id])
+            resolution = (await hold_storage.resolutions_of_cases(session, [case_id])).get(case_id)
+        case = history_pb2.FairPlayCase.FromString(stored)
+        return with_holds(case, holds.get(case_id, []), resolution)
+
+    async def resolve_case(
+        self, admin: str, request_id: str, case_id: str, resolution: int, reason: str
+    ) -> tuple[history_pb2.FairPlayCase, bool]:
+        """ResolveCase: release or confirm the case's automatic holds (`holds.AutoHolds.resolve`);
+        the case as it is afterwards, and whether this request id was applied before."""
+        self._check_request(request_id, reason)
+        check_id(case_id, "case_id")
+        if not resolution:
+            raise InvalidArgument(
+                "FIELD_REQUIRED", "resolution is RELEASE or CONFIRM", {"field": "resolution"}
+            )
+        decided = RESOLUTIONS.get(resolution)
+        if decided is None:
+            raise InvalidArgument("FIELD_INVALID", "unknown resolution", {"field": "resolution"})
+        await self.get_case(case_id)
+        existing = await self._auto_holds.resolve(admin, request_id, case_id, decided, reason)
+        return await self.get_case(case_id), existing
+
+    @staticmethod
+    def _check_request(request_id: str, reason: str) -> None:
+        check_id(request_id, "request_id")
+        if len(request_id) > MAX_REQUEST_ID_LENGTH:
+            raise InvalidArgument(
+                "FIELD_INVALID", "request_id is at most 64 characters", {"field": "request_id"}
+            )
+        check_text(reason, "reason", MAX_REASON_LENGTH, required=True)
+        if not reason.isascii():
+            raise InvalidArgument("FIELD_INVALID", "reason is printable ASCII", {"field": "reason"})
 
     async def set_hold(
         self, admin: str, request_id: str, player_id: str, reason: str, case_id: str, *, held: bool
@@ -258,9 +330,7 @@ class FairPlayUseCases:
                 "FIELD_INVALID", "request_id is at most 64 characters", {"field": "request_id"}
             )
         check_id(player_id, "player_id")
-        check_text(reason, "reason", MAX_REASON_LENGTH, required=True)
-        if not reason.isascii():
-            raise InvalidArgument("FIELD_INVALID", "reason is printable ASCII", {"field": "reason"})
+        self._check_request(request_id, reason)
         if case_id:
             await self.get_case(case_id)
         if self._holds is None:

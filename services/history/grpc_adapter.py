@@ -148,3 +148,14 @@ class HistoryServicer(history_pb2_grpc.HistoryServiceServicer):
             caller.subject, request.request_id, request.player_id, request.reason, request.case_id, held=False
         )
         return history_pb2.ReleasePlayerResponse(hold=hold, existing=existing)
+
+    async def ResolveCase(  # noqa: N802
+        self, request: history_pb2.ResolveCaseRequest, context: Any
+    ) -> history_pb2.ResolveCaseResponse:
+        caller = current_caller()
+        caller.require(Role.ADMIN)
+        # The actor of the audit is the verified caller, never a field of the request.
+        case, existing = await self._application.resolve_case(
+            caller.subject, request.request_id, request.case_id, int(request.resolution), request.reason
+        )
+        return history_pb2.ResolveCaseResponse(case=case, existing=existing)

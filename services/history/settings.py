@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -14,6 +15,10 @@ DEV_PAGE_TOKEN_KEY = "dev-history-page-token-key-for-local-runs-only"
 
 def _long_enough(value: str) -> str | None:
     return None if len(value) >= 16 else "must be at least 16 characters"
+
+
+def _score(value: float) -> str | None:
+    return None if math.isfinite(value) and value >= 0 else "must be a number of big blinds, 0 or more"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -38,6 +43,14 @@ class HistorySettings(ServiceSettings):
         "",
         help="comma-separated player-id prefixes allowed to automate (the house's bots): the automation "
         "detector does not judge them (rules 17)",
+    )
+
+    auto_hold_min_score: float = setting(
+        50.0,
+        help="the chip-dumping score (net blatant gifts in big blinds) from which a case holds the "
+        "withdrawals of its suspects and beneficiary automatically until an operator resolves it "
+        "(docs/integrity.md); 0 turns automatic holds off",
+        check=_score,
     )
 
     def permitted_automation_prefixes(self) -> tuple[str, ...]:

@@ -140,3 +140,40 @@ audit_events = sa.Table(
     sa.Index(None, "time_us", "number"),
     sa.Index(None, "kind", "time_us", "number"),
 )
+
+# Automatic withdrawal holds of strong chip-dumping cases (docs/integrity.md "Automatic holds"), one
+# per case and player: recorded `DUE` in the RecordHand transaction that made the case strong,
+# applied at the cashier by the service's background task (`HELD`), lifted by ResolveCase RELEASE
+# (`RELEASED`), or refused by the cashier for good (`FAILED`, with the reason in `note`).
+auto_holds = sa.Table(
+    "history_auto_holds",
+    metadata,
+    sa.Column("case_id", sa.String(128), primary_key=True),
+    sa.Column("player_id", sa.String(128), primary_key=True),
+    sa.Column("role", sa.String(16), nullable=False),
+    sa.Column("state", sa.String(16), nullable=False),
+    sa.Column("due_us", sa.BigInteger, nullable=False),
+    sa.Column("held_us", sa.BigInteger, nullable=True),
+    sa.Column("released_us", sa.BigInteger, nullable=True),
+    sa.Column("note", sa.String(256), nullable=False, server_default=""),
+    # The holds still to apply, oldest first (the background task), and a player's holds (the release).
+    sa.Index(None, "state", "due_us"),
+    sa.Index(None, "player_id", "state"),
+)
+
+# The operators' ResolveCase decisions: at most one per case, by the admin's request id (the
+# idempotency key). `done` is false while a RELEASE still has holds to lift at the cashier.
+case_resolutions = sa.Table(
+    "history_case_resolutions",
+    metadata,
+    sa.Column("request_id", sa.String(64), primary_key=True),
+    sa.Column("case_id", sa.String(128), nullable=False),
+    sa.Column("resolution", sa.String(16), nullable=False),
+    sa.Column("reason", sa.String(128), nullable=False),
+    sa.Column("actor", sa.String(128), nullable=False),
+    sa.Column("resolved_us", sa.BigInteger, nullable=False),
+    sa.Column("done", sa.Boolean, nullable=False),
+    # At most one decision of each kind per case: a CONFIRM may be followed by a RELEASE (an appeal
+    # upheld), never the other way round.
+    sa.UniqueConstraint("case_id", "resolution"),
+)

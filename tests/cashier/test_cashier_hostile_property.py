@@ -157,7 +157,7 @@ def calls(draw: st.DrawFn) -> tuple[str, Any, str]:
         # A hold changes which later calls are refused (seats, withdrawals), never a balance.
         request = cashier_pb2.SetPlayerHoldRequest(
             request_id=draw(transfer_ids), player_id=draw(players), held=draw(st.booleans()),
-            reason=draw(references),
+            reason=draw(references), scope=draw(enums),
         )  # fmt: skip
     else:
         raise AssertionError(f"no request strategy for {method}")

@@ -47,6 +47,7 @@ ADMINS_ONLY = [
     ("history", "GetCase", history_pb2.GetCaseRequest()),
     ("history", "HoldPlayer", history_pb2.HoldPlayerRequest()),
     ("history", "ReleasePlayer", history_pb2.ReleasePlayerRequest()),
+    ("history", "ResolveCase", history_pb2.ResolveCaseRequest()),
 ]
 HISTORY_ONLY = [("cashier", "SetPlayerHold", cashier_pb2.SetPlayerHoldRequest())]
 PAYMENTS_ONLY = [

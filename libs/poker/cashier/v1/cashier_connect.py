@@ -97,7 +97,8 @@ class CashierService(Protocol):
         Roles: service:payments (the payments gateway) only. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
         FIELD_INVALID, AMOUNT_INVALID, AMOUNT_NOT_WHOLE_CHIPS, POOL_INVALID (Stars cannot be withdrawn);
         FAILED_PRECONDITION INSUFFICIENT_FUNDS, FUNDS_LOCKED (metadata `unlocks_at` tells when enough
-        chips unlock); ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
+        chips unlock), WITHDRAWAL_HELD_FOR_REVIEW (a hold of either scope, see SetPlayerHold);
+        ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -222,15 +223,19 @@ class CashierService(Protocol):
 
     async def set_player_hold(self, request: SetPlayerHoldRequest, ctx: RequestContext[SetPlayerHoldRequest, SetPlayerHoldResponse], /) -> SetPlayerHoldResponse:
         """
-        SetPlayerHold puts a player on hold for a fair-play review, or releases them (rules 17). While
-        held, OpenSeatSession refuses them (FAILED_PRECONDITION PLAYER_ON_HOLD: no new seats; an open
-        seat plays on and cashes out as usual) and Withdraw refuses to pay them out
-        (FAILED_PRECONDITION WITHDRAWAL_HELD_FOR_REVIEW: the withdrawal waits, nothing is debited).
+        SetPlayerHold puts a player on hold for a fair-play review, or releases them (rules 17). A
+        full hold (scope unspecified, as every caller before scopes sent): OpenSeatSession refuses them
+        (FAILED_PRECONDITION PLAYER_ON_HOLD: no new seats; an open seat plays on and cashes out as
+        usual) and Withdraw refuses to pay them out (FAILED_PRECONDITION WITHDRAWAL_HELD_FOR_REVIEW:
+        the withdrawal waits, nothing is debited). A withdrawals hold (HOLD_SCOPE_WITHDRAWALS) stops
+        the payouts only; seats go on. The two scopes are independent: a player may have both, and
+        releasing one leaves the other; Withdraw refuses while either is on.
         No chip moves. Idempotent by `request_id`: a retry returns the first answer; the same id with
-        a different field is a conflict. Holding a held player or releasing one who is not held under a
-        new id is refused and changes nothing.
-        Roles: service:history (the operators' HoldPlayer and ReleasePlayer, which audit it). Errors:
-        INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; FAILED_PRECONDITION PLAYER_ALREADY_ON_HOLD,
+        a different field (the scope too) is a conflict. Holding a player already held in that scope or
+        releasing one who is not held in it under a new id is refused and changes nothing.
+        Roles: service:history (the operators' HoldPlayer and ReleasePlayer, which audit it, and its
+        automatic withdrawal holds of strong fair-play cases). Errors: INVALID_ARGUMENT FIELD_REQUIRED,
+        FIELD_INVALID (an unknown scope too); FAILED_PRECONDITION PLAYER_ALREADY_ON_HOLD,
         PLAYER_NOT_ON_HOLD; ALREADY_EXISTS IDEMPOTENCY_CONFLICT (metadata `field`).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
@@ -551,7 +556,8 @@ class CashierServiceClient(ConnectClient):
         Roles: service:payments (the payments gateway) only. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
         FIELD_INVALID, AMOUNT_INVALID, AMOUNT_NOT_WHOLE_CHIPS, POOL_INVALID (Stars cannot be withdrawn);
         FAILED_PRECONDITION INSUFFICIENT_FUNDS, FUNDS_LOCKED (metadata `unlocks_at` tells when enough
-        chips unlock); ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
+        chips unlock), WITHDRAWAL_HELD_FOR_REVIEW (a hold of either scope, see SetPlayerHold);
+        ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
         """
         return await self.execute_unary(
             request=request,
@@ -880,15 +886,19 @@ class CashierServiceClient(ConnectClient):
         timeout_ms: int | None = None,
     ) -> SetPlayerHoldResponse:
         """
-        SetPlayerHold puts a player on hold for a fair-play review, or releases them (rules 17). While
-        held, OpenSeatSession refuses them (FAILED_PRECONDITION PLAYER_ON_HOLD: no new seats; an open
-        seat plays on and cashes out as usual) and Withdraw refuses to pay them out
-        (FAILED_PRECONDITION WITHDRAWAL_HELD_FOR_REVIEW: the withdrawal waits, nothing is debited).
+        SetPlayerHold puts a player on hold for a fair-play review, or releases them (rules 17). A
+        full hold (scope unspecified, as every caller before scopes sent): OpenSeatSession refuses them
+        (FAILED_PRECONDITION PLAYER_ON_HOLD: no new seats; an open seat plays on and cashes out as
+        usual) and Withdraw refuses to pay them out (FAILED_PRECONDITION WITHDRAWAL_HELD_FOR_REVIEW:
+        the withdrawal waits, nothing is debited). A withdrawals hold (HOLD_SCOPE_WITHDRAWALS) stops
+        the payouts only; seats go on. The two scopes are independent: a player may have both, and
+        releasing one leaves the other; Withdraw refuses while either is on.
         No chip moves. Idempotent by `request_id`: a retry returns the first answer; the same id with
-        a different field is a conflict. Holding a held player or releasing one who is not held under a
-        new id is refused and changes nothing.
-        Roles: service:history (the operators' HoldPlayer and ReleasePlayer, which audit it). Errors:
-        INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; FAILED_PRECONDITION PLAYER_ALREADY_ON_HOLD,
+        a different field (the scope too) is a conflict. Holding a player already held in that scope or
+        releasing one who is not held in it under a new id is refused and changes nothing.
+        Roles: service:history (the operators' HoldPlayer and ReleasePlayer, which audit it, and its
+        automatic withdrawal holds of strong fair-play cases). Errors: INVALID_ARGUMENT FIELD_REQUIRED,
+        FIELD_INVALID (an unknown scope too); FAILED_PRECONDITION PLAYER_ALREADY_ON_HOLD,
         PLAYER_NOT_ON_HOLD; ALREADY_EXISTS IDEMPOTENCY_CONFLICT (metadata `field`).
         """
         return await self.execute_unary(
@@ -965,7 +975,8 @@ class CashierServiceSync(Protocol):
         Roles: service:payments (the payments gateway) only. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
         FIELD_INVALID, AMOUNT_INVALID, AMOUNT_NOT_WHOLE_CHIPS, POOL_INVALID (Stars cannot be withdrawn);
         FAILED_PRECONDITION INSUFFICIENT_FUNDS, FUNDS_LOCKED (metadata `unlocks_at` tells when enough
-        chips unlock); ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
+        chips unlock), WITHDRAWAL_HELD_FOR_REVIEW (a hold of either scope, see SetPlayerHold);
+        ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -1090,15 +1101,19 @@ class CashierServiceSync(Protocol):
 
     def set_player_hold(self, request: SetPlayerHoldRequest, ctx: RequestContext[SetPlayerHoldRequest, SetPlayerHoldResponse], /) -> SetPlayerHoldResponse:
         """
-        SetPlayerHold puts a player on hold for a fair-play review, or releases them (rules 17). While
-        held, OpenSeatSession refuses them (FAILED_PRECONDITION PLAYER_ON_HOLD: no new seats; an open
-        seat plays on and cashes out as usual) and Withdraw refuses to pay them out
-        (FAILED_PRECONDITION WITHDRAWAL_HELD_FOR_REVIEW: the withdrawal waits, nothing is debited).
+        SetPlayerHold puts a player on hold for a fair-play review, or releases them (rules 17). A
+        full hold (scope unspecified, as every caller before scopes sent): OpenSeatSession refuses them
+        (FAILED_PRECONDITION PLAYER_ON_HOLD: no new seats; an open seat plays on and cashes out as
+        usual) and Withdraw refuses to pay them out (FAILED_PRECONDITION WITHDRAWAL_HELD_FOR_REVIEW:
+        the withdrawal waits, nothing is debited). A withdrawals hold (HOLD_SCOPE_WITHDRAWALS) stops
+        the payouts only; seats go on. The two scopes are independent: a player may have both, and
+        releasing one leaves the other; Withdraw refuses while either is on.
         No chip moves. Idempotent by `request_id`: a retry returns the first answer; the same id with
-        a different field is a conflict. Holding a held player or releasing one who is not held under a
-        new id is refused and changes nothing.
-        Roles: service:history (the operators' HoldPlayer and ReleasePlayer, which audit it). Errors:
-        INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; FAILED_PRECONDITION PLAYER_ALREADY_ON_HOLD,
+        a different field (the scope too) is a conflict. Holding a player already held in that scope or
+        releasing one who is not held in it under a new id is refused and changes nothing.
+        Roles: service:history (the operators' HoldPlayer and ReleasePlayer, which audit it, and its
+        automatic withdrawal holds of strong fair-play cases). Errors: INVALID_ARGUMENT FIELD_REQUIRED,
+        FIELD_INVALID (an unknown scope too); FAILED_PRECONDITION PLAYER_ALREADY_ON_HOLD,
         PLAYER_NOT_ON_HOLD; ALREADY_EXISTS IDEMPOTENCY_CONFLICT (metadata `field`).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
@@ -1417,7 +1432,8 @@ class CashierServiceClientSync(ConnectClientSync):
         Roles: service:payments (the payments gateway) only. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
         FIELD_INVALID, AMOUNT_INVALID, AMOUNT_NOT_WHOLE_CHIPS, POOL_INVALID (Stars cannot be withdrawn);
         FAILED_PRECONDITION INSUFFICIENT_FUNDS, FUNDS_LOCKED (metadata `unlocks_at` tells when enough
-        chips unlock); ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
+        chips unlock), WITHDRAWAL_HELD_FOR_REVIEW (a hold of either scope, see SetPlayerHold);
+        ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
         """
         return self.execute_unary(
             request=request,
@@ -1746,15 +1762,19 @@ class CashierServiceClientSync(ConnectClientSync):
         timeout_ms: int | None = None,
     ) -> SetPlayerHoldResponse:
         """
-        SetPlayerHold puts a player on hold for a fair-play review, or releases them (rules 17). While
-        held, OpenSeatSession refuses them (FAILED_PRECONDITION PLAYER_ON_HOLD: no new seats; an open
-        seat plays on and cashes out as usual) and Withdraw refuses to pay them out
-        (FAILED_PRECONDITION WITHDRAWAL_HELD_FOR_REVIEW: the withdrawal waits, nothing is debited).
+        SetPlayerHold puts a player on hold for a fair-play review, or releases them (rules 17). A
+        full hold (scope unspecified, as every caller before scopes sent): OpenSeatSession refuses them
+        (FAILED_PRECONDITION PLAYER_ON_HOLD: no new seats; an open seat plays on and cashes out as
+        usual) and Withdraw refuses to pay them out (FAILED_PRECONDITION WITHDRAWAL_HELD_FOR_REVIEW:
+        the withdrawal waits, nothing is debited). A withdrawals hold (HOLD_SCOPE_WITHDRAWALS) stops
+        the payouts only; seats go on. The two scopes are independent: a player may have both, and
+        releasing one leaves the other; Withdraw refuses while either is on.
         No chip moves. Idempotent by `request_id`: a retry returns the first answer; the same id with
-        a different field is a conflict. Holding a held player or releasing one who is not held under a
-        new id is refused and changes nothing.
-        Roles: service:history (the operators' HoldPlayer and ReleasePlayer, which audit it). Errors:
-        INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; FAILED_PRECONDITION PLAYER_ALREADY_ON_HOLD,
+        a different field (the scope too) is a conflict. Holding a player already held in that scope or
+        releasing one who is not held in it under a new id is refused and changes nothing.
+        Roles: service:history (the operators' HoldPlayer and ReleasePlayer, which audit it, and its
+        automatic withdrawal holds of strong fair-play cases). Errors: INVALID_ARGUMENT FIELD_REQUIRED,
+        FIELD_INVALID (an unknown scope too); FAILED_PRECONDITION PLAYER_ALREADY_ON_HOLD,
         PLAYER_NOT_ON_HOLD; ALREADY_EXISTS IDEMPOTENCY_CONFLICT (metadata `field`).
         """
         return self.execute_unary(

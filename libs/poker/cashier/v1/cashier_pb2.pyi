@@ -255,6 +255,30 @@ SEAT_SESSION_STATE_CLOSED: SeatSessionState.ValueType  # 2
 """The player cashed out; the seat account is closed and empty."""
 Global___SeatSessionState: _TypeAlias = SeatSessionState  # noqa: Y015
 
+class _HoldScope:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _HoldScopeEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_HoldScope.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    HOLD_SCOPE_UNSPECIFIED: _HoldScope.ValueType  # 0
+    """The full hold, the default: no new seat session and no withdrawal (the operators' HoldPlayer)."""
+    HOLD_SCOPE_WITHDRAWALS: _HoldScope.ValueType  # 1
+    """Withdrawals only: payouts wait, seats go on (history's automatic holds of strong chip-dumping
+    cases, docs/integrity.md).
+    """
+
+class HoldScope(_HoldScope, metaclass=_HoldScopeEnumTypeWrapper):
+    """HoldScope is what a hold stops (rules 17). A player's holds of the two scopes are kept apart."""
+
+HOLD_SCOPE_UNSPECIFIED: HoldScope.ValueType  # 0
+"""The full hold, the default: no new seat session and no withdrawal (the operators' HoldPlayer)."""
+HOLD_SCOPE_WITHDRAWALS: HoldScope.ValueType  # 1
+"""Withdrawals only: payouts wait, seats go on (history's automatic holds of strong chip-dumping
+cases, docs/integrity.md).
+"""
+Global___HoldScope: _TypeAlias = HoldScope  # noqa: Y015
+
 @_typing.final
 class Account(_message.Message):
     """Account is one ledger account and its balance."""
@@ -1568,6 +1592,7 @@ class SetPlayerHoldRequest(_message.Message):
     PLAYER_ID_FIELD_NUMBER: _builtins.int
     HELD_FIELD_NUMBER: _builtins.int
     REASON_FIELD_NUMBER: _builtins.int
+    SCOPE_FIELD_NUMBER: _builtins.int
     request_id: _builtins.str
     """The caller-chosen id of this change (1 to 128 printable ASCII characters), the idempotency key."""
     player_id: _builtins.str
@@ -1576,6 +1601,8 @@ class SetPlayerHoldRequest(_message.Message):
     """True to hold the player, false to release them."""
     reason: _builtins.str
     """Why, in words (1 to 128 printable ASCII characters), kept with the hold."""
+    scope: Global___HoldScope.ValueType
+    """What the hold stops; unspecified is the full hold (seats and withdrawals)."""
     def __init__(
         self,
         *,
@@ -1583,10 +1610,11 @@ class SetPlayerHoldRequest(_message.Message):
         player_id: _builtins.str = ...,
         held: _builtins.bool = ...,
         reason: _builtins.str = ...,
+        scope: Global___HoldScope.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["held", b"held", "player_id", b"player_id", "reason", b"reason", "request_id", b"request_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["held", b"held", "player_id", b"player_id", "reason", b"reason", "request_id", b"request_id", "scope", b"scope"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1603,14 +1631,17 @@ class SetPlayerHoldResponse(_message.Message):
     REASON_FIELD_NUMBER: _builtins.int
     CHANGE_TIME_FIELD_NUMBER: _builtins.int
     EXISTING_FIELD_NUMBER: _builtins.int
+    SCOPE_FIELD_NUMBER: _builtins.int
     player_id: _builtins.str
     """The player."""
     held: _builtins.bool
-    """True while the player is on hold."""
+    """True while the player is on hold in this scope."""
     reason: _builtins.str
     """The reason of the change that set the current state."""
     existing: _builtins.bool
     """True when this request id was applied earlier and its answer is returned."""
+    scope: Global___HoldScope.ValueType
+    """The scope of the hold this answer is about (unspecified: the full hold)."""
     @_builtins.property
     def change_time(self) -> _timestamp_pb2.Timestamp:
         """When that change was made."""
@@ -1623,10 +1654,11 @@ class SetPlayerHoldResponse(_message.Message):
         reason: _builtins.str = ...,
         change_time: _timestamp_pb2.Timestamp | None = ...,
         existing: _builtins.bool = ...,
+        scope: Global___HoldScope.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["change_time", b"change_time"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["change_time", b"change_time", "existing", b"existing", "held", b"held", "player_id", b"player_id", "reason", b"reason"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["change_time", b"change_time", "existing", b"existing", "held", b"held", "player_id", b"player_id", "reason", b"reason", "scope", b"scope"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

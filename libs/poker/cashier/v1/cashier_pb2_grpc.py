@@ -197,7 +197,8 @@ class CashierServiceServicer:
         Roles: service:payments (the payments gateway) only. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
         FIELD_INVALID, AMOUNT_INVALID, AMOUNT_NOT_WHOLE_CHIPS, POOL_INVALID (Stars cannot be withdrawn);
         FAILED_PRECONDITION INSUFFICIENT_FUNDS, FUNDS_LOCKED (metadata `unlocks_at` tells when enough
-        chips unlock); ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
+        chips unlock), WITHDRAWAL_HELD_FOR_REVIEW (a hold of either scope, see SetPlayerHold);
+        ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -334,15 +335,19 @@ class CashierServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def SetPlayerHold(self, request, context):
-        """SetPlayerHold puts a player on hold for a fair-play review, or releases them (rules 17). While
-        held, OpenSeatSession refuses them (FAILED_PRECONDITION PLAYER_ON_HOLD: no new seats; an open
-        seat plays on and cashes out as usual) and Withdraw refuses to pay them out
-        (FAILED_PRECONDITION WITHDRAWAL_HELD_FOR_REVIEW: the withdrawal waits, nothing is debited).
+        """SetPlayerHold puts a player on hold for a fair-play review, or releases them (rules 17). A
+        full hold (scope unspecified, as every caller before scopes sent): OpenSeatSession refuses them
+        (FAILED_PRECONDITION PLAYER_ON_HOLD: no new seats; an open seat plays on and cashes out as
+        usual) and Withdraw refuses to pay them out (FAILED_PRECONDITION WITHDRAWAL_HELD_FOR_REVIEW:
+        the withdrawal waits, nothing is debited). A withdrawals hold (HOLD_SCOPE_WITHDRAWALS) stops
+        the payouts only; seats go on. The two scopes are independent: a player may have both, and
+        releasing one leaves the other; Withdraw refuses while either is on.
         No chip moves. Idempotent by `request_id`: a retry returns the first answer; the same id with
-        a different field is a conflict. Holding a held player or releasing one who is not held under a
-        new id is refused and changes nothing.
-        Roles: service:history (the operators' HoldPlayer and ReleasePlayer, which audit it). Errors:
-        INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; FAILED_PRECONDITION PLAYER_ALREADY_ON_HOLD,
+        a different field (the scope too) is a conflict. Holding a player already held in that scope or
+        releasing one who is not held in it under a new id is refused and changes nothing.
+        Roles: service:history (the operators' HoldPlayer and ReleasePlayer, which audit it, and its
+        automatic withdrawal holds of strong fair-play cases). Errors: INVALID_ARGUMENT FIELD_REQUIRED,
+        FIELD_INVALID (an unknown scope too); FAILED_PRECONDITION PLAYER_ALREADY_ON_HOLD,
         PLAYER_NOT_ON_HOLD; ALREADY_EXISTS IDEMPOTENCY_CONFLICT (metadata `field`).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)

@@ -83,7 +83,8 @@ class CashierServiceStub:
     Roles: service:payments (the payments gateway) only. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
     FIELD_INVALID, AMOUNT_INVALID, AMOUNT_NOT_WHOLE_CHIPS, POOL_INVALID (Stars cannot be withdrawn);
     FAILED_PRECONDITION INSUFFICIENT_FUNDS, FUNDS_LOCKED (metadata `unlocks_at` tells when enough
-    chips unlock); ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
+    chips unlock), WITHDRAWAL_HELD_FOR_REVIEW (a hold of either scope, see SetPlayerHold);
+    ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
     """
     CreateTransfers: _grpc.UnaryUnaryMultiCallable[_cashier_pb2.CreateTransfersRequest, _cashier_pb2.CreateTransfersResponse]
     """CreateTransfers applies a batch of transfers, each idempotent by its id, optionally linked so
@@ -172,15 +173,19 @@ class CashierServiceStub:
     Roles: admin, service:table. Errors: INVALID_ARGUMENT POOL_INVALID.
     """
     SetPlayerHold: _grpc.UnaryUnaryMultiCallable[_cashier_pb2.SetPlayerHoldRequest, _cashier_pb2.SetPlayerHoldResponse]
-    """SetPlayerHold puts a player on hold for a fair-play review, or releases them (rules 17). While
-    held, OpenSeatSession refuses them (FAILED_PRECONDITION PLAYER_ON_HOLD: no new seats; an open
-    seat plays on and cashes out as usual) and Withdraw refuses to pay them out
-    (FAILED_PRECONDITION WITHDRAWAL_HELD_FOR_REVIEW: the withdrawal waits, nothing is debited).
+    """SetPlayerHold puts a player on hold for a fair-play review, or releases them (rules 17). A
+    full hold (scope unspecified, as every caller before scopes sent): OpenSeatSession refuses them
+    (FAILED_PRECONDITION PLAYER_ON_HOLD: no new seats; an open seat plays on and cashes out as
+    usual) and Withdraw refuses to pay them out (FAILED_PRECONDITION WITHDRAWAL_HELD_FOR_REVIEW:
+    the withdrawal waits, nothing is debited). A withdrawals hold (HOLD_SCOPE_WITHDRAWALS) stops
+    the payouts only; seats go on. The two scopes are independent: a player may have both, and
+    releasing one leaves the other; Withdraw refuses while either is on.
     No chip moves. Idempotent by `request_id`: a retry returns the first answer; the same id with
-    a different field is a conflict. Holding a held player or releasing one who is not held under a
-    new id is refused and changes nothing.
-    Roles: service:history (the operators' HoldPlayer and ReleasePlayer, which audit it). Errors:
-    INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; FAILED_PRECONDITION PLAYER_ALREADY_ON_HOLD,
+    a different field (the scope too) is a conflict. Holding a player already held in that scope or
+    releasing one who is not held in it under a new id is refused and changes nothing.
+    Roles: service:history (the operators' HoldPlayer and ReleasePlayer, which audit it, and its
+    automatic withdrawal holds of strong fair-play cases). Errors: INVALID_ARGUMENT FIELD_REQUIRED,
+    FIELD_INVALID (an unknown scope too); FAILED_PRECONDITION PLAYER_ALREADY_ON_HOLD,
     PLAYER_NOT_ON_HOLD; ALREADY_EXISTS IDEMPOTENCY_CONFLICT (metadata `field`).
     """
 
@@ -239,7 +244,8 @@ class CashierServiceAsyncStub(CashierServiceStub):
     Roles: service:payments (the payments gateway) only. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
     FIELD_INVALID, AMOUNT_INVALID, AMOUNT_NOT_WHOLE_CHIPS, POOL_INVALID (Stars cannot be withdrawn);
     FAILED_PRECONDITION INSUFFICIENT_FUNDS, FUNDS_LOCKED (metadata `unlocks_at` tells when enough
-    chips unlock); ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
+    chips unlock), WITHDRAWAL_HELD_FOR_REVIEW (a hold of either scope, see SetPlayerHold);
+    ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
     """
     CreateTransfers: _aio.UnaryUnaryMultiCallable[_cashier_pb2.CreateTransfersRequest, _cashier_pb2.CreateTransfersResponse]  # type: ignore[assignment]
     """CreateTransfers applies a batch of transfers, each idempotent by its id, optionally linked so
@@ -328,15 +334,19 @@ class CashierServiceAsyncStub(CashierServiceStub):
     Roles: admin, service:table. Errors: INVALID_ARGUMENT POOL_INVALID.
     """
     SetPlayerHold: _aio.UnaryUnaryMultiCallable[_cashier_pb2.SetPlayerHoldRequest, _cashier_pb2.SetPlayerHoldResponse]  # type: ignore[assignment]
-    """SetPlayerHold puts a player on hold for a fair-play review, or releases them (rules 17). While
-    held, OpenSeatSession refuses them (FAILED_PRECONDITION PLAYER_ON_HOLD: no new seats; an open
-    seat plays on and cashes out as usual) and Withdraw refuses to pay them out
-    (FAILED_PRECONDITION WITHDRAWAL_HELD_FOR_REVIEW: the withdrawal waits, nothing is debited).
+    """SetPlayerHold puts a player on hold for a fair-play review, or releases them (rules 17). A
+    full hold (scope unspecified, as every caller before scopes sent): OpenSeatSession refuses them
+    (FAILED_PRECONDITION PLAYER_ON_HOLD: no new seats; an open seat plays on and cashes out as
+    usual) and Withdraw refuses to pay them out (FAILED_PRECONDITION WITHDRAWAL_HELD_FOR_REVIEW:
+    the withdrawal waits, nothing is debited). A withdrawals hold (HOLD_SCOPE_WITHDRAWALS) stops
+    the payouts only; seats go on. The two scopes are independent: a player may have both, and
+    releasing one leaves the other; Withdraw refuses while either is on.
     No chip moves. Idempotent by `request_id`: a retry returns the first answer; the same id with
-    a different field is a conflict. Holding a held player or releasing one who is not held under a
-    new id is refused and changes nothing.
-    Roles: service:history (the operators' HoldPlayer and ReleasePlayer, which audit it). Errors:
-    INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; FAILED_PRECONDITION PLAYER_ALREADY_ON_HOLD,
+    a different field (the scope too) is a conflict. Holding a player already held in that scope or
+    releasing one who is not held in it under a new id is refused and changes nothing.
+    Roles: service:history (the operators' HoldPlayer and ReleasePlayer, which audit it, and its
+    automatic withdrawal holds of strong fair-play cases). Errors: INVALID_ARGUMENT FIELD_REQUIRED,
+    FIELD_INVALID (an unknown scope too); FAILED_PRECONDITION PLAYER_ALREADY_ON_HOLD,
     PLAYER_NOT_ON_HOLD; ALREADY_EXISTS IDEMPOTENCY_CONFLICT (metadata `field`).
     """
 
@@ -410,7 +420,8 @@ class CashierServiceServicer(metaclass=_abc_1.ABCMeta):
         Roles: service:payments (the payments gateway) only. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
         FIELD_INVALID, AMOUNT_INVALID, AMOUNT_NOT_WHOLE_CHIPS, POOL_INVALID (Stars cannot be withdrawn);
         FAILED_PRECONDITION INSUFFICIENT_FUNDS, FUNDS_LOCKED (metadata `unlocks_at` tells when enough
-        chips unlock); ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
+        chips unlock), WITHDRAWAL_HELD_FOR_REVIEW (a hold of either scope, see SetPlayerHold);
+        ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
         """
 
     @_abc_1.abstractmethod
@@ -571,15 +582,19 @@ class CashierServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _cashier_pb2.SetPlayerHoldRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_cashier_pb2.SetPlayerHoldResponse, _abc.Awaitable[_cashier_pb2.SetPlayerHoldResponse]]:
-        """SetPlayerHold puts a player on hold for a fair-play review, or releases them (rules 17). While
-        held, OpenSeatSession refuses them (FAILED_PRECONDITION PLAYER_ON_HOLD: no new seats; an open
-        seat plays on and cashes out as usual) and Withdraw refuses to pay them out
-        (FAILED_PRECONDITION WITHDRAWAL_HELD_FOR_REVIEW: the withdrawal waits, nothing is debited).
+        """SetPlayerHold puts a player on hold for a fair-play review, or releases them (rules 17). A
+        full hold (scope unspecified, as every caller before scopes sent): OpenSeatSession refuses them
+        (FAILED_PRECONDITION PLAYER_ON_HOLD: no new seats; an open seat plays on and cashes out as
+        usual) and Withdraw refuses to pay them out (FAILED_PRECONDITION WITHDRAWAL_HELD_FOR_REVIEW:
+        the withdrawal waits, nothing is debited). A withdrawals hold (HOLD_SCOPE_WITHDRAWALS) stops
+        the payouts only; seats go on. The two scopes are independent: a player may have both, and
+        releasing one leaves the other; Withdraw refuses while either is on.
         No chip moves. Idempotent by `request_id`: a retry returns the first answer; the same id with
-        a different field is a conflict. Holding a held player or releasing one who is not held under a
-        new id is refused and changes nothing.
-        Roles: service:history (the operators' HoldPlayer and ReleasePlayer, which audit it). Errors:
-        INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; FAILED_PRECONDITION PLAYER_ALREADY_ON_HOLD,
+        a different field (the scope too) is a conflict. Holding a player already held in that scope or
+        releasing one who is not held in it under a new id is refused and changes nothing.
+        Roles: service:history (the operators' HoldPlayer and ReleasePlayer, which audit it, and its
+        automatic withdrawal holds of strong fair-play cases). Errors: INVALID_ARGUMENT FIELD_REQUIRED,
+        FIELD_INVALID (an unknown scope too); FAILED_PRECONDITION PLAYER_ALREADY_ON_HOLD,
         PLAYER_NOT_ON_HOLD; ALREADY_EXISTS IDEMPOTENCY_CONFLICT (metadata `field`).
         """
 

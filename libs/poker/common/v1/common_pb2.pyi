@@ -478,6 +478,12 @@ class _ErrorReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ErrorReas
     """FAILED_PRECONDITION: the player is already on hold (under another request id); release first."""
     ERROR_REASON_PLAYER_NOT_ON_HOLD: _ErrorReason.ValueType  # 954
     """FAILED_PRECONDITION: the player is not on hold, so there is nothing to release."""
+    ERROR_REASON_CASE_NOT_RESOLVABLE: _ErrorReason.ValueType  # 955
+    """FAILED_PRECONDITION: ResolveCase cannot decide this fair-play case so: it has no automatic hold
+    to release or confirm (the case never reached the strength that holds, or its holds were
+    released), or it was already released, or confirmed and asked to confirm again, under another
+    request id (metadata `resolution` says how).
+    """
     ERROR_REASON_SHARD_DRAINING: _ErrorReason.ValueType  # 1150
     """Issue 26: drains and orderly handovers of rooms between table shards (1150-1199).
     UNAVAILABLE: the table shard is draining (SIGTERM) or handing this table's room to another
@@ -871,6 +877,12 @@ ERROR_REASON_PLAYER_ALREADY_ON_HOLD: ErrorReason.ValueType  # 953
 """FAILED_PRECONDITION: the player is already on hold (under another request id); release first."""
 ERROR_REASON_PLAYER_NOT_ON_HOLD: ErrorReason.ValueType  # 954
 """FAILED_PRECONDITION: the player is not on hold, so there is nothing to release."""
+ERROR_REASON_CASE_NOT_RESOLVABLE: ErrorReason.ValueType  # 955
+"""FAILED_PRECONDITION: ResolveCase cannot decide this fair-play case so: it has no automatic hold
+to release or confirm (the case never reached the strength that holds, or its holds were
+released), or it was already released, or confirmed and asked to confirm again, under another
+request id (metadata `resolution` says how).
+"""
 ERROR_REASON_SHARD_DRAINING: ErrorReason.ValueType  # 1150
 """Issue 26: drains and orderly handovers of rooms between table shards (1150-1199).
 UNAVAILABLE: the table shard is draining (SIGTERM) or handing this table's room to another

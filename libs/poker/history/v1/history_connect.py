@@ -21,7 +21,7 @@ from connectrpc.protocol import ProtocolType
 from connectrpc.server import ConnectASGIApplication, ConnectWSGIApplication, DEFAULT_READ_MAX_BYTES, Endpoint, EndpointSync
 from pyqwest import Client, SyncClient
 
-from .history_pb2 import ExportHandsRequest, ExportHandsResponse, GetCaseRequest, GetCaseResponse, GetHandRequest, GetHandResponse, HoldPlayerRequest, HoldPlayerResponse, ListAuditEventsRequest, ListAuditEventsResponse, ListBalanceChangesRequest, ListBalanceChangesResponse, ListCasesRequest, ListCasesResponse, ListMyHandsRequest, ListMyHandsResponse, ListTableHandsRequest, ListTableHandsResponse, RecordAuditEventRequest, RecordAuditEventResponse, RecordHandRequest, RecordHandResponse, ReleasePlayerRequest, ReleasePlayerResponse
+from .history_pb2 import ExportHandsRequest, ExportHandsResponse, GetCaseRequest, GetCaseResponse, GetHandRequest, GetHandResponse, HoldPlayerRequest, HoldPlayerResponse, ListAuditEventsRequest, ListAuditEventsResponse, ListBalanceChangesRequest, ListBalanceChangesResponse, ListCasesRequest, ListCasesResponse, ListMyHandsRequest, ListMyHandsResponse, ListTableHandsRequest, ListTableHandsResponse, RecordAuditEventRequest, RecordAuditEventResponse, RecordHandRequest, RecordHandResponse, ReleasePlayerRequest, ReleasePlayerResponse, ResolveCaseRequest, ResolveCaseResponse
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, Iterable, Mapping
@@ -135,6 +135,24 @@ class HistoryService(Protocol):
         ReleasePlayer ends a hold (admin), audited as PLAYER_RELEASED (id `hold:<request_id>`).
         Idempotent by `request_id`. Errors: as HoldPlayer, with PLAYER_NOT_ON_HOLD instead of
         PLAYER_ALREADY_ON_HOLD.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    async def resolve_case(self, request: ResolveCaseRequest, ctx: RequestContext[ResolveCaseRequest, ResolveCaseResponse], /) -> ResolveCaseResponse:
+        """
+        ResolveCase is the operators' decision on the automatic withdrawal holds of a strong
+        chip-dumping case (admin; docs/integrity.md "Automatic holds"). RELEASE lifts them through the
+        cashier (withdrawals scope; audited PLAYER_RELEASED per player, id
+        `auto-release:<case_id>:<player_id>`, actor the admin) unless another case still holds that
+        player, and holds none of the case again; CONFIRM keeps them. Both are audited as
+        FAIR_PLAY_CASE_RESOLVED (id `case-resolved:<case_id>:<RELEASE|CONFIRM>`) and shown on the case;
+        a case is confirmed at most once and released at most once (a confirmed case may be released
+        later, an appeal upheld; a released one is final). Idempotent by `request_id` (1 to 64 printable ASCII characters without spaces): a retry
+        returns the first answer (completing a RELEASE the cashier interrupted); the same id with
+        another field is a conflict. Errors: PERMISSION_DENIED ROLE_REQUIRED; INVALID_ARGUMENT
+        FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND CASE_NOT_FOUND; FAILED_PRECONDITION
+        CASE_NOT_RESOLVABLE; ALREADY_EXISTS IDEMPOTENCY_CONFLICT (metadata `field`); UNAVAILABLE (the
+        cashier, RELEASE only: retry with the same request id).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -283,6 +301,17 @@ class HistoryServiceASGIApplication(ConnectASGIApplication[HistoryService]):
                         stream_type=StreamType.UNARY,
                     ),
                     function=svc.release_player,
+                ),
+                "/poker.history.v1.HistoryService/ResolveCase": Endpoint.unary(
+                    method=MethodInfo(
+                        name="ResolveCase",
+                        service_name="poker.history.v1.HistoryService",
+                        input=ResolveCaseRequest,
+                        output=ResolveCaseResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.resolve_case,
                 ),
             },
             interceptors=interceptors,
@@ -626,6 +655,41 @@ class HistoryServiceClient(ConnectClient):
             headers=headers,
             timeout_ms=timeout_ms,
         )
+    async def resolve_case(
+        self,
+        request: ResolveCaseRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> ResolveCaseResponse:
+        """
+        ResolveCase is the operators' decision on the automatic withdrawal holds of a strong
+        chip-dumping case (admin; docs/integrity.md "Automatic holds"). RELEASE lifts them through the
+        cashier (withdrawals scope; audited PLAYER_RELEASED per player, id
+        `auto-release:<case_id>:<player_id>`, actor the admin) unless another case still holds that
+        player, and holds none of the case again; CONFIRM keeps them. Both are audited as
+        FAIR_PLAY_CASE_RESOLVED (id `case-resolved:<case_id>:<RELEASE|CONFIRM>`) and shown on the case;
+        a case is confirmed at most once and released at most once (a confirmed case may be released
+        later, an appeal upheld; a released one is final). Idempotent by `request_id` (1 to 64 printable ASCII characters without spaces): a retry
+        returns the first answer (completing a RELEASE the cashier interrupted); the same id with
+        another field is a conflict. Errors: PERMISSION_DENIED ROLE_REQUIRED; INVALID_ARGUMENT
+        FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND CASE_NOT_FOUND; FAILED_PRECONDITION
+        CASE_NOT_RESOLVABLE; ALREADY_EXISTS IDEMPOTENCY_CONFLICT (metadata `field`); UNAVAILABLE (the
+        cashier, RELEASE only: retry with the same request id).
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="ResolveCase",
+                service_name="poker.history.v1.HistoryService",
+                input=ResolveCaseRequest,
+                output=ResolveCaseResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
 
 class HistoryServiceSync(Protocol):
     """
@@ -725,6 +789,24 @@ class HistoryServiceSync(Protocol):
         ReleasePlayer ends a hold (admin), audited as PLAYER_RELEASED (id `hold:<request_id>`).
         Idempotent by `request_id`. Errors: as HoldPlayer, with PLAYER_NOT_ON_HOLD instead of
         PLAYER_ALREADY_ON_HOLD.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    def resolve_case(self, request: ResolveCaseRequest, ctx: RequestContext[ResolveCaseRequest, ResolveCaseResponse], /) -> ResolveCaseResponse:
+        """
+        ResolveCase is the operators' decision on the automatic withdrawal holds of a strong
+        chip-dumping case (admin; docs/integrity.md "Automatic holds"). RELEASE lifts them through the
+        cashier (withdrawals scope; audited PLAYER_RELEASED per player, id
+        `auto-release:<case_id>:<player_id>`, actor the admin) unless another case still holds that
+        player, and holds none of the case again; CONFIRM keeps them. Both are audited as
+        FAIR_PLAY_CASE_RESOLVED (id `case-resolved:<case_id>:<RELEASE|CONFIRM>`) and shown on the case;
+        a case is confirmed at most once and released at most once (a confirmed case may be released
+        later, an appeal upheld; a released one is final). Idempotent by `request_id` (1 to 64 printable ASCII characters without spaces): a retry
+        returns the first answer (completing a RELEASE the cashier interrupted); the same id with
+        another field is a conflict. Errors: PERMISSION_DENIED ROLE_REQUIRED; INVALID_ARGUMENT
+        FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND CASE_NOT_FOUND; FAILED_PRECONDITION
+        CASE_NOT_RESOLVABLE; ALREADY_EXISTS IDEMPOTENCY_CONFLICT (metadata `field`); UNAVAILABLE (the
+        cashier, RELEASE only: retry with the same request id).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -871,6 +953,17 @@ class HistoryServiceWSGIApplication(ConnectWSGIApplication):
                         stream_type=StreamType.UNARY,
                     ),
                     function=service.release_player,
+                ),
+                "/poker.history.v1.HistoryService/ResolveCase": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="ResolveCase",
+                        service_name="poker.history.v1.HistoryService",
+                        input=ResolveCaseRequest,
+                        output=ResolveCaseResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=service.resolve_case,
                 ),
             },
             interceptors=interceptors,
@@ -1208,6 +1301,41 @@ class HistoryServiceClientSync(ConnectClientSync):
                 service_name="poker.history.v1.HistoryService",
                 input=ReleasePlayerRequest,
                 output=ReleasePlayerResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    def resolve_case(
+        self,
+        request: ResolveCaseRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> ResolveCaseResponse:
+        """
+        ResolveCase is the operators' decision on the automatic withdrawal holds of a strong
+        chip-dumping case (admin; docs/integrity.md "Automatic holds"). RELEASE lifts them through the
+        cashier (withdrawals scope; audited PLAYER_RELEASED per player, id
+        `auto-release:<case_id>:<player_id>`, actor the admin) unless another case still holds that
+        player, and holds none of the case again; CONFIRM keeps them. Both are audited as
+        FAIR_PLAY_CASE_RESOLVED (id `case-resolved:<case_id>:<RELEASE|CONFIRM>`) and shown on the case;
+        a case is confirmed at most once and released at most once (a confirmed case may be released
+        later, an appeal upheld; a released one is final). Idempotent by `request_id` (1 to 64 printable ASCII characters without spaces): a retry
+        returns the first answer (completing a RELEASE the cashier interrupted); the same id with
+        another field is a conflict. Errors: PERMISSION_DENIED ROLE_REQUIRED; INVALID_ARGUMENT
+        FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND CASE_NOT_FOUND; FAILED_PRECONDITION
+        CASE_NOT_RESOLVABLE; ALREADY_EXISTS IDEMPOTENCY_CONFLICT (metadata `field`); UNAVAILABLE (the
+        cashier, RELEASE only: retry with the same request id).
+        """
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="ResolveCase",
+                service_name="poker.history.v1.HistoryService",
+                input=ResolveCaseRequest,
+                output=ResolveCaseResponse,
                 idempotency_level=IdempotencyLevel.UNKNOWN,
                 stream_type=StreamType.UNARY,
             ),

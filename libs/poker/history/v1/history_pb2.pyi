@@ -145,6 +145,66 @@ CASE_ROLE_BENEFICIARY: CaseRole.ValueType  # 2
 """The player received chips, and nothing they did corroborates it (a framed player looks so)."""
 Global___CaseRole: _TypeAlias = CaseRole  # noqa: Y015
 
+class _CaseHoldState:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _CaseHoldStateEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_CaseHoldState.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    CASE_HOLD_STATE_UNSPECIFIED: _CaseHoldState.ValueType  # 0
+    """Not set."""
+    CASE_HOLD_STATE_DUE: _CaseHoldState.ValueType  # 1
+    """Recorded with the case in RecordHand's transaction; the history service applies it at the
+    cashier in the background (retrying while the cashier is away, and after a restart).
+    """
+    CASE_HOLD_STATE_HELD: _CaseHoldState.ValueType  # 2
+    """The cashier holds the player's withdrawals (audited PLAYER_HELD, actor `history-detectors`)."""
+    CASE_HOLD_STATE_RELEASED: _CaseHoldState.ValueType  # 3
+    """Lifted (or, when it was still due, never applied) by ResolveCase RELEASE."""
+    CASE_HOLD_STATE_FAILED: _CaseHoldState.ValueType  # 4
+    """The cashier refused it for good (`note` says why); nothing is held."""
+
+class CaseHoldState(_CaseHoldState, metaclass=_CaseHoldStateEnumTypeWrapper):
+    """CaseHoldState is where one automatic withdrawal hold of a case stands."""
+
+CASE_HOLD_STATE_UNSPECIFIED: CaseHoldState.ValueType  # 0
+"""Not set."""
+CASE_HOLD_STATE_DUE: CaseHoldState.ValueType  # 1
+"""Recorded with the case in RecordHand's transaction; the history service applies it at the
+cashier in the background (retrying while the cashier is away, and after a restart).
+"""
+CASE_HOLD_STATE_HELD: CaseHoldState.ValueType  # 2
+"""The cashier holds the player's withdrawals (audited PLAYER_HELD, actor `history-detectors`)."""
+CASE_HOLD_STATE_RELEASED: CaseHoldState.ValueType  # 3
+"""Lifted (or, when it was still due, never applied) by ResolveCase RELEASE."""
+CASE_HOLD_STATE_FAILED: CaseHoldState.ValueType  # 4
+"""The cashier refused it for good (`note` says why); nothing is held."""
+Global___CaseHoldState: _TypeAlias = CaseHoldState  # noqa: Y015
+
+class _CaseResolution:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _CaseResolutionEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_CaseResolution.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    CASE_RESOLUTION_UNSPECIFIED: _CaseResolution.ValueType  # 0
+    """No decision yet (in a ResolveCaseRequest: FIELD_REQUIRED)."""
+    CASE_RESOLUTION_RELEASE: _CaseResolution.ValueType  # 1
+    """Lift the case's automatic withdrawal holds; the case stays for the record."""
+    CASE_RESOLUTION_CONFIRM: _CaseResolution.ValueType  # 2
+    """Keep them: the review upholds the case."""
+
+class CaseResolution(_CaseResolution, metaclass=_CaseResolutionEnumTypeWrapper):
+    """CaseResolution is the operators' decision on a case's automatic holds (ResolveCase)."""
+
+CASE_RESOLUTION_UNSPECIFIED: CaseResolution.ValueType  # 0
+"""No decision yet (in a ResolveCaseRequest: FIELD_REQUIRED)."""
+CASE_RESOLUTION_RELEASE: CaseResolution.ValueType  # 1
+"""Lift the case's automatic withdrawal holds; the case stays for the record."""
+CASE_RESOLUTION_CONFIRM: CaseResolution.ValueType  # 2
+"""Keep them: the review upholds the case."""
+Global___CaseResolution: _TypeAlias = CaseResolution  # noqa: Y015
+
 @_typing.final
 class HandSeat(_message.Message):
     """HandSeat is one player dealt into a hand (or one player of a house-game round)."""
@@ -1074,7 +1134,9 @@ class AuditEvent(_message.Message):
     kind: _builtins.str
     """A stable code (UPPER_SNAKE) such as HAND_VOIDED, MAINTENANCE_SET, or the detectors'
     FAIR_PLAY_CASE_OPENED (a detector opened a case; subject is the case id), PLAYER_HELD and
-    PLAYER_RELEASED (an admin's hold; actor is the admin).
+    PLAYER_RELEASED (an admin's hold, actor the admin; or a strong case's automatic withdrawal hold,
+    actor `history-detectors`, released by an admin's ResolveCase), FAIR_PLAY_CASE_RESOLVED (an
+    admin's ResolveCase; subject is the case id).
     """
     subject: _builtins.str
     """What it concerns (a hand, table, room or player id)."""
@@ -1429,6 +1491,11 @@ class FairPlayCase(_message.Message):
     HAND_IDS_FIELD_NUMBER: _builtins.int
     TABLE_IDS_FIELD_NUMBER: _builtins.int
     UPDATES_FIELD_NUMBER: _builtins.int
+    HOLDS_FIELD_NUMBER: _builtins.int
+    RESOLUTION_FIELD_NUMBER: _builtins.int
+    RESOLVED_BY_FIELD_NUMBER: _builtins.int
+    RESOLUTION_REASON_FIELD_NUMBER: _builtins.int
+    RESOLVE_TIME_FIELD_NUMBER: _builtins.int
     case_id: _builtins.str
     """The case id (derived from kind, pool and pair: one case per pair, updated as evidence grows)."""
     kind: Global___CaseKind.ValueType
@@ -1446,6 +1513,12 @@ class FairPlayCase(_message.Message):
     """The evidence in words."""
     updates: _builtins.int
     """How many hands updated the case since it opened."""
+    resolution: Global___CaseResolution.ValueType
+    """The operators' decision on those holds (ResolveCase); unspecified until one is made."""
+    resolved_by: _builtins.str
+    """The admin who made the decision (the caller's verified identity)."""
+    resolution_reason: _builtins.str
+    """Why, in the admin's words."""
     @_builtins.property
     def players(self) -> _containers.RepeatedCompositeFieldContainer[Global___CasePlayer]:
         """The players (two; one for automation), the giver first for chip dumping."""
@@ -1470,6 +1543,16 @@ class FairPlayCase(_message.Message):
     def table_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """The tables of those hands."""
 
+    @_builtins.property
+    def holds(self) -> _containers.RepeatedCompositeFieldContainer[Global___CaseHold]:
+        """The automatic withdrawal holds of the case, one per player (strong chip-dumping cases only,
+        docs/integrity.md "Automatic holds"); empty for the rest.
+        """
+
+    @_builtins.property
+    def resolve_time(self) -> _timestamp_pb2.Timestamp:
+        """When the decision was made."""
+
     def __init__(
         self,
         *,
@@ -1486,14 +1569,75 @@ class FairPlayCase(_message.Message):
         hand_ids: _abc.Iterable[_builtins.str] | None = ...,
         table_ids: _abc.Iterable[_builtins.str] | None = ...,
         updates: _builtins.int = ...,
+        holds: _abc.Iterable[Global___CaseHold] | None = ...,
+        resolution: Global___CaseResolution.ValueType = ...,
+        resolved_by: _builtins.str = ...,
+        resolution_reason: _builtins.str = ...,
+        resolve_time: _timestamp_pb2.Timestamp | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["evidence", b"evidence", "last_seen_time", b"last_seen_time", "open_time", b"open_time"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["evidence", b"evidence", "last_seen_time", b"last_seen_time", "open_time", b"open_time", "resolve_time", b"resolve_time"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["case_id", b"case_id", "evidence", b"evidence", "hand_ids", b"hand_ids", "kind", b"kind", "last_seen_time", b"last_seen_time", "open_time", b"open_time", "players", b"players", "pool", b"pool", "score", b"score", "summary", b"summary", "table_ids", b"table_ids", "threshold", b"threshold", "updates", b"updates"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["case_id", b"case_id", "evidence", b"evidence", "hand_ids", b"hand_ids", "holds", b"holds", "kind", b"kind", "last_seen_time", b"last_seen_time", "open_time", b"open_time", "players", b"players", "pool", b"pool", "resolution", b"resolution", "resolution_reason", b"resolution_reason", "resolve_time", b"resolve_time", "resolved_by", b"resolved_by", "score", b"score", "summary", b"summary", "table_ids", b"table_ids", "threshold", b"threshold", "updates", b"updates"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___FairPlayCase: _TypeAlias = FairPlayCase  # noqa: Y015
+
+@_typing.final
+class CaseHold(_message.Message):
+    """CaseHold is one automatic withdrawal hold of a case."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    ROLE_FIELD_NUMBER: _builtins.int
+    STATE_FIELD_NUMBER: _builtins.int
+    DUE_TIME_FIELD_NUMBER: _builtins.int
+    HOLD_TIME_FIELD_NUMBER: _builtins.int
+    RELEASE_TIME_FIELD_NUMBER: _builtins.int
+    NOTE_FIELD_NUMBER: _builtins.int
+    player_id: _builtins.str
+    """The player whose withdrawals are held."""
+    role: Global___CaseRole.ValueType
+    """Their role in the case when the hold became due (the beneficiary is held too: the chips under
+    review sit in their wallet; the role stays what the evidence says).
+    """
+    state: Global___CaseHoldState.ValueType
+    """Where the hold stands."""
+    note: _builtins.str
+    """A word on what happened, when something unusual did (already held by another case, kept held
+    by another case at the release, the cashier's refusal).
+    """
+    @_builtins.property
+    def due_time(self) -> _timestamp_pb2.Timestamp:
+        """When the case became strong enough to hold the player."""
+
+    @_builtins.property
+    def hold_time(self) -> _timestamp_pb2.Timestamp:
+        """When the cashier applied it (unset while due)."""
+
+    @_builtins.property
+    def release_time(self) -> _timestamp_pb2.Timestamp:
+        """When ResolveCase released it (unset until then)."""
+
+    def __init__(
+        self,
+        *,
+        player_id: _builtins.str = ...,
+        role: Global___CaseRole.ValueType = ...,
+        state: Global___CaseHoldState.ValueType = ...,
+        due_time: _timestamp_pb2.Timestamp | None = ...,
+        hold_time: _timestamp_pb2.Timestamp | None = ...,
+        release_time: _timestamp_pb2.Timestamp | None = ...,
+        note: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["due_time", b"due_time", "hold_time", b"hold_time", "release_time", b"release_time"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["due_time", b"due_time", "hold_time", b"hold_time", "note", b"note", "player_id", b"player_id", "release_time", b"release_time", "role", b"role", "state", b"state"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CaseHold: _TypeAlias = CaseHold  # noqa: Y015
 
 @_typing.final
 class ListCasesRequest(_message.Message):
@@ -1762,3 +1906,67 @@ class ReleasePlayerResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ReleasePlayerResponse: _TypeAlias = ReleasePlayerResponse  # noqa: Y015
+
+@_typing.final
+class ResolveCaseRequest(_message.Message):
+    """ResolveCaseRequest decides a case's automatic holds."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    CASE_ID_FIELD_NUMBER: _builtins.int
+    RESOLUTION_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    request_id: _builtins.str
+    """The admin-chosen id of this decision (1 to 64 printable ASCII characters without spaces), the
+    idempotency key.
+    """
+    case_id: _builtins.str
+    """The case."""
+    resolution: Global___CaseResolution.ValueType
+    """RELEASE or CONFIRM."""
+    reason: _builtins.str
+    """Why (1 to 128 printable ASCII characters)."""
+    def __init__(
+        self,
+        *,
+        request_id: _builtins.str = ...,
+        case_id: _builtins.str = ...,
+        resolution: Global___CaseResolution.ValueType = ...,
+        reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["case_id", b"case_id", "reason", b"reason", "request_id", b"request_id", "resolution", b"resolution"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ResolveCaseRequest: _TypeAlias = ResolveCaseRequest  # noqa: Y015
+
+@_typing.final
+class ResolveCaseResponse(_message.Message):
+    """ResolveCaseResponse is the case after the decision."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CASE_FIELD_NUMBER: _builtins.int
+    EXISTING_FIELD_NUMBER: _builtins.int
+    existing: _builtins.bool
+    """True when this request id was applied earlier and its answer is returned."""
+    @_builtins.property
+    def case(self) -> Global___FairPlayCase:
+        """The case with its holds and resolution."""
+
+    def __init__(
+        self,
+        *,
+        case: Global___FairPlayCase | None = ...,
+        existing: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["case", b"case"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["case", b"case", "existing", b"existing"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ResolveCaseResponse: _TypeAlias = ResolveCaseResponse  # noqa: Y015

@@ -96,6 +96,11 @@ class HistoryServiceStub:
                 request_serializer=poker_dot_history_dot_v1_dot_history__pb2.ReleasePlayerRequest.SerializeToString,
                 response_deserializer=poker_dot_history_dot_v1_dot_history__pb2.ReleasePlayerResponse.FromString,
                 _registered_method=True)
+        self.ResolveCase = channel.unary_unary(
+                '/poker.history.v1.HistoryService/ResolveCase',
+                request_serializer=poker_dot_history_dot_v1_dot_history__pb2.ResolveCaseRequest.SerializeToString,
+                response_deserializer=poker_dot_history_dot_v1_dot_history__pb2.ResolveCaseResponse.FromString,
+                _registered_method=True)
 
 
 class HistoryServiceServicer:
@@ -211,6 +216,25 @@ class HistoryServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ResolveCase(self, request, context):
+        """ResolveCase is the operators' decision on the automatic withdrawal holds of a strong
+        chip-dumping case (admin; docs/integrity.md "Automatic holds"). RELEASE lifts them through the
+        cashier (withdrawals scope; audited PLAYER_RELEASED per player, id
+        `auto-release:<case_id>:<player_id>`, actor the admin) unless another case still holds that
+        player, and holds none of the case again; CONFIRM keeps them. Both are audited as
+        FAIR_PLAY_CASE_RESOLVED (id `case-resolved:<case_id>:<RELEASE|CONFIRM>`) and shown on the case;
+        a case is confirmed at most once and released at most once (a confirmed case may be released
+        later, an appeal upheld; a released one is final). Idempotent by `request_id` (1 to 64 printable ASCII characters without spaces): a retry
+        returns the first answer (completing a RELEASE the cashier interrupted); the same id with
+        another field is a conflict. Errors: PERMISSION_DENIED ROLE_REQUIRED; INVALID_ARGUMENT
+        FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND CASE_NOT_FOUND; FAILED_PRECONDITION
+        CASE_NOT_RESOLVABLE; ALREADY_EXISTS IDEMPOTENCY_CONFLICT (metadata `field`); UNAVAILABLE (the
+        cashier, RELEASE only: retry with the same request id).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_HistoryServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -273,6 +297,11 @@ def add_HistoryServiceServicer_to_server(servicer, server):
                     servicer.ReleasePlayer,
                     request_deserializer=poker_dot_history_dot_v1_dot_history__pb2.ReleasePlayerRequest.FromString,
                     response_serializer=poker_dot_history_dot_v1_dot_history__pb2.ReleasePlayerResponse.SerializeToString,
+            ),
+            'ResolveCase': grpc.unary_unary_rpc_method_handler(
+                    servicer.ResolveCase,
+                    request_deserializer=poker_dot_history_dot_v1_dot_history__pb2.ResolveCaseRequest.FromString,
+                    response_serializer=poker_dot_history_dot_v1_dot_history__pb2.ResolveCaseResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -601,6 +630,33 @@ class HistoryService:
             '/poker.history.v1.HistoryService/ReleasePlayer',
             poker_dot_history_dot_v1_dot_history__pb2.ReleasePlayerRequest.SerializeToString,
             poker_dot_history_dot_v1_dot_history__pb2.ReleasePlayerResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ResolveCase(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/poker.history.v1.HistoryService/ResolveCase',
+            poker_dot_history_dot_v1_dot_history__pb2.ResolveCaseRequest.SerializeToString,
+            poker_dot_history_dot_v1_dot_history__pb2.ResolveCaseResponse.FromString,
             options,
             channel_credentials,
             insecure,

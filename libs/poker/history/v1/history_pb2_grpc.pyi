@@ -94,6 +94,21 @@ class HistoryServiceStub:
     Idempotent by `request_id`. Errors: as HoldPlayer, with PLAYER_NOT_ON_HOLD instead of
     PLAYER_ALREADY_ON_HOLD.
     """
+    ResolveCase: _grpc.UnaryUnaryMultiCallable[_history_pb2.ResolveCaseRequest, _history_pb2.ResolveCaseResponse]
+    """ResolveCase is the operators' decision on the automatic withdrawal holds of a strong
+    chip-dumping case (admin; docs/integrity.md "Automatic holds"). RELEASE lifts them through the
+    cashier (withdrawals scope; audited PLAYER_RELEASED per player, id
+    `auto-release:<case_id>:<player_id>`, actor the admin) unless another case still holds that
+    player, and holds none of the case again; CONFIRM keeps them. Both are audited as
+    FAIR_PLAY_CASE_RESOLVED (id `case-resolved:<case_id>:<RELEASE|CONFIRM>`) and shown on the case;
+    a case is confirmed at most once and released at most once (a confirmed case may be released
+    later, an appeal upheld; a released one is final). Idempotent by `request_id` (1 to 64 printable ASCII characters without spaces): a retry
+    returns the first answer (completing a RELEASE the cashier interrupted); the same id with
+    another field is a conflict. Errors: PERMISSION_DENIED ROLE_REQUIRED; INVALID_ARGUMENT
+    FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND CASE_NOT_FOUND; FAILED_PRECONDITION
+    CASE_NOT_RESOLVABLE; ALREADY_EXISTS IDEMPOTENCY_CONFLICT (metadata `field`); UNAVAILABLE (the
+    cashier, RELEASE only: retry with the same request id).
+    """
 
 @_typing.type_check_only
 class HistoryServiceAsyncStub(HistoryServiceStub):
@@ -160,6 +175,21 @@ class HistoryServiceAsyncStub(HistoryServiceStub):
     """ReleasePlayer ends a hold (admin), audited as PLAYER_RELEASED (id `hold:<request_id>`).
     Idempotent by `request_id`. Errors: as HoldPlayer, with PLAYER_NOT_ON_HOLD instead of
     PLAYER_ALREADY_ON_HOLD.
+    """
+    ResolveCase: _aio.UnaryUnaryMultiCallable[_history_pb2.ResolveCaseRequest, _history_pb2.ResolveCaseResponse]  # type: ignore[assignment]
+    """ResolveCase is the operators' decision on the automatic withdrawal holds of a strong
+    chip-dumping case (admin; docs/integrity.md "Automatic holds"). RELEASE lifts them through the
+    cashier (withdrawals scope; audited PLAYER_RELEASED per player, id
+    `auto-release:<case_id>:<player_id>`, actor the admin) unless another case still holds that
+    player, and holds none of the case again; CONFIRM keeps them. Both are audited as
+    FAIR_PLAY_CASE_RESOLVED (id `case-resolved:<case_id>:<RELEASE|CONFIRM>`) and shown on the case;
+    a case is confirmed at most once and released at most once (a confirmed case may be released
+    later, an appeal upheld; a released one is final). Idempotent by `request_id` (1 to 64 printable ASCII characters without spaces): a retry
+    returns the first answer (completing a RELEASE the cashier interrupted); the same id with
+    another field is a conflict. Errors: PERMISSION_DENIED ROLE_REQUIRED; INVALID_ARGUMENT
+    FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND CASE_NOT_FOUND; FAILED_PRECONDITION
+    CASE_NOT_RESOLVABLE; ALREADY_EXISTS IDEMPOTENCY_CONFLICT (metadata `field`); UNAVAILABLE (the
+    cashier, RELEASE only: retry with the same request id).
     """
 
 class HistoryServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -296,6 +326,27 @@ class HistoryServiceServicer(metaclass=_abc_1.ABCMeta):
         """ReleasePlayer ends a hold (admin), audited as PLAYER_RELEASED (id `hold:<request_id>`).
         Idempotent by `request_id`. Errors: as HoldPlayer, with PLAYER_NOT_ON_HOLD instead of
         PLAYER_ALREADY_ON_HOLD.
+        """
+
+    @_abc_1.abstractmethod
+    def ResolveCase(
+        self,
+        request: _history_pb2.ResolveCaseRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_history_pb2.ResolveCaseResponse, _abc.Awaitable[_history_pb2.ResolveCaseResponse]]:
+        """ResolveCase is the operators' decision on the automatic withdrawal holds of a strong
+        chip-dumping case (admin; docs/integrity.md "Automatic holds"). RELEASE lifts them through the
+        cashier (withdrawals scope; audited PLAYER_RELEASED per player, id
+        `auto-release:<case_id>:<player_id>`, actor the admin) unless another case still holds that
+        player, and holds none of the case again; CONFIRM keeps them. Both are audited as
+        FAIR_PLAY_CASE_RESOLVED (id `case-resolved:<case_id>:<RELEASE|CONFIRM>`) and shown on the case;
+        a case is confirmed at most once and released at most once (a confirmed case may be released
+        later, an appeal upheld; a released one is final). Idempotent by `request_id` (1 to 64 printable ASCII characters without spaces): a retry
+        returns the first answer (completing a RELEASE the cashier interrupted); the same id with
+        another field is a conflict. Errors: PERMISSION_DENIED ROLE_REQUIRED; INVALID_ARGUMENT
+        FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND CASE_NOT_FOUND; FAILED_PRECONDITION
+        CASE_NOT_RESOLVABLE; ALREADY_EXISTS IDEMPOTENCY_CONFLICT (metadata `field`); UNAVAILABLE (the
+        cashier, RELEASE only: retry with the same request id).
         """
 
 def add_HistoryServiceServicer_to_server(servicer: HistoryServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
