@@ -295,3 +295,30 @@ HouseCover.TestCase.settings = settings(
     max_examples=60, stateful_step_count=60, deadline=None, suppress_health_check=list(HealthCheck)
 )
 test_the_house_bank_cover_under_random_interleavings = HouseCover.TestCase
+
+
+def test_a_round_an_older_build_opened_keeps_its_batches_without_a_reservation() -> None:
+    """A round journaled before issue 44 (its `open` has no `reserve`): its stake batch is the old
+    one (ids the cashier may have recorded already), and neither its refund nor its settlement gives
+    back a reservation it never made; a new round reserves and releases."""
+    table_id, game = TABLES[0]
+    room = HouseRoom("r", game, 2, boxes=3, min_ante=10, max_ante=200, max_payout=MAX_PAYOUT)
+    old_open = {
+        "type": "open", "round_id": "old", "table_id": table_id, "player": "ann", "rid": "q",
+        "chain": "c", "commitment": "x", "jackpot_before": 0, "started_at": 1.0, "cover": MAX_PAYOUT,
+        "wagers": [[1, 10, False, 0]],
+    }  # fmt: skip
+    state = core.replay([old_open], table_id=table_id, room=room, decision_seconds=20.0, decks={})
+    (stake,) = core.outstanding(state)
+    assert isinstance(stake, core.Stake)
+    assert [t.transfer_id for t in stake.transfers] == ["hgr:old:in:1"]
+    refund = core.outstanding(core.feed(state, core.Reopen(2.0)).state)[0]
+    assert isinstance(refund, core.Refund)
+    assert [t.transfer_id for t in refund.refunds] == ["hgr:old:void:1"]
+    new = core.feed(
+        state, core.Bets("bob", "q2", "new", "c", "x", check_bets(room, "bob", [BoxBet(1, 10)]), 0, 400, 3.0)
+    )
+    (stake,) = [e for e in core.outstanding(new.state) if e.round_id == "new"]
+    assert isinstance(stake, core.Stake)
+    assert [t.transfer_id for t in stake.transfers] == ["hgr:new:in:1", "hgr:new:cover"]
+    assert stake.transfers[-1].amount == 10 + 400
