@@ -1,4 +1,4 @@
-"""Fixed-limit Hold'em (shared/rules/limit-holdem.txt)."""
+"""Fixed-limit Hold'em (docs/rules/limit-holdem.txt)."""
 
 from __future__ import annotations
 

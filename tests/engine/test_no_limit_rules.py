@@ -1,4 +1,4 @@
-"""No-limit cash-table rules (shared/rules/nlhe-cash-tables.txt), one test per rule."""
+"""No-limit cash-table rules (docs/rules/nlhe-cash-tables.txt), one test per rule."""
 
 from __future__ import annotations
 
