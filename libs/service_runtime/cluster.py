@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import errno
 import os
+import shutil
 import signal
 import socket
 import ssl
@@ -399,11 +400,15 @@ def _grace_seconds(environ: Mapping[str, str]) -> float:
     return grace if grace > 0 else DEFAULT_GRACE_SECONDS
 
 
-def _usage(endpoints: list[Endpoint], tls: TlsFiles | None = None) -> str:
+def _usage(endpoints: list[Endpoint], tls: TlsFiles | None = None, *, grpcurl: bool | None = None) -> str:
+    """What a person can do with the running cluster: the web page and how to sign in, the terminal
+    client, bots, and calls from the shell (grpcurl's lines only where grpcurl is installed)."""
     rows = "\n".join(f"  {e.name:<9} {e.host}:{e.port}" for e in endpoints)
     cashier = next(e for e in endpoints if e.name == "cashier")
     lobby = next(e for e in endpoints if e.name == "lobby")
-    # With POKER_TLS_* set, the services speak mutual TLS only: grpcurl needs the run's certificate.
+    if grpcurl is None:
+        grpcurl = shutil.which("grpcurl") is not None
+    # With POKER_TLS_* set, the services speak mutual TLS only: a client needs the run's certificate.
     transport = (
         f"-cacert {tls.ca_file} -cert {tls.cert_file} -key {tls.key_file}"
         if tls is not None
@@ -414,18 +419,30 @@ def _usage(endpoints: list[Endpoint], tls: TlsFiles | None = None) -> str:
         ("https", f"\n  (its certificate is from the CA in {tls.ca_file})") if tls else ("http", "")
     )
     page = "".join(
-        f"\nThe web client (sign in by name): {scheme}://{e.host}:{e.port}/{trust}\n"
+        f"\nPlay in a browser: {scheme}://{e.host}:{e.port}/ (sign in with any name; development only){trust}\n"
         for e in endpoints
         if e.name == "gateway"
+    )
+    calls = (
+        f"""  TOKEN=$(.venv/bin/mint-token --subject alice --roles player)
+  grpcurl {transport} -H "authorization: Bearer $TOKEN" {cashier.host}:{cashier.port} list
+  grpcurl {transport} {lobby.host}:{lobby.port} grpc.health.v1.Health/Check"""
+        if grpcurl
+        else '  .venv/bin/mint-token makes a token; README.md "Talk to a service" calls one from Python'
+        + (
+            f"\n  (mutual TLS: CA {tls.ca_file}, certificate {tls.cert_file}, key {tls.key_file})"
+            if tls
+            else ""
+        )
     )
     return f"""
 All services are SERVING:
 {rows}
 {page}
-Talk to them (health and reflection need no token; everything else needs one):
-  TOKEN=$(.venv/bin/mint-token --subject alice --roles player)
-  grpcurl {transport} -H "authorization: Bearer $TOKEN" {cashier.host}:{cashier.port} list
-  grpcurl {transport} {lobby.host}:{lobby.port} grpc.health.v1.Health/Check
+Play in the terminal:  .venv/bin/poker-play --name alice
+Bots at a table:       make run BOTS=3 (or .venv/bin/poker-bots --help against this cluster)
+Call a service (health and reflection need no token; everything else needs one):
+{calls}
 Press Ctrl-C to stop every service.
 """
 

@@ -372,3 +372,18 @@ def test_quiet_output_keeps_warnings_and_counts_what_happened() -> None:
     assert shown.summary() == "cluster: since the last summary: 1 calls refused, 2 hands settled"
     assert shown.summary() is None
     assert QuietOutput(verbose=True).line(poll) == poll
+
+
+def test_the_banner_names_what_a_person_can_do_and_grpcurl_only_where_it_is_installed() -> None:
+    """Issue 39: the banner suggested grpcurl, which this machine lacks, and never named the web
+    page's sign-in, poker-play or the bots."""
+    from service_runtime.cluster import Endpoint, _usage
+
+    names = ("lobby", "table", "cashier", "fairness", "history", "gateway")
+    endpoints = [Endpoint(name, "127.0.0.1", 50051 + i) for i, name in enumerate(names)]
+    without = _usage(endpoints, grpcurl=False)
+    assert "Play in a browser: http://127.0.0.1:50056/ (sign in with any name" in without
+    assert ".venv/bin/poker-play --name alice" in without
+    assert "make run BOTS=3" in without
+    assert "grpcurl" not in without
+    assert "grpcurl -plaintext -H" in _usage(endpoints, grpcurl=True)
