@@ -472,8 +472,10 @@ def bots_command(endpoints: list[Endpoint], bots: int, room: str) -> list[str]:
         str(bots),
         "--tables",
         "1",
+        # No turn left to the clock on purpose: a person watching saw the table sit ~35 s on a bot
+        # with nothing saying why (issue 39). `poker-bots --timeout-rate` still tests the clock.
         "--timeout-rate",
-        "0.01",
+        "0",
         "--prefix",
         "bot",
     ]

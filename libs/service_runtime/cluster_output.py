@@ -20,12 +20,13 @@ SHOWN_LEVELS = frozenset({"warning", "error", "critical", "exception"})
 # Log records a person wants to see even though they are at info.
 SHOWN_EVENTS = frozenset({"listening", "shutting down", "stopped"})
 # Successful calls that tell what the cluster did, counted for the summary (by method name).
+# Each as (one, many): the summary says "1 seat left", "2 seats left".
 COUNTED = {
-    "SettleHand": "hands settled",
-    "OpenSeatSession": "seats taken",
-    "CashOutSeatSession": "seats left",
-    "RecordHand": "hands recorded",
-    "PlaceHouseBets": "house rounds",
+    "SettleHand": ("hand settled", "hands settled"),
+    "OpenSeatSession": ("seat taken", "seats taken"),
+    "CashOutSeatSession": ("seat left", "seats left"),
+    "RecordHand": ("hand recorded", "hands recorded"),
+    "PlaceHouseBets": ("house round", "house rounds"),
 }
 _SKIPPED = ("timestamp", "event", "level", "service", "logger")
 
@@ -36,6 +37,9 @@ class QuietOutput:
 
     verbose: bool = False
     counts: Counter[str] = field(default_factory=Counter)
+    # Refused calls by method and answer ("Act FAILED_PRECONDITION NOT_YOUR_TURN"), so the summary
+    # says which call was refused and why.
+    refused: Counter[str] = field(default_factory=Counter)
 
     def line(self, text: str) -> str | None:
         """The text to show for one line of a service's output, or None to hide it."""
@@ -51,20 +55,34 @@ class QuietOutput:
             code = str(record.get("code", ""))
             if code == "OK":
                 if method in COUNTED:
-                    self.counts[COUNTED[method]] += 1
+                    self.counts[method] += 1
             elif code != "CANCELLED":
-                self.counts["calls refused"] += 1
+                reason = record.get("reason")
+                self.refused[" ".join(str(p) for p in (method, code, reason) if p and p != "None")] += 1
         if level in SHOWN_LEVELS or event in SHOWN_EVENTS:
             return _short(level, event, record)
         return None
 
     def summary(self) -> str | None:
         """One line of what happened since the last summary, or None when nothing did."""
-        if self.verbose or not self.counts:
+        if self.verbose or not (self.counts or self.refused):
             return None
-        parts = ", ".join(f"{count} {what}" for what, count in sorted(self.counts.items()))
+        parts = [
+            f"{count} {COUNTED[method][0 if count == 1 else 1]}"
+            for method, count in sorted(self.counts.items())
+        ]
+        if self.refused:
+            total = sum(self.refused.values())
+            calls = ", ".join(f"{why} x{count}" for why, count in self.refused.most_common(3))
+            more = len(self.refused) - 3
+            parts.append(
+                f"{total} {'call' if total == 1 else 'calls'} refused ({calls}"
+                + (f", {more} more kinds" if more > 0 else "")
+                + ")"
+            )
         self.counts.clear()
-        return f"cluster: since the last summary: {parts}"
+        self.refused.clear()
+        return f"cluster: since the last summary: {'; '.join(parts)}"
 
 
 def _record(text: str) -> dict[str, Any] | None:

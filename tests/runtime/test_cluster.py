@@ -362,14 +362,22 @@ def test_quiet_output_keeps_warnings_and_counts_what_happened() -> None:
     shown = QuietOutput()
     ok = '{"event": "rpc", "level": "info", "method": "/poker.cashier.v1.CashierService/SettleHand", "code": "OK"}'
     poll = '{"event": "rpc", "level": "info", "method": "/poker.lobby.v1.LobbyService/GetMaintenance", "code": "OK"}'
-    refused = '{"event": "rpc", "level": "info", "method": "/poker.table.v1.TableService/Act", "code": "FAILED_PRECONDITION"}'
+    refused = (
+        '{"event": "rpc", "level": "info", "method": "/poker.table.v1.TableService/Act", '
+        '"code": "FAILED_PRECONDITION", "reason": "NOT_YOUR_TURN"}'
+    )
+    left = '{"event": "rpc", "level": "info", "method": "/poker.cashier.v1.CashierService/CashOutSeatSession", "code": "OK"}'
     warning = (
         '{"event": "table step refused", "level": "warning", "reason": "UNAVAILABLE", "service": "table"}'
     )
-    assert [shown.line(line) for line in (ok, ok, poll, refused)] == [None] * 4
+    assert [shown.line(line) for line in (ok, ok, poll, refused, left)] == [None] * 5
     assert shown.line(warning) == "WARNING table step refused reason=UNAVAILABLE"
     assert shown.line("Traceback (most recent call last):") == "Traceback (most recent call last):"
-    assert shown.summary() == "cluster: since the last summary: 1 calls refused, 2 hands settled"
+    # In words (issue 39: "1 seats left", "1 calls refused" without saying which call).
+    assert shown.summary() == (
+        "cluster: since the last summary: 1 seat left; 2 hands settled; "
+        "1 call refused (Act FAILED_PRECONDITION NOT_YOUR_TURN x1)"
+    )
     assert shown.summary() is None
     assert QuietOutput(verbose=True).line(poll) == poll
 
@@ -387,3 +395,13 @@ def test_the_banner_names_what_a_person_can_do_and_grpcurl_only_where_it_is_inst
     assert "make run BOTS=3" in without
     assert "grpcurl" not in without
     assert "grpcurl -plaintext -H" in _usage(endpoints, grpcurl=True)
+
+
+def test_make_run_s_bots_never_leave_a_turn_to_the_clock() -> None:
+    """Issue 39: `make run BOTS=3` bots let the clock run out on purpose, and the table sat ~35 s on a
+    bot with nothing saying why; a person watching sees them play at once."""
+    from service_runtime.cluster import Endpoint, bots_command
+
+    endpoints = [Endpoint("lobby", "127.0.0.1", 50051), Endpoint("cashier", "127.0.0.1", 50053)]
+    command = bots_command(endpoints, 3, "nlhe-gram-classic")
+    assert command[command.index("--timeout-rate") + 1] == "0"
