@@ -269,7 +269,10 @@ async def assemble(settings: TableSettings) -> Assembly:
         house=house_setup(settings, cashier_pb2_grpc.CashierServiceStub(channels["cashier"]), redis_client),
         outbox=outbox,
         lease=lease,
-        handover_quiet_seconds=settings.request_timeout_seconds,
+        # A room waits this long at rest before it goes to its next owner, so a client's retry still
+        # finds this shard's memory of its answer. Without Redis there is no next owner (the one
+        # shard opens its rooms again when it restarts, with a fresh memory): a stop needs no wait.
+        handover_quiet_seconds=settings.request_timeout_seconds if redis_client is not None else 0.0,
     )
     await shard.start()
     table_access = TableAccess(shard, rooms)
