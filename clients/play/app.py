@@ -7,11 +7,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import Button, DataTable, Footer, Header, Input, Static
+from textual.widgets import Button, DataTable, Footer, Header, Input, Label, Static
 
 from clients.play import view_model as vm
 from clients.play.gateway import Platform, PlayError, new_request_id
@@ -25,10 +26,19 @@ Screen { layout: vertical; }
 .row { height: auto; }
 .row Input { width: 24; }
 .row Button { margin: 0 1 0 0; min-width: 8; }
-#rooms { height: 14; }
+/* The lobby's room list and the table's log take the rows the terminal has (issue 39). */
+#rooms { height: 1fr; min-height: 7; }
 #room-detail { height: 5; }
-#hands, #changes { height: 10; }
-#log { height: 10; border: round $primary; }
+#hands, #changes { height: 12; }
+#log { height: 1fr; min-height: 8; border: round $primary; }
+/* Where the focus is, at a glance (issue 39): an accent frame on the focused widget, a heavy one on a
+   focused list; the unfocused keep a quiet frame of the same size so nothing moves when focus does. */
+Button:focus { border-top: tall $accent; border-bottom: tall $accent; text-style: bold reverse; }
+Input:focus, Checkbox:focus { border: tall $accent; }
+DataTable { border: round $panel-lighten-2; }
+DataTable:focus { border: heavy $accent; }
+#decisions { height: 3; }
+.field-label { height: 3; width: auto; content-align: left middle; padding: 0 1 0 1; }
 .message { color: $warning; height: auto; }
 .line { height: 1; }
 .note { color: $text-muted; height: auto; }
@@ -118,6 +128,8 @@ class SessionScreen(Screen[None]):
 
 class LobbyScreen(SessionScreen):
     BINDINGS: ClassVar[list[BindingType]] = [("r", "refresh", "Refresh"), ("h", "history", "My hands")]
+    # The room list is what a keyboard player moves through first (arrows, then Sit down or Watch).
+    AUTO_FOCUS = "#rooms"
 
     def __init__(self) -> None:
         super().__init__()
@@ -136,6 +148,7 @@ class LobbyScreen(SessionScreen):
         yield Static(f"Signed in as {identity.player_id} ({mode})", id="who")
         yield Static("balances: …", id="balances")
         with Horizontal(classes="row"):
+            yield Label("Chips to buy", classes="field-label")
             yield Input("1000", id="buy-amount", restrict=r"[0-9]*")
             yield Button("Buy GRAM chips", id="buy-gram")
             yield Button("Buy MPX chips", id="buy-mpx")
@@ -148,9 +161,12 @@ class LobbyScreen(SessionScreen):
         else:
             note = "Purchases go through the payments gateway; this client cannot record them."
         yield Static(note, id="buy-note", classes="note")
-        yield DataTable(id="rooms", cursor_type="row")
+        rooms: DataTable[str | Text] = DataTable(id="rooms", cursor_type="row")
+        rooms.border_title = "Rooms by game - arrows move, scroll for more"
+        yield rooms
         yield Static("", id="room-detail")
         with Horizontal(classes="row"):
+            yield Label("Buy-in", classes="field-label")
             yield Input("", id="buy-in", placeholder="buy-in", restrict=r"[0-9]*")
             yield Button("Sit down", id="sit", variant="primary")
             yield Button("Watch", id="watch")
@@ -162,7 +178,7 @@ class LobbyScreen(SessionScreen):
 
     async def on_mount(self) -> None:
         rooms = self.query_one("#rooms", DataTable)
-        rooms.add_columns("room", "game", "pool", "stakes", "buy-in", "seats")
+        rooms.add_columns("game", "room", "pool", "stakes", "buy-in", "seats")
         buttons = (self.query_one("#buy-gram", Button), self.query_one("#buy-mpx", Button))
         for button in buttons:
             button.disabled = not self.session.platform.can_buy_chips
@@ -203,13 +219,17 @@ class LobbyScreen(SessionScreen):
         table = self.query_one("#rooms", DataTable)
         cursor = table.cursor_row
         table.clear()
-        for room in rooms:
+        listed = vm.rooms_by_game(rooms)
+        for heading, room in listed:
             row = vm.room_row(room)
-            table.add_row(row.room_id, row.game, row.pool, row.stakes, row.buy_in, row.seats, key=row.room_id)
-        if rooms:
+            # Grouped by game: the group's first row names it in bold, the others repeat it dimmed.
+            game = Text(row.game, style="bold" if heading else "dim")
+            table.add_row(game, row.room_id, row.pool, row.stakes, row.buy_in, row.seats, key=row.room_id)
+        if listed:
             self.selected = None  # show the selected room's tables afresh
-            table.move_cursor(row=min(cursor, len(rooms) - 1))
-            await self._select(rooms[min(cursor, len(rooms) - 1)].room_id)
+            at = min(cursor, len(listed) - 1)
+            table.move_cursor(row=at)
+            await self._select(listed[at][1].room_id)
 
     async def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         if event.data_table.id == "rooms" and event.row_key.value is not None:

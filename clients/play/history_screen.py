@@ -71,8 +71,8 @@ class HistoryScreen(SessionScreen):
             self.select_hand(keep)
         statement = self.query_one("#changes", DataTable)
         statement.clear()
-        for change in changes:
-            statement.add_row(*vm.balance_row(change))
+        for row in vm.balance_rows(changes):
+            statement.add_row(*row)
         if not hands:
             message.append("no hands yet")
         self.query_one("#message", Static).update("; ".join(message))

@@ -11,7 +11,7 @@ from typing import ClassVar
 from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Horizontal
-from textual.widgets import Button, Checkbox, Footer, Header, Input, Static
+from textual.widgets import Button, Checkbox, Footer, Header, Input, Label, Static
 
 from clients.play import view_model as vm
 from clients.play.app import SessionScreen, error_text
@@ -30,6 +30,7 @@ DECISION_BUTTONS = {
     "decide-take-ante": table_pb2.HOUSE_DECISION_KIND_TAKE_ANTE,
 }
 CASINO_HOLDEM_DECISIONS = {table_pb2.HOUSE_DECISION_KIND_CALL, table_pb2.HOUSE_DECISION_KIND_FOLD}
+DARK_LABELS = {False: "Dark box: no", True: "Dark box: yes"}
 NOT_SERVED = (
     "House games are not served by this table release yet ({}). Nothing was staked; "
     "no round is shown rather than a made-up one."
@@ -52,27 +53,75 @@ class HouseScreen(SessionScreen):
         row = vm.room_row(self.room)
         yield Header()
         yield Static(f"{row.game} at {self.table_id} ({row.pool}) - {row.stakes}", id="house-info")
+        # Every field says what it is (issue 39: `10 [X] dark box 0` read as unlabelled boxes).
         with Horizontal(classes="row"):
+            yield Label("Ante", classes="field-label")
             yield Input(
                 str(self.room.antes.min_ante or ""), id="ante", placeholder="ante", restrict=r"[0-9]*"
             )
             if self.russian:
-                yield Checkbox("dark box", id="dark")
-                yield Input("0", id="bonus", placeholder="bonus bet", restrict=r"[0-9]*")
+                # The box glyph looks the same ticked or not in many terminals: the label says which.
+                yield Checkbox(DARK_LABELS[False], id="dark")
+                yield Label("Bonus bet (dark box only)", classes="field-label")
+                yield Input("0", id="bonus", placeholder="bonus bet", restrict=r"[0-9]*", disabled=True)
             yield Button("Place bets", id="place-bets", variant="primary")
         yield Static("", id="round")
+        # Only the decisions the round allows now are shown, with their cost; none before a round.
         with Horizontal(classes="row", id="decisions"):
+            yield Label("no decision open: place your bets", id="no-decision", classes="field-label")
             for button_id, kind in DECISION_BUTTONS.items():
                 if self.russian or kind in CASINO_HOLDEM_DECISIONS:
-                    yield Button(vm.HOUSE_DECISION_WORDS[kind], id=button_id, disabled=True)
+                    button = Button(vm.HOUSE_DECISION_WORDS[kind], id=button_id, disabled=True)
+                    button.display = False
+                    yield button
         if self.russian:
-            with Horizontal(classes="row"):
-                yield Input("", id="positions", placeholder="cards to exchange, from the left: 1 3 5")
+            with Horizontal(classes="row", id="exchange-row"):
+                yield Label("Cards to exchange (1 to 5 from the left)", classes="field-label")
+                yield Input("", id="positions", placeholder="from the left: 1 3 5")
+            with Horizontal(classes="row", id="insurance-row"):
+                yield Label("Insurance stake", id="insurance-label", classes="field-label")
                 yield Input("", id="insurance", placeholder="insurance", restrict=r"[0-9]*")
         with Horizontal(classes="row"):
             yield Button("Back", id="back")
         yield Static("", id="message", classes="message")
         yield Footer()
+
+    def on_mount(self) -> None:
+        self._show_options(None)
+
+    def on_checkbox_changed(self, event: Checkbox.Changed) -> None:
+        if event.checkbox.id == "dark":
+            event.checkbox.label = DARK_LABELS[event.value]
+            # The rules take a bonus bet only with a dark box (russian-poker.txt: "в тёмную").
+            self.query_one("#bonus", Input).disabled = not event.value
+
+    def _show_options(self, round_view: table_pb2.HouseRoundView | None) -> None:
+        """The decision buttons (and the exchange and insurance fields) of the options the table lists
+        for my box now; the others hidden. None before a round and once it is settled."""
+        box = (
+            next((b for b in round_view.boxes if b.box == self.box), None) if round_view is not None else None
+        )
+        options = {o.decision: o for o in box.options} if box is not None else {}
+        for button in self.query("#decisions Button").results(Button):
+            option = options.get(DECISION_BUTTONS[button.id or ""])
+            button.display = option is not None
+            button.disabled = option is None
+            if option is not None:
+                word = vm.HOUSE_DECISION_WORDS[option.decision]
+                button.label = f"{word} ({vm.chips(option.cost)})" if option.cost else word
+        self.query_one("#no-decision", Label).display = not options
+        if round_view is None or round_view.phase in ("", "COMPLETE"):
+            self.query_one("#no-decision", Label).update("no decision open: place your bets")
+        else:
+            self.query_one("#no-decision", Label).update("no decision open for your box now")
+        if self.russian:
+            self.query_one("#exchange-row").display = table_pb2.HOUSE_DECISION_KIND_EXCHANGE in options
+            insure = options.get(table_pb2.HOUSE_DECISION_KIND_INSURE)
+            self.query_one("#insurance-row").display = insure is not None
+            if insure is not None:
+                self.query_one("#insurance-label", Label).update(
+                    f"Insurance stake ({vm.chips(insure.min_amount)}-{vm.chips(insure.max_amount)})"
+                )
 
     def say(self, text: str) -> None:
         self.query_one("#message", Static).update(text)
@@ -119,8 +168,7 @@ class HouseScreen(SessionScreen):
                 ]
             )
         )
-        for button in self.query("#decisions Button").results(Button):
-            button.disabled = False
+        self._show_options(reply.round)
         self.say("")
 
     async def decide(self, kind: int) -> None:
@@ -153,6 +201,7 @@ class HouseScreen(SessionScreen):
             self._refused(error, "decision refused")
             return
         self.query_one("#round", Static).update("\n".join(vm.house_round_lines(reply.round, time.time())))
+        self._show_options(reply.round)
         self.say("")
 
     def action_back(self) -> None:

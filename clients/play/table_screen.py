@@ -10,12 +10,14 @@ from typing import ClassVar
 from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Horizontal
-from textual.widgets import Button, Footer, Header, Input, Log, Static
+from textual.widgets import Button, Footer, Header, Input, Static
 
 from clients.play import view_model as vm
 from clients.play.app import SessionScreen, error_text
 from clients.play.feed import Link, LinkState, TableFeed, Update
 from clients.play.gateway import PlayError, new_request_id
+from clients.play.hand_log import HandLog
+from clients.play.words import words
 from poker.lobby.v1 import lobby_pb2
 from poker.table.v1 import table_pb2
 
@@ -32,6 +34,8 @@ BUTTON_OF = {kind: button for button, kind in ACTION_BUTTONS.items()}
 VERIFY_ATTEMPTS = 40
 VERIFY_RETRY_SECONDS = 0.5
 AMOUNT_KINDS = (table_pb2.ACTION_KIND_BET, table_pb2.ACTION_KIND_RAISE)
+# The last hands whose results are kept (history's record of each comes within moments).
+KEPT_RESULTS = 8
 
 
 # Keyboard shortcuts of the actions, shown on the buttons (issue 25 item 10). Fold has its own key and
@@ -80,6 +84,13 @@ class TableScreen(SessionScreen):
         self._hashing: set[str] = set()
         self._hashed: dict[str, tuple[str, str]] = {}
         self._verifying: set[str] = set()  # hands checked (or being checked) after they ended
+        # What each player netted (issue 39: the pot is not a win): each hand's starting stacks as
+        # soon as a view can tell them, then the results of the last hand that ended, kept with its
+        # awards (the view shows them until the next hand starts).
+        self._starts: dict[str, dict[int, tuple[str, int]]] = {}
+        self._results: dict[str, tuple[vm.SeatResult, ...]] = {}
+        self._last_hand = ""
+        self._last_awards = b""
 
     @property
     def me(self) -> str:
@@ -110,7 +121,7 @@ class TableScreen(SessionScreen):
             yield Button("½ pot", id="amount-half")
             yield Button("pot", id="amount-pot")
             yield Button("max", id="amount-max")
-        yield Log(id="log")
+        yield HandLog(id="log")
         with Horizontal(classes="row", id="chat-row"):
             yield Input("", id="chat", placeholder="chat (Enter sends)", max_length=200)
             for sticker, label in vm.STICKERS.items():
@@ -170,7 +181,7 @@ class TableScreen(SessionScreen):
 
     def _log(self, line: str) -> None:
         self.log_lines.append(line)
-        self.query_one("#log", Log).write_line(line)
+        self.query_one("#log", HandLog).add(line)
 
     def _apply_update(self, update: Update) -> None:
         events, view = update
@@ -179,16 +190,58 @@ class TableScreen(SessionScreen):
             self.seat = vm.my_seat(view, self.me)
         self.session.remember_commitment(view.hand_id, view.seed_commitment, dealt=bool(self._any_card(view)))
         names = vm.seat_names(view)
+        log = self.query_one("#log", HandLog)
         for event in events:
+            log.note(event)
             line = vm.event_line(event, names)
             if line:
                 self._log(line)
             if event.WhichOneof("kind") == "notice" and event.notice.code == "HAND_ENDED":
-                # Who won what, by name, with the winning hand (the table's notice numbers pots).
-                self._log(f"· {vm.awards_text(view)}")
-                self._verify_when_recorded(view)
+                self._hand_ended(view)
+        starts = vm.starting_stacks(view)
+        if starts is not None:
+            self._starts.setdefault(view.hand_id, starts)
         self._render_view(view)
         self._seed_step(view)
+
+    def _hand_ended(self, view: table_pb2.TableView) -> None:
+        """What each player netted (from the stacks at the start and now), who won each pot with what,
+        in the log (where the end of the hand stays in view until the next deal) and on the last-hand
+        line."""
+        hand_id = view.hand_id
+        starts = self._starts.pop(hand_id, None)
+        if starts is not None:
+            self._results[hand_id] = vm.hand_results(view, starts)
+        for old in list(self._results)[:-KEPT_RESULTS]:
+            del self._results[old]
+        self._last_hand = hand_id
+        self._last_awards = b"".join(a.SerializeToString() for a in view.awards)
+        line = f"· {self._awards_text(view)}"
+        self.log_lines.append(line)
+        self.query_one("#log", HandLog).add_result(line)
+        self._verify_when_recorded(view)
+
+    def _awards_text(self, view: table_pb2.TableView) -> str:
+        """The last-hand line: the players' nets when this client knows them for these awards."""
+        same = b"".join(a.SerializeToString() for a in view.awards) == self._last_awards
+        results = self._results.get(self._last_hand) if same else None
+        return vm.awards_text(view, results, self.me)
+
+    def _history_results(self, hand_id: str, record_results: tuple[vm.SeatResult, ...]) -> None:
+        """History's record has the authoritative nets: shown when the view could not tell them (the
+        client joined mid-hand) or told them otherwise."""
+
+        def nets(results: tuple[vm.SeatResult, ...]) -> dict[str, int]:
+            return {r.player_id: r.net for r in results if r.net}
+
+        if not record_results or nets(self._results.get(hand_id, ())) == nets(record_results):
+            return
+        self._results[hand_id] = record_results
+        self._log(
+            f"· hand {vm.short_id(hand_id)} result, as history has it: {vm.results_text(record_results, self.me)}"
+        )
+        if self.view is not None:
+            self.query_one("#awards", Static).update(self._awards_text(self.view))
 
     def _seed_step(self, view: table_pb2.TableView) -> None:
         """A committed hand not yet dealt takes client seeds (docs/fairness.md, the seed flow at a
@@ -231,7 +284,7 @@ class TableScreen(SessionScreen):
             )
         except PlayError as error:
             # SEED_HASHES_CLOSED, ENTROPY_CLOSED: too late for this hand; the next one gets a new seed.
-            self._log(f"· your seed missed hand {vm.short_id(hand_id)} ({error.reason or error.code})")
+            self._log(f"· your seed missed hand {vm.short_id(hand_id)} ({words(error.reason or error.code)})")
             return
         self._hashed[hand_id] = (seed, digest)
         self._log(f"· your seed hash is recorded for hand {vm.short_id(hand_id)}")
@@ -245,7 +298,7 @@ class TableScreen(SessionScreen):
             )
         except PlayError as error:
             # ENTROPY_CLOSED: the hand was sealed first; the seed goes into the next one.
-            self._log(f"· your seed missed hand {vm.short_id(hand_id)} ({error.reason or error.code})")
+            self._log(f"· your seed missed hand {vm.short_id(hand_id)} ({words(error.reason or error.code)})")
             return
         self.session.client_seeds[taken] = seed
         self._log(f"· your seed goes into hand {vm.short_id(taken)}")
@@ -266,6 +319,7 @@ class TableScreen(SessionScreen):
         for _ in range(VERIFY_ATTEMPTS):
             try:
                 record = await platform.hand(hand_id)
+                self._history_results(hand_id, vm.record_results(record))
                 report = await platform.verify(
                     record,
                     self.session.commitments.get(hand_id, ""),
@@ -274,7 +328,7 @@ class TableScreen(SessionScreen):
                 )
             except PlayError as error:
                 # Right after the hand its record or reveal may not be there yet: try again.
-                last = error.reason or error.code
+                last = words(error.reason or error.code)
                 await asyncio.sleep(VERIFY_RETRY_SECONDS)
                 continue
             self._log(f"· hand {vm.short_id(hand_id)}: {vm.verdict_line(report)}")
@@ -293,7 +347,7 @@ class TableScreen(SessionScreen):
         self.query_one("#commitment", Static).update(vm.commitment_text(view))
         self.query_one("#seats", Static).update("\n".join(line.text for line in vm.seat_lines(view, self.me)))
         self.query_one("#board", Static).update(f"board: {vm.board_text(view)}    {vm.pots_text(view)}")
-        self.query_one("#awards", Static).update(vm.awards_text(view))
+        self.query_one("#awards", Static).update(self._awards_text(view))
         if not self.spectator:
             mine = next((s for s in view.seats if s.seat == self.seat and s.player_id == self.me), None)
             self._show_seat_state(int(mine.status) if mine is not None else 0)

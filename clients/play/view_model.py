@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from google.protobuf.message import Message
 
+from clients.play.words import note_text, words
 from poker.common.v1 import common_pb2
 from poker.history.v1 import history_pb2
 from poker.lobby.v1 import lobby_pb2
@@ -152,6 +153,29 @@ def room_row(room: lobby_pb2.Room) -> RoomRow:
         free_seats=free,
         house=room.variant in HOUSE_VARIANTS,
     )
+
+
+def stakes_size(room: lobby_pb2.Room) -> int:
+    """The figure rooms of one game are ordered by: the big blind, the big bet, the smallest ante."""
+    which = room.WhichOneof("stakes")
+    if which == "blinds":
+        return int(room.blinds.big_blind)
+    if which == "limits":
+        return int(room.limits.big_bet)
+    if which == "antes":
+        return int(room.antes.min_ante)
+    return 0
+
+
+def rooms_by_game(rooms: Iterable[lobby_pb2.Room]) -> list[tuple[bool, lobby_pb2.Room]]:
+    """The lobby's list: grouped by game in the order of `VARIANTS` (unknown games last), then by pool
+    and stakes; each room with whether it opens its game's group (the row that carries the heading)."""
+    order = {variant: i for i, variant in enumerate(VARIANTS)}
+    ordered = sorted(
+        rooms,
+        key=lambda r: (order.get(r.variant, len(order)), pool_name(r.pool), stakes_size(r), r.room_id),
+    )
+    return [(i == 0 or ordered[i - 1].variant != room.variant, room) for i, room in enumerate(ordered)]
 
 
 def default_buy_in(room: lobby_pb2.Room, wallet: int) -> int:
@@ -312,20 +336,85 @@ def turn_text(view: table_pb2.TableView, me: str, now: float) -> str:
     return f"seat {seat.seat} ({name}) to act - time bank {seat.time_bank_seconds}s"
 
 
-def awards_text(view: table_pb2.TableView) -> str:
+@dataclass(frozen=True)
+class SeatResult:
+    """What one player netted in a hand: their stack at its end less their stack at its start."""
+
+    player_id: str
+    name: str
+    net: int
+
+
+def starting_stacks(view: table_pb2.TableView) -> dict[int, tuple[str, int]] | None:
+    """Each seat's (player, stack) at the start of the running hand, when this view can tell: in the
+    first betting round everything a seat put in is still its bet in front of it, so its start is its
+    stack plus that bet; the pots (which count those bets) must hold nothing else (a dead blind would).
+    None when the view cannot tell (a later street, no hand running)."""
+    if view.phase != table_pb2.TABLE_PHASE_HAND_IN_PROGRESS or view.street != table_pb2.STREET_PREFLOP:
+        return None
+    if not view.hand_id or view.awards:
+        return None
+    if sum(p.amount for p in view.pots) != sum(s.bet_this_round for s in view.seats):
+        return None
+    return {s.seat: (s.player_id, s.stack + s.bet_this_round) for s in view.seats if s.player_id}
+
+
+def hand_results(view: table_pb2.TableView, starts: dict[int, tuple[str, int]]) -> tuple[SeatResult, ...]:
+    """Each player's net in the hand that just ended (the view after its end: stacks after the awards,
+    the rake taken), biggest win first; a seat whose player is no longer the one who started is left
+    out."""
+    results = [
+        SeatResult(seat.player_id, seat.display_name or seat.player_id, seat.stack - starts[seat.seat][1])
+        for seat in view.seats
+        if seat.seat in starts and seat.player_id and starts[seat.seat][0] == seat.player_id
+    ]
+    return tuple(sorted(results, key=lambda r: -r.net))
+
+
+def record_results(record: history_pb2.HandRecord) -> tuple[SeatResult, ...]:
+    """The same from history's record of the hand (its `net_result` per seat)."""
+    results = [
+        SeatResult(seat.player_id, seat.display_name or seat.player_id, seat.net_result)
+        for seat in record.seats
+    ]
+    return tuple(sorted(results, key=lambda r: -r.net))
+
+
+def signed(amount: int) -> str:
+    return f"{'+' if amount > 0 else ''}{chips(amount)}"
+
+
+def results_text(results: Sequence[SeatResult], me: str) -> str:
+    """`you +445, bob -445`: what each player won or lost in the hand, in the player's own terms (the
+    player is `you`); players who neither won nor lost are left out."""
+    return ", ".join(
+        f"{'you' if me and r.player_id == me else r.name} {signed(r.net)}" for r in results if r.net
+    )
+
+
+def awards_text(view: table_pb2.TableView, results: Sequence[SeatResult] | None = None, me: str = "") -> str:
+    """The last hand: what each player netted (when known), then who won each pot and with what. A pot
+    is the chips in it, never a player's win: `alice +445 - pot 890 won by alice with a flush`."""
     if not view.awards:
         return ""
-    names = {s.seat: s.display_name or s.player_id for s in view.seats}
-    parts = []
+    names = {
+        s.seat: ("you" if me and s.player_id == me else s.display_name or s.player_id) for s in view.seats
+    }
+    pots = []
     for award in view.awards:
-        winners = ", ".join(
-            f"{names.get(seat, f'seat {seat}')} +{chips(amount)}"
-            for seat, amount in zip(award.seats, award.amounts, strict=False)
-        )
-        how = f" with {award.hand_description}" if award.hand_description else ""
         pot = pot_names(len(view.awards))[award.pot_index] if award.pot_index < len(view.awards) else "pot"
-        parts.append(f"{pot}: {winners}{how}")
-    return "last hand - " + "; ".join(parts)
+        shares = list(zip(award.seats, award.amounts, strict=False))
+        total = sum(amount for _, amount in shares)
+        how = f" with {award.hand_description}" if award.hand_description else ""
+        if len(shares) == 1:
+            winners = f"won by {names.get(shares[0][0], f'seat {shares[0][0]}')}"
+        else:
+            winners = "split: " + ", ".join(
+                f"{names.get(seat, f'seat {seat}')} {chips(amount)}" for seat, amount in shares
+            )
+        pots.append(f"{pot} {chips(total)} {winners}{how}")
+    nets = results_text(results, me) if results else ""
+    return "last hand - " + (f"{nets} - " if nets else "") + "; ".join(pots)
 
 
 @dataclass(frozen=True)
@@ -474,16 +563,52 @@ def hand_row(summary: history_pb2.HandSummary) -> tuple[str, str, str, str, str]
     )
 
 
+# The reasons of the transfers that settle a hand or a house round: a hand's several transfers on one
+# account (one per counterpart, the rake, a house round's stake, decisions and payout) read as one line.
+HAND_REASONS = frozenset({"HAND_RESULT", "RAKE", "HOUSE_GAME_RESULT"})
+
+
+def hand_of(reference: str) -> str:
+    """The hand a settlement transfer refers to: a house round's references name the box and the
+    decision after the round id (`<round>:box1:CALL`)."""
+    return reference.split(":", 1)[0]
+
+
 def balance_row(change: history_pb2.BalanceChange) -> tuple[str, str, str, str, str]:
-    when = change.time.ToDatetime().strftime("%Y-%m-%d %H:%M:%S") if change.time.seconds else ""
-    amount = change.change.amount
-    account = "wallet" if change.account_id.startswith("wallet:") else "seat"
+    return _balance_row([change])
+
+
+def balance_rows(changes: Sequence[history_pb2.BalanceChange]) -> list[tuple[str, str, str, str, str]]:
+    """The statement as a person reads it, newest first: the reason in words, and one line per hand on
+    each account, summed, where the cashier moved a hand's chips in several transfers (`+435` and
+    `+10` of one won hand are `hand result +445`), with the balance after the hand's last transfer."""
+    groups: dict[tuple[str, int, str], list[history_pb2.BalanceChange]] = {}
+    for index, change in enumerate(changes):
+        if change.reason in HAND_REASONS and change.reference:
+            key = (change.account_id, int(change.change.pool), hand_of(change.reference))
+        else:
+            key = ("", index, "")
+        groups.setdefault(key, []).append(change)
+    return [_balance_row(group) for group in groups.values()]
+
+
+def _balance_row(group: Sequence[history_pb2.BalanceChange]) -> tuple[str, str, str, str, str]:
+    newest = group[0]
+    when = newest.time.ToDatetime().strftime("%Y-%m-%d %H:%M:%S") if newest.time.seconds else ""
+    amount = sum(c.change.amount for c in group)
+    account = "wallet" if newest.account_id.startswith("wallet:") else "seat"
+    reasons = {c.reason for c in group}
+    if len(reasons) == 1:
+        reason = newest.reason
+    else:
+        reason = "HOUSE_GAME_RESULT" if "HOUSE_GAME_RESULT" in reasons else "HAND_RESULT"
+    reference = hand_of(newest.reference) if newest.reason in HAND_REASONS else newest.reference
     return (
         when,
-        change.reason,
-        f"{'+' if amount > 0 else ''}{chips(amount)} {pool_name(change.change.pool)}",
-        f"{account} {chips(change.balance_after)}",
-        change.reference or change.table_id,
+        words(reason),
+        f"{signed(amount)} {pool_name(newest.change.pool)}",
+        f"{account} {chips(newest.balance_after)}",
+        reference or newest.table_id,
     )
 
 
@@ -540,10 +665,10 @@ def action_lines(record: history_pb2.HandRecord, names: dict[int, str]) -> list[
     out = []
     for action in record.actions:
         if action.kind == "DEAL_BOARD":
-            out.append(f"{action.street.lower()}: {cards_text(action.cards)}")
+            out.append(f"{words(action.street)}: {cards_text(action.cards)}")
             continue
         who = names.get(action.seat, f"seat {action.seat + 1}")
-        word = _RECORD_ACTIONS.get(action.kind, action.kind.lower())
+        word = _RECORD_ACTIONS.get(action.kind, words(action.kind))
         if action.kind in ("BET", "RAISE"):
             figure = f" {chips(action.to)}"
         elif action.kind in ("SHOW", "MUCK"):
@@ -579,22 +704,17 @@ def house_record_lines(record: history_pb2.HandRecord, me: str) -> list[str]:
     for decision in game.decisions:
         timed = " (time ran out: the rules' default)" if decision.timed_out else ""
         cost = f" {chips(decision.amount)}" if decision.amount else ""
-        lines.append(
-            f"  box {decision.box} decided: {decision.decision.lower().replace('_', ' ')}{cost}{timed}"
-        )
+        lines.append(f"  box {decision.box} decided: {words(decision.decision)}{cost}{timed}")
     lines.append(f"  commitment: {record.seed_commitment}")
     return lines
 
 
 def house_line_text(item: str, stake: int, outcome: str, change: int, reason: str) -> str:
     """One settlement line: what was staked, what came back (stake included), the change, and why."""
-    item = item.lower().replace("_", " ")
     back = stake + change
     sign = "+" if change > 0 else ""
-    why = f" - {reason.lower().replace('_', ' ')}" if reason else ""
-    return (
-        f"{item}: staked {chips(stake)}, {outcome.lower()} - back {chips(back)} ({sign}{chips(change)}){why}"
-    )
+    why = f" - {words(reason)}" if reason else ""
+    return f"{words(item)}: staked {chips(stake)}, {words(outcome)} - back {chips(back)} ({sign}{chips(change)}){why}"
 
 
 # ------------------------------------------------------------------------------------------- fairness
@@ -791,12 +911,12 @@ HOUSE_DECISION_WORDS: dict[int, str] = {
 def house_round_lines(round_view: table_pb2.HouseRoundView, now: float) -> list[str]:
     """A house-game round as the table shows it to its player: dealer and board cards, each box with
     its cards, the decisions allowed with their cost and the deadline, then every settlement line."""
-    lines = [f"round {round_view.round_id} ({round_view.phase.lower().replace('_', ' ') or 'dealt'})"]
+    lines = [f"round {round_view.round_id} ({words(round_view.phase) or 'dealt'})"]
     lines.append(f"dealer: {cards_text(round_view.dealer_cards) or '-'}")
     if round_view.board:
         lines.append(f"board: {cards_text(round_view.board)}")
     for box in round_view.boxes:
-        status = f" [{box.status.lower()}]" if box.status else ""
+        status = f" [{words(box.status)}]" if box.status else ""
         lines.append(f"box {box.box}: {cards_text(box.cards) or '-'}{status}".rstrip())
         if box.options:
             choices = ", ".join(
@@ -812,7 +932,7 @@ def house_round_lines(round_view: table_pb2.HouseRoundView, now: float) -> list[
         left = seconds_left(round_view.deadline.ToNanoseconds() / 1e9, now)
         lines.append(f"decide within {left}s (then the rules' default)")
     for note in round_view.notes:
-        lines.append(f"note: {note}")
+        lines.append(f"note: {note_text(note)}")
     if round_view.phase == "COMPLETE":
         lines.append(f"staked {chips(round_view.staked)}, paid out {chips(round_view.paid_out)}")
     return lines

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import re
 import uuid
 from collections.abc import Callable
 
@@ -161,6 +162,15 @@ async def test_a_person_signs_in_buys_sits_plays_a_hand_reconnects_leaves_and_ve
             assert "payments-gateway service token" in text_of(lobby, "#buy-note")
             assert quit_key_shown(app)
             await until(pilot, lambda: "nlhe-gram-duel" in lobby.session.rooms, what="rooms listed")
+            # Issue 39 item 3: every seeded room is on screen, grouped by game, Russian Poker last.
+            room_list = lobby.query_one("#rooms", DataTable)
+            await until(pilot, lambda: room_list.row_count == len(lobby.session.rooms), what="rooms shown")
+            await pilot.pause()
+            assert room_list.max_scroll_y == 0, "a room is below the fold at 60 rows"
+            listed_games = [vm.room_row(lobby.session.rooms[str(key.value)]).game for key in room_list.rows]
+            assert listed_games == sorted(listed_games, key=list(vm.VARIANTS.values()).index)
+            assert listed_games[-1] == "Russian Poker"
+            assert app.focused is room_list  # the keyboard starts on the rooms
 
             # Buy chips.
             await type_into(pilot, "#buy-amount", "2000")
@@ -314,7 +324,13 @@ async def test_a_person_signs_in_buys_sits_plays_a_hand_reconnects_leaves_and_ve
             # numbered notice ("pot 0: seat 4 wins 1945").
             awards = [line for line in table.log_lines if line.startswith("· last hand - ")]
             assert awards, table.log_lines[-8:]
-            assert any(f"pot: {who}" in awards[0] for who in (name, bob.player_id)), awards
+            assert re.search(rf"pot [\d,]+ (won by (you|{bob.player_id})\b|split: )", awards[0]), awards
+            # Issue 39 item 2: what I netted in the hand, in my own terms (history's figure, checked
+            # below), not the pot: `you +445`, the opponent by name.
+            my_net = re.match(r"you ([+-][\d,]*\d)|.*, you ([+-][\d,]*\d)", awards[0].split(" - ")[1])
+            first_hand_net = (my_net.group(1) or my_net.group(2)) if my_net else "0"
+            if my_net:
+                assert f"{bob.player_id} " in awards[0].split(" - ")[1], awards
             assert not any(" wins " in line and "pot 0" in line for line in table.log_lines)
             # Issue 24: the client checks each hand it was dealt into once it ended, by itself.
             verdict = f"· hand {vm.short_id(first_hand)}: PASS - the "
@@ -392,6 +408,17 @@ async def test_a_person_signs_in_buys_sits_plays_a_hand_reconnects_leaves_and_ve
                 await pilot.pause(0.2)
             assert first_hand in history.hand_ids
             assert history.query_one("#changes").row_count >= 3  # type: ignore[attr-defined]
+            # Issue 39 item 2: the net the table's last-hand line said is history's.
+            summary = next(h for h in await history.session.platform.my_hands() if h.hand_id == first_hand)
+            assert vm.signed(summary.net_result) == first_hand_net, (summary, awards[0])
+            # Issue 39 item 5: the statement in words, one line per hand on each account.
+            statement = history.query_one("#changes", DataTable)
+            rows = [[str(cell) for cell in statement.get_row_at(i)] for i in range(statement.row_count)]
+            assert not any(re.search(r"[A-Z]+_[A-Z]+|PURCHASE|RAKE", row[1]) for row in rows), rows
+            hands = [(row[3].split()[0], row[4]) for row in rows if row[1] in ("hand result", "house game")]
+            assert hands, rows
+            assert len(hands) == len(set(hands)), rows
+            assert {"purchase", "buy-in"} <= {row[1] for row in rows}, rows
             history.select_hand(first_hand)
             await pilot.pause()
             for _ in range(20):
@@ -440,12 +467,18 @@ async def test_a_person_signs_in_buys_sits_plays_a_hand_reconnects_leaves_and_ve
             await press(pilot, "#house")
             await until(pilot, lambda: isinstance(app.screen, HouseScreen), what="house screen")
             house = app.screen
+            assert isinstance(house, HouseScreen)
+            # Issue 39 item 4: no decision before a round; then exactly the ones the table offers.
+            await pilot.pause()
+            assert not [b.id for b in house.query("#decisions Button").results(Button) if b.display]
             await press(pilot, "#place-bets")
             await until(pilot, lambda: "dealer:" in text_of(house, "#round"), what="house round dealt")
             dealt = text_of(house, "#round")
             assert "box 1:" in dealt
             assert "you may: call (" in dealt
             assert "decide within" in dealt
+            offered = {b.id for b in house.query("#decisions Button").results(Button) if b.display}
+            assert offered == {"decide-call", "decide-fold"}, offered
             assert quit_key_shown(app)
             await press(pilot, "#decide-call")
             await until(pilot, lambda: "paid out" in text_of(house, "#round"), what="house round settled")

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from clients.play import view_model as vm
+from clients.play.words import ENGLISH, note_text, words
 from poker.common.v1 import common_pb2
 from poker.history.v1 import history_pb2
 from poker.lobby.v1 import lobby_pb2
@@ -395,7 +398,7 @@ def test_history_rows_sign_the_amounts() -> None:
         account_id="wallet:GRAM:ann",
         reference="t.1",
     )
-    assert vm.balance_row(change)[1:] == ("CASH_OUT", "+1,040 GRAM", "wallet 2,040", "t.1")
+    assert vm.balance_row(change)[1:] == ("cash-out", "+1,040 GRAM", "wallet 2,040", "t.1")
 
 
 def test_cards_to_exchange_count_from_one_as_a_person_counts_them() -> None:
@@ -515,7 +518,7 @@ def test_side_pots_show_who_can_win_them_and_awards_name_winner_and_hand() -> No
         ],
     )
     assert vm.pots_text(view) == "main pot 40 (seats 1 2 3 4), side pot 1,950 (seats 1 4)"
-    assert vm.awards_text(view) == "last hand - pot: Dan +1,945 with Two pair, Aces and Kings"
+    assert vm.awards_text(view) == "last hand - pot 1,945 won by Dan with Two pair, Aces and Kings"
     notice = table_pb2.TableEvent(
         notice=table_pb2.TableNotice(code="POT_AWARDED", text="pot 0: seat 4 wins 1945")
     )
@@ -650,7 +653,8 @@ def test_the_last_hands_awards_name_each_pot_its_winners_and_their_hands() -> No
         ],
     )
     assert vm.awards_text(view) == (
-        "last hand - main pot: Ann +1,000, Dan +1,000 with a straight; side pot: Dan +1,945 with a flush"
+        "last hand - main pot 2,000 split: Ann 1,000, Dan 1,000 with a straight; "
+        "side pot 1,945 won by Dan with a flush"
     )
 
 
@@ -660,3 +664,180 @@ def test_sitting_out_says_a_hand_already_dealt_plays_on() -> None:
     text = vm.seat_state_text(table_pb2.SEAT_STATUS_SITTING_OUT)
     assert "no new hand" in text
     assert "plays on" in text
+
+
+# ------------------------------------------------------------------------------------------- issue 39
+
+ENUM_NAME = re.compile(r"\b[A-Z]{2,}_[A-Z_]+\b|\b(PURCHASE|WITHDRAWAL|RAKE|ADJUSTMENT|COMPLETE|DECISIONS)\b")
+
+
+def _duel(
+    phase: int, street: int, stacks: dict[int, tuple[str, int, int]], **fields: object
+) -> table_pb2.TableView:
+    return table_pb2.TableView(
+        hand_id="h1",
+        phase=phase,  # type: ignore[arg-type]
+        street=street,  # type: ignore[arg-type]
+        seats=[
+            table_pb2.SeatView(seat=seat, player_id=who, display_name=who, stack=stack, bet_this_round=bet)
+            for seat, (who, stack, bet) in stacks.items()
+        ],
+        **fields,  # type: ignore[arg-type]
+    )
+
+
+def test_the_last_hand_says_what_each_player_netted_not_the_pot_they_won() -> None:
+    """Issue 39 item 2: `alice +880` was the pot; alice netted +445 (her 435 back, bob's 445 less the
+    rake). The line says each player's net, the player as `you`, then the pot and who won it."""
+    running = table_pb2.TABLE_PHASE_HAND_IN_PROGRESS
+    dealt = _duel(
+        running,
+        table_pb2.STREET_PREFLOP,
+        {1: ("alice", 995, 5), 2: ("bob", 990, 10)},
+        pots=[table_pb2.Pot(amount=15, eligible_seats=[1, 2])],
+    )
+    starts = vm.starting_stacks(dealt)
+    assert starts == {1: ("alice", 1000), 2: ("bob", 1000)}
+    ended = _duel(
+        running,
+        table_pb2.STREET_SHOWDOWN,
+        {1: ("alice", 1445, 0), 2: ("bob", 555, 0)},
+        awards=[table_pb2.PotAward(pot_index=0, seats=[1], amounts=[880], hand_description="a flush")],
+    )
+    results = vm.hand_results(ended, starts)
+    assert [(r.player_id, r.net) for r in results] == [("alice", 445), ("bob", -445)]
+    assert (
+        vm.awards_text(ended, results, "alice")
+        == "last hand - you +445, bob -445 - pot 880 won by you with a flush"
+    )
+    assert (
+        vm.awards_text(ended, results, "bob")
+        == "last hand - alice +445, you -445 - pot 880 won by alice with a flush"
+    )
+    # Without the starting stacks nothing is passed off as a net: the pot is named as a pot.
+    assert vm.awards_text(ended) == "last hand - pot 880 won by alice with a flush"
+    assert "+880" not in vm.awards_text(ended)
+    # History's record gives the same figures (net_result = final - starting stack).
+    record = history_pb2.HandRecord(seats=[_seat(0, "alice", 1000, 1445, []), _seat(1, "bob", 1000, 555, [])])
+    assert vm.results_text(vm.record_results(record), "alice") == "you +445, Bob -445"
+
+
+def test_starting_stacks_are_read_only_where_the_view_can_tell_them() -> None:
+    running = table_pb2.TABLE_PHASE_HAND_IN_PROGRESS
+    seats = {1: ("alice", 995, 5), 2: ("bob", 990, 10)}
+    # A dead blind is in the pot but in no seat's bet: the view cannot tell who started with what.
+    dead = _duel(running, table_pb2.STREET_PREFLOP, seats, pots=[table_pb2.Pot(amount=20)])
+    assert vm.starting_stacks(dead) is None
+    # After the first betting round the bets in front of the seats are no longer all they put in.
+    flop = _duel(running, table_pb2.STREET_FLOP, seats, pots=[table_pb2.Pot(amount=15)])
+    assert vm.starting_stacks(flop) is None
+    between = _duel(table_pb2.TABLE_PHASE_BETWEEN_HANDS, 0, seats)
+    assert vm.starting_stacks(between) is None
+
+
+def _change(
+    reason: str, amount: int, after: int, reference: str, account: str = "seat:s1"
+) -> history_pb2.BalanceChange:
+    return history_pb2.BalanceChange(
+        reason=reason,
+        change=common_pb2.Chips(pool=common_pb2.CHIP_POOL_GRAM, amount=amount),
+        balance_after=after,
+        reference=reference,
+        account_id=account,
+        table_id="nlhe-gram-duel.1",
+    )
+
+
+def test_the_statement_reads_in_words_with_one_line_per_hand() -> None:
+    """Issue 39 item 5: `HOUSE_GAME_RESULT -10 GRAM`, and one won hand as two HAND_RESULT lines (+435
+    and +10): words, and a hand's transfers on one account summed into one line (newest first)."""
+    changes = [  # newest first, as history gives them
+        _change("CASH_OUT", -1445, 0, "s1"),
+        _change("CASH_OUT", 1445, 2445, "s1", "wallet:GRAM:ann"),
+        _change("HAND_RESULT", 10, 1445, "h2"),
+        _change("HAND_RESULT", 435, 1435, "h2"),
+        _change("HAND_RESULT", -400, 1000, "h1"),
+        _change("RAKE", -10, 1400, "h1"),
+        _change("BUY_IN", 1410, 1410, "s1"),
+        _change("BUY_IN", -1410, 590, "s1", "wallet:GRAM:ann"),
+        _change("HOUSE_GAME_RESULT", 40, 2000, "r1:box1", "wallet:GRAM:ann"),
+        _change("HOUSE_GAME_RESULT", -20, 1960, "r1:box1:CALL", "wallet:GRAM:ann"),
+        _change("HOUSE_GAME_RESULT", -10, 1980, "r1:box1", "wallet:GRAM:ann"),
+        _change("PURCHASE", 1990, 1990, "play-1", "wallet:GRAM:ann"),
+    ]
+    rows = vm.balance_rows(changes)
+    assert [row[1:] for row in rows] == [
+        ("cash-out", "-1,445 GRAM", "seat 0", "s1"),
+        ("cash-out", "+1,445 GRAM", "wallet 2,445", "s1"),
+        ("hand result", "+445 GRAM", "seat 1,445", "h2"),
+        ("hand result", "-410 GRAM", "seat 1,000", "h1"),
+        ("buy-in", "+1,410 GRAM", "seat 1,410", "s1"),
+        ("buy-in", "-1,410 GRAM", "wallet 590", "s1"),
+        ("house game", "+10 GRAM", "wallet 2,000", "r1"),
+        ("purchase", "+1,990 GRAM", "wallet 1,990", "play-1"),
+    ]
+    assert not any(ENUM_NAME.search(cell) for row in rows for cell in row)
+    # A change that is not a hand's is never merged, even with the same reference.
+    assert len(vm.balance_rows([_change("PURCHASE", 5, 5, "p"), _change("PURCHASE", 5, 10, "p")])) == 2
+
+
+def test_every_code_a_person_reads_is_in_words() -> None:
+    # One mapping holds the words (the client has no language switch; a translation is one more).
+    for code in ("HOUSE_GAME_RESULT", "HAND_RESULT", "PURCHASE", "BUY_IN", "CASH_OUT", "WITHDRAWAL", "RAKE"):
+        assert words(code) in ENGLISH.values()
+    assert (words("HOUSE_GAME_RESULT"), words("BUY_IN"), words("CASH_OUT")) == (
+        "house game",
+        "buy-in",
+        "cash-out",
+    )
+    assert words("DEALER_DOES_NOT_QUALIFY") == "dealer does not qualify"  # not listed: still words
+    assert note_text("TIMEOUT box 1 FOLD") == "box 1: time ran out - fold (the rules' default)"
+    round_view = table_pb2.HouseRoundView(
+        round_id="r1", phase="NO_GAME_CHOICES", notes=["TIMEOUT box 2 TAKE_ANTE"]
+    )
+    round_view.boxes.add(box=1, status="CALLED")
+    round_view.boxes.add(
+        box=2,
+        status="WAITING",
+        settlement=[
+            table_pb2.HouseSettlementLine(
+                item="BUY_GAME_FEE", stake=10, outcome="LOST", amount=-10, reason="DEALER_NO_GAME"
+            )
+        ],
+    )
+    lines = vm.house_round_lines(round_view, 0)
+    assert lines[0] == "round r1 (the dealer has no game: take the ante or buy a game)"
+    assert "box 1: - [played]" in lines
+    assert "  buy-a-game fee: staked 10, lost - back 0 (-10) - dealer no game" in lines
+    assert "note: box 2: time ran out - take the ante (the rules' default)" in lines
+    assert not any(ENUM_NAME.search(line) for line in lines)
+
+
+def test_the_lobby_lists_rooms_grouped_by_game_each_group_headed_once() -> None:
+    """Issue 39 item 3: rooms grouped by game (Russian Poker no longer scattered below the fold)."""
+
+    def room(room_id: str, variant: int, big: int, pool: int = common_pb2.CHIP_POOL_GRAM) -> lobby_pb2.Room:
+        stakes: dict[str, object]
+        if variant in vm.HOUSE_VARIANTS:
+            stakes = {"antes": lobby_pb2.AnteStakes(min_ante=big, max_ante=big * 100)}
+        else:
+            stakes = {"blinds": lobby_pb2.BlindStakes(small_blind=big // 2, big_blind=big)}
+        return lobby_pb2.Room(room_id=room_id, variant=variant, pool=pool, **stakes)  # type: ignore[arg-type]
+
+    rooms = [
+        room("russian-poker-gram", common_pb2.GAME_VARIANT_RUSSIAN_POKER, 10),
+        room("nlhe-gram-high", common_pb2.GAME_VARIANT_NO_LIMIT_HOLDEM, 100),
+        room("casino-holdem-gram", common_pb2.GAME_VARIANT_CASINO_HOLDEM, 10),
+        room("nlhe-mpx-low", common_pb2.GAME_VARIANT_NO_LIMIT_HOLDEM, 2, common_pb2.CHIP_POOL_MPX),
+        room("nlhe-gram-low", common_pb2.GAME_VARIANT_NO_LIMIT_HOLDEM, 10),
+        room("russian-poker-mpx", common_pb2.GAME_VARIANT_RUSSIAN_POKER, 10, common_pb2.CHIP_POOL_MPX),
+    ]
+    listed = vm.rooms_by_game(rooms)
+    assert [(heading, r.room_id) for heading, r in listed] == [
+        (True, "nlhe-gram-low"),
+        (False, "nlhe-gram-high"),
+        (False, "nlhe-mpx-low"),
+        (True, "casino-holdem-gram"),
+        (True, "russian-poker-gram"),
+        (False, "russian-poker-mpx"),
+    ]
