@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import pytest
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from service_runtime.database import create_engine, create_session_factory
