@@ -295,7 +295,8 @@ class FairPlayUseCases:
     ) -> tuple[history_pb2.FairPlayCase, bool]:
         """ResolveCase: release or confirm the case's automatic holds (`holds.AutoHolds.resolve`);
         the case as it is afterwards, and whether this request id was applied before."""
-        self._check_request(request_id, reason)
+        self._check_request_id(request_id)
+        self._check_reason(reason)
         check_id(case_id, "case_id")
         if not resolution:
             raise InvalidArgument(
@@ -309,12 +310,15 @@ class FairPlayUseCases:
         return await self.get_case(case_id), existing
 
     @staticmethod
-    def _check_request(request_id: str, reason: str) -> None:
+    def _check_request_id(request_id: str) -> None:
         check_id(request_id, "request_id")
         if len(request_id) > MAX_REQUEST_ID_LENGTH:
             raise InvalidArgument(
                 "FIELD_INVALID", "request_id is at most 64 characters", {"field": "request_id"}
             )
+
+    @staticmethod
+    def _check_reason(reason: str) -> None:
         check_text(reason, "reason", MAX_REASON_LENGTH, required=True)
         if not reason.isascii():
             raise InvalidArgument("FIELD_INVALID", "reason is printable ASCII", {"field": "reason"})
@@ -324,13 +328,9 @@ class FairPlayUseCases:
     ) -> tuple[history_pb2.PlayerHold, bool]:
         """Hold or release a player through the cashier, then audit it (both idempotent by the
         request id, so a retry after any failure completes the same change)."""
-        check_id(request_id, "request_id")
-        if len(request_id) > MAX_REQUEST_ID_LENGTH:
-            raise InvalidArgument(
-                "FIELD_INVALID", "request_id is at most 64 characters", {"field": "request_id"}
-            )
+        self._check_request_id(request_id)
         check_id(player_id, "player_id")
-        self._check_request(request_id, reason)
+        self._check_reason(reason)
         if case_id:
             await self.get_case(case_id)
         if self._holds is None:

@@ -294,8 +294,8 @@ async def test_a_strong_case_holds_the_withdrawals_of_its_players_not_their_seat
         for player in (pair.dumper, pair.receiver):
             paid = await cashier.Withdraw(withdrawal(f"w-{player}", player, 1000), metadata=PAYMENTS)
             assert paid.transfer.amount == 1000
+        # Holds are made due in RecordHand's own transaction: the answer says all there is.
         await record(history, dumping_pair_more(pair, 5))
-        await asyncio.sleep(0.3)
         assert [h.state for h in (await get_case(history, case.case_id)).holds] == [RELEASED, RELEASED]
         assert await balanced(cashier)
 
@@ -329,9 +329,7 @@ async def test_a_case_that_opens_while_the_cashier_is_away_is_held_once_it_is_ba
     target = f"127.0.0.1:{port}"
     # The cashier is away: RecordHand is not held up, and the holds wait, due.
     async with history_server(history_database_url, target, min_score=50) as history:
-        started = time.monotonic()
-        await record(history, pair.records)
-        assert time.monotonic() - started < 30
+        await record(history, pair.records)  # answered: it never waits for the cashier
         case = await dumping_case(history, pair)
         await asyncio.sleep(0.5)  # the background task tries, and backs off
         assert [h.state for h in (await get_case(history, case.case_id)).holds] == [DUE, DUE]
@@ -418,7 +416,6 @@ async def test_a_weak_case_and_other_kinds_hold_nothing(
         ]
         (hand,) = Session(twins, f"{pair.dumper}-devices", seed=24).hands(1)
         await record(history, [hand])
-        await asyncio.sleep(0.3)
         assert list((await get_case(history, case.case_id)).holds) == []
         listed = await history.ListCases(
             history_pb2.ListCasesRequest(page={"page_size": 500}), metadata=ADMIN
