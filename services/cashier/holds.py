@@ -66,6 +66,10 @@ class HoldUseCases(UnitOfWork):
         check_text(reason, "reason")
 
         async def work(conn: AsyncConnection) -> tuple[HoldChange, bool]:
+            # The player's hold row first: a try of the same change still in its transaction holds
+            # it, and the request id is looked up only once that try has committed (on PostgreSQL a
+            # statement after the lock sees it), so a retry answers the change, not the state it left.
+            current = await storage.player_hold(conn, player_id, scope.value, lock=True)
             earlier = await storage.hold_change(conn, request_id)
             if earlier is not None:
                 for field, value in (
@@ -81,7 +85,6 @@ class HoldUseCases(UnitOfWork):
                             {"field": field},
                         )
                 return earlier, True
-            current = await storage.player_hold(conn, player_id, scope.value, lock=True)
             if held and current is not None and current.held:
                 raise FailedPrecondition(
                     "PLAYER_ALREADY_ON_HOLD",

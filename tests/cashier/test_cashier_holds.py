@@ -5,6 +5,7 @@ caller that sends none gets the full hold."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import random
 from collections.abc import AsyncIterator
@@ -211,6 +212,30 @@ async def test_over_grpc_the_scope_is_answered_an_unknown_one_refused_and_none_i
                 assert error_metadata_of(error.value)["field"] == field
     finally:
         await cashier.engine.dispose()
+
+
+async def test_two_tries_of_one_change_at_the_same_moment_both_get_its_answer(any_cashier: Cashier) -> None:
+    """A retry that arrives while the first try is still in its transaction (the first try's client
+    gave up; its handler runs on): both answer the change, one of them as existing. On PostgreSQL
+    the second waited for the player's hold row, then found the player already released and answered
+    PLAYER_NOT_ON_HOLD (the CI run of 2026-12-06)."""
+    for n in range(20):
+        player = f"twice-{n}"
+        for held in (True, False):
+            answers = await asyncio.gather(
+                *(
+                    any_cashier.set_player_hold(
+                        request_id=f"{held}-{player}",
+                        player_id=player,
+                        held=held,
+                        reason="r",
+                        scope=WITHDRAWALS,
+                    )
+                    for _ in range(2)
+                )
+            )
+            assert [change.held for change, _ in answers] == [held, held]
+            assert sorted(existing for _, existing in answers) == [False, True]
 
 
 async def test_holds_whose_first_tries_are_cut_by_the_callers_deadline_still_answer_their_retries(
