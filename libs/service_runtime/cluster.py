@@ -45,8 +45,9 @@ COLOURS = {"lobby": 36, "table": 32, "cashier": 33, "fairness": 35, "history": 3
 # `make run BOTS=n`: that many bot players (poker-bots) sit in this room once every service is SERVING.
 DEFAULT_BOTS_ROOM = "nlhe-gram-classic"
 BOTS_STOP_SECONDS = 15.0
-# A service's own shutdown: 1 s of NOT_SERVING drain, then POKER_SHUTDOWN_GRACE_SECONDS for in-flight
-# RPCs (service_runtime.server.serve). The launcher allows that plus this margin, then kills.
+# A service's own shutdown: POKER_SHUTDOWN_DRAIN_SECONDS of NOT_SERVING (1 s in production, 0 here),
+# then POKER_SHUTDOWN_GRACE_SECONDS for in-flight RPCs (service_runtime.server.serve). The launcher
+# allows that plus a second and this margin, then kills.
 DEFAULT_GRACE_SECONDS = 10.0
 SHUTDOWN_MARGIN_SECONDS = 2.0
 # Quiet mode prints one line of what happened this often.
@@ -505,6 +506,8 @@ async def run_cluster(
     # The quiet summary counts successful calls (hands settled, seats taken) from their log lines,
     # which services write only with POKER_LOG_CALLS (production counts them in metrics instead).
     env.setdefault("POKER_LOG_CALLS", "1")
+    # No load balancer routes to these processes: Ctrl-C need not wait for one to notice NOT_SERVING.
+    env.setdefault("POKER_SHUTDOWN_DRAIN_SECONDS", "0")
     if verbose and sys.stdout.isatty():
         env.setdefault("POKER_LOG_FORMAT", "console")
     elif not verbose:

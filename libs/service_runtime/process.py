@@ -84,6 +84,7 @@ async def run_assembled(settings: ServiceSettings, assembly: Assembly) -> None:
         await serve(
             running,
             grace_seconds=settings.shutdown_grace_seconds,
+            drain_seconds=settings.shutdown_drain_seconds,
             on_serving=announce,
             before_stop=assembly.drain,
         )

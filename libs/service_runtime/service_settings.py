@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from service_runtime.auth import parse_key_entry
-from service_runtime.settings import one_of, port_number, positive, setting
+from service_runtime.settings import not_negative, one_of, port_number, positive, setting
 
 DEV_KEY_ID = "dev"
 # Known to everybody, so it must never verify a token in production: `validate` refuses it there.
@@ -84,6 +84,13 @@ class ServiceSettings:
     )
     shutdown_grace_seconds: float = setting(
         10.0, help="how long in-flight RPCs may run after SIGTERM", check=positive, shared=True
+    )
+    shutdown_drain_seconds: float = setting(
+        1.0,
+        help="after SIGTERM, how long the service reports NOT_SERVING and still serves before it refuses"
+        " new RPCs (for load balancers to take it out; 0 where there is none, as in `make run`)",
+        check=not_negative,
+        shared=True,
     )
     max_concurrent_rpcs: int = setting(
         1000, help="unary calls served at once; more are refused with RESOURCE_EXHAUSTED", check=positive

@@ -58,6 +58,10 @@ def positive(value: float) -> str | None:
     return None if value > 0 else "must be positive"
 
 
+def not_negative(value: float) -> str | None:
+    return None if value >= 0 else "must not be negative"
+
+
 def one_of(*choices: str) -> Callable[[Any], str | None]:
     def check(value: Any) -> str | None:
         return None if value in choices else f"must be one of {', '.join(choices)}"
