@@ -6,6 +6,8 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.cluster import Cluster, running_cluster
+from tests.e2e.faults import own_servers
+from tests.own_servers import OwnPostgres, OwnRedis
 
 
 @pytest.fixture
@@ -14,3 +16,9 @@ def cluster(
 ) -> Iterator[Cluster]:
     with running_cluster(postgres_server_url, redis_server_url, redis_prefix, tmp_path) as started:
         yield started
+
+
+@pytest.fixture
+def own_backends() -> Iterator[tuple[OwnPostgres, OwnRedis]]:
+    with own_servers() as servers:
+        yield servers

@@ -363,7 +363,7 @@ async def test_a_fenced_shard_that_runs_on_can_neither_act_nor_settle_the_hand_i
 async def test_a_shard_cut_off_as_its_hand_ends_leaves_no_record_of_it_behind_the_new_owner(
     redis_server_url: str, redis_prefix: str
 ) -> None:
-    """A partition as the e2e run makes one (tests/e2e/test_faults.py): A's hand is over but A cannot
+    """A partition as the e2e run makes one (tests/e2e/test_faults_partition.py): A's hand is over but A cannot
     reach the cashier, then not Redis either (its hand log and the record outbox), and retries the
     settlement; B takes the room over, settles the hand and records it. When A's network comes back,
     its next try is refused by the fenced log before A writes anything: the outbox holds no record of
