@@ -194,8 +194,6 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         self._stream_gate = _Gate(limits.max_concurrent_streams, "streams")
         self._unary_quota = _CallerQuota(limits.player_concurrent_calls, "calls")
         self._stream_quota = _CallerQuota(limits.player_concurrent_streams, "streams")
-        # Handlers of unary calls whose clients left, still running (`_detach`).
-        self._detached: set[asyncio.Future[Any]] = set()
 
     async def intercept_service(
         self,
@@ -326,23 +324,11 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             started = self._begin(method)
             entered = False
             held: str | None = None
-            detached = False
             try:
                 self._unary_gate.enter()
                 entered = True
                 held, request = self._enter(method, raw, parse, context, self._unary_quota)
-                # The handler runs in a task of its own, so the client going away (a cancel, a
-                # deadline) ends the call at once but never interrupts the work halfway: a
-                # transaction it began commits or rolls back and gives its connection back, and a
-                # retry with the same request id finds the first outcome.
-                work = asyncio.ensure_future(behavior(request, context))
-                try:
-                    response = await asyncio.shield(work)
-                except asyncio.CancelledError:
-                    if not work.done():
-                        detached = True
-                        self._detach(method, work, held)
-                    raise
+                response = await behavior(request, context)
             except asyncio.CancelledError:
                 self._cancelled(method, started)
                 raise
@@ -352,37 +338,13 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
                 self._finish(method, started, grpc.StatusCode.OK, None, unary=True)
                 return response
             finally:
-                if entered and not detached:
+                if entered:
                     self._unary_gate.leave()
-                if not detached:
-                    self._unary_quota.leave(held)
+                self._unary_quota.leave(held)
                 set_current_caller(None)
                 structlog.contextvars.unbind_contextvars("method", "request_id", "caller")
 
         return wrapper
-
-    def _detach(self, method: str, work: asyncio.Future[Any], held: str | None) -> None:
-        """A call whose client left while its handler ran: the handler finishes on its own, still
-        counted against the server's bound and the caller's share until it does."""
-        self._detached.add(work)
-
-        def finished(done: asyncio.Future[Any]) -> None:
-            self._detached.discard(done)
-            self._unary_gate.leave()
-            self._unary_quota.leave(held)
-            if done.cancelled():
-                return
-            error = done.exception()
-            if error is not None and not isinstance(error, DomainError) and not is_outage(error):
-                log.error("rpc failed after its client left", method=method, exc_info=error)
-
-        work.add_done_callback(finished)
-
-    async def settle(self, timeout_seconds: float) -> None:
-        """Wait up to `timeout_seconds` for calls whose clients left to finish their work."""
-        pending = set(self._detached)
-        if pending:
-            await asyncio.wait(pending, timeout=timeout_seconds)
 
     def _wrap_stream(
         self,

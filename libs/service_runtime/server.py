@@ -83,13 +83,9 @@ class _WrappingServer:
     """What services register on: the server, with every handler wrapped by the runtime's telemetry
     and service wrappers (what server interceptors would do, without their cost on every call)."""
 
-    def __init__(
-        self, server: grpc.aio.Server, wrap: Wrap, settle: Callable[[float], Awaitable[None]] | None = None
-    ) -> None:
+    def __init__(self, server: grpc.aio.Server, wrap: Wrap) -> None:
         self._server = server
         self._wrap = wrap
-        # Waits for unary handlers whose clients left to finish (ServiceInterceptor.settle).
-        self.settle = settle
 
     def add_generic_rpc_handlers(self, handlers: Sequence[grpc.GenericRpcHandler]) -> None:
         self._server.add_generic_rpc_handlers(tuple(_WrappedGeneric(h, self._wrap) for h in handlers))
@@ -120,7 +116,7 @@ def wrapping(
     def wrap(method: str, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
         return telemetry.wrap(method, service.wrap(method, handler))
 
-    return _WrappingServer(server, wrap, service.settle)
+    return _WrappingServer(server, wrap)
 
 
 @dataclass(frozen=True)
@@ -142,8 +138,6 @@ class RunningServer:
     # The plaintext health-only server for probes, and its port, when one was asked for.
     health_server: grpc.aio.Server | None = None
     health_port: int | None = None
-    # Waits (up to the seconds given) for unary handlers whose clients left to finish their work.
-    settle: Callable[[float], Awaitable[None]] | None = None
     _stopped: asyncio.Event = field(default_factory=asyncio.Event)
 
     async def start(self) -> None:
@@ -174,10 +168,6 @@ class RunningServer:
         if drain_seconds > 0:
             await asyncio.sleep(drain_seconds)
         await self.server.stop(grace_seconds)
-        if self.settle is not None:
-            # A handler runs to its end even when its client left (or the grace cancelled it):
-            # give those the grace again before the process closes its databases under them.
-            await self.settle(grace_seconds)
         if self.health_server is not None:
             await self.health_server.stop(0)
         self._stopped.set()
@@ -241,9 +231,7 @@ async def create_server(
         port = server.add_insecure_port(address)
     if port == 0:
         raise OSError(f"could not bind {address}")
-    running = RunningServer(
-        server=server, port=port, health=health_servicer, service_names=names, settle=registrar.settle
-    )
+    running = RunningServer(server=server, port=port, health=health_servicer, service_names=names)
     if health_address is not None:
         probe_server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
         health_pb2_grpc.add_HealthServicer_to_server(health_servicer, probe_server)

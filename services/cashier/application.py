@@ -151,8 +151,7 @@ class Cashier(SeatSessionUseCases, HoldUseCases):
             raise InvalidArgument("FIELD_INVALID", "at most 1,000 ids per lookup", {"field": "transfer_ids"})
         for index, transfer_id in enumerate(transfer_ids):
             check_text(transfer_id, "transfer_ids", MAX_RECORDED_TRANSFER_ID_LENGTH, index=index)
-        async with self._engine.connect() as conn:
-            found = await storage.recorded_transfers(conn, transfer_ids)
+        found = await self._snapshot(lambda conn: storage.recorded_transfers(conn, transfer_ids))
         return [found[i] for i in dict.fromkeys(transfer_ids) if i in found]
 
     # Purchases and withdrawals -------------------------------------------------------------------
