@@ -74,6 +74,17 @@ async def cashier(postgres_url: str, clock: FakeClock) -> AsyncIterator[Cashier]
         await service.engine.dispose()
 
 
+@pytest.fixture(params=[pytest.param("postgres", marks=pytest.mark.postgres), "sqlite"])
+async def any_cashier(request: pytest.FixtureRequest, clock: FakeClock) -> AsyncIterator[Cashier]:
+    """A cashier on each backend in turn: PostgreSQL, then the embedded SQLite default."""
+    url = request.getfixturevalue("postgres_url" if request.param == "postgres" else "sqlite_url")
+    service = await migrated_cashier(url, clock)
+    try:
+        yield service
+    finally:
+        await service.engine.dispose()
+
+
 @pytest.fixture
 async def sqlite_cashier(sqlite_url: str, clock: FakeClock) -> AsyncIterator[Cashier]:
     """The same on the embedded SQLite default used by `make run`."""

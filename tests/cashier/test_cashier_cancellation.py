@@ -7,25 +7,12 @@ holds whose first tries met a 1-20 ms deadline hung)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 
 import pytest
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from services.cashier.application import Cashier
-
-from .conftest import FakeClock, migrated_cashier
-
-
-@pytest.fixture(params=[pytest.param("postgres", marks=pytest.mark.postgres), "sqlite"])
-async def any_cashier(request: pytest.FixtureRequest, clock: FakeClock) -> AsyncIterator[Cashier]:
-    url = request.getfixturevalue("postgres_url" if request.param == "postgres" else "sqlite_url")
-    service = await migrated_cashier(url, clock)
-    try:
-        yield service
-    finally:
-        await service.engine.dispose()
 
 
 async def test_a_transaction_whose_caller_is_cancelled_runs_to_its_end_and_frees_its_connection(

@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
-from collections.abc import AsyncIterator
 
 import grpc
 import pytest
@@ -28,16 +27,6 @@ from .conftest import FakeClock, fund, migrated_cashier
 HISTORY = auth_metadata("history", "service")
 WITHDRAWALS = HoldScope.WITHDRAWALS
 FULL = HoldScope.FULL
-
-
-@pytest.fixture(params=[pytest.param("postgres", marks=pytest.mark.postgres), "sqlite"])
-async def any_cashier(request: pytest.FixtureRequest, clock: FakeClock) -> AsyncIterator[Cashier]:
-    url = request.getfixturevalue("postgres_url" if request.param == "postgres" else "sqlite_url")
-    service = await migrated_cashier(url, clock)
-    try:
-        yield service
-    finally:
-        await service.engine.dispose()
 
 
 async def withdraw(cashier: Cashier, player: str, reference: str, chips: int = 100) -> int:
