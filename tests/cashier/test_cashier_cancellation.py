@@ -43,20 +43,3 @@ async def test_a_transaction_whose_caller_is_cancelled_runs_to_its_end_and_frees
 
     assert await asyncio.wait_for(any_cashier._transaction(count), timeout=30) == 1
     assert finished == ["committed"]
-
-
-async def test_a_snapshot_whose_caller_is_cancelled_frees_its_connection(any_cashier: Cashier) -> None:
-    inside, release = asyncio.Event(), asyncio.Event()
-
-    async def read(conn: AsyncConnection) -> None:
-        await conn.execute(sa.text("SELECT 1"))
-        inside.set()
-        await release.wait()
-
-    caller = asyncio.ensure_future(any_cashier._snapshot(read))
-    await inside.wait()
-    caller.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await caller
-    release.set()
-    assert await asyncio.wait_for(any_cashier.lookup_transfers(["nothing"]), timeout=30) == []
