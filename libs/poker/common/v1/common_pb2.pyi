@@ -503,6 +503,27 @@ class _ErrorReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ErrorReas
     """FAILED_PRECONDITION: the hand still takes hashes, so the seed is not taken yet (it would be
     disclosed before every other contribution is fixed); send it once the hash set is closed.
     """
+    ERROR_REASON_HEADER_INVALID: _ErrorReason.ValueType  # 1250
+    """Issue 41: the gateway's HTTP edge (1250-1269).
+    INVALID_ARGUMENT: a request header is not text (a name that is not ASCII, a value that is not
+    UTF-8), or a Connect header has a value the protocol does not allow (Connect-Timeout-Ms is 1 to
+    10 digits, Connect-Protocol-Version is 1); metadata `header` names it. Nothing was done.
+    """
+    ERROR_REASON_PROTOCOL_UNSUPPORTED: _ErrorReason.ValueType  # 1251
+    """UNIMPLEMENTED: (HTTP 405 or 415) the gateway serves the Connect protocol only: POST with
+    `application/proto` or `application/json` for a unary method, `application/connect+proto` or
+    `application/connect+json` for a stream; neither gRPC nor gRPC-Web. Nothing was done.
+    """
+    ERROR_REASON_SESSION_REVOKED: _ErrorReason.ValueType  # 1252
+    """UNAUTHENTICATED: the token's gateway session was ended (SignOut): sign in again."""
+    ERROR_REASON_HAND_RECORD_DAMAGED: _ErrorReason.ValueType  # 1270
+    """Issue 41: fairness (1270-1289).
+    FAILED_PRECONDITION: the hand's stored row cannot give what this call needs to deal or end the
+    hand: its seed or (version 3) its deck secret does not decrypt under the hand's id and the
+    configured keys (a ciphertext of another hand's row, or a key no longer configured), or the
+    seed does not match the hash published before the deal. Nothing was changed; an operator must
+    repair the row (docs/fairness.md, "Damaged rows"). Reads of an ended hand are not refused.
+    """
 
 class ErrorReason(_ErrorReason, metaclass=_ErrorReasonEnumTypeWrapper):
     """ErrorReason is the catalogue of stable reasons carried in `google.rpc.ErrorInfo.reason` (with
@@ -901,6 +922,27 @@ time.
 ERROR_REASON_SEED_REVEAL_NOT_OPEN: ErrorReason.ValueType  # 1202
 """FAILED_PRECONDITION: the hand still takes hashes, so the seed is not taken yet (it would be
 disclosed before every other contribution is fixed); send it once the hash set is closed.
+"""
+ERROR_REASON_HEADER_INVALID: ErrorReason.ValueType  # 1250
+"""Issue 41: the gateway's HTTP edge (1250-1269).
+INVALID_ARGUMENT: a request header is not text (a name that is not ASCII, a value that is not
+UTF-8), or a Connect header has a value the protocol does not allow (Connect-Timeout-Ms is 1 to
+10 digits, Connect-Protocol-Version is 1); metadata `header` names it. Nothing was done.
+"""
+ERROR_REASON_PROTOCOL_UNSUPPORTED: ErrorReason.ValueType  # 1251
+"""UNIMPLEMENTED: (HTTP 405 or 415) the gateway serves the Connect protocol only: POST with
+`application/proto` or `application/json` for a unary method, `application/connect+proto` or
+`application/connect+json` for a stream; neither gRPC nor gRPC-Web. Nothing was done.
+"""
+ERROR_REASON_SESSION_REVOKED: ErrorReason.ValueType  # 1252
+"""UNAUTHENTICATED: the token's gateway session was ended (SignOut): sign in again."""
+ERROR_REASON_HAND_RECORD_DAMAGED: ErrorReason.ValueType  # 1270
+"""Issue 41: fairness (1270-1289).
+FAILED_PRECONDITION: the hand's stored row cannot give what this call needs to deal or end the
+hand: its seed or (version 3) its deck secret does not decrypt under the hand's id and the
+configured keys (a ciphertext of another hand's row, or a key no longer configured), or the
+seed does not match the hash published before the deal. Nothing was changed; an operator must
+repair the row (docs/fairness.md, "Damaged rows"). Reads of an ended hand are not refused.
 """
 Global___ErrorReason: _TypeAlias = ErrorReason  # noqa: Y015
 
