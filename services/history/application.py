@@ -24,6 +24,7 @@ from poker.common.v1 import common_pb2
 from poker.history.v1 import history_pb2
 from service_runtime.errors import AlreadyExists, InvalidArgument, NotFound
 from services.history import detectors, fair_play_storage, storage
+from services.history.audit_writers import AuditWriter, check_writer
 from services.history.cashier_statements import StatementLine
 from services.history.exports import open_hand_history, pokerstars
 from services.history.fair_play_cases import FairPlayUseCases, additions, weigh_hand
@@ -350,13 +351,15 @@ class HistoryApplication(FairPlayUseCases):
         )
         return lines, self._tokens.issue(scope, [next_cashier]) if next_cashier else ""
 
-    # --- Audit log (service or admin writes; admins read). ---
+    # --- Audit log (each writer its own kinds, audit_writers.py; admins read). ---
 
-    async def record_audit_event(self, event: history_pb2.AuditEvent) -> bool:
-        """Append an event; True when an identical event was already stored."""
+    async def record_audit_event(self, writer: AuditWriter | None, event: history_pb2.AuditEvent) -> bool:
+        """Append an event of `writer` (the verified caller; None: it records nothing); True when an
+        identical event was already stored. Stored with the writer as actor and under its namespace."""
         check_id(event.event_id, "event.event_id")
         check_code(event.kind, "event.kind")
-        check_id(event.actor, "event.actor")
+        check_id(event.actor, "event.actor", required=False)
+        writer = check_writer(writer, event.event_id, event.kind, event.actor)
         check_id(event.subject, "event.subject", required=False)
         check_id(event.table_id, "event.table_id", required=False)
         check_text(event.details, "event.details", MAX_DETAILS_LENGTH)
@@ -368,14 +371,18 @@ class HistoryApplication(FairPlayUseCases):
             check_id(hand_id, "event.hand_ids")
         if event.HasField("time"):
             check_time(event.time, "event.time")
+        asked = history_pb2.AuditEvent()
+        asked.CopyFrom(event)
+        asked.event_id = writer.stored_id(event.event_id)
+        asked.actor = writer.actor
         stored = history_pb2.AuditEvent()
-        stored.CopyFrom(event)
+        stored.CopyFrom(asked)
         if not stored.HasField("time"):
             stored.time.CopyFrom(_timestamp(self._clock()))
         for attempt in range(ATTEMPTS):
             try:
                 async with self._writing() as session:
-                    existing = await storage.audit_event_bytes(session, event.event_id)
+                    existing = await storage.audit_event_bytes(session, stored.event_id)
                     if existing is None:
                         await storage.insert_audit_event(session, stored, storage.serialise(stored))
                         return False
@@ -390,7 +397,7 @@ class HistoryApplication(FairPlayUseCases):
         if not event.HasField("time"):
             # A retry without a time matches the first attempt whatever time the server gave it.
             recorded.ClearField("time")
-        if storage.serialise(recorded) == storage.serialise(event):
+        if storage.serialise(recorded) == storage.serialise(asked):
             return True
         raise AlreadyExists(
             "IDEMPOTENCY_CONFLICT",

@@ -27,7 +27,9 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from poker.history.v1 import history_pb2
 from service_runtime.errors import AlreadyExists, InvalidArgument, NotFound, Unavailable
 from services.history import cases, detectors, fair_play_storage, hold_storage, storage
+from services.history.hold_storage import HoldRequest
 from services.history.holds import (
+    ATTEMPTS,
     DETECTOR_ACTOR,
     PLAYER_HELD,
     PLAYER_RELEASED,
@@ -326,8 +328,11 @@ class FairPlayUseCases:
     async def set_hold(
         self, admin: str, request_id: str, player_id: str, reason: str, case_id: str, *, held: bool
     ) -> tuple[history_pb2.PlayerHold, bool]:
-        """Hold or release a player through the cashier, then audit it (both idempotent by the
-        request id, so a retry after any failure completes the same change)."""
+        """Hold or release a player through the cashier, audited PLAYER_HELD / PLAYER_RELEASED (id
+        `hold:<request_id>`, actor the admin). The request is claimed under its id first, so an id
+        reused for another change is refused before the cashier is asked; then the cashier's change
+        (idempotent by the same id), then the audit event: a retry after a failure anywhere in
+        between completes both, once."""
         self._check_request_id(request_id)
         check_id(player_id, "player_id")
         self._check_reason(reason)
@@ -335,33 +340,96 @@ class FairPlayUseCases:
             await self.get_case(case_id)
         if self._holds is None:
             raise Unavailable("UNAVAILABLE", "this history service has no cashier to keep holds")
-        hold = await self._holds.set_hold(request_id, player_id, held, reason)
-        event = history_pb2.AuditEvent(
-            event_id=f"hold:{request_id}",
-            time=_timestamp(hold.change_time),
-            actor=admin,
-            kind=PLAYER_HELD if held else PLAYER_RELEASED,
-            subject=player_id,
-            details=f"{'held' if held else 'released'} by {admin}: {reason}"
-            + (f" (case {case_id})" if case_id else ""),
-            player_ids=[player_id],
+        now_us = int(self._clock().timestamp() * 1_000_000)
+        claim = await self._claim_hold(
+            HoldRequest(request_id, player_id, held, reason, case_id, admin, now_us, done=False)
         )
-        await self._record_once(event)
+        hold = await self._holds.set_hold(request_id, player_id, held, reason)
+        await self._complete_hold(claim, hold)
         return _hold_pb(hold), hold.existing
 
-    async def _record_once(self, event: history_pb2.AuditEvent) -> None:
-        for attempt in range(4):
+    async def _claim_hold(self, request: HoldRequest) -> HoldRequest:
+        """This request claimed under its id, or the earlier claim of the same change (a retry);
+        IDEMPOTENCY_CONFLICT when the id was claimed for another change, or, before claims were kept
+        (migration 0005), audited as another one."""
+        for attempt in range(ATTEMPTS):
             try:
                 async with self._writing() as session:
-                    existing = await storage.audit_event_bytes(session, event.event_id)
-                    if existing is None:
+                    earlier = await hold_storage.hold_request(session, request.request_id)
+                    if earlier is None:
+                        audited = await storage.audit_event_bytes(session, _hold_event_id(request.request_id))
+                        if audited is not None and not _audits(
+                            history_pb2.AuditEvent.FromString(audited), request
+                        ):
+                            raise _conflict("request_id")
+                        await hold_storage.insert_hold_request(session, request)
+                        return request
+            except IntegrityError:
+                # Another try of this id claimed it at the same moment: look again.
+                await asyncio.sleep(random.uniform(0, 0.005 * (attempt + 1)))
+                continue
+            for field, was, asked in (
+                ("player_id", earlier.player_id, request.player_id),
+                ("request_id", earlier.held, request.held),  # a HoldPlayer's id in ReleasePlayer
+                ("reason", earlier.reason, request.reason),
+                ("case_id", earlier.case_id, request.case_id),
+            ):
+                if was != asked:
+                    raise _conflict(field)
+            return earlier
+        raise AlreadyExists(
+            "IDEMPOTENCY_CONFLICT", "concurrent requests kept racing; retry", {"field": "request_id"}
+        )
+
+    async def _complete_hold(self, claim: HoldRequest, hold: Hold) -> None:
+        """Audit the cashier's change and mark the claim done, in one transaction (once: a retry of a
+        completed request writes nothing)."""
+        if claim.done:
+            return
+        event = history_pb2.AuditEvent(
+            event_id=_hold_event_id(claim.request_id),
+            time=_timestamp(hold.change_time),
+            actor=claim.actor,
+            kind=PLAYER_HELD if claim.held else PLAYER_RELEASED,
+            subject=claim.player_id,
+            details=_hold_details(claim.actor, claim.held, claim.reason, claim.case_id),
+            player_ids=[claim.player_id],
+        )
+        for attempt in range(ATTEMPTS):
+            try:
+                async with self._writing() as session:
+                    if await storage.audit_event_bytes(session, event.event_id) is None:
                         await storage.insert_audit_event(session, event, storage.serialise(event))
-                    elif existing != storage.serialise(event):
-                        raise AlreadyExists(
-                            "IDEMPOTENCY_CONFLICT",
-                            "this request id was used for another change",
-                            {"field": "request_id"},
-                        )
+                    await hold_storage.mark_hold_request_done(session, claim.request_id)
                 return
             except IntegrityError:
+                # A concurrent retry of the same request wrote the event first: it is there now.
                 await asyncio.sleep(random.uniform(0, 0.005 * (attempt + 1)))
+        raise AlreadyExists(
+            "IDEMPOTENCY_CONFLICT", "concurrent requests kept racing; retry", {"field": "request_id"}
+        )
+
+
+def _hold_event_id(request_id: str) -> str:
+    return f"hold:{request_id}"
+
+
+def _hold_details(admin: str, held: bool, reason: str, case_id: str) -> str:
+    return f"{'held' if held else 'released'} by {admin}: {reason}" + (
+        f" (case {case_id})" if case_id else ""
+    )
+
+
+def _audits(event: history_pb2.AuditEvent, request: HoldRequest) -> bool:
+    """Is this (pre-claim) audit event the change the request asks for, by whichever admin made it?"""
+    return (
+        event.kind == (PLAYER_HELD if request.held else PLAYER_RELEASED)
+        and event.subject == request.player_id
+        and event.details == _hold_details(event.actor, request.held, request.reason, request.case_id)
+    )
+
+
+def _conflict(field: str) -> AlreadyExists:
+    return AlreadyExists(
+        "IDEMPOTENCY_CONFLICT", "this request id was used for another change", {"field": field}
+    )

@@ -14,6 +14,7 @@ from service_runtime.auth import Role, ServiceName, current_caller
 from service_runtime.errors import InvalidArgument
 from service_runtime.proto_time import to_timestamp
 from services.history.application import HistoryApplication
+from services.history.audit_writers import writer_of
 from services.history.records import Viewer
 
 SERVICE_NAME = "poker.history.v1.HistoryService"
@@ -100,7 +101,10 @@ class HistoryServicer(history_pb2_grpc.HistoryServiceServicer):
     ) -> history_pb2.RecordAuditEventResponse:
         if not request.HasField("event"):
             raise InvalidArgument("FIELD_REQUIRED", "event is required", {"field": "event"})
-        already = await self._application.record_audit_event(request.event)
+        caller = current_caller()
+        # The writer (its kinds, its name as actor, its ids' namespace) is the verified caller.
+        writer = writer_of(caller.subject, service=caller.service, admin=caller.has(Role.ADMIN))
+        already = await self._application.record_audit_event(writer, request.event)
         return history_pb2.RecordAuditEventResponse(already_recorded=already)
 
     async def ListAuditEvents(  # noqa: N802

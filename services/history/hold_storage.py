@@ -1,6 +1,7 @@
-"""Database adapter of the automatic holds (docs/integrity.md "Automatic holds"), within a caller's
-session: the withdrawal holds strong chip-dumping cases make due (`history_auto_holds`) and the
-operators' ResolveCase decisions (`history_case_resolutions`).
+"""Database adapter of the holds (docs/integrity.md "Holds" and "Automatic holds"), within a caller's
+session: the withdrawal holds strong chip-dumping cases make due (`history_auto_holds`), the
+operators' ResolveCase decisions (`history_case_resolutions`) and their HoldPlayer / ReleasePlayer
+requests (`history_hold_requests`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from services.history.tables import auto_holds, case_resolutions
+from services.history.tables import auto_holds, case_resolutions, hold_requests
 
 MAX_NOTE_LENGTH = 256
 
@@ -58,6 +59,20 @@ class CaseResolution:
     reason: str
     actor: str
     resolved_us: int
+    done: bool
+
+
+@dataclass(frozen=True)
+class HoldRequest:
+    """One operator's HoldPlayer (`held`) or ReleasePlayer, claimed by its request id."""
+
+    request_id: str
+    player_id: str
+    held: bool
+    reason: str
+    case_id: str
+    actor: str
+    requested_us: int
     done: bool
 
 
@@ -232,4 +247,44 @@ async def insert_resolution(session: AsyncSession, resolution: CaseResolution) -
 async def mark_resolution_done(session: AsyncSession, request_id: str) -> None:
     await session.execute(
         sa.update(case_resolutions).where(case_resolutions.c.request_id == request_id).values(done=True)
+    )
+
+
+async def hold_request(session: AsyncSession, request_id: str) -> HoldRequest | None:
+    row = (
+        await session.execute(sa.select(hold_requests).where(hold_requests.c.request_id == request_id))
+    ).first()
+    if row is None:
+        return None
+    return HoldRequest(
+        row.request_id,
+        row.player_id,
+        bool(row.held),
+        row.reason,
+        row.case_id,
+        row.actor,
+        int(row.requested_us),
+        bool(row.done),
+    )
+
+
+async def insert_hold_request(session: AsyncSession, request: HoldRequest) -> None:
+    """Claim the request id; a claimed one raises IntegrityError."""
+    await session.execute(
+        sa.insert(hold_requests).values(
+            request_id=request.request_id,
+            player_id=request.player_id,
+            held=request.held,
+            reason=request.reason,
+            case_id=request.case_id,
+            actor=request.actor,
+            requested_us=request.requested_us,
+            done=request.done,
+        )
+    )
+
+
+async def mark_hold_request_done(session: AsyncSession, request_id: str) -> None:
+    await session.execute(
+        sa.update(hold_requests).where(hold_requests.c.request_id == request_id).values(done=True)
     )

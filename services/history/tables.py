@@ -177,3 +177,18 @@ case_resolutions = sa.Table(
     # upheld), never the other way round.
     sa.UniqueConstraint("case_id", "resolution"),
 )
+
+# The operators' HoldPlayer / ReleasePlayer requests by request id (the idempotency key), claimed
+# before the cashier is asked; `done` once the cashier's change and its audit event are both stored.
+hold_requests = sa.Table(
+    "history_hold_requests",
+    metadata,
+    sa.Column("request_id", sa.String(64), primary_key=True),
+    sa.Column("player_id", sa.String(128), nullable=False),
+    sa.Column("held", sa.Boolean, nullable=False),
+    sa.Column("reason", sa.String(128), nullable=False),
+    sa.Column("case_id", sa.String(128), nullable=False),
+    sa.Column("actor", sa.String(128), nullable=False),
+    sa.Column("requested_us", sa.BigInteger, nullable=False),
+    sa.Column("done", sa.Boolean, nullable=False),
+)

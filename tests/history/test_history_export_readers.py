@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import re
 import warnings
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -28,7 +28,7 @@ from services.history.exports import open_hand_history, pokerstars
 from services.history.exports.names import export_names
 from services.history.exports.pokerstars_words import hand_name
 from services.history.records import Viewer, view_for
-from tests.history.engine_hands import record_of, varied_records
+from tests.history.engine_hands import START, record_of, varied_records
 from tests.history.export_readers import (
     as_utc,
     parse_with_poker_package,
@@ -36,18 +36,31 @@ from tests.history.export_readers import (
     validate_with_ohh_pydantic,
 )
 from tests.history.pokerkit_parsing import parse_pokerstars
+from tests.history.test_history_export_no_pot import dead_small_blind_walk
 from tests.history.test_history_exports import check_ohh, check_round_trip
 
 GOLDEN = Path(__file__).parent / "golden"
-HANDS = 42
+PLAYED = 42
+HANDS = PLAYED + 1
 
 
 def corpus() -> list[tuple[history_pb2.HandRecord, str]]:
-    """Each hand with the player whose view it is exported in (seat by seat, so every position reads)."""
-    records = varied_records(HANDS, seed=25, table_id="room-classic.1", prefix="p")
-    return [
+    """Each hand with the player whose view it is exported in (seat by seat, so every position reads),
+    then a walk with no small blind (the hand with no pot, in the view of a player who folded)."""
+    records = varied_records(PLAYED, seed=25, table_id="room-classic.1", prefix="p")
+    played = [
         (record, record.seats[number % len(record.seats)].player_id) for number, record in enumerate(records)
     ]
+    walk = dead_small_blind_walk("p-dead-sb", ("p2", "p5", "p7"), START + timedelta(minutes=PLAYED))
+    return [*played, (walk, "p5")]
+
+
+def exported_total_pot(record: history_pb2.HandRecord) -> int:
+    """The total pot the PokerStars text states: the pots with their rake; a walk with no small blind
+    has none, and its text has the big blind collect its blind back as the pot."""
+    if record.pots:
+        return sum(pot.amount + pot.rake for pot in record.pots)
+    return sum(a.amount for a in record.actions if a.kind == "UNCALLED_RETURN")
 
 
 def views() -> list[tuple[int, history_pb2.HandRecord, str]]:
@@ -73,6 +86,7 @@ def test_the_corpus_has_every_shape_the_issue_names() -> None:
         "one side pot": lambda r: len(r.pots) == 2,
         "split pot": lambda r: any(len(p.winner_seats) > 1 for p in r.pots),
         "walk": lambda r: not r.board and not any(a.kind in ("CALL", "RAISE", "BET") for a in r.actions),
+        "walk with no small blind (no pot)": lambda r: not r.pots,
         "muck": lambda r: any(a.kind == "MUCK" for a in r.actions),
         "rake": lambda r: r.rake > 0,
         "fixed limit": lambda r: r.variant == common_pb2.GAME_VARIANT_FIXED_LIMIT_HOLDEM,
@@ -111,7 +125,7 @@ def test_pokerstars_corpus_reads_back_in_pokerkit_and_in_the_poker_package() -> 
         assert hand["players"] == {names[s.seat]: s.starting_stack for s in record.seats}
         assert hand["button"] == names[record.button_seat]
         assert hand["hero"] == names[next(s.seat for s in record.seats if s.player_id == hero)]
-        assert hand["total_pot"] == sum(p.amount + p.rake for p in record.pots)
+        assert hand["total_pot"] == exported_total_pot(record)
         assert hand["board"] == [c.text for c in record.board]
         # Winners from the summary lines (`collected (n)`, `showed [..] and won (n) with ...`); the
         # package keeps PokerStars' position marks in the name. It reads the seat lines from the fifth

@@ -293,31 +293,33 @@ async def test_lists_page_newest_first_with_opaque_tamper_evident_tokens(stub: S
 
 
 async def test_audit_events_are_idempotent_admin_only_and_paged(stub: Stub) -> None:
-    kind = f"TEST_{uuid.uuid4().hex[:8].upper()}"
-    ids = [f"ev-{uuid.uuid4().hex}" for _ in range(5)]
+    # Admins record their own `OPERATOR_*` kinds by hand (tests/history/test_history_audit_trail.py
+    # has each writer's kinds); a kind of its own per run keeps this test's list apart.
+    kind = f"OPERATOR_TEST_{uuid.uuid4().hex[:8].upper()}"
+    ids = [f"ev-{uuid.uuid4().hex[:16]}" for _ in range(5)]
     for event_id in ids:
         event = history_pb2.AuditEvent(
             event_id=event_id,
-            actor="lobby",
             kind=kind,
             subject="room-1",
             details="maintenance on",
             player_ids=["alice"],
             table_id="t1",
         )
-        first = await stub.RecordAuditEvent(
-            history_pb2.RecordAuditEventRequest(event=event), metadata=SERVICE
-        )
-        again = await stub.RecordAuditEvent(
-            history_pb2.RecordAuditEventRequest(event=event), metadata=SERVICE
-        )
+        first = await stub.RecordAuditEvent(history_pb2.RecordAuditEventRequest(event=event), metadata=ADMIN)
+        again = await stub.RecordAuditEvent(history_pb2.RecordAuditEventRequest(event=event), metadata=ADMIN)
         assert (first.already_recorded, again.already_recorded) == (False, True)
-    changed = history_pb2.AuditEvent(event_id=ids[0], actor="lobby", kind=kind, details="something else")
+    changed = history_pb2.AuditEvent(event_id=ids[0], kind=kind, details="something else")
     await expect_error(
         stub.RecordAuditEvent(history_pb2.RecordAuditEventRequest(event=changed), metadata=ADMIN),
         grpc.StatusCode.ALREADY_EXISTS,
         "IDEMPOTENCY_CONFLICT",
     )
+    voided = history_pb2.AuditEvent(event_id=ids[0], kind="HAND_VOIDED", subject="hand-1")
+    # The same id in another writer's namespace is another event.
+    assert not (
+        await stub.RecordAuditEvent(history_pb2.RecordAuditEventRequest(event=voided), metadata=SERVICE)
+    ).already_recorded
     await expect_error(
         stub.RecordAuditEvent(
             history_pb2.RecordAuditEventRequest(
@@ -328,7 +330,7 @@ async def test_audit_events_are_idempotent_admin_only_and_paged(stub: Stub) -> N
         grpc.StatusCode.INVALID_ARGUMENT,
         "FIELD_INVALID",
     )
-    far_future = history_pb2.AuditEvent(event_id="late", actor="ops", kind="X")
+    far_future = history_pb2.AuditEvent(event_id="late", actor="ops", kind="OPERATOR_NOTE")
     far_future.time.seconds = 2**62
     await expect_error(
         stub.RecordAuditEvent(history_pb2.RecordAuditEventRequest(event=far_future), metadata=ADMIN),
@@ -348,7 +350,7 @@ async def test_audit_events_are_idempotent_admin_only_and_paged(stub: Stub) -> N
         token = page.page.next_page_token
         if not token:
             break
-    assert listed == list(reversed(ids))
+    assert listed == [f"admin:ops/{event_id}" for event_id in reversed(ids)]
 
 
 async def test_concurrent_retries_of_one_hand_store_it_once(stub: Stub) -> None:

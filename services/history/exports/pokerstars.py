@@ -73,6 +73,7 @@ def render_hand(record: history_pb2.HandRecord, number: int, hero_id: str | None
             if (hero_id is None or seat.player_id == hero_id) and _visible(seat.hole_cards):
                 lines.append(f"Dealt to {names[seat.seat]} [{_cards(seat.hole_cards)}]")
 
+    walk = _walk_without_pot(record)
     for action in record.actions:
         name = names.get(action.seat, "")
         kind = action.kind
@@ -108,7 +109,8 @@ def render_hand(record: history_pb2.HandRecord, number: int, hero_id: str | None
             lines.append(f"*** {header} ***{earlier} [{_cards(action.cards)}]")
             bets = {}
         elif kind == "UNCALLED_RETURN":
-            lines.append(f"Uncalled bet ({action.amount}) returned to {name}")
+            if walk is None:
+                lines.append(f"Uncalled bet ({action.amount}) returned to {name}")
         elif kind in ("SHOW", "MUCK"):
             if not showdown:
                 lines.append("*** SHOW DOWN ***")
@@ -120,17 +122,17 @@ def render_hand(record: history_pb2.HandRecord, number: int, hero_id: str | None
                 lines.append(f"{name}: mucks hand")
     if not dealt:
         deal_hole_cards()
-    # No pot at all when the only bet was returned uncalled (a dead small blind, all fold to the big blind).
-    labels = pot_labels(len(record.pots))
-    for label, pot in zip(labels, record.pots, strict=True):
+    pots = list(record.pots) if walk is None else [walk]
+    labels = pot_labels(len(pots))
+    for label, pot in zip(labels, pots, strict=True):
         for seat, amount in zip(pot.winner_seats, pot.winner_amounts, strict=True):
             lines.append(f"{names[seat]} collected {amount} from {label}")
-    total = sum(pot.amount + pot.rake for pot in record.pots)
+    total = sum(pot.amount + pot.rake for pot in pots)
     lines.append("*** SUMMARY ***")
-    if len(record.pots) > 1:
+    if len(pots) > 1:
         parts = " ".join(
             f"{label[0].upper() + label[1:]} {pot.amount + pot.rake}."
-            for label, pot in zip(labels, record.pots, strict=True)
+            for label, pot in zip(labels, pots, strict=True)
         )
         lines.append(f"Total pot {total} {parts} | Rake {record.rake}")
     else:
@@ -138,13 +140,32 @@ def render_hand(record: history_pb2.HandRecord, number: int, hero_id: str | None
     if record.board:
         lines.append(f"Board [{_cards(record.board)}]")
     won = {seat: 0 for seat in names}
-    for pot in record.pots:
+    for pot in pots:
         for seat, amount in zip(pot.winner_seats, pot.winner_amounts, strict=True):
             won[seat] += amount
     for player in record.seats:
         outcome = _outcome(record, player, won[player.seat])
         lines.append(f"Seat {player.seat + 1}: {names[player.seat]}{_position(record, player)} {outcome}")
     return "\n".join(lines)
+
+
+def _walk_without_pot(record: history_pb2.HandRecord) -> history_pb2.HandPot | None:
+    """The pot PokerStars writes for a walk that has none in the record, else None.
+
+    With no small blind this hand (a dead small blind) and everyone folding to the big blind, the big
+    blind's bet comes back uncalled whole and the record has no pot. PokerStars writes a walk as the
+    big blind collecting the pot, its own blind back included (`collected 10 from pot`, `Total pot
+    10`, `collected (10)`); here that pot is the blind alone, so it is written so, without the
+    uncalled-bet line (the chips would be given back twice), and the big blind's result stays 0."""
+    if record.pots:
+        return None
+    returned = [a for a in record.actions if a.kind == "UNCALLED_RETURN"]
+    if len(returned) != 1:
+        return None
+    (back,) = returned
+    return history_pb2.HandPot(
+        amount=back.amount, winner_seats=[back.seat], winner_amounts=[back.amount], eligible_seats=[back.seat]
+    )
 
 
 def _blind_seats(record: history_pb2.HandRecord) -> tuple[set[int], set[int]]:

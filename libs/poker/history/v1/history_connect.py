@@ -84,16 +84,28 @@ class HistoryService(Protocol):
     async def list_balance_changes(self, request: ListBalanceChangesRequest, ctx: RequestContext[ListBalanceChangesRequest, ListBalanceChangesResponse], /) -> ListBalanceChangesResponse:
         """
         ListBalanceChanges lists the caller's balance changes (from the cashier statement), newest first.
-        Errors: INVALID_ARGUMENT POOL_INVALID, PAGE_TOKEN_INVALID; UNAVAILABLE UNAVAILABLE (the cashier
-        cannot be reached).
+        Errors: INVALID_ARGUMENT POOL_INVALID, PAGE_TOKEN_INVALID; RESOURCE_EXHAUSTED SERVER_OVERLOADED
+        (the cashier shed the call or did not answer within history's deadline: retry with backoff);
+        UNAVAILABLE UNAVAILABLE (the cashier cannot be reached, or failed without a reason); any other
+        answer of the cashier with its own code and reason. Errors that come from the cashier carry
+        ErrorInfo metadata `dependency` = `cashier` (docs/history.md, "Balance changes").
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
     async def record_audit_event(self, request: RecordAuditEventRequest, ctx: RequestContext[RecordAuditEventRequest, RecordAuditEventResponse], /) -> RecordAuditEventResponse:
         """
-        RecordAuditEvent appends an operator-visible audit event (service or admin role).
-        Idempotent by `event.event_id`; the time is the server's when unset. Errors: INVALID_ARGUMENT
-        FIELD_REQUIRED, FIELD_INVALID; PERMISSION_DENIED ROLE_REQUIRED; ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
+        RecordAuditEvent appends an operator-visible audit event (service:table, service:lobby, admin).
+        The trail is append-only and unforgeable: each writer records only its own kinds (table shards
+        HAND_VOIDED, SETTLEMENT_FAILED, SUSPICIOUS_PLAY; the lobby MAINTENANCE_SET; admins kinds starting
+        `OPERATOR_`; the kinds the history service writes itself, FAIR_PLAY_CASE_OPENED, PLAYER_HELD,
+        PLAYER_RELEASED and FAIR_PLAY_CASE_RESOLVED, nobody), the actor recorded is the caller's verified
+        identity (`service:<name>`, or the admin's subject), and the event is stored under the writer's
+        namespace, as `<namespace>/<event_id>` (`service:table/...`, `admin:<subject>/...`), so no writer
+        takes another's id or one of history's own. Idempotent by `event.event_id` within the writer's
+        namespace; the time is the server's when unset. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
+        FIELD_INVALID; PERMISSION_DENIED ROLE_REQUIRED (also a kind that is not the caller's, metadata
+        `field` = `event.kind`), NOT_YOUR_RESOURCE (an `actor` other than the caller); ALREADY_EXISTS
+        IDEMPOTENCY_CONFLICT.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -123,7 +135,10 @@ class HistoryService(Protocol):
         """
         HoldPlayer puts a player on hold for review (admin): no new seats, withdrawals wait, until
         ReleasePlayer. The cashier keeps the hold; the audit log gets a PLAYER_HELD event (id
-        `hold:<request_id>`) naming the admin, the reason and the case. Idempotent by `request_id`.
+        `hold:<request_id>`) naming the admin, the reason and the case. Idempotent by `request_id`, which
+        binds the player, the reason, the case and hold or release: the request is claimed under its id
+        before the cashier is asked (an id used for another change is refused and nothing is held), and a
+        retry after a failure in between (UNAVAILABLE) completes both the hold and its event, once.
         Errors: PERMISSION_DENIED ROLE_REQUIRED; INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID;
         NOT_FOUND CASE_NOT_FOUND (a case id was given and is unknown); FAILED_PRECONDITION
         PLAYER_ALREADY_ON_HOLD; ALREADY_EXISTS IDEMPOTENCY_CONFLICT; UNAVAILABLE (the cashier).
@@ -488,8 +503,11 @@ class HistoryServiceClient(ConnectClient):
     ) -> ListBalanceChangesResponse:
         """
         ListBalanceChanges lists the caller's balance changes (from the cashier statement), newest first.
-        Errors: INVALID_ARGUMENT POOL_INVALID, PAGE_TOKEN_INVALID; UNAVAILABLE UNAVAILABLE (the cashier
-        cannot be reached).
+        Errors: INVALID_ARGUMENT POOL_INVALID, PAGE_TOKEN_INVALID; RESOURCE_EXHAUSTED SERVER_OVERLOADED
+        (the cashier shed the call or did not answer within history's deadline: retry with backoff);
+        UNAVAILABLE UNAVAILABLE (the cashier cannot be reached, or failed without a reason); any other
+        answer of the cashier with its own code and reason. Errors that come from the cashier carry
+        ErrorInfo metadata `dependency` = `cashier` (docs/history.md, "Balance changes").
         """
         return await self.execute_unary(
             request=request,
@@ -512,9 +530,18 @@ class HistoryServiceClient(ConnectClient):
         timeout_ms: int | None = None,
     ) -> RecordAuditEventResponse:
         """
-        RecordAuditEvent appends an operator-visible audit event (service or admin role).
-        Idempotent by `event.event_id`; the time is the server's when unset. Errors: INVALID_ARGUMENT
-        FIELD_REQUIRED, FIELD_INVALID; PERMISSION_DENIED ROLE_REQUIRED; ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
+        RecordAuditEvent appends an operator-visible audit event (service:table, service:lobby, admin).
+        The trail is append-only and unforgeable: each writer records only its own kinds (table shards
+        HAND_VOIDED, SETTLEMENT_FAILED, SUSPICIOUS_PLAY; the lobby MAINTENANCE_SET; admins kinds starting
+        `OPERATOR_`; the kinds the history service writes itself, FAIR_PLAY_CASE_OPENED, PLAYER_HELD,
+        PLAYER_RELEASED and FAIR_PLAY_CASE_RESOLVED, nobody), the actor recorded is the caller's verified
+        identity (`service:<name>`, or the admin's subject), and the event is stored under the writer's
+        namespace, as `<namespace>/<event_id>` (`service:table/...`, `admin:<subject>/...`), so no writer
+        takes another's id or one of history's own. Idempotent by `event.event_id` within the writer's
+        namespace; the time is the server's when unset. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
+        FIELD_INVALID; PERMISSION_DENIED ROLE_REQUIRED (also a kind that is not the caller's, metadata
+        `field` = `event.kind`), NOT_YOUR_RESOURCE (an `actor` other than the caller); ALREADY_EXISTS
+        IDEMPOTENCY_CONFLICT.
         """
         return await self.execute_unary(
             request=request,
@@ -612,7 +639,10 @@ class HistoryServiceClient(ConnectClient):
         """
         HoldPlayer puts a player on hold for review (admin): no new seats, withdrawals wait, until
         ReleasePlayer. The cashier keeps the hold; the audit log gets a PLAYER_HELD event (id
-        `hold:<request_id>`) naming the admin, the reason and the case. Idempotent by `request_id`.
+        `hold:<request_id>`) naming the admin, the reason and the case. Idempotent by `request_id`, which
+        binds the player, the reason, the case and hold or release: the request is claimed under its id
+        before the cashier is asked (an id used for another change is refused and nothing is held), and a
+        retry after a failure in between (UNAVAILABLE) completes both the hold and its event, once.
         Errors: PERMISSION_DENIED ROLE_REQUIRED; INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID;
         NOT_FOUND CASE_NOT_FOUND (a case id was given and is unknown); FAILED_PRECONDITION
         PLAYER_ALREADY_ON_HOLD; ALREADY_EXISTS IDEMPOTENCY_CONFLICT; UNAVAILABLE (the cashier).
@@ -738,16 +768,28 @@ class HistoryServiceSync(Protocol):
     def list_balance_changes(self, request: ListBalanceChangesRequest, ctx: RequestContext[ListBalanceChangesRequest, ListBalanceChangesResponse], /) -> ListBalanceChangesResponse:
         """
         ListBalanceChanges lists the caller's balance changes (from the cashier statement), newest first.
-        Errors: INVALID_ARGUMENT POOL_INVALID, PAGE_TOKEN_INVALID; UNAVAILABLE UNAVAILABLE (the cashier
-        cannot be reached).
+        Errors: INVALID_ARGUMENT POOL_INVALID, PAGE_TOKEN_INVALID; RESOURCE_EXHAUSTED SERVER_OVERLOADED
+        (the cashier shed the call or did not answer within history's deadline: retry with backoff);
+        UNAVAILABLE UNAVAILABLE (the cashier cannot be reached, or failed without a reason); any other
+        answer of the cashier with its own code and reason. Errors that come from the cashier carry
+        ErrorInfo metadata `dependency` = `cashier` (docs/history.md, "Balance changes").
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
     def record_audit_event(self, request: RecordAuditEventRequest, ctx: RequestContext[RecordAuditEventRequest, RecordAuditEventResponse], /) -> RecordAuditEventResponse:
         """
-        RecordAuditEvent appends an operator-visible audit event (service or admin role).
-        Idempotent by `event.event_id`; the time is the server's when unset. Errors: INVALID_ARGUMENT
-        FIELD_REQUIRED, FIELD_INVALID; PERMISSION_DENIED ROLE_REQUIRED; ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
+        RecordAuditEvent appends an operator-visible audit event (service:table, service:lobby, admin).
+        The trail is append-only and unforgeable: each writer records only its own kinds (table shards
+        HAND_VOIDED, SETTLEMENT_FAILED, SUSPICIOUS_PLAY; the lobby MAINTENANCE_SET; admins kinds starting
+        `OPERATOR_`; the kinds the history service writes itself, FAIR_PLAY_CASE_OPENED, PLAYER_HELD,
+        PLAYER_RELEASED and FAIR_PLAY_CASE_RESOLVED, nobody), the actor recorded is the caller's verified
+        identity (`service:<name>`, or the admin's subject), and the event is stored under the writer's
+        namespace, as `<namespace>/<event_id>` (`service:table/...`, `admin:<subject>/...`), so no writer
+        takes another's id or one of history's own. Idempotent by `event.event_id` within the writer's
+        namespace; the time is the server's when unset. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
+        FIELD_INVALID; PERMISSION_DENIED ROLE_REQUIRED (also a kind that is not the caller's, metadata
+        `field` = `event.kind`), NOT_YOUR_RESOURCE (an `actor` other than the caller); ALREADY_EXISTS
+        IDEMPOTENCY_CONFLICT.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -777,7 +819,10 @@ class HistoryServiceSync(Protocol):
         """
         HoldPlayer puts a player on hold for review (admin): no new seats, withdrawals wait, until
         ReleasePlayer. The cashier keeps the hold; the audit log gets a PLAYER_HELD event (id
-        `hold:<request_id>`) naming the admin, the reason and the case. Idempotent by `request_id`.
+        `hold:<request_id>`) naming the admin, the reason and the case. Idempotent by `request_id`, which
+        binds the player, the reason, the case and hold or release: the request is claimed under its id
+        before the cashier is asked (an id used for another change is refused and nothing is held), and a
+        retry after a failure in between (UNAVAILABLE) completes both the hold and its event, once.
         Errors: PERMISSION_DENIED ROLE_REQUIRED; INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID;
         NOT_FOUND CASE_NOT_FOUND (a case id was given and is unknown); FAILED_PRECONDITION
         PLAYER_ALREADY_ON_HOLD; ALREADY_EXISTS IDEMPOTENCY_CONFLICT; UNAVAILABLE (the cashier).
@@ -1140,8 +1185,11 @@ class HistoryServiceClientSync(ConnectClientSync):
     ) -> ListBalanceChangesResponse:
         """
         ListBalanceChanges lists the caller's balance changes (from the cashier statement), newest first.
-        Errors: INVALID_ARGUMENT POOL_INVALID, PAGE_TOKEN_INVALID; UNAVAILABLE UNAVAILABLE (the cashier
-        cannot be reached).
+        Errors: INVALID_ARGUMENT POOL_INVALID, PAGE_TOKEN_INVALID; RESOURCE_EXHAUSTED SERVER_OVERLOADED
+        (the cashier shed the call or did not answer within history's deadline: retry with backoff);
+        UNAVAILABLE UNAVAILABLE (the cashier cannot be reached, or failed without a reason); any other
+        answer of the cashier with its own code and reason. Errors that come from the cashier carry
+        ErrorInfo metadata `dependency` = `cashier` (docs/history.md, "Balance changes").
         """
         return self.execute_unary(
             request=request,
@@ -1164,9 +1212,18 @@ class HistoryServiceClientSync(ConnectClientSync):
         timeout_ms: int | None = None,
     ) -> RecordAuditEventResponse:
         """
-        RecordAuditEvent appends an operator-visible audit event (service or admin role).
-        Idempotent by `event.event_id`; the time is the server's when unset. Errors: INVALID_ARGUMENT
-        FIELD_REQUIRED, FIELD_INVALID; PERMISSION_DENIED ROLE_REQUIRED; ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
+        RecordAuditEvent appends an operator-visible audit event (service:table, service:lobby, admin).
+        The trail is append-only and unforgeable: each writer records only its own kinds (table shards
+        HAND_VOIDED, SETTLEMENT_FAILED, SUSPICIOUS_PLAY; the lobby MAINTENANCE_SET; admins kinds starting
+        `OPERATOR_`; the kinds the history service writes itself, FAIR_PLAY_CASE_OPENED, PLAYER_HELD,
+        PLAYER_RELEASED and FAIR_PLAY_CASE_RESOLVED, nobody), the actor recorded is the caller's verified
+        identity (`service:<name>`, or the admin's subject), and the event is stored under the writer's
+        namespace, as `<namespace>/<event_id>` (`service:table/...`, `admin:<subject>/...`), so no writer
+        takes another's id or one of history's own. Idempotent by `event.event_id` within the writer's
+        namespace; the time is the server's when unset. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
+        FIELD_INVALID; PERMISSION_DENIED ROLE_REQUIRED (also a kind that is not the caller's, metadata
+        `field` = `event.kind`), NOT_YOUR_RESOURCE (an `actor` other than the caller); ALREADY_EXISTS
+        IDEMPOTENCY_CONFLICT.
         """
         return self.execute_unary(
             request=request,
@@ -1264,7 +1321,10 @@ class HistoryServiceClientSync(ConnectClientSync):
         """
         HoldPlayer puts a player on hold for review (admin): no new seats, withdrawals wait, until
         ReleasePlayer. The cashier keeps the hold; the audit log gets a PLAYER_HELD event (id
-        `hold:<request_id>`) naming the admin, the reason and the case. Idempotent by `request_id`.
+        `hold:<request_id>`) naming the admin, the reason and the case. Idempotent by `request_id`, which
+        binds the player, the reason, the case and hold or release: the request is claimed under its id
+        before the cashier is asked (an id used for another change is refused and nothing is held), and a
+        retry after a failure in between (UNAVAILABLE) completes both the hold and its event, once.
         Errors: PERMISSION_DENIED ROLE_REQUIRED; INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID;
         NOT_FOUND CASE_NOT_FOUND (a case id was given and is unknown); FAILED_PRECONDITION
         PLAYER_ALREADY_ON_HOLD; ALREADY_EXISTS IDEMPOTENCY_CONFLICT; UNAVAILABLE (the cashier).

@@ -1128,11 +1128,19 @@ class AuditEvent(_message.Message):
     TABLE_ID_FIELD_NUMBER: _builtins.int
     HAND_IDS_FIELD_NUMBER: _builtins.int
     event_id: _builtins.str
-    """The event id, the idempotency key."""
+    """The event id, the idempotency key. In RecordAuditEvent, the writer's own id (1 to 64 printable
+    ASCII characters without spaces); stored and listed as `<writer's namespace>/<event_id>`. The
+    history service's own events have ids of their own (`hold:<request_id>`, `case-opened:<case_id>`,
+    ...).
+    """
     actor: _builtins.str
-    """Who did it (player, admin or service id)."""
+    """Who did it: the writer's verified identity (`service:<name>`, an admin's subject, or
+    `history-detectors`). In RecordAuditEvent it is taken from the caller's token, never from the
+    request: leave it empty (the caller's own identity is accepted; anyone else's is NOT_YOUR_RESOURCE).
+    """
     kind: _builtins.str
-    """A stable code (UPPER_SNAKE) such as HAND_VOIDED, MAINTENANCE_SET, or the detectors'
+    """A stable code (UPPER_SNAKE), each written by one writer only (RecordAuditEvent): HAND_VOIDED,
+    MAINTENANCE_SET, an admin's OPERATOR_*, or, written by the history service itself, the detectors'
     FAIR_PLAY_CASE_OPENED (a detector opened a case; subject is the case id), PLAYER_HELD and
     PLAYER_RELEASED (an admin's hold, actor the admin; or a strong case's automatic withdrawal hold,
     actor `history-detectors`, released by an admin's ResolveCase), FAIR_PLAY_CASE_RESOLVED (an
@@ -1186,7 +1194,9 @@ class RecordAuditEventRequest(_message.Message):
     EVENT_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def event(self) -> Global___AuditEvent:
-        """The event; `event_id` is the idempotency key."""
+        """The event; `event_id` is the idempotency key within the caller's namespace, `actor` is left
+        empty (the caller's verified identity is recorded).
+        """
 
     def __init__(
         self,

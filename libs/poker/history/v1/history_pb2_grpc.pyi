@@ -60,13 +60,25 @@ class HistoryServiceStub:
     """
     ListBalanceChanges: _grpc.UnaryUnaryMultiCallable[_history_pb2.ListBalanceChangesRequest, _history_pb2.ListBalanceChangesResponse]
     """ListBalanceChanges lists the caller's balance changes (from the cashier statement), newest first.
-    Errors: INVALID_ARGUMENT POOL_INVALID, PAGE_TOKEN_INVALID; UNAVAILABLE UNAVAILABLE (the cashier
-    cannot be reached).
+    Errors: INVALID_ARGUMENT POOL_INVALID, PAGE_TOKEN_INVALID; RESOURCE_EXHAUSTED SERVER_OVERLOADED
+    (the cashier shed the call or did not answer within history's deadline: retry with backoff);
+    UNAVAILABLE UNAVAILABLE (the cashier cannot be reached, or failed without a reason); any other
+    answer of the cashier with its own code and reason. Errors that come from the cashier carry
+    ErrorInfo metadata `dependency` = `cashier` (docs/history.md, "Balance changes").
     """
     RecordAuditEvent: _grpc.UnaryUnaryMultiCallable[_history_pb2.RecordAuditEventRequest, _history_pb2.RecordAuditEventResponse]
-    """RecordAuditEvent appends an operator-visible audit event (service or admin role).
-    Idempotent by `event.event_id`; the time is the server's when unset. Errors: INVALID_ARGUMENT
-    FIELD_REQUIRED, FIELD_INVALID; PERMISSION_DENIED ROLE_REQUIRED; ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
+    """RecordAuditEvent appends an operator-visible audit event (service:table, service:lobby, admin).
+    The trail is append-only and unforgeable: each writer records only its own kinds (table shards
+    HAND_VOIDED, SETTLEMENT_FAILED, SUSPICIOUS_PLAY; the lobby MAINTENANCE_SET; admins kinds starting
+    `OPERATOR_`; the kinds the history service writes itself, FAIR_PLAY_CASE_OPENED, PLAYER_HELD,
+    PLAYER_RELEASED and FAIR_PLAY_CASE_RESOLVED, nobody), the actor recorded is the caller's verified
+    identity (`service:<name>`, or the admin's subject), and the event is stored under the writer's
+    namespace, as `<namespace>/<event_id>` (`service:table/...`, `admin:<subject>/...`), so no writer
+    takes another's id or one of history's own. Idempotent by `event.event_id` within the writer's
+    namespace; the time is the server's when unset. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
+    FIELD_INVALID; PERMISSION_DENIED ROLE_REQUIRED (also a kind that is not the caller's, metadata
+    `field` = `event.kind`), NOT_YOUR_RESOURCE (an `actor` other than the caller); ALREADY_EXISTS
+    IDEMPOTENCY_CONFLICT.
     """
     ListAuditEvents: _grpc.UnaryUnaryMultiCallable[_history_pb2.ListAuditEventsRequest, _history_pb2.ListAuditEventsResponse]
     """ListAuditEvents lists audit events, newest first (admin). Errors: PERMISSION_DENIED
@@ -84,7 +96,10 @@ class HistoryServiceStub:
     HoldPlayer: _grpc.UnaryUnaryMultiCallable[_history_pb2.HoldPlayerRequest, _history_pb2.HoldPlayerResponse]
     """HoldPlayer puts a player on hold for review (admin): no new seats, withdrawals wait, until
     ReleasePlayer. The cashier keeps the hold; the audit log gets a PLAYER_HELD event (id
-    `hold:<request_id>`) naming the admin, the reason and the case. Idempotent by `request_id`.
+    `hold:<request_id>`) naming the admin, the reason and the case. Idempotent by `request_id`, which
+    binds the player, the reason, the case and hold or release: the request is claimed under its id
+    before the cashier is asked (an id used for another change is refused and nothing is held), and a
+    retry after a failure in between (UNAVAILABLE) completes both the hold and its event, once.
     Errors: PERMISSION_DENIED ROLE_REQUIRED; INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID;
     NOT_FOUND CASE_NOT_FOUND (a case id was given and is unknown); FAILED_PRECONDITION
     PLAYER_ALREADY_ON_HOLD; ALREADY_EXISTS IDEMPOTENCY_CONFLICT; UNAVAILABLE (the cashier).
@@ -142,13 +157,25 @@ class HistoryServiceAsyncStub(HistoryServiceStub):
     """
     ListBalanceChanges: _aio.UnaryUnaryMultiCallable[_history_pb2.ListBalanceChangesRequest, _history_pb2.ListBalanceChangesResponse]  # type: ignore[assignment]
     """ListBalanceChanges lists the caller's balance changes (from the cashier statement), newest first.
-    Errors: INVALID_ARGUMENT POOL_INVALID, PAGE_TOKEN_INVALID; UNAVAILABLE UNAVAILABLE (the cashier
-    cannot be reached).
+    Errors: INVALID_ARGUMENT POOL_INVALID, PAGE_TOKEN_INVALID; RESOURCE_EXHAUSTED SERVER_OVERLOADED
+    (the cashier shed the call or did not answer within history's deadline: retry with backoff);
+    UNAVAILABLE UNAVAILABLE (the cashier cannot be reached, or failed without a reason); any other
+    answer of the cashier with its own code and reason. Errors that come from the cashier carry
+    ErrorInfo metadata `dependency` = `cashier` (docs/history.md, "Balance changes").
     """
     RecordAuditEvent: _aio.UnaryUnaryMultiCallable[_history_pb2.RecordAuditEventRequest, _history_pb2.RecordAuditEventResponse]  # type: ignore[assignment]
-    """RecordAuditEvent appends an operator-visible audit event (service or admin role).
-    Idempotent by `event.event_id`; the time is the server's when unset. Errors: INVALID_ARGUMENT
-    FIELD_REQUIRED, FIELD_INVALID; PERMISSION_DENIED ROLE_REQUIRED; ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
+    """RecordAuditEvent appends an operator-visible audit event (service:table, service:lobby, admin).
+    The trail is append-only and unforgeable: each writer records only its own kinds (table shards
+    HAND_VOIDED, SETTLEMENT_FAILED, SUSPICIOUS_PLAY; the lobby MAINTENANCE_SET; admins kinds starting
+    `OPERATOR_`; the kinds the history service writes itself, FAIR_PLAY_CASE_OPENED, PLAYER_HELD,
+    PLAYER_RELEASED and FAIR_PLAY_CASE_RESOLVED, nobody), the actor recorded is the caller's verified
+    identity (`service:<name>`, or the admin's subject), and the event is stored under the writer's
+    namespace, as `<namespace>/<event_id>` (`service:table/...`, `admin:<subject>/...`), so no writer
+    takes another's id or one of history's own. Idempotent by `event.event_id` within the writer's
+    namespace; the time is the server's when unset. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
+    FIELD_INVALID; PERMISSION_DENIED ROLE_REQUIRED (also a kind that is not the caller's, metadata
+    `field` = `event.kind`), NOT_YOUR_RESOURCE (an `actor` other than the caller); ALREADY_EXISTS
+    IDEMPOTENCY_CONFLICT.
     """
     ListAuditEvents: _aio.UnaryUnaryMultiCallable[_history_pb2.ListAuditEventsRequest, _history_pb2.ListAuditEventsResponse]  # type: ignore[assignment]
     """ListAuditEvents lists audit events, newest first (admin). Errors: PERMISSION_DENIED
@@ -166,7 +193,10 @@ class HistoryServiceAsyncStub(HistoryServiceStub):
     HoldPlayer: _aio.UnaryUnaryMultiCallable[_history_pb2.HoldPlayerRequest, _history_pb2.HoldPlayerResponse]  # type: ignore[assignment]
     """HoldPlayer puts a player on hold for review (admin): no new seats, withdrawals wait, until
     ReleasePlayer. The cashier keeps the hold; the audit log gets a PLAYER_HELD event (id
-    `hold:<request_id>`) naming the admin, the reason and the case. Idempotent by `request_id`.
+    `hold:<request_id>`) naming the admin, the reason and the case. Idempotent by `request_id`, which
+    binds the player, the reason, the case and hold or release: the request is claimed under its id
+    before the cashier is asked (an id used for another change is refused and nothing is held), and a
+    retry after a failure in between (UNAVAILABLE) completes both the hold and its event, once.
     Errors: PERMISSION_DENIED ROLE_REQUIRED; INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID;
     NOT_FOUND CASE_NOT_FOUND (a case id was given and is unknown); FAILED_PRECONDITION
     PLAYER_ALREADY_ON_HOLD; ALREADY_EXISTS IDEMPOTENCY_CONFLICT; UNAVAILABLE (the cashier).
@@ -257,8 +287,11 @@ class HistoryServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_history_pb2.ListBalanceChangesResponse, _abc.Awaitable[_history_pb2.ListBalanceChangesResponse]]:
         """ListBalanceChanges lists the caller's balance changes (from the cashier statement), newest first.
-        Errors: INVALID_ARGUMENT POOL_INVALID, PAGE_TOKEN_INVALID; UNAVAILABLE UNAVAILABLE (the cashier
-        cannot be reached).
+        Errors: INVALID_ARGUMENT POOL_INVALID, PAGE_TOKEN_INVALID; RESOURCE_EXHAUSTED SERVER_OVERLOADED
+        (the cashier shed the call or did not answer within history's deadline: retry with backoff);
+        UNAVAILABLE UNAVAILABLE (the cashier cannot be reached, or failed without a reason); any other
+        answer of the cashier with its own code and reason. Errors that come from the cashier carry
+        ErrorInfo metadata `dependency` = `cashier` (docs/history.md, "Balance changes").
         """
 
     @_abc_1.abstractmethod
@@ -267,9 +300,18 @@ class HistoryServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _history_pb2.RecordAuditEventRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_history_pb2.RecordAuditEventResponse, _abc.Awaitable[_history_pb2.RecordAuditEventResponse]]:
-        """RecordAuditEvent appends an operator-visible audit event (service or admin role).
-        Idempotent by `event.event_id`; the time is the server's when unset. Errors: INVALID_ARGUMENT
-        FIELD_REQUIRED, FIELD_INVALID; PERMISSION_DENIED ROLE_REQUIRED; ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
+        """RecordAuditEvent appends an operator-visible audit event (service:table, service:lobby, admin).
+        The trail is append-only and unforgeable: each writer records only its own kinds (table shards
+        HAND_VOIDED, SETTLEMENT_FAILED, SUSPICIOUS_PLAY; the lobby MAINTENANCE_SET; admins kinds starting
+        `OPERATOR_`; the kinds the history service writes itself, FAIR_PLAY_CASE_OPENED, PLAYER_HELD,
+        PLAYER_RELEASED and FAIR_PLAY_CASE_RESOLVED, nobody), the actor recorded is the caller's verified
+        identity (`service:<name>`, or the admin's subject), and the event is stored under the writer's
+        namespace, as `<namespace>/<event_id>` (`service:table/...`, `admin:<subject>/...`), so no writer
+        takes another's id or one of history's own. Idempotent by `event.event_id` within the writer's
+        namespace; the time is the server's when unset. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
+        FIELD_INVALID; PERMISSION_DENIED ROLE_REQUIRED (also a kind that is not the caller's, metadata
+        `field` = `event.kind`), NOT_YOUR_RESOURCE (an `actor` other than the caller); ALREADY_EXISTS
+        IDEMPOTENCY_CONFLICT.
         """
 
     @_abc_1.abstractmethod
@@ -311,7 +353,10 @@ class HistoryServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_history_pb2.HoldPlayerResponse, _abc.Awaitable[_history_pb2.HoldPlayerResponse]]:
         """HoldPlayer puts a player on hold for review (admin): no new seats, withdrawals wait, until
         ReleasePlayer. The cashier keeps the hold; the audit log gets a PLAYER_HELD event (id
-        `hold:<request_id>`) naming the admin, the reason and the case. Idempotent by `request_id`.
+        `hold:<request_id>`) naming the admin, the reason and the case. Idempotent by `request_id`, which
+        binds the player, the reason, the case and hold or release: the request is claimed under its id
+        before the cashier is asked (an id used for another change is refused and nothing is held), and a
+        retry after a failure in between (UNAVAILABLE) completes both the hold and its event, once.
         Errors: PERMISSION_DENIED ROLE_REQUIRED; INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID;
         NOT_FOUND CASE_NOT_FOUND (a case id was given and is unknown); FAILED_PRECONDITION
         PLAYER_ALREADY_ON_HOLD; ALREADY_EXISTS IDEMPOTENCY_CONFLICT; UNAVAILABLE (the cashier).

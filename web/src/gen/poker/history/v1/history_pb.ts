@@ -1080,7 +1080,10 @@ export const ListBalanceChangesResponseSchema: GenMessage<ListBalanceChangesResp
  */
 export type AuditEvent = Message<"poker.history.v1.AuditEvent"> & {
   /**
-   * The event id, the idempotency key.
+   * The event id, the idempotency key. In RecordAuditEvent, the writer's own id (1 to 64 printable
+   * ASCII characters without spaces); stored and listed as `<writer's namespace>/<event_id>`. The
+   * history service's own events have ids of their own (`hold:<request_id>`, `case-opened:<case_id>`,
+   * ...).
    *
    * @generated from field: string event_id = 1;
    */
@@ -1094,14 +1097,17 @@ export type AuditEvent = Message<"poker.history.v1.AuditEvent"> & {
   time?: Timestamp | undefined;
 
   /**
-   * Who did it (player, admin or service id).
+   * Who did it: the writer's verified identity (`service:<name>`, an admin's subject, or
+   * `history-detectors`). In RecordAuditEvent it is taken from the caller's token, never from the
+   * request: leave it empty (the caller's own identity is accepted; anyone else's is NOT_YOUR_RESOURCE).
    *
    * @generated from field: string actor = 3;
    */
   actor: string;
 
   /**
-   * A stable code (UPPER_SNAKE) such as HAND_VOIDED, MAINTENANCE_SET, or the detectors'
+   * A stable code (UPPER_SNAKE), each written by one writer only (RecordAuditEvent): HAND_VOIDED,
+   * MAINTENANCE_SET, an admin's OPERATOR_*, or, written by the history service itself, the detectors'
    * FAIR_PLAY_CASE_OPENED (a detector opened a case; subject is the case id), PLAYER_HELD and
    * PLAYER_RELEASED (an admin's hold, actor the admin; or a strong case's automatic withdrawal hold,
    * actor `history-detectors`, released by an admin's ResolveCase), FAIR_PLAY_CASE_RESOLVED (an
@@ -1161,7 +1167,8 @@ export const AuditEventSchema: GenMessage<AuditEvent> = /*@__PURE__*/
  */
 export type RecordAuditEventRequest = Message<"poker.history.v1.RecordAuditEventRequest"> & {
   /**
-   * The event; `event_id` is the idempotency key.
+   * The event; `event_id` is the idempotency key within the caller's namespace, `actor` is left
+   * empty (the caller's verified identity is recorded).
    *
    * @generated from field: poker.history.v1.AuditEvent event = 1;
    */
@@ -2422,8 +2429,11 @@ export const HistoryService: GenService<{
   },
   /**
    * ListBalanceChanges lists the caller's balance changes (from the cashier statement), newest first.
-   * Errors: INVALID_ARGUMENT POOL_INVALID, PAGE_TOKEN_INVALID; UNAVAILABLE UNAVAILABLE (the cashier
-   * cannot be reached).
+   * Errors: INVALID_ARGUMENT POOL_INVALID, PAGE_TOKEN_INVALID; RESOURCE_EXHAUSTED SERVER_OVERLOADED
+   * (the cashier shed the call or did not answer within history's deadline: retry with backoff);
+   * UNAVAILABLE UNAVAILABLE (the cashier cannot be reached, or failed without a reason); any other
+   * answer of the cashier with its own code and reason. Errors that come from the cashier carry
+   * ErrorInfo metadata `dependency` = `cashier` (docs/history.md, "Balance changes").
    *
    * @generated from rpc poker.history.v1.HistoryService.ListBalanceChanges
    */
@@ -2433,9 +2443,18 @@ export const HistoryService: GenService<{
     output: typeof ListBalanceChangesResponseSchema;
   },
   /**
-   * RecordAuditEvent appends an operator-visible audit event (service or admin role).
-   * Idempotent by `event.event_id`; the time is the server's when unset. Errors: INVALID_ARGUMENT
-   * FIELD_REQUIRED, FIELD_INVALID; PERMISSION_DENIED ROLE_REQUIRED; ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
+   * RecordAuditEvent appends an operator-visible audit event (service:table, service:lobby, admin).
+   * The trail is append-only and unforgeable: each writer records only its own kinds (table shards
+   * HAND_VOIDED, SETTLEMENT_FAILED, SUSPICIOUS_PLAY; the lobby MAINTENANCE_SET; admins kinds starting
+   * `OPERATOR_`; the kinds the history service writes itself, FAIR_PLAY_CASE_OPENED, PLAYER_HELD,
+   * PLAYER_RELEASED and FAIR_PLAY_CASE_RESOLVED, nobody), the actor recorded is the caller's verified
+   * identity (`service:<name>`, or the admin's subject), and the event is stored under the writer's
+   * namespace, as `<namespace>/<event_id>` (`service:table/...`, `admin:<subject>/...`), so no writer
+   * takes another's id or one of history's own. Idempotent by `event.event_id` within the writer's
+   * namespace; the time is the server's when unset. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
+   * FIELD_INVALID; PERMISSION_DENIED ROLE_REQUIRED (also a kind that is not the caller's, metadata
+   * `field` = `event.kind`), NOT_YOUR_RESOURCE (an `actor` other than the caller); ALREADY_EXISTS
+   * IDEMPOTENCY_CONFLICT.
    *
    * @generated from rpc poker.history.v1.HistoryService.RecordAuditEvent
    */
@@ -2481,7 +2500,10 @@ export const HistoryService: GenService<{
   /**
    * HoldPlayer puts a player on hold for review (admin): no new seats, withdrawals wait, until
    * ReleasePlayer. The cashier keeps the hold; the audit log gets a PLAYER_HELD event (id
-   * `hold:<request_id>`) naming the admin, the reason and the case. Idempotent by `request_id`.
+   * `hold:<request_id>`) naming the admin, the reason and the case. Idempotent by `request_id`, which
+   * binds the player, the reason, the case and hold or release: the request is claimed under its id
+   * before the cashier is asked (an id used for another change is refused and nothing is held), and a
+   * retry after a failure in between (UNAVAILABLE) completes both the hold and its event, once.
    * Errors: PERMISSION_DENIED ROLE_REQUIRED; INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID;
    * NOT_FOUND CASE_NOT_FOUND (a case id was given and is unknown); FAILED_PRECONDITION
    * PLAYER_ALREADY_ON_HOLD; ALREADY_EXISTS IDEMPOTENCY_CONFLICT; UNAVAILABLE (the cashier).
