@@ -21,7 +21,8 @@ from typing import TypeVar
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from service_runtime.database import Transactions
-from service_runtime.errors import Aborted, AlreadyExists, InvalidArgument, NotFound
+from service_runtime.errors import Aborted, AlreadyExists, FailedPrecondition, InvalidArgument, NotFound
+from service_runtime.structured_logging import get_logger
 from service_runtime.validation import require_text
 from services.fairness import storage
 from services.fairness.client_seeds import (
@@ -53,7 +54,14 @@ from services.fairness.hands import (
     RevealedHand,
     published_hand,
 )
-from services.fairness.seed_vault import DECK_SECRET_LABEL, SeedVault
+from services.fairness.request_binding import (
+    SEALED_BY_COMMITMENT,
+    CommitRequest,
+    SealRequest,
+    check_commit_retry,
+    check_seal_retry,
+)
+from services.fairness.seed_vault import DECK_SECRET_LABEL, SeedVault, SeedVaultError
 from services.fairness.shuffle import (
     GENESIS_COMMITMENT,
     NONCE_BYTES,
@@ -70,6 +78,7 @@ from services.fairness.verification import (
     PublishedHand,
     VerificationResult,
     check_shown_commitment,
+    unreadable_stored,
     verify_chain_link,
     verify_hand,
 )
@@ -94,6 +103,7 @@ MAX_PARTICIPANTS = 64
 # The versions CommitHand deals under: 0 asks for the default; 2 is a room's full public reveal.
 DEALT_VERSIONS = frozenset({2, 3})
 T = TypeVar("T")
+log = get_logger("fairness.application")
 
 
 def utc_now() -> datetime:
@@ -135,6 +145,22 @@ async def _deciding_again_if_moved(unit: Callable[[], Awaitable[T]]) -> T:
         except storage.StateMoved:
             continue
     return await unit()
+
+
+def _log_damaged(record: HandRecord, part: str) -> None:
+    log.error("hand record damaged", hand_id=record.hand_id, table_id=record.table_id, part=part)
+
+
+def _damaged(record: HandRecord, part: str) -> FailedPrecondition:
+    """A row that cannot give what dealing or ending the hand needs (docs/fairness.md, "Damaged
+    rows"): refused with its reason, nothing changed; `part` (seed, deck_secret, shuffle) goes to the
+    log only."""
+    _log_damaged(record, part)
+    return FailedPrecondition(
+        "HAND_RECORD_DAMAGED",
+        "the hand's stored record cannot give its seed or deck; nothing was changed",
+        {"hand_id": record.hand_id},
+    )
 
 
 def _deck_of(record: HandRecord, seed: bytes, deck_secret: bytes | None = None) -> tuple[int, ...]:
@@ -205,21 +231,14 @@ class FairnessApplication:
                 "a participants-only hand names its participants",
                 {"field": "participant_ids"},
             )
+        request = CommitRequest(table_id, deal_now, players, participants_only, private_room, version)
         for attempt in range(COMMIT_ATTEMPTS):
             try:
                 # Optimistic first attempt: a new request id and an uncontended chain are the common
                 # case, so skip the lookup and the table lock (two round trips less); a replay or a
                 # racing commit shows up as a unique violation, and the next attempt looks and locks.
                 unit = functools.partial(
-                    self._try_commit,
-                    request_id=request_id,
-                    table_id=table_id,
-                    deal_now=deal_now,
-                    participants=players,
-                    participants_only=participants_only,
-                    private_room=private_room,
-                    version=version,
-                    retry=attempt > 0,
+                    self._try_commit, request_id=request_id, request=request, retry=attempt > 0
                 )
                 committed = await self._transactions.run(unit)
             except storage.INTEGRITY_ERRORS:
@@ -234,24 +253,13 @@ class FairnessApplication:
         )
 
     async def _try_commit(
-        self,
-        connection: AsyncConnection,
-        *,
-        request_id: str,
-        table_id: str,
-        deal_now: bool,
-        participants: tuple[str, ...],
-        participants_only: bool,
-        private_room: bool,
-        version: int,
-        retry: bool,
+        self, connection: AsyncConnection, *, request_id: str, request: CommitRequest, retry: bool
     ) -> CommittedHand:
+        table_id, version, deal_now = request.table_id, request.version, request.deal_now
         if retry:
             existing = await storage.find_by_request_id(connection, request_id)
             if existing is not None:
-                return self._replay_commit(
-                    existing, table_id, deal_now, participants, (participants_only, private_room), version
-                )
+                return self._replay_commit(existing, request)
             await storage.lock_table_chain(connection, table_id)
             last = await storage.last_link_of_table(connection, table_id)
         else:
@@ -289,16 +297,20 @@ class FairnessApplication:
             client_seeds=(),
             created_at=now,
             sealed_at=now if deal_now else None,
-            participants=participants,
-            participants_only=participants_only,
-            private_room=private_room,
+            participants=request.participants,
+            participants_only=request.participants_only,
+            private_room=request.private_room,
         )
         committed = CommittedHand(record, _deck_of(record, seed, deck_secret) if deal_now else None)
-        await storage.insert_hand(
-            connection,
-            storage.StoredHand(record, key_id, ciphertext, deck_secret_ciphertext=secret_ciphertext),
-            commit=True,
+        stored = storage.StoredHand(
+            record,
+            key_id,
+            ciphertext,
+            deck_secret_ciphertext=secret_ciphertext,
+            commit_request_sha256=request.digest(),
+            seal_request_sha256=SEALED_BY_COMMITMENT if deal_now else None,
         )
+        await storage.insert_hand(connection, stored, commit=True)
         return committed
 
     def _remember_head(self, record: HandRecord) -> None:
@@ -312,30 +324,11 @@ class FairnessApplication:
         if len(self._chain_heads) > CHAIN_HEADS_KEPT:
             del self._chain_heads[next(iter(self._chain_heads))]
 
-    def _replay_commit(
-        self,
-        existing: storage.StoredHand,
-        table_id: str,
-        deal_now: bool,
-        participants: tuple[str, ...],
-        only: tuple[bool, bool],
-        version: int,
-    ) -> CommittedHand:
-        """`only`: the request's `participants_only` and `private_room`."""
+    def _replay_commit(self, existing: storage.StoredHand, request: CommitRequest) -> CommittedHand:
+        """The hand this request id committed, if the request is the same in every field."""
         record = existing.record
-        if (
-            record.shuffle_version != version
-            or record.table_id != table_id
-            or record.deal_now != deal_now
-            or (record.participants_only, record.private_room) != only
-            or not set(participants) <= set(record.participants)
-        ):
-            raise AlreadyExists(
-                "IDEMPOTENCY_CONFLICT",
-                "this request id started another hand with different fields",
-                {"request_id": record.request_id},
-            )
-        if not deal_now:
+        check_commit_retry(record, existing.commit_request_sha256, request)
+        if not request.deal_now:
             return CommittedHand(record)
         return CommittedHand(record, self._deck(existing))
 
@@ -379,8 +372,9 @@ class FairnessApplication:
         participants: Sequence[str] = (),
     ) -> DealtHand:
         """Record the client seeds given (as `add_player_entropy` would) and the players dealt in,
-        close entropy and derive the deck, all in one unit of work; a sealed hand gives the same deck
-        again."""
+        close entropy and derive the deck, all in one unit of work. The hand id is the key: a sealed
+        hand gives the same deck again to the request that sealed it, or to one naming nothing (a
+        shard that took the table over holds only the hand id); any other is a conflict."""
         _required(hand_id, "hand_id")
         _participants(participants)
         if len(client_seeds) > MAX_SEEDS_PER_SEAL:
@@ -390,9 +384,10 @@ class FairnessApplication:
         seeds = [validated_seed(s.seat, s.player_id, s.client_seed, "client_seeds.") for s in client_seeds]
         if len({s.seat for s in seeds}) != len(seeds):
             raise InvalidArgument("FIELD_INVALID", "a seat is listed twice", {"field": "client_seeds.seat"})
+        request = SealRequest(tuple(seeds), tuple(participants))
 
         def unit(connection: AsyncConnection) -> Awaitable[DealtHand]:
-            return self._try_seal(connection, hand_id, seeds, participants)
+            return self._try_seal(connection, hand_id, request)
 
         try:
             return await _deciding_again_if_moved(lambda: self._transactions.run(unit))
@@ -400,43 +395,33 @@ class FairnessApplication:
             # A seat was written concurrently; a second pass sees that row and decides.
             return await _deciding_again_if_moved(lambda: self._transactions.run(unit))
 
-    async def _try_seal(
-        self,
-        connection: AsyncConnection,
-        hand_id: str,
-        seeds: Sequence[ClientSeedRecord],
-        participants: Sequence[str],
-    ) -> DealtHand:
+    async def _try_seal(self, connection: AsyncConnection, hand_id: str, request: SealRequest) -> DealtHand:
         stored = await self._load(connection, hand_id, for_update=True)
         record = stored.record
+        if record.sealed_at is not None:
+            # A retry of the seal (ended since, or not): the request must be the one that sealed it.
+            check_seal_retry(record, stored.seal_request_sha256, request)
         record.check_can_seal()
-        players = _participants(participants, record.participants)
-        hashed = [with_hash(record, seed) for seed in seeds]
+        if record.state is not HandState.COMMITTED:
+            return DealtHand(record, self._deck(stored))
+        players = _participants(request.participants, record.participants)
+        hashed = [with_hash(record, seed) for seed in request.seeds]
         decided = [(seed, recorded_as(record, seed)) for seed in hashed]
         new = [(seed, how) for seed, how in decided if how is not Recorded.ALREADY]
         # The seeds, the seal and the players dealt in: one round trip with the COMMIT, after the
         # deck is derived (a unit that raises has written nothing).
-        changes: list[storage.Write] = []
         now = self._clock()
-        if new:
-            record.check_accepts_entropy()
-            changes.extend(
-                storage.seed_reveal(hand_id, seed)
-                if how is Recorded.REVEAL
-                else storage.seed_insert(hand_id, seed, now)
-                for seed, how in new
-            )
-            record = with_seeds(record, [seed for seed, _ in new])
-            stored = dataclasses.replace(stored, record=record)
-        if record.state is HandState.COMMITTED:
-            changes.append(storage.sealing(hand_id, now, players))
-            record = dataclasses.replace(record, state=HandState.SEALED, sealed_at=now, participants=players)
-        elif players != record.participants:
-            changes.append(storage.participants_change(hand_id, record.state, players))
-            record = dataclasses.replace(record, participants=players)
-        dealt = DealtHand(record, self._deck(stored))
-        if changes:
-            await storage.write(connection, hand_id, changes, commit=True)
+        changes: list[storage.Write] = [
+            storage.seed_reveal(hand_id, seed)
+            if how is Recorded.REVEAL
+            else storage.seed_insert(hand_id, seed, now)
+            for seed, how in new
+        ]
+        record = with_seeds(record, [seed for seed, _ in new])
+        changes.append(storage.sealing(hand_id, now, players, request.digest()))
+        record = dataclasses.replace(record, state=HandState.SEALED, sealed_at=now, participants=players)
+        dealt = DealtHand(record, self._deck(dataclasses.replace(stored, record=record)))
+        await storage.write(connection, hand_id, changes, commit=True)
         return dealt
 
     async def reveal_hand(
@@ -550,10 +535,16 @@ class FairnessApplication:
 
         stored, previous = await self._transactions.run(unit)
         record = stored.record
-        assert stored.revealed_seed is not None  # an ended hand always has its seed revealed
-        published = published_hand(record, stored.revealed_seed, self._revealed(stored, reader).openings)
-        # Checks run in the order commitment, shown commitment, chain link, then (version 3) the
-        # openings, then the dealt cards; the first failure is reported.
+        # A damaged row: like a stored hand whose values cannot give a deck, MALFORMED.
+        seed = self._readable_seed(stored)
+        if seed is None:
+            return unreadable_stored("server_seed")
+        if record.opens_per_position and self._deck_secret(stored) is None:
+            return unreadable_stored("deck_secret")
+        published = published_hand(record, seed, self._revealed(stored, reader).openings)
+        # Checks run in the order the published values (shapes, seed hash, commitment, version 3's
+        # client-seed hashes), shown commitment, chain link, then (version 3) the openings, then the
+        # dealt cards; the first failure is reported.
         result = verify_hand(dataclasses.replace(published, openings=()))
         if not result.passed:
             return result
@@ -581,24 +572,48 @@ class FairnessApplication:
             raise NotFound("HAND_NOT_FOUND", "no hand with this id", {"hand_id": hand_id})
         return stored
 
-    def _seed(self, stored: storage.StoredHand) -> bytes:
+    def _readable_seed(self, stored: storage.StoredHand) -> bytes | None:
+        """The seed: in clear once the hand ended, else decrypted and checked against the hash
+        published before the deal. None when the row cannot give it (a damaged row: a ciphertext of
+        another hand's row, a key no longer configured, an ended row whose seed is missing)."""
         if stored.revealed_seed is not None:
             return stored.revealed_seed
-        seed = self._vault.decrypt(stored.record.hand_id, stored.seed_key_id, stored.seed_ciphertext)
-        if commitment_of(seed) != stored.record.server_seed_hash:
-            # Cannot happen unless the row was tampered with; never deal or reveal such a hand.
-            raise RuntimeError(f"stored seed of hand {stored.record.hand_id} does not match its commitment")
+        try:
+            seed = self._vault.decrypt(stored.record.hand_id, stored.seed_key_id, stored.seed_ciphertext)
+        except SeedVaultError:
+            return None
+        return seed if commitment_of(seed) == stored.record.server_seed_hash else None
+
+    def _seed(self, stored: storage.StoredHand) -> bytes:
+        """The seed a deal or an end needs; a row that cannot give it is refused, never dealt or
+        revealed (HAND_RECORD_DAMAGED)."""
+        seed = self._readable_seed(stored)
+        if seed is None:
+            raise _damaged(stored.record, "seed")
         return seed
 
     def _deck_secret(self, stored: storage.StoredHand) -> bytes | None:
+        """Version 3's deck secret; None when the row has none or it does not decrypt (a damaged
+        row: a ciphertext of another hand's row, or a key no longer configured). Such a hand opens
+        nothing and verifies as MALFORMED; it is not dealt (`_deck`: HAND_RECORD_DAMAGED)."""
         if stored.deck_secret_ciphertext is None:
             return None
-        return self._vault.decrypt(
-            stored.record.hand_id, stored.seed_key_id, stored.deck_secret_ciphertext, DECK_SECRET_LABEL
-        )
+        try:
+            return self._vault.decrypt(
+                stored.record.hand_id, stored.seed_key_id, stored.deck_secret_ciphertext, DECK_SECRET_LABEL
+            )
+        except SeedVaultError:
+            return None
 
     def _deck(self, stored: storage.StoredHand) -> tuple[int, ...]:
-        return _deck_of(stored.record, self._seed(stored), self._deck_secret(stored))
+        """The deck to deal; HAND_RECORD_DAMAGED when the row cannot give it."""
+        seed = self._seed(stored)
+        try:
+            return _deck_of(stored.record, seed, self._deck_secret(stored))
+        except ShuffleInputError:
+            raise _damaged(
+                stored.record, "deck_secret" if stored.record.opens_per_position else "shuffle"
+            ) from None
 
     def _openings(self, stored: storage.StoredHand, seed: bytes, reader: Reader) -> tuple[CardOpening, ...]:
         record = stored.record
@@ -613,8 +628,12 @@ class FairnessApplication:
     def _revealed(self, stored: storage.StoredHand, reader: Reader) -> RevealedHand:
         """The reveal as `reader` may have it: versions 1 and 2 the deck (none when the stored
         values cannot give one: a version or nonce no shuffle knows, which the verifier then
-        reports as MALFORMED); version 3 the openings of the reader's positions, never the deck."""
-        seed = self._seed(stored)
+        reports as MALFORMED); version 3 the openings of the reader's positions, never the deck. A
+        row that cannot give its seed gives neither, nor the seed."""
+        seed = self._readable_seed(stored)
+        if seed is None:
+            _log_damaged(stored.record, "seed")
+            return RevealedHand(stored.record, b"", ())
         try:
             if stored.record.opens_per_position:
                 return RevealedHand(stored.record, seed, (), self._openings(stored, seed, reader))

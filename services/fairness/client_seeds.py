@@ -21,7 +21,9 @@ _HEX = frozenset("0123456789abcdef")
 def validated_seed(
     seat: int, player_id: str, client_seed: bytes, prefix: str = "", seed_hash: str = ""
 ) -> ClientSeedRecord:
-    """A client seed (or, version 3, only its hash) as AddPlayerEntropy and SealHand take it, validated."""
+    """A client seed (or, version 3, only its hash) as AddPlayerEntropy and SealHand take it, validated;
+    a hash in either case is the same digits, recorded in lower case (as every hex value fairness
+    reads)."""
     require_text(player_id, f"{prefix}player_id", limit=MAX_ID_LENGTH)
     if not 0 <= seat <= MAX_SEAT:
         raise InvalidArgument("FIELD_INVALID", f"seat is 0..{MAX_SEAT}", {"field": f"{prefix}seat"})
@@ -30,9 +32,10 @@ def validated_seed(
             raise InvalidArgument(
                 "FIELD_INVALID", "give the client seed or its hash, not both", {"field": "client_seed_hash"}
             )
-        if len(seed_hash) != 64 or not set(seed_hash) <= _HEX:
+        seed_hash = seed_hash.lower()
+        if len(seed_hash) != 64 or not seed_hash.isascii() or not set(seed_hash) <= _HEX:
             raise InvalidArgument(
-                "FIELD_INVALID", "client_seed_hash is 64 lower-case hex digits", {"field": "client_seed_hash"}
+                "FIELD_INVALID", "client_seed_hash is 64 hex digits", {"field": "client_seed_hash"}
             )
         return ClientSeedRecord(seat, player_id, b"", seed_hash)
     if not client_seed:

@@ -10,10 +10,10 @@ import enum
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from service_runtime.errors import FailedPrecondition, NotFound, PermissionDenied
+from service_runtime.errors import AlreadyExists, FailedPrecondition, NotFound, PermissionDenied
 from services.fairness.deck_commitment import CardOpening
 from services.fairness.shuffle import SeatSeed
-from services.fairness.verification import ChainLink, PublishedHand
+from services.fairness.verification import ChainLink, PublishedHand, SeatSeedHash
 from services.fairness.visibility import Visibility
 
 
@@ -96,6 +96,11 @@ class HandRecord:
         return tuple(SeatSeed(s.seat, s.client_seed) for s in self.client_seeds if s.revealed)
 
     @property
+    def never_dealt(self) -> bool:
+        """Voided before the seal: no deck was ever derived or handed to the table."""
+        return self.state is HandState.VOIDED and self.sealed_at is None
+
+    @property
     def opens_per_position(self) -> bool:
         """Version 3: the reveal is openings of the positions each reader saw, not the seed's deck."""
         return self.shuffle_version == 3
@@ -118,12 +123,14 @@ class HandRecord:
             )
 
     def check_can_end(self, outcome: HandOutcome) -> bool:
-        """True when the hand must move to `outcome`; False when it already did (an idempotent retry)."""
+        """True when the hand must move to `outcome`; False when it already did (an idempotent retry).
+        RevealHand is keyed by the hand id, so another outcome for an ended hand is that request with
+        a field changed: a conflict."""
         if self.ended:
             if self.state.value == outcome.value:
                 return False
-            raise FailedPrecondition(
-                "HAND_ALREADY_REVEALED",
+            raise AlreadyExists(
+                "IDEMPOTENCY_CONFLICT",
                 f"the hand already ended as {self.state.value}",
                 {"hand_id": self.hand_id, "state": self.state.value},
             )
@@ -165,7 +172,11 @@ class Reader:
             raise NotFound("HAND_NOT_FOUND", "no hand with this id", {"hand_id": hand.hand_id})
 
     def positions_of(self, hand: HandRecord) -> frozenset[int]:
-        """The deal positions of a version 3 hand whose openings this reader gets."""
+        """The deal positions of a version 3 hand whose openings this reader gets. None of a hand
+        voided before the seal, admins included: no card of it was dealt, so there is nothing to
+        dispute, and a card nobody was dealt is opened to nobody who need not see it."""
+        if hand.never_dealt:
+            return frozenset()
         return hand.visibility.positions_for(
             admin=self.admin, participant=self.player_id if self.played(hand) else None
         )
@@ -232,4 +243,7 @@ def published_hand(
         server_seed_hash=hand.server_seed_hash,
         deck_root=hand.deck_root,
         openings=openings,
+        client_seed_hashes=tuple(SeatSeedHash(s.seat, s.client_seed_hash) for s in hand.client_seeds)
+        if hand.opens_per_position
+        else (),
     )

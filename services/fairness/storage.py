@@ -65,6 +65,10 @@ class StoredHand:
     revealed_seed: bytes | None = field(default=None, repr=False)
     # Version 3: the encrypted deck secret (never revealed); None for versions 1 and 2.
     deck_secret_ciphertext: bytes | None = field(default=None, repr=False)
+    # The digests of the requests that committed and sealed the hand (`request_binding.py`); None
+    # before migration 0006, and the seal's until the hand is sealed.
+    commit_request_sha256: str | None = None
+    seal_request_sha256: str | None = None
 
 
 def _utc(moment: datetime | str | None) -> datetime | None:
@@ -233,12 +237,9 @@ _REVEAL_SEED = _guarded(
     f" AND seat = %(seat)s AND client_seed = %(empty)s AND {_STILL_COMMITTED} RETURNING seat"
 )
 _MARK_SEALED = _guarded(
-    "UPDATE fairness_hands SET state = 'sealed', sealed_at = %(at)s, participants = %(participants)s"
-    " WHERE hand_id = %(hand_id)s AND state = 'committed' RETURNING hand_id"
-)
-_SET_PARTICIPANTS = _guarded(
-    "UPDATE fairness_hands SET participants = %(participants)s"
-    " WHERE hand_id = %(hand_id)s AND state = %(leaving)s RETURNING hand_id"
+    "UPDATE fairness_hands SET state = 'sealed', sealed_at = %(at)s, participants = %(participants)s,"
+    " seal_request_sha256 = %(seal_request)s WHERE hand_id = %(hand_id)s AND state = 'committed'"
+    " RETURNING hand_id"
 )
 _MARK_ENDED = _guarded(
     "UPDATE fairness_hands SET state = %(state)s, revealed_seed = %(seed)s, revealed_at = %(at)s,"
@@ -269,6 +270,8 @@ def _stored_of(row: Any, seeds: Sequence[ClientSeedRecord]) -> StoredHand:
         deck_secret_ciphertext=None
         if row.deck_secret_ciphertext is None
         else bytes(row.deck_secret_ciphertext),
+        commit_request_sha256=row.commit_request_sha256,
+        seal_request_sha256=row.seal_request_sha256,
     )
 
 
@@ -374,6 +377,8 @@ async def insert_hand(connection: AsyncConnection, hand: StoredHand, *, commit: 
         "deck_root": record.deck_root,
         "deck_secret_ciphertext": hand.deck_secret_ciphertext,
         "visibility": "",
+        "commit_request_sha256": hand.commit_request_sha256,
+        "seal_request_sha256": hand.seal_request_sha256,
     }
     await _run(connection, [(_INSERT_HAND, values)], commit=commit)
 
@@ -433,18 +438,17 @@ def seed_reveal(hand_id: str, seed: ClientSeedRecord) -> Write:
     )
 
 
-def sealing(hand_id: str, at: datetime, participants: Sequence[str]) -> Write:
-    """COMMITTED -> SEALED, only from COMMITTED, with the players dealt in."""
+def sealing(hand_id: str, at: datetime, participants: Sequence[str], seal_request: str) -> Write:
+    """COMMITTED -> SEALED, only from COMMITTED, with the players dealt in and the digest of the
+    SealHand request that sealed it."""
     return Write(
-        _MARK_SEALED, {"hand_id": hand_id, "at": at, "participants": participants_text(participants)}
-    )
-
-
-def participants_change(hand_id: str, leaving: HandState, participants: Sequence[str]) -> Write:
-    """More players dealt in, named by a retried seal of a hand still in `leaving` (SEALED)."""
-    return Write(
-        _SET_PARTICIPANTS,
-        {"hand_id": hand_id, "leaving": leaving.value, "participants": participants_text(participants)},
+        _MARK_SEALED,
+        {
+            "hand_id": hand_id,
+            "at": at,
+            "participants": participants_text(participants),
+            "seal_request": seal_request,
+        },
     )
 
 
@@ -482,15 +486,9 @@ async def reveal_client_seed(connection: AsyncConnection, hand_id: str, seed: Cl
 
 
 async def mark_sealed(
-    connection: AsyncConnection, hand_id: str, at: datetime, participants: Sequence[str]
+    connection: AsyncConnection, hand_id: str, at: datetime, participants: Sequence[str], seal_request: str
 ) -> None:
-    await write(connection, hand_id, [sealing(hand_id, at, participants)])
-
-
-async def set_participants(
-    connection: AsyncConnection, hand_id: str, leaving: HandState, participants: Sequence[str]
-) -> None:
-    await write(connection, hand_id, [participants_change(hand_id, leaving, participants)])
+    await write(connection, hand_id, [sealing(hand_id, at, participants, seal_request)])
 
 
 async def mark_ended(

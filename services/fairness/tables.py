@@ -55,6 +55,11 @@ hands = sa.Table(
     # Version 3, once ended: the deal positions that were public and those each participant saw
     # (JSON, see `visibility.py`); "" when none were reported.
     sa.Column("visibility", sa.Text, nullable=False, server_default=""),
+    # SHA-256 of the CommitHand request that made the hand, and of the SealHand request that sealed
+    # it (a hand dealt at once: of a seal naming nothing), as `request_binding.py` reads them: a
+    # retry with any field changed is a conflict. NULL for hands before migration 0006.
+    sa.Column("commit_request_sha256", sa.String(64), nullable=True),
+    sa.Column("seal_request_sha256", sa.String(64), nullable=True),
     sa.UniqueConstraint("table_id", "sequence"),
     sa.CheckConstraint("state IN ('committed', 'sealed', 'finished', 'voided')", name="state_known"),
     sa.CheckConstraint("sequence >= 1", name="sequence_positive"),

@@ -16,6 +16,7 @@ from services.fairness.deck_commitment import (
     SALT_BYTES,
     TREE_DEPTH,
     CardOpening,
+    client_seed_hash,
     commitment_v3,
     deal_order,
     opening_fault,
@@ -56,6 +57,7 @@ class MismatchKind(enum.StrEnum):
     PERMUTATION = "PERMUTATION"
     NOT_OPENED = "NOT_OPENED"
     DUPLICATE_CARD = "DUPLICATE_CARD"
+    CLIENT_SEED_HASH = "CLIENT_SEED_HASH"
 
 
 @dataclass(frozen=True)
@@ -78,12 +80,22 @@ class DealtCard:
 
 
 @dataclass(frozen=True)
+class SeatSeedHash:
+    """Version 3: the client-seed hash a seat recorded before the seal (step 3), as published; a seat
+    with a hash and no seed in `PublishedHand.client_seeds` withheld its seed."""
+
+    seat: int
+    client_seed_hash: str
+
+
+@dataclass(frozen=True)
 class PublishedHand:
     """What a reveal publishes: enough to check the commitment and recompute the deck.
 
     Version 1 needs the first five fields; version 2 also the table and hand ids, the sequence, the
     previous commitment and the seed's hash, all of which its commitment binds; version 3 also the
-    deck root its commitment binds, and the openings of the positions the reader saw.
+    deck root its commitment binds, the openings of the positions the reader saw, and every seat's
+    client-seed hash (`client_seeds` holds only the seeds that went into the deal).
     """
 
     server_seed: bytes
@@ -98,6 +110,7 @@ class PublishedHand:
     server_seed_hash: str = ""
     deck_root: str = ""
     openings: tuple[CardOpening, ...] = ()
+    client_seed_hashes: tuple[SeatSeedHash, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -152,15 +165,21 @@ def published_hand(server_seed: bytes, values: Any) -> PublishedHand:
     """The verifier's `PublishedHand` from the published values as the API carries them: a reveal's
     commitment record (`Reveal.commitment`) or VerifyHand's `PublishedHand`, which have the same field
     names. A nonce that is not hex raises `MalformedValue`; version 0 (proto3's "not set") is version 1,
-    as values published before versions existed are. A version 3 seat listed with its hash and no
-    seed gave the hash and withheld the seed: it was left out of the deal, and so is it here."""
-    withheld = values.shuffle_version == 3
+    as values published before versions existed are. Version 3: every seat's client-seed hash is
+    kept to check its seed against; a seat listed with its hash and no seed gave the hash and
+    withheld the seed: it was left out of the deal, and so is it here (not a seed of 0 bytes)."""
+    version_3 = values.shuffle_version == 3
     return PublishedHand(
         server_seed=server_seed,
         client_seeds=tuple(
             SeatSeed(int(s.seat), bytes(s.client_seed))
             for s in values.client_seeds
-            if not (withheld and not s.client_seed and getattr(s, "client_seed_hash", ""))
+            if not (version_3 and not s.client_seed and getattr(s, "client_seed_hash", ""))
+        ),
+        client_seed_hashes=tuple(
+            SeatSeedHash(int(s.seat), s.client_seed_hash)
+            for s in values.client_seeds
+            if version_3 and getattr(s, "client_seed_hash", "")
         ),
         nonce=published_hex(values.nonce, "nonce"),
         commitment=values.commitment,
@@ -224,13 +243,9 @@ def malformed(hand: PublishedHand) -> Mismatch | None:
         return _bad("commitment", "must be 64 hex digits", "64 hex digits", _shown(hand.commitment))
     seats: set[int] = set()
     for seed in hand.client_seeds:
-        if not 0 <= seed.seat <= MAX_SEAT:
-            return _bad(
-                "client_seeds", f"seat {seed.seat} is outside 0..{MAX_SEAT}", f"0..{MAX_SEAT}", seed.seat
-            )
-        if seed.seat in seats:
-            return _bad("client_seeds", f"seat {seed.seat} is listed twice", "one seed per seat", seed.seat)
-        seats.add(seed.seat)
+        bad_seat = _seat_fault(seed.seat, seats, f"seat {seed.seat} is listed twice", "one seed per seat")
+        if bad_seat is not None:
+            return bad_seat
         if not 1 <= len(seed.client_seed) <= CLIENT_SEED_MAX_BYTES:
             return _bad(
                 "client_seeds",
@@ -238,6 +253,10 @@ def malformed(hand: PublishedHand) -> Mismatch | None:
                 f"1..{CLIENT_SEED_MAX_BYTES}",
                 len(seed.client_seed),
             )
+    if hand.shuffle_version == 3:
+        bad = _malformed_seed_hashes(hand)
+        if bad is not None:
+            return bad
     if hand.shuffle_version == 1:
         return None
     if _bad_id(hand.table_id):
@@ -269,6 +288,43 @@ def malformed(hand: PublishedHand) -> Mismatch | None:
     if not _is_digest(hand.deck_root):
         return _bad("deck_root", "must be 64 hex digits", "64 hex digits", _shown(hand.deck_root))
     return _malformed_openings(hand.openings)
+
+
+def _seat_fault(seat: int, seen: set[int], twice: str, expected: str) -> Mismatch | None:
+    """A client-seed entry's seat outside 0..1023 or already `seen`; otherwise it is added to `seen`."""
+    if not 0 <= seat <= MAX_SEAT:
+        return _bad("client_seeds", f"seat {seat} is outside 0..{MAX_SEAT}", f"0..{MAX_SEAT}", seat)
+    if seat in seen:
+        return _bad("client_seeds", twice, expected, seat)
+    seen.add(seat)
+    return None
+
+
+def _malformed_seed_hashes(hand: PublishedHand) -> Mismatch | None:
+    """Version 3: every seat's client-seed hash has its shape, and every seed in the deal has one (a
+    hash with no seed is a withheld seat, which is fine)."""
+    hashed: set[int] = set()
+    for entry in hand.client_seed_hashes:
+        twice = f"the hash of seat {entry.seat} is listed twice"
+        bad_seat = _seat_fault(entry.seat, hashed, twice, "one hash per seat")
+        if bad_seat is not None:
+            return bad_seat
+        if not _is_digest(entry.client_seed_hash):
+            return _bad(
+                "client_seeds",
+                f"the client_seed_hash of seat {entry.seat} must be 64 hex digits",
+                "64 hex digits",
+                _shown(entry.client_seed_hash),
+            )
+    for seed in hand.client_seeds:
+        if seed.seat not in hashed:
+            return _bad(
+                "client_seeds",
+                f"the seed of seat {seed.seat} comes without its client_seed_hash",
+                "64 hex digits",
+                "''",
+            )
+    return None
 
 
 def _malformed_openings(openings: Sequence[CardOpening]) -> Mismatch | None:
@@ -395,10 +451,28 @@ def _seed_hash_mismatch(hand: PublishedHand) -> Mismatch | None:
     )
 
 
+def _client_seed_hash_mismatch(hand: PublishedHand) -> Mismatch | None:
+    """Version 3: each seed in the deal must give the hash its seat recorded before the seal (step 3),
+    so the hash-first guarantee is checked here and does not rest on each client keeping the hashes."""
+    recorded = {entry.seat: entry.client_seed_hash.lower() for entry in hand.client_seed_hashes}
+    for seed in sorted(hand.client_seeds, key=lambda s: s.seat):
+        computed = client_seed_hash(hand.commitment.lower(), seed.seat, seed.client_seed)
+        if not hmac.compare_digest(computed, recorded[seed.seat]):
+            return Mismatch(
+                MismatchKind.CLIENT_SEED_HASH,
+                f"the client seed of seat {seed.seat} does not give the hash recorded for that seat "
+                "before the seal",
+                expected=recorded[seed.seat],
+                actual=computed,
+            )
+    return None
+
+
 def _verify_version_3(hand: PublishedHand, dealt: Sequence[DealtCard]) -> VerificationResult:
-    """Version 3: the seed's hash, the commitment with the deck root, each opening against the deal
-    order and the root, then each dealt card against the opening of its deal position. No verdict
-    depends on a card the reader was not given an opening of, and no deck is returned."""
+    """Version 3: the seed's hash, the commitment with the deck root, each client seed against its
+    seat's recorded hash, each opening against the deal order and the root, then each dealt card
+    against the opening of its deal position. No verdict depends on a card the reader was not given
+    an opening of, and no deck is returned."""
     binding = HandBinding(
         hand.table_id, hand.hand_id, hand.sequence, hand.previous_commitment.lower(), hand.nonce
     )
@@ -411,6 +485,8 @@ def _verify_version_3(hand: PublishedHand, dealt: Sequence[DealtCard]) -> Verifi
             expected=hand.commitment.lower(),
             actual=computed,
         )
+    if mismatch is None:
+        mismatch = _client_seed_hash_mismatch(hand)
     if mismatch is not None:
         return VerificationResult(mismatch, computed, (), 0)
     order = deal_order(hand.server_seed, hand.client_seeds, hand.nonce, hand.commitment.lower())
@@ -496,6 +572,32 @@ def _opened_card_mismatch(item: DealtCard, seen: set[int], opened: dict[int, Car
             actual=card_text(item.card),
         )
     return None
+
+
+_UNREADABLE = {
+    "server_seed": ("seed", "derived or opened"),
+    "deck_secret": ("deck secret", "opened"),
+}
+
+
+def unreadable_stored(part: str) -> VerificationResult:
+    """By hand id: a stored value the check needs cannot be read (a damaged row, or its key is no
+    longer configured): the seed (`server_seed`; an ended row whose seed is missing too), or version
+    3's deck secret (`deck_secret`), so no card of the hand can be checked. Answered as a stored hand
+    whose values cannot give a deck is: MALFORMED, and nothing else is checked."""
+    what, done = _UNREADABLE[part]
+    return VerificationResult(
+        _bad(
+            part,
+            f"the hand's stored {what} cannot be read (a damaged row, or its key is no longer "
+            f"configured), so none of its cards can be {done}",
+            f"the {what} of this hand",
+            "unreadable",
+        ),
+        "",
+        (),
+        0,
+    )
 
 
 def check_shown_commitment(shown: str, published: str) -> Mismatch | None:

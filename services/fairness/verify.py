@@ -29,7 +29,7 @@ import asyncio
 import dataclasses
 import sys
 from collections.abc import Sequence
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from services.fairness.shuffle import SeatSeed, ShuffleInputError, card_index, deck_text
 from services.fairness.verification import (
@@ -46,6 +46,9 @@ from services.fairness.verification import (
     published_hex,
     verify_hand,
 )
+
+if TYPE_CHECKING:  # published values need nothing but the standard library: no import at run time
+    from poker.fairness.v1 import fairness_pb2
 
 
 class UsageError(Exception):
@@ -123,6 +126,11 @@ def report(
     return 1
 
 
+def _server_mismatch(kind: MismatchKind, given: fairness_pb2.Mismatch) -> Mismatch:
+    """A mismatch only the service can find (the chain link, a damaged stored row), as it gave it."""
+    return Mismatch(kind, given.description, expected=given.expected, actual=given.actual)
+
+
 async def _fetch_and_verify(args: argparse.Namespace, dealt: list[DealtCard], out: TextIO) -> int:
     import grpc
 
@@ -166,9 +174,9 @@ async def _fetch_and_verify(args: argparse.Namespace, dealt: list[DealtCard], ou
     print(f"published commitment {record.commitment}", file=out)
     for seed in record.client_seeds:
         shown_player = f" ({seed.player_id})" if seed.player_id else ""
-        print(
-            f"client seed          seat {seed.seat}{shown_player}: {bytes(seed.client_seed).hex()}", file=out
-        )
+        value = bytes(seed.client_seed).hex() or "withheld (left out of the deal)"
+        hashed = f", hash {seed.client_seed_hash}" if seed.client_seed_hash else ""
+        print(f"client seed          seat {seed.seat}{shown_player}: {value}{hashed}", file=out)
     try:
         published = published_hand(bytes(reveal.server_seed), record)
         # Version 3: the openings the service gave this caller (the positions they saw).
@@ -176,19 +184,18 @@ async def _fetch_and_verify(args: argparse.Namespace, dealt: list[DealtCard], ou
     except MalformedValue as bad:
         return report(bad.result(), out)
     # The order of VerifyHand by id: the published values, the commitment you were shown, the chain
-    # link, the dealt cards.
-    result = verify_hand(published)
+    # link, then (version 3) the openings, then the dealt cards.
+    result = verify_hand(dataclasses.replace(published, openings=()))
     first: Mismatch | None = result.first_mismatch
+    if first is None and server_view.first_mismatch.kind == fairness_pb2.MISMATCH_KIND_MALFORMED:
+        # A stored hand only the service can tell is damaged (a version 3 deck secret it cannot
+        # read, so it opened nothing): MALFORMED, as VerifyHand answers it.
+        first = _server_mismatch(MismatchKind.MALFORMED, server_view.first_mismatch)
     if first is None and shown:
         first = check_shown_commitment(shown, record.commitment)
     chain = None
     if server_view.first_mismatch.kind == fairness_pb2.MISMATCH_KIND_CHAIN_LINK:
-        chain = Mismatch(
-            MismatchKind.CHAIN_LINK,
-            server_view.first_mismatch.description,
-            expected=server_view.first_mismatch.expected,
-            actual=server_view.first_mismatch.actual,
-        )
+        chain = _server_mismatch(MismatchKind.CHAIN_LINK, server_view.first_mismatch)
     if first is None and chain is None:
         result = verify_hand(published, dealt)
     elif first is not None:

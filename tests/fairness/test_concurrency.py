@@ -167,7 +167,8 @@ async def test_void_racing_finish_ends_the_hand_exactly_once(
     winners = [o for o, r in outcomes.items() if not isinstance(r, BaseException)]
     assert len(winners) == 1, outcomes
     loser = next(o for o in outcomes if o not in winners)
-    assert _reason(outcomes[loser]) == "HAND_ALREADY_REVEALED"
+    # RevealHand is keyed by the hand id: the second is the first's request with another outcome.
+    assert _reason(outcomes[loser]) == "IDEMPOTENCY_CONFLICT"
     assert (await application.get_commitment(hand_id, reader=ADMIN_READER)).state.value == winners[0].value
 
 
@@ -209,13 +210,13 @@ async def test_a_transition_from_a_state_the_hand_already_left_writes_nothing(
     await application.reveal_hand(hand_id, HandOutcome.VOIDED)
     engine = create_engine(fairness_database_url)
     now = datetime.now(UTC)
+    writes: list[Callable[[Any], Awaitable[None]]] = [
+        lambda s: storage.insert_client_seed(s, hand_id, ClientSeedRecord(1, "p", b"late"), now),
+        lambda s: storage.mark_sealed(s, hand_id, now, ("p",), "0" * 64),
+        lambda s: storage.mark_ended(s, hand_id, HandState.SEALED, HandState.FINISHED, bytes(32), now),
+    ]
     try:
-        for write in (
-            lambda s: storage.insert_client_seed(s, hand_id, ClientSeedRecord(1, "p", b"late"), now),
-            lambda s: storage.mark_sealed(s, hand_id, now, ("p",)),
-            lambda s: storage.set_participants(s, hand_id, HandState.SEALED, ("p",)),
-            lambda s: storage.mark_ended(s, hand_id, HandState.SEALED, HandState.FINISHED, bytes(32), now),
-        ):
+        for write in writes:
             with pytest.raises(storage.StateMoved):
                 async with engine.begin() as connection:
                     await write(connection)

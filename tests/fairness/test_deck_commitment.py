@@ -21,6 +21,9 @@ from hypothesis import strategies as st
 
 from services.fairness.deck_commitment import (
     DECK_SECRET_BYTES,
+    TAG_LEAF,
+    TAG_NODE,
+    TAG_PADDING_LEAF,
     TREE_DEPTH,
     CardOpening,
     SecretDeck,
@@ -38,7 +41,13 @@ from services.fairness.deck_commitment import (
 )
 from services.fairness.hands import HandRecord, HandState, Reader
 from services.fairness.shuffle import DECK_SIZE, HandBinding, SeatSeed, ShuffleInputError, commitment_of
-from services.fairness.verification import DealtCard, MismatchKind, PublishedHand, verify_hand
+from services.fairness.verification import (
+    DealtCard,
+    MismatchKind,
+    PublishedHand,
+    SeatSeedHash,
+    verify_hand,
+)
 from services.fairness.visibility import Visibility
 from tests.fairness.test_shuffle import chi_square_p_value
 from tests.node import require_node
@@ -299,8 +308,12 @@ def test_bad_shapes_are_refused() -> None:
 
 
 def _published_v3(
-    seen: list[int], seeds: tuple[SeatSeed, ...] = (SeatSeed(3, b"ann-seed"),)
+    seen: list[int],
+    seeds: tuple[SeatSeed, ...] = (SeatSeed(3, b"ann-seed"),),
+    withheld: tuple[SeatSeedHash, ...] = (),
 ) -> tuple[PublishedHand, list[DealtCard]]:
+    """An honest version 3 hand from published values: each seed with the hash its seat recorded
+    before the seal, and `withheld` seats (a hash and no seed), which are left out of the deal."""
     secret = secret_deck_from(bytes(range(32)))
     levels = tree_levels(secret)
     server_seed = bytes(range(32, 64))
@@ -322,6 +335,10 @@ def _published_v3(
         server_seed_hash=commitment_of(server_seed),
         deck_root=root,
         openings=open_positions(secret, levels, order, seen),
+        client_seed_hashes=(
+            *(SeatSeedHash(s.seat, client_seed_hash(commitment, s.seat, s.client_seed)) for s in seeds),
+            *withheld,
+        ),
     )
     return published, [DealtCard(i, dealt[i]) for i in seen]
 
@@ -379,6 +396,15 @@ def test_the_tampering_suite_each_change_is_caught_by_its_check() -> None:
         "changed client seed": (
             dataclasses.replace(published, client_seeds=(SeatSeed(3, b"ann-seeD"),)),
             dealt,
+            MismatchKind.CLIENT_SEED_HASH,
+        ),
+        "changed client seed, with its hash": (
+            dataclasses.replace(
+                published,
+                client_seeds=(SeatSeed(3, b"ann-seeD"),),
+                client_seed_hashes=(SeatSeedHash(3, client_seed_hash(published.commitment, 3, b"ann-seeD")),),
+            ),
+            dealt,
             MismatchKind.PERMUTATION,
         ),
         "dropped client seed": (
@@ -402,6 +428,32 @@ def test_the_tampering_suite_each_change_is_caught_by_its_check() -> None:
             MismatchKind.DEALT_CARD,
         ),
         "a card at a position not opened": (published, [*dealt, DealtCard(1, 0)], MismatchKind.NOT_OPENED),
+        # The hash-first guarantee is checked, not left to the client: a seed that is not the one
+        # its seat fixed by its hash before the seal fails, wherever its openings would lead.
+        "a seed that does not match its seat's recorded hash": (
+            dataclasses.replace(
+                published,
+                client_seed_hashes=(
+                    SeatSeedHash(3, client_seed_hash(published.commitment, 3, b"another seed")),
+                ),
+            ),
+            dealt,
+            MismatchKind.CLIENT_SEED_HASH,
+        ),
+        "the hash of the same seed at another seat": (
+            dataclasses.replace(
+                published,
+                client_seed_hashes=(SeatSeedHash(3, client_seed_hash(published.commitment, 4, b"ann-seed")),),
+            ),
+            dealt,
+            MismatchKind.CLIENT_SEED_HASH,
+        ),
+        "a dealt card outside 0..51": (
+            published,
+            [*dealt, DealtCard(52, 0)],
+            MismatchKind.DEALT_CARD_INVALID,
+        ),
+        "a deal position given twice": (published, [*dealt, dealt[0]], MismatchKind.DEALT_CARD_INVALID),
     }
     for name, (changed, cards, kind) in cases.items():
         result = verify_hand(changed, cards)
@@ -460,6 +512,59 @@ def test_malformed_version_3_values_are_a_malformed_verdict_naming_the_field(
     assert result.first_mismatch is not None
     assert result.first_mismatch.kind is MismatchKind.MALFORMED
     assert result.first_mismatch.description.startswith(f"{field}:")
+
+
+def test_a_withheld_seat_is_left_out_of_the_deal_and_an_upper_case_hash_is_read_as_its_digits() -> None:
+    """docs/fairness.md, "Malformed published values": a version 3 seat listed with its hash and no
+    seed withheld its seed (left out of the deal order, not malformed); hex in either case."""
+    withheld = (SeatSeedHash(7, "ab" * 32),)
+    published, dealt = _published_v3(SEEN, withheld=withheld)
+    result = verify_hand(published, dealt)
+    assert result.passed, result.first_mismatch
+    upper = tuple(
+        dataclasses.replace(h, client_seed_hash=h.client_seed_hash.upper())
+        for h in published.client_seed_hashes
+    )
+    result = verify_hand(dataclasses.replace(published, client_seed_hashes=upper), dealt)
+    assert result.passed, result.first_mismatch
+    # In upper case, a hash the seed does not give is still that mismatch.
+    other = (SeatSeedHash(3, client_seed_hash(published.commitment, 3, b"another seed").upper()), *withheld)
+    result = verify_hand(dataclasses.replace(published, client_seed_hashes=other), dealt)
+    assert result.first_mismatch is not None
+    assert result.first_mismatch.kind is MismatchKind.CLIENT_SEED_HASH
+
+
+@pytest.mark.parametrize(
+    "hashes",
+    [
+        pytest.param((), id="a seed without its hash"),
+        pytest.param((SeatSeedHash(3, "zz" * 32),), id="a hash that is not hex"),
+        pytest.param((SeatSeedHash(3, "ab" * 31),), id="a hash of 62 digits"),
+        pytest.param((SeatSeedHash(1024, "ab" * 32),), id="a hash at a seat outside 0..1023"),
+        pytest.param((SeatSeedHash(7, "ab" * 32), SeatSeedHash(7, "cd" * 32)), id="a seat's hash twice"),
+    ],
+)
+def test_a_version_3_seed_hash_of_a_bad_shape_is_malformed_client_seeds(
+    hashes: tuple[SeatSeedHash, ...],
+) -> None:
+    published, dealt = _published_v3(SEEN)
+    honest = published.client_seed_hashes
+    given = hashes if not hashes or hashes[0].seat == 3 else (*honest, *hashes)
+    result = verify_hand(dataclasses.replace(published, client_seed_hashes=given), dealt)
+    assert result.first_mismatch is not None
+    assert result.first_mismatch.kind is MismatchKind.MALFORMED
+    assert result.first_mismatch.description.startswith("client_seeds:"), result.first_mismatch
+
+
+def test_the_hash_input_sizes_the_doc_states_are_the_codes() -> None:
+    """docs/fairness.md, version 3 step 1: the byte counts a re-implementer is told."""
+    text = " ".join(SPEC.read_text(encoding="utf-8").split())
+    leaf, node, padding = len(TAG_LEAF) + 4 + 1 + 32, len(TAG_NODE) + 32 + 32, len(TAG_PADDING_LEAF) + 4
+    assert (leaf, node, padding) == (59, 86, 34)
+    assert (
+        f"the leaf hashes are {leaf} bytes of input, the padding leaves {padding}, the node hashes {node}"
+        in text
+    )
 
 
 # --- Who gets which openings (visibility.py), for any report and any reader. ---

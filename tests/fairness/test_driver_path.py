@@ -87,7 +87,7 @@ async def test_writes_sent_together_are_committed_all_or_none(
     now = datetime.now(UTC)
     writes = [
         storage.seed_insert(open_hand, ClientSeedRecord(1, "p1", b"seed"), now),
-        storage.sealing(ended, now, ("p1",)),
+        storage.sealing(ended, now, ("p1",), "0" * 64),
     ]
     try:
         with pytest.raises(storage.StateMoved):

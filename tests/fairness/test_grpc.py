@@ -331,12 +331,14 @@ async def test_seal_may_carry_the_client_seeds_and_records_them_as_entropy_would
         grpc.StatusCode.ALREADY_EXISTS,
         "IDEMPOTENCY_CONFLICT",
     )
+    # SealHand is keyed by the hand id: a seal naming a seat it did not is that request changed.
     await _expect_error(
         stub.SealHand(
-            fairness_pb2.SealHandRequest(hand_id=hand_id, client_seeds=[_seed(3, b"late")]), metadata=SERVICE
+            fairness_pb2.SealHandRequest(hand_id=hand_id, client_seeds=[*seeds, _seed(3, b"late")]),
+            metadata=SERVICE,
         ),
-        grpc.StatusCode.FAILED_PRECONDITION,
-        "ENTROPY_CLOSED",
+        grpc.StatusCode.ALREADY_EXISTS,
+        "IDEMPOTENCY_CONFLICT",
     )
     revealed = await stub.RevealHand(
         fairness_pb2.RevealHandRequest(hand_id=hand_id, outcome=fairness_pb2.HAND_OUTCOME_FINISHED),
@@ -380,3 +382,35 @@ async def test_a_refused_seal_with_seeds_records_nothing_and_seals_nothing(
     ).commitment
     assert record.state == fairness_pb2.HAND_STATE_COMMITTED
     assert [s.seat for s in record.client_seeds] == [2]
+
+
+async def test_commit_hand_deals_under_version_3_or_2_and_refuses_any_other_version(
+    stub: fairness_pb2_grpc.FairnessServiceStub,
+) -> None:
+    """fairness.proto, CommitHandRequest.shuffle_version: 0 or 3 deal version 3 (the default), 2 a
+    room's full reveal; any other value (version 1, which no new hand is dealt under, included) is
+    FIELD_INVALID and commits nothing."""
+    for asked, dealt in ((0, 3), (3, 3), (2, 2)):
+        committed = await stub.CommitHand(
+            fairness_pb2.CommitHandRequest(
+                request_id=uuid.uuid4().hex, table_id=f"table-{uuid.uuid4().hex[:8]}", shuffle_version=asked
+            ),
+            metadata=SERVICE,
+        )
+        assert committed.commitment.shuffle_version == dealt
+    table = f"table-{uuid.uuid4().hex[:8]}"
+    for invalid in (1, 4, 99, 2**32 - 1):
+        await _expect_error(
+            stub.CommitHand(
+                fairness_pb2.CommitHandRequest(
+                    request_id=uuid.uuid4().hex, table_id=table, shuffle_version=invalid
+                ),
+                metadata=SERVICE,
+            ),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "FIELD_INVALID",
+        )
+    listed = await stub.ListTableCommitments(
+        fairness_pb2.ListTableCommitmentsRequest(table_id=table), metadata=ADMIN
+    )
+    assert list(listed.commitments) == []

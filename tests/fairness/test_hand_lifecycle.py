@@ -1,5 +1,6 @@
 """The lifecycle rules of a hand, state by state: entropy only while committed, the seed only after
-the end, finished only after the deal, and an ended hand stays ended."""
+the end, finished only after the deal, and an ended hand stays ended (another outcome for it is a
+RevealHand retry with a field changed: a conflict)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from service_runtime.errors import FailedPrecondition
+from service_runtime.errors import DomainError, FailedPrecondition
 from services.fairness.hands import HandOutcome, HandRecord, HandState
 from services.fairness.shuffle import GENESIS_COMMITMENT
 
@@ -64,17 +65,22 @@ def test_what_each_state_allows(
         (HandState.SEALED, HandOutcome.FINISHED, True),
         (HandState.SEALED, HandOutcome.VOIDED, True),
         (HandState.FINISHED, HandOutcome.FINISHED, False),
-        (HandState.FINISHED, HandOutcome.VOIDED, "HAND_ALREADY_REVEALED"),
+        (HandState.FINISHED, HandOutcome.VOIDED, "IDEMPOTENCY_CONFLICT"),
         (HandState.VOIDED, HandOutcome.VOIDED, False),
-        (HandState.VOIDED, HandOutcome.FINISHED, "HAND_ALREADY_REVEALED"),
+        (HandState.VOIDED, HandOutcome.FINISHED, "IDEMPOTENCY_CONFLICT"),
     ],
 )
 def test_ending_a_hand(state: HandState, outcome: HandOutcome, expected: str | bool) -> None:
     hand = _hand(state)
     if isinstance(expected, str):
-        with pytest.raises(FailedPrecondition) as error:
+        # RevealHand is keyed by the hand id: another outcome for an ended hand is that request
+        # with a field changed (ALREADY_EXISTS), not a state the hand is in (FAILED_PRECONDITION).
+        with pytest.raises(DomainError) as error:
             hand.check_can_end(outcome)
-        assert error.value.reason == expected
+        assert (error.value.kind.name, error.value.reason) == (
+            "ALREADY_EXISTS" if expected == "IDEMPOTENCY_CONFLICT" else "FAILED_PRECONDITION",
+            expected,
+        )
     else:
         # True: the hand moves to the outcome; False: it already did, so the call is an idempotent retry.
         assert hand.check_can_end(outcome) is expected

@@ -17,12 +17,14 @@ import pytest
 import sqlalchemy as sa
 
 from poker.fairness.v1 import fairness_pb2, fairness_pb2_grpc
-from service_runtime.database import create_engine
+from service_runtime.database import Transactions, create_engine
 from service_runtime.testing import auth_metadata, reason_of, running_server, token_for
 from services.fairness.application import FairnessApplication
 from services.fairness.assembly import ACCESS, fairness_service
 from services.fairness.deck_commitment import client_seed_hash
-from services.fairness.tables import hands
+from services.fairness.seed_vault import SeedVault
+from services.fairness.settings import DEV_SEED_KEY_HEX, DEV_SEED_KEY_ID
+from services.fairness.tables import client_seeds, hands
 from services.fairness.verification import DealtCard, openings_from, published_hand, verify_hand
 from services.fairness.verify import main
 
@@ -108,6 +110,17 @@ async def _played_hand(
         metadata=SERVICE,
     )
     return sealed.commitment, deck, revealed
+
+
+def _published_of(reveal: fairness_pb2.Reveal) -> fairness_pb2.PublishedHand:
+    """A reveal as the published values VerifyHand takes (every seat's client-seed hash included)."""
+    record = reveal.commitment
+    return fairness_pb2.PublishedHand(
+        server_seed=reveal.server_seed, client_seeds=record.client_seeds, nonce=record.nonce,
+        commitment=record.commitment, shuffle_version=record.shuffle_version, table_id=record.table_id,
+        hand_id=record.hand_id, sequence=record.sequence, previous_commitment=record.previous_commitment,
+        server_seed_hash=record.server_seed_hash, deck_root=record.deck_root, openings=reveal.openings,
+    )  # fmt: skip
 
 
 def _opened(reveal: fairness_pb2.Reveal) -> set[int]:
@@ -297,6 +310,25 @@ async def test_a_seed_given_as_a_hash_first_must_match_it_and_a_seat_that_never_
         metadata=CALLERS["bob"],
     )
     assert verdict.verdict == fairness_pb2.VERDICT_PASS, verdict.first_mismatch
+    # From the published values too: bob's seat is listed with its hash and an empty seed, which a
+    # verifier leaves out of the deal (docs/fairness.md), not a malformed seed of 0 bytes.
+    reveal = (
+        await stub.GetReveal(fairness_pb2.GetRevealRequest(hand_id=hand_id), metadata=CALLERS["bob"])
+    ).reveal
+    assert [
+        (s.seat, bytes(s.client_seed), len(s.client_seed_hash)) for s in reveal.commitment.client_seeds
+    ] == [
+        (1, b"ann", 64),
+        (2, b"", 64),
+    ]
+    by_values = await stub.VerifyHand(
+        fairness_pb2.VerifyHandRequest(
+            published=_published_of(reveal),
+            dealt_cards=[fairness_pb2.DealtCard(position=p, card_index=deck[p]) for p in (1, 3)],
+        ),
+        metadata=CALLERS["eve"],
+    )
+    assert by_values.verdict == fairness_pb2.VERDICT_PASS, by_values.first_mismatch
     # A hash for a version 2 hand is refused.
     v2 = (
         await stub.CommitHand(
@@ -445,9 +477,242 @@ async def test_a_damaged_stored_version_3_hand_opens_nothing_and_answers_without
             metadata=metadata,
         )
         assert verdict.verdict == fairness_pb2.VERDICT_FAIL
-        if column == "deck_root":
-            assert verdict.first_mismatch.kind == fairness_pb2.MISMATCH_KIND_MALFORMED
-        else:
+        if column == "visibility":
             # Nothing opened any more, so a card cannot be checked: never a PASS over nothing.
             assert not reveal.openings
             assert verdict.first_mismatch.kind == fairness_pb2.MISMATCH_KIND_NOT_OPENED
+        else:
+            # docs/fairness.md: a stored hand whose values cannot give a deck is answered like
+            # published values, MALFORMED (a version 3 hand's deck is its deck secret).
+            assert verdict.first_mismatch.kind == fairness_pb2.MISMATCH_KIND_MALFORMED
+            if column == "deck_secret_ciphertext":
+                assert not reveal.openings
+                assert verdict.first_mismatch.description.startswith("deck_secret:")
+
+
+async def _update(database_url: str, *statements: sa.Executable) -> None:
+    engine = create_engine(database_url)
+    try:
+        async with engine.begin() as connection:
+            for statement in statements:
+                await connection.execute(statement)
+    finally:
+        await engine.dispose()
+
+
+async def test_swapped_deck_secrets_of_two_finished_hands_answer_without_openings_and_malformed(
+    application: FairnessApplication, fairness_database_url: str
+) -> None:
+    """The independent tester's case: the deck-secret ciphertexts of two finished version 3 hands
+    swapped in the database (each then fails its hand-bound authentication), the service restarted.
+    docs/fairness.md: a stored hand whose values cannot give a deck is answered like published
+    values, GetReveal without a deck (here: without openings) and VerifyHand and the command by hand
+    id MALFORMED (exit 1, not 2), for every reader; never INTERNAL."""
+    async with running_server([fairness_service(application)], ACCESS) as (_, channel):
+        played = [await _played_hand(Stub(channel)) for _ in range(2)]
+    (first, deck, _), (second, _, _) = played
+    engine = create_engine(fairness_database_url)
+    try:
+        async with engine.connect() as connection:
+            rows = dict(
+                (
+                    await connection.execute(
+                        sa.select(hands.c.hand_id, hands.c.deck_secret_ciphertext).where(
+                            hands.c.hand_id.in_([first.hand_id, second.hand_id])
+                        )
+                    )
+                ).all()
+            )
+    finally:
+        await engine.dispose()
+    await _update(
+        fairness_database_url,
+        *(
+            sa.update(hands).where(hands.c.hand_id == mine).values(deck_secret_ciphertext=rows[theirs])
+            for mine, theirs in ((first.hand_id, second.hand_id), (second.hand_id, first.hand_id))
+        ),
+    )
+    # The service restarted: a new process over the same database and key.
+    engine = create_engine(fairness_database_url, pool_size=5)
+    restarted = FairnessApplication(
+        Transactions(engine), SeedVault({DEV_SEED_KEY_ID: bytes.fromhex(DEV_SEED_KEY_HEX)}, DEV_SEED_KEY_ID)
+    )
+    try:
+        async with running_server([fairness_service(restarted)], ACCESS) as (running, channel):
+            stub = Stub(channel)
+            for hand in (first, second):
+                for metadata in (CALLERS["ann"], CALLERS["eve"], ADMIN):
+                    reveal = (
+                        await stub.GetReveal(
+                            fairness_pb2.GetRevealRequest(hand_id=hand.hand_id), metadata=metadata
+                        )
+                    ).reveal
+                    assert (reveal.commitment.hand_id, list(reveal.deck), list(reveal.openings)) == (
+                        hand.hand_id,
+                        [],
+                        [],
+                    )
+                    assert len(reveal.server_seed) == 32
+                    verdict = await stub.VerifyHand(
+                        fairness_pb2.VerifyHandRequest(hand_id=hand.hand_id), metadata=metadata
+                    )
+                    assert verdict.verdict == fairness_pb2.VERDICT_FAIL
+                    assert verdict.first_mismatch.kind == fairness_pb2.MISMATCH_KIND_MALFORMED
+                    assert verdict.first_mismatch.description.startswith("deck_secret:")
+            target = [
+                "--hand-id",
+                first.hand_id,
+                "--target",
+                f"127.0.0.1:{running.port}",
+                "--token",
+                token_for("ann"),
+            ]
+            out = io.StringIO()
+            status = await asyncio.to_thread(main, [*target, "--dealt", f"0:{deck[0]}"], out)
+            assert status == 1, out.getvalue()
+            assert "first mismatch: MALFORMED: deck_secret:" in out.getvalue()
+    finally:
+        await engine.dispose()
+
+
+async def test_a_revealed_seed_that_does_not_give_its_seats_recorded_hash_fails_client_seed_hash(
+    stub: Stub, fairness_database_url: str
+) -> None:
+    """Ann fixed her seed by its hash before the seal; a reveal whose seed at her seat does not give
+    that hash is refused by the verdict (by hand id, by the command and from published values), not
+    left to the client (docs/fairness.md, version 3, "Verifying a version 3 hand")."""
+    commitment, deck, _ = await _played_hand(stub)
+    hand_id = commitment.hand_id
+    seen = [fairness_pb2.DealtCard(position=p, card_index=deck[p]) for p in HOLE["ann"] + BOARD]
+    honest = await stub.VerifyHand(
+        fairness_pb2.VerifyHandRequest(hand_id=hand_id, dealt_cards=seen), metadata=CALLERS["ann"]
+    )
+    assert honest.verdict == fairness_pb2.VERDICT_PASS, honest.first_mismatch
+    reveal = (
+        await stub.GetReveal(fairness_pb2.GetRevealRequest(hand_id=hand_id), metadata=CALLERS["ann"])
+    ).reveal
+
+    by_values = await stub.VerifyHand(
+        fairness_pb2.VerifyHandRequest(published=_published_of(reveal), dealt_cards=seen),
+        metadata=CALLERS["eve"],
+    )
+    assert by_values.verdict == fairness_pb2.VERDICT_PASS, by_values.first_mismatch
+    # The published hash of ann's seat replaced by one of another seed: the seed is not what she fixed.
+    forged = _published_of(reveal)
+    forged.client_seeds[0].client_seed_hash = client_seed_hash(commitment.commitment, 1, b"another seed")
+    verdict = await stub.VerifyHand(
+        fairness_pb2.VerifyHandRequest(published=forged, dealt_cards=seen), metadata=CALLERS["eve"]
+    )
+    assert verdict.first_mismatch.kind == fairness_pb2.MISMATCH_KIND_CLIENT_SEED_HASH
+    # A seed in the deal without its hash is a published value of a bad shape.
+    forged.client_seeds[0].client_seed_hash = ""
+    verdict = await stub.VerifyHand(fairness_pb2.VerifyHandRequest(published=forged), metadata=CALLERS["eve"])
+    assert verdict.first_mismatch.kind == fairness_pb2.MISMATCH_KIND_MALFORMED
+    assert verdict.first_mismatch.description.startswith("client_seeds:")
+    # The stored record changed the same way: by hand id, and by the command, the same verdict.
+    await _update(
+        fairness_database_url,
+        sa.update(client_seeds)
+        .where(client_seeds.c.hand_id == hand_id, client_seeds.c.seat == 1)
+        .values(client_seed_hash=client_seed_hash(commitment.commitment, 1, b"another seed")),
+    )
+    verdict = await stub.VerifyHand(
+        fairness_pb2.VerifyHandRequest(hand_id=hand_id, dealt_cards=seen), metadata=CALLERS["ann"]
+    )
+    assert verdict.verdict == fairness_pb2.VERDICT_FAIL
+    assert verdict.first_mismatch.kind == fairness_pb2.MISMATCH_KIND_CLIENT_SEED_HASH
+    assert "seat 1" in verdict.first_mismatch.description
+
+
+async def test_the_command_refuses_a_seed_that_does_not_give_its_recorded_hash(
+    application: FairnessApplication, fairness_database_url: str
+) -> None:
+    async with running_server([fairness_service(application)], ACCESS) as (running, channel):
+        commitment, deck, _ = await _played_hand(Stub(channel))
+        target = ["--hand-id", commitment.hand_id, "--target", f"127.0.0.1:{running.port}"]
+        target += ["--token", token_for("ann"), "--dealt", ",".join(f"{p}:{deck[p]}" for p in HOLE["ann"])]
+        out = io.StringIO()
+        assert await asyncio.to_thread(main, target, out) == 0, out.getvalue()
+        await _update(
+            fairness_database_url,
+            sa.update(client_seeds)
+            .where(client_seeds.c.hand_id == commitment.hand_id, client_seeds.c.seat == 2)
+            .values(client_seed_hash="ab" * 32),
+        )
+        out = io.StringIO()
+        assert await asyncio.to_thread(main, target, out) == 1
+        assert "first mismatch: CLIENT_SEED_HASH:" in out.getvalue()
+
+
+async def test_a_seed_hash_in_upper_case_is_recorded_in_lower_case_and_its_seed_then_matches(
+    stub: Stub,
+) -> None:
+    """Hex is read in either case everywhere in fairness (docs/fairness.md): AddPlayerEntropy takes
+    an upper-case `client_seed_hash` as the same digits, records and shows it in lower case, and the
+    seed that gives it is accepted at the seal."""
+    committed = (
+        await stub.CommitHand(
+            fairness_pb2.CommitHandRequest(request_id=uuid.uuid4().hex, table_id="v3-case"), metadata=SERVICE
+        )
+    ).commitment
+    seed_hash = client_seed_hash(committed.commitment, 1, b"ann")
+    request = fairness_pb2.AddPlayerEntropyRequest(
+        hand_id=committed.hand_id, seat=1, player_id="ann", client_seed_hash=seed_hash.upper()
+    )
+    recorded = (await stub.AddPlayerEntropy(request, metadata=SERVICE)).commitment
+    assert [s.client_seed_hash for s in recorded.client_seeds] == [seed_hash]
+    again = (await stub.AddPlayerEntropy(request, metadata=SERVICE)).commitment  # an idempotent retry
+    assert [s.client_seed_hash for s in again.client_seeds] == [seed_hash]
+    sealed = await stub.SealHand(
+        fairness_pb2.SealHandRequest(
+            hand_id=committed.hand_id,
+            client_seeds=[fairness_pb2.ClientSeed(seat=1, player_id="ann", client_seed=b"ann")],
+            participant_ids=["ann"],
+        ),
+        metadata=SERVICE,
+    )
+    assert [(s.client_seed, s.client_seed_hash) for s in sealed.commitment.client_seeds] == [
+        (b"ann", seed_hash)
+    ]
+
+
+async def test_a_hand_voided_before_the_seal_opens_nothing_even_to_admins(stub: Stub) -> None:
+    """No card of a hand voided before the seal was dealt (the table never had a deck), so there is
+    nothing to dispute and nobody, admins included, needs any of its committed cards; a hand voided
+    after the seal still opens all 52 to admins (the deck was handed to the table)."""
+    hands_by_seal: dict[bool, str] = {}
+    for sealed in (False, True):
+        committed = (
+            await stub.CommitHand(
+                fairness_pb2.CommitHandRequest(
+                    request_id=uuid.uuid4().hex, table_id=f"v3-void-{uuid.uuid4().hex[:6]}"
+                ),
+                metadata=SERVICE,
+            )
+        ).commitment
+        await stub.AddPlayerEntropy(
+            fairness_pb2.AddPlayerEntropyRequest(
+                hand_id=committed.hand_id, seat=1, player_id="ann", client_seed=b"ann"
+            ),
+            metadata=SERVICE,
+        )
+        if sealed:
+            await stub.SealHand(
+                fairness_pb2.SealHandRequest(hand_id=committed.hand_id, participant_ids=["ann"]),
+                metadata=SERVICE,
+            )
+        voided = await stub.RevealHand(
+            fairness_pb2.RevealHandRequest(
+                hand_id=committed.hand_id, outcome=fairness_pb2.HAND_OUTCOME_VOIDED
+            ),
+            metadata=SERVICE,
+        )
+        assert voided.reveal.commitment.state == fairness_pb2.HAND_STATE_VOIDED
+        assert not voided.reveal.openings
+        hands_by_seal[sealed] = committed.hand_id
+    for sealed, hand_id in hands_by_seal.items():
+        reveal = (await stub.GetReveal(fairness_pb2.GetRevealRequest(hand_id=hand_id), metadata=ADMIN)).reveal
+        assert len(reveal.openings) == (52 if sealed else 0), sealed
+        verdict = await stub.VerifyHand(fairness_pb2.VerifyHandRequest(hand_id=hand_id), metadata=ADMIN)
+        assert verdict.verdict == fairness_pb2.VERDICT_PASS, verdict.first_mismatch
+        assert verdict.openings_checked == (52 if sealed else 0)

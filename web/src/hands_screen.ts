@@ -46,7 +46,7 @@ async function check(handId: string, out: HTMLElement): Promise<void> {
       serverSeed: reveal.serverSeed,
       serverSeedHash: c.serverSeedHash,
       commitment: c.commitment,
-      clientSeeds: c.clientSeeds.map((s) => ({ seat: s.seat, seed: s.clientSeed })),
+      clientSeeds: c.clientSeeds.map((s) => ({ seat: s.seat, seed: s.clientSeed, hash: s.clientSeedHash })),
       deckRoot: c.deckRoot,
       openings: reveal.openings.map((o) => ({
         dealPosition: o.dealPosition,

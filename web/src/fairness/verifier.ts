@@ -7,6 +7,9 @@
 export interface ClientSeed {
   seat: number;
   seed: Uint8Array;
+  /** Version 3: the client-seed hash the seat recorded before the seal (hex, either case); a seat
+   * with a hash and an empty seed withheld its seed and is left out of the deal. */
+  hash?: string;
 }
 
 export interface PublishedHand {
@@ -227,6 +230,16 @@ class OpeningsVerifier implements ShuffleVerifier {
     if (computed !== hand.commitment) problems.push("the revealed values do not give the published commitment");
     if (shownCommitment && shownCommitment !== hand.commitment) {
       problems.push("the commitment shown before the deal is not the one revealed");
+    }
+    // Each seed in the deal gives the hash its seat recorded before the seal (step 3): the
+    // hash-first guarantee, checked here as the service's verdict (CLIENT_SEED_HASH) checks it.
+    for (const { seat, seed, hash } of hand.clientSeeds) {
+      if (seed.length === 0 && hash) continue; // withheld: left out of the deal
+      if (seed.length === 0) problems.push(`the seed at seat ${seat} is empty`);
+      else if (!hash) problems.push(`the seed at seat ${seat} comes without the hash its seat recorded`);
+      else if ((await clientSeedHash(hand.commitment, seat, seed)) !== hash.toLowerCase()) {
+        problems.push(`the seed at seat ${seat} does not give the hash its seat recorded before the seal`);
+      }
     }
     // The deal order: version 2's steps under the version 3 labels, over the seeds that went in.
     const order = await this.orderOf.deck(

@@ -122,7 +122,8 @@ class _MismatchKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Mismatch
     MISMATCH_KIND_MALFORMED: _MismatchKind.ValueType  # 5
     """A published value has a bad shape (seed not 32 bytes, nonce not 16 bytes, unknown version,
     commitment not 64 hex digits, duplicate or out-of-range seat, client seed not 1 to 64 bytes,
-    ...); `description` names the field. The full list is in `docs/fairness.md`.
+    ...); `description` names the field. The full list is in `docs/fairness.md`. By hand id also a
+    damaged stored hand (values that cannot give a deck, a deck secret that cannot be read).
     """
     MISMATCH_KIND_SERVER_SEED_HASH: _MismatchKind.ValueType  # 6
     """Version 2: SHA-256 of the revealed seed is not the `server_seed_hash` published before the deal."""
@@ -138,6 +139,10 @@ class _MismatchKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Mismatch
     """Version 3: a dealt card was given at a deal position the caller has no opening of."""
     MISMATCH_KIND_DUPLICATE_CARD: _MismatchKind.ValueType  # 11
     """Version 3: two openings show the same card."""
+    MISMATCH_KIND_CLIENT_SEED_HASH: _MismatchKind.ValueType  # 12
+    """Version 3: a revealed client seed does not give the `client_seed_hash` recorded for its seat
+    before the seal (docs/fairness.md, version 3 step 3): the seed is not the one that seat fixed.
+    """
 
 class MismatchKind(_MismatchKind, metaclass=_MismatchKindEnumTypeWrapper):
     """MismatchKind names the check that failed."""
@@ -157,7 +162,8 @@ hand is missing.
 MISMATCH_KIND_MALFORMED: MismatchKind.ValueType  # 5
 """A published value has a bad shape (seed not 32 bytes, nonce not 16 bytes, unknown version,
 commitment not 64 hex digits, duplicate or out-of-range seat, client seed not 1 to 64 bytes,
-...); `description` names the field. The full list is in `docs/fairness.md`.
+...); `description` names the field. The full list is in `docs/fairness.md`. By hand id also a
+damaged stored hand (values that cannot give a deck, a deck secret that cannot be read).
 """
 MISMATCH_KIND_SERVER_SEED_HASH: MismatchKind.ValueType  # 6
 """Version 2: SHA-256 of the revealed seed is not the `server_seed_hash` published before the deal."""
@@ -173,6 +179,10 @@ MISMATCH_KIND_NOT_OPENED: MismatchKind.ValueType  # 10
 """Version 3: a dealt card was given at a deal position the caller has no opening of."""
 MISMATCH_KIND_DUPLICATE_CARD: MismatchKind.ValueType  # 11
 """Version 3: two openings show the same card."""
+MISMATCH_KIND_CLIENT_SEED_HASH: MismatchKind.ValueType  # 12
+"""Version 3: a revealed client seed does not give the `client_seed_hash` recorded for its seat
+before the seal (docs/fairness.md, version 3 step 3): the seed is not the one that seat fixed.
+"""
 Global___MismatchKind: _TypeAlias = MismatchKind  # noqa: Y015
 
 @_typing.final
@@ -198,6 +208,9 @@ class ClientSeed(_message.Message):
     client_seed_hash: _builtins.str
     """Version 3: lower-case hex of the client-seed hash (docs/fairness.md, version 3 step 3), recorded
     first when the player sent only the hash, or computed from the seed; empty for versions 1 and 2.
+    In PublishedHand (version 3) every seat carries it, in either case: a seat with a seed whose
+    hash is missing is MALFORMED, one whose seed does not match it is CLIENT_SEED_HASH, and one with
+    the hash and no seed withheld its seed and is left out of the deal order.
     """
     def __init__(
         self,
@@ -251,8 +264,8 @@ class Commitment(_message.Message):
     nonce: _builtins.str
     """Lower-case hex of the 16-byte nonce drawn with the seed."""
     shuffle_version: _builtins.int
-    """The shuffle algorithm version of `docs/fairness.md`: 2 for new hands; hands committed under
-    version 1 keep it and keep verifying under it.
+    """The shuffle algorithm version of `docs/fairness.md`: 3 for new hands, 2 for a room that keeps
+    the whole seed's reveal; hands committed under version 1 keep it and keep verifying under it.
     """
     state: Global___HandState.ValueType
     """Where the hand is in its lifecycle."""
@@ -403,7 +416,8 @@ class Reveal(_message.Message):
     @_builtins.property
     def openings(self) -> _containers.RepeatedCompositeFieldContainer[Global___CardOpening]:
         """Version 3: the openings of exactly the deal positions the caller saw (a participant: the public
-        positions and their own; anyone else: the public positions; admins: all 52), ascending.
+        positions and their own; anyone else: the public positions; admins: all 52; nobody: any of a
+        hand voided before the seal, or of a stored hand whose deck secret cannot be read), ascending.
         """
 
     def __init__(
@@ -450,8 +464,9 @@ class CommitHandRequest(_message.Message):
     to its player (docs/house-games.md), so nobody else may list, read or check it.
     """
     shuffle_version: _builtins.int
-    """The fairness version to deal under: 0 for the default (3, openings per position), or 2 (the
-    whole seed revealed after the hand: a room's operator setting). Other values: FIELD_INVALID.
+    """The fairness version to deal under: 0 or 3 for version 3 (the default: openings per position),
+    or 2 (the whole seed revealed after the hand: a room's operator setting). Other values
+    (version 1 included, which no new hand is dealt under): FIELD_INVALID.
     """
     private_room: _builtins.bool
     """When true the hand is dealt in a private room (the lobby's `Room.private`, as the table read its
@@ -534,8 +549,9 @@ class AddPlayerEntropyRequest(_message.Message):
     client_seed: _builtins.bytes
     """The player's client seed, 1 to 64 bytes. Version 3 takes either this or `client_seed_hash`."""
     client_seed_hash: _builtins.str
-    """Version 3 only: the hash of a seed the player will give at the seal (64 hex digits, docs/fairness.md
-    version 3 step 3), so no seed is disclosed before every seat's seed is fixed.
+    """Version 3 only: the hash of a seed the player will give at the seal (64 hex digits in either
+    case, recorded in lower case; docs/fairness.md version 3 step 3), so no seed is disclosed before
+    every seat's seed is fixed.
     """
     def __init__(
         self,
@@ -598,7 +614,9 @@ class SealHandRequest(_message.Message):
     @_builtins.property
     def participant_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """The players dealt in (at most 64 ids of at most 128 characters), added to those named at the
-        commitment; they alone, with admins, may read the hand's reveal. A retry may name them again.
+        commitment; they alone, with admins, may read the hand's reveal. A retry names the same players
+        and seeds (or none, to get the sealed hand's deck again); anything else is ALREADY_EXISTS
+        IDEMPOTENCY_CONFLICT and changes nothing (the hand id is the key: docs/fairness.md "Retries").
         """
 
     def __init__(
@@ -902,7 +920,9 @@ class PublishedHand(_message.Message):
     """Version 3 only: the deck root the commitment binds (64 hex characters)."""
     @_builtins.property
     def client_seeds(self) -> _containers.RepeatedCompositeFieldContainer[Global___ClientSeed]:
-        """The client seeds; their order here does not matter, the shuffle sorts them by seat."""
+        """The client seeds; their order here does not matter, the shuffle sorts them by seat. Version 3:
+        each with its `client_seed_hash`, withheld seats (a hash and no seed) included.
+        """
 
     @_builtins.property
     def openings(self) -> _containers.RepeatedCompositeFieldContainer[Global___CardOpening]:

@@ -43,7 +43,8 @@ class FairnessServiceStub:
     order derived from the server's share and the players' seeds (a seed may be given as its hash
     first), and after the hand opens to each reader exactly the deal positions they saw (the table
     reports them at RevealHand): a participant the public cards and their own, anyone else the public
-    cards, admins all 52. A version 3 reveal never carries the deck.
+    cards, admins all 52 of a hand that was dealt (a hand voided before the seal opens nothing to
+    anyone: no card of it was dealt). A version 3 reveal never carries the deck.
     Players and admins read commitments (GetCommitment, ListTableCommitments), reveals of ended hands
     (GetReveal) and check hands (VerifyHand). A hand's participants are the players the table dealt
     in (named at SealHand, or at CommitHand for a house-game round). The seed and deck of an ended
@@ -124,7 +125,8 @@ class FairnessServiceServicer:
     order derived from the server's share and the players' seeds (a seed may be given as its hash
     first), and after the hand opens to each reader exactly the deal positions they saw (the table
     reports them at RevealHand): a participant the public cards and their own, anyone else the public
-    cards, admins all 52. A version 3 reveal never carries the deck.
+    cards, admins all 52 of a hand that was dealt (a hand voided before the seal opens nothing to
+    anyone: no card of it was dealt). A version 3 reveal never carries the deck.
     Players and admins read commitments (GetCommitment, ListTableCommitments), reveals of ended hands
     (GetReveal) and check hands (VerifyHand). A hand's participants are the players the table dealt
     in (named at SealHand, or at CommitHand for a house-game round). The seed and deck of an ended
@@ -145,7 +147,7 @@ class FairnessServiceServicer:
         a retry returns the same hand. With `deal_now` the hand is sealed at once without player entropy
         and the deck is returned. Errors: INVALID_ARGUMENT (FIELD_REQUIRED, FIELD_INVALID; a participant
         id empty, over 128 characters or with a control character, more than 64 of them, or
-        `participants_only` without any),
+        `participants_only` without any; a shuffle version other than 0, 2 or 3),
         ALREADY_EXISTS (IDEMPOTENCY_CONFLICT when the request id was used with another table,
         `deal_now`, `participants_only`, `private_room` or shuffle version), ABORTED (TABLE_CHAIN_CONTENDED when concurrent commits for one table kept racing).
         """
@@ -224,7 +226,8 @@ class FairnessServiceServicer:
         give one; VerifyHand then answers MALFORMED). Only the hand's participants and admins. Version 3:
         the seed and the openings of the deal positions the caller saw, to anyone who may know of the
         hand (NOT_YOUR_RESOURCE does not apply; a participants-only round or a private room's hand stays
-        HAND_NOT_FOUND). Errors:
+        HAND_NOT_FOUND); no openings when the stored deck secret cannot be read (a damaged row;
+        VerifyHand then answers MALFORMED). Errors:
         INVALID_ARGUMENT (FIELD_REQUIRED), NOT_FOUND (HAND_NOT_FOUND, as in GetCommitment),
         FAILED_PRECONDITION (HAND_NOT_FINISHED while the hand has not ended, whoever asks),
         PERMISSION_DENIED (NOT_YOUR_RESOURCE for a caller who did not play the hand).
@@ -319,7 +322,8 @@ class FairnessService:
     order derived from the server's share and the players' seeds (a seed may be given as its hash
     first), and after the hand opens to each reader exactly the deal positions they saw (the table
     reports them at RevealHand): a participant the public cards and their own, anyone else the public
-    cards, admins all 52. A version 3 reveal never carries the deck.
+    cards, admins all 52 of a hand that was dealt (a hand voided before the seal opens nothing to
+    anyone: no card of it was dealt). A version 3 reveal never carries the deck.
     Players and admins read commitments (GetCommitment, ListTableCommitments), reveals of ended hands
     (GetReveal) and check hands (VerifyHand). A hand's participants are the players the table dealt
     in (named at SealHand, or at CommitHand for a house-game round). The seed and deck of an ended

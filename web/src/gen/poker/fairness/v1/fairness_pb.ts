@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file poker/fairness/v1/fairness.proto.
  */
 export const file_poker_fairness_v1_fairness: GenFile = /*@__PURE__*/
-  fileDesc("CiBwb2tlci9mYWlybmVzcy92MS9mYWlybmVzcy5wcm90bxIRcG9rZXIuZmFpcm5lc3MudjEiXAoKQ2xpZW50U2VlZBIMCgRzZWF0GAEgASgNEhEKCXBsYXllcl9pZBgCIAEoCRITCgtjbGllbnRfc2VlZBgDIAEoDBIYChBjbGllbnRfc2VlZF9oYXNoGAQgASgJIroDCgpDb21taXRtZW50Eg8KB2hhbmRfaWQYASABKAkSEAoIdGFibGVfaWQYAiABKAkSEAoIc2VxdWVuY2UYAyABKAMSEgoKY29tbWl0bWVudBgEIAEoCRIbChNwcmV2aW91c19jb21taXRtZW50GAUgASgJEg0KBW5vbmNlGAYgASgJEhcKD3NodWZmbGVfdmVyc2lvbhgHIAEoDRIrCgVzdGF0ZRgIIAEoDjIcLnBva2VyLmZhaXJuZXNzLnYxLkhhbmRTdGF0ZRIzCgxjbGllbnRfc2VlZHMYCSADKAsyHS5wb2tlci5mYWlybmVzcy52MS5DbGllbnRTZWVkEi8KC2NyZWF0ZV90aW1lGAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBItCglzZWFsX3RpbWUYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC3JldmVhbF90aW1lGAwgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIYChBzZXJ2ZXJfc2VlZF9oYXNoGA0gASgJEhEKCWRlY2tfcm9vdBgOIAEoCSKCAQoLQ2FyZE9wZW5pbmcSFQoNZGVhbF9wb3NpdGlvbhgBIAEoDRIaChJjb21taXR0ZWRfcG9zaXRpb24YAiABKA0SIwoEY2FyZBgDIAEoCzIVLnBva2VyLmNvbW1vbi52MS5DYXJkEgwKBHNhbHQYBCABKAwSDQoFcHJvb2YYBSADKAwiNQoNU2VlblBvc2l0aW9ucxIRCglwbGF5ZXJfaWQYASABKAkSEQoJcG9zaXRpb25zGAIgAygNIqcBCgZSZXZlYWwSMQoKY29tbWl0bWVudBgBIAEoCzIdLnBva2VyLmZhaXJuZXNzLnYxLkNvbW1pdG1lbnQSEwoLc2VydmVyX3NlZWQYAiABKAwSIwoEZGVjaxgDIAMoCzIVLnBva2VyLmNvbW1vbi52MS5DYXJkEjAKCG9wZW5pbmdzGAQgAygLMh4ucG9rZXIuZmFpcm5lc3MudjEuQ2FyZE9wZW5pbmcirgEKEUNvbW1pdEhhbmRSZXF1ZXN0EhIKCnJlcXVlc3RfaWQYASABKAkSEAoIdGFibGVfaWQYAiABKAkSEAoIZGVhbF9ub3cYAyABKAgSFwoPcGFydGljaXBhbnRfaWRzGAQgAygJEhkKEXBhcnRpY2lwYW50c19vbmx5GAUgASgIEhcKD3NodWZmbGVfdmVyc2lvbhgGIAEoDRIUCgxwcml2YXRlX3Jvb20YByABKAgibAoSQ29tbWl0SGFuZFJlc3BvbnNlEjEKCmNvbW1pdG1lbnQYASABKAsyHS5wb2tlci5mYWlybmVzcy52MS5Db21taXRtZW50EiMKBGRlY2sYAiADKAsyFS5wb2tlci5jb21tb24udjEuQ2FyZCJ6ChdBZGRQbGF5ZXJFbnRyb3B5UmVxdWVzdBIPCgdoYW5kX2lkGAEgASgJEgwKBHNlYXQYAiABKA0SEQoJcGxheWVyX2lkGAMgASgJEhMKC2NsaWVudF9zZWVkGAQgASgMEhgKEGNsaWVudF9zZWVkX2hhc2gYBSABKAkiTQoYQWRkUGxheWVyRW50cm9weVJlc3BvbnNlEjEKCmNvbW1pdG1lbnQYASABKAsyHS5wb2tlci5mYWlybmVzcy52MS5Db21taXRtZW50InAKD1NlYWxIYW5kUmVxdWVzdBIPCgdoYW5kX2lkGAEgASgJEjMKDGNsaWVudF9zZWVkcxgCIAMoCzIdLnBva2VyLmZhaXJuZXNzLnYxLkNsaWVudFNlZWQSFwoPcGFydGljaXBhbnRfaWRzGAMgAygJImoKEFNlYWxIYW5kUmVzcG9uc2USMQoKY29tbWl0bWVudBgBIAEoCzIdLnBva2VyLmZhaXJuZXNzLnYxLkNvbW1pdG1lbnQSIwoEZGVjaxgCIAMoCzIVLnBva2VyLmNvbW1vbi52MS5DYXJkIp8BChFSZXZlYWxIYW5kUmVxdWVzdBIPCgdoYW5kX2lkGAEgASgJEi8KB291dGNvbWUYAiABKA4yHi5wb2tlci5mYWlybmVzcy52MS5IYW5kT3V0Y29tZRIYChBwdWJsaWNfcG9zaXRpb25zGAMgAygNEi4KBHNlZW4YBCADKAsyIC5wb2tlci5mYWlybmVzcy52MS5TZWVuUG9zaXRpb25zIj8KElJldmVhbEhhbmRSZXNwb25zZRIpCgZyZXZlYWwYASABKAsyGS5wb2tlci5mYWlybmVzcy52MS5SZXZlYWwiJwoUR2V0Q29tbWl0bWVudFJlcXVlc3QSDwoHaGFuZF9pZBgBIAEoCSJKChVHZXRDb21taXRtZW50UmVzcG9uc2USMQoKY29tbWl0bWVudBgBIAEoCzIdLnBva2VyLmZhaXJuZXNzLnYxLkNvbW1pdG1lbnQiWwobTGlzdFRhYmxlQ29tbWl0bWVudHNSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEioKBHBhZ2UYAiABKAsyHC5wb2tlci5jb21tb24udjEuUGFnZVJlcXVlc3QifwocTGlzdFRhYmxlQ29tbWl0bWVudHNSZXNwb25zZRIyCgtjb21taXRtZW50cxgBIAMoCzIdLnBva2VyLmZhaXJuZXNzLnYxLkNvbW1pdG1lbnQSKwoEcGFnZRgCIAEoCzIdLnBva2VyLmNvbW1vbi52MS5QYWdlUmVzcG9uc2UiIwoQR2V0UmV2ZWFsUmVxdWVzdBIPCgdoYW5kX2lkGAEgASgJIj4KEUdldFJldmVhbFJlc3BvbnNlEikKBnJldmVhbBgBIAEoCzIZLnBva2VyLmZhaXJuZXNzLnYxLlJldmVhbCLGAgoNUHVibGlzaGVkSGFuZBITCgtzZXJ2ZXJfc2VlZBgBIAEoDBIzCgxjbGllbnRfc2VlZHMYAiADKAsyHS5wb2tlci5mYWlybmVzcy52MS5DbGllbnRTZWVkEg0KBW5vbmNlGAMgASgJEhIKCmNvbW1pdG1lbnQYBCABKAkSFwoPc2h1ZmZsZV92ZXJzaW9uGAUgASgNEhAKCHRhYmxlX2lkGAYgASgJEg8KB2hhbmRfaWQYByABKAkSEAoIc2VxdWVuY2UYCCABKAMSGwoTcHJldmlvdXNfY29tbWl0bWVudBgJIAEoCRIYChBzZXJ2ZXJfc2VlZF9oYXNoGAogASgJEhEKCWRlY2tfcm9vdBgLIAEoCRIwCghvcGVuaW5ncxgMIAMoCzIeLnBva2VyLmZhaXJuZXNzLnYxLkNhcmRPcGVuaW5nIjEKCURlYWx0Q2FyZBIQCghwb3NpdGlvbhgBIAEoDRISCgpjYXJkX2luZGV4GAIgASgNIsgBChFWZXJpZnlIYW5kUmVxdWVzdBIRCgdoYW5kX2lkGAEgASgJSAASNQoJcHVibGlzaGVkGAIgASgLMiAucG9rZXIuZmFpcm5lc3MudjEuUHVibGlzaGVkSGFuZEgAEjEKC2RlYWx0X2NhcmRzGAMgAygLMhwucG9rZXIuZmFpcm5lc3MudjEuRGVhbHRDYXJkEhQKDGRlYWx0X3ByZWZpeBgEIAMoDRIYChBzaG93bl9jb21taXRtZW50GAUgASgJQgYKBGhhbmQiggEKCE1pc21hdGNoEi0KBGtpbmQYASABKA4yHy5wb2tlci5mYWlybmVzcy52MS5NaXNtYXRjaEtpbmQSEAoIcG9zaXRpb24YAiABKA0SEAoIZXhwZWN0ZWQYAyABKAkSDgoGYWN0dWFsGAQgASgJEhMKC2Rlc2NyaXB0aW9uGAUgASgJIu8BChJWZXJpZnlIYW5kUmVzcG9uc2USKwoHdmVyZGljdBgBIAEoDjIaLnBva2VyLmZhaXJuZXNzLnYxLlZlcmRpY3QSMwoOZmlyc3RfbWlzbWF0Y2gYAiABKAsyGy5wb2tlci5mYWlybmVzcy52MS5NaXNtYXRjaBIbChNjb21wdXRlZF9jb21taXRtZW50GAMgASgJEiMKBGRlY2sYBCADKAsyFS5wb2tlci5jb21tb24udjEuQ2FyZBIbChNkZWFsdF9jYXJkc19jaGVja2VkGAUgASgNEhgKEG9wZW5pbmdzX2NoZWNrZWQYBiABKA0qiAEKCUhhbmRTdGF0ZRIaChZIQU5EX1NUQVRFX1VOU1BFQ0lGSUVEEAASGAoUSEFORF9TVEFURV9DT01NSVRURUQQARIVChFIQU5EX1NUQVRFX1NFQUxFRBACEhcKE0hBTkRfU1RBVEVfRklOSVNIRUQQAxIVChFIQU5EX1NUQVRFX1ZPSURFRBAEKl8KC0hhbmRPdXRjb21lEhwKGEhBTkRfT1VUQ09NRV9VTlNQRUNJRklFRBAAEhkKFUhBTkRfT1VUQ09NRV9GSU5JU0hFRBABEhcKE0hBTkRfT1VUQ09NRV9WT0lERUQQAipGCgdWZXJkaWN0EhcKE1ZFUkRJQ1RfVU5TUEVDSUZJRUQQABIQCgxWRVJESUNUX1BBU1MQARIQCgxWRVJESUNUX0ZBSUwQAiqNAwoMTWlzbWF0Y2hLaW5kEh0KGU1JU01BVENIX0tJTkRfVU5TUEVDSUZJRUQQABIcChhNSVNNQVRDSF9LSU5EX0NPTU1JVE1FTlQQARIcChhNSVNNQVRDSF9LSU5EX0RFQUxUX0NBUkQQAhIkCiBNSVNNQVRDSF9LSU5EX0RFQUxUX0NBUkRfSU5WQUxJRBADEhwKGE1JU01BVENIX0tJTkRfQ0hBSU5fTElOSxAEEhsKF01JU01BVENIX0tJTkRfTUFMRk9STUVEEAUSIgoeTUlTTUFUQ0hfS0lORF9TRVJWRVJfU0VFRF9IQVNIEAYSIwofTUlTTUFUQ0hfS0lORF9TSE9XTl9CRUZPUkVfREVBTBAHEhkKFU1JU01BVENIX0tJTkRfT1BFTklORxAIEh0KGU1JU01BVENIX0tJTkRfUEVSTVVUQVRJT04QCRIcChhNSVNNQVRDSF9LSU5EX05PVF9PUEVORUQQChIgChxNSVNNQVRDSF9LSU5EX0RVUExJQ0FURV9DQVJEEAsymQYKD0ZhaXJuZXNzU2VydmljZRJZCgpDb21taXRIYW5kEiQucG9rZXIuZmFpcm5lc3MudjEuQ29tbWl0SGFuZFJlcXVlc3QaJS5wb2tlci5mYWlybmVzcy52MS5Db21taXRIYW5kUmVzcG9uc2USawoQQWRkUGxheWVyRW50cm9weRIqLnBva2VyLmZhaXJuZXNzLnYxLkFkZFBsYXllckVudHJvcHlSZXF1ZXN0GisucG9rZXIuZmFpcm5lc3MudjEuQWRkUGxheWVyRW50cm9weVJlc3BvbnNlElMKCFNlYWxIYW5kEiIucG9rZXIuZmFpcm5lc3MudjEuU2VhbEhhbmRSZXF1ZXN0GiMucG9rZXIuZmFpcm5lc3MudjEuU2VhbEhhbmRSZXNwb25zZRJZCgpSZXZlYWxIYW5kEiQucG9rZXIuZmFpcm5lc3MudjEuUmV2ZWFsSGFuZFJlcXVlc3QaJS5wb2tlci5mYWlybmVzcy52MS5SZXZlYWxIYW5kUmVzcG9uc2USYgoNR2V0Q29tbWl0bWVudBInLnBva2VyLmZhaXJuZXNzLnYxLkdldENvbW1pdG1lbnRSZXF1ZXN0GigucG9rZXIuZmFpcm5lc3MudjEuR2V0Q29tbWl0bWVudFJlc3BvbnNlEncKFExpc3RUYWJsZUNvbW1pdG1lbnRzEi4ucG9rZXIuZmFpcm5lc3MudjEuTGlzdFRhYmxlQ29tbWl0bWVudHNSZXF1ZXN0Gi8ucG9rZXIuZmFpcm5lc3MudjEuTGlzdFRhYmxlQ29tbWl0bWVudHNSZXNwb25zZRJWCglHZXRSZXZlYWwSIy5wb2tlci5mYWlybmVzcy52MS5HZXRSZXZlYWxSZXF1ZXN0GiQucG9rZXIuZmFpcm5lc3MudjEuR2V0UmV2ZWFsUmVzcG9uc2USWQoKVmVyaWZ5SGFuZBIkLnBva2VyLmZhaXJuZXNzLnYxLlZlcmlmeUhhbmRSZXF1ZXN0GiUucG9rZXIuZmFpcm5lc3MudjEuVmVyaWZ5SGFuZFJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp, file_poker_common_v1_common]);
+  fileDesc("CiBwb2tlci9mYWlybmVzcy92MS9mYWlybmVzcy5wcm90bxIRcG9rZXIuZmFpcm5lc3MudjEiXAoKQ2xpZW50U2VlZBIMCgRzZWF0GAEgASgNEhEKCXBsYXllcl9pZBgCIAEoCRITCgtjbGllbnRfc2VlZBgDIAEoDBIYChBjbGllbnRfc2VlZF9oYXNoGAQgASgJIroDCgpDb21taXRtZW50Eg8KB2hhbmRfaWQYASABKAkSEAoIdGFibGVfaWQYAiABKAkSEAoIc2VxdWVuY2UYAyABKAMSEgoKY29tbWl0bWVudBgEIAEoCRIbChNwcmV2aW91c19jb21taXRtZW50GAUgASgJEg0KBW5vbmNlGAYgASgJEhcKD3NodWZmbGVfdmVyc2lvbhgHIAEoDRIrCgVzdGF0ZRgIIAEoDjIcLnBva2VyLmZhaXJuZXNzLnYxLkhhbmRTdGF0ZRIzCgxjbGllbnRfc2VlZHMYCSADKAsyHS5wb2tlci5mYWlybmVzcy52MS5DbGllbnRTZWVkEi8KC2NyZWF0ZV90aW1lGAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBItCglzZWFsX3RpbWUYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC3JldmVhbF90aW1lGAwgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIYChBzZXJ2ZXJfc2VlZF9oYXNoGA0gASgJEhEKCWRlY2tfcm9vdBgOIAEoCSKCAQoLQ2FyZE9wZW5pbmcSFQoNZGVhbF9wb3NpdGlvbhgBIAEoDRIaChJjb21taXR0ZWRfcG9zaXRpb24YAiABKA0SIwoEY2FyZBgDIAEoCzIVLnBva2VyLmNvbW1vbi52MS5DYXJkEgwKBHNhbHQYBCABKAwSDQoFcHJvb2YYBSADKAwiNQoNU2VlblBvc2l0aW9ucxIRCglwbGF5ZXJfaWQYASABKAkSEQoJcG9zaXRpb25zGAIgAygNIqcBCgZSZXZlYWwSMQoKY29tbWl0bWVudBgBIAEoCzIdLnBva2VyLmZhaXJuZXNzLnYxLkNvbW1pdG1lbnQSEwoLc2VydmVyX3NlZWQYAiABKAwSIwoEZGVjaxgDIAMoCzIVLnBva2VyLmNvbW1vbi52MS5DYXJkEjAKCG9wZW5pbmdzGAQgAygLMh4ucG9rZXIuZmFpcm5lc3MudjEuQ2FyZE9wZW5pbmcirgEKEUNvbW1pdEhhbmRSZXF1ZXN0EhIKCnJlcXVlc3RfaWQYASABKAkSEAoIdGFibGVfaWQYAiABKAkSEAoIZGVhbF9ub3cYAyABKAgSFwoPcGFydGljaXBhbnRfaWRzGAQgAygJEhkKEXBhcnRpY2lwYW50c19vbmx5GAUgASgIEhcKD3NodWZmbGVfdmVyc2lvbhgGIAEoDRIUCgxwcml2YXRlX3Jvb20YByABKAgibAoSQ29tbWl0SGFuZFJlc3BvbnNlEjEKCmNvbW1pdG1lbnQYASABKAsyHS5wb2tlci5mYWlybmVzcy52MS5Db21taXRtZW50EiMKBGRlY2sYAiADKAsyFS5wb2tlci5jb21tb24udjEuQ2FyZCJ6ChdBZGRQbGF5ZXJFbnRyb3B5UmVxdWVzdBIPCgdoYW5kX2lkGAEgASgJEgwKBHNlYXQYAiABKA0SEQoJcGxheWVyX2lkGAMgASgJEhMKC2NsaWVudF9zZWVkGAQgASgMEhgKEGNsaWVudF9zZWVkX2hhc2gYBSABKAkiTQoYQWRkUGxheWVyRW50cm9weVJlc3BvbnNlEjEKCmNvbW1pdG1lbnQYASABKAsyHS5wb2tlci5mYWlybmVzcy52MS5Db21taXRtZW50InAKD1NlYWxIYW5kUmVxdWVzdBIPCgdoYW5kX2lkGAEgASgJEjMKDGNsaWVudF9zZWVkcxgCIAMoCzIdLnBva2VyLmZhaXJuZXNzLnYxLkNsaWVudFNlZWQSFwoPcGFydGljaXBhbnRfaWRzGAMgAygJImoKEFNlYWxIYW5kUmVzcG9uc2USMQoKY29tbWl0bWVudBgBIAEoCzIdLnBva2VyLmZhaXJuZXNzLnYxLkNvbW1pdG1lbnQSIwoEZGVjaxgCIAMoCzIVLnBva2VyLmNvbW1vbi52MS5DYXJkIp8BChFSZXZlYWxIYW5kUmVxdWVzdBIPCgdoYW5kX2lkGAEgASgJEi8KB291dGNvbWUYAiABKA4yHi5wb2tlci5mYWlybmVzcy52MS5IYW5kT3V0Y29tZRIYChBwdWJsaWNfcG9zaXRpb25zGAMgAygNEi4KBHNlZW4YBCADKAsyIC5wb2tlci5mYWlybmVzcy52MS5TZWVuUG9zaXRpb25zIj8KElJldmVhbEhhbmRSZXNwb25zZRIpCgZyZXZlYWwYASABKAsyGS5wb2tlci5mYWlybmVzcy52MS5SZXZlYWwiJwoUR2V0Q29tbWl0bWVudFJlcXVlc3QSDwoHaGFuZF9pZBgBIAEoCSJKChVHZXRDb21taXRtZW50UmVzcG9uc2USMQoKY29tbWl0bWVudBgBIAEoCzIdLnBva2VyLmZhaXJuZXNzLnYxLkNvbW1pdG1lbnQiWwobTGlzdFRhYmxlQ29tbWl0bWVudHNSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEioKBHBhZ2UYAiABKAsyHC5wb2tlci5jb21tb24udjEuUGFnZVJlcXVlc3QifwocTGlzdFRhYmxlQ29tbWl0bWVudHNSZXNwb25zZRIyCgtjb21taXRtZW50cxgBIAMoCzIdLnBva2VyLmZhaXJuZXNzLnYxLkNvbW1pdG1lbnQSKwoEcGFnZRgCIAEoCzIdLnBva2VyLmNvbW1vbi52MS5QYWdlUmVzcG9uc2UiIwoQR2V0UmV2ZWFsUmVxdWVzdBIPCgdoYW5kX2lkGAEgASgJIj4KEUdldFJldmVhbFJlc3BvbnNlEikKBnJldmVhbBgBIAEoCzIZLnBva2VyLmZhaXJuZXNzLnYxLlJldmVhbCLGAgoNUHVibGlzaGVkSGFuZBITCgtzZXJ2ZXJfc2VlZBgBIAEoDBIzCgxjbGllbnRfc2VlZHMYAiADKAsyHS5wb2tlci5mYWlybmVzcy52MS5DbGllbnRTZWVkEg0KBW5vbmNlGAMgASgJEhIKCmNvbW1pdG1lbnQYBCABKAkSFwoPc2h1ZmZsZV92ZXJzaW9uGAUgASgNEhAKCHRhYmxlX2lkGAYgASgJEg8KB2hhbmRfaWQYByABKAkSEAoIc2VxdWVuY2UYCCABKAMSGwoTcHJldmlvdXNfY29tbWl0bWVudBgJIAEoCRIYChBzZXJ2ZXJfc2VlZF9oYXNoGAogASgJEhEKCWRlY2tfcm9vdBgLIAEoCRIwCghvcGVuaW5ncxgMIAMoCzIeLnBva2VyLmZhaXJuZXNzLnYxLkNhcmRPcGVuaW5nIjEKCURlYWx0Q2FyZBIQCghwb3NpdGlvbhgBIAEoDRISCgpjYXJkX2luZGV4GAIgASgNIsgBChFWZXJpZnlIYW5kUmVxdWVzdBIRCgdoYW5kX2lkGAEgASgJSAASNQoJcHVibGlzaGVkGAIgASgLMiAucG9rZXIuZmFpcm5lc3MudjEuUHVibGlzaGVkSGFuZEgAEjEKC2RlYWx0X2NhcmRzGAMgAygLMhwucG9rZXIuZmFpcm5lc3MudjEuRGVhbHRDYXJkEhQKDGRlYWx0X3ByZWZpeBgEIAMoDRIYChBzaG93bl9jb21taXRtZW50GAUgASgJQgYKBGhhbmQiggEKCE1pc21hdGNoEi0KBGtpbmQYASABKA4yHy5wb2tlci5mYWlybmVzcy52MS5NaXNtYXRjaEtpbmQSEAoIcG9zaXRpb24YAiABKA0SEAoIZXhwZWN0ZWQYAyABKAkSDgoGYWN0dWFsGAQgASgJEhMKC2Rlc2NyaXB0aW9uGAUgASgJIu8BChJWZXJpZnlIYW5kUmVzcG9uc2USKwoHdmVyZGljdBgBIAEoDjIaLnBva2VyLmZhaXJuZXNzLnYxLlZlcmRpY3QSMwoOZmlyc3RfbWlzbWF0Y2gYAiABKAsyGy5wb2tlci5mYWlybmVzcy52MS5NaXNtYXRjaBIbChNjb21wdXRlZF9jb21taXRtZW50GAMgASgJEiMKBGRlY2sYBCADKAsyFS5wb2tlci5jb21tb24udjEuQ2FyZBIbChNkZWFsdF9jYXJkc19jaGVja2VkGAUgASgNEhgKEG9wZW5pbmdzX2NoZWNrZWQYBiABKA0qiAEKCUhhbmRTdGF0ZRIaChZIQU5EX1NUQVRFX1VOU1BFQ0lGSUVEEAASGAoUSEFORF9TVEFURV9DT01NSVRURUQQARIVChFIQU5EX1NUQVRFX1NFQUxFRBACEhcKE0hBTkRfU1RBVEVfRklOSVNIRUQQAxIVChFIQU5EX1NUQVRFX1ZPSURFRBAEKl8KC0hhbmRPdXRjb21lEhwKGEhBTkRfT1VUQ09NRV9VTlNQRUNJRklFRBAAEhkKFUhBTkRfT1VUQ09NRV9GSU5JU0hFRBABEhcKE0hBTkRfT1VUQ09NRV9WT0lERUQQAipGCgdWZXJkaWN0EhcKE1ZFUkRJQ1RfVU5TUEVDSUZJRUQQABIQCgxWRVJESUNUX1BBU1MQARIQCgxWRVJESUNUX0ZBSUwQAiqxAwoMTWlzbWF0Y2hLaW5kEh0KGU1JU01BVENIX0tJTkRfVU5TUEVDSUZJRUQQABIcChhNSVNNQVRDSF9LSU5EX0NPTU1JVE1FTlQQARIcChhNSVNNQVRDSF9LSU5EX0RFQUxUX0NBUkQQAhIkCiBNSVNNQVRDSF9LSU5EX0RFQUxUX0NBUkRfSU5WQUxJRBADEhwKGE1JU01BVENIX0tJTkRfQ0hBSU5fTElOSxAEEhsKF01JU01BVENIX0tJTkRfTUFMRk9STUVEEAUSIgoeTUlTTUFUQ0hfS0lORF9TRVJWRVJfU0VFRF9IQVNIEAYSIwofTUlTTUFUQ0hfS0lORF9TSE9XTl9CRUZPUkVfREVBTBAHEhkKFU1JU01BVENIX0tJTkRfT1BFTklORxAIEh0KGU1JU01BVENIX0tJTkRfUEVSTVVUQVRJT04QCRIcChhNSVNNQVRDSF9LSU5EX05PVF9PUEVORUQQChIgChxNSVNNQVRDSF9LSU5EX0RVUExJQ0FURV9DQVJEEAsSIgoeTUlTTUFUQ0hfS0lORF9DTElFTlRfU0VFRF9IQVNIEAwymQYKD0ZhaXJuZXNzU2VydmljZRJZCgpDb21taXRIYW5kEiQucG9rZXIuZmFpcm5lc3MudjEuQ29tbWl0SGFuZFJlcXVlc3QaJS5wb2tlci5mYWlybmVzcy52MS5Db21taXRIYW5kUmVzcG9uc2USawoQQWRkUGxheWVyRW50cm9weRIqLnBva2VyLmZhaXJuZXNzLnYxLkFkZFBsYXllckVudHJvcHlSZXF1ZXN0GisucG9rZXIuZmFpcm5lc3MudjEuQWRkUGxheWVyRW50cm9weVJlc3BvbnNlElMKCFNlYWxIYW5kEiIucG9rZXIuZmFpcm5lc3MudjEuU2VhbEhhbmRSZXF1ZXN0GiMucG9rZXIuZmFpcm5lc3MudjEuU2VhbEhhbmRSZXNwb25zZRJZCgpSZXZlYWxIYW5kEiQucG9rZXIuZmFpcm5lc3MudjEuUmV2ZWFsSGFuZFJlcXVlc3QaJS5wb2tlci5mYWlybmVzcy52MS5SZXZlYWxIYW5kUmVzcG9uc2USYgoNR2V0Q29tbWl0bWVudBInLnBva2VyLmZhaXJuZXNzLnYxLkdldENvbW1pdG1lbnRSZXF1ZXN0GigucG9rZXIuZmFpcm5lc3MudjEuR2V0Q29tbWl0bWVudFJlc3BvbnNlEncKFExpc3RUYWJsZUNvbW1pdG1lbnRzEi4ucG9rZXIuZmFpcm5lc3MudjEuTGlzdFRhYmxlQ29tbWl0bWVudHNSZXF1ZXN0Gi8ucG9rZXIuZmFpcm5lc3MudjEuTGlzdFRhYmxlQ29tbWl0bWVudHNSZXNwb25zZRJWCglHZXRSZXZlYWwSIy5wb2tlci5mYWlybmVzcy52MS5HZXRSZXZlYWxSZXF1ZXN0GiQucG9rZXIuZmFpcm5lc3MudjEuR2V0UmV2ZWFsUmVzcG9uc2USWQoKVmVyaWZ5SGFuZBIkLnBva2VyLmZhaXJuZXNzLnYxLlZlcmlmeUhhbmRSZXF1ZXN0GiUucG9rZXIuZmFpcm5lc3MudjEuVmVyaWZ5SGFuZFJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp, file_poker_common_v1_common]);
 
 /**
  * ClientSeed is one player's contribution of entropy to a hand.
@@ -48,6 +48,9 @@ export type ClientSeed = Message<"poker.fairness.v1.ClientSeed"> & {
   /**
    * Version 3: lower-case hex of the client-seed hash (docs/fairness.md, version 3 step 3), recorded
    * first when the player sent only the hash, or computed from the seed; empty for versions 1 and 2.
+   * In PublishedHand (version 3) every seat carries it, in either case: a seat with a seed whose
+   * hash is missing is MALFORMED, one whose seed does not match it is CLIENT_SEED_HASH, and one with
+   * the hash and no seed withheld its seed and is left out of the deal order.
    *
    * @generated from field: string client_seed_hash = 4;
    */
@@ -112,8 +115,8 @@ export type Commitment = Message<"poker.fairness.v1.Commitment"> & {
   nonce: string;
 
   /**
-   * The shuffle algorithm version of `docs/fairness.md`: 2 for new hands; hands committed under
-   * version 1 keep it and keep verifying under it.
+   * The shuffle algorithm version of `docs/fairness.md`: 3 for new hands, 2 for a room that keeps
+   * the whole seed's reveal; hands committed under version 1 keep it and keep verifying under it.
    *
    * @generated from field: uint32 shuffle_version = 7;
    */
@@ -286,7 +289,8 @@ export type Reveal = Message<"poker.fairness.v1.Reveal"> & {
 
   /**
    * Version 3: the openings of exactly the deal positions the caller saw (a participant: the public
-   * positions and their own; anyone else: the public positions; admins: all 52), ascending.
+   * positions and their own; anyone else: the public positions; admins: all 52; nobody: any of a
+   * hand voided before the seal, or of a stored hand whose deck secret cannot be read), ascending.
    *
    * @generated from field: repeated poker.fairness.v1.CardOpening openings = 4;
    */
@@ -346,8 +350,9 @@ export type CommitHandRequest = Message<"poker.fairness.v1.CommitHandRequest"> &
   participantsOnly: boolean;
 
   /**
-   * The fairness version to deal under: 0 for the default (3, openings per position), or 2 (the
-   * whole seed revealed after the hand: a room's operator setting). Other values: FIELD_INVALID.
+   * The fairness version to deal under: 0 or 3 for version 3 (the default: openings per position),
+   * or 2 (the whole seed revealed after the hand: a room's operator setting). Other values
+   * (version 1 included, which no new hand is dealt under): FIELD_INVALID.
    *
    * @generated from field: uint32 shuffle_version = 6;
    */
@@ -434,8 +439,9 @@ export type AddPlayerEntropyRequest = Message<"poker.fairness.v1.AddPlayerEntrop
   clientSeed: Uint8Array;
 
   /**
-   * Version 3 only: the hash of a seed the player will give at the seal (64 hex digits, docs/fairness.md
-   * version 3 step 3), so no seed is disclosed before every seat's seed is fixed.
+   * Version 3 only: the hash of a seed the player will give at the seal (64 hex digits in either
+   * case, recorded in lower case; docs/fairness.md version 3 step 3), so no seed is disclosed before
+   * every seat's seed is fixed.
    *
    * @generated from field: string client_seed_hash = 5;
    */
@@ -493,7 +499,9 @@ export type SealHandRequest = Message<"poker.fairness.v1.SealHandRequest"> & {
 
   /**
    * The players dealt in (at most 64 ids of at most 128 characters), added to those named at the
-   * commitment; they alone, with admins, may read the hand's reveal. A retry may name them again.
+   * commitment; they alone, with admins, may read the hand's reveal. A retry names the same players
+   * and seeds (or none, to get the sealed hand's deck again); anything else is ALREADY_EXISTS
+   * IDEMPOTENCY_CONFLICT and changes nothing (the hand id is the key: docs/fairness.md "Retries").
    *
    * @generated from field: repeated string participant_ids = 3;
    */
@@ -754,7 +762,8 @@ export type PublishedHand = Message<"poker.fairness.v1.PublishedHand"> & {
   serverSeed: Uint8Array;
 
   /**
-   * The client seeds; their order here does not matter, the shuffle sorts them by seat.
+   * The client seeds; their order here does not matter, the shuffle sorts them by seat. Version 3:
+   * each with its `client_seed_hash`, withheld seats (a hash and no seed) included.
    *
    * @generated from field: repeated poker.fairness.v1.ClientSeed client_seeds = 2;
    */
@@ -1194,7 +1203,8 @@ export enum MismatchKind {
   /**
    * A published value has a bad shape (seed not 32 bytes, nonce not 16 bytes, unknown version,
    * commitment not 64 hex digits, duplicate or out-of-range seat, client seed not 1 to 64 bytes,
-   * ...); `description` names the field. The full list is in `docs/fairness.md`.
+   * ...); `description` names the field. The full list is in `docs/fairness.md`. By hand id also a
+   * damaged stored hand (values that cannot give a deck, a deck secret that cannot be read).
    *
    * @generated from enum value: MISMATCH_KIND_MALFORMED = 5;
    */
@@ -1242,6 +1252,14 @@ export enum MismatchKind {
    * @generated from enum value: MISMATCH_KIND_DUPLICATE_CARD = 11;
    */
   DUPLICATE_CARD = 11,
+
+  /**
+   * Version 3: a revealed client seed does not give the `client_seed_hash` recorded for its seat
+   * before the seal (docs/fairness.md, version 3 step 3): the seed is not the one that seat fixed.
+   *
+   * @generated from enum value: MISMATCH_KIND_CLIENT_SEED_HASH = 12;
+   */
+  CLIENT_SEED_HASH = 12,
 }
 
 /**
@@ -1268,7 +1286,8 @@ export const MismatchKindSchema: GenEnum<MismatchKind> = /*@__PURE__*/
  * order derived from the server's share and the players' seeds (a seed may be given as its hash
  * first), and after the hand opens to each reader exactly the deal positions they saw (the table
  * reports them at RevealHand): a participant the public cards and their own, anyone else the public
- * cards, admins all 52. A version 3 reveal never carries the deck.
+ * cards, admins all 52 of a hand that was dealt (a hand voided before the seal opens nothing to
+ * anyone: no card of it was dealt). A version 3 reveal never carries the deck.
  * Players and admins read commitments (GetCommitment, ListTableCommitments), reveals of ended hands
  * (GetReveal) and check hands (VerifyHand). A hand's participants are the players the table dealt
  * in (named at SealHand, or at CommitHand for a house-game round). The seed and deck of an ended
@@ -1291,7 +1310,7 @@ export const FairnessService: GenService<{
    * a retry returns the same hand. With `deal_now` the hand is sealed at once without player entropy
    * and the deck is returned. Errors: INVALID_ARGUMENT (FIELD_REQUIRED, FIELD_INVALID; a participant
    * id empty, over 128 characters or with a control character, more than 64 of them, or
-   * `participants_only` without any),
+   * `participants_only` without any; a shuffle version other than 0, 2 or 3),
    * ALREADY_EXISTS (IDEMPOTENCY_CONFLICT when the request id was used with another table,
    * `deal_now`, `participants_only`, `private_room` or shuffle version), ABORTED (TABLE_CHAIN_CONTENDED when concurrent commits for one table kept racing).
    *
@@ -1388,7 +1407,8 @@ export const FairnessService: GenService<{
    * give one; VerifyHand then answers MALFORMED). Only the hand's participants and admins. Version 3:
    * the seed and the openings of the deal positions the caller saw, to anyone who may know of the
    * hand (NOT_YOUR_RESOURCE does not apply; a participants-only round or a private room's hand stays
-   * HAND_NOT_FOUND). Errors:
+   * HAND_NOT_FOUND); no openings when the stored deck secret cannot be read (a damaged row;
+   * VerifyHand then answers MALFORMED). Errors:
    * INVALID_ARGUMENT (FIELD_REQUIRED), NOT_FOUND (HAND_NOT_FOUND, as in GetCommitment),
    * FAILED_PRECONDITION (HAND_NOT_FINISHED while the hand has not ended, whoever asks),
    * PERMISSION_DENIED (NOT_YOUR_RESOURCE for a caller who did not play the hand).
