@@ -159,7 +159,7 @@ class Cashier(SeatSessionUseCases, HoldUseCases):
     async def purchase(
         self, *, payment_reference: str, player_id: str, source: PaymentSource | None, amount_minor: int
     ) -> PaymentResult:
-        """Credit chips bought outside; idempotent by (source, payment reference)."""
+        """Credit chips bought outside; idempotent by the payment reference, whatever the source."""
         check_text(payment_reference, "payment_reference")
         check_player_id(player_id)
         if source is None:
@@ -184,18 +184,45 @@ class Cashier(SeatSessionUseCases, HoldUseCases):
         )
 
         async def work(conn: AsyncConnection) -> TransferOutcome:
+            holder = await self._payment_reference_holder(conn, request)
             await storage.create_account_if_missing(conn, wallet, self._clock())
             (outcome,) = await self._apply(conn, [request], linked=False)
             if outcome.status is TransferStatus.CREATED and source is PaymentSource.TELEGRAM_STARS:
                 assert outcome.record is not None
                 unlocks_at = outcome.record.created_at + self._stars_lock
                 await storage.insert_stars_lot(conn, request.transfer_id, player_id, chips, unlocks_at)
+            await self._claim_payment_reference(conn, request, holder, outcome)
             return outcome
 
         outcome = await self._transaction(work)
         record = self._payment_outcome(outcome)
         unlock = record.created_at + self._stars_lock if source is PaymentSource.TELEGRAM_STARS else None
         return PaymentResult(record, outcome.status is TransferStatus.EXISTS, unlock)
+
+    @staticmethod
+    async def _payment_reference_holder(conn: AsyncConnection, request: TransferRequest) -> str | None:
+        """The transfer that holds the request's payment reference, if any. A reference is one
+        purchase (or one withdrawal) whatever its source (issue 41): held by the transfer of another
+        source, it is IDEMPOTENCY_CONFLICT naming `source`, and nothing is applied."""
+        assert request.kind is not None
+        holder = await storage.payment_reference_holder(conn, request.kind, request.reference)
+        if holder is not None and holder != request.transfer_id:
+            raise AlreadyExists(
+                "IDEMPOTENCY_CONFLICT",
+                "the payment reference was used with different fields",
+                {"field": "source"},
+            )
+        return holder
+
+    @staticmethod
+    async def _claim_payment_reference(
+        conn: AsyncConnection, request: TransferRequest, holder: str | None, outcome: TransferOutcome
+    ) -> None:
+        """Give a reference nobody held to the transfer now recorded under the request's id (applied,
+        or refused for good), in the same transaction."""
+        if holder is None and outcome.record is not None:
+            assert request.kind is not None
+            await storage.claim_payment_reference(conn, request.kind, request.reference, request.transfer_id)
 
     @staticmethod
     def _payment_outcome(outcome: TransferOutcome) -> TransferRecord:
@@ -218,7 +245,8 @@ class Cashier(SeatSessionUseCases, HoldUseCases):
     async def withdraw(
         self, *, payment_reference: str, player_id: str, source: PaymentSource | None, amount_minor: int
     ) -> PaymentResult:
-        """Debit chips paid out; idempotent by (source, payment reference); Stars chips stay locked."""
+        """Debit chips paid out; idempotent by the payment reference, whatever the source; Stars chips
+        stay locked."""
         check_text(payment_reference, "payment_reference")
         check_player_id(player_id)
         if source is None:
@@ -241,6 +269,7 @@ class Cashier(SeatSessionUseCases, HoldUseCases):
         )
 
         async def work(conn: AsyncConnection) -> TransferOutcome:
+            holder = await self._payment_reference_holder(conn, request)
             now = self._clock()
             await storage.create_account_if_missing(conn, wallet, now)
             loaded = await storage.lock_and_load(
@@ -263,6 +292,7 @@ class Cashier(SeatSessionUseCases, HoldUseCases):
                 check_withdrawable(chips, balance, lots, now)
             plan = plan_transfers([request], linked=False, accounts=locked, existing=recorded, now=now)
             await storage.write_changes(conn, plan.new_records, plan.changed_accounts.values())
+            await self._claim_payment_reference(conn, request, holder, plan.outcomes[0])
             return plan.outcomes[0]
 
         outcome = await self._transaction(work)

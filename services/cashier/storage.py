@@ -32,6 +32,7 @@ from services.cashier.tables import (
     accounts,
     hand_settlements,
     hold_changes,
+    payment_references,
     player_holds,
     seat_sessions,
     stars_lots,
@@ -360,6 +361,29 @@ async def locked_stars_lots(conn: AsyncConnection, player_id: str, now: datetime
         stars_lots.c.player_id == player_id, stars_lots.c.unlocks_at > now
     )
     return [StarsLot(row.chips, _utc(row.unlocks_at)) for row in await conn.execute(query)]
+
+
+# Payment references --------------------------------------------------------------------------------
+
+
+async def payment_reference_holder(conn: AsyncConnection, kind: TransferKind, reference: str) -> str | None:
+    """The id of the transfer (of any source) that holds a purchase's or withdrawal's reference."""
+    query = select(payment_references.c.transfer_id).where(
+        payment_references.c.kind == kind.value, payment_references.c.payment_reference == reference
+    )
+    return (await conn.execute(query)).scalar_one_or_none()
+
+
+async def claim_payment_reference(
+    conn: AsyncConnection, kind: TransferKind, reference: str, transfer_id: str
+) -> None:
+    """Give the reference to the transfer. A plain insert: a concurrent first attempt that claimed it
+    meanwhile makes it violate the key, and the unit of work is retried (and then finds the holder)."""
+    await conn.execute(
+        payment_references.insert().values(
+            kind=kind.value, payment_reference=reference, transfer_id=transfer_id
+        )
+    )
 
 
 # Statement and audit -------------------------------------------------------------------------------

@@ -127,6 +127,21 @@ stars_lots = Table(
 )
 Index("stars_lots_player", stars_lots.c.player_id, stars_lots.c.unlocks_at)
 
+# Which transfer a payment reference of the outside system belongs to (issue 41): one purchase per
+# reference and one withdrawal per reference, whatever the source. The transfer id alone
+# (`purchase:<SOURCE>:<reference>`) keyed it together with the source, so the same reference with
+# another source was a second purchase; this key makes the reference itself the idempotency key,
+# and two first attempts racing with different sources (different accounts, no common lock) meet
+# on it. Migration 0007.
+payment_references = Table(
+    "payment_references",
+    metadata,
+    Column("kind", String(24), primary_key=True),
+    Column("payment_reference", String(128), primary_key=True),
+    Column("transfer_id", String(200), ForeignKey("transfers.transfer_id"), nullable=False, unique=True),
+    CheckConstraint("kind IN ('purchase', 'withdrawal')", name="payment_references_kind_known"),
+)
+
 # Holds for fair-play reviews (rules 17): the current state per player and scope (`FULL`: no new
 # seat session and no withdrawal, the operators' holds; `WITHDRAWALS`: withdrawals only, history's
 # automatic holds; migration 0006), and every change with its caller-chosen request id (the

@@ -57,6 +57,36 @@ async def test_one_hundred_concurrent_identical_purchases_credit_once(cashier: C
     assert wallets[0].balance == 5000
 
 
+async def test_purchases_racing_with_one_reference_and_different_sources_credit_one_of_them(
+    cashier: Cashier,
+) -> None:
+    """Issue 41 under concurrency: the reference is claimed by a unique key, so two first attempts
+    with different sources (which lock different accounts) cannot both apply."""
+    from services.cashier.payments import PaymentSource
+
+    sources = [PaymentSource.GRAM, PaymentSource.MPX] * 20
+    results = await asyncio.gather(
+        *(
+            cashier.purchase(payment_reference="race-1", player_id="erin", source=source, amount_minor=10**9)
+            for source in sources
+        ),
+        return_exceptions=True,
+    )
+    applied = [r for r in results if not isinstance(r, BaseException)]
+    refused = [r for r in results if isinstance(r, BaseException)]
+    assert sum(not r.existing for r in applied) == 1
+    assert len({r.record.request.pool for r in applied}) == 1
+    assert all(isinstance(e, DomainError) and e.reason == "IDEMPOTENCY_CONFLICT" for e in refused), refused
+    assert len(applied) == len(refused) == 20
+    wallets, _ = await cashier.balances("erin")
+    assert sorted(w.balance for w in wallets) == [
+        0,
+        1000 if applied[0].record.request.pool is Pool.GRAM else 10,
+    ]
+    figures, _ = await cashier.audit()
+    assert all(audit_balanced(f) for f in figures)
+
+
 async def test_two_tables_racing_to_seat_one_player_exactly_one_wins(cashier: Cashier, fund) -> None:  # type: ignore[no-untyped-def]
     await fund(cashier, "eve", gram_chips=5000)
 

@@ -137,20 +137,31 @@ async def seat_two_players_and_rake(client: Client, table: str = "t1") -> None:
 
 async def test_payment_references_of_the_full_contract_length_are_applied(client: Client) -> None:
     # purchase:TELEGRAM_STARS:<128 characters> is 152 characters: the derived id must fit its columns.
-    longest = "r" * 128
+    # A reference is one purchase whatever its source (issue 41): one reference per source.
+    longest = {
+        source: letter * 128
+        for source, letter in ((SOURCE_GRAM, "g"), (SOURCE_MPX, "m"), (SOURCE_STARS, "s"))
+    }
     for source, minor in ((SOURCE_GRAM, 10**9), (SOURCE_MPX, 10**9), (SOURCE_STARS, 100)):
-        reply = await client.stub.Purchase(purchase(longest, source=source, minor=minor), metadata=PAYMENTS)
-        assert reply.transfer.reference == longest
-        again = await client.stub.Purchase(purchase(longest, source=source, minor=minor), metadata=PAYMENTS)
+        reply = await client.stub.Purchase(
+            purchase(longest[source], source=source, minor=minor), metadata=PAYMENTS
+        )
+        assert reply.transfer.reference == longest[source]
+        again = await client.stub.Purchase(
+            purchase(longest[source], source=source, minor=minor), metadata=PAYMENTS
+        )
         assert again.existing
     for source in (SOURCE_GRAM, SOURCE_MPX):
         out = await client.stub.Withdraw(
-            cashier_pb2.WithdrawRequest(payment_reference=longest, player_id="alice", source=source,
+            cashier_pb2.WithdrawRequest(payment_reference=longest[source], player_id="alice", source=source,
                                         amount_minor=10**8),
             metadata=PAYMENTS,
         )  # fmt: skip
-        assert out.transfer.transfer_id.endswith(longest)
-    ids = [f"purchase:{s}:{longest}" for s in ("GRAM", "MPX", "TELEGRAM_STARS")]
+        assert out.transfer.transfer_id.endswith(longest[source])
+    ids = [
+        f"purchase:{name}:{longest[source]}"
+        for name, source in (("GRAM", SOURCE_GRAM), ("MPX", SOURCE_MPX), ("TELEGRAM_STARS", SOURCE_STARS))
+    ]
     found = await client.stub.LookupTransfers(
         cashier_pb2.LookupTransfersRequest(transfer_ids=ids), metadata=ADMIN
     )

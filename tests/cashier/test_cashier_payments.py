@@ -81,6 +81,76 @@ async def test_a_payment_reference_applies_once_and_conflicts_on_other_fields(ca
     assert await wallet(cashier, "bea") == (0, 0)
 
 
+async def minted(cashier: Cashier) -> dict[Pool, tuple[int, int]]:
+    figures, _ = await cashier.audit()
+    return {f.pool: (f.minted, f.burned) for f in figures}
+
+
+async def test_a_payment_reference_is_one_purchase_whatever_its_source(any_cashier: Cashier) -> None:
+    """Issue 41: the gateway's request id R bought 100 GRAM chips, then R again with the MPX pool
+    bought 100 MPX chips, because the reference was keyed together with its source."""
+    cashier = any_cashier
+    await cashier.purchase(payment_reference="gw-dev:ann:R", player_id="ann", source=GRAM, amount_minor=10**8)
+    before = await minted(cashier)
+    for player, source, amount in (
+        ("ann", MPX, 100 * 10**8),  # the gateway's retry with another pool: 100 MPX chips
+        ("ann", MPX, 10**8),  # the same minor units in the other currency
+        ("ann", STARS, 10),
+        ("bea", MPX, 100 * 10**8),  # another source and another player
+    ):
+        with pytest.raises(AlreadyExists) as error:
+            await cashier.purchase(
+                payment_reference="gw-dev:ann:R", player_id=player, source=source, amount_minor=amount
+            )
+        assert (error.value.reason, error.value.metadata["field"]) == ("IDEMPOTENCY_CONFLICT", "source")
+    assert await minted(cashier) == before
+    assert await wallet(cashier, "ann", Pool.MPX) == (0, 0)
+    assert await wallet(cashier, "ann") == (100, 0)
+    again = await cashier.purchase(
+        payment_reference="gw-dev:ann:R", player_id="ann", source=GRAM, amount_minor=10**8
+    )
+    assert again.existing
+    assert again.record.request.amount == 100
+
+
+async def test_a_payment_reference_is_one_withdrawal_whatever_its_source(any_cashier: Cashier) -> None:
+    cashier = any_cashier
+    await cashier.purchase(payment_reference="in-g", player_id="cal", source=GRAM, amount_minor=10**9)
+    await cashier.purchase(payment_reference="in-m", player_id="cal", source=MPX, amount_minor=10**9)
+    await cashier.withdraw(payment_reference="out-R", player_id="cal", source=GRAM, amount_minor=10**8)
+    before = await minted(cashier)
+    for source, amount in ((MPX, 10**8), (MPX, 10**9)):
+        with pytest.raises(AlreadyExists) as error:
+            await cashier.withdraw(
+                payment_reference="out-R", player_id="cal", source=source, amount_minor=amount
+            )
+        assert (error.value.reason, error.value.metadata["field"]) == ("IDEMPOTENCY_CONFLICT", "source")
+    assert await minted(cashier) == before
+    assert await wallet(cashier, "cal", Pool.MPX) == (10, 0)
+    assert await wallet(cashier, "cal") == (900, 0)
+    # A purchase and a payout are different things of the outside system: each has its own references.
+    bought = await cashier.purchase(
+        payment_reference="out-R", player_id="cal", source=MPX, amount_minor=10**9
+    )
+    assert not bought.existing
+
+
+async def test_a_refused_payment_holds_its_reference_for_every_source(any_cashier: Cashier) -> None:
+    """A refusal the ledger records (funds) keeps the reference: another source is still a conflict,
+    and a refusal that records nothing (a lock, a hold) leaves it free."""
+    cashier = any_cashier
+    with pytest.raises(FailedPrecondition):
+        await cashier.withdraw(payment_reference="out-9", player_id="dov", source=GRAM, amount_minor=10**9)
+    await cashier.purchase(payment_reference="in-9", player_id="dov", source=MPX, amount_minor=10**9)
+    with pytest.raises(AlreadyExists) as error:
+        await cashier.withdraw(payment_reference="out-9", player_id="dov", source=MPX, amount_minor=10**8)
+    assert error.value.metadata["field"] == "source"
+    with pytest.raises(InvalidArgument):
+        await cashier.purchase(payment_reference="in-10", player_id="dov", source=GRAM, amount_minor=1)
+    await cashier.purchase(payment_reference="in-10", player_id="dov", source=MPX, amount_minor=10**8)
+    assert await wallet(cashier, "dov", Pool.MPX) == (11, 0)
+
+
 async def test_withdrawal_is_idempotent_and_burns_chips(cashier: Cashier) -> None:
     await cashier.purchase(payment_reference="in-1", player_id="cid", source=MPX, amount_minor=10 * 10**9)
     out = await cashier.withdraw(

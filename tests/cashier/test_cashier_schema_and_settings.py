@@ -133,6 +133,45 @@ def test_migration_0003_moves_system_owners_and_widens_transfer_ids_keeping_the_
     assert owners["wallet:GRAM:house"] == "house"
 
 
+@pytest.mark.parametrize("backend", [pytest.param("postgres", marks=pytest.mark.postgres), "sqlite"])
+def test_migration_0007_gives_each_payment_reference_to_its_first_transfer(
+    backend: str, request: pytest.FixtureRequest
+) -> None:
+    """Issue 41: references bought twice before the fix (one per source) belong to the first."""
+    url = request.getfixturevalue("postgres_url" if backend == "postgres" else "sqlite_url")
+    config = alembic_config(url, MIGRATIONS_DIR, VERSION_TABLE)
+    command.upgrade(config, "0006")
+    engine = create_engine(sync_url(url))
+    try:
+        with engine.begin() as connection:
+            for transfer_id, debit, credit, pool, kind, reference in (
+                ("purchase:GRAM:R", "mint:GRAM:GRAM", "wallet:GRAM:ann", "GRAM", "purchase", "R"),
+                ("purchase:MPX:R", "mint:MPX:MPX", "wallet:MPX:ann", "MPX", "purchase", "R"),
+                ("withdrawal:MPX:R", "wallet:MPX:ann", "mint:MPX:MPX", "MPX", "withdrawal", "R"),
+                ("hand:h1:0", "seat:s1", "seat:s2", "GRAM", "hand_result", "R"),
+            ):
+                connection.execute(
+                    text(
+                        "INSERT INTO transfers (transfer_id, debit_account_id, credit_account_id, pool, amount, "
+                        "kind, reference, created_at) VALUES (:id, :debit, :credit, :pool, 100, :kind, :reference, "
+                        "CURRENT_TIMESTAMP)"
+                    ),
+                    {"id": transfer_id, "debit": debit, "credit": credit, "pool": pool, "kind": kind,
+                     "reference": reference},
+                )  # fmt: skip
+        command.upgrade(config, "head")
+        with engine.connect() as connection:
+            held = connection.execute(
+                text("SELECT kind, payment_reference, transfer_id FROM payment_references ORDER BY kind")
+            ).all()
+    finally:
+        engine.dispose()
+    assert [tuple(row) for row in held] == [
+        ("purchase", "R", "purchase:GRAM:R"),
+        ("withdrawal", "R", "withdrawal:MPX:R"),
+    ]
+
+
 def test_settings_default_to_stars_off_and_a_21_day_lock_on_port_50053() -> None:
     settings = load_settings(CashierSettings, {})
     assert (settings.stars_purchases_enabled, settings.stars_lock_days, settings.port) == (False, 21, 50053)

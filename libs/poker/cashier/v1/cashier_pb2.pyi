@@ -804,7 +804,8 @@ class PurchaseRequest(_message.Message):
     AMOUNT_MINOR_FIELD_NUMBER: _builtins.int
     payment_reference: _builtins.str
     """The payment reference of the outside system (1 to 128 printable ASCII characters), the
-    idempotency key together with `source`.
+    idempotency key: one reference is one purchase, whatever its source; the same reference with
+    any other field changed (`source` included) is ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
     """
     player_id: _builtins.str
     """The player to credit (see the player id charset above)."""
@@ -875,8 +876,9 @@ class WithdrawRequest(_message.Message):
     SOURCE_FIELD_NUMBER: _builtins.int
     AMOUNT_MINOR_FIELD_NUMBER: _builtins.int
     payment_reference: _builtins.str
-    """The payment reference of the payout (1 to 128 printable ASCII characters), the idempotency key
-    together with `source`.
+    """The payment reference of the payout (1 to 128 printable ASCII characters), the idempotency key:
+    one reference is one withdrawal, whatever its source; the same reference with any other field
+    changed (`source` included) is ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
     """
     player_id: _builtins.str
     """The player whose wallet is debited; empty means the calling player."""

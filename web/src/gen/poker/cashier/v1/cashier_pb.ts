@@ -665,7 +665,8 @@ export const GetBalancesResponseSchema: GenMessage<GetBalancesResponse> = /*@__P
 export type PurchaseRequest = Message<"poker.cashier.v1.PurchaseRequest"> & {
   /**
    * The payment reference of the outside system (1 to 128 printable ASCII characters), the
-   * idempotency key together with `source`.
+   * idempotency key: one reference is one purchase, whatever its source; the same reference with
+   * any other field changed (`source` included) is ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
    *
    * @generated from field: string payment_reference = 1;
    */
@@ -743,8 +744,9 @@ export const PurchaseResponseSchema: GenMessage<PurchaseResponse> = /*@__PURE__*
  */
 export type WithdrawRequest = Message<"poker.cashier.v1.WithdrawRequest"> & {
   /**
-   * The payment reference of the payout (1 to 128 printable ASCII characters), the idempotency key
-   * together with `source`.
+   * The payment reference of the payout (1 to 128 printable ASCII characters), the idempotency key:
+   * one reference is one withdrawal, whatever its source; the same reference with any other field
+   * changed (`source` included) is ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
    *
    * @generated from field: string payment_reference = 1;
    */
