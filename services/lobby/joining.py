@@ -89,13 +89,21 @@ class Joining:
         try:
             views = await self._floor.tables(room)
         except Unavailable:
-            # The shard publishes nothing (not there yet, or the figures cannot be read): route to the
-            # room's owner and let the shard choose the table (an empty table id), or take the one asked.
+            # The figures cannot be read (the shard is not there yet, is paused, or Redis is away):
+            # take the table asked for, else the room's first standing table, opened at the room's
+            # owner (idempotent), which answers UNAVAILABLE if it cannot be reached. Never a success
+            # without a table (issue 41: a paused shard's room answered OK with an empty table id).
             parsed = parse_table_id(table_id) if table_id else None
             if table_id and (parsed is None or parsed[0] != room.room_id):
                 raise NotFound(
                     "TABLE_NOT_FOUND", "no such table in this room", {"table_id": table_id}
                 ) from None
+            if not table_id:
+                if room.spec.table_count < 1:
+                    raise
+                table_id = table_id_for(room.room_id, 1)
+            if self._opener is not None:
+                await self._opener.open(owner.shard.address, table_id)
             return Joined(table_id, owner, False)
         new_table = False
         if table_id:

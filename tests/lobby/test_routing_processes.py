@@ -23,7 +23,7 @@ import redis.asyncio as redis
 
 from poker.lobby.v1 import lobby_pb2, lobby_pb2_grpc
 from service_runtime.table_directory import MaintenanceSwitches, RedisMaintenanceBoard
-from service_runtime.testing import auth_metadata
+from service_runtime.testing import auth_metadata, reason_of
 
 ROOT = Path(__file__).resolve().parents[2]
 PLAYER = auth_metadata("alice", "player")
@@ -210,13 +210,17 @@ async def test_without_redis_the_lobby_routes_to_the_one_shard_and_asks_it_for_i
             assert (room.occupancy.seats_taken, room.occupancy.seats_free) == (1, 1)
         _stop(shard)
         async with lobby_process(env) as stub:
-            # The shard is gone: listing says so, joining still routes to the room's one shard.
+            # The shard is gone: listing says so, and so does joining.
             with pytest.raises(grpc.aio.AioRpcError) as error:
                 await stub.ListTables(lobby_pb2.ListTablesRequest(room_id="nlhe-gram-duel"), metadata=PLAYER)
             assert error.value.code() == grpc.StatusCode.UNAVAILABLE
-            joined = await stub.JoinTable(
-                lobby_pb2.JoinTableRequest(room_id="nlhe-gram-duel"), metadata=PLAYER
+            # Joining asks the room's one shard to open its first table, and says it cannot: never a
+            # success without a table (issue 41; this answered OK with an empty table id before).
+            with pytest.raises(grpc.aio.AioRpcError) as error:
+                await stub.JoinTable(lobby_pb2.JoinTableRequest(room_id="nlhe-gram-duel"), metadata=PLAYER)
+            assert (error.value.code(), reason_of(error.value)) == (
+                grpc.StatusCode.UNAVAILABLE,
+                "NO_SHARD_AVAILABLE",
             )
-            assert (joined.table_id, joined.address) == ("", f"127.0.0.1:{port}")
     finally:
         _stop(shard)
