@@ -15,6 +15,7 @@ from service_runtime.metrics import start_metrics_endpoint
 from service_runtime.settings import SettingsError, load_settings
 from service_runtime.structured_logging import configure_logging, get_logger
 from services.gateway.assembly import assemble
+from services.gateway.connection_guard import ConnectionLimits, guarded_protocol
 from services.gateway.http_app import GatewayApp
 from services.gateway.settings import GatewaySettings
 
@@ -67,6 +68,14 @@ async def serve(settings: GatewaySettings) -> None:
         # browser reaching the gateway through a local port forward could name any address and escape
         # the per-address limits.
         proxy_headers=False,
+        # Read deadlines and a cap of connections per address (slowloris): connection_guard.py.
+        http=guarded_protocol(
+            ConnectionLimits(
+                head_seconds=settings.head_timeout_seconds,
+                body_seconds=settings.body_timeout_seconds,
+                per_address=0 if settings.forwarded_hops else settings.connections_per_address,
+            )
+        ),
         timeout_graceful_shutdown=max(1, int(settings.shutdown_grace_seconds)),
         ssl_certfile=settings.tls_cert_file or None,
         ssl_keyfile=settings.tls_key_file or None,

@@ -85,6 +85,20 @@ class GatewaySettings(ServiceSettings):
         20.0, help="sign-ins per client address and minute", check=positive
     )
     max_request_bytes: int = setting(65536, help="the largest request message accepted", check=positive)
+    head_timeout_seconds: float = setting(
+        10.0,
+        help="a request's head must arrive within this of its connection (or first byte); else closed",
+        check=positive,
+    )
+    body_timeout_seconds: float = setting(
+        30.0, help="a request's body must arrive within this of its head; else closed", check=positive
+    )
+    connections_per_address: int = setting(
+        64,
+        help="open connections one client address may hold (0: no cap; not applied behind trusted "
+        "proxies, which limit their clients themselves)",
+        check=_non_negative,
+    )
     redis_prefix: str = setting(
         "", help="prefix of the gateway's Redis keys (used initData); empty: the shard registry's prefix"
     )
