@@ -74,12 +74,15 @@ class TableFeed:
     async def run(self) -> None:
         failures = 0
         was_live = False
+        renewing = False
         self._on_link(LinkState(Link.CONNECTING, link_text(Link.CONNECTING, 0, "", False)))
         while True:
             try:
                 live = False
                 async for update in self._open(self.address):
-                    if not live:
+                    if not live and renewing:
+                        live, renewing = True, False
+                    elif not live:
                         live = True
                         if was_live or failures:
                             self.reconnects += 1
@@ -92,6 +95,12 @@ class TableFeed:
                 # The server ended the stream (it is draining for a restart): the table moves on.
                 reason = "the table closed the stream"
             except PlayError as error:
+                if error.reason == "TOKEN_EXPIRED" and live:
+                    # The stream ended with the token it was opened with (no stream outlives its
+                    # token); the next opens at once with the renewed one, its first message a full
+                    # view, so the player sees no break.
+                    renewing = True
+                    continue
                 if error.unimplemented:
                     self._on_link(
                         LinkState(Link.UNSUPPORTED, link_text(Link.UNSUPPORTED, 0, error.code, False))
@@ -102,6 +111,7 @@ class TableFeed:
                     self._on_link(LinkState(Link.FAILED, link_text(Link.FAILED, 0, text, False)))
                     return
                 reason = f"{error.code} {error.reason}".strip()
+            renewing = False  # a break the player is told of, and then of the way back
             failures += 1
             self._on_link(
                 LinkState(Link.RECONNECTING, link_text(Link.RECONNECTING, failures, reason, False), failures)

@@ -8,7 +8,8 @@ refuses a token signed with it that grants more (TOKEN_KEY_SCOPE). Two optional 
 person at a table): `dev`, an opaque device signal, and `net`, an opaque network signal, set only by
 whoever issues the token (the gateway at sign-in), so a player cannot forge or drop them; each is 1-128
 printable ASCII characters (the issuer sends digests, never raw addresses or device data). `sat`
-(optional) is when the person signed in, which the gateway keeps through renewals to bound a session. Verification is constant-time, bounded in size and nesting, and rejects missing, malformed,
+(optional) is when the person signed in, which the gateway keeps through renewals to bound a session;
+`sid` (optional, 1-128 printable ASCII) names the gateway session, which the gateway can revoke. Verification is constant-time, bounded in size and nesting, and rejects missing, malformed,
 expired, forged and unknown-key tokens with UNAUTHENTICATED; a known caller without the needed role
 gets PERMISSION_DENIED.
 
@@ -79,6 +80,9 @@ class Caller:
     # When the person signed in (`sat`, set by the gateway and kept through renewals; 0: not said):
     # a session is renewed only so long after it (POKER_GATEWAY_SESSION_MAX_SECONDS).
     signed_in_at: int = 0
+    # The gateway session the token belongs to (`sid`, random, kept through renewals; empty: none),
+    # which the gateway can revoke (SignOut): every token and stream of the session ends then.
+    session: str = ""
 
     def has(self, role: Role) -> bool:
         return role in self.roles
@@ -209,9 +213,10 @@ def mint_token(
     device: str = "",
     network: str = "",
     signed_in_at: int = 0,
+    session: str = "",
 ) -> str:
     """A token for `subject` with `roles`, valid from `now` for `ttl_seconds`, with the sign-in's
-    device and network signals when given."""
+    device and network signals, its time and its session id when given."""
     header = {"alg": "HS256", "typ": "JWT", "kid": keys.signing_key_id}
     granted = [Role(r) for r in roles]
     if not keys.may_sign(keys.signing_key_id, granted):
@@ -225,11 +230,11 @@ def mint_token(
         "iat": now,
         "exp": now + ttl_seconds,
     }
-    for claim, value in (("dev", device), ("net", network)):
+    for claim, value in (("dev", device), ("net", network), ("sid", session)):
         if value:
             if not valid_signal(value):
                 raise ValueError(
-                    f"the {claim} signal must be 1-{MAX_SIGNAL_LENGTH} printable ASCII characters"
+                    f"the {claim} claim must be 1-{MAX_SIGNAL_LENGTH} printable ASCII characters"
                 )
             claims[claim] = value
     if signed_in_at:
@@ -284,10 +289,10 @@ def verify_token(keys: TokenKeys, token: str, *, now: int) -> Caller:
         # A key of limited scope (the gateway's) signed more than it may: a forgery by its holder.
         raise Unauthenticated("TOKEN_KEY_SCOPE", "the bearer token's key may not grant these roles")
     signals: dict[str, str] = {}
-    for claim in ("dev", "net"):
+    for claim in ("dev", "net", "sid"):
         value = claims.get(claim, "")
         if not isinstance(value, str) or (value and not valid_signal(value)):
-            raise Unauthenticated("TOKEN_MALFORMED", f"the bearer token's {claim} claim is not a signal")
+            raise Unauthenticated("TOKEN_MALFORMED", f"the bearer token's {claim} claim is not valid")
         signals[claim] = value
     signed_in_at = claims.get("sat", 0)
     if not isinstance(signed_in_at, int) or isinstance(signed_in_at, bool) or signed_in_at < 0:
@@ -299,6 +304,7 @@ def verify_token(keys: TokenKeys, token: str, *, now: int) -> Caller:
         device=signals["dev"],
         network=signals["net"],
         signed_in_at=signed_in_at,
+        session=signals["sid"],
     )
 
 

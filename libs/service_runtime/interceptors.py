@@ -245,13 +245,13 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
 
     def _enter(
         self, method: str, raw: bytes, parse: Callable[[bytes], Any], context: Any, quota: _CallerQuota
-    ) -> tuple[str | None, Any]:
+    ) -> tuple[str | None, Any, Caller | None]:
         """Authenticate and authorise, take the caller's share, then parse; bind the call to the
-        logging context. The quota key to leave with (None: none taken) and the request."""
+        logging context. The quota key to leave with (None: none taken), the request and the caller."""
         caller = self._authenticate(method, context)
         held = quota.enter(caller)
         try:
-            return held, self._parse(raw, parse, context, caller)
+            return held, self._parse(raw, parse, context, caller), caller
         except BaseException:
             quota.leave(held)
             raise
@@ -327,7 +327,7 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             try:
                 self._unary_gate.enter()
                 entered = True
-                held, request = self._enter(method, raw, parse, context, self._unary_quota)
+                held, request, _caller = self._enter(method, raw, parse, context, self._unary_quota)
                 response = await behavior(request, context)
             except asyncio.CancelledError:
                 self._cancelled(method, started)
@@ -359,8 +359,11 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             try:
                 self._stream_gate.enter()
                 entered = True
-                held, request = self._enter(method, raw, parse, context, self._stream_quota)
-                async for item in behavior(request, context):
+                held, request, caller = self._enter(method, raw, parse, context, self._stream_quota)
+                stream = behavior(request, context)
+                if caller is not None:
+                    stream = until_expiry(stream, caller.expires_at - self._clock())
+                async for item in stream:
                     yield item
             except asyncio.CancelledError:
                 self._cancelled(method, started)
@@ -377,6 +380,29 @@ class ServiceInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
                 structlog.contextvars.unbind_contextvars("method", "request_id", "caller")
 
         return wrapper
+
+
+async def until_expiry(stream: AsyncIterator[Any], seconds_left: float) -> AsyncIterator[Any]:
+    """`stream`'s messages until its caller's token expires, then UNAUTHENTICATED TOKEN_EXPIRED: a
+    token is checked when a stream opens, and a stream must not outlive it (a stolen token would
+    otherwise stream a player's cards for as long as the connection lasts). Clients renew their token
+    and open the stream again; its first message is a full view."""
+    deadline = asyncio.get_running_loop().time() + seconds_left
+    iterator = aiter(stream)
+    while True:
+        limit = asyncio.timeout_at(deadline)
+        try:
+            async with limit:
+                item = await anext(iterator)
+        except StopAsyncIteration:
+            return
+        except TimeoutError:
+            if not limit.expired():
+                raise  # the handler's own
+            raise Unauthenticated(
+                "TOKEN_EXPIRED", "the bearer token has expired; open the stream again with a renewed token"
+            ) from None
+        yield item
 
 
 def _malformed_status() -> grpc.Status:

@@ -62,7 +62,7 @@ def _forwarded_policy(service: str, served: frozenset[str]) -> AccessPolicy:
 def gateway_policy() -> AccessPolicy:
     policy = AccessPolicy.for_service(
         GATEWAY_SERVICE,
-        {"RenewToken": PLAYERS, "ListPurchaseOptions": PLAYERS, "StartPurchase": PLAYERS},
+        {"RenewToken": PLAYERS, "SignOut": PLAYERS, "ListPurchaseOptions": PLAYERS, "StartPurchase": PLAYERS},
         public=("GetSignInOptions", "SignIn"),
     )
     for service, served in FORWARDED.items():

@@ -25,6 +25,7 @@ from services.gateway.http_app import GatewayApp
 from services.gateway.purchases import DevelopmentPurchases, NoPurchases, PurchaseFlow, load_flow
 from services.gateway.rate_limits import Rate, RateLimiter
 from services.gateway.replay import MemoryReplayGuard, RedisReplayGuard, ReplayGuard
+from services.gateway.revocations import MemoryRevocations, RedisRevocations, SessionRevocations
 from services.gateway.routing import TableRoutes
 from services.gateway.sessions import Sessions, SignInPolicy
 from services.gateway.settings import GatewaySettings
@@ -94,15 +95,22 @@ async def assemble(settings: GatewaySettings) -> GatewayAssembly:
         settings.request_timeout_seconds, TlsFiles.from_settings(settings), settings.tls_reload_seconds
     )
     routes = TableRoutes(lobby_locator(backends, settings.lobby_address))
-    door = FrontDoor(keys, ACCESS, limits(settings), forwarded_hops=settings.forwarded_hops)
     closers: list[Callable[[], Awaitable[Any]]] = [backends.close]
     replay: ReplayGuard
+    revocations: SessionRevocations
     if settings.redis_url:
         client = create_redis(settings.redis_url)
-        replay = RedisReplayGuard(client, settings.redis_prefix or DEFAULT_PREFIX)
-        closers.append(client.aclose)
+        prefix = settings.redis_prefix or DEFAULT_PREFIX
+        replay = RedisReplayGuard(client, prefix)
+        revocations = RedisRevocations(client, prefix)
+        closers += [revocations.close, client.aclose]
     else:
         replay = MemoryReplayGuard()
+        revocations = MemoryRevocations()
+    await revocations.start()
+    door = FrontDoor(
+        keys, ACCESS, limits(settings), revocations=revocations, forwarded_hops=settings.forwarded_hops
+    )
     sessions = Sessions(
         keys,
         SignInPolicy(
@@ -119,10 +127,18 @@ async def assemble(settings: GatewaySettings) -> GatewayAssembly:
 
     def forwarder(service: str, address: str = "", routed: bool = False) -> Any:
         return cast(
-            Any, Forwarder(service, door, backends, address=address, routes=routes if routed else None)
+            Any,
+            Forwarder(
+                service,
+                door,
+                backends,
+                address=address,
+                routes=routes if routed else None,
+                revocations=revocations,
+            ),
         )
 
-    api = GatewayApi(door, sessions, purchase_flow(settings, keys, backends))
+    api = GatewayApi(door, sessions, purchase_flow(settings, keys, backends), revocations)
     apps: dict[str, Any] = {
         GATEWAY_SERVICE: gateway_connect.GatewayServiceASGIApplication(api, **options),
         LOBBY_SERVICE: lobby_connect.LobbyServiceASGIApplication(
@@ -146,4 +162,5 @@ async def assemble(settings: GatewaySettings) -> GatewayAssembly:
         for closer in closers:
             await closer()
 
-    return GatewayAssembly(app=GatewayApp(apps, WebAssets.load(settings.web_root)), close=close)
+    app = GatewayApp(apps, WebAssets.load(settings.web_root), tls=bool(settings.tls_cert_file))
+    return GatewayAssembly(app=app, close=close)

@@ -10,9 +10,11 @@ sent on: a `player_id` that is not the caller's is PERMISSION_DENIED NOT_YOUR_RE
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
 import re
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -23,10 +25,12 @@ from google.protobuf.message import Message
 
 from poker.lobby.v1 import lobby_pb2
 from service_runtime.clients import create_channel
-from service_runtime.errors import PermissionDenied
+from service_runtime.errors import PermissionDenied, Unauthenticated
+from service_runtime.interceptors import until_expiry
 from service_runtime.tls import TlsFiles
 from services.gateway import connect_errors
 from services.gateway.front_door import FrontDoor
+from services.gateway.revocations import MemoryRevocations, SessionRevocations
 from services.gateway.routing import MAX_REROUTES, TableRoutes, check_table_id
 
 TABLE_SERVICE = "poker.table.v1.TableService"
@@ -98,6 +102,7 @@ class Forwarder:
         *,
         address: str = "",
         routes: TableRoutes | None = None,
+        revocations: SessionRevocations | None = None,
     ) -> None:
         descriptor = descriptor_pool.Default().FindServiceByName(service)
         self._service = service
@@ -106,6 +111,7 @@ class Forwarder:
         self._backends = backends
         self._address = address
         self._routes = routes
+        self._revocations = revocations or MemoryRevocations()
 
     def __getattr__(self, name: str) -> Callable[..., Any]:
         method = self._methods.get(name)
@@ -160,29 +166,62 @@ class Forwarder:
             reply.address = ""
         return reply
 
-    async def _stream(self, method: MethodDescriptor, request: Message, ctx: Any) -> AsyncIterator[Message]:
+    def _stream(self, method: MethodDescriptor, request: Message, ctx: Any) -> AsyncIterator[Message]:
+        """The table's stream until the caller's token expires (the shard ends it then too) or its
+        session is signed out: it ends UNAUTHENTICATED TOKEN_EXPIRED (the page re-opens it with its
+        renewed token) or SESSION_REVOKED."""
         token = self._checked(request, ctx)
+        player = self._door.call_of(ctx).player
+        relay = self._relay(method, request, token, player.session)
+        return until_expiry(relay, player.expires_at - time.time())
+
+    async def _relay(
+        self, method: MethodDescriptor, request: Message, token: str, session: str
+    ) -> AsyncIterator[Message]:
         assert self._routes is not None, "only table streams are served"
         table_id = check_table_id(getattr(request, "table_id", ""))
         attempt = 0
-        while True:
-            address = await self._routes.address(table_id, token)
-            call = self._callable(method, address, True)(request, metadata=_auth(token))
-            delivered = False
-            try:
-                async for message in call:
-                    delivered = True
-                    yield message
-                return
-            except grpc.aio.AioRpcError as error:
-                followed = self._routes.follow(table_id, address, error)
-                # Before the first update the page has seen nothing: follow the table quietly. After it,
-                # the page re-opens (and gets a full view first), so the break is never silent.
-                if delivered or not followed or attempt >= MAX_REROUTES:
-                    raise connect_errors.from_backend(error) from None
-                attempt += 1
-            finally:
-                call.cancel()
+        calls: list[Any] = []
+        revoked = False
+
+        def end() -> None:
+            nonlocal revoked
+            revoked = True
+            if calls:
+                calls[-1].cancel()
+
+        stop_watching = self._revocations.on_revoked(session, end) if session else (lambda: None)
+        try:
+            while not revoked:
+                address = await self._routes.address(table_id, token)
+                call = self._callable(method, address, True)(request, metadata=_auth(token))
+                calls.append(call)
+                delivered = False
+                try:
+                    async for message in call:
+                        delivered = True
+                        yield message
+                    return
+                except grpc.aio.AioRpcError as error:
+                    followed = self._routes.follow(table_id, address, error)
+                    # Before the first update the page has seen nothing: follow the table quietly.
+                    # After it, the page re-opens (and gets a full view first), so the break is never
+                    # silent.
+                    if revoked:
+                        break
+                    if delivered or not followed or attempt >= MAX_REROUTES:
+                        raise connect_errors.from_backend(error) from None
+                    attempt += 1
+                except asyncio.CancelledError:
+                    # grpc.aio raises CancelledError from a call cancelled here (`end`), not only
+                    # when this task is cancelled.
+                    if not revoked:
+                        raise
+                finally:
+                    call.cancel()
+            raise Unauthenticated("SESSION_REVOKED", "this session was signed out; sign in again")
+        finally:
+            stop_watching()
 
 
 def lobby_locator(

@@ -4,8 +4,8 @@ is read or parsed, and after the call.
 Before: the client address (from the connection, or from X-Forwarded-For behind the configured
 number of trusted proxies), the per-address rate limit (and the sign-in limit), then for every
 method but the public sign-in ones the bearer token, verified as every service verifies it, which
-must be a player token (nothing else passes the gateway), the method's grant, and the per-player
-rate limit. The verified call is filed for the handler under its request context.
+must be a player token (nothing else passes the gateway) of a session not signed out, the method's
+grant, and the per-player rate limit. The verified call is filed for the handler under its request context.
 
 After: one log line per call (method, code, reason, time; never a token or initData), and any error
 the library raised by itself (a body it could not decode, a message over the size limit) given the
@@ -31,6 +31,7 @@ from service_runtime.errors import DomainError, PermissionDenied, Unauthenticate
 from service_runtime.structured_logging import bounded_text
 from services.gateway import connect_errors
 from services.gateway.rate_limits import RateLimiter
+from services.gateway.revocations import MemoryRevocations, SessionRevocations
 from services.gateway.sessions import Client
 
 log = structlog.get_logger("gateway.rpc")
@@ -89,10 +90,12 @@ class FrontDoor:
         access: AccessPolicy,
         limits: Limits,
         *,
+        revocations: SessionRevocations | None = None,
         forwarded_hops: int = 0,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self._keys = keys
+        self._revocations = revocations or MemoryRevocations()
         self._access = access
         self._limits = limits
         self._hops = forwarded_hops
@@ -109,9 +112,13 @@ class FrontDoor:
         method = f"{ctx.method.service_name}/{ctx.method.name}"
         structlog.contextvars.bind_contextvars(method=method)
         try:
-            self._calls[ctx] = self._admit(method, ctx)
+            call = self._admit(method, ctx)
+            session = call.caller.session if call.caller is not None else ""
+            if session and await self._revocations.is_revoked(session):
+                raise Unauthenticated("SESSION_REVOKED", "this session was signed out; sign in again")
         except DomainError as error:
             raise connect_errors.from_domain(error) from None
+        self._calls[ctx] = call
         return started
 
     def _admit(self, method: str, ctx: RequestContext[Any, Any]) -> GatewayCall:
@@ -180,6 +187,11 @@ def _final_error(error: Exception | None) -> ConnectError | None:
         return ConnectError(error.code, error.message, [connect_errors.error_info("REQUEST_MALFORMED")])
     if error.code in (Code.CANCELED, Code.DEADLINE_EXCEEDED):
         return ConnectError(error.code, error.message, [connect_errors.error_info("UNAVAILABLE")])
+    if error.code == Code.INTERNAL and error.message.startswith("protocol error"):
+        # The client broke the framing (an envelope flagged compressed without a compression).
+        return ConnectError(
+            Code.INVALID_ARGUMENT, error.message, [connect_errors.error_info("REQUEST_MALFORMED")]
+        )
     if error.code == Code.UNIMPLEMENTED:
         return ConnectError(error.code, error.message, [connect_errors.error_info("NOT_IMPLEMENTED")])
     log.error("rpc failed without a reason", code=error.code.name)

@@ -1,4 +1,4 @@
-"""The gateway's own Connect service: sign-in, token renewal and the purchase flow."""
+"""The gateway's own Connect service: sign-in, token renewal, sign-out and the purchase flow."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from poker.gateway.v1 import gateway_pb2
 from services.gateway import connect_errors
 from services.gateway.front_door import FrontDoor
 from services.gateway.purchases import PurchaseFlow, check_request
+from services.gateway.revocations import SessionRevocations
 from services.gateway.sessions import Sessions
 
 log = structlog.get_logger("gateway.sessions")
@@ -24,10 +25,12 @@ class GatewayApi:
         door: FrontDoor,
         sessions: Sessions,
         purchases: PurchaseFlow,
+        revocations: SessionRevocations,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self._door = door
         self._sessions = sessions
+        self._revocations = revocations
         self._purchases = purchases
         self._clock = clock
 
@@ -48,6 +51,12 @@ class GatewayApi:
         call = self._door.call_of(ctx)
         session = self._sessions.renew(call.player, request, call.client, now=int(self._clock()))
         return gateway_pb2.RenewTokenResponse(session=session)
+
+    async def sign_out(self, request: gateway_pb2.SignOutRequest, ctx: Any) -> gateway_pb2.SignOutResponse:
+        caller = self._door.call_of(ctx).player
+        await self._sessions.sign_out(caller, self._revocations, now=int(self._clock()))
+        log.info("signed out", player=caller.subject)
+        return gateway_pb2.SignOutResponse()
 
     async def list_purchase_options(
         self, request: gateway_pb2.ListPurchaseOptionsRequest, ctx: Any

@@ -1,7 +1,9 @@
 """The gateway's one ASGI application: the Connect services by path, the web client, health.
 
 `/healthz` answers 200 while the process runs; `/readyz` answers 200 once the gateway serves and
-503 while it drains (probes and `make run` use them); every other GET is the web client.
+503 while it drains (probes and `make run` use them); every other GET is the web client. A Connect
+path's request head is checked first (`http_edge`), and its answers are never stored by a cache;
+with TLS ending here every answer carries HSTS.
 """
 
 from __future__ import annotations
@@ -9,12 +11,39 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from google.protobuf import descriptor_pool
+
+from services.gateway import http_edge
 from services.gateway.web_assets import WebAssets, headers_for
 
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+def streaming_paths(services: Mapping[str, object]) -> frozenset[str]:
+    """`/service/Method` of every server-streaming method of `services` (by full service name)."""
+    pool = descriptor_pool.Default()
+    return frozenset(
+        f"/{name}/{method.name}"
+        for name in services
+        for method in pool.FindServiceByName(name).methods
+        if method.server_streaming
+    )
+
+
+def with_headers(send: Send, added: list[tuple[bytes, bytes]]) -> Send:
+    """`send`, adding `added` to the answer's head."""
+    if not added:
+        return send
+
+    async def sending(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            message = {**message, "headers": [*message.get("headers", ()), *added]}
+        await send(message)
+
+    return sending
 
 
 async def _plain(send: Send, status: int, body: bytes) -> None:
@@ -32,10 +61,12 @@ async def _plain(send: Send, status: int, body: bytes) -> None:
 
 
 class GatewayApp:
-    def __init__(self, services: Mapping[str, ASGIApp], assets: WebAssets) -> None:
+    def __init__(self, services: Mapping[str, ASGIApp], assets: WebAssets, *, tls: bool = False) -> None:
         # `/poker.lobby.v1.LobbyService/` -> its Connect application.
         self._services = {f"/{name}/": app for name, app in services.items()}
+        self._streaming = streaming_paths(services)
         self._assets = assets
+        self._hsts = [http_edge.HSTS] if tls else []
         self.ready = False
         # Called once the server starts (its socket is bound and listening by then).
         self.on_ready: Callable[[], None] = lambda: None
@@ -53,11 +84,12 @@ class GatewayApp:
                     return
         if scope["type"] != "http":
             return
+        send = with_headers(send, self._hsts)
         path: str = scope["path"]
         prefix = path[: path.find("/", 1) + 1] if path.count("/") >= 2 else ""
         app = self._services.get(prefix)
         if app is not None:
-            await app(scope, receive, send)
+            await self._connect(app, scope, receive, with_headers(send, [http_edge.NO_STORE]))
             return
         if path == "/healthz":
             await _plain(send, 200, b"ok\n")
@@ -71,3 +103,18 @@ class GatewayApp:
             return
         await send({"type": "http.response.start", "status": 200, "headers": headers_for(asset)})
         await send({"type": "http.response.body", "body": b"" if scope["method"] == "HEAD" else asset.body})
+
+    async def _connect(self, app: ASGIApp, scope: Scope, receive: Receive, send: Send) -> None:
+        streaming = scope["path"] in self._streaming
+        headers = scope.get("headers", ())
+        refusal = http_edge.check_head(scope["method"], headers, streaming=streaming)
+        if refusal is None:
+            await app(scope, receive, send)
+            return
+        content_type = next((v for k, v in headers if k.lower() == b"content-type"), b"")
+        status, answer_headers, body = http_edge.refusal_answer(
+            refusal, streaming=streaming, content_type=content_type.decode("latin-1")
+        )
+        answer_headers.append((b"content-length", str(len(body)).encode()))
+        await send({"type": "http.response.start", "status": status, "headers": answer_headers})
+        await send({"type": "http.response.body", "body": body})

@@ -2,13 +2,15 @@
 
 No I/O but the replay guard. The token is a platform player token (`service_runtime.auth`): subject
 the player id, the single role `player`, a short lifetime, and the device and network signals as
-keyed digests, and when the person signed in (`sat`). A renewal re-issues the same subject for a still
+keyed digests, when the person signed in (`sat`), and the session it belongs to (`sid`, random per
+sign-in, which SignOut revokes). A renewal re-issues the same subject for a still
 valid player token of a session younger than `session_max_seconds`; a token with any other role is
 never renewed (a gateway session never holds more rights than the player has).
 """
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +21,7 @@ from service_runtime.auth import Caller, Role, TokenKeys, mint_token
 from service_runtime.errors import FailedPrecondition, InvalidArgument, PermissionDenied, Unauthenticated
 from services.gateway import identity
 from services.gateway.replay import ReplayGuard
+from services.gateway.revocations import SessionRevocations
 from services.gateway.telegram import verify_init_data
 
 
@@ -81,7 +84,9 @@ class Sessions:
             name = player
         else:
             raise InvalidArgument("FIELD_REQUIRED", "sign in with telegram_init_data", {"field": "method"})
-        return self._session(player, name, device_id, client, now, signed_in_at=now)
+        return self._session(
+            player, name, device_id, client, now, signed_in_at=now, session=secrets.token_urlsafe(18)
+        )
 
     def renew(
         self, caller: Caller, request: gateway_pb2.RenewTokenRequest, client: Client, *, now: int
@@ -94,10 +99,37 @@ class Sessions:
         started = caller.signed_in_at
         if not started or now >= started + self._policy.session_max_seconds:
             raise Unauthenticated("SESSION_EXPIRED", "the session is over; sign in again")
-        return self._session(caller.subject, caller.subject, device_id, client, now, signed_in_at=started)
+        return self._session(
+            caller.subject,
+            caller.subject,
+            device_id,
+            client,
+            now,
+            signed_in_at=started,
+            session=caller.session or secrets.token_urlsafe(18),
+        )
+
+    async def sign_out(self, caller: Caller, revocations: SessionRevocations, *, now: int) -> None:
+        """End the caller's session until its last token could have expired (its session's end)."""
+        if not caller.session:
+            return  # a token of no gateway session: nothing to end, it expires by itself
+        ends = (
+            caller.signed_in_at + self._policy.session_max_seconds
+            if caller.signed_in_at
+            else caller.expires_at
+        )
+        await revocations.revoke(caller.session, max(1, max(ends, caller.expires_at) - now + 60))
 
     def _session(
-        self, player: str, name: str, device_id: str, client: Client, now: int, *, signed_in_at: int
+        self,
+        player: str,
+        name: str,
+        device_id: str,
+        client: Client,
+        now: int,
+        *,
+        signed_in_at: int,
+        session: str,
     ) -> gateway_pb2.Session:
         # No token outlives its session.
         ttl = min(self._policy.token_ttl_seconds, signed_in_at + self._policy.session_max_seconds - now)
@@ -111,6 +143,7 @@ class Sessions:
             device=identity.device_signal(key, device_id, client.user_agent),
             network=identity.network_signal(key, client.address),
             signed_in_at=signed_in_at,
+            session=session,
         )
         return gateway_pb2.Session(
             player_id=player,

@@ -39,6 +39,10 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
                 "POKER_GATEWAY_SIGN_INS_PER_MINUTE_PER_ADDRESS": "600",
                 "POKER_GATEWAY_CALLS_PER_SECOND_PER_ADDRESS": "200",
                 "POKER_GATEWAY_CALL_BURST_PER_ADDRESS": "400",
+                # Short read deadlines: the streams of the tests outlive them (a deadline is for
+                # reading a request, never for its answer).
+                "POKER_GATEWAY_HEAD_TIMEOUT_SECONDS": "2",
+                "POKER_GATEWAY_BODY_TIMEOUT_SECONDS": "2",
             },
         ) as gateway,
     ):

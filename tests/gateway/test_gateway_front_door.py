@@ -327,6 +327,17 @@ def test_development_purchase_credits_chips_once_per_request_id_and_never_stars(
             "ALREADY_EXISTS",
             "IDEMPOTENCY_CONFLICT",
         )
+        # Issue 41: the same id for the other pool was a second purchase (100 MPX credited).
+        other_pool = gateway_pb2.StartPurchaseRequest(
+            request_id="buy-1",
+            method=gateway_pb2.PURCHASE_METHOD_DEVELOPMENT,
+            pool=common_pb2.CHIP_POOL_MPX,
+            chips=3000,
+        )
+        assert _refusal(lambda: gateway.start_purchase(other_pool, headers=erin)) == (
+            "ALREADY_EXISTS",
+            "IDEMPOTENCY_CONFLICT",
+        )
         star_buy = gateway_pb2.StartPurchaseRequest(
             request_id="buy-2",
             method=gateway_pb2.PURCHASE_METHOD_TELEGRAM_STARS,
@@ -338,7 +349,8 @@ def test_development_purchase_credits_chips_once_per_request_id_and_never_stars(
             "PAYMENT_SOURCE_DISABLED",
         )
         wallets = cashier.get_balances(cashier_pb2.GetBalancesRequest(), headers=erin).wallets
-        assert {w.pool: w.balance for w in wallets}[common_pb2.CHIP_POOL_GRAM] == 3000
+        balances = {w.pool: w.balance for w in wallets}
+        assert (balances[common_pb2.CHIP_POOL_GRAM], balances.get(common_pb2.CHIP_POOL_MPX, 0)) == (3000, 0)
 
 
 def test_a_player_joins_sits_watches_and_leaves_through_the_gateway_without_seeing_shard_addresses(

@@ -22,7 +22,9 @@ from typing import Any
 import pytest
 from google.rpc import error_details_pb2
 
-from service_runtime.auth import Role, TokenKeys, verify_token
+from service_runtime.auth import Role, TokenKeys, mint_token, verify_token
+from service_runtime.service_settings import DEV_KEY_ID, DEV_SIGNING_KEY
+from service_runtime.testing import DEV_KEYS
 from service_runtime.testing_pki import TestAuthority, tls_environment
 from tests.gateway.gateway_process import running_gateway
 from tests.gateway.telegram_signing import init_data
@@ -168,3 +170,44 @@ def test_without_a_bot_token_telegram_sign_in_is_disabled_and_so_is_the_name_whe
         assert telegram.refusal == ("failed_precondition", "SIGN_IN_METHOD_DISABLED")
         by_name = _call(url, f"{GATEWAY}/SignIn", {"developmentName": "alice", "deviceId": "d"}, None)
         assert by_name.refusal == ("failed_precondition", "SIGN_IN_METHOD_DISABLED")
+
+
+def test_a_production_gateway_refuses_a_token_signed_with_the_development_key(production: Production) -> None:
+    """In development the gateway takes any dev-key player token (for `tg:<anyone>` too); production
+    holds only its own player-scoped key, so a dev-key token is no token (issue 41)."""
+    forged = mint_token(DEV_KEYS, "tg:9003", (Role.PLAYER,), now=int(time.time()), ttl_seconds=600)
+    refused = _call(production.url, f"{GATEWAY}/ListPurchaseOptions", {}, production.context, forged)
+    assert refused.status == 401
+    assert refused.refusal[0] == "unauthenticated"
+
+
+def test_a_production_gateway_refuses_to_start_with_the_development_signing_key(tmp_path: Path) -> None:
+    dev_key = f"{DEV_KEY_ID}:{DEV_SIGNING_KEY}"
+    for variable in ("POKER_GATEWAY_AUTH_KEYS", "POKER_AUTH_KEYS"):
+        env = {**os.environ, **_production_env(tmp_path), variable: dev_key}
+        if variable == "POKER_AUTH_KEYS":
+            env.pop("POKER_GATEWAY_AUTH_KEYS")
+        done = subprocess.run(
+            [sys.executable, "-m", "services.gateway"], env=env, capture_output=True, text=True, timeout=60
+        )
+        assert done.returncode == 2, done.stdout[-2000:] + done.stderr[-2000:]
+        assert "the development signing key is not allowed in production" in done.stderr
+        assert "listening" not in done.stdout
+
+
+def test_with_tls_ending_at_the_gateway_every_answer_carries_hsts_and_api_answers_are_not_stored(
+    production: Production,
+) -> None:
+    opener = urllib.request.build_opener(
+        urllib.request.ProxyHandler({}), urllib.request.HTTPSHandler(context=production.context)
+    )
+    api = urllib.request.Request(
+        f"{production.url}/{GATEWAY}/GetSignInOptions",
+        data=b"{}",
+        headers={"Content-Type": "application/json"},
+    )
+    with opener.open(api, timeout=20) as reply:
+        assert reply.headers["Strict-Transport-Security"] == "max-age=31536000"
+        assert reply.headers["Cache-Control"] == "no-store"
+    with opener.open(f"{production.url}/healthz", timeout=20) as reply:
+        assert reply.headers["Strict-Transport-Security"] == "max-age=31536000"

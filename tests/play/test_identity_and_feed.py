@@ -138,3 +138,27 @@ async def test_a_stream_the_release_does_not_serve_is_reported_once_and_not_retr
     assert [s.link for s in states] == [Link.CONNECTING, Link.UNSUPPORTED]
     assert "UNIMPLEMENTED" in states[-1].text
     assert streams.located == 0
+
+
+async def test_a_stream_ended_by_its_expired_token_is_reopened_at_once_without_a_visible_break() -> None:
+    expired = PlayError("UNAUTHENTICATED", "TOKEN_EXPIRED", "the bearer token has expired")
+    streams = ScriptedStreams(
+        [
+            (["h1", "h2"], expired),
+            (["h2", "h3"], expired),
+            (["h3"], PlayError("NOT_FOUND", "TABLE_NOT_FOUND", "closed")),
+        ]
+    )
+    states, hands, _ = await run_feed(streams)
+    assert hands == ["h1", "h2", "h2", "h3", "h3"]
+    # Re-opened at the same shard, with no reconnecting state shown in between.
+    assert streams.opened == ["shard-0:1"] * 3
+    assert [s.link for s in states] == [Link.CONNECTING, Link.LIVE, Link.FAILED]
+
+
+async def test_a_token_already_expired_when_the_stream_opens_is_a_refusal_not_a_loop() -> None:
+    expired = PlayError("UNAUTHENTICATED", "TOKEN_EXPIRED", "the bearer token has expired")
+    streams = ScriptedStreams([([], expired)])
+    states, _, _ = await run_feed(streams)
+    assert [s.link for s in states] == [Link.CONNECTING, Link.FAILED]
+    assert "TOKEN_EXPIRED" in states[-1].text

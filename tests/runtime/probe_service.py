@@ -29,6 +29,7 @@ PROBE_ACCESS = AccessPolicy(
         f"/{SERVICE}/WhoamiStream": ANY_CALLER,
         f"/{SERVICE}/Flood": ANY_CALLER,
         f"/{SERVICE}/TraceIds": ANY_CALLER,
+        f"/{SERVICE}/WaitForever": ANY_CALLER,
     }
 )
 
@@ -78,6 +79,12 @@ async def _trace_ids(request: bytes, context: Any) -> AsyncIterator[bytes]:
         yield f"{trace_id}:{span_id}".encode()
 
 
+async def _wait_forever(request: bytes, context: Any) -> AsyncIterator[bytes]:
+    """One message, then nothing until the call ends (a quiet table)."""
+    yield b"hello"
+    await asyncio.Event().wait()
+
+
 def probe_handler() -> grpc.GenericRpcHandler:
     def unary(fn: Any) -> grpc.RpcMethodHandler:
         return grpc.unary_unary_rpc_method_handler(fn)
@@ -100,5 +107,6 @@ def probe_handler() -> grpc.GenericRpcHandler:
             "WhoamiStream": grpc.unary_stream_rpc_method_handler(_whoami_stream),
             "Flood": grpc.unary_stream_rpc_method_handler(_flood),
             "TraceIds": grpc.unary_stream_rpc_method_handler(_trace_ids),
+            "WaitForever": grpc.unary_stream_rpc_method_handler(_wait_forever),
         },
     )

@@ -116,7 +116,7 @@ export function showLobby(): Screen {
       "Lobby",
       h("button", { id: "buy-chips", onclick: () => buyArea.replaceChildren(buyDialog(() => void refresh())) }, "Buy chips"),
       h("button", { id: "my-hands", onclick: () => go({ name: "hands" }) }, "My hands"),
-      h("button", { class: "quiet", onclick: () => signOut() }, "Sign out"),
+      h("button", { class: "quiet", onclick: () => void signOut() }, "Sign out"),
     ),
     balances,
     buyArea,

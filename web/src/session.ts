@@ -121,6 +121,15 @@ export async function signInByName(name: string): Promise<Signed> {
   return adopt(reply.session!);
 }
 
-export function signOut(): void {
+/** Ends the session at the gateway (every token of this sign-in and every stream it opened), then
+ * here; forgotten here even when the gateway cannot be reached (the token then just expires). */
+export async function signOut(): Promise<void> {
+  if (current) {
+    try {
+      await gateway.signOut({});
+    } catch {
+      // Signed out here all the same.
+    }
+  }
   set(null);
 }

@@ -5,7 +5,9 @@
 //
 // It stays open by itself: after a dropped link (network, a gateway or shard restart, a table that
 // moved) it re-opens with backoff and says so; the seat is kept meanwhile (a seat is held by its
-// cashier session, not by the stream), and the first update after a re-open is a full view.
+// cashier session, not by the stream), and the first update after a re-open is a full view. A stream
+// ended by its token's expiry (UNAUTHENTICATED TOKEN_EXPIRED) is re-opened at once with the renewed
+// token (session.ts renews at half-life), without a word to the player.
 import { tableStreams, failure } from "./api";
 import type { TableEvent, TableView } from "./gen/poker/table/v1/table_pb";
 
@@ -78,14 +80,18 @@ export class TableFeed {
   private async run(): Promise<void> {
     let failures = 0;
     let everLive = false;
+    let renewing = false;
     this.onLink({ link: "connecting", text: "connecting…", attempts: 0 });
     while (!this.stopped) {
       this.controller = new AbortController();
       let reason = "the table closed the stream";
+      let live = false;
       try {
-        let live = false;
         for await (const message of this.open(this.controller.signal)) {
-          if (!live) {
+          if (!live && renewing) {
+            live = true;
+            renewing = false;
+          } else if (!live) {
             live = true;
             if (everLive || failures) this.reconnects += 1;
             this.onLink({
@@ -101,6 +107,12 @@ export class TableFeed {
       } catch (error) {
         if (this.stopped) return;
         const f = failure(error);
+        if (live && f.reason === "TOKEN_EXPIRED") {
+          // No stream outlives its token: this one ended with the token it was opened with. Open it
+          // again at once with the renewed one (its first message is a full view): no visible break.
+          renewing = true;
+          continue;
+        }
         if (this.offline) f.reason = "the network is offline";
         if (PERMANENT.has(f.code)) {
           this.onLink({ link: "failed", text: `the table refused the stream (${f.reason || f.code})`, attempts: 0 });
@@ -109,6 +121,7 @@ export class TableFeed {
         reason = f.reason || f.code;
       }
       if (this.stopped) return;
+      renewing = false; // a break the player is told of, and then of the way back
       failures += 1;
       this.onLink({ link: "reconnecting", text: `connection lost (${reason}); reconnecting (attempt ${failures})…`, attempts: failures });
       await new Promise<void>((resolve) => {

@@ -21,7 +21,7 @@ from connectrpc.protocol import ProtocolType
 from connectrpc.server import ConnectASGIApplication, ConnectWSGIApplication, DEFAULT_READ_MAX_BYTES, Endpoint, EndpointSync
 from pyqwest import Client, SyncClient
 
-from .gateway_pb2 import GetSignInOptionsRequest, GetSignInOptionsResponse, ListPurchaseOptionsRequest, ListPurchaseOptionsResponse, RenewTokenRequest, RenewTokenResponse, SignInRequest, SignInResponse, StartPurchaseRequest, StartPurchaseResponse
+from .gateway_pb2 import GetSignInOptionsRequest, GetSignInOptionsResponse, ListPurchaseOptionsRequest, ListPurchaseOptionsResponse, RenewTokenRequest, RenewTokenResponse, SignInRequest, SignInResponse, SignOutRequest, SignOutResponse, StartPurchaseRequest, StartPurchaseResponse
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, Iterable, Mapping
@@ -67,6 +67,17 @@ class GatewayService(Protocol):
         RenewToken issues a new player token for the caller's still valid one (player). Errors:
         UNAUTHENTICATED TOKEN_*; PERMISSION_DENIED ROLE_REQUIRED (not a player token);
         INVALID_ARGUMENT FIELD_INVALID.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    async def sign_out(self, request: SignOutRequest, ctx: RequestContext[SignOutRequest, SignOutResponse], /) -> SignOutResponse:
+        """
+        SignOut ends the caller's session (player): every token of this sign-in, renewals included, is
+        refused from now on with UNAUTHENTICATED SESSION_REVOKED, at every gateway replica, and every
+        stream the session opened through the gateway ends with it. Signing out again changes nothing
+        (naturally idempotent: it has no fields). A token of no gateway session (minted elsewhere) has
+        nothing to end: it lives until it expires. Errors: UNAUTHENTICATED TOKEN_*, SESSION_REVOKED;
+        PERMISSION_DENIED ROLE_REQUIRED; UNAVAILABLE when the shared store (Redis) cannot be reached.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -134,6 +145,17 @@ class GatewayServiceASGIApplication(ConnectASGIApplication[GatewayService]):
                         stream_type=StreamType.UNARY,
                     ),
                     function=svc.renew_token,
+                ),
+                "/poker.gateway.v1.GatewayService/SignOut": Endpoint.unary(
+                    method=MethodInfo(
+                        name="SignOut",
+                        service_name="poker.gateway.v1.GatewayService",
+                        input=SignOutRequest,
+                        output=SignOutResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.sign_out,
                 ),
                 "/poker.gateway.v1.GatewayService/ListPurchaseOptions": Endpoint.unary(
                     method=MethodInfo(
@@ -278,6 +300,34 @@ class GatewayServiceClient(ConnectClient):
             headers=headers,
             timeout_ms=timeout_ms,
         )
+    async def sign_out(
+        self,
+        request: SignOutRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> SignOutResponse:
+        """
+        SignOut ends the caller's session (player): every token of this sign-in, renewals included, is
+        refused from now on with UNAUTHENTICATED SESSION_REVOKED, at every gateway replica, and every
+        stream the session opened through the gateway ends with it. Signing out again changes nothing
+        (naturally idempotent: it has no fields). A token of no gateway session (minted elsewhere) has
+        nothing to end: it lives until it expires. Errors: UNAUTHENTICATED TOKEN_*, SESSION_REVOKED;
+        PERMISSION_DENIED ROLE_REQUIRED; UNAVAILABLE when the shared store (Redis) cannot be reached.
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="SignOut",
+                service_name="poker.gateway.v1.GatewayService",
+                input=SignOutRequest,
+                output=SignOutResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
     async def list_purchase_options(
         self,
         request: ListPurchaseOptionsRequest,
@@ -364,6 +414,17 @@ class GatewayServiceSync(Protocol):
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
+    def sign_out(self, request: SignOutRequest, ctx: RequestContext[SignOutRequest, SignOutResponse], /) -> SignOutResponse:
+        """
+        SignOut ends the caller's session (player): every token of this sign-in, renewals included, is
+        refused from now on with UNAUTHENTICATED SESSION_REVOKED, at every gateway replica, and every
+        stream the session opened through the gateway ends with it. Signing out again changes nothing
+        (naturally idempotent: it has no fields). A token of no gateway session (minted elsewhere) has
+        nothing to end: it lives until it expires. Errors: UNAUTHENTICATED TOKEN_*, SESSION_REVOKED;
+        PERMISSION_DENIED ROLE_REQUIRED; UNAVAILABLE when the shared store (Redis) cannot be reached.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
     def list_purchase_options(self, request: ListPurchaseOptionsRequest, ctx: RequestContext[ListPurchaseOptionsRequest, ListPurchaseOptionsResponse], /) -> ListPurchaseOptionsResponse:
         """
         ListPurchaseOptions lists the ways the caller can buy chips now, with those not available and
@@ -426,6 +487,17 @@ class GatewayServiceWSGIApplication(ConnectWSGIApplication):
                         stream_type=StreamType.UNARY,
                     ),
                     function=service.renew_token,
+                ),
+                "/poker.gateway.v1.GatewayService/SignOut": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="SignOut",
+                        service_name="poker.gateway.v1.GatewayService",
+                        input=SignOutRequest,
+                        output=SignOutResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=service.sign_out,
                 ),
                 "/poker.gateway.v1.GatewayService/ListPurchaseOptions": EndpointSync.unary(
                     method=MethodInfo(
@@ -564,6 +636,34 @@ class GatewayServiceClientSync(ConnectClientSync):
                 service_name="poker.gateway.v1.GatewayService",
                 input=RenewTokenRequest,
                 output=RenewTokenResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    def sign_out(
+        self,
+        request: SignOutRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> SignOutResponse:
+        """
+        SignOut ends the caller's session (player): every token of this sign-in, renewals included, is
+        refused from now on with UNAUTHENTICATED SESSION_REVOKED, at every gateway replica, and every
+        stream the session opened through the gateway ends with it. Signing out again changes nothing
+        (naturally idempotent: it has no fields). A token of no gateway session (minted elsewhere) has
+        nothing to end: it lives until it expires. Errors: UNAUTHENTICATED TOKEN_*, SESSION_REVOKED;
+        PERMISSION_DENIED ROLE_REQUIRED; UNAVAILABLE when the shared store (Redis) cannot be reached.
+        """
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="SignOut",
+                service_name="poker.gateway.v1.GatewayService",
+                input=SignOutRequest,
+                output=SignOutResponse,
                 idempotency_level=IdempotencyLevel.UNKNOWN,
                 stream_type=StreamType.UNARY,
             ),

@@ -398,3 +398,37 @@ class StartPurchaseResponse(_message.Message):
     def WhichOneof(self, oneof_group: _WhichOneofArgType_outcome) -> _WhichOneofReturnType_outcome | None: ...
 
 Global___StartPurchaseResponse: _TypeAlias = StartPurchaseResponse  # noqa: Y015
+
+@_typing.final
+class SignOutRequest(_message.Message):
+    """SignOutRequest ends the caller's own session; it names nothing else."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SignOutRequest: _TypeAlias = SignOutRequest  # noqa: Y015
+
+@_typing.final
+class SignOutResponse(_message.Message):
+    """SignOutResponse confirms the session is over."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SignOutResponse: _TypeAlias = SignOutResponse  # noqa: Y015

@@ -54,6 +54,11 @@ class GatewayServiceStub:
                 request_serializer=poker_dot_gateway_dot_v1_dot_gateway__pb2.RenewTokenRequest.SerializeToString,
                 response_deserializer=poker_dot_gateway_dot_v1_dot_gateway__pb2.RenewTokenResponse.FromString,
                 _registered_method=True)
+        self.SignOut = channel.unary_unary(
+                '/poker.gateway.v1.GatewayService/SignOut',
+                request_serializer=poker_dot_gateway_dot_v1_dot_gateway__pb2.SignOutRequest.SerializeToString,
+                response_deserializer=poker_dot_gateway_dot_v1_dot_gateway__pb2.SignOutResponse.FromString,
+                _registered_method=True)
         self.ListPurchaseOptions = channel.unary_unary(
                 '/poker.gateway.v1.GatewayService/ListPurchaseOptions',
                 request_serializer=poker_dot_gateway_dot_v1_dot_gateway__pb2.ListPurchaseOptionsRequest.SerializeToString,
@@ -102,6 +107,18 @@ class GatewayServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def SignOut(self, request, context):
+        """SignOut ends the caller's session (player): every token of this sign-in, renewals included, is
+        refused from now on with UNAUTHENTICATED SESSION_REVOKED, at every gateway replica, and every
+        stream the session opened through the gateway ends with it. Signing out again changes nothing
+        (naturally idempotent: it has no fields). A token of no gateway session (minted elsewhere) has
+        nothing to end: it lives until it expires. Errors: UNAUTHENTICATED TOKEN_*, SESSION_REVOKED;
+        PERMISSION_DENIED ROLE_REQUIRED; UNAVAILABLE when the shared store (Redis) cannot be reached.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def ListPurchaseOptions(self, request, context):
         """ListPurchaseOptions lists the ways the caller can buy chips now, with those not available and
         why (player).
@@ -139,6 +156,11 @@ def add_GatewayServiceServicer_to_server(servicer, server):
                     servicer.RenewToken,
                     request_deserializer=poker_dot_gateway_dot_v1_dot_gateway__pb2.RenewTokenRequest.FromString,
                     response_serializer=poker_dot_gateway_dot_v1_dot_gateway__pb2.RenewTokenResponse.SerializeToString,
+            ),
+            'SignOut': grpc.unary_unary_rpc_method_handler(
+                    servicer.SignOut,
+                    request_deserializer=poker_dot_gateway_dot_v1_dot_gateway__pb2.SignOutRequest.FromString,
+                    response_serializer=poker_dot_gateway_dot_v1_dot_gateway__pb2.SignOutResponse.SerializeToString,
             ),
             'ListPurchaseOptions': grpc.unary_unary_rpc_method_handler(
                     servicer.ListPurchaseOptions,
@@ -237,6 +259,33 @@ class GatewayService:
             '/poker.gateway.v1.GatewayService/RenewToken',
             poker_dot_gateway_dot_v1_dot_gateway__pb2.RenewTokenRequest.SerializeToString,
             poker_dot_gateway_dot_v1_dot_gateway__pb2.RenewTokenResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SignOut(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/poker.gateway.v1.GatewayService/SignOut',
+            poker_dot_gateway_dot_v1_dot_gateway__pb2.SignOutRequest.SerializeToString,
+            poker_dot_gateway_dot_v1_dot_gateway__pb2.SignOutResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -53,6 +53,14 @@ class GatewayServiceStub:
     UNAUTHENTICATED TOKEN_*; PERMISSION_DENIED ROLE_REQUIRED (not a player token);
     INVALID_ARGUMENT FIELD_INVALID.
     """
+    SignOut: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.SignOutRequest, _gateway_pb2.SignOutResponse]
+    """SignOut ends the caller's session (player): every token of this sign-in, renewals included, is
+    refused from now on with UNAUTHENTICATED SESSION_REVOKED, at every gateway replica, and every
+    stream the session opened through the gateway ends with it. Signing out again changes nothing
+    (naturally idempotent: it has no fields). A token of no gateway session (minted elsewhere) has
+    nothing to end: it lives until it expires. Errors: UNAUTHENTICATED TOKEN_*, SESSION_REVOKED;
+    PERMISSION_DENIED ROLE_REQUIRED; UNAVAILABLE when the shared store (Redis) cannot be reached.
+    """
     ListPurchaseOptions: _grpc.UnaryUnaryMultiCallable[_gateway_pb2.ListPurchaseOptionsRequest, _gateway_pb2.ListPurchaseOptionsResponse]
     """ListPurchaseOptions lists the ways the caller can buy chips now, with those not available and
     why (player).
@@ -90,6 +98,14 @@ class GatewayServiceAsyncStub(GatewayServiceStub):
     """RenewToken issues a new player token for the caller's still valid one (player). Errors:
     UNAUTHENTICATED TOKEN_*; PERMISSION_DENIED ROLE_REQUIRED (not a player token);
     INVALID_ARGUMENT FIELD_INVALID.
+    """
+    SignOut: _aio.UnaryUnaryMultiCallable[_gateway_pb2.SignOutRequest, _gateway_pb2.SignOutResponse]  # type: ignore[assignment]
+    """SignOut ends the caller's session (player): every token of this sign-in, renewals included, is
+    refused from now on with UNAUTHENTICATED SESSION_REVOKED, at every gateway replica, and every
+    stream the session opened through the gateway ends with it. Signing out again changes nothing
+    (naturally idempotent: it has no fields). A token of no gateway session (minted elsewhere) has
+    nothing to end: it lives until it expires. Errors: UNAUTHENTICATED TOKEN_*, SESSION_REVOKED;
+    PERMISSION_DENIED ROLE_REQUIRED; UNAVAILABLE when the shared store (Redis) cannot be reached.
     """
     ListPurchaseOptions: _aio.UnaryUnaryMultiCallable[_gateway_pb2.ListPurchaseOptionsRequest, _gateway_pb2.ListPurchaseOptionsResponse]  # type: ignore[assignment]
     """ListPurchaseOptions lists the ways the caller can buy chips now, with those not available and
@@ -143,6 +159,20 @@ class GatewayServiceServicer(metaclass=_abc_1.ABCMeta):
         """RenewToken issues a new player token for the caller's still valid one (player). Errors:
         UNAUTHENTICATED TOKEN_*; PERMISSION_DENIED ROLE_REQUIRED (not a player token);
         INVALID_ARGUMENT FIELD_INVALID.
+        """
+
+    @_abc_1.abstractmethod
+    def SignOut(
+        self,
+        request: _gateway_pb2.SignOutRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_gateway_pb2.SignOutResponse, _abc.Awaitable[_gateway_pb2.SignOutResponse]]:
+        """SignOut ends the caller's session (player): every token of this sign-in, renewals included, is
+        refused from now on with UNAUTHENTICATED SESSION_REVOKED, at every gateway replica, and every
+        stream the session opened through the gateway ends with it. Signing out again changes nothing
+        (naturally idempotent: it has no fields). A token of no gateway session (minted elsewhere) has
+        nothing to end: it lives until it expires. Errors: UNAUTHENTICATED TOKEN_*, SESSION_REVOKED;
+        PERMISSION_DENIED ROLE_REQUIRED; UNAVAILABLE when the shared store (Redis) cannot be reached.
         """
 
     @_abc_1.abstractmethod
