@@ -234,7 +234,8 @@ def mint_token(
         if value:
             if not valid_signal(value):
                 raise ValueError(
-                    f"the {claim} claim must be 1-{MAX_SIGNAL_LENGTH} printable ASCII characters"
+                    f"the {claim} {'session id' if claim == 'sid' else 'signal'} must be 1-{MAX_SIGNAL_LENGTH}"
+                    " printable ASCII characters"
                 )
             claims[claim] = value
     if signed_in_at:

@@ -19,7 +19,8 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
 import grpc
@@ -30,7 +31,7 @@ from poker.common.v1 import common_pb2
 from service_runtime.auth import Role
 from service_runtime.testing import auth_metadata
 from tests.gateway.gateway_process import running_gateway
-from tests.security.service_processes import running_services
+from tests.security.service_processes import ServiceProcess, running_services
 
 ROOT = Path(__file__).resolve().parents[2]
 WEB = ROOT / "web"
@@ -62,6 +63,28 @@ def _fund_house_bank(cashier_address: str) -> None:
             metadata=auth_metadata("ops", Role.ADMIN),
             timeout=10,
         )
+
+
+@contextmanager
+def bots_at(services: Mapping[str, ServiceProcess], *, count: int, seed: int, prefix: str) -> Iterator[None]:
+    """`count` random bots playing at one table of ROOM while the block runs (stopped by PID after)."""
+    bots = subprocess.Popen(
+        [
+            sys.executable, "-m", "poker_bots.cli",
+            "--lobby", services["lobby"].address, "--cashier", services["cashier"].address,
+            "--rooms", ROOM, "--bots", str(count), "--tables", "1", "--timeout-rate", "0",
+            "--strategies", "random", "--seed", str(seed), "--prefix", prefix,
+        ],
+        stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    try:
+        yield
+    finally:
+        bots.terminate()
+        try:
+            bots.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            bots.kill()
 
 
 def artefacts_folder(environ: Mapping[str, str]) -> Path:
@@ -100,26 +123,11 @@ def test_a_scripted_player_plays_through_the_page_and_a_spectator_watches(tmp_pa
         running_gateway(services, {"POKER_GATEWAY_WEB_ROOT": str(WEB / "dist")}) as gateway,
     ):
         _fund_house_bank(services["cashier"].address)
-        bots = subprocess.Popen(
-            [
-                sys.executable, "-m", "poker_bots.cli",
-                "--lobby", services["lobby"].address, "--cashier", services["cashier"].address,
-                "--rooms", ROOM, "--bots", "2", "--tables", "1", "--timeout-rate", "0",
-                "--strategies", "random", "--seed", "7", "--prefix", "webbot",
-            ],
-            stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
-        )  # fmt: skip
-        try:
+        with bots_at(services, count=2, seed=7, prefix="webbot"):
             run = subprocess.run(
                 ["node", str(WEB / "e2e" / "browser_play.mjs"), f"http://{gateway.address}", str(artefacts), ROOM],
                 cwd=WEB, capture_output=True, text=True, timeout=420, check=False,
             )  # fmt: skip
-        finally:
-            bots.terminate()
-            try:
-                bots.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                bots.kill()
         log = "".join(gateway.lines)
     print(f"\nbrowser artefacts: {artefacts}\n{run.stdout}")
     assert run.returncode == 0, (

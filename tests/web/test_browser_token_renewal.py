@@ -1,5 +1,5 @@
 """No stream outlives its token, and the player never notices (issue 41): with 10-second tokens a
-player plays at a table in headless Chromium for 40 s while the page renews its token at half-life,
+player plays at a table in headless Chromium for 25 s while the page renews its token at half-life,
 and every time the table stream ends with its token (UNAUTHENTICATED TOKEN_EXPIRED) the page opens it
 again at once: at least three renewals and three re-opens, never a "reconnecting" or "failed" link
 shown, the seat kept. Skipped loudly where Chromium or the built client is missing (as the other
@@ -10,14 +10,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.gateway.gateway_process import running_gateway
 from tests.security.service_processes import running_services
-from tests.web.test_browser_play import ROOM, WEB, _missing
+from tests.web.test_browser_play import ROOM, WEB, _missing, bots_at
 
 
 def test_a_player_plays_through_token_renewals_without_a_visible_break(tmp_path: Path) -> None:
@@ -33,26 +32,11 @@ def test_a_player_plays_through_token_renewals_without_a_visible_break(tmp_path:
             services, {"POKER_GATEWAY_WEB_ROOT": str(WEB / "dist"), "POKER_GATEWAY_TOKEN_TTL_SECONDS": "10"}
         ) as gateway,
     ):
-        bots = subprocess.Popen(
-            [
-                sys.executable, "-m", "poker_bots.cli",
-                "--lobby", services["lobby"].address, "--cashier", services["cashier"].address,
-                "--rooms", ROOM, "--bots", "1", "--tables", "1", "--timeout-rate", "0",
-                "--strategies", "random", "--seed", "11", "--prefix", "renewbot",
-            ],
-            stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
-        )  # fmt: skip
-        try:
+        with bots_at(services, count=1, seed=11, prefix="renewbot"):
             run = subprocess.run(
-                ["node", str(WEB / "e2e" / "token_renewal.mjs"), f"http://{gateway.address}", ROOM, "40"],
+                ["node", str(WEB / "e2e" / "token_renewal.mjs"), f"http://{gateway.address}", ROOM, "25"],
                 cwd=WEB, capture_output=True, text=True, timeout=240, check=False,
             )  # fmt: skip
-        finally:
-            bots.terminate()
-            try:
-                bots.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                bots.kill()
         log = "".join(gateway.lines)
     assert run.returncode == 0, f"{run.stdout[-4000:]}\n{run.stderr[-4000:]}\ngateway:\n{log[-3000:]}"
     result = next(json.loads(line) for line in run.stdout.splitlines() if line.startswith("{"))
