@@ -4,6 +4,7 @@ render with `view_model`; they hold no rules of their own."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -11,13 +12,17 @@ from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
+from textual.dom import DOMNode
 from textual.screen import Screen
 from textual.widgets import Button, DataTable, Footer, Header, Input, Label, Static
 
+from clients.play import texts
 from clients.play import view_model as vm
 from clients.play.gateway import Platform, PlayError, new_request_id
 from clients.play.identity import Identity, SignInError, development_identity, production_identity
 from clients.play.settings import PlaySettings
+from clients.play.texts import t
+from clients.play.words import refusal_text
 from poker.common.v1 import common_pb2
 from poker.lobby.v1 import lobby_pb2
 
@@ -69,8 +74,19 @@ class Session:
 
 
 def error_text(error: PlayError) -> str:
-    reason = f" {error.reason}" if error.reason else ""
-    return f"{error.code}{reason}: {error.message}"
+    return refusal_text(error.code, error.reason, error.message)
+
+
+def localize_bindings(node: DOMNode) -> None:
+    """The footer's words in the chosen language: a class's BINDINGS give catalogue keys as their
+    descriptions (Textual reads them when the class is made, before a language is chosen), said here
+    for this one screen or app. Textual's own bindings keep their words."""
+    bindings = node._bindings.key_to_bindings
+    for key, listed in bindings.items():
+        bindings[key] = [
+            dataclasses.replace(b, description=t(b.description)) if texts.known(b.description) else b
+            for b in listed
+        ]
 
 
 class SignInScreen(Screen[None]):
@@ -81,16 +97,12 @@ class SignInScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Header()
         if self.settings.development:
-            yield Static(
-                "Development sign-in: the client mints a player token for the name you type with the "
-                "configured key (POKER_AUTH_KEYS), as `mint-token` does.",
-                classes="note",
-            )
-            yield Input(placeholder="your name", id="name")
+            yield Static(t("signin.development_note"), classes="note")
+            yield Input(placeholder=t("signin.name_placeholder"), id="name")
         else:
-            yield Static("Production sign-in: paste the bearer token your gateway gave you.", classes="note")
-            yield Input(placeholder="token", id="token", password=True)
-        yield Button("Sign in", id="sign-in", variant="primary")
+            yield Static(t("signin.production_note"), classes="note")
+            yield Input(placeholder=t("signin.token_placeholder"), id="token", password=True)
+        yield Button(t("signin.button"), id="sign-in", variant="primary")
         yield Static("", id="message", classes="message")
         yield Footer()
 
@@ -118,6 +130,10 @@ class SignInScreen(Screen[None]):
 class SessionScreen(Screen[None]):
     """A screen shown once signed in: it reads the running session."""
 
+    def __init__(self) -> None:
+        super().__init__()
+        localize_bindings(self)
+
     @property
     def session(self) -> Session:
         app = self.app
@@ -127,7 +143,10 @@ class SessionScreen(Screen[None]):
 
 
 class LobbyScreen(SessionScreen):
-    BINDINGS: ClassVar[list[BindingType]] = [("r", "refresh", "Refresh"), ("h", "history", "My hands")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        ("r", "refresh", "app.refresh"),
+        ("h", "history", "app.my_hands"),
+    ]
     # The room list is what a keyboard player moves through first (arrows, then Sit down or Watch).
     AUTO_FOCUS = "#rooms"
 
@@ -139,46 +158,41 @@ class LobbyScreen(SessionScreen):
 
     def compose(self) -> ComposeResult:
         identity = self.session.platform.identity
-        mode = (
-            "development: token minted here with the configured key"
-            if identity.development
-            else "production token"
-        )
+        mode = t("lobby.mode_development") if identity.development else t("lobby.mode_production")
         yield Header()
-        yield Static(f"Signed in as {identity.player_id} ({mode})", id="who")
-        yield Static("balances: …", id="balances")
+        yield Static(t("lobby.signed_in", player=identity.player_id, mode=mode), id="who")
+        yield Static(t("lobby.balances_loading"), id="balances")
         with Horizontal(classes="row"):
-            yield Label("Chips to buy", classes="field-label")
+            yield Label(t("lobby.chips_to_buy"), classes="field-label")
             yield Input("1000", id="buy-amount", restrict=r"[0-9]*")
-            yield Button("Buy GRAM chips", id="buy-gram")
-            yield Button("Buy MPX chips", id="buy-mpx")
-            yield Button("Back to my table", id="rejoin", disabled=True)
+            yield Button(t("lobby.buy_gram"), id="buy-gram")
+            yield Button(t("lobby.buy_mpx"), id="buy-mpx")
+            yield Button(t("lobby.rejoin"), id="rejoin", disabled=True)
         if self.session.platform.can_buy_chips:
-            note = (
-                "Development: a purchase is recorded with a payments-gateway service token minted here "
-                "(the cashier lets only the payments gateway record purchases)."
-            )
+            note = t("lobby.buy_note_development")
         else:
-            note = "Purchases go through the payments gateway; this client cannot record them."
+            note = t("lobby.buy_note_production")
         yield Static(note, id="buy-note", classes="note")
         rooms: DataTable[str | Text] = DataTable(id="rooms", cursor_type="row")
-        rooms.border_title = "Rooms by game - arrows move, scroll for more"
+        rooms.border_title = t("lobby.rooms_title")
         yield rooms
         yield Static("", id="room-detail")
         with Horizontal(classes="row"):
-            yield Label("Buy-in", classes="field-label")
-            yield Input("", id="buy-in", placeholder="buy-in", restrict=r"[0-9]*")
-            yield Button("Sit down", id="sit", variant="primary")
-            yield Button("Watch", id="watch")
-            yield Button("House game", id="house")
-            yield Button("My hands", id="history")
-            yield Button("Refresh", id="refresh")
+            yield Label(t("lobby.buy_in"), classes="field-label")
+            yield Input("", id="buy-in", placeholder=t("lobby.buy_in_placeholder"), restrict=r"[0-9]*")
+            yield Button(t("lobby.sit"), id="sit", variant="primary")
+            yield Button(t("lobby.watch"), id="watch")
+            yield Button(t("lobby.house"), id="house")
+            yield Button(t("app.my_hands"), id="history")
+            yield Button(t("app.refresh"), id="refresh")
         yield Static("", id="message", classes="message")
         yield Footer()
 
     async def on_mount(self) -> None:
         rooms = self.query_one("#rooms", DataTable)
-        rooms.add_columns("game", "room", "pool", "stakes", "buy-in", "seats")
+        rooms.add_columns(
+            *(t(f"lobby.column_{name}") for name in ("game", "room", "pool", "stakes", "buy_in", "seats"))
+        )
         buttons = (self.query_one("#buy-gram", Button), self.query_one("#buy-mpx", Button))
         for button in buttons:
             button.disabled = not self.session.platform.can_buy_chips
@@ -197,15 +211,23 @@ class LobbyScreen(SessionScreen):
         try:
             balances = await self.session.platform.balances()
         except PlayError as error:
-            self.say(f"cannot reach the platform: {error_text(error)}")
+            self.say(t("lobby.unreachable", error=error_text(error)))
             return False
         self.wallets = {w.pool: w.balance for w in balances.wallets}
-        text = "  ".join(f"{vm.pool_name(w.pool)} wallet {vm.chips(w.balance)}" for w in balances.wallets)
+        text = "  ".join(
+            t("lobby.wallet", pool=vm.pool_name(w.pool), amount=vm.chips(w.balance)) for w in balances.wallets
+        )
         seat = balances.open_seat_session
         self.open_table = seat.table_id if balances.HasField("open_seat_session") and seat.table_id else ""
         if self.open_table:
-            text += f"  |  seated at {seat.table_id} with {vm.chips(seat.stack)} {vm.pool_name(seat.pool)}"
-        self.query_one("#balances", Static).update(text or "no wallet yet: buy chips")
+            seated = t(
+                "lobby.seated_at",
+                table=seat.table_id,
+                amount=vm.chips(seat.stack),
+                pool=vm.pool_name(seat.pool),
+            )
+            text += f"  |  {seated}"
+        self.query_one("#balances", Static).update(text or t("lobby.no_wallet"))
         self.query_one("#rejoin", Button).disabled = not self.open_table
         return True
 
@@ -213,7 +235,7 @@ class LobbyScreen(SessionScreen):
         try:
             rooms = await self.session.platform.rooms()
         except PlayError as error:
-            self.say(f"cannot list the rooms: {error_text(error)}")
+            self.say(t("lobby.rooms_failed", error=error_text(error)))
             return
         self.session.rooms = {r.room_id: r for r in rooms}
         table = self.query_one("#rooms", DataTable)
@@ -241,7 +263,16 @@ class LobbyScreen(SessionScreen):
             return
         self.selected = room
         row = vm.room_row(room)
-        lines = [f"{room.display_name} - {row.game}, {row.pool}, stakes {row.stakes}, buy-in {row.buy_in}"]
+        lines = [
+            t(
+                "lobby.room_detail",
+                name=room.display_name,
+                game=row.game,
+                pool=row.pool,
+                stakes=row.stakes,
+                buy_in=row.buy_in,
+            )
+        ]
         if not row.house:
             self.query_one("#buy-in", Input).value = str(
                 vm.default_buy_in(room, self.wallets.get(room.pool, 0))
@@ -249,9 +280,9 @@ class LobbyScreen(SessionScreen):
             try:
                 tables = await self.session.platform.tables(room_id)
             except PlayError as error:
-                lines.append(f"tables: {error_text(error)}")
+                lines.append(t("lobby.tables_failed", error=error_text(error)))
             else:
-                lines.extend([vm.table_line(t) for t in tables] or ["no table open yet"])
+                lines.extend([vm.table_line(table) for table in tables] or [t("lobby.no_table")])
         self.query_one("#room-detail", Static).update("\n".join(lines))
 
     async def select_room(self, room_id: str) -> None:
@@ -278,24 +309,24 @@ class LobbyScreen(SessionScreen):
     async def _buy(self, pool: int) -> None:
         text = self.query_one("#buy-amount", Input).value
         if not text.isdigit() or int(text) <= 0:
-            self.say("type how many chips to buy")
+            self.say(t("lobby.type_chips"))
             return
         try:
             reply = await self.session.platform.buy_chips(pool, int(text), f"play-{new_request_id()}")
         except PlayError as error:
-            self.say(f"purchase refused: {error_text(error)}")
+            self.say(t("lobby.purchase_refused", error=error_text(error)))
             return
-        self.say(f"bought {vm.chips(reply.transfer.amount)} {vm.pool_name(pool)} chips")
+        self.say(t("lobby.bought", amount=vm.chips(reply.transfer.amount), pool=vm.pool_name(pool)))
         await self.action_refresh()
 
     async def _join(self, spectate: bool) -> lobby_pb2.JoinTableResponse | None:
         if self.selected is None:
-            self.say("choose a room first")
+            self.say(t("lobby.choose_room"))
             return None
         try:
             return await self.session.platform.join(self.selected.room_id, spectate=spectate)
         except PlayError as error:
-            self.say(f"cannot join: {error_text(error)}")
+            self.say(t("lobby.join_failed", error=error_text(error)))
             return None
 
     async def _sit(self) -> None:
@@ -307,7 +338,7 @@ class LobbyScreen(SessionScreen):
             return
         text = self.query_one("#buy-in", Input).value
         if room is None or not text.isdigit():
-            self.say("choose a room and a buy-in")
+            self.say(t("lobby.choose_room_and_buy_in"))
             return
         joined = await self._join(spectate=False)
         if joined is None:
@@ -316,7 +347,7 @@ class LobbyScreen(SessionScreen):
         try:
             seat = await self.session.platform.sit_down(joined.address, table_id, int(text), new_request_id())
         except PlayError as error:
-            self.say(f"cannot sit down: {error_text(error)}")
+            self.say(t("lobby.sit_failed", error=error_text(error)))
             return
         self.say("")
         await self.app.push_screen(TableScreen(room, table_id, joined.address, seat=seat.seat))
@@ -329,12 +360,12 @@ class LobbyScreen(SessionScreen):
         room_id = self.open_table.rsplit(".", 1)[0]
         room = self.session.rooms.get(room_id)
         if room is None:
-            self.say(f"the room of {self.open_table} is not listed")
+            self.say(t("lobby.room_not_listed", table=self.open_table))
             return
         try:
             joined = await self.session.platform.join(room_id, self.open_table, spectate=True)
         except PlayError as error:
-            self.say(f"cannot find the table: {error_text(error)}")
+            self.say(t("lobby.table_not_found", error=error_text(error)))
             return
         await self.app.push_screen(TableScreen(room, self.open_table, joined.address))
 
@@ -352,7 +383,7 @@ class LobbyScreen(SessionScreen):
 
         room = self.selected
         if room is None or room.variant not in vm.HOUSE_VARIANTS:
-            self.say("choose a Casino Hold'em or Russian Poker room for a house game")
+            self.say(t("lobby.choose_house_room"))
             return
         joined = await self._join(spectate=False)
         if joined is None:
@@ -374,11 +405,14 @@ class PokerPlayApp(App[None]):
     ENABLE_COMMAND_PALETTE = False
     # The quit key on every screen's footer (issue 25 item 15: Textual's own ctrl+q is not shown).
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("ctrl+q", "quit", "Quit", show=True, priority=True),
+        Binding("ctrl+q", "quit", "app.quit", show=True, priority=True),
     ]
 
     def __init__(self, settings: PlaySettings, identity: Identity | None = None) -> None:
+        if settings.lang:
+            texts.set_language(settings.lang)
         super().__init__()
+        localize_bindings(self)
         self.settings = settings
         self.session: Session | None = None
         self._identity = identity
@@ -391,7 +425,7 @@ class PokerPlayApp(App[None]):
 
     def start_session(self, identity: Identity) -> None:
         self.session = Session(Platform(self.settings, identity))
-        self.sub_title = f"{identity.player_id} @ lobby {self.settings.lobby_address}"
+        self.sub_title = t("app.sub_title", player=identity.player_id, address=self.settings.lobby_address)
         if isinstance(self.screen, SignInScreen):
             self.switch_screen(LobbyScreen())
         else:

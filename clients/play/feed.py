@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from clients.play.gateway import PlayError
+from clients.play.texts import t
 from poker.table.v1 import table_pb2
 
 # One stream message: every event of one table step (none for a full view alone), the view after them.
@@ -31,6 +32,8 @@ class LinkState:
     link: Link
     text: str
     attempts: int = 0
+    # Live again after a drop (the seat was kept meanwhile).
+    reconnected: bool = False
 
 
 def reconnect_delay(attempt: int, initial: float = 0.2, ceiling: float = 3.0) -> float:
@@ -40,14 +43,14 @@ def reconnect_delay(attempt: int, initial: float = 0.2, ceiling: float = 3.0) ->
 
 def link_text(state: Link, attempts: int, reason: str, reconnected: bool) -> str:
     if state is Link.LIVE:
-        return "reconnected - your seat was kept" if reconnected else "connected"
+        return t("link.reconnected") if reconnected else t("link.connected")
     if state is Link.RECONNECTING:
-        return f"connection lost ({reason}); reconnecting (attempt {attempts})…"
+        return t("link.reconnecting", reason=reason, attempt=attempts)
     if state is Link.UNSUPPORTED:
-        return f"not served by this release yet ({reason})"
+        return t("link.unsupported", reason=reason)
     if state is Link.FAILED:
-        return f"the table refused the stream ({reason})"
-    return "connecting…"
+        return t("link.failed", reason=reason)
+    return t("link.connecting")
 
 
 class TableFeed:
@@ -86,14 +89,15 @@ class TableFeed:
                         live = True
                         if was_live or failures:
                             self.reconnects += 1
+                        again = was_live or failures > 0
                         self._on_link(
-                            LinkState(Link.LIVE, link_text(Link.LIVE, 0, "", was_live or failures > 0))
+                            LinkState(Link.LIVE, link_text(Link.LIVE, 0, "", again), reconnected=again)
                         )
                         failures = 0
                         was_live = True
                     self._on_update(update)
                 # The server ended the stream (it is draining for a restart): the table moves on.
-                reason = "the table closed the stream"
+                reason = t("link.stream_closed")
             except PlayError as error:
                 if error.reason == "TOKEN_EXPIRED" and live:
                     # The stream ended with the token it was opened with (no stream outlives its

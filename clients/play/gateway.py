@@ -14,12 +14,15 @@ import grpc
 
 from clients.play.identity import Identity
 from clients.play.settings import PlaySettings
+from clients.play.texts import t
 from clients.play.view_model import (
     FairnessReport,
     dealt_positions,
     fairness_report,
     hash_set_check,
+    hash_set_line,
     house_cards_opened,
+    mismatch_text,
     own_seed_check,
 )
 from poker.cashier.v1 import cashier_pb2, cashier_pb2_grpc
@@ -38,7 +41,6 @@ from services.fairness.verification import (
     published_hand,
     verify_hand,
 )
-from services.fairness.verify import describe_mismatch
 
 T = TypeVar("T")
 
@@ -150,11 +152,7 @@ class Platform:
     async def buy_chips(self, pool: int, amount: int, payment_reference: str) -> cashier_pb2.PurchaseResponse:
         """Development only: record a purchase as the payments gateway would (its service token)."""
         if self._payments is None:
-            raise PlayError(
-                "PERMISSION_DENIED",
-                "ROLE_REQUIRED",
-                "purchases go through the payments gateway; this client cannot record them",
-            )
+            raise PlayError("PERMISSION_DENIED", "ROLE_REQUIRED", t("signin.no_purchases"))
         source, minor = _PURCHASE[pool]
         request = cashier_pb2.PurchaseRequest(
             payment_reference=payment_reference,
@@ -362,7 +360,7 @@ class Platform:
             published = dataclasses.replace(published, openings=openings_from(reveal.openings))
         except MalformedValue as bad:
             first = bad.result().first_mismatch
-            mismatch = describe_mismatch(first) if first is not None else "malformed published values"
+            mismatch = mismatch_text(first) if first is not None else t("fairness.malformed")
         else:
             result = verify_hand(published, dealt)
             computed, checked = result.computed_commitment, result.dealt_cards_checked
@@ -380,7 +378,7 @@ class Platform:
                 and record.seed_commitment != published_record.commitment
             ):
                 first = check_shown_commitment(record.seed_commitment, published_record.commitment)
-            mismatch = describe_mismatch(first) if first is not None else None
+            mismatch = mismatch_text(first) if first is not None else None
         own_seed_line = ""
         if own_seed:
             entries = [
@@ -389,15 +387,12 @@ class Platform:
             seed_ok, own_seed_line = own_seed_check(entries, self.identity.player_id, own_seed)
             if not seed_ok and mismatch is None:
                 mismatch = own_seed_line
-        hash_set_line = ""
+        hashes_line = ""
         if seed_hashes is not None:
             # Version 3: every seed in the deal was fixed (by its hash) before mine was disclosed.
             revealed = [(int(e.seat), bytes(e.client_seed)) for e in published_record.client_seeds]
             problem = hash_set_check(seed_hashes, revealed, published_record.commitment)
-            seats = ", ".join(str(seat) for seat, _ in seed_hashes) or "none"
-            hash_set_line = (
-                problem or f"seed hashes closed before any seed (seats {seats}): every seed matches"
-            )
+            hashes_line = problem or hash_set_line([seat for seat, _ in seed_hashes])
             if problem is not None and mismatch is None:
                 mismatch = problem
         return fairness_report(
@@ -411,5 +406,5 @@ class Platform:
             server_verdict_pass=server.verdict == fairness_pb2.VERDICT_PASS,
             own_seed_line=own_seed_line,
             openings_checked=opened,
-            hash_set_line=hash_set_line,
+            hash_set_line=hashes_line,
         )

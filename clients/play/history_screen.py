@@ -13,11 +13,12 @@ from textual.widgets import Button, DataTable, Footer, Header, Static
 from clients.play import view_model as vm
 from clients.play.app import SessionScreen, error_text
 from clients.play.gateway import PlayError
+from clients.play.texts import t
 from clients.play.view_model import FairnessReport
 
 
 class HistoryScreen(SessionScreen):
-    BINDINGS: ClassVar[list[BindingType]] = [("escape", "back", "Back")]
+    BINDINGS: ClassVar[list[BindingType]] = [("escape", "back", "app.back")]
 
     def __init__(self) -> None:
         super().__init__()
@@ -27,24 +28,26 @@ class HistoryScreen(SessionScreen):
 
     def compose(self) -> ComposeResult:
         yield Header()
-        yield Static("My recent hands", classes="note")
+        yield Static(t("history.recent"), classes="note")
         yield DataTable(id="hands", cursor_type="row")
         with Horizontal(classes="row"):
-            yield Button("Show hand", id="show-hand")
-            yield Button("Verify fairness", id="verify", variant="primary")
-            yield Button("Refresh", id="refresh")
-            yield Button("Back", id="back")
+            yield Button(t("history.show"), id="show-hand")
+            yield Button(t("history.verify"), id="verify", variant="primary")
+            yield Button(t("app.refresh"), id="refresh")
+            yield Button(t("app.back"), id="back")
         yield Static("", id="detail")
         yield Static("", id="verdict")
-        yield Static("My balance changes", classes="note")
+        yield Static(t("history.changes"), classes="note")
         yield DataTable(id="changes", cursor_type="row")
         yield Static("", id="message", classes="message")
         yield Footer()
 
     async def on_mount(self) -> None:
-        self.query_one("#hands", DataTable).add_columns("hand", "table", "ended (UTC)", "net", "pool")
+        self.query_one("#hands", DataTable).add_columns(
+            *(t(f"history.column_{name}") for name in ("hand", "table", "ended", "net", "pool"))
+        )
         self.query_one("#changes", DataTable).add_columns(
-            "when (UTC)", "reason", "change", "balance", "reference"
+            *(t(f"history.column_{name}") for name in ("when", "reason", "change", "balance", "reference"))
         )
         await self.load()
 
@@ -55,12 +58,12 @@ class HistoryScreen(SessionScreen):
             hands = await platform.my_hands()
         except PlayError as error:
             hands = []
-            message.append(f"hands: {error_text(error)}")
+            message.append(t("history.hands_failed", error=error_text(error)))
         try:
             changes = await platform.balance_changes()
         except PlayError as error:
             changes = []
-            message.append(f"balance changes: {error_text(error)}")
+            message.append(t("history.changes_failed", error=error_text(error)))
         table = self.query_one("#hands", DataTable)
         keep = self.selected_hand
         table.clear()
@@ -74,7 +77,7 @@ class HistoryScreen(SessionScreen):
         for row in vm.balance_rows(changes):
             statement.add_row(*row)
         if not hands:
-            message.append("no hands yet")
+            message.append(t("history.no_hands"))
         self.query_one("#message", Static).update("; ".join(message))
 
     def select_hand(self, hand_id: str) -> None:
@@ -99,7 +102,7 @@ class HistoryScreen(SessionScreen):
         elif event.button.id in ("show-hand", "verify"):
             hand_id = self._selected()
             if hand_id is None:
-                self.query_one("#message", Static).update("no hand to show")
+                self.query_one("#message", Static).update(t("history.nothing_to_show"))
                 return
             await self.show(hand_id, verify=event.button.id == "verify")
 
@@ -108,7 +111,9 @@ class HistoryScreen(SessionScreen):
         try:
             record = await platform.hand(hand_id)
         except PlayError as error:
-            self.query_one("#message", Static).update(f"hand {hand_id}: {error_text(error)}")
+            self.query_one("#message", Static).update(
+                t("history.hand_failed", hand=hand_id, error=error_text(error))
+            )
             return
         self.query_one("#detail", Static).update(
             "\n".join(vm.hand_lines(record, platform.identity.player_id))
@@ -125,7 +130,7 @@ class HistoryScreen(SessionScreen):
             )
         except PlayError as error:
             # A hand revealed moments ago may not be revealed yet (HAND_NOT_FINISHED): say so.
-            self.query_one("#verdict", Static).update(f"cannot verify yet: {error_text(error)}")
+            self.query_one("#verdict", Static).update(t("history.cannot_verify", error=error_text(error)))
             return
         self.query_one("#verdict", Static).update("\n".join(self.report.lines))
 

@@ -16,6 +16,7 @@ from textual.widgets import Button, Checkbox, Footer, Header, Input, Label, Stat
 from clients.play import view_model as vm
 from clients.play.app import SessionScreen, error_text
 from clients.play.gateway import PlayError, new_request_id
+from clients.play.texts import t
 from poker.common.v1 import common_pb2
 from poker.lobby.v1 import lobby_pb2
 from poker.table.v1 import table_pb2
@@ -30,15 +31,11 @@ DECISION_BUTTONS = {
     "decide-take-ante": table_pb2.HOUSE_DECISION_KIND_TAKE_ANTE,
 }
 CASINO_HOLDEM_DECISIONS = {table_pb2.HOUSE_DECISION_KIND_CALL, table_pb2.HOUSE_DECISION_KIND_FOLD}
-DARK_LABELS = {False: "Dark box: no", True: "Dark box: yes"}
-NOT_SERVED = (
-    "House games are not served by this table release yet ({}). Nothing was staked; "
-    "no round is shown rather than a made-up one."
-)
+DARK_LABELS = {False: "house.dark_no", True: "house.dark_yes"}
 
 
 class HouseScreen(SessionScreen):
-    BINDINGS: ClassVar[list[BindingType]] = [("escape", "back", "Back")]
+    BINDINGS: ClassVar[list[BindingType]] = [("escape", "back", "app.back")]
 
     def __init__(self, room: lobby_pb2.Room, table_id: str, address: str) -> None:
         super().__init__()
@@ -52,37 +49,51 @@ class HouseScreen(SessionScreen):
     def compose(self) -> ComposeResult:
         row = vm.room_row(self.room)
         yield Header()
-        yield Static(f"{row.game} at {self.table_id} ({row.pool}) - {row.stakes}", id="house-info")
+        yield Static(
+            t("house.info", game=row.game, table=self.table_id, pool=row.pool, stakes=row.stakes),
+            id="house-info",
+        )
         # Every field says what it is (issue 39: `10 [X] dark box 0` read as unlabelled boxes).
         with Horizontal(classes="row"):
-            yield Label("Ante", classes="field-label")
+            yield Label(t("house.ante"), classes="field-label")
             yield Input(
-                str(self.room.antes.min_ante or ""), id="ante", placeholder="ante", restrict=r"[0-9]*"
+                str(self.room.antes.min_ante or ""),
+                id="ante",
+                placeholder=t("house.ante_placeholder"),
+                restrict=r"[0-9]*",
             )
             if self.russian:
                 # The box glyph looks the same ticked or not in many terminals: the label says which.
-                yield Checkbox(DARK_LABELS[False], id="dark")
-                yield Label("Bonus bet (dark box only)", classes="field-label")
-                yield Input("0", id="bonus", placeholder="bonus bet", restrict=r"[0-9]*", disabled=True)
-            yield Button("Place bets", id="place-bets", variant="primary")
+                yield Checkbox(t(DARK_LABELS[False]), id="dark")
+                yield Label(t("house.bonus"), classes="field-label")
+                yield Input(
+                    "0",
+                    id="bonus",
+                    placeholder=t("house.bonus_placeholder"),
+                    restrict=r"[0-9]*",
+                    disabled=True,
+                )
+            yield Button(t("house.place_bets"), id="place-bets", variant="primary")
         yield Static("", id="round")
         # Only the decisions the round allows now are shown, with their cost; none before a round.
         with Horizontal(classes="row", id="decisions"):
-            yield Label("no decision open: place your bets", id="no-decision", classes="field-label")
+            yield Label(t("house.no_decision"), id="no-decision", classes="field-label")
             for button_id, kind in DECISION_BUTTONS.items():
                 if self.russian or kind in CASINO_HOLDEM_DECISIONS:
-                    button = Button(vm.HOUSE_DECISION_WORDS[kind], id=button_id, disabled=True)
+                    button = Button(vm.decision_word(kind), id=button_id, disabled=True)
                     button.display = False
                     yield button
         if self.russian:
             with Horizontal(classes="row", id="exchange-row"):
-                yield Label("Cards to exchange (1 to 5 from the left)", classes="field-label")
-                yield Input("", id="positions", placeholder="from the left: 1 3 5")
+                yield Label(t("house.exchange"), classes="field-label")
+                yield Input("", id="positions", placeholder=t("house.exchange_placeholder"))
             with Horizontal(classes="row", id="insurance-row"):
-                yield Label("Insurance stake", id="insurance-label", classes="field-label")
-                yield Input("", id="insurance", placeholder="insurance", restrict=r"[0-9]*")
+                yield Label(t("house.insurance"), id="insurance-label", classes="field-label")
+                yield Input(
+                    "", id="insurance", placeholder=t("house.insurance_placeholder"), restrict=r"[0-9]*"
+                )
         with Horizontal(classes="row"):
-            yield Button("Back", id="back")
+            yield Button(t("app.back"), id="back")
         yield Static("", id="message", classes="message")
         yield Footer()
 
@@ -91,7 +102,7 @@ class HouseScreen(SessionScreen):
 
     def on_checkbox_changed(self, event: Checkbox.Changed) -> None:
         if event.checkbox.id == "dark":
-            event.checkbox.label = DARK_LABELS[event.value]
+            event.checkbox.label = t(DARK_LABELS[event.value])
             # The rules take a bonus bet only with a dark box (russian-poker.txt: "в тёмную").
             self.query_one("#bonus", Input).disabled = not event.value
 
@@ -107,20 +118,24 @@ class HouseScreen(SessionScreen):
             button.display = option is not None
             button.disabled = option is None
             if option is not None:
-                word = vm.HOUSE_DECISION_WORDS[option.decision]
+                word = vm.decision_word(option.decision)
                 button.label = f"{word} ({vm.chips(option.cost)})" if option.cost else word
         self.query_one("#no-decision", Label).display = not options
         if round_view is None or round_view.phase in ("", "COMPLETE"):
-            self.query_one("#no-decision", Label).update("no decision open: place your bets")
+            self.query_one("#no-decision", Label).update(t("house.no_decision"))
         else:
-            self.query_one("#no-decision", Label).update("no decision open for your box now")
+            self.query_one("#no-decision", Label).update(t("house.no_decision_box"))
         if self.russian:
             self.query_one("#exchange-row").display = table_pb2.HOUSE_DECISION_KIND_EXCHANGE in options
             insure = options.get(table_pb2.HOUSE_DECISION_KIND_INSURE)
             self.query_one("#insurance-row").display = insure is not None
             if insure is not None:
                 self.query_one("#insurance-label", Label).update(
-                    f"Insurance stake ({vm.chips(insure.min_amount)}-{vm.chips(insure.max_amount)})"
+                    t(
+                        "house.insurance_range",
+                        low=vm.chips(insure.min_amount),
+                        high=vm.chips(insure.max_amount),
+                    )
                 )
 
     def say(self, text: str) -> None:
@@ -136,16 +151,17 @@ class HouseScreen(SessionScreen):
             self.action_back()
 
     def _refused(self, error: PlayError, what: str) -> None:
+        """`what`: the catalogue key of the refusal (`house.bets_refused`)."""
         self.say(
-            NOT_SERVED.format(f"{error.code} {error.reason}".strip())
+            t("house.not_served", reason=f"{error.code} {error.reason}".strip())
             if error.unimplemented
-            else f"{what}: {error_text(error)}"
+            else t(what, error=error_text(error))
         )
 
     async def place_bets(self) -> None:
         ante_text = self.query_one("#ante", Input).value
         if not ante_text.isdigit() or int(ante_text) <= 0:
-            self.say(f"type an ante ({vm.stakes_text(self.room)})")
+            self.say(t("house.type_ante", stakes=vm.stakes_text(self.room)))
             return
         box = table_pb2.HouseBox(box=self.box, ante=int(ante_text))
         if self.russian:
@@ -157,13 +173,17 @@ class HouseScreen(SessionScreen):
                 self.address, self.table_id, [box], new_request_id()
             )
         except PlayError as error:
-            self._refused(error, "bets refused")
+            self._refused(error, "house.bets_refused")
             return
         self.round_id = reply.round_id
         self.query_one("#round", Static).update(
             "\n".join(
                 [
-                    f"staked {vm.chips(reply.staked.amount)} {vm.pool_name(reply.staked.pool)}",
+                    t(
+                        "house.staked",
+                        amount=vm.chips(reply.staked.amount),
+                        pool=vm.pool_name(reply.staked.pool),
+                    ),
                     *vm.house_round_lines(reply.round, time.time()),
                 ]
             )
@@ -173,7 +193,7 @@ class HouseScreen(SessionScreen):
 
     async def decide(self, kind: int) -> None:
         if not self.round_id:
-            self.say("place your bets first")
+            self.say(t("house.bets_first"))
             return
         request = table_pb2.MakeHouseDecisionRequest(
             request_id=new_request_id(),
@@ -190,7 +210,7 @@ class HouseScreen(SessionScreen):
             if kind == table_pb2.HOUSE_DECISION_KIND_INSURE:
                 text = self.query_one("#insurance", Input).value
                 if not text.isdigit():
-                    raise vm.AmountError("type the insurance stake")
+                    raise vm.AmountError(t("house.type_insurance"))
                 request.amount = int(text)
         except vm.AmountError as error:
             self.say(str(error))
@@ -198,7 +218,7 @@ class HouseScreen(SessionScreen):
         try:
             reply = await self.session.platform.house_decision(self.address, request)
         except PlayError as error:
-            self._refused(error, "decision refused")
+            self._refused(error, "house.decision_refused")
             return
         self.query_one("#round", Static).update("\n".join(vm.house_round_lines(reply.round, time.time())))
         self._show_options(reply.round)

@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from clients.play.texts import t
 from service_runtime.auth import Role, ServiceName, TokenKeys, mint_token
 
 # A display name at the table and in history is 1-32 characters; a player id may not contain `/`.
@@ -36,10 +37,7 @@ class Identity:
 def check_name(name: str) -> str:
     name = name.strip()
     if not _NAME.fullmatch(name) or name.lower() in RESERVED_NAMES:
-        raise SignInError(
-            "a name is 1 to 32 letters, digits, `.`, `_` or `-`, starting with a letter or digit "
-            "(and not a service or system name)"
-        )
+        raise SignInError(t("signin.bad_name"))
     return name
 
 
@@ -79,15 +77,15 @@ def subject_of(token: str) -> str:
     """The subject a token names, read without verifying it (only the services can verify it)."""
     parts = token.strip().split(".")
     if len(parts) != 3:
-        raise SignInError("a token has three dot-separated parts")
+        raise SignInError(t("signin.token_parts"))
     payload = parts[1] + "=" * (-len(parts[1]) % 4)
     try:
         claims = json.loads(base64.urlsafe_b64decode(payload))
     except (ValueError, json.JSONDecodeError) as error:
-        raise SignInError("the token cannot be read") from error
+        raise SignInError(t("signin.token_unreadable")) from error
     subject = claims.get("sub") if isinstance(claims, dict) else None
     if not isinstance(subject, str) or not subject:
-        raise SignInError("the token names no player")
+        raise SignInError(t("signin.token_no_player"))
     return subject
 
 

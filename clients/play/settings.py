@@ -9,6 +9,10 @@ from service_runtime.service_settings import DEV_KEY_ID, DEV_SIGNING_KEY
 from service_runtime.settings import one_of, positive, setting
 
 
+def language_setting(value: str) -> str | None:
+    return None if value in ("", "ru", "en") else "must be ru or en (or empty: the locale's)"
+
+
 @dataclass(frozen=True, kw_only=True)
 class PlaySettings:
     """Where the services are (the `make run` ports by default) and how the client signs in."""
@@ -33,6 +37,12 @@ class PlaySettings:
     fairness_address: str = setting("127.0.0.1:50054", help="host:port of fairness (reveals)")
     player: str = setting("", help="development: the player name to sign in as (asked if empty)")
     token: str = setting("", help="production: the bearer token the gateway gave you", secret=True)
+    lang: str = setting(
+        "",
+        help="language of the screens, ru or en (--lang overrides); empty: the locale's "
+        "(LC_ALL, LC_MESSAGES, LANG: ru... Russian, another English; unset, C or POSIX: Russian)",
+        check=language_setting,
+    )
     request_timeout_seconds: float = setting(5.0, help="deadline of each call", check=positive, shared=True)
     # Mutual TLS where the services require it (docs/deploy.md): this client's certificate, key, CA.
     tls_cert_file: str = setting(

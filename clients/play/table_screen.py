@@ -17,6 +17,7 @@ from clients.play.app import SessionScreen, error_text
 from clients.play.feed import Link, LinkState, TableFeed, Update
 from clients.play.gateway import PlayError, new_request_id
 from clients.play.hand_log import HandLog
+from clients.play.texts import t
 from clients.play.words import words
 from poker.lobby.v1 import lobby_pb2
 from poker.table.v1 import table_pb2
@@ -52,9 +53,9 @@ ACTION_KEYS = {
 
 class TableScreen(SessionScreen):
     BINDINGS: ClassVar[list[BindingType]] = [
-        ("escape", "leave", "Leave / back"),
+        ("escape", "leave", "table.key_leave"),
         *((key, f"key_act({kind})", vm.ACTION_WORDS[kind]) for kind, key in ACTION_KEYS.items()),
-        ("s", "toggle_sit_out", "Sit out / in"),
+        ("s", "toggle_sit_out", "table.key_sit_out"),
     ]
 
     def __init__(
@@ -73,7 +74,7 @@ class TableScreen(SessionScreen):
         self.spectator = spectator
         self.seat = seat
         self.view: table_pb2.TableView | None = None
-        self.link = LinkState(Link.CONNECTING, "connecting…")
+        self.link = LinkState(Link.CONNECTING, t("link.connecting"))
         self.log_lines: list[str] = []
         self.feed: TableFeed | None = None
         self._turn_key = ""
@@ -110,29 +111,29 @@ class TableScreen(SessionScreen):
         yield Static("", id="awards", classes="line")
         with Horizontal(classes="row", id="actions"):
             for button_id, kind in ACTION_BUTTONS.items():
-                button = Button(vm.ACTION_WORDS[kind], id=button_id)
+                button = Button(vm.action_word(kind), id=button_id)
                 # Fold takes its key or a click, never a stray Enter on a focused button.
                 button.can_focus = kind != table_pb2.ACTION_KIND_FOLD
                 yield button
         with Horizontal(classes="row", id="amount-row"):
             yield Button("−", id="amount-down")
-            yield Input("", id="amount", placeholder="amount", restrict=r"[0-9,]*")
+            yield Input("", id="amount", placeholder=t("table.amount_placeholder"), restrict=r"[0-9,]*")
             yield Button("+", id="amount-up")
-            yield Button("½ pot", id="amount-half")
-            yield Button("pot", id="amount-pot")
-            yield Button("max", id="amount-max")
+            yield Button(t("table.half_pot"), id="amount-half")
+            yield Button(t("table.pot"), id="amount-pot")
+            yield Button(t("table.max"), id="amount-max")
         yield HandLog(id="log")
         with Horizontal(classes="row", id="chat-row"):
-            yield Input("", id="chat", placeholder="chat (Enter sends)", max_length=200)
-            for sticker, label in vm.STICKERS.items():
-                yield Button(label, id=f"sticker-{sticker}")
+            yield Input("", id="chat", placeholder=t("table.chat_placeholder"), max_length=200)
+            for sticker in vm.STICKERS:
+                yield Button(vm.sticker_label(sticker), id=f"sticker-{sticker}")
         with Horizontal(classes="row", id="seed-row"):
-            yield Input("", id="seed", placeholder="my client seed", max_length=vm.MAX_CLIENT_SEED)
-            yield Button("Use my seed for every hand", id="set-seed")
+            yield Input("", id="seed", placeholder=t("table.seed_placeholder"), max_length=vm.MAX_CLIENT_SEED)
+            yield Button(t("table.use_seed"), id="set-seed")
         with Horizontal(classes="row"):
-            yield Button("Back" if self.spectator else "Leave table", id="leave", variant="error")
+            yield Button(t("app.back") if self.spectator else t("table.leave"), id="leave", variant="error")
             if not self.spectator:
-                yield Button("Sit out (s)", id="sit-out")
+                yield Button(t("table.sit_out"), id="sit-out")
                 yield Static("", id="seat-state", classes="line")
         yield Static("", id="message", classes="line message")
         yield Footer()
@@ -168,14 +169,11 @@ class TableScreen(SessionScreen):
     def _show_link(self, state: LinkState) -> None:
         self.link = state
         if state.link is Link.UNSUPPORTED and self.spectator:
-            text = (
-                "Watching as a spectator (the public view, about 20 seconds late) is not served by this "
-                f"table release yet: {state.text}. Nothing is shown rather than a made-up table."
-            )
+            text = t("table.spectating_unsupported", reason=state.text)
         else:
             text = state.text
         self.query_one("#link", Static).update(text)
-        reconnected = state.link is Link.LIVE and "reconnected" in state.text
+        reconnected = state.link is Link.LIVE and state.reconnected
         if reconnected or (state.link is Link.RECONNECTING and state.attempts == 1):
             self._log(f"· {state.text}")
 
@@ -238,7 +236,11 @@ class TableScreen(SessionScreen):
             return
         self._results[hand_id] = record_results
         self._log(
-            f"· hand {vm.short_id(hand_id)} result, as history has it: {vm.results_text(record_results, self.me)}"
+            t(
+                "table.history_result",
+                hand=vm.short_id(hand_id),
+                results=vm.results_text(record_results, self.me),
+            )
         )
         if self.view is not None:
             self.query_one("#awards", Static).update(self._awards_text(self.view))
@@ -270,7 +272,7 @@ class TableScreen(SessionScreen):
             seed, digest = self._hashed[hand_id]
             if (self.seat, digest) not in self.session.seed_hash_sets[hand_id]:
                 # The table closed a set without my hash: my seed stays with me (nothing to open).
-                self._log(f"· your seed hash is NOT in the closed set of hand {vm.short_id(hand_id)}")
+                self._log(t("seed.not_in_set", hand=vm.short_id(hand_id)))
                 return
             self.run_worker(self._send_seed(hand_id, seed), group="seed")
 
@@ -284,10 +286,10 @@ class TableScreen(SessionScreen):
             )
         except PlayError as error:
             # SEED_HASHES_CLOSED, ENTROPY_CLOSED: too late for this hand; the next one gets a new seed.
-            self._log(f"· your seed missed hand {vm.short_id(hand_id)} ({words(error.reason or error.code)})")
+            self._log(t("seed.missed", hand=vm.short_id(hand_id), why=words(error.reason or error.code)))
             return
         self._hashed[hand_id] = (seed, digest)
-        self._log(f"· your seed hash is recorded for hand {vm.short_id(hand_id)}")
+        self._log(t("seed.hash_recorded", hand=vm.short_id(hand_id)))
         if self.view is not None:
             self._seed_step(self.view)  # the hash set may have closed while the hash was on its way
 
@@ -298,10 +300,10 @@ class TableScreen(SessionScreen):
             )
         except PlayError as error:
             # ENTROPY_CLOSED: the hand was sealed first; the seed goes into the next one.
-            self._log(f"· your seed missed hand {vm.short_id(hand_id)} ({words(error.reason or error.code)})")
+            self._log(t("seed.missed", hand=vm.short_id(hand_id), why=words(error.reason or error.code)))
             return
         self.session.client_seeds[taken] = seed
-        self._log(f"· your seed goes into hand {vm.short_id(taken)}")
+        self._log(t("seed.taken", hand=vm.short_id(taken)))
 
     def _verify_when_recorded(self, view: table_pb2.TableView) -> None:
         """After a hand I was dealt into: check it as *Verify fairness* does, once history and the
@@ -331,9 +333,9 @@ class TableScreen(SessionScreen):
                 last = words(error.reason or error.code)
                 await asyncio.sleep(VERIFY_RETRY_SECONDS)
                 continue
-            self._log(f"· hand {vm.short_id(hand_id)}: {vm.verdict_line(report)}")
+            self._log(t("verify.verdict", hand=vm.short_id(hand_id), verdict=vm.verdict_line(report)))
             return
-        self._log(f"· hand {vm.short_id(hand_id)} not verified yet ({last}): see My hands")
+        self._log(t("verify.not_yet", hand=vm.short_id(hand_id), why=last))
 
     @staticmethod
     def _any_card(view: table_pb2.TableView) -> bool:
@@ -346,7 +348,9 @@ class TableScreen(SessionScreen):
         self.query_one("#status", Static).update(status)
         self.query_one("#commitment", Static).update(vm.commitment_text(view))
         self.query_one("#seats", Static).update("\n".join(line.text for line in vm.seat_lines(view, self.me)))
-        self.query_one("#board", Static).update(f"board: {vm.board_text(view)}    {vm.pots_text(view)}")
+        self.query_one("#board", Static).update(
+            t("board.line", board=vm.board_text(view), pots=vm.pots_text(view))
+        )
         self.query_one("#awards", Static).update(self._awards_text(view))
         if not self.spectator:
             mine = next((s for s in view.seats if s.seat == self.seat and s.player_id == self.me), None)
@@ -416,7 +420,7 @@ class TableScreen(SessionScreen):
 
     def _show_seat_state(self, status: int) -> None:
         out = status == table_pb2.SEAT_STATUS_SITTING_OUT
-        self.query_one("#sit-out", Button).label = "Sit in (s)" if out else "Sit out (s)"
+        self.query_one("#sit-out", Button).label = t("table.sit_in") if out else t("table.sit_out")
         self.query_one("#seat-state", Static).update(vm.seat_state_text(status))
 
     async def action_key_act(self, kind: int) -> None:
@@ -437,7 +441,7 @@ class TableScreen(SessionScreen):
                 self.address, self.table_id, back_in, new_request_id()
             )
         except PlayError as error:
-            self.say(f"{'sit in' if back_in else 'sit out'}: {error}")
+            self.say(t("table.sit_in_failed" if back_in else "table.sit_out_failed", error=error_text(error)))
             return
         self._show_seat_state(status)
 
@@ -447,10 +451,7 @@ class TableScreen(SessionScreen):
         except vm.AmountError as error:
             self.say(str(error))
             return
-        self.say(
-            f"your client seed goes into every hand from the next commitment on: {self.client_seed} "
-            "(version 3: a fresh seed starting with it each hand, its hash first)"
-        )
+        self.say(t("seed.set", seed=self.client_seed))
         if self.view is not None:
             self._seed_step(self.view)
 
@@ -480,7 +481,7 @@ class TableScreen(SessionScreen):
     async def act(self, kind: int) -> None:
         view = self.view
         if view is None or kind not in view.legal_actions.actions:
-            self.say("that action is not open to you now")
+            self.say(t("table.action_closed"))
             return
         amount = 0
         if kind in AMOUNT_KINDS:
@@ -499,7 +500,7 @@ class TableScreen(SessionScreen):
                 new_request_id(),
             )
         except PlayError as error:
-            self.say(f"the table refused: {error_text(error)}")
+            self.say(t("table.refused", error=error_text(error)))
             return
         self.say("")
 
@@ -512,7 +513,7 @@ class TableScreen(SessionScreen):
                 sticker_id=sticker_id,
             )
         except PlayError as error:
-            self.say(f"chat refused: {error_text(error)}")
+            self.say(t("table.chat_refused", error=error_text(error)))
 
     async def action_leave(self) -> None:
         if not self.spectator:
@@ -522,12 +523,12 @@ class TableScreen(SessionScreen):
                 )
             except PlayError as error:
                 if error.reason != "NOT_SEATED":
-                    self.say(f"cannot leave: {error_text(error)}")
+                    self.say(t("table.leave_failed", error=error_text(error)))
                     return
             else:
                 if reply.folded_mid_hand:
-                    self.notify("folded out of the hand; the stack is cashed out once it settles")
+                    self.notify(t("table.folded_out"))
                 else:
-                    self.notify(f"cashed out {vm.chips(reply.cashed_out.amount)}")
+                    self.notify(t("table.cashed_out", amount=vm.chips(reply.cashed_out.amount)))
         self.workers.cancel_group(self, "feed")
         self.app.pop_screen()

@@ -13,7 +13,9 @@ from dataclasses import dataclass
 
 from google.protobuf.message import Message
 
-from clients.play.words import note_text, words
+from clients.play.notices import notice_text
+from clients.play.texts import in_own_words, t
+from clients.play.words import hand_text, note_text, words
 from poker.common.v1 import common_pb2
 from poker.history.v1 import history_pb2
 from poker.lobby.v1 import lobby_pb2
@@ -25,44 +27,47 @@ from services.fairness.verification import Mismatch, MismatchKind
 SUITS = {"c": "♣", "d": "♦", "h": "♥", "s": "♠"}
 HIDDEN_CARD = "▒▒"
 POOLS: dict[int, str] = {common_pb2.CHIP_POOL_GRAM: "GRAM", common_pb2.CHIP_POOL_MPX: "MPX"}
+# Each code the client shows in words, with the catalogue key of its words (clients/play/catalogue);
+# the games in the order the lobby groups them.
 VARIANTS: dict[int, str] = {
-    common_pb2.GAME_VARIANT_NO_LIMIT_HOLDEM: "No-limit Hold'em",
-    common_pb2.GAME_VARIANT_FIXED_LIMIT_HOLDEM: "Fixed-limit Hold'em",
-    common_pb2.GAME_VARIANT_CASINO_HOLDEM: "Casino Hold'em",
-    common_pb2.GAME_VARIANT_RUSSIAN_POKER: "Russian Poker",
+    common_pb2.GAME_VARIANT_NO_LIMIT_HOLDEM: "variant.no_limit_holdem",
+    common_pb2.GAME_VARIANT_FIXED_LIMIT_HOLDEM: "variant.fixed_limit_holdem",
+    common_pb2.GAME_VARIANT_CASINO_HOLDEM: "variant.casino_holdem",
+    common_pb2.GAME_VARIANT_RUSSIAN_POKER: "variant.russian_poker",
 }
 HOUSE_VARIANTS: frozenset[int] = frozenset(
     {common_pb2.GAME_VARIANT_CASINO_HOLDEM, common_pb2.GAME_VARIANT_RUSSIAN_POKER}
 )
 PHASES: dict[int, str] = {
-    table_pb2.TABLE_PHASE_WAITING_FOR_PLAYERS: "waiting for players",
-    table_pb2.TABLE_PHASE_BETWEEN_HANDS: "next hand starting",
-    table_pb2.TABLE_PHASE_HAND_IN_PROGRESS: "hand in progress",
-    table_pb2.TABLE_PHASE_PAUSED: "paused",
+    table_pb2.TABLE_PHASE_WAITING_FOR_PLAYERS: "phase.waiting",
+    table_pb2.TABLE_PHASE_BETWEEN_HANDS: "phase.between_hands",
+    table_pb2.TABLE_PHASE_HAND_IN_PROGRESS: "phase.in_progress",
+    table_pb2.TABLE_PHASE_PAUSED: "phase.paused",
 }
 STREETS: dict[int, str] = {
-    table_pb2.STREET_PREFLOP: "preflop",
-    table_pb2.STREET_FLOP: "flop",
-    table_pb2.STREET_TURN: "turn",
-    table_pb2.STREET_RIVER: "river",
-    table_pb2.STREET_SHOWDOWN: "showdown",
+    table_pb2.STREET_PREFLOP: "street.preflop",
+    table_pb2.STREET_FLOP: "street.flop",
+    table_pb2.STREET_TURN: "street.turn",
+    table_pb2.STREET_RIVER: "street.river",
+    table_pb2.STREET_SHOWDOWN: "street.showdown",
 }
+# The buttons' words: what to do.
 ACTION_WORDS: dict[int, str] = {
-    table_pb2.ACTION_KIND_FOLD: "fold",
-    table_pb2.ACTION_KIND_CHECK: "check",
-    table_pb2.ACTION_KIND_CALL: "call",
-    table_pb2.ACTION_KIND_BET: "bet",
-    table_pb2.ACTION_KIND_RAISE: "raise to",
-    table_pb2.ACTION_KIND_ALL_IN: "all-in",
+    table_pb2.ACTION_KIND_FOLD: "action.fold",
+    table_pb2.ACTION_KIND_CHECK: "action.check",
+    table_pb2.ACTION_KIND_CALL: "action.call",
+    table_pb2.ACTION_KIND_BET: "action.bet",
+    table_pb2.ACTION_KIND_RAISE: "action.raise",
+    table_pb2.ACTION_KIND_ALL_IN: "action.all_in",
 }
-# The log's words: what a player did (the buttons above say what to do).
+# The log's words: what a player did.
 LOG_ACTION_WORDS: dict[int, str] = {
-    table_pb2.ACTION_KIND_FOLD: "folds",
-    table_pb2.ACTION_KIND_CHECK: "checks",
-    table_pb2.ACTION_KIND_CALL: "calls",
-    table_pb2.ACTION_KIND_BET: "bets",
-    table_pb2.ACTION_KIND_RAISE: "raises to",
-    table_pb2.ACTION_KIND_ALL_IN: "goes all-in",
+    table_pb2.ACTION_KIND_FOLD: "did.fold",
+    table_pb2.ACTION_KIND_CHECK: "did.check",
+    table_pb2.ACTION_KIND_CALL: "did.call",
+    table_pb2.ACTION_KIND_BET: "did.bet",
+    table_pb2.ACTION_KIND_RAISE: "did.raise",
+    table_pb2.ACTION_KIND_ALL_IN: "did.all_in",
 }
 # The order buttons appear in, whatever order the table lists them.
 ACTION_ORDER = (
@@ -73,8 +78,31 @@ ACTION_ORDER = (
     table_pb2.ACTION_KIND_RAISE,
     table_pb2.ACTION_KIND_ALL_IN,
 )
-# The sticker set the client offers (the table accepts ids of `[a-z0-9_-]{1,64}`).
-STICKERS = {"gg": "🤝 gg", "nice-hand": "👏 nice hand", "thinking": "🤔 thinking", "lol": "😂 lol"}
+# The sticker set the client offers (the table accepts ids of `[a-z0-9_-]{1,64}`), each with its label.
+STICKERS: tuple[str, ...] = ("gg", "nice-hand", "thinking", "lol")
+
+
+def variant_name(variant: int) -> str:
+    key = VARIANTS.get(variant)
+    return t(key) if key else "?"
+
+
+def action_word(kind: int) -> str:
+    """An action as its button says it (`fold`, `raise to`)."""
+    return t(ACTION_WORDS[kind])
+
+
+def sticker_label(sticker_id: str) -> str:
+    return t(f"sticker.{sticker_id}") if sticker_id in STICKERS else f"[{sticker_id}]"
+
+
+def you() -> str:
+    """The player themself, as the lines name them (`you +445, bob -445`)."""
+    return t("result.you")
+
+
+def seat_name(seat: int) -> str:
+    return t("seat.name", seat=seat)
 
 
 def chips(amount: int) -> str:
@@ -108,15 +136,15 @@ def stakes_text(room: lobby_pb2.Room) -> str:
     if which == "blinds":
         return f"{chips(room.blinds.small_blind)}/{chips(room.blinds.big_blind)}"
     if which == "limits":
-        return f"{chips(room.limits.small_bet)}/{chips(room.limits.big_bet)} limit"
+        return t("room.stakes_limit", small=chips(room.limits.small_bet), big=chips(room.limits.big_bet))
     if which == "antes":
-        return f"ante {chips(room.antes.min_ante)}-{chips(room.antes.max_ante)}"
+        return t("room.stakes_ante", low=chips(room.antes.min_ante), high=chips(room.antes.max_ante))
     return "-"
 
 
 def buy_in_text(room: lobby_pb2.Room) -> str:
     if room.variant in HOUSE_VARIANTS:
-        return "from wallet"
+        return t("room.from_wallet")
     if room.min_buy_in == room.max_buy_in:
         return chips(room.min_buy_in)
     return f"{chips(room.min_buy_in)}-{chips(room.max_buy_in)}"
@@ -139,13 +167,13 @@ def room_row(room: lobby_pb2.Room) -> RoomRow:
     occupancy = room.occupancy
     free = occupancy.seats_free if room.HasField("occupancy") else room.seats_per_table
     if room.variant in HOUSE_VARIANTS:
-        seats = f"{room.seats_per_table} boxes"
+        seats = t("room.boxes", count=room.seats_per_table)
     else:
-        seats = f"{occupancy.seats_taken} taken, {free} free of {room.seats_per_table}/table"
+        seats = t("room.seats", taken=occupancy.seats_taken, free=free, seats=room.seats_per_table)
     return RoomRow(
         room_id=room.room_id,
         name=room.display_name,
-        game=VARIANTS.get(room.variant, "?"),
+        game=variant_name(room.variant),
         pool=pool_name(room.pool),
         stakes=stakes_text(room),
         buy_in=buy_in_text(room),
@@ -186,9 +214,18 @@ def default_buy_in(room: lobby_pb2.Room, wallet: int) -> int:
 
 
 def table_line(table: lobby_pb2.TableSummary) -> str:
-    running = "hand running" if table.hand_in_progress else "between hands"
-    players = ", ".join(f"{s.display_name} {chips(s.stack)}" for s in table.taken_seats) or "empty"
-    return f"{table.table_id}: {table.seated_players}/{table.seats} seated, {running} - {players}"
+    running = t("room.hand_running") if table.hand_in_progress else t("room.between_hands")
+    players = ", ".join(f"{s.display_name} {chips(s.stack)}" for s in table.taken_seats) or t(
+        "room.table_empty"
+    )
+    return t(
+        "room.table_line",
+        table=table.table_id,
+        seated=table.seated_players,
+        seats=table.seats,
+        running=running,
+        players=players,
+    )
 
 
 # ---------------------------------------------------------------------------------------------- table
@@ -205,17 +242,17 @@ class SeatLine:
 def _seat_flags(seat: table_pb2.SeatView, view: table_pb2.TableView) -> list[str]:
     flags = []
     if seat.seat == view.button_seat:
-        flags.append("button")
+        flags.append(t("seat.button"))
     if seat.folded:
-        flags.append("folded")
+        flags.append(t("seat.folded"))
     if seat.all_in:
-        flags.append("all-in")
+        flags.append(t("seat.all_in"))
     if seat.status == table_pb2.SEAT_STATUS_SITTING_OUT:
-        flags.append("sitting out")
+        flags.append(t("seat.sitting_out"))
     elif seat.status == table_pb2.SEAT_STATUS_WAITING:
-        flags.append("waiting")
+        flags.append(t("seat.waiting"))
     elif seat.status == table_pb2.SEAT_STATUS_DISCONNECTED:
-        flags.append("disconnected")
+        flags.append(t("seat.disconnected"))
     return flags
 
 
@@ -224,16 +261,24 @@ def seat_lines(view: table_pb2.TableView, me: str) -> list[SeatLine]:
     for seat in sorted(view.seats, key=lambda s: s.seat):
         to_act = seat.seat == view.to_act_seat and seat.seat != 0
         if not seat.player_id:
-            lines.append(SeatLine(seat.seat, f"  {seat.seat:>2}  (empty)", False, False))
+            lines.append(SeatLine(seat.seat, f"  {seat.seat:>2}  {t('seat.empty')}", False, False))
             continue
         marker = "▶" if to_act else " "
         name = seat.display_name or seat.player_id
         mine = seat.player_id == me
         if mine:
-            name += " (you)"
-        parts = [f"{marker} {seat.seat:>2}  {name:<24} stack {chips(seat.stack):>9}"]
+            name += f" {t('seat.you')}"
+        parts = [
+            t(
+                "seat.line",
+                marker=marker,
+                seat=f"{seat.seat:>2}",
+                name=f"{name:<24}",
+                stack=f"{chips(seat.stack):>9}",
+            )
+        ]
         if seat.bet_this_round:
-            parts.append(f"bet {chips(seat.bet_this_round)}")
+            parts.append(t("seat.bet", amount=chips(seat.bet_this_round)))
         if seat.hole_cards:
             parts.append(f"[{cards_text(seat.hole_cards)}]")
         flags = _seat_flags(seat, view)
@@ -248,66 +293,66 @@ def my_seat(view: table_pb2.TableView, me: str) -> int:
 
 
 def board_text(view: table_pb2.TableView) -> str:
-    return cards_text(view.board) if view.board else "(no board yet)"
+    return cards_text(view.board) if view.board else t("board.none")
 
 
 def pot_names(count: int) -> list[str]:
     """`pot` alone, else `main pot`, `side pot` (one) or `side pot 1`, `side pot 2`, ... (several)."""
     if count <= 1:
-        return ["pot"][:count]
+        return [t("pot.single")][:count]
     if count == 2:
-        return ["main pot", "side pot"]
-    return ["main pot"] + [f"side pot {i}" for i in range(1, count)]
+        return [t("pot.main"), t("pot.side")]
+    return [t("pot.main")] + [t("pot.side_numbered", number=i) for i in range(1, count)]
 
 
 def pots_text(view: table_pb2.TableView) -> str:
     """Each pot with its amount and, when there are side pots, the seats that can still win it."""
     if not view.pots:
-        return "pot 0"
+        return f"{t('pot.single')} 0"
     names = pot_names(len(view.pots))
     if len(view.pots) == 1:
-        return f"pot {chips(view.pots[0].amount)}"
+        return f"{names[0]} {chips(view.pots[0].amount)}"
     return ", ".join(
         f"{name} {chips(p.amount)}"
-        + (f" (seats {' '.join(str(s) for s in p.eligible_seats)})" if p.eligible_seats else "")
+        + (f" {t('pot.seats', seats=' '.join(str(s) for s in p.eligible_seats))}" if p.eligible_seats else "")
         for name, p in zip(names, view.pots, strict=True)
     )
 
 
 SEAT_STATES: dict[int, str] = {
-    table_pb2.SEAT_STATUS_SITTING_OUT: "you are sitting out: no new hand until you sit in (one you are in plays on) - s: sit in",
-    table_pb2.SEAT_STATUS_DISCONNECTED: "you are away (the seat is kept for a while)",
+    table_pb2.SEAT_STATUS_SITTING_OUT: "seat_state.sitting_out",
+    table_pb2.SEAT_STATUS_DISCONNECTED: "seat_state.away",
 }
 
 
 def seat_state_text(status: int) -> str:
     if not status:
         return ""
-    return SEAT_STATES.get(status, "you are in: dealt into every hand - s: sit out")
+    return t(SEAT_STATES.get(status, "seat_state.in"))
 
 
 def status_text(view: table_pb2.TableView) -> str:
-    phase = PHASES.get(view.phase, "connecting")
+    phase = t(PHASES.get(view.phase, "phase.connecting"))
     street = STREETS.get(view.street)
-    text = f"{view.table_id} - {VARIANTS.get(view.variant, '?')} ({pool_name(view.pool)}) - {phase}"
+    text = f"{view.table_id} - {variant_name(view.variant)} ({pool_name(view.pool)}) - {phase}"
     if street and view.phase == table_pb2.TABLE_PHASE_HAND_IN_PROGRESS:
-        text += f", {street}"
+        text += f", {t(street)}"
     if view.hand_id:
-        text += f" - hand {short_id(view.hand_id, 24)}"
+        text += f" - {t('table.hand', hand=short_id(view.hand_id, 24))}"
     return text
 
 
 def spectator_text(view: table_pb2.TableView, now: float) -> str:
     """What a spectator is told: the view runs late on purpose (rules 14), by how much right now."""
     lag = now - view.as_of.ToNanoseconds() / 1e9 if view.as_of.seconds else 0.0
-    shown = f"{lag:.0f} s" if lag >= 1 else "about 20 s"
-    return f"SPECTATING: you see the table {shown} late (about 20 s, rules 14); no hidden card"
+    shown = t("table.lag_seconds", seconds=f"{lag:.0f}") if lag >= 1 else t("table.lag_about")
+    return t("table.spectating", lag=shown)
 
 
 def commitment_text(view: table_pb2.TableView) -> str:
     if not view.seed_commitment:
-        return "commitment: (not yet published)"
-    return f"commitment: {view.seed_commitment}"
+        return t("table.commitment_pending")
+    return t("table.commitment", commitment=view.seed_commitment)
 
 
 def seconds_left(deadline_seconds: float, now: float) -> int:
@@ -327,13 +372,13 @@ def turn_text(view: table_pb2.TableView, me: str, now: float) -> str:
     if seat.player_id == me and view.legal_actions.actions:
         deadline = view.legal_actions.deadline
         left = seconds_left(deadline.seconds + deadline.nanos / 1e9, now)
-        return f"YOUR TURN - {left}s left (time bank {seat.time_bank_seconds}s included)"
+        return t("turn.mine", left=left, bank=seat.time_bank_seconds)
     name = seat.display_name or seat.player_id
     if view.HasField("to_act_deadline"):
         deadline = view.to_act_deadline
         left = seconds_left(deadline.seconds + deadline.nanos / 1e9, now)
-        return f"seat {seat.seat} ({name}) to act - {left}s left (time bank {seat.time_bank_seconds}s)"
-    return f"seat {seat.seat} ({name}) to act - time bank {seat.time_bank_seconds}s"
+        return t("turn.other_clock", seat=seat.seat, name=name, left=left, bank=seat.time_bank_seconds)
+    return t("turn.other", seat=seat.seat, name=name, bank=seat.time_bank_seconds)
 
 
 @dataclass(frozen=True)
@@ -388,7 +433,7 @@ def results_text(results: Sequence[SeatResult], me: str) -> str:
     """`you +445, bob -445`: what each player won or lost in the hand, in the player's own terms (the
     player is `you`); players who neither won nor lost are left out."""
     return ", ".join(
-        f"{'you' if me and r.player_id == me else r.name} {signed(r.net)}" for r in results if r.net
+        f"{you() if me and r.player_id == me else r.name} {signed(r.net)}" for r in results if r.net
     )
 
 
@@ -398,23 +443,34 @@ def awards_text(view: table_pb2.TableView, results: Sequence[SeatResult] | None 
     if not view.awards:
         return ""
     names = {
-        s.seat: ("you" if me and s.player_id == me else s.display_name or s.player_id) for s in view.seats
+        s.seat: (you() if me and s.player_id == me else s.display_name or s.player_id) for s in view.seats
     }
     pots = []
     for award in view.awards:
-        pot = pot_names(len(view.awards))[award.pot_index] if award.pot_index < len(view.awards) else "pot"
+        if award.pot_index < len(view.awards):
+            pot = pot_names(len(view.awards))[award.pot_index]
+        else:
+            pot = t("pot.single")
         shares = list(zip(award.seats, award.amounts, strict=False))
         total = sum(amount for _, amount in shares)
-        how = f" with {award.hand_description}" if award.hand_description else ""
         if len(shares) == 1:
-            winners = f"won by {names.get(shares[0][0], f'seat {shares[0][0]}')}"
+            winners = t("awards.won_by", who=names.get(shares[0][0], seat_name(shares[0][0])))
         else:
-            winners = "split: " + ", ".join(
-                f"{names.get(seat, f'seat {seat}')} {chips(amount)}" for seat, amount in shares
+            winners = t(
+                "awards.split",
+                shares=", ".join(
+                    f"{names.get(seat, seat_name(seat))} {chips(amount)}" for seat, amount in shares
+                ),
             )
-        pots.append(f"{pot} {chips(total)} {winners}{how}")
+        if award.hand_description:
+            hand = hand_text(award.hand_description)
+            pots.append(t("awards.pot_with", pot=pot, amount=chips(total), winners=winners, hand=hand))
+        else:
+            pots.append(t("awards.pot", pot=pot, amount=chips(total), winners=winners))
     nets = results_text(results, me) if results else ""
-    return "last hand - " + (f"{nets} - " if nets else "") + "; ".join(pots)
+    if nets:
+        return t("awards.last_nets", nets=nets, pots="; ".join(pots))
+    return t("awards.last", pots="; ".join(pots))
 
 
 @dataclass(frozen=True)
@@ -434,18 +490,20 @@ def action_choices(legal: table_pb2.LegalActions) -> list[ActionChoice]:
         if kind not in allowed:
             continue
         if kind == table_pb2.ACTION_KIND_CALL:
-            choices.append(ActionChoice(kind, f"call {chips(legal.call_amount)}", legal.call_amount))
+            label = t("action.call_amount", amount=chips(legal.call_amount))
+            choices.append(ActionChoice(kind, label, legal.call_amount))
         elif kind in (table_pb2.ACTION_KIND_BET, table_pb2.ACTION_KIND_RAISE):
-            word = ACTION_WORDS[kind]
+            word = action_word(kind)
             if legal.min_amount == legal.max_amount:
                 label = f"{word} {chips(legal.min_amount)}"
             else:
                 label = f"{word} {chips(legal.min_amount)}-{chips(legal.max_amount)}"
             choices.append(ActionChoice(kind, label, legal.min_amount, needs_amount=True))
         elif kind == table_pb2.ACTION_KIND_ALL_IN:
-            choices.append(ActionChoice(kind, f"all-in {chips(legal.all_in_amount)}", legal.all_in_amount))
+            label = t("action.all_in_amount", amount=chips(legal.all_in_amount))
+            choices.append(ActionChoice(kind, label, legal.all_in_amount))
         else:
-            choices.append(ActionChoice(kind, ACTION_WORDS[kind]))
+            choices.append(ActionChoice(kind, action_word(kind)))
     return choices
 
 
@@ -454,22 +512,24 @@ class AmountError(ValueError):
 
 
 def amount_rule(legal: table_pb2.LegalActions) -> str:
-    step = f" in steps of {chips(legal.step)}" if legal.step > 1 else ""
-    return f"{chips(legal.min_amount)} to {chips(legal.max_amount)}{step}"
+    low, high = chips(legal.min_amount), chips(legal.max_amount)
+    if legal.step > 1:
+        return t("amount.rule_step", low=low, high=high, step=chips(legal.step))
+    return t("amount.rule", low=low, high=high)
 
 
 def parse_amount(text: str, legal: table_pb2.LegalActions) -> int:
     """A typed bet / raise-to amount, checked against the legal range and step (an all-in is allowed)."""
     cleaned = text.strip().replace(",", "").replace("_", "")
     if not cleaned.isdigit():
-        raise AmountError(f"type a whole number of chips: {amount_rule(legal)}")
+        raise AmountError(t("amount.whole", rule=amount_rule(legal)))
     amount = int(cleaned)
     if legal.all_in_amount and amount == legal.all_in_amount:
         return amount
     if amount < legal.min_amount or amount > legal.max_amount:
-        raise AmountError(f"the amount must be {amount_rule(legal)}")
+        raise AmountError(t("amount.range", rule=amount_rule(legal)))
     if legal.step > 1 and amount != legal.max_amount and amount % legal.step:
-        raise AmountError(f"the amount must be {amount_rule(legal)}")
+        raise AmountError(t("amount.range", rule=amount_rule(legal)))
     return amount
 
 
@@ -501,31 +561,33 @@ def pot_sized_amount(view: table_pb2.TableView, legal: table_pb2.LegalActions, f
 
 def event_line(event: table_pb2.TableEvent, names: dict[int, str]) -> str | None:
     """One line of the table log for an event, or None for nothing worth a line."""
-    who = names.get(event.seat, f"seat {event.seat}") if event.seat else ""
+    who = names.get(event.seat, seat_name(event.seat)) if event.seat else ""
     which = event.WhichOneof("kind")
     if which == "action":
         action = event.action
-        timed = " (time ran out)" if action.timed_out else ""
+        timed = f" {t('log.time_ran_out')}" if action.timed_out else ""
         kind = action.action
         if kind in (table_pb2.ACTION_KIND_BET, table_pb2.ACTION_KIND_RAISE) or (
             kind == table_pb2.ACTION_KIND_ALL_IN and action.to
         ):
             # The raise-to total is the figure players say; what it added is beside it.
-            word = {table_pb2.ACTION_KIND_BET: "bets", table_pb2.ACTION_KIND_RAISE: "raises to"}.get(
-                kind, "all-in to"
+            word = t(
+                {table_pb2.ACTION_KIND_BET: "did.bet", table_pb2.ACTION_KIND_RAISE: "did.raise"}.get(
+                    kind, "did.all_in_to"
+                )
             )
             added = f" (+{chips(action.amount)})" if action.amount != action.to else ""
-            return f"{who} {word} {chips(action.to)}{added}{timed}"
-        word = LOG_ACTION_WORDS.get(kind, "acts")
+            return t("log.action_to", who=who, word=word, to=chips(action.to), added=added, timed=timed)
+        word = t(LOG_ACTION_WORDS.get(kind, "did.other"))
         amount = f" {chips(action.amount)}" if action.amount else ""
-        return f"{who} {word}{amount}{timed}"
+        return t("log.action", who=who, word=word, amount=amount, timed=timed)
     if which == "cards":
         if event.cards.shown_by_player:
-            return f"{who} shows {cards_text(event.cards.cards)}"
+            return t("log.shows", who=who, cards=cards_text(event.cards.cards))
         if event.seat:
             # Hole cards: face up only in the recipient's own event.
-            return f"{who} is dealt {cards_text(event.cards.cards)}"
-        return f"board: {cards_text(event.cards.cards)}"
+            return t("log.dealt", who=who, cards=cards_text(event.cards.cards))
+        return t("log.board", cards=cards_text(event.cards.cards))
     if which == "chat":
         return chat_line(event.chat, who)
     if which == "notice":
@@ -533,14 +595,14 @@ def event_line(event: table_pb2.TableEvent, names: dict[int, str]) -> str | None
         if event.notice.code in ("HAND_COMMITTED", "POT_AWARDED"):
             return None
         prefix = f"{who}: " if who else ""
-        return f"· {prefix}{event.notice.text}"
+        return f"· {prefix}{notice_text(event.notice.code, event.notice.text)}"
     return None
 
 
 def chat_line(chat: table_pb2.ChatMessage, who: str) -> str:
     sender = who or chat.player_id
     if chat.sticker_id:
-        return f"{sender} sent {STICKERS.get(chat.sticker_id, f'[{chat.sticker_id}]')}"
+        return t("log.sticker", who=sender, sticker=sticker_label(chat.sticker_id))
     return f"{sender}: {chat.text}"
 
 
@@ -596,7 +658,7 @@ def _balance_row(group: Sequence[history_pb2.BalanceChange]) -> tuple[str, str, 
     newest = group[0]
     when = newest.time.ToDatetime().strftime("%Y-%m-%d %H:%M:%S") if newest.time.seconds else ""
     amount = sum(c.change.amount for c in group)
-    account = "wallet" if newest.account_id.startswith("wallet:") else "seat"
+    account = t("account.wallet") if newest.account_id.startswith("wallet:") else t("account.seat")
     reasons = {c.reason for c in group}
     if len(reasons) == 1:
         reason = newest.reason
@@ -618,46 +680,64 @@ def hand_lines(record: history_pb2.HandRecord, me: str) -> list[str]:
     if record.HasField("house_game"):
         return house_record_lines(record, me)
     names = {seat.seat: seat.display_name or seat.player_id for seat in record.seats}
-    lines = [
-        f"hand {record.hand_id} at {record.table_id} ({VARIANTS.get(record.variant, '?')}, {pool_name(record.pool)})",
-        f"blinds {chips(record.small_blind)}/{chips(record.big_blind)}, rake {chips(record.rake)}"
-        + (" - VOIDED" if record.voided else ""),
-    ]
+    header = t(
+        "hand.header",
+        hand=record.hand_id,
+        table=record.table_id,
+        game=variant_name(record.variant),
+        pool=pool_name(record.pool),
+    )
+    blinds = t(
+        "hand.blinds", small=chips(record.small_blind), big=chips(record.big_blind), rake=chips(record.rake)
+    )
+    lines = [header, blinds + (f" - {t('hand.voided')}" if record.voided else "")]
     for seat in record.seats:
-        mine = " (you)" if seat.player_id == me else ""
+        mine = f" {t('seat.you')}" if seat.player_id == me else ""
         net = seat.net_result
         cards = cards_text(seat.hole_cards) if seat.hole_cards else "-"
         lines.append(
-            f"  seat {seat.seat + 1}: {seat.display_name}{mine} [{cards}] "
-            f"{chips(seat.starting_stack)} -> {chips(seat.final_stack)} ({'+' if net > 0 else ''}{chips(net)})"
+            "  "
+            + t(
+                "hand.seat",
+                seat=seat.seat + 1,
+                name=seat.display_name,
+                you=mine,
+                cards=cards,
+                start=chips(seat.starting_stack),
+                final=chips(seat.final_stack),
+                net=signed(net),
+            )
         )
-    lines.append("  actions:")
+    lines.append(f"  {t('hand.actions')}")
     lines += [f"    {line}" for line in action_lines(record, names)]
-    lines.append(f"  board: {cards_text(record.board) or '-'}")
+    lines.append(f"  {t('log.board', cards=cards_text(record.board) or '-')}")
     for name, pot in zip(pot_names(len(record.pots)), record.pots, strict=True):
         winners = ", ".join(
-            f"{names.get(seat, f'seat {seat + 1}')} +{chips(amount)}"
+            f"{names.get(seat, seat_name(seat + 1))} +{chips(amount)}"
             for seat, amount in zip(pot.winner_seats, pot.winner_amounts, strict=False)
         )
         lines.append(f"  {name} {chips(pot.amount)}: {winners}")
-    lines.append(f"  commitment: {record.seed_commitment}")
+    lines.append(f"  {t('table.commitment', commitment=record.seed_commitment)}")
     return lines
 
 
-_RECORD_ACTIONS = {
-    "POST_SMALL_BLIND": "posts the small blind",
-    "POST_BIG_BLIND": "posts the big blind",
-    "POST_EXTRA_BIG_BLIND": "posts a big blind",
-    "POST_DEAD_SMALL_BLIND": "posts a dead small blind",
-    "FOLD": "folds",
-    "CHECK": "checks",
-    "CALL": "calls",
-    "BET": "bets",
-    "RAISE": "raises to",
-    "SHOW": "shows",
-    "MUCK": "mucks",
-    "UNCALLED_RETURN": "gets back uncalled",
-}
+# The record's action kinds with words (services/history/records.py, ACTION_KINDS): `record.<KIND>`.
+_RECORD_ACTIONS = frozenset(
+    {
+        "POST_SMALL_BLIND",
+        "POST_BIG_BLIND",
+        "POST_EXTRA_BIG_BLIND",
+        "POST_DEAD_SMALL_BLIND",
+        "FOLD",
+        "CHECK",
+        "CALL",
+        "BET",
+        "RAISE",
+        "SHOW",
+        "MUCK",
+        "UNCALLED_RETURN",
+    }
+)
 
 
 def action_lines(record: history_pb2.HandRecord, names: dict[int, str]) -> list[str]:
@@ -667,17 +747,17 @@ def action_lines(record: history_pb2.HandRecord, names: dict[int, str]) -> list[
         if action.kind == "DEAL_BOARD":
             out.append(f"{words(action.street)}: {cards_text(action.cards)}")
             continue
-        who = names.get(action.seat, f"seat {action.seat + 1}")
-        word = _RECORD_ACTIONS.get(action.kind, words(action.kind))
+        who = names.get(action.seat, seat_name(action.seat + 1))
+        word = t(f"record.{action.kind}") if action.kind in _RECORD_ACTIONS else words(action.kind)
         if action.kind in ("BET", "RAISE"):
             figure = f" {chips(action.to)}"
         elif action.kind in ("SHOW", "MUCK"):
             figure = f" {cards_text(action.cards)}" if action.cards else ""
         else:
             figure = f" {chips(action.amount)}" if action.amount else ""
-        timed = " (time ran out)" if action.cause == history_pb2.ACTION_CAUSE_TIMEOUT else ""
-        allin = " all-in" if action.all_in else ""
-        out.append(f"{who} {word}{figure}{allin}{timed}")
+        timed = f" {t('log.time_ran_out')}" if action.cause == history_pb2.ACTION_CAUSE_TIMEOUT else ""
+        allin = f" {t('record.all_in')}" if action.all_in else ""
+        out.append(t("record.action", who=who, word=word, figure=figure, all_in=allin, timed=timed))
     return out
 
 
@@ -685,36 +765,47 @@ def house_record_lines(record: history_pb2.HandRecord, me: str) -> list[str]:
     """A house round from history: the dealer's and the boxes' cards, decisions and every line."""
     game = record.house_game
     lines = [
-        f"round {record.hand_id} at {record.table_id} ({VARIANTS.get(record.variant, '?')}, {pool_name(record.pool)})",
-        f"  dealer: {cards_text(game.dealer_cards) or '-'}",
+        t(
+            "round.header",
+            round=record.hand_id,
+            table=record.table_id,
+            game=variant_name(record.variant),
+            pool=pool_name(record.pool),
+        ),
+        f"  {t('round.dealer', cards=cards_text(game.dealer_cards) or '-')}",
     ]
     if record.board:
-        lines.append(f"  board: {cards_text(record.board)}")
+        lines.append(f"  {t('log.board', cards=cards_text(record.board))}")
     for box in game.boxes:
         # Boxes keep the numbers they were played under (the table's view numbers them the same).
-        lines.append(f"  box {box.box}: {cards_text(box.cards) or '-'}")
+        lines.append(f"  {t('round.box', box=box.box, cards=cards_text(box.cards) or '-')}")
         for line in box.lines:
-            item = line.item
-            held = f" (withheld {chips(line.withheld)})" if line.withheld else ""
-            lines.append(
-                "    "
-                + house_line_text(item, line.stake, line.outcome, line.player_change, line.reason)
-                + held
-            )
+            held = f" {t('round.withheld', amount=chips(line.withheld))}" if line.withheld else ""
+            text = house_line_text(line.item, line.stake, line.outcome, line.player_change, line.reason)
+            lines.append(f"    {text}{held}")
     for decision in game.decisions:
-        timed = " (time ran out: the rules' default)" if decision.timed_out else ""
+        timed = f" {t('round.timed_out')}" if decision.timed_out else ""
         cost = f" {chips(decision.amount)}" if decision.amount else ""
-        lines.append(f"  box {decision.box} decided: {words(decision.decision)}{cost}{timed}")
-    lines.append(f"  commitment: {record.seed_commitment}")
+        lines.append(
+            "  "
+            + t("round.decided", box=decision.box, decision=words(decision.decision), cost=cost, timed=timed)
+        )
+    lines.append(f"  {t('table.commitment', commitment=record.seed_commitment)}")
     return lines
 
 
 def house_line_text(item: str, stake: int, outcome: str, change: int, reason: str) -> str:
     """One settlement line: what was staked, what came back (stake included), the change, and why."""
-    back = stake + change
-    sign = "+" if change > 0 else ""
     why = f" - {words(reason)}" if reason else ""
-    return f"{words(item)}: staked {chips(stake)}, {words(outcome)} - back {chips(back)} ({sign}{chips(change)}){why}"
+    return t(
+        "round.settlement",
+        item=words(item),
+        stake=chips(stake),
+        outcome=words(outcome),
+        back=chips(stake + change),
+        change=signed(change),
+        why=why,
+    )
 
 
 # ------------------------------------------------------------------------------------------- fairness
@@ -758,8 +849,8 @@ def house_cards_opened(
         if card not in opened:
             return Mismatch(
                 MismatchKind.NOT_OPENED,
-                f"{index_text(card)} of the round is not among the cards opened to you",
-                expected="an opened card",
+                t("fairness.not_opened", card=index_text(card)),
+                expected=t("fairness.an_opened_card"),
                 actual=index_text(card),
             ), 0
     return None, len(shown)
@@ -786,7 +877,7 @@ def check_client_seed(text: str) -> str:
     """A client seed as the table takes it: 1 to 64 printable ASCII characters."""
     seed = text.strip()
     if not 1 <= len(seed) <= MAX_CLIENT_SEED or not all(" " < ch <= "~" for ch in seed):
-        raise AmountError("a client seed is 1 to 64 printable characters, no spaces")
+        raise AmountError(t("seed.invalid"))
     return seed
 
 
@@ -819,9 +910,9 @@ def hash_set_check(
         if not seed:
             continue
         if seat not in closed:
-            return f"the seed at seat {seat} was not in the hash set closed before the seeds"
+            return t("fairness.seed_not_in_set", seat=seat)
         if client_seed_hash(commitment, seat, seed) != closed[seat]:
-            return f"the seed at seat {seat} does not match its hash shown before the seeds"
+            return t("fairness.seed_mismatch", seat=seat)
     return None
 
 
@@ -830,11 +921,33 @@ def own_seed_check(entries: Sequence[tuple[int, str, bytes]], me: str, seed: str
     reveal shows my own entry with my player id (docs/fairness.md)."""
     mine = [(seat, value) for seat, player, value in entries if player == me]
     if not mine:
-        return False, "your client seed: NOT in the shuffle (no entry at your seat)"
+        return False, t("fairness.own_seed_missing")
     seat, value = mine[0]
     if value != seed.encode():
-        return False, f"your client seed: the entry at seat {seat} is NOT the seed you set"
-    return True, f"your client seed: in the shuffle at seat {seat}"
+        return False, t("fairness.own_seed_changed", seat=seat)
+    return True, t("fairness.own_seed_ok", seat=seat)
+
+
+def hash_set_line(seats: Sequence[int]) -> str:
+    """Version 3, every seed of the deal matching the hash set closed before the seeds."""
+    return t("fairness.hash_set_ok", seats=", ".join(str(seat) for seat in seats) or t("fairness.none"))
+
+
+def mismatch_text(mismatch: Mismatch) -> str:
+    """The first failed check. In English as the fairness library describes it
+    (services/fairness/verify.py, describe_mismatch); in another language the check's own words."""
+    where = (
+        f" {t('mismatch.where', position=mismatch.position)}"
+        if mismatch.kind is MismatchKind.DEALT_CARD
+        else ""
+    )
+    detail = (
+        f" {t('mismatch.detail', expected=mismatch.expected, actual=mismatch.actual)}"
+        if mismatch.expected
+        else ""
+    )
+    description = in_own_words(mismatch.description, f"mismatch.{mismatch.kind.value}")
+    return t("mismatch.line", kind=mismatch.kind.value, where=where, description=description, detail=detail)
 
 
 @dataclass(frozen=True)
@@ -861,80 +974,86 @@ def fairness_report(
     Version 3 checks the openings of the cards the player saw instead of a recomputed deck."""
     # Never PASS over nothing (issue 25 item 13): a verdict checked no card the player saw is no pass.
     passed = mismatch is None and dealt_checked > 0
-    against = "the openings" if shuffle_version == 3 else "the recomputed deck"
-    pass_line = (
-        f"VERDICT: PASS - the {dealt_checked} cards you saw were fixed before the deal"
-        if shuffle_version == 3
-        else "VERDICT: PASS - the deck came from the committed seed"
-    )
-    seats = ", ".join(str(s) for s in client_seed_seats) or "none"
+    version_3 = shuffle_version == 3
+    if passed:
+        verdict = (
+            t("fairness.verdict_pass_openings", count=dealt_checked)
+            if version_3
+            else t("fairness.verdict_pass_deck")
+        )
+    elif mismatch is not None:
+        verdict = t("fairness.verdict_fail", mismatch=mismatch)
+    else:
+        verdict = t("fairness.verdict_nothing")
+    seats = ", ".join(str(s) for s in client_seed_seats) or t("fairness.none")
+    checked = "fairness.checked_openings" if version_3 else "fairness.checked_deck"
     lines = [
-        f"hand {hand_id} (shuffle version {shuffle_version})",
-        f"published commitment  {commitment}",
-        f"recomputed here       {computed_commitment or '-'}",
-        f"client seeds at seats {seats}",
+        t("fairness.header", hand=hand_id, version=shuffle_version),
+        t("fairness.published", commitment=commitment),
+        t("fairness.recomputed", commitment=computed_commitment or "-"),
+        t("fairness.seed_seats", seats=seats),
         *([own_seed_line] if own_seed_line else []),
         *([hash_set_line] if hash_set_line else []),
-        *([f"openings checked against the commitment: {openings_checked}"] if shuffle_version == 3 else []),
-        f"cards you saw checked against {against}: {dealt_checked}",
-        f"fairness service's own verdict: {'PASS' if server_verdict_pass else 'FAIL'}",
-        pass_line
-        if passed
-        else (
-            f"VERDICT: FAIL - {mismatch}"
-            if mismatch is not None
-            else "VERDICT: NOT VERIFIED - no card you saw could be checked (nothing to pass)"
-        ),
+        *([t("fairness.openings", count=openings_checked)] if version_3 else []),
+        t(checked, count=dealt_checked),
+        t("fairness.server", verdict=t("fairness.pass" if server_verdict_pass else "fairness.fail")),
+        verdict,
     ]
     return FairnessReport(passed, tuple(lines))
 
 
 def verdict_line(report: FairnessReport) -> str:
-    """The verdict of a report in one line (the table's log after each hand)."""
-    return report.lines[-1].removeprefix("VERDICT: ")
+    """The verdict of a report in one line (the table's log after each hand): its last line, without
+    the `VERDICT: ` it starts with."""
+    head, colon, rest = report.lines[-1].partition(": ")
+    return rest if colon and head.isupper() else report.lines[-1]
 
 
 # ------------------------------------------------------------------------------------------ house games
 
 
 HOUSE_DECISION_WORDS: dict[int, str] = {
-    table_pb2.HOUSE_DECISION_KIND_CALL: "call",
-    table_pb2.HOUSE_DECISION_KIND_FOLD: "fold",
-    table_pb2.HOUSE_DECISION_KIND_EXCHANGE: "exchange",
-    table_pb2.HOUSE_DECISION_KIND_BUY_SIXTH_CARD: "buy a sixth card",
-    table_pb2.HOUSE_DECISION_KIND_INSURE: "insure",
-    table_pb2.HOUSE_DECISION_KIND_BUY_GAME: "buy a game",
-    table_pb2.HOUSE_DECISION_KIND_TAKE_ANTE: "take the ante",
+    table_pb2.HOUSE_DECISION_KIND_CALL: "decision.call",
+    table_pb2.HOUSE_DECISION_KIND_FOLD: "decision.fold",
+    table_pb2.HOUSE_DECISION_KIND_EXCHANGE: "decision.exchange",
+    table_pb2.HOUSE_DECISION_KIND_BUY_SIXTH_CARD: "decision.buy_sixth_card",
+    table_pb2.HOUSE_DECISION_KIND_INSURE: "decision.insure",
+    table_pb2.HOUSE_DECISION_KIND_BUY_GAME: "decision.buy_game",
+    table_pb2.HOUSE_DECISION_KIND_TAKE_ANTE: "decision.take_ante",
 }
+
+
+def decision_word(kind: int) -> str:
+    key = HOUSE_DECISION_WORDS.get(kind)
+    return t(key) if key else "?"
 
 
 def house_round_lines(round_view: table_pb2.HouseRoundView, now: float) -> list[str]:
     """A house-game round as the table shows it to its player: dealer and board cards, each box with
     its cards, the decisions allowed with their cost and the deadline, then every settlement line."""
-    lines = [f"round {round_view.round_id} ({words(round_view.phase) or 'dealt'})"]
-    lines.append(f"dealer: {cards_text(round_view.dealer_cards) or '-'}")
+    lines = [t("round.line", round=round_view.round_id, phase=words(round_view.phase) or t("round.dealt"))]
+    lines.append(t("round.dealer", cards=cards_text(round_view.dealer_cards) or "-"))
     if round_view.board:
-        lines.append(f"board: {cards_text(round_view.board)}")
+        lines.append(t("log.board", cards=cards_text(round_view.board)))
     for box in round_view.boxes:
         status = f" [{words(box.status)}]" if box.status else ""
-        lines.append(f"box {box.box}: {cards_text(box.cards) or '-'}{status}".rstrip())
+        lines.append(f"{t('round.box', box=box.box, cards=cards_text(box.cards) or '-')}{status}".rstrip())
         if box.options:
             choices = ", ".join(
-                f"{HOUSE_DECISION_WORDS.get(o.decision, '?')}" + (f" ({chips(o.cost)})" if o.cost else "")
-                for o in box.options
+                decision_word(o.decision) + (f" ({chips(o.cost)})" if o.cost else "") for o in box.options
             )
-            lines.append(f"  you may: {choices}")
+            lines.append(f"  {t('round.you_may', choices=choices)}")
         for line in box.settlement:
-            held = f" (withheld {chips(line.withheld)})" if line.withheld else ""
+            held = f" {t('round.withheld', amount=chips(line.withheld))}" if line.withheld else ""
             text = house_line_text(line.item or "bet", line.stake, line.outcome, line.amount, line.reason)
             lines.append(f"  {text}{held}")
     if round_view.HasField("deadline") and round_view.phase in ("DECISIONS", "NO_GAME_CHOICES"):
         left = seconds_left(round_view.deadline.ToNanoseconds() / 1e9, now)
-        lines.append(f"decide within {left}s (then the rules' default)")
+        lines.append(t("round.decide_within", left=left))
     for note in round_view.notes:
-        lines.append(f"note: {note_text(note)}")
+        lines.append(t("round.note", note=note_text(note)))
     if round_view.phase == "COMPLETE":
-        lines.append(f"staked {chips(round_view.staked)}, paid out {chips(round_view.paid_out)}")
+        lines.append(t("round.summary", staked=chips(round_view.staked), paid=chips(round_view.paid_out)))
     return lines
 
 
@@ -943,8 +1062,8 @@ def parse_card_positions(text: str) -> list[int]:
     repeats); returned as the wire's positions 0 to 4."""
     parts = [p for p in text.replace(",", " ").split() if p]
     if not parts or not all(p.isdigit() for p in parts):
-        raise AmountError("type the cards to exchange, 1 to 5 from the left, e.g. `1 4`")
+        raise AmountError(t("house.positions_type"))
     positions = [int(p) for p in parts]
     if any(not 1 <= p <= 5 for p in positions) or len(set(positions)) != len(positions):
-        raise AmountError("cards are 1 to 5 from the left, each once")
+        raise AmountError(t("house.positions_range"))
     return [p - 1 for p in positions]

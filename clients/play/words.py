@@ -1,76 +1,73 @@
-"""The words a person reads for the stable codes the services send (balance-change reasons, house-round
-phases, items, outcomes and decisions, refusal reasons), so no screen shows an enum name such as
-`HOUSE_GAME_RESULT`.
+"""The words a person reads for what the services send as codes or in English: stable codes
+(balance-change reasons, house-round phases, items, outcomes and decisions, refusal reasons), the
+engine's names of hands, a house round's notes and a refusal, in the chosen language
+(`clients.play.texts`), so no screen shows an enum name such as `HOUSE_GAME_RESULT`.
 
-The client has no language switch yet: this one mapping is English, and a translation (Russian first,
-as the operator's rules are written) is one more mapping of the same keys beside it, chosen in `words`.
-A code missing here still reads as words (`DEALER_DOES_NOT_QUALIFY` as `dealer does not qualify`).
+A code the catalogue does not have still reads as words, in English (`DEALER_WHATEVER` as
+`dealer whatever`).
 """
 
 from __future__ import annotations
 
 import re
 
-ENGLISH: dict[str, str] = {
-    # Balance changes (history's statement of the cashier's transfers).
-    "PURCHASE": "purchase",
-    "WITHDRAWAL": "withdrawal",
-    "BUY_IN": "buy-in",
-    "CASH_OUT": "cash-out",
-    "HAND_RESULT": "hand result",
-    "RAKE": "rake",
-    "HOUSE_GAME_RESULT": "house game",
-    "ADJUSTMENT": "adjustment",
-    "UNKNOWN": "other",
-    # House rounds: where the round is.
-    "DECISIONS": "your decision",
-    "NO_GAME_CHOICES": "the dealer has no game: take the ante or buy a game",
-    "SETTLING": "settling",
-    "COMPLETE": "settled",
-    # House boxes: what the box did.
-    "WAITING": "waiting",
-    "CALLED": "played",
-    "FOLDED": "folded",
-    "DARK": "dark box",
-    # House settlement lines: what a line is for and how it came out.
-    "ANTE": "ante",
-    "BET": "bet",
-    "EXCHANGE_FEE": "exchange fee",
-    "SIXTH_CARD_FEE": "sixth card fee",
-    "BUY_GAME_FEE": "buy-a-game fee",
-    "BONUS": "bonus",
-    "JACKPOT": "jackpot",
-    "JACKPOT_CONTRIBUTION": "jackpot contribution",
-    "INSURANCE": "insurance",
-    "SECOND_COMBINATION": "second combination",
-    "WON": "won",
-    "LOST": "lost",
-    "RETURNED": "returned",
-    # House decisions as history records them.
-    "CALL": "call",
-    "PLAY": "play",
-    "FOLD": "fold",
-    "EXCHANGE": "exchange",
-    "BUY_SIXTH_CARD": "buy a sixth card",
-    "INSURE": "insure",
-    "BUY_GAME": "buy a game",
-    "TAKE_ANTE": "take the ante",
-    # Why the table did not take a client seed (the log says so).
-    "SEED_HASHES_CLOSED": "the table had closed the seed hashes",
-    "ENTROPY_CLOSED": "the hand was sealed first",
-    "HAND_NOT_FINISHED": "the hand is not revealed yet",
-    "HAND_NOT_FOUND": "history has no record of it yet",
-}
+from clients.play.catalogue.hands import RANK_NAMES, RANK_PLURALS
+from clients.play.texts import in_own_words, known, t
 
 _TIMEOUT_NOTE = re.compile(r"^TIMEOUT box (\d+) ([A-Z_]+)$")
 _RESUMED_NOTE = "RESUMED "
+_RESUMED_AFTER_RESTART = "RESUMED after a shard restart or takeover"
+
+# Codes with a figure or a combination in them: (pattern, catalogue key, parameter).
+_CODE_PATTERNS = (
+    (re.compile(r"^JACKPOT_CONTRIBUTION_(\d+)_PERCENT$"), "code_pattern.jackpot_contribution", "percent"),
+    (re.compile(r"^JACKPOT_(\d+)_PERCENT$"), "code_pattern.jackpot", "percent"),
+    (re.compile(r"^COMBINATION_([A-Z_]+)$"), "code_pattern.combination", "combination"),
+    (re.compile(r"^BONUS_([A-Z_]+)$"), "code_pattern.bonus", "combination"),
+)
+
+# The engine's names of hands (poker_engine.evaluator.describe_strength): the pattern, the catalogue
+# key, and per rank in it the parameter it fills and the form of the rank it takes there.
+_HANDS: tuple[tuple[re.Pattern[str], str, tuple[tuple[str, str], ...]], ...] = (
+    (re.compile(r"^Royal flush$"), "hand.royal_flush", ()),
+    (re.compile(r"^Straight flush, (\w+) high$"), "hand.straight_flush", (("high", "of_one"),)),
+    (re.compile(r"^Four of a kind, (\w+)$"), "hand.four_of_a_kind", (("rank", "of_many"),)),
+    (
+        re.compile(r"^Full house, (\w+) full of (\w+)$"),
+        "hand.full_house",
+        (("three", "many"), ("pair", "on_many")),
+    ),
+    (re.compile(r"^Flush, (\w+) high$"), "hand.flush", (("high", "of_one"),)),
+    (re.compile(r"^Straight, (\w+) high$"), "hand.straight", (("high", "of_one"),)),
+    (re.compile(r"^Three of a kind, (\w+)$"), "hand.three_of_a_kind", (("rank", "of_many"),)),
+    (re.compile(r"^Two pair, (\w+) and (\w+)$"), "hand.two_pair", (("high", "many"), ("low", "many"))),
+    (re.compile(r"^One pair, (\w+)$"), "hand.one_pair", (("rank", "of_many"),)),
+    (re.compile(r"^High card, (\w+)$"), "hand.high_card", (("rank", "one"),)),
+)
+# A rank as the engine names it, one or several, to the rank's own name (`Kings` to `King`).
+_RANK_OF = {**{name: name for name in RANK_NAMES}, **dict(zip(RANK_PLURALS, RANK_NAMES, strict=True))}
+
+
+def has_words(code: str) -> bool:
+    return bool(code) and known(f"code.{code.upper()}")
 
 
 def words(code: str) -> str:
-    """The words for a code (any case); a code not in the mapping in lower case, spaced."""
+    """The words for a code (any case); a code not in the catalogue in lower case, spaced."""
     if not code:
         return ""
-    return ENGLISH.get(code.upper(), code.lower().replace("_", " "))
+    upper = code.upper()
+    if has_words(upper):
+        return t(f"code.{upper}")
+    for pattern, key, parameter in _CODE_PATTERNS:
+        match = pattern.match(upper)
+        if match is None:
+            continue
+        if parameter == "percent":
+            return t(key, percent=match.group(1))
+        if known(f"combination.{match.group(1)}"):
+            return t(key, combination=t(f"combination.{match.group(1)}"))
+    return code.lower().replace("_", " ")
 
 
 def note_text(note: str) -> str:
@@ -78,7 +75,32 @@ def note_text(note: str) -> str:
     default)`; `RESUMED after ...` is `resumed after ...`."""
     timeout = _TIMEOUT_NOTE.match(note)
     if timeout:
-        return f"box {timeout.group(1)}: time ran out - {words(timeout.group(2))} (the rules' default)"
+        return t("note.timeout", box=timeout.group(1), decision=words(timeout.group(2)))
+    if note == _RESUMED_AFTER_RESTART:
+        return t("note.resumed_after_restart")
     if note.startswith(_RESUMED_NOTE):
-        return "resumed " + note.removeprefix(_RESUMED_NOTE)
+        return t("note.resumed", rest=note.removeprefix(_RESUMED_NOTE))
     return note
+
+
+def hand_text(description: str) -> str:
+    """The engine's name of a hand ("Two pair, Aces and Kings") in the chosen language ("Две пары,
+    тузы и короли"); a description it does not recognise as it came."""
+    for pattern, key, ranks in _HANDS:
+        match = pattern.match(description)
+        if match is None:
+            continue
+        named = [_RANK_OF.get(group) for group in match.groups()]
+        if None in named:
+            return description
+        return t(
+            key, **{name: t(f"rank.{rank}.{form}") for (name, form), rank in zip(ranks, named, strict=True)}
+        )
+    return description
+
+
+def refusal_text(code: str, reason: str, message: str) -> str:
+    """A refused call: in English the gRPC status, the stable reason and the services' message; in
+    another language the reason's words (the status's, without one), the codes beside them."""
+    explained = in_own_words(message, f"code.{reason or code}")
+    return t("error.refusal", code=code, reason=f" {reason}" if reason else "", message=explained)

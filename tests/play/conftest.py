@@ -1,7 +1,9 @@
 """The client's tests run against the real services as processes, as `make run` starts them: cashier
 (PostgreSQL), fairness, history, lobby (seeded rooms) and one table shard with quick clocks. The
 lobby routes players to the shard through a TCP proxy the test can take down, so a dropped link is
-real; bots and the test's own checks talk to the shard directly."""
+real; bots and the test's own checks talk to the shard directly.
+
+The screens' words are checked in English unless a test chooses Russian (tests/play/test_texts.py)."""
 
 from __future__ import annotations
 
@@ -13,9 +15,17 @@ from pathlib import Path
 
 import pytest
 
+from clients.play import texts
 from service_runtime.testing import throwaway_postgres_database
 from tests.ports import free_port
 from tests.table.conftest import ServiceProcess, TcpProxy
+
+
+@pytest.fixture(autouse=True)
+def english() -> Iterator[None]:
+    """Each test reads the screens in English, and leaves the language as it found it."""
+    with texts.using("en"):
+        yield
 
 
 @dataclass

@@ -196,7 +196,7 @@ async def test_the_lobby_shows_where_the_focus_is_and_every_room_fits_or_scrolls
         assert rooms.scrollable_content_region.height >= 21  # the header and twenty rooms
         # Grouped by game: each game's rooms together, in the catalogue's order of games.
         games = [vm.room_row(room_of(platform, str(key.value))).game for key in rooms.rows]
-        assert games == sorted(games, key=list(vm.VARIANTS.values()).index)
+        assert games == sorted(games, key=[vm.variant_name(v) for v in vm.VARIANTS].index)
         headings = [str(rooms.get_row_at(i)[0]) for i in range(rooms.row_count)]
         assert headings[0] == "No-limit Hold'em"
         assert headings[-1] == "Russian Poker"

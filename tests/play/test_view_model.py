@@ -9,7 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from clients.play import view_model as vm
-from clients.play.words import ENGLISH, note_text, words
+from clients.play.catalogue.codes import CODES
+from clients.play.words import note_text, words
 from poker.common.v1 import common_pb2
 from poker.history.v1 import history_pb2
 from poker.lobby.v1 import lobby_pb2
@@ -24,12 +25,18 @@ def card(text: str) -> common_pb2.Card:
     return common_pb2.Card(index=card_index(text), text=text)
 
 
-def legal(**fields: int) -> table_pb2.LegalActions:
-    values = {"min_amount": 20, "max_amount": 995, "step": 5, "call_amount": 10, "all_in_amount": 995}
+def legal(**fields: object) -> table_pb2.LegalActions:
+    values: dict[str, object] = {
+        "min_amount": 20,
+        "max_amount": 995,
+        "step": 5,
+        "call_amount": 10,
+        "all_in_amount": 995,
+    }
     values.update(fields)
     return table_pb2.LegalActions(
         actions=[table_pb2.ACTION_KIND_FOLD, table_pb2.ACTION_KIND_CALL, table_pb2.ACTION_KIND_RAISE],
-        **values,
+        **values,  # type: ignore[arg-type]
     )
 
 
@@ -259,7 +266,7 @@ def test_events_read_as_lines_and_hole_cards_of_others_stay_face_down() -> None:
     board = table_pb2.TableEvent(cards=table_pb2.CardsRevealed(cards=[card("2c")]))
     assert vm.event_line(board, names) == "board: 2♣"
     sticker = table_pb2.TableEvent(seat=1, chat=table_pb2.ChatMessage(player_id="ann", sticker_id="gg"))
-    assert vm.event_line(sticker, names) == f"ann sent {vm.STICKERS['gg']}"
+    assert vm.event_line(sticker, names) == f"ann sent {vm.sticker_label('gg')}"
     chat = table_pb2.TableEvent(seat=0, chat=table_pb2.ChatMessage(player_id="zed", text="hi"))
     assert vm.event_line(chat, names) == "zed: hi"
     committed = table_pb2.TableEvent(notice=table_pb2.TableNotice(code="HAND_COMMITTED", text="next hand"))
@@ -782,9 +789,9 @@ def test_the_statement_reads_in_words_with_one_line_per_hand() -> None:
 
 
 def test_every_code_a_person_reads_is_in_words() -> None:
-    # One mapping holds the words (the client has no language switch; a translation is one more).
+    # The catalogue holds the words, in English and Russian (tests/play/test_texts.py: in Russian).
     for code in ("HOUSE_GAME_RESULT", "HAND_RESULT", "PURCHASE", "BUY_IN", "CASH_OUT", "WITHDRAWAL", "RAKE"):
-        assert words(code) in ENGLISH.values()
+        assert words(code) == CODES[code]["en"]
     assert (words("HOUSE_GAME_RESULT"), words("BUY_IN"), words("CASH_OUT")) == (
         "house game",
         "buy-in",
