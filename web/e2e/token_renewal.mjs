@@ -62,9 +62,10 @@ const opensBefore = streamOpens;
 const until = Date.now() + Number(seconds) * 1000;
 let actions = 0;
 while (Date.now() < until) {
-  // Check or call whenever it is our turn; the bots do the rest.
+  // Check, else fold, whenever it is our turn (never a call: a random bot's all-in called and lost
+  // would take the seat, which this run is about keeping); the bots do the rest.
   if (await page.$("#actions")) {
-    const selector = (await page.$("#act-check")) ? "#act-check" : (await page.$("#act-call")) ? "#act-call" : null;
+    const selector = (await page.$("#act-check")) ? "#act-check" : (await page.$("#act-fold")) ? "#act-fold" : null;
     if (selector && (await page.locator(selector).click({ timeout: 3_000 }).then(() => true, () => false))) actions += 1;
   }
   await page.waitForTimeout(200);
