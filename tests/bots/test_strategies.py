@@ -122,5 +122,15 @@ def test_summary_counts_errors_by_reason_and_flags_the_unexpected_ones() -> None
     assert percentile([], 0.5) == 0.0
 
 
+def test_a_watch_ended_by_its_tokens_expiry_is_normal_play_and_no_other_call_with_one() -> None:
+    """Every server stream ends with its token (issue 41); a bot's watch is then opened again with the
+    renewed token, so it counts as an error seen, not an unexpected one. An action with an expired
+    token would be the bot's fault."""
+    stats = RunStats()
+    stats.error("watch", "UNAUTHENTICATED", "TOKEN_EXPIRED")
+    stats.error("act", "UNAUTHENTICATED", "TOKEN_EXPIRED")
+    assert stats.as_dict()["unexpected_errors"] == {"act UNAUTHENTICATED TOKEN_EXPIRED": 1}
+
+
 def test_token_file_lines_are_player_and_token() -> None:
     assert read_token_file("# bots\nann t1\n\nbob t2\n") == {"ann": "t1", "bob": "t2"}
