@@ -192,6 +192,10 @@ class Forwarder:
 
         stop_watching = self._revocations.on_revoked(session, end) if session else (lambda: None)
         try:
+            # Asked again once watching: a sign-out between the front door's check and the watch
+            # would otherwise leave this stream open until the token expires.
+            if session and await self._revocations.is_revoked(session):
+                revoked = True
             while not revoked:
                 address = await self._routes.address(table_id, token)
                 call = self._callable(method, address, True)(request, metadata=_auth(token))
