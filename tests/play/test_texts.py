@@ -28,6 +28,7 @@ from poker_engine.events import (
     SeatResult,
     UncalledBetReturned,
 )
+from services.fairness.verification import MismatchKind
 from services.table.views import event_body
 
 CYRILLIC = re.compile(r"[А-Яа-яЁё]")
@@ -206,3 +207,10 @@ def test_the_last_hand_reads_in_russian() -> None:
         )
         assert [c.label for c in choices] == ["Фолд", "Колл 10", "Рейз до 20-995"]
         assert vm.pot_names(3) == ["основной банк", "побочный банк 1", "побочный банк 2"]
+
+
+def test_every_fairness_verdict_a_check_can_give_has_words_in_both_languages() -> None:
+    """A failed check names its verdict in the player's words: every MismatchKind the verifier knows
+    (issue 41 added CLIENT_SEED_HASH), none left to the verifier's English description."""
+    missing = [kind.value for kind in MismatchKind if not texts.known(f"mismatch.{kind.value}")]
+    assert missing == []

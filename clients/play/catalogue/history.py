@@ -183,4 +183,8 @@ TEXTS: dict[str, dict[str, str]] = {
     "mismatch.PERMUTATION": {"ru": "раскрытия не образуют колоду", "en": "the openings do not make a deck"},
     "mismatch.NOT_OPENED": {"ru": "карта не была раскрыта вам", "en": "a card was not opened to you"},
     "mismatch.DUPLICATE_CARD": {"ru": "карта повторяется", "en": "a card appears twice"},
+    "mismatch.CLIENT_SEED_HASH": {
+        "ru": "раскрытый сид игрока не совпадает с хешем, переданным до раздачи",
+        "en": "a player's revealed seed does not match the hash they sent before the deal",
+    },
 }
