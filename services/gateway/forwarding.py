@@ -30,7 +30,7 @@ from service_runtime.interceptors import until_expiry
 from service_runtime.tls import TlsFiles
 from services.gateway import connect_errors
 from services.gateway.front_door import FrontDoor
-from services.gateway.revocations import MemoryRevocations, SessionRevocations
+from services.gateway.revocations import SessionRevocations
 from services.gateway.routing import MAX_REROUTES, TableRoutes, check_table_id
 
 TABLE_SERVICE = "poker.table.v1.TableService"
@@ -101,8 +101,8 @@ class Forwarder:
         backends: Backends,
         *,
         address: str = "",
+        revocations: SessionRevocations,
         routes: TableRoutes | None = None,
-        revocations: SessionRevocations | None = None,
     ) -> None:
         descriptor = descriptor_pool.Default().FindServiceByName(service)
         self._service = service
@@ -111,7 +111,7 @@ class Forwarder:
         self._backends = backends
         self._address = address
         self._routes = routes
-        self._revocations = revocations or MemoryRevocations()
+        self._revocations = revocations
 
     def __getattr__(self, name: str) -> Callable[..., Any]:
         method = self._methods.get(name)

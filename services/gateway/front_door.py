@@ -31,7 +31,7 @@ from service_runtime.errors import DomainError, PermissionDenied, Unauthenticate
 from service_runtime.structured_logging import bounded_text
 from services.gateway import connect_errors
 from services.gateway.rate_limits import RateLimiter
-from services.gateway.revocations import MemoryRevocations, SessionRevocations
+from services.gateway.revocations import SessionRevocations
 from services.gateway.sessions import Client
 
 log = structlog.get_logger("gateway.rpc")
@@ -90,12 +90,12 @@ class FrontDoor:
         access: AccessPolicy,
         limits: Limits,
         *,
-        revocations: SessionRevocations | None = None,
+        revocations: SessionRevocations,
         forwarded_hops: int = 0,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self._keys = keys
-        self._revocations = revocations or MemoryRevocations()
+        self._revocations = revocations
         self._access = access
         self._limits = limits
         self._hops = forwarded_hops
