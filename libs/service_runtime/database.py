@@ -36,7 +36,7 @@ from sqlalchemy.ext.asyncio import (
     create_async_engine,
 )
 
-from service_runtime.storage_metrics import time_statements
+from service_runtime.storage_metrics import time_statements, watch_pool
 
 T = TypeVar("T")
 
@@ -76,11 +76,13 @@ def create_engine(url: str, *, pool_size: int = 10) -> AsyncEngine:
         engine = create_async_engine(url, connect_args={"timeout": 30}, pool_size=1, max_overflow=0)
         _begin_sqlite_transactions_immediately(engine)
         time_statements(engine)
+        watch_pool(engine, 1)
         return engine
     # No pre-ping: it costs a round trip per checkout on the ledger's hot path; stale connections are
     # recycled instead, and a dropped one fails its transaction, which callers retry.
     engine = create_async_engine(url, pool_size=pool_size, max_overflow=pool_size, pool_recycle=1800)
     time_statements(engine)
+    watch_pool(engine, 2 * pool_size)
     return engine
 
 

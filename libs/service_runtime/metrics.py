@@ -13,6 +13,8 @@ method once and keep them, so a call pays a dictionary lookup, not a label resol
 
 from __future__ import annotations
 
+import importlib.metadata
+import os
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -54,7 +56,7 @@ server_msg_sent = Counter(
 server_in_flight = Gauge(
     "grpc_server_in_flight",
     "RPCs and streams being served now.",
-    ("grpc_type", "grpc_service"),
+    _CALL_LABELS,
     registry=REGISTRY,
 )
 server_shed = Counter(
@@ -85,7 +87,7 @@ client_handling_seconds = Histogram(
 client_in_flight = Gauge(
     "grpc_client_in_flight",
     "Outgoing RPCs and streams not finished yet.",
-    ("grpc_type", "grpc_service"),
+    _CALL_LABELS,
     registry=REGISTRY,
 )
 sql_seconds = Histogram(
@@ -103,11 +105,48 @@ redis_seconds = Histogram(
     buckets=STORAGE_BUCKETS,
     registry=REGISTRY,
 )
+redis_errors = Counter(
+    "poker_redis_command_errors_total",
+    "Redis commands or pipelines that failed (connection lost or refused, timeout, an error reply), by command.",
+    ("command",),
+    registry=REGISTRY,
+)
 process_info = Gauge(
     "poker_service_info",
     "Always 1: which service this process is, for joins in queries.",
     ("service",),
     registry=REGISTRY,
+)
+build_info = Gauge(
+    "poker_build_info",
+    "Always 1: the version and revision this process runs (POKER_BUILD_VERSION / POKER_BUILD_REVISION, "
+    "set by the image build), for rollouts.",
+    ("service", "version", "revision"),
+    registry=REGISTRY,
+)
+# Every status code's series of a method a server serves exists from the start (at 0), as
+# go-grpc-prometheus's InitializeMetrics does: Prometheus's increase() cannot see the first event of
+# a series that is born at 1, so the first INTERNAL would never page.
+# The status codes of the gRPC spec, by name (not imported from grpc: a process sets gRPC core's
+# logging before grpc is first imported, and this module is imported early).
+STATUS_CODES = (
+    "OK",
+    "CANCELLED",
+    "UNKNOWN",
+    "INVALID_ARGUMENT",
+    "DEADLINE_EXCEEDED",
+    "NOT_FOUND",
+    "ALREADY_EXISTS",
+    "PERMISSION_DENIED",
+    "RESOURCE_EXHAUSTED",
+    "FAILED_PRECONDITION",
+    "ABORTED",
+    "OUT_OF_RANGE",
+    "UNIMPLEMENTED",
+    "INTERNAL",
+    "UNAVAILABLE",
+    "DATA_LOSS",
+    "UNAUTHENTICATED",
 )
 
 
@@ -144,8 +183,11 @@ class _Figures:
         seconds: Histogram,
         messages: Counter | None,
         in_flight: Gauge,
+        *,
+        every_code: bool = False,
     ) -> None:
         self._families = (started, handled, seconds, messages, in_flight)
+        self._every_code = every_code
         self._by_method: dict[tuple[str, str], MethodFigures] = {}
         self._lock = threading.Lock()
 
@@ -163,16 +205,24 @@ class _Figures:
                         started=started.labels(*labels),
                         seconds=seconds.labels(*labels),
                         messages=None if messages is None else messages.labels(*labels),
-                        in_flight=in_flight.labels(grpc_type, service),
+                        in_flight=in_flight.labels(*labels),
                         _handled_family=handled,
                         _labels=labels,
                     )
+                    if self._every_code:
+                        for code in STATUS_CODES:
+                            figures.handled(code)
                     self._by_method[key] = figures
         return figures
 
 
 SERVER_FIGURES = _Figures(
-    server_started, server_handled, server_handling_seconds, server_msg_sent, server_in_flight
+    server_started,
+    server_handled,
+    server_handling_seconds,
+    server_msg_sent,
+    server_in_flight,
+    every_code=True,
 )
 CLIENT_FIGURES = _Figures(client_started, client_handled, client_handling_seconds, None, client_in_flight)
 
@@ -205,8 +255,21 @@ def start_metrics_endpoint(
     and reasons), the NetworkPolicies admit only the monitoring namespace, and Prometheus's own
     scrape of a pod is plaintext in the usual set-ups."""
     process_info.labels(service).set(1)
+    build_info.labels(service, *build_version()).set(1)
     server, thread = start_http_server(port, addr=host, registry=registry)
     return MetricsEndpoint(port=int(server.server_port), _server=server, _thread=thread)
+
+
+def build_version() -> tuple[str, str]:
+    """(version, revision) of this build: the image's (POKER_BUILD_VERSION, POKER_BUILD_REVISION), else
+    the installed package's version and "unknown"."""
+    version = os.environ.get("POKER_BUILD_VERSION", "")
+    if not version:
+        try:
+            version = importlib.metadata.version("poker-platform")
+        except importlib.metadata.PackageNotFoundError:
+            version = "unknown"
+    return version, os.environ.get("POKER_BUILD_REVISION", "") or "unknown"
 
 
 def sample_value(

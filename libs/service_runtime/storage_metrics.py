@@ -12,16 +12,21 @@ trip with `driver_round_trip`: a psycopg pipeline as one, `statement="PIPELINE"`
 from __future__ import annotations
 
 import contextlib
+import threading
 import time
+import weakref
 from collections.abc import Iterator
 from typing import Any
 
 import redis.asyncio as redis
+from prometheus_client import REGISTRY
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
 from redis.asyncio.client import Pipeline
 from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from service_runtime.metrics import redis_seconds, sql_seconds
+from service_runtime.metrics import redis_errors, redis_seconds, sql_seconds
 
 _KINDS = frozenset({"SELECT", "INSERT", "UPDATE", "DELETE", "BEGIN", "COMMIT", "ROLLBACK", "WITH", "PRAGMA"})
 _STARTED = "poker_statement_started"
@@ -63,6 +68,59 @@ def time_statements(engine: AsyncEngine) -> None:
             started.pop()
 
 
+class _PoolCollector(Collector):
+    """The database pools' connections in use and their bound, read at scrape time from every engine
+    the process created (`watch_pool`) and still holds: in use near the bound is a saturated pool,
+    whose callers queue for a connection (and time out: DATABASE_UNAVAILABLE)."""
+
+    def __init__(self) -> None:
+        self._engines: weakref.WeakKeyDictionary[AsyncEngine, int] = weakref.WeakKeyDictionary()
+        self._lock = threading.Lock()
+
+    def watch(self, engine: AsyncEngine, bound: int) -> None:
+        with self._lock:
+            self._engines[engine] = bound
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        in_use: dict[str, int] = {}
+        bounds: dict[str, int] = {}
+        with self._lock:
+            engines = list(self._engines.items())
+        for engine, bound in engines:
+            backend = engine.dialect.name
+            checked_out = getattr(engine.sync_engine.pool, "checkedout", None)
+            in_use[backend] = in_use.get(backend, 0) + (int(checked_out()) if checked_out else 0)
+            bounds[backend] = bounds.get(backend, 0) + bound
+        used = GaugeMetricFamily(
+            "poker_db_pool_connections_in_use",
+            "Database connections checked out of the process's pools now, by backend.",
+            labels=("backend",),
+        )
+        limit = GaugeMetricFamily(
+            "poker_db_pool_max_connections",
+            "The most connections the process's pools open (pool size plus overflow), by backend.",
+            labels=("backend",),
+        )
+        for backend in sorted(bounds):
+            used.add_metric((backend,), in_use[backend])
+            limit.add_metric((backend,), bounds[backend])
+        yield used
+        yield limit
+
+    def describe(self) -> Iterator[GaugeMetricFamily]:
+        yield GaugeMetricFamily("poker_db_pool_connections_in_use", "", labels=("backend",))
+        yield GaugeMetricFamily("poker_db_pool_max_connections", "", labels=("backend",))
+
+
+_POOLS = _PoolCollector()
+REGISTRY.register(_POOLS)
+
+
+def watch_pool(engine: AsyncEngine, bound: int) -> None:
+    """Export `engine`'s pool (at most `bound` connections) for as long as the engine exists."""
+    _POOLS.watch(engine, bound)
+
+
 # A psycopg pipeline: its statements (and the BEGIN or COMMIT sent with them) in one round trip.
 PIPELINE = "PIPELINE"
 _sql_children: dict[tuple[str, str], Any] = {}
@@ -91,25 +149,47 @@ def _redis_child(command: str) -> Any:
     return found
 
 
+_redis_error_children: dict[str, Any] = {}
+
+
+def _count_redis_error(command: str) -> None:
+    found = _redis_error_children.get(command)
+    if found is None:
+        found = _redis_error_children[command] = redis_errors.labels(command)
+    found.inc()
+
+
+def _command_name(args: tuple[Any, ...]) -> str:
+    name = args[0] if args and isinstance(args[0], str) else "OTHER"
+    return name.split(" ", 1)[0].upper()
+
+
 class TimedPipeline(Pipeline):
     async def execute(self, raise_on_error: bool = True) -> list[Any]:
         started = time.perf_counter()
         try:
             return await super().execute(raise_on_error)
+        except redis.RedisError:
+            _count_redis_error("PIPELINE")
+            raise
         finally:
             _redis_child("PIPELINE").observe(time.perf_counter() - started)
 
 
 class TimedRedis(redis.Redis):
-    """redis.asyncio.Redis that times every command and pipeline round trip."""
+    """redis.asyncio.Redis that times every command and pipeline round trip, and counts the ones
+    that failed (`poker_redis_command_errors_total`: a refused or lost connection, a timeout, an
+    error reply)."""
 
     async def execute_command(self, *args: Any, **options: Any) -> Any:
         started = time.perf_counter()
         try:
             return await super().execute_command(*args, **options)  # type: ignore[no-untyped-call]
+        except redis.RedisError:
+            _count_redis_error(_command_name(args))
+            raise
         finally:
-            name = args[0] if args and isinstance(args[0], str) else "OTHER"
-            _redis_child(name.split(" ", 1)[0].upper()).observe(time.perf_counter() - started)
+            _redis_child(_command_name(args)).observe(time.perf_counter() - started)
 
     def pipeline(self, transaction: bool = True, shard_hint: str | None = None) -> Pipeline:
         return TimedPipeline(self.connection_pool, self.response_callbacks, transaction, shard_hint)

@@ -27,6 +27,7 @@ from typing import Any
 
 import grpc
 
+from service_runtime.certificate_expiry import watch_certificates
 from service_runtime.structured_logging import get_logger
 
 log = get_logger("tls")
@@ -70,6 +71,7 @@ class WatchedFiles:
 
     def __init__(self, files: TlsFiles, check_seconds: float) -> None:
         self.files = files
+        watch_certificates(files.cert_file, files.ca_file)
         self._check_seconds = check_seconds
         self._lock = threading.Lock()
         self._stamp = _stamp(files)

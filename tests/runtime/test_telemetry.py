@@ -78,8 +78,8 @@ async def test_server_and_client_count_calls_by_method_and_code() -> None:
         _value("grpc_server_msg_sent_total", grpc_method="Count", grpc_type="server_stream")
         == before_sent + 4
     )
-    assert _value("grpc_server_in_flight", grpc_type="unary") == 0
-    assert _value("grpc_client_in_flight", grpc_type="unary") == 0
+    assert _value("grpc_server_in_flight", grpc_type="unary", grpc_method="Whoami") == 0
+    assert _value("grpc_client_in_flight", grpc_type="unary", grpc_method="Whoami") == 0
 
 
 async def test_shed_calls_are_counted_by_reason() -> None:
@@ -94,7 +94,7 @@ async def test_shed_calls_are_counted_by_reason() -> None:
     ):
         sleeping = asyncio.ensure_future(channel.unary_unary(f"/{SERVICE}/Sleep")(b"0.5"))
         await asyncio.sleep(0.2)
-        assert _value("grpc_server_in_flight", grpc_type="unary") == 1
+        assert _value("grpc_server_in_flight", grpc_type="unary", grpc_method="Sleep") == 1
         # The channel retries RESOURCE_EXHAUSTED (up to 4 attempts): each is shed while the first sleeps.
         with pytest.raises(grpc.aio.AioRpcError) as caught:
             await channel.unary_unary(f"/{SERVICE}/Sleep")(b"0", timeout=0.25)
