@@ -21,7 +21,7 @@ from service_runtime.metrics import MetricsEndpoint, start_metrics_endpoint
 from service_runtime.server import GrpcService, create_server, serve
 from service_runtime.service_settings import ServiceSettings
 from service_runtime.settings import SettingsError, load_settings
-from service_runtime.structured_logging import configure_logging, get_logger
+from service_runtime.structured_logging import configure_logging, get_logger, log_uncaught_exceptions
 from service_runtime.tls import TlsFiles
 
 S = TypeVar("S", bound=ServiceSettings)
@@ -109,6 +109,7 @@ def run_service(settings_class: type[S], assemble: Callable[[S], Awaitable[Assem
         level=settings.log_level,
         log_calls=settings.log_calls,
     )
+    log_uncaught_exceptions()
     tracing.configure_tracing(
         settings.SERVICE,
         otlp_endpoint=settings.otlp_endpoint,

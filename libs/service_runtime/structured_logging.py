@@ -4,13 +4,20 @@ Every line carries the service name; the RPC interceptor binds method, request i
 context variables, so anything logged while serving a call says which call it was; and every line
 logged inside a span (a call, a hand's phase) carries its `trace_id` and `span_id`, so a line leads
 to the trace and the lines of one trace can be found in every process.
+
+In JSON mode every line a service writes is one JSON record: the records of library loggers (grpc,
+asyncio, uvicorn, OpenTelemetry, SQLAlchemy, Alembic, redis), warnings and exceptions nothing caught
+go through the same renderer, and gRPC core, which writes its own plain lines, is kept to errors.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import sys
+import threading
 from collections.abc import MutableMapping
+from types import TracebackType
 from typing import Any
 
 import structlog
@@ -52,6 +59,17 @@ class _CallLines:
 
 
 CALL_LINES = _CallLines()
+
+
+def quiet_grpc_core() -> None:
+    """Keep gRPC core to its errors, unless the operator set GRPC_VERBOSITY (DEBUG, INFO, ERROR, NONE).
+
+    gRPC core, the C library under grpcio, writes to stderr itself, in its own plain format and at
+    info by default: a `Handshake failed` line for every plaintext attempt at a TLS port, a `Got
+    goaway` line when a peer ends a connection with an error code. Nothing routes those lines through
+    Python logging; core reads GRPC_VERBOSITY once, as grpc is first imported (grpcio 1.85: setting it
+    any later changes nothing), so an entry point calls this before anything imports grpc."""
+    os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
 
 
 def configure_logging(
@@ -123,6 +141,41 @@ def _route_stdlib_logging(service: str, renderer: Any) -> None:
         root.removeHandler(old)
     root.addHandler(handler)
     root.setLevel(logging.WARNING)
+    # warnings.warn writes two plain lines to stderr by default; as records of `py.warnings`, one JSON line.
+    logging.captureWarnings(True)
+
+
+def log_uncaught_exceptions() -> None:
+    """Exceptions nothing caught, logged as one error record each instead of a plain traceback: one
+    that ends the program, one that ends a thread, one raised where Python can only ignore it (a
+    destructor, a callback at exit). For a service process (the hooks are the process's own)."""
+    log = get_logger("process")
+
+    def uncaught(kind: type[BaseException], error: BaseException, trace: TracebackType | None) -> None:
+        log.critical("uncaught exception", exc_info=(kind, error, trace))
+
+    def in_thread(args: threading.ExceptHookArgs) -> None:
+        if args.exc_type is SystemExit:
+            return
+        error = args.exc_value or args.exc_type()
+        log.error(
+            "exception in thread",
+            thread=args.thread.name if args.thread else None,
+            exc_info=(args.exc_type, error, args.exc_traceback),
+        )
+
+    def ignored(args: Any) -> None:  # sys.UnraisableHookArgs
+        error = args.exc_value or args.exc_type()
+        log.error(
+            "exception ignored",
+            where=args.err_msg or "Exception ignored in",
+            object=repr(args.object),
+            exc_info=(args.exc_type, error, args.exc_traceback),
+        )
+
+    sys.excepthook = uncaught
+    threading.excepthook = in_thread
+    sys.unraisablehook = ignored
 
 
 def get_logger(name: str) -> Any:

@@ -9,28 +9,135 @@ nothing and a span costs an id and a context switch.
 
 Spans never carry a request body, a card, a seed or a token: only method names, status codes,
 stable reasons, table and hand ids.
+
+A collector that is away costs a counter (`poker_trace_export_failures_total`) and one warning line
+a minute: an export that the collector has not taken within `EXPORT_TIMEOUT_SECONDS` is dropped,
+not retried for ten seconds while the spans pile up behind it; the OTLP exporter's own lines (a
+warning per retry, an error per batch) are not written; and a stop gives up on the collector after
+one failed export, so it takes about a second at most.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import random
-from collections.abc import Iterator, Mapping, MutableMapping, Sequence
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
 from typing import Any
 
+import structlog
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor, SpanExporter
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import (
+    BatchSpanProcessor,
+    SimpleSpanProcessor,
+    SpanExporter,
+    SpanExportResult,
+)
 from opentelemetry.sdk.trace.sampling import ALWAYS_OFF, ParentBased, Sampler, TraceIdRatioBased
 from opentelemetry.trace import NonRecordingSpan, Span, SpanContext, SpanKind, Status, StatusCode, TraceFlags
+from prometheus_client import REGISTRY, Counter
 
 TRACER_NAME = "poker"
 TRACEPARENT = "traceparent"
 _provider: TracerProvider | None = None
 _SAMPLED = TraceFlags(TraceFlags.SAMPLED)
 _NOT_SAMPLED = TraceFlags(TraceFlags.DEFAULT)
+
+# A collector on the node or in the cluster takes a batch in milliseconds. One that has not within a
+# second is away or stuck: the batch is dropped (counted) rather than retried with back-off for the
+# SDK's ten seconds, while the next spans fill the queue behind it and a stop waits for it.
+EXPORT_TIMEOUT_SECONDS = 1.0
+# At most one warning line this often while exports fail; the counter has every failure.
+WARN_EVERY_SECONDS = 60.0
+# The OTLP/gRPC exporter's module logger: a warning per retry, an error per failed batch.
+_OTLP_EXPORTER_LOGGER = "opentelemetry.exporter.otlp.proto.grpc.exporter"
+
+export_failures = Counter(
+    "poker_trace_export_failures",
+    "Batches of spans this process could not export (the collector refused them, was unreachable or "
+    f"did not answer within {EXPORT_TIMEOUT_SECONDS:g} s); their spans are lost.",
+    registry=REGISTRY,
+)
+
+
+class _ExporterLines(logging.Filter):
+    """Keeps the OTLP exporter's own records out of the log; the text of the last one goes into the
+    next `trace export failing` line instead (it says why: refused, deadline, TLS). It replaces the
+    exporter's duplicate filter, which would hide a repeated failure's text from it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.last = ""
+
+    def install(self, logger: logging.Logger) -> None:
+        for other in list(logger.filters):
+            logger.removeFilter(other)
+        logger.addFilter(self)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        self.last = record.getMessage()
+        return False
+
+
+_EXPORTER_LINES = _ExporterLines()
+
+
+class CountedExport(SpanExporter):
+    """An exporter whose failures are counted and written at most once every `WARN_EVERY_SECONDS`
+    (by `clock`), and which, once `closing`, gives up on the collector after one failed export: the
+    batches left when the process stops are counted as failed without waiting on it again."""
+
+    def __init__(
+        self, exporter: SpanExporter, endpoint: str, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self._exporter = exporter
+        self._endpoint = endpoint
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._unreported = 0
+        self._last_warning: float | None = None
+        self._closing = False
+        self._given_up = False
+        self._log = structlog.get_logger("tracing")
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        if self._given_up:
+            self._failed("gave up on the collector while stopping")
+            return SpanExportResult.FAILURE
+        error = _EXPORTER_LINES.last = ""
+        try:
+            result = self._exporter.export(spans)
+        except Exception as failure:  # an exporter bug must not end the export thread either
+            result, error = SpanExportResult.FAILURE, repr(failure)
+        if result is not SpanExportResult.SUCCESS:
+            self._given_up = self._closing
+            self._failed(error or _EXPORTER_LINES.last)
+        return result
+
+    def _failed(self, error: str) -> None:
+        export_failures.inc()
+        with self._lock:
+            self._unreported += 1
+            now = self._clock()
+            if self._last_warning is not None and now - self._last_warning < WARN_EVERY_SECONDS:
+                return
+            self._last_warning, failures, self._unreported = now, self._unreported, 0
+        self._log.warning("trace export failing", endpoint=self._endpoint, failures=failures, error=error)
+
+    def close(self) -> None:
+        """From now on, one failed export is the last one tried (the process is stopping)."""
+        self._closing = True
+
+    def shutdown(self) -> None:
+        self._exporter.shutdown()
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        return self._exporter.force_flush(timeout_millis)
 
 
 class IdsOnlyTracer(trace.NoOpTracer):
@@ -61,6 +168,7 @@ class IdsOnlyTracer(trace.NoOpTracer):
 
 # Until `configure_tracing` runs (unit tests of one module), spans are no-ops without ids.
 _tracer: trace.Tracer = trace.NoOpTracer()
+_export: CountedExport | None = None
 
 
 def configure_tracing(
@@ -71,27 +179,32 @@ def configure_tracing(
     exporter: SpanExporter | None = None,
     ca_file: str = "",
     batch: bool = False,
+    clock: Callable[[], float] = time.monotonic,
 ) -> TracerProvider:
     """Install the process's tracer provider; spans go to `exporter`, or OTLP at `otlp_endpoint`.
 
     `otlp_endpoint` is `http://host:4317` (plaintext, a collector on the node or in the pod) or
     `https://host:4317` (TLS, verified against `ca_file` or the system's roots). With neither an
     endpoint nor an exporter, spans are not recorded at all: ids and propagation only. A given
-    `exporter` gets each span as it ends (tests), or in batches with `batch` (as OTLP does).
+    `exporter` gets each span as it ends (tests), or in batches with `batch` (as OTLP does). Failed
+    exports are counted, and warned about once a minute by `clock`.
     """
-    global _provider, _tracer
+    global _provider, _tracer, _export
     sampler: Sampler = ParentBased(TraceIdRatioBased(sample_ratio))
     if exporter is None and not otlp_endpoint:
         sampler = ParentBased(ALWAYS_OFF)
     provider = TracerProvider(resource=Resource.create({"service.name": service}), sampler=sampler)
+    counted: CountedExport | None = None
     if exporter is not None:
-        provider.add_span_processor(BatchSpanProcessor(exporter) if batch else SimpleSpanProcessor(exporter))
+        counted = CountedExport(exporter, type(exporter).__name__, clock)
+        provider.add_span_processor(BatchSpanProcessor(counted) if batch else SimpleSpanProcessor(counted))
     elif otlp_endpoint:
-        provider.add_span_processor(BatchSpanProcessor(_otlp_exporter(otlp_endpoint, ca_file)))
+        counted = CountedExport(_otlp_exporter(otlp_endpoint, ca_file), otlp_endpoint, clock)
+        provider.add_span_processor(BatchSpanProcessor(counted))
     if _provider is not None:
-        _provider.shutdown()
+        _stop(_provider, _export)
     # Not the API's global provider (settable once per process): a test reconfigures at will.
-    _provider = provider
+    _provider, _export = provider, counted
     exporting = exporter is not None or bool(otlp_endpoint)
     _tracer = provider.get_tracer(TRACER_NAME) if exporting else IdsOnlyTracer()
     return provider
@@ -101,19 +214,29 @@ def _otlp_exporter(endpoint: str, ca_file: str) -> SpanExporter:
     import grpc
     from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
 
+    _EXPORTER_LINES.install(logging.getLogger(_OTLP_EXPORTER_LOGGER))
     scheme, _, address = endpoint.partition("://")
     if scheme == "http":
-        return OTLPSpanExporter(endpoint=address, insecure=True)
+        return OTLPSpanExporter(endpoint=address, insecure=True, timeout=EXPORT_TIMEOUT_SECONDS)
     root = open(ca_file, "rb").read() if ca_file else None  # noqa: SIM115 - read once at start
-    return OTLPSpanExporter(endpoint=address, credentials=grpc.ssl_channel_credentials(root))
+    return OTLPSpanExporter(
+        endpoint=address, credentials=grpc.ssl_channel_credentials(root), timeout=EXPORT_TIMEOUT_SECONDS
+    )
+
+
+def _stop(provider: TracerProvider, counted: CountedExport | None) -> None:
+    if counted is not None:
+        counted.close()
+    provider.shutdown()
 
 
 def shutdown_tracing() -> None:
-    """Export what is buffered and stop (at process exit)."""
-    global _provider, _tracer
+    """Export what is buffered and stop (at process exit): about `EXPORT_TIMEOUT_SECONDS` at most
+    when the collector is away (the export under way, then the rest given up on)."""
+    global _provider, _tracer, _export
     if _provider is not None:
-        _provider.shutdown()
-        _provider = None
+        _stop(_provider, _export)
+        _provider, _export = None, None
     _tracer = trace.NoOpTracer()
 
 

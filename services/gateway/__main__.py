@@ -11,13 +11,19 @@ from typing import Any
 import uvicorn
 
 from service_runtime import tracing
-from service_runtime.metrics import start_metrics_endpoint
 from service_runtime.settings import SettingsError, load_settings
-from service_runtime.structured_logging import configure_logging, get_logger
-from services.gateway.assembly import assemble
+from service_runtime.structured_logging import (
+    configure_logging,
+    get_logger,
+    log_uncaught_exceptions,
+    quiet_grpc_core,
+)
 from services.gateway.connection_guard import ConnectionLimits, guarded_protocol
 from services.gateway.http_app import GatewayApp
 from services.gateway.settings import GatewaySettings
+
+# Nothing above imports grpc: gRPC core reads GRPC_VERBOSITY as grpc is first imported (main sets it),
+# so what does (the metrics endpoint, the assembly's channels) is imported in `serve`.
 
 
 class _Server(uvicorn.Server):
@@ -47,8 +53,12 @@ def bind(host: str, port: int) -> socket.socket:
 
 
 async def serve(settings: GatewaySettings) -> None:
+    from service_runtime.metrics import start_metrics_endpoint
+    from services.gateway.assembly import assemble
+
     log = get_logger("process")
-    # Its calls to the services are counted and traced by their channels (service_runtime.clients).
+    # The calls it serves are counted and traced by the front door (call_telemetry.py), its calls to
+    # the services by their channels (service_runtime.clients).
     metrics_endpoint = (
         start_metrics_endpoint(settings.host, settings.metrics_port, settings.SERVICE)
         if settings.metrics_port >= 0
@@ -84,7 +94,13 @@ async def serve(settings: GatewaySettings) -> None:
     scheme = "https" if settings.tls_cert_file else "http"
 
     def announce() -> None:
-        log.info("listening", address=f"{settings.host}:{port}", url=f"{scheme}://{settings.host}:{port}/")
+        log.info(
+            "listening",
+            address=f"{settings.host}:{port}",
+            url=f"{scheme}://{settings.host}:{port}/",
+            tls=bool(settings.tls_cert_file),
+            metrics_port=metrics_endpoint.port if metrics_endpoint else None,
+        )
 
     assembly.app.on_ready = announce
     try:
@@ -98,6 +114,7 @@ async def serve(settings: GatewaySettings) -> None:
 
 
 def main() -> None:
+    quiet_grpc_core()
     try:
         settings = load_settings(GatewaySettings)
     except SettingsError as error:
@@ -109,6 +126,7 @@ def main() -> None:
         level=settings.log_level,
         log_calls=settings.log_calls,
     )
+    log_uncaught_exceptions()
     tracing.configure_tracing(
         settings.SERVICE,
         otlp_endpoint=settings.otlp_endpoint,

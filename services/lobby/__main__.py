@@ -1,11 +1,15 @@
 """Process entry point: `python -m services.lobby`."""
 
-from service_runtime.process import run_service
-from services.lobby.assembly import assemble
-from services.lobby.settings import LobbySettings
+from service_runtime.structured_logging import quiet_grpc_core
 
 
 def main() -> None:
+    quiet_grpc_core()
+    # Imported only now: gRPC core reads GRPC_VERBOSITY as grpc is first imported, and these import it.
+    from service_runtime.process import run_service
+    from services.lobby.assembly import assemble
+    from services.lobby.settings import LobbySettings
+
     run_service(LobbySettings, assemble)
 
 

@@ -1,11 +1,15 @@
 """Process entry point: `python -m services.table`."""
 
-from service_runtime.process import run_service
-from services.table.assembly import assemble
-from services.table.settings import TableSettings
+from service_runtime.structured_logging import quiet_grpc_core
 
 
 def main() -> None:
+    quiet_grpc_core()
+    # Imported only now: gRPC core reads GRPC_VERBOSITY as grpc is first imported, and these import it.
+    from service_runtime.process import run_service
+    from services.table.assembly import assemble
+    from services.table.settings import TableSettings
+
     run_service(TableSettings, assemble)
 
 
