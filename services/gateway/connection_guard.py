@@ -14,6 +14,9 @@ open 40 s and more. Here:
   there the proxy limits connections per client and this cap is not applied.
 
 A response, a table stream included, has no deadline: it lasts as long as its call.
+
+Each close is counted by why (`poker_gateway_edge_refusals_total{reason}`: HEAD_TIMEOUT,
+BODY_TIMEOUT, CONNECTION_LIMIT), and the connections open now are `poker_gateway_open_connections`.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from services.gateway import metrics as gateway_metrics
 
 
 @dataclass(frozen=True)
@@ -40,6 +45,7 @@ def guarded_protocol(limits: ConnectionLimits) -> type[H11Protocol]:
 
     class GuardedProtocol(H11Protocol):
         _counted = ""
+        _open = False
         _deadline: asyncio.TimerHandle | None = None
         _reading_body = False
 
@@ -48,14 +54,20 @@ def guarded_protocol(limits: ConnectionLimits) -> type[H11Protocol]:
             address = self.client[0] if self.client else ""
             if limits.per_address and address:
                 if open_by_address[address] >= limits.per_address:
+                    gateway_metrics.count_edge_refusal(gateway_metrics.CONNECTION_LIMIT)
                     transport.abort()
                     return
                 open_by_address[address] += 1
                 self._counted = address
+            self._open = True
+            gateway_metrics.open_connections.inc()
             self._arm(limits.head_seconds)
 
         def connection_lost(self, exc: Exception | None) -> None:
             self._disarm()
+            if self._open:
+                self._open = False
+                gateway_metrics.open_connections.dec()
             if self._counted:
                 open_by_address[self._counted] -= 1
                 if open_by_address[self._counted] <= 0:
@@ -100,6 +112,9 @@ def guarded_protocol(limits: ConnectionLimits) -> type[H11Protocol]:
         def _too_slow(self) -> None:
             self._deadline = None
             if not self.transport.is_closing():
+                gateway_metrics.count_edge_refusal(
+                    gateway_metrics.BODY_TIMEOUT if self._reading_body else gateway_metrics.HEAD_TIMEOUT
+                )
                 self.transport.abort()
 
     return GuardedProtocol

@@ -29,6 +29,7 @@ from service_runtime.errors import PermissionDenied, Unauthenticated
 from service_runtime.interceptors import until_expiry
 from service_runtime.tls import TlsFiles
 from services.gateway import connect_errors
+from services.gateway.call_telemetry import counted_messages
 from services.gateway.front_door import FrontDoor
 from services.gateway.revocations import SessionRevocations
 from services.gateway.routing import MAX_REROUTES, TableRoutes, check_table_id
@@ -169,11 +170,13 @@ class Forwarder:
     def _stream(self, method: MethodDescriptor, request: Message, ctx: Any) -> AsyncIterator[Message]:
         """The table's stream until the caller's token expires (the shard ends it then too) or its
         session is signed out: it ends UNAUTHENTICATED TOKEN_EXPIRED (the page re-opens it with its
-        renewed token) or SESSION_REVOKED."""
+        renewed token) or SESSION_REVOKED. Each message relayed is counted as one the gateway sent."""
         token = self._checked(request, ctx)
         player = self._door.call_of(ctx).player
         relay = self._relay(method, request, token, player.session)
-        return until_expiry(relay, player.expires_at - time.time())
+        return counted_messages(
+            until_expiry(relay, player.expires_at - time.time()), f"/{self._service}/{method.name}"
+        )
 
     async def _relay(
         self, method: MethodDescriptor, request: Message, token: str, session: str

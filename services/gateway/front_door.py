@@ -7,9 +7,14 @@ method but the public sign-in ones the bearer token, verified as every service v
 must be a player token (nothing else passes the gateway) of a session not signed out, the method's
 grant, and the per-player rate limit. The verified call is filed for the handler under its request context.
 
-After: one log line per call (method, code, reason, time; never a token or initData), and any error
-the library raised by itself (a body it could not decode, a message over the size limit) given the
-catalogue's reason, so nothing reaches the page without one; anything unexpected becomes INTERNAL.
+After (or when it refuses the call itself): one log line per call (method, code, reason, time; never
+a token or initData), and any error the library raised by itself (a body it could not decode, a
+message over the size limit) given the catalogue's reason, so nothing reaches the page without one;
+anything unexpected becomes INTERNAL.
+
+Every call is measured and traced from its first moment to its status (`call_telemetry.py`): it is
+the front door that knows both the method and the status the page gets, its refusals included. The
+calls each rate limit refuses are counted by limit (`metrics.py`).
 """
 
 from __future__ import annotations
@@ -25,11 +30,13 @@ from connectrpc.code import Code
 from connectrpc.errors import ConnectError
 from connectrpc.request import RequestContext
 
-from service_runtime.access import AccessPolicy, describe
+from service_runtime.access import PUBLIC_INFRASTRUCTURE, AccessPolicy, describe
 from service_runtime.auth import Caller, Role, TokenKeys, verify_token
-from service_runtime.errors import DomainError, PermissionDenied, Unauthenticated
+from service_runtime.errors import DomainError, PermissionDenied, ResourceExhausted, Unauthenticated
 from service_runtime.structured_logging import bounded_text
 from services.gateway import connect_errors
+from services.gateway import metrics as gateway_metrics
+from services.gateway.call_telemetry import CallTelemetry, ServedCall
 from services.gateway.rate_limits import RateLimiter
 from services.gateway.revocations import SessionRevocations
 from services.gateway.sessions import Client
@@ -103,34 +110,47 @@ class FrontDoor:
         self._calls: weakref.WeakKeyDictionary[RequestContext[Any, Any], GatewayCall] = (
             weakref.WeakKeyDictionary()
         )
+        # Every method the gateway serves (the policy lists them all, "nobody" ones included).
+        self._telemetry = CallTelemetry(
+            method for method in (*access.roles, *access.public) if method not in PUBLIC_INFRASTRUCTURE
+        )
 
     def call_of(self, ctx: RequestContext[Any, Any]) -> GatewayCall:
         return self._calls[ctx]
 
-    async def on_start(self, ctx: RequestContext[Any, Any]) -> float:
-        started = time.perf_counter()
+    async def on_start(self, ctx: RequestContext[Any, Any]) -> ServedCall:
         method = f"{ctx.method.service_name}/{ctx.method.name}"
+        served = self._telemetry.start(f"/{method}", ctx.request_headers)
         structlog.contextvars.bind_contextvars(method=method)
         try:
             call = self._admit(method, ctx)
             session = call.caller.session if call.caller is not None else ""
             if session and await self._revocations.is_revoked(session):
                 raise Unauthenticated("SESSION_REVOKED", "this session was signed out; sign in again")
-        except DomainError as error:
-            raise connect_errors.from_domain(error) from None
+        except Exception as error:
+            # The library calls no on_end of an interceptor whose on_start raised: the call ends here.
+            refusal = _final_error(error)
+            assert refusal is not None
+            _end(served, error, refusal)
+            raise refusal from None
+        except BaseException:
+            # Cancelled while it waited (its client went away, the server stops): ended here too.
+            cancelled = ConnectError(Code.CANCELED, "Request was cancelled")
+            _end(served, cancelled, cancelled)
+            raise
         self._calls[ctx] = call
-        return started
+        return served
 
     def _admit(self, method: str, ctx: RequestContext[Any, Any]) -> GatewayCall:
         address = client_address(ctx, self._hops)
         client = Client(
             address=address, user_agent=ctx.request_headers.get("user-agent", "")[:MAX_USER_AGENT]
         )
-        self._limits.per_address.take(address)
+        _take(self._limits.per_address, address, gateway_metrics.ADDRESS)
         full = f"/{method}"
         if self._access.is_public(full):
             if method == SIGN_IN:
-                self._limits.sign_ins.take(address)
+                _take(self._limits.sign_ins, address, gateway_metrics.SIGN_IN)
             return GatewayCall(method, client, None, "")
         token = _bearer(ctx.request_headers.get("authorization", ""))
         caller = verify_token(self._keys, token, now=int(self._clock()))
@@ -141,23 +161,42 @@ class FrontDoor:
             raise PermissionDenied(
                 "ROLE_REQUIRED", f"this call is for {describe(allowed)}, not through the gateway"
             )
-        self._limits.per_user.take(caller.subject)
+        _take(self._limits.per_user, caller.subject, gateway_metrics.PLAYER)
         structlog.contextvars.bind_contextvars(caller=bounded_text(caller.subject, 128))
         return GatewayCall(method, client, caller, token)
 
-    async def on_end(self, started: float, ctx: RequestContext[Any, Any], error: Exception | None) -> None:
+    async def on_end(
+        self, served: ServedCall, ctx: RequestContext[Any, Any], error: Exception | None
+    ) -> None:
         self._calls.pop(ctx, None)
         final = _final_error(error)
-        reason = connect_errors.reason_of_connect(final) if final is not None else None
-        log.info(
-            "rpc",
-            code=final.code.name if final is not None else "OK",
-            reason=reason,
-            duration_ms=round((time.perf_counter() - started) * 1000, 2),
-        )
-        structlog.contextvars.unbind_contextvars("method", "caller")
+        _end(served, error, final)
         if final is not None and final is not error:
             raise final
+
+
+def _take(limiter: RateLimiter, key: str, limit: str) -> None:
+    try:
+        limiter.take(key)
+    except ResourceExhausted:
+        gateway_metrics.count_rate_limited(limit)
+        raise
+
+
+def _end(served: ServedCall, error: Exception | None, final: ConnectError | None) -> None:
+    """The call's line (inside its span, so it carries the trace), its figures and the end of its span."""
+    reason = connect_errors.reason_of_connect(final) if final is not None else None
+    log.info(
+        "rpc",
+        code=final.code.name if final is not None else "OK",
+        reason=reason,
+        duration_ms=round((time.perf_counter() - served.started) * 1000, 2),
+    )
+    # The library's own error for a client that went away (or a request cancelled): the page gets
+    # UNAVAILABLE if anything, but the call is counted as the gRPC servers count it.
+    client_gone = isinstance(error, ConnectError) and error.code is Code.CANCELED
+    served.finish(final, client_gone=client_gone)
+    structlog.contextvars.unbind_contextvars("method", "caller")
 
 
 def _bearer(header: str) -> str:

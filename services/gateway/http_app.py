@@ -3,7 +3,9 @@
 `/healthz` answers 200 while the process runs; `/readyz` answers 200 once the gateway serves and
 503 while it drains (probes and `make run` use them); every other GET is the web client. A Connect
 path's request head is checked first (`http_edge`), and its answers are never stored by a cache;
-with TLS ending here every answer carries HSTS.
+with TLS ending here every answer carries HSTS. What the edge refuses, and a path under a served
+service that names none of its methods (which the Connect library answers 404), is counted by
+reason in `poker_gateway_edge_refusals_total`: no method served it, so it is no call of one.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 from google.protobuf import descriptor_pool
 
 from services.gateway import http_edge
+from services.gateway import metrics as gateway_metrics
 from services.gateway.web_assets import WebAssets, headers_for
 
 Scope = dict[str, Any]
@@ -22,14 +25,14 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
-def streaming_paths(services: Mapping[str, object]) -> frozenset[str]:
-    """`/service/Method` of every server-streaming method of `services` (by full service name)."""
+def method_paths(services: Mapping[str, object], *, streaming_only: bool = False) -> frozenset[str]:
+    """`/service/Method` of every method (or every server-streaming one) of `services` (by full name)."""
     pool = descriptor_pool.Default()
     return frozenset(
         f"/{name}/{method.name}"
         for name in services
         for method in pool.FindServiceByName(name).methods
-        if method.server_streaming
+        if method.server_streaming or not streaming_only
     )
 
 
@@ -64,7 +67,8 @@ class GatewayApp:
     def __init__(self, services: Mapping[str, ASGIApp], assets: WebAssets, *, tls: bool = False) -> None:
         # `/poker.lobby.v1.LobbyService/` -> its Connect application.
         self._services = {f"/{name}/": app for name, app in services.items()}
-        self._streaming = streaming_paths(services)
+        self._streaming = method_paths(services, streaming_only=True)
+        self._methods = method_paths(services)
         self._assets = assets
         self._hsts = [http_edge.HSTS] if tls else []
         self.ready = False
@@ -109,8 +113,11 @@ class GatewayApp:
         headers = scope.get("headers", ())
         refusal = http_edge.check_head(scope["method"], headers, streaming=streaming)
         if refusal is None:
+            if scope["path"] not in self._methods:
+                gateway_metrics.count_edge_refusal(gateway_metrics.METHOD_NOT_FOUND)
             await app(scope, receive, send)
             return
+        gateway_metrics.count_edge_refusal(refusal.reason)
         content_type = next((v for k, v in headers if k.lower() == b"content-type"), b"")
         status, answer_headers, body = http_edge.refusal_answer(
             refusal, streaming=streaming, content_type=content_type.decode("latin-1")

@@ -34,6 +34,8 @@ OVERLAYS = ("dev", "production")
 # and the newest schema that kubernetes-validate ships are checked.
 KUBERNETES_VERSIONS = ("1.30.0", "1.33.0", "1.35.0")
 SERVICES = {"lobby": 50051, "table": 50052, "cashier": 50053, "fairness": 50054, "history": 50055}
+# Every process Prometheus scrapes, by the port it serves on: the services and the players' gateway.
+SCRAPED = {**SERVICES, "gateway": 50056}
 WORKLOAD_KINDS = {"Deployment", "StatefulSet"}
 DATABASE_CLIENTS = {"cashier", "fairness", "lobby", "history"}
 REDIS_CLIENTS = {"table", "lobby"}
@@ -346,6 +348,12 @@ def test_the_gateway_is_reached_only_from_the_ingress_over_tls_and_probed_over_h
     (gateway,) = [w for w in _of_kind(docs, "Deployment") if w["metadata"]["name"] == "gateway"]
     (container,) = gateway["spec"]["template"]["spec"]["containers"]
     assert container["command"] == ["python3", "-m", "services.gateway"]
+    # Measured like every service: its metrics port, set by the shared ConfigMap it reads.
+    ports = {p["name"]: p["containerPort"] for p in container["ports"]}
+    assert ports == {"http": 50056, "metrics": METRICS_PORT}
+    config_maps = {s["configMapRef"]["name"] for s in container.get("envFrom", []) if "configMapRef" in s}
+    assert [name for name in config_maps if re.fullmatch(r"poker-config(-\w+)?", name)]
+    assert _config(docs)["data"]["POKER_METRICS_PORT"] == str(METRICS_PORT)
     assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
     assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
     assert gateway["spec"]["template"]["metadata"]["labels"]["poker.example/role"] == "gateway"
@@ -406,7 +414,7 @@ def test_only_prometheus_reaches_the_metrics_ports(
     docs = rendered[overlay]
     policies = _of_kind(docs, "NetworkPolicy")
     prometheus = Pod("prometheus", {"poker.example/role": "monitoring"}, elsewhere=True)
-    for name in SERVICES:
+    for name, port in SCRAPED.items():
         target = next(p for p in _pods(docs) if p.name == name)
         callers = {
             p.name
@@ -415,4 +423,13 @@ def test_only_prometheus_reaches_the_metrics_ports(
         }
         assert callers == {"prometheus"}, (name, callers)
         # And Prometheus reaches nothing else of theirs.
-        assert not can_connect(policies, prometheus, target, SERVICES[name]), name
+        assert not can_connect(policies, prometheus, target, port), name
+
+
+def test_prometheus_scrapes_every_service_and_the_gateway_on_their_metrics_port() -> None:
+    monitor = yaml.safe_load((DEPLOY / "k8s" / "components" / "monitoring" / "podmonitor.yaml").read_text())
+    (selected,) = monitor["spec"]["selector"]["matchExpressions"]
+    assert selected["key"] == "app.kubernetes.io/name"
+    assert selected["operator"] == "In"
+    assert set(selected["values"]) == set(SCRAPED)
+    assert [endpoint["port"] for endpoint in monitor["spec"]["podMetricsEndpoints"]] == ["metrics"]
