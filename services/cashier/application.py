@@ -48,6 +48,13 @@ from services.cashier.ledger import (
     validate_batch,
     wallet_account_id,
 )
+from services.cashier.money_flow import (
+    FlowObserver,
+    funding_flows,
+    house_game_flows,
+    purchase_flows,
+    withdrawal_flows,
+)
 from services.cashier.payments import RATES, PaymentSource, check_withdrawable, chips_for, locked_amount
 from services.cashier.seat_sessions import SeatSessionUseCases, SeatSessionView
 from services.cashier.storage import PoolFigures
@@ -118,8 +125,9 @@ class Cashier(SeatSessionUseCases, HoldUseCases):
         clock: Callable[[], datetime] = utc_now,
         stars_purchases_enabled: bool = False,
         stars_lock: timedelta = timedelta(days=21),
+        flows: FlowObserver | None = None,
     ) -> None:
-        super().__init__(engine, clock=clock)
+        super().__init__(engine, clock=clock, flows=flows)
         # Concurrent CreateTransfers calls share transactions (see `coalescing.py`).
         self._transfers: Coalescer[TransferBatch, list[TransferOutcome]] = Coalescer(
             self._apply_batches,
@@ -142,7 +150,14 @@ class Cashier(SeatSessionUseCases, HoldUseCases):
     async def _apply_batches(
         self, batches: Sequence[TransferBatch]
     ) -> Sequence[Answer[list[TransferOutcome]]]:
-        return await self._transaction(functools.partial(self._apply_many, batches=batches))
+        return await self._transaction(
+            functools.partial(self._apply_many, batches=batches), committed=self._transferred
+        )
+
+    def _transferred(self, answers: Sequence[Answer[list[TransferOutcome]]]) -> None:
+        flows = house_game_flows(o for answer in answers for o in answer.result or ())
+        if flows:
+            self._flows.applied(flows)
 
     async def lookup_transfers(self, transfer_ids: Sequence[str]) -> list[TransferRecord]:
         if not transfer_ids:
@@ -194,7 +209,9 @@ class Cashier(SeatSessionUseCases, HoldUseCases):
             await self._claim_payment_reference(conn, request, holder, outcome)
             return outcome
 
-        outcome = await self._transaction(work)
+        outcome = await self._transaction(
+            work, committed=lambda outcome: self._flows.applied(purchase_flows(outcome))
+        )
         record = self._payment_outcome(outcome)
         unlock = record.created_at + self._stars_lock if source is PaymentSource.TELEGRAM_STARS else None
         return PaymentResult(record, outcome.status is TransferStatus.EXISTS, unlock)
@@ -295,8 +312,15 @@ class Cashier(SeatSessionUseCases, HoldUseCases):
             await self._claim_payment_reference(conn, request, holder, plan.outcomes[0])
             return plan.outcomes[0]
 
-        outcome = await self._transaction(work)
-        record = self._payment_outcome(outcome)
+        try:
+            outcome = await self._transaction(
+                work, committed=lambda outcome: self._flows.applied(withdrawal_flows(outcome))
+            )
+            record = self._payment_outcome(outcome)
+        except FailedPrecondition as refusal:
+            # Held for review, locked Stars chips, or a refusal on funds recorded with the reference.
+            self._flows.withdrawal_refused(pool, refusal.reason)
+            raise
         return PaymentResult(record, outcome.status is TransferStatus.EXISTS)
 
     async def balances(self, player_id: str) -> tuple[list[WalletView], SeatSessionView | None]:
@@ -400,7 +424,9 @@ class Cashier(SeatSessionUseCases, HoldUseCases):
             (outcome,) = await self._apply(conn, [request], linked=False)
             return outcome
 
-        outcome = await self._transaction(work)
+        outcome = await self._transaction(
+            work, committed=lambda outcome: self._flows.applied(funding_flows(outcome))
+        )
         if outcome.status is TransferStatus.EXISTS_WITH_DIFFERENT_FIELD:
             assert outcome.record is not None
             raise AlreadyExists(
@@ -419,12 +445,25 @@ class Cashier(SeatSessionUseCases, HoldUseCases):
         """The pool's house bank (its free money), jackpot and reserved cover, in one snapshot."""
         if pool is None:
             raise InvalidArgument("POOL_INVALID", "pool is required", {"field": "pool"})
-        ids = bank_account_id(pool), jackpot_account_id(pool), cover_account_id(pool)
+        return (await self._house_balances([pool]))[pool]
 
-        async def work(conn: AsyncConnection) -> tuple[int, int, int]:
-            found = await storage.read_accounts(conn, ids)
-            bank, jackpot, cover = (found[i].balance if i in found else 0 for i in ids)
-            return bank, jackpot, cover
+    async def every_house_balance(self) -> dict[Pool, tuple[int, int, int]]:
+        """`house_balances` of every pool, in one snapshot and one query (read at each scrape of the
+        metrics, `money_metrics.py`)."""
+        return await self._house_balances(list(Pool))
+
+    async def _house_balances(self, pools: Sequence[Pool]) -> dict[Pool, tuple[int, int, int]]:
+        ids = {
+            pool: (bank_account_id(pool), jackpot_account_id(pool), cover_account_id(pool)) for pool in pools
+        }
+
+        async def work(conn: AsyncConnection) -> dict[Pool, tuple[int, int, int]]:
+            found = await storage.read_accounts(conn, [i for three in ids.values() for i in three])
+            balances = {}
+            for pool, three in ids.items():
+                bank, jackpot, cover = (found[i].balance if i in found else 0 for i in three)
+                balances[pool] = (bank, jackpot, cover)
+            return balances
 
         return await self._snapshot(work)
 

@@ -16,6 +16,7 @@ from service_runtime.server import GrpcService
 from services.cashier.application import Cashier
 from services.cashier.audit_watch import AuditWatch
 from services.cashier.grpc_adapter import SERVICE_NAME, CashierServicer
+from services.cashier.money_metrics import MONEY_FLOWS, watch_house_balances
 from services.cashier.settings import CashierSettings
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
@@ -70,12 +71,15 @@ async def assemble(settings: CashierSettings) -> Assembly:
         engine,
         stars_purchases_enabled=settings.stars_purchases_enabled,
         stars_lock=timedelta(days=settings.stars_lock_days),
+        flows=MONEY_FLOWS,
     )
+    forget_house_balances = watch_house_balances(cashier, asyncio.get_running_loop())
     watch = AuditWatch(cashier, settings.audit_interval_seconds) if settings.audit_interval_seconds else None
     if watch is not None:
         watch.start()
 
     async def close() -> None:
+        forget_house_balances()
         if watch is not None:
             await watch.stop()
         await engine.dispose()

@@ -37,6 +37,7 @@ from services.cashier.ledger import (
     seat_account_id,
     wallet_account_id,
 )
+from services.cashier.money_flow import FlowObserver, settlement_flows
 from services.cashier.settlement import (
     SETTLEMENT_FIELDS,
     HandResult,
@@ -80,8 +81,14 @@ class _Decision:
 class SeatSessionUseCases(UnitOfWork):
     """Seat sessions and settlements; a seat is an account that only these use cases move."""
 
-    def __init__(self, engine: AsyncEngine, *, clock: Callable[[], datetime] = utc_now) -> None:
-        super().__init__(engine, clock=clock)
+    def __init__(
+        self,
+        engine: AsyncEngine,
+        *,
+        clock: Callable[[], datetime] = utc_now,
+        flows: FlowObserver | None = None,
+    ) -> None:
+        super().__init__(engine, clock=clock, flows=flows)
         self._settlements: Coalescer[HandResult, tuple[SettlementView, bool]] = Coalescer(
             self._settle_hands,
             limit=MAX_SETTLEMENTS_PER_TRANSACTION,
@@ -294,8 +301,19 @@ class SeatSessionUseCases(UnitOfWork):
     async def _settle_hands(
         self, hands: Sequence[HandResult]
     ) -> Sequence[Answer[tuple[SettlementView, bool]]]:
-        decisions = await self._transaction(functools.partial(self._settle_batch, hands=hands))
+        decisions = await self._transaction(
+            functools.partial(self._settle_batch, hands=hands), committed=self._settled
+        )
         return [Answer(result=d.result, error=d.error) for d in decisions]
+
+    def _settled(self, decisions: Sequence[_Decision]) -> None:
+        """Report the hands this transaction settled (not the retries it answered, nor refusals)."""
+        flows = []
+        for decision in decisions:
+            if decision.result is not None and not decision.result[1]:
+                flows += settlement_flows(decision.result[0].hand)
+        if flows:
+            self._flows.applied(flows)
 
     async def _settle_batch(self, conn: AsyncConnection, hands: Sequence[HandResult]) -> list[_Decision]:
         """Settle several hands in one transaction: one lock-and-load, one write, one commit."""

@@ -29,6 +29,7 @@ from services.cashier.ledger import (
     TransferRequest,
     plan_transfers,
 )
+from services.cashier.money_flow import FlowObserver, IgnoredFlows
 
 T = TypeVar("T")
 
@@ -79,11 +80,19 @@ def _finished(task: asyncio.Future[Any]) -> None:
 
 
 class UnitOfWork:
-    """The database side every use case shares: engine, clock, transactions with retry."""
+    """The database side every use case shares: engine, clock, transactions with retry, and who
+    hears of the money each committed transaction moved (`money_flow.py`)."""
 
-    def __init__(self, engine: AsyncEngine, *, clock: Callable[[], datetime] = utc_now) -> None:
+    def __init__(
+        self,
+        engine: AsyncEngine,
+        *,
+        clock: Callable[[], datetime] = utc_now,
+        flows: FlowObserver | None = None,
+    ) -> None:
         self._engine = engine
         self._clock = clock
+        self._flows: FlowObserver = IgnoredFlows() if flows is None else flows
         # SQLite (the embedded default) has one writer at a time; queueing here avoids busy errors.
         self._write_lock = asyncio.Lock() if engine.dialect.name == "sqlite" else None
 
@@ -101,25 +110,39 @@ class UnitOfWork:
         async with self._write_lock:
             yield
 
-    async def _transaction(self, work: Callable[[AsyncConnection], Awaitable[T]]) -> T:
-        """Run `work` in one transaction, retrying it whole on serialization failures and deadlocks.
+    async def _transaction(
+        self,
+        work: Callable[[AsyncConnection], Awaitable[T]],
+        *,
+        committed: Callable[[T], None] | None = None,
+    ) -> T:
+        """Run `work` in one transaction, retrying it whole on serialization failures and deadlocks;
+        `committed` gets the result of the attempt that committed, once it has.
 
         Once begun, the transaction is never cut: a caller cancelled meanwhile (its client's deadline
         passed, or it went away) is answered at once, while the transaction commits or rolls back on
-        its own and gives its connection back (`run_to_end`)."""
-        return await run_to_end(self._attempts(work))
+        its own and gives its connection back (`run_to_end`). `committed` runs there too, so what a
+        transaction applied is reported even when nobody waits for its answer any more (its caller's
+        retry finds it recorded and applies nothing)."""
+        return await run_to_end(self._attempts(work, committed))
 
-    async def _attempts(self, work: Callable[[AsyncConnection], Awaitable[T]]) -> T:
+    async def _attempts(
+        self, work: Callable[[AsyncConnection], Awaitable[T]], committed: Callable[[T], None] | None
+    ) -> T:
         for attempt in range(MAX_ATTEMPTS):
             try:
                 async with self._serialised(), self._engine.begin() as conn:
-                    return await work(conn)
+                    result = await work(conn)
             except (DBAPIError, psycopg.Error) as exc:
                 # The hot statements run on the driver directly, so its errors arrive unwrapped too.
                 sqlstate = getattr(exc.orig if isinstance(exc, DBAPIError) else exc, "sqlstate", None)
                 if sqlstate not in _RETRYABLE_SQLSTATES or attempt == MAX_ATTEMPTS - 1:
                     raise
                 await asyncio.sleep(random.uniform(0, 0.002 * 2**attempt))
+                continue
+            if committed is not None:
+                committed(result)
+            return result
         raise AssertionError("unreachable")
 
     async def _snapshot(self, work: Callable[[AsyncConnection], Awaitable[T]]) -> T:
