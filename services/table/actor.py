@@ -59,7 +59,15 @@ from services.table.record_outbox import MemoryOutbox, RecordOutbox
 from services.table.rooms import Room, RoomSource
 from services.table.settlement import AfterHand
 from services.table.table_core import PlayerSeat
-from services.table.table_state import Parts, Stage, lobby_figures, seat_status, table_state, waiting_view
+from services.table.table_state import (
+    Parts,
+    Stage,
+    lobby_figures,
+    players_by_state,
+    seat_status,
+    table_state,
+    waiting_view,
+)
 from services.table.table_streams import (
     SPECTATOR_BATCH_SECONDS,
     SPECTATOR_STREAM_CLOSED,
@@ -199,6 +207,7 @@ class TableActor:
             answers=self._answers,
         )
         self._chat = chat or ChatGuard()
+        table_metrics.room_opened(room.room_id, room.variant.value)
 
     # ------------------------------------------------------------------ the seats' core
 
@@ -673,7 +682,6 @@ class TableActor:
             messages = await self._play(step)
             waited = entry["ms"] / 1000 if "ms" in entry else None
             table_metrics.action_accepted(str(entry["action"]), waited)
-            hand_trace.action(self.table_id, seat, str(entry["action"]))
             own = messages.get(seat)
             response = table_pb2.ActResponse()
             if own:
@@ -748,6 +756,11 @@ class TableActor:
     def figures(self, shard_id: str) -> TableFigures:
         """The table's public figures for the lobby (no card, public seat numbers from 1)."""
         return lobby_figures(self._parts(), self._recent, shard_id)
+
+    def players(self) -> table_metrics.TablePlayers:
+        """The players seated and waiting now, for the shard's figures (read at scrape time)."""
+        seated, waiting = players_by_state(self._seats, self._cycle.live)
+        return table_metrics.TablePlayers(self.room.room_id, self.room.variant.value, seated, waiting)
 
     async def snapshot(self, player_id: str) -> table_pb2.TableView:
         seat = self._seat_of(player_id)

@@ -288,6 +288,9 @@ async def assemble(settings: TableSettings) -> Assembly:
             lease_held=(lambda: held.held) if held is not None else (lambda: True),
             open_tables=lambda: {"cash": len(shard.tables()), "house": len(shard.house_tables())},
             queues={"reveal": shard.reveals, "history": shard.records},
+            # Only the live tables: a room handed over or a table closed takes its figures along.
+            house_banks=lambda: [table.bank_read for table in shard.house_tables().values()],
+            players=lambda: [table.players() for table in shard.tables().values()],
         ),
         bank_minimum=settings.house_bank_minimum,
     )

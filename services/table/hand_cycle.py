@@ -450,7 +450,7 @@ class HandCycle:
         self._shell.seats().seating = plan.table_after
         self.stage = Stage.PLAYING
         self._backoff = self._t.retry_initial_seconds
-        table_metrics.hand_started(room.variant.value)
+        table_metrics.hand_started(room.room_id, room.variant.value)
         hand_trace.playing(self._table_id, live.config.hand_id)
         self._arm_turn()
         self._shell.publish(step.events)
@@ -464,6 +464,8 @@ class HandCycle:
         live = self.live
         assert live is not None
         await self._log.append(self._shell.room().room_id, live.hand_id, list(step.entries))
+        # Every decision the log now holds is an event of the hand's play span, whoever took it.
+        hand_trace.actions(self._table_id, step.events)
         self.live = step.state
         if step.bank is not None and (player := self._shell.seats().players.get(step.bank[0])) is not None:
             table_metrics.time_bank_spent(player.time_bank - step.bank[1])

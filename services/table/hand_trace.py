@@ -5,24 +5,29 @@ outgoing calls it makes, whose server spans in fairness, the cashier and history
 A hand is its own trace, not a part of whichever call opened its table, so the root starts a new
 trace. The table code marks its phases with one call each; the live hand of a table is found by
 table id, and a settled hand's context by hand id (for the after-hand queues), kept for a bounded
-number of hands. Spans carry table and hand ids and phase names only (tracing.py).
+number of hands. Spans carry table and hand ids and phase names only (tracing.py); the play span's
+events carry each decision's seat, action and who took it (the player, the clock, a leave).
 """
 
 from __future__ import annotations
 
 import collections
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from opentelemetry import trace
 from opentelemetry.context import Context
 from opentelemetry.trace import Span
 
+from poker_engine.events import ActionCause, Event, PlayerActed
 from service_runtime import tracing
 
 # Settled hands whose reveal and record may still be pending; the oldest are forgotten first.
 KEPT_SETTLED_HANDS = 10_000
+
+# Who took a decision, as the play span's events say it (the hand record's `cause`).
+DECIDED_BY = {ActionCause.PLAYER: "player", ActionCause.TIMEOUT: "clock", ActionCause.LEFT_TABLE: "leave"}
 
 
 @dataclass
@@ -83,11 +88,26 @@ def playing(table_id: str, hand_id: str) -> None:
     )
 
 
-def action(table_id: str, seat: int, kind: str) -> None:
-    """An action of the running hand, as an event of its play span (the Act call is its own trace)."""
+def actions(table_id: str, events: Iterable[Event]) -> None:
+    """The decisions among a step's engine events (a player's Act, the clock's check or fold at the
+    turn's end, the fold of a player who left), each an event of the running hand's play span, as
+    the hand's record has it: the seat (the engine's, from 0), the action, all-in, and who took it
+    (the Act call is its own trace)."""
     hand = _live.get(table_id)
-    if hand is not None and hand.play is not None:
-        hand.play.add_event("action", {"seat": seat, "action": kind})
+    if hand is None or hand.play is None:
+        return
+    for event in events:
+        if isinstance(event, PlayerActed):
+            hand.play.add_event(
+                "action",
+                {
+                    "seat": event.seat,
+                    "action": event.action.value,
+                    "all_in": event.all_in,
+                    # Never raises: the log has the decision already, whatever the span says.
+                    "by": DECIDED_BY.get(event.cause, event.cause.value.lower()),
+                },
+            )
 
 
 def over(table_id: str) -> None:

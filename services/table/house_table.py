@@ -224,6 +224,8 @@ class HouseTable:
         self._bank = 0
         self._jackpot = 0
         self._balances_at = -1e18
+        # The last read, for the shard's figures while this table is open (metrics.py, scrape time).
+        self._bank_read: table_metrics.BankRead | None = None
         self._sequence = 0
         self._closed = False
         self._handing_over = False
@@ -261,6 +263,12 @@ class HouseTable:
             yield
         finally:
             self._commands -= 1
+
+    @property
+    def bank_read(self) -> table_metrics.BankRead | None:
+        """The pool's bank as this table last read it; None before its first read and once it closed
+        (a figure of a room this shard no longer serves must not be exported: issue 40)."""
+        return None if self._closed else self._bank_read
 
     async def stop(self) -> None:
         self._closed = True
@@ -548,7 +556,7 @@ class HouseTable:
             step = await self._feed(core.RefundAnswer(effect.round_id))
             if step.entries:
                 self.rounds_voided += 1
-                table_metrics.house_round_ended(self.room.game.name.lower(), "voided")
+                table_metrics.house_round_voided(self.room.game)
             return step
         if isinstance(effect, core.RevealVoid):
             try:
@@ -576,7 +584,9 @@ class HouseTable:
             self.table_id, self.room, effect.player, run
         )
         self.rounds_settled += 1
-        table_metrics.house_round_ended(self.room.game.name.lower(), "settled")
+        table_metrics.house_round_settled(
+            self.room.game, self.room.pool, wagered=sum(run.live.staked.values()), paid=effect.paid_out
+        )
         self._after_round(
             AfterHand(effect.round_id, record, self.table_id, seen=seen_positions(record, round_.deck))
         )
@@ -596,7 +606,7 @@ class HouseTable:
             core.Resume(round_.round_id, tuple(deck), applied, time.time(), self._t.handover_grace_seconds)
         )
         if step.entries:
-            table_metrics.house_round_resumed(self.room.game.name.lower())
+            table_metrics.house_round_resumed(self.room.game)
             log.info("house round resumed", round_id=round_.round_id, decisions=len(round_.logged))
         return step
 
@@ -617,7 +627,7 @@ class HouseTable:
     async def _read_balances(self) -> tuple[int, int]:
         """The pool's free house bank (the ledger's: what no open round reserved) and jackpot."""
         bank, jackpot, reserved = await self._cashier.house_balances(self.room.pool)
-        table_metrics.house_balances_read(self.room.pool, bank, jackpot, reserved)
+        self._bank_read = table_metrics.BankRead(self.room.pool, bank, jackpot, reserved, time.monotonic())
         self._bank, self._jackpot = bank, jackpot
         self._balances_at = time.monotonic()
         return bank, jackpot

@@ -1,19 +1,27 @@
 """The table shard's own figures for Prometheus: hands, actions, clocks, presence, streams, queues,
-house rounds and the house bank against its cover.
+house rounds and their stakes and payouts, the house bank against its cover, the players at the
+tables.
 
 The table code calls the named functions below at the points where a thing happens (one line
 each), so the hand path stays free of metric plumbing; figures that are a state rather than an
-event (the oldest hand waiting for its settlement, the after-hand queues, the lease) are read at
-scrape time from the shards registered with `watch_shard`. Labels take values from small fixed
-sets only: the room's variant and game, an action kind, a reason or outcome, a pool name, the
-shard id; never a table, hand or player id.
+event (the oldest hand waiting for its settlement, the after-hand queues, the lease, the players
+seated and waiting, the house bank as the shard's live house tables last read it) are read at
+scrape time from the shards registered with `watch_shard`, so a figure the shard no longer owns (a
+room handed over, a table closed) is gone with it. Labels take values from small fixed sets only:
+the room id (the operator's catalogue of rooms), the room's variant and game, an action kind, a
+reason or outcome, a pool name, the shard id; never a table, hand or player id.
+
+Every labelled counter whose label values are a known set has each of its series at 0 from the
+start (at import; the room's hands as its table opens): Prometheus's increase() sees a series'
+first event only when the series existed before it.
 """
 
 from __future__ import annotations
 
+import enum
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from prometheus_client import REGISTRY, Counter, Gauge, Histogram
@@ -21,13 +29,36 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from poker.common.v1 import common_pb2
+from poker_engine.config import Variant
+from poker_engine.events import ActionKind
 from service_runtime.metrics import HUMAN_BUCKETS
+from services.table.house_round import HouseGame
+from services.table.presence import EXPIRY_CODES
 
-hands_started = Counter("poker_hands_started_total", "Cash-table hands dealt, by variant.", ("variant",))
+
+class VoidReason(enum.StrEnum):
+    """Why a dealt cash-table hand ended without a settlement: the only reasons `hand_voided` takes."""
+
+    # The cashier refused the settlement for good (settlement.py).
+    SETTLEMENT_REFUSED = "settlement_refused"
+    # A previous owner left the hand running and its log does not hold it whole (recovery.py).
+    UNFINISHED_AFTER_TAKEOVER = "unfinished_after_takeover"
+
+
+# A player's own decision as the hand's log names it: the engine's actions, or an all-in.
+ACCEPTED_ACTIONS = (*(kind.value for kind in ActionKind), "ALL_IN")
+HANDOVERS = ("between_hands", "at_bound")
+HOUSE_OUTCOMES = ("settled", "voided")
+STREAM_KINDS = ("watcher", "spectator")
+PLAYER_STATES = ("seated", "waiting")
+
+hands_started = Counter(
+    "poker_hands_started_total", "Cash-table hands dealt, by room and variant.", ("room", "variant")
+)
 hands_settled = Counter(
     "poker_hands_settled_total",
-    "Cash-table hands the cashier acknowledged as settled, by variant.",
-    ("variant",),
+    "Cash-table hands the cashier acknowledged as settled, by room and variant.",
+    ("room", "variant"),
 )
 hands_voided = Counter(
     "poker_hands_voided_total",
@@ -94,19 +125,23 @@ house_rounds_resumed = Counter(
     "Dealt house-game rounds a table resumed from the journal as it opened (a restart or a takeover).",
     ("game",),
 )
-house_bank_balance = Gauge(
-    "poker_house_bank_balance_chips",
-    "The house bank's free balance (what no open round reserved) the shard read last, by pool.",
-    ("pool",),
+house_wagered = Counter(
+    "poker_house_wagered_chips_total",
+    "What players staked in settled house-game rounds (antes, bets, bonuses, fees, insurance), by game"
+    " and pool: with poker_house_paid_chips_total, the hold is 1 - paid / wagered.",
+    ("game", "pool"),
 )
-house_jackpot_balance = Gauge(
-    "poker_house_jackpot_balance_chips", "The jackpot balance the shard read last, by pool.", ("pool",)
+house_paid = Counter(
+    "poker_house_paid_chips_total",
+    "What settled house-game rounds paid back to their players (stakes returned and wins, jackpot"
+    " shares included, less the jackpot contributions), by game and pool.",
+    ("game", "pool"),
 )
-house_bank_reserved = Gauge(
-    "poker_house_bank_reserved_chips",
-    "What the pool's open house rounds (every table and shard) have reserved from the house bank, as"
-    " the shard read it last from the cashier's ledger, by pool.",
-    ("pool",),
+cash_wagered = Counter(
+    "poker_cash_wagered_chips_total",
+    "Chips players put into the pots of settled cash-table hands (the pots before rake: what was"
+    " bet and called, uncalled bets returned), by pool and variant.",
+    ("pool", "variant"),
 )
 house_bank_minimum = Gauge(
     "poker_house_bank_minimum_chips",
@@ -118,11 +153,54 @@ def pool_name(pool: int) -> str:
     return common_pb2.ChipPool.Name(pool).removeprefix("CHIP_POOL_") if pool else "UNSPECIFIED"  # type: ignore[arg-type]
 
 
+def game_name(game: HouseGame) -> str:
+    return game.name.lower()
+
+
+POOLS = tuple(pool_name(pool) for pool in common_pb2.ChipPool.values() if pool)
+HOUSE_GAMES = tuple(game_name(game) for game in HouseGame)
+CASH_VARIANTS = tuple(variant.value for variant in Variant)
+
+
+def _pre_initialise() -> None:
+    """Every series of a known label set, at 0 (the room's hands: `room_opened`)."""
+    for reason in VoidReason:
+        hands_voided.labels(reason.value)
+    for code in EXPIRY_CODES.values():
+        seats_expired.labels(code)
+    for how in HANDOVERS:
+        rooms_handed_over.labels(how)
+    for action in ACCEPTED_ACTIONS:
+        actions.labels(action)
+    for kind in STREAM_KINDS:
+        streams_open.labels(kind)
+        stream_updates_dropped.labels(kind)
+    for game in HOUSE_GAMES:
+        house_rounds_resumed.labels(game)
+        for outcome in HOUSE_OUTCOMES:
+            house_rounds.labels(game, outcome)
+        for pool in POOLS:
+            house_wagered.labels(game, pool)
+            house_paid.labels(game, pool)
+    for pool in POOLS:
+        for variant in CASH_VARIANTS:
+            cash_wagered.labels(pool, variant)
+
+
+_pre_initialise()
+
+
 # ------------------------------------------------------------------ events (one call each)
 
 
-def hand_started(variant: str) -> None:
-    hands_started.labels(variant).inc()
+def room_opened(room_id: str, variant: str) -> None:
+    """A table of the room opened on this shard: the room's hands are counted from 0."""
+    hands_started.labels(room_id, variant)
+    hands_settled.labels(room_id, variant)
+
+
+def hand_started(room_id: str, variant: str) -> None:
+    hands_started.labels(room_id, variant).inc()
 
 
 _hands_over: dict[str, float] = {}
@@ -133,8 +211,10 @@ def hand_over(table_id: str) -> None:
     _hands_over.setdefault(table_id, time.monotonic())
 
 
-def hand_settled(table_id: str, variant: str) -> None:
-    hands_settled.labels(variant).inc()
+def hand_settled(table_id: str, room_id: str, variant: str, pool: int, wagered: int) -> None:
+    """The cashier acknowledged the hand; `wagered`: its pots before rake."""
+    hands_settled.labels(room_id, variant).inc()
+    cash_wagered.labels(pool_name(pool), variant).inc(wagered)
     over = _hands_over.pop(table_id, None)
     if over is not None:
         settlement_seconds.observe(time.monotonic() - over)
@@ -150,12 +230,12 @@ def hand_continued() -> None:
     hands_continued.inc()
 
 
-def hand_voided(reason: str) -> None:
-    hands_voided.labels(reason).inc()
+def hand_voided(reason: VoidReason) -> None:
+    hands_voided.labels(reason.value).inc()
 
 
 def room_handed_over(*, at_bound: bool) -> None:
-    rooms_handed_over.labels("at_bound" if at_bound else "between_hands").inc()
+    rooms_handed_over.labels(HANDOVERS[1] if at_bound else HANDOVERS[0]).inc()
 
 
 def action_accepted(action: str, turn_seconds: float | None) -> None:
@@ -197,18 +277,20 @@ def update_dropped(kind: str) -> None:
     stream_updates_dropped.labels(kind).inc()
 
 
-def house_round_ended(game: str, outcome: str) -> None:
-    house_rounds.labels(game, outcome).inc()
+def house_round_settled(game: HouseGame, pool: int, *, wagered: int, paid: int) -> None:
+    """A house round settled (counted once, where its record is made): what its player staked in
+    it and what it paid back to them."""
+    house_rounds.labels(game_name(game), "settled").inc()
+    house_wagered.labels(game_name(game), pool_name(pool)).inc(wagered)
+    house_paid.labels(game_name(game), pool_name(pool)).inc(paid)
 
 
-def house_round_resumed(game: str) -> None:
-    house_rounds_resumed.labels(game).inc()
+def house_round_voided(game: HouseGame) -> None:
+    house_rounds.labels(game_name(game), "voided").inc()
 
 
-def house_balances_read(pool: int, bank: int, jackpot: int, reserved: int) -> None:
-    house_bank_balance.labels(pool_name(pool)).set(bank)
-    house_jackpot_balance.labels(pool_name(pool)).set(jackpot)
-    house_bank_reserved.labels(pool_name(pool)).set(reserved)
+def house_round_resumed(game: HouseGame) -> None:
+    house_rounds_resumed.labels(game_name(game)).inc()
 
 
 # ------------------------------------------------------------------ states (read at scrape time)
@@ -220,14 +302,41 @@ class _Queue(Protocol):
     def oldest_age(self) -> float: ...
 
 
+@dataclass(frozen=True, slots=True)
+class BankRead:
+    """The pool's house bank as a house table last read it from the cashier (`at`: time.monotonic())."""
+
+    pool: int
+    bank: int  # free: what no open round reserved
+    jackpot: int
+    reserved: int  # what the pool's open rounds, of every table and shard, reserved
+    at: float
+
+
+@dataclass(frozen=True, slots=True)
+class TablePlayers:
+    """A cash table's players now: `seated` in play (dealt into the running hand, or between hands
+    dealt into the next), `waiting` (sitting out, away, or seated during a hand and waiting for the next)."""
+
+    room: str
+    variant: str
+    seated: int
+    waiting: int
+
+
 @dataclass
 class WatchedShard:
-    """What the collector reads of one shard at scrape time."""
+    """What the collector reads of one shard at scrape time (from the scrape's thread: each callable
+    only reads references and copies of the shard's state)."""
 
     shard_id: str
     lease_held: Callable[[], bool]
     open_tables: Callable[[], dict[str, int]]
     queues: dict[str, _Queue]
+    # The last bank read of each live house table of the shard (None: it read nothing yet).
+    house_banks: Callable[[], Iterable[BankRead | None]] = field(default=lambda: ())
+    # The players of each open cash table of the shard.
+    players: Callable[[], Iterable[TablePlayers]] = field(default=lambda: ())
 
 
 class _ShardCollector(Collector):
@@ -259,6 +368,29 @@ class _ShardCollector(Collector):
             "poker_settlement_pending_seconds",
             "How long the oldest finished hand of this process has waited for its settlement (0: none).",
         )
+        players = GaugeMetricFamily(
+            "poker_table_players",
+            "Players at the shard's open cash tables, by room, variant and state: seated (in play) or"
+            " waiting (sitting out, away, or waiting for the next hand).",
+            labels=("shard", "room", "variant", "state"),
+        )
+        bank = GaugeMetricFamily(
+            "poker_house_bank_balance_chips",
+            "The house bank's free balance (what no open round reserved) as the shard's live house"
+            " tables of the pool last read it, by pool (none without such a table).",
+            labels=("shard", "pool"),
+        )
+        jackpot = GaugeMetricFamily(
+            "poker_house_jackpot_balance_chips",
+            "The jackpot balance as the shard's live house tables of the pool last read it, by pool.",
+            labels=("shard", "pool"),
+        )
+        reserved = GaugeMetricFamily(
+            "poker_house_bank_reserved_chips",
+            "What the pool's open house rounds (every table and shard) have reserved from the house"
+            " bank, as the shard's live house tables of the pool last read it, by pool.",
+            labels=("shard", "pool"),
+        )
         for shard in list(self.shards):
             shard_id = shard.shard_id
             lease.add_metric([shard_id], 1.0 if shard.lease_held() else 0.0)
@@ -267,9 +399,16 @@ class _ShardCollector(Collector):
             for name, queue in shard.queues.items():
                 depth.add_metric([shard_id, name], len(queue))
                 lag.add_metric([shard_id, name], queue.oldest_age())
+            for (room, variant), (seated, waiting) in sorted(_players_by_room(shard.players()).items()):
+                players.add_metric([shard_id, room, variant, PLAYER_STATES[0]], seated)
+                players.add_metric([shard_id, room, variant, PLAYER_STATES[1]], waiting)
+            for pool, read in sorted(_latest_bank_reads(shard.house_banks()).items()):
+                bank.add_metric([shard_id, pool_name(pool)], read.bank)
+                jackpot.add_metric([shard_id, pool_name(pool)], read.jackpot)
+                reserved.add_metric([shard_id, pool_name(pool)], read.reserved)
         now = time.monotonic()
         pending.add_metric([], max((now - t for t in list(_hands_over.values())), default=0.0))
-        yield from (lease, tables, depth, lag, pending)
+        yield from (lease, tables, depth, lag, pending, players, bank, jackpot, reserved)
 
     def describe(self) -> Iterator[GaugeMetricFamily]:
         # Names only (no shard registered yet at import): the registry checks them for duplicates.
@@ -279,8 +418,31 @@ class _ShardCollector(Collector):
             "poker_table_after_hand_queue_jobs",
             "poker_table_after_hand_lag_seconds",
             "poker_settlement_pending_seconds",
+            "poker_table_players",
+            "poker_house_bank_balance_chips",
+            "poker_house_jackpot_balance_chips",
+            "poker_house_bank_reserved_chips",
         ):
             yield GaugeMetricFamily(name, name)
+
+
+def _players_by_room(tables: Iterable[TablePlayers]) -> dict[tuple[str, str], tuple[int, int]]:
+    """(seated, waiting) per room and variant, summed over the room's open tables."""
+    rooms: dict[tuple[str, str], tuple[int, int]] = {}
+    for table in tables:
+        seated, waiting = rooms.get((table.room, table.variant), (0, 0))
+        rooms[(table.room, table.variant)] = (seated + table.seated, waiting + table.waiting)
+    return rooms
+
+
+def _latest_bank_reads(reads: Iterable[BankRead | None]) -> dict[int, BankRead]:
+    """Per pool, the freshest read among the live house tables that read the bank; a pool none of
+    them read (no such table here: closed, or its room handed over) has none."""
+    latest: dict[int, BankRead] = {}
+    for read in reads:
+        if read is not None and (read.pool not in latest or read.at > latest[read.pool].at):
+            latest[read.pool] = read
+    return latest
 
 
 _SHARDS = _ShardCollector()
@@ -288,7 +450,8 @@ REGISTRY.register(_SHARDS)
 
 
 def watch_shard(shard: WatchedShard, bank_minimum: int) -> Callable[[], None]:
-    """Report `shard`'s states (lease, tables, after-hand queues) until the returned call."""
+    """Report `shard`'s states (lease, tables, after-hand queues, players, the house bank as its house
+    tables read it) until the returned call."""
     _SHARDS.shards.append(shard)
     house_bank_minimum.set(bank_minimum)
 

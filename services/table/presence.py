@@ -29,6 +29,14 @@ class Expiry(enum.Enum):
     SIT_OUT = "SIT_OUT"  # sitting out longer than the sit-out limit
 
 
+# The notice (and the metric's reason) of each expiry: the only names a removed seat is given, so
+# the shard's figures can show every one at 0 from the start (services/table/metrics.py).
+EXPIRY_CODES: dict[Expiry, str] = {
+    Expiry.RESERVE: "SEAT_RESERVE_EXPIRED",
+    Expiry.SIT_OUT: "SIT_OUT_EXPIRED",
+}
+
+
 @dataclass(slots=True)
 class SeatPresence:
     """The presence of the player in one seat."""

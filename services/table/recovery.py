@@ -172,7 +172,7 @@ class Recovery:
             log.warning("dangling hand not revealed", table_id=self._table_id, reason=error.reason)
         log.info("dangling hand ended", table_id=self._table_id, hand_id=hand_id, voided=not settled)
         if not settled:
-            table_metrics.hand_voided("unfinished_after_takeover")
+            table_metrics.hand_voided(table_metrics.VoidReason.UNFINISHED_AFTER_TAKEOVER)
         await self._log.forget_live(self._table_id, hand_id)
 
     async def _seen_in_kept_record(self, hand_id: str) -> SeenPositions | None:

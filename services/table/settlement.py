@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from poker_engine.events import HandEnded
 from service_runtime.errors import DomainError
 from service_runtime.structured_logging import get_logger
 from services.table import core, hand_trace
@@ -26,6 +27,11 @@ from services.table.remote import is_unavailable
 from services.table.rooms import Room
 
 log = get_logger("table.actor")
+
+
+def wagered(result: HandEnded) -> int:
+    """What the hand's pots held before rake: the chips its players bet and called."""
+    return sum(pot.amount + pot.rake for pot in result.pots)
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +93,9 @@ class Settlement:
         assert isinstance(finished, core.Finish)
         live = step.state
         assert live.hand.result is not None
-        table_metrics.hand_settled(self._table_id, room.variant.value)
+        table_metrics.hand_settled(
+            self._table_id, room.room_id, room.variant.value, room.pool, wagered(live.hand.result)
+        )
         hand_trace.settled(self._table_id, live.hand_id)
         return live, finished
 
@@ -141,9 +149,16 @@ class Settlement:
         # Counted and traced once the hand is done with (an outage above retries all of it): its
         # settlement is awaited no more, and the next hand is a trace of its own.
         if settled:
-            table_metrics.hand_settled(self._table_id, room.variant.value)
+            result = live.hand.result
+            table_metrics.hand_settled(
+                self._table_id,
+                room.room_id,
+                room.variant.value,
+                room.pool,
+                0 if result is None else wagered(result),
+            )
             hand_trace.settled(self._table_id, hand_id)
         else:
-            table_metrics.hand_voided("settlement_refused")
+            table_metrics.hand_voided(table_metrics.VoidReason.SETTLEMENT_REFUSED)
             table_metrics.settlement_dropped(self._table_id)
             hand_trace.dropped(self._table_id, error.reason)

@@ -30,7 +30,7 @@ from poker_engine.errors import SeatingError
 from poker_engine.seating import Entry, SeatedPlayer
 from poker_engine.seating import TableState as Seating
 from service_runtime.errors import DomainError, FailedPrecondition
-from services.table.presence import Expiry, PresenceRules, SeatPresence
+from services.table.presence import EXPIRY_CODES, PresenceRules, SeatPresence
 from services.table.time_banks import KeptTimeBanks
 
 
@@ -394,8 +394,7 @@ def _expire(state: Seats, at: float, rules: Rules) -> Step:
             continue
         player.leaving = True
         _sync(state, seat)
-        code = "SEAT_RESERVE_EXPIRED" if expiry is Expiry.RESERVE else "SIT_OUT_EXPIRED"
-        notices.append(Notice(code, f"{player.player_id} is removed from the table", seat))
+        notices.append(Notice(EXPIRY_CODES[expiry], f"{player.player_id} is removed from the table", seat))
     return Step(state, tuple(notices))
 
 

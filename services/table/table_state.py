@@ -57,6 +57,26 @@ def seat_status(seats: table_core.Seats, live: core.HandState | None, seat: int)
     return int(table_pb2.SEAT_STATUS_ACTIVE)
 
 
+def players_by_state(seats: table_core.Seats, live: core.HandState | None) -> tuple[int, int]:
+    """(seated, waiting) for the shard's figures: a player is seated while in play (dealt into the
+    running hand; between hands, in the seating and not sitting out, so dealt into the next) and
+    waiting otherwise, as the seat's status says (`seat_status`: sitting out, away, or seated during
+    a hand and waiting for the next). A player leaving (cashed out once no hand holds them) is neither.
+    Reads only references and a copy of the seats: the scrape's thread calls it."""
+    seated = waiting = 0
+    seating = seats.seating
+    for seat, player in list(seats.players.items()):
+        if player.leaving:
+            continue
+        at = seating.player_at(seat)
+        dealt_out = live is not None and live.sessions.get(seat) != player.session_id
+        if at is None or at.sitting_out or dealt_out:
+            waiting += 1
+        else:
+            seated += 1
+    return seated, waiting
+
+
 def phase(parts: Parts) -> int:
     stage = parts.stage
     if parts.paused or stage is Stage.RECOVERING:

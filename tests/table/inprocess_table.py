@@ -5,11 +5,14 @@ Used by the tests that drive the shell's own paths (a refused log append, a refu
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
 from poker.table.v1 import table_pb2
 from services.table.actor import TableActor, Timings
 from services.table.chat import ChatGuard
 from services.table.event_log import HandEventLog, LocalEventLog
+from services.table.rooms import Room
+from services.table.settlement import AfterHand
 from tests.table.fakes import ROOM, FakeCashier, FakeFairness, FakeRooms
 
 TABLE = f"{ROOM.room_id}.1"
@@ -23,7 +26,11 @@ def seated_table(
     action_seconds: float = 30,
     players: int = 2,
     fairness: FakeFairness | None = None,
+    room: Room = ROOM,
+    after_hand: Callable[[AfterHand], None] = lambda job: None,
 ) -> TableActor:
+    """`room`: another room than `ROOM` (its table is still `TABLE`); `after_hand`: gets each settled
+    hand's record and reveal job."""
     for seat, name in enumerate(PLAYERS[:players], start=1):
         cashier.seat(TABLE, name, seat, 500)
     timings = Timings(
@@ -37,12 +44,12 @@ def seated_table(
     )
     return TableActor(
         TABLE,
-        ROOM,
+        room,
         cashier=cashier,  # type: ignore[arg-type]
         fairness=fairness or FakeFairness(),  # type: ignore[arg-type]
         event_log=log if log is not None else LocalEventLog(),
-        after_hand=lambda job: None,
-        rooms=FakeRooms(),  # type: ignore[arg-type]
+        after_hand=after_hand,
+        rooms=FakeRooms({room.room_id: room}),  # type: ignore[arg-type]
         timings=timings,
         chat=ChatGuard(),
     )
