@@ -52,9 +52,18 @@ _KEYWORDS = {
 }
 
 
-def alert_rules() -> list[dict[str, Any]]:
+def _rules() -> list[dict[str, Any]]:
     document = yaml.safe_load(ALERTS.read_text())
     return [rule for group in document["spec"]["groups"] for rule in group["rules"]]
+
+
+def alert_rules() -> list[dict[str, Any]]:
+    return [rule for rule in _rules() if "alert" in rule]
+
+
+def recording_rules() -> list[dict[str, Any]]:
+    """The rules that record a series (the error-budget ratios the burn-rate alerts read)."""
+    return [rule for rule in _rules() if "record" in rule]
 
 
 def rule_groups() -> dict[str, Any]:
@@ -99,6 +108,9 @@ def referenced_metric_names() -> dict[str, set[str]]:
     for rule in alert_rules():
         for name in metric_names(rule["expr"]):
             where.setdefault(name, set()).add(f"alert {rule['alert']}")
+    for rule in recording_rules():
+        for name in metric_names(rule["expr"]):
+            where.setdefault(name, set()).add(f"recording rule {rule['record']}")
     for dashboard, title, expression in dashboard_queries():
         for name in metric_names(without_variables(expression)):
             where.setdefault(name, set()).add(f"{dashboard}: {title}")

@@ -34,7 +34,8 @@ from poker_bots.credentials import MintedCredentials
 from poker_bots.run import RunPlan, run_bots
 from service_runtime.testing import DEV_KEYS
 from service_runtime.testing_pki import TestAuthority, tls_environment
-from tests.deploy.monitoring import exposed_names, referenced_metric_names
+from tests.deploy.monitoring import exposed_names, recording_rules, referenced_metric_names
+from tests.deploy.scraped_series import ScrapedSeries, run_promtool, scrape_url
 from tests.e2e.cluster import Cluster, running_cluster
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis]
@@ -145,14 +146,68 @@ async def test_metrics_agree_with_the_bots_and_a_hand_is_one_trace_across_the_pr
         exported = exposed_names(
             (family.name, family.type) for port in metrics_ports.values() for family in _families(port)
         )
+        # Not theirs: Prometheus's own `up`, the series the rules record, and the gateway's figures
+        # (this cluster runs no gateway; tests/gateway/test_gateway_metrics.py scrapes one).
+        recorded = {rule["record"] for rule in recording_rules()}
         missing = {
-            name: sorted(where) for name, where in referenced_metric_names().items() if name not in exported
+            name: sorted(where)
+            for name, where in referenced_metric_names().items()
+            if name not in exported | recorded | {"up"} and not name.startswith("poker_gateway_")
         }
         assert not missing, missing
         settled = total(figures["table"], "poker_hands_settled_total")
+        await asyncio.to_thread(_check_a_stopped_cashier_pages, cluster, metrics_ports, tmp_path)
         # Stopped inside the block: each process exports what it buffered on SIGTERM.
         await asyncio.to_thread(_stop, cluster)
     _check_one_hand_is_one_trace(receiver, tmp_path, settled)
+
+
+def _check_a_stopped_cashier_pages(cluster: Cluster, ports: dict[str, int], folder: Path) -> None:
+    """The alert rules, evaluated by promtool on this cluster's own scrapes (one every 15 s of
+    promtool's time): quiet while every process answers; `PokerServiceDown` for the cashier once it
+    has been stopped for 2 minutes. The cluster runs no gateway, so the rule's absent() pages for it
+    too (nothing of the gateway is up); that is the rule working, and expected."""
+    series = ScrapedSeries()
+    targets = {f"{name}-0": f"http://127.0.0.1:{port}/metrics" for name, port in ports.items()}
+    for _ in range(4):
+        series.record({pod: scrape_url(url) for pod, url in targets.items()})
+    cluster.services["cashier"].stop()
+    for _ in range(2):
+        series.record({pod: scrape_url(url) for pod, url in targets.items()})
+    assert series.value("up", pod="cashier-0")[-2:] == [0.0, 0.0]
+    series.repeat_last(12)  # Prometheus goes on scraping: three more minutes of the same
+    down = {
+        "severity": "page",
+        "app": "cashier",
+    }
+    absent_gateway = {"severity": "page", "app": "gateway"}
+    failures = run_promtool(
+        folder,
+        series,
+        [
+            {"eval_time": "45s", "alertname": "PokerServiceDown", "exp_alerts": []},
+            {"eval_time": "45s", "alertname": "PokerInternalError", "exp_alerts": []},
+            {"eval_time": "45s", "alertname": "PokerAuditNotBalanced", "exp_alerts": []},
+            {"eval_time": "45s", "alertname": "PokerHandsVoided", "exp_alerts": []},
+            {
+                "eval_time": "3m30s",
+                "alertname": "PokerServiceDown",
+                "exp_alerts": [
+                    {"exp_labels": down, "exp_annotations": _down_annotations("cashier")},
+                    {"exp_labels": absent_gateway, "exp_annotations": _down_annotations("gateway")},
+                ],
+            },
+        ],
+    )
+    assert not failures, failures
+
+
+def _down_annotations(app: str) -> dict[str, str]:
+    return {
+        "summary": f"No {app} replica is up",
+        "description": f"Prometheus reaches no {app} pod: its calls fail (UNAVAILABLE) and its figures are gone.",
+        "runbook": "docs/deploy.md#pokerservicedown",
+    }
 
 
 def _settled_figures(ports: dict[str, int], timeout: float = 60) -> dict[str, dict[str, list[Any]]]:
