@@ -224,3 +224,14 @@ def test_panels_of_counters_show_zero_rather_than_no_data() -> None:
                 )
                 checked += 1
     assert checked > 15
+
+
+def test_every_alert_has_a_promtool_case_where_it_fires_and_one_where_it_does_not() -> None:
+    cases = yaml.safe_load(ALERT_TESTS.read_text())["tests"]
+    fires, quiet = set(), set()
+    for case in cases:
+        for check in case["alert_rule_test"]:
+            (fires if check["exp_alerts"] else quiet).add(check["alertname"])
+    alerts = {rule["alert"] for rule in alert_rules()}
+    assert alerts - fires == set(), "alerts no case sees fire"
+    assert alerts - quiet == set(), "alerts no case sees stay quiet"
