@@ -58,9 +58,18 @@ def metadata(subject: str, role: Role) -> tuple[tuple[str, str], ...]:
     return (("authorization", f"Bearer {token}"),)
 
 
-TABLE_SHARD = metadata("table", Role.SERVICE)
-OPERATOR = metadata("operator", Role.ADMIN)
-PAYMENTS = metadata("payments", Role.SERVICE)
+# Minted for each call: a token minted when the module loads (xdist loads every module at the start)
+# expired before its test ran in a slow whole-suite run under load (UNAUTHENTICATED after 15 min).
+def table_shard() -> tuple[tuple[str, str], ...]:
+    return metadata("table", Role.SERVICE)
+
+
+def operator() -> tuple[tuple[str, str], ...]:
+    return metadata("operator", Role.ADMIN)
+
+
+def payments() -> tuple[tuple[str, str], ...]:
+    return metadata("payments", Role.SERVICE)
 
 
 @pytest.fixture(scope="module")
@@ -175,14 +184,14 @@ async def test_money_path_through_the_containers_keeps_every_chip(cluster: Conta
                     payment_reference=f"tier-buy-{player}", player_id=player,
                     source=cashier_pb2.PAYMENT_SOURCE_GRAM, amount_minor=10**9,
                 ),
-                metadata=PAYMENTS,
+                metadata=payments(),
             )  # fmt: skip
             opened = await cashier.OpenSeatSession(
                 cashier_pb2.OpenSeatSessionRequest(
                     session_id=f"tier-table/sit-{player}", player_id=player, table_id="tier-table",
                     seat_index=seat, pool=GRAM, buy_in_amount=1000, min_buy_in=1000, max_buy_in=1000,
                 ),
-                metadata=TABLE_SHARD,
+                metadata=table_shard(),
             )  # fmt: skip
             sessions.append(opened.seat_session.session_id)
         settle = cashier_pb2.SettleHandRequest(
@@ -190,22 +199,22 @@ async def test_money_path_through_the_containers_keeps_every_chip(cluster: Conta
             seat_results=[cashier_pb2.SeatResult(session_id=sessions[0], net_amount=-300),
                           cashier_pb2.SeatResult(session_id=sessions[1], net_amount=290)],
         )  # fmt: skip
-        assert not (await cashier.SettleHand(settle, metadata=TABLE_SHARD)).existing
-        assert (await cashier.SettleHand(settle, metadata=TABLE_SHARD)).existing
+        assert not (await cashier.SettleHand(settle, metadata=table_shard())).existing
+        assert (await cashier.SettleHand(settle, metadata=table_shard())).existing
         cashed = [
             (await cashier.CashOutSeatSession(
-                cashier_pb2.CashOutSeatSessionRequest(session_id=s), metadata=TABLE_SHARD
+                cashier_pb2.CashOutSeatSessionRequest(session_id=s), metadata=table_shard()
             )).seat_session.cash_out_amount
             for s in sessions
         ]  # fmt: skip
         assert cashed == [700, 1290]
-        audit = await cashier.AuditConservation(cashier_pb2.AuditConservationRequest(), metadata=OPERATOR)
+        audit = await cashier.AuditConservation(cashier_pb2.AuditConservationRequest(), metadata=operator())
         assert audit.balanced, audit
     async with cluster.channel("fairness") as channel:
         fairness = fairness_pb2_grpc.FairnessServiceStub(channel)
         committed = await fairness.CommitHand(
             fairness_pb2.CommitHandRequest(request_id="tier-table:1", table_id="tier-table", deal_now=True),
-            metadata=TABLE_SHARD,
+            metadata=table_shard(),
         )
         assert len(committed.deck) == 52
         assert committed.commitment.sequence == 1
@@ -225,7 +234,7 @@ async def _purchase(cashier: cashier_pb2_grpc.CashierServiceAsyncStub, reference
         amount_minor=10**9,
     )
     try:
-        await cashier.Purchase(request, metadata=PAYMENTS, timeout=3)
+        await cashier.Purchase(request, metadata=payments(), timeout=3)
     except grpc.aio.AioRpcError as error:
         return error.code()
     return grpc.StatusCode.OK
@@ -251,7 +260,7 @@ async def test_cashier_killed_mid_stream_restarts_with_every_chip_accounted_for(
     killed = asyncio.Event()
     async with cluster.channel("cashier") as channel:
         cashier = cashier_pb2_grpc.CashierServiceStub(channel)
-        before = await cashier.AuditConservation(cashier_pb2.AuditConservationRequest(), metadata=OPERATOR)
+        before = await cashier.AuditConservation(cashier_pb2.AuditConservationRequest(), metadata=operator())
         minted_before = {p.pool: p.minted for p in before.pools}
 
         async def stream() -> None:
@@ -286,10 +295,10 @@ async def test_cashier_killed_mid_stream_restarts_with_every_chip_accounted_for(
         # a retry of one that did go through returns the first result.
         for reference in references:
             assert await _purchase_until_answered(cashier, reference) == grpc.StatusCode.OK
-        after = await cashier.AuditConservation(cashier_pb2.AuditConservationRequest(), metadata=OPERATOR)
+        after = await cashier.AuditConservation(cashier_pb2.AuditConservationRequest(), metadata=operator())
         assert after.balanced, after
         balances = await cashier.GetBalances(
-            cashier_pb2.GetBalancesRequest(player_id="kil"), metadata=OPERATOR
+            cashier_pb2.GetBalancesRequest(player_id="kil"), metadata=operator()
         )
     minted = {p.pool: p.minted for p in after.pools}
     wallet = {w.pool: w.balance for w in balances.wallets}
