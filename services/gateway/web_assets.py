@@ -9,9 +9,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 MAX_ASSET_BYTES = 8 * 1024 * 1024
-# Telegram opens Mini Apps in its apps and, on the web, inside an iframe of web.telegram.org.
+# Telegram opens Mini Apps in its apps and, on the web, inside an iframe of web.telegram.org. The one
+# script from elsewhere is Telegram's Mini App API, admitted by its exact path (not all of telegram.org).
+TELEGRAM_WEB_APP_SCRIPT = "https://telegram.org/js/telegram-web-app.js"
 CONTENT_SECURITY_POLICY = (
-    "default-src 'self'; script-src 'self' https://telegram.org; connect-src 'self'; "
+    f"default-src 'self'; script-src 'self' {TELEGRAM_WEB_APP_SCRIPT}; connect-src 'self'; "
     "img-src 'self' data:; style-src 'self'; object-src 'none'; base-uri 'none'; "
     "frame-ancestors 'self' https://web.telegram.org"
 )

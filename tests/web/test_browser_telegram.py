@@ -1,0 +1,147 @@
+"""The page as a Telegram Mini App (issue 36), in headless Chromium at 390x844 with touch: a stub of
+`Telegram.WebApp` (web/e2e/telegram_stub.mjs) stands in for Telegram before the page's scripts, and
+Telegram's script URL is answered in the browser, so the run needs no internet. The player signs in with
+the stub's initData (signed with the gateway's test bot token), and the page calls ready() and expand(),
+takes Telegram's theme (and a live change of it), its safe areas and stable viewport height, shows the
+BackButton off the lobby and goes back with it, turns closing confirmation on and vertical swipes off
+while seated and restores both on leaving, and taps the phone on the player's turn (once per turn) and
+on each pot they win. The same page in a plain browser (Telegram's script blocked, or the stand-in it
+is outside Telegram) signs in by name and shows the lobby with nothing of Telegram applied.
+Skipped loudly where Chromium or the built client is missing (CI sets POKER_REQUIRE_BROWSER=1)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from services.gateway.web_assets import CONTENT_SECURITY_POLICY, TELEGRAM_WEB_APP_SCRIPT
+from tests.gateway.gateway_process import running_gateway
+from tests.gateway.telegram_signing import init_data
+from tests.security.service_processes import running_services
+from tests.web.test_browser_play import ROOM, WEB, _missing, artefacts_folder, bots_at
+
+BOT_TOKEN = "123456789:TEST-bot-token-for-the-telegram-browser-test"
+TELEGRAM_USER = 4242
+
+
+def test_the_page_loads_telegrams_script_before_its_own_and_the_policy_admits_only_that_script() -> None:
+    page = (WEB / "src" / "index.html").read_text()
+    scripts = re.findall(r'<script[^>]*src="([^"]+)"', page)
+    assert scripts == [TELEGRAM_WEB_APP_SCRIPT, "/app.js"], scripts
+    directives = {
+        name: value.split()
+        for name, _, value in (d.strip().partition(" ") for d in CONTENT_SECURITY_POLICY.split(";"))
+    }
+    assert directives["script-src"] == ["'self'", TELEGRAM_WEB_APP_SCRIPT]
+
+
+def _close(moment: int, others: list[int], seconds: float) -> bool:
+    return any(abs(moment - other) <= seconds * 1000 for other in others)
+
+
+def test_the_mini_app_follows_telegram_and_the_page_still_works_in_a_plain_browser(tmp_path: Path) -> None:
+    missing = _missing()
+    if missing:
+        if os.environ.get("POKER_REQUIRE_BROWSER") == "1":
+            pytest.fail(f"POKER_REQUIRE_BROWSER=1 but {missing}")
+        print(f"\n!!! browser test SKIPPED: {missing} !!!")
+        pytest.skip(missing)
+    artefacts = artefacts_folder(os.environ)
+    signed = init_data(BOT_TOKEN, TELEGRAM_USER, first_name="Tess")
+    with (
+        running_services(tmp_path, {"POKER_TABLE_COUNTDOWN_SECONDS": "2"}) as services,
+        running_gateway(
+            services,
+            {"POKER_GATEWAY_WEB_ROOT": str(WEB / "dist"), "POKER_GATEWAY_TELEGRAM_BOT_TOKEN": BOT_TOKEN},
+        ) as gateway,
+    ):
+        with bots_at(services, count=1, seed=5, prefix="tgbot"):
+            run = subprocess.run(
+                ["node", str(WEB / "e2e" / "telegram_stub.mjs"), f"http://{gateway.address}", str(artefacts), ROOM, signed],
+                cwd=WEB, capture_output=True, text=True, timeout=360, check=False,
+            )  # fmt: skip
+        log = "".join(gateway.lines)
+    print(f"\nbrowser artefacts: {artefacts}\n{run.stdout}")
+    assert run.returncode == 0, (
+        f"artefacts: {artefacts}\n{run.stdout[-4000:]}\n{run.stderr[-4000:]}\ngateway:\n{log[-3000:]}"
+    )
+    lines = [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
+    steps = {step["step"]: step for step in lines}
+    plain = [step for step in lines if step["step"] == "plain"]
+
+    # Signed in with Telegram's initData, Telegram's script loaded under the page's policy, ready and
+    # expand called once each.
+    started = steps["started"]
+    assert started["session"] == f"tg:{TELEGRAM_USER}", started
+    assert started["signInForm"] is False
+    assert started["script"] == "loaded"
+    assert (started["ready"], started["expand"]) == (1, 1), started
+    # Telegram's theme: its colours, and a live change recolours the page (light; then dark without
+    # the secondary colour, whose default comes back).
+    dark = started["dark"]
+    assert (dark["bg"], dark["theme"], dark["colourScheme"]) == ("#17212b", "dark", "dark"), dark
+    assert dark["bodyBackground"] == "rgb(23, 33, 43)"
+    theme = steps["theme"]
+    light = theme["light"]
+    assert (light["bg"], light["theme"], light["colourScheme"]) == ("#ffffff", "light", "light"), light
+    assert (light["bodyBackground"], light["bodyColour"]) == ("rgb(255, 255, 255)", "rgb(0, 0, 0)")
+    assert theme["lightPanel"] == "rgb(239, 239, 243)"
+    assert light["quiet"] == "#dde3ea"  # a colour Telegram does not pass, in its light variant
+    again = theme["darkAgain"]
+    assert (again["bg"], again["panel"], again["theme"]) == ("#17212b", "#18232f", "dark"), again
+    # Safe areas: the device's plus what Telegram's controls cover, applied and followed live.
+    insets = steps["insets"]
+    assert insets["atStart"] == ["70px", "0px", "34px", "0px"], insets
+    assert insets["changed"] == ["30px", "8px", "20px", "12px"], insets
+    assert insets["stableHeight"] == "700px"
+    # The BackButton: hidden in the lobby, shown off it, and its click comes back to the lobby.
+    back = steps["back button"]
+    shown = (back["backInLobby"], back["backOnHands"], back["backAfterPress"], back["lobbyAgain"])
+    assert shown == (False, True, False, True), back
+    # Seated: closing asks first and a swipe down does not close the app.
+    seated = steps["seated"]
+    before = seated["beforeSitting"]
+    assert (before["closingConfirmation"], before["verticalSwipes"], before["backVisible"]) == (
+        False,
+        True,
+        True,
+    )
+    assert (seated["seated"]["closingConfirmation"], seated["seated"]["verticalSwipes"]) == (True, False)
+    # Haptics: a tap when the turn comes, once per turn (a chat line redrawing the table mid-turn
+    # does not tap again), and a success on every pot won at the player's seat, never on another's.
+    played = steps["played"]
+    assert played["actions"] >= 1, played
+    assert played["chatDuringTurn"] is not None, played
+    assert played["chatDuringTurn"]["tapsAfter"] == played["chatDuringTurn"]["tapsBefore"] >= 1, played
+    turns, taps = played["turns"], played["taps"]
+    assert taps, played
+    assert all(tap["style"] == "medium" for tap in taps), played
+    assert len(taps) <= len(turns) + 1, played
+    assert all(_close(tap["at"], turns, 2) for tap in taps), played
+    wins, my_awards = played["wins"], played["myAwards"]
+    assert wins, played
+    assert all(win["kind"] == "success" for win in wins), played
+    assert all(_close(win["at"], my_awards, 2) for win in wins), played
+    assert _close(my_awards[0], [win["at"] for win in wins], 2), played
+    # Leaving by the BackButton at the table: the seat left, the lobby shown, both settings restored.
+    left = steps["left"]
+    assert left["backAtTable"] is True
+    assert (left["left"]["closingConfirmation"], left["left"]["verticalSwipes"]) == (False, True), left
+    assert left["left"]["backVisible"] is False
+    assert left["csp"] == [], left["csp"]
+    assert left["pageErrors"] == [], left["pageErrors"]
+    assert left["leaveCalls"] == 1, left
+
+    # A plain browser: the development sign-in, the lobby and my hands, nothing of Telegram applied.
+    assert [p["name"] for p in plain] == ["blocked", "outside Telegram"], plain
+    for page in plain:
+        assert page["pageErrors"] == [], page
+        assert (page["theme"], page["inlineTheme"], page["stableHeight"]) == ("", "", ""), page
+        assert page["bg"] == "#0f1720", page
+        assert page["padding"] == ["0px", "0px", "0px", "0px"], page
+        assert page["plainCalls"] == [], page
