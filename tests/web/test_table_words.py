@@ -104,3 +104,61 @@ def test_the_log_keeps_who_won_each_pot_by_name_with_the_hand(tmp_path: Path) ->
         ["Pot: You won 400 with One pair, Fours"],
         ["Main pot: Ann won 1,275 with Two pair, Aces and Kings", "Side pot: Ann won 380, Bob won 380"],
     ]
+
+
+def test_the_table_words_read_in_russian_with_the_numbers_as_russian_writes_them(tmp_path: Path) -> None:
+    # The same words in Russian (issue 36): the player named before a colon, so the verb needs no
+    # agreement ("Анна: рейз до 60 (+40)"), but a winner's verb agrees ("Вы выигрываете");
+    # thousands with a thin space.
+    names = {"1": "Анна", "2": "Борис", "3": "Вы"}
+    actions = [
+        ({"subject": "Анна", "action": "RAISE", "amount": 40, "to": 60}, "Анна: рейз до 60 (+40)"),
+        ({"subject": "Вы", "action": "BET", "amount": 1200, "to": 1200}, "Вы: бет 1\u202f200"),
+        ({"subject": "Вы", "action": "ALL_IN", "amount": 90, "to": 90}, "Вы: олл-ин 90"),
+        ({"subject": "Борис", "action": "CALL", "amount": 40, "to": 60}, "Борис: колл 40"),
+        (
+            {"subject": "Борис", "action": "FOLD", "amount": 0, "to": 0, "timedOut": True},
+            "Борис: фолд (время вышло)",
+        ),
+    ]
+    out = _run(
+        tmp_path,
+        {
+            "lang": "ru",
+            "actions": [case for case, _ in actions],
+            "pots": [
+                {"pots": [{"amount": 120, "seats": [1, 2, 3]}], "names": names},
+                {
+                    "pots": [{"amount": 300, "seats": [1, 2, 3]}, {"amount": 2000, "seats": [2, 3]}],
+                    "names": names,
+                },
+            ],
+            "notices": [{"subject": "Анна", "code": "BLIND_POSTED", "text": "posts small blind 5"}],
+            "awards": [
+                {
+                    "awards": [{"pot": 0, "seats": [3], "amounts": [400], "hand": "One pair, Fours"}],
+                    "names": names,
+                },
+                {
+                    "awards": [
+                        {"pot": 0, "seats": [1], "amounts": [1275], "hand": "Two pair, Aces and Kings"},
+                        {"pot": 1, "seats": [1, 2], "amounts": [380, 380], "hand": ""},
+                    ],
+                    "names": names,
+                },
+            ],
+        },
+    )
+    assert [o["line"] for o in out if "line" in o] == [expected for _, expected in actions]
+    assert [o["pots"] for o in out if "pots" in o] == [
+        ["Банк: 120"],
+        ["Основной банк: 300 (Анна, Борис, Вы)", "Побочный банк: 2\u202f000 (Борис, Вы)"],
+    ]
+    assert [o["notice"] for o in out if "notice" in o] == ["Анна: малый блайнд 5"]
+    assert [o["awards"] for o in out if "awards" in o] == [
+        ["Банк: Вы выигрываете 400 (Пара четвёрок)"],
+        [
+            "Основной банк: Анна выигрывает 1\u202f275 (Две пары, тузы и короли)",
+            "Побочный банк: Анна выигрывает 380, Борис выигрывает 380",
+        ],
+    ]

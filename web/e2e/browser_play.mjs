@@ -29,6 +29,9 @@ async function browser(name) {
     deviceScaleFactor: 1,
     isMobile: true,
     hasTouch: true,
+    // The page's language follows the browser's (web/src/i18n): this run reads it in English
+    // (web/e2e/browser_language.mjs reads it in Russian).
+    locale: "en-US",
   });
   // Telegram's script is not on this network; the page works without it.
   await context.route("https://telegram.org/**", (route) => route.abort());
@@ -251,8 +254,8 @@ async function houseRound(room, name) {
   await page.click("#deal");
   const deadline = Date.now() + 45_000;
   while (Date.now() < deadline) {
-    const phase = await page.textContent("#round-figures").catch(() => "");
-    if (phase?.includes("COMPLETE")) break;
+    // The round's phase is a code in data-phase (the words beside it are the page's language's).
+    if (await page.$("#round-figures[data-phase=COMPLETE]")) break;
     const decision = (await page.$("button[data-decision=CALL]")) ?? (await page.$("button[data-decision=TAKE_ANTE]")) ?? (await page.$(".box button[data-decision]"));
     if (decision) await decision.click().catch(() => undefined);
     await page.waitForTimeout(300);
@@ -260,7 +263,7 @@ async function houseRound(room, name) {
   const figures = await page.textContent("#round-figures");
   say(name, { figures });
   await shot(page, name);
-  if (!figures?.includes("COMPLETE")) throw new Error(`${name} did not complete: ${figures}`);
+  if (!(await page.$("#round-figures[data-phase=COMPLETE]"))) throw new Error(`${name} did not complete: ${figures}`);
   await page.click("#leave");
   await page.waitForSelector(".room");
 }

@@ -3,6 +3,9 @@
 import { fromBinary } from "@bufbuild/protobuf";
 import { HandRecordSchema } from "../src/gen/poker/history/v1/history_pb";
 import { houseCardsProblem, shownCards } from "../src/fairness/house";
+import { useLanguage } from "../src/i18n";
+
+useLanguage("en");
 
 let input = "";
 for await (const chunk of process.stdin) input += chunk;

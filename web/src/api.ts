@@ -9,6 +9,7 @@ import { TableService } from "./gen/poker/table/v1/table_pb";
 import { CashierService } from "./gen/poker/cashier/v1/cashier_pb";
 import { HistoryService } from "./gen/poker/history/v1/history_pb";
 import { FairnessService } from "./gen/poker/fairness/v1/fairness_pb";
+import { refusalText } from "./i18n/words";
 
 let currentToken: () => string = () => "";
 
@@ -67,9 +68,9 @@ export function failure(error: unknown): Failure {
   return { code: Code[e.code] ?? String(e.code), reason, message: e.rawMessage };
 }
 
+/** A failed call in the player's words (the reason's sentence, never the server's developer wording). */
 export function describe(error: unknown): string {
-  const f = failure(error);
-  return `${f.message}${f.reason ? ` (${f.reason})` : ""}`;
+  return refusalText(failure(error));
 }
 
 export function newRequestId(): string {

@@ -1,8 +1,10 @@
 // My hands and balance changes, and the fairness check of each hand done here in the browser.
-import { fairness, history, describe } from "./api";
-import { h, mount, chips } from "./ui";
+import { fairness, history, lobby, describe } from "./api";
+import { h, mount, signedChips } from "./ui";
+import { formatDateTime, t } from "./i18n";
+import { changeWords } from "./i18n/words";
 import { go, me, type Screen } from "./main";
-import { header, POOL } from "./lobby";
+import { header, POOL, roomName } from "./lobby";
 import { ChipPool } from "./gen/poker/common/v1/common_pb";
 import type { HandRecord } from "./gen/poker/history/v1/history_pb";
 import { hashSetProblem, verify, type PublishedHand, type SeenCard } from "./fairness/verifier";
@@ -31,7 +33,7 @@ export function dealtPositions(record: HandRecord): SeenCard[] {
 }
 
 async function check(handId: string, out: HTMLElement): Promise<void> {
-  out.textContent = "checking…";
+  out.textContent = t("fairness.checking");
   try {
     const record = (await history.getHand({ handId })).hand!;
     const reveal = (await fairness.getReveal({ handId })).reveal!;
@@ -69,7 +71,7 @@ async function check(handId: string, out: HTMLElement): Promise<void> {
     const mine = handSeeds.get(handId);
     if (mine?.sent) {
       const entry = c.clientSeeds.find((s) => s.playerId === me());
-      if (!entry || new TextDecoder().decode(entry.clientSeed) !== mine.seed) verdict.problems.push("your seed is NOT in the shuffle as you sent it");
+      if (!entry || new TextDecoder().decode(entry.clientSeed) !== mine.seed) verdict.problems.push(t("fairness.own_seed_missing"));
     }
     const kept = hashSets.get(handId);
     const late = kept ? await hashSetProblem(kept, published.clientSeeds, c.commitment) : "";
@@ -78,15 +80,15 @@ async function check(handId: string, out: HTMLElement): Promise<void> {
     // Never "fair" over nothing: a check that compared no card the player saw proves nothing.
     if (verdict.ok && verdict.checkedCards === 0) {
       out.className = "verdict bad";
-      out.textContent = "NOT verified: no card you saw could be checked here";
+      out.textContent = t("fairness.nothing_checked");
       return;
     }
     out.className = verdict.ok ? "verdict ok" : "verdict bad";
     out.textContent = verdict.ok
       ? published.version === 3
-        ? `Fair: the ${verdict.checkedCards} cards you saw were fixed before the deal (fairness v3: each opened against the commitment shown before the deal).`
-        : `Fair: the revealed seed gives the commitment shown before the deal, and the ${verdict.checkedCards} cards you saw (shuffle v${published.version}).`
-      : `NOT verified: ${verdict.problems.join("; ")}`;
+        ? t("fairness.fair_v3", { count: verdict.checkedCards })
+        : t("fairness.fair_seed", { count: verdict.checkedCards, version: String(published.version) })
+      : t("fairness.not_verified", { problems: verdict.problems.join(t("fairness.problem_separator")) });
   } catch (error) {
     out.className = "verdict bad";
     out.textContent = describe(error);
@@ -94,23 +96,28 @@ async function check(handId: string, out: HTMLElement): Promise<void> {
 }
 
 export function showHands(): Screen {
-  const hands = h("ol", { class: "hands", id: "hands" }, h("li", { class: "muted" }, "loading…"));
+  const hands = h("ol", { class: "hands", id: "hands" }, h("li", { class: "muted" }, t("app.loading")));
   const changes = h("ol", { class: "changes", id: "changes" });
-  mount(header("My hands", h("button", { id: "back", onclick: () => go({ name: "lobby" }) }, "Lobby")), h("h3", {}, "Hands"), hands, h("h3", {}, "Balance changes"), changes);
-  void history.listMyHands({ page: { pageSize: 20 } }).then((reply) => {
+  mount(header(t("hands.title"), h("button", { id: "back", onclick: () => go({ name: "lobby" }) }, t("hands.back"))), h("h3", {}, t("hands.hands")), hands, h("h3", {}, t("hands.balance_changes")), changes);
+  // The rooms' names (a hand names its room by id); without them, the ids.
+  const names = lobby.listRooms({ page: { pageSize: 500 } })
+    .then((reply) => new Map(reply.rooms.map((room) => [room.roomId, roomName(room.displayName)])))
+    .catch(() => new Map<string, string>());
+  void Promise.all([history.listMyHands({ page: { pageSize: 20 } }), names]).then(([reply, rooms]) => {
     hands.replaceChildren(...(reply.hands.length ? reply.hands.map((hand) => {
       const verdict = h("div", { class: "verdict" });
+      const line = t("hands.line", { time: formatDateTime(Number(hand.endTime?.seconds ?? 0n) * 1000), room: rooms.get(hand.roomId) ?? hand.roomId, pool: POOL(hand.pool) });
       return h("li", { "data-hand": hand.handId, "data-room": hand.roomId },
-        h("span", {}, `${new Date(Number(hand.endTime?.seconds ?? 0n) * 1000).toLocaleString()} · ${hand.roomId} · ${POOL(hand.pool)} · `, h("b", { class: hand.netResult >= 0n ? "won" : "lost" }, `${hand.netResult >= 0n ? "+" : ""}${chips(hand.netResult)}`)),
-        h("button", { class: "quiet check-fairness", onclick: () => void check(hand.handId, verdict) }, "Check fairness"),
+        h("span", {}, line, h("b", { class: hand.netResult >= 0n ? "won" : "lost" }, signedChips(hand.netResult))),
+        h("button", { class: "quiet check-fairness", onclick: () => void check(hand.handId, verdict) }, t("hands.check")),
         verdict);
-    }) : [h("li", { class: "muted" }, "No hands yet.")]));
+    }) : [h("li", { class: "muted" }, t("hands.none"))]));
   }).catch((error) => hands.replaceChildren(h("li", { class: "error" }, describe(error))));
   void Promise.all([ChipPool.GRAM, ChipPool.MPX].map((pool) => history.listBalanceChanges({ pool, page: { pageSize: 20 } })))
     .then((replies) => {
       const all = replies.flatMap((r) => r.changes).sort((a, b) => Number((b.time?.seconds ?? 0n) - (a.time?.seconds ?? 0n)));
       changes.replaceChildren(...all.filter((c) => c.accountId.startsWith("wallet:")).map((c) =>
-        h("li", {}, `${c.reason} ${(c.change?.amount ?? 0n) >= 0n ? "+" : ""}${chips(c.change?.amount ?? 0n)} ${POOL(c.change?.pool ?? ChipPool.GRAM)} → ${chips(c.balanceAfter)}`)));
+        h("li", { "data-reason": c.reason }, t("hands.change", { reason: changeWords(c.reason), change: signedChips(c.change?.amount ?? 0n), pool: POOL(c.change?.pool ?? ChipPool.GRAM), balance: c.balanceAfter }))));
     })
     .catch((error) => changes.replaceChildren(h("li", { class: "error" }, describe(error))));
   void me;

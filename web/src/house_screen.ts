@@ -1,33 +1,30 @@
 // A house game (Casino Hold'em or Russian Poker): place antes on boxes, see the cards, decide per box
 // with the price of each decision, and the settlement line by line.
 import { table, describe, newRequestId } from "./api";
-import { h, mount, chips, card, toast } from "./ui";
+import { h, mount, card, signedChips, toast } from "./ui";
+import { known, t } from "./i18n";
+import { codeWords, noteText } from "./i18n/words";
 import { go, type Screen } from "./main";
-import { header, balancesLine } from "./lobby";
+import { header, balancesLine, variantName } from "./lobby";
 import { TableFeed, type LinkState } from "./table_feed";
 import { HouseDecisionKind, type HouseRoundView, type TableView } from "./gen/poker/table/v1/table_pb";
 import { GameVariant } from "./gen/poker/common/v1/common_pb";
 
-const DECISION: Record<number, string> = {
-  [HouseDecisionKind.CALL]: "Call", [HouseDecisionKind.FOLD]: "Fold", [HouseDecisionKind.EXCHANGE]: "Exchange",
-  [HouseDecisionKind.BUY_SIXTH_CARD]: "Buy 6th card", [HouseDecisionKind.INSURE]: "Insure",
-  [HouseDecisionKind.BUY_GAME]: "Buy a game", [HouseDecisionKind.TAKE_ANTE]: "Take ante",
-};
-
-/** A stable code in words: DEALER_DOES_NOT_QUALIFY -> dealer does not qualify. */
-function words(code: string): string {
-  return code.toLowerCase().replace(/_/g, " ");
+/** A decision's button label, in words. */
+function decisionName(decision: HouseDecisionKind): string {
+  const key = `decision.${HouseDecisionKind[decision]}`;
+  return known(key) ? t(key) : t("decision.other");
 }
 
 export function showHouse(roomId: string, tableId: string): Screen {
   let view: TableView | null = null;
   let round: HouseRoundView | null = null;
   const selected = new Map<number, Set<number>>();
-  const link = h("span", { class: "link", id: "link" }, "connecting…");
+  const link = h("span", { class: "link", id: "link" }, t("link.connecting"));
   const balances = h("div", { class: "balances", id: "balances" });
   const body = h("section", { class: "house", id: "house" });
   const russian = roomId.startsWith("russian");
-  mount(header(russian ? "Russian Poker" : "Casino Hold'em", link, h("button", { id: "leave", onclick: () => go({ name: "lobby" }) }, "Leave")), balances, body);
+  mount(header(variantName(russian ? GameVariant.RUSSIAN_POKER : GameVariant.CASINO_HOLDEM), link, h("button", { id: "leave", onclick: () => go({ name: "lobby" }) }, t("house.leave"))), balances, body);
   void balancesLine(balances);
 
   const feed = new TableFeed(tableId, false, (update) => {
@@ -69,20 +66,20 @@ export function showHouse(roomId: string, tableId: string): Screen {
     const min = house?.minAnte ?? 10n;
     const max = house?.maxAnte ?? 0n;
     const running = round && round.phase !== "COMPLETE";
-    const ante = h("input", { type: "number", id: "ante", min: String(min), max: String(max), value: String(min), "aria-label": "ante" });
+    const ante = h("input", { type: "number", id: "ante", min: String(min), max: String(max), value: String(min), "aria-label": t("house.ante_label") });
     const dark = h("input", { type: "checkbox", id: "dark" });
     const parts: Node[] = [
-      h("p", { class: "muted" }, `Ante ${chips(min)}–${chips(max)} · the most one box wins ${chips(house?.maxPayout ?? 0n)} · jackpot ${chips(house?.jackpotBalance ?? 0n)}`),
+      h("p", { class: "muted" }, t("house.limits", { min, max, payout: house?.maxPayout ?? 0n, jackpot: house?.jackpotBalance ?? 0n })),
     ];
-    if (house?.paused) parts.push(h("p", { class: "banner" }, `New rounds are paused (${house.pausedReason}).`));
+    if (house?.paused) parts.push(h("p", { class: "banner" }, t("house.paused", { why: codeWords(house.pausedReason) })));
     if (round) {
       parts.push(
-        h("div", { class: "dealer-row" }, h("span", {}, "Dealer "), ...round.dealerCards.map((c) => card(c.text, c.hidden))),
-        round.board.length ? h("div", { class: "dealer-row", id: "board" }, h("span", {}, "Board "), ...round.board.map((c) => card(c.text))) : h("span", {}),
+        h("div", { class: "dealer-row" }, h("span", {}, t("house.dealer"), " "), ...round.dealerCards.map((c) => card(c.text, c.hidden))),
+        round.board.length ? h("div", { class: "dealer-row", id: "board" }, h("span", {}, t("house.board"), " "), ...round.board.map((c) => card(c.text))) : h("span", {}),
         ...round.boxes.map((box) => {
           const chosen = selected.get(box.box) ?? new Set<number>();
           return h("div", { class: "box", "data-box": box.box },
-            h("div", {}, `Box ${box.box} · ante ${chips(box.ante)} · ${box.status}`),
+            h("div", { "data-status": box.status }, t("house.box", { box: box.box, ante: box.ante, status: codeWords(box.status) })),
             h("div", { class: "box-cards" }, ...box.cards.map((c, i) => {
               const el = card(c.text, c.hidden);
               if (chosen.has(i)) el.classList.add("chosen");
@@ -91,18 +88,21 @@ export function showHouse(roomId: string, tableId: string): Screen {
             })),
             h("div", { class: "actions" }, ...box.options.map((o) =>
               h("button", { "data-decision": HouseDecisionKind[o.decision], onclick: () => void decide(box.box, o.decision, o.decision === HouseDecisionKind.INSURE ? o.minAmount : 0n) },
-                `${DECISION[o.decision] ?? HouseDecisionKind[o.decision]}${o.cost ? ` (${chips(o.cost)})` : ""}`))),
-            ...box.settlement.map((line) => h("div", { class: "settlement" }, `${words(line.item)} ${words(line.outcome)} ${line.amount >= 0n ? "+" : ""}${chips(line.amount)} · ${words(line.reason)}`)),
+                o.cost ? t("house.decision_cost", { decision: decisionName(o.decision), cost: o.cost }) : decisionName(o.decision)))),
+            box.options.some((o) => o.decision === HouseDecisionKind.EXCHANGE) ? h("p", { class: "muted" }, t("house.exchange_hint")) : null,
+            ...box.settlement.map((line) => h("div", { class: "settlement" },
+              t("house.settlement", { item: codeWords(line.item), outcome: codeWords(line.outcome), change: signedChips(line.amount), why: codeWords(line.reason) }))),
           );
         }),
-        h("p", { class: "round-figures", id: "round-figures" }, `staked ${chips(round.staked)} · paid out ${chips(round.paidOut)} · ${round.phase}`),
-        ...round.notes.map((n) => h("p", { class: "muted" }, n)),
+        h("p", { class: "round-figures", id: "round-figures", "data-phase": round.phase },
+          t("house.round_figures", { staked: round.staked, paid: round.paidOut, phase: codeWords(round.phase) })),
+        ...round.notes.map((n) => h("p", { class: "muted" }, noteText(n))),
       );
     }
     if (!running) {
-      parts.push(h("div", { class: "sit" }, h("label", {}, "Ante ", ante),
-        view?.variant === GameVariant.RUSSIAN_POKER || russian ? h("label", {}, dark, " dark box") : null,
-        h("button", { id: "deal", class: "play", onclick: () => void deal(BigInt(Math.floor(Number(ante.value) || 0)), dark.checked) }, round ? "Next round" : "Deal")));
+      parts.push(h("div", { class: "sit" }, h("label", {}, t("house.ante"), " ", ante),
+        view?.variant === GameVariant.RUSSIAN_POKER || russian ? h("label", {}, dark, " ", t("house.dark_box")) : null,
+        h("button", { id: "deal", class: "play", onclick: () => void deal(BigInt(Math.floor(Number(ante.value) || 0)), dark.checked) }, round ? t("house.next_round") : t("house.deal"))));
     }
     body.replaceChildren(...parts);
   }

@@ -1,20 +1,45 @@
 // The lobby: balances, buying chips, and the rooms with their stakes, free seats and waiting players.
 import { cashier, gateway, lobby, describe, newRequestId } from "./api";
-import { h, mount, chips, toast } from "./ui";
+import { h, mount, toast, languageSwitch } from "./ui";
+import { t } from "./i18n";
 import { go, type Screen } from "./main";
 import { session, signOut } from "./session";
 import { ChipPool, GameVariant } from "./gen/poker/common/v1/common_pb";
 import type { Room } from "./gen/poker/lobby/v1/lobby_pb";
 import { PurchaseMethod } from "./gen/poker/gateway/v1/gateway_pb";
 
-export const POOL = (pool: ChipPool): string => (pool === ChipPool.MPX ? "MPX" : "GRAM");
+/** The pool's name as the page shows it (also its code in `data-pool`). */
+export const POOL = (pool: ChipPool): string => (pool === ChipPool.MPX ? t("pool.MPX") : t("pool.GRAM"));
+const POOL_CODE = (pool: ChipPool): string => ChipPool[pool === ChipPool.MPX ? ChipPool.MPX : ChipPool.GRAM];
 
-const VARIANT: Record<number, string> = {
-  [GameVariant.NO_LIMIT_HOLDEM]: "No-limit Hold'em",
-  [GameVariant.FIXED_LIMIT_HOLDEM]: "Fixed-limit Hold'em",
-  [GameVariant.CASINO_HOLDEM]: "Casino Hold'em",
-  [GameVariant.RUSSIAN_POKER]: "Russian Poker",
-};
+export function variantName(variant: GameVariant): string {
+  switch (variant) {
+    case GameVariant.NO_LIMIT_HOLDEM:
+      return t("variant.no_limit");
+    case GameVariant.FIXED_LIMIT_HOLDEM:
+      return t("variant.fixed_limit");
+    case GameVariant.CASINO_HOLDEM:
+      return t("variant.casino_holdem");
+    case GameVariant.RUSSIAN_POKER:
+      return t("variant.russian_poker");
+    default:
+      return "";
+  }
+}
+
+/** A room's name in the page's language: the operator's seeded rooms (lobby migration 0002) by their
+ * form, so a list reads in one language; any other room as the operator named it. */
+export function roomName(displayName: string): string {
+  const seeded = /^(.+) (GRAM|MPX)$/.exec(displayName);
+  if (!seeded) return displayName;
+  const [, name, pool] = seeded;
+  if (name === "Дуэль") return t("room_name.duel", { pool });
+  if (name === "Casino Hold'em") return t("room_name.casino_holdem", { pool });
+  if (name === "Русский покер") return t("room_name.russian_poker", { pool });
+  const limit = /^Limit (\d+)\/(\d+) (\d+)-max$/.exec(name);
+  if (limit) return t("room_name.limit", { small: BigInt(limit[1]), big: BigInt(limit[2]), seats: limit[3], pool });
+  return displayName;
+}
 
 export function isHouse(variant: GameVariant): boolean {
   return variant === GameVariant.CASINO_HOLDEM || variant === GameVariant.RUSSIAN_POKER;
@@ -23,11 +48,11 @@ export function isHouse(variant: GameVariant): boolean {
 function stakes(room: Room): string {
   switch (room.stakes.case) {
     case "blinds":
-      return `blinds ${chips(room.stakes.value.smallBlind)}/${chips(room.stakes.value.bigBlind)}`;
+      return t("stakes.blinds", { small: room.stakes.value.smallBlind, big: room.stakes.value.bigBlind });
     case "limits":
-      return `limits ${chips(room.stakes.value.smallBet)}/${chips(room.stakes.value.bigBet)}`;
+      return t("stakes.limits", { small: room.stakes.value.smallBet, big: room.stakes.value.bigBet });
     case "antes":
-      return `ante ${chips(room.stakes.value.minAnte)}–${chips(room.stakes.value.maxAnte)}`;
+      return t("stakes.antes", { min: room.stakes.value.minAnte, max: room.stakes.value.maxAnte });
     default:
       return "";
   }
@@ -37,7 +62,7 @@ export async function balancesLine(target: HTMLElement): Promise<void> {
   try {
     const reply = await cashier.getBalances({});
     target.replaceChildren(
-      ...reply.wallets.map((w) => h("span", { class: "balance", "data-pool": POOL(w.pool) }, `${POOL(w.pool)} ${chips(w.balance)}`)),
+      ...reply.wallets.map((w) => h("span", { class: "balance", "data-pool": POOL_CODE(w.pool) }, t("lobby.balance", { pool: POOL(w.pool), amount: w.balance }))),
     );
   } catch (error) {
     target.textContent = describe(error);
@@ -45,15 +70,15 @@ export async function balancesLine(target: HTMLElement): Promise<void> {
 }
 
 function buyDialog(onBought: () => void): HTMLElement {
-  const dialog = h("div", { class: "card-panel", id: "buy" }, h("h3", {}, "Buy chips"), h("p", { class: "muted" }, "loading…"));
+  const dialog = h("div", { class: "card-panel", id: "buy" }, h("h3", {}, t("purchase.title")), h("p", { class: "muted" }, t("app.loading")));
   void gateway.listPurchaseOptions({}).then((reply) => {
     const rows = reply.options.map((option) => {
-      const amount = h("input", { type: "number", min: 1, step: 1, value: 5000, "aria-label": "chips", class: "amount" });
+      const amount = h("input", { type: "number", min: 1, step: 1, value: 5000, "aria-label": t("purchase.chips"), class: "amount" });
       const button = h(
         "button",
         {
           disabled: !option.available,
-          "data-pool": POOL(option.pool),
+          "data-pool": POOL_CODE(option.pool),
           "data-method": PurchaseMethod[option.method],
           onclick: async () => {
             try {
@@ -63,7 +88,7 @@ function buyDialog(onBought: () => void): HTMLElement {
                 pool: option.pool,
                 chips: BigInt(Math.max(1, Math.floor(Number(amount.value)))),
               });
-              if (result.outcome.case === "credited") toast(`${chips(result.outcome.value.amount)} chips credited`);
+              if (result.outcome.case === "credited") toast(t("purchase.credited", { count: result.outcome.value.amount }));
               else if (result.outcome.case === "paymentUrl") window.open(result.outcome.value, "_blank", "noopener");
               onBought();
             } catch (error) {
@@ -71,19 +96,30 @@ function buyDialog(onBought: () => void): HTMLElement {
             }
           },
         },
-        "Buy",
+        t("purchase.buy"),
       );
       return h(
         "div",
         { class: "buy-row" },
-        h("span", {}, `${option.text} · ${POOL(option.pool)}`),
-        option.available ? amount : h("span", { class: "muted" }, option.unavailableText),
+        h("span", {}, t("purchase.option", { method: methodName(option.method, option.text), pool: POOL(option.pool) })),
+        option.available ? amount : h("span", { class: "muted" }, unavailableText(option.method, option.unavailableText)),
         button,
       );
     });
-    dialog.replaceChildren(h("h3", {}, "Buy chips"), ...rows);
+    dialog.replaceChildren(h("h3", {}, t("purchase.title")), ...rows);
   });
   return dialog;
+}
+
+/** A purchase method's name: ours in words, an operator's flow's as it names it. */
+function methodName(method: PurchaseMethod, text: string): string {
+  if (method === PurchaseMethod.DEVELOPMENT) return t("purchase.development");
+  if (method === PurchaseMethod.TELEGRAM_STARS) return t("purchase.stars");
+  return text;
+}
+
+function unavailableText(method: PurchaseMethod, text: string): string {
+  return method === PurchaseMethod.DEVELOPMENT || method === PurchaseMethod.TELEGRAM_STARS || !text ? t("purchase.not_available") : text;
 }
 
 export function header(title: string, ...extra: Node[]): HTMLElement {
@@ -94,12 +130,13 @@ export function header(title: string, ...extra: Node[]): HTMLElement {
     h("h1", {}, title),
     h("span", { class: "who", id: "who" }, s ? s.displayName : ""),
     ...extra,
+    languageSwitch(),
   );
 }
 
 export function showLobby(): Screen {
   const balances = h("div", { class: "balances", id: "balances" });
-  const rooms = h("div", { class: "rooms", id: "rooms" }, h("p", { class: "muted" }, "loading rooms…"));
+  const rooms = h("div", { class: "rooms", id: "rooms" }, h("p", { class: "muted" }, t("lobby.loading_rooms")));
   const buyArea = h("div", {});
   let timer = 0;
   const refresh = async (): Promise<void> => {
@@ -113,10 +150,10 @@ export function showLobby(): Screen {
   };
   mount(
     header(
-      "Lobby",
-      h("button", { id: "buy-chips", onclick: () => buyArea.replaceChildren(buyDialog(() => void refresh())) }, "Buy chips"),
-      h("button", { id: "my-hands", onclick: () => go({ name: "hands" }) }, "My hands"),
-      h("button", { class: "quiet", onclick: () => void signOut() }, "Sign out"),
+      t("lobby.title"),
+      h("button", { id: "buy-chips", onclick: () => buyArea.replaceChildren(buyDialog(() => void refresh())) }, t("lobby.buy_chips")),
+      h("button", { id: "my-hands", onclick: () => go({ name: "hands" }) }, t("lobby.my_hands")),
+      h("button", { class: "quiet", id: "sign-out", onclick: () => void signOut() }, t("sign_out")),
     ),
     balances,
     buyArea,
@@ -127,9 +164,22 @@ export function showLobby(): Screen {
   return { leave: () => window.clearInterval(timer) };
 }
 
+function buyIn(room: Room): string {
+  return room.minBuyIn === room.maxBuyIn
+    ? t("room.buy_in_fixed", { amount: room.minBuyIn })
+    : t("room.buy_in", { min: room.minBuyIn, max: room.maxBuyIn });
+}
+
 function roomCard(room: Room): HTMLElement {
   const o = room.occupancy;
   const house = isHouse(room.variant);
+  const figures = house
+    ? [t("room.boxes", { count: room.seatsPerTable })]
+    : [
+        t("room.free_seats", { count: o?.seatsFree ?? 0 }),
+        t("room.playing", { count: o?.seatsTaken ?? 0 }),
+        t("room.waiting", { count: o?.playersWaiting ?? 0 }),
+      ];
   const join = async (spectate: boolean): Promise<void> => {
     try {
       const joined = await lobby.joinTable({ roomId: room.roomId, spectate });
@@ -142,21 +192,14 @@ function roomCard(room: Room): HTMLElement {
   return h(
     "article",
     { class: "room", "data-room": room.roomId },
-    h("div", { class: "room-name" }, room.displayName, h("span", { class: `pool pool-${POOL(room.pool)}` }, POOL(room.pool))),
-    h("div", { class: "room-game" }, `${VARIANT[room.variant] ?? ""} · ${stakes(room)}`),
-    h(
-      "div",
-      { class: "room-figures" },
-      house
-        ? `${room.seatsPerTable} boxes`
-        : `${o?.seatsFree ?? 0} free seats · ${o?.seatsTaken ?? 0} playing · ${o?.playersWaiting ?? 0} waiting`,
-      !house && room.minBuyIn ? ` · buy-in ${chips(room.minBuyIn)}–${chips(room.maxBuyIn)}` : "",
-    ),
+    h("div", { class: "room-name" }, roomName(room.displayName), h("span", { class: `pool pool-${POOL_CODE(room.pool)}` }, POOL(room.pool))),
+    h("div", { class: "room-game" }, t("room.game", { variant: variantName(room.variant), stakes: stakes(room) })),
+    h("div", { class: "room-figures" }, [...figures, ...(!house && room.minBuyIn ? [buyIn(room)] : [])].join(" · ")),
     h(
       "div",
       { class: "room-actions" },
-      h("button", { class: "play", onclick: () => void join(false) }, house ? "Play" : "Sit down"),
-      house ? null : h("button", { class: "watch quiet", onclick: () => void join(true) }, "Watch"),
+      h("button", { class: "play", onclick: () => void join(false) }, house ? t("room.play") : t("room.sit_down")),
+      house ? null : h("button", { class: "watch quiet", onclick: () => void join(true) }, t("room.watch")),
     ),
   );
 }

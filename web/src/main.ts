@@ -1,15 +1,19 @@
 // The page: sign in (Telegram Mini App initData, or a development name), then the lobby, a table, a
 // house game or the player's hands. One screen at a time; each screen cleans up when left.
 import { gateway, describe } from "./api";
-import { h, mount, toast } from "./ui";
+import { h, languageSwitch, mount, toast } from "./ui";
+import { applyToDocument, onLanguageChange, t } from "./i18n";
 import { resume, session, signInByName, signInWithTelegram, telegramInitData, onSessionChange } from "./session";
 import { showLobby } from "./lobby";
 import { showTable } from "./table_screen";
 import { showHouse } from "./house_screen";
 import { showHands } from "./hands_screen";
+import { enterScreen, startTelegram } from "./telegram";
 
 export interface Screen {
   leave(): void;
+  /** What Telegram's BackButton does here (else: back to the lobby). */
+  back?(): void;
 }
 
 let screen: Screen | null = null;
@@ -25,6 +29,7 @@ const ROUTE_KEY = "poker.route";
 export function go(route: Route): void {
   screen?.leave();
   screen = null;
+  enterScreen(route.name === "lobby" ? null : () => (screen?.back ? screen.back() : go({ name: "lobby" })));
   sessionStorage.setItem(ROUTE_KEY, JSON.stringify(route));
   switch (route.name) {
     case "lobby":
@@ -55,8 +60,9 @@ function savedRoute(): Route {
 async function showSignIn(): Promise<void> {
   screen?.leave();
   screen = null;
+  enterScreen(null);
   const options = await gateway.getSignInOptions({}).catch(() => null);
-  const name = h("input", { id: "name", name: "name", placeholder: "your name", maxlength: 32, autocomplete: "username" });
+  const name = h("input", { id: "name", name: "name", placeholder: t("sign_in.name"), maxlength: 32, autocomplete: "username" });
   const status = h("p", { class: "muted", id: "sign-in-status" });
   const form = h(
     "form",
@@ -65,7 +71,7 @@ async function showSignIn(): Promise<void> {
       id: "sign-in",
       onsubmit: async (event: Event) => {
         event.preventDefault();
-        status.textContent = "signing in…";
+        status.textContent = t("sign_in.signing_in");
         try {
           await signInByName(name.value.trim());
           go(savedRoute());
@@ -74,17 +80,24 @@ async function showSignIn(): Promise<void> {
         }
       },
     },
-    h("h2", {}, "Sign in"),
+    h("h2", {}, t("sign_in.title")),
     options?.development
-      ? h("div", {}, h("p", {}, "Development sign-in: pick any name."), name, h("button", { type: "submit", id: "sign-in-button" }, "Sign in"))
-      : h("p", {}, "Open this page from the Telegram bot to sign in."),
+      ? h("div", {}, h("p", {}, t("sign_in.development")), name, h("button", { type: "submit", id: "sign-in-button" }, t("sign_in.button")))
+      : h("p", {}, t("sign_in.telegram")),
     status,
   );
-  mount(h("header", { class: "top" }, h("h1", {}, "Poker")), form);
+  mount(h("header", { class: "top" }, h("h1", {}, t("app.title")), languageSwitch()), form);
   name.focus();
 }
 
 async function boot(): Promise<void> {
+  applyToDocument();
+  startTelegram();
+  // The language switched on the page: the screen again, in its words.
+  onLanguageChange(() => {
+    if (session()) go(savedRoute());
+    else void showSignIn();
+  });
   onSessionChange((s) => {
     if (!s) void showSignIn();
   });

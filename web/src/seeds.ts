@@ -5,6 +5,7 @@
 // the seed in one step. What was sent and the set as it closed are kept (for this tab) so the
 // fairness check of a hand can compare them with the reveal.
 import { table, describe, newRequestId } from "./api";
+import { t } from "./i18n";
 import { clientSeedHash, type KeptHash } from "./fairness/verifier";
 import { SeedPhase, type TableView } from "./gen/poker/table/v1/table_pb";
 
@@ -45,7 +46,7 @@ export async function seedStep(tableId: string, latest: () => TableView | null, 
     const late = handSeeds.get(handId);
     if (late && !late.sent && !busy.has(`${handId}/late`)) {
       busy.add(`${handId}/late`);
-      say(`Your seed missed hand ${handId.slice(0, 8)}: the table dealt before it arrived (your seat is left out of that shuffle)`);
+      say(t("seed.dealt_first", { hand: handId.slice(0, 8) }));
     }
     return;
   }
@@ -62,27 +63,27 @@ export async function seedStep(tableId: string, latest: () => TableView | null, 
       const seed = freshSeed();
       await table.setPlayerSeed({ requestId: newRequestId(), tableId, clientSeed: seed });
       handSeeds.set(handId, { seed, hash: "", sent: true });
-      say(`Your seed went into hand ${short}`);
+      say(t("seed.went_in", { hand: short }));
     } else if (view.seedPhase === SeedPhase.HASHES && !busy.has(handId)) {
       busy.add(handId);
       const seed = freshSeed();
       const hash = await clientSeedHash(view.seedCommitment, mySeat, new TextEncoder().encode(seed));
       await table.setPlayerSeed({ requestId: newRequestId(), tableId, clientSeedHash: hash });
       handSeeds.set(handId, { seed, hash, sent: false });
-      say(`Your seed's hash is in for hand ${short}`);
+      say(t("seed.hash_in", { hand: short }));
       // The hash set may have closed while the hash was on its way.
       await seedStep(tableId, latest, mySeat, say);
     } else if (view.seedPhase === SeedPhase.SEEDS && mine && !mine.sent && !busy.has(`${handId}/seed`)) {
       busy.add(`${handId}/seed`);
       if (!(hashSets.get(handId) ?? []).some((k) => k.seat === mySeat && k.hash === mine.hash)) {
-        say(`Your seed's hash is NOT in the closed set of hand ${short}: your seed stays with you`);
+        say(t("seed.not_in_set", { hand: short }));
         return;
       }
       await table.setPlayerSeed({ requestId: newRequestId(), tableId, clientSeed: mine.seed });
       mine.sent = true;
-      say(`Your seed went into hand ${short}`);
+      say(t("seed.went_in", { hand: short }));
     }
   } catch (error) {
-    say(`Your seed missed hand ${short}: ${describe(error)}`);
+    say(t("seed.missed", { hand: short, why: describe(error) }));
   }
 }

@@ -9,6 +9,8 @@
 // ended by its token's expiry (UNAUTHENTICATED TOKEN_EXPIRED) is re-opened at once with the renewed
 // token (session.ts renews at half-life), without a word to the player.
 import { tableStreams, failure } from "./api";
+import { t } from "./i18n";
+import { refusalText } from "./i18n/words";
 import type { TableEvent, TableView } from "./gen/poker/table/v1/table_pb";
 
 export interface TableUpdate {
@@ -81,10 +83,10 @@ export class TableFeed {
     let failures = 0;
     let everLive = false;
     let renewing = false;
-    this.onLink({ link: "connecting", text: "connecting…", attempts: 0 });
+    this.onLink({ link: "connecting", text: t("link.connecting"), attempts: 0 });
     while (!this.stopped) {
       this.controller = new AbortController();
-      let reason = "the table closed the stream";
+      let offline = false;
       let live = false;
       try {
         for await (const message of this.open(this.controller.signal)) {
@@ -96,7 +98,7 @@ export class TableFeed {
             if (everLive || failures) this.reconnects += 1;
             this.onLink({
               link: "live",
-              text: everLive || failures ? "reconnected — your seat was kept" : "connected",
+              text: everLive || failures ? t("link.reconnected") : t("link.connected"),
               attempts: 0,
             });
             failures = 0;
@@ -113,17 +115,16 @@ export class TableFeed {
           renewing = true;
           continue;
         }
-        if (this.offline) f.reason = "the network is offline";
         if (PERMANENT.has(f.code)) {
-          this.onLink({ link: "failed", text: `the table refused the stream (${f.reason || f.code})`, attempts: 0 });
+          this.onLink({ link: "failed", text: t("link.refused", { why: refusalText(f) }), attempts: 0 });
           return;
         }
-        reason = f.reason || f.code;
+        offline = this.offline;
       }
       if (this.stopped) return;
       renewing = false; // a break the player is told of, and then of the way back
       failures += 1;
-      this.onLink({ link: "reconnecting", text: `connection lost (${reason}); reconnecting (attempt ${failures})…`, attempts: failures });
+      this.onLink({ link: "reconnecting", text: t(offline ? "link.lost_offline" : "link.lost", { attempt: failures }), attempts: failures });
       await new Promise<void>((resolve) => {
         const timer = window.setTimeout(resolve, reconnectDelay(failures));
         this.wake = () => {

@@ -1,47 +1,60 @@
 // The table screen's words, apart from the page so they can be checked on their own
-// (tests/web/test_table_words.py): an action as a hand log line and each pot with who can win it.
-import { chips } from "./ui";
+// (tests/web/test_table_words.py): an action as a hand log line, each pot with who can win it, the
+// table's notices and who won each pot, in the page's language (src/i18n).
+import { t, type Params } from "./i18n";
+import { handText, noticeWords } from "./i18n/words";
 import { ActionKind, type ActionTaken, type Pot, type PotAward, type TableNotice } from "./gen/poker/table/v1/table_pb";
 
-const ACTION_WORD: Record<number, string> = {
-  [ActionKind.FOLD]: "folds", [ActionKind.CHECK]: "checks", [ActionKind.CALL]: "calls",
-  [ActionKind.BET]: "bets", [ActionKind.RAISE]: "raises to", [ActionKind.ALL_IN]: "goes all-in",
-};
+/** Who a line is about: a seat's name, and whether it is the player reading (English says "You bet"
+ * but "Ann bets"; Russian "Вы выигрываете" but "Анна выигрывает"). */
+export interface Who {
+  name: string;
+  you: boolean;
+}
 
-/** "You check", "Ann checks": the verb agrees with its subject. */
-export function verb(subject: string, word: string): string {
-  if (subject !== "You") return word;
-  return word.replace(/^(\w+?)(e?s)\b/, (_m, stem: string, ending: string) => (ending === "es" && !stem.endsWith("o") ? stem + "e" : stem)).replace(/^goe\b/, "go");
+type Did = "did.fold" | "did.check" | "did.call" | "did.bet" | "did.raise" | "did.all_in" | "did.all_in_bare" | "did.other";
+
+function did(key: Did, who: Who, params: Params = {}): string {
+  return who.you ? t(`${key}.you`, params) : t(key, { ...params, who: who.name });
 }
 
 /** One hand log line for an action. A bet, raise or all-in is said as its total this betting round
  * (`to`, the figure players say: "raises to 480"), with the chips it added beside it when they differ
  * ("(+475)"); a call as the chips it cost. */
-export function actionText(subject: string, taken: ActionTaken): string {
-  const timed = taken.timedOut ? " (time out)" : "";
+export function actionText(who: Who, taken: ActionTaken): string {
   const kind = taken.action;
-  let figure = "";
+  let line: string;
   if ((kind === ActionKind.BET || kind === ActionKind.RAISE || kind === ActionKind.ALL_IN) && taken.to > 0n) {
-    const added = taken.amount !== taken.to ? ` (+${chips(taken.amount)})` : "";
-    figure = `${kind === ActionKind.ALL_IN ? " to" : ""} ${chips(taken.to)}${added}`;
-  } else if (taken.amount) {
-    figure = ` ${chips(taken.amount)}`;
+    line = did(kind === ActionKind.BET ? "did.bet" : kind === ActionKind.RAISE ? "did.raise" : "did.all_in", who, { amount: taken.to });
+    if (taken.amount !== taken.to) line = t("did.added", { line, added: taken.amount });
+  } else if (kind === ActionKind.ALL_IN) {
+    line = taken.amount ? did("did.all_in", who, { amount: taken.amount }) : did("did.all_in_bare", who);
+  } else if (kind === ActionKind.CALL) {
+    line = did("did.call", who, { amount: taken.amount });
+  } else if (kind === ActionKind.FOLD) {
+    line = did("did.fold", who);
+  } else if (kind === ActionKind.CHECK) {
+    line = did("did.check", who);
+  } else {
+    line = did("did.other", who);
   }
-  return `${subject} ${verb(subject, ACTION_WORD[kind] ?? "acts")}${figure}${timed}`;
+  return taken.timedOut ? t("did.timed_out", { line }) : line;
 }
 
 /** `Pot` alone, else `Main pot`, then `Side pot` (one) or `Side pot 1`, `Side pot 2`, ... (several). */
 function potName(index: number, count: number): string {
-  if (count === 1) return "Pot";
-  if (index === 0) return "Main pot";
-  return count === 2 ? "Side pot" : `Side pot ${index}`;
+  if (count === 1) return t("pot.single");
+  if (index === 0) return t("pot.main");
+  return count === 2 ? t("pot.side") : t("pot.side_numbered", { number: index });
 }
 
 /** Each pot with its amount and, once there are side pots, who can still win it. */
 export function potTexts(pots: Pot[], seatName: (seat: number) => string): string[] {
   return pots.map((pot, i) => {
-    const who = pots.length > 1 && pot.eligibleSeats.length ? ` (${pot.eligibleSeats.map(seatName).join(", ")})` : "";
-    return `${potName(i, pots.length)}: ${chips(pot.amount)}${who}`;
+    const name = potName(i, pots.length);
+    return pots.length > 1 && pot.eligibleSeats.length
+      ? t("pot.amount_seats", { pot: name, amount: pot.amount, seats: pot.eligibleSeats.map(seatName).join(t("list.separator")) })
+      : t("pot.amount", { pot: name, amount: pot.amount });
   });
 }
 
@@ -53,15 +66,35 @@ const UNLOGGED_NOTICES = new Set(["HAND_COMMITTED", "POT_AWARDED"]);
  * or null for a notice the log leaves out. */
 export function noticeText(subject: string, notice: TableNotice): string | null {
   if (UNLOGGED_NOTICES.has(notice.code)) return null;
-  return subject ? `${subject}: ${notice.text}` : notice.text;
+  const line = noticeWords(notice.code, notice.text);
+  return subject ? t("log.notice", { who: subject, text: line }) : line;
+}
+
+/** Each winner of a pot with what they won: `Ann won 380, Bob won 380`. */
+function winners(award: PotAward, whoAt: (seat: number) => Who): string {
+  return award.seats
+    .map((seat, i) => {
+      const who = whoAt(seat);
+      const amount = award.amounts[i] ?? 0n;
+      return who.you ? t("award.winner.you", { amount }) : t("award.winner", { who: who.name, amount });
+    })
+    .join(t("list.separator"));
 }
 
 /** Who won each pot, by name, with the winning hand when there was a showdown:
  * `Main pot: Ann won 1,275 with Two pair, Aces and Kings`, `Side pot: Ann won 380, Bob won 380`. */
-export function awardTexts(awards: PotAward[], seatName: (seat: number) => string): string[] {
+export function awardTexts(awards: PotAward[], whoAt: (seat: number) => Who): string[] {
   return awards.map((award) => {
-    const winners = award.seats.map((seat, i) => `${seatName(seat)} won ${chips(award.amounts[i] ?? 0n)}`).join(", ");
-    const how = award.handDescription ? ` with ${award.handDescription}` : "";
-    return `${potName(award.potIndex, awards.length)}: ${winners}${how}`;
+    const pot = potName(award.potIndex, awards.length);
+    return award.handDescription
+      ? t("award.pot_with", { pot, winners: winners(award, whoAt), hand: handText(award.handDescription) })
+      : t("award.pot", { pot, winners: winners(award, whoAt) });
   });
+}
+
+/** A pot's award as the felt shows it: `Ann won 1,275 with Two pair, Aces and Kings`. */
+export function feltAwardText(award: PotAward, whoAt: (seat: number) => Who): string {
+  return award.handDescription
+    ? t("award.with", { winners: winners(award, whoAt), hand: handText(award.handDescription) })
+    : winners(award, whoAt);
 }

@@ -4,9 +4,10 @@
 // which the version 3 verifier has already held against the commitment made before the deal
 // (docs/fairness.md; poker-play checks the same: clients/play/view_model.py::house_cards_opened).
 import type { CardOpening } from "./verifier";
+import { t } from "../i18n";
 
-const RANKS = "23456789TJQKA";
-const SUITS = "cdhs";
+const RANKS = "23456789TJQKA"; // i18n-neutral: card notation, the same in every language
+const SUITS = "cdhs"; // i18n-neutral: card notation
 
 /** A card index 0..51 in words: 4 * rank + suit, so 0 is 2c and 51 is As. */
 export function cardText(index: number): string {
@@ -39,7 +40,7 @@ export function shownCards(record: unknown): number[] {
 export function houseCardsProblem(shown: number[], openings: CardOpening[]): { problem: string; checked: number } {
   const opened = new Set(openings.map((o) => o.card));
   for (const card of shown) {
-    if (!opened.has(card)) return { problem: `${cardText(card)} of the round is not among the cards opened to you`, checked: 0 };
+    if (!opened.has(card)) return { problem: t("fairness.house_card_not_opened", { card: cardText(card) }), checked: 0 };
   }
   return { problem: "", checked: shown.length };
 }

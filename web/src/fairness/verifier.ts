@@ -4,6 +4,9 @@
 // server's own verdict is never needed. Each shuffle version is one `ShuffleVerifier`; version 3
 // checks, instead of a recomputed deck, the openings of exactly the cards the player saw against the
 // per-position commitment made before the deal (the same algorithm as tests/fairness/spec_v3.mjs).
+// Its problems are said in the page's language (src/i18n).
+import { t } from "../i18n";
+
 export interface ClientSeed {
   seat: number;
   seed: Uint8Array;
@@ -165,17 +168,17 @@ class HmacShuffle implements ShuffleVerifier {
   async verify(hand: PublishedHand, seen: SeenCard[], shownCommitment: string): Promise<Verdict> {
     const problems: string[] = [];
     const computed = await this.commitment(hand);
-    if (computed !== hand.commitment) problems.push("the revealed values do not give the published commitment");
+    if (computed !== hand.commitment) problems.push(t("fairness.commitment_mismatch"));
     if (shownCommitment && shownCommitment !== hand.commitment) {
-      problems.push("the commitment shown before the deal is not the one revealed");
+      problems.push(t("fairness.commitment_not_shown"));
     }
     if (this.version === 2 && hex(await sha256(hand.serverSeed)) !== hand.serverSeedHash) {
-      problems.push("the seed does not match its published hash");
+      problems.push(t("fairness.seed_hash_mismatch"));
     }
     const deck = await this.deck(hand, hand.commitment);
     let checked = 0;
     for (const { position, card } of seen) {
-      if (deck[position] !== card) problems.push(`the card at deck position ${position} is not the one dealt`);
+      if (deck[position] !== card) problems.push(t("fairness.card_not_dealt", { position: String(position) }));
       else checked += 1;
     }
     return { ok: problems.length === 0, checkedCards: checked, computedCommitment: computed, problems };
@@ -225,20 +228,20 @@ class OpeningsVerifier implements ShuffleVerifier {
 
   async verify(hand: PublishedHand, seen: SeenCard[], shownCommitment: string): Promise<Verdict> {
     const problems: string[] = [];
-    if (hex(await sha256(hand.serverSeed)) !== hand.serverSeedHash) problems.push("the seed does not match its published hash");
+    if (hex(await sha256(hand.serverSeed)) !== hand.serverSeedHash) problems.push(t("fairness.seed_hash_mismatch"));
     const computed = await this.commitment(hand);
-    if (computed !== hand.commitment) problems.push("the revealed values do not give the published commitment");
+    if (computed !== hand.commitment) problems.push(t("fairness.commitment_mismatch"));
     if (shownCommitment && shownCommitment !== hand.commitment) {
-      problems.push("the commitment shown before the deal is not the one revealed");
+      problems.push(t("fairness.commitment_not_shown"));
     }
     // Each seed in the deal gives the hash its seat recorded before the seal (step 3): the
     // hash-first guarantee, checked here as the service's verdict (CLIENT_SEED_HASH) checks it.
     for (const { seat, seed, hash } of hand.clientSeeds) {
       if (seed.length === 0 && hash) continue; // withheld: left out of the deal
-      if (seed.length === 0) problems.push(`the seed at seat ${seat} is empty`);
-      else if (!hash) problems.push(`the seed at seat ${seat} comes without the hash its seat recorded`);
+      if (seed.length === 0) problems.push(t("fairness.seat_seed_empty", { seat }));
+      else if (!hash) problems.push(t("fairness.seat_seed_without_hash", { seat }));
       else if ((await clientSeedHash(hand.commitment, seat, seed)) !== hash.toLowerCase()) {
-        problems.push(`the seed at seat ${seat} does not give the hash its seat recorded before the seal`);
+        problems.push(t("fairness.seat_seed_hash_mismatch", { seat }));
       }
     }
     // The deal order: version 2's steps under the version 3 labels, over the seeds that went in.
@@ -252,11 +255,11 @@ class OpeningsVerifier implements ShuffleVerifier {
     const cards = new Set<number>();
     for (const opening of hand.openings ?? []) {
       if (order[opening.dealPosition] !== opening.committedPosition) {
-        problems.push(`the seeds do not deal position ${opening.dealPosition} from committed position ${opening.committedPosition}`);
+        problems.push(t("fairness.opening_position", { deal: String(opening.dealPosition), committed: String(opening.committedPosition) }));
       } else if (opening.salt.length !== 32 || opening.proof.length !== 6 || !equal(await this.rootOf(opening), root)) {
-        problems.push(`the opening of deal position ${opening.dealPosition} does not lead to the committed root`);
+        problems.push(t("fairness.opening_root", { deal: String(opening.dealPosition) }));
       } else if (cards.has(opening.card)) {
-        problems.push(`two openings show the same card`);
+        problems.push(t("fairness.opening_twice"));
       }
       cards.add(opening.card);
       opened.set(opening.dealPosition, opening);
@@ -264,8 +267,8 @@ class OpeningsVerifier implements ShuffleVerifier {
     let checked = 0;
     for (const { position, card } of seen) {
       const opening = opened.get(position);
-      if (!opening) problems.push(`deck position ${position} was not opened to you`);
-      else if (opening.card !== card) problems.push(`the card at deck position ${position} is not the one committed`);
+      if (!opening) problems.push(t("fairness.position_not_opened", { position: String(position) }));
+      else if (opening.card !== card) problems.push(t("fairness.card_not_committed", { position: String(position) }));
       else checked += 1;
     }
     return { ok: problems.length === 0, checkedCards: checked, computedCommitment: computed, problems };
@@ -292,8 +295,8 @@ export async function hashSetProblem(kept: KeptHash[], revealed: ClientSeed[], c
   for (const { seat, seed } of revealed) {
     if (seed.length === 0) continue;
     const hash = closed.get(seat);
-    if (hash === undefined) return `the seed at seat ${seat} was not in the hash set closed before the seeds`;
-    if ((await clientSeedHash(commitment, seat, seed)) !== hash) return `the seed at seat ${seat} does not match its hash shown before the seeds`;
+    if (hash === undefined) return t("fairness.seed_not_in_set", { seat });
+    if ((await clientSeedHash(commitment, seat, seed)) !== hash) return t("fairness.seed_not_its_hash", { seat });
   }
   return "";
 }
@@ -315,7 +318,7 @@ export async function verify(hand: PublishedHand, seen: SeenCard[], shownCommitm
       ok: false,
       checkedCards: 0,
       computedCommitment: "",
-      problems: [`shuffle version ${hand.version} is not checked by this page yet`],
+      problems: [t("fairness.version_unknown", { version: String(hand.version) })],
     };
   }
   return verifier.verify(hand, seen, shownCommitment);
