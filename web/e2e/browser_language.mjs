@@ -183,7 +183,9 @@ for (;;) {
   }
   await checkRussian("table");
   if (state.buttons.length) {
-    const selector = (await page.$("#act-check")) ? "#act-check" : (await page.$("#act-call")) ? "#act-call" : null;
+    // Check or fold, never call: a called all-in lost busts the player, whose seat the switch below
+    // must find (a loaded CI run did exactly that: "Вы: олл-ин 930", then no .seat.mine).
+    const selector = (await page.$("#act-check")) ? "#act-check" : (await page.$("#act-fold")) ? "#act-fold" : null;
     if (selector && (await page.locator(selector).click({ timeout: 3_000 }).then(() => true, () => false))) actions += 1;
   }
   await page.waitForTimeout(250);
