@@ -1,6 +1,8 @@
 """The web client in a real headless Chromium (Debian's `chromium`, driven by playwright-core from
 web/node_modules): a scripted player signs in, buys development chips, sits at a table with bots,
-plays a hand to showdown with several actions, chats, drops the connection and reloads and keeps the
+plays a hand to showdown with several actions (at 390x844: every action bar button at least 44 px
+tall and on the first screen, a typed raise kept while a chat line arrives, a pre-action applied when
+the turn comes), chats, drops the connection and reloads and keeps the
 seat, leaves, checks a hand's fairness in the page, plays a Casino Hold'em and a Russian Poker round
 and checks each round's fairness in the page; another browser spectates. Screenshots of each screen, the sign-in first, are kept in the artefacts folder: `POKER_TEST_ARTEFACTS`
 names it (CI points it at a folder it keeps), else `.artefacts/browser-<time>` in the repo (git-ignored);
@@ -148,6 +150,13 @@ def test_a_scripted_player_plays_through_the_page_and_a_spectator_watches(tmp_pa
     assert re.fullmatch(
         r"You (bet [\d,]+|(raise|go all-in) to [\d,]+( \(\+[\d,]+\))?)", by_step["played"]["ownBet"]
     )
+    # The action bar at 390x844 (issue 36): every button at least 44 px tall and on the first screen,
+    # a typed raise kept while a chat line arrives, a pre-action applied when the turn came.
+    assert by_step["played"]["bar"]["measured"] > 0
+    assert by_step["played"]["bar"]["problems"] == []
+    assert by_step["played"]["typedRaise"]["survived"] is True, by_step["played"]["typedRaise"]
+    assert by_step["pre-action"]["applied"] is True, by_step["pre-action"]
+    assert by_step["pre-action"]["smallBoxes"] == []
     assert by_step["spectating"]["faceUpCardsSeen"] == 0
     assert by_step["fairness"]["verdict"].startswith("Fair")
     # House rounds are checked in the page too (fairness version 3), never left "NOT verified".

@@ -3,6 +3,9 @@
 // actions, chat and a sticker, drop the connection and reload and keep the seat, leave; a second
 // browser spectates; the hands screen checks a hand's fairness in the page; a Casino Hold'em and a
 // Russian Poker round, each then checked for fairness in the page too. A screenshot of each screen goes to the artefacts folder.
+// At 390x844 it also checks the table's action bar: every button and pre-action box at least 44 px
+// tall and inside the first screen, a typed raise surviving a chat line, a pre-action applied when the
+// turn comes.
 // Usage: node browser_play.mjs <gateway url> <artefacts dir> <room id>
 import { chromium } from "playwright-core";
 import { mkdtempSync, mkdirSync } from "node:fs";
@@ -61,12 +64,31 @@ async function balance(page, pool) {
   return Number((text ?? "0").replace(/[^0-9]/g, ""));
 }
 
+// The action bar at phone size: every button of it (actions, presets) and every pre-action box at
+// least 44 px tall and inside the first screen (the viewport, the page not scrolled), as the page
+// draws it now. Returns how many were measured and each that is not.
+async function measureBar(page) {
+  await page.evaluate(() => window.scrollTo(0, 0));
+  return page.evaluate(() => {
+    const targets = [...document.querySelectorAll("#controls button, #controls label.pre")];
+    const problems = targets
+      .map((el) => ({ el, r: el.getBoundingClientRect() }))
+      .filter(({ r }) => r.width > 0)
+      .filter(({ r }) => r.height < 44 || r.top < 0 || r.bottom > window.innerHeight || r.left < 0 || r.right > window.innerWidth)
+      .map(({ el, r }) => `${el.id || el.className} ${Math.round(r.height)}px at ${Math.round(r.top)}-${Math.round(r.bottom)}`);
+    return { measured: targets.length, problems, viewport: [window.innerWidth, window.innerHeight] };
+  });
+}
+
 async function playToShowdown(page) {
   // Bet or raise once, then check or call whenever it is our turn, until a hand ends at a showdown we
-  // were part of.
+  // were part of. The one bet is typed in the amount box, and a chat line sent before it is made: the
+  // typed amount must survive the chat line arriving (the page draws updates in place).
   let actions = 0;
   let bets = 0;
   let showdown = false;
+  let typedRaise = null;
+  const bar = { measured: 0, problems: [] };
   const deadline = Date.now() + 150_000;
   // Another seat's turn with its countdown ("to act · 12s · bank 15s"), however briefly shown (bots
   // act at once): every text the page ever puts in another seat's clock.
@@ -105,6 +127,22 @@ async function playToShowdown(page) {
       // One bet or raise (the smallest, as the amount box offers it first), then check or call.
       const betting = bets === 0 && !!(await page.$("#act-bet"));
       const selector = betting ? "#act-bet" : (await page.$("#act-check")) ? "#act-check" : (await page.$("#act-call")) ? "#act-call" : null;
+      const measured = await measureBar(page);
+      bar.measured += measured.measured;
+      bar.problems.push(...measured.problems);
+      if (betting && typedRaise === null && (await page.$("#amount"))) {
+        // Type an amount that is not the one offered first, then a chat line arrives: still there.
+        const { min, max, step } = await page.$eval("#amount", (e) => ({ min: Number(e.min), max: Number(e.max), step: Number(e.step) || 1 }));
+        const typed = String(min + step <= max ? min + step : max);
+        await page.fill("#amount", typed);
+        const lines = await page.$$eval("#chat li", (l) => l.length);
+        await page.fill("#chat-input", "raising");
+        await page.click("#chat-send");
+        await page.waitForFunction((n) => document.querySelectorAll("#chat li").length > n, lines, { timeout: 10_000 }).catch(() => undefined);
+        const chatArrived = (await page.$$eval("#chat li", (l) => l.length)) > lines;
+        const after = await page.$eval("#amount", (e) => e.value).catch(() => null);
+        typedRaise = { typed, after, chatArrived, survived: chatArrived && after === typed };
+      }
       if (selector) {
         const clicked = await page.locator(selector).click({ timeout: 3_000 }).then(() => true, () => false);
         if (!clicked) continue; // the turn moved on meanwhile: look again
@@ -131,7 +169,7 @@ async function playToShowdown(page) {
   const badPots = potTexts.filter((t) => !/^(Pot|Main pot|Side pot(?: \d+)?): [\d,]+(?: \(.+\))?$/.test(t));
   // My own bet or raise, as the log said it ("You bet 10", "You raise to 20 (+15)").
   const ownBet = betLines.find((line) => /^You (bet|raise to|go all-in to) /.test(line)) ?? "";
-  return { actions, bets, ownBet, showdown, othersCountdown, betLines: betLines.length, raisesTo: betLines.filter((l) => l.includes("to ")).length, badBetLines, pots: potTexts.length, badPots };
+  return { actions, bets, ownBet, typedRaise, bar, showdown, othersCountdown, betLines: betLines.length, raisesTo: betLines.filter((l) => l.includes("to ")).length, badBetLines, pots: potTexts.length, badPots };
 }
 
 const player = await browser("player");
@@ -172,11 +210,76 @@ const hand = await playToShowdown(page);
 say("played", hand);
 await shot(page, "table-showdown");
 if (!hand.showdown || hand.actions < 2) throw new Error(`no showdown with several actions: ${JSON.stringify(hand)}`);
+if (!hand.typedRaise?.survived) throw new Error(`the typed raise did not survive a chat line: ${JSON.stringify(hand.typedRaise)}`);
+if (hand.bar.measured === 0 || hand.bar.problems.length) throw new Error(`action bar targets under 44 px or off the first screen: ${JSON.stringify(hand.bar)}`);
 const seedLines = await page.evaluate(() => window.__seedLines);
 say("own randomness", { lines: seedLines.length, went_in: seedLines.filter((l) => l.startsWith("Your seed went into hand")).length });
 if (!seedLines.some((l) => l.startsWith("Your seed's hash is in for hand"))) throw new Error(`no seed hash sent: ${JSON.stringify(seedLines)}`);
 if (!seedLines.some((l) => l.startsWith("Your seed went into hand"))) throw new Error(`no seed went into a hand: ${JSON.stringify(seedLines)}`);
 if (seedLines.some((l) => l.includes("NOT in the closed set"))) throw new Error(`a hash left out of the closed set: ${JSON.stringify(seedLines)}`);
+
+// A pre-action ticked while others act applies when the turn comes: "call any" is ticked the moment
+// its box shows (in the page, as a player's tap would be, since bots act at once), and my check or call
+// then appears in the log with no button clicked. A turn that comes before the box could be ticked
+// (a new hand clears it) is played by hand and the box ticked again.
+async function preActionOnTurn(page) {
+  await page.evaluate(() => {
+    const mine = () => [...document.querySelectorAll("#events li")].filter((li) => /^You (check|call)/.test(li.textContent ?? "")).length;
+    window.__pre = { armed: true, ticked: false, base: 0, applied: false, ticks: 0, boxes: [] };
+    new MutationObserver(() => {
+      const p = window.__pre;
+      if (!p.armed) return;
+      const box = document.querySelector('#pre-actions input[data-pre="call-any"]');
+      if (box && !box.checked && !p.ticked) {
+        const r = box.closest("label").getBoundingClientRect();
+        p.boxes.push({ height: r.height, top: r.top, bottom: r.bottom, viewport: window.innerHeight });
+        p.base = mine();
+        p.ticked = true;
+        p.ticks += 1;
+        box.click();
+      }
+      if (p.ticked && mine() > p.base) {
+        p.applied = true;
+        p.armed = false;
+      }
+    }).observe(document.body, { childList: true, subtree: true, characterData: true });
+  });
+  let manual = 0;
+  const deadline = Date.now() + 120_000;
+  while (Date.now() < deadline) {
+    const state = await page.evaluate(() => ({
+      applied: window.__pre.applied,
+      turn: !!document.querySelector("#actions"),
+      busted: !document.querySelector(".seat.mine") && !!document.querySelector("#sit-down"),
+    }));
+    if (state.applied) break;
+    if (state.busted) {
+      await page.click("#sit-down");
+      await page.waitForSelector(".seat.mine");
+      continue;
+    }
+    if (state.turn) {
+      // Give a ticked pre-action its moment to answer the turn, then play it by hand.
+      await page.waitForTimeout(1_500);
+      if (await page.evaluate(() => window.__pre.applied)) break;
+      if (!(await page.$("#actions"))) continue;
+      await page.evaluate(() => { window.__pre.ticked = false; });
+      const selector = (await page.$("#act-check")) ? "#act-check" : (await page.$("#act-call")) ? "#act-call" : null;
+      if (selector && (await page.locator(selector).click({ timeout: 3_000 }).then(() => true, () => false))) manual += 1;
+      continue;
+    }
+    await page.waitForTimeout(100);
+  }
+  const result = await page.evaluate(() => ({ applied: window.__pre.applied, ticks: window.__pre.ticks, boxes: window.__pre.boxes }));
+  await page.evaluate(() => { window.__pre.armed = false; });
+  const smallBoxes = result.boxes.filter((b) => b.height < 44 || b.top < 0 || b.bottom > b.viewport);
+  return { applied: result.applied, ticks: result.ticks, manual, smallBoxes };
+}
+
+const pre = await preActionOnTurn(page);
+say("pre-action", pre);
+await shot(page, "table-pre-action");
+if (!pre.applied) throw new Error(`a pre-action never applied on the turn: ${JSON.stringify(pre)}`);
 
 // Lost everything at that showdown: buy in again (chat, the reconnect and leaving need a seat).
 if (!(await page.$(".seat.mine")) && (await page.$("#sit-down"))) {

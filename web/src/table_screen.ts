@@ -1,16 +1,25 @@
 // A cash table: seats with cards, stacks, bets and whose turn (with the countdown and time bank),
-// the board and each pot, the legal actions with amounts on the step, pre-actions, chat and stickers,
-// sit out / in and leave. Spectators see the table about 20 seconds late and no hidden card.
+// the board and each pot, the action bar at the bottom (legal actions with amounts on the step, bet
+// presets, pre-actions), the hand log, chat and stickers, sit out / in and leave. Spectators see the
+// table about 20 seconds late and no hidden card.
+//
+// The state is table_model.ts's (a pure reducer of stream messages and the player's input); this
+// module draws it in place: the felt keyed by seat, the log and chat appended, the bar built again
+// only when the turn or what it offers changes, so an update never resets what the player is typing.
 import { lobby, table, describe, newRequestId } from "./api";
-import { h, mount, chips, card, cardText, dismissToast, toast } from "./ui";
+import { h, mount, chips, card, dismissToast, toast } from "./ui";
 import { t } from "./i18n";
 import { go, me, type Screen } from "./main";
 import { setSeated, yourTurn, youWon } from "./telegram";
 import { header, balancesLine } from "./lobby";
 import { TableFeed, type LinkState, type TableUpdate } from "./table_feed";
 import { ownRandomness, seedStep, setOwnRandomness } from "./seeds";
-import { actionText, awardTexts, feltAwardText, noticeText, potTexts, type Who } from "./table_words";
-import { ActionKind, SeatStatus, Street, TablePhase, type TableEvent, type TableView, type LegalActions } from "./gen/poker/table/v1/table_pb";
+import { feltAwardText, potTexts, type Who } from "./table_words";
+import {
+  betKind, initialState, mySeat, whoAt as seatWho, myTurn, preActionsOffered, presetAmounts, reduce, secondsLeft, typedAmount,
+  type PreAction, type Preset, type TableInput,
+} from "./table_model";
+import { ActionKind, SeatStatus, Street, TablePhase, type TableView, type LegalActions } from "./gen/poker/table/v1/table_pb";
 import type { Room } from "./gen/poker/lobby/v1/lobby_pb";
 
 export const STICKERS = ["thumbs-up", "clap", "laugh", "cool", "think", "wow", "gg", "nice-hand", "good-luck", "bluff", "fire"];
@@ -47,31 +56,32 @@ function stickerName(id: string): string {
   }
 }
 
-type PreAction = "" | "check-fold" | "call-any" | "fold";
+/** A container's children drawn again only when what they show (their key) changed: everything else
+ * on the screen stays as it is, the input the player is typing in included. */
+function keyed(container: HTMLElement, key: string, build: () => (Node | null)[]): boolean {
+  if (container.dataset.key === key) return false;
+  container.dataset.key = key;
+  container.replaceChildren(...build().filter((n): n is Node => n !== null));
+  return true;
+}
 
-export function onStep(value: bigint, legal: LegalActions): bigint {
-  const step = legal.step > 0n ? legal.step : 1n;
-  let amount = value < legal.minAmount ? legal.minAmount : value > legal.maxAmount ? legal.maxAmount : value;
-  if (amount !== legal.maxAmount) amount -= amount % step;
-  return amount < legal.minAmount ? legal.minAmount : amount;
+/** A text set only when it changed (a node the player looks at is not touched for nothing). */
+function patch(element: HTMLElement, text: string): void {
+  if (element.textContent !== text) element.textContent = text;
 }
 
 export function showTable(roomId: string, tableId: string, spectate: boolean): Screen {
-  let view: TableView | null = null;
+  let state = initialState(me(), spectate);
   let room: Room | null = null;
-  let preAction: PreAction = "";
-  let preActionHand = "";
   let acting = false;
-  let countdown = 0;
-  // When the shown view arrived: a seat's clock counts down from what the view says was left then
-  // (deadline minus as-of), so neither the browser's clock nor a spectator's delay skews it.
+  // When the shown view arrived: a seat's clock counts down from what the view says was left then.
   let viewReceivedAt = 0;
-  const chatLines: HTMLElement[] = [];
 
   const link = h("span", { class: "link", id: "link" }, t("link.connecting"));
   const balances = h("div", { class: "balances", id: "balances" });
   const felt = h("section", { class: "felt", id: "felt" });
-  const controls = h("section", { class: "controls", id: "controls" });
+  const controls = h("section", { class: "controls bar", id: "controls" });
+  const spacer = h("div", { class: "bar-spacer" });
   const log = h("ol", { class: "events", id: "events" });
   const chatList = h("ul", { class: "chat", id: "chat" });
   const chatInput = h("input", { id: "chat-input", maxlength: 200, placeholder: t("chat.placeholder"), "aria-label": t("chat.label") });
@@ -90,133 +100,96 @@ export function showTable(roomId: string, tableId: string, spectate: boolean): S
   const leaveButton = h("button", { id: "leave", onclick: () => void leave() }, spectate ? t("table.back") : t("table.leave"));
   // Provably fair dealing: my own randomness in each hand (docs/fairness.md), hash first.
   const randomnessBox = h("input", { type: "checkbox", id: "own-randomness", checked: ownRandomness() });
-  randomnessBox.addEventListener("change", () => { setOwnRandomness(randomnessBox.checked); void seedStep(tableId, () => view, mySeat(), note); });
+  randomnessBox.addEventListener("change", () => { setOwnRandomness(randomnessBox.checked); void seedStep(tableId, () => state.view, mySeat(state), note); });
   const randomness = h("label", { class: "pre own-randomness", title: t("table.own_randomness_hint") }, randomnessBox, t("table.own_randomness"));
+
+  // The felt's parts, made once and kept: each is drawn again only when what it shows changed.
+  const street = h("div", { class: "street" });
+  const board = h("div", { class: "board", id: "board" });
+  const pots = h("div", { class: "pots", id: "pots" });
+  const awards = h("div", { class: "awards" });
+  const oval = h("div", { class: "table-oval" }, h("div", { class: "center" }, street, board, pots, awards));
+  felt.append(oval);
+  const seatNodes = new Map<number, HTMLElement>();
 
   mount(
     header(spectate ? t("table.watching") : t("table.title"), link, seatToggle, leaveButton),
     spectate ? h("p", { class: "banner", id: "delay-banner" }, t("table.spectating")) : balances,
     felt,
-    controls,
     spectate ? h("span", {}) : randomness,
     h("details", { class: "log", open: true }, h("summary", {}, t("table.log")), log),
     spectate ? h("p", { class: "muted" }, t("table.spectators_no_chat")) : h("section", { class: "chat-box" }, chatList, stickers, chatForm),
+    controls,
+    spacer,
   );
   if (spectate) seatToggle.remove();
+  controls.hidden = spectate;
+  spacer.hidden = spectate;
+  // The action bar is fixed at the bottom (the thumb zone); the spacer keeps the end of the page
+  // (the chat) scrollable above it, and the toast is lifted over it.
+  // (In the next frame: a change of layout inside the observer's callback could resize what it
+  // observes again in the same frame, which the browser reports as an error.)
+  const bar = new ResizeObserver(() => requestAnimationFrame(() => {
+    const height = controls.hidden ? 0 : controls.offsetHeight;
+    spacer.style.setProperty("height", `${height + 8}px`);
+    document.documentElement.style.setProperty("--table-bar", `${height}px`);
+  }));
+  bar.observe(controls);
 
   void lobby.getRoom({ roomId }).then((reply) => { room = reply.room ?? null; render(); }).catch(() => undefined);
   if (!spectate) void balancesLine(balances);
 
-  const mySeat = (): number => view?.seats.find((s) => s.playerId === me())?.seat ?? 0;
-  const nameOf = (playerId: string): string =>
-    playerId === me() ? t("seat.you") : view?.seats.find((s) => s.playerId === playerId)?.displayName || playerId;
-  const seatName = (seat: number): string => {
-    const s = view?.seats.find((x) => x.seat === seat);
-    return s ? nameOf(s.playerId) : t("seat.number", { seat });
-  };
-  const whoAt = (seat: number): Who => {
-    const s = view?.seats.find((x) => x.seat === seat);
-    return { name: seatName(seat), you: s !== undefined && s.playerId === me() };
-  };
+  const whoAt = (seat: number): Who => (state.view ? seatWho(state, state.view, seat) : { name: t("seat.number", { seat }), you: false });
+  const seatName = (seat: number): string => whoAt(seat).name;
 
-  function addLog(event: TableEvent): void {
-    let text = "";
-    switch (event.kind.case) {
-      case "action":
-        text = actionText(whoAt(event.seat), event.kind.value);
-        break;
-      case "cards": {
-        const shown = event.kind.value.cards.filter((c) => !c.hidden && c.text).map((c) => cardText(c.text)).join(" ");
-        if (!shown) return; // another player's cards, face down
-        const who = whoAt(event.seat);
-        if (event.kind.value.shownByPlayer) text = who.you ? t("log.shows.you", { cards: shown }) : t("log.shows", { who: who.name, cards: shown });
-        else if (event.seat) text = who.you ? t("log.dealt.you", { cards: shown }) : t("log.dealt", { who: who.name, cards: shown });
-        else text = t("log.board", { cards: shown });
-        break;
-      }
-      case "notice": {
-        const line = noticeText(event.seat ? seatName(event.seat) : "", event.kind.value);
-        if (line === null) return;
-        text = line;
-        break;
-      }
-      case "chat": {
-        const line = h("li", { class: "chat-line" }, h("b", {}, t("chat.line", { who: nameOf(event.kind.value.playerId) })),
-          event.kind.value.stickerId ? h("span", { class: "sticker-shown", "data-sticker": event.kind.value.stickerId }, STICKER_FACE[event.kind.value.stickerId] ?? event.kind.value.stickerId) : event.kind.value.text);
-        chatLines.push(line);
-        if (chatLines.length > 50) chatLines.shift();
-        chatList.replaceChildren(...chatLines);
-        chatList.scrollTop = chatList.scrollHeight;
-        return;
-      }
-      default:
-        return;
+  function dispatch(input: TableInput): void {
+    state = reduce(state, input);
+    render();
+    const intent = state.send;
+    if (intent) {
+      state = reduce(state, { type: "sent" });
+      void act(intent.action, intent.amount, intent.handId);
     }
-    log.prepend(h("li", {}, text));
-    while (log.children.length > 30) log.lastElementChild?.remove();
   }
 
   function note(text: string): void {
-    log.prepend(h("li", {}, text));
-    while (log.children.length > 30) log.lastElementChild?.remove();
+    dispatch({ type: "note", text });
   }
 
   function onUpdate(update: TableUpdate): void {
-    view = update.view;
     viewReceivedAt = Date.now();
-    for (const event of update.events) addLog(event);
-    // The pots just awarded, by name and hand, from the view that came with them (the felt's award
-    // is gone with the next view).
-    if (update.events.some((e) => e.kind.case === "notice" && e.kind.value.code === "POT_AWARDED")) {
-      for (const line of awardTexts(view.awards, whoAt).reverse()) note(line); // the log is newest first
-    }
-    if (!spectate) void seedStep(tableId, () => view, mySeat(), note);
-    if (view.handId !== preActionHand) {
-      preAction = "";
-      preActionHand = view.handId;
-    }
-    render();
+    dispatch({ type: "update", view: update.view, events: update.events });
+    const view = update.view;
+    if (!spectate) void seedStep(tableId, () => state.view, mySeat(state), note);
     if (!spectate) {
       // Telegram: no closing by a swipe while seated, a tap felt on the player's turn and on a win.
-      const seat = mySeat();
+      const seat = mySeat(state);
       setSeated(seat > 0);
-      yourTurn((view.legalActions?.actions.length ?? 0) > 0);
+      yourTurn(myTurn(view) !== null);
       const awarded = update.events.some((e) => e.kind.case === "notice" && e.kind.value.code === "POT_AWARDED");
       if (seat > 0 && awarded && view.awards.some((a) => a.seats.includes(seat))) youWon();
     }
-    void runPreAction();
   }
 
-  function onLink(state: LinkState): void {
-    link.textContent = state.text;
-    link.className = `link ${state.link}`;
+  function onLink(linkState: LinkState): void {
+    link.textContent = linkState.text;
+    link.className = `link ${linkState.link}`;
   }
 
   const feed = new TableFeed(tableId, spectate, onUpdate, onLink);
   feed.start();
 
-  async function act(action: ActionKind, amount = 0n): Promise<void> {
-    if (!view || acting) return;
+  async function act(action: ActionKind, amount = 0n, handId = state.view?.handId ?? ""): Promise<void> {
+    if (!state.view || acting) return;
     acting = true;
     try {
-      await table.act({ requestId: newRequestId(), tableId, handId: view.handId, action, amount });
+      await table.act({ requestId: newRequestId(), tableId, handId, action, amount });
       dismissToast(); // a refusal of an earlier try is past
     } catch (error) {
       toast(describe(error), "error");
     } finally {
       acting = false;
     }
-  }
-
-  async function runPreAction(): Promise<void> {
-    const legal = view?.legalActions;
-    if (!preAction || !legal || legal.actions.length === 0) return;
-    const can = (a: ActionKind): boolean => legal.actions.includes(a);
-    const chosen = preAction;
-    preAction = "";
-    if (chosen === "fold") await act(ActionKind.FOLD);
-    else if (chosen === "check-fold") await act(can(ActionKind.CHECK) ? ActionKind.CHECK : ActionKind.FOLD);
-    else if (chosen === "call-any") await act(can(ActionKind.CALL) ? ActionKind.CALL : ActionKind.CHECK);
   }
 
   async function sendChat(content: { text?: string; sticker?: string }): Promise<void> {
@@ -226,14 +199,14 @@ export function showTable(roomId: string, tableId: string, spectate: boolean): S
         tableId,
         content: content.sticker ? { case: "stickerId", value: content.sticker } : { case: "text", value: (content.text ?? "").trim() },
       });
-      chatInput.value = "";
+      if (!content.sticker) chatInput.value = "";
     } catch (error) {
       toast(describe(error), "error");
     }
   }
 
   async function toggleSitOut(): Promise<void> {
-    const seat = view?.seats.find((s) => s.playerId === me());
+    const seat = state.view?.seats.find((s) => s.playerId === state.me);
     if (!seat) return;
     try {
       if (seat.status === SeatStatus.SITTING_OUT) await table.sitIn({ requestId: newRequestId(), tableId });
@@ -253,7 +226,7 @@ export function showTable(roomId: string, tableId: string, spectate: boolean): S
   }
 
   async function leave(): Promise<void> {
-    if (!spectate && mySeat()) {
+    if (!spectate && mySeat(state)) {
       try {
         const left = await table.leaveTable({ requestId: newRequestId(), tableId });
         toast(left.foldedMidHand ? t("table.folded_out") : t("table.cashed_out", { amount: left.cashedOut?.amount ?? 0n }));
@@ -265,141 +238,229 @@ export function showTable(roomId: string, tableId: string, spectate: boolean): S
     go({ name: "lobby" });
   }
 
-  function seatElement(seatNumber: number, total: number): HTMLElement {
-    const s = view?.seats.find((x) => x.seat === seatNumber);
+  // ------------------------------------------------------------------ the felt, keyed by seat
+
+  function drawSeat(seatNumber: number, total: number, view: TableView): void {
+    let node = seatNodes.get(seatNumber);
+    if (!node) {
+      node = h("div", { class: "seat", "data-seat": seatNumber });
+      seatNodes.set(seatNumber, node);
+      oval.append(node);
+    }
+    const s = view.seats.find((x) => x.seat === seatNumber);
     // The player's own seat at the bottom, the others clockwise from it.
-    const angle = (2 * Math.PI * (seatNumber - (mySeat() || 1))) / total + Math.PI / 2;
-    const style = `left:${50 + 34 * Math.cos(angle)}%;top:${50 + 38 * Math.sin(angle)}%`;
-    if (!s || !s.playerId) return h("div", { class: "seat empty", style, "data-seat": seatNumber }, t("seat.number", { seat: seatNumber }));
-    const turn = view!.toActSeat === seatNumber && view!.phase === TablePhase.HAND_IN_PROGRESS;
+    const angle = (2 * Math.PI * (seatNumber - (mySeat(state) || 1))) / total + Math.PI / 2;
+    node.style.setProperty("left", `${50 + 34 * Math.cos(angle)}%`);
+    node.style.setProperty("top", `${50 + 38 * Math.sin(angle)}%`);
+    if (!s || !s.playerId) {
+      node.className = "seat empty";
+      node.removeAttribute("data-player");
+      keyed(node, "empty", () => [h("span", { class: "seat-free" }, t("seat.free"))]);
+      return;
+    }
+    const turn = view.toActSeat === seatNumber && view.phase === TablePhase.HAND_IN_PROGRESS;
     const status = s.status === SeatStatus.SITTING_OUT ? t("seat.sitting_out") : s.status === SeatStatus.WAITING ? t("seat.waiting") : s.status === SeatStatus.DISCONNECTED ? t("seat.away") : "";
-    return h(
-      "div",
-      { class: `seat${turn ? " turn" : ""}${s.folded ? " folded" : ""}${s.playerId === me() ? " mine" : ""}`, style, "data-seat": seatNumber, "data-player": s.playerId },
-      h("div", { class: "seat-name" }, nameOf(s.playerId), view!.buttonSeat === seatNumber ? h("span", { class: "dealer", title: t("seat.dealer_name") }, t("seat.dealer")) : null),
+    node.className = `seat${turn ? " turn" : ""}${s.folded ? " folded" : ""}${s.playerId === state.me ? " mine" : ""}`;
+    node.setAttribute("data-player", s.playerId);
+    const name = whoAt(seatNumber).name;
+    const dealer = view.buttonSeat === seatNumber;
+    const cards = s.holeCards.map((c) => (c.hidden ? "?" : c.text)).join(" ");
+    const key = JSON.stringify([name, dealer, cards, String(s.stack), s.allIn, String(s.betThisRound), status, turn, s.timeBankSeconds]);
+    if (keyed(node, key, () => [
+      h("div", { class: "seat-name" }, name, dealer ? h("span", { class: "dealer", title: t("seat.dealer_name") }, t("seat.dealer")) : null),
       h("div", { class: "seat-cards" }, ...s.holeCards.map((c) => card(c.text, c.hidden))),
       h("div", { class: "seat-stack" }, chips(s.stack), s.allIn ? t("seat.all_in") : ""),
       s.betThisRound > 0n ? h("div", { class: "seat-bet" }, chips(s.betThisRound)) : null,
       status ? h("div", { class: "seat-status" }, status) : null,
-      turn ? h("div", { class: "seat-clock", "data-clock": seatNumber, "data-bank": s.timeBankSeconds }, seatClockText(s.timeBankSeconds)) : null,
-    );
+      turn ? h("div", { class: "seat-clock", "data-clock": seatNumber, "data-bank": s.timeBankSeconds }) : null,
+    ])) tickClocks();
   }
 
-  function secondsLeft(): number | null {
-    const deadline = view?.toActDeadline;
-    const asOf = view?.asOf;
-    if (!deadline || !asOf) return null;
-    const leftAtView = Number(deadline.seconds - asOf.seconds) * 1000 + (deadline.nanos - asOf.nanos) / 1e6;
-    return Math.max(0, Math.ceil((leftAtView - (Date.now() - viewReceivedAt)) / 1000));
-  }
-
-  // Whose turn and how long, at the seat, for everybody: "to act · 12s · bank 15s".
-  function seatClockText(bank: number): string {
-    const left = secondsLeft();
-    return left === null ? t("seat.clock_bank", { bank }) : t("seat.clock", { left, bank });
-  }
-
-  function tickSeatClocks(): void {
-    for (const clock of felt.querySelectorAll<HTMLElement>("[data-clock]")) {
-      clock.textContent = seatClockText(Number(clock.dataset.bank ?? 0));
-      const left = secondsLeft();
-      clock.classList.toggle("urgent", left !== null && left <= 5);
-    }
-  }
-
-  function render(): void {
-    if (!view) return;
+  function drawFelt(view: TableView): void {
     const total = view.seats.length || room?.seatsPerTable || 6;
-    const potTotal = view.pots.reduce((n, p) => n + p.amount, 0n);
-    felt.replaceChildren(
-      h("div", { class: "table-oval" },
-        h("div", { class: "center" },
-          h("div", { class: "street" }, streetName(view.street) ?? (view.phase === TablePhase.WAITING_FOR_PLAYERS ? t("table.waiting_for_players") : t("table.between_hands"))),
-          h("div", { class: "board", id: "board" }, ...view.board.map((c) => card(c.text))),
-          h("div", { class: "pots", id: "pots" }, ...potTexts(view.pots, seatName).map((text) => h("span", { class: "pot" }, text))),
-          ...view.awards.map((a) => h("div", { class: "award", "data-seats": a.seats.join(" ") }, feltAwardText(a, whoAt))),
-        ),
-        ...view.seats.map((s) => seatElement(s.seat, total)),
-      ),
-    );
-    const seat = view.seats.find((s) => s.playerId === me());
-    seatToggle.textContent = seat?.status === SeatStatus.SITTING_OUT ? t("table.sit_in") : t("table.sit_out");
-    seatToggle.hidden = !seat;
-    renderControls(seat !== undefined, potTotal);
+    patch(street, streetName(view.street) ?? (view.phase === TablePhase.WAITING_FOR_PLAYERS ? t("table.waiting_for_players") : t("table.between_hands")));
+    keyed(board, view.board.map((c) => c.text).join(" "), () => view.board.map((c) => card(c.text)));
+    const potLines = potTexts(view.pots, seatName);
+    keyed(pots, JSON.stringify(potLines), () => potLines.map((text) => h("span", { class: "pot" }, text)));
+    const awardLines = view.awards.map((a) => ({ seats: a.seats.join(" "), text: feltAwardText(a, whoAt) }));
+    keyed(awards, JSON.stringify(awardLines), () => awardLines.map((a) => h("div", { class: "award", "data-seats": a.seats }, a.text)));
+    const present = new Set(view.seats.map((s) => s.seat));
+    for (const [seat, node] of seatNodes) {
+      if (!present.has(seat)) {
+        node.remove();
+        seatNodes.delete(seat);
+      }
+    }
+    for (const s of view.seats) drawSeat(s.seat, total, view);
   }
 
-  function renderControls(seated: boolean, potTotal: bigint): void {
-    window.clearInterval(countdown);
-    controls.hidden = spectate;
-    if (spectate || !view) {
-      controls.replaceChildren();
-      return;
-    }
-    if (!seated) {
-      const min = room?.minBuyIn ?? 0n;
-      const max = room?.maxBuyIn ?? 0n;
-      const buyIn = h("input", { type: "number", id: "buy-in", min: String(min), max: String(max), step: 1, value: String(min), "aria-label": t("sit.buy_in_label") });
-      controls.replaceChildren(
-        h("div", { class: "sit" }, h("label", {}, min === max ? t("sit.buy_in_fixed", { amount: min }) : t("sit.buy_in", { min, max }), " ", buyIn),
-          h("button", { id: "sit-down", class: "play", onclick: () => void sitDown(BigInt(Math.floor(Number(buyIn.value) || 0))) }, t("room.sit_down"))),
-      );
-      return;
-    }
-    const legal = view.legalActions;
-    if (legal && legal.actions.length > 0) {
-      const can = (a: ActionKind): boolean => legal.actions.includes(a);
-      const clock = h("span", { class: "clock", id: "my-clock" });
-      const tick = (): void => {
-        const left = secondsLeft();
-        clock.textContent = left === null ? "" : t("turn.seconds", { left });
-        clock.classList.toggle("urgent", left !== null && left <= 5);
-      };
-      tick();
-      countdown = window.setInterval(tick, 250);
-      const betKind = can(ActionKind.BET) ? ActionKind.BET : can(ActionKind.RAISE) ? ActionKind.RAISE : null;
-      const amount = h("input", { type: "number", id: "amount", min: String(legal.minAmount), max: String(legal.maxAmount), step: String(legal.step || 1n), value: String(legal.minAmount), "aria-label": t("act.amount") });
-      const slider = h("input", { type: "range", id: "amount-slider", min: String(legal.minAmount), max: String(legal.maxAmount), step: String(legal.step || 1n), value: String(legal.minAmount), "aria-label": t("act.amount_slider") });
-      slider.addEventListener("input", () => { amount.value = slider.value; });
-      amount.addEventListener("change", () => { amount.value = String(onStep(BigInt(Math.floor(Number(amount.value) || 0)), legal)); slider.value = amount.value; });
-      const preset = (label: string, value: bigint): HTMLElement =>
-        h("button", { class: "quiet preset", onclick: () => { amount.value = String(onStep(value, legal)); slider.value = amount.value; } }, label);
-      controls.replaceChildren(...[
-        h("div", { class: "your-turn" }, t("turn.yours"), " ", clock),
+  // ------------------------------------------------------------------ the log and the chat, appended
+
+  let logShown = 0;
+  function drawLog(): void {
+    const fresh = state.log.filter((line) => line.id > logShown);
+    if (fresh.length === 0) return;
+    const atEnd = log.scrollHeight - log.scrollTop - log.clientHeight < 24;
+    log.append(...fresh.map((line) => h("li", { class: line.heading ? "hand-mark" : "", "data-hand": line.hand }, line.text)));
+    logShown = fresh[fresh.length - 1].id;
+    while (log.children.length > state.log.length) log.firstElementChild?.remove();
+    if (atEnd) log.scrollTop = log.scrollHeight;
+  }
+
+  let chatShown = 0;
+  function drawChat(): void {
+    const fresh = state.chat.filter((line) => line.id > chatShown);
+    if (fresh.length === 0) return;
+    chatList.append(...fresh.map((line) => h("li", { class: "chat-line" }, h("b", {}, t("chat.line", { who: line.who })),
+      line.sticker ? h("span", { class: "sticker-shown", "data-sticker": line.sticker }, STICKER_FACE[line.sticker] ?? line.sticker) : line.text)));
+    chatShown = fresh[fresh.length - 1].id;
+    while (chatList.children.length > state.chat.length) chatList.firstElementChild?.remove();
+    chatList.scrollTop = chatList.scrollHeight;
+  }
+
+  // ------------------------------------------------------------------ the action bar
+
+  let amountBox: HTMLInputElement | null = null;
+  let slider: HTMLInputElement | null = null;
+  let myClock: HTMLElement | null = null;
+
+  function drawTurn(legal: LegalActions): void {
+    const can = (a: ActionKind): boolean => legal.actions.includes(a);
+    const kind = betKind(legal);
+    const presets = presetAmounts(state);
+    const key = JSON.stringify(["turn", state.view?.handId, state.view?.street, legal.actions, String(legal.callAmount), String(legal.minAmount), String(legal.maxAmount), String(legal.allInAmount), presets.map((p) => String(p.amount))]);
+    keyed(controls, key, () => {
+      myClock = h("span", { class: "clock", id: "my-clock" });
+      amountBox = null;
+      slider = null;
+      let sizing: HTMLElement | null = null;
+      if (kind !== null && legal.minAmount < legal.maxAmount) {
+        const step = String(legal.step || 1n);
+        const box = h("input", { type: "number", id: "amount", inputmode: "numeric", min: String(legal.minAmount), max: String(legal.maxAmount), step, value: state.amount, "aria-label": t("act.amount") });
+        const range = h("input", { type: "range", id: "amount-slider", min: String(legal.minAmount), max: String(legal.maxAmount), step, value: state.amount, "aria-label": t("act.amount_slider") });
+        box.addEventListener("input", () => dispatch({ type: "amount", value: box.value }));
+        box.addEventListener("change", () => dispatch({ type: "amount", value: String(typedAmount(state)) }));
+        range.addEventListener("input", () => dispatch({ type: "amount", value: range.value }));
+        amountBox = box;
+        slider = range;
+        sizing = h("div", { class: "sizing" },
+          h("div", { class: "presets", id: "presets" }, ...presets.map((p) =>
+            h("button", { type: "button", class: "quiet preset", "data-preset": p.preset, onclick: () => dispatch({ type: "preset", preset: p.preset }) }, presetLabel(p.preset)))),
+          h("div", { class: "amount-row" }, range, box));
+      }
+      return [
+        h("div", { class: "your-turn" }, t("turn.yours"), " ", myClock),
+        sizing,
         h("div", { class: "actions", id: "actions" },
           can(ActionKind.FOLD) ? h("button", { id: "act-fold", class: "fold", onclick: () => void act(ActionKind.FOLD) }, t("act.fold")) : null,
           can(ActionKind.CHECK) ? h("button", { id: "act-check", onclick: () => void act(ActionKind.CHECK) }, t("act.check")) : null,
           can(ActionKind.CALL) ? h("button", { id: "act-call", onclick: () => void act(ActionKind.CALL) }, t("act.call", { amount: legal.callAmount })) : null,
-          betKind !== null ? h("button", { id: "act-bet", class: "play", onclick: () => void act(betKind, onStep(BigInt(Math.floor(Number(amount.value) || 0)), legal)) }, betKind === ActionKind.BET ? t("act.bet") : t("act.raise")) : null,
+          kind !== null ? h("button", { id: "act-bet", class: "play", onclick: () => void act(kind, typedAmount(state)) }, kind === ActionKind.BET ? t("act.bet") : t("act.raise")) : null,
           can(ActionKind.ALL_IN) ? h("button", { id: "act-all-in", onclick: () => void act(ActionKind.ALL_IN) }, t("act.all_in", { amount: legal.allInAmount })) : null,
         ),
-        betKind !== null
-          ? h("div", { class: "sizing" }, slider, amount, preset(t("preset.min"), legal.minAmount), preset(t("preset.half_pot"), potTotal / 2n), preset(t("preset.pot"), potTotal), preset(t("preset.max"), legal.maxAmount))
-          : null,
-      ].filter((n): n is HTMLDivElement => n !== null));
-      return;
-    }
-    const betting = view.street >= Street.PREFLOP && view.street <= Street.RIVER;
-    const inHand = betting && view.phase === TablePhase.HAND_IN_PROGRESS && view.seats.some((s) => s.playerId === me() && !s.folded && !s.allIn && s.holeCards.length > 0);
-    if (!inHand) {
-      controls.replaceChildren(h("p", { class: "muted" }, betting && view.phase === TablePhase.HAND_IN_PROGRESS ? t("turn.out_of_hand") : t("turn.next_hand")));
-      return;
-    }
-    const option = (value: PreAction, label: string): HTMLElement => {
-      const box = h("input", { type: "checkbox", "data-pre": value, checked: preAction === value });
-      box.addEventListener("change", () => { preAction = box.checked ? value : ""; render(); });
-      return h("label", { class: "pre" }, box, label);
-    };
-    controls.replaceChildren(h("div", { class: "pre-actions", id: "pre-actions" }, option("check-fold", t("pre.check_fold")), option("call-any", t("pre.call_any")), option("fold", t("pre.fold"))));
+      ];
+    });
+    // What the player typed stays; a preset or the slider puts its amount in the box.
+    if (amountBox && amountBox.value !== state.amount) amountBox.value = state.amount;
+    if (slider && state.amount !== "" && slider.value !== state.amount) slider.value = state.amount;
+    tickClocks();
   }
 
-  const seatClocks = window.setInterval(tickSeatClocks, 250);
+  function drawPreActions(offered: PreAction[]): void {
+    keyed(controls, `pre/${offered.join(",")}`, () => [
+      h("div", { class: "pre-actions", id: "pre-actions" }, ...offered.map((value) => {
+        const box = h("input", { type: "checkbox", "data-pre": value });
+        box.addEventListener("change", () => dispatch({ type: "pre", choice: box.checked ? value : "" }));
+        return h("label", { class: "pre" }, box, preActionLabel(value));
+      })),
+    ]);
+    for (const box of controls.querySelectorAll<HTMLInputElement>("input[data-pre]")) {
+      const checked = box.dataset.pre === state.preAction;
+      if (box.checked !== checked) box.checked = checked;
+    }
+  }
+
+  function drawSit(): void {
+    const min = room?.minBuyIn ?? 0n;
+    const max = room?.maxBuyIn ?? 0n;
+    keyed(controls, `sit/${min}/${max}`, () => {
+      const buyIn = h("input", { type: "number", id: "buy-in", inputmode: "numeric", min: String(min), max: String(max), step: 1, value: state.buyIn || String(min), "aria-label": t("sit.buy_in_label") });
+      buyIn.addEventListener("input", () => dispatch({ type: "buy-in", value: buyIn.value }));
+      return [
+        h("div", { class: "sit" }, h("label", {}, min === max ? t("sit.buy_in_fixed", { amount: min }) : t("sit.buy_in", { min, max }), " ", buyIn),
+          h("button", { id: "sit-down", class: "play", onclick: () => void sitDown(BigInt(Math.floor(Number(state.buyIn || String(min)) || 0))) }, t("room.sit_down"))),
+      ];
+    });
+  }
+
+  function drawBar(view: TableView): void {
+    if (spectate) return;
+    const seat = view.seats.find((s) => s.playerId === state.me);
+    if (!seat) return drawSit();
+    const legal = myTurn(view);
+    if (legal) return drawTurn(legal);
+    const offered = preActionsOffered(state);
+    if (offered.length > 0) return drawPreActions(offered);
+    const betting = view.street >= Street.PREFLOP && view.street <= Street.RIVER && view.phase === TablePhase.HAND_IN_PROGRESS;
+    const text = betting ? t("turn.out_of_hand") : t("turn.next_hand");
+    keyed(controls, `wait/${text}`, () => [h("p", { class: "muted" }, text)]);
+  }
+
+  function render(): void {
+    drawLog();
+    drawChat();
+    const view = state.view;
+    if (!view) return;
+    drawFelt(view);
+    const seat = view.seats.find((s) => s.playerId === state.me);
+    patch(seatToggle, seat?.status === SeatStatus.SITTING_OUT ? t("table.sit_in") : t("table.sit_out"));
+    seatToggle.hidden = !seat;
+    drawBar(view);
+  }
+
+  // ------------------------------------------------------------------ the clocks
+
+  // Whose turn and how long, at the seat, for everybody: "to act · 12s · bank 15s".
+  function tickClocks(): void {
+    const left = secondsLeft(state.view, viewReceivedAt, Date.now());
+    for (const clock of felt.querySelectorAll<HTMLElement>("[data-clock]")) {
+      const bank = Number(clock.dataset.bank ?? 0);
+      patch(clock, left === null ? t("seat.clock_bank", { bank }) : t("seat.clock", { left, bank }));
+      clock.classList.toggle("urgent", left !== null && left <= 5);
+    }
+    if (myClock?.isConnected) {
+      patch(myClock, left === null ? "" : t("turn.seconds", { left }));
+      myClock.classList.toggle("urgent", left !== null && left <= 5);
+    }
+  }
+  const clocks = window.setInterval(tickClocks, 250);
 
   return {
     back: () => void leave(),
     leave: () => {
       feed.stop();
-      window.clearInterval(countdown);
-      window.clearInterval(seatClocks);
+      window.clearInterval(clocks);
+      bar.disconnect();
+      document.documentElement.style.removeProperty("--table-bar");
     },
   };
+}
+
+function presetLabel(preset: Preset): string {
+  switch (preset) {
+    case "min": return t("preset.min");
+    case "half": return t("preset.half_pot");
+    case "two-thirds": return t("preset.two_thirds_pot");
+    case "pot": return t("preset.pot");
+    case "all-in": return t("preset.all_in");
+  }
+}
+
+function preActionLabel(pre: PreAction): string {
+  switch (pre) {
+    case "check-fold": return t("pre.check_fold");
+    case "call-any": return t("pre.call_any");
+    case "fold": return t("pre.fold");
+    default: return "";
+  }
 }

@@ -54,6 +54,7 @@ export const TABLE = {
   // The seats.
   "seat.you": { ru: "Вы", en: "You" },
   "seat.number": { ru: "место {seat}", en: "seat {seat}" },
+  "seat.free": { ru: "свободно", en: "free" },
   "seat.dealer": { ru: "D", en: "D" },
   "seat.dealer_name": { ru: "дилер", en: "dealer" },
   "seat.all_in": { ru: " олл-ин", en: " all-in" },
@@ -82,11 +83,12 @@ export const TABLE = {
   "act.amount_slider": { ru: "сумма, ползунок", en: "amount slider" },
   "preset.min": { ru: "мин", en: "min" },
   "preset.half_pot": { ru: "½ банка", en: "½ pot" },
+  "preset.two_thirds_pot": { ru: "⅔ банка", en: "⅔ pot" },
   "preset.pot": { ru: "банк", en: "pot" },
-  "preset.max": { ru: "макс", en: "max" },
+  "preset.all_in": { ru: "олл-ин", en: "all-in" },
   "pre.check_fold": { ru: "Чек/фолд", en: "Check/Fold" },
   "pre.call_any": { ru: "Колл любой ставки", en: "Call any" },
-  "pre.fold": { ru: "Фолд", en: "Fold" },
+  "pre.fold": { ru: "Фолд на любую ставку", en: "Fold to any bet" },
 
   // The hand log: what a player did. English says "You bet" but "Ann bets"; Russian names the player
   // and the action after a colon, the same for everyone.
@@ -114,6 +116,7 @@ export const TABLE = {
   "log.dealt": { ru: "{who} получает {cards}", en: "{who} is dealt {cards}" },
   "log.board": { ru: "Борд: {cards}", en: "Board: {cards}" },
   "log.notice": { ru: "{who}: {text}", en: "{who}: {text}" },
+  "log.hand": { ru: "Раздача {number}", en: "Hand {number}" },
 
   // Pots and who won them.
   "pot.single": { ru: "Банк", en: "Pot" },
