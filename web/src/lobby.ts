@@ -1,12 +1,17 @@
-// The lobby: balances, buying chips, and the rooms with their stakes, free seats and waiting players.
-import { cashier, gateway, lobby, describe, newRequestId } from "./api";
-import { h, mount, toast, languageSwitch } from "./ui";
+// The lobby: balances, buying chips, the game tabs with the rooms of the chosen pool (stakes, buy-in,
+// free seats, players and those waiting), and "Play now" at a chosen stake.
+import { cashier, gateway, lobby, table, describe, failure, newRequestId } from "./api";
+import { h, mount, toast, dismissToast, languageSwitch } from "./ui";
 import { t } from "./i18n";
 import { go, type Screen } from "./main";
 import { session, signOut } from "./session";
 import { ChipPool, GameVariant } from "./gen/poker/common/v1/common_pb";
 import type { Room } from "./gen/poker/lobby/v1/lobby_pb";
 import { PurchaseMethod } from "./gen/poker/gateway/v1/gateway_pb";
+import {
+  POOLS, TABS, buyInRange, playNowBuyIn, playNowTarget, poolCode, readChoice, roomsOf, stakeGroups, tabCounts,
+  type LobbyChoice, type PoolCode, type StakeGroup, type Tab, type TableChoice,
+} from "./lobby_model";
 
 /** The pool's name as the page shows it (also its code in `data-pool`). */
 export const POOL = (pool: ChipPool): string => (pool === ChipPool.MPX ? t("pool.MPX") : t("pool.GRAM"));
@@ -58,22 +63,29 @@ function stakes(room: Room): string {
   }
 }
 
-export async function balancesLine(target: HTMLElement): Promise<void> {
+/** The wallets' balances in the line at the top of a screen; answers them by pool for the caller. */
+export async function balancesLine(target: HTMLElement): Promise<Map<PoolCode, bigint>> {
+  const balances = new Map<PoolCode, bigint>();
   try {
     const reply = await cashier.getBalances({});
+    for (const w of reply.wallets) balances.set(poolCode(w.pool), w.balance);
     target.replaceChildren(
       ...reply.wallets.map((w) => h("span", { class: "balance", "data-pool": POOL_CODE(w.pool) }, t("lobby.balance", { pool: POOL(w.pool), amount: w.balance }))),
     );
   } catch (error) {
     target.textContent = describe(error);
   }
+  return balances;
 }
 
-function buyDialog(onBought: () => void): HTMLElement {
-  const dialog = h("div", { class: "card-panel", id: "buy" }, h("h3", {}, t("purchase.title")), h("p", { class: "muted" }, t("app.loading")));
+/** Buying chips: one compact row per way to buy (pool, method, amount, Buy), closed with ×. */
+function buyDialog(onBought: () => void, onClose: () => void): HTMLElement {
+  const close = h("button", { type: "button", class: "quiet sheet-close", "aria-label": t("message.close"), title: t("message.close"), onclick: onClose }, "×");
+  const head = h("div", { class: "buy-head" }, h("h3", {}, t("purchase.title")), close);
+  const dialog = h("div", { class: "card-panel buy-panel", id: "buy" }, head, h("p", { class: "muted" }, t("app.loading")));
   void gateway.listPurchaseOptions({}).then((reply) => {
     const rows = reply.options.map((option) => {
-      const amount = h("input", { type: "number", min: 1, step: 1, value: 5000, "aria-label": t("purchase.chips"), class: "amount" });
+      const amount = h("input", { type: "number", min: 1, step: 1, value: 5000, inputmode: "numeric", "aria-label": t("purchase.chips"), class: "amount" });
       const button = h(
         "button",
         {
@@ -100,14 +112,16 @@ function buyDialog(onBought: () => void): HTMLElement {
       );
       return h(
         "div",
-        { class: "buy-row" },
-        h("span", {}, t("purchase.option", { method: methodName(option.method, option.text), pool: POOL(option.pool) })),
-        option.available ? amount : h("span", { class: "muted" }, unavailableText(option.method, option.unavailableText)),
+        { class: option.available ? "buy-row" : "buy-row unavailable" },
+        h("span", { class: `pool pool-${POOL_CODE(option.pool)}` }, POOL(option.pool)),
+        h("span", { class: "buy-method" }, methodName(option.method, option.text),
+          option.available ? null : h("span", { class: "muted" }, t("purchase.unavailable_note", { why: unavailableText(option.method, option.unavailableText) }))),
+        option.available ? amount : null,
         button,
       );
     });
-    dialog.replaceChildren(h("h3", {}, t("purchase.title")), ...rows);
-  });
+    dialog.replaceChildren(head, ...rows);
+  }).catch((error: unknown) => dialog.replaceChildren(head, h("p", { class: "error" }, describe(error))));
   return dialog;
 }
 
@@ -134,48 +148,212 @@ export function header(title: string, ...extra: Node[]): HTMLElement {
   );
 }
 
+const CHOICE_KEY = "poker.lobby";
+
+function keptChoice(): LobbyChoice {
+  try {
+    return readChoice(localStorage.getItem(CHOICE_KEY));
+  } catch {
+    return readChoice(null); // storage refused (a WebView's privacy settings): the defaults
+  }
+}
+
+function keepChoice(choice: LobbyChoice): void {
+  try {
+    localStorage.setItem(CHOICE_KEY, JSON.stringify(choice));
+  } catch {
+    // Not kept: the choice lasts for the page.
+  }
+}
+
+function tabName(tab: Tab): string {
+  return tab === "no_limit" ? t("lobby.tab.no_limit") : tab === "fixed_limit" ? t("lobby.tab.fixed_limit") : t("lobby.tab.house");
+}
+
+/** The lobby: the balances, the game tabs (no-limit, fixed-limit, casino; swiped or tapped, each a
+ * panel of its own, so the page is as tall as one tab), the pool the rooms are in, and per cash tab
+ * "Play now" at a picked stake. The tab and pool are kept for next time. */
 export function showLobby(): Screen {
+  const choice = keptChoice();
+  const chosenStake = new Map<Tab, string>();
+  let rooms: Room[] = [];
+  let wallets = new Map<PoolCode, bigint>();
+  let seating = false;
   const balances = h("div", { class: "balances", id: "balances" });
-  const rooms = h("div", { class: "rooms", id: "rooms" }, h("p", { class: "muted" }, t("lobby.loading_rooms")));
   const buyArea = h("div", {});
+  const closeBuy = (): void => buyArea.replaceChildren();
+
+  const tabButtons = TABS.map((tab) =>
+    h("button", {
+      type: "button", role: "tab", id: `tab-${tab}`, class: "tab", "data-tab": tab, "aria-controls": `panel-${tab}`,
+      onclick: () => showTab(tab, true),
+    }, h("span", { class: "tab-name" }, tabName(tab)), h("span", { class: "tab-count" })));
+  const tabBar = h("div", { class: "tabs", role: "tablist", id: "lobby-tabs", "aria-label": t("lobby.tabs") }, ...tabButtons);
+  const poolButtons = POOLS.map((pool) =>
+    h("button", { type: "button", id: `pool-${pool}`, class: "pool-choice", "data-pool": pool, onclick: () => choosePool(pool) }, pool === "MPX" ? t("pool.MPX") : t("pool.GRAM")));
+  const poolBar = h("div", { class: "pool-filter", role: "group", id: "pool-filter", "aria-label": t("lobby.pool_filter") }, ...poolButtons);
+  const panels = TABS.map((tab) => h("div", { role: "tabpanel", id: `panel-${tab}`, class: "tab-panel", "data-tab": tab, "aria-labelledby": `tab-${tab}` }, h("p", { class: "muted" }, t("lobby.loading_rooms"))));
+  const track = h("div", { class: "tab-track", id: "rooms" }, ...panels);
+
+  function markChoice(): void {
+    tabButtons.forEach((button, i) => {
+      const on = TABS[i] === choice.tab;
+      button.setAttribute("aria-selected", String(on));
+      button.tabIndex = on ? 0 : -1;
+    });
+    poolButtons.forEach((button, i) => button.setAttribute("aria-pressed", String(POOLS[i] === choice.pool)));
+  }
+
+  function showTab(tab: Tab, scroll: boolean): void {
+    choice.tab = tab;
+    keepChoice(choice);
+    markChoice();
+    if (scroll) {
+      const still = window.matchMedia("(prefers-reduced-motion: reduce)").matches;
+      scrollingTo = tab;
+      window.clearTimeout(scrollTimer);
+      scrollTimer = window.setTimeout(() => { scrollingTo = null; }, 1500);
+      track.scrollTo({ left: TABS.indexOf(tab) * track.clientWidth, behavior: still ? "auto" : "smooth" });
+    }
+  }
+
+  function choosePool(pool: PoolCode): void {
+    choice.pool = pool;
+    keepChoice(choice);
+    markChoice();
+    draw();
+  }
+
+  // A swipe between panels chooses the tab it ends on; a tapped tab's panels sliding past on the way
+  // to it choose nothing.
+  let scrollingTo: Tab | null = null;
+  let scrollTimer = 0;
+  const panelShown = (): Tab | undefined => TABS[Math.round(track.scrollLeft / Math.max(1, track.clientWidth))];
+  track.addEventListener("scroll", () => {
+    const tab = panelShown();
+    if (scrollingTo) {
+      if (tab === scrollingTo && Math.abs(track.scrollLeft - TABS.indexOf(tab) * track.clientWidth) < 2) scrollingTo = null;
+      return;
+    }
+    if (tab && tab !== choice.tab) showTab(tab, false);
+  }, { passive: true });
+  track.addEventListener("scrollend", () => {
+    scrollingTo = null;
+    const tab = panelShown();
+    if (tab && tab !== choice.tab) showTab(tab, false);
+  });
+
+  async function playNow(group: StakeGroup, button: HTMLButtonElement): Promise<void> {
+    if (seating) return;
+    seating = true;
+    button.disabled = true;
+    button.textContent = t("lobby.seating");
+    try {
+      const tables: TableChoice[] = [];
+      await Promise.all(group.rooms.map(async (room) => {
+        try {
+          const reply = await lobby.listTables({ roomId: room.roomId });
+          for (const s of reply.tables) tables.push({ roomId: room.roomId, tableId: s.tableId, seated: s.seatedPlayers, seats: s.seats, waiting: s.waitingPlayers });
+        } catch {
+          // A room whose tables cannot be listed now: the lobby picks its table on JoinTable.
+        }
+      }));
+      const target = playNowTarget(group.rooms, tables);
+      const room = group.rooms.find((r) => r.roomId === target?.roomId);
+      if (!target || !room) return;
+      wallets = await balancesLine(balances);
+      const buyIn = playNowBuyIn(room, wallets.get(choice.pool) ?? 0n);
+      let joined = await lobby.joinTable({ roomId: room.roomId, tableId: target.tableId }).catch(() => lobby.joinTable({ roomId: room.roomId }));
+      try {
+        await table.sitDown({ requestId: newRequestId(), tableId: joined.tableId, buyIn });
+      } catch (error) {
+        const reason = failure(error).reason;
+        if (reason === "TABLE_FULL" || reason === "SEAT_TAKEN") {
+          // Taken between the list and the seat: the lobby picks the room's next table, once.
+          joined = await lobby.joinTable({ roomId: room.roomId });
+          await table.sitDown({ requestId: newRequestId(), tableId: joined.tableId, buyIn });
+        } else if (reason !== "ALREADY_SEATED") {
+          throw error;
+        }
+      }
+      go({ name: "table", roomId: room.roomId, tableId: joined.tableId, spectate: false });
+    } catch (error) {
+      toast(describe(error), "error");
+    } finally {
+      seating = false;
+      if (!button.isConnected) draw();
+      else {
+        button.disabled = false;
+        button.textContent = t("lobby.play_now");
+      }
+    }
+  }
+
+  function playNowBar(tab: Tab): HTMLElement | null {
+    const groups = stakeGroups(rooms, tab, choice.pool);
+    if (!groups.length) return null;
+    const picked = groups.find((g) => g.key === chosenStake.get(tab)) ?? groups[0];
+    const play = h("button", { type: "button", class: "play play-now", id: `play-now-${tab}`, "data-stake": picked.key, disabled: seating }, seating ? t("lobby.seating") : t("lobby.play_now"));
+    play.addEventListener("click", () => void playNow(picked, play));
+    const chips = groups.map((g) =>
+      h("button", {
+        type: "button", class: g === picked ? "stake" : "stake quiet", "data-stake": g.key, "aria-pressed": String(g === picked),
+        onclick: () => { chosenStake.set(tab, g.key); draw(); },
+      }, t("lobby.stake", { small: g.small, big: g.big })));
+    return h("div", { class: "play-now-bar", "data-tab": tab }, h("div", { class: "stakes", role: "group", "aria-label": t("lobby.stakes") }, ...chips), play);
+  }
+
+  function draw(): void {
+    const counts = tabCounts(rooms, choice.pool);
+    tabButtons.forEach((button, i) => { button.querySelector(".tab-count")!.textContent = String(counts[TABS[i]]); });
+    TABS.forEach((tab, i) => {
+      const listed = roomsOf(rooms, tab, choice.pool);
+      panels[i].replaceChildren(
+        playNowBar(tab) ?? h("span", {}),
+        ...(listed.length ? listed.map(roomCard) : [h("p", { class: "muted" }, t("lobby.no_rooms"))]),
+      );
+    });
+  }
+
   let timer = 0;
   const refresh = async (): Promise<void> => {
-    void balancesLine(balances);
+    void balancesLine(balances).then((found) => { wallets = found; });
     try {
       const reply = await lobby.listRooms({ page: { pageSize: 500 } });
-      rooms.replaceChildren(...[...reply.rooms].sort((a, b) => a.variant - b.variant || a.roomId.localeCompare(b.roomId)).map(roomCard));
+      rooms = reply.rooms;
+      draw();
     } catch (error) {
-      rooms.replaceChildren(h("p", { class: "error" }, describe(error)));
+      panels.forEach((panel) => panel.replaceChildren(h("p", { class: "error" }, describe(error))));
     }
   };
   mount(
     header(
       t("lobby.title"),
-      h("button", { id: "buy-chips", onclick: () => buyArea.replaceChildren(buyDialog(() => void refresh())) }, t("lobby.buy_chips")),
+      h("button", { id: "buy-chips", onclick: () => buyArea.replaceChildren(buyDialog(() => void refresh(), closeBuy)) }, t("lobby.buy_chips")),
       h("button", { id: "my-hands", onclick: () => go({ name: "hands" }) }, t("lobby.my_hands")),
       h("button", { class: "quiet", id: "sign-out", onclick: () => void signOut() }, t("sign_out")),
     ),
     balances,
     buyArea,
-    rooms,
+    h("div", { class: "lobby-bar" }, tabBar, poolBar),
+    track,
   );
+  markChoice();
+  track.scrollLeft = TABS.indexOf(choice.tab) * track.clientWidth;
   void refresh();
   timer = window.setInterval(() => void refresh(), 5000);
-  return { leave: () => window.clearInterval(timer) };
-}
-
-function buyIn(room: Room): string {
-  return room.minBuyIn === room.maxBuyIn
-    ? t("room.buy_in_fixed", { amount: room.minBuyIn })
-    : t("room.buy_in", { min: room.minBuyIn, max: room.maxBuyIn });
+  // The lobby's news ("5,000 chips credited") goes with it, so it never covers the next screen.
+  return { leave: () => { window.clearInterval(timer); dismissToast(); } };
 }
 
 function roomCard(room: Room): HTMLElement {
   const o = room.occupancy;
   const house = isHouse(room.variant);
+  const range = buyInRange(room);
   const figures = house
     ? [t("room.boxes", { count: room.seatsPerTable })]
     : [
+        ...(range ? ["amount" in range ? t("room.buy_in_fixed", range) : t("room.buy_in", range)] : []),
         t("room.free_seats", { count: o?.seatsFree ?? 0 }),
         t("room.playing", { count: o?.seatsTaken ?? 0 }),
         t("room.waiting", { count: o?.playersWaiting ?? 0 }),
@@ -191,10 +369,10 @@ function roomCard(room: Room): HTMLElement {
   };
   return h(
     "article",
-    { class: "room", "data-room": room.roomId },
+    { class: "room", "data-room": room.roomId, "data-busy": String((o?.seatsTaken ?? 0) > 0) },
     h("div", { class: "room-name" }, roomName(room.displayName), h("span", { class: `pool pool-${POOL_CODE(room.pool)}` }, POOL(room.pool))),
     h("div", { class: "room-game" }, t("room.game", { variant: variantName(room.variant), stakes: stakes(room) })),
-    h("div", { class: "room-figures" }, [...figures, ...(!house && room.minBuyIn ? [buyIn(room)] : [])].join(" · ")),
+    h("div", { class: "room-figures" }, figures.join(" · ")),
     h(
       "div",
       { class: "room-actions" },

@@ -24,6 +24,90 @@ export const HOUSE = {
   "house.dark_box": { ru: "тёмный бокс", en: "dark box" },
   "house.deal": { ru: "Сдать", en: "Deal" },
   "house.next_round": { ru: "Следующий раунд", en: "Next round" },
+  "house.dark_box_hint": {
+    ru: "Анте и ставка (два анте) ставятся до раздачи, вслепую; решений по тёмному боксу нет.",
+    en: "The ante and the bet (two antes) go in before the deal, blind; a dark box takes no decisions.",
+  },
+  // Where the round is, as a sentence.
+  "house.phase.place_ante": { ru: "Поставьте анте и нажмите «Сдать».", en: "Put an ante on the box and press Deal." },
+  "house.phase.casino_decisions": {
+    ru: "Ваш ход: «Колл» — ставка в два анте, или «Фолд» — анте проиграно.",
+    en: "Your move: Call (a bet of two antes) or Fold (the ante is lost).",
+  },
+  "house.phase.russian_decisions": {
+    ru: "Ваш ход: «Колл» или «Фолд». Перед этим можно один раз обменять карты или купить шестую.",
+    en: "Your move: Call or Fold. Before that you may once exchange cards or buy a sixth card.",
+  },
+  "house.phase.no_game": {
+    ru: "У дилера нет игры: заберите анте (1:1) или купите игру за одно анте.",
+    en: "The dealer has no game: take the ante (paid 1:1) or buy a game for one ante.",
+  },
+  "house.phase.complete": { ru: "Раунд окончен, итог: {change}.", en: "Round over, result: {change}." },
+  "house.phase.other": { ru: "Раунд: {phase}.", en: "Round: {phase}." },
+  // Russian Poker's exchange: the cards first, then the button.
+  "house.exchange_step": {
+    ru: "Обмен в два шага: 1) нажмите на карты, которые хотите сменить; 2) нажмите «Обменять». Плата — {fee}, один раз за раунд.",
+    en: "Exchange in two steps: 1) tap the cards you want to replace; 2) press Exchange. The fee is {fee}, once a round.",
+  },
+  "house.exchange_pick_first": { ru: "Обмен: сначала выберите карты", en: "Exchange: pick cards first" },
+  "house.exchange_picked": {
+    ru: {
+      one: "Обменять {count} карту ({cost})",
+      few: "Обменять {count} карты ({cost})",
+      many: "Обменять {count} карт ({cost})",
+      other: "Обменять {count} карты ({cost})",
+    },
+    en: { one: "Exchange {count} card ({cost})", other: "Exchange {count} cards ({cost})" },
+  },
+  // The rules and pay tables sheet.
+  "house.rules_button": { ru: "Правила и выплаты", en: "Rules and pay table" },
+  "house.rules_title_casino": { ru: "Казино холдем: правила и выплаты", en: "Casino Hold'em: rules and pay table" },
+  "house.rules_title_russian": { ru: "Русский покер: правила и выплаты", en: "Russian Poker: rules and pay table" },
+  "house.rules.casino.deal": {
+    ru: "Поставьте анте и нажмите «Сдать»: вам и дилеру по две карты, на стол — три общие карты (флоп).",
+    en: "Put an ante on the box and press Deal: two cards to you and to the dealer, three shared cards on the board (the flop).",
+  },
+  "house.rules.casino.decide": {
+    ru: "Решите: «Колл» — ставка в два анте, или «Фолд» — анте проиграно.",
+    en: "Decide: Call adds a bet of two antes; Fold gives up the ante.",
+  },
+  "house.rules.casino.showdown": {
+    ru: "Затем открываются ещё две общие карты и карты дилера; играют лучшие пять из семи карт.",
+    en: "Then two more shared cards and the dealer's cards are shown; the best five of seven cards count.",
+  },
+  "house.rules.casino.dealer": {
+    ru: "Дилер играет с парой четвёрок и выше. Не играет: анте оплачивается по таблице, ставка возвращается. Играет: ваша комбинация старше — анте по таблице и ставка 1:1; равны — всё возвращается; старше у дилера — анте и ставка проиграны.",
+    en: "The dealer qualifies with a pair of fours or better. If not, the ante pays by the table and the bet is returned. If so: your hand higher, the ante pays by the table and the bet 1:1; equal, both are returned; the dealer's higher, both are lost.",
+  },
+  "house.rules.russian.deal": {
+    ru: "Поставьте анте и нажмите «Сдать»: пять карт вам и пять дилеру, одна карта дилера открыта.",
+    en: "Put an ante on the box and press Deal: five cards to you and five to the dealer, one of the dealer's face up.",
+  },
+  "house.rules.russian.exchange": {
+    ru: "Обмен — в два шага: сначала нажмите на карты, которые хотите сменить (они отмечаются), затем «Обменять». Обмен стоит одно анте и бывает один раз; вместо него можно купить шестую карту за анте.",
+    en: "Exchanging takes two steps: first tap the cards you want to replace (they are marked), then press Exchange. It costs one ante, once; instead you may buy a sixth card for one ante.",
+  },
+  "house.rules.russian.decide": {
+    ru: "Затем «Колл» — ставка в два анте, или «Фолд» — анте проиграно. С тройкой и выше можно застраховать бокс.",
+    en: "Then Call (a bet of two antes) or Fold (the ante is lost). With three of a kind or better you may insure the box.",
+  },
+  "house.rules.russian.dealer": {
+    ru: "У дилера игра — от туза-короля. Нет игры: заберите анте (1:1) или купите игру за анте. Ваша комбинация старше — ставка оплачивается по таблице, анте возвращается; старше у дилера — анте и ставка проиграны.",
+    en: "The dealer has a game with ace-king or better. No game: take the ante (paid 1:1) or buy a game for one ante. Your hand higher: the bet pays by the table and the ante is returned; the dealer's higher: both are lost.",
+  },
+  "house.rules.russian.dark": {
+    ru: "Тёмный бокс: анте и ставка ставятся до раздачи, вслепую, без обмена и других решений.",
+    en: "A dark box: the ante and the bet go in before the deal, blind, with no exchange or other decision.",
+  },
+  "house.rules.max_payout": { ru: "Наибольший выигрыш одного бокса за раунд — {payout}.", en: "One box wins at most {payout} a round." },
+  "house.pay_table_ante": { ru: "Выплаты на анте", en: "The ante pays" },
+  "house.pay_table_bet": { ru: "Выплаты на ставку", en: "The bet pays" },
+  "house.pay_table_bonus": { ru: "Бонус (на пять сданных карт)", en: "Bonus (on the five cards dealt)" },
+  "house.combination": { ru: "Комбинация", en: "Hand" },
+  "house.pays": { ru: "Выплата", en: "Pays" },
+  "house.odds": { ru: "{odds}:1", en: "{odds}:1" },
+  "house.bet_pays": { ru: "Ставка (колл) оплачивается {odds}:1.", en: "The bet (the call) pays {odds}:1." },
+  "house.jackpot_share": { ru: "{combination}: {percent}% джекпота", en: "{combination}: {percent}% of the jackpot" },
   "house.exchange_hint": {
     ru: "Для обмена отметьте карты бокса (нажмите на них), затем «Обмен».",
     en: "To exchange, pick the box's cards (tap them), then Exchange.",
@@ -102,6 +186,7 @@ export const HOUSE = {
   "code.jackpot_percent": { ru: "джекпот {percent}%", en: "jackpot {percent} percent" },
   "code.jackpot_contribution_percent": { ru: "взнос в джекпот {percent}%", en: "jackpot contribution {percent} percent" },
   "combination.NO_COMBINATION": { ru: "нет комбинации", en: "no combination" },
+  "combination.HIGH_CARD": { ru: "старшая карта", en: "high card" },
   "combination.ACE_KING": { ru: "туз-король", en: "ace king" },
   "combination.ONE_PAIR": { ru: "пара", en: "one pair" },
   "combination.TWO_PAIR": { ru: "две пары", en: "two pair" },
