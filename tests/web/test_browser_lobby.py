@@ -10,27 +10,19 @@ POKER_REQUIRE_BROWSER=1)."""
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
 from pathlib import Path
-
-import pytest
 
 from tests.gateway.gateway_process import running_gateway
 from tests.security.service_processes import running_services
-from tests.web.test_browser_play import ROOM, WEB, _fund_house_bank, _missing, artefacts_folder, bots_at
+from tests.web.browser_runs import require_browser, run_page_script
+from tests.web.test_browser_play import ROOM, WEB, _fund_house_bank, artefacts_folder, bots_at
 
 
 def test_the_lobby_has_tabs_play_now_seats_the_player_and_the_house_rules_open_in_a_sheet(
     tmp_path: Path,
 ) -> None:
-    missing = _missing()
-    if missing:
-        if os.environ.get("POKER_REQUIRE_BROWSER") == "1":
-            pytest.fail(f"POKER_REQUIRE_BROWSER=1 but {missing}")
-        print(f"\n!!! browser test SKIPPED: {missing} !!!")
-        pytest.skip(missing)
+    require_browser()
     artefacts = artefacts_folder(os.environ)
     with (
         running_services(tmp_path, {"POKER_TABLE_COUNTDOWN_SECONDS": "2"}) as services,
@@ -38,19 +30,10 @@ def test_the_lobby_has_tabs_play_now_seats_the_player_and_the_house_rules_open_i
     ):
         _fund_house_bank(services["cashier"].address)
         with bots_at(services, count=1, seed=11, prefix="lobbybot"):
-            run = subprocess.run(
-                ["node", str(WEB / "e2e" / "browser_lobby.mjs"), f"http://{gateway.address}", str(artefacts), f"{ROOM}.1"],
-                cwd=WEB, capture_output=True, text=True, timeout=300, check=False,
-            )  # fmt: skip
-        log = "".join(gateway.lines)
-    print(f"\nbrowser artefacts: {artefacts}\n{run.stdout}")
-    assert run.returncode == 0, (
-        f"artefacts: {artefacts}\n{run.stdout[-4000:]}\n{run.stderr[-4000:]}\ngateway:\n{log[-3000:]}"
-    )
-    steps = {
-        step["step"]: step
-        for step in (json.loads(line) for line in run.stdout.splitlines() if line.startswith("{"))
-    }
+            lines = run_page_script(
+                gateway, "browser_lobby.mjs", str(artefacts), f"{ROOM}.1", timeout=300, artefacts=artefacts
+            )
+    steps = {step["step"]: step for step in lines}
     lobby = steps["lobby"]
     assert lobby["tabs"] == ["no_limit", "fixed_limit", "house"]
     assert lobby["cardsOnFirstScreen"] >= 2, lobby

@@ -14,10 +14,8 @@ sets POKER_REQUIRE_BROWSER=1, so there it fails instead.
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import time
@@ -26,7 +24,6 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import grpc
-import pytest
 
 from poker.cashier.v1 import cashier_pb2, cashier_pb2_grpc
 from poker.common.v1 import common_pb2
@@ -34,21 +31,9 @@ from service_runtime.auth import Role
 from service_runtime.testing import auth_metadata
 from tests.gateway.gateway_process import running_gateway
 from tests.security.service_processes import ServiceProcess, running_services
+from tests.web.browser_runs import ROOT, WEB, require_browser, run_page_script
 
-ROOT = Path(__file__).resolve().parents[2]
-WEB = ROOT / "web"
-CHROMIUM = Path(os.environ.get("POKER_CHROMIUM", "/usr/bin/chromium"))
 ROOM = "nlhe-gram-classic"
-
-
-def _missing() -> str:
-    if not CHROMIUM.exists():
-        return f"no Chromium at {CHROMIUM} (apt-get install chromium)"
-    if shutil.which("node") is None:
-        return "no node"
-    if not (WEB / "dist" / "index.html").exists() or not (WEB / "node_modules" / "playwright-core").exists():
-        return "the web client is not built (make web)"
-    return ""
 
 
 def _fund_house_bank(cashier_address: str) -> None:
@@ -109,12 +94,7 @@ def test_the_screenshots_go_to_the_folder_the_run_names_or_to_the_repos_ignored_
 
 
 def test_a_scripted_player_plays_through_the_page_and_a_spectator_watches(tmp_path: Path) -> None:
-    missing = _missing()
-    if missing:
-        if os.environ.get("POKER_REQUIRE_BROWSER") == "1":
-            pytest.fail(f"POKER_REQUIRE_BROWSER=1 but {missing}")
-        print(f"\n!!! browser test SKIPPED: {missing} !!!")
-        pytest.skip(missing)
+    require_browser()
     artefacts = artefacts_folder(os.environ)
     # Short pauses between hands and a short spectator delay keep the run quick; the page's words
     # about the delay are the rules' (about 20 s). The 2 s countdown gives the page a second for its
@@ -126,16 +106,10 @@ def test_a_scripted_player_plays_through_the_page_and_a_spectator_watches(tmp_pa
     ):
         _fund_house_bank(services["cashier"].address)
         with bots_at(services, count=2, seed=7, prefix="webbot"):
-            run = subprocess.run(
-                ["node", str(WEB / "e2e" / "browser_play.mjs"), f"http://{gateway.address}", str(artefacts), ROOM],
-                cwd=WEB, capture_output=True, text=True, timeout=420, check=False,
-            )  # fmt: skip
-        log = "".join(gateway.lines)
-    print(f"\nbrowser artefacts: {artefacts}\n{run.stdout}")
-    assert run.returncode == 0, (
-        f"artefacts: {artefacts}\n{run.stdout[-4000:]}\n{run.stderr[-4000:]}\ngateway:\n{log[-3000:]}"
-    )
-    steps = [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
+            steps = run_page_script(
+                gateway, "browser_play.mjs", str(artefacts), ROOM, timeout=420, artefacts=artefacts
+            )
+            log = "".join(gateway.lines)
     by_step = {step["step"]: step for step in steps}
     assert by_step["played"]["showdown"] is True
     assert by_step["played"]["actions"] >= 2

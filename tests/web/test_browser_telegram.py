@@ -11,19 +11,16 @@ Skipped loudly where Chromium or the built client is missing (CI sets POKER_REQU
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import subprocess
 from pathlib import Path
-
-import pytest
 
 from services.gateway.web_assets import CONTENT_SECURITY_POLICY, TELEGRAM_WEB_APP_SCRIPT
 from tests.gateway.gateway_process import running_gateway
 from tests.gateway.telegram_signing import init_data
 from tests.security.service_processes import running_services
-from tests.web.test_browser_play import ROOM, WEB, _missing, artefacts_folder, bots_at
+from tests.web.browser_runs import require_browser, run_page_script
+from tests.web.test_browser_play import ROOM, WEB, artefacts_folder, bots_at
 
 BOT_TOKEN = "123456789:TEST-bot-token-for-the-telegram-browser-test"
 TELEGRAM_USER = 4242
@@ -45,12 +42,7 @@ def _close(moment: int, others: list[int], seconds: float) -> bool:
 
 
 def test_the_mini_app_follows_telegram_and_the_page_still_works_in_a_plain_browser(tmp_path: Path) -> None:
-    missing = _missing()
-    if missing:
-        if os.environ.get("POKER_REQUIRE_BROWSER") == "1":
-            pytest.fail(f"POKER_REQUIRE_BROWSER=1 but {missing}")
-        print(f"\n!!! browser test SKIPPED: {missing} !!!")
-        pytest.skip(missing)
+    require_browser()
     artefacts = artefacts_folder(os.environ)
     signed = init_data(BOT_TOKEN, TELEGRAM_USER, first_name="Tess")
     with (
@@ -59,18 +51,11 @@ def test_the_mini_app_follows_telegram_and_the_page_still_works_in_a_plain_brows
             services,
             {"POKER_GATEWAY_WEB_ROOT": str(WEB / "dist"), "POKER_GATEWAY_TELEGRAM_BOT_TOKEN": BOT_TOKEN},
         ) as gateway,
+        bots_at(services, count=1, seed=5, prefix="tgbot"),
     ):
-        with bots_at(services, count=1, seed=5, prefix="tgbot"):
-            run = subprocess.run(
-                ["node", str(WEB / "e2e" / "telegram_stub.mjs"), f"http://{gateway.address}", str(artefacts), ROOM, signed],
-                cwd=WEB, capture_output=True, text=True, timeout=360, check=False,
-            )  # fmt: skip
-        log = "".join(gateway.lines)
-    print(f"\nbrowser artefacts: {artefacts}\n{run.stdout}")
-    assert run.returncode == 0, (
-        f"artefacts: {artefacts}\n{run.stdout[-4000:]}\n{run.stderr[-4000:]}\ngateway:\n{log[-3000:]}"
-    )
-    lines = [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
+        lines = run_page_script(
+            gateway, "telegram_stub.mjs", str(artefacts), ROOM, signed, timeout=360, artefacts=artefacts
+        )
     steps = {step["step"]: step for step in lines}
     plain = [step for step in lines if step["step"] == "plain"]
 
