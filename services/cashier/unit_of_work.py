@@ -20,6 +20,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from service_runtime.errors import DomainError
+from service_runtime.structured_logging import get_logger
 from services.cashier import storage
 from services.cashier.coalescing import Answer
 from services.cashier.ledger import (
@@ -32,6 +33,7 @@ from services.cashier.ledger import (
 from services.cashier.money_flow import FlowObserver, IgnoredFlows
 
 T = TypeVar("T")
+log = get_logger("cashier")
 
 # PostgreSQL states worth retrying the whole transaction for: serialization failure, deadlock, and
 # a unique violation from a concurrent insert of the same key (the retry then sees the winner's row).
@@ -141,7 +143,11 @@ class UnitOfWork:
                 await asyncio.sleep(random.uniform(0, 0.002 * 2**attempt))
                 continue
             if committed is not None:
-                committed(result)
+                try:
+                    committed(result)
+                except Exception:
+                    # The ledger has it: a figure that cannot be counted never fails the operation.
+                    log.exception("money figures not counted for a committed transaction")
             return result
         raise AssertionError("unreachable")
 

@@ -666,3 +666,37 @@ async def test_a_purchase_whose_caller_went_away_inside_the_transaction_is_count
     finally:
         await blocker.dispose()
         await cashier.engine.dispose()
+
+
+class BrokenFigures(money_metrics.MoneyFlowMetrics):
+    """An observer that fails: a figure must never fail an operation the ledger has committed."""
+
+    def applied(self, flows: Any) -> None:
+        raise ValueError("a figure that cannot be counted")
+
+
+async def test_a_figure_that_fails_never_fails_the_operation_it_counts(
+    sqlite_url: str, clock: FakeClock
+) -> None:
+    await asyncio.to_thread(migrate, sqlite_url)
+    cashier = Cashier(create_engine(sqlite_url), clock=clock, flows=BrokenFigures())
+    try:
+        first = await cashier.purchase(
+            payment_reference="broken-figure-1",
+            player_id="figures-ann",
+            source=PaymentSource.GRAM,
+            amount_minor=10**9,
+        )
+        again = await cashier.purchase(
+            payment_reference="broken-figure-1",
+            player_id="figures-ann",
+            source=PaymentSource.GRAM,
+            amount_minor=10**9,
+        )
+        wallets, _ = await cashier.balances("figures-ann")
+    finally:
+        await cashier.engine.dispose()
+    # Applied once and answered OK; its retry finds it recorded.
+    assert (first.existing, again.existing) == (False, True)
+    assert again.record == first.record
+    assert sum(w.balance for w in wallets) == 1_000
