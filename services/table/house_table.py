@@ -221,6 +221,7 @@ class HouseTable:
         self._answers = AnswerMemory()
         self._watchers: set[Watcher] = set()
         self._background: set[asyncio.Task[None]] = set()
+        self._commands_running: set[asyncio.Task[Any]] = set()
         self._bank = 0
         self._jackpot = 0
         self._balances_at = -1e18
@@ -252,8 +253,10 @@ class HouseTable:
 
     @property
     def between_hands(self) -> bool:
-        """No round in play or settling and no command under way (a round being opened is not in
-        the rounds yet): the table can stop without refunding anything."""
+        """No open round (dealt or not yet: its stakes may be taken) and no command under way (a
+        round being opened is not in the rounds yet): the table can stop without leaving a round to
+        the next owner, who would refund one never dealt. A round whose call failed is sent again
+        (`_retry_later`), so a drain waits for it up to its bound."""
         return self.open_rounds() == 0 and self._commands == 0
 
     @contextlib.contextmanager
@@ -263,6 +266,29 @@ class HouseTable:
             yield
         finally:
             self._commands -= 1
+
+    async def _command_once(
+        self, player: str, method: str, request_id: str, fingerprint: Any, run: Callable[[], Awaitable[T]]
+    ) -> T:
+        """A player's command, once per request id, one at a time per player; run to its end even
+        if its caller goes away (a deadline, a dropped connection): stakes taken are dealt on and a
+        decision's stake takes effect, never stopped half way, and the caller's retry gets the
+        answer. Only the table's stop cancels it (a round it leaves open is the next owner's)."""
+
+        async def command() -> T:
+            with self._command():
+                async with self._lock(player):
+                    return await self._answers.once((player, method, request_id), fingerprint, run)
+
+        task = asyncio.create_task(command())
+        self._commands_running.add(task)
+        task.add_done_callback(self._command_ended)
+        return await asyncio.shield(task)
+
+    def _command_ended(self, task: asyncio.Task[Any]) -> None:
+        self._commands_running.discard(task)
+        if not task.cancelled():
+            task.exception()  # taken: an answer whose caller went away is nobody's error
 
     @property
     def bank_read(self) -> table_metrics.BankRead | None:
@@ -274,7 +300,7 @@ class HouseTable:
         self._closed = True
         if self._timer is not None:
             self._timer.cancel()
-        for task in list(self._background):
+        for task in [*self._background, *self._commands_running]:
             await cancel_and_wait(task)
         # Left open in the journal: whoever opens the table next resumes them; their cover stays
         # reserved in the ledger until they settle or are refunded there.
@@ -324,8 +350,7 @@ class HouseTable:
         return player in self._shown
 
     def open_rounds(self) -> int:
-        running = (core.Stage.PLAYING, core.Stage.SETTLING, core.Stage.RESUMING)
-        return sum(1 for r in self._state.rounds.values() if r.stage in running)
+        return sum(1 for r in self._state.rounds.values() if r.stage.open)
 
     def _lock(self, player: str) -> asyncio.Lock:
         lock = self._locks.get(player)
@@ -684,9 +709,7 @@ class HouseTable:
                 seed_phase=table_pb2.SEED_PHASE_ONE_STEP,
             )
 
-        with self._command():
-            async with self._lock(player):
-                return await self._answers.once((player, "SetPlayerSeed", request_id), (seed, seed_hash), run)
+        return await self._command_once(player, "SetPlayerSeed", request_id, (seed, seed_hash), run)
 
     async def place_bets(
         self, player: str, request_id: str, bets: Sequence[BoxBet]
@@ -713,9 +736,7 @@ class HouseTable:
                 raise house_room_error(error) from error
             return await self._open_round(player, request_id, wagers)
 
-        with self._command():
-            async with self._lock(player):
-                return await self._answers.once((player, "PlaceHouseBets", request_id), tuple(bets), run)
+        return await self._command_once(player, "PlaceHouseBets", request_id, tuple(bets), run)
 
     async def _new_commitment(self, player: str, request_id: str, chain: str) -> Commitment:
         """The fairness hand of the request's next round. Its request id counts the request's rounds
@@ -852,9 +873,7 @@ class HouseTable:
             return table_pb2.MakeHouseDecisionResponse(round=round_view(shown))
 
         fingerprint = (round_id, box, decision, card_indexes, amount)
-        with self._command():
-            async with self._lock(player):
-                return await self._answers.once((player, "MakeHouseDecision", request_id), fingerprint, run)
+        return await self._command_once(player, "MakeHouseDecision", request_id, fingerprint, run)
 
     # ------------------------------------------------------------------ restarts
 

@@ -155,11 +155,14 @@ def backends(
 
 
 class TcpProxy:
-    """A loopback TCP proxy the test can take down (drops every connection, refuses new ones) and up."""
+    """A loopback TCP proxy the test can take down (drops every connection, refuses new ones) and up,
+    or hold (connections stay open, nothing is passed on until `release`: a service that is slow)."""
 
     def __init__(self, target_port: int) -> None:
         self.target_port = target_port
         self.down = False
+        self._flowing = asyncio.Event()
+        self._flowing.set()
         self._server: asyncio.Server | None = None
         self._writers: set[asyncio.StreamWriter] = set()
         self.port = 0
@@ -181,7 +184,14 @@ class TcpProxy:
     def bring_up(self) -> None:
         self.down = False
 
+    def hold(self) -> None:
+        self._flowing.clear()
+
+    def release(self) -> None:
+        self._flowing.set()
+
     async def close(self) -> None:
+        self.release()
         self.take_down()
         if self._server is not None:
             self._server.close()
@@ -200,6 +210,7 @@ class TcpProxy:
         async def pipe(src: asyncio.StreamReader, dst: asyncio.StreamWriter) -> None:
             try:
                 while data := await src.read(65536):
+                    await self._flowing.wait()
                     dst.write(data)
                     await dst.drain()
             except (ConnectionError, OSError):
