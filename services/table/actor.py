@@ -234,7 +234,9 @@ class TableActor:
         step = table_core.feed(self._seats, given, self._rules)
         # Into the seats' log when it changed the seats (a spectator's stream, a tick with nothing
         # due, change nothing: a replay without them is the same).
-        if not in_log and table_core.logged(given) and step.state.durable() != self._seats.durable():
+        # A hand's result always (it carries the button and debts the deal set outside the log).
+        changed = step.state.durable() != self._seats.durable() or isinstance(given, table_core.HandResult)
+        if not in_log and table_core.logged(given) and changed:
             self._seats_unlogged.append(table_core.to_entry(given))
         self._seats = step.state
         for notice_ in step.notices:

@@ -520,7 +520,8 @@ class HandCycle:
         self._backoff = self._t.retry_initial_seconds
         self.hands_settled += 1
         self.recent.append((time.time(), sum(p.amount + p.rake for p in result.pots)))
-        self._shell.feed_seats(table_core.HandResult(tuple((r.seat, r.final_stack) for r in result.results)))
+        stacks = tuple((r.seat, r.final_stack) for r in result.results)
+        self._shell.feed_seats(table_core.hand_result(self._shell.seats().seating, stacks))
         self.last = live
         self.live = None
         self.stage = Stage.IDLE

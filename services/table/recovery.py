@@ -18,7 +18,6 @@ from poker.history.v1 import history_pb2
 from poker_engine.errors import EngineError
 from poker_engine.hand import Hand
 from poker_engine.replay import apply_json_action, config_from_json
-from poker_engine.seating import TableState as Seating
 from service_runtime.errors import DomainError
 from service_runtime.structured_logging import get_logger
 from services.table import core, table_core
@@ -53,9 +52,11 @@ def reopen_seats(
     # From scratch on every try (a try that failed half-way seated some players already). With a
     # hand to go on with: the seating as it began (button, blind positions, debts), with the
     # players the cashier still seats; those who sat down during the hand join, those gone go.
+    # Between hands: the seating the log holds (the button, blind positions and debts the last
+    # hand left, issue 42), in which the open sessions are seated.
     taken = found.taken
-    base = Seating.empty(room.seats, room.small_blind, room.big_blind)
     logged = table_core.replay(found.seats_log, rules, room.small_blind, room.big_blind)
+    base = table_core.seating_to_reopen(logged, rules, room.small_blind, room.big_blind)
     return table_core.reopen(
         logged,
         rules,

@@ -175,9 +175,15 @@ class HandPlayed:
 
 @dataclass(frozen=True, slots=True)
 class HandResult:
-    """A settled hand's final stacks, by engine seat."""
+    """A settled hand's final stacks, by engine seat, and the seating's button, blind positions and
+    blind debts as the table has them then (`hand_result`): the deal moved them outside the log, so
+    a table opened again between hands deals on from them (issue 42). An entry logged before they
+    were (no `positions`) changes the stacks only."""
 
     stacks: tuple[tuple[int, int], ...]
+    # (button, small-blind position, big-blind seat), each an engine seat or None.
+    positions: tuple[int | None, int | None, int | None] | None = None
+    debts: tuple[tuple[int, str, bool, bool], ...] = ()  # (seat, player, owes big, owes small blind)
 
 
 @dataclass(frozen=True, slots=True)
@@ -322,11 +328,51 @@ def feed(state: Seats, given: Input, rules: Rules) -> Step:
         for seat, stack in given.stacks:
             if new.seating.player_at(seat) is not None:
                 new.seating = new.seating.set_stack(seat, stack)
+        if given.positions is not None:
+            new.seating = _with_positions(new.seating, given.positions, given.debts)
         return Step(new)
     banked = new.players.get(given.seat)
     if banked is not None:
         banked.time_bank = given.seconds
     return Step(new)
+
+
+def hand_result(seating: Seating, stacks: tuple[tuple[int, int], ...]) -> HandResult:
+    """The `HandResult` of a settled hand at a table whose seating is `seating` (the deal's plan and
+    whatever changed since): the final stacks, the button, the blind positions and every seated
+    player's blind debts."""
+    return HandResult(
+        stacks,
+        (seating.button, seating.small_blind_position, seating.big_blind_seat),
+        tuple((p.seat, p.player_id, p.owes_big_blind, p.owes_small_blind) for p in seating.players),
+    )
+
+
+def _with_positions(
+    seating: Seating,
+    positions: tuple[int | None, int | None, int | None],
+    debts: tuple[tuple[int, str, bool, bool], ...],
+) -> Seating:
+    owed = {(seat, player): (big, small) for seat, player, big, small in debts}
+    players = []
+    for p in seating.players:
+        flags = owed.get((p.seat, p.player_id))
+        if flags is not None:
+            p = replace(p, owes_big_blind=flags[0], owes_small_blind=flags[1])
+        players.append(p)
+    button, small, big = positions
+    return replace(
+        seating, players=tuple(players), button=button, small_blind_position=small, big_blind_seat=big
+    )
+
+
+def seating_to_reopen(logged_state: Seats, rules: Rules, small_blind: int, big_blind: int) -> Seating:
+    """The seating a table opened between hands starts from: the replayed log's (its button, blind
+    positions and debts; `restore` then seats the cashier's open sessions in it), at the room's
+    blinds now. An empty one if the log's table had another number of seats."""
+    if logged_state.seating.max_seats != rules.seats:
+        return Seating.empty(rules.seats, small_blind, big_blind)
+    return replace(logged_state.seating, small_blind=small_blind, big_blind=big_blind)
 
 
 def _sit_down(state: Seats, sit: SitDown, rules: Rules) -> Step:
@@ -509,6 +555,10 @@ _KINDS: dict[str, type[Any]] = {
 }
 
 
+# Fields an entry written by an earlier version lacks (HandResult's, issue 42).
+_ADDED_LATER = frozenset({"positions", "debts"})
+
+
 def snapshot_of(state: Seats) -> Snapshot:
     """The state as a `Snapshot` (JSON values; floats survive JSON exactly)."""
     seating = {f.name: getattr(state.seating, f.name) for f in fields(Seating) if f.name != "players"}
@@ -578,6 +628,8 @@ def to_entry(given: Input) -> dict[str, Any]:
         value = getattr(given, name)
         if isinstance(value, frozenset):
             value = sorted(value)
+        elif name == "positions":
+            value = None if value is None else list(value)
         elif isinstance(value, tuple):
             value = [list(pair) for pair in value]
         entry[name] = value
@@ -591,11 +643,19 @@ def from_entry(entry: Mapping[str, Any]) -> Input:
     kind = _KINDS[str(entry["input"])]
     values: dict[str, Any] = {}
     for name in kind.__slots__:
+        if name in _ADDED_LATER and name not in entry:
+            continue  # logged before the field was: its default
         value = entry[name]
         if name in ("timed_out", "acted"):
             value = frozenset(int(v) for v in value)
         elif name in ("sessions", "stacks"):
             value = tuple((int(a), b if name == "sessions" else int(b)) for a, b in value)
+        elif name == "positions":
+            value = None if value is None else tuple(None if v is None else int(v) for v in value)
+        elif name == "debts":
+            value = tuple(
+                (int(seat), str(player), bool(big), bool(small)) for seat, player, big, small in value
+            )
         values[name] = value
     return kind(**values)  # type: ignore[no-any-return]
 

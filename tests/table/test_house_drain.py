@@ -56,7 +56,9 @@ async def test_a_drain_plays_out_a_round_whose_bettor_gave_up_while_the_cashier_
         world.proxies["fairness"].hold()
         with pytest.raises(grpc.aio.AioRpcError) as gave_up:
             await world.table.PlaceHouseBets(
-                table_pb2.PlaceHouseBetsRequest(request_id="bet-1", table_id=client.table_id, boxes=[box(1, 10)]),
+                table_pb2.PlaceHouseBetsRequest(
+                    request_id="bet-1", table_id=client.table_id, boxes=[box(1, 10)]
+                ),
                 metadata=client.metadata,
                 timeout=0.5,
             )
@@ -74,7 +76,9 @@ async def test_a_drain_plays_out_a_round_whose_bettor_gave_up_while_the_cashier_
 
         # Dealt, decided by the clock (Casino Hold'em: fold), settled; never refunded nor voided.
         looked = await world.cashier.LookupTransfers(
-            cashier_pb2.LookupTransfersRequest(transfer_ids=[f"hgr:{round_id}:in:1", f"hgr:{round_id}:void:1"]),
+            cashier_pb2.LookupTransfersRequest(
+                transfer_ids=[f"hgr:{round_id}:in:1", f"hgr:{round_id}:void:1"]
+            ),
             metadata=ADMIN,
         )
         assert [r.transfer_id for r in looked.results] == [f"hgr:{round_id}:in:1"]

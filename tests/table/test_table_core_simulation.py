@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from poker_engine.errors import SeatingError
+from poker_engine.seating import TableState as Seating
 from service_runtime.errors import DomainError
 from services.table import table_core
 from services.table.presence import PresenceRules
@@ -90,6 +91,7 @@ class World:
         self.codes: set[str] = set()
         self.trims = 0
         self.fed = 0  # inputs the core took (the log is trimmed now and then)
+        self.deals = 0
 
     def feed(self, given: table_core.Input) -> table_core.Step | None:
         before = self.state.durable()
@@ -173,6 +175,12 @@ class World:
         ]
         if len(dealt) < 2:
             return
+        # The deal as the shell makes it (hand_cycle): the seating's plan moves the button and the
+        # blinds and records who owes which blind; the table takes the plan's seating at the deal.
+        plan = self.state.seating.plan_next_hand()
+        if plan is not None:
+            self.state.seating = plan.table_after
+            self.deals += 1
         self.hand_running = set(dealt)
         stacks = {seat: self.state.seating.player_at(seat).stack for seat in dealt}  # type: ignore[union-attr]
         loser, winner = self.rng.sample(dealt, 2)
@@ -187,7 +195,7 @@ class World:
         for _ in range(self.rng.randrange(3)):
             self.rng.choice([self.leave, self.disconnect])()
         sessions = {seat: self.state.players[seat].session_id for seat in dealt}
-        self.feed(table_core.HandResult(tuple(sorted(stacks.items()))))
+        self.feed(table_core.hand_result(self.state.seating, tuple(sorted(stacks.items()))))
         for seat, stack in stacks.items():  # the cashier settles the hand by seat session
             player_id, _ = self.cashier.open[sessions[seat]]
             self.cashier.open[sessions[seat]] = (player_id, stack)
@@ -298,8 +306,10 @@ class World:
             Session(session_id, player_id, self.state.seat_of(player_id) + 1, stack)  # type: ignore[operator]
             for session_id, (player_id, stack) in self.cashier.open.items()
         ]
+        # Between hands, the seating to start from is the log's (the button, the blind positions and
+        # the debts: issue 42 found a table opened again between hands starting from an empty one).
         reopened, owed, corrections = table_core.reopen(
-            logged, RULES, table_core.Seats.empty(RULES, 5, 10).seating, sessions, {}, self.now
+            logged, RULES, table_core.seating_to_reopen(logged, RULES, 5, 10), sessions, {}, self.now
         )
         assert owed == ()
         assert corrections == ()  # the log knows every seat already
@@ -326,6 +336,19 @@ class World:
         assert {(p.seat, p.stack, p.sitting_out) for p in reopened.seating.players} == {
             (p.seat, p.stack, p.sitting_out) for p in self.state.seating.players
         }
+        # The button, the blind positions and who owes which blind, as the table left them: the next
+        # hand is planned exactly as it would have been without the reopen.
+        assert positions_and_debts(reopened.seating) == positions_and_debts(self.state.seating)
+        assert reopened.seating.plan_next_hand() == self.state.seating.plan_next_hand()
+
+
+def positions_and_debts(seating: Seating) -> tuple[object, ...]:
+    return (
+        seating.button,
+        seating.small_blind_position,
+        seating.big_blind_seat,
+        sorted((p.seat, p.player_id, p.owes_big_blind, p.owes_small_blind) for p in seating.players),
+    )
 
 
 def run(seed: int, steps: int) -> World:
@@ -381,6 +404,7 @@ def test_the_seats_core_replays_and_keeps_its_invariants(seed: int) -> None:
         "SIT_OUT_EXPIRED",
     } <= world.codes
     assert world.fed > STEPS // 8
+    assert world.deals > 10
     assert world.trims > 0
 
 

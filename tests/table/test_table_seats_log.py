@@ -18,7 +18,7 @@ from services.table import actor as actor_module
 from services.table import table_core
 from services.table.event_log import LocalEventLog
 from tests.table.fakes import FakeCashier
-from tests.table.inprocess_table import TABLE, seated_table
+from tests.table.inprocess_table import TABLE, running_view, seated_table
 
 A = table_pb2
 
@@ -103,3 +103,43 @@ async def test_the_seats_log_is_trimmed_to_a_snapshot_as_it_grows(monkeypatch: p
         assert log.rewrites > 3
     finally:
         await actor.stop()
+
+
+async def test_a_table_opened_again_between_hands_deals_on_from_its_button_and_blinds() -> None:
+    """Issue 42: a table reopened between hands (a drain, a rolling restart, a handover) started from
+    an empty seating: the button went back to the first playable seat and blind debts were forgotten.
+    The seats' log carries them with each hand's result, so the next owner deals on from them."""
+    cashier, log = FakeCashier(), SeatsLogAway()
+    actor = seated_table(cashier, log, players=3)
+    actor.start()
+    try:
+        first = await running_view(actor)
+        actor.hand_over()  # no next hand here: the room moves once this one is over
+        view = first
+        while view.hand_id == first.hand_id and view.to_act_seat:
+            player = {1: "ann", 2: "bob", 3: "cat"}[view.to_act_seat]
+            await actor.call(
+                lambda p=player, v=view: actor.act(
+                    p, f"fold-{v.to_act_seat}", v.hand_id, A.ACTION_KIND_FOLD, 0
+                )
+            )
+            view = await actor.call(lambda: actor.snapshot("ann"))
+        for _ in range(500):
+            if first.hand_id in cashier.settled and actor.between_hands:
+                break
+            await asyncio.sleep(0.01)
+        assert actor.between_hands
+        left = actor._seats.seating
+        assert left.button is not None
+    finally:
+        await actor.stop()
+    # The next owner: the same log and the same open seat sessions.
+    again = seated_table(cashier, log, players=0)
+    again.start()
+    try:
+        second = await running_view(again, frozenset({first.hand_id}))
+        plan = left.plan_next_hand()
+        assert plan is not None
+        assert second.button_seat == plan.button + 1 != first.button_seat
+    finally:
+        await again.stop()
