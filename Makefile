@@ -65,6 +65,7 @@ lint: $(STAMP) $(BUF) web
 	$(BIN)/ruff check libs services clients tests protos/generate.py
 	$(BIN)/ruff format --check libs services clients tests protos/generate.py
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 	@if [ -x $(BUF) ]; then cd protos && ../$(BUF) lint && echo "buf lint: ok"; \
 	else echo "!!! buf lint SKIPPED: no buf CLI (needs npm) !!!"; fi
 

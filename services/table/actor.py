@@ -757,7 +757,7 @@ class TableActor:
 
     def figures(self, shard_id: str) -> TableFigures:
         """The table's public figures for the lobby (no card, public seat numbers from 1)."""
-        return lobby_figures(self._parts(), self._recent, shard_id)
+        return lobby_figures(self._parts(), self._recent, shard_id, now=time.time())
 
     def players(self) -> table_metrics.TablePlayers:
         """The players seated and waiting now, for the shard's figures (read at scrape time)."""
@@ -867,7 +867,7 @@ class TableActor:
         )
 
     def _state(self, *, as_of_offset: float = 0.0) -> TableState:
-        return table_state(self._parts(), as_of_offset=as_of_offset)
+        return table_state(self._parts(), now=time.time() + as_of_offset)
 
     def _waiting_view(self, state: TableState) -> table_pb2.TableView:
         return waiting_view(state, self._seating)

@@ -6,7 +6,6 @@ without a seat, and the table's public figures for the lobby. Pure: the table ac
 from __future__ import annotations
 
 import enum
-import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -90,7 +89,9 @@ def phase(parts: Parts) -> int:
     return int(table_pb2.TABLE_PHASE_WAITING_FOR_PLAYERS)
 
 
-def table_state(parts: Parts, *, as_of_offset: float = 0.0) -> TableState:
+def table_state(parts: Parts, *, now: float) -> TableState:
+    """The table as of wall time `now` (the view's `as_of`; the spectators' feed passes its delay's
+    time)."""
     live = parts.live
     # During the countdown the view is the next hand's (its commitment, no card yet); the last
     # hand's cards and board are no longer shown, its awards are until the next hand starts.
@@ -158,7 +159,7 @@ def table_state(parts: Parts, *, as_of_offset: float = 0.0) -> TableState:
         legal=legal,
         all_in_allowed=legal is not None and hand is not None and hand.can_all_in(legal.seat),
         deadline=live.deadline() if live is not None and parts.stage is Stage.PLAYING else None,
-        as_of=time.time() + as_of_offset,
+        as_of=now,
         seed_phase=seed_phase,
         seed_deadline=seed_deadline,
         seed_hashes=seed_hashes,
@@ -184,10 +185,11 @@ def waiting_view(state: TableState, seating: Seating) -> table_pb2.TableView:
     return view
 
 
-def lobby_figures(parts: Parts, recent: Iterable[tuple[float, int]], shard_id: str) -> TableFigures:
-    """The table's public figures for the lobby (no card, public seat numbers from 1); `recent`: the
-    (wall time it ended, pot) of the last hands settled, oldest first."""
-    now = time.time()
+def lobby_figures(
+    parts: Parts, recent: Iterable[tuple[float, int]], shard_id: str, *, now: float
+) -> TableFigures:
+    """The table's public figures for the lobby (no card, public seat numbers from 1) at wall time
+    `now`; `recent`: the (wall time it ended, pot) of the last hands settled, oldest first."""
     ended = list(recent)
     pots = [pot for _, pot in ended[-50:]]
     seating = parts.seats.seating
