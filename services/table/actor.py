@@ -27,8 +27,10 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import functools
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Hashable, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from poker.table.v1 import table_pb2
@@ -36,6 +38,7 @@ from poker_engine.errors import SeatingError
 from poker_engine.events import Event
 from poker_engine.seating import TableState as Seating
 from service_runtime.errors import (
+    AlreadyExists,
     DomainError,
     FailedPrecondition,
     InvalidArgument,
@@ -48,7 +51,7 @@ from services.table import core, hand_trace, table_core
 from services.table import metrics as table_metrics
 from services.table.chat import ChatGuard, check_sticker, check_text
 from services.table.countdown import Countdown
-from services.table.dependencies import CashierClient, FairnessClient
+from services.table.dependencies import CashierClient, FairnessClient, SeatSession
 from services.table.event_log import HandEventLog
 from services.table.hand_cycle import HandCycle, Shell
 from services.table.hand_cycle import first_answer as _first_answer
@@ -56,6 +59,7 @@ from services.table.idempotency import AnswerMemory
 from services.table.library_errors import engine_refusal
 from services.table.presence import PresenceRules
 from services.table.record_outbox import MemoryOutbox, RecordOutbox
+from services.table.remote import is_unavailable
 from services.table.rooms import Room, RoomSource
 from services.table.settlement import AfterHand
 from services.table.table_core import PlayerSeat
@@ -106,6 +110,24 @@ log = get_logger("table.actor")
 # it would hold more entries than this, and at the table's first write after it opens: a table that
 # runs for months replays a few hundred entries at a takeover, not every input it ever took.
 SEATS_LOG_TRIM_AT = 256
+
+
+@dataclass(frozen=True, slots=True)
+class SitDownRequest:
+    player_id: str
+    request_id: str
+    seat: int  # public (1-based); 0: the first free seat
+    buy_in: int
+    wait_for_big_blind: bool
+    signals: tuple[str, str]  # (device, network) of the caller's token
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.player_id, "SitDown", self.request_id)
+
+    @property
+    def fingerprint(self) -> tuple[int, int, bool]:
+        return (self.seat, self.buy_in, self.wait_for_big_blind)
 
 
 class TableActor:
@@ -178,6 +200,9 @@ class TableActor:
             waiting_view=self._waiting_view,
         )
         self._answers = AnswerMemory()
+        # The calls made outside the actor for seats (sit-downs, leaves, cash-outs), by key.
+        self._seat_calls: dict[Hashable, asyncio.Task[Any]] = {}
+        self._seat_call_fingerprints: dict[Hashable, Hashable] = {}
         # The hand's cycle (hand_cycle.py): the stage, the running hand, the countdown, the wake-ups;
         # it reaches the room, the seats' core, the streams and the fence through the shell's calls.
         shell = Shell(
@@ -192,6 +217,7 @@ class TableActor:
             fence_on=self._fence_on,
             fenced=lambda: self._fenced,
             no_new_hands=self._no_new_hands,
+            cash_out=self._cash_out,
         )
         self._cycle = HandCycle(
             table_id=table_id,
@@ -324,6 +350,7 @@ class TableActor:
             self._stage in (Stage.IDLE, Stage.RECOVERING)
             and self._live is None
             and not any(p.leaving for p in self._players.values())
+            and not self._seats.reserved
         )
 
     async def close_if_between_hands(self) -> bool:
@@ -343,6 +370,8 @@ class TableActor:
             await cancel_and_wait(self._task)
             self._task = None
         await self._cycle.close()
+        for task in list(self._seat_calls.values()):
+            await cancel_and_wait(task)
         # Commands still queued get an answer: a caller never waits on a stopped table.
         while not self._queue.empty():
             _, future = self._queue.get_nowait()
@@ -358,6 +387,11 @@ class TableActor:
 
     async def call(self, command: Callable[[], Awaitable[T]]) -> T:
         """Run `command` inside the actor and return its answer (the only way in)."""
+        if asyncio.current_task() is self._task:
+            # A command waiting for its own queue would wait for ever: a bug, said at once.
+            raise RuntimeError(
+                "TableActor.call from inside the actor (SitDown and LeaveTable are called outside)"
+            )
         if self._fenced:
             raise FailedPrecondition("SHARD_NOT_OWNER", "another shard serves this table now")
         if self._closed:
@@ -578,6 +612,11 @@ class TableActor:
 
     # ------------------------------------------------------------------ commands (run inside the actor)
 
+    # SitDown and LeaveTable are called from outside the actor (the adapter): what they decide is
+    # decided inside it (`call`), and what they wait for (the lobby's authorisation, the cashier's seat
+    # session or cash-out) is waited for outside, so the table's clock never waits on another service
+    # (issue 42). The seat a sit-down chose is held meanwhile (the seats' core's `reserved`).
+
     async def sit_down(
         self,
         player_id: str,
@@ -587,64 +626,141 @@ class TableActor:
         wait_for_big_blind: bool,
         signals: tuple[str, str] = ("", ""),
     ) -> table_pb2.SitDownResponse:
-        """`signals`: the (device, network) signals of the caller's token, kept with the seat."""
+        """`signals`: the (device, network) signals of the caller's token, kept with the seat. A
+        retry gets the first answer; a retry while the first is under way waits for it."""
         if seat and not 1 <= seat <= self.room.seats:
             # Bad input whatever the state of the table.
             raise InvalidArgument("FIELD_INVALID", "no such seat", {"field": "seat"})
-        self._require_open()
+        sitting = SitDownRequest(player_id, request_id, seat, buy_in, wait_for_big_blind, signals)
+        started = await self.call(lambda: self._start_sit_down(sitting))
+        if isinstance(started, table_pb2.SitDownResponse):
+            return started
+        return await asyncio.shield(started)
 
-        async def run() -> table_pb2.SitDownResponse:
-            # The core picks the seat (or refuses); the cashier's answer seats the player.
-            (opening,) = table_core.feed(
-                self._seats, table_core.SitDown(player_id, request_id, seat), self._rules
-            ).effects
-            assert isinstance(opening, table_core.OpenSeatSession)
-            # The lobby's access and maintenance rules (private rooms, no new seats) come first.
-            await self._rooms.authorize_seat(player_id, self.room.room_id)
+    async def _start_sit_down(
+        self, sitting: SitDownRequest
+    ) -> table_pb2.SitDownResponse | asyncio.Task[table_pb2.SitDownResponse]:
+        self._require_open()
+        known = self._answers.known(sitting.key, sitting.fingerprint)
+        if known is not None:
+            return known  # type: ignore[no-any-return]
+        running = self._seat_calls.get(sitting.key)
+        if running is not None:
+            if self._seat_call_fingerprints.get(sitting.key) != sitting.fingerprint:
+                raise AlreadyExists("IDEMPOTENCY_CONFLICT", "the request id was used with other fields")
+            return running
+        session_id = table_core.session_id(self.table_id, sitting.player_id, sitting.request_id)
+        seated = self._seat_of(sitting.player_id)
+        if seated is not None and self._players[seated].session_id == session_id:
+            # This request's seat, opened before this table did (a handover mid-call): seated.
+            return self._sit_down_answer(sitting, seated, session_id)
+        try:
+            # The core picks the seat (or refuses) and holds it.
+            step = self._feed_seats(table_core.SitDown(sitting.player_id, sitting.request_id, sitting.seat))
+        except DomainError as error:
+            if not is_unavailable(error):
+                self._answers.remember(sitting.key, sitting.fingerprint, error)
+            raise
+        (opening,) = step.effects
+        assert isinstance(opening, table_core.OpenSeatSession)
+        self._seat_call_fingerprints[sitting.key] = sitting.fingerprint
+        return self._off_clock(sitting.key, self._open_seat(sitting, opening))
+
+    async def _open_seat(
+        self, sitting: SitDownRequest, opening: table_core.OpenSeatSession
+    ) -> table_pb2.SitDownResponse:
+        """Outside the actor: the lobby's access and maintenance rules (private rooms, no new seats)
+        first, then the cashier's seat session; then inside again to seat the player."""
+        try:
+            await self._rooms.authorize_seat(sitting.player_id, self.room.room_id)
             session = await self._cashier.open_seat_session(
                 session_id=opening.session_id,
-                player_id=player_id,
+                player_id=sitting.player_id,
                 table_id=self.table_id,
                 seat=public_seat(opening.seat),
                 pool=self.room.pool,
-                buy_in=buy_in,
+                buy_in=sitting.buy_in,
                 min_buy_in=self.room.min_buy_in,
                 max_buy_in=self.room.max_buy_in,
             )
+        except DomainError as error:
+            refused = error
+            await self._inside(lambda: self._seat_not_opened(sitting, opening, refused))
+            raise
+        return await self._inside(lambda: self._seat_opened(sitting, opening, session))
+
+    async def _seat_not_opened(
+        self, sitting: SitDownRequest, opening: table_core.OpenSeatSession, error: DomainError
+    ) -> None:
+        self._feed_seats(table_core.SeatNotOpened(sitting.player_id, opening.seat))
+        if not is_unavailable(error):
+            self._answers.remember(sitting.key, sitting.fingerprint, error)
+
+    async def _seat_opened(
+        self, sitting: SitDownRequest, opening: table_core.OpenSeatSession, session: SeatSession
+    ) -> table_pb2.SitDownResponse:
+        seated = self._seat_of(sitting.player_id)
+        if seated is None or self._players[seated].session_id != session.session_id:
             self._feed_seats(
                 table_core.SessionOpened(
-                    player_id,
+                    sitting.player_id,
                     opening.seat,
                     session.session_id,
                     session.stack,
-                    wait_for_big_blind,
+                    sitting.wait_for_big_blind,
                     time.time(),
-                    device=signals[0],
-                    network=signals[1],
+                    device=sitting.signals[0],
+                    network=sitting.signals[1],
                 )
             )
-            response = table_pb2.SitDownResponse(
-                seat=public_seat(opening.seat), seat_session_id=session.session_id
-            )
-            response.stack.pool = self.room.pool  # type: ignore[assignment]
-            response.stack.amount = session.stack
-            return response
+            seated = opening.seat
+        return self._sit_down_answer(sitting, seated, session.session_id)
 
-        return await self._answers.once(
-            (player_id, "SitDown", request_id), (seat, buy_in, wait_for_big_blind), run
-        )
+    def _sit_down_answer(
+        self, sitting: SitDownRequest, seat: int, session_id: str
+    ) -> table_pb2.SitDownResponse:
+        seated = self._seating.player_at(seat)
+        response = table_pb2.SitDownResponse(seat=public_seat(seat), seat_session_id=session_id)
+        response.stack.pool = self.room.pool  # type: ignore[assignment]
+        response.stack.amount = seated.stack if seated is not None else 0
+        self._answers.remember(sitting.key, sitting.fingerprint, response)
+        return response
 
     async def leave(self, player_id: str, request_id: str) -> table_pb2.LeaveTableResponse:
-        self._require_open()
+        """Dealt into the running hand: folded at once, cashed out after the settlement (rules 12).
+        Between hands: leaving at once (dealt into no hand), answered once the cashier cashed the
+        seat out (waited for outside the actor)."""
+        key = (player_id, "LeaveTable", request_id)
+        started = await self.call(lambda: self._start_leave(key, player_id))
+        if isinstance(started, table_pb2.LeaveTableResponse):
+            return started
+        return await asyncio.shield(started)
 
-        async def run() -> table_pb2.LeaveTableResponse:
-            seat = self._seat_of(player_id)
-            live = self._live
-            in_hand = seat is not None and live is not None and seat in live.sessions
-            step = table_core.feed(self._seats, table_core.Leave(player_id, in_hand), self._rules)
+    async def _start_leave(
+        self, key: tuple[str, str, str], player_id: str
+    ) -> table_pb2.LeaveTableResponse | asyncio.Task[table_pb2.LeaveTableResponse]:
+        self._require_open()
+        known = self._answers.known(key, ())
+        if known is not None:
+            return known  # type: ignore[no-any-return]
+        running = self._seat_calls.get(key)
+        if running is not None:
+            return running
+        seat = self._seat_of(player_id)
+        live = self._live
+        in_hand = seat is not None and live is not None and seat in live.sessions
+        response = table_pb2.LeaveTableResponse()
+        response.cashed_out.pool = self.room.pool  # type: ignore[assignment]
+        if seat is not None and self._players[seat].leaving and not in_hand:
+            # Leaving already (a retry, or a leave during the hand now settled): the cash-out.
+            owed = table_core.CashOut(seat, self._players[seat].session_id)
+        else:
+            try:
+                step = table_core.feed(self._seats, table_core.Leave(player_id, in_hand), self._rules)
+            except DomainError as error:
+                self._answers.remember(key, (), error)
+                raise
             assert seat is not None
-            response = table_pb2.LeaveTableResponse()
-            response.cashed_out.pool = self.room.pool  # type: ignore[assignment]
             if step.reply:
                 # Rules 12: folded at once; the chips already in stay; cash-out after settlement.
                 if not self._players[seat].leaving and live is not None:
@@ -653,15 +769,73 @@ class TableActor:
                         await self._play(played)  # the log has it first (a refused append changes nothing)
                 self._feed_seats(table_core.Leave(player_id, in_hand))  # after the hand's own step
                 response.folded_mid_hand = True
+                self._answers.remember(key, (), response)
                 return response
-            (cash_out,) = step.effects
-            assert isinstance(cash_out, table_core.CashOut)
-            amount = await self._cashier.cash_out(cash_out.session_id)
-            self._feed_seats(table_core.CashedOut(seat, time.time()))
-            response.cashed_out.amount = amount
+            self._feed_seats(table_core.Leave(player_id, in_hand))
+            (effect,) = step.effects
+            assert isinstance(effect, table_core.CashOut)
+            owed = effect
+        cashing = self._cash_out(owed)
+
+        async def answered() -> table_pb2.LeaveTableResponse:
+            response.cashed_out.amount = await asyncio.shield(cashing)
+            self._answers.remember(key, (), response)
             return response
 
-        return await self._answers.once((player_id, "LeaveTable", request_id), (), run)
+        return self._off_clock(key, answered())
+
+    def _cash_out(self, owed: table_core.CashOut) -> asyncio.Task[int]:
+        """The seat's cash-out, outside the actor (one at a time per seat session); the seat is freed
+        inside once the cashier answered. A failure is logged and the cycle tries again later."""
+        return self._off_clock(("cash-out", owed.session_id), self._cash_out_call(owed))
+
+    async def _cash_out_call(self, owed: table_core.CashOut) -> int:
+        try:
+            amount = await self._cashier.cash_out(owed.session_id)
+        except DomainError as error:
+            log.warning("cash-out failed; retrying", table_id=self.table_id, reason=error.reason)
+            await self._inside(self._cash_out_failed)
+            raise
+        await self._inside(lambda: self._cashed_out(owed))
+        return amount
+
+    async def _cash_out_failed(self) -> None:
+        self._cycle.retry_later()
+
+    async def _cashed_out(self, owed: table_core.CashOut) -> None:
+        player = self._players.get(owed.seat)
+        if player is not None and player.session_id == owed.session_id:
+            self._feed_seats(table_core.CashedOut(owed.seat, time.time()))
+
+    def _off_clock(self, key: Hashable, work: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
+        """Run `work` as its own task, outside the actor's loop (one per key; stopped with the
+        table); a second start of a key under way gets the running one."""
+        running = self._seat_calls.get(key)
+        if running is not None:
+            work.close()
+            return running
+        task = asyncio.create_task(work)
+        self._seat_calls[key] = task
+        task.add_done_callback(functools.partial(self._off_clock_ended, key))
+        return task
+
+    def _off_clock_ended(self, key: Hashable, task: asyncio.Task[Any]) -> None:
+        if self._seat_calls.get(key) is task:
+            del self._seat_calls[key]
+            self._seat_call_fingerprints.pop(key, None)
+        if not task.cancelled():
+            task.exception()  # taken: its caller may have gone (its answer is remembered)
+
+    async def _inside(self, command: Callable[[], Awaitable[T]]) -> T:
+        """Back into the actor from a call made outside it: a full queue is waited out; a closed,
+        fenced or stopping table raises (the next owner takes the seats the cashier holds)."""
+        while True:
+            try:
+                return await self.call(command)
+            except Unavailable:
+                if self.closed:
+                    raise
+                await asyncio.sleep(self._t.retry_initial_seconds)
 
     async def act(
         self, player_id: str, request_id: str, hand_id: str, kind: int, amount: int

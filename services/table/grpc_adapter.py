@@ -181,10 +181,9 @@ class TableServicer:
         if request.seat < 0:
             raise InvalidArgument("FIELD_INVALID", "seat is 0 (any) or a seat number", {"field": "seat"})
         actor = await self._table(request.table_id)
-        return await actor.call(
-            lambda: actor.sit_down(
-                player, request_id, int(request.seat), buy_in, request.wait_for_big_blind, signals
-            )
+        # Outside the actor: it waits for the lobby and the cashier off the table's clock.
+        return await actor.sit_down(
+            player, request_id, int(request.seat), buy_in, request.wait_for_big_blind, signals
         )
 
     async def LeaveTable(  # noqa: N802
@@ -193,7 +192,7 @@ class TableServicer:
         player = current_caller().subject
         request_id = _printable_id(request.request_id, "request_id")
         actor = await self._table(request.table_id)
-        return await actor.call(lambda: actor.leave(player, request_id))
+        return await actor.leave(player, request_id)
 
     async def Act(self, request: table_pb2.ActRequest, context: Any) -> table_pb2.ActResponse:  # noqa: N802
         player = current_caller().subject

@@ -70,6 +70,8 @@ class Shell:
     fence_on: Callable[[DomainError], None]
     fenced: Callable[[], bool]
     no_new_hands: Callable[[], bool]
+    # Cash a seat out outside the actor (at most one call per seat session under way).
+    cash_out: Callable[[table_core.CashOut], object]
 
 
 class HandCycle:
@@ -555,13 +557,9 @@ class HandCycle:
         if self.stage not in (Stage.IDLE, Stage.COUNTDOWN):
             return
         for owed in table_core.leavers(self._shell.seats()):
-            try:
-                await self._cashier.cash_out(owed.session_id)
-            except DomainError as error:
-                log.warning("cash-out failed; retrying", table_id=self._table_id, reason=error.reason)
-                self.retry_later()
-                continue
-            self._shell.feed_seats(table_core.CashedOut(owed.seat, time.time()))
+            # Outside the actor (the clock never waits for the cashier); the seat is freed when the
+            # cashier answers, and a failure brings the cycle back here later.
+            self._shell.cash_out(owed)
 
 
 def _now() -> float:

@@ -40,16 +40,24 @@ class AnswerMemory:
     def __len__(self) -> int:
         return len(self._answers)
 
-    async def once(self, key: Hashable, fingerprint: Hashable, run: Callable[[], Awaitable[T]]) -> T:
+    def known(self, key: Hashable, fingerprint: Hashable) -> Any:
+        """The first answer to `key`, or None if it has none yet; a remembered refusal raises, and
+        so does the same key with other fields (IDEMPOTENCY_CONFLICT)."""
         self._forget_old()
-        known = self._answers.get(key)
+        found = self._answers.get(key)
+        if found is None:
+            return None
+        _, first, outcome = found
+        if first != fingerprint:
+            raise AlreadyExists("IDEMPOTENCY_CONFLICT", "the request id was used with other fields")
+        if isinstance(outcome, DomainError):
+            raise outcome
+        return outcome
+
+    async def once(self, key: Hashable, fingerprint: Hashable, run: Callable[[], Awaitable[T]]) -> T:
+        known = self.known(key, fingerprint)
         if known is not None:
-            _, first, outcome = known
-            if first != fingerprint:
-                raise AlreadyExists("IDEMPOTENCY_CONFLICT", "the request id was used with other fields")
-            if isinstance(outcome, DomainError):
-                raise outcome
-            return outcome  # type: ignore[no-any-return]
+            return known  # type: ignore[no-any-return]
         try:
             answer = await run()
         except DomainError as error:

@@ -6,9 +6,10 @@ sits where (player, seat session, time bank, the engine's seating with the stack
 player's presence (away since, sitting out since, the streak of hands lost to timeouts; presence.py)
 and the time banks kept for players who stood up (time_banks.py). The running hand is core.py's.
 
-Inputs: `SitDown` (a request, answered by the `OpenSeatSession` effect) and `SessionOpened` (the
-cashier's answer: the player sits); `Leave` (between hands: the `CashOut` effect; dealt into the
-running hand: leaving, cashed out after settlement); `CashedOut` (the cashier's answer: the seat is
+Inputs: `SitDown` (a request: the seat is held for the player, and the `OpenSeatSession` effect
+runs outside the table) and `SessionOpened` (the cashier's answer: the player sits) or
+`SeatNotOpened` (refused or unanswered: the seat is free again); `Leave` (between hands: leaving, and
+the `CashOut` effect; dealt into the running hand: leaving, cashed out after settlement); `CashedOut` (the cashier's answer: the seat is
 free, the bank kept); `SitOut`, `SitIn`; `Disconnect`, `Reconnect` (the player's last stream ended,
 a stream opened); `Tick` (seats past the seat reserve or the sit-out limit are leaving); `HandPlayed`
 (a settled hand's timeouts and decisions: the sit-out streak); `HandResult` (its final stacks);
@@ -59,11 +60,14 @@ class PlayerSeat:
 
 @dataclass(slots=True)
 class Seats:
-    """The table's seats: by engine seat (0-based), with the engine's seating (stacks, button, debts)."""
+    """The table's seats: by engine seat (0-based), with the engine's seating (stacks, button, debts),
+    and the seats held for sit-downs whose seat session the cashier is opening (`reserved`: engine
+    seat -> player; not durable: a table that opens takes what the cashier opened)."""
 
     players: dict[int, PlayerSeat]
     seating: Seating
     banks: KeptTimeBanks
+    reserved: dict[int, str] = field(default_factory=dict)
 
     @staticmethod
     def empty(rules: Rules, small_blind: int, big_blind: int) -> Seats:
@@ -79,6 +83,7 @@ class Seats:
             {seat: replace(p, presence=replace(p.presence)) for seat, p in self.players.items()},
             self.seating,
             KeptTimeBanks(self.banks.keep_seconds, dict(self.banks._kept)),
+            dict(self.reserved),
         )
 
     def durable(self) -> tuple[Any, ...]:
@@ -123,6 +128,15 @@ class SessionOpened:
     at: float
     device: str = ""
     network: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class SeatNotOpened:
+    """The cashier (or the lobby) refused or did not answer a `SitDown`'s seat session: the seat it
+    held is free again."""
+
+    player_id: str
+    seat: int  # engine seat
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,6 +216,7 @@ class Snapshot:
 
 Input = (
     SitDown
+    | SeatNotOpened
     | SessionOpened
     | Leave
     | CashedOut
@@ -287,9 +302,19 @@ def feed(state: Seats, given: Input, rules: Rules) -> Step:
     new = state.copy()
     if isinstance(given, SitDown):
         return _sit_down(new, given, rules)
+    if isinstance(given, SeatNotOpened):
+        if new.reserved.get(given.seat) == given.player_id:
+            del new.reserved[given.seat]
+        return Step(new)
     if isinstance(given, SessionOpened):
-        if given.seat in new.players or new.seat_of(given.player_id) is not None:
+        held = new.reserved.get(given.seat)
+        if (
+            given.seat in new.players
+            or new.seat_of(given.player_id) is not None
+            or held not in (None, given.player_id)
+        ):
             raise FailedPrecondition("SEAT_TAKEN", "the seat is taken")
+        new.reserved.pop(given.seat, None)
         entry = Entry.WAIT_FOR_BIG_BLIND if given.wait_for_big_blind else Entry.POST_NOW
         new.seating = new.seating.sit_down(given.seat, given.player_id, given.stack, entry)
         bank = new.banks.bank_for(given.player_id, rules.time_bank_seconds, given.at)
@@ -306,6 +331,9 @@ def feed(state: Seats, given: Input, rules: Rules) -> Step:
             player.leaving = True
             _sync(new, seat)
             return Step(new, reply=True)
+        # Between hands: leaving (dealt into no hand) until the cashier's answer frees the seat.
+        player.leaving = True
+        _sync(new, seat)
         return Step(new, effects=(CashOut(seat, player.session_id),), reply=False)
     if isinstance(given, CashedOut):
         player = new.players.pop(given.seat)
@@ -376,17 +404,19 @@ def seating_to_reopen(logged_state: Seats, rules: Rules, small_blind: int, big_b
 
 
 def _sit_down(state: Seats, sit: SitDown, rules: Rules) -> Step:
-    if state.seat_of(sit.player_id) is not None:
+    """The seat is held for the player (`reserved`) while the cashier opens its seat session."""
+    if state.seat_of(sit.player_id) is not None or sit.player_id in state.reserved.values():
         raise FailedPrecondition("ALREADY_SEATED", "you already have a seat at this table")
     if sit.seat:
         chosen = sit.seat - 1
-        if chosen in state.players:
+        if chosen in state.players or chosen in state.reserved:
             raise FailedPrecondition("SEAT_TAKEN", "the seat is taken")
     else:
-        free = [s for s in range(rules.seats) if s not in state.players]
+        free = [s for s in range(rules.seats) if s not in state.players and s not in state.reserved]
         if not free:
             raise FailedPrecondition("TABLE_FULL", "every seat is taken")
         chosen = free[0]
+    state.reserved[chosen] = sit.player_id
     return Step(
         state, effects=(OpenSeatSession(chosen, session_id(rules.table_id, sit.player_id, sit.request_id)),)
     )
@@ -617,8 +647,9 @@ def from_snapshot(snapshot: Snapshot, rules: Rules) -> Seats:
 
 
 def logged(given: Input) -> bool:
-    """Whether the input goes into the seats' log: every input but `SitDown` (it changes nothing)."""
-    return not isinstance(given, SitDown)
+    """Whether the input goes into the seats' log: every input but `SitDown` and `SeatNotOpened`
+    (they only hold a seat and free it again, which a table that opens does not need)."""
+    return not isinstance(given, SitDown | SeatNotOpened)
 
 
 def to_entry(given: Input) -> dict[str, Any]:

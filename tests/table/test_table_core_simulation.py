@@ -122,15 +122,25 @@ class World:
         (opening,) = step.effects
         assert isinstance(opening, table_core.OpenSeatSession)
         assert opening.session_id == table_core.session_id("t1", player, request)
+        # The seat is held for the player while the cashier opens the session: nobody else gets it.
+        assert self.state.reserved == {opening.seat: player}
+        assert self.feed(table_core.SitDown(f"other-{player}", "r", opening.seat + 1)) is None
         if self.rng.random() < 0.1:
-            return  # the cashier is unavailable: nobody sits, nothing moved
+            # The cashier is unavailable: nobody sits, nothing moved, the seat is free again.
+            self.feed(table_core.SeatNotOpened(player, opening.seat))
+            assert self.state.reserved == {}
+            return
         stack = self.cashier.open_session(opening.session_id, player, self.rng.choice([200, 500, 1_000]))
         if stack is None:
-            return  # refused (an old request id whose session was cashed out, an empty wallet)
+            # Refused (an old request id whose session was cashed out, an empty wallet).
+            self.feed(table_core.SeatNotOpened(player, opening.seat))
+            assert self.state.reserved == {}
+            return
         opened = table_core.SessionOpened(
             player, opening.seat, opening.session_id, stack, self.rng.random() < 0.5, self.now
         )
         assert self.feed(opened) is not None, "the seat the core picked was taken meanwhile"
+        assert self.state.reserved == {}
 
     def leave(self) -> None:
         player = self.rng.choice(PLAYERS)

@@ -566,7 +566,7 @@ async def test_a_player_who_left_mid_hand_is_cashed_out_after_the_continued_hand
     try:
         view = await until(a, playing)
         leaver = next(seat for seat in NAMES if seat != view.to_act_seat)
-        left = await a.call(lambda: a.leave(NAMES[leaver], "bye"))
+        left = await a.leave(NAMES[leaver], "bye")
         assert left.folded_mid_hand
         await a.stop()
         b = world.table(event_log)
@@ -698,7 +698,7 @@ async def test_a_player_sitting_out_one_away_and_a_kept_time_bank_outlive_a_take
         await a.call(lambda: a.sit_out(NAMES[out], "rest", False, False))
         watcher = await a.call(lambda: a.watch(NAMES[away]))
         a.unwatch(watcher)
-        left = await a.call(lambda: a.leave(NAMES[slow], "bye"))
+        left = await a.leave(NAMES[slow], "bye")
         assert left.folded_mid_hand
         await play.to_the_end(a, world, hand_id)
         # The hand over, the leaver cashed out: nobody left to deal to (one sits out, one is away).

@@ -200,7 +200,7 @@ async def test_every_action_of_the_hand_record_is_an_event_of_its_play_span_whoe
         names = {1: "ann", 2: "bob", 3: "cat"}
         big_blind = max(view.seats, key=lambda seat: seat.bet_this_round).seat
         assert big_blind != view.to_act_seat
-        left = await actor.call(lambda: actor.leave(names[big_blind], "leave-1"))
+        left = await actor.leave(names[big_blind], "leave-1")
         assert left.folded_mid_hand
         caller = names[view.to_act_seat]
         await actor.call(lambda: actor.act(caller, "call-1", view.hand_id, A.ACTION_KIND_CALL, 0))
@@ -427,7 +427,7 @@ async def test_players_seated_and_waiting_are_the_tables_own_seats_read_at_scrap
     try:
         await running_view(actor)
         assert players() == {"seated": 2, "waiting": 0}
-        await actor.call(lambda: actor.sit_down("cat", "sit-cat", 3, 500, False))
+        await actor.sit_down("cat", "sit-cat", 3, 500, False)
         await actor.call(lambda: actor.sit_out("bob", "out-bob", back_in=False, wait=False))
         view = await actor.call(lambda: actor.snapshot("ann"))
         assert {s.player_id: s.status for s in view.seats if s.player_id} == {
