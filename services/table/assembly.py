@@ -79,6 +79,7 @@ def timings_from(settings: TableSettings) -> Timings:
         time_bank_keep_seconds=settings.time_bank_keep_seconds,
         handover_grace_seconds=settings.handover_grace_seconds,
         countdown_seconds=settings.countdown_seconds,
+        showdown_seconds=settings.showdown_seconds,
         seed_reveal_seconds=settings.seed_reveal_seconds,
         retry_initial_seconds=settings.retry_initial_seconds,
         retry_max_seconds=settings.retry_max_seconds,

@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from poker.table.v1 import table_pb2
-from poker_engine.events import Event
+from poker_engine.events import CardsShown, Event
 from poker_engine.seating import HandPlan
 from poker_engine.seating import TableState as Seating
 from service_runtime.errors import DomainError
@@ -110,6 +110,8 @@ class HandCycle:
         # (issue 28: off the path between two hands); it becomes the countdown once the hand settles.
         self._ahead: asyncio.Task[Countdown | None] | None = None
         self.wake_at: float | None = 0.0
+        # A hand that ended with cards shown stays on the table until then (loop time): no countdown.
+        self.showdown_until: float | None = None
         self.paused = False
         # Set when the shard hands the room to another shard (a drain, or a room that rendezvous
         # hashing gives to another shard): no new hand; the running one and a published countdown end.
@@ -304,6 +306,11 @@ class HandCycle:
             seats.seating = replace(seats.seating, small_blind=room.small_blind, big_blind=room.big_blind)
 
     async def _begin_countdown(self) -> None:
+        if self.showdown_until is not None:
+            if _now() < self.showdown_until:
+                self.wake_at = self.showdown_until
+                return
+            self.showdown_until = None
         await self.finish_leavers()
         if self.handing_over:
             # The room moves to another shard (services/table/shard.py): no new hand here; leavers
@@ -532,6 +539,12 @@ class HandCycle:
         self._shell.notice("HAND_SETTLED", f"hand {live.hand_id} settled")
         self._count_hand(live)
         await self.finish_leavers()
+        if self._t.showdown_seconds > 0 and any(isinstance(e, CardsShown) for e in live.hand.events):
+            # The showdown stays on the table (issue 36): the views are this hand's (board, the cards
+            # shown, the awards) until the hold is over; then the countdown.
+            self.showdown_until = _now() + self._t.showdown_seconds
+            self.wake_at = self.showdown_until
+            return
         if self.ahead_ready and self.wake_at is None:
             # The next hand is committed already: its countdown begins in this step, so the players'
             # streams carry the settlement and the next commitment in one message.

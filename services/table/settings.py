@@ -62,6 +62,12 @@ class TableSettings(ServiceSettings):
     countdown_seconds: float = setting(
         3.0, help="pause between hands; players may add client seeds until it ends", check=_not_negative
     )
+    showdown_seconds: float = setting(
+        3.0,
+        help="a hand that ended with cards shown stays on the table this long (the board, the cards "
+        "shown, each pot's award) before the next countdown; a hand won by a fold is not held",
+        check=_not_negative,
+    )
     seed_reveal_seconds: float = setting(
         1.0,
         help="fairness version 3: the last part of the countdown, after the set of client-seed hashes "
@@ -170,8 +176,10 @@ class TableSettings(ServiceSettings):
     def longest_hand_seconds(self) -> float:
         """A hand at a full table in which every seat takes its whole action time in every betting
         round and its whole time bank once, after the countdown; a house round's decisions likewise."""
-        cash = self.countdown_seconds + MAX_SEATS * (
-            BETTING_ROUNDS * self.action_seconds + self.time_bank_seconds
+        cash = (
+            self.showdown_seconds
+            + self.countdown_seconds
+            + MAX_SEATS * (BETTING_ROUNDS * self.action_seconds + self.time_bank_seconds)
         )
         return max(cash, 2 * self.house_decision_seconds)
 

@@ -35,3 +35,5 @@ class Timings:
     # A hand continued after a takeover (docs/table.md "Takeover"): the player to act gets what was
     # left of their turn plus this much, so the time their client spent re-routing is not theirs to lose.
     handover_grace_seconds: float = 5.0
+    # A hand that ended with cards shown stays on the table this long before the next countdown.
+    showdown_seconds: float = 0.0

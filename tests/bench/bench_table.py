@@ -322,6 +322,7 @@ async def main() -> int:
                     "POKER_TABLE_FAIRNESS_ADDRESS": addresses["fairness"],
                     "POKER_TABLE_HISTORY_ADDRESS": "127.0.0.1:9",
                     "POKER_TABLE_COUNTDOWN_SECONDS": "0",
+                    "POKER_TABLE_SHOWDOWN_SECONDS": "0",
                     "POKER_TABLE_RETRY_MAX_SECONDS": "30",
                     "POKER_TABLE_SHARD_ID": "table-a",
                     "POKER_TABLE_SPECTATOR_DELAY_SECONDS": "0",

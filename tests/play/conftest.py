@@ -95,6 +95,7 @@ def cluster(postgres_server_url: str, tmp_path_factory: pytest.TempPathFactory) 
                     # the test's own process) missed the 1 s seed window in 2 of ~10 loaded runs, and
                     # its seed went into the next hand instead, as it should, but not the test's.
                     "POKER_TABLE_COUNTDOWN_SECONDS": "4.0",
+                    "POKER_TABLE_SHOWDOWN_SECONDS": "0",
                     "POKER_TABLE_SEED_REVEAL_SECONDS": "2.0",
                     "POKER_TABLE_ACTION_SECONDS": "20",
                     "POKER_TABLE_TIME_BANK_SECONDS": "5",

@@ -120,6 +120,8 @@ def running_services(
                 "POKER_TABLE_CASHIER_ADDRESS": started["cashier"].address,
                 "POKER_TABLE_FAIRNESS_ADDRESS": started["fairness"].address,
                 "POKER_TABLE_HISTORY_ADDRESS": started["history"].address,
+                # The next hand at once after a showdown, unless a test asks for the hold.
+                "POKER_TABLE_SHOWDOWN_SECONDS": "0",
                 **extra,
                 "POKER_TABLE_PORT": str(table_port),
             },

@@ -442,6 +442,8 @@ def table_settings(
         "action_seconds": 5.0,
         "time_bank_seconds": 2.0,
         "countdown_seconds": 0.05,
+        # The next hand at once after a showdown (test_table_showdown_hold.py holds it).
+        "showdown_seconds": 0.0,
         "retry_initial_seconds": 0.05,
         "retry_max_seconds": 0.5,
         "request_timeout_seconds": 5.0,

@@ -28,6 +28,7 @@ def seated_table(
     fairness: FakeFairness | None = None,
     room: Room = ROOM,
     after_hand: Callable[[AfterHand], None] = lambda job: None,
+    showdown_seconds: float = 0.0,
 ) -> TableActor:
     """`room`: another room than `ROOM` (its table is still `TABLE`); `after_hand`: gets each settled
     hand's record and reveal job."""
@@ -41,6 +42,7 @@ def seated_table(
         retry_max_seconds=0.05,
         command_queue_size=16,
         watch_queue_size=16,
+        showdown_seconds=showdown_seconds,
     )
     return TableActor(
         TABLE,

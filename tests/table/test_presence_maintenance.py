@@ -46,6 +46,7 @@ async def closed_lobby(
             # History is not part of this test: its records wait in the shard's retrying queue.
             "POKER_TABLE_HISTORY_ADDRESS": "127.0.0.1:9",
             "POKER_TABLE_COUNTDOWN_SECONDS": "0.1",
+            "POKER_TABLE_SHOWDOWN_SECONDS": "0",
             "POKER_TABLE_MAINTENANCE_POLL_SECONDS": "0.2",
             "POKER_TABLE_SPECTATOR_DELAY_SECONDS": str(SPECTATOR_DELAY),
             "POKER_TABLE_SPECTATORS_NEED_ACCESS": "true",

@@ -55,6 +55,7 @@ def table_process(backends: dict[str, ServiceProcess], lobby_port: int, history_
         "POKER_TABLE_CASHIER_ADDRESS": backends["cashier"].address,
         "POKER_TABLE_FAIRNESS_ADDRESS": backends["fairness"].address,
         "POKER_TABLE_COUNTDOWN_SECONDS": "0.3",
+        "POKER_TABLE_SHOWDOWN_SECONDS": "0",
         "POKER_TABLE_ACTION_SECONDS": "5",
         "POKER_TABLE_RETRY_INITIAL_SECONDS": "0.05",
         # Its own data folder (the record outbox, the house journal), kept across its restarts.

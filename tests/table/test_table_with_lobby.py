@@ -45,6 +45,7 @@ async def lobby_and_table(
             "POKER_TABLE_CASHIER_ADDRESS": backends["cashier"].address,
             "POKER_TABLE_FAIRNESS_ADDRESS": backends["fairness"].address,
             "POKER_TABLE_COUNTDOWN_SECONDS": "0.1",
+            "POKER_TABLE_SHOWDOWN_SECONDS": "0",
             "POKER_TABLE_MAINTENANCE_POLL_SECONDS": "0.2",
         },
     )
