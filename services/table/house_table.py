@@ -41,14 +41,13 @@ import functools
 import hashlib
 import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, Protocol, TypeVar
 
 from house_games import (
     Account,
     BoxWager,
     HouseGameError,
-    RoundSettlement,
 )
 from poker.common.v1 import common_pb2
 from poker.history.v1 import history_pb2
@@ -80,14 +79,13 @@ from services.table.house_round import (
     Decision,
     HouseGame,
     HouseRoom,
-    LiveRound,
     PlannedTransfer,
     check_bets,
     fairness_chain,
     largest_payout,
     paid_back,
 )
-from services.table.house_views import round_record, round_view, table_view
+from services.table.house_views import RoundRun, round_record, round_view, run_of, table_view
 from services.table.idempotency import AnswerMemory
 from services.table.record_outbox import MemoryOutbox, RecordOutbox
 from services.table.remote import is_unavailable
@@ -127,54 +125,6 @@ class HouseTimings:
     handover_grace_seconds: float = 5.0
     # Finished rounds the table remembers (house_core.KEEP_FINISHED_ROUNDS).
     keep_finished_rounds: int = core.KEEP_FINISHED_ROUNDS
-
-
-@dataclass
-class RoundRun:
-    """A dealt round as the views and the record show it, built from the core's round."""
-
-    live: LiveRound
-    chain: str
-    commitment: str
-    started_at: float
-    cover: int
-    state: str = "PLAYING"  # PLAYING, SETTLING, COMPLETE
-    deadline: float | None = None  # wall clock
-    settlement: RoundSettlement | None = None
-    paid_out: int = 0
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def round_id(self) -> str:
-        return self.live.round_id
-
-
-_RUN_STATES = {
-    core.Stage.PLAYING: "PLAYING",
-    core.Stage.SETTLING: "SETTLING",
-    core.Stage.SETTLED: "COMPLETE",
-}
-
-
-def run_of(room: HouseRoom, round_: core.Round) -> RoundRun | None:
-    """The view's round: a dealt round of the core (None while it has no deck)."""
-    if round_.deck is None or round_.stage not in _RUN_STATES:
-        return None
-    live = round_.live(room)
-    state = _RUN_STATES[round_.stage]
-    settlement = live.settle() if state != "PLAYING" else None
-    return RoundRun(
-        live,
-        round_.chain,
-        round_.commitment,
-        round_.started_at,
-        round_.cover,
-        state=state,
-        deadline=round_.deadline if state == "PLAYING" else None,
-        settlement=settlement,
-        paid_out=round_.paid_out,
-        notes=round_.notes,
-    )
 
 
 class HouseTable:

@@ -5,21 +5,68 @@ from __future__ import annotations
 
 import re
 import time
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
 
-from house_games import Account
+from house_games import Account, RoundSettlement
 from poker.common.v1 import common_pb2
 from poker.history.v1 import history_pb2
 from poker.table.v1 import table_pb2
 from service_runtime.history_records import house_game_record
-from services.table.house_round import Decision, HouseGame, HouseRoom
+from services.table import house_core as core
+from services.table.house_round import Decision, HouseGame, HouseRoom, LiveRound
 from services.table.views import card_pb
 
-if TYPE_CHECKING:
-    from services.table.house_table import RoundRun
-
 _DISPLAY = re.compile(r"[^A-Za-z0-9 _.-]")
+
+
+@dataclass
+class RoundRun:
+    """A dealt round as the views and the record show it, built from the core's round."""
+
+    live: LiveRound
+    chain: str
+    commitment: str
+    started_at: float
+    cover: int
+    state: str = "PLAYING"  # PLAYING, SETTLING, COMPLETE
+    deadline: float | None = None  # wall clock
+    settlement: RoundSettlement | None = None
+    paid_out: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def round_id(self) -> str:
+        return self.live.round_id
+
+
+_RUN_STATES = {
+    core.Stage.PLAYING: "PLAYING",
+    core.Stage.SETTLING: "SETTLING",
+    core.Stage.SETTLED: "COMPLETE",
+}
+
+
+def run_of(room: HouseRoom, round_: core.Round) -> RoundRun | None:
+    """The view's round: a dealt round of the core (None while it has no deck)."""
+    if round_.deck is None or round_.stage not in _RUN_STATES:
+        return None
+    live = round_.live(room)
+    state = _RUN_STATES[round_.stage]
+    settlement = live.settle() if state != "PLAYING" else None
+    return RoundRun(
+        live,
+        round_.chain,
+        round_.commitment,
+        round_.started_at,
+        round_.cover,
+        state=state,
+        deadline=round_.deadline if state == "PLAYING" else None,
+        settlement=settlement,
+        paid_out=round_.paid_out,
+        notes=round_.notes,
+    )
+
 
 DECISION_PB: dict[Decision, table_pb2.HouseDecisionKind.ValueType] = {
     Decision.CALL: table_pb2.HOUSE_DECISION_KIND_CALL,

@@ -22,8 +22,7 @@ from services.table.house_round import (
     largest_payout,
     paid_back,
 )
-from services.table.house_table import RoundRun
-from services.table.house_views import round_record
+from services.table.house_views import RoundRun, round_record
 
 ROOMS = {
     game: HouseRoom(f"r-{game.value}", game, 1, boxes=7, min_ante=10, max_ante=1000, max_payout=5_000)
