@@ -591,6 +591,8 @@ async def run_cluster(
             pump.cancel()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
+            # Every child is gone: a late Ctrl-C must not end the command with a KeyboardInterrupt.
+            signal.signal(sig, signal.SIG_IGN)
     print("cluster: every service stopped", flush=True)
     return exit_code
 

@@ -271,3 +271,9 @@ async def serve(
     finally:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.remove_signal_handler(sig)
+            if stop_requested.is_set():
+                # Shutting down: what is left (the assembly's close, the event loop's own) runs to its
+                # end. A later signal (Ctrl-C reaches the whole group, then the cluster or the kubelet
+                # signals again) would otherwise raise KeyboardInterrupt in the middle of closing the
+                # database and leave a connection to the garbage collector; SIGKILL still ends a hang.
+                signal.signal(sig, signal.SIG_IGN)

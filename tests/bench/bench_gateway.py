@@ -37,7 +37,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import os
+import subprocess
 import sys
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
@@ -56,7 +58,7 @@ from poker.table.v1 import table_pb2  # noqa: E402
 from tests.bench import harness  # noqa: E402
 from tests.bench.bench_table import ActWorkload  # noqa: E402
 from tests.bench.gateway_http import CallFailed, ConnectStream, UnaryConnection  # noqa: E402
-from tests.gateway.gateway_process import start_gateway, stop  # noqa: E402
+from tests.gateway.gateway_process import stop  # noqa: E402
 from tests.gateway.raw_player import seat, sign_in  # noqa: E402
 from tests.security.service_processes import ServiceProcess, running_services  # noqa: E402
 
@@ -83,6 +85,47 @@ SERVICES_ENV = {
 # A slice of the stream side ends its streams, then waits this long (inside the slice, on both sides
 # alike) so that the servers' side of closing them is counted in the slice that opened them.
 SETTLE_SECONDS = 0.2
+
+
+def start_gateway_logging_to(
+    log: Path, services: dict[str, ServiceProcess], extra_env: dict[str, str]
+) -> ServiceProcess:
+    """The gateway as `tests.gateway.gateway_process.start_gateway` starts it (the same environment),
+    but writing its log to a file, as in a container, rather than to a pipe this process reads: the
+    gateway writes a line for every call, and reading them here would cost the client's CPU (and
+    could hold the gateway up on a full pipe)."""
+    env = {
+        **os.environ,
+        "POKER_GATEWAY_PORT": "0",
+        "POKER_LOG_FORMAT": "json",
+        **{
+            f"POKER_GATEWAY_{name.upper()}_ADDRESS": service.address
+            for name, service in services.items()
+            if name in ("lobby", "cashier", "fairness", "history")
+        },
+        **extra_env,
+    }
+    with log.open("w") as output:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "services.gateway"],
+            env=env,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            text=True,
+            cwd=ROOT,
+        )
+    gateway = ServiceProcess(GATEWAY, process)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and process.poll() is None:
+        for line in log.read_text().splitlines():
+            with contextlib.suppress(ValueError, AttributeError, KeyError, TypeError):
+                record = json.loads(line)
+                if record.get("event") == "listening":
+                    gateway.port = int(record["address"].rsplit(":", 1)[1])
+                    return gateway
+        time.sleep(0.1)
+    stop(gateway)
+    raise RuntimeError(f"the gateway did not start listening:\n{log.read_text()[-2000:]}")
 
 
 def _auth(token: str) -> tuple[tuple[str, str], ...]:
@@ -434,7 +477,8 @@ def main() -> int:
         harness.scratch_folder("poker-bench-gateway-") as folder,
         running_services(folder, SERVICES_ENV) as services,
     ):
-        gateway = start_gateway(services, gateway_env)
+        gateway_log = folder / "gateway.log"
+        gateway = start_gateway_logging_to(gateway_log, services, gateway_env)
         try:
             asyncio.run(measure(args, services, gateway))
         except CallFailed as error:
@@ -442,7 +486,9 @@ def main() -> int:
             return 1
         finally:
             stop(gateway)
-        lines = {name: len(process.lines) for name, process in {**services, GATEWAY: gateway}.items()}
+        lines = {name: len(process.lines) for name, process in services.items()}
+        with gateway_log.open() as written:
+            lines[GATEWAY] = sum(1 for _ in written)
     print(f"log lines written over the run: {lines}")
     print(f"load average after: {_load()}; {time.monotonic() - started:.0f} s in all")
     return 0

@@ -89,3 +89,40 @@ def test_second_signal_during_drain_does_not_cut_shutdown_short(tmp_path: Path) 
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+@pytest.mark.parametrize("service", ["cashier", "history"])
+def test_signals_all_through_the_shutdown_never_cut_its_clean_up(service: str, tmp_path: Path) -> None:
+    """Ctrl-C reaches every process of the group and the cluster (or an orchestrator) signals again:
+    a signal that lands after the server stopped, while the service closes its database, must not
+    interrupt that (before, the handlers were gone by then: a KeyboardInterrupt cut the engine's
+    clean-up, and SQLAlchemy printed a traceback from a connection left to the garbage collector)."""
+    nowhere = f"127.0.0.1:{free_port()}"
+    env = {
+        **os.environ,
+        "POKER_DATA_DIR": str(tmp_path),
+        f"POKER_{service.upper()}_PORT": "0",
+        "POKER_LOG_FORMAT": "json",
+        **{f"POKER_{service.upper()}_{peer}_ADDRESS": nowhere for peer in PEERS.get(service, ())},
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-m", f"services.{service}"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    try:
+        _listening_port(process)
+        # SIGINT again and again (every 5 ms) until the process is gone: one lands in each phase
+        # of the shutdown, the clean-up after the server's stop included.
+        sent = 0
+        while process.poll() is None and sent < 4000:
+            process.send_signal(signal.SIGINT)
+            sent += 1
+            time.sleep(0.005)
+        rest, _ = process.communicate(timeout=30)
+        assert "Traceback" not in rest, rest[-3000:]
+        assert process.returncode == 0, rest[-3000:]
+        assert '"event": "stopped"' in rest
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
