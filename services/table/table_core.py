@@ -310,6 +310,7 @@ def feed(state: Seats, given: Input, rules: Rules) -> Step:
         held = new.reserved.get(given.seat)
         if (
             given.seat in new.players
+            or new.seating.player_at(given.seat) is not None
             or new.seat_of(given.player_id) is not None
             or held not in (None, given.player_id)
         ):
@@ -560,6 +561,12 @@ def restore(
             )
             continue
         owed.append(CashOut(seat, session.session_id))
+    # A player the seating held whose session is not seated (no chips: owed a cash-out) stands up:
+    # the seating and the seats agree, so no hand is planned with a seat nobody holds.
+    for before in seating.players:
+        seated_now = players.get(before.seat)
+        if seated_now is None or seated_now.player_id != before.player_id:
+            seating = seating.stand_up(before.seat)
     kept = state.copy().banks
     return Seats(players, seating, kept), tuple(owed)
 

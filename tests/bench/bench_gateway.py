@@ -2,34 +2,42 @@
 gateway, against the same gRPC call made straight to the service behind, in alternating slices of
 one run, by rate and by CPU per call.
 
-Starts the five services and the gateway as `tests/gateway` does (`running_services`,
-`start_gateway`: real processes on loopback, embedded SQLite in a temporary folder removed at the
-end), with the gateway's per-address and per-player call limits raised so that one bench client is
-not refused (the limits are still checked on every call). Players sign in through the gateway
-(development sign-in by name); the same token then serves both sides: the gateway sends the
-player's own token on, so the service behind verifies the same token either way.
+Starts the five services as `tests/gateway` does (`running_services`: real processes on loopback,
+embedded SQLite in a temporary folder removed at the end) and the gateway in front of them with
+the environment `tests.gateway.gateway_process.start_gateway` gives it, its log going to a file (a
+line per call) rather than to a pipe this process would read. The gateway's per-address and
+per-player call limits are raised so that one bench client is not refused (they are still taken on
+every call). Players sign in through the gateway (development sign-in by name); the same token then
+serves both sides: the gateway sends the player's own token on, so the service behind verifies the
+same token either way.
 
 - unary: GetTableSnapshot of a seated player's table (alone at a table of `nlhe-gram-prestige`,
   so the table holds still), the table path's read: the gateway verifies the token, takes the rate
-  limits, finds the table's shard (remembered) and forwards the call as Act is forwarded. Floor:
-  the same call on a plain grpc.aio channel straight to the table shard. `--clients` concurrent
-  loops; through the gateway each loop is a keep-alive HTTP/1.1 connection sending what a browser's
+  limits, finds the table's shard (remembered) and forwards the call as it forwards Act. Floor: the
+  same call on a plain grpc.aio channel straight to the table shard. `--clients` concurrent loops;
+  through the gateway each loop is a keep-alive HTTP/1.1 connection sending what a browser's
   connect-web sends (tests/bench/gateway_http.py: binary protobuf, Chrome's headers, among them
   `accept-encoding: gzip, ...`, so every answer comes back gzipped, as to the page; `--no-browser`:
-  only the Connect headers, and the answers come back plain);
-- with `--list-rooms`: the lobby's ListRooms (page size 500, as the lobby screen asks) the same way;
-- stream (unless `--no-stream`): WatchTable messages to `--watchers` players who watch, without a
-  seat, `--tables` heads-up tables of `nlhe-gram-duel` whose two seated players are driven as in
-  bench_table.py (their Acts and their own streams go straight to the shard on both sides, so the
-  tables play at the same pace). Through the gateway each watcher is a Connect stream on its own
-  HTTP/1.1 connection, as the page's table feed; floor: the same WatchTable straight from the shard
-  on one channel. Each slice opens the watchers' streams, drives the tables, and closes the streams.
-  An operation is a message a watcher received.
+  only the Connect headers, and the answers come back plain). `--list-rooms`: the lobby's ListRooms
+  (page size 500, as the lobby screen asks) the same way. `--runtime-client`: also the call straight
+  to the service on the runtime's channel (`service_runtime.clients.create_channel`, as the gateway
+  sends it on).
+- stream (unless `--no-stream`): WatchTable to the seated players of `--tables` heads-up tables of
+  `nlhe-gram-duel`, driven as bench_table.py drives them (their Acts, and the one stream each player's
+  driver reads, go straight to the shard on both sides, so the tables play at the same pace). Each
+  player also holds `--streams` more WatchTable streams (another tab, another device): through the
+  gateway each is a Connect stream on its own HTTP/1.1 connection, as the page's table feed opens it;
+  floor: the same WatchTable straight from the shard on one channel. Each slice opens those streams,
+  drives the tables, and closes the streams. An operation is a message one of them received; its
+  latency is from the step's last event (stamped by the shard) to the message in the client's hands.
+- `--nodelay-twin`: each of the above also through a second gateway, the same code but with
+  TCP_NODELAY on its connections (`NODELAY_COMMAND`; docs/performance.md "The gateway (issue 45)").
 
-CPU per operation is read from /proc for every process (this one, the client: the loops, and for the
-stream also the table driver; the gateway; each service), on both sides alike, and printed by group:
-client, gateway, services. Run: `.venv/bin/python tests/bench/bench_gateway.py` (about a minute and a
-half with the defaults; `--seconds` and `--rounds` for longer).
+CPU per operation is read from /proc for every process (this one, the client: the loops, and for
+the stream also the table drivers; the gateway; each service) on both sides alike, and printed by
+group: client, gateway, services (what each spends idle is printed first). Run:
+`.venv/bin/python tests/bench/bench_gateway.py` (about a minute and a half with the defaults;
+`--seconds` and `--rounds` for longer).
 """
 
 from __future__ import annotations
@@ -55,6 +63,7 @@ sys.path.insert(0, str(ROOT))
 from poker.common.v1 import common_pb2  # noqa: E402
 from poker.lobby.v1 import lobby_pb2  # noqa: E402
 from poker.table.v1 import table_pb2  # noqa: E402
+from service_runtime.clients import create_channel  # noqa: E402
 from tests.bench import harness  # noqa: E402
 from tests.bench.bench_table import ActWorkload  # noqa: E402
 from tests.bench.gateway_http import CallFailed, ConnectStream, UnaryConnection  # noqa: E402
@@ -66,6 +75,8 @@ TABLE = "poker.table.v1.TableService"
 LOBBY = "poker.lobby.v1.LobbyService"
 CLIENT = "client"
 GATEWAY = "gateway"
+NODELAY_GATEWAY = "nodelay gateway"
+GATEWAYS = (GATEWAY, NODELAY_GATEWAY)
 # Out of the way of a bench client's thousands of calls a second from one address as one player; the
 # limiters still run on every call. Tokens outlive the longest run (a stream ends with its token).
 GATEWAY_ENV = {
@@ -82,18 +93,48 @@ SERVICES_ENV = {
     "POKER_TABLE_SHOWDOWN_SECONDS": "0",
     "POKER_TABLE_RETRY_MAX_SECONDS": "30",
 }
+# The gateway as shipped, and its twin for `--nodelay-twin`: the same `main`, but its listening
+# socket made with IPPROTO_TCP. asyncio sets TCP_NODELAY only on a socket whose `proto` is
+# IPPROTO_TCP, and the gateway's own `bind` makes it with proto 0, so its connections keep Nagle's
+# algorithm: an answer written in two pieces (uvicorn writes the head, then the body) waits for the
+# client's delayed ACK of the first.
+GATEWAY_COMMAND = ["-m", "services.gateway"]
+NODELAY_COMMAND = [
+    "-c",
+    """
+import socket
+import services.gateway.__main__ as gateway
+
+def bind(host, port):
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(1024)
+    sock.setblocking(False)
+    return sock
+
+gateway.bind = bind
+gateway.main()
+""",
+]
 # A slice of the stream side ends its streams, then waits this long (inside the slice, on both sides
 # alike) so that the servers' side of closing them is counted in the slice that opened them.
 SETTLE_SECONDS = 0.2
+# How long each process's CPU is read with nothing to do, before the unary calls (printed: what a
+# process spends idle is in every figure's CPU per operation, on both sides).
+IDLE_SECONDS = 3.0
+MAX_STREAMS_PER_PLAYER = 4  # the shard's default POKER_TABLE_MAX_STREAMS_PER_PLAYER
 
 
 def start_gateway_logging_to(
-    log: Path, services: dict[str, ServiceProcess], extra_env: dict[str, str]
+    log: Path,
+    services: dict[str, ServiceProcess],
+    extra_env: dict[str, str],
+    command: Sequence[str] = GATEWAY_COMMAND,
 ) -> ServiceProcess:
-    """The gateway as `tests.gateway.gateway_process.start_gateway` starts it (the same environment),
-    but writing its log to a file, as in a container, rather than to a pipe this process reads: the
-    gateway writes a line for every call, and reading them here would cost the client's CPU (and
-    could hold the gateway up on a full pipe)."""
+    """The gateway with the environment `tests.gateway.gateway_process.start_gateway` gives it, but
+    its log written to a file, as in a container, rather than to a pipe this process reads: the
+    gateway writes a line for every call, and reading them here would cost the client's CPU."""
     env = {
         **os.environ,
         "POKER_GATEWAY_PORT": "0",
@@ -107,12 +148,7 @@ def start_gateway_logging_to(
     }
     with log.open("w") as output:
         process = subprocess.Popen(
-            [sys.executable, "-m", "services.gateway"],
-            env=env,
-            stdout=output,
-            stderr=subprocess.STDOUT,
-            text=True,
-            cwd=ROOT,
+            [sys.executable, *command], env=env, stdout=output, stderr=subprocess.STDOUT, text=True, cwd=ROOT
         )
     gateway = ServiceProcess(GATEWAY, process)
     deadline = time.monotonic() + 60
@@ -133,8 +169,9 @@ def _auth(token: str) -> tuple[tuple[str, str], ...]:
 
 
 class UnaryRead:
-    """One unary read both ways: `direct` (a plain grpc.aio channel to the service) and `gateway`
-    (one keep-alive HTTP/1.1 connection per loop); each answer is decoded and checked."""
+    """One unary read, straight to the service (`direct`, a plain grpc.aio channel; `runtime`, the
+    runtime's channel as the gateway's) or through a gateway (`via(address)`: one keep-alive HTTP/1.1
+    connection per loop); every answer is decoded and checked."""
 
     def __init__(
         self,
@@ -144,12 +181,12 @@ class UnaryRead:
         reply: Any,
         check: Callable[[Any], bool],
         service_address: str,
-        gateway_address: str,
         token: str,
         clients: int,
         browser: bool,
     ) -> None:
         self.method = method
+        self.name = method.rsplit("/", 1)[1]
         self._request = request
         self._bytes = request.SerializeToString()
         self._reply = reply
@@ -157,57 +194,68 @@ class UnaryRead:
         self._token = token
         self._metadata = _auth(token)
         self._clients = clients
-        self._channel = grpc.aio.insecure_channel(service_address)
-        self._call = self._channel.unary_unary(
-            method,
-            request_serializer=lambda m: m.SerializeToString(),
-            response_deserializer=reply.FromString,
-        )
-        self._connections = [UnaryConnection(gateway_address, browser=browser) for _ in range(clients)]
+        self._browser = browser
+        self._channels = [
+            grpc.aio.insecure_channel(service_address),
+            create_channel(service_address, timeout_seconds=5.0),
+        ]
+        self._calls = [
+            channel.unary_unary(
+                method,
+                request_serializer=lambda m: m.SerializeToString(),
+                response_deserializer=reply.FromString,
+            )
+            for channel in self._channels
+        ]
+        self._connections: list[UnaryConnection] = []
         self.answer_bytes = 0
+
+    def _checked(self, answer: Any) -> None:
+        if not self._check(answer):
+            raise AssertionError(f"{self.method}: an unexpected answer {answer}")
 
     async def direct(self, seconds: float) -> harness.Outcome:
         async def call(_client: int, _n: int) -> None:
-            answer = await self._call(self._request, metadata=self._metadata)
-            if not self._check(answer):
-                raise AssertionError(f"{self.method}: an unexpected answer {answer}")
+            self._checked(await self._calls[0](self._request, metadata=self._metadata))
 
         return await harness.timed_loops(self._clients, seconds, call)
 
-    async def gateway(self, seconds: float) -> harness.Outcome:
-        async def call(client: int, _n: int) -> None:
-            data = await self._connections[client].call(self.method, self._bytes, self._token)
-            self.answer_bytes = len(data)
-            answer = self._reply.FromString(data)
-            if not self._check(answer):
-                raise AssertionError(f"{self.method}: an unexpected answer {answer}")
+    async def runtime(self, seconds: float) -> harness.Outcome:
+        async def call(_client: int, _n: int) -> None:
+            self._checked(await self._calls[1](self._request, metadata=self._metadata))
 
         return await harness.timed_loops(self._clients, seconds, call)
+
+    def via(self, gateway_address: str) -> Callable[[float], Awaitable[harness.Outcome]]:
+        connections = [UnaryConnection(gateway_address, browser=self._browser) for _ in range(self._clients)]
+        self._connections += connections
+
+        async def run(seconds: float) -> harness.Outcome:
+            async def call(client: int, _n: int) -> None:
+                data = await connections[client].call(self.method, self._bytes, self._token)
+                self.answer_bytes = len(data)
+                self._checked(self._reply.FromString(data))
+
+            return await harness.timed_loops(self._clients, seconds, call)
+
+        return run
 
     async def close(self) -> None:
         for connection in self._connections:
             await connection.close()
-        await self._channel.close()
+        for channel in self._channels:
+            await channel.close()
 
 
 class Watchers:
-    """`tokens` players watching the driven tables without a seat, both ways, while the tables play."""
+    """Streams of WatchTable (table id, token) held while the tables are driven, both ways."""
 
     def __init__(
-        self,
-        act: ActWorkload,
-        table_ids: Sequence[str],
-        tokens: Sequence[str],
-        shard: str,
-        gateway: str,
-        *,
-        browser: bool,
+        self, act: ActWorkload, streams: Sequence[tuple[str, str]], shard: str, *, browser: bool
     ) -> None:
         self._act = act
+        self._streams = list(streams)
         self._browser = browser
-        self._tables = list(table_ids)
-        self._tokens = list(tokens)
-        self._gateway = gateway
         self._channel = grpc.aio.insecure_channel(shard)
         self._watch = self._channel.unary_stream(
             f"/{TABLE}/WatchTable",
@@ -216,14 +264,11 @@ class Watchers:
         )
         self._counting = False
 
-    def _table_of(self, index: int) -> str:
-        return self._tables[index % len(self._tables)]
-
     async def direct(self, seconds: float) -> harness.Outcome:
-        tally = {"messages": 0, "full views": 0, "bytes": 0}
+        tally = self._tally()
         calls = [
-            self._watch(table_pb2.WatchTableRequest(table_id=self._table_of(i)), metadata=_auth(token))
-            for i, token in enumerate(self._tokens)
+            self._watch(table_pb2.WatchTableRequest(table_id=table_id), metadata=_auth(token))
+            for table_id, token in self._streams
         ]
 
         async def read(call: Any) -> None:
@@ -237,17 +282,25 @@ class Watchers:
 
         return await self._slice(seconds, [read(call) for call in calls], close, tally)
 
-    async def gateway(self, seconds: float) -> harness.Outcome:
-        tally = {"messages": 0, "full views": 0, "bytes": 0}
+    def via(self, gateway: str) -> Callable[[float], Awaitable[harness.Outcome]]:
+        """Slices of the streams through the gateway at `gateway`."""
+
+        async def run(seconds: float) -> harness.Outcome:
+            return await self._via(gateway, seconds)
+
+        return run
+
+    async def _via(self, gateway: str, seconds: float) -> harness.Outcome:
+        tally = self._tally()
         streams = [
             ConnectStream(
-                self._gateway,
+                gateway,
                 f"/{TABLE}/WatchTable",
-                table_pb2.WatchTableRequest(table_id=self._table_of(i)).SerializeToString(),
+                table_pb2.WatchTableRequest(table_id=table_id).SerializeToString(),
                 token,
                 browser=self._browser,
             )
-            for i, token in enumerate(self._tokens)
+            for table_id, token in self._streams
         ]
 
         async def read(stream: ConnectStream) -> None:
@@ -261,11 +314,20 @@ class Watchers:
 
         return await self._slice(seconds, [read(stream) for stream in streams], close, tally)
 
-    def _count(self, tally: dict[str, int], message: table_pb2.WatchTableResponse, size: int) -> None:
+    @staticmethod
+    def _tally() -> dict[str, Any]:
+        return {"messages": 0, "full views": 0, "events": 0, "bytes": 0, "latencies": []}
+
+    def _count(self, tally: dict[str, Any], message: table_pb2.WatchTableResponse, size: int) -> None:
         if not self._counting:
             return
+        if message.events:
+            # From the step's last event (stamped by the shard as it happened, on this machine's
+            # clock) to this message in the watcher's hands.
+            tally["latencies"].append(time.time() - message.events[-1].time.ToNanoseconds() / 1e9)
         tally["messages"] += 1
         tally["bytes"] += size
+        tally["events"] += len(message.events)
         if not message.events:
             tally["full views"] += 1  # the first message of a stream, or one after dropped updates
 
@@ -274,10 +336,10 @@ class Watchers:
         seconds: float,
         readers: Sequence[Coroutine[Any, Any, None]],
         close: Callable[[], Awaitable[None]],
-        tally: dict[str, int],
+        tally: dict[str, Any],
     ) -> harness.Outcome:
-        """The watchers' streams open while the tables are driven for `seconds`; then the streams
-        end as a page's do (the tasks reading them stop, the calls or connections close)."""
+        """The streams open while the tables are driven for `seconds`; then they end as a page's do
+        (the tasks reading them stop, the calls or connections close)."""
         self._counting = True
         tasks = [asyncio.create_task(reader) for reader in readers]
         try:
@@ -290,44 +352,56 @@ class Watchers:
             await close()
         failures = [error for error in ended if isinstance(error, Exception)]
         if failures:
-            raise RuntimeError(f"{len(failures)} watchers' streams failed: {failures[0]!r}")
+            raise RuntimeError(f"{len(failures)} WatchTable streams failed: {failures[0]!r}")
         await asyncio.sleep(SETTLE_SECONDS)
+        latencies = tally.pop("latencies")
         counts = {**tally, "acts": driven.operations, "hands": driven.counts.get("hands settled", 0)}
-        return harness.Outcome(tally["messages"], counts=counts)
+        return harness.Outcome(tally["messages"], latencies, counts)
 
     async def close(self) -> None:
         await self._channel.close()
 
 
+async def idle_rates(cpu: Sequence[harness.CpuSource], seconds: float) -> dict[str, float]:
+    """CPU seconds per second each source spends with nothing asked of it."""
+    before = harness.read_all(cpu)
+    await asyncio.sleep(seconds)
+    after = harness.read_all(cpu)
+    return {name: (after[name] - before[name]) / seconds for name in after}
+
+
 def _groups(tally: harness.Tally) -> str:
-    """CPU per operation of the client, the gateway and the services, in microseconds."""
+    """CPU per operation of the client, the gateway(s) and the services, in microseconds."""
     per = 1e6 / tally.operations if tally.operations else float("nan")
-    services = {name: used for name, used in tally.cpu.items() if name not in (CLIENT, GATEWAY)}
+    services = {name: used for name, used in tally.cpu.items() if name not in (CLIENT, *GATEWAYS)}
     detail = ", ".join(f"{name} {used * per:,.0f}" for name, used in services.items() if used * per >= 0.5)
+    gateways = ", ".join(f"{name} {tally.cpu[name] * per:,.0f}" for name in GATEWAYS if name in tally.cpu)
     return (
-        f"client {tally.cpu.get(CLIENT, 0.0) * per:,.0f}, gateway {tally.cpu.get(GATEWAY, 0.0) * per:,.0f}, "
+        f"client {tally.cpu.get(CLIENT, 0.0) * per:,.0f}, {gateways}, "
         f"services {sum(services.values()) * per:,.0f} ({detail or '-'}) us"
     )
 
 
-def _print_groups(comparison: harness.Comparison, unit: str) -> None:
-    floor, work = comparison.floor, comparison.workload
-    print(f"  per {unit}, direct:  {_groups(floor)}")
-    print(f"  per {unit}, gateway: {_groups(work)}")
-    gateway_cpu = work.cpu.get(GATEWAY, 0.0)
-    print(
-        f"  the gateway's own CPU: {gateway_cpu / max(work.operations, 1) * 1e6:,.0f} us per {unit} "
-        f"({gateway_cpu / work.seconds * 100:.0f}% of a core over the gateway's slices)",
-        flush=True,
-    )
+def _print_groups(floor: harness.Tally, works: Sequence[harness.Tally], unit: str) -> None:
+    for tally in (floor, *works):
+        print(f"  per {unit}, {tally.name}: {_groups(tally)}")
+    for tally in works:
+        for name in GATEWAYS:
+            spent = tally.cpu.get(name, 0.0)
+            if spent > 0.05 * tally.cpu_seconds:
+                print(
+                    f"  {name} alone, {tally.name}: {spent / max(tally.operations, 1) * 1e6:,.0f} us per "
+                    f"{unit}, {spent / tally.seconds * 100:.0f}% of a core over its slices"
+                )
 
 
 async def measure(
-    args: argparse.Namespace, services: dict[str, ServiceProcess], gateway: ServiceProcess
+    args: argparse.Namespace, services: dict[str, ServiceProcess], gateways: dict[str, ServiceProcess]
 ) -> None:
+    gateway = gateways[GATEWAY]
     cpu = [
         harness.this_process(CLIENT),
-        harness.process(GATEWAY, gateway.process.pid),
+        *(harness.process(name, process.process.pid) for name, process in gateways.items()),
         *(harness.process(name, service.process.pid) for name, service in services.items()),
     ]
     slice_seconds = args.seconds / args.rounds
@@ -342,7 +416,6 @@ async def measure(
             reply=table_pb2.GetTableSnapshotResponse,
             check=lambda answer: answer.view.table_id == table_id,
             service_address=services["table"].address,
-            gateway_address=gateway.address,
             token=token,
             clients=args.clients,
             browser=browser,
@@ -356,92 +429,106 @@ async def measure(
                 reply=lobby_pb2.ListRoomsResponse,
                 check=lambda answer: len(answer.rooms) > 0,
                 service_address=services["lobby"].address,
-                gateway_address=gateway.address,
                 token=token,
                 clients=args.clients,
                 browser=browser,
             )
         )
+    idle = await idle_rates(cpu, IDLE_SECONDS)
+    print("idle: " + ", ".join(f"{name} {rate * 100:.1f}%" for name, rate in idle.items()) + " of a core")
     print(
-        f"gateway per call: {args.clients} concurrent loops (through the gateway: one HTTP/1.1 "
-        f"connection each, {'browser headers, gzip answers' if browser else 'Connect headers only'}), "
+        f"unary reads: {args.clients} concurrent loops (through the gateway: one HTTP/1.1 connection "
+        f"each, {'browser headers, gzip answers' if browser else 'Connect headers only'}), "
         f"{args.rounds} rounds of {slice_seconds:.1f} s per side; load average {_load()}",
         flush=True,
     )
     try:
         for read in reads:
-            await read.direct(0.5)  # warm-up: connections, the gateway's route to the table
-            await read.gateway(0.5)
-            comparison = await harness.interleave(
-                harness.Side(f"{read.method.rsplit('/', 1)[1]} direct gRPC", read.direct, cpu),
-                harness.Side(f"{read.method.rsplit('/', 1)[1]} via gateway", read.gateway, cpu),
-                rounds=args.rounds,
-                slice_seconds=slice_seconds,
-            )
-            harness.report(
-                "gateway",
-                f"{read.method.rsplit('/', 1)[1]} via gateway vs direct gRPC",
-                comparison,
-                unit="calls",
-            )
-            _print_groups(comparison, "call")
-            print(f"  answer: {read.answer_bytes} bytes of protobuf (before gzip)")
+            sides = [
+                harness.Side(f"{read.name} direct gRPC", read.direct, cpu),
+                harness.Side(f"{read.name} via gateway", read.via(gateway.address), cpu),
+            ]
+            if args.runtime_client:
+                sides.append(harness.Side(f"{read.name} direct, runtime client", read.runtime, cpu))
+            if NODELAY_GATEWAY in gateways:
+                address = gateways[NODELAY_GATEWAY].address
+                sides.append(harness.Side(f"{read.name} via gateway, TCP_NODELAY", read.via(address), cpu))
+            for side in sides:
+                await side.run(0.5)  # warm-up: connections, the gateway's route to the table
+            tallies = await harness.interleave_all(sides, rounds=args.rounds, slice_seconds=slice_seconds)
+            for tally in tallies[1:]:
+                harness.report(
+                    "gateway",
+                    f"{tally.name} vs direct gRPC",
+                    harness.Comparison(tallies[0], tally),
+                    unit="calls",
+                )
+            _print_groups(tallies[0], tallies[1:], "call")
+            print(f"  answer: {read.answer_bytes} bytes of protobuf (before gzip)", flush=True)
     finally:
         for read in reads:
             await read.close()
-    if args.no_stream:
-        return
-    await watch_tables(args, services, gateway, cpu)
+    if not args.no_stream:
+        await watch_tables(args, services, gateways, cpu)
 
 
 async def watch_tables(
     args: argparse.Namespace,
     services: dict[str, ServiceProcess],
-    gateway: ServiceProcess,
+    gateways: dict[str, ServiceProcess],
     cpu: list[harness.CpuSource],
 ) -> None:
+    gateway = gateways[GATEWAY]
     slice_seconds = args.seconds / args.rounds
-    tokens = [
-        await asyncio.to_thread(sign_in, gateway.address, f"bench-watcher-{n}") for n in range(args.watchers)
-    ]
     act = ActWorkload(
         services["table"].address, services["cashier"].address, services["lobby"].address, args.tables
     )
     await act.open()
-    table_ids = sorted({pair[0].table_id for pair in act._pairs})
-    watchers = Watchers(
-        act, table_ids, tokens, services["table"].address, gateway.address, browser=not args.no_browser
-    )
+    players = [player for pair in act._pairs for player in pair]
+    # The same players signed in through the gateway (a development name is the player id).
+    tokens = {
+        player.player_id: await asyncio.to_thread(sign_in, gateway.address, player.player_id)
+        for player in players
+    }
+    streams = [(player.table_id, tokens[player.player_id]) for player in players for _ in range(args.streams)]
+    watchers = Watchers(act, streams, services["table"].address, browser=not args.no_browser)
+    sides = [
+        harness.Side("WatchTable direct from the shard", watchers.direct, cpu),
+        harness.Side("WatchTable via gateway", watchers.via(gateway.address), cpu),
+    ]
+    if NODELAY_GATEWAY in gateways:
+        twin = gateways[NODELAY_GATEWAY].address
+        sides.append(harness.Side("WatchTable via gateway, TCP_NODELAY", watchers.via(twin), cpu))
     print(
-        f"WatchTable: {args.watchers} watchers without a seat on {len(table_ids)} driven heads-up "
-        f"table(s), {args.rounds} rounds of {slice_seconds:.1f} s per side; load average {_load()}",
+        f"WatchTable: {len(streams)} streams, {args.streams} more for each seated player of "
+        f"{len(act._pairs)} driven heads-up tables, {args.rounds} rounds of {slice_seconds:.1f} s per "
+        f"side; load average {_load()}",
         flush=True,
     )
     try:
         await act.run(2.0)  # warm-up: every table deals
-        await watchers.direct(1.0)
-        await watchers.gateway(1.0)
-        comparison = await harness.interleave(
-            harness.Side("WatchTable direct from the shard", watchers.direct, cpu),
-            harness.Side("WatchTable via gateway", watchers.gateway, cpu),
-            rounds=args.rounds,
-            slice_seconds=slice_seconds,
-        )
+        for side in sides:
+            await side.run(1.0)
+        tallies = await harness.interleave_all(sides, rounds=args.rounds, slice_seconds=slice_seconds)
     finally:
         await watchers.close()
         await act.close()
-    harness.report(
-        "gateway", f"WatchTable via gateway, {args.watchers} watchers", comparison, unit="messages"
-    )
-    _print_groups(comparison, "message")
-    for tally in (comparison.floor, comparison.workload):
+    for tally in tallies[1:]:
+        harness.report(
+            "gateway",
+            f"{tally.name}, {len(streams)} streams",
+            harness.Comparison(tallies[0], tally),
+            unit="messages",
+        )
+    _print_groups(tallies[0], tallies[1:], "message")
+    for tally in tallies:
         counts = tally.counts
         messages = max(counts.get("messages", 0), 1)
         print(
-            f"  {tally.name}: {counts.get('acts', 0) / tally.seconds:,.1f} acts/s and "
-            f"{counts.get('hands', 0) / tally.seconds:,.1f} hands/s at the driven tables, "
-            f"{counts.get('full views', 0)} full views of {counts.get('messages', 0)} messages, "
-            f"{counts.get('bytes', 0) / messages:,.0f} bytes a message"
+            f"  {tally.name}: the tables at {counts.get('acts', 0) / tally.seconds:,.1f} acts/s, "
+            f"{counts.get('hands', 0) / tally.seconds:,.1f} hands/s; {counts.get('full views', 0)} full "
+            f"views of {counts.get('messages', 0)} messages, {counts.get('events', 0) / messages:.1f} "
+            f"events and {counts.get('bytes', 0) / messages:,.0f} bytes a message"
         )
     if act.refusals:
         print(f"  Acts refused: {dict(act.refusals)}")
@@ -457,10 +544,20 @@ def main() -> int:
     )
     parser.add_argument("--clients", type=int, default=8, help="concurrent loops of unary calls")
     parser.add_argument("--seconds", type=float, default=12.0, help="time per side, over all its slices")
-    parser.add_argument("--rounds", type=int, default=4, help="slices per side, alternating with the other")
-    parser.add_argument("--watchers", type=int, default=16, help="players watching the driven tables")
-    parser.add_argument("--tables", type=int, default=1, help="driven heads-up tables for the stream")
+    parser.add_argument("--rounds", type=int, default=4, help="slices per side, alternating with the others")
+    parser.add_argument("--tables", type=int, default=4, help="driven heads-up tables for the stream")
+    parser.add_argument(
+        "--streams", type=int, default=2, help="WatchTable streams each seated player holds beside its own"
+    )
     parser.add_argument("--list-rooms", action="store_true", help="also ListRooms (page size 500)")
+    parser.add_argument(
+        "--runtime-client", action="store_true", help="also straight to the service on the runtime's channel"
+    )
+    parser.add_argument(
+        "--nodelay-twin",
+        action="store_true",
+        help="also through a gateway with TCP_NODELAY on its connections",
+    )
     parser.add_argument("--no-stream", action="store_true", help="the unary reads only")
     parser.add_argument(
         "--no-browser",
@@ -468,27 +565,37 @@ def main() -> int:
         help="send only the Connect headers (no browser headers, no accept-encoding: plain answers)",
     )
     args = parser.parse_args()
+    if not 1 <= args.streams < MAX_STREAMS_PER_PLAYER:
+        parser.error(f"--streams is 1 to {MAX_STREAMS_PER_PLAYER - 1} (the driver holds one of the player's)")
     started = time.monotonic()
     gateway_env = {
         **GATEWAY_ENV,
-        "POKER_GATEWAY_CONNECTIONS_PER_ADDRESS": str(max(64, 2 * (args.clients + args.watchers))),
+        "POKER_GATEWAY_CONNECTIONS_PER_ADDRESS": str(
+            max(64, 2 * (args.clients + 2 * args.tables * args.streams))
+        ),
     }
+    commands = {GATEWAY: GATEWAY_COMMAND, **({NODELAY_GATEWAY: NODELAY_COMMAND} if args.nodelay_twin else {})}
+    gateways: dict[str, ServiceProcess] = {}
+    logs: dict[str, Path] = {}
     with (
         harness.scratch_folder("poker-bench-gateway-") as folder,
         running_services(folder, SERVICES_ENV) as services,
     ):
-        gateway_log = folder / "gateway.log"
-        gateway = start_gateway_logging_to(gateway_log, services, gateway_env)
         try:
-            asyncio.run(measure(args, services, gateway))
+            for name, command in commands.items():
+                logs[name] = folder / f"{name.replace(' ', '-')}.log"
+                gateways[name] = start_gateway_logging_to(logs[name], services, gateway_env, command)
+            asyncio.run(measure(args, services, gateways))
         except CallFailed as error:
             print(f"FAIL: a call through the gateway failed: {error}", file=sys.stderr)
             return 1
         finally:
-            stop(gateway)
+            for process in gateways.values():
+                stop(process)
         lines = {name: len(process.lines) for name, process in services.items()}
-        with gateway_log.open() as written:
-            lines[GATEWAY] = sum(1 for _ in written)
+        for name, log in logs.items():
+            with log.open() as written:
+                lines[name] = sum(1 for _ in written)
     print(f"log lines written over the run: {lines}")
     print(f"load average after: {_load()}; {time.monotonic() - started:.0f} s in all")
     return 0

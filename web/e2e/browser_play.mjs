@@ -314,7 +314,9 @@ await spectator.page.click(`.room[data-room="${roomId}"] button.watch`);
 await spectator.page.waitForSelector("#delay-banner");
 await spectator.page.waitForSelector(".seat", { timeout: 40_000 });
 // Cards shown at showdown (and an all-in's, turned up before it) are public, so the check looks at the
-// streets before any can be shown: a hand in progress, nobody all-in. Every such moment over ~20 s.
+// streets before any can be shown: a hand in progress, nobody all-in. Every such moment over ~20 s,
+// and up to a minute until there is one: a hand with an all-in waits on this page's own turn, which
+// it leaves to the clock (30 s and its bank) — a run saw no countable moment in 20 s.
 const sample = () => spectator.page.evaluate(() => {
   const street = document.querySelector(".street")?.textContent ?? "";
   const allIn = [...document.querySelectorAll(".seat-stack")].some((e) => e.textContent?.includes("all-in"));
@@ -323,7 +325,7 @@ const sample = () => spectator.page.evaluate(() => {
 });
 let leaked = 0;
 let moments = 0;
-for (let i = 0; i < 80 && (moments < 5 || i < 20); i++) {
+for (let i = 0; i < 320 && (moments < 5 || i < 20) && !(moments > 0 && i >= 80); i++) {
   const { countable, faceUp } = await sample();
   if (countable) {
     moments += 1;
