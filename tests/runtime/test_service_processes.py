@@ -37,22 +37,26 @@ def _listening_port(process: subprocess.Popen[str]) -> int:
     raise AssertionError(f"service exited with {process.wait()} before listening")
 
 
-@pytest.mark.parametrize("service", SERVICES)
-def test_service_process_starts_answers_health_and_stops_on_sigterm(service: str, tmp_path: Path) -> None:
+def _start(service: str, data_dir: Path) -> subprocess.Popen[str]:
     nowhere = f"127.0.0.1:{free_port()}"
     env = {
         **os.environ,
-        "POKER_DATA_DIR": str(tmp_path),
+        "POKER_DATA_DIR": str(data_dir),
         f"POKER_{service.upper()}_PORT": "0",
         "POKER_LOG_FORMAT": "json",
         # The services it would call are at a port nobody serves, not at the default ones: a cluster
         # running on this machine (make run) would otherwise be joined, and its hands drained.
         **{f"POKER_{service.upper()}_{peer}_ADDRESS": nowhere for peer in PEERS.get(service, ())},
     }
-    process = subprocess.Popen(
+    return subprocess.Popen(
         [sys.executable, "-m", f"services.{service}"],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )  # fmt: skip
+
+
+@pytest.mark.parametrize("service", SERVICES)
+def test_service_process_starts_answers_health_and_stops_on_sigterm(service: str, tmp_path: Path) -> None:
+    process = _start(service, tmp_path)
     try:
         port = _listening_port(process)
         with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
@@ -97,18 +101,7 @@ def test_signals_all_through_the_shutdown_never_cut_its_clean_up(service: str, t
     a signal that lands after the server stopped, while the service closes its database, must not
     interrupt that (before, the handlers were gone by then: a KeyboardInterrupt cut the engine's
     clean-up, and SQLAlchemy printed a traceback from a connection left to the garbage collector)."""
-    nowhere = f"127.0.0.1:{free_port()}"
-    env = {
-        **os.environ,
-        "POKER_DATA_DIR": str(tmp_path),
-        f"POKER_{service.upper()}_PORT": "0",
-        "POKER_LOG_FORMAT": "json",
-        **{f"POKER_{service.upper()}_{peer}_ADDRESS": nowhere for peer in PEERS.get(service, ())},
-    }
-    process = subprocess.Popen(
-        [sys.executable, "-m", f"services.{service}"],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )  # fmt: skip
+    process = _start(service, tmp_path)
     try:
         _listening_port(process)
         # SIGINT again and again (every 5 ms) until the process is gone: one lands in each phase

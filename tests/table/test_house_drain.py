@@ -20,8 +20,8 @@ import pytest
 from poker.cashier.v1 import cashier_pb2
 from poker.fairness.v1 import fairness_pb2
 from poker.table.v1 import table_pb2
-from tests.table.conftest import ADMIN, ServiceProcess, table_world, wait_for
-from tests.table.house_players import fund_house
+from tests.table.conftest import ADMIN, ServiceProcess, TableWorld, table_world, wait_for
+from tests.table.house_players import HouseClient, fund_house
 from tests.table.test_house_failures import HOLDEM, room_and_client
 from tests.table.test_house_rounds import box
 
@@ -36,24 +36,40 @@ def _round_entries(journal: Path) -> dict[str, list[str]]:
     return rounds
 
 
-async def test_a_drain_plays_out_a_round_whose_bettor_gave_up_while_the_cashier_was_slow(
+async def funded_bettor(world: TableWorld) -> tuple[HouseClient, int]:
+    """A player at a new Casino Hold'em room whose next round is committed (SetPlayerSeed), so a bet
+    reaches fairness only for the seal; then fairness is held (slow). Their wallet before."""
+    await fund_house(world, 10_000_000)
+    _, client = await room_and_client(world, HOLDEM)
+    before = await world.wallet(client.player_id)
+    await world.table.SetPlayerSeed(
+        table_pb2.SetPlayerSeedRequest(request_id="seed", table_id=client.table_id, client_seed="s"),
+        metadata=client.metadata,
+    )
+    world.proxies["fairness"].hold()
+    return client, before
+
+
+async def drain_held_by_the_round(world: TableWorld) -> None:
+    """The drain holds while the round is open (before the fix it ended at once, the round left in
+    the journal for the next owner to refund); fairness answers again and the drain ends."""
+    draining = asyncio.create_task(world.terminate())
+    await asyncio.sleep(0.3)
+    assert not draining.done()
+    world.proxies["fairness"].release()
+    await asyncio.wait_for(draining, timeout=30)
+
+
+async def test_a_drain_plays_out_a_round_whose_bettor_gave_up_while_fairness_was_slow(
     backends: dict[str, ServiceProcess], tmp_path: Path
 ) -> None:
     journal = tmp_path / "journal.jsonl"
     async with table_world(
         backends, house_journal=str(journal), house_decision_seconds=1.0, drain_seconds=30.0
     ) as world:
-        await fund_house(world, 10_000_000)
-        _, client = await room_and_client(world, HOLDEM)
-        before = await world.wallet(client.player_id)
-        # The round's commitment first (SetPlayerSeed), so the bet reaches fairness only for the
-        # seal: fairness is slow then, the stakes are taken and the deck is on its way but
-        # unanswered when the player's deadline ends their call.
-        await world.table.SetPlayerSeed(
-            table_pb2.SetPlayerSeedRequest(request_id="seed", table_id=client.table_id, client_seed="s"),
-            metadata=client.metadata,
-        )
-        world.proxies["fairness"].hold()
+        client, before = await funded_bettor(world)
+        # The stakes are taken and the deck is on its way but unanswered when the player's deadline
+        # ends their call.
         with pytest.raises(grpc.aio.AioRpcError) as gave_up:
             await world.table.PlaceHouseBets(
                 table_pb2.PlaceHouseBetsRequest(
@@ -64,13 +80,7 @@ async def test_a_drain_plays_out_a_round_whose_bettor_gave_up_while_the_cashier_
             )
         assert gave_up.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
         (round_id,) = _round_entries(journal)
-        draining = asyncio.create_task(world.terminate())
-        # The drain holds while the round is open (before the fix it ended at once, the round
-        # left in the journal as `open` for the next owner to refund).
-        await asyncio.sleep(0.3)
-        assert not draining.done()
-        world.proxies["fairness"].release()
-        await asyncio.wait_for(draining, timeout=30)
+        await drain_held_by_the_round(world)
         assert _round_entries(journal)[round_id][0] == "open"
         assert {"dealt", "closed"} <= set(_round_entries(journal)[round_id])
 
@@ -108,23 +118,12 @@ async def test_a_drain_waits_for_the_refund_of_a_round_whose_seal_failed(
         drain_seconds=30.0,
         request_timeout_seconds=1.0,
     ) as world:
-        await fund_house(world, 10_000_000)
-        _, client = await room_and_client(world, HOLDEM)
-        before = await world.wallet(client.player_id)
-        await world.table.SetPlayerSeed(
-            table_pb2.SetPlayerSeedRequest(request_id="seed", table_id=client.table_id, client_seed="s"),
-            metadata=client.metadata,
-        )
-        world.proxies["fairness"].hold()
+        client, before = await funded_bettor(world)
         with pytest.raises(grpc.aio.AioRpcError) as unanswered:
             await client.bet(box(1, 10), request_id="bet-1")
         assert unanswered.value.code() == grpc.StatusCode.UNAVAILABLE
         (round_id,) = _round_entries(journal)
-        draining = asyncio.create_task(world.terminate())
-        await asyncio.sleep(0.3)
-        assert not draining.done()
-        world.proxies["fairness"].release()
-        await asyncio.wait_for(draining, timeout=30)
+        await drain_held_by_the_round(world)
         assert "dealt" not in _round_entries(journal)[round_id]
         assert _round_entries(journal)[round_id][-1] == "closed"
         looked = await world.cashier.LookupTransfers(

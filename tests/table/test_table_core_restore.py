@@ -6,26 +6,8 @@ answered INTERNAL)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from services.table import table_core
-from services.table.presence import PresenceRules
-
-RULES = table_core.Rules(
-    table_id="t1",
-    seats=6,
-    time_bank_seconds=30.0,
-    presence=PresenceRules(reserve_seconds=90.0, sit_out_seconds=600.0, timeout_hands=3),
-    keep_seconds=1800.0,
-)
-
-
-@dataclass(frozen=True)
-class Session:
-    session_id: str
-    player_id: str
-    seat: int  # public, from 1
-    stack: int
+from tests.table.test_table_core_simulation import RULES, Session
 
 
 def logged_table() -> table_core.Seats:
@@ -45,7 +27,11 @@ def logged_table() -> table_core.Seats:
 
 def test_a_bust_player_the_log_seats_stands_up_when_the_table_opens() -> None:
     logged = logged_table()
-    sessions = [Session("s-ann", "ann", 1, 0), Session("s-bob", "bob", 2, 1000), Session("s-cat", "cat", 3, 500)]
+    sessions = [
+        Session("s-ann", "ann", 1, 0),
+        Session("s-bob", "bob", 2, 1000),
+        Session("s-cat", "cat", 3, 500),
+    ]
     seating = table_core.seating_to_reopen(logged, RULES, 5, 10)
     state, owed, _ = table_core.reopen(logged, RULES, seating, sessions, {}, 2.0)
     assert owed == (table_core.CashOut(0, "s-ann"),)
