@@ -30,13 +30,11 @@ same token either way.
   floor: the same WatchTable straight from the shard on one channel. Each slice opens those streams,
   drives the tables, and closes the streams. An operation is a message one of them received; its
   latency is from the step's last event (stamped by the shard) to the message in the client's hands.
-- `--nodelay-twin`: each of the above also through a second gateway, the same code but with
-  TCP_NODELAY on its connections (`NODELAY_COMMAND`; docs/performance.md "The gateway (issue 45)").
 
 CPU per operation is read from /proc for every process (this one, the client: the loops, and for
 the stream also the table drivers; the gateway; each service) on both sides alike, and printed by
 group: client, gateway, services (what each spends idle is printed first). Run:
-`.venv/bin/python tests/bench/bench_gateway.py` (about a minute and a half with the defaults;
+`.venv/bin/python tests/bench/bench_gateway.py` (65-90 s with the defaults on a 2-core machine;
 `--seconds` and `--rounds` for longer).
 """
 
@@ -75,8 +73,7 @@ TABLE = "poker.table.v1.TableService"
 LOBBY = "poker.lobby.v1.LobbyService"
 CLIENT = "client"
 GATEWAY = "gateway"
-NODELAY_GATEWAY = "nodelay gateway"
-GATEWAYS = (GATEWAY, NODELAY_GATEWAY)
+GATEWAYS = (GATEWAY,)
 # Out of the way of a bench client's thousands of calls a second from one address as one player; the
 # limiters still run on every call. Tokens outlive the longest run (a stream ends with its token).
 GATEWAY_ENV = {
@@ -93,36 +90,16 @@ SERVICES_ENV = {
     "POKER_TABLE_SHOWDOWN_SECONDS": "0",
     "POKER_TABLE_RETRY_MAX_SECONDS": "30",
 }
-# The gateway as shipped, and its twin for `--nodelay-twin`: the same `main`, but its listening
-# socket made with IPPROTO_TCP. asyncio sets TCP_NODELAY only on a socket whose `proto` is
-# IPPROTO_TCP, and the gateway's own `bind` makes it with proto 0, so its connections keep Nagle's
-# algorithm: an answer written in two pieces (uvicorn writes the head, then the body) waits for the
-# client's delayed ACK of the first.
+# The gateway as shipped (its connections with TCP_NODELAY since this bench found them waiting on
+# Nagle's algorithm: docs/performance.md "The gateway (issue 45)").
 GATEWAY_COMMAND = ["-m", "services.gateway"]
-NODELAY_COMMAND = [
-    "-c",
-    """
-import socket
-import services.gateway.__main__ as gateway
-
-def bind(host, port):
-    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
-    sock.listen(1024)
-    sock.setblocking(False)
-    return sock
-
-gateway.bind = bind
-gateway.main()
-""",
-]
 # A slice of the stream side ends its streams, then waits this long (inside the slice, on both sides
 # alike) so that the servers' side of closing them is counted in the slice that opened them.
 SETTLE_SECONDS = 0.2
 # How long each process's CPU is read with nothing to do, before the unary calls (printed: what a
 # process spends idle is in every figure's CPU per operation, on both sides).
 IDLE_SECONDS = 3.0
+TABLE_STOP_SECONDS = 5.0
 MAX_STREAMS_PER_PLAYER = 4  # the shard's default POKER_TABLE_MAX_STREAMS_PER_PLAYER
 
 
@@ -162,6 +139,19 @@ def start_gateway_logging_to(
         time.sleep(0.1)
     stop(gateway)
     raise RuntimeError(f"the gateway did not start listening:\n{log.read_text()[-2000:]}")
+
+
+def stop_table(table: ServiceProcess) -> None:
+    """SIGTERM, then SIGKILL after `TABLE_STOP_SECONDS`. On SIGTERM a shard plays its running hands
+    out first (POKER_TABLE_DRAIN_SECONDS), and the driven tables' hands wait for actions that no longer
+    come: each would end only after its players' action times and time banks ran out."""
+    if table.process.poll() is None:
+        table.process.terminate()
+        try:
+            table.process.wait(timeout=TABLE_STOP_SECONDS)
+        except subprocess.TimeoutExpired:
+            table.process.kill()
+            table.process.wait()
 
 
 def _auth(token: str) -> tuple[tuple[str, str], ...]:
@@ -239,6 +229,10 @@ class UnaryRead:
             return await harness.timed_loops(self._clients, seconds, call)
 
         return run
+
+    @property
+    def reconnects(self) -> int:
+        return sum(connection.reconnects for connection in self._connections)
 
     async def close(self) -> None:
         for connection in self._connections:
@@ -450,9 +444,6 @@ async def measure(
             ]
             if args.runtime_client:
                 sides.append(harness.Side(f"{read.name} direct, runtime client", read.runtime, cpu))
-            if NODELAY_GATEWAY in gateways:
-                address = gateways[NODELAY_GATEWAY].address
-                sides.append(harness.Side(f"{read.name} via gateway, TCP_NODELAY", read.via(address), cpu))
             for side in sides:
                 await side.run(0.5)  # warm-up: connections, the gateway's route to the table
             tallies = await harness.interleave_all(sides, rounds=args.rounds, slice_seconds=slice_seconds)
@@ -464,7 +455,11 @@ async def measure(
                     unit="calls",
                 )
             _print_groups(tallies[0], tallies[1:], "call")
-            print(f"  answer: {read.answer_bytes} bytes of protobuf (before gzip)", flush=True)
+            print(
+                f"  answer: {read.answer_bytes} bytes of protobuf (before gzip); keep-alive connections "
+                f"the gateway had closed while idle, opened again: {read.reconnects}",
+                flush=True,
+            )
     finally:
         for read in reads:
             await read.close()
@@ -496,9 +491,6 @@ async def watch_tables(
         harness.Side("WatchTable direct from the shard", watchers.direct, cpu),
         harness.Side("WatchTable via gateway", watchers.via(gateway.address), cpu),
     ]
-    if NODELAY_GATEWAY in gateways:
-        twin = gateways[NODELAY_GATEWAY].address
-        sides.append(harness.Side("WatchTable via gateway, TCP_NODELAY", watchers.via(twin), cpu))
     print(
         f"WatchTable: {len(streams)} streams, {args.streams} more for each seated player of "
         f"{len(act._pairs)} driven heads-up tables, {args.rounds} rounds of {slice_seconds:.1f} s per "
@@ -543,7 +535,7 @@ def main() -> int:
         description=(__doc__ or "").splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--clients", type=int, default=8, help="concurrent loops of unary calls")
-    parser.add_argument("--seconds", type=float, default=12.0, help="time per side, over all its slices")
+    parser.add_argument("--seconds", type=float, default=8.0, help="time per side, over all its slices")
     parser.add_argument("--rounds", type=int, default=4, help="slices per side, alternating with the others")
     parser.add_argument("--tables", type=int, default=4, help="driven heads-up tables for the stream")
     parser.add_argument(
@@ -552,11 +544,6 @@ def main() -> int:
     parser.add_argument("--list-rooms", action="store_true", help="also ListRooms (page size 500)")
     parser.add_argument(
         "--runtime-client", action="store_true", help="also straight to the service on the runtime's channel"
-    )
-    parser.add_argument(
-        "--nodelay-twin",
-        action="store_true",
-        help="also through a gateway with TCP_NODELAY on its connections",
     )
     parser.add_argument("--no-stream", action="store_true", help="the unary reads only")
     parser.add_argument(
@@ -574,7 +561,7 @@ def main() -> int:
             max(64, 2 * (args.clients + 2 * args.tables * args.streams))
         ),
     }
-    commands = {GATEWAY: GATEWAY_COMMAND, **({NODELAY_GATEWAY: NODELAY_COMMAND} if args.nodelay_twin else {})}
+    commands = {GATEWAY: GATEWAY_COMMAND}
     gateways: dict[str, ServiceProcess] = {}
     logs: dict[str, Path] = {}
     with (
@@ -592,6 +579,7 @@ def main() -> int:
         finally:
             for process in gateways.values():
                 stop(process)
+            stop_table(services["table"])
         lines = {name: len(process.lines) for name, process in services.items()}
         for name, log in logs.items():
             with log.open() as written:

@@ -140,17 +140,33 @@ class UnaryConnection:
         self._address = address
         self._browser = browser
         self._link: _Link | None = None
+        self.reconnects = 0
 
     async def call(self, path: str, request: bytes, token: str) -> bytes:
-        """The answer's message bytes; CallFailed for an error answer."""
-        if self._link is None:
-            self._link = await _connect(self._address)
-        link = self._link
+        """The answer's message bytes; CallFailed for an error answer. A kept-alive connection the
+        server closed meanwhile (uvicorn closes one idle for 5 s) is opened again, as a browser does:
+        before the request when its end was seen, else once the request found it closed."""
         head = request_head(
             self._address, path, token, streaming=False, length=len(request), browser=self._browser
         )
-        link.writer.write(head + request)
-        status, headers = await _read_head(link.reader)
+        if self._link is not None and self._link.reader.at_eof():
+            await self.close()
+            self.reconnects += 1
+        reused = self._link is not None
+        if self._link is None:
+            self._link = await _connect(self._address)
+        link = self._link
+        try:
+            link.writer.write(head + request)
+            status, headers = await _read_head(link.reader)
+        except (asyncio.IncompleteReadError, ConnectionError) as error:
+            if not reused or (isinstance(error, asyncio.IncompleteReadError) and error.partial):
+                raise
+            await self.close()
+            self.reconnects += 1
+            self._link = link = await _connect(self._address)
+            link.writer.write(head + request)
+            status, headers = await _read_head(link.reader)
         body = await _read_body(link.reader, headers)
         if headers.get("connection", "").lower() == "close":
             await self.close()
