@@ -439,7 +439,20 @@ class HandCycle:
             if is_unavailable(error):
                 self.retry_later()
                 return
-            log.error("seal refused; the commitment is dropped", table_id=self._table_id, reason=error.reason)
+            if error.reason == "HAND_ALREADY_REVEALED":
+                # Ended elsewhere: the room's next owner voided the commitment this table marked (a
+                # stale owner after a partition heals; its next fenced write fences it). The table
+                # commits a fresh hand; one that met this at every seal would be reusing old request
+                # ids (the bug test_table_reopen keeps out).
+                log.warning(
+                    "seal refused: the commitment was ended elsewhere; dropped",
+                    table_id=self._table_id,
+                    reason=error.reason,
+                )
+            else:
+                log.error(
+                    "seal refused; the commitment is dropped", table_id=self._table_id, reason=error.reason
+                )
             hand_trace.dropped(self._table_id, error.reason)
             self.countdown = None
             self.stage = Stage.IDLE
