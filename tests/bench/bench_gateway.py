@@ -65,7 +65,7 @@ from service_runtime.clients import create_channel  # noqa: E402
 from tests.bench import harness  # noqa: E402
 from tests.bench.bench_table import ActWorkload  # noqa: E402
 from tests.bench.gateway_http import CallFailed, ConnectStream, UnaryConnection  # noqa: E402
-from tests.gateway.gateway_process import stop  # noqa: E402
+from tests.gateway.gateway_process import gateway_env, stop  # noqa: E402
 from tests.gateway.raw_player import seat, sign_in  # noqa: E402
 from tests.security.service_processes import ServiceProcess, running_services  # noqa: E402
 
@@ -112,17 +112,7 @@ def start_gateway_logging_to(
     """The gateway with the environment `tests.gateway.gateway_process.start_gateway` gives it, but
     its log written to a file, as in a container, rather than to a pipe this process reads: the
     gateway writes a line for every call, and reading them here would cost the client's CPU."""
-    env = {
-        **os.environ,
-        "POKER_GATEWAY_PORT": "0",
-        "POKER_LOG_FORMAT": "json",
-        **{
-            f"POKER_GATEWAY_{name.upper()}_ADDRESS": service.address
-            for name, service in services.items()
-            if name in ("lobby", "cashier", "fairness", "history")
-        },
-        **extra_env,
-    }
+    env = gateway_env(services, extra_env)
     with log.open("w") as output:
         process = subprocess.Popen(
             [sys.executable, *command], env=env, stdout=output, stderr=subprocess.STDOUT, text=True, cwd=ROOT

@@ -13,14 +13,15 @@ from pathlib import Path
 from tests.security.service_processes import ServiceProcess
 
 
-def start_gateway(
+def gateway_env(
     services: dict[str, ServiceProcess], extra_env: dict[str, str] | None = None
-) -> ServiceProcess:
-    env = {
+) -> dict[str, str]:
+    """The gateway's environment: a free port, JSON logs, wired to whichever of the services are given
+    (the table is found through the lobby)."""
+    return {
         **os.environ,
         "POKER_GATEWAY_PORT": "0",
         "POKER_LOG_FORMAT": "json",
-        # Wired to whichever of the services are given (the table is found through the lobby).
         **{
             f"POKER_GATEWAY_{name.upper()}_ADDRESS": service.address
             for name, service in services.items()
@@ -28,6 +29,12 @@ def start_gateway(
         },
         **(extra_env or {}),
     }
+
+
+def start_gateway(
+    services: dict[str, ServiceProcess], extra_env: dict[str, str] | None = None
+) -> ServiceProcess:
+    env = gateway_env(services, extra_env)
     process = subprocess.Popen(
         [sys.executable, "-m", "services.gateway"],
         env=env,
