@@ -39,6 +39,10 @@ READS: dict[tuple[str, str], str] = {
     ("lobby", "GetMaintenance"): "the lobby's switches; a room's only of a room the caller may see "
     "(`ROOM_NOT_FOUND` otherwise), and `all_rooms` only those; admins and services: every room",
     ("lobby", "AuthorizeView"): "the visibility rule for a named player, for a shard about to show a table",
+    ("lobby", "AuthorizeSeat"): "the seat checks for a named player, and that player's display name (a "
+    "profile made first if they have none)",
+    ("lobby", "GetMyProfile"): "the caller's own profile (made on the first call: never another player's)",
+    ("lobby", "SetDisplayName"): "the caller's own profile",
     ("table", "OpenTable"): "(ShardDirectoryService) opens the table JoinTable routes a player to",
     ("table", "ListShardTables"): "(ShardDirectoryService) live figures of the shard's tables, no card",
     ("table", "GetTableSnapshot"): "a seated player (a player with a round, at a house table): their own "

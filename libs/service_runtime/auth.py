@@ -9,7 +9,9 @@ person at a table): `dev`, an opaque device signal, and `net`, an opaque network
 whoever issues the token (the gateway at sign-in), so a player cannot forge or drop them; each is 1-128
 printable ASCII characters (the issuer sends digests, never raw addresses or device data). `sat`
 (optional) is when the person signed in, which the gateway keeps through renewals to bound a session;
-`sid` (optional, 1-128 printable ASCII) names the gateway session, which the gateway can revoke. Verification is constant-time, bounded in size and nesting, and rejects missing, malformed,
+`sid` (optional, 1-128 printable ASCII) names the gateway session, which the gateway can revoke. `nm`
+(optional, 1-64 characters, no control character) is the name the sign-in suggests for a player who
+has no display name yet (Telegram's first name); the lobby's profile decides what others see. Verification is constant-time, bounded in size and nesting, and rejects missing, malformed,
 expired, forged and unknown-key tokens with UNAUTHENTICATED; a known caller without the needed role
 gets PERMISSION_DENIED.
 
@@ -66,6 +68,14 @@ def valid_signal(value: str) -> bool:
     )
 
 
+MAX_SUGGESTED_NAME = 64
+
+
+def valid_suggested_name(value: str) -> bool:
+    """True for a name a token may suggest (1-64 printable characters of any script)."""
+    return 0 < len(value) <= MAX_SUGGESTED_NAME and value.isprintable()
+
+
 @dataclass(frozen=True)
 class Caller:
     """The authenticated identity behind one RPC."""
@@ -83,6 +93,9 @@ class Caller:
     # The gateway session the token belongs to (`sid`, random, kept through renewals; empty: none),
     # which the gateway can revoke (SignOut): every token and stream of the session ends then.
     session: str = ""
+    # The name the sign-in suggests (`nm`; empty: none): only a suggestion for the lobby's profile,
+    # never shown as is, never an identity.
+    suggested_name: str = ""
 
     def has(self, role: Role) -> bool:
         return role in self.roles
@@ -214,9 +227,10 @@ def mint_token(
     network: str = "",
     signed_in_at: int = 0,
     session: str = "",
+    suggested_name: str = "",
 ) -> str:
     """A token for `subject` with `roles`, valid from `now` for `ttl_seconds`, with the sign-in's
-    device and network signals, its time and its session id when given."""
+    device and network signals, its time, its session id and the name it suggests when given."""
     header = {"alg": "HS256", "typ": "JWT", "kid": keys.signing_key_id}
     granted = [Role(r) for r in roles]
     if not keys.may_sign(keys.signing_key_id, granted):
@@ -240,6 +254,12 @@ def mint_token(
             claims[claim] = value
     if signed_in_at:
         claims["sat"] = signed_in_at
+    if suggested_name:
+        if not valid_suggested_name(suggested_name):
+            raise ValueError(
+                f"the suggested name must be 1-{MAX_SUGGESTED_NAME} characters, no control character"
+            )
+        claims["nm"] = suggested_name
     signing_input = f"{_b64(json.dumps(header).encode())}.{_b64(json.dumps(claims).encode())}"
     signature = hmac.new(keys.keys[keys.signing_key_id], signing_input.encode(), hashlib.sha256).digest()
     return f"{signing_input}.{_b64(signature)}"
@@ -298,6 +318,9 @@ def verify_token(keys: TokenKeys, token: str, *, now: int) -> Caller:
     signed_in_at = claims.get("sat", 0)
     if not isinstance(signed_in_at, int) or isinstance(signed_in_at, bool) or signed_in_at < 0:
         raise Unauthenticated("TOKEN_MALFORMED", "the bearer token's sat claim is not a time")
+    suggested = claims.get("nm", "")
+    if not isinstance(suggested, str) or (suggested and not valid_suggested_name(suggested)):
+        raise Unauthenticated("TOKEN_MALFORMED", "the bearer token's nm claim is not a name")
     return Caller(
         subject=subject,
         roles=parsed_roles,
@@ -306,6 +329,7 @@ def verify_token(keys: TokenKeys, token: str, *, now: int) -> Caller:
         network=signals["net"],
         signed_in_at=signed_in_at,
         session=signals["sid"],
+        suggested_name=suggested,
     )
 
 

@@ -24,7 +24,15 @@ NOBODY: frozenset[Principal] = frozenset()
 # Service full name -> the methods served to players through the gateway.
 FORWARDED: dict[str, frozenset[str]] = {
     "poker.lobby.v1.LobbyService": frozenset(
-        {"ListRooms", "GetRoom", "ListTables", "JoinTable", "RedeemInviteCode"}
+        {
+            "ListRooms",
+            "GetRoom",
+            "ListTables",
+            "JoinTable",
+            "RedeemInviteCode",
+            "GetMyProfile",
+            "SetDisplayName",
+        }
     ),
     "poker.table.v1.TableService": frozenset(
         {

@@ -76,7 +76,8 @@ class Sessions:
             # Kept until the initData would fail the age check anyway.
             await self._replay.claim(user.init_data_hash, self._policy.init_data_max_age_seconds + 120)
             player = identity.telegram_player_id(user.user_id)
-            name = identity.display_name(user.first_name or user.username, player)
+            # Only a suggestion for the lobby's profile (GetMyProfile): never the player id.
+            name = identity.display_name(user.first_name or user.username or "", "")
         elif method == "development_name":
             if not self._policy.development_sign_in:
                 raise FailedPrecondition("SIGN_IN_METHOD_DISABLED", "there is no sign-in by name here")
@@ -101,7 +102,7 @@ class Sessions:
             raise Unauthenticated("SESSION_EXPIRED", "the session is over; sign in again")
         return self._session(
             caller.subject,
-            caller.subject,
+            caller.suggested_name,
             device_id,
             client,
             now,
@@ -144,6 +145,7 @@ class Sessions:
             network=identity.network_signal(key, client.address),
             signed_in_at=signed_in_at,
             session=session,
+            suggested_name=name,
         )
         return gateway_pb2.Session(
             player_id=player,

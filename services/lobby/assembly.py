@@ -27,9 +27,11 @@ from service_runtime.tasks import cancel_and_wait
 from service_runtime.tls import TlsFiles
 from services.lobby.access import AccessControl
 from services.lobby.catalogue import Catalogue
+from services.lobby.display_names import Random
 from services.lobby.floor import Floor, TableSource
 from services.lobby.grpc_adapter import SERVICE_NAME, LobbyServicer
 from services.lobby.joining import DEFAULT_MAX_TABLES_PER_ROOM, Joining
+from services.lobby.profiles import Profiles
 from services.lobby.replies import RequestReplies
 from services.lobby.settings import LobbySettings
 from services.lobby.shard_client import ShardRpcTableSource
@@ -47,6 +49,9 @@ ACCESS = AccessPolicy.for_service(
         "ListTables": ANY_CALLER,
         "JoinTable": PLAYERS,
         "RedeemInviteCode": PLAYERS,
+        # A player's own profile (the caller's token subject; nobody reads or sets another's).
+        "GetMyProfile": PLAYERS,
+        "SetDisplayName": PLAYERS,
         # Shards without Redis poll it for the maintenance switches.
         "GetMaintenance": ANY_CALLER,
         # The table shard checks access and maintenance before SitDown and a house round, and the
@@ -79,6 +84,7 @@ def lobby_servicer(
     clock: Callable[[], datetime] = utc_now,
     opener: TableOpener | None = None,
     max_tables_per_room: int = DEFAULT_MAX_TABLES_PER_ROOM,
+    rng: Random | None = None,
 ) -> tuple[LobbyServicer, AccessControl]:
     replies = RequestReplies(sessions, clock)
     floor = Floor(registry, source)
@@ -87,7 +93,8 @@ def lobby_servicer(
     joining = Joining(
         sessions, catalogue, floor, access, opener=opener, max_tables_per_room=max_tables_per_room
     )
-    return LobbyServicer(catalogue, floor, joining, access), access
+    profiles = Profiles(sessions, replies, clock, rng)
+    return LobbyServicer(catalogue, floor, joining, access, profiles), access
 
 
 def lobby_service(servicer: LobbyServicer) -> GrpcService:

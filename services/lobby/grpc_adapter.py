@@ -15,16 +15,18 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 from poker.common.v1 import common_pb2
 from poker.lobby.v1 import lobby_pb2, lobby_pb2_grpc
-from service_runtime.auth import current_caller
+from service_runtime.auth import MAX_SUGGESTED_NAME, current_caller
 from service_runtime.errors import InvalidArgument
 from service_runtime.proto_time import to_timestamp
 from service_runtime.table_directory import MaintenanceSwitches, figures_to_summary
 from services.lobby.access import AccessControl, MaintenanceView
 from services.lobby.catalogue import Catalogue, RoomView
+from services.lobby.display_names import suggestion_from
 from services.lobby.floor import Floor, Occupancy, TableView
 from services.lobby.joining import Joining
+from services.lobby.profiles import Profiles
 from services.lobby.rooms import MAX_MESSAGE_LENGTH, Pool, Room, RoomSpec, Variant, check_text
-from services.lobby.storage import RoomFilter
+from services.lobby.storage import Profile, RoomFilter
 
 SERVICE_NAME = "poker.lobby.v1.LobbyService"
 
@@ -196,14 +198,23 @@ def maintenance_pb(view: MaintenanceView) -> lobby_pb2.Maintenance:
     )
 
 
-class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
-    """One thin handler per RPC over the catalogue, the floor, joining and access control."""
+def profile_pb(profile: Profile) -> lobby_pb2.PlayerProfile:
+    return lobby_pb2.PlayerProfile(
+        display_name=profile.display_name, update_time=to_timestamp(profile.update_time)
+    )
 
-    def __init__(self, catalogue: Catalogue, floor: Floor, joining: Joining, access: AccessControl) -> None:
+
+class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
+    """One thin handler per RPC over the catalogue, the floor, joining, access control and profiles."""
+
+    def __init__(
+        self, catalogue: Catalogue, floor: Floor, joining: Joining, access: AccessControl, profiles: Profiles
+    ) -> None:
         self._catalogue = catalogue
         self._floor = floor
         self._joining = joining
         self._access = access
+        self._profiles = profiles
 
     # --- Catalogue. ---
 
@@ -299,8 +310,12 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
     async def AuthorizeSeat(  # noqa: N802
         self, request: lobby_pb2.AuthorizeSeatRequest, context: Any
     ) -> lobby_pb2.AuthorizeSeatResponse:
+        check_text(request.suggested_name, "suggested_name", MAX_SUGGESTED_NAME, required=False)
         revision = await self._joining.authorize_seat(request.player_id, request.room_id)
-        return lobby_pb2.AuthorizeSeatResponse(room_revision=revision)
+        profile = await self._profiles.ensure_profile(
+            request.player_id, suggestion_from(request.suggested_name, request.player_id)
+        )
+        return lobby_pb2.AuthorizeSeatResponse(room_revision=revision, display_name=profile.display_name)
 
     async def AuthorizeView(  # noqa: N802
         self, request: lobby_pb2.AuthorizeViewRequest, context: Any
@@ -381,3 +396,22 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
             current_caller(), request.request_id, fingerprint(request), request.code
         )
         return lobby_pb2.RedeemInviteCodeResponse(room_id=room_id)
+
+    # --- Profiles. ---
+
+    async def GetMyProfile(  # noqa: N802
+        self, request: lobby_pb2.GetMyProfileRequest, context: Any
+    ) -> lobby_pb2.GetMyProfileResponse:
+        caller = current_caller()
+        profile = await self._profiles.ensure_profile(
+            caller.subject, suggestion_from(caller.suggested_name, caller.subject)
+        )
+        return lobby_pb2.GetMyProfileResponse(profile=profile_pb(profile))
+
+    async def SetDisplayName(  # noqa: N802
+        self, request: lobby_pb2.SetDisplayNameRequest, context: Any
+    ) -> lobby_pb2.SetDisplayNameResponse:
+        profile = await self._profiles.set_display_name(
+            current_caller(), request.request_id, fingerprint(request), request.display_name
+        )
+        return lobby_pb2.SetDisplayNameResponse(profile=profile_pb(profile))

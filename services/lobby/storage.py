@@ -21,6 +21,7 @@ from services.lobby.tables import (
     invite_codes,
     invite_redemptions,
     maintenance,
+    player_profiles,
     request_replies,
     rooms,
 )
@@ -347,4 +348,61 @@ async def record_redemption(session: AsyncSession, code: str, player_id: str, at
     )
     await session.execute(
         sa.update(invite_codes).where(invite_codes.c.code == code).values(uses=invite_codes.c.uses + 1)
+    )
+
+
+# --- Player profiles. ---
+
+
+@dataclass(frozen=True)
+class Profile:
+    player_id: str
+    display_name: str
+    update_time: datetime
+    # The player's last change of the name (None: never changed since the profile was made).
+    name_changed_at: datetime | None = None
+
+
+async def get_profile(session: AsyncSession, player_id: str, *, for_update: bool = False) -> Profile | None:
+    query = sa.select(player_profiles).where(player_profiles.c.player_id == player_id)
+    if for_update:
+        query = query.with_for_update()
+    row = (await session.execute(query)).first()
+    if row is None:
+        return None
+    return Profile(row.player_id, row.display_name, _utc(row.update_time), _utc_or_none(row.name_changed_at))
+
+
+async def name_owner(session: AsyncSession, key: str) -> str | None:
+    """The player whose name has this key, if any."""
+    owner = await session.scalar(
+        sa.select(player_profiles.c.player_id).where(player_profiles.c.name_key == key)
+    )
+    return None if owner is None else str(owner)
+
+
+async def insert_profile(session: AsyncSession, profile: Profile, key: str) -> None:
+    """IntegrityError when the player has a profile or another player the name's key."""
+    await session.execute(
+        sa.insert(player_profiles).values(
+            player_id=profile.player_id,
+            display_name=profile.display_name,
+            name_key=key,
+            update_time=profile.update_time,
+            name_changed_at=profile.name_changed_at,
+        )
+    )
+
+
+async def update_profile(session: AsyncSession, profile: Profile, key: str) -> None:
+    """IntegrityError when another player has the name's key."""
+    await session.execute(
+        sa.update(player_profiles)
+        .where(player_profiles.c.player_id == profile.player_id)
+        .values(
+            display_name=profile.display_name,
+            name_key=key,
+            update_time=profile.update_time,
+            name_changed_at=profile.name_changed_at,
+        )
     )

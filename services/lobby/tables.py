@@ -1,6 +1,8 @@
-"""The lobby schema (SQLAlchemy Core): rooms, maintenance, allow-lists, invite codes, request replies.
+"""The lobby schema (SQLAlchemy Core): rooms, maintenance, allow-lists, invite codes, request replies,
+player profiles.
 
-Migrations in `migrations/versions` mirror it; the catalogue's seed rows are migration 0002.
+Migrations in `migrations/versions` mirror it; the catalogue's seed rows are migration 0002, the
+player profiles migration 0003.
 """
 
 from __future__ import annotations
@@ -107,4 +109,17 @@ request_replies = sa.Table(
     sa.Column("fingerprint", sa.String(64), nullable=False),
     sa.Column("reply", sa.Text, nullable=False),
     sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+)
+
+# A player's profile: the name other players see (never the player id), unique ignoring case by
+# `name_key` (`display_names.name_key`). `name_changed_at` is the player's last change of the name
+# (SetDisplayName; NULL until the first: the name given when the profile was made is no change).
+player_profiles = sa.Table(
+    "lobby_player_profiles",
+    metadata,
+    sa.Column("player_id", sa.String(128), primary_key=True),
+    sa.Column("display_name", sa.String(64), nullable=False),
+    sa.Column("name_key", sa.String(128), nullable=False, unique=True),
+    sa.Column("update_time", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("name_changed_at", sa.DateTime(timezone=True), nullable=True),
 )

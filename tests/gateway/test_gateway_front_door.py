@@ -69,6 +69,8 @@ def test_telegram_sign_in_issues_a_short_lived_player_token_with_keyed_digest_si
     assert session.display_name == "Ann"
     caller = verify_token(DEV_KEYS, session.token, now=int(time.time()))
     assert caller.subject == "tg:4242"
+    # The name is only a suggestion for the lobby's profile (GetMyProfile), carried by the token.
+    assert caller.suggested_name == "Ann"
     assert caller.roles == frozenset({Role.PLAYER})
     claims = _claims(session.token)
     assert int(claims["exp"]) - int(claims["iat"]) == 900  # type: ignore[call-overload]
@@ -87,6 +89,30 @@ def test_telegram_sign_in_issues_a_short_lived_player_token_with_keyed_digest_si
     assert second.network == caller.network
     assert third.device != caller.device
     assert third.network == caller.network
+
+
+def test_a_telegram_players_profile_through_the_gateway_is_their_first_name_never_their_id(
+    cluster: Cluster,
+) -> None:
+    olga = _auth(_sign_in(cluster, telegram_init_data=init_data(BOT_TOKEN, 4343, first_name="Olga")))
+    nameless = _auth(_sign_in(cluster, telegram_init_data=init_data(BOT_TOKEN, 4344, first_name="")))
+    with lobby_connect.LobbyServiceClientSync(cluster.url) as lobby:
+        mine = lobby.get_my_profile(lobby_pb2.GetMyProfileRequest(), headers=olga).profile
+        assert mine.display_name == "Olga"
+        change = lobby_pb2.SetDisplayNameRequest(request_id="olga-1", display_name="Olga K")
+        assert lobby.set_display_name(change, headers=olga).profile.display_name == "Olga K"
+        assert (
+            lobby.get_my_profile(lobby_pb2.GetMyProfileRequest(), headers=olga).profile.display_name
+            == "Olga K"
+        )
+        bad = lobby_pb2.SetDisplayNameRequest(request_id="olga-2", display_name="tg:4343")
+        assert _refusal(lambda: lobby.set_display_name(bad, headers=olga)) == (
+            "INVALID_ARGUMENT",
+            "DISPLAY_NAME_INVALID",
+        )
+        generated = lobby.get_my_profile(lobby_pb2.GetMyProfileRequest(), headers=nameless).profile
+        assert generated.display_name.startswith("Player ")
+        assert "4344" not in generated.display_name
 
 
 def test_replayed_forged_tampered_and_expired_init_data_are_refused(cluster: Cluster) -> None:
@@ -394,6 +420,13 @@ def test_renewal_reissues_the_same_player_and_refuses_a_token_that_is_not_a_play
         ).session
         assert renewed.player_id == "gina"
         assert renewed.token
+        # A renewal keeps the sign-in's name suggestion; it never names the player by their id.
+        telegram = _sign_in(cluster, telegram_init_data=init_data(BOT_TOKEN, 4343, first_name="Зоя"))
+        again = gateway.renew_token(
+            gateway_pb2.RenewTokenRequest(device_id="device-1"), headers=_auth(telegram)
+        ).session
+        assert (again.player_id, again.display_name) == ("tg:4343", "Зоя")
+        assert verify_token(DEV_KEYS, again.token, now=int(time.time())).suggested_name == "Зоя"
         admin = {"authorization": f"Bearer {token_for('gina', Role.PLAYER, Role.ADMIN)}"}
         renew = gateway_pb2.RenewTokenRequest(device_id="device-1")
         assert _refusal(lambda: gateway.renew_token(renew, headers=admin)) == (

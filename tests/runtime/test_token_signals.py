@@ -53,6 +53,23 @@ def test_a_signed_token_with_a_malformed_signal_is_refused(value: object) -> Non
     assert refused.value.reason == "TOKEN_MALFORMED"
 
 
+def test_a_token_carries_the_sign_ins_name_suggestion_in_any_script() -> None:
+    token = mint_token(DEV_KEYS, "tg:1", [Role.PLAYER], now=0, ttl_seconds=60, suggested_name="Анна 🃏")
+    assert verify_token(DEV_KEYS, token, now=1).suggested_name == "Анна 🃏"
+    plain = mint_token(DEV_KEYS, "tg:1", [Role.PLAYER], now=0, ttl_seconds=60)
+    assert verify_token(DEV_KEYS, plain, now=1).suggested_name == ""
+    with pytest.raises(ValueError, match="name"):
+        mint_token(DEV_KEYS, "tg:1", [Role.PLAYER], now=0, ttl_seconds=60, suggested_name="a\nb")
+
+
+@pytest.mark.parametrize("value", [7, ["a"], "x" * 65, "line\nbreak", "\u202e"])
+def test_a_signed_token_with_a_malformed_name_suggestion_is_refused(value: object) -> None:
+    token = _signed({"sub": "alice", "roles": ["player"], "exp": 10**10, "nm": value})
+    with pytest.raises(Unauthenticated) as refused:
+        verify_token(DEV_KEYS, token, now=0)
+    assert refused.value.reason == "TOKEN_MALFORMED"
+
+
 def test_mint_token_command_sets_the_signals() -> None:
     out = subprocess.run(
         [sys.executable, "-m", "service_runtime.mint_token", "--subject", "alice", "--device", "dev1", "--network", "net1"],

@@ -586,6 +586,17 @@ async def redeem_invite_code(c: Calls) -> Trial:
     return Trial(request, player(rex), [{"code": codes[1]}], lambda: allow_lists(c, room_id, other))
 
 
+async def set_display_name(c: Calls) -> Trial:
+    sue = player(fresh("sue"))
+    request = lobby_pb2.SetDisplayNameRequest(request_id=fresh("name"), display_name=fresh("Sue"))
+
+    async def state() -> object:
+        reply = await c.call("lobby", "GetMyProfile", lobby_pb2.GetMyProfileRequest(), sue)
+        return reply.profile.display_name, reply.profile.update_time.ToJsonString()
+
+    return Trial(request, sue, [{"display_name": fresh("Sue")}], state)
+
+
 # The table -----------------------------------------------------------------------------------------
 
 
@@ -1040,6 +1051,7 @@ RPCS = (
     Rpc("lobby", "UpdateAllowList", ("request_id",), update_allow_list),
     Rpc("lobby", "CreateInviteCode", ("request_id",), create_invite_code),
     Rpc("lobby", "RedeemInviteCode", ("request_id",), redeem_invite_code),
+    Rpc("lobby", "SetDisplayName", ("request_id",), set_display_name),
     Rpc("table", "SitDown", ("request_id",), sit_down, exempt={"table_id": TABLE_ADDRESS}),
     Rpc("table", "SitIn", ("request_id",), sit_in, exempt={"table_id": TABLE_ADDRESS}),
     Rpc("table", "SendChat", ("request_id",), send_chat, exempt={"table_id": TABLE_ADDRESS}),
@@ -1133,6 +1145,7 @@ NOT_KEYED: Mapping[str, str] = {
         for name in ("ListRooms", "GetRoom", "ListTables", "AuthorizeSeat", "AuthorizeView", "GetMaintenance")
     },
     "lobby.ListAllowList": "a read",
+    "lobby.GetMyProfile": "a read; the profile it makes the first time is the caller's one profile",
     "lobby.JoinTable": "routing: takes no seat; opens a room's next table at most once, by its table id",
     **{f"table.{name}": "a read" for name in ("WatchTable", "SpectateTable", "GetTableSnapshot")},
     "table.ShardDirectoryService.ListShardTables": "a read (the lobby's)",

@@ -229,6 +229,16 @@ class _ErrorReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ErrorReas
     """ALREADY_EXISTS: a room with that id exists already (created by another request)."""
     ERROR_REASON_SHARD_NOT_OWNER: _ErrorReason.ValueType  # 311
     """FAILED_PRECONDITION: a table shard no longer owns the room (its fencing token is stale)."""
+    ERROR_REASON_DISPLAY_NAME_INVALID: _ErrorReason.ValueType  # 312
+    """INVALID_ARGUMENT: a display name breaks a rule (length, characters, a letter, no `:`, not
+    reserved); the message names the rule.
+    """
+    ERROR_REASON_DISPLAY_NAME_TAKEN: _ErrorReason.ValueType  # 313
+    """ALREADY_EXISTS: another player has that display name (ignoring case)."""
+    ERROR_REASON_DISPLAY_NAME_CHANGED_RECENTLY: _ErrorReason.ValueType  # 314
+    """FAILED_PRECONDITION: the display name was changed less than a minute ago; metadata
+    `retry_after_seconds`.
+    """
     ERROR_REASON_SEAT_TAKEN: _ErrorReason.ValueType  # 400
     """FAILED_PRECONDITION: the seat is taken."""
     ERROR_REASON_TABLE_FULL: _ErrorReason.ValueType  # 401
@@ -649,6 +659,16 @@ ERROR_REASON_ROOM_ALREADY_EXISTS: ErrorReason.ValueType  # 310
 """ALREADY_EXISTS: a room with that id exists already (created by another request)."""
 ERROR_REASON_SHARD_NOT_OWNER: ErrorReason.ValueType  # 311
 """FAILED_PRECONDITION: a table shard no longer owns the room (its fencing token is stale)."""
+ERROR_REASON_DISPLAY_NAME_INVALID: ErrorReason.ValueType  # 312
+"""INVALID_ARGUMENT: a display name breaks a rule (length, characters, a letter, no `:`, not
+reserved); the message names the rule.
+"""
+ERROR_REASON_DISPLAY_NAME_TAKEN: ErrorReason.ValueType  # 313
+"""ALREADY_EXISTS: another player has that display name (ignoring case)."""
+ERROR_REASON_DISPLAY_NAME_CHANGED_RECENTLY: ErrorReason.ValueType  # 314
+"""FAILED_PRECONDITION: the display name was changed less than a minute ago; metadata
+`retry_after_seconds`.
+"""
 ERROR_REASON_SEAT_TAKEN: ErrorReason.ValueType  # 400
 """FAILED_PRECONDITION: the seat is taken."""
 ERROR_REASON_TABLE_FULL: ErrorReason.ValueType  # 401

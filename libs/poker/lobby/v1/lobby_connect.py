@@ -21,7 +21,7 @@ from connectrpc.protocol import ProtocolType
 from connectrpc.server import ConnectASGIApplication, ConnectWSGIApplication, DEFAULT_READ_MAX_BYTES, Endpoint, EndpointSync
 from pyqwest import Client, SyncClient
 
-from .lobby_pb2 import AuthorizeSeatRequest, AuthorizeSeatResponse, AuthorizeViewRequest, AuthorizeViewResponse, CreateInviteCodeRequest, CreateInviteCodeResponse, CreateRoomRequest, CreateRoomResponse, DisableRoomRequest, DisableRoomResponse, EnableRoomRequest, EnableRoomResponse, GetMaintenanceRequest, GetMaintenanceResponse, GetRoomRequest, GetRoomResponse, JoinTableRequest, JoinTableResponse, ListAllowListRequest, ListAllowListResponse, ListRoomsRequest, ListRoomsResponse, ListTablesRequest, ListTablesResponse, RedeemInviteCodeRequest, RedeemInviteCodeResponse, SetMaintenanceRequest, SetMaintenanceResponse, UpdateAllowListRequest, UpdateAllowListResponse, UpdateRoomRequest, UpdateRoomResponse
+from .lobby_pb2 import AuthorizeSeatRequest, AuthorizeSeatResponse, AuthorizeViewRequest, AuthorizeViewResponse, CreateInviteCodeRequest, CreateInviteCodeResponse, CreateRoomRequest, CreateRoomResponse, DisableRoomRequest, DisableRoomResponse, EnableRoomRequest, EnableRoomResponse, GetMaintenanceRequest, GetMaintenanceResponse, GetMyProfileRequest, GetMyProfileResponse, GetRoomRequest, GetRoomResponse, JoinTableRequest, JoinTableResponse, ListAllowListRequest, ListAllowListResponse, ListRoomsRequest, ListRoomsResponse, ListTablesRequest, ListTablesResponse, RedeemInviteCodeRequest, RedeemInviteCodeResponse, SetDisplayNameRequest, SetDisplayNameResponse, SetMaintenanceRequest, SetMaintenanceResponse, UpdateAllowListRequest, UpdateAllowListResponse, UpdateRoomRequest, UpdateRoomResponse
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, Iterable, Mapping
@@ -111,6 +111,27 @@ class LobbyService(Protocol):
         nobody but admins). The shard asks it for every reader who has no seat at the table (service:
         table). Errors: ROOM_NOT_FOUND (also for a room the player may not see), FIELD_INVALID,
         ROLE_REQUIRED.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    async def get_my_profile(self, request: GetMyProfileRequest, ctx: RequestContext[GetMyProfileRequest, GetMyProfileResponse], /) -> GetMyProfileResponse:
+        """
+        GetMyProfile returns the caller's profile: the name other players see at the tables, in chat
+        and in hand histories (never the player id). A player with no name yet is given one first: the
+        name their sign-in suggested (the token's `nm` claim: Telegram's first name or username), made
+        unique with a number when another player has it, or `Player <number>`. Errors: ROLE_REQUIRED.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    async def set_display_name(self, request: SetDisplayNameRequest, ctx: RequestContext[SetDisplayNameRequest, SetDisplayNameResponse], /) -> SetDisplayNameResponse:
+        """
+        SetDisplayName changes the caller's display name. A name is 2 to 24 characters after
+        normalisation (NFKC, spaces collapsed and trimmed): letters of any script, digits, spaces and
+        `.`, `_`, `-`, with at least one letter; no player id (`:`), nothing reserved (dealer, house,
+        admin, support, a service's name). Names are unique ignoring case. Tables show the new name from
+        the player's next seat. Idempotent by `request_id`. Errors: DISPLAY_NAME_INVALID,
+        DISPLAY_NAME_TAKEN (ALREADY_EXISTS), DISPLAY_NAME_CHANGED_RECENTLY (FAILED_PRECONDITION: one
+        change a minute), FIELD_REQUIRED, IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -273,6 +294,28 @@ class LobbyServiceASGIApplication(ConnectASGIApplication[LobbyService]):
                         stream_type=StreamType.UNARY,
                     ),
                     function=svc.authorize_view,
+                ),
+                "/poker.lobby.v1.LobbyService/GetMyProfile": Endpoint.unary(
+                    method=MethodInfo(
+                        name="GetMyProfile",
+                        service_name="poker.lobby.v1.LobbyService",
+                        input=GetMyProfileRequest,
+                        output=GetMyProfileResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.get_my_profile,
+                ),
+                "/poker.lobby.v1.LobbyService/SetDisplayName": Endpoint.unary(
+                    method=MethodInfo(
+                        name="SetDisplayName",
+                        service_name="poker.lobby.v1.LobbyService",
+                        input=SetDisplayNameRequest,
+                        output=SetDisplayNameResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.set_display_name,
                 ),
                 "/poker.lobby.v1.LobbyService/CreateRoom": Endpoint.unary(
                     method=MethodInfo(
@@ -606,6 +649,61 @@ class LobbyServiceClient(ConnectClient):
             headers=headers,
             timeout_ms=timeout_ms,
         )
+    async def get_my_profile(
+        self,
+        request: GetMyProfileRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> GetMyProfileResponse:
+        """
+        GetMyProfile returns the caller's profile: the name other players see at the tables, in chat
+        and in hand histories (never the player id). A player with no name yet is given one first: the
+        name their sign-in suggested (the token's `nm` claim: Telegram's first name or username), made
+        unique with a number when another player has it, or `Player <number>`. Errors: ROLE_REQUIRED.
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="GetMyProfile",
+                service_name="poker.lobby.v1.LobbyService",
+                input=GetMyProfileRequest,
+                output=GetMyProfileResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    async def set_display_name(
+        self,
+        request: SetDisplayNameRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> SetDisplayNameResponse:
+        """
+        SetDisplayName changes the caller's display name. A name is 2 to 24 characters after
+        normalisation (NFKC, spaces collapsed and trimmed): letters of any script, digits, spaces and
+        `.`, `_`, `-`, with at least one letter; no player id (`:`), nothing reserved (dealer, house,
+        admin, support, a service's name). Names are unique ignoring case. Tables show the new name from
+        the player's next seat. Idempotent by `request_id`. Errors: DISPLAY_NAME_INVALID,
+        DISPLAY_NAME_TAKEN (ALREADY_EXISTS), DISPLAY_NAME_CHANGED_RECENTLY (FAILED_PRECONDITION: one
+        change a minute), FIELD_REQUIRED, IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="SetDisplayName",
+                service_name="poker.lobby.v1.LobbyService",
+                input=SetDisplayNameRequest,
+                output=SetDisplayNameResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
     async def create_room(
         self,
         request: CreateRoomRequest,
@@ -906,6 +1004,27 @@ class LobbyServiceSync(Protocol):
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
+    def get_my_profile(self, request: GetMyProfileRequest, ctx: RequestContext[GetMyProfileRequest, GetMyProfileResponse], /) -> GetMyProfileResponse:
+        """
+        GetMyProfile returns the caller's profile: the name other players see at the tables, in chat
+        and in hand histories (never the player id). A player with no name yet is given one first: the
+        name their sign-in suggested (the token's `nm` claim: Telegram's first name or username), made
+        unique with a number when another player has it, or `Player <number>`. Errors: ROLE_REQUIRED.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    def set_display_name(self, request: SetDisplayNameRequest, ctx: RequestContext[SetDisplayNameRequest, SetDisplayNameResponse], /) -> SetDisplayNameResponse:
+        """
+        SetDisplayName changes the caller's display name. A name is 2 to 24 characters after
+        normalisation (NFKC, spaces collapsed and trimmed): letters of any script, digits, spaces and
+        `.`, `_`, `-`, with at least one letter; no player id (`:`), nothing reserved (dealer, house,
+        admin, support, a service's name). Names are unique ignoring case. Tables show the new name from
+        the player's next seat. Idempotent by `request_id`. Errors: DISPLAY_NAME_INVALID,
+        DISPLAY_NAME_TAKEN (ALREADY_EXISTS), DISPLAY_NAME_CHANGED_RECENTLY (FAILED_PRECONDITION: one
+        change a minute), FIELD_REQUIRED, IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
     def create_room(self, request: CreateRoomRequest, ctx: RequestContext[CreateRoomRequest, CreateRoomResponse], /) -> CreateRoomResponse:
         """
         CreateRoom adds a room to the catalogue (admin). Idempotent by `request_id`.
@@ -1063,6 +1182,28 @@ class LobbyServiceWSGIApplication(ConnectWSGIApplication):
                         stream_type=StreamType.UNARY,
                     ),
                     function=service.authorize_view,
+                ),
+                "/poker.lobby.v1.LobbyService/GetMyProfile": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="GetMyProfile",
+                        service_name="poker.lobby.v1.LobbyService",
+                        input=GetMyProfileRequest,
+                        output=GetMyProfileResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=service.get_my_profile,
+                ),
+                "/poker.lobby.v1.LobbyService/SetDisplayName": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="SetDisplayName",
+                        service_name="poker.lobby.v1.LobbyService",
+                        input=SetDisplayNameRequest,
+                        output=SetDisplayNameResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=service.set_display_name,
                 ),
                 "/poker.lobby.v1.LobbyService/CreateRoom": EndpointSync.unary(
                     method=MethodInfo(
@@ -1390,6 +1531,61 @@ class LobbyServiceClientSync(ConnectClientSync):
                 service_name="poker.lobby.v1.LobbyService",
                 input=AuthorizeViewRequest,
                 output=AuthorizeViewResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    def get_my_profile(
+        self,
+        request: GetMyProfileRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> GetMyProfileResponse:
+        """
+        GetMyProfile returns the caller's profile: the name other players see at the tables, in chat
+        and in hand histories (never the player id). A player with no name yet is given one first: the
+        name their sign-in suggested (the token's `nm` claim: Telegram's first name or username), made
+        unique with a number when another player has it, or `Player <number>`. Errors: ROLE_REQUIRED.
+        """
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="GetMyProfile",
+                service_name="poker.lobby.v1.LobbyService",
+                input=GetMyProfileRequest,
+                output=GetMyProfileResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    def set_display_name(
+        self,
+        request: SetDisplayNameRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> SetDisplayNameResponse:
+        """
+        SetDisplayName changes the caller's display name. A name is 2 to 24 characters after
+        normalisation (NFKC, spaces collapsed and trimmed): letters of any script, digits, spaces and
+        `.`, `_`, `-`, with at least one letter; no player id (`:`), nothing reserved (dealer, house,
+        admin, support, a service's name). Names are unique ignoring case. Tables show the new name from
+        the player's next seat. Idempotent by `request_id`. Errors: DISPLAY_NAME_INVALID,
+        DISPLAY_NAME_TAKEN (ALREADY_EXISTS), DISPLAY_NAME_CHANGED_RECENTLY (FAILED_PRECONDITION: one
+        change a minute), FIELD_REQUIRED, IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
+        """
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="SetDisplayName",
+                service_name="poker.lobby.v1.LobbyService",
+                input=SetDisplayNameRequest,
+                output=SetDisplayNameResponse,
                 idempotency_level=IdempotencyLevel.UNKNOWN,
                 stream_type=StreamType.UNARY,
             ),

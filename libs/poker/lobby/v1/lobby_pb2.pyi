@@ -648,19 +648,25 @@ class AuthorizeSeatRequest(_message.Message):
 
     PLAYER_ID_FIELD_NUMBER: _builtins.int
     ROOM_ID_FIELD_NUMBER: _builtins.int
+    SUGGESTED_NAME_FIELD_NUMBER: _builtins.int
     player_id: _builtins.str
     """The player who asked for the seat (from the player's verified token at the shard)."""
     room_id: _builtins.str
     """The room of the table."""
+    suggested_name: _builtins.str
+    """The name the player's token suggests (its `nm` claim), used only if the player has no display
+    name yet (as GetMyProfile does); empty when the token has none.
+    """
     def __init__(
         self,
         *,
         player_id: _builtins.str = ...,
         room_id: _builtins.str = ...,
+        suggested_name: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["player_id", b"player_id", "room_id", b"room_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["player_id", b"player_id", "room_id", b"room_id", "suggested_name", b"suggested_name"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -727,20 +733,143 @@ class AuthorizeSeatResponse(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     ROOM_REVISION_FIELD_NUMBER: _builtins.int
+    DISPLAY_NAME_FIELD_NUMBER: _builtins.int
     room_revision: _builtins.int
     """The room's current revision, so the shard knows whether its copy of the room is current."""
+    display_name: _builtins.str
+    """The player's display name, which the seat shows to everyone at the table."""
     def __init__(
         self,
         *,
         room_revision: _builtins.int = ...,
+        display_name: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["room_revision", b"room_revision"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["display_name", b"display_name", "room_revision", b"room_revision"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___AuthorizeSeatResponse: _TypeAlias = AuthorizeSeatResponse  # noqa: Y015
+
+@_typing.final
+class PlayerProfile(_message.Message):
+    """PlayerProfile is what a player says of themself to the other players."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DISPLAY_NAME_FIELD_NUMBER: _builtins.int
+    UPDATE_TIME_FIELD_NUMBER: _builtins.int
+    display_name: _builtins.str
+    """The name other players see (2 to 24 characters; unique ignoring case)."""
+    @_builtins.property
+    def update_time(self) -> _timestamp_pb2.Timestamp:
+        """When the name was last set."""
+
+    def __init__(
+        self,
+        *,
+        display_name: _builtins.str = ...,
+        update_time: _timestamp_pb2.Timestamp | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["update_time", b"update_time"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["display_name", b"display_name", "update_time", b"update_time"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PlayerProfile: _TypeAlias = PlayerProfile  # noqa: Y015
+
+@_typing.final
+class GetMyProfileRequest(_message.Message):
+    """GetMyProfileRequest asks for the caller's profile."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetMyProfileRequest: _TypeAlias = GetMyProfileRequest  # noqa: Y015
+
+@_typing.final
+class GetMyProfileResponse(_message.Message):
+    """GetMyProfileResponse carries the caller's profile."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PROFILE_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def profile(self) -> Global___PlayerProfile:
+        """The profile."""
+
+    def __init__(
+        self,
+        *,
+        profile: Global___PlayerProfile | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["profile", b"profile"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["profile", b"profile"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetMyProfileResponse: _TypeAlias = GetMyProfileResponse  # noqa: Y015
+
+@_typing.final
+class SetDisplayNameRequest(_message.Message):
+    """SetDisplayNameRequest changes the caller's display name."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    DISPLAY_NAME_FIELD_NUMBER: _builtins.int
+    request_id: _builtins.str
+    """The caller's idempotency key."""
+    display_name: _builtins.str
+    """The new name (see SetDisplayName for what a name may be)."""
+    def __init__(
+        self,
+        *,
+        request_id: _builtins.str = ...,
+        display_name: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["display_name", b"display_name", "request_id", b"request_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SetDisplayNameRequest: _TypeAlias = SetDisplayNameRequest  # noqa: Y015
+
+@_typing.final
+class SetDisplayNameResponse(_message.Message):
+    """SetDisplayNameResponse carries the profile with the new name."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PROFILE_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def profile(self) -> Global___PlayerProfile:
+        """The profile."""
+
+    def __init__(
+        self,
+        *,
+        profile: Global___PlayerProfile | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["profile", b"profile"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["profile", b"profile"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SetDisplayNameResponse: _TypeAlias = SetDisplayNameResponse  # noqa: Y015
 
 @_typing.final
 class CreateRoomRequest(_message.Message):

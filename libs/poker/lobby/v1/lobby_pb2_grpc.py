@@ -76,6 +76,16 @@ class LobbyServiceStub:
                 request_serializer=poker_dot_lobby_dot_v1_dot_lobby__pb2.AuthorizeViewRequest.SerializeToString,
                 response_deserializer=poker_dot_lobby_dot_v1_dot_lobby__pb2.AuthorizeViewResponse.FromString,
                 _registered_method=True)
+        self.GetMyProfile = channel.unary_unary(
+                '/poker.lobby.v1.LobbyService/GetMyProfile',
+                request_serializer=poker_dot_lobby_dot_v1_dot_lobby__pb2.GetMyProfileRequest.SerializeToString,
+                response_deserializer=poker_dot_lobby_dot_v1_dot_lobby__pb2.GetMyProfileResponse.FromString,
+                _registered_method=True)
+        self.SetDisplayName = channel.unary_unary(
+                '/poker.lobby.v1.LobbyService/SetDisplayName',
+                request_serializer=poker_dot_lobby_dot_v1_dot_lobby__pb2.SetDisplayNameRequest.SerializeToString,
+                response_deserializer=poker_dot_lobby_dot_v1_dot_lobby__pb2.SetDisplayNameResponse.FromString,
+                _registered_method=True)
         self.CreateRoom = channel.unary_unary(
                 '/poker.lobby.v1.LobbyService/CreateRoom',
                 request_serializer=poker_dot_lobby_dot_v1_dot_lobby__pb2.CreateRoomRequest.SerializeToString,
@@ -207,6 +217,29 @@ class LobbyServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetMyProfile(self, request, context):
+        """GetMyProfile returns the caller's profile: the name other players see at the tables, in chat
+        and in hand histories (never the player id). A player with no name yet is given one first: the
+        name their sign-in suggested (the token's `nm` claim: Telegram's first name or username), made
+        unique with a number when another player has it, or `Player <number>`. Errors: ROLE_REQUIRED.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SetDisplayName(self, request, context):
+        """SetDisplayName changes the caller's display name. A name is 2 to 24 characters after
+        normalisation (NFKC, spaces collapsed and trimmed): letters of any script, digits, spaces and
+        `.`, `_`, `-`, with at least one letter; no player id (`:`), nothing reserved (dealer, house,
+        admin, support, a service's name). Names are unique ignoring case. Tables show the new name from
+        the player's next seat. Idempotent by `request_id`. Errors: DISPLAY_NAME_INVALID,
+        DISPLAY_NAME_TAKEN (ALREADY_EXISTS), DISPLAY_NAME_CHANGED_RECENTLY (FAILED_PRECONDITION: one
+        change a minute), FIELD_REQUIRED, IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def CreateRoom(self, request, context):
         """CreateRoom adds a room to the catalogue (admin). Idempotent by `request_id`.
         Errors: FIELD_REQUIRED, FIELD_INVALID, POOL_INVALID, ROOM_ALREADY_EXISTS,
@@ -322,6 +355,16 @@ def add_LobbyServiceServicer_to_server(servicer, server):
                     servicer.AuthorizeView,
                     request_deserializer=poker_dot_lobby_dot_v1_dot_lobby__pb2.AuthorizeViewRequest.FromString,
                     response_serializer=poker_dot_lobby_dot_v1_dot_lobby__pb2.AuthorizeViewResponse.SerializeToString,
+            ),
+            'GetMyProfile': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetMyProfile,
+                    request_deserializer=poker_dot_lobby_dot_v1_dot_lobby__pb2.GetMyProfileRequest.FromString,
+                    response_serializer=poker_dot_lobby_dot_v1_dot_lobby__pb2.GetMyProfileResponse.SerializeToString,
+            ),
+            'SetDisplayName': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetDisplayName,
+                    request_deserializer=poker_dot_lobby_dot_v1_dot_lobby__pb2.SetDisplayNameRequest.FromString,
+                    response_serializer=poker_dot_lobby_dot_v1_dot_lobby__pb2.SetDisplayNameResponse.SerializeToString,
             ),
             'CreateRoom': grpc.unary_unary_rpc_method_handler(
                     servicer.CreateRoom,
@@ -565,6 +608,60 @@ class LobbyService:
             '/poker.lobby.v1.LobbyService/AuthorizeView',
             poker_dot_lobby_dot_v1_dot_lobby__pb2.AuthorizeViewRequest.SerializeToString,
             poker_dot_lobby_dot_v1_dot_lobby__pb2.AuthorizeViewResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetMyProfile(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/poker.lobby.v1.LobbyService/GetMyProfile',
+            poker_dot_lobby_dot_v1_dot_lobby__pb2.GetMyProfileRequest.SerializeToString,
+            poker_dot_lobby_dot_v1_dot_lobby__pb2.GetMyProfileResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SetDisplayName(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/poker.lobby.v1.LobbyService/SetDisplayName',
+            poker_dot_lobby_dot_v1_dot_lobby__pb2.SetDisplayNameRequest.SerializeToString,
+            poker_dot_lobby_dot_v1_dot_lobby__pb2.SetDisplayNameResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -86,6 +86,21 @@ class LobbyServiceStub:
     table). Errors: ROOM_NOT_FOUND (also for a room the player may not see), FIELD_INVALID,
     ROLE_REQUIRED.
     """
+    GetMyProfile: _grpc.UnaryUnaryMultiCallable[_lobby_pb2.GetMyProfileRequest, _lobby_pb2.GetMyProfileResponse]
+    """GetMyProfile returns the caller's profile: the name other players see at the tables, in chat
+    and in hand histories (never the player id). A player with no name yet is given one first: the
+    name their sign-in suggested (the token's `nm` claim: Telegram's first name or username), made
+    unique with a number when another player has it, or `Player <number>`. Errors: ROLE_REQUIRED.
+    """
+    SetDisplayName: _grpc.UnaryUnaryMultiCallable[_lobby_pb2.SetDisplayNameRequest, _lobby_pb2.SetDisplayNameResponse]
+    """SetDisplayName changes the caller's display name. A name is 2 to 24 characters after
+    normalisation (NFKC, spaces collapsed and trimmed): letters of any script, digits, spaces and
+    `.`, `_`, `-`, with at least one letter; no player id (`:`), nothing reserved (dealer, house,
+    admin, support, a service's name). Names are unique ignoring case. Tables show the new name from
+    the player's next seat. Idempotent by `request_id`. Errors: DISPLAY_NAME_INVALID,
+    DISPLAY_NAME_TAKEN (ALREADY_EXISTS), DISPLAY_NAME_CHANGED_RECENTLY (FAILED_PRECONDITION: one
+    change a minute), FIELD_REQUIRED, IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
+    """
     CreateRoom: _grpc.UnaryUnaryMultiCallable[_lobby_pb2.CreateRoomRequest, _lobby_pb2.CreateRoomResponse]
     """CreateRoom adds a room to the catalogue (admin). Idempotent by `request_id`.
     Errors: FIELD_REQUIRED, FIELD_INVALID, POOL_INVALID, ROOM_ALREADY_EXISTS,
@@ -186,6 +201,21 @@ class LobbyServiceAsyncStub(LobbyServiceStub):
     nobody but admins). The shard asks it for every reader who has no seat at the table (service:
     table). Errors: ROOM_NOT_FOUND (also for a room the player may not see), FIELD_INVALID,
     ROLE_REQUIRED.
+    """
+    GetMyProfile: _aio.UnaryUnaryMultiCallable[_lobby_pb2.GetMyProfileRequest, _lobby_pb2.GetMyProfileResponse]  # type: ignore[assignment]
+    """GetMyProfile returns the caller's profile: the name other players see at the tables, in chat
+    and in hand histories (never the player id). A player with no name yet is given one first: the
+    name their sign-in suggested (the token's `nm` claim: Telegram's first name or username), made
+    unique with a number when another player has it, or `Player <number>`. Errors: ROLE_REQUIRED.
+    """
+    SetDisplayName: _aio.UnaryUnaryMultiCallable[_lobby_pb2.SetDisplayNameRequest, _lobby_pb2.SetDisplayNameResponse]  # type: ignore[assignment]
+    """SetDisplayName changes the caller's display name. A name is 2 to 24 characters after
+    normalisation (NFKC, spaces collapsed and trimmed): letters of any script, digits, spaces and
+    `.`, `_`, `-`, with at least one letter; no player id (`:`), nothing reserved (dealer, house,
+    admin, support, a service's name). Names are unique ignoring case. Tables show the new name from
+    the player's next seat. Idempotent by `request_id`. Errors: DISPLAY_NAME_INVALID,
+    DISPLAY_NAME_TAKEN (ALREADY_EXISTS), DISPLAY_NAME_CHANGED_RECENTLY (FAILED_PRECONDITION: one
+    change a minute), FIELD_REQUIRED, IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
     """
     CreateRoom: _aio.UnaryUnaryMultiCallable[_lobby_pb2.CreateRoomRequest, _lobby_pb2.CreateRoomResponse]  # type: ignore[assignment]
     """CreateRoom adds a room to the catalogue (admin). Idempotent by `request_id`.
@@ -326,6 +356,33 @@ class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
         nobody but admins). The shard asks it for every reader who has no seat at the table (service:
         table). Errors: ROOM_NOT_FOUND (also for a room the player may not see), FIELD_INVALID,
         ROLE_REQUIRED.
+        """
+
+    @_abc_1.abstractmethod
+    def GetMyProfile(
+        self,
+        request: _lobby_pb2.GetMyProfileRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_lobby_pb2.GetMyProfileResponse, _abc.Awaitable[_lobby_pb2.GetMyProfileResponse]]:
+        """GetMyProfile returns the caller's profile: the name other players see at the tables, in chat
+        and in hand histories (never the player id). A player with no name yet is given one first: the
+        name their sign-in suggested (the token's `nm` claim: Telegram's first name or username), made
+        unique with a number when another player has it, or `Player <number>`. Errors: ROLE_REQUIRED.
+        """
+
+    @_abc_1.abstractmethod
+    def SetDisplayName(
+        self,
+        request: _lobby_pb2.SetDisplayNameRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_lobby_pb2.SetDisplayNameResponse, _abc.Awaitable[_lobby_pb2.SetDisplayNameResponse]]:
+        """SetDisplayName changes the caller's display name. A name is 2 to 24 characters after
+        normalisation (NFKC, spaces collapsed and trimmed): letters of any script, digits, spaces and
+        `.`, `_`, `-`, with at least one letter; no player id (`:`), nothing reserved (dealer, house,
+        admin, support, a service's name). Names are unique ignoring case. Tables show the new name from
+        the player's next seat. Idempotent by `request_id`. Errors: DISPLAY_NAME_INVALID,
+        DISPLAY_NAME_TAKEN (ALREADY_EXISTS), DISPLAY_NAME_CHANGED_RECENTLY (FAILED_PRECONDITION: one
+        change a minute), FIELD_REQUIRED, IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
         """
 
     @_abc_1.abstractmethod

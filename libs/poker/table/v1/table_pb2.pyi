@@ -288,9 +288,12 @@ class SeatView(_message.Message):
     seat: _builtins.int
     """The seat number, from 1."""
     player_id: _builtins.str
-    """The player in the seat; empty for an empty seat."""
+    """Who sits in the seat; empty for an empty seat. The recipient's own seat carries their player
+    id; every other seat an opaque handle of that sitting (`p-` and 12 hex digits, the same in the
+    seat and in the player's chat messages while they stay seated), never another player's id.
+    """
     display_name: _builtins.str
-    """The name shown to others."""
+    """The player's display name (the lobby's profile; never a player id)."""
     status: Global___SeatStatus.ValueType
     """What the player is doing."""
     stack: _builtins.int
@@ -884,22 +887,33 @@ class ChatMessage(_message.Message):
     PLAYER_ID_FIELD_NUMBER: _builtins.int
     TEXT_FIELD_NUMBER: _builtins.int
     STICKER_ID_FIELD_NUMBER: _builtins.int
+    DISPLAY_NAME_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
     player_id: _builtins.str
-    """The sender."""
+    """The sender's opaque handle: what the sender's seat shows other players in `SeatView.player_id`
+    (every recipient, the sender too, gets the handle; never a player id). The sender's own lines
+    are those from their own seat.
+    """
     text: _builtins.str
     """The text, if a message."""
     sticker_id: _builtins.str
     """The sticker id, if a sticker."""
+    display_name: _builtins.str
+    """The sender's display name."""
+    seat: _builtins.int
+    """The sender's seat, from 1."""
     def __init__(
         self,
         *,
         player_id: _builtins.str = ...,
         text: _builtins.str = ...,
         sticker_id: _builtins.str = ...,
+        display_name: _builtins.str = ...,
+        seat: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["player_id", b"player_id", "sticker_id", b"sticker_id", "text", b"text"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["display_name", b"display_name", "player_id", b"player_id", "seat", b"seat", "sticker_id", b"sticker_id", "text", b"text"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file poker/lobby/v1/lobby.proto.
  */
 export const file_poker_lobby_v1_lobby: GenFile = /*@__PURE__*/
-  fileDesc("Chpwb2tlci9sb2JieS92MS9sb2JieS5wcm90bxIOcG9rZXIubG9iYnkudjEihAUKBFJvb20SDwoHcm9vbV9pZBgBIAEoCRIUCgxkaXNwbGF5X25hbWUYAiABKAkSLQoHdmFyaWFudBgDIAEoDjIcLnBva2VyLmNvbW1vbi52MS5HYW1lVmFyaWFudBInCgRwb29sGAQgASgOMhkucG9rZXIuY29tbW9uLnYxLkNoaXBQb29sEhcKD3NlYXRzX3Blcl90YWJsZRgFIAEoBRItCgZibGluZHMYBiABKAsyGy5wb2tlci5sb2JieS52MS5CbGluZFN0YWtlc0gAEi0KBmxpbWl0cxgHIAEoCzIbLnBva2VyLmxvYmJ5LnYxLkxpbWl0U3Rha2VzSAASKwoFYW50ZXMYCCABKAsyGi5wb2tlci5sb2JieS52MS5BbnRlU3Rha2VzSAASEgoKbWluX2J1eV9pbhgJIAEoAxISCgptYXhfYnV5X2luGAogASgDEg8KB3ByaXZhdGUYCyABKAgSGQoRcmFrZV9iYXNpc19wb2ludHMYDCABKAUSEAoIcmFrZV9jYXAYDSABKAMSLwoLY3JlYXRlX3RpbWUYDiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhwKFHJha2Vfbm9fZmxvcF9ub19kcm9wGA8gASgIEhAKCGRpc2FibGVkGBAgASgIEhMKC3RhYmxlX2NvdW50GBEgASgFEhAKCHJldmlzaW9uGBIgASgDEi8KC3VwZGF0ZV90aW1lGBMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCglvY2N1cGFuY3kYFCABKAsyHS5wb2tlci5sb2JieS52MS5Sb29tT2NjdXBhbmN5QggKBnN0YWtlcyJpCg1Sb29tT2NjdXBhbmN5EhYKDnJ1bm5pbmdfdGFibGVzGAEgASgFEhMKC3NlYXRzX3Rha2VuGAIgASgFEhIKCnNlYXRzX2ZyZWUYAyABKAUSFwoPcGxheWVyc193YWl0aW5nGAQgASgFIkMKC0JsaW5kU3Rha2VzEhMKC3NtYWxsX2JsaW5kGAEgASgDEhEKCWJpZ19ibGluZBgCIAEoAxIMCgRzdGVwGAMgASgDIjEKC0xpbWl0U3Rha2VzEhEKCXNtYWxsX2JldBgBIAEoAxIPCgdiaWdfYmV0GAIgASgDIkQKCkFudGVTdGFrZXMSEAoIbWluX2FudGUYASABKAMSEAoIbWF4X2FudGUYAiABKAMSEgoKbWF4X3BheW91dBgDIAEoAyJVCgtTZWF0U3VtbWFyeRIMCgRzZWF0GAEgASgFEhQKDGRpc3BsYXlfbmFtZRgCIAEoCRINCgVzdGFjaxgDIAEoAxITCgtzaXR0aW5nX291dBgEIAEoCCKtAgoMVGFibGVTdW1tYXJ5EhAKCHRhYmxlX2lkGAEgASgJEg8KB3Jvb21faWQYAiABKAkSFgoOc2VhdGVkX3BsYXllcnMYAyABKAUSDQoFc2VhdHMYBCABKAUSFwoPd2FpdGluZ19wbGF5ZXJzGAUgASgFEhgKEGhhbmRfaW5fcHJvZ3Jlc3MYBiABKAgSMAoLdGFrZW5fc2VhdHMYByADKAsyGy5wb2tlci5sb2JieS52MS5TZWF0U3VtbWFyeRITCgthdmVyYWdlX3BvdBgIIAEoAxIWCg5oYW5kc19wZXJfaG91chgJIAEoBRIQCghzaGFyZF9pZBgKIAEoCRIvCgt1cGRhdGVfdGltZRgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAi1gEKEExpc3RSb29tc1JlcXVlc3QSLQoHdmFyaWFudBgBIAEoDjIcLnBva2VyLmNvbW1vbi52MS5HYW1lVmFyaWFudBInCgRwb29sGAIgASgOMhkucG9rZXIuY29tbW9uLnYxLkNoaXBQb29sEioKBHBhZ2UYAyABKAsyHC5wb2tlci5jb21tb24udjEuUGFnZVJlcXVlc3QSEQoJbWluX3N0YWtlGAQgASgDEhEKCW1heF9zdGFrZRgFIAEoAxIYChBpbmNsdWRlX2Rpc2FibGVkGAYgASgIImUKEUxpc3RSb29tc1Jlc3BvbnNlEiMKBXJvb21zGAEgAygLMhQucG9rZXIubG9iYnkudjEuUm9vbRIrCgRwYWdlGAIgASgLMh0ucG9rZXIuY29tbW9uLnYxLlBhZ2VSZXNwb25zZSIhCg5HZXRSb29tUmVxdWVzdBIPCgdyb29tX2lkGAEgASgJIjUKD0dldFJvb21SZXNwb25zZRIiCgRyb29tGAEgASgLMhQucG9rZXIubG9iYnkudjEuUm9vbSIkChFMaXN0VGFibGVzUmVxdWVzdBIPCgdyb29tX2lkGAEgASgJIkIKEkxpc3RUYWJsZXNSZXNwb25zZRIsCgZ0YWJsZXMYASADKAsyHC5wb2tlci5sb2JieS52MS5UYWJsZVN1bW1hcnkiRwoQSm9pblRhYmxlUmVxdWVzdBIPCgdyb29tX2lkGAEgASgJEhAKCHRhYmxlX2lkGAIgASgJEhAKCHNwZWN0YXRlGAMgASgIInIKEUpvaW5UYWJsZVJlc3BvbnNlEhAKCHRhYmxlX2lkGAEgASgJEhAKCHNoYXJkX2lkGAIgASgJEg8KB2FkZHJlc3MYAyABKAkSFQoNZmVuY2luZ190b2tlbhgEIAEoAxIRCgluZXdfdGFibGUYBSABKAgiOwoXUmVkZWVtSW52aXRlQ29kZVJlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCRIMCgRjb2RlGAIgASgJIisKGFJlZGVlbUludml0ZUNvZGVSZXNwb25zZRIPCgdyb29tX2lkGAEgASgJIjoKFEF1dGhvcml6ZVNlYXRSZXF1ZXN0EhEKCXBsYXllcl9pZBgBIAEoCRIPCgdyb29tX2lkGAIgASgJIjoKFEF1dGhvcml6ZVZpZXdSZXF1ZXN0EhEKCXBsYXllcl9pZBgBIAEoCRIPCgdyb29tX2lkGAIgASgJIkMKFUF1dGhvcml6ZVZpZXdSZXNwb25zZRIVCg1yb29tX3JldmlzaW9uGAEgASgDEhMKC3RhYmxlX2NvdW50GAIgASgFIi4KFUF1dGhvcml6ZVNlYXRSZXNwb25zZRIVCg1yb29tX3JldmlzaW9uGAEgASgDImAKEUNyZWF0ZVJvb21SZXF1ZXN0EhIKCnJlcXVlc3RfaWQYASABKAkSIgoEcm9vbRgCIAEoCzIULnBva2VyLmxvYmJ5LnYxLlJvb20SEwoLdGFibGVfY291bnQYAyABKAUiSwoSQ3JlYXRlUm9vbVJlc3BvbnNlEiIKBHJvb20YASABKAsyFC5wb2tlci5sb2JieS52MS5Sb29tEhEKCXRhYmxlX2lkcxgCIAMoCSJLChFVcGRhdGVSb29tUmVxdWVzdBISCgpyZXF1ZXN0X2lkGAEgASgJEiIKBHJvb20YAiABKAsyFC5wb2tlci5sb2JieS52MS5Sb29tIjgKElVwZGF0ZVJvb21SZXNwb25zZRIiCgRyb29tGAEgASgLMhQucG9rZXIubG9iYnkudjEuUm9vbSI5ChJEaXNhYmxlUm9vbVJlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCRIPCgdyb29tX2lkGAIgASgJIjkKE0Rpc2FibGVSb29tUmVzcG9uc2USIgoEcm9vbRgBIAEoCzIULnBva2VyLmxvYmJ5LnYxLlJvb20iOAoRRW5hYmxlUm9vbVJlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCRIPCgdyb29tX2lkGAIgASgJIjgKEkVuYWJsZVJvb21SZXNwb25zZRIiCgRyb29tGAEgASgLMhQucG9rZXIubG9iYnkudjEuUm9vbSKLAQoLTWFpbnRlbmFuY2USFAoMbm9fbmV3X3NlYXRzGAEgASgIEhQKDG5vX25ld19oYW5kcxgCIAEoCBIPCgdtZXNzYWdlGAMgASgJEg4KBnNldF9ieRgEIAEoCRIvCgt1cGRhdGVfdGltZRgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiVAoPUm9vbU1haW50ZW5hbmNlEg8KB3Jvb21faWQYASABKAkSMAoLbWFpbnRlbmFuY2UYAiABKAsyGy5wb2tlci5sb2JieS52MS5NYWludGVuYW5jZSJuChVTZXRNYWludGVuYW5jZVJlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCRIPCgdyb29tX2lkGAIgASgJEjAKC21haW50ZW5hbmNlGAMgASgLMhsucG9rZXIubG9iYnkudjEuTWFpbnRlbmFuY2UiSgoWU2V0TWFpbnRlbmFuY2VSZXNwb25zZRIwCgttYWludGVuYW5jZRgBIAEoCzIbLnBva2VyLmxvYmJ5LnYxLk1haW50ZW5hbmNlIjsKFUdldE1haW50ZW5hbmNlUmVxdWVzdBIPCgdyb29tX2lkGAEgASgJEhEKCWFsbF9yb29tcxgCIAEoCCKfAQoWR2V0TWFpbnRlbmFuY2VSZXNwb25zZRIqCgVsb2JieRgBIAEoCzIbLnBva2VyLmxvYmJ5LnYxLk1haW50ZW5hbmNlEikKBHJvb20YAiABKAsyGy5wb2tlci5sb2JieS52MS5NYWludGVuYW5jZRIuCgVyb29tcxgDIAMoCzIfLnBva2VyLmxvYmJ5LnYxLlJvb21NYWludGVuYW5jZSJwChZVcGRhdGVBbGxvd0xpc3RSZXF1ZXN0EhIKCnJlcXVlc3RfaWQYASABKAkSDwoHcm9vbV9pZBgCIAEoCRIWCg5hZGRfcGxheWVyX2lkcxgDIAMoCRIZChFyZW1vdmVfcGxheWVyX2lkcxgEIAMoCSIvChdVcGRhdGVBbGxvd0xpc3RSZXNwb25zZRIUCgxwbGF5ZXJfY291bnQYASABKAUiUwoUTGlzdEFsbG93TGlzdFJlcXVlc3QSDwoHcm9vbV9pZBgBIAEoCRIqCgRwYWdlGAIgASgLMhwucG9rZXIuY29tbW9uLnYxLlBhZ2VSZXF1ZXN0IlgKFUxpc3RBbGxvd0xpc3RSZXNwb25zZRISCgpwbGF5ZXJfaWRzGAEgAygJEisKBHBhZ2UYAiABKAsyHS5wb2tlci5jb21tb24udjEuUGFnZVJlc3BvbnNlIoEBChdDcmVhdGVJbnZpdGVDb2RlUmVxdWVzdBISCgpyZXF1ZXN0X2lkGAEgASgJEg8KB3Jvb21faWQYAiABKAkSEAoIbWF4X3VzZXMYAyABKAUSLwoLZXhwaXJlX3RpbWUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIigKGENyZWF0ZUludml0ZUNvZGVSZXNwb25zZRIMCgRjb2RlGAEgASgJMrgLCgxMb2JieVNlcnZpY2USUAoJTGlzdFJvb21zEiAucG9rZXIubG9iYnkudjEuTGlzdFJvb21zUmVxdWVzdBohLnBva2VyLmxvYmJ5LnYxLkxpc3RSb29tc1Jlc3BvbnNlEkoKB0dldFJvb20SHi5wb2tlci5sb2JieS52MS5HZXRSb29tUmVxdWVzdBofLnBva2VyLmxvYmJ5LnYxLkdldFJvb21SZXNwb25zZRJTCgpMaXN0VGFibGVzEiEucG9rZXIubG9iYnkudjEuTGlzdFRhYmxlc1JlcXVlc3QaIi5wb2tlci5sb2JieS52MS5MaXN0VGFibGVzUmVzcG9uc2USUAoJSm9pblRhYmxlEiAucG9rZXIubG9iYnkudjEuSm9pblRhYmxlUmVxdWVzdBohLnBva2VyLmxvYmJ5LnYxLkpvaW5UYWJsZVJlc3BvbnNlEmUKEFJlZGVlbUludml0ZUNvZGUSJy5wb2tlci5sb2JieS52MS5SZWRlZW1JbnZpdGVDb2RlUmVxdWVzdBooLnBva2VyLmxvYmJ5LnYxLlJlZGVlbUludml0ZUNvZGVSZXNwb25zZRJcCg1BdXRob3JpemVTZWF0EiQucG9rZXIubG9iYnkudjEuQXV0aG9yaXplU2VhdFJlcXVlc3QaJS5wb2tlci5sb2JieS52MS5BdXRob3JpemVTZWF0UmVzcG9uc2USXAoNQXV0aG9yaXplVmlldxIkLnBva2VyLmxvYmJ5LnYxLkF1dGhvcml6ZVZpZXdSZXF1ZXN0GiUucG9rZXIubG9iYnkudjEuQXV0aG9yaXplVmlld1Jlc3BvbnNlElMKCkNyZWF0ZVJvb20SIS5wb2tlci5sb2JieS52MS5DcmVhdGVSb29tUmVxdWVzdBoiLnBva2VyLmxvYmJ5LnYxLkNyZWF0ZVJvb21SZXNwb25zZRJTCgpVcGRhdGVSb29tEiEucG9rZXIubG9iYnkudjEuVXBkYXRlUm9vbVJlcXVlc3QaIi5wb2tlci5sb2JieS52MS5VcGRhdGVSb29tUmVzcG9uc2USVgoLRGlzYWJsZVJvb20SIi5wb2tlci5sb2JieS52MS5EaXNhYmxlUm9vbVJlcXVlc3QaIy5wb2tlci5sb2JieS52MS5EaXNhYmxlUm9vbVJlc3BvbnNlElMKCkVuYWJsZVJvb20SIS5wb2tlci5sb2JieS52MS5FbmFibGVSb29tUmVxdWVzdBoiLnBva2VyLmxvYmJ5LnYxLkVuYWJsZVJvb21SZXNwb25zZRJfCg5TZXRNYWludGVuYW5jZRIlLnBva2VyLmxvYmJ5LnYxLlNldE1haW50ZW5hbmNlUmVxdWVzdBomLnBva2VyLmxvYmJ5LnYxLlNldE1haW50ZW5hbmNlUmVzcG9uc2USXwoOR2V0TWFpbnRlbmFuY2USJS5wb2tlci5sb2JieS52MS5HZXRNYWludGVuYW5jZVJlcXVlc3QaJi5wb2tlci5sb2JieS52MS5HZXRNYWludGVuYW5jZVJlc3BvbnNlEmIKD1VwZGF0ZUFsbG93TGlzdBImLnBva2VyLmxvYmJ5LnYxLlVwZGF0ZUFsbG93TGlzdFJlcXVlc3QaJy5wb2tlci5sb2JieS52MS5VcGRhdGVBbGxvd0xpc3RSZXNwb25zZRJcCg1MaXN0QWxsb3dMaXN0EiQucG9rZXIubG9iYnkudjEuTGlzdEFsbG93TGlzdFJlcXVlc3QaJS5wb2tlci5sb2JieS52MS5MaXN0QWxsb3dMaXN0UmVzcG9uc2USZQoQQ3JlYXRlSW52aXRlQ29kZRInLnBva2VyLmxvYmJ5LnYxLkNyZWF0ZUludml0ZUNvZGVSZXF1ZXN0GigucG9rZXIubG9iYnkudjEuQ3JlYXRlSW52aXRlQ29kZVJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp, file_poker_common_v1_common]);
+  fileDesc("Chpwb2tlci9sb2JieS92MS9sb2JieS5wcm90bxIOcG9rZXIubG9iYnkudjEihAUKBFJvb20SDwoHcm9vbV9pZBgBIAEoCRIUCgxkaXNwbGF5X25hbWUYAiABKAkSLQoHdmFyaWFudBgDIAEoDjIcLnBva2VyLmNvbW1vbi52MS5HYW1lVmFyaWFudBInCgRwb29sGAQgASgOMhkucG9rZXIuY29tbW9uLnYxLkNoaXBQb29sEhcKD3NlYXRzX3Blcl90YWJsZRgFIAEoBRItCgZibGluZHMYBiABKAsyGy5wb2tlci5sb2JieS52MS5CbGluZFN0YWtlc0gAEi0KBmxpbWl0cxgHIAEoCzIbLnBva2VyLmxvYmJ5LnYxLkxpbWl0U3Rha2VzSAASKwoFYW50ZXMYCCABKAsyGi5wb2tlci5sb2JieS52MS5BbnRlU3Rha2VzSAASEgoKbWluX2J1eV9pbhgJIAEoAxISCgptYXhfYnV5X2luGAogASgDEg8KB3ByaXZhdGUYCyABKAgSGQoRcmFrZV9iYXNpc19wb2ludHMYDCABKAUSEAoIcmFrZV9jYXAYDSABKAMSLwoLY3JlYXRlX3RpbWUYDiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhwKFHJha2Vfbm9fZmxvcF9ub19kcm9wGA8gASgIEhAKCGRpc2FibGVkGBAgASgIEhMKC3RhYmxlX2NvdW50GBEgASgFEhAKCHJldmlzaW9uGBIgASgDEi8KC3VwZGF0ZV90aW1lGBMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCglvY2N1cGFuY3kYFCABKAsyHS5wb2tlci5sb2JieS52MS5Sb29tT2NjdXBhbmN5QggKBnN0YWtlcyJpCg1Sb29tT2NjdXBhbmN5EhYKDnJ1bm5pbmdfdGFibGVzGAEgASgFEhMKC3NlYXRzX3Rha2VuGAIgASgFEhIKCnNlYXRzX2ZyZWUYAyABKAUSFwoPcGxheWVyc193YWl0aW5nGAQgASgFIkMKC0JsaW5kU3Rha2VzEhMKC3NtYWxsX2JsaW5kGAEgASgDEhEKCWJpZ19ibGluZBgCIAEoAxIMCgRzdGVwGAMgASgDIjEKC0xpbWl0U3Rha2VzEhEKCXNtYWxsX2JldBgBIAEoAxIPCgdiaWdfYmV0GAIgASgDIkQKCkFudGVTdGFrZXMSEAoIbWluX2FudGUYASABKAMSEAoIbWF4X2FudGUYAiABKAMSEgoKbWF4X3BheW91dBgDIAEoAyJVCgtTZWF0U3VtbWFyeRIMCgRzZWF0GAEgASgFEhQKDGRpc3BsYXlfbmFtZRgCIAEoCRINCgVzdGFjaxgDIAEoAxITCgtzaXR0aW5nX291dBgEIAEoCCKtAgoMVGFibGVTdW1tYXJ5EhAKCHRhYmxlX2lkGAEgASgJEg8KB3Jvb21faWQYAiABKAkSFgoOc2VhdGVkX3BsYXllcnMYAyABKAUSDQoFc2VhdHMYBCABKAUSFwoPd2FpdGluZ19wbGF5ZXJzGAUgASgFEhgKEGhhbmRfaW5fcHJvZ3Jlc3MYBiABKAgSMAoLdGFrZW5fc2VhdHMYByADKAsyGy5wb2tlci5sb2JieS52MS5TZWF0U3VtbWFyeRITCgthdmVyYWdlX3BvdBgIIAEoAxIWCg5oYW5kc19wZXJfaG91chgJIAEoBRIQCghzaGFyZF9pZBgKIAEoCRIvCgt1cGRhdGVfdGltZRgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAi1gEKEExpc3RSb29tc1JlcXVlc3QSLQoHdmFyaWFudBgBIAEoDjIcLnBva2VyLmNvbW1vbi52MS5HYW1lVmFyaWFudBInCgRwb29sGAIgASgOMhkucG9rZXIuY29tbW9uLnYxLkNoaXBQb29sEioKBHBhZ2UYAyABKAsyHC5wb2tlci5jb21tb24udjEuUGFnZVJlcXVlc3QSEQoJbWluX3N0YWtlGAQgASgDEhEKCW1heF9zdGFrZRgFIAEoAxIYChBpbmNsdWRlX2Rpc2FibGVkGAYgASgIImUKEUxpc3RSb29tc1Jlc3BvbnNlEiMKBXJvb21zGAEgAygLMhQucG9rZXIubG9iYnkudjEuUm9vbRIrCgRwYWdlGAIgASgLMh0ucG9rZXIuY29tbW9uLnYxLlBhZ2VSZXNwb25zZSIhCg5HZXRSb29tUmVxdWVzdBIPCgdyb29tX2lkGAEgASgJIjUKD0dldFJvb21SZXNwb25zZRIiCgRyb29tGAEgASgLMhQucG9rZXIubG9iYnkudjEuUm9vbSIkChFMaXN0VGFibGVzUmVxdWVzdBIPCgdyb29tX2lkGAEgASgJIkIKEkxpc3RUYWJsZXNSZXNwb25zZRIsCgZ0YWJsZXMYASADKAsyHC5wb2tlci5sb2JieS52MS5UYWJsZVN1bW1hcnkiRwoQSm9pblRhYmxlUmVxdWVzdBIPCgdyb29tX2lkGAEgASgJEhAKCHRhYmxlX2lkGAIgASgJEhAKCHNwZWN0YXRlGAMgASgIInIKEUpvaW5UYWJsZVJlc3BvbnNlEhAKCHRhYmxlX2lkGAEgASgJEhAKCHNoYXJkX2lkGAIgASgJEg8KB2FkZHJlc3MYAyABKAkSFQoNZmVuY2luZ190b2tlbhgEIAEoAxIRCgluZXdfdGFibGUYBSABKAgiOwoXUmVkZWVtSW52aXRlQ29kZVJlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCRIMCgRjb2RlGAIgASgJIisKGFJlZGVlbUludml0ZUNvZGVSZXNwb25zZRIPCgdyb29tX2lkGAEgASgJIlIKFEF1dGhvcml6ZVNlYXRSZXF1ZXN0EhEKCXBsYXllcl9pZBgBIAEoCRIPCgdyb29tX2lkGAIgASgJEhYKDnN1Z2dlc3RlZF9uYW1lGAMgASgJIjoKFEF1dGhvcml6ZVZpZXdSZXF1ZXN0EhEKCXBsYXllcl9pZBgBIAEoCRIPCgdyb29tX2lkGAIgASgJIkMKFUF1dGhvcml6ZVZpZXdSZXNwb25zZRIVCg1yb29tX3JldmlzaW9uGAEgASgDEhMKC3RhYmxlX2NvdW50GAIgASgFIkQKFUF1dGhvcml6ZVNlYXRSZXNwb25zZRIVCg1yb29tX3JldmlzaW9uGAEgASgDEhQKDGRpc3BsYXlfbmFtZRgCIAEoCSJWCg1QbGF5ZXJQcm9maWxlEhQKDGRpc3BsYXlfbmFtZRgBIAEoCRIvCgt1cGRhdGVfdGltZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiFQoTR2V0TXlQcm9maWxlUmVxdWVzdCJGChRHZXRNeVByb2ZpbGVSZXNwb25zZRIuCgdwcm9maWxlGAEgASgLMh0ucG9rZXIubG9iYnkudjEuUGxheWVyUHJvZmlsZSJBChVTZXREaXNwbGF5TmFtZVJlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCRIUCgxkaXNwbGF5X25hbWUYAiABKAkiSAoWU2V0RGlzcGxheU5hbWVSZXNwb25zZRIuCgdwcm9maWxlGAEgASgLMh0ucG9rZXIubG9iYnkudjEuUGxheWVyUHJvZmlsZSJgChFDcmVhdGVSb29tUmVxdWVzdBISCgpyZXF1ZXN0X2lkGAEgASgJEiIKBHJvb20YAiABKAsyFC5wb2tlci5sb2JieS52MS5Sb29tEhMKC3RhYmxlX2NvdW50GAMgASgFIksKEkNyZWF0ZVJvb21SZXNwb25zZRIiCgRyb29tGAEgASgLMhQucG9rZXIubG9iYnkudjEuUm9vbRIRCgl0YWJsZV9pZHMYAiADKAkiSwoRVXBkYXRlUm9vbVJlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCRIiCgRyb29tGAIgASgLMhQucG9rZXIubG9iYnkudjEuUm9vbSI4ChJVcGRhdGVSb29tUmVzcG9uc2USIgoEcm9vbRgBIAEoCzIULnBva2VyLmxvYmJ5LnYxLlJvb20iOQoSRGlzYWJsZVJvb21SZXF1ZXN0EhIKCnJlcXVlc3RfaWQYASABKAkSDwoHcm9vbV9pZBgCIAEoCSI5ChNEaXNhYmxlUm9vbVJlc3BvbnNlEiIKBHJvb20YASABKAsyFC5wb2tlci5sb2JieS52MS5Sb29tIjgKEUVuYWJsZVJvb21SZXF1ZXN0EhIKCnJlcXVlc3RfaWQYASABKAkSDwoHcm9vbV9pZBgCIAEoCSI4ChJFbmFibGVSb29tUmVzcG9uc2USIgoEcm9vbRgBIAEoCzIULnBva2VyLmxvYmJ5LnYxLlJvb20iiwEKC01haW50ZW5hbmNlEhQKDG5vX25ld19zZWF0cxgBIAEoCBIUCgxub19uZXdfaGFuZHMYAiABKAgSDwoHbWVzc2FnZRgDIAEoCRIOCgZzZXRfYnkYBCABKAkSLwoLdXBkYXRlX3RpbWUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIlQKD1Jvb21NYWludGVuYW5jZRIPCgdyb29tX2lkGAEgASgJEjAKC21haW50ZW5hbmNlGAIgASgLMhsucG9rZXIubG9iYnkudjEuTWFpbnRlbmFuY2UibgoVU2V0TWFpbnRlbmFuY2VSZXF1ZXN0EhIKCnJlcXVlc3RfaWQYASABKAkSDwoHcm9vbV9pZBgCIAEoCRIwCgttYWludGVuYW5jZRgDIAEoCzIbLnBva2VyLmxvYmJ5LnYxLk1haW50ZW5hbmNlIkoKFlNldE1haW50ZW5hbmNlUmVzcG9uc2USMAoLbWFpbnRlbmFuY2UYASABKAsyGy5wb2tlci5sb2JieS52MS5NYWludGVuYW5jZSI7ChVHZXRNYWludGVuYW5jZVJlcXVlc3QSDwoHcm9vbV9pZBgBIAEoCRIRCglhbGxfcm9vbXMYAiABKAginwEKFkdldE1haW50ZW5hbmNlUmVzcG9uc2USKgoFbG9iYnkYASABKAsyGy5wb2tlci5sb2JieS52MS5NYWludGVuYW5jZRIpCgRyb29tGAIgASgLMhsucG9rZXIubG9iYnkudjEuTWFpbnRlbmFuY2USLgoFcm9vbXMYAyADKAsyHy5wb2tlci5sb2JieS52MS5Sb29tTWFpbnRlbmFuY2UicAoWVXBkYXRlQWxsb3dMaXN0UmVxdWVzdBISCgpyZXF1ZXN0X2lkGAEgASgJEg8KB3Jvb21faWQYAiABKAkSFgoOYWRkX3BsYXllcl9pZHMYAyADKAkSGQoRcmVtb3ZlX3BsYXllcl9pZHMYBCADKAkiLwoXVXBkYXRlQWxsb3dMaXN0UmVzcG9uc2USFAoMcGxheWVyX2NvdW50GAEgASgFIlMKFExpc3RBbGxvd0xpc3RSZXF1ZXN0Eg8KB3Jvb21faWQYASABKAkSKgoEcGFnZRgCIAEoCzIcLnBva2VyLmNvbW1vbi52MS5QYWdlUmVxdWVzdCJYChVMaXN0QWxsb3dMaXN0UmVzcG9uc2USEgoKcGxheWVyX2lkcxgBIAMoCRIrCgRwYWdlGAIgASgLMh0ucG9rZXIuY29tbW9uLnYxLlBhZ2VSZXNwb25zZSKBAQoXQ3JlYXRlSW52aXRlQ29kZVJlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCRIPCgdyb29tX2lkGAIgASgJEhAKCG1heF91c2VzGAMgASgFEi8KC2V4cGlyZV90aW1lGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCIoChhDcmVhdGVJbnZpdGVDb2RlUmVzcG9uc2USDAoEY29kZRgBIAEoCTL0DAoMTG9iYnlTZXJ2aWNlElAKCUxpc3RSb29tcxIgLnBva2VyLmxvYmJ5LnYxLkxpc3RSb29tc1JlcXVlc3QaIS5wb2tlci5sb2JieS52MS5MaXN0Um9vbXNSZXNwb25zZRJKCgdHZXRSb29tEh4ucG9rZXIubG9iYnkudjEuR2V0Um9vbVJlcXVlc3QaHy5wb2tlci5sb2JieS52MS5HZXRSb29tUmVzcG9uc2USUwoKTGlzdFRhYmxlcxIhLnBva2VyLmxvYmJ5LnYxLkxpc3RUYWJsZXNSZXF1ZXN0GiIucG9rZXIubG9iYnkudjEuTGlzdFRhYmxlc1Jlc3BvbnNlElAKCUpvaW5UYWJsZRIgLnBva2VyLmxvYmJ5LnYxLkpvaW5UYWJsZVJlcXVlc3QaIS5wb2tlci5sb2JieS52MS5Kb2luVGFibGVSZXNwb25zZRJlChBSZWRlZW1JbnZpdGVDb2RlEicucG9rZXIubG9iYnkudjEuUmVkZWVtSW52aXRlQ29kZVJlcXVlc3QaKC5wb2tlci5sb2JieS52MS5SZWRlZW1JbnZpdGVDb2RlUmVzcG9uc2USXAoNQXV0aG9yaXplU2VhdBIkLnBva2VyLmxvYmJ5LnYxLkF1dGhvcml6ZVNlYXRSZXF1ZXN0GiUucG9rZXIubG9iYnkudjEuQXV0aG9yaXplU2VhdFJlc3BvbnNlElwKDUF1dGhvcml6ZVZpZXcSJC5wb2tlci5sb2JieS52MS5BdXRob3JpemVWaWV3UmVxdWVzdBolLnBva2VyLmxvYmJ5LnYxLkF1dGhvcml6ZVZpZXdSZXNwb25zZRJZCgxHZXRNeVByb2ZpbGUSIy5wb2tlci5sb2JieS52MS5HZXRNeVByb2ZpbGVSZXF1ZXN0GiQucG9rZXIubG9iYnkudjEuR2V0TXlQcm9maWxlUmVzcG9uc2USXwoOU2V0RGlzcGxheU5hbWUSJS5wb2tlci5sb2JieS52MS5TZXREaXNwbGF5TmFtZVJlcXVlc3QaJi5wb2tlci5sb2JieS52MS5TZXREaXNwbGF5TmFtZVJlc3BvbnNlElMKCkNyZWF0ZVJvb20SIS5wb2tlci5sb2JieS52MS5DcmVhdGVSb29tUmVxdWVzdBoiLnBva2VyLmxvYmJ5LnYxLkNyZWF0ZVJvb21SZXNwb25zZRJTCgpVcGRhdGVSb29tEiEucG9rZXIubG9iYnkudjEuVXBkYXRlUm9vbVJlcXVlc3QaIi5wb2tlci5sb2JieS52MS5VcGRhdGVSb29tUmVzcG9uc2USVgoLRGlzYWJsZVJvb20SIi5wb2tlci5sb2JieS52MS5EaXNhYmxlUm9vbVJlcXVlc3QaIy5wb2tlci5sb2JieS52MS5EaXNhYmxlUm9vbVJlc3BvbnNlElMKCkVuYWJsZVJvb20SIS5wb2tlci5sb2JieS52MS5FbmFibGVSb29tUmVxdWVzdBoiLnBva2VyLmxvYmJ5LnYxLkVuYWJsZVJvb21SZXNwb25zZRJfCg5TZXRNYWludGVuYW5jZRIlLnBva2VyLmxvYmJ5LnYxLlNldE1haW50ZW5hbmNlUmVxdWVzdBomLnBva2VyLmxvYmJ5LnYxLlNldE1haW50ZW5hbmNlUmVzcG9uc2USXwoOR2V0TWFpbnRlbmFuY2USJS5wb2tlci5sb2JieS52MS5HZXRNYWludGVuYW5jZVJlcXVlc3QaJi5wb2tlci5sb2JieS52MS5HZXRNYWludGVuYW5jZVJlc3BvbnNlEmIKD1VwZGF0ZUFsbG93TGlzdBImLnBva2VyLmxvYmJ5LnYxLlVwZGF0ZUFsbG93TGlzdFJlcXVlc3QaJy5wb2tlci5sb2JieS52MS5VcGRhdGVBbGxvd0xpc3RSZXNwb25zZRJcCg1MaXN0QWxsb3dMaXN0EiQucG9rZXIubG9iYnkudjEuTGlzdEFsbG93TGlzdFJlcXVlc3QaJS5wb2tlci5sb2JieS52MS5MaXN0QWxsb3dMaXN0UmVzcG9uc2USZQoQQ3JlYXRlSW52aXRlQ29kZRInLnBva2VyLmxvYmJ5LnYxLkNyZWF0ZUludml0ZUNvZGVSZXF1ZXN0GigucG9rZXIubG9iYnkudjEuQ3JlYXRlSW52aXRlQ29kZVJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp, file_poker_common_v1_common]);
 
 /**
  * Room is one entry of the catalogue: a game with its stakes; it has one or more tables.
@@ -776,6 +776,14 @@ export type AuthorizeSeatRequest = Message<"poker.lobby.v1.AuthorizeSeatRequest"
    * @generated from field: string room_id = 2;
    */
   roomId: string;
+
+  /**
+   * The name the player's token suggests (its `nm` claim), used only if the player has no display
+   * name yet (as GetMyProfile does); empty when the token has none.
+   *
+   * @generated from field: string suggested_name = 3;
+   */
+  suggestedName: string;
 };
 
 /**
@@ -854,6 +862,13 @@ export type AuthorizeSeatResponse = Message<"poker.lobby.v1.AuthorizeSeatRespons
    * @generated from field: int64 room_revision = 1;
    */
   roomRevision: bigint;
+
+  /**
+   * The player's display name, which the seat shows to everyone at the table.
+   *
+   * @generated from field: string display_name = 2;
+   */
+  displayName: string;
 };
 
 /**
@@ -862,6 +877,119 @@ export type AuthorizeSeatResponse = Message<"poker.lobby.v1.AuthorizeSeatRespons
  */
 export const AuthorizeSeatResponseSchema: GenMessage<AuthorizeSeatResponse> = /*@__PURE__*/
   messageDesc(file_poker_lobby_v1_lobby, 20);
+
+/**
+ * PlayerProfile is what a player says of themself to the other players.
+ *
+ * @generated from message poker.lobby.v1.PlayerProfile
+ */
+export type PlayerProfile = Message<"poker.lobby.v1.PlayerProfile"> & {
+  /**
+   * The name other players see (2 to 24 characters; unique ignoring case).
+   *
+   * @generated from field: string display_name = 1;
+   */
+  displayName: string;
+
+  /**
+   * When the name was last set.
+   *
+   * @generated from field: google.protobuf.Timestamp update_time = 2;
+   */
+  updateTime?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message poker.lobby.v1.PlayerProfile.
+ * Use `create(PlayerProfileSchema)` to create a new message.
+ */
+export const PlayerProfileSchema: GenMessage<PlayerProfile> = /*@__PURE__*/
+  messageDesc(file_poker_lobby_v1_lobby, 21);
+
+/**
+ * GetMyProfileRequest asks for the caller's profile.
+ *
+ * @generated from message poker.lobby.v1.GetMyProfileRequest
+ */
+export type GetMyProfileRequest = Message<"poker.lobby.v1.GetMyProfileRequest"> & {
+};
+
+/**
+ * Describes the message poker.lobby.v1.GetMyProfileRequest.
+ * Use `create(GetMyProfileRequestSchema)` to create a new message.
+ */
+export const GetMyProfileRequestSchema: GenMessage<GetMyProfileRequest> = /*@__PURE__*/
+  messageDesc(file_poker_lobby_v1_lobby, 22);
+
+/**
+ * GetMyProfileResponse carries the caller's profile.
+ *
+ * @generated from message poker.lobby.v1.GetMyProfileResponse
+ */
+export type GetMyProfileResponse = Message<"poker.lobby.v1.GetMyProfileResponse"> & {
+  /**
+   * The profile.
+   *
+   * @generated from field: poker.lobby.v1.PlayerProfile profile = 1;
+   */
+  profile?: PlayerProfile | undefined;
+};
+
+/**
+ * Describes the message poker.lobby.v1.GetMyProfileResponse.
+ * Use `create(GetMyProfileResponseSchema)` to create a new message.
+ */
+export const GetMyProfileResponseSchema: GenMessage<GetMyProfileResponse> = /*@__PURE__*/
+  messageDesc(file_poker_lobby_v1_lobby, 23);
+
+/**
+ * SetDisplayNameRequest changes the caller's display name.
+ *
+ * @generated from message poker.lobby.v1.SetDisplayNameRequest
+ */
+export type SetDisplayNameRequest = Message<"poker.lobby.v1.SetDisplayNameRequest"> & {
+  /**
+   * The caller's idempotency key.
+   *
+   * @generated from field: string request_id = 1;
+   */
+  requestId: string;
+
+  /**
+   * The new name (see SetDisplayName for what a name may be).
+   *
+   * @generated from field: string display_name = 2;
+   */
+  displayName: string;
+};
+
+/**
+ * Describes the message poker.lobby.v1.SetDisplayNameRequest.
+ * Use `create(SetDisplayNameRequestSchema)` to create a new message.
+ */
+export const SetDisplayNameRequestSchema: GenMessage<SetDisplayNameRequest> = /*@__PURE__*/
+  messageDesc(file_poker_lobby_v1_lobby, 24);
+
+/**
+ * SetDisplayNameResponse carries the profile with the new name.
+ *
+ * @generated from message poker.lobby.v1.SetDisplayNameResponse
+ */
+export type SetDisplayNameResponse = Message<"poker.lobby.v1.SetDisplayNameResponse"> & {
+  /**
+   * The profile.
+   *
+   * @generated from field: poker.lobby.v1.PlayerProfile profile = 1;
+   */
+  profile?: PlayerProfile | undefined;
+};
+
+/**
+ * Describes the message poker.lobby.v1.SetDisplayNameResponse.
+ * Use `create(SetDisplayNameResponseSchema)` to create a new message.
+ */
+export const SetDisplayNameResponseSchema: GenMessage<SetDisplayNameResponse> = /*@__PURE__*/
+  messageDesc(file_poker_lobby_v1_lobby, 25);
 
 /**
  * CreateRoomRequest defines a new room.
@@ -897,7 +1025,7 @@ export type CreateRoomRequest = Message<"poker.lobby.v1.CreateRoomRequest"> & {
  * Use `create(CreateRoomRequestSchema)` to create a new message.
  */
 export const CreateRoomRequestSchema: GenMessage<CreateRoomRequest> = /*@__PURE__*/
-  messageDesc(file_poker_lobby_v1_lobby, 21);
+  messageDesc(file_poker_lobby_v1_lobby, 26);
 
 /**
  * CreateRoomResponse carries the created room.
@@ -925,7 +1053,7 @@ export type CreateRoomResponse = Message<"poker.lobby.v1.CreateRoomResponse"> & 
  * Use `create(CreateRoomResponseSchema)` to create a new message.
  */
 export const CreateRoomResponseSchema: GenMessage<CreateRoomResponse> = /*@__PURE__*/
-  messageDesc(file_poker_lobby_v1_lobby, 22);
+  messageDesc(file_poker_lobby_v1_lobby, 27);
 
 /**
  * UpdateRoomRequest replaces the changeable fields of a room.
@@ -954,7 +1082,7 @@ export type UpdateRoomRequest = Message<"poker.lobby.v1.UpdateRoomRequest"> & {
  * Use `create(UpdateRoomRequestSchema)` to create a new message.
  */
 export const UpdateRoomRequestSchema: GenMessage<UpdateRoomRequest> = /*@__PURE__*/
-  messageDesc(file_poker_lobby_v1_lobby, 23);
+  messageDesc(file_poker_lobby_v1_lobby, 28);
 
 /**
  * UpdateRoomResponse carries the room as stored after the change.
@@ -975,7 +1103,7 @@ export type UpdateRoomResponse = Message<"poker.lobby.v1.UpdateRoomResponse"> & 
  * Use `create(UpdateRoomResponseSchema)` to create a new message.
  */
 export const UpdateRoomResponseSchema: GenMessage<UpdateRoomResponse> = /*@__PURE__*/
-  messageDesc(file_poker_lobby_v1_lobby, 24);
+  messageDesc(file_poker_lobby_v1_lobby, 29);
 
 /**
  * DisableRoomRequest names the room to disable.
@@ -1003,7 +1131,7 @@ export type DisableRoomRequest = Message<"poker.lobby.v1.DisableRoomRequest"> & 
  * Use `create(DisableRoomRequestSchema)` to create a new message.
  */
 export const DisableRoomRequestSchema: GenMessage<DisableRoomRequest> = /*@__PURE__*/
-  messageDesc(file_poker_lobby_v1_lobby, 25);
+  messageDesc(file_poker_lobby_v1_lobby, 30);
 
 /**
  * DisableRoomResponse carries the room after the change.
@@ -1024,7 +1152,7 @@ export type DisableRoomResponse = Message<"poker.lobby.v1.DisableRoomResponse"> 
  * Use `create(DisableRoomResponseSchema)` to create a new message.
  */
 export const DisableRoomResponseSchema: GenMessage<DisableRoomResponse> = /*@__PURE__*/
-  messageDesc(file_poker_lobby_v1_lobby, 26);
+  messageDesc(file_poker_lobby_v1_lobby, 31);
 
 /**
  * EnableRoomRequest names the room to enable.
@@ -1052,7 +1180,7 @@ export type EnableRoomRequest = Message<"poker.lobby.v1.EnableRoomRequest"> & {
  * Use `create(EnableRoomRequestSchema)` to create a new message.
  */
 export const EnableRoomRequestSchema: GenMessage<EnableRoomRequest> = /*@__PURE__*/
-  messageDesc(file_poker_lobby_v1_lobby, 27);
+  messageDesc(file_poker_lobby_v1_lobby, 32);
 
 /**
  * EnableRoomResponse carries the room after the change.
@@ -1073,7 +1201,7 @@ export type EnableRoomResponse = Message<"poker.lobby.v1.EnableRoomResponse"> & 
  * Use `create(EnableRoomResponseSchema)` to create a new message.
  */
 export const EnableRoomResponseSchema: GenMessage<EnableRoomResponse> = /*@__PURE__*/
-  messageDesc(file_poker_lobby_v1_lobby, 28);
+  messageDesc(file_poker_lobby_v1_lobby, 33);
 
 /**
  * Maintenance is the set of switches an operator uses to drain tables before a deploy.
@@ -1122,7 +1250,7 @@ export type Maintenance = Message<"poker.lobby.v1.Maintenance"> & {
  * Use `create(MaintenanceSchema)` to create a new message.
  */
 export const MaintenanceSchema: GenMessage<Maintenance> = /*@__PURE__*/
-  messageDesc(file_poker_lobby_v1_lobby, 29);
+  messageDesc(file_poker_lobby_v1_lobby, 34);
 
 /**
  * RoomMaintenance is the maintenance of one room.
@@ -1150,7 +1278,7 @@ export type RoomMaintenance = Message<"poker.lobby.v1.RoomMaintenance"> & {
  * Use `create(RoomMaintenanceSchema)` to create a new message.
  */
 export const RoomMaintenanceSchema: GenMessage<RoomMaintenance> = /*@__PURE__*/
-  messageDesc(file_poker_lobby_v1_lobby, 30);
+  messageDesc(file_poker_lobby_v1_lobby, 35);
 
 /**
  * SetMaintenanceRequest switches maintenance for the lobby or one room.
@@ -1185,7 +1313,7 @@ export type SetMaintenanceRequest = Message<"poker.lobby.v1.SetMaintenanceReques
  * Use `create(SetMaintenanceRequestSchema)` to create a new message.
  */
 export const SetMaintenanceRequestSchema: GenMessage<SetMaintenanceRequest> = /*@__PURE__*/
-  messageDesc(file_poker_lobby_v1_lobby, 31);
+  messageDesc(file_poker_lobby_v1_lobby, 36);
 
 /**
  * SetMaintenanceResponse confirms the switches in force.
@@ -1206,7 +1334,7 @@ export type SetMaintenanceResponse = Message<"poker.lobby.v1.SetMaintenanceRespo
  * Use `create(SetMaintenanceResponseSchema)` to create a new message.
  */
 export const SetMaintenanceResponseSchema: GenMessage<SetMaintenanceResponse> = /*@__PURE__*/
-  messageDesc(file_poker_lobby_v1_lobby, 32);
+  messageDesc(file_poker_lobby_v1_lobby, 37);
 
 /**
  * GetMaintenanceRequest names the room to look at.
@@ -1234,7 +1362,7 @@ export type GetMaintenanceRequest = Message<"poker.lobby.v1.GetMaintenanceReques
  * Use `create(GetMaintenanceRequestSchema)` to create a new message.
  */
 export const GetMaintenanceRequestSchema: GenMessage<GetMaintenanceRequest> = /*@__PURE__*/
-  messageDesc(file_poker_lobby_v1_lobby, 33);
+  messageDesc(file_poker_lobby_v1_lobby, 38);
 
 /**
  * GetMaintenanceResponse returns the lobby-wide and room switches.
@@ -1269,7 +1397,7 @@ export type GetMaintenanceResponse = Message<"poker.lobby.v1.GetMaintenanceRespo
  * Use `create(GetMaintenanceResponseSchema)` to create a new message.
  */
 export const GetMaintenanceResponseSchema: GenMessage<GetMaintenanceResponse> = /*@__PURE__*/
-  messageDesc(file_poker_lobby_v1_lobby, 34);
+  messageDesc(file_poker_lobby_v1_lobby, 39);
 
 /**
  * UpdateAllowListRequest adds or removes players of an allow-list.
@@ -1311,7 +1439,7 @@ export type UpdateAllowListRequest = Message<"poker.lobby.v1.UpdateAllowListRequ
  * Use `create(UpdateAllowListRequestSchema)` to create a new message.
  */
 export const UpdateAllowListRequestSchema: GenMessage<UpdateAllowListRequest> = /*@__PURE__*/
-  messageDesc(file_poker_lobby_v1_lobby, 35);
+  messageDesc(file_poker_lobby_v1_lobby, 40);
 
 /**
  * UpdateAllowListResponse reports the size of the list afterwards.
@@ -1332,7 +1460,7 @@ export type UpdateAllowListResponse = Message<"poker.lobby.v1.UpdateAllowListRes
  * Use `create(UpdateAllowListResponseSchema)` to create a new message.
  */
 export const UpdateAllowListResponseSchema: GenMessage<UpdateAllowListResponse> = /*@__PURE__*/
-  messageDesc(file_poker_lobby_v1_lobby, 36);
+  messageDesc(file_poker_lobby_v1_lobby, 41);
 
 /**
  * ListAllowListRequest pages through an allow-list.
@@ -1360,7 +1488,7 @@ export type ListAllowListRequest = Message<"poker.lobby.v1.ListAllowListRequest"
  * Use `create(ListAllowListRequestSchema)` to create a new message.
  */
 export const ListAllowListRequestSchema: GenMessage<ListAllowListRequest> = /*@__PURE__*/
-  messageDesc(file_poker_lobby_v1_lobby, 37);
+  messageDesc(file_poker_lobby_v1_lobby, 42);
 
 /**
  * ListAllowListResponse is one page of the allow-list.
@@ -1388,7 +1516,7 @@ export type ListAllowListResponse = Message<"poker.lobby.v1.ListAllowListRespons
  * Use `create(ListAllowListResponseSchema)` to create a new message.
  */
 export const ListAllowListResponseSchema: GenMessage<ListAllowListResponse> = /*@__PURE__*/
-  messageDesc(file_poker_lobby_v1_lobby, 38);
+  messageDesc(file_poker_lobby_v1_lobby, 43);
 
 /**
  * CreateInviteCodeRequest asks for a new invite code.
@@ -1430,7 +1558,7 @@ export type CreateInviteCodeRequest = Message<"poker.lobby.v1.CreateInviteCodeRe
  * Use `create(CreateInviteCodeRequestSchema)` to create a new message.
  */
 export const CreateInviteCodeRequestSchema: GenMessage<CreateInviteCodeRequest> = /*@__PURE__*/
-  messageDesc(file_poker_lobby_v1_lobby, 39);
+  messageDesc(file_poker_lobby_v1_lobby, 44);
 
 /**
  * CreateInviteCodeResponse carries the code.
@@ -1451,7 +1579,7 @@ export type CreateInviteCodeResponse = Message<"poker.lobby.v1.CreateInviteCodeR
  * Use `create(CreateInviteCodeResponseSchema)` to create a new message.
  */
 export const CreateInviteCodeResponseSchema: GenMessage<CreateInviteCodeResponse> = /*@__PURE__*/
-  messageDesc(file_poker_lobby_v1_lobby, 40);
+  messageDesc(file_poker_lobby_v1_lobby, 45);
 
 /**
  * LobbyService is the room catalogue and the front door to tables: it lists rooms and tables with
@@ -1559,6 +1687,35 @@ export const LobbyService: GenService<{
     methodKind: "unary";
     input: typeof AuthorizeViewRequestSchema;
     output: typeof AuthorizeViewResponseSchema;
+  },
+  /**
+   * GetMyProfile returns the caller's profile: the name other players see at the tables, in chat
+   * and in hand histories (never the player id). A player with no name yet is given one first: the
+   * name their sign-in suggested (the token's `nm` claim: Telegram's first name or username), made
+   * unique with a number when another player has it, or `Player <number>`. Errors: ROLE_REQUIRED.
+   *
+   * @generated from rpc poker.lobby.v1.LobbyService.GetMyProfile
+   */
+  getMyProfile: {
+    methodKind: "unary";
+    input: typeof GetMyProfileRequestSchema;
+    output: typeof GetMyProfileResponseSchema;
+  },
+  /**
+   * SetDisplayName changes the caller's display name. A name is 2 to 24 characters after
+   * normalisation (NFKC, spaces collapsed and trimmed): letters of any script, digits, spaces and
+   * `.`, `_`, `-`, with at least one letter; no player id (`:`), nothing reserved (dealer, house,
+   * admin, support, a service's name). Names are unique ignoring case. Tables show the new name from
+   * the player's next seat. Idempotent by `request_id`. Errors: DISPLAY_NAME_INVALID,
+   * DISPLAY_NAME_TAKEN (ALREADY_EXISTS), DISPLAY_NAME_CHANGED_RECENTLY (FAILED_PRECONDITION: one
+   * change a minute), FIELD_REQUIRED, IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
+   *
+   * @generated from rpc poker.lobby.v1.LobbyService.SetDisplayName
+   */
+  setDisplayName: {
+    methodKind: "unary";
+    input: typeof SetDisplayNameRequestSchema;
+    output: typeof SetDisplayNameResponseSchema;
   },
   /**
    * CreateRoom adds a room to the catalogue (admin). Idempotent by `request_id`.

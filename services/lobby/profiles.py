@@ -1,0 +1,138 @@
+"""Players' profiles: the display name other players see at the tables, in chat and in hand histories.
+
+The lobby owns them. A player without a profile is given one on first need (GetMyProfile, or a table
+shard's AuthorizeSeat before a seat): the sign-in's suggestion, made unique with a number when
+another player has it, or `Player <number>`; never the player id. SetDisplayName changes the name
+(the rules are `display_names`), idempotent by request id, at most once a minute.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import random
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import datetime, timedelta
+
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from service_runtime.auth import Caller
+from service_runtime.errors import AlreadyExists, FailedPrecondition, Unavailable
+from service_runtime.validation import require_player_id
+from services.lobby import storage
+from services.lobby.display_names import Random, candidates, name_key, normalise
+from services.lobby.replies import RequestReplies
+from services.lobby.rooms import check_id
+from services.lobby.storage import Profile
+
+# A player changes their name at most once in this time (the name a profile is made with is no change).
+CHANGE_INTERVAL = timedelta(seconds=60)
+
+
+def _taken(display_name: str) -> AlreadyExists:
+    return AlreadyExists(
+        "DISPLAY_NAME_TAKEN", f"another player is called '{display_name}'", {"field": "display_name"}
+    )
+
+
+def profile_to_json(profile: Profile) -> str:
+    return json.dumps(
+        {
+            "player_id": profile.player_id,
+            "display_name": profile.display_name,
+            "update_time": profile.update_time.isoformat(),
+        }
+    )
+
+
+def profile_from_json(text: str) -> Profile:
+    raw = json.loads(text)
+    return Profile(raw["player_id"], raw["display_name"], datetime.fromisoformat(raw["update_time"]))
+
+
+class Profiles:
+    def __init__(
+        self,
+        sessions: async_sessionmaker[AsyncSession],
+        replies: RequestReplies,
+        clock: Callable[[], datetime],
+        rng: Random | None = None,
+    ) -> None:
+        self._sessions = sessions
+        self._replies = replies
+        self._clock = clock
+        self._rng: Random = rng if rng is not None else random.SystemRandom()
+
+    async def ensure_profile(self, player_id: str, suggestion: str | None) -> Profile:
+        """The player's profile; made first if there is none, with the first free name of
+        `candidates(suggestion)` (then of the generated `Player <number>`). Concurrent first calls
+        for one player all end with the one profile: whoever inserts second finds it."""
+        require_player_id(player_id, "player_id")
+        async with self._sessions() as session:
+            found = await storage.get_profile(session, player_id)
+        if found is not None:
+            return found
+        names = itertools.chain(candidates(suggestion, self._rng), candidates(None, self._rng))
+        for name in names:
+            key = name_key(name)
+            try:
+                async with self._sessions.begin() as session:
+                    found = await storage.get_profile(session, player_id)
+                    if found is not None:
+                        return found
+                    if await storage.name_owner(session, key) is not None:
+                        continue
+                    profile = Profile(player_id, name, self._clock())
+                    await storage.insert_profile(session, profile, key)
+                return profile
+            except IntegrityError:
+                # A twin call made this player's profile (the next pass finds it), or another
+                # player took the name in the meantime (the next candidate then).
+                continue
+        async with self._sessions() as session:
+            found = await storage.get_profile(session, player_id)
+        if found is not None:
+            return found
+        raise Unavailable("UNAVAILABLE", "no free display name was found; retry")
+
+    async def set_display_name(self, caller: Caller, request_id: str, fingerprint: str, name: str) -> Profile:
+        """The caller's profile with `name` (normalised): DISPLAY_NAME_INVALID, DISPLAY_NAME_TAKEN
+        when another player has it (one's own name in another case or spacing is fine),
+        DISPLAY_NAME_CHANGED_RECENTLY within a minute of the last change."""
+        check_id(request_id, "request_id")
+        player_id = caller.subject
+        display_name = normalise(name)
+        key = name_key(display_name)
+
+        async def work(session: AsyncSession) -> str:
+            now = self._clock()
+            current = await storage.get_profile(session, player_id, for_update=True)
+            owner = await storage.name_owner(session, key)
+            if owner is not None and owner != player_id:
+                raise _taken(display_name)
+            if current is None:
+                profile = Profile(player_id, display_name, now, now)
+                await storage.insert_profile(session, profile, key)
+                return profile_to_json(profile)
+            if current.display_name == display_name:
+                return profile_to_json(current)  # nothing to change
+            if current.name_changed_at is not None and now < current.name_changed_at + CHANGE_INTERVAL:
+                wait = math.ceil((current.name_changed_at + CHANGE_INTERVAL - now).total_seconds())
+                raise FailedPrecondition(
+                    "DISPLAY_NAME_CHANGED_RECENTLY",
+                    f"the display name was changed less than a minute ago; retry in {wait} s",
+                    {"retry_after_seconds": str(wait)},
+                )
+            profile = replace(current, display_name=display_name, update_time=now, name_changed_at=now)
+            await storage.update_profile(session, profile, key)
+            return profile_to_json(profile)
+
+        try:
+            reply = await self._replies.once("SetDisplayName", player_id, request_id, fingerprint, work)
+        except IntegrityError as exc:
+            # Another player took the name between our check and our write.
+            raise _taken(display_name) from exc
+        return profile_from_json(reply)
