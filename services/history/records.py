@@ -327,6 +327,13 @@ def view_for(record: history_pb2.HandRecord, viewer: Viewer) -> history_pb2.Hand
         # The device and network signals are fair-play evidence for operators only (rules 17).
         seat.client_fingerprint = ""
         seat.network_fingerprint = ""
+        if seat.seat != own.seat:
+            # Another player is their display name, never their id (a Telegram account). A record
+            # written before tables sent names carried the id as the name (`tg:<account>`); no
+            # display name holds a `:` (the lobby's rule), so such a seat is named by its number.
+            if not seat.display_name or ":" in seat.display_name:
+                seat.display_name = f"Seat {seat.seat + 1}"
+            seat.player_id = ""
         if seat.seat not in visible:
             count = len(seat.hole_cards)
             del seat.hole_cards[:]

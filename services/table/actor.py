@@ -85,7 +85,7 @@ from services.table.table_streams import (
     waiting_key,
 )
 from services.table.timings import Timings
-from services.table.views import TableState, public_seat, table_view
+from services.table.views import TableState, public_seat, seat_handle, table_view
 
 # Kept importable from here: the shard, the gRPC adapter and house tables take them from the actor.
 __all__ = [
@@ -120,6 +120,9 @@ class SitDownRequest:
     buy_in: int
     wait_for_big_blind: bool
     signals: tuple[str, str]  # (device, network) of the caller's token
+    # The caller's token's name suggestion, for a player the lobby has no display name for yet (not
+    # part of the request: a retry with a renewed token is the same request).
+    suggested_name: str = ""
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -625,13 +628,17 @@ class TableActor:
         buy_in: int,
         wait_for_big_blind: bool,
         signals: tuple[str, str] = ("", ""),
+        suggested_name: str = "",
     ) -> table_pb2.SitDownResponse:
-        """`signals`: the (device, network) signals of the caller's token, kept with the seat. A
+        """`signals`: the (device, network) signals of the caller's token, kept with the seat;
+        `suggested_name`: its name suggestion (the lobby's profile decides the seat's name). A
         retry gets the first answer; a retry while the first is under way waits for it."""
         if seat and not 1 <= seat <= self.room.seats:
             # Bad input whatever the state of the table.
             raise InvalidArgument("FIELD_INVALID", "no such seat", {"field": "seat"})
-        sitting = SitDownRequest(player_id, request_id, seat, buy_in, wait_for_big_blind, signals)
+        sitting = SitDownRequest(
+            player_id, request_id, seat, buy_in, wait_for_big_blind, signals, suggested_name
+        )
         started = await self.call(lambda: self._start_sit_down(sitting))
         if isinstance(started, table_pb2.SitDownResponse):
             return started
@@ -672,7 +679,9 @@ class TableActor:
         """Outside the actor: the lobby's access and maintenance rules (private rooms, no new seats)
         first, then the cashier's seat session; then inside again to seat the player."""
         try:
-            await self._rooms.authorize_seat(sitting.player_id, self.room.room_id)
+            grant = await self._rooms.authorize_seat(
+                sitting.player_id, self.room.room_id, sitting.suggested_name
+            )
             session = await self._cashier.open_seat_session(
                 session_id=opening.session_id,
                 player_id=sitting.player_id,
@@ -687,7 +696,7 @@ class TableActor:
             refused = error
             await self._inside(lambda: self._seat_not_opened(sitting, opening, refused))
             raise
-        return await self._inside(lambda: self._seat_opened(sitting, opening, session))
+        return await self._inside(lambda: self._seat_opened(sitting, opening, session, grant.display_name))
 
     async def _seat_not_opened(
         self, sitting: SitDownRequest, opening: table_core.OpenSeatSession, error: DomainError
@@ -697,7 +706,11 @@ class TableActor:
             self._answers.remember(sitting.key, sitting.fingerprint, error)
 
     async def _seat_opened(
-        self, sitting: SitDownRequest, opening: table_core.OpenSeatSession, session: SeatSession
+        self,
+        sitting: SitDownRequest,
+        opening: table_core.OpenSeatSession,
+        session: SeatSession,
+        display_name: str,
     ) -> table_pb2.SitDownResponse:
         seated = self._seat_of(sitting.player_id)
         if seated is None or self._players[seated].session_id != session.session_id:
@@ -711,6 +724,7 @@ class TableActor:
                     time.time(),
                     device=sitting.signals[0],
                     network=sitting.signals[1],
+                    display_name=display_name,
                 )
             )
             seated = opening.seat
@@ -923,7 +937,14 @@ class TableActor:
             else:
                 check_text(text)
             self._chat.admit(player_id, self.table_id, time.time())
-            message = table_pb2.ChatMessage(player_id=player_id, text=text, sticker_id=sticker)
+            sender = self._players[seat]
+            message = table_pb2.ChatMessage(
+                player_id=seat_handle(sender.session_id),
+                text=text,
+                sticker_id=sticker,
+                display_name=sender.display_name,
+                seat=public_seat(seat),
+            )
             sent = self._broadcast({None: {"chat": message}}, seat=seat)
             return table_pb2.SendChatResponse(event=sent)
 

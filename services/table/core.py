@@ -198,6 +198,8 @@ class HandState:
     away: set[int] = field(default_factory=set)  # not in the log: presence
     stage: Stage = Stage.PLAYING
     paused: bool = False  # not in the log: the cashier is away
+    # Each player's display name as the hand began, for the record (never the player id).
+    names: dict[str, str] = field(default_factory=dict)
 
     @property
     def hand_id(self) -> str:
@@ -240,6 +242,7 @@ class HandState:
             self.seating,
             dict(self.sessions),
             dict(self.signals),
+            dict(self.names),
             dict(self.banks),
             self.turn_at,
             frozenset(self.timed_out),
@@ -287,6 +290,7 @@ def deal(
     action_seconds: float,
     room: Room,
     table_id: str,
+    names: Mapping[str, str] | None = None,
 ) -> Step:
     """A hand dealt at `at`: its first two log entries (the engine's config, the table's entry)."""
     entries = (
@@ -298,6 +302,7 @@ def deal(
             sessions=sessions,
             signals=signals,
             banks=banks,
+            names=names or {},
         ),
     )
     state = _begin(entries, action_seconds, room, table_id)
@@ -318,6 +323,8 @@ def _begin(
         seating=seating_from_json(shell["seating"]),
         sessions={int(seat): str(session) for seat, session in shell["sessions"].items()},
         signals={str(p): (str(s[0]), str(s[1])) for p, s in shell["signals"].items()},
+        # A hand logged before names were (an older shard's): its record names seats by number.
+        names={str(p): str(n) for p, n in shell.get("names", {}).items()},
         banks={int(seat): float(bank) for seat, bank in shell["banks"].items()},
         action_seconds=action_seconds,
         room=room,
@@ -398,6 +405,7 @@ def _fork(state: HandState) -> HandState:
         hand=state.hand.fork(),
         sessions=dict(state.sessions),
         signals=dict(state.signals),
+        names=dict(state.names),
         banks=dict(state.banks),
         timed_out=set(state.timed_out),
         acted=set(state.acted),
@@ -543,6 +551,7 @@ def settlement(state: HandState) -> Settle:
         ended_at=max(state.turn_at, state.started_at),
         signals=state.signals,
         decision_ms=state.decision_ms,
+        names={s.player_id: state.names.get(s.player_id) or f"Seat {s.seat + 1}" for s in state.config.seats},
     )
     nets = tuple((state.sessions[r.seat], r.net) for r in result.results)
     return Settle(state.hand_id, nets, result.rake, record)

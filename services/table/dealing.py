@@ -122,6 +122,11 @@ class Dealer:
             seating=plan.table_after,
             sessions={s.seat: players[s.seat].session_id for s in config.seats},
             signals={s.player_id: (players[s.seat].device, players[s.seat].network) for s in config.seats},
+            names={
+                s.player_id: players[s.seat].display_name
+                for s in config.seats
+                if players[s.seat].display_name
+            },
             banks={seat: player.time_bank for seat, player in players.items()},
             action_seconds=self._action_seconds,
             room=room,

@@ -183,7 +183,13 @@ class TableServicer:
         actor = await self._table(request.table_id)
         # Outside the actor: it waits for the lobby and the cashier off the table's clock.
         return await actor.sit_down(
-            player, request_id, int(request.seat), buy_in, request.wait_for_big_blind, signals
+            player,
+            request_id,
+            int(request.seat),
+            buy_in,
+            request.wait_for_big_blind,
+            signals,
+            caller.suggested_name,
         )
 
     async def LeaveTable(  # noqa: N802

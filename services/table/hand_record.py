@@ -57,6 +57,7 @@ def hand_record(
     ended_at: float | None = None,
     signals: Mapping[str, tuple[str, str]] | None = None,
     decision_ms: Mapping[int, int] | None = None,
+    names: Mapping[str, str] | None = None,
 ) -> history_pb2.HandRecord:
     """The full record (every hole card included: history filters per viewer, rules 14-16), built
     by the one shared builder history's tests also use, so both read the same contract.
@@ -79,6 +80,7 @@ def hand_record(
         network_fingerprints={player: network for player, (_, network) in seat_signals.items() if network},
         decision_ms=decision_ms,
         seed_commitment=commitment,
+        display_names=names,
     )
 
 

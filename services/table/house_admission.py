@@ -27,7 +27,7 @@ class HouseAdmission:
 
     async def admit(self, player_id: str) -> HouseRoom:
         """The room this player's next round plays under; the lobby's refusal raised as is."""
-        revision = await self._rooms.authorize_seat(player_id, self.room.room_id)
+        revision = (await self._rooms.authorize_seat(player_id, self.room.room_id)).room_revision
         if revision != self.revision:
             entry = await self._rooms.get_room_entry(self.room.room_id)
             fresh = house_room_from_pb(entry)

@@ -94,6 +94,14 @@ def room_from_pb(room: lobby_pb2.Room) -> Room | None:
     return None
 
 
+@dataclass(frozen=True, slots=True)
+class SeatGrant:
+    """The lobby's yes to a seat: the room's revision as it answered, and the name the seat shows."""
+
+    room_revision: int
+    display_name: str
+
+
 class RoomSource(Protocol):
     """Where rooms come from: the lobby in production, the same gRPC face in tests."""
 
@@ -103,9 +111,10 @@ class RoomSource(Protocol):
     async def list_rooms(self) -> list[Room]:
         """Every cash-game room of the catalogue."""
 
-    async def authorize_seat(self, player_id: str, room_id: str) -> int:
+    async def authorize_seat(self, player_id: str, room_id: str, suggested_name: str = "") -> SeatGrant:
         """Access and maintenance checks for a new seat (or house round); the lobby's refusal is
-        raised as is. The room's revision as the lobby answered it."""
+        raised as is. The room's revision as the lobby answered it, and the player's display name
+        (`suggested_name`: the token's suggestion, for a player the lobby has no name for yet)."""
 
     async def get_room_entry(self, room_id: str) -> lobby_pb2.Room:
         """The lobby's entry of the room whatever its game (house-game tables read theirs from it)."""
@@ -139,14 +148,16 @@ class LobbyRoomSource:
         room: lobby_pb2.Room = reply.room
         return room
 
-    async def authorize_seat(self, player_id: str, room_id: str) -> int:
+    async def authorize_seat(self, player_id: str, room_id: str, suggested_name: str = "") -> SeatGrant:
         try:
             reply = await self._stub.AuthorizeSeat(
-                lobby_pb2.AuthorizeSeatRequest(player_id=player_id, room_id=room_id)
+                lobby_pb2.AuthorizeSeatRequest(
+                    player_id=player_id, room_id=room_id, suggested_name=suggested_name
+                )
             )
         except grpc.aio.AioRpcError as error:
             raise translate_rpc_error(error, "lobby") from error
-        return int(reply.room_revision)
+        return SeatGrant(int(reply.room_revision), reply.display_name)
 
     async def authorize_view(self, player_id: str, room_id: str) -> tuple[int, int]:
         try:

@@ -56,6 +56,13 @@ class PlayerSeat:
     # Server-side only: they go into the hand record and nowhere else (no view, event or log line).
     device: str = ""
     network: str = ""
+    # The name the seat shows everyone (the lobby's profile as the player sat down); empty when the
+    # table does not know it (a seat restored from the cashier alone): then `name` is the seat's.
+    display_name: str = ""
+
+    def name(self, seat: int) -> str:
+        """The player as the table's notices name them: never the player id."""
+        return self.display_name or f"seat {public_seat(seat)}"
 
 
 @dataclass(slots=True)
@@ -100,6 +107,7 @@ class Seats:
                     (p.presence.disconnected_at, p.presence.out_since, p.presence.timeout_streak),
                     p.device,
                     p.network,
+                    p.display_name,
                 )
                 for seat, p in self.players.items()
             ),
@@ -128,6 +136,7 @@ class SessionOpened:
     at: float
     device: str = ""
     network: str = ""
+    display_name: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -320,9 +329,15 @@ def feed(state: Seats, given: Input, rules: Rules) -> Step:
         new.seating = new.seating.sit_down(given.seat, given.player_id, given.stack, entry)
         bank = new.banks.bank_for(given.player_id, rules.time_bank_seconds, given.at)
         new.players[given.seat] = PlayerSeat(
-            given.player_id, given.session_id, bank, entry=entry, device=given.device, network=given.network
+            given.player_id,
+            given.session_id,
+            bank,
+            entry=entry,
+            device=given.device,
+            network=given.network,
+            display_name=given.display_name,
         )
-        text = f"{given.player_id} sat at seat {public_seat(given.seat)}"
+        text = f"{new.players[given.seat].name(given.seat)} sat at seat {public_seat(given.seat)}"
         return Step(new, (Notice("PLAYER_SAT_DOWN", text, given.seat),))
     if isinstance(given, Leave):
         seat = _seated(new, given.player_id)
@@ -341,7 +356,7 @@ def feed(state: Seats, given: Input, rules: Rules) -> Step:
         new.banks.keep(player.player_id, player.time_bank, given.at)
         if new.seating.player_at(given.seat) is not None:
             new.seating = new.seating.stand_up(given.seat)
-        text = f"{player.player_id} left seat {public_seat(given.seat)}"
+        text = f"{player.name(given.seat)} left seat {public_seat(given.seat)}"
         return Step(new, (Notice("PLAYER_LEFT", text, given.seat),))
     if isinstance(given, SitOut | SitIn):
         return _sit_out(new, given)
@@ -436,7 +451,7 @@ def _sit_out(state: Seats, given: SitOut | SitIn) -> Step:
         player.presence.sit_out(given.at)
     _sync(state, seat)  # a SeatingError (the engine's refusal) raises before the state is kept
     code = "PLAYER_SAT_IN" if isinstance(given, SitIn) else "PLAYER_SAT_OUT"
-    return Step(state, (Notice(code, given.player_id, seat),), reply=seat)
+    return Step(state, (Notice(code, player.name(seat), seat),), reply=seat)
 
 
 def _presence(state: Seats, given: Disconnect | Reconnect, rules: Rules) -> Step:
@@ -450,13 +465,13 @@ def _presence(state: Seats, given: Disconnect | Reconnect, rules: Rules) -> Step
         _sync(state, seat)
         return Step(
             state,
-            (Notice("PLAYER_RECONNECTED", f"{given.player_id} is back", seat),),
+            (Notice("PLAYER_RECONNECTED", f"{player.name(seat)} is back", seat),),
             presence=((seat, False),),
         )
     if not player.presence.went_away(given.at) or player.leaving:
         return Step(state)
     _sync(state, seat)
-    text = f"{given.player_id} is away; the seat is kept {rules.presence.reserve_seconds:g} s"
+    text = f"{player.name(seat)} is away; the seat is kept {rules.presence.reserve_seconds:g} s"
     return Step(state, (Notice("PLAYER_DISCONNECTED", text, seat),), presence=((seat, True),))
 
 
@@ -471,7 +486,7 @@ def _expire(state: Seats, at: float, rules: Rules) -> Step:
             continue
         player.leaving = True
         _sync(state, seat)
-        notices.append(Notice(EXPIRY_CODES[expiry], f"{player.player_id} is removed from the table", seat))
+        notices.append(Notice(EXPIRY_CODES[expiry], f"{player.name(seat)} is removed from the table", seat))
     return Step(state, tuple(notices))
 
 
@@ -487,7 +502,7 @@ def _hand_played(state: Seats, played: HandPlayed, rules: Rules) -> Step:
         )
         if out and player.presence.sit_out(played.at):
             _sync(state, seat)
-            text = f"{player.player_id} timed out {player.presence.timeout_streak} hands in a row"
+            text = f"{player.name(seat)} timed out {player.presence.timeout_streak} hands in a row"
             notices.append(Notice("PLAYER_SAT_OUT", text, seat))
     return Step(state, tuple(notices))
 
@@ -593,7 +608,7 @@ _KINDS: dict[str, type[Any]] = {
 
 
 # Fields an entry written by an earlier version lacks (HandResult's, issue 42).
-_ADDED_LATER = frozenset({"positions", "debts"})
+_ADDED_LATER = frozenset({"positions", "debts", "display_name"})
 
 
 def snapshot_of(state: Seats) -> Snapshot:
@@ -616,6 +631,7 @@ def snapshot_of(state: Seats) -> Snapshot:
             p.presence.timeout_streak,
             p.device,
             p.network,
+            p.display_name,
         ]
         for seat, p in sorted(state.players.items())
     ]
@@ -644,8 +660,10 @@ def from_snapshot(snapshot: Snapshot, rules: Rules) -> Seats:
             SeatPresence(away_at, out_since, int(streak)),
             str(device),
             str(network),
+            # A snapshot written before seats had names has 11 values: the name is unknown.
+            str(name[0]) if name else "",
         )
-        for seat, player, session, bank, leaving, entry, away_at, out_since, streak, device, network in values[
+        for seat, player, session, bank, leaving, entry, away_at, out_since, streak, device, network, *name in values[
             "players"
         ]
     }
@@ -736,6 +754,7 @@ def reopen(
         player.leaving = known.leaving
         player.entry = known.entry
         player.device, player.network = known.device, known.network
+        player.display_name = known.display_name
         if seat not in banks:
             player.time_bank = known.time_bank
         _sync(state, seat)
@@ -773,5 +792,6 @@ def reopen(
         if again is not None:
             player.entry, player.presence = again.entry, replace(again.presence)
             player.device, player.network = again.device, again.network
+            player.display_name = again.display_name
     state.banks = replayed.copy().banks
     return state, owed, tuple(corrections)

@@ -16,7 +16,7 @@ from service_runtime.table_directory import SeatFigures, TableFigures
 from services.table import core, table_core
 from services.table.countdown import Countdown
 from services.table.rooms import Room
-from services.table.views import SeatState, TableState, public_seat, street_pb, table_view
+from services.table.views import SeatState, TableState, public_seat, seat_handle, street_pb, table_view
 
 
 class Stage(enum.Enum):
@@ -122,6 +122,8 @@ def table_state(parts: Parts, *, now: float) -> TableState:
                 all_in=bool(running and in_hand and hand is not None and hand.in_hand(seat) and stack == 0),
                 in_hand=bool(in_hand),
                 time_bank_seconds=player.time_bank,
+                display_name=player.display_name,
+                handle=seat_handle(player.session_id),
             )
         )
     last_hand = hand if hand is not None else (parts.last.hand if parts.last is not None else None)
@@ -196,7 +198,7 @@ def lobby_figures(
     taken = tuple(
         SeatFigures(
             seat=public_seat(seat),
-            display_name=player.player_id,
+            display_name=player.display_name,
             stack=seated.stack if (seated := seating.player_at(seat)) is not None else 0,
             sitting_out=seated is None or seated.sitting_out,
         )

@@ -88,6 +88,7 @@ def table_entry(
     sessions: Mapping[int, str],
     signals: Mapping[str, tuple[str, str]],
     banks: Mapping[int, float],
+    names: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """The log's second entry (see the module's docstring); `started_at` is also the first turn's start."""
     return {
@@ -99,4 +100,5 @@ def table_entry(
         "sessions": {str(seat): session for seat, session in sessions.items()},
         "signals": {player: [device, network] for player, (device, network) in signals.items()},
         "banks": {str(seat): bank for seat, bank in banks.items()},
+        "names": dict(names or {}),
     }

@@ -8,6 +8,7 @@ Seat numbers on the wire start at 1; the engine's start at 0.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -55,6 +56,14 @@ _ACTIONS = {
 HIDDEN_CARD = common_pb2.Card(hidden=True)
 
 
+def seat_handle(session_id: str) -> str:
+    """The opaque handle other players see in place of a seated player's id: the same for the whole
+    sitting (the seat and the player's chat), another at the next sit-down. It is a digest of the seat
+    session id, which is itself a digest of the player's id and their SitDown's request id: a
+    client's random request id keeps it from being traced back to an account."""
+    return "p-" + hashlib.sha256(f"seat handle\0{session_id}".encode()).hexdigest()[:12]
+
+
 def public_seat(engine_seat: int) -> int:
     return engine_seat + 1
 
@@ -80,6 +89,10 @@ class SeatState:
     all_in: bool
     in_hand: bool
     time_bank_seconds: float
+    # What the seat shows others: the player's display name, and an opaque handle of this sitting
+    # (`seat_handle`) in place of the player id, which only the player's own view carries.
+    display_name: str = ""
+    handle: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,8 +178,9 @@ def table_view(state: TableState, recipient: int | None) -> table_pb2.TableView:
         seat_views.append(
             table_pb2.SeatView(
                 seat=public_seat(number),
-                player_id=seat.player_id,
-                display_name=seat.player_id,
+                # A player never learns another's id (a Telegram account): the sitting's handle.
+                player_id=seat.player_id if number == recipient else seat.handle,
+                display_name=seat.display_name,
                 status=seat.status,  # type: ignore[arg-type]
                 stack=seat.stack,
                 bet_this_round=seat.bet,
@@ -218,6 +232,8 @@ def personal_view(public: table_pb2.TableView, state: TableState, recipient: int
     view = table_pb2.TableView()
     view.CopyFrom(public)
     seat = next((s for s in state.seats if s.seat == recipient), None)
+    if seat is not None:
+        view.seats[recipient].player_id = seat.player_id  # their own id, where others see the handle
     if seat is not None and seat.in_hand:
         # The public view hides the cards (or shows them, if shown); the recipient sees their own.
         hole = view.seats[recipient].hole_cards

@@ -92,7 +92,7 @@ async def occupancy_problems(
         view = (
             await stub.GetTableSnapshot(table_pb2.GetTableSnapshotRequest(table_id=table_id), metadata=ADMIN)
         ).view
-        table_side = sorted(s.player_id for s in view.seats if s.player_id)
+        table_side = sorted(s.display_name for s in view.seats if s.player_id)
         if lobby_side != table_side:
             problems.append(f"{table_id}: lobby {lobby_side} vs table {table_side}")
     return problems

@@ -265,3 +265,50 @@ async def test_a_service_token_reads_no_player_hands(
         grpc.StatusCode.PERMISSION_DENIED,
         "ROLE_REQUIRED",
     )
+
+
+async def test_a_participant_never_reads_another_players_id_in_the_hand_or_its_exports(
+    stub: history_pb2_grpc.HistoryServiceStub,
+) -> None:
+    """Telegram players' ids (`tg:<account>`) name which account plays: a participant reads the others
+    by their display names only, in GetHand and in both exports; a record written before the table
+    sent names (the display name was the player id) names them by seat. Their own id stays theirs;
+    an admin reads every id (fair-play review)."""
+    accounts = [f"tg:{random.randrange(10**9, 10**10)}" for _ in range(4)]
+    hand = fold_muck_showdown_hand(accounts)
+    table_id = f"tgpriv{uuid.uuid4().hex[:6]}-table"
+    record = record_of(hand, table_id=table_id)
+    for seat, name in zip(record.seats, ("Анна", "Bob", "Cyd", "Dee"), strict=True):
+        seat.display_name = name
+    old = record_of(hand, table_id=table_id, hand_id=f"hand-{uuid.uuid4().hex}")
+    for seat in old.seats:
+        seat.display_name = seat.player_id  # what tables wrote before display names
+    for written in (record, old):
+        await stub.RecordHand(history_pb2.RecordHandRequest(hand=written), metadata=SERVICE)
+
+    for written in (record, old):
+        for reader in accounts:
+            metadata = auth_metadata(reader, "player")
+            got = await stub.GetHand(history_pb2.GetHandRequest(hand_id=written.hand_id), metadata=metadata)
+            texts = [str(got.hand)]
+            for export_format in (
+                history_pb2.EXPORT_FORMAT_POKERSTARS_TEXT,
+                history_pb2.EXPORT_FORMAT_OPEN_HAND_HISTORY_JSON,
+            ):
+                exported = await stub.ExportHands(
+                    history_pb2.ExportHandsRequest(hand_ids=[written.hand_id], format=export_format),
+                    metadata=metadata,
+                )
+                texts.append(exported.content)
+            for other in accounts:
+                if other != reader:
+                    digits = other.removeprefix("tg:")
+                    assert not [text for text in texts if digits in text], f"{reader} reads {other}"
+            others = [s for s in got.hand.seats if s.player_id != reader]
+            assert [s.player_id for s in others] == [""] * 3
+            if written is record:
+                assert sorted(s.display_name for s in got.hand.seats) == sorted(["Анна", "Bob", "Cyd", "Dee"])
+            else:
+                assert all(s.display_name == f"Seat {s.seat + 1}" for s in others)
+    admin = await stub.GetHand(history_pb2.GetHandRequest(hand_id=record.hand_id), metadata=ADMIN)
+    assert sorted(s.player_id for s in admin.hand.seats) == sorted(accounts)

@@ -279,7 +279,10 @@ class StandInLobby(lobby_pb2_grpc.LobbyServiceServicer):
             raise NotFound("ROOM_NOT_FOUND", "no such room")
         if request.player_id in self.not_allowed:
             raise PermissionDenied("NOT_ON_ALLOW_LIST", "private room")
-        return lobby_pb2.AuthorizeSeatResponse(room_revision=1)
+        # As the lobby names a development id (a test player's): by itself.
+        return lobby_pb2.AuthorizeSeatResponse(
+            room_revision=1, display_name=request.suggested_name or request.player_id
+        )
 
     async def AuthorizeView(  # noqa: N802
         self, request: lobby_pb2.AuthorizeViewRequest, context: Any

@@ -16,7 +16,7 @@ from service_runtime.errors import FailedPrecondition, Unavailable
 from services.table.dependencies import Commitment, SeatSession
 from services.table.event_log import LocalEventLog
 from services.table.hand_record import SeenPositions
-from services.table.rooms import Room
+from services.table.rooms import Room, SeatGrant
 
 ROOM = Room(
     room_id="r",
@@ -153,8 +153,9 @@ class FakeRooms:
     async def list_rooms(self) -> list[Room]:
         return list(self.rooms.values())
 
-    async def authorize_seat(self, player_id: str, room_id: str) -> None:
-        return None
+    async def authorize_seat(self, player_id: str, room_id: str, suggested_name: str = "") -> SeatGrant:
+        # A test player's id is its name, as the lobby makes it for a development id.
+        return SeatGrant(0, suggested_name or player_id)
 
 
 class FlakyLog(LocalEventLog):

@@ -67,11 +67,13 @@ async def test_chat_is_for_seated_players_and_each_refusal_has_its_own_reason(ch
     await chat(ann, sticker="gg")
     await chat(ann, text="good luck, Привет")
     await wait_for(lambda: len(_chats(bob)) == 3)
-    assert [(c.player_id, c.text, c.sticker_id) for c in _chats(bob)] == [
+    assert [(c.display_name, c.text, c.sticker_id) for c in _chats(bob)] == [
         (ann.player_id, "x" * 200, ""),
         (ann.player_id, "", "gg"),
         (ann.player_id, "good luck, Привет", ""),
     ]
+    # By seat and the sitting's handle, never by the sender's player id.
+    assert {(c.seat, c.player_id.startswith("p-")) for c in _chats(bob)} == {(ann.seat, True)}
     # The burst (3) is spent: the next message waits for the sustained rate (3 a minute).
     limited = A.SendChatRequest(request_id=request_id(), table_id=ann.table_id, text="again")
     assert await _refused(ann.stub.SendChat(limited, metadata=ann.metadata)) == (

@@ -64,7 +64,7 @@ async def test_reserve_kept_reconnect_restores_seat_with_a_full_snapshot_and_oth
     stack = ann.seat_view(view, ann.seat).stack
     await drop(ann)
     away = await bob.until(lambda v: status_of(bob, v, ann.seat) == A.SEAT_STATUS_DISCONNECTED)
-    assert ann.seat_view(away, ann.seat).player_id == ann.player_id
+    assert ann.seat_view(away, ann.seat).display_name == ann.player_id
     assert notices(bob, "PLAYER_DISCONNECTED")[-1].seat == ann.seat
     first = await come_back(ann)
     # The first message of the new stream is the full view: no event, the seat and stack kept, and,
@@ -94,7 +94,7 @@ async def test_reserve_expired_removes_the_player_after_the_running_hand_and_cas
     await drop(ann)
     # Bob keeps the hand going; ann's turns expire (check or fold) while she is away.
     async with autopilot(bob):
-        await bob.until(lambda v: not any(s.player_id == ann.player_id for s in v.seats), within=30)
+        await bob.until(lambda v: not any(s.display_name == ann.player_id for s in v.seats), within=30)
     # The hand that was running when she dropped was played to its end and settled first.
     await wait_for(lambda: view.hand_id in fast.history.hands, within=10)
     assert notices(bob, "SEAT_RESERVE_EXPIRED")[-1].seat == ann.seat

@@ -143,7 +143,7 @@ async def test_maintenance_both_switches_with_a_hand_in_progress(
     await _switch(lobby, seats=False, hands=False)
     await cat.sit(1000)
     resumed = await ann.until(lambda v: running(v) and v.hand_id not in (played, second.hand_id), within=20)
-    assert {s.player_id for s in resumed.seats if s.hole_cards} == {ann.player_id, cat.player_id}
+    assert {s.display_name for s in resumed.seats if s.hole_cards} == {ann.player_id, cat.player_id}
     await fan.close()
     # Everyone leaves (the cashier outlives this table process: no seat session may stay open).
     for p in (ann, cat):

@@ -103,7 +103,7 @@ async def test_sitting_out_longer_than_the_limit_removes_and_cashes_out(fast: Ta
     await ann.sit(500, seat=1)
     assert await _sit_out(ann) == A.SEAT_STATUS_SITTING_OUT
     await bob.sit(500, seat=2)
-    await bob.until(lambda v: not any(s.player_id == ann.player_id for s in v.seats), within=15)
+    await bob.until(lambda v: not any(s.display_name == ann.player_id for s in v.seats), within=15)
     assert notices(bob, "SIT_OUT_EXPIRED")[-1].seat == ann.seat
     # No hand was played: the whole buy-in is back in her wallet.
     await wait_for(lambda: _wallet_is(fast, ann.player_id, 1000), within=10)

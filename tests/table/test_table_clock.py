@@ -101,9 +101,9 @@ async def test_leaving_and_sitting_down_again_keeps_what_was_left_of_the_time_ba
     await wait_for(lambda: first_hand in slow_world.history.hands, within=10)
     await sleeper.leave()
     seat = sleeper.seat
-    await ann.until(lambda v: all(s.player_id != sleeper.player_id for s in v.seats))
+    await ann.until(lambda v: all(s.display_name != sleeper.player_id for s in v.seats))
     await sleeper.sit(500, seat=seat)
-    back = await ann.until(lambda v: any(s.player_id == sleeper.player_id for s in v.seats))
+    back = await ann.until(lambda v: any(s.display_name == sleeper.player_id for s in v.seats))
     assert sleeper.seat_view(back, seat).time_bank_seconds == 0
     for p in (ann, bob):
         await p.close()

@@ -67,14 +67,14 @@ async def test_cashier_outage_pauses_the_table_and_the_same_settlement_goes_thro
         with pytest.raises(grpc.aio.AioRpcError) as down:
             await cara.sit(500, seat=3)
         assert (down.value.code(), reason_of(down.value)) == (grpc.StatusCode.UNAVAILABLE, "UNAVAILABLE")
-        assert not any(s.player_id == cara.player_id for s in (await ann.snapshot()).seats)
+        assert not any(s.display_name == cara.player_id for s in (await ann.snapshot()).seats)
         # Leaving during the unsettled hand folds nothing more and waits for the settlement.
         assert (await ann.leave()).folded_mid_hand
     finally:
         cashier.bring_up()
     await wait_for(lambda: hand_id in world.history.hands, within=20)
     # Ann's deferred cash-out went through once the hand settled.
-    await wait_for(lambda: not any(s.player_id == ann.player_id for s in (bob.view or A.TableView()).seats))
+    await wait_for(lambda: not any(s.display_name == ann.player_id for s in (bob.view or A.TableView()).seats))
     for p in (ann, bob):
         await p.close()
     audit = await world.audit()
@@ -152,7 +152,7 @@ async def test_a_new_player_at_a_seat_never_sees_the_previous_occupants_cards(wo
         assert left.folded_mid_hand
         # Settled (the reveal and the record wait for fairness): ann is cashed out and gone.
         await wait_for(
-            lambda: not any(s.player_id == ann.player_id for s in (bob.view or A.TableView()).seats)
+            lambda: not any(s.display_name == ann.player_id for s in (bob.view or A.TableView()).seats)
         )
         cara = Player(unique("cara"), world.table_channel, ann.table_id)
         await world.fund(cara.player_id, 1000)
@@ -188,7 +188,7 @@ async def test_a_hand_the_cashier_refuses_for_good_is_voided_and_the_table_reads
     view = await ann.until(
         lambda v: (
             running(v)
-            and all(any(s.player_id == p.player_id and s.hole_cards for s in v.seats) for p in (cara, dan))
+            and all(any(s.display_name == p.player_id and s.hole_cards for s in v.seats) for p in (cara, dan))
         ),
         within=30,
     )
@@ -246,10 +246,10 @@ async def test_a_hand_the_cashier_refuses_for_good_is_voided_and_the_table_reads
     assert len(own) == 2
     assert own <= {o.card.index for o in reveal.openings}
     after = await ann.until(lambda v: running(v) and v.hand_id != hand_id, within=60)
-    assert cara.player_id not in {s.player_id for s in after.seats}
+    assert cara.player_id not in {s.display_name for s in after.seats}
     # Dan asked to leave: the seats read again from the cashier do not seat him again.
-    assert dan.player_id not in {s.player_id for s in after.seats}
-    assert {ann.player_id, bob.player_id} <= {s.player_id for s in after.seats}
+    assert dan.player_id not in {s.display_name for s in after.seats}
+    assert {ann.player_id, bob.player_id} <= {s.display_name for s in after.seats}
     assert hand_id not in world.history.hands
     # The refused hand moved nothing: cara and dan got back their stacks as they were before it (the
     # rest of their 1,000 stayed in the wallet), every pool balances.

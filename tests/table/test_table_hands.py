@@ -300,7 +300,7 @@ async def test_leave_mid_hand_folds_at_once_and_cashes_out_after_settlement(worl
     assert public_seat(fold[0].seat) == leaver.seat  # history counts seats from 0
     assert fold[0].cause == history_pb2.ACTION_CAUSE_LEFT_TABLE
     snapshot = await stayer.snapshot()
-    assert not any(s.player_id == leaver.player_id for s in snapshot.seats)
+    assert not any(s.display_name == leaver.player_id for s in snapshot.seats)
     await ann.close()
     await bob.close()
 

@@ -85,7 +85,7 @@ async def test_a_private_room_is_invisible_at_the_table_to_a_stranger_but_not_to
     ) == (grpc.StatusCode.NOT_FOUND, "TABLE_NOT_FOUND")
     # Seated players keep their own view (and may come back after a dropped stream); admins read all.
     view = await ann.snapshot()
-    assert {s.player_id for s in view.seats if s.player_id} == {ann.player_id, bob.player_id}
+    assert {s.display_name for s in view.seats if s.player_id} == {ann.player_id, bob.player_id}
     assert await _code(
         world.table.WatchTable(A.WatchTableRequest(table_id=table_id), metadata=bob.metadata)
     ) == (

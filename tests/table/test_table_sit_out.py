@@ -40,7 +40,7 @@ async def test_sit_out_stops_dealing_and_sit_in_starts_again(world: TableWorld) 
     )
     assert back.status != A.SEAT_STATUS_SITTING_OUT
     view = await bob.until(lambda v: v.phase == A.TABLE_PHASE_HAND_IN_PROGRESS and v.to_act_seat != 0)
-    assert {s.player_id for s in view.seats if s.hole_cards} == {ann.player_id, bob.player_id}
+    assert {s.display_name for s in view.seats if s.hole_cards} == {ann.player_id, bob.player_id}
     stranger = Player(unique("cat"), world.table_channel, table_id)
     with pytest.raises(grpc.aio.AioRpcError) as refused:
         await stranger.stub.SitOut(

@@ -430,10 +430,10 @@ async def test_players_seated_and_waiting_are_the_tables_own_seats_read_at_scrap
         await actor.sit_down("cat", "sit-cat", 3, 500, False)
         await actor.call(lambda: actor.sit_out("bob", "out-bob", back_in=False, wait=False))
         view = await actor.call(lambda: actor.snapshot("ann"))
-        assert {s.player_id: s.status for s in view.seats if s.player_id} == {
-            "ann": table_pb2.SEAT_STATUS_ACTIVE,
-            "bob": table_pb2.SEAT_STATUS_SITTING_OUT,
-            "cat": table_pb2.SEAT_STATUS_WAITING,
+        assert {s.seat: s.status for s in view.seats if s.player_id} == {
+            1: table_pb2.SEAT_STATUS_ACTIVE,  # ann
+            2: table_pb2.SEAT_STATUS_SITTING_OUT,  # bob
+            3: table_pb2.SEAT_STATUS_WAITING,  # cat
         }
         assert players() == {"seated": 1, "waiting": 2}
     finally:

@@ -53,7 +53,8 @@ async def test_a_watcher_without_a_seat_sees_no_play_until_it_sits_down(world: T
     await wait_for(lambda: view.hand_id in world.history.hands)
     snapshot = await cat.snapshot()
     assert not shows_play(snapshot)
-    assert sorted(s.player_id for s in snapshot.seats if s.player_id) == sorted(
+    # Named, never by id (the handles are the players' own at every seat).
+    assert sorted(s.display_name for s in snapshot.seats if s.player_id) == sorted(
         [ann.player_id, bob.player_id]
     )
     # Stacks as settled: what the two hold together is what they bought in, less the rake.

@@ -116,7 +116,8 @@ async def test_a_hand_at_a_seeded_lobby_room_through_real_lobby_and_shard_proces
             record = await recorded(me)
             assert record is not None
             assert record.table_id == table_id
-            seats = {s.player_id: s for s in record.seats}
+            # The other player is their display name (the lobby's profile: a development id's own).
+            seats = {s.player_id or s.display_name: s for s in record.seats}
             assert len(seats[me.player_id].hole_cards) == 2
             assert not any(c.hidden for c in seats[me.player_id].hole_cards)
             assert not seats[other.player_id].shown
