@@ -196,11 +196,26 @@ class LobbyScreen(SessionScreen):
         buttons = (self.query_one("#buy-gram", Button), self.query_one("#buy-mpx", Button))
         for button in buttons:
             button.disabled = not self.session.platform.can_buy_chips
+        self.run_worker(self._show_profile_name(), exclusive=False)
         await self.action_refresh()
         self.set_interval(BALANCE_REFRESH_SECONDS, self.refresh_balances)
 
     def say(self, text: str) -> None:
         self.query_one("#message", Static).update(text)
+
+    async def _show_profile_name(self) -> None:
+        """The name the other players see (the lobby's profile), beside who the client is signed in as;
+        the line stays as it was when the lobby cannot say."""
+        try:
+            profile = await self.session.platform.profile()
+        except PlayError:
+            return
+        if not profile.display_name:
+            return
+        identity = self.session.platform.identity
+        mode = t("lobby.mode_development") if identity.development else t("lobby.mode_production")
+        who = t("lobby.signed_in_named", player=identity.player_id, mode=mode, name=profile.display_name)
+        self.query_one("#who", Static).update(who)
 
     async def action_refresh(self) -> None:
         if await self.refresh_balances():

@@ -178,6 +178,13 @@ class Platform:
             if not token:
                 return rooms
 
+    async def profile(self) -> lobby_pb2.PlayerProfile:
+        """The caller's profile: the display name the other players see (GetMyProfile)."""
+        reply: lobby_pb2.GetMyProfileResponse = await _call(
+            self.lobby.GetMyProfile(lobby_pb2.GetMyProfileRequest())
+        )
+        return reply.profile
+
     async def tables(self, room_id: str) -> list[lobby_pb2.TableSummary]:
         reply = await _call(self.lobby.ListTables(lobby_pb2.ListTablesRequest(room_id=room_id)))
         return list(reply.tables)

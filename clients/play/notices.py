@@ -61,14 +61,23 @@ _COMPILED = {
 
 def notice_text(code: str, text: str) -> str:
     """A notice's line in the chosen language, or as it came when its form is not known."""
+    said = known_notice_text(code, text)
+    return text if said is None else said
+
+
+def known_notice_text(code: str, text: str, player: str | None = None) -> str | None:
+    """A notice's line in the chosen language, or None when its form is not known. `player`, when
+    given, names the player the line is about (the line's own first word stands for them)."""
     for pattern, key in _COMPILED.get(code, ()):
         match = pattern.fullmatch(text)
         if match is None:
             continue
         params = match.groupdict()
+        if player is not None and "player" in params:
+            params["player"] = player
         if "post" in params:
             params["post"] = t(f"notice.post_{params['post'].replace(' ', '_')}")
         if "decision" in params:
             params["decision"] = words(params["decision"])
         return t(key, **params)
-    return text
+    return None

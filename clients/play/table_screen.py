@@ -183,15 +183,16 @@ class TableScreen(SessionScreen):
 
     def _apply_update(self, update: Update) -> None:
         events, view = update
+        # The seats' names from this view, and from the one before for a player who just left.
+        names = {**(vm.seat_names(self.view) if self.view is not None else {}), **vm.seat_names(view)}
         self.view = view
         if not self.spectator:
             self.seat = vm.my_seat(view, self.me)
         self.session.remember_commitment(view.hand_id, view.seed_commitment, dealt=bool(self._any_card(view)))
-        names = vm.seat_names(view)
         log = self.query_one("#log", HandLog)
         for event in events:
             log.note(event)
-            line = vm.event_line(event, names)
+            line = vm.event_line(event, names, 0 if self.spectator else self.seat)
             if line:
                 self._log(line)
             if event.WhichOneof("kind") == "notice" and event.notice.code == "HAND_ENDED":
@@ -229,8 +230,8 @@ class TableScreen(SessionScreen):
         """History's record has the authoritative nets: shown when the view could not tell them (the
         client joined mid-hand) or told them otherwise."""
 
-        def nets(results: tuple[vm.SeatResult, ...]) -> dict[str, int]:
-            return {r.player_id: r.net for r in results if r.net}
+        def nets(results: tuple[vm.SeatResult, ...]) -> dict[int, int]:
+            return {r.seat: r.net for r in results if r.net}
 
         if not record_results or nets(self._results.get(hand_id, ())) == nets(record_results):
             return

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from google.protobuf.message import Message
 
-from clients.play.notices import notice_text
+from clients.play.notices import known_notice_text, notice_text
 from clients.play.texts import in_own_words, t
 from clients.play.words import hand_text, note_text, words
 from poker.common.v1 import common_pb2
@@ -102,7 +102,14 @@ def you() -> str:
 
 
 def seat_name(seat: int) -> str:
+    """A seat by its number (`seat 3`): how a player is named when the table does not know their name.
+    A player is never named by their id or the table's handle of them (`SeatView.player_id`)."""
     return t("seat.name", seat=seat)
+
+
+def player_name(seat: table_pb2.SeatView) -> str:
+    """The name of the player at a seat: their display name, else the seat's."""
+    return seat.display_name or seat_name(seat.seat)
 
 
 def chips(amount: int) -> str:
@@ -264,7 +271,7 @@ def seat_lines(view: table_pb2.TableView, me: str) -> list[SeatLine]:
             lines.append(SeatLine(seat.seat, f"  {seat.seat:>2}  {t('seat.empty')}", False, False))
             continue
         marker = "▶" if to_act else " "
-        name = seat.display_name or seat.player_id
+        name = player_name(seat)
         mine = seat.player_id == me
         if mine:
             name += f" {t('seat.you')}"
@@ -373,7 +380,7 @@ def turn_text(view: table_pb2.TableView, me: str, now: float) -> str:
         deadline = view.legal_actions.deadline
         left = seconds_left(deadline.seconds + deadline.nanos / 1e9, now)
         return t("turn.mine", left=left, bank=seat.time_bank_seconds)
-    name = seat.display_name or seat.player_id
+    name = player_name(seat)
     if view.HasField("to_act_deadline"):
         deadline = view.to_act_deadline
         left = seconds_left(deadline.seconds + deadline.nanos / 1e9, now)
@@ -388,6 +395,9 @@ class SeatResult:
     player_id: str
     name: str
     net: int
+    # The seat, from 1 (the view's numbers): how the view's and history's results are matched, since
+    # the view carries other players' handles and history none of their ids.
+    seat: int = 0
 
 
 def starting_stacks(view: table_pb2.TableView) -> dict[int, tuple[str, int]] | None:
@@ -409,7 +419,7 @@ def hand_results(view: table_pb2.TableView, starts: dict[int, tuple[str, int]]) 
     the rake taken), biggest win first; a seat whose player is no longer the one who started is left
     out."""
     results = [
-        SeatResult(seat.player_id, seat.display_name or seat.player_id, seat.stack - starts[seat.seat][1])
+        SeatResult(seat.player_id, player_name(seat), seat.stack - starts[seat.seat][1], seat.seat)
         for seat in view.seats
         if seat.seat in starts and seat.player_id and starts[seat.seat][0] == seat.player_id
     ]
@@ -419,7 +429,9 @@ def hand_results(view: table_pb2.TableView, starts: dict[int, tuple[str, int]]) 
 def record_results(record: history_pb2.HandRecord) -> tuple[SeatResult, ...]:
     """The same from history's record of the hand (its `net_result` per seat)."""
     results = [
-        SeatResult(seat.player_id, seat.display_name or seat.player_id, seat.net_result)
+        SeatResult(
+            seat.player_id, seat.display_name or seat_name(seat.seat + 1), seat.net_result, seat.seat + 1
+        )
         for seat in record.seats
     ]
     return tuple(sorted(results, key=lambda r: -r.net))
@@ -443,7 +455,7 @@ def awards_text(view: table_pb2.TableView, results: Sequence[SeatResult] | None 
     if not view.awards:
         return ""
     names = {
-        s.seat: (you() if me and s.player_id == me else s.display_name or s.player_id) for s in view.seats
+        s.seat: (you() if me and s.player_id == me else player_name(s)) for s in view.seats if s.player_id
     }
     pots = []
     for award in view.awards:
@@ -559,8 +571,39 @@ def pot_sized_amount(view: table_pb2.TableView, legal: table_pb2.LegalActions, f
     return min(max(target, legal.min_amount), legal.max_amount)
 
 
-def event_line(event: table_pb2.TableEvent, names: dict[int, str]) -> str | None:
-    """One line of the table log for an event, or None for nothing worth a line."""
+# The notices whose line starts with the player they are about: the seat's display name (which may
+# have spaces), or `seat N` when the table does not know it.
+PLAYER_NOTICES = frozenset(
+    {
+        "PLAYER_SAT_DOWN",
+        "PLAYER_LEFT",
+        "PLAYER_SAT_IN",
+        "PLAYER_SAT_OUT",
+        "PLAYER_RECONNECTED",
+        "PLAYER_DISCONNECTED",
+        "SEAT_RESERVE_EXPIRED",
+        "SIT_OUT_EXPIRED",
+    }
+)
+
+
+def player_notice_text(notice: table_pb2.TableNotice, seat: int, names: dict[int, str]) -> str:
+    """A player notice in the chosen language, naming the seat's player as the seats do: the table's
+    line starts with their name or `seat N`, and the rest is read as the notice's known form."""
+    name = names.get(seat, "")
+    for prefix in (name, f"seat {seat}" if seat else ""):
+        if prefix and (notice.text == prefix or notice.text.startswith(f"{prefix} ")):
+            said = known_notice_text(
+                notice.code, f"player{notice.text[len(prefix) :]}", name or seat_name(seat)
+            )
+            if said is not None:
+                return said
+    return notice_text(notice.code, notice.text)
+
+
+def event_line(event: table_pb2.TableEvent, names: dict[int, str], my_seat: int = 0) -> str | None:
+    """One line of the table log for an event, or None for nothing worth a line. `names` are the seats'
+    names (seat_names), `my_seat` the reader's own seat (their chat lines are `you`'s)."""
     who = names.get(event.seat, seat_name(event.seat)) if event.seat else ""
     which = event.WhichOneof("kind")
     if which == "action":
@@ -589,25 +632,36 @@ def event_line(event: table_pb2.TableEvent, names: dict[int, str]) -> str | None
             return t("log.dealt", who=who, cards=cards_text(event.cards.cards))
         return t("log.board", cards=cards_text(event.cards.cards))
     if which == "chat":
-        return chat_line(event.chat, who)
+        return chat_line(event.chat, chat_sender(event.chat, names, my_seat) if event.chat.seat else who)
     if which == "notice":
         # Pot awards are shown with names, hand names and separators from the view (awards_text).
         if event.notice.code in ("HAND_COMMITTED", "POT_AWARDED"):
             return None
+        if event.notice.code in PLAYER_NOTICES and event.seat:
+            # The line names its player itself.
+            return f"· {player_notice_text(event.notice, event.seat, names)}"
         prefix = f"{who}: " if who else ""
         return f"· {prefix}{notice_text(event.notice.code, event.notice.text)}"
     return None
 
 
+def chat_sender(chat: table_pb2.ChatMessage, names: dict[int, str], my_seat: int = 0) -> str:
+    """Who sent a chat line: `you` from the reader's own seat, else the sender's display name, else
+    their seat's name. Never the sender's handle (`ChatMessage.player_id`)."""
+    if chat.seat and chat.seat == my_seat:
+        return you()
+    return chat.display_name or names.get(chat.seat) or seat_name(chat.seat)
+
+
 def chat_line(chat: table_pb2.ChatMessage, who: str) -> str:
-    sender = who or chat.player_id
+    sender = who or chat.display_name or t("chat.someone")
     if chat.sticker_id:
         return t("log.sticker", who=sender, sticker=sticker_label(chat.sticker_id))
     return f"{sender}: {chat.text}"
 
 
 def seat_names(view: table_pb2.TableView) -> dict[int, str]:
-    return {s.seat: s.display_name or s.player_id for s in view.seats if s.player_id}
+    return {s.seat: player_name(s) for s in view.seats if s.player_id}
 
 
 # -------------------------------------------------------------------------------------------- history
@@ -679,7 +733,7 @@ def hand_lines(record: history_pb2.HandRecord, me: str) -> list[str]:
     board and pots; a house round with the dealer's and the boxes' cards and each settlement line."""
     if record.HasField("house_game"):
         return house_record_lines(record, me)
-    names = {seat.seat: seat.display_name or seat.player_id for seat in record.seats}
+    names = {seat.seat: seat.display_name or seat_name(seat.seat + 1) for seat in record.seats}
     header = t(
         "hand.header",
         hand=record.hand_id,
@@ -700,7 +754,7 @@ def hand_lines(record: history_pb2.HandRecord, me: str) -> list[str]:
             + t(
                 "hand.seat",
                 seat=seat.seat + 1,
-                name=seat.display_name,
+                name=seat.display_name or seat_name(seat.seat + 1),
                 you=mine,
                 cards=cards,
                 start=chips(seat.starting_stack),

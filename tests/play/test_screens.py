@@ -101,6 +101,9 @@ class FakePlatform:
             player_id=ME, wallets=[cashier_pb2.WalletBalance(pool=GRAM, balance=5000)]
         )
 
+    async def profile(self) -> lobby_pb2.PlayerProfile:
+        return lobby_pb2.PlayerProfile(display_name="Alice")
+
     async def rooms(self) -> list[lobby_pb2.Room]:
         return list(self.room_list)
 
@@ -187,6 +190,8 @@ async def test_the_lobby_shows_where_the_focus_is_and_every_room_fits_or_scrolls
         rooms = lobby.query_one("#rooms", DataTable)
         await until(pilot, lambda: rooms.row_count == 20, what="rooms listed")
         await pilot.pause()
+        # The name the other players see (the lobby's profile) beside who the client signed in as.
+        await until(pilot, lambda: "your name at the tables is Alice" in text_of(lobby, "#who"), what="name")
         # The two number fields say what they are.
         assert {"Chips to buy", "Buy-in"} <= {
             str(label.render()) for label in lobby.query(Label).results(Label)

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from clients.play import texts
 from clients.play import view_model as vm
 from clients.play.catalogue.codes import CODES
 from clients.play.words import note_text, words
@@ -265,12 +266,69 @@ def test_events_read_as_lines_and_hole_cards_of_others_stay_face_down() -> None:
     assert vm.event_line(shown, names) == "bob shows Q♥ Q♦"
     board = table_pb2.TableEvent(cards=table_pb2.CardsRevealed(cards=[card("2c")]))
     assert vm.event_line(board, names) == "board: 2♣"
-    sticker = table_pb2.TableEvent(seat=1, chat=table_pb2.ChatMessage(player_id="ann", sticker_id="gg"))
+    sticker = table_pb2.TableEvent(
+        seat=1, chat=table_pb2.ChatMessage(player_id="p-0a1b2c3d4e5f", seat=1, sticker_id="gg")
+    )
     assert vm.event_line(sticker, names) == f"ann sent {vm.sticker_label('gg')}"
-    chat = table_pb2.TableEvent(seat=0, chat=table_pb2.ChatMessage(player_id="zed", text="hi"))
+    chat = table_pb2.TableEvent(
+        seat=3, chat=table_pb2.ChatMessage(player_id="p-5f4e3d2c1b0a", display_name="zed", seat=3, text="hi")
+    )
     assert vm.event_line(chat, names) == "zed: hi"
     committed = table_pb2.TableEvent(notice=table_pb2.TableNotice(code="HAND_COMMITTED", text="next hand"))
     assert vm.event_line(committed, names) is None
+
+
+HANDLE = "p-0a1b2c3d4e5f"  # what another player's seat and chat lines carry instead of their id
+
+
+def test_chat_names_the_sender_by_display_name_or_seat_and_you_from_my_own_seat() -> None:
+    """A chat line carries the sender's opaque handle, display name and seat: it reads as the name
+    (spaces and all), as `seat N` when there is none, and as `you` from the reader's own seat (found by
+    their player id in the view); never as the handle."""
+    view = table_pb2.TableView(
+        seats=[
+            table_pb2.SeatView(seat=1, player_id=HANDLE, display_name="Ann Marie Lee"),
+            table_pb2.SeatView(seat=2, player_id="tg:42", display_name="Me"),
+            table_pb2.SeatView(seat=3, player_id="p-5f4e3d2c1b0a", display_name=""),
+        ]
+    )
+    names = vm.seat_names(view)
+    mine = vm.my_seat(view, "tg:42")
+    assert names == {1: "Ann Marie Lee", 2: "Me", 3: "seat 3"}
+
+    def said(seat: int, **fields: object) -> str | None:
+        message = table_pb2.ChatMessage(seat=seat, **fields)  # type: ignore[arg-type]
+        return vm.event_line(table_pb2.TableEvent(seat=seat, chat=message), names, mine)
+
+    assert said(1, player_id=HANDLE, display_name="Ann Marie Lee", text="hello") == "Ann Marie Lee: hello"
+    assert said(2, player_id="p-aaaaaaaaaaaa", display_name="Me", text="hi all") == "you: hi all"
+    assert said(3, player_id="p-5f4e3d2c1b0a", text="gl") == "seat 3: gl"
+    assert said(3, player_id="p-5f4e3d2c1b0a", sticker_id="gg") == f"seat 3 sent {vm.sticker_label('gg')}"
+    seats = [line.text for line in vm.seat_lines(view, "tg:42")]
+    assert "Ann Marie Lee" in seats[0]
+    assert "seat 3" in seats[2]
+    assert not any("p-" in line for line in seats)
+
+
+def test_a_player_notice_names_the_seat_even_when_the_name_has_spaces() -> None:
+    """The table starts a player notice with the seat's display name (or `seat N`): the line names the
+    player once, and its words are found past the name."""
+    names = {1: "Ann Marie Lee", 3: "seat 3"}
+
+    def notice_line(seat: int, code: str, text: str) -> str | None:
+        event = table_pb2.TableEvent(seat=seat, notice=table_pb2.TableNotice(code=code, text=text))
+        return vm.event_line(event, names)
+
+    assert notice_line(1, "PLAYER_SAT_DOWN", "Ann Marie Lee sat at seat 1") == "· Ann Marie Lee sat at seat 1"
+    assert notice_line(1, "PLAYER_SAT_OUT", "Ann Marie Lee timed out 2 hands in a row") == (
+        "· Ann Marie Lee timed out 2 hands in a row"
+    )
+    assert notice_line(3, "PLAYER_RECONNECTED", "seat 3 is back") == "· seat 3 is back"
+    with texts.using("ru"):
+        assert (
+            notice_line(1, "PLAYER_LEFT", "Ann Marie Lee left seat 1")
+            == "· Ann Marie Lee освобождает место 1"
+        )
 
 
 def _record(

@@ -9,6 +9,10 @@ TEXTS: dict[str, dict[str, str]] = {
     },
     "lobby.mode_production": {"ru": "рабочий токен", "en": "production token"},
     "lobby.signed_in": {"ru": "Вы вошли как {player} ({mode})", "en": "Signed in as {player} ({mode})"},
+    "lobby.signed_in_named": {
+        "ru": "Вы вошли как {player} ({mode}); за столами вас зовут {name}",
+        "en": "Signed in as {player} ({mode}); your name at the tables is {name}",
+    },
     "lobby.balances_loading": {"ru": "балансы: …", "en": "balances: …"},
     "lobby.chips_to_buy": {"ru": "Сколько фишек купить", "en": "Chips to buy"},
     "lobby.buy_gram": {"ru": "Купить фишки GRAM", "en": "Buy GRAM chips"},

@@ -40,6 +40,7 @@ TEXTS: dict[str, dict[str, str]] = {
     "log.dealt": {"ru": "{who} получает {cards}", "en": "{who} is dealt {cards}"},
     "log.board": {"ru": "борд: {cards}", "en": "board: {cards}"},
     "log.sticker": {"ru": "{who} отправляет {sticker}", "en": "{who} sent {sticker}"},
+    "chat.someone": {"ru": "игрок", "en": "a player"},
     "sticker.gg": {"ru": "🤝 gg", "en": "🤝 gg"},
     "sticker.nice-hand": {"ru": "👏 хорошая рука", "en": "👏 nice hand"},
     "sticker.thinking": {"ru": "🤔 думаю", "en": "🤔 thinking"},
