@@ -8,7 +8,9 @@ asking the owning shard (`table_opener`): the only way a table beyond the standi
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
@@ -26,6 +28,9 @@ from services.lobby.table_opener import TableOpener
 
 # Tables one room may run at most (its standing tables count if the room has more).
 DEFAULT_MAX_TABLES_PER_ROOM = 20
+# How long a player the lobby sent to a table counts as a seat taken there when the table's figures
+# do not show them yet (they sit down within this, or were not going to).
+ROUTED_SECONDS = 10.0
 
 
 @dataclass(frozen=True)
@@ -40,12 +45,18 @@ def _number(view: TableView) -> int:
     return parsed[1] if parsed else 0
 
 
-def pick_table(views: list[TableView]) -> TableView | None:
-    """The fullest table that still has a free seat (lowest number on a tie), or None."""
-    open_tables = [v for v in views if v.figures.free_seats > 0]
+def pick_table(views: list[TableView], routed: Mapping[str, int] | None = None) -> TableView | None:
+    """The fullest table that still has a free seat (lowest number on a tie), or None. `routed`: the
+    players sent to each table (by id) that its figures do not count yet, counted as seated."""
+    extra = routed or {}
+
+    def seated(v: TableView) -> int:
+        return v.figures.seated_players + extra.get(v.figures.table_id, 0)
+
+    open_tables = [v for v in views if v.figures.free_seats - extra.get(v.figures.table_id, 0) > 0]
     if not open_tables:
         return None
-    return min(open_tables, key=lambda v: (-v.figures.seated_players, _number(v)))
+    return min(open_tables, key=lambda v: (-seated(v), _number(v)))
 
 
 def next_table_number(views: list[TableView]) -> int:
@@ -54,6 +65,54 @@ def next_table_number(views: list[TableView]) -> int:
     while number in taken:
         number += 1
     return number
+
+
+class RoutedPlayers:
+    """The players this lobby sent to each table lately, whom the table's figures may not count yet:
+    a shard publishes its figures every second or so, and every player asking in between would be sent
+    to the same table and find it full (tables then opened at one a second a room). A player counts at
+    the table they were sent to last, until that table's figures are newer than the routing or for
+    `keep_seconds`. In memory: a second lobby replica counts its own players (and tables may open a
+    little early, never late)."""
+
+    def __init__(self, clock: Callable[[], float] = time.time, keep_seconds: float = ROUTED_SECONDS) -> None:
+        self._clock = clock
+        self._keep = keep_seconds
+        self._rooms: dict[str, dict[str, tuple[str, float]]] = {}
+
+    def route(self, room_id: str, player_id: str, table_id: str) -> None:
+        self._rooms.setdefault(room_id, {})[player_id] = (table_id, self._clock())
+
+    def counts(self, room_id: str, views: list[TableView], asking: str = "") -> dict[str, int]:
+        """Per table id, the players sent there since its figures (published ones) or lately; not
+        `asking` (a player asking again is not in their own way)."""
+        players = self._rooms.get(room_id)
+        if not players:
+            return {}
+        now = self._clock()
+        for player in [p for p, (_, at) in players.items() if now - at > self._keep]:
+            del players[player]
+        if not players:
+            del self._rooms[room_id]
+            return {}
+        since = {v.figures.table_id: v.figures.published_at for v in views if v.published}
+        counts: dict[str, int] = {}
+        for player, (table_id, at) in players.items():
+            if player != asking and at > since.get(table_id, 0.0):
+                counts[table_id] = counts.get(table_id, 0) + 1
+        return counts
+
+
+def with_routed_tables(views: list[TableView], routed: Mapping[str, int], seats: int) -> list[TableView]:
+    """`views` and, as empty unpublished tables, those the lobby sent players to that no figures list
+    yet (just opened), so the next number is not one of them."""
+    listed = {v.figures.table_id for v in views}
+    extra = [
+        TableView(replace(views[0].figures, table_id=t, taken_seats=(), seats=seats, published_at=0.0), False)
+        for t in sorted(routed)
+        if t not in listed and views
+    ]
+    return sorted([*views, *extra], key=_number)
 
 
 class Joining:
@@ -66,6 +125,7 @@ class Joining:
         *,
         opener: TableOpener | None = None,
         max_tables_per_room: int = DEFAULT_MAX_TABLES_PER_ROOM,
+        routed: RoutedPlayers | None = None,
     ) -> None:
         self._sessions = sessions
         self._catalogue = catalogue
@@ -73,6 +133,7 @@ class Joining:
         self._access = access
         self._opener = opener
         self._max_tables = max_tables_per_room
+        self._routed = routed if routed is not None else RoutedPlayers()
 
     async def list_tables(self, caller: Caller, room_id: str) -> list[TableView]:
         async with self._sessions() as session:
@@ -106,6 +167,10 @@ class Joining:
                 await self._opener.open(owner.shard.address, table_id)
             return Joined(table_id, owner, False)
         new_table = False
+        # The players this lobby sent to each table that its figures do not show yet, and the tables
+        # it opened that publish no figures yet (a player may be sent to one by name).
+        routed = self._routed.counts(room.room_id, views, caller.subject) if not spectate else {}
+        views = with_routed_tables(views, routed, room.spec.seats_per_table)
         if table_id:
             parsed = parse_table_id(table_id)
             chosen = next((v for v in views if v.figures.table_id == table_id), None)
@@ -115,7 +180,7 @@ class Joining:
                 raise FailedPrecondition("TABLE_FULL", "the table has no free seat", {"table_id": table_id})
             running = _runs_at_owner(chosen, owner)
         else:
-            picked = pick_table(views)
+            picked = pick_table(views, routed)
             if spectate:
                 picked = max(views, key=lambda v: (v.figures.seated_players, -_number(v)), default=picked)
             if picked is None:
@@ -134,6 +199,8 @@ class Joining:
                 table_id, running = picked.figures.table_id, _runs_at_owner(picked, owner)
         if self._opener is not None and not running:
             await self._opener.open(owner.shard.address, table_id)
+        if not spectate:
+            self._routed.route(room.room_id, caller.subject, table_id)
         return Joined(table_id, owner, new_table)
 
     async def authorize_view(self, player_id: str, room_id: str) -> tuple[int, int]:

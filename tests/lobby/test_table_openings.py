@@ -4,6 +4,7 @@ number any call named), and nothing bounded how many tables a room ran."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator
 
 import grpc
@@ -14,7 +15,7 @@ from poker.lobby.v1 import lobby_pb2, lobby_pb2_grpc
 from service_runtime.database import create_engine, create_session_factory
 from service_runtime.shard_registry import RedisShardRegistry, ShardInfo
 from service_runtime.table_directory import RedisTableDirectory, SeatFigures, TableFigures
-from service_runtime.testing import running_server
+from service_runtime.testing import auth_metadata, running_server
 from services.lobby.assembly import ACCESS, lobby_service, lobby_servicer
 from tests.lobby.conftest import ALICE, TABLE, expect_error
 
@@ -127,3 +128,49 @@ async def test_a_table_published_by_a_shard_that_lost_the_room_is_opened_at_the_
     await directory.publish(TableFigures(table_id=f"{ROOM}.2", room_id=ROOM, shard_id=A.shard_id, seats=4))
     await stub.JoinTable(lobby_pb2.JoinTableRequest(room_id=ROOM, table_id=f"{ROOM}.2"), metadata=ALICE)
     assert opener.opened == []
+
+
+def _seated(number: int, players: int, published_at: float) -> TableFigures:
+    return TableFigures(
+        table_id=f"{ROOM}.{number}",
+        room_id=ROOM,
+        shard_id=A.shard_id,
+        seats=4,
+        taken_seats=tuple(SeatFigures(seat, f"p{seat}", 1_000) for seat in range(players)),
+        published_at=published_at,
+    )
+
+
+async def test_players_routed_since_the_figures_count_so_tables_open_as_fast_as_players_come(
+    routed: Routed,
+) -> None:
+    """Issue 45: the figures a shard publishes lag the players the lobby sends it (a second without
+    Redis), so every player asking before the next figures went to the same table and found it full:
+    tables opened at one a second a room. Each player the lobby routes to a table since that table's
+    figures counts as a seat taken there (once per player, until newer figures or a short while)."""
+    stub, opener, directory = routed
+    await directory.publish(_seated(1, 2, time.time() - 1))  # two of four seats taken
+
+    async def join(player: str) -> str:
+        joined = await stub.JoinTable(
+            lobby_pb2.JoinTableRequest(room_id=ROOM), metadata=auth_metadata(player, "player")
+        )
+        return str(joined.table_id)
+
+    routes = [await join(f"p-{n}") for n in range(10)]
+    assert routes == [f"{ROOM}.{n}" for n in (1, 1, 2, 2, 2, 2, 3, 3, 3, 3)]
+    # Each new table opened at the owner as its first player was sent there.
+    assert {f"{ROOM}.2", f"{ROOM}.3"} <= {table for _, table in opener.opened}
+    # A player asking again is routed once: still table 1's, no seat counted twice.
+    assert await join("p-0") == f"{ROOM}.1"
+    # Table 1's newer figures say who sat (one of the two did): one seat is free there again.
+    await directory.publish(_seated(1, 3, time.time()))
+    assert await join("p-late") == f"{ROOM}.1"
+    # A spectator takes no seat.
+    watch = await stub.JoinTable(lobby_pb2.JoinTableRequest(room_id=ROOM, spectate=True), metadata=ALICE)
+    assert watch.table_id
+    await expect_error(
+        stub.JoinTable(lobby_pb2.JoinTableRequest(room_id=ROOM), metadata=auth_metadata("p-full", "player")),
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "ROOM_FULL",
+    )
