@@ -320,8 +320,12 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
     async def AuthorizeView(  # noqa: N802
         self, request: lobby_pb2.AuthorizeViewRequest, context: Any
     ) -> lobby_pb2.AuthorizeViewResponse:
-        revision, table_count = await self._joining.authorize_view(request.player_id, request.room_id)
-        return lobby_pb2.AuthorizeViewResponse(room_revision=revision, table_count=table_count)
+        revision, table_count, everyone = await self._joining.authorize_view(
+            request.player_id, request.room_id
+        )
+        return lobby_pb2.AuthorizeViewResponse(
+            room_revision=revision, table_count=table_count, everyone=everyone
+        )
 
     # --- Maintenance. ---
 

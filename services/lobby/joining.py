@@ -203,16 +203,17 @@ class Joining:
             self._routed.route(room.room_id, caller.subject, table_id)
         return Joined(table_id, owner, new_table)
 
-    async def authorize_view(self, player_id: str, room_id: str) -> tuple[int, int]:
+    async def authorize_view(self, player_id: str, room_id: str) -> tuple[int, int, bool]:
         """For a shard about to show `player_id` a table: the lobby's visibility rule (ROOM_NOT_FOUND
-        when the player may not see the room); the room's revision and standing table count."""
+        when the player may not see the room); the room's revision, standing table count, and
+        whether every player may see it (public and enabled: the answer holds for anyone)."""
         require_player_id(player_id, "player_id")
         check_room_id(room_id)
         async with self._sessions() as session:
             room = await storage.get_room(session, room_id)
             if room is None or not await player_may_see(session, player_id, room):
                 raise NotFound("ROOM_NOT_FOUND", "no such room", {"room_id": room_id})
-        return room.revision, room.spec.table_count
+        return room.revision, room.spec.table_count, not room.spec.private and not room.disabled
 
     async def authorize_seat(self, player_id: str, room_id: str) -> int:
         """For a shard about to seat `player_id`: the checks of JoinTable; the room's revision."""

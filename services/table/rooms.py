@@ -102,6 +102,16 @@ class SeatGrant:
     display_name: str
 
 
+@dataclass(frozen=True, slots=True)
+class ViewGrant:
+    """The lobby's yes to a reader: the room's revision, its standing table count, and whether every
+    player may see the room (then the answer is the room's, not the player's)."""
+
+    room_revision: int
+    table_count: int
+    everyone: bool = False
+
+
 class RoomSource(Protocol):
     """Where rooms come from: the lobby in production, the same gRPC face in tests."""
 
@@ -119,9 +129,9 @@ class RoomSource(Protocol):
     async def get_room_entry(self, room_id: str) -> lobby_pb2.Room:
         """The lobby's entry of the room whatever its game (house-game tables read theirs from it)."""
 
-    async def authorize_view(self, player_id: str, room_id: str) -> tuple[int, int]:
+    async def authorize_view(self, player_id: str, room_id: str) -> ViewGrant:
         """The lobby's visibility rule for a reader: NotFound(ROOM_NOT_FOUND) when the player may not
-        see the room; else its revision and standing table count."""
+        see the room; else its revision, standing table count and whether anyone may see it."""
 
 
 class LobbyRoomSource:
@@ -159,14 +169,14 @@ class LobbyRoomSource:
             raise translate_rpc_error(error, "lobby") from error
         return SeatGrant(int(reply.room_revision), reply.display_name)
 
-    async def authorize_view(self, player_id: str, room_id: str) -> tuple[int, int]:
+    async def authorize_view(self, player_id: str, room_id: str) -> ViewGrant:
         try:
             reply = await self._stub.AuthorizeView(
                 lobby_pb2.AuthorizeViewRequest(player_id=player_id, room_id=room_id)
             )
         except grpc.aio.AioRpcError as error:
             raise translate_rpc_error(error, "lobby") from error
-        return int(reply.room_revision), int(reply.table_count)
+        return ViewGrant(int(reply.room_revision), int(reply.table_count), reply.everyone)
 
     async def read_maintenance(self) -> MaintenanceState:
         """The lobby's maintenance switches (lobby-wide and every room's), for `MaintenanceWatcher`."""

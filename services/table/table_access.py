@@ -87,6 +87,9 @@ class TableAccess:
         self._clock = clock
         # (player, room) -> (until, the room's standing table count; None: the player may not see it)
         self._answers: dict[tuple[str, str], tuple[float, int | None]] = {}
+        # room -> (until, its standing table count) for a room every player may see (the lobby says
+        # so): one lobby call a room per `answer_seconds`, not one a reader (issue 45: spectators).
+        self._open_rooms: dict[str, tuple[float, int]] = {}
 
     async def for_command(self, table_id: str) -> AnyTable:
         """The table a player's command (or an admin's) goes to: a running one, or a standing one
@@ -146,15 +149,24 @@ class TableAccess:
 
     async def _visible(self, player_id: str, room_id: str) -> int | None:
         now = self._clock()
+        open_room = self._open_rooms.get(room_id)
+        if open_room is not None and open_room[0] > now:
+            return open_room[1]
         key = (player_id, room_id)
         kept = self._answers.get(key)
         if kept is not None and kept[0] > now:
             return kept[1]
         try:
-            _, table_count = await self._rooms.authorize_view(player_id, room_id)
-            answer: int | None = table_count
+            grant = await self._rooms.authorize_view(player_id, room_id)
+            answer: int | None = grant.table_count
         except NotFound:
             answer = None
+        else:
+            if grant.everyone:
+                if len(self._open_rooms) >= MAX_ANSWERS:
+                    self._open_rooms = {r: v for r, v in self._open_rooms.items() if v[0] > now}
+                self._open_rooms[room_id] = (now + self._answer_seconds, grant.table_count)
+                return grant.table_count
         if len(self._answers) >= MAX_ANSWERS:
             self._answers = {k: v for k, v in self._answers.items() if v[0] > now}
             if len(self._answers) >= MAX_ANSWERS:

@@ -133,6 +133,12 @@ async def test_a_code_for_a_private_room_opens_that_room_only(lobby: Lobby) -> N
     code = await _code(lobby, "code-room", max_uses=2, room_id="nlhe-mpx-prestige")
     assert (await _redeem(lobby, ALICE, "r1", code)).room_id == "nlhe-mpx-prestige"
     assert (await _join(lobby, ALICE, "nlhe-mpx-prestige")).address == SHARD.address
+    # The shard's question for a reader: alice may see it, and the answer is hers, not everyone's
+    # (a shard keeps an `everyone` answer for every reader of the room).
+    seen = await lobby.stub.AuthorizeView(
+        lobby_pb2.AuthorizeViewRequest(player_id="alice", room_id="nlhe-mpx-prestige"), metadata=TABLE
+    )
+    assert not seen.everyone
     await expect_error(
         lobby.stub.CreateInviteCode(
             lobby_pb2.CreateInviteCodeRequest(request_id="code-x", room_id="no-such-room", max_uses=1),

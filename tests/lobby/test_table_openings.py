@@ -93,6 +93,7 @@ async def test_the_shard_asks_whether_a_player_may_see_a_room(routed: Routed) ->
         lobby_pb2.AuthorizeViewRequest(player_id="alice", room_id=ROOM), metadata=TABLE
     )
     assert seen.table_count >= 1
+    assert seen.everyone  # a public room: the same answer for every player
     await expect_error(
         stub.AuthorizeView(lobby_pb2.AuthorizeViewRequest(player_id="alice", room_id=ROOM), metadata=ALICE),
         grpc.StatusCode.PERMISSION_DENIED,

@@ -706,21 +706,27 @@ class AuthorizeViewResponse(_message.Message):
 
     ROOM_REVISION_FIELD_NUMBER: _builtins.int
     TABLE_COUNT_FIELD_NUMBER: _builtins.int
+    EVERYONE_FIELD_NUMBER: _builtins.int
     room_revision: _builtins.int
     """The room's current revision."""
     table_count: _builtins.int
     """How many standing tables the room keeps (`<room_id>.1` to `.N`): the only ones a read may find
     before anyone sat down.
     """
+    everyone: _builtins.bool
+    """True when every player may see the room (public and enabled): the answer is the same for any
+    player, so a shard may keep it for the room, not per player, as long as it keeps an answer.
+    """
     def __init__(
         self,
         *,
         room_revision: _builtins.int = ...,
         table_count: _builtins.int = ...,
+        everyone: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["room_revision", b"room_revision", "table_count", b"table_count"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["everyone", b"everyone", "room_revision", b"room_revision", "table_count", b"table_count"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
