@@ -62,6 +62,22 @@ class StatementSource(Protocol):
     ) -> tuple[list[StatementLine], str]: ...
 
 
+def listed_summary(hand: storage.HandListed) -> history_pb2.HandSummary:
+    """A player's summary of a hand from its columns: what `summary_of` makes of the record (the
+    times to the microsecond, as the columns keep them)."""
+    summary = history_pb2.HandSummary(
+        hand_id=hand.hand_id,
+        table_id=hand.table_id,
+        room_id=hand.room_id,
+        variant=hand.variant,  # type: ignore[arg-type]
+        pool=hand.pool,  # type: ignore[arg-type]
+        net_result=hand.net_result,
+    )
+    summary.start_time.FromMicroseconds(hand.start_us)
+    summary.end_time.FromMicroseconds(hand.end_us)
+    return summary
+
+
 def _timestamp(moment: datetime) -> Timestamp:
     stamp = Timestamp()
     stamp.FromDatetime(moment)
@@ -252,10 +268,10 @@ class HistoryApplication(FairPlayUseCases):
         scope = f"my-hands\x00{viewer.subject}"
         after = self._position(page_token, scope)
         async with self._sessions() as session:
-            page = await storage.player_hands(
+            listed = await storage.player_hand_list(
                 session, viewer.subject, table_id=None, after=after, limit=size + 1
             )
-        return self._page(page, size, scope, viewer)
+        return self._listed_page(listed, size, scope)
 
     async def list_table_hands(
         self, viewer: Viewer, table_id: str, *, page_size: int = 0, page_token: str = ""
@@ -268,12 +284,17 @@ class HistoryApplication(FairPlayUseCases):
             if viewer.admin:
                 page = await storage.table_hands(session, table_id, after=after, limit=size + 1)
             else:
-                page = await storage.player_hands(
+                listed = await storage.player_hand_list(
                     session, viewer.subject, table_id=table_id, after=after, limit=size + 1
                 )
+                if not listed and after is None:
+                    # Rules 16: the room history is only for those who played there; a table where
+                    # the caller never played is indistinguishable from one that does not exist.
+                    raise NotFound(
+                        "TABLE_NOT_FOUND", "no hands of this table for the caller", {"table_id": table_id}
+                    )
+                return self._listed_page(listed, size, scope)
         if not page and after is None:
-            # Rules 16: the room history is only for those who played there; a table where the caller
-            # never played is indistinguishable from one that does not exist.
             raise NotFound("TABLE_NOT_FOUND", "no hands of this table for the caller", {"table_id": table_id})
         return self._page(page, size, scope, viewer)
 
@@ -286,6 +307,16 @@ class HistoryApplication(FairPlayUseCases):
             last = shown[-1]
             token = self._tokens.issue(scope, [last.end_us, last.number])
         return [summary_of(stored.record, viewer) for stored in shown], token
+
+    def _listed_page(
+        self, listed: Sequence[storage.HandListed], size: int, scope: str
+    ) -> tuple[list[history_pb2.HandSummary], str]:
+        shown = listed[:size]
+        token = ""
+        if len(listed) > size:
+            last = shown[-1]
+            token = self._tokens.issue(scope, [last.end_us, last.number])
+        return [listed_summary(hand) for hand in shown], token
 
     async def get_hand(self, viewer: Viewer, hand_id: str) -> history_pb2.HandRecord:
         check_id(hand_id, "hand_id")

@@ -240,6 +240,57 @@ async def player_hands(
     return [_decode(row.number, row.end_us, row.record) for row in rows]
 
 
+@dataclass(frozen=True)
+class HandListed:
+    """A hand as a list shows it to one of its players: the hand's columns and the player's net (no
+    record read, none parsed: a page of 50 summaries read 50 records before, issue 45)."""
+
+    number: int
+    hand_id: str
+    table_id: str
+    room_id: str
+    variant: int
+    pool: int
+    start_us: int
+    end_us: int
+    net_result: int
+
+
+async def player_hand_list(
+    session: AsyncSession, player_id: str, *, table_id: str | None, after: Position | None, limit: int
+) -> list[HandListed]:
+    """`player_hands`' page as summaries: the same keyset, the hand's columns and the player's net."""
+    conditions = [
+        hand_players.c.player_id == player_id,
+        before_position(hand_players.c.end_us, hand_players.c.hand_number, after),
+    ]
+    if table_id is not None:
+        conditions.append(hand_players.c.table_id == table_id)
+    page = (
+        sa.select(hand_players.c.hand_number, hand_players.c.end_us, hand_players.c.net_result)
+        .where(*conditions)
+        .order_by(hand_players.c.end_us.desc(), hand_players.c.hand_number.desc())
+        .limit(limit)
+        .subquery()
+    )
+    rows = await session.execute(
+        sa.select(
+            hands.c.number,
+            hands.c.hand_id,
+            hands.c.table_id,
+            hands.c.room_id,
+            hands.c.variant,
+            hands.c.pool,
+            hands.c.start_us,
+            hands.c.end_us,
+            page.c.net_result,
+        )
+        .join(page, page.c.hand_number == hands.c.number)
+        .order_by(hands.c.end_us.desc(), hands.c.number.desc())
+    )
+    return [HandListed(*(int(v) if not isinstance(v, str) else v for v in row)) for row in rows]
+
+
 async def table_hands(
     session: AsyncSession, table_id: str, *, after: Position | None, limit: int
 ) -> list[StoredHand]:

@@ -13,7 +13,8 @@ For each backend:
    hand) with plain psycopg / sqlite3 from the same number of clients. Floor and service alternate
    in `--rounds` short slices (tests/bench/harness.py); CPU per hand is read from /proc for this
    process (the callers), the service and the database's PostgreSQL backends.
-3. ListMyHands: the first page (50 newest hands of a player, record blobs included) and the fifth
+3. ListMyHands: the first page (50 newest hands of a player: the hands' columns and the player's
+   net, no record read since issue 45) and the fifth
    page (its page token walked before measuring) over gRPC, one call at a time, against the same
    keyset query run directly, in alternating slices as well.
 
@@ -292,9 +293,11 @@ def _sqlite_hand(connection: sqlite3.Connection, record: history_pb2.HandRecord)
     connection.execute("COMMIT")
 
 
+# The page as the service reads it since issue 45: the hands' columns and the player's net, no record.
 LIST_QUERY = (
-    "SELECT h.number, h.end_us, h.record FROM history_hands h JOIN ("
-    " SELECT hand_number FROM history_hand_players WHERE player_id = {p}"
+    "SELECT h.number, h.hand_id, h.table_id, h.room_id, h.variant, h.pool, h.start_us, h.end_us,"
+    " page.net_result FROM history_hands h JOIN ("
+    " SELECT hand_number, end_us, net_result FROM history_hand_players WHERE player_id = {p}"
     " ORDER BY end_us DESC, hand_number DESC LIMIT 51) page ON page.hand_number = h.number"
     " ORDER BY h.end_us DESC, h.number DESC"
 )
