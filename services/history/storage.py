@@ -288,7 +288,20 @@ async def player_hand_list(
         .join(page, page.c.hand_number == hands.c.number)
         .order_by(hands.c.end_us.desc(), hands.c.number.desc())
     )
-    return [HandListed(*(int(v) if not isinstance(v, str) else v for v in row)) for row in rows]
+    return [
+        HandListed(
+            number=int(row.number),
+            hand_id=str(row.hand_id),
+            table_id=str(row.table_id),
+            room_id=str(row.room_id),
+            variant=int(row.variant),
+            pool=int(row.pool),
+            start_us=int(row.start_us),
+            end_us=int(row.end_us),
+            net_result=int(row.net_result),
+        )
+        for row in rows
+    ]
 
 
 async def table_hands(
