@@ -3,7 +3,8 @@
 Telegram's script URL is answered in the browser, so the run needs no internet. The player signs in with
 the stub's initData (signed with the gateway's test bot token), and the page calls ready() and expand(),
 takes Telegram's theme (and a live change of it), its safe areas and stable viewport height, shows the
-BackButton off the lobby and goes back with it, turns closing confirmation on and vertical swipes off
+BackButton off the lobby and goes back with it (at a table: at once when not seated or not in a hand,
+after Telegram's showConfirm in the middle of a hand the player is in, staying on "no"), turns closing confirmation on and vertical swipes off
 while seated and restores both on leaving, and taps the phone on the player's turn (once per turn) and
 on each pot they win. The same page in a plain browser (Telegram's script blocked, or the stand-in it
 is outside Telegram) signs in by name and shows the lobby with nothing of Telegram applied.
@@ -24,6 +25,9 @@ from tests.web.test_browser_play import ROOM, WEB, artefacts_folder, bots_at
 
 BOT_TOKEN = "123456789:TEST-bot-token-for-the-telegram-browser-test"
 TELEGRAM_USER = 4242
+LEAVE_CONFIRM = (
+    "You are in a hand. Leave the table? Your cards will be folded; your chips return when the hand settles."
+)
 
 
 def test_the_page_loads_telegrams_script_before_its_own_and_the_policy_admits_only_that_script() -> None:
@@ -97,6 +101,8 @@ def test_the_mini_app_follows_telegram_and_the_page_still_works_in_a_plain_brows
         True,
     )
     assert (seated["seated"]["closingConfirmation"], seated["seated"]["verticalSwipes"]) == (True, False)
+    # At the table but not seated, the BackButton went back at once: no question, no LeaveTable.
+    assert seated["notSeatedBack"] == {"confirms": 0, "leaveCalls": 0}, seated
     # Haptics: a tap when the turn comes, once per turn (a chat line redrawing the table mid-turn
     # does not tap again), and a success on every pot won at the player's seat, never on another's.
     played = steps["played"]
@@ -113,14 +119,24 @@ def test_the_mini_app_follows_telegram_and_the_page_still_works_in_a_plain_brows
     assert all(win["kind"] == "success" for win in wins), played
     assert all(_close(win["at"], my_awards, 2) for win in wins), played
     assert _close(my_awards[0], [win["at"] for win in wins], 2), played
-    # Leaving by the BackButton at the table: the seat left, the lobby shown, both settings restored.
+    # The BackButton in the middle of a hand the player is in: Telegram's popup asks first (leaving
+    # folds the hand); "no" keeps the seat and sends nothing, "yes" leaves.
+    mid_hand = steps["back mid-hand"]
+    kept, folded = mid_hand["kept"], mid_hand["folded"]
+    assert kept["pressed"] is True, mid_hand
+    assert kept["confirms"] == [LEAVE_CONFIRM], mid_hand
+    assert (kept["stillSeated"], kept["leaveCalls"]) == (True, 0), mid_hand
+    assert (folded["pressed"], folded["confirms"], folded["leaveCalls"]) == (True, 2, 1), mid_hand
+    # Seated but not in a hand: back at once, no question. The seat left, the lobby shown, both
+    # settings restored.
     left = steps["left"]
     assert left["backAtTable"] is True
+    assert left["outOfHand"] == {"pressed": True, "confirms": 0}, left
     assert (left["left"]["closingConfirmation"], left["left"]["verticalSwipes"]) == (False, True), left
     assert left["left"]["backVisible"] is False
     assert left["csp"] == [], left["csp"]
     assert left["pageErrors"] == [], left["pageErrors"]
-    assert left["leaveCalls"] == 1, left
+    assert left["leaveCalls"] == 2, left
 
     # A plain browser: the development sign-in, the lobby and my hands, nothing of Telegram applied.
     assert [p["name"] for p in plain] == ["blocked", "outside Telegram"], plain

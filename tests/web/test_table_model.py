@@ -15,6 +15,10 @@ from typing import Any
 from tests.node import run_web_script
 
 HAND_ID = "6aa36eb6-1d54-4a1b-9c1e-0123456789ab"
+# What the player's view carries: their own player id in their seat, an opaque handle in every other.
+ME = "tg:424242"
+ANN = "p-0a1b2c3d4e5f"
+BOB = "p-5f4e3d2c1b0a"
 NEXT_HAND_ID = "0f3c9d2e-7b1a-4c55-8e21-fedcba987654"
 
 
@@ -29,16 +33,16 @@ def _run(tmp_path: Path, scenarios: list[dict[str, Any]]) -> list[list[dict[str,
 def _seats(*, bets: dict[int, int] | None = None, folded: bool = False) -> list[dict[str, Any]]:
     bets = bets or {}
     return [
-        {"seat": 1, "player": "ann-id", "name": "Ann", "bet": bets.get(1, 0)},
+        {"seat": 1, "player": ANN, "name": "Ann", "bet": bets.get(1, 0)},
         {
             "seat": 2,
-            "player": "me-id",
+            "player": ME,
             "name": "Me",
             "bet": bets.get(2, 0),
             "cards": ["As", "Kd"],
             "folded": folded,
         },
-        {"seat": 3, "player": "bob-id", "name": "Bob", "bet": bets.get(3, 0)},
+        {"seat": 3, "player": BOB, "name": "Bob", "bet": bets.get(3, 0)},
     ]
 
 
@@ -64,7 +68,7 @@ def test_a_bet_turns_check_fold_into_fold_and_the_turn_folds(tmp_path: Path) -> 
         tmp_path,
         [
             {
-                "me": "me-id",
+                "me": ME,
                 "steps": [
                     {"update": _view()},
                     {"type": "pre", "choice": "check-fold"},
@@ -91,7 +95,7 @@ def test_call_any_stays_through_a_bet_and_calls_on_the_turn(tmp_path: Path) -> N
         tmp_path,
         [
             {
-                "me": "me-id",
+                "me": ME,
                 "steps": [
                     {"update": _view()},
                     {"type": "pre", "choice": "call-any"},
@@ -119,7 +123,7 @@ def test_a_new_hand_or_leaving_the_hand_clears_the_pre_action(tmp_path: Path) ->
         tmp_path,
         [
             {
-                "me": "me-id",
+                "me": ME,
                 "steps": [
                     {"update": _view()},
                     {"type": "pre", "choice": "call-any"},
@@ -128,7 +132,7 @@ def test_a_new_hand_or_leaving_the_hand_clears_the_pre_action(tmp_path: Path) ->
                 ],
             },
             {
-                "me": "me-id",
+                "me": ME,
                 "steps": [
                     {"update": _view()},
                     {"type": "pre", "choice": "fold"},
@@ -138,7 +142,7 @@ def test_a_new_hand_or_leaving_the_hand_clears_the_pre_action(tmp_path: Path) ->
             },
             {
                 # A spectator, or a box not offered now (the player's own turn), changes nothing.
-                "me": "me-id",
+                "me": ME,
                 "spectate": True,
                 "steps": [{"update": _view()}, {"type": "pre", "choice": "call-any"}],
             },
@@ -156,7 +160,7 @@ def test_fold_to_any_bet_checks_while_nothing_is_owed_and_folds_at_the_first_bet
         tmp_path,
         [
             {
-                "me": "me-id",
+                "me": ME,
                 "steps": [
                     {"update": _view(to_act=1)},
                     {"type": "pre", "choice": "check-fold"},
@@ -164,7 +168,7 @@ def test_fold_to_any_bet_checks_while_nothing_is_owed_and_folds_at_the_first_bet
                 ],
             },
             {
-                "me": "me-id",
+                "me": ME,
                 "steps": [
                     {"update": _view(to_act=1)},
                     {"type": "pre", "choice": "fold"},
@@ -191,18 +195,18 @@ def test_what_the_player_types_survives_a_chat_line_and_a_notice_and_a_new_turn_
         tmp_path,
         [
             {
-                "me": "me-id",
+                "me": ME,
                 "steps": [
                     {"update": _view(to_act=2, bets={3: 40}, legal=turn)},
                     {"type": "amount", "value": "255"},
                     {
                         "update": _view(to_act=2, bets={3: 40}, legal=turn),
-                        "events": [{"chat": {"player": "bob-id", "text": "hurry up"}}],
+                        "events": [{"chat": {"player": BOB, "name": "Bob", "seat": 3, "text": "hurry up"}}],
                     },
                     {
                         "update": _view(to_act=2, bets={3: 40}, legal=turn),
                         "events": [
-                            {"seat": 1, "notice": {"code": "PLAYER_RECONNECTED", "text": "ann-id is back"}}
+                            {"seat": 1, "notice": {"code": "PLAYER_RECONNECTED", "text": "Ann is back"}}
                         ],
                     },
                     {"type": "note", "text": "Your seed's hash is in for hand 6aa36eb6"},
@@ -214,7 +218,7 @@ def test_what_the_player_types_survives_a_chat_line_and_a_notice_and_a_new_turn_
                 ],
             },
             {
-                "me": "me-id",
+                "me": ME,
                 "steps": [
                     {
                         "update": {
@@ -227,7 +231,7 @@ def test_what_the_player_types_survives_a_chat_line_and_a_notice_and_a_new_turn_
                     {"type": "buy-in", "value": "700"},
                     {
                         "update": {"hand": "", "phase": "BETWEEN_HANDS", "seats": _seats()[:1]},
-                        "events": [{"chat": {"player": "ann-id", "sticker": "gg"}}],
+                        "events": [{"chat": {"player": ANN, "name": "Ann", "seat": 1, "sticker": "gg"}}],
                     },
                 ],
             },
@@ -252,9 +256,9 @@ def test_the_presets_come_from_the_pots_the_bets_and_the_legal_range(tmp_path: P
     steps = _run(
         tmp_path,
         [
-            {"me": "me-id", "steps": [{"update": _view(to_act=2, bets={3: 50}, pots=[150], legal=facing)}]},
+            {"me": ME, "steps": [{"update": _view(to_act=2, bets={3: 50}, pots=[150], legal=facing)}]},
             {
-                "me": "me-id",
+                "me": ME,
                 "steps": [
                     {
                         "update": _view(to_act=2, bets={3: 50}, pots=[150], legal={**facing, "step": 10}),
@@ -263,20 +267,20 @@ def test_the_presets_come_from_the_pots_the_bets_and_the_legal_range(tmp_path: P
                 ],
             },
             {
-                "me": "me-id",
+                "me": ME,
                 "steps": [
                     {"update": _view(to_act=2, pots=[90], legal=opening)},
                     {"type": "preset", "preset": "pot"},
                 ],
             },
             {
-                "me": "me-id",
+                "me": ME,
                 "steps": [
                     {"update": _view(to_act=2, bets={3: 50}, pots=[150], legal={**facing, "max": 220})}
                 ],
             },
             {
-                "me": "me-id",
+                "me": ME,
                 "steps": [
                     {
                         "update": _view(
@@ -305,7 +309,7 @@ def _hand_steps(hand: str, first: bool) -> list[dict[str, Any]]:
         {"seat": 2, "cards": {"cards": ["As", "Kd"]}},
     ]
     if first:
-        events.insert(0, {"seat": 2, "notice": {"code": "PLAYER_SAT_DOWN", "text": "me-id sat at seat 2"}})
+        events.insert(0, {"seat": 2, "notice": {"code": "PLAYER_SAT_DOWN", "text": "Me sat at seat 2"}})
     return [
         {"update": _view(hand=hand, street="PREFLOP", to_act=2), "events": events},
         {
@@ -336,8 +340,8 @@ def test_the_hand_log_reads_oldest_first_by_hand_number_with_names_and_no_hand_i
     english, russian = _run(
         tmp_path,
         [
-            {"me": "me-id", "steps": _hand_steps(HAND_ID, True) + _hand_steps(NEXT_HAND_ID, False)},
-            {"me": "me-id", "lang": "ru", "steps": _hand_steps(HAND_ID, True)},
+            {"me": ME, "steps": _hand_steps(HAND_ID, True) + _hand_steps(NEXT_HAND_ID, False)},
+            {"me": ME, "lang": "ru", "steps": _hand_steps(HAND_ID, True)},
         ],
     )
     log = english[-1]["log"]
@@ -369,3 +373,134 @@ def test_the_hand_log_reads_oldest_first_by_hand_number_with_names_and_no_hand_i
         assert part not in everything
     assert russian[-1]["log"][:2] == ["Me садится на место 2", "# Раздача 1"]
     assert "раздача 1 рассчитана" in russian[-1]["log"]
+
+
+def _named_seats(ann: str = "Ann Marie Lee", bob: str = "") -> list[dict[str, Any]]:
+    """Ann's name has spaces; Bob's seat has no name the table knows (an empty display name)."""
+    return [
+        {"seat": 1, "player": ANN, "name": ann},
+        {"seat": 2, "player": ME, "name": "Me", "cards": ["As", "Kd"]},
+        {"seat": 3, "player": BOB, "name": bob},
+    ]
+
+
+def _between(seats: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"hand": "", "phase": "BETWEEN_HANDS", "street": "STREET_UNSPECIFIED", "seats": seats}
+
+
+def test_a_player_notice_names_the_seat_by_its_display_name_even_with_spaces(tmp_path: Path) -> None:
+    """The table starts a player notice with the seat's display name (spaces and all) or `seat N`; the
+    line names the seat as the view does and reads in the page's language. A player who left is named
+    from the view before."""
+    steps = [
+        {
+            "update": _between(_named_seats()),
+            "events": [
+                {"seat": 1, "notice": {"code": "PLAYER_SAT_DOWN", "text": "Ann Marie Lee sat at seat 1"}},
+                {
+                    "seat": 1,
+                    "notice": {"code": "PLAYER_SAT_OUT", "text": "Ann Marie Lee timed out 2 hands in a row"},
+                },
+                {"seat": 3, "notice": {"code": "PLAYER_RECONNECTED", "text": "seat 3 is back"}},
+            ],
+        },
+        {
+            "update": _between([{"seat": 1}, *_named_seats()[1:]]),
+            "events": [{"seat": 1, "notice": {"code": "PLAYER_LEFT", "text": "Ann Marie Lee left seat 1"}}],
+        },
+    ]
+    english, russian = _run(tmp_path, [{"me": ME, "steps": steps}, {"me": ME, "lang": "ru", "steps": steps}])
+    assert english[-1]["log"] == [
+        "Ann Marie Lee sat at seat 1",
+        "Ann Marie Lee timed out 2 hands in a row",
+        "Seat 3 is back",
+        "Ann Marie Lee left seat 1",
+    ]
+    assert russian[-1]["log"][:2] == [
+        "Ann Marie Lee садится на место 1",
+        "Ann Marie Lee отходит: время хода вышло в 2 раздачах подряд",
+    ]
+    assert russian[-1]["log"][2:] == ["Место 3 снова на связи", "Ann Marie Lee освобождает место 1"]
+    for line in english[-1]["log"] + russian[-1]["log"]:
+        assert "p-" not in line
+        assert "tg:" not in line
+
+
+def test_chat_names_the_sender_you_from_my_seat_and_never_by_a_handle(tmp_path: Path) -> None:
+    """A chat line carries the sender's handle, name and seat: from the player's own seat it is "You"
+    (the handle is not their id), from another seat the sender's name, or the seat's label."""
+    [steps] = _run(
+        tmp_path,
+        [
+            {
+                "me": ME,
+                "steps": [
+                    {
+                        "update": _between(_named_seats()),
+                        "events": [
+                            {"chat": {"player": "p-aaaaaaaaaaaa", "name": "Me", "seat": 2, "text": "hi all"}},
+                            {"chat": {"player": ANN, "name": "Ann Marie Lee", "seat": 1, "text": "hello"}},
+                            {"chat": {"player": BOB, "seat": 3, "sticker": "gg"}},
+                        ],
+                    },
+                ],
+            },
+        ],
+    )
+    assert steps[0]["chat"] == ["You: hi all", "Ann Marie Lee: hello", "Seat 3: [gg]"]
+
+
+def test_a_seat_without_a_display_name_shows_its_label_never_the_handle(tmp_path: Path) -> None:
+    english, russian = _run(
+        tmp_path,
+        [
+            {
+                "me": ME,
+                "steps": [
+                    {
+                        "update": _view(to_act=3) | {"seats": _named_seats(ann="Ann")},
+                        "events": [{"seat": 3, "action": {"kind": "CHECK"}}],
+                    }
+                ],
+            },
+            {"me": ME, "lang": "ru", "steps": [{"update": _between(_named_seats(ann="Ann"))}]},
+        ],
+    )
+    assert english[0]["seats"] == ["Ann", "You", "Seat 3"]
+    assert "Seat 3 checks" in english[0]["log"]
+    assert russian[0]["seats"] == ["Ann", "Вы", "Место 3"]
+
+
+def test_telegrams_back_button_asks_first_only_while_leaving_would_fold_the_players_hand(
+    tmp_path: Path,
+) -> None:
+    def seats(**mine: Any) -> list[dict[str, Any]]:
+        return [
+            {"seat": 1, "player": ANN, "name": "Ann"},
+            {"seat": 2, "player": ME, "name": "Me", "cards": ["As", "Kd"], **mine},
+            {"seat": 3, "player": BOB, "name": "Bob"},
+        ]
+
+    [steps, spectating] = _run(
+        tmp_path,
+        [
+            {
+                "me": ME,
+                "steps": [
+                    # Dealt in, the hand running: leaving would fold it.
+                    {"update": _view()},
+                    # All-in: still in the hand (leaving would give up the pot).
+                    {"update": _view() | {"seats": seats(allIn=True)}},
+                    # Folded: out of the hand already.
+                    {"update": _view(folded=True)},
+                    # Seated between hands.
+                    {"update": _view(hand=NEXT_HAND_ID, phase="BETWEEN_HANDS", street="STREET_UNSPECIFIED")},
+                    # Sat down while a hand runs, not dealt in (no cards).
+                    {"update": _view() | {"seats": seats(cards=[])}},
+                ],
+            },
+            {"me": ME, "spectate": True, "steps": [{"update": _view()}]},
+        ],
+    )
+    assert [s["leavingFolds"] for s in steps] == [True, True, False, False, False]
+    assert spectating[0]["leavingFolds"] is False

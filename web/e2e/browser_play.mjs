@@ -6,14 +6,21 @@
 // At 390x844 it also checks the table's action bar: every button and pre-action box at least 44 px
 // tall and inside the first screen, a typed raise surviving a chat line, a pre-action applied when the
 // turn comes.
-// Usage: node browser_play.mjs <gateway url> <artefacts dir> <room id>
+// It also measures the page against its budgets: the first paint of a table after opening it from the
+// lobby, and the time from each click the run makes (an action, a chat line, a sticker) to the page's
+// update that answers it (median and p95); and it samples the showdowns at the table (the cards shown
+// and the award) for how long they stay on screen. A replay of a hand on "My hands" is stepped through.
+// The screenshots of the lobby, the table mid-hand, a showdown, my hands and the replayer also go, by
+// those names, to a second folder when one is given (tests/web/test_browser_play.py: the docs' images).
+// Usage: node browser_play.mjs <gateway url> <artefacts dir> <room id> [docs screenshots dir]
 import { chromium } from "playwright-core";
-import { mkdtempSync, mkdirSync } from "node:fs";
+import { copyFileSync, mkdtempSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
-const [url, artefacts, roomId] = process.argv.slice(2);
+const [url, artefacts, roomId, docsShots] = process.argv.slice(2);
 mkdirSync(artefacts, { recursive: true });
+if (docsShots) mkdirSync(docsShots, { recursive: true });
 const FLAGS = [
   "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
   "--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -22,6 +29,7 @@ const PHONE = { width: 390, height: 844 };
 const started = Date.now();
 const say = (step, extra = {}) => console.log(JSON.stringify({ step, seconds: Math.round((Date.now() - started) / 100) / 10, ...extra }));
 const screenshots = [];
+let showdownShot = false;
 
 async function browser(name) {
   const context = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), `poker-${name}-`)), {
@@ -44,11 +52,99 @@ async function browser(name) {
   return { context, page };
 }
 
-async function shot(page, name) {
+async function shot(page, name, docsName = "") {
   const path = join(artefacts, `${String(screenshots.length + 1).padStart(2, "0")}-${name}.png`);
   await page.screenshot({ path });
   screenshots.push(path);
+  if (docsShots && docsName) copyFileSync(path, join(docsShots, `${docsName}.png`));
 }
+
+// Click-to-update: each click on an action button, the chat's Send or a sticker is timed in the page
+// from the click to the update that answers it (my action's line in the hand log; a new chat line),
+// as the page's own clock (performance.now) has it. And every showdown (an award on the felt with
+// cards shown) from the moment it is drawn to the moment it goes. Installed once per page load.
+async function watchPage(page) {
+  await page.evaluate(() => {
+    if (window.__budget) return;
+    // Lines added to the log and the chat, counted as they come (both lists drop their oldest lines).
+    const counts = { acted: 0, chat: 0 };
+    const budget = { clicks: [], pending: [], showdowns: [], open: null };
+    window.__budget = budget;
+    document.addEventListener("click", (event) => {
+      const target = event.target instanceof Element ? event.target.closest("#actions button, #chat-send, .sticker") : null;
+      if (!target) return;
+      const kind = target.matches("#actions button") ? "action" : "chat";
+      budget.pending.push({ kind, what: target.id || target.getAttribute("data-sticker") || "", at: performance.now(), base: kind === "action" ? counts.acted : counts.chat });
+    }, true);
+    // A showdown on screen: an award on the felt with cards shown (another seat's face up, or mine
+    // shown in the log), for the hand the log is at. `dealtIn`: my seat holds cards in it (a hand I sat
+    // down during shows its end only once I am seated).
+    const showdownNow = () => {
+      const felt = document.querySelector("#felt");
+      if (!felt || !felt.querySelector(".award")) return null;
+      const others = felt.querySelectorAll(".seat:not(.mine) .seat-cards .card:not(.back)").length;
+      const hands = [...document.querySelectorAll("#events li[data-hand]")].map((li) => Number(li.getAttribute("data-hand")));
+      const hand = hands.length ? Math.max(...hands) : 0;
+      const mineShown = [...document.querySelectorAll(`#events li[data-hand="${hand}"]`)].some((li) => (li.textContent ?? "").startsWith("You show "));
+      const dealtIn = felt.querySelectorAll(".seat.mine .seat-cards .card").length > 0;
+      return others > 0 || mineShown ? { hand, others, mineShown, dealtIn } : null;
+    };
+    new MutationObserver((records) => {
+      const now = performance.now();
+      for (const record of records) {
+        for (const node of record.addedNodes) {
+          if (!(node instanceof HTMLLIElement)) continue;
+          if (node.parentElement?.id === "events" && /^You (fold|check|call|bet|raise|go all-in)/.test(node.textContent ?? "")) counts.acted += 1;
+          if (node.parentElement?.id === "chat") counts.chat += 1;
+        }
+      }
+      for (const click of [...budget.pending]) {
+        const done = click.kind === "action" ? counts.acted > click.base : counts.chat > click.base;
+        if (done) {
+          budget.clicks.push({ kind: click.kind, what: click.what, ms: Math.round(now - click.at) });
+          budget.pending.splice(budget.pending.indexOf(click), 1);
+        }
+      }
+      const showdown = showdownNow();
+      const close = () => {
+        const felt = document.querySelector("#felt");
+        const after = {
+          award: !!felt?.querySelector(".award"), board: felt?.querySelectorAll("#board .card").length ?? 0,
+          street: felt?.querySelector(".street")?.textContent ?? "", phase: felt?.getAttribute("data-phase") ?? "",
+        };
+        budget.showdowns.push({ ...budget.open, ms: Math.round(now - budget.open.from), end: now, byNextView: !!felt, after });
+        budget.open = null;
+      };
+      if (budget.open && (!showdown || showdown.hand !== budget.open.hand)) close();
+      if (showdown && !budget.open) {
+        // The same hand's showdown back within a second (my seat gone and taken again after I lost
+        // it all at that showdown, a reconnect): one showdown, its gap counted.
+        const previous = budget.showdowns.at(-1);
+        if (previous && previous.hand === showdown.hand && now - previous.end < 1000) {
+          budget.showdowns.pop();
+          budget.open = { ...previous, gaps: previous.gaps + 1 };
+        } else {
+          budget.open = { from: now, gaps: 0, ...showdown };
+        }
+      }
+      if (showdown && budget.open) {
+        budget.open.others = Math.max(budget.open.others, showdown.others);
+        budget.open.mineShown ||= showdown.mineShown;
+        budget.open.dealtIn ||= showdown.dealtIn;
+      }
+    }).observe(document.body, { childList: true, subtree: true, characterData: true });
+  });
+}
+
+async function readBudget(page) {
+  return page.evaluate(() => ({ clicks: window.__budget?.clicks ?? [], showdowns: window.__budget?.showdowns ?? [], unanswered: (window.__budget?.pending ?? []).length }));
+}
+
+const percentile = (values, p) => {
+  if (!values.length) return null;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+};
 
 async function signIn(page, name, photograph = false) {
   await page.goto(url);
@@ -88,6 +184,7 @@ async function playToShowdown(page) {
   let bets = 0;
   let showdown = false;
   let typedRaise = null;
+  let midHandShot = false;
   const bar = { measured: 0, problems: [] };
   const deadline = Date.now() + 150_000;
   // Another seat's turn with its countdown ("to act · 12s · bank 15s"), however briefly shown (bots
@@ -110,6 +207,11 @@ async function playToShowdown(page) {
   // Until a showdown we were part of, and (own randomness on) a hand my seed went into.
   const seedIn = () => page.evaluate(() => !window.__seedLines || window.__seedLines.some((l) => l.startsWith("Your seed went into hand")));
   while (!(showdown && bets > 0 && (await seedIn())) && Date.now() < deadline) {
+    // The docs' picture of a showdown: the first one on screen (the cards shown and the award).
+    if (!showdownShot && (await page.evaluate(() => !!window.__budget?.open))) {
+      showdownShot = true;
+      await shot(page, "table-showdown-held", "showdown");
+    }
     const state = await page.evaluate(() => ({
       turn: !!document.querySelector("#actions"),
       shown: [...document.querySelectorAll("#events li")].some((li) => li.textContent?.startsWith("You show ")),
@@ -130,6 +232,10 @@ async function playToShowdown(page) {
       const measured = await measureBar(page);
       bar.measured += measured.measured;
       bar.problems.push(...measured.problems);
+      if (!midHandShot) {
+        midHandShot = true;
+        await shot(page, "table-mid-hand", "table-mid-hand");
+      }
       if (betting && typedRaise === null && (await page.$("#amount"))) {
         // Type an amount that is not the one offered first, then a chat line arrives: still there.
         const { min, max, step } = await page.$eval("#amount", (e) => ({ min: Number(e.min), max: Number(e.max), step: Number(e.step) || 1 }));
@@ -177,7 +283,7 @@ const page = player.page;
 
 await signIn(page, "webby", true);
 say("signed in");
-await shot(page, "lobby");
+await shot(page, "lobby", "lobby");
 
 await page.click("#buy-chips");
 await page.waitForSelector("#buy button[data-method=DEVELOPMENT][data-pool=GRAM]");
@@ -187,8 +293,26 @@ await page.waitForFunction(() => /GRAM [1-9]/.test(document.querySelector(".bala
 const bought = await balance(page, "GRAM");
 say("bought", { gram: bought });
 
+// The first paint of the table after opening it: from the click in the lobby to the frame that draws
+// the felt's seats (the table's first message drawn), by the page's clock.
+await page.evaluate(() => {
+  window.__paint = { clicked: 0, painted: 0 };
+  document.addEventListener("click", (event) => {
+    if (!window.__paint.clicked && event.target instanceof Element && event.target.closest(".room button.play")) window.__paint.clicked = performance.now();
+  }, true);
+  const seen = new MutationObserver(() => {
+    if (window.__paint.clicked && document.querySelector("#felt .seat")) {
+      seen.disconnect();
+      requestAnimationFrame(() => { window.__paint.painted = performance.now(); });
+    }
+  });
+  seen.observe(document.body, { childList: true, subtree: true });
+});
 await page.click(`.room[data-room="${roomId}"] button.play`);
 await page.waitForSelector("#sit-down");
+await page.waitForFunction(() => window.__paint.painted > 0, null, { timeout: 20_000 });
+const firstPaintMs = await page.evaluate(() => Math.round(window.__paint.painted - window.__paint.clicked));
+say("table painted", { firstPaintMs });
 // My own randomness in every hand (fairness version 3: the seed's hash first, then the seed once the
 // table closed the hash set); every line the page writes about it is kept for the checks below.
 await page.check("#own-randomness");
@@ -204,11 +328,12 @@ await page.evaluate(() => {
 await shot(page, "table-before-sitting");
 await page.click("#sit-down");
 await page.waitForSelector(".seat.mine");
+await watchPage(page);
 say("seated");
 
 const hand = await playToShowdown(page);
 say("played", hand);
-await shot(page, "table-showdown");
+await shot(page, "table-showdown", showdownShot ? "" : "showdown");
 if (!hand.showdown || hand.actions < 2) throw new Error(`no showdown with several actions: ${JSON.stringify(hand)}`);
 if (!hand.typedRaise?.survived) throw new Error(`the typed raise did not survive a chat line: ${JSON.stringify(hand.typedRaise)}`);
 if (hand.bar.measured === 0 || hand.bar.problems.length) throw new Error(`action bar targets under 44 px or off the first screen: ${JSON.stringify(hand.bar)}`);
@@ -292,6 +417,14 @@ await page.click("#chat-send");
 await page.waitForSelector(".chat-line >> text=good game, all");
 await page.click(".sticker[data-sticker=gg]");
 await page.waitForSelector(".chat-line .sticker-shown[data-sticker=gg]");
+// Players are named, never by an id or the table's handle of them: my own line is "You", and nothing on
+// the page (seats, log, chat, the header) shows a `tg:` id or a `p-` handle.
+const named = await page.evaluate(() => ({
+  mine: [...document.querySelectorAll(".chat-line")].find((li) => li.textContent?.includes("good game, all"))?.textContent ?? "",
+  ids: document.body.innerText.match(/tg:\S*|\bp-[0-9a-f]{12}\b/g) ?? [],
+}));
+if (!named.mine.startsWith("You: ")) throw new Error(`my chat line is not mine: ${JSON.stringify(named.mine)}`);
+if (named.ids.length) throw new Error(`the page shows player ids or handles: ${JSON.stringify(named.ids)}`);
 say("chatted");
 await shot(page, "table-chat");
 
@@ -303,10 +436,32 @@ await player.context.setOffline(false);
 await page.waitForSelector(".link.live >> text=reconnected", { timeout: 30_000 });
 if (!(await page.$(".seat.mine"))) throw new Error("the seat was lost after the reconnect");
 say("reconnected after a drop");
-// A reload (the WebView restarting): the tab's session and screen come back, the seat with them.
+// The page's clicks and showdowns so far (a reload starts the page's clock again).
+const measured = await readBudget(page);
+// A reload (the WebView restarting): the tab's session and screen come back, the seat with them, and
+// the chat and the hand log as the page showed them (kept in the tab's sessionStorage).
+const chatBefore = await page.$$eval("#chat li", (lines) => lines.map((li) => li.textContent));
+const logBefore = await page.$$eval("#events li", (lines) => lines.length);
 await page.reload();
 await page.waitForSelector(".seat.mine", { timeout: 30_000 });
-say("reconnected after a reload");
+const chatAfter = await page.$$eval("#chat li", (lines) => lines.map((li) => li.textContent));
+const logAfter = await page.$$eval("#events li", (lines) => lines.length);
+const keptOverReload = { chatBefore: chatBefore.length, chatAfter: chatAfter.length, sameChat: chatBefore.slice(-50).every((line, i) => chatAfter[i] === line), logBefore, logAfter };
+say("reconnected after a reload", { keptOverReload });
+if (!keptOverReload.sameChat || chatAfter.length === 0) throw new Error(`the chat did not survive the reload: ${JSON.stringify({ chatBefore, chatAfter })}`);
+const clickMs = measured.clicks.map((c) => c.ms);
+// The showdowns of hands I was dealt into, each until the next view at the table took it away.
+const showdowns = measured.showdowns.filter((s) => s.byNextView && s.dealtIn);
+say("budgets", {
+  firstPaintMs,
+  clicks: measured.clicks,
+  unanswered: measured.unanswered,
+  clickMedianMs: percentile(clickMs, 50),
+  clickP95Ms: percentile(clickMs, 95),
+  showdowns,
+  otherShowdowns: measured.showdowns.filter((s) => !(s.byNextView && s.dealtIn)),
+  shortestShowdownMs: showdowns.length ? Math.min(...showdowns.map((s) => s.ms)) : null,
+});
 
 const spectator = await browser("spectator");
 await signIn(spectator.page, "watcher");
@@ -348,8 +503,36 @@ await page.click("#hands li[data-hand] .check-fairness");
 await page.waitForSelector("#hands .verdict.ok, #hands .verdict.bad", { timeout: 30_000 });
 const verdict = await page.textContent("#hands .verdict.ok, #hands .verdict.bad");
 say("fairness", { verdict });
-await shot(page, "my-hands-fairness");
+await shot(page, "my-hands-fairness", "history");
 if (!verdict?.startsWith("Fair")) throw new Error(`fairness check: ${verdict}`);
+
+// The replayer: the newest hand step by step (first, next, play for about two steps, pause, last),
+// my own cards face up from the deal, nobody named by an id.
+await page.click("#hands li[data-hand] .replay");
+await page.waitForSelector("#replayer");
+const replayState = () => page.evaluate(() => ({
+  step: Number(document.querySelector("#replayer")?.getAttribute("data-step") ?? -1),
+  counter: document.querySelector("#replay-step")?.textContent ?? "",
+  lines: [...document.querySelectorAll("#replay-text li")].map((li) => li.textContent),
+  myCards: [...document.querySelectorAll("#replayer .seat.mine .card:not(.back)")].map((c) => c.getAttribute("data-card")),
+  seats: [...document.querySelectorAll("#replayer .seat .seat-name")].map((n) => n.textContent),
+  board: document.querySelectorAll("#replay-board .card").length,
+  ids: (document.querySelector("#replayer")?.innerText ?? "").match(/tg:\S*|\bp-[0-9a-f]{12}\b/g) ?? [],
+}));
+const replayStart = await replayState();
+await page.click("#replay-next");
+await page.click("#replay-next");
+const replayNext = await replayState();
+await page.click("#replay-play");
+await page.waitForTimeout(2_300);
+await page.click("#replay-play");
+const replayPlayed = await replayState();
+await page.click("#replay-last");
+const replayLast = await replayState();
+await shot(page, "replayer", "replayer");
+say("replayer", { start: replayStart, next: replayNext, played: replayPlayed, last: replayLast });
+await page.click("#replay-close");
+await page.waitForSelector("#hands li[data-hand]");
 await page.click("#back");
 await page.waitForSelector(".room");
 

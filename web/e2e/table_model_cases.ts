@@ -1,8 +1,8 @@
 // Runs the table screen's reducer (src/table_model.ts) on scenarios read as JSON from stdin: each a
 // player (`me`) and a list of steps, a step being a stream message (a view in short form and its
 // events) or what the player does. Prints one JSON line per step: the state as the screen would draw
-// it (the pre-action, what is to be sent, the amount box, the presets, the boxes offered, the log and
-// the chat). In English unless a scenario says `lang`.
+// it (the pre-action, what is to be sent, the amount box, the presets, the boxes offered, the log, the
+// chat and the seats' names). In English unless a scenario says `lang`.
 import { create } from "@bufbuild/protobuf";
 import { TimestampSchema } from "@bufbuild/protobuf/wkt";
 import {
@@ -11,7 +11,7 @@ import {
 } from "../src/gen/poker/table/v1/table_pb";
 import { CardSchema } from "../src/gen/poker/common/v1/common_pb";
 import { useLanguage } from "../src/i18n";
-import { initialState, preActionsOffered, presetAmounts, reduce, typedAmount, type TableInput, type TableState } from "../src/table_model";
+import { initialState, leavingFoldsHand, preActionsOffered, presetAmounts, reduce, typedAmount, whoAt, type TableInput, type TableState } from "../src/table_model";
 
 interface SeatSpec { seat: number; player?: string; name?: string; stack?: number; bet?: number; folded?: boolean; allIn?: boolean; cards?: string[] }
 interface LegalSpec { actions: (keyof typeof ActionKind)[]; call?: number; min?: number; max?: number; step?: number; allIn?: number }
@@ -24,7 +24,7 @@ interface EventSpec {
   seat?: number;
   action?: { kind: keyof typeof ActionKind; amount?: number; to?: number };
   notice?: { code: string; text: string };
-  chat?: { player: string; text?: string; sticker?: string };
+  chat?: { player: string; name?: string; seat?: number; text?: string; sticker?: string };
   cards?: { cards: string[]; shown?: boolean };
 }
 type StepSpec = { update: ViewSpec; events?: EventSpec[] } | Exclude<TableInput, { type: "update" }>;
@@ -62,7 +62,7 @@ function eventOf(spec: EventSpec): TableEvent {
   const seat = spec.seat ?? 0;
   if (spec.action) return create(TableEventSchema, { seat, kind: { case: "action", value: create(ActionTakenSchema, { action: ActionKind[spec.action.kind], amount: BigInt(spec.action.amount ?? 0), to: BigInt(spec.action.to ?? 0) }) } });
   if (spec.notice) return create(TableEventSchema, { seat, kind: { case: "notice", value: create(TableNoticeSchema, spec.notice) } });
-  if (spec.chat) return create(TableEventSchema, { seat, kind: { case: "chat", value: create(ChatMessageSchema, { playerId: spec.chat.player, text: spec.chat.text ?? "", stickerId: spec.chat.sticker ?? "" }) } });
+  if (spec.chat) return create(TableEventSchema, { seat, kind: { case: "chat", value: create(ChatMessageSchema, { playerId: spec.chat.player, displayName: spec.chat.name ?? "", seat: spec.chat.seat ?? 0, text: spec.chat.text ?? "", stickerId: spec.chat.sticker ?? "" }) } });
   return create(TableEventSchema, { seat, kind: { case: "cards", value: create(CardsRevealedSchema, { cards: (spec.cards?.cards ?? []).map(cardOf), shownByPlayer: !!spec.cards?.shown }) } });
 }
 
@@ -76,7 +76,11 @@ function shown(state: TableState) {
     offered: preActionsOffered(state),
     log: state.log.map((l) => (l.heading ? `# ${l.text}` : l.text)),
     chat: state.chat.map((c) => `${c.who}: ${c.sticker ? `[${c.sticker}]` : c.text}`),
+    // Each occupied seat's name as the felt shows it.
+    seats: state.view ? state.view.seats.filter((s) => s.playerId).map((s) => whoAt(state, state.view!, s.seat).name) : [],
     buyIn: state.buyIn,
+    // Whether Telegram's BackButton asks before leaving (leaving would fold the player's hand).
+    leavingFolds: leavingFoldsHand(state),
   };
 }
 

@@ -6,7 +6,8 @@
 // Checked: sign-in with the stub's initData, ready() and expand(), the theme's colours and a live theme
 // change (light, then dark without a colour it had), the safe areas and their changes, the stable
 // viewport height, the BackButton (hidden in the lobby, shown elsewhere, its click going back and, at a
-// table, leaving the seat), closing confirmation on and vertical swipes off while seated and both back
+// table, leaving the seat: at once when not seated or not in a hand, after Telegram's showConfirm in the
+// middle of a hand the player is in, staying on "no"), closing confirmation on and vertical swipes off while seated and both back
 // on leaving, a haptic tap once per turn (not again when a chat line redraws the table) and a success
 // haptic on each pot the player wins. Then the same page in a plain browser, with Telegram's script
 // blocked and with the stand-in the script is outside Telegram: the development sign-in and the lobby,
@@ -87,6 +88,13 @@ function installStub({ initData, theme }) {
       onClick(handler) { backHandlers.push(handler); return this; },
       offClick(handler) { const i = backHandlers.indexOf(handler); if (i >= 0) backHandlers.splice(i, 1); return this; },
     },
+    // Telegram's yes / no popup: recorded, and answered (a moment later, as Telegram does) with
+    // window.__tg.confirmAnswer.
+    showConfirm(message, callback) {
+      record("showConfirm", message);
+      const ok = window.__tg.confirmAnswer;
+      setTimeout(() => callback?.(ok), 50);
+    },
     HapticFeedback: {
       impactOccurred(style) { record("impactOccurred", style); return this; },
       notificationOccurred(kind) { record("notificationOccurred", kind); return this; },
@@ -99,6 +107,7 @@ function installStub({ initData, theme }) {
     calls,
     emit: (name, ...args) => { for (const handler of handlers[name] ?? []) handler.apply(app, args); },
     pressBack: () => { for (const handler of [...backHandlers]) handler(); },
+    confirmAnswer: true,
   };
   window.__csp = [];
   document.addEventListener("securitypolicyviolation", (e) => window.__csp.push(`${e.violatedDirective} ${e.blockedURI}`));
@@ -205,13 +214,19 @@ await page.click("#buy button[data-method=DEVELOPMENT][data-pool=GRAM]");
 await page.waitForFunction(() => /GRAM [1-9]/.test(document.querySelector(".balance[data-pool=GRAM]")?.textContent ?? ""));
 await page.click(`.room[data-room="${roomId}"] button.play`);
 await page.waitForSelector("#sit-down");
+// Not seated: the BackButton goes back to the lobby at once, asking nothing; then to the table again.
+await page.evaluate(() => window.__tg.pressBack());
+await page.waitForSelector(".room");
+const notSeatedBack = { confirms: (await calls(page, "showConfirm")).length, leaveCalls };
+await page.click(`.room[data-room="${roomId}"] button.play`);
+await page.waitForSelector("#sit-down");
 const beforeSitting = await stateOf(page);
 await page.click("#sit-down");
 await page.waitForSelector(".seat.mine");
 await page.waitForFunction(() => window.__tg.app.isClosingConfirmationEnabled && !window.__tg.app.isVerticalSwipesEnabled);
 const seated = await stateOf(page);
 await shot(page, "telegram-table");
-say("seated", { beforeSitting, seated });
+say("seated", { beforeSitting, seated, notSeatedBack });
 
 // Every turn the page shows (#actions appearing) and every pot it shows won at my seat, with times.
 await page.evaluate(() => {
@@ -267,14 +282,64 @@ const played = await page.evaluate(() => ({
 }));
 say("played", { actions, chatDuringTurn, ...played });
 
-// The BackButton at the table leaves the seat and comes back to the lobby; both settings restored.
+// The BackButton at the table. In the middle of a hand I am in, leaving would fold it: it asks first
+// (Telegram's popup), and "no" keeps me at the table; "yes" leaves (folding). Seated but not in a hand
+// (just sat down, not dealt in yet): it leaves at once. Each press is made in the page in the same
+// moment the page's state is read (a hand starts or ends between two calls of the run otherwise).
 const backAtTable = (await stateOf(page)).backVisible;
-await page.evaluate(() => window.__tg.pressBack());
+async function pressBackWhen(inHand, answer) {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    if (!(await page.$(".seat.mine")) && (await page.$("#sit-down"))) {
+      await page.click("#sit-down").catch(() => undefined); // out of chips: in again
+    }
+    const pressed = await page.evaluate(({ inHand, answer }) => {
+      const mine = document.querySelector(".seat.mine");
+      if (!mine) return false;
+      const dealtIn = document.querySelector("#felt")?.dataset.phase === "HAND_IN_PROGRESS"
+        && !mine.classList.contains("folded") && mine.querySelectorAll(".seat-cards .card").length > 0;
+      if (dealtIn !== inHand) return false;
+      window.__tg.confirmAnswer = answer;
+      window.__tg.pressBack();
+      return true;
+    }, { inHand, answer });
+    if (pressed) return true;
+    await page.waitForTimeout(50);
+  }
+  return false;
+}
+const confirmsBefore = (await calls(page, "showConfirm")).length;
+const keptPressed = await pressBackWhen(true, false);
+await page.waitForTimeout(600); // the popup's answer, and any leaving it would (wrongly) start
+const kept = {
+  pressed: keptPressed,
+  confirms: (await calls(page, "showConfirm")).slice(confirmsBefore).map((c) => c.args[0]),
+  stillSeated: !!(await page.$(".seat.mine")),
+  leaveCalls,
+};
+const foldedPressed = await pressBackWhen(true, true);
 await page.waitForSelector(".room", { timeout: 30_000 });
 await page.waitForFunction(() => !window.__tg.app.isClosingConfirmationEnabled && window.__tg.app.isVerticalSwipesEnabled);
+const folded = { pressed: foldedPressed, confirms: (await calls(page, "showConfirm")).length - confirmsBefore, leaveCalls };
+say("back mid-hand", { kept, folded });
+
+// Seated again, not dealt in yet: back at once, no question. (The seat left mid-hand is free once
+// that hand settles: sit down until it is.)
+await page.click(`.room[data-room="${roomId}"] button.play`);
+await page.waitForSelector("#sit-down");
+const seatBy = Date.now() + 30_000;
+while (!(await page.$(".seat.mine")) && Date.now() < seatBy) {
+  await page.click("#sit-down").catch(() => undefined);
+  await page.waitForSelector(".seat.mine", { timeout: 2_000 }).catch(() => undefined);
+}
+const confirmsSeated = (await calls(page, "showConfirm")).length;
+const outPressed = await pressBackWhen(false, false);
+await page.waitForSelector(".room", { timeout: 30_000 });
+await page.waitForFunction(() => !window.__tg.app.isClosingConfirmationEnabled && window.__tg.app.isVerticalSwipesEnabled);
+const outOfHand = { pressed: outPressed, confirms: (await calls(page, "showConfirm")).length - confirmsSeated };
 const left = await stateOf(page);
 const csp = await page.evaluate(() => window.__csp);
-say("left", { backAtTable, left, leaveCalls, csp, pageErrors: errors });
+say("left", { backAtTable, left, leaveCalls, outOfHand, csp, pageErrors: errors });
 
 // ---- A plain browser: Telegram's script blocked, then the stand-in it is outside Telegram ----
 const PLAIN_SCRIPT = `window.__plainCalls = [];

@@ -1,8 +1,8 @@
 // The Connect clients of the gateway (same origin), the player's token on every call, and the
 // platform's error reason (google.rpc.ErrorInfo) read from a failed call.
 import { createClient, ConnectError, Code, type Interceptor } from "@connectrpc/connect";
+import { failure } from "./errors";
 import { createConnectTransport } from "@connectrpc/connect-web";
-import { BinaryReader } from "@bufbuild/protobuf/wire";
 import { GatewayService } from "./gen/poker/gateway/v1/gateway_pb";
 import { LobbyService } from "./gen/poker/lobby/v1/lobby_pb";
 import { TableService } from "./gen/poker/table/v1/table_pb";
@@ -40,34 +40,6 @@ export const cashier = createClient(CashierService, transport);
 export const history = createClient(HistoryService, transport);
 export const fairness = createClient(FairnessService, transport);
 
-export interface Failure {
-  code: string;
-  reason: string;
-  message: string;
-}
-
-function errorInfoReason(value: Uint8Array): string {
-  // google.rpc.ErrorInfo: field 1 is the reason.
-  const reader = new BinaryReader(value);
-  while (reader.pos < reader.len) {
-    const [field, wireType] = reader.tag();
-    if (field === 1) return reader.string();
-    reader.skip(wireType);
-  }
-  return "";
-}
-
-export function failure(error: unknown): Failure {
-  const e = ConnectError.from(error);
-  let reason = "";
-  for (const detail of e.details) {
-    if ("type" in detail && detail.type === "google.rpc.ErrorInfo" && "value" in detail) {
-      reason = errorInfoReason(detail.value);
-    }
-  }
-  return { code: Code[e.code] ?? String(e.code), reason, message: e.rawMessage };
-}
-
 /** A failed call in the player's words (the reason's sentence, never the server's developer wording). */
 export function describe(error: unknown): string {
   return refusalText(failure(error));
@@ -79,3 +51,4 @@ export function newRequestId(): string {
 }
 
 export { Code, ConnectError };
+export { failure, type Failure } from "./errors";

@@ -1,10 +1,13 @@
-// My hands and balance changes, and the fairness check of each hand done here in the browser.
+// My hands and balance changes, each hand's replay (replayer_screen.ts), and the fairness check of each
+// hand done here in the browser.
 import { fairness, history, lobby, describe } from "./api";
 import { h, mount, signedChips } from "./ui";
 import { formatDateTime, t } from "./i18n";
 import { changeWords } from "./i18n/words";
-import { go, me, type Screen } from "./main";
-import { header, POOL, roomName } from "./lobby";
+import { go, type Screen } from "./router";
+import { me } from "./session";
+import { header, isHouse, POOL, roomName } from "./lobby";
+import { replayerView, type ReplayerView } from "./replayer_screen";
 import { ChipPool } from "./gen/poker/common/v1/common_pb";
 import type { HandRecord } from "./gen/poker/history/v1/history_pb";
 import { hashSetProblem, verify, type PublishedHand, type SeenCard } from "./fairness/verifier";
@@ -98,7 +101,36 @@ async function check(handId: string, out: HTMLElement): Promise<void> {
 export function showHands(): Screen {
   const hands = h("ol", { class: "hands", id: "hands" }, h("li", { class: "muted" }, t("app.loading")));
   const changes = h("ol", { class: "changes", id: "changes" });
-  mount(header(t("hands.title"), h("button", { id: "back", onclick: () => go({ name: "lobby" }) }, t("hands.back"))), h("h3", {}, t("hands.hands")), hands, h("h3", {}, t("hands.balance_changes")), changes);
+  const lists = h("div", { id: "hands-lists" }, h("h3", {}, t("hands.hands")), hands, h("h3", {}, t("hands.balance_changes")), changes);
+  const replay = h("div", { id: "replay-area" });
+  let replayer: ReplayerView | null = null;
+  mount(header(t("hands.title"), h("button", { id: "back", onclick: () => go({ name: "lobby" }) }, t("hands.back"))), replay, lists);
+
+  function closeReplay(): void {
+    replayer?.stop();
+    replayer = null;
+    replay.replaceChildren();
+    lists.hidden = false;
+  }
+
+  // A hand step by step (replayer_screen.ts), in place of the lists until it is closed.
+  async function openReplay(handId: string, out: HTMLElement): Promise<void> {
+    out.className = "verdict";
+    out.textContent = t("app.loading");
+    try {
+      const record = (await history.getHand({ handId })).hand!;
+      out.textContent = "";
+      closeReplay();
+      replayer = replayerView(record, me(), closeReplay);
+      replay.replaceChildren(replayer.element);
+      lists.hidden = true;
+      window.scrollTo(0, 0);
+    } catch (error) {
+      out.className = "verdict bad";
+      out.textContent = describe(error);
+    }
+  }
+
   // The rooms' names (a hand names its room by id); without them, the ids.
   const names = lobby.listRooms({ page: { pageSize: 500 } })
     .then((reply) => new Map(reply.rooms.map((room) => [room.roomId, roomName(room.displayName)])))
@@ -109,6 +141,7 @@ export function showHands(): Screen {
       const line = t("hands.line", { time: formatDateTime(Number(hand.endTime?.seconds ?? 0n) * 1000), room: rooms.get(hand.roomId) ?? hand.roomId, pool: POOL(hand.pool) });
       return h("li", { "data-hand": hand.handId, "data-room": hand.roomId },
         h("span", {}, line, h("b", { class: hand.netResult >= 0n ? "won" : "lost" }, signedChips(hand.netResult))),
+        isHouse(hand.variant) ? null : h("button", { class: "quiet replay", onclick: () => void openReplay(hand.handId, verdict) }, t("hands.replay")),
         h("button", { class: "quiet check-fairness", onclick: () => void check(hand.handId, verdict) }, t("hands.check")),
         verdict);
     }) : [h("li", { class: "muted" }, t("hands.none"))]));
@@ -120,6 +153,9 @@ export function showHands(): Screen {
         h("li", { "data-reason": c.reason }, t("hands.change", { reason: changeWords(c.reason), change: signedChips(c.change?.amount ?? 0n), pool: POOL(c.change?.pool ?? ChipPool.GRAM), balance: c.balanceAfter }))));
     })
     .catch((error) => changes.replaceChildren(h("li", { class: "error" }, describe(error))));
-  void me;
-  return { leave: () => undefined };
+  return {
+    // Telegram's BackButton: out of the replayer first, then to the lobby.
+    back: () => (replayer ? closeReplay() : go({ name: "lobby" })),
+    leave: () => replayer?.stop(),
+  };
 }

@@ -7,7 +7,7 @@ import { h, mount, card, signedChips, toast } from "./ui";
 import { CASINO_HOLDEM_ANTE, CASINO_HOLDEM_BET_ODDS, RUSSIAN_POKER_BET, RUSSIAN_POKER_BONUS, RUSSIAN_POKER_JACKPOT_PERCENT, type Combination, type PayLine } from "./house_pay_tables";
 import { known, t, type Key } from "./i18n";
 import { codeWords, noteText } from "./i18n/words";
-import { go, type Screen } from "./main";
+import { go, type Screen } from "./router";
 import { header, balancesLine, variantName } from "./lobby";
 import { TableFeed, type LinkState } from "./table_feed";
 import { HouseDecisionKind, type HouseBoxView, type HouseDecisionOption, type HouseRoundView, type TableView } from "./gen/poker/table/v1/table_pb";

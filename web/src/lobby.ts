@@ -3,8 +3,9 @@
 import { cashier, gateway, lobby, table, describe, failure, newRequestId } from "./api";
 import { h, mount, toast, dismissToast, languageSwitch } from "./ui";
 import { t } from "./i18n";
-import { go, type Screen } from "./main";
-import { session, signOut } from "./session";
+import { go, type Screen } from "./router";
+import { signOut } from "./session";
+import { changeDisplayName, onProfileChange, profileName } from "./profile";
 import { ChipPool, GameVariant } from "./gen/poker/common/v1/common_pb";
 import type { Room } from "./gen/poker/lobby/v1/lobby_pb";
 import { PurchaseMethod } from "./gen/poker/gateway/v1/gateway_pb";
@@ -136,16 +137,79 @@ function unavailableText(method: PurchaseMethod, text: string): string {
   return method === PurchaseMethod.DEVELOPMENT || method === PurchaseMethod.TELEGRAM_STARS || !text ? t("purchase.not_available") : text;
 }
 
+/** The player's name in the header: the profile's (the name the other players see). */
+function whoText(): string {
+  return profileName() || t("profile.unknown");
+}
+
+/** A screen's header: its title, the player's name, the screen's buttons and the language switch. */
 export function header(title: string, ...extra: Node[]): HTMLElement {
-  const s = session();
-  return h(
-    "header",
-    { class: "top" },
-    h("h1", {}, title),
-    h("span", { class: "who", id: "who" }, s ? s.displayName : ""),
-    ...extra,
-    languageSwitch(),
+  return headerWith(title, h("span", { class: "who", id: "who" }, whoText()), extra);
+}
+
+function headerWith(title: string, who: HTMLElement, extra: Node[]): HTMLElement {
+  return h("header", { class: "top" }, h("h1", {}, title), who, ...extra, languageSwitch());
+}
+
+// The profile's name, once the lobby answers (after a sign-in) or after a change, in the header shown.
+onProfileChange(() => {
+  const who = document.getElementById("who");
+  if (who) who.textContent = whoText();
+});
+
+/** The name editor: the name, its rules, Save and Cancel; each refusal in words under the field. */
+function nameEditor(onDone: () => void): HTMLElement {
+  const input = h("input", {
+    id: "display-name", name: "display-name", value: profileName(), maxlength: 32, autocomplete: "nickname",
+    autocapitalize: "words", spellcheck: "false", "aria-label": t("profile.name"), "aria-describedby": "display-name-hint",
+  });
+  const hint = h("p", { class: "muted", id: "display-name-hint" }, t("profile.hint"));
+  const status = h("p", { class: "error", id: "display-name-status", role: "alert" });
+  const save = h("button", { type: "submit", id: "display-name-save" }, t("profile.save"));
+  const cancel = h("button", { type: "button", class: "quiet", id: "display-name-cancel", onclick: onDone }, t("profile.cancel"));
+  let saving = false;
+  const form = h(
+    "form",
+    {
+      class: "card-panel name-panel",
+      id: "name-editor",
+      onsubmit: async (event: Event) => {
+        event.preventDefault();
+        if (saving) return;
+        const wanted = input.value.trim();
+        if (wanted === profileName()) {
+          onDone();
+          return;
+        }
+        if (!wanted) {
+          status.textContent = t("reason.DISPLAY_NAME_INVALID");
+          return;
+        }
+        saving = true;
+        save.disabled = true;
+        status.className = "muted";
+        status.textContent = t("profile.saving");
+        try {
+          const name = await changeDisplayName(wanted);
+          onDone();
+          toast(t("profile.saved", { name }));
+        } catch (error) {
+          status.className = "error";
+          status.textContent = describe(error);
+        } finally {
+          saving = false;
+          save.disabled = false;
+        }
+      },
+    },
+    h("h3", {}, t("profile.title")),
+    input,
+    hint,
+    status,
+    h("div", { class: "name-actions" }, save, cancel),
   );
+  window.setTimeout(() => input.focus(), 0);
+  return form;
 }
 
 const CHOICE_KEY = "poker.lobby";
@@ -182,6 +246,18 @@ export function showLobby(): Screen {
   const balances = h("div", { class: "balances", id: "balances" });
   const buyArea = h("div", {});
   const closeBuy = (): void => buyArea.replaceChildren();
+  // The player's name, tapped: its editor under the header (tapped again: closed).
+  const nameArea = h("div", {});
+  const who = h("button", { type: "button", class: "who", id: "who", title: t("profile.edit"), "aria-expanded": "false", "aria-controls": "name-editor" }, whoText());
+  const closeName = (): void => {
+    nameArea.replaceChildren();
+    who.setAttribute("aria-expanded", "false");
+  };
+  who.addEventListener("click", () => {
+    if (nameArea.firstChild) return closeName();
+    nameArea.replaceChildren(nameEditor(closeName));
+    who.setAttribute("aria-expanded", "true");
+  });
 
   const tabButtons = TABS.map((tab) =>
     h("button", {
@@ -327,12 +403,12 @@ export function showLobby(): Screen {
     }
   };
   mount(
-    header(
-      t("lobby.title"),
+    headerWith(t("lobby.title"), who, [
       h("button", { id: "buy-chips", onclick: () => buyArea.replaceChildren(buyDialog(() => void refresh(), closeBuy)) }, t("lobby.buy_chips")),
       h("button", { id: "my-hands", onclick: () => go({ name: "hands" }) }, t("lobby.my_hands")),
       h("button", { class: "quiet", id: "sign-out", onclick: () => void signOut() }, t("sign_out")),
-    ),
+    ]),
+    nameArea,
     balances,
     buyArea,
     h("div", { class: "lobby-bar" }, tabBar, poolBar),

@@ -1,5 +1,5 @@
 // The page: sign in (Telegram Mini App initData, or a development name), then the lobby, a table, a
-// house game or the player's hands. One screen at a time; each screen cleans up when left.
+// house game or the player's hands. One screen at a time (router.ts); each screen cleans up when left.
 import { gateway, describe } from "./api";
 import { h, languageSwitch, mount, toast } from "./ui";
 import { applyToDocument, onLanguageChange, t } from "./i18n";
@@ -9,57 +9,23 @@ import { showTable } from "./table_screen";
 import { showHouse } from "./house_screen";
 import { showHands } from "./hands_screen";
 import { enterScreen, startTelegram } from "./telegram";
+import { go, leaveScreen, savedRoute, useScreens, type Route, type Screen } from "./router";
 
-export interface Screen {
-  leave(): void;
-  /** What Telegram's BackButton does here (else: back to the lobby). */
-  back?(): void;
-}
-
-let screen: Screen | null = null;
-
-export type Route =
-  | { name: "lobby" }
-  | { name: "table"; roomId: string; tableId: string; spectate: boolean }
-  | { name: "house"; roomId: string; tableId: string }
-  | { name: "hands" };
-
-const ROUTE_KEY = "poker.route";
-
-export function go(route: Route): void {
-  screen?.leave();
-  screen = null;
-  enterScreen(route.name === "lobby" ? null : () => (screen?.back ? screen.back() : go({ name: "lobby" })));
-  sessionStorage.setItem(ROUTE_KEY, JSON.stringify(route));
+useScreens((route: Route): Screen => {
   switch (route.name) {
     case "lobby":
-      screen = showLobby();
-      break;
+      return showLobby();
     case "table":
-      screen = showTable(route.roomId, route.tableId, route.spectate);
-      break;
+      return showTable(route.roomId, route.tableId, route.spectate);
     case "house":
-      screen = showHouse(route.roomId, route.tableId);
-      break;
+      return showHouse(route.roomId, route.tableId);
     case "hands":
-      screen = showHands();
-      break;
+      return showHands();
   }
-}
-
-function savedRoute(): Route {
-  try {
-    const route = JSON.parse(sessionStorage.getItem(ROUTE_KEY) ?? "") as Route;
-    if (route && typeof route.name === "string") return route;
-  } catch {
-    // No saved screen: the lobby.
-  }
-  return { name: "lobby" };
-}
+});
 
 async function showSignIn(): Promise<void> {
-  screen?.leave();
-  screen = null;
+  leaveScreen();
   enterScreen(null);
   const options = await gateway.getSignInOptions({}).catch(() => null);
   const name = h("input", { id: "name", name: "name", placeholder: t("sign_in.name"), maxlength: 32, autocomplete: "username" });
@@ -116,10 +82,6 @@ async function boot(): Promise<void> {
     }
   }
   await showSignIn();
-}
-
-export function me(): string {
-  return session()?.playerId ?? "";
 }
 
 void boot();

@@ -133,3 +133,8 @@ export async function signOut(): Promise<void> {
   }
   set(null);
 }
+
+/** The signed-in player's id ("" when signed out). */
+export function me(): string {
+  return current?.playerId ?? "";
+}

@@ -9,7 +9,9 @@
 import { t } from "./i18n";
 import { actionText, awardTexts, noticeText, type Who } from "./table_words";
 import { cardText } from "./ui";
-import { ActionKind, SeatStatus, Street, TablePhase, type LegalActions, type TableEvent, type TableView } from "./gen/poker/table/v1/table_pb";
+import {
+  ActionKind, SeatStatus, Street, TablePhase, type ChatMessage, type LegalActions, type SeatView, type TableEvent, type TableView,
+} from "./gen/poker/table/v1/table_pb";
 
 /** A box ticked before the turn, applied by the page when the turn comes:
  * - `check-fold`: check if nothing is owed, else fold (once). A bet before the turn makes it `fold`.
@@ -51,6 +53,8 @@ export interface TableState {
   view: TableView | null;
   /** Each hand's number in this log, by the table's hand id (never shown). */
   hands: Readonly<Record<string, number>>;
+  /** How many hands this log has numbered (the last one's number). */
+  handCount: number;
   log: readonly LogLine[];
   chat: readonly ChatLine[];
   nextId: number;
@@ -77,7 +81,7 @@ export const LOG_LINES = 200;
 export const CHAT_LINES = 50;
 
 export function initialState(me: string, spectate: boolean): TableState {
-  return { me, spectate, view: null, hands: {}, log: [], chat: [], nextId: 1, preAction: "", amount: "", amountTurn: "", buyIn: "", send: null };
+  return { me, spectate, view: null, hands: {}, handCount: 0, log: [], chat: [], nextId: 1, preAction: "", amount: "", amountTurn: "", buyIn: "", send: null };
 }
 
 // ---------------------------------------------------------------- what the view says
@@ -98,6 +102,16 @@ export function inHand(state: TableState): boolean {
   if (!view || state.spectate || view.phase !== TablePhase.HAND_IN_PROGRESS) return false;
   if (view.street < Street.PREFLOP || view.street > Street.RIVER) return false;
   return view.seats.some((s) => s.playerId === state.me && !s.folded && !s.allIn && s.holeCards.length > 0 && s.status !== SeatStatus.SITTING_OUT);
+}
+
+/** Whether leaving now would fold the player's hand: they hold a seat, were dealt into the hand that
+ * is running and are still in it (all-in included). Telegram's BackButton asks first then; seated
+ * between hands, out of the hand, or not seated, it goes back at once. */
+export function leavingFoldsHand(state: TableState): boolean {
+  const view = state.view;
+  if (!view || state.spectate || !state.me || view.phase !== TablePhase.HAND_IN_PROGRESS) return false;
+  const seat = view.seats.find((s) => s.playerId === state.me);
+  return !!seat && !seat.folded && seat.holeCards.length > 0;
 }
 
 /** The chips the player owes to stay in (the highest bet this round less their own), 0 when none. */
@@ -185,16 +199,58 @@ function turnKey(view: TableView): string {
 
 // ---------------------------------------------------------------- names and log lines
 
-function nameOf(state: TableState, view: TableView, playerId: string): string {
-  if (playerId === state.me && state.me !== "") return t("seat.you");
-  return view.seats.find((s) => s.playerId === playerId)?.displayName || playerId;
+/** A seat's label when the table does not know its player's name ("Seat 3"): never a player id or
+ * the table's handle of the player. */
+export function seatLabel(seat: number): string {
+  return t("seat.label", { seat });
+}
+
+/** The name of the player at a seat: "You" for the player, else the name the view gives them, else
+ * the seat's label (never the id or handle the seat carries). */
+function nameAt(state: TableState, seat: SeatView): string {
+  if (seat.playerId === state.me && state.me !== "") return t("seat.you");
+  return seat.displayName || seatLabel(seat.seat);
 }
 
 /** Who sits at a seat, by the name the view gives them ("You" for the player), or the seat's number. */
 export function whoAt(state: TableState, view: TableView, seat: number): Who {
   const s = view.seats.find((x) => x.seat === seat && x.playerId);
   if (!s) return { name: t("seat.number", { seat }), you: false };
-  return { name: nameOf(state, view, s.playerId), you: s.playerId === state.me };
+  return { name: nameAt(state, s), you: s.playerId === state.me && state.me !== "" };
+}
+
+/** The player's own seat in a view (found by their player id, which only their own seat carries), 0
+ * for none. */
+function seatOf(state: TableState, view: TableView): number {
+  return state.me ? view.seats.find((s) => s.playerId === state.me)?.seat ?? 0 : 0;
+}
+
+/** Who sent a chat line: "You" from the player's own seat, else the sender's name, else their seat's
+ * name in the view (or its label). */
+function chatSender(state: TableState, view: TableView, chat: ChatMessage): string {
+  const mine = seatOf(state, view);
+  if (chat.seat && chat.seat === mine) return t("seat.you");
+  if (chat.displayName) return chat.displayName;
+  const seat = chat.seat ? view.seats.find((s) => s.seat === chat.seat && s.playerId) : view.seats.find((s) => s.playerId && s.playerId === chat.playerId);
+  if (seat) return seat.playerId === state.me && state.me !== "" ? t("seat.you") : seat.displayName || seatLabel(seat.seat);
+  return chat.seat ? seatLabel(chat.seat) : t("player.unknown");
+}
+
+/** The player a player notice is about and the rest of its line: the table starts the line with the
+ * seat's name (which may have spaces), or `seat N` when it has none. The name is the seat's in the
+ * view that came with the notice or the one before it (a player who left is only in that one); null
+ * for a line that starts with neither (it is shown as the table wrote it). */
+function noticePlayer(state: TableState, view: TableView, seat: number, text: string): { name: string; rest: string } | null {
+  if (!seat) return null;
+  const names = [view, state.view]
+    .map((v) => v?.seats.find((s) => s.seat === seat && s.playerId)?.displayName ?? "")
+    .filter((name) => name);
+  const starts = (prefix: string): boolean => text === prefix || text.startsWith(`${prefix} `);
+  const named = names.find(starts);
+  if (named) return { name: named, rest: text.slice(named.length) };
+  const table = `seat ${seat}`; // i18n-neutral: the table's own words for a seat without a name
+  if (starts(table)) return { name: names[0] ?? seatLabel(seat), rest: text.slice(table.length) };
+  return null;
 }
 
 /** The notices whose line starts with the player they are about. */
@@ -216,8 +272,8 @@ const HAND_IDS: Readonly<Record<string, RegExp>> = {
 /** A hand's number in this log, the first time it is seen given the next one (and a heading line). */
 function numberHand(state: TableState, handId: string): TableState {
   if (!handId || state.hands[handId]) return state;
-  const number = Object.keys(state.hands).length + 1;
-  const next = { ...state, hands: { ...state.hands, [handId]: number } };
+  const number = state.handCount + 1;
+  const next = { ...state, hands: { ...state.hands, [handId]: number }, handCount: number };
   return addLine(next, t("log.hand", { number }), true);
 }
 
@@ -233,7 +289,7 @@ function withHandNumbers(state: TableState, text: string): string {
 
 function addLine(state: TableState, text: string, heading = false): TableState {
   const hand = state.view ? state.hands[state.view.handId] ?? 0 : 0;
-  const line: LogLine = { id: state.nextId, hand: heading ? Object.keys(state.hands).length : hand, heading, text };
+  const line: LogLine = { id: state.nextId, hand: heading ? state.handCount : hand, heading, text };
   const log = [...state.log, line];
   return { ...state, log: log.length > LOG_LINES ? log.slice(log.length - LOG_LINES) : log, nextId: state.nextId + 1 };
 }
@@ -263,19 +319,18 @@ function logEvent(state: TableState, view: TableView, event: TableEvent): TableS
         text = text.split(id).join(String(next.hands[id]));
       }
       if (PLAYER_NOTICES.has(notice.code)) {
-        // The line names its player (the table writes the id): by the name the view gives them, put in
-        // after the words are found (a name may have spaces the table's pattern does not).
-        const playerId = text.split(" ")[0];
-        const seatView = [...view.seats, ...(state.view?.seats ?? [])].find((s) => s.playerId === playerId && s.displayName);
-        const line = noticeText("", { ...notice, text: [PLAYER_MARK, ...text.split(" ").slice(1)].join(" ") });
-        return line === null ? next : addLine(next, line.split(PLAYER_MARK).join(seatView?.displayName || playerId));
+        // The line starts with its player's name (or `seat N`): the name is the seat's, put in after
+        // the words are found (a name may have spaces the table's pattern does not).
+        const player = noticePlayer(next, view, event.seat, text);
+        const line = noticeText("", { ...notice, text: player ? `${PLAYER_MARK}${player.rest}` : text });
+        return line === null ? next : addLine(next, player ? line.split(PLAYER_MARK).join(player.name) : line);
       }
       const line = noticeText(event.seat ? whoAt(next, view, event.seat).name : "", { ...notice, text });
       return line === null ? next : addLine(next, line);
     }
     case "chat": {
       const chat = event.kind.value;
-      const line: ChatLine = { id: state.nextId, who: nameOf(state, view, chat.playerId), text: chat.stickerId ? "" : chat.text, sticker: chat.stickerId };
+      const line: ChatLine = { id: state.nextId, who: chatSender(state, view, chat), text: chat.stickerId ? "" : chat.text, sticker: chat.stickerId };
       const lines = [...state.chat, line];
       return { ...state, chat: lines.length > CHAT_LINES ? lines.slice(lines.length - CHAT_LINES) : lines, nextId: state.nextId + 1 };
     }

@@ -8,15 +8,17 @@
 // only when the turn or what it offers changes, so an update never resets what the player is typing.
 import { lobby, table, describe, newRequestId } from "./api";
 import { h, mount, chips, card, dismissToast, toast } from "./ui";
-import { t } from "./i18n";
-import { go, me, type Screen } from "./main";
-import { setSeated, yourTurn, youWon } from "./telegram";
+import { language, t } from "./i18n";
+import { go, type Screen } from "./router";
+import { loadLines, restoreLines, saveLines } from "./table_memory";
+import { me } from "./session";
+import { confirmLeaving, setSeated, yourTurn, youWon } from "./telegram";
 import { header, balancesLine } from "./lobby";
 import { TableFeed, type LinkState, type TableUpdate } from "./table_feed";
 import { ownRandomness, seedStep, setOwnRandomness } from "./seeds";
 import { feltAwardText, potTexts, type Who } from "./table_words";
 import {
-  betKind, initialState, mySeat, whoAt as seatWho, myTurn, preActionsOffered, presetAmounts, reduce, secondsLeft, typedAmount,
+  betKind, initialState, leavingFoldsHand, mySeat, whoAt as seatWho, myTurn, preActionsOffered, presetAmounts, reduce, secondsLeft, typedAmount,
   type PreAction, type Preset, type TableInput,
 } from "./table_model";
 import { ActionKind, SeatStatus, Street, TablePhase, type TableView, type LegalActions } from "./gen/poker/table/v1/table_pb";
@@ -71,9 +73,12 @@ function patch(element: HTMLElement, text: string): void {
 }
 
 export function showTable(roomId: string, tableId: string, spectate: boolean): Screen {
-  let state = initialState(me(), spectate);
+  // The chat and the hand log as this tab last showed them at this table (a reload keeps them).
+  let state = restoreLines(initialState(me(), spectate), loadLines(sessionStorage, tableId, spectate), language());
+  let keptThrough = state.nextId;
   let room: Room | null = null;
   let acting = false;
+  let alive = true; // until the screen is left
   // When the shown view arrived: a seat's clock counts down from what the view says was left then.
   let viewReceivedAt = 0;
 
@@ -144,6 +149,10 @@ export function showTable(roomId: string, tableId: string, spectate: boolean): S
 
   function dispatch(input: TableInput): void {
     state = reduce(state, input);
+    if (state.nextId !== keptThrough) {
+      keptThrough = state.nextId;
+      saveLines(sessionStorage, tableId, spectate, state, language());
+    }
     render();
     const intent = state.send;
     if (intent) {
@@ -238,6 +247,19 @@ export function showTable(roomId: string, tableId: string, spectate: boolean): S
     go({ name: "lobby" });
   }
 
+  // Telegram's BackButton: in the middle of a hand the player is in, leaving folds it, so it asks
+  // first (Telegram's popup); seated between hands or out of the hand, it leaves at once.
+  let asking = false;
+  async function back(): Promise<void> {
+    if (asking) return;
+    if (leavingFoldsHand(state)) {
+      asking = true;
+      const sure = await confirmLeaving(t("table.leave_confirm")).finally(() => (asking = false));
+      if (!sure || !alive) return;
+    }
+    await leave();
+  }
+
   // ------------------------------------------------------------------ the felt, keyed by seat
 
   function drawSeat(seatNumber: number, total: number, view: TableView): void {
@@ -278,6 +300,7 @@ export function showTable(roomId: string, tableId: string, spectate: boolean): S
 
   function drawFelt(view: TableView): void {
     const total = view.seats.length || room?.seatsPerTable || 6;
+    felt.dataset.phase = TablePhase[view.phase] ?? ""; // a code, for tests and styles
     patch(street, streetName(view.street) ?? (view.phase === TablePhase.WAITING_FOR_PLAYERS ? t("table.waiting_for_players") : t("table.between_hands")));
     keyed(board, view.board.map((c) => c.text).join(" "), () => view.board.map((c) => card(c.text)));
     const potLines = potTexts(view.pots, seatName);
@@ -434,10 +457,12 @@ export function showTable(roomId: string, tableId: string, spectate: boolean): S
     }
   }
   const clocks = window.setInterval(tickClocks, 250);
+  render(); // the kept lines, before the table's first message
 
   return {
-    back: () => void leave(),
+    back: () => void back(),
     leave: () => {
+      alive = false;
       feed.stop();
       window.clearInterval(clocks);
       bar.disconnect();

@@ -7,6 +7,8 @@
 //   areas (`safeAreaChanged`, `contentSafeAreaChanged`) and the stable viewport height as CSS
 //   variables, then `ready()` and `expand()`.
 // - enterScreen: Telegram's BackButton, shown on every screen but the lobby, doing what it is given.
+// - confirmLeaving: a yes / no question in Telegram's own popup (showConfirm), the browser's confirm
+//   outside Telegram.
 // - setSeated: while the player holds a seat, closing asks first and a swipe down does not close the
 //   app mid-hand; both back as they were once they leave.
 // - yourTurn / youWon: haptic feedback.
@@ -40,6 +42,7 @@ interface WebApp {
   enableVerticalSwipes?(): void;
   disableVerticalSwipes?(): void;
   BackButton?: { show(): void; hide(): void; onClick(handler: () => void): void };
+  showConfirm?(message: string, callback?: (ok: boolean) => void): void;
   HapticFeedback?: { impactOccurred(style: string): void; notificationOccurred(kind: string): void };
 }
 
@@ -193,6 +196,22 @@ export function setSeated(now: boolean): void {
     if (supports("6.2") && !confirmationBefore) attempt(() => app?.disableClosingConfirmation?.());
     if (supports("7.7") && swipesBefore) attempt(() => app?.enableVerticalSwipes?.());
   }
+}
+
+/** Asks the player a yes / no question: Telegram's popup (showConfirm, Bot API 6.2) inside Telegram,
+ * else the browser's confirm. Resolves true for yes. */
+export function confirmLeaving(message: string): Promise<boolean> {
+  const popup = app?.showConfirm;
+  if (app && popup && supports("6.2")) {
+    return new Promise<boolean>((resolve) => {
+      try {
+        popup.call(app, message, (ok: boolean) => resolve(ok === true));
+      } catch {
+        resolve(window.confirm(message)); // Telegram refused the popup: the browser asks instead
+      }
+    });
+  }
+  return Promise.resolve(window.confirm(message));
 }
 
 /** Called with every table update: a tap felt when the turn comes to the player (once per turn). */

@@ -11,21 +11,9 @@ import { SCREENS } from "./screens";
 import { TABLE } from "./table";
 import { HOUSE } from "./house";
 import { REFUSALS } from "./refusals";
+import type { Entry } from "./entry";
 
-/** A text with its plural forms: `one` and `other` always, `few` and `many` in Russian. */
-export interface Plural {
-  one: string;
-  few?: string;
-  many?: string;
-  other: string;
-}
-
-export type Text = string | Plural;
-
-export interface Entry {
-  ru: Text;
-  en: Text;
-}
+export type { Entry, Plural, Text } from "./entry";
 
 export const CATALOGUE = { ...SCREENS, ...TABLE, ...HOUSE, ...REFUSALS } satisfies Record<string, Entry>;
 

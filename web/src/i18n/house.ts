@@ -1,7 +1,7 @@
 // A house game against the dealer (Casino Hold'em, Russian Poker): the screen, the decisions, and the
 // round's stable codes (phases, box states, settlement items, outcomes and reasons) in words, so no
 // screen shows an enum name such as DEALER_DOES_NOT_QUALIFY.
-import type { Entry } from "./catalogue";
+import type { Entry } from "./entry";
 
 export const HOUSE = {
   "house.leave": { ru: "Уйти", en: "Leave" },

@@ -3,7 +3,7 @@
 // that came without a reason (the network, the gateway's own answers) one per Connect code
 // (`status.<Code>`). A reason this page does not know yet reads as `refusal.unknown` with its code.
 // tests/web/test_i18n.py fails when a reason of the proto has no entry here.
-import type { Entry } from "./catalogue";
+import type { Entry } from "./entry";
 
 export const REFUSALS = {
   "refusal.unknown": {
@@ -110,6 +110,12 @@ export const REFUSALS = {
   "reason.SHARD_DRAINING": { ru: "Стол переезжает на другой сервер. Попробуйте через несколько секунд.", en: "The table is moving to another server. Please try again in a few seconds." },
   "reason.ROOM_FULL": { ru: "Все столы комнаты заняты. Попробуйте позже или выберите другую комнату.", en: "Every table of the room is full. Try again later or pick another room." },
   "reason.TABLE_CLOSED": { ru: "Этот стол закрылся. Попробуйте ещё раз.", en: "This table has closed. Please try again." },
+  "reason.DISPLAY_NAME_INVALID": {
+    ru: "Такое имя не подходит. Нужно от 2 до 24 символов: буквы, цифры, пробелы, точки, дефисы или подчёркивания, хотя бы одна буква; некоторые имена заняты сервисом.",
+    en: "This name is not allowed. Use 2 to 24 letters, digits, spaces, dots, dashes or underscores, with at least one letter; some names are reserved.",
+  },
+  "reason.DISPLAY_NAME_TAKEN": { ru: "Это имя уже занято. Выберите другое.", en: "This name is taken. Please choose another." },
+  "reason.DISPLAY_NAME_CHANGED_RECENTLY": { ru: "Имя можно менять не чаще раза в минуту. Попробуйте чуть позже.", en: "You can change your name once a minute. Please try again shortly." },
 
   // Seats and betting.
   "reason.SEAT_TAKEN": { ru: "Это место уже занято.", en: "That seat is taken." },

@@ -1,6 +1,6 @@
 // The page around the games: its title, the language switch, signing in, messages, the lobby (rooms,
 // balances, buying chips), my hands with their balance changes and the fairness check.
-import type { Entry } from "./catalogue";
+import type { Entry } from "./entry";
 
 export const SCREENS = {
   "app.title": { ru: "Покер", en: "Poker" },
@@ -26,6 +26,20 @@ export const SCREENS = {
   },
   "sign_in.signing_in": { ru: "вход…", en: "signing in…" },
   "sign_out": { ru: "Выйти", en: "Sign out" },
+
+  // The player's name at the tables (the lobby's profile), in the header; tapping it changes it.
+  "profile.unknown": { ru: "Ваше имя", en: "Your name" },
+  "profile.edit": { ru: "Изменить имя", en: "Change your name" },
+  "profile.title": { ru: "Имя за столами", en: "Your name at the tables" },
+  "profile.name": { ru: "имя", en: "name" },
+  "profile.hint": {
+    ru: "От 2 до 24 символов: буквы любого алфавита, цифры, пробелы, точки, дефисы и подчёркивания, хотя бы одна буква. Имена не повторяются; менять имя можно раз в минуту.",
+    en: "2 to 24 characters: letters of any alphabet, digits, spaces, dots, dashes and underscores, with at least one letter. No two players share a name; you can change it once a minute.",
+  },
+  "profile.save": { ru: "Сохранить", en: "Save" },
+  "profile.cancel": { ru: "Отмена", en: "Cancel" },
+  "profile.saving": { ru: "сохранение…", en: "saving…" },
+  "profile.saved": { ru: "Теперь вас зовут {name}. За столом новое имя видно со следующей посадки.", en: "Your name is now {name}. Tables show it from your next seat." },
 
   // The lobby.
   "lobby.title": { ru: "Лобби", en: "Lobby" },
@@ -118,6 +132,39 @@ export const SCREENS = {
   "hands.check": { ru: "Проверить честность", en: "Check fairness" },
   "hands.line": { ru: "{time} · {room} · {pool} · ", en: "{time} · {room} · {pool} · " },
   "hands.change": { ru: "{reason} {change} {pool} → {balance}", en: "{reason} {change} {pool} → {balance}" },
+  "hands.replay": { ru: "Повтор", en: "Replay" },
+
+  // The hand replayer (replayer.ts): the hand step by step.
+  "replay.title": { ru: "Повтор раздачи", en: "Hand replay" },
+  "replay.close": { ru: "К моим раздачам", en: "Back to my hands" },
+  "replay.first": { ru: "В начало", en: "First step" },
+  "replay.previous": { ru: "Шаг назад", en: "Previous step" },
+  "replay.next": { ru: "Шаг вперёд", en: "Next step" },
+  "replay.last": { ru: "В конец", en: "Last step" },
+  "replay.play": { ru: "Воспроизвести", en: "Play" },
+  "replay.pause": { ru: "Пауза", en: "Pause" },
+  "replay.step": { ru: "Шаг {step} из {steps}", en: "Step {step} of {steps}" },
+  "replay.net": { ru: "итог {net}", en: "net {net}" },
+  "replay.dealt": { ru: "Карты сданы", en: "The cards are dealt" },
+  "replay.post_small.you": { ru: "Вы: малый блайнд {amount}", en: "You post the small blind {amount}" },
+  "replay.post_small": { ru: "{who}: малый блайнд {amount}", en: "{who} posts the small blind {amount}" },
+  "replay.post_big.you": { ru: "Вы: большой блайнд {amount}", en: "You post the big blind {amount}" },
+  "replay.post_big": { ru: "{who}: большой блайнд {amount}", en: "{who} posts the big blind {amount}" },
+  "replay.post_extra_big.you": { ru: "Вы: дополнительный большой блайнд {amount}", en: "You post an extra big blind {amount}" },
+  "replay.post_extra_big": { ru: "{who}: дополнительный большой блайнд {amount}", en: "{who} posts an extra big blind {amount}" },
+  "replay.post_dead_small.you": { ru: "Вы: мёртвый малый блайнд {amount}", en: "You post a dead small blind {amount}" },
+  "replay.post_dead_small": { ru: "{who}: мёртвый малый блайнд {amount}", en: "{who} posts a dead small blind {amount}" },
+  "replay.all_in_call": { ru: "{line}, олл-ин", en: "{line}, all-in" },
+  "replay.left_table": { ru: "{line} (ушёл из-за стола)", en: "{line} (left the table)" },
+  "replay.flop": { ru: "Флоп: {cards}", en: "Flop: {cards}" },
+  "replay.turn": { ru: "Тёрн: {cards}", en: "Turn: {cards}" },
+  "replay.river": { ru: "Ривер: {cards}", en: "River: {cards}" },
+  "replay.uncalled.you": { ru: "Вам возвращено {amount} (неуравненная ставка)", en: "You get back the uncalled {amount}" },
+  "replay.uncalled": { ru: "{who}: возвращено {amount} (неуравненная ставка)", en: "{who} gets back the uncalled {amount}" },
+  "replay.muck.you": { ru: "Вы сбрасываете карты без показа", en: "You muck" },
+  "replay.muck": { ru: "{who} сбрасывает карты без показа", en: "{who} mucks" },
+  "replay.voided": { ru: "Раздача отменена: все фишки вернулись игрокам", en: "The hand was voided: every chip went back" },
+  "replay.rake": { ru: "Рейк {amount}", en: "Rake {amount}" },
   "change.PURCHASE": { ru: "покупка", en: "purchase" },
   "change.WITHDRAWAL": { ru: "вывод", en: "withdrawal" },
   "change.BUY_IN": { ru: "бай-ин", en: "buy-in" },

@@ -1,6 +1,6 @@
 // A cash table: the screen, its link, the seats, the actions (the buttons and the hand log's words),
 // pots and awards, the table's notices, the hands as players name them, and my own seed.
-import type { Entry } from "./catalogue";
+import type { Entry } from "./entry";
 
 export const TABLE = {
   // The screen.
@@ -27,6 +27,10 @@ export const TABLE = {
     ru: "Ваши карты сброшены; фишки вернутся, когда раздача будет рассчитана",
     en: "folded; your chips return when the hand settles",
   },
+  "table.leave_confirm": {
+    ru: "Вы в раздаче. Встать из-за стола? Ваши карты будут сброшены, фишки вернутся, когда раздача будет рассчитана.",
+    en: "You are in a hand. Leave the table? Your cards will be folded; your chips return when the hand settles.",
+  },
   "table.cashed_out": { ru: "Выведено со стола: {amount}", en: "cashed out {amount}" },
   "street.preflop": { ru: "Префлоп", en: "Pre-flop" },
   "street.flop": { ru: "Флоп", en: "Flop" },
@@ -39,6 +43,7 @@ export const TABLE = {
   "chat.label": { ru: "сообщение в чат", en: "chat message" },
   "chat.send": { ru: "Отправить", en: "Send" },
   "chat.line": { ru: "{who}: ", en: "{who}: " },
+  "player.unknown": { ru: "Игрок", en: "A player" },
   "sticker.thumbs-up": { ru: "класс", en: "thumbs up" },
   "sticker.clap": { ru: "аплодисменты", en: "clap" },
   "sticker.laugh": { ru: "смешно", en: "laugh" },
@@ -54,6 +59,8 @@ export const TABLE = {
   // The seats.
   "seat.you": { ru: "Вы", en: "You" },
   "seat.number": { ru: "место {seat}", en: "seat {seat}" },
+  // A player's seat whose name the table does not know (never the player's id).
+  "seat.label": { ru: "Место {seat}", en: "Seat {seat}" },
   "seat.free": { ru: "свободно", en: "free" },
   "seat.dealer": { ru: "D", en: "D" },
   "seat.dealer_name": { ru: "дилер", en: "dealer" },
