@@ -87,7 +87,7 @@ QUOTAS = """## Shares of a server per identity
 
 Every service sheds what is beyond these bounds with RESOURCE_EXHAUSTED and a reason (each in the
 error catalogue, `protos/poker/common/v1/common.proto`), so one account cannot take a server from
-everyone else (`libs/service_runtime/interceptors.py`, `services/table/stream_budget.py`). Keys are
+everyone else (`libs/service_runtime/interceptors.py`, `services/table/streams/stream_budget.py`). Keys are
 `POKER_<SERVICE>_<NAME>`; the figures are the defaults.
 
 | bound | default | beyond it |

@@ -35,11 +35,11 @@ def test_the_cores_import_contract_holds_on_the_tree() -> None:
 
 def test_a_clock_read_or_an_id_drawn_in_a_core_breaks_the_contract(tmp_path: Path) -> None:
     shutil.copytree(ROOT / "services", tmp_path / "services", ignore=shutil.ignore_patterns("__pycache__"))
-    seats = tmp_path / "services" / "table" / "table_core.py"
+    seats = tmp_path / "services" / "table" / "cash" / "table_core.py"
     seats.write_text(seats.read_text() + "\n\nimport time\n\n\ndef now() -> float:\n    return time.time()\n")
-    rounds = tmp_path / "services" / "table" / "house_core.py"
+    rounds = tmp_path / "services" / "table" / "house" / "house_core.py"
     rounds.write_text(rounds.read_text() + "\n\nfrom uuid import uuid4\n\nROUND = uuid4().hex\n")
     result = lint(tmp_path)
     assert result.returncode != 0, result.stdout
-    assert "services.table.table_core is not allowed to import time" in result.stdout
-    assert "services.table.house_core is not allowed to import uuid" in result.stdout
+    assert "services.table.cash.table_core is not allowed to import time" in result.stdout
+    assert "services.table.house.house_core is not allowed to import uuid" in result.stdout

@@ -30,21 +30,21 @@ from service_runtime.table_directory import MaintenanceWatcher, RedisMaintenance
 from service_runtime.tls import TlsFiles
 from service_runtime.unimplemented import unimplemented_servicer
 from services.table import metrics as table_metrics
-from services.table.actor import Timings
-from services.table.chat import ChatGuard
-from services.table.dependencies import CashierClient, FairnessClient, HouseCashier
-from services.table.event_log import FileEventLog, HandEventLog, RedisEventLog
 from services.table.grpc_adapter import SERVICE_NAME, ShardDirectoryServicer, TableServicer
-from services.table.history_sink import HistoryRecordSink
-from services.table.house_journal import FileJournal, RedisJournal
-from services.table.house_table import HouseTimings, Journal
-from services.table.mute_board import RedisMuteBoard
-from services.table.record_outbox import FileOutbox, RecordOutbox, RedisOutbox
-from services.table.rooms import LobbyRoomSource
+from services.table.house.house_journal import FileJournal, RedisJournal
+from services.table.house.house_table import HouseTimings, Journal
+from services.table.log.event_log import FileEventLog, HandEventLog, RedisEventLog
+from services.table.log.record_outbox import FileOutbox, RecordOutbox, RedisOutbox
+from services.table.ownership.shard import HouseSetup, TableShard
+from services.table.ownership.table_access import TableAccess
+from services.table.ports.dependencies import CashierClient, FairnessClient, HouseCashier
+from services.table.ports.history_sink import HistoryRecordSink
+from services.table.ports.rooms import LobbyRoomSource
 from services.table.settings import TableSettings
-from services.table.shard import HouseSetup, TableShard
-from services.table.stream_budget import ViewerStreams
-from services.table.table_access import TableAccess
+from services.table.streams.chat import ChatGuard
+from services.table.streams.mute_board import RedisMuteBoard
+from services.table.streams.stream_budget import ViewerStreams
+from services.table.timings import Timings
 
 SERVICE_SUBJECT = ServiceName.TABLE.value
 TOKEN_TTL_SECONDS = 3600

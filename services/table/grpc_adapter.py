@@ -17,15 +17,22 @@ from poker.table.v1 import table_pb2
 from service_runtime.auth import Role, current_caller
 from service_runtime.errors import InvalidArgument, Unavailable
 from service_runtime.table_directory import figures_to_summary
-from services.table.actor import SPECTATOR_STREAM_CLOSED, STREAM_CLOSED, TableActor
-from services.table.chat import EVERYWHERE
-from services.table.house_round import BoxBet
-from services.table.house_table import HouseTable
-from services.table.house_views import DECISION_OF_PB
-from services.table.mute_board import RedisMuteBoard
-from services.table.shard import TableShard
-from services.table.stream_budget import ViewerStreams
-from services.table.table_access import AnyTable, TableAccess, cash_table, holds_own_stream, house_table
+from services.table.cash.actor import TableActor
+from services.table.house.house_round import BoxBet
+from services.table.house.house_table import HouseTable
+from services.table.house.house_views import DECISION_OF_PB
+from services.table.ownership.shard import TableShard
+from services.table.ownership.table_access import (
+    AnyTable,
+    TableAccess,
+    cash_table,
+    holds_own_stream,
+    house_table,
+)
+from services.table.streams.chat import EVERYWHERE
+from services.table.streams.mute_board import RedisMuteBoard
+from services.table.streams.stream_budget import ViewerStreams
+from services.table.streams.table_streams import SPECTATOR_STREAM_CLOSED, STREAM_CLOSED
 
 SERVICE_NAME = "poker.table.v1.TableService"
 

@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable, Hashable
 from typing import Any, TypeVar
 
 from service_runtime.errors import AlreadyExists, DomainError
-from services.table.remote import is_unavailable
+from services.table.ports.remote import is_unavailable
 
 T = TypeVar("T")
 

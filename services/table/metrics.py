@@ -32,8 +32,8 @@ from poker.common.v1 import common_pb2
 from poker_engine.config import Variant
 from poker_engine.events import ActionKind
 from service_runtime.metrics import HUMAN_BUCKETS
-from services.table.house_round import HouseGame
-from services.table.presence import EXPIRY_CODES
+from services.table.cash.presence import EXPIRY_CODES
+from services.table.house.house_round import HouseGame
 
 
 class VoidReason(enum.StrEnum):

@@ -382,6 +382,14 @@ async def measure(
     )
     hands = work.counts.get("hands settled", 0)
     shard_cpu = work.cpu.get("table", 0.0)
+    # Issue 45: the cost per Act must stay flat as hands pile up; each round's rate and CPU per Act,
+    # in order, beside the floor's rate in the same round.
+    rounds = [
+        f"{ops / secs:,.0f}/{f_ops / f_secs:,.0f} acts/s {cpu / max(ops, 1) * 1e6:,.0f} us"
+        for (ops, secs, cpu), (f_ops, f_secs, _) in zip(work.slices, comparison.floor.slices, strict=False)
+        if secs > 0 and f_secs > 0
+    ]
+    print(f"  rounds in order (Act/floor rate, CPU per Act): {'; '.join(rounds)}")
     print(
         f"  Act p99 {work.percentile(0.99) * 1000:.1f} ms (goal <= 50 ms at 64 tables); "
         f"hands {hands / work.seconds:.1f}/s settled by one shard with real cashier and fairness, "

@@ -309,7 +309,7 @@ async def test_house_rounds_opened_at_once_at_many_tables_never_over_commit_the_
     from house_games import BoxWager
     from services.cashier.ledger import AccountKind
     from services.cashier.payments import PaymentSource
-    from services.table import house_core
+    from services.table.house import house_core
     from tests.table.house_players import ledger_requests
 
     await cashier.fund_house_account(

@@ -23,7 +23,7 @@ from poker_bots.house_bot import HouseBot
 from service_runtime.auth import Role
 from service_runtime.testing import auth_metadata
 from services.fairness.verification import DealtCard, openings_from, published_hand, verify_hand
-from services.table.views import public_seat
+from services.table.cash.views import public_seat
 from tests.table.test_table_bots import dealt_positions
 
 ADMIN = auth_metadata("operator", Role.ADMIN)

@@ -283,7 +283,7 @@ async def test_bots_play_both_variants_and_pools_on_two_shards_one_is_killed_and
         for r in records.values()
     ), "no hand at a taken-over table after the kill"
     # No allowance for the killed shard's tables: a hand it settled reaches history through the
-    # record outbox (services/table/record_outbox.py) even though the shard died holding it.
+    # record outbox (services/table/log/record_outbox.py) even though the shard died holding it.
     findings = await history_problems(ledger, run.bots, records, set())
     problems, voided, lost = findings.problems, findings.voided, findings.lost
     # House rounds reach history through the shard's retrying queue: wait for them first.

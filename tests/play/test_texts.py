@@ -29,7 +29,7 @@ from poker_engine.events import (
     UncalledBetReturned,
 )
 from services.fairness.verification import MismatchKind
-from services.table.views import event_body
+from services.table.cash.views import event_body
 
 CYRILLIC = re.compile(r"[А-Яа-яЁё]")
 # Entries whose Russian is rightly the same letters as the English (names, symbols, figures).
@@ -140,7 +140,7 @@ def test_the_tables_notices_read_in_russian_and_an_unknown_one_as_it_came() -> N
 
 
 def test_every_notice_the_table_makes_of_a_hand_reads_in_russian() -> None:
-    """The table's own words for the engine's events (services/table/views.py), not a copy of them."""
+    """The table's own words for the engine's events (services/table/cash/views.py), not a copy of them."""
     seats = (SeatInfo(0, "ann", 1000), SeatInfo(1, "bob", 1000))
     events: list[Event] = [
         HandStarted("h-7", Variant.NO_LIMIT, 0, 5, 10, 0, 0, 1, 500, 30, seats),

@@ -183,8 +183,8 @@ def library_errors() -> list[Exception]:
 def test_every_library_refusal_the_table_passes_on_has_the_code_the_catalogue_gives_it() -> None:
     from house_games.errors import HouseGameError
     from poker_engine.errors import IllegalActionError, SeatingError
-    from services.table.house_table import house_room_error
-    from services.table.library_errors import engine_refusal
+    from services.table.house.house_table import house_room_error
+    from services.table.ports.library_errors import engine_refusal
 
     codes = catalogue_codes()
     errors = library_errors()

@@ -38,7 +38,7 @@ from poker.lobby.v1 import lobby_pb2, lobby_pb2_grpc
 from poker.table.v1 import table_pb2, table_pb2_grpc
 from service_runtime.auth import Role, ServiceName
 from service_runtime.testing import auth_metadata, service_metadata
-from services.table.house_round import fairness_chain
+from services.table.house.house_round import fairness_chain
 from tests.history.engine_hands import record_of
 from tests.history.test_history_privacy import fold_muck_showdown_hand
 

@@ -13,10 +13,10 @@ from typing import Any
 from poker.common.v1 import common_pb2
 from poker_engine.config import RakeRule, Variant
 from service_runtime.errors import FailedPrecondition, Unavailable
-from services.table.dependencies import Commitment, SeatSession
-from services.table.event_log import LocalEventLog
-from services.table.hand_record import SeenPositions
-from services.table.rooms import Room, SeatGrant
+from services.table.cash.hand_record import SeenPositions
+from services.table.log.event_log import LocalEventLog
+from services.table.ports.dependencies import Commitment, SeatSession
+from services.table.ports.rooms import Room, SeatGrant
 
 ROOM = Room(
     room_id="r",

@@ -25,8 +25,8 @@ from poker.table.v1 import table_pb2, table_pb2_grpc
 from service_runtime.auth import Role
 from service_runtime.testing import auth_metadata
 from services.cashier.ledger import Pool, TransferKind, TransferRequest
-from services.table.dependencies import house_transfer
-from services.table.house_round import PlannedTransfer
+from services.table.house.house_round import PlannedTransfer
+from services.table.ports.dependencies import house_transfer
 from tests.table.conftest import ADMIN, TableWorld
 
 CALL = table_pb2.HOUSE_DECISION_KIND_CALL

@@ -8,11 +8,12 @@ import asyncio
 from collections.abc import Callable
 
 from poker.table.v1 import table_pb2
-from services.table.actor import TableActor, Timings
-from services.table.chat import ChatGuard
-from services.table.event_log import HandEventLog, LocalEventLog
-from services.table.rooms import Room
-from services.table.settlement import AfterHand
+from services.table.cash.actor import TableActor
+from services.table.cash.settlement import AfterHand
+from services.table.log.event_log import HandEventLog, LocalEventLog
+from services.table.ports.rooms import Room
+from services.table.streams.chat import ChatGuard
+from services.table.timings import Timings
 from tests.table.fakes import ROOM, FakeCashier, FakeFairness, FakeRooms
 
 TABLE = f"{ROOM.room_id}.1"

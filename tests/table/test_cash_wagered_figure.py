@@ -8,8 +8,8 @@ import asyncio
 
 from poker.table.v1 import table_pb2
 from service_runtime import metrics
-from services.table.actor import TableActor
-from services.table.settlement import AfterHand
+from services.table.cash.actor import TableActor
+from services.table.cash.settlement import AfterHand
 from tests.table.fakes import ROOM, FakeCashier
 from tests.table.inprocess_table import running_view, seated_table
 

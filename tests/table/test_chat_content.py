@@ -15,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from service_runtime.errors import InvalidArgument
-from services.table.chat import check_text
+from services.table.streams.chat import check_text
 
 BIDI_CONTROLS = ("LRE", "RLE", "LRO", "RLO", "PDF", "LRI", "RLI", "FSI", "PDI")
 EVERY_CODE_POINT = [chr(c) for c in range(sys.maxunicode + 1) if not 0xD800 <= c <= 0xDFFF]

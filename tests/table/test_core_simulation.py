@@ -1,4 +1,4 @@
-"""A deterministic simulation of the table's core (services/table/core.py; issue 30).
+"""A deterministic simulation of the table's core (services/table/cash/core.py; issue 30).
 
 Seeded, with no clock, no asyncio and no I/O: random players sit down and leave between hands, and
 in each hand random commands (legal and illegal ones, request ids used again with the same fields
@@ -40,9 +40,9 @@ from poker_engine.events import BoardDealt, CardsShown, Event, HoleCardsDealt
 from poker_engine.seating import TableState as Seating
 from service_runtime.errors import DomainError
 from services.history.records import check_hand_record
-from services.table import core
-from services.table.rooms import Room
-from services.table.views import event_body, redact_for
+from services.table.cash import core
+from services.table.cash.views import event_body, redact_for
+from services.table.ports.rooms import Room
 
 HANDS = int(os.environ.get("POKER_SIM_HANDS", "3000"))
 TABLES = 4  # the hands are split over this many seeded tables
@@ -496,7 +496,7 @@ def test_the_core_is_pure_it_loads_no_event_loop_no_grpc_and_no_store() -> None:
     """The core (the hand's and the countdown's) and what they import bring in neither asyncio, gRPC
     nor a database or Redis client."""
     code = (
-        "import sys; import services.table.core, services.table.countdown; "
+        "import sys; import services.table.cash.core, services.table.cash.countdown; "
         "print(sorted({m.split('.')[0] for m in sys.modules} & {'asyncio', 'grpc', 'redis', 'sqlalchemy'}))"
     )
     found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

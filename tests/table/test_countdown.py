@@ -1,4 +1,4 @@
-"""The countdown between hands as a pure state machine (services/table/countdown.py; issue 30).
+"""The countdown between hands as a pure state machine (services/table/cash/countdown.py; issue 30).
 
 Seeded runs with no clock: a countdown begun at a random time, ticks that jump forward by random
 amounts, and hashes and seeds sent by random seats (their own, another player's, too early, too
@@ -16,8 +16,8 @@ import pytest
 
 from poker.table.v1 import table_pb2
 from service_runtime.errors import DomainError
-from services.table.countdown import Countdown, Due, seed_seconds
-from services.table.dependencies import Commitment
+from services.table.cash.countdown import Countdown, Due, seed_seconds
+from services.table.ports.dependencies import Commitment
 
 COUNTDOWN = 6.0
 SEEDS = seed_seconds(COUNTDOWN, 2.0)

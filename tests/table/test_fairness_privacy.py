@@ -20,7 +20,7 @@ from poker.table.v1 import table_pb2
 from service_runtime.auth import Role
 from service_runtime.testing import auth_metadata, reason_of
 from services.fairness.verification import DealtCard, openings_from, published_hand, verify_hand
-from services.table.house_round import fairness_chain
+from services.table.house.house_round import fairness_chain
 from tests.table.conftest import ServiceProcess, TableWorld, nl_room, table_world, unique, wait_for
 from tests.table.house_players import FOLD, HouseClient, fund_house, house_room
 from tests.table.players import Player

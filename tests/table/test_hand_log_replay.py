@@ -3,7 +3,7 @@
 A seeded property over random hands (2 to 6 seats, random stacks, decks and decisions, timeouts and
 leaves among them): the log is written as the table writes it (the engine's config, the table's
 entry, one entry per decision with the shell's keys), and for every cut point the log read back
-(`services.table.core.replay`, which the table uses to go on with a hand) holds the same engine state as the original hand at that
+(`services.table.cash.core.replay`, which the table uses to go on with a hand) holds the same engine state as the original hand at that
 step - every event, stack, bet, pot, the player to act and what they may do - with each decision
 applied once, and the shell's state (time banks, decision times, who decided, who left) as the
 table had it. Going on from the cut with the rest of the log ends where the original ended.
@@ -23,10 +23,10 @@ from poker_engine.errors import IllegalActionError
 from poker_engine.hand import Hand
 from poker_engine.replay import apply_json_action
 from poker_engine.seating import TableState as Seating
-from services.table.core import HandState, replay
-from services.table.hand_record import config_entry
-from services.table.rooms import Room
-from services.table.takeover import table_entry
+from services.table.cash.core import HandState, replay
+from services.table.cash.hand_record import config_entry
+from services.table.cash.takeover import table_entry
+from services.table.ports.rooms import Room
 
 
 def state_of(hand: Hand) -> tuple[Any, ...]:

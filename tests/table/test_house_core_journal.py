@@ -1,4 +1,4 @@
-"""The house round core (services/table/house_core.py) reads journals the table wrote before it
+"""The house round core (services/table/house/house_core.py) reads journals the table wrote before it
 existed: `open`, `dealt` and `decision` entries without request ids, `at`, `paid` or `resumed`
 entries. A dealt round waits for its deck and the cashier's word (RESUMING) and is rebuilt as the
 table rebuilt it (the logged decisions whose stakes the cashier applied, a free one always; what was
@@ -14,9 +14,9 @@ import pytest
 
 from house_games import BoxWager
 from service_runtime.redis_client import create_redis
-from services.table import house_core as core
-from services.table import house_journal
-from services.table.house_round import BoxBet, Decision, HouseGame, HouseRoom, LiveRound, check_bets
+from services.table.house import house_core as core
+from services.table.house import house_journal
+from services.table.house.house_round import BoxBet, Decision, HouseGame, HouseRoom, LiveRound, check_bets
 from tests.table.test_house_core_simulation import DECISION_SECONDS, Sim
 
 ROOM = HouseRoom("r-h", HouseGame.CASINO_HOLDEM, 1, boxes=3, min_ante=10, max_ante=100, max_payout=5_000)

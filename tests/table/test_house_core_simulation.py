@@ -1,4 +1,4 @@
-"""A seeded simulation of the house-game round core (services/table/house_core.py): random players,
+"""A seeded simulation of the house-game round core (services/table/house/house_core.py): random players,
 bets (legal and not), decisions (legal and not, request ids repeated), clock jumps that time boxes
 out, stake, decision and settlement calls that fail, come late or are refused, voids that fairness
 hears late or never (the shell dies first), and crashes that replay the journal as the journals give it
@@ -22,8 +22,8 @@ import pytest
 
 from house_games import Account, HouseGameError
 from service_runtime.errors import DomainError
-from services.table import house_core as core
-from services.table.house_round import (
+from services.table.house import house_core as core
+from services.table.house.house_round import (
     BoxBet,
     Decision,
     HouseGame,
@@ -460,7 +460,7 @@ def test_the_same_seed_plays_the_same_rounds() -> None:
 
 def test_the_round_core_is_pure_it_loads_no_event_loop_no_grpc_and_no_store() -> None:
     code = (
-        "import sys; import services.table.house_core; "
+        "import sys; import services.table.house.house_core; "
         "print(sorted({m.split('.')[0] for m in sys.modules} & {'asyncio', 'grpc', 'redis', 'sqlalchemy'}))"
     )
     found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -40,8 +40,8 @@ from services.cashier.ledger import (
     plan_transfers,
     wallet_account_id,
 )
-from services.table import house_core as core
-from services.table.house_round import (
+from services.table.house import house_core as core
+from services.table.house.house_round import (
     BoxBet,
     HouseGame,
     HouseRoom,
@@ -105,7 +105,7 @@ class Ledger:
     def house(
         self, player: str, planned: tuple[PlannedTransfer, ...], table_id: str
     ) -> list[TransferRequest]:
-        """The round's transfers as the shell sends them (services.table.dependencies.house_transfer)."""
+        """The round's transfers as the shell sends them (services.table.ports.dependencies.house_transfer)."""
         return ledger_requests(POOL, player, planned, table_id)
 
 

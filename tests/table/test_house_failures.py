@@ -16,7 +16,7 @@ from poker.common.v1 import common_pb2
 from poker.fairness.v1 import fairness_pb2
 from poker.table.v1 import table_pb2
 from service_runtime.errors import Unavailable
-from services.table.dependencies import FairnessClient
+from services.table.ports.dependencies import FairnessClient
 from tests.table.conftest import ADMIN, AS_TABLE, ServiceProcess, TableWorld, table_world, unique, wait_for
 from tests.table.house_players import (
     CALL,

@@ -1,4 +1,4 @@
-"""The pure round logic of house-game tables (services/table/house_round.py), by hypothesis: for any
+"""The pure round logic of house-game tables (services/table/house/house_round.py), by hypothesis: for any
 deck, boxes and legal decisions, the settlement batch pays the wallet back exactly the library's
 player result on top of what the round took, never a negative amount, with unique derived ids; the
 default decision is always legal; a replay from the logged decisions settles identically."""
@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from house_games import Account
-from services.table.hand_record import SeenPositions, seen_positions
-from services.table.house_round import (
+from services.table.cash.hand_record import SeenPositions, seen_positions
+from services.table.house.house_round import (
     BoxBet,
     Decision,
     HouseGame,
@@ -22,7 +22,7 @@ from services.table.house_round import (
     largest_payout,
     paid_back,
 )
-from services.table.house_views import RoundRun, round_record
+from services.table.house.house_views import RoundRun, round_record
 
 ROOMS = {
     game: HouseRoom(f"r-{game.value}", game, 1, boxes=7, min_ante=10, max_ante=1000, max_payout=5_000)

@@ -25,7 +25,7 @@ from service_runtime.errors import FailedPrecondition
 from service_runtime.redis_client import create_redis
 from service_runtime.shard_registry import RedisShardRegistry
 from service_runtime.testing import reason_of
-from services.table.house_journal import RedisJournal
+from services.table.house.house_journal import RedisJournal
 from tests.table.conftest import ADMIN, AS_TABLE, ServiceProcess, TableWorld, table_world, unique, wait_for
 from tests.table.house_players import CALL, FOLD, HouseClient, Sent, fund_house, house_room
 from tests.table.test_house_rounds import box, finish

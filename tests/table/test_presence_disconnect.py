@@ -16,7 +16,7 @@ import pytest
 from poker.cashier.v1 import cashier_pb2
 from poker.history.v1 import history_pb2
 from poker.table.v1 import table_pb2, table_pb2_grpc
-from services.table.views import public_seat
+from services.table.cash.views import public_seat
 from tests.table.conftest import AS_TABLE, ServiceProcess, TableWorld, table_world, wait_for
 from tests.table.presence_kit import autopilot, come_back, drop, notices, running, seated, status_of
 

@@ -7,10 +7,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from service_runtime.errors import DomainError
-from services.table.chat import EVERYWHERE, MAX_TEXT_LENGTH, STICKERS, ChatGuard, check_sticker, check_text
-from services.table.presence import Expiry, PresenceRules, SeatPresence
-from services.table.spectators import DelayLine
-from services.table.time_banks import KeptTimeBanks
+from services.table.cash.presence import Expiry, PresenceRules, SeatPresence
+from services.table.cash.time_banks import KeptTimeBanks
+from services.table.streams.chat import (
+    EVERYWHERE,
+    MAX_TEXT_LENGTH,
+    STICKERS,
+    ChatGuard,
+    check_sticker,
+    check_text,
+)
+from services.table.streams.spectators import DelayLine
 
 RULES = PresenceRules(reserve_seconds=90.0, sit_out_seconds=600.0, timeout_hands=3)
 

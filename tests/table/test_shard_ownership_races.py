@@ -17,10 +17,10 @@ from typing import Any
 
 from service_runtime.shard_registry import RoomOwner, ShardInfo
 from service_runtime.table_directory import TableFigures
-from services.table.actor import Timings
-from services.table.event_log import LocalEventLog
-from services.table.rooms import Room, room_from_pb
-from services.table.shard import TableShard
+from services.table.log.event_log import LocalEventLog
+from services.table.ownership.shard import TableShard
+from services.table.ports.rooms import Room, room_from_pb
+from services.table.timings import Timings
 from tests.table.conftest import nl_room
 from tests.table.test_table_actor import EmptyCashier
 

@@ -8,11 +8,12 @@ from typing import Any
 from poker.common.v1 import common_pb2
 from poker.table.v1 import table_pb2
 from poker_engine.config import RakeRule, Variant
-from services.table.actor import TableActor, Timings
-from services.table.chat import ChatGuard
-from services.table.dependencies import SeatSession
-from services.table.event_log import LocalEventLog
-from services.table.rooms import Room
+from services.table.cash.actor import TableActor
+from services.table.log.event_log import LocalEventLog
+from services.table.ports.dependencies import SeatSession
+from services.table.ports.rooms import Room
+from services.table.streams.chat import ChatGuard
+from services.table.timings import Timings
 
 ROOM = Room(
     room_id="r",
@@ -101,7 +102,7 @@ async def test_commands_run_one_at_a_time_in_order() -> None:
 
 
 async def test_a_stopped_table_ends_its_streams_so_their_clients_ask_the_lobby_again() -> None:
-    from services.table.actor import STREAM_CLOSED
+    from services.table.streams.table_streams import STREAM_CLOSED
 
     table = actor(4, SeatSession("r.1:s", "ann", 1, 500))
     table.start()

@@ -22,7 +22,7 @@ from poker.fairness.v1 import fairness_pb2
 from poker.history.v1 import history_pb2
 from poker.table.v1 import table_pb2
 from service_runtime.testing import reason_of
-from services.table.views import public_seat
+from services.table.cash.views import public_seat
 from tests.table.conftest import (
     ADMIN,
     AS_TABLE,

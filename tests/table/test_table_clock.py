@@ -9,7 +9,7 @@ import pytest
 
 from poker.history.v1 import history_pb2
 from poker.table.v1 import table_pb2
-from services.table.views import public_seat
+from services.table.cash.views import public_seat
 from tests.table.conftest import ServiceProcess, TableWorld, nl_room, table_world, unique, wait_for
 from tests.table.players import Player
 

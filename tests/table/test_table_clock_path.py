@@ -12,7 +12,7 @@ import pytest
 
 from poker.table.v1 import table_pb2
 from service_runtime.errors import FailedPrecondition, Unavailable
-from services.table.dependencies import SeatSession
+from services.table.ports.dependencies import SeatSession
 from tests.table.fakes import FakeCashier
 from tests.table.inprocess_table import running_view, seated_table
 

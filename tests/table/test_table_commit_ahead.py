@@ -11,9 +11,9 @@ import asyncio
 from collections.abc import Sequence
 
 from poker.table.v1 import table_pb2
-from services.table.actor import TableActor
-from services.table.dependencies import Commitment
-from services.table.event_log import LocalEventLog
+from services.table.cash.actor import TableActor
+from services.table.log.event_log import LocalEventLog
+from services.table.ports.dependencies import Commitment
 from tests.table.fakes import FakeCashier, FakeFairness, down
 from tests.table.inprocess_table import TABLE, running_view, seated_table
 

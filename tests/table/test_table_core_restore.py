@@ -6,7 +6,7 @@ answered INTERNAL)."""
 
 from __future__ import annotations
 
-from services.table import table_core
+from services.table.cash import table_core
 from tests.table.test_table_core_simulation import RULES, Session
 
 

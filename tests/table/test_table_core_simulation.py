@@ -1,4 +1,4 @@
-"""A deterministic simulation of the seats' core (services/table/table_core.py; issue 30).
+"""A deterministic simulation of the seats' core (services/table/cash/table_core.py; issue 30).
 
 Seeded, with no clock, no asyncio and no I/O: random players sit down (request ids used again, seats
 taken, a full table), leave between hands and during one, sit out and in, go away and come back,
@@ -33,8 +33,8 @@ import pytest
 from poker_engine.errors import SeatingError
 from poker_engine.seating import TableState as Seating
 from service_runtime.errors import DomainError
-from services.table import table_core
-from services.table.presence import PresenceRules
+from services.table.cash import table_core
+from services.table.cash.presence import PresenceRules
 
 STEPS = int(os.environ.get("POKER_SIM_SEAT_STEPS", "12000"))
 SEATS = 6
@@ -426,7 +426,7 @@ def test_the_same_seed_feeds_the_same_inputs_and_ends_the_same() -> None:
 
 def test_the_seats_core_is_pure_it_loads_no_event_loop_no_grpc_and_no_store() -> None:
     code = (
-        "import sys; import services.table.table_core; "
+        "import sys; import services.table.cash.table_core; "
         "print(sorted({m.split('.')[0] for m in sys.modules} & {'asyncio', 'grpc', 'redis', 'sqlalchemy'}))"
     )
     found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

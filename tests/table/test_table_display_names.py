@@ -12,12 +12,12 @@ import re
 from typing import Any
 
 from poker.table.v1 import table_pb2
-from services.table import table_core
-from services.table.actor import TableActor
-from services.table.event_log import LocalEventLog
-from services.table.presence import PresenceRules
-from services.table.rooms import SeatGrant
-from services.table.table_core import Rules, SessionOpened, feed
+from services.table.cash import table_core
+from services.table.cash.actor import TableActor
+from services.table.cash.presence import PresenceRules
+from services.table.cash.table_core import Rules, SessionOpened, feed
+from services.table.log.event_log import LocalEventLog
+from services.table.ports.rooms import SeatGrant
 from tests.table.fakes import ROOM, FakeCashier, FakeRooms
 from tests.table.inprocess_table import TABLE, seated_table
 

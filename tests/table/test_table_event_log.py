@@ -15,10 +15,10 @@ from poker_engine.replay import apply_json_action, config_from_json
 from service_runtime.errors import FailedPrecondition
 from service_runtime.redis_client import create_redis
 from service_runtime.shard_registry import RedisShardRegistry, ShardInfo
-from services.table import table_core
-from services.table.event_log import FileEventLog, RedisEventLog
-from services.table.hand_record import config_entry
-from services.table.presence import PresenceRules
+from services.table.cash import table_core
+from services.table.cash.hand_record import config_entry
+from services.table.cash.presence import PresenceRules
+from services.table.log.event_log import FileEventLog, RedisEventLog
 
 pytestmark = pytest.mark.redis
 

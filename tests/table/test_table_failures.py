@@ -74,7 +74,9 @@ async def test_cashier_outage_pauses_the_table_and_the_same_settlement_goes_thro
         cashier.bring_up()
     await wait_for(lambda: hand_id in world.history.hands, within=20)
     # Ann's deferred cash-out went through once the hand settled.
-    await wait_for(lambda: not any(s.display_name == ann.player_id for s in (bob.view or A.TableView()).seats))
+    await wait_for(
+        lambda: not any(s.display_name == ann.player_id for s in (bob.view or A.TableView()).seats)
+    )
     for p in (ann, bob):
         await p.close()
     audit = await world.audit()

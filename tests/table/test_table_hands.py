@@ -15,7 +15,7 @@ from poker.lobby.v1 import shard_directory_pb2, shard_directory_pb2_grpc
 from poker.table.v1 import table_pb2
 from service_runtime.auth import Role
 from service_runtime.testing import auth_metadata, reason_of
-from services.table.views import public_seat
+from services.table.cash.views import public_seat
 from tests.table.conftest import TableWorld, nl_room, unique, wait_for
 from tests.table.players import Player, face_up_cards_of_others
 

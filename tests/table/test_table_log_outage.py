@@ -17,8 +17,8 @@ import pytest
 from poker.table.v1 import table_pb2
 from service_runtime.errors import Unavailable
 from service_runtime.redis_client import create_redis
-from services.table.actor import TableActor
-from services.table.event_log import RedisEventLog
+from services.table.cash.actor import TableActor
+from services.table.log.event_log import RedisEventLog
 from tests.ports import free_port
 from tests.table.fakes import ROOM, FakeCashier, FlakyLog
 from tests.table.inprocess_table import TABLE, running_view, seated_table

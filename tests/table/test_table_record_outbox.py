@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from services.table import record_outbox
-from services.table.record_outbox import FileOutbox
+from services.table.log import record_outbox
+from services.table.log.record_outbox import FileOutbox
 
 
 async def test_open_records_survive_a_restart_and_the_file_stays_bounded(tmp_path: Path) -> None:

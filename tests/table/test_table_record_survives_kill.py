@@ -5,7 +5,7 @@ yet sent) while the hand's log and live-hand mark are dropped right after the se
 `kill -9` loses the record for good: the cashier settled the hand, fairness shows it FINISHED, history
 never hears of it, and a player's nets in history stop matching the cashier's statement. Fixed by
 the record outbox
-(services/table/record_outbox.py): the record is kept durably before the settlement and dropped
+(services/table/log/record_outbox.py): the record is kept durably before the settlement and dropped
 when history acknowledged it; whoever opens the table next sends what is left."""
 
 from __future__ import annotations

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from services.table import hand_cycle
-from services.table.dependencies import Commitment
+from services.table.cash import hand_cycle
+from services.table.ports.dependencies import Commitment
 from tests.table.fakes import FakeCashier, FakeFairness
 from tests.table.inprocess_table import running_view, seated_table
 

@@ -14,9 +14,9 @@ import pytest
 
 from poker.table.v1 import table_pb2
 from service_runtime.errors import Unavailable
-from services.table import actor as actor_module
-from services.table import table_core
-from services.table.event_log import LocalEventLog
+from services.table.cash import actor as actor_module
+from services.table.cash import table_core
+from services.table.log.event_log import LocalEventLog
 from tests.table.fakes import FakeCashier
 from tests.table.inprocess_table import TABLE, running_view, seated_table
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 
 from poker.table.v1 import table_pb2
-from services.table.actor import TableActor
+from services.table.cash.actor import TableActor
 from tests.table.fakes import FakeCashier
 from tests.table.inprocess_table import running_view, seated_table
 

@@ -25,10 +25,12 @@ from poker.table.v1 import table_pb2
 from service_runtime.errors import AlreadyExists, FailedPrecondition
 from service_runtime.redis_client import create_redis
 from service_runtime.shard_registry import RedisShardRegistry, ShardInfo
-from services.table.actor import AfterHand, TableActor, Timings
-from services.table.chat import ChatGuard
-from services.table.event_log import FileEventLog, HandEventLog, LocalEventLog, RedisEventLog
-from services.table.record_outbox import MemoryOutbox
+from services.table.cash.actor import TableActor
+from services.table.cash.settlement import AfterHand
+from services.table.log.event_log import FileEventLog, HandEventLog, LocalEventLog, RedisEventLog
+from services.table.log.record_outbox import MemoryOutbox
+from services.table.streams.chat import ChatGuard
+from services.table.timings import Timings
 from tests.table.fakes import ROOM, FakeCashier, FakeFairness, FakeRooms, down
 
 A = table_pb2

@@ -38,12 +38,13 @@ from poker.history.v1 import history_pb2
 from poker.table.v1 import table_pb2
 from service_runtime import metrics, tracing
 from service_runtime.errors import FailedPrecondition
-from services.table import core, hand_trace
+from services.table import hand_trace
 from services.table import metrics as table_metrics
-from services.table.actor import TableActor
-from services.table.house_round import HouseGame
-from services.table.presence import EXPIRY_CODES, Expiry
-from services.table.settlement import AfterHand
+from services.table.cash import core
+from services.table.cash.actor import TableActor
+from services.table.cash.presence import EXPIRY_CODES, Expiry
+from services.table.cash.settlement import AfterHand
+from services.table.house.house_round import HouseGame
 from tests.table.fakes import ROOM, FakeCashier
 from tests.table.inprocess_table import TABLE, running_view, seated_table
 

@@ -6,8 +6,8 @@ room stays per player, and a refusal is never shared."""
 from __future__ import annotations
 
 from service_runtime.errors import NotFound
-from services.table.rooms import ViewGrant
-from services.table.table_access import TableAccess
+from services.table.ownership.table_access import TableAccess
+from services.table.ports.rooms import ViewGrant
 
 
 class CountingLobby:

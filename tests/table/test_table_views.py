@@ -1,4 +1,4 @@
-"""The per-recipient table views (services/table/views.py) cut from a real engine hand, no servers:
+"""The per-recipient table views (services/table/cash/views.py) cut from a real engine hand, no servers:
 the pots as the hand runs (issue 25 item 4b), the winning hand named in every award (4c) and both
 the chips added and the raise-to total of every action on the wire (4)."""
 
@@ -14,8 +14,8 @@ from poker_engine.cards import parse_cards
 from poker_engine.config import HandConfig, RakeRule, SeatConfig, Variant
 from poker_engine.events import PlayerActed
 from poker_engine.hand import Hand
-from services.table.rooms import Room
-from services.table.views import SeatState, TableState, event_body, personal_view, table_view
+from services.table.cash.views import SeatState, TableState, event_body, personal_view, table_view
+from services.table.ports.rooms import Room
 
 ROOM = Room("views-room", Variant.NO_LIMIT, 1, 4, 5, 10, 5, 10, 1000, RakeRule())
 

@@ -1,6 +1,6 @@
 """The house games' pay tables in the page's rules sheet (web/src/house_pay_tables.ts, run in Node) are
 the ones the table service pays by (issue 36: the pay table at hand). No view carries them: the
-service plays every house room with the library's defaults (`services.table.house_round.settings_for`),
+service plays every house room with the library's defaults (`services.table.house.house_round.settings_for`),
 so the page writes them out and this test holds the two together."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from house_games.settings import CasinoHoldemSettings, RussianPokerSettings
-from services.table.house_round import HouseGame, HouseRoom, settings_for
+from services.table.house.house_round import HouseGame, HouseRoom, settings_for
 from tests.node import run_web_script
 
 

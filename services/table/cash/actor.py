@@ -47,23 +47,16 @@ from service_runtime.errors import (
 from service_runtime.structured_logging import get_logger
 from service_runtime.table_directory import MaintenanceSwitches, TableFigures
 from service_runtime.tasks import cancel_and_wait
-from services.table import core, hand_trace, table_core
+from services.table import hand_trace
 from services.table import metrics as table_metrics
-from services.table.chat import ChatGuard, check_sticker, check_text
-from services.table.countdown import Countdown
-from services.table.dependencies import CashierClient, FairnessClient, SeatSession
-from services.table.event_log import HandEventLog
-from services.table.hand_cycle import HandCycle, Shell
-from services.table.hand_cycle import first_answer as _first_answer
-from services.table.idempotency import AnswerMemory
-from services.table.library_errors import engine_refusal
-from services.table.presence import PresenceRules
-from services.table.record_outbox import MemoryOutbox, RecordOutbox
-from services.table.remote import is_unavailable
-from services.table.rooms import Room, RoomSource
-from services.table.settlement import AfterHand
-from services.table.table_core import PlayerSeat
-from services.table.table_state import (
+from services.table.cash import core, table_core
+from services.table.cash.countdown import Countdown
+from services.table.cash.hand_cycle import HandCycle, Shell
+from services.table.cash.hand_cycle import first_answer as _first_answer
+from services.table.cash.presence import PresenceRules
+from services.table.cash.settlement import AfterHand
+from services.table.cash.table_core import PlayerSeat
+from services.table.cash.table_state import (
     Parts,
     Stage,
     lobby_figures,
@@ -72,36 +65,22 @@ from services.table.table_state import (
     table_state,
     waiting_view,
 )
-from services.table.table_streams import (
-    SPECTATOR_BATCH_SECONDS,
-    SPECTATOR_STREAM_CLOSED,
-    STREAM_CLOSED,
-    PublicUpdate,
+from services.table.cash.views import TableState, public_seat, seat_handle, table_view
+from services.table.idempotency import AnswerMemory
+from services.table.log.event_log import HandEventLog
+from services.table.log.record_outbox import MemoryOutbox, RecordOutbox
+from services.table.ports.dependencies import CashierClient, FairnessClient, SeatSession
+from services.table.ports.library_errors import engine_refusal
+from services.table.ports.remote import is_unavailable
+from services.table.ports.rooms import Room, RoomSource
+from services.table.streams.chat import ChatGuard, check_sticker, check_text
+from services.table.streams.table_streams import (
     Spectator,
     TableStreams,
     Watcher,
-    offer,
-    public_batch,
     waiting_key,
 )
 from services.table.timings import Timings
-from services.table.views import TableState, public_seat, seat_handle, table_view
-
-# Kept importable from here: the shard, the gRPC adapter and house tables take them from the actor.
-__all__ = [
-    "SPECTATOR_BATCH_SECONDS",
-    "SPECTATOR_STREAM_CLOSED",
-    "STREAM_CLOSED",
-    "AfterHand",
-    "PublicUpdate",
-    "Spectator",
-    "Stage",
-    "TableActor",
-    "Timings",
-    "Watcher",
-    "offer",
-    "public_batch",
-]
 
 T = TypeVar("T")
 log = get_logger("table.actor")

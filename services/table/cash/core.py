@@ -1,6 +1,6 @@
 """The pure, deterministic core of a table's running hand (issue 30; docs/table.md "The hand's core").
 
-No asyncio, no gRPC, no clock, no I/O: every time is an input. The shell (services/table/actor.py)
+No asyncio, no gRPC, no clock, no I/O: every time is an input. The shell (services/table/cash/actor.py)
 feeds the core inputs and gets back, for each, a `Step`: the core's new state, the log entries to
 append (durably, before anybody hears of the step), the engine events to publish (the shell redacts
 them per recipient) and the effects to run. The state it is given is never changed: a step works
@@ -49,12 +49,18 @@ from poker_engine.hand import Hand
 from poker_engine.replay import config_from_json
 from poker_engine.seating import TableState as Seating
 from service_runtime.errors import AlreadyExists, FailedPrecondition, InvalidArgument
-from services.table.hand_record import SeenPositions, config_entry, hand_record, seen_positions, seen_so_far
-from services.table.library_errors import engine_refusal
-from services.table.takeover import seating_from_json, table_entry
+from services.table.cash.hand_record import (
+    SeenPositions,
+    config_entry,
+    hand_record,
+    seen_positions,
+    seen_so_far,
+)
+from services.table.cash.takeover import seating_from_json, table_entry
+from services.table.ports.library_errors import engine_refusal
 
 if TYPE_CHECKING:
-    from services.table.rooms import Room
+    from services.table.ports.rooms import Room
 
 ENGINE_ACTIONS: dict[int, ActionKind] = {
     table_pb2.ACTION_KIND_FOLD: ActionKind.FOLD,

@@ -22,7 +22,7 @@ from poker.table.v1 import table_pb2
 from service_runtime.errors import FailedPrecondition, InvalidArgument
 
 if TYPE_CHECKING:
-    from services.table.dependencies import Commitment
+    from services.table.ports.dependencies import Commitment
 
 
 class Due(enum.Enum):

@@ -1,9 +1,9 @@
 """Committing and dealing a cash table's next hand (docs/table.md "A hand, start to end"): the
 fairness commitment, marked live in the hand's log before anyone sees it; the seal, which gives the
 deck once the countdown ends; the engine's config and the hand's first log entries (one fenced write
-with the live mark), from which the hand's core (services/table/core.py) runs the hand.
+with the live mark), from which the hand's core (services/table/cash/core.py) runs the hand.
 
-The table actor (services/table/actor.py) decides when (the countdown, services/table/countdown.py)
+The table actor (services/table/cash/actor.py) decides when (the countdown, services/table/cash/countdown.py)
 and what follows; this module makes the calls.
 """
 
@@ -16,13 +16,14 @@ from collections.abc import Mapping
 from poker_engine.seating import HandPlan
 from service_runtime.errors import DomainError
 from service_runtime.structured_logging import get_logger
-from services.table import core, hand_trace
-from services.table.countdown import Countdown
-from services.table.dependencies import Commitment, FairnessClient
-from services.table.event_log import HandEventLog
-from services.table.remote import is_unavailable
-from services.table.rooms import Room
-from services.table.table_core import PlayerSeat
+from services.table import hand_trace
+from services.table.cash import core
+from services.table.cash.countdown import Countdown
+from services.table.cash.table_core import PlayerSeat
+from services.table.log.event_log import HandEventLog
+from services.table.ports.dependencies import Commitment, FairnessClient
+from services.table.ports.remote import is_unavailable
+from services.table.ports.rooms import Room
 
 log = get_logger("table.actor")
 
@@ -104,7 +105,7 @@ class Dealer:
         players: Mapping[int, PlayerSeat],
     ) -> core.Step:
         """The core deals the hand: the config for the engine's replay, then what the shell needs to go
-        on with the hand at a next owner (services/table/takeover.py), in the hand's log in one fenced
+        on with the hand at a next owner (services/table/cash/takeover.py), in the hand's log in one fenced
         write with the live mark before anyone hears of it."""
         config = plan.hand_config(
             deck,

@@ -31,21 +31,22 @@ from poker_engine.seating import TableState as Seating
 from service_runtime.errors import DomainError
 from service_runtime.structured_logging import get_logger
 from service_runtime.tasks import cancel_and_wait
-from services.table import core, hand_trace, table_core
+from services.table import hand_trace
 from services.table import metrics as table_metrics
-from services.table.countdown import Countdown, Due, seed_seconds
-from services.table.dealing import Dealer
-from services.table.dependencies import CashierClient, Commitment, FairnessClient
-from services.table.event_log import HandEventLog
+from services.table.cash import core, table_core
+from services.table.cash.countdown import Countdown, Due, seed_seconds
+from services.table.cash.dealing import Dealer
+from services.table.cash.recovery import Recovery, reopen_seats
+from services.table.cash.settlement import AfterHand, Settlement
+from services.table.cash.table_state import Stage
+from services.table.cash.views import event_body, public_seat, redact_for
 from services.table.idempotency import AnswerMemory
-from services.table.record_outbox import RecordOutbox
-from services.table.recovery import Recovery, reopen_seats
-from services.table.remote import is_unavailable
-from services.table.rooms import Room, RoomSource
-from services.table.settlement import AfterHand, Settlement
-from services.table.table_state import Stage
+from services.table.log.event_log import HandEventLog
+from services.table.log.record_outbox import RecordOutbox
+from services.table.ports.dependencies import CashierClient, Commitment, FairnessClient
+from services.table.ports.remote import is_unavailable
+from services.table.ports.rooms import Room, RoomSource
 from services.table.timings import Timings
-from services.table.views import event_body, public_seat, redact_for
 
 log = get_logger("table.actor")
 
@@ -102,7 +103,7 @@ class HandCycle:
         self._after_hand = after_hand
         self._answers = answers
         self.stage = Stage.RECOVERING
-        # The running hand: the pure core's state (services/table/core.py); the cycle feeds it.
+        # The running hand: the pure core's state (services/table/cash/core.py); the cycle feeds it.
         self.live: core.HandState | None = None
         self.last: core.HandState | None = None
         self.countdown: Countdown | None = None  # the next hand's countdown (countdown.py), once committed
@@ -313,7 +314,7 @@ class HandCycle:
             self.showdown_until = None
         await self.finish_leavers()
         if self.handing_over:
-            # The room moves to another shard (services/table/shard.py): no new hand here; leavers
+            # The room moves to another shard (services/table/ownership/shard.py): no new hand here; leavers
             # still get their cash-out, so the wake-up comes back like maintenance's.
             self._announce_move()
             self.wake_at = _now() + MAINTENANCE_RECHECK_SECONDS

@@ -22,7 +22,7 @@ from poker_engine.events import (
 from service_runtime.history_records import hand_record_from_events
 
 if TYPE_CHECKING:
-    from services.table.rooms import Room
+    from services.table.ports.rooms import Room
 
 
 def config_entry(config: HandConfig) -> dict[str, Any]:

@@ -2,10 +2,10 @@
 
 A table that opens (a shard restart, a room won from another shard) reads back the hand its previous
 owner left running: dealt, unsettled and with a log read whole, it is continued by the actor
-(services/table/actor.py); otherwise it is ended here as the cashier says it was (voided, or
+(services/table/cash/actor.py); otherwise it is ended here as the cashier says it was (voided, or
 revealed as finished). The next hand it committed and never dealt is voided. Records of hands
 settled but never acknowledged by history go to the after-hand queues again, and the seats' log and
-open seat sessions are read for the actor to reopen the seats from (services/table/table_core.py). The log's format is services/table/takeover.py.
+open seat sessions are read for the actor to reopen the seats from (services/table/cash/table_core.py). The log's format is services/table/cash/takeover.py.
 """
 
 from __future__ import annotations
@@ -20,15 +20,15 @@ from poker_engine.hand import Hand
 from poker_engine.replay import apply_json_action, config_from_json
 from service_runtime.errors import DomainError
 from service_runtime.structured_logging import get_logger
-from services.table import core, table_core
 from services.table import metrics as table_metrics
-from services.table.dependencies import CashierClient, FairnessClient
-from services.table.event_log import HandEventLog
-from services.table.hand_record import SeenPositions, seen_positions, seen_so_far
-from services.table.record_outbox import RecordOutbox
-from services.table.remote import is_unavailable
-from services.table.rooms import Room
-from services.table.settlement import AfterHand
+from services.table.cash import core, table_core
+from services.table.cash.hand_record import SeenPositions, seen_positions, seen_so_far
+from services.table.cash.settlement import AfterHand
+from services.table.log.event_log import HandEventLog
+from services.table.log.record_outbox import RecordOutbox
+from services.table.ports.dependencies import CashierClient, FairnessClient
+from services.table.ports.remote import is_unavailable
+from services.table.ports.rooms import Room
 
 log = get_logger("table.actor")
 

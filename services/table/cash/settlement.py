@@ -4,8 +4,8 @@ when the cashier refuses a settlement for good.
 The order is the money's: a fenced write of the hand's live mark first (a shard that lost the room
 must not settle behind the new owner), the hand's record kept durably in the record outbox, then the
 cashier's settlement (one linked batch, id = the hand id, retried with the same id until it is
-acknowledged). The table actor (services/table/actor.py) decides what follows from the answer (the
-hand's core, services/table/core.py, gives the effects); this module does the calls.
+acknowledged). The table actor (services/table/cash/actor.py) decides what follows from the answer (the
+hand's core, services/table/cash/core.py, gives the effects); this module does the calls.
 """
 
 from __future__ import annotations
@@ -17,14 +17,15 @@ from typing import Any
 from poker_engine.events import HandEnded
 from service_runtime.errors import DomainError
 from service_runtime.structured_logging import get_logger
-from services.table import core, hand_trace
+from services.table import hand_trace
 from services.table import metrics as table_metrics
-from services.table.dependencies import CashierClient, FairnessClient
-from services.table.event_log import HandEventLog
-from services.table.hand_record import SeenPositions
-from services.table.record_outbox import RecordOutbox
-from services.table.remote import is_unavailable
-from services.table.rooms import Room
+from services.table.cash import core
+from services.table.cash.hand_record import SeenPositions
+from services.table.log.event_log import HandEventLog
+from services.table.log.record_outbox import RecordOutbox
+from services.table.ports.dependencies import CashierClient, FairnessClient
+from services.table.ports.remote import is_unavailable
+from services.table.ports.rooms import Room
 
 log = get_logger("table.actor")
 

@@ -31,8 +31,8 @@ from poker_engine.errors import SeatingError
 from poker_engine.seating import Entry, SeatedPlayer
 from poker_engine.seating import TableState as Seating
 from service_runtime.errors import DomainError, FailedPrecondition
-from services.table.presence import EXPIRY_CODES, PresenceRules, SeatPresence
-from services.table.time_banks import KeptTimeBanks
+from services.table.cash.presence import EXPIRY_CODES, PresenceRules, SeatPresence
+from services.table.cash.time_banks import KeptTimeBanks
 
 
 @dataclass(frozen=True, slots=True)

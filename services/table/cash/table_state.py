@@ -1,6 +1,6 @@
 """What a cash table looks like at one moment: its stage, each seat's status, its phase, the
-`TableState` every view is cut from (services/table/views.py), the waiting view of a caller
-without a seat, and the table's public figures for the lobby. Pure: the table actor (services/table/actor.py) hands in its parts (`Parts`).
+`TableState` every view is cut from (services/table/cash/views.py), the waiting view of a caller
+without a seat, and the table's public figures for the lobby. Pure: the table actor (services/table/cash/actor.py) hands in its parts (`Parts`).
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from poker.table.v1 import table_pb2
 from poker_engine.events import HandEnded, PotAwarded
 from poker_engine.seating import TableState as Seating
 from service_runtime.table_directory import SeatFigures, TableFigures
-from services.table import core, table_core
-from services.table.countdown import Countdown
-from services.table.rooms import Room
-from services.table.views import SeatState, TableState, public_seat, seat_handle, street_pb, table_view
+from services.table.cash import core, table_core
+from services.table.cash.countdown import Countdown
+from services.table.cash.views import SeatState, TableState, public_seat, seat_handle, street_pb, table_view
+from services.table.ports.rooms import Room
 
 
 class Stage(enum.Enum):

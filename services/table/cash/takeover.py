@@ -1,7 +1,7 @@
 """The format of a hand's log, which a table that opens reads back to go on with a hand a previous
 owner left running.
 
-A hand's log (services/table/event_log.py) is, in order:
+A hand's log (services/table/log/event_log.py) is, in order:
 
 1. the engine's config entry (`hand_record.config_entry`: seats, stacks, blinds, button, the deck);
 2. the table's entry (`table_entry`, `"type": "table"`): what the shell needs to go on with the hand
@@ -16,7 +16,7 @@ A hand's log (services/table/event_log.py) is, in order:
    timeout of a connected player, which counts toward the sit-out streak) and `rid` (an `Act`'s
    player, request id, action kind and amount as asked: its retry gets the first answer).
 
-The table's core (services/table/core.py) writes these entries and applies them, live and
+The table's core (services/table/cash/core.py) writes these entries and applies them, live and
 in a replay alike: `core.replay` rebuilds the hand from its log. A log it cannot read whole - no
 config (the hand was only committed), no table entry, an entry the engine refuses - gives None:
 that hand is voided.

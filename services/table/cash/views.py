@@ -36,7 +36,7 @@ from poker_engine.events import (
 )
 from poker_engine.pots import Pot
 from poker_engine.views import player_view, spectator_view
-from services.table.rooms import Room
+from services.table.ports.rooms import Room
 
 _STREETS = {
     Street.PREFLOP: table_pb2.STREET_PREFLOP,

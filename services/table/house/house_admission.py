@@ -12,9 +12,9 @@ keeps the room it has, as a cash table keeps its seats, variant and pool.
 from __future__ import annotations
 
 from service_runtime.structured_logging import get_logger
-from services.table.house_round import HouseRoom
-from services.table.house_table import house_room_from_pb
-from services.table.rooms import RoomSource
+from services.table.house.house_round import HouseRoom
+from services.table.house.house_table import house_room_from_pb
+from services.table.ports.rooms import RoomSource
 
 log = get_logger("table.house")
 

@@ -2,13 +2,13 @@
 "The round core").
 
 No asyncio, no gRPC, no clock, no I/O: every time is an input, as in the cash table's core
-(`services/table/core.py`). The shell feeds the core inputs and gets back, for each, a `Step`: the
+(`services/table/cash/core.py`). The shell feeds the core inputs and gets back, for each, a `Step`: the
 core's new state, the journal entries to append (durably, before anybody hears of the step), the
 notices to publish (each to one player: rounds are private) and the effects to run. The state it is
 given is never changed (the state is immutable; a step builds a new one), so a shell whose append
 fails keeps the state it had and nothing happened.
 
-The journal entries are the round journal's (`services/table/house_journal.py`: `open`, `dealt`,
+The journal entries are the round journal's (`services/table/house/house_journal.py`: `open`, `dealt`,
 `decision`, `closed`, with the same keys) plus five that older journals lack:
 `refunding` (the round will be refunded), `voiding` (never dealt and nothing kept: closed once fairness
 knows its hand is void), `paid` / `unpaid` (a decision's stake acknowledged or not) and `resumed` (a
@@ -52,7 +52,7 @@ from service_runtime.errors import (
     NotFound,
     Unavailable,
 )
-from services.table.house_round import (
+from services.table.house.house_round import (
     Decision,
     HouseRoom,
     LiveRound,

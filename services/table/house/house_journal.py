@@ -35,7 +35,7 @@ from typing import Any
 from redis import exceptions as redis_errors
 
 from service_runtime.errors import FailedPrecondition, Unavailable
-from services.table.event_log import FENCE_CHECK
+from services.table.log.event_log import FENCE_CHECK
 
 # The players whose last round's view a file or memory journal keeps per table (the most recent).
 LAST_VIEWS_PER_TABLE = 1_000

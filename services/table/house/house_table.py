@@ -62,19 +62,13 @@ from service_runtime.errors import (
 from service_runtime.structured_logging import get_logger
 from service_runtime.table_directory import MaintenanceSwitches
 from service_runtime.tasks import cancel_and_wait
-from services.table import house_core as core
 from services.table import metrics as table_metrics
-from services.table.actor import AfterHand, Watcher, offer
-from services.table.dependencies import (
-    Commitment,
-    FairnessClient,
-    HouseCashier,
-    HouseTransfer,
-    house_transfer,
-)
-from services.table.hand_record import seen_positions
-from services.table.house_core import house_room_error
-from services.table.house_round import (
+from services.table.cash.hand_record import seen_positions
+from services.table.cash.settlement import AfterHand
+from services.table.cash.views import notice
+from services.table.house import house_core as core
+from services.table.house.house_core import house_room_error
+from services.table.house.house_round import (
     BoxBet,
     Decision,
     HouseGame,
@@ -85,11 +79,18 @@ from services.table.house_round import (
     largest_payout,
     paid_back,
 )
-from services.table.house_views import RoundRun, round_record, round_view, run_of, table_view
+from services.table.house.house_views import RoundRun, round_record, round_view, run_of, table_view
 from services.table.idempotency import AnswerMemory
-from services.table.record_outbox import MemoryOutbox, RecordOutbox
-from services.table.remote import is_unavailable
-from services.table.views import notice
+from services.table.log.record_outbox import MemoryOutbox, RecordOutbox
+from services.table.ports.dependencies import (
+    Commitment,
+    FairnessClient,
+    HouseCashier,
+    HouseTransfer,
+    house_transfer,
+)
+from services.table.ports.remote import is_unavailable
+from services.table.streams.table_streams import Watcher, offer
 
 T = TypeVar("T")
 log = get_logger("table.house")
@@ -101,7 +102,7 @@ MAX_ATTEMPTS_LOOKED_UP = 16
 
 
 class Journal(Protocol):
-    """services/table/house_journal.py: shared and fenced with Redis, a file of the one shard without."""
+    """services/table/house/house_journal.py: shared and fenced with Redis, a file of the one shard without."""
 
     async def append(self, room_id: str, table_id: str, token: int, entry: dict[str, Any]) -> None: ...
 
@@ -143,7 +144,7 @@ class HouseTable:
         outbox: RecordOutbox | None = None,
     ) -> None:
         self.table_id = table_id
-        # Settled rounds' records until history has them (services/table/record_outbox.py).
+        # Settled rounds' records until history has them (services/table/log/record_outbox.py).
         self._outbox: RecordOutbox = outbox or MemoryOutbox()
         self.room = room
         # The lobby's seat check before a round's stakes, returning the room as of now (issue 23).
@@ -154,7 +155,7 @@ class HouseTable:
         self._after_round = after_round
         self._t = timings
         self._maintenance = maintenance
-        # The rounds' core (services/table/house_core.py): the shell feeds it, journals its entries,
+        # The rounds' core (services/table/house/house_core.py): the shell feeds it, journals its entries,
         # then publishes its notices and runs its effects.
         self._state = core.empty(
             table_id, room, timings.decision_seconds, keep_finished=timings.keep_finished_rounds

@@ -13,9 +13,9 @@ from poker.common.v1 import common_pb2
 from poker.history.v1 import history_pb2
 from poker.table.v1 import table_pb2
 from service_runtime.history_records import house_game_record
-from services.table import house_core as core
-from services.table.house_round import Decision, HouseGame, HouseRoom, LiveRound
-from services.table.views import card_pb
+from services.table.cash.views import card_pb
+from services.table.house import house_core as core
+from services.table.house.house_round import Decision, HouseGame, HouseRoom, LiveRound
 
 _DISPLAY = re.compile(r"[^A-Za-z0-9 _.-]")
 

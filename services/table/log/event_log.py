@@ -2,7 +2,7 @@
 
 Entries are in the engine's replay format (`poker_engine.replay.config_from_json` for the first,
 `apply_json_action` for the rest), so a shard that takes a table over rebuilds the hand exactly with
-the engine's replay (services/table/takeover.py reads it back). Without Redis the log is a file of
+the engine's replay (services/table/cash/takeover.py reads it back). Without Redis the log is a file of
 the single shard (`FileEventLog`: append-only JSON lines, fsynced before anyone hears of the entry,
 compacted), so a restarted shard finds its running hands; with Redis it is a stream per hand whose
 every append checks the room's fencing token (`RedisEventLog`). `LocalEventLog` keeps it in memory
@@ -26,7 +26,7 @@ from typing import Any, Protocol
 from redis import exceptions as redis_errors
 
 from service_runtime.errors import FailedPrecondition, Unavailable
-from services.table.json_lines_file import JsonLinesFile
+from services.table.log.json_lines_file import JsonLinesFile
 
 
 class HandEventLog(Protocol):

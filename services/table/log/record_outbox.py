@@ -23,7 +23,7 @@ from typing import Any, Protocol
 from redis import exceptions as redis_errors
 
 from service_runtime.errors import Unavailable
-from services.table.json_lines_file import JsonLinesFile
+from services.table.log.json_lines_file import JsonLinesFile
 
 
 class RecordOutbox(Protocol):

@@ -16,7 +16,7 @@ from typing import Generic, TypeVar
 from service_runtime.errors import DomainError
 from service_runtime.structured_logging import get_logger
 from service_runtime.tasks import cancel_and_wait
-from services.table.remote import is_unavailable
+from services.table.ports.remote import is_unavailable
 
 T = TypeVar("T")
 log = get_logger("table.retry_queue")

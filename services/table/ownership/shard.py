@@ -49,20 +49,22 @@ from service_runtime.table_directory import (
 from service_runtime.tasks import cancel_and_wait
 from services.table import hand_trace
 from services.table import metrics as table_metrics
-from services.table.actor import AfterHand, TableActor, Timings
-from services.table.chat import ChatGuard
-from services.table.dependencies import CashierClient, FairnessClient, HouseCashier
-from services.table.event_log import HandEventLog
-from services.table.hand_record import SeenPositions, seen_positions
-from services.table.history_sink import HandRecordSink
-from services.table.house_admission import HouseAdmission
-from services.table.house_journal import MemoryJournal
-from services.table.house_round import HouseRoom
-from services.table.house_table import HouseTable, HouseTimings, Journal, house_room_from_pb
-from services.table.record_outbox import MemoryOutbox, RecordOutbox
-from services.table.remote import is_unavailable
-from services.table.retry_queue import RetryingQueue
-from services.table.rooms import RoomSource, room_of_table
+from services.table.cash.actor import TableActor
+from services.table.cash.hand_record import SeenPositions, seen_positions
+from services.table.cash.settlement import AfterHand
+from services.table.house.house_admission import HouseAdmission
+from services.table.house.house_journal import MemoryJournal
+from services.table.house.house_round import HouseRoom
+from services.table.house.house_table import HouseTable, HouseTimings, Journal, house_room_from_pb
+from services.table.log.event_log import HandEventLog
+from services.table.log.record_outbox import MemoryOutbox, RecordOutbox
+from services.table.log.retry_queue import RetryingQueue
+from services.table.ports.dependencies import CashierClient, FairnessClient, HouseCashier
+from services.table.ports.history_sink import HandRecordSink
+from services.table.ports.remote import is_unavailable
+from services.table.ports.rooms import RoomSource, room_of_table
+from services.table.streams.chat import ChatGuard
+from services.table.timings import Timings
 
 log = get_logger("table.shard")
 
@@ -516,7 +518,7 @@ class TableShard:
         return actor
 
     def running(self, table_id: str) -> TableActor | HouseTable | None:
-        """The table if it is open on this shard now; never opens one (services/table/table_access.py)."""
+        """The table if it is open on this shard now; never opens one (services/table/ownership/table_access.py)."""
         return self._tables.get(table_id) or self._house_tables.get(table_id)
 
     async def any_table(self, table_id: str) -> TableActor | HouseTable:

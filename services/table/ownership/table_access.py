@@ -28,10 +28,10 @@ from collections.abc import Callable
 from service_runtime.auth import Caller, Role
 from service_runtime.errors import FailedPrecondition, NotFound
 from service_runtime.table_directory import parse_table_id
-from services.table.actor import TableActor
-from services.table.house_table import HouseTable
-from services.table.rooms import RoomSource, room_of_table
-from services.table.shard import TableShard
+from services.table.cash.actor import TableActor
+from services.table.house.house_table import HouseTable
+from services.table.ownership.shard import TableShard
+from services.table.ports.rooms import RoomSource, room_of_table
 
 ANSWER_SECONDS = 2.0
 MAX_ANSWERS = 50_000

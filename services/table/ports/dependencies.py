@@ -15,9 +15,9 @@ import grpc
 from poker.cashier.v1 import cashier_pb2, cashier_pb2_grpc
 from poker.fairness.v1 import fairness_pb2, fairness_pb2_grpc
 from service_runtime.errors import FailedPrecondition
-from services.table.hand_record import SeenPositions
-from services.table.house_round import PlannedTransfer
-from services.table.remote import translate_rpc_error
+from services.table.cash.hand_record import SeenPositions
+from services.table.house.house_round import PlannedTransfer
+from services.table.ports.remote import translate_rpc_error
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,7 @@ from typing import Protocol
 import grpc
 
 from poker.history.v1 import history_pb2, history_pb2_grpc
-from services.table.remote import translate_rpc_error
+from services.table.ports.remote import translate_rpc_error
 
 
 class HandRecordSink(Protocol):

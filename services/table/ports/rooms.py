@@ -18,7 +18,7 @@ from poker.lobby.v1 import lobby_pb2, lobby_pb2_grpc
 from poker_engine.config import RakeRule, Variant
 from service_runtime.errors import NotFound
 from service_runtime.table_directory import MaintenanceState, MaintenanceSwitches, parse_table_id
-from services.table.remote import translate_rpc_error
+from services.table.ports.remote import translate_rpc_error
 
 MAX_TABLE_ID_LENGTH = 80
 

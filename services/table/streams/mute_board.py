@@ -19,7 +19,7 @@ import redis.asyncio as redis
 from service_runtime.errors import Unavailable
 from service_runtime.structured_logging import get_logger
 from service_runtime.tasks import cancel_and_wait
-from services.table.chat import ChatGuard
+from services.table.streams.chat import ChatGuard
 
 log = get_logger("table.mute_board")
 

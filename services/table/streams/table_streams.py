@@ -1,11 +1,11 @@
 """A cash table's streams: the fan-out of its events and views to the players' WatchTable streams,
 and the spectators' delayed feed (rules 14) to its SpectateTable streams.
 
-The table actor (services/table/actor.py) publishes a step's events here as they happen (each
+The table actor (services/table/cash/actor.py) publishes a step's events here as they happen (each
 redacted once per seat, once for the public) and flushes them at the end of the step (issue 28): one
 message per stream with every event the step caused and the view after them, the waiting view to
 those without a seat whose view changed, one public update into the spectators' delay line
-(services/table/spectators.py). Everything here runs inside the actor, except `unwatch` and
+(services/table/streams/spectators.py). Everything here runs inside the actor, except `unwatch` and
 `unspectate`, which only take note of a stream that ended.
 """
 
@@ -22,8 +22,7 @@ from poker.table.v1 import table_pb2
 from poker_engine.events import Event
 from service_runtime.errors import ResourceExhausted
 from services.table import metrics as table_metrics
-from services.table.spectators import DelayLine
-from services.table.views import (
+from services.table.cash.views import (
     TableState,
     event_body,
     notice,
@@ -32,6 +31,7 @@ from services.table.views import (
     redact_for,
     table_view,
 )
+from services.table.streams.spectators import DelayLine
 
 # Spectators get the updates that came due within this window in one message (issue 28): a hand's
 # quick steps reach a table's spectators in a few messages, not one per step; each update is at most
