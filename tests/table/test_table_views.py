@@ -93,11 +93,17 @@ def test_a_showdown_award_names_the_winning_hand_and_a_fold_win_does_not() -> No
     (award,) = table_view(_state(hand), None).awards
     assert list(award.seats) == [3]
     assert award.hand_description == "One pair, Aces"
+    # The five cards that make it (the shown aces and the board's K Q T; the burns were jacks), for
+    # every recipient: the winner showed them, the board is everyone's.
+    for recipient in (None, 0, 1, 2):
+        (award,) = table_view(_state(hand), recipient).awards
+        assert sorted(c.text for c in award.winning_cards) == sorted(["As", "Ad", "Kh", "Qs", "Td"])
     folded = _hand({0: 1000, 1: 1000, 2: 1000})
     folded.fold(0)
     folded.fold(1)
     (award,) = table_view(_state(folded), None).awards
     assert award.hand_description == ""
+    assert list(award.winning_cards) == []  # nothing was shown: no card of the winner is told
 
 
 def test_an_action_carries_the_chips_it_added_and_the_raise_to_total() -> None:

@@ -11,8 +11,9 @@ CSS under 150 KB gzipped, the table's first paint after opening it under 1 s, cl
 Screenshots of each screen, the sign-in first, are kept in the artefacts folder: `POKER_TEST_ARTEFACTS`
 names it (CI points it at a folder it keeps), else `.artefacts/browser-<time>` in the repo (git-ignored);
 the folder is printed, and named in a failure. The lobby, the table mid-hand, a showdown, my hands and
-the replayer also go to the test's own folder by name; POKER_UPDATE_DOCS_IMAGES=1 copies those under
-150 KB into docs/img (docs/play.md shows them).
+the replayer, and a Casino Hold'em and a Russian Poker round mid-round (the cards dealt, the decisions
+offered) also go to the test's own folder by name; POKER_UPDATE_DOCS_IMAGES=1 copies those under 150 KB
+into docs/img (docs/play.md shows them).
 
 Skipped loudly where Chromium, node or the built client is missing; CI installs Chromium (.ci/run) and
 sets POKER_REQUIRE_BROWSER=1, so there it fails instead.
@@ -44,7 +45,7 @@ from tests.web.browser_runs import ROOT, WEB, require_browser, run_page_script
 ROOM = "nlhe-gram-classic"
 DOCS_IMAGES = ROOT / "docs" / "img"
 # The screenshots docs/play.md shows, by name; refreshed from a run with POKER_UPDATE_DOCS_IMAGES=1.
-DOCS_SHOTS = ("lobby", "table-mid-hand", "showdown", "history", "replayer")
+DOCS_SHOTS = ("lobby", "table-mid-hand", "showdown", "history", "replayer", "casino-holdem", "russian-poker")
 DOCS_IMAGE_MAX_BYTES = 150 * 1024
 # The page's budgets (issue "The Mini App players would choose").
 PAGE_WEIGHT_MAX_BYTES = 150 * 1024  # its JS and CSS, gzip-compressed
@@ -219,6 +220,9 @@ def test_a_scripted_player_plays_through_the_page_and_a_spectator_watches(tmp_pa
     # gone for that moment, counted in the one showdown.
     showdowns = budgets["showdowns"]
     assert showdowns, budgets
+    # The winning hand's five cards are lit up on the felt at every showdown (the award's
+    # winning_cards: the board and the winner's shown two).
+    assert all(s.get("lit") == 5 for s in showdowns), showdowns
     assert all(s["ms"] >= SHOWDOWN_SECONDS * 1000 - SHOWDOWN_SLACK_MS for s in showdowns), showdowns
     # The chat and the hand log as the page showed them come back after the reload.
     kept = by_step["reconnected after a reload"]["keptOverReload"]
@@ -246,6 +250,10 @@ def test_a_scripted_player_plays_through_the_page_and_a_spectator_watches(tmp_pa
     for name in DOCS_SHOTS:
         assert (docs_shots / f"{name}.png").read_bytes()[:4] == b"\x89PNG", name
     if os.environ.get("POKER_UPDATE_DOCS_IMAGES") == "1":
-        print(f"\ndocs images copied: {_docs_images(docs_shots)}")
+        copied = _docs_images(docs_shots)
+        print(f"\ndocs images copied: {copied}")
+        assert copied == list(DOCS_SHOTS), (
+            f"not PNGs under 150 KB, not copied: {set(DOCS_SHOTS) - set(copied)}"
+        )
     # No token ever reaches the gateway's log.
     assert "eyJ" not in log

@@ -10,8 +10,9 @@
 // lobby, and the time from each click the run makes (an action, a chat line, a sticker) to the page's
 // update that answers it (median and p95); and it samples the showdowns at the table (the cards shown
 // and the award) for how long they stay on screen. A replay of a hand on "My hands" is stepped through.
-// The screenshots of the lobby, the table mid-hand, a showdown, my hands and the replayer also go, by
-// those names, to a second folder when one is given (tests/web/test_browser_play.py: the docs' images).
+// The screenshots of the lobby, the table mid-hand, a showdown, my hands, the replayer and each house
+// game mid-round (its cards dealt, its decisions offered) also go, by those names, to a second folder
+// when one is given (tests/web/test_browser_play.py: the docs' images).
 // Usage: node browser_play.mjs <gateway url> <artefacts dir> <room id> [docs screenshots dir]
 import { chromium } from "playwright-core";
 import { copyFileSync, mkdtempSync, mkdirSync } from "node:fs";
@@ -87,7 +88,9 @@ async function watchPage(page) {
       const hand = hands.length ? Math.max(...hands) : 0;
       const mineShown = [...document.querySelectorAll(`#events li[data-hand="${hand}"]`)].some((li) => (li.textContent ?? "").startsWith("You show "));
       const dealtIn = felt.querySelectorAll(".seat.mine .seat-cards .card").length > 0;
-      return others > 0 || mineShown ? { hand, others, mineShown, dealtIn } : null;
+      // The winning hand's five cards lit up (board and the winner's shown cards).
+      const lit = felt.querySelectorAll(".card.win").length;
+      return others > 0 || mineShown ? { hand, others, mineShown, dealtIn, lit } : null;
     };
     new MutationObserver((records) => {
       const now = performance.now();
@@ -131,6 +134,7 @@ async function watchPage(page) {
         budget.open.others = Math.max(budget.open.others, showdown.others);
         budget.open.mineShown ||= showdown.mineShown;
         budget.open.dealtIn ||= showdown.dealtIn;
+        budget.open.lit = Math.max(budget.open.lit ?? 0, showdown.lit);
       }
     }).observe(document.body, { childList: true, subtree: true, characterData: true });
   });
@@ -515,7 +519,8 @@ const replayState = () => page.evaluate(() => ({
   counter: document.querySelector("#replay-step")?.textContent ?? "",
   lines: [...document.querySelectorAll("#replay-text li")].map((li) => li.textContent),
   myCards: [...document.querySelectorAll("#replayer .seat.mine .card:not(.back)")].map((c) => c.getAttribute("data-card")),
-  seats: [...document.querySelectorAll("#replayer .seat .seat-name")].map((n) => n.textContent),
+  // The name alone (the button's "D" badge is a span beside it in the seat's name line).
+  seats: [...document.querySelectorAll("#replayer .seat .seat-name")].map((n) => n.firstChild?.textContent ?? ""),
   board: document.querySelectorAll("#replay-board .card").length,
   ids: (document.querySelector("#replayer")?.innerText ?? "").match(/tg:\S*|\bp-[0-9a-f]{12}\b/g) ?? [],
 }));
@@ -541,16 +546,23 @@ async function houseRound(room, name) {
   await page.waitForSelector("#deal", { timeout: 30_000 });
   await page.click("#deal");
   const deadline = Date.now() + 45_000;
+  let midRound = false;
   while (Date.now() < deadline) {
     // The round's phase is a code in data-phase (the words beside it are the page's language's).
     if (await page.$("#round-figures[data-phase=COMPLETE]")) break;
+    // The docs' picture of the game: mid-round, the cards dealt and the box's decisions on offer.
+    if (!midRound && (await page.$(".box .box-cards .card")) && (await page.$(".box .actions button[data-decision]"))) {
+      midRound = true;
+      await shot(page, `${name}-decisions`, name);
+    }
     const decision = (await page.$("button[data-decision=CALL]")) ?? (await page.$("button[data-decision=TAKE_ANTE]")) ?? (await page.$(".box button[data-decision]"));
     if (decision) await decision.click().catch(() => undefined);
     await page.waitForTimeout(300);
   }
   const figures = await page.textContent("#round-figures");
-  say(name, { figures });
+  say(name, { figures, midRoundShot: midRound });
   await shot(page, name);
+  if (!midRound) throw new Error(`${name}: no decision was ever offered on the dealt cards`);
   if (!(await page.$("#round-figures[data-phase=COMPLETE]"))) throw new Error(`${name} did not complete: ${figures}`);
   await page.click("#leave");
   await page.waitForSelector(".room");

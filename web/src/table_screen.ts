@@ -29,6 +29,18 @@ const STICKER_FACE: Record<string, string> = {
   "thumbs-up": "👍", clap: "👏", laugh: "😂", cool: "😎", think: "🤔", wow: "😮", gg: "🤝",
   "nice-hand": "🃏", "good-luck": "🍀", bluff: "🎭", fire: "🔥",
 };
+/** The cards of the main pot's winning hand, shown at the showdown (the table sends them only once
+ * the winner showed: the board and the winner's own two). */
+function winningCards(view: TableView): Set<string> {
+  return new Set((view.awards[0]?.winningCards ?? []).map((c) => c.text));
+}
+
+/** A card of the winning hand, marked so the felt lights it up. */
+function winning(node: HTMLElement, wins: boolean): HTMLElement {
+  if (wins) node.classList.add("win");
+  return node;
+}
+
 function streetName(street: Street): string | undefined {
   switch (street) {
     case Street.PREFLOP: return t("street.preflop");
@@ -276,21 +288,21 @@ export function showTable(roomId: string, tableId: string, spectate: boolean): S
     node.style.setProperty("top", `${50 + 38 * Math.sin(angle)}%`);
     if (!s || !s.playerId) {
       node.className = "seat empty";
-      node.removeAttribute("data-player");
       keyed(node, "empty", () => [h("span", { class: "seat-free" }, t("seat.free"))]);
       return;
     }
     const turn = view.toActSeat === seatNumber && view.phase === TablePhase.HAND_IN_PROGRESS;
     const status = s.status === SeatStatus.SITTING_OUT ? t("seat.sitting_out") : s.status === SeatStatus.WAITING ? t("seat.waiting") : s.status === SeatStatus.DISCONNECTED ? t("seat.away") : "";
     node.className = `seat${turn ? " turn" : ""}${s.folded ? " folded" : ""}${s.playerId === state.me ? " mine" : ""}`;
-    node.setAttribute("data-player", s.playerId);
     const name = whoAt(seatNumber).name;
     const dealer = view.buttonSeat === seatNumber;
     const cards = s.holeCards.map((c) => (c.hidden ? "?" : c.text)).join(" ");
-    const key = JSON.stringify([name, dealer, cards, String(s.stack), s.allIn, String(s.betThisRound), status, turn, s.timeBankSeconds]);
+    const won = winningCards(view);
+    const wins = s.holeCards.map((c) => !c.hidden && won.has(c.text));
+    const key = JSON.stringify([name, dealer, cards, wins, String(s.stack), s.allIn, String(s.betThisRound), status, turn, s.timeBankSeconds]);
     if (keyed(node, key, () => [
       h("div", { class: "seat-name" }, name, dealer ? h("span", { class: "dealer", title: t("seat.dealer_name") }, t("seat.dealer")) : null),
-      h("div", { class: "seat-cards" }, ...s.holeCards.map((c) => card(c.text, c.hidden))),
+      h("div", { class: "seat-cards" }, ...s.holeCards.map((c, i) => winning(card(c.text, c.hidden), wins[i] ?? false))),
       h("div", { class: "seat-stack" }, chips(s.stack), s.allIn ? t("seat.all_in") : ""),
       s.betThisRound > 0n ? h("div", { class: "seat-bet" }, chips(s.betThisRound)) : null,
       status ? h("div", { class: "seat-status" }, status) : null,
@@ -301,8 +313,12 @@ export function showTable(roomId: string, tableId: string, spectate: boolean): S
   function drawFelt(view: TableView): void {
     const total = view.seats.length || room?.seatsPerTable || 6;
     felt.dataset.phase = TablePhase[view.phase] ?? ""; // a code, for tests and styles
-    patch(street, streetName(view.street) ?? (view.phase === TablePhase.WAITING_FOR_PLAYERS ? t("table.waiting_for_players") : t("table.between_hands")));
-    keyed(board, view.board.map((c) => c.text).join(" "), () => view.board.map((c) => card(c.text)));
+    // The table holds a hand that ended with cards shown (its awards, cards face up at the seats)
+    // before the next countdown: that is the showdown, not yet "between hands".
+    const heldShowdown = view.awards.length > 0 && view.seats.some((x) => x.playerId !== state.me && x.holeCards.some((c) => !c.hidden));
+    patch(street, streetName(view.street) ?? (heldShowdown ? t("street.showdown") : view.phase === TablePhase.WAITING_FOR_PLAYERS ? t("table.waiting_for_players") : t("table.between_hands")));
+    const won = winningCards(view);
+    keyed(board, JSON.stringify(view.board.map((c) => [c.text, won.has(c.text)])), () => view.board.map((c) => winning(card(c.text), won.has(c.text))));
     const potLines = potTexts(view.pots, seatName);
     keyed(pots, JSON.stringify(potLines), () => potLines.map((text) => h("span", { class: "pot" }, text)));
     const awardLines = view.awards.map((a) => ({ seats: a.seats.join(" "), text: feltAwardText(a, whoAt) }));

@@ -18,6 +18,7 @@ from poker.common.v1 import common_pb2
 from poker.table.v1 import table_pb2
 from poker_engine.actions import LegalActions
 from poker_engine.cards import card_text
+from poker_engine.evaluator import evaluate
 from poker_engine.events import (
     ActionCause,
     ActionKind,
@@ -207,7 +208,7 @@ def table_view(state: TableState, recipient: int | None) -> table_pb2.TableView:
             table_pb2.Pot(amount=pot.amount, eligible_seats=[public_seat(s) for s in pot.eligible])
             for pot in state.pots
         ],
-        awards=[award_pb(a) for a in state.awards],
+        awards=[award_pb(a, state) for a in state.awards],
     )
     view.as_of.CopyFrom(to_timestamp_seconds(state.as_of))
     if state.to_act is not None and state.deadline is not None:
@@ -244,13 +245,21 @@ def personal_view(public: table_pb2.TableView, state: TableState, recipient: int
     return view
 
 
-def award_pb(award: PotAwarded) -> table_pb2.PotAward:
-    return table_pb2.PotAward(
+def award_pb(award: PotAwarded, state: TableState | None = None) -> table_pb2.PotAward:
+    """A pot's award; with the table's state, the five cards of its winning hand too (only when the
+    first winner showed their cards: a card nobody was shown is never told)."""
+    pb = table_pb2.PotAward(
         pot_index=award.index,
         seats=[public_seat(seat) for seat, _ in award.winners],
         amounts=[amount for _, amount in award.winners],
         hand_description=award.hand_description,
     )
+    if state is not None and award.hand_description and award.winners:
+        winner = award.winners[0][0]
+        hole = _hole_cards(state.events, winner)
+        if winner in _shown_seats(state.events) and hole and len(state.board) >= 3:
+            pb.winning_cards.extend(cards_pb(evaluate((*hole, *state.board)).best_five))
+    return pb
 
 
 def street_pb(street: Street | None) -> int:

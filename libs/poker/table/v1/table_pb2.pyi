@@ -426,6 +426,7 @@ class PotAward(_message.Message):
     SEATS_FIELD_NUMBER: _builtins.int
     AMOUNTS_FIELD_NUMBER: _builtins.int
     HAND_DESCRIPTION_FIELD_NUMBER: _builtins.int
+    WINNING_CARDS_FIELD_NUMBER: _builtins.int
     pot_index: _builtins.int
     """The index of the pot, 0 for the main pot."""
     hand_description: _builtins.str
@@ -438,6 +439,13 @@ class PotAward(_message.Message):
     def amounts(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
         """The chips each winner received, in the order of `seats`."""
 
+    @_builtins.property
+    def winning_cards(self) -> _containers.RepeatedCompositeFieldContainer[_common_pb2.Card]:
+        """The five cards that make the winning hand (the first winner's, when several share the pot): from
+        the board and the hole cards the winner showed, so only cards every player has seen; empty when
+        all others folded.
+        """
+
     def __init__(
         self,
         *,
@@ -445,10 +453,11 @@ class PotAward(_message.Message):
         seats: _abc.Iterable[_builtins.int] | None = ...,
         amounts: _abc.Iterable[_builtins.int] | None = ...,
         hand_description: _builtins.str = ...,
+        winning_cards: _abc.Iterable[_common_pb2.Card] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["amounts", b"amounts", "hand_description", b"hand_description", "pot_index", b"pot_index", "seats", b"seats"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["amounts", b"amounts", "hand_description", b"hand_description", "pot_index", b"pot_index", "seats", b"seats", "winning_cards", b"winning_cards"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
