@@ -64,10 +64,12 @@ class _Method:
     """What every call of one method shares: its metric children, its span's name and attributes,
     and whether it is a sign-in or a renewal (worked out once)."""
 
-    __slots__ = ("figures", "sign_in_kind", "span_attributes", "span_name")
+    __slots__ = ("figures", "sign_in_kind", "span_attributes", "span_name", "unary")
 
     def __init__(self, full_method: str) -> None:
-        self.figures = metrics.SERVER_FIGURES.for_method(full_method, _grpc_type_of(full_method))
+        grpc_type = _grpc_type_of(full_method)
+        self.unary = grpc_type == metrics.UNARY
+        self.figures = metrics.SERVER_FIGURES.for_method(full_method, grpc_type)
         self.span_name = full_method.lstrip("/")
         self.span_attributes: dict[str, str | int | bool] = {
             "rpc.system": "connect_rpc",
@@ -94,6 +96,10 @@ class ServedCall:
         )
         self._token = otel_context.attach(trace.set_span_in_context(self._span))
         self.started = time.perf_counter()
+
+    @property
+    def unary(self) -> bool:
+        return self._method.unary
 
     def finish(self, error: ConnectError | None, *, client_gone: bool = False) -> None:
         """The call ended with `error` (None: answered); `client_gone`: its client went away first."""

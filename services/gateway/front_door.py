@@ -33,7 +33,7 @@ from connectrpc.request import RequestContext
 from service_runtime.access import PUBLIC_INFRASTRUCTURE, AccessPolicy, describe
 from service_runtime.auth import Caller, Role, TokenKeys, verify_token
 from service_runtime.errors import DomainError, PermissionDenied, ResourceExhausted, Unauthenticated
-from service_runtime.structured_logging import bounded_text
+from service_runtime.structured_logging import CALL_LINES, bounded_text
 from services.gateway import connect_errors
 from services.gateway import metrics as gateway_metrics
 from services.gateway.call_telemetry import CallTelemetry, ServedCall
@@ -184,14 +184,20 @@ def _take(limiter: RateLimiter, key: str, limit: str) -> None:
 
 
 def _end(served: ServedCall, error: Exception | None, final: ConnectError | None) -> None:
-    """The call's line (inside its span, so it carries the trace), its figures and the end of its span."""
-    reason = connect_errors.reason_of_connect(final) if final is not None else None
-    log.info(
-        "rpc",
-        code=final.code.name if final is not None else "OK",
-        reason=reason,
-        duration_ms=round((time.perf_counter() - served.started) * 1000, 2),
-    )
+    """The call's line (inside its span, so it carries the trace), its figures and the end of its
+    span. As the services log theirs (service_runtime.interceptors): at info for a refused or failed
+    call and a stream's end, at debug for an answered unary call unless POKER_LOG_CALLS (each call is
+    counted in grpc_server_handled_total anyway; the line was about 4% of the gateway's serving CPU,
+    docs/performance.md "The gateway")."""
+    quiet = final is None and served.unary and not CALL_LINES.enabled
+    if not quiet or CALL_LINES.debug:
+        reason = connect_errors.reason_of_connect(final) if final is not None else None
+        (log.debug if quiet else log.info)(
+            "rpc",
+            code=final.code.name if final is not None else "OK",
+            reason=reason,
+            duration_ms=round((time.perf_counter() - served.started) * 1000, 2),
+        )
     # The library's own error for a client that went away (or a request cancelled): the page gets
     # UNAVAILABLE if anything, but the call is counted as the gRPC servers count it.
     client_gone = isinstance(error, ConnectError) and error.code is Code.CANCELED
