@@ -174,7 +174,7 @@ def test_hands_and_table_notices_read_in_russian_from_the_tables_english(tmp_pat
         },
     )
     assert _answers(lines, "hand") == [expected for _, expected in hands] + ["Two pair, Aces and Kings"]
-    assert _answers(lines, "notice") == [expected for *_, expected in notices] + ["posts small blind 5"]
+    assert _answers(lines, "notice") == [expected for *_, expected in notices] + ["small blind 5"]
 
 
 def test_every_refusal_reason_reads_as_a_sentence_in_both_languages_never_as_its_code(tmp_path: Path) -> None:

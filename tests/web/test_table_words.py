@@ -75,9 +75,9 @@ def test_a_notice_names_its_player_and_pot_awards_are_left_to_the_felt(tmp_path:
     ]
     out = _run(tmp_path, {"actions": [], "pots": [], "notices": notices})
     assert [o["notice"] for o in out] == [
-        "Ann: posts small blind 5",
+        "Ann: small blind 5",
         "You: mucked",
-        "Bob: 660 returned",
+        "Bob: 660 returned (not called)",
         "hand ended, rake 0",
         None,
         None,
