@@ -125,13 +125,21 @@ async def test_three_hands_in_a_row_lost_to_timeouts_put_the_player_in_sit_out(f
     sat_out = notices(bob, "PLAYER_SAT_OUT")
     assert sat_out[-1].seat == ann.seat
     assert "3 hands in a row" in sat_out[-1].notice.text
-    hands = [m.view.hand_id for m in bob.messages if m.view.hand_id]
-    played = list(dict.fromkeys(h for h in hands if h))
-    await wait_for(lambda: all(h in fast.history.hands for h in played[:3]), within=10)
-    for hand_id in played[:3]:
+    # The hands dealt (a countdown's view names the next hand, which may never be dealt).
+    played = list(
+        dict.fromkeys(m.view.hand_id for m in bob.messages if m.view.phase == A.TABLE_PHASE_HAND_IN_PROGRESS)
+    )
+    await wait_for(lambda: all(h in fast.history.hands for h in played), within=10)
+
+    def timed_out(hand_id: str) -> set[int]:
         record = fast.history.hands[hand_id]
-        timed = {public_seat(a.seat) for a in record.actions if a.cause == history_pb2.ACTION_CAUSE_TIMEOUT}
-        assert ann.seat in timed, hand_id
+        return {public_seat(a.seat) for a in record.actions if a.cause == history_pb2.ACTION_CAUSE_TIMEOUT}
+
+    # She never acts, so her streak only grows: the sit-out came with the third hand she timed out
+    # in. A hand where she had no turn leaves the streak as it is: on a loaded machine bob's own
+    # 0.3 s clock can run out first (he folds by the clock and her turn never comes), so those are
+    # not counted (the test counted the first three hands, and failed so once in CI).
+    assert len([h for h in played if ann.seat in timed_out(h)]) == 3, [timed_out(h) for h in played]
     # Her seat and stack are kept; only the two of them: no further hand starts.
     view = await ann.snapshot()
     assert ann.seat_view(view, ann.seat).player_id == ann.player_id

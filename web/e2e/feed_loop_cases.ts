@@ -53,6 +53,11 @@ async function run(scenario: Scenario) {
   const models: { hand: string; stack: number; pre: string; heads: string[]; turn: boolean }[] = [];
   let online = true;
   let opened = 0;
+  // Streams that went through all their scripted items (the last one thrown or returned, or the
+  // stream left open): the run waits for these, not for a quiet spell alone, so a loaded machine
+  // that runs a timer late cannot end a scenario before its last item (it once ended one before its
+  // refusal was thrown).
+  let drained = 0;
   let loop: FeedLoop;
   let changed = Date.now();
   const note = (entry: unknown) => {
@@ -60,6 +65,18 @@ async function run(scenario: Scenario) {
     changed = Date.now();
   };
   async function* stream(items: Item[], signal: AbortSignal): AsyncGenerator<FeedMessage> {
+    let ended = false;
+    try {
+      ended = yield* scripted(items, signal);
+    } finally {
+      drained += 1;
+    }
+    if (ended) return; // the server ended the stream
+    // Open until the loop aborts it.
+    if (!signal.aborted) await new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
+    throw errorOf("Canceled");
+  }
+  async function* scripted(items: Item[], signal: AbortSignal): AsyncGenerator<FeedMessage, boolean> {
     for (const item of items) {
       await tick();
       if (signal.aborted) throw errorOf("Canceled");
@@ -69,7 +86,7 @@ async function run(scenario: Scenario) {
       } else if ("input" in item) {
         model = reduce(model, item.input);
       } else if ("end" in item) {
-        return;
+        return true;
       } else if ("error" in item) {
         throw errorOf(item.error.code, item.error.reason);
       } else if ("offline" in item) {
@@ -79,9 +96,7 @@ async function run(scenario: Scenario) {
         loop.drop();
       }
     }
-    // Open until the loop aborts it.
-    if (!signal.aborted) await new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
-    throw errorOf("Canceled");
+    return false;
   }
   loop = new FeedLoop(
     {
@@ -115,7 +130,7 @@ async function run(scenario: Scenario) {
   while (Date.now() < giveUp) {
     await new Promise((resolve) => setTimeout(resolve, 20));
     const ended = trace.some((e) => (e as { ended?: boolean }).ended);
-    if (ended || (opened >= scenario.streams.length && Date.now() - changed > 150)) break;
+    if (ended || (opened >= scenario.streams.length && drained >= opened && Date.now() - changed > 150)) break;
   }
   loop.stop();
   await done;

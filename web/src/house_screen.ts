@@ -35,6 +35,15 @@ function payTable(title: string, lines: readonly PayLine[], id: string): HTMLEle
 
 /** The rules and the pay tables of the game, in a sheet over the table (closed with ×, a tap
  * outside it, or Escape). */
+/** The dealer's cards not shown yet, face down, once the round is dealt: the view sends only the
+ * cards the player may see (Russian Poker's up-card, Casino Hold'em's none until the reveal), but the
+ * dealer holds five (Russian Poker) or two (Casino Hold'em) from the deal on. */
+function dealerBacks(round: HouseRoundView, russian: boolean): HTMLElement[] {
+  const dealt = round.boxes.some((box) => box.cards.length > 0);
+  const missing = dealt ? Math.max(0, (russian ? 5 : 2) - round.dealerCards.length) : 0;
+  return Array.from({ length: missing }, () => card("", true));
+}
+
 function rulesSheet(russian: boolean, payout: bigint, onClose: () => void): HTMLElement {
   const rules: Key[] = russian
     ? ["house.rules.russian.deal", "house.rules.russian.exchange", "house.rules.russian.decide", "house.rules.russian.dealer", "house.rules.russian.dark"]
@@ -190,7 +199,7 @@ export function showHouse(roomId: string, tableId: string): Screen {
     if (house?.paused) parts.push(h("p", { class: "banner" }, t("house.paused", { why: codeWords(house.pausedReason) })));
     if (round) {
       parts.push(
-        h("div", { class: "dealer-row" }, h("span", {}, t("house.dealer"), " "), ...round.dealerCards.map((c) => card(c.text, c.hidden))),
+        h("div", { class: "dealer-row" }, h("span", {}, t("house.dealer"), " "), ...round.dealerCards.map((c) => card(c.text, c.hidden)), ...dealerBacks(round, russian)),
         round.board.length ? h("div", { class: "dealer-row", id: "board" }, h("span", {}, t("house.board"), " "), ...round.board.map((c) => card(c.text))) : h("span", {}),
         ...round.boxes.map((box) => boxElement(box, deciding)),
         h("p", { class: "round-figures", id: "round-figures", "data-phase": round.phase },
