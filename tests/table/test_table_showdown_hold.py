@@ -89,3 +89,72 @@ async def test_a_hand_won_by_a_fold_is_not_held() -> None:
         assert second.hand_id != first.hand_id
     finally:
         await actor.stop()
+
+
+async def all_in_and_call(actor: TableActor, hand_id: str) -> None:
+    """The first to act goes all-in, the other calls: a showdown where one of them (unless they split)
+    loses every chip."""
+    for n in range(4):
+        view = await view_of(actor, "ann")
+        if view.hand_id != hand_id or view.phase != A.TABLE_PHASE_HAND_IN_PROGRESS or not view.to_act_seat:
+            return
+        player = NAMES[view.to_act_seat]
+        own = await view_of(actor, player)
+        kind = (
+            A.ACTION_KIND_ALL_IN if A.ACTION_KIND_ALL_IN in own.legal_actions.actions else A.ACTION_KIND_CALL
+        )
+        await actor.call(lambda p=player, k=kind, n=n: actor.act(p, f"in{n}", hand_id, k, 0))
+    raise AssertionError("the hand did not end")
+
+
+async def test_a_player_who_lost_every_chip_at_the_showdown_sees_it_until_the_hold_is_over() -> None:
+    """Seen in the browser (a side-pot run): the player who lost everything at a held showdown was
+    cashed out as the hand settled, so their page fell to the empty waiting table and never showed the
+    showdown they lost. Their seat (and its cards) stays until the hold is over; then the cash-out."""
+    cashier = FakeCashier()
+    actor = seated_table(cashier, showdown_seconds=60)
+    actor.start()
+    try:
+        seen: set[str] = set()
+        for _ in range(10):  # until a hand does not split
+            hand = await running_view(actor, frozenset(seen))
+            seen.add(hand.hand_id)
+            await all_in_and_call(actor, hand.hand_id)
+            await settled(cashier, hand.hand_id)
+            views = {p: await view_of(actor, p) for p in ("ann", "bob")}
+            busted = [p for p, v in views.items() if any(s.player_id == p and s.stack == 0 for s in v.seats)]
+            if busted:
+                break
+        else:
+            raise AssertionError("every hand split")
+        (loser,) = busted
+        await asyncio.sleep(0.2)  # a cash-out would be under way by now (it starts in the same step)
+        held = await view_of(actor, loser)
+        mine = next(s for s in held.seats if s.player_id == loser)
+        assert held.hand_id == hand.hand_id
+        assert held.awards
+        assert len(mine.hole_cards) == 2
+        assert mine.stack == 0
+        assert not cashier.cashed_out, "cashed out during the hold"
+    finally:
+        await actor.stop()
+
+
+async def test_a_busted_player_is_cashed_out_once_the_hold_is_over() -> None:
+    cashier = FakeCashier()
+    actor = seated_table(cashier, showdown_seconds=0.2)
+    actor.start()
+    try:
+        seen: set[str] = set()
+        for _ in range(10):
+            hand = await running_view(actor, frozenset(seen))
+            seen.add(hand.hand_id)
+            await all_in_and_call(actor, hand.hand_id)
+            await settled(cashier, hand.hand_id)
+            for _ in range(500):
+                if cashier.cashed_out:
+                    return
+                await asyncio.sleep(0.01)
+        raise AssertionError("nobody was cashed out")
+    finally:
+        await actor.stop()

@@ -129,12 +129,12 @@ def test_the_pages_scripts_and_styles_weigh_under_150_kb_gzipped() -> None:
     assert total < PAGE_WEIGHT_MAX_BYTES, sizes
 
 
-def _docs_images(shots: Path) -> list[str]:
-    """The run's screenshots for the docs copied into docs/img, each only if it is a PNG under 150 KB;
-    the names copied."""
+def docs_images(shots: Path, names: tuple[str, ...] = DOCS_SHOTS) -> list[str]:
+    """The run's screenshots for the docs (`names`) copied into docs/img, each only if it is a PNG
+    under 150 KB; the names copied."""
     copied = []
     DOCS_IMAGES.mkdir(exist_ok=True)
-    for name in DOCS_SHOTS:
+    for name in names:
         shot = shots / f"{name}.png"
         if shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size < DOCS_IMAGE_MAX_BYTES:
             shutil.copyfile(shot, DOCS_IMAGES / shot.name)
@@ -250,7 +250,7 @@ def test_a_scripted_player_plays_through_the_page_and_a_spectator_watches(tmp_pa
     for name in DOCS_SHOTS:
         assert (docs_shots / f"{name}.png").read_bytes()[:4] == b"\x89PNG", name
     if os.environ.get("POKER_UPDATE_DOCS_IMAGES") == "1":
-        copied = _docs_images(docs_shots)
+        copied = docs_images(docs_shots)
         print(f"\ndocs images copied: {copied}")
         assert copied == list(DOCS_SHOTS), (
             f"not PNGs under 150 KB, not copied: {set(DOCS_SHOTS) - set(copied)}"

@@ -552,13 +552,15 @@ class HandCycle:
         await self._settlement.forget(live.hand_id)
         self._shell.notice("HAND_SETTLED", f"hand {live.hand_id} settled")
         self._count_hand(live)
-        await self.finish_leavers()
         if self._t.showdown_seconds > 0 and any(isinstance(e, CardsShown) for e in live.hand.events):
             # The showdown stays on the table (issue 36): the views are this hand's (board, the cards
-            # shown, the awards) until the hold is over; then the countdown.
+            # shown, the awards) until the hold is over; then the countdown. The players who leave
+            # (those who lost every chip at it, too) keep their seats until then, so they see it as
+            # well; their cash-outs begin with the countdown (`_begin_countdown`).
             self.showdown_until = _now() + self._t.showdown_seconds
             self.wake_at = self.showdown_until
             return
+        await self.finish_leavers()
         if self.ahead_ready and self.wake_at is None:
             # The next hand is committed already: its countdown begins in this step, so the players'
             # streams carry the settlement and the next commitment in one message.
