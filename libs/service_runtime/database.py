@@ -37,6 +37,9 @@ from sqlalchemy.ext.asyncio import (
 )
 
 from service_runtime.storage_metrics import time_statements, watch_pool
+from service_runtime.structured_logging import get_logger
+
+_log = get_logger(__name__)
 
 T = TypeVar("T")
 
@@ -84,6 +87,35 @@ def create_engine(url: str, *, pool_size: int = 10) -> AsyncEngine:
     time_statements(engine)
     watch_pool(engine, 2 * pool_size)
     return engine
+
+
+CLOSE_WAIT_SECONDS = 10.0
+
+
+async def close_engine(engine: AsyncEngine, *, wait_seconds: float = CLOSE_WAIT_SECONDS) -> None:
+    """Dispose of `engine` once every pooled connection is back (at most `wait_seconds`).
+
+    A call the server's stop cancelled gives its connection back in a task of SQLAlchemy's own (a
+    ROLLBACK, through aiosqlite's thread on SQLite). Disposing at once and returning from the
+    process's main coroutine let `asyncio.run` cancel that ROLLBACK: SQLAlchemy logged "Exception
+    during reset or similar" with a traceback on every such Ctrl-C (tests/runtime/test_engine_close.py)."""
+    pool: Any = engine.pool
+    returned = asyncio.Event()
+
+    def _checked_in(_connection: Any, _record: Any) -> None:
+        returned.set()  # the pool counts the connection back right after this, in the same call
+
+    event.listen(engine.sync_engine, "checkin", _checked_in)
+    try:
+        async with asyncio.timeout(wait_seconds):
+            while pool.checkedout() > 0:
+                returned.clear()
+                await returned.wait()
+    except TimeoutError:
+        _log.warning("database closed with connections still out", connections=pool.checkedout())
+    finally:
+        event.remove(engine.sync_engine, "checkin", _checked_in)
+    await engine.dispose()
 
 
 def _begin_sqlite_transactions_immediately(engine: AsyncEngine) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 from poker.cashier.v1 import cashier_pb2_grpc
 from service_runtime.access import ADMIN_ONLY, PLAYERS_AND_ADMINS, AccessPolicy, services
 from service_runtime.auth import ServiceName
-from service_runtime.database import create_engine
+from service_runtime.database import close_engine, create_engine
 from service_runtime.migrations import upgrade_to_head
 from service_runtime.process import Assembly
 from service_runtime.server import GrpcService
@@ -82,6 +82,6 @@ async def assemble(settings: CashierSettings) -> Assembly:
         forget_house_balances()
         if watch is not None:
             await watch.stop()
-        await engine.dispose()
+        await close_engine(engine)
 
     return Assembly(services=[cashier_service(cashier)], access=ACCESS, close=close)

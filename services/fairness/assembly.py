@@ -7,7 +7,7 @@ import asyncio
 from poker.fairness.v1 import fairness_pb2_grpc
 from service_runtime.access import PLAYERS_AND_ADMINS, AccessPolicy, services
 from service_runtime.auth import ServiceName
-from service_runtime.database import Transactions, create_engine
+from service_runtime.database import Transactions, close_engine, create_engine
 from service_runtime.process import Assembly
 from service_runtime.server import GrpcService
 from services.fairness.application import FairnessApplication
@@ -48,4 +48,6 @@ async def assemble(settings: FairnessSettings) -> Assembly:
     application = FairnessApplication(
         Transactions(engine), SeedVault.from_settings(settings.seed_encryption_keys)
     )
-    return Assembly(services=[fairness_service(application)], access=ACCESS, close=engine.dispose)
+    return Assembly(
+        services=[fairness_service(application)], access=ACCESS, close=lambda: close_engine(engine)
+    )

@@ -9,7 +9,7 @@ from poker_engine.evaluator import strength_of
 from service_runtime.access import ADMIN_ONLY, PLAYERS_AND_ADMINS, AccessPolicy, services
 from service_runtime.auth import ServiceName, TokenKeys
 from service_runtime.clients import create_channel
-from service_runtime.database import create_engine, create_session_factory
+from service_runtime.database import close_engine, create_engine, create_session_factory
 from service_runtime.process import Assembly
 from service_runtime.server import GrpcService
 from service_runtime.service_tokens import ServiceTokenSource
@@ -89,6 +89,6 @@ async def assemble(settings: HistorySettings) -> Assembly:
     async def close() -> None:
         await application.stop()
         await cashier.close()
-        await engine.dispose()
+        await close_engine(engine)
 
     return Assembly(services=[history_service(application)], access=ACCESS, close=close)

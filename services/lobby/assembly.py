@@ -16,7 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from poker.lobby.v1 import lobby_pb2_grpc
 from service_runtime.access import ADMIN_ONLY, ANY_CALLER, PLAYERS, AccessPolicy, services
 from service_runtime.auth import ServiceName, TokenKeys
-from service_runtime.database import create_engine, create_session_factory
+from service_runtime.database import close_engine, create_engine, create_session_factory
 from service_runtime.process import Assembly
 from service_runtime.redis_client import create_redis
 from service_runtime.server import GrpcService
@@ -162,6 +162,6 @@ async def assemble(settings: LobbySettings) -> Assembly:
         await cancel_and_wait(republish)
         for closer in closers:
             await closer()
-        await engine.dispose()
+        await close_engine(engine)
 
     return Assembly(services=[lobby_service(servicer)], access=ACCESS, close=close)
