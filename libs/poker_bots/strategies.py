@@ -125,13 +125,17 @@ def preflop_score(hole: Sequence[int]) -> float:
     return score
 
 
+BLUFF_SHARE = 0.35
+
+
 class TightAggressive:
     """Plays few hands and plays them hard: raises strong starts and made hands, folds the rest.
 
     Pre-flop by `preflop_score`: 10+ raises (about three times the call, or a third of the pot more),
     7+ calls or opens, weaker hands check or fold. After the flop by the made hand of hole cards and
     board: two pair or better bets about the pot; one pair checks, calls, or bets when checked to;
-    nothing checks, calls a small bet now and then, else folds.
+    nothing checks (bets half the pot as a bluff about a third of the time), calls a small bet now
+    and then, else folds.
     """
 
     name = "tag"
@@ -158,6 +162,10 @@ class TightAggressive:
                 return _passive(situation)
             return Decision(FOLD)
         if CHECK in situation.actions:
+            # A bluff now and then (a player who never bets without a hand reads as soft play to the
+            # fair-play detector when two of them meet heads-up).
+            if rng.random() < BLUFF_SHARE:
+                return _aggressive(situation, pot // 2) or Decision(CHECK)
             return Decision(CHECK)
         if situation.call_amount * 4 <= pot and rng.random() < 0.25 and CALL in situation.actions:
             return Decision(CALL)
