@@ -32,6 +32,7 @@ FORWARDED: dict[str, frozenset[str]] = {
             "RedeemInviteCode",
             "GetMyProfile",
             "SetDisplayName",
+            "SetShowAvatar",
         }
     ),
     "poker.table.v1.TableService": frozenset(

@@ -11,7 +11,7 @@ from poker.cashier.v1 import cashier_connect, cashier_pb2_grpc
 from poker.fairness.v1 import fairness_connect
 from poker.gateway.v1 import gateway_connect
 from poker.history.v1 import history_connect
-from poker.lobby.v1 import lobby_connect
+from poker.lobby.v1 import lobby_connect, lobby_pb2_grpc
 from poker.table.v1 import table_connect
 from service_runtime.auth import Role, ServiceName, TokenKeys, mint_token
 from service_runtime.redis_client import create_redis
@@ -29,6 +29,7 @@ from services.gateway.revocations import MemoryRevocations, RedisRevocations, Se
 from services.gateway.routing import TableRoutes
 from services.gateway.sessions import Sessions, SignInPolicy
 from services.gateway.settings import GatewaySettings
+from services.gateway.sign_in_photos import LobbyPhotos
 from services.gateway.web_assets import WebAssets
 
 CASHIER_SERVICE = "poker.cashier.v1.CashierService"
@@ -122,6 +123,7 @@ async def assemble(settings: GatewaySettings) -> GatewayAssembly:
             signal_key=settings.signal_key.encode(),
         ),
         replay,
+        LobbyPhotos(lambda: lobby_pb2_grpc.LobbyServiceStub(backends.channel(settings.lobby_address))),
     )
     options: dict[str, Any] = {"interceptors": [door], "read_max_bytes": settings.max_request_bytes}
 

@@ -1,6 +1,7 @@
 """Sign-in and renewal: from verified Telegram initData (or a development name) to a player token.
 
-No I/O but the replay guard. The token is a platform player token (`service_runtime.auth`): subject
+No I/O but the replay guard and, at a Telegram sign-in with a photo, telling the lobby the photo
+(`sign_in_photos`). The token is a platform player token (`service_runtime.auth`): subject
 the player id, the single role `player`, a short lifetime, and the device and network signals as
 keyed digests, when the person signed in (`sat`), and the session it belongs to (`sid`, random per
 sign-in, which SignOut revokes). A renewal re-issues the same subject for a still
@@ -22,6 +23,7 @@ from service_runtime.errors import FailedPrecondition, InvalidArgument, Permissi
 from services.gateway import identity
 from services.gateway.replay import ReplayGuard
 from services.gateway.revocations import SessionRevocations
+from services.gateway.sign_in_photos import NoPhotos, SignInPhotos
 from services.gateway.telegram import verify_init_data
 
 
@@ -45,10 +47,17 @@ class SignInPolicy:
 
 
 class Sessions:
-    def __init__(self, keys: TokenKeys, policy: SignInPolicy, replay: ReplayGuard) -> None:
+    def __init__(
+        self,
+        keys: TokenKeys,
+        policy: SignInPolicy,
+        replay: ReplayGuard,
+        photos: SignInPhotos | None = None,
+    ) -> None:
         self._keys = keys
         self._policy = policy
         self._replay = replay
+        self._photos: SignInPhotos = photos if photos is not None else NoPhotos()
 
     def options(self) -> gateway_pb2.GetSignInOptionsResponse:
         return gateway_pb2.GetSignInOptionsResponse(
@@ -62,6 +71,7 @@ class Sessions:
     ) -> gateway_pb2.Session:
         device_id = identity.check_device_id(request.device_id)
         method = request.WhichOneof("method")
+        photo = photo_request = ""
         if method == "telegram_init_data":
             if not self._policy.bot_token:
                 raise FailedPrecondition(
@@ -78,6 +88,9 @@ class Sessions:
             player = identity.telegram_player_id(user.user_id)
             # Only a suggestion for the lobby's profile (GetMyProfile): never the player id.
             name = identity.display_name(user.first_name or user.username or "", "")
+            # The lobby keeps the photo (a Telegram one only) for the seats, where the player allows it.
+            photo = user.photo_url
+            photo_request = f"sign-in-{user.init_data_hash[:40]}"
         elif method == "development_name":
             if not self._policy.development_sign_in:
                 raise FailedPrecondition("SIGN_IN_METHOD_DISABLED", "there is no sign-in by name here")
@@ -85,9 +98,14 @@ class Sessions:
             name = player
         else:
             raise InvalidArgument("FIELD_REQUIRED", "sign in with telegram_init_data", {"field": "method"})
-        return self._session(
+        session = self._session(
             player, name, device_id, client, now, signed_in_at=now, session=secrets.token_urlsafe(18)
         )
+        if photo:
+            # A sign-in without a photo (Telegram gives one only to some launches) leaves the one the
+            # lobby has.
+            await self._photos.record(session.token, photo_request, photo)
+        return session
 
     def renew(
         self, caller: Caller, request: gateway_pb2.RenewTokenRequest, client: Client, *, now: int

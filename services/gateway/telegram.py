@@ -37,6 +37,9 @@ class TelegramUser:
     auth_date: int
     # The signature of this initData, unique to it: the key under which replay is refused.
     init_data_hash: str
+    # The user's profile photo (`user.photo_url`) as Telegram gives it; "" when it gives none. Only
+    # signed, never checked here: the lobby keeps it only if it is a Telegram photo URL.
+    photo_url: str = ""
 
 
 def secret_key(bot_token: str) -> bytes:
@@ -97,10 +100,12 @@ def verify_init_data(init_data: str, bot_token: str, *, now: int, max_age_second
         raise _invalid("initData's user has no id")
     first_name = user.get("first_name", "")
     username = user.get("username", "")
+    photo_url = user.get("photo_url", "")
     return TelegramUser(
         user_id=user_id,
         first_name=first_name if isinstance(first_name, str) else "",
         username=username if isinstance(username, str) else "",
         auth_date=auth_date,
         init_data_hash=given.lower(),
+        photo_url=photo_url if isinstance(photo_url, str) else "",
     )

@@ -20,6 +20,7 @@ from service_runtime.errors import InvalidArgument
 from service_runtime.proto_time import to_timestamp
 from service_runtime.table_directory import MaintenanceSwitches, figures_to_summary
 from services.lobby.access import AccessControl, MaintenanceView
+from services.lobby.avatars import shown_avatar_url
 from services.lobby.catalogue import Catalogue, RoomView
 from services.lobby.display_names import suggestion_from
 from services.lobby.floor import Floor, Occupancy, TableView
@@ -200,7 +201,10 @@ def maintenance_pb(view: MaintenanceView) -> lobby_pb2.Maintenance:
 
 def profile_pb(profile: Profile) -> lobby_pb2.PlayerProfile:
     return lobby_pb2.PlayerProfile(
-        display_name=profile.display_name, update_time=to_timestamp(profile.update_time)
+        display_name=profile.display_name,
+        update_time=to_timestamp(profile.update_time),
+        avatar_url=profile.avatar_url,
+        show_avatar=profile.show_avatar,
     )
 
 
@@ -315,7 +319,11 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         profile = await self._profiles.ensure_profile(
             request.player_id, suggestion_from(request.suggested_name, request.player_id)
         )
-        return lobby_pb2.AuthorizeSeatResponse(room_revision=revision, display_name=profile.display_name)
+        return lobby_pb2.AuthorizeSeatResponse(
+            room_revision=revision,
+            display_name=profile.display_name,
+            avatar_url=shown_avatar_url(profile.avatar_url, profile.show_avatar),
+        )
 
     async def AuthorizeView(  # noqa: N802
         self, request: lobby_pb2.AuthorizeViewRequest, context: Any
@@ -419,3 +427,20 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
             current_caller(), request.request_id, fingerprint(request), request.display_name
         )
         return lobby_pb2.SetDisplayNameResponse(profile=profile_pb(profile))
+
+    async def SetShowAvatar(  # noqa: N802
+        self, request: lobby_pb2.SetShowAvatarRequest, context: Any
+    ) -> lobby_pb2.SetShowAvatarResponse:
+        profile = await self._profiles.set_show_avatar(
+            current_caller(), request.request_id, fingerprint(request), request.show_avatar
+        )
+        return lobby_pb2.SetShowAvatarResponse(profile=profile_pb(profile))
+
+    async def RecordSignInPhoto(  # noqa: N802
+        self, request: lobby_pb2.RecordSignInPhotoRequest, context: Any
+    ) -> lobby_pb2.RecordSignInPhotoResponse:
+        # Any URL that is not a Telegram photo's (too long, another host, not a URL) is dropped.
+        profile = await self._profiles.record_sign_in_photo(
+            current_caller(), request.request_id, fingerprint(request), request.photo_url
+        )
+        return lobby_pb2.RecordSignInPhotoResponse(profile=profile_pb(profile))

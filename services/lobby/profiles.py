@@ -1,9 +1,13 @@
-"""Players' profiles: the display name other players see at the tables, in chat and in hand histories.
+"""Players' profiles: the display name other players see at the tables, in chat and in hand histories,
+and the Telegram photo their seats show where they allow it.
 
 The lobby owns them. A player without a profile is given one on first need (GetMyProfile, or a table
 shard's AuthorizeSeat before a seat): the sign-in's suggestion, made unique with a number when
 another player has it, or `Player <number>`; never the player id. SetDisplayName changes the name
-(the rules are `display_names`), idempotent by request id, at most once a minute.
+(the rules are `display_names`), idempotent by request id, at most once a minute. The gateway's
+Telegram sign-in records the photo Telegram gave (RecordSignInPhoto; only a Telegram photo URL is
+kept, `avatars`), and the player turns showing it off and on (SetShowAvatar); both idempotent by
+request id.
 """
 
 from __future__ import annotations
@@ -23,7 +27,8 @@ from service_runtime.auth import Caller
 from service_runtime.errors import AlreadyExists, FailedPrecondition, Unavailable
 from service_runtime.validation import require_player_id
 from services.lobby import storage
-from services.lobby.display_names import Random, candidates, name_key, normalise
+from services.lobby.avatars import accepted_avatar_url
+from services.lobby.display_names import Random, candidates, name_key, normalise, suggestion_from
 from services.lobby.replies import RequestReplies
 from services.lobby.rooms import check_id
 from services.lobby.storage import Profile
@@ -44,13 +49,22 @@ def profile_to_json(profile: Profile) -> str:
             "player_id": profile.player_id,
             "display_name": profile.display_name,
             "update_time": profile.update_time.isoformat(),
+            "avatar_url": profile.avatar_url,
+            "show_avatar": profile.show_avatar,
         }
     )
 
 
 def profile_from_json(text: str) -> Profile:
+    """A stored reply's profile (a reply stored before profiles had avatars reads as none, shown)."""
     raw = json.loads(text)
-    return Profile(raw["player_id"], raw["display_name"], datetime.fromisoformat(raw["update_time"]))
+    return Profile(
+        raw["player_id"],
+        raw["display_name"],
+        datetime.fromisoformat(raw["update_time"]),
+        avatar_url=str(raw.get("avatar_url", "")),
+        show_avatar=bool(raw.get("show_avatar", True)),
+    )
 
 
 class Profiles:
@@ -136,3 +150,48 @@ class Profiles:
             # Another player took the name between our check and our write.
             raise _taken(display_name) from exc
         return profile_from_json(reply)
+
+    async def record_sign_in_photo(
+        self, caller: Caller, request_id: str, fingerprint: str, photo_url: str
+    ) -> Profile:
+        """The caller's profile with the photo their Telegram sign-in gave: kept when it is a Telegram
+        photo URL (`avatars.accepted_avatar_url`), else dropped (the profile then has none). The
+        profile is made first if there is none (as GetMyProfile would). Whether the seats show it
+        is the player's switch, untouched."""
+        check_id(request_id, "request_id")
+        await self.ensure_profile(caller.subject, suggestion_from(caller.suggested_name, caller.subject))
+        kept = accepted_avatar_url(photo_url)
+        return await self._change_avatar(
+            "RecordSignInPhoto", caller, request_id, fingerprint, lambda p: replace(p, avatar_url=kept)
+        )
+
+    async def set_show_avatar(self, caller: Caller, request_id: str, fingerprint: str, show: bool) -> Profile:
+        """The caller's profile with their photo shown at their seats or not (from their next seat)."""
+        check_id(request_id, "request_id")
+        await self.ensure_profile(caller.subject, suggestion_from(caller.suggested_name, caller.subject))
+        return await self._change_avatar(
+            "SetShowAvatar", caller, request_id, fingerprint, lambda p: replace(p, show_avatar=show)
+        )
+
+    async def _change_avatar(
+        self,
+        method: str,
+        caller: Caller,
+        request_id: str,
+        fingerprint: str,
+        change: Callable[[Profile], Profile],
+    ) -> Profile:
+        player_id = caller.subject
+
+        async def work(session: AsyncSession) -> str:
+            current = await storage.get_profile(session, player_id, for_update=True)
+            if current is None:  # made just above; never removed
+                raise Unavailable("UNAVAILABLE", "the profile is not there yet; retry")
+            changed = change(current)
+            if (changed.avatar_url, changed.show_avatar) == (current.avatar_url, current.show_avatar):
+                return profile_to_json(current)  # nothing to change
+            profile = replace(changed, update_time=self._clock())
+            await storage.update_avatar(session, profile)
+            return profile_to_json(profile)
+
+        return profile_from_json(await self._replies.once(method, player_id, request_id, fingerprint, work))

@@ -361,6 +361,10 @@ class Profile:
     update_time: datetime
     # The player's last change of the name (None: never changed since the profile was made).
     name_changed_at: datetime | None = None
+    # The player's Telegram photo as their last sign-in with one gave it ("": none), and whether
+    # their seats show it (`avatars.shown_avatar_url`).
+    avatar_url: str = ""
+    show_avatar: bool = True
 
 
 async def get_profile(session: AsyncSession, player_id: str, *, for_update: bool = False) -> Profile | None:
@@ -370,7 +374,14 @@ async def get_profile(session: AsyncSession, player_id: str, *, for_update: bool
     row = (await session.execute(query)).first()
     if row is None:
         return None
-    return Profile(row.player_id, row.display_name, _utc(row.update_time), _utc_or_none(row.name_changed_at))
+    return Profile(
+        row.player_id,
+        row.display_name,
+        _utc(row.update_time),
+        _utc_or_none(row.name_changed_at),
+        row.avatar_url,
+        bool(row.show_avatar),
+    )
 
 
 async def name_owner(session: AsyncSession, key: str) -> str | None:
@@ -390,6 +401,8 @@ async def insert_profile(session: AsyncSession, profile: Profile, key: str) -> N
             name_key=key,
             update_time=profile.update_time,
             name_changed_at=profile.name_changed_at,
+            avatar_url=profile.avatar_url,
+            show_avatar=profile.show_avatar,
         )
     )
 
@@ -404,5 +417,18 @@ async def update_profile(session: AsyncSession, profile: Profile, key: str) -> N
             name_key=key,
             update_time=profile.update_time,
             name_changed_at=profile.name_changed_at,
+        )
+    )
+
+
+async def update_avatar(session: AsyncSession, profile: Profile) -> None:
+    """The profile's photo and whether it is shown, and its update time, as `profile` has them."""
+    await session.execute(
+        sa.update(player_profiles)
+        .where(player_profiles.c.player_id == profile.player_id)
+        .values(
+            avatar_url=profile.avatar_url,
+            show_avatar=profile.show_avatar,
+            update_time=profile.update_time,
         )
     )

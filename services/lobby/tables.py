@@ -2,7 +2,7 @@
 player profiles.
 
 Migrations in `migrations/versions` mirror it; the catalogue's seed rows are migration 0002, the
-player profiles migration 0003.
+player profiles migration 0003, their avatars migration 0004.
 """
 
 from __future__ import annotations
@@ -114,6 +114,8 @@ request_replies = sa.Table(
 # A player's profile: the name other players see (never the player id), unique ignoring case by
 # `name_key` (`display_names.name_key`). `name_changed_at` is the player's last change of the name
 # (SetDisplayName; NULL until the first: the name given when the profile was made is no change).
+# `avatar_url` is the player's Telegram photo as their last sign-in with one gave it (empty: none;
+# `avatars.accepted_avatar_url`), `show_avatar` whether their seats show it (on unless turned off).
 player_profiles = sa.Table(
     "lobby_player_profiles",
     metadata,
@@ -122,4 +124,6 @@ player_profiles = sa.Table(
     sa.Column("name_key", sa.String(128), nullable=False, unique=True),
     sa.Column("update_time", sa.DateTime(timezone=True), nullable=False),
     sa.Column("name_changed_at", sa.DateTime(timezone=True), nullable=True),
+    sa.Column("avatar_url", sa.String(256), nullable=False, server_default=""),
+    sa.Column("show_avatar", sa.Boolean, nullable=False, server_default=sa.true()),
 )

@@ -22,7 +22,7 @@ from poker.common.v1 import common_pb2
 from poker.gateway.v1 import gateway_connect, gateway_pb2
 from poker.lobby.v1 import lobby_connect, lobby_pb2
 from poker.table.v1 import table_connect, table_pb2
-from service_runtime.auth import Role, ServiceName, verify_token
+from service_runtime.auth import STAFF_ROLES, Role, ServiceName, verify_token
 from service_runtime.testing import DEV_KEYS, token_for
 from services.gateway.access import FORWARDED
 from services.gateway.connect_errors import reason_of_connect
@@ -115,6 +115,51 @@ def test_a_telegram_players_profile_through_the_gateway_is_their_first_name_neve
         assert "4344" not in generated.display_name
 
 
+def test_a_telegram_sign_in_gives_the_lobby_the_players_photo_and_the_player_may_hide_it(
+    cluster: Cluster,
+) -> None:
+    """The photo of the signed initData reaches the lobby's profile (only Telegram's own photo URLs:
+    another host's is dropped), a later sign-in's new photo replaces it, and one without a photo
+    leaves it; the player turns showing it off and on through the gateway, and no browser can set a
+    photo of its choosing (RecordSignInPhoto is not forwarded)."""
+    photo = "https://t.me/i/userpic/320/0HsMKYOWlgnBA2Httlfb3NBMp50KmdI4fD8tsNZu2js.jpg"
+    newer = "https://t.me/i/userpic/320/cm409T17pD0hEWX5m_tmMBGNTbHnhP0b6tZG6o887b0.svg"
+
+    sign_ins = iter(range(100))
+
+    def signed_in(url: str) -> dict[str, str]:
+        # Each sign-in a fresh initData (a used one is refused as a replay).
+        when = int(time.time()) - next(sign_ins)
+        signed = init_data(BOT_TOKEN, 4545, first_name="Pia", auth_date=when, photo_url=url)
+        return _auth(_sign_in(cluster, telegram_init_data=signed))
+
+    def mine(who: dict[str, str]) -> lobby_pb2.PlayerProfile:
+        with lobby_connect.LobbyServiceClientSync(cluster.url) as lobby:
+            return lobby.get_my_profile(lobby_pb2.GetMyProfileRequest(), headers=who).profile
+
+    pia = signed_in(photo)
+    first = mine(pia)
+    assert (first.display_name, first.avatar_url, first.show_avatar) == ("Pia", photo, True)
+    assert mine(signed_in(newer)).avatar_url == newer
+    assert mine(signed_in("")).avatar_url == newer  # no photo this time: the last one stays
+    assert mine(signed_in("https://evil.example/pixel.gif")).avatar_url == ""
+    pia = signed_in(photo)
+    with lobby_connect.LobbyServiceClientSync(cluster.url) as lobby:
+        off = lobby_pb2.SetShowAvatarRequest(request_id="pia-off", show_avatar=False)
+        assert lobby.set_show_avatar(off, headers=pia).profile.show_avatar is False
+        changed = lobby_pb2.SetShowAvatarRequest(request_id="pia-off", show_avatar=True)
+        assert _refusal(lambda: lobby.set_show_avatar(changed, headers=pia)) == (
+            "ALREADY_EXISTS",
+            "IDEMPOTENCY_CONFLICT",
+        )
+        forged = lobby_pb2.RecordSignInPhotoRequest(request_id="pia-forged", photo_url=newer)
+        assert _refusal(lambda: lobby.record_sign_in_photo(forged, headers=pia)) == (
+            "PERMISSION_DENIED",
+            "ROLE_REQUIRED",
+        )
+    assert (mine(pia).avatar_url, mine(pia).show_avatar) == (photo, False)
+
+
 def test_replayed_forged_tampered_and_expired_init_data_are_refused(cluster: Cluster) -> None:
     good = init_data(BOT_TOKEN, 5151)
     _sign_in(cluster, telegram_init_data=good)
@@ -163,7 +208,7 @@ def test_development_sign_in_takes_a_name_and_refuses_system_and_service_names(c
 
 
 def test_only_player_tokens_pass_and_admin_or_service_methods_are_never_forwarded(cluster: Cluster) -> None:
-    admin = {"authorization": f"Bearer {token_for('ops', Role.ADMIN)}"}
+    admin = {"authorization": f"Bearer {token_for('ops', *STAFF_ROLES)}"}
     service = {"authorization": f"Bearer {token_for(ServiceName.PAYMENTS.value, Role.SERVICE)}"}
     player = _auth(_sign_in(cluster, development_name="carol"))
     expired = {"authorization": f"Bearer {token_for('carol', ttl_seconds=-10)}"}
@@ -427,7 +472,7 @@ def test_renewal_reissues_the_same_player_and_refuses_a_token_that_is_not_a_play
         ).session
         assert (again.player_id, again.display_name) == ("tg:4343", "Зоя")
         assert verify_token(DEV_KEYS, again.token, now=int(time.time())).suggested_name == "Зоя"
-        admin = {"authorization": f"Bearer {token_for('gina', Role.PLAYER, Role.ADMIN)}"}
+        admin = {"authorization": f"Bearer {token_for('gina', Role.PLAYER, *STAFF_ROLES)}"}
         renew = gateway_pb2.RenewTokenRequest(device_id="device-1")
         assert _refusal(lambda: gateway.renew_token(renew, headers=admin)) == (
             "PERMISSION_DENIED",

@@ -12,7 +12,12 @@ Who wins is the deal's; won or lost, the page sees the showdown with its own sea
 the table keeps a player who lost every chip seated through its 3 s hold, then cashes them out, and
 the page sits down again. (This run found that the table cashed the loser out as the hand settled,
 so their page never showed the showdown they lost.) The first showdown with two awards is the
-picture; the page tries hands for up to 45 s (each five to ten seconds).
+picture; the page tries hands for up to 45 s (each five to ten seconds). At that showdown the felt's
+award lines name their pots (`Main pot: ...`, `Side pot: ...`) and none meets a seat's box (390x844).
+
+Motion: the cards dealt slide in and each pot flies to its winner as animations with a transform;
+then, with reduced motion emulated (`emulateMedia`), the next deal and award move nothing (a card only
+fades in, no chip flies).
 
 Skipped loudly where Chromium, node or the built client is missing (failed under
 POKER_REQUIRE_BROWSER=1, as every browser test)."""
@@ -35,7 +40,7 @@ from poker.cashier.v1 import cashier_pb2, cashier_pb2_grpc
 from poker.common.v1 import common_pb2
 from poker.lobby.v1 import lobby_pb2, lobby_pb2_grpc
 from poker.table.v1 import table_pb2, table_pb2_grpc
-from service_runtime.auth import Role, ServiceName
+from service_runtime.auth import STAFF_ROLES, Role, ServiceName
 from service_runtime.testing import auth_metadata, service_metadata
 from tests.gateway.gateway_process import running_gateway
 from tests.security.service_processes import ServiceProcess, running_services
@@ -53,7 +58,7 @@ MIN_BUY_IN, MAX_BUY_IN = 200, 5_000
 # last the run's tries, the page's player always the shortest.
 DRIVERS = (("sidepot-alice", "Alice", 3_000, False), ("sidepot-bruno", "Bruno", 4_000, True))
 PAGE_PLAYER = "webby"
-ADMIN = auth_metadata("ops", Role.ADMIN)
+ADMIN = auth_metadata("ops", *STAFF_ROLES)
 PAYMENTS = service_metadata(ServiceName.PAYMENTS)
 GRAM_MINOR_PER_CHIP = 10**6
 T = TypeVar("T")
@@ -336,6 +341,26 @@ def test_a_showdown_with_a_side_pot_shows_both_pots_awards(tmp_path: Path) -> No
     assert any(text.startswith("Main pot: ") for text in showdown["pots"]), showdown
     assert any(text.startswith("Side pot: ") for text in showdown["pots"]), showdown
     assert showdown["seconds"] < 60, showdown
+    # The felt names each pot's award, as the hand log does, and keeps every award line clear of
+    # every seat's box at 390x844.
+    assert [award.split(": ")[0] for award in showdown["awards"]] == ["Main pot", "Side pot"], showdown
+    assert showdown["overlaps"] == [], showdown["overlaps"]
+    # Motion, normal: the cards dealt slid into place and each pot flew to its winner as the award
+    # was drawn (Web Animations with a transform).
+    motion = by_step["motion"]
+    normal, reduced = motion["normal"], motion["reduced"]
+    print(f"\nanimations, normal motion: {normal['normal']}; reduced: {reduced['reduced']}")
+    assert normal["normal"].get("card moving", 0) > 0, normal
+    assert normal["normal"].get("pot moving", 0) > 0, normal
+    assert showdown["potFlights"] >= 1, showdown
+    # Reduced motion (emulated): a deal and an award came, and nothing moved: no chip flew, the cards
+    # only faded in.
+    assert reduced["matches"] is True, reduced
+    assert reduced["deals"]["reduced"] >= 1, reduced
+    assert reduced["awards"]["reduced"] >= 1, reduced
+    assert {kind: n for kind, n in reduced["reduced"].items() if kind.endswith(" moving")} == {}, reduced
+    assert reduced["chips"]["reduced"] == 0, reduced
+    assert reduced["reduced"].get("card still", 0) > 0, reduced
     assert (shots / f"{SHOT}.png").read_bytes()[:4] == b"\x89PNG"
     if os.environ.get("POKER_UPDATE_DOCS_IMAGES") == "1":
         copied = docs_images(shots, (SHOT,))

@@ -6,7 +6,9 @@ takes Telegram's theme (and a live change of it), its safe areas and stable view
 BackButton off the lobby and goes back with it (at a table: at once when not seated or not in a hand,
 after Telegram's showConfirm in the middle of a hand the player is in, staying on "no"), turns closing confirmation on and vertical swipes off
 while seated and restores both on leaving, and taps the phone on the player's turn (once per turn) and
-on each pot they win. The same page in a plain browser (Telegram's script blocked, or the stand-in it
+on each pot they win; it shows the player's Telegram photo (initData's `photo_url`, its image answered in
+the browser) at their seat, and their initials at the next seat once they turned the photo off on their
+profile. The same page in a plain browser (Telegram's script blocked, or the stand-in it
 is outside Telegram) signs in by name and shows the lobby with nothing of Telegram applied. Two
 Telegram players at one table, each in a browser context of their own (web/e2e/telegram_two_players.mjs),
 see each other by first name and never by id: no `tg:` and not the other's digits anywhere in the page,
@@ -29,6 +31,8 @@ from tests.web.test_browser_play import ROOM, WEB, artefacts_folder, bots_at
 
 BOT_TOKEN = "123456789:TEST-bot-token-for-the-telegram-browser-test"
 TELEGRAM_USER = 4242
+# The player's Telegram photo as initData gives it (its image is answered in the browser).
+PHOTO = "https://t.me/i/userpic/320/0HsMKYOWlgnBA2Httlfb3NBMp50KmdI4fD8tsNZu2js.jpg"
 DUEL = "nlhe-gram-duel"  # two seats: both players at one table
 # Two Telegram players: long, distinctive ids, one Cyrillic and one Latin first name.
 ZOYA, ALEX = (7391824650, "Зоя"), (7391824651, "Alex")
@@ -55,7 +59,7 @@ def _close(moment: int, others: list[int], seconds: float) -> bool:
 def test_the_mini_app_follows_telegram_and_the_page_still_works_in_a_plain_browser(tmp_path: Path) -> None:
     require_browser()
     artefacts = artefacts_folder(os.environ)
-    signed = init_data(BOT_TOKEN, TELEGRAM_USER, first_name="Tess")
+    signed = init_data(BOT_TOKEN, TELEGRAM_USER, first_name="Tess", photo_url=PHOTO)
     with (
         running_services(tmp_path, {"POKER_TABLE_COUNTDOWN_SECONDS": "2"}) as services,
         running_gateway(
@@ -108,6 +112,16 @@ def test_the_mini_app_follows_telegram_and_the_page_still_works_in_a_plain_brows
         True,
     )
     assert (seated["seated"]["closingConfirmation"], seated["seated"]["verticalSwipes"]) == (True, False)
+    # The player's Telegram photo at their seat: the URL Telegram gave, round, loaded lazily without a
+    # referrer (the image request carried none), admitted by the page's policy (no violation, below).
+    avatar = seated["avatar"]
+    served = (avatar["src"], avatar["referrerPolicy"], avatar["loading"])
+    assert served == (PHOTO, "no-referrer", "lazy"), avatar
+    assert avatar["loaded"] is True, avatar
+    assert (avatar["initials"], avatar["radius"], avatar["size"]) == (None, "50%", [20, 20]), avatar
+    assert seated["photoRequests"], seated
+    assert all(r["url"] == PHOTO for r in seated["photoRequests"]), seated
+    assert all(r["referer"] == "" for r in seated["photoRequests"]), seated
     # At the table but not seated, the BackButton went back at once: no question, no LeaveTable.
     assert seated["notSeatedBack"] == {"confirms": 0, "leaveCalls": 0}, seated
     # Haptics: a tap when the turn comes, once per turn (a chat line redrawing the table mid-turn
@@ -144,6 +158,12 @@ def test_the_mini_app_follows_telegram_and_the_page_still_works_in_a_plain_brows
     assert left["csp"] == [], left["csp"]
     assert left["pageErrors"] == [], left["pageErrors"]
     assert left["leaveCalls"] == 2, left
+    # The photo turned off on the profile: the switch says so, and the next seat shows the initials of
+    # the player's name (Tess: "T"), no image.
+    switch = left["profileSwitch"]
+    assert switch == {"before": True, "after": False, "preview": {"img": False, "initials": "T"}}, left
+    off = left["avatarOff"]
+    assert (off["src"], off["loaded"], off["initials"], off["drawnInitials"]) == ("", False, "T", '"T"'), off
 
     # A plain browser: the development sign-in, the lobby and my hands, nothing of Telegram applied.
     assert [p["name"] for p in plain] == ["blocked", "outside Telegram"], plain

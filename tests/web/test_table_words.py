@@ -162,3 +162,9 @@ def test_the_table_words_read_in_russian_with_the_numbers_as_russian_writes_them
             "Побочный банк: Анна выигрывает 380, Борис выигрывает 380",
         ],
     ]
+
+
+def test_a_seat_without_a_photo_shows_the_initials_of_the_players_name(tmp_path: Path) -> None:
+    names = ["Анна К.", "Alex", "bot-7", "Player 1234", "  zoë   lee  ", "李明", "Ann Bea Cid", "", "😀 Joy"]
+    out = _run(tmp_path, {"actions": [], "pots": [], "initials": names})
+    assert [o["initials"] for o in out] == ["АК", "A", "B7", "P1", "ZL", "李", "AB", "", "😀J"]

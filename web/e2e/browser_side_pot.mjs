@@ -5,7 +5,12 @@
 // The showdown on the felt (an award per pot, cards shown) is photographed, won or lost (the table
 // keeps a player who lost every chip at a showdown seated until its hold is over, so they see it):
 // the first goes as `showdown-side-pot.png` into the docs screenshots folder
-// (tests/web/test_browser_side_pot.py).
+// (tests/web/test_browser_side_pot.py). At the showdown it also measures the felt: each award line
+// names its pot and no award line overlaps a seat (bounding boxes, at 390x844).
+// Motion: every animation the page runs is recorded as it starts (document.getAnimations() on every
+// change of the page): the cards dealt and the chips flying to the pot and to the winners, with normal
+// motion; then, the picture taken, the browser asks for reduced motion (emulateMedia) and the run plays
+// on to the next deal and award, where nothing may move (no transform, no chip; a card only fades in).
 // Usage: node browser_side_pot.mjs <gateway url> <artefacts dir> <room id> <docs screenshots dir>
 import { chromium } from "playwright-core";
 import { copyFileSync, mkdtempSync, mkdirSync } from "node:fs";
@@ -98,11 +103,60 @@ await page.evaluate(() => {
       })),
       // My seat's chips (null without a seat): 0 when I lost it all.
       mine: mine ? Number((mine.textContent ?? "").replace(/[^0-9]/g, "")) : null,
+      overlaps: window.__awardOverlaps(),
+      // The pot flying to its winner as the award is drawn.
+      potFlights: document.querySelectorAll("#felt .chip-fly.pot").length,
     };
+  };
+  // Where the felt's award lines meet a seat's box, if anywhere.
+  window.__awardOverlaps = () => {
+    const boxes = (selector) => [...document.querySelectorAll(selector)].map((e) => ({ e, r: e.getBoundingClientRect() }));
+    const seats = boxes("#felt .seat");
+    const found = [];
+    for (const award of boxes("#felt .award")) {
+      for (const seat of seats) {
+        const a = award.r;
+        const b = seat.r;
+        if (a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom) {
+          found.push({ award: award.e.textContent, seat: seat.e.getAttribute("data-seat"), awardBox: [a.left, a.top, a.right, a.bottom].map(Math.round), seatBox: [b.left, b.top, b.right, b.bottom].map(Math.round) });
+        }
+      }
+    }
+    return found;
+  };
+  // Every animation as it starts, by kind (a card dealt, a chip to the pot or to a winner), whether it
+  // moves anything (a transform), and under which motion setting the browser had then.
+  const counted = new WeakSet();
+  window.__motion = { normal: {}, reduced: {}, chips: { normal: 0, reduced: 0 }, deals: { normal: 0, reduced: 0 }, awards: { normal: 0, reduced: 0 } };
+  const moves = (animation) => {
+    if (animation.transitionProperty) return /transform|translate|scale|left|top/.test(animation.transitionProperty);
+    return !!animation.effect?.getKeyframes?.().some((k) => (k.transform && k.transform !== "none") || k.translate || k.scale || k.left || k.top);
+  };
+  window.__recordMotion = (records) => {
+    const mode = matchMedia("(prefers-reduced-motion: reduce)").matches ? "reduced" : "normal";
+    for (const record of records) {
+      for (const node of record.addedNodes) {
+        if (!(node instanceof HTMLElement)) continue;
+        if (node.classList.contains("chip-fly")) window.__motion.chips[mode] += 1;
+        // An award counts once a deal was seen under the same setting (the showdown before the switch
+        // may be drawn again).
+        if (node.matches(".card.dealt") || node.querySelector(".card.dealt")) window.__motion.deals[mode] += 1;
+        if (node.classList.contains("award") && window.__motion.deals[mode] > 0) window.__motion.awards[mode] += 1;
+      }
+    }
+    for (const animation of document.getAnimations()) {
+      if (counted.has(animation)) continue;
+      counted.add(animation);
+      const target = animation.effect?.target;
+      const kind = target?.classList.contains("chip-fly") ? (target.classList.contains("pot") ? "pot" : "bet") : target?.classList.contains("card") ? "card" : "other";
+      const key = `${kind} ${moves(animation) ? "moving" : "still"}`;
+      window.__motion[mode][key] = (window.__motion[mode][key] ?? 0) + 1;
+    }
   };
   window.__latched = null;
   window.__ownAllIns = [];
   new MutationObserver((records) => {
+    window.__recordMotion(records);
     for (const record of records) {
       for (const node of record.addedNodes) {
         if (node instanceof HTMLLIElement && node.parentElement?.id === "events" && (node.textContent ?? "").startsWith("You go all-in")) window.__ownAllIns.push(node.textContent);
@@ -118,6 +172,11 @@ const feltNow = () => page.evaluate(() => window.__feltNow());
 // A picture of the showdown, kept only if the showdown is still on screen once it is taken.
 async function shootShowdown(name) {
   await page.evaluate(() => window.scrollTo(0, 0));
+  // The chips land first (the animations are under half a second; the showdown is held 3 s).
+  await page.evaluate(() => Promise.race([
+    Promise.all(document.getAnimations().map((a) => a.finished.catch(() => undefined))),
+    new Promise((resolve) => setTimeout(resolve, 1_000)),
+  ]));
   const path = await shot(page, name);
   return (await page.evaluate(showdownNow)) ? path : null;
 }
@@ -179,6 +238,27 @@ if (!best) {
   throw new Error(hand ? "no picture of a showdown with two awards" : "never went all-in in a hand the three were dealt into");
 }
 copyFileSync(best.path, join(docsShots, "showdown-side-pot.png"));
+const normalMotion = await page.evaluate(() => JSON.parse(JSON.stringify(window.__motion)));
+
+// Reduced motion: the next deal and award, played by checking or calling; nothing may move.
+await page.emulateMedia({ reducedMotion: "reduce" });
+const stillBy = Date.now() + 60_000;
+let stillActions = 0;
+const still = () => page.evaluate(() => ({ deals: window.__motion.deals.reduced, awards: window.__motion.awards.reduced }));
+while (Date.now() < stillBy) {
+  const seen = await still();
+  if (seen.deals >= 1 && seen.awards >= 1) break;
+  if (!(await page.$(".seat.mine")) && (await page.$("#sit-down"))) {
+    await page.click("#sit-down").catch(() => undefined);
+    continue;
+  }
+  const selector = (await page.$("#act-check")) ? "#act-check" : (await page.$("#act-call")) ? "#act-call" : null;
+  if (selector && (await page.locator(selector).click({ timeout: 3_000 }).then(() => true, () => false))) stillActions += 1;
+  else await page.waitForTimeout(100);
+}
+const reducedMotion = await page.evaluate(() => ({ ...JSON.parse(JSON.stringify(window.__motion)), matches: matchMedia("(prefers-reduced-motion: reduce)").matches }));
+await shot(page, "reduced-motion");
+say("motion", { normal: normalMotion, reduced: reducedMotion, stillActions });
 const seen = await page.evaluate(() => ({
   pots: [...window.__potTexts],
   ownAllIn: window.__ownAllIns,

@@ -1,10 +1,12 @@
 // Runs the table screen's words (src/table_words.ts) on cases read as JSON from stdin and prints one
-// JSON line per case: the hand log line of an action, or the text of each pot. In English unless the
-// cases say `lang` ("ru"); the subject "You" (or "Вы") is the player reading.
+// JSON line per case: the hand log line of an action, or the text of each pot (and the initials a
+// seat without a photo shows, src/avatar.ts). In English unless the cases say `lang` ("ru"); the
+// subject "You" (or "Вы") is the player reading.
 import { create } from "@bufbuild/protobuf";
 import { ActionKind, ActionTakenSchema, PotAwardSchema, PotSchema, TableNoticeSchema } from "../src/gen/poker/table/v1/table_pb";
 import { actionText, awardTexts, noticeText, potTexts, type Who } from "../src/table_words";
 import { useLanguage } from "../src/i18n";
+import { initials } from "../src/avatar";
 
 interface ActionCase { subject: string; action: keyof typeof ActionKind; amount: number; to: number; timedOut?: boolean }
 interface AwardsCase { awards: { pot: number; seats: number[]; amounts: number[]; hand: string }[]; names: Record<string, string> }
@@ -13,7 +15,7 @@ interface PotsCase { pots: { amount: number; seats: number[] }[]; names: Record<
 
 let input = "";
 for await (const chunk of process.stdin) input += chunk;
-const cases = JSON.parse(input) as { lang?: "ru" | "en"; actions: ActionCase[]; pots: PotsCase[]; notices?: NoticeCase[]; awards?: AwardsCase[] };
+const cases = JSON.parse(input) as { lang?: "ru" | "en"; actions: ActionCase[]; pots: PotsCase[]; notices?: NoticeCase[]; awards?: AwardsCase[]; initials?: string[] };
 useLanguage(cases.lang ?? "en");
 const who = (name: string): Who => ({ name, you: name === "You" || name === "Вы" });
 for (const c of cases.actions) {
@@ -30,4 +32,7 @@ for (const c of cases.notices ?? []) {
 for (const c of cases.awards ?? []) {
   const awards = c.awards.map((a) => create(PotAwardSchema, { potIndex: a.pot, seats: a.seats, amounts: a.amounts.map(BigInt), handDescription: a.hand }));
   console.log(JSON.stringify({ awards: awardTexts(awards, (seat) => who(c.names[String(seat)] ?? `seat ${seat}`)) }));
+}
+for (const name of cases.initials ?? []) {
+  console.log(JSON.stringify({ initials: initials(name) }));
 }

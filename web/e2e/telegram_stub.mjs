@@ -9,7 +9,9 @@
 // table, leaving the seat: at once when not seated or not in a hand, after Telegram's showConfirm in the
 // middle of a hand the player is in, staying on "no"), closing confirmation on and vertical swipes off while seated and both back
 // on leaving, a haptic tap once per turn (not again when a chat line redraws the table) and a success
-// haptic on each pot the player wins. Then the same page in a plain browser, with Telegram's script
+// haptic on each pot the player wins; the player's Telegram photo (initData's `user.photo_url`, its
+// image answered here, as nothing leaves the machine) at their seat, and, once they turned it off on
+// their profile, their initials at their next seat. Then the same page in a plain browser, with Telegram's script
 // blocked and with the stand-in the script is outside Telegram: the development sign-in and the lobby,
 // and nothing Telegram's applied.
 // Prints one JSON line per step. Usage: node telegram_stub.mjs <gateway url> <artefacts dir> <room id> <initData>
@@ -25,6 +27,9 @@ const FLAGS = [
   "--disable-background-networking", "--disable-component-update", "--disable-sync",
 ];
 const TELEGRAM_SCRIPT = "https://telegram.org/js/telegram-web-app.js";
+// A player's photo as Telegram serves it: a small PNG (1x1) stands in for it.
+const PHOTOS = /^https:\/\/t\.me\/i\/userpic\//;
+const PHOTO_PNG = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==", "base64");
 const started = Date.now();
 const say = (step, extra = {}) => console.log(JSON.stringify({ step, seconds: Math.round((Date.now() - started) / 100) / 10, ...extra }));
 let shots = 0;
@@ -160,6 +165,11 @@ let leaveCalls = 0;
 page.on("request", (request) => { if (request.url().endsWith("/LeaveTable")) leaveCalls += 1; });
 await page.route(TELEGRAM_SCRIPT, (route) =>
   route.fulfill({ status: 200, contentType: "application/javascript", body: "window.__telegramScript = 'loaded';" }));
+const photoRequests = [];
+await page.route(PHOTOS, (route) => {
+  photoRequests.push({ url: route.request().url(), referer: route.request().headers().referer ?? "" });
+  return route.fulfill({ status: 200, contentType: "image/png", body: PHOTO_PNG });
+});
 await page.addInitScript(installStub, { initData, theme: DARK });
 await page.goto(url);
 await page.waitForSelector(".room");
@@ -225,8 +235,22 @@ await page.click("#sit-down");
 await page.waitForSelector(".seat.mine");
 await page.waitForFunction(() => window.__tg.app.isClosingConfirmationEnabled && !window.__tg.app.isVerticalSwipesEnabled);
 const seated = await stateOf(page);
+// My Telegram photo at my seat: round, loaded lazily and without a referrer, under the page's policy.
+const myAvatar = () => page.evaluate(() => {
+  const holder = document.querySelector(".seat.mine .avatar");
+  const img = holder?.querySelector("img");
+  const box = holder?.getBoundingClientRect();
+  return {
+    src: img?.getAttribute("src") ?? "", referrerPolicy: img?.getAttribute("referrerpolicy") ?? "", loading: img?.getAttribute("loading") ?? "",
+    loaded: !!img && img.complete && img.naturalWidth > 0, initials: holder?.getAttribute("data-initials") ?? null,
+    drawnInitials: holder ? getComputedStyle(holder, "::after").content : "", radius: holder ? getComputedStyle(holder).borderRadius : "",
+    size: box ? [Math.round(box.width), Math.round(box.height)] : [],
+  };
+});
+await page.waitForFunction(() => (document.querySelector(".seat.mine .avatar img")?.naturalWidth ?? 0) > 0, null, { timeout: 10_000 }).catch(() => undefined);
+const avatarSeated = await myAvatar();
 await shot(page, "telegram-table");
-say("seated", { beforeSitting, seated, notSeatedBack });
+say("seated", { beforeSitting, seated, notSeatedBack, avatar: avatarSeated, photoRequests });
 
 // Every turn the page shows (#actions appearing) and every pot it shows won at my seat, with times.
 await page.evaluate(() => {
@@ -323,6 +347,16 @@ await page.waitForFunction(() => !window.__tg.app.isClosingConfirmationEnabled &
 const folded = { pressed: foldedPressed, confirms: (await calls(page, "showConfirm")).length - confirmsBefore, leaveCalls };
 say("back mid-hand", { kept, folded });
 
+// The photo turned off on my profile (the switch under my name): my next seat shows my initials.
+await page.click("#who");
+await page.waitForSelector("#show-avatar");
+const switchBefore = await page.isChecked("#show-avatar");
+await page.locator("#show-avatar").uncheck();
+await page.waitForFunction(() => { const box = document.querySelector("#show-avatar"); return !!box && !box.disabled && !box.checked; });
+const profileSwitch = { before: switchBefore, after: await page.isChecked("#show-avatar"), preview: await page.$eval("#avatar-switch .avatar", (a) => ({ img: !!a.querySelector("img"), initials: a.getAttribute("data-initials") })) };
+await shot(page, "telegram-photo-off");
+await page.click("#who");
+
 // Seated again, not dealt in yet: back at once, no question. (The seat left mid-hand is free once
 // that hand settles: sit down until it is.)
 await page.click(`.room[data-room="${roomId}"] button.play`);
@@ -332,6 +366,7 @@ while (!(await page.$(".seat.mine")) && Date.now() < seatBy) {
   await page.click("#sit-down").catch(() => undefined);
   await page.waitForSelector(".seat.mine", { timeout: 2_000 }).catch(() => undefined);
 }
+const avatarOff = await myAvatar();
 const confirmsSeated = (await calls(page, "showConfirm")).length;
 const outPressed = await pressBackWhen(false, false);
 await page.waitForSelector(".room", { timeout: 30_000 });
@@ -339,7 +374,7 @@ await page.waitForFunction(() => !window.__tg.app.isClosingConfirmationEnabled &
 const outOfHand = { pressed: outPressed, confirms: (await calls(page, "showConfirm")).length - confirmsSeated };
 const left = await stateOf(page);
 const csp = await page.evaluate(() => window.__csp);
-say("left", { backAtTable, left, leaveCalls, outOfHand, csp, pageErrors: errors });
+say("left", { backAtTable, left, leaveCalls, outOfHand, csp, pageErrors: errors, profileSwitch, avatarOff });
 
 // ---- A plain browser: Telegram's script blocked, then the stand-in it is outside Telegram ----
 const PLAIN_SCRIPT = `window.__plainCalls = [];

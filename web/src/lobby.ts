@@ -5,7 +5,8 @@ import { h, mount, toast, dismissToast, languageSwitch } from "./ui";
 import { t } from "./i18n";
 import { go, type Screen } from "./router";
 import { signOut } from "./session";
-import { changeDisplayName, onProfileChange, profileName } from "./profile";
+import { changeDisplayName, onProfileChange, profileAvatar, profileName, showAvatar } from "./profile";
+import { avatar } from "./avatar";
 import { ChipPool, GameVariant } from "./gen/poker/common/v1/common_pb";
 import type { Room } from "./gen/poker/lobby/v1/lobby_pb";
 import { PurchaseMethod } from "./gen/poker/gateway/v1/gateway_pb";
@@ -157,7 +158,39 @@ onProfileChange(() => {
   if (who) who.textContent = whoText();
 });
 
-/** The name editor: the name, its rules, Save and Cancel; each refusal in words under the field. */
+/** The switch of the player's Telegram photo at the tables (SetShowAvatar, applied at once): the photo
+ * (or the initials the seats show instead) beside it, and a refusal in words under it. */
+function avatarSwitch(): HTMLElement {
+  const photo = profileAvatar();
+  const box = h("input", { type: "checkbox", id: "show-avatar", checked: photo.shown, "aria-describedby": "show-avatar-hint" });
+  const picture = h("span", { class: "avatar-preview" }, avatar(photo.shown ? photo.url : "", profileName()));
+  const status = h("p", { class: "error", id: "show-avatar-status", role: "alert" });
+  box.addEventListener("change", async () => {
+    const wanted = box.checked;
+    box.disabled = true;
+    status.textContent = "";
+    try {
+      const shown = await showAvatar(wanted);
+      box.checked = shown;
+      picture.replaceChildren(avatar(shown ? profileAvatar().url : "", profileName()));
+    } catch (error) {
+      box.checked = !wanted;
+      status.textContent = describe(error);
+    } finally {
+      box.disabled = false;
+    }
+  });
+  return h(
+    "div",
+    { class: "avatar-switch", id: "avatar-switch" },
+    h("label", { class: "pre" }, box, picture, t("profile.show_avatar")),
+    h("p", { class: "muted", id: "show-avatar-hint" }, photo.url ? t("profile.show_avatar_hint") : t("profile.no_avatar")),
+    status,
+  );
+}
+
+/** The name editor: the name, its rules, Save and Cancel; each refusal in words under the field; and
+ * the switch of the player's photo. */
 function nameEditor(onDone: () => void): HTMLElement {
   const input = h("input", {
     id: "display-name", name: "display-name", value: profileName(), maxlength: 32, autocomplete: "nickname",
@@ -207,6 +240,7 @@ function nameEditor(onDone: () => void): HTMLElement {
     hint,
     status,
     h("div", { class: "name-actions" }, save, cancel),
+    avatarSwitch(),
   );
   window.setTimeout(() => input.focus(), 0);
   return form;

@@ -6,6 +6,9 @@
 // The state is table_model.ts's (a pure reducer of stream messages and the player's input); this
 // module draws it in place: the felt keyed by seat, the log and chat appended, the bar built again
 // only when the turn or what it offers changes, so an update never resets what the player is typing.
+// Each seat shows its player's photo or initials (avatar.ts); a card dealt slides in, a betting
+// round's bets fly to the pot and a pot to its winner (motion.ts; still under reduced motion), never
+// holding anything back.
 import { lobby, table, describe, newRequestId } from "./api";
 import { h, mount, chips, card, dismissToast, toast } from "./ui";
 import { language, t } from "./i18n";
@@ -16,7 +19,9 @@ import { confirmLeaving, setSeated, yourTurn, youWon } from "./telegram";
 import { header, balancesLine } from "./lobby";
 import { TableFeed, type LinkState, type TableUpdate } from "./table_feed";
 import { ownRandomness, seedStep, setOwnRandomness } from "./seeds";
-import { feltAwardText, potTexts, type Who } from "./table_words";
+import { awardTexts, potTexts, type Who } from "./table_words";
+import { avatar } from "./avatar";
+import { FLIGHT_MS, flyChip } from "./motion";
 import {
   betKind, initialState, leavingFoldsHand, mySeat, whoAt as seatWho, myTurn, preActionsOffered, presetAmounts, reduce, secondsLeft, typedAmount,
   type PreAction, type Preset, type TableInput,
@@ -128,6 +133,17 @@ export function showTable(roomId: string, tableId: string, spectate: boolean): S
   const oval = h("div", { class: "table-oval" }, h("div", { class: "center" }, street, board, pots, awards));
   felt.append(oval);
   const seatNodes = new Map<number, HTMLElement>();
+  // Each seat's picture, kept while its photo and name stay (drawn again with the seat, it is moved,
+  // not loaded again).
+  const avatars = new Map<number, { key: string; node: HTMLElement }>();
+  // The view the felt shows, to see what changed (a betting round over, a pot awarded), and the
+  // cards of this hand already on it (by place: a seat or the board, and index): a card that comes
+  // for the first time is dealt (it slides in), one drawn again stays still. Nothing moves for the
+  // first view the page draws (a reload, a reconnect mid-hand).
+  let drawnView: TableView | null = null;
+  let lastAward = "";
+  const dealtCards = new Set<string>();
+  let dealtHand = "";
 
   mount(
     header(spectate ? t("table.watching") : t("table.title"), link, seatToggle, leaveButton),
@@ -274,6 +290,33 @@ export function showTable(roomId: string, tableId: string, spectate: boolean): S
 
   // ------------------------------------------------------------------ the felt, keyed by seat
 
+  /** A card of this hand at `place`, marked dealt (it slides in) the first time it is drawn there;
+   * `fresh` counts the cards dealt in this drawing, each a little after the one before. */
+  function dealt(node: HTMLElement, view: TableView, place: string, index: number, fresh: { count: number }): HTMLElement {
+    if (view.handId !== dealtHand) {
+      dealtCards.clear();
+      dealtHand = view.handId;
+    }
+    const key = `${place}/${index}`;
+    if (dealtCards.has(key)) return node;
+    dealtCards.add(key);
+    if (drawnView !== null) {
+      node.classList.add("dealt");
+      node.style.setProperty("animation-delay", `${Math.min(fresh.count, 4) * 70}ms`);
+      fresh.count += 1;
+    }
+    return node;
+  }
+
+  function seatAvatar(seatNumber: number, url: string, name: string): HTMLElement {
+    const key = JSON.stringify([url, name]);
+    const kept = avatars.get(seatNumber);
+    if (kept && kept.key === key) return kept.node;
+    const node = avatar(url, name);
+    avatars.set(seatNumber, { key, node });
+    return node;
+  }
+
   function drawSeat(seatNumber: number, total: number, view: TableView): void {
     let node = seatNodes.get(seatNumber);
     if (!node) {
@@ -282,12 +325,14 @@ export function showTable(roomId: string, tableId: string, spectate: boolean): S
       oval.append(node);
     }
     const s = view.seats.find((x) => x.seat === seatNumber);
-    // The player's own seat at the bottom, the others clockwise from it.
+    // The player's own seat at the bottom, the others clockwise from it, out towards the rail so the
+    // middle (board, pots, awards) stays clear of them.
     const angle = (2 * Math.PI * (seatNumber - (mySeat(state) || 1))) / total + Math.PI / 2;
-    node.style.setProperty("left", `${50 + 34 * Math.cos(angle)}%`);
-    node.style.setProperty("top", `${50 + 38 * Math.sin(angle)}%`);
+    node.style.setProperty("left", `${50 + 39 * Math.cos(angle)}%`);
+    node.style.setProperty("top", `${50 + 39 * Math.sin(angle)}%`);
     if (!s || !s.playerId) {
       node.className = "seat empty";
+      avatars.delete(seatNumber);
       keyed(node, "empty", () => [h("span", { class: "seat-free" }, t("seat.free"))]);
       return;
     }
@@ -299,10 +344,13 @@ export function showTable(roomId: string, tableId: string, spectate: boolean): S
     const cards = s.holeCards.map((c) => (c.hidden ? "?" : c.text)).join(" ");
     const won = winningCards(view);
     const wins = s.holeCards.map((c) => !c.hidden && won.has(c.text));
-    const key = JSON.stringify([name, dealer, cards, wins, String(s.stack), s.allIn, String(s.betThisRound), status, turn, s.timeBankSeconds]);
+    // The picture is of the player's own name (the seat's label "You" is not a name).
+    const picture = seatAvatar(seatNumber, s.avatarUrl, s.displayName || name);
+    const key = JSON.stringify([name, s.avatarUrl, view.handId, dealer, cards, wins, String(s.stack), s.allIn, String(s.betThisRound), status, turn, s.timeBankSeconds]);
+    const fresh = { count: 0 };
     if (keyed(node, key, () => [
-      h("div", { class: "seat-name" }, name, dealer ? h("span", { class: "dealer", title: t("seat.dealer_name") }, t("seat.dealer")) : null),
-      h("div", { class: "seat-cards" }, ...s.holeCards.map((c, i) => winning(card(c.text, c.hidden), wins[i] ?? false))),
+      h("div", { class: "seat-head" }, picture, h("div", { class: "seat-name" }, name), dealer ? h("span", { class: "dealer", title: t("seat.dealer_name") }, t("seat.dealer")) : null),
+      h("div", { class: "seat-cards" }, ...s.holeCards.map((c, i) => dealt(winning(card(c.text, c.hidden), wins[i] ?? false), view, `seat-${seatNumber}`, i, fresh))),
       h("div", { class: "seat-stack" }, chips(s.stack), s.allIn ? t("seat.all_in") : ""),
       s.betThisRound > 0n ? h("div", { class: "seat-bet" }, chips(s.betThisRound)) : null,
       status ? h("div", { class: "seat-status" }, status) : null,
@@ -318,19 +366,54 @@ export function showTable(roomId: string, tableId: string, spectate: boolean): S
     const heldShowdown = view.awards.length > 0 && view.seats.some((x) => x.playerId !== state.me && x.holeCards.some((c) => !c.hidden));
     patch(street, streetName(view.street) ?? (heldShowdown ? t("street.showdown") : view.phase === TablePhase.WAITING_FOR_PLAYERS ? t("table.waiting_for_players") : t("table.between_hands")));
     const won = winningCards(view);
-    keyed(board, JSON.stringify(view.board.map((c) => [c.text, won.has(c.text)])), () => view.board.map((c) => winning(card(c.text), won.has(c.text))));
+    const fresh = { count: 0 };
+    keyed(board, JSON.stringify([view.handId, view.board.map((c) => [c.text, won.has(c.text)])]), () => view.board.map((c, i) => dealt(winning(card(c.text), won.has(c.text)), view, "board", i, fresh)));
     const potLines = potTexts(view.pots, seatName);
     keyed(pots, JSON.stringify(potLines), () => potLines.map((text) => h("span", { class: "pot" }, text)));
-    const awardLines = view.awards.map((a) => ({ seats: a.seats.join(" "), text: feltAwardText(a, whoAt) }));
+    // Each pot's award by the pot's name ("Main pot: Ann won 600 with ..."), as the hand log says it.
+    const awardTextLines = awardTexts(view.awards, whoAt);
+    const awardLines = view.awards.map((a, i) => ({ seats: a.seats.join(" "), text: awardTextLines[i] ?? "" }));
     keyed(awards, JSON.stringify(awardLines), () => awardLines.map((a) => h("div", { class: "award", "data-seats": a.seats }, a.text)));
     const present = new Set(view.seats.map((s) => s.seat));
     for (const [seat, node] of seatNodes) {
       if (!present.has(seat)) {
         node.remove();
         seatNodes.delete(seat);
+        avatars.delete(seat);
       }
     }
     for (const s of view.seats) drawSeat(s.seat, total, view);
+    moveChips(view);
+  }
+
+  /** What moved since the view drawn before: a betting round over (the street changed, or the hand
+   * was awarded) sends each seat's bet to the pot; a pot awarded goes from the middle to each of its
+   * winners (after the bets, when both come at once). */
+  function moveChips(view: TableView): void {
+    const before = drawnView;
+    drawnView = view;
+    const award = view.awards.length > 0 ? `${view.handId}/${view.awards.length}` : "";
+    const awarded = award !== "" && award !== lastAward;
+    lastAward = award;
+    if (!before || before === view || before.handId !== view.handId) return;
+    const roundOver = before.street !== view.street || (view.awards.length > 0 && before.awards.length === 0);
+    const middle = pots.childElementCount > 0 ? pots : board;
+    let betsFly = false;
+    if (roundOver) {
+      for (const s of before.seats) {
+        const node = seatNodes.get(s.seat);
+        if (s.betThisRound <= 0n || !node) continue;
+        flyChip(oval, node, middle, "bet");
+        betsFly = true;
+      }
+    }
+    if (!awarded) return;
+    for (const a of view.awards) {
+      for (const seat of a.seats) {
+        const node = seatNodes.get(seat);
+        if (node) flyChip(oval, board, node, "pot", betsFly ? Math.round(FLIGHT_MS * 0.6) : 0);
+      }
+    }
   }
 
   // ------------------------------------------------------------------ the log and the chat, appended

@@ -82,7 +82,8 @@ function winners(award: PotAward, whoAt: (seat: number) => Who): string {
 }
 
 /** Who won each pot, by name, with the winning hand when there was a showdown:
- * `Main pot: Ann won 1,275 with Two pair, Aces and Kings`, `Side pot: Ann won 380, Bob won 380`. */
+ * `Main pot: Ann won 1,275 with Two pair, Aces and Kings`, `Side pot: Ann won 380, Bob won 380`
+ * (the hand log's lines, and the felt's at the showdown). */
 export function awardTexts(awards: PotAward[], whoAt: (seat: number) => Who): string[] {
   return awards.map((award) => {
     const pot = potName(award.potIndex, awards.length);
@@ -90,11 +91,4 @@ export function awardTexts(awards: PotAward[], whoAt: (seat: number) => Who): st
       ? t("award.pot_with", { pot, winners: winners(award, whoAt), hand: handText(award.handDescription) })
       : t("award.pot", { pot, winners: winners(award, whoAt) });
   });
-}
-
-/** A pot's award as the felt shows it: `Ann won 1,275 with Two pair, Aces and Kings`. */
-export function feltAwardText(award: PotAward, whoAt: (seat: number) => Who): string {
-  return award.handDescription
-    ? t("award.with", { winners: winners(award, whoAt), hand: handText(award.handDescription) })
-    : winners(award, whoAt);
 }

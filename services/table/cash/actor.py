@@ -72,7 +72,7 @@ from services.table.log.record_outbox import MemoryOutbox, RecordOutbox
 from services.table.ports.dependencies import CashierClient, FairnessClient, SeatSession
 from services.table.ports.library_errors import engine_refusal
 from services.table.ports.remote import is_unavailable
-from services.table.ports.rooms import Room, RoomSource
+from services.table.ports.rooms import Room, RoomSource, SeatGrant
 from services.table.streams.chat import ChatGuard, check_sticker, check_text
 from services.table.streams.table_streams import (
     Spectator,
@@ -675,7 +675,7 @@ class TableActor:
             refused = error
             await self._inside(lambda: self._seat_not_opened(sitting, opening, refused))
             raise
-        return await self._inside(lambda: self._seat_opened(sitting, opening, session, grant.display_name))
+        return await self._inside(lambda: self._seat_opened(sitting, opening, session, grant))
 
     async def _seat_not_opened(
         self, sitting: SitDownRequest, opening: table_core.OpenSeatSession, error: DomainError
@@ -689,7 +689,7 @@ class TableActor:
         sitting: SitDownRequest,
         opening: table_core.OpenSeatSession,
         session: SeatSession,
-        display_name: str,
+        grant: SeatGrant,
     ) -> table_pb2.SitDownResponse:
         seated = self._seat_of(sitting.player_id)
         if seated is None or self._players[seated].session_id != session.session_id:
@@ -703,7 +703,8 @@ class TableActor:
                     time.time(),
                     device=sitting.signals[0],
                     network=sitting.signals[1],
-                    display_name=display_name,
+                    display_name=grant.display_name,
+                    avatar_url=grant.avatar_url,
                 )
             )
             seated = opening.seat

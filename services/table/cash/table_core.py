@@ -59,6 +59,9 @@ class PlayerSeat:
     # The name the seat shows everyone (the lobby's profile as the player sat down); empty when the
     # table does not know it (a seat restored from the cashier alone): then `name` is the seat's.
     display_name: str = ""
+    # The player's photo the seat shows everyone (the lobby's answer as they sat down); empty when
+    # they have none, do not show it, or the table does not know it: the seat shows their initials.
+    avatar_url: str = ""
 
     def name(self, seat: int) -> str:
         """The player as the table's notices name them: never the player id."""
@@ -108,6 +111,7 @@ class Seats:
                     p.device,
                     p.network,
                     p.display_name,
+                    p.avatar_url,
                 )
                 for seat, p in self.players.items()
             ),
@@ -137,6 +141,7 @@ class SessionOpened:
     device: str = ""
     network: str = ""
     display_name: str = ""
+    avatar_url: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -336,6 +341,7 @@ def feed(state: Seats, given: Input, rules: Rules) -> Step:
             device=given.device,
             network=given.network,
             display_name=given.display_name,
+            avatar_url=given.avatar_url,
         )
         text = f"{new.players[given.seat].name(given.seat)} sat at seat {public_seat(given.seat)}"
         return Step(new, (Notice("PLAYER_SAT_DOWN", text, given.seat),))
@@ -608,7 +614,7 @@ _KINDS: dict[str, type[Any]] = {
 
 
 # Fields an entry written by an earlier version lacks (HandResult's, issue 42).
-_ADDED_LATER = frozenset({"positions", "debts", "display_name"})
+_ADDED_LATER = frozenset({"positions", "debts", "display_name", "avatar_url"})
 
 
 def snapshot_of(state: Seats) -> Snapshot:
@@ -632,6 +638,7 @@ def snapshot_of(state: Seats) -> Snapshot:
             p.device,
             p.network,
             p.display_name,
+            p.avatar_url,
         ]
         for seat, p in sorted(state.players.items())
     ]
@@ -660,10 +667,12 @@ def from_snapshot(snapshot: Snapshot, rules: Rules) -> Seats:
             SeatPresence(away_at, out_since, int(streak)),
             str(device),
             str(network),
-            # A snapshot written before seats had names has 11 values: the name is unknown.
-            str(name[0]) if name else "",
+            # A snapshot written before seats had names has 11 values: the name is unknown; one
+            # written before seats had photos has 12: no photo.
+            str(later[0]) if later else "",
+            str(later[1]) if len(later) > 1 else "",
         )
-        for seat, player, session, bank, leaving, entry, away_at, out_since, streak, device, network, *name in values[
+        for seat, player, session, bank, leaving, entry, away_at, out_since, streak, device, network, *later in values[
             "players"
         ]
     }
@@ -754,7 +763,7 @@ def reopen(
         player.leaving = known.leaving
         player.entry = known.entry
         player.device, player.network = known.device, known.network
-        player.display_name = known.display_name
+        player.display_name, player.avatar_url = known.display_name, known.avatar_url
         if seat not in banks:
             player.time_bank = known.time_bank
         _sync(state, seat)
@@ -792,6 +801,6 @@ def reopen(
         if again is not None:
             player.entry, player.presence = again.entry, replace(again.presence)
             player.device, player.network = again.device, again.network
-            player.display_name = again.display_name
+            player.display_name, player.avatar_url = again.display_name, again.avatar_url
     state.banks = replayed.copy().banks
     return state, owed, tuple(corrections)

@@ -123,6 +123,7 @@ def table_state(parts: Parts, *, now: float) -> TableState:
                 in_hand=bool(in_hand),
                 time_bank_seconds=player.time_bank,
                 display_name=player.display_name,
+                avatar_url=player.avatar_url,
                 handle=seat_handle(player.session_id),
             )
         )

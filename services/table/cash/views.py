@@ -90,10 +90,12 @@ class SeatState:
     all_in: bool
     in_hand: bool
     time_bank_seconds: float
-    # What the seat shows others: the player's display name, and an opaque handle of this sitting
-    # (`seat_handle`) in place of the player id, which only the player's own view carries.
+    # What the seat shows others: the player's display name and photo (the lobby's; "" for none
+    # shown), and an opaque handle of this sitting (`seat_handle`) in place of the player id, which
+    # only the player's own view carries.
     display_name: str = ""
     handle: str = ""
+    avatar_url: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,6 +184,7 @@ def table_view(state: TableState, recipient: int | None) -> table_pb2.TableView:
                 # A player never learns another's id (a Telegram account): the sitting's handle.
                 player_id=seat.player_id if number == recipient else seat.handle,
                 display_name=seat.display_name,
+                avatar_url=seat.avatar_url,
                 status=seat.status,  # type: ignore[arg-type]
                 stack=seat.stack,
                 bet_this_round=seat.bet,

@@ -96,10 +96,12 @@ def room_from_pb(room: lobby_pb2.Room) -> Room | None:
 
 @dataclass(frozen=True, slots=True)
 class SeatGrant:
-    """The lobby's yes to a seat: the room's revision as it answered, and the name the seat shows."""
+    """The lobby's yes to a seat: the room's revision as it answered, and the name and photo the seat
+    shows (the photo "" when the player has none or does not show it)."""
 
     room_revision: int
     display_name: str
+    avatar_url: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,7 +126,8 @@ class RoomSource(Protocol):
     async def authorize_seat(self, player_id: str, room_id: str, suggested_name: str = "") -> SeatGrant:
         """Access and maintenance checks for a new seat (or house round); the lobby's refusal is
         raised as is. The room's revision as the lobby answered it, and the player's display name
-        (`suggested_name`: the token's suggestion, for a player the lobby has no name for yet)."""
+        (`suggested_name`: the token's suggestion, for a player the lobby has no name for yet) and
+        photo."""
 
     async def get_room_entry(self, room_id: str) -> lobby_pb2.Room:
         """The lobby's entry of the room whatever its game (house-game tables read theirs from it)."""
@@ -167,7 +170,7 @@ class LobbyRoomSource:
             )
         except grpc.aio.AioRpcError as error:
             raise translate_rpc_error(error, "lobby") from error
-        return SeatGrant(int(reply.room_revision), reply.display_name)
+        return SeatGrant(int(reply.room_revision), reply.display_name, reply.avatar_url)
 
     async def authorize_view(self, player_id: str, room_id: str) -> ViewGrant:
         try:

@@ -40,6 +40,16 @@ export const SCREENS = {
   "profile.cancel": { ru: "Отмена", en: "Cancel" },
   "profile.saving": { ru: "сохранение…", en: "saving…" },
   "profile.saved": { ru: "Теперь вас зовут {name}. За столом новое имя видно со следующей посадки.", en: "Your name is now {name}. Tables show it from your next seat." },
+  // The player's Telegram photo at the tables (on unless they turn it off).
+  "profile.show_avatar": { ru: "Показывать моё фото из Telegram за столами", en: "Show my Telegram photo at the tables" },
+  "profile.show_avatar_hint": {
+    ru: "Без фото за столом видны ваши инициалы. Изменение видно со следующей посадки.",
+    en: "Without it, the tables show your initials. Tables follow the change from your next seat.",
+  },
+  "profile.no_avatar": {
+    ru: "Фото появится после входа через Telegram, если оно у вас есть; пока за столом видны ваши инициалы.",
+    en: "Your photo comes with a sign-in through Telegram, if you have one; until then the tables show your initials.",
+  },
 
   // The lobby.
   "lobby.title": { ru: "Лобби", en: "Lobby" },

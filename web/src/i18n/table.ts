@@ -136,7 +136,6 @@ export const TABLE = {
   "award.winner": { ru: "{who} выигрывает {amount}", en: "{who} won {amount}" },
   "award.pot": { ru: "{pot}: {winners}", en: "{pot}: {winners}" },
   "award.pot_with": { ru: "{pot}: {winners} ({hand})", en: "{pot}: {winners} with {hand}" },
-  "award.with": { ru: "{winners} ({hand})", en: "{winners} with {hand}" },
   "list.separator": { ru: ", ", en: ", " },
 
   // The hands as players name them (the engine says them in English: "Two pair, Aces and Kings").

@@ -21,7 +21,7 @@ from connectrpc.protocol import ProtocolType
 from connectrpc.server import ConnectASGIApplication, ConnectWSGIApplication, DEFAULT_READ_MAX_BYTES, Endpoint, EndpointSync
 from pyqwest import Client, SyncClient
 
-from .lobby_pb2 import AuthorizeSeatRequest, AuthorizeSeatResponse, AuthorizeViewRequest, AuthorizeViewResponse, CreateInviteCodeRequest, CreateInviteCodeResponse, CreateRoomRequest, CreateRoomResponse, DisableRoomRequest, DisableRoomResponse, EnableRoomRequest, EnableRoomResponse, GetMaintenanceRequest, GetMaintenanceResponse, GetMyProfileRequest, GetMyProfileResponse, GetRoomRequest, GetRoomResponse, JoinTableRequest, JoinTableResponse, ListAllowListRequest, ListAllowListResponse, ListRoomsRequest, ListRoomsResponse, ListTablesRequest, ListTablesResponse, RedeemInviteCodeRequest, RedeemInviteCodeResponse, SetDisplayNameRequest, SetDisplayNameResponse, SetMaintenanceRequest, SetMaintenanceResponse, UpdateAllowListRequest, UpdateAllowListResponse, UpdateRoomRequest, UpdateRoomResponse
+from .lobby_pb2 import AuthorizeSeatRequest, AuthorizeSeatResponse, AuthorizeViewRequest, AuthorizeViewResponse, CreateInviteCodeRequest, CreateInviteCodeResponse, CreateRoomRequest, CreateRoomResponse, DisableRoomRequest, DisableRoomResponse, EnableRoomRequest, EnableRoomResponse, GetMaintenanceRequest, GetMaintenanceResponse, GetMyProfileRequest, GetMyProfileResponse, GetRoomRequest, GetRoomResponse, JoinTableRequest, JoinTableResponse, ListAllowListRequest, ListAllowListResponse, ListRoomsRequest, ListRoomsResponse, ListTablesRequest, ListTablesResponse, RecordSignInPhotoRequest, RecordSignInPhotoResponse, RedeemInviteCodeRequest, RedeemInviteCodeResponse, SetDisplayNameRequest, SetDisplayNameResponse, SetMaintenanceRequest, SetMaintenanceResponse, SetShowAvatarRequest, SetShowAvatarResponse, UpdateAllowListRequest, UpdateAllowListResponse, UpdateRoomRequest, UpdateRoomResponse
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, Iterable, Mapping
@@ -50,7 +50,7 @@ class LobbyService(Protocol):
     async def list_rooms(self, request: ListRoomsRequest, ctx: RequestContext[ListRoomsRequest, ListRoomsResponse], /) -> ListRoomsResponse:
         """
         ListRooms lists the rooms the caller may see, filtered by variant, pool and stake, ordered by
-        room id, with each room's live occupancy. Disabled rooms only with `include_disabled` (admin).
+        room id, with each room's live occupancy. Disabled rooms only with `include_disabled` (staff).
         Errors: PAGE_TOKEN_INVALID, FIELD_INVALID (a filter out of range), ROLE_REQUIRED.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
@@ -108,7 +108,7 @@ class LobbyService(Protocol):
         AuthorizeView tells a table shard whether a player may see a room's tables (snapshots, watch
         and spectator streams, house views): the lobby's own visibility rule, the one ListRooms,
         GetRoom and ListTables apply (a private room only for its allow-list, a disabled room for
-        nobody but admins). The shard asks it for every reader who has no seat at the table (service:
+        nobody but staff). The shard asks it for every reader who has no seat at the table (service:
         table). Errors: ROOM_NOT_FOUND (also for a room the player may not see), FIELD_INVALID,
         ROLE_REQUIRED.
         """
@@ -135,9 +135,29 @@ class LobbyService(Protocol):
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
+    async def set_show_avatar(self, request: SetShowAvatarRequest, ctx: RequestContext[SetShowAvatarRequest, SetShowAvatarResponse], /) -> SetShowAvatarResponse:
+        """
+        SetShowAvatar turns showing the caller's Telegram photo at their seats off or on (on unless
+        turned off). With it off, AuthorizeSeat answers no photo and the seats show the initials of the
+        display name; tables follow the switch from the player's next seat. Idempotent by `request_id`.
+        Errors: FIELD_REQUIRED, FIELD_INVALID, IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    async def record_sign_in_photo(self, request: RecordSignInPhotoRequest, ctx: RequestContext[RecordSignInPhotoRequest, RecordSignInPhotoResponse], /) -> RecordSignInPhotoResponse:
+        """
+        RecordSignInPhoto records the Telegram photo the caller's sign-in gave (initData's
+        `user.photo_url`): the gateway calls it as the player, with the token it has just issued, at
+        every Telegram sign-in that has a photo; browsers cannot (the gateway does not forward it). Only
+        Telegram's own photo URLs (`https://t.me/i/userpic/...`, at most 256 characters) are kept; any
+        other URL is dropped, and the profile then has no photo. Idempotent by `request_id`. Errors:
+        FIELD_REQUIRED, FIELD_INVALID, IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
     async def create_room(self, request: CreateRoomRequest, ctx: RequestContext[CreateRoomRequest, CreateRoomResponse], /) -> CreateRoomResponse:
         """
-        CreateRoom adds a room to the catalogue (admin). Idempotent by `request_id`.
+        CreateRoom adds a room to the catalogue (operations). Idempotent by `request_id`.
         Errors: FIELD_REQUIRED, FIELD_INVALID, POOL_INVALID, ROOM_ALREADY_EXISTS,
         IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
         """
@@ -145,7 +165,7 @@ class LobbyService(Protocol):
 
     async def update_room(self, request: UpdateRoomRequest, ctx: RequestContext[UpdateRoomRequest, UpdateRoomResponse], /) -> UpdateRoomResponse:
         """
-        UpdateRoom changes a room's name, stakes, buy-ins, rake, privacy or table count (admin); the
+        UpdateRoom changes a room's name, stakes, buy-ins, rake, privacy or table count (operations); the
         variant, pool and seats stay. Tables read the room at the start of each hand, so a change
         applies from the next hand, never to a running one. Idempotent by `request_id`.
         Errors: ROOM_NOT_FOUND, FIELD_REQUIRED, FIELD_INVALID, IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
@@ -154,21 +174,21 @@ class LobbyService(Protocol):
 
     async def disable_room(self, request: DisableRoomRequest, ctx: RequestContext[DisableRoomRequest, DisableRoomResponse], /) -> DisableRoomResponse:
         """
-        DisableRoom stops new seats in a room for good (admin); seated players finish and leave.
+        DisableRoom stops new seats in a room for good (operations); seated players finish and leave.
         Idempotent by `request_id`. Errors: ROOM_NOT_FOUND, IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
     async def enable_room(self, request: EnableRoomRequest, ctx: RequestContext[EnableRoomRequest, EnableRoomResponse], /) -> EnableRoomResponse:
         """
-        EnableRoom opens a disabled room again (admin). Idempotent by `request_id`.
+        EnableRoom opens a disabled room again (operations). Idempotent by `request_id`.
         Errors: ROOM_NOT_FOUND, IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
     async def set_maintenance(self, request: SetMaintenanceRequest, ctx: RequestContext[SetMaintenanceRequest, SetMaintenanceResponse], /) -> SetMaintenanceResponse:
         """
-        SetMaintenance switches maintenance for the whole lobby or one room (admin). Table shards learn
+        SetMaintenance switches maintenance for the whole lobby or one room (operations). Table shards learn
         the change within two seconds. Idempotent by `request_id`.
         Errors: ROOM_NOT_FOUND, FIELD_INVALID, ROLE_REQUIRED, IDEMPOTENCY_CONFLICT.
         """
@@ -183,7 +203,7 @@ class LobbyService(Protocol):
 
     async def update_allow_list(self, request: UpdateAllowListRequest, ctx: RequestContext[UpdateAllowListRequest, UpdateAllowListResponse], /) -> UpdateAllowListResponse:
         """
-        UpdateAllowList adds players to or removes them from an allow-list (admin): a room's, or with
+        UpdateAllowList adds players to or removes them from an allow-list (operations): a room's, or with
         an empty room id the lobby-wide list of closed access. Idempotent by `request_id`.
         Errors: ROOM_NOT_FOUND, FIELD_INVALID, ROLE_REQUIRED, IDEMPOTENCY_CONFLICT.
         """
@@ -191,7 +211,7 @@ class LobbyService(Protocol):
 
     async def list_allow_list(self, request: ListAllowListRequest, ctx: RequestContext[ListAllowListRequest, ListAllowListResponse], /) -> ListAllowListResponse:
         """
-        ListAllowList lists the players of an allow-list (admin).
+        ListAllowList lists the players of an allow-list (operations, support).
         Errors: ROOM_NOT_FOUND, ROLE_REQUIRED, PAGE_TOKEN_INVALID.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
@@ -199,7 +219,7 @@ class LobbyService(Protocol):
     async def create_invite_code(self, request: CreateInviteCodeRequest, ctx: RequestContext[CreateInviteCodeRequest, CreateInviteCodeResponse], /) -> CreateInviteCodeResponse:
         """
         CreateInviteCode issues an invite code for a room's allow-list, or with an empty room id for
-        the lobby-wide list (admin). Idempotent by `request_id`.
+        the lobby-wide list (operations). Idempotent by `request_id`.
         Errors: ROOM_NOT_FOUND, FIELD_INVALID, ROLE_REQUIRED, IDEMPOTENCY_CONFLICT.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
@@ -316,6 +336,28 @@ class LobbyServiceASGIApplication(ConnectASGIApplication[LobbyService]):
                         stream_type=StreamType.UNARY,
                     ),
                     function=svc.set_display_name,
+                ),
+                "/poker.lobby.v1.LobbyService/SetShowAvatar": Endpoint.unary(
+                    method=MethodInfo(
+                        name="SetShowAvatar",
+                        service_name="poker.lobby.v1.LobbyService",
+                        input=SetShowAvatarRequest,
+                        output=SetShowAvatarResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.set_show_avatar,
+                ),
+                "/poker.lobby.v1.LobbyService/RecordSignInPhoto": Endpoint.unary(
+                    method=MethodInfo(
+                        name="RecordSignInPhoto",
+                        service_name="poker.lobby.v1.LobbyService",
+                        input=RecordSignInPhotoRequest,
+                        output=RecordSignInPhotoResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.record_sign_in_photo,
                 ),
                 "/poker.lobby.v1.LobbyService/CreateRoom": Endpoint.unary(
                     method=MethodInfo(
@@ -472,7 +514,7 @@ class LobbyServiceClient(ConnectClient):
     ) -> ListRoomsResponse:
         """
         ListRooms lists the rooms the caller may see, filtered by variant, pool and stake, ordered by
-        room id, with each room's live occupancy. Disabled rooms only with `include_disabled` (admin).
+        room id, with each room's live occupancy. Disabled rooms only with `include_disabled` (staff).
         Errors: PAGE_TOKEN_INVALID, FIELD_INVALID (a filter out of range), ROLE_REQUIRED.
         """
         return await self.execute_unary(
@@ -632,7 +674,7 @@ class LobbyServiceClient(ConnectClient):
         AuthorizeView tells a table shard whether a player may see a room's tables (snapshots, watch
         and spectator streams, house views): the lobby's own visibility rule, the one ListRooms,
         GetRoom and ListTables apply (a private room only for its allow-list, a disabled room for
-        nobody but admins). The shard asks it for every reader who has no seat at the table (service:
+        nobody but staff). The shard asks it for every reader who has no seat at the table (service:
         table). Errors: ROOM_NOT_FOUND (also for a room the player may not see), FIELD_INVALID,
         ROLE_REQUIRED.
         """
@@ -704,6 +746,60 @@ class LobbyServiceClient(ConnectClient):
             headers=headers,
             timeout_ms=timeout_ms,
         )
+    async def set_show_avatar(
+        self,
+        request: SetShowAvatarRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> SetShowAvatarResponse:
+        """
+        SetShowAvatar turns showing the caller's Telegram photo at their seats off or on (on unless
+        turned off). With it off, AuthorizeSeat answers no photo and the seats show the initials of the
+        display name; tables follow the switch from the player's next seat. Idempotent by `request_id`.
+        Errors: FIELD_REQUIRED, FIELD_INVALID, IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="SetShowAvatar",
+                service_name="poker.lobby.v1.LobbyService",
+                input=SetShowAvatarRequest,
+                output=SetShowAvatarResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    async def record_sign_in_photo(
+        self,
+        request: RecordSignInPhotoRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> RecordSignInPhotoResponse:
+        """
+        RecordSignInPhoto records the Telegram photo the caller's sign-in gave (initData's
+        `user.photo_url`): the gateway calls it as the player, with the token it has just issued, at
+        every Telegram sign-in that has a photo; browsers cannot (the gateway does not forward it). Only
+        Telegram's own photo URLs (`https://t.me/i/userpic/...`, at most 256 characters) are kept; any
+        other URL is dropped, and the profile then has no photo. Idempotent by `request_id`. Errors:
+        FIELD_REQUIRED, FIELD_INVALID, IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="RecordSignInPhoto",
+                service_name="poker.lobby.v1.LobbyService",
+                input=RecordSignInPhotoRequest,
+                output=RecordSignInPhotoResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
     async def create_room(
         self,
         request: CreateRoomRequest,
@@ -712,7 +808,7 @@ class LobbyServiceClient(ConnectClient):
         timeout_ms: int | None = None,
     ) -> CreateRoomResponse:
         """
-        CreateRoom adds a room to the catalogue (admin). Idempotent by `request_id`.
+        CreateRoom adds a room to the catalogue (operations). Idempotent by `request_id`.
         Errors: FIELD_REQUIRED, FIELD_INVALID, POOL_INVALID, ROOM_ALREADY_EXISTS,
         IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
         """
@@ -737,7 +833,7 @@ class LobbyServiceClient(ConnectClient):
         timeout_ms: int | None = None,
     ) -> UpdateRoomResponse:
         """
-        UpdateRoom changes a room's name, stakes, buy-ins, rake, privacy or table count (admin); the
+        UpdateRoom changes a room's name, stakes, buy-ins, rake, privacy or table count (operations); the
         variant, pool and seats stay. Tables read the room at the start of each hand, so a change
         applies from the next hand, never to a running one. Idempotent by `request_id`.
         Errors: ROOM_NOT_FOUND, FIELD_REQUIRED, FIELD_INVALID, IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
@@ -763,7 +859,7 @@ class LobbyServiceClient(ConnectClient):
         timeout_ms: int | None = None,
     ) -> DisableRoomResponse:
         """
-        DisableRoom stops new seats in a room for good (admin); seated players finish and leave.
+        DisableRoom stops new seats in a room for good (operations); seated players finish and leave.
         Idempotent by `request_id`. Errors: ROOM_NOT_FOUND, IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
         """
         return await self.execute_unary(
@@ -787,7 +883,7 @@ class LobbyServiceClient(ConnectClient):
         timeout_ms: int | None = None,
     ) -> EnableRoomResponse:
         """
-        EnableRoom opens a disabled room again (admin). Idempotent by `request_id`.
+        EnableRoom opens a disabled room again (operations). Idempotent by `request_id`.
         Errors: ROOM_NOT_FOUND, IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
         """
         return await self.execute_unary(
@@ -811,7 +907,7 @@ class LobbyServiceClient(ConnectClient):
         timeout_ms: int | None = None,
     ) -> SetMaintenanceResponse:
         """
-        SetMaintenance switches maintenance for the whole lobby or one room (admin). Table shards learn
+        SetMaintenance switches maintenance for the whole lobby or one room (operations). Table shards learn
         the change within two seconds. Idempotent by `request_id`.
         Errors: ROOM_NOT_FOUND, FIELD_INVALID, ROLE_REQUIRED, IDEMPOTENCY_CONFLICT.
         """
@@ -860,7 +956,7 @@ class LobbyServiceClient(ConnectClient):
         timeout_ms: int | None = None,
     ) -> UpdateAllowListResponse:
         """
-        UpdateAllowList adds players to or removes them from an allow-list (admin): a room's, or with
+        UpdateAllowList adds players to or removes them from an allow-list (operations): a room's, or with
         an empty room id the lobby-wide list of closed access. Idempotent by `request_id`.
         Errors: ROOM_NOT_FOUND, FIELD_INVALID, ROLE_REQUIRED, IDEMPOTENCY_CONFLICT.
         """
@@ -885,7 +981,7 @@ class LobbyServiceClient(ConnectClient):
         timeout_ms: int | None = None,
     ) -> ListAllowListResponse:
         """
-        ListAllowList lists the players of an allow-list (admin).
+        ListAllowList lists the players of an allow-list (operations, support).
         Errors: ROOM_NOT_FOUND, ROLE_REQUIRED, PAGE_TOKEN_INVALID.
         """
         return await self.execute_unary(
@@ -910,7 +1006,7 @@ class LobbyServiceClient(ConnectClient):
     ) -> CreateInviteCodeResponse:
         """
         CreateInviteCode issues an invite code for a room's allow-list, or with an empty room id for
-        the lobby-wide list (admin). Idempotent by `request_id`.
+        the lobby-wide list (operations). Idempotent by `request_id`.
         Errors: ROOM_NOT_FOUND, FIELD_INVALID, ROLE_REQUIRED, IDEMPOTENCY_CONFLICT.
         """
         return await self.execute_unary(
@@ -940,7 +1036,7 @@ class LobbyServiceSync(Protocol):
     def list_rooms(self, request: ListRoomsRequest, ctx: RequestContext[ListRoomsRequest, ListRoomsResponse], /) -> ListRoomsResponse:
         """
         ListRooms lists the rooms the caller may see, filtered by variant, pool and stake, ordered by
-        room id, with each room's live occupancy. Disabled rooms only with `include_disabled` (admin).
+        room id, with each room's live occupancy. Disabled rooms only with `include_disabled` (staff).
         Errors: PAGE_TOKEN_INVALID, FIELD_INVALID (a filter out of range), ROLE_REQUIRED.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
@@ -998,7 +1094,7 @@ class LobbyServiceSync(Protocol):
         AuthorizeView tells a table shard whether a player may see a room's tables (snapshots, watch
         and spectator streams, house views): the lobby's own visibility rule, the one ListRooms,
         GetRoom and ListTables apply (a private room only for its allow-list, a disabled room for
-        nobody but admins). The shard asks it for every reader who has no seat at the table (service:
+        nobody but staff). The shard asks it for every reader who has no seat at the table (service:
         table). Errors: ROOM_NOT_FOUND (also for a room the player may not see), FIELD_INVALID,
         ROLE_REQUIRED.
         """
@@ -1025,9 +1121,29 @@ class LobbyServiceSync(Protocol):
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
+    def set_show_avatar(self, request: SetShowAvatarRequest, ctx: RequestContext[SetShowAvatarRequest, SetShowAvatarResponse], /) -> SetShowAvatarResponse:
+        """
+        SetShowAvatar turns showing the caller's Telegram photo at their seats off or on (on unless
+        turned off). With it off, AuthorizeSeat answers no photo and the seats show the initials of the
+        display name; tables follow the switch from the player's next seat. Idempotent by `request_id`.
+        Errors: FIELD_REQUIRED, FIELD_INVALID, IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    def record_sign_in_photo(self, request: RecordSignInPhotoRequest, ctx: RequestContext[RecordSignInPhotoRequest, RecordSignInPhotoResponse], /) -> RecordSignInPhotoResponse:
+        """
+        RecordSignInPhoto records the Telegram photo the caller's sign-in gave (initData's
+        `user.photo_url`): the gateway calls it as the player, with the token it has just issued, at
+        every Telegram sign-in that has a photo; browsers cannot (the gateway does not forward it). Only
+        Telegram's own photo URLs (`https://t.me/i/userpic/...`, at most 256 characters) are kept; any
+        other URL is dropped, and the profile then has no photo. Idempotent by `request_id`. Errors:
+        FIELD_REQUIRED, FIELD_INVALID, IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
     def create_room(self, request: CreateRoomRequest, ctx: RequestContext[CreateRoomRequest, CreateRoomResponse], /) -> CreateRoomResponse:
         """
-        CreateRoom adds a room to the catalogue (admin). Idempotent by `request_id`.
+        CreateRoom adds a room to the catalogue (operations). Idempotent by `request_id`.
         Errors: FIELD_REQUIRED, FIELD_INVALID, POOL_INVALID, ROOM_ALREADY_EXISTS,
         IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
         """
@@ -1035,7 +1151,7 @@ class LobbyServiceSync(Protocol):
 
     def update_room(self, request: UpdateRoomRequest, ctx: RequestContext[UpdateRoomRequest, UpdateRoomResponse], /) -> UpdateRoomResponse:
         """
-        UpdateRoom changes a room's name, stakes, buy-ins, rake, privacy or table count (admin); the
+        UpdateRoom changes a room's name, stakes, buy-ins, rake, privacy or table count (operations); the
         variant, pool and seats stay. Tables read the room at the start of each hand, so a change
         applies from the next hand, never to a running one. Idempotent by `request_id`.
         Errors: ROOM_NOT_FOUND, FIELD_REQUIRED, FIELD_INVALID, IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
@@ -1044,21 +1160,21 @@ class LobbyServiceSync(Protocol):
 
     def disable_room(self, request: DisableRoomRequest, ctx: RequestContext[DisableRoomRequest, DisableRoomResponse], /) -> DisableRoomResponse:
         """
-        DisableRoom stops new seats in a room for good (admin); seated players finish and leave.
+        DisableRoom stops new seats in a room for good (operations); seated players finish and leave.
         Idempotent by `request_id`. Errors: ROOM_NOT_FOUND, IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
     def enable_room(self, request: EnableRoomRequest, ctx: RequestContext[EnableRoomRequest, EnableRoomResponse], /) -> EnableRoomResponse:
         """
-        EnableRoom opens a disabled room again (admin). Idempotent by `request_id`.
+        EnableRoom opens a disabled room again (operations). Idempotent by `request_id`.
         Errors: ROOM_NOT_FOUND, IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
     def set_maintenance(self, request: SetMaintenanceRequest, ctx: RequestContext[SetMaintenanceRequest, SetMaintenanceResponse], /) -> SetMaintenanceResponse:
         """
-        SetMaintenance switches maintenance for the whole lobby or one room (admin). Table shards learn
+        SetMaintenance switches maintenance for the whole lobby or one room (operations). Table shards learn
         the change within two seconds. Idempotent by `request_id`.
         Errors: ROOM_NOT_FOUND, FIELD_INVALID, ROLE_REQUIRED, IDEMPOTENCY_CONFLICT.
         """
@@ -1073,7 +1189,7 @@ class LobbyServiceSync(Protocol):
 
     def update_allow_list(self, request: UpdateAllowListRequest, ctx: RequestContext[UpdateAllowListRequest, UpdateAllowListResponse], /) -> UpdateAllowListResponse:
         """
-        UpdateAllowList adds players to or removes them from an allow-list (admin): a room's, or with
+        UpdateAllowList adds players to or removes them from an allow-list (operations): a room's, or with
         an empty room id the lobby-wide list of closed access. Idempotent by `request_id`.
         Errors: ROOM_NOT_FOUND, FIELD_INVALID, ROLE_REQUIRED, IDEMPOTENCY_CONFLICT.
         """
@@ -1081,7 +1197,7 @@ class LobbyServiceSync(Protocol):
 
     def list_allow_list(self, request: ListAllowListRequest, ctx: RequestContext[ListAllowListRequest, ListAllowListResponse], /) -> ListAllowListResponse:
         """
-        ListAllowList lists the players of an allow-list (admin).
+        ListAllowList lists the players of an allow-list (operations, support).
         Errors: ROOM_NOT_FOUND, ROLE_REQUIRED, PAGE_TOKEN_INVALID.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
@@ -1089,7 +1205,7 @@ class LobbyServiceSync(Protocol):
     def create_invite_code(self, request: CreateInviteCodeRequest, ctx: RequestContext[CreateInviteCodeRequest, CreateInviteCodeResponse], /) -> CreateInviteCodeResponse:
         """
         CreateInviteCode issues an invite code for a room's allow-list, or with an empty room id for
-        the lobby-wide list (admin). Idempotent by `request_id`.
+        the lobby-wide list (operations). Idempotent by `request_id`.
         Errors: ROOM_NOT_FOUND, FIELD_INVALID, ROLE_REQUIRED, IDEMPOTENCY_CONFLICT.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
@@ -1204,6 +1320,28 @@ class LobbyServiceWSGIApplication(ConnectWSGIApplication):
                         stream_type=StreamType.UNARY,
                     ),
                     function=service.set_display_name,
+                ),
+                "/poker.lobby.v1.LobbyService/SetShowAvatar": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="SetShowAvatar",
+                        service_name="poker.lobby.v1.LobbyService",
+                        input=SetShowAvatarRequest,
+                        output=SetShowAvatarResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=service.set_show_avatar,
+                ),
+                "/poker.lobby.v1.LobbyService/RecordSignInPhoto": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="RecordSignInPhoto",
+                        service_name="poker.lobby.v1.LobbyService",
+                        input=RecordSignInPhotoRequest,
+                        output=RecordSignInPhotoResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=service.record_sign_in_photo,
                 ),
                 "/poker.lobby.v1.LobbyService/CreateRoom": EndpointSync.unary(
                     method=MethodInfo(
@@ -1360,7 +1498,7 @@ class LobbyServiceClientSync(ConnectClientSync):
     ) -> ListRoomsResponse:
         """
         ListRooms lists the rooms the caller may see, filtered by variant, pool and stake, ordered by
-        room id, with each room's live occupancy. Disabled rooms only with `include_disabled` (admin).
+        room id, with each room's live occupancy. Disabled rooms only with `include_disabled` (staff).
         Errors: PAGE_TOKEN_INVALID, FIELD_INVALID (a filter out of range), ROLE_REQUIRED.
         """
         return self.execute_unary(
@@ -1520,7 +1658,7 @@ class LobbyServiceClientSync(ConnectClientSync):
         AuthorizeView tells a table shard whether a player may see a room's tables (snapshots, watch
         and spectator streams, house views): the lobby's own visibility rule, the one ListRooms,
         GetRoom and ListTables apply (a private room only for its allow-list, a disabled room for
-        nobody but admins). The shard asks it for every reader who has no seat at the table (service:
+        nobody but staff). The shard asks it for every reader who has no seat at the table (service:
         table). Errors: ROOM_NOT_FOUND (also for a room the player may not see), FIELD_INVALID,
         ROLE_REQUIRED.
         """
@@ -1592,6 +1730,60 @@ class LobbyServiceClientSync(ConnectClientSync):
             headers=headers,
             timeout_ms=timeout_ms,
         )
+    def set_show_avatar(
+        self,
+        request: SetShowAvatarRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> SetShowAvatarResponse:
+        """
+        SetShowAvatar turns showing the caller's Telegram photo at their seats off or on (on unless
+        turned off). With it off, AuthorizeSeat answers no photo and the seats show the initials of the
+        display name; tables follow the switch from the player's next seat. Idempotent by `request_id`.
+        Errors: FIELD_REQUIRED, FIELD_INVALID, IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
+        """
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="SetShowAvatar",
+                service_name="poker.lobby.v1.LobbyService",
+                input=SetShowAvatarRequest,
+                output=SetShowAvatarResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    def record_sign_in_photo(
+        self,
+        request: RecordSignInPhotoRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> RecordSignInPhotoResponse:
+        """
+        RecordSignInPhoto records the Telegram photo the caller's sign-in gave (initData's
+        `user.photo_url`): the gateway calls it as the player, with the token it has just issued, at
+        every Telegram sign-in that has a photo; browsers cannot (the gateway does not forward it). Only
+        Telegram's own photo URLs (`https://t.me/i/userpic/...`, at most 256 characters) are kept; any
+        other URL is dropped, and the profile then has no photo. Idempotent by `request_id`. Errors:
+        FIELD_REQUIRED, FIELD_INVALID, IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
+        """
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="RecordSignInPhoto",
+                service_name="poker.lobby.v1.LobbyService",
+                input=RecordSignInPhotoRequest,
+                output=RecordSignInPhotoResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
     def create_room(
         self,
         request: CreateRoomRequest,
@@ -1600,7 +1792,7 @@ class LobbyServiceClientSync(ConnectClientSync):
         timeout_ms: int | None = None,
     ) -> CreateRoomResponse:
         """
-        CreateRoom adds a room to the catalogue (admin). Idempotent by `request_id`.
+        CreateRoom adds a room to the catalogue (operations). Idempotent by `request_id`.
         Errors: FIELD_REQUIRED, FIELD_INVALID, POOL_INVALID, ROOM_ALREADY_EXISTS,
         IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
         """
@@ -1625,7 +1817,7 @@ class LobbyServiceClientSync(ConnectClientSync):
         timeout_ms: int | None = None,
     ) -> UpdateRoomResponse:
         """
-        UpdateRoom changes a room's name, stakes, buy-ins, rake, privacy or table count (admin); the
+        UpdateRoom changes a room's name, stakes, buy-ins, rake, privacy or table count (operations); the
         variant, pool and seats stay. Tables read the room at the start of each hand, so a change
         applies from the next hand, never to a running one. Idempotent by `request_id`.
         Errors: ROOM_NOT_FOUND, FIELD_REQUIRED, FIELD_INVALID, IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
@@ -1651,7 +1843,7 @@ class LobbyServiceClientSync(ConnectClientSync):
         timeout_ms: int | None = None,
     ) -> DisableRoomResponse:
         """
-        DisableRoom stops new seats in a room for good (admin); seated players finish and leave.
+        DisableRoom stops new seats in a room for good (operations); seated players finish and leave.
         Idempotent by `request_id`. Errors: ROOM_NOT_FOUND, IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
         """
         return self.execute_unary(
@@ -1675,7 +1867,7 @@ class LobbyServiceClientSync(ConnectClientSync):
         timeout_ms: int | None = None,
     ) -> EnableRoomResponse:
         """
-        EnableRoom opens a disabled room again (admin). Idempotent by `request_id`.
+        EnableRoom opens a disabled room again (operations). Idempotent by `request_id`.
         Errors: ROOM_NOT_FOUND, IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
         """
         return self.execute_unary(
@@ -1699,7 +1891,7 @@ class LobbyServiceClientSync(ConnectClientSync):
         timeout_ms: int | None = None,
     ) -> SetMaintenanceResponse:
         """
-        SetMaintenance switches maintenance for the whole lobby or one room (admin). Table shards learn
+        SetMaintenance switches maintenance for the whole lobby or one room (operations). Table shards learn
         the change within two seconds. Idempotent by `request_id`.
         Errors: ROOM_NOT_FOUND, FIELD_INVALID, ROLE_REQUIRED, IDEMPOTENCY_CONFLICT.
         """
@@ -1748,7 +1940,7 @@ class LobbyServiceClientSync(ConnectClientSync):
         timeout_ms: int | None = None,
     ) -> UpdateAllowListResponse:
         """
-        UpdateAllowList adds players to or removes them from an allow-list (admin): a room's, or with
+        UpdateAllowList adds players to or removes them from an allow-list (operations): a room's, or with
         an empty room id the lobby-wide list of closed access. Idempotent by `request_id`.
         Errors: ROOM_NOT_FOUND, FIELD_INVALID, ROLE_REQUIRED, IDEMPOTENCY_CONFLICT.
         """
@@ -1773,7 +1965,7 @@ class LobbyServiceClientSync(ConnectClientSync):
         timeout_ms: int | None = None,
     ) -> ListAllowListResponse:
         """
-        ListAllowList lists the players of an allow-list (admin).
+        ListAllowList lists the players of an allow-list (operations, support).
         Errors: ROOM_NOT_FOUND, ROLE_REQUIRED, PAGE_TOKEN_INVALID.
         """
         return self.execute_unary(
@@ -1798,7 +1990,7 @@ class LobbyServiceClientSync(ConnectClientSync):
     ) -> CreateInviteCodeResponse:
         """
         CreateInviteCode issues an invite code for a room's allow-list, or with an empty room id for
-        the lobby-wide list (admin). Idempotent by `request_id`.
+        the lobby-wide list (operations). Idempotent by `request_id`.
         Errors: ROOM_NOT_FOUND, FIELD_INVALID, ROLE_REQUIRED, IDEMPOTENCY_CONFLICT.
         """
         return self.execute_unary(

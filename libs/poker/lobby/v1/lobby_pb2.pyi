@@ -73,7 +73,7 @@ class Room(_message.Message):
     rake_no_flop_no_drop: _builtins.bool
     """No flop, no drop: no rake from a hand that ends before the flop (cash games only)."""
     disabled: _builtins.bool
-    """True when the room is disabled: listed to admins only, no new seats."""
+    """True when the room is disabled: listed to staff only, no new seats."""
     table_count: _builtins.int
     """How many standing tables the room keeps open (at least 1): tables `<room_id>.1` to `.N`."""
     revision: _builtins.int
@@ -379,7 +379,7 @@ class ListRoomsRequest(_message.Message):
     max_stake: _builtins.int
     """Only rooms whose stake is at most this many chips; 0 means no upper bound."""
     include_disabled: _builtins.bool
-    """Also list disabled rooms (admin only)."""
+    """Also list disabled rooms (staff only)."""
     @_builtins.property
     def page(self) -> _common_pb2.PageRequest:
         """The page to return (default 50, at most 500)."""
@@ -740,19 +740,25 @@ class AuthorizeSeatResponse(_message.Message):
 
     ROOM_REVISION_FIELD_NUMBER: _builtins.int
     DISPLAY_NAME_FIELD_NUMBER: _builtins.int
+    AVATAR_URL_FIELD_NUMBER: _builtins.int
     room_revision: _builtins.int
     """The room's current revision, so the shard knows whether its copy of the room is current."""
     display_name: _builtins.str
     """The player's display name, which the seat shows to everyone at the table."""
+    avatar_url: _builtins.str
+    """The player's Telegram photo, which the seat shows to everyone at the table; empty when they
+    have none or turned showing it off (the seat then shows their initials).
+    """
     def __init__(
         self,
         *,
         room_revision: _builtins.int = ...,
         display_name: _builtins.str = ...,
+        avatar_url: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["display_name", b"display_name", "room_revision", b"room_revision"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["avatar_url", b"avatar_url", "display_name", b"display_name", "room_revision", b"room_revision"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -766,21 +772,29 @@ class PlayerProfile(_message.Message):
 
     DISPLAY_NAME_FIELD_NUMBER: _builtins.int
     UPDATE_TIME_FIELD_NUMBER: _builtins.int
+    AVATAR_URL_FIELD_NUMBER: _builtins.int
+    SHOW_AVATAR_FIELD_NUMBER: _builtins.int
     display_name: _builtins.str
     """The name other players see (2 to 24 characters; unique ignoring case)."""
+    avatar_url: _builtins.str
+    """The player's Telegram photo as their last Telegram sign-in with one gave it; empty for none."""
+    show_avatar: _builtins.bool
+    """Whether the player's seats show the photo (true unless the player turned it off)."""
     @_builtins.property
     def update_time(self) -> _timestamp_pb2.Timestamp:
-        """When the name was last set."""
+        """When the profile was last changed (its name, photo or the photo's switch)."""
 
     def __init__(
         self,
         *,
         display_name: _builtins.str = ...,
         update_time: _timestamp_pb2.Timestamp | None = ...,
+        avatar_url: _builtins.str = ...,
+        show_avatar: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["update_time", b"update_time"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["display_name", b"display_name", "update_time", b"update_time"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["avatar_url", b"avatar_url", "display_name", b"display_name", "show_avatar", b"show_avatar", "update_time", b"update_time"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -876,6 +890,106 @@ class SetDisplayNameResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___SetDisplayNameResponse: _TypeAlias = SetDisplayNameResponse  # noqa: Y015
+
+@_typing.final
+class SetShowAvatarRequest(_message.Message):
+    """SetShowAvatarRequest turns showing the caller's photo at their seats off or on."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    SHOW_AVATAR_FIELD_NUMBER: _builtins.int
+    request_id: _builtins.str
+    """The caller's idempotency key."""
+    show_avatar: _builtins.bool
+    """Whether the caller's seats show their photo."""
+    def __init__(
+        self,
+        *,
+        request_id: _builtins.str = ...,
+        show_avatar: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["request_id", b"request_id", "show_avatar", b"show_avatar"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SetShowAvatarRequest: _TypeAlias = SetShowAvatarRequest  # noqa: Y015
+
+@_typing.final
+class SetShowAvatarResponse(_message.Message):
+    """SetShowAvatarResponse carries the profile with the switch as set."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PROFILE_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def profile(self) -> Global___PlayerProfile:
+        """The profile."""
+
+    def __init__(
+        self,
+        *,
+        profile: Global___PlayerProfile | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["profile", b"profile"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["profile", b"profile"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SetShowAvatarResponse: _TypeAlias = SetShowAvatarResponse  # noqa: Y015
+
+@_typing.final
+class RecordSignInPhotoRequest(_message.Message):
+    """RecordSignInPhotoRequest carries the photo a Telegram sign-in gave."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    PHOTO_URL_FIELD_NUMBER: _builtins.int
+    request_id: _builtins.str
+    """The caller's idempotency key (the gateway derives it from the sign-in's initData)."""
+    photo_url: _builtins.str
+    """Telegram's `user.photo_url`, as the signed initData carries it."""
+    def __init__(
+        self,
+        *,
+        request_id: _builtins.str = ...,
+        photo_url: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["photo_url", b"photo_url", "request_id", b"request_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RecordSignInPhotoRequest: _TypeAlias = RecordSignInPhotoRequest  # noqa: Y015
+
+@_typing.final
+class RecordSignInPhotoResponse(_message.Message):
+    """RecordSignInPhotoResponse carries the profile with the photo as kept."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PROFILE_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def profile(self) -> Global___PlayerProfile:
+        """The profile."""
+
+    def __init__(
+        self,
+        *,
+        profile: Global___PlayerProfile | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["profile", b"profile"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["profile", b"profile"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RecordSignInPhotoResponse: _TypeAlias = RecordSignInPhotoResponse  # noqa: Y015
 
 @_typing.final
 class CreateRoomRequest(_message.Message):
@@ -1113,7 +1227,7 @@ class Maintenance(_message.Message):
     message: _builtins.str
     """Why, shown to players (at most 256 characters)."""
     set_by: _builtins.str
-    """Who set the switches last (the admin's subject); output only."""
+    """Who set the switches last (the staff member's subject); output only."""
     @_builtins.property
     def update_time(self) -> _timestamp_pb2.Timestamp:
         """When the switches were set last; unset if never; output only."""

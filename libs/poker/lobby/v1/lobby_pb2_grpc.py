@@ -86,6 +86,16 @@ class LobbyServiceStub:
                 request_serializer=poker_dot_lobby_dot_v1_dot_lobby__pb2.SetDisplayNameRequest.SerializeToString,
                 response_deserializer=poker_dot_lobby_dot_v1_dot_lobby__pb2.SetDisplayNameResponse.FromString,
                 _registered_method=True)
+        self.SetShowAvatar = channel.unary_unary(
+                '/poker.lobby.v1.LobbyService/SetShowAvatar',
+                request_serializer=poker_dot_lobby_dot_v1_dot_lobby__pb2.SetShowAvatarRequest.SerializeToString,
+                response_deserializer=poker_dot_lobby_dot_v1_dot_lobby__pb2.SetShowAvatarResponse.FromString,
+                _registered_method=True)
+        self.RecordSignInPhoto = channel.unary_unary(
+                '/poker.lobby.v1.LobbyService/RecordSignInPhoto',
+                request_serializer=poker_dot_lobby_dot_v1_dot_lobby__pb2.RecordSignInPhotoRequest.SerializeToString,
+                response_deserializer=poker_dot_lobby_dot_v1_dot_lobby__pb2.RecordSignInPhotoResponse.FromString,
+                _registered_method=True)
         self.CreateRoom = channel.unary_unary(
                 '/poker.lobby.v1.LobbyService/CreateRoom',
                 request_serializer=poker_dot_lobby_dot_v1_dot_lobby__pb2.CreateRoomRequest.SerializeToString,
@@ -145,7 +155,7 @@ class LobbyServiceServicer:
 
     def ListRooms(self, request, context):
         """ListRooms lists the rooms the caller may see, filtered by variant, pool and stake, ordered by
-        room id, with each room's live occupancy. Disabled rooms only with `include_disabled` (admin).
+        room id, with each room's live occupancy. Disabled rooms only with `include_disabled` (staff).
         Errors: PAGE_TOKEN_INVALID, FIELD_INVALID (a filter out of range), ROLE_REQUIRED.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -209,7 +219,7 @@ class LobbyServiceServicer:
         """AuthorizeView tells a table shard whether a player may see a room's tables (snapshots, watch
         and spectator streams, house views): the lobby's own visibility rule, the one ListRooms,
         GetRoom and ListTables apply (a private room only for its allow-list, a disabled room for
-        nobody but admins). The shard asks it for every reader who has no seat at the table (service:
+        nobody but staff). The shard asks it for every reader who has no seat at the table (service:
         table). Errors: ROOM_NOT_FOUND (also for a room the player may not see), FIELD_INVALID,
         ROLE_REQUIRED.
         """
@@ -240,8 +250,30 @@ class LobbyServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def SetShowAvatar(self, request, context):
+        """SetShowAvatar turns showing the caller's Telegram photo at their seats off or on (on unless
+        turned off). With it off, AuthorizeSeat answers no photo and the seats show the initials of the
+        display name; tables follow the switch from the player's next seat. Idempotent by `request_id`.
+        Errors: FIELD_REQUIRED, FIELD_INVALID, IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RecordSignInPhoto(self, request, context):
+        """RecordSignInPhoto records the Telegram photo the caller's sign-in gave (initData's
+        `user.photo_url`): the gateway calls it as the player, with the token it has just issued, at
+        every Telegram sign-in that has a photo; browsers cannot (the gateway does not forward it). Only
+        Telegram's own photo URLs (`https://t.me/i/userpic/...`, at most 256 characters) are kept; any
+        other URL is dropped, and the profile then has no photo. Idempotent by `request_id`. Errors:
+        FIELD_REQUIRED, FIELD_INVALID, IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def CreateRoom(self, request, context):
-        """CreateRoom adds a room to the catalogue (admin). Idempotent by `request_id`.
+        """CreateRoom adds a room to the catalogue (operations). Idempotent by `request_id`.
         Errors: FIELD_REQUIRED, FIELD_INVALID, POOL_INVALID, ROOM_ALREADY_EXISTS,
         IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
         """
@@ -250,7 +282,7 @@ class LobbyServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def UpdateRoom(self, request, context):
-        """UpdateRoom changes a room's name, stakes, buy-ins, rake, privacy or table count (admin); the
+        """UpdateRoom changes a room's name, stakes, buy-ins, rake, privacy or table count (operations); the
         variant, pool and seats stay. Tables read the room at the start of each hand, so a change
         applies from the next hand, never to a running one. Idempotent by `request_id`.
         Errors: ROOM_NOT_FOUND, FIELD_REQUIRED, FIELD_INVALID, IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
@@ -260,7 +292,7 @@ class LobbyServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def DisableRoom(self, request, context):
-        """DisableRoom stops new seats in a room for good (admin); seated players finish and leave.
+        """DisableRoom stops new seats in a room for good (operations); seated players finish and leave.
         Idempotent by `request_id`. Errors: ROOM_NOT_FOUND, IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -268,7 +300,7 @@ class LobbyServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def EnableRoom(self, request, context):
-        """EnableRoom opens a disabled room again (admin). Idempotent by `request_id`.
+        """EnableRoom opens a disabled room again (operations). Idempotent by `request_id`.
         Errors: ROOM_NOT_FOUND, IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -276,7 +308,7 @@ class LobbyServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def SetMaintenance(self, request, context):
-        """SetMaintenance switches maintenance for the whole lobby or one room (admin). Table shards learn
+        """SetMaintenance switches maintenance for the whole lobby or one room (operations). Table shards learn
         the change within two seconds. Idempotent by `request_id`.
         Errors: ROOM_NOT_FOUND, FIELD_INVALID, ROLE_REQUIRED, IDEMPOTENCY_CONFLICT.
         """
@@ -293,7 +325,7 @@ class LobbyServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def UpdateAllowList(self, request, context):
-        """UpdateAllowList adds players to or removes them from an allow-list (admin): a room's, or with
+        """UpdateAllowList adds players to or removes them from an allow-list (operations): a room's, or with
         an empty room id the lobby-wide list of closed access. Idempotent by `request_id`.
         Errors: ROOM_NOT_FOUND, FIELD_INVALID, ROLE_REQUIRED, IDEMPOTENCY_CONFLICT.
         """
@@ -302,7 +334,7 @@ class LobbyServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ListAllowList(self, request, context):
-        """ListAllowList lists the players of an allow-list (admin).
+        """ListAllowList lists the players of an allow-list (operations, support).
         Errors: ROOM_NOT_FOUND, ROLE_REQUIRED, PAGE_TOKEN_INVALID.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -311,7 +343,7 @@ class LobbyServiceServicer:
 
     def CreateInviteCode(self, request, context):
         """CreateInviteCode issues an invite code for a room's allow-list, or with an empty room id for
-        the lobby-wide list (admin). Idempotent by `request_id`.
+        the lobby-wide list (operations). Idempotent by `request_id`.
         Errors: ROOM_NOT_FOUND, FIELD_INVALID, ROLE_REQUIRED, IDEMPOTENCY_CONFLICT.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -365,6 +397,16 @@ def add_LobbyServiceServicer_to_server(servicer, server):
                     servicer.SetDisplayName,
                     request_deserializer=poker_dot_lobby_dot_v1_dot_lobby__pb2.SetDisplayNameRequest.FromString,
                     response_serializer=poker_dot_lobby_dot_v1_dot_lobby__pb2.SetDisplayNameResponse.SerializeToString,
+            ),
+            'SetShowAvatar': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetShowAvatar,
+                    request_deserializer=poker_dot_lobby_dot_v1_dot_lobby__pb2.SetShowAvatarRequest.FromString,
+                    response_serializer=poker_dot_lobby_dot_v1_dot_lobby__pb2.SetShowAvatarResponse.SerializeToString,
+            ),
+            'RecordSignInPhoto': grpc.unary_unary_rpc_method_handler(
+                    servicer.RecordSignInPhoto,
+                    request_deserializer=poker_dot_lobby_dot_v1_dot_lobby__pb2.RecordSignInPhotoRequest.FromString,
+                    response_serializer=poker_dot_lobby_dot_v1_dot_lobby__pb2.RecordSignInPhotoResponse.SerializeToString,
             ),
             'CreateRoom': grpc.unary_unary_rpc_method_handler(
                     servicer.CreateRoom,
@@ -662,6 +704,60 @@ class LobbyService:
             '/poker.lobby.v1.LobbyService/SetDisplayName',
             poker_dot_lobby_dot_v1_dot_lobby__pb2.SetDisplayNameRequest.SerializeToString,
             poker_dot_lobby_dot_v1_dot_lobby__pb2.SetDisplayNameResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SetShowAvatar(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/poker.lobby.v1.LobbyService/SetShowAvatar',
+            poker_dot_lobby_dot_v1_dot_lobby__pb2.SetShowAvatarRequest.SerializeToString,
+            poker_dot_lobby_dot_v1_dot_lobby__pb2.SetShowAvatarResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RecordSignInPhoto(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/poker.lobby.v1.LobbyService/RecordSignInPhoto',
+            poker_dot_lobby_dot_v1_dot_lobby__pb2.RecordSignInPhotoRequest.SerializeToString,
+            poker_dot_lobby_dot_v1_dot_lobby__pb2.RecordSignInPhotoResponse.FromString,
             options,
             channel_credentials,
             insecure,

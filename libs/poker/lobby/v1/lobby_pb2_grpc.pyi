@@ -42,7 +42,7 @@ class LobbyServiceStub:
     def __new__(cls, channel: _aio.Channel) -> LobbyServiceAsyncStub: ...
     ListRooms: _grpc.UnaryUnaryMultiCallable[_lobby_pb2.ListRoomsRequest, _lobby_pb2.ListRoomsResponse]
     """ListRooms lists the rooms the caller may see, filtered by variant, pool and stake, ordered by
-    room id, with each room's live occupancy. Disabled rooms only with `include_disabled` (admin).
+    room id, with each room's live occupancy. Disabled rooms only with `include_disabled` (staff).
     Errors: PAGE_TOKEN_INVALID, FIELD_INVALID (a filter out of range), ROLE_REQUIRED.
     """
     GetRoom: _grpc.UnaryUnaryMultiCallable[_lobby_pb2.GetRoomRequest, _lobby_pb2.GetRoomResponse]
@@ -82,7 +82,7 @@ class LobbyServiceStub:
     """AuthorizeView tells a table shard whether a player may see a room's tables (snapshots, watch
     and spectator streams, house views): the lobby's own visibility rule, the one ListRooms,
     GetRoom and ListTables apply (a private room only for its allow-list, a disabled room for
-    nobody but admins). The shard asks it for every reader who has no seat at the table (service:
+    nobody but staff). The shard asks it for every reader who has no seat at the table (service:
     table). Errors: ROOM_NOT_FOUND (also for a room the player may not see), FIELD_INVALID,
     ROLE_REQUIRED.
     """
@@ -101,27 +101,41 @@ class LobbyServiceStub:
     DISPLAY_NAME_TAKEN (ALREADY_EXISTS), DISPLAY_NAME_CHANGED_RECENTLY (FAILED_PRECONDITION: one
     change a minute), FIELD_REQUIRED, IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
     """
+    SetShowAvatar: _grpc.UnaryUnaryMultiCallable[_lobby_pb2.SetShowAvatarRequest, _lobby_pb2.SetShowAvatarResponse]
+    """SetShowAvatar turns showing the caller's Telegram photo at their seats off or on (on unless
+    turned off). With it off, AuthorizeSeat answers no photo and the seats show the initials of the
+    display name; tables follow the switch from the player's next seat. Idempotent by `request_id`.
+    Errors: FIELD_REQUIRED, FIELD_INVALID, IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
+    """
+    RecordSignInPhoto: _grpc.UnaryUnaryMultiCallable[_lobby_pb2.RecordSignInPhotoRequest, _lobby_pb2.RecordSignInPhotoResponse]
+    """RecordSignInPhoto records the Telegram photo the caller's sign-in gave (initData's
+    `user.photo_url`): the gateway calls it as the player, with the token it has just issued, at
+    every Telegram sign-in that has a photo; browsers cannot (the gateway does not forward it). Only
+    Telegram's own photo URLs (`https://t.me/i/userpic/...`, at most 256 characters) are kept; any
+    other URL is dropped, and the profile then has no photo. Idempotent by `request_id`. Errors:
+    FIELD_REQUIRED, FIELD_INVALID, IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
+    """
     CreateRoom: _grpc.UnaryUnaryMultiCallable[_lobby_pb2.CreateRoomRequest, _lobby_pb2.CreateRoomResponse]
-    """CreateRoom adds a room to the catalogue (admin). Idempotent by `request_id`.
+    """CreateRoom adds a room to the catalogue (operations). Idempotent by `request_id`.
     Errors: FIELD_REQUIRED, FIELD_INVALID, POOL_INVALID, ROOM_ALREADY_EXISTS,
     IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
     """
     UpdateRoom: _grpc.UnaryUnaryMultiCallable[_lobby_pb2.UpdateRoomRequest, _lobby_pb2.UpdateRoomResponse]
-    """UpdateRoom changes a room's name, stakes, buy-ins, rake, privacy or table count (admin); the
+    """UpdateRoom changes a room's name, stakes, buy-ins, rake, privacy or table count (operations); the
     variant, pool and seats stay. Tables read the room at the start of each hand, so a change
     applies from the next hand, never to a running one. Idempotent by `request_id`.
     Errors: ROOM_NOT_FOUND, FIELD_REQUIRED, FIELD_INVALID, IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
     """
     DisableRoom: _grpc.UnaryUnaryMultiCallable[_lobby_pb2.DisableRoomRequest, _lobby_pb2.DisableRoomResponse]
-    """DisableRoom stops new seats in a room for good (admin); seated players finish and leave.
+    """DisableRoom stops new seats in a room for good (operations); seated players finish and leave.
     Idempotent by `request_id`. Errors: ROOM_NOT_FOUND, IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
     """
     EnableRoom: _grpc.UnaryUnaryMultiCallable[_lobby_pb2.EnableRoomRequest, _lobby_pb2.EnableRoomResponse]
-    """EnableRoom opens a disabled room again (admin). Idempotent by `request_id`.
+    """EnableRoom opens a disabled room again (operations). Idempotent by `request_id`.
     Errors: ROOM_NOT_FOUND, IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
     """
     SetMaintenance: _grpc.UnaryUnaryMultiCallable[_lobby_pb2.SetMaintenanceRequest, _lobby_pb2.SetMaintenanceResponse]
-    """SetMaintenance switches maintenance for the whole lobby or one room (admin). Table shards learn
+    """SetMaintenance switches maintenance for the whole lobby or one room (operations). Table shards learn
     the change within two seconds. Idempotent by `request_id`.
     Errors: ROOM_NOT_FOUND, FIELD_INVALID, ROLE_REQUIRED, IDEMPOTENCY_CONFLICT.
     """
@@ -130,17 +144,17 @@ class LobbyServiceStub:
     every room that has any (what a table shard without Redis polls). Errors: ROOM_NOT_FOUND.
     """
     UpdateAllowList: _grpc.UnaryUnaryMultiCallable[_lobby_pb2.UpdateAllowListRequest, _lobby_pb2.UpdateAllowListResponse]
-    """UpdateAllowList adds players to or removes them from an allow-list (admin): a room's, or with
+    """UpdateAllowList adds players to or removes them from an allow-list (operations): a room's, or with
     an empty room id the lobby-wide list of closed access. Idempotent by `request_id`.
     Errors: ROOM_NOT_FOUND, FIELD_INVALID, ROLE_REQUIRED, IDEMPOTENCY_CONFLICT.
     """
     ListAllowList: _grpc.UnaryUnaryMultiCallable[_lobby_pb2.ListAllowListRequest, _lobby_pb2.ListAllowListResponse]
-    """ListAllowList lists the players of an allow-list (admin).
+    """ListAllowList lists the players of an allow-list (operations, support).
     Errors: ROOM_NOT_FOUND, ROLE_REQUIRED, PAGE_TOKEN_INVALID.
     """
     CreateInviteCode: _grpc.UnaryUnaryMultiCallable[_lobby_pb2.CreateInviteCodeRequest, _lobby_pb2.CreateInviteCodeResponse]
     """CreateInviteCode issues an invite code for a room's allow-list, or with an empty room id for
-    the lobby-wide list (admin). Idempotent by `request_id`.
+    the lobby-wide list (operations). Idempotent by `request_id`.
     Errors: ROOM_NOT_FOUND, FIELD_INVALID, ROLE_REQUIRED, IDEMPOTENCY_CONFLICT.
     """
 
@@ -158,7 +172,7 @@ class LobbyServiceAsyncStub(LobbyServiceStub):
     def __init__(self, channel: _aio.Channel) -> None: ...
     ListRooms: _aio.UnaryUnaryMultiCallable[_lobby_pb2.ListRoomsRequest, _lobby_pb2.ListRoomsResponse]  # type: ignore[assignment]
     """ListRooms lists the rooms the caller may see, filtered by variant, pool and stake, ordered by
-    room id, with each room's live occupancy. Disabled rooms only with `include_disabled` (admin).
+    room id, with each room's live occupancy. Disabled rooms only with `include_disabled` (staff).
     Errors: PAGE_TOKEN_INVALID, FIELD_INVALID (a filter out of range), ROLE_REQUIRED.
     """
     GetRoom: _aio.UnaryUnaryMultiCallable[_lobby_pb2.GetRoomRequest, _lobby_pb2.GetRoomResponse]  # type: ignore[assignment]
@@ -198,7 +212,7 @@ class LobbyServiceAsyncStub(LobbyServiceStub):
     """AuthorizeView tells a table shard whether a player may see a room's tables (snapshots, watch
     and spectator streams, house views): the lobby's own visibility rule, the one ListRooms,
     GetRoom and ListTables apply (a private room only for its allow-list, a disabled room for
-    nobody but admins). The shard asks it for every reader who has no seat at the table (service:
+    nobody but staff). The shard asks it for every reader who has no seat at the table (service:
     table). Errors: ROOM_NOT_FOUND (also for a room the player may not see), FIELD_INVALID,
     ROLE_REQUIRED.
     """
@@ -217,27 +231,41 @@ class LobbyServiceAsyncStub(LobbyServiceStub):
     DISPLAY_NAME_TAKEN (ALREADY_EXISTS), DISPLAY_NAME_CHANGED_RECENTLY (FAILED_PRECONDITION: one
     change a minute), FIELD_REQUIRED, IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
     """
+    SetShowAvatar: _aio.UnaryUnaryMultiCallable[_lobby_pb2.SetShowAvatarRequest, _lobby_pb2.SetShowAvatarResponse]  # type: ignore[assignment]
+    """SetShowAvatar turns showing the caller's Telegram photo at their seats off or on (on unless
+    turned off). With it off, AuthorizeSeat answers no photo and the seats show the initials of the
+    display name; tables follow the switch from the player's next seat. Idempotent by `request_id`.
+    Errors: FIELD_REQUIRED, FIELD_INVALID, IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
+    """
+    RecordSignInPhoto: _aio.UnaryUnaryMultiCallable[_lobby_pb2.RecordSignInPhotoRequest, _lobby_pb2.RecordSignInPhotoResponse]  # type: ignore[assignment]
+    """RecordSignInPhoto records the Telegram photo the caller's sign-in gave (initData's
+    `user.photo_url`): the gateway calls it as the player, with the token it has just issued, at
+    every Telegram sign-in that has a photo; browsers cannot (the gateway does not forward it). Only
+    Telegram's own photo URLs (`https://t.me/i/userpic/...`, at most 256 characters) are kept; any
+    other URL is dropped, and the profile then has no photo. Idempotent by `request_id`. Errors:
+    FIELD_REQUIRED, FIELD_INVALID, IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
+    """
     CreateRoom: _aio.UnaryUnaryMultiCallable[_lobby_pb2.CreateRoomRequest, _lobby_pb2.CreateRoomResponse]  # type: ignore[assignment]
-    """CreateRoom adds a room to the catalogue (admin). Idempotent by `request_id`.
+    """CreateRoom adds a room to the catalogue (operations). Idempotent by `request_id`.
     Errors: FIELD_REQUIRED, FIELD_INVALID, POOL_INVALID, ROOM_ALREADY_EXISTS,
     IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
     """
     UpdateRoom: _aio.UnaryUnaryMultiCallable[_lobby_pb2.UpdateRoomRequest, _lobby_pb2.UpdateRoomResponse]  # type: ignore[assignment]
-    """UpdateRoom changes a room's name, stakes, buy-ins, rake, privacy or table count (admin); the
+    """UpdateRoom changes a room's name, stakes, buy-ins, rake, privacy or table count (operations); the
     variant, pool and seats stay. Tables read the room at the start of each hand, so a change
     applies from the next hand, never to a running one. Idempotent by `request_id`.
     Errors: ROOM_NOT_FOUND, FIELD_REQUIRED, FIELD_INVALID, IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
     """
     DisableRoom: _aio.UnaryUnaryMultiCallable[_lobby_pb2.DisableRoomRequest, _lobby_pb2.DisableRoomResponse]  # type: ignore[assignment]
-    """DisableRoom stops new seats in a room for good (admin); seated players finish and leave.
+    """DisableRoom stops new seats in a room for good (operations); seated players finish and leave.
     Idempotent by `request_id`. Errors: ROOM_NOT_FOUND, IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
     """
     EnableRoom: _aio.UnaryUnaryMultiCallable[_lobby_pb2.EnableRoomRequest, _lobby_pb2.EnableRoomResponse]  # type: ignore[assignment]
-    """EnableRoom opens a disabled room again (admin). Idempotent by `request_id`.
+    """EnableRoom opens a disabled room again (operations). Idempotent by `request_id`.
     Errors: ROOM_NOT_FOUND, IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
     """
     SetMaintenance: _aio.UnaryUnaryMultiCallable[_lobby_pb2.SetMaintenanceRequest, _lobby_pb2.SetMaintenanceResponse]  # type: ignore[assignment]
-    """SetMaintenance switches maintenance for the whole lobby or one room (admin). Table shards learn
+    """SetMaintenance switches maintenance for the whole lobby or one room (operations). Table shards learn
     the change within two seconds. Idempotent by `request_id`.
     Errors: ROOM_NOT_FOUND, FIELD_INVALID, ROLE_REQUIRED, IDEMPOTENCY_CONFLICT.
     """
@@ -246,17 +274,17 @@ class LobbyServiceAsyncStub(LobbyServiceStub):
     every room that has any (what a table shard without Redis polls). Errors: ROOM_NOT_FOUND.
     """
     UpdateAllowList: _aio.UnaryUnaryMultiCallable[_lobby_pb2.UpdateAllowListRequest, _lobby_pb2.UpdateAllowListResponse]  # type: ignore[assignment]
-    """UpdateAllowList adds players to or removes them from an allow-list (admin): a room's, or with
+    """UpdateAllowList adds players to or removes them from an allow-list (operations): a room's, or with
     an empty room id the lobby-wide list of closed access. Idempotent by `request_id`.
     Errors: ROOM_NOT_FOUND, FIELD_INVALID, ROLE_REQUIRED, IDEMPOTENCY_CONFLICT.
     """
     ListAllowList: _aio.UnaryUnaryMultiCallable[_lobby_pb2.ListAllowListRequest, _lobby_pb2.ListAllowListResponse]  # type: ignore[assignment]
-    """ListAllowList lists the players of an allow-list (admin).
+    """ListAllowList lists the players of an allow-list (operations, support).
     Errors: ROOM_NOT_FOUND, ROLE_REQUIRED, PAGE_TOKEN_INVALID.
     """
     CreateInviteCode: _aio.UnaryUnaryMultiCallable[_lobby_pb2.CreateInviteCodeRequest, _lobby_pb2.CreateInviteCodeResponse]  # type: ignore[assignment]
     """CreateInviteCode issues an invite code for a room's allow-list, or with an empty room id for
-    the lobby-wide list (admin). Idempotent by `request_id`.
+    the lobby-wide list (operations). Idempotent by `request_id`.
     Errors: ROOM_NOT_FOUND, FIELD_INVALID, ROLE_REQUIRED, IDEMPOTENCY_CONFLICT.
     """
 
@@ -277,7 +305,7 @@ class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_lobby_pb2.ListRoomsResponse, _abc.Awaitable[_lobby_pb2.ListRoomsResponse]]:
         """ListRooms lists the rooms the caller may see, filtered by variant, pool and stake, ordered by
-        room id, with each room's live occupancy. Disabled rooms only with `include_disabled` (admin).
+        room id, with each room's live occupancy. Disabled rooms only with `include_disabled` (staff).
         Errors: PAGE_TOKEN_INVALID, FIELD_INVALID (a filter out of range), ROLE_REQUIRED.
         """
 
@@ -353,7 +381,7 @@ class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
         """AuthorizeView tells a table shard whether a player may see a room's tables (snapshots, watch
         and spectator streams, house views): the lobby's own visibility rule, the one ListRooms,
         GetRoom and ListTables apply (a private room only for its allow-list, a disabled room for
-        nobody but admins). The shard asks it for every reader who has no seat at the table (service:
+        nobody but staff). The shard asks it for every reader who has no seat at the table (service:
         table). Errors: ROOM_NOT_FOUND (also for a room the player may not see), FIELD_INVALID,
         ROLE_REQUIRED.
         """
@@ -386,12 +414,38 @@ class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
         """
 
     @_abc_1.abstractmethod
+    def SetShowAvatar(
+        self,
+        request: _lobby_pb2.SetShowAvatarRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_lobby_pb2.SetShowAvatarResponse, _abc.Awaitable[_lobby_pb2.SetShowAvatarResponse]]:
+        """SetShowAvatar turns showing the caller's Telegram photo at their seats off or on (on unless
+        turned off). With it off, AuthorizeSeat answers no photo and the seats show the initials of the
+        display name; tables follow the switch from the player's next seat. Idempotent by `request_id`.
+        Errors: FIELD_REQUIRED, FIELD_INVALID, IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
+        """
+
+    @_abc_1.abstractmethod
+    def RecordSignInPhoto(
+        self,
+        request: _lobby_pb2.RecordSignInPhotoRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_lobby_pb2.RecordSignInPhotoResponse, _abc.Awaitable[_lobby_pb2.RecordSignInPhotoResponse]]:
+        """RecordSignInPhoto records the Telegram photo the caller's sign-in gave (initData's
+        `user.photo_url`): the gateway calls it as the player, with the token it has just issued, at
+        every Telegram sign-in that has a photo; browsers cannot (the gateway does not forward it). Only
+        Telegram's own photo URLs (`https://t.me/i/userpic/...`, at most 256 characters) are kept; any
+        other URL is dropped, and the profile then has no photo. Idempotent by `request_id`. Errors:
+        FIELD_REQUIRED, FIELD_INVALID, IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
+        """
+
+    @_abc_1.abstractmethod
     def CreateRoom(
         self,
         request: _lobby_pb2.CreateRoomRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_lobby_pb2.CreateRoomResponse, _abc.Awaitable[_lobby_pb2.CreateRoomResponse]]:
-        """CreateRoom adds a room to the catalogue (admin). Idempotent by `request_id`.
+        """CreateRoom adds a room to the catalogue (operations). Idempotent by `request_id`.
         Errors: FIELD_REQUIRED, FIELD_INVALID, POOL_INVALID, ROOM_ALREADY_EXISTS,
         IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
         """
@@ -402,7 +456,7 @@ class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _lobby_pb2.UpdateRoomRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_lobby_pb2.UpdateRoomResponse, _abc.Awaitable[_lobby_pb2.UpdateRoomResponse]]:
-        """UpdateRoom changes a room's name, stakes, buy-ins, rake, privacy or table count (admin); the
+        """UpdateRoom changes a room's name, stakes, buy-ins, rake, privacy or table count (operations); the
         variant, pool and seats stay. Tables read the room at the start of each hand, so a change
         applies from the next hand, never to a running one. Idempotent by `request_id`.
         Errors: ROOM_NOT_FOUND, FIELD_REQUIRED, FIELD_INVALID, IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
@@ -414,7 +468,7 @@ class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _lobby_pb2.DisableRoomRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_lobby_pb2.DisableRoomResponse, _abc.Awaitable[_lobby_pb2.DisableRoomResponse]]:
-        """DisableRoom stops new seats in a room for good (admin); seated players finish and leave.
+        """DisableRoom stops new seats in a room for good (operations); seated players finish and leave.
         Idempotent by `request_id`. Errors: ROOM_NOT_FOUND, IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
         """
 
@@ -424,7 +478,7 @@ class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _lobby_pb2.EnableRoomRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_lobby_pb2.EnableRoomResponse, _abc.Awaitable[_lobby_pb2.EnableRoomResponse]]:
-        """EnableRoom opens a disabled room again (admin). Idempotent by `request_id`.
+        """EnableRoom opens a disabled room again (operations). Idempotent by `request_id`.
         Errors: ROOM_NOT_FOUND, IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
         """
 
@@ -434,7 +488,7 @@ class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _lobby_pb2.SetMaintenanceRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_lobby_pb2.SetMaintenanceResponse, _abc.Awaitable[_lobby_pb2.SetMaintenanceResponse]]:
-        """SetMaintenance switches maintenance for the whole lobby or one room (admin). Table shards learn
+        """SetMaintenance switches maintenance for the whole lobby or one room (operations). Table shards learn
         the change within two seconds. Idempotent by `request_id`.
         Errors: ROOM_NOT_FOUND, FIELD_INVALID, ROLE_REQUIRED, IDEMPOTENCY_CONFLICT.
         """
@@ -455,7 +509,7 @@ class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _lobby_pb2.UpdateAllowListRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_lobby_pb2.UpdateAllowListResponse, _abc.Awaitable[_lobby_pb2.UpdateAllowListResponse]]:
-        """UpdateAllowList adds players to or removes them from an allow-list (admin): a room's, or with
+        """UpdateAllowList adds players to or removes them from an allow-list (operations): a room's, or with
         an empty room id the lobby-wide list of closed access. Idempotent by `request_id`.
         Errors: ROOM_NOT_FOUND, FIELD_INVALID, ROLE_REQUIRED, IDEMPOTENCY_CONFLICT.
         """
@@ -466,7 +520,7 @@ class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _lobby_pb2.ListAllowListRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_lobby_pb2.ListAllowListResponse, _abc.Awaitable[_lobby_pb2.ListAllowListResponse]]:
-        """ListAllowList lists the players of an allow-list (admin).
+        """ListAllowList lists the players of an allow-list (operations, support).
         Errors: ROOM_NOT_FOUND, ROLE_REQUIRED, PAGE_TOKEN_INVALID.
         """
 
@@ -477,7 +531,7 @@ class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_lobby_pb2.CreateInviteCodeResponse, _abc.Awaitable[_lobby_pb2.CreateInviteCodeResponse]]:
         """CreateInviteCode issues an invite code for a room's allow-list, or with an empty room id for
-        the lobby-wide list (admin). Idempotent by `request_id`.
+        the lobby-wide list (operations). Idempotent by `request_id`.
         Errors: ROOM_NOT_FOUND, FIELD_INVALID, ROLE_REQUIRED, IDEMPOTENCY_CONFLICT.
         """
 

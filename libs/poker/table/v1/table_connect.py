@@ -190,7 +190,7 @@ class TableService(Protocol):
     async def mute_player(self, request: MutePlayerRequest, ctx: RequestContext[MutePlayerRequest, MutePlayerResponse], /) -> MutePlayerResponse:
         """
         MutePlayer stops a player's chat messages and stickers at one table, or at every table when
-        `table_id` is empty, for `duration_seconds` (0 lifts the mute) (admin); with several shards the
+        `table_id` is empty, for `duration_seconds` (0 lifts the mute) (support, operations); with several shards the
         mute reaches every shard within seconds (through Redis). Idempotent by `request_id`.
         Errors: FIELD_REQUIRED, FIELD_INVALID, IDEMPOTENCY_CONFLICT, TABLE_NOT_FOUND, UNAVAILABLE.
         """
@@ -753,7 +753,7 @@ class TableServiceClient(ConnectClient):
     ) -> MutePlayerResponse:
         """
         MutePlayer stops a player's chat messages and stickers at one table, or at every table when
-        `table_id` is empty, for `duration_seconds` (0 lifts the mute) (admin); with several shards the
+        `table_id` is empty, for `duration_seconds` (0 lifts the mute) (support, operations); with several shards the
         mute reaches every shard within seconds (through Redis). Idempotent by `request_id`.
         Errors: FIELD_REQUIRED, FIELD_INVALID, IDEMPOTENCY_CONFLICT, TABLE_NOT_FOUND, UNAVAILABLE.
         """
@@ -924,7 +924,7 @@ class TableServiceSync(Protocol):
     def mute_player(self, request: MutePlayerRequest, ctx: RequestContext[MutePlayerRequest, MutePlayerResponse], /) -> MutePlayerResponse:
         """
         MutePlayer stops a player's chat messages and stickers at one table, or at every table when
-        `table_id` is empty, for `duration_seconds` (0 lifts the mute) (admin); with several shards the
+        `table_id` is empty, for `duration_seconds` (0 lifts the mute) (support, operations); with several shards the
         mute reaches every shard within seconds (through Redis). Idempotent by `request_id`.
         Errors: FIELD_REQUIRED, FIELD_INVALID, IDEMPOTENCY_CONFLICT, TABLE_NOT_FOUND, UNAVAILABLE.
         """
@@ -1485,7 +1485,7 @@ class TableServiceClientSync(ConnectClientSync):
     ) -> MutePlayerResponse:
         """
         MutePlayer stops a player's chat messages and stickers at one table, or at every table when
-        `table_id` is empty, for `duration_seconds` (0 lifts the mute) (admin); with several shards the
+        `table_id` is empty, for `duration_seconds` (0 lifts the mute) (support, operations); with several shards the
         mute reaches every shard within seconds (through Redis). Idempotent by `request_id`.
         Errors: FIELD_REQUIRED, FIELD_INVALID, IDEMPOTENCY_CONFLICT, TABLE_NOT_FOUND, UNAVAILABLE.
         """

@@ -285,6 +285,7 @@ class SeatView(_message.Message):
     ALL_IN_FIELD_NUMBER: _builtins.int
     HOLE_CARDS_FIELD_NUMBER: _builtins.int
     TIME_BANK_SECONDS_FIELD_NUMBER: _builtins.int
+    AVATAR_URL_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     """The seat number, from 1."""
     player_id: _builtins.str
@@ -306,6 +307,10 @@ class SeatView(_message.Message):
     """True once the player is all-in this hand."""
     time_bank_seconds: _builtins.int
     """The seconds of time bank the player has left."""
+    avatar_url: _builtins.str
+    """The player's Telegram photo (`https://t.me/i/userpic/...`, as the lobby's profile gave it when
+    they sat down); empty when they have none or do not show it: the seat shows their initials.
+    """
     @_builtins.property
     def hole_cards(self) -> _containers.RepeatedCompositeFieldContainer[_common_pb2.Card]:
         """The hole cards: the recipient's own cards face up, others face down (`hidden`) unless shown at
@@ -325,10 +330,11 @@ class SeatView(_message.Message):
         all_in: _builtins.bool = ...,
         hole_cards: _abc.Iterable[_common_pb2.Card] | None = ...,
         time_bank_seconds: _builtins.int = ...,
+        avatar_url: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["all_in", b"all_in", "bet_this_round", b"bet_this_round", "display_name", b"display_name", "folded", b"folded", "hole_cards", b"hole_cards", "player_id", b"player_id", "seat", b"seat", "stack", b"stack", "status", b"status", "time_bank_seconds", b"time_bank_seconds"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["all_in", b"all_in", "avatar_url", b"avatar_url", "bet_this_round", b"bet_this_round", "display_name", b"display_name", "folded", b"folded", "hole_cards", b"hole_cards", "player_id", b"player_id", "seat", b"seat", "stack", b"stack", "status", b"status", "time_bank_seconds", b"time_bank_seconds"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -272,7 +272,7 @@ class TableServiceServicer:
 
     def MutePlayer(self, request, context):
         """MutePlayer stops a player's chat messages and stickers at one table, or at every table when
-        `table_id` is empty, for `duration_seconds` (0 lifts the mute) (admin); with several shards the
+        `table_id` is empty, for `duration_seconds` (0 lifts the mute) (support, operations); with several shards the
         mute reaches every shard within seconds (through Redis). Idempotent by `request_id`.
         Errors: FIELD_REQUIRED, FIELD_INVALID, IDEMPOTENCY_CONFLICT, TABLE_NOT_FOUND, UNAVAILABLE.
         """

@@ -146,7 +146,7 @@ class TableServiceStub:
     """
     MutePlayer: _grpc.UnaryUnaryMultiCallable[_table_pb2.MutePlayerRequest, _table_pb2.MutePlayerResponse]
     """MutePlayer stops a player's chat messages and stickers at one table, or at every table when
-    `table_id` is empty, for `duration_seconds` (0 lifts the mute) (admin); with several shards the
+    `table_id` is empty, for `duration_seconds` (0 lifts the mute) (support, operations); with several shards the
     mute reaches every shard within seconds (through Redis). Idempotent by `request_id`.
     Errors: FIELD_REQUIRED, FIELD_INVALID, IDEMPOTENCY_CONFLICT, TABLE_NOT_FOUND, UNAVAILABLE.
     """
@@ -269,7 +269,7 @@ class TableServiceAsyncStub(TableServiceStub):
     """
     MutePlayer: _aio.UnaryUnaryMultiCallable[_table_pb2.MutePlayerRequest, _table_pb2.MutePlayerResponse]  # type: ignore[assignment]
     """MutePlayer stops a player's chat messages and stickers at one table, or at every table when
-    `table_id` is empty, for `duration_seconds` (0 lifts the mute) (admin); with several shards the
+    `table_id` is empty, for `duration_seconds` (0 lifts the mute) (support, operations); with several shards the
     mute reaches every shard within seconds (through Redis). Idempotent by `request_id`.
     Errors: FIELD_REQUIRED, FIELD_INVALID, IDEMPOTENCY_CONFLICT, TABLE_NOT_FOUND, UNAVAILABLE.
     """
@@ -467,7 +467,7 @@ class TableServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_table_pb2.MutePlayerResponse, _abc.Awaitable[_table_pb2.MutePlayerResponse]]:
         """MutePlayer stops a player's chat messages and stickers at one table, or at every table when
-        `table_id` is empty, for `duration_seconds` (0 lifts the mute) (admin); with several shards the
+        `table_id` is empty, for `duration_seconds` (0 lifts the mute) (support, operations); with several shards the
         mute reaches every shard within seconds (through Redis). Idempotent by `request_id`.
         Errors: FIELD_REQUIRED, FIELD_INVALID, IDEMPOTENCY_CONFLICT, TABLE_NOT_FOUND, UNAVAILABLE.
         """

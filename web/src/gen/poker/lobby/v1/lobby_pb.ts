@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file poker/lobby/v1/lobby.proto.
  */
 export const file_poker_lobby_v1_lobby: GenFile = /*@__PURE__*/
-  fileDesc("Chpwb2tlci9sb2JieS92MS9sb2JieS5wcm90bxIOcG9rZXIubG9iYnkudjEihAUKBFJvb20SDwoHcm9vbV9pZBgBIAEoCRIUCgxkaXNwbGF5X25hbWUYAiABKAkSLQoHdmFyaWFudBgDIAEoDjIcLnBva2VyLmNvbW1vbi52MS5HYW1lVmFyaWFudBInCgRwb29sGAQgASgOMhkucG9rZXIuY29tbW9uLnYxLkNoaXBQb29sEhcKD3NlYXRzX3Blcl90YWJsZRgFIAEoBRItCgZibGluZHMYBiABKAsyGy5wb2tlci5sb2JieS52MS5CbGluZFN0YWtlc0gAEi0KBmxpbWl0cxgHIAEoCzIbLnBva2VyLmxvYmJ5LnYxLkxpbWl0U3Rha2VzSAASKwoFYW50ZXMYCCABKAsyGi5wb2tlci5sb2JieS52MS5BbnRlU3Rha2VzSAASEgoKbWluX2J1eV9pbhgJIAEoAxISCgptYXhfYnV5X2luGAogASgDEg8KB3ByaXZhdGUYCyABKAgSGQoRcmFrZV9iYXNpc19wb2ludHMYDCABKAUSEAoIcmFrZV9jYXAYDSABKAMSLwoLY3JlYXRlX3RpbWUYDiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhwKFHJha2Vfbm9fZmxvcF9ub19kcm9wGA8gASgIEhAKCGRpc2FibGVkGBAgASgIEhMKC3RhYmxlX2NvdW50GBEgASgFEhAKCHJldmlzaW9uGBIgASgDEi8KC3VwZGF0ZV90aW1lGBMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCglvY2N1cGFuY3kYFCABKAsyHS5wb2tlci5sb2JieS52MS5Sb29tT2NjdXBhbmN5QggKBnN0YWtlcyJpCg1Sb29tT2NjdXBhbmN5EhYKDnJ1bm5pbmdfdGFibGVzGAEgASgFEhMKC3NlYXRzX3Rha2VuGAIgASgFEhIKCnNlYXRzX2ZyZWUYAyABKAUSFwoPcGxheWVyc193YWl0aW5nGAQgASgFIkMKC0JsaW5kU3Rha2VzEhMKC3NtYWxsX2JsaW5kGAEgASgDEhEKCWJpZ19ibGluZBgCIAEoAxIMCgRzdGVwGAMgASgDIjEKC0xpbWl0U3Rha2VzEhEKCXNtYWxsX2JldBgBIAEoAxIPCgdiaWdfYmV0GAIgASgDIkQKCkFudGVTdGFrZXMSEAoIbWluX2FudGUYASABKAMSEAoIbWF4X2FudGUYAiABKAMSEgoKbWF4X3BheW91dBgDIAEoAyJVCgtTZWF0U3VtbWFyeRIMCgRzZWF0GAEgASgFEhQKDGRpc3BsYXlfbmFtZRgCIAEoCRINCgVzdGFjaxgDIAEoAxITCgtzaXR0aW5nX291dBgEIAEoCCKtAgoMVGFibGVTdW1tYXJ5EhAKCHRhYmxlX2lkGAEgASgJEg8KB3Jvb21faWQYAiABKAkSFgoOc2VhdGVkX3BsYXllcnMYAyABKAUSDQoFc2VhdHMYBCABKAUSFwoPd2FpdGluZ19wbGF5ZXJzGAUgASgFEhgKEGhhbmRfaW5fcHJvZ3Jlc3MYBiABKAgSMAoLdGFrZW5fc2VhdHMYByADKAsyGy5wb2tlci5sb2JieS52MS5TZWF0U3VtbWFyeRITCgthdmVyYWdlX3BvdBgIIAEoAxIWCg5oYW5kc19wZXJfaG91chgJIAEoBRIQCghzaGFyZF9pZBgKIAEoCRIvCgt1cGRhdGVfdGltZRgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAi1gEKEExpc3RSb29tc1JlcXVlc3QSLQoHdmFyaWFudBgBIAEoDjIcLnBva2VyLmNvbW1vbi52MS5HYW1lVmFyaWFudBInCgRwb29sGAIgASgOMhkucG9rZXIuY29tbW9uLnYxLkNoaXBQb29sEioKBHBhZ2UYAyABKAsyHC5wb2tlci5jb21tb24udjEuUGFnZVJlcXVlc3QSEQoJbWluX3N0YWtlGAQgASgDEhEKCW1heF9zdGFrZRgFIAEoAxIYChBpbmNsdWRlX2Rpc2FibGVkGAYgASgIImUKEUxpc3RSb29tc1Jlc3BvbnNlEiMKBXJvb21zGAEgAygLMhQucG9rZXIubG9iYnkudjEuUm9vbRIrCgRwYWdlGAIgASgLMh0ucG9rZXIuY29tbW9uLnYxLlBhZ2VSZXNwb25zZSIhCg5HZXRSb29tUmVxdWVzdBIPCgdyb29tX2lkGAEgASgJIjUKD0dldFJvb21SZXNwb25zZRIiCgRyb29tGAEgASgLMhQucG9rZXIubG9iYnkudjEuUm9vbSIkChFMaXN0VGFibGVzUmVxdWVzdBIPCgdyb29tX2lkGAEgASgJIkIKEkxpc3RUYWJsZXNSZXNwb25zZRIsCgZ0YWJsZXMYASADKAsyHC5wb2tlci5sb2JieS52MS5UYWJsZVN1bW1hcnkiRwoQSm9pblRhYmxlUmVxdWVzdBIPCgdyb29tX2lkGAEgASgJEhAKCHRhYmxlX2lkGAIgASgJEhAKCHNwZWN0YXRlGAMgASgIInIKEUpvaW5UYWJsZVJlc3BvbnNlEhAKCHRhYmxlX2lkGAEgASgJEhAKCHNoYXJkX2lkGAIgASgJEg8KB2FkZHJlc3MYAyABKAkSFQoNZmVuY2luZ190b2tlbhgEIAEoAxIRCgluZXdfdGFibGUYBSABKAgiOwoXUmVkZWVtSW52aXRlQ29kZVJlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCRIMCgRjb2RlGAIgASgJIisKGFJlZGVlbUludml0ZUNvZGVSZXNwb25zZRIPCgdyb29tX2lkGAEgASgJIlIKFEF1dGhvcml6ZVNlYXRSZXF1ZXN0EhEKCXBsYXllcl9pZBgBIAEoCRIPCgdyb29tX2lkGAIgASgJEhYKDnN1Z2dlc3RlZF9uYW1lGAMgASgJIjoKFEF1dGhvcml6ZVZpZXdSZXF1ZXN0EhEKCXBsYXllcl9pZBgBIAEoCRIPCgdyb29tX2lkGAIgASgJIlUKFUF1dGhvcml6ZVZpZXdSZXNwb25zZRIVCg1yb29tX3JldmlzaW9uGAEgASgDEhMKC3RhYmxlX2NvdW50GAIgASgFEhAKCGV2ZXJ5b25lGAMgASgIIkQKFUF1dGhvcml6ZVNlYXRSZXNwb25zZRIVCg1yb29tX3JldmlzaW9uGAEgASgDEhQKDGRpc3BsYXlfbmFtZRgCIAEoCSJWCg1QbGF5ZXJQcm9maWxlEhQKDGRpc3BsYXlfbmFtZRgBIAEoCRIvCgt1cGRhdGVfdGltZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiFQoTR2V0TXlQcm9maWxlUmVxdWVzdCJGChRHZXRNeVByb2ZpbGVSZXNwb25zZRIuCgdwcm9maWxlGAEgASgLMh0ucG9rZXIubG9iYnkudjEuUGxheWVyUHJvZmlsZSJBChVTZXREaXNwbGF5TmFtZVJlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCRIUCgxkaXNwbGF5X25hbWUYAiABKAkiSAoWU2V0RGlzcGxheU5hbWVSZXNwb25zZRIuCgdwcm9maWxlGAEgASgLMh0ucG9rZXIubG9iYnkudjEuUGxheWVyUHJvZmlsZSJgChFDcmVhdGVSb29tUmVxdWVzdBISCgpyZXF1ZXN0X2lkGAEgASgJEiIKBHJvb20YAiABKAsyFC5wb2tlci5sb2JieS52MS5Sb29tEhMKC3RhYmxlX2NvdW50GAMgASgFIksKEkNyZWF0ZVJvb21SZXNwb25zZRIiCgRyb29tGAEgASgLMhQucG9rZXIubG9iYnkudjEuUm9vbRIRCgl0YWJsZV9pZHMYAiADKAkiSwoRVXBkYXRlUm9vbVJlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCRIiCgRyb29tGAIgASgLMhQucG9rZXIubG9iYnkudjEuUm9vbSI4ChJVcGRhdGVSb29tUmVzcG9uc2USIgoEcm9vbRgBIAEoCzIULnBva2VyLmxvYmJ5LnYxLlJvb20iOQoSRGlzYWJsZVJvb21SZXF1ZXN0EhIKCnJlcXVlc3RfaWQYASABKAkSDwoHcm9vbV9pZBgCIAEoCSI5ChNEaXNhYmxlUm9vbVJlc3BvbnNlEiIKBHJvb20YASABKAsyFC5wb2tlci5sb2JieS52MS5Sb29tIjgKEUVuYWJsZVJvb21SZXF1ZXN0EhIKCnJlcXVlc3RfaWQYASABKAkSDwoHcm9vbV9pZBgCIAEoCSI4ChJFbmFibGVSb29tUmVzcG9uc2USIgoEcm9vbRgBIAEoCzIULnBva2VyLmxvYmJ5LnYxLlJvb20iiwEKC01haW50ZW5hbmNlEhQKDG5vX25ld19zZWF0cxgBIAEoCBIUCgxub19uZXdfaGFuZHMYAiABKAgSDwoHbWVzc2FnZRgDIAEoCRIOCgZzZXRfYnkYBCABKAkSLwoLdXBkYXRlX3RpbWUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIlQKD1Jvb21NYWludGVuYW5jZRIPCgdyb29tX2lkGAEgASgJEjAKC21haW50ZW5hbmNlGAIgASgLMhsucG9rZXIubG9iYnkudjEuTWFpbnRlbmFuY2UibgoVU2V0TWFpbnRlbmFuY2VSZXF1ZXN0EhIKCnJlcXVlc3RfaWQYASABKAkSDwoHcm9vbV9pZBgCIAEoCRIwCgttYWludGVuYW5jZRgDIAEoCzIbLnBva2VyLmxvYmJ5LnYxLk1haW50ZW5hbmNlIkoKFlNldE1haW50ZW5hbmNlUmVzcG9uc2USMAoLbWFpbnRlbmFuY2UYASABKAsyGy5wb2tlci5sb2JieS52MS5NYWludGVuYW5jZSI7ChVHZXRNYWludGVuYW5jZVJlcXVlc3QSDwoHcm9vbV9pZBgBIAEoCRIRCglhbGxfcm9vbXMYAiABKAginwEKFkdldE1haW50ZW5hbmNlUmVzcG9uc2USKgoFbG9iYnkYASABKAsyGy5wb2tlci5sb2JieS52MS5NYWludGVuYW5jZRIpCgRyb29tGAIgASgLMhsucG9rZXIubG9iYnkudjEuTWFpbnRlbmFuY2USLgoFcm9vbXMYAyADKAsyHy5wb2tlci5sb2JieS52MS5Sb29tTWFpbnRlbmFuY2UicAoWVXBkYXRlQWxsb3dMaXN0UmVxdWVzdBISCgpyZXF1ZXN0X2lkGAEgASgJEg8KB3Jvb21faWQYAiABKAkSFgoOYWRkX3BsYXllcl9pZHMYAyADKAkSGQoRcmVtb3ZlX3BsYXllcl9pZHMYBCADKAkiLwoXVXBkYXRlQWxsb3dMaXN0UmVzcG9uc2USFAoMcGxheWVyX2NvdW50GAEgASgFIlMKFExpc3RBbGxvd0xpc3RSZXF1ZXN0Eg8KB3Jvb21faWQYASABKAkSKgoEcGFnZRgCIAEoCzIcLnBva2VyLmNvbW1vbi52MS5QYWdlUmVxdWVzdCJYChVMaXN0QWxsb3dMaXN0UmVzcG9uc2USEgoKcGxheWVyX2lkcxgBIAMoCRIrCgRwYWdlGAIgASgLMh0ucG9rZXIuY29tbW9uLnYxLlBhZ2VSZXNwb25zZSKBAQoXQ3JlYXRlSW52aXRlQ29kZVJlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCRIPCgdyb29tX2lkGAIgASgJEhAKCG1heF91c2VzGAMgASgFEi8KC2V4cGlyZV90aW1lGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCIoChhDcmVhdGVJbnZpdGVDb2RlUmVzcG9uc2USDAoEY29kZRgBIAEoCTL0DAoMTG9iYnlTZXJ2aWNlElAKCUxpc3RSb29tcxIgLnBva2VyLmxvYmJ5LnYxLkxpc3RSb29tc1JlcXVlc3QaIS5wb2tlci5sb2JieS52MS5MaXN0Um9vbXNSZXNwb25zZRJKCgdHZXRSb29tEh4ucG9rZXIubG9iYnkudjEuR2V0Um9vbVJlcXVlc3QaHy5wb2tlci5sb2JieS52MS5HZXRSb29tUmVzcG9uc2USUwoKTGlzdFRhYmxlcxIhLnBva2VyLmxvYmJ5LnYxLkxpc3RUYWJsZXNSZXF1ZXN0GiIucG9rZXIubG9iYnkudjEuTGlzdFRhYmxlc1Jlc3BvbnNlElAKCUpvaW5UYWJsZRIgLnBva2VyLmxvYmJ5LnYxLkpvaW5UYWJsZVJlcXVlc3QaIS5wb2tlci5sb2JieS52MS5Kb2luVGFibGVSZXNwb25zZRJlChBSZWRlZW1JbnZpdGVDb2RlEicucG9rZXIubG9iYnkudjEuUmVkZWVtSW52aXRlQ29kZVJlcXVlc3QaKC5wb2tlci5sb2JieS52MS5SZWRlZW1JbnZpdGVDb2RlUmVzcG9uc2USXAoNQXV0aG9yaXplU2VhdBIkLnBva2VyLmxvYmJ5LnYxLkF1dGhvcml6ZVNlYXRSZXF1ZXN0GiUucG9rZXIubG9iYnkudjEuQXV0aG9yaXplU2VhdFJlc3BvbnNlElwKDUF1dGhvcml6ZVZpZXcSJC5wb2tlci5sb2JieS52MS5BdXRob3JpemVWaWV3UmVxdWVzdBolLnBva2VyLmxvYmJ5LnYxLkF1dGhvcml6ZVZpZXdSZXNwb25zZRJZCgxHZXRNeVByb2ZpbGUSIy5wb2tlci5sb2JieS52MS5HZXRNeVByb2ZpbGVSZXF1ZXN0GiQucG9rZXIubG9iYnkudjEuR2V0TXlQcm9maWxlUmVzcG9uc2USXwoOU2V0RGlzcGxheU5hbWUSJS5wb2tlci5sb2JieS52MS5TZXREaXNwbGF5TmFtZVJlcXVlc3QaJi5wb2tlci5sb2JieS52MS5TZXREaXNwbGF5TmFtZVJlc3BvbnNlElMKCkNyZWF0ZVJvb20SIS5wb2tlci5sb2JieS52MS5DcmVhdGVSb29tUmVxdWVzdBoiLnBva2VyLmxvYmJ5LnYxLkNyZWF0ZVJvb21SZXNwb25zZRJTCgpVcGRhdGVSb29tEiEucG9rZXIubG9iYnkudjEuVXBkYXRlUm9vbVJlcXVlc3QaIi5wb2tlci5sb2JieS52MS5VcGRhdGVSb29tUmVzcG9uc2USVgoLRGlzYWJsZVJvb20SIi5wb2tlci5sb2JieS52MS5EaXNhYmxlUm9vbVJlcXVlc3QaIy5wb2tlci5sb2JieS52MS5EaXNhYmxlUm9vbVJlc3BvbnNlElMKCkVuYWJsZVJvb20SIS5wb2tlci5sb2JieS52MS5FbmFibGVSb29tUmVxdWVzdBoiLnBva2VyLmxvYmJ5LnYxLkVuYWJsZVJvb21SZXNwb25zZRJfCg5TZXRNYWludGVuYW5jZRIlLnBva2VyLmxvYmJ5LnYxLlNldE1haW50ZW5hbmNlUmVxdWVzdBomLnBva2VyLmxvYmJ5LnYxLlNldE1haW50ZW5hbmNlUmVzcG9uc2USXwoOR2V0TWFpbnRlbmFuY2USJS5wb2tlci5sb2JieS52MS5HZXRNYWludGVuYW5jZVJlcXVlc3QaJi5wb2tlci5sb2JieS52MS5HZXRNYWludGVuYW5jZVJlc3BvbnNlEmIKD1VwZGF0ZUFsbG93TGlzdBImLnBva2VyLmxvYmJ5LnYxLlVwZGF0ZUFsbG93TGlzdFJlcXVlc3QaJy5wb2tlci5sb2JieS52MS5VcGRhdGVBbGxvd0xpc3RSZXNwb25zZRJcCg1MaXN0QWxsb3dMaXN0EiQucG9rZXIubG9iYnkudjEuTGlzdEFsbG93TGlzdFJlcXVlc3QaJS5wb2tlci5sb2JieS52MS5MaXN0QWxsb3dMaXN0UmVzcG9uc2USZQoQQ3JlYXRlSW52aXRlQ29kZRInLnBva2VyLmxvYmJ5LnYxLkNyZWF0ZUludml0ZUNvZGVSZXF1ZXN0GigucG9rZXIubG9iYnkudjEuQ3JlYXRlSW52aXRlQ29kZVJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp, file_poker_common_v1_common]);
+  fileDesc("Chpwb2tlci9sb2JieS92MS9sb2JieS5wcm90bxIOcG9rZXIubG9iYnkudjEihAUKBFJvb20SDwoHcm9vbV9pZBgBIAEoCRIUCgxkaXNwbGF5X25hbWUYAiABKAkSLQoHdmFyaWFudBgDIAEoDjIcLnBva2VyLmNvbW1vbi52MS5HYW1lVmFyaWFudBInCgRwb29sGAQgASgOMhkucG9rZXIuY29tbW9uLnYxLkNoaXBQb29sEhcKD3NlYXRzX3Blcl90YWJsZRgFIAEoBRItCgZibGluZHMYBiABKAsyGy5wb2tlci5sb2JieS52MS5CbGluZFN0YWtlc0gAEi0KBmxpbWl0cxgHIAEoCzIbLnBva2VyLmxvYmJ5LnYxLkxpbWl0U3Rha2VzSAASKwoFYW50ZXMYCCABKAsyGi5wb2tlci5sb2JieS52MS5BbnRlU3Rha2VzSAASEgoKbWluX2J1eV9pbhgJIAEoAxISCgptYXhfYnV5X2luGAogASgDEg8KB3ByaXZhdGUYCyABKAgSGQoRcmFrZV9iYXNpc19wb2ludHMYDCABKAUSEAoIcmFrZV9jYXAYDSABKAMSLwoLY3JlYXRlX3RpbWUYDiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhwKFHJha2Vfbm9fZmxvcF9ub19kcm9wGA8gASgIEhAKCGRpc2FibGVkGBAgASgIEhMKC3RhYmxlX2NvdW50GBEgASgFEhAKCHJldmlzaW9uGBIgASgDEi8KC3VwZGF0ZV90aW1lGBMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCglvY2N1cGFuY3kYFCABKAsyHS5wb2tlci5sb2JieS52MS5Sb29tT2NjdXBhbmN5QggKBnN0YWtlcyJpCg1Sb29tT2NjdXBhbmN5EhYKDnJ1bm5pbmdfdGFibGVzGAEgASgFEhMKC3NlYXRzX3Rha2VuGAIgASgFEhIKCnNlYXRzX2ZyZWUYAyABKAUSFwoPcGxheWVyc193YWl0aW5nGAQgASgFIkMKC0JsaW5kU3Rha2VzEhMKC3NtYWxsX2JsaW5kGAEgASgDEhEKCWJpZ19ibGluZBgCIAEoAxIMCgRzdGVwGAMgASgDIjEKC0xpbWl0U3Rha2VzEhEKCXNtYWxsX2JldBgBIAEoAxIPCgdiaWdfYmV0GAIgASgDIkQKCkFudGVTdGFrZXMSEAoIbWluX2FudGUYASABKAMSEAoIbWF4X2FudGUYAiABKAMSEgoKbWF4X3BheW91dBgDIAEoAyJVCgtTZWF0U3VtbWFyeRIMCgRzZWF0GAEgASgFEhQKDGRpc3BsYXlfbmFtZRgCIAEoCRINCgVzdGFjaxgDIAEoAxITCgtzaXR0aW5nX291dBgEIAEoCCKtAgoMVGFibGVTdW1tYXJ5EhAKCHRhYmxlX2lkGAEgASgJEg8KB3Jvb21faWQYAiABKAkSFgoOc2VhdGVkX3BsYXllcnMYAyABKAUSDQoFc2VhdHMYBCABKAUSFwoPd2FpdGluZ19wbGF5ZXJzGAUgASgFEhgKEGhhbmRfaW5fcHJvZ3Jlc3MYBiABKAgSMAoLdGFrZW5fc2VhdHMYByADKAsyGy5wb2tlci5sb2JieS52MS5TZWF0U3VtbWFyeRITCgthdmVyYWdlX3BvdBgIIAEoAxIWCg5oYW5kc19wZXJfaG91chgJIAEoBRIQCghzaGFyZF9pZBgKIAEoCRIvCgt1cGRhdGVfdGltZRgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAi1gEKEExpc3RSb29tc1JlcXVlc3QSLQoHdmFyaWFudBgBIAEoDjIcLnBva2VyLmNvbW1vbi52MS5HYW1lVmFyaWFudBInCgRwb29sGAIgASgOMhkucG9rZXIuY29tbW9uLnYxLkNoaXBQb29sEioKBHBhZ2UYAyABKAsyHC5wb2tlci5jb21tb24udjEuUGFnZVJlcXVlc3QSEQoJbWluX3N0YWtlGAQgASgDEhEKCW1heF9zdGFrZRgFIAEoAxIYChBpbmNsdWRlX2Rpc2FibGVkGAYgASgIImUKEUxpc3RSb29tc1Jlc3BvbnNlEiMKBXJvb21zGAEgAygLMhQucG9rZXIubG9iYnkudjEuUm9vbRIrCgRwYWdlGAIgASgLMh0ucG9rZXIuY29tbW9uLnYxLlBhZ2VSZXNwb25zZSIhCg5HZXRSb29tUmVxdWVzdBIPCgdyb29tX2lkGAEgASgJIjUKD0dldFJvb21SZXNwb25zZRIiCgRyb29tGAEgASgLMhQucG9rZXIubG9iYnkudjEuUm9vbSIkChFMaXN0VGFibGVzUmVxdWVzdBIPCgdyb29tX2lkGAEgASgJIkIKEkxpc3RUYWJsZXNSZXNwb25zZRIsCgZ0YWJsZXMYASADKAsyHC5wb2tlci5sb2JieS52MS5UYWJsZVN1bW1hcnkiRwoQSm9pblRhYmxlUmVxdWVzdBIPCgdyb29tX2lkGAEgASgJEhAKCHRhYmxlX2lkGAIgASgJEhAKCHNwZWN0YXRlGAMgASgIInIKEUpvaW5UYWJsZVJlc3BvbnNlEhAKCHRhYmxlX2lkGAEgASgJEhAKCHNoYXJkX2lkGAIgASgJEg8KB2FkZHJlc3MYAyABKAkSFQoNZmVuY2luZ190b2tlbhgEIAEoAxIRCgluZXdfdGFibGUYBSABKAgiOwoXUmVkZWVtSW52aXRlQ29kZVJlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCRIMCgRjb2RlGAIgASgJIisKGFJlZGVlbUludml0ZUNvZGVSZXNwb25zZRIPCgdyb29tX2lkGAEgASgJIlIKFEF1dGhvcml6ZVNlYXRSZXF1ZXN0EhEKCXBsYXllcl9pZBgBIAEoCRIPCgdyb29tX2lkGAIgASgJEhYKDnN1Z2dlc3RlZF9uYW1lGAMgASgJIjoKFEF1dGhvcml6ZVZpZXdSZXF1ZXN0EhEKCXBsYXllcl9pZBgBIAEoCRIPCgdyb29tX2lkGAIgASgJIlUKFUF1dGhvcml6ZVZpZXdSZXNwb25zZRIVCg1yb29tX3JldmlzaW9uGAEgASgDEhMKC3RhYmxlX2NvdW50GAIgASgFEhAKCGV2ZXJ5b25lGAMgASgIIlgKFUF1dGhvcml6ZVNlYXRSZXNwb25zZRIVCg1yb29tX3JldmlzaW9uGAEgASgDEhQKDGRpc3BsYXlfbmFtZRgCIAEoCRISCgphdmF0YXJfdXJsGAMgASgJIn8KDVBsYXllclByb2ZpbGUSFAoMZGlzcGxheV9uYW1lGAEgASgJEi8KC3VwZGF0ZV90aW1lGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBISCgphdmF0YXJfdXJsGAMgASgJEhMKC3Nob3dfYXZhdGFyGAQgASgIIhUKE0dldE15UHJvZmlsZVJlcXVlc3QiRgoUR2V0TXlQcm9maWxlUmVzcG9uc2USLgoHcHJvZmlsZRgBIAEoCzIdLnBva2VyLmxvYmJ5LnYxLlBsYXllclByb2ZpbGUiQQoVU2V0RGlzcGxheU5hbWVSZXF1ZXN0EhIKCnJlcXVlc3RfaWQYASABKAkSFAoMZGlzcGxheV9uYW1lGAIgASgJIkgKFlNldERpc3BsYXlOYW1lUmVzcG9uc2USLgoHcHJvZmlsZRgBIAEoCzIdLnBva2VyLmxvYmJ5LnYxLlBsYXllclByb2ZpbGUiPwoUU2V0U2hvd0F2YXRhclJlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCRITCgtzaG93X2F2YXRhchgCIAEoCCJHChVTZXRTaG93QXZhdGFyUmVzcG9uc2USLgoHcHJvZmlsZRgBIAEoCzIdLnBva2VyLmxvYmJ5LnYxLlBsYXllclByb2ZpbGUiQQoYUmVjb3JkU2lnbkluUGhvdG9SZXF1ZXN0EhIKCnJlcXVlc3RfaWQYASABKAkSEQoJcGhvdG9fdXJsGAIgASgJIksKGVJlY29yZFNpZ25JblBob3RvUmVzcG9uc2USLgoHcHJvZmlsZRgBIAEoCzIdLnBva2VyLmxvYmJ5LnYxLlBsYXllclByb2ZpbGUiYAoRQ3JlYXRlUm9vbVJlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCRIiCgRyb29tGAIgASgLMhQucG9rZXIubG9iYnkudjEuUm9vbRITCgt0YWJsZV9jb3VudBgDIAEoBSJLChJDcmVhdGVSb29tUmVzcG9uc2USIgoEcm9vbRgBIAEoCzIULnBva2VyLmxvYmJ5LnYxLlJvb20SEQoJdGFibGVfaWRzGAIgAygJIksKEVVwZGF0ZVJvb21SZXF1ZXN0EhIKCnJlcXVlc3RfaWQYASABKAkSIgoEcm9vbRgCIAEoCzIULnBva2VyLmxvYmJ5LnYxLlJvb20iOAoSVXBkYXRlUm9vbVJlc3BvbnNlEiIKBHJvb20YASABKAsyFC5wb2tlci5sb2JieS52MS5Sb29tIjkKEkRpc2FibGVSb29tUmVxdWVzdBISCgpyZXF1ZXN0X2lkGAEgASgJEg8KB3Jvb21faWQYAiABKAkiOQoTRGlzYWJsZVJvb21SZXNwb25zZRIiCgRyb29tGAEgASgLMhQucG9rZXIubG9iYnkudjEuUm9vbSI4ChFFbmFibGVSb29tUmVxdWVzdBISCgpyZXF1ZXN0X2lkGAEgASgJEg8KB3Jvb21faWQYAiABKAkiOAoSRW5hYmxlUm9vbVJlc3BvbnNlEiIKBHJvb20YASABKAsyFC5wb2tlci5sb2JieS52MS5Sb29tIosBCgtNYWludGVuYW5jZRIUCgxub19uZXdfc2VhdHMYASABKAgSFAoMbm9fbmV3X2hhbmRzGAIgASgIEg8KB21lc3NhZ2UYAyABKAkSDgoGc2V0X2J5GAQgASgJEi8KC3VwZGF0ZV90aW1lGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJUCg9Sb29tTWFpbnRlbmFuY2USDwoHcm9vbV9pZBgBIAEoCRIwCgttYWludGVuYW5jZRgCIAEoCzIbLnBva2VyLmxvYmJ5LnYxLk1haW50ZW5hbmNlIm4KFVNldE1haW50ZW5hbmNlUmVxdWVzdBISCgpyZXF1ZXN0X2lkGAEgASgJEg8KB3Jvb21faWQYAiABKAkSMAoLbWFpbnRlbmFuY2UYAyABKAsyGy5wb2tlci5sb2JieS52MS5NYWludGVuYW5jZSJKChZTZXRNYWludGVuYW5jZVJlc3BvbnNlEjAKC21haW50ZW5hbmNlGAEgASgLMhsucG9rZXIubG9iYnkudjEuTWFpbnRlbmFuY2UiOwoVR2V0TWFpbnRlbmFuY2VSZXF1ZXN0Eg8KB3Jvb21faWQYASABKAkSEQoJYWxsX3Jvb21zGAIgASgIIp8BChZHZXRNYWludGVuYW5jZVJlc3BvbnNlEioKBWxvYmJ5GAEgASgLMhsucG9rZXIubG9iYnkudjEuTWFpbnRlbmFuY2USKQoEcm9vbRgCIAEoCzIbLnBva2VyLmxvYmJ5LnYxLk1haW50ZW5hbmNlEi4KBXJvb21zGAMgAygLMh8ucG9rZXIubG9iYnkudjEuUm9vbU1haW50ZW5hbmNlInAKFlVwZGF0ZUFsbG93TGlzdFJlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCRIPCgdyb29tX2lkGAIgASgJEhYKDmFkZF9wbGF5ZXJfaWRzGAMgAygJEhkKEXJlbW92ZV9wbGF5ZXJfaWRzGAQgAygJIi8KF1VwZGF0ZUFsbG93TGlzdFJlc3BvbnNlEhQKDHBsYXllcl9jb3VudBgBIAEoBSJTChRMaXN0QWxsb3dMaXN0UmVxdWVzdBIPCgdyb29tX2lkGAEgASgJEioKBHBhZ2UYAiABKAsyHC5wb2tlci5jb21tb24udjEuUGFnZVJlcXVlc3QiWAoVTGlzdEFsbG93TGlzdFJlc3BvbnNlEhIKCnBsYXllcl9pZHMYASADKAkSKwoEcGFnZRgCIAEoCzIdLnBva2VyLmNvbW1vbi52MS5QYWdlUmVzcG9uc2UigQEKF0NyZWF0ZUludml0ZUNvZGVSZXF1ZXN0EhIKCnJlcXVlc3RfaWQYASABKAkSDwoHcm9vbV9pZBgCIAEoCRIQCghtYXhfdXNlcxgDIAEoBRIvCgtleHBpcmVfdGltZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiKAoYQ3JlYXRlSW52aXRlQ29kZVJlc3BvbnNlEgwKBGNvZGUYASABKAkyvA4KDExvYmJ5U2VydmljZRJQCglMaXN0Um9vbXMSIC5wb2tlci5sb2JieS52MS5MaXN0Um9vbXNSZXF1ZXN0GiEucG9rZXIubG9iYnkudjEuTGlzdFJvb21zUmVzcG9uc2USSgoHR2V0Um9vbRIeLnBva2VyLmxvYmJ5LnYxLkdldFJvb21SZXF1ZXN0Gh8ucG9rZXIubG9iYnkudjEuR2V0Um9vbVJlc3BvbnNlElMKCkxpc3RUYWJsZXMSIS5wb2tlci5sb2JieS52MS5MaXN0VGFibGVzUmVxdWVzdBoiLnBva2VyLmxvYmJ5LnYxLkxpc3RUYWJsZXNSZXNwb25zZRJQCglKb2luVGFibGUSIC5wb2tlci5sb2JieS52MS5Kb2luVGFibGVSZXF1ZXN0GiEucG9rZXIubG9iYnkudjEuSm9pblRhYmxlUmVzcG9uc2USZQoQUmVkZWVtSW52aXRlQ29kZRInLnBva2VyLmxvYmJ5LnYxLlJlZGVlbUludml0ZUNvZGVSZXF1ZXN0GigucG9rZXIubG9iYnkudjEuUmVkZWVtSW52aXRlQ29kZVJlc3BvbnNlElwKDUF1dGhvcml6ZVNlYXQSJC5wb2tlci5sb2JieS52MS5BdXRob3JpemVTZWF0UmVxdWVzdBolLnBva2VyLmxvYmJ5LnYxLkF1dGhvcml6ZVNlYXRSZXNwb25zZRJcCg1BdXRob3JpemVWaWV3EiQucG9rZXIubG9iYnkudjEuQXV0aG9yaXplVmlld1JlcXVlc3QaJS5wb2tlci5sb2JieS52MS5BdXRob3JpemVWaWV3UmVzcG9uc2USWQoMR2V0TXlQcm9maWxlEiMucG9rZXIubG9iYnkudjEuR2V0TXlQcm9maWxlUmVxdWVzdBokLnBva2VyLmxvYmJ5LnYxLkdldE15UHJvZmlsZVJlc3BvbnNlEl8KDlNldERpc3BsYXlOYW1lEiUucG9rZXIubG9iYnkudjEuU2V0RGlzcGxheU5hbWVSZXF1ZXN0GiYucG9rZXIubG9iYnkudjEuU2V0RGlzcGxheU5hbWVSZXNwb25zZRJcCg1TZXRTaG93QXZhdGFyEiQucG9rZXIubG9iYnkudjEuU2V0U2hvd0F2YXRhclJlcXVlc3QaJS5wb2tlci5sb2JieS52MS5TZXRTaG93QXZhdGFyUmVzcG9uc2USaAoRUmVjb3JkU2lnbkluUGhvdG8SKC5wb2tlci5sb2JieS52MS5SZWNvcmRTaWduSW5QaG90b1JlcXVlc3QaKS5wb2tlci5sb2JieS52MS5SZWNvcmRTaWduSW5QaG90b1Jlc3BvbnNlElMKCkNyZWF0ZVJvb20SIS5wb2tlci5sb2JieS52MS5DcmVhdGVSb29tUmVxdWVzdBoiLnBva2VyLmxvYmJ5LnYxLkNyZWF0ZVJvb21SZXNwb25zZRJTCgpVcGRhdGVSb29tEiEucG9rZXIubG9iYnkudjEuVXBkYXRlUm9vbVJlcXVlc3QaIi5wb2tlci5sb2JieS52MS5VcGRhdGVSb29tUmVzcG9uc2USVgoLRGlzYWJsZVJvb20SIi5wb2tlci5sb2JieS52MS5EaXNhYmxlUm9vbVJlcXVlc3QaIy5wb2tlci5sb2JieS52MS5EaXNhYmxlUm9vbVJlc3BvbnNlElMKCkVuYWJsZVJvb20SIS5wb2tlci5sb2JieS52MS5FbmFibGVSb29tUmVxdWVzdBoiLnBva2VyLmxvYmJ5LnYxLkVuYWJsZVJvb21SZXNwb25zZRJfCg5TZXRNYWludGVuYW5jZRIlLnBva2VyLmxvYmJ5LnYxLlNldE1haW50ZW5hbmNlUmVxdWVzdBomLnBva2VyLmxvYmJ5LnYxLlNldE1haW50ZW5hbmNlUmVzcG9uc2USXwoOR2V0TWFpbnRlbmFuY2USJS5wb2tlci5sb2JieS52MS5HZXRNYWludGVuYW5jZVJlcXVlc3QaJi5wb2tlci5sb2JieS52MS5HZXRNYWludGVuYW5jZVJlc3BvbnNlEmIKD1VwZGF0ZUFsbG93TGlzdBImLnBva2VyLmxvYmJ5LnYxLlVwZGF0ZUFsbG93TGlzdFJlcXVlc3QaJy5wb2tlci5sb2JieS52MS5VcGRhdGVBbGxvd0xpc3RSZXNwb25zZRJcCg1MaXN0QWxsb3dMaXN0EiQucG9rZXIubG9iYnkudjEuTGlzdEFsbG93TGlzdFJlcXVlc3QaJS5wb2tlci5sb2JieS52MS5MaXN0QWxsb3dMaXN0UmVzcG9uc2USZQoQQ3JlYXRlSW52aXRlQ29kZRInLnBva2VyLmxvYmJ5LnYxLkNyZWF0ZUludml0ZUNvZGVSZXF1ZXN0GigucG9rZXIubG9iYnkudjEuQ3JlYXRlSW52aXRlQ29kZVJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp, file_poker_common_v1_common]);
 
 /**
  * Room is one entry of the catalogue: a game with its stakes; it has one or more tables.
@@ -140,7 +140,7 @@ export type Room = Message<"poker.lobby.v1.Room"> & {
   rakeNoFlopNoDrop: boolean;
 
   /**
-   * True when the room is disabled: listed to admins only, no new seats.
+   * True when the room is disabled: listed to staff only, no new seats.
    *
    * @generated from field: bool disabled = 16;
    */
@@ -498,7 +498,7 @@ export type ListRoomsRequest = Message<"poker.lobby.v1.ListRoomsRequest"> & {
   maxStake: bigint;
 
   /**
-   * Also list disabled rooms (admin only).
+   * Also list disabled rooms (staff only).
    *
    * @generated from field: bool include_disabled = 6;
    */
@@ -877,6 +877,14 @@ export type AuthorizeSeatResponse = Message<"poker.lobby.v1.AuthorizeSeatRespons
    * @generated from field: string display_name = 2;
    */
   displayName: string;
+
+  /**
+   * The player's Telegram photo, which the seat shows to everyone at the table; empty when they
+   * have none or turned showing it off (the seat then shows their initials).
+   *
+   * @generated from field: string avatar_url = 3;
+   */
+  avatarUrl: string;
 };
 
 /**
@@ -900,11 +908,25 @@ export type PlayerProfile = Message<"poker.lobby.v1.PlayerProfile"> & {
   displayName: string;
 
   /**
-   * When the name was last set.
+   * When the profile was last changed (its name, photo or the photo's switch).
    *
    * @generated from field: google.protobuf.Timestamp update_time = 2;
    */
   updateTime?: Timestamp | undefined;
+
+  /**
+   * The player's Telegram photo as their last Telegram sign-in with one gave it; empty for none.
+   *
+   * @generated from field: string avatar_url = 3;
+   */
+  avatarUrl: string;
+
+  /**
+   * Whether the player's seats show the photo (true unless the player turned it off).
+   *
+   * @generated from field: bool show_avatar = 4;
+   */
+  showAvatar: boolean;
 };
 
 /**
@@ -1000,6 +1022,104 @@ export const SetDisplayNameResponseSchema: GenMessage<SetDisplayNameResponse> = 
   messageDesc(file_poker_lobby_v1_lobby, 25);
 
 /**
+ * SetShowAvatarRequest turns showing the caller's photo at their seats off or on.
+ *
+ * @generated from message poker.lobby.v1.SetShowAvatarRequest
+ */
+export type SetShowAvatarRequest = Message<"poker.lobby.v1.SetShowAvatarRequest"> & {
+  /**
+   * The caller's idempotency key.
+   *
+   * @generated from field: string request_id = 1;
+   */
+  requestId: string;
+
+  /**
+   * Whether the caller's seats show their photo.
+   *
+   * @generated from field: bool show_avatar = 2;
+   */
+  showAvatar: boolean;
+};
+
+/**
+ * Describes the message poker.lobby.v1.SetShowAvatarRequest.
+ * Use `create(SetShowAvatarRequestSchema)` to create a new message.
+ */
+export const SetShowAvatarRequestSchema: GenMessage<SetShowAvatarRequest> = /*@__PURE__*/
+  messageDesc(file_poker_lobby_v1_lobby, 26);
+
+/**
+ * SetShowAvatarResponse carries the profile with the switch as set.
+ *
+ * @generated from message poker.lobby.v1.SetShowAvatarResponse
+ */
+export type SetShowAvatarResponse = Message<"poker.lobby.v1.SetShowAvatarResponse"> & {
+  /**
+   * The profile.
+   *
+   * @generated from field: poker.lobby.v1.PlayerProfile profile = 1;
+   */
+  profile?: PlayerProfile | undefined;
+};
+
+/**
+ * Describes the message poker.lobby.v1.SetShowAvatarResponse.
+ * Use `create(SetShowAvatarResponseSchema)` to create a new message.
+ */
+export const SetShowAvatarResponseSchema: GenMessage<SetShowAvatarResponse> = /*@__PURE__*/
+  messageDesc(file_poker_lobby_v1_lobby, 27);
+
+/**
+ * RecordSignInPhotoRequest carries the photo a Telegram sign-in gave.
+ *
+ * @generated from message poker.lobby.v1.RecordSignInPhotoRequest
+ */
+export type RecordSignInPhotoRequest = Message<"poker.lobby.v1.RecordSignInPhotoRequest"> & {
+  /**
+   * The caller's idempotency key (the gateway derives it from the sign-in's initData).
+   *
+   * @generated from field: string request_id = 1;
+   */
+  requestId: string;
+
+  /**
+   * Telegram's `user.photo_url`, as the signed initData carries it.
+   *
+   * @generated from field: string photo_url = 2;
+   */
+  photoUrl: string;
+};
+
+/**
+ * Describes the message poker.lobby.v1.RecordSignInPhotoRequest.
+ * Use `create(RecordSignInPhotoRequestSchema)` to create a new message.
+ */
+export const RecordSignInPhotoRequestSchema: GenMessage<RecordSignInPhotoRequest> = /*@__PURE__*/
+  messageDesc(file_poker_lobby_v1_lobby, 28);
+
+/**
+ * RecordSignInPhotoResponse carries the profile with the photo as kept.
+ *
+ * @generated from message poker.lobby.v1.RecordSignInPhotoResponse
+ */
+export type RecordSignInPhotoResponse = Message<"poker.lobby.v1.RecordSignInPhotoResponse"> & {
+  /**
+   * The profile.
+   *
+   * @generated from field: poker.lobby.v1.PlayerProfile profile = 1;
+   */
+  profile?: PlayerProfile | undefined;
+};
+
+/**
+ * Describes the message poker.lobby.v1.RecordSignInPhotoResponse.
+ * Use `create(RecordSignInPhotoResponseSchema)` to create a new message.
+ */
+export const RecordSignInPhotoResponseSchema: GenMessage<RecordSignInPhotoResponse> = /*@__PURE__*/
+  messageDesc(file_poker_lobby_v1_lobby, 29);
+
+/**
  * CreateRoomRequest defines a new room.
  *
  * @generated from message poker.lobby.v1.CreateRoomRequest
@@ -1033,7 +1153,7 @@ export type CreateRoomRequest = Message<"poker.lobby.v1.CreateRoomRequest"> & {
  * Use `create(CreateRoomRequestSchema)` to create a new message.
  */
 export const CreateRoomRequestSchema: GenMessage<CreateRoomRequest> = /*@__PURE__*/
-  messageDesc(file_poker_lobby_v1_lobby, 26);
+  messageDesc(file_poker_lobby_v1_lobby, 30);
 
 /**
  * CreateRoomResponse carries the created room.
@@ -1061,7 +1181,7 @@ export type CreateRoomResponse = Message<"poker.lobby.v1.CreateRoomResponse"> & 
  * Use `create(CreateRoomResponseSchema)` to create a new message.
  */
 export const CreateRoomResponseSchema: GenMessage<CreateRoomResponse> = /*@__PURE__*/
-  messageDesc(file_poker_lobby_v1_lobby, 27);
+  messageDesc(file_poker_lobby_v1_lobby, 31);
 
 /**
  * UpdateRoomRequest replaces the changeable fields of a room.
@@ -1090,7 +1210,7 @@ export type UpdateRoomRequest = Message<"poker.lobby.v1.UpdateRoomRequest"> & {
  * Use `create(UpdateRoomRequestSchema)` to create a new message.
  */
 export const UpdateRoomRequestSchema: GenMessage<UpdateRoomRequest> = /*@__PURE__*/
-  messageDesc(file_poker_lobby_v1_lobby, 28);
+  messageDesc(file_poker_lobby_v1_lobby, 32);
 
 /**
  * UpdateRoomResponse carries the room as stored after the change.
@@ -1111,7 +1231,7 @@ export type UpdateRoomResponse = Message<"poker.lobby.v1.UpdateRoomResponse"> & 
  * Use `create(UpdateRoomResponseSchema)` to create a new message.
  */
 export const UpdateRoomResponseSchema: GenMessage<UpdateRoomResponse> = /*@__PURE__*/
-  messageDesc(file_poker_lobby_v1_lobby, 29);
+  messageDesc(file_poker_lobby_v1_lobby, 33);
 
 /**
  * DisableRoomRequest names the room to disable.
@@ -1139,7 +1259,7 @@ export type DisableRoomRequest = Message<"poker.lobby.v1.DisableRoomRequest"> & 
  * Use `create(DisableRoomRequestSchema)` to create a new message.
  */
 export const DisableRoomRequestSchema: GenMessage<DisableRoomRequest> = /*@__PURE__*/
-  messageDesc(file_poker_lobby_v1_lobby, 30);
+  messageDesc(file_poker_lobby_v1_lobby, 34);
 
 /**
  * DisableRoomResponse carries the room after the change.
@@ -1160,7 +1280,7 @@ export type DisableRoomResponse = Message<"poker.lobby.v1.DisableRoomResponse"> 
  * Use `create(DisableRoomResponseSchema)` to create a new message.
  */
 export const DisableRoomResponseSchema: GenMessage<DisableRoomResponse> = /*@__PURE__*/
-  messageDesc(file_poker_lobby_v1_lobby, 31);
+  messageDesc(file_poker_lobby_v1_lobby, 35);
 
 /**
  * EnableRoomRequest names the room to enable.
@@ -1188,7 +1308,7 @@ export type EnableRoomRequest = Message<"poker.lobby.v1.EnableRoomRequest"> & {
  * Use `create(EnableRoomRequestSchema)` to create a new message.
  */
 export const EnableRoomRequestSchema: GenMessage<EnableRoomRequest> = /*@__PURE__*/
-  messageDesc(file_poker_lobby_v1_lobby, 32);
+  messageDesc(file_poker_lobby_v1_lobby, 36);
 
 /**
  * EnableRoomResponse carries the room after the change.
@@ -1209,7 +1329,7 @@ export type EnableRoomResponse = Message<"poker.lobby.v1.EnableRoomResponse"> & 
  * Use `create(EnableRoomResponseSchema)` to create a new message.
  */
 export const EnableRoomResponseSchema: GenMessage<EnableRoomResponse> = /*@__PURE__*/
-  messageDesc(file_poker_lobby_v1_lobby, 33);
+  messageDesc(file_poker_lobby_v1_lobby, 37);
 
 /**
  * Maintenance is the set of switches an operator uses to drain tables before a deploy.
@@ -1239,7 +1359,7 @@ export type Maintenance = Message<"poker.lobby.v1.Maintenance"> & {
   message: string;
 
   /**
-   * Who set the switches last (the admin's subject); output only.
+   * Who set the switches last (the staff member's subject); output only.
    *
    * @generated from field: string set_by = 4;
    */
@@ -1258,7 +1378,7 @@ export type Maintenance = Message<"poker.lobby.v1.Maintenance"> & {
  * Use `create(MaintenanceSchema)` to create a new message.
  */
 export const MaintenanceSchema: GenMessage<Maintenance> = /*@__PURE__*/
-  messageDesc(file_poker_lobby_v1_lobby, 34);
+  messageDesc(file_poker_lobby_v1_lobby, 38);
 
 /**
  * RoomMaintenance is the maintenance of one room.
@@ -1286,7 +1406,7 @@ export type RoomMaintenance = Message<"poker.lobby.v1.RoomMaintenance"> & {
  * Use `create(RoomMaintenanceSchema)` to create a new message.
  */
 export const RoomMaintenanceSchema: GenMessage<RoomMaintenance> = /*@__PURE__*/
-  messageDesc(file_poker_lobby_v1_lobby, 35);
+  messageDesc(file_poker_lobby_v1_lobby, 39);
 
 /**
  * SetMaintenanceRequest switches maintenance for the lobby or one room.
@@ -1321,7 +1441,7 @@ export type SetMaintenanceRequest = Message<"poker.lobby.v1.SetMaintenanceReques
  * Use `create(SetMaintenanceRequestSchema)` to create a new message.
  */
 export const SetMaintenanceRequestSchema: GenMessage<SetMaintenanceRequest> = /*@__PURE__*/
-  messageDesc(file_poker_lobby_v1_lobby, 36);
+  messageDesc(file_poker_lobby_v1_lobby, 40);
 
 /**
  * SetMaintenanceResponse confirms the switches in force.
@@ -1342,7 +1462,7 @@ export type SetMaintenanceResponse = Message<"poker.lobby.v1.SetMaintenanceRespo
  * Use `create(SetMaintenanceResponseSchema)` to create a new message.
  */
 export const SetMaintenanceResponseSchema: GenMessage<SetMaintenanceResponse> = /*@__PURE__*/
-  messageDesc(file_poker_lobby_v1_lobby, 37);
+  messageDesc(file_poker_lobby_v1_lobby, 41);
 
 /**
  * GetMaintenanceRequest names the room to look at.
@@ -1370,7 +1490,7 @@ export type GetMaintenanceRequest = Message<"poker.lobby.v1.GetMaintenanceReques
  * Use `create(GetMaintenanceRequestSchema)` to create a new message.
  */
 export const GetMaintenanceRequestSchema: GenMessage<GetMaintenanceRequest> = /*@__PURE__*/
-  messageDesc(file_poker_lobby_v1_lobby, 38);
+  messageDesc(file_poker_lobby_v1_lobby, 42);
 
 /**
  * GetMaintenanceResponse returns the lobby-wide and room switches.
@@ -1405,7 +1525,7 @@ export type GetMaintenanceResponse = Message<"poker.lobby.v1.GetMaintenanceRespo
  * Use `create(GetMaintenanceResponseSchema)` to create a new message.
  */
 export const GetMaintenanceResponseSchema: GenMessage<GetMaintenanceResponse> = /*@__PURE__*/
-  messageDesc(file_poker_lobby_v1_lobby, 39);
+  messageDesc(file_poker_lobby_v1_lobby, 43);
 
 /**
  * UpdateAllowListRequest adds or removes players of an allow-list.
@@ -1447,7 +1567,7 @@ export type UpdateAllowListRequest = Message<"poker.lobby.v1.UpdateAllowListRequ
  * Use `create(UpdateAllowListRequestSchema)` to create a new message.
  */
 export const UpdateAllowListRequestSchema: GenMessage<UpdateAllowListRequest> = /*@__PURE__*/
-  messageDesc(file_poker_lobby_v1_lobby, 40);
+  messageDesc(file_poker_lobby_v1_lobby, 44);
 
 /**
  * UpdateAllowListResponse reports the size of the list afterwards.
@@ -1468,7 +1588,7 @@ export type UpdateAllowListResponse = Message<"poker.lobby.v1.UpdateAllowListRes
  * Use `create(UpdateAllowListResponseSchema)` to create a new message.
  */
 export const UpdateAllowListResponseSchema: GenMessage<UpdateAllowListResponse> = /*@__PURE__*/
-  messageDesc(file_poker_lobby_v1_lobby, 41);
+  messageDesc(file_poker_lobby_v1_lobby, 45);
 
 /**
  * ListAllowListRequest pages through an allow-list.
@@ -1496,7 +1616,7 @@ export type ListAllowListRequest = Message<"poker.lobby.v1.ListAllowListRequest"
  * Use `create(ListAllowListRequestSchema)` to create a new message.
  */
 export const ListAllowListRequestSchema: GenMessage<ListAllowListRequest> = /*@__PURE__*/
-  messageDesc(file_poker_lobby_v1_lobby, 42);
+  messageDesc(file_poker_lobby_v1_lobby, 46);
 
 /**
  * ListAllowListResponse is one page of the allow-list.
@@ -1524,7 +1644,7 @@ export type ListAllowListResponse = Message<"poker.lobby.v1.ListAllowListRespons
  * Use `create(ListAllowListResponseSchema)` to create a new message.
  */
 export const ListAllowListResponseSchema: GenMessage<ListAllowListResponse> = /*@__PURE__*/
-  messageDesc(file_poker_lobby_v1_lobby, 43);
+  messageDesc(file_poker_lobby_v1_lobby, 47);
 
 /**
  * CreateInviteCodeRequest asks for a new invite code.
@@ -1566,7 +1686,7 @@ export type CreateInviteCodeRequest = Message<"poker.lobby.v1.CreateInviteCodeRe
  * Use `create(CreateInviteCodeRequestSchema)` to create a new message.
  */
 export const CreateInviteCodeRequestSchema: GenMessage<CreateInviteCodeRequest> = /*@__PURE__*/
-  messageDesc(file_poker_lobby_v1_lobby, 44);
+  messageDesc(file_poker_lobby_v1_lobby, 48);
 
 /**
  * CreateInviteCodeResponse carries the code.
@@ -1587,7 +1707,7 @@ export type CreateInviteCodeResponse = Message<"poker.lobby.v1.CreateInviteCodeR
  * Use `create(CreateInviteCodeResponseSchema)` to create a new message.
  */
 export const CreateInviteCodeResponseSchema: GenMessage<CreateInviteCodeResponse> = /*@__PURE__*/
-  messageDesc(file_poker_lobby_v1_lobby, 45);
+  messageDesc(file_poker_lobby_v1_lobby, 49);
 
 /**
  * LobbyService is the room catalogue and the front door to tables: it lists rooms and tables with
@@ -1603,7 +1723,7 @@ export const CreateInviteCodeResponseSchema: GenMessage<CreateInviteCodeResponse
 export const LobbyService: GenService<{
   /**
    * ListRooms lists the rooms the caller may see, filtered by variant, pool and stake, ordered by
-   * room id, with each room's live occupancy. Disabled rooms only with `include_disabled` (admin).
+   * room id, with each room's live occupancy. Disabled rooms only with `include_disabled` (staff).
    * Errors: PAGE_TOKEN_INVALID, FIELD_INVALID (a filter out of range), ROLE_REQUIRED.
    *
    * @generated from rpc poker.lobby.v1.LobbyService.ListRooms
@@ -1685,7 +1805,7 @@ export const LobbyService: GenService<{
    * AuthorizeView tells a table shard whether a player may see a room's tables (snapshots, watch
    * and spectator streams, house views): the lobby's own visibility rule, the one ListRooms,
    * GetRoom and ListTables apply (a private room only for its allow-list, a disabled room for
-   * nobody but admins). The shard asks it for every reader who has no seat at the table (service:
+   * nobody but staff). The shard asks it for every reader who has no seat at the table (service:
    * table). Errors: ROOM_NOT_FOUND (also for a room the player may not see), FIELD_INVALID,
    * ROLE_REQUIRED.
    *
@@ -1726,7 +1846,35 @@ export const LobbyService: GenService<{
     output: typeof SetDisplayNameResponseSchema;
   },
   /**
-   * CreateRoom adds a room to the catalogue (admin). Idempotent by `request_id`.
+   * SetShowAvatar turns showing the caller's Telegram photo at their seats off or on (on unless
+   * turned off). With it off, AuthorizeSeat answers no photo and the seats show the initials of the
+   * display name; tables follow the switch from the player's next seat. Idempotent by `request_id`.
+   * Errors: FIELD_REQUIRED, FIELD_INVALID, IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
+   *
+   * @generated from rpc poker.lobby.v1.LobbyService.SetShowAvatar
+   */
+  setShowAvatar: {
+    methodKind: "unary";
+    input: typeof SetShowAvatarRequestSchema;
+    output: typeof SetShowAvatarResponseSchema;
+  },
+  /**
+   * RecordSignInPhoto records the Telegram photo the caller's sign-in gave (initData's
+   * `user.photo_url`): the gateway calls it as the player, with the token it has just issued, at
+   * every Telegram sign-in that has a photo; browsers cannot (the gateway does not forward it). Only
+   * Telegram's own photo URLs (`https://t.me/i/userpic/...`, at most 256 characters) are kept; any
+   * other URL is dropped, and the profile then has no photo. Idempotent by `request_id`. Errors:
+   * FIELD_REQUIRED, FIELD_INVALID, IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
+   *
+   * @generated from rpc poker.lobby.v1.LobbyService.RecordSignInPhoto
+   */
+  recordSignInPhoto: {
+    methodKind: "unary";
+    input: typeof RecordSignInPhotoRequestSchema;
+    output: typeof RecordSignInPhotoResponseSchema;
+  },
+  /**
+   * CreateRoom adds a room to the catalogue (operations). Idempotent by `request_id`.
    * Errors: FIELD_REQUIRED, FIELD_INVALID, POOL_INVALID, ROOM_ALREADY_EXISTS,
    * IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
    *
@@ -1738,7 +1886,7 @@ export const LobbyService: GenService<{
     output: typeof CreateRoomResponseSchema;
   },
   /**
-   * UpdateRoom changes a room's name, stakes, buy-ins, rake, privacy or table count (admin); the
+   * UpdateRoom changes a room's name, stakes, buy-ins, rake, privacy or table count (operations); the
    * variant, pool and seats stay. Tables read the room at the start of each hand, so a change
    * applies from the next hand, never to a running one. Idempotent by `request_id`.
    * Errors: ROOM_NOT_FOUND, FIELD_REQUIRED, FIELD_INVALID, IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
@@ -1751,7 +1899,7 @@ export const LobbyService: GenService<{
     output: typeof UpdateRoomResponseSchema;
   },
   /**
-   * DisableRoom stops new seats in a room for good (admin); seated players finish and leave.
+   * DisableRoom stops new seats in a room for good (operations); seated players finish and leave.
    * Idempotent by `request_id`. Errors: ROOM_NOT_FOUND, IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
    *
    * @generated from rpc poker.lobby.v1.LobbyService.DisableRoom
@@ -1762,7 +1910,7 @@ export const LobbyService: GenService<{
     output: typeof DisableRoomResponseSchema;
   },
   /**
-   * EnableRoom opens a disabled room again (admin). Idempotent by `request_id`.
+   * EnableRoom opens a disabled room again (operations). Idempotent by `request_id`.
    * Errors: ROOM_NOT_FOUND, IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
    *
    * @generated from rpc poker.lobby.v1.LobbyService.EnableRoom
@@ -1773,7 +1921,7 @@ export const LobbyService: GenService<{
     output: typeof EnableRoomResponseSchema;
   },
   /**
-   * SetMaintenance switches maintenance for the whole lobby or one room (admin). Table shards learn
+   * SetMaintenance switches maintenance for the whole lobby or one room (operations). Table shards learn
    * the change within two seconds. Idempotent by `request_id`.
    * Errors: ROOM_NOT_FOUND, FIELD_INVALID, ROLE_REQUIRED, IDEMPOTENCY_CONFLICT.
    *
@@ -1796,7 +1944,7 @@ export const LobbyService: GenService<{
     output: typeof GetMaintenanceResponseSchema;
   },
   /**
-   * UpdateAllowList adds players to or removes them from an allow-list (admin): a room's, or with
+   * UpdateAllowList adds players to or removes them from an allow-list (operations): a room's, or with
    * an empty room id the lobby-wide list of closed access. Idempotent by `request_id`.
    * Errors: ROOM_NOT_FOUND, FIELD_INVALID, ROLE_REQUIRED, IDEMPOTENCY_CONFLICT.
    *
@@ -1808,7 +1956,7 @@ export const LobbyService: GenService<{
     output: typeof UpdateAllowListResponseSchema;
   },
   /**
-   * ListAllowList lists the players of an allow-list (admin).
+   * ListAllowList lists the players of an allow-list (operations, support).
    * Errors: ROOM_NOT_FOUND, ROLE_REQUIRED, PAGE_TOKEN_INVALID.
    *
    * @generated from rpc poker.lobby.v1.LobbyService.ListAllowList
@@ -1820,7 +1968,7 @@ export const LobbyService: GenService<{
   },
   /**
    * CreateInviteCode issues an invite code for a room's allow-list, or with an empty room id for
-   * the lobby-wide list (admin). Idempotent by `request_id`.
+   * the lobby-wide list (operations). Idempotent by `request_id`.
    * Errors: ROOM_NOT_FOUND, FIELD_INVALID, ROLE_REQUIRED, IDEMPOTENCY_CONFLICT.
    *
    * @generated from rpc poker.lobby.v1.LobbyService.CreateInviteCode
