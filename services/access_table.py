@@ -22,9 +22,14 @@ Generated from the access policies in `services/<name>/assembly.py` and the sett
 `python -m services.access_table`; `tests/security/test_access_table.py` fails when this file and
 the code disagree.
 
-Identities: `player` and `admin` are roles of a person's token; `service:<name>` is a service token
-whose subject names the calling service (`payments` is the payments gateway). No rule grants "any
-service". Health (`grpc.health.v1.Health/Check`, `Watch`, `List`) and server reflection need no
+Identities: `player` and the staff's jobs are roles of a person's token; `service:<name>` is a
+service token whose subject names the calling service (`payments` is the payments gateway). No rule
+grants "any service". Each staff role grants only its job: `support` (read players, their
+statements and hands; chat moderation; notes), `risk` (fair-play cases and holds), `finance` (the
+ledger, the house bank, the conservation audit), `operations` (rooms, tables, maintenance, invite
+codes), `admin` (the staff and the audit trail). A person may hold several; where a handler widens a
+read for staff ("staff: every room"), any staff role counts. `tests/security/test_role_matrix.py`
+calls every RPC as each role and each service and holds the answers to this table. Health (`grpc.health.v1.Health/Check`, `Watch`, `List`) and server reflection need no
 token. The third column says what a caller reads there, where the handler narrows the grant (the
 tests in `tests/security/test_least_privilege.py` call each as another player).
 """
@@ -32,22 +37,28 @@ tests in `tests/security/test_least_privilege.py` call each as another player).
 # What the handler lets each caller read or touch, where that is narrower than the grant.
 READS: dict[tuple[str, str], str] = {
     ("lobby", "ListRooms"): "rooms the caller may see: a private room only for its allow-list, a disabled "
-    "room only for admins (`include_disabled`)",
+    "room only for staff (`include_disabled`)",
     ("lobby", "GetRoom"): "the same visibility (`ROOM_NOT_FOUND` for a room the caller may not see)",
     ("lobby", "ListTables"): "the same visibility; live figures carry no card",
     ("lobby", "JoinTable"): "the same visibility; the seat checks unless spectating",
     ("lobby", "GetMaintenance"): "the lobby's switches; a room's only of a room the caller may see "
-    "(`ROOM_NOT_FOUND` otherwise), and `all_rooms` only those; admins and services: every room",
+    "(`ROOM_NOT_FOUND` otherwise), and `all_rooms` only those; staff and services: every room",
     ("lobby", "AuthorizeView"): "the visibility rule for a named player, for a shard about to show a table",
-    ("lobby", "AuthorizeSeat"): "the seat checks for a named player, and that player's display name (a "
-    "profile made first if they have none)",
+    ("lobby", "AuthorizeSeat"): "the seat checks for a named player, and that player's display name and "
+    "photo, unless they turned showing it off (a profile made first if they have none)",
     ("lobby", "GetMyProfile"): "the caller's own profile (made on the first call: never another player's)",
     ("lobby", "SetDisplayName"): "the caller's own profile",
+    ("lobby", "SetShowAvatar"): "the caller's own profile",
+    (
+        "lobby",
+        "RecordSignInPhoto",
+    ): "the caller's own profile; the gateway's Telegram sign-in calls it as the "
+    "player, and does not forward it from browsers",
     ("table", "OpenTable"): "(ShardDirectoryService) opens the table JoinTable routes a player to",
     ("table", "ListShardTables"): "(ShardDirectoryService) live figures of the shard's tables, no card",
     ("table", "GetTableSnapshot"): "a seated player (a player with a round, at a house table): their own "
     "view; any other player: the waiting view, only of a room they may see (`TABLE_NOT_FOUND` "
-    "otherwise); admins and services: every table",
+    "otherwise); staff and services: every table",
     ("table", "WatchTable"): "the same as GetTableSnapshot, as a stream; a house table: the caller's own "
     "rounds only",
     ("table", "SpectateTable"): "the public view, late, of a room the caller may see; no hidden card",
@@ -62,23 +73,23 @@ READS: dict[tuple[str, str], str] = {
     ("cashier", "GetStatement"): "a player: their own statement only (`NOT_YOUR_RESOURCE`)",
     ("fairness", "GetCommitment"): "the public record of any hand (commitments, state, seats and client "
     "seeds; a player id only the caller's own); a house-game round or a private room's hand only for "
-    "its players (`HAND_NOT_FOUND` otherwise); admins: every hand",
+    "its players (`HAND_NOT_FOUND` otherwise); staff: every hand",
     ("fairness", "ListTableCommitments"): "the table's chain links; the hand id only of hands the caller "
-    "played; other players' house-game rounds and private rooms' hands left out; admins: every hand "
+    "played; other players' house-game rounds and private rooms' hands left out; staff: every hand "
     "with its id",
     ("fairness", "GetReveal"): "an ended hand (`HAND_NOT_FINISHED` before). Versions 1 and 2: the seed "
     "and deck to the hand's participants only (`NOT_YOUR_RESOURCE`); a participant can compute every "
     "card of it, folded ones included (docs/fairness.md). Version 3: the seed and the openings of the "
     "public positions, with the caller's own if they played it. A house-game round or a private "
-    "room's hand only for its players (`HAND_NOT_FOUND`); admins: every ended hand, all 52 openings",
+    "room's hand only for its players (`HAND_NOT_FOUND`); staff: every ended hand, all 52 openings",
     ("fairness", "VerifyHand"): "by hand id: the same as GetReveal (a verdict on a dealt card would "
     "tell a stranger the card); from published values: nothing stored, only what the caller sends",
     ("history", "ListMyHands"): "the caller's own hands",
     (
         "history",
         "GetHand",
-    ): "hands the caller played, in their view (`HAND_NOT_FOUND` otherwise); admins: all",
-    ("history", "ListTableHands"): "hands of the table the caller played; admins: all",
+    ): "hands the caller played, in their view (`HAND_NOT_FOUND` otherwise); support and risk: all",
+    ("history", "ListTableHands"): "hands of the table the caller played; support and risk: all",
     ("history", "ExportHands"): "hands the caller may see, in their view",
     ("history", "ListBalanceChanges"): "the caller's own balance changes",
 }
@@ -144,7 +155,7 @@ def _quota_rows() -> list[str]:
         row(
             "player_concurrent_calls",
             ServiceSettings,
-            "unary calls one player (token subject) has served at once; admins and services: the totals only",
+            "unary calls one player (token subject) has served at once; staff and services: the totals only",
             "`CALLER_QUOTA_EXCEEDED`",
         ),
         row(

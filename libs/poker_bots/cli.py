@@ -5,7 +5,7 @@
     poker-bots --bots 0 --house-bots 2 --house-rooms casino-holdem-gram,russian-poker-mpx --house-rounds 50
 
 House bots play their own rounds at a house table with the library's basic strategy; the pool's
-house bank must be funded (cashier FundHouseAccount, an admin) or the table refuses the bets.
+house bank must be funded (cashier RequestHouseFunding + DecideHouseFunding, two people of finance) or the table refuses the bets.
 
 Development (POKER_ENVIRONMENT unset or `development`): each bot's player token and the payments
 gateway's token (for chip purchases) are minted with the first of POKER_AUTH_KEYS, the key the

@@ -1,6 +1,7 @@
 """Who may call which RPC: declared once per service, checked before any request is parsed.
 
-A rule names principals: the person roles `player` and `admin`, and individual services by name
+A rule names principals: the person roles (`player`, and the staff's jobs `support`, `risk`,
+`finance`, `operations`, `admin`), and individual services by name
 (`ServiceName`). There is no "any service" grant: a service token names its service, and each RPC
 lists the services whose job needs it, so a stolen token of one service cannot do another's job.
 
@@ -15,13 +16,18 @@ from dataclasses import dataclass, field
 
 from google.protobuf import descriptor_pool
 
-from service_runtime.auth import Principal, Role, ServiceName
+from service_runtime.auth import STAFF_ROLES, Principal, Role, ServiceName
 
 PLAYERS: frozenset[Principal] = frozenset({Role.PLAYER})
-ADMIN_ONLY: frozenset[Principal] = frozenset({Role.ADMIN})
-PLAYERS_AND_ADMINS: frozenset[Principal] = frozenset({Role.PLAYER, Role.ADMIN})
+# Staff by job (auth.Role): each grant names the jobs that need the call, never "all staff" by default.
+SUPPORT: frozenset[Principal] = frozenset({Role.SUPPORT})
+RISK: frozenset[Principal] = frozenset({Role.RISK})
+FINANCE: frozenset[Principal] = frozenset({Role.FINANCE})
+OPERATIONS: frozenset[Principal] = frozenset({Role.OPERATIONS})
+STAFF_ADMIN: frozenset[Principal] = frozenset({Role.ADMIN})
+EVERY_STAFF_ROLE: frozenset[Principal] = frozenset(STAFF_ROLES)
 # Read-only RPCs any authenticated caller may use (each named service included).
-ANY_CALLER: frozenset[Principal] = frozenset({Role.PLAYER, Role.ADMIN, *ServiceName})
+ANY_CALLER: frozenset[Principal] = frozenset({Role.PLAYER, *STAFF_ROLES, *ServiceName})
 
 
 def services(*names: ServiceName) -> frozenset[Principal]:
@@ -86,6 +92,6 @@ def describe(allowed: frozenset[Principal]) -> str:
     """A grant in words, for error messages and the generated access table."""
     if allowed == ANY_CALLER:
         return "any authenticated caller"
-    people = [p.value for p in (Role.PLAYER, Role.ADMIN) if p in allowed]
+    people = [p.value for p in Role if p is not Role.SERVICE and p in allowed]
     named = [f"service:{s.value}" for s in ServiceName if s in allowed]
     return ", ".join(people + named) or "nobody"

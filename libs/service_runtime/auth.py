@@ -35,9 +35,23 @@ from service_runtime.errors import PermissionDenied, Unauthenticated
 
 
 class Role(enum.StrEnum):
+    """A person's roles (a player, or staff by job) and the service role. Staff roles each grant only
+    their job (docs/access.md): support reads players, their statements and hands and moderates
+    chat; risk works the fair-play cases and holds; finance the ledger, the house bank and the audit;
+    operations the rooms, tables and maintenance; admin the staff and the audit trail."""
+
     PLAYER = "player"
+    SUPPORT = "support"
+    RISK = "risk"
+    FINANCE = "finance"
+    OPERATIONS = "operations"
     ADMIN = "admin"
     SERVICE = "service"
+
+
+# The roles of the operator's staff: any one of them reads as staff where a handler narrows what a
+# caller sees (every room, every card of a hand); what each may call is its own grant.
+STAFF_ROLES: frozenset[Role] = frozenset({Role.SUPPORT, Role.RISK, Role.FINANCE, Role.OPERATIONS, Role.ADMIN})
 
 
 class ServiceName(enum.StrEnum):
@@ -100,6 +114,11 @@ class Caller:
     def has(self, role: Role) -> bool:
         return role in self.roles
 
+    @property
+    def is_staff(self) -> bool:
+        """The caller holds a staff role (any): reads narrowed for players are whole for staff."""
+        return not self.roles.isdisjoint(STAFF_ROLES)
+
     # Both worked out once per caller (a verified token's caller serves every call it makes):
     # functools.cached_property keeps them in the instance's dict, beside the frozen fields.
     @functools.cached_property
@@ -160,13 +179,19 @@ class KeyScope(enum.StrEnum):
 
     ANY = "any"
     PLAYER = "player"
+    # The staff's front door (the back office): staff roles only, and short-lived tokens
+    # (`STAFF_TOKEN_MAX_SECONDS`), checked by every verifier.
+    STAFF = "staff"
 
 
 # The roles a token signed by a key of each scope may carry.
 _SCOPE_ROLES: dict[KeyScope, frozenset[Role]] = {
     KeyScope.ANY: frozenset(Role),
     KeyScope.PLAYER: frozenset({Role.PLAYER}),
+    KeyScope.STAFF: STAFF_ROLES,
 }
+# The longest a token signed by a staff-scoped key may live (issued to expiry).
+STAFF_TOKEN_MAX_SECONDS = 3600
 # The secret of an HMAC key: long enough that it cannot be guessed.
 MIN_SECRET_LENGTH = 16
 
@@ -183,11 +208,13 @@ def parse_key_entry(entry: str) -> tuple[str, KeyScope, str]:
         )
     if not slash:
         return kid, KeyScope.ANY, secret
-    if scope_text != KeyScope.PLAYER.value:
+    scopes = {KeyScope.PLAYER.value: KeyScope.PLAYER, KeyScope.STAFF.value: KeyScope.STAFF}
+    if scope_text not in scopes:
         raise ValueError(
-            f"a key's scope is {KeyScope.PLAYER.value!r} (or none: any token), not {scope_text!r}"
+            f"a key's scope is {KeyScope.PLAYER.value!r} or {KeyScope.STAFF.value!r} (or none: any token), "
+            f"not {scope_text!r}"
         )
-    return kid, KeyScope.PLAYER, secret
+    return kid, scopes[scope_text], secret
 
 
 @dataclass(frozen=True)
@@ -233,11 +260,13 @@ def mint_token(
     device and network signals, its time, its session id and the name it suggests when given."""
     header = {"alg": "HS256", "typ": "JWT", "kid": keys.signing_key_id}
     granted = [Role(r) for r in roles]
+    scope = keys.scope_of(keys.signing_key_id)
     if not keys.may_sign(keys.signing_key_id, granted):
         raise ValueError(
-            f"the signing key {keys.signing_key_id!r} may sign player tokens only "
-            f"(its scope is {keys.scope_of(keys.signing_key_id).value})"
+            f"the signing key {keys.signing_key_id!r} may not sign these roles (its scope is {scope.value})"
         )
+    if scope is KeyScope.STAFF and ttl_seconds > STAFF_TOKEN_MAX_SECONDS:
+        raise ValueError(f"a staff token lives at most an hour ({STAFF_TOKEN_MAX_SECONDS} s)")
     claims: dict[str, object] = {
         "sub": subject,
         "roles": sorted(r.value for r in granted),
@@ -309,6 +338,16 @@ def verify_token(keys: TokenKeys, token: str, *, now: int) -> Caller:
     if not keys.may_sign(str(kid), parsed_roles):
         # A key of limited scope (the gateway's) signed more than it may: a forgery by its holder.
         raise Unauthenticated("TOKEN_KEY_SCOPE", "the bearer token's key may not grant these roles")
+    if keys.scope_of(str(kid)) is KeyScope.STAFF:
+        issued = claims.get("iat")
+        if (
+            not isinstance(issued, int)
+            or isinstance(issued, bool)
+            or expires - issued > STAFF_TOKEN_MAX_SECONDS
+        ):
+            raise Unauthenticated(
+                "TOKEN_KEY_SCOPE", "a staff token lives at most an hour: sign in to the back office again"
+            )
     signals: dict[str, str] = {}
     for claim in ("dev", "net", "sid"):
         value = claims.get(claim, "")

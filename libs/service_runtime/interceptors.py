@@ -152,8 +152,8 @@ class _CallerQuota:
         self._in_flight: dict[str, int] = {}
 
     def enter(self, caller: Caller | None) -> str | None:
-        """The key to `leave` with, or None when the caller has no quota (admins, services)."""
-        if caller is None or not caller.has(Role.PLAYER) or caller.has(Role.ADMIN) or caller.service:
+        """The key to `leave` with, or None when the caller has no quota (staff, services)."""
+        if caller is None or not caller.has(Role.PLAYER) or caller.is_staff or caller.service:
             return None
         held = self._in_flight.get(caller.subject, 0)
         if held >= self._limit:

@@ -6,6 +6,7 @@ tests use the same helpers; nothing in production imports it.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import time
 import uuid
@@ -16,9 +17,12 @@ import psycopg
 from psycopg import sql
 from sqlalchemy.engine import make_url
 
+from poker.cashier.v1 import cashier_pb2, cashier_pb2_grpc
+from poker.common.v1 import common_pb2
 from service_runtime.access import AccessPolicy
 from service_runtime.auth import Role, ServiceName, TokenKeys, mint_token
 from service_runtime.clients import reason_of as reason_of  # the tests read reasons with it
+from service_runtime.house_funding_client import fund_by_two
 from service_runtime.interceptors import DEFAULT_LIMITS, Limits
 from service_runtime.server import GrpcService, RunningServer, create_server
 from service_runtime.service_settings import DEV_KEY_ID, DEV_SIGNING_KEY
@@ -37,6 +41,62 @@ def token_for(
 def auth_metadata(subject: str, *roles: Role | str) -> tuple[tuple[str, str], ...]:
     """Call metadata carrying a freshly minted development token."""
     return (("authorization", f"Bearer {token_for(subject, *roles)}"),)
+
+
+# Two different members of finance: funding the house takes one who asks and another who approves.
+FINANCE_ASKER = "finance-asker"
+FINANCE_APPROVER = "finance-approver"
+
+
+async def fund_house(
+    stub: cashier_pb2_grpc.CashierServiceStub,
+    *,
+    request_id: str,
+    pool: common_pb2.ChipPool.ValueType,
+    amount: int,
+    reason: str = "test funding",
+    account: cashier_pb2.HouseAccount.ValueType = cashier_pb2.HOUSE_ACCOUNT_BANK,
+    rpc_deadline: float | None = None,
+) -> cashier_pb2.DecideHouseFundingResponse:
+    """Fund a house account as finance does: one member asks, another approves (fresh tokens)."""
+    return await fund_by_two(
+        stub,
+        stub,
+        request_id=request_id,
+        pool=pool,
+        amount=amount,
+        reason=reason,
+        account=account,
+        asker_metadata=auth_metadata(FINANCE_ASKER, Role.FINANCE),
+        approver_metadata=auth_metadata(FINANCE_APPROVER, Role.FINANCE),
+        rpc_deadline=rpc_deadline,
+    )
+
+
+def fund_house_now(
+    cashier_address: str,
+    *,
+    request_id: str,
+    pool: common_pb2.ChipPool.ValueType,
+    amount: int,
+    reason: str = "test funding",
+    account: cashier_pb2.HouseAccount.ValueType = cashier_pb2.HOUSE_ACCOUNT_BANK,
+) -> cashier_pb2.DecideHouseFundingResponse:
+    """`fund_house` from synchronous code (plaintext loopback): its own event loop and channel."""
+
+    async def run() -> cashier_pb2.DecideHouseFundingResponse:
+        async with grpc.aio.insecure_channel(cashier_address) as channel:
+            return await fund_house(
+                cashier_pb2_grpc.CashierServiceStub(channel),
+                request_id=request_id,
+                pool=pool,
+                amount=amount,
+                reason=reason,
+                account=account,
+                rpc_deadline=10,
+            )
+
+    return asyncio.run(run())
 
 
 def service_metadata(service: ServiceName) -> tuple[tuple[str, str], ...]:

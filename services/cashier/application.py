@@ -23,11 +23,10 @@ from service_runtime.errors import AlreadyExists, FailedPrecondition, InvalidArg
 from services.cashier import storage
 from services.cashier.coalescing import Answer, Coalescer
 from services.cashier.holds import STOPS_WITHDRAWALS, HoldUseCases, refuse_if_held
+from services.cashier.house_funding import HouseFundingUseCases, funding_transfer
 from services.cashier.ledger import (
-    HOUSE_FUNDING_SOURCE,
     INT64_MAX,
     MAX_RECORDED_TRANSFER_ID_LENGTH,
-    MAX_TRANSFER_ID_LENGTH,
     Account,
     AccountKind,
     Pool,
@@ -37,11 +36,9 @@ from services.cashier.ledger import (
     TransferRequest,
     TransferStatus,
     bank_account_id,
-    check_amount,
     check_player_id,
     check_text,
     cover_account_id,
-    funding_transfer_id,
     jackpot_account_id,
     mint_account_id,
     plan_transfers,
@@ -115,7 +112,7 @@ def _decode_token(token: str) -> tuple[int, int]:
     return int(match[1]), int(match[2])
 
 
-class Cashier(SeatSessionUseCases, HoldUseCases):
+class Cashier(SeatSessionUseCases, HoldUseCases, HouseFundingUseCases):
     """The application service; one per process, sharing the engine's connection pool."""
 
     def __init__(
@@ -389,36 +386,15 @@ class Cashier(SeatSessionUseCases, HoldUseCases):
     async def fund_house_account(
         self, *, request_id: str, pool: Pool | None, account: AccountKind | None, amount: int, reason: str
     ) -> tuple[TransferRecord, bool, int]:
-        """Move chips between the pool's house-funding mint and its house bank or jackpot (admin).
+        """Move chips between the pool's house-funding mint and its house bank or jackpot at once.
 
+        The ledger operation an approved funding applies (house_funding.py); no RPC reaches it alone
+        (funding takes two people of finance). Tests and the in-process tools seed a house bank with it.
         Positive `amount` funds the account (minted), negative returns chips to the mint (burned);
         one transfer `funding:<request_id>` with the reason as reference, idempotent by request id.
         Returns the transfer, whether it existed, and the house account's balance after it.
         """
-        check_text(request_id, "request_id", MAX_TRANSFER_ID_LENGTH)
-        if pool is None:
-            raise InvalidArgument("POOL_INVALID", "pool is required", {"field": "pool"})
-        if account is None:
-            raise InvalidArgument("FIELD_REQUIRED", "account is required", {"field": "account"})
-        if account not in (AccountKind.HOUSE_BANK, AccountKind.JACKPOT):
-            raise InvalidArgument(
-                "FIELD_INVALID", "account must be the house bank or the jackpot", {"field": "account"}
-            )
-        if amount == 0:
-            raise InvalidArgument("AMOUNT_INVALID", "amount must not be 0", {"field": "amount"})
-        check_amount(abs(amount))
-        check_text(reason, "reason")
-        house = bank_account_id(pool) if account is AccountKind.HOUSE_BANK else jackpot_account_id(pool)
-        mint = mint_account_id(HOUSE_FUNDING_SOURCE, pool)
-        request = TransferRequest(
-            transfer_id=funding_transfer_id(request_id),
-            debit_account_id=mint if amount > 0 else house,
-            credit_account_id=house if amount > 0 else mint,
-            pool=pool,
-            amount=abs(amount),
-            kind=TransferKind.HOUSE_FUNDING,
-            reference=reason,
-        )
+        request = funding_transfer(request_id, pool, account, amount, reason)
 
         async def work(conn: AsyncConnection) -> TransferOutcome:
             (outcome,) = await self._apply(conn, [request], linked=False)
@@ -477,7 +453,7 @@ class Cashier(SeatSessionUseCases, HoldUseCases):
 
 
 def _funding_difference(recorded: TransferRequest, request: TransferRequest) -> str:
-    """The FundHouseAccount field in which a retry differs from the recorded funding."""
+    """The funding field in which a retry differs from the recorded funding."""
     if recorded.pool != request.pool:
         return "pool"
     funds = recorded.debit_account_id.startswith("mint:")

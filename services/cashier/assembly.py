@@ -7,7 +7,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from poker.cashier.v1 import cashier_pb2_grpc
-from service_runtime.access import ADMIN_ONLY, PLAYERS_AND_ADMINS, AccessPolicy, services
+from service_runtime.access import FINANCE, OPERATIONS, PLAYERS, RISK, SUPPORT, AccessPolicy, services
 from service_runtime.auth import ServiceName
 from service_runtime.database import close_engine, create_engine
 from service_runtime.migrations import upgrade_to_head
@@ -22,29 +22,32 @@ from services.cashier.settings import CashierSettings
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 VERSION_TABLE = "cashier_alembic_version"
 TABLE = services(ServiceName.TABLE)
-TABLE_OR_ADMIN = TABLE | ADMIN_ONLY
 
 # Players read only their own chips (the handlers check whose). Only the payments gateway records
 # purchases and withdrawals (minting and burning); only table shards move chips between seats and
 # the house; history reads statements to show balance changes and sets the operators' holds; the
-# audit is the operator's.
+# audit and the house bank are finance's; support reads a player's money to answer them, risk to
+# weigh a case, operations a table's seats and house accounts.
 ACCESS = AccessPolicy.for_service(
     SERVICE_NAME,
     {
-        "GetBalances": PLAYERS_AND_ADMINS | TABLE,
-        "GetStatement": PLAYERS_AND_ADMINS | services(ServiceName.HISTORY),
+        "GetBalances": PLAYERS | SUPPORT | RISK | FINANCE | TABLE,
+        "GetStatement": PLAYERS | SUPPORT | RISK | FINANCE | services(ServiceName.HISTORY),
         "Withdraw": services(ServiceName.PAYMENTS),
         "Purchase": services(ServiceName.PAYMENTS),
         "CreateTransfers": TABLE,
-        "LookupTransfers": TABLE_OR_ADMIN | services(ServiceName.PAYMENTS),
+        "LookupTransfers": TABLE | SUPPORT | FINANCE | services(ServiceName.PAYMENTS),
         "OpenSeatSession": TABLE,
         "SettleHand": TABLE,
         "CashOutSeatSession": TABLE,
-        "GetSeatSession": TABLE_OR_ADMIN,
-        "ListOpenSeatSessions": TABLE_OR_ADMIN,
-        "AuditConservation": ADMIN_ONLY,
-        "FundHouseAccount": ADMIN_ONLY,
-        "GetHouseBalances": TABLE_OR_ADMIN,
+        "GetSeatSession": TABLE | SUPPORT | FINANCE | OPERATIONS,
+        "ListOpenSeatSessions": TABLE | SUPPORT | FINANCE | OPERATIONS,
+        "AuditConservation": FINANCE,
+        # Funding the house takes two people of finance: one asks, another decides (four-eyes).
+        "RequestHouseFunding": FINANCE,
+        "DecideHouseFunding": FINANCE,
+        "ListHouseFunding": FINANCE,
+        "GetHouseBalances": TABLE | FINANCE | OPERATIONS,
         # Holds (rules 17) are set by the operators through history, which audits them.
         "SetPlayerHold": services(ServiceName.HISTORY),
     },

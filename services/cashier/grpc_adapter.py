@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 from poker.cashier.v1 import cashier_pb2, cashier_pb2_grpc
 from poker.common.v1 import common_pb2
-from service_runtime.auth import Role, current_caller
+from service_runtime.auth import current_caller
 from service_runtime.errors import InvalidArgument, PermissionDenied
 from service_runtime.proto_time import to_timestamp
 from services.cashier.application import Cashier, audit_balanced
@@ -28,6 +28,7 @@ from services.cashier.ledger import (
 from services.cashier.payments import PaymentSource
 from services.cashier.seat_sessions import SeatSessionView
 from services.cashier.settlement import SeatResult, normalise_hand_result
+from services.cashier.storage import FundingState, HouseFundingRow
 
 SERVICE_NAME = "poker.cashier.v1.CashierService"
 T = TypeVar("T")
@@ -68,6 +69,13 @@ _HOUSE_ACCOUNTS: dict[cashier_pb2.HouseAccount.ValueType, AccountKind] = {
     cashier_pb2.HOUSE_ACCOUNT_BANK: AccountKind.HOUSE_BANK,
     cashier_pb2.HOUSE_ACCOUNT_JACKPOT: AccountKind.JACKPOT,
 }
+_FUNDING_STATES: dict[cashier_pb2.HouseFundingState.ValueType, FundingState] = {
+    cashier_pb2.HOUSE_FUNDING_STATE_PENDING: FundingState.PENDING,
+    cashier_pb2.HOUSE_FUNDING_STATE_APPROVED: FundingState.APPROVED,
+    cashier_pb2.HOUSE_FUNDING_STATE_REJECTED: FundingState.REJECTED,
+}
+_FUNDING_STATES_PB = {state: value for value, state in _FUNDING_STATES.items()}
+_HOUSE_ACCOUNTS_PB = {kind: value for value, kind in _HOUSE_ACCOUNTS.items()}
 # A hold's scope; unspecified is the full hold (every caller before scopes existed sent none).
 _HOLD_SCOPES: dict[cashier_pb2.HoldScope.ValueType, HoldScope] = {
     cashier_pb2.HOLD_SCOPE_WITHDRAWALS: HoldScope.WITHDRAWALS,
@@ -82,6 +90,26 @@ _STATUSES_PB = {
     TransferStatus.EXISTS_WITH_DIFFERENT_FIELD: cashier_pb2.TRANSFER_STATUS_EXISTS_WITH_DIFFERENT_FIELD,
     TransferStatus.FAILED: cashier_pb2.TRANSFER_STATUS_FAILED,
 }
+
+
+def _funding_pb(row: HouseFundingRow) -> cashier_pb2.HouseFunding:
+    funding = cashier_pb2.HouseFunding(
+        request_id=row.request_id,
+        pool=_POOLS_PB[row.pool],
+        account=_HOUSE_ACCOUNTS_PB[row.account],
+        amount=row.amount,
+        reason=row.reason,
+        requested_by=row.requested_by,
+        request_time=to_timestamp(row.requested_at),
+        state=_FUNDING_STATES_PB[row.state],
+        decided_by=row.decided_by,
+        decision_reason=row.decision_reason,
+        decision_id=row.decision_id,
+    )
+    decided = to_timestamp(row.decided_at)
+    if decided is not None:
+        funding.decision_time.CopyFrom(decided)
+    return funding
 
 
 def _pool(value: common_pb2.ChipPool.ValueType) -> Pool | None:
@@ -103,7 +131,7 @@ def _known(value: int, known: Mapping[Any, T], field: str, index: int | None = N
 def _player_scope(requested: str) -> str:
     """The player a request is about: a bare player may only name themselves (or nobody)."""
     caller = current_caller()
-    if caller.service is not None or caller.has(Role.ADMIN):
+    if caller.service is not None or caller.is_staff:
         # A service the access policy let through (payments, table, history) acts for a named player.
         if not requested:
             raise InvalidArgument("FIELD_REQUIRED", "player_id is required", {"field": "player_id"})
@@ -365,18 +393,46 @@ class CashierServicer(cashier_pb2_grpc.CashierServiceServicer):
             pools=pools, balanced=all(p.balanced for p in pools), audit_time=to_timestamp(at)
         )
 
-    async def FundHouseAccount(  # noqa: N802
-        self, request: cashier_pb2.FundHouseAccountRequest, context: Any
-    ) -> cashier_pb2.FundHouseAccountResponse:
-        record, existing, balance_after = await self._cashier.fund_house_account(
+    async def RequestHouseFunding(  # noqa: N802
+        self, request: cashier_pb2.RequestHouseFundingRequest, context: Any
+    ) -> cashier_pb2.RequestHouseFundingResponse:
+        # The asker is the verified caller, never a field of the request.
+        row, existing = await self._cashier.request_funding(
+            asker=current_caller().subject,
             request_id=request.request_id,
             pool=_pool(request.pool),
             account=_known(request.account, _HOUSE_ACCOUNTS, "account"),
             amount=request.amount,
             reason=request.reason,
         )
-        return cashier_pb2.FundHouseAccountResponse(
-            transfer=transfer_pb(record), existing=existing, balance_after=balance_after
+        return cashier_pb2.RequestHouseFundingResponse(funding=_funding_pb(row), existing=existing)
+
+    async def DecideHouseFunding(  # noqa: N802
+        self, request: cashier_pb2.DecideHouseFundingRequest, context: Any
+    ) -> cashier_pb2.DecideHouseFundingResponse:
+        row, record, existing, after = await self._cashier.decide_funding(
+            decider=current_caller().subject,
+            decision_id=request.decision_id,
+            request_id=request.request_id,
+            approve=request.approve,
+            reason=request.reason,
+        )
+        response = cashier_pb2.DecideHouseFundingResponse(
+            funding=_funding_pb(row), existing=existing, balance_after=after
+        )
+        if record is not None:
+            response.transfer.CopyFrom(transfer_pb(record))
+        return response
+
+    async def ListHouseFunding(  # noqa: N802
+        self, request: cashier_pb2.ListHouseFundingRequest, context: Any
+    ) -> cashier_pb2.ListHouseFundingResponse:
+        state = _known(request.state, _FUNDING_STATES, "state")
+        rows, token = await self._cashier.list_funding(
+            state, page_size=request.page.page_size, page_token=request.page.page_token
+        )
+        return cashier_pb2.ListHouseFundingResponse(
+            fundings=[_funding_pb(row) for row in rows], page=common_pb2.PageResponse(next_page_token=token)
         )
 
     async def GetHouseBalances(  # noqa: N802

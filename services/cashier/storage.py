@@ -7,6 +7,7 @@ always lock them in the same order and cannot deadlock each other.
 
 from __future__ import annotations
 
+import enum
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -15,6 +16,7 @@ from typing import Any
 
 from sqlalchemy import and_, bindparam, case, func, insert, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import RowMapping
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from service_runtime.database import driver_pipeline
@@ -32,6 +34,7 @@ from services.cashier.tables import (
     accounts,
     hand_settlements,
     hold_changes,
+    house_funding,
     payment_references,
     player_holds,
     seat_sessions,
@@ -824,3 +827,132 @@ async def record_hold_change(conn: AsyncConnection, change: HoldChange) -> None:
         await conn.execute(
             insert(player_holds).values(player_id=change.player_id, scope=change.scope, **values)
         )
+
+
+# Four-eyes house funding (house_funding.py) ---------------------------------------------------------
+
+
+class FundingState(enum.StrEnum):
+    PENDING = "PENDING"
+    APPROVED = "APPROVED"
+    REJECTED = "REJECTED"
+
+
+@dataclass(frozen=True)
+class HouseFundingRow:
+    """One funding request and its decision (the decision's fields are empty while it is pending)."""
+
+    seq: int
+    request_id: str
+    pool: Pool
+    account: AccountKind
+    amount: int
+    reason: str
+    requested_by: str
+    requested_at: datetime
+    state: FundingState
+    decision_id: str = ""
+    decided_by: str = ""
+    decided_at: datetime | None = None
+    decision_reason: str = ""
+
+
+def _funding_row(row: RowMapping) -> HouseFundingRow:
+    return HouseFundingRow(
+        seq=int(row["seq"]),
+        request_id=row["request_id"],
+        pool=_POOLS[row["pool"]],
+        account=_ACCOUNT_KINDS[row["account"]],
+        amount=int(row["amount"]),
+        reason=row["reason"],
+        requested_by=row["requested_by"],
+        requested_at=_utc(row["requested_at"]),
+        state=FundingState(row["state"]),
+        decision_id=row["decision_id"] or "",
+        decided_by=row["decided_by"] or "",
+        decided_at=None if row["decided_at"] is None else _utc(row["decided_at"]),
+        decision_reason=row["decision_reason"] or "",
+    )
+
+
+async def house_funding_by_request(
+    conn: AsyncConnection, request_id: str, *, lock: bool = False
+) -> HouseFundingRow | None:
+    query = select(house_funding).where(house_funding.c.request_id == request_id)
+    if lock and conn.dialect.name == "postgresql":
+        query = query.with_for_update()
+    row = (await conn.execute(query)).mappings().first()
+    return None if row is None else _funding_row(row)
+
+
+async def house_funding_by_decision(conn: AsyncConnection, decision_id: str) -> HouseFundingRow | None:
+    query = select(house_funding).where(house_funding.c.decision_id == decision_id)
+    row = (await conn.execute(query)).mappings().first()
+    return None if row is None else _funding_row(row)
+
+
+async def insert_house_funding(
+    conn: AsyncConnection,
+    *,
+    request_id: str,
+    pool: Pool,
+    account: AccountKind,
+    amount: int,
+    reason: str,
+    requested_by: str,
+    requested_at: datetime,
+) -> HouseFundingRow:
+    await conn.execute(
+        insert(house_funding).values(
+            request_id=request_id,
+            pool=pool.value,
+            account=account.value,
+            amount=amount,
+            reason=reason,
+            requested_by=requested_by,
+            requested_at=requested_at,
+            state=FundingState.PENDING.value,
+        )
+    )
+    row = await house_funding_by_request(conn, request_id)
+    assert row is not None
+    return row
+
+
+async def decide_house_funding(
+    conn: AsyncConnection,
+    *,
+    request_id: str,
+    state: FundingState,
+    decision_id: str,
+    decided_by: str,
+    decided_at: datetime,
+    decision_reason: str,
+) -> HouseFundingRow:
+    await conn.execute(
+        update(house_funding)
+        .where(house_funding.c.request_id == request_id, house_funding.c.state == FundingState.PENDING.value)
+        .values(
+            state=state.value,
+            decision_id=decision_id,
+            decided_by=decided_by,
+            decided_at=decided_at,
+            decision_reason=decision_reason,
+        )
+    )
+    row = await house_funding_by_request(conn, request_id)
+    assert row is not None
+    assert row.decision_id == decision_id
+    return row
+
+
+async def house_funding_page(
+    conn: AsyncConnection, state: FundingState | None, *, before_seq: int | None, limit: int
+) -> list[HouseFundingRow]:
+    """Requests newest first, of one state or all, before `before_seq` (a page token)."""
+    query = select(house_funding).order_by(house_funding.c.seq.desc()).limit(limit)
+    if state is not None:
+        query = query.where(house_funding.c.state == state.value)
+    if before_seq is not None:
+        query = query.where(house_funding.c.seq < before_seq)
+    return [_funding_row(row) for row in (await conn.execute(query)).mappings()]

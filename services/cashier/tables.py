@@ -167,3 +167,29 @@ hold_changes = Table(
     Column("changed_at", DateTime(timezone=True), nullable=False),
     Column("scope", String(16), nullable=False, server_default="FULL"),
 )
+
+# Four-eyes on money (issue 38): a request to fund or defund a house account, by one staff member of
+# finance, and its decision by another (never the asker: the last CHECK below says it again). An
+# approval's transfer `funding:<request_id>` commits with the decision. Rows are never deleted.
+house_funding = Table(
+    "house_funding",
+    metadata,
+    Column("seq", SEQUENCE_TYPE, primary_key=True, autoincrement=True),
+    Column("request_id", String(128), nullable=False, unique=True),
+    Column("pool", String(8), nullable=False),
+    Column("account", String(16), nullable=False),
+    Column("amount", BigInteger, nullable=False),
+    Column("reason", String(128), nullable=False),
+    Column("requested_by", String(128), nullable=False),
+    Column("requested_at", DateTime(timezone=True), nullable=False),
+    Column("state", String(16), nullable=False),
+    Column("decision_id", String(128), nullable=True, unique=True),
+    Column("decided_by", String(128), nullable=True),
+    Column("decided_at", DateTime(timezone=True), nullable=True),
+    Column("decision_reason", String(128), nullable=True),
+    CheckConstraint("state IN ('PENDING', 'APPROVED', 'REJECTED')", name="house_funding_state_known"),
+    CheckConstraint("amount <> 0", name="house_funding_amount_not_zero"),
+    CheckConstraint("decided_by IS NULL OR decided_by <> requested_by", name="house_funding_four_eyes"),
+    CheckConstraint("(state = 'PENDING') = (decision_id IS NULL)", name="house_funding_decided_has_decision"),
+)
+Index("house_funding_state_seq", house_funding.c.state, house_funding.c.seq)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from poker.fairness.v1 import fairness_pb2_grpc
-from service_runtime.access import PLAYERS_AND_ADMINS, AccessPolicy, services
+from service_runtime.access import PLAYERS, RISK, SUPPORT, AccessPolicy, services
 from service_runtime.auth import ServiceName
 from service_runtime.database import Transactions, close_engine, create_engine
 from service_runtime.process import Assembly
@@ -16,8 +16,8 @@ from services.fairness.seed_vault import SeedVault
 from services.fairness.settings import FairnessSettings
 from services.fairness.storage import migrate
 
-# Only table shards drive a hand (they alone ever see a live deck); players and admins read and
-# check (the handlers narrow reveals to a hand's participants); no service reads.
+# Only table shards drive a hand (they alone ever see a live deck); players, support and risk read
+# and check (the handlers narrow a player's reveals to the hands they played); no service reads.
 TABLE = services(ServiceName.TABLE)
 ACCESS = AccessPolicy.for_service(
     SERVICE_NAME,
@@ -26,10 +26,10 @@ ACCESS = AccessPolicy.for_service(
         "AddPlayerEntropy": TABLE,
         "SealHand": TABLE,
         "RevealHand": TABLE,
-        "GetCommitment": PLAYERS_AND_ADMINS,
-        "ListTableCommitments": PLAYERS_AND_ADMINS,
-        "GetReveal": PLAYERS_AND_ADMINS,
-        "VerifyHand": PLAYERS_AND_ADMINS,
+        "GetCommitment": PLAYERS | SUPPORT | RISK,
+        "ListTableCommitments": PLAYERS | SUPPORT | RISK,
+        "GetReveal": PLAYERS | SUPPORT | RISK,
+        "VerifyHand": PLAYERS | SUPPORT | RISK,
     },
 )
 

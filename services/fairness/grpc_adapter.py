@@ -49,7 +49,7 @@ def _shown_player_id(player_id: str) -> str:
     """Who sat where is the table's business: services and admins see every player id, a
     player only their own, so a public reveal does not tell strangers who played the hand."""
     caller = current_caller()
-    if caller.service is not None or caller.has(Role.ADMIN) or caller.subject == player_id:
+    if caller.service is not None or caller.is_staff or caller.subject == player_id:
         return player_id
     return ""
 
@@ -57,7 +57,7 @@ def _shown_player_id(player_id: str) -> str:
 def current_reader() -> Reader:
     """Who asks: an admin, a player by id, or (a service) a stranger to every hand."""
     caller = current_caller()
-    if caller.has(Role.ADMIN):
+    if caller.is_staff:
         return Reader(admin=True)
     if caller.service is None and caller.has(Role.PLAYER):
         return Reader(player_id=caller.subject)

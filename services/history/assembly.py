@@ -6,7 +6,7 @@ import asyncio
 
 from poker.history.v1 import history_pb2_grpc
 from poker_engine.evaluator import strength_of
-from service_runtime.access import ADMIN_ONLY, PLAYERS_AND_ADMINS, AccessPolicy, services
+from service_runtime.access import EVERY_STAFF_ROLE, FINANCE, PLAYERS, RISK, SUPPORT, AccessPolicy, services
 from service_runtime.auth import ServiceName, TokenKeys
 from service_runtime.clients import create_channel
 from service_runtime.database import close_engine, create_engine, create_session_factory
@@ -32,22 +32,24 @@ ACCESS = AccessPolicy.for_service(
         # Only table shards record hands.
         "RecordHand": services(ServiceName.TABLE),
         # Players read their own hands and statements (the application scopes them to the token's
-        # subject); admins read everything; no service needs to read.
-        "ListMyHands": PLAYERS_AND_ADMINS,
-        "GetHand": PLAYERS_AND_ADMINS,
-        "ListTableHands": PLAYERS_AND_ADMINS,
-        "ExportHands": PLAYERS_AND_ADMINS,
-        "ListBalanceChanges": PLAYERS_AND_ADMINS,
-        # Table shards (suspicious play they see) and the lobby, plus admins by hand.
-        "RecordAuditEvent": services(ServiceName.TABLE, ServiceName.LOBBY) | ADMIN_ONLY,
-        "ListAuditEvents": ADMIN_ONLY,
-        # Fair play (rules 17): cases and holds are the operators' alone; players never see a flag.
-        "ListCases": ADMIN_ONLY,
-        "GetCase": ADMIN_ONLY,
-        "HoldPlayer": ADMIN_ONLY,
-        "ReleasePlayer": ADMIN_ONLY,
-        # The operators' decision on a strong case's automatic withdrawal holds.
-        "ResolveCase": ADMIN_ONLY,
+        # subject); support (answering a player) and risk (weighing a case) read every hand whole,
+        # finance the balance changes too; no service needs to read.
+        "ListMyHands": PLAYERS | SUPPORT | RISK,
+        "GetHand": PLAYERS | SUPPORT | RISK,
+        "ListTableHands": PLAYERS | SUPPORT | RISK,
+        "ExportHands": PLAYERS | SUPPORT | RISK,
+        "ListBalanceChanges": PLAYERS | SUPPORT | RISK | FINANCE,
+        # Table shards (suspicious play they see) and the lobby, plus support's and risk's notes.
+        "RecordAuditEvent": services(ServiceName.TABLE, ServiceName.LOBBY) | SUPPORT | RISK,
+        # The audit trail: every staff job reads it (the staff admin audits the staff).
+        "ListAuditEvents": EVERY_STAFF_ROLE,
+        # Fair play (rules 17): cases and holds are risk's alone; players never see a flag.
+        "ListCases": RISK,
+        "GetCase": RISK,
+        "HoldPlayer": RISK,
+        "ReleasePlayer": RISK,
+        # Risk's decision on a strong case's automatic withdrawal holds.
+        "ResolveCase": RISK,
     },
 )
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from poker.common.v1 import common_pb2
 from poker.history.v1 import history_pb2, history_pb2_grpc
-from service_runtime.auth import Role, ServiceName, current_caller
+from service_runtime.auth import STAFF_ROLES, Role, ServiceName, current_caller
 from service_runtime.errors import InvalidArgument
 from service_runtime.proto_time import to_timestamp
 from services.history.application import HistoryApplication
@@ -22,7 +22,7 @@ SERVICE_NAME = "poker.history.v1.HistoryService"
 
 def _viewer() -> Viewer:
     caller = current_caller()
-    return Viewer(subject=caller.subject, admin=caller.has(Role.ADMIN))
+    return Viewer(subject=caller.subject, admin=caller.is_staff)
 
 
 class HistoryServicer(history_pb2_grpc.HistoryServiceServicer):
@@ -103,14 +103,14 @@ class HistoryServicer(history_pb2_grpc.HistoryServiceServicer):
             raise InvalidArgument("FIELD_REQUIRED", "event is required", {"field": "event"})
         caller = current_caller()
         # The writer (its kinds, its name as actor, its ids' namespace) is the verified caller.
-        writer = writer_of(caller.subject, service=caller.service, admin=caller.has(Role.ADMIN))
+        writer = writer_of(caller.subject, service=caller.service, admin=caller.is_staff)
         already = await self._application.record_audit_event(writer, request.event)
         return history_pb2.RecordAuditEventResponse(already_recorded=already)
 
     async def ListAuditEvents(  # noqa: N802
         self, request: history_pb2.ListAuditEventsRequest, context: Any
     ) -> history_pb2.ListAuditEventsResponse:
-        current_caller().require(Role.ADMIN)
+        current_caller().require(*STAFF_ROLES)
         events, token = await self._application.list_audit_events(
             _viewer(), request.kind, page_size=request.page.page_size, page_token=request.page.page_token
         )
@@ -121,7 +121,7 @@ class HistoryServicer(history_pb2_grpc.HistoryServiceServicer):
     async def ListCases(  # noqa: N802
         self, request: history_pb2.ListCasesRequest, context: Any
     ) -> history_pb2.ListCasesResponse:
-        current_caller().require(Role.ADMIN)
+        current_caller().require(Role.RISK)
         found, token = await self._application.list_cases(
             int(request.kind), page_size=request.page.page_size, page_token=request.page.page_token
         )
@@ -130,14 +130,14 @@ class HistoryServicer(history_pb2_grpc.HistoryServiceServicer):
     async def GetCase(  # noqa: N802
         self, request: history_pb2.GetCaseRequest, context: Any
     ) -> history_pb2.GetCaseResponse:
-        current_caller().require(Role.ADMIN)
+        current_caller().require(Role.RISK)
         return history_pb2.GetCaseResponse(case=await self._application.get_case(request.case_id))
 
     async def HoldPlayer(  # noqa: N802
         self, request: history_pb2.HoldPlayerRequest, context: Any
     ) -> history_pb2.HoldPlayerResponse:
         caller = current_caller()
-        caller.require(Role.ADMIN)
+        caller.require(Role.RISK)
         hold, existing = await self._application.set_hold(
             caller.subject, request.request_id, request.player_id, request.reason, request.case_id, held=True
         )
@@ -147,7 +147,7 @@ class HistoryServicer(history_pb2_grpc.HistoryServiceServicer):
         self, request: history_pb2.ReleasePlayerRequest, context: Any
     ) -> history_pb2.ReleasePlayerResponse:
         caller = current_caller()
-        caller.require(Role.ADMIN)
+        caller.require(Role.RISK)
         hold, existing = await self._application.set_hold(
             caller.subject, request.request_id, request.player_id, request.reason, request.case_id, held=False
         )
@@ -157,7 +157,7 @@ class HistoryServicer(history_pb2_grpc.HistoryServiceServicer):
         self, request: history_pb2.ResolveCaseRequest, context: Any
     ) -> history_pb2.ResolveCaseResponse:
         caller = current_caller()
-        caller.require(Role.ADMIN)
+        caller.require(Role.RISK)
         # The actor of the audit is the verified caller, never a field of the request.
         case, existing = await self._application.resolve_case(
             caller.subject, request.request_id, request.case_id, int(request.resolution), request.reason

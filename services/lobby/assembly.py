@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from poker.lobby.v1 import lobby_pb2_grpc
-from service_runtime.access import ADMIN_ONLY, ANY_CALLER, PLAYERS, AccessPolicy, services
+from service_runtime.access import ANY_CALLER, OPERATIONS, PLAYERS, SUPPORT, AccessPolicy, services
 from service_runtime.auth import ServiceName, TokenKeys
 from service_runtime.database import close_engine, create_engine, create_session_factory
 from service_runtime.process import Assembly
@@ -52,20 +52,24 @@ ACCESS = AccessPolicy.for_service(
         # A player's own profile (the caller's token subject; nobody reads or sets another's).
         "GetMyProfile": PLAYERS,
         "SetDisplayName": PLAYERS,
+        "SetShowAvatar": PLAYERS,
+        # The gateway's Telegram sign-in, as the player with the token it has just issued (it does
+        # not forward the call from browsers).
+        "RecordSignInPhoto": PLAYERS,
         # Shards without Redis poll it for the maintenance switches.
         "GetMaintenance": ANY_CALLER,
         # The table shard checks access and maintenance before SitDown and a house round, and the
         # room's visibility before it shows a table to a player who has no seat there.
         "AuthorizeSeat": services(ServiceName.TABLE),
         "AuthorizeView": services(ServiceName.TABLE),
-        "CreateRoom": ADMIN_ONLY,
-        "UpdateRoom": ADMIN_ONLY,
-        "DisableRoom": ADMIN_ONLY,
-        "EnableRoom": ADMIN_ONLY,
-        "SetMaintenance": ADMIN_ONLY,
-        "UpdateAllowList": ADMIN_ONLY,
-        "ListAllowList": ADMIN_ONLY,
-        "CreateInviteCode": ADMIN_ONLY,
+        "CreateRoom": OPERATIONS,
+        "UpdateRoom": OPERATIONS,
+        "DisableRoom": OPERATIONS,
+        "EnableRoom": OPERATIONS,
+        "SetMaintenance": OPERATIONS,
+        "UpdateAllowList": OPERATIONS,
+        "ListAllowList": OPERATIONS | SUPPORT,
+        "CreateInviteCode": OPERATIONS,
     },
 )
 

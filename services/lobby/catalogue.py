@@ -14,7 +14,7 @@ from datetime import datetime
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from service_runtime.auth import Caller, Role
+from service_runtime.auth import STAFF_ROLES, Caller
 from service_runtime.errors import AlreadyExists, InvalidArgument, NotFound
 from services.lobby import storage
 from services.lobby.floor import Floor, Occupancy
@@ -77,9 +77,9 @@ async def player_may_see(session: AsyncSession, player_id: str, room: Room) -> b
 
 
 async def may_see(session: AsyncSession, caller: Caller, room: Room) -> bool:
-    # Admins, and any named service (a table shard reads every room it serves, private or
+    # Staff, and any named service (a table shard reads every room it serves, private or
     # disabled ones included; the access policy decides which services reach this at all).
-    if caller.has(Role.ADMIN) or caller.service is not None:
+    if caller.is_staff or caller.service is not None:
         return True
     return await player_may_see(session, caller.subject, room)
 
@@ -118,7 +118,7 @@ class Catalogue:
         if where.max_stake and where.min_stake > where.max_stake:
             raise InvalidArgument("FIELD_INVALID", "min_stake is above max_stake", {"field": "min_stake"})
         if where.include_disabled:
-            caller.require(Role.ADMIN)
+            caller.require(*STAFF_ROLES)
         async with self._sessions() as session:
             found = await storage.list_rooms(session, where, after_room_id=after, limit=size + 1)
             more = len(found) > size

@@ -18,7 +18,7 @@ from poker.fairness.v1 import fairness_pb2_grpc
 from poker.history.v1 import history_pb2_grpc
 from poker.lobby.v1 import lobby_pb2_grpc, shard_directory_pb2_grpc
 from poker.table.v1 import table_pb2, table_pb2_grpc
-from service_runtime.access import ADMIN_ONLY, ANY_CALLER, PLAYERS, AccessPolicy, services
+from service_runtime.access import ANY_CALLER, OPERATIONS, PLAYERS, SUPPORT, AccessPolicy, services
 from service_runtime.auth import ServiceName, TokenKeys
 from service_runtime.clients import create_channel
 from service_runtime.process import Assembly
@@ -50,7 +50,7 @@ SERVICE_SUBJECT = ServiceName.TABLE.value
 TOKEN_TTL_SECONDS = 3600
 
 # Seat-taking and betting are for players; watching is for anyone with a token; muting a player in
-# the chat is for admins.
+# the chat is for support and operations.
 
 ACCESS = AccessPolicy.for_service(
     SERVICE_NAME,
@@ -67,7 +67,7 @@ ACCESS = AccessPolicy.for_service(
         "WatchTable": PLAYERS,
         "SpectateTable": ANY_CALLER,
         "GetTableSnapshot": ANY_CALLER,
-        "MutePlayer": ADMIN_ONLY,
+        "MutePlayer": SUPPORT | OPERATIONS,
     },
 )
 

@@ -22,11 +22,11 @@ import pytest
 from poker.cashier.v1 import cashier_pb2, cashier_pb2_grpc
 from poker.common.v1 import common_pb2
 from poker.history.v1 import history_pb2, history_pb2_grpc
-from service_runtime.auth import Role
-from service_runtime.testing import auth_metadata, token_for
+from service_runtime.auth import STAFF_ROLES, Role
+from service_runtime.testing import auth_metadata, fund_house_now, token_for
 from tests.runtime.test_cluster import _free_base_port, _read_until_banner
 
-ADMIN = auth_metadata("operator", Role.ADMIN)
+ADMIN = auth_metadata("operator", *STAFF_ROLES)
 FAST_TABLES = {
     "POKER_TABLE_ACTION_SECONDS": "0.5",
     "POKER_TABLE_TIME_BANK_SECONDS": "0.2",
@@ -120,14 +120,10 @@ def test_make_run_bots_play_at_once_and_poker_bots_routes_buys_plays_leaves_and_
     assert 0 < summary["latency_ms"]["act"]["p50"] <= summary["latency_ms"]["act"]["p99"]
 
     # House bots: two play rounds of both games at the seeded house rooms once an admin funded the bank.
-    with grpc.insecure_channel(f"127.0.0.1:{base + 2}") as channel:
-        cashier_pb2_grpc.CashierServiceStub(channel).FundHouseAccount(
-            cashier_pb2.FundHouseAccountRequest(
-                request_id=uuid.uuid4().hex, pool=common_pb2.CHIP_POOL_GRAM,
-                account=cashier_pb2.HOUSE_ACCOUNT_BANK, amount=1_000_000, reason="bots test",
-            ),
-            metadata=ADMIN, timeout=10,
-        )  # fmt: skip
+    fund_house_now(
+        f"127.0.0.1:{base + 2}", request_id=uuid.uuid4().hex, pool=common_pb2.CHIP_POOL_GRAM, amount=1_000_000,
+        reason="bots test",
+    )  # fmt: skip
     house = _bots(
         base, "--bots", "0", "--house-bots", "2", "--house-rooms", "casino-holdem-gram,russian-poker-gram",
         "--house-rounds", "12", "--json",

@@ -11,7 +11,7 @@ import pytest
 
 from poker.cashier.v1 import cashier_pb2, cashier_pb2_grpc
 from poker.common.v1 import common_pb2
-from service_runtime.auth import Role
+from service_runtime.auth import STAFF_ROLES, Role
 from service_runtime.testing import auth_metadata, reason_of, running_server
 from services.cashier.application import Cashier
 from services.cashier.assembly import ACCESS, cashier_service
@@ -21,7 +21,7 @@ pytestmark = pytest.mark.postgres
 GRAM, MPX = common_pb2.CHIP_POOL_GRAM, common_pb2.CHIP_POOL_MPX
 SERVICE = auth_metadata("table", Role.SERVICE)
 PAYMENTS = auth_metadata("payments", Role.SERVICE)
-ADMIN = auth_metadata("operator", Role.ADMIN)
+ADMIN = auth_metadata("operator", *STAFF_ROLES)
 ALICE = auth_metadata("alice", Role.PLAYER)
 
 

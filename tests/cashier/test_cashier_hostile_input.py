@@ -12,6 +12,7 @@ import base64
 import itertools
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import grpc
 import pytest
@@ -19,7 +20,7 @@ from sqlalchemy import text
 
 from poker.cashier.v1 import cashier_pb2, cashier_pb2_grpc
 from poker.common.v1 import common_pb2
-from service_runtime.auth import Role
+from service_runtime.auth import STAFF_ROLES, Role
 from service_runtime.testing import reason_of, running_server
 from services.cashier.application import Cashier
 from services.cashier.assembly import ACCESS, cashier_service
@@ -32,7 +33,9 @@ SOURCE_GRAM, SOURCE_MPX, SOURCE_STARS = 1, 2, 3
 PAYMENTS = FreshToken("payments", Role.SERVICE)
 TABLE = FreshToken("table", Role.SERVICE)
 HISTORY = FreshToken("history", Role.SERVICE)
-ADMIN = FreshToken("operator", Role.ADMIN)
+ADMIN = FreshToken("operator", *STAFF_ROLES)
+FINANCE_A = FreshToken("finance-a", Role.FINANCE)
+FINANCE_B = FreshToken("finance-b", Role.FINANCE)
 ALICE = FreshToken("alice", Role.PLAYER)
 INT64_MAX = 2**63 - 1
 
@@ -422,11 +425,24 @@ def fund_request(**overrides: object) -> object:
         "reason": "opening float for house games",
     }
     fields.update(overrides)
-    return cashier_pb2.FundHouseAccountRequest(**fields)  # type: ignore[arg-type]
+    return cashier_pb2.RequestHouseFundingRequest(**fields)  # type: ignore[arg-type]
 
 
-async def test_house_funding_is_an_idempotent_audited_admin_action(client: Client) -> None:
-    funded = await client.stub.FundHouseAccount(fund_request(), metadata=ADMIN)
+async def fund(client: Client, **overrides: object) -> cashier_pb2.DecideHouseFundingResponse:
+    """A house funding as finance makes it: one member asks, another approves."""
+    request: Any = fund_request(**overrides)
+    await client.stub.RequestHouseFunding(request, metadata=FINANCE_A)
+    return await client.stub.DecideHouseFunding(approval(request.request_id), metadata=FINANCE_B)
+
+
+def approval(request_id: str) -> cashier_pb2.DecideHouseFundingRequest:
+    return cashier_pb2.DecideHouseFundingRequest(
+        decision_id=f"ok:{request_id}", request_id=request_id, approve=True, reason="approved"
+    )
+
+
+async def test_house_funding_is_an_idempotent_audited_action_of_two_people(client: Client) -> None:
+    funded = await fund(client)
     assert not funded.existing
     assert (
         funded.transfer.transfer_id,
@@ -440,30 +456,28 @@ async def test_house_funding_is_an_idempotent_audited_admin_action(client: Clien
     assert funded.transfer.kind == cashier_pb2.TRANSFER_KIND_HOUSE_FUNDING
     assert funded.transfer.reference == "opening float for house games"
     assert funded.balance_after == 50_000
-    again = await client.stub.FundHouseAccount(fund_request(), metadata=ADMIN)
+    again = await fund(client)
     assert again.existing
     assert again.transfer.create_time == funded.transfer.create_time
     for field, value in (("amount", 60_000), ("amount", -50_000), ("account", cashier_pb2.HOUSE_ACCOUNT_JACKPOT),
                          ("pool", MPX), ("reason", "other")):  # fmt: skip
-        code, reason = await client.refused("FundHouseAccount", fund_request(**{field: value}), ADMIN)
+        code, reason = await client.refused("RequestHouseFunding", fund_request(**{field: value}), FINANCE_A)
         assert (code, reason) == (grpc.StatusCode.ALREADY_EXISTS, "IDEMPOTENCY_CONFLICT"), field
-    jackpot = await client.stub.FundHouseAccount(
-        fund_request(request_id="fund-2", account=cashier_pb2.HOUSE_ACCOUNT_JACKPOT, pool=MPX, amount=700),
-        metadata=ADMIN,
+    jackpot = await fund(
+        client, request_id="fund-2", account=cashier_pb2.HOUSE_ACCOUNT_JACKPOT, pool=MPX, amount=700
     )
     assert jackpot.transfer.credit_account_id == "house:jackpot:MPX"
-    back = await client.stub.FundHouseAccount(
-        fund_request(request_id="defund-1", amount=-20_000), metadata=ADMIN
-    )
+    back = await fund(client, request_id="defund-1", amount=-20_000)
     assert (back.transfer.debit_account_id, back.transfer.credit_account_id, back.transfer.amount) == (
         "house:bank:GRAM",
         "mint:HOUSE_FUNDING:GRAM",
         20_000,
     )
     assert back.balance_after == 30_000
-    code, reason = await client.refused(
-        "FundHouseAccount", fund_request(request_id="defund-2", amount=-30_001), ADMIN
+    await client.stub.RequestHouseFunding(
+        fund_request(request_id="defund-2", amount=-30_001), metadata=FINANCE_A
     )
+    code, reason = await client.refused("DecideHouseFunding", approval("defund-2"), FINANCE_B)
     assert (code, reason) == (grpc.StatusCode.FAILED_PRECONDITION, "INSUFFICIENT_FUNDS")
     audit = await client.stub.AuditConservation(cashier_pb2.AuditConservationRequest(), metadata=ADMIN)
     assert audit.balanced
@@ -472,20 +486,23 @@ async def test_house_funding_is_an_idempotent_audited_admin_action(client: Clien
     assert (mpx.minted, mpx.accounts_total) == (200 + 700, 200 + 700)
 
 
-async def test_only_an_admin_funds_the_house(client: Client) -> None:
+async def test_only_finance_funds_the_house_and_never_alone(client: Client) -> None:
     before = await client.snapshot()
     for metadata in (TABLE, PAYMENTS, ALICE):
-        code, reason = await client.refused("FundHouseAccount", fund_request(), metadata)
+        code, reason = await client.refused("RequestHouseFunding", fund_request(), metadata)
+        assert (code, reason) == (grpc.StatusCode.PERMISSION_DENIED, "ROLE_REQUIRED")
+    await client.stub.RequestHouseFunding(fund_request(), metadata=FINANCE_A)
+    code, reason = await client.refused("DecideHouseFunding", approval("fund-1"), FINANCE_A)
+    assert (code, reason) == (grpc.StatusCode.PERMISSION_DENIED, "FOUR_EYES_REQUIRED")
+    for metadata in (TABLE, PAYMENTS, ALICE):
+        code, reason = await client.refused("DecideHouseFunding", approval("fund-1"), metadata)
         assert (code, reason) == (grpc.StatusCode.PERMISSION_DENIED, "ROLE_REQUIRED")
     assert await client.snapshot() == before
 
 
 async def test_house_balances_for_tables_and_admins(client: Client) -> None:
-    await client.stub.FundHouseAccount(fund_request(amount=1234), metadata=ADMIN)
-    await client.stub.FundHouseAccount(
-        fund_request(request_id="fund-j", account=cashier_pb2.HOUSE_ACCOUNT_JACKPOT, amount=56),
-        metadata=ADMIN,
-    )
+    await fund(client, amount=1234)
+    await fund(client, request_id="fund-j", account=cashier_pb2.HOUSE_ACCOUNT_JACKPOT, amount=56)
     for metadata in (TABLE, ADMIN):
         reply = await client.stub.GetHouseBalances(
             cashier_pb2.GetHouseBalancesRequest(pool=GRAM), metadata=metadata
@@ -506,7 +523,7 @@ async def test_house_balances_for_tables_and_admins(client: Client) -> None:
 
 
 async def test_a_funded_house_bank_pays_a_house_game(client: Client) -> None:
-    await client.stub.FundHouseAccount(fund_request(amount=1000), metadata=ADMIN)
+    await fund(client, amount=1000)
     await client.stub.OpenSeatSession(
         cashier_pb2.OpenSeatSessionRequest(
             session_id="hg/alice", player_id="alice", table_id="hg", seat_index=0, pool=GRAM,
@@ -585,8 +602,8 @@ def _string_cases() -> list[tuple[str, str, Callable[[str], object], int, str]]:
          lambda v: cashier_pb2.ListOpenSeatSessionsRequest(table_id=v), 128, "FIELD_INVALID"),
         ("GetStatement.player_id", "GetStatement",
          lambda v: cashier_pb2.GetStatementRequest(player_id=v), 128, "FIELD_INVALID"),
-        ("FundHouseAccount.request_id", "FundHouseAccount", lambda v: fund_request(request_id=v), 128, "FIELD_INVALID"),
-        ("FundHouseAccount.reason", "FundHouseAccount", lambda v: fund_request(reason=v), 128, "FIELD_INVALID"),
+        ("RequestHouseFunding.request_id", "RequestHouseFunding", lambda v: fund_request(request_id=v), 128, "FIELD_INVALID"),
+        ("RequestHouseFunding.reason", "RequestHouseFunding", lambda v: fund_request(reason=v), 128, "FIELD_INVALID"),
     ]  # fmt: skip
 
 
@@ -597,7 +614,7 @@ BAD_TEXT = {"NUL": "a\x00b", "newline": "a\nb", "escape": "\x1b[2J", "DEL": "a\x
 USUAL_CALLER = {
     "GetStatement": HISTORY,
     "LookupTransfers": ADMIN,
-    "FundHouseAccount": ADMIN,
+    "RequestHouseFunding": FINANCE_A,
     "Purchase": PAYMENTS,
     "Withdraw": PAYMENTS,
 }
@@ -665,13 +682,13 @@ def _integer_cases() -> list[tuple[str, str, Callable[[], object], str]]:
          "FIELD_INVALID"),
         ("unknown statement pool", "GetStatement", lambda: cashier_pb2.GetStatementRequest(player_id="alice", pool=99),
          "POOL_INVALID"),
-        ("house funding of zero", "FundHouseAccount", lambda: fund_request(amount=0), "AMOUNT_INVALID"),
-        ("house funding over the cap", "FundHouseAccount", lambda: fund_request(amount=too_big), "AMOUNT_INVALID"),
-        ("house defunding over the cap", "FundHouseAccount", lambda: fund_request(amount=-too_big), "AMOUNT_INVALID"),
-        ("house defunding of int64 min", "FundHouseAccount", lambda: fund_request(amount=-(2**63)), "AMOUNT_INVALID"),
-        ("unknown house account", "FundHouseAccount", lambda: fund_request(account=7), "FIELD_INVALID"),
-        ("no house account", "FundHouseAccount", lambda: fund_request(account=0), "FIELD_REQUIRED"),
-        ("no reason", "FundHouseAccount", lambda: fund_request(reason=""), "FIELD_REQUIRED"),
+        ("house funding of zero", "RequestHouseFunding", lambda: fund_request(amount=0), "AMOUNT_INVALID"),
+        ("house funding over the cap", "RequestHouseFunding", lambda: fund_request(amount=too_big), "AMOUNT_INVALID"),
+        ("house defunding over the cap", "RequestHouseFunding", lambda: fund_request(amount=-too_big), "AMOUNT_INVALID"),
+        ("house defunding of int64 min", "RequestHouseFunding", lambda: fund_request(amount=-(2**63)), "AMOUNT_INVALID"),
+        ("unknown house account", "RequestHouseFunding", lambda: fund_request(account=7), "FIELD_INVALID"),
+        ("no house account", "RequestHouseFunding", lambda: fund_request(account=0), "FIELD_REQUIRED"),
+        ("no reason", "RequestHouseFunding", lambda: fund_request(reason=""), "FIELD_REQUIRED"),
     ]  # fmt: skip
 
 

@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 
 from poker.cashier.v1 import cashier_pb2, cashier_pb2_grpc
 from poker.common.v1 import common_pb2
-from service_runtime.auth import Role
+from service_runtime.auth import STAFF_ROLES, Role
+from service_runtime.house_funding_client import fund_by_two
 from service_runtime.testing import reason_of, running_server
 from services.cashier.application import Cashier
 from services.cashier.assembly import ACCESS, cashier_service
@@ -33,7 +34,9 @@ CALLERS = {
     "table": FreshToken("table", Role.SERVICE),
     "payments": FreshToken("payments", Role.SERVICE),
     "history": FreshToken("history", Role.SERVICE),
-    "admin": FreshToken("operator", Role.ADMIN),
+    "admin": FreshToken("operator", *STAFF_ROLES),
+    "finance-a": FreshToken("finance-a", Role.FINANCE),
+    "finance-b": FreshToken("finance-b", Role.FINANCE),
     "alice": FreshToken("alice", Role.PLAYER),
     "house": FreshToken("house", Role.PLAYER),
     "none": (),
@@ -81,7 +84,8 @@ USUAL_CALLER = {
     "GetBalances": "alice", "Purchase": "payments", "Withdraw": "alice", "CreateTransfers": "table",
     "LookupTransfers": "admin", "OpenSeatSession": "table", "SettleHand": "table", "CashOutSeatSession": "table",
     "GetSeatSession": "table", "ListOpenSeatSessions": "table", "GetStatement": "alice",
-    "AuditConservation": "admin", "FundHouseAccount": "admin", "GetHouseBalances": "table",
+    "AuditConservation": "admin", "RequestHouseFunding": "finance-a", "DecideHouseFunding": "finance-b",
+    "ListHouseFunding": "finance-a", "GetHouseBalances": "table",
     "SetPlayerHold": "history",
 }  # fmt: skip
 
@@ -146,11 +150,22 @@ def calls(draw: st.DrawFn) -> tuple[str, Any, str]:
         )  # fmt: skip
     elif method == "AuditConservation":
         request = cashier_pb2.AuditConservationRequest()
-    elif method == "FundHouseAccount":
-        request = cashier_pb2.FundHouseAccountRequest(
-            request_id=draw(transfer_ids), pool=draw(enums), account=draw(enums),
-            amount=draw(amounts), reason=draw(references),
+    elif method == "RequestHouseFunding":
+        request = cashier_pb2.RequestHouseFundingRequest(
+            request_id=draw(st.one_of(transfer_ids, st.just("seed-pending"))), pool=draw(enums),
+            account=draw(enums), amount=draw(amounts), reason=draw(references),
         )  # fmt: skip
+    elif method == "DecideHouseFunding":
+        # Mostly the seeded pending request (its approval moves chips once), else anything.
+        request = cashier_pb2.DecideHouseFundingRequest(
+            decision_id=draw(transfer_ids), request_id=draw(st.one_of(st.just("seed-pending"), transfer_ids)),
+            approve=draw(st.booleans()), reason=draw(references),
+        )  # fmt: skip
+    elif method == "ListHouseFunding":
+        request = cashier_pb2.ListHouseFundingRequest(
+            state=draw(enums),
+            page=common_pb2.PageRequest(page_size=draw(st.integers(-5, 200)), page_token=draw(texts)),
+        )
     elif method == "GetHouseBalances":
         request = cashier_pb2.GetHouseBalancesRequest(pool=draw(enums))
     elif method == "SetPlayerHold":
@@ -201,12 +216,17 @@ def test_no_mix_of_requests_breaks_conservation_or_answers_internal(
                     ),
                     metadata=CALLERS["payments"],
                 )  # fmt: skip
-        await stub.FundHouseAccount(
-            cashier_pb2.FundHouseAccountRequest(
-                request_id="seed-bank", pool=common_pb2.CHIP_POOL_GRAM, account=cashier_pb2.HOUSE_ACCOUNT_BANK,
-                amount=100_000, reason="float for the property test",
+        await fund_by_two(
+            stub, stub, request_id="seed-bank", pool=common_pb2.CHIP_POOL_GRAM, amount=100_000,
+            reason="float for the property test", asker_metadata=CALLERS["finance-a"],
+            approver_metadata=CALLERS["finance-b"],
+        )  # fmt: skip
+        await stub.RequestHouseFunding(
+            cashier_pb2.RequestHouseFundingRequest(
+                request_id="seed-pending", pool=common_pb2.CHIP_POOL_GRAM, account=cashier_pb2.HOUSE_ACCOUNT_BANK,
+                amount=5_000, reason="waits for a second pair of eyes",
             ),
-            metadata=admin,
+            metadata=CALLERS["finance-a"],
         )  # fmt: skip
         for index, player in enumerate(("alice", "bob")):
             await stub.OpenSeatSession(

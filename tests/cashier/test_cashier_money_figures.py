@@ -32,7 +32,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from poker.cashier.v1 import cashier_pb2, cashier_pb2_grpc
 from poker.common.v1 import common_pb2
-from service_runtime.auth import Role
+from service_runtime.auth import STAFF_ROLES, Role
 from service_runtime.database import create_engine
 from service_runtime.metrics import start_metrics_endpoint
 from service_runtime.testing import reason_of, running_server
@@ -50,7 +50,9 @@ POOLS = {"GRAM": GRAM, "MPX": MPX}
 TABLE = FreshToken("table", Role.SERVICE)
 PAYMENTS = FreshToken("payments", Role.SERVICE)
 HISTORY = FreshToken("history", Role.SERVICE)
-ADMIN = FreshToken("operator", Role.ADMIN)
+ADMIN = FreshToken("operator", *STAFF_ROLES)
+FINANCE_A = FreshToken("finance-a", Role.FINANCE)
+FINANCE_B = FreshToken("finance-b", Role.FINANCE)
 HOUSE_GAME = cashier_pb2.TRANSFER_KIND_HOUSE_GAME_RESULT
 
 FLOW_COUNTERS = (
@@ -222,14 +224,26 @@ def payment(reference: str, player: str, source: int, amount_minor: int) -> dict
     }
 
 
-def funding(request_id: str, pool: int, account: int, amount: int) -> cashier_pb2.FundHouseAccountRequest:
-    return cashier_pb2.FundHouseAccountRequest(
+def funding(request_id: str, pool: int, account: int, amount: int) -> cashier_pb2.RequestHouseFundingRequest:
+    return cashier_pb2.RequestHouseFundingRequest(
         request_id=request_id,
         pool=pool,  # type: ignore[arg-type]
         account=account,  # type: ignore[arg-type]
         amount=amount,
         reason="figures test",
     )
+
+
+def approval(request_id: str) -> cashier_pb2.DecideHouseFundingRequest:
+    return cashier_pb2.DecideHouseFundingRequest(
+        decision_id=f"ok:{request_id}", request_id=request_id, approve=True, reason="approved"
+    )
+
+
+async def fund(stub: Any, request: cashier_pb2.RequestHouseFundingRequest) -> None:
+    """A house funding as finance makes it (one asks, another approves), retried whole when called again."""
+    await stub.RequestHouseFunding(request, metadata=FINANCE_A)
+    await stub.DecideHouseFunding(approval(request.request_id), metadata=FINANCE_B)
 
 
 def seat(session: str, player: str, table: str, index: int, pool: int, chips: int) -> Any:
@@ -370,13 +384,15 @@ async def test_the_money_flow_counters_match_the_ledgers_own_sums(served: Served
         funding("fund-mpx", MPX, cashier_pb2.HOUSE_ACCOUNT_BANK, 50_000),
         funding("defund-bank", GRAM, cashier_pb2.HOUSE_ACCOUNT_BANK, -1_000),
     ):
-        await stub.FundHouseAccount(request, metadata=ADMIN)
+        await fund(stub, request)
+    await stub.RequestHouseFunding(
+        funding("defund-mpx", MPX, cashier_pb2.HOUSE_ACCOUNT_BANK, -(10**9)), metadata=FINANCE_A
+    )
     for _ in range(2):
-        assert await served.refused(
-            stub.FundHouseAccount(
-                funding("defund-mpx", MPX, cashier_pb2.HOUSE_ACCOUNT_BANK, -(10**9)), metadata=ADMIN
-            )
-        ) == (grpc.StatusCode.FAILED_PRECONDITION, "INSUFFICIENT_FUNDS")
+        assert await served.refused(stub.DecideHouseFunding(approval("defund-mpx"), metadata=FINANCE_B)) == (
+            grpc.StatusCode.FAILED_PRECONDITION,
+            "INSUFFICIENT_FUNDS",
+        )
 
     # A cash table in each pool: hands retried, and one refused for good (retried too).
     await stub.OpenSeatSession(seat("t1/alice", "alice", "t1", 0, GRAM, 400), metadata=TABLE)
@@ -540,11 +556,9 @@ async def test_the_house_figures_are_the_ledgers_at_every_scrape(served: Served)
     scrapes = served.scrapes
 
     # Right after a funding (no audit loop runs here: audit_interval_seconds=0).
-    await stub.FundHouseAccount(funding("bank", GRAM, cashier_pb2.HOUSE_ACCOUNT_BANK, 10_000), metadata=ADMIN)
-    await stub.FundHouseAccount(
-        funding("jackpot", GRAM, cashier_pb2.HOUSE_ACCOUNT_JACKPOT, 700), metadata=ADMIN
-    )
-    await stub.FundHouseAccount(funding("mpx", MPX, cashier_pb2.HOUSE_ACCOUNT_BANK, 3_000), metadata=ADMIN)
+    await fund(stub, funding("bank", GRAM, cashier_pb2.HOUSE_ACCOUNT_BANK, 10_000))
+    await fund(stub, funding("jackpot", GRAM, cashier_pb2.HOUSE_ACCOUNT_JACKPOT, 700))
+    await fund(stub, funding("mpx", MPX, cashier_pb2.HOUSE_ACCOUNT_BANK, 3_000))
     assert (
         await house_figures(served)
         == await house_balances(served)

@@ -4,15 +4,15 @@ the balance the first funding left (the cashier's saved answer to the same reque
 
 from __future__ import annotations
 
-from poker.cashier.v1 import cashier_pb2, cashier_pb2_grpc
+from poker.cashier.v1 import cashier_pb2_grpc
 from poker.common.v1 import common_pb2
-from service_runtime.auth import Role
+from service_runtime.auth import STAFF_ROLES
 from service_runtime.dev_house_bank import DEVELOPMENT_BANK_CHIPS, fund_development_house_bank
-from service_runtime.testing import auth_metadata, running_server
+from service_runtime.testing import auth_metadata, fund_house, running_server
 from services.cashier.application import Cashier
 from services.cashier.assembly import ACCESS, cashier_service
 
-ADMIN = auth_metadata("operator", Role.ADMIN)
+ADMIN = auth_metadata("operator", *STAFF_ROLES)
 
 
 async def test_a_later_start_says_the_banks_balance_as_it_is_now(sqlite_cashier: Cashier) -> None:
@@ -24,15 +24,12 @@ async def test_a_later_start_says_the_banks_balance_as_it_is_now(sqlite_cashier:
             for line in first
         )
         # The bank moves after the funding (an operator adds 7 chips; house rounds would move it too).
-        await cashier_pb2_grpc.CashierServiceStub(channel).FundHouseAccount(
-            cashier_pb2.FundHouseAccountRequest(
-                request_id="operator-top-up",
-                pool=common_pb2.CHIP_POOL_GRAM,
-                account=cashier_pb2.HOUSE_ACCOUNT_BANK,
-                amount=7,
-                reason="top-up",
-            ),
-            metadata=ADMIN,
+        await fund_house(
+            cashier_pb2_grpc.CashierServiceStub(channel),
+            request_id="operator-top-up",
+            pool=common_pb2.CHIP_POOL_GRAM,
+            amount=7,
+            reason="top-up",
         )
         again = await fund_development_house_bank(address, {})
     gram = next(line for line in again if "GRAM house bank" in line)

@@ -31,7 +31,7 @@ from poker.cashier.v1 import cashier_pb2, cashier_pb2_grpc
 from poker.common.v1 import common_pb2
 from poker.fairness.v1 import fairness_pb2, fairness_pb2_grpc
 from poker.history.v1 import history_pb2, history_pb2_grpc
-from service_runtime.auth import Role, TokenKeys, mint_token
+from service_runtime.auth import STAFF_ROLES, Role, TokenKeys, mint_token
 from service_runtime.testing import auth_metadata, throwaway_postgres_database
 from tests.deploy.podman_cluster import (
     SERVICES,
@@ -65,7 +65,7 @@ def table_shard() -> tuple[tuple[str, str], ...]:
 
 
 def operator() -> tuple[tuple[str, str], ...]:
-    return metadata("operator", Role.ADMIN)
+    return metadata("operator", *STAFF_ROLES)
 
 
 def payments() -> tuple[tuple[str, str], ...]:

@@ -20,13 +20,13 @@ from poker.fairness.v1 import fairness_pb2, fairness_pb2_grpc
 from poker.history.v1 import history_pb2, history_pb2_grpc
 from poker_bots.bot import Bot
 from poker_bots.house_bot import HouseBot
-from service_runtime.auth import Role
+from service_runtime.auth import STAFF_ROLES
 from service_runtime.testing import auth_metadata
 from services.fairness.verification import DealtCard, openings_from, published_hand, verify_hand
 from services.table.cash.views import public_seat
 from tests.table.test_table_bots import dealt_positions
 
-ADMIN = auth_metadata("operator", Role.ADMIN)
+ADMIN = auth_metadata("operator", *STAFF_ROLES)
 CARD = re.compile(r"\b([2-9TJQKA][cdhs])\b")
 
 

@@ -30,7 +30,7 @@ from poker_bots.bot import Behaviour, Connections
 from poker_bots.credentials import MintedCredentials
 from poker_bots.run import BotRun, RunPlan, run_bots
 from poker_bots.stats import RunStats
-from service_runtime.testing import DEV_KEYS
+from service_runtime.testing import DEV_KEYS, fund_house
 from tests.e2e.checks import (
     ADMIN,
     Ledger,
@@ -164,15 +164,8 @@ async def test_bots_play_both_variants_and_pools_on_two_shards_one_is_killed_and
         for phase, rounds in (("before", HOUSE_ROUNDS_BEFORE), ("after", HOUSE_ROUNDS_AFTER))
     )
     for pool in (common_pb2.CHIP_POOL_GRAM, common_pb2.CHIP_POOL_MPX):
-        await conns.cashier.FundHouseAccount(
-            cashier_pb2.FundHouseAccountRequest(
-                request_id=uuid.uuid4().hex,
-                pool=pool,
-                account=cashier_pb2.HOUSE_ACCOUNT_BANK,
-                amount=HOUSE_BANK,
-                reason="e2e house bank",
-            ),
-            metadata=ADMIN,
+        await fund_house(
+            conns.cashier, request_id=uuid.uuid4().hex, pool=pool, amount=HOUSE_BANK, reason="e2e house bank"
         )
     reader = credentials.player(f"{prefix}-1")
     stop = asyncio.Event()

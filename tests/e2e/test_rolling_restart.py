@@ -32,7 +32,7 @@ from poker_bots.credentials import MintedCredentials
 from poker_bots.run import RunPlan, run_bots
 from poker_bots.stats import RunStats
 from service_runtime.shard_registry import choose_shard
-from service_runtime.testing import DEV_KEYS
+from service_runtime.testing import DEV_KEYS, fund_house
 from tests.e2e.checks import (
     ADMIN,
     Ledger,
@@ -161,15 +161,12 @@ async def test_a_rolling_restart_of_both_shards_under_bot_load_voids_no_hand_and
         house_bots=len(HOUSE_ROOMS),
     )
     for pool in (common_pb2.CHIP_POOL_GRAM, common_pb2.CHIP_POOL_MPX):
-        await conns.cashier.FundHouseAccount(
-            cashier_pb2.FundHouseAccountRequest(
-                request_id=uuid.uuid4().hex,
-                pool=pool,
-                account=cashier_pb2.HOUSE_ACCOUNT_BANK,
-                amount=HOUSE_BANK,
-                reason="rolling restart house bank",
-            ),
-            metadata=ADMIN,
+        await fund_house(
+            conns.cashier,
+            request_id=uuid.uuid4().hex,
+            pool=pool,
+            amount=HOUSE_BANK,
+            reason="rolling restart house bank",
         )
     reader = credentials.player(f"{prefix}-1")
     tables = [f"{room}.1" for room in ROOMS]

@@ -17,6 +17,7 @@ import pytest
 import sqlalchemy as sa
 
 from poker.fairness.v1 import fairness_pb2, fairness_pb2_grpc
+from service_runtime.auth import STAFF_ROLES
 from service_runtime.database import create_engine
 from service_runtime.testing import auth_metadata, reason_of, running_server
 from services.fairness.application import FairnessApplication
@@ -25,7 +26,7 @@ from services.fairness.shuffle import commitment_of
 from services.fairness.tables import hands
 
 SERVICE = auth_metadata("table", "service")
-ADMIN = auth_metadata("ops", "admin")
+ADMIN = auth_metadata("ops", *STAFF_ROLES)
 ANN = auth_metadata("ann")
 DAMAGED = (grpc.StatusCode.FAILED_PRECONDITION, "HAND_RECORD_DAMAGED")
 Stub = fairness_pb2_grpc.FairnessServiceStub

@@ -11,6 +11,7 @@ import pytest
 import sqlalchemy as sa
 
 from poker.fairness.v1 import fairness_pb2, fairness_pb2_grpc
+from service_runtime.auth import STAFF_ROLES
 from service_runtime.database import create_engine
 from service_runtime.testing import auth_metadata, reason_of, running_server
 from services.fairness.application import FairnessApplication
@@ -21,7 +22,7 @@ from services.fairness.verification import ChainLink, MismatchKind, verify_chain
 
 SERVICE = auth_metadata("table", "service")
 PLAYER = auth_metadata("alice", "player")
-ADMIN = auth_metadata("ops", "admin")
+ADMIN = auth_metadata("ops", *STAFF_ROLES)
 
 
 @pytest.fixture

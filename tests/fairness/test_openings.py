@@ -17,6 +17,7 @@ import pytest
 import sqlalchemy as sa
 
 from poker.fairness.v1 import fairness_pb2, fairness_pb2_grpc
+from service_runtime.auth import STAFF_ROLES
 from service_runtime.database import Transactions, create_engine
 from service_runtime.testing import auth_metadata, reason_of, running_server, token_for
 from services.fairness.application import FairnessApplication
@@ -29,7 +30,7 @@ from services.fairness.verification import DealtCard, openings_from, published_h
 from services.fairness.verify import main
 
 SERVICE = auth_metadata("table", "service")
-ADMIN = auth_metadata("ops", "admin")
+ADMIN = auth_metadata("ops", *STAFF_ROLES)
 PLAYERS = ("ann", "bob", "cat")
 CALLERS = {name: auth_metadata(name) for name in (*PLAYERS, "eve")}
 # Hold'em for three: hole cards at deal positions (0, 3), (1, 4), (2, 5); burns at 6, 10, 12; the

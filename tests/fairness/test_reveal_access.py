@@ -16,6 +16,7 @@ import pytest
 import sqlalchemy as sa
 
 from poker.fairness.v1 import fairness_pb2, fairness_pb2_grpc
+from service_runtime.auth import STAFF_ROLES
 from service_runtime.database import create_engine
 from service_runtime.testing import auth_metadata, reason_of, running_server, token_for
 from services.fairness.application import FairnessApplication
@@ -24,7 +25,7 @@ from services.fairness.tables import hands
 from services.fairness.verify import main
 
 SERVICE = auth_metadata("table", "service")
-ADMIN = auth_metadata("ops", "admin")
+ADMIN = auth_metadata("ops", *STAFF_ROLES)
 ANN, BOB, EVE = (auth_metadata(name) for name in ("ann", "bob", "eve"))
 
 

@@ -24,6 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from poker.cashier.v1 import cashier_pb2, cashier_pb2_grpc
 from poker.common.v1 import common_pb2
 from poker.history.v1 import history_pb2, history_pb2_grpc
+from service_runtime.auth import STAFF_ROLES
 from service_runtime.clients import create_channel, error_metadata_of
 from service_runtime.database import create_engine, create_session_factory
 from service_runtime.errors import Unavailable
@@ -44,8 +45,8 @@ from tests.history.test_history_holds import seat_request
 
 TABLE = auth_metadata("table", "service")
 LOBBY = auth_metadata("lobby", "service")
-ADMIN = auth_metadata("ops", "admin")
-OTHER_ADMIN = auth_metadata("another-admin", "admin")
+ADMIN = auth_metadata("ops", *STAFF_ROLES)
+OTHER_ADMIN = auth_metadata("another-admin", *STAFF_ROLES)
 PAYMENTS = auth_metadata("payments", "service")
 CHIP = 10**6
 Stub = history_pb2_grpc.HistoryServiceStub

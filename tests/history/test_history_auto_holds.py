@@ -20,6 +20,7 @@ import pytest
 
 from poker.cashier.v1 import cashier_pb2, cashier_pb2_grpc
 from poker.history.v1 import history_pb2, history_pb2_grpc
+from service_runtime.auth import STAFF_ROLES
 from service_runtime.clients import create_channel
 from service_runtime.database import create_engine, create_session_factory
 from service_runtime.server import create_server
@@ -42,7 +43,7 @@ from tests.ports import free_port
 
 TABLE = auth_metadata("table", "service")
 PAYMENTS = auth_metadata("payments", "service")
-ADMIN = auth_metadata("ops", "admin")
+ADMIN = auth_metadata("ops", *STAFF_ROLES)
 CHIP = 10**6  # nanoGRAM per GRAM-pool chip
 HELD = history_pb2.CASE_HOLD_STATE_HELD
 DUE = history_pb2.CASE_HOLD_STATE_DUE

@@ -13,11 +13,12 @@ import pytest
 
 from poker.common.v1 import common_pb2
 from poker.history.v1 import history_pb2, history_pb2_grpc
+from service_runtime.auth import STAFF_ROLES
 from service_runtime.testing import auth_metadata, reason_of, token_for
 from tests.history.engine_hands import varied_records
 
 SERVICE = auth_metadata("table", "service")
-ADMIN = auth_metadata("ops", "admin")
+ADMIN = auth_metadata("ops", *STAFF_ROLES)
 Stub = history_pb2_grpc.HistoryServiceStub
 
 

@@ -14,6 +14,7 @@ import grpc
 from poker.cashier.v1 import cashier_pb2, cashier_pb2_grpc
 from poker.common.v1 import common_pb2
 from poker.history.v1 import history_pb2, history_pb2_grpc
+from service_runtime.auth import STAFF_ROLES
 from service_runtime.clients import create_channel
 from service_runtime.database import create_engine, create_session_factory
 from service_runtime.service_tokens import ServiceTokenSource
@@ -31,7 +32,7 @@ from tests.history.test_history_balance_changes import expect_error
 
 TABLE = auth_metadata("table", "service")
 PAYMENTS = auth_metadata("payments", "service")
-ADMIN = auth_metadata("ops", "admin")
+ADMIN = auth_metadata("ops", *STAFF_ROLES)
 HISTORY = auth_metadata("history", "service")
 CHIP = 10**6  # nanoGRAM per GRAM-pool chip
 

@@ -15,6 +15,7 @@ from house_games.casino_holdem import CasinoHoldemRound, HoldemDecision
 from house_games.wagers import BoxWager
 from poker.common.v1 import common_pb2
 from poker.history.v1 import history_pb2, history_pb2_grpc
+from service_runtime.auth import STAFF_ROLES
 from service_runtime.history_records import house_game_record
 from service_runtime.testing import auth_metadata, reason_of
 from tests.history.engine_hands import START
@@ -61,7 +62,7 @@ async def test_a_casino_holdem_round_is_recorded_with_its_lines_and_redacted_per
 
     full = (
         await stub.GetHand(
-            history_pb2.GetHandRequest(hand_id=record.hand_id), metadata=auth_metadata("ops", "admin")
+            history_pb2.GetHandRequest(hand_id=record.hand_id), metadata=auth_metadata("ops", *STAFF_ROLES)
         )
     ).hand
     assert full == record

@@ -25,11 +25,12 @@ from poker_engine.cards import card_text
 from poker_engine.config import HandConfig, SeatConfig, Variant
 from poker_engine.events import ActionCause, PlayerActed
 from poker_engine.hand import Hand
+from service_runtime.auth import STAFF_ROLES
 from service_runtime.testing import auth_metadata, reason_of
 from tests.history.engine_hands import record_of
 
 SERVICE = auth_metadata("table", "service")
-ADMIN = auth_metadata("ops", "admin")
+ADMIN = auth_metadata("ops", *STAFF_ROLES)
 _BRACKETS = re.compile(r"\[([^\]]*)\]")
 
 

@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from google.rpc import error_details_pb2, status_pb2
 
 from poker.lobby.v1 import lobby_pb2_grpc
-from service_runtime.auth import ServiceName
+from service_runtime.auth import STAFF_ROLES, ServiceName
 from service_runtime.database import create_engine, create_session_factory, sync_url
 from service_runtime.shard_registry import RedisShardRegistry
 from service_runtime.table_directory import RedisMaintenanceBoard, RedisTableDirectory
@@ -31,7 +31,7 @@ from services.lobby.assembly import ACCESS, lobby_service, lobby_servicer
 from services.lobby.storage import MIGRATIONS_DIR, migrate
 from services.lobby.tables import metadata, rooms
 
-ADMIN = auth_metadata("ops-admin", "admin")
+ADMIN = auth_metadata("ops-admin", *STAFF_ROLES)
 ALICE = auth_metadata("alice", "player")
 BOB = auth_metadata("bob", "player")
 TABLE = service_metadata(ServiceName.TABLE)

@@ -22,12 +22,13 @@ import pytest
 import redis.asyncio as redis
 
 from poker.lobby.v1 import lobby_pb2, lobby_pb2_grpc
+from service_runtime.auth import STAFF_ROLES
 from service_runtime.table_directory import MaintenanceSwitches, RedisMaintenanceBoard
 from service_runtime.testing import auth_metadata, reason_of
 
 ROOT = Path(__file__).resolve().parents[2]
 PLAYER = auth_metadata("alice", "player")
-ADMIN = auth_metadata("ops-admin", "admin")
+ADMIN = auth_metadata("ops-admin", *STAFF_ROLES)
 LEASE = 2.0
 ROOMS = [
     "nlhe-gram-duel", "nlhe-gram-classic", "nlhe-gram-high-roller", "nlhe-gram-prestige",

@@ -30,7 +30,7 @@ from clients.play.table_screen import TableScreen
 from poker.cashier.v1 import cashier_pb2, cashier_pb2_grpc
 from poker.common.v1 import common_pb2
 from poker.table.v1 import table_pb2
-from service_runtime.testing import token_for
+from service_runtime.testing import fund_house, token_for
 from tests.play.conftest import Cluster
 from tests.table.conftest import ADMIN, PAYMENTS
 from tests.table.players import Player
@@ -124,15 +124,12 @@ async def test_a_person_signs_in_buys_sits_plays_a_hand_reconnects_leaves_and_ve
     cashier_channel = grpc.aio.insecure_channel(cluster.cashier.address)
     cashier = cashier_pb2_grpc.CashierServiceStub(cashier_channel)
     # The operator funds the GRAM house bank so a house-game round can be covered.
-    await cashier.FundHouseAccount(
-        cashier_pb2.FundHouseAccountRequest(
-            request_id=uuid.uuid4().hex,
-            pool=common_pb2.CHIP_POOL_GRAM,
-            account=cashier_pb2.HOUSE_ACCOUNT_BANK,
-            amount=10_000_000,
-            reason="play test",
-        ),
-        metadata=ADMIN,
+    await fund_house(
+        cashier,
+        request_id=uuid.uuid4().hex,
+        pool=common_pb2.CHIP_POOL_GRAM,
+        amount=10_000_000,
+        reason="play test",
     )
     bank_before = int(
         (

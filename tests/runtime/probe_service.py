@@ -12,7 +12,7 @@ from opentelemetry import trace
 
 from poker.fairness.v1 import fairness_pb2
 from service_runtime import tracing
-from service_runtime.access import ADMIN_ONLY, ANY_CALLER, AccessPolicy
+from service_runtime.access import ANY_CALLER, STAFF_ADMIN, AccessPolicy
 from service_runtime.auth import current_caller
 from service_runtime.errors import FailedPrecondition
 
@@ -23,7 +23,7 @@ PROBE_ACCESS = AccessPolicy(
         f"/{SERVICE}/Whoami": ANY_CALLER,
         f"/{SERVICE}/Fail": ANY_CALLER,
         f"/{SERVICE}/Crash": ANY_CALLER,
-        f"/{SERVICE}/AdminOnly": ADMIN_ONLY,
+        f"/{SERVICE}/AdminOnly": STAFF_ADMIN,
         f"/{SERVICE}/Parse": ANY_CALLER,
         f"/{SERVICE}/Count": ANY_CALLER,
         f"/{SERVICE}/WhoamiStream": ANY_CALLER,

@@ -333,11 +333,11 @@ def test_make_run_is_quiet_by_default_and_says_everything_when_verbose(
             if line.strip() and not line.rstrip().endswith(("| stopped", "every service stopped"))
         ]
         assert len(talk) < 6, "".join(after)
-    # Issue 25 item 14: the development house bank is funded once SERVING, by the admin's audited
-    # funding (so house games can be played), once per data folder.
+    # Issue 25 item 14: the development house bank is funded once SERVING (so house games can be
+    # played), asked and approved by two development staff members of finance, once per data folder.
     for pool in ("GRAM", "MPX"):
         assert any(
-            f"{pool} house bank funded by the admin funding funding:make-run-house-bank-{pool}" in line
+            f"{pool} house bank funded by the approved funding funding:make-run-house-bank-{pool}" in line
             for line in after
         ), "".join(after)
 
@@ -351,7 +351,7 @@ def test_the_development_house_bank_is_funded_once_per_data_folder(
         processes.append(process)
         _read_until_banner(process)
         after = _lines_for(process, 3.0)
-        assert any(f"GRAM house bank {word} by the admin funding" in line for line in after), (run, after)
+        assert any(f"GRAM house bank {word} by the approved funding" in line for line in after), (run, after)
         balance = "balance now 100,000,000" if run else "balance 100,000,000"
         assert any(balance in line for line in after), after
 

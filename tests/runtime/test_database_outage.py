@@ -23,14 +23,14 @@ from poker.cashier.v1 import cashier_pb2, cashier_pb2_grpc
 from poker.fairness.v1 import fairness_pb2, fairness_pb2_grpc
 from poker.history.v1 import history_pb2, history_pb2_grpc
 from poker.lobby.v1 import lobby_pb2, lobby_pb2_grpc
-from service_runtime.auth import Role
+from service_runtime.auth import STAFF_ROLES, Role
 from service_runtime.testing import auth_metadata, reason_of, throwaway_postgres_database
 from tests.own_servers import OwnPostgres, have_postgres_binaries
 from tests.table.conftest import ServiceProcess
 
 pytestmark = pytest.mark.skipif(not have_postgres_binaries(), reason="no PostgreSQL binaries")
 
-ADMIN = auth_metadata("operator", Role.ADMIN)
+ADMIN = auth_metadata("operator", *STAFF_ROLES)
 PAYMENTS = auth_metadata("payments", Role.SERVICE)
 
 

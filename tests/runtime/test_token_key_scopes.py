@@ -49,7 +49,7 @@ def test_a_player_scoped_key_signs_player_tokens_that_every_service_accepts() ->
 
 @pytest.mark.parametrize("roles", [[Role.ADMIN], [Role.SERVICE], [Role.PLAYER, Role.ADMIN]])
 def test_a_player_scoped_key_refuses_to_mint_more(roles: list[Role]) -> None:
-    with pytest.raises(ValueError, match="may sign player tokens only"):
+    with pytest.raises(ValueError, match="may not sign these roles"):
         mint_token(TokenKeys.from_settings([GATEWAY]), "cashier", roles, now=0, ttl_seconds=60)
 
 
@@ -95,3 +95,33 @@ def test_production_refuses_the_development_key_under_any_scope() -> None:
             },
         )
     assert "development signing key" in "\n".join(caught.value.problems)
+
+
+# Issue 38: the staff's front door signs with a key of its own scope, `staff`: staff roles only (never a
+# player's or a service's token), and for at most an hour, so a staff token is short-lived wherever
+# it is presented and whoever holds the key cannot mint a long-lived one.
+STAFF = "bo1/staff:" + "c" * 32
+
+
+def test_a_staff_scoped_key_signs_staff_tokens_only_and_short_ones() -> None:
+    keys = TokenKeys.from_settings([STAFF, FULL])
+    every = TokenKeys.from_settings([FULL, STAFF])
+    assert keys.scope_of("bo1") is KeyScope.STAFF
+    token = mint_token(keys, "tg:77", [Role.RISK, Role.SUPPORT], now=0, ttl_seconds=900)
+    assert verify_token(every, token, now=1).roles == frozenset({Role.RISK, Role.SUPPORT})
+    for roles in ([Role.PLAYER], [Role.SERVICE], [Role.RISK, Role.PLAYER]):
+        with pytest.raises(ValueError, match="may not sign these roles"):
+            mint_token(keys, "x", roles, now=0, ttl_seconds=900)
+    with pytest.raises(ValueError, match="hour"):
+        mint_token(keys, "tg:77", [Role.FINANCE], now=0, ttl_seconds=3601)
+
+
+@pytest.mark.parametrize(
+    ("roles", "lifetime"), [(["player"], 60), (["service"], 60), (["finance"], 3601), (["admin"], 10**6)]
+)
+def test_a_staff_keys_forgery_beyond_its_scope_or_an_hour_is_refused(roles: list[str], lifetime: int) -> None:
+    keys = TokenKeys.from_settings([FULL, STAFF])
+    forged = _forged_with_secret("bo1", "c" * 32, {"sub": "x", "roles": roles, "iat": 0, "exp": lifetime})
+    with pytest.raises(Unauthenticated) as caught:
+        verify_token(keys, forged, now=1)
+    assert caught.value.reason == "TOKEN_KEY_SCOPE"

@@ -25,7 +25,7 @@ from poker.fairness.v1 import fairness_pb2, fairness_pb2_grpc
 from poker.history.v1 import history_pb2, history_pb2_grpc
 from poker.lobby.v1 import lobby_pb2, lobby_pb2_grpc
 from poker.table.v1 import table_pb2, table_pb2_grpc
-from service_runtime.auth import Role, ServiceName
+from service_runtime.auth import STAFF_ROLES, Role, ServiceName
 from service_runtime.testing import auth_metadata, reason_of, service_metadata
 from tests.history.engine_hands import record_of
 from tests.history.test_history_privacy import fold_muck_showdown_hand
@@ -33,7 +33,9 @@ from tests.history.test_history_privacy import fold_muck_showdown_hand
 from .service_processes import ServiceProcess
 
 Caller = tuple[tuple[str, str], ...]
-ADMIN: Caller = auth_metadata("ops", Role.ADMIN)
+ADMIN: Caller = auth_metadata("ops", *STAFF_ROLES)
+FINANCE_A: Caller = auth_metadata("finance-a", Role.FINANCE)
+FINANCE_B: Caller = auth_metadata("finance-b", Role.FINANCE)
 CONFLICT = "ALREADY_EXISTS IDEMPOTENCY_CONFLICT"
 GRAM, MPX = common_pb2.CHIP_POOL_GRAM, common_pb2.CHIP_POOL_MPX
 HOUSE_TABLE = "casino-holdem-gram.1"  # a standing table of the seeded catalogue
@@ -332,24 +334,29 @@ async def settle_hand(c: Calls) -> Trial:
     )
 
 
-async def fund_house_account(c: Calls) -> Trial:
-    request = cashier_pb2.FundHouseAccountRequest(
+async def house_and_money(c: Calls) -> object:
+    houses = []
+    for pool in (GRAM, MPX):
+        reply = await c.call(
+            "cashier", "GetHouseBalances", cashier_pb2.GetHouseBalancesRequest(pool=pool), ADMIN
+        )
+        houses.append((reply.bank_balance, reply.jackpot_balance))
+    return houses, await money(c)
+
+
+async def request_house_funding(c: Calls) -> Trial:
+    request = cashier_pb2.RequestHouseFundingRequest(
         request_id=fresh("funding"), pool=GRAM, account=cashier_pb2.HOUSE_ACCOUNT_BANK, amount=1000,
         reason="float for the week",
     )  # fmt: skip
 
     async def state() -> object:
-        houses = []
-        for pool in (GRAM, MPX):
-            reply = await c.call(
-                "cashier", "GetHouseBalances", cashier_pb2.GetHouseBalancesRequest(pool=pool), ADMIN
-            )
-            houses.append((reply.bank_balance, reply.jackpot_balance))
-        return houses, await money(c)
+        listed = await c.call("cashier", "ListHouseFunding", cashier_pb2.ListHouseFundingRequest(), FINANCE_A)
+        return [f.SerializeToString(deterministic=True) for f in listed.fundings], await house_and_money(c)
 
     return Trial(
         request,
-        ADMIN,
+        FINANCE_A,
         [
             {"pool": MPX},
             {"account": cashier_pb2.HOUSE_ACCOUNT_JACKPOT},
@@ -358,6 +365,29 @@ async def fund_house_account(c: Calls) -> Trial:
             {"reason": "float for the month"},
         ],
         state,
+    )
+
+
+async def decide_house_funding(c: Calls) -> Trial:
+    asked, other = fresh("funding"), fresh("funding")
+    for request_id in (asked, other):
+        await c.call(
+            "cashier",
+            "RequestHouseFunding",
+            cashier_pb2.RequestHouseFundingRequest(
+                request_id=request_id, pool=GRAM, account=cashier_pb2.HOUSE_ACCOUNT_BANK, amount=1000,
+                reason="float for the week",
+            ),
+            FINANCE_A,
+        )  # fmt: skip
+    request = cashier_pb2.DecideHouseFundingRequest(
+        decision_id=fresh("decision"), request_id=asked, approve=True, reason="checked against the plan"
+    )
+    return Trial(
+        request,
+        FINANCE_B,
+        [{"request_id": other}, {"approve": False}, {"reason": "checked twice"}],
+        lambda: house_and_money(c),
     )
 
 
@@ -597,6 +627,26 @@ async def set_display_name(c: Calls) -> Trial:
     return Trial(request, sue, [{"display_name": fresh("Sue")}], state)
 
 
+async def _avatar_state(c: Calls, who: Caller) -> object:
+    reply = await c.call("lobby", "GetMyProfile", lobby_pb2.GetMyProfileRequest(), who)
+    profile = reply.profile
+    return profile.avatar_url, profile.show_avatar, profile.update_time.ToJsonString()
+
+
+async def set_show_avatar(c: Calls) -> Trial:
+    tia = player(fresh("tia"))
+    request = lobby_pb2.SetShowAvatarRequest(request_id=fresh("avatar"), show_avatar=False)
+    return Trial(request, tia, [{"show_avatar": True}], lambda: _avatar_state(c, tia))
+
+
+async def record_sign_in_photo(c: Calls) -> Trial:
+    uma = player(fresh("uma"))
+    photo = "https://t.me/i/userpic/320/0HsMKYOWlgnBA2Httlfb3NBMp50KmdI4fD8tsNZu2js.jpg"
+    request = lobby_pb2.RecordSignInPhotoRequest(request_id=fresh("sign-in"), photo_url=photo)
+    other = "https://t.me/i/userpic/320/cm409T17pD0hEWX5m_tmMBGNTbHnhP0b6tZG6o887b0.svg"
+    return Trial(request, uma, [{"photo_url": other}], lambda: _avatar_state(c, uma))
+
+
 # The table -----------------------------------------------------------------------------------------
 
 
@@ -734,11 +784,19 @@ async def set_player_seed(c: Calls) -> Trial:
 
 
 async def fund_house_bank(c: Calls) -> None:
-    request = cashier_pb2.FundHouseAccountRequest(
+    """The bank the house games of this test pay from: asked by one member of finance, approved by another."""
+    request = cashier_pb2.RequestHouseFundingRequest(
         request_id="idempotency-house-bank", pool=GRAM, account=cashier_pb2.HOUSE_ACCOUNT_BANK,
         amount=10_000_000, reason="house games of the idempotency test",
     )  # fmt: skip
-    await c.call("cashier", "FundHouseAccount", request, ADMIN)
+    await c.call("cashier", "RequestHouseFunding", request, FINANCE_A)
+    decision = cashier_pb2.DecideHouseFundingRequest(
+        decision_id="idempotency-house-bank-ok",
+        request_id=request.request_id,
+        approve=True,
+        reason="approved",
+    )
+    await c.call("cashier", "DecideHouseFunding", decision, FINANCE_B)
 
 
 async def house_state(c: Calls, name: str) -> object:
@@ -1035,7 +1093,8 @@ RPCS = (
     ),
     Rpc("cashier", "OpenSeatSession", ("session_id",), open_seat_session),
     Rpc("cashier", "SettleHand", ("hand_id",), settle_hand),
-    Rpc("cashier", "FundHouseAccount", ("request_id",), fund_house_account),
+    Rpc("cashier", "RequestHouseFunding", ("request_id",), request_house_funding),
+    Rpc("cashier", "DecideHouseFunding", ("decision_id",), decide_house_funding),
     Rpc("cashier", "SetPlayerHold", ("request_id",), set_player_hold),
     Rpc("lobby", "CreateRoom", ("request_id",), create_room, exempt=ROOM_OUTPUT),
     Rpc("lobby", "UpdateRoom", ("request_id",), update_room, exempt=ROOM_OUTPUT),
@@ -1052,6 +1111,8 @@ RPCS = (
     Rpc("lobby", "CreateInviteCode", ("request_id",), create_invite_code),
     Rpc("lobby", "RedeemInviteCode", ("request_id",), redeem_invite_code),
     Rpc("lobby", "SetDisplayName", ("request_id",), set_display_name),
+    Rpc("lobby", "SetShowAvatar", ("request_id",), set_show_avatar),
+    Rpc("lobby", "RecordSignInPhoto", ("request_id",), record_sign_in_photo),
     Rpc("table", "SitDown", ("request_id",), sit_down, exempt={"table_id": TABLE_ADDRESS}),
     Rpc("table", "SitIn", ("request_id",), sit_in, exempt={"table_id": TABLE_ADDRESS}),
     Rpc("table", "SendChat", ("request_id",), send_chat, exempt={"table_id": TABLE_ADDRESS}),
@@ -1138,6 +1199,7 @@ NOT_KEYED: Mapping[str, str] = {
             "GetStatement",
             "AuditConservation",
             "GetHouseBalances",
+            "ListHouseFunding",
         )
     },
     **{

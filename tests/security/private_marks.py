@@ -36,8 +36,8 @@ from poker.fairness.v1 import fairness_pb2, fairness_pb2_grpc
 from poker.history.v1 import history_pb2, history_pb2_grpc
 from poker.lobby.v1 import lobby_pb2, lobby_pb2_grpc
 from poker.table.v1 import table_pb2, table_pb2_grpc
-from service_runtime.auth import Role, ServiceName
-from service_runtime.testing import auth_metadata, service_metadata
+from service_runtime.auth import STAFF_ROLES, ServiceName
+from service_runtime.testing import auth_metadata, fund_house, service_metadata
 from services.table.house.house_round import fairness_chain
 from tests.history.engine_hands import record_of
 from tests.history.test_history_privacy import fold_muck_showdown_hand
@@ -45,7 +45,7 @@ from tests.history.test_history_privacy import fold_muck_showdown_hand
 from .service_processes import ServiceProcess
 from .test_fairness_reads import PUBLIC_POSITIONS, deal_hand
 
-ADMIN = auth_metadata("ops", Role.ADMIN)
+ADMIN = auth_metadata("ops", *STAFF_ROLES)
 TABLE = service_metadata(ServiceName.TABLE)
 PAYMENTS = service_metadata(ServiceName.PAYMENTS)
 # Dealt or seated with alice; none of them is a caller of the fuzz.
@@ -207,12 +207,9 @@ async def _house_round(services: Mapping[str, ServiceProcess], marks: Marks) -> 
     """Alice plays one Casino Hold'em round to its end; the fuzz starts once its every effect (the
     settlement, the reveal, the record) is in, so the fuzz's checks of state see no change."""
     async with grpc.aio.insecure_channel(services["cashier"].address) as channel:
-        await cashier_pb2_grpc.CashierServiceStub(channel).FundHouseAccount(
-            cashier_pb2.FundHouseAccountRequest(
-                request_id="seed-house-bank", pool=common_pb2.CHIP_POOL_GRAM,
-                account=cashier_pb2.HOUSE_ACCOUNT_BANK, amount=10_000_000, reason="fuzz seed",
-            ),
-            metadata=ADMIN, timeout=5,
+        await fund_house(
+            cashier_pb2_grpc.CashierServiceStub(channel), request_id="seed-house-bank",
+            pool=common_pb2.CHIP_POOL_GRAM, amount=10_000_000, reason="fuzz seed", rpc_deadline=5,
         )  # fmt: skip
     alice = auth_metadata("alice")
     async with grpc.aio.insecure_channel(services["table"].address) as channel:

@@ -26,13 +26,13 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from poker.fairness.v1 import fairness_pb2, fairness_pb2_grpc
-from service_runtime.auth import Role, ServiceName
+from service_runtime.auth import STAFF_ROLES, ServiceName
 from service_runtime.testing import auth_metadata, reason_of, service_metadata
 
 from .service_processes import ServiceProcess, _start
 
 TABLE = service_metadata(ServiceName.TABLE)
-ADMIN = auth_metadata("ops", Role.ADMIN)
+ADMIN = auth_metadata("ops", *STAFF_ROLES)
 # Case variants, prefixes, extensions and LIKE patterns of one another (a first run found that SQLite
 # LIKE matched "ann" against a hand dealt to "Ann").
 NAMES = ("ann", "bob", "Ann", "an", "ann2", "b_b", "b%", "%", "_", "carl")

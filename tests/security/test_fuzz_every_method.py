@@ -39,7 +39,7 @@ from poker.gateway.v1 import gateway_pb2
 from poker.history.v1 import history_pb2
 from poker.lobby.v1 import lobby_pb2, shard_directory_pb2
 from poker.table.v1 import table_pb2, table_pb2_grpc
-from service_runtime.auth import Role, ServiceName, TokenKeys, mint_token
+from service_runtime.auth import STAFF_ROLES, Role, ServiceName, TokenKeys, mint_token
 from service_runtime.testing import DEV_KEYS, reason_of, token_for
 from services.gateway.access import FORWARDED, GATEWAY_SERVICE
 from tests.gateway.connect_http import call as connect_call
@@ -101,7 +101,7 @@ def _identities() -> dict[str, tuple[tuple[str, str], ...]]:
         # Another player: every read of the seeded player's seat, wallet and table, as a stranger.
         "other player": bearer(token_for("mallory")),
         "player named house": bearer(token_for("house")),
-        "admin": bearer(token_for("ops", Role.ADMIN)),
+        "admin": bearer(token_for("ops", *STAFF_ROLES)),
         "unknown service": bearer(token_for("table-shard-9", Role.SERVICE)),
     }
     for service in ServiceName:

@@ -20,14 +20,14 @@ from poker.fairness.v1 import fairness_pb2
 from poker.history.v1 import history_pb2
 from poker.lobby.v1 import lobby_pb2, lobby_pb2_grpc, shard_directory_pb2
 from poker.table.v1 import table_pb2
-from service_runtime.auth import Role, ServiceName
+from service_runtime.auth import STAFF_ROLES, Role, ServiceName
 from service_runtime.testing import auth_metadata, reason_of, service_metadata
 from services.cashier.ledger import Pool, mint_account_id
 from services.cashier.payments import PaymentSource
 
 from .service_processes import ServiceProcess, running_services
 
-PEOPLE = {"player": auth_metadata("alice"), "admin": auth_metadata("ops", Role.ADMIN)}
+PEOPLE = {"player": auth_metadata("alice"), "admin": auth_metadata("ops", *STAFF_ROLES)}
 SERVICES = {f"service {s.value}": service_metadata(s) for s in ServiceName}
 EVERYONE = {**PEOPLE, **SERVICES}
 

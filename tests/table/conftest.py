@@ -30,7 +30,7 @@ from poker.history.v1 import history_pb2, history_pb2_grpc
 from poker.lobby.v1 import lobby_pb2, lobby_pb2_grpc
 from poker.table.v1 import table_pb2_grpc
 from service_runtime.access import ANY_CALLER, AccessPolicy
-from service_runtime.auth import Role
+from service_runtime.auth import STAFF_ROLES, Role
 from service_runtime.errors import FailedPrecondition, NotFound, PermissionDenied
 from service_runtime.interceptors import Limits
 from service_runtime.server import GrpcService, RunningServer, create_server
@@ -38,7 +38,7 @@ from service_runtime.testing import DEV_KEYS, auth_metadata, throwaway_postgres_
 from services.table.assembly import assemble
 from services.table.settings import TableSettings
 
-ADMIN = auth_metadata("operator", Role.ADMIN)
+ADMIN = auth_metadata("operator", *STAFF_ROLES)
 # Service tokens name the calling service (issue 10): purchases are the payments gateway's, seat
 # sessions the table's. These work before and after that change.
 PAYMENTS = auth_metadata("payments", Role.SERVICE)

@@ -24,6 +24,7 @@ from poker.lobby.v1 import lobby_pb2
 from poker.table.v1 import table_pb2, table_pb2_grpc
 from service_runtime.auth import Role
 from service_runtime.testing import auth_metadata
+from service_runtime.testing import fund_house as fund_house_by_two
 from services.cashier.ledger import Pool, TransferKind, TransferRequest
 from services.table.house.house_round import PlannedTransfer
 from services.table.ports.dependencies import house_transfer
@@ -60,16 +61,14 @@ def house_room(
 
 async def fund_house(
     world: TableWorld, amount: int, *, jackpot: bool = False, pool: int = common_pb2.CHIP_POOL_GRAM
-) -> cashier_pb2.FundHouseAccountResponse:
-    return await world.cashier.FundHouseAccount(
-        cashier_pb2.FundHouseAccountRequest(
-            request_id=uuid.uuid4().hex,
-            pool=pool,  # type: ignore[arg-type]
-            account=cashier_pb2.HOUSE_ACCOUNT_JACKPOT if jackpot else cashier_pb2.HOUSE_ACCOUNT_BANK,
-            amount=amount,
-            reason="test funding",
-        ),
-        metadata=ADMIN,
+) -> cashier_pb2.DecideHouseFundingResponse:
+    """The operator's funding: asked by one member of finance, approved by another."""
+    return await fund_house_by_two(
+        world.cashier,
+        request_id=uuid.uuid4().hex,
+        pool=pool,  # type: ignore[arg-type]
+        account=cashier_pb2.HOUSE_ACCOUNT_JACKPOT if jackpot else cashier_pb2.HOUSE_ACCOUNT_BANK,
+        amount=amount,
     )
 
 

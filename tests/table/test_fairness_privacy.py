@@ -17,7 +17,7 @@ import pytest
 from poker.common.v1 import common_pb2
 from poker.fairness.v1 import fairness_pb2
 from poker.table.v1 import table_pb2
-from service_runtime.auth import Role
+from service_runtime.auth import STAFF_ROLES
 from service_runtime.testing import auth_metadata, reason_of
 from services.fairness.verification import DealtCard, openings_from, published_hand, verify_hand
 from services.table.house.house_round import fairness_chain
@@ -28,7 +28,7 @@ from tests.table.test_table_hands import in_hand, play_passively, seated_pair
 
 pytestmark = pytest.mark.postgres
 
-ADMIN = auth_metadata("operator", Role.ADMIN)
+ADMIN = auth_metadata("operator", *STAFF_ROLES)
 
 
 async def _refusal(call: Any) -> tuple[grpc.StatusCode, str]:

@@ -13,7 +13,7 @@ from poker.fairness.v1 import fairness_pb2
 from poker.history.v1 import history_pb2
 from poker.lobby.v1 import shard_directory_pb2, shard_directory_pb2_grpc
 from poker.table.v1 import table_pb2
-from service_runtime.auth import Role
+from service_runtime.auth import STAFF_ROLES, Role
 from service_runtime.testing import auth_metadata, reason_of
 from services.table.cash.views import public_seat
 from tests.table.conftest import TableWorld, nl_room, unique, wait_for
@@ -84,7 +84,7 @@ async def test_heads_up_hand_deals_after_commitment_plays_to_showdown_and_settle
     # gets all 52, which give the whole deck in deal order.
     opened = {o.deal_position: o.card.index for o in reveal.reveal.openings}
     admin = await world.fairness.GetReveal(
-        fairness_pb2.GetRevealRequest(hand_id=hand_id), metadata=auth_metadata("ops", "admin")
+        fairness_pb2.GetRevealRequest(hand_id=hand_id), metadata=auth_metadata("ops", *STAFF_ROLES)
     )
     deck = [o.card.index for o in sorted(admin.reveal.openings, key=lambda o: o.deal_position)]
     assert all(deck[p] == card for p, card in opened.items())

@@ -18,7 +18,7 @@ from poker.common.v1 import common_pb2
 from poker.history.v1 import history_pb2, history_pb2_grpc
 from poker.lobby.v1 import lobby_pb2, lobby_pb2_grpc
 from poker.table.v1 import table_pb2
-from service_runtime.auth import Role
+from service_runtime.auth import STAFF_ROLES, Role
 from service_runtime.testing import auth_metadata, reason_of
 from tests.table.conftest import ServiceProcess, TableWorld, unique, wait_for
 from tests.table.players import Player
@@ -160,7 +160,7 @@ async def test_maintenance_set_on_the_lobby_stops_seats_then_hands_at_the_table_
                     no_new_seats=no_new_seats, no_new_hands=no_new_hands, message="test"
                 ),
             ),
-            metadata=auth_metadata("operator", Role.ADMIN),
+            metadata=auth_metadata("operator", *STAFF_ROLES),
         )
 
     try:

@@ -32,12 +32,8 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
-import grpc
-
-from poker.cashier.v1 import cashier_pb2, cashier_pb2_grpc
 from poker.common.v1 import common_pb2
-from service_runtime.auth import Role
-from service_runtime.testing import auth_metadata
+from service_runtime.testing import fund_house_now
 from tests.gateway.gateway_process import running_gateway
 from tests.security.service_processes import ServiceProcess, running_services
 from tests.web.browser_runs import ROOT, WEB, require_browser, run_page_script
@@ -57,18 +53,13 @@ SHOWDOWN_SLACK_MS = 50
 
 def _fund_house_bank(cashier_address: str) -> None:
     """The operator's house bank, so the house games can cover a round (an admin call, as in e2e)."""
-    with grpc.insecure_channel(cashier_address) as channel:
-        cashier_pb2_grpc.CashierServiceStub(channel).FundHouseAccount(
-            cashier_pb2.FundHouseAccountRequest(
-                request_id="browser-test-house-bank",
-                pool=common_pb2.CHIP_POOL_GRAM,
-                account=cashier_pb2.HOUSE_ACCOUNT_BANK,
-                amount=10_000_000,
-                reason="browser test house bank",
-            ),
-            metadata=auth_metadata("ops", Role.ADMIN),
-            timeout=10,
-        )
+    fund_house_now(
+        cashier_address,
+        request_id="browser-test-house-bank",
+        pool=common_pb2.CHIP_POOL_GRAM,
+        amount=10_000_000,
+        reason="browser test house bank",
+    )
 
 
 @contextmanager

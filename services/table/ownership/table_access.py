@@ -25,7 +25,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from service_runtime.auth import Caller, Role
+from service_runtime.auth import Caller
 from service_runtime.errors import FailedPrecondition, NotFound
 from service_runtime.table_directory import parse_table_id
 from services.table.cash.actor import TableActor
@@ -109,7 +109,7 @@ class TableAccess:
         too: a stranger's command at a private room's table answers TABLE_NOT_FOUND, as for a table
         that does not exist (NOT_SEATED or a seat refusal would tell them it is there)."""
         table = await self.for_command(table_id)
-        if caller.has(Role.ADMIN) or caller.service is not None or takes_part(table, caller.subject):
+        if caller.is_staff or caller.service is not None or takes_part(table, caller.subject):
             return table
         if await self._visible(caller.subject, room_of_table(table_id)) is None:
             raise _no_table()
@@ -119,7 +119,7 @@ class TableAccess:
         """The table a read goes to, if the caller may see it (see the module docstring)."""
         room_id = room_of_table(table_id)
         running = self._shard.running(table_id)
-        if caller.has(Role.ADMIN) or caller.service is not None:
+        if caller.is_staff or caller.service is not None:
             return running or await self.for_command(table_id)
         if running is not None and takes_part(running, caller.subject):
             return running
@@ -130,7 +130,7 @@ class TableAccess:
 
     async def still_sees(self, caller: Caller, table: AnyTable) -> bool:
         """Whether a reader whose stream is open may still see the table (the module docstring)."""
-        if caller.has(Role.ADMIN) or caller.service is not None or takes_part(table, caller.subject):
+        if caller.is_staff or caller.service is not None or takes_part(table, caller.subject):
             return True
         return await self._visible(caller.subject, room_of_table(table.table_id)) is not None
 

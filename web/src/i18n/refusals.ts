@@ -93,6 +93,10 @@ export const REFUSALS = {
   "reason.SEED_HASH_REQUIRED": { ru: "Сначала нужно отправить хеш сида.", en: "The seed's hash must be sent first." },
   "reason.SEED_REVEAL_NOT_OPEN": { ru: "Сид пока рано отправлять: стол ещё принимает хеши.", en: "It is too early for the seed: the table still takes hashes." },
   "reason.HAND_RECORD_DAMAGED": { ru: "Запись этой раздачи повреждена; оператор её восстановит.", en: "This hand's record is damaged; the operator will repair it." },
+  // Staff (the back office): four-eyes on money.
+  "reason.FOUR_EYES_REQUIRED": { ru: "Это решение принимает другой сотрудник финансов: свой запрос нельзя одобрить самому.", en: "Another member of finance must decide this: you cannot approve your own request." },
+  "reason.FUNDING_REQUEST_NOT_FOUND": { ru: "Такого запроса на пополнение нет.", en: "No such funding request." },
+  "reason.FUNDING_ALREADY_DECIDED": { ru: "По этому запросу уже принято решение.", en: "This funding request has already been decided." },
 
   // The lobby and rooms.
   "reason.ROOM_NOT_FOUND": { ru: "Комната не найдена.", en: "The room was not found." },

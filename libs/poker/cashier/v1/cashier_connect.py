@@ -21,7 +21,7 @@ from connectrpc.protocol import ProtocolType
 from connectrpc.server import ConnectASGIApplication, ConnectWSGIApplication, DEFAULT_READ_MAX_BYTES, Endpoint, EndpointSync
 from pyqwest import Client, SyncClient
 
-from .cashier_pb2 import AuditConservationRequest, AuditConservationResponse, CashOutSeatSessionRequest, CashOutSeatSessionResponse, CreateTransfersRequest, CreateTransfersResponse, FundHouseAccountRequest, FundHouseAccountResponse, GetBalancesRequest, GetBalancesResponse, GetHouseBalancesRequest, GetHouseBalancesResponse, GetSeatSessionRequest, GetSeatSessionResponse, GetStatementRequest, GetStatementResponse, ListOpenSeatSessionsRequest, ListOpenSeatSessionsResponse, LookupTransfersRequest, LookupTransfersResponse, OpenSeatSessionRequest, OpenSeatSessionResponse, PurchaseRequest, PurchaseResponse, SetPlayerHoldRequest, SetPlayerHoldResponse, SettleHandRequest, SettleHandResponse, WithdrawRequest, WithdrawResponse
+from .cashier_pb2 import AuditConservationRequest, AuditConservationResponse, CashOutSeatSessionRequest, CashOutSeatSessionResponse, CreateTransfersRequest, CreateTransfersResponse, DecideHouseFundingRequest, DecideHouseFundingResponse, GetBalancesRequest, GetBalancesResponse, GetHouseBalancesRequest, GetHouseBalancesResponse, GetSeatSessionRequest, GetSeatSessionResponse, GetStatementRequest, GetStatementResponse, ListHouseFundingRequest, ListHouseFundingResponse, ListOpenSeatSessionsRequest, ListOpenSeatSessionsResponse, LookupTransfersRequest, LookupTransfersResponse, OpenSeatSessionRequest, OpenSeatSessionResponse, PurchaseRequest, PurchaseResponse, RequestHouseFundingRequest, RequestHouseFundingResponse, SetPlayerHoldRequest, SetPlayerHoldResponse, SettleHandRequest, SettleHandResponse, WithdrawRequest, WithdrawResponse
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, Iterable, Mapping
@@ -62,14 +62,15 @@ class CashierService(Protocol):
     Who may call each RPC is its `Roles:` line, the same as docs/access.md (generated from the code):
     a player reads only their own chips; purchases and withdrawals are the payments gateway's
     (service:payments) alone; transfers, seat sessions and settlements the table's; the
-    conservation audit and house funding an admin's. Every RPC may also return UNAUTHENTICATED
+    conservation audit and house funding finance's (funding by two people: one asks, another
+    approves). Every RPC may also return UNAUTHENTICATED
     (TOKEN_*) and PERMISSION_DENIED (ROLE_REQUIRED).
     """
     async def get_balances(self, request: GetBalancesRequest, ctx: RequestContext[GetBalancesRequest, GetBalancesResponse], /) -> GetBalancesResponse:
         """
         GetBalances returns a player's wallet balance in each pool, with the part still locked because
         it was bought with Telegram Stars, and the player's open seat session if any.
-        Roles: player (own wallets only), admin, service:table. Errors: PERMISSION_DENIED
+        Roles: player (own wallets only), support, risk, finance, service:table. Errors: PERMISSION_DENIED
         NOT_YOUR_RESOURCE;
         INVALID_ARGUMENT FIELD_REQUIRED (no player id and the caller is not a player).
         """
@@ -109,7 +110,8 @@ class CashierService(Protocol):
         different field, failed on funds or a closed account) are reported per transfer; only a
         malformed batch fails the whole call, and then nothing is recorded.
         No transfer of it may debit or credit a mint account (`mint:*`): chips are minted only by a
-        recorded Purchase or FundHouseAccount and burned only by a Withdraw or FundHouseAccount.
+        recorded Purchase or an approved house funding (DecideHouseFunding) and burned only by a Withdraw
+        or an approved house defunding.
         Roles: service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
         POOL_INVALID, POOL_MISMATCH, SAME_ACCOUNT (metadata `index` names the transfer); NOT_FOUND
         ACCOUNT_NOT_FOUND; PERMISSION_DENIED MINT_ACCOUNT_FORBIDDEN.
@@ -120,7 +122,7 @@ class CashierService(Protocol):
         """
         LookupTransfers returns recorded transfers (applied or failed) by id; unknown ids are omitted.
         Ids are 1 to 200 printable ASCII characters (derived ids are longer than caller-chosen ones).
-        Roles: admin, service:table, service:payments. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
+        Roles: support, finance, service:table, service:payments. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
         FIELD_INVALID.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
@@ -163,7 +165,7 @@ class CashierService(Protocol):
     async def get_seat_session(self, request: GetSeatSessionRequest, ctx: RequestContext[GetSeatSessionRequest, GetSeatSessionResponse], /) -> GetSeatSessionResponse:
         """
         GetSeatSession returns one seat session with its current stack.
-        Roles: admin, service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED; NOT_FOUND
+        Roles: support, finance, operations, service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED; NOT_FOUND
         SEAT_SESSION_NOT_FOUND.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
@@ -172,7 +174,7 @@ class CashierService(Protocol):
         """
         ListOpenSeatSessions returns every open seat session of a table with its stack as of the last
         settled hand, so a shard that restarts or takes the table over can rebuild the stacks.
-        Roles: admin, service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED.
+        Roles: support, finance, operations, service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -180,7 +182,7 @@ class CashierService(Protocol):
         """
         GetStatement lists every balance change of a player's accounts (wallets and seats, selected by
         kind: never a house or mint account), newest first, with its reason and reference.
-        Roles: player (own statement only), admin, service:history. Errors: PERMISSION_DENIED
+        Roles: player (own statement only), support, risk, finance, service:history. Errors: PERMISSION_DENIED
         NOT_YOUR_RESOURCE; INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, PAGE_TOKEN_INVALID.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
@@ -191,22 +193,45 @@ class CashierService(Protocol):
         burned, that the account balances agree with the transfer journal, and that no account but a
         mint is negative; it reports the figures whether or not they pass. Sums are computed exactly,
         however large the journal grows.
-        Roles: admin. Errors: none beyond authentication.
+        Roles: finance. Errors: none beyond authentication.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
-    async def fund_house_account(self, request: FundHouseAccountRequest, ctx: RequestContext[FundHouseAccountRequest, FundHouseAccountResponse], /) -> FundHouseAccountResponse:
+    async def request_house_funding(self, request: RequestHouseFundingRequest, ctx: RequestContext[RequestHouseFundingRequest, RequestHouseFundingResponse], /) -> RequestHouseFundingResponse:
         """
-        FundHouseAccount is the operator's audited way to put chips into the house bank or the jackpot
-        of a pool, or to take them out: a positive amount moves chips from the pool's house-funding
-        mint (`mint:HOUSE_FUNDING:<POOL>`) to the account and counts as minted; a negative amount
-        moves them back and counts as burned. It is recorded as one transfer `funding:<request_id>` of
-        kind HOUSE_FUNDING whose reference is the reason, so conservation still holds and the audit
-        shows it. Idempotent by `request_id`: a retry returns the original transfer, the same id with
-        any field different is a conflict, and a refusal on funds keeps failing.
-        Roles: admin. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
-        POOL_INVALID; FAILED_PRECONDITION INSUFFICIENT_FUNDS (taking out more than the account holds),
-        SUPPLY_LIMIT_REACHED, BALANCE_OVERFLOW; ALREADY_EXISTS IDEMPOTENCY_CONFLICT (metadata `field`).
+        Funding the house bank or the jackpot takes two people of finance (four-eyes, issue 38): one asks
+        (RequestHouseFunding), another approves or rejects (DecideHouseFunding); nobody funds alone.
+
+        RequestHouseFunding records a request to put chips into a pool's house bank or jackpot (a
+        positive amount) or take them out (negative). No chip moves until another staff member of
+        finance approves it. Idempotent by `request_id`: a retry by the same person returns the
+        recorded request; the same id with any field different (or asked by someone else) is a conflict.
+        Roles: finance. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
+        POOL_INVALID; ALREADY_EXISTS IDEMPOTENCY_CONFLICT (metadata `field`).
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    async def decide_house_funding(self, request: DecideHouseFundingRequest, ctx: RequestContext[DecideHouseFundingRequest, DecideHouseFundingResponse], /) -> DecideHouseFundingResponse:
+        """
+        DecideHouseFunding approves or rejects a pending funding request. Approval applies it as one
+        transfer `funding:<request_id>` of kind HOUSE_FUNDING between the pool's house-funding mint
+        (`mint:HOUSE_FUNDING:<POOL>`) and the account, whose reference is the request's reason: a
+        positive amount counts as minted, a negative one as burned, so conservation holds and the audit
+        shows it; the request and the transfer commit together. The person who asked may not decide
+        (PERMISSION_DENIED FOUR_EYES_REQUIRED). Idempotent by `decision_id`: a retry returns the first
+        answer (the transfer applied once); the same id with any field different is a conflict. A
+        refusal on funds (taking out more than the account holds) leaves the request pending.
+        Roles: finance. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND
+        FUNDING_REQUEST_NOT_FOUND; PERMISSION_DENIED FOUR_EYES_REQUIRED; FAILED_PRECONDITION
+        FUNDING_ALREADY_DECIDED, INSUFFICIENT_FUNDS, SUPPLY_LIMIT_REACHED, BALANCE_OVERFLOW; ALREADY_EXISTS
+        IDEMPOTENCY_CONFLICT (metadata `field`).
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    async def list_house_funding(self, request: ListHouseFundingRequest, ctx: RequestContext[ListHouseFundingRequest, ListHouseFundingResponse], /) -> ListHouseFundingResponse:
+        """
+        ListHouseFunding lists funding requests, newest first, optionally only those in one state (the
+        approval queue: pending). Roles: finance. Errors: INVALID_ARGUMENT FIELD_INVALID, PAGE_TOKEN_INVALID.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -217,7 +242,7 @@ class CashierService(Protocol):
         is the house's own money that no open round has reserved (`reserved_balance`: the worst-case
         payouts of the pool's open house rounds, held in `house:cover:<POOL>` until each round settles
         or is refunded); only the bank balance covers a new round, and only it can be defunded.
-        Roles: admin, service:table. Errors: INVALID_ARGUMENT POOL_INVALID.
+        Roles: finance, operations, service:table. Errors: INVALID_ARGUMENT POOL_INVALID.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -386,16 +411,38 @@ class CashierServiceASGIApplication(ConnectASGIApplication[CashierService]):
                     ),
                     function=svc.audit_conservation,
                 ),
-                "/poker.cashier.v1.CashierService/FundHouseAccount": Endpoint.unary(
+                "/poker.cashier.v1.CashierService/RequestHouseFunding": Endpoint.unary(
                     method=MethodInfo(
-                        name="FundHouseAccount",
+                        name="RequestHouseFunding",
                         service_name="poker.cashier.v1.CashierService",
-                        input=FundHouseAccountRequest,
-                        output=FundHouseAccountResponse,
+                        input=RequestHouseFundingRequest,
+                        output=RequestHouseFundingResponse,
                         idempotency_level=IdempotencyLevel.UNKNOWN,
                         stream_type=StreamType.UNARY,
                     ),
-                    function=svc.fund_house_account,
+                    function=svc.request_house_funding,
+                ),
+                "/poker.cashier.v1.CashierService/DecideHouseFunding": Endpoint.unary(
+                    method=MethodInfo(
+                        name="DecideHouseFunding",
+                        service_name="poker.cashier.v1.CashierService",
+                        input=DecideHouseFundingRequest,
+                        output=DecideHouseFundingResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.decide_house_funding,
+                ),
+                "/poker.cashier.v1.CashierService/ListHouseFunding": Endpoint.unary(
+                    method=MethodInfo(
+                        name="ListHouseFunding",
+                        service_name="poker.cashier.v1.CashierService",
+                        input=ListHouseFundingRequest,
+                        output=ListHouseFundingResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.list_house_funding,
                 ),
                 "/poker.cashier.v1.CashierService/GetHouseBalances": Endpoint.unary(
                     method=MethodInfo(
@@ -457,7 +504,8 @@ class CashierServiceClient(ConnectClient):
     Who may call each RPC is its `Roles:` line, the same as docs/access.md (generated from the code):
     a player reads only their own chips; purchases and withdrawals are the payments gateway's
     (service:payments) alone; transfers, seat sessions and settlements the table's; the
-    conservation audit and house funding an admin's. Every RPC may also return UNAUTHENTICATED
+    conservation audit and house funding finance's (funding by two people: one asks, another
+    approves). Every RPC may also return UNAUTHENTICATED
     (TOKEN_*) and PERMISSION_DENIED (ROLE_REQUIRED).
     """
     def __init__(
@@ -494,7 +542,7 @@ class CashierServiceClient(ConnectClient):
         """
         GetBalances returns a player's wallet balance in each pool, with the part still locked because
         it was bought with Telegram Stars, and the player's open seat session if any.
-        Roles: player (own wallets only), admin, service:table. Errors: PERMISSION_DENIED
+        Roles: player (own wallets only), support, risk, finance, service:table. Errors: PERMISSION_DENIED
         NOT_YOUR_RESOURCE;
         INVALID_ARGUMENT FIELD_REQUIRED (no player id and the caller is not a player).
         """
@@ -585,7 +633,8 @@ class CashierServiceClient(ConnectClient):
         different field, failed on funds or a closed account) are reported per transfer; only a
         malformed batch fails the whole call, and then nothing is recorded.
         No transfer of it may debit or credit a mint account (`mint:*`): chips are minted only by a
-        recorded Purchase or FundHouseAccount and burned only by a Withdraw or FundHouseAccount.
+        recorded Purchase or an approved house funding (DecideHouseFunding) and burned only by a Withdraw
+        or an approved house defunding.
         Roles: service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
         POOL_INVALID, POOL_MISMATCH, SAME_ACCOUNT (metadata `index` names the transfer); NOT_FOUND
         ACCOUNT_NOT_FOUND; PERMISSION_DENIED MINT_ACCOUNT_FORBIDDEN.
@@ -613,7 +662,7 @@ class CashierServiceClient(ConnectClient):
         """
         LookupTransfers returns recorded transfers (applied or failed) by id; unknown ids are omitted.
         Ids are 1 to 200 printable ASCII characters (derived ids are longer than caller-chosen ones).
-        Roles: admin, service:table, service:payments. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
+        Roles: support, finance, service:table, service:payments. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
         FIELD_INVALID.
         """
         return await self.execute_unary(
@@ -724,7 +773,7 @@ class CashierServiceClient(ConnectClient):
     ) -> GetSeatSessionResponse:
         """
         GetSeatSession returns one seat session with its current stack.
-        Roles: admin, service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED; NOT_FOUND
+        Roles: support, finance, operations, service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED; NOT_FOUND
         SEAT_SESSION_NOT_FOUND.
         """
         return await self.execute_unary(
@@ -750,7 +799,7 @@ class CashierServiceClient(ConnectClient):
         """
         ListOpenSeatSessions returns every open seat session of a table with its stack as of the last
         settled hand, so a shard that restarts or takes the table over can rebuild the stacks.
-        Roles: admin, service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED.
+        Roles: support, finance, operations, service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED.
         """
         return await self.execute_unary(
             request=request,
@@ -775,7 +824,7 @@ class CashierServiceClient(ConnectClient):
         """
         GetStatement lists every balance change of a player's accounts (wallets and seats, selected by
         kind: never a house or mint account), newest first, with its reason and reference.
-        Roles: player (own statement only), admin, service:history. Errors: PERMISSION_DENIED
+        Roles: player (own statement only), support, risk, finance, service:history. Errors: PERMISSION_DENIED
         NOT_YOUR_RESOURCE; INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, PAGE_TOKEN_INVALID.
         """
         return await self.execute_unary(
@@ -803,7 +852,7 @@ class CashierServiceClient(ConnectClient):
         burned, that the account balances agree with the transfer journal, and that no account but a
         mint is negative; it reports the figures whether or not they pass. Sums are computed exactly,
         however large the journal grows.
-        Roles: admin. Errors: none beyond authentication.
+        Roles: finance. Errors: none beyond authentication.
         """
         return await self.execute_unary(
             request=request,
@@ -818,32 +867,89 @@ class CashierServiceClient(ConnectClient):
             headers=headers,
             timeout_ms=timeout_ms,
         )
-    async def fund_house_account(
+    async def request_house_funding(
         self,
-        request: FundHouseAccountRequest,
+        request: RequestHouseFundingRequest,
         *,
         headers: Headers | Mapping[str, str] | None = None, 
         timeout_ms: int | None = None,
-    ) -> FundHouseAccountResponse:
+    ) -> RequestHouseFundingResponse:
         """
-        FundHouseAccount is the operator's audited way to put chips into the house bank or the jackpot
-        of a pool, or to take them out: a positive amount moves chips from the pool's house-funding
-        mint (`mint:HOUSE_FUNDING:<POOL>`) to the account and counts as minted; a negative amount
-        moves them back and counts as burned. It is recorded as one transfer `funding:<request_id>` of
-        kind HOUSE_FUNDING whose reference is the reason, so conservation still holds and the audit
-        shows it. Idempotent by `request_id`: a retry returns the original transfer, the same id with
-        any field different is a conflict, and a refusal on funds keeps failing.
-        Roles: admin. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
-        POOL_INVALID; FAILED_PRECONDITION INSUFFICIENT_FUNDS (taking out more than the account holds),
-        SUPPLY_LIMIT_REACHED, BALANCE_OVERFLOW; ALREADY_EXISTS IDEMPOTENCY_CONFLICT (metadata `field`).
+        Funding the house bank or the jackpot takes two people of finance (four-eyes, issue 38): one asks
+        (RequestHouseFunding), another approves or rejects (DecideHouseFunding); nobody funds alone.
+
+        RequestHouseFunding records a request to put chips into a pool's house bank or jackpot (a
+        positive amount) or take them out (negative). No chip moves until another staff member of
+        finance approves it. Idempotent by `request_id`: a retry by the same person returns the
+        recorded request; the same id with any field different (or asked by someone else) is a conflict.
+        Roles: finance. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
+        POOL_INVALID; ALREADY_EXISTS IDEMPOTENCY_CONFLICT (metadata `field`).
         """
         return await self.execute_unary(
             request=request,
             method=MethodInfo(
-                name="FundHouseAccount",
+                name="RequestHouseFunding",
                 service_name="poker.cashier.v1.CashierService",
-                input=FundHouseAccountRequest,
-                output=FundHouseAccountResponse,
+                input=RequestHouseFundingRequest,
+                output=RequestHouseFundingResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    async def decide_house_funding(
+        self,
+        request: DecideHouseFundingRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> DecideHouseFundingResponse:
+        """
+        DecideHouseFunding approves or rejects a pending funding request. Approval applies it as one
+        transfer `funding:<request_id>` of kind HOUSE_FUNDING between the pool's house-funding mint
+        (`mint:HOUSE_FUNDING:<POOL>`) and the account, whose reference is the request's reason: a
+        positive amount counts as minted, a negative one as burned, so conservation holds and the audit
+        shows it; the request and the transfer commit together. The person who asked may not decide
+        (PERMISSION_DENIED FOUR_EYES_REQUIRED). Idempotent by `decision_id`: a retry returns the first
+        answer (the transfer applied once); the same id with any field different is a conflict. A
+        refusal on funds (taking out more than the account holds) leaves the request pending.
+        Roles: finance. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND
+        FUNDING_REQUEST_NOT_FOUND; PERMISSION_DENIED FOUR_EYES_REQUIRED; FAILED_PRECONDITION
+        FUNDING_ALREADY_DECIDED, INSUFFICIENT_FUNDS, SUPPLY_LIMIT_REACHED, BALANCE_OVERFLOW; ALREADY_EXISTS
+        IDEMPOTENCY_CONFLICT (metadata `field`).
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="DecideHouseFunding",
+                service_name="poker.cashier.v1.CashierService",
+                input=DecideHouseFundingRequest,
+                output=DecideHouseFundingResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    async def list_house_funding(
+        self,
+        request: ListHouseFundingRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> ListHouseFundingResponse:
+        """
+        ListHouseFunding lists funding requests, newest first, optionally only those in one state (the
+        approval queue: pending). Roles: finance. Errors: INVALID_ARGUMENT FIELD_INVALID, PAGE_TOKEN_INVALID.
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="ListHouseFunding",
+                service_name="poker.cashier.v1.CashierService",
+                input=ListHouseFundingRequest,
+                output=ListHouseFundingResponse,
                 idempotency_level=IdempotencyLevel.UNKNOWN,
                 stream_type=StreamType.UNARY,
             ),
@@ -863,7 +969,7 @@ class CashierServiceClient(ConnectClient):
         is the house's own money that no open round has reserved (`reserved_balance`: the worst-case
         payouts of the pool's open house rounds, held in `house:cover:<POOL>` until each round settles
         or is refunded); only the bank balance covers a new round, and only it can be defunded.
-        Roles: admin, service:table. Errors: INVALID_ARGUMENT POOL_INVALID.
+        Roles: finance, operations, service:table. Errors: INVALID_ARGUMENT POOL_INVALID.
         """
         return await self.execute_unary(
             request=request,
@@ -940,14 +1046,15 @@ class CashierServiceSync(Protocol):
     Who may call each RPC is its `Roles:` line, the same as docs/access.md (generated from the code):
     a player reads only their own chips; purchases and withdrawals are the payments gateway's
     (service:payments) alone; transfers, seat sessions and settlements the table's; the
-    conservation audit and house funding an admin's. Every RPC may also return UNAUTHENTICATED
+    conservation audit and house funding finance's (funding by two people: one asks, another
+    approves). Every RPC may also return UNAUTHENTICATED
     (TOKEN_*) and PERMISSION_DENIED (ROLE_REQUIRED).
     """
     def get_balances(self, request: GetBalancesRequest, ctx: RequestContext[GetBalancesRequest, GetBalancesResponse], /) -> GetBalancesResponse:
         """
         GetBalances returns a player's wallet balance in each pool, with the part still locked because
         it was bought with Telegram Stars, and the player's open seat session if any.
-        Roles: player (own wallets only), admin, service:table. Errors: PERMISSION_DENIED
+        Roles: player (own wallets only), support, risk, finance, service:table. Errors: PERMISSION_DENIED
         NOT_YOUR_RESOURCE;
         INVALID_ARGUMENT FIELD_REQUIRED (no player id and the caller is not a player).
         """
@@ -987,7 +1094,8 @@ class CashierServiceSync(Protocol):
         different field, failed on funds or a closed account) are reported per transfer; only a
         malformed batch fails the whole call, and then nothing is recorded.
         No transfer of it may debit or credit a mint account (`mint:*`): chips are minted only by a
-        recorded Purchase or FundHouseAccount and burned only by a Withdraw or FundHouseAccount.
+        recorded Purchase or an approved house funding (DecideHouseFunding) and burned only by a Withdraw
+        or an approved house defunding.
         Roles: service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
         POOL_INVALID, POOL_MISMATCH, SAME_ACCOUNT (metadata `index` names the transfer); NOT_FOUND
         ACCOUNT_NOT_FOUND; PERMISSION_DENIED MINT_ACCOUNT_FORBIDDEN.
@@ -998,7 +1106,7 @@ class CashierServiceSync(Protocol):
         """
         LookupTransfers returns recorded transfers (applied or failed) by id; unknown ids are omitted.
         Ids are 1 to 200 printable ASCII characters (derived ids are longer than caller-chosen ones).
-        Roles: admin, service:table, service:payments. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
+        Roles: support, finance, service:table, service:payments. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
         FIELD_INVALID.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
@@ -1041,7 +1149,7 @@ class CashierServiceSync(Protocol):
     def get_seat_session(self, request: GetSeatSessionRequest, ctx: RequestContext[GetSeatSessionRequest, GetSeatSessionResponse], /) -> GetSeatSessionResponse:
         """
         GetSeatSession returns one seat session with its current stack.
-        Roles: admin, service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED; NOT_FOUND
+        Roles: support, finance, operations, service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED; NOT_FOUND
         SEAT_SESSION_NOT_FOUND.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
@@ -1050,7 +1158,7 @@ class CashierServiceSync(Protocol):
         """
         ListOpenSeatSessions returns every open seat session of a table with its stack as of the last
         settled hand, so a shard that restarts or takes the table over can rebuild the stacks.
-        Roles: admin, service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED.
+        Roles: support, finance, operations, service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -1058,7 +1166,7 @@ class CashierServiceSync(Protocol):
         """
         GetStatement lists every balance change of a player's accounts (wallets and seats, selected by
         kind: never a house or mint account), newest first, with its reason and reference.
-        Roles: player (own statement only), admin, service:history. Errors: PERMISSION_DENIED
+        Roles: player (own statement only), support, risk, finance, service:history. Errors: PERMISSION_DENIED
         NOT_YOUR_RESOURCE; INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, PAGE_TOKEN_INVALID.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
@@ -1069,22 +1177,45 @@ class CashierServiceSync(Protocol):
         burned, that the account balances agree with the transfer journal, and that no account but a
         mint is negative; it reports the figures whether or not they pass. Sums are computed exactly,
         however large the journal grows.
-        Roles: admin. Errors: none beyond authentication.
+        Roles: finance. Errors: none beyond authentication.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
-    def fund_house_account(self, request: FundHouseAccountRequest, ctx: RequestContext[FundHouseAccountRequest, FundHouseAccountResponse], /) -> FundHouseAccountResponse:
+    def request_house_funding(self, request: RequestHouseFundingRequest, ctx: RequestContext[RequestHouseFundingRequest, RequestHouseFundingResponse], /) -> RequestHouseFundingResponse:
         """
-        FundHouseAccount is the operator's audited way to put chips into the house bank or the jackpot
-        of a pool, or to take them out: a positive amount moves chips from the pool's house-funding
-        mint (`mint:HOUSE_FUNDING:<POOL>`) to the account and counts as minted; a negative amount
-        moves them back and counts as burned. It is recorded as one transfer `funding:<request_id>` of
-        kind HOUSE_FUNDING whose reference is the reason, so conservation still holds and the audit
-        shows it. Idempotent by `request_id`: a retry returns the original transfer, the same id with
-        any field different is a conflict, and a refusal on funds keeps failing.
-        Roles: admin. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
-        POOL_INVALID; FAILED_PRECONDITION INSUFFICIENT_FUNDS (taking out more than the account holds),
-        SUPPLY_LIMIT_REACHED, BALANCE_OVERFLOW; ALREADY_EXISTS IDEMPOTENCY_CONFLICT (metadata `field`).
+        Funding the house bank or the jackpot takes two people of finance (four-eyes, issue 38): one asks
+        (RequestHouseFunding), another approves or rejects (DecideHouseFunding); nobody funds alone.
+
+        RequestHouseFunding records a request to put chips into a pool's house bank or jackpot (a
+        positive amount) or take them out (negative). No chip moves until another staff member of
+        finance approves it. Idempotent by `request_id`: a retry by the same person returns the
+        recorded request; the same id with any field different (or asked by someone else) is a conflict.
+        Roles: finance. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
+        POOL_INVALID; ALREADY_EXISTS IDEMPOTENCY_CONFLICT (metadata `field`).
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    def decide_house_funding(self, request: DecideHouseFundingRequest, ctx: RequestContext[DecideHouseFundingRequest, DecideHouseFundingResponse], /) -> DecideHouseFundingResponse:
+        """
+        DecideHouseFunding approves or rejects a pending funding request. Approval applies it as one
+        transfer `funding:<request_id>` of kind HOUSE_FUNDING between the pool's house-funding mint
+        (`mint:HOUSE_FUNDING:<POOL>`) and the account, whose reference is the request's reason: a
+        positive amount counts as minted, a negative one as burned, so conservation holds and the audit
+        shows it; the request and the transfer commit together. The person who asked may not decide
+        (PERMISSION_DENIED FOUR_EYES_REQUIRED). Idempotent by `decision_id`: a retry returns the first
+        answer (the transfer applied once); the same id with any field different is a conflict. A
+        refusal on funds (taking out more than the account holds) leaves the request pending.
+        Roles: finance. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND
+        FUNDING_REQUEST_NOT_FOUND; PERMISSION_DENIED FOUR_EYES_REQUIRED; FAILED_PRECONDITION
+        FUNDING_ALREADY_DECIDED, INSUFFICIENT_FUNDS, SUPPLY_LIMIT_REACHED, BALANCE_OVERFLOW; ALREADY_EXISTS
+        IDEMPOTENCY_CONFLICT (metadata `field`).
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    def list_house_funding(self, request: ListHouseFundingRequest, ctx: RequestContext[ListHouseFundingRequest, ListHouseFundingResponse], /) -> ListHouseFundingResponse:
+        """
+        ListHouseFunding lists funding requests, newest first, optionally only those in one state (the
+        approval queue: pending). Roles: finance. Errors: INVALID_ARGUMENT FIELD_INVALID, PAGE_TOKEN_INVALID.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -1095,7 +1226,7 @@ class CashierServiceSync(Protocol):
         is the house's own money that no open round has reserved (`reserved_balance`: the worst-case
         payouts of the pool's open house rounds, held in `house:cover:<POOL>` until each round settles
         or is refunded); only the bank balance covers a new round, and only it can be defunded.
-        Roles: admin, service:table. Errors: INVALID_ARGUMENT POOL_INVALID.
+        Roles: finance, operations, service:table. Errors: INVALID_ARGUMENT POOL_INVALID.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -1262,16 +1393,38 @@ class CashierServiceWSGIApplication(ConnectWSGIApplication):
                     ),
                     function=service.audit_conservation,
                 ),
-                "/poker.cashier.v1.CashierService/FundHouseAccount": EndpointSync.unary(
+                "/poker.cashier.v1.CashierService/RequestHouseFunding": EndpointSync.unary(
                     method=MethodInfo(
-                        name="FundHouseAccount",
+                        name="RequestHouseFunding",
                         service_name="poker.cashier.v1.CashierService",
-                        input=FundHouseAccountRequest,
-                        output=FundHouseAccountResponse,
+                        input=RequestHouseFundingRequest,
+                        output=RequestHouseFundingResponse,
                         idempotency_level=IdempotencyLevel.UNKNOWN,
                         stream_type=StreamType.UNARY,
                     ),
-                    function=service.fund_house_account,
+                    function=service.request_house_funding,
+                ),
+                "/poker.cashier.v1.CashierService/DecideHouseFunding": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="DecideHouseFunding",
+                        service_name="poker.cashier.v1.CashierService",
+                        input=DecideHouseFundingRequest,
+                        output=DecideHouseFundingResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=service.decide_house_funding,
+                ),
+                "/poker.cashier.v1.CashierService/ListHouseFunding": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="ListHouseFunding",
+                        service_name="poker.cashier.v1.CashierService",
+                        input=ListHouseFundingRequest,
+                        output=ListHouseFundingResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=service.list_house_funding,
                 ),
                 "/poker.cashier.v1.CashierService/GetHouseBalances": EndpointSync.unary(
                     method=MethodInfo(
@@ -1333,7 +1486,8 @@ class CashierServiceClientSync(ConnectClientSync):
     Who may call each RPC is its `Roles:` line, the same as docs/access.md (generated from the code):
     a player reads only their own chips; purchases and withdrawals are the payments gateway's
     (service:payments) alone; transfers, seat sessions and settlements the table's; the
-    conservation audit and house funding an admin's. Every RPC may also return UNAUTHENTICATED
+    conservation audit and house funding finance's (funding by two people: one asks, another
+    approves). Every RPC may also return UNAUTHENTICATED
     (TOKEN_*) and PERMISSION_DENIED (ROLE_REQUIRED).
     """
     def __init__(
@@ -1370,7 +1524,7 @@ class CashierServiceClientSync(ConnectClientSync):
         """
         GetBalances returns a player's wallet balance in each pool, with the part still locked because
         it was bought with Telegram Stars, and the player's open seat session if any.
-        Roles: player (own wallets only), admin, service:table. Errors: PERMISSION_DENIED
+        Roles: player (own wallets only), support, risk, finance, service:table. Errors: PERMISSION_DENIED
         NOT_YOUR_RESOURCE;
         INVALID_ARGUMENT FIELD_REQUIRED (no player id and the caller is not a player).
         """
@@ -1461,7 +1615,8 @@ class CashierServiceClientSync(ConnectClientSync):
         different field, failed on funds or a closed account) are reported per transfer; only a
         malformed batch fails the whole call, and then nothing is recorded.
         No transfer of it may debit or credit a mint account (`mint:*`): chips are minted only by a
-        recorded Purchase or FundHouseAccount and burned only by a Withdraw or FundHouseAccount.
+        recorded Purchase or an approved house funding (DecideHouseFunding) and burned only by a Withdraw
+        or an approved house defunding.
         Roles: service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
         POOL_INVALID, POOL_MISMATCH, SAME_ACCOUNT (metadata `index` names the transfer); NOT_FOUND
         ACCOUNT_NOT_FOUND; PERMISSION_DENIED MINT_ACCOUNT_FORBIDDEN.
@@ -1489,7 +1644,7 @@ class CashierServiceClientSync(ConnectClientSync):
         """
         LookupTransfers returns recorded transfers (applied or failed) by id; unknown ids are omitted.
         Ids are 1 to 200 printable ASCII characters (derived ids are longer than caller-chosen ones).
-        Roles: admin, service:table, service:payments. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
+        Roles: support, finance, service:table, service:payments. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
         FIELD_INVALID.
         """
         return self.execute_unary(
@@ -1600,7 +1755,7 @@ class CashierServiceClientSync(ConnectClientSync):
     ) -> GetSeatSessionResponse:
         """
         GetSeatSession returns one seat session with its current stack.
-        Roles: admin, service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED; NOT_FOUND
+        Roles: support, finance, operations, service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED; NOT_FOUND
         SEAT_SESSION_NOT_FOUND.
         """
         return self.execute_unary(
@@ -1626,7 +1781,7 @@ class CashierServiceClientSync(ConnectClientSync):
         """
         ListOpenSeatSessions returns every open seat session of a table with its stack as of the last
         settled hand, so a shard that restarts or takes the table over can rebuild the stacks.
-        Roles: admin, service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED.
+        Roles: support, finance, operations, service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED.
         """
         return self.execute_unary(
             request=request,
@@ -1651,7 +1806,7 @@ class CashierServiceClientSync(ConnectClientSync):
         """
         GetStatement lists every balance change of a player's accounts (wallets and seats, selected by
         kind: never a house or mint account), newest first, with its reason and reference.
-        Roles: player (own statement only), admin, service:history. Errors: PERMISSION_DENIED
+        Roles: player (own statement only), support, risk, finance, service:history. Errors: PERMISSION_DENIED
         NOT_YOUR_RESOURCE; INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, PAGE_TOKEN_INVALID.
         """
         return self.execute_unary(
@@ -1679,7 +1834,7 @@ class CashierServiceClientSync(ConnectClientSync):
         burned, that the account balances agree with the transfer journal, and that no account but a
         mint is negative; it reports the figures whether or not they pass. Sums are computed exactly,
         however large the journal grows.
-        Roles: admin. Errors: none beyond authentication.
+        Roles: finance. Errors: none beyond authentication.
         """
         return self.execute_unary(
             request=request,
@@ -1694,32 +1849,89 @@ class CashierServiceClientSync(ConnectClientSync):
             headers=headers,
             timeout_ms=timeout_ms,
         )
-    def fund_house_account(
+    def request_house_funding(
         self,
-        request: FundHouseAccountRequest,
+        request: RequestHouseFundingRequest,
         *,
         headers: Headers | Mapping[str, str] | None = None, 
         timeout_ms: int | None = None,
-    ) -> FundHouseAccountResponse:
+    ) -> RequestHouseFundingResponse:
         """
-        FundHouseAccount is the operator's audited way to put chips into the house bank or the jackpot
-        of a pool, or to take them out: a positive amount moves chips from the pool's house-funding
-        mint (`mint:HOUSE_FUNDING:<POOL>`) to the account and counts as minted; a negative amount
-        moves them back and counts as burned. It is recorded as one transfer `funding:<request_id>` of
-        kind HOUSE_FUNDING whose reference is the reason, so conservation still holds and the audit
-        shows it. Idempotent by `request_id`: a retry returns the original transfer, the same id with
-        any field different is a conflict, and a refusal on funds keeps failing.
-        Roles: admin. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
-        POOL_INVALID; FAILED_PRECONDITION INSUFFICIENT_FUNDS (taking out more than the account holds),
-        SUPPLY_LIMIT_REACHED, BALANCE_OVERFLOW; ALREADY_EXISTS IDEMPOTENCY_CONFLICT (metadata `field`).
+        Funding the house bank or the jackpot takes two people of finance (four-eyes, issue 38): one asks
+        (RequestHouseFunding), another approves or rejects (DecideHouseFunding); nobody funds alone.
+
+        RequestHouseFunding records a request to put chips into a pool's house bank or jackpot (a
+        positive amount) or take them out (negative). No chip moves until another staff member of
+        finance approves it. Idempotent by `request_id`: a retry by the same person returns the
+        recorded request; the same id with any field different (or asked by someone else) is a conflict.
+        Roles: finance. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
+        POOL_INVALID; ALREADY_EXISTS IDEMPOTENCY_CONFLICT (metadata `field`).
         """
         return self.execute_unary(
             request=request,
             method=MethodInfo(
-                name="FundHouseAccount",
+                name="RequestHouseFunding",
                 service_name="poker.cashier.v1.CashierService",
-                input=FundHouseAccountRequest,
-                output=FundHouseAccountResponse,
+                input=RequestHouseFundingRequest,
+                output=RequestHouseFundingResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    def decide_house_funding(
+        self,
+        request: DecideHouseFundingRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> DecideHouseFundingResponse:
+        """
+        DecideHouseFunding approves or rejects a pending funding request. Approval applies it as one
+        transfer `funding:<request_id>` of kind HOUSE_FUNDING between the pool's house-funding mint
+        (`mint:HOUSE_FUNDING:<POOL>`) and the account, whose reference is the request's reason: a
+        positive amount counts as minted, a negative one as burned, so conservation holds and the audit
+        shows it; the request and the transfer commit together. The person who asked may not decide
+        (PERMISSION_DENIED FOUR_EYES_REQUIRED). Idempotent by `decision_id`: a retry returns the first
+        answer (the transfer applied once); the same id with any field different is a conflict. A
+        refusal on funds (taking out more than the account holds) leaves the request pending.
+        Roles: finance. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND
+        FUNDING_REQUEST_NOT_FOUND; PERMISSION_DENIED FOUR_EYES_REQUIRED; FAILED_PRECONDITION
+        FUNDING_ALREADY_DECIDED, INSUFFICIENT_FUNDS, SUPPLY_LIMIT_REACHED, BALANCE_OVERFLOW; ALREADY_EXISTS
+        IDEMPOTENCY_CONFLICT (metadata `field`).
+        """
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="DecideHouseFunding",
+                service_name="poker.cashier.v1.CashierService",
+                input=DecideHouseFundingRequest,
+                output=DecideHouseFundingResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    def list_house_funding(
+        self,
+        request: ListHouseFundingRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> ListHouseFundingResponse:
+        """
+        ListHouseFunding lists funding requests, newest first, optionally only those in one state (the
+        approval queue: pending). Roles: finance. Errors: INVALID_ARGUMENT FIELD_INVALID, PAGE_TOKEN_INVALID.
+        """
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="ListHouseFunding",
+                service_name="poker.cashier.v1.CashierService",
+                input=ListHouseFundingRequest,
+                output=ListHouseFundingResponse,
                 idempotency_level=IdempotencyLevel.UNKNOWN,
                 stream_type=StreamType.UNARY,
             ),
@@ -1739,7 +1951,7 @@ class CashierServiceClientSync(ConnectClientSync):
         is the house's own money that no open round has reserved (`reserved_balance`: the worst-case
         payouts of the pool's open house rounds, held in `house:cover:<POOL>` until each round settles
         or is refunded); only the bank balance covers a new round, and only it can be defunded.
-        Roles: admin, service:table. Errors: INVALID_ARGUMENT POOL_INVALID.
+        Roles: finance, operations, service:table. Errors: INVALID_ARGUMENT POOL_INVALID.
         """
         return self.execute_unary(
             request=request,

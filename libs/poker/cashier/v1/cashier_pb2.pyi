@@ -48,7 +48,7 @@ class _AccountKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_AccountKi
     """The jackpot fund in one pool, id `house:jackpot:<POOL>`."""
     ACCOUNT_KIND_EXTERNAL_MINT: _AccountKind.ValueType  # 6
     """The outside world for one payment source, id `mint:<SOURCE>:<POOL>` (`HOUSE_FUNDING` is the
-    source of FundHouseAccount); the only kind that may be negative (its balance is minus the chips
+    source of an approved house funding); the only kind that may be negative (its balance is minus the chips
     it minted, plus the chips burned back into it). Only purchases, withdrawals and house funding
     move a mint, never CreateTransfers.
     """
@@ -77,7 +77,7 @@ ACCOUNT_KIND_JACKPOT: AccountKind.ValueType  # 5
 """The jackpot fund in one pool, id `house:jackpot:<POOL>`."""
 ACCOUNT_KIND_EXTERNAL_MINT: AccountKind.ValueType  # 6
 """The outside world for one payment source, id `mint:<SOURCE>:<POOL>` (`HOUSE_FUNDING` is the
-source of FundHouseAccount); the only kind that may be negative (its balance is minus the chips
+source of an approved house funding); the only kind that may be negative (its balance is minus the chips
 it minted, plus the chips burned back into it). Only purchases, withdrawals and house funding
 move a mint, never CreateTransfers.
 """
@@ -108,7 +108,7 @@ class _TransferKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Transfer
     TRANSFER_KIND_ADJUSTMENT: _TransferKind.ValueType  # 8
     """An adjustment between two accounts made through CreateTransfers."""
     TRANSFER_KIND_HOUSE_FUNDING: _TransferKind.ValueType  # 9
-    """Chips put into or taken out of the house bank or jackpot by FundHouseAccount."""
+    """Chips put into or taken out of the house bank or jackpot by an approved house funding (DecideHouseFunding)."""
 
 class TransferKind(_TransferKind, metaclass=_TransferKindEnumTypeWrapper):
     """TransferKind is the reason a transfer moved chips; statements show it for every balance change."""
@@ -132,7 +132,7 @@ TRANSFER_KIND_HOUSE_GAME_RESULT: TransferKind.ValueType  # 7
 TRANSFER_KIND_ADJUSTMENT: TransferKind.ValueType  # 8
 """An adjustment between two accounts made through CreateTransfers."""
 TRANSFER_KIND_HOUSE_FUNDING: TransferKind.ValueType  # 9
-"""Chips put into or taken out of the house bank or jackpot by FundHouseAccount."""
+"""Chips put into or taken out of the house bank or jackpot by an approved house funding (DecideHouseFunding)."""
 Global___TransferKind: _TypeAlias = TransferKind  # noqa: Y015
 
 class _HouseAccount:
@@ -149,7 +149,7 @@ class _HouseAccountEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_HouseAcc
     """The jackpot fund of the pool, `house:jackpot:<POOL>`."""
 
 class HouseAccount(_HouseAccount, metaclass=_HouseAccountEnumTypeWrapper):
-    """HouseAccount names the house account FundHouseAccount funds."""
+    """HouseAccount names the house account a house funding funds."""
 
 HOUSE_ACCOUNT_UNSPECIFIED: HouseAccount.ValueType  # 0
 """Not set; rejected with FIELD_REQUIRED."""
@@ -254,6 +254,34 @@ SEAT_SESSION_STATE_OPEN: SeatSessionState.ValueType  # 1
 SEAT_SESSION_STATE_CLOSED: SeatSessionState.ValueType  # 2
 """The player cashed out; the seat account is closed and empty."""
 Global___SeatSessionState: _TypeAlias = SeatSessionState  # noqa: Y015
+
+class _HouseFundingState:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _HouseFundingStateEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_HouseFundingState.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    HOUSE_FUNDING_STATE_UNSPECIFIED: _HouseFundingState.ValueType  # 0
+    """Not set: as a filter, every state."""
+    HOUSE_FUNDING_STATE_PENDING: _HouseFundingState.ValueType  # 1
+    """Asked, waiting for another member of finance."""
+    HOUSE_FUNDING_STATE_APPROVED: _HouseFundingState.ValueType  # 2
+    """Approved: its transfer is applied."""
+    HOUSE_FUNDING_STATE_REJECTED: _HouseFundingState.ValueType  # 3
+    """Rejected: nothing moved."""
+
+class HouseFundingState(_HouseFundingState, metaclass=_HouseFundingStateEnumTypeWrapper):
+    """HouseFundingState is where a funding request stands."""
+
+HOUSE_FUNDING_STATE_UNSPECIFIED: HouseFundingState.ValueType  # 0
+"""Not set: as a filter, every state."""
+HOUSE_FUNDING_STATE_PENDING: HouseFundingState.ValueType  # 1
+"""Asked, waiting for another member of finance."""
+HOUSE_FUNDING_STATE_APPROVED: HouseFundingState.ValueType  # 2
+"""Approved: its transfer is applied."""
+HOUSE_FUNDING_STATE_REJECTED: HouseFundingState.ValueType  # 3
+"""Rejected: nothing moved."""
+Global___HouseFundingState: _TypeAlias = HouseFundingState  # noqa: Y015
 
 class _HoldScope:
     ValueType = _typing.NewType("ValueType", _builtins.int)
@@ -1453,8 +1481,82 @@ class AuditConservationResponse(_message.Message):
 Global___AuditConservationResponse: _TypeAlias = AuditConservationResponse  # noqa: Y015
 
 @_typing.final
-class FundHouseAccountRequest(_message.Message):
-    """FundHouseAccountRequest puts chips into a house account or takes them out."""
+class HouseFunding(_message.Message):
+    """HouseFunding is one request to fund or defund a house account and what became of it."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    POOL_FIELD_NUMBER: _builtins.int
+    ACCOUNT_FIELD_NUMBER: _builtins.int
+    AMOUNT_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    REQUESTED_BY_FIELD_NUMBER: _builtins.int
+    REQUEST_TIME_FIELD_NUMBER: _builtins.int
+    STATE_FIELD_NUMBER: _builtins.int
+    DECIDED_BY_FIELD_NUMBER: _builtins.int
+    DECISION_TIME_FIELD_NUMBER: _builtins.int
+    DECISION_REASON_FIELD_NUMBER: _builtins.int
+    DECISION_ID_FIELD_NUMBER: _builtins.int
+    request_id: _builtins.str
+    """The asker's request id (1 to 128 printable ASCII characters); the transfer id is
+    `funding:<request_id>`.
+    """
+    pool: _common_pb2.ChipPool.ValueType
+    """The pool of the house account."""
+    account: Global___HouseAccount.ValueType
+    """The house account."""
+    amount: _builtins.int
+    """The signed change of the account: positive funds it from the house-funding mint, negative
+    returns chips to the mint.
+    """
+    reason: _builtins.str
+    """Why, as the asker wrote it; it becomes the transfer's reference."""
+    requested_by: _builtins.str
+    """The staff member who asked (their token's subject)."""
+    state: Global___HouseFundingState.ValueType
+    """Where it stands."""
+    decided_by: _builtins.str
+    """The staff member who approved or rejected it (empty while pending); never the asker."""
+    decision_reason: _builtins.str
+    """Why it was decided so, as the decider wrote it."""
+    decision_id: _builtins.str
+    """The decider's decision id (the idempotency key of the decision)."""
+    @_builtins.property
+    def request_time(self) -> _timestamp_pb2.Timestamp:
+        """When it was asked."""
+
+    @_builtins.property
+    def decision_time(self) -> _timestamp_pb2.Timestamp:
+        """When it was decided."""
+
+    def __init__(
+        self,
+        *,
+        request_id: _builtins.str = ...,
+        pool: _common_pb2.ChipPool.ValueType = ...,
+        account: Global___HouseAccount.ValueType = ...,
+        amount: _builtins.int = ...,
+        reason: _builtins.str = ...,
+        requested_by: _builtins.str = ...,
+        request_time: _timestamp_pb2.Timestamp | None = ...,
+        state: Global___HouseFundingState.ValueType = ...,
+        decided_by: _builtins.str = ...,
+        decision_time: _timestamp_pb2.Timestamp | None = ...,
+        decision_reason: _builtins.str = ...,
+        decision_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["decision_time", b"decision_time", "request_time", b"request_time"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["account", b"account", "amount", b"amount", "decided_by", b"decided_by", "decision_id", b"decision_id", "decision_reason", b"decision_reason", "decision_time", b"decision_time", "pool", b"pool", "reason", b"reason", "request_id", b"request_id", "request_time", b"request_time", "requested_by", b"requested_by", "state", b"state"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___HouseFunding: _TypeAlias = HouseFunding  # noqa: Y015
+
+@_typing.final
+class RequestHouseFundingRequest(_message.Message):
+    """RequestHouseFundingRequest asks to put chips into a house account or take them out."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -1464,17 +1566,13 @@ class FundHouseAccountRequest(_message.Message):
     AMOUNT_FIELD_NUMBER: _builtins.int
     REASON_FIELD_NUMBER: _builtins.int
     request_id: _builtins.str
-    """The operator's request id (1 to 128 printable ASCII characters), the idempotency key; the
-    transfer id is `funding:<request_id>`.
-    """
+    """The asker's request id (1 to 128 printable ASCII characters), the idempotency key."""
     pool: _common_pb2.ChipPool.ValueType
     """The pool of the house account."""
     account: Global___HouseAccount.ValueType
     """The house account to fund."""
     amount: _builtins.int
-    """The signed change of the account: positive funds it from the house-funding mint, negative
-    returns chips to the mint; never 0, at most 10^17 chips either way.
-    """
+    """The signed change: positive funds it, negative takes chips out; never 0, at most 10^17 either way."""
     reason: _builtins.str
     """Why (1 to 128 printable ASCII characters), recorded as the transfer's reference."""
     def __init__(
@@ -1492,39 +1590,165 @@ class FundHouseAccountRequest(_message.Message):
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
-Global___FundHouseAccountRequest: _TypeAlias = FundHouseAccountRequest  # noqa: Y015
+Global___RequestHouseFundingRequest: _TypeAlias = RequestHouseFundingRequest  # noqa: Y015
 
 @_typing.final
-class FundHouseAccountResponse(_message.Message):
-    """FundHouseAccountResponse is the funding as recorded."""
+class RequestHouseFundingResponse(_message.Message):
+    """RequestHouseFundingResponse is the request as recorded."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
-    TRANSFER_FIELD_NUMBER: _builtins.int
+    FUNDING_FIELD_NUMBER: _builtins.int
     EXISTING_FIELD_NUMBER: _builtins.int
-    BALANCE_AFTER_FIELD_NUMBER: _builtins.int
     existing: _builtins.bool
-    """True when this request id was already applied and the original transfer is returned."""
-    balance_after: _builtins.int
-    """The house account's balance right after this transfer."""
+    """True when this request id was already recorded and the original is returned."""
     @_builtins.property
-    def transfer(self) -> Global___Transfer:
-        """The transfer between the house-funding mint and the house account."""
+    def funding(self) -> Global___HouseFunding:
+        """The request, pending."""
 
     def __init__(
         self,
         *,
+        funding: Global___HouseFunding | None = ...,
+        existing: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["funding", b"funding"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["existing", b"existing", "funding", b"funding"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RequestHouseFundingResponse: _TypeAlias = RequestHouseFundingResponse  # noqa: Y015
+
+@_typing.final
+class DecideHouseFundingRequest(_message.Message):
+    """DecideHouseFundingRequest approves or rejects one pending request."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DECISION_ID_FIELD_NUMBER: _builtins.int
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    APPROVE_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    decision_id: _builtins.str
+    """The decider's decision id (1 to 128 printable ASCII characters), the idempotency key."""
+    request_id: _builtins.str
+    """The request to decide."""
+    approve: _builtins.bool
+    """True approves (the chips move), false rejects (nothing moves)."""
+    reason: _builtins.str
+    """Why (1 to 128 printable ASCII characters)."""
+    def __init__(
+        self,
+        *,
+        decision_id: _builtins.str = ...,
+        request_id: _builtins.str = ...,
+        approve: _builtins.bool = ...,
+        reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["approve", b"approve", "decision_id", b"decision_id", "reason", b"reason", "request_id", b"request_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DecideHouseFundingRequest: _TypeAlias = DecideHouseFundingRequest  # noqa: Y015
+
+@_typing.final
+class DecideHouseFundingResponse(_message.Message):
+    """DecideHouseFundingResponse is the decision as recorded."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    FUNDING_FIELD_NUMBER: _builtins.int
+    TRANSFER_FIELD_NUMBER: _builtins.int
+    EXISTING_FIELD_NUMBER: _builtins.int
+    BALANCE_AFTER_FIELD_NUMBER: _builtins.int
+    existing: _builtins.bool
+    """True when this decision id was already applied and the original answer is returned."""
+    balance_after: _builtins.int
+    """The house account's balance right after the transfer (0 for a rejection)."""
+    @_builtins.property
+    def funding(self) -> Global___HouseFunding:
+        """The request, approved or rejected."""
+
+    @_builtins.property
+    def transfer(self) -> Global___Transfer:
+        """The transfer an approval applied (absent for a rejection)."""
+
+    def __init__(
+        self,
+        *,
+        funding: Global___HouseFunding | None = ...,
         transfer: Global___Transfer | None = ...,
         existing: _builtins.bool = ...,
         balance_after: _builtins.int = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["transfer", b"transfer"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["funding", b"funding", "transfer", b"transfer"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["balance_after", b"balance_after", "existing", b"existing", "transfer", b"transfer"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["balance_after", b"balance_after", "existing", b"existing", "funding", b"funding", "transfer", b"transfer"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
-Global___FundHouseAccountResponse: _TypeAlias = FundHouseAccountResponse  # noqa: Y015
+Global___DecideHouseFundingResponse: _TypeAlias = DecideHouseFundingResponse  # noqa: Y015
+
+@_typing.final
+class ListHouseFundingRequest(_message.Message):
+    """ListHouseFundingRequest asks for a page of funding requests."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    STATE_FIELD_NUMBER: _builtins.int
+    PAGE_FIELD_NUMBER: _builtins.int
+    state: Global___HouseFundingState.ValueType
+    """Only requests in this state (unspecified: every state)."""
+    @_builtins.property
+    def page(self) -> _common_pb2.PageRequest:
+        """Page size (1 to 100, default 50) and the token of the page to continue from."""
+
+    def __init__(
+        self,
+        *,
+        state: Global___HouseFundingState.ValueType = ...,
+        page: _common_pb2.PageRequest | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["page", b"page"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["page", b"page", "state", b"state"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListHouseFundingRequest: _TypeAlias = ListHouseFundingRequest  # noqa: Y015
+
+@_typing.final
+class ListHouseFundingResponse(_message.Message):
+    """ListHouseFundingResponse is one page, newest first."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    FUNDINGS_FIELD_NUMBER: _builtins.int
+    PAGE_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def fundings(self) -> _containers.RepeatedCompositeFieldContainer[Global___HouseFunding]:
+        """The requests."""
+
+    @_builtins.property
+    def page(self) -> _common_pb2.PageResponse:
+        """Where the next page starts (empty: none)."""
+
+    def __init__(
+        self,
+        *,
+        fundings: _abc.Iterable[Global___HouseFunding] | None = ...,
+        page: _common_pb2.PageResponse | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["page", b"page"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["fundings", b"fundings", "page", b"page"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListHouseFundingResponse: _TypeAlias = ListHouseFundingResponse  # noqa: Y015
 
 @_typing.final
 class GetHouseBalancesRequest(_message.Message):

@@ -49,7 +49,8 @@ class CashierServiceStub:
     Who may call each RPC is its `Roles:` line, the same as docs/access.md (generated from the code):
     a player reads only their own chips; purchases and withdrawals are the payments gateway's
     (service:payments) alone; transfers, seat sessions and settlements the table's; the
-    conservation audit and house funding an admin's. Every RPC may also return UNAUTHENTICATED
+    conservation audit and house funding finance's (funding by two people: one asks, another
+    approves). Every RPC may also return UNAUTHENTICATED
     (TOKEN_*) and PERMISSION_DENIED (ROLE_REQUIRED).
     """
 
@@ -119,10 +120,20 @@ class CashierServiceStub:
                 request_serializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.AuditConservationRequest.SerializeToString,
                 response_deserializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.AuditConservationResponse.FromString,
                 _registered_method=True)
-        self.FundHouseAccount = channel.unary_unary(
-                '/poker.cashier.v1.CashierService/FundHouseAccount',
-                request_serializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.FundHouseAccountRequest.SerializeToString,
-                response_deserializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.FundHouseAccountResponse.FromString,
+        self.RequestHouseFunding = channel.unary_unary(
+                '/poker.cashier.v1.CashierService/RequestHouseFunding',
+                request_serializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.RequestHouseFundingRequest.SerializeToString,
+                response_deserializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.RequestHouseFundingResponse.FromString,
+                _registered_method=True)
+        self.DecideHouseFunding = channel.unary_unary(
+                '/poker.cashier.v1.CashierService/DecideHouseFunding',
+                request_serializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.DecideHouseFundingRequest.SerializeToString,
+                response_deserializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.DecideHouseFundingResponse.FromString,
+                _registered_method=True)
+        self.ListHouseFunding = channel.unary_unary(
+                '/poker.cashier.v1.CashierService/ListHouseFunding',
+                request_serializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.ListHouseFundingRequest.SerializeToString,
+                response_deserializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.ListHouseFundingResponse.FromString,
                 _registered_method=True)
         self.GetHouseBalances = channel.unary_unary(
                 '/poker.cashier.v1.CashierService/GetHouseBalances',
@@ -160,14 +171,15 @@ class CashierServiceServicer:
     Who may call each RPC is its `Roles:` line, the same as docs/access.md (generated from the code):
     a player reads only their own chips; purchases and withdrawals are the payments gateway's
     (service:payments) alone; transfers, seat sessions and settlements the table's; the
-    conservation audit and house funding an admin's. Every RPC may also return UNAUTHENTICATED
+    conservation audit and house funding finance's (funding by two people: one asks, another
+    approves). Every RPC may also return UNAUTHENTICATED
     (TOKEN_*) and PERMISSION_DENIED (ROLE_REQUIRED).
     """
 
     def GetBalances(self, request, context):
         """GetBalances returns a player's wallet balance in each pool, with the part still locked because
         it was bought with Telegram Stars, and the player's open seat session if any.
-        Roles: player (own wallets only), admin, service:table. Errors: PERMISSION_DENIED
+        Roles: player (own wallets only), support, risk, finance, service:table. Errors: PERMISSION_DENIED
         NOT_YOUR_RESOURCE;
         INVALID_ARGUMENT FIELD_REQUIRED (no player id and the caller is not a player).
         """
@@ -210,7 +222,8 @@ class CashierServiceServicer:
         different field, failed on funds or a closed account) are reported per transfer; only a
         malformed batch fails the whole call, and then nothing is recorded.
         No transfer of it may debit or credit a mint account (`mint:*`): chips are minted only by a
-        recorded Purchase or FundHouseAccount and burned only by a Withdraw or FundHouseAccount.
+        recorded Purchase or an approved house funding (DecideHouseFunding) and burned only by a Withdraw
+        or an approved house defunding.
         Roles: service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
         POOL_INVALID, POOL_MISMATCH, SAME_ACCOUNT (metadata `index` names the transfer); NOT_FOUND
         ACCOUNT_NOT_FOUND; PERMISSION_DENIED MINT_ACCOUNT_FORBIDDEN.
@@ -222,7 +235,7 @@ class CashierServiceServicer:
     def LookupTransfers(self, request, context):
         """LookupTransfers returns recorded transfers (applied or failed) by id; unknown ids are omitted.
         Ids are 1 to 200 printable ASCII characters (derived ids are longer than caller-chosen ones).
-        Roles: admin, service:table, service:payments. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
+        Roles: support, finance, service:table, service:payments. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
         FIELD_INVALID.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -269,7 +282,7 @@ class CashierServiceServicer:
 
     def GetSeatSession(self, request, context):
         """GetSeatSession returns one seat session with its current stack.
-        Roles: admin, service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED; NOT_FOUND
+        Roles: support, finance, operations, service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED; NOT_FOUND
         SEAT_SESSION_NOT_FOUND.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -279,7 +292,7 @@ class CashierServiceServicer:
     def ListOpenSeatSessions(self, request, context):
         """ListOpenSeatSessions returns every open seat session of a table with its stack as of the last
         settled hand, so a shard that restarts or takes the table over can rebuild the stacks.
-        Roles: admin, service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED.
+        Roles: support, finance, operations, service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -288,7 +301,7 @@ class CashierServiceServicer:
     def GetStatement(self, request, context):
         """GetStatement lists every balance change of a player's accounts (wallets and seats, selected by
         kind: never a house or mint account), newest first, with its reason and reference.
-        Roles: player (own statement only), admin, service:history. Errors: PERMISSION_DENIED
+        Roles: player (own statement only), support, risk, finance, service:history. Errors: PERMISSION_DENIED
         NOT_YOUR_RESOURCE; INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, PAGE_TOKEN_INVALID.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -300,23 +313,48 @@ class CashierServiceServicer:
         burned, that the account balances agree with the transfer journal, and that no account but a
         mint is negative; it reports the figures whether or not they pass. Sums are computed exactly,
         however large the journal grows.
-        Roles: admin. Errors: none beyond authentication.
+        Roles: finance. Errors: none beyond authentication.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
-    def FundHouseAccount(self, request, context):
-        """FundHouseAccount is the operator's audited way to put chips into the house bank or the jackpot
-        of a pool, or to take them out: a positive amount moves chips from the pool's house-funding
-        mint (`mint:HOUSE_FUNDING:<POOL>`) to the account and counts as minted; a negative amount
-        moves them back and counts as burned. It is recorded as one transfer `funding:<request_id>` of
-        kind HOUSE_FUNDING whose reference is the reason, so conservation still holds and the audit
-        shows it. Idempotent by `request_id`: a retry returns the original transfer, the same id with
-        any field different is a conflict, and a refusal on funds keeps failing.
-        Roles: admin. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
-        POOL_INVALID; FAILED_PRECONDITION INSUFFICIENT_FUNDS (taking out more than the account holds),
-        SUPPLY_LIMIT_REACHED, BALANCE_OVERFLOW; ALREADY_EXISTS IDEMPOTENCY_CONFLICT (metadata `field`).
+    def RequestHouseFunding(self, request, context):
+        """Funding the house bank or the jackpot takes two people of finance (four-eyes, issue 38): one asks
+        (RequestHouseFunding), another approves or rejects (DecideHouseFunding); nobody funds alone.
+
+        RequestHouseFunding records a request to put chips into a pool's house bank or jackpot (a
+        positive amount) or take them out (negative). No chip moves until another staff member of
+        finance approves it. Idempotent by `request_id`: a retry by the same person returns the
+        recorded request; the same id with any field different (or asked by someone else) is a conflict.
+        Roles: finance. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
+        POOL_INVALID; ALREADY_EXISTS IDEMPOTENCY_CONFLICT (metadata `field`).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DecideHouseFunding(self, request, context):
+        """DecideHouseFunding approves or rejects a pending funding request. Approval applies it as one
+        transfer `funding:<request_id>` of kind HOUSE_FUNDING between the pool's house-funding mint
+        (`mint:HOUSE_FUNDING:<POOL>`) and the account, whose reference is the request's reason: a
+        positive amount counts as minted, a negative one as burned, so conservation holds and the audit
+        shows it; the request and the transfer commit together. The person who asked may not decide
+        (PERMISSION_DENIED FOUR_EYES_REQUIRED). Idempotent by `decision_id`: a retry returns the first
+        answer (the transfer applied once); the same id with any field different is a conflict. A
+        refusal on funds (taking out more than the account holds) leaves the request pending.
+        Roles: finance. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND
+        FUNDING_REQUEST_NOT_FOUND; PERMISSION_DENIED FOUR_EYES_REQUIRED; FAILED_PRECONDITION
+        FUNDING_ALREADY_DECIDED, INSUFFICIENT_FUNDS, SUPPLY_LIMIT_REACHED, BALANCE_OVERFLOW; ALREADY_EXISTS
+        IDEMPOTENCY_CONFLICT (metadata `field`).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListHouseFunding(self, request, context):
+        """ListHouseFunding lists funding requests, newest first, optionally only those in one state (the
+        approval queue: pending). Roles: finance. Errors: INVALID_ARGUMENT FIELD_INVALID, PAGE_TOKEN_INVALID.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -328,7 +366,7 @@ class CashierServiceServicer:
         is the house's own money that no open round has reserved (`reserved_balance`: the worst-case
         payouts of the pool's open house rounds, held in `house:cover:<POOL>` until each round settles
         or is refunded); only the bank balance covers a new round, and only it can be defunded.
-        Roles: admin, service:table. Errors: INVALID_ARGUMENT POOL_INVALID.
+        Roles: finance, operations, service:table. Errors: INVALID_ARGUMENT POOL_INVALID.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -417,10 +455,20 @@ def add_CashierServiceServicer_to_server(servicer, server):
                     request_deserializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.AuditConservationRequest.FromString,
                     response_serializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.AuditConservationResponse.SerializeToString,
             ),
-            'FundHouseAccount': grpc.unary_unary_rpc_method_handler(
-                    servicer.FundHouseAccount,
-                    request_deserializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.FundHouseAccountRequest.FromString,
-                    response_serializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.FundHouseAccountResponse.SerializeToString,
+            'RequestHouseFunding': grpc.unary_unary_rpc_method_handler(
+                    servicer.RequestHouseFunding,
+                    request_deserializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.RequestHouseFundingRequest.FromString,
+                    response_serializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.RequestHouseFundingResponse.SerializeToString,
+            ),
+            'DecideHouseFunding': grpc.unary_unary_rpc_method_handler(
+                    servicer.DecideHouseFunding,
+                    request_deserializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.DecideHouseFundingRequest.FromString,
+                    response_serializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.DecideHouseFundingResponse.SerializeToString,
+            ),
+            'ListHouseFunding': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListHouseFunding,
+                    request_deserializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.ListHouseFundingRequest.FromString,
+                    response_serializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.ListHouseFundingResponse.SerializeToString,
             ),
             'GetHouseBalances': grpc.unary_unary_rpc_method_handler(
                     servicer.GetHouseBalances,
@@ -464,7 +512,8 @@ class CashierService:
     Who may call each RPC is its `Roles:` line, the same as docs/access.md (generated from the code):
     a player reads only their own chips; purchases and withdrawals are the payments gateway's
     (service:payments) alone; transfers, seat sessions and settlements the table's; the
-    conservation audit and house funding an admin's. Every RPC may also return UNAUTHENTICATED
+    conservation audit and house funding finance's (funding by two people: one asks, another
+    approves). Every RPC may also return UNAUTHENTICATED
     (TOKEN_*) and PERMISSION_DENIED (ROLE_REQUIRED).
     """
 
@@ -793,7 +842,7 @@ class CashierService:
             _registered_method=True)
 
     @staticmethod
-    def FundHouseAccount(request,
+    def RequestHouseFunding(request,
             target,
             options=(),
             channel_credentials=None,
@@ -806,9 +855,63 @@ class CashierService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/poker.cashier.v1.CashierService/FundHouseAccount',
-            poker_dot_cashier_dot_v1_dot_cashier__pb2.FundHouseAccountRequest.SerializeToString,
-            poker_dot_cashier_dot_v1_dot_cashier__pb2.FundHouseAccountResponse.FromString,
+            '/poker.cashier.v1.CashierService/RequestHouseFunding',
+            poker_dot_cashier_dot_v1_dot_cashier__pb2.RequestHouseFundingRequest.SerializeToString,
+            poker_dot_cashier_dot_v1_dot_cashier__pb2.RequestHouseFundingResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DecideHouseFunding(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/poker.cashier.v1.CashierService/DecideHouseFunding',
+            poker_dot_cashier_dot_v1_dot_cashier__pb2.DecideHouseFundingRequest.SerializeToString,
+            poker_dot_cashier_dot_v1_dot_cashier__pb2.DecideHouseFundingResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListHouseFunding(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/poker.cashier.v1.CashierService/ListHouseFunding',
+            poker_dot_cashier_dot_v1_dot_cashier__pb2.ListHouseFundingRequest.SerializeToString,
+            poker_dot_cashier_dot_v1_dot_cashier__pb2.ListHouseFundingResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -50,7 +50,8 @@ class CashierServiceStub:
     Who may call each RPC is its `Roles:` line, the same as docs/access.md (generated from the code):
     a player reads only their own chips; purchases and withdrawals are the payments gateway's
     (service:payments) alone; transfers, seat sessions and settlements the table's; the
-    conservation audit and house funding an admin's. Every RPC may also return UNAUTHENTICATED
+    conservation audit and house funding finance's (funding by two people: one asks, another
+    approves). Every RPC may also return UNAUTHENTICATED
     (TOKEN_*) and PERMISSION_DENIED (ROLE_REQUIRED).
     """
 
@@ -61,7 +62,7 @@ class CashierServiceStub:
     GetBalances: _grpc.UnaryUnaryMultiCallable[_cashier_pb2.GetBalancesRequest, _cashier_pb2.GetBalancesResponse]
     """GetBalances returns a player's wallet balance in each pool, with the part still locked because
     it was bought with Telegram Stars, and the player's open seat session if any.
-    Roles: player (own wallets only), admin, service:table. Errors: PERMISSION_DENIED
+    Roles: player (own wallets only), support, risk, finance, service:table. Errors: PERMISSION_DENIED
     NOT_YOUR_RESOURCE;
     INVALID_ARGUMENT FIELD_REQUIRED (no player id and the caller is not a player).
     """
@@ -92,7 +93,8 @@ class CashierServiceStub:
     different field, failed on funds or a closed account) are reported per transfer; only a
     malformed batch fails the whole call, and then nothing is recorded.
     No transfer of it may debit or credit a mint account (`mint:*`): chips are minted only by a
-    recorded Purchase or FundHouseAccount and burned only by a Withdraw or FundHouseAccount.
+    recorded Purchase or an approved house funding (DecideHouseFunding) and burned only by a Withdraw
+    or an approved house defunding.
     Roles: service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
     POOL_INVALID, POOL_MISMATCH, SAME_ACCOUNT (metadata `index` names the transfer); NOT_FOUND
     ACCOUNT_NOT_FOUND; PERMISSION_DENIED MINT_ACCOUNT_FORBIDDEN.
@@ -100,7 +102,7 @@ class CashierServiceStub:
     LookupTransfers: _grpc.UnaryUnaryMultiCallable[_cashier_pb2.LookupTransfersRequest, _cashier_pb2.LookupTransfersResponse]
     """LookupTransfers returns recorded transfers (applied or failed) by id; unknown ids are omitted.
     Ids are 1 to 200 printable ASCII characters (derived ids are longer than caller-chosen ones).
-    Roles: admin, service:table, service:payments. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
+    Roles: support, finance, service:table, service:payments. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
     FIELD_INVALID.
     """
     OpenSeatSession: _grpc.UnaryUnaryMultiCallable[_cashier_pb2.OpenSeatSessionRequest, _cashier_pb2.OpenSeatSessionResponse]
@@ -131,18 +133,18 @@ class CashierServiceStub:
     """
     GetSeatSession: _grpc.UnaryUnaryMultiCallable[_cashier_pb2.GetSeatSessionRequest, _cashier_pb2.GetSeatSessionResponse]
     """GetSeatSession returns one seat session with its current stack.
-    Roles: admin, service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED; NOT_FOUND
+    Roles: support, finance, operations, service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED; NOT_FOUND
     SEAT_SESSION_NOT_FOUND.
     """
     ListOpenSeatSessions: _grpc.UnaryUnaryMultiCallable[_cashier_pb2.ListOpenSeatSessionsRequest, _cashier_pb2.ListOpenSeatSessionsResponse]
     """ListOpenSeatSessions returns every open seat session of a table with its stack as of the last
     settled hand, so a shard that restarts or takes the table over can rebuild the stacks.
-    Roles: admin, service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED.
+    Roles: support, finance, operations, service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED.
     """
     GetStatement: _grpc.UnaryUnaryMultiCallable[_cashier_pb2.GetStatementRequest, _cashier_pb2.GetStatementResponse]
     """GetStatement lists every balance change of a player's accounts (wallets and seats, selected by
     kind: never a house or mint account), newest first, with its reason and reference.
-    Roles: player (own statement only), admin, service:history. Errors: PERMISSION_DENIED
+    Roles: player (own statement only), support, risk, finance, service:history. Errors: PERMISSION_DENIED
     NOT_YOUR_RESOURCE; INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, PAGE_TOKEN_INVALID.
     """
     AuditConservation: _grpc.UnaryUnaryMultiCallable[_cashier_pb2.AuditConservationRequest, _cashier_pb2.AuditConservationResponse]
@@ -150,19 +152,36 @@ class CashierServiceStub:
     burned, that the account balances agree with the transfer journal, and that no account but a
     mint is negative; it reports the figures whether or not they pass. Sums are computed exactly,
     however large the journal grows.
-    Roles: admin. Errors: none beyond authentication.
+    Roles: finance. Errors: none beyond authentication.
     """
-    FundHouseAccount: _grpc.UnaryUnaryMultiCallable[_cashier_pb2.FundHouseAccountRequest, _cashier_pb2.FundHouseAccountResponse]
-    """FundHouseAccount is the operator's audited way to put chips into the house bank or the jackpot
-    of a pool, or to take them out: a positive amount moves chips from the pool's house-funding
-    mint (`mint:HOUSE_FUNDING:<POOL>`) to the account and counts as minted; a negative amount
-    moves them back and counts as burned. It is recorded as one transfer `funding:<request_id>` of
-    kind HOUSE_FUNDING whose reference is the reason, so conservation still holds and the audit
-    shows it. Idempotent by `request_id`: a retry returns the original transfer, the same id with
-    any field different is a conflict, and a refusal on funds keeps failing.
-    Roles: admin. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
-    POOL_INVALID; FAILED_PRECONDITION INSUFFICIENT_FUNDS (taking out more than the account holds),
-    SUPPLY_LIMIT_REACHED, BALANCE_OVERFLOW; ALREADY_EXISTS IDEMPOTENCY_CONFLICT (metadata `field`).
+    RequestHouseFunding: _grpc.UnaryUnaryMultiCallable[_cashier_pb2.RequestHouseFundingRequest, _cashier_pb2.RequestHouseFundingResponse]
+    """Funding the house bank or the jackpot takes two people of finance (four-eyes, issue 38): one asks
+    (RequestHouseFunding), another approves or rejects (DecideHouseFunding); nobody funds alone.
+
+    RequestHouseFunding records a request to put chips into a pool's house bank or jackpot (a
+    positive amount) or take them out (negative). No chip moves until another staff member of
+    finance approves it. Idempotent by `request_id`: a retry by the same person returns the
+    recorded request; the same id with any field different (or asked by someone else) is a conflict.
+    Roles: finance. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
+    POOL_INVALID; ALREADY_EXISTS IDEMPOTENCY_CONFLICT (metadata `field`).
+    """
+    DecideHouseFunding: _grpc.UnaryUnaryMultiCallable[_cashier_pb2.DecideHouseFundingRequest, _cashier_pb2.DecideHouseFundingResponse]
+    """DecideHouseFunding approves or rejects a pending funding request. Approval applies it as one
+    transfer `funding:<request_id>` of kind HOUSE_FUNDING between the pool's house-funding mint
+    (`mint:HOUSE_FUNDING:<POOL>`) and the account, whose reference is the request's reason: a
+    positive amount counts as minted, a negative one as burned, so conservation holds and the audit
+    shows it; the request and the transfer commit together. The person who asked may not decide
+    (PERMISSION_DENIED FOUR_EYES_REQUIRED). Idempotent by `decision_id`: a retry returns the first
+    answer (the transfer applied once); the same id with any field different is a conflict. A
+    refusal on funds (taking out more than the account holds) leaves the request pending.
+    Roles: finance. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND
+    FUNDING_REQUEST_NOT_FOUND; PERMISSION_DENIED FOUR_EYES_REQUIRED; FAILED_PRECONDITION
+    FUNDING_ALREADY_DECIDED, INSUFFICIENT_FUNDS, SUPPLY_LIMIT_REACHED, BALANCE_OVERFLOW; ALREADY_EXISTS
+    IDEMPOTENCY_CONFLICT (metadata `field`).
+    """
+    ListHouseFunding: _grpc.UnaryUnaryMultiCallable[_cashier_pb2.ListHouseFundingRequest, _cashier_pb2.ListHouseFundingResponse]
+    """ListHouseFunding lists funding requests, newest first, optionally only those in one state (the
+    approval queue: pending). Roles: finance. Errors: INVALID_ARGUMENT FIELD_INVALID, PAGE_TOKEN_INVALID.
     """
     GetHouseBalances: _grpc.UnaryUnaryMultiCallable[_cashier_pb2.GetHouseBalancesRequest, _cashier_pb2.GetHouseBalancesResponse]
     """GetHouseBalances returns the balances of a pool's house bank and jackpot, so a house-game table
@@ -170,7 +189,7 @@ class CashierServiceStub:
     is the house's own money that no open round has reserved (`reserved_balance`: the worst-case
     payouts of the pool's open house rounds, held in `house:cover:<POOL>` until each round settles
     or is refunded); only the bank balance covers a new round, and only it can be defunded.
-    Roles: admin, service:table. Errors: INVALID_ARGUMENT POOL_INVALID.
+    Roles: finance, operations, service:table. Errors: INVALID_ARGUMENT POOL_INVALID.
     """
     SetPlayerHold: _grpc.UnaryUnaryMultiCallable[_cashier_pb2.SetPlayerHoldRequest, _cashier_pb2.SetPlayerHoldResponse]
     """SetPlayerHold puts a player on hold for a fair-play review, or releases them (rules 17). A
@@ -214,7 +233,8 @@ class CashierServiceAsyncStub(CashierServiceStub):
     Who may call each RPC is its `Roles:` line, the same as docs/access.md (generated from the code):
     a player reads only their own chips; purchases and withdrawals are the payments gateway's
     (service:payments) alone; transfers, seat sessions and settlements the table's; the
-    conservation audit and house funding an admin's. Every RPC may also return UNAUTHENTICATED
+    conservation audit and house funding finance's (funding by two people: one asks, another
+    approves). Every RPC may also return UNAUTHENTICATED
     (TOKEN_*) and PERMISSION_DENIED (ROLE_REQUIRED).
     """
 
@@ -222,7 +242,7 @@ class CashierServiceAsyncStub(CashierServiceStub):
     GetBalances: _aio.UnaryUnaryMultiCallable[_cashier_pb2.GetBalancesRequest, _cashier_pb2.GetBalancesResponse]  # type: ignore[assignment]
     """GetBalances returns a player's wallet balance in each pool, with the part still locked because
     it was bought with Telegram Stars, and the player's open seat session if any.
-    Roles: player (own wallets only), admin, service:table. Errors: PERMISSION_DENIED
+    Roles: player (own wallets only), support, risk, finance, service:table. Errors: PERMISSION_DENIED
     NOT_YOUR_RESOURCE;
     INVALID_ARGUMENT FIELD_REQUIRED (no player id and the caller is not a player).
     """
@@ -253,7 +273,8 @@ class CashierServiceAsyncStub(CashierServiceStub):
     different field, failed on funds or a closed account) are reported per transfer; only a
     malformed batch fails the whole call, and then nothing is recorded.
     No transfer of it may debit or credit a mint account (`mint:*`): chips are minted only by a
-    recorded Purchase or FundHouseAccount and burned only by a Withdraw or FundHouseAccount.
+    recorded Purchase or an approved house funding (DecideHouseFunding) and burned only by a Withdraw
+    or an approved house defunding.
     Roles: service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
     POOL_INVALID, POOL_MISMATCH, SAME_ACCOUNT (metadata `index` names the transfer); NOT_FOUND
     ACCOUNT_NOT_FOUND; PERMISSION_DENIED MINT_ACCOUNT_FORBIDDEN.
@@ -261,7 +282,7 @@ class CashierServiceAsyncStub(CashierServiceStub):
     LookupTransfers: _aio.UnaryUnaryMultiCallable[_cashier_pb2.LookupTransfersRequest, _cashier_pb2.LookupTransfersResponse]  # type: ignore[assignment]
     """LookupTransfers returns recorded transfers (applied or failed) by id; unknown ids are omitted.
     Ids are 1 to 200 printable ASCII characters (derived ids are longer than caller-chosen ones).
-    Roles: admin, service:table, service:payments. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
+    Roles: support, finance, service:table, service:payments. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
     FIELD_INVALID.
     """
     OpenSeatSession: _aio.UnaryUnaryMultiCallable[_cashier_pb2.OpenSeatSessionRequest, _cashier_pb2.OpenSeatSessionResponse]  # type: ignore[assignment]
@@ -292,18 +313,18 @@ class CashierServiceAsyncStub(CashierServiceStub):
     """
     GetSeatSession: _aio.UnaryUnaryMultiCallable[_cashier_pb2.GetSeatSessionRequest, _cashier_pb2.GetSeatSessionResponse]  # type: ignore[assignment]
     """GetSeatSession returns one seat session with its current stack.
-    Roles: admin, service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED; NOT_FOUND
+    Roles: support, finance, operations, service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED; NOT_FOUND
     SEAT_SESSION_NOT_FOUND.
     """
     ListOpenSeatSessions: _aio.UnaryUnaryMultiCallable[_cashier_pb2.ListOpenSeatSessionsRequest, _cashier_pb2.ListOpenSeatSessionsResponse]  # type: ignore[assignment]
     """ListOpenSeatSessions returns every open seat session of a table with its stack as of the last
     settled hand, so a shard that restarts or takes the table over can rebuild the stacks.
-    Roles: admin, service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED.
+    Roles: support, finance, operations, service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED.
     """
     GetStatement: _aio.UnaryUnaryMultiCallable[_cashier_pb2.GetStatementRequest, _cashier_pb2.GetStatementResponse]  # type: ignore[assignment]
     """GetStatement lists every balance change of a player's accounts (wallets and seats, selected by
     kind: never a house or mint account), newest first, with its reason and reference.
-    Roles: player (own statement only), admin, service:history. Errors: PERMISSION_DENIED
+    Roles: player (own statement only), support, risk, finance, service:history. Errors: PERMISSION_DENIED
     NOT_YOUR_RESOURCE; INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, PAGE_TOKEN_INVALID.
     """
     AuditConservation: _aio.UnaryUnaryMultiCallable[_cashier_pb2.AuditConservationRequest, _cashier_pb2.AuditConservationResponse]  # type: ignore[assignment]
@@ -311,19 +332,36 @@ class CashierServiceAsyncStub(CashierServiceStub):
     burned, that the account balances agree with the transfer journal, and that no account but a
     mint is negative; it reports the figures whether or not they pass. Sums are computed exactly,
     however large the journal grows.
-    Roles: admin. Errors: none beyond authentication.
+    Roles: finance. Errors: none beyond authentication.
     """
-    FundHouseAccount: _aio.UnaryUnaryMultiCallable[_cashier_pb2.FundHouseAccountRequest, _cashier_pb2.FundHouseAccountResponse]  # type: ignore[assignment]
-    """FundHouseAccount is the operator's audited way to put chips into the house bank or the jackpot
-    of a pool, or to take them out: a positive amount moves chips from the pool's house-funding
-    mint (`mint:HOUSE_FUNDING:<POOL>`) to the account and counts as minted; a negative amount
-    moves them back and counts as burned. It is recorded as one transfer `funding:<request_id>` of
-    kind HOUSE_FUNDING whose reference is the reason, so conservation still holds and the audit
-    shows it. Idempotent by `request_id`: a retry returns the original transfer, the same id with
-    any field different is a conflict, and a refusal on funds keeps failing.
-    Roles: admin. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
-    POOL_INVALID; FAILED_PRECONDITION INSUFFICIENT_FUNDS (taking out more than the account holds),
-    SUPPLY_LIMIT_REACHED, BALANCE_OVERFLOW; ALREADY_EXISTS IDEMPOTENCY_CONFLICT (metadata `field`).
+    RequestHouseFunding: _aio.UnaryUnaryMultiCallable[_cashier_pb2.RequestHouseFundingRequest, _cashier_pb2.RequestHouseFundingResponse]  # type: ignore[assignment]
+    """Funding the house bank or the jackpot takes two people of finance (four-eyes, issue 38): one asks
+    (RequestHouseFunding), another approves or rejects (DecideHouseFunding); nobody funds alone.
+
+    RequestHouseFunding records a request to put chips into a pool's house bank or jackpot (a
+    positive amount) or take them out (negative). No chip moves until another staff member of
+    finance approves it. Idempotent by `request_id`: a retry by the same person returns the
+    recorded request; the same id with any field different (or asked by someone else) is a conflict.
+    Roles: finance. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
+    POOL_INVALID; ALREADY_EXISTS IDEMPOTENCY_CONFLICT (metadata `field`).
+    """
+    DecideHouseFunding: _aio.UnaryUnaryMultiCallable[_cashier_pb2.DecideHouseFundingRequest, _cashier_pb2.DecideHouseFundingResponse]  # type: ignore[assignment]
+    """DecideHouseFunding approves or rejects a pending funding request. Approval applies it as one
+    transfer `funding:<request_id>` of kind HOUSE_FUNDING between the pool's house-funding mint
+    (`mint:HOUSE_FUNDING:<POOL>`) and the account, whose reference is the request's reason: a
+    positive amount counts as minted, a negative one as burned, so conservation holds and the audit
+    shows it; the request and the transfer commit together. The person who asked may not decide
+    (PERMISSION_DENIED FOUR_EYES_REQUIRED). Idempotent by `decision_id`: a retry returns the first
+    answer (the transfer applied once); the same id with any field different is a conflict. A
+    refusal on funds (taking out more than the account holds) leaves the request pending.
+    Roles: finance. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND
+    FUNDING_REQUEST_NOT_FOUND; PERMISSION_DENIED FOUR_EYES_REQUIRED; FAILED_PRECONDITION
+    FUNDING_ALREADY_DECIDED, INSUFFICIENT_FUNDS, SUPPLY_LIMIT_REACHED, BALANCE_OVERFLOW; ALREADY_EXISTS
+    IDEMPOTENCY_CONFLICT (metadata `field`).
+    """
+    ListHouseFunding: _aio.UnaryUnaryMultiCallable[_cashier_pb2.ListHouseFundingRequest, _cashier_pb2.ListHouseFundingResponse]  # type: ignore[assignment]
+    """ListHouseFunding lists funding requests, newest first, optionally only those in one state (the
+    approval queue: pending). Roles: finance. Errors: INVALID_ARGUMENT FIELD_INVALID, PAGE_TOKEN_INVALID.
     """
     GetHouseBalances: _aio.UnaryUnaryMultiCallable[_cashier_pb2.GetHouseBalancesRequest, _cashier_pb2.GetHouseBalancesResponse]  # type: ignore[assignment]
     """GetHouseBalances returns the balances of a pool's house bank and jackpot, so a house-game table
@@ -331,7 +369,7 @@ class CashierServiceAsyncStub(CashierServiceStub):
     is the house's own money that no open round has reserved (`reserved_balance`: the worst-case
     payouts of the pool's open house rounds, held in `house:cover:<POOL>` until each round settles
     or is refunded); only the bank balance covers a new round, and only it can be defunded.
-    Roles: admin, service:table. Errors: INVALID_ARGUMENT POOL_INVALID.
+    Roles: finance, operations, service:table. Errors: INVALID_ARGUMENT POOL_INVALID.
     """
     SetPlayerHold: _aio.UnaryUnaryMultiCallable[_cashier_pb2.SetPlayerHoldRequest, _cashier_pb2.SetPlayerHoldResponse]  # type: ignore[assignment]
     """SetPlayerHold puts a player on hold for a fair-play review, or releases them (rules 17). A
@@ -374,7 +412,8 @@ class CashierServiceServicer(metaclass=_abc_1.ABCMeta):
     Who may call each RPC is its `Roles:` line, the same as docs/access.md (generated from the code):
     a player reads only their own chips; purchases and withdrawals are the payments gateway's
     (service:payments) alone; transfers, seat sessions and settlements the table's; the
-    conservation audit and house funding an admin's. Every RPC may also return UNAUTHENTICATED
+    conservation audit and house funding finance's (funding by two people: one asks, another
+    approves). Every RPC may also return UNAUTHENTICATED
     (TOKEN_*) and PERMISSION_DENIED (ROLE_REQUIRED).
     """
 
@@ -386,7 +425,7 @@ class CashierServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_cashier_pb2.GetBalancesResponse, _abc.Awaitable[_cashier_pb2.GetBalancesResponse]]:
         """GetBalances returns a player's wallet balance in each pool, with the part still locked because
         it was bought with Telegram Stars, and the player's open seat session if any.
-        Roles: player (own wallets only), admin, service:table. Errors: PERMISSION_DENIED
+        Roles: player (own wallets only), support, risk, finance, service:table. Errors: PERMISSION_DENIED
         NOT_YOUR_RESOURCE;
         INVALID_ARGUMENT FIELD_REQUIRED (no player id and the caller is not a player).
         """
@@ -435,7 +474,8 @@ class CashierServiceServicer(metaclass=_abc_1.ABCMeta):
         different field, failed on funds or a closed account) are reported per transfer; only a
         malformed batch fails the whole call, and then nothing is recorded.
         No transfer of it may debit or credit a mint account (`mint:*`): chips are minted only by a
-        recorded Purchase or FundHouseAccount and burned only by a Withdraw or FundHouseAccount.
+        recorded Purchase or an approved house funding (DecideHouseFunding) and burned only by a Withdraw
+        or an approved house defunding.
         Roles: service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
         POOL_INVALID, POOL_MISMATCH, SAME_ACCOUNT (metadata `index` names the transfer); NOT_FOUND
         ACCOUNT_NOT_FOUND; PERMISSION_DENIED MINT_ACCOUNT_FORBIDDEN.
@@ -449,7 +489,7 @@ class CashierServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_cashier_pb2.LookupTransfersResponse, _abc.Awaitable[_cashier_pb2.LookupTransfersResponse]]:
         """LookupTransfers returns recorded transfers (applied or failed) by id; unknown ids are omitted.
         Ids are 1 to 200 printable ASCII characters (derived ids are longer than caller-chosen ones).
-        Roles: admin, service:table, service:payments. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
+        Roles: support, finance, service:table, service:payments. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
         FIELD_INVALID.
         """
 
@@ -504,7 +544,7 @@ class CashierServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_cashier_pb2.GetSeatSessionResponse, _abc.Awaitable[_cashier_pb2.GetSeatSessionResponse]]:
         """GetSeatSession returns one seat session with its current stack.
-        Roles: admin, service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED; NOT_FOUND
+        Roles: support, finance, operations, service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED; NOT_FOUND
         SEAT_SESSION_NOT_FOUND.
         """
 
@@ -516,7 +556,7 @@ class CashierServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_cashier_pb2.ListOpenSeatSessionsResponse, _abc.Awaitable[_cashier_pb2.ListOpenSeatSessionsResponse]]:
         """ListOpenSeatSessions returns every open seat session of a table with its stack as of the last
         settled hand, so a shard that restarts or takes the table over can rebuild the stacks.
-        Roles: admin, service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED.
+        Roles: support, finance, operations, service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED.
         """
 
     @_abc_1.abstractmethod
@@ -527,7 +567,7 @@ class CashierServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_cashier_pb2.GetStatementResponse, _abc.Awaitable[_cashier_pb2.GetStatementResponse]]:
         """GetStatement lists every balance change of a player's accounts (wallets and seats, selected by
         kind: never a house or mint account), newest first, with its reason and reference.
-        Roles: player (own statement only), admin, service:history. Errors: PERMISSION_DENIED
+        Roles: player (own statement only), support, risk, finance, service:history. Errors: PERMISSION_DENIED
         NOT_YOUR_RESOURCE; INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, PAGE_TOKEN_INVALID.
         """
 
@@ -541,25 +581,54 @@ class CashierServiceServicer(metaclass=_abc_1.ABCMeta):
         burned, that the account balances agree with the transfer journal, and that no account but a
         mint is negative; it reports the figures whether or not they pass. Sums are computed exactly,
         however large the journal grows.
-        Roles: admin. Errors: none beyond authentication.
+        Roles: finance. Errors: none beyond authentication.
         """
 
     @_abc_1.abstractmethod
-    def FundHouseAccount(
+    def RequestHouseFunding(
         self,
-        request: _cashier_pb2.FundHouseAccountRequest,
+        request: _cashier_pb2.RequestHouseFundingRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[_cashier_pb2.FundHouseAccountResponse, _abc.Awaitable[_cashier_pb2.FundHouseAccountResponse]]:
-        """FundHouseAccount is the operator's audited way to put chips into the house bank or the jackpot
-        of a pool, or to take them out: a positive amount moves chips from the pool's house-funding
-        mint (`mint:HOUSE_FUNDING:<POOL>`) to the account and counts as minted; a negative amount
-        moves them back and counts as burned. It is recorded as one transfer `funding:<request_id>` of
-        kind HOUSE_FUNDING whose reference is the reason, so conservation still holds and the audit
-        shows it. Idempotent by `request_id`: a retry returns the original transfer, the same id with
-        any field different is a conflict, and a refusal on funds keeps failing.
-        Roles: admin. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
-        POOL_INVALID; FAILED_PRECONDITION INSUFFICIENT_FUNDS (taking out more than the account holds),
-        SUPPLY_LIMIT_REACHED, BALANCE_OVERFLOW; ALREADY_EXISTS IDEMPOTENCY_CONFLICT (metadata `field`).
+    ) -> _typing.Union[_cashier_pb2.RequestHouseFundingResponse, _abc.Awaitable[_cashier_pb2.RequestHouseFundingResponse]]:
+        """Funding the house bank or the jackpot takes two people of finance (four-eyes, issue 38): one asks
+        (RequestHouseFunding), another approves or rejects (DecideHouseFunding); nobody funds alone.
+
+        RequestHouseFunding records a request to put chips into a pool's house bank or jackpot (a
+        positive amount) or take them out (negative). No chip moves until another staff member of
+        finance approves it. Idempotent by `request_id`: a retry by the same person returns the
+        recorded request; the same id with any field different (or asked by someone else) is a conflict.
+        Roles: finance. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
+        POOL_INVALID; ALREADY_EXISTS IDEMPOTENCY_CONFLICT (metadata `field`).
+        """
+
+    @_abc_1.abstractmethod
+    def DecideHouseFunding(
+        self,
+        request: _cashier_pb2.DecideHouseFundingRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_cashier_pb2.DecideHouseFundingResponse, _abc.Awaitable[_cashier_pb2.DecideHouseFundingResponse]]:
+        """DecideHouseFunding approves or rejects a pending funding request. Approval applies it as one
+        transfer `funding:<request_id>` of kind HOUSE_FUNDING between the pool's house-funding mint
+        (`mint:HOUSE_FUNDING:<POOL>`) and the account, whose reference is the request's reason: a
+        positive amount counts as minted, a negative one as burned, so conservation holds and the audit
+        shows it; the request and the transfer commit together. The person who asked may not decide
+        (PERMISSION_DENIED FOUR_EYES_REQUIRED). Idempotent by `decision_id`: a retry returns the first
+        answer (the transfer applied once); the same id with any field different is a conflict. A
+        refusal on funds (taking out more than the account holds) leaves the request pending.
+        Roles: finance. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND
+        FUNDING_REQUEST_NOT_FOUND; PERMISSION_DENIED FOUR_EYES_REQUIRED; FAILED_PRECONDITION
+        FUNDING_ALREADY_DECIDED, INSUFFICIENT_FUNDS, SUPPLY_LIMIT_REACHED, BALANCE_OVERFLOW; ALREADY_EXISTS
+        IDEMPOTENCY_CONFLICT (metadata `field`).
+        """
+
+    @_abc_1.abstractmethod
+    def ListHouseFunding(
+        self,
+        request: _cashier_pb2.ListHouseFundingRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_cashier_pb2.ListHouseFundingResponse, _abc.Awaitable[_cashier_pb2.ListHouseFundingResponse]]:
+        """ListHouseFunding lists funding requests, newest first, optionally only those in one state (the
+        approval queue: pending). Roles: finance. Errors: INVALID_ARGUMENT FIELD_INVALID, PAGE_TOKEN_INVALID.
         """
 
     @_abc_1.abstractmethod
@@ -573,7 +642,7 @@ class CashierServiceServicer(metaclass=_abc_1.ABCMeta):
         is the house's own money that no open round has reserved (`reserved_balance`: the worst-case
         payouts of the pool's open house rounds, held in `house:cover:<POOL>` until each round settles
         or is refunded); only the bank balance covers a new round, and only it can be defunded.
-        Roles: admin, service:table. Errors: INVALID_ARGUMENT POOL_INVALID.
+        Roles: finance, operations, service:table. Errors: INVALID_ARGUMENT POOL_INVALID.
         """
 
     @_abc_1.abstractmethod

@@ -123,14 +123,15 @@ class _ErrorReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ErrorReas
     """UNAUTHENTICATED: the token has expired."""
     ERROR_REASON_TOKEN_KEY_SCOPE: _ErrorReason.ValueType  # 1010
     """UNAUTHENTICATED: the token grants more than its signing key may (the gateway's key signs player
-    tokens only): a forgery by the key's holder.
+    tokens only; the back office's key staff tokens only, living at most an hour): a forgery by the
+    key's holder.
     """
     ERROR_REASON_SESSION_EXPIRED: _ErrorReason.ValueType  # 1011
     """UNAUTHENTICATED: RenewToken of a gateway session older than its maximum age (or of a token that
     is no gateway session): sign in again.
     """
     ERROR_REASON_ROLE_REQUIRED: _ErrorReason.ValueType  # 5
-    """PERMISSION_DENIED: the caller lacks the role the RPC needs (admin or service)."""
+    """PERMISSION_DENIED: the caller lacks the role the RPC needs (a staff role or a named service)."""
     ERROR_REASON_NOT_YOUR_RESOURCE: _ErrorReason.ValueType  # 6
     """PERMISSION_DENIED: a player asked to act on another player's chips, seat or cards."""
     ERROR_REASON_INTERNAL: _ErrorReason.ValueType  # 7
@@ -414,7 +415,7 @@ class _ErrorReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ErrorReas
     ERROR_REASON_CHAT_RATE_LIMITED: _ErrorReason.ValueType  # 605
     """RESOURCE_EXHAUSTED: the player posted too many chat messages; `retry_after_seconds` says when."""
     ERROR_REASON_CHAT_MUTED: _ErrorReason.ValueType  # 606
-    """PERMISSION_DENIED: an admin muted the player in the chat (at this table or everywhere) for now."""
+    """PERMISSION_DENIED: staff (support or operations) muted the player in the chat (at this table or everywhere) for now."""
     ERROR_REASON_CHAT_STACKED_MARKS: _ErrorReason.ValueType  # 607
     """INVALID_ARGUMENT: a chat message stacks more than 6 combining marks on one character (text that
     spills over the chat lines around it).
@@ -513,6 +514,17 @@ class _ErrorReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ErrorReas
     """FAILED_PRECONDITION: the hand still takes hashes, so the seed is not taken yet (it would be
     disclosed before every other contribution is fixed); send it once the hash set is closed.
     """
+    ERROR_REASON_FOUR_EYES_REQUIRED: _ErrorReason.ValueType  # 1300
+    """Issue 38: the back office (1300-1349).
+    PERMISSION_DENIED: four-eyes: the staff member who asked for this money operation may not
+    approve or reject it; another member of finance must. Nothing was changed.
+    """
+    ERROR_REASON_FUNDING_REQUEST_NOT_FOUND: _ErrorReason.ValueType  # 1301
+    """NOT_FOUND: no house funding request with this id."""
+    ERROR_REASON_FUNDING_ALREADY_DECIDED: _ErrorReason.ValueType  # 1302
+    """FAILED_PRECONDITION: the house funding request was already approved or rejected (under another
+    decision id); metadata `state` says how.
+    """
     ERROR_REASON_HEADER_INVALID: _ErrorReason.ValueType  # 1250
     """Issue 41: the gateway's HTTP edge (1250-1269).
     INVALID_ARGUMENT: a request header is not text (a name that is not ASCII, a value that is not
@@ -553,14 +565,15 @@ ERROR_REASON_TOKEN_EXPIRED: ErrorReason.ValueType  # 4
 """UNAUTHENTICATED: the token has expired."""
 ERROR_REASON_TOKEN_KEY_SCOPE: ErrorReason.ValueType  # 1010
 """UNAUTHENTICATED: the token grants more than its signing key may (the gateway's key signs player
-tokens only): a forgery by the key's holder.
+tokens only; the back office's key staff tokens only, living at most an hour): a forgery by the
+key's holder.
 """
 ERROR_REASON_SESSION_EXPIRED: ErrorReason.ValueType  # 1011
 """UNAUTHENTICATED: RenewToken of a gateway session older than its maximum age (or of a token that
 is no gateway session): sign in again.
 """
 ERROR_REASON_ROLE_REQUIRED: ErrorReason.ValueType  # 5
-"""PERMISSION_DENIED: the caller lacks the role the RPC needs (admin or service)."""
+"""PERMISSION_DENIED: the caller lacks the role the RPC needs (a staff role or a named service)."""
 ERROR_REASON_NOT_YOUR_RESOURCE: ErrorReason.ValueType  # 6
 """PERMISSION_DENIED: a player asked to act on another player's chips, seat or cards."""
 ERROR_REASON_INTERNAL: ErrorReason.ValueType  # 7
@@ -844,7 +857,7 @@ ERROR_REASON_STICKER_UNKNOWN: ErrorReason.ValueType  # 604
 ERROR_REASON_CHAT_RATE_LIMITED: ErrorReason.ValueType  # 605
 """RESOURCE_EXHAUSTED: the player posted too many chat messages; `retry_after_seconds` says when."""
 ERROR_REASON_CHAT_MUTED: ErrorReason.ValueType  # 606
-"""PERMISSION_DENIED: an admin muted the player in the chat (at this table or everywhere) for now."""
+"""PERMISSION_DENIED: staff (support or operations) muted the player in the chat (at this table or everywhere) for now."""
 ERROR_REASON_CHAT_STACKED_MARKS: ErrorReason.ValueType  # 607
 """INVALID_ARGUMENT: a chat message stacks more than 6 combining marks on one character (text that
 spills over the chat lines around it).
@@ -942,6 +955,17 @@ time.
 ERROR_REASON_SEED_REVEAL_NOT_OPEN: ErrorReason.ValueType  # 1202
 """FAILED_PRECONDITION: the hand still takes hashes, so the seed is not taken yet (it would be
 disclosed before every other contribution is fixed); send it once the hash set is closed.
+"""
+ERROR_REASON_FOUR_EYES_REQUIRED: ErrorReason.ValueType  # 1300
+"""Issue 38: the back office (1300-1349).
+PERMISSION_DENIED: four-eyes: the staff member who asked for this money operation may not
+approve or reject it; another member of finance must. Nothing was changed.
+"""
+ERROR_REASON_FUNDING_REQUEST_NOT_FOUND: ErrorReason.ValueType  # 1301
+"""NOT_FOUND: no house funding request with this id."""
+ERROR_REASON_FUNDING_ALREADY_DECIDED: ErrorReason.ValueType  # 1302
+"""FAILED_PRECONDITION: the house funding request was already approved or rejected (under another
+decision id); metadata `state` says how.
 """
 ERROR_REASON_HEADER_INVALID: ErrorReason.ValueType  # 1250
 """Issue 41: the gateway's HTTP edge (1250-1269).

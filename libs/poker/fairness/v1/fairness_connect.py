@@ -56,15 +56,15 @@ class FairnessService(Protocol):
     order derived from the server's share and the players' seeds (a seed may be given as its hash
     first), and after the hand opens to each reader exactly the deal positions they saw (the table
     reports them at RevealHand): a participant the public cards and their own, anyone else the public
-    cards, admins all 52 of a hand that was dealt (a hand voided before the seal opens nothing to
+    cards, staff all 52 of a hand that was dealt (a hand voided before the seal opens nothing to
     anyone: no card of it was dealt). A version 3 reveal never carries the deck.
-    Players and admins read commitments (GetCommitment, ListTableCommitments), reveals of ended hands
+    Players and staff (support, risk) read commitments (GetCommitment, ListTableCommitments), reveals of ended hands
     (GetReveal) and check hands (VerifyHand). A hand's participants are the players the table dealt
     in (named at SealHand, or at CommitHand for a house-game round). The seed and deck of an ended
-    hand (versions 1 and 2) go only to its participants and admins: from them anyone could read every
+    hand (versions 1 and 2) go only to its participants and staff: from them anyone could read every
     folded hole card. Listings show other callers the chain links of hands they did not play without
     their hand ids, and a participants-only hand (a house-game round) or a private room's hand does not
-    exist for anyone but its participants and admins. The seed of a hand that has not ended is never returned to anyone,
+    exist for anyone but its participants and staff. The seed of a hand that has not ended is never returned to anyone,
     and the deck is returned before the reveal only to the table service.
 
     Errors carry `google.rpc.ErrorInfo` with a reason from `poker.common.v1.ErrorReason`. Every RPC may
@@ -103,7 +103,7 @@ class FairnessService(Protocol):
         transaction as the seal (one call instead of one per seed). Idempotent: a sealed hand returns
         the same deck again, which is how a shard that takes a table over replays a hand; seeds sent
         again must be the recorded ones. It names the players dealt in (`participant_ids`), who alone
-        (with admins) may read the hand's reveal. Errors: INVALID_ARGUMENT (FIELD_REQUIRED, FIELD_INVALID),
+        (with staff) may read the hand's reveal. Errors: INVALID_ARGUMENT (FIELD_REQUIRED, FIELD_INVALID),
         NOT_FOUND (HAND_NOT_FOUND), FAILED_PRECONDITION (HAND_ALREADY_REVEALED once the hand ended;
         ENTROPY_CLOSED for a seed not recorded before the hand was sealed), ALREADY_EXISTS
         (IDEMPOTENCY_CONFLICT for a seat that already has another seed), FAILED_PRECONDITION
@@ -128,18 +128,18 @@ class FairnessService(Protocol):
     async def get_commitment(self, request: GetCommitmentRequest, ctx: RequestContext[GetCommitmentRequest, GetCommitmentResponse], /) -> GetCommitmentResponse:
         """
         GetCommitment returns the public record of a hand: commitment, nonce, chain link, state and the
-        client seeds so far; never the seed or the deck. Players and admins. Errors: INVALID_ARGUMENT
+        client seeds so far; never the seed or the deck. Players and staff (support, risk). Errors: INVALID_ARGUMENT
         (FIELD_REQUIRED), NOT_FOUND (HAND_NOT_FOUND; also a participants-only or private room's hand
-        asked for by anyone but its participants and admins).
+        asked for by anyone but its participants and staff).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
     async def list_table_commitments(self, request: ListTableCommitmentsRequest, ctx: RequestContext[ListTableCommitmentsRequest, ListTableCommitmentsResponse], /) -> ListTableCommitmentsResponse:
         """
         ListTableCommitments returns a table's commitment chain in sequence order, oldest first, so
-        anyone can check that no hand is missing or reordered. Players and admins. A hand the caller did
-        not play is listed without its hand id (admins see every id); participants-only hands and a
-        private room's hands are left out for everyone but their participants and admins. Errors: INVALID_ARGUMENT (FIELD_REQUIRED,
+        anyone can check that no hand is missing or reordered. Players and staff (support, risk). A hand the caller did
+        not play is listed without its hand id (staff see every id); participants-only hands and a
+        private room's hands are left out for everyone but their participants and staff. Errors: INVALID_ARGUMENT (FIELD_REQUIRED,
         PAGE_TOKEN_INVALID).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
@@ -148,7 +148,7 @@ class FairnessService(Protocol):
         """
         GetReveal returns everything needed to re-derive the deck of an ended hand: seed, client seeds,
         nonce, shuffle version, commitment, and the deck itself (empty when the stored values cannot
-        give one; VerifyHand then answers MALFORMED). Only the hand's participants and admins. Version 3:
+        give one; VerifyHand then answers MALFORMED). Only the hand's participants and staff. Version 3:
         the seed and the openings of the deal positions the caller saw, to anyone who may know of the
         hand (NOT_YOUR_RESOURCE does not apply; a participants-only round or a private room's hand stays
         HAND_NOT_FOUND); no openings when the stored deck secret cannot be read (a damaged row;
@@ -165,8 +165,8 @@ class FairnessService(Protocol):
         the commitment the caller was shown if given, its link to the previous hand of the table, its
         deck) or published values sent in the request, and in both cases the dealt cards sent in the
         request. A failed check, a malformed published value included, is a normal response with
-        verdict FAIL and the first mismatch, not an error. Players and admins; by hand id only the
-        hand's participants and admins (the verdict on a dealt card would tell anyone else the card);
+        verdict FAIL and the first mismatch, not an error. Players and staff (support, risk); by hand id only the
+        hand's participants and staff (the verdict on a dealt card would tell anyone else the card);
         version 3 by hand id: anyone who may know of the hand, checked against the openings that caller
         may see (a dealt card at another position is NOT_OPENED, whatever card it names).
         Errors: INVALID_ARGUMENT (FIELD_REQUIRED, FIELD_INVALID), NOT_FOUND (HAND_NOT_FOUND, as in
@@ -309,15 +309,15 @@ class FairnessServiceClient(ConnectClient):
     order derived from the server's share and the players' seeds (a seed may be given as its hash
     first), and after the hand opens to each reader exactly the deal positions they saw (the table
     reports them at RevealHand): a participant the public cards and their own, anyone else the public
-    cards, admins all 52 of a hand that was dealt (a hand voided before the seal opens nothing to
+    cards, staff all 52 of a hand that was dealt (a hand voided before the seal opens nothing to
     anyone: no card of it was dealt). A version 3 reveal never carries the deck.
-    Players and admins read commitments (GetCommitment, ListTableCommitments), reveals of ended hands
+    Players and staff (support, risk) read commitments (GetCommitment, ListTableCommitments), reveals of ended hands
     (GetReveal) and check hands (VerifyHand). A hand's participants are the players the table dealt
     in (named at SealHand, or at CommitHand for a house-game round). The seed and deck of an ended
-    hand (versions 1 and 2) go only to its participants and admins: from them anyone could read every
+    hand (versions 1 and 2) go only to its participants and staff: from them anyone could read every
     folded hole card. Listings show other callers the chain links of hands they did not play without
     their hand ids, and a participants-only hand (a house-game round) or a private room's hand does not
-    exist for anyone but its participants and admins. The seed of a hand that has not ended is never returned to anyone,
+    exist for anyone but its participants and staff. The seed of a hand that has not ended is never returned to anyone,
     and the deck is returned before the reveal only to the table service.
 
     Errors carry `google.rpc.ErrorInfo` with a reason from `poker.common.v1.ErrorReason`. Every RPC may
@@ -420,7 +420,7 @@ class FairnessServiceClient(ConnectClient):
         transaction as the seal (one call instead of one per seed). Idempotent: a sealed hand returns
         the same deck again, which is how a shard that takes a table over replays a hand; seeds sent
         again must be the recorded ones. It names the players dealt in (`participant_ids`), who alone
-        (with admins) may read the hand's reveal. Errors: INVALID_ARGUMENT (FIELD_REQUIRED, FIELD_INVALID),
+        (with staff) may read the hand's reveal. Errors: INVALID_ARGUMENT (FIELD_REQUIRED, FIELD_INVALID),
         NOT_FOUND (HAND_NOT_FOUND), FAILED_PRECONDITION (HAND_ALREADY_REVEALED once the hand ended;
         ENTROPY_CLOSED for a seed not recorded before the hand was sealed), ALREADY_EXISTS
         (IDEMPOTENCY_CONFLICT for a seat that already has another seed), FAILED_PRECONDITION
@@ -479,9 +479,9 @@ class FairnessServiceClient(ConnectClient):
     ) -> GetCommitmentResponse:
         """
         GetCommitment returns the public record of a hand: commitment, nonce, chain link, state and the
-        client seeds so far; never the seed or the deck. Players and admins. Errors: INVALID_ARGUMENT
+        client seeds so far; never the seed or the deck. Players and staff (support, risk). Errors: INVALID_ARGUMENT
         (FIELD_REQUIRED), NOT_FOUND (HAND_NOT_FOUND; also a participants-only or private room's hand
-        asked for by anyone but its participants and admins).
+        asked for by anyone but its participants and staff).
         """
         return await self.execute_unary(
             request=request,
@@ -505,9 +505,9 @@ class FairnessServiceClient(ConnectClient):
     ) -> ListTableCommitmentsResponse:
         """
         ListTableCommitments returns a table's commitment chain in sequence order, oldest first, so
-        anyone can check that no hand is missing or reordered. Players and admins. A hand the caller did
-        not play is listed without its hand id (admins see every id); participants-only hands and a
-        private room's hands are left out for everyone but their participants and admins. Errors: INVALID_ARGUMENT (FIELD_REQUIRED,
+        anyone can check that no hand is missing or reordered. Players and staff (support, risk). A hand the caller did
+        not play is listed without its hand id (staff see every id); participants-only hands and a
+        private room's hands are left out for everyone but their participants and staff. Errors: INVALID_ARGUMENT (FIELD_REQUIRED,
         PAGE_TOKEN_INVALID).
         """
         return await self.execute_unary(
@@ -533,7 +533,7 @@ class FairnessServiceClient(ConnectClient):
         """
         GetReveal returns everything needed to re-derive the deck of an ended hand: seed, client seeds,
         nonce, shuffle version, commitment, and the deck itself (empty when the stored values cannot
-        give one; VerifyHand then answers MALFORMED). Only the hand's participants and admins. Version 3:
+        give one; VerifyHand then answers MALFORMED). Only the hand's participants and staff. Version 3:
         the seed and the openings of the deal positions the caller saw, to anyone who may know of the
         hand (NOT_YOUR_RESOURCE does not apply; a participants-only round or a private room's hand stays
         HAND_NOT_FOUND); no openings when the stored deck secret cannot be read (a damaged row;
@@ -567,8 +567,8 @@ class FairnessServiceClient(ConnectClient):
         the commitment the caller was shown if given, its link to the previous hand of the table, its
         deck) or published values sent in the request, and in both cases the dealt cards sent in the
         request. A failed check, a malformed published value included, is a normal response with
-        verdict FAIL and the first mismatch, not an error. Players and admins; by hand id only the
-        hand's participants and admins (the verdict on a dealt card would tell anyone else the card);
+        verdict FAIL and the first mismatch, not an error. Players and staff (support, risk); by hand id only the
+        hand's participants and staff (the verdict on a dealt card would tell anyone else the card);
         version 3 by hand id: anyone who may know of the hand, checked against the openings that caller
         may see (a dealt card at another position is NOT_OPENED, whatever card it names).
         Errors: INVALID_ARGUMENT (FIELD_REQUIRED, FIELD_INVALID), NOT_FOUND (HAND_NOT_FOUND, as in
@@ -608,15 +608,15 @@ class FairnessServiceSync(Protocol):
     order derived from the server's share and the players' seeds (a seed may be given as its hash
     first), and after the hand opens to each reader exactly the deal positions they saw (the table
     reports them at RevealHand): a participant the public cards and their own, anyone else the public
-    cards, admins all 52 of a hand that was dealt (a hand voided before the seal opens nothing to
+    cards, staff all 52 of a hand that was dealt (a hand voided before the seal opens nothing to
     anyone: no card of it was dealt). A version 3 reveal never carries the deck.
-    Players and admins read commitments (GetCommitment, ListTableCommitments), reveals of ended hands
+    Players and staff (support, risk) read commitments (GetCommitment, ListTableCommitments), reveals of ended hands
     (GetReveal) and check hands (VerifyHand). A hand's participants are the players the table dealt
     in (named at SealHand, or at CommitHand for a house-game round). The seed and deck of an ended
-    hand (versions 1 and 2) go only to its participants and admins: from them anyone could read every
+    hand (versions 1 and 2) go only to its participants and staff: from them anyone could read every
     folded hole card. Listings show other callers the chain links of hands they did not play without
     their hand ids, and a participants-only hand (a house-game round) or a private room's hand does not
-    exist for anyone but its participants and admins. The seed of a hand that has not ended is never returned to anyone,
+    exist for anyone but its participants and staff. The seed of a hand that has not ended is never returned to anyone,
     and the deck is returned before the reveal only to the table service.
 
     Errors carry `google.rpc.ErrorInfo` with a reason from `poker.common.v1.ErrorReason`. Every RPC may
@@ -655,7 +655,7 @@ class FairnessServiceSync(Protocol):
         transaction as the seal (one call instead of one per seed). Idempotent: a sealed hand returns
         the same deck again, which is how a shard that takes a table over replays a hand; seeds sent
         again must be the recorded ones. It names the players dealt in (`participant_ids`), who alone
-        (with admins) may read the hand's reveal. Errors: INVALID_ARGUMENT (FIELD_REQUIRED, FIELD_INVALID),
+        (with staff) may read the hand's reveal. Errors: INVALID_ARGUMENT (FIELD_REQUIRED, FIELD_INVALID),
         NOT_FOUND (HAND_NOT_FOUND), FAILED_PRECONDITION (HAND_ALREADY_REVEALED once the hand ended;
         ENTROPY_CLOSED for a seed not recorded before the hand was sealed), ALREADY_EXISTS
         (IDEMPOTENCY_CONFLICT for a seat that already has another seed), FAILED_PRECONDITION
@@ -680,18 +680,18 @@ class FairnessServiceSync(Protocol):
     def get_commitment(self, request: GetCommitmentRequest, ctx: RequestContext[GetCommitmentRequest, GetCommitmentResponse], /) -> GetCommitmentResponse:
         """
         GetCommitment returns the public record of a hand: commitment, nonce, chain link, state and the
-        client seeds so far; never the seed or the deck. Players and admins. Errors: INVALID_ARGUMENT
+        client seeds so far; never the seed or the deck. Players and staff (support, risk). Errors: INVALID_ARGUMENT
         (FIELD_REQUIRED), NOT_FOUND (HAND_NOT_FOUND; also a participants-only or private room's hand
-        asked for by anyone but its participants and admins).
+        asked for by anyone but its participants and staff).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
     def list_table_commitments(self, request: ListTableCommitmentsRequest, ctx: RequestContext[ListTableCommitmentsRequest, ListTableCommitmentsResponse], /) -> ListTableCommitmentsResponse:
         """
         ListTableCommitments returns a table's commitment chain in sequence order, oldest first, so
-        anyone can check that no hand is missing or reordered. Players and admins. A hand the caller did
-        not play is listed without its hand id (admins see every id); participants-only hands and a
-        private room's hands are left out for everyone but their participants and admins. Errors: INVALID_ARGUMENT (FIELD_REQUIRED,
+        anyone can check that no hand is missing or reordered. Players and staff (support, risk). A hand the caller did
+        not play is listed without its hand id (staff see every id); participants-only hands and a
+        private room's hands are left out for everyone but their participants and staff. Errors: INVALID_ARGUMENT (FIELD_REQUIRED,
         PAGE_TOKEN_INVALID).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
@@ -700,7 +700,7 @@ class FairnessServiceSync(Protocol):
         """
         GetReveal returns everything needed to re-derive the deck of an ended hand: seed, client seeds,
         nonce, shuffle version, commitment, and the deck itself (empty when the stored values cannot
-        give one; VerifyHand then answers MALFORMED). Only the hand's participants and admins. Version 3:
+        give one; VerifyHand then answers MALFORMED). Only the hand's participants and staff. Version 3:
         the seed and the openings of the deal positions the caller saw, to anyone who may know of the
         hand (NOT_YOUR_RESOURCE does not apply; a participants-only round or a private room's hand stays
         HAND_NOT_FOUND); no openings when the stored deck secret cannot be read (a damaged row;
@@ -717,8 +717,8 @@ class FairnessServiceSync(Protocol):
         the commitment the caller was shown if given, its link to the previous hand of the table, its
         deck) or published values sent in the request, and in both cases the dealt cards sent in the
         request. A failed check, a malformed published value included, is a normal response with
-        verdict FAIL and the first mismatch, not an error. Players and admins; by hand id only the
-        hand's participants and admins (the verdict on a dealt card would tell anyone else the card);
+        verdict FAIL and the first mismatch, not an error. Players and staff (support, risk); by hand id only the
+        hand's participants and staff (the verdict on a dealt card would tell anyone else the card);
         version 3 by hand id: anyone who may know of the hand, checked against the openings that caller
         may see (a dealt card at another position is NOT_OPENED, whatever card it names).
         Errors: INVALID_ARGUMENT (FIELD_REQUIRED, FIELD_INVALID), NOT_FOUND (HAND_NOT_FOUND, as in
@@ -859,15 +859,15 @@ class FairnessServiceClientSync(ConnectClientSync):
     order derived from the server's share and the players' seeds (a seed may be given as its hash
     first), and after the hand opens to each reader exactly the deal positions they saw (the table
     reports them at RevealHand): a participant the public cards and their own, anyone else the public
-    cards, admins all 52 of a hand that was dealt (a hand voided before the seal opens nothing to
+    cards, staff all 52 of a hand that was dealt (a hand voided before the seal opens nothing to
     anyone: no card of it was dealt). A version 3 reveal never carries the deck.
-    Players and admins read commitments (GetCommitment, ListTableCommitments), reveals of ended hands
+    Players and staff (support, risk) read commitments (GetCommitment, ListTableCommitments), reveals of ended hands
     (GetReveal) and check hands (VerifyHand). A hand's participants are the players the table dealt
     in (named at SealHand, or at CommitHand for a house-game round). The seed and deck of an ended
-    hand (versions 1 and 2) go only to its participants and admins: from them anyone could read every
+    hand (versions 1 and 2) go only to its participants and staff: from them anyone could read every
     folded hole card. Listings show other callers the chain links of hands they did not play without
     their hand ids, and a participants-only hand (a house-game round) or a private room's hand does not
-    exist for anyone but its participants and admins. The seed of a hand that has not ended is never returned to anyone,
+    exist for anyone but its participants and staff. The seed of a hand that has not ended is never returned to anyone,
     and the deck is returned before the reveal only to the table service.
 
     Errors carry `google.rpc.ErrorInfo` with a reason from `poker.common.v1.ErrorReason`. Every RPC may
@@ -970,7 +970,7 @@ class FairnessServiceClientSync(ConnectClientSync):
         transaction as the seal (one call instead of one per seed). Idempotent: a sealed hand returns
         the same deck again, which is how a shard that takes a table over replays a hand; seeds sent
         again must be the recorded ones. It names the players dealt in (`participant_ids`), who alone
-        (with admins) may read the hand's reveal. Errors: INVALID_ARGUMENT (FIELD_REQUIRED, FIELD_INVALID),
+        (with staff) may read the hand's reveal. Errors: INVALID_ARGUMENT (FIELD_REQUIRED, FIELD_INVALID),
         NOT_FOUND (HAND_NOT_FOUND), FAILED_PRECONDITION (HAND_ALREADY_REVEALED once the hand ended;
         ENTROPY_CLOSED for a seed not recorded before the hand was sealed), ALREADY_EXISTS
         (IDEMPOTENCY_CONFLICT for a seat that already has another seed), FAILED_PRECONDITION
@@ -1029,9 +1029,9 @@ class FairnessServiceClientSync(ConnectClientSync):
     ) -> GetCommitmentResponse:
         """
         GetCommitment returns the public record of a hand: commitment, nonce, chain link, state and the
-        client seeds so far; never the seed or the deck. Players and admins. Errors: INVALID_ARGUMENT
+        client seeds so far; never the seed or the deck. Players and staff (support, risk). Errors: INVALID_ARGUMENT
         (FIELD_REQUIRED), NOT_FOUND (HAND_NOT_FOUND; also a participants-only or private room's hand
-        asked for by anyone but its participants and admins).
+        asked for by anyone but its participants and staff).
         """
         return self.execute_unary(
             request=request,
@@ -1055,9 +1055,9 @@ class FairnessServiceClientSync(ConnectClientSync):
     ) -> ListTableCommitmentsResponse:
         """
         ListTableCommitments returns a table's commitment chain in sequence order, oldest first, so
-        anyone can check that no hand is missing or reordered. Players and admins. A hand the caller did
-        not play is listed without its hand id (admins see every id); participants-only hands and a
-        private room's hands are left out for everyone but their participants and admins. Errors: INVALID_ARGUMENT (FIELD_REQUIRED,
+        anyone can check that no hand is missing or reordered. Players and staff (support, risk). A hand the caller did
+        not play is listed without its hand id (staff see every id); participants-only hands and a
+        private room's hands are left out for everyone but their participants and staff. Errors: INVALID_ARGUMENT (FIELD_REQUIRED,
         PAGE_TOKEN_INVALID).
         """
         return self.execute_unary(
@@ -1083,7 +1083,7 @@ class FairnessServiceClientSync(ConnectClientSync):
         """
         GetReveal returns everything needed to re-derive the deck of an ended hand: seed, client seeds,
         nonce, shuffle version, commitment, and the deck itself (empty when the stored values cannot
-        give one; VerifyHand then answers MALFORMED). Only the hand's participants and admins. Version 3:
+        give one; VerifyHand then answers MALFORMED). Only the hand's participants and staff. Version 3:
         the seed and the openings of the deal positions the caller saw, to anyone who may know of the
         hand (NOT_YOUR_RESOURCE does not apply; a participants-only round or a private room's hand stays
         HAND_NOT_FOUND); no openings when the stored deck secret cannot be read (a damaged row;
@@ -1117,8 +1117,8 @@ class FairnessServiceClientSync(ConnectClientSync):
         the commitment the caller was shown if given, its link to the previous hand of the table, its
         deck) or published values sent in the request, and in both cases the dealt cards sent in the
         request. A failed check, a malformed published value included, is a normal response with
-        verdict FAIL and the first mismatch, not an error. Players and admins; by hand id only the
-        hand's participants and admins (the verdict on a dealt card would tell anyone else the card);
+        verdict FAIL and the first mismatch, not an error. Players and staff (support, risk); by hand id only the
+        hand's participants and staff (the verdict on a dealt card would tell anyone else the card);
         version 3 by hand id: anyone who may know of the hand, checked against the openings that caller
         may see (a dealt card at another position is NOT_OPENED, whatever card it names).
         Errors: INVALID_ARGUMENT (FIELD_REQUIRED, FIELD_INVALID), NOT_FOUND (HAND_NOT_FOUND, as in

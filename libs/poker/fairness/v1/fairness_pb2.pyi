@@ -199,7 +199,7 @@ class ClientSeed(_message.Message):
     """The seat number the seed belongs to; client seeds enter the shuffle in ascending seat order."""
     player_id: _builtins.str
     """The player seated there when the seed was added, so each player can find their own seed. Shown
-    to the service and admin roles and to that player; empty for other callers.
+    to services and staff and to that player; empty for other callers.
     """
     client_seed: _builtins.bytes
     """The seed bytes as the player chose them, 1 to 64 bytes. Version 3: empty while only the seed's
@@ -416,7 +416,7 @@ class Reveal(_message.Message):
     @_builtins.property
     def openings(self) -> _containers.RepeatedCompositeFieldContainer[Global___CardOpening]:
         """Version 3: the openings of exactly the deal positions the caller saw (a participant: the public
-        positions and their own; anyone else: the public positions; admins: all 52; nobody: any of a
+        positions and their own; anyone else: the public positions; staff: all 52; nobody: any of a
         hand voided before the seal, or of a stored hand whose deck secret cannot be read), ascending.
         """
 
@@ -460,7 +460,7 @@ class CommitHandRequest(_message.Message):
     house games) and the response carries the deck.
     """
     participants_only: _builtins.bool
-    """When true the hand exists only for its participants and admins: a house-game round is private
+    """When true the hand exists only for its participants and staff: a house-game round is private
     to its player (docs/house-games.md), so nobody else may list, read or check it.
     """
     shuffle_version: _builtins.int
@@ -471,7 +471,7 @@ class CommitHandRequest(_message.Message):
     private_room: _builtins.bool
     """When true the hand is dealt in a private room (the lobby's `Room.private`, as the table read its
     room before the commitment): like a participants-only hand, it exists only for the players
-    dealt in (named here or at SealHand) and admins; nobody else may list, read or check it.
+    dealt in (named here or at SealHand) and staff; nobody else may list, read or check it.
     Fixed at the commitment: a room that turns private does so from its next hand.
     """
     @_builtins.property
@@ -614,7 +614,7 @@ class SealHandRequest(_message.Message):
     @_builtins.property
     def participant_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """The players dealt in (at most 64 ids of at most 128 characters), added to those named at the
-        commitment; they alone, with admins, may read the hand's reveal. A retry names the same players
+        commitment; they alone, with staff, may read the hand's reveal. A retry names the same players
         and seeds (or none, to get the sealed hand's deck again); anything else is ALREADY_EXISTS
         IDEMPOTENCY_CONFLICT and changes nothing (the hand id is the key: docs/fairness.md "Retries").
         """

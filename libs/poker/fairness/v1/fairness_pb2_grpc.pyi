@@ -44,15 +44,15 @@ class FairnessServiceStub:
     order derived from the server's share and the players' seeds (a seed may be given as its hash
     first), and after the hand opens to each reader exactly the deal positions they saw (the table
     reports them at RevealHand): a participant the public cards and their own, anyone else the public
-    cards, admins all 52 of a hand that was dealt (a hand voided before the seal opens nothing to
+    cards, staff all 52 of a hand that was dealt (a hand voided before the seal opens nothing to
     anyone: no card of it was dealt). A version 3 reveal never carries the deck.
-    Players and admins read commitments (GetCommitment, ListTableCommitments), reveals of ended hands
+    Players and staff (support, risk) read commitments (GetCommitment, ListTableCommitments), reveals of ended hands
     (GetReveal) and check hands (VerifyHand). A hand's participants are the players the table dealt
     in (named at SealHand, or at CommitHand for a house-game round). The seed and deck of an ended
-    hand (versions 1 and 2) go only to its participants and admins: from them anyone could read every
+    hand (versions 1 and 2) go only to its participants and staff: from them anyone could read every
     folded hole card. Listings show other callers the chain links of hands they did not play without
     their hand ids, and a participants-only hand (a house-game round) or a private room's hand does not
-    exist for anyone but its participants and admins. The seed of a hand that has not ended is never returned to anyone,
+    exist for anyone but its participants and staff. The seed of a hand that has not ended is never returned to anyone,
     and the deck is returned before the reveal only to the table service.
 
     Errors carry `google.rpc.ErrorInfo` with a reason from `poker.common.v1.ErrorReason`. Every RPC may
@@ -89,7 +89,7 @@ class FairnessServiceStub:
     transaction as the seal (one call instead of one per seed). Idempotent: a sealed hand returns
     the same deck again, which is how a shard that takes a table over replays a hand; seeds sent
     again must be the recorded ones. It names the players dealt in (`participant_ids`), who alone
-    (with admins) may read the hand's reveal. Errors: INVALID_ARGUMENT (FIELD_REQUIRED, FIELD_INVALID),
+    (with staff) may read the hand's reveal. Errors: INVALID_ARGUMENT (FIELD_REQUIRED, FIELD_INVALID),
     NOT_FOUND (HAND_NOT_FOUND), FAILED_PRECONDITION (HAND_ALREADY_REVEALED once the hand ended;
     ENTROPY_CLOSED for a seed not recorded before the hand was sealed), ALREADY_EXISTS
     (IDEMPOTENCY_CONFLICT for a seat that already has another seed), FAILED_PRECONDITION
@@ -108,21 +108,21 @@ class FairnessServiceStub:
     """
     GetCommitment: _grpc.UnaryUnaryMultiCallable[_fairness_pb2.GetCommitmentRequest, _fairness_pb2.GetCommitmentResponse]
     """GetCommitment returns the public record of a hand: commitment, nonce, chain link, state and the
-    client seeds so far; never the seed or the deck. Players and admins. Errors: INVALID_ARGUMENT
+    client seeds so far; never the seed or the deck. Players and staff (support, risk). Errors: INVALID_ARGUMENT
     (FIELD_REQUIRED), NOT_FOUND (HAND_NOT_FOUND; also a participants-only or private room's hand
-    asked for by anyone but its participants and admins).
+    asked for by anyone but its participants and staff).
     """
     ListTableCommitments: _grpc.UnaryUnaryMultiCallable[_fairness_pb2.ListTableCommitmentsRequest, _fairness_pb2.ListTableCommitmentsResponse]
     """ListTableCommitments returns a table's commitment chain in sequence order, oldest first, so
-    anyone can check that no hand is missing or reordered. Players and admins. A hand the caller did
-    not play is listed without its hand id (admins see every id); participants-only hands and a
-    private room's hands are left out for everyone but their participants and admins. Errors: INVALID_ARGUMENT (FIELD_REQUIRED,
+    anyone can check that no hand is missing or reordered. Players and staff (support, risk). A hand the caller did
+    not play is listed without its hand id (staff see every id); participants-only hands and a
+    private room's hands are left out for everyone but their participants and staff. Errors: INVALID_ARGUMENT (FIELD_REQUIRED,
     PAGE_TOKEN_INVALID).
     """
     GetReveal: _grpc.UnaryUnaryMultiCallable[_fairness_pb2.GetRevealRequest, _fairness_pb2.GetRevealResponse]
     """GetReveal returns everything needed to re-derive the deck of an ended hand: seed, client seeds,
     nonce, shuffle version, commitment, and the deck itself (empty when the stored values cannot
-    give one; VerifyHand then answers MALFORMED). Only the hand's participants and admins. Version 3:
+    give one; VerifyHand then answers MALFORMED). Only the hand's participants and staff. Version 3:
     the seed and the openings of the deal positions the caller saw, to anyone who may know of the
     hand (NOT_YOUR_RESOURCE does not apply; a participants-only round or a private room's hand stays
     HAND_NOT_FOUND); no openings when the stored deck secret cannot be read (a damaged row;
@@ -136,8 +136,8 @@ class FairnessServiceStub:
     the commitment the caller was shown if given, its link to the previous hand of the table, its
     deck) or published values sent in the request, and in both cases the dealt cards sent in the
     request. A failed check, a malformed published value included, is a normal response with
-    verdict FAIL and the first mismatch, not an error. Players and admins; by hand id only the
-    hand's participants and admins (the verdict on a dealt card would tell anyone else the card);
+    verdict FAIL and the first mismatch, not an error. Players and staff (support, risk); by hand id only the
+    hand's participants and staff (the verdict on a dealt card would tell anyone else the card);
     version 3 by hand id: anyone who may know of the hand, checked against the openings that caller
     may see (a dealt card at another position is NOT_OPENED, whatever card it names).
     Errors: INVALID_ARGUMENT (FIELD_REQUIRED, FIELD_INVALID), NOT_FOUND (HAND_NOT_FOUND, as in
@@ -164,15 +164,15 @@ class FairnessServiceAsyncStub(FairnessServiceStub):
     order derived from the server's share and the players' seeds (a seed may be given as its hash
     first), and after the hand opens to each reader exactly the deal positions they saw (the table
     reports them at RevealHand): a participant the public cards and their own, anyone else the public
-    cards, admins all 52 of a hand that was dealt (a hand voided before the seal opens nothing to
+    cards, staff all 52 of a hand that was dealt (a hand voided before the seal opens nothing to
     anyone: no card of it was dealt). A version 3 reveal never carries the deck.
-    Players and admins read commitments (GetCommitment, ListTableCommitments), reveals of ended hands
+    Players and staff (support, risk) read commitments (GetCommitment, ListTableCommitments), reveals of ended hands
     (GetReveal) and check hands (VerifyHand). A hand's participants are the players the table dealt
     in (named at SealHand, or at CommitHand for a house-game round). The seed and deck of an ended
-    hand (versions 1 and 2) go only to its participants and admins: from them anyone could read every
+    hand (versions 1 and 2) go only to its participants and staff: from them anyone could read every
     folded hole card. Listings show other callers the chain links of hands they did not play without
     their hand ids, and a participants-only hand (a house-game round) or a private room's hand does not
-    exist for anyone but its participants and admins. The seed of a hand that has not ended is never returned to anyone,
+    exist for anyone but its participants and staff. The seed of a hand that has not ended is never returned to anyone,
     and the deck is returned before the reveal only to the table service.
 
     Errors carry `google.rpc.ErrorInfo` with a reason from `poker.common.v1.ErrorReason`. Every RPC may
@@ -206,7 +206,7 @@ class FairnessServiceAsyncStub(FairnessServiceStub):
     transaction as the seal (one call instead of one per seed). Idempotent: a sealed hand returns
     the same deck again, which is how a shard that takes a table over replays a hand; seeds sent
     again must be the recorded ones. It names the players dealt in (`participant_ids`), who alone
-    (with admins) may read the hand's reveal. Errors: INVALID_ARGUMENT (FIELD_REQUIRED, FIELD_INVALID),
+    (with staff) may read the hand's reveal. Errors: INVALID_ARGUMENT (FIELD_REQUIRED, FIELD_INVALID),
     NOT_FOUND (HAND_NOT_FOUND), FAILED_PRECONDITION (HAND_ALREADY_REVEALED once the hand ended;
     ENTROPY_CLOSED for a seed not recorded before the hand was sealed), ALREADY_EXISTS
     (IDEMPOTENCY_CONFLICT for a seat that already has another seed), FAILED_PRECONDITION
@@ -225,21 +225,21 @@ class FairnessServiceAsyncStub(FairnessServiceStub):
     """
     GetCommitment: _aio.UnaryUnaryMultiCallable[_fairness_pb2.GetCommitmentRequest, _fairness_pb2.GetCommitmentResponse]  # type: ignore[assignment]
     """GetCommitment returns the public record of a hand: commitment, nonce, chain link, state and the
-    client seeds so far; never the seed or the deck. Players and admins. Errors: INVALID_ARGUMENT
+    client seeds so far; never the seed or the deck. Players and staff (support, risk). Errors: INVALID_ARGUMENT
     (FIELD_REQUIRED), NOT_FOUND (HAND_NOT_FOUND; also a participants-only or private room's hand
-    asked for by anyone but its participants and admins).
+    asked for by anyone but its participants and staff).
     """
     ListTableCommitments: _aio.UnaryUnaryMultiCallable[_fairness_pb2.ListTableCommitmentsRequest, _fairness_pb2.ListTableCommitmentsResponse]  # type: ignore[assignment]
     """ListTableCommitments returns a table's commitment chain in sequence order, oldest first, so
-    anyone can check that no hand is missing or reordered. Players and admins. A hand the caller did
-    not play is listed without its hand id (admins see every id); participants-only hands and a
-    private room's hands are left out for everyone but their participants and admins. Errors: INVALID_ARGUMENT (FIELD_REQUIRED,
+    anyone can check that no hand is missing or reordered. Players and staff (support, risk). A hand the caller did
+    not play is listed without its hand id (staff see every id); participants-only hands and a
+    private room's hands are left out for everyone but their participants and staff. Errors: INVALID_ARGUMENT (FIELD_REQUIRED,
     PAGE_TOKEN_INVALID).
     """
     GetReveal: _aio.UnaryUnaryMultiCallable[_fairness_pb2.GetRevealRequest, _fairness_pb2.GetRevealResponse]  # type: ignore[assignment]
     """GetReveal returns everything needed to re-derive the deck of an ended hand: seed, client seeds,
     nonce, shuffle version, commitment, and the deck itself (empty when the stored values cannot
-    give one; VerifyHand then answers MALFORMED). Only the hand's participants and admins. Version 3:
+    give one; VerifyHand then answers MALFORMED). Only the hand's participants and staff. Version 3:
     the seed and the openings of the deal positions the caller saw, to anyone who may know of the
     hand (NOT_YOUR_RESOURCE does not apply; a participants-only round or a private room's hand stays
     HAND_NOT_FOUND); no openings when the stored deck secret cannot be read (a damaged row;
@@ -253,8 +253,8 @@ class FairnessServiceAsyncStub(FairnessServiceStub):
     the commitment the caller was shown if given, its link to the previous hand of the table, its
     deck) or published values sent in the request, and in both cases the dealt cards sent in the
     request. A failed check, a malformed published value included, is a normal response with
-    verdict FAIL and the first mismatch, not an error. Players and admins; by hand id only the
-    hand's participants and admins (the verdict on a dealt card would tell anyone else the card);
+    verdict FAIL and the first mismatch, not an error. Players and staff (support, risk); by hand id only the
+    hand's participants and staff (the verdict on a dealt card would tell anyone else the card);
     version 3 by hand id: anyone who may know of the hand, checked against the openings that caller
     may see (a dealt card at another position is NOT_OPENED, whatever card it names).
     Errors: INVALID_ARGUMENT (FIELD_REQUIRED, FIELD_INVALID), NOT_FOUND (HAND_NOT_FOUND, as in
@@ -280,15 +280,15 @@ class FairnessServiceServicer(metaclass=_abc_1.ABCMeta):
     order derived from the server's share and the players' seeds (a seed may be given as its hash
     first), and after the hand opens to each reader exactly the deal positions they saw (the table
     reports them at RevealHand): a participant the public cards and their own, anyone else the public
-    cards, admins all 52 of a hand that was dealt (a hand voided before the seal opens nothing to
+    cards, staff all 52 of a hand that was dealt (a hand voided before the seal opens nothing to
     anyone: no card of it was dealt). A version 3 reveal never carries the deck.
-    Players and admins read commitments (GetCommitment, ListTableCommitments), reveals of ended hands
+    Players and staff (support, risk) read commitments (GetCommitment, ListTableCommitments), reveals of ended hands
     (GetReveal) and check hands (VerifyHand). A hand's participants are the players the table dealt
     in (named at SealHand, or at CommitHand for a house-game round). The seed and deck of an ended
-    hand (versions 1 and 2) go only to its participants and admins: from them anyone could read every
+    hand (versions 1 and 2) go only to its participants and staff: from them anyone could read every
     folded hole card. Listings show other callers the chain links of hands they did not play without
     their hand ids, and a participants-only hand (a house-game round) or a private room's hand does not
-    exist for anyone but its participants and admins. The seed of a hand that has not ended is never returned to anyone,
+    exist for anyone but its participants and staff. The seed of a hand that has not ended is never returned to anyone,
     and the deck is returned before the reveal only to the table service.
 
     Errors carry `google.rpc.ErrorInfo` with a reason from `poker.common.v1.ErrorReason`. Every RPC may
@@ -338,7 +338,7 @@ class FairnessServiceServicer(metaclass=_abc_1.ABCMeta):
         transaction as the seal (one call instead of one per seed). Idempotent: a sealed hand returns
         the same deck again, which is how a shard that takes a table over replays a hand; seeds sent
         again must be the recorded ones. It names the players dealt in (`participant_ids`), who alone
-        (with admins) may read the hand's reveal. Errors: INVALID_ARGUMENT (FIELD_REQUIRED, FIELD_INVALID),
+        (with staff) may read the hand's reveal. Errors: INVALID_ARGUMENT (FIELD_REQUIRED, FIELD_INVALID),
         NOT_FOUND (HAND_NOT_FOUND), FAILED_PRECONDITION (HAND_ALREADY_REVEALED once the hand ended;
         ENTROPY_CLOSED for a seed not recorded before the hand was sealed), ALREADY_EXISTS
         (IDEMPOTENCY_CONFLICT for a seat that already has another seed), FAILED_PRECONDITION
@@ -369,9 +369,9 @@ class FairnessServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_fairness_pb2.GetCommitmentResponse, _abc.Awaitable[_fairness_pb2.GetCommitmentResponse]]:
         """GetCommitment returns the public record of a hand: commitment, nonce, chain link, state and the
-        client seeds so far; never the seed or the deck. Players and admins. Errors: INVALID_ARGUMENT
+        client seeds so far; never the seed or the deck. Players and staff (support, risk). Errors: INVALID_ARGUMENT
         (FIELD_REQUIRED), NOT_FOUND (HAND_NOT_FOUND; also a participants-only or private room's hand
-        asked for by anyone but its participants and admins).
+        asked for by anyone but its participants and staff).
         """
 
     @_abc_1.abstractmethod
@@ -381,9 +381,9 @@ class FairnessServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_fairness_pb2.ListTableCommitmentsResponse, _abc.Awaitable[_fairness_pb2.ListTableCommitmentsResponse]]:
         """ListTableCommitments returns a table's commitment chain in sequence order, oldest first, so
-        anyone can check that no hand is missing or reordered. Players and admins. A hand the caller did
-        not play is listed without its hand id (admins see every id); participants-only hands and a
-        private room's hands are left out for everyone but their participants and admins. Errors: INVALID_ARGUMENT (FIELD_REQUIRED,
+        anyone can check that no hand is missing or reordered. Players and staff (support, risk). A hand the caller did
+        not play is listed without its hand id (staff see every id); participants-only hands and a
+        private room's hands are left out for everyone but their participants and staff. Errors: INVALID_ARGUMENT (FIELD_REQUIRED,
         PAGE_TOKEN_INVALID).
         """
 
@@ -395,7 +395,7 @@ class FairnessServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_fairness_pb2.GetRevealResponse, _abc.Awaitable[_fairness_pb2.GetRevealResponse]]:
         """GetReveal returns everything needed to re-derive the deck of an ended hand: seed, client seeds,
         nonce, shuffle version, commitment, and the deck itself (empty when the stored values cannot
-        give one; VerifyHand then answers MALFORMED). Only the hand's participants and admins. Version 3:
+        give one; VerifyHand then answers MALFORMED). Only the hand's participants and staff. Version 3:
         the seed and the openings of the deal positions the caller saw, to anyone who may know of the
         hand (NOT_YOUR_RESOURCE does not apply; a participants-only round or a private room's hand stays
         HAND_NOT_FOUND); no openings when the stored deck secret cannot be read (a damaged row;
@@ -415,8 +415,8 @@ class FairnessServiceServicer(metaclass=_abc_1.ABCMeta):
         the commitment the caller was shown if given, its link to the previous hand of the table, its
         deck) or published values sent in the request, and in both cases the dealt cards sent in the
         request. A failed check, a malformed published value included, is a normal response with
-        verdict FAIL and the first mismatch, not an error. Players and admins; by hand id only the
-        hand's participants and admins (the verdict on a dealt card would tell anyone else the card);
+        verdict FAIL and the first mismatch, not an error. Players and staff (support, risk); by hand id only the
+        hand's participants and staff (the verdict on a dealt card would tell anyone else the card);
         version 3 by hand id: anyone who may know of the hand, checked against the openings that caller
         may see (a dealt card at another position is NOT_OPENED, whatever card it names).
         Errors: INVALID_ARGUMENT (FIELD_REQUIRED, FIELD_INVALID), NOT_FOUND (HAND_NOT_FOUND, as in

@@ -61,14 +61,14 @@ class HistoryService(Protocol):
     async def get_hand(self, request: GetHandRequest, ctx: RequestContext[GetHandRequest, GetHandResponse], /) -> GetHandResponse:
         """
         GetHand returns one hand filtered for the caller (a participant sees their own cards and shown
-        cards; an admin sees everything). Errors: NOT_FOUND HAND_NOT_FOUND (also for a hand the caller
+        cards; support and risk see everything). Errors: NOT_FOUND HAND_NOT_FOUND (also for a hand the caller
         may not see); INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
     async def list_table_hands(self, request: ListTableHandsRequest, ctx: RequestContext[ListTableHandsRequest, ListTableHandsResponse], /) -> ListTableHandsResponse:
         """
-        ListTableHands lists a table's hands in which the caller took part (an admin: all of them),
+        ListTableHands lists a table's hands in which the caller took part (support and risk: all of them),
         newest first. Errors: NOT_FOUND TABLE_NOT_FOUND (also for a table where the caller never
         played); INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, PAGE_TOKEN_INVALID.
         """
@@ -94,12 +94,12 @@ class HistoryService(Protocol):
 
     async def record_audit_event(self, request: RecordAuditEventRequest, ctx: RequestContext[RecordAuditEventRequest, RecordAuditEventResponse], /) -> RecordAuditEventResponse:
         """
-        RecordAuditEvent appends an operator-visible audit event (service:table, service:lobby, admin).
+        RecordAuditEvent appends an operator-visible audit event (service:table, service:lobby, support, risk).
         The trail is append-only and unforgeable: each writer records only its own kinds (table shards
-        HAND_VOIDED, SETTLEMENT_FAILED, SUSPICIOUS_PLAY; the lobby MAINTENANCE_SET; admins kinds starting
+        HAND_VOIDED, SETTLEMENT_FAILED, SUSPICIOUS_PLAY; the lobby MAINTENANCE_SET; staff kinds starting
         `OPERATOR_`; the kinds the history service writes itself, FAIR_PLAY_CASE_OPENED, PLAYER_HELD,
         PLAYER_RELEASED and FAIR_PLAY_CASE_RESOLVED, nobody), the actor recorded is the caller's verified
-        identity (`service:<name>`, or the admin's subject), and the event is stored under the writer's
+        identity (`service:<name>`, or the staff member's subject), and the event is stored under the writer's
         namespace, as `<namespace>/<event_id>` (`service:table/...`, `admin:<subject>/...`), so no writer
         takes another's id or one of history's own. Idempotent by `event.event_id` within the writer's
         namespace; the time is the server's when unset. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
@@ -111,7 +111,7 @@ class HistoryService(Protocol):
 
     async def list_audit_events(self, request: ListAuditEventsRequest, ctx: RequestContext[ListAuditEventsRequest, ListAuditEventsResponse], /) -> ListAuditEventsResponse:
         """
-        ListAuditEvents lists audit events, newest first (admin). Errors: PERMISSION_DENIED
+        ListAuditEvents lists audit events, newest first (every staff role). Errors: PERMISSION_DENIED
         ROLE_REQUIRED; INVALID_ARGUMENT FIELD_INVALID, PAGE_TOKEN_INVALID.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
@@ -119,23 +119,23 @@ class HistoryService(Protocol):
     async def list_cases(self, request: ListCasesRequest, ctx: RequestContext[ListCasesRequest, ListCasesResponse], /) -> ListCasesResponse:
         """
         ListCases lists the fair-play cases the detectors opened (rules 17), most recently updated
-        first, optionally of one kind (admin). Players never see cases. Errors: PERMISSION_DENIED
+        first, optionally of one kind (risk). Players never see cases. Errors: PERMISSION_DENIED
         ROLE_REQUIRED; INVALID_ARGUMENT FIELD_INVALID, PAGE_TOKEN_INVALID.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
     async def get_case(self, request: GetCaseRequest, ctx: RequestContext[GetCaseRequest, GetCaseResponse], /) -> GetCaseResponse:
         """
-        GetCase returns one case with its evidence (admin). Errors: PERMISSION_DENIED ROLE_REQUIRED;
+        GetCase returns one case with its evidence (risk). Errors: PERMISSION_DENIED ROLE_REQUIRED;
         INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND CASE_NOT_FOUND.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
     async def hold_player(self, request: HoldPlayerRequest, ctx: RequestContext[HoldPlayerRequest, HoldPlayerResponse], /) -> HoldPlayerResponse:
         """
-        HoldPlayer puts a player on hold for review (admin): no new seats, withdrawals wait, until
+        HoldPlayer puts a player on hold for review (risk): no new seats, withdrawals wait, until
         ReleasePlayer. The cashier keeps the hold; the audit log gets a PLAYER_HELD event (id
-        `hold:<request_id>`) naming the admin, the reason and the case. Idempotent by `request_id`, which
+        `hold:<request_id>`) naming the staff member, the reason and the case. Idempotent by `request_id`, which
         binds the player, the reason, the case and hold or release: the request is claimed under its id
         before the cashier is asked (an id used for another change is refused and nothing is held), and a
         retry after a failure in between (UNAVAILABLE) completes both the hold and its event, once.
@@ -147,7 +147,7 @@ class HistoryService(Protocol):
 
     async def release_player(self, request: ReleasePlayerRequest, ctx: RequestContext[ReleasePlayerRequest, ReleasePlayerResponse], /) -> ReleasePlayerResponse:
         """
-        ReleasePlayer ends a hold (admin), audited as PLAYER_RELEASED (id `hold:<request_id>`).
+        ReleasePlayer ends a hold (risk), audited as PLAYER_RELEASED (id `hold:<request_id>`).
         Idempotent by `request_id`. Errors: as HoldPlayer, with PLAYER_NOT_ON_HOLD instead of
         PLAYER_ALREADY_ON_HOLD.
         """
@@ -156,9 +156,9 @@ class HistoryService(Protocol):
     async def resolve_case(self, request: ResolveCaseRequest, ctx: RequestContext[ResolveCaseRequest, ResolveCaseResponse], /) -> ResolveCaseResponse:
         """
         ResolveCase is the operators' decision on the automatic withdrawal holds of a strong
-        chip-dumping case (admin; docs/integrity.md "Automatic holds"). RELEASE lifts them through the
+        chip-dumping case (risk; docs/integrity.md "Automatic holds"). RELEASE lifts them through the
         cashier (withdrawals scope; audited PLAYER_RELEASED per player, id
-        `auto-release:<case_id>:<player_id>`, actor the admin) unless another case still holds that
+        `auto-release:<case_id>:<player_id>`, actor the staff member) unless another case still holds that
         player, and holds none of the case again; CONFIRM keeps them. Both are audited as
         FAIR_PLAY_CASE_RESOLVED (id `case-resolved:<case_id>:<RELEASE|CONFIRM>`) and shown on the case;
         a case is confirmed at most once and released at most once (a confirmed case may be released
@@ -429,7 +429,7 @@ class HistoryServiceClient(ConnectClient):
     ) -> GetHandResponse:
         """
         GetHand returns one hand filtered for the caller (a participant sees their own cards and shown
-        cards; an admin sees everything). Errors: NOT_FOUND HAND_NOT_FOUND (also for a hand the caller
+        cards; support and risk see everything). Errors: NOT_FOUND HAND_NOT_FOUND (also for a hand the caller
         may not see); INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID.
         """
         return await self.execute_unary(
@@ -453,7 +453,7 @@ class HistoryServiceClient(ConnectClient):
         timeout_ms: int | None = None,
     ) -> ListTableHandsResponse:
         """
-        ListTableHands lists a table's hands in which the caller took part (an admin: all of them),
+        ListTableHands lists a table's hands in which the caller took part (support and risk: all of them),
         newest first. Errors: NOT_FOUND TABLE_NOT_FOUND (also for a table where the caller never
         played); INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, PAGE_TOKEN_INVALID.
         """
@@ -530,12 +530,12 @@ class HistoryServiceClient(ConnectClient):
         timeout_ms: int | None = None,
     ) -> RecordAuditEventResponse:
         """
-        RecordAuditEvent appends an operator-visible audit event (service:table, service:lobby, admin).
+        RecordAuditEvent appends an operator-visible audit event (service:table, service:lobby, support, risk).
         The trail is append-only and unforgeable: each writer records only its own kinds (table shards
-        HAND_VOIDED, SETTLEMENT_FAILED, SUSPICIOUS_PLAY; the lobby MAINTENANCE_SET; admins kinds starting
+        HAND_VOIDED, SETTLEMENT_FAILED, SUSPICIOUS_PLAY; the lobby MAINTENANCE_SET; staff kinds starting
         `OPERATOR_`; the kinds the history service writes itself, FAIR_PLAY_CASE_OPENED, PLAYER_HELD,
         PLAYER_RELEASED and FAIR_PLAY_CASE_RESOLVED, nobody), the actor recorded is the caller's verified
-        identity (`service:<name>`, or the admin's subject), and the event is stored under the writer's
+        identity (`service:<name>`, or the staff member's subject), and the event is stored under the writer's
         namespace, as `<namespace>/<event_id>` (`service:table/...`, `admin:<subject>/...`), so no writer
         takes another's id or one of history's own. Idempotent by `event.event_id` within the writer's
         namespace; the time is the server's when unset. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
@@ -564,7 +564,7 @@ class HistoryServiceClient(ConnectClient):
         timeout_ms: int | None = None,
     ) -> ListAuditEventsResponse:
         """
-        ListAuditEvents lists audit events, newest first (admin). Errors: PERMISSION_DENIED
+        ListAuditEvents lists audit events, newest first (every staff role). Errors: PERMISSION_DENIED
         ROLE_REQUIRED; INVALID_ARGUMENT FIELD_INVALID, PAGE_TOKEN_INVALID.
         """
         return await self.execute_unary(
@@ -589,7 +589,7 @@ class HistoryServiceClient(ConnectClient):
     ) -> ListCasesResponse:
         """
         ListCases lists the fair-play cases the detectors opened (rules 17), most recently updated
-        first, optionally of one kind (admin). Players never see cases. Errors: PERMISSION_DENIED
+        first, optionally of one kind (risk). Players never see cases. Errors: PERMISSION_DENIED
         ROLE_REQUIRED; INVALID_ARGUMENT FIELD_INVALID, PAGE_TOKEN_INVALID.
         """
         return await self.execute_unary(
@@ -613,7 +613,7 @@ class HistoryServiceClient(ConnectClient):
         timeout_ms: int | None = None,
     ) -> GetCaseResponse:
         """
-        GetCase returns one case with its evidence (admin). Errors: PERMISSION_DENIED ROLE_REQUIRED;
+        GetCase returns one case with its evidence (risk). Errors: PERMISSION_DENIED ROLE_REQUIRED;
         INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND CASE_NOT_FOUND.
         """
         return await self.execute_unary(
@@ -637,9 +637,9 @@ class HistoryServiceClient(ConnectClient):
         timeout_ms: int | None = None,
     ) -> HoldPlayerResponse:
         """
-        HoldPlayer puts a player on hold for review (admin): no new seats, withdrawals wait, until
+        HoldPlayer puts a player on hold for review (risk): no new seats, withdrawals wait, until
         ReleasePlayer. The cashier keeps the hold; the audit log gets a PLAYER_HELD event (id
-        `hold:<request_id>`) naming the admin, the reason and the case. Idempotent by `request_id`, which
+        `hold:<request_id>`) naming the staff member, the reason and the case. Idempotent by `request_id`, which
         binds the player, the reason, the case and hold or release: the request is claimed under its id
         before the cashier is asked (an id used for another change is refused and nothing is held), and a
         retry after a failure in between (UNAVAILABLE) completes both the hold and its event, once.
@@ -668,7 +668,7 @@ class HistoryServiceClient(ConnectClient):
         timeout_ms: int | None = None,
     ) -> ReleasePlayerResponse:
         """
-        ReleasePlayer ends a hold (admin), audited as PLAYER_RELEASED (id `hold:<request_id>`).
+        ReleasePlayer ends a hold (risk), audited as PLAYER_RELEASED (id `hold:<request_id>`).
         Idempotent by `request_id`. Errors: as HoldPlayer, with PLAYER_NOT_ON_HOLD instead of
         PLAYER_ALREADY_ON_HOLD.
         """
@@ -694,9 +694,9 @@ class HistoryServiceClient(ConnectClient):
     ) -> ResolveCaseResponse:
         """
         ResolveCase is the operators' decision on the automatic withdrawal holds of a strong
-        chip-dumping case (admin; docs/integrity.md "Automatic holds"). RELEASE lifts them through the
+        chip-dumping case (risk; docs/integrity.md "Automatic holds"). RELEASE lifts them through the
         cashier (withdrawals scope; audited PLAYER_RELEASED per player, id
-        `auto-release:<case_id>:<player_id>`, actor the admin) unless another case still holds that
+        `auto-release:<case_id>:<player_id>`, actor the staff member) unless another case still holds that
         player, and holds none of the case again; CONFIRM keeps them. Both are audited as
         FAIR_PLAY_CASE_RESOLVED (id `case-resolved:<case_id>:<RELEASE|CONFIRM>`) and shown on the case;
         a case is confirmed at most once and released at most once (a confirmed case may be released
@@ -745,14 +745,14 @@ class HistoryServiceSync(Protocol):
     def get_hand(self, request: GetHandRequest, ctx: RequestContext[GetHandRequest, GetHandResponse], /) -> GetHandResponse:
         """
         GetHand returns one hand filtered for the caller (a participant sees their own cards and shown
-        cards; an admin sees everything). Errors: NOT_FOUND HAND_NOT_FOUND (also for a hand the caller
+        cards; support and risk see everything). Errors: NOT_FOUND HAND_NOT_FOUND (also for a hand the caller
         may not see); INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
     def list_table_hands(self, request: ListTableHandsRequest, ctx: RequestContext[ListTableHandsRequest, ListTableHandsResponse], /) -> ListTableHandsResponse:
         """
-        ListTableHands lists a table's hands in which the caller took part (an admin: all of them),
+        ListTableHands lists a table's hands in which the caller took part (support and risk: all of them),
         newest first. Errors: NOT_FOUND TABLE_NOT_FOUND (also for a table where the caller never
         played); INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, PAGE_TOKEN_INVALID.
         """
@@ -778,12 +778,12 @@ class HistoryServiceSync(Protocol):
 
     def record_audit_event(self, request: RecordAuditEventRequest, ctx: RequestContext[RecordAuditEventRequest, RecordAuditEventResponse], /) -> RecordAuditEventResponse:
         """
-        RecordAuditEvent appends an operator-visible audit event (service:table, service:lobby, admin).
+        RecordAuditEvent appends an operator-visible audit event (service:table, service:lobby, support, risk).
         The trail is append-only and unforgeable: each writer records only its own kinds (table shards
-        HAND_VOIDED, SETTLEMENT_FAILED, SUSPICIOUS_PLAY; the lobby MAINTENANCE_SET; admins kinds starting
+        HAND_VOIDED, SETTLEMENT_FAILED, SUSPICIOUS_PLAY; the lobby MAINTENANCE_SET; staff kinds starting
         `OPERATOR_`; the kinds the history service writes itself, FAIR_PLAY_CASE_OPENED, PLAYER_HELD,
         PLAYER_RELEASED and FAIR_PLAY_CASE_RESOLVED, nobody), the actor recorded is the caller's verified
-        identity (`service:<name>`, or the admin's subject), and the event is stored under the writer's
+        identity (`service:<name>`, or the staff member's subject), and the event is stored under the writer's
         namespace, as `<namespace>/<event_id>` (`service:table/...`, `admin:<subject>/...`), so no writer
         takes another's id or one of history's own. Idempotent by `event.event_id` within the writer's
         namespace; the time is the server's when unset. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
@@ -795,7 +795,7 @@ class HistoryServiceSync(Protocol):
 
     def list_audit_events(self, request: ListAuditEventsRequest, ctx: RequestContext[ListAuditEventsRequest, ListAuditEventsResponse], /) -> ListAuditEventsResponse:
         """
-        ListAuditEvents lists audit events, newest first (admin). Errors: PERMISSION_DENIED
+        ListAuditEvents lists audit events, newest first (every staff role). Errors: PERMISSION_DENIED
         ROLE_REQUIRED; INVALID_ARGUMENT FIELD_INVALID, PAGE_TOKEN_INVALID.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
@@ -803,23 +803,23 @@ class HistoryServiceSync(Protocol):
     def list_cases(self, request: ListCasesRequest, ctx: RequestContext[ListCasesRequest, ListCasesResponse], /) -> ListCasesResponse:
         """
         ListCases lists the fair-play cases the detectors opened (rules 17), most recently updated
-        first, optionally of one kind (admin). Players never see cases. Errors: PERMISSION_DENIED
+        first, optionally of one kind (risk). Players never see cases. Errors: PERMISSION_DENIED
         ROLE_REQUIRED; INVALID_ARGUMENT FIELD_INVALID, PAGE_TOKEN_INVALID.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
     def get_case(self, request: GetCaseRequest, ctx: RequestContext[GetCaseRequest, GetCaseResponse], /) -> GetCaseResponse:
         """
-        GetCase returns one case with its evidence (admin). Errors: PERMISSION_DENIED ROLE_REQUIRED;
+        GetCase returns one case with its evidence (risk). Errors: PERMISSION_DENIED ROLE_REQUIRED;
         INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND CASE_NOT_FOUND.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
     def hold_player(self, request: HoldPlayerRequest, ctx: RequestContext[HoldPlayerRequest, HoldPlayerResponse], /) -> HoldPlayerResponse:
         """
-        HoldPlayer puts a player on hold for review (admin): no new seats, withdrawals wait, until
+        HoldPlayer puts a player on hold for review (risk): no new seats, withdrawals wait, until
         ReleasePlayer. The cashier keeps the hold; the audit log gets a PLAYER_HELD event (id
-        `hold:<request_id>`) naming the admin, the reason and the case. Idempotent by `request_id`, which
+        `hold:<request_id>`) naming the staff member, the reason and the case. Idempotent by `request_id`, which
         binds the player, the reason, the case and hold or release: the request is claimed under its id
         before the cashier is asked (an id used for another change is refused and nothing is held), and a
         retry after a failure in between (UNAVAILABLE) completes both the hold and its event, once.
@@ -831,7 +831,7 @@ class HistoryServiceSync(Protocol):
 
     def release_player(self, request: ReleasePlayerRequest, ctx: RequestContext[ReleasePlayerRequest, ReleasePlayerResponse], /) -> ReleasePlayerResponse:
         """
-        ReleasePlayer ends a hold (admin), audited as PLAYER_RELEASED (id `hold:<request_id>`).
+        ReleasePlayer ends a hold (risk), audited as PLAYER_RELEASED (id `hold:<request_id>`).
         Idempotent by `request_id`. Errors: as HoldPlayer, with PLAYER_NOT_ON_HOLD instead of
         PLAYER_ALREADY_ON_HOLD.
         """
@@ -840,9 +840,9 @@ class HistoryServiceSync(Protocol):
     def resolve_case(self, request: ResolveCaseRequest, ctx: RequestContext[ResolveCaseRequest, ResolveCaseResponse], /) -> ResolveCaseResponse:
         """
         ResolveCase is the operators' decision on the automatic withdrawal holds of a strong
-        chip-dumping case (admin; docs/integrity.md "Automatic holds"). RELEASE lifts them through the
+        chip-dumping case (risk; docs/integrity.md "Automatic holds"). RELEASE lifts them through the
         cashier (withdrawals scope; audited PLAYER_RELEASED per player, id
-        `auto-release:<case_id>:<player_id>`, actor the admin) unless another case still holds that
+        `auto-release:<case_id>:<player_id>`, actor the staff member) unless another case still holds that
         player, and holds none of the case again; CONFIRM keeps them. Both are audited as
         FAIR_PLAY_CASE_RESOLVED (id `case-resolved:<case_id>:<RELEASE|CONFIRM>`) and shown on the case;
         a case is confirmed at most once and released at most once (a confirmed case may be released
@@ -1111,7 +1111,7 @@ class HistoryServiceClientSync(ConnectClientSync):
     ) -> GetHandResponse:
         """
         GetHand returns one hand filtered for the caller (a participant sees their own cards and shown
-        cards; an admin sees everything). Errors: NOT_FOUND HAND_NOT_FOUND (also for a hand the caller
+        cards; support and risk see everything). Errors: NOT_FOUND HAND_NOT_FOUND (also for a hand the caller
         may not see); INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID.
         """
         return self.execute_unary(
@@ -1135,7 +1135,7 @@ class HistoryServiceClientSync(ConnectClientSync):
         timeout_ms: int | None = None,
     ) -> ListTableHandsResponse:
         """
-        ListTableHands lists a table's hands in which the caller took part (an admin: all of them),
+        ListTableHands lists a table's hands in which the caller took part (support and risk: all of them),
         newest first. Errors: NOT_FOUND TABLE_NOT_FOUND (also for a table where the caller never
         played); INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, PAGE_TOKEN_INVALID.
         """
@@ -1212,12 +1212,12 @@ class HistoryServiceClientSync(ConnectClientSync):
         timeout_ms: int | None = None,
     ) -> RecordAuditEventResponse:
         """
-        RecordAuditEvent appends an operator-visible audit event (service:table, service:lobby, admin).
+        RecordAuditEvent appends an operator-visible audit event (service:table, service:lobby, support, risk).
         The trail is append-only and unforgeable: each writer records only its own kinds (table shards
-        HAND_VOIDED, SETTLEMENT_FAILED, SUSPICIOUS_PLAY; the lobby MAINTENANCE_SET; admins kinds starting
+        HAND_VOIDED, SETTLEMENT_FAILED, SUSPICIOUS_PLAY; the lobby MAINTENANCE_SET; staff kinds starting
         `OPERATOR_`; the kinds the history service writes itself, FAIR_PLAY_CASE_OPENED, PLAYER_HELD,
         PLAYER_RELEASED and FAIR_PLAY_CASE_RESOLVED, nobody), the actor recorded is the caller's verified
-        identity (`service:<name>`, or the admin's subject), and the event is stored under the writer's
+        identity (`service:<name>`, or the staff member's subject), and the event is stored under the writer's
         namespace, as `<namespace>/<event_id>` (`service:table/...`, `admin:<subject>/...`), so no writer
         takes another's id or one of history's own. Idempotent by `event.event_id` within the writer's
         namespace; the time is the server's when unset. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
@@ -1246,7 +1246,7 @@ class HistoryServiceClientSync(ConnectClientSync):
         timeout_ms: int | None = None,
     ) -> ListAuditEventsResponse:
         """
-        ListAuditEvents lists audit events, newest first (admin). Errors: PERMISSION_DENIED
+        ListAuditEvents lists audit events, newest first (every staff role). Errors: PERMISSION_DENIED
         ROLE_REQUIRED; INVALID_ARGUMENT FIELD_INVALID, PAGE_TOKEN_INVALID.
         """
         return self.execute_unary(
@@ -1271,7 +1271,7 @@ class HistoryServiceClientSync(ConnectClientSync):
     ) -> ListCasesResponse:
         """
         ListCases lists the fair-play cases the detectors opened (rules 17), most recently updated
-        first, optionally of one kind (admin). Players never see cases. Errors: PERMISSION_DENIED
+        first, optionally of one kind (risk). Players never see cases. Errors: PERMISSION_DENIED
         ROLE_REQUIRED; INVALID_ARGUMENT FIELD_INVALID, PAGE_TOKEN_INVALID.
         """
         return self.execute_unary(
@@ -1295,7 +1295,7 @@ class HistoryServiceClientSync(ConnectClientSync):
         timeout_ms: int | None = None,
     ) -> GetCaseResponse:
         """
-        GetCase returns one case with its evidence (admin). Errors: PERMISSION_DENIED ROLE_REQUIRED;
+        GetCase returns one case with its evidence (risk). Errors: PERMISSION_DENIED ROLE_REQUIRED;
         INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND CASE_NOT_FOUND.
         """
         return self.execute_unary(
@@ -1319,9 +1319,9 @@ class HistoryServiceClientSync(ConnectClientSync):
         timeout_ms: int | None = None,
     ) -> HoldPlayerResponse:
         """
-        HoldPlayer puts a player on hold for review (admin): no new seats, withdrawals wait, until
+        HoldPlayer puts a player on hold for review (risk): no new seats, withdrawals wait, until
         ReleasePlayer. The cashier keeps the hold; the audit log gets a PLAYER_HELD event (id
-        `hold:<request_id>`) naming the admin, the reason and the case. Idempotent by `request_id`, which
+        `hold:<request_id>`) naming the staff member, the reason and the case. Idempotent by `request_id`, which
         binds the player, the reason, the case and hold or release: the request is claimed under its id
         before the cashier is asked (an id used for another change is refused and nothing is held), and a
         retry after a failure in between (UNAVAILABLE) completes both the hold and its event, once.
@@ -1350,7 +1350,7 @@ class HistoryServiceClientSync(ConnectClientSync):
         timeout_ms: int | None = None,
     ) -> ReleasePlayerResponse:
         """
-        ReleasePlayer ends a hold (admin), audited as PLAYER_RELEASED (id `hold:<request_id>`).
+        ReleasePlayer ends a hold (risk), audited as PLAYER_RELEASED (id `hold:<request_id>`).
         Idempotent by `request_id`. Errors: as HoldPlayer, with PLAYER_NOT_ON_HOLD instead of
         PLAYER_ALREADY_ON_HOLD.
         """
@@ -1376,9 +1376,9 @@ class HistoryServiceClientSync(ConnectClientSync):
     ) -> ResolveCaseResponse:
         """
         ResolveCase is the operators' decision on the automatic withdrawal holds of a strong
-        chip-dumping case (admin; docs/integrity.md "Automatic holds"). RELEASE lifts them through the
+        chip-dumping case (risk; docs/integrity.md "Automatic holds"). RELEASE lifts them through the
         cashier (withdrawals scope; audited PLAYER_RELEASED per player, id
-        `auto-release:<case_id>:<player_id>`, actor the admin) unless another case still holds that
+        `auto-release:<case_id>:<player_id>`, actor the staff member) unless another case still holds that
         player, and holds none of the case again; CONFIRM keeps them. Both are audited as
         FAIR_PLAY_CASE_RESOLVED (id `case-resolved:<case_id>:<RELEASE|CONFIRM>`) and shown on the case;
         a case is confirmed at most once and released at most once (a confirmed case may be released

@@ -128,7 +128,7 @@ class HistoryServiceServicer:
 
     def GetHand(self, request, context):
         """GetHand returns one hand filtered for the caller (a participant sees their own cards and shown
-        cards; an admin sees everything). Errors: NOT_FOUND HAND_NOT_FOUND (also for a hand the caller
+        cards; support and risk see everything). Errors: NOT_FOUND HAND_NOT_FOUND (also for a hand the caller
         may not see); INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -136,7 +136,7 @@ class HistoryServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ListTableHands(self, request, context):
-        """ListTableHands lists a table's hands in which the caller took part (an admin: all of them),
+        """ListTableHands lists a table's hands in which the caller took part (support and risk: all of them),
         newest first. Errors: NOT_FOUND TABLE_NOT_FOUND (also for a table where the caller never
         played); INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, PAGE_TOKEN_INVALID.
         """
@@ -165,12 +165,12 @@ class HistoryServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def RecordAuditEvent(self, request, context):
-        """RecordAuditEvent appends an operator-visible audit event (service:table, service:lobby, admin).
+        """RecordAuditEvent appends an operator-visible audit event (service:table, service:lobby, support, risk).
         The trail is append-only and unforgeable: each writer records only its own kinds (table shards
-        HAND_VOIDED, SETTLEMENT_FAILED, SUSPICIOUS_PLAY; the lobby MAINTENANCE_SET; admins kinds starting
+        HAND_VOIDED, SETTLEMENT_FAILED, SUSPICIOUS_PLAY; the lobby MAINTENANCE_SET; staff kinds starting
         `OPERATOR_`; the kinds the history service writes itself, FAIR_PLAY_CASE_OPENED, PLAYER_HELD,
         PLAYER_RELEASED and FAIR_PLAY_CASE_RESOLVED, nobody), the actor recorded is the caller's verified
-        identity (`service:<name>`, or the admin's subject), and the event is stored under the writer's
+        identity (`service:<name>`, or the staff member's subject), and the event is stored under the writer's
         namespace, as `<namespace>/<event_id>` (`service:table/...`, `admin:<subject>/...`), so no writer
         takes another's id or one of history's own. Idempotent by `event.event_id` within the writer's
         namespace; the time is the server's when unset. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
@@ -183,7 +183,7 @@ class HistoryServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ListAuditEvents(self, request, context):
-        """ListAuditEvents lists audit events, newest first (admin). Errors: PERMISSION_DENIED
+        """ListAuditEvents lists audit events, newest first (every staff role). Errors: PERMISSION_DENIED
         ROLE_REQUIRED; INVALID_ARGUMENT FIELD_INVALID, PAGE_TOKEN_INVALID.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -192,7 +192,7 @@ class HistoryServiceServicer:
 
     def ListCases(self, request, context):
         """ListCases lists the fair-play cases the detectors opened (rules 17), most recently updated
-        first, optionally of one kind (admin). Players never see cases. Errors: PERMISSION_DENIED
+        first, optionally of one kind (risk). Players never see cases. Errors: PERMISSION_DENIED
         ROLE_REQUIRED; INVALID_ARGUMENT FIELD_INVALID, PAGE_TOKEN_INVALID.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -200,7 +200,7 @@ class HistoryServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetCase(self, request, context):
-        """GetCase returns one case with its evidence (admin). Errors: PERMISSION_DENIED ROLE_REQUIRED;
+        """GetCase returns one case with its evidence (risk). Errors: PERMISSION_DENIED ROLE_REQUIRED;
         INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND CASE_NOT_FOUND.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -208,9 +208,9 @@ class HistoryServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def HoldPlayer(self, request, context):
-        """HoldPlayer puts a player on hold for review (admin): no new seats, withdrawals wait, until
+        """HoldPlayer puts a player on hold for review (risk): no new seats, withdrawals wait, until
         ReleasePlayer. The cashier keeps the hold; the audit log gets a PLAYER_HELD event (id
-        `hold:<request_id>`) naming the admin, the reason and the case. Idempotent by `request_id`, which
+        `hold:<request_id>`) naming the staff member, the reason and the case. Idempotent by `request_id`, which
         binds the player, the reason, the case and hold or release: the request is claimed under its id
         before the cashier is asked (an id used for another change is refused and nothing is held), and a
         retry after a failure in between (UNAVAILABLE) completes both the hold and its event, once.
@@ -223,7 +223,7 @@ class HistoryServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ReleasePlayer(self, request, context):
-        """ReleasePlayer ends a hold (admin), audited as PLAYER_RELEASED (id `hold:<request_id>`).
+        """ReleasePlayer ends a hold (risk), audited as PLAYER_RELEASED (id `hold:<request_id>`).
         Idempotent by `request_id`. Errors: as HoldPlayer, with PLAYER_NOT_ON_HOLD instead of
         PLAYER_ALREADY_ON_HOLD.
         """
@@ -233,9 +233,9 @@ class HistoryServiceServicer:
 
     def ResolveCase(self, request, context):
         """ResolveCase is the operators' decision on the automatic withdrawal holds of a strong
-        chip-dumping case (admin; docs/integrity.md "Automatic holds"). RELEASE lifts them through the
+        chip-dumping case (risk; docs/integrity.md "Automatic holds"). RELEASE lifts them through the
         cashier (withdrawals scope; audited PLAYER_RELEASED per player, id
-        `auto-release:<case_id>:<player_id>`, actor the admin) unless another case still holds that
+        `auto-release:<case_id>:<player_id>`, actor the staff member) unless another case still holds that
         player, and holds none of the case again; CONFIRM keeps them. Both are audited as
         FAIR_PLAY_CASE_RESOLVED (id `case-resolved:<case_id>:<RELEASE|CONFIRM>`) and shown on the case;
         a case is confirmed at most once and released at most once (a confirmed case may be released

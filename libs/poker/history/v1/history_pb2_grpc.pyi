@@ -46,11 +46,11 @@ class HistoryServiceStub:
     """ListMyHands lists the caller's hands, newest first. Errors: INVALID_ARGUMENT PAGE_TOKEN_INVALID."""
     GetHand: _grpc.UnaryUnaryMultiCallable[_history_pb2.GetHandRequest, _history_pb2.GetHandResponse]
     """GetHand returns one hand filtered for the caller (a participant sees their own cards and shown
-    cards; an admin sees everything). Errors: NOT_FOUND HAND_NOT_FOUND (also for a hand the caller
+    cards; support and risk see everything). Errors: NOT_FOUND HAND_NOT_FOUND (also for a hand the caller
     may not see); INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID.
     """
     ListTableHands: _grpc.UnaryUnaryMultiCallable[_history_pb2.ListTableHandsRequest, _history_pb2.ListTableHandsResponse]
-    """ListTableHands lists a table's hands in which the caller took part (an admin: all of them),
+    """ListTableHands lists a table's hands in which the caller took part (support and risk: all of them),
     newest first. Errors: NOT_FOUND TABLE_NOT_FOUND (also for a table where the caller never
     played); INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, PAGE_TOKEN_INVALID.
     """
@@ -67,12 +67,12 @@ class HistoryServiceStub:
     ErrorInfo metadata `dependency` = `cashier` (docs/history.md, "Balance changes").
     """
     RecordAuditEvent: _grpc.UnaryUnaryMultiCallable[_history_pb2.RecordAuditEventRequest, _history_pb2.RecordAuditEventResponse]
-    """RecordAuditEvent appends an operator-visible audit event (service:table, service:lobby, admin).
+    """RecordAuditEvent appends an operator-visible audit event (service:table, service:lobby, support, risk).
     The trail is append-only and unforgeable: each writer records only its own kinds (table shards
-    HAND_VOIDED, SETTLEMENT_FAILED, SUSPICIOUS_PLAY; the lobby MAINTENANCE_SET; admins kinds starting
+    HAND_VOIDED, SETTLEMENT_FAILED, SUSPICIOUS_PLAY; the lobby MAINTENANCE_SET; staff kinds starting
     `OPERATOR_`; the kinds the history service writes itself, FAIR_PLAY_CASE_OPENED, PLAYER_HELD,
     PLAYER_RELEASED and FAIR_PLAY_CASE_RESOLVED, nobody), the actor recorded is the caller's verified
-    identity (`service:<name>`, or the admin's subject), and the event is stored under the writer's
+    identity (`service:<name>`, or the staff member's subject), and the event is stored under the writer's
     namespace, as `<namespace>/<event_id>` (`service:table/...`, `admin:<subject>/...`), so no writer
     takes another's id or one of history's own. Idempotent by `event.event_id` within the writer's
     namespace; the time is the server's when unset. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
@@ -81,22 +81,22 @@ class HistoryServiceStub:
     IDEMPOTENCY_CONFLICT.
     """
     ListAuditEvents: _grpc.UnaryUnaryMultiCallable[_history_pb2.ListAuditEventsRequest, _history_pb2.ListAuditEventsResponse]
-    """ListAuditEvents lists audit events, newest first (admin). Errors: PERMISSION_DENIED
+    """ListAuditEvents lists audit events, newest first (every staff role). Errors: PERMISSION_DENIED
     ROLE_REQUIRED; INVALID_ARGUMENT FIELD_INVALID, PAGE_TOKEN_INVALID.
     """
     ListCases: _grpc.UnaryUnaryMultiCallable[_history_pb2.ListCasesRequest, _history_pb2.ListCasesResponse]
     """ListCases lists the fair-play cases the detectors opened (rules 17), most recently updated
-    first, optionally of one kind (admin). Players never see cases. Errors: PERMISSION_DENIED
+    first, optionally of one kind (risk). Players never see cases. Errors: PERMISSION_DENIED
     ROLE_REQUIRED; INVALID_ARGUMENT FIELD_INVALID, PAGE_TOKEN_INVALID.
     """
     GetCase: _grpc.UnaryUnaryMultiCallable[_history_pb2.GetCaseRequest, _history_pb2.GetCaseResponse]
-    """GetCase returns one case with its evidence (admin). Errors: PERMISSION_DENIED ROLE_REQUIRED;
+    """GetCase returns one case with its evidence (risk). Errors: PERMISSION_DENIED ROLE_REQUIRED;
     INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND CASE_NOT_FOUND.
     """
     HoldPlayer: _grpc.UnaryUnaryMultiCallable[_history_pb2.HoldPlayerRequest, _history_pb2.HoldPlayerResponse]
-    """HoldPlayer puts a player on hold for review (admin): no new seats, withdrawals wait, until
+    """HoldPlayer puts a player on hold for review (risk): no new seats, withdrawals wait, until
     ReleasePlayer. The cashier keeps the hold; the audit log gets a PLAYER_HELD event (id
-    `hold:<request_id>`) naming the admin, the reason and the case. Idempotent by `request_id`, which
+    `hold:<request_id>`) naming the staff member, the reason and the case. Idempotent by `request_id`, which
     binds the player, the reason, the case and hold or release: the request is claimed under its id
     before the cashier is asked (an id used for another change is refused and nothing is held), and a
     retry after a failure in between (UNAVAILABLE) completes both the hold and its event, once.
@@ -105,15 +105,15 @@ class HistoryServiceStub:
     PLAYER_ALREADY_ON_HOLD; ALREADY_EXISTS IDEMPOTENCY_CONFLICT; UNAVAILABLE (the cashier).
     """
     ReleasePlayer: _grpc.UnaryUnaryMultiCallable[_history_pb2.ReleasePlayerRequest, _history_pb2.ReleasePlayerResponse]
-    """ReleasePlayer ends a hold (admin), audited as PLAYER_RELEASED (id `hold:<request_id>`).
+    """ReleasePlayer ends a hold (risk), audited as PLAYER_RELEASED (id `hold:<request_id>`).
     Idempotent by `request_id`. Errors: as HoldPlayer, with PLAYER_NOT_ON_HOLD instead of
     PLAYER_ALREADY_ON_HOLD.
     """
     ResolveCase: _grpc.UnaryUnaryMultiCallable[_history_pb2.ResolveCaseRequest, _history_pb2.ResolveCaseResponse]
     """ResolveCase is the operators' decision on the automatic withdrawal holds of a strong
-    chip-dumping case (admin; docs/integrity.md "Automatic holds"). RELEASE lifts them through the
+    chip-dumping case (risk; docs/integrity.md "Automatic holds"). RELEASE lifts them through the
     cashier (withdrawals scope; audited PLAYER_RELEASED per player, id
-    `auto-release:<case_id>:<player_id>`, actor the admin) unless another case still holds that
+    `auto-release:<case_id>:<player_id>`, actor the staff member) unless another case still holds that
     player, and holds none of the case again; CONFIRM keeps them. Both are audited as
     FAIR_PLAY_CASE_RESOLVED (id `case-resolved:<case_id>:<RELEASE|CONFIRM>`) and shown on the case;
     a case is confirmed at most once and released at most once (a confirmed case may be released
@@ -143,11 +143,11 @@ class HistoryServiceAsyncStub(HistoryServiceStub):
     """ListMyHands lists the caller's hands, newest first. Errors: INVALID_ARGUMENT PAGE_TOKEN_INVALID."""
     GetHand: _aio.UnaryUnaryMultiCallable[_history_pb2.GetHandRequest, _history_pb2.GetHandResponse]  # type: ignore[assignment]
     """GetHand returns one hand filtered for the caller (a participant sees their own cards and shown
-    cards; an admin sees everything). Errors: NOT_FOUND HAND_NOT_FOUND (also for a hand the caller
+    cards; support and risk see everything). Errors: NOT_FOUND HAND_NOT_FOUND (also for a hand the caller
     may not see); INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID.
     """
     ListTableHands: _aio.UnaryUnaryMultiCallable[_history_pb2.ListTableHandsRequest, _history_pb2.ListTableHandsResponse]  # type: ignore[assignment]
-    """ListTableHands lists a table's hands in which the caller took part (an admin: all of them),
+    """ListTableHands lists a table's hands in which the caller took part (support and risk: all of them),
     newest first. Errors: NOT_FOUND TABLE_NOT_FOUND (also for a table where the caller never
     played); INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, PAGE_TOKEN_INVALID.
     """
@@ -164,12 +164,12 @@ class HistoryServiceAsyncStub(HistoryServiceStub):
     ErrorInfo metadata `dependency` = `cashier` (docs/history.md, "Balance changes").
     """
     RecordAuditEvent: _aio.UnaryUnaryMultiCallable[_history_pb2.RecordAuditEventRequest, _history_pb2.RecordAuditEventResponse]  # type: ignore[assignment]
-    """RecordAuditEvent appends an operator-visible audit event (service:table, service:lobby, admin).
+    """RecordAuditEvent appends an operator-visible audit event (service:table, service:lobby, support, risk).
     The trail is append-only and unforgeable: each writer records only its own kinds (table shards
-    HAND_VOIDED, SETTLEMENT_FAILED, SUSPICIOUS_PLAY; the lobby MAINTENANCE_SET; admins kinds starting
+    HAND_VOIDED, SETTLEMENT_FAILED, SUSPICIOUS_PLAY; the lobby MAINTENANCE_SET; staff kinds starting
     `OPERATOR_`; the kinds the history service writes itself, FAIR_PLAY_CASE_OPENED, PLAYER_HELD,
     PLAYER_RELEASED and FAIR_PLAY_CASE_RESOLVED, nobody), the actor recorded is the caller's verified
-    identity (`service:<name>`, or the admin's subject), and the event is stored under the writer's
+    identity (`service:<name>`, or the staff member's subject), and the event is stored under the writer's
     namespace, as `<namespace>/<event_id>` (`service:table/...`, `admin:<subject>/...`), so no writer
     takes another's id or one of history's own. Idempotent by `event.event_id` within the writer's
     namespace; the time is the server's when unset. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
@@ -178,22 +178,22 @@ class HistoryServiceAsyncStub(HistoryServiceStub):
     IDEMPOTENCY_CONFLICT.
     """
     ListAuditEvents: _aio.UnaryUnaryMultiCallable[_history_pb2.ListAuditEventsRequest, _history_pb2.ListAuditEventsResponse]  # type: ignore[assignment]
-    """ListAuditEvents lists audit events, newest first (admin). Errors: PERMISSION_DENIED
+    """ListAuditEvents lists audit events, newest first (every staff role). Errors: PERMISSION_DENIED
     ROLE_REQUIRED; INVALID_ARGUMENT FIELD_INVALID, PAGE_TOKEN_INVALID.
     """
     ListCases: _aio.UnaryUnaryMultiCallable[_history_pb2.ListCasesRequest, _history_pb2.ListCasesResponse]  # type: ignore[assignment]
     """ListCases lists the fair-play cases the detectors opened (rules 17), most recently updated
-    first, optionally of one kind (admin). Players never see cases. Errors: PERMISSION_DENIED
+    first, optionally of one kind (risk). Players never see cases. Errors: PERMISSION_DENIED
     ROLE_REQUIRED; INVALID_ARGUMENT FIELD_INVALID, PAGE_TOKEN_INVALID.
     """
     GetCase: _aio.UnaryUnaryMultiCallable[_history_pb2.GetCaseRequest, _history_pb2.GetCaseResponse]  # type: ignore[assignment]
-    """GetCase returns one case with its evidence (admin). Errors: PERMISSION_DENIED ROLE_REQUIRED;
+    """GetCase returns one case with its evidence (risk). Errors: PERMISSION_DENIED ROLE_REQUIRED;
     INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND CASE_NOT_FOUND.
     """
     HoldPlayer: _aio.UnaryUnaryMultiCallable[_history_pb2.HoldPlayerRequest, _history_pb2.HoldPlayerResponse]  # type: ignore[assignment]
-    """HoldPlayer puts a player on hold for review (admin): no new seats, withdrawals wait, until
+    """HoldPlayer puts a player on hold for review (risk): no new seats, withdrawals wait, until
     ReleasePlayer. The cashier keeps the hold; the audit log gets a PLAYER_HELD event (id
-    `hold:<request_id>`) naming the admin, the reason and the case. Idempotent by `request_id`, which
+    `hold:<request_id>`) naming the staff member, the reason and the case. Idempotent by `request_id`, which
     binds the player, the reason, the case and hold or release: the request is claimed under its id
     before the cashier is asked (an id used for another change is refused and nothing is held), and a
     retry after a failure in between (UNAVAILABLE) completes both the hold and its event, once.
@@ -202,15 +202,15 @@ class HistoryServiceAsyncStub(HistoryServiceStub):
     PLAYER_ALREADY_ON_HOLD; ALREADY_EXISTS IDEMPOTENCY_CONFLICT; UNAVAILABLE (the cashier).
     """
     ReleasePlayer: _aio.UnaryUnaryMultiCallable[_history_pb2.ReleasePlayerRequest, _history_pb2.ReleasePlayerResponse]  # type: ignore[assignment]
-    """ReleasePlayer ends a hold (admin), audited as PLAYER_RELEASED (id `hold:<request_id>`).
+    """ReleasePlayer ends a hold (risk), audited as PLAYER_RELEASED (id `hold:<request_id>`).
     Idempotent by `request_id`. Errors: as HoldPlayer, with PLAYER_NOT_ON_HOLD instead of
     PLAYER_ALREADY_ON_HOLD.
     """
     ResolveCase: _aio.UnaryUnaryMultiCallable[_history_pb2.ResolveCaseRequest, _history_pb2.ResolveCaseResponse]  # type: ignore[assignment]
     """ResolveCase is the operators' decision on the automatic withdrawal holds of a strong
-    chip-dumping case (admin; docs/integrity.md "Automatic holds"). RELEASE lifts them through the
+    chip-dumping case (risk; docs/integrity.md "Automatic holds"). RELEASE lifts them through the
     cashier (withdrawals scope; audited PLAYER_RELEASED per player, id
-    `auto-release:<case_id>:<player_id>`, actor the admin) unless another case still holds that
+    `auto-release:<case_id>:<player_id>`, actor the staff member) unless another case still holds that
     player, and holds none of the case again; CONFIRM keeps them. Both are audited as
     FAIR_PLAY_CASE_RESOLVED (id `case-resolved:<case_id>:<RELEASE|CONFIRM>`) and shown on the case;
     a case is confirmed at most once and released at most once (a confirmed case may be released
@@ -255,7 +255,7 @@ class HistoryServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_history_pb2.GetHandResponse, _abc.Awaitable[_history_pb2.GetHandResponse]]:
         """GetHand returns one hand filtered for the caller (a participant sees their own cards and shown
-        cards; an admin sees everything). Errors: NOT_FOUND HAND_NOT_FOUND (also for a hand the caller
+        cards; support and risk see everything). Errors: NOT_FOUND HAND_NOT_FOUND (also for a hand the caller
         may not see); INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID.
         """
 
@@ -265,7 +265,7 @@ class HistoryServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _history_pb2.ListTableHandsRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_history_pb2.ListTableHandsResponse, _abc.Awaitable[_history_pb2.ListTableHandsResponse]]:
-        """ListTableHands lists a table's hands in which the caller took part (an admin: all of them),
+        """ListTableHands lists a table's hands in which the caller took part (support and risk: all of them),
         newest first. Errors: NOT_FOUND TABLE_NOT_FOUND (also for a table where the caller never
         played); INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, PAGE_TOKEN_INVALID.
         """
@@ -300,12 +300,12 @@ class HistoryServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _history_pb2.RecordAuditEventRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_history_pb2.RecordAuditEventResponse, _abc.Awaitable[_history_pb2.RecordAuditEventResponse]]:
-        """RecordAuditEvent appends an operator-visible audit event (service:table, service:lobby, admin).
+        """RecordAuditEvent appends an operator-visible audit event (service:table, service:lobby, support, risk).
         The trail is append-only and unforgeable: each writer records only its own kinds (table shards
-        HAND_VOIDED, SETTLEMENT_FAILED, SUSPICIOUS_PLAY; the lobby MAINTENANCE_SET; admins kinds starting
+        HAND_VOIDED, SETTLEMENT_FAILED, SUSPICIOUS_PLAY; the lobby MAINTENANCE_SET; staff kinds starting
         `OPERATOR_`; the kinds the history service writes itself, FAIR_PLAY_CASE_OPENED, PLAYER_HELD,
         PLAYER_RELEASED and FAIR_PLAY_CASE_RESOLVED, nobody), the actor recorded is the caller's verified
-        identity (`service:<name>`, or the admin's subject), and the event is stored under the writer's
+        identity (`service:<name>`, or the staff member's subject), and the event is stored under the writer's
         namespace, as `<namespace>/<event_id>` (`service:table/...`, `admin:<subject>/...`), so no writer
         takes another's id or one of history's own. Idempotent by `event.event_id` within the writer's
         namespace; the time is the server's when unset. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
@@ -320,7 +320,7 @@ class HistoryServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _history_pb2.ListAuditEventsRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_history_pb2.ListAuditEventsResponse, _abc.Awaitable[_history_pb2.ListAuditEventsResponse]]:
-        """ListAuditEvents lists audit events, newest first (admin). Errors: PERMISSION_DENIED
+        """ListAuditEvents lists audit events, newest first (every staff role). Errors: PERMISSION_DENIED
         ROLE_REQUIRED; INVALID_ARGUMENT FIELD_INVALID, PAGE_TOKEN_INVALID.
         """
 
@@ -331,7 +331,7 @@ class HistoryServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_history_pb2.ListCasesResponse, _abc.Awaitable[_history_pb2.ListCasesResponse]]:
         """ListCases lists the fair-play cases the detectors opened (rules 17), most recently updated
-        first, optionally of one kind (admin). Players never see cases. Errors: PERMISSION_DENIED
+        first, optionally of one kind (risk). Players never see cases. Errors: PERMISSION_DENIED
         ROLE_REQUIRED; INVALID_ARGUMENT FIELD_INVALID, PAGE_TOKEN_INVALID.
         """
 
@@ -341,7 +341,7 @@ class HistoryServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _history_pb2.GetCaseRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_history_pb2.GetCaseResponse, _abc.Awaitable[_history_pb2.GetCaseResponse]]:
-        """GetCase returns one case with its evidence (admin). Errors: PERMISSION_DENIED ROLE_REQUIRED;
+        """GetCase returns one case with its evidence (risk). Errors: PERMISSION_DENIED ROLE_REQUIRED;
         INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND CASE_NOT_FOUND.
         """
 
@@ -351,9 +351,9 @@ class HistoryServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _history_pb2.HoldPlayerRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_history_pb2.HoldPlayerResponse, _abc.Awaitable[_history_pb2.HoldPlayerResponse]]:
-        """HoldPlayer puts a player on hold for review (admin): no new seats, withdrawals wait, until
+        """HoldPlayer puts a player on hold for review (risk): no new seats, withdrawals wait, until
         ReleasePlayer. The cashier keeps the hold; the audit log gets a PLAYER_HELD event (id
-        `hold:<request_id>`) naming the admin, the reason and the case. Idempotent by `request_id`, which
+        `hold:<request_id>`) naming the staff member, the reason and the case. Idempotent by `request_id`, which
         binds the player, the reason, the case and hold or release: the request is claimed under its id
         before the cashier is asked (an id used for another change is refused and nothing is held), and a
         retry after a failure in between (UNAVAILABLE) completes both the hold and its event, once.
@@ -368,7 +368,7 @@ class HistoryServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _history_pb2.ReleasePlayerRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_history_pb2.ReleasePlayerResponse, _abc.Awaitable[_history_pb2.ReleasePlayerResponse]]:
-        """ReleasePlayer ends a hold (admin), audited as PLAYER_RELEASED (id `hold:<request_id>`).
+        """ReleasePlayer ends a hold (risk), audited as PLAYER_RELEASED (id `hold:<request_id>`).
         Idempotent by `request_id`. Errors: as HoldPlayer, with PLAYER_NOT_ON_HOLD instead of
         PLAYER_ALREADY_ON_HOLD.
         """
@@ -380,9 +380,9 @@ class HistoryServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_history_pb2.ResolveCaseResponse, _abc.Awaitable[_history_pb2.ResolveCaseResponse]]:
         """ResolveCase is the operators' decision on the automatic withdrawal holds of a strong
-        chip-dumping case (admin; docs/integrity.md "Automatic holds"). RELEASE lifts them through the
+        chip-dumping case (risk; docs/integrity.md "Automatic holds"). RELEASE lifts them through the
         cashier (withdrawals scope; audited PLAYER_RELEASED per player, id
-        `auto-release:<case_id>:<player_id>`, actor the admin) unless another case still holds that
+        `auto-release:<case_id>:<player_id>`, actor the staff member) unless another case still holds that
         player, and holds none of the case again; CONFIRM keeps them. Both are audited as
         FAIR_PLAY_CASE_RESOLVED (id `case-resolved:<case_id>:<RELEASE|CONFIRM>`) and shown on the case;
         a case is confirmed at most once and released at most once (a confirmed case may be released

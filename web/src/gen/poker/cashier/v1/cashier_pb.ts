@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file poker/cashier/v1/cashier.proto.
  */
 export const file_poker_cashier_v1_cashier: GenFile = /*@__PURE__*/
-  fileDesc("Ch5wb2tlci9jYXNoaWVyL3YxL2Nhc2hpZXIucHJvdG8SEHBva2VyLmNhc2hpZXIudjEipgEKB0FjY291bnQSEgoKYWNjb3VudF9pZBgBIAEoCRIQCghvd25lcl9pZBgCIAEoCRInCgRwb29sGAMgASgOMhkucG9rZXIuY29tbW9uLnYxLkNoaXBQb29sEisKBGtpbmQYBCABKA4yHS5wb2tlci5jYXNoaWVyLnYxLkFjY291bnRLaW5kEg8KB2JhbGFuY2UYBSABKAMSDgoGY2xvc2VkGAYgASgIIpECCghUcmFuc2ZlchITCgt0cmFuc2Zlcl9pZBgBIAEoCRIYChBkZWJpdF9hY2NvdW50X2lkGAIgASgJEhkKEWNyZWRpdF9hY2NvdW50X2lkGAMgASgJEicKBHBvb2wYBCABKA4yGS5wb2tlci5jb21tb24udjEuQ2hpcFBvb2wSDgoGYW1vdW50GAUgASgDEiwKBGtpbmQYBiABKA4yHi5wb2tlci5jYXNoaWVyLnYxLlRyYW5zZmVyS2luZBIRCglyZWZlcmVuY2UYByABKAkSEAoIdGFibGVfaWQYCCABKAkSLwoLY3JlYXRlX3RpbWUYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIqQBCg5UcmFuc2ZlclJlc3VsdBITCgt0cmFuc2Zlcl9pZBgBIAEoCRIwCgZzdGF0dXMYAiABKA4yIC5wb2tlci5jYXNoaWVyLnYxLlRyYW5zZmVyU3RhdHVzEg0KBWZpZWxkGAMgASgJEg4KBnJlYXNvbhgEIAEoCRIsCgh0cmFuc2ZlchgFIAEoCzIaLnBva2VyLmNhc2hpZXIudjEuVHJhbnNmZXIilgEKDVdhbGxldEJhbGFuY2USJwoEcG9vbBgBIAEoDjIZLnBva2VyLmNvbW1vbi52MS5DaGlwUG9vbBIPCgdiYWxhbmNlGAIgASgDEhUKDWxvY2tlZF9hbW91bnQYAyABKAMSNAoQbmV4dF91bmxvY2tfdGltZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAi6AIKC1NlYXRTZXNzaW9uEhIKCnNlc3Npb25faWQYASABKAkSEQoJcGxheWVyX2lkGAIgASgJEhAKCHRhYmxlX2lkGAMgASgJEhIKCnNlYXRfaW5kZXgYBCABKAUSJwoEcG9vbBgFIAEoDjIZLnBva2VyLmNvbW1vbi52MS5DaGlwUG9vbBISCgphY2NvdW50X2lkGAYgASgJEjEKBXN0YXRlGAcgASgOMiIucG9rZXIuY2FzaGllci52MS5TZWF0U2Vzc2lvblN0YXRlEhUKDWJ1eV9pbl9hbW91bnQYCCABKAMSDQoFc3RhY2sYCSABKAMSFwoPY2FzaF9vdXRfYW1vdW50GAogASgDEi0KCW9wZW5fdGltZRgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKY2xvc2VfdGltZRgMIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiNAoKU2VhdFJlc3VsdBISCgpzZXNzaW9uX2lkGAEgASgJEhIKCm5ldF9hbW91bnQYAiABKAMi7AEKClNldHRsZW1lbnQSDwoHaGFuZF9pZBgBIAEoCRIQCgh0YWJsZV9pZBgCIAEoCRInCgRwb29sGAMgASgOMhkucG9rZXIuY29tbW9uLnYxLkNoaXBQb29sEi0KCXRyYW5zZmVycxgEIAMoCzIaLnBva2VyLmNhc2hpZXIudjEuVHJhbnNmZXISMgoMc3RhY2tzX2FmdGVyGAUgAygLMhwucG9rZXIuY2FzaGllci52MS5TZWF0UmVzdWx0Ei8KC3NldHRsZV90aW1lGAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCLCAgoOU3RhdGVtZW50RW50cnkSEwoLdHJhbnNmZXJfaWQYASABKAkSEgoKYWNjb3VudF9pZBgCIAEoCRIzCgxhY2NvdW50X2tpbmQYAyABKA4yHS5wb2tlci5jYXNoaWVyLnYxLkFjY291bnRLaW5kEicKBHBvb2wYBCABKA4yGS5wb2tlci5jb21tb24udjEuQ2hpcFBvb2wSDgoGYW1vdW50GAUgASgDEhUKDWJhbGFuY2VfYWZ0ZXIYBiABKAMSLAoEa2luZBgHIAEoDjIeLnBva2VyLmNhc2hpZXIudjEuVHJhbnNmZXJLaW5kEhEKCXJlZmVyZW5jZRgIIAEoCRIQCgh0YWJsZV9pZBgJIAEoCRIvCgtjcmVhdGVfdGltZRgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAi9gEKCVBvb2xBdWRpdBInCgRwb29sGAEgASgOMhkucG9rZXIuY29tbW9uLnYxLkNoaXBQb29sEg4KBm1pbnRlZBgCIAEoAxIOCgZidXJuZWQYAyABKAMSFgoOYWNjb3VudHNfdG90YWwYBCABKAMSFQoNam91cm5hbF90b3RhbBgFIAEoCRIVCg1kZWJpdHNfcG9zdGVkGAYgASgJEhYKDmNyZWRpdHNfcG9zdGVkGAcgASgJEhkKEW5lZ2F0aXZlX2FjY291bnRzGAggASgDEhUKDWFjY291bnRfY291bnQYCSABKAMSEAoIYmFsYW5jZWQYCiABKAgiJwoSR2V0QmFsYW5jZXNSZXF1ZXN0EhEKCXBsYXllcl9pZBgBIAEoCSKUAQoTR2V0QmFsYW5jZXNSZXNwb25zZRIRCglwbGF5ZXJfaWQYASABKAkSMAoHd2FsbGV0cxgCIAMoCzIfLnBva2VyLmNhc2hpZXIudjEuV2FsbGV0QmFsYW5jZRI4ChFvcGVuX3NlYXRfc2Vzc2lvbhgDIAEoCzIdLnBva2VyLmNhc2hpZXIudjEuU2VhdFNlc3Npb24ihgEKD1B1cmNoYXNlUmVxdWVzdBIZChFwYXltZW50X3JlZmVyZW5jZRgBIAEoCRIRCglwbGF5ZXJfaWQYAiABKAkSLwoGc291cmNlGAMgASgOMh8ucG9rZXIuY2FzaGllci52MS5QYXltZW50U291cmNlEhQKDGFtb3VudF9taW5vchgEIAEoAyKDAQoQUHVyY2hhc2VSZXNwb25zZRIsCgh0cmFuc2ZlchgBIAEoCzIaLnBva2VyLmNhc2hpZXIudjEuVHJhbnNmZXISEAoIZXhpc3RpbmcYAiABKAgSLwoLdW5sb2NrX3RpbWUYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIoYBCg9XaXRoZHJhd1JlcXVlc3QSGQoRcGF5bWVudF9yZWZlcmVuY2UYASABKAkSEQoJcGxheWVyX2lkGAIgASgJEi8KBnNvdXJjZRgDIAEoDjIfLnBva2VyLmNhc2hpZXIudjEuUGF5bWVudFNvdXJjZRIUCgxhbW91bnRfbWlub3IYBCABKAMiUgoQV2l0aGRyYXdSZXNwb25zZRIsCgh0cmFuc2ZlchgBIAEoCzIaLnBva2VyLmNhc2hpZXIudjEuVHJhbnNmZXISEAoIZXhpc3RpbmcYAiABKAgiVwoWQ3JlYXRlVHJhbnNmZXJzUmVxdWVzdBItCgl0cmFuc2ZlcnMYASADKAsyGi5wb2tlci5jYXNoaWVyLnYxLlRyYW5zZmVyEg4KBmxpbmtlZBgCIAEoCCJMChdDcmVhdGVUcmFuc2ZlcnNSZXNwb25zZRIxCgdyZXN1bHRzGAEgAygLMiAucG9rZXIuY2FzaGllci52MS5UcmFuc2ZlclJlc3VsdCIuChZMb29rdXBUcmFuc2ZlcnNSZXF1ZXN0EhQKDHRyYW5zZmVyX2lkcxgBIAMoCSJMChdMb29rdXBUcmFuc2ZlcnNSZXNwb25zZRIxCgdyZXN1bHRzGAEgAygLMiAucG9rZXIuY2FzaGllci52MS5UcmFuc2ZlclJlc3VsdCLNAQoWT3BlblNlYXRTZXNzaW9uUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEhEKCXBsYXllcl9pZBgCIAEoCRIQCgh0YWJsZV9pZBgDIAEoCRISCgpzZWF0X2luZGV4GAQgASgFEicKBHBvb2wYBSABKA4yGS5wb2tlci5jb21tb24udjEuQ2hpcFBvb2wSFQoNYnV5X2luX2Ftb3VudBgGIAEoAxISCgptaW5fYnV5X2luGAcgASgDEhIKCm1heF9idXlfaW4YCCABKAMiYAoXT3BlblNlYXRTZXNzaW9uUmVzcG9uc2USMwoMc2VhdF9zZXNzaW9uGAEgASgLMh0ucG9rZXIuY2FzaGllci52MS5TZWF0U2Vzc2lvbhIQCghleGlzdGluZxgCIAEoCCK8AQoRU2V0dGxlSGFuZFJlcXVlc3QSDwoHaGFuZF9pZBgBIAEoCRIQCgh0YWJsZV9pZBgCIAEoCRInCgRwb29sGAMgASgOMhkucG9rZXIuY29tbW9uLnYxLkNoaXBQb29sEjIKDHNlYXRfcmVzdWx0cxgEIAMoCzIcLnBva2VyLmNhc2hpZXIudjEuU2VhdFJlc3VsdBIMCgRyYWtlGAUgASgDEhkKEWhvdXNlX2JhbmtfYW1vdW50GAYgASgDIlgKElNldHRsZUhhbmRSZXNwb25zZRIwCgpzZXR0bGVtZW50GAEgASgLMhwucG9rZXIuY2FzaGllci52MS5TZXR0bGVtZW50EhAKCGV4aXN0aW5nGAIgASgIIi8KGUNhc2hPdXRTZWF0U2Vzc2lvblJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCSJjChpDYXNoT3V0U2VhdFNlc3Npb25SZXNwb25zZRIzCgxzZWF0X3Nlc3Npb24YASABKAsyHS5wb2tlci5jYXNoaWVyLnYxLlNlYXRTZXNzaW9uEhAKCGV4aXN0aW5nGAIgASgIIisKFUdldFNlYXRTZXNzaW9uUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJIk0KFkdldFNlYXRTZXNzaW9uUmVzcG9uc2USMwoMc2VhdF9zZXNzaW9uGAEgASgLMh0ucG9rZXIuY2FzaGllci52MS5TZWF0U2Vzc2lvbiIvChtMaXN0T3BlblNlYXRTZXNzaW9uc1JlcXVlc3QSEAoIdGFibGVfaWQYASABKAkiVAocTGlzdE9wZW5TZWF0U2Vzc2lvbnNSZXNwb25zZRI0Cg1zZWF0X3Nlc3Npb25zGAEgAygLMh0ucG9rZXIuY2FzaGllci52MS5TZWF0U2Vzc2lvbiJ9ChNHZXRTdGF0ZW1lbnRSZXF1ZXN0EhEKCXBsYXllcl9pZBgBIAEoCRInCgRwb29sGAIgASgOMhkucG9rZXIuY29tbW9uLnYxLkNoaXBQb29sEioKBHBhZ2UYAyABKAsyHC5wb2tlci5jb21tb24udjEuUGFnZVJlcXVlc3QidgoUR2V0U3RhdGVtZW50UmVzcG9uc2USMQoHZW50cmllcxgBIAMoCzIgLnBva2VyLmNhc2hpZXIudjEuU3RhdGVtZW50RW50cnkSKwoEcGFnZRgCIAEoCzIdLnBva2VyLmNvbW1vbi52MS5QYWdlUmVzcG9uc2UiGgoYQXVkaXRDb25zZXJ2YXRpb25SZXF1ZXN0IokBChlBdWRpdENvbnNlcnZhdGlvblJlc3BvbnNlEioKBXBvb2xzGAEgAygLMhsucG9rZXIuY2FzaGllci52MS5Qb29sQXVkaXQSEAoIYmFsYW5jZWQYAiABKAgSLgoKYXVkaXRfdGltZRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAipwEKF0Z1bmRIb3VzZUFjY291bnRSZXF1ZXN0EhIKCnJlcXVlc3RfaWQYASABKAkSJwoEcG9vbBgCIAEoDjIZLnBva2VyLmNvbW1vbi52MS5DaGlwUG9vbBIvCgdhY2NvdW50GAMgASgOMh4ucG9rZXIuY2FzaGllci52MS5Ib3VzZUFjY291bnQSDgoGYW1vdW50GAQgASgDEg4KBnJlYXNvbhgFIAEoCSJxChhGdW5kSG91c2VBY2NvdW50UmVzcG9uc2USLAoIdHJhbnNmZXIYASABKAsyGi5wb2tlci5jYXNoaWVyLnYxLlRyYW5zZmVyEhAKCGV4aXN0aW5nGAIgASgIEhUKDWJhbGFuY2VfYWZ0ZXIYAyABKAMiQgoXR2V0SG91c2VCYWxhbmNlc1JlcXVlc3QSJwoEcG9vbBgBIAEoDjIZLnBva2VyLmNvbW1vbi52MS5DaGlwUG9vbCKMAQoYR2V0SG91c2VCYWxhbmNlc1Jlc3BvbnNlEicKBHBvb2wYASABKA4yGS5wb2tlci5jb21tb24udjEuQ2hpcFBvb2wSFAoMYmFua19iYWxhbmNlGAIgASgDEhcKD2phY2twb3RfYmFsYW5jZRgDIAEoAxIYChByZXNlcnZlZF9iYWxhbmNlGAQgASgDIocBChRTZXRQbGF5ZXJIb2xkUmVxdWVzdBISCgpyZXF1ZXN0X2lkGAEgASgJEhEKCXBsYXllcl9pZBgCIAEoCRIMCgRoZWxkGAMgASgIEg4KBnJlYXNvbhgEIAEoCRIqCgVzY29wZRgFIAEoDjIbLnBva2VyLmNhc2hpZXIudjEuSG9sZFNjb3BlIrcBChVTZXRQbGF5ZXJIb2xkUmVzcG9uc2USEQoJcGxheWVyX2lkGAEgASgJEgwKBGhlbGQYAiABKAgSDgoGcmVhc29uGAMgASgJEi8KC2NoYW5nZV90aW1lGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIQCghleGlzdGluZxgFIAEoCBIqCgVzY29wZRgGIAEoDjIbLnBva2VyLmNhc2hpZXIudjEuSG9sZFNjb3BlKtwBCgtBY2NvdW50S2luZBIcChhBQ0NPVU5UX0tJTkRfVU5TUEVDSUZJRUQQABIeChpBQ0NPVU5UX0tJTkRfUExBWUVSX1dBTExFVBABEhsKF0FDQ09VTlRfS0lORF9UQUJMRV9TRUFUEAISGwoXQUNDT1VOVF9LSU5EX0hPVVNFX1JBS0UQAxIbChdBQ0NPVU5UX0tJTkRfSE9VU0VfQkFOSxAEEhgKFEFDQ09VTlRfS0lORF9KQUNLUE9UEAUSHgoaQUNDT1VOVF9LSU5EX0VYVEVSTkFMX01JTlQQBiq4AgoMVHJhbnNmZXJLaW5kEh0KGVRSQU5TRkVSX0tJTkRfVU5TUEVDSUZJRUQQABIaChZUUkFOU0ZFUl9LSU5EX1BVUkNIQVNFEAESHAoYVFJBTlNGRVJfS0lORF9XSVRIRFJBV0FMEAISGAoUVFJBTlNGRVJfS0lORF9CVVlfSU4QAxIaChZUUkFOU0ZFUl9LSU5EX0NBU0hfT1VUEAQSHQoZVFJBTlNGRVJfS0lORF9IQU5EX1JFU1VMVBAFEhYKElRSQU5TRkVSX0tJTkRfUkFLRRAGEiMKH1RSQU5TRkVSX0tJTkRfSE9VU0VfR0FNRV9SRVNVTFQQBxIcChhUUkFOU0ZFUl9LSU5EX0FESlVTVE1FTlQQCBIfChtUUkFOU0ZFUl9LSU5EX0hPVVNFX0ZVTkRJTkcQCSpgCgxIb3VzZUFjY291bnQSHQoZSE9VU0VfQUNDT1VOVF9VTlNQRUNJRklFRBAAEhYKEkhPVVNFX0FDQ09VTlRfQkFOSxABEhkKFUhPVVNFX0FDQ09VTlRfSkFDS1BPVBACKoMBCg1QYXltZW50U291cmNlEh4KGlBBWU1FTlRfU09VUkNFX1VOU1BFQ0lGSUVEEAASFwoTUEFZTUVOVF9TT1VSQ0VfR1JBTRABEhYKElBBWU1FTlRfU09VUkNFX01QWBACEiEKHVBBWU1FTlRfU09VUkNFX1RFTEVHUkFNX1NUQVJTEAMqtwEKDlRyYW5zZmVyU3RhdHVzEh8KG1RSQU5TRkVSX1NUQVRVU19VTlNQRUNJRklFRBAAEhsKF1RSQU5TRkVSX1NUQVRVU19DUkVBVEVEEAESGgoWVFJBTlNGRVJfU1RBVFVTX0VYSVNUUxACEi8KK1RSQU5TRkVSX1NUQVRVU19FWElTVFNfV0lUSF9ESUZGRVJFTlRfRklFTEQQAxIaChZUUkFOU0ZFUl9TVEFUVVNfRkFJTEVEEAQqcgoQU2VhdFNlc3Npb25TdGF0ZRIiCh5TRUFUX1NFU1NJT05fU1RBVEVfVU5TUEVDSUZJRUQQABIbChdTRUFUX1NFU1NJT05fU1RBVEVfT1BFThABEh0KGVNFQVRfU0VTU0lPTl9TVEFURV9DTE9TRUQQAipDCglIb2xkU2NvcGUSGgoWSE9MRF9TQ09QRV9VTlNQRUNJRklFRBAAEhoKFkhPTERfU0NPUEVfV0lUSERSQVdBTFMQATL1CwoOQ2FzaGllclNlcnZpY2USWgoLR2V0QmFsYW5jZXMSJC5wb2tlci5jYXNoaWVyLnYxLkdldEJhbGFuY2VzUmVxdWVzdBolLnBva2VyLmNhc2hpZXIudjEuR2V0QmFsYW5jZXNSZXNwb25zZRJRCghQdXJjaGFzZRIhLnBva2VyLmNhc2hpZXIudjEuUHVyY2hhc2VSZXF1ZXN0GiIucG9rZXIuY2FzaGllci52MS5QdXJjaGFzZVJlc3BvbnNlElEKCFdpdGhkcmF3EiEucG9rZXIuY2FzaGllci52MS5XaXRoZHJhd1JlcXVlc3QaIi5wb2tlci5jYXNoaWVyLnYxLldpdGhkcmF3UmVzcG9uc2USZgoPQ3JlYXRlVHJhbnNmZXJzEigucG9rZXIuY2FzaGllci52MS5DcmVhdGVUcmFuc2ZlcnNSZXF1ZXN0GikucG9rZXIuY2FzaGllci52MS5DcmVhdGVUcmFuc2ZlcnNSZXNwb25zZRJmCg9Mb29rdXBUcmFuc2ZlcnMSKC5wb2tlci5jYXNoaWVyLnYxLkxvb2t1cFRyYW5zZmVyc1JlcXVlc3QaKS5wb2tlci5jYXNoaWVyLnYxLkxvb2t1cFRyYW5zZmVyc1Jlc3BvbnNlEmYKD09wZW5TZWF0U2Vzc2lvbhIoLnBva2VyLmNhc2hpZXIudjEuT3BlblNlYXRTZXNzaW9uUmVxdWVzdBopLnBva2VyLmNhc2hpZXIudjEuT3BlblNlYXRTZXNzaW9uUmVzcG9uc2USVwoKU2V0dGxlSGFuZBIjLnBva2VyLmNhc2hpZXIudjEuU2V0dGxlSGFuZFJlcXVlc3QaJC5wb2tlci5jYXNoaWVyLnYxLlNldHRsZUhhbmRSZXNwb25zZRJvChJDYXNoT3V0U2VhdFNlc3Npb24SKy5wb2tlci5jYXNoaWVyLnYxLkNhc2hPdXRTZWF0U2Vzc2lvblJlcXVlc3QaLC5wb2tlci5jYXNoaWVyLnYxLkNhc2hPdXRTZWF0U2Vzc2lvblJlc3BvbnNlEmMKDkdldFNlYXRTZXNzaW9uEicucG9rZXIuY2FzaGllci52MS5HZXRTZWF0U2Vzc2lvblJlcXVlc3QaKC5wb2tlci5jYXNoaWVyLnYxLkdldFNlYXRTZXNzaW9uUmVzcG9uc2USdQoUTGlzdE9wZW5TZWF0U2Vzc2lvbnMSLS5wb2tlci5jYXNoaWVyLnYxLkxpc3RPcGVuU2VhdFNlc3Npb25zUmVxdWVzdBouLnBva2VyLmNhc2hpZXIudjEuTGlzdE9wZW5TZWF0U2Vzc2lvbnNSZXNwb25zZRJdCgxHZXRTdGF0ZW1lbnQSJS5wb2tlci5jYXNoaWVyLnYxLkdldFN0YXRlbWVudFJlcXVlc3QaJi5wb2tlci5jYXNoaWVyLnYxLkdldFN0YXRlbWVudFJlc3BvbnNlEmwKEUF1ZGl0Q29uc2VydmF0aW9uEioucG9rZXIuY2FzaGllci52MS5BdWRpdENvbnNlcnZhdGlvblJlcXVlc3QaKy5wb2tlci5jYXNoaWVyLnYxLkF1ZGl0Q29uc2VydmF0aW9uUmVzcG9uc2USaQoQRnVuZEhvdXNlQWNjb3VudBIpLnBva2VyLmNhc2hpZXIudjEuRnVuZEhvdXNlQWNjb3VudFJlcXVlc3QaKi5wb2tlci5jYXNoaWVyLnYxLkZ1bmRIb3VzZUFjY291bnRSZXNwb25zZRJpChBHZXRIb3VzZUJhbGFuY2VzEikucG9rZXIuY2FzaGllci52MS5HZXRIb3VzZUJhbGFuY2VzUmVxdWVzdBoqLnBva2VyLmNhc2hpZXIudjEuR2V0SG91c2VCYWxhbmNlc1Jlc3BvbnNlEmAKDVNldFBsYXllckhvbGQSJi5wb2tlci5jYXNoaWVyLnYxLlNldFBsYXllckhvbGRSZXF1ZXN0GicucG9rZXIuY2FzaGllci52MS5TZXRQbGF5ZXJIb2xkUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp, file_poker_common_v1_common]);
+  fileDesc("Ch5wb2tlci9jYXNoaWVyL3YxL2Nhc2hpZXIucHJvdG8SEHBva2VyLmNhc2hpZXIudjEipgEKB0FjY291bnQSEgoKYWNjb3VudF9pZBgBIAEoCRIQCghvd25lcl9pZBgCIAEoCRInCgRwb29sGAMgASgOMhkucG9rZXIuY29tbW9uLnYxLkNoaXBQb29sEisKBGtpbmQYBCABKA4yHS5wb2tlci5jYXNoaWVyLnYxLkFjY291bnRLaW5kEg8KB2JhbGFuY2UYBSABKAMSDgoGY2xvc2VkGAYgASgIIpECCghUcmFuc2ZlchITCgt0cmFuc2Zlcl9pZBgBIAEoCRIYChBkZWJpdF9hY2NvdW50X2lkGAIgASgJEhkKEWNyZWRpdF9hY2NvdW50X2lkGAMgASgJEicKBHBvb2wYBCABKA4yGS5wb2tlci5jb21tb24udjEuQ2hpcFBvb2wSDgoGYW1vdW50GAUgASgDEiwKBGtpbmQYBiABKA4yHi5wb2tlci5jYXNoaWVyLnYxLlRyYW5zZmVyS2luZBIRCglyZWZlcmVuY2UYByABKAkSEAoIdGFibGVfaWQYCCABKAkSLwoLY3JlYXRlX3RpbWUYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIqQBCg5UcmFuc2ZlclJlc3VsdBITCgt0cmFuc2Zlcl9pZBgBIAEoCRIwCgZzdGF0dXMYAiABKA4yIC5wb2tlci5jYXNoaWVyLnYxLlRyYW5zZmVyU3RhdHVzEg0KBWZpZWxkGAMgASgJEg4KBnJlYXNvbhgEIAEoCRIsCgh0cmFuc2ZlchgFIAEoCzIaLnBva2VyLmNhc2hpZXIudjEuVHJhbnNmZXIilgEKDVdhbGxldEJhbGFuY2USJwoEcG9vbBgBIAEoDjIZLnBva2VyLmNvbW1vbi52MS5DaGlwUG9vbBIPCgdiYWxhbmNlGAIgASgDEhUKDWxvY2tlZF9hbW91bnQYAyABKAMSNAoQbmV4dF91bmxvY2tfdGltZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAi6AIKC1NlYXRTZXNzaW9uEhIKCnNlc3Npb25faWQYASABKAkSEQoJcGxheWVyX2lkGAIgASgJEhAKCHRhYmxlX2lkGAMgASgJEhIKCnNlYXRfaW5kZXgYBCABKAUSJwoEcG9vbBgFIAEoDjIZLnBva2VyLmNvbW1vbi52MS5DaGlwUG9vbBISCgphY2NvdW50X2lkGAYgASgJEjEKBXN0YXRlGAcgASgOMiIucG9rZXIuY2FzaGllci52MS5TZWF0U2Vzc2lvblN0YXRlEhUKDWJ1eV9pbl9hbW91bnQYCCABKAMSDQoFc3RhY2sYCSABKAMSFwoPY2FzaF9vdXRfYW1vdW50GAogASgDEi0KCW9wZW5fdGltZRgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKY2xvc2VfdGltZRgMIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiNAoKU2VhdFJlc3VsdBISCgpzZXNzaW9uX2lkGAEgASgJEhIKCm5ldF9hbW91bnQYAiABKAMi7AEKClNldHRsZW1lbnQSDwoHaGFuZF9pZBgBIAEoCRIQCgh0YWJsZV9pZBgCIAEoCRInCgRwb29sGAMgASgOMhkucG9rZXIuY29tbW9uLnYxLkNoaXBQb29sEi0KCXRyYW5zZmVycxgEIAMoCzIaLnBva2VyLmNhc2hpZXIudjEuVHJhbnNmZXISMgoMc3RhY2tzX2FmdGVyGAUgAygLMhwucG9rZXIuY2FzaGllci52MS5TZWF0UmVzdWx0Ei8KC3NldHRsZV90aW1lGAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCLCAgoOU3RhdGVtZW50RW50cnkSEwoLdHJhbnNmZXJfaWQYASABKAkSEgoKYWNjb3VudF9pZBgCIAEoCRIzCgxhY2NvdW50X2tpbmQYAyABKA4yHS5wb2tlci5jYXNoaWVyLnYxLkFjY291bnRLaW5kEicKBHBvb2wYBCABKA4yGS5wb2tlci5jb21tb24udjEuQ2hpcFBvb2wSDgoGYW1vdW50GAUgASgDEhUKDWJhbGFuY2VfYWZ0ZXIYBiABKAMSLAoEa2luZBgHIAEoDjIeLnBva2VyLmNhc2hpZXIudjEuVHJhbnNmZXJLaW5kEhEKCXJlZmVyZW5jZRgIIAEoCRIQCgh0YWJsZV9pZBgJIAEoCRIvCgtjcmVhdGVfdGltZRgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAi9gEKCVBvb2xBdWRpdBInCgRwb29sGAEgASgOMhkucG9rZXIuY29tbW9uLnYxLkNoaXBQb29sEg4KBm1pbnRlZBgCIAEoAxIOCgZidXJuZWQYAyABKAMSFgoOYWNjb3VudHNfdG90YWwYBCABKAMSFQoNam91cm5hbF90b3RhbBgFIAEoCRIVCg1kZWJpdHNfcG9zdGVkGAYgASgJEhYKDmNyZWRpdHNfcG9zdGVkGAcgASgJEhkKEW5lZ2F0aXZlX2FjY291bnRzGAggASgDEhUKDWFjY291bnRfY291bnQYCSABKAMSEAoIYmFsYW5jZWQYCiABKAgiJwoSR2V0QmFsYW5jZXNSZXF1ZXN0EhEKCXBsYXllcl9pZBgBIAEoCSKUAQoTR2V0QmFsYW5jZXNSZXNwb25zZRIRCglwbGF5ZXJfaWQYASABKAkSMAoHd2FsbGV0cxgCIAMoCzIfLnBva2VyLmNhc2hpZXIudjEuV2FsbGV0QmFsYW5jZRI4ChFvcGVuX3NlYXRfc2Vzc2lvbhgDIAEoCzIdLnBva2VyLmNhc2hpZXIudjEuU2VhdFNlc3Npb24ihgEKD1B1cmNoYXNlUmVxdWVzdBIZChFwYXltZW50X3JlZmVyZW5jZRgBIAEoCRIRCglwbGF5ZXJfaWQYAiABKAkSLwoGc291cmNlGAMgASgOMh8ucG9rZXIuY2FzaGllci52MS5QYXltZW50U291cmNlEhQKDGFtb3VudF9taW5vchgEIAEoAyKDAQoQUHVyY2hhc2VSZXNwb25zZRIsCgh0cmFuc2ZlchgBIAEoCzIaLnBva2VyLmNhc2hpZXIudjEuVHJhbnNmZXISEAoIZXhpc3RpbmcYAiABKAgSLwoLdW5sb2NrX3RpbWUYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIoYBCg9XaXRoZHJhd1JlcXVlc3QSGQoRcGF5bWVudF9yZWZlcmVuY2UYASABKAkSEQoJcGxheWVyX2lkGAIgASgJEi8KBnNvdXJjZRgDIAEoDjIfLnBva2VyLmNhc2hpZXIudjEuUGF5bWVudFNvdXJjZRIUCgxhbW91bnRfbWlub3IYBCABKAMiUgoQV2l0aGRyYXdSZXNwb25zZRIsCgh0cmFuc2ZlchgBIAEoCzIaLnBva2VyLmNhc2hpZXIudjEuVHJhbnNmZXISEAoIZXhpc3RpbmcYAiABKAgiVwoWQ3JlYXRlVHJhbnNmZXJzUmVxdWVzdBItCgl0cmFuc2ZlcnMYASADKAsyGi5wb2tlci5jYXNoaWVyLnYxLlRyYW5zZmVyEg4KBmxpbmtlZBgCIAEoCCJMChdDcmVhdGVUcmFuc2ZlcnNSZXNwb25zZRIxCgdyZXN1bHRzGAEgAygLMiAucG9rZXIuY2FzaGllci52MS5UcmFuc2ZlclJlc3VsdCIuChZMb29rdXBUcmFuc2ZlcnNSZXF1ZXN0EhQKDHRyYW5zZmVyX2lkcxgBIAMoCSJMChdMb29rdXBUcmFuc2ZlcnNSZXNwb25zZRIxCgdyZXN1bHRzGAEgAygLMiAucG9rZXIuY2FzaGllci52MS5UcmFuc2ZlclJlc3VsdCLNAQoWT3BlblNlYXRTZXNzaW9uUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEhEKCXBsYXllcl9pZBgCIAEoCRIQCgh0YWJsZV9pZBgDIAEoCRISCgpzZWF0X2luZGV4GAQgASgFEicKBHBvb2wYBSABKA4yGS5wb2tlci5jb21tb24udjEuQ2hpcFBvb2wSFQoNYnV5X2luX2Ftb3VudBgGIAEoAxISCgptaW5fYnV5X2luGAcgASgDEhIKCm1heF9idXlfaW4YCCABKAMiYAoXT3BlblNlYXRTZXNzaW9uUmVzcG9uc2USMwoMc2VhdF9zZXNzaW9uGAEgASgLMh0ucG9rZXIuY2FzaGllci52MS5TZWF0U2Vzc2lvbhIQCghleGlzdGluZxgCIAEoCCK8AQoRU2V0dGxlSGFuZFJlcXVlc3QSDwoHaGFuZF9pZBgBIAEoCRIQCgh0YWJsZV9pZBgCIAEoCRInCgRwb29sGAMgASgOMhkucG9rZXIuY29tbW9uLnYxLkNoaXBQb29sEjIKDHNlYXRfcmVzdWx0cxgEIAMoCzIcLnBva2VyLmNhc2hpZXIudjEuU2VhdFJlc3VsdBIMCgRyYWtlGAUgASgDEhkKEWhvdXNlX2JhbmtfYW1vdW50GAYgASgDIlgKElNldHRsZUhhbmRSZXNwb25zZRIwCgpzZXR0bGVtZW50GAEgASgLMhwucG9rZXIuY2FzaGllci52MS5TZXR0bGVtZW50EhAKCGV4aXN0aW5nGAIgASgIIi8KGUNhc2hPdXRTZWF0U2Vzc2lvblJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCSJjChpDYXNoT3V0U2VhdFNlc3Npb25SZXNwb25zZRIzCgxzZWF0X3Nlc3Npb24YASABKAsyHS5wb2tlci5jYXNoaWVyLnYxLlNlYXRTZXNzaW9uEhAKCGV4aXN0aW5nGAIgASgIIisKFUdldFNlYXRTZXNzaW9uUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJIk0KFkdldFNlYXRTZXNzaW9uUmVzcG9uc2USMwoMc2VhdF9zZXNzaW9uGAEgASgLMh0ucG9rZXIuY2FzaGllci52MS5TZWF0U2Vzc2lvbiIvChtMaXN0T3BlblNlYXRTZXNzaW9uc1JlcXVlc3QSEAoIdGFibGVfaWQYASABKAkiVAocTGlzdE9wZW5TZWF0U2Vzc2lvbnNSZXNwb25zZRI0Cg1zZWF0X3Nlc3Npb25zGAEgAygLMh0ucG9rZXIuY2FzaGllci52MS5TZWF0U2Vzc2lvbiJ9ChNHZXRTdGF0ZW1lbnRSZXF1ZXN0EhEKCXBsYXllcl9pZBgBIAEoCRInCgRwb29sGAIgASgOMhkucG9rZXIuY29tbW9uLnYxLkNoaXBQb29sEioKBHBhZ2UYAyABKAsyHC5wb2tlci5jb21tb24udjEuUGFnZVJlcXVlc3QidgoUR2V0U3RhdGVtZW50UmVzcG9uc2USMQoHZW50cmllcxgBIAMoCzIgLnBva2VyLmNhc2hpZXIudjEuU3RhdGVtZW50RW50cnkSKwoEcGFnZRgCIAEoCzIdLnBva2VyLmNvbW1vbi52MS5QYWdlUmVzcG9uc2UiGgoYQXVkaXRDb25zZXJ2YXRpb25SZXF1ZXN0IokBChlBdWRpdENvbnNlcnZhdGlvblJlc3BvbnNlEioKBXBvb2xzGAEgAygLMhsucG9rZXIuY2FzaGllci52MS5Qb29sQXVkaXQSEAoIYmFsYW5jZWQYAiABKAgSLgoKYXVkaXRfdGltZRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAijQMKDEhvdXNlRnVuZGluZxISCgpyZXF1ZXN0X2lkGAEgASgJEicKBHBvb2wYAiABKA4yGS5wb2tlci5jb21tb24udjEuQ2hpcFBvb2wSLwoHYWNjb3VudBgDIAEoDjIeLnBva2VyLmNhc2hpZXIudjEuSG91c2VBY2NvdW50Eg4KBmFtb3VudBgEIAEoAxIOCgZyZWFzb24YBSABKAkSFAoMcmVxdWVzdGVkX2J5GAYgASgJEjAKDHJlcXVlc3RfdGltZRgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMgoFc3RhdGUYCCABKA4yIy5wb2tlci5jYXNoaWVyLnYxLkhvdXNlRnVuZGluZ1N0YXRlEhIKCmRlY2lkZWRfYnkYCSABKAkSMQoNZGVjaXNpb25fdGltZRgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFwoPZGVjaXNpb25fcmVhc29uGAsgASgJEhMKC2RlY2lzaW9uX2lkGAwgASgJIqoBChpSZXF1ZXN0SG91c2VGdW5kaW5nUmVxdWVzdBISCgpyZXF1ZXN0X2lkGAEgASgJEicKBHBvb2wYAiABKA4yGS5wb2tlci5jb21tb24udjEuQ2hpcFBvb2wSLwoHYWNjb3VudBgDIAEoDjIeLnBva2VyLmNhc2hpZXIudjEuSG91c2VBY2NvdW50Eg4KBmFtb3VudBgEIAEoAxIOCgZyZWFzb24YBSABKAkiYAobUmVxdWVzdEhvdXNlRnVuZGluZ1Jlc3BvbnNlEi8KB2Z1bmRpbmcYASABKAsyHi5wb2tlci5jYXNoaWVyLnYxLkhvdXNlRnVuZGluZxIQCghleGlzdGluZxgCIAEoCCJlChlEZWNpZGVIb3VzZUZ1bmRpbmdSZXF1ZXN0EhMKC2RlY2lzaW9uX2lkGAEgASgJEhIKCnJlcXVlc3RfaWQYAiABKAkSDwoHYXBwcm92ZRgDIAEoCBIOCgZyZWFzb24YBCABKAkipAEKGkRlY2lkZUhvdXNlRnVuZGluZ1Jlc3BvbnNlEi8KB2Z1bmRpbmcYASABKAsyHi5wb2tlci5jYXNoaWVyLnYxLkhvdXNlRnVuZGluZxIsCgh0cmFuc2ZlchgCIAEoCzIaLnBva2VyLmNhc2hpZXIudjEuVHJhbnNmZXISEAoIZXhpc3RpbmcYAyABKAgSFQoNYmFsYW5jZV9hZnRlchgEIAEoAyJ5ChdMaXN0SG91c2VGdW5kaW5nUmVxdWVzdBIyCgVzdGF0ZRgBIAEoDjIjLnBva2VyLmNhc2hpZXIudjEuSG91c2VGdW5kaW5nU3RhdGUSKgoEcGFnZRgCIAEoCzIcLnBva2VyLmNvbW1vbi52MS5QYWdlUmVxdWVzdCJ5ChhMaXN0SG91c2VGdW5kaW5nUmVzcG9uc2USMAoIZnVuZGluZ3MYASADKAsyHi5wb2tlci5jYXNoaWVyLnYxLkhvdXNlRnVuZGluZxIrCgRwYWdlGAIgASgLMh0ucG9rZXIuY29tbW9uLnYxLlBhZ2VSZXNwb25zZSJCChdHZXRIb3VzZUJhbGFuY2VzUmVxdWVzdBInCgRwb29sGAEgASgOMhkucG9rZXIuY29tbW9uLnYxLkNoaXBQb29sIowBChhHZXRIb3VzZUJhbGFuY2VzUmVzcG9uc2USJwoEcG9vbBgBIAEoDjIZLnBva2VyLmNvbW1vbi52MS5DaGlwUG9vbBIUCgxiYW5rX2JhbGFuY2UYAiABKAMSFwoPamFja3BvdF9iYWxhbmNlGAMgASgDEhgKEHJlc2VydmVkX2JhbGFuY2UYBCABKAMihwEKFFNldFBsYXllckhvbGRSZXF1ZXN0EhIKCnJlcXVlc3RfaWQYASABKAkSEQoJcGxheWVyX2lkGAIgASgJEgwKBGhlbGQYAyABKAgSDgoGcmVhc29uGAQgASgJEioKBXNjb3BlGAUgASgOMhsucG9rZXIuY2FzaGllci52MS5Ib2xkU2NvcGUitwEKFVNldFBsYXllckhvbGRSZXNwb25zZRIRCglwbGF5ZXJfaWQYASABKAkSDAoEaGVsZBgCIAEoCBIOCgZyZWFzb24YAyABKAkSLwoLY2hhbmdlX3RpbWUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhAKCGV4aXN0aW5nGAUgASgIEioKBXNjb3BlGAYgASgOMhsucG9rZXIuY2FzaGllci52MS5Ib2xkU2NvcGUq3AEKC0FjY291bnRLaW5kEhwKGEFDQ09VTlRfS0lORF9VTlNQRUNJRklFRBAAEh4KGkFDQ09VTlRfS0lORF9QTEFZRVJfV0FMTEVUEAESGwoXQUNDT1VOVF9LSU5EX1RBQkxFX1NFQVQQAhIbChdBQ0NPVU5UX0tJTkRfSE9VU0VfUkFLRRADEhsKF0FDQ09VTlRfS0lORF9IT1VTRV9CQU5LEAQSGAoUQUNDT1VOVF9LSU5EX0pBQ0tQT1QQBRIeChpBQ0NPVU5UX0tJTkRfRVhURVJOQUxfTUlOVBAGKrgCCgxUcmFuc2ZlcktpbmQSHQoZVFJBTlNGRVJfS0lORF9VTlNQRUNJRklFRBAAEhoKFlRSQU5TRkVSX0tJTkRfUFVSQ0hBU0UQARIcChhUUkFOU0ZFUl9LSU5EX1dJVEhEUkFXQUwQAhIYChRUUkFOU0ZFUl9LSU5EX0JVWV9JThADEhoKFlRSQU5TRkVSX0tJTkRfQ0FTSF9PVVQQBBIdChlUUkFOU0ZFUl9LSU5EX0hBTkRfUkVTVUxUEAUSFgoSVFJBTlNGRVJfS0lORF9SQUtFEAYSIwofVFJBTlNGRVJfS0lORF9IT1VTRV9HQU1FX1JFU1VMVBAHEhwKGFRSQU5TRkVSX0tJTkRfQURKVVNUTUVOVBAIEh8KG1RSQU5TRkVSX0tJTkRfSE9VU0VfRlVORElORxAJKmAKDEhvdXNlQWNjb3VudBIdChlIT1VTRV9BQ0NPVU5UX1VOU1BFQ0lGSUVEEAASFgoSSE9VU0VfQUNDT1VOVF9CQU5LEAESGQoVSE9VU0VfQUNDT1VOVF9KQUNLUE9UEAIqgwEKDVBheW1lbnRTb3VyY2USHgoaUEFZTUVOVF9TT1VSQ0VfVU5TUEVDSUZJRUQQABIXChNQQVlNRU5UX1NPVVJDRV9HUkFNEAESFgoSUEFZTUVOVF9TT1VSQ0VfTVBYEAISIQodUEFZTUVOVF9TT1VSQ0VfVEVMRUdSQU1fU1RBUlMQAyq3AQoOVHJhbnNmZXJTdGF0dXMSHwobVFJBTlNGRVJfU1RBVFVTX1VOU1BFQ0lGSUVEEAASGwoXVFJBTlNGRVJfU1RBVFVTX0NSRUFURUQQARIaChZUUkFOU0ZFUl9TVEFUVVNfRVhJU1RTEAISLworVFJBTlNGRVJfU1RBVFVTX0VYSVNUU19XSVRIX0RJRkZFUkVOVF9GSUVMRBADEhoKFlRSQU5TRkVSX1NUQVRVU19GQUlMRUQQBCpyChBTZWF0U2Vzc2lvblN0YXRlEiIKHlNFQVRfU0VTU0lPTl9TVEFURV9VTlNQRUNJRklFRBAAEhsKF1NFQVRfU0VTU0lPTl9TVEFURV9PUEVOEAESHQoZU0VBVF9TRVNTSU9OX1NUQVRFX0NMT1NFRBACKp0BChFIb3VzZUZ1bmRpbmdTdGF0ZRIjCh9IT1VTRV9GVU5ESU5HX1NUQVRFX1VOU1BFQ0lGSUVEEAASHwobSE9VU0VfRlVORElOR19TVEFURV9QRU5ESU5HEAESIAocSE9VU0VfRlVORElOR19TVEFURV9BUFBST1ZFRBACEiAKHEhPVVNFX0ZVTkRJTkdfU1RBVEVfUkVKRUNURUQQAypDCglIb2xkU2NvcGUSGgoWSE9MRF9TQ09QRV9VTlNQRUNJRklFRBAAEhoKFkhPTERfU0NPUEVfV0lUSERSQVdBTFMQATLaDQoOQ2FzaGllclNlcnZpY2USWgoLR2V0QmFsYW5jZXMSJC5wb2tlci5jYXNoaWVyLnYxLkdldEJhbGFuY2VzUmVxdWVzdBolLnBva2VyLmNhc2hpZXIudjEuR2V0QmFsYW5jZXNSZXNwb25zZRJRCghQdXJjaGFzZRIhLnBva2VyLmNhc2hpZXIudjEuUHVyY2hhc2VSZXF1ZXN0GiIucG9rZXIuY2FzaGllci52MS5QdXJjaGFzZVJlc3BvbnNlElEKCFdpdGhkcmF3EiEucG9rZXIuY2FzaGllci52MS5XaXRoZHJhd1JlcXVlc3QaIi5wb2tlci5jYXNoaWVyLnYxLldpdGhkcmF3UmVzcG9uc2USZgoPQ3JlYXRlVHJhbnNmZXJzEigucG9rZXIuY2FzaGllci52MS5DcmVhdGVUcmFuc2ZlcnNSZXF1ZXN0GikucG9rZXIuY2FzaGllci52MS5DcmVhdGVUcmFuc2ZlcnNSZXNwb25zZRJmCg9Mb29rdXBUcmFuc2ZlcnMSKC5wb2tlci5jYXNoaWVyLnYxLkxvb2t1cFRyYW5zZmVyc1JlcXVlc3QaKS5wb2tlci5jYXNoaWVyLnYxLkxvb2t1cFRyYW5zZmVyc1Jlc3BvbnNlEmYKD09wZW5TZWF0U2Vzc2lvbhIoLnBva2VyLmNhc2hpZXIudjEuT3BlblNlYXRTZXNzaW9uUmVxdWVzdBopLnBva2VyLmNhc2hpZXIudjEuT3BlblNlYXRTZXNzaW9uUmVzcG9uc2USVwoKU2V0dGxlSGFuZBIjLnBva2VyLmNhc2hpZXIudjEuU2V0dGxlSGFuZFJlcXVlc3QaJC5wb2tlci5jYXNoaWVyLnYxLlNldHRsZUhhbmRSZXNwb25zZRJvChJDYXNoT3V0U2VhdFNlc3Npb24SKy5wb2tlci5jYXNoaWVyLnYxLkNhc2hPdXRTZWF0U2Vzc2lvblJlcXVlc3QaLC5wb2tlci5jYXNoaWVyLnYxLkNhc2hPdXRTZWF0U2Vzc2lvblJlc3BvbnNlEmMKDkdldFNlYXRTZXNzaW9uEicucG9rZXIuY2FzaGllci52MS5HZXRTZWF0U2Vzc2lvblJlcXVlc3QaKC5wb2tlci5jYXNoaWVyLnYxLkdldFNlYXRTZXNzaW9uUmVzcG9uc2USdQoUTGlzdE9wZW5TZWF0U2Vzc2lvbnMSLS5wb2tlci5jYXNoaWVyLnYxLkxpc3RPcGVuU2VhdFNlc3Npb25zUmVxdWVzdBouLnBva2VyLmNhc2hpZXIudjEuTGlzdE9wZW5TZWF0U2Vzc2lvbnNSZXNwb25zZRJdCgxHZXRTdGF0ZW1lbnQSJS5wb2tlci5jYXNoaWVyLnYxLkdldFN0YXRlbWVudFJlcXVlc3QaJi5wb2tlci5jYXNoaWVyLnYxLkdldFN0YXRlbWVudFJlc3BvbnNlEmwKEUF1ZGl0Q29uc2VydmF0aW9uEioucG9rZXIuY2FzaGllci52MS5BdWRpdENvbnNlcnZhdGlvblJlcXVlc3QaKy5wb2tlci5jYXNoaWVyLnYxLkF1ZGl0Q29uc2VydmF0aW9uUmVzcG9uc2UScgoTUmVxdWVzdEhvdXNlRnVuZGluZxIsLnBva2VyLmNhc2hpZXIudjEuUmVxdWVzdEhvdXNlRnVuZGluZ1JlcXVlc3QaLS5wb2tlci5jYXNoaWVyLnYxLlJlcXVlc3RIb3VzZUZ1bmRpbmdSZXNwb25zZRJvChJEZWNpZGVIb3VzZUZ1bmRpbmcSKy5wb2tlci5jYXNoaWVyLnYxLkRlY2lkZUhvdXNlRnVuZGluZ1JlcXVlc3QaLC5wb2tlci5jYXNoaWVyLnYxLkRlY2lkZUhvdXNlRnVuZGluZ1Jlc3BvbnNlEmkKEExpc3RIb3VzZUZ1bmRpbmcSKS5wb2tlci5jYXNoaWVyLnYxLkxpc3RIb3VzZUZ1bmRpbmdSZXF1ZXN0GioucG9rZXIuY2FzaGllci52MS5MaXN0SG91c2VGdW5kaW5nUmVzcG9uc2USaQoQR2V0SG91c2VCYWxhbmNlcxIpLnBva2VyLmNhc2hpZXIudjEuR2V0SG91c2VCYWxhbmNlc1JlcXVlc3QaKi5wb2tlci5jYXNoaWVyLnYxLkdldEhvdXNlQmFsYW5jZXNSZXNwb25zZRJgCg1TZXRQbGF5ZXJIb2xkEiYucG9rZXIuY2FzaGllci52MS5TZXRQbGF5ZXJIb2xkUmVxdWVzdBonLnBva2VyLmNhc2hpZXIudjEuU2V0UGxheWVySG9sZFJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp, file_poker_common_v1_common]);
 
 /**
  * Account is one ledger account and its balance.
@@ -1338,14 +1338,113 @@ export const AuditConservationResponseSchema: GenMessage<AuditConservationRespon
   messageDesc(file_poker_cashier_v1_cashier, 32);
 
 /**
- * FundHouseAccountRequest puts chips into a house account or takes them out.
+ * HouseFunding is one request to fund or defund a house account and what became of it.
  *
- * @generated from message poker.cashier.v1.FundHouseAccountRequest
+ * @generated from message poker.cashier.v1.HouseFunding
  */
-export type FundHouseAccountRequest = Message<"poker.cashier.v1.FundHouseAccountRequest"> & {
+export type HouseFunding = Message<"poker.cashier.v1.HouseFunding"> & {
   /**
-   * The operator's request id (1 to 128 printable ASCII characters), the idempotency key; the
-   * transfer id is `funding:<request_id>`.
+   * The asker's request id (1 to 128 printable ASCII characters); the transfer id is
+   * `funding:<request_id>`.
+   *
+   * @generated from field: string request_id = 1;
+   */
+  requestId: string;
+
+  /**
+   * The pool of the house account.
+   *
+   * @generated from field: poker.common.v1.ChipPool pool = 2;
+   */
+  pool: ChipPool;
+
+  /**
+   * The house account.
+   *
+   * @generated from field: poker.cashier.v1.HouseAccount account = 3;
+   */
+  account: HouseAccount;
+
+  /**
+   * The signed change of the account: positive funds it from the house-funding mint, negative
+   * returns chips to the mint.
+   *
+   * @generated from field: int64 amount = 4;
+   */
+  amount: bigint;
+
+  /**
+   * Why, as the asker wrote it; it becomes the transfer's reference.
+   *
+   * @generated from field: string reason = 5;
+   */
+  reason: string;
+
+  /**
+   * The staff member who asked (their token's subject).
+   *
+   * @generated from field: string requested_by = 6;
+   */
+  requestedBy: string;
+
+  /**
+   * When it was asked.
+   *
+   * @generated from field: google.protobuf.Timestamp request_time = 7;
+   */
+  requestTime?: Timestamp | undefined;
+
+  /**
+   * Where it stands.
+   *
+   * @generated from field: poker.cashier.v1.HouseFundingState state = 8;
+   */
+  state: HouseFundingState;
+
+  /**
+   * The staff member who approved or rejected it (empty while pending); never the asker.
+   *
+   * @generated from field: string decided_by = 9;
+   */
+  decidedBy: string;
+
+  /**
+   * When it was decided.
+   *
+   * @generated from field: google.protobuf.Timestamp decision_time = 10;
+   */
+  decisionTime?: Timestamp | undefined;
+
+  /**
+   * Why it was decided so, as the decider wrote it.
+   *
+   * @generated from field: string decision_reason = 11;
+   */
+  decisionReason: string;
+
+  /**
+   * The decider's decision id (the idempotency key of the decision).
+   *
+   * @generated from field: string decision_id = 12;
+   */
+  decisionId: string;
+};
+
+/**
+ * Describes the message poker.cashier.v1.HouseFunding.
+ * Use `create(HouseFundingSchema)` to create a new message.
+ */
+export const HouseFundingSchema: GenMessage<HouseFunding> = /*@__PURE__*/
+  messageDesc(file_poker_cashier_v1_cashier, 33);
+
+/**
+ * RequestHouseFundingRequest asks to put chips into a house account or take them out.
+ *
+ * @generated from message poker.cashier.v1.RequestHouseFundingRequest
+ */
+export type RequestHouseFundingRequest = Message<"poker.cashier.v1.RequestHouseFundingRequest"> & {
+  /**
+   * The asker's request id (1 to 128 printable ASCII characters), the idempotency key.
    *
    * @generated from field: string request_id = 1;
    */
@@ -1366,8 +1465,7 @@ export type FundHouseAccountRequest = Message<"poker.cashier.v1.FundHouseAccount
   account: HouseAccount;
 
   /**
-   * The signed change of the account: positive funds it from the house-funding mint, negative
-   * returns chips to the mint; never 0, at most 10^17 chips either way.
+   * The signed change: positive funds it, negative takes chips out; never 0, at most 10^17 either way.
    *
    * @generated from field: int64 amount = 4;
    */
@@ -1382,46 +1480,179 @@ export type FundHouseAccountRequest = Message<"poker.cashier.v1.FundHouseAccount
 };
 
 /**
- * Describes the message poker.cashier.v1.FundHouseAccountRequest.
- * Use `create(FundHouseAccountRequestSchema)` to create a new message.
+ * Describes the message poker.cashier.v1.RequestHouseFundingRequest.
+ * Use `create(RequestHouseFundingRequestSchema)` to create a new message.
  */
-export const FundHouseAccountRequestSchema: GenMessage<FundHouseAccountRequest> = /*@__PURE__*/
-  messageDesc(file_poker_cashier_v1_cashier, 33);
+export const RequestHouseFundingRequestSchema: GenMessage<RequestHouseFundingRequest> = /*@__PURE__*/
+  messageDesc(file_poker_cashier_v1_cashier, 34);
 
 /**
- * FundHouseAccountResponse is the funding as recorded.
+ * RequestHouseFundingResponse is the request as recorded.
  *
- * @generated from message poker.cashier.v1.FundHouseAccountResponse
+ * @generated from message poker.cashier.v1.RequestHouseFundingResponse
  */
-export type FundHouseAccountResponse = Message<"poker.cashier.v1.FundHouseAccountResponse"> & {
+export type RequestHouseFundingResponse = Message<"poker.cashier.v1.RequestHouseFundingResponse"> & {
   /**
-   * The transfer between the house-funding mint and the house account.
+   * The request, pending.
    *
-   * @generated from field: poker.cashier.v1.Transfer transfer = 1;
+   * @generated from field: poker.cashier.v1.HouseFunding funding = 1;
    */
-  transfer?: Transfer | undefined;
+  funding?: HouseFunding | undefined;
 
   /**
-   * True when this request id was already applied and the original transfer is returned.
+   * True when this request id was already recorded and the original is returned.
    *
    * @generated from field: bool existing = 2;
    */
   existing: boolean;
+};
+
+/**
+ * Describes the message poker.cashier.v1.RequestHouseFundingResponse.
+ * Use `create(RequestHouseFundingResponseSchema)` to create a new message.
+ */
+export const RequestHouseFundingResponseSchema: GenMessage<RequestHouseFundingResponse> = /*@__PURE__*/
+  messageDesc(file_poker_cashier_v1_cashier, 35);
+
+/**
+ * DecideHouseFundingRequest approves or rejects one pending request.
+ *
+ * @generated from message poker.cashier.v1.DecideHouseFundingRequest
+ */
+export type DecideHouseFundingRequest = Message<"poker.cashier.v1.DecideHouseFundingRequest"> & {
+  /**
+   * The decider's decision id (1 to 128 printable ASCII characters), the idempotency key.
+   *
+   * @generated from field: string decision_id = 1;
+   */
+  decisionId: string;
 
   /**
-   * The house account's balance right after this transfer.
+   * The request to decide.
    *
-   * @generated from field: int64 balance_after = 3;
+   * @generated from field: string request_id = 2;
+   */
+  requestId: string;
+
+  /**
+   * True approves (the chips move), false rejects (nothing moves).
+   *
+   * @generated from field: bool approve = 3;
+   */
+  approve: boolean;
+
+  /**
+   * Why (1 to 128 printable ASCII characters).
+   *
+   * @generated from field: string reason = 4;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message poker.cashier.v1.DecideHouseFundingRequest.
+ * Use `create(DecideHouseFundingRequestSchema)` to create a new message.
+ */
+export const DecideHouseFundingRequestSchema: GenMessage<DecideHouseFundingRequest> = /*@__PURE__*/
+  messageDesc(file_poker_cashier_v1_cashier, 36);
+
+/**
+ * DecideHouseFundingResponse is the decision as recorded.
+ *
+ * @generated from message poker.cashier.v1.DecideHouseFundingResponse
+ */
+export type DecideHouseFundingResponse = Message<"poker.cashier.v1.DecideHouseFundingResponse"> & {
+  /**
+   * The request, approved or rejected.
+   *
+   * @generated from field: poker.cashier.v1.HouseFunding funding = 1;
+   */
+  funding?: HouseFunding | undefined;
+
+  /**
+   * The transfer an approval applied (absent for a rejection).
+   *
+   * @generated from field: poker.cashier.v1.Transfer transfer = 2;
+   */
+  transfer?: Transfer | undefined;
+
+  /**
+   * True when this decision id was already applied and the original answer is returned.
+   *
+   * @generated from field: bool existing = 3;
+   */
+  existing: boolean;
+
+  /**
+   * The house account's balance right after the transfer (0 for a rejection).
+   *
+   * @generated from field: int64 balance_after = 4;
    */
   balanceAfter: bigint;
 };
 
 /**
- * Describes the message poker.cashier.v1.FundHouseAccountResponse.
- * Use `create(FundHouseAccountResponseSchema)` to create a new message.
+ * Describes the message poker.cashier.v1.DecideHouseFundingResponse.
+ * Use `create(DecideHouseFundingResponseSchema)` to create a new message.
  */
-export const FundHouseAccountResponseSchema: GenMessage<FundHouseAccountResponse> = /*@__PURE__*/
-  messageDesc(file_poker_cashier_v1_cashier, 34);
+export const DecideHouseFundingResponseSchema: GenMessage<DecideHouseFundingResponse> = /*@__PURE__*/
+  messageDesc(file_poker_cashier_v1_cashier, 37);
+
+/**
+ * ListHouseFundingRequest asks for a page of funding requests.
+ *
+ * @generated from message poker.cashier.v1.ListHouseFundingRequest
+ */
+export type ListHouseFundingRequest = Message<"poker.cashier.v1.ListHouseFundingRequest"> & {
+  /**
+   * Only requests in this state (unspecified: every state).
+   *
+   * @generated from field: poker.cashier.v1.HouseFundingState state = 1;
+   */
+  state: HouseFundingState;
+
+  /**
+   * Page size (1 to 100, default 50) and the token of the page to continue from.
+   *
+   * @generated from field: poker.common.v1.PageRequest page = 2;
+   */
+  page?: PageRequest | undefined;
+};
+
+/**
+ * Describes the message poker.cashier.v1.ListHouseFundingRequest.
+ * Use `create(ListHouseFundingRequestSchema)` to create a new message.
+ */
+export const ListHouseFundingRequestSchema: GenMessage<ListHouseFundingRequest> = /*@__PURE__*/
+  messageDesc(file_poker_cashier_v1_cashier, 38);
+
+/**
+ * ListHouseFundingResponse is one page, newest first.
+ *
+ * @generated from message poker.cashier.v1.ListHouseFundingResponse
+ */
+export type ListHouseFundingResponse = Message<"poker.cashier.v1.ListHouseFundingResponse"> & {
+  /**
+   * The requests.
+   *
+   * @generated from field: repeated poker.cashier.v1.HouseFunding fundings = 1;
+   */
+  fundings: HouseFunding[];
+
+  /**
+   * Where the next page starts (empty: none).
+   *
+   * @generated from field: poker.common.v1.PageResponse page = 2;
+   */
+  page?: PageResponse | undefined;
+};
+
+/**
+ * Describes the message poker.cashier.v1.ListHouseFundingResponse.
+ * Use `create(ListHouseFundingResponseSchema)` to create a new message.
+ */
+export const ListHouseFundingResponseSchema: GenMessage<ListHouseFundingResponse> = /*@__PURE__*/
+  messageDesc(file_poker_cashier_v1_cashier, 39);
 
 /**
  * GetHouseBalancesRequest names the pool.
@@ -1442,7 +1673,7 @@ export type GetHouseBalancesRequest = Message<"poker.cashier.v1.GetHouseBalances
  * Use `create(GetHouseBalancesRequestSchema)` to create a new message.
  */
 export const GetHouseBalancesRequestSchema: GenMessage<GetHouseBalancesRequest> = /*@__PURE__*/
-  messageDesc(file_poker_cashier_v1_cashier, 35);
+  messageDesc(file_poker_cashier_v1_cashier, 40);
 
 /**
  * GetHouseBalancesResponse has the house accounts of the pool.
@@ -1485,7 +1716,7 @@ export type GetHouseBalancesResponse = Message<"poker.cashier.v1.GetHouseBalance
  * Use `create(GetHouseBalancesResponseSchema)` to create a new message.
  */
 export const GetHouseBalancesResponseSchema: GenMessage<GetHouseBalancesResponse> = /*@__PURE__*/
-  messageDesc(file_poker_cashier_v1_cashier, 36);
+  messageDesc(file_poker_cashier_v1_cashier, 41);
 
 /**
  * SetPlayerHoldRequest holds or releases one player.
@@ -1534,7 +1765,7 @@ export type SetPlayerHoldRequest = Message<"poker.cashier.v1.SetPlayerHoldReques
  * Use `create(SetPlayerHoldRequestSchema)` to create a new message.
  */
 export const SetPlayerHoldRequestSchema: GenMessage<SetPlayerHoldRequest> = /*@__PURE__*/
-  messageDesc(file_poker_cashier_v1_cashier, 37);
+  messageDesc(file_poker_cashier_v1_cashier, 42);
 
 /**
  * SetPlayerHoldResponse is the player's hold as it is after the change.
@@ -1590,7 +1821,7 @@ export type SetPlayerHoldResponse = Message<"poker.cashier.v1.SetPlayerHoldRespo
  * Use `create(SetPlayerHoldResponseSchema)` to create a new message.
  */
 export const SetPlayerHoldResponseSchema: GenMessage<SetPlayerHoldResponse> = /*@__PURE__*/
-  messageDesc(file_poker_cashier_v1_cashier, 38);
+  messageDesc(file_poker_cashier_v1_cashier, 43);
 
 /**
  * AccountKind says what an account is for; it decides who may own it and whether it may go negative.
@@ -1646,7 +1877,7 @@ export enum AccountKind {
 
   /**
    * The outside world for one payment source, id `mint:<SOURCE>:<POOL>` (`HOUSE_FUNDING` is the
-   * source of FundHouseAccount); the only kind that may be negative (its balance is minus the chips
+   * source of an approved house funding); the only kind that may be negative (its balance is minus the chips
    * it minted, plus the chips burned back into it). Only purchases, withdrawals and house funding
    * move a mint, never CreateTransfers.
    *
@@ -1731,7 +1962,7 @@ export enum TransferKind {
   ADJUSTMENT = 8,
 
   /**
-   * Chips put into or taken out of the house bank or jackpot by FundHouseAccount.
+   * Chips put into or taken out of the house bank or jackpot by an approved house funding (DecideHouseFunding).
    *
    * @generated from enum value: TRANSFER_KIND_HOUSE_FUNDING = 9;
    */
@@ -1745,7 +1976,7 @@ export const TransferKindSchema: GenEnum<TransferKind> = /*@__PURE__*/
   enumDesc(file_poker_cashier_v1_cashier, 1);
 
 /**
- * HouseAccount names the house account FundHouseAccount funds.
+ * HouseAccount names the house account a house funding funds.
  *
  * @generated from enum poker.cashier.v1.HouseAccount
  */
@@ -1906,6 +2137,47 @@ export const SeatSessionStateSchema: GenEnum<SeatSessionState> = /*@__PURE__*/
   enumDesc(file_poker_cashier_v1_cashier, 5);
 
 /**
+ * HouseFundingState is where a funding request stands.
+ *
+ * @generated from enum poker.cashier.v1.HouseFundingState
+ */
+export enum HouseFundingState {
+  /**
+   * Not set: as a filter, every state.
+   *
+   * @generated from enum value: HOUSE_FUNDING_STATE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Asked, waiting for another member of finance.
+   *
+   * @generated from enum value: HOUSE_FUNDING_STATE_PENDING = 1;
+   */
+  PENDING = 1,
+
+  /**
+   * Approved: its transfer is applied.
+   *
+   * @generated from enum value: HOUSE_FUNDING_STATE_APPROVED = 2;
+   */
+  APPROVED = 2,
+
+  /**
+   * Rejected: nothing moved.
+   *
+   * @generated from enum value: HOUSE_FUNDING_STATE_REJECTED = 3;
+   */
+  REJECTED = 3,
+}
+
+/**
+ * Describes the enum poker.cashier.v1.HouseFundingState.
+ */
+export const HouseFundingStateSchema: GenEnum<HouseFundingState> = /*@__PURE__*/
+  enumDesc(file_poker_cashier_v1_cashier, 6);
+
+/**
  * HoldScope is what a hold stops (rules 17). A player's holds of the two scopes are kept apart.
  *
  * @generated from enum poker.cashier.v1.HoldScope
@@ -1931,7 +2203,7 @@ export enum HoldScope {
  * Describes the enum poker.cashier.v1.HoldScope.
  */
 export const HoldScopeSchema: GenEnum<HoldScope> = /*@__PURE__*/
-  enumDesc(file_poker_cashier_v1_cashier, 6);
+  enumDesc(file_poker_cashier_v1_cashier, 7);
 
 /**
  * CashierService is the double-entry chip ledger of the platform and its root of trust for money.
@@ -1957,7 +2229,8 @@ export const HoldScopeSchema: GenEnum<HoldScope> = /*@__PURE__*/
  * Who may call each RPC is its `Roles:` line, the same as docs/access.md (generated from the code):
  * a player reads only their own chips; purchases and withdrawals are the payments gateway's
  * (service:payments) alone; transfers, seat sessions and settlements the table's; the
- * conservation audit and house funding an admin's. Every RPC may also return UNAUTHENTICATED
+ * conservation audit and house funding finance's (funding by two people: one asks, another
+ * approves). Every RPC may also return UNAUTHENTICATED
  * (TOKEN_*) and PERMISSION_DENIED (ROLE_REQUIRED).
  *
  * @generated from service poker.cashier.v1.CashierService
@@ -1966,7 +2239,7 @@ export const CashierService: GenService<{
   /**
    * GetBalances returns a player's wallet balance in each pool, with the part still locked because
    * it was bought with Telegram Stars, and the player's open seat session if any.
-   * Roles: player (own wallets only), admin, service:table. Errors: PERMISSION_DENIED
+   * Roles: player (own wallets only), support, risk, finance, service:table. Errors: PERMISSION_DENIED
    * NOT_YOUR_RESOURCE;
    * INVALID_ARGUMENT FIELD_REQUIRED (no player id and the caller is not a player).
    *
@@ -2018,7 +2291,8 @@ export const CashierService: GenService<{
    * different field, failed on funds or a closed account) are reported per transfer; only a
    * malformed batch fails the whole call, and then nothing is recorded.
    * No transfer of it may debit or credit a mint account (`mint:*`): chips are minted only by a
-   * recorded Purchase or FundHouseAccount and burned only by a Withdraw or FundHouseAccount.
+   * recorded Purchase or an approved house funding (DecideHouseFunding) and burned only by a Withdraw
+   * or an approved house defunding.
    * Roles: service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
    * POOL_INVALID, POOL_MISMATCH, SAME_ACCOUNT (metadata `index` names the transfer); NOT_FOUND
    * ACCOUNT_NOT_FOUND; PERMISSION_DENIED MINT_ACCOUNT_FORBIDDEN.
@@ -2033,7 +2307,7 @@ export const CashierService: GenService<{
   /**
    * LookupTransfers returns recorded transfers (applied or failed) by id; unknown ids are omitted.
    * Ids are 1 to 200 printable ASCII characters (derived ids are longer than caller-chosen ones).
-   * Roles: admin, service:table, service:payments. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
+   * Roles: support, finance, service:table, service:payments. Errors: INVALID_ARGUMENT FIELD_REQUIRED,
    * FIELD_INVALID.
    *
    * @generated from rpc poker.cashier.v1.CashierService.LookupTransfers
@@ -2092,7 +2366,7 @@ export const CashierService: GenService<{
   },
   /**
    * GetSeatSession returns one seat session with its current stack.
-   * Roles: admin, service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED; NOT_FOUND
+   * Roles: support, finance, operations, service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED; NOT_FOUND
    * SEAT_SESSION_NOT_FOUND.
    *
    * @generated from rpc poker.cashier.v1.CashierService.GetSeatSession
@@ -2105,7 +2379,7 @@ export const CashierService: GenService<{
   /**
    * ListOpenSeatSessions returns every open seat session of a table with its stack as of the last
    * settled hand, so a shard that restarts or takes the table over can rebuild the stacks.
-   * Roles: admin, service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED.
+   * Roles: support, finance, operations, service:table. Errors: INVALID_ARGUMENT FIELD_REQUIRED.
    *
    * @generated from rpc poker.cashier.v1.CashierService.ListOpenSeatSessions
    */
@@ -2117,7 +2391,7 @@ export const CashierService: GenService<{
   /**
    * GetStatement lists every balance change of a player's accounts (wallets and seats, selected by
    * kind: never a house or mint account), newest first, with its reason and reference.
-   * Roles: player (own statement only), admin, service:history. Errors: PERMISSION_DENIED
+   * Roles: player (own statement only), support, risk, finance, service:history. Errors: PERMISSION_DENIED
    * NOT_YOUR_RESOURCE; INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, PAGE_TOKEN_INVALID.
    *
    * @generated from rpc poker.cashier.v1.CashierService.GetStatement
@@ -2132,7 +2406,7 @@ export const CashierService: GenService<{
    * burned, that the account balances agree with the transfer journal, and that no account but a
    * mint is negative; it reports the figures whether or not they pass. Sums are computed exactly,
    * however large the journal grows.
-   * Roles: admin. Errors: none beyond authentication.
+   * Roles: finance. Errors: none beyond authentication.
    *
    * @generated from rpc poker.cashier.v1.CashierService.AuditConservation
    */
@@ -2142,23 +2416,54 @@ export const CashierService: GenService<{
     output: typeof AuditConservationResponseSchema;
   },
   /**
-   * FundHouseAccount is the operator's audited way to put chips into the house bank or the jackpot
-   * of a pool, or to take them out: a positive amount moves chips from the pool's house-funding
-   * mint (`mint:HOUSE_FUNDING:<POOL>`) to the account and counts as minted; a negative amount
-   * moves them back and counts as burned. It is recorded as one transfer `funding:<request_id>` of
-   * kind HOUSE_FUNDING whose reference is the reason, so conservation still holds and the audit
-   * shows it. Idempotent by `request_id`: a retry returns the original transfer, the same id with
-   * any field different is a conflict, and a refusal on funds keeps failing.
-   * Roles: admin. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
-   * POOL_INVALID; FAILED_PRECONDITION INSUFFICIENT_FUNDS (taking out more than the account holds),
-   * SUPPLY_LIMIT_REACHED, BALANCE_OVERFLOW; ALREADY_EXISTS IDEMPOTENCY_CONFLICT (metadata `field`).
+   * Funding the house bank or the jackpot takes two people of finance (four-eyes, issue 38): one asks
+   * (RequestHouseFunding), another approves or rejects (DecideHouseFunding); nobody funds alone.
    *
-   * @generated from rpc poker.cashier.v1.CashierService.FundHouseAccount
+   * RequestHouseFunding records a request to put chips into a pool's house bank or jackpot (a
+   * positive amount) or take them out (negative). No chip moves until another staff member of
+   * finance approves it. Idempotent by `request_id`: a retry by the same person returns the
+   * recorded request; the same id with any field different (or asked by someone else) is a conflict.
+   * Roles: finance. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID, AMOUNT_INVALID,
+   * POOL_INVALID; ALREADY_EXISTS IDEMPOTENCY_CONFLICT (metadata `field`).
+   *
+   * @generated from rpc poker.cashier.v1.CashierService.RequestHouseFunding
    */
-  fundHouseAccount: {
+  requestHouseFunding: {
     methodKind: "unary";
-    input: typeof FundHouseAccountRequestSchema;
-    output: typeof FundHouseAccountResponseSchema;
+    input: typeof RequestHouseFundingRequestSchema;
+    output: typeof RequestHouseFundingResponseSchema;
+  },
+  /**
+   * DecideHouseFunding approves or rejects a pending funding request. Approval applies it as one
+   * transfer `funding:<request_id>` of kind HOUSE_FUNDING between the pool's house-funding mint
+   * (`mint:HOUSE_FUNDING:<POOL>`) and the account, whose reference is the request's reason: a
+   * positive amount counts as minted, a negative one as burned, so conservation holds and the audit
+   * shows it; the request and the transfer commit together. The person who asked may not decide
+   * (PERMISSION_DENIED FOUR_EYES_REQUIRED). Idempotent by `decision_id`: a retry returns the first
+   * answer (the transfer applied once); the same id with any field different is a conflict. A
+   * refusal on funds (taking out more than the account holds) leaves the request pending.
+   * Roles: finance. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND
+   * FUNDING_REQUEST_NOT_FOUND; PERMISSION_DENIED FOUR_EYES_REQUIRED; FAILED_PRECONDITION
+   * FUNDING_ALREADY_DECIDED, INSUFFICIENT_FUNDS, SUPPLY_LIMIT_REACHED, BALANCE_OVERFLOW; ALREADY_EXISTS
+   * IDEMPOTENCY_CONFLICT (metadata `field`).
+   *
+   * @generated from rpc poker.cashier.v1.CashierService.DecideHouseFunding
+   */
+  decideHouseFunding: {
+    methodKind: "unary";
+    input: typeof DecideHouseFundingRequestSchema;
+    output: typeof DecideHouseFundingResponseSchema;
+  },
+  /**
+   * ListHouseFunding lists funding requests, newest first, optionally only those in one state (the
+   * approval queue: pending). Roles: finance. Errors: INVALID_ARGUMENT FIELD_INVALID, PAGE_TOKEN_INVALID.
+   *
+   * @generated from rpc poker.cashier.v1.CashierService.ListHouseFunding
+   */
+  listHouseFunding: {
+    methodKind: "unary";
+    input: typeof ListHouseFundingRequestSchema;
+    output: typeof ListHouseFundingResponseSchema;
   },
   /**
    * GetHouseBalances returns the balances of a pool's house bank and jackpot, so a house-game table
@@ -2166,7 +2471,7 @@ export const CashierService: GenService<{
    * is the house's own money that no open round has reserved (`reserved_balance`: the worst-case
    * payouts of the pool's open house rounds, held in `house:cover:<POOL>` until each round settles
    * or is refunded); only the bank balance covers a new round, and only it can be defunded.
-   * Roles: admin, service:table. Errors: INVALID_ARGUMENT POOL_INVALID.
+   * Roles: finance, operations, service:table. Errors: INVALID_ARGUMENT POOL_INVALID.
    *
    * @generated from rpc poker.cashier.v1.CashierService.GetHouseBalances
    */
