@@ -45,6 +45,8 @@ from services.history.records import (
 MAX_EXPORT_HANDS = 500
 MAX_DETAILS_LENGTH = 4000
 MAX_AUDIT_PLAYERS = 20
+# The longest actor the trail's search takes (the column's width).
+MAX_ACTOR_LENGTH = 160
 # A unique-key race (two first attempts of one hand, or two hands raising one detector event at
 # once) is settled by running the unit of work again, which then sees the other's row.
 ATTEMPTS = 4
@@ -437,15 +439,27 @@ class HistoryApplication(FairPlayUseCases):
         )
 
     async def list_audit_events(
-        self, viewer: Viewer, kind: str, *, page_size: int = 0, page_token: str = ""
+        self,
+        viewer: Viewer,
+        kind: str,
+        *,
+        page_size: int = 0,
+        page_token: str = "",
+        actor: str = "",
+        player_id: str = "",
     ) -> tuple[list[history_pb2.AuditEvent], str]:
+        """The trail newest first, optionally of one kind, by one actor, about one player."""
         if kind:
             check_code(kind, "kind")
+        check_text(actor, "actor", MAX_ACTOR_LENGTH)
+        check_id(player_id, "player_id", required=False)
         size = page_size_of(page_size)
-        scope = f"audit\x00{viewer.subject}\x00{kind}"
+        scope = f"audit\x00{viewer.subject}\x00{kind}\x00{actor}\x00{player_id}"
         after = self._position(page_token, scope)
         async with self._sessions() as session:
-            rows = await storage.list_audit_events(session, kind=kind, after=after, limit=size + 1)
+            rows = await storage.list_audit_events(
+                session, kind=kind, after=after, limit=size + 1, actor=actor, player_id=player_id
+            )
         token = ""
         if len(rows) > size:
             number, time_us, _ = rows[size - 1]

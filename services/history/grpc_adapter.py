@@ -112,7 +112,12 @@ class HistoryServicer(history_pb2_grpc.HistoryServiceServicer):
     ) -> history_pb2.ListAuditEventsResponse:
         current_caller().require(*STAFF_ROLES)
         events, token = await self._application.list_audit_events(
-            _viewer(), request.kind, page_size=request.page.page_size, page_token=request.page.page_token
+            _viewer(),
+            request.kind,
+            page_size=request.page.page_size,
+            page_token=request.page.page_token,
+            actor=request.actor,
+            player_id=request.player_id,
         )
         return history_pb2.ListAuditEventsResponse(
             events=events, page=common_pb2.PageResponse(next_page_token=token)

@@ -21,7 +21,7 @@ from poker.history.v1 import history_pb2
 from service_runtime.database import driver_pipeline
 from service_runtime.migrations import upgrade_to_head
 from service_runtime.storage_metrics import driver_round_trip
-from services.history.tables import audit_events, hand_players, hands
+from services.history.tables import audit_event_players, audit_events, hand_players, hands
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 VERSION_TABLE = "history_alembic_version"
@@ -334,19 +334,47 @@ async def audit_event_bytes(session: AsyncSession, event_id: str) -> bytes | Non
 
 
 async def insert_audit_event(session: AsyncSession, event: history_pb2.AuditEvent, data: bytes) -> None:
-    await session.execute(
-        sa.insert(audit_events).values(
-            event_id=event.event_id, time_us=micros(event.time), kind=event.kind, record=data
+    """Append the event, and the players it concerns for the search by player."""
+    inserted = await session.execute(
+        sa.insert(audit_events)
+        .values(
+            event_id=event.event_id,
+            time_us=micros(event.time),
+            kind=event.kind,
+            record=data,
+            actor=event.actor,
         )
+        .returning(audit_events.c.number)
     )
+    number = inserted.scalar_one()
+    players = list(dict.fromkeys(event.player_ids))
+    if players:
+        await session.execute(
+            sa.insert(audit_event_players), [{"player_id": player, "number": number} for player in players]
+        )
 
 
 async def list_audit_events(
-    session: AsyncSession, *, kind: str, after: Position | None, limit: int
+    session: AsyncSession,
+    *,
+    kind: str,
+    after: Position | None,
+    limit: int,
+    actor: str = "",
+    player_id: str = "",
 ) -> list[tuple[int, int, history_pb2.AuditEvent]]:
+    """Events newest first, of one kind, by one actor, about one player (each filter optional)."""
     conditions = [before_position(audit_events.c.time_us, audit_events.c.number, after)]
     if kind:
         conditions.append(audit_events.c.kind == kind)
+    if actor:
+        conditions.append(audit_events.c.actor == actor)
+    if player_id:
+        conditions.append(
+            audit_events.c.number.in_(
+                sa.select(audit_event_players.c.number).where(audit_event_players.c.player_id == player_id)
+            )
+        )
     rows = await session.execute(
         sa.select(audit_events.c.number, audit_events.c.time_us, audit_events.c.record)
         .where(*conditions)

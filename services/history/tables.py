@@ -137,8 +137,19 @@ audit_events = sa.Table(
     sa.Column("kind", sa.String(64), nullable=False),
     # The event as recorded (deterministic protobuf), compared byte for byte on a retry.
     sa.Column("record", sa.LargeBinary, nullable=False),
+    # Who recorded it (the record's `actor`), for the trail's search by actor (migration 0006).
+    sa.Column("actor", sa.String(160), nullable=False, server_default=""),
     sa.Index(None, "time_us", "number"),
     sa.Index(None, "kind", "time_us", "number"),
+    sa.Index(None, "actor", "time_us", "number"),
+)
+
+# The players each audit event concerns (the record's `player_ids`), for the trail's search by player.
+audit_event_players = sa.Table(
+    "history_audit_event_players",
+    metadata,
+    sa.Column("player_id", sa.String(128), primary_key=True),
+    sa.Column("number", Number, sa.ForeignKey("history_audit_events.number"), primary_key=True),
 )
 
 # Automatic withdrawal holds of strong chip-dumping cases (docs/integrity.md "Automatic holds"), one

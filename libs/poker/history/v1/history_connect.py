@@ -111,8 +111,9 @@ class HistoryService(Protocol):
 
     async def list_audit_events(self, request: ListAuditEventsRequest, ctx: RequestContext[ListAuditEventsRequest, ListAuditEventsResponse], /) -> ListAuditEventsResponse:
         """
-        ListAuditEvents lists audit events, newest first (every staff role). Errors: PERMISSION_DENIED
-        ROLE_REQUIRED; INVALID_ARGUMENT FIELD_INVALID, PAGE_TOKEN_INVALID.
+        ListAuditEvents lists audit events, newest first (every staff role), optionally of one kind, by
+        one actor, about one player (the filters combine). Errors: PERMISSION_DENIED ROLE_REQUIRED;
+        INVALID_ARGUMENT FIELD_INVALID, PAGE_TOKEN_INVALID.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -564,8 +565,9 @@ class HistoryServiceClient(ConnectClient):
         timeout_ms: int | None = None,
     ) -> ListAuditEventsResponse:
         """
-        ListAuditEvents lists audit events, newest first (every staff role). Errors: PERMISSION_DENIED
-        ROLE_REQUIRED; INVALID_ARGUMENT FIELD_INVALID, PAGE_TOKEN_INVALID.
+        ListAuditEvents lists audit events, newest first (every staff role), optionally of one kind, by
+        one actor, about one player (the filters combine). Errors: PERMISSION_DENIED ROLE_REQUIRED;
+        INVALID_ARGUMENT FIELD_INVALID, PAGE_TOKEN_INVALID.
         """
         return await self.execute_unary(
             request=request,
@@ -795,8 +797,9 @@ class HistoryServiceSync(Protocol):
 
     def list_audit_events(self, request: ListAuditEventsRequest, ctx: RequestContext[ListAuditEventsRequest, ListAuditEventsResponse], /) -> ListAuditEventsResponse:
         """
-        ListAuditEvents lists audit events, newest first (every staff role). Errors: PERMISSION_DENIED
-        ROLE_REQUIRED; INVALID_ARGUMENT FIELD_INVALID, PAGE_TOKEN_INVALID.
+        ListAuditEvents lists audit events, newest first (every staff role), optionally of one kind, by
+        one actor, about one player (the filters combine). Errors: PERMISSION_DENIED ROLE_REQUIRED;
+        INVALID_ARGUMENT FIELD_INVALID, PAGE_TOKEN_INVALID.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -1246,8 +1249,9 @@ class HistoryServiceClientSync(ConnectClientSync):
         timeout_ms: int | None = None,
     ) -> ListAuditEventsResponse:
         """
-        ListAuditEvents lists audit events, newest first (every staff role). Errors: PERMISSION_DENIED
-        ROLE_REQUIRED; INVALID_ARGUMENT FIELD_INVALID, PAGE_TOKEN_INVALID.
+        ListAuditEvents lists audit events, newest first (every staff role), optionally of one kind, by
+        one actor, about one player (the filters combine). Errors: PERMISSION_DENIED ROLE_REQUIRED;
+        INVALID_ARGUMENT FIELD_INVALID, PAGE_TOKEN_INVALID.
         """
         return self.execute_unary(
             request=request,

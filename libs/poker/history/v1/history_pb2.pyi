@@ -1241,8 +1241,16 @@ class ListAuditEventsRequest(_message.Message):
 
     KIND_FIELD_NUMBER: _builtins.int
     PAGE_FIELD_NUMBER: _builtins.int
+    ACTOR_FIELD_NUMBER: _builtins.int
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
     kind: _builtins.str
     """Only events of this kind; empty means all."""
+    actor: _builtins.str
+    """Only events recorded by this actor (as AuditEvent.actor says it: `service:table`, a staff
+    member's subject, `history-detectors`); empty means all. At most 160 printable characters.
+    """
+    player_id: _builtins.str
+    """Only events that concern this player (AuditEvent.player_ids); empty means all."""
     @_builtins.property
     def page(self) -> _common_pb2.PageRequest:
         """The page to return."""
@@ -1252,10 +1260,12 @@ class ListAuditEventsRequest(_message.Message):
         *,
         kind: _builtins.str = ...,
         page: _common_pb2.PageRequest | None = ...,
+        actor: _builtins.str = ...,
+        player_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["page", b"page"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["kind", b"kind", "page", b"page"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["actor", b"actor", "kind", b"kind", "page", b"page", "player_id", b"player_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -183,8 +183,9 @@ class HistoryServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ListAuditEvents(self, request, context):
-        """ListAuditEvents lists audit events, newest first (every staff role). Errors: PERMISSION_DENIED
-        ROLE_REQUIRED; INVALID_ARGUMENT FIELD_INVALID, PAGE_TOKEN_INVALID.
+        """ListAuditEvents lists audit events, newest first (every staff role), optionally of one kind, by
+        one actor, about one player (the filters combine). Errors: PERMISSION_DENIED ROLE_REQUIRED;
+        INVALID_ARGUMENT FIELD_INVALID, PAGE_TOKEN_INVALID.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -81,8 +81,9 @@ class HistoryServiceStub:
     IDEMPOTENCY_CONFLICT.
     """
     ListAuditEvents: _grpc.UnaryUnaryMultiCallable[_history_pb2.ListAuditEventsRequest, _history_pb2.ListAuditEventsResponse]
-    """ListAuditEvents lists audit events, newest first (every staff role). Errors: PERMISSION_DENIED
-    ROLE_REQUIRED; INVALID_ARGUMENT FIELD_INVALID, PAGE_TOKEN_INVALID.
+    """ListAuditEvents lists audit events, newest first (every staff role), optionally of one kind, by
+    one actor, about one player (the filters combine). Errors: PERMISSION_DENIED ROLE_REQUIRED;
+    INVALID_ARGUMENT FIELD_INVALID, PAGE_TOKEN_INVALID.
     """
     ListCases: _grpc.UnaryUnaryMultiCallable[_history_pb2.ListCasesRequest, _history_pb2.ListCasesResponse]
     """ListCases lists the fair-play cases the detectors opened (rules 17), most recently updated
@@ -178,8 +179,9 @@ class HistoryServiceAsyncStub(HistoryServiceStub):
     IDEMPOTENCY_CONFLICT.
     """
     ListAuditEvents: _aio.UnaryUnaryMultiCallable[_history_pb2.ListAuditEventsRequest, _history_pb2.ListAuditEventsResponse]  # type: ignore[assignment]
-    """ListAuditEvents lists audit events, newest first (every staff role). Errors: PERMISSION_DENIED
-    ROLE_REQUIRED; INVALID_ARGUMENT FIELD_INVALID, PAGE_TOKEN_INVALID.
+    """ListAuditEvents lists audit events, newest first (every staff role), optionally of one kind, by
+    one actor, about one player (the filters combine). Errors: PERMISSION_DENIED ROLE_REQUIRED;
+    INVALID_ARGUMENT FIELD_INVALID, PAGE_TOKEN_INVALID.
     """
     ListCases: _aio.UnaryUnaryMultiCallable[_history_pb2.ListCasesRequest, _history_pb2.ListCasesResponse]  # type: ignore[assignment]
     """ListCases lists the fair-play cases the detectors opened (rules 17), most recently updated
@@ -320,8 +322,9 @@ class HistoryServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _history_pb2.ListAuditEventsRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_history_pb2.ListAuditEventsResponse, _abc.Awaitable[_history_pb2.ListAuditEventsResponse]]:
-        """ListAuditEvents lists audit events, newest first (every staff role). Errors: PERMISSION_DENIED
-        ROLE_REQUIRED; INVALID_ARGUMENT FIELD_INVALID, PAGE_TOKEN_INVALID.
+        """ListAuditEvents lists audit events, newest first (every staff role), optionally of one kind, by
+        one actor, about one player (the filters combine). Errors: PERMISSION_DENIED ROLE_REQUIRED;
+        INVALID_ARGUMENT FIELD_INVALID, PAGE_TOKEN_INVALID.
         """
 
     @_abc_1.abstractmethod
