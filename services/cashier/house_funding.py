@@ -11,6 +11,8 @@ funds (defunding more than the account holds) leaves the request pending.
 
 from __future__ import annotations
 
+import re
+
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from service_runtime.errors import (
@@ -44,6 +46,23 @@ from services.cashier.unit_of_work import UnitOfWork
 
 MAX_PAGE_SIZE = 100
 DEFAULT_PAGE_SIZE = 50
+# A staff member's name as four-eyes can tell people apart by: plain ASCII, no space or control
+# character (a token minted for `anna<TAB>` or `\u0430nna` is no second person); compared ignoring case.
+_STAFF_NAME = re.compile(r"[A-Za-z0-9._@:+-]{1,128}")
+
+
+def staff_person(subject: str) -> str:
+    """The person a staff token names, as four-eyes compares them; PERMISSION_DENIED for a name that
+    cannot be told apart from another (found by a tester: `ANNA`, `anna ` and `anna<TAB>` decided
+    anna's own request)."""
+    if not _STAFF_NAME.fullmatch(subject):
+        raise PermissionDenied(
+            "FOUR_EYES_REQUIRED",
+            "a money operation needs a staff name of plain letters, digits and . _ @ : + - "
+            "(one that cannot be mistaken for another person's)",
+            {},
+        )
+    return subject.casefold()
 
 
 def funding_transfer(
@@ -80,14 +99,22 @@ def _conflict(field: str) -> AlreadyExists:
     return AlreadyExists("IDEMPOTENCY_CONFLICT", "the id was used with different fields", {"field": field})
 
 
-def _page_after(page_token: str) -> int | None:
+def _page_scope(state: FundingState | None) -> str:
+    return "ALL" if state is None else state.value
+
+
+def _page_after(page_token: str, state: FundingState | None) -> int | None:
+    """The position a page token continues from; the token names the filter it was issued for, so a
+    token of another filter (or a made-up one) is PAGE_TOKEN_INVALID (found by a tester: `61`
+    listed from the newest entry, a token of the whole list continued the pending queue)."""
     if not page_token:
         return None
-    if not page_token.isdigit() or len(page_token) > 19:
+    scope, _, position = page_token.partition(".")
+    if scope != _page_scope(state) or not position.isdigit() or len(position) > 19 or int(position) < 1:
         raise InvalidArgument(
-            "PAGE_TOKEN_INVALID", "the page token was not issued here", {"field": "page_token"}
+            "PAGE_TOKEN_INVALID", "the page token was not issued for this list", {"field": "page_token"}
         )
-    return int(page_token)
+    return int(position)
 
 
 class HouseFundingUseCases(UnitOfWork):
@@ -103,6 +130,7 @@ class HouseFundingUseCases(UnitOfWork):
     ) -> tuple[HouseFundingRow, bool]:
         """Record the request (nothing moves); (the request, whether this id was recorded before)."""
         transfer = funding_transfer(request_id, pool, account, amount, reason)
+        staff_person(asker)
         assert pool is not None
         assert account is not None
 
@@ -145,6 +173,7 @@ class HouseFundingUseCases(UnitOfWork):
         check_text(decision_id, "decision_id", MAX_TRANSFER_ID_LENGTH)
         check_text(request_id, "request_id", MAX_TRANSFER_ID_LENGTH)
         check_text(reason, "reason")
+        staff_person(decider)
         wanted = FundingState.APPROVED if approve else FundingState.REJECTED
 
         async def work(conn: AsyncConnection) -> tuple[HouseFundingRow, TransferRecord | None, bool, int]:
@@ -165,7 +194,7 @@ class HouseFundingUseCases(UnitOfWork):
                 raise NotFound(
                     "FUNDING_REQUEST_NOT_FOUND", "no such funding request", {"request_id": request_id}
                 )
-            if row.requested_by == decider:
+            if staff_person(row.requested_by) == staff_person(decider):
                 raise PermissionDenied(
                     "FOUR_EYES_REQUIRED",
                     "you asked for this funding: another member of finance must decide it",
@@ -215,12 +244,12 @@ class HouseFundingUseCases(UnitOfWork):
                 "FIELD_INVALID", f"page_size is 0 to {MAX_PAGE_SIZE}", {"field": "page_size"}
             )
         size = page_size or DEFAULT_PAGE_SIZE
-        before = _page_after(page_token)
+        before = _page_after(page_token, state)
 
         async def work(conn: AsyncConnection) -> tuple[list[HouseFundingRow], str]:
             rows = await storage.house_funding_page(conn, state, before_seq=before, limit=size + 1)
             page, more = rows[:size], len(rows) > size
-            return page, str(page[-1].seq) if more else ""
+            return page, f"{_page_scope(state)}.{page[-1].seq}" if more else ""
 
         return await self._snapshot(work)
 

@@ -43,6 +43,8 @@ RESERVED = frozenset(
 GENERATED_PREFIX = "Player"
 # The generated default's shape (on the casefolded key): only the generator makes such a name.
 _GENERATED = re.compile(r"player \d+")
+# What the table shows of a seat instead of its player's id (services/table/cash/views.seat_handle).
+_HANDLE = re.compile(r"p-[0-9a-f]{12}")
 _FIELD = {"field": "display_name"}
 # Random numbers tried after a taken name: digits of the number, tries with that many digits.
 _SUFFIX_DIGITS = (2, 3, 4, 5, 6)
@@ -93,6 +95,8 @@ def _check(name: str, *, generated: bool) -> None:
     if not any(_is_letter(c) for c in name):
         raise _invalid("a display name needs at least one letter")
     key = name_key(name)
+    if _HANDLE.fullmatch(key):
+        raise _invalid("a display name cannot have the shape of a seat's handle ('p-' and 12 hex digits)")
     if key in RESERVED:
         raise _invalid(f"the display name '{name}' is reserved")
     if not generated and _GENERATED.fullmatch(key):

@@ -133,6 +133,23 @@ async def test_the_asker_can_never_decide_their_own_request(client: Client) -> N
             )
 
 
+@pytest.mark.parametrize("lookalike", ["ANNA", "Anna", " anna", "anna ", "anna\t", "\u0430nna"])
+async def test_the_asker_cannot_decide_under_a_lookalike_name(client: Client, lookalike: str) -> None:
+    """Found by a tester: `ANNA`, `anna ` or `anna<TAB>` decided anna's request. A staff member is
+    one person however their name is cased or padded; a name with a tab or another script's letter
+    that looks the same is no staff name at all."""
+    await client.stub.RequestHouseFunding(ask("r1", 5_000), metadata=ANNA)
+    # Nor ask under one: the record would name a person nobody can tell apart.
+    assert await refused(
+        client.stub.RequestHouseFunding(ask("r2", 5_000), metadata=auth_metadata("anna\t", Role.FINANCE))
+    ) == (grpc.StatusCode.PERMISSION_DENIED, "FOUR_EYES_REQUIRED")
+    refused_as = await refused(
+        client.stub.DecideHouseFunding(decide("d1", "r1"), metadata=auth_metadata(lookalike, Role.FINANCE))
+    )
+    assert refused_as == (grpc.StatusCode.PERMISSION_DENIED, "FOUR_EYES_REQUIRED")
+    assert await bank(client) == (0, 0)
+
+
 async def test_a_decision_id_binds_its_request_its_verdict_its_reason_and_its_decider(client: Client) -> None:
     await client.stub.RequestHouseFunding(ask("r1", 100), metadata=ANNA)
     await client.stub.RequestHouseFunding(ask("r2", 200), metadata=ANNA)
@@ -246,11 +263,19 @@ async def test_the_queue_pages_newest_first(client: Client) -> None:
         if not token:
             break
     assert seen == ["r4", "r3", "r2", "r1", "r0"]
-    assert await refused(
-        client.stub.ListHouseFunding(
-            cashier_pb2.ListHouseFundingRequest(page=common_pb2.PageRequest(page_token="x")), metadata=BORIS
-        )
-    ) == (grpc.StatusCode.INVALID_ARGUMENT, "PAGE_TOKEN_INVALID")
+    first = await client.stub.ListHouseFunding(
+        cashier_pb2.ListHouseFundingRequest(page=common_pb2.PageRequest(page_size=2)), metadata=BORIS
+    )
+    # Made-up tokens, and a token of the whole list offered to the pending queue, are refused.
+    for token, state in (("x", 0), ("61", 0), ("0", 0), ("ALL.0", 0), (first.page.next_page_token, PENDING)):
+        assert await refused(
+            client.stub.ListHouseFunding(
+                cashier_pb2.ListHouseFundingRequest(
+                    state=state, page=common_pb2.PageRequest(page_token=token)
+                ),  # type: ignore[arg-type]
+                metadata=BORIS,
+            )
+        ) == (grpc.StatusCode.INVALID_ARGUMENT, "PAGE_TOKEN_INVALID"), token
 
 
 PEOPLE = {"anna": ANNA, "boris": BORIS, "carl": CARL}

@@ -64,6 +64,9 @@ def test_normalise_folds_compatibility_forms_and_collapses_spaces() -> None:
         ("payments", "reserved"),
         ("Player 1234", "reserved for generated names"),
         ("player   77", "reserved for generated names"),
+        # The shape of another seat's handle (`p-` and 12 hex digits, table views): found by a tester.
+        ("p-170feaf2e5b9", "handle"),
+        ("P-170FEAF2E5B9", "handle"),
     ],
 )
 def test_invalid_names_are_refused_naming_the_rule(name: str, rule: str) -> None:
