@@ -253,6 +253,15 @@ export function showTable(roomId: string, tableId: string, spectate: boolean): S
     }
   }
 
+  /** The panel's Sit down: the buy-in typed, else the room's minimum. A tap before the room's buy-in
+   *  range had arrived sent a buy-in of 0 (AMOUNT_INVALID; a CI run's Telegram stub tapped that fast
+   *  on a loaded machine): the room is read first then. */
+  async function sitDownFromPanel(): Promise<void> {
+    if (room === null) room = (await lobby.getRoom({ roomId }).catch(() => undefined))?.room ?? null;
+    const min = room?.minBuyIn ?? 0n;
+    await sitDown(BigInt(Math.floor(Number(state.buyIn || String(min)) || 0)));
+  }
+
   async function sitDown(buyIn: bigint): Promise<void> {
     try {
       await table.sitDown({ requestId: newRequestId(), tableId, buyIn });
@@ -510,7 +519,7 @@ export function showTable(roomId: string, tableId: string, spectate: boolean): S
       buyIn.addEventListener("input", () => dispatch({ type: "buy-in", value: buyIn.value }));
       return [
         h("div", { class: "sit" }, h("label", {}, min === max ? t("sit.buy_in_fixed", { amount: min }) : t("sit.buy_in", { min, max }), " ", buyIn),
-          h("button", { id: "sit-down", class: "play", onclick: () => void sitDown(BigInt(Math.floor(Number(state.buyIn || String(min)) || 0))) }, t("room.sit_down"))),
+          h("button", { id: "sit-down", class: "play", onclick: () => void sitDownFromPanel() }, t("room.sit_down"))),
       ];
     });
   }
