@@ -160,8 +160,11 @@ class HouseClient:
         return reply.round
 
     async def snapshot(self) -> table_pb2.TableView:
+        # A deadline: `wait_for` polls through this call and can end only between calls, so a call
+        # that never answered hung a CI run for 20 minutes (issue 39 note: the old owner's answer right
+        # after it released a room).
         reply = await self.stub.GetTableSnapshot(
-            table_pb2.GetTableSnapshotRequest(table_id=self.table_id), metadata=self.metadata
+            table_pb2.GetTableSnapshotRequest(table_id=self.table_id), metadata=self.metadata, timeout=10
         )
         return reply.view
 
