@@ -64,6 +64,9 @@ class ServiceName(enum.StrEnum):
     HISTORY = "history"
     # The payments gateway: the only identity that records purchases and withdrawals.
     PAYMENTS = "payments"
+    # The players' and staff's front door, as itself: only to record the staff's actions in the audit
+    # trail (its own key scope, `KeyScope.GATEWAY`, signs this one token and nothing else).
+    GATEWAY = "gateway"
 
 
 # Whom an access rule may name: a person's role, or one named service (never "any service").
@@ -182,6 +185,9 @@ class KeyScope(enum.StrEnum):
     # The staff's front door (the back office): staff roles only, and short-lived tokens
     # (`STAFF_TOKEN_MAX_SECONDS`), checked by every verifier.
     STAFF = "staff"
+    # The gateway's own identity: the service token of `ServiceName.GATEWAY` only, short-lived like a
+    # staff token (it records the staff's actions in the audit trail).
+    GATEWAY = "gateway"
 
 
 # The roles a token signed by a key of each scope may carry.
@@ -189,7 +195,10 @@ _SCOPE_ROLES: dict[KeyScope, frozenset[Role]] = {
     KeyScope.ANY: frozenset(Role),
     KeyScope.PLAYER: frozenset({Role.PLAYER}),
     KeyScope.STAFF: STAFF_ROLES,
+    KeyScope.GATEWAY: frozenset({Role.SERVICE}),
 }
+# The one subject a gateway-scoped key signs.
+_SCOPE_SUBJECTS: dict[KeyScope, str] = {KeyScope.GATEWAY: "gateway"}
 # The longest a token signed by a staff-scoped key may live (issued to expiry).
 STAFF_TOKEN_MAX_SECONDS = 3600
 # The secret of an HMAC key: long enough that it cannot be guessed.
@@ -208,11 +217,10 @@ def parse_key_entry(entry: str) -> tuple[str, KeyScope, str]:
         )
     if not slash:
         return kid, KeyScope.ANY, secret
-    scopes = {KeyScope.PLAYER.value: KeyScope.PLAYER, KeyScope.STAFF.value: KeyScope.STAFF}
+    scopes = {scope.value: scope for scope in (KeyScope.PLAYER, KeyScope.STAFF, KeyScope.GATEWAY)}
     if scope_text not in scopes:
         raise ValueError(
-            f"a key's scope is {KeyScope.PLAYER.value!r} or {KeyScope.STAFF.value!r} (or none: any token), "
-            f"not {scope_text!r}"
+            f"a key's scope is {', '.join(repr(s) for s in scopes)} (or none: any token), not {scope_text!r}"
         )
     return kid, scopes[scope_text], secret
 
@@ -239,8 +247,13 @@ class TokenKeys:
     def scope_of(self, kid: str) -> KeyScope:
         return self.scopes.get(kid, KeyScope.ANY)
 
-    def may_sign(self, kid: str, roles: Iterable[Role]) -> bool:
-        return set(roles) <= _SCOPE_ROLES[self.scope_of(kid)]
+    def may_sign(self, kid: str, roles: Iterable[Role], subject: str | None = None) -> bool:
+        """The key may sign these roles (and, when given, for this subject: a gateway-scoped key signs
+        only the gateway's own token)."""
+        scope = self.scope_of(kid)
+        if subject is not None and _SCOPE_SUBJECTS.get(scope, subject) != subject:
+            return False
+        return set(roles) <= _SCOPE_ROLES[scope]
 
 
 def mint_token(
@@ -261,12 +274,12 @@ def mint_token(
     header = {"alg": "HS256", "typ": "JWT", "kid": keys.signing_key_id}
     granted = [Role(r) for r in roles]
     scope = keys.scope_of(keys.signing_key_id)
-    if not keys.may_sign(keys.signing_key_id, granted):
+    if not keys.may_sign(keys.signing_key_id, granted, subject):
         raise ValueError(
             f"the signing key {keys.signing_key_id!r} may not sign these roles (its scope is {scope.value})"
         )
-    if scope is KeyScope.STAFF and ttl_seconds > STAFF_TOKEN_MAX_SECONDS:
-        raise ValueError(f"a staff token lives at most an hour ({STAFF_TOKEN_MAX_SECONDS} s)")
+    if scope in (KeyScope.STAFF, KeyScope.GATEWAY) and ttl_seconds > STAFF_TOKEN_MAX_SECONDS:
+        raise ValueError(f"a {scope.value} token lives at most an hour ({STAFF_TOKEN_MAX_SECONDS} s)")
     claims: dict[str, object] = {
         "sub": subject,
         "roles": sorted(r.value for r in granted),
@@ -335,10 +348,10 @@ def verify_token(keys: TokenKeys, token: str, *, now: int) -> Caller:
         parsed_roles = frozenset(Role(r) for r in roles)
     except (ValueError, TypeError) as exc:
         raise Unauthenticated("TOKEN_MALFORMED", "the bearer token names an unknown role") from exc
-    if not keys.may_sign(str(kid), parsed_roles):
+    if not keys.may_sign(str(kid), parsed_roles, subject):
         # A key of limited scope (the gateway's) signed more than it may: a forgery by its holder.
         raise Unauthenticated("TOKEN_KEY_SCOPE", "the bearer token's key may not grant these roles")
-    if keys.scope_of(str(kid)) is KeyScope.STAFF:
+    if keys.scope_of(str(kid)) in (KeyScope.STAFF, KeyScope.GATEWAY):
         issued = claims.get("iat")
         if (
             not isinstance(issued, int)

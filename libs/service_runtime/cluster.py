@@ -149,6 +149,30 @@ def permitted_automation(name: str, bots: int, environ: Mapping[str, str]) -> di
     return {variable: "bot-"}
 
 
+# `make run`'s back office (docs/backoffice.md): development staff, one per job (two in finance, so a
+# funding can be asked by one and approved by another). A setting in the environment wins.
+DEV_STAFF = (
+    "1001=olga:operations+support;1002=rita:risk;1003=fedor:finance;1004=fiona:finance;1005=adam:admin"
+)
+
+
+def staff_door(endpoints: list[Endpoint], environ: Mapping[str, str]) -> dict[str, str]:
+    """The gateway's staff door for this run: a port of its own (the gateway's next one when free)
+    and the development staff, unless the environment sets them."""
+    gateway = next((e for e in endpoints if e.name == "gateway"), None)
+    if gateway is None:
+        return {}
+    settings: dict[str, str] = {}
+    if not environ.get("POKER_GATEWAY_STAFF_PORT"):
+        after = Endpoint("gateway-staff", gateway.host, gateway.port + 1)
+        taken = {e.port for e in endpoints}
+        port = after.port if after.port not in taken and not port_taken(after) else _free_port(gateway.host)
+        settings["POKER_GATEWAY_STAFF_PORT"] = str(port)
+    if not environ.get("POKER_GATEWAY_STAFF_ALLOW_LIST"):
+        settings["POKER_GATEWAY_STAFF_ALLOW_LIST"] = DEV_STAFF
+    return settings
+
+
 def _free_port(host: str) -> int:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     with socket.socket(family, socket.SOCK_STREAM) as probe:
@@ -401,7 +425,13 @@ def _grace_seconds(environ: Mapping[str, str]) -> float:
     return grace if grace > 0 else DEFAULT_GRACE_SECONDS
 
 
-def _usage(endpoints: list[Endpoint], tls: TlsFiles | None = None, *, grpcurl: bool | None = None) -> str:
+def _usage(
+    endpoints: list[Endpoint],
+    tls: TlsFiles | None = None,
+    *,
+    grpcurl: bool | None = None,
+    staff_port: int | None = None,
+) -> str:
     """What a person can do with the running cluster: the web page and how to sign in, the terminal
     client, bots, and calls from the shell (grpcurl's lines only where grpcurl is installed)."""
     rows = "\n".join(f"  {e.name:<9} {e.host}:{e.port}" for e in endpoints)
@@ -424,6 +454,12 @@ def _usage(endpoints: list[Endpoint], tls: TlsFiles | None = None, *, grpcurl: b
         for e in endpoints
         if e.name == "gateway"
     )
+    gateway = next((e for e in endpoints if e.name == "gateway"), None)
+    if staff_port is not None and gateway is not None:
+        page += (
+            f"Back office (staff): {scheme}://{gateway.host}:{staff_port}/ (sign in as olga: operations and"
+            " support, rita: risk, fedor or fiona: finance, adam: admin; development only)\n"
+        )
     calls = (
         f"""  TOKEN=$(.venv/bin/mint-token --subject alice --roles player)
   grpcurl {transport} -H "authorization: Bearer $TOKEN" {cashier.host}:{cashier.port} list
@@ -554,6 +590,7 @@ async def run_cluster(
         pumps.append(asyncio.create_task(_pump(child)))
         print(f"cluster: {bots} bots play at {bots_room}.1 (they print a summary when stopped)", flush=True)
 
+    staff = staff_door(endpoints, env)
     try:
         for endpoint in endpoints:
             prefix = f"POKER_{endpoint.name.upper()}_"
@@ -561,6 +598,8 @@ async def run_cluster(
             # Without Redis the lobby routes every room to the one table shard: this one.
             child_env.update(peer_addresses(endpoint.name, endpoints, env))
             child_env.update(permitted_automation(endpoint.name, bots, env))
+            if endpoint.name == "gateway":
+                child_env.update(staff)
             process = await asyncio.create_subprocess_exec(
                 sys.executable,
                 "-m",
@@ -575,8 +614,16 @@ async def run_cluster(
             children.append(child)
             pumps.append(asyncio.create_task(_pump(child, shown=shown)))
         summaries.append(asyncio.create_task(_summaries(shown, summary_seconds)))
+        staff_port = int(staff.get("POKER_GATEWAY_STAFF_PORT") or env.get("POKER_GATEWAY_STAFF_PORT") or -1)
         exit_code = await _supervise(
-            children, endpoints, ready_timeout, stop, pumps, after_ready, tls=tls_of(env)
+            children,
+            endpoints,
+            ready_timeout,
+            stop,
+            pumps,
+            after_ready,
+            tls=tls_of(env),
+            staff_port=staff_port if staff_port > 0 else None,
         )
     finally:
         for task in summaries:
@@ -605,6 +652,7 @@ async def _supervise(
     pumps: list[asyncio.Task[None]],
     after_ready: Callable[[], Awaitable[None]] | None = None,
     tls: TlsFiles | None = None,
+    staff_port: int | None = None,
 ) -> int:
     """Wait for every service to be ready, then for Ctrl-C or a death; return the exit code."""
     # A child's exit counts once its output is read to the end, so its last line names the error.
@@ -639,7 +687,7 @@ async def _supervise(
                 flush=True,
             )
             return 1
-        print(_usage(endpoints, tls), flush=True)
+        print(_usage(endpoints, tls, staff_port=staff_port), flush=True)
         # What follows readiness (the house bank's funding, the bots) runs beside the wait, so a
         # Ctrl-C or a dead service is acted on at once even while it waits on a service.
         if after_ready is not None:

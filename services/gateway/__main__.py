@@ -34,8 +34,15 @@ class _Server(uvicorn.Server):
     def __init__(self, config: uvicorn.Config, app: GatewayApp) -> None:
         super().__init__(config)
         self._app = app
+        # The other listeners of this process (the staff door): one signal stops them all, whichever
+        # server's handler the signal reached (each uvicorn server installs its own).
+        self.group: list[_Server] = [self]
 
     def handle_exit(self, sig: int, frame: Any) -> None:
+        for server in self.group:
+            server.stop(sig)
+
+    def stop(self, sig: int) -> None:
         self._app.ready = False
         if self.should_exit and sig == signal.SIGINT:
             self.force_exit = True
@@ -94,6 +101,32 @@ async def serve(settings: GatewaySettings) -> None:
     )
     server = _Server(config, assembly.app)
     scheme = "https" if settings.tls_cert_file else "http"
+    servers = [server]
+    staff_sock = None
+    if assembly.staff_app is not None:
+        # The staff door: its own listener (never the players' address), the same server settings.
+        staff_sock = bind(settings.staff_host or settings.host, settings.staff_port)
+        staff_config = uvicorn.Config(
+            assembly.staff_app,
+            log_config=None,
+            access_log=False,
+            lifespan="on",
+            proxy_headers=False,
+            http=config.http,
+            timeout_graceful_shutdown=config.timeout_graceful_shutdown,
+            ssl_certfile=config.ssl_certfile,
+            ssl_keyfile=config.ssl_keyfile,
+        )
+        staff_server = _Server(staff_config, assembly.staff_app)
+        servers.append(staff_server)
+        staff_address = staff_sock.getsockname()
+        assembly.staff_app.on_ready = lambda: log.info(
+            "staff door listening",
+            address=f"{staff_address[0]}:{staff_address[1]}",
+            url=f"{scheme}://{staff_address[0]}:{staff_address[1]}/",
+        )
+    for one in servers:
+        one.group = servers
 
     def announce() -> None:
         log.info(
@@ -106,7 +139,10 @@ async def serve(settings: GatewaySettings) -> None:
 
     assembly.app.on_ready = announce
     try:
-        await server.serve(sockets=[sock])
+        if staff_sock is None:
+            await server.serve(sockets=[sock])
+        else:
+            await asyncio.gather(server.serve(sockets=[sock]), servers[1].serve(sockets=[staff_sock]))
     finally:
         await assembly.close()
         if metrics_endpoint is not None:

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
 from poker.cashier.v1 import cashier_connect, cashier_pb2_grpc
 from poker.fairness.v1 import fairness_connect
-from poker.gateway.v1 import gateway_connect
-from poker.history.v1 import history_connect
+from poker.gateway.v1 import gateway_connect, staff_connect
+from poker.history.v1 import history_connect, history_pb2, history_pb2_grpc
 from poker.lobby.v1 import lobby_connect, lobby_pb2_grpc
 from poker.table.v1 import table_connect
-from service_runtime.auth import Role, ServiceName, TokenKeys, mint_token
+from service_runtime.auth import STAFF_TOKEN_MAX_SECONDS, KeyScope, Role, ServiceName, TokenKeys, mint_token
 from service_runtime.redis_client import create_redis
 from service_runtime.shard_registry import DEFAULT_PREFIX
 from service_runtime.tls import TlsFiles
@@ -30,7 +30,19 @@ from services.gateway.routing import TableRoutes
 from services.gateway.sessions import Sessions, SignInPolicy
 from services.gateway.settings import GatewaySettings
 from services.gateway.sign_in_photos import LobbyPhotos
-from services.gateway.web_assets import WebAssets
+from services.gateway.staff_access import STAFF_ACCESS, STAFF_GATEWAY_SERVICE
+from services.gateway.staff_audit import StaffAudit
+from services.gateway.staff_door import (
+    StaffDoor,
+    StaffForwarder,
+    StaffGatewayApi,
+    StaffSignInPolicy,
+    StaffSignIns,
+    no_alerts,
+    prometheus_alerts,
+)
+from services.gateway.staff_list import parse_staff_list
+from services.gateway.web_assets import STAFF_CONTENT_SECURITY_POLICY, STAFF_FOLDER, WebAssets
 
 CASHIER_SERVICE = "poker.cashier.v1.CashierService"
 HISTORY_SERVICE = "poker.history.v1.HistoryService"
@@ -46,9 +58,13 @@ async def _nothing() -> None:
 class GatewayAssembly:
     app: GatewayApp
     close: Callable[[], Awaitable[None]] = field(default=_nothing)
+    # The staff door's app (its own listener), when POKER_GATEWAY_STAFF_PORT asks for one.
+    staff_app: GatewayApp | None = None
 
 
-def renewing_service_token(keys: TokenKeys, service: ServiceName) -> Callable[[], str]:
+def renewing_service_token(
+    keys: TokenKeys, service: ServiceName, ttl_seconds: int = PAYMENTS_TOKEN_SECONDS
+) -> Callable[[], str]:
     """A service token minted again at half its lifetime."""
     token_text = [""]
     renew_at = [0.0]
@@ -57,9 +73,9 @@ def renewing_service_token(keys: TokenKeys, service: ServiceName) -> Callable[[]
         now = time.time()
         if now >= renew_at[0]:
             token_text[0] = mint_token(
-                keys, service.value, (Role.SERVICE,), now=int(now), ttl_seconds=PAYMENTS_TOKEN_SECONDS
+                keys, service.value, (Role.SERVICE,), now=int(now), ttl_seconds=ttl_seconds
             )
-            renew_at[0] = now + PAYMENTS_TOKEN_SECONDS / 2
+            renew_at[0] = now + ttl_seconds / 2
         return token_text[0]
 
     return token
@@ -164,5 +180,102 @@ async def assemble(settings: GatewaySettings) -> GatewayAssembly:
         for closer in closers:
             await closer()
 
-    app = GatewayApp(apps, WebAssets.load(settings.web_root), tls=bool(settings.tls_cert_file))
-    return GatewayAssembly(app=app, close=close)
+    app = GatewayApp(
+        apps, WebAssets.load(settings.web_root, exclude=(STAFF_FOLDER,)), tls=bool(settings.tls_cert_file)
+    )
+    staff_app = None
+    if settings.staff_port >= 0:
+        staff_app, close_staff = staff_door_app(settings, keys, backends, replay, revocations)
+        closers.insert(0, close_staff)
+    return GatewayAssembly(app=app, close=close, staff_app=staff_app)
+
+
+def _key_of_scope(keys: TokenKeys, scope: KeyScope) -> TokenKeys:
+    """`keys`, signing with the first key of `scope` (outside production, where none is, the first
+    key, which signs any token: settings refuse a staff door without both scopes in production)."""
+    kid = next((k for k in keys.keys if keys.scope_of(k) is scope), keys.signing_key_id)
+    return replace(keys, signing_key_id=kid)
+
+
+def staff_door_app(
+    settings: GatewaySettings,
+    keys: TokenKeys,
+    backends: Backends,
+    replay: ReplayGuard,
+    revocations: SessionRevocations,
+) -> tuple[GatewayApp, Callable[[], Awaitable[None]]]:
+    """The staff door (docs/backoffice.md): its own app for its own listener."""
+    own_token = renewing_service_token(
+        _key_of_scope(keys, KeyScope.GATEWAY), ServiceName.GATEWAY, STAFF_TOKEN_MAX_SECONDS
+    )
+
+    async def record(event: history_pb2.AuditEvent, seconds: float) -> None:
+        stub = history_pb2_grpc.HistoryServiceStub(backends.channel(settings.history_address))
+        await stub.RecordAuditEvent(
+            history_pb2.RecordAuditEventRequest(event=event),
+            metadata=(("authorization", f"Bearer {own_token()}"),),
+            timeout=seconds,
+        )
+
+    audit = StaffAudit(record)
+    door = StaffDoor(
+        keys,
+        STAFF_ACCESS,
+        limits(settings),
+        revocations=revocations,
+        forwarded_hops=settings.forwarded_hops,
+        audit=audit,
+        clock_now=time.time,
+    )
+    sign_ins = StaffSignIns(
+        _key_of_scope(keys, KeyScope.STAFF),
+        parse_staff_list(settings.staff_allow_list),
+        StaffSignInPolicy(
+            bot_token=settings.telegram_bot_token,
+            bot_username=settings.staff_bot_username,
+            development=settings.offers_development_sign_in,
+            token_ttl_seconds=settings.staff_token_ttl_seconds,
+            session_max_seconds=settings.staff_session_max_seconds,
+            login_max_age_seconds=settings.staff_login_max_age_seconds,
+        ),
+        replay,
+    )
+    alerts = prometheus_alerts(settings.prometheus_url) if settings.prometheus_url else no_alerts
+    routes = TableRoutes(lobby_locator(backends, settings.lobby_address))
+    options: dict[str, Any] = {"interceptors": [door], "read_max_bytes": settings.max_request_bytes}
+
+    def forwarder(service: str, address: str = "", routed: bool = False) -> Any:
+        return cast(
+            Any,
+            StaffForwarder(
+                service,
+                door,
+                backends,
+                address=address,
+                routes=routes if routed else None,
+                revocations=revocations,
+            ),
+        )
+
+    apps: dict[str, Any] = {
+        STAFF_GATEWAY_SERVICE: staff_connect.StaffGatewayServiceASGIApplication(
+            StaffGatewayApi(door, sign_ins, alerts, time.time), **options
+        ),
+        LOBBY_SERVICE: lobby_connect.LobbyServiceASGIApplication(
+            forwarder(LOBBY_SERVICE, settings.lobby_address), **options
+        ),
+        TABLE_SERVICE: table_connect.TableServiceASGIApplication(
+            forwarder(TABLE_SERVICE, routed=True), **options
+        ),
+        CASHIER_SERVICE: cashier_connect.CashierServiceASGIApplication(
+            forwarder(CASHIER_SERVICE, settings.cashier_address), **options
+        ),
+        HISTORY_SERVICE: history_connect.HistoryServiceASGIApplication(
+            forwarder(HISTORY_SERVICE, settings.history_address), **options
+        ),
+        FAIRNESS_SERVICE: fairness_connect.FairnessServiceASGIApplication(
+            forwarder(FAIRNESS_SERVICE, settings.fairness_address), **options
+        ),
+    }
+    assets = WebAssets.load(settings.web_root / STAFF_FOLDER, csp=STAFF_CONTENT_SECURITY_POLICY)
+    return GatewayApp(apps, assets, tls=bool(settings.tls_cert_file)), audit.close

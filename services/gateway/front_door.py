@@ -43,7 +43,7 @@ from services.gateway.sessions import Client
 
 log = structlog.get_logger("gateway.rpc")
 
-SIGN_IN = "poker.gateway.v1.GatewayService/SignIn"
+SIGN_IN = "poker.gateway.v1.GatewayService/SignIn"  # as `method` is spelt here: no leading slash
 MAX_USER_AGENT = 512
 
 
@@ -100,14 +100,24 @@ class FrontDoor:
         revocations: SessionRevocations,
         forwarded_hops: int = 0,
         clock: Callable[[], float] = time.time,
+        admit: Callable[[Caller], None] | None = None,
+        sign_ins: frozenset[str] = frozenset({SIGN_IN}),
     ) -> None:
         self._keys = keys
+        # Whose tokens pass this door (the players' door: player tokens only; the staff door: staff).
+        self._admit_caller = admit or admit_player
+        self._sign_ins = sign_ins
         self._revocations = revocations
         self._access = access
         self._limits = limits
         self._hops = forwarded_hops
         self._clock = clock
         self._calls: weakref.WeakKeyDictionary[RequestContext[Any, Any], GatewayCall] = (
+            weakref.WeakKeyDictionary()
+        )
+        # The verified caller of a call, kept from its token's check on (a refusal after it, a role
+        # the method is not for, still knows who asked).
+        self._verified: weakref.WeakKeyDictionary[RequestContext[Any, Any], Caller] = (
             weakref.WeakKeyDictionary()
         )
         # Every method the gateway serves (the policy lists them all, "nobody" ones included).
@@ -131,6 +141,7 @@ class FrontDoor:
             # The library calls no on_end of an interceptor whose on_start raised: the call ends here.
             refusal = _final_error(error)
             assert refusal is not None
+            await self.refused(method, ctx, self._verified.pop(ctx, None), refusal)
             _end(served, error, refusal)
             raise refusal from None
         except BaseException:
@@ -149,13 +160,13 @@ class FrontDoor:
         _take(self._limits.per_address, address, gateway_metrics.ADDRESS)
         full = f"/{method}"
         if self._access.is_public(full):
-            if method == SIGN_IN:
+            if method in self._sign_ins:
                 _take(self._limits.sign_ins, address, gateway_metrics.SIGN_IN)
             return GatewayCall(method, client, None, "")
         token = _bearer(ctx.request_headers.get("authorization", ""))
         caller = verify_token(self._keys, token, now=int(self._clock()))
-        if caller.roles != frozenset({Role.PLAYER}):
-            raise PermissionDenied("ROLE_REQUIRED", "the gateway serves player tokens only")
+        self._admit_caller(caller)
+        self._verified[ctx] = caller
         allowed = self._access.allowed_roles(full)
         if not caller.principals & allowed:
             raise PermissionDenied(
@@ -168,11 +179,31 @@ class FrontDoor:
     async def on_end(
         self, served: ServedCall, ctx: RequestContext[Any, Any], error: Exception | None
     ) -> None:
-        self._calls.pop(ctx, None)
+        call = self._calls.pop(ctx, None)
+        self._verified.pop(ctx, None)
         final = _final_error(error)
+        if call is not None:
+            await self.ended(call, ctx, final)
         _end(served, error, final)
         if final is not None and final is not error:
             raise final
+
+    async def refused(
+        self, method: str, ctx: RequestContext[Any, Any], caller: Caller | None, refusal: ConnectError
+    ) -> None:
+        """The door refused a call (`caller`: who asked, if their token was verified); the staff
+        door records it."""
+
+    async def ended(
+        self, call: GatewayCall, ctx: RequestContext[Any, Any], final: ConnectError | None
+    ) -> None:
+        """A call the door let in ended with `final` (None: answered); the staff door records it."""
+
+
+def admit_player(caller: Caller) -> None:
+    """The players' door: a player token, nothing else."""
+    if caller.roles != frozenset({Role.PLAYER}):
+        raise PermissionDenied("ROLE_REQUIRED", "the gateway serves player tokens only")
 
 
 def _take(limiter: RateLimiter, key: str, limit: str) -> None:

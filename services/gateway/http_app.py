@@ -105,7 +105,9 @@ class GatewayApp:
         if asset is None:
             await _plain(send, 404, b"not found\n")
             return
-        await send({"type": "http.response.start", "status": 200, "headers": headers_for(asset)})
+        await send(
+            {"type": "http.response.start", "status": 200, "headers": headers_for(asset, self._assets.csp)}
+        )
         await send({"type": "http.response.body", "body": b"" if scope["method"] == "HEAD" else asset.body})
 
     async def _connect(self, app: ASGIApp, scope: Scope, receive: Receive, send: Send) -> None:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
-from service_runtime.auth import KeyScope, TokenKeys
+from service_runtime.auth import STAFF_TOKEN_MAX_SECONDS, KeyScope, TokenKeys
 from service_runtime.service_settings import ServiceSettings
 from service_runtime.settings import positive, setting
 
@@ -21,6 +21,16 @@ def _address(value: str) -> str | None:
 
 def _non_negative(value: int) -> str | None:
     return None if value >= 0 else "must be 0 or more"
+
+
+def _staff_list(value: str) -> str | None:
+    from services.gateway.staff_list import StaffListError, parse_staff_list
+
+    try:
+        parse_staff_list(value)
+    except StaffListError as error:
+        return str(error)
+    return None
 
 
 def _bot_token(value: str) -> str | None:
@@ -105,9 +115,43 @@ class GatewaySettings(ServiceSettings):
     web_root: Path = setting(
         Path("web/dist"), help="the built web client (make web) served at /; empty folder: no page"
     )
+    # The staff's front door (the back office, docs/backoffice.md): its own listener, never the
+    # players' address.
+    staff_port: int = setting(
+        -1,
+        help="the staff door's port (the back-office console and the staff's calls; 0: any free port; "
+        "-1: no staff door). Never expose it where players reach the gateway",
+        check=lambda value: None if value >= -1 else "is -1 (off), 0 (any free port) or a port",
+    )
+    staff_host: str = setting("", help="the staff door's listen address (empty: the gateway's host)")
+    staff_allow_list: str = setting(
+        "",
+        help="who may sign in to the back office: `<telegram id>=<name>:<role>+<role>` entries "
+        "separated by `;` (roles: support, risk, finance, operations, admin)",
+        check=_staff_list,
+    )
+    staff_bot_username: str = setting(
+        "", help="the bot's username for the staff's Telegram Login Widget (its token: TELEGRAM_BOT_TOKEN)"
+    )
+    staff_token_ttl_seconds: int = setting(
+        900, help="lifetime of an issued staff token (at most an hour)", check=positive
+    )
+    staff_session_max_seconds: int = setting(
+        8 * 3600, help="how long after a staff sign-in its tokens are still renewed", check=positive
+    )
+    staff_login_max_age_seconds: int = setting(
+        300, help="the oldest Telegram Login Widget data (auth_date) a staff sign-in accepts", check=positive
+    )
+    prometheus_url: str = setting(
+        "", help="the operator's Prometheus (http://host:9090) whose firing alerts the console shows"
+    )
 
     def validate(self) -> list[str]:
         problems = super().validate()
+        if self.staff_token_ttl_seconds > STAFF_TOKEN_MAX_SECONDS:
+            problems.append(f"{self.ENV_PREFIX}STAFF_TOKEN_TTL_SECONDS: at most {STAFF_TOKEN_MAX_SECONDS}")
+        if self.staff_session_max_seconds < self.staff_token_ttl_seconds:
+            problems.append(f"{self.ENV_PREFIX}STAFF_SESSION_MAX_SECONDS: at least STAFF_TOKEN_TTL_SECONDS")
         if self.session_max_seconds < self.token_ttl_seconds:
             problems.append(f"{self.ENV_PREFIX}SESSION_MAX_SECONDS: at least TOKEN_TTL_SECONDS")
         if len(self.signal_key) < 16:
@@ -146,12 +190,25 @@ class GatewaySettings(ServiceSettings):
             keys = TokenKeys.from_settings(self.auth_keys)
         except (ValueError, IndexError):
             return []
-        if all(keys.scope_of(kid) is KeyScope.PLAYER for kid in keys.keys):
-            return []
-        return [
-            f"{self.ENV_PREFIX}AUTH_KEYS: in production the gateway holds only player-scoped keys of its"
-            " own (KEY_ID/player:SECRET), never the services' keys"
-        ]
+        problems: list[str] = []
+        own = (KeyScope.PLAYER, KeyScope.STAFF, KeyScope.GATEWAY)
+        if (
+            not all(keys.scope_of(kid) in own for kid in keys.keys)
+            or keys.scope_of(keys.signing_key_id) is not KeyScope.PLAYER
+        ):
+            problems.append(
+                f"{self.ENV_PREFIX}AUTH_KEYS: in production the gateway holds only keys of its own scopes,"
+                " a player-scoped one first (KEY_ID/player:SECRET; the staff door's KEY_ID/staff:SECRET and"
+                " KEY_ID/gateway:SECRET), never the services' keys"
+            )
+        if self.staff_port >= 0:
+            for scope in (KeyScope.STAFF, KeyScope.GATEWAY):
+                if not any(keys.scope_of(kid) is scope for kid in keys.keys):
+                    problems.append(
+                        f"{self.ENV_PREFIX}AUTH_KEYS: the staff door needs a {scope.value}-scoped key"
+                        f" (KEY_ID/{scope.value}:SECRET) in production"
+                    )
+        return problems
 
     @property
     def development(self) -> bool:

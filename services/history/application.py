@@ -22,9 +22,9 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from poker.common.v1 import common_pb2
 from poker.history.v1 import history_pb2
-from service_runtime.errors import AlreadyExists, InvalidArgument, NotFound
+from service_runtime.errors import AlreadyExists, InvalidArgument, NotFound, PermissionDenied
 from services.history import detectors, fair_play_storage, storage
-from services.history.audit_writers import AuditWriter, check_writer
+from services.history.audit_writers import AuditWriter, check_staff_action, check_writer
 from services.history.cashier_statements import StatementLine
 from services.history.exports import open_hand_history, pokerstars
 from services.history.fair_play_cases import FairPlayUseCases, additions, weigh_hand
@@ -264,14 +264,21 @@ class HistoryApplication(FairPlayUseCases):
         return time_us, number
 
     async def list_my_hands(
-        self, viewer: Viewer, *, page_size: int = 0, page_token: str = ""
+        self, viewer: Viewer, *, page_size: int = 0, page_token: str = "", player_id: str = ""
     ) -> tuple[list[history_pb2.HandSummary], str]:
+        """The caller's hands; staff name a player to list theirs (a player only themselves)."""
+        check_id(player_id, "player_id", required=False)
+        whose = player_id or viewer.subject
+        if whose != viewer.subject and not viewer.admin:
+            raise PermissionDenied(
+                "NOT_YOUR_RESOURCE", "a player lists only their own hands", {"field": "player_id"}
+            )
         size = page_size_of(page_size)
-        scope = f"my-hands\x00{viewer.subject}"
+        scope = f"my-hands\x00{viewer.subject}\x00{whose}"
         after = self._position(page_token, scope)
         async with self._sessions() as session:
             listed = await storage.player_hand_list(
-                session, viewer.subject, table_id=None, after=after, limit=size + 1
+                session, whose, table_id=None, after=after, limit=size + 1
             )
         return self._listed_page(listed, size, scope)
 
@@ -392,7 +399,11 @@ class HistoryApplication(FairPlayUseCases):
         check_id(event.event_id, "event.event_id")
         check_code(event.kind, "event.kind")
         check_id(event.actor, "event.actor", required=False)
-        writer = check_writer(writer, event.event_id, event.kind, event.actor)
+        writer = check_writer(
+            writer, event.event_id, event.kind, event.actor, staff_action=event.HasField("staff_action")
+        )
+        if event.HasField("staff_action"):
+            check_staff_action(event.staff_action)
         check_id(event.subject, "event.subject", required=False)
         check_id(event.table_id, "event.table_id", required=False)
         check_text(event.details, "event.details", MAX_DETAILS_LENGTH)

@@ -40,7 +40,10 @@ ACCESS = AccessPolicy.for_service(
         "ExportHands": PLAYERS | SUPPORT | RISK,
         "ListBalanceChanges": PLAYERS | SUPPORT | RISK | FINANCE,
         # Table shards (suspicious play they see) and the lobby, plus support's and risk's notes.
-        "RecordAuditEvent": services(ServiceName.TABLE, ServiceName.LOBBY) | SUPPORT | RISK,
+        # The gateway records the staff's actions through its staff door (audit_writers.py).
+        "RecordAuditEvent": services(ServiceName.TABLE, ServiceName.LOBBY, ServiceName.GATEWAY)
+        | SUPPORT
+        | RISK,
         # The audit trail: every staff job reads it (the staff admin audits the staff).
         "ListAuditEvents": EVERY_STAFF_ROLE,
         # Fair play (rules 17): cases and holds are risk's alone; players never see a flag.

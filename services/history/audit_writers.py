@@ -6,6 +6,9 @@ The trail is append-only and its entries cannot be forged:
   (fair-play cases, holds and their resolution) are nobody else's;
 - the actor recorded is the caller's verified identity: `service:<name>` for a service token, the
   subject for an admin; the request's `actor` may only repeat it;
+- the staff's actions (STAFF_ACTION) are written by the gateway's staff door only, which names the
+  staff member it verified as the actor (a staff name, never a service's or the history's own) and
+  says what they called in `staff_action`; no other event carries a `staff_action`;
 - a writer's event ids live in its own namespace: stored as `<namespace>/<event_id>` (`service:table/…`,
   `admin:<subject>/…`), so no writer can take another's id, nor one of the ids the history service
   derives for its own events (`hold:…`, `auto-hold:…`, `case-opened:…`, …, none of which contains a
@@ -18,8 +21,10 @@ import hashlib
 import re
 from dataclasses import dataclass
 
-from service_runtime.auth import ServiceName
+from poker.history.v1 import history_pb2
+from service_runtime.auth import STAFF_ROLES, ServiceName
 from service_runtime.errors import InvalidArgument, PermissionDenied
+from services.history.records import check_code, check_id, check_text
 
 # Written by the history service itself (fair_play_cases.py, holds.py), never through RecordAuditEvent.
 HISTORY_KINDS = frozenset(
@@ -28,9 +33,11 @@ HISTORY_KINDS = frozenset(
 # The services that record events, each with its kinds (history.proto, AuditEvent.kind): table shards
 # the hands they void, the settlements that failed and the suspicious play they see; the lobby the
 # operators' maintenance switches. A new kind is a line here and in docs/history.md.
+STAFF_ACTION = "STAFF_ACTION"
 SERVICE_KINDS: dict[ServiceName, frozenset[str]] = {
     ServiceName.TABLE: frozenset({"HAND_VOIDED", "SETTLEMENT_FAILED", "SUSPICIOUS_PLAY"}),
     ServiceName.LOBBY: frozenset({"MAINTENANCE_SET"}),
+    ServiceName.GATEWAY: frozenset({STAFF_ACTION}),
 }
 # Admins record by hand what they did outside the platform's RPCs: any kind with this prefix.
 ADMIN_KIND_PREFIX = "OPERATOR_"
@@ -48,6 +55,8 @@ class AuditWriter:
     namespace: str
     kinds: frozenset[str] = frozenset()
     kind_prefix: str = ""
+    # The gateway's staff door: the event's actor is the staff member it names (checked), not itself.
+    names_actor: bool = False
 
     def may_record(self, kind: str) -> bool:
         if kind in HISTORY_KINDS:
@@ -63,7 +72,12 @@ def writer_of(subject: str, *, service: ServiceName | None, admin: bool) -> Audi
     that records events writes as that service; an admin as themselves."""
     if service is not None and service in SERVICE_KINDS:
         name = f"service:{service.value}"
-        return AuditWriter(actor=name, namespace=name, kinds=SERVICE_KINDS[service])
+        return AuditWriter(
+            actor=name,
+            namespace=name,
+            kinds=SERVICE_KINDS[service],
+            names_actor=service is ServiceName.GATEWAY,
+        )
     if admin:
         shown = (
             subject
@@ -75,9 +89,13 @@ def writer_of(subject: str, *, service: ServiceName | None, admin: bool) -> Audi
     return None
 
 
-def check_writer(writer: AuditWriter | None, event_id: str, kind: str, actor: str) -> AuditWriter:
-    """The caller may record this event: its own kind, as itself, with an id of its own size. The
-    fields' formats are checked before (`records.check_id`, `check_code`)."""
+def check_writer(
+    writer: AuditWriter | None, event_id: str, kind: str, actor: str, *, staff_action: bool = False
+) -> AuditWriter:
+    """The caller may record this event: its own kind, as itself (the staff door: as the staff member
+    it names), with an id of its own size; a `staff_action` only on a STAFF_ACTION, which has one.
+    The fields' formats are checked before (`records.check_id`, `check_code`). Returns the writer
+    the event is recorded as."""
     if writer is None or not writer.may_record(kind):
         raise PermissionDenied(
             "ROLE_REQUIRED",
@@ -85,7 +103,21 @@ def check_writer(writer: AuditWriter | None, event_id: str, kind: str, actor: st
             "history writes its own)",
             {"field": "event.kind"},
         )
-    if actor and actor != writer.actor:
+    if staff_action != (kind == STAFF_ACTION):
+        raise InvalidArgument(
+            "FIELD_INVALID",
+            "a STAFF_ACTION carries its staff_action, and no other event does",
+            {"field": "event.staff_action"},
+        )
+    if writer.names_actor:
+        if not _PLAIN_SUBJECT.fullmatch(actor) or actor.startswith(("service:", "admin:", "history-")):
+            raise InvalidArgument(
+                "FIELD_INVALID",
+                "the actor of a staff action is the staff member's name (letters, digits, '.', '_', '@', '-')",
+                {"field": "event.actor"},
+            )
+        writer = AuditWriter(actor=actor, namespace=writer.namespace, kinds=writer.kinds)
+    elif actor and actor != writer.actor:
         raise PermissionDenied(
             "NOT_YOUR_RESOURCE",
             f"the actor is the caller's verified identity ({writer.actor}); leave it empty",
@@ -98,3 +130,26 @@ def check_writer(writer: AuditWriter | None, event_id: str, kind: str, actor: st
             {"field": "event.event_id"},
         )
     return writer
+
+
+# A staff action's words (`why`): what the staff door takes (STAFF_REASON_MAX in the gateway).
+MAX_WHY_LENGTH = 500
+_METHOD = re.compile(r"[A-Za-z0-9_.]{1,100}/[A-Za-z0-9_]{1,60}")
+
+
+def check_staff_action(action: history_pb2.StaffAction) -> None:
+    """A STAFF_ACTION's `staff_action`: staff roles, a `service/Method`, words, a status code name."""
+    field = "event.staff_action"
+    staff = {role.value for role in STAFF_ROLES}
+    if not action.roles or any(role not in staff for role in action.roles) or len(action.roles) > len(staff):
+        raise InvalidArgument("FIELD_INVALID", "roles are staff roles", {"field": f"{field}.roles"})
+    if not _METHOD.fullmatch(action.method):
+        raise InvalidArgument(
+            "FIELD_INVALID", "method is the called `package.Service/Method`", {"field": f"{field}.method"}
+        )
+    check_text(action.why, f"{field}.why", MAX_WHY_LENGTH)
+    check_code(action.code, f"{field}.code")
+    if action.reason:
+        check_code(action.reason, f"{field}.reason")
+    for name in ("room_id", "case_id", "request_id"):
+        check_id(getattr(action, name), f"{field}.{name}", required=False)

@@ -44,7 +44,10 @@ class HistoryServicer(history_pb2_grpc.HistoryServiceServicer):
         self, request: history_pb2.ListMyHandsRequest, context: Any
     ) -> history_pb2.ListMyHandsResponse:
         hands, token = await self._application.list_my_hands(
-            _viewer(), page_size=request.page.page_size, page_token=request.page.page_token
+            _viewer(),
+            page_size=request.page.page_size,
+            page_token=request.page.page_token,
+            player_id=request.player_id,
         )
         return history_pb2.ListMyHandsResponse(
             hands=hands, page=common_pb2.PageResponse(next_page_token=token)

@@ -14,7 +14,17 @@ from datetime import UTC, datetime
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from poker.lobby.v1 import lobby_pb2_grpc
-from service_runtime.access import ANY_CALLER, OPERATIONS, PLAYERS, SUPPORT, AccessPolicy, services
+from service_runtime.access import (
+    ANY_CALLER,
+    EVERY_STAFF_ROLE,
+    FINANCE,
+    OPERATIONS,
+    PLAYERS,
+    RISK,
+    SUPPORT,
+    AccessPolicy,
+    services,
+)
 from service_runtime.auth import ServiceName, TokenKeys
 from service_runtime.database import close_engine, create_engine, create_session_factory
 from service_runtime.process import Assembly
@@ -47,7 +57,8 @@ ACCESS = AccessPolicy.for_service(
         "ListRooms": ANY_CALLER,
         "GetRoom": ANY_CALLER,
         "ListTables": ANY_CALLER,
-        "JoinTable": PLAYERS,
+        # Staff too, to watch (spectate only): the staff door finds a table's shard so.
+        "JoinTable": PLAYERS | EVERY_STAFF_ROLE,
         "RedeemInviteCode": PLAYERS,
         # A player's own profile (the caller's token subject; nobody reads or sets another's).
         "GetMyProfile": PLAYERS,
@@ -70,6 +81,8 @@ ACCESS = AccessPolicy.for_service(
         "UpdateAllowList": OPERATIONS,
         "ListAllowList": OPERATIONS | SUPPORT,
         "CreateInviteCode": OPERATIONS,
+        # Staff looking a player up (the back office's players screen).
+        "FindPlayers": SUPPORT | RISK | FINANCE | OPERATIONS,
     },
 )
 

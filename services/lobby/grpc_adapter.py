@@ -420,6 +420,19 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         )
         return lobby_pb2.GetMyProfileResponse(profile=profile_pb(profile))
 
+    async def FindPlayers(  # noqa: N802
+        self, request: lobby_pb2.FindPlayersRequest, context: Any
+    ) -> lobby_pb2.FindPlayersResponse:
+        found, next_token = await self._profiles.find(
+            request.query, page_size=request.page.page_size, page_token=request.page.page_token
+        )
+        return lobby_pb2.FindPlayersResponse(
+            players=[
+                lobby_pb2.PlayerMatch(player_id=p.player_id, display_name=p.display_name) for p in found
+            ],
+            page=common_pb2.PageResponse(next_page_token=next_token),
+        )
+
     async def SetDisplayName(  # noqa: N802
         self, request: lobby_pb2.SetDisplayNameRequest, context: Any
     ) -> lobby_pb2.SetDisplayNameResponse:

@@ -14,8 +14,8 @@ from dataclasses import dataclass, replace
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from service_runtime.auth import Caller
-from service_runtime.errors import FailedPrecondition, NotFound, Unavailable
+from service_runtime.auth import Caller, Role
+from service_runtime.errors import FailedPrecondition, InvalidArgument, NotFound, Unavailable
 from service_runtime.shard_registry import RoomOwner
 from service_runtime.table_directory import parse_table_id, table_id_for
 from service_runtime.validation import require_player_id
@@ -142,6 +142,14 @@ class Joining:
 
     async def join_table(self, caller: Caller, room_id: str, table_id: str, *, spectate: bool) -> Joined:
         check_id(table_id, "table_id", required=False)
+        if not caller.has(Role.PLAYER) and not (spectate and table_id):
+            # Staff (the staff door finding the shard of a table a staff member views) watch a table
+            # they name; only players take a seat or are sent to (or open) a room's next table.
+            raise InvalidArgument(
+                "FIELD_INVALID",
+                "staff watch a named table: spectate with its table_id (only players take a seat)",
+                {"field": "spectate" if not spectate else "table_id"},
+            )
         async with self._sessions() as session:
             room = await self._catalogue.visible_room(session, caller, room_id)
             if not spectate:

@@ -12,6 +12,8 @@ request id.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import itertools
 import json
 import math
@@ -24,10 +26,11 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from service_runtime.auth import Caller
-from service_runtime.errors import AlreadyExists, FailedPrecondition, Unavailable
+from service_runtime.errors import AlreadyExists, FailedPrecondition, InvalidArgument, Unavailable
 from service_runtime.validation import require_player_id
 from services.lobby import storage
 from services.lobby.avatars import accepted_avatar_url
+from services.lobby.catalogue import after_of, page_size_of
 from services.lobby.display_names import Random, candidates, name_key, normalise, suggestion_from
 from services.lobby.replies import RequestReplies
 from services.lobby.rooms import check_id
@@ -41,6 +44,28 @@ def _taken(display_name: str) -> AlreadyExists:
     return AlreadyExists(
         "DISPLAY_NAME_TAKEN", f"another player is called '{display_name}'", {"field": "display_name"}
     )
+
+
+# FindPlayers (staff): a query is a player id or the start of a display name, this long at most.
+MAX_FIND_QUERY = 64
+_FIND_TOKEN_PREFIX = "find:"
+
+
+def _find_token(key: str, player_id: str) -> str:
+    return _FIND_TOKEN_PREFIX + base64.urlsafe_b64encode(json.dumps([key, player_id]).encode()).decode()
+
+
+def _find_after(page_token: str) -> tuple[str, str] | None:
+    text = after_of(page_token, _FIND_TOKEN_PREFIX)
+    if not text:
+        return None
+    try:
+        key, player_id = json.loads(base64.urlsafe_b64decode(text.encode()))
+        if isinstance(key, str) and isinstance(player_id, str):
+            return key, player_id
+    except (binascii.Error, ValueError, TypeError):
+        pass
+    raise InvalidArgument("PAGE_TOKEN_INVALID", "the page token was not issued by this RPC")
 
 
 def profile_to_json(profile: Profile) -> str:
@@ -111,6 +136,28 @@ class Profiles:
         if found is not None:
             return found
         raise Unavailable("UNAVAILABLE", "no free display name was found; retry")
+
+    async def find(self, query: str, *, page_size: int, page_token: str) -> tuple[list[Profile], str]:
+        """Staff looking a player up: the player whose id is `query`, and those whose display name
+        starts with it (as names are compared: case and width folded), by name; a page of them."""
+        text = query.strip()
+        if not text:
+            raise InvalidArgument("FIELD_REQUIRED", "query is required", {"field": "query"})
+        if len(text) > MAX_FIND_QUERY or any(not ch.isprintable() for ch in text):
+            raise InvalidArgument(
+                "FIELD_INVALID",
+                f"query is a player id or the start of a name of 1-{MAX_FIND_QUERY} printable characters",
+                {"field": "query"},
+            )
+        size = page_size_of(page_size)
+        after = _find_after(page_token)
+        async with self._sessions() as session:
+            rows = await storage.find_profiles(
+                session, player_id=text, key_prefix=name_key(text), after=after, limit=size + 1
+            )
+        found = [Profile(player_id, name, self._clock()) for _, player_id, name in rows[:size]]
+        token = _find_token(rows[size - 1][0], rows[size - 1][1]) if len(rows) > size else ""
+        return found, token
 
     async def set_display_name(self, caller: Caller, request_id: str, fingerprint: str, name: str) -> Profile:
         """The caller's profile with `name` (normalised): DISPLAY_NAME_INVALID, DISPLAY_NAME_TAKEN

@@ -392,6 +392,27 @@ async def name_owner(session: AsyncSession, key: str) -> str | None:
     return None if owner is None else str(owner)
 
 
+async def find_profiles(
+    session: AsyncSession, *, player_id: str, key_prefix: str, after: tuple[str, str] | None, limit: int
+) -> list[tuple[str, str, str]]:
+    """(name key, player id, display name) of the players whose id is `player_id` or whose name's key
+    starts with `key_prefix`, in (name key, player id) order after `after`, at most `limit`."""
+    escaped = key_prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    c = player_profiles.c
+    query = (
+        sa.select(c.name_key, c.player_id, c.display_name)
+        .where(sa.or_(c.player_id == player_id, c.name_key.like(f"{escaped}%", escape="\\")))
+        .order_by(c.name_key, c.player_id)
+        .limit(limit)
+    )
+    if after is not None:
+        query = query.where(
+            sa.tuple_(c.name_key, c.player_id) > sa.tuple_(sa.literal(after[0]), sa.literal(after[1]))
+        )
+    rows = (await session.execute(query)).all()
+    return [(str(r.name_key), str(r.player_id), str(r.display_name)) for r in rows]
+
+
 async def insert_profile(session: AsyncSession, profile: Profile, key: str) -> None:
     """IntegrityError when the player has a profile or another player the name's key."""
     await session.execute(

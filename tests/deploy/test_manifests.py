@@ -345,12 +345,13 @@ def test_the_gateway_is_reached_only_from_the_ingress_over_tls_and_probed_over_h
 ) -> None:
     docs = rendered[overlay]
     assert _callers(docs, "gateway", 50056) == {"ingress-controller"}
+    assert _callers(docs, "gateway", 50057) == {"ingress-controller"}
     (gateway,) = [w for w in _of_kind(docs, "Deployment") if w["metadata"]["name"] == "gateway"]
     (container,) = gateway["spec"]["template"]["spec"]["containers"]
     assert container["command"] == ["python3", "-m", "services.gateway"]
     # Measured like every service: its metrics port, set by the shared ConfigMap it reads.
     ports = {p["name"]: p["containerPort"] for p in container["ports"]}
-    assert ports == {"http": 50056, "metrics": METRICS_PORT}
+    assert ports == {"http": 50056, "staff": 50057, "metrics": METRICS_PORT}
     config_maps = {s["configMapRef"]["name"] for s in container.get("envFrom", []) if "configMapRef" in s}
     assert [name for name in config_maps if re.fullmatch(r"poker-config(-\w+)?", name)]
     assert _config(docs)["data"]["POKER_METRICS_PORT"] == str(METRICS_PORT)
@@ -362,11 +363,32 @@ def test_the_gateway_is_reached_only_from_the_ingress_over_tls_and_probed_over_h
     secrets = {s["secretRef"]["name"] for s in container.get("envFrom", []) if "secretRef" in s}
     assert not [name for name in secrets if name.startswith("poker-auth")]
     assert [name for name in secrets if re.fullmatch(r"poker-gateway(-\w+)?", name)]
-    (ingress,) = _of_kind(docs, "Ingress")
+    ingresses = {i["metadata"]["name"]: i for i in _of_kind(docs, "Ingress")}
+    assert set(ingresses) == {"gateway", "backoffice"}
+    ingress = ingresses["gateway"]
     assert ingress["spec"]["tls"][0]["secretName"] == "poker-gateway-tls"
     (service,) = [s for s in _of_kind(docs, "Service") if s["metadata"]["name"] == "gateway"]
     backend = ingress["spec"]["rules"][0]["http"]["paths"][0]["backend"]["service"]
     assert backend["name"] == service["metadata"]["name"]
+    # Issue 38: the staff door is never reachable through the players' address. The players' Service
+    # has no staff port and their Ingress names only it; the back office has its own Service, host,
+    # certificate and an allow-list of source addresses.
+    assert [p["targetPort"] for p in service["spec"]["ports"]] == ["http"]
+    env = {e["name"]: e.get("value") for e in container.get("env", [])}
+    assert env["POKER_GATEWAY_STAFF_PORT"] == "50057"
+    backoffice = ingresses["backoffice"]
+    (staff_service,) = [s for s in _of_kind(docs, "Service") if s["metadata"]["name"] == "gateway-staff"]
+    assert [p["targetPort"] for p in staff_service["spec"]["ports"]] == ["staff"]
+    (rule,) = backoffice["spec"]["rules"]
+    assert [p["backend"]["service"] for p in rule["http"]["paths"]] == [
+        {"name": "gateway-staff", "port": {"name": "staff"}}
+    ]
+    assert rule["host"] != ingress["spec"]["rules"][0]["host"]
+    assert backoffice["spec"]["tls"][0]["secretName"] == "poker-backoffice-tls"
+    assert backoffice["metadata"]["annotations"]["nginx.ingress.kubernetes.io/whitelist-source-range"]
+    for rule in ingress["spec"]["rules"]:
+        for path in rule["http"]["paths"]:
+            assert path["backend"]["service"]["name"] == "gateway"
     compose = yaml.safe_load((DEPLOY / "compose.yaml").read_text())
     assert compose["services"]["gateway"]["command"] == ["python3", "-m", "services.gateway"]
 

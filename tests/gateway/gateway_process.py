@@ -75,4 +75,28 @@ def url_of(gateway: ServiceProcess) -> str:
     return f"http://{gateway.address}"
 
 
-__all__ = ["Path", "running_gateway", "start_gateway", "stop", "url_of"]
+def staff_address_of(gateway: ServiceProcess, within: float = 30.0) -> str:
+    """The staff door's `host:port` (a gateway started with POKER_GATEWAY_STAFF_PORT), from its log."""
+    import json
+    import time
+
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        for line in list(gateway.lines):
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(record, dict) and record.get("event") == "staff door listening":
+                return str(record["address"])
+        if gateway.process.poll() is not None:
+            break
+        time.sleep(0.05)
+    raise AssertionError("the staff door did not start:\n" + "".join(gateway.lines[-20:]))
+
+
+def staff_url_of(gateway: ServiceProcess) -> str:
+    return f"http://{staff_address_of(gateway)}"
+
+
+__all__ = ["Path", "running_gateway", "staff_address_of", "staff_url_of", "start_gateway", "stop", "url_of"]

@@ -155,6 +155,103 @@ async def test_the_actor_is_the_callers_verified_identity(stub: Stub) -> None:
     }
 
 
+GATEWAY = auth_metadata("gateway", "service")
+
+
+def staff_action(**fields: object) -> history_pb2.StaffAction:
+    base: dict[str, object] = {
+        "roles": ["risk"],
+        "method": "poker.history.v1.HistoryService/HoldPlayer",
+        "why": "dumping pattern, case c-1",
+        "code": "OK",
+        "mutating": True,
+    }
+    return history_pb2.StaffAction(**{**base, **fields})  # type: ignore[arg-type]
+
+
+async def test_only_the_staff_door_records_staff_actions_as_the_staff_member_it_names(stub: Stub) -> None:
+    """Issue 38: every staff call through the gateway's staff door is recorded as STAFF_ACTION by the
+    gateway's own identity, with the staff member it verified as the actor; nobody else writes one."""
+    player = f"p-{uuid.uuid4().hex[:8]}"
+    event = history_pb2.AuditEvent(
+        event_id="sa-1", kind="STAFF_ACTION", actor="rita", subject=player, player_ids=[player],
+        staff_action=staff_action(),
+    )  # fmt: skip
+    assert not (await stub.RecordAuditEvent(record(event), metadata=GATEWAY)).already_recorded
+    assert (await stub.RecordAuditEvent(record(event), metadata=GATEWAY)).already_recorded
+    (stored,) = await events_about(stub, player)
+    assert (stored.actor, stored.event_id, stored.staff_action.why) == (
+        "rita",
+        "service:gateway/sa-1",
+        "dumping pattern, case c-1",
+    )
+    # Searchable by the staff member, as any actor.
+    by_rita = await stub.ListAuditEvents(
+        history_pb2.ListAuditEventsRequest(actor="rita", player_id=player), metadata=ADMIN
+    )
+    assert [e.event_id for e in by_rita.events] == ["service:gateway/sa-1"]
+    # Nobody else records one: not a staff member (as themselves or anyone), not another service.
+    for writer in (TABLE, LOBBY, ADMIN, auth_metadata("rita", "risk")):
+        forged = history_pb2.AuditEvent(
+            event_id="sa-2", kind="STAFF_ACTION", subject=player, staff_action=staff_action()
+        )
+        await expect_error(
+            stub.RecordAuditEvent(record(forged), metadata=writer),
+            grpc.StatusCode.PERMISSION_DENIED,
+            "ROLE_REQUIRED",
+        )
+    # The door names a staff member, never a service or the history's own writers; it writes nothing else.
+    for actor in ("", "service:table", "history-detectors", "a b", "admin:x"):
+        bad = history_pb2.AuditEvent(
+            event_id="sa-3", kind="STAFF_ACTION", actor=actor, subject=player, staff_action=staff_action()
+        )
+        await expect_error(
+            stub.RecordAuditEvent(record(bad), metadata=GATEWAY),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "FIELD_INVALID",
+        )
+    for fields in (
+        {"roles": []},
+        {"roles": ["player"]},
+        {"method": "no method"},
+        {"code": "ok"},
+        {"why": "a\x00b"},
+    ):
+        bad = history_pb2.AuditEvent(
+            event_id="sa-4",
+            kind="STAFF_ACTION",
+            actor="rita",
+            subject=player,
+            staff_action=staff_action(**fields),
+        )
+        await expect_error(
+            stub.RecordAuditEvent(record(bad), metadata=GATEWAY),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "FIELD_INVALID",
+        )
+    without = history_pb2.AuditEvent(event_id="sa-5", kind="STAFF_ACTION", actor="rita", subject=player)
+    await expect_error(
+        stub.RecordAuditEvent(record(without), metadata=GATEWAY),
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "FIELD_INVALID",
+    )
+    other_kind = history_pb2.AuditEvent(event_id="sa-6", kind="HAND_VOIDED", actor="rita", subject=player)
+    await expect_error(
+        stub.RecordAuditEvent(record(other_kind), metadata=GATEWAY),
+        grpc.StatusCode.PERMISSION_DENIED,
+        "ROLE_REQUIRED",
+    )
+    smuggled = history_pb2.AuditEvent(
+        event_id="sa-7", kind="OPERATOR_NOTE", subject=player, staff_action=staff_action()
+    )
+    await expect_error(
+        stub.RecordAuditEvent(record(smuggled), metadata=ADMIN),
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "FIELD_INVALID",
+    )
+    assert [e.event_id for e in await events_about(stub, player)] == ["service:gateway/sa-1"]
+
+
 async def test_each_writer_has_its_own_event_ids_and_retries_are_idempotent_within_them(stub: Stub) -> None:
     subject = f"s-{uuid.uuid4().hex[:8]}"
     writers = [
@@ -418,3 +515,34 @@ async def test_a_hold_id_taken_by_an_event_written_before_this_fix_is_a_conflict
     )
     assert cluster.holds.calls == calls
     assert not await is_held(cluster, player)
+
+
+async def test_the_database_refuses_to_change_or_delete_the_trail(
+    stub: Stub, history_database_url: str
+) -> None:
+    """Issue 38: a staff member cannot edit or delete the trail, even with the database's credentials."""
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.exc import DBAPIError
+
+    from service_runtime.database import sync_url
+
+    player = f"p-{uuid.uuid4().hex[:8]}"
+    event = history_pb2.AuditEvent(
+        event_id="sa-db", kind="STAFF_ACTION", actor="rita", subject=player, player_ids=[player],
+        staff_action=staff_action(),
+    )  # fmt: skip
+    await stub.RecordAuditEvent(record(event), metadata=GATEWAY)
+    engine = create_engine(sync_url(history_database_url))
+    try:
+        for statement in (
+            "UPDATE history_audit_events SET actor = 'someone' WHERE event_id = 'service:gateway/sa-db'",
+            "DELETE FROM history_audit_events WHERE event_id = 'service:gateway/sa-db'",
+            f"DELETE FROM history_audit_event_players WHERE player_id = '{player}'",
+            f"UPDATE history_audit_event_players SET player_id = 'x' WHERE player_id = '{player}'",
+        ):
+            with engine.connect() as connection, pytest.raises(DBAPIError, match="append-only"):
+                connection.execute(text(statement))
+    finally:
+        engine.dispose()
+    (kept,) = await events_about(stub, player)
+    assert kept.actor == "rita"

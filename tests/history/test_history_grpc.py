@@ -393,3 +393,35 @@ async def test_many_hands_at_once_each_stored_once_with_its_own_answer(stub: Stu
     stored = await stub.GetHand(history_pb2.GetHandRequest(hand_id=records[0].hand_id), metadata=ADMIN)
     # Whichever of the two versions of hand 0 came first is stored; the other was refused.
     assert stored.hand.room_id in (records[0].room_id, conflicting.room_id)
+
+
+async def test_staff_list_a_named_players_hands_and_a_player_only_their_own(stub: Stub) -> None:
+    record = varied_records(1, prefix=unique_prefix(), table_id=f"t-{uuid.uuid4().hex[:8]}")[0]
+    await record_all(stub, [record])
+    hero = record.seats[0].player_id
+    support = auth_metadata("sofia", "support")
+    listed = await stub.ListMyHands(history_pb2.ListMyHandsRequest(player_id=hero), metadata=support)
+    assert record.hand_id in [h.hand_id for h in listed.hands]
+    own = await stub.ListMyHands(history_pb2.ListMyHandsRequest(player_id=hero), metadata=player(hero))
+    assert [h.hand_id for h in own.hands] == [h.hand_id for h in listed.hands]
+    await expect_error(
+        stub.ListMyHands(history_pb2.ListMyHandsRequest(player_id=hero), metadata=player("someone-else")),
+        grpc.StatusCode.PERMISSION_DENIED,
+        "NOT_YOUR_RESOURCE",
+    )
+    # A page token is the reader's and the player's: another player's list does not take it.
+    first = await stub.ListMyHands(
+        history_pb2.ListMyHandsRequest(player_id=hero, page=common_pb2.PageRequest(page_size=1)),
+        metadata=support,
+    )
+    if first.page.next_page_token:
+        await expect_error(
+            stub.ListMyHands(
+                history_pb2.ListMyHandsRequest(
+                    player_id="other", page=common_pb2.PageRequest(page_token=first.page.next_page_token)
+                ),
+                metadata=support,
+            ),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "PAGE_TOKEN_INVALID",
+        )

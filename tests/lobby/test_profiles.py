@@ -248,3 +248,58 @@ def test_the_migrations_match_the_declared_tables(migrated_lobby_database: str) 
             assert compare_metadata(context, metadata) == []
     finally:
         engine.dispose()
+
+
+# --- Staff looking a player up (FindPlayers). ---
+
+
+async def find(
+    lobby: Lobby, query: str, page_size: int = 0, page_token: str = ""
+) -> lobby_pb2.FindPlayersResponse:
+    from poker.common.v1 import common_pb2
+
+    reply: lobby_pb2.FindPlayersResponse = await lobby.stub.FindPlayers(
+        lobby_pb2.FindPlayersRequest(
+            query=query, page=common_pb2.PageRequest(page_size=page_size, page_token=page_token)
+        ),
+        metadata=ADMIN,
+    )
+    return reply
+
+
+async def test_staff_find_players_by_id_or_the_start_of_a_name_in_pages(lobby: Lobby) -> None:
+    names = {"find-a1": "Марина", "find-a2": "марат", "find-a3": "Mark_1", "find-a4": "Markus"}
+    for subject, name in names.items():
+        await set_name(lobby, player(subject), f"name-{subject}", name)
+    found = await find(lobby, "МАР")
+    assert [(p.player_id, p.display_name) for p in found.players] == [
+        ("find-a2", "марат"),
+        ("find-a1", "Марина"),
+    ]
+    assert [p.player_id for p in (await find(lobby, "find-a3")).players] == ["find-a3"]
+    # `_` and `%` are letters of the name, not patterns.
+    assert [p.display_name for p in (await find(lobby, "Mark_")).players] == ["Mark_1"]
+    assert (await find(lobby, "Ma%")).players == []
+    # Pages: one at a time, each once, in order.
+    seen: list[str] = []
+    token = ""
+    while True:
+        page = await find(lobby, "ma", page_size=1, page_token=token)
+        seen += [p.player_id for p in page.players]
+        token = page.page.next_page_token
+        if not token:
+            break
+    assert seen == ["find-a3", "find-a4"]  # Latin "ma": not the Cyrillic names
+
+
+async def test_find_players_refuses_bad_input_and_players(lobby: Lobby) -> None:
+    await expect_error(find(lobby, "  "), INVALID, "FIELD_REQUIRED", field="query")
+    await expect_error(find(lobby, "x" * 65), INVALID, "FIELD_INVALID", field="query")
+    await expect_error(find(lobby, "a\x00b"), INVALID, "FIELD_INVALID", field="query")
+    await expect_error(find(lobby, "a", page_token="find:bm90LWpzb24"), INVALID, "PAGE_TOKEN_INVALID")
+    await expect_error(find(lobby, "a", page_token="elsewhere"), INVALID, "PAGE_TOKEN_INVALID")
+    await expect_error(
+        lobby.stub.FindPlayers(lobby_pb2.FindPlayersRequest(query="a"), metadata=ALICE),
+        DENIED,
+        "ROLE_REQUIRED",
+    )

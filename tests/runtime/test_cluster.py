@@ -395,6 +395,10 @@ def test_the_banner_names_what_a_person_can_do_and_grpcurl_only_where_it_is_inst
     assert "make run BOTS=3" in without
     assert "grpcurl" not in without
     assert "grpcurl -plaintext -H" in _usage(endpoints, grpcurl=True)
+    # Issue 38: the back office, on its own port, with the development staff to sign in as.
+    assert "Back office (staff): http://127.0.0.1:50057/ (sign in as olga" in _usage(
+        endpoints, grpcurl=False, staff_port=50057
+    )
 
 
 def test_make_run_s_bots_never_leave_a_turn_to_the_clock() -> None:

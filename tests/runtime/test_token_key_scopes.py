@@ -125,3 +125,40 @@ def test_a_staff_keys_forgery_beyond_its_scope_or_an_hour_is_refused(roles: list
     with pytest.raises(Unauthenticated) as caught:
         verify_token(keys, forged, now=1)
     assert caught.value.reason == "TOKEN_KEY_SCOPE"
+
+
+# The gateway's own identity (it records the staff's actions in the audit trail): a `gateway`-scoped
+# key signs the gateway's service token and nothing else, for at most an hour.
+OWN_IDENTITY = "gs1/gateway:" + "d" * 32
+
+
+def test_a_gateway_scoped_key_signs_only_the_gateways_own_short_service_token() -> None:
+    keys = TokenKeys.from_settings([OWN_IDENTITY, FULL])
+    every = TokenKeys.from_settings([FULL, OWN_IDENTITY])
+    token = mint_token(keys, "gateway", [Role.SERVICE], now=0, ttl_seconds=900)
+    caller = verify_token(every, token, now=1)
+    assert (caller.subject, caller.roles) == ("gateway", frozenset({Role.SERVICE}))
+    for subject, roles in (("table", [Role.SERVICE]), ("gateway", [Role.PLAYER]), ("anna", [Role.FINANCE])):
+        with pytest.raises(ValueError, match="may not sign"):
+            mint_token(keys, subject, roles, now=0, ttl_seconds=900)
+    with pytest.raises(ValueError, match="hour"):
+        mint_token(keys, "gateway", [Role.SERVICE], now=0, ttl_seconds=3601)
+
+
+@pytest.mark.parametrize(
+    ("subject", "roles", "lifetime"),
+    [
+        ("cashier", ["service"], 60),
+        ("payments", ["service"], 60),
+        ("gateway", ["service"], 3601),
+        ("g", ["risk"], 60),
+    ],
+)
+def test_a_gateway_keys_forgery_of_another_identity_is_refused(
+    subject: str, roles: list[str], lifetime: int
+) -> None:
+    keys = TokenKeys.from_settings([FULL, OWN_IDENTITY])
+    forged = _forged_with_secret("gs1", "d" * 32, {"sub": subject, "roles": roles, "iat": 0, "exp": lifetime})
+    with pytest.raises(Unauthenticated) as caught:
+        verify_token(keys, forged, now=1)
+    assert caught.value.reason == "TOKEN_KEY_SCOPE"

@@ -1207,6 +1207,7 @@ NOT_KEYED: Mapping[str, str] = {
         for name in ("ListRooms", "GetRoom", "ListTables", "AuthorizeSeat", "AuthorizeView", "GetMaintenance")
     },
     "lobby.ListAllowList": "a read",
+    "lobby.FindPlayers": "a read",
     "lobby.GetMyProfile": "a read; the profile it makes the first time is the caller's one profile",
     "lobby.JoinTable": "routing: takes no seat; opens a room's next table at most once, by its table id",
     **{f"table.{name}": "a read" for name in ("WatchTable", "SpectateTable", "GetTableSnapshot")},

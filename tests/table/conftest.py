@@ -528,10 +528,32 @@ async def table_world(backends: dict[str, ServiceProcess], **overrides: Any) -> 
                 await channel.close()
             if not stopped:
                 stopped = True
-                await running.stop(grace_seconds=0.2)
-                await assembly.close()
+                await bounded_teardown(running.stop(grace_seconds=0.2), "the shard's server stop")
+                await bounded_teardown(assembly.close(), "the shard's close")
             for proxy in proxies.values():
                 await proxy.close()
+
+
+# A shard's teardown ends within this, or the test fails saying where every task of the loop was
+# (issue 39: one CI run sat 20 minutes after a house-table takeover test, and a hang says nothing).
+TEARDOWN_SECONDS = 60.0
+
+
+async def bounded_teardown(step: Awaitable[object], what: str) -> None:
+    task = asyncio.ensure_future(step)
+    done, _ = await asyncio.wait({task}, timeout=TEARDOWN_SECONDS)
+    if task in done:
+        task.result()
+        return
+    stacks = []
+    for other in asyncio.all_tasks():
+        if other is asyncio.current_task():
+            continue
+        frames = other.get_stack(limit=8)
+        where = " <- ".join(f"{f.f_code.co_name}:{f.f_lineno}" for f in reversed(frames))
+        stacks.append(f"{other.get_name()}: {where}")
+    task.cancel()
+    raise AssertionError(f"{what} did not end in {TEARDOWN_SECONDS:.0f} s; tasks:\n" + "\n".join(stacks))
 
 
 @pytest.fixture

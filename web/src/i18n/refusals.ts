@@ -97,6 +97,10 @@ export const REFUSALS = {
   "reason.FOUR_EYES_REQUIRED": { ru: "Это решение принимает другой сотрудник финансов: свой запрос нельзя одобрить самому.", en: "Another member of finance must decide this: you cannot approve your own request." },
   "reason.FUNDING_REQUEST_NOT_FOUND": { ru: "Такого запроса на пополнение нет.", en: "No such funding request." },
   "reason.FUNDING_ALREADY_DECIDED": { ru: "По этому запросу уже принято решение.", en: "This funding request has already been decided." },
+  "reason.STAFF_REASON_REQUIRED": { ru: "Укажите причину: каждое действие сотрудника записывается в журнал с причиной.", en: "Say why: every staff action is recorded in the audit trail with its reason." },
+  "reason.STAFF_NOT_LISTED": { ru: "Вас нет в списке сотрудников. Обратитесь к администратору.", en: "You are not on the staff list. Ask a staff administrator." },
+  "reason.LOGIN_DATA_INVALID": { ru: "Вход через Telegram не подтверждён. Попробуйте ещё раз.", en: "The Telegram sign-in could not be verified. Try again." },
+  "reason.LOGIN_DATA_EXPIRED": { ru: "Вход через Telegram устарел. Войдите снова.", en: "The Telegram sign-in is too old. Sign in again." },
 
   // The lobby and rooms.
   "reason.ROOM_NOT_FOUND": { ru: "Комната не найдена.", en: "The room was not found." },

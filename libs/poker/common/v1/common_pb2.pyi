@@ -525,6 +525,21 @@ class _ErrorReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ErrorReas
     """FAILED_PRECONDITION: the house funding request was already approved or rejected (under another
     decision id); metadata `state` says how.
     """
+    ERROR_REASON_STAFF_REASON_REQUIRED: _ErrorReason.ValueType  # 1303
+    """INVALID_ARGUMENT: a staff call that changes something says why: the staff door takes it only
+    with the `x-staff-reason` header (the staff member's words, percent-encoded UTF-8, 1 to 500
+    characters), which the audit trail keeps. Nothing was done.
+    """
+    ERROR_REASON_STAFF_NOT_LISTED: _ErrorReason.ValueType  # 1304
+    """PERMISSION_DENIED: the staff allow-list does not name this person (or no longer does): no staff
+    token is issued. Ask a staff administrator to add you.
+    """
+    ERROR_REASON_LOGIN_DATA_INVALID: _ErrorReason.ValueType  # 1305
+    """UNAUTHENTICATED: the Telegram Login Widget's data is malformed or its signature does not verify."""
+    ERROR_REASON_LOGIN_DATA_EXPIRED: _ErrorReason.ValueType  # 1306
+    """UNAUTHENTICATED: the Telegram Login Widget's data is older than the staff door accepts (or dated
+    ahead): sign in again.
+    """
     ERROR_REASON_HEADER_INVALID: _ErrorReason.ValueType  # 1250
     """Issue 41: the gateway's HTTP edge (1250-1269).
     INVALID_ARGUMENT: a request header is not text (a name that is not ASCII, a value that is not
@@ -966,6 +981,21 @@ ERROR_REASON_FUNDING_REQUEST_NOT_FOUND: ErrorReason.ValueType  # 1301
 ERROR_REASON_FUNDING_ALREADY_DECIDED: ErrorReason.ValueType  # 1302
 """FAILED_PRECONDITION: the house funding request was already approved or rejected (under another
 decision id); metadata `state` says how.
+"""
+ERROR_REASON_STAFF_REASON_REQUIRED: ErrorReason.ValueType  # 1303
+"""INVALID_ARGUMENT: a staff call that changes something says why: the staff door takes it only
+with the `x-staff-reason` header (the staff member's words, percent-encoded UTF-8, 1 to 500
+characters), which the audit trail keeps. Nothing was done.
+"""
+ERROR_REASON_STAFF_NOT_LISTED: ErrorReason.ValueType  # 1304
+"""PERMISSION_DENIED: the staff allow-list does not name this person (or no longer does): no staff
+token is issued. Ask a staff administrator to add you.
+"""
+ERROR_REASON_LOGIN_DATA_INVALID: ErrorReason.ValueType  # 1305
+"""UNAUTHENTICATED: the Telegram Login Widget's data is malformed or its signature does not verify."""
+ERROR_REASON_LOGIN_DATA_EXPIRED: ErrorReason.ValueType  # 1306
+"""UNAUTHENTICATED: the Telegram Login Widget's data is older than the staff door accepts (or dated
+ahead): sign in again.
 """
 ERROR_REASON_HEADER_INVALID: ErrorReason.ValueType  # 1250
 """Issue 41: the gateway's HTTP edge (1250-1269).

@@ -54,7 +54,9 @@ class HistoryService(Protocol):
 
     async def list_my_hands(self, request: ListMyHandsRequest, ctx: RequestContext[ListMyHandsRequest, ListMyHandsResponse], /) -> ListMyHandsResponse:
         """
-        ListMyHands lists the caller's hands, newest first. Errors: INVALID_ARGUMENT PAGE_TOKEN_INVALID.
+        ListMyHands lists the caller's hands, newest first; staff (support, risk) name a player to list
+        theirs. Errors: INVALID_ARGUMENT PAGE_TOKEN_INVALID, FIELD_INVALID; PERMISSION_DENIED
+        NOT_YOUR_RESOURCE (a player naming another player).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -406,7 +408,9 @@ class HistoryServiceClient(ConnectClient):
         timeout_ms: int | None = None,
     ) -> ListMyHandsResponse:
         """
-        ListMyHands lists the caller's hands, newest first. Errors: INVALID_ARGUMENT PAGE_TOKEN_INVALID.
+        ListMyHands lists the caller's hands, newest first; staff (support, risk) name a player to list
+        theirs. Errors: INVALID_ARGUMENT PAGE_TOKEN_INVALID, FIELD_INVALID; PERMISSION_DENIED
+        NOT_YOUR_RESOURCE (a player naming another player).
         """
         return await self.execute_unary(
             request=request,
@@ -740,7 +744,9 @@ class HistoryServiceSync(Protocol):
 
     def list_my_hands(self, request: ListMyHandsRequest, ctx: RequestContext[ListMyHandsRequest, ListMyHandsResponse], /) -> ListMyHandsResponse:
         """
-        ListMyHands lists the caller's hands, newest first. Errors: INVALID_ARGUMENT PAGE_TOKEN_INVALID.
+        ListMyHands lists the caller's hands, newest first; staff (support, risk) name a player to list
+        theirs. Errors: INVALID_ARGUMENT PAGE_TOKEN_INVALID, FIELD_INVALID; PERMISSION_DENIED
+        NOT_YOUR_RESOURCE (a player naming another player).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -1090,7 +1096,9 @@ class HistoryServiceClientSync(ConnectClientSync):
         timeout_ms: int | None = None,
     ) -> ListMyHandsResponse:
         """
-        ListMyHands lists the caller's hands, newest first. Errors: INVALID_ARGUMENT PAGE_TOKEN_INVALID.
+        ListMyHands lists the caller's hands, newest first; staff (support, risk) name a player to list
+        theirs. Errors: INVALID_ARGUMENT PAGE_TOKEN_INVALID, FIELD_INVALID; PERMISSION_DENIED
+        NOT_YOUR_RESOURCE (a player naming another player).
         """
         return self.execute_unary(
             request=request,

@@ -791,6 +791,11 @@ class ListMyHandsRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     PAGE_FIELD_NUMBER: _builtins.int
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    player_id: _builtins.str
+    """Staff only: the player whose hands to list (empty: the caller's own). A player may name only
+    themselves.
+    """
     @_builtins.property
     def page(self) -> _common_pb2.PageRequest:
         """The page to return."""
@@ -799,10 +804,11 @@ class ListMyHandsRequest(_message.Message):
         self,
         *,
         page: _common_pb2.PageRequest | None = ...,
+        player_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["page", b"page"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["page", b"page"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["page", b"page", "player_id", b"player_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1127,6 +1133,7 @@ class AuditEvent(_message.Message):
     PLAYER_IDS_FIELD_NUMBER: _builtins.int
     TABLE_ID_FIELD_NUMBER: _builtins.int
     HAND_IDS_FIELD_NUMBER: _builtins.int
+    STAFF_ACTION_FIELD_NUMBER: _builtins.int
     event_id: _builtins.str
     """The event id, the idempotency key. In RecordAuditEvent, the writer's own id (1 to 64 printable
     ASCII characters without spaces); stored and listed as `<writer's namespace>/<event_id>`. The
@@ -1144,7 +1151,8 @@ class AuditEvent(_message.Message):
     FAIR_PLAY_CASE_OPENED (a detector opened a case; subject is the case id), PLAYER_HELD and
     PLAYER_RELEASED (an admin's hold, actor the admin; or a strong case's automatic withdrawal hold,
     actor `history-detectors`, released by an admin's ResolveCase), FAIR_PLAY_CASE_RESOLVED (an
-    admin's ResolveCase; subject is the case id).
+    admin's ResolveCase; subject is the case id), and STAFF_ACTION (a staff member's call through
+    the staff door, recorded by the gateway; `staff_action` says what and how it was answered).
     """
     subject: _builtins.str
     """What it concerns (a hand, table, room or player id)."""
@@ -1164,6 +1172,12 @@ class AuditEvent(_message.Message):
     def hand_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """The hands that are the evidence, possibly empty."""
 
+    @_builtins.property
+    def staff_action(self) -> Global___StaffAction:
+        """For STAFF_ACTION (recorded by the gateway's staff door, never by anyone else): the call a staff
+        member made and its answer; `actor` is the staff member.
+        """
+
     def __init__(
         self,
         *,
@@ -1176,14 +1190,73 @@ class AuditEvent(_message.Message):
         player_ids: _abc.Iterable[_builtins.str] | None = ...,
         table_id: _builtins.str = ...,
         hand_ids: _abc.Iterable[_builtins.str] | None = ...,
+        staff_action: Global___StaffAction | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["time", b"time"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["staff_action", b"staff_action", "time", b"time"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["actor", b"actor", "details", b"details", "event_id", b"event_id", "hand_ids", b"hand_ids", "kind", b"kind", "player_ids", b"player_ids", "subject", b"subject", "table_id", b"table_id", "time", b"time"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["actor", b"actor", "details", b"details", "event_id", b"event_id", "hand_ids", b"hand_ids", "kind", b"kind", "player_ids", b"player_ids", "staff_action", b"staff_action", "subject", b"subject", "table_id", b"table_id", "time", b"time"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___AuditEvent: _TypeAlias = AuditEvent  # noqa: Y015
+
+@_typing.final
+class StaffAction(_message.Message):
+    """StaffAction is one call a staff member made through the staff door (docs/backoffice.md "The audit
+    trail").
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ROLES_FIELD_NUMBER: _builtins.int
+    METHOD_FIELD_NUMBER: _builtins.int
+    WHY_FIELD_NUMBER: _builtins.int
+    CODE_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    ROOM_ID_FIELD_NUMBER: _builtins.int
+    CASE_ID_FIELD_NUMBER: _builtins.int
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    MUTATING_FIELD_NUMBER: _builtins.int
+    method: _builtins.str
+    """The method called (`poker.cashier.v1.CashierService/DecideHouseFunding`)."""
+    why: _builtins.str
+    """Why, in the staff member's words (required for every call that changes something)."""
+    code: _builtins.str
+    """The answer's status code name (`OK`, `PERMISSION_DENIED`, ...)."""
+    reason: _builtins.str
+    """The answer's catalogue reason, empty when OK."""
+    room_id: _builtins.str
+    """The room the call named, if any."""
+    case_id: _builtins.str
+    """The fair-play case the call named, if any."""
+    request_id: _builtins.str
+    """The call's own request id (its idempotency key), if it has one."""
+    mutating: _builtins.bool
+    """True when the call changes something (not a read)."""
+    @_builtins.property
+    def roles(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The roles the staff member's token held."""
+
+    def __init__(
+        self,
+        *,
+        roles: _abc.Iterable[_builtins.str] | None = ...,
+        method: _builtins.str = ...,
+        why: _builtins.str = ...,
+        code: _builtins.str = ...,
+        reason: _builtins.str = ...,
+        room_id: _builtins.str = ...,
+        case_id: _builtins.str = ...,
+        request_id: _builtins.str = ...,
+        mutating: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["case_id", b"case_id", "code", b"code", "method", b"method", "mutating", b"mutating", "reason", b"reason", "request_id", b"request_id", "roles", b"roles", "room_id", b"room_id", "why", b"why"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___StaffAction: _TypeAlias = StaffAction  # noqa: Y015
 
 @_typing.final
 class RecordAuditEventRequest(_message.Message):

@@ -120,7 +120,9 @@ class HistoryServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ListMyHands(self, request, context):
-        """ListMyHands lists the caller's hands, newest first. Errors: INVALID_ARGUMENT PAGE_TOKEN_INVALID.
+        """ListMyHands lists the caller's hands, newest first; staff (support, risk) name a player to list
+        theirs. Errors: INVALID_ARGUMENT PAGE_TOKEN_INVALID, FIELD_INVALID; PERMISSION_DENIED
+        NOT_YOUR_RESOURCE (a player naming another player).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

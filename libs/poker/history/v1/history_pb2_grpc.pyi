@@ -43,7 +43,10 @@ class HistoryServiceStub:
     ROLE_REQUIRED; ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
     """
     ListMyHands: _grpc.UnaryUnaryMultiCallable[_history_pb2.ListMyHandsRequest, _history_pb2.ListMyHandsResponse]
-    """ListMyHands lists the caller's hands, newest first. Errors: INVALID_ARGUMENT PAGE_TOKEN_INVALID."""
+    """ListMyHands lists the caller's hands, newest first; staff (support, risk) name a player to list
+    theirs. Errors: INVALID_ARGUMENT PAGE_TOKEN_INVALID, FIELD_INVALID; PERMISSION_DENIED
+    NOT_YOUR_RESOURCE (a player naming another player).
+    """
     GetHand: _grpc.UnaryUnaryMultiCallable[_history_pb2.GetHandRequest, _history_pb2.GetHandResponse]
     """GetHand returns one hand filtered for the caller (a participant sees their own cards and shown
     cards; support and risk see everything). Errors: NOT_FOUND HAND_NOT_FOUND (also for a hand the caller
@@ -141,7 +144,10 @@ class HistoryServiceAsyncStub(HistoryServiceStub):
     ROLE_REQUIRED; ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
     """
     ListMyHands: _aio.UnaryUnaryMultiCallable[_history_pb2.ListMyHandsRequest, _history_pb2.ListMyHandsResponse]  # type: ignore[assignment]
-    """ListMyHands lists the caller's hands, newest first. Errors: INVALID_ARGUMENT PAGE_TOKEN_INVALID."""
+    """ListMyHands lists the caller's hands, newest first; staff (support, risk) name a player to list
+    theirs. Errors: INVALID_ARGUMENT PAGE_TOKEN_INVALID, FIELD_INVALID; PERMISSION_DENIED
+    NOT_YOUR_RESOURCE (a player naming another player).
+    """
     GetHand: _aio.UnaryUnaryMultiCallable[_history_pb2.GetHandRequest, _history_pb2.GetHandResponse]  # type: ignore[assignment]
     """GetHand returns one hand filtered for the caller (a participant sees their own cards and shown
     cards; support and risk see everything). Errors: NOT_FOUND HAND_NOT_FOUND (also for a hand the caller
@@ -248,7 +254,10 @@ class HistoryServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _history_pb2.ListMyHandsRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_history_pb2.ListMyHandsResponse, _abc.Awaitable[_history_pb2.ListMyHandsResponse]]:
-        """ListMyHands lists the caller's hands, newest first. Errors: INVALID_ARGUMENT PAGE_TOKEN_INVALID."""
+        """ListMyHands lists the caller's hands, newest first; staff (support, risk) name a player to list
+        theirs. Errors: INVALID_ARGUMENT PAGE_TOKEN_INVALID, FIELD_INVALID; PERMISSION_DENIED
+        NOT_YOUR_RESOURCE (a player naming another player).
+        """
 
     @_abc_1.abstractmethod
     def GetHand(

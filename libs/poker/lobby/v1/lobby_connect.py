@@ -21,7 +21,7 @@ from connectrpc.protocol import ProtocolType
 from connectrpc.server import ConnectASGIApplication, ConnectWSGIApplication, DEFAULT_READ_MAX_BYTES, Endpoint, EndpointSync
 from pyqwest import Client, SyncClient
 
-from .lobby_pb2 import AuthorizeSeatRequest, AuthorizeSeatResponse, AuthorizeViewRequest, AuthorizeViewResponse, CreateInviteCodeRequest, CreateInviteCodeResponse, CreateRoomRequest, CreateRoomResponse, DisableRoomRequest, DisableRoomResponse, EnableRoomRequest, EnableRoomResponse, GetMaintenanceRequest, GetMaintenanceResponse, GetMyProfileRequest, GetMyProfileResponse, GetRoomRequest, GetRoomResponse, JoinTableRequest, JoinTableResponse, ListAllowListRequest, ListAllowListResponse, ListRoomsRequest, ListRoomsResponse, ListTablesRequest, ListTablesResponse, RecordSignInPhotoRequest, RecordSignInPhotoResponse, RedeemInviteCodeRequest, RedeemInviteCodeResponse, SetDisplayNameRequest, SetDisplayNameResponse, SetMaintenanceRequest, SetMaintenanceResponse, SetShowAvatarRequest, SetShowAvatarResponse, UpdateAllowListRequest, UpdateAllowListResponse, UpdateRoomRequest, UpdateRoomResponse
+from .lobby_pb2 import AuthorizeSeatRequest, AuthorizeSeatResponse, AuthorizeViewRequest, AuthorizeViewResponse, CreateInviteCodeRequest, CreateInviteCodeResponse, CreateRoomRequest, CreateRoomResponse, DisableRoomRequest, DisableRoomResponse, EnableRoomRequest, EnableRoomResponse, FindPlayersRequest, FindPlayersResponse, GetMaintenanceRequest, GetMaintenanceResponse, GetMyProfileRequest, GetMyProfileResponse, GetRoomRequest, GetRoomResponse, JoinTableRequest, JoinTableResponse, ListAllowListRequest, ListAllowListResponse, ListRoomsRequest, ListRoomsResponse, ListTablesRequest, ListTablesResponse, RecordSignInPhotoRequest, RecordSignInPhotoResponse, RedeemInviteCodeRequest, RedeemInviteCodeResponse, SetDisplayNameRequest, SetDisplayNameResponse, SetMaintenanceRequest, SetMaintenanceResponse, SetShowAvatarRequest, SetShowAvatarResponse, UpdateAllowListRequest, UpdateAllowListResponse, UpdateRoomRequest, UpdateRoomResponse
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, Iterable, Mapping
@@ -221,6 +221,15 @@ class LobbyService(Protocol):
         CreateInviteCode issues an invite code for a room's allow-list, or with an empty room id for
         the lobby-wide list (operations). Idempotent by `request_id`.
         Errors: ROOM_NOT_FOUND, FIELD_INVALID, ROLE_REQUIRED, IDEMPOTENCY_CONFLICT.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    async def find_players(self, request: FindPlayersRequest, ctx: RequestContext[FindPlayersRequest, FindPlayersResponse], /) -> FindPlayersResponse:
+        """
+        FindPlayers finds players by an exact player id or a display-name prefix (case-insensitive), for
+        staff looking a player up (support, risk, finance, operations); at most a page of matches,
+        ordered by display name. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID,
+        PAGE_TOKEN_INVALID; PERMISSION_DENIED ROLE_REQUIRED.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -457,6 +466,17 @@ class LobbyServiceASGIApplication(ConnectASGIApplication[LobbyService]):
                         stream_type=StreamType.UNARY,
                     ),
                     function=svc.create_invite_code,
+                ),
+                "/poker.lobby.v1.LobbyService/FindPlayers": Endpoint.unary(
+                    method=MethodInfo(
+                        name="FindPlayers",
+                        service_name="poker.lobby.v1.LobbyService",
+                        input=FindPlayersRequest,
+                        output=FindPlayersResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.find_players,
                 ),
             },
             interceptors=interceptors,
@@ -1022,6 +1042,32 @@ class LobbyServiceClient(ConnectClient):
             headers=headers,
             timeout_ms=timeout_ms,
         )
+    async def find_players(
+        self,
+        request: FindPlayersRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> FindPlayersResponse:
+        """
+        FindPlayers finds players by an exact player id or a display-name prefix (case-insensitive), for
+        staff looking a player up (support, risk, finance, operations); at most a page of matches,
+        ordered by display name. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID,
+        PAGE_TOKEN_INVALID; PERMISSION_DENIED ROLE_REQUIRED.
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="FindPlayers",
+                service_name="poker.lobby.v1.LobbyService",
+                input=FindPlayersRequest,
+                output=FindPlayersResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
 
 class LobbyServiceSync(Protocol):
     """
@@ -1207,6 +1253,15 @@ class LobbyServiceSync(Protocol):
         CreateInviteCode issues an invite code for a room's allow-list, or with an empty room id for
         the lobby-wide list (operations). Idempotent by `request_id`.
         Errors: ROOM_NOT_FOUND, FIELD_INVALID, ROLE_REQUIRED, IDEMPOTENCY_CONFLICT.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    def find_players(self, request: FindPlayersRequest, ctx: RequestContext[FindPlayersRequest, FindPlayersResponse], /) -> FindPlayersResponse:
+        """
+        FindPlayers finds players by an exact player id or a display-name prefix (case-insensitive), for
+        staff looking a player up (support, risk, finance, operations); at most a page of matches,
+        ordered by display name. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID,
+        PAGE_TOKEN_INVALID; PERMISSION_DENIED ROLE_REQUIRED.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -1441,6 +1496,17 @@ class LobbyServiceWSGIApplication(ConnectWSGIApplication):
                         stream_type=StreamType.UNARY,
                     ),
                     function=service.create_invite_code,
+                ),
+                "/poker.lobby.v1.LobbyService/FindPlayers": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="FindPlayers",
+                        service_name="poker.lobby.v1.LobbyService",
+                        input=FindPlayersRequest,
+                        output=FindPlayersResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=service.find_players,
                 ),
             },
             interceptors=interceptors,
@@ -2000,6 +2066,32 @@ class LobbyServiceClientSync(ConnectClientSync):
                 service_name="poker.lobby.v1.LobbyService",
                 input=CreateInviteCodeRequest,
                 output=CreateInviteCodeResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    def find_players(
+        self,
+        request: FindPlayersRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> FindPlayersResponse:
+        """
+        FindPlayers finds players by an exact player id or a display-name prefix (case-insensitive), for
+        staff looking a player up (support, risk, finance, operations); at most a page of matches,
+        ordered by display name. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID,
+        PAGE_TOKEN_INVALID; PERMISSION_DENIED ROLE_REQUIRED.
+        """
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="FindPlayers",
+                service_name="poker.lobby.v1.LobbyService",
+                input=FindPlayersRequest,
+                output=FindPlayersResponse,
                 idempotency_level=IdempotencyLevel.UNKNOWN,
                 stream_type=StreamType.UNARY,
             ),

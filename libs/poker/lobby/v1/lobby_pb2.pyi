@@ -1570,3 +1570,87 @@ class CreateInviteCodeResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___CreateInviteCodeResponse: _TypeAlias = CreateInviteCodeResponse  # noqa: Y015
+
+@_typing.final
+class FindPlayersRequest(_message.Message):
+    """FindPlayersRequest names what to look for."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    QUERY_FIELD_NUMBER: _builtins.int
+    PAGE_FIELD_NUMBER: _builtins.int
+    query: _builtins.str
+    """A player id (matched exactly) or the start of a display name (1 to 64 characters)."""
+    @_builtins.property
+    def page(self) -> _common_pb2.PageRequest:
+        """The page to return."""
+
+    def __init__(
+        self,
+        *,
+        query: _builtins.str = ...,
+        page: _common_pb2.PageRequest | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["page", b"page"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["page", b"page", "query", b"query"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___FindPlayersRequest: _TypeAlias = FindPlayersRequest  # noqa: Y015
+
+@_typing.final
+class PlayerMatch(_message.Message):
+    """PlayerMatch is one player found."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    DISPLAY_NAME_FIELD_NUMBER: _builtins.int
+    player_id: _builtins.str
+    """The player's id."""
+    display_name: _builtins.str
+    """Their display name (empty when they never chose one)."""
+    def __init__(
+        self,
+        *,
+        player_id: _builtins.str = ...,
+        display_name: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["display_name", b"display_name", "player_id", b"player_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PlayerMatch: _TypeAlias = PlayerMatch  # noqa: Y015
+
+@_typing.final
+class FindPlayersResponse(_message.Message):
+    """FindPlayersResponse is one page of matches."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PLAYERS_FIELD_NUMBER: _builtins.int
+    PAGE_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def players(self) -> _containers.RepeatedCompositeFieldContainer[Global___PlayerMatch]:
+        """The players found."""
+
+    @_builtins.property
+    def page(self) -> _common_pb2.PageResponse:
+        """How to get the next page."""
+
+    def __init__(
+        self,
+        *,
+        players: _abc.Iterable[Global___PlayerMatch] | None = ...,
+        page: _common_pb2.PageResponse | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["page", b"page"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["page", b"page", "players", b"players"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___FindPlayersResponse: _TypeAlias = FindPlayersResponse  # noqa: Y015

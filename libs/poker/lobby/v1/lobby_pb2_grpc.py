@@ -141,6 +141,11 @@ class LobbyServiceStub:
                 request_serializer=poker_dot_lobby_dot_v1_dot_lobby__pb2.CreateInviteCodeRequest.SerializeToString,
                 response_deserializer=poker_dot_lobby_dot_v1_dot_lobby__pb2.CreateInviteCodeResponse.FromString,
                 _registered_method=True)
+        self.FindPlayers = channel.unary_unary(
+                '/poker.lobby.v1.LobbyService/FindPlayers',
+                request_serializer=poker_dot_lobby_dot_v1_dot_lobby__pb2.FindPlayersRequest.SerializeToString,
+                response_deserializer=poker_dot_lobby_dot_v1_dot_lobby__pb2.FindPlayersResponse.FromString,
+                _registered_method=True)
 
 
 class LobbyServiceServicer:
@@ -350,6 +355,16 @@ class LobbyServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def FindPlayers(self, request, context):
+        """FindPlayers finds players by an exact player id or a display-name prefix (case-insensitive), for
+        staff looking a player up (support, risk, finance, operations); at most a page of matches,
+        ordered by display name. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID,
+        PAGE_TOKEN_INVALID; PERMISSION_DENIED ROLE_REQUIRED.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_LobbyServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -452,6 +467,11 @@ def add_LobbyServiceServicer_to_server(servicer, server):
                     servicer.CreateInviteCode,
                     request_deserializer=poker_dot_lobby_dot_v1_dot_lobby__pb2.CreateInviteCodeRequest.FromString,
                     response_serializer=poker_dot_lobby_dot_v1_dot_lobby__pb2.CreateInviteCodeResponse.SerializeToString,
+            ),
+            'FindPlayers': grpc.unary_unary_rpc_method_handler(
+                    servicer.FindPlayers,
+                    request_deserializer=poker_dot_lobby_dot_v1_dot_lobby__pb2.FindPlayersRequest.FromString,
+                    response_serializer=poker_dot_lobby_dot_v1_dot_lobby__pb2.FindPlayersResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1001,6 +1021,33 @@ class LobbyService:
             '/poker.lobby.v1.LobbyService/CreateInviteCode',
             poker_dot_lobby_dot_v1_dot_lobby__pb2.CreateInviteCodeRequest.SerializeToString,
             poker_dot_lobby_dot_v1_dot_lobby__pb2.CreateInviteCodeResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def FindPlayers(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/poker.lobby.v1.LobbyService/FindPlayers',
+            poker_dot_lobby_dot_v1_dot_lobby__pb2.FindPlayersRequest.SerializeToString,
+            poker_dot_lobby_dot_v1_dot_lobby__pb2.FindPlayersResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -157,6 +157,12 @@ class LobbyServiceStub:
     the lobby-wide list (operations). Idempotent by `request_id`.
     Errors: ROOM_NOT_FOUND, FIELD_INVALID, ROLE_REQUIRED, IDEMPOTENCY_CONFLICT.
     """
+    FindPlayers: _grpc.UnaryUnaryMultiCallable[_lobby_pb2.FindPlayersRequest, _lobby_pb2.FindPlayersResponse]
+    """FindPlayers finds players by an exact player id or a display-name prefix (case-insensitive), for
+    staff looking a player up (support, risk, finance, operations); at most a page of matches,
+    ordered by display name. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID,
+    PAGE_TOKEN_INVALID; PERMISSION_DENIED ROLE_REQUIRED.
+    """
 
 @_typing.type_check_only
 class LobbyServiceAsyncStub(LobbyServiceStub):
@@ -286,6 +292,12 @@ class LobbyServiceAsyncStub(LobbyServiceStub):
     """CreateInviteCode issues an invite code for a room's allow-list, or with an empty room id for
     the lobby-wide list (operations). Idempotent by `request_id`.
     Errors: ROOM_NOT_FOUND, FIELD_INVALID, ROLE_REQUIRED, IDEMPOTENCY_CONFLICT.
+    """
+    FindPlayers: _aio.UnaryUnaryMultiCallable[_lobby_pb2.FindPlayersRequest, _lobby_pb2.FindPlayersResponse]  # type: ignore[assignment]
+    """FindPlayers finds players by an exact player id or a display-name prefix (case-insensitive), for
+    staff looking a player up (support, risk, finance, operations); at most a page of matches,
+    ordered by display name. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID,
+    PAGE_TOKEN_INVALID; PERMISSION_DENIED ROLE_REQUIRED.
     """
 
 class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -533,6 +545,18 @@ class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
         """CreateInviteCode issues an invite code for a room's allow-list, or with an empty room id for
         the lobby-wide list (operations). Idempotent by `request_id`.
         Errors: ROOM_NOT_FOUND, FIELD_INVALID, ROLE_REQUIRED, IDEMPOTENCY_CONFLICT.
+        """
+
+    @_abc_1.abstractmethod
+    def FindPlayers(
+        self,
+        request: _lobby_pb2.FindPlayersRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_lobby_pb2.FindPlayersResponse, _abc.Awaitable[_lobby_pb2.FindPlayersResponse]]:
+        """FindPlayers finds players by an exact player id or a display-name prefix (case-insensitive), for
+        staff looking a player up (support, risk, finance, operations); at most a page of matches,
+        ordered by display name. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID,
+        PAGE_TOKEN_INVALID; PERMISSION_DENIED ROLE_REQUIRED.
         """
 
 def add_LobbyServiceServicer_to_server(servicer: LobbyServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -1,0 +1,307 @@
+"""The staff's front door (issue 38, docs/backoffice.md): a listener of its own beside the players'
+address, staff sign-in from the Telegram Login Widget (or a listed development name) for the people
+the staff allow-list names, short staff tokens naming their roles, each call's role checked at the
+door, every change said why, and every staff action in history's audit trail, as real processes:
+the five services and the gateway, called over raw Connect HTTP as a browser would."""
+
+from __future__ import annotations
+
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pytest
+
+from poker.cashier.v1 import cashier_pb2
+from poker.common.v1 import common_pb2
+from poker.gateway.v1 import gateway_pb2, staff_pb2
+from poker.history.v1 import history_pb2
+from poker.lobby.v1 import lobby_pb2
+from service_runtime.auth import STAFF_ROLES, TokenKeys, verify_token
+from service_runtime.service_settings import DEV_KEY_ID, DEV_SIGNING_KEY
+from service_runtime.testing import auth_metadata
+from tests.gateway.connect_http import Outcome, call
+from tests.gateway.gateway_process import running_gateway, staff_address_of
+from tests.gateway.telegram_login_signing import signed_login
+from tests.security.service_processes import ServiceProcess, running_services
+
+BOT_TOKEN = "123456789:TEST-bot-token-for-the-gateway-tests-only"
+STAFF_LIST = (
+    "1001=olga:operations+support;1002=rita:risk;1003=fedor:finance;1004=fiona:finance;1005=adam:admin"
+)
+KEYS = TokenKeys.from_settings([f"{DEV_KEY_ID}:{DEV_SIGNING_KEY}"])
+STAFF = "/poker.gateway.v1.StaffGatewayService"
+LOBBY = "/poker.lobby.v1.LobbyService"
+HISTORY = "/poker.history.v1.HistoryService"
+CASHIER = "/poker.cashier.v1.CashierService"
+
+
+@dataclass
+class Doors:
+    services: dict[str, ServiceProcess]
+    gateway: ServiceProcess
+    staff: str  # the staff door's host:port
+    players: str  # the players' door's host:port
+
+
+@pytest.fixture(scope="module")
+def doors(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Doors]:
+    with (
+        running_services(tmp_path_factory.mktemp("staff-door")) as services,
+        running_gateway(
+            services,
+            {
+                "POKER_GATEWAY_TELEGRAM_BOT_TOKEN": BOT_TOKEN,
+                "POKER_GATEWAY_STAFF_PORT": "0",
+                "POKER_GATEWAY_STAFF_ALLOW_LIST": STAFF_LIST,
+                "POKER_GATEWAY_STAFF_BOT_USERNAME": "poker_staff_bot",
+                "POKER_GATEWAY_SIGN_INS_PER_MINUTE_PER_ADDRESS": "600",
+            },
+        ) as gateway,
+    ):
+        yield Doors(services, gateway, staff_address_of(gateway), gateway.address)
+
+
+def staff_call(
+    doors: Doors, path: str, message: object, *, token: str = "", why: str = "", address: str = ""
+) -> Outcome:
+    headers = {"x-staff-reason": urllib.parse.quote(why)} if why else {}
+    return call(address or doors.staff, path, message.SerializeToString(), token=token, headers=headers)  # type: ignore[attr-defined]
+
+
+def sign_in(doors: Doors, name: str) -> staff_pb2.StaffSession:
+    outcome = staff_call(doors, f"{STAFF}/StaffSignIn", staff_pb2.StaffSignInRequest(development_name=name))
+    assert outcome.code == "ok", outcome.label
+    return staff_pb2.StaffSignInResponse.FromString(outcome.body).session
+
+
+def trail(doors: Doors, **filters: str) -> list[history_pb2.AuditEvent]:
+    import grpc
+
+    from poker.history.v1 import history_pb2_grpc
+
+    channel = grpc.insecure_channel(doors.services["history"].address)
+    try:
+        stub = history_pb2_grpc.HistoryServiceStub(channel)
+        reply = stub.ListAuditEvents(
+            history_pb2.ListAuditEventsRequest(page=common_pb2.PageRequest(page_size=200), **filters),
+            metadata=auth_metadata("auditor", *STAFF_ROLES),
+            timeout=10,
+        )
+        return list(reply.events)
+    finally:
+        channel.close()
+
+
+def staff_actions(doors: Doors, actor: str) -> list[history_pb2.AuditEvent]:
+    return trail(doors, actor=actor, kind="STAFF_ACTION")
+
+
+def test_the_staff_door_is_its_own_listener_with_its_own_page(doors: Doors) -> None:
+    assert doors.staff != doors.players
+    with urllib.request.urlopen(f"http://{doors.staff}/", timeout=5) as page:
+        policy = page.headers["content-security-policy"]
+        assert "https://telegram.org" in policy
+        assert "frame-ancestors 'none'" in policy
+    # The players' address serves none of the staff's methods, and no file of the console.
+    outcome = staff_call(
+        doors,
+        f"{STAFF}/StaffSignIn",
+        staff_pb2.StaffSignInRequest(development_name="rita"),
+        address=doors.players,
+    )
+    assert outcome.http_status == 404
+    for path in ("/staff/index.html", "/staff/app.js"):
+        with pytest.raises(urllib.error.HTTPError) as missing:
+            urllib.request.urlopen(f"http://{doors.players}{path}", timeout=5)
+        assert missing.value.code == 404
+
+
+def test_options_and_development_sign_in_name_the_listed_roles_in_a_short_token(doors: Doors) -> None:
+    options = staff_call(doors, f"{STAFF}/GetStaffSignInOptions", staff_pb2.GetStaffSignInOptionsRequest())
+    reply = staff_pb2.GetStaffSignInOptionsResponse.FromString(options.body)
+    assert (reply.telegram_bot_username, reply.development, reply.token_ttl_seconds) == (
+        "poker_staff_bot",
+        True,
+        900,
+    )
+    session = sign_in(doors, "olga")
+    assert (session.staff, list(session.roles)) == ("olga", ["operations", "support"])
+    caller = verify_token(KEYS, session.token, now=int(time.time()))
+    assert caller.subject == "olga"
+    assert {r.value for r in caller.roles} == {"operations", "support"}
+    assert caller.expires_at - int(time.time()) <= 900
+    for name, reason in (("nobody", "STAFF_NOT_LISTED"), ("", "FIELD_INVALID")):
+        outcome = staff_call(
+            doors, f"{STAFF}/StaffSignIn", staff_pb2.StaffSignInRequest(development_name=name)
+        )
+        assert outcome.reason == reason, outcome.label
+    renewed = staff_call(
+        doors, f"{STAFF}/RenewStaffToken", staff_pb2.RenewStaffTokenRequest(), token=session.token
+    )
+    assert renewed.code == "ok", renewed.label
+    again = staff_pb2.RenewStaffTokenResponse.FromString(renewed.body).session
+    assert again.session_end_time == session.session_end_time
+    assert list(again.roles) == list(session.roles)
+
+
+def test_telegram_login_widget_sign_in_for_listed_people_once(doors: Doors) -> None:
+    now = int(time.time())
+    login = signed_login(BOT_TOKEN, telegram_id=1002, first_name="Rita", auth_date=now)
+    outcome = staff_call(doors, f"{STAFF}/StaffSignIn", staff_pb2.StaffSignInRequest(telegram_login=login))
+    assert outcome.code == "ok", outcome.label
+    assert staff_pb2.StaffSignInResponse.FromString(outcome.body).session.staff == "rita"
+    # The same login again (replayed), an unlisted account, a forged hash, an old login.
+    replayed = staff_call(doors, f"{STAFF}/StaffSignIn", staff_pb2.StaffSignInRequest(telegram_login=login))
+    assert replayed.reason == "LOGIN_DATA_EXPIRED"
+    stranger = signed_login(BOT_TOKEN, telegram_id=42, first_name="Eve", auth_date=now)
+    assert (
+        staff_call(
+            doors, f"{STAFF}/StaffSignIn", staff_pb2.StaffSignInRequest(telegram_login=stranger)
+        ).reason
+        == "STAFF_NOT_LISTED"
+    )
+    forged = signed_login(
+        "987654321:another-bot-token-not-ours-at-all", telegram_id=1002, first_name="R", auth_date=now
+    )
+    assert (
+        staff_call(doors, f"{STAFF}/StaffSignIn", staff_pb2.StaffSignInRequest(telegram_login=forged)).reason
+        == "LOGIN_DATA_INVALID"
+    )
+    old = signed_login(BOT_TOKEN, telegram_id=1002, first_name="Rita", auth_date=now - 3600)
+    assert (
+        staff_call(doors, f"{STAFF}/StaffSignIn", staff_pb2.StaffSignInRequest(telegram_login=old)).reason
+        == "LOGIN_DATA_EXPIRED"
+    )
+
+
+def test_only_staff_tokens_pass_and_each_role_only_to_its_calls(doors: Doors) -> None:
+    player = call(
+        doors.players,
+        "/poker.gateway.v1.GatewayService/SignIn",
+        gateway_pb2.SignInRequest(development_name="stafftester", device_id="d1").SerializeToString(),
+    )
+    player_token = gateway_pb2.SignInResponse.FromString(player.body).session.token
+    rooms = lobby_pb2.ListRoomsRequest()
+    assert staff_call(doors, f"{LOBBY}/ListRooms", rooms, token=player_token).reason == "ROLE_REQUIRED"
+    assert staff_call(doors, f"{LOBBY}/ListRooms", rooms).reason == "TOKEN_MISSING"
+    rita = sign_in(doors, "rita")
+    # A staff token at the players' address is refused there (players only).
+    assert (
+        call(doors.players, f"{LOBBY}/ListRooms", rooms.SerializeToString(), token=rita.token).reason
+        == "ROLE_REQUIRED"
+    )
+    assert staff_call(doors, f"{LOBBY}/ListRooms", rooms, token=rita.token).code == "ok"
+    # risk does not fund the house: refused at the door, and recorded.
+    funding = cashier_pb2.RequestHouseFundingRequest(
+        request_id=f"f-{uuid.uuid4().hex[:8]}", pool=common_pb2.CHIP_POOL_GRAM, amount=1000, reason="test"
+    )
+    refused = staff_call(doors, f"{CASHIER}/RequestHouseFunding", funding, token=rita.token, why="trying")
+    assert refused.reason == "ROLE_REQUIRED"
+    recorded = staff_actions(doors, "rita")
+    assert any(
+        e.staff_action.method.endswith("RequestHouseFunding") and e.staff_action.reason == "ROLE_REQUIRED"
+        for e in recorded
+    )
+
+
+def test_every_change_says_why_and_is_recorded_with_who_what_and_the_answer(doors: Doors) -> None:
+    fedor, fiona = sign_in(doors, "fedor"), sign_in(doors, "fiona")
+    request_id = f"fund-{uuid.uuid4().hex[:8]}"
+    funding = cashier_pb2.RequestHouseFundingRequest(
+        request_id=request_id,
+        pool=common_pb2.CHIP_POOL_GRAM,
+        account=cashier_pb2.HOUSE_ACCOUNT_BANK,
+        amount=5000,
+        reason="monthly float",
+    )
+    unsaid = staff_call(doors, f"{CASHIER}/RequestHouseFunding", funding, token=fedor.token)
+    assert unsaid.reason == "STAFF_REASON_REQUIRED"
+    asked = staff_call(
+        doors, f"{CASHIER}/RequestHouseFunding", funding, token=fedor.token, why="Пополнение банка: план"
+    )
+    assert asked.code == "ok", asked.label
+    own = cashier_pb2.DecideHouseFundingRequest(
+        decision_id=f"d-{uuid.uuid4().hex[:8]}", request_id=request_id, approve=True, reason="mine"
+    )
+    assert staff_call(doors, f"{CASHIER}/DecideHouseFunding", own, token=fedor.token, why="x").reason == (
+        "FOUR_EYES_REQUIRED"
+    )
+    decision = cashier_pb2.DecideHouseFundingRequest(
+        decision_id=f"d-{uuid.uuid4().hex[:8]}", request_id=request_id, approve=True, reason="checked"
+    )
+    approved = staff_call(
+        doors, f"{CASHIER}/DecideHouseFunding", decision, token=fiona.token, why="checked the plan"
+    )
+    assert approved.code == "ok", approved.label
+    by_fedor = staff_actions(doors, "fedor")
+    methods = [
+        (e.staff_action.method, e.staff_action.code, e.staff_action.reason, e.staff_action.why)
+        for e in by_fedor
+    ]
+    assert (
+        "poker.cashier.v1.CashierService/RequestHouseFunding",
+        "OK",
+        "",
+        "Пополнение банка: план",
+    ) in methods
+    assert (
+        "poker.cashier.v1.CashierService/RequestHouseFunding",
+        "INVALID_ARGUMENT",
+        "STAFF_REASON_REQUIRED",
+        "",
+    ) in methods
+    assert (
+        "poker.cashier.v1.CashierService/DecideHouseFunding",
+        "PERMISSION_DENIED",
+        "FOUR_EYES_REQUIRED",
+        "x",
+    ) in methods
+    (fiona_decision,) = [
+        e for e in staff_actions(doors, "fiona") if e.staff_action.method.endswith("DecideHouseFunding")
+    ]
+    assert list(fiona_decision.staff_action.roles) == ["finance"]
+    assert fiona_decision.staff_action.mutating
+    assert fiona_decision.staff_action.request_id == decision.decision_id
+    assert fiona_decision.event_id.startswith("service:gateway/")
+    # Sign-ins are recorded; a read of aggregates is not, a read of one player's data is.
+    assert any(e.staff_action.method.endswith("StaffSignIn") for e in by_fedor)
+    olga = sign_in(doors, "olga")
+    staff_call(doors, f"{LOBBY}/ListRooms", lobby_pb2.ListRoomsRequest(), token=olga.token)
+    balances = cashier_pb2.GetBalancesRequest(player_id="tg:777")
+    staff_call(doors, f"{CASHIER}/GetBalances", balances, token=olga.token, why="player asked about a payout")
+    by_olga = staff_actions(doors, "olga")
+    assert not any(e.staff_action.method.endswith("ListRooms") for e in by_olga)
+    (read,) = [e for e in by_olga if e.staff_action.method.endswith("GetBalances")]
+    assert list(read.player_ids) == ["tg:777"]
+    assert read.staff_action.why == "player asked about a payout"
+    assert not read.staff_action.mutating
+
+
+def test_a_reason_header_that_is_not_text_is_refused(doors: Doors) -> None:
+    olga = sign_in(doors, "olga")
+    bad = call(
+        doors.staff,
+        f"{LOBBY}/ListRooms",
+        lobby_pb2.ListRoomsRequest().SerializeToString(),
+        token=olga.token,
+        headers={"x-staff-reason": "%FF%FE"},
+    )
+    assert bad.reason == "FIELD_INVALID"
+    long = staff_call(
+        doors, f"{LOBBY}/ListRooms", lobby_pb2.ListRoomsRequest(), token=olga.token, why="x" * 501
+    )
+    assert long.reason == "FIELD_INVALID"
+
+
+def test_alerts_say_when_no_prometheus_is_configured(doors: Doors) -> None:
+    adam = sign_in(doors, "adam")
+    outcome = staff_call(
+        doors, f"{STAFF}/ListFiringAlerts", staff_pb2.ListFiringAlertsRequest(), token=adam.token
+    )
+    assert outcome.code == "ok", outcome.label
+    assert not staff_pb2.ListFiringAlertsResponse.FromString(outcome.body).configured

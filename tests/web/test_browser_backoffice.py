@@ -1,0 +1,442 @@
+"""The staff console (the back office, docs/backoffice.md) in a real headless Chromium against the
+gateway's staff door, in front of the five services. A fair-play case is made the way the detectors'
+tests make one (tests/history/fair_play_players.py: a call-down dumper and its partner playing real
+hands, recorded into history as the table records them), then web/e2e/backoffice.mjs: rita (risk)
+signs in by the development name, opens the case from the queue and holds the dumper with a reason;
+fedor (finance) asks for a house funding, and his own request's approval is disabled with the words
+why (forced, the cashier's FOUR_EYES_REQUIRED in words); fiona (finance) approves it with a reason;
+adam (admin) finds both staff actions with their reasons in the audit trail and exports it as JSON
+lines. Checked here: the held player's next SitDown is refused (PLAYER_ON_HOLD) while the partner,
+under the case's withdrawal hold only, still sits down; the house bank grew by the amount; the
+exported lines, parsed. A second run in Russian: every screen's words are Russian.
+
+Screenshots (1280x800, and 390x844) go to the artefacts folder as the other browser tests' do; the
+sign-in, dashboard, fair-play case, money queue and audit screens are copied to
+docs/img/backoffice-*.png with POKER_UPDATE_DOCS_IMAGES=1 (PNGs under 150 KB).
+
+The console's pure parts (its catalogue against the players' catalogue's rules, the JSON-lines
+formatting, the ASCII form of a reason, the screens of each role, refusals in words) are checked
+with node only. Skipped loudly without Chromium, node or the built client; CI requires them.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import re
+import shutil
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+
+from poker.cashier.v1 import cashier_pb2, cashier_pb2_grpc
+from poker.common.v1 import common_pb2
+from poker.history.v1 import history_pb2, history_pb2_grpc
+from poker.lobby.v1 import lobby_pb2, lobby_pb2_grpc
+from poker.table.v1 import table_pb2, table_pb2_grpc
+from service_runtime.service_settings import DEV_KEY_ID, DEV_SIGNING_KEY
+from service_runtime.testing import auth_metadata, reason_of
+from tests.gateway.gateway_process import running_gateway, staff_address_of
+from tests.history.fair_play_players import Player, Session, call_down_dumper, tiny_bet_receiver
+from tests.node import run_web_script
+from tests.security.service_processes import ServiceProcess, running_services
+from tests.web.browser_runs import ROOT, WEB, require_browser, run_page_script
+
+# The staff door signs with a staff-scoped key; the services know it too (docs/backoffice.md).
+STAFF_KEY = "bo1/staff:backoffice-browser-test-staff-key"
+AUTH_KEYS = f"{DEV_KEY_ID}:{DEV_SIGNING_KEY},{STAFF_KEY}"
+ALLOW_LIST = (
+    "1001=olga:operations+support;1002=rita:risk;1003=fedor:finance;1004=fiona:finance;1005=adam:admin"
+)
+ROOM = "nlhe-gram-classic"
+FUNDING = 250_000
+CHIP = 10**6  # nanoGRAM per GRAM-pool chip
+DOCS_IMAGES = ROOT / "docs" / "img"
+DOCS_SHOTS = ("sign-in", "dashboard", "fair-play-case", "money-queue", "audit")
+DOCS_IMAGE_MAX_BYTES = 150 * 1024
+CONSOLE_WEIGHT_MAX_BYTES = 150 * 1024
+TABLE = auth_metadata("table", "service")
+PAYMENTS = auth_metadata("payments", "service")
+RISK = auth_metadata("risk-check", "risk")
+FINANCE = auth_metadata("finance-check", "finance")
+# The fields of every exported line (the console's "Export JSON lines", web/src/staff/audit_lines.ts).
+LINE_FIELDS = [
+    "event_id",
+    "time",
+    "actor",
+    "kind",
+    "subject",
+    "player_ids",
+    "table_id",
+    "hand_ids",
+    "details",
+]
+ACTION_FIELDS = ["roles", "method", "why", "code", "reason", "room_id", "case_id", "request_id", "mutating"]
+
+
+@dataclass
+class Door:
+    """The staff door as run_page_script reads a gateway: its address and the gateway's log."""
+
+    address: str
+    lines: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Cluster:
+    services: dict[str, ServiceProcess]
+    door: Door
+    dumper: str
+    receiver: str
+    artefacts: Path
+
+
+def artefacts_folder() -> Path:
+    base = Path(os.environ.get("POKER_TEST_ARTEFACTS") or ROOT / ".artefacts")
+    return base / f"backoffice-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
+
+
+def make_case(history_address: str, dumper: str, receiver: str) -> str:
+    """A call-down dumper and its partner heads-up, hand after hand recorded into history as the table
+    records them, until the detectors open the chip-dumping case (about 100 hands); its id."""
+    players = [
+        Player(dumper, script=call_down_dumper(receiver)),
+        Player(receiver, script=tiny_bet_receiver(dumper)),
+    ]
+    session = Session(players, f"bo-{dumper}-table", seed=1)
+    with grpc.insecure_channel(history_address) as channel:
+        history = history_pb2_grpc.HistoryServiceStub(channel)
+        for number in range(1, 301):
+            history.RecordHand(history_pb2.RecordHandRequest(hand=session.play()), metadata=TABLE, timeout=10)
+            if number < 90 and number % 10:
+                continue
+            listed = history.ListCases(
+                history_pb2.ListCasesRequest(page=common_pb2.PageRequest(page_size=500)),
+                metadata=RISK,
+                timeout=10,
+            )
+            for case in listed.cases:
+                if {p.player_id for p in case.players} == {dumper, receiver}:
+                    return str(case.case_id)
+    raise AssertionError("no fair-play case opened in 300 hands")
+
+
+def fund(cashier_address: str, player: str) -> None:
+    with grpc.insecure_channel(cashier_address) as channel:
+        cashier_pb2_grpc.CashierServiceStub(channel).Purchase(
+            cashier_pb2.PurchaseRequest(
+                payment_reference=f"pay-{player}",
+                player_id=player,
+                source=cashier_pb2.PAYMENT_SOURCE_GRAM,
+                amount_minor=5_000 * CHIP,
+            ),
+            metadata=PAYMENTS,
+            timeout=10,
+        )
+
+
+def house_bank(cashier_address: str) -> int:
+    with grpc.insecure_channel(cashier_address) as channel:
+        reply = cashier_pb2_grpc.CashierServiceStub(channel).GetHouseBalances(
+            cashier_pb2.GetHouseBalancesRequest(pool=common_pb2.CHIP_POOL_GRAM), metadata=FINANCE, timeout=10
+        )
+    return int(reply.bank_balance)
+
+
+def sit_down(services: dict[str, ServiceProcess], player: str, seat: int) -> tuple[grpc.StatusCode, str]:
+    """The player's next SitDown at ROOM, as the player: (OK, "") or the refusal's code and reason."""
+    me = auth_metadata(player, "player")
+    with grpc.insecure_channel(services["lobby"].address) as channel:
+        joined = lobby_pb2_grpc.LobbyServiceStub(channel).JoinTable(
+            lobby_pb2.JoinTableRequest(room_id=ROOM), metadata=me, timeout=10
+        )
+    with grpc.insecure_channel(joined.address or services["table"].address) as channel:
+        table = table_pb2_grpc.TableServiceStub(channel)
+        try:
+            table.SitDown(
+                table_pb2.SitDownRequest(
+                    request_id=f"sit-{uuid.uuid4().hex[:10]}",
+                    table_id=joined.table_id,
+                    seat=seat,
+                    buy_in=1000,
+                ),
+                metadata=me,
+                timeout=15,
+            )
+        except grpc.RpcError as error:
+            call = error if isinstance(error, grpc.Call) else None
+            if call is None:
+                raise
+            return call.code(), reason_of(call)
+    return grpc.StatusCode.OK, ""
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    require_browser()
+    data = tmp_path_factory.mktemp("backoffice")
+    name = uuid.uuid4().hex[:8]
+    dumper, receiver = f"dump{name}a", f"dump{name}b"
+    keys = {"POKER_AUTH_KEYS": AUTH_KEYS}
+    with running_services(data, keys) as services:
+        staff = {
+            **keys,
+            "POKER_GATEWAY_STAFF_PORT": "0",
+            "POKER_GATEWAY_STAFF_ALLOW_LIST": ALLOW_LIST,
+        }
+        with running_gateway(services, staff) as gateway:
+            door = Door(staff_address_of(gateway), gateway.lines)
+            started = time.monotonic()
+            case_id = make_case(services["history"].address, dumper, receiver)
+            print(f"\nfair-play case {case_id} in {time.monotonic() - started:.1f} s")
+            for player in (dumper, receiver):
+                fund(services["cashier"].address, player)
+            yield Cluster(services, door, dumper, receiver, artefacts_folder())
+
+
+def test_staff_hold_a_dumper_fund_the_house_by_four_eyes_and_find_it_all_in_the_audit_trail(
+    cluster: Cluster,
+) -> None:
+    before = house_bank(cluster.services["cashier"].address)
+    started = time.monotonic()
+    steps = run_page_script(
+        cluster.door,
+        "backoffice.mjs",
+        str(cluster.artefacts),
+        "flow",
+        cluster.dumper,
+        str(FUNDING),
+        timeout=300,
+        artefacts=cluster.artefacts,
+    )
+    print(f"browser run: {time.monotonic() - started:.1f} s")
+    by_step = {s["step"]: s for s in steps}
+    assert "done" in by_step, steps
+
+    # The hold reaches the player at the table: the next SitDown is refused. The partner is under
+    # the case's withdrawal hold only (docs/integrity.md): a seat is still theirs to take.
+    assert sit_down(cluster.services, cluster.dumper, 0) == (
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "PLAYER_ON_HOLD",
+    )
+    assert sit_down(cluster.services, cluster.receiver, 1) == (grpc.StatusCode.OK, "")
+
+    # fiona's approval moved the amount into the house bank, once.
+    assert house_bank(cluster.services["cashier"].address) == before + FUNDING
+    # fedor's own approval was refused by the cashier (the page's words checked in the script).
+    assert by_step["forced"]["forced"].startswith("You cannot decide your own request")
+
+    # The exported trail: one JSON object a line, every field, the two actions with their reasons.
+    exported = (cluster.artefacts / "audit.jsonl").read_text()
+    assert exported.endswith("\n")
+    lines = [json.loads(line) for line in exported.splitlines()]
+    assert lines
+    assert all(list(line)[: len(LINE_FIELDS)] == LINE_FIELDS for line in lines), lines[:2]
+    actions = [line for line in lines if line["kind"] == "STAFF_ACTION"]
+    assert actions
+    assert all(list(a["staff_action"]) == ACTION_FIELDS for a in actions)
+    assert all(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{3})?Z", a["time"]) for a in lines)
+
+    def one(actor: str, method: str, code: str = "OK") -> dict[str, Any]:
+        found = [
+            a
+            for a in actions
+            if a["actor"] == actor
+            and a["staff_action"]["method"].endswith(f"/{method}")
+            and a["staff_action"]["code"] == code
+        ]
+        assert found, (actor, method, code, [(a["actor"], a["staff_action"]["method"]) for a in actions])
+        first: dict[str, Any] = found[0]
+        return first
+
+    hold = one("rita", "HoldPlayer")
+    assert hold["staff_action"]["why"] == by_step["audit"]["holdWhy"]
+    assert hold["staff_action"]["why"].startswith("Chip dumping to the partner")
+    assert hold["staff_action"]["roles"] == ["risk"]
+    assert hold["staff_action"]["mutating"] is True
+    assert hold["staff_action"]["request_id"]
+    decide = one("fiona", "DecideHouseFunding")
+    assert decide["staff_action"]["why"] == "Approved: expected house-game volume this weekend"
+    assert decide["staff_action"]["roles"] == ["finance"]
+    assert decide["staff_action"]["mutating"] is True
+    refused = one("fedor", "DecideHouseFunding", "PERMISSION_DENIED")
+    assert refused["staff_action"]["reason"] == "FOUR_EYES_REQUIRED"
+    asked = one("fedor", "RequestHouseFunding")
+    assert asked["staff_action"]["why"] == "Top up the GRAM house bank before the weekend"
+
+    shots = {p.stem for p in cluster.artefacts.glob("*.png")}
+    assert set(DOCS_SHOTS) | {"dashboard-390", "audit-390", "money-own-request"} <= shots, shots
+    if os.environ.get("POKER_UPDATE_DOCS_IMAGES") == "1":
+        DOCS_IMAGES.mkdir(exist_ok=True)
+        for name in DOCS_SHOTS:
+            shot = cluster.artefacts / f"{name}.png"
+            assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", shot
+            assert shot.stat().st_size < DOCS_IMAGE_MAX_BYTES, (shot, shot.stat().st_size)
+            shutil.copyfile(shot, DOCS_IMAGES / f"backoffice-{name}.png")
+
+
+def test_every_screen_of_the_console_reads_in_russian(cluster: Cluster) -> None:
+    steps = run_page_script(
+        cluster.door,
+        "backoffice.mjs",
+        str(cluster.artefacts / "russian"),
+        "russian",
+        cluster.dumper,
+        str(FUNDING),
+        timeout=240,
+        artefacts=cluster.artefacts / "russian",
+    )
+    checked = [s["where"] for s in steps if s["step"] == "russian"]
+    assert {
+        "sign-in",
+        "dashboard (operations, support)",
+        "rooms",
+        "a room",
+        "players",
+        "audit",
+        "case queue",
+        "a case",
+        "money",
+    } <= set(checked), checked
+    assert all(s["foreign"] == [] for s in steps if s["step"] == "russian")
+
+
+# --- The console's pure parts (node only). ----------------------------------------------------------
+
+
+def _cases(tmp_path: Path, cases: dict[str, Any]) -> list[dict[str, Any]]:
+    return run_web_script("e2e/backoffice_cases.ts", cases, tmp_path, "the staff console's checks")
+
+
+def test_the_consoles_catalogue_follows_the_catalogues_rules(tmp_path: Path) -> None:
+    """Every entry in Russian and English, none empty, every plural form, the same parameters, no
+    English word in the Russian and no Russian word in the English (e2e/i18n_cases.ts's checks)."""
+    [catalogue] = [line["staff_catalogue"] for line in _cases(tmp_path, {}) if "staff_catalogue" in line]
+    assert len(catalogue) > 300
+    checked = run_web_script(
+        "e2e/i18n_cases.ts", {"catalogue": catalogue}, tmp_path, "the catalogue's checks"
+    )
+    assert [line["catalogue"] for line in checked if "catalogue" in line] == [[]]
+
+
+def test_the_audit_trail_exports_one_json_object_a_line(tmp_path: Path) -> None:
+    base = {"subject": "", "details": "", "playerIds": [], "tableId": "", "handIds": []}
+    events = [
+        {
+            **base,
+            "eventId": "gateway/1",
+            "time": {"seconds": 1767225600, "nanos": 250_000_000},
+            "actor": "rita",
+            "kind": "STAFF_ACTION",
+            "subject": "p1",
+            "playerIds": ["p1"],
+            "staffAction": {
+                "roles": ["risk"],
+                "method": "poker.history.v1.HistoryService/HoldPlayer",
+                "why": 'слив фишек\nвторая строка "в кавычках"',
+                "code": "OK",
+                "reason": "",
+                "roomId": "",
+                "caseId": "c1",
+                "requestId": "r1",
+                "mutating": True,
+            },
+        },
+        {
+            **base,
+            "eventId": "hold:x",
+            "time": {"seconds": 1767225601},
+            "actor": "history-detectors",
+            "kind": "PLAYER_HELD",
+        },
+    ]
+    [text] = [line["lines"] for line in _cases(tmp_path, {"events": events}) if "lines" in line]
+    lines = text.splitlines()
+    assert text.endswith("\n")
+    assert len(lines) == 2
+    first, second = (json.loads(line) for line in lines)
+    assert list(first) == [*LINE_FIELDS, "staff_action"]
+    assert first["time"] == "2026-01-01T00:00:00.250Z"
+    assert second["time"] == "2026-01-01T00:00:01Z"
+    assert first["staff_action"] == {
+        "roles": ["risk"],
+        "method": "poker.history.v1.HistoryService/HoldPlayer",
+        "why": 'слив фишек\nвторая строка "в кавычках"',
+        "code": "OK",
+        "reason": "",
+        "room_id": "",
+        "case_id": "c1",
+        "request_id": "r1",
+        "mutating": True,
+    }
+    assert "staff_action" not in second
+    assert list(second) == LINE_FIELDS
+
+
+def test_a_reason_is_kept_whole_in_the_trail_and_as_ascii_where_a_service_wants_ascii(tmp_path: Path) -> None:
+    reasons = ["Слив фишек партнёру «B» — 100 раздач", "plain words", "x" * 300, "   ", "Ça va, 日本"]
+    answers = [line["ascii"] for line in _cases(tmp_path, {"reasons": reasons}) if "ascii" in line]
+    assert answers[0] == 'Sliv fishek partneru "B" - 100 razdach'
+    assert answers[1] == "plain words"
+    assert len(answers[2]) == 128
+    assert answers[2].endswith("...")
+    assert answers[3] == "?"
+    assert answers[4] == "Ca va, ??"
+    assert all(a.isascii() and a.isprintable() and 1 <= len(a) <= 128 for a in answers)
+
+
+def test_each_role_sees_only_its_screens_and_refusals_read_in_words(tmp_path: Path) -> None:
+    lines = _cases(
+        tmp_path,
+        {
+            "roles": [["risk"], ["finance"], ["operations", "support"], ["admin"]],
+            "refusals": [
+                {"lang": "en", "code": "PermissionDenied", "reason": "ROLE_REQUIRED"},
+                {"lang": "ru", "code": "InvalidArgument", "reason": "STAFF_REASON_REQUIRED"},
+                {"lang": "en", "code": "PermissionDenied", "reason": "FOUR_EYES_REQUIRED"},
+                {"lang": "en", "code": "NotFound", "reason": "CASE_NOT_FOUND"},
+                {"lang": "en", "code": "Unavailable", "reason": ""},
+                {"lang": "en", "code": "FailedPrecondition", "reason": "SOMETHING_NEW"},
+            ],
+        },
+    )
+    assert [line["screens"] for line in lines if "screens" in line] == [
+        ["dashboard", "players", "fairplay", "audit"],
+        ["dashboard", "players", "money", "audit"],
+        ["dashboard", "rooms", "players", "audit"],
+        ["dashboard", "audit"],
+    ]
+    assert [line["refusal"] for line in lines if "refusal" in line] == [
+        "Your role does not allow this.",
+        "Укажите причину: без неё изменение не принимается.",
+        "You cannot decide your own request: another member of finance must.",
+        "The review was not found.",
+        "The server cannot be reached. Please try again in a minute.",
+        "That did not work: the server refused (SOMETHING_NEW). Please try again.",
+    ]
+
+
+def test_the_console_page_loads_one_script_and_one_stylesheet_under_150_kb_gzipped() -> None:
+    """The staff door's policy allows no inline script or style: the page names /app.js and /app.css
+    only, and the two, gzip-compressed, stay under the budget."""
+    dist = WEB / "dist" / "staff"
+    if not (dist / "index.html").exists():
+        require_browser()
+    page = (dist / "index.html").read_text()
+    assert sorted(re.findall(r'(?:src|href)="(/[^"]+)"', page)) == ["/app.css", "/app.js"]
+    assert "<style" not in page
+    assert " style=" not in page
+    assert re.findall(r"<script[^>]*>([^<]*)</script>", page) == [""]
+    sizes = {
+        name: len(gzip.compress((dist / name).read_bytes(), compresslevel=9))
+        for name in ("app.js", "app.css")
+    }
+    print(f"\nconsole weight, gzip: {sizes} = {sum(sizes.values())} bytes")
+    assert sum(sizes.values()) < CONSOLE_WEIGHT_MAX_BYTES, sizes

@@ -1,0 +1,342 @@
+// The staff console in real headless Chromium against the gateway's staff door. Two runs:
+//   flow:    (English, 1280x800) rita (risk) signs in by the development name, opens the fair-play case
+//            of <dumper> from the queue and holds the dumper with a reason; fedor (finance) asks for a
+//            house funding of <amount>, sees his own request's approval disabled with the words why,
+//            and forcing it gets the cashier's FOUR_EYES_REQUIRED in words; fiona (finance) approves it
+//            with a reason; adam (admin) finds rita's HoldPlayer and fiona's DecideHouseFunding as staff
+//            actions with their reasons in the audit trail and exports it as JSON lines (saved to
+//            <artefacts>/audit.jsonl); the dashboard and the audit trail again at 390x844.
+//   russian: (ru-RU) olga (operations, support), rita and fedor on each of their screens: every word on
+//            screen Russian (but data: ids, names, the services' own summaries), no catalogue key and
+//            no `{parameter}`.
+// Each page is a fresh browser context (its own sessionStorage), as another person's browser.
+// Prints one JSON line per step; exits non-zero naming the first check that failed.
+// Usage: node backoffice.mjs <staff door url> <artefacts dir> <flow|russian> <dumper> <amount>
+import { chromium } from "playwright-core";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+
+const [url, artefacts, mode, dumper, amount] = process.argv.slice(2);
+mkdirSync(artefacts, { recursive: true });
+const started = Date.now();
+const say = (step, extra = {}) => console.log(JSON.stringify({ step, seconds: Math.round((Date.now() - started) / 100) / 10, ...extra }));
+const pageErrors = [];
+const refusedByPolicy = [];
+
+function check(condition, what, extra = {}) {
+  if (!condition) {
+    say("FAILED", { what, ...extra });
+    throw new Error(`${what}: ${JSON.stringify(extra)}`);
+  }
+}
+
+const browser = await chromium.launch({
+  executablePath: process.env.POKER_CHROMIUM ?? "/usr/bin/chromium",
+  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+  headless: true,
+});
+
+async function open(name, { locale = "en-US", width = 1280, height = 800 } = {}) {
+  const context = await browser.newContext({ locale, viewport: { width, height }, deviceScaleFactor: 1, acceptDownloads: true });
+  // Telegram's widget is not reached from a test (no network): the page works without it.
+  await context.route("https://telegram.org/**", (route) => route.abort());
+  const page = await context.newPage();
+  page.setDefaultTimeout(20_000);
+  page.on("pageerror", (error) => pageErrors.push(`${name}: ${error}`));
+  page.on("console", (message) => {
+    if (message.type() === "error" && /Content Security Policy/i.test(message.text())) refusedByPolicy.push(`${name}: ${message.text()}`);
+  });
+  return { context, page };
+}
+
+async function signIn(page, staff) {
+  await page.goto(url);
+  await page.waitForSelector("#sign-in-button");
+  await page.fill("#staff-name", staff);
+  await page.click("#sign-in-button");
+  await page.waitForSelector("#screen-dashboard");
+  const who = (await page.textContent("#who")) ?? "";
+  check(who.includes(staff), `signed in as ${staff}`, { who });
+}
+
+async function shot(page, name) {
+  await page.screenshot({ path: join(artefacts, `${name}.png`) });
+}
+
+/** Waits until every loading line of the screen is gone (the screen's reads answered). */
+async function settled(page) {
+  await page.waitForFunction(() => ![...document.querySelectorAll("p.muted")].some((p) => /^(loading|загрузка)…$/.test(p.textContent ?? "")));
+}
+
+const text = async (page, selector) => ((await page.textContent(selector)) ?? "").trim();
+
+async function flow() {
+  // rita (risk): the sign-in, her dashboard, the case, the hold.
+  const rita = await open("rita");
+  await rita.page.goto(url);
+  await rita.page.waitForSelector("#sign-in-button");
+  check((await rita.page.title()) === "Poker back office", "the title", { title: await rita.page.title() });
+  await shot(rita.page, "sign-in");
+  await signIn(rita.page, "rita");
+  await settled(rita.page);
+  const menu = await rita.page.$$eval("nav.menu a", (all) => all.map((a) => a.id));
+  const dashboard = {
+    menu,
+    house: await text(rita.page, "#tile-house"),
+    cases: await text(rita.page, "#tile-cases"),
+    alerts: await text(rita.page, "#tile-alerts"),
+  };
+  say("rita dashboard", dashboard);
+  check(JSON.stringify(menu) === JSON.stringify(["menu-dashboard", "menu-players", "menu-fairplay", "menu-audit"]), "risk's screens", dashboard);
+  check(dashboard.house.includes("Read by: finance, operations"), "a tile risk cannot read says who reads it", dashboard);
+  check(/open case/.test(dashboard.cases), "the open cases", dashboard);
+  check(/not connected|No alert|alert/i.test(dashboard.alerts), "the alerts tile", dashboard);
+  await shot(rita.page, "dashboard");
+
+  await rita.page.click("#menu-fairplay");
+  const openCase = `button.open-case[data-players~="${dumper}"]`;
+  await rita.page.waitForSelector(openCase);
+  await rita.page.click(openCase);
+  await rita.page.waitForSelector("#case-title");
+  await rita.page.waitForSelector("#case-evidence table");
+  await settled(rita.page);
+  const evidence = await rita.page.$$eval("#case-evidence tbody tr", (rows) => rows.map((r) => r.textContent));
+  const caseView = { title: await text(rita.page, "#case-title"), score: await text(rita.page, "#case-score"), evidence: evidence.slice(0, 6), hands: await rita.page.$$eval("#case-hands button[data-hand]", (b) => b.length) };
+  say("case", caseView);
+  check(caseView.title.startsWith("Chip dumping"), "the case's kind", caseView);
+  check(evidence.some((row) => row.startsWith("Hands together")) && caseView.hands > 0, "the case's evidence and hands", caseView);
+  await rita.page.click("#case-hands button[data-hand]");
+  await rita.page.waitForSelector("#case-hand #hand-view");
+  // The hold: without a reason the form says so and sends nothing; with one it goes through.
+  await rita.page.selectOption("#hold-form select[name=player_id]", dumper);
+  await rita.page.selectOption("#hold-form select[name=hold]", "hold");
+  // Without a reason the form is not sent (the field is required; the browser says so).
+  await rita.page.click("#hold-form button[type=submit]");
+  const noReason = {
+    missing: await rita.page.$eval("#hold-form textarea[name=reason]", (t) => t.validity.valueMissing),
+    status: await text(rita.page, "#hold-form-status"),
+  };
+  check(noReason.missing && noReason.status === "", "a change without a reason is not sent", noReason);
+  await rita.page.$eval("#case-detail", (e) => e.scrollIntoView({ block: "start" }));
+  await shot(rita.page, "fair-play-case");
+  const holdWhy = `Chip dumping to the partner: ${caseView.hands} hands of evidence; held while risk reviews`;
+  await rita.page.fill("#hold-form textarea[name=reason]", holdWhy);
+  await rita.page.click("#hold-form button[type=submit]");
+  // The answer in a message (the case is read again at once, with the hold).
+  await rita.page.waitForSelector(".toast.info", { timeout: 30_000 });
+  const held = await text(rita.page, ".toast.info .toast-text");
+  say("held", { held });
+  check(held === `${dumper} is on hold.`, "the hold's answer", { held });
+  await rita.context.close();
+
+  // fedor (finance): asks; his own request offers no approval, and forcing it is refused.
+  const fedor = await open("fedor");
+  await signIn(fedor.page, "fedor");
+  await fedor.page.click("#menu-money");
+  await fedor.page.waitForSelector("#request-funding");
+  await fedor.page.selectOption("#request-funding select[name=pool]", { label: "GRAM" });
+  await fedor.page.fill("#funding-amount", amount);
+  const askWhy = "Top up the GRAM house bank before the weekend";
+  await fedor.page.fill("#request-funding textarea[name=reason]", askWhy);
+  await fedor.page.click("#request-funding button[type=submit]");
+  await fedor.page.waitForSelector("#request-funding-status.ok");
+  const mine = '#funding-queue li.funding[data-by="fedor"]';
+  await fedor.page.waitForSelector(mine);
+  const requestId = await fedor.page.getAttribute(mine, "data-request");
+  const own = {
+    requestId,
+    approveDisabled: await fedor.page.$eval(`${mine} button[data-choice=approve]`, (b) => b.disabled),
+    words: await text(fedor.page, `${mine} .own-words`),
+    reject: await fedor.page.$eval(`${mine} button[data-choice=reject]`, (b) => b.disabled),
+  };
+  say("own request", own);
+  check(own.approveDisabled && !own.reject, "the asker's approval disabled, rejection offered", own);
+  check(own.words === "This is your own request: only another member of finance can approve it.", "the words why", own);
+  await shot(fedor.page, "money-own-request");
+  // Forced past the disabled button (a tampered page): the cashier refuses, in words.
+  await fedor.page.$eval(`${mine} button[data-choice=approve]`, (b) => b.removeAttribute("disabled"));
+  await fedor.page.fill(`${mine} textarea[name=reason]`, "Trying to approve my own request");
+  await fedor.page.click(`${mine} button[data-choice=approve]`);
+  await fedor.page.waitForSelector(`${mine} .status.error`);
+  const forced = await text(fedor.page, `${mine} .status.error`);
+  say("forced", { forced });
+  check(forced === "You cannot decide your own request: another member of finance must.", "FOUR_EYES_REQUIRED in words", { forced });
+  await fedor.context.close();
+
+  // fiona (finance): approves fedor's request with a reason.
+  const fiona = await open("fiona");
+  await signIn(fiona.page, "fiona");
+  await fiona.page.click("#menu-money");
+  const theirs = `#funding-queue li.funding[data-request="${requestId}"]`;
+  await fiona.page.waitForSelector(theirs);
+  await settled(fiona.page);
+  check(!(await fiona.page.$eval(`${theirs} button[data-choice=approve]`, (b) => b.disabled)), "another member of finance may approve");
+  check(!(await fiona.page.$(`${theirs} .own-words`)), "no own-request words for another");
+  const approveWhy = "Approved: expected house-game volume this weekend";
+  await fiona.page.fill(`${theirs} textarea[name=reason]`, approveWhy);
+  await shot(fiona.page, "money-queue");
+  await fiona.page.click(`${theirs} button[data-choice=approve]`);
+  await fiona.page.waitForSelector(".toast.info", { timeout: 30_000 });
+  const answer = await text(fiona.page, ".toast.info .toast-text");
+  check(answer.startsWith("Approved; the account now holds"), "the approval's answer", { answer });
+  await fiona.page.waitForFunction((id) => !document.querySelector(`#funding-queue li.funding[data-request="${id}"]`), requestId);
+  await fiona.page.waitForSelector("#recent-fundings");
+  const decided = await text(fiona.page, "#recent-fundings");
+  say("approved", { decided: decided.slice(0, 300) });
+  check(decided.includes("approved") && decided.includes("fiona"), "the decision listed", { decided });
+  await fiona.context.close();
+
+  // adam (admin): the audit trail, its staff actions and their reasons, the export.
+  const adam = await open("adam");
+  await signIn(adam.page, "adam");
+  await adam.page.click("#menu-audit");
+  await adam.page.selectOption("#audit-kind", "STAFF_ACTION");
+  await adam.page.click("#audit-search");
+  const hold = 'li.staff-action[data-method="HoldPlayer"][data-actor="rita"]';
+  const decide = 'li.staff-action[data-method="DecideHouseFunding"][data-actor="fiona"]';
+  await adam.page.waitForSelector(hold);
+  await adam.page.waitForSelector(decide);
+  const lines = {
+    hold: await text(adam.page, hold),
+    holdWhy: await text(adam.page, `${hold} .why`),
+    decide: await text(adam.page, decide),
+    decideWhy: await text(adam.page, `${decide} .why`),
+    refused: await adam.page.$$eval('li.staff-action[data-method="DecideHouseFunding"][data-actor="fedor"] .answer', (all) => all.map((a) => a.textContent)),
+  };
+  say("audit", lines);
+  check(lines.holdWhy === holdWhy && lines.decideWhy === approveWhy, "the reasons in the trail", lines);
+  check(lines.hold.includes("risk") && lines.decide.includes("finance"), "the roles in the trail", lines);
+  check(lines.refused.some((a) => a.includes("refused") && a.includes("FOUR_EYES_REQUIRED")), "fedor's forced approval refused in the trail", lines);
+  await shot(adam.page, "audit");
+  const [download] = await Promise.all([adam.page.waitForEvent("download"), adam.page.click("#audit-export")]);
+  const saved = join(artefacts, "audit.jsonl");
+  await download.saveAs(saved);
+  await adam.page.waitForSelector("#audit-export-status.ok");
+  say("exported", { file: saved, name: download.suggestedFilename(), status: await text(adam.page, "#audit-export-status") });
+  check(/^audit-\d{8}T\d{6}Z\.jsonl$/.test(download.suggestedFilename()), "the export's file name", { name: download.suggestedFilename() });
+  await adam.context.close();
+
+  // A phone's width: the dashboard and the audit trail at 390x844, nothing wider than the screen.
+  const phone = await open("adam at 390", { width: 390, height: 844 });
+  await signIn(phone.page, "adam");
+  await settled(phone.page);
+  const wide = async () => phone.page.evaluate(() => document.documentElement.scrollWidth);
+  check((await wide()) <= 390, "the dashboard fits 390 px", { width: await wide() });
+  await shot(phone.page, "dashboard-390");
+  await phone.page.click("#menu-audit");
+  await phone.page.waitForSelector("li.staff-action");
+  check((await wide()) <= 390, "the audit trail fits 390 px", { width: await wide() });
+  await shot(phone.page, "audit-390");
+  await phone.context.close();
+}
+
+// Words that read the same in Russian (the pools, Telegram's, the language switch's).
+const SHARED = ["GRAM", "MPX", "Telegram", "RU", "EN", "English"];
+
+async function notRussian(page) {
+  return page.evaluate((shared) => {
+    const visible = (e) => e instanceof Element && e.checkVisibility({ visibilityProperty: true });
+    // Data, not the console's words: ids, names, the services' own texts, the staff's reasons.
+    const data = (e) => !!e.closest("code, .data, .quote, .staff-name, .actor, .method, .why, [data-player], select[name=player_id], option");
+    let text = "";
+    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    while (walker.nextNode()) {
+      const node = walker.currentNode;
+      const parent = node.parentElement;
+      if (parent && visible(parent) && !data(parent)) text += `\n${node.textContent ?? ""}`;
+    }
+    for (const e of document.querySelectorAll("[placeholder], [aria-label], [title]")) {
+      if (!visible(e)) continue;
+      for (const attribute of ["placeholder", "aria-label", "title"]) text += `\n${e.getAttribute(attribute) ?? ""}`;
+    }
+    const foreign = new Set();
+    for (const token of text.match(/[\p{L}\p{N}'’_.:-]+/gu) ?? []) {
+      const word = token.replace(/^[.'’:-]+|[.'’:-]+$/g, "");
+      if (!/[A-Za-z]{2,}/.test(word) || /\p{Script=Cyrillic}/u.test(word)) continue;
+      if (shared.includes(word) || /\p{N}/u.test(word) || /^[A-Z0-9_]+$/.test(word) || /[-_.:]/.test(word)) continue; // ids and codes
+      foreign.add(word);
+    }
+    return { foreign: [...foreign], braces: /\{\w*\}/.test(text), lang: document.documentElement.lang };
+  }, SHARED);
+}
+
+const seen = [];
+async function russian(page, where) {
+  await settled(page);
+  const found = await notRussian(page);
+  say("russian", { where, ...found });
+  check(found.lang === "ru", `<html lang> on ${where}`, found);
+  check(found.foreign.length === 0 && !found.braces, `English or a key on ${where}`, found);
+  seen.push(where);
+}
+
+async function inRussian() {
+  const olga = await open("olga", { locale: "ru-RU" });
+  await olga.page.goto(url);
+  await olga.page.waitForSelector("#sign-in-button");
+  check((await text(olga.page, "#sign-in-button")) === "Войти", "the sign-in button");
+  check((await olga.page.title()) === "Бэк-офис покера", "the title in Russian", { title: await olga.page.title() });
+  await russian(olga.page, "sign-in");
+  await shot(olga.page, "ru-sign-in");
+  await signIn(olga.page, "olga");
+  await russian(olga.page, "dashboard (operations, support)");
+  await shot(olga.page, "ru-dashboard");
+  await olga.page.click("#menu-rooms");
+  await olga.page.waitForSelector("#rooms button.open-room");
+  await russian(olga.page, "rooms");
+  await olga.page.click("#rooms button.open-room");
+  await olga.page.waitForSelector("#room-state");
+  await olga.page.click("#room-detail details.fold summary");
+  await russian(olga.page, "a room");
+  await shot(olga.page, "ru-rooms");
+  await olga.page.click("#menu-players");
+  await olga.page.fill("#player-query", dumper.slice(0, 4));
+  await olga.page.click("#player-search-button");
+  await olga.page.waitForSelector("#player-results ul, #player-results p");
+  await russian(olga.page, "players");
+  const found = await olga.page.$(`button.open-player[data-player="${dumper}"]`);
+  if (found) {
+    await found.click();
+    await olga.page.waitForSelector("#balances");
+    await russian(olga.page, "a player");
+    await shot(olga.page, "ru-player");
+  }
+  await olga.page.click("#menu-audit");
+  await olga.page.waitForSelector("#audit-events li");
+  await russian(olga.page, "audit");
+  await olga.context.close();
+
+  const rita = await open("rita ru", { locale: "ru-RU" });
+  await signIn(rita.page, "rita");
+  await rita.page.click("#menu-fairplay");
+  await rita.page.waitForSelector("button.open-case");
+  await russian(rita.page, "case queue");
+  await rita.page.click(`button.open-case[data-players~="${dumper}"]`);
+  await rita.page.waitForSelector("#case-evidence table");
+  await russian(rita.page, "a case");
+  await shot(rita.page, "ru-fair-play-case");
+  await rita.context.close();
+
+  const fedor = await open("fedor ru", { locale: "ru-RU" });
+  await signIn(fedor.page, "fedor");
+  await fedor.page.click("#menu-money");
+  await fedor.page.waitForSelector("#conservation-verdict");
+  await russian(fedor.page, "money");
+  await shot(fedor.page, "ru-money");
+  // The switch: English at once.
+  await fedor.page.click("#lang-en");
+  await fedor.page.waitForFunction(() => document.documentElement.lang === "en");
+  const english = await text(fedor.page, "#menu-money");
+  check(english === "Money", "English after the switch", { english });
+  await fedor.context.close();
+}
+
+try {
+  if (mode === "russian") await inRussian();
+  else await flow();
+} finally {
+  await browser.close();
+}
+check(pageErrors.length === 0, "no page error", { pageErrors });
+check(refusedByPolicy.length === 0, "nothing refused by the Content-Security-Policy", { refusedByPolicy });
+say("done", { mode, seen });

@@ -1,0 +1,206 @@
+// Players (support, risk, finance): find a player by id or by the start of their name, then their
+// balances and open seat, their statement (paged), their hands (support, risk; one opened with every
+// card) and, for support, muting them in the chat.
+import { h, chips, signedChips, cardText } from "../ui";
+import { formatNumber } from "../i18n";
+import { playWord, st, transferKindName } from "../i18n/staff_words";
+import { because, cashier, history, lobby, table as tableService } from "./api";
+import { may } from "./roles";
+import type { Signed } from "./session";
+import { actionForm, field, input, load, panel, poolName, select, table, when } from "./widgets";
+import { ChipPool } from "../gen/poker/common/v1/common_pb";
+import type { HandRecord } from "../gen/poker/history/v1/history_pb";
+import { SeatSessionState } from "../gen/poker/cashier/v1/cashier_pb";
+
+function cards(list: readonly { text: string; hidden: boolean }[]): string {
+  return list.map((c) => (c.hidden || !c.text ? "▒" : cardText(c.text))).join(" "); // i18n-neutral: card notation
+}
+
+/** A hand as staff read it: the seats with every card, the board, the actions, the pots. */
+export function handView(hand: HandRecord): HTMLElement {
+  const seatName = (seat: number): string => {
+    const s = hand.seats.find((x) => x.seat === seat);
+    return s ? s.displayName || s.playerId : st("hand.seat_number", { seat: seat + 1 });
+  };
+  return h(
+    "div",
+    { class: "hand", id: "hand-view", "data-hand": hand.handId },
+    h("h4", {}, st("hand.title", { hand: hand.handId, table: hand.tableId })),
+    h("p", { class: "muted" }, st("hand.when", { start: when(hand.startTime), end: when(hand.endTime), pool: poolName(hand.pool) })),
+    hand.voided ? h("p", { class: "warn" }, st("hand.voided")) : null,
+    table(
+      [st("hand.seat"), st("hand.player"), st("hand.cards"), st("hand.start_stack"), st("hand.result")],
+      hand.seats.map((s) => [
+        formatNumber(s.seat + 1),
+        h("span", {}, s.displayName || s.playerId, " ", h("code", { class: "muted" }, s.playerId)),
+        cards(s.holeCards),
+        chips(s.startingStack),
+        h("span", { class: s.netResult > 0n ? "ok" : s.netResult < 0n ? "bad" : "" }, signedChips(s.netResult)),
+      ]),
+    ),
+    h("p", {}, st("hand.board", { cards: hand.board.length ? cards(hand.board) : "—" })),
+    h(
+      "ol",
+      { class: "actions-list" },
+      ...hand.actions.map((a) =>
+        h("li", {}, st("hand.action", { street: playWord(a.street), player: seatName(a.seat), action: playWord(a.kind), amount: a.to || a.amount, ms: a.decisionMs })),
+      ),
+    ),
+    h("p", {}, st("hand.pots", { pots: hand.pots.map((p) => chips(p.amount)).join(" + ") || "0", rake: hand.rake })),
+  );
+}
+
+function balancesOf(out: HTMLElement, playerId: string): void {
+  void load(out, async () => {
+    const reply = await cashier.getBalances({ playerId });
+    const seat = reply.openSeatSession;
+    return [
+      table(
+        [st("player.pool"), st("player.balance"), st("player.locked"), st("player.unlocks")],
+        reply.wallets.map((w) => [poolName(w.pool), chips(w.balance), chips(w.lockedAmount), when(w.nextUnlockTime) || "—"]),
+        { id: "balances" },
+      ),
+      seat && seat.state === SeatSessionState.OPEN
+        ? h("p", { id: "open-seat" }, st("player.open_seat", { table: seat.tableId, seat: seat.seatIndex + 1, stack: seat.stack, buy_in: seat.buyInAmount, time: when(seat.openTime) }))
+        : h("p", { class: "muted", id: "open-seat" }, st("player.no_open_seat")),
+    ];
+  });
+}
+
+function statementOf(out: HTMLElement, playerId: string): void {
+  const pool = select("pool", [[String(ChipPool.UNSPECIFIED), st("pool.any")], [String(ChipPool.GRAM), "GRAM"], [String(ChipPool.MPX), "MPX"]]);
+  const rows = h("div", {});
+  const more = h("button", { type: "button", class: "quiet", id: "statement-more", hidden: true }, st("common.more"));
+  let token = "";
+  const page = async (first: boolean): Promise<void> => {
+    more.disabled = true;
+    try {
+      const reply = await cashier.getStatement({ playerId, pool: Number(pool.value) as ChipPool, page: { pageSize: 25, pageToken: first ? "" : token } });
+      token = reply.page?.nextPageToken ?? "";
+      const lines = reply.entries.map((e) =>
+        h(
+          "li",
+          {},
+          h("span", { class: e.amount >= 0n ? "ok" : "bad" }, signedChips(e.amount)),
+          " ",
+          st("statement.line", { kind: transferKindName(e.kind), pool: poolName(e.pool), balance: e.balanceAfter, time: when(e.createTime), account: e.accountId }),
+          e.reference ? h("code", { class: "muted" }, ` ${e.reference}`) : null,
+        ),
+      );
+      if (first) rows.replaceChildren(lines.length ? h("ul", { class: "statement", id: "statement" }, ...lines) : h("p", { class: "muted" }, st("statement.empty")));
+      else rows.querySelector("ul")?.append(...lines);
+      more.hidden = !token;
+    } catch (error) {
+      void load(rows, () => Promise.reject(error));
+    } finally {
+      more.disabled = false;
+    }
+  };
+  more.addEventListener("click", () => void page(false));
+  pool.addEventListener("change", () => void page(true));
+  out.replaceChildren(field(st("player.pool"), pool), rows, more);
+  void page(true);
+}
+
+function handsOf(out: HTMLElement, playerId: string): void {
+  const opened = h("div", { id: "opened-hand" });
+  const list = h("ul", { class: "hands-list", id: "player-hands" });
+  const more = h("button", { type: "button", class: "quiet", hidden: true }, st("common.more"));
+  let token = "";
+  const page = async (): Promise<void> => {
+    try {
+      const reply = await history.listMyHands({ playerId, page: { pageSize: 20, pageToken: token } });
+      token = reply.page?.nextPageToken ?? "";
+      more.hidden = !token;
+      if (!reply.hands.length && !list.children.length) list.replaceWith(h("p", { class: "muted" }, st("hands.none")));
+      list.append(
+        ...reply.hands.map((hand) =>
+          h(
+            "li",
+            { "data-hand": hand.handId },
+            h("button", { type: "button", class: "link-button", onclick: () => void load(opened, async () => handView((await history.getHand({ handId: hand.handId })).hand!)) }, hand.handId),
+            " ",
+            st("hands.line", { table: hand.tableId, time: when(hand.endTime), result: signedChips(hand.netResult) }),
+          ),
+        ),
+      );
+    } catch (error) {
+      void load(opened, () => Promise.reject(error));
+    }
+  };
+  more.addEventListener("click", () => void page());
+  out.replaceChildren(list, more, opened);
+  void page();
+}
+
+function playerPanel(out: HTMLElement, s: Signed, playerId: string, name: string): void {
+  const balances = h("div", {});
+  const statement = h("div", {});
+  const hands = h("div", {});
+  const parts: HTMLElement[] = [h("h3", { id: "player-title" }, st("player.title", { name: name || playerId, id: playerId }))];
+  parts.push(panel("player-balances", st("player.balances"), balances));
+  balancesOf(balances, playerId);
+  parts.push(panel("player-statement", st("player.statement"), statement));
+  statementOf(statement, playerId);
+  if (may(s.roles, "hands")) {
+    parts.push(panel("player-hands-panel", st("player.hands"), hands));
+    handsOf(hands, playerId);
+  }
+  if (s.roles.includes("support")) {
+    const minutes = input("minutes", { type: "number", min: 0, max: 43200, value: 60 });
+    parts.push(
+      panel(
+        "player-mute",
+        st("mute.title"),
+        actionForm({
+          id: "mute-form",
+          submit: st("mute.button"),
+          fields: [field(st("mute.minutes"), minutes, st("mute.hint"))],
+          run: async (reason, requestId) => {
+            const seconds = BigInt(Math.max(0, Math.trunc(Number(minutes.value) || 0)) * 60);
+            const reply = await tableService.mutePlayer({ requestId, playerId, tableId: "", durationSeconds: seconds }, because(reason));
+            return reply.mutedUntil ? st("mute.done", { time: when(reply.mutedUntil) }) : st("mute.lifted");
+          },
+        }),
+      ),
+    );
+  }
+  out.replaceChildren(...parts);
+}
+
+export function showPlayers(root: HTMLElement, s: Signed): void {
+  const query = input("query", { id: "player-query", type: "search", required: true, maxlength: 64, placeholder: st("players.query_hint") });
+  const results = h("div", { id: "player-results" });
+  const detail = h("div", { id: "player-detail", class: "detail" });
+  const search = h(
+    "form",
+    {
+      class: "inline-form",
+      id: "player-search",
+      onsubmit: (event: Event) => {
+        event.preventDefault();
+        const q = query.value.trim();
+        if (!q) return;
+        void load(results, async () => {
+          const { players } = await lobby.findPlayers({ query: q, page: { pageSize: 50 } });
+          if (!players.length) return h("p", { class: "muted" }, st("players.none"));
+          return h(
+            "ul",
+            { class: "matches" },
+            ...players.map((p) =>
+              h(
+                "li",
+                {},
+                h("button", { type: "button", class: "link-button open-player", "data-player": p.playerId, onclick: () => playerPanel(detail, s, p.playerId, p.displayName) }, h("span", { class: "data" }, p.displayName || p.playerId)),
+                " ",
+                h("code", { class: "muted" }, p.playerId),
+              ),
+            ),
+          );
+        });
+      },
+    },
+    h("div", { class: "row" }, query, h("button", { type: "submit", id: "player-search-button" }, st("players.search"))),
+  );
+  root.append(h("h2", {}, st("menu.players")), panel("players-search", st("players.find"), search, results), detail);
+}

@@ -1,0 +1,54 @@
+// Which staff role may do what (docs/access.md, the grant of each RPC at the staff door): the console
+// shows a screen, a tile or an action only to the roles that have it. The server checks again; a
+// refusal reads as ROLE_REQUIRED in words.
+export type Role = "support" | "risk" | "finance" | "operations" | "admin";
+export const ROLES: readonly Role[] = ["support", "risk", "finance", "operations", "admin"];
+
+export function parseRoles(roles: readonly string[]): Role[] {
+  return ROLES.filter((r) => roles.includes(r));
+}
+
+/** The calls the console makes, and the roles granted each. */
+export const GRANTS = {
+  listRooms: ROLES,
+  listTables: ROLES,
+  getMaintenance: ROLES,
+  changeRooms: ["operations"], // CreateRoom, UpdateRoom, Disable/EnableRoom, SetMaintenance, CreateInviteCode, UpdateAllowList
+  listAllowList: ["support", "operations"],
+  findPlayers: ["support", "risk", "finance", "operations"],
+  balances: ["support", "risk", "finance"], // GetBalances, GetStatement
+  hands: ["support", "risk"], // ListMyHands (player_id), GetHand
+  seatSessions: ["support", "finance", "operations"],
+  cases: ["risk"], // ListCases, GetCase, HoldPlayer, ReleasePlayer, ResolveCase
+  conservation: ["finance"],
+  houseBalances: ["finance", "operations"],
+  fundings: ["finance"], // ListHouseFunding, RequestHouseFunding, DecideHouseFunding
+  audit: ROLES,
+  alerts: ROLES,
+} as const satisfies Record<string, readonly Role[]>;
+
+export type Grant = keyof typeof GRANTS;
+
+export function may(roles: readonly Role[], grant: Grant): boolean {
+  return (GRANTS[grant] as readonly Role[]).some((r) => roles.includes(r));
+}
+
+/** The screens of the console and the grant that shows each. */
+export type ScreenName = "dashboard" | "rooms" | "players" | "fairplay" | "money" | "audit";
+export const SCREENS: readonly ScreenName[] = ["dashboard", "rooms", "players", "fairplay", "money", "audit"];
+const SCREEN_ROLES: Record<ScreenName, readonly Role[]> = {
+  dashboard: ROLES,
+  rooms: ["operations", "support"],
+  players: ["support", "risk", "finance"],
+  fairplay: ["risk"],
+  money: ["finance"],
+  audit: ROLES,
+};
+
+export function screensOf(roles: readonly Role[]): ScreenName[] {
+  return SCREENS.filter((s) => SCREEN_ROLES[s].some((r) => roles.includes(r)));
+}
+
+export function rolesOf(grant: Grant): readonly Role[] {
+  return GRANTS[grant];
+}
