@@ -11,8 +11,6 @@ funds (defunding more than the account holds) leaves the request pending.
 
 from __future__ import annotations
 
-import re
-
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from service_runtime.errors import (
@@ -22,6 +20,7 @@ from service_runtime.errors import (
     NotFound,
     PermissionDenied,
 )
+from service_runtime.four_eyes import staff_person
 from services.cashier import storage
 from services.cashier.ledger import (
     HOUSE_FUNDING_SOURCE,
@@ -46,23 +45,6 @@ from services.cashier.unit_of_work import UnitOfWork
 
 MAX_PAGE_SIZE = 100
 DEFAULT_PAGE_SIZE = 50
-# A staff member's name as four-eyes can tell people apart by: plain ASCII, no space or control
-# character (a token minted for `anna<TAB>` or `\u0430nna` is no second person); compared ignoring case.
-_STAFF_NAME = re.compile(r"[A-Za-z0-9._@:+-]{1,128}")
-
-
-def staff_person(subject: str) -> str:
-    """The person a staff token names, as four-eyes compares them; PERMISSION_DENIED for a name that
-    cannot be told apart from another (found by a tester: `ANNA`, `anna ` and `anna<TAB>` decided
-    anna's own request)."""
-    if not _STAFF_NAME.fullmatch(subject):
-        raise PermissionDenied(
-            "FOUR_EYES_REQUIRED",
-            "a money operation needs a staff name of plain letters, digits and . _ @ : + - "
-            "(one that cannot be mistaken for another person's)",
-            {},
-        )
-    return subject.casefold()
 
 
 def funding_transfer(

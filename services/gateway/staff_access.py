@@ -71,6 +71,8 @@ STAFF_FORWARDED: dict[str, dict[str, frozenset[Principal]]] = {
         "HoldPlayer": RISK,
         "ReleasePlayer": RISK,
         "ResolveCase": RISK,
+        "DecideRelease": FINANCE,
+        "ListReleaseRequests": FINANCE | RISK,
     },
     "poker.fairness.v1.FairnessService": {
         "GetCommitment": SUPPORT_OR_RISK,
@@ -89,7 +91,9 @@ MUTATING = frozenset(
         ),
         "poker.table.v1.TableService": ("MutePlayer",),
         "poker.cashier.v1.CashierService": ("RequestHouseFunding", "DecideHouseFunding"),
-        "poker.history.v1.HistoryService": ("RecordAuditEvent", "HoldPlayer", "ReleasePlayer", "ResolveCase"),
+        "poker.history.v1.HistoryService": (
+            "RecordAuditEvent", "HoldPlayer", "ReleasePlayer", "ResolveCase", "DecideRelease",
+        ),
     }.items()
     for method in methods
 )  # fmt: skip

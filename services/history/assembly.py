@@ -53,6 +53,9 @@ ACCESS = AccessPolicy.for_service(
         "ReleasePlayer": RISK,
         # Risk's decision on a strong case's automatic withdrawal holds.
         "ResolveCase": RISK,
+        # Four-eyes on releasing held chips: risk asks (ReleasePlayer, ResolveCase), finance decides.
+        "DecideRelease": FINANCE,
+        "ListReleaseRequests": FINANCE | RISK,
     },
 )
 

@@ -28,7 +28,7 @@ from services.history.records import check_code, check_id, check_text
 
 # Written by the history service itself (fair_play_cases.py, holds.py), never through RecordAuditEvent.
 HISTORY_KINDS = frozenset(
-    {"FAIR_PLAY_CASE_OPENED", "PLAYER_HELD", "PLAYER_RELEASED", "FAIR_PLAY_CASE_RESOLVED"}
+    {"FAIR_PLAY_CASE_OPENED", "PLAYER_HELD", "PLAYER_RELEASED", "FAIR_PLAY_CASE_RESOLVED", "RELEASE_DECIDED"}
 )
 # The services that record events, each with its kinds (history.proto, AuditEvent.kind): table shards
 # the hands they void, the settlements that failed and the suspicious play they see; the lobby the

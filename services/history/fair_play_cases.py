@@ -26,8 +26,8 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from poker.history.v1 import history_pb2
 from service_runtime.errors import AlreadyExists, InvalidArgument, NotFound, Unavailable
-from services.history import cases, detectors, fair_play_storage, hold_storage, storage
-from services.history.hold_storage import HoldRequest
+from services.history import cases, detectors, fair_play_storage, hold_storage, release_storage, storage
+from services.history.hold_storage import HoldRequest, Resolution
 from services.history.holds import (
     ATTEMPTS,
     DETECTOR_ACTOR,
@@ -42,6 +42,8 @@ from services.history.holds import (
 )
 from services.history.page_tokens import PageTokens, keyset_position, page_size_of
 from services.history.records import check_id, check_text
+from services.history.release_storage import ReleaseRow, ReleaseState
+from services.history.releases import Releases
 
 __all__ = [
     "CASE_OPENED",
@@ -244,8 +246,9 @@ def _hold_pb(hold: Hold) -> history_pb2.PlayerHold:
     )
 
 
-class FairPlayUseCases:
-    """Cases and holds for admins (the access policy lets only admins call them)."""
+class FairPlayUseCases(Releases):
+    """Cases and holds for staff (the access policy says which role calls which); releases wait for
+    a second person (`Releases`)."""
 
     _sessions: async_sessionmaker[AsyncSession]
     _tokens: PageTokens
@@ -294,9 +297,10 @@ class FairPlayUseCases:
 
     async def resolve_case(
         self, admin: str, request_id: str, case_id: str, resolution: int, reason: str
-    ) -> tuple[history_pb2.FairPlayCase, bool]:
-        """ResolveCase: release or confirm the case's automatic holds (`holds.AutoHolds.resolve`);
-        the case as it is afterwards, and whether this request id was applied before."""
+    ) -> tuple[history_pb2.FairPlayCase, bool, ReleaseRow | None]:
+        """ResolveCase: confirm the case's automatic holds, or ask to release them (four-eyes: a
+        pending release request finance decides, releases.py); the case as it is afterwards, whether
+        this request id was applied before, and a RELEASE's request."""
         self._check_request_id(request_id)
         self._check_reason(reason)
         check_id(case_id, "case_id")
@@ -308,8 +312,42 @@ class FairPlayUseCases:
         if decided is None:
             raise InvalidArgument("FIELD_INVALID", "unknown resolution", {"field": "resolution"})
         await self.get_case(case_id)
+        if decided is Resolution.RELEASE:
+            async with self._sessions() as session:
+                asked = await release_storage.release(session, request_id)
+            if (
+                asked is not None
+                and asked.case_release
+                and asked.case_id == case_id
+                and asked.reason == reason
+            ):
+                # Asked before (decided since, perhaps rejected): the first answer, nothing new.
+                return await self.get_case(case_id), True, asked
         existing = await self._auto_holds.resolve(admin, request_id, case_id, decided, reason)
-        return await self.get_case(case_id), existing
+        release = None
+        if decided is Resolution.RELEASE:
+            now_us = int(self._clock().timestamp() * 1_000_000)
+            release, _ = await self.ask_release(
+                ReleaseRow(request_id, True, "", case_id, reason, admin, now_us, ReleaseState.PENDING)
+            )
+        return await self.get_case(case_id), existing, release
+
+    async def ask_player_release(
+        self, admin: str, request_id: str, player_id: str, reason: str, case_id: str
+    ) -> tuple[ReleaseRow, bool]:
+        """ReleasePlayer: a pending release of the player's hold, for finance to decide."""
+        self._check_request_id(request_id)
+        check_id(player_id, "player_id")
+        self._check_reason(reason)
+        if case_id:
+            await self.get_case(case_id)
+        async with self._sessions() as session:
+            if await hold_storage.hold_request(session, request_id) is not None:
+                raise _conflict("request_id")  # a HoldPlayer's id
+        now_us = int(self._clock().timestamp() * 1_000_000)
+        return await self.ask_release(
+            ReleaseRow(request_id, False, player_id, case_id, reason, admin, now_us, ReleaseState.PENDING)
+        )
 
     @staticmethod
     def _check_request_id(request_id: str) -> None:

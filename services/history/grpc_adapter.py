@@ -16,6 +16,7 @@ from service_runtime.proto_time import to_timestamp
 from services.history.application import HistoryApplication
 from services.history.audit_writers import writer_of
 from services.history.records import Viewer
+from services.history.releases import release_pb
 
 SERVICE_NAME = "poker.history.v1.HistoryService"
 
@@ -156,10 +157,31 @@ class HistoryServicer(history_pb2_grpc.HistoryServiceServicer):
     ) -> history_pb2.ReleasePlayerResponse:
         caller = current_caller()
         caller.require(Role.RISK)
-        hold, existing = await self._application.set_hold(
-            caller.subject, request.request_id, request.player_id, request.reason, request.case_id, held=False
+        # Four-eyes: a pending release, carried out when finance approves it (DecideRelease).
+        release, existing = await self._application.ask_player_release(
+            caller.subject, request.request_id, request.player_id, request.reason, request.case_id
         )
-        return history_pb2.ReleasePlayerResponse(hold=hold, existing=existing)
+        return history_pb2.ReleasePlayerResponse(release=release_pb(release), existing=existing)
+
+    async def DecideRelease(  # noqa: N802
+        self, request: history_pb2.DecideReleaseRequest, context: Any
+    ) -> history_pb2.DecideReleaseResponse:
+        caller = current_caller()
+        caller.require(Role.FINANCE)
+        release, existing = await self._application.decide_release(
+            caller.subject, request.decision_id, request.request_id, request.approve, request.reason
+        )
+        return history_pb2.DecideReleaseResponse(release=release_pb(release), existing=existing)
+
+    async def ListReleaseRequests(  # noqa: N802
+        self, request: history_pb2.ListReleaseRequestsRequest, context: Any
+    ) -> history_pb2.ListReleaseRequestsResponse:
+        releases, token = await self._application.list_releases(
+            int(request.state), page_size=request.page.page_size, page_token=request.page.page_token
+        )
+        return history_pb2.ListReleaseRequestsResponse(
+            releases=releases, page=common_pb2.PageResponse(next_page_token=token)
+        )
 
     async def ResolveCase(  # noqa: N802
         self, request: history_pb2.ResolveCaseRequest, context: Any
@@ -167,7 +189,10 @@ class HistoryServicer(history_pb2_grpc.HistoryServiceServicer):
         caller = current_caller()
         caller.require(Role.RISK)
         # The actor of the audit is the verified caller, never a field of the request.
-        case, existing = await self._application.resolve_case(
+        case, existing, release = await self._application.resolve_case(
             caller.subject, request.request_id, request.case_id, int(request.resolution), request.reason
         )
-        return history_pb2.ResolveCaseResponse(case=case, existing=existing)
+        reply = history_pb2.ResolveCaseResponse(case=case, existing=existing)
+        if release is not None:
+            reply.release.CopyFrom(release_pb(release))
+        return reply

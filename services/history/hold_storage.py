@@ -244,6 +244,11 @@ async def insert_resolution(session: AsyncSession, resolution: CaseResolution) -
     )
 
 
+async def delete_resolution(session: AsyncSession, request_id: str) -> None:
+    """A RELEASE finance rejected (four-eyes, releases.py): the case is open to a decision again."""
+    await session.execute(sa.delete(case_resolutions).where(case_resolutions.c.request_id == request_id))
+
+
 async def mark_resolution_done(session: AsyncSession, request_id: str) -> None:
     await session.execute(
         sa.update(case_resolutions).where(case_resolutions.c.request_id == request_id).values(done=True)

@@ -13,8 +13,9 @@ hold (`fair_play_cases.FairPlayUseCases.set_hold`). This module is the automatic
   a player whose withdrawals are already held counts as held), retried with backoff while the
   cashier is away and picked up again after a restart; each applied hold is audited PLAYER_HELD
   (actor `history-detectors`) in the transaction that marks it held;
-- `AutoHolds.resolve` is ResolveCase: RELEASE lifts the case's holds (unless another case still
-  holds the player) and audits PLAYER_RELEASED with the admin as actor; CONFIRM keeps them (a
+- `AutoHolds.resolve` is ResolveCase: RELEASE is recorded and waits for finance's approval
+  (releases.py: four-eyes), then `carry_out_release` lifts the case's holds (unless another case
+  still holds the player) and audits PLAYER_RELEASED with the asker as actor; CONFIRM keeps them (a
   confirmed case may still be released later; a released one is final); each decision is audited
   FAIR_PLAY_CASE_RESOLVED and recorded once per case.
 
@@ -247,7 +248,7 @@ class AutoHolds:
                 )
             if current is None or current.state is not HoldState.DUE:
                 return
-            if resolution is not None and resolution.resolution is Resolution.RELEASE:
+            if resolution is not None and resolution.resolution is Resolution.RELEASE and resolution.done:
                 return
             reason = hold_reason(due.case_id, due.role)
             note = ""
@@ -326,11 +327,18 @@ class AutoHolds:
                 raise AlreadyExists(
                     "IDEMPOTENCY_CONFLICT", "concurrent decisions kept racing; retry", {"case_id": case_id}
                 )
-            if earlier is not None and earlier.done:
-                return True
-            if resolution is Resolution.RELEASE:
-                await self._release(admin, request_id, case_id, reason)
-            return False
+            # A RELEASE is carried out only once finance approves it (releases.py, four-eyes).
+            return earlier is not None
+
+    async def carry_out_release(self, asker: str, request_id: str, case_id: str, reason: str) -> None:
+        """An approved RELEASE (DecideRelease): lift the case's holds as its asker decided it, once
+        (a retry after the cashier was away finishes it)."""
+        async with self._lock:
+            async with self._sessions() as session:
+                decided = await hold_storage.resolution_by_request(session, request_id)
+            if decided is None or decided.done:
+                return
+            await self._release(asker, request_id, case_id, reason)
 
     async def _decide(
         self, admin: str, request_id: str, case_id: str, resolution: Resolution, reason: str

@@ -191,6 +191,29 @@ case_resolutions = sa.Table(
 
 # The operators' HoldPlayer / ReleasePlayer requests by request id (the idempotency key), claimed
 # before the cashier is asked; `done` once the cashier's change and its audit event are both stored.
+# Four-eyes on releasing held chips (issue 38): a release asked by one staff member (ReleasePlayer,
+# ResolveCase RELEASE), carried out only once another, of finance, approves it (DecideRelease).
+release_requests = sa.Table(
+    "history_release_requests",
+    metadata,
+    sa.Column("request_id", sa.String(64), primary_key=True),
+    sa.Column("case_release", sa.Boolean, nullable=False),
+    sa.Column("player_id", sa.String(128), nullable=False),
+    sa.Column("case_id", sa.String(128), nullable=False),
+    sa.Column("reason", sa.String(128), nullable=False),
+    sa.Column("asked_by", sa.String(160), nullable=False),
+    sa.Column("asked_us", sa.BigInteger, nullable=False),
+    sa.Column("state", sa.String(16), nullable=False),
+    sa.Column("decision_id", sa.String(64), nullable=True, unique=True),
+    sa.Column("decided_by", sa.String(160), nullable=True),
+    sa.Column("decision_reason", sa.String(128), nullable=False, server_default=""),
+    sa.Column("decided_us", sa.BigInteger, nullable=True),
+    # The approved release is carried out (cashier and audit) after the decision's commit.
+    sa.Column("done", sa.Boolean, nullable=False),
+    sa.CheckConstraint("decided_by IS NULL OR lower(decided_by) <> lower(asked_by)", name="four_eyes"),
+    sa.Index("ix_history_release_requests_state_asked_us", "state", "asked_us"),
+)
+
 hold_requests = sa.Table(
     "history_hold_requests",
     metadata,

@@ -305,3 +305,41 @@ def test_alerts_say_when_no_prometheus_is_configured(doors: Doors) -> None:
     )
     assert outcome.code == "ok", outcome.label
     assert not staff_pb2.ListFiringAlertsResponse.FromString(outcome.body).configured
+
+
+def test_staff_watch_a_table_through_the_door_and_the_lobby_routes_them_to_watch_only(doors: Doors) -> None:
+    from poker.table.v1 import table_pb2
+
+    olga = sign_in(doors, "olga")
+    rooms = lobby_pb2.ListRoomsResponse.FromString(
+        staff_call(doors, f"{LOBBY}/ListRooms", lobby_pb2.ListRoomsRequest(), token=olga.token).body
+    )
+    room = next(r for r in rooms.rooms if r.room_id == "nlhe-gram-classic")
+    snapshot = staff_call(
+        doors,
+        "/poker.table.v1.TableService/GetTableSnapshot",
+        table_pb2.GetTableSnapshotRequest(table_id=f"{room.room_id}.1"),
+        token=olga.token,
+    )
+    assert snapshot.code == "ok", snapshot.label
+    # Staff take no seat: the lobby sends them nowhere but to watch a table they name.
+    for request, field in (
+        (lobby_pb2.JoinTableRequest(room_id=room.room_id), "spectate"),
+        (lobby_pb2.JoinTableRequest(room_id=room.room_id, spectate=True), "table_id"),
+    ):
+        import grpc
+
+        from poker.lobby.v1 import lobby_pb2_grpc
+        from service_runtime.clients import error_metadata_of
+        from service_runtime.testing import reason_of
+
+        channel = grpc.insecure_channel(doors.services["lobby"].address)
+        try:
+            with pytest.raises(grpc.RpcError) as refused:
+                lobby_pb2_grpc.LobbyServiceStub(channel).JoinTable(
+                    request, metadata=auth_metadata("olga", "operations"), timeout=10
+                )
+        finally:
+            channel.close()
+        assert reason_of(refused.value) == "FIELD_INVALID"  # type: ignore[arg-type]
+        assert error_metadata_of(refused.value)["field"] == field  # type: ignore[arg-type]

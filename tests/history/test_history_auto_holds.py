@@ -268,16 +268,28 @@ async def test_a_strong_case_holds_the_withdrawals_of_its_players_not_their_seat
             "CASE_NOT_FOUND",
         )
 
-        released = await history.ResolveCase(request, metadata=ADMIN)
-        assert released.existing is False
-        assert (released.case.resolution, released.case.resolved_by, released.case.resolution_reason) == (
+        asked = await history.ResolveCase(request, metadata=ADMIN)
+        assert asked.existing is False
+        assert (asked.case.resolution, asked.case.resolved_by, asked.case.resolution_reason) == (
             history_pb2.CASE_RESOLUTION_RELEASE,
             "ops",
             "false alarm, cleared",
         )
+        # Four-eyes (issue 38): nothing is released until another member of finance approves.
+        assert asked.release.state == history_pb2.RELEASE_REQUEST_STATE_PENDING
+        assert asked.release.case_release
+        assert [h.state for h in asked.case.holds] == [HELD, HELD]
+        await expect_error(
+            cashier.Withdraw(withdrawal(f"w-{pair.dumper}", pair.dumper, 1000), metadata=PAYMENTS),
+            grpc.StatusCode.FAILED_PRECONDITION,
+            "WITHDRAWAL_HELD_FOR_REVIEW",
+        )
+        await approve(history, "r1", by=ADMIN, refused="FOUR_EYES_REQUIRED")
+        await approve(history, "r1")
+        released = await history.ResolveCase(request, metadata=ADMIN)
         assert [h.state for h in released.case.holds] == [RELEASED, RELEASED]
-        again = await history.ResolveCase(request, metadata=ADMIN)
-        assert (again.existing, again.case) == (True, released.case)
+        assert released.existing
+        assert released.release.state == history_pb2.RELEASE_REQUEST_STATE_APPROVED
         await expect_error(
             history.ResolveCase(resolve("r1", case.case_id, 1, "other words"), metadata=ADMIN),
             grpc.StatusCode.ALREADY_EXISTS,
@@ -374,10 +386,18 @@ async def test_a_case_that_opens_while_the_cashier_is_away_is_held_once_it_is_ba
                 "WITHDRAWAL_HELD_FOR_REVIEW",
             )
             # An appeal upheld: a confirmed case may still be released; then it is final.
-            released = await history.ResolveCase(
-                resolve("c3", case.case_id, history_pb2.CASE_RESOLUTION_RELEASE, "appeal upheld"),
-                metadata=ADMIN,
-            )
+            appeal = resolve("c3", case.case_id, history_pb2.CASE_RESOLUTION_RELEASE, "appeal upheld")
+            asked = await history.ResolveCase(appeal, metadata=ADMIN)
+            assert asked.case.resolution == history_pb2.CASE_RESOLUTION_RELEASE
+            assert [h.state for h in asked.case.holds] == [HELD, HELD]
+            # Rejected by finance: nothing is released and the case may be decided again.
+            await approve(history, "c3", approve_it=False)
+            assert [h.state for h in (await get_case(history, case.case_id)).holds] == [HELD, HELD]
+            await cashier_refuses(cashier, pair.dumper)
+            appeal = resolve("c5", case.case_id, history_pb2.CASE_RESOLUTION_RELEASE, "appeal upheld")
+            await history.ResolveCase(appeal, metadata=ADMIN)
+            await approve(history, "c5")
+            released = await history.ResolveCase(appeal, metadata=ADMIN)
             assert released.case.resolution == history_pb2.CASE_RESOLUTION_RELEASE
             assert [h.state for h in released.case.holds] == [RELEASED, RELEASED]
             await expect_error(
@@ -394,6 +414,43 @@ async def test_a_case_that_opens_while_the_cashier_is_away_is_held_once_it_is_ba
                 if e.subject == case.case_id
             )
             assert resolved == [("CONFIRM", "ops"), ("RELEASE", "ops")]
+
+
+async def approve(
+    history: history_pb2_grpc.HistoryServiceStub,
+    request_id: str,
+    *,
+    by: tuple[tuple[str, str], ...] = auth_metadata("fiona", "finance"),
+    approve_it: bool = True,
+    refused: str = "",
+) -> None:
+    """Finance decides a pending release (four-eyes, issue 38)."""
+    decision = history_pb2.DecideReleaseRequest(
+        decision_id=f"d-{request_id}-{approve_it}",
+        request_id=request_id,
+        approve=approve_it,
+        reason="reviewed",
+    )
+    if refused:
+        await expect_error(
+            history.DecideRelease(decision, metadata=by), grpc.StatusCode.PERMISSION_DENIED, refused
+        )
+        return
+    decided = await history.DecideRelease(decision, metadata=by)
+    want = (
+        history_pb2.RELEASE_REQUEST_STATE_APPROVED
+        if approve_it
+        else history_pb2.RELEASE_REQUEST_STATE_REJECTED
+    )
+    assert decided.release.state == want
+
+
+async def cashier_refuses(cashier: cashier_pb2_grpc.CashierServiceStub, player: str) -> None:
+    await expect_error(
+        cashier.Withdraw(withdrawal(f"w-held-{player}", player, 1000), metadata=PAYMENTS),
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "WITHDRAWAL_HELD_FOR_REVIEW",
+    )
 
 
 @pytest.mark.parametrize("min_score", [0.0, 1e7])

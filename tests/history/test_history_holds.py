@@ -34,6 +34,7 @@ TABLE = auth_metadata("table", "service")
 PAYMENTS = auth_metadata("payments", "service")
 ADMIN = auth_metadata("ops", *STAFF_ROLES)
 HISTORY = auth_metadata("history", "service")
+FINANCE = auth_metadata("fiona", "finance")
 CHIP = 10**6  # nanoGRAM per GRAM-pool chip
 
 
@@ -162,16 +163,19 @@ async def test_a_held_player_gets_no_new_seat_and_no_payout_until_released(
                     grpc.StatusCode.ALREADY_EXISTS,
                     "IDEMPOTENCY_CONFLICT",
                 )
-                await expect_error(
-                    history.ReleasePlayer(
-                        history_pb2.ReleasePlayerRequest(
-                            request_id=f"{name}-r0", player_id=dumper, reason="x"
-                        ),
-                        metadata=ADMIN,
-                    ),
-                    grpc.StatusCode.FAILED_PRECONDITION,
-                    "PLAYER_NOT_ON_HOLD",
+                # Releasing a player who is not held: asked, and approved, it finds nothing to lift.
+                asked = await history.ReleasePlayer(
+                    history_pb2.ReleasePlayerRequest(request_id=f"{name}-r0", player_id=dumper, reason="x"),
+                    metadata=ADMIN,
                 )
+                assert asked.release.state == history_pb2.RELEASE_REQUEST_STATE_PENDING
+                nothing = await history.DecideRelease(
+                    history_pb2.DecideReleaseRequest(
+                        decision_id=f"{name}-d0", request_id=f"{name}-r0", approve=True, reason="ok"
+                    ),
+                    metadata=FINANCE,
+                )
+                assert nothing.release.state == history_pb2.RELEASE_REQUEST_STATE_APPROVED
                 await expect_error(
                     history.HoldPlayer(
                         history_pb2.HoldPlayerRequest(
@@ -215,13 +219,58 @@ async def test_a_held_player_gets_no_new_seat_and_no_payout_until_released(
                         "ROLE_REQUIRED",
                     )
 
-                released = await history.ReleasePlayer(
+                # Four-eyes (issue 38): the release waits for another member of finance.
+                asked = await history.ReleasePlayer(
                     history_pb2.ReleasePlayerRequest(
                         request_id=f"{name}-r1", player_id=receiver, reason="cleared"
                     ),
                     metadata=ADMIN,
                 )
-                assert (released.hold.held, released.existing) == (False, False)
+                assert (asked.release.state, asked.release.asked_by, asked.existing) == (
+                    history_pb2.RELEASE_REQUEST_STATE_PENDING,
+                    "ops",
+                    False,
+                )
+                await expect_error(
+                    cashier.Withdraw(withdrawal(f"{name}-w1", receiver, 1000), metadata=PAYMENTS),
+                    grpc.StatusCode.FAILED_PRECONDITION,
+                    "WITHDRAWAL_HELD_FOR_REVIEW",
+                )
+                own = history_pb2.DecideReleaseRequest(
+                    decision_id=f"{name}-d1", request_id=f"{name}-r1", approve=True, reason="mine"
+                )
+                for same in (ADMIN, auth_metadata("OPS", "finance")):
+                    await expect_error(
+                        history.DecideRelease(own, metadata=same),
+                        grpc.StatusCode.PERMISSION_DENIED,
+                        "FOUR_EYES_REQUIRED",
+                    )
+                await expect_error(
+                    history.DecideRelease(own, metadata=auth_metadata("rita", "risk")),
+                    grpc.StatusCode.PERMISSION_DENIED,
+                    "ROLE_REQUIRED",
+                )
+                approve = history_pb2.DecideReleaseRequest(
+                    decision_id=f"{name}-d2", request_id=f"{name}-r1", approve=True, reason="checked"
+                )
+                released = await history.DecideRelease(approve, metadata=FINANCE)
+                assert (released.release.state, released.release.decided_by) == (
+                    history_pb2.RELEASE_REQUEST_STATE_APPROVED,
+                    "fiona",
+                )
+                again = await history.DecideRelease(approve, metadata=FINANCE)
+                assert again.existing
+                assert again.release.state == history_pb2.RELEASE_REQUEST_STATE_APPROVED
+                await expect_error(
+                    history.DecideRelease(
+                        history_pb2.DecideReleaseRequest(
+                            decision_id=f"{name}-d3", request_id=f"{name}-r1", approve=False, reason="late"
+                        ),
+                        metadata=FINANCE,
+                    ),
+                    grpc.StatusCode.FAILED_PRECONDITION,
+                    "RELEASE_ALREADY_DECIDED",
+                )
                 # The same payout goes through now, and a new seat opens.
                 paid = await cashier.Withdraw(withdrawal(f"{name}-w1", receiver, 1000), metadata=PAYMENTS)
                 assert paid.transfer.amount == 1000

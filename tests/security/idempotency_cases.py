@@ -906,7 +906,53 @@ async def release_player(c: Calls) -> Trial:
         await c.call("history", "HoldPlayer", hold, ADMIN)
     request = history_pb2.ReleasePlayerRequest(request_id=fresh("release"), player_id=fox, reason="cleared")
     return Trial(
-        request, ADMIN, [{"player_id": gil}, {"reason": "cleared on appeal"}], lambda: holds(c, fox, gil)
+        request,
+        ADMIN,
+        [{"player_id": gil}, {"reason": "cleared on appeal"}],
+        lambda: holds_and_releases(c, fox, gil),
+    )
+
+
+async def releases_of(c: Calls, *players: str) -> object:
+    """The release requests (four-eyes, issue 38) naming these players, as the queue lists them."""
+    reply = await c.call(
+        "history",
+        "ListReleaseRequests",
+        history_pb2.ListReleaseRequestsRequest(page=common_pb2.PageRequest(page_size=500)),
+        FINANCE_A,
+    )
+    return sorted(r.SerializeToString(deterministic=True) for r in reply.releases if r.player_id in players)
+
+
+async def holds_and_releases(c: Calls, *players: str) -> object:
+    return (await holds(c, *players), await releases_of(c, *players))
+
+
+async def decide_release(c: Calls) -> Trial:
+    hal, ivy = fresh("hal"), fresh("ivy")
+    asked = {}
+    for name in (hal, ivy):
+        await c.call(
+            "history",
+            "HoldPlayer",
+            history_pb2.HoldPlayerRequest(request_id=fresh("hold"), player_id=name, reason="review"),
+            ADMIN,
+        )
+        asked[name] = fresh("release")
+        await c.call(
+            "history",
+            "ReleasePlayer",
+            history_pb2.ReleasePlayerRequest(request_id=asked[name], player_id=name, reason="cleared"),
+            ADMIN,
+        )
+    request = history_pb2.DecideReleaseRequest(
+        decision_id=fresh("decision"), request_id=asked[hal], approve=True, reason="checked"
+    )
+    return Trial(
+        request,
+        FINANCE_B,
+        [{"request_id": asked[ivy]}, {"approve": False}, {"reason": "checked twice"}],
+        lambda: holds_and_releases(c, hal, ivy),
     )
 
 
@@ -1140,6 +1186,7 @@ RPCS = (
         exempt={"case_id": "only the detectors open a case; an unknown one is NOT_FOUND and changes nothing"},
         complete=False,
     ),
+    Rpc("history", "DecideRelease", ("decision_id",), decide_release),
     Rpc(
         "history",
         "RecordAuditEvent",
@@ -1224,6 +1271,7 @@ NOT_KEYED: Mapping[str, str] = {
             "ListAuditEvents",
             "ListCases",
             "GetCase",
+            "ListReleaseRequests",
         )
     },
     **{

@@ -101,6 +101,8 @@ export const REFUSALS = {
   "reason.STAFF_NOT_LISTED": { ru: "Вас нет в списке сотрудников. Обратитесь к администратору.", en: "You are not on the staff list. Ask a staff administrator." },
   "reason.LOGIN_DATA_INVALID": { ru: "Вход через Telegram не подтверждён. Попробуйте ещё раз.", en: "The Telegram sign-in could not be verified. Try again." },
   "reason.LOGIN_DATA_EXPIRED": { ru: "Вход через Telegram устарел. Войдите снова.", en: "The Telegram sign-in is too old. Sign in again." },
+  "reason.RELEASE_REQUEST_NOT_FOUND": { ru: "Такого запроса на снятие блокировки нет.", en: "There is no such release request." },
+  "reason.RELEASE_ALREADY_DECIDED": { ru: "По этому запросу на снятие блокировки уже принято решение.", en: "This release request has already been decided." },
 
   // The lobby and rooms.
   "reason.ROOM_NOT_FOUND": { ru: "Комната не найдена.", en: "The room was not found." },

@@ -540,6 +540,12 @@ class _ErrorReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ErrorReas
     """UNAUTHENTICATED: the Telegram Login Widget's data is older than the staff door accepts (or dated
     ahead): sign in again.
     """
+    ERROR_REASON_RELEASE_REQUEST_NOT_FOUND: _ErrorReason.ValueType  # 1307
+    """NOT_FOUND: no release request with this id."""
+    ERROR_REASON_RELEASE_ALREADY_DECIDED: _ErrorReason.ValueType  # 1308
+    """FAILED_PRECONDITION: the release request was already approved or rejected (under another
+    decision id); metadata `state` says how.
+    """
     ERROR_REASON_HEADER_INVALID: _ErrorReason.ValueType  # 1250
     """Issue 41: the gateway's HTTP edge (1250-1269).
     INVALID_ARGUMENT: a request header is not text (a name that is not ASCII, a value that is not
@@ -996,6 +1002,12 @@ ERROR_REASON_LOGIN_DATA_INVALID: ErrorReason.ValueType  # 1305
 ERROR_REASON_LOGIN_DATA_EXPIRED: ErrorReason.ValueType  # 1306
 """UNAUTHENTICATED: the Telegram Login Widget's data is older than the staff door accepts (or dated
 ahead): sign in again.
+"""
+ERROR_REASON_RELEASE_REQUEST_NOT_FOUND: ErrorReason.ValueType  # 1307
+"""NOT_FOUND: no release request with this id."""
+ERROR_REASON_RELEASE_ALREADY_DECIDED: ErrorReason.ValueType  # 1308
+"""FAILED_PRECONDITION: the release request was already approved or rejected (under another
+decision id); metadata `state` says how.
 """
 ERROR_REASON_HEADER_INVALID: ErrorReason.ValueType  # 1250
 """Issue 41: the gateway's HTTP edge (1250-1269).

@@ -21,7 +21,7 @@ from connectrpc.protocol import ProtocolType
 from connectrpc.server import ConnectASGIApplication, ConnectWSGIApplication, DEFAULT_READ_MAX_BYTES, Endpoint, EndpointSync
 from pyqwest import Client, SyncClient
 
-from .history_pb2 import ExportHandsRequest, ExportHandsResponse, GetCaseRequest, GetCaseResponse, GetHandRequest, GetHandResponse, HoldPlayerRequest, HoldPlayerResponse, ListAuditEventsRequest, ListAuditEventsResponse, ListBalanceChangesRequest, ListBalanceChangesResponse, ListCasesRequest, ListCasesResponse, ListMyHandsRequest, ListMyHandsResponse, ListTableHandsRequest, ListTableHandsResponse, RecordAuditEventRequest, RecordAuditEventResponse, RecordHandRequest, RecordHandResponse, ReleasePlayerRequest, ReleasePlayerResponse, ResolveCaseRequest, ResolveCaseResponse
+from .history_pb2 import DecideReleaseRequest, DecideReleaseResponse, ExportHandsRequest, ExportHandsResponse, GetCaseRequest, GetCaseResponse, GetHandRequest, GetHandResponse, HoldPlayerRequest, HoldPlayerResponse, ListAuditEventsRequest, ListAuditEventsResponse, ListBalanceChangesRequest, ListBalanceChangesResponse, ListCasesRequest, ListCasesResponse, ListMyHandsRequest, ListMyHandsResponse, ListReleaseRequestsRequest, ListReleaseRequestsResponse, ListTableHandsRequest, ListTableHandsResponse, RecordAuditEventRequest, RecordAuditEventResponse, RecordHandRequest, RecordHandResponse, ReleasePlayerRequest, ReleasePlayerResponse, ResolveCaseRequest, ResolveCaseResponse
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, Iterable, Mapping
@@ -150,16 +150,44 @@ class HistoryService(Protocol):
 
     async def release_player(self, request: ReleasePlayerRequest, ctx: RequestContext[ReleasePlayerRequest, ReleasePlayerResponse], /) -> ReleasePlayerResponse:
         """
-        ReleasePlayer ends a hold (risk), audited as PLAYER_RELEASED (id `hold:<request_id>`).
-        Idempotent by `request_id`. Errors: as HoldPlayer, with PLAYER_NOT_ON_HOLD instead of
-        PLAYER_ALREADY_ON_HOLD.
+        ReleasePlayer asks to end a hold (risk): four-eyes on money (a hold keeps the player's
+        withdrawals), so nothing is released until another staff member of finance approves it
+        (DecideRelease); the answer is the release request, pending. Idempotent by `request_id`, which
+        binds the player, the reason and the case (a HoldPlayer's id is a conflict). Errors:
+        PERMISSION_DENIED ROLE_REQUIRED; INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND
+        CASE_NOT_FOUND; ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    async def decide_release(self, request: DecideReleaseRequest, ctx: RequestContext[DecideReleaseRequest, DecideReleaseResponse], /) -> DecideReleaseResponse:
+        """
+        DecideRelease approves or rejects a pending release (finance, never the staff member who asked:
+        PERMISSION_DENIED FOUR_EYES_REQUIRED): a ReleasePlayer's, or a ResolveCase RELEASE's. An approval
+        carries the release out at once (the cashier lifts the hold under the asker's request id; the
+        audit gets PLAYER_RELEASED or FAIR_PLAY_CASE_RESOLVED naming both people); a rejection changes
+        no hold (a rejected case may be resolved again). Both are audited RELEASE_DECIDED. Idempotent by
+        `decision_id`, which binds the request, the verdict and the reason; a retry after the cashier was
+        away completes the release. Errors: PERMISSION_DENIED ROLE_REQUIRED, FOUR_EYES_REQUIRED;
+        INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND RELEASE_REQUEST_NOT_FOUND;
+        FAILED_PRECONDITION RELEASE_ALREADY_DECIDED (metadata `state`); ALREADY_EXISTS
+        IDEMPOTENCY_CONFLICT; UNAVAILABLE (the cashier: retry with the same decision id).
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    async def list_release_requests(self, request: ListReleaseRequestsRequest, ctx: RequestContext[ListReleaseRequestsRequest, ListReleaseRequestsResponse], /) -> ListReleaseRequestsResponse:
+        """
+        ListReleaseRequests lists release requests newest first, optionally only those in one state
+        (finance and risk: the approval queue). Errors: INVALID_ARGUMENT FIELD_INVALID,
+        PAGE_TOKEN_INVALID.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
     async def resolve_case(self, request: ResolveCaseRequest, ctx: RequestContext[ResolveCaseRequest, ResolveCaseResponse], /) -> ResolveCaseResponse:
         """
         ResolveCase is the operators' decision on the automatic withdrawal holds of a strong
-        chip-dumping case (risk; docs/integrity.md "Automatic holds"). RELEASE lifts them through the
+        chip-dumping case (risk; docs/integrity.md "Automatic holds"). RELEASE is four-eyes on money:
+        it records the decision and a release request (`release`, pending) and lifts nothing until
+        another staff member of finance approves it (DecideRelease), which then lifts them through the
         cashier (withdrawals scope; audited PLAYER_RELEASED per player, id
         `auto-release:<case_id>:<player_id>`, actor the staff member) unless another case still holds that
         player, and holds none of the case again; CONFIRM keeps them. Both are audited as
@@ -170,7 +198,7 @@ class HistoryService(Protocol):
         another field is a conflict. Errors: PERMISSION_DENIED ROLE_REQUIRED; INVALID_ARGUMENT
         FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND CASE_NOT_FOUND; FAILED_PRECONDITION
         CASE_NOT_RESOLVABLE; ALREADY_EXISTS IDEMPOTENCY_CONFLICT (metadata `field`); UNAVAILABLE (the
-        cashier, RELEASE only: retry with the same request id).
+        cashier, at DecideRelease: retry the decision with the same decision id).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -319,6 +347,28 @@ class HistoryServiceASGIApplication(ConnectASGIApplication[HistoryService]):
                         stream_type=StreamType.UNARY,
                     ),
                     function=svc.release_player,
+                ),
+                "/poker.history.v1.HistoryService/DecideRelease": Endpoint.unary(
+                    method=MethodInfo(
+                        name="DecideRelease",
+                        service_name="poker.history.v1.HistoryService",
+                        input=DecideReleaseRequest,
+                        output=DecideReleaseResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.decide_release,
+                ),
+                "/poker.history.v1.HistoryService/ListReleaseRequests": Endpoint.unary(
+                    method=MethodInfo(
+                        name="ListReleaseRequests",
+                        service_name="poker.history.v1.HistoryService",
+                        input=ListReleaseRequestsRequest,
+                        output=ListReleaseRequestsResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.list_release_requests,
                 ),
                 "/poker.history.v1.HistoryService/ResolveCase": Endpoint.unary(
                     method=MethodInfo(
@@ -674,9 +724,12 @@ class HistoryServiceClient(ConnectClient):
         timeout_ms: int | None = None,
     ) -> ReleasePlayerResponse:
         """
-        ReleasePlayer ends a hold (risk), audited as PLAYER_RELEASED (id `hold:<request_id>`).
-        Idempotent by `request_id`. Errors: as HoldPlayer, with PLAYER_NOT_ON_HOLD instead of
-        PLAYER_ALREADY_ON_HOLD.
+        ReleasePlayer asks to end a hold (risk): four-eyes on money (a hold keeps the player's
+        withdrawals), so nothing is released until another staff member of finance approves it
+        (DecideRelease); the answer is the release request, pending. Idempotent by `request_id`, which
+        binds the player, the reason and the case (a HoldPlayer's id is a conflict). Errors:
+        PERMISSION_DENIED ROLE_REQUIRED; INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND
+        CASE_NOT_FOUND; ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
         """
         return await self.execute_unary(
             request=request,
@@ -685,6 +738,63 @@ class HistoryServiceClient(ConnectClient):
                 service_name="poker.history.v1.HistoryService",
                 input=ReleasePlayerRequest,
                 output=ReleasePlayerResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    async def decide_release(
+        self,
+        request: DecideReleaseRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> DecideReleaseResponse:
+        """
+        DecideRelease approves or rejects a pending release (finance, never the staff member who asked:
+        PERMISSION_DENIED FOUR_EYES_REQUIRED): a ReleasePlayer's, or a ResolveCase RELEASE's. An approval
+        carries the release out at once (the cashier lifts the hold under the asker's request id; the
+        audit gets PLAYER_RELEASED or FAIR_PLAY_CASE_RESOLVED naming both people); a rejection changes
+        no hold (a rejected case may be resolved again). Both are audited RELEASE_DECIDED. Idempotent by
+        `decision_id`, which binds the request, the verdict and the reason; a retry after the cashier was
+        away completes the release. Errors: PERMISSION_DENIED ROLE_REQUIRED, FOUR_EYES_REQUIRED;
+        INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND RELEASE_REQUEST_NOT_FOUND;
+        FAILED_PRECONDITION RELEASE_ALREADY_DECIDED (metadata `state`); ALREADY_EXISTS
+        IDEMPOTENCY_CONFLICT; UNAVAILABLE (the cashier: retry with the same decision id).
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="DecideRelease",
+                service_name="poker.history.v1.HistoryService",
+                input=DecideReleaseRequest,
+                output=DecideReleaseResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    async def list_release_requests(
+        self,
+        request: ListReleaseRequestsRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> ListReleaseRequestsResponse:
+        """
+        ListReleaseRequests lists release requests newest first, optionally only those in one state
+        (finance and risk: the approval queue). Errors: INVALID_ARGUMENT FIELD_INVALID,
+        PAGE_TOKEN_INVALID.
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="ListReleaseRequests",
+                service_name="poker.history.v1.HistoryService",
+                input=ListReleaseRequestsRequest,
+                output=ListReleaseRequestsResponse,
                 idempotency_level=IdempotencyLevel.UNKNOWN,
                 stream_type=StreamType.UNARY,
             ),
@@ -700,7 +810,9 @@ class HistoryServiceClient(ConnectClient):
     ) -> ResolveCaseResponse:
         """
         ResolveCase is the operators' decision on the automatic withdrawal holds of a strong
-        chip-dumping case (risk; docs/integrity.md "Automatic holds"). RELEASE lifts them through the
+        chip-dumping case (risk; docs/integrity.md "Automatic holds"). RELEASE is four-eyes on money:
+        it records the decision and a release request (`release`, pending) and lifts nothing until
+        another staff member of finance approves it (DecideRelease), which then lifts them through the
         cashier (withdrawals scope; audited PLAYER_RELEASED per player, id
         `auto-release:<case_id>:<player_id>`, actor the staff member) unless another case still holds that
         player, and holds none of the case again; CONFIRM keeps them. Both are audited as
@@ -711,7 +823,7 @@ class HistoryServiceClient(ConnectClient):
         another field is a conflict. Errors: PERMISSION_DENIED ROLE_REQUIRED; INVALID_ARGUMENT
         FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND CASE_NOT_FOUND; FAILED_PRECONDITION
         CASE_NOT_RESOLVABLE; ALREADY_EXISTS IDEMPOTENCY_CONFLICT (metadata `field`); UNAVAILABLE (the
-        cashier, RELEASE only: retry with the same request id).
+        cashier, at DecideRelease: retry the decision with the same decision id).
         """
         return await self.execute_unary(
             request=request,
@@ -840,16 +952,44 @@ class HistoryServiceSync(Protocol):
 
     def release_player(self, request: ReleasePlayerRequest, ctx: RequestContext[ReleasePlayerRequest, ReleasePlayerResponse], /) -> ReleasePlayerResponse:
         """
-        ReleasePlayer ends a hold (risk), audited as PLAYER_RELEASED (id `hold:<request_id>`).
-        Idempotent by `request_id`. Errors: as HoldPlayer, with PLAYER_NOT_ON_HOLD instead of
-        PLAYER_ALREADY_ON_HOLD.
+        ReleasePlayer asks to end a hold (risk): four-eyes on money (a hold keeps the player's
+        withdrawals), so nothing is released until another staff member of finance approves it
+        (DecideRelease); the answer is the release request, pending. Idempotent by `request_id`, which
+        binds the player, the reason and the case (a HoldPlayer's id is a conflict). Errors:
+        PERMISSION_DENIED ROLE_REQUIRED; INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND
+        CASE_NOT_FOUND; ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    def decide_release(self, request: DecideReleaseRequest, ctx: RequestContext[DecideReleaseRequest, DecideReleaseResponse], /) -> DecideReleaseResponse:
+        """
+        DecideRelease approves or rejects a pending release (finance, never the staff member who asked:
+        PERMISSION_DENIED FOUR_EYES_REQUIRED): a ReleasePlayer's, or a ResolveCase RELEASE's. An approval
+        carries the release out at once (the cashier lifts the hold under the asker's request id; the
+        audit gets PLAYER_RELEASED or FAIR_PLAY_CASE_RESOLVED naming both people); a rejection changes
+        no hold (a rejected case may be resolved again). Both are audited RELEASE_DECIDED. Idempotent by
+        `decision_id`, which binds the request, the verdict and the reason; a retry after the cashier was
+        away completes the release. Errors: PERMISSION_DENIED ROLE_REQUIRED, FOUR_EYES_REQUIRED;
+        INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND RELEASE_REQUEST_NOT_FOUND;
+        FAILED_PRECONDITION RELEASE_ALREADY_DECIDED (metadata `state`); ALREADY_EXISTS
+        IDEMPOTENCY_CONFLICT; UNAVAILABLE (the cashier: retry with the same decision id).
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    def list_release_requests(self, request: ListReleaseRequestsRequest, ctx: RequestContext[ListReleaseRequestsRequest, ListReleaseRequestsResponse], /) -> ListReleaseRequestsResponse:
+        """
+        ListReleaseRequests lists release requests newest first, optionally only those in one state
+        (finance and risk: the approval queue). Errors: INVALID_ARGUMENT FIELD_INVALID,
+        PAGE_TOKEN_INVALID.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
     def resolve_case(self, request: ResolveCaseRequest, ctx: RequestContext[ResolveCaseRequest, ResolveCaseResponse], /) -> ResolveCaseResponse:
         """
         ResolveCase is the operators' decision on the automatic withdrawal holds of a strong
-        chip-dumping case (risk; docs/integrity.md "Automatic holds"). RELEASE lifts them through the
+        chip-dumping case (risk; docs/integrity.md "Automatic holds"). RELEASE is four-eyes on money:
+        it records the decision and a release request (`release`, pending) and lifts nothing until
+        another staff member of finance approves it (DecideRelease), which then lifts them through the
         cashier (withdrawals scope; audited PLAYER_RELEASED per player, id
         `auto-release:<case_id>:<player_id>`, actor the staff member) unless another case still holds that
         player, and holds none of the case again; CONFIRM keeps them. Both are audited as
@@ -860,7 +1000,7 @@ class HistoryServiceSync(Protocol):
         another field is a conflict. Errors: PERMISSION_DENIED ROLE_REQUIRED; INVALID_ARGUMENT
         FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND CASE_NOT_FOUND; FAILED_PRECONDITION
         CASE_NOT_RESOLVABLE; ALREADY_EXISTS IDEMPOTENCY_CONFLICT (metadata `field`); UNAVAILABLE (the
-        cashier, RELEASE only: retry with the same request id).
+        cashier, at DecideRelease: retry the decision with the same decision id).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -1007,6 +1147,28 @@ class HistoryServiceWSGIApplication(ConnectWSGIApplication):
                         stream_type=StreamType.UNARY,
                     ),
                     function=service.release_player,
+                ),
+                "/poker.history.v1.HistoryService/DecideRelease": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="DecideRelease",
+                        service_name="poker.history.v1.HistoryService",
+                        input=DecideReleaseRequest,
+                        output=DecideReleaseResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=service.decide_release,
+                ),
+                "/poker.history.v1.HistoryService/ListReleaseRequests": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="ListReleaseRequests",
+                        service_name="poker.history.v1.HistoryService",
+                        input=ListReleaseRequestsRequest,
+                        output=ListReleaseRequestsResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=service.list_release_requests,
                 ),
                 "/poker.history.v1.HistoryService/ResolveCase": EndpointSync.unary(
                     method=MethodInfo(
@@ -1362,9 +1524,12 @@ class HistoryServiceClientSync(ConnectClientSync):
         timeout_ms: int | None = None,
     ) -> ReleasePlayerResponse:
         """
-        ReleasePlayer ends a hold (risk), audited as PLAYER_RELEASED (id `hold:<request_id>`).
-        Idempotent by `request_id`. Errors: as HoldPlayer, with PLAYER_NOT_ON_HOLD instead of
-        PLAYER_ALREADY_ON_HOLD.
+        ReleasePlayer asks to end a hold (risk): four-eyes on money (a hold keeps the player's
+        withdrawals), so nothing is released until another staff member of finance approves it
+        (DecideRelease); the answer is the release request, pending. Idempotent by `request_id`, which
+        binds the player, the reason and the case (a HoldPlayer's id is a conflict). Errors:
+        PERMISSION_DENIED ROLE_REQUIRED; INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND
+        CASE_NOT_FOUND; ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
         """
         return self.execute_unary(
             request=request,
@@ -1373,6 +1538,63 @@ class HistoryServiceClientSync(ConnectClientSync):
                 service_name="poker.history.v1.HistoryService",
                 input=ReleasePlayerRequest,
                 output=ReleasePlayerResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    def decide_release(
+        self,
+        request: DecideReleaseRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> DecideReleaseResponse:
+        """
+        DecideRelease approves or rejects a pending release (finance, never the staff member who asked:
+        PERMISSION_DENIED FOUR_EYES_REQUIRED): a ReleasePlayer's, or a ResolveCase RELEASE's. An approval
+        carries the release out at once (the cashier lifts the hold under the asker's request id; the
+        audit gets PLAYER_RELEASED or FAIR_PLAY_CASE_RESOLVED naming both people); a rejection changes
+        no hold (a rejected case may be resolved again). Both are audited RELEASE_DECIDED. Idempotent by
+        `decision_id`, which binds the request, the verdict and the reason; a retry after the cashier was
+        away completes the release. Errors: PERMISSION_DENIED ROLE_REQUIRED, FOUR_EYES_REQUIRED;
+        INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND RELEASE_REQUEST_NOT_FOUND;
+        FAILED_PRECONDITION RELEASE_ALREADY_DECIDED (metadata `state`); ALREADY_EXISTS
+        IDEMPOTENCY_CONFLICT; UNAVAILABLE (the cashier: retry with the same decision id).
+        """
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="DecideRelease",
+                service_name="poker.history.v1.HistoryService",
+                input=DecideReleaseRequest,
+                output=DecideReleaseResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    def list_release_requests(
+        self,
+        request: ListReleaseRequestsRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> ListReleaseRequestsResponse:
+        """
+        ListReleaseRequests lists release requests newest first, optionally only those in one state
+        (finance and risk: the approval queue). Errors: INVALID_ARGUMENT FIELD_INVALID,
+        PAGE_TOKEN_INVALID.
+        """
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="ListReleaseRequests",
+                service_name="poker.history.v1.HistoryService",
+                input=ListReleaseRequestsRequest,
+                output=ListReleaseRequestsResponse,
                 idempotency_level=IdempotencyLevel.UNKNOWN,
                 stream_type=StreamType.UNARY,
             ),
@@ -1388,7 +1610,9 @@ class HistoryServiceClientSync(ConnectClientSync):
     ) -> ResolveCaseResponse:
         """
         ResolveCase is the operators' decision on the automatic withdrawal holds of a strong
-        chip-dumping case (risk; docs/integrity.md "Automatic holds"). RELEASE lifts them through the
+        chip-dumping case (risk; docs/integrity.md "Automatic holds"). RELEASE is four-eyes on money:
+        it records the decision and a release request (`release`, pending) and lifts nothing until
+        another staff member of finance approves it (DecideRelease), which then lifts them through the
         cashier (withdrawals scope; audited PLAYER_RELEASED per player, id
         `auto-release:<case_id>:<player_id>`, actor the staff member) unless another case still holds that
         player, and holds none of the case again; CONFIRM keeps them. Both are audited as
@@ -1399,7 +1623,7 @@ class HistoryServiceClientSync(ConnectClientSync):
         another field is a conflict. Errors: PERMISSION_DENIED ROLE_REQUIRED; INVALID_ARGUMENT
         FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND CASE_NOT_FOUND; FAILED_PRECONDITION
         CASE_NOT_RESOLVABLE; ALREADY_EXISTS IDEMPOTENCY_CONFLICT (metadata `field`); UNAVAILABLE (the
-        cashier, RELEASE only: retry with the same request id).
+        cashier, at DecideRelease: retry the decision with the same decision id).
         """
         return self.execute_unary(
             request=request,

@@ -205,6 +205,34 @@ CASE_RESOLUTION_CONFIRM: CaseResolution.ValueType  # 2
 """Keep them: the review upholds the case."""
 Global___CaseResolution: _TypeAlias = CaseResolution  # noqa: Y015
 
+class _ReleaseRequestState:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _ReleaseRequestStateEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ReleaseRequestState.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    RELEASE_REQUEST_STATE_UNSPECIFIED: _ReleaseRequestState.ValueType  # 0
+    """Not a state; in a filter: every state."""
+    RELEASE_REQUEST_STATE_PENDING: _ReleaseRequestState.ValueType  # 1
+    """Asked, waiting for finance."""
+    RELEASE_REQUEST_STATE_APPROVED: _ReleaseRequestState.ValueType  # 2
+    """Approved and carried out."""
+    RELEASE_REQUEST_STATE_REJECTED: _ReleaseRequestState.ValueType  # 3
+    """Rejected: nothing was released."""
+
+class ReleaseRequestState(_ReleaseRequestState, metaclass=_ReleaseRequestStateEnumTypeWrapper):
+    """ReleaseRequestState is where a release request stands."""
+
+RELEASE_REQUEST_STATE_UNSPECIFIED: ReleaseRequestState.ValueType  # 0
+"""Not a state; in a filter: every state."""
+RELEASE_REQUEST_STATE_PENDING: ReleaseRequestState.ValueType  # 1
+"""Asked, waiting for finance."""
+RELEASE_REQUEST_STATE_APPROVED: ReleaseRequestState.ValueType  # 2
+"""Approved and carried out."""
+RELEASE_REQUEST_STATE_REJECTED: ReleaseRequestState.ValueType  # 3
+"""Rejected: nothing was released."""
+Global___ReleaseRequestState: _TypeAlias = ReleaseRequestState  # noqa: Y015
+
 @_typing.final
 class HandSeat(_message.Message):
     """HandSeat is one player dealt into a hand (or one player of a house-game round)."""
@@ -1151,7 +1179,9 @@ class AuditEvent(_message.Message):
     FAIR_PLAY_CASE_OPENED (a detector opened a case; subject is the case id), PLAYER_HELD and
     PLAYER_RELEASED (an admin's hold, actor the admin; or a strong case's automatic withdrawal hold,
     actor `history-detectors`, released by an admin's ResolveCase), FAIR_PLAY_CASE_RESOLVED (an
-    admin's ResolveCase; subject is the case id), and STAFF_ACTION (a staff member's call through
+    admin's ResolveCase, once a RELEASE is approved; subject is the case id), RELEASE_DECIDED
+    (finance approved or rejected a release of held chips; actor the decider, details the asker),
+    and STAFF_ACTION (a staff member's call through
     the staff door, recorded by the gateway; `staff_action` says what and how it was answered).
     """
     subject: _builtins.str
@@ -1980,25 +2010,223 @@ class ReleasePlayerResponse(_message.Message):
 
     HOLD_FIELD_NUMBER: _builtins.int
     EXISTING_FIELD_NUMBER: _builtins.int
+    RELEASE_FIELD_NUMBER: _builtins.int
     existing: _builtins.bool
     """True when this request id was applied earlier and its answer is returned."""
     @_builtins.property
     def hold(self) -> Global___PlayerHold:
-        """The hold (`held` false)."""
+        """Unset: a release waits for its approval (`release`); the hold is as it was."""
+
+    @_builtins.property
+    def release(self) -> Global___ReleaseRequest:
+        """The release request, as it stands (pending until finance decides)."""
 
     def __init__(
         self,
         *,
         hold: Global___PlayerHold | None = ...,
         existing: _builtins.bool = ...,
+        release: Global___ReleaseRequest | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["hold", b"hold"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["hold", b"hold", "release", b"release"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["existing", b"existing", "hold", b"hold"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["existing", b"existing", "hold", b"hold", "release", b"release"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ReleasePlayerResponse: _TypeAlias = ReleasePlayerResponse  # noqa: Y015
+
+@_typing.final
+class ReleaseRequest(_message.Message):
+    """ReleaseRequest is one staff member's request to release held chips, and its decision."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    CASE_ID_FIELD_NUMBER: _builtins.int
+    CASE_RELEASE_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    ASKED_BY_FIELD_NUMBER: _builtins.int
+    ASK_TIME_FIELD_NUMBER: _builtins.int
+    STATE_FIELD_NUMBER: _builtins.int
+    DECIDED_BY_FIELD_NUMBER: _builtins.int
+    DECISION_REASON_FIELD_NUMBER: _builtins.int
+    DECIDE_TIME_FIELD_NUMBER: _builtins.int
+    DECISION_ID_FIELD_NUMBER: _builtins.int
+    request_id: _builtins.str
+    """The asker's request id (ReleasePlayer's, or ResolveCase's)."""
+    player_id: _builtins.str
+    """The player whose hold it ends (ReleasePlayer), else empty."""
+    case_id: _builtins.str
+    """The case: ResolveCase's (its automatic withdrawal holds), or the one ReleasePlayer named."""
+    case_release: _builtins.bool
+    """True for a ResolveCase RELEASE (the case's automatic holds), false for ReleasePlayer."""
+    reason: _builtins.str
+    """The asker's words."""
+    asked_by: _builtins.str
+    """Who asked."""
+    state: Global___ReleaseRequestState.ValueType
+    """Where it stands."""
+    decided_by: _builtins.str
+    """Who decided (finance), once decided."""
+    decision_reason: _builtins.str
+    """Their words."""
+    decision_id: _builtins.str
+    """The decision's id."""
+    @_builtins.property
+    def ask_time(self) -> _timestamp_pb2.Timestamp:
+        """When."""
+
+    @_builtins.property
+    def decide_time(self) -> _timestamp_pb2.Timestamp:
+        """When."""
+
+    def __init__(
+        self,
+        *,
+        request_id: _builtins.str = ...,
+        player_id: _builtins.str = ...,
+        case_id: _builtins.str = ...,
+        case_release: _builtins.bool = ...,
+        reason: _builtins.str = ...,
+        asked_by: _builtins.str = ...,
+        ask_time: _timestamp_pb2.Timestamp | None = ...,
+        state: Global___ReleaseRequestState.ValueType = ...,
+        decided_by: _builtins.str = ...,
+        decision_reason: _builtins.str = ...,
+        decide_time: _timestamp_pb2.Timestamp | None = ...,
+        decision_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["ask_time", b"ask_time", "decide_time", b"decide_time"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["ask_time", b"ask_time", "asked_by", b"asked_by", "case_id", b"case_id", "case_release", b"case_release", "decide_time", b"decide_time", "decided_by", b"decided_by", "decision_id", b"decision_id", "decision_reason", b"decision_reason", "player_id", b"player_id", "reason", b"reason", "request_id", b"request_id", "state", b"state"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReleaseRequest: _TypeAlias = ReleaseRequest  # noqa: Y015
+
+@_typing.final
+class DecideReleaseRequest(_message.Message):
+    """DecideReleaseRequest approves or rejects a pending release."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DECISION_ID_FIELD_NUMBER: _builtins.int
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    APPROVE_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    decision_id: _builtins.str
+    """The decider's id of this decision (1 to 64 printable ASCII characters without spaces), the
+    idempotency key.
+    """
+    request_id: _builtins.str
+    """The release request's id."""
+    approve: _builtins.bool
+    """True approves (the release is carried out), false rejects."""
+    reason: _builtins.str
+    """Why (1 to 128 printable ASCII characters)."""
+    def __init__(
+        self,
+        *,
+        decision_id: _builtins.str = ...,
+        request_id: _builtins.str = ...,
+        approve: _builtins.bool = ...,
+        reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["approve", b"approve", "decision_id", b"decision_id", "reason", b"reason", "request_id", b"request_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DecideReleaseRequest: _TypeAlias = DecideReleaseRequest  # noqa: Y015
+
+@_typing.final
+class DecideReleaseResponse(_message.Message):
+    """DecideReleaseResponse is the request as decided."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RELEASE_FIELD_NUMBER: _builtins.int
+    EXISTING_FIELD_NUMBER: _builtins.int
+    existing: _builtins.bool
+    """True when this decision id was applied earlier and its answer is returned."""
+    @_builtins.property
+    def release(self) -> Global___ReleaseRequest:
+        """The release request with its decision."""
+
+    def __init__(
+        self,
+        *,
+        release: Global___ReleaseRequest | None = ...,
+        existing: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["release", b"release"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["existing", b"existing", "release", b"release"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DecideReleaseResponse: _TypeAlias = DecideReleaseResponse  # noqa: Y015
+
+@_typing.final
+class ListReleaseRequestsRequest(_message.Message):
+    """ListReleaseRequestsRequest pages the release requests."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    STATE_FIELD_NUMBER: _builtins.int
+    PAGE_FIELD_NUMBER: _builtins.int
+    state: Global___ReleaseRequestState.ValueType
+    """Only this state; unspecified: all."""
+    @_builtins.property
+    def page(self) -> _common_pb2.PageRequest:
+        """The page to return."""
+
+    def __init__(
+        self,
+        *,
+        state: Global___ReleaseRequestState.ValueType = ...,
+        page: _common_pb2.PageRequest | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["page", b"page"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["page", b"page", "state", b"state"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListReleaseRequestsRequest: _TypeAlias = ListReleaseRequestsRequest  # noqa: Y015
+
+@_typing.final
+class ListReleaseRequestsResponse(_message.Message):
+    """ListReleaseRequestsResponse is one page of them."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RELEASES_FIELD_NUMBER: _builtins.int
+    PAGE_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def releases(self) -> _containers.RepeatedCompositeFieldContainer[Global___ReleaseRequest]:
+        """Newest first."""
+
+    @_builtins.property
+    def page(self) -> _common_pb2.PageResponse:
+        """How to get the next page."""
+
+    def __init__(
+        self,
+        *,
+        releases: _abc.Iterable[Global___ReleaseRequest] | None = ...,
+        page: _common_pb2.PageResponse | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["page", b"page"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["page", b"page", "releases", b"releases"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListReleaseRequestsResponse: _TypeAlias = ListReleaseRequestsResponse  # noqa: Y015
 
 @_typing.final
 class ResolveCaseRequest(_message.Message):
@@ -2044,21 +2272,27 @@ class ResolveCaseResponse(_message.Message):
 
     CASE_FIELD_NUMBER: _builtins.int
     EXISTING_FIELD_NUMBER: _builtins.int
+    RELEASE_FIELD_NUMBER: _builtins.int
     existing: _builtins.bool
     """True when this request id was applied earlier and its answer is returned."""
     @_builtins.property
     def case(self) -> Global___FairPlayCase:
         """The case with its holds and resolution."""
 
+    @_builtins.property
+    def release(self) -> Global___ReleaseRequest:
+        """A RELEASE's release request: the holds are lifted once finance approves it (DecideRelease)."""
+
     def __init__(
         self,
         *,
         case: Global___FairPlayCase | None = ...,
         existing: _builtins.bool = ...,
+        release: Global___ReleaseRequest | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["case", b"case"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["case", b"case", "release", b"release"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["case", b"case", "existing", b"existing"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["case", b"case", "existing", b"existing", "release", b"release"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -96,6 +96,16 @@ class HistoryServiceStub:
                 request_serializer=poker_dot_history_dot_v1_dot_history__pb2.ReleasePlayerRequest.SerializeToString,
                 response_deserializer=poker_dot_history_dot_v1_dot_history__pb2.ReleasePlayerResponse.FromString,
                 _registered_method=True)
+        self.DecideRelease = channel.unary_unary(
+                '/poker.history.v1.HistoryService/DecideRelease',
+                request_serializer=poker_dot_history_dot_v1_dot_history__pb2.DecideReleaseRequest.SerializeToString,
+                response_deserializer=poker_dot_history_dot_v1_dot_history__pb2.DecideReleaseResponse.FromString,
+                _registered_method=True)
+        self.ListReleaseRequests = channel.unary_unary(
+                '/poker.history.v1.HistoryService/ListReleaseRequests',
+                request_serializer=poker_dot_history_dot_v1_dot_history__pb2.ListReleaseRequestsRequest.SerializeToString,
+                response_deserializer=poker_dot_history_dot_v1_dot_history__pb2.ListReleaseRequestsResponse.FromString,
+                _registered_method=True)
         self.ResolveCase = channel.unary_unary(
                 '/poker.history.v1.HistoryService/ResolveCase',
                 request_serializer=poker_dot_history_dot_v1_dot_history__pb2.ResolveCaseRequest.SerializeToString,
@@ -226,9 +236,37 @@ class HistoryServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ReleasePlayer(self, request, context):
-        """ReleasePlayer ends a hold (risk), audited as PLAYER_RELEASED (id `hold:<request_id>`).
-        Idempotent by `request_id`. Errors: as HoldPlayer, with PLAYER_NOT_ON_HOLD instead of
-        PLAYER_ALREADY_ON_HOLD.
+        """ReleasePlayer asks to end a hold (risk): four-eyes on money (a hold keeps the player's
+        withdrawals), so nothing is released until another staff member of finance approves it
+        (DecideRelease); the answer is the release request, pending. Idempotent by `request_id`, which
+        binds the player, the reason and the case (a HoldPlayer's id is a conflict). Errors:
+        PERMISSION_DENIED ROLE_REQUIRED; INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND
+        CASE_NOT_FOUND; ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DecideRelease(self, request, context):
+        """DecideRelease approves or rejects a pending release (finance, never the staff member who asked:
+        PERMISSION_DENIED FOUR_EYES_REQUIRED): a ReleasePlayer's, or a ResolveCase RELEASE's. An approval
+        carries the release out at once (the cashier lifts the hold under the asker's request id; the
+        audit gets PLAYER_RELEASED or FAIR_PLAY_CASE_RESOLVED naming both people); a rejection changes
+        no hold (a rejected case may be resolved again). Both are audited RELEASE_DECIDED. Idempotent by
+        `decision_id`, which binds the request, the verdict and the reason; a retry after the cashier was
+        away completes the release. Errors: PERMISSION_DENIED ROLE_REQUIRED, FOUR_EYES_REQUIRED;
+        INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND RELEASE_REQUEST_NOT_FOUND;
+        FAILED_PRECONDITION RELEASE_ALREADY_DECIDED (metadata `state`); ALREADY_EXISTS
+        IDEMPOTENCY_CONFLICT; UNAVAILABLE (the cashier: retry with the same decision id).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListReleaseRequests(self, request, context):
+        """ListReleaseRequests lists release requests newest first, optionally only those in one state
+        (finance and risk: the approval queue). Errors: INVALID_ARGUMENT FIELD_INVALID,
+        PAGE_TOKEN_INVALID.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -236,7 +274,9 @@ class HistoryServiceServicer:
 
     def ResolveCase(self, request, context):
         """ResolveCase is the operators' decision on the automatic withdrawal holds of a strong
-        chip-dumping case (risk; docs/integrity.md "Automatic holds"). RELEASE lifts them through the
+        chip-dumping case (risk; docs/integrity.md "Automatic holds"). RELEASE is four-eyes on money:
+        it records the decision and a release request (`release`, pending) and lifts nothing until
+        another staff member of finance approves it (DecideRelease), which then lifts them through the
         cashier (withdrawals scope; audited PLAYER_RELEASED per player, id
         `auto-release:<case_id>:<player_id>`, actor the staff member) unless another case still holds that
         player, and holds none of the case again; CONFIRM keeps them. Both are audited as
@@ -247,7 +287,7 @@ class HistoryServiceServicer:
         another field is a conflict. Errors: PERMISSION_DENIED ROLE_REQUIRED; INVALID_ARGUMENT
         FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND CASE_NOT_FOUND; FAILED_PRECONDITION
         CASE_NOT_RESOLVABLE; ALREADY_EXISTS IDEMPOTENCY_CONFLICT (metadata `field`); UNAVAILABLE (the
-        cashier, RELEASE only: retry with the same request id).
+        cashier, at DecideRelease: retry the decision with the same decision id).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -315,6 +355,16 @@ def add_HistoryServiceServicer_to_server(servicer, server):
                     servicer.ReleasePlayer,
                     request_deserializer=poker_dot_history_dot_v1_dot_history__pb2.ReleasePlayerRequest.FromString,
                     response_serializer=poker_dot_history_dot_v1_dot_history__pb2.ReleasePlayerResponse.SerializeToString,
+            ),
+            'DecideRelease': grpc.unary_unary_rpc_method_handler(
+                    servicer.DecideRelease,
+                    request_deserializer=poker_dot_history_dot_v1_dot_history__pb2.DecideReleaseRequest.FromString,
+                    response_serializer=poker_dot_history_dot_v1_dot_history__pb2.DecideReleaseResponse.SerializeToString,
+            ),
+            'ListReleaseRequests': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListReleaseRequests,
+                    request_deserializer=poker_dot_history_dot_v1_dot_history__pb2.ListReleaseRequestsRequest.FromString,
+                    response_serializer=poker_dot_history_dot_v1_dot_history__pb2.ListReleaseRequestsResponse.SerializeToString,
             ),
             'ResolveCase': grpc.unary_unary_rpc_method_handler(
                     servicer.ResolveCase,
@@ -648,6 +698,60 @@ class HistoryService:
             '/poker.history.v1.HistoryService/ReleasePlayer',
             poker_dot_history_dot_v1_dot_history__pb2.ReleasePlayerRequest.SerializeToString,
             poker_dot_history_dot_v1_dot_history__pb2.ReleasePlayerResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DecideRelease(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/poker.history.v1.HistoryService/DecideRelease',
+            poker_dot_history_dot_v1_dot_history__pb2.DecideReleaseRequest.SerializeToString,
+            poker_dot_history_dot_v1_dot_history__pb2.DecideReleaseResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListReleaseRequests(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/poker.history.v1.HistoryService/ListReleaseRequests',
+            poker_dot_history_dot_v1_dot_history__pb2.ListReleaseRequestsRequest.SerializeToString,
+            poker_dot_history_dot_v1_dot_history__pb2.ListReleaseRequestsResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -109,13 +109,35 @@ class HistoryServiceStub:
     PLAYER_ALREADY_ON_HOLD; ALREADY_EXISTS IDEMPOTENCY_CONFLICT; UNAVAILABLE (the cashier).
     """
     ReleasePlayer: _grpc.UnaryUnaryMultiCallable[_history_pb2.ReleasePlayerRequest, _history_pb2.ReleasePlayerResponse]
-    """ReleasePlayer ends a hold (risk), audited as PLAYER_RELEASED (id `hold:<request_id>`).
-    Idempotent by `request_id`. Errors: as HoldPlayer, with PLAYER_NOT_ON_HOLD instead of
-    PLAYER_ALREADY_ON_HOLD.
+    """ReleasePlayer asks to end a hold (risk): four-eyes on money (a hold keeps the player's
+    withdrawals), so nothing is released until another staff member of finance approves it
+    (DecideRelease); the answer is the release request, pending. Idempotent by `request_id`, which
+    binds the player, the reason and the case (a HoldPlayer's id is a conflict). Errors:
+    PERMISSION_DENIED ROLE_REQUIRED; INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND
+    CASE_NOT_FOUND; ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
+    """
+    DecideRelease: _grpc.UnaryUnaryMultiCallable[_history_pb2.DecideReleaseRequest, _history_pb2.DecideReleaseResponse]
+    """DecideRelease approves or rejects a pending release (finance, never the staff member who asked:
+    PERMISSION_DENIED FOUR_EYES_REQUIRED): a ReleasePlayer's, or a ResolveCase RELEASE's. An approval
+    carries the release out at once (the cashier lifts the hold under the asker's request id; the
+    audit gets PLAYER_RELEASED or FAIR_PLAY_CASE_RESOLVED naming both people); a rejection changes
+    no hold (a rejected case may be resolved again). Both are audited RELEASE_DECIDED. Idempotent by
+    `decision_id`, which binds the request, the verdict and the reason; a retry after the cashier was
+    away completes the release. Errors: PERMISSION_DENIED ROLE_REQUIRED, FOUR_EYES_REQUIRED;
+    INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND RELEASE_REQUEST_NOT_FOUND;
+    FAILED_PRECONDITION RELEASE_ALREADY_DECIDED (metadata `state`); ALREADY_EXISTS
+    IDEMPOTENCY_CONFLICT; UNAVAILABLE (the cashier: retry with the same decision id).
+    """
+    ListReleaseRequests: _grpc.UnaryUnaryMultiCallable[_history_pb2.ListReleaseRequestsRequest, _history_pb2.ListReleaseRequestsResponse]
+    """ListReleaseRequests lists release requests newest first, optionally only those in one state
+    (finance and risk: the approval queue). Errors: INVALID_ARGUMENT FIELD_INVALID,
+    PAGE_TOKEN_INVALID.
     """
     ResolveCase: _grpc.UnaryUnaryMultiCallable[_history_pb2.ResolveCaseRequest, _history_pb2.ResolveCaseResponse]
     """ResolveCase is the operators' decision on the automatic withdrawal holds of a strong
-    chip-dumping case (risk; docs/integrity.md "Automatic holds"). RELEASE lifts them through the
+    chip-dumping case (risk; docs/integrity.md "Automatic holds"). RELEASE is four-eyes on money:
+    it records the decision and a release request (`release`, pending) and lifts nothing until
+    another staff member of finance approves it (DecideRelease), which then lifts them through the
     cashier (withdrawals scope; audited PLAYER_RELEASED per player, id
     `auto-release:<case_id>:<player_id>`, actor the staff member) unless another case still holds that
     player, and holds none of the case again; CONFIRM keeps them. Both are audited as
@@ -126,7 +148,7 @@ class HistoryServiceStub:
     another field is a conflict. Errors: PERMISSION_DENIED ROLE_REQUIRED; INVALID_ARGUMENT
     FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND CASE_NOT_FOUND; FAILED_PRECONDITION
     CASE_NOT_RESOLVABLE; ALREADY_EXISTS IDEMPOTENCY_CONFLICT (metadata `field`); UNAVAILABLE (the
-    cashier, RELEASE only: retry with the same request id).
+    cashier, at DecideRelease: retry the decision with the same decision id).
     """
 
 @_typing.type_check_only
@@ -210,13 +232,35 @@ class HistoryServiceAsyncStub(HistoryServiceStub):
     PLAYER_ALREADY_ON_HOLD; ALREADY_EXISTS IDEMPOTENCY_CONFLICT; UNAVAILABLE (the cashier).
     """
     ReleasePlayer: _aio.UnaryUnaryMultiCallable[_history_pb2.ReleasePlayerRequest, _history_pb2.ReleasePlayerResponse]  # type: ignore[assignment]
-    """ReleasePlayer ends a hold (risk), audited as PLAYER_RELEASED (id `hold:<request_id>`).
-    Idempotent by `request_id`. Errors: as HoldPlayer, with PLAYER_NOT_ON_HOLD instead of
-    PLAYER_ALREADY_ON_HOLD.
+    """ReleasePlayer asks to end a hold (risk): four-eyes on money (a hold keeps the player's
+    withdrawals), so nothing is released until another staff member of finance approves it
+    (DecideRelease); the answer is the release request, pending. Idempotent by `request_id`, which
+    binds the player, the reason and the case (a HoldPlayer's id is a conflict). Errors:
+    PERMISSION_DENIED ROLE_REQUIRED; INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND
+    CASE_NOT_FOUND; ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
+    """
+    DecideRelease: _aio.UnaryUnaryMultiCallable[_history_pb2.DecideReleaseRequest, _history_pb2.DecideReleaseResponse]  # type: ignore[assignment]
+    """DecideRelease approves or rejects a pending release (finance, never the staff member who asked:
+    PERMISSION_DENIED FOUR_EYES_REQUIRED): a ReleasePlayer's, or a ResolveCase RELEASE's. An approval
+    carries the release out at once (the cashier lifts the hold under the asker's request id; the
+    audit gets PLAYER_RELEASED or FAIR_PLAY_CASE_RESOLVED naming both people); a rejection changes
+    no hold (a rejected case may be resolved again). Both are audited RELEASE_DECIDED. Idempotent by
+    `decision_id`, which binds the request, the verdict and the reason; a retry after the cashier was
+    away completes the release. Errors: PERMISSION_DENIED ROLE_REQUIRED, FOUR_EYES_REQUIRED;
+    INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND RELEASE_REQUEST_NOT_FOUND;
+    FAILED_PRECONDITION RELEASE_ALREADY_DECIDED (metadata `state`); ALREADY_EXISTS
+    IDEMPOTENCY_CONFLICT; UNAVAILABLE (the cashier: retry with the same decision id).
+    """
+    ListReleaseRequests: _aio.UnaryUnaryMultiCallable[_history_pb2.ListReleaseRequestsRequest, _history_pb2.ListReleaseRequestsResponse]  # type: ignore[assignment]
+    """ListReleaseRequests lists release requests newest first, optionally only those in one state
+    (finance and risk: the approval queue). Errors: INVALID_ARGUMENT FIELD_INVALID,
+    PAGE_TOKEN_INVALID.
     """
     ResolveCase: _aio.UnaryUnaryMultiCallable[_history_pb2.ResolveCaseRequest, _history_pb2.ResolveCaseResponse]  # type: ignore[assignment]
     """ResolveCase is the operators' decision on the automatic withdrawal holds of a strong
-    chip-dumping case (risk; docs/integrity.md "Automatic holds"). RELEASE lifts them through the
+    chip-dumping case (risk; docs/integrity.md "Automatic holds"). RELEASE is four-eyes on money:
+    it records the decision and a release request (`release`, pending) and lifts nothing until
+    another staff member of finance approves it (DecideRelease), which then lifts them through the
     cashier (withdrawals scope; audited PLAYER_RELEASED per player, id
     `auto-release:<case_id>:<player_id>`, actor the staff member) unless another case still holds that
     player, and holds none of the case again; CONFIRM keeps them. Both are audited as
@@ -227,7 +271,7 @@ class HistoryServiceAsyncStub(HistoryServiceStub):
     another field is a conflict. Errors: PERMISSION_DENIED ROLE_REQUIRED; INVALID_ARGUMENT
     FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND CASE_NOT_FOUND; FAILED_PRECONDITION
     CASE_NOT_RESOLVABLE; ALREADY_EXISTS IDEMPOTENCY_CONFLICT (metadata `field`); UNAVAILABLE (the
-    cashier, RELEASE only: retry with the same request id).
+    cashier, at DecideRelease: retry the decision with the same decision id).
     """
 
 class HistoryServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -380,9 +424,41 @@ class HistoryServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _history_pb2.ReleasePlayerRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_history_pb2.ReleasePlayerResponse, _abc.Awaitable[_history_pb2.ReleasePlayerResponse]]:
-        """ReleasePlayer ends a hold (risk), audited as PLAYER_RELEASED (id `hold:<request_id>`).
-        Idempotent by `request_id`. Errors: as HoldPlayer, with PLAYER_NOT_ON_HOLD instead of
-        PLAYER_ALREADY_ON_HOLD.
+        """ReleasePlayer asks to end a hold (risk): four-eyes on money (a hold keeps the player's
+        withdrawals), so nothing is released until another staff member of finance approves it
+        (DecideRelease); the answer is the release request, pending. Idempotent by `request_id`, which
+        binds the player, the reason and the case (a HoldPlayer's id is a conflict). Errors:
+        PERMISSION_DENIED ROLE_REQUIRED; INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND
+        CASE_NOT_FOUND; ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
+        """
+
+    @_abc_1.abstractmethod
+    def DecideRelease(
+        self,
+        request: _history_pb2.DecideReleaseRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_history_pb2.DecideReleaseResponse, _abc.Awaitable[_history_pb2.DecideReleaseResponse]]:
+        """DecideRelease approves or rejects a pending release (finance, never the staff member who asked:
+        PERMISSION_DENIED FOUR_EYES_REQUIRED): a ReleasePlayer's, or a ResolveCase RELEASE's. An approval
+        carries the release out at once (the cashier lifts the hold under the asker's request id; the
+        audit gets PLAYER_RELEASED or FAIR_PLAY_CASE_RESOLVED naming both people); a rejection changes
+        no hold (a rejected case may be resolved again). Both are audited RELEASE_DECIDED. Idempotent by
+        `decision_id`, which binds the request, the verdict and the reason; a retry after the cashier was
+        away completes the release. Errors: PERMISSION_DENIED ROLE_REQUIRED, FOUR_EYES_REQUIRED;
+        INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND RELEASE_REQUEST_NOT_FOUND;
+        FAILED_PRECONDITION RELEASE_ALREADY_DECIDED (metadata `state`); ALREADY_EXISTS
+        IDEMPOTENCY_CONFLICT; UNAVAILABLE (the cashier: retry with the same decision id).
+        """
+
+    @_abc_1.abstractmethod
+    def ListReleaseRequests(
+        self,
+        request: _history_pb2.ListReleaseRequestsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_history_pb2.ListReleaseRequestsResponse, _abc.Awaitable[_history_pb2.ListReleaseRequestsResponse]]:
+        """ListReleaseRequests lists release requests newest first, optionally only those in one state
+        (finance and risk: the approval queue). Errors: INVALID_ARGUMENT FIELD_INVALID,
+        PAGE_TOKEN_INVALID.
         """
 
     @_abc_1.abstractmethod
@@ -392,7 +468,9 @@ class HistoryServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_history_pb2.ResolveCaseResponse, _abc.Awaitable[_history_pb2.ResolveCaseResponse]]:
         """ResolveCase is the operators' decision on the automatic withdrawal holds of a strong
-        chip-dumping case (risk; docs/integrity.md "Automatic holds"). RELEASE lifts them through the
+        chip-dumping case (risk; docs/integrity.md "Automatic holds"). RELEASE is four-eyes on money:
+        it records the decision and a release request (`release`, pending) and lifts nothing until
+        another staff member of finance approves it (DecideRelease), which then lifts them through the
         cashier (withdrawals scope; audited PLAYER_RELEASED per player, id
         `auto-release:<case_id>:<player_id>`, actor the staff member) unless another case still holds that
         player, and holds none of the case again; CONFIRM keeps them. Both are audited as
@@ -403,7 +481,7 @@ class HistoryServiceServicer(metaclass=_abc_1.ABCMeta):
         another field is a conflict. Errors: PERMISSION_DENIED ROLE_REQUIRED; INVALID_ARGUMENT
         FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND CASE_NOT_FOUND; FAILED_PRECONDITION
         CASE_NOT_RESOLVABLE; ALREADY_EXISTS IDEMPOTENCY_CONFLICT (metadata `field`); UNAVAILABLE (the
-        cashier, RELEASE only: retry with the same request id).
+        cashier, at DecideRelease: retry the decision with the same decision id).
         """
 
 def add_HistoryServiceServicer_to_server(servicer: HistoryServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

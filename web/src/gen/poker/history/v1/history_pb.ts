@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file poker/history/v1/history.proto.
  */
 export const file_poker_history_v1_history: GenFile = /*@__PURE__*/
-  fileDesc("Ch5wb2tlci9oaXN0b3J5L3YxL2hpc3RvcnkucHJvdG8SEHBva2VyLmhpc3RvcnkudjEilQIKCEhhbmRTZWF0EgwKBHNlYXQYASABKAUSEQoJcGxheWVyX2lkGAIgASgJEhYKDnN0YXJ0aW5nX3N0YWNrGAMgASgDEikKCmhvbGVfY2FyZHMYBCADKAsyFS5wb2tlci5jb21tb24udjEuQ2FyZBINCgVzaG93bhgFIAEoCBISCgpuZXRfcmVzdWx0GAYgASgDEhQKDGRpc3BsYXlfbmFtZRgHIAEoCRITCgtmaW5hbF9zdGFjaxgIIAEoAxIOCgZtdWNrZWQYCSABKAgSDgoGZm9sZGVkGAogASgIEhoKEmNsaWVudF9maW5nZXJwcmludBgLIAEoCRIbChNuZXR3b3JrX2ZpbmdlcnByaW50GAwgASgJIvABCgpIYW5kQWN0aW9uEhAKCHNlcXVlbmNlGAEgASgFEg4KBnN0cmVldBgCIAEoCRIMCgRzZWF0GAMgASgFEgwKBGtpbmQYBCABKAkSDgoGYW1vdW50GAUgASgDEiQKBWNhcmRzGAYgAygLMhUucG9rZXIuY29tbW9uLnYxLkNhcmQSLAoFY2F1c2UYCCABKA4yHS5wb2tlci5oaXN0b3J5LnYxLkFjdGlvbkNhdXNlEgoKAnRvGAkgASgDEg4KBmFsbF9pbhgKIAEoCBITCgtkZWNpc2lvbl9tcxgLIAEoA0oECAcQCFIJdGltZWRfb3V0Im0KB0hhbmRQb3QSDgoGYW1vdW50GAEgASgDEgwKBHJha2UYAiABKAMSFAoMd2lubmVyX3NlYXRzGAMgAygFEhYKDndpbm5lcl9hbW91bnRzGAQgAygDEhYKDmVsaWdpYmxlX3NlYXRzGAUgAygFInYKDUhvdXNlR2FtZUxpbmUSDAoEaXRlbRgBIAEoCRINCgVzdGFrZRgCIAEoAxIPCgdvdXRjb21lGAMgASgJEhUKDXBsYXllcl9jaGFuZ2UYBCABKAMSDgoGcmVhc29uGAUgASgJEhAKCHdpdGhoZWxkGAYgASgDIo4BCgxIb3VzZUdhbWVCb3gSCwoDYm94GAEgASgFEgwKBHNlYXQYAiABKAUSJAoFY2FyZHMYAyADKAsyFS5wb2tlci5jb21tb24udjEuQ2FyZBINCgVzaG93bhgEIAEoCBIuCgVsaW5lcxgFIAMoCzIfLnBva2VyLmhpc3RvcnkudjEuSG91c2VHYW1lTGluZSLXAQoOSG91c2VHYW1lUm91bmQSKwoMZGVhbGVyX2NhcmRzGAEgAygLMhUucG9rZXIuY29tbW9uLnYxLkNhcmQSLQoFYm94ZXMYAiADKAsyHi5wb2tlci5oaXN0b3J5LnYxLkhvdXNlR2FtZUJveBIZChFob3VzZV9iYW5rX2NoYW5nZRgDIAEoAxIWCg5qYWNrcG90X2NoYW5nZRgEIAEoAxI2CglkZWNpc2lvbnMYBSADKAsyIy5wb2tlci5oaXN0b3J5LnYxLkhvdXNlR2FtZURlY2lzaW9uImgKEUhvdXNlR2FtZURlY2lzaW9uEgsKA2JveBgBIAEoBRIQCghkZWNpc2lvbhgCIAEoCRIOCgZhbW91bnQYAyABKAMSEQoJdGltZWRfb3V0GAQgASgIEhEKCWluc3VyYW5jZRgFIAEoAyKgBQoKSGFuZFJlY29yZBIPCgdoYW5kX2lkGAEgASgJEhAKCHRhYmxlX2lkGAIgASgJEg8KB3Jvb21faWQYAyABKAkSLQoHdmFyaWFudBgEIAEoDjIcLnBva2VyLmNvbW1vbi52MS5HYW1lVmFyaWFudBInCgRwb29sGAUgASgOMhkucG9rZXIuY29tbW9uLnYxLkNoaXBQb29sEi4KCnN0YXJ0X3RpbWUYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiwKCGVuZF90aW1lGAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBITCgtidXR0b25fc2VhdBgIIAEoBRITCgtzbWFsbF9ibGluZBgJIAEoAxIRCgliaWdfYmxpbmQYCiABKAMSKQoFc2VhdHMYCyADKAsyGi5wb2tlci5oaXN0b3J5LnYxLkhhbmRTZWF0EiQKBWJvYXJkGAwgAygLMhUucG9rZXIuY29tbW9uLnYxLkNhcmQSLQoHYWN0aW9ucxgNIAMoCzIcLnBva2VyLmhpc3RvcnkudjEuSGFuZEFjdGlvbhInCgRwb3RzGA4gAygLMhkucG9rZXIuaGlzdG9yeS52MS5IYW5kUG90EgwKBHJha2UYDyABKAMSFwoPc2VlZF9jb21taXRtZW50GBAgASgJEg4KBnZvaWRlZBgRIAEoCBIRCglzbWFsbF9iZXQYEiABKAMSDwoHYmlnX2JldBgTIAEoAxISCgp0YWJsZV9zaXplGBQgASgFEh0KFXNlZWRfcmV2ZWFsX3JlZmVyZW5jZRgVIAEoCRI0Cgpob3VzZV9nYW1lGBYgASgLMiAucG9rZXIuaGlzdG9yeS52MS5Ib3VzZUdhbWVSb3VuZCI/ChFSZWNvcmRIYW5kUmVxdWVzdBIqCgRoYW5kGAEgASgLMhwucG9rZXIuaGlzdG9yeS52MS5IYW5kUmVjb3JkIi4KElJlY29yZEhhbmRSZXNwb25zZRIYChBhbHJlYWR5X3JlY29yZGVkGAEgASgIIosCCgtIYW5kU3VtbWFyeRIPCgdoYW5kX2lkGAEgASgJEhAKCHRhYmxlX2lkGAIgASgJEi0KB3ZhcmlhbnQYAyABKA4yHC5wb2tlci5jb21tb24udjEuR2FtZVZhcmlhbnQSJwoEcG9vbBgEIAEoDjIZLnBva2VyLmNvbW1vbi52MS5DaGlwUG9vbBIsCghlbmRfdGltZRgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEgoKbmV0X3Jlc3VsdBgGIAEoAxIPCgdyb29tX2lkGAcgASgJEi4KCnN0YXJ0X3RpbWUYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIlMKEkxpc3RNeUhhbmRzUmVxdWVzdBIqCgRwYWdlGAEgASgLMhwucG9rZXIuY29tbW9uLnYxLlBhZ2VSZXF1ZXN0EhEKCXBsYXllcl9pZBgCIAEoCSJwChNMaXN0TXlIYW5kc1Jlc3BvbnNlEiwKBWhhbmRzGAEgAygLMh0ucG9rZXIuaGlzdG9yeS52MS5IYW5kU3VtbWFyeRIrCgRwYWdlGAIgASgLMh0ucG9rZXIuY29tbW9uLnYxLlBhZ2VSZXNwb25zZSIhCg5HZXRIYW5kUmVxdWVzdBIPCgdoYW5kX2lkGAEgASgJIj0KD0dldEhhbmRSZXNwb25zZRIqCgRoYW5kGAEgASgLMhwucG9rZXIuaGlzdG9yeS52MS5IYW5kUmVjb3JkIlUKFUxpc3RUYWJsZUhhbmRzUmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCRIqCgRwYWdlGAIgASgLMhwucG9rZXIuY29tbW9uLnYxLlBhZ2VSZXF1ZXN0InMKFkxpc3RUYWJsZUhhbmRzUmVzcG9uc2USLAoFaGFuZHMYASADKAsyHS5wb2tlci5oaXN0b3J5LnYxLkhhbmRTdW1tYXJ5EisKBHBhZ2UYAiABKAsyHS5wb2tlci5jb21tb24udjEuUGFnZVJlc3BvbnNlIlYKEkV4cG9ydEhhbmRzUmVxdWVzdBIQCghoYW5kX2lkcxgBIAMoCRIuCgZmb3JtYXQYAiABKA4yHi5wb2tlci5oaXN0b3J5LnYxLkV4cG9ydEZvcm1hdCI8ChNFeHBvcnRIYW5kc1Jlc3BvbnNlEg8KB2NvbnRlbnQYASABKAkSFAoMY29udGVudF90eXBlGAIgASgJItYBCg1CYWxhbmNlQ2hhbmdlEhMKC3RyYW5zZmVyX2lkGAEgASgJEigKBHRpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiYKBmNoYW5nZRgDIAEoCzIWLnBva2VyLmNvbW1vbi52MS5DaGlwcxIVCg1iYWxhbmNlX2FmdGVyGAQgASgDEg4KBnJlYXNvbhgFIAEoCRIRCglyZWZlcmVuY2UYBiABKAkSEgoKYWNjb3VudF9pZBgHIAEoCRIQCgh0YWJsZV9pZBgIIAEoCSJwChlMaXN0QmFsYW5jZUNoYW5nZXNSZXF1ZXN0EicKBHBvb2wYASABKA4yGS5wb2tlci5jb21tb24udjEuQ2hpcFBvb2wSKgoEcGFnZRgCIAEoCzIcLnBva2VyLmNvbW1vbi52MS5QYWdlUmVxdWVzdCJ7ChpMaXN0QmFsYW5jZUNoYW5nZXNSZXNwb25zZRIwCgdjaGFuZ2VzGAEgAygLMh8ucG9rZXIuaGlzdG9yeS52MS5CYWxhbmNlQ2hhbmdlEisKBHBhZ2UYAiABKAsyHS5wb2tlci5jb21tb24udjEuUGFnZVJlc3BvbnNlIvQBCgpBdWRpdEV2ZW50EhAKCGV2ZW50X2lkGAEgASgJEigKBHRpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg0KBWFjdG9yGAMgASgJEgwKBGtpbmQYBCABKAkSDwoHc3ViamVjdBgFIAEoCRIPCgdkZXRhaWxzGAYgASgJEhIKCnBsYXllcl9pZHMYByADKAkSEAoIdGFibGVfaWQYCCABKAkSEAoIaGFuZF9pZHMYCSADKAkSMwoMc3RhZmZfYWN0aW9uGAogASgLMh0ucG9rZXIuaGlzdG9yeS52MS5TdGFmZkFjdGlvbiKfAQoLU3RhZmZBY3Rpb24SDQoFcm9sZXMYASADKAkSDgoGbWV0aG9kGAIgASgJEgsKA3doeRgDIAEoCRIMCgRjb2RlGAQgASgJEg4KBnJlYXNvbhgFIAEoCRIPCgdyb29tX2lkGAYgASgJEg8KB2Nhc2VfaWQYByABKAkSEgoKcmVxdWVzdF9pZBgIIAEoCRIQCghtdXRhdGluZxgJIAEoCCJGChdSZWNvcmRBdWRpdEV2ZW50UmVxdWVzdBIrCgVldmVudBgBIAEoCzIcLnBva2VyLmhpc3RvcnkudjEuQXVkaXRFdmVudCI0ChhSZWNvcmRBdWRpdEV2ZW50UmVzcG9uc2USGAoQYWxyZWFkeV9yZWNvcmRlZBgBIAEoCCJ0ChZMaXN0QXVkaXRFdmVudHNSZXF1ZXN0EgwKBGtpbmQYASABKAkSKgoEcGFnZRgCIAEoCzIcLnBva2VyLmNvbW1vbi52MS5QYWdlUmVxdWVzdBINCgVhY3RvchgDIAEoCRIRCglwbGF5ZXJfaWQYBCABKAkidAoXTGlzdEF1ZGl0RXZlbnRzUmVzcG9uc2USLAoGZXZlbnRzGAEgAygLMhwucG9rZXIuaGlzdG9yeS52MS5BdWRpdEV2ZW50EisKBHBhZ2UYAiABKAsyHS5wb2tlci5jb21tb24udjEuUGFnZVJlc3BvbnNlIlYKCkNhc2VQbGF5ZXISEQoJcGxheWVyX2lkGAEgASgJEigKBHJvbGUYAiABKA4yGi5wb2tlci5oaXN0b3J5LnYxLkNhc2VSb2xlEgsKA3doeRgDIAEoCSLDBwoMQ2FzZUV2aWRlbmNlEhYKDmhhbmRzX3RvZ2V0aGVyGAEgASgDEhMKC2NoaXBzX2dpdmVuGAIgASgDEhIKCmNoaXBzX2JhY2sYAyABKAMSIQoZY2hpcHNfZ2l2ZW5fYmJfaHVuZHJlZHRocxgEIAEoAxIgChhjaGlwc19iYWNrX2JiX2h1bmRyZWR0aHMYBSABKAMSIAoYZ2lmdF9naXZlbl9iYl9odW5kcmVkdGhzGAYgASgDEh8KF2dpZnRfYmFja19iYl9odW5kcmVkdGhzGAcgASgDEiMKG2JsYXRhbnRfZ2l2ZW5fYmJfaHVuZHJlZHRocxgIIAEoAxIiChpibGF0YW50X2JhY2tfYmJfaHVuZHJlZHRocxgJIAEoAxIaChJzdHJvbmdfZm9sZHNfZ2l2ZW4YCiABKAMSGQoRc3Ryb25nX2ZvbGRzX2JhY2sYCyABKAMSGAoQaGVhZHNfdXBfc3RyZWV0cxgMIAEoAxIXCg9wYXNzaXZlX3N0cmVldHMYDSABKAMSEAoIc3F1ZWV6ZXMYDiABKAMSFgoObXVsdGl3YXlfaGFuZHMYDyABKAMSGQoRaGFuZHNfd2l0aF9vdGhlcnMYECABKAMSGwoTc2hhcmVkX2RldmljZV9oYW5kcxgRIAEoAxIcChRzaGFyZWRfbmV0d29ya19oYW5kcxgSIAEoAxIbChNibGF0YW50X2hhbmRzX2dpdmVuGBMgASgDEhoKEmJsYXRhbnRfaGFuZHNfYmFjaxgUIAEoAxIXCg9kZWNpc2lvbnNfdGltZWQYFSABKAMSHQoVZGVjaXNpb25fdGltZV9idWNrZXRzGBYgAygDEhsKE3N0cm9uZ19mYWNpbmdfZ2l2ZW4YFyABKAMSGwoTc3Ryb25nX3JhaXNlZF9naXZlbhgYIAEoAxIiChpzdHJvbmdfZmFjaW5nX290aGVyc19naXZlbhgZIAEoAxIiChpzdHJvbmdfcmFpc2VkX290aGVyc19naXZlbhgaIAEoAxIaChJzdHJvbmdfZmFjaW5nX2JhY2sYGyABKAMSGgoSc3Ryb25nX3JhaXNlZF9iYWNrGBwgASgDEiEKGXN0cm9uZ19mYWNpbmdfb3RoZXJzX2JhY2sYHSABKAMSIQoZc3Ryb25nX3JhaXNlZF9vdGhlcnNfYmFjaxgeIAEoAxIXCg93aGlwc2F3X2NoYW5jZXMYHyABKAMSFgoOd2hpcHNhd3NfZ2l2ZW4YICABKAMSFQoNd2hpcHNhd3NfYmFjaxghIAEoAyLiBAoMRmFpclBsYXlDYXNlEg8KB2Nhc2VfaWQYASABKAkSKAoEa2luZBgCIAEoDjIaLnBva2VyLmhpc3RvcnkudjEuQ2FzZUtpbmQSJwoEcG9vbBgDIAEoDjIZLnBva2VyLmNvbW1vbi52MS5DaGlwUG9vbBItCgdwbGF5ZXJzGAQgAygLMhwucG9rZXIuaGlzdG9yeS52MS5DYXNlUGxheWVyEg0KBXNjb3JlGAUgASgBEhEKCXRocmVzaG9sZBgGIAEoARItCglvcGVuX3RpbWUYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjIKDmxhc3Rfc2Vlbl90aW1lGAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIPCgdzdW1tYXJ5GAkgASgJEjAKCGV2aWRlbmNlGAogASgLMh4ucG9rZXIuaGlzdG9yeS52MS5DYXNlRXZpZGVuY2USEAoIaGFuZF9pZHMYCyADKAkSEQoJdGFibGVfaWRzGAwgAygJEg8KB3VwZGF0ZXMYDSABKAMSKQoFaG9sZHMYDiADKAsyGi5wb2tlci5oaXN0b3J5LnYxLkNhc2VIb2xkEjQKCnJlc29sdXRpb24YDyABKA4yIC5wb2tlci5oaXN0b3J5LnYxLkNhc2VSZXNvbHV0aW9uEhMKC3Jlc29sdmVkX2J5GBAgASgJEhkKEXJlc29sdXRpb25fcmVhc29uGBEgASgJEjAKDHJlc29sdmVfdGltZRgSIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAilAIKCENhc2VIb2xkEhEKCXBsYXllcl9pZBgBIAEoCRIoCgRyb2xlGAIgASgOMhoucG9rZXIuaGlzdG9yeS52MS5DYXNlUm9sZRIuCgVzdGF0ZRgDIAEoDjIfLnBva2VyLmhpc3RvcnkudjEuQ2FzZUhvbGRTdGF0ZRIsCghkdWVfdGltZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLQoJaG9sZF90aW1lGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxyZWxlYXNlX3RpbWUYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEgwKBG5vdGUYByABKAkiaAoQTGlzdENhc2VzUmVxdWVzdBIoCgRraW5kGAEgASgOMhoucG9rZXIuaGlzdG9yeS52MS5DYXNlS2luZBIqCgRwYWdlGAIgASgLMhwucG9rZXIuY29tbW9uLnYxLlBhZ2VSZXF1ZXN0Im8KEUxpc3RDYXNlc1Jlc3BvbnNlEi0KBWNhc2VzGAEgAygLMh4ucG9rZXIuaGlzdG9yeS52MS5GYWlyUGxheUNhc2USKwoEcGFnZRgCIAEoCzIdLnBva2VyLmNvbW1vbi52MS5QYWdlUmVzcG9uc2UiIQoOR2V0Q2FzZVJlcXVlc3QSDwoHY2FzZV9pZBgBIAEoCSI/Cg9HZXRDYXNlUmVzcG9uc2USLAoEY2FzZRgBIAEoCzIeLnBva2VyLmhpc3RvcnkudjEuRmFpclBsYXlDYXNlIm4KClBsYXllckhvbGQSEQoJcGxheWVyX2lkGAEgASgJEgwKBGhlbGQYAiABKAgSDgoGcmVhc29uGAMgASgJEi8KC2NoYW5nZV90aW1lGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJbChFIb2xkUGxheWVyUmVxdWVzdBISCgpyZXF1ZXN0X2lkGAEgASgJEhEKCXBsYXllcl9pZBgCIAEoCRIOCgZyZWFzb24YAyABKAkSDwoHY2FzZV9pZBgEIAEoCSJSChJIb2xkUGxheWVyUmVzcG9uc2USKgoEaG9sZBgBIAEoCzIcLnBva2VyLmhpc3RvcnkudjEuUGxheWVySG9sZBIQCghleGlzdGluZxgCIAEoCCJeChRSZWxlYXNlUGxheWVyUmVxdWVzdBISCgpyZXF1ZXN0X2lkGAEgASgJEhEKCXBsYXllcl9pZBgCIAEoCRIOCgZyZWFzb24YAyABKAkSDwoHY2FzZV9pZBgEIAEoCSJVChVSZWxlYXNlUGxheWVyUmVzcG9uc2USKgoEaG9sZBgBIAEoCzIcLnBva2VyLmhpc3RvcnkudjEuUGxheWVySG9sZBIQCghleGlzdGluZxgCIAEoCCJ/ChJSZXNvbHZlQ2FzZVJlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCRIPCgdjYXNlX2lkGAIgASgJEjQKCnJlc29sdXRpb24YAyABKA4yIC5wb2tlci5oaXN0b3J5LnYxLkNhc2VSZXNvbHV0aW9uEg4KBnJlYXNvbhgEIAEoCSJVChNSZXNvbHZlQ2FzZVJlc3BvbnNlEiwKBGNhc2UYASABKAsyHi5wb2tlci5oaXN0b3J5LnYxLkZhaXJQbGF5Q2FzZRIQCghleGlzdGluZxgCIAEoCCp7CgtBY3Rpb25DYXVzZRIcChhBQ1RJT05fQ0FVU0VfVU5TUEVDSUZJRUQQABIXChNBQ1RJT05fQ0FVU0VfUExBWUVSEAESGAoUQUNUSU9OX0NBVVNFX1RJTUVPVVQQAhIbChdBQ1RJT05fQ0FVU0VfTEVGVF9UQUJMRRADKnoKDEV4cG9ydEZvcm1hdBIdChlFWFBPUlRfRk9STUFUX1VOU1BFQ0lGSUVEEAASIQodRVhQT1JUX0ZPUk1BVF9QT0tFUlNUQVJTX1RFWFQQARIoCiRFWFBPUlRfRk9STUFUX09QRU5fSEFORF9ISVNUT1JZX0pTT04QAirKAQoIQ2FzZUtpbmQSGQoVQ0FTRV9LSU5EX1VOU1BFQ0lGSUVEEAASGgoWQ0FTRV9LSU5EX0NISVBfRFVNUElORxABEhcKE0NBU0VfS0lORF9DT0xMVVNJT04QAhIbChdDQVNFX0tJTkRfU0hBUkVEX0RFVklDRRADEhgKFENBU0VfS0lORF9BVVRPTUFUSU9OEAQSIAocQ0FTRV9LSU5EX01VTFRJV0FZX1NPRlRfUExBWRAFEhUKEUNBU0VfS0lORF9XSElQU0FXEAYqVwoIQ2FzZVJvbGUSGQoVQ0FTRV9ST0xFX1VOU1BFQ0lGSUVEEAASFQoRQ0FTRV9ST0xFX1NVU1BFQ1QQARIZChVDQVNFX1JPTEVfQkVORUZJQ0lBUlkQAiqdAQoNQ2FzZUhvbGRTdGF0ZRIfChtDQVNFX0hPTERfU1RBVEVfVU5TUEVDSUZJRUQQABIXChNDQVNFX0hPTERfU1RBVEVfRFVFEAESGAoUQ0FTRV9IT0xEX1NUQVRFX0hFTEQQAhIcChhDQVNFX0hPTERfU1RBVEVfUkVMRUFTRUQQAxIaChZDQVNFX0hPTERfU1RBVEVfRkFJTEVEEAQqawoOQ2FzZVJlc29sdXRpb24SHwobQ0FTRV9SRVNPTFVUSU9OX1VOU1BFQ0lGSUVEEAASGwoXQ0FTRV9SRVNPTFVUSU9OX1JFTEVBU0UQARIbChdDQVNFX1JFU09MVVRJT05fQ09ORklSTRACMtcJCg5IaXN0b3J5U2VydmljZRJXCgpSZWNvcmRIYW5kEiMucG9rZXIuaGlzdG9yeS52MS5SZWNvcmRIYW5kUmVxdWVzdBokLnBva2VyLmhpc3RvcnkudjEuUmVjb3JkSGFuZFJlc3BvbnNlEloKC0xpc3RNeUhhbmRzEiQucG9rZXIuaGlzdG9yeS52MS5MaXN0TXlIYW5kc1JlcXVlc3QaJS5wb2tlci5oaXN0b3J5LnYxLkxpc3RNeUhhbmRzUmVzcG9uc2USTgoHR2V0SGFuZBIgLnBva2VyLmhpc3RvcnkudjEuR2V0SGFuZFJlcXVlc3QaIS5wb2tlci5oaXN0b3J5LnYxLkdldEhhbmRSZXNwb25zZRJjCg5MaXN0VGFibGVIYW5kcxInLnBva2VyLmhpc3RvcnkudjEuTGlzdFRhYmxlSGFuZHNSZXF1ZXN0GigucG9rZXIuaGlzdG9yeS52MS5MaXN0VGFibGVIYW5kc1Jlc3BvbnNlEloKC0V4cG9ydEhhbmRzEiQucG9rZXIuaGlzdG9yeS52MS5FeHBvcnRIYW5kc1JlcXVlc3QaJS5wb2tlci5oaXN0b3J5LnYxLkV4cG9ydEhhbmRzUmVzcG9uc2USbwoSTGlzdEJhbGFuY2VDaGFuZ2VzEisucG9rZXIuaGlzdG9yeS52MS5MaXN0QmFsYW5jZUNoYW5nZXNSZXF1ZXN0GiwucG9rZXIuaGlzdG9yeS52MS5MaXN0QmFsYW5jZUNoYW5nZXNSZXNwb25zZRJpChBSZWNvcmRBdWRpdEV2ZW50EikucG9rZXIuaGlzdG9yeS52MS5SZWNvcmRBdWRpdEV2ZW50UmVxdWVzdBoqLnBva2VyLmhpc3RvcnkudjEuUmVjb3JkQXVkaXRFdmVudFJlc3BvbnNlEmYKD0xpc3RBdWRpdEV2ZW50cxIoLnBva2VyLmhpc3RvcnkudjEuTGlzdEF1ZGl0RXZlbnRzUmVxdWVzdBopLnBva2VyLmhpc3RvcnkudjEuTGlzdEF1ZGl0RXZlbnRzUmVzcG9uc2USVAoJTGlzdENhc2VzEiIucG9rZXIuaGlzdG9yeS52MS5MaXN0Q2FzZXNSZXF1ZXN0GiMucG9rZXIuaGlzdG9yeS52MS5MaXN0Q2FzZXNSZXNwb25zZRJOCgdHZXRDYXNlEiAucG9rZXIuaGlzdG9yeS52MS5HZXRDYXNlUmVxdWVzdBohLnBva2VyLmhpc3RvcnkudjEuR2V0Q2FzZVJlc3BvbnNlElcKCkhvbGRQbGF5ZXISIy5wb2tlci5oaXN0b3J5LnYxLkhvbGRQbGF5ZXJSZXF1ZXN0GiQucG9rZXIuaGlzdG9yeS52MS5Ib2xkUGxheWVyUmVzcG9uc2USYAoNUmVsZWFzZVBsYXllchImLnBva2VyLmhpc3RvcnkudjEuUmVsZWFzZVBsYXllclJlcXVlc3QaJy5wb2tlci5oaXN0b3J5LnYxLlJlbGVhc2VQbGF5ZXJSZXNwb25zZRJaCgtSZXNvbHZlQ2FzZRIkLnBva2VyLmhpc3RvcnkudjEuUmVzb2x2ZUNhc2VSZXF1ZXN0GiUucG9rZXIuaGlzdG9yeS52MS5SZXNvbHZlQ2FzZVJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp, file_poker_common_v1_common]);
+  fileDesc("Ch5wb2tlci9oaXN0b3J5L3YxL2hpc3RvcnkucHJvdG8SEHBva2VyLmhpc3RvcnkudjEilQIKCEhhbmRTZWF0EgwKBHNlYXQYASABKAUSEQoJcGxheWVyX2lkGAIgASgJEhYKDnN0YXJ0aW5nX3N0YWNrGAMgASgDEikKCmhvbGVfY2FyZHMYBCADKAsyFS5wb2tlci5jb21tb24udjEuQ2FyZBINCgVzaG93bhgFIAEoCBISCgpuZXRfcmVzdWx0GAYgASgDEhQKDGRpc3BsYXlfbmFtZRgHIAEoCRITCgtmaW5hbF9zdGFjaxgIIAEoAxIOCgZtdWNrZWQYCSABKAgSDgoGZm9sZGVkGAogASgIEhoKEmNsaWVudF9maW5nZXJwcmludBgLIAEoCRIbChNuZXR3b3JrX2ZpbmdlcnByaW50GAwgASgJIvABCgpIYW5kQWN0aW9uEhAKCHNlcXVlbmNlGAEgASgFEg4KBnN0cmVldBgCIAEoCRIMCgRzZWF0GAMgASgFEgwKBGtpbmQYBCABKAkSDgoGYW1vdW50GAUgASgDEiQKBWNhcmRzGAYgAygLMhUucG9rZXIuY29tbW9uLnYxLkNhcmQSLAoFY2F1c2UYCCABKA4yHS5wb2tlci5oaXN0b3J5LnYxLkFjdGlvbkNhdXNlEgoKAnRvGAkgASgDEg4KBmFsbF9pbhgKIAEoCBITCgtkZWNpc2lvbl9tcxgLIAEoA0oECAcQCFIJdGltZWRfb3V0Im0KB0hhbmRQb3QSDgoGYW1vdW50GAEgASgDEgwKBHJha2UYAiABKAMSFAoMd2lubmVyX3NlYXRzGAMgAygFEhYKDndpbm5lcl9hbW91bnRzGAQgAygDEhYKDmVsaWdpYmxlX3NlYXRzGAUgAygFInYKDUhvdXNlR2FtZUxpbmUSDAoEaXRlbRgBIAEoCRINCgVzdGFrZRgCIAEoAxIPCgdvdXRjb21lGAMgASgJEhUKDXBsYXllcl9jaGFuZ2UYBCABKAMSDgoGcmVhc29uGAUgASgJEhAKCHdpdGhoZWxkGAYgASgDIo4BCgxIb3VzZUdhbWVCb3gSCwoDYm94GAEgASgFEgwKBHNlYXQYAiABKAUSJAoFY2FyZHMYAyADKAsyFS5wb2tlci5jb21tb24udjEuQ2FyZBINCgVzaG93bhgEIAEoCBIuCgVsaW5lcxgFIAMoCzIfLnBva2VyLmhpc3RvcnkudjEuSG91c2VHYW1lTGluZSLXAQoOSG91c2VHYW1lUm91bmQSKwoMZGVhbGVyX2NhcmRzGAEgAygLMhUucG9rZXIuY29tbW9uLnYxLkNhcmQSLQoFYm94ZXMYAiADKAsyHi5wb2tlci5oaXN0b3J5LnYxLkhvdXNlR2FtZUJveBIZChFob3VzZV9iYW5rX2NoYW5nZRgDIAEoAxIWCg5qYWNrcG90X2NoYW5nZRgEIAEoAxI2CglkZWNpc2lvbnMYBSADKAsyIy5wb2tlci5oaXN0b3J5LnYxLkhvdXNlR2FtZURlY2lzaW9uImgKEUhvdXNlR2FtZURlY2lzaW9uEgsKA2JveBgBIAEoBRIQCghkZWNpc2lvbhgCIAEoCRIOCgZhbW91bnQYAyABKAMSEQoJdGltZWRfb3V0GAQgASgIEhEKCWluc3VyYW5jZRgFIAEoAyKgBQoKSGFuZFJlY29yZBIPCgdoYW5kX2lkGAEgASgJEhAKCHRhYmxlX2lkGAIgASgJEg8KB3Jvb21faWQYAyABKAkSLQoHdmFyaWFudBgEIAEoDjIcLnBva2VyLmNvbW1vbi52MS5HYW1lVmFyaWFudBInCgRwb29sGAUgASgOMhkucG9rZXIuY29tbW9uLnYxLkNoaXBQb29sEi4KCnN0YXJ0X3RpbWUYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiwKCGVuZF90aW1lGAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBITCgtidXR0b25fc2VhdBgIIAEoBRITCgtzbWFsbF9ibGluZBgJIAEoAxIRCgliaWdfYmxpbmQYCiABKAMSKQoFc2VhdHMYCyADKAsyGi5wb2tlci5oaXN0b3J5LnYxLkhhbmRTZWF0EiQKBWJvYXJkGAwgAygLMhUucG9rZXIuY29tbW9uLnYxLkNhcmQSLQoHYWN0aW9ucxgNIAMoCzIcLnBva2VyLmhpc3RvcnkudjEuSGFuZEFjdGlvbhInCgRwb3RzGA4gAygLMhkucG9rZXIuaGlzdG9yeS52MS5IYW5kUG90EgwKBHJha2UYDyABKAMSFwoPc2VlZF9jb21taXRtZW50GBAgASgJEg4KBnZvaWRlZBgRIAEoCBIRCglzbWFsbF9iZXQYEiABKAMSDwoHYmlnX2JldBgTIAEoAxISCgp0YWJsZV9zaXplGBQgASgFEh0KFXNlZWRfcmV2ZWFsX3JlZmVyZW5jZRgVIAEoCRI0Cgpob3VzZV9nYW1lGBYgASgLMiAucG9rZXIuaGlzdG9yeS52MS5Ib3VzZUdhbWVSb3VuZCI/ChFSZWNvcmRIYW5kUmVxdWVzdBIqCgRoYW5kGAEgASgLMhwucG9rZXIuaGlzdG9yeS52MS5IYW5kUmVjb3JkIi4KElJlY29yZEhhbmRSZXNwb25zZRIYChBhbHJlYWR5X3JlY29yZGVkGAEgASgIIosCCgtIYW5kU3VtbWFyeRIPCgdoYW5kX2lkGAEgASgJEhAKCHRhYmxlX2lkGAIgASgJEi0KB3ZhcmlhbnQYAyABKA4yHC5wb2tlci5jb21tb24udjEuR2FtZVZhcmlhbnQSJwoEcG9vbBgEIAEoDjIZLnBva2VyLmNvbW1vbi52MS5DaGlwUG9vbBIsCghlbmRfdGltZRgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEgoKbmV0X3Jlc3VsdBgGIAEoAxIPCgdyb29tX2lkGAcgASgJEi4KCnN0YXJ0X3RpbWUYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIlMKEkxpc3RNeUhhbmRzUmVxdWVzdBIqCgRwYWdlGAEgASgLMhwucG9rZXIuY29tbW9uLnYxLlBhZ2VSZXF1ZXN0EhEKCXBsYXllcl9pZBgCIAEoCSJwChNMaXN0TXlIYW5kc1Jlc3BvbnNlEiwKBWhhbmRzGAEgAygLMh0ucG9rZXIuaGlzdG9yeS52MS5IYW5kU3VtbWFyeRIrCgRwYWdlGAIgASgLMh0ucG9rZXIuY29tbW9uLnYxLlBhZ2VSZXNwb25zZSIhCg5HZXRIYW5kUmVxdWVzdBIPCgdoYW5kX2lkGAEgASgJIj0KD0dldEhhbmRSZXNwb25zZRIqCgRoYW5kGAEgASgLMhwucG9rZXIuaGlzdG9yeS52MS5IYW5kUmVjb3JkIlUKFUxpc3RUYWJsZUhhbmRzUmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCRIqCgRwYWdlGAIgASgLMhwucG9rZXIuY29tbW9uLnYxLlBhZ2VSZXF1ZXN0InMKFkxpc3RUYWJsZUhhbmRzUmVzcG9uc2USLAoFaGFuZHMYASADKAsyHS5wb2tlci5oaXN0b3J5LnYxLkhhbmRTdW1tYXJ5EisKBHBhZ2UYAiABKAsyHS5wb2tlci5jb21tb24udjEuUGFnZVJlc3BvbnNlIlYKEkV4cG9ydEhhbmRzUmVxdWVzdBIQCghoYW5kX2lkcxgBIAMoCRIuCgZmb3JtYXQYAiABKA4yHi5wb2tlci5oaXN0b3J5LnYxLkV4cG9ydEZvcm1hdCI8ChNFeHBvcnRIYW5kc1Jlc3BvbnNlEg8KB2NvbnRlbnQYASABKAkSFAoMY29udGVudF90eXBlGAIgASgJItYBCg1CYWxhbmNlQ2hhbmdlEhMKC3RyYW5zZmVyX2lkGAEgASgJEigKBHRpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiYKBmNoYW5nZRgDIAEoCzIWLnBva2VyLmNvbW1vbi52MS5DaGlwcxIVCg1iYWxhbmNlX2FmdGVyGAQgASgDEg4KBnJlYXNvbhgFIAEoCRIRCglyZWZlcmVuY2UYBiABKAkSEgoKYWNjb3VudF9pZBgHIAEoCRIQCgh0YWJsZV9pZBgIIAEoCSJwChlMaXN0QmFsYW5jZUNoYW5nZXNSZXF1ZXN0EicKBHBvb2wYASABKA4yGS5wb2tlci5jb21tb24udjEuQ2hpcFBvb2wSKgoEcGFnZRgCIAEoCzIcLnBva2VyLmNvbW1vbi52MS5QYWdlUmVxdWVzdCJ7ChpMaXN0QmFsYW5jZUNoYW5nZXNSZXNwb25zZRIwCgdjaGFuZ2VzGAEgAygLMh8ucG9rZXIuaGlzdG9yeS52MS5CYWxhbmNlQ2hhbmdlEisKBHBhZ2UYAiABKAsyHS5wb2tlci5jb21tb24udjEuUGFnZVJlc3BvbnNlIvQBCgpBdWRpdEV2ZW50EhAKCGV2ZW50X2lkGAEgASgJEigKBHRpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg0KBWFjdG9yGAMgASgJEgwKBGtpbmQYBCABKAkSDwoHc3ViamVjdBgFIAEoCRIPCgdkZXRhaWxzGAYgASgJEhIKCnBsYXllcl9pZHMYByADKAkSEAoIdGFibGVfaWQYCCABKAkSEAoIaGFuZF9pZHMYCSADKAkSMwoMc3RhZmZfYWN0aW9uGAogASgLMh0ucG9rZXIuaGlzdG9yeS52MS5TdGFmZkFjdGlvbiKfAQoLU3RhZmZBY3Rpb24SDQoFcm9sZXMYASADKAkSDgoGbWV0aG9kGAIgASgJEgsKA3doeRgDIAEoCRIMCgRjb2RlGAQgASgJEg4KBnJlYXNvbhgFIAEoCRIPCgdyb29tX2lkGAYgASgJEg8KB2Nhc2VfaWQYByABKAkSEgoKcmVxdWVzdF9pZBgIIAEoCRIQCghtdXRhdGluZxgJIAEoCCJGChdSZWNvcmRBdWRpdEV2ZW50UmVxdWVzdBIrCgVldmVudBgBIAEoCzIcLnBva2VyLmhpc3RvcnkudjEuQXVkaXRFdmVudCI0ChhSZWNvcmRBdWRpdEV2ZW50UmVzcG9uc2USGAoQYWxyZWFkeV9yZWNvcmRlZBgBIAEoCCJ0ChZMaXN0QXVkaXRFdmVudHNSZXF1ZXN0EgwKBGtpbmQYASABKAkSKgoEcGFnZRgCIAEoCzIcLnBva2VyLmNvbW1vbi52MS5QYWdlUmVxdWVzdBINCgVhY3RvchgDIAEoCRIRCglwbGF5ZXJfaWQYBCABKAkidAoXTGlzdEF1ZGl0RXZlbnRzUmVzcG9uc2USLAoGZXZlbnRzGAEgAygLMhwucG9rZXIuaGlzdG9yeS52MS5BdWRpdEV2ZW50EisKBHBhZ2UYAiABKAsyHS5wb2tlci5jb21tb24udjEuUGFnZVJlc3BvbnNlIlYKCkNhc2VQbGF5ZXISEQoJcGxheWVyX2lkGAEgASgJEigKBHJvbGUYAiABKA4yGi5wb2tlci5oaXN0b3J5LnYxLkNhc2VSb2xlEgsKA3doeRgDIAEoCSLDBwoMQ2FzZUV2aWRlbmNlEhYKDmhhbmRzX3RvZ2V0aGVyGAEgASgDEhMKC2NoaXBzX2dpdmVuGAIgASgDEhIKCmNoaXBzX2JhY2sYAyABKAMSIQoZY2hpcHNfZ2l2ZW5fYmJfaHVuZHJlZHRocxgEIAEoAxIgChhjaGlwc19iYWNrX2JiX2h1bmRyZWR0aHMYBSABKAMSIAoYZ2lmdF9naXZlbl9iYl9odW5kcmVkdGhzGAYgASgDEh8KF2dpZnRfYmFja19iYl9odW5kcmVkdGhzGAcgASgDEiMKG2JsYXRhbnRfZ2l2ZW5fYmJfaHVuZHJlZHRocxgIIAEoAxIiChpibGF0YW50X2JhY2tfYmJfaHVuZHJlZHRocxgJIAEoAxIaChJzdHJvbmdfZm9sZHNfZ2l2ZW4YCiABKAMSGQoRc3Ryb25nX2ZvbGRzX2JhY2sYCyABKAMSGAoQaGVhZHNfdXBfc3RyZWV0cxgMIAEoAxIXCg9wYXNzaXZlX3N0cmVldHMYDSABKAMSEAoIc3F1ZWV6ZXMYDiABKAMSFgoObXVsdGl3YXlfaGFuZHMYDyABKAMSGQoRaGFuZHNfd2l0aF9vdGhlcnMYECABKAMSGwoTc2hhcmVkX2RldmljZV9oYW5kcxgRIAEoAxIcChRzaGFyZWRfbmV0d29ya19oYW5kcxgSIAEoAxIbChNibGF0YW50X2hhbmRzX2dpdmVuGBMgASgDEhoKEmJsYXRhbnRfaGFuZHNfYmFjaxgUIAEoAxIXCg9kZWNpc2lvbnNfdGltZWQYFSABKAMSHQoVZGVjaXNpb25fdGltZV9idWNrZXRzGBYgAygDEhsKE3N0cm9uZ19mYWNpbmdfZ2l2ZW4YFyABKAMSGwoTc3Ryb25nX3JhaXNlZF9naXZlbhgYIAEoAxIiChpzdHJvbmdfZmFjaW5nX290aGVyc19naXZlbhgZIAEoAxIiChpzdHJvbmdfcmFpc2VkX290aGVyc19naXZlbhgaIAEoAxIaChJzdHJvbmdfZmFjaW5nX2JhY2sYGyABKAMSGgoSc3Ryb25nX3JhaXNlZF9iYWNrGBwgASgDEiEKGXN0cm9uZ19mYWNpbmdfb3RoZXJzX2JhY2sYHSABKAMSIQoZc3Ryb25nX3JhaXNlZF9vdGhlcnNfYmFjaxgeIAEoAxIXCg93aGlwc2F3X2NoYW5jZXMYHyABKAMSFgoOd2hpcHNhd3NfZ2l2ZW4YICABKAMSFQoNd2hpcHNhd3NfYmFjaxghIAEoAyLiBAoMRmFpclBsYXlDYXNlEg8KB2Nhc2VfaWQYASABKAkSKAoEa2luZBgCIAEoDjIaLnBva2VyLmhpc3RvcnkudjEuQ2FzZUtpbmQSJwoEcG9vbBgDIAEoDjIZLnBva2VyLmNvbW1vbi52MS5DaGlwUG9vbBItCgdwbGF5ZXJzGAQgAygLMhwucG9rZXIuaGlzdG9yeS52MS5DYXNlUGxheWVyEg0KBXNjb3JlGAUgASgBEhEKCXRocmVzaG9sZBgGIAEoARItCglvcGVuX3RpbWUYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjIKDmxhc3Rfc2Vlbl90aW1lGAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIPCgdzdW1tYXJ5GAkgASgJEjAKCGV2aWRlbmNlGAogASgLMh4ucG9rZXIuaGlzdG9yeS52MS5DYXNlRXZpZGVuY2USEAoIaGFuZF9pZHMYCyADKAkSEQoJdGFibGVfaWRzGAwgAygJEg8KB3VwZGF0ZXMYDSABKAMSKQoFaG9sZHMYDiADKAsyGi5wb2tlci5oaXN0b3J5LnYxLkNhc2VIb2xkEjQKCnJlc29sdXRpb24YDyABKA4yIC5wb2tlci5oaXN0b3J5LnYxLkNhc2VSZXNvbHV0aW9uEhMKC3Jlc29sdmVkX2J5GBAgASgJEhkKEXJlc29sdXRpb25fcmVhc29uGBEgASgJEjAKDHJlc29sdmVfdGltZRgSIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAilAIKCENhc2VIb2xkEhEKCXBsYXllcl9pZBgBIAEoCRIoCgRyb2xlGAIgASgOMhoucG9rZXIuaGlzdG9yeS52MS5DYXNlUm9sZRIuCgVzdGF0ZRgDIAEoDjIfLnBva2VyLmhpc3RvcnkudjEuQ2FzZUhvbGRTdGF0ZRIsCghkdWVfdGltZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLQoJaG9sZF90aW1lGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxyZWxlYXNlX3RpbWUYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEgwKBG5vdGUYByABKAkiaAoQTGlzdENhc2VzUmVxdWVzdBIoCgRraW5kGAEgASgOMhoucG9rZXIuaGlzdG9yeS52MS5DYXNlS2luZBIqCgRwYWdlGAIgASgLMhwucG9rZXIuY29tbW9uLnYxLlBhZ2VSZXF1ZXN0Im8KEUxpc3RDYXNlc1Jlc3BvbnNlEi0KBWNhc2VzGAEgAygLMh4ucG9rZXIuaGlzdG9yeS52MS5GYWlyUGxheUNhc2USKwoEcGFnZRgCIAEoCzIdLnBva2VyLmNvbW1vbi52MS5QYWdlUmVzcG9uc2UiIQoOR2V0Q2FzZVJlcXVlc3QSDwoHY2FzZV9pZBgBIAEoCSI/Cg9HZXRDYXNlUmVzcG9uc2USLAoEY2FzZRgBIAEoCzIeLnBva2VyLmhpc3RvcnkudjEuRmFpclBsYXlDYXNlIm4KClBsYXllckhvbGQSEQoJcGxheWVyX2lkGAEgASgJEgwKBGhlbGQYAiABKAgSDgoGcmVhc29uGAMgASgJEi8KC2NoYW5nZV90aW1lGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJbChFIb2xkUGxheWVyUmVxdWVzdBISCgpyZXF1ZXN0X2lkGAEgASgJEhEKCXBsYXllcl9pZBgCIAEoCRIOCgZyZWFzb24YAyABKAkSDwoHY2FzZV9pZBgEIAEoCSJSChJIb2xkUGxheWVyUmVzcG9uc2USKgoEaG9sZBgBIAEoCzIcLnBva2VyLmhpc3RvcnkudjEuUGxheWVySG9sZBIQCghleGlzdGluZxgCIAEoCCJeChRSZWxlYXNlUGxheWVyUmVxdWVzdBISCgpyZXF1ZXN0X2lkGAEgASgJEhEKCXBsYXllcl9pZBgCIAEoCRIOCgZyZWFzb24YAyABKAkSDwoHY2FzZV9pZBgEIAEoCSKIAQoVUmVsZWFzZVBsYXllclJlc3BvbnNlEioKBGhvbGQYASABKAsyHC5wb2tlci5oaXN0b3J5LnYxLlBsYXllckhvbGQSEAoIZXhpc3RpbmcYAiABKAgSMQoHcmVsZWFzZRgDIAEoCzIgLnBva2VyLmhpc3RvcnkudjEuUmVsZWFzZVJlcXVlc3Qi1wIKDlJlbGVhc2VSZXF1ZXN0EhIKCnJlcXVlc3RfaWQYASABKAkSEQoJcGxheWVyX2lkGAIgASgJEg8KB2Nhc2VfaWQYAyABKAkSFAoMY2FzZV9yZWxlYXNlGAQgASgIEg4KBnJlYXNvbhgFIAEoCRIQCghhc2tlZF9ieRgGIAEoCRIsCghhc2tfdGltZRgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASNAoFc3RhdGUYCCABKA4yJS5wb2tlci5oaXN0b3J5LnYxLlJlbGVhc2VSZXF1ZXN0U3RhdGUSEgoKZGVjaWRlZF9ieRgJIAEoCRIXCg9kZWNpc2lvbl9yZWFzb24YCiABKAkSLwoLZGVjaWRlX3RpbWUYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhMKC2RlY2lzaW9uX2lkGAwgASgJImAKFERlY2lkZVJlbGVhc2VSZXF1ZXN0EhMKC2RlY2lzaW9uX2lkGAEgASgJEhIKCnJlcXVlc3RfaWQYAiABKAkSDwoHYXBwcm92ZRgDIAEoCBIOCgZyZWFzb24YBCABKAkiXAoVRGVjaWRlUmVsZWFzZVJlc3BvbnNlEjEKB3JlbGVhc2UYASABKAsyIC5wb2tlci5oaXN0b3J5LnYxLlJlbGVhc2VSZXF1ZXN0EhAKCGV4aXN0aW5nGAIgASgIIn4KGkxpc3RSZWxlYXNlUmVxdWVzdHNSZXF1ZXN0EjQKBXN0YXRlGAEgASgOMiUucG9rZXIuaGlzdG9yeS52MS5SZWxlYXNlUmVxdWVzdFN0YXRlEioKBHBhZ2UYAiABKAsyHC5wb2tlci5jb21tb24udjEuUGFnZVJlcXVlc3QifgobTGlzdFJlbGVhc2VSZXF1ZXN0c1Jlc3BvbnNlEjIKCHJlbGVhc2VzGAEgAygLMiAucG9rZXIuaGlzdG9yeS52MS5SZWxlYXNlUmVxdWVzdBIrCgRwYWdlGAIgASgLMh0ucG9rZXIuY29tbW9uLnYxLlBhZ2VSZXNwb25zZSJ/ChJSZXNvbHZlQ2FzZVJlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCRIPCgdjYXNlX2lkGAIgASgJEjQKCnJlc29sdXRpb24YAyABKA4yIC5wb2tlci5oaXN0b3J5LnYxLkNhc2VSZXNvbHV0aW9uEg4KBnJlYXNvbhgEIAEoCSKIAQoTUmVzb2x2ZUNhc2VSZXNwb25zZRIsCgRjYXNlGAEgASgLMh4ucG9rZXIuaGlzdG9yeS52MS5GYWlyUGxheUNhc2USEAoIZXhpc3RpbmcYAiABKAgSMQoHcmVsZWFzZRgDIAEoCzIgLnBva2VyLmhpc3RvcnkudjEuUmVsZWFzZVJlcXVlc3QqewoLQWN0aW9uQ2F1c2USHAoYQUNUSU9OX0NBVVNFX1VOU1BFQ0lGSUVEEAASFwoTQUNUSU9OX0NBVVNFX1BMQVlFUhABEhgKFEFDVElPTl9DQVVTRV9USU1FT1VUEAISGwoXQUNUSU9OX0NBVVNFX0xFRlRfVEFCTEUQAyp6CgxFeHBvcnRGb3JtYXQSHQoZRVhQT1JUX0ZPUk1BVF9VTlNQRUNJRklFRBAAEiEKHUVYUE9SVF9GT1JNQVRfUE9LRVJTVEFSU19URVhUEAESKAokRVhQT1JUX0ZPUk1BVF9PUEVOX0hBTkRfSElTVE9SWV9KU09OEAIqygEKCENhc2VLaW5kEhkKFUNBU0VfS0lORF9VTlNQRUNJRklFRBAAEhoKFkNBU0VfS0lORF9DSElQX0RVTVBJTkcQARIXChNDQVNFX0tJTkRfQ09MTFVTSU9OEAISGwoXQ0FTRV9LSU5EX1NIQVJFRF9ERVZJQ0UQAxIYChRDQVNFX0tJTkRfQVVUT01BVElPThAEEiAKHENBU0VfS0lORF9NVUxUSVdBWV9TT0ZUX1BMQVkQBRIVChFDQVNFX0tJTkRfV0hJUFNBVxAGKlcKCENhc2VSb2xlEhkKFUNBU0VfUk9MRV9VTlNQRUNJRklFRBAAEhUKEUNBU0VfUk9MRV9TVVNQRUNUEAESGQoVQ0FTRV9ST0xFX0JFTkVGSUNJQVJZEAIqnQEKDUNhc2VIb2xkU3RhdGUSHwobQ0FTRV9IT0xEX1NUQVRFX1VOU1BFQ0lGSUVEEAASFwoTQ0FTRV9IT0xEX1NUQVRFX0RVRRABEhgKFENBU0VfSE9MRF9TVEFURV9IRUxEEAISHAoYQ0FTRV9IT0xEX1NUQVRFX1JFTEVBU0VEEAMSGgoWQ0FTRV9IT0xEX1NUQVRFX0ZBSUxFRBAEKmsKDkNhc2VSZXNvbHV0aW9uEh8KG0NBU0VfUkVTT0xVVElPTl9VTlNQRUNJRklFRBAAEhsKF0NBU0VfUkVTT0xVVElPTl9SRUxFQVNFEAESGwoXQ0FTRV9SRVNPTFVUSU9OX0NPTkZJUk0QAiqnAQoTUmVsZWFzZVJlcXVlc3RTdGF0ZRIlCiFSRUxFQVNFX1JFUVVFU1RfU1RBVEVfVU5TUEVDSUZJRUQQABIhCh1SRUxFQVNFX1JFUVVFU1RfU1RBVEVfUEVORElORxABEiIKHlJFTEVBU0VfUkVRVUVTVF9TVEFURV9BUFBST1ZFRBACEiIKHlJFTEVBU0VfUkVRVUVTVF9TVEFURV9SRUpFQ1RFRBADMq0LCg5IaXN0b3J5U2VydmljZRJXCgpSZWNvcmRIYW5kEiMucG9rZXIuaGlzdG9yeS52MS5SZWNvcmRIYW5kUmVxdWVzdBokLnBva2VyLmhpc3RvcnkudjEuUmVjb3JkSGFuZFJlc3BvbnNlEloKC0xpc3RNeUhhbmRzEiQucG9rZXIuaGlzdG9yeS52MS5MaXN0TXlIYW5kc1JlcXVlc3QaJS5wb2tlci5oaXN0b3J5LnYxLkxpc3RNeUhhbmRzUmVzcG9uc2USTgoHR2V0SGFuZBIgLnBva2VyLmhpc3RvcnkudjEuR2V0SGFuZFJlcXVlc3QaIS5wb2tlci5oaXN0b3J5LnYxLkdldEhhbmRSZXNwb25zZRJjCg5MaXN0VGFibGVIYW5kcxInLnBva2VyLmhpc3RvcnkudjEuTGlzdFRhYmxlSGFuZHNSZXF1ZXN0GigucG9rZXIuaGlzdG9yeS52MS5MaXN0VGFibGVIYW5kc1Jlc3BvbnNlEloKC0V4cG9ydEhhbmRzEiQucG9rZXIuaGlzdG9yeS52MS5FeHBvcnRIYW5kc1JlcXVlc3QaJS5wb2tlci5oaXN0b3J5LnYxLkV4cG9ydEhhbmRzUmVzcG9uc2USbwoSTGlzdEJhbGFuY2VDaGFuZ2VzEisucG9rZXIuaGlzdG9yeS52MS5MaXN0QmFsYW5jZUNoYW5nZXNSZXF1ZXN0GiwucG9rZXIuaGlzdG9yeS52MS5MaXN0QmFsYW5jZUNoYW5nZXNSZXNwb25zZRJpChBSZWNvcmRBdWRpdEV2ZW50EikucG9rZXIuaGlzdG9yeS52MS5SZWNvcmRBdWRpdEV2ZW50UmVxdWVzdBoqLnBva2VyLmhpc3RvcnkudjEuUmVjb3JkQXVkaXRFdmVudFJlc3BvbnNlEmYKD0xpc3RBdWRpdEV2ZW50cxIoLnBva2VyLmhpc3RvcnkudjEuTGlzdEF1ZGl0RXZlbnRzUmVxdWVzdBopLnBva2VyLmhpc3RvcnkudjEuTGlzdEF1ZGl0RXZlbnRzUmVzcG9uc2USVAoJTGlzdENhc2VzEiIucG9rZXIuaGlzdG9yeS52MS5MaXN0Q2FzZXNSZXF1ZXN0GiMucG9rZXIuaGlzdG9yeS52MS5MaXN0Q2FzZXNSZXNwb25zZRJOCgdHZXRDYXNlEiAucG9rZXIuaGlzdG9yeS52MS5HZXRDYXNlUmVxdWVzdBohLnBva2VyLmhpc3RvcnkudjEuR2V0Q2FzZVJlc3BvbnNlElcKCkhvbGRQbGF5ZXISIy5wb2tlci5oaXN0b3J5LnYxLkhvbGRQbGF5ZXJSZXF1ZXN0GiQucG9rZXIuaGlzdG9yeS52MS5Ib2xkUGxheWVyUmVzcG9uc2USYAoNUmVsZWFzZVBsYXllchImLnBva2VyLmhpc3RvcnkudjEuUmVsZWFzZVBsYXllclJlcXVlc3QaJy5wb2tlci5oaXN0b3J5LnYxLlJlbGVhc2VQbGF5ZXJSZXNwb25zZRJgCg1EZWNpZGVSZWxlYXNlEiYucG9rZXIuaGlzdG9yeS52MS5EZWNpZGVSZWxlYXNlUmVxdWVzdBonLnBva2VyLmhpc3RvcnkudjEuRGVjaWRlUmVsZWFzZVJlc3BvbnNlEnIKE0xpc3RSZWxlYXNlUmVxdWVzdHMSLC5wb2tlci5oaXN0b3J5LnYxLkxpc3RSZWxlYXNlUmVxdWVzdHNSZXF1ZXN0Gi0ucG9rZXIuaGlzdG9yeS52MS5MaXN0UmVsZWFzZVJlcXVlc3RzUmVzcG9uc2USWgoLUmVzb2x2ZUNhc2USJC5wb2tlci5oaXN0b3J5LnYxLlJlc29sdmVDYXNlUmVxdWVzdBolLnBva2VyLmhpc3RvcnkudjEuUmVzb2x2ZUNhc2VSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp, file_poker_common_v1_common]);
 
 /**
  * HandSeat is one player dealt into a hand (or one player of a house-game round).
@@ -1119,7 +1119,9 @@ export type AuditEvent = Message<"poker.history.v1.AuditEvent"> & {
    * FAIR_PLAY_CASE_OPENED (a detector opened a case; subject is the case id), PLAYER_HELD and
    * PLAYER_RELEASED (an admin's hold, actor the admin; or a strong case's automatic withdrawal hold,
    * actor `history-detectors`, released by an admin's ResolveCase), FAIR_PLAY_CASE_RESOLVED (an
-   * admin's ResolveCase; subject is the case id), and STAFF_ACTION (a staff member's call through
+   * admin's ResolveCase, once a RELEASE is approved; subject is the case id), RELEASE_DECIDED
+   * (finance approved or rejected a release of held chips; actor the decider, details the asker),
+   * and STAFF_ACTION (a staff member's call through
    * the staff door, recorded by the gateway; `staff_action` says what and how it was answered).
    *
    * @generated from field: string kind = 4;
@@ -2123,7 +2125,7 @@ export const ReleasePlayerRequestSchema: GenMessage<ReleasePlayerRequest> = /*@_
  */
 export type ReleasePlayerResponse = Message<"poker.history.v1.ReleasePlayerResponse"> & {
   /**
-   * The hold (`held` false).
+   * Unset: a release waits for its approval (`release`); the hold is as it was.
    *
    * @generated from field: poker.history.v1.PlayerHold hold = 1;
    */
@@ -2135,6 +2137,13 @@ export type ReleasePlayerResponse = Message<"poker.history.v1.ReleasePlayerRespo
    * @generated from field: bool existing = 2;
    */
   existing: boolean;
+
+  /**
+   * The release request, as it stands (pending until finance decides).
+   *
+   * @generated from field: poker.history.v1.ReleaseRequest release = 3;
+   */
+  release?: ReleaseRequest | undefined;
 };
 
 /**
@@ -2143,6 +2152,231 @@ export type ReleasePlayerResponse = Message<"poker.history.v1.ReleasePlayerRespo
  */
 export const ReleasePlayerResponseSchema: GenMessage<ReleasePlayerResponse> = /*@__PURE__*/
   messageDesc(file_poker_history_v1_history, 40);
+
+/**
+ * ReleaseRequest is one staff member's request to release held chips, and its decision.
+ *
+ * @generated from message poker.history.v1.ReleaseRequest
+ */
+export type ReleaseRequest = Message<"poker.history.v1.ReleaseRequest"> & {
+  /**
+   * The asker's request id (ReleasePlayer's, or ResolveCase's).
+   *
+   * @generated from field: string request_id = 1;
+   */
+  requestId: string;
+
+  /**
+   * The player whose hold it ends (ReleasePlayer), else empty.
+   *
+   * @generated from field: string player_id = 2;
+   */
+  playerId: string;
+
+  /**
+   * The case: ResolveCase's (its automatic withdrawal holds), or the one ReleasePlayer named.
+   *
+   * @generated from field: string case_id = 3;
+   */
+  caseId: string;
+
+  /**
+   * True for a ResolveCase RELEASE (the case's automatic holds), false for ReleasePlayer.
+   *
+   * @generated from field: bool case_release = 4;
+   */
+  caseRelease: boolean;
+
+  /**
+   * The asker's words.
+   *
+   * @generated from field: string reason = 5;
+   */
+  reason: string;
+
+  /**
+   * Who asked.
+   *
+   * @generated from field: string asked_by = 6;
+   */
+  askedBy: string;
+
+  /**
+   * When.
+   *
+   * @generated from field: google.protobuf.Timestamp ask_time = 7;
+   */
+  askTime?: Timestamp | undefined;
+
+  /**
+   * Where it stands.
+   *
+   * @generated from field: poker.history.v1.ReleaseRequestState state = 8;
+   */
+  state: ReleaseRequestState;
+
+  /**
+   * Who decided (finance), once decided.
+   *
+   * @generated from field: string decided_by = 9;
+   */
+  decidedBy: string;
+
+  /**
+   * Their words.
+   *
+   * @generated from field: string decision_reason = 10;
+   */
+  decisionReason: string;
+
+  /**
+   * When.
+   *
+   * @generated from field: google.protobuf.Timestamp decide_time = 11;
+   */
+  decideTime?: Timestamp | undefined;
+
+  /**
+   * The decision's id.
+   *
+   * @generated from field: string decision_id = 12;
+   */
+  decisionId: string;
+};
+
+/**
+ * Describes the message poker.history.v1.ReleaseRequest.
+ * Use `create(ReleaseRequestSchema)` to create a new message.
+ */
+export const ReleaseRequestSchema: GenMessage<ReleaseRequest> = /*@__PURE__*/
+  messageDesc(file_poker_history_v1_history, 41);
+
+/**
+ * DecideReleaseRequest approves or rejects a pending release.
+ *
+ * @generated from message poker.history.v1.DecideReleaseRequest
+ */
+export type DecideReleaseRequest = Message<"poker.history.v1.DecideReleaseRequest"> & {
+  /**
+   * The decider's id of this decision (1 to 64 printable ASCII characters without spaces), the
+   * idempotency key.
+   *
+   * @generated from field: string decision_id = 1;
+   */
+  decisionId: string;
+
+  /**
+   * The release request's id.
+   *
+   * @generated from field: string request_id = 2;
+   */
+  requestId: string;
+
+  /**
+   * True approves (the release is carried out), false rejects.
+   *
+   * @generated from field: bool approve = 3;
+   */
+  approve: boolean;
+
+  /**
+   * Why (1 to 128 printable ASCII characters).
+   *
+   * @generated from field: string reason = 4;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message poker.history.v1.DecideReleaseRequest.
+ * Use `create(DecideReleaseRequestSchema)` to create a new message.
+ */
+export const DecideReleaseRequestSchema: GenMessage<DecideReleaseRequest> = /*@__PURE__*/
+  messageDesc(file_poker_history_v1_history, 42);
+
+/**
+ * DecideReleaseResponse is the request as decided.
+ *
+ * @generated from message poker.history.v1.DecideReleaseResponse
+ */
+export type DecideReleaseResponse = Message<"poker.history.v1.DecideReleaseResponse"> & {
+  /**
+   * The release request with its decision.
+   *
+   * @generated from field: poker.history.v1.ReleaseRequest release = 1;
+   */
+  release?: ReleaseRequest | undefined;
+
+  /**
+   * True when this decision id was applied earlier and its answer is returned.
+   *
+   * @generated from field: bool existing = 2;
+   */
+  existing: boolean;
+};
+
+/**
+ * Describes the message poker.history.v1.DecideReleaseResponse.
+ * Use `create(DecideReleaseResponseSchema)` to create a new message.
+ */
+export const DecideReleaseResponseSchema: GenMessage<DecideReleaseResponse> = /*@__PURE__*/
+  messageDesc(file_poker_history_v1_history, 43);
+
+/**
+ * ListReleaseRequestsRequest pages the release requests.
+ *
+ * @generated from message poker.history.v1.ListReleaseRequestsRequest
+ */
+export type ListReleaseRequestsRequest = Message<"poker.history.v1.ListReleaseRequestsRequest"> & {
+  /**
+   * Only this state; unspecified: all.
+   *
+   * @generated from field: poker.history.v1.ReleaseRequestState state = 1;
+   */
+  state: ReleaseRequestState;
+
+  /**
+   * The page to return.
+   *
+   * @generated from field: poker.common.v1.PageRequest page = 2;
+   */
+  page?: PageRequest | undefined;
+};
+
+/**
+ * Describes the message poker.history.v1.ListReleaseRequestsRequest.
+ * Use `create(ListReleaseRequestsRequestSchema)` to create a new message.
+ */
+export const ListReleaseRequestsRequestSchema: GenMessage<ListReleaseRequestsRequest> = /*@__PURE__*/
+  messageDesc(file_poker_history_v1_history, 44);
+
+/**
+ * ListReleaseRequestsResponse is one page of them.
+ *
+ * @generated from message poker.history.v1.ListReleaseRequestsResponse
+ */
+export type ListReleaseRequestsResponse = Message<"poker.history.v1.ListReleaseRequestsResponse"> & {
+  /**
+   * Newest first.
+   *
+   * @generated from field: repeated poker.history.v1.ReleaseRequest releases = 1;
+   */
+  releases: ReleaseRequest[];
+
+  /**
+   * How to get the next page.
+   *
+   * @generated from field: poker.common.v1.PageResponse page = 2;
+   */
+  page?: PageResponse | undefined;
+};
+
+/**
+ * Describes the message poker.history.v1.ListReleaseRequestsResponse.
+ * Use `create(ListReleaseRequestsResponseSchema)` to create a new message.
+ */
+export const ListReleaseRequestsResponseSchema: GenMessage<ListReleaseRequestsResponse> = /*@__PURE__*/
+  messageDesc(file_poker_history_v1_history, 45);
 
 /**
  * ResolveCaseRequest decides a case's automatic holds.
@@ -2185,7 +2419,7 @@ export type ResolveCaseRequest = Message<"poker.history.v1.ResolveCaseRequest"> 
  * Use `create(ResolveCaseRequestSchema)` to create a new message.
  */
 export const ResolveCaseRequestSchema: GenMessage<ResolveCaseRequest> = /*@__PURE__*/
-  messageDesc(file_poker_history_v1_history, 41);
+  messageDesc(file_poker_history_v1_history, 46);
 
 /**
  * ResolveCaseResponse is the case after the decision.
@@ -2206,6 +2440,13 @@ export type ResolveCaseResponse = Message<"poker.history.v1.ResolveCaseResponse"
    * @generated from field: bool existing = 2;
    */
   existing: boolean;
+
+  /**
+   * A RELEASE's release request: the holds are lifted once finance approves it (DecideRelease).
+   *
+   * @generated from field: poker.history.v1.ReleaseRequest release = 3;
+   */
+  release?: ReleaseRequest | undefined;
 };
 
 /**
@@ -2213,7 +2454,7 @@ export type ResolveCaseResponse = Message<"poker.history.v1.ResolveCaseResponse"
  * Use `create(ResolveCaseResponseSchema)` to create a new message.
  */
 export const ResolveCaseResponseSchema: GenMessage<ResolveCaseResponse> = /*@__PURE__*/
-  messageDesc(file_poker_history_v1_history, 42);
+  messageDesc(file_poker_history_v1_history, 47);
 
 /**
  * ActionCause says who decided an action: the player, the table on a timeout, or the player leaving.
@@ -2472,6 +2713,47 @@ export const CaseResolutionSchema: GenEnum<CaseResolution> = /*@__PURE__*/
   enumDesc(file_poker_history_v1_history, 5);
 
 /**
+ * ReleaseRequestState is where a release request stands.
+ *
+ * @generated from enum poker.history.v1.ReleaseRequestState
+ */
+export enum ReleaseRequestState {
+  /**
+   * Not a state; in a filter: every state.
+   *
+   * @generated from enum value: RELEASE_REQUEST_STATE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Asked, waiting for finance.
+   *
+   * @generated from enum value: RELEASE_REQUEST_STATE_PENDING = 1;
+   */
+  PENDING = 1,
+
+  /**
+   * Approved and carried out.
+   *
+   * @generated from enum value: RELEASE_REQUEST_STATE_APPROVED = 2;
+   */
+  APPROVED = 2,
+
+  /**
+   * Rejected: nothing was released.
+   *
+   * @generated from enum value: RELEASE_REQUEST_STATE_REJECTED = 3;
+   */
+  REJECTED = 3,
+}
+
+/**
+ * Describes the enum poker.history.v1.ReleaseRequestState.
+ */
+export const ReleaseRequestStateSchema: GenEnum<ReleaseRequestState> = /*@__PURE__*/
+  enumDesc(file_poker_history_v1_history, 6);
+
+/**
  * HistoryService keeps completed hands and the audit log, and shows each player only what they may
  * see: their own hole cards, cards shown at showdown, never another player's mucked or unshown cards.
  *
@@ -2629,9 +2911,12 @@ export const HistoryService: GenService<{
     output: typeof HoldPlayerResponseSchema;
   },
   /**
-   * ReleasePlayer ends a hold (risk), audited as PLAYER_RELEASED (id `hold:<request_id>`).
-   * Idempotent by `request_id`. Errors: as HoldPlayer, with PLAYER_NOT_ON_HOLD instead of
-   * PLAYER_ALREADY_ON_HOLD.
+   * ReleasePlayer asks to end a hold (risk): four-eyes on money (a hold keeps the player's
+   * withdrawals), so nothing is released until another staff member of finance approves it
+   * (DecideRelease); the answer is the release request, pending. Idempotent by `request_id`, which
+   * binds the player, the reason and the case (a HoldPlayer's id is a conflict). Errors:
+   * PERMISSION_DENIED ROLE_REQUIRED; INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND
+   * CASE_NOT_FOUND; ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
    *
    * @generated from rpc poker.history.v1.HistoryService.ReleasePlayer
    */
@@ -2641,8 +2926,41 @@ export const HistoryService: GenService<{
     output: typeof ReleasePlayerResponseSchema;
   },
   /**
+   * DecideRelease approves or rejects a pending release (finance, never the staff member who asked:
+   * PERMISSION_DENIED FOUR_EYES_REQUIRED): a ReleasePlayer's, or a ResolveCase RELEASE's. An approval
+   * carries the release out at once (the cashier lifts the hold under the asker's request id; the
+   * audit gets PLAYER_RELEASED or FAIR_PLAY_CASE_RESOLVED naming both people); a rejection changes
+   * no hold (a rejected case may be resolved again). Both are audited RELEASE_DECIDED. Idempotent by
+   * `decision_id`, which binds the request, the verdict and the reason; a retry after the cashier was
+   * away completes the release. Errors: PERMISSION_DENIED ROLE_REQUIRED, FOUR_EYES_REQUIRED;
+   * INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND RELEASE_REQUEST_NOT_FOUND;
+   * FAILED_PRECONDITION RELEASE_ALREADY_DECIDED (metadata `state`); ALREADY_EXISTS
+   * IDEMPOTENCY_CONFLICT; UNAVAILABLE (the cashier: retry with the same decision id).
+   *
+   * @generated from rpc poker.history.v1.HistoryService.DecideRelease
+   */
+  decideRelease: {
+    methodKind: "unary";
+    input: typeof DecideReleaseRequestSchema;
+    output: typeof DecideReleaseResponseSchema;
+  },
+  /**
+   * ListReleaseRequests lists release requests newest first, optionally only those in one state
+   * (finance and risk: the approval queue). Errors: INVALID_ARGUMENT FIELD_INVALID,
+   * PAGE_TOKEN_INVALID.
+   *
+   * @generated from rpc poker.history.v1.HistoryService.ListReleaseRequests
+   */
+  listReleaseRequests: {
+    methodKind: "unary";
+    input: typeof ListReleaseRequestsRequestSchema;
+    output: typeof ListReleaseRequestsResponseSchema;
+  },
+  /**
    * ResolveCase is the operators' decision on the automatic withdrawal holds of a strong
-   * chip-dumping case (risk; docs/integrity.md "Automatic holds"). RELEASE lifts them through the
+   * chip-dumping case (risk; docs/integrity.md "Automatic holds"). RELEASE is four-eyes on money:
+   * it records the decision and a release request (`release`, pending) and lifts nothing until
+   * another staff member of finance approves it (DecideRelease), which then lifts them through the
    * cashier (withdrawals scope; audited PLAYER_RELEASED per player, id
    * `auto-release:<case_id>:<player_id>`, actor the staff member) unless another case still holds that
    * player, and holds none of the case again; CONFIRM keeps them. Both are audited as
@@ -2653,7 +2971,7 @@ export const HistoryService: GenService<{
    * another field is a conflict. Errors: PERMISSION_DENIED ROLE_REQUIRED; INVALID_ARGUMENT
    * FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND CASE_NOT_FOUND; FAILED_PRECONDITION
    * CASE_NOT_RESOLVABLE; ALREADY_EXISTS IDEMPOTENCY_CONFLICT (metadata `field`); UNAVAILABLE (the
-   * cashier, RELEASE only: retry with the same request id).
+   * cashier, at DecideRelease: retry the decision with the same decision id).
    *
    * @generated from rpc poker.history.v1.HistoryService.ResolveCase
    */
