@@ -7,7 +7,16 @@ from datetime import timedelta
 from pathlib import Path
 
 from poker.cashier.v1 import cashier_pb2_grpc
-from service_runtime.access import FINANCE, OPERATIONS, PLAYERS, RISK, SUPPORT, AccessPolicy, services
+from service_runtime.access import (
+    EVERY_STAFF_ROLE,
+    FINANCE,
+    OPERATIONS,
+    PLAYERS,
+    RISK,
+    SUPPORT,
+    AccessPolicy,
+    services,
+)
 from service_runtime.auth import ServiceName
 from service_runtime.database import close_engine, create_engine
 from service_runtime.migrations import upgrade_to_head
@@ -48,6 +57,8 @@ ACCESS = AccessPolicy.for_service(
         "DecideHouseFunding": FINANCE,
         "ListHouseFunding": FINANCE,
         "GetHouseBalances": TABLE | FINANCE | OPERATIONS,
+        # The back office's dashboard (every staff role): hands settled and rake per pool, aggregates.
+        "GetPlayFigures": EVERY_STAFF_ROLE,
         # Holds (rules 17) are set by the operators through history, which audits them.
         "SetPlayerHold": services(ServiceName.HISTORY),
     },

@@ -7,6 +7,7 @@ also make sure a caller holding only the player role names nobody but themselves
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import UTC
 from typing import Any, TypeVar
 
 from poker.cashier.v1 import cashier_pb2, cashier_pb2_grpc
@@ -441,6 +442,25 @@ class CashierServicer(cashier_pb2_grpc.CashierServiceServicer):
         bank, jackpot, reserved = await self._cashier.house_balances(_pool(request.pool))
         return cashier_pb2.GetHouseBalancesResponse(
             pool=request.pool, bank_balance=bank, jackpot_balance=jackpot, reserved_balance=reserved
+        )
+
+    async def GetPlayFigures(  # noqa: N802
+        self, request: cashier_pb2.GetPlayFiguresRequest, context: Any
+    ) -> cashier_pb2.GetPlayFiguresResponse:
+        if not request.HasField("since"):
+            raise InvalidArgument("FIELD_REQUIRED", "since is required", {"field": "since"})
+        try:
+            since = request.since.ToDatetime(tzinfo=UTC)
+        except (ValueError, OverflowError) as error:
+            raise InvalidArgument("FIELD_INVALID", "since is not a time", {"field": "since"}) from error
+        figures, read_at = await self._cashier.play_figures(since)
+        return cashier_pb2.GetPlayFiguresResponse(
+            pools=[
+                cashier_pb2.PoolPlayFigures(pool=_POOLS_PB[pool], hands_settled=hands, rake=rake)
+                for pool, (hands, rake) in figures.items()
+            ],
+            since=request.since,
+            read_time=to_timestamp(read_at),
         )
 
     async def SetPlayerHold(  # noqa: N802

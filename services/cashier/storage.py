@@ -329,6 +329,19 @@ async def settlement(conn: AsyncConnection, hand_id: str) -> SettlementRow | Non
     return _settlement(row._mapping) if row is not None else None
 
 
+async def play_figures(conn: AsyncConnection, since: datetime) -> dict[Pool, tuple[int, int]]:
+    """(hands settled, rake) per pool of the settlements recorded since `since` (failed ones, which
+    moved no chip, left out)."""
+    c = hand_settlements.c
+    rows = await conn.execute(
+        select(c.pool, func.count(), func.coalesce(func.sum(c.rake), 0))
+        .where(c.created_at >= since)
+        .where(c.failure_reason.is_(None))
+        .group_by(c.pool)
+    )
+    return {Pool(pool): (int(count), int(rake)) for pool, count, rake in rows}
+
+
 async def insert_settlement(conn: AsyncConnection, row: SettlementRow) -> None:
     await conn.execute(
         hand_settlements.insert().values(

@@ -116,6 +116,9 @@ hand_settlements = Table(
     Column("created_at", DateTime(timezone=True), nullable=False),
 )
 
+# GetPlayFigures reads a window of recent settlements (the dashboard: the last hour, the day).
+Index("hand_settlements_created_at", hand_settlements.c.created_at)
+
 stars_lots = Table(
     "stars_lots",
     metadata,

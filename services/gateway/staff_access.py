@@ -53,6 +53,7 @@ STAFF_FORWARDED: dict[str, dict[str, frozenset[Principal]]] = {
         "ListOpenSeatSessions": SUPPORT | FINANCE | OPERATIONS,
         "LookupTransfers": SUPPORT | FINANCE,
         "GetHouseBalances": FINANCE | OPERATIONS,
+        "GetPlayFigures": EVERY,
         "AuditConservation": FINANCE,
         "RequestHouseFunding": FINANCE,
         "DecideHouseFunding": FINANCE,

@@ -15,6 +15,7 @@ from service_runtime.auth import STAFF_ROLES, Role
 from service_runtime.testing import auth_metadata, reason_of, running_server
 from services.cashier.application import Cashier
 from services.cashier.assembly import ACCESS, cashier_service
+from tests.cashier.conftest import FakeClock
 
 pytestmark = pytest.mark.postgres
 
@@ -284,3 +285,89 @@ async def test_the_table_flow_buy_in_settle_list_and_cash_out(client: Client) ->
     audit = await stub.AuditConservation(cashier_pb2.AuditConservationRequest(), metadata=ADMIN)
     assert audit.balanced
     assert [(p.minted, p.accounts_total) for p in audit.pools] == [(2000, 2000), (100, 100)]
+
+
+async def test_play_figures_count_the_hands_settled_and_the_rake_per_pool_in_a_window(
+    any_cashier: Cashier, clock: FakeClock
+) -> None:
+    """Issue 38's dashboard: the last hour's hands and the day's rake, per pool, aggregates only, on
+    both backends."""
+    async with running_server([cashier_service(any_cashier)], ACCESS) as (_, channel):
+        await _play_figures(cashier_pb2_grpc.CashierServiceStub(channel), clock)
+
+
+async def _play_figures(stub: cashier_pb2_grpc.CashierServiceStub, clock: FakeClock) -> None:
+    from datetime import timedelta
+
+    from google.protobuf.timestamp_pb2 import Timestamp
+
+    for player in ("alice", "bob"):
+        await stub.Purchase(
+            cashier_pb2.PurchaseRequest(
+                payment_reference=f"fig-{player}", player_id=player, source=1, amount_minor=10**9
+            ),
+            metadata=auth_metadata("payments", Role.SERVICE),
+        )
+    sessions = []
+    for seat, player in enumerate(("alice", "bob")):
+        opened = await stub.OpenSeatSession(
+            cashier_pb2.OpenSeatSessionRequest(
+                session_id=f"fig/sit-{player}", player_id=player, table_id="fig", seat_index=seat,
+                pool=GRAM, buy_in_amount=1000, min_buy_in=1000, max_buy_in=1000,
+            ),
+            metadata=SERVICE,
+        )  # fmt: skip
+        sessions.append(opened.seat_session.session_id)
+
+    async def settle(number: int, rake: int) -> None:
+        await stub.SettleHand(
+            cashier_pb2.SettleHandRequest(
+                hand_id=f"fig:{number}", table_id="fig", pool=GRAM, rake=rake,
+                seat_results=[cashier_pb2.SeatResult(session_id=sessions[0], net_amount=-20 - rake),
+                              cashier_pb2.SeatResult(session_id=sessions[1], net_amount=20)],
+            ),
+            metadata=SERVICE,
+        )  # fmt: skip
+
+    def since(hours: float) -> cashier_pb2.GetPlayFiguresRequest:
+        moment = Timestamp()
+        moment.FromDatetime(clock.now - timedelta(hours=hours))
+        return cashier_pb2.GetPlayFiguresRequest(since=moment)
+
+    await settle(1, 10)
+    await settle(2, 5)
+    clock.advance(timedelta(hours=2))
+    await settle(3, 7)
+    await stub.SettleHand(
+        cashier_pb2.SettleHandRequest(
+            hand_id="fig:3",
+            table_id="fig",
+            pool=GRAM,
+            rake=7,
+            seat_results=[
+                cashier_pb2.SeatResult(session_id=sessions[0], net_amount=-27),
+                cashier_pb2.SeatResult(session_id=sessions[1], net_amount=20),
+            ],
+        ),
+        metadata=SERVICE,
+    )  # fmt: skip  (a retry counts once)
+    support = auth_metadata("sofia", "support")
+    hour = await stub.GetPlayFigures(since(1), metadata=support)
+    assert {(p.pool, p.hands_settled, p.rake) for p in hour.pools} == {
+        (GRAM, 1, 7),
+        (common_pb2.CHIP_POOL_MPX, 0, 0),
+    }
+    day = await stub.GetPlayFigures(since(24), metadata=support)
+    assert {(p.pool, p.hands_settled, p.rake) for p in day.pools} == {
+        (GRAM, 3, 22),
+        (common_pb2.CHIP_POOL_MPX, 0, 0),
+    }
+    for request in (cashier_pb2.GetPlayFiguresRequest(), since(-1), since(24 * 32)):
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            await stub.GetPlayFigures(request, metadata=support)
+        assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert reason_of(refused.value) in ("FIELD_REQUIRED", "FIELD_INVALID")
+    for metadata in (auth_metadata("alice", "player"), SERVICE):
+        with pytest.raises(grpc.aio.AioRpcError) as denied:
+            await stub.GetPlayFigures(since(1), metadata=metadata)
+        assert reason_of(denied.value) == "ROLE_REQUIRED"

@@ -1247,6 +1247,7 @@ NOT_KEYED: Mapping[str, str] = {
             "AuditConservation",
             "GetHouseBalances",
             "ListHouseFunding",
+            "GetPlayFigures",
         )
     },
     **{

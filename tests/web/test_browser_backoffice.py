@@ -2,13 +2,16 @@
 gateway's staff door, in front of the five services. A fair-play case is made the way the detectors'
 tests make one (tests/history/fair_play_players.py: a call-down dumper and its partner playing real
 hands, recorded into history as the table records them), then web/e2e/backoffice.mjs: rita (risk)
-signs in by the development name, opens the case from the queue and holds the dumper with a reason;
-fedor (finance) asks for a house funding, and his own request's approval is disabled with the words
-why (forced, the cashier's FOUR_EYES_REQUIRED in words); fiona (finance) approves it with a reason;
-adam (admin) finds both staff actions with their reasons in the audit trail and exports it as JSON
-lines. Checked here: the held player's next SitDown is refused (PLAYER_ON_HOLD) while the partner,
-under the case's withdrawal hold only, still sits down; the house bank grew by the amount; the
-exported lines, parsed. A second run in Russian: every screen's words are Russian.
+signs in by the development name, opens the case from the queue and holds the dumper with a reason,
+then asks to release the dumper (four-eyes: the page says it awaits finance; rita is offered no
+decision); fedor (finance) asks for a house funding, and his own request's approval is disabled with
+the words why (forced, the cashier's FOUR_EYES_REQUIRED in words); fiona (finance) approves it with a
+reason; adam (admin) finds the staff actions with their reasons in the audit trail and exports it as
+JSON lines. Checked here: the held player's next SitDown is still refused (PLAYER_ON_HOLD: the
+release waits) while the partner, under the case's withdrawal hold only, still sits down; the house
+bank grew by the amount; the exported lines, parsed. Then the release run: rhea (risk and finance)
+finds her own release request offering her no decision; fedor approves rita's, and the dumper's next
+SitDown is no longer refused. A run in Russian: every screen's words are Russian.
 
 Screenshots (1280x800, and 390x844) go to the artefacts folder as the other browser tests' do; the
 sign-in, dashboard, fair-play case, money queue and audit screens are copied to
@@ -53,13 +56,15 @@ from tests.web.browser_runs import ROOT, WEB, require_browser, run_page_script
 STAFF_KEY = "bo1/staff:backoffice-browser-test-staff-key"
 AUTH_KEYS = f"{DEV_KEY_ID}:{DEV_SIGNING_KEY},{STAFF_KEY}"
 ALLOW_LIST = (
-    "1001=olga:operations+support;1002=rita:risk;1003=fedor:finance;1004=fiona:finance;1005=adam:admin"
+    "1001=olga:operations+support;1002=rita:risk;1003=fedor:finance;1004=fiona:finance;1005=adam:admin;"
+    "1006=rhea:risk+finance"
 )
 ROOM = "nlhe-gram-classic"
 FUNDING = 250_000
 CHIP = 10**6  # nanoGRAM per GRAM-pool chip
 DOCS_IMAGES = ROOT / "docs" / "img"
 DOCS_SHOTS = ("sign-in", "dashboard", "fair-play-case", "money-queue", "audit")
+SITDOWN_DEADLINE = 30.0  # seconds for an approved release to reach the next SitDown
 DOCS_IMAGE_MAX_BYTES = 150 * 1024
 CONSOLE_WEIGHT_MAX_BYTES = 150 * 1024
 TABLE = auth_metadata("table", "service")
@@ -150,6 +155,39 @@ def house_bank(cashier_address: str) -> int:
     return int(reply.bank_balance)
 
 
+def releases(history_address: str, state: int) -> list[history_pb2.ReleaseRequest]:
+    """The release requests in `state`, as finance reads them (one page)."""
+    with grpc.insecure_channel(history_address) as channel:
+        reply = history_pb2_grpc.HistoryServiceStub(channel).ListReleaseRequests(
+            history_pb2.ListReleaseRequestsRequest(state=state, page=common_pb2.PageRequest(page_size=500)),
+            metadata=FINANCE,
+            timeout=10,
+        )
+    return list(reply.releases)
+
+
+def decide_as_risk(history_address: str, request_id: str) -> tuple[grpc.StatusCode, str]:
+    """DecideRelease by a staff member of risk only (the asker's role): the refusal."""
+    with grpc.insecure_channel(history_address) as channel:
+        try:
+            history_pb2_grpc.HistoryServiceStub(channel).DecideRelease(
+                history_pb2.DecideReleaseRequest(
+                    decision_id=f"d-{uuid.uuid4().hex[:10]}",
+                    request_id=request_id,
+                    approve=True,
+                    reason="mine",
+                ),
+                metadata=RISK,
+                timeout=10,
+            )
+        except grpc.RpcError as error:
+            call = error if isinstance(error, grpc.Call) else None
+            if call is None:
+                raise
+            return call.code(), reason_of(call)
+    return grpc.StatusCode.OK, ""
+
+
 def sit_down(services: dict[str, ServiceProcess], player: str, seat: int) -> tuple[grpc.StatusCode, str]:
     """The player's next SitDown at ROOM, as the player: (OK, "") or the refusal's code and reason."""
     me = auth_metadata(player, "player")
@@ -228,6 +266,17 @@ def test_staff_hold_a_dumper_fund_the_house_by_four_eyes_and_find_it_all_in_the_
     )
     assert sit_down(cluster.services, cluster.receiver, 1) == (grpc.StatusCode.OK, "")
 
+    # rita's release waits for finance: pending, asked by rita, and risk cannot decide it.
+    history_address = cluster.services["history"].address
+    release_id = by_step["release asked"]["requestId"]
+    [pending] = [
+        r
+        for r in releases(history_address, history_pb2.RELEASE_REQUEST_STATE_PENDING)
+        if r.request_id == release_id
+    ]
+    assert (pending.player_id, pending.asked_by, pending.case_release) == (cluster.dumper, "rita", False)
+    assert decide_as_risk(history_address, release_id) == (grpc.StatusCode.PERMISSION_DENIED, "ROLE_REQUIRED")
+
     # fiona's approval moved the amount into the house bank, once.
     assert house_bank(cluster.services["cashier"].address) == before + FUNDING
     # fedor's own approval was refused by the cashier (the page's words checked in the script).
@@ -271,8 +320,40 @@ def test_staff_hold_a_dumper_fund_the_house_by_four_eyes_and_find_it_all_in_the_
     asked = one("fedor", "RequestHouseFunding")
     assert asked["staff_action"]["why"] == "Top up the GRAM house bank before the weekend"
 
+    # fedor (finance) approves rita's release in the money screen; rhea's own request offered her
+    # no decision. The hold is lifted: the dumper's next SitDown is no longer refused.
+    released = run_page_script(
+        cluster.door,
+        "backoffice.mjs",
+        str(cluster.artefacts),
+        "release",
+        cluster.dumper,
+        str(FUNDING),
+        cluster.receiver,
+        timeout=180,
+        artefacts=cluster.artefacts,
+    )
+    by_step.update({s["step"]: s for s in released})
+    assert by_step["release approved"]["requestId"] == release_id
+    [approved] = [
+        r
+        for r in releases(history_address, history_pb2.RELEASE_REQUEST_STATE_APPROVED)
+        if r.request_id == release_id
+    ]
+    assert approved.decided_by == "fedor"
+    assert approved.decision_reason == "Approved: the review found no dumping"
+    deadline = time.monotonic() + SITDOWN_DEADLINE
+    while (answer := sit_down(cluster.services, cluster.dumper, 0))[1] == "PLAYER_ON_HOLD":
+        assert time.monotonic() < deadline, "the approved release never reached SitDown"
+        time.sleep(0.5)
+    assert answer == (grpc.StatusCode.OK, ""), answer
+
     shots = {p.stem for p in cluster.artefacts.glob("*.png")}
-    assert set(DOCS_SHOTS) | {"dashboard-390", "audit-390", "money-own-request"} <= shots, shots
+    assert (
+        set(DOCS_SHOTS)
+        | {"dashboard-390", "audit-390", "money-own-request", "money-own-release", "money-releases"}
+        <= shots
+    ), shots
     if os.environ.get("POKER_UPDATE_DOCS_IMAGES") == "1":
         DOCS_IMAGES.mkdir(exist_ok=True)
         for name in DOCS_SHOTS:
@@ -303,6 +384,7 @@ def test_every_screen_of_the_console_reads_in_russian(cluster: Cluster) -> None:
         "audit",
         "case queue",
         "a case",
+        "dashboard (finance)",
         "money",
     } <= set(checked), checked
     assert all(s["foreign"] == [] for s in steps if s["step"] == "russian")

@@ -1,22 +1,28 @@
-// The staff console in real headless Chromium against the gateway's staff door. Two runs:
+// The staff console in real headless Chromium against the gateway's staff door. Three runs:
 //   flow:    (English, 1280x800) rita (risk) signs in by the development name, opens the fair-play case
-//            of <dumper> from the queue and holds the dumper with a reason; fedor (finance) asks for a
+//            of <dumper> from the queue and holds the dumper with a reason, then asks to release the
+//            dumper: the page says it awaits finance, the case lists the request pending, and rita is
+//            offered no decision on it (risk has no DecideRelease); fedor (finance) asks for a
 //            house funding of <amount>, sees his own request's approval disabled with the words why,
 //            and forcing it gets the cashier's FOUR_EYES_REQUIRED in words; fiona (finance) approves it
 //            with a reason; adam (admin) finds rita's HoldPlayer and fiona's DecideHouseFunding as staff
 //            actions with their reasons in the audit trail and exports it as JSON lines (saved to
 //            <artefacts>/audit.jsonl); the dashboard and the audit trail again at 390x844.
+//   release: (English) rhea (risk and finance) asks to release <partner> and finds her own request in
+//            the money screen's release queue with both buttons disabled and the words why; fedor
+//            (finance) finds rita's release of <dumper> on his dashboard and in the queue and approves
+//            it with a reason; it is listed approved among the recent release decisions.
 //   russian: (ru-RU) olga (operations, support), rita and fedor on each of their screens: every word on
 //            screen Russian (but data: ids, names, the services' own summaries), no catalogue key and
 //            no `{parameter}`.
 // Each page is a fresh browser context (its own sessionStorage), as another person's browser.
 // Prints one JSON line per step; exits non-zero naming the first check that failed.
-// Usage: node backoffice.mjs <staff door url> <artefacts dir> <flow|russian> <dumper> <amount>
+// Usage: node backoffice.mjs <staff door url> <artefacts dir> <flow|release|russian> <dumper> <amount> [partner]
 import { chromium } from "playwright-core";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 
-const [url, artefacts, mode, dumper, amount] = process.argv.slice(2);
+const [url, artefacts, mode, dumper, amount, partner] = process.argv.slice(2);
 mkdirSync(artefacts, { recursive: true });
 const started = Date.now();
 const say = (step, extra = {}) => console.log(JSON.stringify({ step, seconds: Math.round((Date.now() - started) / 100) / 10, ...extra }));
@@ -85,12 +91,14 @@ async function flow() {
     house: await text(rita.page, "#tile-house"),
     cases: await text(rita.page, "#tile-cases"),
     alerts: await text(rita.page, "#tile-alerts"),
+    releases: await text(rita.page, "#tile-releases"),
   };
   say("rita dashboard", dashboard);
   check(JSON.stringify(menu) === JSON.stringify(["menu-dashboard", "menu-players", "menu-fairplay", "menu-audit"]), "risk's screens", dashboard);
   check(dashboard.house.includes("Read by: finance, operations"), "a tile risk cannot read says who reads it", dashboard);
   check(/open case/.test(dashboard.cases), "the open cases", dashboard);
   check(/not connected|No alert|alert/i.test(dashboard.alerts), "the alerts tile", dashboard);
+  check(/awaits? finance's approval/.test(dashboard.releases), "the releases tile", dashboard);
   await shot(rita.page, "dashboard");
 
   await rita.page.click("#menu-fairplay");
@@ -127,6 +135,26 @@ async function flow() {
   const held = await text(rita.page, ".toast.info .toast-text");
   say("held", { held });
   check(held === `${dumper} is on hold.`, "the hold's answer", { held });
+  // The release: asked, and waiting for finance (four-eyes); the hold stays meanwhile.
+  await rita.page.waitForSelector("#hold-form select[name=player_id]");
+  await rita.page.selectOption("#hold-form select[name=player_id]", dumper);
+  await rita.page.selectOption("#hold-form select[name=hold]", "release");
+  const releaseWhy = "Reviewed the hands again: an old friend's bad play, not dumping; release asked";
+  await rita.page.fill("#hold-form textarea[name=reason]", releaseWhy);
+  await rita.page.click("#hold-form button[type=submit]");
+  const asked = `The release of ${dumper} is asked: it awaits the approval of a member of finance.`;
+  await rita.page.waitForFunction((words) => document.querySelector(".toast.info .toast-text")?.textContent === words, asked, { timeout: 30_000 });
+  const pendingRow = `#case-releases .release-state[data-subject="${dumper}"][data-state="PENDING"]`;
+  await rita.page.waitForSelector(pendingRow);
+  const release = {
+    requestId: await rita.page.getAttribute(pendingRow, "data-request"),
+    row: (await rita.page.$eval(pendingRow, (e) => e.closest("tr")?.textContent ?? "")).trim(),
+    decisions: await rita.page.$$eval("button[data-choice=approve], button[data-choice=reject]", (b) => b.length),
+    menu: await rita.page.$$eval("nav.menu a", (all) => all.map((a) => a.id)),
+  };
+  say("release asked", release);
+  check(!!release.requestId && release.row.includes("awaits finance") && release.row.includes(releaseWhy), "the case lists the release pending", release);
+  check(release.decisions === 0 && !release.menu.includes("menu-money"), "risk is offered no decision on its own release", release);
   await rita.context.close();
 
   // fedor (finance): asks; his own request offers no approval, and forcing it is refused.
@@ -193,18 +221,21 @@ async function flow() {
   await adam.page.selectOption("#audit-kind", "STAFF_ACTION");
   await adam.page.click("#audit-search");
   const hold = 'li.staff-action[data-method="HoldPlayer"][data-actor="rita"]';
+  const askedRelease = 'li.staff-action[data-method="ReleasePlayer"][data-actor="rita"]';
   const decide = 'li.staff-action[data-method="DecideHouseFunding"][data-actor="fiona"]';
   await adam.page.waitForSelector(hold);
   await adam.page.waitForSelector(decide);
+  await adam.page.waitForSelector(askedRelease);
   const lines = {
     hold: await text(adam.page, hold),
     holdWhy: await text(adam.page, `${hold} .why`),
     decide: await text(adam.page, decide),
     decideWhy: await text(adam.page, `${decide} .why`),
+    releaseWhy: await text(adam.page, `${askedRelease} .why`),
     refused: await adam.page.$$eval('li.staff-action[data-method="DecideHouseFunding"][data-actor="fedor"] .answer', (all) => all.map((a) => a.textContent)),
   };
   say("audit", lines);
-  check(lines.holdWhy === holdWhy && lines.decideWhy === approveWhy, "the reasons in the trail", lines);
+  check(lines.holdWhy === holdWhy && lines.decideWhy === approveWhy && lines.releaseWhy === releaseWhy, "the reasons in the trail", lines);
   check(lines.hold.includes("risk") && lines.decide.includes("finance"), "the roles in the trail", lines);
   check(lines.refused.some((a) => a.includes("refused") && a.includes("FOUR_EYES_REQUIRED")), "fedor's forced approval refused in the trail", lines);
   await shot(adam.page, "audit");
@@ -228,6 +259,70 @@ async function flow() {
   check((await wide()) <= 390, "the audit trail fits 390 px", { width: await wide() });
   await shot(phone.page, "audit-390");
   await phone.context.close();
+}
+
+async function releaseByFinance() {
+  // rhea (risk and finance) asks to release the partner: her own request offers her no decision.
+  const rhea = await open("rhea");
+  await signIn(rhea.page, "rhea");
+  await rhea.page.click("#menu-fairplay");
+  await rhea.page.click(`button.open-case[data-players~="${dumper}"]`);
+  await rhea.page.waitForSelector("#hold-form select[name=player_id]");
+  await rhea.page.selectOption("#hold-form select[name=player_id]", partner);
+  await rhea.page.selectOption("#hold-form select[name=hold]", "release");
+  await rhea.page.fill("#hold-form textarea[name=reason]", "The partner only received: release asked for finance to decide");
+  await rhea.page.click("#hold-form button[type=submit]");
+  await rhea.page.waitForSelector(`#case-releases .release-state[data-subject="${partner}"][data-state="PENDING"]`, { timeout: 30_000 });
+  await rhea.page.click("#menu-money");
+  const hers = `#release-queue li.release[data-subject="${partner}"][data-by="rhea"]`;
+  await rhea.page.waitForSelector(hers);
+  const own = {
+    approve: await rhea.page.$eval(`${hers} button[data-choice=approve]`, (b) => b.disabled),
+    reject: await rhea.page.$eval(`${hers} button[data-choice=reject]`, (b) => b.disabled),
+    words: await text(rhea.page, `${hers} .own-words`),
+  };
+  say("own release", own);
+  check(own.approve && own.reject, "the asker's own release offers no decision", own);
+  check(own.words === "This is your own request: another member of finance decides it.", "the words why", own);
+  await shot(rhea.page, "money-own-release");
+  await rhea.context.close();
+
+  // fedor (finance): the dashboard counts it, the queue has it, he approves rita's release.
+  const fedor = await open("fedor");
+  await signIn(fedor.page, "fedor");
+  await settled(fedor.page);
+  const tile = await text(fedor.page, "#tile-releases");
+  const count = Number((await text(fedor.page, "#pending-releases")).replace(/\D/g, ""));
+  say("releases tile", { tile, count });
+  check(count >= 2 && /releases await finance's approval/.test(tile), "the dashboard counts the releases awaiting approval", { tile, count });
+  await fedor.page.click("#tile-releases a");
+  const theirs = `#release-queue li.release[data-subject="${dumper}"][data-by="rita"]`;
+  await fedor.page.waitForSelector(theirs);
+  await settled(fedor.page);
+  const requestId = await fedor.page.getAttribute(theirs, "data-request");
+  const offered = {
+    requestId,
+    approve: await fedor.page.$eval(`${theirs} button[data-choice=approve]`, (b) => b.disabled),
+    own: !!(await fedor.page.$(`${theirs} .own-words`)),
+    line: await text(fedor.page, theirs),
+  };
+  say("release offered", offered);
+  check(!offered.approve && !offered.own, "another member of finance may approve", offered);
+  check(offered.line.includes("asked by rita") && offered.line.includes("Reviewed the hands again"), "who asked and why", offered);
+  const approveWhy = "Approved: the review found no dumping";
+  await fedor.page.fill(`${theirs} textarea[name=reason]`, approveWhy);
+  await fedor.page.$eval("#release-queue-panel", (e) => e.scrollIntoView({ block: "start" }));
+  await shot(fedor.page, "money-releases");
+  await fedor.page.click(`${theirs} button[data-choice=approve]`);
+  const approved = `Approved: ${dumper} is released.`;
+  await fedor.page.waitForFunction((words) => document.querySelector(".toast.info .toast-text")?.textContent === words, approved, { timeout: 30_000 });
+  await fedor.page.waitForFunction((id) => !document.querySelector(`#release-queue li.release[data-request="${id}"]`), requestId);
+  const listed = `#recent-releases .release-state[data-request="${requestId}"][data-state="APPROVED"]`;
+  await fedor.page.waitForSelector(listed);
+  const decided = (await fedor.page.$eval(listed, (e) => e.closest("tr")?.textContent ?? "")).trim();
+  say("release approved", { requestId, decided });
+  check(decided.includes("fedor") && decided.includes(approveWhy), "the decision listed with who and why", { decided });
+  await fedor.context.close();
 }
 
 // Words that read the same in Russian (the pools, Telegram's, the language switch's).
@@ -313,14 +408,20 @@ async function inRussian() {
   await russian(rita.page, "case queue");
   await rita.page.click(`button.open-case[data-players~="${dumper}"]`);
   await rita.page.waitForSelector("#case-evidence table");
+  await rita.page.waitForSelector("#case-releases table");
   await russian(rita.page, "a case");
   await shot(rita.page, "ru-fair-play-case");
   await rita.context.close();
 
   const fedor = await open("fedor ru", { locale: "ru-RU" });
   await signIn(fedor.page, "fedor");
+  await fedor.page.waitForSelector("#pending-releases");
+  await russian(fedor.page, "dashboard (finance)");
   await fedor.page.click("#menu-money");
   await fedor.page.waitForSelector("#conservation-verdict");
+  // The release queue (rhea's request, pending) and the recent release decisions (fedor's).
+  await fedor.page.waitForSelector("#release-queue li.release button[data-choice=approve]");
+  await fedor.page.waitForSelector("#recent-releases .release-state");
   await russian(fedor.page, "money");
   await shot(fedor.page, "ru-money");
   // The switch: English at once.
@@ -333,6 +434,7 @@ async function inRussian() {
 
 try {
   if (mode === "russian") await inRussian();
+  else if (mode === "release") await releaseByFinance();
   else await flow();
 } finally {
   await browser.close();

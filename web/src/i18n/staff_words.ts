@@ -6,7 +6,7 @@ import { STAFF } from "./staff";
 import { REFUSALS } from "./refusals";
 import { fill, language, pluralForm, type Params } from "./index";
 import type { Entry, Plural } from "./entry";
-import { CaseHoldState, CaseKind, CaseResolution, CaseRole } from "../gen/poker/history/v1/history_pb";
+import { CaseHoldState, CaseKind, CaseResolution, CaseRole, ReleaseRequestState } from "../gen/poker/history/v1/history_pb";
 import { GameVariant } from "../gen/poker/common/v1/common_pb";
 import { HouseAccount, TransferKind } from "../gen/poker/cashier/v1/cashier_pb";
 
@@ -75,6 +75,11 @@ export function holdStateName(state: CaseHoldState): string {
 
 export function resolutionName(resolution: CaseResolution): string {
   return coded("resolution", CaseResolution[resolution] ?? "", "—");
+}
+
+/** Where a release of held chips stands (PENDING: it awaits finance). */
+export function releaseStateName(state: ReleaseRequestState): string {
+  return coded("release_state", ReleaseRequestState[state] ?? "", "—");
 }
 
 export function houseAccountName(account: HouseAccount): string {

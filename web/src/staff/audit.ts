@@ -9,8 +9,8 @@ import type { Signed } from "./session";
 import { field, input, load, panel, say, status, when } from "./widgets";
 import type { AuditEvent } from "../gen/poker/history/v1/history_pb";
 
-type Kind = "" | "STAFF_ACTION" | "PLAYER_HELD" | "PLAYER_RELEASED" | "FAIR_PLAY_CASE_OPENED" | "FAIR_PLAY_CASE_RESOLVED" | "MAINTENANCE_SET" | "HAND_VOIDED";
-const KINDS: readonly Kind[] = ["", "STAFF_ACTION", "PLAYER_HELD", "PLAYER_RELEASED", "FAIR_PLAY_CASE_OPENED", "FAIR_PLAY_CASE_RESOLVED", "MAINTENANCE_SET", "HAND_VOIDED"];
+type Kind = "" | "STAFF_ACTION" | "PLAYER_HELD" | "PLAYER_RELEASED" | "RELEASE_DECIDED" | "FAIR_PLAY_CASE_OPENED" | "FAIR_PLAY_CASE_RESOLVED" | "MAINTENANCE_SET" | "HAND_VOIDED";
+const KINDS: readonly Kind[] = ["", "STAFF_ACTION", "PLAYER_HELD", "PLAYER_RELEASED", "RELEASE_DECIDED", "FAIR_PLAY_CASE_OPENED", "FAIR_PLAY_CASE_RESOLVED", "MAINTENANCE_SET", "HAND_VOIDED"];
 
 interface Filter {
   kind: string;

@@ -1,6 +1,7 @@
 // The dashboard (every role): players seated and tables running (the lobby's tables of every room),
 // open fair-play cases (risk), house balances per pool (finance, operations), fundings waiting for a
-// second person (finance), and the alerts firing (the operator's Prometheus, when the door has one).
+// second person (finance), releases of held chips awaiting finance's approval (finance, risk), and the
+// alerts firing (the operator's Prometheus, when the door has one).
 // A tile the role cannot read says which roles read it.
 import { h } from "../ui";
 import { formatNumber } from "../i18n";
@@ -9,8 +10,9 @@ import { cashier, door, history, lobby } from "./api";
 import { may, rolesOf, type Grant } from "./roles";
 import type { Signed } from "./session";
 import { load, poolName, tile, when } from "./widgets";
+import { releasesIn } from "./releases";
 import { ChipPool } from "../gen/poker/common/v1/common_pb";
-import { CaseResolution } from "../gen/poker/history/v1/history_pb";
+import { CaseResolution, ReleaseRequestState } from "../gen/poker/history/v1/history_pb";
 import { HouseFundingState } from "../gen/poker/cashier/v1/cashier_pb";
 import type { Room } from "../gen/poker/lobby/v1/lobby_pb";
 
@@ -108,6 +110,17 @@ export function showDashboard(root: HTMLElement, s: Signed): void {
         return [
           figure("pending-fundings", fundings.length, st("dashboard.pending_fundings", { count: fundings.length })),
           h("a", { href: "#money" }, st("dashboard.to_money")),
+        ];
+      }),
+    ),
+    guarded(s, "releases", "tile-releases", st("dashboard.releases"), (body) =>
+      load(body, async () => {
+        const pending = await releasesIn(ReleaseRequestState.PENDING);
+        // Finance decides them on the money screen; risk asked them on the fair-play screen.
+        const decides = may(s.roles, "decideRelease");
+        return [
+          figure("pending-releases", pending.length, st("dashboard.pending_releases", { count: pending.length })),
+          h("a", { href: decides ? "#money" : "#fairplay" }, decides ? st("dashboard.to_money") : st("dashboard.to_cases")),
         ];
       }),
     ),

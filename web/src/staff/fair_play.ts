@@ -1,7 +1,9 @@
 // Fair play (risk): the case queue by severity (the score against its threshold, the strongest
 // first), a case's evidence (what it holds: the pair's totals, decision times, the signals, its hands,
-// its holds), and the actions: hold or release a player, resolve the case with a verdict. Each with
-// the staff member's reason (whole in the audit trail; the services keep it as ASCII, reason.ts).
+// its holds), and the actions: hold a player or ask to release one, resolve the case with a verdict.
+// A release is four-eyes on money (releases.ts): it waits for finance's approval, and the case shows
+// its and its players' release requests with where they stand. Each action with the staff member's
+// reason (whole in the audit trail; the services keep it as ASCII, reason.ts).
 import { h } from "../ui";
 import { formatNumber } from "../i18n";
 import { caseKindName, caseRoleName, holdStateName, resolutionName, st, type StaffKey } from "../i18n/staff_words";
@@ -10,7 +12,8 @@ import { asciiReason } from "./reason";
 import type { Signed } from "./session";
 import { handView } from "./players";
 import { actionForm, field, load, panel, poolName, select, table, when } from "./widgets";
-import { CaseResolution, type CaseEvidence, type FairPlayCase } from "../gen/poker/history/v1/history_pb";
+import { concerns, pendingFirst, releasesIn, releaseTable } from "./releases";
+import { CaseResolution, ReleaseRequestState, type CaseEvidence, type FairPlayCase, type ReleaseRequest } from "../gen/poker/history/v1/history_pb";
 
 /** How strong a case is: its score over its threshold (1 and more: the verdict holds). */
 export function severity(c: Pick<FairPlayCase, "score" | "threshold">): number {
@@ -69,10 +72,26 @@ function decisionTimes(e: CaseEvidence): HTMLElement | null {
   );
 }
 
+/** The words of an asked release, from where the request stands (a retry may find it decided). */
+function askedWords(release: ReleaseRequest | undefined, pending: string, released: string): string {
+  if (!release || release.state === ReleaseRequestState.APPROVED) return released;
+  return release.state === ReleaseRequestState.REJECTED ? st("hold.release_rejected") : pending;
+}
+
 function caseDetail(out: HTMLElement, s: Signed, caseId: string, refreshQueue: () => void): void {
   const reload = (): void => caseDetail(out, s, caseId, refreshQueue);
+  // The release requests are read beside the case; a refusal shows in their panel only.
+  const asked = releasesIn();
+  const known = asked.catch(() => [] as ReleaseRequest[]);
   void load(out, async () => {
     const c = (await history.getCase({ caseId })).case!;
+    const players = c.players.map((p) => p.playerId);
+    const caseReleasePending = (await known).some((r) => r.caseRelease && r.caseId === c.caseId && r.state === ReleaseRequestState.PENDING);
+    const releases = h("div", { id: "case-release-list" });
+    void load(releases, async () => {
+      const mine = pendingFirst((await asked).filter((r) => concerns(r, c.caseId, players))).slice(0, 30);
+      return mine.length ? releaseTable(mine, "case-release-table") : h("p", { class: "muted" }, st("case.releases_none"));
+    });
     const opened = h("div", { id: "case-hand" });
     const e = c.evidence;
     const rows = e ? evidenceRows(e) : [];
@@ -87,7 +106,18 @@ function caseDetail(out: HTMLElement, s: Signed, caseId: string, refreshQueue: (
         h("dt", {}, st("case.opened")), h("dd", {}, when(c.openTime)),
         h("dt", {}, st("case.last_seen")), h("dd", {}, when(c.lastSeenTime)),
         h("dt", {}, st("case.updates")), h("dd", {}, formatNumber(c.updates)),
-        h("dt", {}, st("case.resolution")), h("dd", { id: "case-resolution" }, c.resolution === CaseResolution.UNSPECIFIED ? st("case.open") : st("case.resolved", { verdict: resolutionName(c.resolution), by: c.resolvedBy, time: when(c.resolveTime), reason: c.resolutionReason })),
+        h("dt", {}, st("case.resolution")),
+        h(
+          "dd",
+          { id: "case-resolution" },
+          ...(caseReleasePending
+            ? [st("case.release_pending"), " ", h("span", { class: "data" }, `${c.resolvedBy}, ${when(c.resolveTime)}: ${c.resolutionReason}`)]
+            : [
+                c.resolution === CaseResolution.UNSPECIFIED
+                  ? st("case.open")
+                  : st("case.resolved", { verdict: resolutionName(c.resolution), by: c.resolvedBy, time: when(c.resolveTime), reason: c.resolutionReason }),
+              ]),
+        ),
       ),
       panel(
         "case-players",
@@ -102,6 +132,7 @@ function caseDetail(out: HTMLElement, s: Signed, caseId: string, refreshQueue: (
       c.holds.length
         ? panel("case-holds", st("case.holds"), table([st("case.player"), st("case.role"), st("case.hold_state"), st("case.hold_time"), st("case.note")], c.holds.map((hd) => [hd.playerId, caseRoleName(hd.role), holdStateName(hd.state), when(hd.holdTime) || when(hd.dueTime), h("span", { class: "data" }, hd.note)])))
         : null,
+      panel("case-releases", st("case.releases"), releases),
       panel(
         "case-hands",
         st("case.hands", { count: c.handIds.length }),
@@ -132,8 +163,9 @@ function caseDetail(out: HTMLElement, s: Signed, caseId: string, refreshQueue: (
               await history.holdPlayer(request, because(reason));
               return st("hold.held", { player: who.value });
             }
-            await history.releasePlayer(request, because(reason));
-            return st("hold.released", { player: who.value });
+            // Four-eyes: the release waits for finance (the hold stays until approved).
+            const reply = await history.releasePlayer(request, because(reason));
+            return askedWords(reply.release, st("hold.release_asked", { player: request.playerId }), st("hold.released", { player: request.playerId }));
           },
           then: reload,
         }),
@@ -150,9 +182,10 @@ function caseDetail(out: HTMLElement, s: Signed, caseId: string, refreshQueue: (
               ],
               run: async (reason, requestId) => {
                 const chosen = Number((document.querySelector("#resolve-form select[name=resolution]") as HTMLSelectElement).value) as CaseResolution;
-                await history.resolveCase({ requestId, caseId: c.caseId, resolution: chosen, reason: asciiReason(reason) }, because(reason));
+                const reply = await history.resolveCase({ requestId, caseId: c.caseId, resolution: chosen, reason: asciiReason(reason) }, because(reason));
                 refreshQueue();
-                return st("resolve.done", { verdict: resolutionName(chosen) });
+                const done = st("resolve.done", { verdict: resolutionName(chosen) });
+                return chosen === CaseResolution.RELEASE ? askedWords(reply.release, st("resolve.release_asked"), done) : done;
               },
               then: reload,
             })
@@ -168,12 +201,15 @@ export function showFairPlay(root: HTMLElement, s: Signed): void {
   const detail = h("div", { id: "case-detail", class: "detail" });
   const refreshQueue = (): void => {
     void load(queue, async () => {
-      const { cases } = await history.listCases({ page: { pageSize: 200 } });
+      // The cases whose release awaits finance (a queue without them if the list is refused).
+      const [{ cases }, pending] = await Promise.all([
+        history.listCases({ page: { pageSize: 200 } }),
+        releasesIn(ReleaseRequestState.PENDING).catch(() => [] as ReleaseRequest[]),
+      ]);
       if (!cases.length) return h("p", { class: "muted" }, st("cases.none"));
-      const sorted = [...cases].sort((a, b) => {
-        const open = Number(a.resolution !== CaseResolution.UNSPECIFIED) - Number(b.resolution !== CaseResolution.UNSPECIFIED);
-        return open || severity(b) - severity(a);
-      });
+      const awaiting = new Set(pending.filter((r) => r.caseRelease).map((r) => r.caseId));
+      const decided = (c: FairPlayCase): boolean => c.resolution !== CaseResolution.UNSPECIFIED && !awaiting.has(c.caseId);
+      const sorted = [...cases].sort((a, b) => Number(decided(a)) - Number(decided(b)) || severity(b) - severity(a));
       return table(
         [st("cases.severity"), st("cases.kind"), st("cases.players"), st("cases.score"), st("cases.hands"), st("cases.last_seen"), st("cases.state"), ""],
         sorted.map((c) => [
@@ -183,7 +219,7 @@ export function showFairPlay(root: HTMLElement, s: Signed): void {
           st("case.score_value", { score: c.score.toFixed(2), threshold: c.threshold.toFixed(2) }),
           formatNumber(c.evidence?.handsTogether ?? BigInt(c.handIds.length)),
           when(c.lastSeenTime),
-          c.resolution === CaseResolution.UNSPECIFIED ? st("case.open") : resolutionName(c.resolution),
+          awaiting.has(c.caseId) ? h("span", { class: "warn" }, st("cases.release_pending")) : c.resolution === CaseResolution.UNSPECIFIED ? st("case.open") : resolutionName(c.resolution),
           h("button", { type: "button", class: "quiet open-case", "data-case": c.caseId, "data-players": c.players.map((p) => p.playerId).join(" "), onclick: () => { caseDetail(detail, s, c.caseId, refreshQueue); detail.scrollIntoView({ block: "start" }); } }, st("common.open")),
         ]),
         { id: "cases" },

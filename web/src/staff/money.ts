@@ -1,17 +1,21 @@
 // Money (finance): the conservation audit per pool, the house balances, the funding approval queue
 // (four-eyes: the asker's own request shows its approval disabled, with the words why; the cashier
-// refuses it anyway, FOUR_EYES_REQUIRED) and asking for a funding. Each change with the staff
-// member's reason (whole in the audit trail; the cashier keeps it as ASCII, reason.ts).
+// refuses it anyway, FOUR_EYES_REQUIRED) and asking for a funding; the releases of held chips risk
+// asked for, awaiting finance's approval (releases.ts: four-eyes too), and the recent decisions on
+// them. Each change with the staff member's reason (whole in the audit trail; the services keep it as
+// ASCII, reason.ts).
 import { h, chips, signedChips } from "../ui";
 import { formatNumber } from "../i18n";
 import { houseAccountName, st } from "../i18n/staff_words";
-import { because, cashier } from "./api";
+import { because, cashier, history } from "./api";
+import { pendingFirst, releaseDecision, releaseSubject, releasesIn, releaseTable, releaseWhat } from "./releases";
 import { asciiReason } from "./reason";
 import type { Signed } from "./session";
 import { POOLS } from "./dashboard";
 import { actionForm, field, input, load, panel, poolName, select, table, when } from "./widgets";
 import { ChipPool } from "../gen/poker/common/v1/common_pb";
 import { HouseAccount, HouseFundingState, type HouseFunding } from "../gen/poker/cashier/v1/cashier_pb";
+import { ReleaseRequestState } from "../gen/poker/history/v1/history_pb";
 
 /** Whether `staff` asked for `funding` (four-eyes: the cashier tells people apart ignoring case). */
 export function ownRequest(funding: Pick<HouseFunding, "requestedBy">, staff: string): boolean {
@@ -94,11 +98,56 @@ function recent(out: HTMLElement): void {
   });
 }
 
+/** The releases awaiting approval, oldest first (the longest wait on top), each with its decision. */
+function releaseQueue(out: HTMLElement, s: Signed, refresh: () => void): void {
+  void load(out, async () => {
+    const pending = (await releasesIn(ReleaseRequestState.PENDING)).reverse();
+    if (!pending.length) return h("p", { class: "muted", id: "release-queue-empty" }, st("release.queue_empty"));
+    return h(
+      "ul",
+      { class: "funding-queue release-queue", id: "release-queue" },
+      ...pending.map((r) =>
+        h(
+          "li",
+          { class: "funding release", "data-request": r.requestId, "data-by": r.askedBy, "data-subject": releaseSubject(r) },
+          h(
+            "p",
+            {},
+            h("strong", {}, releaseWhat(r)),
+            " ",
+            h("span", { class: "data" }, st("release.asked", { by: r.askedBy, time: when(r.askTime) })), // a staff name: data
+          ),
+          h("p", { class: "quote" }, r.reason),
+          releaseDecision(r, s.staff, refresh),
+        ),
+      ),
+    );
+  });
+}
+
+/** The releases decided lately (approved and rejected), newest first. */
+function recentReleases(out: HTMLElement): void {
+  void load(out, async () => {
+    const [approved, rejected] = await Promise.all(
+      [ReleaseRequestState.APPROVED, ReleaseRequestState.REJECTED].map((state) => history.listReleaseRequests({ state, page: { pageSize: 20 } })),
+    );
+    const decided = pendingFirst([...approved.releases, ...rejected.releases]).slice(0, 20);
+    if (!decided.length) return h("p", { class: "muted" }, st("release.none_decided"));
+    return releaseTable(decided, "recent-releases");
+  });
+}
+
 export function showMoney(root: HTMLElement, s: Signed): void {
   const audit = h("div", { id: "conservation" });
   const house = h("div", { id: "house-balances" });
   const pending = h("div", { id: "funding-pending" });
   const decided = h("div", { id: "funding-decided" });
+  const releases = h("div", { id: "release-pending" });
+  const releasesDecided = h("div", { id: "release-decided" });
+  const refreshReleases = (): void => {
+    releaseQueue(releases, s, refreshReleases);
+    recentReleases(releasesDecided);
+  };
   const refreshAll = (): void => {
     void load(audit, async () => {
       const reply = await cashier.auditConservation({});
@@ -129,6 +178,7 @@ export function showMoney(root: HTMLElement, s: Signed): void {
     });
     queue(pending, s, refreshAll);
     recent(decided);
+    refreshReleases();
   };
   const pool = select("pool", POOLS.map((p) => [String(p), poolName(p)] as const));
   const account = select("account", [[String(HouseAccount.BANK), houseAccountName(HouseAccount.BANK)], [String(HouseAccount.JACKPOT), houseAccountName(HouseAccount.JACKPOT)]]);
@@ -151,9 +201,11 @@ export function showMoney(root: HTMLElement, s: Signed): void {
   root.append(
     h("h2", {}, st("menu.money")),
     panel("funding-queue-panel", st("funding.queue"), h("p", { class: "muted" }, st("funding.four_eyes")), pending),
+    panel("release-queue-panel", st("release.queue"), h("p", { class: "muted" }, st("release.four_eyes")), releases),
     panel("funding-request-panel", st("funding.request_title"), ask),
     panel("house-panel", st("house.title"), house),
     panel("conservation-panel", st("audit_money.title"), audit),
     panel("funding-decided-panel", st("funding.recent"), decided),
+    panel("release-decided-panel", st("release.recent"), releasesDecided),
   );
 }

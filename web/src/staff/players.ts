@@ -1,6 +1,7 @@
 // Players (support, risk, finance): find a player by id or by the start of their name, then their
 // balances and open seat, their statement (paged), their hands (support, risk; one opened with every
-// card) and, for support, muting them in the chat.
+// card), the requests to release their hold and where they stand (risk, finance: releases.ts) and, for
+// support, muting them in the chat.
 import { h, chips, signedChips, cardText } from "../ui";
 import { formatNumber } from "../i18n";
 import { playWord, st, transferKindName } from "../i18n/staff_words";
@@ -8,6 +9,7 @@ import { because, cashier, history, lobby, table as tableService } from "./api";
 import { may } from "./roles";
 import type { Signed } from "./session";
 import { actionForm, field, input, load, panel, poolName, select, table, when } from "./widgets";
+import { concerns, pendingFirst, releasesIn, releaseTable } from "./releases";
 import { ChipPool } from "../gen/poker/common/v1/common_pb";
 import type { HandRecord } from "../gen/poker/history/v1/history_pb";
 import { SeatSessionState } from "../gen/poker/cashier/v1/cashier_pb";
@@ -145,6 +147,14 @@ function playerPanel(out: HTMLElement, s: Signed, playerId: string, name: string
   if (may(s.roles, "hands")) {
     parts.push(panel("player-hands-panel", st("player.hands"), hands));
     handsOf(hands, playerId);
+  }
+  if (may(s.roles, "releases")) {
+    const releases = h("div", { id: "player-release-list" });
+    parts.push(panel("player-releases", st("player.releases"), releases));
+    void load(releases, async () => {
+      const theirs = pendingFirst((await releasesIn()).filter((r) => concerns(r, "", [playerId]))).slice(0, 20);
+      return theirs.length ? releaseTable(theirs, "player-release-table") : h("p", { class: "muted" }, st("player.releases_none"));
+    });
   }
   if (s.roles.includes("support")) {
     const minutes = input("minutes", { type: "number", min: 0, max: 43200, value: 60 });

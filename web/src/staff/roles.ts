@@ -23,6 +23,8 @@ export const GRANTS = {
   conservation: ["finance"],
   houseBalances: ["finance", "operations"],
   fundings: ["finance"], // ListHouseFunding, RequestHouseFunding, DecideHouseFunding
+  releases: ["finance", "risk"], // ListReleaseRequests
+  decideRelease: ["finance"], // DecideRelease (never the staff member who asked: four-eyes)
   audit: ROLES,
   alerts: ROLES,
 } as const satisfies Record<string, readonly Role[]>;

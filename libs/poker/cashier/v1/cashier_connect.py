@@ -21,7 +21,7 @@ from connectrpc.protocol import ProtocolType
 from connectrpc.server import ConnectASGIApplication, ConnectWSGIApplication, DEFAULT_READ_MAX_BYTES, Endpoint, EndpointSync
 from pyqwest import Client, SyncClient
 
-from .cashier_pb2 import AuditConservationRequest, AuditConservationResponse, CashOutSeatSessionRequest, CashOutSeatSessionResponse, CreateTransfersRequest, CreateTransfersResponse, DecideHouseFundingRequest, DecideHouseFundingResponse, GetBalancesRequest, GetBalancesResponse, GetHouseBalancesRequest, GetHouseBalancesResponse, GetSeatSessionRequest, GetSeatSessionResponse, GetStatementRequest, GetStatementResponse, ListHouseFundingRequest, ListHouseFundingResponse, ListOpenSeatSessionsRequest, ListOpenSeatSessionsResponse, LookupTransfersRequest, LookupTransfersResponse, OpenSeatSessionRequest, OpenSeatSessionResponse, PurchaseRequest, PurchaseResponse, RequestHouseFundingRequest, RequestHouseFundingResponse, SetPlayerHoldRequest, SetPlayerHoldResponse, SettleHandRequest, SettleHandResponse, WithdrawRequest, WithdrawResponse
+from .cashier_pb2 import AuditConservationRequest, AuditConservationResponse, CashOutSeatSessionRequest, CashOutSeatSessionResponse, CreateTransfersRequest, CreateTransfersResponse, DecideHouseFundingRequest, DecideHouseFundingResponse, GetBalancesRequest, GetBalancesResponse, GetHouseBalancesRequest, GetHouseBalancesResponse, GetPlayFiguresRequest, GetPlayFiguresResponse, GetSeatSessionRequest, GetSeatSessionResponse, GetStatementRequest, GetStatementResponse, ListHouseFundingRequest, ListHouseFundingResponse, ListOpenSeatSessionsRequest, ListOpenSeatSessionsResponse, LookupTransfersRequest, LookupTransfersResponse, OpenSeatSessionRequest, OpenSeatSessionResponse, PurchaseRequest, PurchaseResponse, RequestHouseFundingRequest, RequestHouseFundingResponse, SetPlayerHoldRequest, SetPlayerHoldResponse, SettleHandRequest, SettleHandResponse, WithdrawRequest, WithdrawResponse
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, Iterable, Mapping
@@ -246,6 +246,15 @@ class CashierService(Protocol):
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
+    async def get_play_figures(self, request: GetPlayFiguresRequest, ctx: RequestContext[GetPlayFiguresRequest, GetPlayFiguresResponse], /) -> GetPlayFiguresResponse:
+        """
+        GetPlayFigures counts the hands (and house rounds) settled and the rake taken, per pool, since a
+        moment of the last 31 days: the back office's dashboard asks for the last hour's hands and the
+        day's rake. Aggregates only. Roles: support, risk, finance, operations, admin. Errors:
+        INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID (`since` in the future or more than 31 days back).
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
     async def set_player_hold(self, request: SetPlayerHoldRequest, ctx: RequestContext[SetPlayerHoldRequest, SetPlayerHoldResponse], /) -> SetPlayerHoldResponse:
         """
         SetPlayerHold puts a player on hold for a fair-play review, or releases them (rules 17). A
@@ -454,6 +463,17 @@ class CashierServiceASGIApplication(ConnectASGIApplication[CashierService]):
                         stream_type=StreamType.UNARY,
                     ),
                     function=svc.get_house_balances,
+                ),
+                "/poker.cashier.v1.CashierService/GetPlayFigures": Endpoint.unary(
+                    method=MethodInfo(
+                        name="GetPlayFigures",
+                        service_name="poker.cashier.v1.CashierService",
+                        input=GetPlayFiguresRequest,
+                        output=GetPlayFiguresResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.get_play_figures,
                 ),
                 "/poker.cashier.v1.CashierService/SetPlayerHold": Endpoint.unary(
                     method=MethodInfo(
@@ -984,6 +1004,32 @@ class CashierServiceClient(ConnectClient):
             headers=headers,
             timeout_ms=timeout_ms,
         )
+    async def get_play_figures(
+        self,
+        request: GetPlayFiguresRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> GetPlayFiguresResponse:
+        """
+        GetPlayFigures counts the hands (and house rounds) settled and the rake taken, per pool, since a
+        moment of the last 31 days: the back office's dashboard asks for the last hour's hands and the
+        day's rake. Aggregates only. Roles: support, risk, finance, operations, admin. Errors:
+        INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID (`since` in the future or more than 31 days back).
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="GetPlayFigures",
+                service_name="poker.cashier.v1.CashierService",
+                input=GetPlayFiguresRequest,
+                output=GetPlayFiguresResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
     async def set_player_hold(
         self,
         request: SetPlayerHoldRequest,
@@ -1230,6 +1276,15 @@ class CashierServiceSync(Protocol):
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
+    def get_play_figures(self, request: GetPlayFiguresRequest, ctx: RequestContext[GetPlayFiguresRequest, GetPlayFiguresResponse], /) -> GetPlayFiguresResponse:
+        """
+        GetPlayFigures counts the hands (and house rounds) settled and the rake taken, per pool, since a
+        moment of the last 31 days: the back office's dashboard asks for the last hour's hands and the
+        day's rake. Aggregates only. Roles: support, risk, finance, operations, admin. Errors:
+        INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID (`since` in the future or more than 31 days back).
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
     def set_player_hold(self, request: SetPlayerHoldRequest, ctx: RequestContext[SetPlayerHoldRequest, SetPlayerHoldResponse], /) -> SetPlayerHoldResponse:
         """
         SetPlayerHold puts a player on hold for a fair-play review, or releases them (rules 17). A
@@ -1436,6 +1491,17 @@ class CashierServiceWSGIApplication(ConnectWSGIApplication):
                         stream_type=StreamType.UNARY,
                     ),
                     function=service.get_house_balances,
+                ),
+                "/poker.cashier.v1.CashierService/GetPlayFigures": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="GetPlayFigures",
+                        service_name="poker.cashier.v1.CashierService",
+                        input=GetPlayFiguresRequest,
+                        output=GetPlayFiguresResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=service.get_play_figures,
                 ),
                 "/poker.cashier.v1.CashierService/SetPlayerHold": EndpointSync.unary(
                     method=MethodInfo(
@@ -1960,6 +2026,32 @@ class CashierServiceClientSync(ConnectClientSync):
                 service_name="poker.cashier.v1.CashierService",
                 input=GetHouseBalancesRequest,
                 output=GetHouseBalancesResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    def get_play_figures(
+        self,
+        request: GetPlayFiguresRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> GetPlayFiguresResponse:
+        """
+        GetPlayFigures counts the hands (and house rounds) settled and the rake taken, per pool, since a
+        moment of the last 31 days: the back office's dashboard asks for the last hour's hands and the
+        day's rake. Aggregates only. Roles: support, risk, finance, operations, admin. Errors:
+        INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID (`since` in the future or more than 31 days back).
+        """
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="GetPlayFigures",
+                service_name="poker.cashier.v1.CashierService",
+                input=GetPlayFiguresRequest,
+                output=GetPlayFiguresResponse,
                 idempotency_level=IdempotencyLevel.UNKNOWN,
                 stream_type=StreamType.UNARY,
             ),

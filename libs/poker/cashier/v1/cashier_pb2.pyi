@@ -1889,3 +1889,93 @@ class SetPlayerHoldResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___SetPlayerHoldResponse: _TypeAlias = SetPlayerHoldResponse  # noqa: Y015
+
+@_typing.final
+class GetPlayFiguresRequest(_message.Message):
+    """GetPlayFiguresRequest names the start of the window."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SINCE_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def since(self) -> _timestamp_pb2.Timestamp:
+        """Count from this moment (within the last 31 days) to now."""
+
+    def __init__(
+        self,
+        *,
+        since: _timestamp_pb2.Timestamp | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["since", b"since"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["since", b"since"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetPlayFiguresRequest: _TypeAlias = GetPlayFiguresRequest  # noqa: Y015
+
+@_typing.final
+class PoolPlayFigures(_message.Message):
+    """PoolPlayFigures is one pool's figures in the window."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    POOL_FIELD_NUMBER: _builtins.int
+    HANDS_SETTLED_FIELD_NUMBER: _builtins.int
+    RAKE_FIELD_NUMBER: _builtins.int
+    pool: _common_pb2.ChipPool.ValueType
+    """The pool."""
+    hands_settled: _builtins.int
+    """Hands and house rounds settled."""
+    rake: _builtins.int
+    """Rake taken, in chips."""
+    def __init__(
+        self,
+        *,
+        pool: _common_pb2.ChipPool.ValueType = ...,
+        hands_settled: _builtins.int = ...,
+        rake: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["hands_settled", b"hands_settled", "pool", b"pool", "rake", b"rake"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PoolPlayFigures: _TypeAlias = PoolPlayFigures  # noqa: Y015
+
+@_typing.final
+class GetPlayFiguresResponse(_message.Message):
+    """GetPlayFiguresResponse has every pool's figures."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    POOLS_FIELD_NUMBER: _builtins.int
+    SINCE_FIELD_NUMBER: _builtins.int
+    READ_TIME_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def pools(self) -> _containers.RepeatedCompositeFieldContainer[Global___PoolPlayFigures]:
+        """One per pool, every pool (zeros where nothing was settled)."""
+
+    @_builtins.property
+    def since(self) -> _timestamp_pb2.Timestamp:
+        """The window's start, as asked."""
+
+    @_builtins.property
+    def read_time(self) -> _timestamp_pb2.Timestamp:
+        """Its end: when they were read."""
+
+    def __init__(
+        self,
+        *,
+        pools: _abc.Iterable[Global___PoolPlayFigures] | None = ...,
+        since: _timestamp_pb2.Timestamp | None = ...,
+        read_time: _timestamp_pb2.Timestamp | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["read_time", b"read_time", "since", b"since"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["pools", b"pools", "read_time", b"read_time", "since", b"since"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetPlayFiguresResponse: _TypeAlias = GetPlayFiguresResponse  # noqa: Y015

@@ -140,6 +140,11 @@ class CashierServiceStub:
                 request_serializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.GetHouseBalancesRequest.SerializeToString,
                 response_deserializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.GetHouseBalancesResponse.FromString,
                 _registered_method=True)
+        self.GetPlayFigures = channel.unary_unary(
+                '/poker.cashier.v1.CashierService/GetPlayFigures',
+                request_serializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.GetPlayFiguresRequest.SerializeToString,
+                response_deserializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.GetPlayFiguresResponse.FromString,
+                _registered_method=True)
         self.SetPlayerHold = channel.unary_unary(
                 '/poker.cashier.v1.CashierService/SetPlayerHold',
                 request_serializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.SetPlayerHoldRequest.SerializeToString,
@@ -372,6 +377,16 @@ class CashierServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetPlayFigures(self, request, context):
+        """GetPlayFigures counts the hands (and house rounds) settled and the rake taken, per pool, since a
+        moment of the last 31 days: the back office's dashboard asks for the last hour's hands and the
+        day's rake. Aggregates only. Roles: support, risk, finance, operations, admin. Errors:
+        INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID (`since` in the future or more than 31 days back).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def SetPlayerHold(self, request, context):
         """SetPlayerHold puts a player on hold for a fair-play review, or releases them (rules 17). A
         full hold (scope unspecified, as every caller before scopes sent): OpenSeatSession refuses them
@@ -474,6 +489,11 @@ def add_CashierServiceServicer_to_server(servicer, server):
                     servicer.GetHouseBalances,
                     request_deserializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.GetHouseBalancesRequest.FromString,
                     response_serializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.GetHouseBalancesResponse.SerializeToString,
+            ),
+            'GetPlayFigures': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetPlayFigures,
+                    request_deserializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.GetPlayFiguresRequest.FromString,
+                    response_serializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.GetPlayFiguresResponse.SerializeToString,
             ),
             'SetPlayerHold': grpc.unary_unary_rpc_method_handler(
                     servicer.SetPlayerHold,
@@ -939,6 +959,33 @@ class CashierService:
             '/poker.cashier.v1.CashierService/GetHouseBalances',
             poker_dot_cashier_dot_v1_dot_cashier__pb2.GetHouseBalancesRequest.SerializeToString,
             poker_dot_cashier_dot_v1_dot_cashier__pb2.GetHouseBalancesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetPlayFigures(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/poker.cashier.v1.CashierService/GetPlayFigures',
+            poker_dot_cashier_dot_v1_dot_cashier__pb2.GetPlayFiguresRequest.SerializeToString,
+            poker_dot_cashier_dot_v1_dot_cashier__pb2.GetPlayFiguresResponse.FromString,
             options,
             channel_credentials,
             insecure,

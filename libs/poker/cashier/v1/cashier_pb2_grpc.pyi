@@ -191,6 +191,12 @@ class CashierServiceStub:
     or is refunded); only the bank balance covers a new round, and only it can be defunded.
     Roles: finance, operations, service:table. Errors: INVALID_ARGUMENT POOL_INVALID.
     """
+    GetPlayFigures: _grpc.UnaryUnaryMultiCallable[_cashier_pb2.GetPlayFiguresRequest, _cashier_pb2.GetPlayFiguresResponse]
+    """GetPlayFigures counts the hands (and house rounds) settled and the rake taken, per pool, since a
+    moment of the last 31 days: the back office's dashboard asks for the last hour's hands and the
+    day's rake. Aggregates only. Roles: support, risk, finance, operations, admin. Errors:
+    INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID (`since` in the future or more than 31 days back).
+    """
     SetPlayerHold: _grpc.UnaryUnaryMultiCallable[_cashier_pb2.SetPlayerHoldRequest, _cashier_pb2.SetPlayerHoldResponse]
     """SetPlayerHold puts a player on hold for a fair-play review, or releases them (rules 17). A
     full hold (scope unspecified, as every caller before scopes sent): OpenSeatSession refuses them
@@ -370,6 +376,12 @@ class CashierServiceAsyncStub(CashierServiceStub):
     payouts of the pool's open house rounds, held in `house:cover:<POOL>` until each round settles
     or is refunded); only the bank balance covers a new round, and only it can be defunded.
     Roles: finance, operations, service:table. Errors: INVALID_ARGUMENT POOL_INVALID.
+    """
+    GetPlayFigures: _aio.UnaryUnaryMultiCallable[_cashier_pb2.GetPlayFiguresRequest, _cashier_pb2.GetPlayFiguresResponse]  # type: ignore[assignment]
+    """GetPlayFigures counts the hands (and house rounds) settled and the rake taken, per pool, since a
+    moment of the last 31 days: the back office's dashboard asks for the last hour's hands and the
+    day's rake. Aggregates only. Roles: support, risk, finance, operations, admin. Errors:
+    INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID (`since` in the future or more than 31 days back).
     """
     SetPlayerHold: _aio.UnaryUnaryMultiCallable[_cashier_pb2.SetPlayerHoldRequest, _cashier_pb2.SetPlayerHoldResponse]  # type: ignore[assignment]
     """SetPlayerHold puts a player on hold for a fair-play review, or releases them (rules 17). A
@@ -643,6 +655,18 @@ class CashierServiceServicer(metaclass=_abc_1.ABCMeta):
         payouts of the pool's open house rounds, held in `house:cover:<POOL>` until each round settles
         or is refunded); only the bank balance covers a new round, and only it can be defunded.
         Roles: finance, operations, service:table. Errors: INVALID_ARGUMENT POOL_INVALID.
+        """
+
+    @_abc_1.abstractmethod
+    def GetPlayFigures(
+        self,
+        request: _cashier_pb2.GetPlayFiguresRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_cashier_pb2.GetPlayFiguresResponse, _abc.Awaitable[_cashier_pb2.GetPlayFiguresResponse]]:
+        """GetPlayFigures counts the hands (and house rounds) settled and the rake taken, per pool, since a
+        moment of the last 31 days: the back office's dashboard asks for the last hour's hands and the
+        day's rake. Aggregates only. Roles: support, risk, finance, operations, admin. Errors:
+        INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID (`since` in the future or more than 31 days back).
         """
 
     @_abc_1.abstractmethod
