@@ -259,7 +259,7 @@ def staff_door_app(
 
     apps: dict[str, Any] = {
         STAFF_GATEWAY_SERVICE: staff_connect.StaffGatewayServiceASGIApplication(
-            StaffGatewayApi(door, sign_ins, alerts, time.time), **options
+            StaffGatewayApi(door, sign_ins, alerts, time.time, revocations), **options
         ),
         LOBBY_SERVICE: lobby_connect.LobbyServiceASGIApplication(
             forwarder(LOBBY_SERVICE, settings.lobby_address), **options

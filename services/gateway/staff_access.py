@@ -100,11 +100,14 @@ MUTATING = frozenset(
 )  # fmt: skip
 
 # The door's own methods that are never recorded: the sign-in page's options, the renewal every few
-# minutes and the dashboard's alerts (a sign-in is recorded, as STAFF_ACTION of StaffSignIn).
+# minutes and the dashboard's alerts (a sign-in and a sign-out are recorded, as STAFF_ACTION of
+# StaffSignIn and StaffSignOut).
 UNRECORDED = frozenset(
-    f"/{STAFF_GATEWAY_SERVICE}/{m}" for m in ("GetStaffSignInOptions", "RenewStaffToken", "ListFiringAlerts")
+    f"/{STAFF_GATEWAY_SERVICE}/{m}"
+    for m in ("GetStaffSignInOptions", "RenewStaffToken", "ListFiringAlerts", "StaffSignOut")
 )
 SIGN_IN = f"/{STAFF_GATEWAY_SERVICE}/StaffSignIn"
+SIGN_OUT = f"/{STAFF_GATEWAY_SERVICE}/StaffSignOut"
 
 
 def _forwarded_policy(service: str, served: dict[str, frozenset[Principal]]) -> AccessPolicy:
@@ -117,7 +120,7 @@ def _forwarded_policy(service: str, served: dict[str, frozenset[Principal]]) -> 
 def staff_policy() -> AccessPolicy:
     policy = AccessPolicy.for_service(
         STAFF_GATEWAY_SERVICE,
-        {"RenewStaffToken": EVERY, "ListFiringAlerts": EVERY},
+        {"RenewStaffToken": EVERY, "StaffSignOut": EVERY, "ListFiringAlerts": EVERY},
         public=("GetStaffSignInOptions", "StaffSignIn"),
     )
     for service, served in STAFF_FORWARDED.items():

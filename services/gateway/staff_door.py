@@ -52,7 +52,8 @@ from services.gateway.call_telemetry import code_of
 from services.gateway.forwarding import Forwarder
 from services.gateway.front_door import FrontDoor, GatewayCall
 from services.gateway.replay import ReplayGuard
-from services.gateway.staff_access import MUTATING, SIGN_IN, UNRECORDED
+from services.gateway.revocations import SessionRevocations
+from services.gateway.staff_access import MUTATING, SIGN_IN, SIGN_OUT, UNRECORDED
 from services.gateway.staff_audit import StaffAudit, Targets, staff_event, targets_of
 from services.gateway.staff_list import StaffList, StaffMember
 from services.gateway.telegram_login import verify_login
@@ -166,7 +167,18 @@ class StaffSignIns:
             if found is None:
                 raise PermissionDenied("STAFF_NOT_LISTED", "the staff list does not name this person")
             member = found
-        return self._session(member, now=now, signed_in_at=now)
+        return self._session(member, now=now, signed_in_at=now, session=secrets.token_urlsafe(16))
+
+    async def sign_out(self, caller: Caller, revocations: SessionRevocations, *, now: int) -> None:
+        """End the caller's staff session until its last token could have expired."""
+        if not caller.session:
+            return  # a staff token of no door session (minted by a tool): it expires by itself
+        ends = (
+            caller.signed_in_at + self._policy.session_max_seconds
+            if caller.signed_in_at
+            else caller.expires_at
+        )
+        await revocations.revoke(caller.session, max(1, max(ends, caller.expires_at) - now + 60))
 
     def renew(self, caller: Caller, *, now: int) -> staff_pb2.StaffSession:
         member = self._staff.named(caller.subject)
@@ -174,9 +186,17 @@ class StaffSignIns:
             raise PermissionDenied("STAFF_NOT_LISTED", "the staff list no longer names you")
         if not caller.signed_in_at or now - caller.signed_in_at >= self._policy.session_max_seconds:
             raise Unauthenticated("SESSION_EXPIRED", "the staff session is over: sign in again")
-        return self._session(member, now=now, signed_in_at=caller.signed_in_at)
+        # The same session (its id) through every renewal: signing out ends them all.
+        return self._session(
+            member,
+            now=now,
+            signed_in_at=caller.signed_in_at,
+            session=caller.session or secrets.token_urlsafe(16),
+        )
 
-    def _session(self, member: StaffMember, *, now: int, signed_in_at: int) -> staff_pb2.StaffSession:
+    def _session(
+        self, member: StaffMember, *, now: int, signed_in_at: int, session: str
+    ) -> staff_pb2.StaffSession:
         session_end = signed_in_at + self._policy.session_max_seconds
         ttl = max(1, min(self._policy.token_ttl_seconds, session_end - now))
         token = mint_token(
@@ -186,7 +206,7 @@ class StaffSignIns:
             now=now,
             ttl_seconds=ttl,
             signed_in_at=signed_in_at,
-            session=secrets.token_urlsafe(16),
+            session=session,
         )
         return staff_pb2.StaffSession(
             staff=member.name,
@@ -250,8 +270,9 @@ class StaffDoor(FrontDoor):
             return
         await self._write(caller, full, Targets(), _quiet_reason(ctx), refusal, full in MUTATING)
 
-    async def signed_in(self, session: staff_pb2.StaffSession, caller: Caller) -> None:
-        await self._write(caller, SIGN_IN, Targets(), "", None, False)
+    async def signed_in_or_out(self, caller: Caller, method: str) -> None:
+        """A sign-in (the door made the caller from the allow-list) or a sign-out, recorded."""
+        await self._write(caller, method, Targets(), "", None, False)
 
     async def _write(
         self,
@@ -341,9 +362,15 @@ async def no_alerts() -> staff_pb2.ListFiringAlertsResponse:
 
 class StaffGatewayApi:
     def __init__(
-        self, door: StaffDoor, sign_ins: StaffSignIns, alerts: Alerts, clock: Callable[[], float]
+        self,
+        door: StaffDoor,
+        sign_ins: StaffSignIns,
+        alerts: Alerts,
+        clock: Callable[[], float],
+        revocations: SessionRevocations,
     ) -> None:
         self._door = door
+        self._revocations = revocations
         self._sign_ins = sign_ins
         self._alerts = alerts
         self._clock = clock
@@ -369,7 +396,7 @@ class StaffGatewayApi:
         caller = Caller(
             subject=session.staff, roles=frozenset(Role(r) for r in session.roles), expires_at=now
         )
-        await self._door.signed_in(session, caller)
+        await self._door.signed_in_or_out(caller, SIGN_IN)
         return staff_pb2.StaffSignInResponse(session=session)
 
     async def renew_staff_token(
@@ -377,6 +404,15 @@ class StaffGatewayApi:
     ) -> staff_pb2.RenewStaffTokenResponse:
         caller = self._door.call_of(ctx).player
         return staff_pb2.RenewStaffTokenResponse(session=self._sign_ins.renew(caller, now=int(self._clock())))
+
+    async def staff_sign_out(
+        self, request: staff_pb2.StaffSignOutRequest, ctx: Any
+    ) -> staff_pb2.StaffSignOutResponse:
+        caller = self._door.call_of(ctx).player
+        await self._sign_ins.sign_out(caller, self._revocations, now=int(self._clock()))
+        log.info("staff signed out", staff=caller.subject)
+        await self._door.signed_in_or_out(caller, SIGN_OUT)
+        return staff_pb2.StaffSignOutResponse()
 
     async def list_firing_alerts(
         self, request: staff_pb2.ListFiringAlertsRequest, ctx: Any

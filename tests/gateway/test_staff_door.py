@@ -343,3 +343,23 @@ def test_staff_watch_a_table_through_the_door_and_the_lobby_routes_them_to_watch
             channel.close()
         assert reason_of(refused.value) == "FIELD_INVALID"  # type: ignore[arg-type]
         assert error_metadata_of(refused.value)["field"] == field  # type: ignore[arg-type]
+
+
+def test_signing_out_ends_every_token_of_the_staff_session_and_is_recorded(doors: Doors) -> None:
+    adam = sign_in(doors, "adam")
+    renewed = staff_pb2.RenewStaffTokenResponse.FromString(
+        staff_call(
+            doors, f"{STAFF}/RenewStaffToken", staff_pb2.RenewStaffTokenRequest(), token=adam.token
+        ).body
+    ).session
+    out = staff_call(doors, f"{STAFF}/StaffSignOut", staff_pb2.StaffSignOutRequest(), token=renewed.token)
+    assert out.code == "ok", out.label
+    for token in (adam.token, renewed.token):
+        refused = staff_call(doors, f"{LOBBY}/ListRooms", lobby_pb2.ListRoomsRequest(), token=token)
+        assert refused.reason == "SESSION_REVOKED", refused.label
+    assert any(e.staff_action.method.endswith("StaffSignOut") for e in staff_actions(doors, "adam"))
+    # A new sign-in is a new session.
+    again = sign_in(doors, "adam")
+    assert (
+        staff_call(doors, f"{LOBBY}/ListRooms", lobby_pb2.ListRoomsRequest(), token=again.token).code == "ok"
+    )

@@ -7,11 +7,14 @@ then asks to release the dumper (four-eyes: the page says it awaits finance; rit
 decision); fedor (finance) asks for a house funding, and his own request's approval is disabled with
 the words why (forced, the cashier's FOUR_EYES_REQUIRED in words); fiona (finance) approves it with a
 reason; adam (admin) finds the staff actions with their reasons in the audit trail and exports it as
-JSON lines. Checked here: the held player's next SitDown is still refused (PLAYER_ON_HOLD: the
-release waits) while the partner, under the case's withdrawal hold only, still sits down; the house
-bank grew by the amount; the exported lines, parsed. Then the release run: rhea (risk and finance)
-finds her own release request offering her no decision; fedor approves rita's, and the dumper's next
-SitDown is no longer refused. A run in Russian: every screen's words are Russian.
+JSON lines. Two hands with rake are settled through the cashier first (with the table's service
+token), and rita's dashboard shows GRAM's (and MPX's) hands in the last hour and rake since 00:00
+UTC exactly as GetPlayFigures answers them. Checked here: the held player's next SitDown is still
+refused (PLAYER_ON_HOLD: the release waits) while the partner, under the case's withdrawal hold
+only, still sits down; the house bank grew by the amount; the exported lines, parsed. Then the
+release run: rhea (risk and finance) finds her own release request offering her no decision; fedor
+approves rita's, and the dumper's next SitDown is no longer refused. A run in Russian: every screen's words are Russian, the play figures'
+tiles too.
 
 Screenshots (1280x800, and 390x844) go to the artefacts folder as the other browser tests' do; the
 sign-in, dashboard, fair-play case, money queue and audit screens are copied to
@@ -33,11 +36,13 @@ import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import grpc
 import pytest
+from google.protobuf.timestamp_pb2 import Timestamp
 
 from poker.cashier.v1 import cashier_pb2, cashier_pb2_grpc
 from poker.common.v1 import common_pb2
@@ -64,12 +69,14 @@ FUNDING = 250_000
 CHIP = 10**6  # nanoGRAM per GRAM-pool chip
 DOCS_IMAGES = ROOT / "docs" / "img"
 DOCS_SHOTS = ("sign-in", "dashboard", "fair-play-case", "money-queue", "audit")
+FIGURES_RAKES = (10, 5)  # the rake of each hand settled through the cashier for the dashboard's figures
 SITDOWN_DEADLINE = 30.0  # seconds for an approved release to reach the next SitDown
 DOCS_IMAGE_MAX_BYTES = 150 * 1024
 CONSOLE_WEIGHT_MAX_BYTES = 150 * 1024
 TABLE = auth_metadata("table", "service")
 PAYMENTS = auth_metadata("payments", "service")
 RISK = auth_metadata("risk-check", "risk")
+SUPPORT = auth_metadata("support-check", "support")
 FINANCE = auth_metadata("finance-check", "finance")
 # The fields of every exported line (the console's "Export JSON lines", web/src/staff/audit_lines.ts).
 LINE_FIELDS = [
@@ -145,6 +152,63 @@ def fund(cashier_address: str, player: str) -> None:
             metadata=PAYMENTS,
             timeout=10,
         )
+
+
+def settle_hands(cashier_address: str, players: tuple[str, str], rakes: tuple[int, ...]) -> None:
+    """Hands settled through the cashier as a table settles them (its service token): the two funded
+    players seated at a table of their own in GRAM, one hand a rake, then cashed out (the way
+    tests/cashier/test_cashier_grpc.py's play figures are made)."""
+    table_id = f"bo-figures-{uuid.uuid4().hex[:8]}"
+    with grpc.insecure_channel(cashier_address) as channel:
+        cashier = cashier_pb2_grpc.CashierServiceStub(channel)
+        sessions = []
+        for seat, player in enumerate(players):
+            opened = cashier.OpenSeatSession(
+                cashier_pb2.OpenSeatSessionRequest(
+                    session_id=f"{table_id}/sit-{player}", player_id=player, table_id=table_id, seat_index=seat,
+                    pool=common_pb2.CHIP_POOL_GRAM, buy_in_amount=1000, min_buy_in=1000, max_buy_in=1000,
+                ),
+                metadata=TABLE,
+                timeout=10,
+            )  # fmt: skip
+            sessions.append(opened.seat_session.session_id)
+        for number, rake in enumerate(rakes, 1):
+            cashier.SettleHand(
+                cashier_pb2.SettleHandRequest(
+                    hand_id=f"{table_id}:{number}", table_id=table_id, pool=common_pb2.CHIP_POOL_GRAM, rake=rake,
+                    seat_results=[cashier_pb2.SeatResult(session_id=sessions[0], net_amount=-20 - rake),
+                                  cashier_pb2.SeatResult(session_id=sessions[1], net_amount=20)],
+                ),
+                metadata=TABLE,
+                timeout=10,
+            )  # fmt: skip
+        for session in sessions:
+            cashier.CashOutSeatSession(
+                cashier_pb2.CashOutSeatSessionRequest(session_id=session), metadata=TABLE, timeout=10
+            )
+
+
+def play_figures(cashier_address: str) -> dict[str, dict[str, int]]:
+    """GetPlayFigures as the dashboard asks it, by a staff member of support: GRAM's and MPX's hands
+    settled in the last hour and rake taken since today's 00:00 UTC."""
+    now = datetime.now(UTC)
+    windows = {
+        "hands": now - timedelta(hours=1),
+        "rake": now.replace(hour=0, minute=0, second=0, microsecond=0),
+    }
+    figures: dict[str, dict[str, int]] = {}
+    with grpc.insecure_channel(cashier_address) as channel:
+        cashier = cashier_pb2_grpc.CashierServiceStub(channel)
+        for kind, since in windows.items():
+            moment = Timestamp()
+            moment.FromDatetime(since)
+            reply = cashier.GetPlayFigures(
+                cashier_pb2.GetPlayFiguresRequest(since=moment), metadata=SUPPORT, timeout=10
+            )
+            for p in reply.pools:
+                pool = common_pb2.ChipPool.Name(p.pool).removeprefix("CHIP_POOL_")
+                figures.setdefault(pool, {})[kind] = int(p.hands_settled if kind == "hands" else p.rake)
+    return figures
 
 
 def house_bank(cashier_address: str) -> int:
@@ -236,6 +300,12 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
             print(f"\nfair-play case {case_id} in {time.monotonic() - started:.1f} s")
             for player in (dumper, receiver):
                 fund(services["cashier"].address, player)
+            # The dashboard's play figures: hands with rake settled through the cashier (the case's
+            # hands above are recorded into history only; nothing else settles in this cluster).
+            figures_players = (f"fig{name}a", f"fig{name}b")
+            for player in figures_players:
+                fund(services["cashier"].address, player)
+            settle_hands(services["cashier"].address, figures_players, FIGURES_RAKES)
             yield Cluster(services, door, dumper, receiver, artefacts_folder())
 
 
@@ -243,6 +313,7 @@ def test_staff_hold_a_dumper_fund_the_house_by_four_eyes_and_find_it_all_in_the_
     cluster: Cluster,
 ) -> None:
     before = house_bank(cluster.services["cashier"].address)
+    figures_before = play_figures(cluster.services["cashier"].address)
     started = time.monotonic()
     steps = run_page_script(
         cluster.door,
@@ -257,6 +328,28 @@ def test_staff_hold_a_dumper_fund_the_house_by_four_eyes_and_find_it_all_in_the_
     print(f"browser run: {time.monotonic() - started:.1f} s")
     by_step = {s["step"]: s for s in steps}
     assert "done" in by_step, steps
+
+    # The dashboard's play figures are the cashier's: GRAM's hands in the last hour and rake today
+    # (00:00 UTC) as GetPlayFigures answers them before and after the run (nothing settled meanwhile),
+    # written as en-US writes a number; the two hands settled above are GRAM's only ones.
+    figures = play_figures(cluster.services["cashier"].address)
+    assert figures == figures_before, (figures_before, figures)
+    assert (figures["GRAM"]["hands"], figures["GRAM"]["rake"]) == (len(FIGURES_RAKES), sum(FIGURES_RAKES)), (
+        figures
+    )
+    shown = by_step["rita dashboard"]["figures"]
+    for pool in ("GRAM", "MPX"):
+        for kind in ("hands", "rake"):
+            assert shown[pool][kind] == {
+                "value": str(figures[pool][kind]),
+                "text": f"{figures[pool][kind]:,}",
+            }, (
+                pool,
+                kind,
+                shown,
+                figures,
+            )
+    assert shown["titles"] == ["Hands in the last hour", "Rake today, since 00:00 UTC"], shown
 
     # The hold reaches the player at the table: the next SitDown is refused. The partner is under
     # the case's withdrawal hold only (docs/integrity.md): a seat is still theirs to take.
@@ -388,6 +481,8 @@ def test_every_screen_of_the_console_reads_in_russian(cluster: Cluster) -> None:
         "money",
     } <= set(checked), checked
     assert all(s["foreign"] == [] for s in steps if s["step"] == "russian")
+    [tiles] = [s for s in steps if s["step"] == "russian figures"]
+    assert tiles["titles"] == ["Раздачи за последний час", "Рейк за сегодня, с 00:00 UTC"], tiles
 
 
 # --- The console's pure parts (node only). ----------------------------------------------------------

@@ -1,5 +1,6 @@
 // The staff console in real headless Chromium against the gateway's staff door. Three runs:
-//   flow:    (English, 1280x800) rita (risk) signs in by the development name, opens the fair-play case
+//   flow:    (English, 1280x800) rita (risk) signs in by the development name (her dashboard's play
+//            figures printed: each pool's hands in the last hour and rake today), opens the fair-play case
 //            of <dumper> from the queue and holds the dumper with a reason, then asks to release the
 //            dumper: the page says it awaits finance, the case lists the request pending, and rita is
 //            offered no decision on it (risk has no DecideRelease); fedor (finance) asks for a
@@ -76,6 +77,23 @@ async function settled(page) {
 
 const text = async (page, selector) => ((await page.textContent(selector)) ?? "").trim();
 
+/** The dashboard's play figures: the two tiles' titles, and per pool the number shown and its whole
+ * value (`data-value`), for the hands in the last hour and the rake today. */
+async function playFigures(page) {
+  return page.evaluate(() => {
+    const figures = { titles: ["#tile-hands h3", "#tile-rake h3"].map((s) => document.querySelector(s)?.textContent ?? "") };
+    figures.lines = { hands: document.querySelector("#tile-hands")?.textContent ?? "", rake: document.querySelector("#tile-rake")?.textContent ?? "" };
+    for (const pool of ["GRAM", "MPX"]) {
+      figures[pool] = {};
+      for (const kind of ["hands", "rake"]) {
+        const shown = document.querySelector(`#${kind}-${pool}`);
+        figures[pool][kind] = shown ? { value: shown.getAttribute("data-value"), text: shown.textContent } : null;
+      }
+    }
+    return figures;
+  });
+}
+
 async function flow() {
   // rita (risk): the sign-in, her dashboard, the case, the hold.
   const rita = await open("rita");
@@ -92,6 +110,7 @@ async function flow() {
     cases: await text(rita.page, "#tile-cases"),
     alerts: await text(rita.page, "#tile-alerts"),
     releases: await text(rita.page, "#tile-releases"),
+    figures: await playFigures(rita.page),
   };
   say("rita dashboard", dashboard);
   check(JSON.stringify(menu) === JSON.stringify(["menu-dashboard", "menu-players", "menu-fairplay", "menu-audit"]), "risk's screens", dashboard);
@@ -99,6 +118,7 @@ async function flow() {
   check(/open case/.test(dashboard.cases), "the open cases", dashboard);
   check(/not connected|No alert|alert/i.test(dashboard.alerts), "the alerts tile", dashboard);
   check(/awaits? finance's approval/.test(dashboard.releases), "the releases tile", dashboard);
+  check(/hands? settled/.test(dashboard.figures.lines.hands) && /chips?/.test(dashboard.figures.lines.rake), "the play figures' tiles", dashboard);
   await shot(rita.page, "dashboard");
 
   await rita.page.click("#menu-fairplay");
@@ -375,6 +395,9 @@ async function inRussian() {
   await shot(olga.page, "ru-sign-in");
   await signIn(olga.page, "olga");
   await russian(olga.page, "dashboard (operations, support)");
+  const figures = await playFigures(olga.page);
+  say("russian figures", figures);
+  check(/раздач/.test(figures.lines.hands) && /фиш/.test(figures.lines.rake), "the play figures' tiles in Russian", figures);
   await shot(olga.page, "ru-dashboard");
   await olga.page.click("#menu-rooms");
   await olga.page.waitForSelector("#rooms button.open-room");

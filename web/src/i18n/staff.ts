@@ -83,6 +83,18 @@ export const STAFF = {
   "dashboard.to_cases": { ru: "К очереди проверок", en: "To the case queue" },
   "dashboard.house": { ru: "Счета заведения", en: "House accounts" },
   "dashboard.house_line": { ru: "банк {bank} · джекпот {jackpot} · в резерве {reserved}", en: "bank {bank} · jackpot {jackpot} · reserved {reserved}" },
+  "dashboard.hands": { ru: "Раздачи за последний час", en: "Hands in the last hour" },
+  "dashboard.hands_settled": {
+    ru: { one: "раздача рассчитана", few: "раздачи рассчитаны", many: "раздач рассчитано", other: "раздачи рассчитано" },
+    en: { one: "hand settled", other: "hands settled" },
+  },
+  "dashboard.hands_note": { ru: "Вместе с раундами игр заведения.", en: "House rounds included." },
+  // `{zone}` is "UTC" (the same in both languages; the catalogue's Russian has no Latin word).
+  "dashboard.rake": { ru: "Рейк за сегодня, с 00:00 {zone}", en: "Rake today, since 00:00 {zone}" },
+  "dashboard.rake_chips": {
+    ru: { one: "фишка", few: "фишки", many: "фишек", other: "фишки" },
+    en: { one: "chip", other: "chips" },
+  },
   "dashboard.fundings": { ru: "Пополнения", en: "Fundings" },
   "dashboard.pending_fundings": {
     ru: { one: "запрос ждёт решения", few: "запроса ждут решения", many: "запросов ждут решения", other: "запроса ждут решения" },

@@ -1,11 +1,14 @@
 // The dashboard (every role): players seated and tables running (the lobby's tables of every room),
 // open fair-play cases (risk), house balances per pool (finance, operations), fundings waiting for a
-// second person (finance), releases of held chips awaiting finance's approval (finance, risk), and the
-// alerts firing (the operator's Prometheus, when the door has one).
+// second person (finance), releases of held chips awaiting finance's approval (finance, risk), the
+// alerts firing (the operator's Prometheus, when the door has one), and per pool the hands (and house
+// rounds) settled in the last hour and the rake taken since today's 00:00 UTC (GetPlayFigures, every
+// role). Every tile is read when the dashboard is shown (opened, the menu, a reload, the language).
 // A tile the role cannot read says which roles read it.
-import { h } from "../ui";
+import { h, chips } from "../ui";
 import { formatNumber } from "../i18n";
 import { roleList, st } from "../i18n/staff_words";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { cashier, door, history, lobby } from "./api";
 import { may, rolesOf, type Grant } from "./roles";
 import type { Signed } from "./session";
@@ -13,7 +16,7 @@ import { load, poolName, tile, when } from "./widgets";
 import { releasesIn } from "./releases";
 import { ChipPool } from "../gen/poker/common/v1/common_pb";
 import { CaseResolution, ReleaseRequestState } from "../gen/poker/history/v1/history_pb";
-import { HouseFundingState } from "../gen/poker/cashier/v1/cashier_pb";
+import { HouseFundingState, type PoolPlayFigures } from "../gen/poker/cashier/v1/cashier_pb";
 import type { Room } from "../gen/poker/lobby/v1/lobby_pb";
 
 export const POOLS = [ChipPool.GRAM, ChipPool.MPX] as const;
@@ -33,6 +36,35 @@ export async function allRooms(): Promise<Room[]> {
 
 function figure(id: string, value: bigint | number, label: string): HTMLElement {
   return h("p", { class: "figure" }, h("strong", { id }, formatNumber(value)), " ", h("span", { class: "muted" }, label));
+}
+
+const HOUR_MS = 3_600_000;
+const UTC = "UTC"; // i18n-neutral: the time zone's name, the same in every language
+
+/** Today's 00:00 UTC (the rake tile's window starts there, whatever the browser's time zone). */
+export function startOfTodayUtc(now: Date): Date {
+  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
+}
+
+/** Every pool's hands settled and rake taken since `since`, in POOLS' order (zeros for a pool the
+ * answer leaves out). */
+async function playFigures(since: Date): Promise<{ pool: ChipPool; handsSettled: bigint; rake: bigint }[]> {
+  const reply = await cashier.getPlayFigures({ since: timestampFromDate(since) });
+  const byPool = new Map<ChipPool, PoolPlayFigures>(reply.pools.map((p) => [p.pool, p]));
+  return POOLS.map((pool) => ({ pool, handsSettled: byPool.get(pool)?.handsSettled ?? 0n, rake: byPool.get(pool)?.rake ?? 0n }));
+}
+
+/** One pool's line of a figures tile: the pool, the number (`data-value` holds it whole), its words. */
+function poolFigure(kind: "hands" | "rake", pool: ChipPool, value: string, whole: bigint, words: string): HTMLElement {
+  return h(
+    "p",
+    { class: `figure pool-figure ${kind}-line`, "data-pool": ChipPool[pool] },
+    h("span", { class: "pool-name" }, poolName(pool)),
+    " ",
+    h("strong", { id: `${kind}-${ChipPool[pool]}`, "data-value": whole.toString() }, value),
+    " ",
+    h("span", { class: "muted" }, words),
+  );
 }
 
 function guarded(s: Signed, grant: Grant, id: string, title: string, fill: (body: HTMLElement) => Promise<void>): HTMLElement {
@@ -102,6 +134,21 @@ export function showDashboard(root: HTMLElement, s: Signed): void {
             st("dashboard.house_line", { bank: p.bankBalance, jackpot: p.jackpotBalance, reserved: p.reservedBalance }),
           ),
         );
+      }),
+    ),
+    guarded(s, "playFigures", "tile-hands", st("dashboard.hands"), (body) =>
+      load(body, async () => {
+        const pools = await playFigures(new Date(Date.now() - HOUR_MS));
+        return [
+          ...pools.map((p) => poolFigure("hands", p.pool, formatNumber(p.handsSettled), p.handsSettled, st("dashboard.hands_settled", { count: p.handsSettled }))),
+          h("p", { class: "muted" }, st("dashboard.hands_note")),
+        ];
+      }),
+    ),
+    guarded(s, "playFigures", "tile-rake", st("dashboard.rake", { zone: UTC }), (body) =>
+      load(body, async () => {
+        const pools = await playFigures(startOfTodayUtc(new Date()));
+        return pools.map((p) => poolFigure("rake", p.pool, chips(p.rake), p.rake, st("dashboard.rake_chips", { count: p.rake })));
       }),
     ),
     guarded(s, "fundings", "tile-fundings", st("dashboard.fundings"), (body) =>

@@ -51,7 +51,7 @@ function sessionBar(s: Signed): HTMLElement {
       ...s.roles.map((r) => h("span", { class: "role", "data-role": r }, roleName(r))),
     ),
     languageSwitch(),
-    h("button", { type: "button", class: "quiet", id: "sign-out", onclick: () => signOut() }, st("session.sign_out")),
+    h("button", { type: "button", class: "quiet", id: "sign-out", onclick: () => void signOut() }, st("session.sign_out")),
   );
 }
 

@@ -22,6 +22,7 @@ export const GRANTS = {
   cases: ["risk"], // ListCases, GetCase, HoldPlayer, ReleasePlayer, ResolveCase
   conservation: ["finance"],
   houseBalances: ["finance", "operations"],
+  playFigures: ROLES, // GetPlayFigures (the dashboard's hands and rake)
   fundings: ["finance"], // ListHouseFunding, RequestHouseFunding, DecideHouseFunding
   releases: ["finance", "risk"], // ListReleaseRequests
   decideRelease: ["finance"], // DecideRelease (never the staff member who asked: four-eyes)

@@ -1,7 +1,7 @@
 // Who the console is signed in as: the staff session (name, roles, the short-lived staff token), kept
 // in sessionStorage (a reload keeps it; nothing outlives the tab), renewed at its `renew_time` and
-// given up at its `session_end_time` (then the staff member signs in again). Signing out forgets the
-// token here.
+// given up at its `session_end_time` (then the staff member signs in again). Signing out ends the
+// session at the door (StaffSignOut) and forgets the token here.
 import { door, failure, useToken } from "./api";
 import { create } from "@bufbuild/protobuf";
 import { TelegramLoginSchema, type StaffSession, type TelegramLogin } from "../gen/poker/gateway/v1/staff_pb";
@@ -131,8 +131,17 @@ export async function signInWithTelegram(user: WidgetUser): Promise<Signed> {
   return adopt(reply.session!, "signed");
 }
 
-/** Forgets the token here (it expires by itself within minutes). */
-export function signOut(): void {
+/** Ends the staff session at the door (StaffSignOut: every token of this sign-in is refused from
+ * now on, and the sign-out is recorded), then forgets it here. A door that cannot be reached still
+ * leaves the page signed out: the token expires by itself within minutes. */
+export async function signOut(): Promise<void> {
+  if (current) {
+    try {
+      await door.staffSignOut({});
+    } catch {
+      // Forgotten here regardless; the door refuses it once it expires.
+    }
+  }
   set(null, "out");
 }
 

@@ -21,7 +21,7 @@ from connectrpc.protocol import ProtocolType
 from connectrpc.server import ConnectASGIApplication, ConnectWSGIApplication, DEFAULT_READ_MAX_BYTES, Endpoint, EndpointSync
 from pyqwest import Client, SyncClient
 
-from .staff_pb2 import GetStaffSignInOptionsRequest, GetStaffSignInOptionsResponse, ListFiringAlertsRequest, ListFiringAlertsResponse, RenewStaffTokenRequest, RenewStaffTokenResponse, StaffSignInRequest, StaffSignInResponse
+from .staff_pb2 import GetStaffSignInOptionsRequest, GetStaffSignInOptionsResponse, ListFiringAlertsRequest, ListFiringAlertsResponse, RenewStaffTokenRequest, RenewStaffTokenResponse, StaffSignInRequest, StaffSignInResponse, StaffSignOutRequest, StaffSignOutResponse
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, Iterable, Mapping
@@ -71,6 +71,16 @@ class StaffGatewayService(Protocol):
         allow-list gives them now (a person taken off the list, or off a role, loses it at the next
         renewal), until the sign-in's session maximum. Errors: UNAUTHENTICATED TOKEN_*,
         SESSION_EXPIRED; PERMISSION_DENIED ROLE_REQUIRED, STAFF_NOT_LISTED.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    async def staff_sign_out(self, request: StaffSignOutRequest, ctx: RequestContext[StaffSignOutRequest, StaffSignOutResponse], /) -> StaffSignOutResponse:
+        """
+        StaffSignOut ends the caller's staff session (any staff role): every token of this sign-in,
+        renewals included, is refused from now on at the staff door (UNAUTHENTICATED SESSION_REVOKED),
+        and every stream it opened there ends. Recorded in the audit trail. Signing out again changes
+        nothing. Errors: UNAUTHENTICATED TOKEN_*, SESSION_REVOKED; UNAVAILABLE when the shared store
+        (Redis) cannot be reached.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -128,6 +138,17 @@ class StaffGatewayServiceASGIApplication(ConnectASGIApplication[StaffGatewayServ
                         stream_type=StreamType.UNARY,
                     ),
                     function=svc.renew_staff_token,
+                ),
+                "/poker.gateway.v1.StaffGatewayService/StaffSignOut": Endpoint.unary(
+                    method=MethodInfo(
+                        name="StaffSignOut",
+                        service_name="poker.gateway.v1.StaffGatewayService",
+                        input=StaffSignOutRequest,
+                        output=StaffSignOutResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.staff_sign_out,
                 ),
                 "/poker.gateway.v1.StaffGatewayService/ListFiringAlerts": Endpoint.unary(
                     method=MethodInfo(
@@ -265,6 +286,33 @@ class StaffGatewayServiceClient(ConnectClient):
             headers=headers,
             timeout_ms=timeout_ms,
         )
+    async def staff_sign_out(
+        self,
+        request: StaffSignOutRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> StaffSignOutResponse:
+        """
+        StaffSignOut ends the caller's staff session (any staff role): every token of this sign-in,
+        renewals included, is refused from now on at the staff door (UNAUTHENTICATED SESSION_REVOKED),
+        and every stream it opened there ends. Recorded in the audit trail. Signing out again changes
+        nothing. Errors: UNAUTHENTICATED TOKEN_*, SESSION_REVOKED; UNAVAILABLE when the shared store
+        (Redis) cannot be reached.
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="StaffSignOut",
+                service_name="poker.gateway.v1.StaffGatewayService",
+                input=StaffSignOutRequest,
+                output=StaffSignOutResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
     async def list_firing_alerts(
         self,
         request: ListFiringAlertsRequest,
@@ -328,6 +376,16 @@ class StaffGatewayServiceSync(Protocol):
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
+    def staff_sign_out(self, request: StaffSignOutRequest, ctx: RequestContext[StaffSignOutRequest, StaffSignOutResponse], /) -> StaffSignOutResponse:
+        """
+        StaffSignOut ends the caller's staff session (any staff role): every token of this sign-in,
+        renewals included, is refused from now on at the staff door (UNAUTHENTICATED SESSION_REVOKED),
+        and every stream it opened there ends. Recorded in the audit trail. Signing out again changes
+        nothing. Errors: UNAUTHENTICATED TOKEN_*, SESSION_REVOKED; UNAVAILABLE when the shared store
+        (Redis) cannot be reached.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
     def list_firing_alerts(self, request: ListFiringAlertsRequest, ctx: RequestContext[ListFiringAlertsRequest, ListFiringAlertsResponse], /) -> ListFiringAlertsResponse:
         """
         ListFiringAlerts lists the alerts firing now, as the operator's Prometheus has them (any staff
@@ -380,6 +438,17 @@ class StaffGatewayServiceWSGIApplication(ConnectWSGIApplication):
                         stream_type=StreamType.UNARY,
                     ),
                     function=service.renew_staff_token,
+                ),
+                "/poker.gateway.v1.StaffGatewayService/StaffSignOut": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="StaffSignOut",
+                        service_name="poker.gateway.v1.StaffGatewayService",
+                        input=StaffSignOutRequest,
+                        output=StaffSignOutResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=service.staff_sign_out,
                 ),
                 "/poker.gateway.v1.StaffGatewayService/ListFiringAlerts": EndpointSync.unary(
                     method=MethodInfo(
@@ -511,6 +580,33 @@ class StaffGatewayServiceClientSync(ConnectClientSync):
                 service_name="poker.gateway.v1.StaffGatewayService",
                 input=RenewStaffTokenRequest,
                 output=RenewStaffTokenResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    def staff_sign_out(
+        self,
+        request: StaffSignOutRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> StaffSignOutResponse:
+        """
+        StaffSignOut ends the caller's staff session (any staff role): every token of this sign-in,
+        renewals included, is refused from now on at the staff door (UNAUTHENTICATED SESSION_REVOKED),
+        and every stream it opened there ends. Recorded in the audit trail. Signing out again changes
+        nothing. Errors: UNAUTHENTICATED TOKEN_*, SESSION_REVOKED; UNAVAILABLE when the shared store
+        (Redis) cannot be reached.
+        """
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="StaffSignOut",
+                service_name="poker.gateway.v1.StaffGatewayService",
+                input=StaffSignOutRequest,
+                output=StaffSignOutResponse,
                 idempotency_level=IdempotencyLevel.UNKNOWN,
                 stream_type=StreamType.UNARY,
             ),

@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1cpoker/gateway/v1/staff.proto\x12\x10poker.gateway.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\x1e\n\x1cGetStaffSignInOptionsRequest\"n\n\x1dGetStaffSignInOptionsResponse\x12\x1d\n\x15telegram_bot_username\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65velopment\x18\x02 \x01(\x08\x12\x19\n\x11token_ttl_seconds\x18\x03 \x01(\x03\"\x88\x01\n\rTelegramLogin\x12\n\n\x02id\x18\x01 \x01(\x03\x12\x12\n\nfirst_name\x18\x02 \x01(\t\x12\x11\n\tlast_name\x18\x03 \x01(\t\x12\x10\n\x08username\x18\x04 \x01(\t\x12\x11\n\tphoto_url\x18\x05 \x01(\t\x12\x11\n\tauth_date\x18\x06 \x01(\x03\x12\x0c\n\x04hash\x18\x07 \x01(\t\"u\n\x12StaffSignInRequest\x12\x39\n\x0etelegram_login\x18\x01 \x01(\x0b\x32\x1f.poker.gateway.v1.TelegramLoginH\x00\x12\x1a\n\x10\x64\x65velopment_name\x18\x02 \x01(\tH\x00\x42\x08\n\x06method\"\xd2\x01\n\x0cStaffSession\x12\r\n\x05staff\x18\x01 \x01(\t\x12\r\n\x05roles\x18\x02 \x03(\t\x12\r\n\x05token\x18\x03 \x01(\t\x12/\n\x0b\x65xpire_time\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\nrenew_time\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x34\n\x10session_end_time\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"F\n\x13StaffSignInResponse\x12/\n\x07session\x18\x01 \x01(\x0b\x32\x1e.poker.gateway.v1.StaffSession\"\x18\n\x16RenewStaffTokenRequest\"J\n\x17RenewStaffTokenResponse\x12/\n\x07session\x18\x01 \x01(\x0b\x32\x1e.poker.gateway.v1.StaffSession\"\x19\n\x17ListFiringAlertsRequest\"p\n\x0b\x46iringAlert\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x10\n\x08severity\x18\x02 \x01(\t\x12\x0f\n\x07summary\x18\x03 \x01(\t\x12\x30\n\x0c\x61\x63tive_since\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"]\n\x18ListFiringAlertsResponse\x12\x12\n\nconfigured\x18\x01 \x01(\x08\x12-\n\x06\x61lerts\x18\x02 \x03(\x0b\x32\x1d.poker.gateway.v1.FiringAlert2\xbe\x03\n\x13StaffGatewayService\x12x\n\x15GetStaffSignInOptions\x12..poker.gateway.v1.GetStaffSignInOptionsRequest\x1a/.poker.gateway.v1.GetStaffSignInOptionsResponse\x12Z\n\x0bStaffSignIn\x12$.poker.gateway.v1.StaffSignInRequest\x1a%.poker.gateway.v1.StaffSignInResponse\x12\x66\n\x0fRenewStaffToken\x12(.poker.gateway.v1.RenewStaffTokenRequest\x1a).poker.gateway.v1.RenewStaffTokenResponse\x12i\n\x10ListFiringAlerts\x12).poker.gateway.v1.ListFiringAlertsRequest\x1a*.poker.gateway.v1.ListFiringAlertsResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1cpoker/gateway/v1/staff.proto\x12\x10poker.gateway.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\x1e\n\x1cGetStaffSignInOptionsRequest\"n\n\x1dGetStaffSignInOptionsResponse\x12\x1d\n\x15telegram_bot_username\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65velopment\x18\x02 \x01(\x08\x12\x19\n\x11token_ttl_seconds\x18\x03 \x01(\x03\"\x88\x01\n\rTelegramLogin\x12\n\n\x02id\x18\x01 \x01(\x03\x12\x12\n\nfirst_name\x18\x02 \x01(\t\x12\x11\n\tlast_name\x18\x03 \x01(\t\x12\x10\n\x08username\x18\x04 \x01(\t\x12\x11\n\tphoto_url\x18\x05 \x01(\t\x12\x11\n\tauth_date\x18\x06 \x01(\x03\x12\x0c\n\x04hash\x18\x07 \x01(\t\"u\n\x12StaffSignInRequest\x12\x39\n\x0etelegram_login\x18\x01 \x01(\x0b\x32\x1f.poker.gateway.v1.TelegramLoginH\x00\x12\x1a\n\x10\x64\x65velopment_name\x18\x02 \x01(\tH\x00\x42\x08\n\x06method\"\xd2\x01\n\x0cStaffSession\x12\r\n\x05staff\x18\x01 \x01(\t\x12\r\n\x05roles\x18\x02 \x03(\t\x12\r\n\x05token\x18\x03 \x01(\t\x12/\n\x0b\x65xpire_time\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\nrenew_time\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x34\n\x10session_end_time\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"F\n\x13StaffSignInResponse\x12/\n\x07session\x18\x01 \x01(\x0b\x32\x1e.poker.gateway.v1.StaffSession\"\x18\n\x16RenewStaffTokenRequest\"J\n\x17RenewStaffTokenResponse\x12/\n\x07session\x18\x01 \x01(\x0b\x32\x1e.poker.gateway.v1.StaffSession\"\x15\n\x13StaffSignOutRequest\"\x16\n\x14StaffSignOutResponse\"\x19\n\x17ListFiringAlertsRequest\"p\n\x0b\x46iringAlert\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x10\n\x08severity\x18\x02 \x01(\t\x12\x0f\n\x07summary\x18\x03 \x01(\t\x12\x30\n\x0c\x61\x63tive_since\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"]\n\x18ListFiringAlertsResponse\x12\x12\n\nconfigured\x18\x01 \x01(\x08\x12-\n\x06\x61lerts\x18\x02 \x03(\x0b\x32\x1d.poker.gateway.v1.FiringAlert2\x9d\x04\n\x13StaffGatewayService\x12x\n\x15GetStaffSignInOptions\x12..poker.gateway.v1.GetStaffSignInOptionsRequest\x1a/.poker.gateway.v1.GetStaffSignInOptionsResponse\x12Z\n\x0bStaffSignIn\x12$.poker.gateway.v1.StaffSignInRequest\x1a%.poker.gateway.v1.StaffSignInResponse\x12\x66\n\x0fRenewStaffToken\x12(.poker.gateway.v1.RenewStaffTokenRequest\x1a).poker.gateway.v1.RenewStaffTokenResponse\x12]\n\x0cStaffSignOut\x12%.poker.gateway.v1.StaffSignOutRequest\x1a&.poker.gateway.v1.StaffSignOutResponse\x12i\n\x10ListFiringAlerts\x12).poker.gateway.v1.ListFiringAlertsRequest\x1a*.poker.gateway.v1.ListFiringAlertsResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -48,12 +48,16 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_RENEWSTAFFTOKENREQUEST']._serialized_end=794
   _globals['_RENEWSTAFFTOKENRESPONSE']._serialized_start=796
   _globals['_RENEWSTAFFTOKENRESPONSE']._serialized_end=870
-  _globals['_LISTFIRINGALERTSREQUEST']._serialized_start=872
-  _globals['_LISTFIRINGALERTSREQUEST']._serialized_end=897
-  _globals['_FIRINGALERT']._serialized_start=899
-  _globals['_FIRINGALERT']._serialized_end=1011
-  _globals['_LISTFIRINGALERTSRESPONSE']._serialized_start=1013
-  _globals['_LISTFIRINGALERTSRESPONSE']._serialized_end=1106
-  _globals['_STAFFGATEWAYSERVICE']._serialized_start=1109
-  _globals['_STAFFGATEWAYSERVICE']._serialized_end=1555
+  _globals['_STAFFSIGNOUTREQUEST']._serialized_start=872
+  _globals['_STAFFSIGNOUTREQUEST']._serialized_end=893
+  _globals['_STAFFSIGNOUTRESPONSE']._serialized_start=895
+  _globals['_STAFFSIGNOUTRESPONSE']._serialized_end=917
+  _globals['_LISTFIRINGALERTSREQUEST']._serialized_start=919
+  _globals['_LISTFIRINGALERTSREQUEST']._serialized_end=944
+  _globals['_FIRINGALERT']._serialized_start=946
+  _globals['_FIRINGALERT']._serialized_end=1058
+  _globals['_LISTFIRINGALERTSRESPONSE']._serialized_start=1060
+  _globals['_LISTFIRINGALERTSRESPONSE']._serialized_end=1153
+  _globals['_STAFFGATEWAYSERVICE']._serialized_start=1156
+  _globals['_STAFFGATEWAYSERVICE']._serialized_end=1697
 # @@protoc_insertion_point(module_scope)

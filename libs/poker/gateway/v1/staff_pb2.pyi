@@ -258,6 +258,40 @@ class RenewStaffTokenResponse(_message.Message):
 Global___RenewStaffTokenResponse: _TypeAlias = RenewStaffTokenResponse  # noqa: Y015
 
 @_typing.final
+class StaffSignOutRequest(_message.Message):
+    """StaffSignOutRequest ends the caller's own staff session; it names nothing else."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___StaffSignOutRequest: _TypeAlias = StaffSignOutRequest  # noqa: Y015
+
+@_typing.final
+class StaffSignOutResponse(_message.Message):
+    """StaffSignOutResponse confirms the session is over."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___StaffSignOutResponse: _TypeAlias = StaffSignOutResponse  # noqa: Y015
+
+@_typing.final
 class ListFiringAlertsRequest(_message.Message):
     """ListFiringAlertsRequest asks for the alerts firing now."""
 

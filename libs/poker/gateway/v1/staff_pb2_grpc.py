@@ -56,6 +56,11 @@ class StaffGatewayServiceStub:
                 request_serializer=poker_dot_gateway_dot_v1_dot_staff__pb2.RenewStaffTokenRequest.SerializeToString,
                 response_deserializer=poker_dot_gateway_dot_v1_dot_staff__pb2.RenewStaffTokenResponse.FromString,
                 _registered_method=True)
+        self.StaffSignOut = channel.unary_unary(
+                '/poker.gateway.v1.StaffGatewayService/StaffSignOut',
+                request_serializer=poker_dot_gateway_dot_v1_dot_staff__pb2.StaffSignOutRequest.SerializeToString,
+                response_deserializer=poker_dot_gateway_dot_v1_dot_staff__pb2.StaffSignOutResponse.FromString,
+                _registered_method=True)
         self.ListFiringAlerts = channel.unary_unary(
                 '/poker.gateway.v1.StaffGatewayService/ListFiringAlerts',
                 request_serializer=poker_dot_gateway_dot_v1_dot_staff__pb2.ListFiringAlertsRequest.SerializeToString,
@@ -103,6 +108,17 @@ class StaffGatewayServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def StaffSignOut(self, request, context):
+        """StaffSignOut ends the caller's staff session (any staff role): every token of this sign-in,
+        renewals included, is refused from now on at the staff door (UNAUTHENTICATED SESSION_REVOKED),
+        and every stream it opened there ends. Recorded in the audit trail. Signing out again changes
+        nothing. Errors: UNAUTHENTICATED TOKEN_*, SESSION_REVOKED; UNAVAILABLE when the shared store
+        (Redis) cannot be reached.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def ListFiringAlerts(self, request, context):
         """ListFiringAlerts lists the alerts firing now, as the operator's Prometheus has them (any staff
         role); `configured` is false when the door was given no Prometheus address. Errors:
@@ -129,6 +145,11 @@ def add_StaffGatewayServiceServicer_to_server(servicer, server):
                     servicer.RenewStaffToken,
                     request_deserializer=poker_dot_gateway_dot_v1_dot_staff__pb2.RenewStaffTokenRequest.FromString,
                     response_serializer=poker_dot_gateway_dot_v1_dot_staff__pb2.RenewStaffTokenResponse.SerializeToString,
+            ),
+            'StaffSignOut': grpc.unary_unary_rpc_method_handler(
+                    servicer.StaffSignOut,
+                    request_deserializer=poker_dot_gateway_dot_v1_dot_staff__pb2.StaffSignOutRequest.FromString,
+                    response_serializer=poker_dot_gateway_dot_v1_dot_staff__pb2.StaffSignOutResponse.SerializeToString,
             ),
             'ListFiringAlerts': grpc.unary_unary_rpc_method_handler(
                     servicer.ListFiringAlerts,
@@ -224,6 +245,33 @@ class StaffGatewayService:
             '/poker.gateway.v1.StaffGatewayService/RenewStaffToken',
             poker_dot_gateway_dot_v1_dot_staff__pb2.RenewStaffTokenRequest.SerializeToString,
             poker_dot_gateway_dot_v1_dot_staff__pb2.RenewStaffTokenResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def StaffSignOut(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/poker.gateway.v1.StaffGatewayService/StaffSignOut',
+            poker_dot_gateway_dot_v1_dot_staff__pb2.StaffSignOutRequest.SerializeToString,
+            poker_dot_gateway_dot_v1_dot_staff__pb2.StaffSignOutResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -57,6 +57,13 @@ class StaffGatewayServiceStub:
     renewal), until the sign-in's session maximum. Errors: UNAUTHENTICATED TOKEN_*,
     SESSION_EXPIRED; PERMISSION_DENIED ROLE_REQUIRED, STAFF_NOT_LISTED.
     """
+    StaffSignOut: _grpc.UnaryUnaryMultiCallable[_staff_pb2.StaffSignOutRequest, _staff_pb2.StaffSignOutResponse]
+    """StaffSignOut ends the caller's staff session (any staff role): every token of this sign-in,
+    renewals included, is refused from now on at the staff door (UNAUTHENTICATED SESSION_REVOKED),
+    and every stream it opened there ends. Recorded in the audit trail. Signing out again changes
+    nothing. Errors: UNAUTHENTICATED TOKEN_*, SESSION_REVOKED; UNAVAILABLE when the shared store
+    (Redis) cannot be reached.
+    """
     ListFiringAlerts: _grpc.UnaryUnaryMultiCallable[_staff_pb2.ListFiringAlertsRequest, _staff_pb2.ListFiringAlertsResponse]
     """ListFiringAlerts lists the alerts firing now, as the operator's Prometheus has them (any staff
     role); `configured` is false when the door was given no Prometheus address. Errors:
@@ -91,6 +98,13 @@ class StaffGatewayServiceAsyncStub(StaffGatewayServiceStub):
     allow-list gives them now (a person taken off the list, or off a role, loses it at the next
     renewal), until the sign-in's session maximum. Errors: UNAUTHENTICATED TOKEN_*,
     SESSION_EXPIRED; PERMISSION_DENIED ROLE_REQUIRED, STAFF_NOT_LISTED.
+    """
+    StaffSignOut: _aio.UnaryUnaryMultiCallable[_staff_pb2.StaffSignOutRequest, _staff_pb2.StaffSignOutResponse]  # type: ignore[assignment]
+    """StaffSignOut ends the caller's staff session (any staff role): every token of this sign-in,
+    renewals included, is refused from now on at the staff door (UNAUTHENTICATED SESSION_REVOKED),
+    and every stream it opened there ends. Recorded in the audit trail. Signing out again changes
+    nothing. Errors: UNAUTHENTICATED TOKEN_*, SESSION_REVOKED; UNAVAILABLE when the shared store
+    (Redis) cannot be reached.
     """
     ListFiringAlerts: _aio.UnaryUnaryMultiCallable[_staff_pb2.ListFiringAlertsRequest, _staff_pb2.ListFiringAlertsResponse]  # type: ignore[assignment]
     """ListFiringAlerts lists the alerts firing now, as the operator's Prometheus has them (any staff
@@ -141,6 +155,19 @@ class StaffGatewayServiceServicer(metaclass=_abc_1.ABCMeta):
         allow-list gives them now (a person taken off the list, or off a role, loses it at the next
         renewal), until the sign-in's session maximum. Errors: UNAUTHENTICATED TOKEN_*,
         SESSION_EXPIRED; PERMISSION_DENIED ROLE_REQUIRED, STAFF_NOT_LISTED.
+        """
+
+    @_abc_1.abstractmethod
+    def StaffSignOut(
+        self,
+        request: _staff_pb2.StaffSignOutRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_staff_pb2.StaffSignOutResponse, _abc.Awaitable[_staff_pb2.StaffSignOutResponse]]:
+        """StaffSignOut ends the caller's staff session (any staff role): every token of this sign-in,
+        renewals included, is refused from now on at the staff door (UNAUTHENTICATED SESSION_REVOKED),
+        and every stream it opened there ends. Recorded in the audit trail. Signing out again changes
+        nothing. Errors: UNAUTHENTICATED TOKEN_*, SESSION_REVOKED; UNAVAILABLE when the shared store
+        (Redis) cannot be reached.
         """
 
     @_abc_1.abstractmethod

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file poker/gateway/v1/staff.proto.
  */
 export const file_poker_gateway_v1_staff: GenFile = /*@__PURE__*/
-  fileDesc("Chxwb2tlci9nYXRld2F5L3YxL3N0YWZmLnByb3RvEhBwb2tlci5nYXRld2F5LnYxIh4KHEdldFN0YWZmU2lnbkluT3B0aW9uc1JlcXVlc3QibgodR2V0U3RhZmZTaWduSW5PcHRpb25zUmVzcG9uc2USHQoVdGVsZWdyYW1fYm90X3VzZXJuYW1lGAEgASgJEhMKC2RldmVsb3BtZW50GAIgASgIEhkKEXRva2VuX3R0bF9zZWNvbmRzGAMgASgDIogBCg1UZWxlZ3JhbUxvZ2luEgoKAmlkGAEgASgDEhIKCmZpcnN0X25hbWUYAiABKAkSEQoJbGFzdF9uYW1lGAMgASgJEhAKCHVzZXJuYW1lGAQgASgJEhEKCXBob3RvX3VybBgFIAEoCRIRCglhdXRoX2RhdGUYBiABKAMSDAoEaGFzaBgHIAEoCSJ1ChJTdGFmZlNpZ25JblJlcXVlc3QSOQoOdGVsZWdyYW1fbG9naW4YASABKAsyHy5wb2tlci5nYXRld2F5LnYxLlRlbGVncmFtTG9naW5IABIaChBkZXZlbG9wbWVudF9uYW1lGAIgASgJSABCCAoGbWV0aG9kItIBCgxTdGFmZlNlc3Npb24SDQoFc3RhZmYYASABKAkSDQoFcm9sZXMYAiADKAkSDQoFdG9rZW4YAyABKAkSLwoLZXhwaXJlX3RpbWUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnJlbmV3X3RpbWUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjQKEHNlc3Npb25fZW5kX3RpbWUYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIkYKE1N0YWZmU2lnbkluUmVzcG9uc2USLwoHc2Vzc2lvbhgBIAEoCzIeLnBva2VyLmdhdGV3YXkudjEuU3RhZmZTZXNzaW9uIhgKFlJlbmV3U3RhZmZUb2tlblJlcXVlc3QiSgoXUmVuZXdTdGFmZlRva2VuUmVzcG9uc2USLwoHc2Vzc2lvbhgBIAEoCzIeLnBva2VyLmdhdGV3YXkudjEuU3RhZmZTZXNzaW9uIhkKF0xpc3RGaXJpbmdBbGVydHNSZXF1ZXN0InAKC0ZpcmluZ0FsZXJ0EgwKBG5hbWUYASABKAkSEAoIc2V2ZXJpdHkYAiABKAkSDwoHc3VtbWFyeRgDIAEoCRIwCgxhY3RpdmVfc2luY2UYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIl0KGExpc3RGaXJpbmdBbGVydHNSZXNwb25zZRISCgpjb25maWd1cmVkGAEgASgIEi0KBmFsZXJ0cxgCIAMoCzIdLnBva2VyLmdhdGV3YXkudjEuRmlyaW5nQWxlcnQyvgMKE1N0YWZmR2F0ZXdheVNlcnZpY2USeAoVR2V0U3RhZmZTaWduSW5PcHRpb25zEi4ucG9rZXIuZ2F0ZXdheS52MS5HZXRTdGFmZlNpZ25Jbk9wdGlvbnNSZXF1ZXN0Gi8ucG9rZXIuZ2F0ZXdheS52MS5HZXRTdGFmZlNpZ25Jbk9wdGlvbnNSZXNwb25zZRJaCgtTdGFmZlNpZ25JbhIkLnBva2VyLmdhdGV3YXkudjEuU3RhZmZTaWduSW5SZXF1ZXN0GiUucG9rZXIuZ2F0ZXdheS52MS5TdGFmZlNpZ25JblJlc3BvbnNlEmYKD1JlbmV3U3RhZmZUb2tlbhIoLnBva2VyLmdhdGV3YXkudjEuUmVuZXdTdGFmZlRva2VuUmVxdWVzdBopLnBva2VyLmdhdGV3YXkudjEuUmVuZXdTdGFmZlRva2VuUmVzcG9uc2USaQoQTGlzdEZpcmluZ0FsZXJ0cxIpLnBva2VyLmdhdGV3YXkudjEuTGlzdEZpcmluZ0FsZXJ0c1JlcXVlc3QaKi5wb2tlci5nYXRld2F5LnYxLkxpc3RGaXJpbmdBbGVydHNSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp]);
+  fileDesc("Chxwb2tlci9nYXRld2F5L3YxL3N0YWZmLnByb3RvEhBwb2tlci5nYXRld2F5LnYxIh4KHEdldFN0YWZmU2lnbkluT3B0aW9uc1JlcXVlc3QibgodR2V0U3RhZmZTaWduSW5PcHRpb25zUmVzcG9uc2USHQoVdGVsZWdyYW1fYm90X3VzZXJuYW1lGAEgASgJEhMKC2RldmVsb3BtZW50GAIgASgIEhkKEXRva2VuX3R0bF9zZWNvbmRzGAMgASgDIogBCg1UZWxlZ3JhbUxvZ2luEgoKAmlkGAEgASgDEhIKCmZpcnN0X25hbWUYAiABKAkSEQoJbGFzdF9uYW1lGAMgASgJEhAKCHVzZXJuYW1lGAQgASgJEhEKCXBob3RvX3VybBgFIAEoCRIRCglhdXRoX2RhdGUYBiABKAMSDAoEaGFzaBgHIAEoCSJ1ChJTdGFmZlNpZ25JblJlcXVlc3QSOQoOdGVsZWdyYW1fbG9naW4YASABKAsyHy5wb2tlci5nYXRld2F5LnYxLlRlbGVncmFtTG9naW5IABIaChBkZXZlbG9wbWVudF9uYW1lGAIgASgJSABCCAoGbWV0aG9kItIBCgxTdGFmZlNlc3Npb24SDQoFc3RhZmYYASABKAkSDQoFcm9sZXMYAiADKAkSDQoFdG9rZW4YAyABKAkSLwoLZXhwaXJlX3RpbWUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnJlbmV3X3RpbWUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjQKEHNlc3Npb25fZW5kX3RpbWUYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIkYKE1N0YWZmU2lnbkluUmVzcG9uc2USLwoHc2Vzc2lvbhgBIAEoCzIeLnBva2VyLmdhdGV3YXkudjEuU3RhZmZTZXNzaW9uIhgKFlJlbmV3U3RhZmZUb2tlblJlcXVlc3QiSgoXUmVuZXdTdGFmZlRva2VuUmVzcG9uc2USLwoHc2Vzc2lvbhgBIAEoCzIeLnBva2VyLmdhdGV3YXkudjEuU3RhZmZTZXNzaW9uIhUKE1N0YWZmU2lnbk91dFJlcXVlc3QiFgoUU3RhZmZTaWduT3V0UmVzcG9uc2UiGQoXTGlzdEZpcmluZ0FsZXJ0c1JlcXVlc3QicAoLRmlyaW5nQWxlcnQSDAoEbmFtZRgBIAEoCRIQCghzZXZlcml0eRgCIAEoCRIPCgdzdW1tYXJ5GAMgASgJEjAKDGFjdGl2ZV9zaW5jZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiXQoYTGlzdEZpcmluZ0FsZXJ0c1Jlc3BvbnNlEhIKCmNvbmZpZ3VyZWQYASABKAgSLQoGYWxlcnRzGAIgAygLMh0ucG9rZXIuZ2F0ZXdheS52MS5GaXJpbmdBbGVydDKdBAoTU3RhZmZHYXRld2F5U2VydmljZRJ4ChVHZXRTdGFmZlNpZ25Jbk9wdGlvbnMSLi5wb2tlci5nYXRld2F5LnYxLkdldFN0YWZmU2lnbkluT3B0aW9uc1JlcXVlc3QaLy5wb2tlci5nYXRld2F5LnYxLkdldFN0YWZmU2lnbkluT3B0aW9uc1Jlc3BvbnNlEloKC1N0YWZmU2lnbkluEiQucG9rZXIuZ2F0ZXdheS52MS5TdGFmZlNpZ25JblJlcXVlc3QaJS5wb2tlci5nYXRld2F5LnYxLlN0YWZmU2lnbkluUmVzcG9uc2USZgoPUmVuZXdTdGFmZlRva2VuEigucG9rZXIuZ2F0ZXdheS52MS5SZW5ld1N0YWZmVG9rZW5SZXF1ZXN0GikucG9rZXIuZ2F0ZXdheS52MS5SZW5ld1N0YWZmVG9rZW5SZXNwb25zZRJdCgxTdGFmZlNpZ25PdXQSJS5wb2tlci5nYXRld2F5LnYxLlN0YWZmU2lnbk91dFJlcXVlc3QaJi5wb2tlci5nYXRld2F5LnYxLlN0YWZmU2lnbk91dFJlc3BvbnNlEmkKEExpc3RGaXJpbmdBbGVydHMSKS5wb2tlci5nYXRld2F5LnYxLkxpc3RGaXJpbmdBbGVydHNSZXF1ZXN0GioucG9rZXIuZ2F0ZXdheS52MS5MaXN0RmlyaW5nQWxlcnRzUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp]);
 
 /**
  * GetStaffSignInOptionsRequest asks which sign-ins are offered.
@@ -278,6 +278,36 @@ export const RenewStaffTokenResponseSchema: GenMessage<RenewStaffTokenResponse> 
   messageDesc(file_poker_gateway_v1_staff, 7);
 
 /**
+ * StaffSignOutRequest ends the caller's own staff session; it names nothing else.
+ *
+ * @generated from message poker.gateway.v1.StaffSignOutRequest
+ */
+export type StaffSignOutRequest = Message<"poker.gateway.v1.StaffSignOutRequest"> & {
+};
+
+/**
+ * Describes the message poker.gateway.v1.StaffSignOutRequest.
+ * Use `create(StaffSignOutRequestSchema)` to create a new message.
+ */
+export const StaffSignOutRequestSchema: GenMessage<StaffSignOutRequest> = /*@__PURE__*/
+  messageDesc(file_poker_gateway_v1_staff, 8);
+
+/**
+ * StaffSignOutResponse confirms the session is over.
+ *
+ * @generated from message poker.gateway.v1.StaffSignOutResponse
+ */
+export type StaffSignOutResponse = Message<"poker.gateway.v1.StaffSignOutResponse"> & {
+};
+
+/**
+ * Describes the message poker.gateway.v1.StaffSignOutResponse.
+ * Use `create(StaffSignOutResponseSchema)` to create a new message.
+ */
+export const StaffSignOutResponseSchema: GenMessage<StaffSignOutResponse> = /*@__PURE__*/
+  messageDesc(file_poker_gateway_v1_staff, 9);
+
+/**
  * ListFiringAlertsRequest asks for the alerts firing now.
  *
  * @generated from message poker.gateway.v1.ListFiringAlertsRequest
@@ -290,7 +320,7 @@ export type ListFiringAlertsRequest = Message<"poker.gateway.v1.ListFiringAlerts
  * Use `create(ListFiringAlertsRequestSchema)` to create a new message.
  */
 export const ListFiringAlertsRequestSchema: GenMessage<ListFiringAlertsRequest> = /*@__PURE__*/
-  messageDesc(file_poker_gateway_v1_staff, 8);
+  messageDesc(file_poker_gateway_v1_staff, 10);
 
 /**
  * FiringAlert is one alert firing now.
@@ -332,7 +362,7 @@ export type FiringAlert = Message<"poker.gateway.v1.FiringAlert"> & {
  * Use `create(FiringAlertSchema)` to create a new message.
  */
 export const FiringAlertSchema: GenMessage<FiringAlert> = /*@__PURE__*/
-  messageDesc(file_poker_gateway_v1_staff, 9);
+  messageDesc(file_poker_gateway_v1_staff, 11);
 
 /**
  * ListFiringAlertsResponse lists them.
@@ -360,7 +390,7 @@ export type ListFiringAlertsResponse = Message<"poker.gateway.v1.ListFiringAlert
  * Use `create(ListFiringAlertsResponseSchema)` to create a new message.
  */
 export const ListFiringAlertsResponseSchema: GenMessage<ListFiringAlertsResponse> = /*@__PURE__*/
-  messageDesc(file_poker_gateway_v1_staff, 10);
+  messageDesc(file_poker_gateway_v1_staff, 12);
 
 /**
  * StaffGatewayService is the staff's front door (the back office, docs/backoffice.md): served only on
@@ -412,6 +442,20 @@ export const StaffGatewayService: GenService<{
     methodKind: "unary";
     input: typeof RenewStaffTokenRequestSchema;
     output: typeof RenewStaffTokenResponseSchema;
+  },
+  /**
+   * StaffSignOut ends the caller's staff session (any staff role): every token of this sign-in,
+   * renewals included, is refused from now on at the staff door (UNAUTHENTICATED SESSION_REVOKED),
+   * and every stream it opened there ends. Recorded in the audit trail. Signing out again changes
+   * nothing. Errors: UNAUTHENTICATED TOKEN_*, SESSION_REVOKED; UNAVAILABLE when the shared store
+   * (Redis) cannot be reached.
+   *
+   * @generated from rpc poker.gateway.v1.StaffGatewayService.StaffSignOut
+   */
+  staffSignOut: {
+    methodKind: "unary";
+    input: typeof StaffSignOutRequestSchema;
+    output: typeof StaffSignOutResponseSchema;
   },
   /**
    * ListFiringAlerts lists the alerts firing now, as the operator's Prometheus has them (any staff
