@@ -57,6 +57,9 @@ class Targets:
     table_id: str = ""
     case_id: str = ""
     request_id: str = ""
+    # What a decision decides (DecideRelease's, DecideHouseFunding's `request_id` beside its own
+    # `decision_id`).
+    decided: str = ""
     query: str = ""
 
     @property
@@ -66,7 +69,14 @@ class Targets:
 
     @property
     def subject(self) -> str:
-        for value in (self.case_id, *self.player_ids[:1], self.room_id, self.table_id, *self.hand_ids[:1]):
+        for value in (
+            self.case_id,
+            *self.player_ids[:1],
+            self.room_id,
+            self.table_id,
+            *self.hand_ids[:1],
+            self.decided,
+        ):
             if value:
                 return value
         return ""
@@ -100,8 +110,16 @@ def targets_of(request: Message, depth: int = 0, found: Targets | None = None) -
             found.table_id = str(value)
         elif name == "case_id" and not found.case_id:
             found.case_id = str(value)
-        elif name in ("request_id", "decision_id") and depth == 0 and not found.request_id:
+        elif name == "decision_id" and depth == 0:
+            # A decision's own id is its idempotency key; the request it decides is what it concerns.
+            if found.request_id and not found.decided:
+                found.decided = found.request_id
             found.request_id = str(value)
+        elif name == "request_id" and depth == 0:
+            if found.request_id:
+                found.decided = str(value)
+            else:
+                found.request_id = str(value)
         elif name == "query" and depth == 0:
             found.query = str(value)[:64]
     return found

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 import secrets
 import urllib.error
 import urllib.parse
@@ -61,6 +62,7 @@ from services.gateway.telegram_login import verify_login
 log = structlog.get_logger("gateway.staff")
 
 REASON_HEADER = "x-staff-reason"
+_BAD_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
 STAFF_REASON_MAX = 500
 ALERTS_TIMEOUT_SECONDS = 3.0
 
@@ -76,10 +78,14 @@ def reason_of_header(headers: Any) -> str:
     raw = headers.get(REASON_HEADER, "")
     if not raw:
         return ""
-    try:
-        text = urllib.parse.unquote(raw, errors="strict").strip()
-    except UnicodeDecodeError:
-        text = None
+    text: str | None
+    if not raw.isascii() or not raw.isprintable() or _BAD_ESCAPE.search(raw):
+        text = None  # raw bytes, or a `%` that is not an escape: not percent-encoded text
+    else:
+        try:
+            text = urllib.parse.unquote(raw, errors="strict").strip()
+        except UnicodeDecodeError:
+            text = None
     if text is None or len(text) > STAFF_REASON_MAX or not text.isprintable():
         raise InvalidArgument(
             "FIELD_INVALID",
@@ -239,14 +245,22 @@ class StaffDoor(FrontDoor):
     def note(self, ctx: RequestContext[Any, Any], request: Message) -> None:
         """Before a call is forwarded: what it names and why; a change without a why is refused."""
         method = f"/{ctx.method.service_name}/{ctx.method.name}"
-        why = reason_of_header(ctx.request_headers)
-        self._noted[ctx] = _Noted(targets_of(request), why)
+        noted = self._noted[ctx] = _Noted(targets_of(request), "")
+        noted.why = reason_of_header(ctx.request_headers)  # what it named is recorded even if refused
+        why = noted.why
         if method in MUTATING and not why:
             raise InvalidArgument(
                 "STAFF_REASON_REQUIRED",
                 f"say why in the {REASON_HEADER} header: every staff change is recorded with its reason",
                 {"field": REASON_HEADER},
             )
+
+    def note_answer(self, ctx: RequestContext[Any, Any], reply: Message) -> None:
+        """A change's answer names what it changed (the release a decision decided, its player and
+        case): recorded with the call."""
+        noted = self._noted.get(ctx)
+        if noted is not None and f"/{ctx.method.service_name}/{ctx.method.name}" in MUTATING:
+            targets_of(reply, found=noted.targets)
 
     async def ended(
         self, call: GatewayCall, ctx: RequestContext[Any, Any], final: ConnectError | None
@@ -305,6 +319,13 @@ def _quiet_reason(ctx: RequestContext[Any, Any]) -> str:
 
 class StaffForwarder(Forwarder):
     """The staff's calls, forwarded with the staff member's own token; each noted for the record."""
+
+    async def _unary(self, method: Any, request: Message, ctx: Any) -> Message:
+        reply = await super()._unary(method, request, ctx)
+        door = self._door
+        assert isinstance(door, StaffDoor)
+        door.note_answer(ctx, reply)
+        return reply
 
     def _checked(self, request: Message, ctx: Any) -> str:
         door = self._door

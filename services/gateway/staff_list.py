@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from service_runtime.auth import STAFF_ROLES, Role
+from service_runtime.auth import STAFF_ROLES, Role, ServiceName
 
 _NAME = re.compile(r"[A-Za-z0-9._@-]{1,56}")
 _RESERVED_PREFIXES = ("service:", "admin:", "admin#", "history-", "tg:")
@@ -47,7 +47,12 @@ class StaffList:
 
 
 def valid_staff_name(name: str) -> bool:
-    return bool(_NAME.fullmatch(name)) and not name.lower().startswith(_RESERVED_PREFIXES)
+    """A name no service, and none of history's own writers, goes by."""
+    return (
+        bool(_NAME.fullmatch(name))
+        and not name.lower().startswith(_RESERVED_PREFIXES)
+        and name.lower() not in {service.value for service in ServiceName}
+    )
 
 
 def parse_staff_list(text: str) -> StaffList:

@@ -110,7 +110,11 @@ def check_writer(
             {"field": "event.staff_action"},
         )
     if writer.names_actor:
-        if not _PLAIN_SUBJECT.fullmatch(actor) or actor.startswith(("service:", "admin:", "history-")):
+        if (
+            not _PLAIN_SUBJECT.fullmatch(actor)
+            or actor.startswith(("service:", "admin:", "history-"))
+            or actor in {name.value for name in ServiceName}
+        ):
             raise InvalidArgument(
                 "FIELD_INVALID",
                 "the actor of a staff action is the staff member's name (letters, digits, '.', '_', '@', '-')",

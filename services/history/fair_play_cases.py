@@ -25,7 +25,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from poker.history.v1 import history_pb2
-from service_runtime.errors import AlreadyExists, InvalidArgument, NotFound, Unavailable
+from service_runtime.errors import AlreadyExists, FailedPrecondition, InvalidArgument, NotFound, Unavailable
 from services.history import cases, detectors, fair_play_storage, hold_storage, release_storage, storage
 from services.history.hold_storage import HoldRequest, Resolution
 from services.history.holds import (
@@ -344,9 +344,20 @@ class FairPlayUseCases(Releases):
         async with self._sessions() as session:
             if await hold_storage.hold_request(session, request_id) is not None:
                 raise _conflict("request_id")  # a HoldPlayer's id
+            asked = await release_storage.release(session, request_id)
+            current = await hold_storage.latest_hold_change(session, player_id)
+        if asked is None and (current is None or not current.held):
+            # History places every operator hold, so it knows this player holds none now.
+            raise FailedPrecondition(
+                "PLAYER_NOT_ON_HOLD", "the player is not on hold", {"player_id": player_id}
+            )
         now_us = int(self._clock().timestamp() * 1_000_000)
+        # Bound to the hold it is about: a newer hold is never released by this request.
+        held_by = current.request_id if current is not None and current.held else ""
         return await self.ask_release(
-            ReleaseRow(request_id, False, player_id, case_id, reason, admin, now_us, ReleaseState.PENDING)
+            ReleaseRow(
+                request_id, False, player_id, case_id, reason, admin, now_us, ReleaseState.PENDING, held_by
+            )
         )
 
     @staticmethod

@@ -273,6 +273,23 @@ async def hold_request(session: AsyncSession, request_id: str) -> HoldRequest | 
     )
 
 
+async def latest_hold_change(session: AsyncSession, player_id: str) -> HoldRequest | None:
+    """The player's last hold or release carried out through history (HoldPlayer, an approved
+    ReleasePlayer), if any: which hold a release is about, and whether it is still the current one."""
+    row = (
+        await session.execute(
+            sa.select(hold_requests)
+            .where(hold_requests.c.player_id == player_id)
+            .where(hold_requests.c.done.is_(True))
+            .order_by(hold_requests.c.requested_us.desc(), hold_requests.c.request_id.desc())
+            .limit(1)
+        )
+    ).first()
+    if row is None:
+        return None
+    return await hold_request(session, row.request_id)
+
+
 async def insert_hold_request(session: AsyncSession, request: HoldRequest) -> None:
     """Claim the request id; a claimed one raises IntegrityError."""
     await session.execute(

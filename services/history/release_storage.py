@@ -28,6 +28,7 @@ class ReleaseRow:
     asked_by: str
     asked_us: int
     state: ReleaseState
+    hold_request_id: str = ""
     decision_id: str | None = None
     decided_by: str | None = None
     decision_reason: str = ""
@@ -45,6 +46,7 @@ def _row(row: Any) -> ReleaseRow:
         row.asked_by,
         int(row.asked_us),
         ReleaseState(row.state),
+        row.hold_request_id,
         row.decision_id,
         row.decided_by,
         row.decision_reason,
@@ -79,6 +81,7 @@ async def insert_release(session: AsyncSession, asked: ReleaseRow) -> None:
             player_id=asked.player_id,
             case_id=asked.case_id,
             reason=asked.reason,
+            hold_request_id=asked.hold_request_id,
             asked_by=asked.asked_by,
             asked_us=asked.asked_us,
             state=asked.state.value,

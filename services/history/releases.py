@@ -152,6 +152,8 @@ class Releases:
                     if earlier is not None:
                         want = ReleaseState.APPROVED if approve else ReleaseState.REJECTED
                         for field, was, asked in (
+                            # A decision id is its decider's: another person's retry of it is not theirs.
+                            ("decision_id", (earlier.decided_by or "").casefold(), person),
                             ("request_id", earlier.request_id, request_id),
                             ("approve", earlier.state, want),
                             ("reason", earlier.decision_reason, reason),
@@ -178,6 +180,16 @@ class Releases:
                             "another member of finance must decide a release you asked for",
                             {"request_id": request_id},
                         )
+                    if approve and not row.case_release:
+                        current = await hold_storage.latest_hold_change(session, row.player_id)
+                        if current is None or current.request_id != row.hold_request_id or not current.held:
+                            # Released since (another request), or held again: this request was about
+                            # a hold that is no longer the player's; reject it, and ask again if need be.
+                            raise FailedPrecondition(
+                                "RELEASE_OUTDATED",
+                                "the hold this release was asked for was released or replaced since",
+                                {"request_id": request_id},
+                            )
                     now_us = _micros(self._clock())
                     state = ReleaseState.APPROVED if approve else ReleaseState.REJECTED
                     await release_storage.decide(
@@ -224,14 +236,7 @@ class Releases:
         if row.case_release:
             await self._auto_holds.carry_out_release(row.asked_by, row.request_id, row.case_id, row.reason)
             return
-        try:
-            await self.set_hold(
-                row.asked_by, row.request_id, row.player_id, row.reason, row.case_id, held=False
-            )
-        except FailedPrecondition as error:
-            if error.reason != "PLAYER_NOT_ON_HOLD":
-                raise
-            # Released meanwhile (another request): nothing is held, so the approval is done.
+        await self.set_hold(row.asked_by, row.request_id, row.player_id, row.reason, row.case_id, held=False)
 
     async def list_releases(
         self, state: int, *, page_size: int, page_token: str

@@ -201,6 +201,8 @@ release_requests = sa.Table(
     sa.Column("player_id", sa.String(128), nullable=False),
     sa.Column("case_id", sa.String(128), nullable=False),
     sa.Column("reason", sa.String(128), nullable=False),
+    # ReleasePlayer's: the HoldPlayer request whose hold it ends (a newer hold is not released by it).
+    sa.Column("hold_request_id", sa.String(64), nullable=False, server_default=""),
     sa.Column("asked_by", sa.String(160), nullable=False),
     sa.Column("asked_us", sa.BigInteger, nullable=False),
     sa.Column("state", sa.String(16), nullable=False),

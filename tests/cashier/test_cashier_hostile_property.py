@@ -86,7 +86,7 @@ USUAL_CALLER = {
     "GetSeatSession": "table", "ListOpenSeatSessions": "table", "GetStatement": "alice",
     "AuditConservation": "admin", "RequestHouseFunding": "finance-a", "DecideHouseFunding": "finance-b",
     "ListHouseFunding": "finance-a", "GetHouseBalances": "table",
-    "SetPlayerHold": "history",
+    "SetPlayerHold": "history", "GetPlayFigures": "admin",
 }  # fmt: skip
 
 
@@ -168,6 +168,12 @@ def calls(draw: st.DrawFn) -> tuple[str, Any, str]:
         )
     elif method == "GetHouseBalances":
         request = cashier_pb2.GetHouseBalancesRequest(pool=draw(enums))
+    elif method == "GetPlayFigures":
+        # Seconds around the last 31 days (and beyond either end), or no time at all.
+        request = cashier_pb2.GetPlayFiguresRequest()
+        if draw(st.booleans()):
+            request.since.seconds = draw(st.integers(-(2**40), 2**40))
+            request.since.nanos = draw(st.integers(0, 999_999_999))
     elif method == "SetPlayerHold":
         # A hold changes which later calls are refused (seats, withdrawals), never a balance.
         request = cashier_pb2.SetPlayerHoldRequest(

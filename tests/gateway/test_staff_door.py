@@ -296,6 +296,30 @@ def test_a_reason_header_that_is_not_text_is_refused(doors: Doors) -> None:
         doors, f"{LOBBY}/ListRooms", lobby_pb2.ListRoomsRequest(), token=olga.token, why="x" * 501
     )
     assert long.reason == "FIELD_INVALID"
+    # Not percent-encoding: a `%` that is no escape, raw bytes (found by a tester: kept literally).
+    for raw in ("%ZZbad", "50%", "caf\u00e9"):
+        bad = call(
+            doors.staff,
+            f"{LOBBY}/ListRooms",
+            lobby_pb2.ListRoomsRequest().SerializeToString(),
+            token=olga.token,
+            headers={"x-staff-reason": raw},
+        )
+        assert bad.reason in ("FIELD_INVALID", "HEADER_INVALID"), (raw, bad.label)
+    # A refused change is recorded with what it named.
+    funding = cashier_pb2.DecideHouseFundingRequest(
+        decision_id="d-targets", request_id="funding-named", approve=True, reason="x"
+    )
+    refused = call(
+        doors.staff,
+        f"{CASHIER}/DecideHouseFunding",
+        funding.SerializeToString(),
+        token=sign_in(doors, "fiona").token,
+        headers={"x-staff-reason": "%ZZ"},
+    )
+    assert refused.reason == "FIELD_INVALID"
+    (event,) = [e for e in staff_actions(doors, "fiona") if e.staff_action.request_id == "d-targets"]
+    assert (event.subject, event.staff_action.reason) == ("funding-named", "FIELD_INVALID")
 
 
 def test_alerts_say_when_no_prometheus_is_configured(doors: Doors) -> None:
@@ -363,3 +387,34 @@ def test_signing_out_ends_every_token_of_the_staff_session_and_is_recorded(doors
     assert (
         staff_call(doors, f"{LOBBY}/ListRooms", lobby_pb2.ListRoomsRequest(), token=again.token).code == "ok"
     )
+
+
+def test_a_release_decided_through_the_door_is_recorded_with_the_player_it_released(doors: Doors) -> None:
+    rita, fiona = sign_in(doors, "rita"), sign_in(doors, "fiona")
+    player = f"tg:{uuid.uuid4().int % 10**9}"
+    held = staff_call(
+        doors,
+        f"{HISTORY}/HoldPlayer",
+        history_pb2.HoldPlayerRequest(request_id=f"h-{player[3:]}", player_id=player, reason="review"),
+        token=rita.token,
+        why="dumping review",
+    )
+    assert held.code == "ok", held.label
+    asked = staff_call(
+        doors,
+        f"{HISTORY}/ReleasePlayer",
+        history_pb2.ReleasePlayerRequest(request_id=f"r-{player[3:]}", player_id=player, reason="cleared"),
+        token=rita.token,
+        why="cleared after review",
+    )
+    assert asked.code == "ok", asked.label
+    decision = history_pb2.DecideReleaseRequest(
+        decision_id=f"d-{player[3:]}", request_id=f"r-{player[3:]}", approve=True, reason="checked"
+    )
+    decided = staff_call(
+        doors, f"{HISTORY}/DecideRelease", decision, token=fiona.token, why="checked the case"
+    )
+    assert decided.code == "ok", decided.label
+    (event,) = [e for e in staff_actions(doors, "fiona") if e.staff_action.request_id == f"d-{player[3:]}"]
+    assert list(event.player_ids) == [player]
+    assert event.subject == player

@@ -201,7 +201,7 @@ async def test_only_the_staff_door_records_staff_actions_as_the_staff_member_it_
             "ROLE_REQUIRED",
         )
     # The door names a staff member, never a service or the history's own writers; it writes nothing else.
-    for actor in ("", "service:table", "history-detectors", "a b", "admin:x"):
+    for actor in ("", "service:table", "history-detectors", "a b", "admin:x", "gateway", "table"):
         bad = history_pb2.AuditEvent(
             event_id="sa-3", kind="STAFF_ACTION", actor=actor, subject=player, staff_action=staff_action()
         )

@@ -12,6 +12,9 @@ import pytest
 from poker.common.v1 import common_pb2
 from poker.history.v1 import history_pb2, history_pb2_grpc
 from service_runtime.testing import auth_metadata, reason_of
+from services.history import hold_storage
+from services.history.application import HistoryApplication
+from services.history.hold_storage import HoldRequest
 
 Stub = history_pb2_grpc.HistoryServiceStub
 RISK = auth_metadata("rita", "risk")
@@ -38,8 +41,24 @@ def decide(
     )
 
 
-async def test_a_release_is_asked_once_decided_once_and_never_by_the_asker(stub: Stub) -> None:
+async def held(application: HistoryApplication, player: str) -> None:
+    """The player as HoldPlayer leaves them (its claim, done): this fixture's history has no cashier."""
+    async with application._writing() as session:
+        await hold_storage.insert_hold_request(
+            session, HoldRequest(f"h-{player}", player, True, "review", "", "ops", 1, done=True)
+        )
+
+
+async def test_a_release_is_asked_once_decided_once_and_never_by_the_asker(
+    stub: Stub, application: HistoryApplication
+) -> None:
     tag = uuid.uuid4().hex[:8]
+    await expect(
+        stub.ReleasePlayer(ask(f"r-{tag}", f"p-{tag}"), metadata=RISK),
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "PLAYER_NOT_ON_HOLD",
+    )
+    await held(application, f"p-{tag}")
     first = await stub.ReleasePlayer(ask(f"r-{tag}", f"p-{tag}"), metadata=RISK)
     assert (first.release.state, first.release.asked_by, first.existing) == (PENDING, "rita", False)
     again = await stub.ReleasePlayer(ask(f"r-{tag}", f"p-{tag}"), metadata=RISK)
@@ -97,8 +116,11 @@ async def test_a_release_is_asked_once_decided_once_and_never_by_the_asker(stub:
     assert [(e.actor, e.details.split(" ")[0]) for e in events.events] == [("fiona", "REJECTED")]
 
 
-async def test_bad_input_is_refused_and_the_queue_pages_by_state(stub: Stub) -> None:
+async def test_bad_input_is_refused_and_the_queue_pages_by_state(
+    stub: Stub, application: HistoryApplication
+) -> None:
     tag = uuid.uuid4().hex[:8]
+    await held(application, f"q-{tag}")
     for request, reason in (
         (ask("", f"p-{tag}"), "FIELD_REQUIRED"),
         (ask(f"x-{tag}", ""), "FIELD_REQUIRED"),

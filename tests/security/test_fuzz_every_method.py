@@ -20,6 +20,7 @@ would prove nothing).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import random
 import time
@@ -144,6 +145,9 @@ async def _fairness_state(channel: grpc.aio.Channel) -> object:
     return chains
 
 
+# The services whose calls can move chips or deal: their calls and the state probes take turns.
+LEDGER_SERVICES = frozenset({"table", "cashier", "fairness"})
+
 STATE_PROBES: dict[str, Callable[[grpc.aio.Channel], Awaitable[object]]] = {
     "cashier": _cashier_state,
     "fairness": _fairness_state,
@@ -191,7 +195,7 @@ async def _call(
 
 
 async def _attack_service(
-    service: ServiceProcess, rng: random.Random, findings: Findings, marks: Marks
+    service: ServiceProcess, rng: random.Random, findings: Findings, marks: Marks, ledger: asyncio.Lock
 ) -> None:
     pool = descriptor_pool.Default()
     names = (FULL_NAMES[service.name], *ALSO_SERVED.get(service.name, ()))
@@ -222,8 +226,16 @@ async def _attack_service(
                 index += 1
                 if len(payload) > MAX_PAYLOAD:
                     continue
-                before = await probe(channel) if probe else None
-                code, reason, took, answer = await _call(channel, path, streaming, payload, IDENTITIES[who])
+                # The calls that can move chips or deal (the table's, the cashier's, the fairness
+                # service's) take turns with the state probes: another service's call that succeeded
+                # (alice sitting down or leaving at the same moment) is not taken for this refused
+                # call changing state.
+                async with ledger if service.name in LEDGER_SERVICES else contextlib.nullcontext():
+                    before = await probe(channel) if probe else None
+                    code, reason, took, answer = await _call(
+                        channel, path, streaming, payload, IDENTITIES[who]
+                    )
+                    after = await probe(channel) if probe and code != grpc.StatusCode.OK else before
                 where = f"{path} as {who} ({len(payload)} bytes)"
                 found = marks.found(payload, answer)
                 if who in ENTITLED:
@@ -237,7 +249,7 @@ async def _attack_service(
                     findings.add(where, f"took {took:.2f} s ({code.name})")
                 elif code != grpc.StatusCode.OK and reason not in CATALOGUE:
                     findings.add(where, f"{code.name} with reason {reason!r}, not from the catalogue")
-                if probe and code != grpc.StatusCode.OK and (after := await probe(channel)) != before:
+                if probe and code != grpc.StatusCode.OK and after != before:
                     findings.add(
                         where, f"refused with {code.name} {reason} but changed state: {before} -> {after}"
                     )
@@ -254,7 +266,11 @@ def _bearer_of(who: str) -> str:
 
 
 async def _attack_gateway(
-    gateway: ServiceProcess, cashier: ServiceProcess, rng: random.Random, findings: Findings
+    gateway: ServiceProcess,
+    cashier: ServiceProcess,
+    rng: random.Random,
+    findings: Findings,
+    ledger: asyncio.Lock,
 ) -> None:
     """Every Connect method the gateway serves, over HTTP: the same checks as for the services."""
     names = [GATEWAY_SERVICE, *FORWARDED]
@@ -272,18 +288,24 @@ async def _attack_gateway(
                 while index < len(cases):
                     who, payload = cases[index]
                     index += 1
-                    before = await _cashier_state(cashier_channel) if mutating else None
-                    started = time.monotonic()
-                    outcome = await asyncio.to_thread(
-                        connect_call,
-                        gateway.address,
-                        path,
-                        payload,
-                        token=_bearer_of(who),
-                        streaming=method.server_streaming,
-                        timeout=CALL_SECONDS * 3,
-                    )
-                    took = time.monotonic() - started
+                    async with ledger if mutating else contextlib.nullcontext():
+                        before = await _cashier_state(cashier_channel) if mutating else None
+                        started = time.monotonic()
+                        outcome = await asyncio.to_thread(
+                            connect_call,
+                            gateway.address,
+                            path,
+                            payload,
+                            token=_bearer_of(who),
+                            streaming=method.server_streaming,
+                            timeout=CALL_SECONDS * 3,
+                        )
+                        took = time.monotonic() - started
+                        after = (
+                            await _cashier_state(cashier_channel)
+                            if mutating and outcome.code != "ok"
+                            else before
+                        )
                     where = f"gateway {path} as {who} ({len(payload)} bytes)"
                     findings.outcomes[f"gateway {outcome.label}"] += 1
                     if outcome.code in ("internal", "unknown") or outcome.code.startswith("http"):
@@ -294,11 +316,7 @@ async def _attack_gateway(
                         findings.add(
                             where, f"{outcome.code} with reason {outcome.reason!r}, not from the catalogue"
                         )
-                    if (
-                        mutating
-                        and outcome.code != "ok"
-                        and (after := await _cashier_state(cashier_channel)) != before
-                    ):
+                    if mutating and outcome.code != "ok" and after != before:
                         findings.add(
                             where, f"refused with {outcome.label} but changed state: {before} -> {after}"
                         )
@@ -366,24 +384,30 @@ def test_every_method_of_every_service_survives_hostile_input_from_every_caller(
         "POKER_GATEWAY_CALLS_PER_SECOND_PER_USER": "100000",
         "POKER_GATEWAY_SIGN_INS_PER_MINUTE_PER_ADDRESS": "100000",
     }
-    # The seeded seat stays for the whole run: its player never watches the table, so the shard would
-    # remove and cash it out after the disconnection grace (90 s), a transfer that a refused call then
-    # seemed to have made ("changed state") once the run grew past the grace on a loaded machine.
+    # "Refused but changed state" must mean the refused call moved chips. A GRAM transfer of 1,000 (the
+    # seeded seat's buy-in) showed up under refused calls of other services: the services are attacked
+    # at once, so a call that succeeded elsewhere (alice's seat leaving or opening) landed between a
+    # refused call's two probes; such calls now take turns with the probes (`ledger`). The seeded seat
+    # is also kept for the whole run: its player never watches the table, so the shard would cash it
+    # out after the disconnection grace (90 s), a run on a loaded machine outlasts.
     seat_kept = {"POKER_TABLE_SEAT_RESERVE_SECONDS": "3600", "POKER_TABLE_SIT_OUT_SECONDS": "3600"}
     with running_services(tmp_path, seat_kept) as services, running_gateway(services, unlimited) as gateway:
 
         async def attack() -> None:
             rng = random.Random(SEED)
+            ledger = asyncio.Lock()
             await _seed_state(services)
             marks = await seed_private_marks(services)
             # One seeded generator per service, so the services can be attacked at the same time.
             seeds = {name: rng.randrange(2**32) for name in [*services, "gateway"]}
             await asyncio.gather(
                 *(
-                    _attack_service(s, random.Random(seeds[s.name]), findings, marks)
+                    _attack_service(s, random.Random(seeds[s.name]), findings, marks, ledger)
                     for s in services.values()
                 ),
-                _attack_gateway(gateway, services["cashier"], random.Random(seeds["gateway"]), findings),
+                _attack_gateway(
+                    gateway, services["cashier"], random.Random(seeds["gateway"]), findings, ledger
+                ),
             )
             for service in services.values():
                 assert service.process.poll() is None, f"{service.name} died"

@@ -103,6 +103,7 @@ export const REFUSALS = {
   "reason.LOGIN_DATA_EXPIRED": { ru: "Вход через Telegram устарел. Войдите снова.", en: "The Telegram sign-in is too old. Sign in again." },
   "reason.RELEASE_REQUEST_NOT_FOUND": { ru: "Такого запроса на снятие блокировки нет.", en: "There is no such release request." },
   "reason.RELEASE_ALREADY_DECIDED": { ru: "По этому запросу на снятие блокировки уже принято решение.", en: "This release request has already been decided." },
+  "reason.RELEASE_OUTDATED": { ru: "Блокировка, о которой был этот запрос, уже снята или заменена новой: отклоните запрос.", en: "The hold this release was asked for was released or replaced since: reject this request." },
 
   // The lobby and rooms.
   "reason.ROOM_NOT_FOUND": { ru: "Комната не найдена.", en: "The room was not found." },

@@ -546,6 +546,10 @@ class _ErrorReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ErrorReas
     """FAILED_PRECONDITION: the release request was already approved or rejected (under another
     decision id); metadata `state` says how.
     """
+    ERROR_REASON_RELEASE_OUTDATED: _ErrorReason.ValueType  # 1309
+    """FAILED_PRECONDITION: the hold this release was asked for was released or replaced by a newer
+    hold since; nothing was decided: reject this request, and ask again if the new hold is to go.
+    """
     ERROR_REASON_HEADER_INVALID: _ErrorReason.ValueType  # 1250
     """Issue 41: the gateway's HTTP edge (1250-1269).
     INVALID_ARGUMENT: a request header is not text (a name that is not ASCII, a value that is not
@@ -1008,6 +1012,10 @@ ERROR_REASON_RELEASE_REQUEST_NOT_FOUND: ErrorReason.ValueType  # 1307
 ERROR_REASON_RELEASE_ALREADY_DECIDED: ErrorReason.ValueType  # 1308
 """FAILED_PRECONDITION: the release request was already approved or rejected (under another
 decision id); metadata `state` says how.
+"""
+ERROR_REASON_RELEASE_OUTDATED: ErrorReason.ValueType  # 1309
+"""FAILED_PRECONDITION: the hold this release was asked for was released or replaced by a newer
+hold since; nothing was decided: reject this request, and ask again if the new hold is to go.
 """
 ERROR_REASON_HEADER_INVALID: ErrorReason.ValueType  # 1250
 """Issue 41: the gateway's HTTP edge (1250-1269).

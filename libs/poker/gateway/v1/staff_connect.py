@@ -79,7 +79,8 @@ class StaffGatewayService(Protocol):
         StaffSignOut ends the caller's staff session (any staff role): every token of this sign-in,
         renewals included, is refused from now on at the staff door (UNAUTHENTICATED SESSION_REVOKED),
         and every stream it opened there ends. Recorded in the audit trail. Signing out again changes
-        nothing. Errors: UNAUTHENTICATED TOKEN_*, SESSION_REVOKED; UNAVAILABLE when the shared store
+        nothing; a staff token of no door session (minted by a tool) has nothing to end and lives until
+        it expires. Errors: UNAUTHENTICATED TOKEN_*, SESSION_REVOKED; UNAVAILABLE when the shared store
         (Redis) cannot be reached.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
@@ -297,7 +298,8 @@ class StaffGatewayServiceClient(ConnectClient):
         StaffSignOut ends the caller's staff session (any staff role): every token of this sign-in,
         renewals included, is refused from now on at the staff door (UNAUTHENTICATED SESSION_REVOKED),
         and every stream it opened there ends. Recorded in the audit trail. Signing out again changes
-        nothing. Errors: UNAUTHENTICATED TOKEN_*, SESSION_REVOKED; UNAVAILABLE when the shared store
+        nothing; a staff token of no door session (minted by a tool) has nothing to end and lives until
+        it expires. Errors: UNAUTHENTICATED TOKEN_*, SESSION_REVOKED; UNAVAILABLE when the shared store
         (Redis) cannot be reached.
         """
         return await self.execute_unary(
@@ -381,7 +383,8 @@ class StaffGatewayServiceSync(Protocol):
         StaffSignOut ends the caller's staff session (any staff role): every token of this sign-in,
         renewals included, is refused from now on at the staff door (UNAUTHENTICATED SESSION_REVOKED),
         and every stream it opened there ends. Recorded in the audit trail. Signing out again changes
-        nothing. Errors: UNAUTHENTICATED TOKEN_*, SESSION_REVOKED; UNAVAILABLE when the shared store
+        nothing; a staff token of no door session (minted by a tool) has nothing to end and lives until
+        it expires. Errors: UNAUTHENTICATED TOKEN_*, SESSION_REVOKED; UNAVAILABLE when the shared store
         (Redis) cannot be reached.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
@@ -597,7 +600,8 @@ class StaffGatewayServiceClientSync(ConnectClientSync):
         StaffSignOut ends the caller's staff session (any staff role): every token of this sign-in,
         renewals included, is refused from now on at the staff door (UNAUTHENTICATED SESSION_REVOKED),
         and every stream it opened there ends. Recorded in the audit trail. Signing out again changes
-        nothing. Errors: UNAUTHENTICATED TOKEN_*, SESSION_REVOKED; UNAVAILABLE when the shared store
+        nothing; a staff token of no door session (minted by a tool) has nothing to end and lives until
+        it expires. Errors: UNAUTHENTICATED TOKEN_*, SESSION_REVOKED; UNAVAILABLE when the shared store
         (Redis) cannot be reached.
         """
         return self.execute_unary(

@@ -112,7 +112,8 @@ class StaffGatewayServiceServicer:
         """StaffSignOut ends the caller's staff session (any staff role): every token of this sign-in,
         renewals included, is refused from now on at the staff door (UNAUTHENTICATED SESSION_REVOKED),
         and every stream it opened there ends. Recorded in the audit trail. Signing out again changes
-        nothing. Errors: UNAUTHENTICATED TOKEN_*, SESSION_REVOKED; UNAVAILABLE when the shared store
+        nothing; a staff token of no door session (minted by a tool) has nothing to end and lives until
+        it expires. Errors: UNAUTHENTICATED TOKEN_*, SESSION_REVOKED; UNAVAILABLE when the shared store
         (Redis) cannot be reached.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)

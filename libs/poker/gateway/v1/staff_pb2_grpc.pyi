@@ -61,7 +61,8 @@ class StaffGatewayServiceStub:
     """StaffSignOut ends the caller's staff session (any staff role): every token of this sign-in,
     renewals included, is refused from now on at the staff door (UNAUTHENTICATED SESSION_REVOKED),
     and every stream it opened there ends. Recorded in the audit trail. Signing out again changes
-    nothing. Errors: UNAUTHENTICATED TOKEN_*, SESSION_REVOKED; UNAVAILABLE when the shared store
+    nothing; a staff token of no door session (minted by a tool) has nothing to end and lives until
+    it expires. Errors: UNAUTHENTICATED TOKEN_*, SESSION_REVOKED; UNAVAILABLE when the shared store
     (Redis) cannot be reached.
     """
     ListFiringAlerts: _grpc.UnaryUnaryMultiCallable[_staff_pb2.ListFiringAlertsRequest, _staff_pb2.ListFiringAlertsResponse]
@@ -103,7 +104,8 @@ class StaffGatewayServiceAsyncStub(StaffGatewayServiceStub):
     """StaffSignOut ends the caller's staff session (any staff role): every token of this sign-in,
     renewals included, is refused from now on at the staff door (UNAUTHENTICATED SESSION_REVOKED),
     and every stream it opened there ends. Recorded in the audit trail. Signing out again changes
-    nothing. Errors: UNAUTHENTICATED TOKEN_*, SESSION_REVOKED; UNAVAILABLE when the shared store
+    nothing; a staff token of no door session (minted by a tool) has nothing to end and lives until
+    it expires. Errors: UNAUTHENTICATED TOKEN_*, SESSION_REVOKED; UNAVAILABLE when the shared store
     (Redis) cannot be reached.
     """
     ListFiringAlerts: _aio.UnaryUnaryMultiCallable[_staff_pb2.ListFiringAlertsRequest, _staff_pb2.ListFiringAlertsResponse]  # type: ignore[assignment]
@@ -166,7 +168,8 @@ class StaffGatewayServiceServicer(metaclass=_abc_1.ABCMeta):
         """StaffSignOut ends the caller's staff session (any staff role): every token of this sign-in,
         renewals included, is refused from now on at the staff door (UNAUTHENTICATED SESSION_REVOKED),
         and every stream it opened there ends. Recorded in the audit trail. Signing out again changes
-        nothing. Errors: UNAUTHENTICATED TOKEN_*, SESSION_REVOKED; UNAVAILABLE when the shared store
+        nothing; a staff token of no door session (minted by a tool) has nothing to end and lives until
+        it expires. Errors: UNAUTHENTICATED TOKEN_*, SESSION_REVOKED; UNAVAILABLE when the shared store
         (Redis) cannot be reached.
         """
 

@@ -150,12 +150,13 @@ class HistoryService(Protocol):
 
     async def release_player(self, request: ReleasePlayerRequest, ctx: RequestContext[ReleasePlayerRequest, ReleasePlayerResponse], /) -> ReleasePlayerResponse:
         """
-        ReleasePlayer asks to end a hold (risk): four-eyes on money (a hold keeps the player's
-        withdrawals), so nothing is released until another staff member of finance approves it
-        (DecideRelease); the answer is the release request, pending. Idempotent by `request_id`, which
-        binds the player, the reason and the case (a HoldPlayer's id is a conflict). Errors:
-        PERMISSION_DENIED ROLE_REQUIRED; INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND
-        CASE_NOT_FOUND; ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
+        ReleasePlayer asks to end the player's current hold (risk): four-eyes on money (a hold keeps the
+        player's withdrawals), so nothing is released until another staff member of finance approves it
+        (DecideRelease); the answer is the release request, pending, bound to that hold. Idempotent by
+        `request_id`, which binds the player, the reason and the case (a HoldPlayer's id is a
+        conflict). Errors: PERMISSION_DENIED ROLE_REQUIRED; INVALID_ARGUMENT FIELD_REQUIRED,
+        FIELD_INVALID; NOT_FOUND CASE_NOT_FOUND; FAILED_PRECONDITION PLAYER_NOT_ON_HOLD; ALREADY_EXISTS
+        IDEMPOTENCY_CONFLICT.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -164,13 +165,16 @@ class HistoryService(Protocol):
         DecideRelease approves or rejects a pending release (finance, never the staff member who asked:
         PERMISSION_DENIED FOUR_EYES_REQUIRED): a ReleasePlayer's, or a ResolveCase RELEASE's. An approval
         carries the release out at once (the cashier lifts the hold under the asker's request id; the
-        audit gets PLAYER_RELEASED or FAIR_PLAY_CASE_RESOLVED naming both people); a rejection changes
-        no hold (a rejected case may be resolved again). Both are audited RELEASE_DECIDED. Idempotent by
-        `decision_id`, which binds the request, the verdict and the reason; a retry after the cashier was
-        away completes the release. Errors: PERMISSION_DENIED ROLE_REQUIRED, FOUR_EYES_REQUIRED;
-        INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND RELEASE_REQUEST_NOT_FOUND;
-        FAILED_PRECONDITION RELEASE_ALREADY_DECIDED (metadata `state`); ALREADY_EXISTS
-        IDEMPOTENCY_CONFLICT; UNAVAILABLE (the cashier: retry with the same decision id).
+        audit gets PLAYER_RELEASED or FAIR_PLAY_CASE_RESOLVED with the asker as actor), and only for the
+        hold the request was asked about (a player released since, or held again, is FAILED_PRECONDITION
+        RELEASE_OUTDATED: reject it); a rejection changes no hold (a rejected case may be resolved
+        again). Both are audited RELEASE_DECIDED (actor the decider, the asker in the details).
+        Idempotent by `decision_id`, which binds the decider, the request, the verdict and the reason; a
+        retry after the cashier was away completes the release. Errors: PERMISSION_DENIED ROLE_REQUIRED,
+        FOUR_EYES_REQUIRED; INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND
+        RELEASE_REQUEST_NOT_FOUND; FAILED_PRECONDITION RELEASE_ALREADY_DECIDED (metadata `state`),
+        RELEASE_OUTDATED; ALREADY_EXISTS IDEMPOTENCY_CONFLICT; UNAVAILABLE (the cashier: retry with the
+        same decision id).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -724,12 +728,13 @@ class HistoryServiceClient(ConnectClient):
         timeout_ms: int | None = None,
     ) -> ReleasePlayerResponse:
         """
-        ReleasePlayer asks to end a hold (risk): four-eyes on money (a hold keeps the player's
-        withdrawals), so nothing is released until another staff member of finance approves it
-        (DecideRelease); the answer is the release request, pending. Idempotent by `request_id`, which
-        binds the player, the reason and the case (a HoldPlayer's id is a conflict). Errors:
-        PERMISSION_DENIED ROLE_REQUIRED; INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND
-        CASE_NOT_FOUND; ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
+        ReleasePlayer asks to end the player's current hold (risk): four-eyes on money (a hold keeps the
+        player's withdrawals), so nothing is released until another staff member of finance approves it
+        (DecideRelease); the answer is the release request, pending, bound to that hold. Idempotent by
+        `request_id`, which binds the player, the reason and the case (a HoldPlayer's id is a
+        conflict). Errors: PERMISSION_DENIED ROLE_REQUIRED; INVALID_ARGUMENT FIELD_REQUIRED,
+        FIELD_INVALID; NOT_FOUND CASE_NOT_FOUND; FAILED_PRECONDITION PLAYER_NOT_ON_HOLD; ALREADY_EXISTS
+        IDEMPOTENCY_CONFLICT.
         """
         return await self.execute_unary(
             request=request,
@@ -755,13 +760,16 @@ class HistoryServiceClient(ConnectClient):
         DecideRelease approves or rejects a pending release (finance, never the staff member who asked:
         PERMISSION_DENIED FOUR_EYES_REQUIRED): a ReleasePlayer's, or a ResolveCase RELEASE's. An approval
         carries the release out at once (the cashier lifts the hold under the asker's request id; the
-        audit gets PLAYER_RELEASED or FAIR_PLAY_CASE_RESOLVED naming both people); a rejection changes
-        no hold (a rejected case may be resolved again). Both are audited RELEASE_DECIDED. Idempotent by
-        `decision_id`, which binds the request, the verdict and the reason; a retry after the cashier was
-        away completes the release. Errors: PERMISSION_DENIED ROLE_REQUIRED, FOUR_EYES_REQUIRED;
-        INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND RELEASE_REQUEST_NOT_FOUND;
-        FAILED_PRECONDITION RELEASE_ALREADY_DECIDED (metadata `state`); ALREADY_EXISTS
-        IDEMPOTENCY_CONFLICT; UNAVAILABLE (the cashier: retry with the same decision id).
+        audit gets PLAYER_RELEASED or FAIR_PLAY_CASE_RESOLVED with the asker as actor), and only for the
+        hold the request was asked about (a player released since, or held again, is FAILED_PRECONDITION
+        RELEASE_OUTDATED: reject it); a rejection changes no hold (a rejected case may be resolved
+        again). Both are audited RELEASE_DECIDED (actor the decider, the asker in the details).
+        Idempotent by `decision_id`, which binds the decider, the request, the verdict and the reason; a
+        retry after the cashier was away completes the release. Errors: PERMISSION_DENIED ROLE_REQUIRED,
+        FOUR_EYES_REQUIRED; INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND
+        RELEASE_REQUEST_NOT_FOUND; FAILED_PRECONDITION RELEASE_ALREADY_DECIDED (metadata `state`),
+        RELEASE_OUTDATED; ALREADY_EXISTS IDEMPOTENCY_CONFLICT; UNAVAILABLE (the cashier: retry with the
+        same decision id).
         """
         return await self.execute_unary(
             request=request,
@@ -952,12 +960,13 @@ class HistoryServiceSync(Protocol):
 
     def release_player(self, request: ReleasePlayerRequest, ctx: RequestContext[ReleasePlayerRequest, ReleasePlayerResponse], /) -> ReleasePlayerResponse:
         """
-        ReleasePlayer asks to end a hold (risk): four-eyes on money (a hold keeps the player's
-        withdrawals), so nothing is released until another staff member of finance approves it
-        (DecideRelease); the answer is the release request, pending. Idempotent by `request_id`, which
-        binds the player, the reason and the case (a HoldPlayer's id is a conflict). Errors:
-        PERMISSION_DENIED ROLE_REQUIRED; INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND
-        CASE_NOT_FOUND; ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
+        ReleasePlayer asks to end the player's current hold (risk): four-eyes on money (a hold keeps the
+        player's withdrawals), so nothing is released until another staff member of finance approves it
+        (DecideRelease); the answer is the release request, pending, bound to that hold. Idempotent by
+        `request_id`, which binds the player, the reason and the case (a HoldPlayer's id is a
+        conflict). Errors: PERMISSION_DENIED ROLE_REQUIRED; INVALID_ARGUMENT FIELD_REQUIRED,
+        FIELD_INVALID; NOT_FOUND CASE_NOT_FOUND; FAILED_PRECONDITION PLAYER_NOT_ON_HOLD; ALREADY_EXISTS
+        IDEMPOTENCY_CONFLICT.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -966,13 +975,16 @@ class HistoryServiceSync(Protocol):
         DecideRelease approves or rejects a pending release (finance, never the staff member who asked:
         PERMISSION_DENIED FOUR_EYES_REQUIRED): a ReleasePlayer's, or a ResolveCase RELEASE's. An approval
         carries the release out at once (the cashier lifts the hold under the asker's request id; the
-        audit gets PLAYER_RELEASED or FAIR_PLAY_CASE_RESOLVED naming both people); a rejection changes
-        no hold (a rejected case may be resolved again). Both are audited RELEASE_DECIDED. Idempotent by
-        `decision_id`, which binds the request, the verdict and the reason; a retry after the cashier was
-        away completes the release. Errors: PERMISSION_DENIED ROLE_REQUIRED, FOUR_EYES_REQUIRED;
-        INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND RELEASE_REQUEST_NOT_FOUND;
-        FAILED_PRECONDITION RELEASE_ALREADY_DECIDED (metadata `state`); ALREADY_EXISTS
-        IDEMPOTENCY_CONFLICT; UNAVAILABLE (the cashier: retry with the same decision id).
+        audit gets PLAYER_RELEASED or FAIR_PLAY_CASE_RESOLVED with the asker as actor), and only for the
+        hold the request was asked about (a player released since, or held again, is FAILED_PRECONDITION
+        RELEASE_OUTDATED: reject it); a rejection changes no hold (a rejected case may be resolved
+        again). Both are audited RELEASE_DECIDED (actor the decider, the asker in the details).
+        Idempotent by `decision_id`, which binds the decider, the request, the verdict and the reason; a
+        retry after the cashier was away completes the release. Errors: PERMISSION_DENIED ROLE_REQUIRED,
+        FOUR_EYES_REQUIRED; INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND
+        RELEASE_REQUEST_NOT_FOUND; FAILED_PRECONDITION RELEASE_ALREADY_DECIDED (metadata `state`),
+        RELEASE_OUTDATED; ALREADY_EXISTS IDEMPOTENCY_CONFLICT; UNAVAILABLE (the cashier: retry with the
+        same decision id).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -1524,12 +1536,13 @@ class HistoryServiceClientSync(ConnectClientSync):
         timeout_ms: int | None = None,
     ) -> ReleasePlayerResponse:
         """
-        ReleasePlayer asks to end a hold (risk): four-eyes on money (a hold keeps the player's
-        withdrawals), so nothing is released until another staff member of finance approves it
-        (DecideRelease); the answer is the release request, pending. Idempotent by `request_id`, which
-        binds the player, the reason and the case (a HoldPlayer's id is a conflict). Errors:
-        PERMISSION_DENIED ROLE_REQUIRED; INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND
-        CASE_NOT_FOUND; ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
+        ReleasePlayer asks to end the player's current hold (risk): four-eyes on money (a hold keeps the
+        player's withdrawals), so nothing is released until another staff member of finance approves it
+        (DecideRelease); the answer is the release request, pending, bound to that hold. Idempotent by
+        `request_id`, which binds the player, the reason and the case (a HoldPlayer's id is a
+        conflict). Errors: PERMISSION_DENIED ROLE_REQUIRED; INVALID_ARGUMENT FIELD_REQUIRED,
+        FIELD_INVALID; NOT_FOUND CASE_NOT_FOUND; FAILED_PRECONDITION PLAYER_NOT_ON_HOLD; ALREADY_EXISTS
+        IDEMPOTENCY_CONFLICT.
         """
         return self.execute_unary(
             request=request,
@@ -1555,13 +1568,16 @@ class HistoryServiceClientSync(ConnectClientSync):
         DecideRelease approves or rejects a pending release (finance, never the staff member who asked:
         PERMISSION_DENIED FOUR_EYES_REQUIRED): a ReleasePlayer's, or a ResolveCase RELEASE's. An approval
         carries the release out at once (the cashier lifts the hold under the asker's request id; the
-        audit gets PLAYER_RELEASED or FAIR_PLAY_CASE_RESOLVED naming both people); a rejection changes
-        no hold (a rejected case may be resolved again). Both are audited RELEASE_DECIDED. Idempotent by
-        `decision_id`, which binds the request, the verdict and the reason; a retry after the cashier was
-        away completes the release. Errors: PERMISSION_DENIED ROLE_REQUIRED, FOUR_EYES_REQUIRED;
-        INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND RELEASE_REQUEST_NOT_FOUND;
-        FAILED_PRECONDITION RELEASE_ALREADY_DECIDED (metadata `state`); ALREADY_EXISTS
-        IDEMPOTENCY_CONFLICT; UNAVAILABLE (the cashier: retry with the same decision id).
+        audit gets PLAYER_RELEASED or FAIR_PLAY_CASE_RESOLVED with the asker as actor), and only for the
+        hold the request was asked about (a player released since, or held again, is FAILED_PRECONDITION
+        RELEASE_OUTDATED: reject it); a rejection changes no hold (a rejected case may be resolved
+        again). Both are audited RELEASE_DECIDED (actor the decider, the asker in the details).
+        Idempotent by `decision_id`, which binds the decider, the request, the verdict and the reason; a
+        retry after the cashier was away completes the release. Errors: PERMISSION_DENIED ROLE_REQUIRED,
+        FOUR_EYES_REQUIRED; INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND
+        RELEASE_REQUEST_NOT_FOUND; FAILED_PRECONDITION RELEASE_ALREADY_DECIDED (metadata `state`),
+        RELEASE_OUTDATED; ALREADY_EXISTS IDEMPOTENCY_CONFLICT; UNAVAILABLE (the cashier: retry with the
+        same decision id).
         """
         return self.execute_unary(
             request=request,

@@ -109,24 +109,28 @@ class HistoryServiceStub:
     PLAYER_ALREADY_ON_HOLD; ALREADY_EXISTS IDEMPOTENCY_CONFLICT; UNAVAILABLE (the cashier).
     """
     ReleasePlayer: _grpc.UnaryUnaryMultiCallable[_history_pb2.ReleasePlayerRequest, _history_pb2.ReleasePlayerResponse]
-    """ReleasePlayer asks to end a hold (risk): four-eyes on money (a hold keeps the player's
-    withdrawals), so nothing is released until another staff member of finance approves it
-    (DecideRelease); the answer is the release request, pending. Idempotent by `request_id`, which
-    binds the player, the reason and the case (a HoldPlayer's id is a conflict). Errors:
-    PERMISSION_DENIED ROLE_REQUIRED; INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND
-    CASE_NOT_FOUND; ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
+    """ReleasePlayer asks to end the player's current hold (risk): four-eyes on money (a hold keeps the
+    player's withdrawals), so nothing is released until another staff member of finance approves it
+    (DecideRelease); the answer is the release request, pending, bound to that hold. Idempotent by
+    `request_id`, which binds the player, the reason and the case (a HoldPlayer's id is a
+    conflict). Errors: PERMISSION_DENIED ROLE_REQUIRED; INVALID_ARGUMENT FIELD_REQUIRED,
+    FIELD_INVALID; NOT_FOUND CASE_NOT_FOUND; FAILED_PRECONDITION PLAYER_NOT_ON_HOLD; ALREADY_EXISTS
+    IDEMPOTENCY_CONFLICT.
     """
     DecideRelease: _grpc.UnaryUnaryMultiCallable[_history_pb2.DecideReleaseRequest, _history_pb2.DecideReleaseResponse]
     """DecideRelease approves or rejects a pending release (finance, never the staff member who asked:
     PERMISSION_DENIED FOUR_EYES_REQUIRED): a ReleasePlayer's, or a ResolveCase RELEASE's. An approval
     carries the release out at once (the cashier lifts the hold under the asker's request id; the
-    audit gets PLAYER_RELEASED or FAIR_PLAY_CASE_RESOLVED naming both people); a rejection changes
-    no hold (a rejected case may be resolved again). Both are audited RELEASE_DECIDED. Idempotent by
-    `decision_id`, which binds the request, the verdict and the reason; a retry after the cashier was
-    away completes the release. Errors: PERMISSION_DENIED ROLE_REQUIRED, FOUR_EYES_REQUIRED;
-    INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND RELEASE_REQUEST_NOT_FOUND;
-    FAILED_PRECONDITION RELEASE_ALREADY_DECIDED (metadata `state`); ALREADY_EXISTS
-    IDEMPOTENCY_CONFLICT; UNAVAILABLE (the cashier: retry with the same decision id).
+    audit gets PLAYER_RELEASED or FAIR_PLAY_CASE_RESOLVED with the asker as actor), and only for the
+    hold the request was asked about (a player released since, or held again, is FAILED_PRECONDITION
+    RELEASE_OUTDATED: reject it); a rejection changes no hold (a rejected case may be resolved
+    again). Both are audited RELEASE_DECIDED (actor the decider, the asker in the details).
+    Idempotent by `decision_id`, which binds the decider, the request, the verdict and the reason; a
+    retry after the cashier was away completes the release. Errors: PERMISSION_DENIED ROLE_REQUIRED,
+    FOUR_EYES_REQUIRED; INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND
+    RELEASE_REQUEST_NOT_FOUND; FAILED_PRECONDITION RELEASE_ALREADY_DECIDED (metadata `state`),
+    RELEASE_OUTDATED; ALREADY_EXISTS IDEMPOTENCY_CONFLICT; UNAVAILABLE (the cashier: retry with the
+    same decision id).
     """
     ListReleaseRequests: _grpc.UnaryUnaryMultiCallable[_history_pb2.ListReleaseRequestsRequest, _history_pb2.ListReleaseRequestsResponse]
     """ListReleaseRequests lists release requests newest first, optionally only those in one state
@@ -232,24 +236,28 @@ class HistoryServiceAsyncStub(HistoryServiceStub):
     PLAYER_ALREADY_ON_HOLD; ALREADY_EXISTS IDEMPOTENCY_CONFLICT; UNAVAILABLE (the cashier).
     """
     ReleasePlayer: _aio.UnaryUnaryMultiCallable[_history_pb2.ReleasePlayerRequest, _history_pb2.ReleasePlayerResponse]  # type: ignore[assignment]
-    """ReleasePlayer asks to end a hold (risk): four-eyes on money (a hold keeps the player's
-    withdrawals), so nothing is released until another staff member of finance approves it
-    (DecideRelease); the answer is the release request, pending. Idempotent by `request_id`, which
-    binds the player, the reason and the case (a HoldPlayer's id is a conflict). Errors:
-    PERMISSION_DENIED ROLE_REQUIRED; INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND
-    CASE_NOT_FOUND; ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
+    """ReleasePlayer asks to end the player's current hold (risk): four-eyes on money (a hold keeps the
+    player's withdrawals), so nothing is released until another staff member of finance approves it
+    (DecideRelease); the answer is the release request, pending, bound to that hold. Idempotent by
+    `request_id`, which binds the player, the reason and the case (a HoldPlayer's id is a
+    conflict). Errors: PERMISSION_DENIED ROLE_REQUIRED; INVALID_ARGUMENT FIELD_REQUIRED,
+    FIELD_INVALID; NOT_FOUND CASE_NOT_FOUND; FAILED_PRECONDITION PLAYER_NOT_ON_HOLD; ALREADY_EXISTS
+    IDEMPOTENCY_CONFLICT.
     """
     DecideRelease: _aio.UnaryUnaryMultiCallable[_history_pb2.DecideReleaseRequest, _history_pb2.DecideReleaseResponse]  # type: ignore[assignment]
     """DecideRelease approves or rejects a pending release (finance, never the staff member who asked:
     PERMISSION_DENIED FOUR_EYES_REQUIRED): a ReleasePlayer's, or a ResolveCase RELEASE's. An approval
     carries the release out at once (the cashier lifts the hold under the asker's request id; the
-    audit gets PLAYER_RELEASED or FAIR_PLAY_CASE_RESOLVED naming both people); a rejection changes
-    no hold (a rejected case may be resolved again). Both are audited RELEASE_DECIDED. Idempotent by
-    `decision_id`, which binds the request, the verdict and the reason; a retry after the cashier was
-    away completes the release. Errors: PERMISSION_DENIED ROLE_REQUIRED, FOUR_EYES_REQUIRED;
-    INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND RELEASE_REQUEST_NOT_FOUND;
-    FAILED_PRECONDITION RELEASE_ALREADY_DECIDED (metadata `state`); ALREADY_EXISTS
-    IDEMPOTENCY_CONFLICT; UNAVAILABLE (the cashier: retry with the same decision id).
+    audit gets PLAYER_RELEASED or FAIR_PLAY_CASE_RESOLVED with the asker as actor), and only for the
+    hold the request was asked about (a player released since, or held again, is FAILED_PRECONDITION
+    RELEASE_OUTDATED: reject it); a rejection changes no hold (a rejected case may be resolved
+    again). Both are audited RELEASE_DECIDED (actor the decider, the asker in the details).
+    Idempotent by `decision_id`, which binds the decider, the request, the verdict and the reason; a
+    retry after the cashier was away completes the release. Errors: PERMISSION_DENIED ROLE_REQUIRED,
+    FOUR_EYES_REQUIRED; INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND
+    RELEASE_REQUEST_NOT_FOUND; FAILED_PRECONDITION RELEASE_ALREADY_DECIDED (metadata `state`),
+    RELEASE_OUTDATED; ALREADY_EXISTS IDEMPOTENCY_CONFLICT; UNAVAILABLE (the cashier: retry with the
+    same decision id).
     """
     ListReleaseRequests: _aio.UnaryUnaryMultiCallable[_history_pb2.ListReleaseRequestsRequest, _history_pb2.ListReleaseRequestsResponse]  # type: ignore[assignment]
     """ListReleaseRequests lists release requests newest first, optionally only those in one state
@@ -424,12 +432,13 @@ class HistoryServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _history_pb2.ReleasePlayerRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_history_pb2.ReleasePlayerResponse, _abc.Awaitable[_history_pb2.ReleasePlayerResponse]]:
-        """ReleasePlayer asks to end a hold (risk): four-eyes on money (a hold keeps the player's
-        withdrawals), so nothing is released until another staff member of finance approves it
-        (DecideRelease); the answer is the release request, pending. Idempotent by `request_id`, which
-        binds the player, the reason and the case (a HoldPlayer's id is a conflict). Errors:
-        PERMISSION_DENIED ROLE_REQUIRED; INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND
-        CASE_NOT_FOUND; ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
+        """ReleasePlayer asks to end the player's current hold (risk): four-eyes on money (a hold keeps the
+        player's withdrawals), so nothing is released until another staff member of finance approves it
+        (DecideRelease); the answer is the release request, pending, bound to that hold. Idempotent by
+        `request_id`, which binds the player, the reason and the case (a HoldPlayer's id is a
+        conflict). Errors: PERMISSION_DENIED ROLE_REQUIRED; INVALID_ARGUMENT FIELD_REQUIRED,
+        FIELD_INVALID; NOT_FOUND CASE_NOT_FOUND; FAILED_PRECONDITION PLAYER_NOT_ON_HOLD; ALREADY_EXISTS
+        IDEMPOTENCY_CONFLICT.
         """
 
     @_abc_1.abstractmethod
@@ -441,13 +450,16 @@ class HistoryServiceServicer(metaclass=_abc_1.ABCMeta):
         """DecideRelease approves or rejects a pending release (finance, never the staff member who asked:
         PERMISSION_DENIED FOUR_EYES_REQUIRED): a ReleasePlayer's, or a ResolveCase RELEASE's. An approval
         carries the release out at once (the cashier lifts the hold under the asker's request id; the
-        audit gets PLAYER_RELEASED or FAIR_PLAY_CASE_RESOLVED naming both people); a rejection changes
-        no hold (a rejected case may be resolved again). Both are audited RELEASE_DECIDED. Idempotent by
-        `decision_id`, which binds the request, the verdict and the reason; a retry after the cashier was
-        away completes the release. Errors: PERMISSION_DENIED ROLE_REQUIRED, FOUR_EYES_REQUIRED;
-        INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND RELEASE_REQUEST_NOT_FOUND;
-        FAILED_PRECONDITION RELEASE_ALREADY_DECIDED (metadata `state`); ALREADY_EXISTS
-        IDEMPOTENCY_CONFLICT; UNAVAILABLE (the cashier: retry with the same decision id).
+        audit gets PLAYER_RELEASED or FAIR_PLAY_CASE_RESOLVED with the asker as actor), and only for the
+        hold the request was asked about (a player released since, or held again, is FAILED_PRECONDITION
+        RELEASE_OUTDATED: reject it); a rejection changes no hold (a rejected case may be resolved
+        again). Both are audited RELEASE_DECIDED (actor the decider, the asker in the details).
+        Idempotent by `decision_id`, which binds the decider, the request, the verdict and the reason; a
+        retry after the cashier was away completes the release. Errors: PERMISSION_DENIED ROLE_REQUIRED,
+        FOUR_EYES_REQUIRED; INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND
+        RELEASE_REQUEST_NOT_FOUND; FAILED_PRECONDITION RELEASE_ALREADY_DECIDED (metadata `state`),
+        RELEASE_OUTDATED; ALREADY_EXISTS IDEMPOTENCY_CONFLICT; UNAVAILABLE (the cashier: retry with the
+        same decision id).
         """
 
     @_abc_1.abstractmethod

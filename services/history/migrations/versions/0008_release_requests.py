@@ -25,6 +25,7 @@ def upgrade() -> None:
         sa.Column("player_id", sa.String(length=128), nullable=False),
         sa.Column("case_id", sa.String(length=128), nullable=False),
         sa.Column("reason", sa.String(length=128), nullable=False),
+        sa.Column("hold_request_id", sa.String(length=64), server_default="", nullable=False),
         sa.Column("asked_by", sa.String(length=160), nullable=False),
         sa.Column("asked_us", sa.BigInteger(), nullable=False),
         sa.Column("state", sa.String(length=16), nullable=False),
