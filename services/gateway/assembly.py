@@ -142,37 +142,11 @@ async def assemble(settings: GatewaySettings) -> GatewayAssembly:
         LobbyPhotos(lambda: lobby_pb2_grpc.LobbyServiceStub(backends.channel(settings.lobby_address))),
     )
     options: dict[str, Any] = {"interceptors": [door], "read_max_bytes": settings.max_request_bytes}
-
-    def forwarder(service: str, address: str = "", routed: bool = False) -> Any:
-        return cast(
-            Any,
-            Forwarder(
-                service,
-                door,
-                backends,
-                address=address,
-                routes=routes if routed else None,
-                revocations=revocations,
-            ),
-        )
-
     api = GatewayApi(door, sessions, purchase_flow(settings, keys, backends), revocations)
     apps: dict[str, Any] = {
         GATEWAY_SERVICE: gateway_connect.GatewayServiceASGIApplication(api, **options),
-        LOBBY_SERVICE: lobby_connect.LobbyServiceASGIApplication(
-            forwarder(LOBBY_SERVICE, settings.lobby_address, routed=True), **options
-        ),
-        TABLE_SERVICE: table_connect.TableServiceASGIApplication(
-            forwarder(TABLE_SERVICE, routed=True), **options
-        ),
-        CASHIER_SERVICE: cashier_connect.CashierServiceASGIApplication(
-            forwarder(CASHIER_SERVICE, settings.cashier_address), **options
-        ),
-        HISTORY_SERVICE: history_connect.HistoryServiceASGIApplication(
-            forwarder(HISTORY_SERVICE, settings.history_address), **options
-        ),
-        FAIRNESS_SERVICE: fairness_connect.FairnessServiceASGIApplication(
-            forwarder(FAIRNESS_SERVICE, settings.fairness_address), **options
+        **forwarded_apps(
+            Forwarder, door, backends, settings, routes, revocations, options, lobby_routed=True
         ),
     }
 
@@ -188,6 +162,52 @@ async def assemble(settings: GatewaySettings) -> GatewayAssembly:
         staff_app, close_staff = staff_door_app(settings, keys, backends, replay, revocations)
         closers.insert(0, close_staff)
     return GatewayAssembly(app=app, close=close, staff_app=staff_app)
+
+
+def forwarded_apps(
+    kind: type[Forwarder],
+    door: FrontDoor,
+    backends: Backends,
+    settings: GatewaySettings,
+    routes: TableRoutes,
+    revocations: SessionRevocations,
+    options: dict[str, Any],
+    *,
+    lobby_routed: bool,
+) -> dict[str, Any]:
+    """The Connect applications of the five services a door forwards to (the players' door learns
+    tables' routes from the lobby's JoinTable answers; the staff door routes by asking)."""
+
+    def forwarder(service: str, address: str = "", routed: bool = False) -> Any:
+        return cast(
+            Any,
+            kind(
+                service,
+                door,
+                backends,
+                address=address,
+                routes=routes if routed else None,
+                revocations=revocations,
+            ),
+        )
+
+    return {
+        LOBBY_SERVICE: lobby_connect.LobbyServiceASGIApplication(
+            forwarder(LOBBY_SERVICE, settings.lobby_address, routed=lobby_routed), **options
+        ),
+        TABLE_SERVICE: table_connect.TableServiceASGIApplication(
+            forwarder(TABLE_SERVICE, routed=True), **options
+        ),
+        CASHIER_SERVICE: cashier_connect.CashierServiceASGIApplication(
+            forwarder(CASHIER_SERVICE, settings.cashier_address), **options
+        ),
+        HISTORY_SERVICE: history_connect.HistoryServiceASGIApplication(
+            forwarder(HISTORY_SERVICE, settings.history_address), **options
+        ),
+        FAIRNESS_SERVICE: fairness_connect.FairnessServiceASGIApplication(
+            forwarder(FAIRNESS_SERVICE, settings.fairness_address), **options
+        ),
+    }
 
 
 def _key_of_scope(keys: TokenKeys, scope: KeyScope) -> TokenKeys:
@@ -243,38 +263,12 @@ def staff_door_app(
     alerts = prometheus_alerts(settings.prometheus_url) if settings.prometheus_url else no_alerts
     routes = TableRoutes(lobby_locator(backends, settings.lobby_address))
     options: dict[str, Any] = {"interceptors": [door], "read_max_bytes": settings.max_request_bytes}
-
-    def forwarder(service: str, address: str = "", routed: bool = False) -> Any:
-        return cast(
-            Any,
-            StaffForwarder(
-                service,
-                door,
-                backends,
-                address=address,
-                routes=routes if routed else None,
-                revocations=revocations,
-            ),
-        )
-
     apps: dict[str, Any] = {
         STAFF_GATEWAY_SERVICE: staff_connect.StaffGatewayServiceASGIApplication(
             StaffGatewayApi(door, sign_ins, alerts, time.time, revocations), **options
         ),
-        LOBBY_SERVICE: lobby_connect.LobbyServiceASGIApplication(
-            forwarder(LOBBY_SERVICE, settings.lobby_address), **options
-        ),
-        TABLE_SERVICE: table_connect.TableServiceASGIApplication(
-            forwarder(TABLE_SERVICE, routed=True), **options
-        ),
-        CASHIER_SERVICE: cashier_connect.CashierServiceASGIApplication(
-            forwarder(CASHIER_SERVICE, settings.cashier_address), **options
-        ),
-        HISTORY_SERVICE: history_connect.HistoryServiceASGIApplication(
-            forwarder(HISTORY_SERVICE, settings.history_address), **options
-        ),
-        FAIRNESS_SERVICE: fairness_connect.FairnessServiceASGIApplication(
-            forwarder(FAIRNESS_SERVICE, settings.fairness_address), **options
+        **forwarded_apps(
+            StaffForwarder, door, backends, settings, routes, revocations, options, lobby_routed=False
         ),
     }
     assets = WebAssets.load(settings.web_root / STAFF_FOLDER, csp=STAFF_CONTENT_SECURITY_POLICY)
