@@ -16,6 +16,13 @@ release run: rhea (risk and finance) finds her own release request offering her 
 approves rita's, and the dumper's next SitDown is no longer refused. A run in Russian: every screen's words are Russian, the play figures'
 tiles too.
 
+Two more players are seated at ROOM's table (display names of their own) before the flow: rita
+watches that table live through the staff door (the spectators' view: the seated names, no face-up
+hole card of anyone), and opens one of the case's hands in the players' replayer, every seat's hole
+cards face up (those of the record as risk reads it: GetHand). olga (support) writes a note on one of
+the seated players and finds it listed; checked here through ListAuditEvents (OPERATOR_NOTE, the dumper), and in
+the exported trail the RecordAuditEvent staff action with the note's words as its reason.
+
 Screenshots (1280x800, and 390x844) go to the artefacts folder as the other browser tests' do; the
 sign-in, dashboard, fair-play case, money queue and audit screens are copied to
 docs/img/backoffice-*.png with POKER_UPDATE_DOCS_IMAGES=1 (PNGs under 150 KB).
@@ -68,7 +75,15 @@ ROOM = "nlhe-gram-classic"
 FUNDING = 250_000
 CHIP = 10**6  # nanoGRAM per GRAM-pool chip
 DOCS_IMAGES = ROOT / "docs" / "img"
-DOCS_SHOTS = ("sign-in", "dashboard", "fair-play-case", "money-queue", "audit")
+DOCS_SHOTS = (
+    "sign-in",
+    "dashboard",
+    "fair-play-case",
+    "money-queue",
+    "audit",
+    "live-table",
+    "player-notes",
+)
 FIGURES_RAKES = (10, 5)  # the rake of each hand settled through the cashier for the dashboard's figures
 SITDOWN_DEADLINE = 30.0  # seconds for an approved release to reach the next SitDown
 DOCS_IMAGE_MAX_BYTES = 150 * 1024
@@ -108,6 +123,9 @@ class Cluster:
     dumper: str
     receiver: str
     artefacts: Path
+    live_table: str = ""
+    seated_names: tuple[str, ...] = ()
+    name: str = ""
 
 
 def artefacts_folder() -> Path:
@@ -230,6 +248,18 @@ def releases(history_address: str, state: int) -> list[history_pb2.ReleaseReques
     return list(reply.releases)
 
 
+def hold_as_risk(history_address: str, player: str) -> None:
+    """An operator's hold of the player, by another member of risk than the console's."""
+    with grpc.insecure_channel(history_address) as channel:
+        history_pb2_grpc.HistoryServiceStub(channel).HoldPlayer(
+            history_pb2.HoldPlayerRequest(
+                request_id=f"desk-hold-{uuid.uuid4().hex[:8]}", player_id=player, reason="review by the desk"
+            ),
+            metadata=auth_metadata("risk-desk", "risk"),
+            timeout=10,
+        )
+
+
 def decide_as_risk(history_address: str, request_id: str) -> tuple[grpc.StatusCode, str]:
     """DecideRelease by a staff member of risk only (the asker's role): the refusal."""
     with grpc.insecure_channel(history_address) as channel:
@@ -250,6 +280,74 @@ def decide_as_risk(history_address: str, request_id: str) -> tuple[grpc.StatusCo
                 raise
             return call.code(), reason_of(call)
     return grpc.StatusCode.OK, ""
+
+
+# Two players seated at ROOM's table for the staff to watch live (Cyrillic names: the Russian run's
+# log lines name them), at seats the flow's SitDowns leave alone.
+WATCHED = (("Вера Лейн", 2), ("Зоя Парк", 3))
+
+
+def seat_watched_players(services: dict[str, ServiceProcess], name: str) -> str:
+    """Two funded players with display names seated at ROOM's table (the one JoinTable gives the
+    first): a table with a hand running for the staff to spectate; its id."""
+    table_id = ""
+    for number, (display_name, seat) in enumerate(WATCHED):
+        player = f"watch{name}{number}"
+        fund(services["cashier"].address, player)
+        me = auth_metadata(player, "player")
+        with grpc.insecure_channel(services["lobby"].address) as channel:
+            lobby = lobby_pb2_grpc.LobbyServiceStub(channel)
+            lobby.SetDisplayName(
+                lobby_pb2.SetDisplayNameRequest(request_id=f"{player}-name", display_name=display_name),
+                metadata=me,
+                timeout=10,
+            )
+            joined = lobby.JoinTable(lobby_pb2.JoinTableRequest(room_id=ROOM), metadata=me, timeout=10)
+        table_id = table_id or joined.table_id
+        with grpc.insecure_channel(joined.address or services["table"].address) as channel:
+            table_pb2_grpc.TableServiceStub(channel).SitDown(
+                table_pb2.SitDownRequest(
+                    request_id=f"sit-{player}", table_id=table_id, seat=seat, buy_in=1000
+                ),
+                metadata=me,
+                timeout=15,
+            )
+    return table_id
+
+
+def unseat_watched_players(services: dict[str, ServiceProcess], name: str, table_id: str) -> None:
+    """The watched players leave the table again (the flow's own SitDowns then find the table as
+    they did before: no hand runs with the case's players)."""
+    for number in range(len(WATCHED)):
+        player = f"watch{name}{number}"
+        with grpc.insecure_channel(services["table"].address) as channel:
+            table_pb2_grpc.TableServiceStub(channel).LeaveTable(
+                table_pb2.LeaveTableRequest(request_id=f"leave-{player}", table_id=table_id),
+                metadata=auth_metadata(player, "player"),
+                timeout=15,
+            )
+
+
+def notes_on(history_address: str, player: str) -> list[history_pb2.AuditEvent]:
+    """The notes on a player as support reads them (ListAuditEvents, OPERATOR_NOTE), newest first."""
+    with grpc.insecure_channel(history_address) as channel:
+        reply = history_pb2_grpc.HistoryServiceStub(channel).ListAuditEvents(
+            history_pb2.ListAuditEventsRequest(
+                kind="OPERATOR_NOTE", player_id=player, page=common_pb2.PageRequest(page_size=50)
+            ),
+            metadata=SUPPORT,
+            timeout=10,
+        )
+    return list(reply.events)
+
+
+def hand_as_risk(history_address: str, hand_id: str) -> history_pb2.HandRecord:
+    with grpc.insecure_channel(history_address) as channel:
+        reply = history_pb2_grpc.HistoryServiceStub(channel).GetHand(
+            history_pb2.GetHandRequest(hand_id=hand_id), metadata=RISK, timeout=10
+        )
+    hand: history_pb2.HandRecord = reply.hand
+    return hand
 
 
 def sit_down(services: dict[str, ServiceProcess], player: str, seat: int) -> tuple[grpc.StatusCode, str]:
@@ -306,7 +404,17 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
             for player in figures_players:
                 fund(services["cashier"].address, player)
             settle_hands(services["cashier"].address, figures_players, FIGURES_RAKES)
-            yield Cluster(services, door, dumper, receiver, artefacts_folder())
+            live_table = seat_watched_players(services, name)
+            yield Cluster(
+                services,
+                door,
+                dumper,
+                receiver,
+                artefacts_folder(),
+                live_table,
+                tuple(n for n, _ in WATCHED),
+                name,
+            )
 
 
 def test_staff_hold_a_dumper_fund_the_house_by_four_eyes_and_find_it_all_in_the_audit_trail(
@@ -322,7 +430,10 @@ def test_staff_hold_a_dumper_fund_the_house_by_four_eyes_and_find_it_all_in_the_
         "flow",
         cluster.dumper,
         str(FUNDING),
-        timeout=300,
+        cluster.receiver,
+        cluster.live_table,
+        ",".join(cluster.seated_names),
+        timeout=420,
         artefacts=cluster.artefacts,
     )
     print(f"browser run: {time.monotonic() - started:.1f} s")
@@ -350,6 +461,27 @@ def test_staff_hold_a_dumper_fund_the_house_by_four_eyes_and_find_it_all_in_the_
                 figures,
             )
     assert shown["titles"] == ["Hands in the last hour", "Rake today, since 00:00 UTC"], shown
+
+    # The live table: the spectators' view with the seated names and no face-up hole card.
+    live = by_step["live table"]
+    assert {s["name"] for s in live["seats"]} >= set(cluster.seated_names), live
+    assert all(s["faceUp"] == [] for s in live["seats"]), live
+    # The replayer showed every seat's hole cards: those of the whole record as risk reads it.
+    replay = by_step["replayer"]
+    record = hand_as_risk(cluster.services["history"].address, replay["hand"])
+    held = {seat.seat: [c.text for c in seat.hole_cards] for seat in record.seats}
+    assert len(held) == 2, held
+    assert all(len(cards) == 2 and all(cards) for cards in held.values()), held
+    assert {s["seat"]: s["cards"] for s in replay["deal"]} == held, (replay, held)
+    # olga's note, as ListAuditEvents answers it: the newest note on the watched player, by olga.
+    note = by_step["note"]
+    assert note["player"].startswith("watch"), note
+    [first, *_] = notes_on(cluster.services["history"].address, note["player"])
+    assert (first.kind, first.actor, first.details) == ("OPERATOR_NOTE", "olga", note["words"]), first
+    assert (first.subject, list(first.player_ids)) == (note["player"], [note["player"]]), first
+    assert first.event_id == note["notes"][0]["event"], (first.event_id, note)
+
+    unseat_watched_players(cluster.services, cluster.name, cluster.live_table)
 
     # The hold reaches the player at the table: the next SitDown is refused. The partner is under
     # the case's withdrawal hold only (docs/integrity.md): a seat is still theirs to take.
@@ -410,11 +542,17 @@ def test_staff_hold_a_dumper_fund_the_house_by_four_eyes_and_find_it_all_in_the_
     assert decide["staff_action"]["mutating"] is True
     refused = one("fedor", "DecideHouseFunding", "PERMISSION_DENIED")
     assert refused["staff_action"]["reason"] == "FOUR_EYES_REQUIRED"
+    noted = one("olga", "RecordAuditEvent")
+    assert noted["staff_action"]["why"] == note["words"], noted
+    assert sorted(noted["staff_action"]["roles"]) == ["operations", "support"], noted
     asked = one("fedor", "RequestHouseFunding")
     assert asked["staff_action"]["why"] == "Top up the GRAM house bank before the weekend"
 
     # fedor (finance) approves rita's release in the money screen; rhea's own request offered her
-    # no decision. The hold is lifted: the dumper's next SitDown is no longer refused.
+    # no decision. The hold is lifted: the dumper's next SitDown is no longer refused. rhea's request
+    # is about an operator's hold of the partner (ReleasePlayer ends an operator's hold; the case's
+    # automatic withdrawal hold is released by resolving the case), placed here by the risk desk.
+    hold_as_risk(history_address, cluster.receiver)
     released = run_page_script(
         cluster.door,
         "backoffice.mjs",
@@ -445,6 +583,7 @@ def test_staff_hold_a_dumper_fund_the_house_by_four_eyes_and_find_it_all_in_the_
     assert (
         set(DOCS_SHOTS)
         | {"dashboard-390", "audit-390", "money-own-request", "money-own-release", "money-releases"}
+        | {"case-replayer", "live-table", "player-notes"}
         <= shots
     ), shots
     if os.environ.get("POKER_UPDATE_DOCS_IMAGES") == "1":
@@ -464,6 +603,9 @@ def test_every_screen_of_the_console_reads_in_russian(cluster: Cluster) -> None:
         "russian",
         cluster.dumper,
         str(FUNDING),
+        cluster.receiver,
+        cluster.live_table,
+        ",".join(cluster.seated_names),
         timeout=240,
         artefacts=cluster.artefacts / "russian",
     )
@@ -474,11 +616,14 @@ def test_every_screen_of_the_console_reads_in_russian(cluster: Cluster) -> None:
         "rooms",
         "a room",
         "players",
+        "a player",
         "audit",
         "case queue",
         "a case",
         "dashboard (finance)",
         "money",
+        "a live table",
+        "a hand in the replayer",
     } <= set(checked), checked
     assert all(s["foreign"] == [] for s in steps if s["step"] == "russian")
     [tiles] = [s for s in steps if s["step"] == "russian figures"]
@@ -585,10 +730,10 @@ def test_each_role_sees_only_its_screens_and_refusals_read_in_words(tmp_path: Pa
         },
     )
     assert [line["screens"] for line in lines if "screens" in line] == [
-        ["dashboard", "players", "fairplay", "audit"],
-        ["dashboard", "players", "money", "audit"],
+        ["dashboard", "rooms", "players", "fairplay", "audit"],
+        ["dashboard", "rooms", "players", "money", "audit"],
         ["dashboard", "rooms", "players", "audit"],
-        ["dashboard", "audit"],
+        ["dashboard", "rooms", "audit"],
     ]
     assert [line["refusal"] for line in lines if "refusal" in line] == [
         "Your role does not allow this.",

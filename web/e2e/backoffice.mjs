@@ -18,12 +18,16 @@
 //            no `{parameter}`.
 // Each page is a fresh browser context (its own sessionStorage), as another person's browser.
 // Prints one JSON line per step; exits non-zero naming the first check that failed.
-// Usage: node backoffice.mjs <staff door url> <artefacts dir> <flow|release|russian> <dumper> <amount> [partner]
+//   The flow also: rita watches the live table <table> where the test seated <names> (the spectators'
+//            view through the staff door: the seated names, no face-up hole card of anyone), and
+//            opens one of the case's hands in the replayer (every seat's hole cards face up); olga
+//            (support) writes a note on the first of <names> and finds it listed with her name.
+// Usage: node backoffice.mjs <staff door url> <artefacts dir> <flow|release|russian> <dumper> <amount> [partner] [table] [names, comma-separated]
 import { chromium } from "playwright-core";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 
-const [url, artefacts, mode, dumper, amount, partner] = process.argv.slice(2);
+const [url, artefacts, mode, dumper, amount, partner, liveTableId, seatedNames] = process.argv.slice(2);
 mkdirSync(artefacts, { recursive: true });
 const started = Date.now();
 const say = (step, extra = {}) => console.log(JSON.stringify({ step, seconds: Math.round((Date.now() - started) / 100) / 10, ...extra }));
@@ -113,7 +117,7 @@ async function flow() {
     figures: await playFigures(rita.page),
   };
   say("rita dashboard", dashboard);
-  check(JSON.stringify(menu) === JSON.stringify(["menu-dashboard", "menu-players", "menu-fairplay", "menu-audit"]), "risk's screens", dashboard);
+  check(JSON.stringify(menu) === JSON.stringify(["menu-dashboard", "menu-rooms", "menu-players", "menu-fairplay", "menu-audit"]), "risk's screens", dashboard);
   check(dashboard.house.includes("Read by: finance, operations"), "a tile risk cannot read says who reads it", dashboard);
   check(/open case/.test(dashboard.cases), "the open cases", dashboard);
   check(/not connected|No alert|alert/i.test(dashboard.alerts), "the alerts tile", dashboard);
@@ -135,6 +139,26 @@ async function flow() {
   check(evidence.some((row) => row.startsWith("Hands together")) && caseView.hands > 0, "the case's evidence and hands", caseView);
   await rita.page.click("#case-hands button[data-hand]");
   await rita.page.waitForSelector("#case-hand #hand-view");
+  // The replayer: every seat's hole cards face up from the deal, to the last step.
+  await rita.page.waitForSelector("#case-hand #replayer .seat");
+  const replayed = async () => rita.page.$$eval("#case-hand #replayer .seat", (seats) => seats.map((s) => ({
+    seat: Number(s.getAttribute("data-seat")),
+    cards: [...s.querySelectorAll(".seat-cards .card")].map((c) => c.getAttribute("data-card") ?? "back"),
+  })));
+  const replay = {
+    hand: await rita.page.getAttribute("#case-hand #replayer", "data-hand"),
+    deal: await replayed(),
+    at: await text(rita.page, "#replay-step"),
+  };
+  await rita.page.click("#replay-last");
+  replay.last = await replayed();
+  replay.lastAt = await text(rita.page, "#replay-step");
+  replay.lines = await rita.page.$$eval("#replay-text li", (all) => all.map((l) => l.textContent));
+  say("replayer", replay);
+  check(replay.deal.length >= 2 && replay.deal.every((s) => s.cards.length === 2 && s.cards.every((c) => c !== "back")), "every hole card face up in the replayer", replay);
+  check(JSON.stringify(replay.last.map((s) => s.cards)) === JSON.stringify(replay.deal.map((s) => s.cards)), "the same cards at the last step", replay);
+  await rita.page.$eval("#case-hand", (e) => e.scrollIntoView({ block: "start" }));
+  await shot(rita.page, "case-replayer");
   // The hold: without a reason the form says so and sends nothing; with one it goes through.
   await rita.page.selectOption("#hold-form select[name=player_id]", dumper);
   await rita.page.selectOption("#hold-form select[name=hold]", "hold");
@@ -175,7 +199,78 @@ async function flow() {
   say("release asked", release);
   check(!!release.requestId && release.row.includes("awaits finance") && release.row.includes(releaseWhy), "the case lists the release pending", release);
   check(release.decisions === 0 && !release.menu.includes("menu-money"), "risk is offered no decision on its own release", release);
+
+  // The live table where the test seated two players: the spectators' view, late, no hidden card.
+  await rita.page.click("#menu-rooms");
+  await rita.page.click('#rooms button.open-room[data-room="nlhe-gram-classic"]');
+  const watchButton = `button.watch-table[data-table="${liveTableId}"]`;
+  await rita.page.waitForSelector(watchButton);
+  await rita.page.click(watchButton);
+  const names = (seatedNames ?? "").split(",").filter(Boolean);
+  await rita.page.waitForFunction((wanted) => {
+    const shown = [...document.querySelectorAll("#live-seat-table .seat-name")].map((e) => e.textContent);
+    return wanted.every((n) => shown.includes(n));
+  }, names, { timeout: 60_000 });
+  const live = await rita.page.evaluate(() => ({
+    table: document.querySelector("#live-table")?.getAttribute("data-table"),
+    link: document.querySelector("#live-link")?.getAttribute("data-link"),
+    linkText: document.querySelector("#live-link")?.textContent,
+    state: document.querySelector("#live-state")?.textContent,
+    turn: document.querySelector("#live-turn")?.textContent,
+    pot: document.querySelector("#live-pot")?.textContent,
+    seats: [...document.querySelectorAll("#live-seat-table tbody tr")].map((r) => ({
+      seat: r.getAttribute("data-seat"),
+      name: r.querySelector(".seat-name")?.textContent,
+      cells: [...r.querySelectorAll("td")].map((c) => c.textContent),
+      faceUp: [...r.querySelectorAll(".seat-cards .card[data-card]")].map((c) => c.getAttribute("data-card")),
+      down: r.querySelectorAll(".seat-cards .card.back").length,
+    })),
+    log: [...document.querySelectorAll("#live-log li")].map((l) => l.textContent).slice(-4),
+    opened: document.querySelector("#live-table")?.getAttribute("data-opened"),
+  }));
+  say("live table", live);
+  check(live.table === liveTableId && live.link === "live", "the spectator stream is live", live);
+  check(names.every((n) => live.seats.some((s) => s.name === n)), "the seated names", live);
+  check(live.seats.every((s) => s.faceUp.length === 0), "no hidden card of anyone", live);
+  await rita.page.$eval("#live-table", (e) => e.scrollIntoView({ block: "start" }));
+  await shot(rita.page, "live-table");
+  // Leaving the screen closes the stream.
+  await rita.page.click("#menu-fairplay");
+  await rita.page.waitForSelector("#screen-fairplay");
+  check(!(await rita.page.$("#live-table")), "the live table closed with the screen");
   await rita.context.close();
+
+  // olga (support): a note on the first seated player (found by name: the lobby knows them), listed
+  // with her name.
+  const olga = await open("olga");
+  await signIn(olga.page, "olga");
+  await olga.page.click("#menu-players");
+  await olga.page.fill("#player-query", names[0]);
+  await olga.page.click("#player-search-button");
+  await olga.page.waitForSelector("button.open-player");
+  const noted = await olga.page.getAttribute("button.open-player", "data-player");
+  await olga.page.click("button.open-player");
+  await olga.page.waitForSelector("#note-form");
+  await settled(olga.page);
+  // Without words the note is not sent (the field is required).
+  await olga.page.click("#note-save");
+  check(await olga.page.$eval("#note-text", (t) => t.validity.valueMissing), "an empty note is not sent");
+  const noteWords = `Called the player about the held chips: they will send ID on Monday (${Date.now()})`;
+  await olga.page.fill("#note-text", noteWords);
+  await olga.page.click("#note-save");
+  await olga.page.waitForSelector("#note-form-status.ok", { timeout: 30_000 });
+  await olga.page.waitForSelector("#player-notes li.note");
+  const notes = await olga.page.$$eval("#player-notes li.note", (all) => all.map((n) => ({
+    event: n.getAttribute("data-event"),
+    actor: n.getAttribute("data-actor"),
+    text: n.querySelector(".note-text")?.textContent,
+    head: n.querySelector(".note-head")?.textContent,
+  })));
+  say("note", { player: noted, words: noteWords, notes });
+  check(notes[0]?.text === noteWords && notes[0]?.actor === "olga", "the note listed first with its author", { notes });
+  await olga.page.$eval("#player-notes-panel", (e) => e.scrollIntoView({ block: "start" }));
+  await shot(olga.page, "player-notes");
+  await olga.context.close();
 
   // fedor (finance): asks; his own request offers no approval, and forcing it is refused.
   const fedor = await open("fedor");
@@ -407,15 +502,25 @@ async function inRussian() {
   await olga.page.click("#room-detail details.fold summary");
   await russian(olga.page, "a room");
   await shot(olga.page, "ru-rooms");
+  await olga.page.click('#rooms button.open-room[data-room="nlhe-gram-classic"]');
+  await olga.page.waitForSelector("button.watch-table");
+  await olga.page.click("button.watch-table");
+  await olga.page.waitForSelector('#live-link[data-link="live"]', { timeout: 60_000 });
+  await olga.page.waitForSelector("#live-state");
+  await russian(olga.page, "a live table");
+  await shot(olga.page, "ru-live-table");
   await olga.page.click("#menu-players");
-  await olga.page.fill("#player-query", dumper.slice(0, 4));
+  // A seated player (the lobby knows them by name; their notes panel holds the flow's note).
+  const seated = (seatedNames ?? "").split(",").filter(Boolean);
+  await olga.page.fill("#player-query", seated[0] ?? dumper.slice(0, 4));
   await olga.page.click("#player-search-button");
   await olga.page.waitForSelector("#player-results ul, #player-results p");
   await russian(olga.page, "players");
-  const found = await olga.page.$(`button.open-player[data-player="${dumper}"]`);
+  const found = await olga.page.$(seated.length ? "button.open-player" : `button.open-player[data-player="${dumper}"]`);
   if (found) {
     await found.click();
     await olga.page.waitForSelector("#balances");
+    await olga.page.waitForSelector("#player-notes, #notes-none");
     await russian(olga.page, "a player");
     await shot(olga.page, "ru-player");
   }
@@ -433,6 +538,10 @@ async function inRussian() {
   await rita.page.waitForSelector("#case-evidence table");
   await rita.page.waitForSelector("#case-releases table");
   await russian(rita.page, "a case");
+  await rita.page.click("#case-hands button[data-hand]");
+  await rita.page.waitForSelector("#case-hand #replayer .seat");
+  await rita.page.click("#replay-next");
+  await russian(rita.page, "a hand in the replayer");
   await shot(rita.page, "ru-fair-play-case");
   await rita.context.close();
 

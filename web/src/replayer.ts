@@ -149,8 +149,10 @@ interface SeatState {
   allIn: boolean;
 }
 
-/** What is drawn at `step` (clamped to the hand's steps) of the hand, for the reader `me`. */
-export function replayFrame(record: HandRecord, me: string, step: number): ReplayFrame {
+/** What is drawn at `step` (clamped to the hand's steps) of the hand, for the reader `me`. With
+ * `everyCard` (the staff console: history gives staff the whole hand), every hole card the record
+ * shows is face up from the deal; a card the record hides stays down either way. */
+export function replayFrame(record: HandRecord, me: string, step: number, everyCard = false): ReplayFrame {
   const steps = replaySteps(record);
   const at = Math.max(0, Math.min(steps - 1, Math.floor(step)));
   const seats = new Map<number, SeatState>();
@@ -158,7 +160,7 @@ export function replayFrame(record: HandRecord, me: string, step: number): Repla
     const who = replayName(s, me);
     // Only the reader's own cards are face up from the deal (as the record gives them: a hidden one
     // stays down); everyone else's are down until they show them.
-    const cards = s.holeCards.map((c) => (who.you && !c.hidden && c.text ? c.text : null));
+    const cards = s.holeCards.map((c) => ((who.you || everyCard) && !c.hidden && c.text ? c.text : null));
     seats.set(s.seat, { record: s, who, stack: s.startingStack, bet: 0n, cards, folded: false, allIn: false });
   }
   const whoAt = (seat: number): Who => seats.get(seat)?.who ?? { name: t("seat.label", { seat: seat + 1 }), you: false };

@@ -27,7 +27,8 @@ function streetWords(street: StreetCode): string {
   }
 }
 
-export function replayerView(record: HandRecord, me: string, onClose: () => void): ReplayerView {
+/** The replayer of `record` for the reader `me`; `everyCard`: every hole card face up (staff). */
+export function replayerView(record: HandRecord, me: string, onClose: () => void, everyCard = false): ReplayerView {
   const steps = replaySteps(record);
   let step = 0;
   let timer = 0;
@@ -81,7 +82,7 @@ export function replayerView(record: HandRecord, me: string, onClose: () => void
   }
 
   function draw(): void {
-    const frame = replayFrame(record, me, step);
+    const frame = replayFrame(record, me, step, everyCard);
     street.textContent = streetWords(frame.street);
     board.replaceChildren(...frame.board.map((c) => card(c)));
     pot.replaceChildren(...(frame.pot > 0n ? [h("span", { class: "pot" }, t("pot.amount", { pot: t("pot.single"), amount: frame.pot }))] : []));

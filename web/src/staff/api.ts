@@ -32,9 +32,13 @@ const transport = createConnectTransport({
   defaultTimeoutMs: 15_000,
 });
 
+// The spectator's stream lives as long as the screen watches: no deadline.
+const streaming = createConnectTransport({ baseUrl: location.origin, useBinaryFormat: true, interceptors: [bearer] });
+
 export const door = createClient(StaffGatewayService, transport);
 export const lobby = createClient(LobbyService, transport);
 export const table = createClient(TableService, transport);
+export const tableStreams = createClient(TableService, streaming);
 export const cashier = createClient(CashierService, transport);
 export const history = createClient(HistoryService, transport);
 

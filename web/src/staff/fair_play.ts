@@ -10,7 +10,7 @@ import { caseKindName, caseRoleName, holdStateName, resolutionName, st, type Sta
 import { because, history } from "./api";
 import { asciiReason } from "./reason";
 import type { Signed } from "./session";
-import { handView } from "./players";
+import { openHand, stopReplay } from "./hand_replay";
 import { actionForm, field, load, panel, poolName, select, table, when } from "./widgets";
 import { concerns, pendingFirst, releasesIn, releaseTable } from "./releases";
 import { CaseResolution, ReleaseRequestState, type CaseEvidence, type FairPlayCase, type ReleaseRequest } from "../gen/poker/history/v1/history_pb";
@@ -140,7 +140,7 @@ function caseDetail(out: HTMLElement, s: Signed, caseId: string, refreshQueue: (
         h(
           "ul",
           { class: "hands-list inline" },
-          ...c.handIds.map((id) => h("li", {}, h("button", { type: "button", class: "link-button", "data-hand": id, onclick: () => void load(opened, async () => handView((await history.getHand({ handId: id })).hand!)) }, id))),
+          ...c.handIds.map((id) => h("li", {}, h("button", { type: "button", class: "link-button", "data-hand": id, onclick: () => openHand(opened, id) }, id))),
         ),
         opened,
       ),
@@ -196,7 +196,7 @@ function caseDetail(out: HTMLElement, s: Signed, caseId: string, refreshQueue: (
   });
 }
 
-export function showFairPlay(root: HTMLElement, s: Signed): void {
+export function showFairPlay(root: HTMLElement, s: Signed): () => void {
   const queue = h("div", { id: "case-queue" });
   const detail = h("div", { id: "case-detail", class: "detail" });
   const refreshQueue = (): void => {
@@ -228,4 +228,5 @@ export function showFairPlay(root: HTMLElement, s: Signed): void {
   };
   refreshQueue();
   root.append(h("h2", {}, st("menu.fairplay")), panel("case-queue-panel", st("cases.queue"), queue), detail);
+  return stopReplay;
 }

@@ -1,56 +1,19 @@
 // Players (support, risk, finance): find a player by id or by the start of their name, then their
-// balances and open seat, their statement (paged), their hands (support, risk; one opened with every
-// card), the requests to release their hold and where they stand (risk, finance: releases.ts) and, for
-// support, muting them in the chat.
-import { h, chips, signedChips, cardText } from "../ui";
-import { formatNumber } from "../i18n";
-import { playWord, st, transferKindName } from "../i18n/staff_words";
+// balances and open seat, their statement (paged), their hands (support, risk; one opened in the
+// players' replayer with every card: hand_replay.ts), the notes on them (support, risk: notes.ts), the
+// requests to release their hold and where they stand (risk, finance: releases.ts) and, for support,
+// muting them in the chat.
+import { h, chips, signedChips } from "../ui";
+import { st, transferKindName } from "../i18n/staff_words";
 import { because, cashier, history, lobby, table as tableService } from "./api";
 import { may } from "./roles";
 import type { Signed } from "./session";
 import { actionForm, field, input, load, panel, poolName, select, table, when } from "./widgets";
 import { concerns, pendingFirst, releasesIn, releaseTable } from "./releases";
+import { openHand, stopReplay } from "./hand_replay";
+import { notesPanel } from "./notes";
 import { ChipPool } from "../gen/poker/common/v1/common_pb";
-import type { HandRecord } from "../gen/poker/history/v1/history_pb";
 import { SeatSessionState } from "../gen/poker/cashier/v1/cashier_pb";
-
-function cards(list: readonly { text: string; hidden: boolean }[]): string {
-  return list.map((c) => (c.hidden || !c.text ? "▒" : cardText(c.text))).join(" "); // i18n-neutral: card notation
-}
-
-/** A hand as staff read it: the seats with every card, the board, the actions, the pots. */
-export function handView(hand: HandRecord): HTMLElement {
-  const seatName = (seat: number): string => {
-    const s = hand.seats.find((x) => x.seat === seat);
-    return s ? s.displayName || s.playerId : st("hand.seat_number", { seat: seat + 1 });
-  };
-  return h(
-    "div",
-    { class: "hand", id: "hand-view", "data-hand": hand.handId },
-    h("h4", {}, st("hand.title", { hand: hand.handId, table: hand.tableId })),
-    h("p", { class: "muted" }, st("hand.when", { start: when(hand.startTime), end: when(hand.endTime), pool: poolName(hand.pool) })),
-    hand.voided ? h("p", { class: "warn" }, st("hand.voided")) : null,
-    table(
-      [st("hand.seat"), st("hand.player"), st("hand.cards"), st("hand.start_stack"), st("hand.result")],
-      hand.seats.map((s) => [
-        formatNumber(s.seat + 1),
-        h("span", {}, s.displayName || s.playerId, " ", h("code", { class: "muted" }, s.playerId)),
-        cards(s.holeCards),
-        chips(s.startingStack),
-        h("span", { class: s.netResult > 0n ? "ok" : s.netResult < 0n ? "bad" : "" }, signedChips(s.netResult)),
-      ]),
-    ),
-    h("p", {}, st("hand.board", { cards: hand.board.length ? cards(hand.board) : "—" })),
-    h(
-      "ol",
-      { class: "actions-list" },
-      ...hand.actions.map((a) =>
-        h("li", {}, st("hand.action", { street: playWord(a.street), player: seatName(a.seat), action: playWord(a.kind), amount: a.to || a.amount, ms: a.decisionMs })),
-      ),
-    ),
-    h("p", {}, st("hand.pots", { pots: hand.pots.map((p) => chips(p.amount)).join(" + ") || "0", rake: hand.rake })),
-  );
-}
 
 function balancesOf(out: HTMLElement, playerId: string): void {
   void load(out, async () => {
@@ -120,7 +83,7 @@ function handsOf(out: HTMLElement, playerId: string): void {
           h(
             "li",
             { "data-hand": hand.handId },
-            h("button", { type: "button", class: "link-button", onclick: () => void load(opened, async () => handView((await history.getHand({ handId: hand.handId })).hand!)) }, hand.handId),
+            h("button", { type: "button", class: "link-button open-hand", "data-hand": hand.handId, onclick: () => openHand(opened, hand.handId) }, hand.handId),
             " ",
             st("hands.line", { table: hand.tableId, time: when(hand.endTime), result: signedChips(hand.netResult) }),
           ),
@@ -136,6 +99,7 @@ function handsOf(out: HTMLElement, playerId: string): void {
 }
 
 function playerPanel(out: HTMLElement, s: Signed, playerId: string, name: string): void {
+  stopReplay();
   const balances = h("div", {});
   const statement = h("div", {});
   const hands = h("div", {});
@@ -148,6 +112,7 @@ function playerPanel(out: HTMLElement, s: Signed, playerId: string, name: string
     parts.push(panel("player-hands-panel", st("player.hands"), hands));
     handsOf(hands, playerId);
   }
+  if (may(s.roles, "notes")) parts.push(panel("player-notes-panel", st("notes.title"), notesPanel(playerId)));
   if (may(s.roles, "releases")) {
     const releases = h("div", { id: "player-release-list" });
     parts.push(panel("player-releases", st("player.releases"), releases));
@@ -178,7 +143,7 @@ function playerPanel(out: HTMLElement, s: Signed, playerId: string, name: string
   out.replaceChildren(...parts);
 }
 
-export function showPlayers(root: HTMLElement, s: Signed): void {
+export function showPlayers(root: HTMLElement, s: Signed): () => void {
   const query = input("query", { id: "player-query", type: "search", required: true, maxlength: 64, placeholder: st("players.query_hint") });
   const results = h("div", { id: "player-results" });
   const detail = h("div", { id: "player-detail", class: "detail" });
@@ -213,4 +178,5 @@ export function showPlayers(root: HTMLElement, s: Signed): void {
     h("div", { class: "row" }, query, h("button", { type: "submit", id: "player-search-button" }, st("players.search"))),
   );
   root.append(h("h2", {}, st("menu.players")), panel("players-search", st("players.find"), search, results), detail);
+  return stopReplay;
 }

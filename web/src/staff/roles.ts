@@ -12,6 +12,7 @@ export function parseRoles(roles: readonly string[]): Role[] {
 export const GRANTS = {
   listRooms: ROLES,
   listTables: ROLES,
+  spectate: ROLES, // SpectateTable (the public view, late; no hidden card), GetTableSnapshot
   getMaintenance: ROLES,
   changeRooms: ["operations"], // CreateRoom, UpdateRoom, Disable/EnableRoom, SetMaintenance, CreateInviteCode, UpdateAllowList
   listAllowList: ["support", "operations"],
@@ -27,6 +28,7 @@ export const GRANTS = {
   releases: ["finance", "risk"], // ListReleaseRequests
   decideRelease: ["finance"], // DecideRelease (never the staff member who asked: four-eyes)
   audit: ROLES,
+  notes: ["support", "risk"], // RecordAuditEvent (an OPERATOR_NOTE on a player)
   alerts: ROLES,
 } as const satisfies Record<string, readonly Role[]>;
 
@@ -41,7 +43,7 @@ export type ScreenName = "dashboard" | "rooms" | "players" | "fairplay" | "money
 export const SCREENS: readonly ScreenName[] = ["dashboard", "rooms", "players", "fairplay", "money", "audit"];
 const SCREEN_ROLES: Record<ScreenName, readonly Role[]> = {
   dashboard: ROLES,
-  rooms: ["operations", "support"],
+  rooms: ROLES, // every role reads rooms and tables and watches a live table; operations changes them
   players: ["support", "risk", "finance"],
   fairplay: ["risk"],
   money: ["finance"],

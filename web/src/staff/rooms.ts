@@ -13,6 +13,7 @@ import { may } from "./roles";
 import type { Signed } from "./session";
 import { allRooms } from "./dashboard";
 import { actionForm, checkbox, field, fold, input, load, panel, poolName, select, table, when } from "./widgets";
+import { liveTable, type LiveTable } from "./live_table";
 import { ChipPool, GameVariant } from "../gen/poker/common/v1/common_pb";
 import { RoomSchema, type Maintenance, type Room } from "../gen/poker/lobby/v1/lobby_pb";
 
@@ -145,8 +146,31 @@ function maintenanceForm(id: string, roomId: string, current: Maintenance | unde
   });
 }
 
+/** The live table open on the screen (one at a time), closed on leaving the screen. */
+let watching: LiveTable | null = null;
+
+function stopWatching(): void {
+  watching?.stop();
+  watching = null;
+}
+
+/** Opens a table's spectator stream in `area` (closing the one open before). */
+function watch(area: HTMLElement, tableId: string): void {
+  stopWatching();
+  const live = liveTable(tableId, () => {
+    if (watching === live) watching = null;
+    area.replaceChildren();
+  });
+  watching = live;
+  area.replaceChildren(live.element);
+  live.element.scrollIntoView({ block: "start" });
+}
+
 function roomDetail(out: HTMLElement, s: Signed, roomId: string, refreshList: () => void): void {
+  stopWatching();
   const operations = may(s.roles, "changeRooms");
+  const spectate = may(s.roles, "spectate");
+  const liveArea = h("div", { id: "live-area" });
   const reload = (): void => roomDetail(out, s, roomId, refreshList);
   void load(out, async () => {
     const [{ room }, maintenance] = await Promise.all([lobby.getRoom({ roomId }), lobby.getMaintenance({ roomId })]);
@@ -156,7 +180,7 @@ function roomDetail(out: HTMLElement, s: Signed, roomId: string, refreshList: ()
       const { tables } = await lobby.listTables({ roomId });
       if (!tables.length) return h("p", { class: "muted" }, st("tables.none"));
       return table(
-        [st("tables.table"), st("tables.seated"), st("tables.waiting"), st("tables.hand"), st("tables.average_pot"), st("tables.hands_per_hour"), st("tables.shard"), st("tables.players")],
+        [st("tables.table"), st("tables.seated"), st("tables.waiting"), st("tables.hand"), st("tables.average_pot"), st("tables.hands_per_hour"), st("tables.shard"), st("tables.players"), ""],
         tables.map((t) => [
           t.tableId,
           st("tables.seated_of", { seated: t.seatedPlayers, seats: t.seats }),
@@ -166,7 +190,7 @@ function roomDetail(out: HTMLElement, s: Signed, roomId: string, refreshList: ()
           formatNumber(t.handsPerHour),
           t.shardId || st("tables.no_shard"),
           t.takenSeats.map((seat) => st("tables.seat", { seat: seat.seat + 1, name: seat.displayName, stack: seat.stack })).join("; "), // the players' names: data
-
+          spectate ? h("button", { type: "button", class: "quiet watch-table", "data-table": t.tableId, onclick: () => watch(liveArea, t.tableId) }, st("tables.watch")) : null,
         ]),
         { id: "tables-of-room" },
       );
@@ -186,6 +210,7 @@ function roomDetail(out: HTMLElement, s: Signed, roomId: string, refreshList: ()
       ),
       h("h3", {}, st("tables.title")),
       tablesOut,
+      liveArea,
     ];
     if (room.private && may(s.roles, "listAllowList")) {
       const listOut = h("div", { id: "allow-list" });
@@ -263,7 +288,7 @@ function roomDetail(out: HTMLElement, s: Signed, roomId: string, refreshList: ()
   });
 }
 
-export function showRooms(root: HTMLElement, s: Signed): void {
+export function showRooms(root: HTMLElement, s: Signed): () => void {
   const operations = may(s.roles, "changeRooms");
   const listOut = h("div", { id: "rooms-list" });
   const detail = h("div", { id: "room-detail", class: "detail" });
@@ -322,4 +347,5 @@ export function showRooms(root: HTMLElement, s: Signed): void {
   }
   parts.push(panel("rooms-panel", st("rooms.catalogue"), listOut), detail);
   root.append(...parts);
+  return stopWatching;
 }

@@ -22,8 +22,13 @@ let current: Signed | null = null;
 let renewTimer = 0;
 const listeners: ((s: Signed | null, why: "signed" | "renewed" | "ended" | "out") => void)[] = [];
 
-export function onSessionChange(listener: (s: Signed | null, why: "signed" | "renewed" | "ended" | "out") => void): void {
+/** Calls `listener` at every change of the session; the function returned stops it. */
+export function onSessionChange(listener: (s: Signed | null, why: "signed" | "renewed" | "ended" | "out") => void): () => void {
   listeners.push(listener);
+  return () => {
+    const at = listeners.indexOf(listener);
+    if (at >= 0) listeners.splice(at, 1);
+  };
 }
 
 export function session(): Signed | null {
@@ -57,7 +62,7 @@ function set(signed: Signed | null, why: "signed" | "renewed" | "ended" | "out")
   } else {
     sessionStorage.removeItem(SESSION_KEY);
   }
-  for (const listener of listeners) listener(signed, why);
+  for (const listener of [...listeners]) listener(signed, why);
 }
 
 /** Renews the token (at its renew time); past the session's end, or refused, the session ends. */
