@@ -72,6 +72,24 @@ def payments() -> tuple[tuple[str, str], ...]:
     return metadata("payments", Role.SERVICE)
 
 
+def forget_redis_keys(url: str, prefix: str) -> None:
+    """Delete the keys under `prefix` (this run's own), in batches."""
+    import redis
+
+    client = redis.Redis.from_url(url)
+    try:
+        batch: list[bytes] = []
+        for key in client.scan_iter(match=f"{prefix}*", count=500):
+            batch.append(key)
+            if len(batch) >= 500:
+                client.delete(*batch)
+                batch = []
+        if batch:
+            client.delete(*batch)
+    finally:
+        client.close()
+
+
 @pytest.fixture(scope="module")
 def cluster(postgres_server_url: str) -> Iterator[ContainerCluster]:
     missing = why_no_container_tier()
@@ -104,6 +122,8 @@ def cluster(postgres_server_url: str) -> Iterator[ContainerCluster]:
             environment[f"POKER_{service.upper()}_DATABASE_URL"] = url
         if os.environ.get("POKER_TEST_REDIS_URL"):
             environment["POKER_REDIS_URL"] = os.environ["POKER_TEST_REDIS_URL"]
+            # This run's keys go with it (issue 39: runs left their room and table keys behind).
+            stack.callback(forget_redis_keys, os.environ["POKER_TEST_REDIS_URL"], f"poker-tier-{run_id}:")
         SUMMARY["image build"] = build_image(image)
         stack.callback(podman, "rmi", image, check=False)
         folders, client = issue_certificates(Path(stack.enter_context(tempfile.TemporaryDirectory())))
