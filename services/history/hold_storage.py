@@ -273,6 +273,15 @@ async def hold_request(session: AsyncSession, request_id: str) -> HoldRequest | 
     )
 
 
+async def lock_hold_request(session: AsyncSession, request_id: str) -> None:
+    """Lock a hold's claim row until the transaction ends (PostgreSQL; a no-op on SQLite)."""
+    await session.execute(
+        sa.select(hold_requests.c.request_id)
+        .where(hold_requests.c.request_id == request_id)
+        .with_for_update()
+    )
+
+
 async def latest_hold_change(session: AsyncSession, player_id: str) -> HoldRequest | None:
     """The player's last hold or release carried out through history (HoldPlayer, an approved
     ReleasePlayer), if any: which hold a release is about, and whether it is still the current one."""

@@ -72,6 +72,18 @@ async def release_by_decision(session: AsyncSession, decision_id: str) -> Releas
     return None if row is None else _row(row)
 
 
+async def approved_for_hold(session: AsyncSession, hold_request_id: str) -> bool:
+    """Whether a release of this hold was approved already (another request about the same hold)."""
+    c = release_requests.c
+    found = await session.scalar(
+        sa.select(c.request_id)
+        .where(c.hold_request_id == hold_request_id)
+        .where(c.state == ReleaseState.APPROVED.value)
+        .limit(1)
+    )
+    return found is not None
+
+
 async def insert_release(session: AsyncSession, asked: ReleaseRow) -> None:
     """A new pending request; one with this id raises IntegrityError."""
     await session.execute(

@@ -181,8 +181,16 @@ class Releases:
                             {"request_id": request_id},
                         )
                     if approve and not row.case_release:
+                        # Approvals of the hold take turns (its claim row locked; SQLite writes one at
+                        # a time anyway): of two requests about one hold, approved at once, one is.
+                        await hold_storage.lock_hold_request(session, row.hold_request_id)
                         current = await hold_storage.latest_hold_change(session, row.player_id)
-                        if current is None or current.request_id != row.hold_request_id or not current.held:
+                        if (
+                            current is None
+                            or current.request_id != row.hold_request_id
+                            or not current.held
+                            or await release_storage.approved_for_hold(session, row.hold_request_id)
+                        ):
                             # Released since (another request), or held again: this request was about
                             # a hold that is no longer the player's; reject it, and ask again if need be.
                             raise FailedPrecondition(

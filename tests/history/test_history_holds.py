@@ -6,6 +6,7 @@ no chip (the cashier's conservation audit balances throughout)."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from pathlib import Path
 
@@ -18,7 +19,7 @@ from service_runtime.auth import STAFF_ROLES
 from service_runtime.clients import create_channel
 from service_runtime.database import create_engine, create_session_factory
 from service_runtime.service_tokens import ServiceTokenSource
-from service_runtime.testing import DEV_KEYS, auth_metadata, running_server
+from service_runtime.testing import DEV_KEYS, auth_metadata, reason_of, running_server
 from services.cashier.application import Cashier
 from services.cashier.assembly import ACCESS as CASHIER_ACCESS
 from services.cashier.assembly import cashier_service
@@ -324,6 +325,24 @@ async def test_a_held_player_gets_no_new_seat_and_no_payout_until_released(
                     grpc.StatusCode.FAILED_PRECONDITION,
                     "WITHDRAWAL_HELD_FOR_REVIEW",
                 )
+                # Two requests about one hold approved at the same moment: one releases it, the other
+                # is outdated (never both, and never one stuck approved with nothing to lift).
+                await ask(f"{name}-rc")
+                await ask(f"{name}-rd")
+                answers = await asyncio.gather(
+                    history.DecideRelease(decide(f"{name}-dc", f"{name}-rc"), metadata=FINANCE),
+                    history.DecideRelease(
+                        decide(f"{name}-dd", f"{name}-rd"), metadata=auth_metadata("fedor", "finance")
+                    ),
+                    return_exceptions=True,
+                )
+                outcomes = sorted(
+                    reason_of(a) if isinstance(a, grpc.aio.AioRpcError) else "OK" for a in answers
+                )
+                assert outcomes == ["OK", "RELEASE_OUTDATED"], answers
+                paid = await cashier.Withdraw(withdrawal(f"{name}-w10", receiver, 10), metadata=PAYMENTS)
+                assert paid.transfer.amount == 10
+                await hold(f"{name}-h9")
                 # A decision id is its decider's: another member of finance cannot take it over.
                 await expect_error(
                     history.DecideRelease(
