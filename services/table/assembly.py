@@ -37,6 +37,7 @@ from services.table.log.event_log import FileEventLog, HandEventLog, RedisEventL
 from services.table.log.record_outbox import FileOutbox, RecordOutbox, RedisOutbox
 from services.table.ownership.shard import HouseSetup, TableShard
 from services.table.ownership.table_access import TableAccess
+from services.table.ports.clock import WALL_CLOCK, Clock
 from services.table.ports.dependencies import CashierClient, FairnessClient, HouseCashier
 from services.table.ports.history_sink import HistoryRecordSink
 from services.table.ports.rooms import LobbyRoomSource
@@ -186,7 +187,8 @@ def house_setup(
     )
 
 
-async def assemble(settings: TableSettings) -> Assembly:
+async def assemble(settings: TableSettings, *, clock: Clock = WALL_CLOCK) -> Assembly:
+    """The shard and its API. `clock`: the tables' time (ports/clock.py); the wall's but in tests."""
     token = ServiceTokenSource(
         TokenKeys.from_settings(settings.auth_keys), SERVICE_SUBJECT, ttl_seconds=TOKEN_TTL_SECONDS
     )
@@ -249,7 +251,11 @@ async def assemble(settings: TableSettings) -> Assembly:
     if redis_client is not None:
         # Chat mutes reach every shard through Redis within one poll.
         mutes = RedisMuteBoard(
-            redis_client, chat, prefix=settings.registry_prefix, interval=settings.maintenance_poll_seconds
+            redis_client,
+            chat,
+            prefix=settings.registry_prefix,
+            interval=settings.maintenance_poll_seconds,
+            clock=clock,
         )
         await mutes.start()
     shard = TableShard(
@@ -274,9 +280,10 @@ async def assemble(settings: TableSettings) -> Assembly:
         # finds this shard's memory of its answer. Without Redis there is no next owner (the one
         # shard opens its rooms again when it restarts, with a fresh memory): a stop needs no wait.
         handover_quiet_seconds=settings.request_timeout_seconds if redis_client is not None else 0.0,
+        clock=clock,
     )
     await shard.start()
-    table_access = TableAccess(shard, rooms)
+    table_access = TableAccess(shard, rooms, clock=clock.now)
     # Streams to callers without a seat share what the seated players' reserve leaves.
     viewers = ViewerStreams(
         max_viewer_streams=settings.max_concurrent_streams - settings.seated_stream_reserve,

@@ -8,7 +8,6 @@ table a call reaches, who may read it and which calls may open one: `table_acces
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -302,7 +301,7 @@ class TableServicer:
         if request.table_id:
             table_id = (await self._table(request.table_id)).table_id
         until = self._shard.chat.mute_once(
-            (admin, request_id), player, table_id, float(request.duration_seconds), time.time()
+            (admin, request_id), player, table_id, float(request.duration_seconds), self._shard.clock.now()
         )
         if self._mutes is not None:
             await self._mutes.publish(player, table_id, until)

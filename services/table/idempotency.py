@@ -10,11 +10,11 @@ long-running table does not grow with every action it ever answered (the soak ru
 from __future__ import annotations
 
 import collections
-import time
 from collections.abc import Awaitable, Callable, Hashable
 from typing import Any, TypeVar
 
 from service_runtime.errors import AlreadyExists, DomainError
+from services.table.ports.clock import WALL_CLOCK
 from services.table.ports.remote import is_unavailable
 
 T = TypeVar("T")
@@ -28,7 +28,7 @@ class AnswerMemory:
         self,
         size: int = DEFAULT_SIZE,
         ttl_seconds: float = DEFAULT_TTL_SECONDS,
-        clock: Callable[[], float] = time.monotonic,
+        clock: Callable[[], float] = WALL_CLOCK.now,
     ) -> None:
         self._size = size
         self._ttl = ttl_seconds

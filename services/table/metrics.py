@@ -304,13 +304,14 @@ class _Queue(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class BankRead:
-    """The pool's house bank as a house table last read it from the cashier (`at`: time.monotonic())."""
+    """The pool's house bank as a house table last read it from the cashier ."""
 
     pool: int
     bank: int  # free: what no open round reserved
     jackpot: int
     reserved: int  # what the pool's open rounds, of every table and shard, reserved
-    at: float
+    # When it was read, on the process's own clock (the metrics' age of a read is real time).
+    at: float = field(default_factory=time.monotonic)
 
 
 @dataclass(frozen=True, slots=True)

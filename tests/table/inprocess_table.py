@@ -11,6 +11,7 @@ from poker.table.v1 import table_pb2
 from services.table.cash.actor import TableActor
 from services.table.cash.settlement import AfterHand
 from services.table.log.event_log import HandEventLog, LocalEventLog
+from services.table.ports.clock import WALL_CLOCK, Clock
 from services.table.ports.rooms import Room
 from services.table.streams.chat import ChatGuard
 from services.table.timings import Timings
@@ -30,9 +31,11 @@ def seated_table(
     room: Room = ROOM,
     after_hand: Callable[[AfterHand], None] = lambda job: None,
     showdown_seconds: float = 0.0,
+    clock: Clock = WALL_CLOCK,
 ) -> TableActor:
     """`room`: another room than `ROOM` (its table is still `TABLE`); `after_hand`: gets each settled
-    hand's record and reveal job."""
+    hand's record and reveal job; `clock`: the table's time (a `SimulatedClock` moves only when the
+    test moves it)."""
     for seat, name in enumerate(PLAYERS[:players], start=1):
         cashier.seat(TABLE, name, seat, 500)
     timings = Timings(
@@ -55,6 +58,7 @@ def seated_table(
         rooms=FakeRooms({room.room_id: room}),  # type: ignore[arg-type]
         timings=timings,
         chat=ChatGuard(),
+        clock=clock,
     )
 
 

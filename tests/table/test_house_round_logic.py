@@ -140,7 +140,7 @@ def test_fairness_opens_to_the_player_every_position_the_round_showed_and_no_oth
     seen = play_out(live, random.Random(choice_seed))
     run = RoundRun(live=live, chain="chain", commitment="c0", started_at=1_700_000_000.0, cover=0)
     run.settlement = live.settle()
-    record = round_record("t.1", room, "p", run)
+    record = round_record("t.1", room, "p", run, now=run.started_at + 1)
     where = {card: position for position, card in enumerate(deck)}
     assert seen_positions(record, tuple(deck)) == SeenPositions(
         seen=(("p", tuple(sorted(where[c] for c in seen))),)

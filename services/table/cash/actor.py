@@ -28,7 +28,6 @@ import asyncio
 import collections
 import contextlib
 import functools
-import time
 from collections.abc import Awaitable, Callable, Coroutine, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -69,6 +68,7 @@ from services.table.cash.views import TableState, public_seat, seat_handle, tabl
 from services.table.idempotency import AnswerMemory
 from services.table.log.event_log import HandEventLog
 from services.table.log.record_outbox import MemoryOutbox, RecordOutbox
+from services.table.ports.clock import WALL_CLOCK, Clock
 from services.table.ports.dependencies import CashierClient, FairnessClient, SeatSession
 from services.table.ports.library_errors import engine_refusal
 from services.table.ports.remote import is_unavailable
@@ -127,8 +127,12 @@ class TableActor:
         maintenance: Callable[[str], MaintenanceSwitches] = lambda room_id: MaintenanceSwitches(),
         chat: ChatGuard | None = None,
         outbox: RecordOutbox | None = None,
+        clock: Clock = WALL_CLOCK,
     ) -> None:
         self.table_id = table_id
+        # Every time, timer and fresh id of this table (ports/clock.py): the wall's in production,
+        # a simulated one in tests and the table simulator.
+        self._clock = clock
         self.room = room
         self._cashier = cashier
         self._fairness = fairness
@@ -180,8 +184,9 @@ class TableActor:
             spectator_delay_seconds=timings.spectator_delay_seconds,
             seat_of=self._seat_of,
             waiting_view=self._waiting_view,
+            clock=clock,
         )
-        self._answers = AnswerMemory()
+        self._answers = AnswerMemory(clock=clock.now)
         # The calls made outside the actor for seats (sit-downs, leaves, cash-outs), by key.
         self._seat_calls: dict[Hashable, asyncio.Task[Any]] = {}
         self._seat_call_fingerprints: dict[Hashable, Hashable] = {}
@@ -213,6 +218,7 @@ class TableActor:
             after_hand=after_hand,
             outbox=outbox or MemoryOutbox(),
             answers=self._answers,
+            clock=clock,
         )
         self._chat = chat or ChatGuard()
         table_metrics.room_opened(room.room_id, room.variant.value)
@@ -382,14 +388,13 @@ class TableActor:
             raise Unavailable("UNAVAILABLE", "the table is closed")
         future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
         try:
-            async with asyncio.timeout(self._t.enqueue_timeout_seconds):
+            async with self._clock.timeout_at(self._now() + self._t.enqueue_timeout_seconds):
                 await self._queue.put((command, future))
         except TimeoutError as error:
             raise Unavailable("UNAVAILABLE", "the table is busy; retry") from error
         return await future
 
     async def _run(self) -> None:
-        loop = asyncio.get_running_loop()
         # The spectators' first view: the table as it opens (no seat yet), which is also what it was
         # `delay` ago, so a spectator who comes early gets a start that is not younger than the delay.
         self._streams.start_feed(self._state(as_of_offset=-self._streams.feed.delay))
@@ -400,10 +405,9 @@ class TableActor:
                 await self._guarded(self._advance)
                 continue
             deadline = self._next_deadline()
-            timeout = None if deadline is None else max(0.0, deadline - loop.time())
             item = None
             try:
-                async with asyncio.timeout(timeout):
+                async with self._clock.timeout_at(deadline):
                     item = await self._queue.get()
             except TimeoutError:
                 continue
@@ -446,9 +450,7 @@ class TableActor:
         if self._fenced:
             return None
         times = [
-            t
-            for t in (self._cycle.wake_at, self._presence_due(), self._streams.feed_due(self._now()))
-            if t is not None
+            t for t in (self._cycle.wake_at, self._presence_due(), self._streams.feed_due()) if t is not None
         ]
         return min(times) if times else None
 
@@ -457,7 +459,7 @@ class TableActor:
             return False
         fired = False
         now = self._now()
-        due = self._streams.feed_due(self._now())
+        due = self._streams.feed_due()
         if due is not None and now >= due:
             self._streams.release_feed()
             fired = True
@@ -501,14 +503,13 @@ class TableActor:
             self._cycle.retry_later()
 
     def _now(self) -> float:
-        return asyncio.get_running_loop().time()
+        return self._clock.now()
 
     # ------------------------------------------------------------------ presence (rules 9, 13)
 
     def _presence_due(self) -> float | None:
-        """The loop time the next seat expires (the seats' core runs on wall time, as its log)."""
-        due = table_core.due(self._seats, self._rules)
-        return None if due is None else self._now() + (due - time.time())
+        """The time the next seat expires."""
+        return table_core.due(self._seats, self._rules)
 
     def _feed_presence(self, seat: int, *, away: bool) -> None:
         """The seats' core saw the player of `seat` go away or come back: the hand's cycle tells the
@@ -524,14 +525,14 @@ class TableActor:
     def _stream_closed(self, player_id: str) -> None:
         if self._streams.watching(player_id):
             return  # another stream of theirs is still open: still present
-        step = self._feed_seats(table_core.Disconnect(player_id, time.time()))
+        step = self._feed_seats(table_core.Disconnect(player_id, self._now()))
         if step.presence:
             log.info("player disconnected", table_id=self.table_id, player_id=player_id)
 
     async def _expire_presence(self) -> None:
         """Seats past the reserve or the sit-out limit: removed now between hands, else once the
         running hand is settled, and cashed out through the cashier."""
-        step = self._feed_seats(table_core.Tick(time.time()))
+        step = self._feed_seats(table_core.Tick(self._now()))
         for expired in step.notices:
             player_id = self._players[expired.seat].player_id
             log.info("seat expired", table_id=self.table_id, player_id=player_id, why=expired.code)
@@ -700,7 +701,7 @@ class TableActor:
                     session.session_id,
                     session.stack,
                     sitting.wait_for_big_blind,
-                    time.time(),
+                    self._now(),
                     device=sitting.signals[0],
                     network=sitting.signals[1],
                     display_name=grant.display_name,
@@ -758,7 +759,7 @@ class TableActor:
             if step.reply:
                 # Rules 12: folded at once; the chips already in stay; cash-out after settlement.
                 if not self._players[seat].leaving and live is not None:
-                    played = core.feed(live, core.Leave(seat, time.time()))
+                    played = core.feed(live, core.Leave(seat, self._now()))
                     if played.entries:
                         await self._play(played)  # the log has it first (a refused append changes nothing)
                 self._feed_seats(table_core.Leave(player_id, in_hand))  # after the hand's own step
@@ -799,7 +800,7 @@ class TableActor:
     async def _cashed_out(self, owed: table_core.CashOut) -> None:
         player = self._players.get(owed.seat)
         if player is not None and player.session_id == owed.session_id:
-            self._feed_seats(table_core.CashedOut(owed.seat, time.time()))
+            self._feed_seats(table_core.CashedOut(owed.seat, self._now()))
 
     def _off_clock(self, key: Hashable, work: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
         """Run `work` as its own task, outside the actor's loop (one per key; stopped with the
@@ -829,7 +830,7 @@ class TableActor:
             except Unavailable:
                 if self.closed:
                     raise
-                await asyncio.sleep(self._t.retry_initial_seconds)
+                await self._clock.sleep(self._t.retry_initial_seconds)
 
     async def act(
         self, player_id: str, request_id: str, hand_id: str, kind: int, amount: int
@@ -843,7 +844,7 @@ class TableActor:
                 raise FailedPrecondition("NO_HAND_IN_PROGRESS", "no hand is running")
             # The core decides on a copy (its refusals raise here); the log has the decision before
             # anyone hears of it; a retry of a decision taken gets its first answer, never a second go.
-            step = core.feed(live, core.Act(player_id, seat, request_id, hand_id, kind, amount, time.time()))
+            step = core.feed(live, core.Act(player_id, seat, request_id, hand_id, kind, amount, self._now()))
             reply = step.reply
             assert reply is not None
             if reply.again:
@@ -890,7 +891,7 @@ class TableActor:
 
         async def run() -> int:
             given: table_core.SitIn | table_core.SitOut = (
-                table_core.SitIn(player_id, wait) if back_in else table_core.SitOut(player_id, time.time())
+                table_core.SitIn(player_id, wait) if back_in else table_core.SitOut(player_id, self._now())
             )
             try:
                 step = await self._feed_seats_logged_first(given)
@@ -916,7 +917,7 @@ class TableActor:
                 check_sticker(sticker)
             else:
                 check_text(text)
-            self._chat.admit(player_id, self.table_id, time.time())
+            self._chat.admit(player_id, self.table_id, self._now())
             sender = self._players[seat]
             message = table_pb2.ChatMessage(
                 player_id=seat_handle(sender.session_id),
@@ -932,7 +933,7 @@ class TableActor:
 
     def figures(self, shard_id: str) -> TableFigures:
         """The table's public figures for the lobby (no card, public seat numbers from 1)."""
-        return lobby_figures(self._parts(), self._recent, shard_id, now=time.time())
+        return lobby_figures(self._parts(), self._recent, shard_id, now=self._now())
 
     def players(self) -> table_metrics.TablePlayers:
         """The players seated and waiting now, for the shard's figures (read at scrape time)."""
@@ -1042,7 +1043,7 @@ class TableActor:
         )
 
     def _state(self, *, as_of_offset: float = 0.0) -> TableState:
-        return table_state(self._parts(), now=time.time() + as_of_offset)
+        return table_state(self._parts(), now=self._now() + as_of_offset)
 
     def _waiting_view(self, state: TableState) -> table_pb2.TableView:
         return waiting_view(state, self._seating)

@@ -9,8 +9,6 @@ and what follows; this module makes the calls.
 
 from __future__ import annotations
 
-import time
-import uuid
 from collections.abc import Mapping
 
 from poker_engine.seating import HandPlan
@@ -21,6 +19,7 @@ from services.table.cash import core
 from services.table.cash.countdown import Countdown
 from services.table.cash.table_core import PlayerSeat
 from services.table.log.event_log import HandEventLog
+from services.table.ports.clock import WALL_CLOCK, Clock
 from services.table.ports.dependencies import Commitment, FairnessClient
 from services.table.ports.remote import is_unavailable
 from services.table.ports.rooms import Room
@@ -39,7 +38,9 @@ class Dealer:
         event_log: HandEventLog,
         action_seconds: float,
         full_reveal_rooms: frozenset[str],
+        clock: Clock = WALL_CLOCK,
     ) -> None:
+        self._clock = clock
         self._table_id = table_id
         self._fairness = fairness
         self._log = event_log
@@ -48,7 +49,7 @@ class Dealer:
         # This opening of the table: a table closed and opened again in the same process (its room
         # lost and won back, an empty extra table reused) must not send the `CommitHand` request ids
         # of its earlier life again, or fairness answers with those hands, long revealed.
-        self._life = uuid.uuid4().hex[:16]
+        self._life = clock.new_id()[:16]
         self._hand_counter = 0
 
     def terms(self, room: Room) -> tuple[bool, int]:
@@ -119,7 +120,7 @@ class Dealer:
         step = core.deal(
             config=config,
             commitment=commitment.commitment,
-            at=time.time(),
+            at=self._clock.now(),
             seating=plan.table_after,
             sessions={s.seat: players[s.seat].session_id for s in config.seats},
             signals={s.player_id: (players[s.seat].device, players[s.seat].network) for s in config.seats},

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -43,6 +42,7 @@ from services.table.cash.views import event_body, public_seat, redact_for
 from services.table.idempotency import AnswerMemory
 from services.table.log.event_log import HandEventLog
 from services.table.log.record_outbox import RecordOutbox
+from services.table.ports.clock import WALL_CLOCK, Clock
 from services.table.ports.dependencies import CashierClient, Commitment, FairnessClient
 from services.table.ports.remote import is_unavailable
 from services.table.ports.rooms import Room, RoomSource
@@ -92,7 +92,9 @@ class HandCycle:
         after_hand: Callable[[AfterHand], None],
         outbox: RecordOutbox,
         answers: AnswerMemory,
+        clock: Clock = WALL_CLOCK,
     ) -> None:
+        self._clock = clock
         self._table_id = table_id
         self._t = timings
         self._rules = rules
@@ -111,7 +113,7 @@ class HandCycle:
         # (issue 28: off the path between two hands); it becomes the countdown once the hand settles.
         self._ahead: asyncio.Task[Countdown | None] | None = None
         self.wake_at: float | None = 0.0
-        # A hand that ended with cards shown stays on the table until then (loop time): no countdown.
+        # A hand that ended with cards shown stays on the table until then: no countdown.
         self.showdown_until: float | None = None
         self.paused = False
         # Set when the shard hands the room to another shard (a drain, or a room that rendezvous
@@ -139,6 +141,7 @@ class HandCycle:
             event_log=event_log,
             action_seconds=timings.action_seconds,
             full_reveal_rooms=timings.full_reveal_rooms,
+            clock=clock,
         )
         self._settlement = Settlement(
             table_id=table_id, cashier=cashier, fairness=fairness, event_log=event_log, outbox=outbox
@@ -150,7 +153,7 @@ class HandCycle:
         self._move_announced = False
 
     def retry_later(self) -> None:
-        self.wake_at = _now() + self._backoff
+        self.wake_at = self._clock.now() + self._backoff
         self._backoff = min(self._t.retry_max_seconds, self._backoff * 2)
 
     # ------------------------------------------------------------------ the turn clock and presence
@@ -159,14 +162,14 @@ class HandCycle:
         """Wake up when the running turn expires (the core's deadline, wall clock; the action time
         plus what is left of the seat's bank unless its player is away), or not at all: no turn."""
         deadline = self.live.deadline() if self.live is not None else None
-        self.wake_at = None if deadline is None else _now() + max(0.0, deadline - time.time())
+        self.wake_at = None if deadline is None else deadline
 
     def presence(self, seat: int, *, away: bool) -> None:
         """Tell the core the player of `seat` went away or came back (rules 13: the turn's end moves)."""
         live = self.live
         if live is None:
             return
-        self.live = core.feed(live, core.Presence(seat, away, time.time())).state
+        self.live = core.feed(live, core.Presence(seat, away, self._clock.now())).state
         if self.stage is Stage.PLAYING and live.to_act == seat:
             self._arm_turn()
 
@@ -177,7 +180,7 @@ class HandCycle:
                 tuple(sorted(live.sessions.items())),
                 frozenset(live.timed_out),
                 frozenset(live.acted),
-                time.time(),
+                self._clock.now(),
             )
         )
 
@@ -187,12 +190,12 @@ class HandCycle:
         """Transitions that follow from the state, checked after every command and wake-up."""
         idle = self.stage is Stage.IDLE and self.wake_at is None
         if idle and self._shell.seats().seating.plan_next_hand() is not None:
-            self.wake_at = _now()
+            self.wake_at = self._clock.now()
         if self.stage is Stage.PLAYING and self.live is not None and self.live.hand.is_over:
             table_metrics.hand_over(self._table_id)
             hand_trace.over(self._table_id)
             self.stage = Stage.SETTLING
-            self.wake_at = _now()
+            self.wake_at = self._clock.now()
 
     async def on_wake(self) -> None:
         if self.stage is Stage.RECOVERING:
@@ -201,14 +204,14 @@ class HandCycle:
             await self._begin_countdown()
         elif self.stage is Stage.COUNTDOWN:
             pending = self.countdown
-            due = Due.SEAL if pending is None else pending.due(time.time())
+            due = Due.SEAL if pending is None else pending.due(self._clock.now())
             if due is Due.CLOSE_HASHES:
                 assert pending is not None
                 self._close_seed_hashes(pending)
             elif due is Due.SEAL:
                 await self._deal()
             else:
-                self._arm_countdown()  # not yet (the loop's clock and the wall's differ by a hair)
+                self._arm_countdown()  # not yet
         elif self.stage is Stage.PLAYING:
             await self._expire_turn()
         elif self.stage is Stage.SETTLING:
@@ -227,7 +230,7 @@ class HandCycle:
             self.retry_later()
             return
         taken = found.taken
-        seats, owed, corrections = reopen_seats(found, self._rules, self._shell.room(), time.time)
+        seats, owed, corrections = reopen_seats(found, self._rules, self._shell.room(), self._clock.now)
         # The log caught up with the seats the cashier holds (appended at the end of this step).
         self._shell.reopened(seats, corrections)
         for cash_out in owed:
@@ -237,7 +240,7 @@ class HandCycle:
                 log.warning("recovery cash-out failed", table_id=self._table_id, reason=error.reason)
                 self.retry_later()
                 return
-        self._room_read_at = _now()
+        self._room_read_at = self._clock.now()
         log.info("table open", table_id=self._table_id, seated=len(self._shell.seats().players))
         self.stage = Stage.IDLE
         self._backoff = self._t.retry_initial_seconds
@@ -255,12 +258,12 @@ class HandCycle:
             if player is not None:
                 self._shell.feed_seats(table_core.Leave(player.player_id, in_hand=True))
         # The core gives the player to act the rest of their turn plus the grace (core.Resume).
-        live = core.feed(taken, core.Resume(time.time(), self._t.handover_grace_seconds)).state
+        live = core.feed(taken, core.Resume(self._clock.now(), self._t.handover_grace_seconds)).state
         # Players the seats' log says are away are away in the hand too (rules 13), until they are back.
         for seat in taken.sessions:
             player = self._shell.seats().players.get(seat)
             if player is not None and player.presence.disconnected:
-                live = core.feed(live, core.Presence(seat, True, time.time())).state
+                live = core.feed(live, core.Presence(seat, True, self._clock.now())).state
         self.live = live
         self.stage = Stage.PLAYING
         # Decisions the last owner took whose answers may never have reached their players: a retry
@@ -276,7 +279,7 @@ class HandCycle:
         hand_trace.playing(self._table_id, config.hand_id)
         to_act = self.live.to_act
         if to_act is None:
-            self.wake_at = _now()  # over already (the owner died before settling): settle it
+            self.wake_at = self._clock.now()  # over already (the owner died before settling): settle it
         else:
             self._arm_turn()
         log.info(
@@ -290,7 +293,7 @@ class HandCycle:
 
     async def _refresh_room(self) -> None:
         """Re-read the room between hands (rules 11: a change applies from the next hand only)."""
-        if _now() - self._room_read_at < self._t.room_refresh_seconds:
+        if self._clock.now() - self._room_read_at < self._t.room_refresh_seconds:
             return
         try:
             room = await self._rooms.get_room(self._shell.room().room_id)
@@ -299,7 +302,7 @@ class HandCycle:
                 "room not re-read; playing on with the last one", table_id=self._table_id, reason=error.reason
             )
             return
-        self._room_read_at = _now()
+        self._room_read_at = self._clock.now()
         was = self._shell.room()
         if (room.seats, room.variant, room.pool) == (was.seats, was.variant, was.pool):
             self._shell.new_room(room)
@@ -308,7 +311,7 @@ class HandCycle:
 
     async def _begin_countdown(self) -> None:
         if self.showdown_until is not None:
-            if _now() < self.showdown_until:
+            if self._clock.now() < self.showdown_until:
                 self.wake_at = self.showdown_until
                 return
             self.showdown_until = None
@@ -317,13 +320,13 @@ class HandCycle:
             # The room moves to another shard (services/table/ownership/shard.py): no new hand here; leavers
             # still get their cash-out, so the wake-up comes back like maintenance's.
             self._announce_move()
-            self.wake_at = _now() + MAINTENANCE_RECHECK_SECONDS
+            self.wake_at = self._clock.now() + MAINTENANCE_RECHECK_SECONDS
             return
         if self._shell.seats().seating.plan_next_hand() is None:
             return
         if self._shell.no_new_hands():
             # Maintenance: the running hand finished; none starts until the switch is off again.
-            self.wake_at = _now() + MAINTENANCE_RECHECK_SECONDS
+            self.wake_at = self._clock.now() + MAINTENANCE_RECHECK_SECONDS
             return
         await self._refresh_room()
         room = self._shell.room()
@@ -345,7 +348,7 @@ class HandCycle:
         pending = self.countdown
         # Version 3: hashes for the countdown less its seed part, then the seeds (`_close_seed_hashes`);
         # a countdown begun again for a hand whose hash set already closed takes seeds throughout.
-        pending.start(time.time(), self._t.countdown_seconds, self._seed_seconds())
+        pending.start(self._clock.now(), self._t.countdown_seconds, self._seed_seconds())
         self._arm_countdown()
         self._shell.notice("HAND_COMMITTED", f"next hand {pending.commitment.hand_id} committed")
 
@@ -404,14 +407,14 @@ class HandCycle:
         await self._drop_ahead(wait=False)
 
     def _arm_countdown(self) -> None:
-        """Wake up when the countdown's running phase ends (its wall time, on the loop's clock)."""
+        """Wake up when the countdown's running phase ends."""
         ends = self.countdown.phase_ends if self.countdown is not None else None
-        self.wake_at = None if ends is None else _now() + max(0.0, ends - time.time())
+        self.wake_at = None if ends is None else ends
 
     def _close_seed_hashes(self, pending: Countdown) -> None:
         """Version 3: the set of seed hashes closes; it is in every view from now on, and only its
         seats may send their seeds, until the seal at the end of the countdown."""
-        pending.close_hashes(time.time(), self._seed_seconds())
+        pending.close_hashes(self._clock.now(), self._seed_seconds())
         self._arm_countdown()
         if not pending.hashes:
             # Nobody waits to send a seed: the views show the empty set from their next update on
@@ -501,9 +504,9 @@ class HandCycle:
         if live is None:
             return
         # Rules 9: past the deadline the core checks when a check is allowed, otherwise folds.
-        step = core.feed(live, core.Tick(time.time()))
+        step = core.feed(live, core.Tick(self._clock.now()))
         if not step.entries:
-            self._arm_turn()  # not yet (the loop's clock and the wall's differ by a hair)
+            self._arm_turn()  # not yet
             return
         await self.play(step)
         table_metrics.turn_timed_out()
@@ -542,7 +545,7 @@ class HandCycle:
         self.paused = False
         self._backoff = self._t.retry_initial_seconds
         self.hands_settled += 1
-        self.recent.append((time.time(), sum(p.amount + p.rake for p in result.pots)))
+        self.recent.append((self._clock.now(), sum(p.amount + p.rake for p in result.pots)))
         stacks = tuple((r.seat, r.final_stack) for r in result.results)
         self._shell.feed_seats(table_core.hand_result(self._shell.seats().seating, stacks))
         self.last = live
@@ -557,7 +560,7 @@ class HandCycle:
             # shown, the awards) until the hold is over; then the countdown. The players who leave
             # (those who lost every chip at it, too) keep their seats until then, so they see it as
             # well; their cash-outs begin with the countdown (`_begin_countdown`).
-            self.showdown_until = _now() + self._t.showdown_seconds
+            self.showdown_until = self._clock.now() + self._t.showdown_seconds
             self.wake_at = self.showdown_until
             return
         await self.finish_leavers()
@@ -579,7 +582,7 @@ class HandCycle:
         seats.players = {}
         seats.seating = Seating.empty(room.seats, room.small_blind, room.big_blind)
         self.stage = Stage.RECOVERING
-        self.wake_at = _now()
+        self.wake_at = self._clock.now()
 
     async def finish_leavers(self) -> None:
         """Cash out players who left during a hand, and players with no chips left."""
@@ -589,10 +592,6 @@ class HandCycle:
             # Outside the actor (the clock never waits for the cashier); the seat is freed when the
             # cashier answers, and a failure brings the cycle back here later.
             self._shell.cash_out(owed)
-
-
-def _now() -> float:
-    return asyncio.get_running_loop().time()
 
 
 def first_answer(live: core.HandState, reply: core.Replied) -> table_pb2.ActResponse:

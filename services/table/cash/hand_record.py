@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -54,7 +53,7 @@ def hand_record(
     events: Sequence[Event],
     commitment: str,
     started_at: float,
-    ended_at: float | None = None,
+    ended_at: float,
     signals: Mapping[str, tuple[str, str]] | None = None,
     decision_ms: Mapping[int, int] | None = None,
     names: Mapping[str, str] | None = None,
@@ -74,7 +73,7 @@ def hand_record(
         room_id=room.room_id,
         pool=room.pool,  # type: ignore[arg-type]
         start_time=datetime.fromtimestamp(started_at, UTC),
-        end_time=datetime.fromtimestamp(ended_at if ended_at is not None else time.time(), UTC),
+        end_time=datetime.fromtimestamp(ended_at, UTC),
         table_size=room.seats,
         client_fingerprints={player: device for player, (device, _) in seat_signals.items() if device},
         network_fingerprints={player: network for player, (_, network) in seat_signals.items() if network},

@@ -39,7 +39,6 @@ import binascii
 import contextlib
 import functools
 import hashlib
-import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, TypeVar
@@ -82,6 +81,7 @@ from services.table.house.house_round import (
 from services.table.house.house_views import RoundRun, round_record, round_view, run_of, table_view
 from services.table.idempotency import AnswerMemory
 from services.table.log.record_outbox import MemoryOutbox, RecordOutbox
+from services.table.ports.clock import WALL_CLOCK, Clock, Timer
 from services.table.ports.dependencies import (
     Commitment,
     FairnessClient,
@@ -142,8 +142,11 @@ class HouseTable:
         maintenance: Callable[[str], MaintenanceSwitches] = lambda room_id: MaintenanceSwitches(),
         admit: Callable[[str], Awaitable[HouseRoom]] | None = None,
         outbox: RecordOutbox | None = None,
+        clock: Clock = WALL_CLOCK,
     ) -> None:
         self.table_id = table_id
+        # Every time and timer of this table (ports/clock.py).
+        self._clock = clock
         # Settled rounds' records until history has them (services/table/log/record_outbox.py).
         self._outbox: RecordOutbox = outbox or MemoryOutbox()
         self.room = room
@@ -165,7 +168,7 @@ class HouseTable:
         # player -> their last round's view at the room's previous owner (show_last_views)
         self._last_views: dict[str, table_pb2.HouseRoundView] = {}
         self._records: dict[str, history_pb2.HandRecord] = {}
-        self._timer: asyncio.TimerHandle | None = None
+        self._timer: Timer | None = None
         self._retrying: asyncio.Task[None] | None = None
         self._pending: dict[str, Commitment] = {}
         self._locks: dict[str, asyncio.Lock] = {}
@@ -367,21 +370,19 @@ class HouseTable:
         ]
         if not deadlines:
             return
-        loop = asyncio.get_running_loop()
-        self._timer = loop.call_later(
-            max(0.0, min(deadlines) - time.time()), lambda: self._spawn(self._tick())
-        )
+        self._timer = self._clock.call_at(min(deadlines), lambda: self._spawn(self._tick()))
 
     async def _tick(self) -> None:
         try:
-            step = await self._feed(core.Tick(time.time()))
+            step = await self._feed(core.Tick(self._clock.now()))
         except DomainError as error:
             if self.fenced or self._closed:
                 return
             # The journal is away: the defaults are taken again shortly.
             log.warning("round default not taken yet", table_id=self.table_id, reason=error.reason)
-            loop = asyncio.get_running_loop()
-            self._timer = loop.call_later(self._t.retry_max_seconds, lambda: self._spawn(self._tick()))
+            self._timer = self._clock.call_at(
+                self._clock.now() + self._t.retry_max_seconds, lambda: self._spawn(self._tick())
+            )
             return
         for effect in step.effects:
             self._spawn(self._run_locked(effect))
@@ -426,7 +427,7 @@ class HouseTable:
         async def retry() -> None:
             backoff = self._t.retry_initial_seconds
             while not self._closed and not self.fenced:
-                await asyncio.sleep(backoff)
+                await self._clock.sleep(backoff)
                 backoff = min(self._t.retry_max_seconds, backoff * 2)
                 due = core.outstanding(self._state)
                 if not due:
@@ -482,7 +483,7 @@ class HouseTable:
                 step = await self._feed(core.SealFailed(effect.round_id))
                 await self._run_all(step.effects)
                 raise _Refused(error) from error
-            return await self._feed(core.Sealed(effect.round_id, tuple(deck), time.time()))
+            return await self._feed(core.Sealed(effect.round_id, tuple(deck), self._clock.now()))
         if isinstance(effect, core.Pay):
             try:
                 await self._cashier.transfer(
@@ -506,7 +507,7 @@ class HouseTable:
             run = run_of(self.room, replace(round_, paid_out=paid_back(list(effect.transfers))))
             assert run is not None
             run.state = "COMPLETE"
-            record = round_record(self.table_id, self.room, effect.player, run)
+            record = round_record(self.table_id, self.room, effect.player, run, now=self._clock.now())
             self._records[effect.round_id] = record
             try:
                 # Kept before the round is closed in the journal: whoever opens the table next sends
@@ -555,9 +556,9 @@ class HouseTable:
         # The views show the jackpot with this round's contributions and shares at once; the next
         # view asked for reads the cashier's own figure again (other tables share the jackpot).
         self._jackpot += run.settlement.delta(Account.JACKPOT)
-        self._balances_at = time.monotonic() - BALANCE_REFRESH_SECONDS
+        self._balances_at = self._clock.now() - BALANCE_REFRESH_SECONDS
         record = self._records.pop(effect.round_id, None) or round_record(
-            self.table_id, self.room, effect.player, run
+            self.table_id, self.room, effect.player, run, now=self._clock.now()
         )
         self.rounds_settled += 1
         table_metrics.house_round_settled(
@@ -579,7 +580,9 @@ class HouseTable:
             return await self._journal_refunding(round_)
         applied = frozenset(t for t, yes in paid.items() if yes)
         step = await self._feed(
-            core.Resume(round_.round_id, tuple(deck), applied, time.time(), self._t.handover_grace_seconds)
+            core.Resume(
+                round_.round_id, tuple(deck), applied, self._clock.now(), self._t.handover_grace_seconds
+            )
         )
         if step.entries:
             table_metrics.house_round_resumed(self.room.game)
@@ -603,9 +606,9 @@ class HouseTable:
     async def _read_balances(self) -> tuple[int, int]:
         """The pool's free house bank (the ledger's: what no open round reserved) and jackpot."""
         bank, jackpot, reserved = await self._cashier.house_balances(self.room.pool)
-        self._bank_read = table_metrics.BankRead(self.room.pool, bank, jackpot, reserved, time.monotonic())
+        self._bank_read = table_metrics.BankRead(self.room.pool, bank, jackpot, reserved)
         self._bank, self._jackpot = bank, jackpot
-        self._balances_at = time.monotonic()
+        self._balances_at = self._clock.now()
         return bank, jackpot
 
     async def _free_bank(self) -> int:
@@ -616,7 +619,7 @@ class HouseTable:
 
     async def _fresh_balances(self) -> None:
         """For views: re-read at most every second; a cashier outage keeps the last figures."""
-        if time.monotonic() - self._balances_at < BALANCE_REFRESH_SECONDS:
+        if self._clock.now() - self._balances_at < BALANCE_REFRESH_SECONDS:
             return
         with contextlib.suppress(DomainError):
             await self._read_balances()
@@ -737,7 +740,15 @@ class HouseTable:
         round_id = commitment.hand_id
         self._state = replace(self._state, room=room)
         bets = core.Bets(
-            player, request_id, round_id, chain, commitment.commitment, wagers, jackpot, cover, time.time()
+            player,
+            request_id,
+            round_id,
+            chain,
+            commitment.commitment,
+            wagers,
+            jackpot,
+            cover,
+            self._clock.now(),
         )
         step = await self._feed(bets)
         if not step.again:
@@ -802,7 +813,7 @@ class HouseTable:
     ) -> table_pb2.MakeHouseDecisionResponse:
         async def run() -> table_pb2.MakeHouseDecisionResponse:
             decide = core.Decide(
-                player, request_id, round_id, box, decision, tuple(card_indexes), amount, time.time()
+                player, request_id, round_id, box, decision, tuple(card_indexes), amount, self._clock.now()
             )
             step = await self._feed(decide)
             effects = [] if step.again else list(step.effects)
@@ -844,12 +855,12 @@ class HouseTable:
             keep_finished=self._t.keep_finished_rounds,
         )
         try:
-            step = await self._feed(core.Reopen(time.time()))
+            step = await self._feed(core.Reopen(self._clock.now()))
             effects = step.effects
         except DomainError as error:
             # Not journaled: the rounds are refunded all the same (the next opener refunds them too).
             log.warning("reopened rounds not journaled", table_id=self.table_id, reason=error.reason)
-            self._state = core.feed(self._state, core.Reopen(time.time())).state
+            self._state = core.feed(self._state, core.Reopen(self._clock.now())).state
             effects = core.outstanding(self._state)
         for effect in effects:
             lock = self._lock(self._player_of(effect))
@@ -900,6 +911,7 @@ class HouseTable:
             jackpot=self._jackpot,
             paused_reason=self._paused_reason(),
             next_round=(pending.hand_id, pending.commitment) if pending is not None else None,
+            now=self._clock.now(),
         )
         last = self._last_views.get(player) if run is None else None
         if last is not None:
@@ -915,7 +927,7 @@ class HouseTable:
         """A notice to the player's own watchers with their view after it (rounds are private)."""
         self._sequence += 1
         event = table_pb2.TableEvent(sequence=self._sequence, notice=notice(code, text))
-        event.time.FromNanoseconds(int(time.time() * 1e9))
+        event.time.FromNanoseconds(int(self._clock.now() * 1e9))
         view: table_pb2.TableView | None = None
         for watcher in list(self._watchers):
             if watcher.player_id != player:

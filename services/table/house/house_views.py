@@ -4,7 +4,6 @@ the rules reveal them, options with prices, every settlement line) and the round
 from __future__ import annotations
 
 import re
-import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -92,6 +91,7 @@ def table_view(
     jackpot: int,
     paused_reason: str,
     next_round: tuple[str, str] | None,
+    now: float,
 ) -> table_pb2.TableView:
     """The table as one player sees it: limits, jackpot, pause reason, their round (nobody else's)."""
     running = run is not None and run.state in ("PLAYING", "SETTLING")
@@ -120,7 +120,7 @@ def table_view(
         house.round.CopyFrom(round_view(run))
         view.hand_id, view.seed_commitment = run.round_id, run.commitment
         view.board.extend(card_pb(c) for c in run.live.board_visible())
-    view.as_of.FromNanoseconds(int(time.time() * 1e9))
+    view.as_of.FromNanoseconds(int(now * 1e9))
     return view
 
 
@@ -174,7 +174,9 @@ def round_view(run: RoundRun) -> table_pb2.HouseRoundView:
     return view
 
 
-def round_record(table_id: str, room: HouseRoom, player: str, run: RoundRun) -> history_pb2.HandRecord:
+def round_record(
+    table_id: str, room: HouseRoom, player: str, run: RoundRun, *, now: float
+) -> history_pb2.HandRecord:
     """The round's full record, built by the shared builder history's tests use too, plus the
     decisions (timeouts marked) and the fairness reference."""
     live, settlement = run.live, run.settlement
@@ -188,7 +190,7 @@ def round_record(table_id: str, room: HouseRoom, player: str, run: RoundRun) -> 
         room_id=room.room_id,
         pool=room.pool,  # type: ignore[arg-type]
         start_time=datetime.fromtimestamp(run.started_at, UTC),
-        end_time=datetime.fromtimestamp(max(time.time(), run.started_at), UTC),
+        end_time=datetime.fromtimestamp(max(now, run.started_at), UTC),
         table_size=room.boxes,
         seats={player: 0},
         # The stake the round took is its "stack": the final stack is what the settlement paid back.

@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -59,6 +58,7 @@ from services.table.house.house_table import HouseTable, HouseTimings, Journal, 
 from services.table.log.event_log import HandEventLog
 from services.table.log.record_outbox import MemoryOutbox, RecordOutbox
 from services.table.log.retry_queue import RetryingQueue
+from services.table.ports.clock import WALL_CLOCK, Clock
 from services.table.ports.dependencies import CashierClient, FairnessClient, HouseCashier
 from services.table.ports.history_sink import HandRecordSink
 from services.table.ports.remote import is_unavailable
@@ -106,7 +106,10 @@ class TableShard:
         outbox: RecordOutbox | None = None,
         lease: ShardLease | None = None,
         handover_quiet_seconds: float = 0.0,
+        clock: Clock = WALL_CLOCK,
     ) -> None:
+        # Every time and timer of the shard and its tables (ports/clock.py).
+        self.clock = clock
         self._outbox: RecordOutbox = outbox or MemoryOutbox()
         # Orderly handovers and the drain (issue 26): the lease (withdrawn from the candidates on a
         # drain), whether the shard drains, and the rooms whose tables are stopping to be released.
@@ -182,13 +185,13 @@ class TableShard:
             except Exception as error:
                 reason = error.reason if isinstance(error, DomainError) else type(error).__name__
                 log.warning("rooms not adopted yet; retrying", reason=reason)
-                await asyncio.sleep(backoff)
+                await self.clock.sleep(backoff)
                 backoff = min(self._timings.retry_max_seconds, backoff * 2)
                 continue
             backoff = self._timings.retry_initial_seconds
             if isinstance(self._registry, SingleShardRegistry):
                 return  # one shard owns every room for good
-            await asyncio.sleep(self._ownership_check_seconds * 3)
+            await self.clock.sleep(self._ownership_check_seconds * 3)
 
     async def _adopt_rooms(self) -> None:
         """Open the first table of every room newly owned, and every other table of it that still
@@ -280,7 +283,7 @@ class TableShard:
         """Drop the tables of rooms this shard no longer owns (or whose log fenced them), close empty
         extra tables and publish the figures; one failed round is logged, never the end of the loop."""
         while True:
-            await asyncio.sleep(self._ownership_check_seconds)
+            await self.clock.sleep(self._ownership_check_seconds)
             try:
                 await self._ownership_round()
             except asyncio.CancelledError:
@@ -378,8 +381,8 @@ class TableShard:
                     self._at_rest_since.pop(room_id, None)
                     if not force:
                         continue
-                at_rest = self._at_rest_since.setdefault(room_id, time.monotonic())
-                if force or time.monotonic() - at_rest >= self._handover_quiet_seconds:
+                at_rest = self._at_rest_since.setdefault(room_id, self.clock.now())
+                if force or self.clock.now() - at_rest >= self._handover_quiet_seconds:
                     self._at_rest_since.pop(room_id, None)
                     await self._release_room(room_id, tables, force=force)
 
@@ -438,10 +441,9 @@ class TableShard:
         await cancel_and_wait(self._starter)
         if self._lease is not None:
             await self._lease.withdraw()
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + bound_seconds
+        deadline = self.clock.now() + bound_seconds
         while self._tables or self._house_tables:
-            if loop.time() >= deadline:
+            if self.clock.now() >= deadline:
                 log.warning(
                     "drain time is up: the hands still running are left to the next owner",
                     tables=sorted(t for t, a in self._tables.items() if not a.between_hands),
@@ -449,7 +451,7 @@ class TableShard:
                 await self._hand_over_rooms(force=True)
                 break
             await self._hand_over_rooms()
-            await asyncio.sleep(DRAIN_POLL_SECONDS)
+            await self.clock.sleep(DRAIN_POLL_SECONDS)
         log.info("drain finished")
 
     async def _close_extra_empty_tables(self) -> None:
@@ -588,6 +590,7 @@ class TableShard:
             timings=self._timings,
             chat=self.chat,
             outbox=self._outbox,
+            clock=self.clock,
         )
         actor.fencing_token = owner.fencing_token
         actor.start()
@@ -618,6 +621,7 @@ class TableShard:
             maintenance=self._switches,
             admit=admission.admit,
             outbox=self._outbox,
+            clock=self.clock,
         )
         self._house_tables[table_id] = house
         return house

@@ -22,7 +22,6 @@ bound per room), or when the shard reopens a table that still has seated players
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 
 from service_runtime.auth import Caller
@@ -31,6 +30,7 @@ from service_runtime.table_directory import parse_table_id
 from services.table.cash.actor import TableActor
 from services.table.house.house_table import HouseTable
 from services.table.ownership.shard import TableShard
+from services.table.ports.clock import WALL_CLOCK
 from services.table.ports.rooms import RoomSource, room_of_table
 
 ANSWER_SECONDS = 2.0
@@ -79,7 +79,7 @@ class TableAccess:
         rooms: RoomSource,
         *,
         answer_seconds: float = ANSWER_SECONDS,
-        clock: Callable[[], float] = time.monotonic,
+        clock: Callable[[], float] = WALL_CLOCK.now,
     ) -> None:
         self._shard = shard
         self._rooms = rooms

@@ -12,20 +12,29 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 
 import redis.asyncio as redis
 
 from service_runtime.errors import Unavailable
 from service_runtime.structured_logging import get_logger
 from service_runtime.tasks import cancel_and_wait
+from services.table.ports.clock import WALL_CLOCK, Clock
 from services.table.streams.chat import ChatGuard
 
 log = get_logger("table.mute_board")
 
 
 class RedisMuteBoard:
-    def __init__(self, client: redis.Redis, guard: ChatGuard, *, prefix: str, interval: float = 1.0) -> None:
+    def __init__(
+        self,
+        client: redis.Redis,
+        guard: ChatGuard,
+        *,
+        prefix: str,
+        interval: float = 1.0,
+        clock: Clock = WALL_CLOCK,
+    ) -> None:
+        self._clock = clock
         self._redis = client
         self._guard = guard
         self._key = f"{prefix}chat-mutes"
@@ -52,7 +61,7 @@ class RedisMuteBoard:
 
     async def poll_once(self) -> None:
         entries = await self._redis.hgetall(self._key)
-        now = time.time()
+        now = self._clock.now()
         current: set[tuple[str, str]] = set()
         expired: list[bytes | str] = []
         for raw_field, raw_until in entries.items():
@@ -77,7 +86,7 @@ class RedisMuteBoard:
 
     async def _loop(self) -> None:
         while True:
-            await asyncio.sleep(self.interval)
+            await self._clock.sleep(self.interval)
             try:
                 await self.poll_once()
             except Exception:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -31,6 +30,7 @@ from services.table.cash.views import (
     redact_for,
     table_view,
 )
+from services.table.ports.clock import WALL_CLOCK, Clock
 from services.table.streams.spectators import DelayLine
 
 # Spectators get the updates that came due within this window in one message (issue 28): a hand's
@@ -147,7 +147,9 @@ class TableStreams:
         spectator_delay_seconds: float,
         seat_of: Callable[[str], int | None],
         waiting_view: Callable[[TableState], table_pb2.TableView],
+        clock: Clock = WALL_CLOCK,
     ) -> None:
+        self._clock = clock
         self._queue_size = queue_size
         self._max_streams_per_player = max_streams_per_player
         self._max_spectators = max_spectators
@@ -182,7 +184,7 @@ class TableStreams:
         versions_of: list[tuple[int | None, str | None]] = [*holders, (None, None)]
         for raw in events:
             self._sequence += 1
-            nanos = int(time.time() * 1e9)
+            nanos = int(self._clock.now() * 1e9)
             versions: dict[str | None, table_pb2.TableEvent] = {}
             for seat, holder in versions_of:
                 (redacted,) = redact_for([raw], seat)
@@ -204,7 +206,7 @@ class TableStreams:
         message = table_pb2.TableEvent(
             sequence=self._sequence, seat=public_seat(seat) if seat is not None else 0, **body[None]
         )
-        message.time.FromNanoseconds(int(time.time() * 1e9))
+        message.time.FromNanoseconds(int(self._clock.now() * 1e9))
         self._unsent.append({None: message})
         return message
 
@@ -298,25 +300,24 @@ class TableStreams:
     def start_feed(self, state: TableState) -> None:
         """The spectators' first view: `state`, the table as it opens (no seat yet), which is also what
         it was `delay` ago, so a spectator who comes early gets a start not younger than the delay."""
-        self.feed.push(time.time() - self.feed.delay, PublicUpdate([], state))
+        self.feed.push(self._clock.now() - self.feed.delay, PublicUpdate([], state))
 
-    def feed_due(self, now: float) -> float | None:
-        """The loop time (`now` is the loop's) the next delayed update is due, while anybody spectates."""
+    def feed_due(self) -> float | None:
+        """The time the next delayed update is due, while anybody spectates."""
         if not self.spectators:
             return None
-        due = self.feed.next_due()
-        return None if due is None else now + (due - time.time())
+        return self.feed.next_due()
 
     def _feed_push(self, events: list[table_pb2.TableEvent], state: TableState) -> None:
         if not self.spectators:
             # Nobody to deliver to: keep the base (a new spectator's start) current and the line short.
-            self.feed.release(time.time())
+            self.feed.release(self._clock.now())
         # With spectators the actor's timer releases them (`release_feed`), every due update at once.
-        self.feed.push(time.time(), PublicUpdate(events, state))
+        self.feed.push(self._clock.now(), PublicUpdate(events, state))
 
     def release_feed(self) -> None:
         """Every update now due, in one message, serialised once for all the spectators."""
-        released = self.feed.release(time.time())
+        released = self.feed.release(self._clock.now())
         if not released or not self.spectators:
             return
         message = public_batch([update.item for update in released])

@@ -1,0 +1,132 @@
+"""The table on simulated time (services/table/ports/clock.py, issue 42): the shell reads every time
+and sets every timer through its clock, so a test moves the time itself: a 30 s turn clock fires at
+30 s, not a hair before, however loaded the machine, and the test waits no wall time for it."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from poker.table.v1 import table_pb2
+from services.table.ports.clock import SimulatedClock
+from tests.table.fakes import FakeCashier
+from tests.table.inprocess_table import running_view, seated_table
+from tests.table.test_table_clock_path import SlowCashier
+
+A = table_pb2
+
+
+async def view(actor: Any, player: str) -> table_pb2.TableView:
+    return await asyncio.wait_for(actor.call(lambda: actor.snapshot(player)), timeout=5)  # type: ignore[no-any-return]
+
+
+# ---------------------------------------------------------------------- the clock itself
+
+
+async def test_timers_fire_in_the_order_of_their_times_each_at_its_time() -> None:
+    clock = SimulatedClock(start=100.0)
+    fired: list[tuple[str, float]] = []
+    clock.call_at(130.0, lambda: fired.append(("b", clock.now())))
+    clock.call_at(110.0, lambda: fired.append(("a", clock.now())))
+    cancelled = clock.call_at(120.0, lambda: fired.append(("never", clock.now())))
+    cancelled.cancel()
+    clock.advance(29.0)
+    assert fired == [("a", 110.0)]
+    assert clock.now() == 129.0
+    clock.advance(1.0)
+    assert fired == [("a", 110.0), ("b", 130.0)]
+
+
+async def test_a_sleep_and_a_timeout_end_only_when_the_time_is_moved() -> None:
+    clock = SimulatedClock(start=0.0)
+    slept = asyncio.create_task(clock.sleep(5.0))
+    blocked: asyncio.Queue[int] = asyncio.Queue()
+
+    async def waits() -> str:
+        try:
+            async with clock.timeout_at(10.0):
+                await blocked.get()
+        except TimeoutError:
+            return f"timed out at {clock.now()}"
+        return "answered"
+
+    waiting = asyncio.create_task(waits())
+    await clock.run_for(4.9)
+    assert not slept.done()
+    assert not waiting.done()
+    await clock.run_for(0.1)
+    assert slept.done()
+    await clock.run_for(4.9)
+    assert not waiting.done()
+    await clock.run_for(0.2)
+    assert waiting.done()
+    assert waiting.result() == "timed out at 10.0"
+
+
+async def test_a_body_that_ends_before_its_deadline_is_not_cut_later() -> None:
+    clock = SimulatedClock(start=0.0)
+    async with clock.timeout_at(1.0):
+        await asyncio.sleep(0)
+    await clock.run_for(5.0)  # the timer went with the block: nothing is cancelled now
+    assert clock.next_due() is None
+
+
+def test_ids_come_from_the_seed() -> None:
+    first, again, other = SimulatedClock(seed=7), SimulatedClock(seed=7), SimulatedClock(seed=8)
+    ids = [first.new_id() for _ in range(3)]
+    assert ids == [again.new_id() for _ in range(3)]
+    assert ids != [other.new_id() for _ in range(3)]
+    assert len(set(ids)) == 3
+    assert all(len(i) == 32 for i in ids)
+
+
+# ---------------------------------------------------------------------- a table on it
+
+
+async def test_a_turn_clock_fires_at_its_deadline_and_not_before() -> None:
+    clock = SimulatedClock()
+    actor = seated_table(FakeCashier(), action_seconds=30, clock=clock)
+    actor.start()
+    try:
+        first = await running_view(actor)
+        started = clock.now()
+        await clock.run_for(29.9)
+        still = await view(actor, "ann")
+        assert (still.hand_id, still.to_act_seat) == (first.hand_id, first.to_act_seat)
+        assert clock.now() - started == pytest.approx(29.9)
+        await clock.run_for(0.2)
+        after = await view(actor, "ann")
+        assert (after.hand_id, after.to_act_seat) != (first.hand_id, first.to_act_seat)
+    finally:
+        await actor.stop()
+
+
+async def test_a_turn_clock_fires_at_its_deadline_while_a_sit_down_waits_for_the_cashier() -> None:
+    clock = SimulatedClock()
+    cashier = SlowCashier()
+    actor = seated_table(cashier, action_seconds=30, clock=clock)
+    actor.start()
+    try:
+        first = await running_view(actor)
+        cashier.gate.clear()
+        sitting = asyncio.create_task(actor.sit_down("cat", "sit-cat", 3, 500, False))
+        for _ in range(1000):
+            if cashier.waiting:
+                break
+            await asyncio.sleep(0)
+        assert cashier.waiting == 1
+        await clock.run_for(29.9)
+        still = await view(actor, "ann")
+        assert (still.hand_id, still.to_act_seat) == (first.hand_id, first.to_act_seat)
+        await clock.run_for(0.2)
+        after = await view(actor, "ann")
+        assert (after.hand_id, after.to_act_seat) != (first.hand_id, first.to_act_seat)
+        assert not sitting.done()
+        cashier.gate.set()
+        seated = await asyncio.wait_for(sitting, timeout=10)
+        assert seated.seat == 3
+    finally:
+        cashier.gate.set()
+        await actor.stop()
