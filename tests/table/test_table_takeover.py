@@ -733,3 +733,122 @@ async def test_a_player_sitting_out_one_away_and_a_kept_time_bank_outlive_a_take
     finally:
         await world.close()
         await client.aclose()
+
+
+class DiesAfterSettling(Cashier):
+    """Settles the hand, then never answers: the shard dies between the cashier's settlement and
+    anything the table does after it (the hand's result in the seats' log, its log dropped)."""
+
+    def __init__(self, shared: Cashier) -> None:
+        super().__init__()
+        self.__dict__ = shared.__dict__  # the same ledger
+        self.died = asyncio.Event()
+
+    async def settle_hand(self, **fields: Any) -> None:
+        await Cashier.settle_hand(self, **fields)
+        self.died.set()
+        await asyncio.Event().wait()
+
+
+def big_blind_of(job: AfterHand) -> int:
+    return next(a.seat for a in job.record.actions if a.kind == "POST_BIG_BLIND")
+
+
+async def test_the_blinds_move_on_after_a_shard_dies_between_the_settlement_and_the_seats_log() -> None:
+    """Found by the whole-table simulator (tests/table/table_simulator.py, seed 1331762146): a shard
+    that died after the cashier settled a hand and before the hand's result reached the seats' log
+    left the next owner dealing from the seating before that hand: the same button and big blind
+    again. The big blind moves on by one player every hand (rules, dead button)."""
+    event_log = LocalEventLog()
+    world = World()
+    world.seat_players(3)
+    dying = DiesAfterSettling(world.cashier)
+    a = world.table(event_log, cashier=dying)
+    play = Play()
+    try:
+        view = await until(a, playing)
+        first = view.hand_id
+        # Three-handed preflop: the button folds, the small blind folds; the big blind wins.
+        await play.decide(a, A.ACTION_KIND_FOLD)
+        now = await view_of(a)
+        folding = NAMES[now.to_act_seat]
+        # The last fold: answered, then the table settles and dies (no view after it).
+        await a.call(lambda: a.act(folding, "fold-last", first, A.ACTION_KIND_FOLD, 0))
+        await asyncio.wait_for(dying.died.wait(), timeout=5)
+        assert first in world.cashier.settled
+        await a.stop()
+        b = world.table(event_log)
+        second = await until(b, lambda v: playing(v) and v.hand_id not in ("", first))
+        await play.to_the_end(b, world, second.hand_id)
+        await asyncio.sleep(0)
+        jobs = {job.hand_id: job for job in world.records}
+        (first_job, second_job) = jobs[first], jobs[second.hand_id]
+        seats = sorted(s.seat for s in first_job.record.seats)
+        assert seats == sorted(s.seat for s in second_job.record.seats) == [0, 1, 2]
+        assert big_blind_of(second_job) == (big_blind_of(first_job) + 1) % 3
+        assert world.chips() == 3 * BUY_IN
+    finally:
+        await world.close()
+
+
+class DiesAfterDroppingTheHand(LocalEventLog):
+    """A hand's log and live mark dropped, then the shard dies before anything else is written (at
+    the `armed`th drop)."""
+
+    def __init__(self, armed: int) -> None:
+        super().__init__()
+        self.died = asyncio.Event()
+        self.armed = armed
+
+    async def forget_live(self, table_id: str, hand_id: str) -> None:
+        await super().forget_live(table_id, hand_id)
+        self.armed -= 1
+        if self.armed == 0:
+            self.died.set()
+            await asyncio.Event().wait()
+
+    async def append_seats(self, room_id: str, table_id: str, entries: Any) -> None:
+        if self.died.is_set():
+            await asyncio.Event().wait()  # a dead shard writes nothing more (no `finally` of it runs)
+        await super().append_seats(room_id, table_id, entries)
+
+    async def rewrite_seats(self, room_id: str, table_id: str, entries: Any) -> None:
+        if self.died.is_set():
+            await asyncio.Event().wait()
+        await super().rewrite_seats(room_id, table_id, entries)
+
+    def revive(self) -> None:
+        """The next owner's log: the same entries, writes go through again."""
+        self.died.clear()
+
+
+async def test_the_blinds_move_on_after_a_shard_dies_right_after_dropping_a_settled_hands_log() -> None:
+    """The settled hand's result is in the seats' log before its hand log and live mark go: a shard
+    that dies between the two leaves the next owner nothing else to learn the blinds' move from."""
+    event_log = DiesAfterDroppingTheHand(armed=2)
+    world = World()
+    world.seat_players(3)
+    a = world.table(event_log)
+    play = Play()
+    try:
+        # One hand played through first, so the seats' log holds more than the table's first write.
+        opening = (await until(a, playing)).hand_id
+        await play.to_the_end(a, world, opening)
+        first = (await until(a, lambda v: playing(v) and v.hand_id != opening)).hand_id
+        await play.decide(a, A.ACTION_KIND_FOLD)
+        now = await view_of(a)
+        folding = NAMES[now.to_act_seat]
+        await a.call(lambda: a.act(folding, "fold-last", first, A.ACTION_KIND_FOLD, 0))
+        await asyncio.wait_for(event_log.died.wait(), timeout=5)
+        assert first in world.cashier.settled
+        await a.stop()
+        event_log.revive()
+        b = world.table(event_log)
+        second = await until(b, lambda v: playing(v) and v.hand_id not in ("", first))
+        await play.to_the_end(b, world, second.hand_id)
+        await asyncio.sleep(0)
+        jobs = {job.hand_id: job for job in world.records}
+        assert big_blind_of(jobs[second.hand_id]) == (big_blind_of(jobs[first]) + 1) % 3
+        assert world.chips() == 3 * BUY_IN
+    finally:
+        await world.close()

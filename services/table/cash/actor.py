@@ -199,6 +199,7 @@ class TableActor:
             seats_unlogged=lambda: self._seats_unlogged,
             reopened=self._reopened,
             feed_seats=self._feed_seats,
+            log_seats=self._log_seats,
             publish=self._publish,
             notice=self._publish_notice,
             fence_on=self._fence_on,

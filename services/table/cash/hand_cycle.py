@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -66,6 +66,8 @@ class Shell:
     # A table that opens: its seats, and the inputs that caught the seats' log up with them.
     reopened: Callable[[table_core.Seats, Sequence[table_core.Input]], None]
     feed_seats: Callable[[table_core.Input], table_core.Step]
+    # Append the seats' inputs not logged yet (never raises; a log that is away keeps them).
+    log_seats: Callable[[], Awaitable[None]]
     publish: Callable[[Sequence[Event]], dict[int, list[table_pb2.TableEvent]]]
     notice: Callable[[str, str], None]
     fence_on: Callable[[DomainError], None]
@@ -552,7 +554,14 @@ class HandCycle:
         self.live = None
         self.stage = Stage.IDLE
         self._after_hand(AfterHand(live.hand_id, finished.record, self._table_id, finished.seen))
-        await self._settlement.forget(live.hand_id)
+        # The hand's result is in the seats' log before the hand's log and live mark go: a shard that
+        # died in between would leave its next owner no trace of the blinds' move (the whole-table
+        # simulator found it). A log that is away keeps the mark: the next owner finds the hand
+        # settled and takes its result from the hand's log (recovery.py, `Found.ended`); the next
+        # hand's live mark replaces it otherwise.
+        await self._shell.log_seats()
+        if not self._shell.seats_unlogged():
+            await self._settlement.forget(live.hand_id)
         self._shell.notice("HAND_SETTLED", f"hand {live.hand_id} settled")
         self._count_hand(live)
         if self._t.showdown_seconds > 0 and any(isinstance(e, CardsShown) for e in live.hand.events):

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from poker.history.v1 import history_pb2
-from poker_engine.errors import EngineError
+from poker_engine.errors import EngineError, SeatingError
 from poker_engine.hand import Hand
 from poker_engine.replay import apply_json_action, config_from_json
 from service_runtime.errors import DomainError
@@ -41,6 +41,10 @@ class Found:
     taken: core.HandState | None
     sessions: Sequence[Any]
     seats_log: list[dict[str, Any]]
+    # The result of a hand the previous owner settled and never ended here (its live mark still
+    # stands): the button, blind positions and debts its deal set, which the seats' log may not
+    # hold yet (the owner died between the cashier's settlement and its seats' entry).
+    ended: table_core.HandResult | None = None
 
 
 def reopen_seats(
@@ -56,8 +60,17 @@ def reopen_seats(
     # hand left, issue 42), in which the open sessions are seated.
     taken = found.taken
     logged = table_core.replay(found.seats_log, rules, room.small_blind, room.big_blind)
+    ended: tuple[table_core.Input, ...] = ()
+    if found.ended is not None and found.ended.positions != table_core.positions_of(logged.seating):
+        # The deal of every hand moves the big blind on, so other positions mean the seats' log
+        # never heard of that hand's end: it is fed (and logged) now, as its owner would have.
+        try:
+            logged = table_core.feed(logged, found.ended, rules).state
+            ended = (found.ended,)
+        except (DomainError, SeatingError):
+            pass  # the log's seats cannot take it (another table size): the seats are the cashier's
     base = table_core.seating_to_reopen(logged, rules, room.small_blind, room.big_blind)
-    return table_core.reopen(
+    seats, owed, corrections = table_core.reopen(
         logged,
         rules,
         taken.seating if taken is not None else base,
@@ -65,6 +78,7 @@ def reopen_seats(
         taken.banks if taken is not None else {},
         clock(),
     )
+    return seats, owed, ended + corrections
 
 
 class Recovery:
@@ -91,11 +105,14 @@ class Recovery:
         self._log = event_log
         self._outbox = outbox
         self._after_hand = after_hand
+        # The result of a settled hand the last `find` ended (Found.ended).
+        self._ended: table_core.HandResult | None = None
 
     async def find(self, unlogged: Sequence[dict[str, Any]]) -> Found:
         """The hand a previous owner left running (ended here unless it can go on), the kept records
         sent again, the open seat sessions, and the seats' log with `unlogged` (what this table took
         and has not logged yet). A DomainError: the cashier (or the log) is away; try again."""
+        self._ended = None
         taken = await self.take_over_hand()
         await self.void_next_hand()
         await self.resend_kept_records(taken.config.hand_id if taken is not None else "")
@@ -111,7 +128,7 @@ class Recovery:
             )
             await self.end_dangling_hand(taken.config.hand_id, settled=False)
             taken = None
-        return Found(taken, sessions, seats_log)
+        return Found(taken, sessions, seats_log, self._ended)
 
     def replay(self, entries: Sequence[Any]) -> core.HandState | None:
         """The hand a log holds, as the core replays it (None: not whole)."""
@@ -128,15 +145,21 @@ class Recovery:
         if hand_id is None:
             return None
         settled = await self._cashier.hand_settled(hand_id)
+        entries = await self._log.read(hand_id)
+        taken = self.replay(entries)
+        if taken is not None and taken.config.hand_id != hand_id:
+            taken = None
         if not settled:
-            entries = await self._log.read(hand_id)
-            taken = self.replay(entries)
-            if taken is not None and taken.config.hand_id == hand_id:
+            if taken is not None:
                 return taken
             why = "only committed" if not entries else "log unreadable"
             log.warning(
                 "dangling hand cannot be continued", table_id=self._table_id, hand_id=hand_id, why=why
             )
+        if settled and taken is not None and taken.hand.result is not None:
+            # Settled by the owner that died: the seats go on from where that hand left them.
+            stacks = tuple((r.seat, r.final_stack) for r in taken.hand.result.results)
+            self._ended = table_core.hand_result(taken.seating, stacks)
         await self.end_dangling_hand(hand_id, settled=settled)
         return None
 

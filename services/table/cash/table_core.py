@@ -393,9 +393,14 @@ def hand_result(seating: Seating, stacks: tuple[tuple[int, int], ...]) -> HandRe
     player's blind debts."""
     return HandResult(
         stacks,
-        (seating.button, seating.small_blind_position, seating.big_blind_seat),
+        positions_of(seating),
         tuple((p.seat, p.player_id, p.owes_big_blind, p.owes_small_blind) for p in seating.players),
     )
+
+
+def positions_of(seating: Seating) -> tuple[int | None, int | None, int | None]:
+    """The button, the small-blind position and the big-blind seat, as `HandResult` holds them."""
+    return (seating.button, seating.small_blind_position, seating.big_blind_seat)
 
 
 def _with_positions(
