@@ -11,14 +11,16 @@ a log whose next append fails.
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 
 from poker.table.v1 import table_pb2
 from service_runtime.errors import Unavailable
 from service_runtime.redis_client import create_redis
+from services.table.cash import core
 from services.table.cash.actor import TableActor
-from services.table.log.event_log import RedisEventLog
+from services.table.log.event_log import LocalEventLog, RedisEventLog
 from tests.ports import free_port
 from tests.table.fakes import ROOM, FakeCashier, FlakyLog
 from tests.table.inprocess_table import TABLE, running_view, seated_table
@@ -151,3 +153,59 @@ async def test_the_redis_log_away_is_unavailable_for_every_call_never_a_raw_redi
         assert answers == dict.fromkeys(calls, "UNAVAILABLE")
     finally:
         await client.aclose()
+
+
+class LosingLog(FlakyLog):
+    """The hand log whose next `lose` appends are written and then answered UNAVAILABLE (Redis ran
+    the script, its reply never came: the client's timeout), and whose next `blind` reads fail."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lose = 0
+        self.blind = 0
+
+    async def append(self, room_id: str, hand_id: str, entries: Any) -> None:
+        await super().append(room_id, hand_id, entries)
+        if self.lose:
+            self.lose -= 1
+            raise Unavailable("UNAVAILABLE", "the hand log's answer was lost", {"dependency": "redis"})
+
+    async def read(self, hand_id: str) -> list[dict[str, Any]]:
+        if self.blind:
+            self.blind -= 1
+            raise Unavailable("UNAVAILABLE", "the hand log is unavailable", {"dependency": "redis"})
+        return await super().read(hand_id)
+
+
+@pytest.mark.parametrize("blind", [0, 1])
+async def test_a_decision_the_log_kept_but_whose_answer_was_lost_is_played_once_and_the_log_replays(
+    blind: int,
+) -> None:
+    """Found by the whole-table simulator: an append whose answer was lost (written, then the
+    client's timeout) was taken as refused; the clock's timeout for the same turn then went into
+    the log after it, and the next owner could not replay the hand ("the hand is over"): voided.
+    Now the table reads the log back before it decides anything else for the hand. `blind`: that
+    read fails first too (the log away): nothing is decided until the log says what it holds."""
+    log = LosingLog()
+    actor, _ = table_with(log, action_seconds=30)
+    actor.start()
+    try:
+        view = await running_view(actor)
+        player = {1: "ann", 2: "bob", 3: "cat"}[view.to_act_seat]
+        log.lose, log.blind = 1, blind
+        try:
+            await actor.call(lambda: actor.act(player, "r1", view.hand_id, A.ACTION_KIND_CALL, 0))
+        except Unavailable:
+            assert blind, "the log held the decision: it was played"
+            # The retry finds it in the log: played once, answered as the first time.
+            await actor.call(lambda: actor.act(player, "r1", view.hand_id, A.ACTION_KIND_CALL, 0))
+        entries = await LocalEventLog.read(log, view.hand_id)
+        calls = [e for e in entries if e.get("action") == "CALL"]
+        assert len(calls) == 1, entries
+        replayed = core.replay(entries, action_seconds=30, room=ROOM, table_id=TABLE)
+        assert replayed is not None, "the log does not replay"
+        live = actor._live
+        assert live is not None
+        assert replayed.hand.events == live.hand.events
+    finally:
+        await actor.stop()

@@ -743,6 +743,8 @@ class TableActor:
         if running is not None:
             return running
         seat = self._seat_of(player_id)
+        if self._live is not None:
+            await self._cycle.known()  # a decision whose log answer was lost, settled first
         live = self._live
         in_hand = seat is not None and live is not None and seat in live.sessions
         response = table_pb2.LeaveTableResponse()
@@ -840,6 +842,8 @@ class TableActor:
             seat = self._seat_of(player_id)
             if seat is None:
                 raise FailedPrecondition("NOT_SEATED", "you have no seat at this table")
+            # A decision whose log answer was lost is settled first (the log says whether it was taken).
+            await self._cycle.known()
             live = self._live
             if live is None or self._stage is not Stage.PLAYING:
                 raise FailedPrecondition("NO_HAND_IN_PROGRESS", "no hand is running")

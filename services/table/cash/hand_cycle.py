@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import json
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -27,7 +28,7 @@ from poker.table.v1 import table_pb2
 from poker_engine.events import CardsShown, Event
 from poker_engine.seating import HandPlan
 from poker_engine.seating import TableState as Seating
-from service_runtime.errors import DomainError
+from service_runtime.errors import DomainError, Unavailable
 from service_runtime.structured_logging import get_logger
 from service_runtime.tasks import cancel_and_wait
 from services.table import hand_trace
@@ -123,6 +124,8 @@ class HandCycle:
         self.handing_over = False
         self.hands_settled = 0
         self.recent: collections.deque[tuple[float, int]] = collections.deque(maxlen=200)  # (ended, pot)
+        # A step whose log append's answer was lost, with the hand it was decided on (`known`).
+        self._unsure: tuple[core.HandState, core.Step] | None = None
         self._backoff = timings.retry_initial_seconds
         self._room_read_at = 0.0
         self._move_announced = False
@@ -484,14 +487,55 @@ class HandCycle:
         self._shell.publish(step.events)
         self._commit_ahead()
 
+    async def known(self) -> None:
+        """Before anything is decided for the running hand: an append whose answer was lost (the log
+        may hold it or not) is settled by reading the log back; a log that cannot say raises
+        UNAVAILABLE (nothing is decided meanwhile)."""
+        await self._resolve()
+
+    async def _resolve(self) -> dict[int, list[table_pb2.TableEvent]] | None:
+        """`known`; the messages of the step it found in the log and played, or None."""
+        if self._unsure is None:
+            return None
+        live, step = self._unsure
+        if self.live is not live:
+            self._unsure = None
+            return None
+        held = await self._log.read(live.hand_id)
+        self._unsure = None
+        if not _ends_with(held, step.entries):
+            return None
+        log.info("a decision whose log answer was lost is in the log", table_id=self._table_id)
+        return self._apply(step)
+
     async def play(self, step: core.Step) -> dict[int, list[table_pb2.TableEvent]]:
         """A step of the core that changed the hand: its entry in the log first (durable before anyone
         hears of it: a shard that takes over replays the log; a refused append leaves the hand, the
         clock and the banks as they were, and a retry plays it), then the new state, the seat's time
-        bank, the turn's clock and the events."""
+        bank, the turn's clock and the events. An append whose answer was lost (written or not: Redis
+        ran the script and its reply timed out) is settled by reading the log back (`known`) before
+        the hand goes on: the log never holds a decision the table did not take, nor two for a turn
+        (the whole-table simulator found a timeout logged after a lost call, and the hand voided at
+        the next owner)."""
         live = self.live
         assert live is not None
-        await self._log.append(self._shell.room().room_id, live.hand_id, list(step.entries))
+        await self.known()
+        if self.live is not live:
+            raise Unavailable("UNAVAILABLE", "the hand moved on; decide again")
+        try:
+            await self._log.append(self._shell.room().room_id, live.hand_id, list(step.entries))
+        except DomainError as error:
+            if not is_unavailable(error):
+                raise
+            self._unsure = (live, step)
+            played = await self._resolve()
+            if played is None:
+                raise  # not in the log: nothing changed, a retry plays it
+            return played  # it was: played
+        return self._apply(step)
+
+    def _apply(self, step: core.Step) -> dict[int, list[table_pb2.TableEvent]]:
+        """The step the log holds: the new hand, the seat's bank, the turn's clock, the events."""
         # Every decision the log now holds is an event of the hand's play span, whoever took it.
         hand_trace.actions(self._table_id, step.events)
         self.live = step.state
@@ -502,6 +546,10 @@ class HandCycle:
         return self._shell.publish(step.events)
 
     async def _expire_turn(self) -> None:
+        live = self.live
+        if live is None:
+            return
+        await self.known()
         live = self.live
         if live is None:
             return
@@ -601,6 +649,15 @@ class HandCycle:
             # Outside the actor (the clock never waits for the cashier); the seat is freed when the
             # cashier answers, and a failure brings the cycle back here later.
             self._shell.cash_out(owed)
+
+
+def _ends_with(held: Sequence[dict[str, Any]], entries: Sequence[dict[str, Any]]) -> bool:
+    """The log `held` ends with `entries` (compared as the log stores them: JSON values)."""
+    if not entries or len(held) < len(entries):
+        return False
+    tail = held[len(held) - len(entries) :]
+    same: bool = json.loads(json.dumps(list(tail))) == json.loads(json.dumps(list(entries)))
+    return same
 
 
 def first_answer(live: core.HandState, reply: core.Replied) -> table_pb2.ActResponse:
