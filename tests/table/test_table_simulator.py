@@ -1,0 +1,74 @@
+"""The whole-table simulator in CI (tests/table/table_simulator.py, issue 42): twenty random seeds a
+run (each printed when it fails, with the one command that runs it again), equal seeds give equal
+runs, and the checks are not vacuous: a hole card leaked to another seat and a settlement that does
+not add up, planted in the table, are caught. The long run goes behind `--run-slow`
+(`POKER_SIMULATOR_HANDS`, 100,000 hands by default)."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import random
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+from services.table.cash import core, views
+from tests.table.table_simulator import Result, Violation, simulate
+
+SEEDS_PER_RUN = 20
+HANDS_PER_SEED = 30
+
+
+async def test_twenty_random_seeds_break_no_rule_of_the_table() -> None:
+    seeds = [random.SystemRandom().randrange(2**32) for _ in range(SEEDS_PER_RUN)]
+    results: list[Result] = []
+    for seed in seeds:
+        results.append(await simulate(seed, hands=HANDS_PER_SEED))  # a Violation names the seed
+    assert all(r.hands >= HANDS_PER_SEED for r in results)
+    # The runs did what they are for: crashes, faults, timeouts and players' decisions, every run.
+    assert sum(r.crashes for r in results) > 0
+    assert all(r.faults > 0 and r.decisions > 0 and r.timeouts > 0 for r in results)
+
+
+async def test_equal_seeds_give_equal_runs() -> None:
+    seed = random.SystemRandom().randrange(2**32)
+    first, again = await simulate(seed, hands=15), await simulate(seed, hands=15)
+    assert first.digest == again.digest, f"seed {seed}"
+    assert first.summary() == again.summary()
+    other = await simulate(seed + 1, hands=15)
+    assert other.digest != first.digest
+
+
+async def test_a_hole_card_shown_to_another_seat_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Planted: every seat dealt in counts as shown, so each view shows every hand's cards."""
+
+    def everyone(events: Sequence[Any]) -> set[int]:
+        return set(range(10))
+
+    monkeypatch.setattr(views, "_shown_seats", everyone)
+    with pytest.raises(Violation, match="never shown"):
+        await simulate(7, hands=10)
+
+
+async def test_a_settlement_that_does_not_add_up_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Planted: the core's settlement gives the first seat one chip more than it won."""
+    settle = core.settlement
+
+    def one_chip_more(state: core.HandState) -> core.Settle:
+        effect = settle(state)
+        (session, net), *rest = effect.nets
+        return dataclasses.replace(effect, nets=((session, net + 1), *rest))
+
+    monkeypatch.setattr(core, "settlement", one_chip_more)
+    with pytest.raises(Violation, match=r"sum to 0|not conserved"):
+        await simulate(11, hands=10)
+
+
+@pytest.mark.slow
+async def test_a_long_run() -> None:
+    hands = int(os.environ.get("POKER_SIMULATOR_HANDS", "100000"))
+    seed = random.SystemRandom().randrange(2**32)
+    result = await simulate(seed, hands=hands)
+    print(result.summary())
