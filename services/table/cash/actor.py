@@ -206,6 +206,8 @@ class TableActor:
             fenced=lambda: self._fenced,
             no_new_hands=self._no_new_hands,
             cash_out=self._cash_out,
+            off_clock=self._off_clock,
+            inside=self._inside,
         )
         self._cycle = HandCycle(
             table_id=table_id,

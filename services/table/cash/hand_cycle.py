@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import json
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Hashable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -76,6 +76,9 @@ class Shell:
     no_new_hands: Callable[[], bool]
     # Cash a seat out outside the actor (at most one call per seat session under way).
     cash_out: Callable[[table_core.CashOut], object]
+    # Run a call to another service outside the actor (stopped with the table), and come back in.
+    off_clock: Callable[[Hashable, Coroutine[Any, Any, None]], object]
+    inside: Callable[[Callable[[], Awaitable[None]]], Awaitable[None]]
 
 
 class HandCycle:
@@ -126,6 +129,12 @@ class HandCycle:
         self.recent: collections.deque[tuple[float, int]] = collections.deque(maxlen=200)  # (ended, pot)
         # A step whose log append's answer was lost, with the hand it was decided on (`known`).
         self._unsure: tuple[core.HandState, core.Step] | None = None
+        # The call to another service the cycle waits for, made outside the actor (`_ask`), and its
+        # answer once it came back in: (what was asked, the result, the refusal). Nothing else of the
+        # stage machine runs meanwhile; commands, reads and the other timers do (issue 42).
+        self._asking: str | None = None
+        self._asks = 0
+        self._answers_in: dict[str, tuple[Any, DomainError | None]] = {}
         self._backoff = timings.retry_initial_seconds
         self._room_read_at = 0.0
         self._move_announced = False
@@ -193,6 +202,8 @@ class HandCycle:
 
     def advance(self) -> None:
         """Transitions that follow from the state, checked after every command and wake-up."""
+        if self._asking is not None:
+            return  # the step that asked goes on when the answer comes back
         idle = self.stage is Stage.IDLE and self.wake_at is None
         if idle and self._shell.seats().seating.plan_next_hand() is not None:
             self.wake_at = self._clock.now()
@@ -202,7 +213,48 @@ class HandCycle:
             self.stage = Stage.SETTLING
             self.wake_at = self._clock.now()
 
+    # ------------------------------------------------------------------ calls off the clock's path
+
+    def _ask(self, what: str, call: Coroutine[Any, Any, Any]) -> None:
+        """Make `call` outside the actor; its answer comes back inside as this cycle's next wake-up,
+        for the step that asked (`_answered`). The turn clock, the reads and the players' commands
+        never wait for it."""
+        self._asking = what
+
+        async def run() -> None:
+            try:
+                result, refused = await call, None
+            except DomainError as error:
+                result, refused = None, error
+            except Exception as error:  # a bug: said, and the step retried, never a stalled table
+                log.exception("table call failed", table_id=self._table_id, call=what)
+                result, refused = None, Unavailable("UNAVAILABLE", f"{what} failed: {error!r}")
+
+            async def back() -> None:
+                if self._asking == what:
+                    self._asking = None
+                    self._answers_in[what] = (result, refused)
+                    self.wake_at = self._clock.now()
+
+            await self._shell.inside(back)
+
+        # A key of its own: the call asked before it may not have ended its task yet (it is in its
+        # last step, coming back in).
+        self._asks += 1
+        self._shell.off_clock(("cycle", what, self._asks), run())
+
+    def _waiting_for(self, what: str) -> bool:
+        """The answer to `what` is here, to be taken."""
+        return what in self._answers_in
+
+    def _answered(self, what: str) -> tuple[Any, DomainError | None] | None:
+        """The answer to `what`, taken once (None: not asked, or not answered yet). Answers to other
+        calls wait for their own step (a commitment is never lost to a room re-read after it)."""
+        return self._answers_in.pop(what, None)
+
     async def on_wake(self) -> None:
+        if self._asking is not None:
+            return  # its answer wakes the cycle again
         if self.stage is Stage.RECOVERING:
             await self._recover()
         elif self.stage is Stage.IDLE:
@@ -298,11 +350,13 @@ class HandCycle:
 
     async def _refresh_room(self) -> None:
         """Re-read the room between hands (rules 11: a change applies from the next hand only)."""
-        if self._clock.now() - self._room_read_at < self._t.room_refresh_seconds:
+        answer = self._answered("room")
+        if answer is None:
+            if self._clock.now() - self._room_read_at >= self._t.room_refresh_seconds:
+                self._ask("room", self._rooms.get_room(self._shell.room().room_id))
             return
-        try:
-            room = await self._rooms.get_room(self._shell.room().room_id)
-        except DomainError as error:
+        room, error = answer
+        if error is not None:
             log.warning(
                 "room not re-read; playing on with the last one", table_id=self._table_id, reason=error.reason
             )
@@ -334,17 +388,38 @@ class HandCycle:
             self.wake_at = self._clock.now() + MAINTENANCE_RECHECK_SECONDS
             return
         await self._refresh_room()
+        if self._asking is not None:
+            return  # the room's answer brings the countdown back here
         room = self._shell.room()
-        if self.countdown is None:
-            self.countdown = await self._take_ahead()
+        if self.countdown is None and self._ahead is not None and self._ahead.done():
+            self.countdown = await self._take_ahead()  # answered already: no wait
+        elif self.countdown is None and (self._ahead is not None or self._waiting_for("ahead")):
+            answer = self._answered("ahead")
+            if answer is None:
+                # The commitment asked for ahead, once fairness answered and the log marked it.
+                task, self._ahead = self._ahead, None
+                assert task is not None
+                self._ask("ahead", _outcome(task))
+                return
+            ahead, error = answer
+            if error is not None:
+                raise error  # the log refused its mark, as the commit made in place would
+            self.countdown = ahead
         if self.countdown is not None and self.countdown.terms != self._dealer.terms(room):
             # The room became private (or changed its shuffle) after the commitment was asked for: the
             # hand is committed again on the room's terms; the old commitment is voided, never dealt.
             await self._dealer.void(self.countdown)
             self.countdown = None
         if self.countdown is None:
-            # Marked before anyone sees it: if this shard dies now, the next owner voids it.
-            self.countdown = await self._dealer.commit(room)
+            answer = self._answered("commit")
+            if answer is None:
+                # Marked before anyone sees it: if this shard dies now, the next owner voids it.
+                self._ask("commit", self._dealer.commit(room))
+                return
+            committed, error = answer
+            if error is not None:
+                raise error  # the log refused the mark: fenced, or away (retried)
+            self.countdown = committed
             if self.countdown is None:
                 self.retry_later()
                 return
@@ -564,11 +639,14 @@ class HandCycle:
     async def _settle(self) -> None:
         live = self.live
         assert live is not None
-        # The core's effect: the nets by seat session, the rake and the record (ids: the hand id).
-        settle = core.settlement(live)
-        try:
-            await self._settlement.send(live, settle, self._shell.room())
-        except DomainError as error:
+        answer = self._answered("settle")
+        if answer is None:
+            # The core's effect: the nets by seat session, the rake and the record (ids: the hand
+            # id), sent outside the actor; the answer comes back here.
+            self._ask("settle", self._settlement.send(live, core.settlement(live), self._shell.room()))
+            return
+        _, error = answer
+        if error is not None:
             self._shell.fence_on(error)
             if self._shell.fenced():
                 return
@@ -638,6 +716,7 @@ class HandCycle:
         seats = self._shell.seats()
         seats.players = {}
         seats.seating = Seating.empty(room.seats, room.small_blind, room.big_blind)
+        self._answers_in.clear()  # a commitment among them is voided by the recovery
         self.stage = Stage.RECOVERING
         self.wake_at = self._clock.now()
 
@@ -649,6 +728,10 @@ class HandCycle:
             # Outside the actor (the clock never waits for the cashier); the seat is freed when the
             # cashier answers, and a failure brings the cycle back here later.
             self._shell.cash_out(owed)
+
+
+async def _outcome(task: asyncio.Task[Countdown | None]) -> Countdown | None:
+    return await task
 
 
 def _ends_with(held: Sequence[dict[str, Any]], entries: Sequence[dict[str, Any]]) -> bool:
