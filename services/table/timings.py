@@ -37,3 +37,6 @@ class Timings:
     handover_grace_seconds: float = 5.0
     # A hand that ended with cards shown stays on the table this long before the next countdown.
     showdown_seconds: float = 0.0
+    # A sit-down whose seat session the cashier has not answered for (away, or its reply lost) is
+    # answered UNAVAILABLE after this long; the table keeps asking with the same seat and session id.
+    seat_answer_seconds: float = 5.0

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
 import hashlib
 import json
 import random
@@ -33,11 +34,12 @@ from typing import Any, TypeVar
 
 from poker.history.v1 import history_pb2
 from poker.table.v1 import table_pb2
-from service_runtime.errors import DomainError, FailedPrecondition, Unavailable
+from service_runtime.errors import AlreadyExists, DomainError, FailedPrecondition, Unavailable
 from service_runtime.structured_logging import configure_logging
 from services.table.cash.actor import TableActor
 from services.table.cash.hand_record import SeenPositions
 from services.table.cash.settlement import AfterHand
+from services.table.cash.table_state import Stage
 from services.table.log.event_log import LocalEventLog
 from services.table.log.record_outbox import MemoryOutbox
 from services.table.ports.clock import SimulatedClock
@@ -54,6 +56,10 @@ ACTION_SECONDS = 20.0
 RETRY_MAX_SECONDS = 4.0
 # A table that does not answer a command within this much simulated time (stepping the clock) hangs.
 ANSWER_WITHIN_SECONDS = 600.0
+# A read waits for no other service: while the cashier, fairness or the lobby are slow it is answered
+# within this (the time the simulator's steps move the clock), except while the table waits for a
+# seal (the deal holds still for the deck of the players it asked for) or opens (recovery).
+READ_WITHIN_SECONDS = 0.5
 DECISIONS = (
     A.ACTION_KIND_FOLD,
     A.ACTION_KIND_CHECK,
@@ -92,6 +98,7 @@ class Environment:
         # When the log misbehaved (Redis away): the table waits for its log, and retries after.
         self.log_faults: list[float] = []
         self.frozen = False  # while a check reads, nothing misbehaves
+        self.waiting: collections.Counter[str] = collections.Counter()  # calls delayed now, by name
 
     async def call(self, what: str, action: Callable[[], Awaitable[T]]) -> T:
         """One call of a dependency, as the faults decide."""
@@ -110,7 +117,11 @@ class Environment:
             roll -= f.refuse
             if roll < f.delay and not what.startswith("log."):
                 self.faults_injected += 1
-                await self.clock.sleep(self.rng.uniform(0.0, f.max_delay))
+                self.waiting[what] += 1
+                try:
+                    await self.clock.sleep(self.rng.uniform(0.0, f.max_delay))
+                finally:
+                    self.waiting[what] -= 1
             roll -= f.delay
             if roll < f.lose:
                 self.faults_injected += 1
@@ -131,7 +142,8 @@ class Environment:
             await action()
         self.crash_points.append(f"{'after' if after else 'before'} {what}")
         self.crashed.set()
-        return await _forever()
+        never: T = await _forever()
+        return never
 
 
 async def _forever() -> Any:
@@ -167,8 +179,12 @@ class SimCashier:
     async def open_seat_session(self, **fields: Any) -> SeatSession:
         async def open_() -> SeatSession:
             session_id, player = fields["session_id"], fields["player_id"]
-            if session_id in self.sessions:
-                return self.sessions[session_id]
+            earlier = self.sessions.get(session_id)
+            if earlier is not None:
+                if (earlier.player_id, earlier.seat) != (player, fields["seat"]):
+                    # As the cashier: a session id asked again with other fields is a conflict.
+                    raise AlreadyExists("IDEMPOTENCY_CONFLICT", "the session id was used with other fields")
+                return earlier
             if session_id in self.closed:
                 raise FailedPrecondition("SEAT_SESSION_CLOSED", "the seat session is closed")
             if any(s.player_id == player for s in self.sessions.values()):
@@ -238,6 +254,7 @@ class SimFairness:
         self.hands: dict[str, str] = {}
         self.decks: dict[str, tuple[int, ...]] = {}
         self.outcome: dict[str, bool] = {}  # hand -> voided
+        self.voided: list[str] = []  # in the order they were voided
         self.violations: list[str] = []
 
     async def commit(self, request_id: str, table_id: str, **_: Any) -> Commitment:
@@ -269,6 +286,8 @@ class SimFairness:
 
     async def reveal(self, hand_id: str, *, voided: bool = False, seen: SeenPositions | None = None) -> None:
         async def reveal_() -> None:
+            if hand_id not in self.outcome and voided:
+                self.voided.append(hand_id)
             first = self.outcome.setdefault(hand_id, voided)
             if first != voided:
                 self.violations.append(
@@ -398,7 +417,11 @@ class Simulation:
         # Seats seen taken while each hand was the table's current one (1-based, as the views).
         self.occupied: dict[str, set[int]] = {}
         self.dealt: list[str] = []  # every hand id the views showed, in order
-        self.counted: set[str] = set()  # hands whose decisions were counted
+        self.dealt_at: dict[str, int] = {}  # hand id -> its place in `dealt`
+        self.uncounted: list[str] = []  # settled hands whose decisions are not counted yet
+        self.orphaned: dict[str, int] = {}  # player -> checks in a row their session had no seat
+        self.pairs_checked = 0  # `order`'s pairs whose blinds were checked
+        self.voided_checked = 0  # fairness's voided hands checked against `in_play`
         self.in_play: set[str] = set()  # hands a view showed dealt and running
 
     # ------------------------------------------------------------------ the table and its owners
@@ -437,6 +460,7 @@ class Simulation:
         record = job.record
         if job.hand_id not in self.records:
             self.order.append(job.hand_id)
+            self.uncounted.append(job.hand_id)
         self.records[job.hand_id] = record
         self.fairness.outcome.setdefault(job.hand_id, False)
 
@@ -469,14 +493,26 @@ class Simulation:
             assert actor is not None
             task = asyncio.ensure_future(make(actor))
             for _ in range(10_000):
-                await _turns(4)
+                # Every turn the loop can take at this instant first: only a wait for time to pass
+                # (a timer, a slow service) moves the clock.
+                for _ in range(200):
+                    await asyncio.sleep(0)
+                    if task.done() or self.env.crashed.is_set():
+                        break
                 if task.done() or self.env.crashed.is_set():
                     break
                 await self.env.clock.run_for(0.25, turns=4)
                 waited += 0.25
+                if task.done() or self.env.crashed.is_set():
+                    break
                 if waited > ANSWER_WITHIN_SECONDS:
                     task.cancel()
                     raise Violation(f"the table did not answer within {ANSWER_WITHIN_SECONDS} simulated s")
+                held = self.env.waiting["fairness.SealHand"] or actor._cycle.stage is Stage.RECOVERING
+                if waited > READ_WITHIN_SECONDS and not held:
+                    slow = sorted(name for name, n in self.env.waiting.items() if n)
+                    task.cancel()
+                    raise Violation(f"a read waited {waited} simulated s for another service ({slow})")
             if not task.done():
                 task.cancel()
                 await _turns(4)
@@ -609,11 +645,13 @@ class Simulation:
             raise Violation(f"chips not conserved: {c.chips()} held, {c.total} bought")
         problems = c.violations + self.fairness.violations
         # A hand dealt is never voided: whoever opens the table next goes on with it.
+        voided = self.fairness.voided
         problems += [
             f"hand {hand} was dealt and then voided"
-            for hand, voided in self.fairness.outcome.items()
-            if voided and hand in self.in_play
+            for hand in voided[self.voided_checked :]
+            if hand in self.in_play
         ]
+        self.voided_checked = len(voided)
         if problems:
             raise Violation("; ".join(problems))
         now = self.env.clock.now()
@@ -622,7 +660,9 @@ class Simulation:
             if view is None:
                 return
             own = next((s.seat for s in view.seats if s.player_id == player), None)
-            if view.hand_id and view.hand_id not in self.dealt:
+            self._check_session(player, own)
+            if view.hand_id and view.hand_id not in self.dealt_at:
+                self.dealt_at[view.hand_id] = len(self.dealt)
                 self.dealt.append(view.hand_id)
             if view.phase == A.TABLE_PHASE_HAND_IN_PROGRESS:
                 self.in_play.add(view.hand_id)
@@ -643,12 +683,36 @@ class Simulation:
                 # Nothing but the clock's own step lies between the deadline and the turn's end,
                 # unless the log refused an append near it: the decision is logged before it is
                 # taken, and the table retries after a backoff.
+                self.env.log_faults = [at for at in self.env.log_faults if at >= now - 600]
                 excused = any(deadline - RETRY_MAX_SECONDS - 0.5 <= at <= now for at in self.env.log_faults)
                 if now > deadline + 0.5 and not excused:
                     raise Violation(
                         f"the turn of seat {view.to_act_seat} in {view.hand_id} outlived its deadline by "
                         f"{now - deadline:.2f} s"
                     )
+
+    def _check_session(self, player: str, own: int | None) -> None:
+        """A seat session the cashier holds open is the player's seat at the table, unless a call of
+        theirs is under way (a sit-down or a leave) or the table is opening: never an orphan."""
+        sessions = [s for s in self.cashier.sessions.values() if s.player_id == player]
+        if len(sessions) > 1:
+            raise Violation(f"{player} holds {len(sessions)} open seat sessions")
+        if not sessions or own == sessions[0].seat:
+            self.orphaned.pop(player, None)
+            return
+        busy = any(p.player == player and not p.task.done() for p in self.pending)
+        actor = self.actor
+        opening = actor is None or actor._cycle.stage is Stage.RECOVERING
+        leaving = actor is not None and any(
+            seat.player_id == player and seat.leaving for seat in actor._seats.players.values()
+        )
+        if not busy and not opening and not leaving:
+            self.orphaned[player] = self.orphaned.get(player, 0) + 1
+            if self.orphaned[player] > 20:  # twenty checks in a row: nothing will seat it
+                session = sessions[0]
+                raise Violation(f"{player}'s seat session at seat {session.seat} is no seat (the view: {own})")
+        else:
+            self.orphaned.pop(player, None)
 
     def _check_records(self) -> None:
         for hand_id, seat, cards, viewer in self.shown_to:
@@ -660,10 +724,10 @@ class Simulation:
                 raise Violation(f"{viewer} saw seat {seat}'s cards {cards} in hand {hand_id}, never shown")
         self.shown_to = [s for s in self.shown_to if s[0] not in self.records]
         pending_hands = {p.hand_id for p in self.pending if p.kind == "act" and not p.task.done()}
-        for hand_id, record in self.records.items():
-            if hand_id in pending_hands or hand_id in self.counted:
-                continue
-            self.counted.add(hand_id)
+        waiting = [hand for hand in self.uncounted if hand in pending_hands]
+        counting, self.uncounted = [h for h in self.uncounted if h not in pending_hands], waiting
+        for hand_id in counting:
+            record = self.records[hand_id]
             decided = sum(1 for a in record.actions if a.cause == history_pb2.ACTION_CAUSE_PLAYER)
             answered = len(self.accepted.get(hand_id, ()))
             lost = len(self.unknown.get(hand_id, set()) - self.accepted.get(hand_id, set()))
@@ -671,8 +735,9 @@ class Simulation:
                 raise Violation(
                     f"hand {hand_id}: {decided} decisions recorded, {answered} answered, {lost} unanswered"
                 )
-        voided = {hand for hand, was in self.fairness.outcome.items() if was}
-        for first, second in zip(self.order, self.order[1:], strict=False):
+        start, self.pairs_checked = self.pairs_checked, max(0, len(self.order) - 1)
+        for index in range(start, len(self.order) - 1):
+            first, second = self.order[index], self.order[index + 1]
             a, b = self.records[first], self.records[second]
             seats = sorted(s.seat for s in a.seats)
             if seats != sorted(s.seat for s in b.seats) or len(seats) < 2:
@@ -684,10 +749,10 @@ class Simulation:
             seen = self.occupied.get(first, set()) | self.occupied.get(second, set())
             if not seen <= {seat + 1 for seat in seats}:
                 continue
-            if first not in self.dealt or second not in self.dealt:
+            if first not in self.dealt_at or second not in self.dealt_at:
                 continue  # a hand no view caught: a voided one may lie between
-            between = self.dealt[self.dealt.index(first) + 1 : self.dealt.index(second)]
-            if voided & set(between):
+            between = self.dealt[self.dealt_at[first] + 1 : self.dealt_at[second]]
+            if any(self.fairness.outcome.get(hand) for hand in between):
                 continue
             # The dead-button rules: the big blind moves on by one player every hand.
             big_a, big_b = _big_blind(a), _big_blind(b)

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from poker.table.v1 import table_pb2
-from service_runtime.errors import FailedPrecondition, Unavailable
+from service_runtime.errors import AlreadyExists, FailedPrecondition, Unavailable
+from services.table.ports.clock import SimulatedClock
 from services.table.ports.dependencies import SeatSession
 from tests.table.fakes import FakeCashier
 from tests.table.inprocess_table import running_view, seated_table
@@ -99,19 +100,58 @@ async def test_a_turn_times_out_on_time_while_a_sit_down_waits_for_the_cashier()
         await actor.stop()
 
 
+class RefusesOnce(FakeCashier):
+    """Refuses the first seat session for good (the wallet cannot cover the buy-in)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.refusals = 1
+
+    async def open_seat_session(self, **fields: Any) -> SeatSession:
+        if self.refusals:
+            self.refusals -= 1
+            raise FailedPrecondition("INSUFFICIENT_FUNDS", "the wallet cannot cover the buy-in")
+        return await super().open_seat_session(**fields)
+
+
 async def test_a_sit_down_the_cashier_refuses_frees_the_seat_it_held() -> None:
-    cashier = SlowCashier()
+    cashier = RefusesOnce()
     actor = seated_table(cashier)
     actor.start()
     try:
         await running_view(actor)
-        cashier.down = True
-        with pytest.raises(Unavailable) as refused:
+        with pytest.raises(FailedPrecondition) as refused:
             await actor.sit_down("cat", "sit-cat", 3, 500, False)
-        assert refused.value.reason == "UNAVAILABLE"
-        cashier.down = False
+        assert refused.value.reason == "INSUFFICIENT_FUNDS"
         seated = await actor.sit_down("dan", "sit-dan", 3, 500, False)
         assert seated.seat == 3
+    finally:
+        await actor.stop()
+
+
+async def test_a_sit_down_the_cashier_does_not_answer_holds_its_seat_until_it_does() -> None:
+    """An UNAVAILABLE cashier may have opened the session (its reply lost): the caller hears
+    UNAVAILABLE after `seat_answer_seconds` (simulated here), the seat stays held, and the table asks
+    again with the same seat and session id until the cashier answers."""
+    clock = SimulatedClock()
+    cashier = FakeCashier()
+    actor = seated_table(cashier, clock=clock)
+    actor.start()
+    try:
+        await running_view(actor)
+        cashier.down = True
+        sitting = asyncio.create_task(actor.sit_down("cat", "sit-cat", 3, 500, False))
+        await clock.run_for(5.1)
+        with pytest.raises(Unavailable):
+            await sitting
+        with pytest.raises(FailedPrecondition) as taken:
+            await actor.sit_down("dan", "sit-dan", 3, 500, False)
+        assert taken.value.reason == "SEAT_TAKEN"
+        cashier.down = False
+        await clock.run_for(1.0)
+        again = await actor.sit_down("cat", "sit-cat", 3, 500, False)
+        assert again.seat == 3
+        assert [s.player_id for s in cashier.sessions.values()].count("cat") == 1
     finally:
         await actor.stop()
 
@@ -142,4 +182,54 @@ async def test_a_turn_times_out_on_time_while_a_leave_waits_for_its_cash_out() -
         assert left.folded_mid_hand
     finally:
         cashier.gate.set()
+        await actor.stop()
+
+
+class LosesTheFirstOpening(FakeCashier):
+    """Opens a seat session and loses the answer the first time (the cashier did it; its reply never
+    came); a session id asked again with another seat is a conflict, as the real cashier says."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lost = 1
+
+    async def open_seat_session(self, **fields: Any) -> SeatSession:
+        earlier = self.sessions.get(fields["session_id"])
+        if earlier is not None and earlier.seat != fields["seat"]:
+            raise AlreadyExists("IDEMPOTENCY_CONFLICT", "the session id was used with different fields")
+        session = await super().open_seat_session(**fields)
+        if self.lost:
+            self.lost -= 1
+            raise Unavailable("UNAVAILABLE", "the cashier's answer was lost", {"dependency": "cashier"})
+        return session
+
+
+async def test_a_seat_session_whose_answer_was_lost_is_the_players_seat_never_an_orphan() -> None:
+    """Found by the whole-table simulator: the cashier opened cat's seat session and its answer was
+    lost; the table freed the seat, dan sat there, cat's retry chose another seat and the cashier
+    refused it (the session id with another seat): cat's chips sat in a session no seat held. Now
+    the table asks again with the same seat and session id until the cashier says yes or no, and
+    holds the seat meanwhile."""
+    cashier = LosesTheFirstOpening()
+    actor = seated_table(cashier, action_seconds=30)
+    actor.start()
+    try:
+        await running_view(actor)
+        sitting = asyncio.create_task(actor.sit_down("cat", "sit-cat", 0, 500, False))
+        await until(lambda: cashier.lost == 0)
+        with pytest.raises(FailedPrecondition) as taken:
+            await actor.sit_down("dan", "sit-dan", 3, 500, False)
+        assert taken.value.reason == "SEAT_TAKEN"
+        seated = await asyncio.wait_for(sitting, timeout=10)
+        assert seated.seat == 3
+        again = await actor.sit_down("cat", "sit-cat", 0, 500, False)
+        assert again == seated
+        assert sorted((s.seat, s.player_id) for s in cashier.sessions.values()) == [
+            (1, "ann"),
+            (2, "bob"),
+            (3, "cat"),
+        ]
+        cats = await view(actor, "cat")
+        assert any(s.player_id == "cat" and s.seat == 3 for s in cats.seats)
+    finally:
         await actor.stop()

@@ -625,7 +625,14 @@ class TableActor:
         started = await self.call(lambda: self._start_sit_down(sitting))
         if isinstance(started, table_pb2.SitDownResponse):
             return started
-        return await asyncio.shield(started)
+        try:
+            async with self._clock.timeout_at(self._now() + self._t.seat_answer_seconds):
+                return await asyncio.shield(started)
+        except TimeoutError:
+            # The call goes on (the seat stays held); a retry of the request waits for it.
+            raise Unavailable(
+                "UNAVAILABLE", "the cashier has not answered yet; retry", {"dependency": "cashier"}
+            ) from None
 
     async def _start_sit_down(
         self, sitting: SitDownRequest
@@ -665,21 +672,46 @@ class TableActor:
             grant = await self._rooms.authorize_seat(
                 sitting.player_id, self.room.room_id, sitting.suggested_name
             )
-            session = await self._cashier.open_seat_session(
-                session_id=opening.session_id,
-                player_id=sitting.player_id,
-                table_id=self.table_id,
-                seat=public_seat(opening.seat),
-                pool=self.room.pool,
-                buy_in=sitting.buy_in,
-                min_buy_in=self.room.min_buy_in,
-                max_buy_in=self.room.max_buy_in,
-            )
+            session = await self._open_seat_session(sitting, opening)
         except DomainError as error:
             refused = error
             await self._inside(lambda: self._seat_not_opened(sitting, opening, refused))
             raise
         return await self._inside(lambda: self._seat_opened(sitting, opening, session, grant))
+
+    async def _open_seat_session(
+        self, sitting: SitDownRequest, opening: table_core.OpenSeatSession
+    ) -> SeatSession:
+        """The cashier's seat session for the seat held. An UNAVAILABLE answer says nothing of what the
+        cashier did (its reply may be what was lost), so the table asks again, with the same session
+        id and seat, until the cashier says yes or no, holding the seat meanwhile: a session the
+        cashier opened is never left without its seat (the whole-table simulator found a retry that
+        chose another seat, which the cashier refused as a conflict, the chips left in a seat
+        session no seat held). A retry of the sit-down waits for this same call."""
+        backoff = self._t.retry_initial_seconds
+        while True:
+            try:
+                return await self._cashier.open_seat_session(
+                    session_id=opening.session_id,
+                    player_id=sitting.player_id,
+                    table_id=self.table_id,
+                    seat=public_seat(opening.seat),
+                    pool=self.room.pool,
+                    buy_in=sitting.buy_in,
+                    min_buy_in=self.room.min_buy_in,
+                    max_buy_in=self.room.max_buy_in,
+                )
+            except DomainError as error:
+                if not is_unavailable(error) or self._stopping or self.closed or self._fenced:
+                    raise
+                log.warning(
+                    "seat session not answered; asking again",
+                    table_id=self.table_id,
+                    player_id=sitting.player_id,
+                    reason=error.reason,
+                )
+            await self._clock.sleep(backoff)
+            backoff = min(self._t.retry_max_seconds, backoff * 2)
 
     async def _seat_not_opened(
         self, sitting: SitDownRequest, opening: table_core.OpenSeatSession, error: DomainError
