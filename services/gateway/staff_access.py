@@ -45,6 +45,7 @@ STAFF_FORWARDED: dict[str, dict[str, frozenset[Principal]]] = {
         "GetTableSnapshot": EVERY,
         "SpectateTable": EVERY,
         "MutePlayer": SUPPORT | OPERATIONS,
+        "CloseTable": OPERATIONS,
     },
     "poker.cashier.v1.CashierService": {
         "GetBalances": SUPPORT | RISK | FINANCE,
@@ -90,7 +91,7 @@ MUTATING = frozenset(
             "CreateRoom", "UpdateRoom", "DisableRoom", "EnableRoom", "SetMaintenance", "UpdateAllowList",
             "CreateInviteCode",
         ),
-        "poker.table.v1.TableService": ("MutePlayer",),
+        "poker.table.v1.TableService": ("MutePlayer", "CloseTable"),
         "poker.cashier.v1.CashierService": ("RequestHouseFunding", "DecideHouseFunding"),
         "poker.history.v1.HistoryService": (
             "RecordAuditEvent", "HoldPlayer", "ReleasePlayer", "ResolveCase", "DecideRelease",

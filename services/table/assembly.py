@@ -69,6 +69,7 @@ ACCESS = AccessPolicy.for_service(
         "SpectateTable": ANY_CALLER,
         "GetTableSnapshot": ANY_CALLER,
         "MutePlayer": SUPPORT | OPERATIONS,
+        "CloseTable": OPERATIONS,
     },
 )
 

@@ -310,6 +310,14 @@ class TableServicer:
             response.muted_until.FromNanoseconds(int(until * 1e9))
         return response
 
+    async def CloseTable(  # noqa: N802
+        self, request: table_pb2.CloseTableRequest, context: Any
+    ) -> table_pb2.CloseTableResponse:
+        staff = current_caller().subject
+        request_id = _printable_id(request.request_id, "request_id")
+        table_id = _printable_id(request.table_id, "table_id")
+        return await self._shard.close_after_hand(staff, request_id, table_id, lambda: self._table(table_id))
+
     async def WatchTable(  # noqa: N802
         self, request: table_pb2.WatchTableRequest, context: Any
     ) -> AsyncIterator[table_pb2.WatchTableResponse]:

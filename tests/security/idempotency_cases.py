@@ -886,6 +886,18 @@ async def mute_player(c: Calls) -> Trial:
     )
 
 
+async def close_table(c: Calls) -> Trial:
+    table_id, other = f"{await new_room(c)}.1", f"{await new_room(c)}.1"
+    dee = fresh("dee")
+    await seated(c, other, dee)  # one player, no hand: the other table as it stays
+
+    async def state() -> object:
+        return await seats(c, other, dee)
+
+    request = table_pb2.CloseTableRequest(request_id=fresh("close"), table_id=table_id)
+    return Trial(request, ADMIN, [{"table_id": other}], state, cleanup=lambda: leave(c, other, dee))
+
+
 # History and fairness (where cheap) ----------------------------------------------------------------
 
 
@@ -1170,6 +1182,7 @@ RPCS = (
     ),
     # An admin's mute is kept by the shard, not a table: its table id (empty: every table) is bound.
     Rpc("table", "MutePlayer", ("request_id",), mute_player),
+    Rpc("table", "CloseTable", ("request_id",), close_table),
     Rpc(
         "history",
         "HoldPlayer",

@@ -194,6 +194,21 @@ async def _call(
         return error.code(), reason_of(error), time.monotonic() - started, _error_bytes(error)
 
 
+SEEDED_TABLE = "nlhe-gram-duel.1"
+
+
+def _closes_the_seeded_table(path: str, payload: bytes) -> bool:
+    """CloseTable at the seeded table would cash its players out after its hand, in the middle of
+    other services' state probes (a refused call there would seem to change the ledger): the fuzz
+    closes any other table it names, never that one."""
+    if path != "/poker.table.v1.TableService/CloseTable":
+        return False
+    try:
+        return table_pb2.CloseTableRequest.FromString(payload).table_id == SEEDED_TABLE
+    except Exception:  # garbage: not a request naming it
+        return False
+
+
 async def _attack_service(
     service: ServiceProcess, rng: random.Random, findings: Findings, marks: Marks, ledger: asyncio.Lock
 ) -> None:
@@ -224,7 +239,7 @@ async def _attack_service(
             while index < len(cases):
                 who, payload = cases[index]
                 index += 1
-                if len(payload) > MAX_PAYLOAD:
+                if len(payload) > MAX_PAYLOAD or _closes_the_seeded_table(path, payload):
                     continue
                 # The calls that can move chips or deal (the table's, the cashier's, the fairness
                 # service's) take turns with the state probes: another service's call that succeeded

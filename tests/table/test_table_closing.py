@@ -9,19 +9,27 @@ from __future__ import annotations
 
 import asyncio
 
+import grpc
 import pytest
 
 from poker.lobby.v1 import shard_directory_pb2, shard_directory_pb2_grpc
+from poker.table.v1 import table_pb2
 from service_runtime.auth import Role
+from service_runtime.errors import Unavailable
 from service_runtime.testing import auth_metadata
+from services.table.ports.clock import SimulatedClock
 from tests.table.conftest import ServiceProcess, nl_room, table_world, unique, wait_for
+from tests.table.fakes import FakeCashier
+from tests.table.inprocess_table import TABLE, running_view, seated_table
 from tests.table.players import Player
 
-pytestmark = pytest.mark.postgres
+A = table_pb2
+
 
 LOBBY = auth_metadata("lobby", Role.SERVICE)
 
 
+@pytest.mark.postgres
 async def test_an_extra_table_closes_once_empty_and_the_first_stays(
     backends: dict[str, ServiceProcess],
 ) -> None:
@@ -65,3 +73,94 @@ async def test_an_extra_table_closes_once_empty_and_the_first_stays(
         await bob.close()
         audit = await world.audit()
         assert all(pool.balanced for pool in audit.pools)
+
+
+# ---------------------------------------------------------------------- CloseTable (operations)
+
+
+async def test_close_after_hand_plays_the_hand_out_cashes_everyone_out_and_deals_no_more() -> None:
+    """In-process, on simulated time: the close is asked mid-hand; the hand is played to its end
+    (the clock folds for the players), settled once, every seat cashed out, no hand dealt after it,
+    and the table is then done."""
+    clock = SimulatedClock()
+    cashier = FakeCashier()
+    actor = seated_table(cashier, action_seconds=30, clock=clock)
+    actor.start()
+    try:
+        running = await running_view(actor)
+        answer = await actor.call(actor.close_after_hand)
+        assert (answer.table_id, answer.hand_running, answer.players) == (TABLE, True, 2)
+        again = await actor.call(actor.close_after_hand)  # asked twice: one close
+        assert again.players == 2
+        for _ in range(20):
+            if len(cashier.cashed_out) == 2:
+                break
+            await clock.run_for(31)
+        assert list(cashier.settled) == [running.hand_id]
+        assert sorted(cashier.cashed_out) == [f"{TABLE}:ann", f"{TABLE}:bob"]
+        assert sum(cashier.cashed_out.values()) + cashier.settled[running.hand_id][1] == 1000
+        await clock.run_for(120)
+        assert list(cashier.settled) == [running.hand_id]  # no hand after it
+        view = await actor.call(lambda: actor.snapshot("ann"))
+        assert not any(s.player_id for s in view.seats)
+        assert await actor.call(lambda: actor.close_if_done(lambda: None))
+        with pytest.raises(Unavailable):
+            await actor.call(lambda: actor.snapshot("ann"))
+    finally:
+        await actor.stop()
+
+
+@pytest.mark.postgres
+async def test_close_table_through_the_api_for_operations_only_then_the_table_opens_again_empty(
+    backends: dict[str, ServiceProcess],
+) -> None:
+    async with table_world(backends, lease_seconds=0.6) as world:
+        table_id = world.add_room(nl_room(unique("closing")))
+        ann = Player(unique("ann"), world.table_channel, table_id)
+        bob = Player(unique("bob"), world.table_channel, table_id)
+        for p in (ann, bob):
+            await world.fund(p.player_id, 1000)
+            await p.watch()
+        await ann.sit(500, seat=1)
+        await bob.sit(500, seat=2)
+        playing = await ann.until(lambda v: v.phase == A.TABLE_PHASE_HAND_IN_PROGRESS)
+        request = A.CloseTableRequest(request_id=unique("close"), table_id=table_id)
+        for refused in (ann.metadata, auth_metadata("sam", Role.SUPPORT)):
+            with pytest.raises(grpc.aio.AioRpcError) as denied:
+                await world.table.CloseTable(request, metadata=refused)
+            assert denied.value.code() == grpc.StatusCode.PERMISSION_DENIED
+        operations = auth_metadata("olga", Role.OPERATIONS)
+        answer = await world.table.CloseTable(request, metadata=operations)
+        assert (answer.hand_running, answer.players) == (True, 2)
+        assert await world.table.CloseTable(request, metadata=operations) == answer
+        other = A.CloseTableRequest(request_id=request.request_id, table_id=f"{table_id[:-2]}.2")
+        with pytest.raises(grpc.aio.AioRpcError) as conflict:
+            await world.table.CloseTable(other, metadata=operations)
+        assert conflict.value.code() == grpc.StatusCode.ALREADY_EXISTS
+        assert any(m.event.notice.code == "TABLE_CLOSING" for m in ann.messages)
+        # The hand is played out (by the players here); then both are cashed out, nothing else dealt.
+        while True:
+            view = await ann.until(lambda v: v.phase != A.TABLE_PHASE_HAND_IN_PROGRESS or v.to_act_seat > 0)
+            if view.phase != A.TABLE_PHASE_HAND_IN_PROGRESS or view.hand_id != playing.hand_id:
+                break
+            mover = ann if view.to_act_seat == ann.seat else bob
+            await mover.my_turn()
+            await mover.act(A.ACTION_KIND_FOLD)
+
+        async def both_cashed_out() -> bool:
+            return await world.wallet(ann.player_id) + await world.wallet(bob.player_id) == 2000
+
+        await wait_for(both_cashed_out, within=20)
+        await wait_for(
+            lambda: world.lobby.table_address and ann._task is not None and ann._task.done(), within=20
+        )
+        audit = await world.audit()
+        assert all(pool.balanced for pool in audit.pools)
+        assert [h for h in world.history.hands] == [playing.hand_id]
+        # The room stays: the table opens again, empty.
+        snapshot = await world.table.GetTableSnapshot(
+            A.GetTableSnapshotRequest(table_id=table_id), metadata=ann.metadata
+        )
+        assert not any(s.player_id for s in snapshot.view.seats)
+        for p in (ann, bob):
+            await p.close()

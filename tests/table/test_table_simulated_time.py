@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from poker.table.v1 import table_pb2
+from service_runtime.errors import Unavailable
 from services.table.ports.clock import SimulatedClock
 from tests.table.fakes import FakeCashier
 from tests.table.inprocess_table import running_view, seated_table
@@ -123,10 +124,15 @@ async def test_a_turn_clock_fires_at_its_deadline_while_a_sit_down_waits_for_the
         await clock.run_for(0.2)
         after = await view(actor, "ann")
         assert (after.hand_id, after.to_act_seat) != (first.hand_id, first.to_act_seat)
-        assert not sitting.done()
+        # The caller heard UNAVAILABLE after `seat_answer_seconds`; the table still asks the cashier,
+        # the seat held, and the retry waits for that same call.
+        with pytest.raises(Unavailable):
+            await sitting
+        retry = asyncio.create_task(actor.sit_down("cat", "sit-cat", 3, 500, False))
         cashier.gate.set()
-        seated = await asyncio.wait_for(sitting, timeout=10)
+        seated = await asyncio.wait_for(retry, timeout=10)
         assert seated.seat == 3
+        assert [s.player_id for s in cashier.sessions.values()].count("cat") == 1
     finally:
         cashier.gate.set()
         await actor.stop()

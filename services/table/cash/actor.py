@@ -153,6 +153,8 @@ class TableActor:
         # Set when the shard closed this (extra, empty) table: commands get TABLE_CLOSED (retry).
         self._closed = False
         self._stopping = False  # stop() began: no further step
+        # CloseTable (operations): no new hand; the seats are cashed out and the table closes.
+        self._closing = False
         # Why the table's open streams ended when it stopped (see STREAM_CLOSED).
         self.closed_reason = ""
         self._empty_since: float | None = None
@@ -565,13 +567,64 @@ class TableActor:
         return self._cycle.hands_settled
 
     def _no_new_hands(self) -> bool:
-        return self._maintenance(self.room.room_id).no_new_hands
+        return self._closing or self._maintenance(self.room.room_id).no_new_hands
 
     async def _advance(self) -> None:
         """After every command and wake-up: the streams that ended, then the cycle's transitions."""
         while self._streams.closed:
             self._stream_closed(self._streams.closed.popleft())
         self._cycle.advance()
+        if self._closing:
+            self._stand_everyone_up()
+
+    # ------------------------------------------------------------------ closing (operations)
+
+    async def close_after_hand(self) -> table_pb2.CloseTableResponse:
+        """Inside the actor (the CloseTable RPC): no new hand from now on; once no hand holds them,
+        every seat is cashed out, and the table closes (`close_if_done`, the shard's next round)."""
+        self._require_open()
+        response = table_pb2.CloseTableResponse(
+            table_id=self.table_id, hand_running=self._live is not None, players=len(self._players)
+        )
+        if not self._closing:
+            self._closing = True
+            log.info("table closing after its hand", table_id=self.table_id, players=len(self._players))
+            self._publish_notice(
+                "TABLE_CLOSING", "this table closes after the hand; your chips go back to your wallet"
+            )
+            self._stand_everyone_up()
+        return response
+
+    def _stand_everyone_up(self) -> None:
+        """A closing table between hands: every seated player leaves, cashed out outside the actor."""
+        if self._live is not None or self._stage not in (Stage.IDLE, Stage.COUNTDOWN):
+            return
+        for player in list(self._players.values()):
+            if player.leaving:
+                continue
+            step = self._feed_seats(table_core.Leave(player.player_id, in_hand=False))
+            for effect in step.effects:
+                if isinstance(effect, table_core.CashOut):
+                    self._cash_out(effect)
+
+    @property
+    def closing(self) -> bool:
+        return self._closing
+
+    async def close_if_done(self, on_close: Callable[[], None]) -> bool:
+        """Inside the actor: a closing table whose seats are all cashed out closes now (`on_close`
+        runs before any later command)."""
+        done = (
+            self._closing
+            and not self._players
+            and not self._seats.reserved
+            and self._live is None
+            and self._stage in (Stage.IDLE, Stage.COUNTDOWN)
+        )
+        if done:
+            self._closed = True
+            on_close()
+        return done
 
     async def _play(self, step: core.Step) -> dict[int, list[table_pb2.TableEvent]]:
         """A step of the core that changed the hand, played by the cycle (`HandCycle.play`)."""

@@ -22,11 +22,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from redis import exceptions as redis_errors
 
+from poker.table.v1 import table_pb2
 from service_runtime.errors import DomainError, FailedPrecondition, NotFound, Unavailable
 from service_runtime.shard_registry import (
     RedisShardRegistry,
@@ -55,6 +56,7 @@ from services.table.house.house_admission import HouseAdmission
 from services.table.house.house_journal import MemoryJournal
 from services.table.house.house_round import HouseRoom
 from services.table.house.house_table import HouseTable, HouseTimings, Journal, house_room_from_pb
+from services.table.idempotency import AnswerMemory
 from services.table.log.event_log import HandEventLog
 from services.table.log.record_outbox import MemoryOutbox, RecordOutbox
 from services.table.log.retry_queue import RetryingQueue
@@ -111,6 +113,8 @@ class TableShard:
         # Every time and timer of the shard and its tables (ports/clock.py).
         self.clock = clock
         self._outbox: RecordOutbox = outbox or MemoryOutbox()
+        # CloseTable's answers by (caller, request id).
+        self._closings = AnswerMemory(clock=clock.now)
         # Orderly handovers and the drain (issue 26): the lease (withdrawn from the candidates on a
         # drain), whether the shard drains, and the rooms whose tables are stopping to be released.
         self._lease = lease
@@ -295,6 +299,7 @@ class TableShard:
         await self._take_handovers()
         await self._hand_over_rooms()
         await self._close_extra_empty_tables()
+        await self._close_closed_tables()
         # Judge only the tables open before the owners were read: one opened meanwhile (a player
         # came back after a takeover, say) has a room the answer may not name, and is not lost.
         judged: list[tuple[str, TableActor | HouseTable]] = [
@@ -473,6 +478,38 @@ class TableShard:
                 continue
             if closed:
                 log.info("extra table empty: closed", table_id=table_id)
+                await actor.stop()
+                if self._directory is not None:
+                    with contextlib.suppress(Exception):
+                        await self._directory.withdraw(actor.room.room_id, table_id)
+
+    async def close_after_hand(
+        self, caller: str, request_id: str, table_id: str, table: Callable[[], Awaitable[TableActor]]
+    ) -> table_pb2.CloseTableResponse:
+        """CloseTable: the table closes after its hand (`TableActor.close_after_hand`); once per
+        request id: a retry gets the first answer (the table, closed by then, is not opened again
+        for it), the same id for another table is a conflict."""
+
+        async def close() -> table_pb2.CloseTableResponse:
+            actor = await table()
+            return await actor.call(actor.close_after_hand)
+
+        return await self._closings.once((caller, "CloseTable", request_id), table_id, close)
+
+    async def _close_closed_tables(self) -> None:
+        """Tables closing at an operator's word (CloseTable) whose seats are all cashed out: closed,
+        their streams ended with TABLE_CLOSED, their figures withdrawn."""
+        for table_id, actor in list(self._tables.items()):
+            if not actor.closing:
+                continue
+            try:
+                closed = await actor.call(
+                    functools.partial(actor.close_if_done, self._forgetter(table_id, actor))
+                )
+            except DomainError:
+                continue
+            if closed:
+                log.info("table closed after its hand", table_id=table_id)
                 await actor.stop()
                 if self._directory is not None:
                     with contextlib.suppress(Exception):

@@ -21,7 +21,7 @@ from connectrpc.protocol import ProtocolType
 from connectrpc.server import ConnectASGIApplication, ConnectWSGIApplication, DEFAULT_READ_MAX_BYTES, Endpoint, EndpointSync
 from pyqwest import Client, SyncClient
 
-from .table_pb2 import ActRequest, ActResponse, GetTableSnapshotRequest, GetTableSnapshotResponse, LeaveTableRequest, LeaveTableResponse, MakeHouseDecisionRequest, MakeHouseDecisionResponse, MutePlayerRequest, MutePlayerResponse, PlaceHouseBetsRequest, PlaceHouseBetsResponse, SendChatRequest, SendChatResponse, SetPlayerSeedRequest, SetPlayerSeedResponse, SitDownRequest, SitDownResponse, SitInRequest, SitInResponse, SitOutRequest, SitOutResponse, SpectateTableRequest, SpectateTableResponse, WatchTableRequest, WatchTableResponse
+from .table_pb2 import ActRequest, ActResponse, CloseTableRequest, CloseTableResponse, GetTableSnapshotRequest, GetTableSnapshotResponse, LeaveTableRequest, LeaveTableResponse, MakeHouseDecisionRequest, MakeHouseDecisionResponse, MutePlayerRequest, MutePlayerResponse, PlaceHouseBetsRequest, PlaceHouseBetsResponse, SendChatRequest, SendChatResponse, SetPlayerSeedRequest, SetPlayerSeedResponse, SitDownRequest, SitDownResponse, SitInRequest, SitInResponse, SitOutRequest, SitOutResponse, SpectateTableRequest, SpectateTableResponse, WatchTableRequest, WatchTableResponse
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Iterator, Mapping
@@ -196,6 +196,20 @@ class TableService(Protocol):
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
+    async def close_table(self, request: CloseTableRequest, ctx: RequestContext[CloseTableRequest, CloseTableResponse], /) -> CloseTableResponse:
+        """
+        CloseTable closes a cash table after its running hand (operations): no new hand is dealt (a
+        countdown under way is dropped, as maintenance does); once no hand holds them, every seated
+        player is cashed out through the cashier (their chips back to their wallets) and told
+        TABLE_CLOSING first; then the table leaves the shard and its streams end with TABLE_CLOSED. The
+        room stays: a later call opens the table again, empty. Answers at once (the close goes on after
+        it). Idempotent by `request_id` (a retry gets the first answer; the same id for another table
+        is a conflict). Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND
+        TABLE_NOT_FOUND; FAILED_PRECONDITION HOUSE_GAME_TABLE, SHARD_NOT_OWNER; ALREADY_EXISTS
+        IDEMPOTENCY_CONFLICT; UNAVAILABLE.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
 
 class TableServiceASGIApplication(ConnectASGIApplication[TableService]):
     def __init__(
@@ -352,6 +366,17 @@ class TableServiceASGIApplication(ConnectASGIApplication[TableService]):
                         stream_type=StreamType.UNARY,
                     ),
                     function=svc.mute_player,
+                ),
+                "/poker.table.v1.TableService/CloseTable": Endpoint.unary(
+                    method=MethodInfo(
+                        name="CloseTable",
+                        service_name="poker.table.v1.TableService",
+                        input=CloseTableRequest,
+                        output=CloseTableResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.close_table,
                 ),
             },
             interceptors=interceptors,
@@ -770,6 +795,37 @@ class TableServiceClient(ConnectClient):
             headers=headers,
             timeout_ms=timeout_ms,
         )
+    async def close_table(
+        self,
+        request: CloseTableRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> CloseTableResponse:
+        """
+        CloseTable closes a cash table after its running hand (operations): no new hand is dealt (a
+        countdown under way is dropped, as maintenance does); once no hand holds them, every seated
+        player is cashed out through the cashier (their chips back to their wallets) and told
+        TABLE_CLOSING first; then the table leaves the shard and its streams end with TABLE_CLOSED. The
+        room stays: a later call opens the table again, empty. Answers at once (the close goes on after
+        it). Idempotent by `request_id` (a retry gets the first answer; the same id for another table
+        is a conflict). Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND
+        TABLE_NOT_FOUND; FAILED_PRECONDITION HOUSE_GAME_TABLE, SHARD_NOT_OWNER; ALREADY_EXISTS
+        IDEMPOTENCY_CONFLICT; UNAVAILABLE.
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="CloseTable",
+                service_name="poker.table.v1.TableService",
+                input=CloseTableRequest,
+                output=CloseTableResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
 
 class TableServiceSync(Protocol):
     """
@@ -930,6 +986,20 @@ class TableServiceSync(Protocol):
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
+    def close_table(self, request: CloseTableRequest, ctx: RequestContext[CloseTableRequest, CloseTableResponse], /) -> CloseTableResponse:
+        """
+        CloseTable closes a cash table after its running hand (operations): no new hand is dealt (a
+        countdown under way is dropped, as maintenance does); once no hand holds them, every seated
+        player is cashed out through the cashier (their chips back to their wallets) and told
+        TABLE_CLOSING first; then the table leaves the shard and its streams end with TABLE_CLOSED. The
+        room stays: a later call opens the table again, empty. Answers at once (the close goes on after
+        it). Idempotent by `request_id` (a retry gets the first answer; the same id for another table
+        is a conflict). Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND
+        TABLE_NOT_FOUND; FAILED_PRECONDITION HOUSE_GAME_TABLE, SHARD_NOT_OWNER; ALREADY_EXISTS
+        IDEMPOTENCY_CONFLICT; UNAVAILABLE.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
 
 class TableServiceWSGIApplication(ConnectWSGIApplication):
     def __init__(
@@ -1084,6 +1154,17 @@ class TableServiceWSGIApplication(ConnectWSGIApplication):
                         stream_type=StreamType.UNARY,
                     ),
                     function=service.mute_player,
+                ),
+                "/poker.table.v1.TableService/CloseTable": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="CloseTable",
+                        service_name="poker.table.v1.TableService",
+                        input=CloseTableRequest,
+                        output=CloseTableResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=service.close_table,
                 ),
             },
             interceptors=interceptors,
@@ -1496,6 +1577,37 @@ class TableServiceClientSync(ConnectClientSync):
                 service_name="poker.table.v1.TableService",
                 input=MutePlayerRequest,
                 output=MutePlayerResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    def close_table(
+        self,
+        request: CloseTableRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> CloseTableResponse:
+        """
+        CloseTable closes a cash table after its running hand (operations): no new hand is dealt (a
+        countdown under way is dropped, as maintenance does); once no hand holds them, every seated
+        player is cashed out through the cashier (their chips back to their wallets) and told
+        TABLE_CLOSING first; then the table leaves the shard and its streams end with TABLE_CLOSED. The
+        room stays: a later call opens the table again, empty. Answers at once (the close goes on after
+        it). Idempotent by `request_id` (a retry gets the first answer; the same id for another table
+        is a conflict). Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND
+        TABLE_NOT_FOUND; FAILED_PRECONDITION HOUSE_GAME_TABLE, SHARD_NOT_OWNER; ALREADY_EXISTS
+        IDEMPOTENCY_CONFLICT; UNAVAILABLE.
+        """
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="CloseTable",
+                service_name="poker.table.v1.TableService",
+                input=CloseTableRequest,
+                output=CloseTableResponse,
                 idempotency_level=IdempotencyLevel.UNKNOWN,
                 stream_type=StreamType.UNARY,
             ),

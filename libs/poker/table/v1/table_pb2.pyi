@@ -1869,6 +1869,62 @@ class MutePlayerRequest(_message.Message):
 Global___MutePlayerRequest: _TypeAlias = MutePlayerRequest  # noqa: Y015
 
 @_typing.final
+class CloseTableRequest(_message.Message):
+    """CloseTableRequest names the table to close after its hand."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    request_id: _builtins.str
+    """The caller's idempotency key."""
+    table_id: _builtins.str
+    """The cash table, `<room_id>.<n>`."""
+    def __init__(
+        self,
+        *,
+        request_id: _builtins.str = ...,
+        table_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["request_id", b"request_id", "table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CloseTableRequest: _TypeAlias = CloseTableRequest  # noqa: Y015
+
+@_typing.final
+class CloseTableResponse(_message.Message):
+    """CloseTableResponse tells what the close waits for."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    HAND_RUNNING_FIELD_NUMBER: _builtins.int
+    PLAYERS_FIELD_NUMBER: _builtins.int
+    table_id: _builtins.str
+    """The table closing."""
+    hand_running: _builtins.bool
+    """A hand was running when the close was asked: it is played to its end first."""
+    players: _builtins.int
+    """The players seated when the close was asked (each is cashed out)."""
+    def __init__(
+        self,
+        *,
+        table_id: _builtins.str = ...,
+        hand_running: _builtins.bool = ...,
+        players: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["hand_running", b"hand_running", "players", b"players", "table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CloseTableResponse: _TypeAlias = CloseTableResponse  # noqa: Y015
+
+@_typing.final
 class MutePlayerResponse(_message.Message):
     """MutePlayerResponse tells until when the player is muted."""
 

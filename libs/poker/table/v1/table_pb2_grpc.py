@@ -106,6 +106,11 @@ class TableServiceStub:
                 request_serializer=poker_dot_table_dot_v1_dot_table__pb2.MutePlayerRequest.SerializeToString,
                 response_deserializer=poker_dot_table_dot_v1_dot_table__pb2.MutePlayerResponse.FromString,
                 _registered_method=True)
+        self.CloseTable = channel.unary_unary(
+                '/poker.table.v1.TableService/CloseTable',
+                request_serializer=poker_dot_table_dot_v1_dot_table__pb2.CloseTableRequest.SerializeToString,
+                response_deserializer=poker_dot_table_dot_v1_dot_table__pb2.CloseTableResponse.FromString,
+                _registered_method=True)
 
 
 class TableServiceServicer:
@@ -280,6 +285,21 @@ class TableServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def CloseTable(self, request, context):
+        """CloseTable closes a cash table after its running hand (operations): no new hand is dealt (a
+        countdown under way is dropped, as maintenance does); once no hand holds them, every seated
+        player is cashed out through the cashier (their chips back to their wallets) and told
+        TABLE_CLOSING first; then the table leaves the shard and its streams end with TABLE_CLOSED. The
+        room stays: a later call opens the table again, empty. Answers at once (the close goes on after
+        it). Idempotent by `request_id` (a retry gets the first answer; the same id for another table
+        is a conflict). Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND
+        TABLE_NOT_FOUND; FAILED_PRECONDITION HOUSE_GAME_TABLE, SHARD_NOT_OWNER; ALREADY_EXISTS
+        IDEMPOTENCY_CONFLICT; UNAVAILABLE.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_TableServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -347,6 +367,11 @@ def add_TableServiceServicer_to_server(servicer, server):
                     servicer.MutePlayer,
                     request_deserializer=poker_dot_table_dot_v1_dot_table__pb2.MutePlayerRequest.FromString,
                     response_serializer=poker_dot_table_dot_v1_dot_table__pb2.MutePlayerResponse.SerializeToString,
+            ),
+            'CloseTable': grpc.unary_unary_rpc_method_handler(
+                    servicer.CloseTable,
+                    request_deserializer=poker_dot_table_dot_v1_dot_table__pb2.CloseTableRequest.FromString,
+                    response_serializer=poker_dot_table_dot_v1_dot_table__pb2.CloseTableResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -707,6 +732,33 @@ class TableService:
             '/poker.table.v1.TableService/MutePlayer',
             poker_dot_table_dot_v1_dot_table__pb2.MutePlayerRequest.SerializeToString,
             poker_dot_table_dot_v1_dot_table__pb2.MutePlayerResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CloseTable(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/poker.table.v1.TableService/CloseTable',
+            poker_dot_table_dot_v1_dot_table__pb2.CloseTableRequest.SerializeToString,
+            poker_dot_table_dot_v1_dot_table__pb2.CloseTableResponse.FromString,
             options,
             channel_credentials,
             insecure,

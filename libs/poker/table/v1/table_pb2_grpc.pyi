@@ -150,6 +150,17 @@ class TableServiceStub:
     mute reaches every shard within seconds (through Redis). Idempotent by `request_id`.
     Errors: FIELD_REQUIRED, FIELD_INVALID, IDEMPOTENCY_CONFLICT, TABLE_NOT_FOUND, UNAVAILABLE.
     """
+    CloseTable: _grpc.UnaryUnaryMultiCallable[_table_pb2.CloseTableRequest, _table_pb2.CloseTableResponse]
+    """CloseTable closes a cash table after its running hand (operations): no new hand is dealt (a
+    countdown under way is dropped, as maintenance does); once no hand holds them, every seated
+    player is cashed out through the cashier (their chips back to their wallets) and told
+    TABLE_CLOSING first; then the table leaves the shard and its streams end with TABLE_CLOSED. The
+    room stays: a later call opens the table again, empty. Answers at once (the close goes on after
+    it). Idempotent by `request_id` (a retry gets the first answer; the same id for another table
+    is a conflict). Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND
+    TABLE_NOT_FOUND; FAILED_PRECONDITION HOUSE_GAME_TABLE, SHARD_NOT_OWNER; ALREADY_EXISTS
+    IDEMPOTENCY_CONFLICT; UNAVAILABLE.
+    """
 
 @_typing.type_check_only
 class TableServiceAsyncStub(TableServiceStub):
@@ -272,6 +283,17 @@ class TableServiceAsyncStub(TableServiceStub):
     `table_id` is empty, for `duration_seconds` (0 lifts the mute) (support, operations); with several shards the
     mute reaches every shard within seconds (through Redis). Idempotent by `request_id`.
     Errors: FIELD_REQUIRED, FIELD_INVALID, IDEMPOTENCY_CONFLICT, TABLE_NOT_FOUND, UNAVAILABLE.
+    """
+    CloseTable: _aio.UnaryUnaryMultiCallable[_table_pb2.CloseTableRequest, _table_pb2.CloseTableResponse]  # type: ignore[assignment]
+    """CloseTable closes a cash table after its running hand (operations): no new hand is dealt (a
+    countdown under way is dropped, as maintenance does); once no hand holds them, every seated
+    player is cashed out through the cashier (their chips back to their wallets) and told
+    TABLE_CLOSING first; then the table leaves the shard and its streams end with TABLE_CLOSED. The
+    room stays: a later call opens the table again, empty. Answers at once (the close goes on after
+    it). Idempotent by `request_id` (a retry gets the first answer; the same id for another table
+    is a conflict). Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND
+    TABLE_NOT_FOUND; FAILED_PRECONDITION HOUSE_GAME_TABLE, SHARD_NOT_OWNER; ALREADY_EXISTS
+    IDEMPOTENCY_CONFLICT; UNAVAILABLE.
     """
 
 class TableServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -470,6 +492,23 @@ class TableServiceServicer(metaclass=_abc_1.ABCMeta):
         `table_id` is empty, for `duration_seconds` (0 lifts the mute) (support, operations); with several shards the
         mute reaches every shard within seconds (through Redis). Idempotent by `request_id`.
         Errors: FIELD_REQUIRED, FIELD_INVALID, IDEMPOTENCY_CONFLICT, TABLE_NOT_FOUND, UNAVAILABLE.
+        """
+
+    @_abc_1.abstractmethod
+    def CloseTable(
+        self,
+        request: _table_pb2.CloseTableRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_table_pb2.CloseTableResponse, _abc.Awaitable[_table_pb2.CloseTableResponse]]:
+        """CloseTable closes a cash table after its running hand (operations): no new hand is dealt (a
+        countdown under way is dropped, as maintenance does); once no hand holds them, every seated
+        player is cashed out through the cashier (their chips back to their wallets) and told
+        TABLE_CLOSING first; then the table leaves the shard and its streams end with TABLE_CLOSED. The
+        room stays: a later call opens the table again, empty. Answers at once (the close goes on after
+        it). Idempotent by `request_id` (a retry gets the first answer; the same id for another table
+        is a conflict). Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND
+        TABLE_NOT_FOUND; FAILED_PRECONDITION HOUSE_GAME_TABLE, SHARD_NOT_OWNER; ALREADY_EXISTS
+        IDEMPOTENCY_CONFLICT; UNAVAILABLE.
         """
 
 def add_TableServiceServicer_to_server(servicer: TableServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
