@@ -710,7 +710,9 @@ class Simulation:
             self.orphaned[player] = self.orphaned.get(player, 0) + 1
             if self.orphaned[player] > 20:  # twenty checks in a row: nothing will seat it
                 session = sessions[0]
-                raise Violation(f"{player}'s seat session at seat {session.seat} is no seat (the view: {own})")
+                raise Violation(
+                    f"{player}'s seat session at seat {session.seat} is no seat (the view: {own})"
+                )
         else:
             self.orphaned.pop(player, None)
 
