@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
+import dataclasses
 import hashlib
 import json
 import random
@@ -34,6 +35,7 @@ from typing import Any, TypeVar
 
 from poker.history.v1 import history_pb2
 from poker.table.v1 import table_pb2
+from poker_engine.config import Variant
 from service_runtime.errors import AlreadyExists, DomainError, FailedPrecondition, Unavailable
 from service_runtime.structured_logging import configure_logging
 from services.table.cash.actor import TableActor
@@ -46,6 +48,7 @@ from services.table.ports.clock import SimulatedClock
 from services.table.ports.dependencies import Commitment, SeatSession
 from services.table.ports.rooms import Room, SeatGrant
 from services.table.streams.chat import ChatGuard
+from services.table.streams.table_streams import Watcher
 from services.table.timings import Timings
 from tests.table.fakes import ROOM
 
@@ -402,7 +405,15 @@ class Simulation:
         self.players = [f"p{i}" for i in range(players)]
         self.cashier = SimCashier(self.env, {p: 5_000 for p in self.players})
         self.fairness = SimFairness(self.env)
-        self.rooms = SimRooms(self.env, ROOM)
+        # The game by seed: no-limit at six seats, or fixed limit at six or ten (rules 5, 6).
+        self.room = ROOM
+        if self.rng.random() < 0.35:
+            self.room = dataclasses.replace(
+                ROOM, variant=Variant.FIXED_LIMIT, small_bet=10, big_bet=20, seats=self.rng.choice([6, 10])
+            )
+        self.rooms = SimRooms(self.env, self.room)
+        # The players' WatchTable streams (a stream open is presence: closing the last one is away).
+        self.watchers: dict[str, Watcher] = {}
         self.log = SimLog(self.env)
         self.outbox = MemoryOutbox()
         self.records: dict[str, history_pb2.HandRecord] = {}
@@ -419,6 +430,7 @@ class Simulation:
         self.dealt: list[str] = []  # every hand id the views showed, in order
         self.dealt_at: dict[str, int] = {}  # hand id -> its place in `dealt`
         self.uncounted: list[str] = []  # settled hands whose decisions are not counted yet
+        self.seated: set[str] = set()  # the players whose own view showed them seated, last check
         self.orphaned: dict[str, int] = {}  # player -> checks in a row their session had no seat
         self.pairs_checked = 0  # `order`'s pairs whose blinds were checked
         self.voided_checked = 0  # fairness's voided hands checked against `in_play`
@@ -440,7 +452,7 @@ class Simulation:
         )
         actor = TableActor(
             TABLE,
-            ROOM,
+            self.room,
             cashier=self.cashier,  # type: ignore[arg-type]
             fairness=self.fairness,  # type: ignore[arg-type]
             event_log=self.log,
@@ -471,6 +483,7 @@ class Simulation:
         dead = self.actor
         self.actor = None
         await dead.stop()
+        self.watchers.clear()  # the dead shard's streams ended with it
         # Calls in flight at the dead shard end with the connection; their players retry.
         for pending in self.pending:
             if not pending.task.done():
@@ -544,6 +557,9 @@ class Simulation:
             coro: Awaitable[Any] = actor.act(player, request_id, hand_id, *args)
         elif kind == "sit":
             coro = actor.sit_down(player, request_id, *args)
+        elif kind == "sitout":
+            back_in, wait = args
+            coro = actor.call(lambda: actor.sit_out(player, request_id, back_in, wait))
         else:
             coro = actor.leave(player, request_id)
         self.pending.append(Pending(kind, player, request_id, asyncio.ensure_future(coro), hand_id, args))
@@ -609,15 +625,32 @@ class Simulation:
             standing = [p for p in self.players if p not in busy and p not in seated]
             if standing:
                 player = self.rng.choice(standing)
-                free = self.rng.choice([0, *range(1, ROOM.seats + 1)])
+                free = self.rng.choice([0, *range(1, self.room.seats + 1)])
                 buy_in = self.rng.choice([ROOM.min_buy_in, 500, ROOM.max_buy_in, ROOM.max_buy_in + 1])
                 self._start("sit", player, self._request(player), free, buy_in, self.rng.random() < 0.5)
         elif roll < 0.82:
-            sitting = [p for p in self.players if p not in busy and self._seated(view, p)]
+            sitting = [p for p in self.players if p not in busy and p in self.seated]
             if sitting:
                 player = self.rng.choice(sitting)
                 self._start("leave", player, self._request(player))
-        elif roll < 0.86 and self.pending:
+        elif roll < 0.84:
+            sitting = [p for p in self.players if p not in busy and p in self.seated]
+            if sitting:
+                player = self.rng.choice(sitting)
+                back_in = self.rng.random() < 0.6
+                self._start("sitout", player, self._request(player), back_in, self.rng.random() < 0.5)
+        elif roll < 0.88:
+            # A player's client opens or closes its stream (a seated player away, back).
+            player = self.rng.choice(self.players)
+            watcher = self.watchers.pop(player, None)
+            actor = self.actor
+            if watcher is not None and actor is not None:
+                actor.unwatch(watcher)
+            elif actor is not None:
+                opened = await self._ask(lambda table: table.call(lambda: table.watch(player)))
+                if opened is not None:
+                    self.watchers[player] = opened
+        elif roll < 0.90 and self.pending:
             # A retry of a call already answered (a lost answer, as the client sees it).
             done = [p for p in self.pending if p.task.done()]
             if done:
@@ -660,7 +693,12 @@ class Simulation:
             if view is None:
                 return
             own = next((s.seat for s in view.seats if s.player_id == player), None)
+            if own is None:
+                self.seated.discard(player)
+            else:
+                self.seated.add(player)
             self._check_session(player, own)
+            self._check_stream(player, own)
             if view.hand_id and view.hand_id not in self.dealt_at:
                 self.dealt_at[view.hand_id] = len(self.dealt)
                 self.dealt.append(view.hand_id)
@@ -690,6 +728,29 @@ class Simulation:
                         f"the turn of seat {view.to_act_seat} in {view.hand_id} outlived its deadline by "
                         f"{now - deadline:.2f} s"
                     )
+
+    def _check_stream(self, player: str, own: int | None) -> None:
+        """What the player's stream carried: no other seat's hole card face up, but cards shown at a
+        showdown (checked against the hand's record, as the views are)."""
+        watcher = self.watchers.get(player)
+        if watcher is None:
+            return
+        while not watcher.queue.empty():
+            message = watcher.queue.get_nowait()
+            hand_id = message.view.hand_id
+            mine = next((s.seat for s in message.view.seats if s.player_id == player), own)
+            for seat in message.view.seats:
+                visible = tuple(c.index for c in seat.hole_cards if not c.hidden)
+                if seat.seat != mine and visible:
+                    self.shown_to.append((hand_id, seat.seat, visible, player))
+            for event in message.events:
+                if not event.HasField("cards") or event.seat in (0, mine):
+                    continue
+                visible = tuple(c.index for c in event.cards.cards if not c.hidden)
+                if visible and not event.cards.shown_by_player:
+                    raise Violation(f"{player}'s stream showed seat {event.seat}'s cards {visible} face up")
+                if visible:
+                    self.shown_to.append((hand_id, event.seat, visible, player))
 
     def _check_session(self, player: str, own: int | None) -> None:
         """A seat session the cashier holds open is the player's seat at the table, unless a call of
