@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +28,7 @@ from services.table.cash.actor import TableActor
 from services.table.cash.settlement import AfterHand
 from services.table.log.event_log import FileEventLog, HandEventLog, LocalEventLog, RedisEventLog
 from services.table.log.record_outbox import MemoryOutbox
+from services.table.ports.clock import WALL_CLOCK, Clock, SimulatedClock
 from services.table.streams.chat import ChatGuard
 from services.table.timings import Timings
 from tests.table.fakes import ROOM, FakeCashier, FakeFairness, FakeRooms, down
@@ -111,6 +111,7 @@ class World:
         time_bank_seconds: float = 10.0,
         grace: float = 5.0,
         countdown: float = 0.0,
+        clock: Clock = WALL_CLOCK,
     ) -> TableActor:
         timings = Timings(
             action_seconds=action_seconds,
@@ -133,6 +134,7 @@ class World:
             timings=timings,
             chat=ChatGuard(),
             outbox=outbox or self.outbox,
+            clock=clock,
         )
         self.tables.append(actor)
         actor.start()
@@ -487,33 +489,32 @@ async def test_a_restarted_single_shard_goes_on_with_its_hand_from_the_file_log(
 
 
 async def test_the_player_to_act_keeps_their_time_bank_and_gets_the_rest_of_the_turn_plus_the_grace() -> None:
+    """On simulated time (issue 42: no wall-clock sleep, exact figures): the bank A's player spent
+    is spent at B, and B's player to act gets the rest of the turn that began at A plus the grace."""
     event_log = LocalEventLog()
     world = World()
     world.seat_players()
-    a = world.table(event_log, action_seconds=0.3, time_bank_seconds=4.0, grace=1.0)
+    clock = SimulatedClock()
+    a = world.table(event_log, action_seconds=0.3, time_bank_seconds=4.0, grace=1.0, clock=clock)
     play = Play()
     try:
         view = await until(a, playing)
         slow = view.to_act_seat
-        await asyncio.sleep(0.8)  # 0.5 s of the bank spent
+        await clock.run_for(0.8)  # 0.5 s of the bank spent
         view = await play.decide(a)
         bank = next(s.time_bank_seconds for s in view.seats if s.seat == slow)
         assert bank == 3  # whole seconds in the view
-        turn_started = time.time()
+        turn_started = clock.now()
         await a.stop()
-        await asyncio.sleep(0.5)
-        b = world.table(event_log, action_seconds=0.3, time_bank_seconds=4.0, grace=1.0)
+        await clock.run_for(0.5)
+        b = world.table(event_log, action_seconds=0.3, time_bank_seconds=4.0, grace=1.0, clock=clock)
         at_b = await until(b, playing)
         assert next(s.time_bank_seconds for s in at_b.seats if s.seat == slow) == 3
         # The next player's turn: 0.3 s + their full 4 s bank from when it began at A, + 1 s grace.
-        live = b._live  # the table's core: its deadline is on the wall clock
+        live = b._live  # the table's core: its deadline is on the table's clock
         assert live is not None
-        end = live.deadline()
-        assert end is not None
-        left = end - time.time()
-        expected = turn_started + 0.3 + 4.0 + 1.0 - time.time()
-        assert abs(left - expected) < 0.3
-        assert b._players[slow - 1].time_bank == pytest.approx(3.5, abs=0.2)
+        assert live.deadline() == pytest.approx(turn_started + 0.3 + 4.0 + 1.0)
+        assert b._players[slow - 1].time_bank == pytest.approx(3.5)
     finally:
         await world.close()
 
@@ -689,12 +690,13 @@ async def test_a_player_sitting_out_one_away_and_a_kept_time_bank_outlive_a_take
     world.seat_players()
     client, registry, log_a = await registry_and_logs(redis_server_url, redis_prefix)
     try:
-        a = world.table(log_a, action_seconds=0.3, time_bank_seconds=4.0)
+        clock = SimulatedClock()
+        a = world.table(log_a, action_seconds=0.3, time_bank_seconds=4.0, clock=clock)
         play = Play()
         view = await until(a, playing)
         hand_id = view.hand_id
         slow = view.to_act_seat
-        await asyncio.sleep(0.8)  # 0.5 s of the bank spent
+        await clock.run_for(0.8)  # 0.5 s of the bank spent
         await play.decide(a)
         out, away = (seat for seat in NAMES if seat != slow)
         await a.call(lambda: a.sit_out(NAMES[out], "rest", False, False))
@@ -714,11 +716,11 @@ async def test_a_player_sitting_out_one_away_and_a_kept_time_bank_outlive_a_take
         assert a._players[away - 1].presence.disconnected
         ((keeper, (bank, _)),) = kept
         assert keeper == NAMES[slow]
-        assert bank == pytest.approx(3.5, abs=0.2)
+        assert bank == pytest.approx(3.5)
         await a.stop()
 
         log_b = await move_to_b(client, registry, redis_prefix)
-        b = world.table(log_b, action_seconds=0.3, time_bank_seconds=4.0)
+        b = world.table(log_b, action_seconds=0.3, time_bank_seconds=4.0, clock=clock)
         for _ in range(500):
             if len(b._players) == 2:
                 break
