@@ -611,6 +611,24 @@ class TableActor:
     def closing(self) -> bool:
         return self._closing
 
+    # ------------------------------------------------------------------ the shard's view (ownership/table.py)
+
+    @property
+    def has_seat_sessions(self) -> bool:
+        return True
+
+    async def quiet_for_handover(self) -> bool:
+        try:
+            return await self.call(self.close_if_between_hands)
+        except DomainError:
+            return self.closed  # closed already (an earlier round), fenced or ended
+
+    def takes_part(self, player_id: str) -> bool:
+        return self.seats_player(player_id)
+
+    def holds_own_stream(self, player_id: str) -> bool:
+        return self.seats_player(player_id)
+
     async def close_if_done(self, on_close: Callable[[], None]) -> bool:
         """Inside the actor: a closing table whose seats are all cashed out closes now (`on_close`
         runs before any later command)."""

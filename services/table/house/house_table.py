@@ -294,6 +294,26 @@ class HouseTable:
             raise Unavailable("UNAVAILABLE", "the table is closed")
         return await command()
 
+    @property
+    def closed(self) -> bool:
+        """Stopped (its room handed over, or the shard stopping) or fenced."""
+        return self._closed or self.fenced
+
+    @property
+    def has_seat_sessions(self) -> bool:
+        return False  # a round's stakes move between wallet and bank: no seat to reopen
+
+    async def quiet_for_handover(self) -> bool:
+        return self.between_hands  # rounds run in their own tasks; nothing queued to wait for
+
+    def takes_part(self, player_id: str) -> bool:
+        return self.knows_player(player_id)
+
+    def holds_own_stream(self, player_id: str) -> bool:
+        # A committed next round alone (SetPlayerSeed, which costs nothing) does not count, or any
+        # account could take the seated players' reserve.
+        return self.has_round(player_id)
+
     def knows_player(self, player: str) -> bool:
         """A round (running or finished) or a committed next round of this player here."""
         return player in self._shown or player in self._pending

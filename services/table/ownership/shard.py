@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 from redis import exceptions as redis_errors
@@ -60,6 +60,7 @@ from services.table.idempotency import AnswerMemory
 from services.table.log.event_log import HandEventLog
 from services.table.log.record_outbox import MemoryOutbox, RecordOutbox
 from services.table.log.retry_queue import RetryingQueue
+from services.table.ownership.table import Table
 from services.table.ports.clock import WALL_CLOCK, Clock
 from services.table.ports.dependencies import CashierClient, FairnessClient, HouseCashier
 from services.table.ports.history_sink import HandRecordSink
@@ -217,7 +218,7 @@ class TableShard:
             return
         try:
             table = await self.any_table(table_id_for(room_id, 1))
-            if isinstance(table, TableActor):
+            if table.has_seat_sessions:
                 await self._open_seated_extra_tables(room_id)
         except DomainError as error:
             if is_unavailable(error):
@@ -302,7 +303,7 @@ class TableShard:
         await self._close_closed_tables()
         # Judge only the tables open before the owners were read: one opened meanwhile (a player
         # came back after a takeover, say) has a room the answer may not name, and is not lost.
-        judged: list[tuple[str, TableActor | HouseTable]] = [
+        judged: list[tuple[str, Table]] = [
             *self._tables.items(),
             *self._house_tables.items(),
         ]
@@ -337,9 +338,9 @@ class TableShard:
 
     # ------------------------------------------------------------------ handovers and the drain
 
-    def _room_tables(self) -> dict[str, list[TableActor | HouseTable]]:
-        rooms: dict[str, list[TableActor | HouseTable]] = {}
-        tables: list[tuple[str, TableActor | HouseTable]] = [
+    def _room_tables(self) -> dict[str, list[Table]]:
+        rooms: dict[str, list[Table]] = {}
+        tables: list[tuple[str, Table]] = [
             *self._tables.items(),
             *self._house_tables.items(),
         ]
@@ -391,22 +392,15 @@ class TableShard:
                     self._at_rest_since.pop(room_id, None)
                     await self._release_room(room_id, tables, force=force)
 
-    async def _release_room(
-        self, room_id: str, tables: list[TableActor | HouseTable], *, force: bool = False
-    ) -> None:
+    async def _release_room(self, room_id: str, tables: Sequence[Table], *, force: bool = False) -> None:
         # No table of the room opens here from now on (SHARD_DRAINING) until the registry names
         # the new owner; then calls here get SHARD_NOT_OWNER with its address.
         if not force:
             # Inside each cash table's actor, after any command under way (a sit-down waiting for
             # the cashier, say): still between hands, it closes; else the next round tries again.
             for table in tables:
-                if isinstance(table, TableActor):
-                    try:
-                        quiet = await table.call(table.close_if_between_hands)
-                    except DomainError:
-                        quiet = table.closed  # closed already (an earlier round), fenced or ended
-                    if not quiet:
-                        return
+                if not await table.quiet_for_handover():
+                    return
         self._releasing.add(room_id)
         try:
             running = [t.table_id for t in tables if not t.between_hands]

@@ -57,9 +57,7 @@ def house_table(table: AnyTable) -> HouseTable:
 
 def takes_part(table: AnyTable, player_id: str) -> bool:
     """Seated at the cash table, or with a round (or a committed next round) at the house table."""
-    if isinstance(table, HouseTable):
-        return table.knows_player(player_id)
-    return table.seats_player(player_id)
+    return table.takes_part(player_id)
 
 
 def holds_own_stream(table: AnyTable, player_id: str) -> bool:
@@ -67,9 +65,7 @@ def holds_own_stream(table: AnyTable, player_id: str) -> bool:
     (`stream_budget`): a player seated at the cash table, or with a round they staked on at the house
     table. A committed next round alone (SetPlayerSeed, which costs nothing) does not count, or any
     account could take the reserve."""
-    if isinstance(table, HouseTable):
-        return table.has_round(player_id)
-    return table.seats_player(player_id)
+    return table.holds_own_stream(player_id)
 
 
 class TableAccess:
