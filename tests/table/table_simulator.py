@@ -390,7 +390,7 @@ class Result:
 
     def summary(self) -> str:
         return (
-            f"seed {self.seed}: {self.hands} hands settled ({self.voided} voided), {self.decisions} "
+            f"seed {self.seed}: {self.hands} hands settled ({self.voided} commitments voided, none dealt), {self.decisions} "
             f"decisions, {self.timeouts} timeouts, {self.crashes} crashes, {self.faults} faults injected, "
             f"{self.steps} steps, {self.simulated_seconds:.0f} simulated s, "
             f"violations: {len(self.violations)}"
