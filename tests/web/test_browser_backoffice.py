@@ -27,6 +27,16 @@ Screenshots (1280x800, and 390x844) go to the artefacts folder as the other brow
 sign-in, dashboard, fair-play case, money queue and audit screens are copied to
 docs/img/backoffice-*.png with POKER_UPDATE_DOCS_IMAGES=1 (PNGs under 150 KB).
 
+The rooms screen (tests/web/backoffice_rooms.mjs, beside this file): sofia (support) finds the duel
+room's table with two seated players and no "Close after this hand" (the table service refuses her
+role too), the tables list and the live view number the seats as the players took them (from 1);
+oskar (operations), on a phone, closes the table after its hand with a reason, and then both
+players' chips are back in their wallets and the trail has his CloseTable with his words (the screen
+copied to docs/img/backoffice-close-table.png with POKER_UPDATE_DOCS_IMAGES=1). oskar also drives
+every form of the rooms screen (a private room created, renamed, disabled and enabled, its
+maintenance, its allow-list, an invite code), each change checked through the lobby's API while the
+page waits.
+
 The console's pure parts (its catalogue against the players' catalogue's rules, the JSON-lines
 formatting, the ASCII form of a reason, the screens of each role, refusals in words) are checked
 with node only. Skipped loudly without Chromium, node or the built client; CI requires them.
@@ -39,9 +49,11 @@ import json
 import os
 import re
 import shutil
+import subprocess
+import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -64,12 +76,15 @@ from tests.node import run_web_script
 from tests.security.service_processes import ServiceProcess, running_services
 from tests.web.browser_runs import ROOT, WEB, require_browser, run_page_script
 
+# The rooms screen's own page script (beside this file; web/e2e/backoffice.mjs is the main flow's).
+ROOMS_SCRIPT = str(Path(__file__).with_name("backoffice_rooms.mjs"))
+
 # The staff door signs with a staff-scoped key; the services know it too (docs/backoffice.md).
 STAFF_KEY = "bo1/staff:backoffice-browser-test-staff-key"
 AUTH_KEYS = f"{DEV_KEY_ID}:{DEV_SIGNING_KEY},{STAFF_KEY}"
 ALLOW_LIST = (
     "1001=olga:operations+support;1002=rita:risk;1003=fedor:finance;1004=fiona:finance;1005=adam:admin;"
-    "1006=rhea:risk+finance"
+    "1006=rhea:risk+finance;1007=oskar:operations;1008=sofia:support"
 )
 ROOM = "nlhe-gram-classic"
 FUNDING = 250_000
@@ -628,6 +643,359 @@ def test_every_screen_of_the_console_reads_in_russian(cluster: Cluster) -> None:
     assert all(s["foreign"] == [] for s in steps if s["step"] == "russian")
     [tiles] = [s for s in steps if s["step"] == "russian figures"]
     assert tiles["titles"] == ["Раздачи за последний час", "Рейк за сегодня, с 00:00 UTC"], tiles
+
+
+# --- The rooms screen: closing a table after its hand, the seat numbers. ----------------------------
+
+# The table operations closes: the two-seat duel room's (no other test of this module plays there),
+# two players at seats 1 and 2 (SitDown's seats, from 1, as the lobby's figures and the table's view
+# number them: docs/table.md).
+CLOSE_ROOM = "nlhe-gram-duel"
+CLOSING = (("Ира Стол", 1), ("Олег Финиш", 2))
+CLOSE_WHY = "Moving the duel players to the new room before the release; the table closes after this hand"
+FUNDED = 5_000  # chips a funded player holds (fund)
+CLOSE_DEADLINE = 120.0  # seconds for the running hand to end and the seats to be cashed out
+
+
+def seat_players(services: dict[str, ServiceProcess], room: str, players: list[tuple[str, str, int]]) -> str:
+    """Funded players with display names seated at the room's table (the one JoinTable gives the
+    first) at the seats given (from 1); the table's id."""
+    table_id = ""
+    for player, display_name, seat in players:
+        fund(services["cashier"].address, player)
+        me = auth_metadata(player, "player")
+        with grpc.insecure_channel(services["lobby"].address) as channel:
+            lobby = lobby_pb2_grpc.LobbyServiceStub(channel)
+            lobby.SetDisplayName(
+                lobby_pb2.SetDisplayNameRequest(request_id=f"{player}-name", display_name=display_name),
+                metadata=me,
+                timeout=10,
+            )
+            joined = lobby.JoinTable(lobby_pb2.JoinTableRequest(room_id=room), metadata=me, timeout=10)
+        table_id = table_id or joined.table_id
+        with grpc.insecure_channel(joined.address or services["table"].address) as channel:
+            table_pb2_grpc.TableServiceStub(channel).SitDown(
+                table_pb2.SitDownRequest(
+                    request_id=f"sit-{player}", table_id=table_id, seat=seat, buy_in=1000
+                ),
+                metadata=me,
+                timeout=15,
+            )
+    return table_id
+
+
+def balances(cashier_address: str, player: str) -> cashier_pb2.GetBalancesResponse:
+    """The player's wallets and open seat session, as support reads them."""
+    with grpc.insecure_channel(cashier_address) as channel:
+        reply: cashier_pb2.GetBalancesResponse = cashier_pb2_grpc.CashierServiceStub(channel).GetBalances(
+            cashier_pb2.GetBalancesRequest(player_id=player), metadata=SUPPORT, timeout=10
+        )
+    return reply
+
+
+def gram(reply: cashier_pb2.GetBalancesResponse) -> int:
+    return sum(int(w.balance) for w in reply.wallets if w.pool == common_pb2.CHIP_POOL_GRAM)
+
+
+def fold_if_to_act(table_address: str, table_id: str, player: str) -> None:
+    """The player folds if the running hand waits for them (the closing table's hand ends sooner than
+    by the clock); nothing otherwise."""
+    me = auth_metadata(player, "player")
+    with grpc.insecure_channel(table_address) as channel:
+        table = table_pb2_grpc.TableServiceStub(channel)
+        try:
+            view = table.GetTableSnapshot(
+                table_pb2.GetTableSnapshotRequest(table_id=table_id), metadata=me, timeout=10
+            ).view
+            mine = [s.seat for s in view.seats if s.player_id == player]
+            if view.phase == table_pb2.TABLE_PHASE_HAND_IN_PROGRESS and mine and view.to_act_seat == mine[0]:
+                table.Act(
+                    table_pb2.ActRequest(
+                        request_id=f"fold-{uuid.uuid4().hex[:10]}",
+                        table_id=table_id,
+                        hand_id=view.hand_id,
+                        action=table_pb2.ACTION_KIND_FOLD,
+                    ),
+                    metadata=me,
+                    timeout=10,
+                )
+        except grpc.RpcError:
+            pass  # the hand moved on, or the seat is gone: the loop looks again
+
+
+def staff_actions_of(history_address: str, actor: str) -> list[history_pb2.AuditEvent]:
+    with grpc.insecure_channel(history_address) as channel:
+        reply = history_pb2_grpc.HistoryServiceStub(channel).ListAuditEvents(
+            history_pb2.ListAuditEventsRequest(
+                kind="STAFF_ACTION", actor=actor, page=common_pb2.PageRequest(page_size=200)
+            ),
+            metadata=SUPPORT,
+            timeout=10,
+        )
+    return list(reply.events)
+
+
+def close_as(
+    metadata: tuple[tuple[str, str], ...], table_address: str, table_id: str
+) -> tuple[grpc.StatusCode, str]:
+    """CloseTable straight at the table service: (OK, "") or the refusal's code and reason."""
+    with grpc.insecure_channel(table_address) as channel:
+        try:
+            table_pb2_grpc.TableServiceStub(channel).CloseTable(
+                table_pb2.CloseTableRequest(request_id=f"close-{uuid.uuid4().hex[:10]}", table_id=table_id),
+                metadata=metadata,
+                timeout=10,
+            )
+        except grpc.RpcError as error:
+            call = error if isinstance(error, grpc.Call) else None
+            if call is None:
+                raise
+            return call.code(), reason_of(call)
+    return grpc.StatusCode.OK, ""
+
+
+def test_operations_close_a_table_after_its_hand_and_its_players_are_cashed_out(cluster: Cluster) -> None:
+    """sofia (support) finds the duel table with its two players and no close offered (and the
+    table's service refuses her role); the tables list and the live view number the seats as the
+    players took them; oskar (operations), on a phone, closes the table after its hand with a reason.
+    Then both players' chips are back in their wallets (no seat session left, nothing lost: the room
+    takes no rake), and the trail has oskar's CloseTable with his words."""
+    services = cluster.services
+    players = [(f"close{cluster.name}{n}", name, seat) for n, (name, seat) in enumerate(CLOSING)]
+    table_id = seat_players(services, CLOSE_ROOM, players)
+    ids = [p for p, _, _ in players]
+    assert all(gram(balances(services["cashier"].address, p)) == FUNDED - 1000 for p in ids)
+    assert close_as(SUPPORT, services["table"].address, table_id) == (
+        grpc.StatusCode.PERMISSION_DENIED,
+        "ROLE_REQUIRED",
+    )
+
+    steps = run_page_script(
+        cluster.door,
+        ROOMS_SCRIPT,
+        str(cluster.artefacts / "rooms"),
+        "close",
+        CLOSE_ROOM,
+        table_id,
+        CLOSE_WHY,
+        ",".join(name for _, name, _ in players),
+        timeout=300,
+        artefacts=cluster.artefacts / "rooms",
+    )
+    by_step = {s["step"]: s for s in steps}
+    assert "done" in by_step, steps
+
+    # The seat numbers: the tables list's and the live view's are the seats the players took (from 1).
+    numbers = by_step["seat numbers"]
+    taken = {name: seat for _, name, seat in players}
+    listed = {s["text"].split(": ", 1)[1].rsplit(" (", 1)[0]: s["seat"] for s in numbers["list"]}
+    assert listed == taken, numbers
+    assert all(s["text"].startswith(f"{s['seat']}: ") for s in numbers["list"]), numbers
+    assert {s["name"]: s["seat"] for s in numbers["live"]} == taken, numbers
+    assert all(s["number"] == str(s["seat"]) for s in numbers["live"]), numbers
+
+    # The answer in words: after the running hand (or at once, between hands), both players.
+    answer = by_step["closed"]["answer"]
+    assert answer in (
+        "Closes after the running hand; 2 players will be cashed out.",
+        "No hand is running: the table closes now; 2 players will be cashed out.",
+    ), answer
+
+    # The hand ends (whoever it waits for folds), and both seats are cashed out into the wallets.
+    deadline = time.monotonic() + CLOSE_DEADLINE
+    while True:
+        replies = {p: balances(services["cashier"].address, p) for p in ids}
+        if not any(r.HasField("open_seat_session") for r in replies.values()):
+            break
+        assert time.monotonic() < deadline, {p: str(r) for p, r in replies.items()}
+        for p in ids:
+            if replies[p].HasField("open_seat_session"):
+                fold_if_to_act(services["table"].address, table_id, p)
+        time.sleep(1.0)
+    wallets = {p: gram(r) for p, r in replies.items()}
+    assert sum(wallets.values()) == len(ids) * FUNDED, wallets
+    assert all(w > FUNDED - 1000 for w in wallets.values()), wallets
+
+    # The trail: oskar's CloseTable, with his words, his role, the table, answered OK.
+    [closed] = [
+        e
+        for e in staff_actions_of(services["history"].address, "oskar")
+        if e.staff_action.method == "poker.table.v1.TableService/CloseTable"
+    ]
+    assert (closed.staff_action.why, closed.staff_action.code, closed.table_id) == (CLOSE_WHY, "OK", table_id)
+    assert (list(closed.staff_action.roles), closed.staff_action.mutating) == (["operations"], True)
+    assert closed.staff_action.request_id
+
+    shot = cluster.artefacts / "rooms" / "close-table.png"
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", shot
+    if os.environ.get("POKER_UPDATE_DOCS_IMAGES") == "1":
+        assert shot.stat().st_size < DOCS_IMAGE_MAX_BYTES, (shot, shot.stat().st_size)
+        DOCS_IMAGES.mkdir(exist_ok=True)
+        shutil.copyfile(shot, DOCS_IMAGES / "backoffice-close-table.png")
+
+
+# --- The rooms screen's forms, each checked through the lobby's API. -------------------------------
+
+OPERATIONS = auth_metadata("operations-check", "operations")
+MAINTENANCE_MESSAGE = "Dealers' training: seats open again at 19:00"
+
+
+def run_page_steps(
+    door: Door, script: str, *args: str, checks: dict[str, Callable[[dict[str, Any]], None]], timeout: float
+) -> list[dict[str, Any]]:
+    """`node <script> http://<door> <args...>` whose steps wait (`"wait": true`): each is checked by
+    `checks[step]` while the page waits, then answered "go"; its step lines, once it exited 0."""
+    process = subprocess.Popen(
+        ["node", script, f"http://{door.address}", *args],
+        cwd=WEB, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    watchdog = threading.Timer(timeout, process.kill)
+    watchdog.start()
+    steps: list[dict[str, Any]] = []
+    try:
+        assert process.stdout is not None
+        assert process.stdin is not None
+        for line in process.stdout:
+            print(line, end="")
+            if not line.startswith("{"):
+                continue
+            step = json.loads(line)
+            steps.append(step)
+            if step.get("wait"):
+                checks.pop(step["step"])(step)
+                process.stdin.write("go\n")
+                process.stdin.flush()
+        code = process.wait(timeout=30)
+        errors = process.stderr.read() if process.stderr else ""
+    finally:
+        watchdog.cancel()
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert code == 0, f"{steps[-3:]}\n{errors[-4000:]}\ngateway:\n{''.join(door.lines)[-3000:]}"
+    assert not checks, f"never reached: {sorted(checks)}"
+    return steps
+
+
+def room_as_operations(lobby_address: str, room_id: str) -> lobby_pb2.Room:
+    with grpc.insecure_channel(lobby_address) as channel:
+        room: lobby_pb2.Room = (
+            lobby_pb2_grpc.LobbyServiceStub(channel)
+            .GetRoom(lobby_pb2.GetRoomRequest(room_id=room_id), metadata=OPERATIONS, timeout=10)
+            .room
+        )
+    return room
+
+
+def allow_list(lobby_address: str, room_id: str) -> list[str]:
+    with grpc.insecure_channel(lobby_address) as channel:
+        reply = lobby_pb2_grpc.LobbyServiceStub(channel).ListAllowList(
+            lobby_pb2.ListAllowListRequest(room_id=room_id, page=common_pb2.PageRequest(page_size=500)),
+            metadata=OPERATIONS,
+            timeout=10,
+        )
+    return list(reply.player_ids)
+
+
+def test_operations_drive_every_rooms_form_and_the_lobby_has_each_change(cluster: Cluster) -> None:
+    """oskar (operations) creates a private room, renames it, disables and enables it, sets its
+    maintenance, adds a player to its allow-list and creates an invite code; after each form the
+    lobby's API (GetRoom, GetMaintenance, ListAllowList, RedeemInviteCode) has the change."""
+    lobby_address = cluster.services["lobby"].address
+    room_id, name = f"club-{cluster.name}", f"Club {cluster.name}"
+    member, guest = f"member{cluster.name}", f"guest{cluster.name}"
+    seen: dict[str, Any] = {}
+
+    def created(step: dict[str, Any]) -> None:
+        room = room_as_operations(lobby_address, room_id)
+        assert (room.display_name, room.private, room.disabled) == ("Club evening", True, False), room
+        assert (room.variant, room.pool, room.table_count) == (
+            common_pb2.GAME_VARIANT_NO_LIMIT_HOLDEM,
+            common_pb2.CHIP_POOL_GRAM,
+            1,
+        ), room
+        assert (room.blinds.small_blind, room.blinds.big_blind, room.min_buy_in, room.max_buy_in) == (
+            5,
+            10,
+            400,
+            2000,
+        )
+        seen["revision"] = room.revision
+
+    def edited(step: dict[str, Any]) -> None:
+        room = room_as_operations(lobby_address, room_id)
+        assert room.display_name == name, room
+        assert room.revision > seen["revision"], (room.revision, seen)
+
+    def disabled(step: dict[str, Any]) -> None:
+        assert room_as_operations(lobby_address, room_id).disabled
+
+    def enabled(step: dict[str, Any]) -> None:
+        assert not room_as_operations(lobby_address, room_id).disabled
+
+    def maintenance(step: dict[str, Any]) -> None:
+        with grpc.insecure_channel(lobby_address) as channel:
+            reply = lobby_pb2_grpc.LobbyServiceStub(channel).GetMaintenance(
+                lobby_pb2.GetMaintenanceRequest(room_id=room_id), metadata=OPERATIONS, timeout=10
+            )
+        switches = reply.room
+        assert (switches.no_new_seats, switches.no_new_hands) == (True, False), reply
+        assert (switches.message, switches.set_by) == (MAINTENANCE_MESSAGE, "oskar"), reply
+
+    def listed(step: dict[str, Any]) -> None:
+        assert allow_list(lobby_address, room_id) == [member]
+        assert step["listed"] == [member], step
+
+    def invited(step: dict[str, Any]) -> None:
+        # A guest redeems the code shown: the guest is on the room's list beside the member.
+        with grpc.insecure_channel(lobby_address) as channel:
+            reply = lobby_pb2_grpc.LobbyServiceStub(channel).RedeemInviteCode(
+                lobby_pb2.RedeemInviteCodeRequest(request_id=f"redeem-{guest}", code=step["code"]),
+                metadata=auth_metadata(guest, "player"),
+                timeout=10,
+            )
+        assert reply.room_id == room_id, reply
+        assert sorted(allow_list(lobby_address, room_id)) == sorted([member, guest])
+
+    steps = run_page_steps(
+        cluster.door,
+        ROOMS_SCRIPT,
+        str(cluster.artefacts / "rooms"),
+        "forms",
+        room_id,
+        name,
+        MAINTENANCE_MESSAGE,
+        member,
+        checks={
+            "created": created,
+            "edited": edited,
+            "disabled": disabled,
+            "enabled": enabled,
+            "maintenance": maintenance,
+            "allow-list": listed,
+            "invite": invited,
+        },
+        timeout=300,
+    )
+    assert steps[-1]["step"] == "done", steps[-3:]
+
+    # Each change is in the trail as oskar's, with his reason.
+    methods = {
+        e.staff_action.method.rsplit("/", 1)[1]: e.staff_action
+        for e in staff_actions_of(cluster.services["history"].address, "oskar")
+        if e.staff_action.room_id == room_id
+    }
+    for method in (
+        "CreateRoom",
+        "UpdateRoom",
+        "DisableRoom",
+        "EnableRoom",
+        "SetMaintenance",
+        "UpdateAllowList",
+    ):
+        assert method in methods, (method, sorted(methods))
+        assert (methods[method].code, bool(methods[method].why)) == ("OK", True), (method, methods[method])
+    assert methods["CreateInviteCode"].why == "Invitations for the club's guests", methods
 
 
 # --- The console's pure parts (node only). ----------------------------------------------------------

@@ -177,6 +177,34 @@ export const STAFF = {
   "tables.no_shard": { ru: "не обслуживается", en: "not served" },
   "tables.players": { ru: "Игроки", en: "Players" },
   "tables.watch": { ru: "Смотреть", en: "Watch" },
+  "tables.close": { ru: "Закрыть после раздачи", en: "Close after this hand" },
+
+  // Closing a cash table after its hand (operations): CloseTable.
+  "close.title": { ru: "Закрыть после раздачи: стол", en: "Close after this hand: table" },
+  "close.what": {
+    ru: "Новых раздач за этим столом не будет. Когда текущая раздача будет рассчитана, игроки получат уведомление, фишки каждого сидящего игрока вернутся в его кошелёк, и стол закроется. Комната остаётся: стол откроется снова, пустым, когда понадобится.",
+    en: "No new hand is dealt at this table. Once the running hand is settled, the players are told, every seated player is cashed out (their chips go back to their wallet) and the table closes. The room stays: the table opens again, empty, when it is needed.",
+  },
+  "close.now_in_hand": {
+    ru: { one: "Сейчас идёт раздача; за столом {count} игрок.", few: "Сейчас идёт раздача; за столом {count} игрока.", many: "Сейчас идёт раздача; за столом {count} игроков.", other: "Сейчас идёт раздача; за столом {count} игрока." },
+    en: { one: "A hand is running now; {count} player is seated.", other: "A hand is running now; {count} players are seated." },
+  },
+  "close.now_between_hands": {
+    ru: { one: "Сейчас раздачи нет; за столом {count} игрок.", few: "Сейчас раздачи нет; за столом {count} игрока.", many: "Сейчас раздачи нет; за столом {count} игроков.", other: "Сейчас раздачи нет; за столом {count} игрока." },
+    en: { one: "No hand is running now; {count} player is seated.", other: "No hand is running now; {count} players are seated." },
+  },
+  "close.confirm": { ru: "Подтвердить: закрыть после раздачи", en: "Confirm: close after this hand" },
+  "close.cancel": { ru: "Отмена", en: "Cancel" },
+  "close.hide": { ru: "Скрыть", en: "Hide" },
+  "close.done_after_hand": {
+    ru: { one: "Стол закроется после текущей раздачи; фишки {count} игрока вернутся в кошелёк.", few: "Стол закроется после текущей раздачи; фишки {count} игроков вернутся в их кошельки.", many: "Стол закроется после текущей раздачи; фишки {count} игроков вернутся в их кошельки.", other: "Стол закроется после текущей раздачи; фишки {count} игрока вернутся в кошелёк." },
+    en: { one: "Closes after the running hand; {count} player will be cashed out.", other: "Closes after the running hand; {count} players will be cashed out." },
+  },
+  "close.done_now": {
+    ru: { one: "Раздачи нет: стол закрывается сейчас; фишки {count} игрока вернутся в кошелёк.", few: "Раздачи нет: стол закрывается сейчас; фишки {count} игроков вернутся в их кошельки.", many: "Раздачи нет: стол закрывается сейчас; фишки {count} игроков вернутся в их кошельки.", other: "Раздачи нет: стол закрывается сейчас; фишки {count} игрока вернутся в кошелёк." },
+    en: { one: "No hand is running: the table closes now; {count} player will be cashed out.", other: "No hand is running: the table closes now; {count} players will be cashed out." },
+  },
+  "close.done_empty": { ru: "За столом никого нет: стол закрывается сейчас.", en: "No one is seated: the table closes now." },
 
   // A live table, as its spectators see it (late, no hidden card).
   "live.title": { ru: "Стол {table} вживую", en: "Live table {table}" },
@@ -570,6 +598,10 @@ export const STAFF = {
   "reason.FUNDING_ALREADY_DECIDED": { ru: "По этому запросу уже принято решение.", en: "This funding request has already been decided." },
   "reason.RELEASE_REQUEST_NOT_FOUND": { ru: "Такого запроса на снятие приостановки нет.", en: "There is no such release request." },
   "reason.RELEASE_ALREADY_DECIDED": { ru: "По этому запросу на снятие уже принято решение.", en: "This release request has already been decided." },
+  "reason.HOUSE_GAME_TABLE": {
+    ru: "За этим столом играют против дилера: после раздачи закрываются только столы с игроками друг против друга.",
+    en: "This table plays against the dealer: only tables where players play each other close after their hand.",
+  },
   "reason.NOT_YOUR_RESOURCE": { ru: "Это недоступно вашей роли.", en: "That is not open to your role." },
 
   // Notes on a player (support, risk): written to the audit trail as OPERATOR_NOTE.

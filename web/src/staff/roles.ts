@@ -15,6 +15,7 @@ export const GRANTS = {
   spectate: ROLES, // SpectateTable (the public view, late; no hidden card), GetTableSnapshot
   getMaintenance: ROLES,
   changeRooms: ["operations"], // CreateRoom, UpdateRoom, Disable/EnableRoom, SetMaintenance, CreateInviteCode, UpdateAllowList
+  closeTable: ["operations"], // CloseTable (a cash table closes after its hand; its players cashed out)
   listAllowList: ["support", "operations"],
   findPlayers: ["support", "risk", "finance", "operations"],
   balances: ["support", "risk", "finance"], // GetBalances, GetStatement

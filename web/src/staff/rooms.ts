@@ -1,21 +1,22 @@
 // Rooms and tables (operations changes them; support reads): the catalogue with disabled rooms, a
 // room's live tables with their occupancy, its maintenance switches, its allow-list and invite codes
 // when private; for operations, creating and editing rooms, disabling and enabling them, the lobby's
-// and a room's maintenance switches, invite codes and allow-list changes. Every change carries the
-// staff member's reason.
+// and a room's maintenance switches, invite codes and allow-list changes, and closing a cash table
+// after its hand (CloseTable: its players cashed out). Every change carries the staff member's reason.
 import { create } from "@bufbuild/protobuf";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { h, chips } from "../ui";
 import { formatNumber } from "../i18n";
 import { st, variantName } from "../i18n/staff_words";
-import { because, lobby } from "./api";
+import { because, lobby, table as tableService } from "./api";
 import { may } from "./roles";
 import type { Signed } from "./session";
 import { allRooms } from "./dashboard";
 import { actionForm, checkbox, field, fold, input, load, panel, poolName, select, table, when } from "./widgets";
 import { liveTable, type LiveTable } from "./live_table";
 import { ChipPool, GameVariant } from "../gen/poker/common/v1/common_pb";
-import { RoomSchema, type Maintenance, type Room } from "../gen/poker/lobby/v1/lobby_pb";
+import { RoomSchema, type Maintenance, type Room, type TableSummary } from "../gen/poker/lobby/v1/lobby_pb";
+import type { CloseTableResponse } from "../gen/poker/table/v1/table_pb";
 
 export function stakesText(room: Room): string {
   switch (room.stakes.case) {
@@ -166,17 +167,78 @@ function watch(area: HTMLElement, tableId: string): void {
   live.element.scrollIntoView({ block: "start" });
 }
 
+/** The variants whose tables CloseTable closes (cash tables; a house game's table is refused). */
+const CASH_VARIANTS: readonly GameVariant[] = [GameVariant.NO_LIMIT_HOLDEM, GameVariant.FIXED_LIMIT_HOLDEM];
+
+/** What CloseTable's answer means, in words: after the running hand or at once, and how many players
+ * are cashed out. */
+function closeAnswer(reply: Pick<CloseTableResponse, "handRunning" | "players">): string {
+  if (!reply.players) return st("close.done_empty");
+  return reply.handRunning ? st("close.done_after_hand", { count: reply.players }) : st("close.done_now", { count: reply.players });
+}
+
+/** The close of one table after its hand (operations), in `area`: what happens, in words, the reason
+ * and the confirmation. The form keeps its request id for every retry of the same confirmation after
+ * an error; once the close went through its answer replaces the form (a close is asked once). */
+function askToClose(area: HTMLElement, listed: TableSummary, then: () => void): void {
+  const tableId = listed.tableId;
+  let answer = "";
+  const cancel = h("button", { type: "button", class: "quiet", id: "close-table-cancel", onclick: () => area.replaceChildren() }, st("close.cancel"));
+  const result = h("p", { class: "status ok", id: "close-table-answer", role: "status", "aria-live": "polite", hidden: true });
+  const form = actionForm({
+    id: "close-table-form",
+    submit: st("close.confirm"),
+    danger: true,
+    run: async (reason, requestId) => {
+      const reply = await tableService.closeTable({ requestId, tableId }, because(reason));
+      answer = closeAnswer(reply);
+      return answer;
+    },
+    then: () => {
+      form.replaceWith(result);
+      result.textContent = answer;
+      result.hidden = false;
+      cancel.textContent = st("close.hide");
+      then();
+    },
+  });
+  const section = h(
+    "section",
+    { class: "panel close-table", id: "close-table", "data-table": tableId },
+    h(
+      "div",
+      { class: "replay-head" },
+      h("h2", {}, st("close.title"), " ", h("code", {}, tableId)),
+      cancel,
+    ),
+    h("p", { id: "close-table-what" }, st("close.what")),
+    h(
+      "p",
+      { class: "muted", id: "close-table-now" },
+      st(listed.handInProgress ? "close.now_in_hand" : "close.now_between_hands", { count: listed.seatedPlayers }),
+    ),
+    form,
+  );
+  area.replaceChildren(section);
+  section.scrollIntoView({ block: "start" });
+  form.querySelector("textarea")?.focus();
+}
+
 function roomDetail(out: HTMLElement, s: Signed, roomId: string, refreshList: () => void): void {
   stopWatching();
   const operations = may(s.roles, "changeRooms");
   const spectate = may(s.roles, "spectate");
   const liveArea = h("div", { id: "live-area" });
+  const closeArea = h("div", { id: "close-area" });
   const reload = (): void => roomDetail(out, s, roomId, refreshList);
   void load(out, async () => {
     const [{ room }, maintenance] = await Promise.all([lobby.getRoom({ roomId }), lobby.getMaintenance({ roomId })]);
     if (!room) return null;
+    // Closing a table after its hand: operations, and only a cash table (CloseTable refuses a house
+    // game's); other roles are not offered it.
+    const closer = may(s.roles, "closeTable") && CASH_VARIANTS.includes(room.variant);
     const tablesOut = h("div", { id: "room-tables" });
-    void load(tablesOut, async () => {
+    const refreshTables = (): void => void load(tablesOut, async () => {
       const { tables } = await lobby.listTables({ roomId });
       if (!tables.length) return h("p", { class: "muted" }, st("tables.none"));
       return table(
@@ -189,12 +251,28 @@ function roomDetail(out: HTMLElement, s: Signed, roomId: string, refreshList: ()
           chips(t.averagePot),
           formatNumber(t.handsPerHour),
           t.shardId || st("tables.no_shard"),
-          t.takenSeats.map((seat) => st("tables.seat", { seat: seat.seat + 1, name: seat.displayName, stack: seat.stack })).join("; "), // the players' names: data
-          spectate ? h("button", { type: "button", class: "quiet watch-table", "data-table": t.tableId, onclick: () => watch(liveArea, t.tableId) }, st("tables.watch")) : null,
+          // The players' names (data). The figures' seat numbers start at 1, as the live view's do
+          // (docs/table.md): shown as they come.
+          h(
+            "span",
+            { class: "taken-seats" },
+            ...t.takenSeats.flatMap((seat, i) => [
+              i ? "; " : "",
+              h("span", { class: "data taken-seat", "data-seat": seat.seat }, st("tables.seat", { seat: seat.seat, name: seat.displayName, stack: seat.stack })),
+            ]),
+          ),
+          h(
+            "div",
+            { class: "form-actions table-actions" },
+            spectate ? h("button", { type: "button", class: "quiet watch-table", "data-table": t.tableId, onclick: () => watch(liveArea, t.tableId) }, st("tables.watch")) : null,
+            // A table no shard serves has nothing to close (the call would open it first).
+            closer && t.shardId ? h("button", { type: "button", class: "quiet close-table", "data-table": t.tableId, onclick: () => askToClose(closeArea, t, refreshTables) }, st("tables.close")) : null,
+          ),
         ]),
         { id: "tables-of-room" },
       );
     });
+    refreshTables();
     const parts: (HTMLElement | null)[] = [
       h("h3", { id: "room-title" }, h("span", { class: "data" }, room.displayName), " ", h("code", {}, room.roomId)),
       h(
@@ -210,6 +288,7 @@ function roomDetail(out: HTMLElement, s: Signed, roomId: string, refreshList: ()
       ),
       h("h3", {}, st("tables.title")),
       tablesOut,
+      closeArea,
       liveArea,
     ];
     if (room.private && may(s.roles, "listAllowList")) {

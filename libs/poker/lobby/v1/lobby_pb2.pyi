@@ -267,7 +267,7 @@ class SeatSummary(_message.Message):
     STACK_FIELD_NUMBER: _builtins.int
     SITTING_OUT_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
-    """The seat (or box) number, from 0."""
+    """The seat number, from 1 (as the table's views number seats)."""
     display_name: _builtins.str
     """The player's display name."""
     stack: _builtins.int

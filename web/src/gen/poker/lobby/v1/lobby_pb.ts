@@ -329,7 +329,7 @@ export const AnteStakesSchema: GenMessage<AnteStakes> = /*@__PURE__*/
  */
 export type SeatSummary = Message<"poker.lobby.v1.SeatSummary"> & {
   /**
-   * The seat (or box) number, from 0.
+   * The seat number, from 1 (as the table's views number seats).
    *
    * @generated from field: int32 seat = 1;
    */
