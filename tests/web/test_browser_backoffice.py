@@ -27,7 +27,7 @@ Screenshots (1280x800, and 390x844) go to the artefacts folder as the other brow
 sign-in, dashboard, fair-play case, money queue and audit screens are copied to
 docs/img/backoffice-*.png with POKER_UPDATE_DOCS_IMAGES=1 (PNGs under 150 KB).
 
-The rooms screen (tests/web/backoffice_rooms.mjs, beside this file): sofia (support) finds the duel
+The rooms screen (web/e2e/backoffice_rooms.mjs): sofia (support) finds the duel
 room's table with two seated players and no "Close after this hand" (the table service refuses her
 role too), the tables list and the live view number the seats as the players took them (from 1);
 oskar (operations), on a phone, closes the table after its hand with a reason, and then both
@@ -76,8 +76,9 @@ from tests.node import run_web_script
 from tests.security.service_processes import ServiceProcess, running_services
 from tests.web.browser_runs import ROOT, WEB, require_browser, run_page_script
 
-# The rooms screen's own page script (beside this file; web/e2e/backoffice.mjs is the main flow's).
-ROOMS_SCRIPT = str(Path(__file__).with_name("backoffice_rooms.mjs"))
+# The rooms screen's own page script (web/e2e/backoffice.mjs is the main flow's; staff_browser.mjs
+# their shared harness).
+ROOMS_SCRIPT = str(WEB / "e2e" / "backoffice_rooms.mjs")
 
 # The staff door signs with a staff-scoped key; the services know it too (docs/backoffice.md).
 STAFF_KEY = "bo1/staff:backoffice-browser-test-staff-key"

@@ -1,5 +1,6 @@
 // The staff console's rooms screen in real headless Chromium against the gateway's staff door
-// (tests/web/test_browser_backoffice.py runs it; web/e2e/backoffice.mjs is the console's main flow).
+// (tests/web/test_browser_backoffice.py runs it; backoffice.mjs beside it is the console's main flow,
+// staff_browser.mjs their shared harness).
 // Modes:
 //   close: (English) sofia (support) opens <room>: its table <table> is listed with the seated players
 //          and "Watch", and no "Close after this hand" (support is not offered it); the seat numbers of
@@ -17,68 +18,11 @@
 // exits non-zero naming the first check that failed.
 // Usage: node backoffice_rooms.mjs <staff door url> <artefacts dir> close <room> <table> <reason> <names, comma-separated>
 //        node backoffice_rooms.mjs <staff door url> <artefacts dir> forms <room> <name> <message> <player>
-import { createRequire } from "node:module";
 import { createInterface } from "node:readline";
-import { mkdirSync } from "node:fs";
-import { join } from "node:path";
-
-// playwright-core is the web client's (web/node_modules); this script lives beside its test.
-const require = createRequire(new URL("../../web/package.json", import.meta.url));
-const { chromium } = require("playwright-core");
+import { staffBrowser } from "./staff_browser.mjs";
 
 const [url, artefacts, mode, ...args] = process.argv.slice(2);
-mkdirSync(artefacts, { recursive: true });
-const started = Date.now();
-const say = (step, extra = {}) => console.log(JSON.stringify({ step, seconds: Math.round((Date.now() - started) / 100) / 10, ...extra }));
-const pageErrors = [];
-const refusedByPolicy = [];
-
-function check(condition, what, extra = {}) {
-  if (!condition) {
-    say("FAILED", { what, ...extra });
-    throw new Error(`${what}: ${JSON.stringify(extra)}`);
-  }
-}
-
-const browser = await chromium.launch({
-  executablePath: process.env.POKER_CHROMIUM ?? "/usr/bin/chromium",
-  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  headless: true,
-});
-
-async function open(name, { locale = "en-US", width = 1280, height = 800 } = {}) {
-  const context = await browser.newContext({ locale, viewport: { width, height }, deviceScaleFactor: 1 });
-  // Telegram's widget is not reached from a test (no network): the page works without it.
-  await context.route("https://telegram.org/**", (route) => route.abort());
-  const page = await context.newPage();
-  page.setDefaultTimeout(20_000);
-  page.on("pageerror", (error) => pageErrors.push(`${name}: ${error}`));
-  page.on("console", (message) => {
-    if (message.type() === "error" && /Content Security Policy/i.test(message.text())) refusedByPolicy.push(`${name}: ${message.text()}`);
-  });
-  return { context, page };
-}
-
-async function signIn(page, staff) {
-  await page.goto(url);
-  await page.waitForSelector("#sign-in-button");
-  await page.fill("#staff-name", staff);
-  await page.click("#sign-in-button");
-  await page.waitForSelector("#screen-dashboard");
-  const who = (await page.textContent("#who")) ?? "";
-  check(who.includes(staff), `signed in as ${staff}`, { who });
-}
-
-async function shot(page, name) {
-  await page.screenshot({ path: join(artefacts, `${name}.png`) });
-}
-
-/** Waits until every loading line of the screen is gone (the screen's reads answered). */
-async function settled(page) {
-  await page.waitForFunction(() => ![...document.querySelectorAll("p.muted")].some((p) => /^(loading|загрузка)…$/.test(p.textContent ?? "")));
-}
-
-const text = async (page, selector) => ((await page.textContent(selector)) ?? "").trim();
+const { say, check, open, signIn, shot, settled, text, finish, clean } = await staffBrowser(url, artefacts);
 
 /** The rooms screen, and in it the room `room` opened (its tables listed). */
 async function openRoom(page, room) {
@@ -282,9 +226,8 @@ try {
   else if (mode === "forms") await roomForms();
   else throw new Error(`no mode ${mode}`);
 } finally {
-  await browser.close();
+  await finish();
   if (answers) process.stdin.destroy();
 }
-check(pageErrors.length === 0, "no page error", { pageErrors });
-check(refusedByPolicy.length === 0, "nothing refused by the Content-Security-Policy", { refusedByPolicy });
+clean();
 say("done", { mode });
