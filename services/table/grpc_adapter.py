@@ -35,7 +35,7 @@ from services.table.streams.table_streams import SPECTATOR_STREAM_CLOSED, STREAM
 
 SERVICE_NAME = "poker.table.v1.TableService"
 
-_PRINTABLE = re.compile(r"^[\x20-\x7e]+$")
+_PRINTABLE = re.compile(r"[\x20-\x7e]+")
 _SEED_HASH = re.compile(r"[0-9a-f]{64}")
 MAX_ID_LENGTH = 128
 MAX_SEED_LENGTH = 64
@@ -52,7 +52,7 @@ def _stream_ended(reason: str) -> Unavailable:
 def _printable_id(value: str, field: str, max_length: int = MAX_ID_LENGTH) -> str:
     if not value:
         raise InvalidArgument("FIELD_REQUIRED", f"{field} is required", {"field": field})
-    if len(value) > max_length or not _PRINTABLE.match(value):
+    if len(value) > max_length or not _PRINTABLE.fullmatch(value):
         raise InvalidArgument(
             "FIELD_INVALID", f"{field} is 1 to {max_length} printable ASCII characters", {"field": field}
         )
@@ -98,7 +98,7 @@ class ShardDirectoryServicer(shard_directory_pb2_grpc.ShardDirectoryServiceServi
         self, request: shard_directory_pb2.ListShardTablesRequest, context: Any
     ) -> shard_directory_pb2.ListShardTablesResponse:
         room_id = request.room_id
-        if len(room_id) > MAX_ID_LENGTH or (room_id and not _PRINTABLE.match(room_id)):
+        if len(room_id) > MAX_ID_LENGTH or (room_id and not _PRINTABLE.fullmatch(room_id)):
             raise InvalidArgument(
                 "FIELD_INVALID", "room_id is at most 128 printable characters", {"field": "room_id"}
             )
