@@ -9,6 +9,7 @@ long-running table does not grow with every action it ever answered (the soak ru
 
 from __future__ import annotations
 
+import asyncio
 import collections
 from collections.abc import Awaitable, Callable, Hashable
 from typing import Any, TypeVar
@@ -36,6 +37,8 @@ class AnswerMemory:
         self._answers: collections.OrderedDict[Hashable, tuple[float, Hashable, Any]] = (
             collections.OrderedDict()
         )
+        # Keys whose first call is under way: its fields and the future of its answer.
+        self._running: dict[Hashable, tuple[Hashable, asyncio.Future[Any]]] = {}
 
     def __len__(self) -> int:
         return len(self._answers)
@@ -55,16 +58,36 @@ class AnswerMemory:
         return outcome
 
     async def once(self, key: Hashable, fingerprint: Hashable, run: Callable[[], Awaitable[T]]) -> T:
+        """`run` once per key: a retry gets the first answer (a remembered refusal raises again), the
+        same key with other fields is IDEMPOTENCY_CONFLICT. The key is held while its first call
+        runs: a second call with the same fields waits for that call's answer (an outage included),
+        one with other fields is a conflict at once (two calls at the same moment never both run)."""
         known = self.known(key, fingerprint)
         if known is not None:
             return known  # type: ignore[no-any-return]
+        running = self._running.get(key)
+        if running is not None:
+            first, under_way = running
+            if first != fingerprint:
+                raise AlreadyExists("IDEMPOTENCY_CONFLICT", "the request id was used with other fields")
+            return await asyncio.shield(under_way)
+        answer_of: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        answer_of.add_done_callback(lambda f: f.cancelled() or f.exception())  # nobody may wait
+        self._running[key] = (fingerprint, answer_of)
         try:
             answer = await run()
-        except DomainError as error:
-            if not is_unavailable(error):
+        except BaseException as error:
+            if isinstance(error, DomainError) and not is_unavailable(error):
                 self._remember(key, fingerprint, error)
+            if isinstance(error, Exception):
+                answer_of.set_exception(error)
+            else:
+                answer_of.cancel()
             raise
+        finally:
+            self._running.pop(key, None)
         self._remember(key, fingerprint, answer)
+        answer_of.set_result(answer)
         return answer
 
     def remember(self, key: Hashable, fingerprint: Hashable, outcome: Any) -> None:

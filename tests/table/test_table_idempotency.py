@@ -77,3 +77,51 @@ def test_the_memory_is_bounded_in_count_and_time(steps: list[float]) -> None:
         assert len(memory) == 1
 
     asyncio.run(play())
+
+
+async def test_two_calls_of_one_key_at_once_run_once_and_other_fields_conflict_at_once() -> None:
+    """Found by an independent tester: two CloseTable calls with one request id and two tables, at
+    the same moment, both closed their table (the key was not held while the first ran), and the
+    retry of one got IDEMPOTENCY_CONFLICT for a close that happened. The first call holds its key
+    while it runs: the same fields wait for its answer, other fields are a conflict at once."""
+    memory = AnswerMemory()
+    gate = asyncio.Event()
+    ran: list[str] = []
+
+    async def close(table: str) -> str:
+        ran.append(table)
+        await gate.wait()
+        return f"closed {table}"
+
+    first = asyncio.create_task(memory.once("k", ("t1",), lambda: close("t1")))
+    same = asyncio.create_task(memory.once("k", ("t1",), lambda: close("t1")))
+    other = asyncio.create_task(memory.once("k", ("t2",), lambda: close("t2")))
+    await asyncio.sleep(0)
+    gate.set()
+    assert await first == await same == "closed t1"
+    with pytest.raises(AlreadyExists):
+        await other
+    assert ran == ["t1"]
+    assert await memory.once("k", ("t1",), lambda: close("t1")) == "closed t1"
+
+
+async def test_a_call_under_way_that_fails_on_an_outage_lets_the_next_one_run() -> None:
+    memory = AnswerMemory()
+    gate = asyncio.Event()
+
+    async def down() -> int:
+        await gate.wait()
+        raise Unavailable("UNAVAILABLE", "down")
+
+    async def ok() -> int:
+        return 7
+
+    first = asyncio.create_task(memory.once("u", (), down))
+    waiting = asyncio.create_task(memory.once("u", (), ok))
+    await asyncio.sleep(0)
+    gate.set()
+    with pytest.raises(Unavailable):
+        await first
+    with pytest.raises(Unavailable):
+        await waiting  # it waited for the call under way, whose answer was the outage
+    assert await memory.once("u", (), ok) == 7
