@@ -32,6 +32,7 @@ def seated_table(
     after_hand: Callable[[AfterHand], None] = lambda job: None,
     showdown_seconds: float = 0.0,
     clock: Clock = WALL_CLOCK,
+    countdown_seconds: float = 0,
 ) -> TableActor:
     """`room`: another room than `ROOM` (its table is still `TABLE`); `after_hand`: gets each settled
     hand's record and reveal job; `clock`: the table's time (a `SimulatedClock` moves only when the
@@ -41,7 +42,7 @@ def seated_table(
     timings = Timings(
         action_seconds=action_seconds,
         time_bank_seconds=0,
-        countdown_seconds=0,
+        countdown_seconds=countdown_seconds,
         retry_initial_seconds=0.01,
         retry_max_seconds=0.05,
         command_queue_size=16,

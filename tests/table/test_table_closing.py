@@ -19,7 +19,7 @@ from service_runtime.errors import Unavailable
 from service_runtime.testing import auth_metadata
 from services.table.ports.clock import SimulatedClock
 from tests.table.conftest import ServiceProcess, nl_room, table_world, unique, wait_for
-from tests.table.fakes import FakeCashier
+from tests.table.fakes import FakeCashier, FakeFairness
 from tests.table.inprocess_table import TABLE, running_view, seated_table
 from tests.table.players import Player
 
@@ -106,6 +106,38 @@ async def test_close_after_hand_plays_the_hand_out_cashes_everyone_out_and_deals
         assert await actor.call(lambda: actor.close_if_done(lambda: None))
         with pytest.raises(Unavailable):
             await actor.call(lambda: actor.snapshot("ann"))
+    finally:
+        await actor.stop()
+
+
+async def test_a_table_closed_during_a_countdown_voids_its_commitment_and_takes_no_new_seat() -> None:
+    """The countdown's commitment (published, never dealt) is voided at fairness when the table
+    closes, not left open in the chain until somebody opens the table again; and a sit-down while the
+    table closes is refused (TABLE_CLOSED: its retry reaches the room's table opened afresh)."""
+    clock = SimulatedClock()
+    cashier, fairness = FakeCashier(), FakeFairness()
+    actor = seated_table(cashier, fairness=fairness, clock=clock, countdown_seconds=10)
+    actor.start()
+    try:
+        for _ in range(200):
+            view = await actor.call(lambda: actor.snapshot("ann"))
+            if view.hand_id:
+                break
+            await asyncio.sleep(0)
+        committed = view.hand_id
+        assert committed and view.phase != A.TABLE_PHASE_HAND_IN_PROGRESS
+        answer = await actor.call(actor.close_after_hand)
+        assert (answer.hand_running, answer.players) == (False, 2)
+        with pytest.raises(Unavailable) as refused:
+            await actor.sit_down("cat", "sit-cat", 3, 500, False)
+        assert refused.value.reason == "TABLE_CLOSED"
+        for _ in range(20):
+            if len(cashier.cashed_out) == 2:
+                break
+            await clock.run_for(1)
+        assert await actor.call(lambda: actor.close_if_done(lambda: None))
+        assert fairness.revealed == {committed: True}  # voided, never dealt
+        assert cashier.settled == {}
     finally:
         await actor.stop()
 

@@ -638,8 +638,12 @@ class TableActor:
             and not self._seats.reserved
             and self._live is None
             and self._stage in (Stage.IDLE, Stage.COUNTDOWN)
+            and not self._cycle.asking
         )
         if done:
+            # The commitment it held for a next hand (published or asked ahead) is voided at
+            # fairness, never dealt, not left open in the chain until the table opens again.
+            await self._cycle.void_pending()
             self._closed = True
             on_close()
         return done
@@ -722,6 +726,10 @@ class TableActor:
         if seated is not None and self._players[seated].session_id == session_id:
             # This request's seat, opened before this table did (a handover mid-call): seated.
             return self._sit_down_answer(sitting, seated, session_id)
+        if self._closing:
+            # CloseTable: no new seat (it would only be cashed out again); the retry reaches the
+            # room's table once this one has closed (opened afresh).
+            raise Unavailable("TABLE_CLOSED", "the table is closing; retry to reach the room's open table")
         try:
             # The core picks the seat (or refuses) and holds it.
             step = self._feed_seats(table_core.SitDown(sitting.player_id, sitting.request_id, sitting.seat))

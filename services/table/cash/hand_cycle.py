@@ -486,6 +486,31 @@ class HandCycle:
         """The table stops: a commitment still asked for is not waited for."""
         await self._drop_ahead(wait=False)
 
+    @property
+    def asking(self) -> bool:
+        """A call to another service is under way for the stage machine (`_ask`)."""
+        return self._asking is not None
+
+    async def void_pending(self) -> None:
+        """The table closes for good (CloseTable): every commitment it holds for a next hand, never
+        dealt (the countdown's, one asked ahead, one answered and not taken yet), is voided at
+        fairness and its mark cleared (best effort: one left is voided by whoever opens the table)."""
+        pending: list[Countdown] = []
+        if self.countdown is not None:
+            pending.append(self.countdown)
+            self.countdown = None
+        for what in ("commit", "ahead"):
+            answer = self._answers_in.pop(what, None)
+            if answer is not None and isinstance(answer[0], Countdown):
+                pending.append(answer[0])
+        task, self._ahead = self._ahead, None
+        if task is not None:
+            await asyncio.wait({task})
+            if not task.cancelled() and task.exception() is None and (ahead := task.result()) is not None:
+                pending.append(ahead)
+        for countdown in pending:
+            await self._dealer.void(countdown)
+
     def _arm_countdown(self) -> None:
         """Wake up when the countdown's running phase ends."""
         ends = self.countdown.phase_ends if self.countdown is not None else None
