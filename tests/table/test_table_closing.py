@@ -125,7 +125,8 @@ async def test_a_table_closed_during_a_countdown_voids_its_commitment_and_takes_
                 break
             await asyncio.sleep(0)
         committed = view.hand_id
-        assert committed and view.phase != A.TABLE_PHASE_HAND_IN_PROGRESS
+        assert committed
+        assert view.phase != A.TABLE_PHASE_HAND_IN_PROGRESS
         answer = await actor.call(actor.close_after_hand)
         assert (answer.hand_running, answer.players) == (False, 2)
         with pytest.raises(Unavailable) as refused:
