@@ -401,7 +401,12 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     name = uuid.uuid4().hex[:8]
     dumper, receiver = f"dump{name}a", f"dump{name}b"
     keys = {"POKER_AUTH_KEYS": AUTH_KEYS}
-    with running_services(data, keys) as services:
+    # The watched table's hand waits for its players for the whole module: a turn the clock ended
+    # would settle a hand in the middle of the flow, whose dashboard figures must not move (a loaded
+    # CI run took longer than the default 20 s turn plus bank and failed so).
+    # (The drain's bound must cover the longest hand such a clock allows; a stop kills after 30 s.)
+    slow_clock = {"POKER_TABLE_ACTION_SECONDS": "600", "POKER_TABLE_DRAIN_SECONDS": "30000"}
+    with running_services(data, {**keys, **slow_clock}) as services:
         staff = {
             **keys,
             "POKER_GATEWAY_STAFF_PORT": "0",
