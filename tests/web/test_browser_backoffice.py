@@ -306,9 +306,17 @@ WATCHED = (("Вера Лейн", 2), ("Зоя Парк", 3))
 def seat_watched_players(services: dict[str, ServiceProcess], name: str) -> str:
     """Two funded players with display names seated at ROOM's table (the one JoinTable gives the
     first): a table with a hand running for the staff to spectate; its id."""
+    players = [
+        (f"watch{name}{number}", display_name, seat) for number, (display_name, seat) in enumerate(WATCHED)
+    ]
+    return seat_players(services, ROOM, players)
+
+
+def seat_players(services: dict[str, ServiceProcess], room: str, players: list[tuple[str, str, int]]) -> str:
+    """Funded players with display names seated at the room's table (the one JoinTable gives the
+    first) at the seats given (from 1); the table's id."""
     table_id = ""
-    for number, (display_name, seat) in enumerate(WATCHED):
-        player = f"watch{name}{number}"
+    for player, display_name, seat in players:
         fund(services["cashier"].address, player)
         me = auth_metadata(player, "player")
         with grpc.insecure_channel(services["lobby"].address) as channel:
@@ -318,7 +326,7 @@ def seat_watched_players(services: dict[str, ServiceProcess], name: str) -> str:
                 metadata=me,
                 timeout=10,
             )
-            joined = lobby.JoinTable(lobby_pb2.JoinTableRequest(room_id=ROOM), metadata=me, timeout=10)
+            joined = lobby.JoinTable(lobby_pb2.JoinTableRequest(room_id=room), metadata=me, timeout=10)
         table_id = table_id or joined.table_id
         with grpc.insecure_channel(joined.address or services["table"].address) as channel:
             table_pb2_grpc.TableServiceStub(channel).SitDown(
@@ -661,33 +669,6 @@ CLOSING = (("Ира Стол", 1), ("Олег Финиш", 2))
 CLOSE_WHY = "Moving the duel players to the new room before the release; the table closes after this hand"
 FUNDED = 5_000  # chips a funded player holds (fund)
 CLOSE_DEADLINE = 120.0  # seconds for the running hand to end and the seats to be cashed out
-
-
-def seat_players(services: dict[str, ServiceProcess], room: str, players: list[tuple[str, str, int]]) -> str:
-    """Funded players with display names seated at the room's table (the one JoinTable gives the
-    first) at the seats given (from 1); the table's id."""
-    table_id = ""
-    for player, display_name, seat in players:
-        fund(services["cashier"].address, player)
-        me = auth_metadata(player, "player")
-        with grpc.insecure_channel(services["lobby"].address) as channel:
-            lobby = lobby_pb2_grpc.LobbyServiceStub(channel)
-            lobby.SetDisplayName(
-                lobby_pb2.SetDisplayNameRequest(request_id=f"{player}-name", display_name=display_name),
-                metadata=me,
-                timeout=10,
-            )
-            joined = lobby.JoinTable(lobby_pb2.JoinTableRequest(room_id=room), metadata=me, timeout=10)
-        table_id = table_id or joined.table_id
-        with grpc.insecure_channel(joined.address or services["table"].address) as channel:
-            table_pb2_grpc.TableServiceStub(channel).SitDown(
-                table_pb2.SitDownRequest(
-                    request_id=f"sit-{player}", table_id=table_id, seat=seat, buy_in=1000
-                ),
-                metadata=me,
-                timeout=15,
-            )
-    return table_id
 
 
 def balances(cashier_address: str, player: str) -> cashier_pb2.GetBalancesResponse:
