@@ -27,7 +27,7 @@ import contextlib
 import json
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 import redis.asyncio as redis
@@ -80,6 +80,10 @@ class TableFigures:
     hands_per_hour: int = 0
     # Seconds since the epoch when the shard published this.
     published_at: float = field(default_factory=time.time)
+    # The players seated or being seated here (a seat held while the cashier opens its session): the
+    # lobby counts a player it routed here until the figures list them. Between the shard and the
+    # lobby only (Redis, ListShardTables): never in a summary a player or staff member reads.
+    player_ids: tuple[str, ...] = ()
 
     @property
     def seated_players(self) -> int:
@@ -94,8 +98,16 @@ class TableFigures:
 
     @classmethod
     def from_json(cls, text: str | bytes) -> TableFigures:
+        """Fields this version does not know are skipped (a newer shard's figures, mid-rollout)."""
         raw = json.loads(text)
-        raw["taken_seats"] = tuple(SeatFigures(**seat) for seat in raw.get("taken_seats", ()))
+        known = {f.name for f in fields(cls)}
+        seat_fields = {f.name for f in fields(SeatFigures)}
+        raw = {k: v for k, v in raw.items() if k in known}
+        raw["taken_seats"] = tuple(
+            SeatFigures(**{k: v for k, v in seat.items() if k in seat_fields})
+            for seat in raw.get("taken_seats", ())
+        )
+        raw["player_ids"] = tuple(raw.get("player_ids", ()))
         return cls(**raw)
 
 
@@ -299,7 +311,8 @@ def figures_to_summary(figures: TableFigures, *, published: bool = True) -> lobb
     return summary
 
 
-def summary_to_figures(summary: lobby_pb2.TableSummary) -> TableFigures:
+def summary_to_figures(summary: lobby_pb2.TableSummary, player_ids: tuple[str, ...] = ()) -> TableFigures:
+    """`player_ids`: the shard directory's list beside the summary (never in the summary itself)."""
     return TableFigures(
         table_id=summary.table_id,
         room_id=summary.room_id,
@@ -315,4 +328,5 @@ def summary_to_figures(summary: lobby_pb2.TableSummary) -> TableFigures:
         published_at=summary.update_time.ToNanoseconds() / 1e9
         if summary.HasField("update_time")
         else time.time(),
+        player_ids=player_ids,
     )

@@ -68,12 +68,15 @@ def next_table_number(views: list[TableView]) -> int:
 
 
 class RoutedPlayers:
-    """The players this lobby sent to each table lately, whom the table's figures may not count yet:
-    a shard publishes its figures every second or so, and every player asking in between would be sent
-    to the same table and find it full (tables then opened at one a second a room). A player counts at
-    the table they were sent to last, until that table's figures are newer than the routing or for
-    `keep_seconds`. In memory: a second lobby replica counts its own players (and tables may open a
-    little early, never late)."""
+    """The players this lobby sent to each table lately, whom the table's figures do not list yet: a
+    shard publishes its figures every second or so, and every player asking in between would be sent
+    to the same table and find it full (tables then opened at one a second a room). A player counts
+    at the table they were sent to last until that table's figures list them (seated, or their seat
+    held while the cashier opens it; from then on the figures count them), else for `keep_seconds`
+    (they sit down within this, or were not going to). Figures merely newer than the routing do not
+    end it: a player between JoinTable and SitDown (a buy-in dialog, a slow cashier) is in neither,
+    and the next player was sent to a full table. In memory: a second lobby replica counts its own
+    players (and tables may open a little early, never late)."""
 
     def __init__(self, clock: Callable[[], float] = time.time, keep_seconds: float = ROUTED_SECONDS) -> None:
         self._clock = clock
@@ -84,21 +87,25 @@ class RoutedPlayers:
         self._rooms.setdefault(room_id, {})[player_id] = (table_id, self._clock())
 
     def counts(self, room_id: str, views: list[TableView], asking: str = "") -> dict[str, int]:
-        """Per table id, the players sent there since its figures (published ones) or lately; not
-        `asking` (a player asking again is not in their own way)."""
+        """Per table id, the players sent there whom its figures do not list yet; not `asking` (a
+        player asking again is not in their own way)."""
         players = self._rooms.get(room_id)
         if not players:
             return {}
         now = self._clock()
-        for player in [p for p, (_, at) in players.items() if now - at > self._keep]:
+        listed = {v.figures.table_id: set(v.figures.player_ids) for v in views if v.published}
+        for player in [
+            p
+            for p, (table_id, at) in players.items()
+            if now - at > self._keep or p in listed.get(table_id, ())
+        ]:
             del players[player]
         if not players:
             del self._rooms[room_id]
             return {}
-        since = {v.figures.table_id: v.figures.published_at for v in views if v.published}
         counts: dict[str, int] = {}
-        for player, (table_id, at) in players.items():
-            if player != asking and at > since.get(table_id, 0.0):
+        for player, (table_id, _) in players.items():
+            if player != asking:
                 counts[table_id] = counts.get(table_id, 0) + 1
         return counts
 

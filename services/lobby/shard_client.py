@@ -63,7 +63,8 @@ class ShardRpcTableSource:
         except grpc.aio.AioRpcError:
             pass  # the last good figures stand until they are STALE_SECONDS old
         else:
-            self._snapshot = [summary_to_figures(t) for t in response.tables]
+            players = {p.table_id: tuple(p.player_ids) for p in response.players}
+            self._snapshot = [summary_to_figures(t, players.get(t.table_id, ())) for t in response.tables]
             self._good_at = time.monotonic()
         finally:
             self._snapshot_at = time.monotonic()

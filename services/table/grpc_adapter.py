@@ -102,8 +102,13 @@ class ShardDirectoryServicer(shard_directory_pb2_grpc.ShardDirectoryServiceServi
             raise InvalidArgument(
                 "FIELD_INVALID", "room_id is at most 128 printable characters", {"field": "room_id"}
             )
+        figures = self._shard.figures(room_id)
         return shard_directory_pb2.ListShardTablesResponse(
-            tables=[figures_to_summary(f) for f in self._shard.figures(room_id)]
+            tables=[figures_to_summary(f) for f in figures],
+            players=[
+                shard_directory_pb2.TablePlayers(table_id=f.table_id, player_ids=f.player_ids)
+                for f in figures
+            ],
         )
 
 

@@ -131,7 +131,10 @@ async def test_a_table_published_by_a_shard_that_lost_the_room_is_opened_at_the_
     assert opener.opened == []
 
 
-def _seated(number: int, players: int, published_at: float) -> TableFigures:
+def _seated(number: int, players: int, published_at: float, *, who: tuple[str, ...] = ()) -> TableFigures:
+    """Table `number` with `players` seats taken: by `who` (the routed players the figures list),
+    the rest by players the lobby did not route (seated before)."""
+    ids = (*who, *(f"earlier-{n}" for n in range(players - len(who))))
     return TableFigures(
         table_id=f"{ROOM}.{number}",
         room_id=ROOM,
@@ -139,6 +142,7 @@ def _seated(number: int, players: int, published_at: float) -> TableFigures:
         seats=4,
         taken_seats=tuple(SeatFigures(seat, f"p{seat}", 1_000) for seat in range(players)),
         published_at=published_at,
+        player_ids=ids,
     )
 
 
@@ -164,8 +168,26 @@ async def test_players_routed_since_the_figures_count_so_tables_open_as_fast_as_
     assert {f"{ROOM}.2", f"{ROOM}.3"} <= {table for _, table in opener.opened}
     # A player asking again is routed once: still table 1's, no seat counted twice.
     assert await join("p-0") == f"{ROOM}.1"
-    # Table 1's newer figures say who sat (one of the two did): one seat is free there again.
-    await directory.publish(_seated(1, 3, time.time()))
+    # Table 1's newer figures list one of the two it was sent (p-0 sat): the other (p-1) may still be
+    # on the way (a buy-in dialog, a slow cashier), so the table stays full for the lobby. Counting
+    # a routed player only until newer figures sent the next player to a full table whenever figures
+    # came out between a JoinTable and its SitDown (`make bench`, 64 heads-up tables).
+    await directory.publish(_seated(1, 3, time.time(), who=("p-0",)))
+    await expect_error(
+        stub.JoinTable(lobby_pb2.JoinTableRequest(room_id=ROOM), metadata=auth_metadata("p-early", "player")),
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "ROOM_FULL",
+    )
+    assert await join("p-1") == f"{ROOM}.1"  # p-1 asking again is not in their own way
+    await directory.publish(_seated(1, 4, time.time(), who=("p-0", "p-1")))
+    await expect_error(
+        stub.JoinTable(lobby_pb2.JoinTableRequest(room_id=ROOM), metadata=auth_metadata("p-next", "player")),
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "ROOM_FULL",
+    )
+    # Both sat (the lobby saw them listed); then p-1 leaves: the figures alone count table 1 now, and
+    # its seat is free again.
+    await directory.publish(_seated(1, 3, time.time(), who=("p-0",)))
     assert await join("p-late") == f"{ROOM}.1"
     # A spectator takes no seat.
     watch = await stub.JoinTable(lobby_pb2.JoinTableRequest(room_id=ROOM, spectate=True), metadata=ALICE)

@@ -233,3 +233,35 @@ async def test_a_seat_session_whose_answer_was_lost_is_the_players_seat_never_an
         assert any(s.player_id == "cat" and s.seat == 3 for s in cats.seats)
     finally:
         await actor.stop()
+
+
+async def test_a_seat_held_for_a_sit_down_counts_as_taken_in_the_lobbys_figures() -> None:
+    """The lobby sends a player to the fullest table with a free seat, counting those it sent there
+    only until the table's figures are newer than the routing. Figures published while the cashier
+    opens a seat session must count the seat held for it, or the lobby sees the seat free and sends
+    the next player to a full table (`make bench` at 64 heads-up tables: the lobby named a table
+    where a pair sat)."""
+    cashier = SlowCashier()
+    actor = seated_table(cashier, players=2)
+    actor.start()
+    try:
+        await running_view(actor)
+        before = actor.figures("shard-a")
+        cashier.gate.clear()
+        sitting = asyncio.create_task(actor.sit_down("cat", "sit-cat", 3, 500, False))
+        await until(lambda: cashier.waiting == 1)
+        held = actor.figures("shard-a")
+        assert held.seated_players == before.seated_players + 1
+        assert held.free_seats == before.free_seats - 1
+        (cat,) = [s for s in held.taken_seats if s.seat == 3]
+        # Nobody's name yet (the lobby's profile names the seat once it is opened), no chips.
+        assert (cat.display_name, cat.stack, cat.sitting_out) == ("", 0, True)
+        cashier.gate.set()
+        await asyncio.wait_for(sitting, timeout=10)
+        seated = actor.figures("shard-a")
+        assert seated.seated_players == before.seated_players + 1
+        (cat,) = [s for s in seated.taken_seats if s.seat == 3]
+        assert cat.stack == 500
+    finally:
+        cashier.gate.set()
+        await actor.stop()

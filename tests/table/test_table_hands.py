@@ -350,6 +350,12 @@ async def test_the_lobby_reads_the_shards_table_figures_and_nobody_else(world: T
     assert sorted(s.display_name for s in summary.taken_seats) == sorted([ann.player_id, bob.player_id])
     assert sum(s.stack for s in summary.taken_seats) + world.history.hands[view.hand_id].rake == 1000
     assert summary.hands_per_hour >= 1
+    # Who sits there, for the lobby's routing alone, beside the summary (never inside it).
+    (players,) = reply.players
+    assert (players.table_id, sorted(players.player_ids)) == (
+        table_id,
+        sorted([ann.player_id, bob.player_id]),
+    )
     with pytest.raises(grpc.aio.AioRpcError) as refused:
         await directory.ListShardTables(shard_directory_pb2.ListShardTablesRequest(), metadata=ann.metadata)
     assert (refused.value.code(), reason_of(refused.value)) == (

@@ -196,15 +196,24 @@ def lobby_figures(
     ended = list(recent)
     pots = [pot for _, pot in ended[-50:]]
     seating = parts.seats.seating
-    taken = tuple(
-        SeatFigures(
+    seated_figures = {
+        seat: SeatFigures(
             seat=public_seat(seat),
             display_name=player.display_name,
             stack=seated.stack if (seated := seating.player_at(seat)) is not None else 0,
             sitting_out=seated is None or seated.sitting_out,
         )
-        for seat, player in sorted(parts.seats.players.items())
-    )
+        for seat, player in parts.seats.players.items()
+    }
+    # A seat held for a sit-down whose seat session the cashier is opening is taken: the lobby counts
+    # the players it routed only until figures newer than the routing, so a held seat shown free sent
+    # the next player to a full table. No name (the lobby's profile names it once opened), no chips.
+    held = {
+        seat: SeatFigures(seat=public_seat(seat), display_name="", stack=0, sitting_out=True)
+        for seat in parts.seats.reserved
+        if seat not in seated_figures
+    }
+    taken = tuple(figure for _, figure in sorted({**seated_figures, **held}.items()))
     return TableFigures(
         table_id=parts.table_id,
         room_id=parts.room.room_id,
@@ -214,4 +223,7 @@ def lobby_figures(
         hand_in_progress=parts.stage in (Stage.PLAYING, Stage.SETTLING),
         average_pot=sum(pots) // len(pots) if pots else 0,
         hands_per_hour=sum(1 for at, _ in ended if now - at <= 3600),
+        player_ids=tuple(
+            sorted({p.player_id for p in parts.seats.players.values()} | set(parts.seats.reserved.values()))
+        ),
     )

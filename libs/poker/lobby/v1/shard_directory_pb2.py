@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from poker.lobby.v1 import lobby_pb2 as poker_dot_lobby_dot_v1_dot_lobby__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n$poker/lobby/v1/shard_directory.proto\x12\x0epoker.lobby.v1\x1a\x1apoker/lobby/v1/lobby.proto\"$\n\x10OpenTableRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\"%\n\x11OpenTableResponse\x12\x10\n\x08table_id\x18\x01 \x01(\t\")\n\x16ListShardTablesRequest\x12\x0f\n\x07room_id\x18\x01 \x01(\t\"G\n\x17ListShardTablesResponse\x12,\n\x06tables\x18\x01 \x03(\x0b\x32\x1c.poker.lobby.v1.TableSummary2\xcd\x01\n\x15ShardDirectoryService\x12\x62\n\x0fListShardTables\x12&.poker.lobby.v1.ListShardTablesRequest\x1a\'.poker.lobby.v1.ListShardTablesResponse\x12P\n\tOpenTable\x12 .poker.lobby.v1.OpenTableRequest\x1a!.poker.lobby.v1.OpenTableResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n$poker/lobby/v1/shard_directory.proto\x12\x0epoker.lobby.v1\x1a\x1apoker/lobby/v1/lobby.proto\"$\n\x10OpenTableRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\"%\n\x11OpenTableResponse\x12\x10\n\x08table_id\x18\x01 \x01(\t\")\n\x16ListShardTablesRequest\x12\x0f\n\x07room_id\x18\x01 \x01(\t\"v\n\x17ListShardTablesResponse\x12,\n\x06tables\x18\x01 \x03(\x0b\x32\x1c.poker.lobby.v1.TableSummary\x12-\n\x07players\x18\x02 \x03(\x0b\x32\x1c.poker.lobby.v1.TablePlayers\"4\n\x0cTablePlayers\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x12\n\nplayer_ids\x18\x02 \x03(\t2\xcd\x01\n\x15ShardDirectoryService\x12\x62\n\x0fListShardTables\x12&.poker.lobby.v1.ListShardTablesRequest\x1a\'.poker.lobby.v1.ListShardTablesResponse\x12P\n\tOpenTable\x12 .poker.lobby.v1.OpenTableRequest\x1a!.poker.lobby.v1.OpenTableResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -39,7 +39,9 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_LISTSHARDTABLESREQUEST']._serialized_start=161
   _globals['_LISTSHARDTABLESREQUEST']._serialized_end=202
   _globals['_LISTSHARDTABLESRESPONSE']._serialized_start=204
-  _globals['_LISTSHARDTABLESRESPONSE']._serialized_end=275
-  _globals['_SHARDDIRECTORYSERVICE']._serialized_start=278
-  _globals['_SHARDDIRECTORYSERVICE']._serialized_end=483
+  _globals['_LISTSHARDTABLESRESPONSE']._serialized_end=322
+  _globals['_TABLEPLAYERS']._serialized_start=324
+  _globals['_TABLEPLAYERS']._serialized_end=376
+  _globals['_SHARDDIRECTORYSERVICE']._serialized_start=379
+  _globals['_SHARDDIRECTORYSERVICE']._serialized_end=584
 # @@protoc_insertion_point(module_scope)

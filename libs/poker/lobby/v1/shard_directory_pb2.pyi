@@ -92,19 +92,56 @@ class ListShardTablesResponse(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     TABLES_FIELD_NUMBER: _builtins.int
+    PLAYERS_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def tables(self) -> _containers.RepeatedCompositeFieldContainer[_lobby_pb2.TableSummary]:
         """The tables with their figures."""
+
+    @_builtins.property
+    def players(self) -> _containers.RepeatedCompositeFieldContainer[Global___TablePlayers]:
+        """Who sits at each table (or is being seated: a seat held while the cashier opens its session),
+        in the order of `tables`: the lobby counts a player it sent to a table until the table lists
+        them. For the lobby alone (this service answers only the lobby); never in a TableSummary.
+        """
 
     def __init__(
         self,
         *,
         tables: _abc.Iterable[_lobby_pb2.TableSummary] | None = ...,
+        players: _abc.Iterable[Global___TablePlayers] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["tables", b"tables"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["players", b"players", "tables", b"tables"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ListShardTablesResponse: _TypeAlias = ListShardTablesResponse  # noqa: Y015
+
+@_typing.final
+class TablePlayers(_message.Message):
+    """TablePlayers names the players of one table (ListShardTablesResponse.players)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    PLAYER_IDS_FIELD_NUMBER: _builtins.int
+    table_id: _builtins.str
+    """The table id."""
+    @_builtins.property
+    def player_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The players seated or being seated."""
+
+    def __init__(
+        self,
+        *,
+        table_id: _builtins.str = ...,
+        player_ids: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["player_ids", b"player_ids", "table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TablePlayers: _TypeAlias = TablePlayers  # noqa: Y015

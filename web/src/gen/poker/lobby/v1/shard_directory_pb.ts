@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file poker/lobby/v1/shard_directory.proto.
  */
 export const file_poker_lobby_v1_shard_directory: GenFile = /*@__PURE__*/
-  fileDesc("CiRwb2tlci9sb2JieS92MS9zaGFyZF9kaXJlY3RvcnkucHJvdG8SDnBva2VyLmxvYmJ5LnYxIiQKEE9wZW5UYWJsZVJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkiJQoRT3BlblRhYmxlUmVzcG9uc2USEAoIdGFibGVfaWQYASABKAkiKQoWTGlzdFNoYXJkVGFibGVzUmVxdWVzdBIPCgdyb29tX2lkGAEgASgJIkcKF0xpc3RTaGFyZFRhYmxlc1Jlc3BvbnNlEiwKBnRhYmxlcxgBIAMoCzIcLnBva2VyLmxvYmJ5LnYxLlRhYmxlU3VtbWFyeTLNAQoVU2hhcmREaXJlY3RvcnlTZXJ2aWNlEmIKD0xpc3RTaGFyZFRhYmxlcxImLnBva2VyLmxvYmJ5LnYxLkxpc3RTaGFyZFRhYmxlc1JlcXVlc3QaJy5wb2tlci5sb2JieS52MS5MaXN0U2hhcmRUYWJsZXNSZXNwb25zZRJQCglPcGVuVGFibGUSIC5wb2tlci5sb2JieS52MS5PcGVuVGFibGVSZXF1ZXN0GiEucG9rZXIubG9iYnkudjEuT3BlblRhYmxlUmVzcG9uc2ViBnByb3RvMw", [file_poker_lobby_v1_lobby]);
+  fileDesc("CiRwb2tlci9sb2JieS92MS9zaGFyZF9kaXJlY3RvcnkucHJvdG8SDnBva2VyLmxvYmJ5LnYxIiQKEE9wZW5UYWJsZVJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkiJQoRT3BlblRhYmxlUmVzcG9uc2USEAoIdGFibGVfaWQYASABKAkiKQoWTGlzdFNoYXJkVGFibGVzUmVxdWVzdBIPCgdyb29tX2lkGAEgASgJInYKF0xpc3RTaGFyZFRhYmxlc1Jlc3BvbnNlEiwKBnRhYmxlcxgBIAMoCzIcLnBva2VyLmxvYmJ5LnYxLlRhYmxlU3VtbWFyeRItCgdwbGF5ZXJzGAIgAygLMhwucG9rZXIubG9iYnkudjEuVGFibGVQbGF5ZXJzIjQKDFRhYmxlUGxheWVycxIQCgh0YWJsZV9pZBgBIAEoCRISCgpwbGF5ZXJfaWRzGAIgAygJMs0BChVTaGFyZERpcmVjdG9yeVNlcnZpY2USYgoPTGlzdFNoYXJkVGFibGVzEiYucG9rZXIubG9iYnkudjEuTGlzdFNoYXJkVGFibGVzUmVxdWVzdBonLnBva2VyLmxvYmJ5LnYxLkxpc3RTaGFyZFRhYmxlc1Jlc3BvbnNlElAKCU9wZW5UYWJsZRIgLnBva2VyLmxvYmJ5LnYxLk9wZW5UYWJsZVJlcXVlc3QaIS5wb2tlci5sb2JieS52MS5PcGVuVGFibGVSZXNwb25zZWIGcHJvdG8z", [file_poker_lobby_v1_lobby]);
 
 /**
  * OpenTableRequest names the table to open.
@@ -89,6 +89,15 @@ export type ListShardTablesResponse = Message<"poker.lobby.v1.ListShardTablesRes
    * @generated from field: repeated poker.lobby.v1.TableSummary tables = 1;
    */
   tables: TableSummary[];
+
+  /**
+   * Who sits at each table (or is being seated: a seat held while the cashier opens its session),
+   * in the order of `tables`: the lobby counts a player it sent to a table until the table lists
+   * them. For the lobby alone (this service answers only the lobby); never in a TableSummary.
+   *
+   * @generated from field: repeated poker.lobby.v1.TablePlayers players = 2;
+   */
+  players: TablePlayers[];
 };
 
 /**
@@ -97,6 +106,34 @@ export type ListShardTablesResponse = Message<"poker.lobby.v1.ListShardTablesRes
  */
 export const ListShardTablesResponseSchema: GenMessage<ListShardTablesResponse> = /*@__PURE__*/
   messageDesc(file_poker_lobby_v1_shard_directory, 3);
+
+/**
+ * TablePlayers names the players of one table (ListShardTablesResponse.players).
+ *
+ * @generated from message poker.lobby.v1.TablePlayers
+ */
+export type TablePlayers = Message<"poker.lobby.v1.TablePlayers"> & {
+  /**
+   * The table id.
+   *
+   * @generated from field: string table_id = 1;
+   */
+  tableId: string;
+
+  /**
+   * The players seated or being seated.
+   *
+   * @generated from field: repeated string player_ids = 2;
+   */
+  playerIds: string[];
+};
+
+/**
+ * Describes the message poker.lobby.v1.TablePlayers.
+ * Use `create(TablePlayersSchema)` to create a new message.
+ */
+export const TablePlayersSchema: GenMessage<TablePlayers> = /*@__PURE__*/
+  messageDesc(file_poker_lobby_v1_shard_directory, 4);
 
 /**
  * ShardDirectoryService is served by every table shard and called by the lobby (service: lobby):
