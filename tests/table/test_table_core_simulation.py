@@ -227,6 +227,10 @@ class World:
         else:
             self.feed(table_core.SitIn(player, self.rng.random() < 0.5))
 
+    def close(self) -> None:
+        """CloseTable asked, or the closed table opened again (issue 38): in the log either way."""
+        self.feed(table_core.CloseAfterHand() if self.rng.random() < 0.5 else table_core.TableClosed())
+
     def tick(self) -> None:
         self.now += self.rng.choice([0.0, 0.5, 5.0, 30.0, 89.0, 91.0, 300.0, 700.0])
         keeping = {s for s, p in self.state.players.items() if not p.leaving}
@@ -341,8 +345,12 @@ class World:
         assert {(s, p.player_id, p.session_id) for s, p in fresh.players.items()} == {
             (s, p.player_id, p.session_id) for s, p in self.state.players.items()
         }
-        players, _, kept = reopened.durable()
-        assert (players, kept) == (self.state.durable()[0], self.state.durable()[2])
+        players, _, kept, closing = reopened.durable()
+        assert (players, kept, closing) == (
+            self.state.durable()[0],
+            self.state.durable()[2],
+            self.state.durable()[3],
+        )
         assert {(p.seat, p.stack, p.sitting_out) for p in reopened.seating.players} == {
             (p.seat, p.stack, p.sitting_out) for p in self.state.seating.players
         }
@@ -371,6 +379,7 @@ def run(seed: int, steps: int) -> World:
         (world.reconnect, 2),
         (world.tick, 3),
         (world.play_hand, 3),
+        (world.close, 1),
     ]
     choices, weights = zip(*moves, strict=True)
     for step in range(steps):

@@ -710,7 +710,7 @@ async def test_a_player_sitting_out_one_away_and_a_kept_time_bank_outlive_a_take
             if slow - 1 not in a._players and not a._seats_unlogged:
                 break
             await asyncio.sleep(0.01)
-        players, _, kept = a._seats.durable()
+        players, _, kept, _ = a._seats.durable()
         assert [seat for seat, *_ in players] == [out - 1, away - 1]
         assert a._players[out - 1].presence.sitting_out
         assert a._players[away - 1].presence.disconnected
@@ -725,7 +725,7 @@ async def test_a_player_sitting_out_one_away_and_a_kept_time_bank_outlive_a_take
             if len(b._players) == 2:
                 break
             await asyncio.sleep(0.01)
-        at_b, _, kept_at_b = b._seats.durable()
+        at_b, _, kept_at_b, _ = b._seats.durable()
         assert at_b == players
         assert kept_at_b == kept
         assert b._players[out - 1].presence.sitting_out
@@ -852,5 +852,42 @@ async def test_the_blinds_move_on_after_a_shard_dies_right_after_dropping_a_sett
         jobs = {job.hand_id: job for job in world.records}
         assert big_blind_of(jobs[second.hand_id]) == (big_blind_of(jobs[first]) + 1) % 3
         assert world.chips() == 3 * BUY_IN
+    finally:
+        await world.close()
+
+
+async def test_a_close_asked_before_the_shard_died_is_carried_out_by_the_next_owner() -> None:
+    """Issue 38: CloseTable is an operator's decision, answered once it is in the seats' log. The
+    shard dies with the closing hand still running: the next owner plays the hand out, deals none
+    after it, cashes every seat out and closes (it had forgotten the close and dealt on). A table
+    opened again after it closed is an ordinary table."""
+    event_log = LocalEventLog()
+    world = World()
+    world.seat_players()
+    a = world.table(event_log)
+    play = Play()
+    try:
+        view = await until(a, playing)
+        answer = await a.call(a.close_after_hand)
+        assert answer.hand_running
+        await a.stop()
+        b = world.table(event_log)
+        await until(b, playing)
+        assert await b.call(lambda: asyncio.sleep(0, b.closing))
+        await play.to_the_end(b, world, view.hand_id)
+        for _ in range(500):
+            if len(world.cashier.cashed_out) == 3:
+                break
+            await asyncio.sleep(0.01)
+        assert sorted(world.cashier.cashed_out) == sorted(f"{TABLE}:{name}" for name in NAMES.values())
+        assert list(world.cashier.settled) == [view.hand_id]  # no hand after it
+        assert world.chips() + sum(world.cashier.cashed_out.values()) == 3 * BUY_IN
+        assert await b.call(lambda: b.close_if_done(lambda: None))
+        # Opened again (a player asks for the room's table): not closing, it seats and deals.
+        c = world.table(event_log)
+        await until(c, lambda v: v.table_id == TABLE)
+        assert not await c.call(lambda: asyncio.sleep(0, c.closing))
+        seated = await c.sit_down("ann", "sit-again", 1, BUY_IN, False)
+        assert seated.seat == 1
     finally:
         await world.close()

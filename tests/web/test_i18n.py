@@ -162,6 +162,11 @@ def test_hands_and_table_notices_read_in_russian_from_the_tables_english(tmp_pat
             "bob отходит: время хода вышло в 2 раздачах подряд",
         ),
         ("HOUSE_DECISION", "box 1: TAKE_ANTE", "бокс 1: забрать анте"),
+        (
+            "TABLE_CLOSING",
+            "this table closes after the hand; your chips go back to your wallet",
+            "стол закрывается после этой раздачи; ваши фишки вернутся в кошелёк",
+        ),
         ("NEW_CODE", "something new", "something new"),
     ]
     lines = _cases(

@@ -153,8 +153,6 @@ class TableActor:
         # Set when the shard closed this (extra, empty) table: commands get TABLE_CLOSED (retry).
         self._closed = False
         self._stopping = False  # stop() began: no further step
-        # CloseTable (operations): no new hand; the seats are cashed out and the table closes.
-        self._closing = False
         # Why the table's open streams ended when it stopped (see STREAM_CLOSED).
         self.closed_reason = ""
         self._empty_since: float | None = None
@@ -579,15 +577,22 @@ class TableActor:
 
     # ------------------------------------------------------------------ closing (operations)
 
+    @property
+    def _closing(self) -> bool:
+        """CloseTable asked (the seats' state, in their log: a next owner closes the table too)."""
+        return self._seats.closing
+
     async def close_after_hand(self) -> table_pb2.CloseTableResponse:
         """Inside the actor (the CloseTable RPC): no new hand from now on; once no hand holds them,
-        every seat is cashed out, and the table closes (`close_if_done`, the shard's next round)."""
+        every seat is cashed out, and the table closes (`close_if_done`, the shard's next round).
+        Answered once the close is in the seats' log (a log that is away: UNAVAILABLE, nothing
+        changed), so a shard that dies before it is done leaves it to the room's next owner."""
         self._require_open()
         response = table_pb2.CloseTableResponse(
             table_id=self.table_id, hand_running=self._live is not None, players=len(self._players)
         )
         if not self._closing:
-            self._closing = True
+            await self._feed_seats_logged_first(table_core.CloseAfterHand())
             log.info("table closing after its hand", table_id=self.table_id, players=len(self._players))
             self._publish_notice(
                 "TABLE_CLOSING", "this table closes after the hand; your chips go back to your wallet"
@@ -641,6 +646,14 @@ class TableActor:
             and not self._cycle.asking
         )
         if done:
+            # Closed in the seats' log first: opened again later, it is an ordinary table (a log that
+            # is away: the shard's next round tries again).
+            try:
+                await self._feed_seats_logged_first(table_core.TableClosed())
+            except DomainError as error:
+                self._fence_on(error)
+                log.warning("table not closed: its log is away", table_id=self.table_id, reason=error.reason)
+                return False
             # The commitment it held for a next hand (published or asked ahead) is voided at
             # fairness, never dealt, not left open in the chain until the table opens again.
             await self._cycle.void_pending()

@@ -302,6 +302,11 @@ class HandCycle:
         self.stage = Stage.IDLE
         self._backoff = self._t.retry_initial_seconds
         self._shell.notice("TABLE_OPEN", "the table is open")
+        if self._shell.seats().closing:
+            # CloseTable asked of a previous owner (in the seats' log): this owner carries it out.
+            self._shell.notice(
+                "TABLE_CLOSING", "this table closes after the hand; your chips go back to your wallet"
+            )
         if taken is not None:
             self._continue_hand(taken)
 

@@ -13,7 +13,9 @@ the `CashOut` effect; dealt into the running hand: leaving, cashed out after set
 free, the bank kept); `SitOut`, `SitIn`; `Disconnect`, `Reconnect` (the player's last stream ended,
 a stream opened); `Tick` (seats past the seat reserve or the sit-out limit are leaving); `HandPlayed`
 (a settled hand's timeouts and decisions: the sit-out streak); `HandResult` (its final stacks);
-`BankLeft` (what a decision left of a seat's time bank). Times are wall times (the log's clock).
+`BankLeft` (what a decision left of a seat's time bank); `CloseAfterHand` (the operator's CloseTable:
+no new hand, every seat cashed out once no hand holds it) and `TableClosed` (it closed: a table opened
+again later is an ordinary one). Times are wall times (the log's clock).
 Every input but `SitDown` goes into the table's seats' log (`to_entry`, `from_entry`); a table that
 opens replays it (`replay`) and reconciles it with the cashier's open seat sessions (`reopen`, over
 `restore`, which seats a table from those sessions alone). Outputs: the new state, notices (code, text, seat) to publish, effects to run,
@@ -78,6 +80,8 @@ class Seats:
     seating: Seating
     banks: KeptTimeBanks
     reserved: dict[int, str] = field(default_factory=dict)
+    # CloseTable asked (issue 38): in the log, so a next owner of the closing table closes it too.
+    closing: bool = False
 
     @staticmethod
     def empty(rules: Rules, small_blind: int, big_blind: int) -> Seats:
@@ -94,6 +98,7 @@ class Seats:
             self.seating,
             KeptTimeBanks(self.banks.keep_seconds, dict(self.banks._kept)),
             dict(self.reserved),
+            self.closing,
         )
 
     def durable(self) -> tuple[Any, ...]:
@@ -117,6 +122,7 @@ class Seats:
             ),
             self.seating,
             sorted(self.banks._kept.items()),
+            self.closing,
         )
 
 
@@ -221,6 +227,17 @@ class BankLeft:
 
 
 @dataclass(frozen=True, slots=True)
+class CloseAfterHand:
+    """The operator closes the table (CloseTable): no new hand; the seats are cashed out by the shell
+    once no hand holds them."""
+
+
+@dataclass(frozen=True, slots=True)
+class TableClosed:
+    """The closing table closed (every seat cashed out): opened again, it is an ordinary table."""
+
+
+@dataclass(frozen=True, slots=True)
 class Snapshot:
     """The whole seats' state as plain values (`snapshot_of`): a seats' log that was trimmed starts
     with one, and feeding it gives exactly that state, whatever came before."""
@@ -242,6 +259,8 @@ Input = (
     | HandPlayed
     | HandResult
     | BankLeft
+    | CloseAfterHand
+    | TableClosed
     | Snapshot
 )
 
@@ -374,6 +393,12 @@ def feed(state: Seats, given: Input, rules: Rules) -> Step:
         return _hand_played(new, given, rules)
     if isinstance(given, Snapshot):
         return Step(from_snapshot(given, rules))
+    if isinstance(given, CloseAfterHand):
+        new.closing = True
+        return Step(new)
+    if isinstance(given, TableClosed):
+        new.closing = False
+        return Step(new)
     if isinstance(given, HandResult):
         for seat, stack in given.stacks:
             if new.seating.player_at(seat) is not None:
@@ -613,6 +638,8 @@ _KINDS: dict[str, type[Any]] = {
         HandPlayed,
         HandResult,
         BankLeft,
+        CloseAfterHand,
+        TableClosed,
         Snapshot,
     )
 }
@@ -648,7 +675,7 @@ def snapshot_of(state: Seats) -> Snapshot:
         for seat, p in sorted(state.players.items())
     ]
     kept = [[player, bank, at] for player, (bank, at) in sorted(state.banks._kept.items())]
-    return Snapshot({"players": players, "seating": seating, "kept": kept})
+    return Snapshot({"players": players, "seating": seating, "kept": kept, "closing": state.closing})
 
 
 def from_snapshot(snapshot: Snapshot, rules: Rules) -> Seats:
@@ -682,7 +709,10 @@ def from_snapshot(snapshot: Snapshot, rules: Rules) -> Seats:
         ]
     }
     kept = {str(player): (float(bank), float(at)) for player, bank, at in values["kept"]}
-    return Seats(players, seating, KeptTimeBanks(rules.keep_seconds, kept))
+    # A snapshot written before tables closed on request has no "closing": not closing.
+    return Seats(
+        players, seating, KeptTimeBanks(rules.keep_seconds, kept), closing=bool(values.get("closing"))
+    )
 
 
 def logged(given: Input) -> bool:
@@ -760,6 +790,8 @@ def reopen(
     the log to these seats (to append): `CashedOut` for a logged seat the cashier no longer holds,
     `SessionOpened` for a seat the log does not know, `BankLeft` where the bank is not the log's."""
     state, owed = restore(logged_state, rules, seating, sessions, banks)
+    # A close the operator asked for is carried out by whoever opens the table next (issue 38).
+    state.closing = logged_state.closing
     for seat, player in state.players.items():
         known = logged_state.players.get(seat)
         if known is None or (known.player_id, known.session_id) != (player.player_id, player.session_id):

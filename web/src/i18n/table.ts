@@ -178,6 +178,10 @@ export const TABLE = {
     ru: "стол переезжает на другой сервер; ваше место сохраняется",
     en: "the table moves to another server; your seat is kept",
   },
+  "notice.table_closing": {
+    ru: "стол закрывается после этой раздачи; ваши фишки вернутся в кошелёк",
+    en: "this table closes after the hand; your chips go back to your wallet",
+  },
   "notice.table_paused": { ru: "ждём, пока касса рассчитает раздачу", en: "waiting for the cashier to settle the hand" },
   "notice.hand_settled": { ru: "раздача {hand} рассчитана", en: "hand {hand} settled" },
   "notice.blind_small": { ru: "малый блайнд {amount}", en: "small blind {amount}" },

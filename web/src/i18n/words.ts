@@ -104,6 +104,7 @@ const NOTICES: Readonly<Record<string, readonly (readonly [RegExp, Key])[]>> = {
     [/^client-seed hashes of hand (?<hand>\S+) closed \(seats: (?<seats>[^)]*)\); send your seeds$/, "notice.seed_hashes_closed"],
   ],
   TABLE_MOVING: [[/^the table moves to another server; your seat is kept$/, "notice.table_moving"]],
+  TABLE_CLOSING: [[/^this table closes after the hand; your chips go back to your wallet$/, "notice.table_closing"]],
   TABLE_PAUSED: [[/^waiting for the cashier to settle the hand$/, "notice.table_paused"]],
   HAND_SETTLED: [[/^hand (?<hand>\S+) settled$/, "notice.hand_settled"]],
   BLIND_POSTED: [
