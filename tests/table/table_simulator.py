@@ -60,8 +60,8 @@ RETRY_MAX_SECONDS = 4.0
 # A table that does not answer a command within this much simulated time (stepping the clock) hangs.
 ANSWER_WITHIN_SECONDS = 600.0
 # A read waits for no other service: while the cashier, fairness or the lobby are slow it is answered
-# within this (the time the simulator's steps move the clock), except while the table waits for a
-# seal (the deal holds still for the deck of the players it asked for) or opens (recovery).
+# within this (the time the simulator's steps move the clock), except while the table opens (recovery).
+# The seal too is off the clock's path (a seat change while it is out voids the sealed hand).
 READ_WITHIN_SECONDS = 0.5
 DECISIONS = (
     A.ACTION_KIND_FOLD,
@@ -499,7 +499,7 @@ class Simulation:
     # ------------------------------------------------------------------ asking the table
 
     async def _ask(self, make: Callable[[TableActor], Awaitable[T]]) -> T | None:
-        """A read of the table, stepping the clock while it is busy (a seal or settlement waits for a
+        """A read of the table, stepping the clock while it is busy (the table's opening waits for a
         slow service inside it); None when the shard crashed meanwhile."""
         waited = 0.0
         while True:
@@ -524,7 +524,7 @@ class Simulation:
                 if waited > ANSWER_WITHIN_SECONDS:
                     task.cancel()
                     raise Violation(f"the table did not answer within {ANSWER_WITHIN_SECONDS} simulated s")
-                held = self.env.waiting["fairness.SealHand"] or actor._cycle.stage is Stage.RECOVERING
+                held = actor._cycle.stage is Stage.RECOVERING
                 if waited > READ_WITHIN_SECONDS and not held:
                     slow = sorted(name for name, n in self.env.waiting.items() if n)
                     task.cancel()

@@ -14,7 +14,7 @@ from poker.table.v1 import table_pb2
 from service_runtime.errors import AlreadyExists, FailedPrecondition, Unavailable
 from services.table.ports.clock import SimulatedClock
 from services.table.ports.dependencies import SeatSession
-from tests.table.fakes import FakeCashier
+from tests.table.fakes import FakeCashier, FakeFairness
 from tests.table.inprocess_table import running_view, seated_table
 
 A = table_pb2
@@ -264,4 +264,80 @@ async def test_a_seat_held_for_a_sit_down_counts_as_taken_in_the_lobbys_figures(
         assert cat.stack == 500
     finally:
         cashier.gate.set()
+        await actor.stop()
+
+
+class SlowSeal(FakeFairness):
+    """Seals a deck only once `gate` is set (fairness that answers late at the end of a countdown);
+    `sealed_for`: the players each seal was asked for."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = asyncio.Event()
+        self.gate.set()
+        self.waiting = 0
+        self.sealed_for: list[tuple[str, ...]] = []
+
+    async def seal(self, hand_id: str, participants: Any = ()) -> tuple[int, ...]:
+        self.sealed_for.append(tuple(participants))
+        self.waiting += 1
+        try:
+            await self.gate.wait()
+        finally:
+            self.waiting -= 1
+        return await super().seal(hand_id, participants)
+
+
+async def test_the_table_answers_while_fairness_is_slow_to_seal_and_deals_the_seats_it_sealed_for() -> None:
+    """Issue 42: the seal at the end of a countdown waits for fairness outside the table, so reads,
+    sit-downs and leaves are answered meanwhile (they waited for fairness, up to its deadline). A seat
+    change while the seal is out makes the sealed deck one for other players: that commitment is
+    voided (nothing was dealt, nothing opens) and the next hand is committed for the seats as they
+    are; a seal for unchanged seats is dealt as before."""
+    fairness = SlowSeal()
+    cashier = FakeCashier()
+    actor = seated_table(cashier, fairness=fairness, players=2)
+    actor.start()
+    try:
+        fairness.gate.clear()
+        await until(lambda: fairness.waiting == 1)
+        (first,) = fairness.sealed_for
+        assert sorted(first) == ["ann", "bob"]
+        # The table answers while the seal is out: a read, and a sit-down (the cashier is quick).
+        before = await view(actor, "ann")
+        assert before.phase != A.TABLE_PHASE_HAND_IN_PROGRESS
+        seated = await asyncio.wait_for(actor.sit_down("cat", "sit-cat", 3, 500, False), timeout=5)
+        assert seated.seat == 3
+        fairness.gate.set()
+        # The deck sealed for ann and bob is not dealt to three: voided, and the next hand is
+        # committed and sealed for the three of them.
+        await until(lambda: len(fairness.sealed_for) >= 2)
+        playing = await running_view(actor)
+        dealt = sorted(s.seat for s in playing.seats if s.status == A.SEAT_STATUS_ACTIVE)
+        assert dealt == [1, 2, 3]  # cat posts at once (POST_NOW): dealt in
+        assert sorted(fairness.sealed_for[-1]) == ["ann", "bob", "cat"]
+        voided = [hand for hand, void in fairness.revealed.items() if void]
+        assert len(voided) == 1
+        assert voided[0] != playing.hand_id
+    finally:
+        fairness.gate.set()
+        await actor.stop()
+
+
+async def test_a_seal_for_unchanged_seats_is_dealt_once_it_comes() -> None:
+    fairness = SlowSeal()
+    cashier = FakeCashier()
+    actor = seated_table(cashier, fairness=fairness, players=2)
+    actor.start()
+    try:
+        fairness.gate.clear()
+        await until(lambda: fairness.waiting == 1)
+        await view(actor, "ann")  # answered meanwhile
+        fairness.gate.set()
+        playing = await running_view(actor)
+        assert len(fairness.sealed_for) == 1
+        assert fairness.revealed == {}
+        assert playing.hand_id in fairness.decks
+    finally:
+        fairness.gate.set()
         await actor.stop()

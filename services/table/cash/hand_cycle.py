@@ -134,6 +134,8 @@ class HandCycle:
         # stage machine runs meanwhile; commands, reads and the other timers do (issue 42).
         self._asking: str | None = None
         self._asks = 0
+        # The players the seal under way was asked for (`_deal`).
+        self._sealed_for: tuple[tuple[int, str], ...] | None = None
         self._answers_in: dict[str, tuple[Any, DomainError | None]] = {}
         self._backoff = timings.retry_initial_seconds
         self._room_read_at = 0.0
@@ -542,13 +544,46 @@ class HandCycle:
             self._shell.notice("TABLE_MOVING", "the table moves to another server; your seat is kept")
 
     async def _deal(self) -> None:
+        """The countdown's end: the seal, asked of fairness off the clock's path (`_ask`: the table
+        answers reads and commands meanwhile), then the deal. The deck is sealed for the players of
+        the plan as the seal was asked; a seat change while it was out (a sit-down, a leave, a sit-out)
+        makes it a deck for other players: that commitment is voided (nothing was dealt, nothing
+        opens) and the next wake-up commits a hand for the seats as they are."""
         pending = self.countdown
+        answer = self._answered("seal")
         plan = self._shell.seats().seating.plan_next_hand()
-        if pending is None or plan is None or self._shell.no_new_hands():
+        if answer is None:
+            if pending is None or plan is None or self._shell.no_new_hands():
+                self.stage = Stage.IDLE
+                return
+            self._sealed_for = _players_of(plan)
+            self._ask("seal", self._dealer.seal(pending, plan))
+            return
+        sealed_deck, error = answer
+        sealed_for, self._sealed_for = self._sealed_for, None
+        if error is None and (
+            pending is None
+            or plan is None
+            or self._shell.no_new_hands()
+            or self.handing_over
+            or _players_of(plan) != sealed_for
+        ):
+            if pending is not None:
+                log.info(
+                    "sealed hand not dealt: the seats changed during the seal; voided",
+                    table_id=self._table_id,
+                    hand_id=pending.commitment.hand_id,
+                )
+                hand_trace.dropped(self._table_id, "SEATS_CHANGED")
+                # Off the clock's path too (best effort: one left is voided by the table's next owner).
+                self._shell.off_clock(("void", pending.commitment.hand_id), self._dealer.void(pending))
+            self.countdown = None
             self.stage = Stage.IDLE
             return
         try:
-            deck = await self._dealer.seal(pending, plan)
+            if error is not None:
+                raise error
+            deck = sealed_deck
         except DomainError as error:
             if is_unavailable(error):
                 self.retry_later()
@@ -571,6 +606,8 @@ class HandCycle:
             self.countdown = None
             self.stage = Stage.IDLE
             return
+        assert pending is not None
+        assert plan is not None
         self.countdown = None
         await self._start_hand(plan, pending.commitment, deck)
 
@@ -762,6 +799,11 @@ class HandCycle:
 
 async def _outcome(task: asyncio.Task[Countdown | None]) -> Countdown | None:
     return await task
+
+
+def _players_of(plan: HandPlan) -> tuple[tuple[int, str], ...]:
+    """Who a plan deals in, by seat: what a sealed deck is for."""
+    return tuple((s.seat, s.player_id) for s in plan.seats)
 
 
 def _ends_with(held: Sequence[dict[str, Any]], entries: Sequence[dict[str, Any]]) -> bool:
