@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from dataclasses import replace
 
 from poker.table.v1 import table_pb2
 from services.table.cash.actor import TableActor
 from services.table.log.event_log import LocalEventLog
+from services.table.ports.clock import SimulatedClock
 from services.table.ports.dependencies import Commitment
-from tests.table.fakes import FakeCashier, FakeFairness, down
+from tests.table.fakes import ROOM, FakeCashier, FakeFairness, down
 from tests.table.inprocess_table import TABLE, running_view, seated_table
 
 A = table_pb2
@@ -168,4 +170,46 @@ async def test_fairness_away_when_asked_ahead_commits_the_next_hand_in_place_wit
         assert fairness.requests[1] == fairness.requests[2]
         assert fairness.hands[fairness.requests[2]] == second.hand_id
     finally:
+        await actor.stop()
+
+
+class SlowVoids(FakeFairness):
+    """Voids (reveals) only once `gate` is set."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = asyncio.Event()
+
+    async def reveal(self, hand_id: str, *, voided: bool = False, seen: object = None) -> None:
+        if voided:
+            await self.gate.wait()
+        await super().reveal(hand_id, voided=voided, seen=seen)  # type: ignore[arg-type]
+
+
+async def test_a_commitment_asked_on_the_rooms_old_terms_is_voided_off_the_clock_and_the_next_deals() -> None:
+    """The room turned private while the next hand's commitment was asked ahead on its public terms:
+    that commitment is voided (never dealt) and a fresh one is committed on the room's terms; the
+    void waits for fairness outside the table, so the table answers and deals on meanwhile."""
+    clock = SimulatedClock()
+    fairness, cashier = SlowVoids(), FakeCashier()
+    actor = seated_table(cashier, fairness=fairness, clock=clock, action_seconds=100)
+    actor.start()
+    try:
+        first = await running_view(actor)
+        stale = await ahead_of(fairness, first.hand_id)
+        rooms = actor._rooms
+        rooms.rooms[ROOM.room_id] = replace(ROOM, private=True)  # type: ignore[attr-defined]
+        await clock.run_for(31)  # past the room's re-read interval: the next countdown reads it
+        await fold(actor, first, "r1")
+        second = await running_view(actor, frozenset({first.hand_id}))
+        assert second.hand_id != stale, "a commitment on the old terms was dealt"
+        assert stale not in fairness.revealed  # its void still waits for fairness: the table did not
+        fairness.gate.set()
+        for _ in range(500):
+            if stale in fairness.revealed:
+                break
+            await asyncio.sleep(0.01)
+        assert fairness.revealed[stale] is True
+    finally:
+        fairness.gate.set()
         await actor.stop()

@@ -414,8 +414,10 @@ class HandCycle:
             self.countdown = ahead
         if self.countdown is not None and self.countdown.terms != self._dealer.terms(room):
             # The room became private (or changed its shuffle) after the commitment was asked for: the
-            # hand is committed again on the room's terms; the old commitment is voided, never dealt.
-            await self._dealer.void(self.countdown)
+            # hand is committed again on the room's terms; the old commitment is voided, never dealt
+            # (off the clock's path: best effort, one left is voided by the table's next owner).
+            stale = self.countdown
+            self._shell.off_clock(("void", stale.commitment.hand_id), self._dealer.void(stale))
             self.countdown = None
         if self.countdown is None:
             answer = self._answered("commit")
