@@ -38,6 +38,7 @@ from poker.table.v1 import table_pb2
 from poker_engine.config import Variant
 from service_runtime.errors import AlreadyExists, DomainError, FailedPrecondition, Unavailable
 from service_runtime.structured_logging import configure_logging
+from services.table.cash import table_core
 from services.table.cash.actor import TableActor
 from services.table.cash.hand_record import SeenPositions
 from services.table.cash.settlement import AfterHand
@@ -384,6 +385,7 @@ class Result:
     decisions: int = 0
     timeouts: int = 0
     steps: int = 0
+    closes: int = 0  # CloseTable carried out: every seat cashed out, the table closed and opened again
     simulated_seconds: float = 0.0
     digest: str = ""
 
@@ -391,7 +393,7 @@ class Result:
         return (
             f"seed {self.seed}: {self.hands} hands settled ({self.voided} commitments voided), {self.decisions} "
             f"decisions, {self.timeouts} timeouts, {self.crashes} crashes, {self.faults} faults injected, "
-            f"{self.steps} steps, {self.simulated_seconds:.0f} simulated s, "
+            f"{self.steps} steps, {self.closes} tables closed, {self.simulated_seconds:.0f} simulated s, "
             "no violation"
         )
 
@@ -434,6 +436,8 @@ class Simulation:
         self.pairs_checked = 0  # `order`'s pairs whose blinds were checked
         self.voided_checked = 0  # fairness's voided hands checked against `in_play`
         self.in_play: set[str] = set()  # hands a view showed dealt and running
+        # The operator's CloseTable answered OK: the hands that may still be played (dealt before it).
+        self.closing_allows: set[str] | None = None
 
     # ------------------------------------------------------------------ the table and its owners
 
@@ -494,7 +498,16 @@ class Simulation:
         await _turns(8)
         self.env.crashed.clear()
         self.actor = self._open()
+        if self.closing_allows is not None and not self._log_says_closing(self.actor):
+            # The dead shard had closed the table (its seats' log ends with TableClosed) and died
+            # before its round was over: the table the next call opens is an ordinary one.
+            self.closing_allows = None
+            self.result.closes += 1
         self._collect()  # the calls the crash cut: unanswered (their players retry them)
+
+    def _log_says_closing(self, actor: TableActor) -> bool:
+        entries = self.log._seats.get(TABLE, [])
+        return table_core.replay(entries, actor._rules, self.room.small_blind, self.room.big_blind).closing
 
     # ------------------------------------------------------------------ asking the table
 
@@ -563,6 +576,8 @@ class Simulation:
         elif kind == "sitout":
             back_in, wait = args
             coro = actor.call(lambda: actor.sit_out(player, request_id, back_in, wait))
+        elif kind == "close":
+            coro = actor.call(actor.close_after_hand)
         else:
             coro = actor.leave(player, request_id)
         self.pending.append(Pending(kind, player, request_id, asyncio.ensure_future(coro), hand_id, args))
@@ -590,6 +605,10 @@ class Simulation:
                     still.append(self.pending.pop())
                 continue
             error = task.exception()
+            if error is None and pending.kind == "close" and self.closing_allows is None:
+                # Answered: the hand under way (if any) is the last this table deals until it closes.
+                live = self.actor._live if self.actor is not None else None
+                self.closing_allows = set(self.dealt) | ({live.hand_id} if live is not None else set())
             if error is None and pending.kind == "act":
                 self.accepted.setdefault(pending.hand_id, set()).add(pending.request_id)
                 self.unknown.get(pending.hand_id, set()).discard(pending.request_id)
@@ -660,6 +679,29 @@ class Simulation:
             if done:
                 again = self.rng.choice(done)
                 self._start(again.kind, again.player, again.request_id, *again.args, hand_id=again.hand_id)
+        elif 0.90 <= roll < 0.905 and not any(p.kind == "close" and not p.task.done() for p in self.pending):
+            # The operator closes the table after its hand (CloseTable, issue 38).
+            self._start("close", "operator", self._request("operator"))
+
+    async def _shards_round(self) -> None:
+        """What the shard's ownership round does for a closing table: close it once every seat is
+        cashed out (`close_if_done`); the next call for it opens it again, an ordinary table."""
+        actor = self.actor
+        if actor is None or actor.closed or not actor.closing:
+            return
+        done = await self._ask(lambda table: table.call(lambda: table.close_if_done(lambda: None)))
+        if not done or self.actor is not actor:
+            return
+        still = [s for s in self.cashier.sessions.values()]
+        if still:
+            raise Violation(f"the table closed with seat sessions open: {still}")
+        self.result.closes += 1
+        self.closing_allows = None
+        await actor.stop()
+        for player in list(self.watchers):
+            self._check_stream(player, None)
+        self.watchers.clear()  # the closed table's streams ended with it
+        self.actor = self._open()
 
     def _seated(self, view: table_pb2.TableView, player: str) -> bool:
         # Other seats carry a handle, not the id: ask the player's own view.
@@ -704,6 +746,12 @@ class Simulation:
             self._check_session(player, own)
             self._check_stream(player, own)
             if view.hand_id and view.hand_id not in self.dealt_at:
+                if (
+                    self.closing_allows is not None
+                    and view.phase == A.TABLE_PHASE_HAND_IN_PROGRESS
+                    and view.hand_id not in self.closing_allows
+                ):
+                    raise Violation(f"hand {view.hand_id} was dealt after CloseTable was answered")
                 self.dealt_at[view.hand_id] = len(self.dealt)
                 self.dealt.append(view.hand_id)
             if view.phase == A.TABLE_PHASE_HAND_IN_PROGRESS:
@@ -845,6 +893,7 @@ class Simulation:
                 await self._move()
                 await _turns(8)
                 self._collect()
+                await self._shards_round()
                 await self._check()
                 self._check_records()
             self.result.steps = steps

@@ -8,6 +8,7 @@ next call for it opens it again.
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import grpc
 import pytest
@@ -78,6 +79,15 @@ async def test_an_extra_table_closes_once_empty_and_the_first_stays(
 # ---------------------------------------------------------------------- CloseTable (operations)
 
 
+async def closes(actor: Any, clock: SimulatedClock) -> bool:
+    """The shard's ownership rounds, one a simulated second, until the table closes (or 30 rounds)."""
+    for _ in range(30):
+        if await actor.call(lambda: actor.close_if_done(lambda: None)):
+            return True
+        await clock.run_for(1)
+    return False
+
+
 async def test_close_after_hand_plays_the_hand_out_cashes_everyone_out_and_deals_no_more() -> None:
     """In-process, on simulated time: the close is asked mid-hand; the hand is played to its end
     (the clock folds for the players), settled once, every seat cashed out, no hand dealt after it,
@@ -103,7 +113,7 @@ async def test_close_after_hand_plays_the_hand_out_cashes_everyone_out_and_deals
         assert list(cashier.settled) == [running.hand_id]  # no hand after it
         view = await actor.call(lambda: actor.snapshot("ann"))
         assert not any(s.player_id for s in view.seats)
-        assert await actor.call(lambda: actor.close_if_done(lambda: None))
+        assert await closes(actor, clock)
         with pytest.raises(Unavailable):
             await actor.call(lambda: actor.snapshot("ann"))
     finally:
@@ -136,7 +146,11 @@ async def test_a_table_closed_during_a_countdown_voids_its_commitment_and_takes_
             if len(cashier.cashed_out) == 2:
                 break
             await clock.run_for(1)
-        assert await actor.call(lambda: actor.close_if_done(lambda: None))
+        # The shard's round asks the table to close: first its commitment is voided (off the
+        # clock's path: the table answers meanwhile), then, at a next round, it closes.
+        assert not await actor.call(lambda: actor.close_if_done(lambda: None))
+        await actor.call(lambda: actor.snapshot("ann"))
+        assert await closes(actor, clock)
         assert fairness.revealed == {committed: True}  # voided, never dealt
         assert cashier.settled == {}
     finally:

@@ -1,7 +1,7 @@
 """The whole-table simulator in CI (tests/table/table_simulator.py, issue 42): twenty random seeds a
 run (each printed when it fails, with the one command that runs it again), equal seeds give equal
-runs, and the checks are not vacuous: a hole card leaked to another seat and a settlement that does
-not add up, planted in the table, are caught. The long run goes behind `--run-slow`
+runs, and the checks are not vacuous: a hole card leaked to another seat, a settlement that does
+not add up and a close forgotten at a takeover, planted in the table, are caught. The long run goes behind `--run-slow`
 (`POKER_SIMULATOR_HANDS`, 100,000 hands by default)."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from services.table.cash import core, views
+from services.table.cash import core, table_core, views
 from tests.table.table_simulator import Result, Violation, simulate
 
 SEEDS_PER_RUN = 20
@@ -30,6 +30,8 @@ async def test_twenty_random_seeds_break_no_rule_of_the_table() -> None:
     # The runs did what they are for: crashes, faults, timeouts and players' decisions, every run.
     assert sum(r.crashes for r in results) > 0
     assert all(r.faults > 0 and r.decisions > 0 and r.timeouts > 0 for r in results)
+    # The operator closed tables (CloseTable; about one in two seeds of 30 hands).
+    assert sum(r.closes for r in results) > 0
 
 
 async def test_equal_seeds_give_equal_runs() -> None:
@@ -72,3 +74,18 @@ async def test_a_long_run() -> None:
     seed = random.SystemRandom().randrange(2**32)
     result = await simulate(seed, hands=hands)
     print(result.summary())
+
+
+async def test_a_close_forgotten_at_a_takeover_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Planted: a table that opens forgets the CloseTable its seats' log holds (issue 38), so the next
+    owner of a closing table deals on."""
+    reopen = table_core.reopen
+
+    def forgetful(*args: Any, **kwargs: Any) -> Any:
+        state, owed, corrections = reopen(*args, **kwargs)
+        state.closing = False
+        return state, owed, corrections
+
+    monkeypatch.setattr(table_core, "reopen", forgetful)
+    with pytest.raises(Violation, match="dealt after CloseTable"):
+        await simulate(3, hands=30)

@@ -645,6 +645,11 @@ class TableActor:
             and self._stage in (Stage.IDLE, Stage.COUNTDOWN)
             and not self._cycle.asking
         )
+        if done and not self._cycle.void_pending():
+            # The commitments it held for a next hand (published or asked ahead) are being voided at
+            # fairness, never dealt, not left open in the chain until the table opens again; off the
+            # clock's path: the shard's next round closes the table once they are.
+            return False
         if done:
             # Closed in the seats' log first: opened again later, it is an ordinary table (a log that
             # is away: the shard's next round tries again).
@@ -654,9 +659,6 @@ class TableActor:
                 self._fence_on(error)
                 log.warning("table not closed: its log is away", table_id=self.table_id, reason=error.reason)
                 return False
-            # The commitment it held for a next hand (published or asked ahead) is voided at
-            # fairness, never dealt, not left open in the chain until the table opens again.
-            await self._cycle.void_pending()
             self._closed = True
             on_close()
         return done

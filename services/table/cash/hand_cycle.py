@@ -500,10 +500,13 @@ class HandCycle:
         """A call to another service is under way for the stage machine (`_ask`)."""
         return self._asking is not None
 
-    async def void_pending(self) -> None:
+    def void_pending(self) -> bool:
         """The table closes for good (CloseTable): every commitment it holds for a next hand, never
         dealt (the countdown's, one asked ahead, one answered and not taken yet), is voided at
-        fairness and its mark cleared (best effort: one left is voided by whoever opens the table)."""
+        fairness and its mark cleared (best effort: one left is voided by whoever opens the table),
+        off the clock's path (`_ask`: the table answers meanwhile). True when there is nothing (left)
+        to void; False when the voids were just asked for (the close waits for their answer)."""
+        self._answers_in.pop("void", None)  # the voids asked for before: done
         pending: list[Countdown] = []
         if self.countdown is not None:
             pending.append(self.countdown)
@@ -513,10 +516,20 @@ class HandCycle:
             if answer is not None and isinstance(answer[0], Countdown):
                 pending.append(answer[0])
         task, self._ahead = self._ahead, None
-        if task is not None:
-            await asyncio.wait({task})
-            if not task.cancelled() and task.exception() is None and (ahead := task.result()) is not None:
-                pending.append(ahead)
+        if not pending and task is None:
+            return True
+        self._ask("void", self._void_all(pending, task))
+        return False
+
+    async def _void_all(self, pending: list[Countdown], ahead: asyncio.Task[Countdown | None] | None) -> None:
+        if ahead is not None:
+            await asyncio.wait({ahead})
+            if (
+                not ahead.cancelled()
+                and ahead.exception() is None
+                and (answered := ahead.result()) is not None
+            ):
+                pending.append(answered)
         for countdown in pending:
             await self._dealer.void(countdown)
 
