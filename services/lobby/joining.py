@@ -86,6 +86,12 @@ class RoutedPlayers:
     def route(self, room_id: str, player_id: str, table_id: str) -> None:
         self._rooms.setdefault(room_id, {})[player_id] = (table_id, self._clock())
 
+    def forget(self, room_id: str, player_id: str, table_id: str) -> None:
+        """The routing did not happen (the table could not be opened): the player is not on the way."""
+        players = self._rooms.get(room_id, {})
+        if players.get(player_id, ("", 0.0))[0] == table_id:
+            del players[player_id]
+
     def counts(self, room_id: str, views: list[TableView], asking: str = "") -> dict[str, int]:
         """Per table id, the players sent there whom its figures do not list yet; not `asking` (a
         player asking again is not in their own way)."""
@@ -191,7 +197,8 @@ class Joining:
             chosen = next((v for v in views if v.figures.table_id == table_id), None)
             if parsed is None or parsed[0] != room.room_id or chosen is None:
                 raise NotFound("TABLE_NOT_FOUND", "no such table in this room", {"table_id": table_id})
-            if not spectate and chosen.figures.free_seats == 0:
+            if not spectate and chosen.figures.free_seats - routed.get(table_id, 0) <= 0:
+                # Full, counting the players sent there who are not seated yet.
                 raise FailedPrecondition("TABLE_FULL", "the table has no free seat", {"table_id": table_id})
             running = _runs_at_owner(chosen, owner)
         else:
@@ -212,10 +219,18 @@ class Joining:
                 table_id, new_table, running = table_id_for(room.room_id, number), True, False
             else:
                 table_id, running = picked.figures.table_id, _runs_at_owner(picked, owner)
-        if self._opener is not None and not running:
-            await self._opener.open(owner.shard.address, table_id)
+        # Counted before anything is awaited: the players asking at the same moment are routed one
+        # after the other, each counting those before it (counted after the shard's call, they were
+        # all sent to one table).
         if not spectate:
             self._routed.route(room.room_id, caller.subject, table_id)
+        if self._opener is not None and not running:
+            try:
+                await self._opener.open(owner.shard.address, table_id)
+            except BaseException:
+                if not spectate:
+                    self._routed.forget(room.room_id, caller.subject, table_id)
+                raise
         return Joined(table_id, owner, new_table)
 
     async def authorize_view(self, player_id: str, room_id: str) -> tuple[int, int, bool]:

@@ -4,6 +4,7 @@ number any call named), and nothing bounded how many tables a room ran."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import AsyncIterator
 
@@ -29,6 +30,7 @@ class RecordingOpener:
 
     async def open(self, address: str, table_id: str) -> None:
         self.opened.append((address, table_id))
+        await asyncio.sleep(0.01)  # a call to the shard: other JoinTables run meanwhile
 
 
 def _full(number: int) -> TableFigures:
@@ -196,4 +198,41 @@ async def test_players_routed_since_the_figures_count_so_tables_open_as_fast_as_
         stub.JoinTable(lobby_pb2.JoinTableRequest(room_id=ROOM), metadata=auth_metadata("p-full", "player")),
         grpc.StatusCode.FAILED_PRECONDITION,
         "ROOM_FULL",
+    )
+
+
+async def test_players_asking_at_the_same_moment_are_spread_over_tables(routed: Routed) -> None:
+    """Each JoinTable counted the players routed before it, then waited for the shard to open the
+    table, and only then counted its own player: players asking at the same moment were all sent to
+    one table (8 to a 2-seat table, an outside tester found). Routing is decided and counted before
+    the call waits on anything."""
+
+    stub, _, directory = routed
+    await directory.publish(_seated(1, 4, time.time()))  # table 1 full
+
+    async def join(player: str) -> str:
+        joined = await stub.JoinTable(
+            lobby_pb2.JoinTableRequest(room_id=ROOM), metadata=auth_metadata(player, "player")
+        )
+        return str(joined.table_id)
+
+    routes = await asyncio.gather(*(join(f"rush-{n}") for n in range(8)))
+    per_table = {t: routes.count(t) for t in set(routes)}
+    assert per_table == {f"{ROOM}.2": 4, f"{ROOM}.3": 4}, per_table
+
+
+async def test_a_table_asked_for_by_name_counts_the_players_routed_there(routed: Routed) -> None:
+    stub, _, directory = routed
+    await directory.publish(_seated(1, 3, time.time()))
+    first = await stub.JoinTable(
+        lobby_pb2.JoinTableRequest(room_id=ROOM), metadata=auth_metadata("on-the-way", "player")
+    )
+    assert first.table_id == f"{ROOM}.1"  # the last seat, taken by a player not seated yet
+    await expect_error(
+        stub.JoinTable(
+            lobby_pb2.JoinTableRequest(room_id=ROOM, table_id=f"{ROOM}.1"),
+            metadata=auth_metadata("by-name", "player"),
+        ),
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "TABLE_FULL",
     )
