@@ -257,6 +257,7 @@ class SimFairness:
         self.env = env
         self.hands: dict[str, str] = {}
         self.decks: dict[str, tuple[int, ...]] = {}
+        self.sealed_for: dict[str, tuple[str, ...]] = {}  # hand -> the participants it was sealed for
         self.outcome: dict[str, bool] = {}  # hand -> voided
         self.voided: list[str] = []  # in the order they were voided
         self.violations: list[str] = []
@@ -280,6 +281,9 @@ class SimFairness:
         async def seal_() -> tuple[int, ...]:
             if hand_id in self.outcome:
                 raise FailedPrecondition("HAND_ALREADY_REVEALED", "the hand already ended")
+            # As the service: a seal binds its participants; asked again for others, a conflict.
+            if self.sealed_for.setdefault(hand_id, tuple(participants)) != tuple(participants):
+                raise AlreadyExists("IDEMPOTENCY_CONFLICT", "the hand was sealed for other participants")
             if hand_id not in self.decks:
                 deck = list(range(52))
                 random.Random(hand_id).shuffle(deck)
@@ -683,6 +687,34 @@ class Simulation:
             # The operator closes the table after its hand (CloseTable, issue 38).
             self._start("close", "operator", self._request("operator"))
 
+    async def _check_sealed(self) -> None:
+        """At the end: every hand fairness sealed was dealt or voided, but the ones the table still
+        holds (its countdown, a seal or void under way, the running hand, the log's marks, which a
+        next owner takes). A sealed hand left otherwise is a deck nobody will ever open."""
+        actor = self.actor
+        held: set[str] = set(self.records) | set(self.dealt) | self.in_play
+        for mark in (
+            await LocalEventLog.live_hand(self.log, TABLE),
+            await LocalEventLog.next_hand(self.log, TABLE),
+        ):
+            if mark is not None:
+                held.add(mark)
+        if actor is not None:
+            cycle = actor._cycle
+            if cycle.countdown is not None:
+                held.add(cycle.countdown.commitment.hand_id)
+            if cycle._sealed_for is not None:
+                held.add(cycle._sealed_for[0])
+            if actor._live is not None:
+                held.add(actor._live.hand_id)
+            if cycle.asking:
+                return  # a seal or a void under way: its hand is not settled yet
+        stranded = sorted(
+            h for h in self.fairness.sealed_for if h not in held and h not in self.fairness.outcome
+        )
+        if stranded:
+            raise Violation(f"hands sealed and neither dealt nor voided: {stranded}")
+
     async def _shards_round(self) -> None:
         """What the shard's ownership round does for a closing table: close it once every seat is
         cashed out (`close_if_done`); the next call for it opens it again, an ordinary table."""
@@ -690,7 +722,10 @@ class Simulation:
         if actor is None or actor.closed or not actor.closing:
             return
         done = await self._ask(lambda table: table.call(lambda: table.close_if_done(lambda: None)))
-        if not done or self.actor is not actor:
+        # The table that answered: a crash meanwhile has `_ask` ask the next owner's (which closes
+        # the table as well, its log saying so).
+        actor = self.actor
+        if not done or actor is None or not actor.closed:
             return
         still = [s for s in self.cashier.sessions.values()]
         if still:
@@ -898,6 +933,7 @@ class Simulation:
                 self._check_records()
             self.result.steps = steps
             self._check_records()  # the records that came in the last step
+            await self._check_sealed()
         finally:
             for pending in self.pending:
                 pending.task.cancel()

@@ -341,3 +341,89 @@ async def test_a_seal_for_unchanged_seats_is_dealt_once_it_comes() -> None:
     finally:
         fairness.gate.set()
         await actor.stop()
+
+
+class StrictSeal(SlowSeal):
+    """Fairness as the service is: a hand sealed for some players and asked again for others is a
+    conflict (the request binds its participants). `lose`: the next seals land and their answers are
+    lost; `refuse_voids`: the next voids are refused (UNAVAILABLE)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.participants: dict[str, tuple[str, ...]] = {}
+        self.lose = 0
+        self.refuse_voids = 0
+
+    async def seal(self, hand_id: str, participants: Any = ()) -> tuple[int, ...]:
+        deck = await super().seal(hand_id, participants)
+        first = self.participants.setdefault(hand_id, tuple(participants))
+        if first != tuple(participants):
+            raise AlreadyExists("IDEMPOTENCY_CONFLICT", "sealed for other participants")
+        if self.lose:
+            self.lose -= 1
+            raise Unavailable("UNAVAILABLE", "the answer was lost", {"dependency": "fairness"})
+        return deck
+
+    async def reveal(self, hand_id: str, *, voided: bool = False, seen: Any = None) -> None:
+        if voided and self.refuse_voids:
+            self.refuse_voids -= 1
+            raise Unavailable("UNAVAILABLE", "fairness is away", {"dependency": "fairness"})
+        await super().reveal(hand_id, voided=voided, seen=seen)
+
+
+def stranded(fairness: StrictSeal, dealt: set[str]) -> set[str]:
+    """Hands sealed at fairness that were neither dealt nor voided: a deck nobody will ever open."""
+    return {h for h in fairness.participants if h not in dealt and h not in fairness.revealed}
+
+
+async def test_a_seal_whose_answer_was_lost_is_voided_if_the_seats_changed_never_sealed_again() -> None:
+    """An outside tester's case: the seal landed at fairness but its answer was lost (UNAVAILABLE),
+    and a player sat down before the retry. Sealing again for the new players is a conflict, and the
+    table dropped the hand: sealed for ann and bob, never dealt, never voided. A seal that may have
+    landed for other players is voided instead; the next hand is committed for the seats as they are."""
+    fairness = StrictSeal()
+    cashier = FakeCashier()
+    actor = seated_table(cashier, fairness=fairness, players=2)
+    actor.start()
+    try:
+        fairness.gate.clear()
+        fairness.lose = 1
+        await until(lambda: fairness.waiting == 1)
+        await asyncio.wait_for(actor.sit_down("cat", "sit-cat", 3, 500, False), timeout=5)
+        fairness.gate.set()
+        playing = await running_view(actor)
+        assert sorted(fairness.participants[playing.hand_id]) == ["ann", "bob", "cat"]
+        assert stranded(fairness, {playing.hand_id}) == set()
+    finally:
+        fairness.gate.set()
+        await actor.stop()
+
+
+async def test_a_void_fairness_refuses_is_asked_again_until_it_is_done() -> None:
+    """A seat change during the seal voids the sealed hand; fairness refused that void once (away),
+    and the hand stayed sealed for ever (the table's one next-hand mark had moved on). The void is
+    asked again until fairness answers."""
+    clock = SimulatedClock()
+    fairness = StrictSeal()
+    cashier = FakeCashier()
+    actor = seated_table(cashier, fairness=fairness, players=2, clock=clock)
+    actor.start()
+    try:
+        fairness.gate.clear()
+        fairness.refuse_voids = 2
+        for _ in range(200):
+            if fairness.waiting == 1:
+                break
+            await asyncio.sleep(0)
+        await asyncio.wait_for(actor.sit_down("cat", "sit-cat", 3, 500, False), timeout=5)
+        fairness.gate.set()
+        for _ in range(50):
+            await clock.run_for(0.5)
+            view = await actor.call(lambda: actor.snapshot("ann"))
+            if view.phase == A.TABLE_PHASE_HAND_IN_PROGRESS and not stranded(fairness, {view.hand_id}):
+                break
+        assert fairness.refuse_voids == 0
+        assert stranded(fairness, {view.hand_id}) == set()
+    finally:
+        fairness.gate.set()
+        await actor.stop()

@@ -188,8 +188,9 @@ class SlowVoids(FakeFairness):
 
 async def test_a_commitment_asked_on_the_rooms_old_terms_is_voided_off_the_clock_and_the_next_deals() -> None:
     """The room turned private while the next hand's commitment was asked ahead on its public terms:
-    that commitment is voided (never dealt) and a fresh one is committed on the room's terms; the
-    void waits for fairness outside the table, so the table answers and deals on meanwhile."""
+    that commitment is voided (never dealt) and a fresh one is committed on the room's terms. The
+    void waits for fairness outside the table (it answers meanwhile); the next hand is committed only
+    once the void is done (its mark stays the table's next hand until then, for a next owner)."""
     clock = SimulatedClock()
     fairness, cashier = SlowVoids(), FakeCashier()
     actor = seated_table(cashier, fairness=fairness, clock=clock, action_seconds=100)
@@ -201,14 +202,15 @@ async def test_a_commitment_asked_on_the_rooms_old_terms_is_voided_off_the_clock
         rooms.rooms[ROOM.room_id] = replace(ROOM, private=True)  # type: ignore[attr-defined]
         await clock.run_for(31)  # past the room's re-read interval: the next countdown reads it
         await fold(actor, first, "r1")
+        for _ in range(20):
+            await clock.run_for(1)
+            between = await asyncio.wait_for(actor.call(lambda: actor.snapshot("ann")), timeout=5)
+        # The table answers while fairness holds the void; the stale commitment is never dealt.
+        assert between.phase != A.TABLE_PHASE_HAND_IN_PROGRESS
+        assert stale not in fairness.revealed
+        fairness.gate.set()
         second = await running_view(actor, frozenset({first.hand_id}))
         assert second.hand_id != stale, "a commitment on the old terms was dealt"
-        assert stale not in fairness.revealed  # its void still waits for fairness: the table did not
-        fairness.gate.set()
-        for _ in range(500):
-            if stale in fairness.revealed:
-                break
-            await asyncio.sleep(0.01)
         assert fairness.revealed[stale] is True
     finally:
         fairness.gate.set()

@@ -39,8 +39,10 @@ class Dealer:
         action_seconds: float,
         full_reveal_rooms: frozenset[str],
         clock: Clock = WALL_CLOCK,
+        retry_seconds: tuple[float, float] = (0.5, 10.0),
     ) -> None:
         self._clock = clock
+        self._retry_initial, self._retry_max = retry_seconds
         self._table_id = table_id
         self._fairness = fairness
         self._log = event_log
@@ -79,25 +81,36 @@ class Dealer:
         self._hand_counter += 1
         return Countdown(commitment, terms=(private, version))
 
-    async def void(self, pending: Countdown) -> None:
-        """A commitment that will not be dealt (the room's terms changed before its deal): voided at
-        fairness (nothing was dealt, nothing opens) and its mark cleared. Best effort: left as it is,
-        the next owner of the table voids it, or it stays committed and never dealt."""
+    async def void(self, pending: Countdown, *, until_answered: bool = False) -> None:
+        """A commitment that will not be dealt (the room's terms or the seats changed before its
+        deal, the table closes): voided at fairness (nothing was dealt, nothing opens) and its mark
+        cleared. `until_answered`: asked again after a backoff while fairness or the log is away (a
+        sealed hand the table moved on from has no mark left to the next owner: once given up, it
+        stays sealed for ever); a caller that stops the table cancels it. Otherwise best effort:
+        left as it is, the next owner of the table voids it if its mark is still the table's."""
         hand_id = pending.commitment.hand_id
-        try:
-            await self._fairness.reveal(hand_id, voided=True)
-            await self._log.forget_live(self._table_id, hand_id)
-        except DomainError as error:
-            log.warning(
-                "commitment not voided", table_id=self._table_id, hand_id=hand_id, reason=error.reason
-            )
+        backoff = self._retry_initial
+        while True:
+            try:
+                await self._fairness.reveal(hand_id, voided=True)
+                await self._log.forget_live(self._table_id, hand_id)
+                return
+            except DomainError as error:
+                if not (until_answered and is_unavailable(error)):
+                    log.warning(
+                        "commitment not voided", table_id=self._table_id, hand_id=hand_id, reason=error.reason
+                    )
+                    return
+                log.info("commitment not voided yet; asking again", table_id=self._table_id, hand_id=hand_id)
+            await self._clock.sleep(backoff)
+            backoff = min(self._retry_max, backoff * 2)
 
     async def seal(self, pending: Countdown, plan: HandPlan) -> tuple[int, ...]:
         """The deck of the committed hand, for the players of `plan` (a DomainError: no deck)."""
         with hand_trace.phase(self._table_id, "deal"):
             return await self._fairness.seal(pending.commitment.hand_id, [s.player_id for s in plan.seats])
 
-    async def deal(
+    def dealt(
         self,
         plan: HandPlan,
         commitment: Commitment,
@@ -134,5 +147,10 @@ class Dealer:
             room=room,
             table_id=self._table_id,
         )
-        await self._log.append_live(room.room_id, self._table_id, config.hand_id, list(step.entries))
         return step
+
+    async def write_deal(self, room: Room, step: core.Step) -> None:
+        """The dealt hand's first entries into its log, with the live mark, in one fenced write,
+        before anyone hears of it (raises the log's refusal: UNAVAILABLE may have been written)."""
+        hand_id = step.state.config.hand_id
+        await self._log.append_live(room.room_id, self._table_id, hand_id, list(step.entries))

@@ -44,7 +44,7 @@ from services.table.idempotency import AnswerMemory
 from services.table.log.event_log import HandEventLog
 from services.table.log.record_outbox import RecordOutbox
 from services.table.ports.clock import WALL_CLOCK, Clock
-from services.table.ports.dependencies import CashierClient, Commitment, FairnessClient
+from services.table.ports.dependencies import CashierClient, FairnessClient
 from services.table.ports.remote import is_unavailable
 from services.table.ports.rooms import Room, RoomSource
 from services.table.timings import Timings
@@ -134,8 +134,10 @@ class HandCycle:
         # stage machine runs meanwhile; commands, reads and the other timers do (issue 42).
         self._asking: str | None = None
         self._asks = 0
-        # The players the seal under way was asked for (`_deal`).
-        self._sealed_for: tuple[tuple[int, str], ...] | None = None
+        # A deal whose log write is unsure (refused, or its answer lost): countdown, plan and step.
+        self._unsure_deal: tuple[Countdown, HandPlan, core.Step] | None = None
+        # The hand and the players a seal was last asked for (`_deal`; it may have landed).
+        self._sealed_for: tuple[str, tuple[tuple[int, str], ...]] | None = None
         self._answers_in: dict[str, tuple[Any, DomainError | None]] = {}
         self._backoff = timings.retry_initial_seconds
         self._room_read_at = 0.0
@@ -158,6 +160,7 @@ class HandCycle:
             action_seconds=timings.action_seconds,
             full_reveal_rooms=timings.full_reveal_rooms,
             clock=clock,
+            retry_seconds=(timings.retry_initial_seconds, timings.retry_max_seconds),
         )
         self._settlement = Settlement(
             table_id=table_id, cashier=cashier, fairness=fairness, event_log=event_log, outbox=outbox
@@ -376,6 +379,7 @@ class HandCycle:
             seats.seating = replace(seats.seating, small_blind=room.small_blind, big_blind=room.big_blind)
 
     async def _begin_countdown(self) -> None:
+        self._answers_in.pop("void", None)  # a commitment voided (`_void_unsealable`): done
         if self.showdown_until is not None:
             if self._clock.now() < self.showdown_until:
                 self.wake_at = self.showdown_until
@@ -416,9 +420,8 @@ class HandCycle:
             # The room became private (or changed its shuffle) after the commitment was asked for: the
             # hand is committed again on the room's terms; the old commitment is voided, never dealt
             # (off the clock's path: best effort, one left is voided by the table's next owner).
-            stale = self.countdown
-            self._shell.off_clock(("void", stale.commitment.hand_id), self._dealer.void(stale))
-            self.countdown = None
+            self._void_unsealable(self.countdown, "the room's terms changed")
+            return
         if self.countdown is None:
             answer = self._answered("commit")
             if answer is None:
@@ -497,8 +500,9 @@ class HandCycle:
 
     @property
     def asking(self) -> bool:
-        """A call to another service is under way for the stage machine (`_ask`)."""
-        return self._asking is not None
+        """A call to another service is under way for the stage machine (`_ask`), or a deal's write
+        is unsure (the log will say whether the hand is dealt)."""
+        return self._asking is not None or self._unsure_deal is not None
 
     def void_pending(self) -> bool:
         """The table closes for good (CloseTable): every commitment it holds for a next hand, never
@@ -561,38 +565,50 @@ class HandCycle:
     async def _deal(self) -> None:
         """The countdown's end: the seal, asked of fairness off the clock's path (`_ask`: the table
         answers reads and commands meanwhile), then the deal. The deck is sealed for the players of
-        the plan as the seal was asked; a seat change while it was out (a sit-down, a leave, a sit-out)
-        makes it a deck for other players: that commitment is voided (nothing was dealt, nothing
-        opens) and the next wake-up commits a hand for the seats as they are."""
+        the plan as the seal was asked, and fairness binds the hand to them: a seat change while it
+        was out (a sit-down, a leave, a sit-out), or before a retry of a seal whose answer was lost
+        (it may have landed), makes it a deck for other players. That commitment is voided (nothing
+        was dealt, nothing opens), never sealed again for others (a conflict, and the hand stranded
+        sealed), and the next wake-up commits a hand for the seats as they are."""
+        if self._unsure_deal is not None:
+            await self._settle_unsure_deal()
+            return
         pending = self.countdown
         answer = self._answered("seal")
         plan = self._shell.seats().seating.plan_next_hand()
+        # The players a seal of this hand was asked for (it may have landed), if one was.
+        asked = self._sealed_for
+        if pending is None or (asked is not None and asked[0] != pending.commitment.hand_id):
+            asked = self._sealed_for = None
         if answer is None:
             if pending is None or plan is None or self._shell.no_new_hands():
+                if asked is not None and pending is not None:
+                    self._void_unsealable(pending, "the seats changed before the seal was asked again")
                 self.stage = Stage.IDLE
                 return
-            self._sealed_for = _players_of(plan)
+            if asked is not None and asked[1] != _players_of(plan):
+                self._void_unsealable(pending, "the seats changed before the seal was asked again")
+                self.stage = Stage.IDLE
+                return
+            self._sealed_for = (pending.commitment.hand_id, _players_of(plan))
             self._ask("seal", self._dealer.seal(pending, plan))
             return
         sealed_deck, error = answer
-        sealed_for, self._sealed_for = self._sealed_for, None
+        if error is not None and is_unavailable(error):
+            # The seal may have landed (its answer lost): asked again for the same players only.
+            self.retry_later()
+            return
+        self._sealed_for = None
         if error is None and (
             pending is None
             or plan is None
             or self._shell.no_new_hands()
             or self.handing_over
-            or _players_of(plan) != sealed_for
+            or asked is None
+            or _players_of(plan) != asked[1]
         ):
             if pending is not None:
-                log.info(
-                    "sealed hand not dealt: the seats changed during the seal; voided",
-                    table_id=self._table_id,
-                    hand_id=pending.commitment.hand_id,
-                )
-                hand_trace.dropped(self._table_id, "SEATS_CHANGED")
-                # Off the clock's path too (best effort: one left is voided by the table's next owner).
-                self._shell.off_clock(("void", pending.commitment.hand_id), self._dealer.void(pending))
-            self.countdown = None
+                self._void_unsealable(pending, "the seats changed during the seal")
             self.stage = Stage.IDLE
             return
         try:
@@ -600,36 +616,87 @@ class HandCycle:
                 raise error
             deck = sealed_deck
         except DomainError as error:
-            if is_unavailable(error):
-                self.retry_later()
-                return
             if error.reason == "HAND_ALREADY_REVEALED":
                 # Ended elsewhere: the room's next owner voided the commitment this table marked (a
                 # stale owner after a partition heals; its next fenced write fences it). The table
-                # commits a fresh hand; one that met this at every seal would be reusing old request
+                # commits a fresh hand; one that met this at every seat would be reusing old request
                 # ids (the bug test_table_reopen keeps out).
                 log.warning(
                     "seal refused: the commitment was ended elsewhere; dropped",
                     table_id=self._table_id,
                     reason=error.reason,
                 )
+                hand_trace.dropped(self._table_id, error.reason)
+                self.countdown = None
             else:
                 log.error(
-                    "seal refused; the commitment is dropped", table_id=self._table_id, reason=error.reason
+                    "seal refused; the commitment is voided", table_id=self._table_id, reason=error.reason
                 )
-            hand_trace.dropped(self._table_id, error.reason)
-            self.countdown = None
+                if pending is not None:
+                    self._void_unsealable(pending, error.reason)
+                self.countdown = None
             self.stage = Stage.IDLE
             return
         assert pending is not None
         assert plan is not None
-        self.countdown = None
-        await self._start_hand(plan, pending.commitment, deck)
-
-    async def _start_hand(self, plan: HandPlan, commitment: Commitment, deck: tuple[int, ...]) -> None:
         room = self._shell.room()
         # The core deals; the hand's log has its first entries before anyone hears of it (dealing.py).
-        step = await self._dealer.deal(plan, commitment, deck, room, self._shell.seats().players)
+        step = self._dealer.dealt(plan, pending.commitment, deck, room, self._shell.seats().players)
+        try:
+            await self._dealer.write_deal(room, step)
+        except DomainError as unwritten:
+            if not is_unavailable(unwritten):
+                raise
+            # The deal's write was refused, or its answer lost (the log may hold the hand as live):
+            # the log says which (`_settle_unsure_deal`). It had been dropped, its sealed deck left
+            # sealed for ever (the whole-table simulator's end check found them).
+            self._unsure_deal = (pending, plan, step)
+            await self._settle_unsure_deal()
+            return
+        self.countdown = None
+        self._sealed_for = None
+        self._begin_hand(plan, step)
+
+    async def _settle_unsure_deal(self) -> None:
+        """A deal whose write is unsure: the log read back. It holds the hand as live: the hand goes
+        on as dealt (whoever opens the table next would continue it). It does not: nobody heard of the
+        hand, which is voided (its next-hand mark stands until then). The log cannot say: asked again
+        at the next wake-up, the countdown kept (nothing else is decided meanwhile)."""
+        assert self._unsure_deal is not None
+        pending, plan, step = self._unsure_deal
+        try:
+            live = await self._log.live_hand(self._table_id)
+        except DomainError as error:
+            if not is_unavailable(error):
+                raise
+            self.retry_later()
+            return
+        self._unsure_deal = None
+        if live == pending.commitment.hand_id:
+            log.info("a deal whose log answer was lost is in the log", table_id=self._table_id)
+            self.countdown = None
+            self._sealed_for = None
+            self._begin_hand(plan, step)
+            return
+        self._void_unsealable(pending, "its deal was not written")
+        self.stage = Stage.IDLE
+
+    def _void_unsealable(self, pending: Countdown, why: str) -> None:
+        """The countdown's commitment will not be dealt (sealed, or maybe sealed, for other players,
+        or asked on the room's old terms): voided at fairness off the clock's path, asked until
+        fairness answers (dealing.py). The stage machine waits for it (`_ask`) before it commits the
+        next hand: the commitment's mark stays the table's next hand until then, so a shard that
+        dies meanwhile leaves the void to the next owner (a newer mark would strand it sealed)."""
+        hand_id = pending.commitment.hand_id
+        log.info("hand not dealt; voided", table_id=self._table_id, hand_id=hand_id, why=why)
+        hand_trace.dropped(self._table_id, "NOT_DEALT")
+        self._ask("void", self._dealer.void(pending, until_answered=True))
+        self.countdown = None
+        self._sealed_for = None
+
+    def _begin_hand(self, plan: HandPlan, step: core.Step) -> None:
+        """The hand dealt (its log has the deal): it plays from now on."""
+        room = self._shell.room()
         live = step.state
         for seat in live.config.seats:
             if self._shell.seats().players[seat.seat].presence.disconnected:
