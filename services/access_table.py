@@ -71,6 +71,10 @@ READS: dict[tuple[str, str], str] = {
     ("table", "SitDown"): "the caller's own wallet, after the lobby's seat check",
     ("cashier", "GetBalances"): "a player: their own wallets only (`NOT_YOUR_RESOURCE`)",
     ("cashier", "GetStatement"): "a player: their own statement only (`NOT_YOUR_RESOURCE`)",
+    ("cashier", "GetSelfLimits"): "a player: their own limits, reminder and break only (`NOT_YOUR_RESOURCE`)",
+    ("cashier", "SetSelfLimit"): "the caller's own limits (the player is the token's, never a field)",
+    ("cashier", "SetSessionReminder"): "the caller's own reminder",
+    ("cashier", "StartBreak"): "the caller's own break",
     ("fairness", "GetCommitment"): "the public record of any hand (commitments, state, seats and client "
     "seeds; a player id only the caller's own); a house-game round or a private room's hand only for "
     "its players (`HAND_NOT_FOUND` otherwise); staff: every hand",

@@ -53,6 +53,7 @@ from services.cashier.money_flow import (
     withdrawal_flows,
 )
 from services.cashier.payments import RATES, PaymentSource, check_withdrawable, chips_for, locked_amount
+from services.cashier.responsible_gaming import SelfLimitUseCases, refuse_purchase_beyond_self_limits
 from services.cashier.seat_sessions import SeatSessionUseCases, SeatSessionView
 from services.cashier.storage import PoolFigures
 from services.cashier.unit_of_work import MIN_EXTRA_BATCH, TRANSACTIONS_IN_FLIGHT, TransferBatch, utc_now
@@ -114,7 +115,7 @@ def _decode_token(token: str) -> tuple[int, int]:
     return int(match[1]), int(match[2])
 
 
-class Cashier(SeatSessionUseCases, HoldUseCases, HouseFundingUseCases):
+class Cashier(SeatSessionUseCases, HoldUseCases, HouseFundingUseCases, SelfLimitUseCases):
     """The application service; one per process, sharing the engine's connection pool."""
 
     def __init__(
@@ -199,6 +200,12 @@ class Cashier(SeatSessionUseCases, HoldUseCases, HouseFundingUseCases):
 
         async def work(conn: AsyncConnection) -> TransferOutcome:
             holder = await self._payment_reference_holder(conn, request)
+            if holder is None:
+                # A new purchase (a retry of a recorded one answers as recorded): the player's own
+                # limits and breaks first; a refusal records nothing.
+                await refuse_purchase_beyond_self_limits(
+                    conn, player_id, pool, source.value, chips, self._clock()
+                )
             await storage.create_account_if_missing(conn, wallet, self._clock())
             (outcome,) = await self._apply(conn, [request], linked=False)
             if outcome.status is TransferStatus.CREATED and source is PaymentSource.TELEGRAM_STARS:

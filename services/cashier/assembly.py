@@ -61,6 +61,12 @@ ACCESS = AccessPolicy.for_service(
         "GetPlayFigures": EVERY_STAFF_ROLE,
         # Holds (rules 17) are set by the operators through history, which audits them.
         "SetPlayerHold": services(ServiceName.HISTORY),
+        # Limits a player sets on themself (responsible gaming): only the player sets their own (the
+        # handler takes the player from the token); the staff who read players' money read them.
+        "SetSelfLimit": PLAYERS,
+        "SetSessionReminder": PLAYERS,
+        "StartBreak": PLAYERS,
+        "GetSelfLimits": PLAYERS | SUPPORT | RISK | FINANCE,
     },
 )
 

@@ -27,7 +27,10 @@ from services.cashier.ledger import (
     TransferStatus,
 )
 from services.cashier.payments import PaymentSource
+from services.cashier.responsible_gaming import SelfLimitsView
 from services.cashier.seat_sessions import SeatSessionView
+from services.cashier.self_limit_storage import SelfLimitChange
+from services.cashier.self_limits import BreakKind, LimitKind
 from services.cashier.settlement import SeatResult, normalise_hand_result
 from services.cashier.storage import FundingState, HouseFundingRow
 
@@ -85,6 +88,20 @@ _HOLD_SCOPES_PB = {
     HoldScope.FULL: cashier_pb2.HOLD_SCOPE_UNSPECIFIED,
     HoldScope.WITHDRAWALS: cashier_pb2.HOLD_SCOPE_WITHDRAWALS,
 }
+_LIMIT_KINDS: dict[cashier_pb2.SelfLimitKind.ValueType, LimitKind] = {
+    cashier_pb2.SELF_LIMIT_KIND_PURCHASE_DAILY: LimitKind.PURCHASE_DAILY,
+    cashier_pb2.SELF_LIMIT_KIND_PURCHASE_WEEKLY: LimitKind.PURCHASE_WEEKLY,
+    cashier_pb2.SELF_LIMIT_KIND_PURCHASE_MONTHLY: LimitKind.PURCHASE_MONTHLY,
+    cashier_pb2.SELF_LIMIT_KIND_LOSS_DAILY: LimitKind.LOSS_DAILY,
+    cashier_pb2.SELF_LIMIT_KIND_LOSS_WEEKLY: LimitKind.LOSS_WEEKLY,
+    cashier_pb2.SELF_LIMIT_KIND_LOSS_MONTHLY: LimitKind.LOSS_MONTHLY,
+}
+_LIMIT_KINDS_PB = {kind: value for value, kind in _LIMIT_KINDS.items()}
+_BREAK_KINDS: dict[cashier_pb2.BreakKind.ValueType, BreakKind] = {
+    cashier_pb2.BREAK_KIND_COOLING_OFF: BreakKind.COOLING_OFF,
+    cashier_pb2.BREAK_KIND_SELF_EXCLUSION: BreakKind.SELF_EXCLUSION,
+}
+_BREAK_KINDS_PB = {kind: value for value, kind in _BREAK_KINDS.items()}
 _STATUSES_PB = {
     TransferStatus.CREATED: cashier_pb2.TRANSFER_STATUS_CREATED,
     TransferStatus.EXISTS: cashier_pb2.TRANSFER_STATUS_EXISTS,
@@ -140,6 +157,40 @@ def _player_scope(requested: str) -> str:
     if requested and requested != caller.subject:
         raise PermissionDenied("NOT_YOUR_RESOURCE", "players may only see and move their own chips")
     return caller.subject
+
+
+def _own_player() -> str:
+    """The calling player: a self-set limit is set by the player themself, never for someone else."""
+    return current_caller().subject
+
+
+def _self_limits_pb(view: SelfLimitsView) -> cashier_pb2.GetSelfLimitsResponse:
+    response = cashier_pb2.GetSelfLimitsResponse(
+        player_id=view.player_id,
+        limits=[
+            cashier_pb2.SelfLimit(
+                pool=_POOLS_PB[limit.pool],
+                kind=_LIMIT_KINDS_PB[limit.state.kind],
+                amount=limit.state.amount,
+                used=limit.used,
+                remaining=limit.remaining,
+                pending_amount=limit.state.pending_amount or 0,
+                pending_time=to_timestamp(limit.state.pending_at),
+            )
+            for limit in view.limits
+        ],
+        session_reminder_minutes=view.reminder_minutes,
+        read_time=to_timestamp(view.read_at),
+    )
+    if view.brk is not None:
+        response.active_break.CopyFrom(
+            cashier_pb2.SelfBreak(
+                kind=_BREAK_KINDS_PB[view.brk.kind],
+                start_time=to_timestamp(view.brk.started_at),
+                end_time=to_timestamp(view.brk.until),
+            )
+        )
+    return response
 
 
 def transfer_pb(record: TransferRecord) -> cashier_pb2.Transfer:
@@ -481,3 +532,62 @@ class CashierServicer(cashier_pb2_grpc.CashierServiceServicer):
             existing=existing,
             scope=_HOLD_SCOPES_PB[HoldScope(change.scope)],
         )
+
+    async def SetSelfLimit(  # noqa: N802
+        self, request: cashier_pb2.SetSelfLimitRequest, context: Any
+    ) -> cashier_pb2.SetSelfLimitResponse:
+        change, existing = await self._cashier.set_self_limit(
+            player_id=_own_player(),
+            request_id=request.request_id,
+            pool=_pool(request.pool),
+            kind=_known(request.kind, _LIMIT_KINDS, "kind"),
+            amount=request.amount,
+        )
+        return cashier_pb2.SetSelfLimitResponse(
+            pool=_POOLS_PB[Pool(change.pool)],
+            kind=_LIMIT_KINDS_PB[LimitKind(change.kind)],
+            amount=change.requested,
+            previous_amount=int(change.old_value),
+            effective_time=to_timestamp(change.effective_at),
+            change_time=to_timestamp(change.changed_at),
+            existing=existing,
+        )
+
+    async def SetSessionReminder(  # noqa: N802
+        self, request: cashier_pb2.SetSessionReminderRequest, context: Any
+    ) -> cashier_pb2.SetSessionReminderResponse:
+        change, existing = await self._cashier.set_session_reminder(
+            player_id=_own_player(), request_id=request.request_id, minutes=request.minutes
+        )
+        return cashier_pb2.SetSessionReminderResponse(
+            minutes=change.requested,
+            previous_minutes=int(change.old_value),
+            change_time=to_timestamp(change.changed_at),
+            existing=existing,
+        )
+
+    async def StartBreak(  # noqa: N802
+        self, request: cashier_pb2.StartBreakRequest, context: Any
+    ) -> cashier_pb2.StartBreakResponse:
+        change, existing = await self._cashier.start_break(
+            player_id=_own_player(),
+            request_id=request.request_id,
+            kind=_known(request.kind, _BREAK_KINDS, "kind"),
+            days=request.days,
+        )
+        return _break_pb(change, existing)
+
+    async def GetSelfLimits(  # noqa: N802
+        self, request: cashier_pb2.GetSelfLimitsRequest, context: Any
+    ) -> cashier_pb2.GetSelfLimitsResponse:
+        return _self_limits_pb(await self._cashier.self_limits(_player_scope(request.player_id)))
+
+
+def _break_pb(change: SelfLimitChange, existing: bool) -> cashier_pb2.StartBreakResponse:
+    assert change.ends_at is not None
+    return cashier_pb2.StartBreakResponse(
+        kind=_BREAK_KINDS_PB[BreakKind(change.kind)],
+        start_time=to_timestamp(change.changed_at),
+        end_time=to_timestamp(change.ends_at),
+        existing=existing,
+    )

@@ -38,6 +38,7 @@ from services.cashier.ledger import (
     wallet_account_id,
 )
 from services.cashier.money_flow import FlowObserver, settlement_flows
+from services.cashier.responsible_gaming import refuse_buy_in_beyond_self_limits
 from services.cashier.settlement import (
     SETTLEMENT_FIELDS,
     HandResult,
@@ -170,6 +171,8 @@ class SeatSessionUseCases(UnitOfWork):
             await refuse_if_held(
                 conn, player_id, "PLAYER_ON_HOLD", "no new seats until an operator releases them", STOPS_SEATS
             )
+            # The player's own breaks and loss limits (responsible gaming).
+            await refuse_buy_in_beyond_self_limits(conn, player_id, pool, buy_in_amount, now)
             other = await storage.open_seat_session_of_player(conn, player_id)
             if other is not None:
                 raise FailedPrecondition(

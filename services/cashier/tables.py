@@ -19,6 +19,7 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    UniqueConstraint,
     text,
 )
 
@@ -196,3 +197,63 @@ house_funding = Table(
     CheckConstraint("(state = 'PENDING') = (decision_id IS NULL)", name="house_funding_decided_has_decision"),
 )
 Index("house_funding_state_seq", house_funding.c.state, house_funding.c.seq)
+
+# Limits a player sets on themself (responsible gaming; `self_limits.py`, migration 0010). One row per
+# player holds the session reminder and the break running (the row every change of the player locks
+# first, so two changes of one player never decide on the same stale state); one row per player, pool
+# and kind holds a limit in force and its pending loosening. `self_limit_changes` is the audit trail
+# of the player's own changes: append-only (triggers refuse UPDATE and DELETE), keyed by the
+# caller's request id.
+self_control = Table(
+    "self_control",
+    metadata,
+    Column("player_id", String(128), primary_key=True),
+    Column("reminder_minutes", Integer, nullable=False, server_default="0"),
+    Column("break_kind", String(16), nullable=True),
+    Column("break_started_at", DateTime(timezone=True), nullable=True),
+    Column("break_until", DateTime(timezone=True), nullable=True),
+    CheckConstraint(
+        "break_kind IS NULL OR break_kind IN ('COOLING_OFF', 'SELF_EXCLUSION')",
+        name="self_control_break_known",
+    ),
+)
+
+self_limits = Table(
+    "self_limits",
+    metadata,
+    Column("player_id", String(128), primary_key=True),
+    Column("pool", String(8), primary_key=True),
+    Column("kind", String(24), primary_key=True),
+    Column("amount", BigInteger, nullable=False),
+    Column("pending_amount", BigInteger, nullable=True),
+    Column("pending_at", DateTime(timezone=True), nullable=True),
+    CheckConstraint(
+        "amount >= 0 AND (pending_amount IS NULL OR pending_amount >= 0)", name="self_limits_amounts"
+    ),
+    CheckConstraint("(pending_amount IS NULL) = (pending_at IS NULL)", name="self_limits_pending_has_time"),
+)
+
+self_limit_changes = Table(
+    "self_limit_changes",
+    metadata,
+    Column("seq", SEQUENCE_TYPE, primary_key=True, autoincrement=True),
+    # The player's own id of the request: unique per player (players choose them, so two players'
+    # ids may be equal).
+    Column("request_id", String(128), nullable=False),
+    Column("player_id", String(128), nullable=False),
+    # LIMIT, REMINDER or BREAK; pool and kind as asked ('' where they do not apply).
+    Column("action", String(8), nullable=False),
+    Column("pool", String(8), nullable=False, server_default=""),
+    Column("kind", String(24), nullable=False, server_default=""),
+    # What was asked: the limit's chips, the reminder's minutes, the break's days.
+    Column("requested", BigInteger, nullable=False),
+    # Before and after, as text: chips or minutes; a break's kind and end.
+    Column("old_value", String(64), nullable=False),
+    Column("new_value", String(64), nullable=False),
+    Column("effective_at", DateTime(timezone=True), nullable=False),
+    Column("ends_at", DateTime(timezone=True), nullable=True),
+    Column("changed_at", DateTime(timezone=True), nullable=False),
+    CheckConstraint("action IN ('LIMIT', 'REMINDER', 'BREAK')", name="self_limit_changes_action_known"),
+    UniqueConstraint("player_id", "request_id", name="self_limit_changes_request"),
+)
+Index("self_limit_changes_player", self_limit_changes.c.player_id, self_limit_changes.c.seq)

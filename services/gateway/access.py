@@ -1,7 +1,8 @@
 """Which Connect methods the gateway serves, and to whom: the player's share of each service.
 
-The gateway forwards a call only when a player may make it at the service behind (and only the reads
-of the cashier: withdrawals go through the payments service). It sends the player's own token on,
+The gateway forwards a call only when a player may make it at the service behind (of the cashier only
+the reads and the player's own self-set limits: purchases and withdrawals go through the payments
+service). It sends the player's own token on,
 so the service checks the same player again; everything else (admin and service RPCs, withdrawals)
 is refused here with PERMISSION_DENIED ROLE_REQUIRED and never sent on. A test checks that no method
 is served here that the service behind does not grant to players.
@@ -51,7 +52,11 @@ FORWARDED: dict[str, frozenset[str]] = {
             "MakeHouseDecision",
         }
     ),
-    "poker.cashier.v1.CashierService": frozenset({"GetBalances", "GetStatement"}),
+    # The reads of the player's own chips, and the limits the player sets on themself (responsible
+    # gaming: the cashier takes the player from the token, so nobody sets another's).
+    "poker.cashier.v1.CashierService": frozenset(
+        {"GetBalances", "GetStatement", "GetSelfLimits", "SetSelfLimit", "SetSessionReminder", "StartBreak"}
+    ),
     "poker.history.v1.HistoryService": frozenset(
         {"ListMyHands", "GetHand", "ListTableHands", "ExportHands", "ListBalanceChanges"}
     ),

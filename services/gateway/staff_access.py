@@ -50,6 +50,8 @@ STAFF_FORWARDED: dict[str, dict[str, frozenset[Principal]]] = {
     "poker.cashier.v1.CashierService": {
         "GetBalances": SUPPORT | RISK | FINANCE,
         "GetStatement": SUPPORT | RISK | FINANCE,
+        # Read only: the limits a player set on themself are the player's to set, never staff's.
+        "GetSelfLimits": SUPPORT | RISK | FINANCE,
         "GetSeatSession": SUPPORT | FINANCE | OPERATIONS,
         "ListOpenSeatSessions": SUPPORT | FINANCE | OPERATIONS,
         "LookupTransfers": SUPPORT | FINANCE,

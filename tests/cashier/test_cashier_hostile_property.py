@@ -87,6 +87,7 @@ USUAL_CALLER = {
     "AuditConservation": "admin", "RequestHouseFunding": "finance-a", "DecideHouseFunding": "finance-b",
     "ListHouseFunding": "finance-a", "GetHouseBalances": "table",
     "SetPlayerHold": "history", "GetPlayFigures": "admin",
+    "SetSelfLimit": "alice", "SetSessionReminder": "alice", "StartBreak": "alice", "GetSelfLimits": "alice",
 }  # fmt: skip
 
 
@@ -180,6 +181,24 @@ def calls(draw: st.DrawFn) -> tuple[str, Any, str]:
             request_id=draw(transfer_ids), player_id=draw(players), held=draw(st.booleans()),
             reason=draw(references), scope=draw(enums),
         )  # fmt: skip
+    elif method == "SetSelfLimit":
+        # A self-set limit or break changes which later purchases and seats are refused, never a balance.
+        request = cashier_pb2.SetSelfLimitRequest(
+            request_id=draw(transfer_ids), pool=draw(enums), kind=draw(st.one_of(st.integers(0, 6), enums)),
+            amount=draw(amounts),
+        )  # fmt: skip
+    elif method == "SetSessionReminder":
+        minutes = st.one_of(st.sampled_from([0, 14, 15, 720, 721]), st.integers(-(2**31), 2**31 - 1))
+        request = cashier_pb2.SetSessionReminderRequest(request_id=draw(transfer_ids), minutes=draw(minutes))
+    elif method == "StartBreak":
+        days = st.one_of(
+            st.sampled_from([0, 1, 42, 43, 182, 183, 3650, 3651]), st.integers(-(2**31), 2**31 - 1)
+        )
+        request = cashier_pb2.StartBreakRequest(
+            request_id=draw(transfer_ids), kind=draw(enums), days=draw(days)
+        )
+    elif method == "GetSelfLimits":
+        request = cashier_pb2.GetSelfLimitsRequest(player_id=draw(st.one_of(st.just(""), players)))
     else:
         raise AssertionError(f"no request strategy for {method}")
     return method, request, caller

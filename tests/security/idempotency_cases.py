@@ -431,6 +431,54 @@ async def set_player_hold(c: Calls) -> Trial:
     )
 
 
+async def self_limits_of(c: Calls, *names: str) -> object:
+    """What each player set on themself: limits (with pending loosenings), reminder, break."""
+    found = []
+    for name in names:
+        reply = await c.call("cashier", "GetSelfLimits", cashier_pb2.GetSelfLimitsRequest(), player(name))
+        found.append(
+            (
+                [(x.pool, x.kind, x.amount, x.pending_amount, x.pending_time.seconds) for x in reply.limits],
+                reply.session_reminder_minutes,
+                (reply.active_break.kind, reply.active_break.end_time.seconds),
+            )
+        )
+    return found
+
+
+async def set_self_limit(c: Calls) -> Trial:
+    pia = fresh("pia")
+    request = cashier_pb2.SetSelfLimitRequest(
+        request_id=fresh("limit"), pool=GRAM, kind=cashier_pb2.SELF_LIMIT_KIND_PURCHASE_DAILY, amount=500
+    )
+    return Trial(
+        request,
+        player(pia),
+        [{"pool": MPX}, {"kind": cashier_pb2.SELF_LIMIT_KIND_LOSS_DAILY}, {"amount": 400}],
+        lambda: self_limits_of(c, pia),
+    )
+
+
+async def set_session_reminder(c: Calls) -> Trial:
+    quy = fresh("quy")
+    request = cashier_pb2.SetSessionReminderRequest(request_id=fresh("reminder"), minutes=60)
+    return Trial(request, player(quy), [{"minutes": 90}], lambda: self_limits_of(c, quy))
+
+
+async def start_break(c: Calls) -> Trial:
+    rae = fresh("rae")
+    request = cashier_pb2.StartBreakRequest(
+        request_id=fresh("break"), kind=cashier_pb2.BREAK_KIND_COOLING_OFF, days=2
+    )
+    return Trial(
+        request,
+        player(rae),
+        # Each would extend the break if the id did not bind it.
+        [{"days": 3}, {"kind": cashier_pb2.BREAK_KIND_SELF_EXCLUSION, "days": 200}],
+        lambda: self_limits_of(c, rae),
+    )
+
+
 # The lobby -----------------------------------------------------------------------------------------
 
 
@@ -1154,6 +1202,9 @@ RPCS = (
     Rpc("cashier", "RequestHouseFunding", ("request_id",), request_house_funding),
     Rpc("cashier", "DecideHouseFunding", ("decision_id",), decide_house_funding),
     Rpc("cashier", "SetPlayerHold", ("request_id",), set_player_hold),
+    Rpc("cashier", "SetSelfLimit", ("request_id",), set_self_limit),
+    Rpc("cashier", "SetSessionReminder", ("request_id",), set_session_reminder),
+    Rpc("cashier", "StartBreak", ("request_id",), start_break),
     Rpc("lobby", "CreateRoom", ("request_id",), create_room, exempt=ROOM_OUTPUT),
     Rpc("lobby", "UpdateRoom", ("request_id",), update_room, exempt=ROOM_OUTPUT),
     Rpc("lobby", "DisableRoom", ("request_id",), disable_room),
@@ -1261,6 +1312,7 @@ NOT_KEYED: Mapping[str, str] = {
             "GetHouseBalances",
             "ListHouseFunding",
             "GetPlayFigures",
+            "GetSelfLimits",
         )
     },
     **{

@@ -218,6 +218,12 @@ def test_a_player_reads_no_other_players_data_and_no_room_they_may_not_see(
                 cashier_pb2.GetStatementRequest(player_id="bob"),
                 alice,
             ),
+            "GetSelfLimits(bob)": await _outcome(
+                cashier,
+                _path("cashier", "GetSelfLimits"),
+                cashier_pb2.GetSelfLimitsRequest(player_id="bob"),
+                alice,
+            ),
             "AuthorizeView": await _outcome(
                 lobby,
                 f"{LOBBY_PATH}/AuthorizeView",
@@ -264,6 +270,7 @@ def test_a_player_reads_no_other_players_data_and_no_room_they_may_not_see(
     assert outcomes == {
         "GetBalances(bob)": "PERMISSION_DENIED NOT_YOUR_RESOURCE",
         "GetStatement(bob)": "PERMISSION_DENIED NOT_YOUR_RESOURCE",
+        "GetSelfLimits(bob)": "PERMISSION_DENIED NOT_YOUR_RESOURCE",
         "AuthorizeView": "PERMISSION_DENIED ROLE_REQUIRED",
         "OpenTable": "PERMISSION_DENIED ROLE_REQUIRED",
         "ListShardTables": "PERMISSION_DENIED ROLE_REQUIRED",

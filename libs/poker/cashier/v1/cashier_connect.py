@@ -21,7 +21,7 @@ from connectrpc.protocol import ProtocolType
 from connectrpc.server import ConnectASGIApplication, ConnectWSGIApplication, DEFAULT_READ_MAX_BYTES, Endpoint, EndpointSync
 from pyqwest import Client, SyncClient
 
-from .cashier_pb2 import AuditConservationRequest, AuditConservationResponse, CashOutSeatSessionRequest, CashOutSeatSessionResponse, CreateTransfersRequest, CreateTransfersResponse, DecideHouseFundingRequest, DecideHouseFundingResponse, GetBalancesRequest, GetBalancesResponse, GetHouseBalancesRequest, GetHouseBalancesResponse, GetPlayFiguresRequest, GetPlayFiguresResponse, GetSeatSessionRequest, GetSeatSessionResponse, GetStatementRequest, GetStatementResponse, ListHouseFundingRequest, ListHouseFundingResponse, ListOpenSeatSessionsRequest, ListOpenSeatSessionsResponse, LookupTransfersRequest, LookupTransfersResponse, OpenSeatSessionRequest, OpenSeatSessionResponse, PurchaseRequest, PurchaseResponse, RequestHouseFundingRequest, RequestHouseFundingResponse, SetPlayerHoldRequest, SetPlayerHoldResponse, SettleHandRequest, SettleHandResponse, WithdrawRequest, WithdrawResponse
+from .cashier_pb2 import AuditConservationRequest, AuditConservationResponse, CashOutSeatSessionRequest, CashOutSeatSessionResponse, CreateTransfersRequest, CreateTransfersResponse, DecideHouseFundingRequest, DecideHouseFundingResponse, GetBalancesRequest, GetBalancesResponse, GetHouseBalancesRequest, GetHouseBalancesResponse, GetPlayFiguresRequest, GetPlayFiguresResponse, GetSeatSessionRequest, GetSeatSessionResponse, GetSelfLimitsRequest, GetSelfLimitsResponse, GetStatementRequest, GetStatementResponse, ListHouseFundingRequest, ListHouseFundingResponse, ListOpenSeatSessionsRequest, ListOpenSeatSessionsResponse, LookupTransfersRequest, LookupTransfersResponse, OpenSeatSessionRequest, OpenSeatSessionResponse, PurchaseRequest, PurchaseResponse, RequestHouseFundingRequest, RequestHouseFundingResponse, SetPlayerHoldRequest, SetPlayerHoldResponse, SetSelfLimitRequest, SetSelfLimitResponse, SetSessionReminderRequest, SetSessionReminderResponse, SettleHandRequest, SettleHandResponse, StartBreakRequest, StartBreakResponse, WithdrawRequest, WithdrawResponse
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, Iterable, Mapping
@@ -274,6 +274,56 @@ class CashierService(Protocol):
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
+    async def set_self_limit(self, request: SetSelfLimitRequest, ctx: RequestContext[SetSelfLimitRequest, SetSelfLimitResponse], /) -> SetSelfLimitResponse:
+        """
+        SetSelfLimit sets one of the caller's own limits (responsible gaming) in one pool: chips bought,
+        or chips lost at cash tables, in a rolling day (24 h), week (7 days) or month (30 days). Amount 0
+        removes the limit. A lower limit, or one where there was none, applies at once and cancels a
+        pending raise; a higher one, or a removal, takes effect 24 hours later (`effective_time`; until
+        then the old limit holds; a second raise replaces the pending one). No raise or removal while a
+        break runs. Purchase and OpenSeatSession enforce the limits in force. The player is the caller
+        (there is no player field). Idempotent by `request_id`, which binds every field. Every change is
+        kept in the cashier's append-only history of self-set limits.
+        Roles: player. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID (an unknown kind, an
+        amount below 0 or above 10^12), POOL_INVALID; FAILED_PRECONDITION BREAK_IN_FORCE; ALREADY_EXISTS
+        IDEMPOTENCY_CONFLICT (metadata `field`).
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    async def set_session_reminder(self, request: SetSessionReminderRequest, ctx: RequestContext[SetSessionReminderRequest, SetSessionReminderResponse], /) -> SetSessionReminderResponse:
+        """
+        SetSessionReminder sets how often the clients remind the caller how long they have played: 0
+        off, else 15 to 720 minutes. Stored and read back (GetSelfLimits); nothing is enforced. Idempotent
+        by `request_id`, which binds the minutes.
+        Roles: player. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; ALREADY_EXISTS
+        IDEMPOTENCY_CONFLICT.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    async def start_break(self, request: StartBreakRequest, ctx: RequestContext[StartBreakRequest, StartBreakResponse], /) -> StartBreakResponse:
+        """
+        StartBreak starts a break the caller takes from play: a cooling-off of 1 to 42 days or a
+        self-exclusion of 183 to 3650 days, from now. While it runs Purchase and OpenSeatSession refuse
+        the player (FAILED_PRECONDITION COOLING_OFF / SELF_EXCLUDED) and no limit can be raised or
+        removed. It cannot be ended or shortened: a new break that would end earlier than the one
+        running is refused; one that ends later extends it (and gives it its kind). Idempotent by
+        `request_id`, which binds the kind and the days.
+        Roles: player. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID (an unknown kind, days out
+        of the kind's range); FAILED_PRECONDITION BREAK_IN_FORCE; ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    async def get_self_limits(self, request: GetSelfLimitsRequest, ctx: RequestContext[GetSelfLimitsRequest, GetSelfLimitsResponse], /) -> GetSelfLimitsResponse:
+        """
+        GetSelfLimits reads a player's self-set limits in force (with what remains of each in its window
+        now), pending raises with their effective time, the session reminder and the break running.
+        Read only.
+        Roles: player (own limits only), support, risk, finance. Errors: PERMISSION_DENIED
+        NOT_YOUR_RESOURCE; INVALID_ARGUMENT FIELD_REQUIRED (no player id and the caller is not a player),
+        FIELD_INVALID.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
 
 class CashierServiceASGIApplication(ConnectASGIApplication[CashierService]):
     def __init__(
@@ -485,6 +535,50 @@ class CashierServiceASGIApplication(ConnectASGIApplication[CashierService]):
                         stream_type=StreamType.UNARY,
                     ),
                     function=svc.set_player_hold,
+                ),
+                "/poker.cashier.v1.CashierService/SetSelfLimit": Endpoint.unary(
+                    method=MethodInfo(
+                        name="SetSelfLimit",
+                        service_name="poker.cashier.v1.CashierService",
+                        input=SetSelfLimitRequest,
+                        output=SetSelfLimitResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.set_self_limit,
+                ),
+                "/poker.cashier.v1.CashierService/SetSessionReminder": Endpoint.unary(
+                    method=MethodInfo(
+                        name="SetSessionReminder",
+                        service_name="poker.cashier.v1.CashierService",
+                        input=SetSessionReminderRequest,
+                        output=SetSessionReminderResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.set_session_reminder,
+                ),
+                "/poker.cashier.v1.CashierService/StartBreak": Endpoint.unary(
+                    method=MethodInfo(
+                        name="StartBreak",
+                        service_name="poker.cashier.v1.CashierService",
+                        input=StartBreakRequest,
+                        output=StartBreakResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.start_break,
+                ),
+                "/poker.cashier.v1.CashierService/GetSelfLimits": Endpoint.unary(
+                    method=MethodInfo(
+                        name="GetSelfLimits",
+                        service_name="poker.cashier.v1.CashierService",
+                        input=GetSelfLimitsRequest,
+                        output=GetSelfLimitsResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.get_self_limits,
                 ),
             },
             interceptors=interceptors,
@@ -1066,6 +1160,124 @@ class CashierServiceClient(ConnectClient):
             headers=headers,
             timeout_ms=timeout_ms,
         )
+    async def set_self_limit(
+        self,
+        request: SetSelfLimitRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> SetSelfLimitResponse:
+        """
+        SetSelfLimit sets one of the caller's own limits (responsible gaming) in one pool: chips bought,
+        or chips lost at cash tables, in a rolling day (24 h), week (7 days) or month (30 days). Amount 0
+        removes the limit. A lower limit, or one where there was none, applies at once and cancels a
+        pending raise; a higher one, or a removal, takes effect 24 hours later (`effective_time`; until
+        then the old limit holds; a second raise replaces the pending one). No raise or removal while a
+        break runs. Purchase and OpenSeatSession enforce the limits in force. The player is the caller
+        (there is no player field). Idempotent by `request_id`, which binds every field. Every change is
+        kept in the cashier's append-only history of self-set limits.
+        Roles: player. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID (an unknown kind, an
+        amount below 0 or above 10^12), POOL_INVALID; FAILED_PRECONDITION BREAK_IN_FORCE; ALREADY_EXISTS
+        IDEMPOTENCY_CONFLICT (metadata `field`).
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="SetSelfLimit",
+                service_name="poker.cashier.v1.CashierService",
+                input=SetSelfLimitRequest,
+                output=SetSelfLimitResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    async def set_session_reminder(
+        self,
+        request: SetSessionReminderRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> SetSessionReminderResponse:
+        """
+        SetSessionReminder sets how often the clients remind the caller how long they have played: 0
+        off, else 15 to 720 minutes. Stored and read back (GetSelfLimits); nothing is enforced. Idempotent
+        by `request_id`, which binds the minutes.
+        Roles: player. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; ALREADY_EXISTS
+        IDEMPOTENCY_CONFLICT.
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="SetSessionReminder",
+                service_name="poker.cashier.v1.CashierService",
+                input=SetSessionReminderRequest,
+                output=SetSessionReminderResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    async def start_break(
+        self,
+        request: StartBreakRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> StartBreakResponse:
+        """
+        StartBreak starts a break the caller takes from play: a cooling-off of 1 to 42 days or a
+        self-exclusion of 183 to 3650 days, from now. While it runs Purchase and OpenSeatSession refuse
+        the player (FAILED_PRECONDITION COOLING_OFF / SELF_EXCLUDED) and no limit can be raised or
+        removed. It cannot be ended or shortened: a new break that would end earlier than the one
+        running is refused; one that ends later extends it (and gives it its kind). Idempotent by
+        `request_id`, which binds the kind and the days.
+        Roles: player. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID (an unknown kind, days out
+        of the kind's range); FAILED_PRECONDITION BREAK_IN_FORCE; ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="StartBreak",
+                service_name="poker.cashier.v1.CashierService",
+                input=StartBreakRequest,
+                output=StartBreakResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    async def get_self_limits(
+        self,
+        request: GetSelfLimitsRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> GetSelfLimitsResponse:
+        """
+        GetSelfLimits reads a player's self-set limits in force (with what remains of each in its window
+        now), pending raises with their effective time, the session reminder and the break running.
+        Read only.
+        Roles: player (own limits only), support, risk, finance. Errors: PERMISSION_DENIED
+        NOT_YOUR_RESOURCE; INVALID_ARGUMENT FIELD_REQUIRED (no player id and the caller is not a player),
+        FIELD_INVALID.
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="GetSelfLimits",
+                service_name="poker.cashier.v1.CashierService",
+                input=GetSelfLimitsRequest,
+                output=GetSelfLimitsResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
 
 class CashierServiceSync(Protocol):
     """
@@ -1304,6 +1516,56 @@ class CashierServiceSync(Protocol):
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
+    def set_self_limit(self, request: SetSelfLimitRequest, ctx: RequestContext[SetSelfLimitRequest, SetSelfLimitResponse], /) -> SetSelfLimitResponse:
+        """
+        SetSelfLimit sets one of the caller's own limits (responsible gaming) in one pool: chips bought,
+        or chips lost at cash tables, in a rolling day (24 h), week (7 days) or month (30 days). Amount 0
+        removes the limit. A lower limit, or one where there was none, applies at once and cancels a
+        pending raise; a higher one, or a removal, takes effect 24 hours later (`effective_time`; until
+        then the old limit holds; a second raise replaces the pending one). No raise or removal while a
+        break runs. Purchase and OpenSeatSession enforce the limits in force. The player is the caller
+        (there is no player field). Idempotent by `request_id`, which binds every field. Every change is
+        kept in the cashier's append-only history of self-set limits.
+        Roles: player. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID (an unknown kind, an
+        amount below 0 or above 10^12), POOL_INVALID; FAILED_PRECONDITION BREAK_IN_FORCE; ALREADY_EXISTS
+        IDEMPOTENCY_CONFLICT (metadata `field`).
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    def set_session_reminder(self, request: SetSessionReminderRequest, ctx: RequestContext[SetSessionReminderRequest, SetSessionReminderResponse], /) -> SetSessionReminderResponse:
+        """
+        SetSessionReminder sets how often the clients remind the caller how long they have played: 0
+        off, else 15 to 720 minutes. Stored and read back (GetSelfLimits); nothing is enforced. Idempotent
+        by `request_id`, which binds the minutes.
+        Roles: player. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; ALREADY_EXISTS
+        IDEMPOTENCY_CONFLICT.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    def start_break(self, request: StartBreakRequest, ctx: RequestContext[StartBreakRequest, StartBreakResponse], /) -> StartBreakResponse:
+        """
+        StartBreak starts a break the caller takes from play: a cooling-off of 1 to 42 days or a
+        self-exclusion of 183 to 3650 days, from now. While it runs Purchase and OpenSeatSession refuse
+        the player (FAILED_PRECONDITION COOLING_OFF / SELF_EXCLUDED) and no limit can be raised or
+        removed. It cannot be ended or shortened: a new break that would end earlier than the one
+        running is refused; one that ends later extends it (and gives it its kind). Idempotent by
+        `request_id`, which binds the kind and the days.
+        Roles: player. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID (an unknown kind, days out
+        of the kind's range); FAILED_PRECONDITION BREAK_IN_FORCE; ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    def get_self_limits(self, request: GetSelfLimitsRequest, ctx: RequestContext[GetSelfLimitsRequest, GetSelfLimitsResponse], /) -> GetSelfLimitsResponse:
+        """
+        GetSelfLimits reads a player's self-set limits in force (with what remains of each in its window
+        now), pending raises with their effective time, the session reminder and the break running.
+        Read only.
+        Roles: player (own limits only), support, risk, finance. Errors: PERMISSION_DENIED
+        NOT_YOUR_RESOURCE; INVALID_ARGUMENT FIELD_REQUIRED (no player id and the caller is not a player),
+        FIELD_INVALID.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
 
 class CashierServiceWSGIApplication(ConnectWSGIApplication):
     def __init__(
@@ -1513,6 +1775,50 @@ class CashierServiceWSGIApplication(ConnectWSGIApplication):
                         stream_type=StreamType.UNARY,
                     ),
                     function=service.set_player_hold,
+                ),
+                "/poker.cashier.v1.CashierService/SetSelfLimit": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="SetSelfLimit",
+                        service_name="poker.cashier.v1.CashierService",
+                        input=SetSelfLimitRequest,
+                        output=SetSelfLimitResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=service.set_self_limit,
+                ),
+                "/poker.cashier.v1.CashierService/SetSessionReminder": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="SetSessionReminder",
+                        service_name="poker.cashier.v1.CashierService",
+                        input=SetSessionReminderRequest,
+                        output=SetSessionReminderResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=service.set_session_reminder,
+                ),
+                "/poker.cashier.v1.CashierService/StartBreak": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="StartBreak",
+                        service_name="poker.cashier.v1.CashierService",
+                        input=StartBreakRequest,
+                        output=StartBreakResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=service.start_break,
+                ),
+                "/poker.cashier.v1.CashierService/GetSelfLimits": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="GetSelfLimits",
+                        service_name="poker.cashier.v1.CashierService",
+                        input=GetSelfLimitsRequest,
+                        output=GetSelfLimitsResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=service.get_self_limits,
                 ),
             },
             interceptors=interceptors,
@@ -2088,6 +2394,124 @@ class CashierServiceClientSync(ConnectClientSync):
                 service_name="poker.cashier.v1.CashierService",
                 input=SetPlayerHoldRequest,
                 output=SetPlayerHoldResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    def set_self_limit(
+        self,
+        request: SetSelfLimitRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> SetSelfLimitResponse:
+        """
+        SetSelfLimit sets one of the caller's own limits (responsible gaming) in one pool: chips bought,
+        or chips lost at cash tables, in a rolling day (24 h), week (7 days) or month (30 days). Amount 0
+        removes the limit. A lower limit, or one where there was none, applies at once and cancels a
+        pending raise; a higher one, or a removal, takes effect 24 hours later (`effective_time`; until
+        then the old limit holds; a second raise replaces the pending one). No raise or removal while a
+        break runs. Purchase and OpenSeatSession enforce the limits in force. The player is the caller
+        (there is no player field). Idempotent by `request_id`, which binds every field. Every change is
+        kept in the cashier's append-only history of self-set limits.
+        Roles: player. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID (an unknown kind, an
+        amount below 0 or above 10^12), POOL_INVALID; FAILED_PRECONDITION BREAK_IN_FORCE; ALREADY_EXISTS
+        IDEMPOTENCY_CONFLICT (metadata `field`).
+        """
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="SetSelfLimit",
+                service_name="poker.cashier.v1.CashierService",
+                input=SetSelfLimitRequest,
+                output=SetSelfLimitResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    def set_session_reminder(
+        self,
+        request: SetSessionReminderRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> SetSessionReminderResponse:
+        """
+        SetSessionReminder sets how often the clients remind the caller how long they have played: 0
+        off, else 15 to 720 minutes. Stored and read back (GetSelfLimits); nothing is enforced. Idempotent
+        by `request_id`, which binds the minutes.
+        Roles: player. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; ALREADY_EXISTS
+        IDEMPOTENCY_CONFLICT.
+        """
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="SetSessionReminder",
+                service_name="poker.cashier.v1.CashierService",
+                input=SetSessionReminderRequest,
+                output=SetSessionReminderResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    def start_break(
+        self,
+        request: StartBreakRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> StartBreakResponse:
+        """
+        StartBreak starts a break the caller takes from play: a cooling-off of 1 to 42 days or a
+        self-exclusion of 183 to 3650 days, from now. While it runs Purchase and OpenSeatSession refuse
+        the player (FAILED_PRECONDITION COOLING_OFF / SELF_EXCLUDED) and no limit can be raised or
+        removed. It cannot be ended or shortened: a new break that would end earlier than the one
+        running is refused; one that ends later extends it (and gives it its kind). Idempotent by
+        `request_id`, which binds the kind and the days.
+        Roles: player. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID (an unknown kind, days out
+        of the kind's range); FAILED_PRECONDITION BREAK_IN_FORCE; ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
+        """
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="StartBreak",
+                service_name="poker.cashier.v1.CashierService",
+                input=StartBreakRequest,
+                output=StartBreakResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    def get_self_limits(
+        self,
+        request: GetSelfLimitsRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> GetSelfLimitsResponse:
+        """
+        GetSelfLimits reads a player's self-set limits in force (with what remains of each in its window
+        now), pending raises with their effective time, the session reminder and the break running.
+        Read only.
+        Roles: player (own limits only), support, risk, finance. Errors: PERMISSION_DENIED
+        NOT_YOUR_RESOURCE; INVALID_ARGUMENT FIELD_REQUIRED (no player id and the caller is not a player),
+        FIELD_INVALID.
+        """
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="GetSelfLimits",
+                service_name="poker.cashier.v1.CashierService",
+                input=GetSelfLimitsRequest,
+                output=GetSelfLimitsResponse,
                 idempotency_level=IdempotencyLevel.UNKNOWN,
                 stream_type=StreamType.UNARY,
             ),

@@ -307,6 +307,74 @@ cases, docs/integrity.md).
 """
 Global___HoldScope: _TypeAlias = HoldScope  # noqa: Y015
 
+class _SelfLimitKind:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _SelfLimitKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_SelfLimitKind.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    SELF_LIMIT_KIND_UNSPECIFIED: _SelfLimitKind.ValueType  # 0
+    """Not a kind: refused (FIELD_REQUIRED)."""
+    SELF_LIMIT_KIND_PURCHASE_DAILY: _SelfLimitKind.ValueType  # 1
+    """Chips bought in the last 24 hours."""
+    SELF_LIMIT_KIND_PURCHASE_WEEKLY: _SelfLimitKind.ValueType  # 2
+    """Chips bought in the last 7 days."""
+    SELF_LIMIT_KIND_PURCHASE_MONTHLY: _SelfLimitKind.ValueType  # 3
+    """Chips bought in the last 30 days."""
+    SELF_LIMIT_KIND_LOSS_DAILY: _SelfLimitKind.ValueType  # 4
+    """Chips lost at cash tables in the last 24 hours."""
+    SELF_LIMIT_KIND_LOSS_WEEKLY: _SelfLimitKind.ValueType  # 5
+    """Chips lost at cash tables in the last 7 days."""
+    SELF_LIMIT_KIND_LOSS_MONTHLY: _SelfLimitKind.ValueType  # 6
+    """Chips lost at cash tables in the last 30 days."""
+
+class SelfLimitKind(_SelfLimitKind, metaclass=_SelfLimitKindEnumTypeWrapper):
+    """SelfLimitKind is what a self-set limit counts and over which rolling window: chips bought
+    (purchases credited to the wallet of the pool) or chips lost at cash tables (buy-ins of the seat
+    sessions opened in the window minus what they cashed out so far), over the last 24 hours, 7 days
+    or 30 days.
+    """
+
+SELF_LIMIT_KIND_UNSPECIFIED: SelfLimitKind.ValueType  # 0
+"""Not a kind: refused (FIELD_REQUIRED)."""
+SELF_LIMIT_KIND_PURCHASE_DAILY: SelfLimitKind.ValueType  # 1
+"""Chips bought in the last 24 hours."""
+SELF_LIMIT_KIND_PURCHASE_WEEKLY: SelfLimitKind.ValueType  # 2
+"""Chips bought in the last 7 days."""
+SELF_LIMIT_KIND_PURCHASE_MONTHLY: SelfLimitKind.ValueType  # 3
+"""Chips bought in the last 30 days."""
+SELF_LIMIT_KIND_LOSS_DAILY: SelfLimitKind.ValueType  # 4
+"""Chips lost at cash tables in the last 24 hours."""
+SELF_LIMIT_KIND_LOSS_WEEKLY: SelfLimitKind.ValueType  # 5
+"""Chips lost at cash tables in the last 7 days."""
+SELF_LIMIT_KIND_LOSS_MONTHLY: SelfLimitKind.ValueType  # 6
+"""Chips lost at cash tables in the last 30 days."""
+Global___SelfLimitKind: _TypeAlias = SelfLimitKind  # noqa: Y015
+
+class _BreakKind:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _BreakKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_BreakKind.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    BREAK_KIND_UNSPECIFIED: _BreakKind.ValueType  # 0
+    """Not a kind: refused (FIELD_REQUIRED)."""
+    BREAK_KIND_COOLING_OFF: _BreakKind.ValueType  # 1
+    """A cooling-off of 1 to 42 days."""
+    BREAK_KIND_SELF_EXCLUSION: _BreakKind.ValueType  # 2
+    """A self-exclusion of 183 days (six months) to 3650 days (ten years)."""
+
+class BreakKind(_BreakKind, metaclass=_BreakKindEnumTypeWrapper):
+    """BreakKind is a break a player takes from play; neither can be ended early."""
+
+BREAK_KIND_UNSPECIFIED: BreakKind.ValueType  # 0
+"""Not a kind: refused (FIELD_REQUIRED)."""
+BREAK_KIND_COOLING_OFF: BreakKind.ValueType  # 1
+"""A cooling-off of 1 to 42 days."""
+BREAK_KIND_SELF_EXCLUSION: BreakKind.ValueType  # 2
+"""A self-exclusion of 183 days (six months) to 3650 days (ten years)."""
+Global___BreakKind: _TypeAlias = BreakKind  # noqa: Y015
+
 @_typing.final
 class Account(_message.Message):
     """Account is one ledger account and its balance."""
@@ -1979,3 +2047,367 @@ class GetPlayFiguresResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___GetPlayFiguresResponse: _TypeAlias = GetPlayFiguresResponse  # noqa: Y015
+
+@_typing.final
+class SetSelfLimitRequest(_message.Message):
+    """SetSelfLimitRequest sets one limit of the caller in one pool."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    POOL_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
+    AMOUNT_FIELD_NUMBER: _builtins.int
+    request_id: _builtins.str
+    """The caller-chosen id of this change (1 to 128 printable ASCII characters), the idempotency key."""
+    pool: _common_pb2.ChipPool.ValueType
+    """The chip pool the limit is about."""
+    kind: Global___SelfLimitKind.ValueType
+    """What the limit counts, and over which window."""
+    amount: _builtins.int
+    """The limit in chips, 0 to 10^12; 0 removes it."""
+    def __init__(
+        self,
+        *,
+        request_id: _builtins.str = ...,
+        pool: _common_pb2.ChipPool.ValueType = ...,
+        kind: Global___SelfLimitKind.ValueType = ...,
+        amount: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["amount", b"amount", "kind", b"kind", "pool", b"pool", "request_id", b"request_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SetSelfLimitRequest: _TypeAlias = SetSelfLimitRequest  # noqa: Y015
+
+@_typing.final
+class SetSelfLimitResponse(_message.Message):
+    """SetSelfLimitResponse says what the change does and when."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    POOL_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
+    AMOUNT_FIELD_NUMBER: _builtins.int
+    PREVIOUS_AMOUNT_FIELD_NUMBER: _builtins.int
+    EFFECTIVE_TIME_FIELD_NUMBER: _builtins.int
+    CHANGE_TIME_FIELD_NUMBER: _builtins.int
+    EXISTING_FIELD_NUMBER: _builtins.int
+    pool: _common_pb2.ChipPool.ValueType
+    """The pool, as asked."""
+    kind: Global___SelfLimitKind.ValueType
+    """The kind, as asked."""
+    amount: _builtins.int
+    """The amount asked for (0: no limit)."""
+    previous_amount: _builtins.int
+    """The limit that was in force when the change was made (0: none)."""
+    existing: _builtins.bool
+    """True when this request id was applied earlier and its answer is returned."""
+    @_builtins.property
+    def effective_time(self) -> _timestamp_pb2.Timestamp:
+        """When the amount takes effect: the change time for a lowering, 24 hours later for a raise or a
+        removal.
+        """
+
+    @_builtins.property
+    def change_time(self) -> _timestamp_pb2.Timestamp:
+        """When the change was made."""
+
+    def __init__(
+        self,
+        *,
+        pool: _common_pb2.ChipPool.ValueType = ...,
+        kind: Global___SelfLimitKind.ValueType = ...,
+        amount: _builtins.int = ...,
+        previous_amount: _builtins.int = ...,
+        effective_time: _timestamp_pb2.Timestamp | None = ...,
+        change_time: _timestamp_pb2.Timestamp | None = ...,
+        existing: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["change_time", b"change_time", "effective_time", b"effective_time"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["amount", b"amount", "change_time", b"change_time", "effective_time", b"effective_time", "existing", b"existing", "kind", b"kind", "pool", b"pool", "previous_amount", b"previous_amount"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SetSelfLimitResponse: _TypeAlias = SetSelfLimitResponse  # noqa: Y015
+
+@_typing.final
+class SetSessionReminderRequest(_message.Message):
+    """SetSessionReminderRequest sets the caller's session reminder."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    MINUTES_FIELD_NUMBER: _builtins.int
+    request_id: _builtins.str
+    """The caller-chosen id of this change (1 to 128 printable ASCII characters), the idempotency key."""
+    minutes: _builtins.int
+    """Remind every this many minutes of play: 0 off, else 15 to 720."""
+    def __init__(
+        self,
+        *,
+        request_id: _builtins.str = ...,
+        minutes: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["minutes", b"minutes", "request_id", b"request_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SetSessionReminderRequest: _TypeAlias = SetSessionReminderRequest  # noqa: Y015
+
+@_typing.final
+class SetSessionReminderResponse(_message.Message):
+    """SetSessionReminderResponse is the reminder after the change."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MINUTES_FIELD_NUMBER: _builtins.int
+    PREVIOUS_MINUTES_FIELD_NUMBER: _builtins.int
+    CHANGE_TIME_FIELD_NUMBER: _builtins.int
+    EXISTING_FIELD_NUMBER: _builtins.int
+    minutes: _builtins.int
+    """The minutes asked for (0: off)."""
+    previous_minutes: _builtins.int
+    """The minutes before the change (0: off)."""
+    existing: _builtins.bool
+    """True when this request id was applied earlier and its answer is returned."""
+    @_builtins.property
+    def change_time(self) -> _timestamp_pb2.Timestamp:
+        """When the change was made."""
+
+    def __init__(
+        self,
+        *,
+        minutes: _builtins.int = ...,
+        previous_minutes: _builtins.int = ...,
+        change_time: _timestamp_pb2.Timestamp | None = ...,
+        existing: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["change_time", b"change_time"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["change_time", b"change_time", "existing", b"existing", "minutes", b"minutes", "previous_minutes", b"previous_minutes"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SetSessionReminderResponse: _TypeAlias = SetSessionReminderResponse  # noqa: Y015
+
+@_typing.final
+class StartBreakRequest(_message.Message):
+    """StartBreakRequest starts a break of the caller."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
+    DAYS_FIELD_NUMBER: _builtins.int
+    request_id: _builtins.str
+    """The caller-chosen id of this change (1 to 128 printable ASCII characters), the idempotency key."""
+    kind: Global___BreakKind.ValueType
+    """Cooling-off or self-exclusion."""
+    days: _builtins.int
+    """Its length in days from now: 1 to 42 for a cooling-off, 183 to 3650 for a self-exclusion."""
+    def __init__(
+        self,
+        *,
+        request_id: _builtins.str = ...,
+        kind: Global___BreakKind.ValueType = ...,
+        days: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["days", b"days", "kind", b"kind", "request_id", b"request_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___StartBreakRequest: _TypeAlias = StartBreakRequest  # noqa: Y015
+
+@_typing.final
+class StartBreakResponse(_message.Message):
+    """StartBreakResponse is the break in force after the request."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    KIND_FIELD_NUMBER: _builtins.int
+    START_TIME_FIELD_NUMBER: _builtins.int
+    END_TIME_FIELD_NUMBER: _builtins.int
+    EXISTING_FIELD_NUMBER: _builtins.int
+    kind: Global___BreakKind.ValueType
+    """The break's kind."""
+    existing: _builtins.bool
+    """True when this request id was applied earlier and its answer is returned."""
+    @_builtins.property
+    def start_time(self) -> _timestamp_pb2.Timestamp:
+        """When this request started or extended it."""
+
+    @_builtins.property
+    def end_time(self) -> _timestamp_pb2.Timestamp:
+        """When it ends."""
+
+    def __init__(
+        self,
+        *,
+        kind: Global___BreakKind.ValueType = ...,
+        start_time: _timestamp_pb2.Timestamp | None = ...,
+        end_time: _timestamp_pb2.Timestamp | None = ...,
+        existing: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["end_time", b"end_time", "start_time", b"start_time"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["end_time", b"end_time", "existing", b"existing", "kind", b"kind", "start_time", b"start_time"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___StartBreakResponse: _TypeAlias = StartBreakResponse  # noqa: Y015
+
+@_typing.final
+class GetSelfLimitsRequest(_message.Message):
+    """GetSelfLimitsRequest names the player."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    player_id: _builtins.str
+    """The player; empty for the calling player."""
+    def __init__(
+        self,
+        *,
+        player_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["player_id", b"player_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetSelfLimitsRequest: _TypeAlias = GetSelfLimitsRequest  # noqa: Y015
+
+@_typing.final
+class SelfLimit(_message.Message):
+    """SelfLimit is one limit of a player in one pool, as it stands at the read."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    POOL_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
+    AMOUNT_FIELD_NUMBER: _builtins.int
+    USED_FIELD_NUMBER: _builtins.int
+    REMAINING_FIELD_NUMBER: _builtins.int
+    PENDING_AMOUNT_FIELD_NUMBER: _builtins.int
+    PENDING_TIME_FIELD_NUMBER: _builtins.int
+    pool: _common_pb2.ChipPool.ValueType
+    """The pool."""
+    kind: Global___SelfLimitKind.ValueType
+    """The kind."""
+    amount: _builtins.int
+    """The limit in force, in chips (0: none in force; a raise or removal may be pending)."""
+    used: _builtins.int
+    """What the window counts now (chips bought, or net chips lost), in chips; never below 0."""
+    remaining: _builtins.int
+    """What is left of the limit in the window now (0 when no limit is in force)."""
+    pending_amount: _builtins.int
+    """The pending raise or removal (0: removal), when `pending_time` is set."""
+    @_builtins.property
+    def pending_time(self) -> _timestamp_pb2.Timestamp:
+        """When the pending change takes effect; unset: nothing pending."""
+
+    def __init__(
+        self,
+        *,
+        pool: _common_pb2.ChipPool.ValueType = ...,
+        kind: Global___SelfLimitKind.ValueType = ...,
+        amount: _builtins.int = ...,
+        used: _builtins.int = ...,
+        remaining: _builtins.int = ...,
+        pending_amount: _builtins.int = ...,
+        pending_time: _timestamp_pb2.Timestamp | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["pending_time", b"pending_time"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["amount", b"amount", "kind", b"kind", "pending_amount", b"pending_amount", "pending_time", b"pending_time", "pool", b"pool", "remaining", b"remaining", "used", b"used"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SelfLimit: _TypeAlias = SelfLimit  # noqa: Y015
+
+@_typing.final
+class SelfBreak(_message.Message):
+    """SelfBreak is a break running."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    KIND_FIELD_NUMBER: _builtins.int
+    START_TIME_FIELD_NUMBER: _builtins.int
+    END_TIME_FIELD_NUMBER: _builtins.int
+    kind: Global___BreakKind.ValueType
+    """Its kind."""
+    @_builtins.property
+    def start_time(self) -> _timestamp_pb2.Timestamp:
+        """When it was started (or last extended)."""
+
+    @_builtins.property
+    def end_time(self) -> _timestamp_pb2.Timestamp:
+        """When it ends."""
+
+    def __init__(
+        self,
+        *,
+        kind: Global___BreakKind.ValueType = ...,
+        start_time: _timestamp_pb2.Timestamp | None = ...,
+        end_time: _timestamp_pb2.Timestamp | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["end_time", b"end_time", "start_time", b"start_time"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["end_time", b"end_time", "kind", b"kind", "start_time", b"start_time"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SelfBreak: _TypeAlias = SelfBreak  # noqa: Y015
+
+@_typing.final
+class GetSelfLimitsResponse(_message.Message):
+    """GetSelfLimitsResponse is a player's self-set limits, reminder and break."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    LIMITS_FIELD_NUMBER: _builtins.int
+    SESSION_REMINDER_MINUTES_FIELD_NUMBER: _builtins.int
+    ACTIVE_BREAK_FIELD_NUMBER: _builtins.int
+    READ_TIME_FIELD_NUMBER: _builtins.int
+    player_id: _builtins.str
+    """The player."""
+    session_reminder_minutes: _builtins.int
+    """The session reminder in minutes (0: off)."""
+    @_builtins.property
+    def limits(self) -> _containers.RepeatedCompositeFieldContainer[Global___SelfLimit]:
+        """Each limit in force or pending, by pool and kind."""
+
+    @_builtins.property
+    def active_break(self) -> Global___SelfBreak:
+        """The break running; unset when none runs."""
+
+    @_builtins.property
+    def read_time(self) -> _timestamp_pb2.Timestamp:
+        """When this was read."""
+
+    def __init__(
+        self,
+        *,
+        player_id: _builtins.str = ...,
+        limits: _abc.Iterable[Global___SelfLimit] | None = ...,
+        session_reminder_minutes: _builtins.int = ...,
+        active_break: Global___SelfBreak | None = ...,
+        read_time: _timestamp_pb2.Timestamp | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["active_break", b"active_break", "read_time", b"read_time"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["active_break", b"active_break", "limits", b"limits", "player_id", b"player_id", "read_time", b"read_time", "session_reminder_minutes", b"session_reminder_minutes"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetSelfLimitsResponse: _TypeAlias = GetSelfLimitsResponse  # noqa: Y015

@@ -150,6 +150,26 @@ class CashierServiceStub:
                 request_serializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.SetPlayerHoldRequest.SerializeToString,
                 response_deserializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.SetPlayerHoldResponse.FromString,
                 _registered_method=True)
+        self.SetSelfLimit = channel.unary_unary(
+                '/poker.cashier.v1.CashierService/SetSelfLimit',
+                request_serializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.SetSelfLimitRequest.SerializeToString,
+                response_deserializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.SetSelfLimitResponse.FromString,
+                _registered_method=True)
+        self.SetSessionReminder = channel.unary_unary(
+                '/poker.cashier.v1.CashierService/SetSessionReminder',
+                request_serializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.SetSessionReminderRequest.SerializeToString,
+                response_deserializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.SetSessionReminderResponse.FromString,
+                _registered_method=True)
+        self.StartBreak = channel.unary_unary(
+                '/poker.cashier.v1.CashierService/StartBreak',
+                request_serializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.StartBreakRequest.SerializeToString,
+                response_deserializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.StartBreakResponse.FromString,
+                _registered_method=True)
+        self.GetSelfLimits = channel.unary_unary(
+                '/poker.cashier.v1.CashierService/GetSelfLimits',
+                request_serializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.GetSelfLimitsRequest.SerializeToString,
+                response_deserializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.GetSelfLimitsResponse.FromString,
+                _registered_method=True)
 
 
 class CashierServiceServicer:
@@ -407,6 +427,60 @@ class CashierServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def SetSelfLimit(self, request, context):
+        """SetSelfLimit sets one of the caller's own limits (responsible gaming) in one pool: chips bought,
+        or chips lost at cash tables, in a rolling day (24 h), week (7 days) or month (30 days). Amount 0
+        removes the limit. A lower limit, or one where there was none, applies at once and cancels a
+        pending raise; a higher one, or a removal, takes effect 24 hours later (`effective_time`; until
+        then the old limit holds; a second raise replaces the pending one). No raise or removal while a
+        break runs. Purchase and OpenSeatSession enforce the limits in force. The player is the caller
+        (there is no player field). Idempotent by `request_id`, which binds every field. Every change is
+        kept in the cashier's append-only history of self-set limits.
+        Roles: player. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID (an unknown kind, an
+        amount below 0 or above 10^12), POOL_INVALID; FAILED_PRECONDITION BREAK_IN_FORCE; ALREADY_EXISTS
+        IDEMPOTENCY_CONFLICT (metadata `field`).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SetSessionReminder(self, request, context):
+        """SetSessionReminder sets how often the clients remind the caller how long they have played: 0
+        off, else 15 to 720 minutes. Stored and read back (GetSelfLimits); nothing is enforced. Idempotent
+        by `request_id`, which binds the minutes.
+        Roles: player. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; ALREADY_EXISTS
+        IDEMPOTENCY_CONFLICT.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def StartBreak(self, request, context):
+        """StartBreak starts a break the caller takes from play: a cooling-off of 1 to 42 days or a
+        self-exclusion of 183 to 3650 days, from now. While it runs Purchase and OpenSeatSession refuse
+        the player (FAILED_PRECONDITION COOLING_OFF / SELF_EXCLUDED) and no limit can be raised or
+        removed. It cannot be ended or shortened: a new break that would end earlier than the one
+        running is refused; one that ends later extends it (and gives it its kind). Idempotent by
+        `request_id`, which binds the kind and the days.
+        Roles: player. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID (an unknown kind, days out
+        of the kind's range); FAILED_PRECONDITION BREAK_IN_FORCE; ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetSelfLimits(self, request, context):
+        """GetSelfLimits reads a player's self-set limits in force (with what remains of each in its window
+        now), pending raises with their effective time, the session reminder and the break running.
+        Read only.
+        Roles: player (own limits only), support, risk, finance. Errors: PERMISSION_DENIED
+        NOT_YOUR_RESOURCE; INVALID_ARGUMENT FIELD_REQUIRED (no player id and the caller is not a player),
+        FIELD_INVALID.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_CashierServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -499,6 +573,26 @@ def add_CashierServiceServicer_to_server(servicer, server):
                     servicer.SetPlayerHold,
                     request_deserializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.SetPlayerHoldRequest.FromString,
                     response_serializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.SetPlayerHoldResponse.SerializeToString,
+            ),
+            'SetSelfLimit': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetSelfLimit,
+                    request_deserializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.SetSelfLimitRequest.FromString,
+                    response_serializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.SetSelfLimitResponse.SerializeToString,
+            ),
+            'SetSessionReminder': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetSessionReminder,
+                    request_deserializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.SetSessionReminderRequest.FromString,
+                    response_serializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.SetSessionReminderResponse.SerializeToString,
+            ),
+            'StartBreak': grpc.unary_unary_rpc_method_handler(
+                    servicer.StartBreak,
+                    request_deserializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.StartBreakRequest.FromString,
+                    response_serializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.StartBreakResponse.SerializeToString,
+            ),
+            'GetSelfLimits': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetSelfLimits,
+                    request_deserializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.GetSelfLimitsRequest.FromString,
+                    response_serializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.GetSelfLimitsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1013,6 +1107,114 @@ class CashierService:
             '/poker.cashier.v1.CashierService/SetPlayerHold',
             poker_dot_cashier_dot_v1_dot_cashier__pb2.SetPlayerHoldRequest.SerializeToString,
             poker_dot_cashier_dot_v1_dot_cashier__pb2.SetPlayerHoldResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SetSelfLimit(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/poker.cashier.v1.CashierService/SetSelfLimit',
+            poker_dot_cashier_dot_v1_dot_cashier__pb2.SetSelfLimitRequest.SerializeToString,
+            poker_dot_cashier_dot_v1_dot_cashier__pb2.SetSelfLimitResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SetSessionReminder(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/poker.cashier.v1.CashierService/SetSessionReminder',
+            poker_dot_cashier_dot_v1_dot_cashier__pb2.SetSessionReminderRequest.SerializeToString,
+            poker_dot_cashier_dot_v1_dot_cashier__pb2.SetSessionReminderResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def StartBreak(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/poker.cashier.v1.CashierService/StartBreak',
+            poker_dot_cashier_dot_v1_dot_cashier__pb2.StartBreakRequest.SerializeToString,
+            poker_dot_cashier_dot_v1_dot_cashier__pb2.StartBreakResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetSelfLimits(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/poker.cashier.v1.CashierService/GetSelfLimits',
+            poker_dot_cashier_dot_v1_dot_cashier__pb2.GetSelfLimitsRequest.SerializeToString,
+            poker_dot_cashier_dot_v1_dot_cashier__pb2.GetSelfLimitsResponse.FromString,
             options,
             channel_credentials,
             insecure,

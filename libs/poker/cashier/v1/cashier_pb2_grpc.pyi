@@ -213,6 +213,44 @@ class CashierServiceStub:
     FIELD_INVALID (an unknown scope too); FAILED_PRECONDITION PLAYER_ALREADY_ON_HOLD,
     PLAYER_NOT_ON_HOLD; ALREADY_EXISTS IDEMPOTENCY_CONFLICT (metadata `field`).
     """
+    SetSelfLimit: _grpc.UnaryUnaryMultiCallable[_cashier_pb2.SetSelfLimitRequest, _cashier_pb2.SetSelfLimitResponse]
+    """SetSelfLimit sets one of the caller's own limits (responsible gaming) in one pool: chips bought,
+    or chips lost at cash tables, in a rolling day (24 h), week (7 days) or month (30 days). Amount 0
+    removes the limit. A lower limit, or one where there was none, applies at once and cancels a
+    pending raise; a higher one, or a removal, takes effect 24 hours later (`effective_time`; until
+    then the old limit holds; a second raise replaces the pending one). No raise or removal while a
+    break runs. Purchase and OpenSeatSession enforce the limits in force. The player is the caller
+    (there is no player field). Idempotent by `request_id`, which binds every field. Every change is
+    kept in the cashier's append-only history of self-set limits.
+    Roles: player. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID (an unknown kind, an
+    amount below 0 or above 10^12), POOL_INVALID; FAILED_PRECONDITION BREAK_IN_FORCE; ALREADY_EXISTS
+    IDEMPOTENCY_CONFLICT (metadata `field`).
+    """
+    SetSessionReminder: _grpc.UnaryUnaryMultiCallable[_cashier_pb2.SetSessionReminderRequest, _cashier_pb2.SetSessionReminderResponse]
+    """SetSessionReminder sets how often the clients remind the caller how long they have played: 0
+    off, else 15 to 720 minutes. Stored and read back (GetSelfLimits); nothing is enforced. Idempotent
+    by `request_id`, which binds the minutes.
+    Roles: player. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; ALREADY_EXISTS
+    IDEMPOTENCY_CONFLICT.
+    """
+    StartBreak: _grpc.UnaryUnaryMultiCallable[_cashier_pb2.StartBreakRequest, _cashier_pb2.StartBreakResponse]
+    """StartBreak starts a break the caller takes from play: a cooling-off of 1 to 42 days or a
+    self-exclusion of 183 to 3650 days, from now. While it runs Purchase and OpenSeatSession refuse
+    the player (FAILED_PRECONDITION COOLING_OFF / SELF_EXCLUDED) and no limit can be raised or
+    removed. It cannot be ended or shortened: a new break that would end earlier than the one
+    running is refused; one that ends later extends it (and gives it its kind). Idempotent by
+    `request_id`, which binds the kind and the days.
+    Roles: player. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID (an unknown kind, days out
+    of the kind's range); FAILED_PRECONDITION BREAK_IN_FORCE; ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
+    """
+    GetSelfLimits: _grpc.UnaryUnaryMultiCallable[_cashier_pb2.GetSelfLimitsRequest, _cashier_pb2.GetSelfLimitsResponse]
+    """GetSelfLimits reads a player's self-set limits in force (with what remains of each in its window
+    now), pending raises with their effective time, the session reminder and the break running.
+    Read only.
+    Roles: player (own limits only), support, risk, finance. Errors: PERMISSION_DENIED
+    NOT_YOUR_RESOURCE; INVALID_ARGUMENT FIELD_REQUIRED (no player id and the caller is not a player),
+    FIELD_INVALID.
+    """
 
 @_typing.type_check_only
 class CashierServiceAsyncStub(CashierServiceStub):
@@ -398,6 +436,44 @@ class CashierServiceAsyncStub(CashierServiceStub):
     automatic withdrawal holds of strong fair-play cases). Errors: INVALID_ARGUMENT FIELD_REQUIRED,
     FIELD_INVALID (an unknown scope too); FAILED_PRECONDITION PLAYER_ALREADY_ON_HOLD,
     PLAYER_NOT_ON_HOLD; ALREADY_EXISTS IDEMPOTENCY_CONFLICT (metadata `field`).
+    """
+    SetSelfLimit: _aio.UnaryUnaryMultiCallable[_cashier_pb2.SetSelfLimitRequest, _cashier_pb2.SetSelfLimitResponse]  # type: ignore[assignment]
+    """SetSelfLimit sets one of the caller's own limits (responsible gaming) in one pool: chips bought,
+    or chips lost at cash tables, in a rolling day (24 h), week (7 days) or month (30 days). Amount 0
+    removes the limit. A lower limit, or one where there was none, applies at once and cancels a
+    pending raise; a higher one, or a removal, takes effect 24 hours later (`effective_time`; until
+    then the old limit holds; a second raise replaces the pending one). No raise or removal while a
+    break runs. Purchase and OpenSeatSession enforce the limits in force. The player is the caller
+    (there is no player field). Idempotent by `request_id`, which binds every field. Every change is
+    kept in the cashier's append-only history of self-set limits.
+    Roles: player. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID (an unknown kind, an
+    amount below 0 or above 10^12), POOL_INVALID; FAILED_PRECONDITION BREAK_IN_FORCE; ALREADY_EXISTS
+    IDEMPOTENCY_CONFLICT (metadata `field`).
+    """
+    SetSessionReminder: _aio.UnaryUnaryMultiCallable[_cashier_pb2.SetSessionReminderRequest, _cashier_pb2.SetSessionReminderResponse]  # type: ignore[assignment]
+    """SetSessionReminder sets how often the clients remind the caller how long they have played: 0
+    off, else 15 to 720 minutes. Stored and read back (GetSelfLimits); nothing is enforced. Idempotent
+    by `request_id`, which binds the minutes.
+    Roles: player. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; ALREADY_EXISTS
+    IDEMPOTENCY_CONFLICT.
+    """
+    StartBreak: _aio.UnaryUnaryMultiCallable[_cashier_pb2.StartBreakRequest, _cashier_pb2.StartBreakResponse]  # type: ignore[assignment]
+    """StartBreak starts a break the caller takes from play: a cooling-off of 1 to 42 days or a
+    self-exclusion of 183 to 3650 days, from now. While it runs Purchase and OpenSeatSession refuse
+    the player (FAILED_PRECONDITION COOLING_OFF / SELF_EXCLUDED) and no limit can be raised or
+    removed. It cannot be ended or shortened: a new break that would end earlier than the one
+    running is refused; one that ends later extends it (and gives it its kind). Idempotent by
+    `request_id`, which binds the kind and the days.
+    Roles: player. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID (an unknown kind, days out
+    of the kind's range); FAILED_PRECONDITION BREAK_IN_FORCE; ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
+    """
+    GetSelfLimits: _aio.UnaryUnaryMultiCallable[_cashier_pb2.GetSelfLimitsRequest, _cashier_pb2.GetSelfLimitsResponse]  # type: ignore[assignment]
+    """GetSelfLimits reads a player's self-set limits in force (with what remains of each in its window
+    now), pending raises with their effective time, the session reminder and the break running.
+    Read only.
+    Roles: player (own limits only), support, risk, finance. Errors: PERMISSION_DENIED
+    NOT_YOUR_RESOURCE; INVALID_ARGUMENT FIELD_REQUIRED (no player id and the caller is not a player),
+    FIELD_INVALID.
     """
 
 class CashierServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -689,6 +765,68 @@ class CashierServiceServicer(metaclass=_abc_1.ABCMeta):
         automatic withdrawal holds of strong fair-play cases). Errors: INVALID_ARGUMENT FIELD_REQUIRED,
         FIELD_INVALID (an unknown scope too); FAILED_PRECONDITION PLAYER_ALREADY_ON_HOLD,
         PLAYER_NOT_ON_HOLD; ALREADY_EXISTS IDEMPOTENCY_CONFLICT (metadata `field`).
+        """
+
+    @_abc_1.abstractmethod
+    def SetSelfLimit(
+        self,
+        request: _cashier_pb2.SetSelfLimitRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_cashier_pb2.SetSelfLimitResponse, _abc.Awaitable[_cashier_pb2.SetSelfLimitResponse]]:
+        """SetSelfLimit sets one of the caller's own limits (responsible gaming) in one pool: chips bought,
+        or chips lost at cash tables, in a rolling day (24 h), week (7 days) or month (30 days). Amount 0
+        removes the limit. A lower limit, or one where there was none, applies at once and cancels a
+        pending raise; a higher one, or a removal, takes effect 24 hours later (`effective_time`; until
+        then the old limit holds; a second raise replaces the pending one). No raise or removal while a
+        break runs. Purchase and OpenSeatSession enforce the limits in force. The player is the caller
+        (there is no player field). Idempotent by `request_id`, which binds every field. Every change is
+        kept in the cashier's append-only history of self-set limits.
+        Roles: player. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID (an unknown kind, an
+        amount below 0 or above 10^12), POOL_INVALID; FAILED_PRECONDITION BREAK_IN_FORCE; ALREADY_EXISTS
+        IDEMPOTENCY_CONFLICT (metadata `field`).
+        """
+
+    @_abc_1.abstractmethod
+    def SetSessionReminder(
+        self,
+        request: _cashier_pb2.SetSessionReminderRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_cashier_pb2.SetSessionReminderResponse, _abc.Awaitable[_cashier_pb2.SetSessionReminderResponse]]:
+        """SetSessionReminder sets how often the clients remind the caller how long they have played: 0
+        off, else 15 to 720 minutes. Stored and read back (GetSelfLimits); nothing is enforced. Idempotent
+        by `request_id`, which binds the minutes.
+        Roles: player. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; ALREADY_EXISTS
+        IDEMPOTENCY_CONFLICT.
+        """
+
+    @_abc_1.abstractmethod
+    def StartBreak(
+        self,
+        request: _cashier_pb2.StartBreakRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_cashier_pb2.StartBreakResponse, _abc.Awaitable[_cashier_pb2.StartBreakResponse]]:
+        """StartBreak starts a break the caller takes from play: a cooling-off of 1 to 42 days or a
+        self-exclusion of 183 to 3650 days, from now. While it runs Purchase and OpenSeatSession refuse
+        the player (FAILED_PRECONDITION COOLING_OFF / SELF_EXCLUDED) and no limit can be raised or
+        removed. It cannot be ended or shortened: a new break that would end earlier than the one
+        running is refused; one that ends later extends it (and gives it its kind). Idempotent by
+        `request_id`, which binds the kind and the days.
+        Roles: player. Errors: INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID (an unknown kind, days out
+        of the kind's range); FAILED_PRECONDITION BREAK_IN_FORCE; ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
+        """
+
+    @_abc_1.abstractmethod
+    def GetSelfLimits(
+        self,
+        request: _cashier_pb2.GetSelfLimitsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_cashier_pb2.GetSelfLimitsResponse, _abc.Awaitable[_cashier_pb2.GetSelfLimitsResponse]]:
+        """GetSelfLimits reads a player's self-set limits in force (with what remains of each in its window
+        now), pending raises with their effective time, the session reminder and the break running.
+        Read only.
+        Roles: player (own limits only), support, risk, finance. Errors: PERMISSION_DENIED
+        NOT_YOUR_RESOURCE; INVALID_ARGUMENT FIELD_REQUIRED (no player id and the caller is not a player),
+        FIELD_INVALID.
         """
 
 def add_CashierServiceServicer_to_server(servicer: CashierServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

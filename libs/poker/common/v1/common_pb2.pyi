@@ -571,6 +571,27 @@ class _ErrorReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ErrorReas
     seed does not match the hash published before the deal. Nothing was changed; an operator must
     repair the row (docs/fairness.md, "Damaged rows"). Reads of an ended hand are not refused.
     """
+    ERROR_REASON_SELF_LIMIT_REACHED: _ErrorReason.ValueType  # 1400
+    """Limits a player sets on themself (responsible gaming, the cashier: 1400-1419).
+    FAILED_PRECONDITION: a limit the player set on themself stops this purchase or buy-in: with it,
+    what the player bought (or lost) in the limit's rolling window would exceed the limit. Metadata
+    `kind` names the limit (PURCHASE_DAILY ... LOSS_MONTHLY), `limit` its amount and `remaining` what
+    is left of it in the window now. Nothing was recorded: the same request goes through once the
+    window has room.
+    """
+    ERROR_REASON_COOLING_OFF: _ErrorReason.ValueType  # 1401
+    """FAILED_PRECONDITION: the player took a cooling-off break: no purchase and no new seat until it
+    ends (metadata `until`). It cannot be ended early. Nothing was recorded.
+    """
+    ERROR_REASON_SELF_EXCLUDED: _ErrorReason.ValueType  # 1402
+    """FAILED_PRECONDITION: the player excluded themself: no purchase and no new seat until the
+    self-exclusion ends (metadata `until`). It cannot be ended early. Nothing was recorded.
+    """
+    ERROR_REASON_BREAK_IN_FORCE: _ErrorReason.ValueType  # 1403
+    """FAILED_PRECONDITION: a break the player took is running (metadata `kind`, `until`): it cannot be
+    shortened (a new break must end no earlier than this one), and no limit can be raised or removed
+    until it ends. Nothing was changed.
+    """
 
 class ErrorReason(_ErrorReason, metaclass=_ErrorReasonEnumTypeWrapper):
     """ErrorReason is the catalogue of stable reasons carried in `google.rpc.ErrorInfo.reason` (with
@@ -1037,6 +1058,27 @@ hand: its seed or (version 3) its deck secret does not decrypt under the hand's 
 configured keys (a ciphertext of another hand's row, or a key no longer configured), or the
 seed does not match the hash published before the deal. Nothing was changed; an operator must
 repair the row (docs/fairness.md, "Damaged rows"). Reads of an ended hand are not refused.
+"""
+ERROR_REASON_SELF_LIMIT_REACHED: ErrorReason.ValueType  # 1400
+"""Limits a player sets on themself (responsible gaming, the cashier: 1400-1419).
+FAILED_PRECONDITION: a limit the player set on themself stops this purchase or buy-in: with it,
+what the player bought (or lost) in the limit's rolling window would exceed the limit. Metadata
+`kind` names the limit (PURCHASE_DAILY ... LOSS_MONTHLY), `limit` its amount and `remaining` what
+is left of it in the window now. Nothing was recorded: the same request goes through once the
+window has room.
+"""
+ERROR_REASON_COOLING_OFF: ErrorReason.ValueType  # 1401
+"""FAILED_PRECONDITION: the player took a cooling-off break: no purchase and no new seat until it
+ends (metadata `until`). It cannot be ended early. Nothing was recorded.
+"""
+ERROR_REASON_SELF_EXCLUDED: ErrorReason.ValueType  # 1402
+"""FAILED_PRECONDITION: the player excluded themself: no purchase and no new seat until the
+self-exclusion ends (metadata `until`). It cannot be ended early. Nothing was recorded.
+"""
+ERROR_REASON_BREAK_IN_FORCE: ErrorReason.ValueType  # 1403
+"""FAILED_PRECONDITION: a break the player took is running (metadata `kind`, `until`): it cannot be
+shortened (a new break must end no earlier than this one), and no limit can be raised or removed
+until it ends. Nothing was changed.
 """
 Global___ErrorReason: _TypeAlias = ErrorReason  # noqa: Y015
 
