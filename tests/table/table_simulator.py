@@ -442,6 +442,9 @@ class Simulation:
         self.in_play: set[str] = set()  # hands a view showed dealt and running
         # The operator's CloseTable answered OK: the hands that may still be played (dealt before it).
         self.closing_allows: set[str] | None = None
+        self.close_ids: set[str] = set()  # CloseTable request ids sent
+        self.close_ids_ok: set[str] = set()  # ... answered OK (so in the table's log)
+        self.closes_done: set[str] = set()  # ... of those, the ones answered before the table closed
 
     # ------------------------------------------------------------------ the table and its owners
 
@@ -507,6 +510,7 @@ class Simulation:
             # before its round was over: the table the next call opens is an ordinary one.
             self.closing_allows = None
             self.result.closes += 1
+            self.closes_done |= self.close_ids_ok
         self._collect()  # the calls the crash cut: unanswered (their players retry them)
 
     def _log_says_closing(self, actor: TableActor) -> bool:
@@ -581,7 +585,8 @@ class Simulation:
             back_in, wait = args
             coro = actor.call(lambda: actor.sit_out(player, request_id, back_in, wait))
         elif kind == "close":
-            coro = actor.call(actor.close_after_hand)
+            coro = actor.call(lambda: actor.close_after_hand(request_id))
+            self.close_ids.add(request_id)
         else:
             coro = actor.leave(player, request_id)
         self.pending.append(Pending(kind, player, request_id, asyncio.ensure_future(coro), hand_id, args))
@@ -609,7 +614,23 @@ class Simulation:
                     still.append(self.pending.pop())
                 continue
             error = task.exception()
-            if error is None and pending.kind == "close" and self.closing_allows is None:
+            if (
+                error is None
+                and pending.kind == "close"
+                and pending.request_id in self.closes_done
+                and self.actor is not None
+                and self.actor.closing
+            ):
+                # A retry of a close carried out already (its answer lost) closed the table again.
+                raise Violation(f"CloseTable {pending.request_id}, retried, closed the table opened again")
+            if error is None and pending.kind == "close":
+                self.close_ids_ok.add(pending.request_id)
+            if (
+                error is None
+                and pending.kind == "close"
+                and self.closing_allows is None
+                and pending.request_id not in self.closes_done
+            ):
                 # Answered: the hand under way (if any) is the last this table deals until it closes.
                 live = self.actor._live if self.actor is not None else None
                 self.closing_allows = set(self.dealt) | ({live.hand_id} if live is not None else set())
@@ -684,8 +705,14 @@ class Simulation:
                 again = self.rng.choice(done)
                 self._start(again.kind, again.player, again.request_id, *again.args, hand_id=again.hand_id)
         elif 0.90 <= roll < 0.905 and not any(p.kind == "close" and not p.task.done() for p in self.pending):
-            # The operator closes the table after its hand (CloseTable, issue 38).
-            self._start("close", "operator", self._request("operator"))
+            # The operator closes the table after its hand (CloseTable, issue 38), or their client
+            # retries a close whose answer it lost, with its request id (perhaps after the table
+            # closed and opened again: that retry must close nothing).
+            earlier = sorted(self.close_ids)
+            if earlier and self.rng.random() < 0.5:
+                self._start("close", "operator", self.rng.choice(earlier))
+            else:
+                self._start("close", "operator", self._request("operator"))
 
     async def _check_sealed(self) -> None:
         """At the end: every hand fairness sealed was dealt or voided, but the ones the table still
@@ -732,6 +759,7 @@ class Simulation:
             raise Violation(f"the table closed with seat sessions open: {still}")
         self.result.closes += 1
         self.closing_allows = None
+        self.closes_done |= self.close_ids_ok
         await actor.stop()
         for player in list(self.watchers):
             self._check_stream(player, None)

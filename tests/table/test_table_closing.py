@@ -102,6 +102,7 @@ async def test_close_after_hand_plays_the_hand_out_cashes_everyone_out_and_deals
         assert (answer.table_id, answer.hand_running, answer.players) == (TABLE, True, 2)
         again = await actor.call(actor.close_after_hand)  # asked twice: one close
         assert again.players == 2
+        assert (await actor.call(lambda: actor.snapshot("ann"))).closing
         for _ in range(20):
             if len(cashier.cashed_out) == 2:
                 break

@@ -229,7 +229,10 @@ class World:
 
     def close(self) -> None:
         """CloseTable asked, or the closed table opened again (issue 38): in the log either way."""
-        self.feed(table_core.CloseAfterHand() if self.rng.random() < 0.5 else table_core.TableClosed())
+        if self.rng.random() < 0.5:
+            self.feed(table_core.CloseAfterHand(f"close-{self.rng.randrange(5)}", self.rng.random() < 0.5, 2))
+        else:
+            self.feed(table_core.TableClosed())
 
     def tick(self) -> None:
         self.now += self.rng.choice([0.0, 0.5, 5.0, 30.0, 89.0, 91.0, 300.0, 700.0])
@@ -345,11 +348,11 @@ class World:
         assert {(s, p.player_id, p.session_id) for s, p in fresh.players.items()} == {
             (s, p.player_id, p.session_id) for s, p in self.state.players.items()
         }
-        players, _, kept, closing = reopened.durable()
+        players, _, kept, *closing = reopened.durable()
         assert (players, kept, closing) == (
             self.state.durable()[0],
             self.state.durable()[2],
-            self.state.durable()[3],
+            list(self.state.durable()[3:]),
         )
         assert {(p.seat, p.stack, p.sitting_out) for p in reopened.seating.players} == {
             (p.seat, p.stack, p.sitting_out) for p in self.state.seating.players

@@ -98,7 +98,7 @@ async def test_the_seats_log_is_trimmed_to_a_snapshot_as_it_grows(monkeypatch: p
             # The seats, their presence and banks, and the kept banks (the seating's button and
             # stacks move with the hands, which a table that opens takes from the hand and the
             # cashier: table_core.reopen).
-            players, _, kept, _ = table_core.replay(entries, actor._rules, 5, 10).durable()
+            players, _, kept, *_ = table_core.replay(entries, actor._rules, 5, 10).durable()
             assert (players, kept) == (actor._seats.durable()[0], actor._seats.durable()[2])
         assert log.rewrites > 3
     finally:

@@ -1,7 +1,8 @@
 """The whole-table simulator in CI (tests/table/table_simulator.py, issue 42): twenty random seeds a
 run (each printed when it fails, with the one command that runs it again), equal seeds give equal
 runs, and the checks are not vacuous: a hole card leaked to another seat, a settlement that does
-not add up and a close forgotten at a takeover, planted in the table, are caught. The long run goes behind `--run-slow`
+not add up, a close forgotten at a takeover and a retried close that closes the table again,
+planted in the table, are caught. The long run goes behind `--run-slow`
 (`POKER_SIMULATOR_HANDS`, 100,000 hands by default)."""
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 import pytest
 
 from services.table.cash import core, table_core, views
+from services.table.cash.actor import TableActor
 from tests.table.table_simulator import Result, Violation, simulate
 
 SEEDS_PER_RUN = 20
@@ -98,3 +100,25 @@ async def test_a_close_forgotten_at_a_takeover_is_caught(monkeypatch: pytest.Mon
             break
     assert caught, "no seed caught the close forgotten at a takeover"
     assert "dealt after CloseTable" in caught[0], caught[0]
+
+
+async def test_a_retried_close_that_closes_the_reopened_table_is_caught(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Planted: the table forgets the request ids of the closes it carried out (an outside tester's
+    case: after a restart, the operator's retry of a close closed the table opened again)."""
+    close = TableActor.close_after_hand
+
+    async def forgetful(self: TableActor, request_id: str = "") -> Any:
+        return await close(self, "")
+
+    monkeypatch.setattr(TableActor, "close_after_hand", forgetful)
+    caught: list[str] = []
+    for seed in [8, *range(100, 160)]:
+        try:
+            await simulate(seed, hands=40)
+        except Violation as violation:
+            caught.append(str(violation))
+            break
+    assert caught, "no seed caught the retried close"
+    assert "retried, closed the table opened again" in caught[0], caught[0]

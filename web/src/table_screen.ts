@@ -373,7 +373,9 @@ export function showTable(roomId: string, tableId: string, spectate: boolean): S
     // The table holds a hand that ended with cards shown (its awards, cards face up at the seats)
     // before the next countdown: that is the showdown, not yet "between hands".
     const heldShowdown = view.awards.length > 0 && view.seats.some((x) => x.playerId !== state.me && x.holeCards.some((c) => !c.hidden));
-    patch(street, streetName(view.street) ?? (heldShowdown ? t("street.showdown") : view.phase === TablePhase.WAITING_FOR_PLAYERS ? t("table.waiting_for_players") : t("table.between_hands")));
+    const between = view.closing ? t("table.closing") : view.phase === TablePhase.WAITING_FOR_PLAYERS ? t("table.waiting_for_players") : t("table.between_hands");
+    // A table an operator closes says so in every view (a player who connects late heard no notice).
+    patch(street, (view.closing && view.phase === TablePhase.HAND_IN_PROGRESS ? `${streetName(view.street) ?? ""} · ${t("table.closing_after_hand")}` : streetName(view.street)) ?? (heldShowdown ? t("street.showdown") : between));
     const won = winningCards(view);
     const fresh = { count: 0 };
     keyed(board, JSON.stringify([view.handId, view.board.map((c) => [c.text, won.has(c.text)])]), () => view.board.map((c, i) => dealt(winning(card(c.text), won.has(c.text)), view, "board", i, fresh)));

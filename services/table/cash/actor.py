@@ -582,17 +582,30 @@ class TableActor:
         """CloseTable asked (the seats' state, in their log: a next owner closes the table too)."""
         return self._seats.closing
 
-    async def close_after_hand(self) -> table_pb2.CloseTableResponse:
+    async def close_after_hand(self, request_id: str = "") -> table_pb2.CloseTableResponse:
         """Inside the actor (the CloseTable RPC): no new hand from now on; once no hand holds them,
         every seat is cashed out, and the table closes (`close_if_done`, the shard's next round).
         Answered once the close is in the seats' log (a log that is away: UNAVAILABLE, nothing
-        changed), so a shard that dies before it is done leaves it to the room's next owner."""
+        changed), so a shard that dies before it is done leaves it to the room's next owner. The log
+        keeps the closes' `request_id`s and answers (the last 16): a retry, even at the table opened
+        again after it closed (the shard's memory of the id gone with a restart), gets its first
+        answer and closes nothing."""
         self._require_open()
+        for asked, running, players in self._seats.closes:
+            if request_id and asked == request_id:
+                return table_pb2.CloseTableResponse(
+                    table_id=self.table_id, hand_running=running, players=players
+                )
         response = table_pb2.CloseTableResponse(
             table_id=self.table_id, hand_running=self._live is not None, players=len(self._players)
         )
-        if not self._closing:
-            await self._feed_seats_logged_first(table_core.CloseAfterHand())
+        closing = self._closing
+        if request_id or not closing:
+            # Closing already: a new id is remembered all the same (its retry, later, closes nothing).
+            await self._feed_seats_logged_first(
+                table_core.CloseAfterHand(request_id, response.hand_running, response.players)
+            )
+        if not closing:
             log.info("table closing after its hand", table_id=self.table_id, players=len(self._players))
             self._publish_notice(
                 "TABLE_CLOSING", "this table closes after the hand; your chips go back to your wallet"

@@ -82,6 +82,10 @@ class Seats:
     reserved: dict[int, str] = field(default_factory=dict)
     # CloseTable asked (issue 38): in the log, so a next owner of the closing table closes it too.
     closing: bool = False
+    # The closes asked lately (the last `CLOSES_KEPT`): request id and first answer (hand running,
+    # players), kept after the table closed, so a retry reaching the table opened again (the shard's
+    # memory of the id gone with a restart) gets that answer, not a close.
+    closes: tuple[tuple[str, bool, int], ...] = ()
 
     @staticmethod
     def empty(rules: Rules, small_blind: int, big_blind: int) -> Seats:
@@ -99,6 +103,7 @@ class Seats:
             KeptTimeBanks(self.banks.keep_seconds, dict(self.banks._kept)),
             dict(self.reserved),
             self.closing,
+            self.closes,
         )
 
     def durable(self) -> tuple[Any, ...]:
@@ -123,6 +128,7 @@ class Seats:
             self.seating,
             sorted(self.banks._kept.items()),
             self.closing,
+            self.closes,
         )
 
 
@@ -226,10 +232,19 @@ class BankLeft:
     seconds: float
 
 
+# How many CloseTable request ids a table remembers in its seats' log (a retry of an older one closes
+# the table again: the operator's client retries within seconds, not after 16 other closes).
+CLOSES_KEPT = 16
+
+
 @dataclass(frozen=True, slots=True)
 class CloseAfterHand:
-    """The operator closes the table (CloseTable): no new hand; the seats are cashed out by the shell
-    once no hand holds them."""
+    """The operator closes the table (CloseTable `request_id`, answered `hand_running`, `players`):
+    no new hand; the seats are cashed out by the shell once no hand holds them."""
+
+    request_id: str = ""
+    hand_running: bool = False
+    players: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -394,7 +409,12 @@ def feed(state: Seats, given: Input, rules: Rules) -> Step:
     if isinstance(given, Snapshot):
         return Step(from_snapshot(given, rules))
     if isinstance(given, CloseAfterHand):
+        if given.request_id and any(close[0] == given.request_id for close in new.closes):
+            return Step(new)  # a retry: its first answer stands, nothing changes
         new.closing = True
+        if given.request_id:
+            close = (given.request_id, given.hand_running, given.players)
+            new.closes = (*new.closes, close)[-CLOSES_KEPT:]
         return Step(new)
     if isinstance(given, TableClosed):
         new.closing = False
@@ -646,7 +666,9 @@ _KINDS: dict[str, type[Any]] = {
 
 
 # Fields an entry written by an earlier version lacks (HandResult's, issue 42).
-_ADDED_LATER = frozenset({"positions", "debts", "display_name", "avatar_url"})
+_ADDED_LATER = frozenset(
+    {"positions", "debts", "display_name", "avatar_url", "request_id", "hand_running", "players"}
+)
 
 
 def snapshot_of(state: Seats) -> Snapshot:
@@ -675,7 +697,16 @@ def snapshot_of(state: Seats) -> Snapshot:
         for seat, p in sorted(state.players.items())
     ]
     kept = [[player, bank, at] for player, (bank, at) in sorted(state.banks._kept.items())]
-    return Snapshot({"players": players, "seating": seating, "kept": kept, "closing": state.closing})
+    closes = [list(close) for close in state.closes]
+    return Snapshot(
+        {
+            "players": players,
+            "seating": seating,
+            "kept": kept,
+            "closing": state.closing,
+            "closes": closes,
+        }
+    )
 
 
 def from_snapshot(snapshot: Snapshot, rules: Rules) -> Seats:
@@ -711,7 +742,11 @@ def from_snapshot(snapshot: Snapshot, rules: Rules) -> Seats:
     kept = {str(player): (float(bank), float(at)) for player, bank, at in values["kept"]}
     # A snapshot written before tables closed on request has no "closing": not closing.
     return Seats(
-        players, seating, KeptTimeBanks(rules.keep_seconds, kept), closing=bool(values.get("closing"))
+        players,
+        seating,
+        KeptTimeBanks(rules.keep_seconds, kept),
+        closing=bool(values.get("closing")),
+        closes=tuple((str(r), bool(running), int(n)) for r, running, n in values.get("closes", ())),
     )
 
 
@@ -792,6 +827,7 @@ def reopen(
     state, owed = restore(logged_state, rules, seating, sessions, banks)
     # A close the operator asked for is carried out by whoever opens the table next (issue 38).
     state.closing = logged_state.closing
+    state.closes = logged_state.closes
     for seat, player in state.players.items():
         known = logged_state.players.get(seat)
         if known is None or (known.player_id, known.session_id) != (player.player_id, player.session_id):

@@ -149,6 +149,7 @@ def table_state(parts: Parts, *, now: float) -> TableState:
         table_id=parts.table_id,
         room=parts.room,
         phase=phase(parts),
+        closing=parts.seats.closing,
         hand_id=hand_id,
         commitment=commitment,
         street=street_pb(hand.street) if running and hand is not None else 0,

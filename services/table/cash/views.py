@@ -124,6 +124,7 @@ class TableState:
     seed_phase: int = 0
     seed_deadline: float | None = None
     seed_hashes: tuple[tuple[int, str], ...] = ()
+    closing: bool = False  # CloseTable asked (in the seats' log)
 
 
 def _shown_seats(events: Sequence[Event]) -> set[int]:
@@ -219,6 +220,7 @@ def table_view(state: TableState, recipient: int | None) -> table_pb2.TableView:
     view.seed_phase = state.seed_phase  # type: ignore[assignment]
     if state.seed_phase and state.seed_deadline is not None:
         view.seed_phase_deadline.CopyFrom(to_timestamp_seconds(state.seed_deadline))
+    view.closing = state.closing
     view.seed_hashes.extend(
         table_pb2.SeedHash(seat=seat, client_seed_hash=h) for seat, h in state.seed_hashes
     )

@@ -486,7 +486,7 @@ class TableShard:
 
         async def close() -> table_pb2.CloseTableResponse:
             actor = await table()
-            return await actor.call(actor.close_after_hand)
+            return await actor.call(lambda: actor.close_after_hand(request_id))
 
         return await self._closings.once((caller, "CloseTable", request_id), table_id, close)
 

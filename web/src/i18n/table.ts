@@ -18,6 +18,8 @@ export const TABLE = {
   "table.back": { ru: "Назад", en: "Back" },
   "table.waiting_for_players": { ru: "Ожидание игроков", en: "Waiting for players" },
   "table.between_hands": { ru: "Между раздачами", en: "Between hands" },
+  "table.closing": { ru: "Стол закрывается: фишки возвращаются в кошелёк", en: "The table is closing: chips go back to the wallet" },
+  "table.closing_after_hand": { ru: "стол закроется после раздачи", en: "the table closes after this hand" },
   "table.own_randomness": { ru: "Добавлять свою случайность в каждую раздачу", en: "Add my own randomness to each hand" },
   "table.own_randomness_hint": {
     ru: "новый случайный сид в каждой раздаче: сначала его хеш, потом сам сид, когда собраны все хеши",

@@ -496,6 +496,7 @@ class TableView(_message.Message):
     SEED_PHASE_FIELD_NUMBER: _builtins.int
     SEED_PHASE_DEADLINE_FIELD_NUMBER: _builtins.int
     SEED_HASHES_FIELD_NUMBER: _builtins.int
+    CLOSING_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     """The table id."""
     room_id: _builtins.str
@@ -518,6 +519,11 @@ class TableView(_message.Message):
     """The seat whose turn it is, 0 if none."""
     seed_phase: Global___SeedPhase.ValueType
     """Which client-seed step the committed next hand takes now; unspecified when none is open."""
+    closing: _builtins.bool
+    """True once an operator closed the table (CloseTable): no new hand; after the running hand every
+    player is cashed out and the table closes. In every view, so a client that connects late (or to
+    the next owner after a handover) knows, not only those who heard the TABLE_CLOSING notice.
+    """
     @_builtins.property
     def seats(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatView]:
         """All seats of the table."""
@@ -590,10 +596,11 @@ class TableView(_message.Message):
         seed_phase: Global___SeedPhase.ValueType = ...,
         seed_phase_deadline: _timestamp_pb2.Timestamp | None = ...,
         seed_hashes: _abc.Iterable[Global___SeedHash] | None = ...,
+        closing: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["as_of", b"as_of", "house", b"house", "legal_actions", b"legal_actions", "seed_phase_deadline", b"seed_phase_deadline", "to_act_deadline", b"to_act_deadline"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["as_of", b"as_of", "awards", b"awards", "board", b"board", "button_seat", b"button_seat", "hand_id", b"hand_id", "house", b"house", "legal_actions", b"legal_actions", "phase", b"phase", "pool", b"pool", "pots", b"pots", "room_id", b"room_id", "seats", b"seats", "seed_commitment", b"seed_commitment", "seed_hashes", b"seed_hashes", "seed_phase", b"seed_phase", "seed_phase_deadline", b"seed_phase_deadline", "street", b"street", "table_id", b"table_id", "to_act_deadline", b"to_act_deadline", "to_act_seat", b"to_act_seat", "variant", b"variant"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["as_of", b"as_of", "awards", b"awards", "board", b"board", "button_seat", b"button_seat", "closing", b"closing", "hand_id", b"hand_id", "house", b"house", "legal_actions", b"legal_actions", "phase", b"phase", "pool", b"pool", "pots", b"pots", "room_id", b"room_id", "seats", b"seats", "seed_commitment", b"seed_commitment", "seed_hashes", b"seed_hashes", "seed_phase", b"seed_phase", "seed_phase_deadline", b"seed_phase_deadline", "street", b"street", "table_id", b"table_id", "to_act_deadline", b"to_act_deadline", "to_act_seat", b"to_act_seat", "variant", b"variant"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
