@@ -189,8 +189,8 @@ function avatarSwitch(): HTMLElement {
   );
 }
 
-/** The name editor: the name, its rules, Save and Cancel; each refusal in words under the field; and
- * the switch of the player's photo. */
+/** The name editor (the player's profile): the name, its rules, Save and Cancel; each refusal in
+ * words under the field; the switch of the player's photo; and the way to the player's limits. */
 function nameEditor(onDone: () => void): HTMLElement {
   const input = h("input", {
     id: "display-name", name: "display-name", value: profileName(), maxlength: 32, autocomplete: "nickname",
@@ -241,6 +241,8 @@ function nameEditor(onDone: () => void): HTMLElement {
     status,
     h("div", { class: "name-actions" }, save, cancel),
     avatarSwitch(),
+    // The limits the player sets on themself (limits_screen.ts), from their profile.
+    h("div", { class: "profile-links" }, h("button", { type: "button", class: "quiet", id: "open-limits", onclick: () => go({ name: "limits" }) }, t("limits.open"))),
   );
   window.setTimeout(() => input.focus(), 0);
   return form;

@@ -1,5 +1,6 @@
 // The page: sign in (Telegram Mini App initData, or a development name), then the lobby, a table, a
-// house game or the player's hands. One screen at a time (router.ts); each screen cleans up when left.
+// house game, the player's hands or their limits (limits_screen.ts; the session reminder runs beside
+// every screen: reminder.ts). One screen at a time (router.ts); each screen cleans up when left.
 import { gateway, describe } from "./api";
 import { h, languageSwitch, mount, toast } from "./ui";
 import { applyToDocument, onLanguageChange, t } from "./i18n";
@@ -8,6 +9,8 @@ import { showLobby } from "./lobby";
 import { showTable } from "./table_screen";
 import { showHouse } from "./house_screen";
 import { showHands } from "./hands_screen";
+import { showLimits } from "./limits_screen";
+import "./reminder";
 import { enterScreen, startTelegram } from "./telegram";
 import { go, leaveScreen, savedRoute, useScreens, type Route, type Screen } from "./router";
 
@@ -21,6 +24,8 @@ useScreens((route: Route): Screen => {
       return showHouse(route.roomId, route.tableId);
     case "hands":
       return showHands();
+    case "limits":
+      return showLimits();
   }
 });
 

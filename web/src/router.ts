@@ -15,7 +15,8 @@ export type Route =
   | { name: "lobby" }
   | { name: "table"; roomId: string; tableId: string; spectate: boolean }
   | { name: "house"; roomId: string; tableId: string }
-  | { name: "hands" };
+  | { name: "hands" }
+  | { name: "limits" };
 
 const ROUTE_KEY = "poker.route";
 

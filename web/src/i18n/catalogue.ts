@@ -11,10 +11,11 @@ import { SCREENS } from "./screens";
 import { TABLE } from "./table";
 import { HOUSE } from "./house";
 import { REFUSALS } from "./refusals";
+import { LIMITS } from "./limits";
 import type { Entry } from "./entry";
 
 export type { Entry, Plural, Text } from "./entry";
 
-export const CATALOGUE = { ...SCREENS, ...TABLE, ...HOUSE, ...REFUSALS } satisfies Record<string, Entry>;
+export const CATALOGUE = { ...SCREENS, ...TABLE, ...HOUSE, ...REFUSALS, ...LIMITS } satisfies Record<string, Entry>;
 
 export type Key = keyof typeof CATALOGUE;

@@ -1,19 +1,21 @@
 // Players (support, risk, finance): find a player by id or by the start of their name, then their
 // balances and open seat, their statement (paged), their hands (support, risk; one opened in the
 // players' replayer with every card: hand_replay.ts), the notes on them (support, risk: notes.ts), the
-// requests to release their hold and where they stand (risk, finance: releases.ts) and, for support,
-// muting them in the chat.
+// requests to release their hold and where they stand (risk, finance: releases.ts), the limits they
+// set on themself (support, risk, finance: GetSelfLimits, read only; no form, staff cannot change
+// them; greyed out for a role without the read) and, for support, muting them in the chat.
 import { h, chips, signedChips } from "../ui";
-import { st, transferKindName } from "../i18n/staff_words";
+import { roleList, st, type StaffKey } from "../i18n/staff_words";
+import { transferKindName } from "../i18n/staff_words";
 import { because, cashier, history, lobby, table as tableService } from "./api";
-import { may } from "./roles";
+import { may, rolesOf } from "./roles";
 import type { Signed } from "./session";
 import { actionForm, field, input, load, panel, poolName, select, table, when } from "./widgets";
 import { concerns, pendingFirst, releasesIn, releaseTable } from "./releases";
 import { openHand, stopReplay } from "./hand_replay";
 import { notesPanel } from "./notes";
 import { ChipPool } from "../gen/poker/common/v1/common_pb";
-import { SeatSessionState } from "../gen/poker/cashier/v1/cashier_pb";
+import { BreakKind, SeatSessionState, SelfLimitKind } from "../gen/poker/cashier/v1/cashier_pb";
 
 function balancesOf(out: HTMLElement, playerId: string): void {
   void load(out, async () => {
@@ -28,6 +30,49 @@ function balancesOf(out: HTMLElement, playerId: string): void {
       seat && seat.state === SeatSessionState.OPEN
         ? h("p", { id: "open-seat" }, st("player.open_seat", { table: seat.tableId, seat: seat.seatIndex + 1, stack: seat.stack, buy_in: seat.buyInAmount, time: when(seat.openTime) }))
         : h("p", { class: "muted", id: "open-seat" }, st("player.no_open_seat")),
+    ];
+  });
+}
+
+const SELF_KINDS: Record<number, StaffKey> = {
+  [SelfLimitKind.PURCHASE_DAILY]: "self.kind.PURCHASE_DAILY",
+  [SelfLimitKind.PURCHASE_WEEKLY]: "self.kind.PURCHASE_WEEKLY",
+  [SelfLimitKind.PURCHASE_MONTHLY]: "self.kind.PURCHASE_MONTHLY",
+  [SelfLimitKind.LOSS_DAILY]: "self.kind.LOSS_DAILY",
+  [SelfLimitKind.LOSS_WEEKLY]: "self.kind.LOSS_WEEKLY",
+  [SelfLimitKind.LOSS_MONTHLY]: "self.kind.LOSS_MONTHLY",
+};
+
+/** The limits the player set on themself, their reminder and break (GetSelfLimits): read only. */
+function selfLimitsOf(out: HTMLElement, playerId: string): void {
+  void load(out, async () => {
+    const reply = await cashier.getSelfLimits({ playerId });
+    const limits = [...reply.limits].sort((a, b) => a.pool - b.pool || a.kind - b.kind);
+    const running = reply.activeBreak;
+    return [
+      h("p", { class: "muted" }, st("self.read_only")),
+      limits.length
+        ? table(
+            [st("player.pool"), st("self.kind"), st("self.amount"), st("self.used"), st("self.left"), st("self.pending")],
+            limits.map((l) => [
+              poolName(l.pool),
+              st(SELF_KINDS[l.kind] ?? "self.kind.PURCHASE_DAILY"),
+              l.amount ? chips(l.amount) : "—",
+              chips(l.used),
+              l.amount ? chips(l.remaining) : "—",
+              !l.pendingTime ? "—" : l.pendingAmount ? st("self.pending_at", { amount: chips(l.pendingAmount), time: when(l.pendingTime) }) : st("self.pending_removal", { time: when(l.pendingTime) }),
+            ]),
+            { id: "self-limits" },
+          )
+        : h("p", { class: "muted", id: "self-limits-none" }, st("self.none")),
+      h("p", { id: "self-reminder" }, reply.sessionReminderMinutes ? st("self.reminder", { minutes: String(reply.sessionReminderMinutes) }) : st("self.reminder_off")),
+      h(
+        "p",
+        { id: "self-break", "data-kind": running ? BreakKind[running.kind] : "" },
+        !running
+          ? st("self.no_break")
+          : st(running.kind === BreakKind.SELF_EXCLUSION ? "self.self_exclusion" : "self.cooling_off", { time: when(running.endTime), start: when(running.startTime) }),
+      ),
     ];
   });
 }
@@ -108,6 +153,13 @@ function playerPanel(out: HTMLElement, s: Signed, playerId: string, name: string
   balancesOf(balances, playerId);
   parts.push(panel("player-statement", st("player.statement"), statement));
   statementOf(statement, playerId);
+  if (may(s.roles, "selfLimits")) {
+    const limits = h("div", {});
+    parts.push(panel("player-self-limits", st("self.title"), limits));
+    selfLimitsOf(limits, playerId);
+  } else {
+    parts.push(panel("player-self-limits", st("self.title"), h("p", { class: "muted not-yours" }, st("dashboard.read_by", { roles: roleList(rolesOf("selfLimits")) }))));
+  }
   if (may(s.roles, "hands")) {
     parts.push(panel("player-hands-panel", st("player.hands"), hands));
     handsOf(hands, playerId);

@@ -20,6 +20,7 @@ export const GRANTS = {
   findPlayers: ["support", "risk", "finance", "operations"],
   balances: ["support", "risk", "finance"], // GetBalances, GetStatement
   hands: ["support", "risk"], // ListMyHands (player_id), GetHand
+  selfLimits: ["support", "risk", "finance"], // GetSelfLimits (player_id): read only, never a setting RPC
   seatSessions: ["support", "finance", "operations"],
   cases: ["risk"], // ListCases, GetCase, HoldPlayer, ReleasePlayer, ResolveCase
   conservation: ["finance"],
