@@ -18,7 +18,15 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from service_runtime.errors import AlreadyExists, InvalidArgument
 from services.cashier import self_limit_storage as stored
 from services.cashier import storage
-from services.cashier.ledger import Pool, check_player_id, check_text, mint_account_id, wallet_account_id
+from services.cashier.ledger import (
+    Account,
+    AccountKind,
+    Pool,
+    check_player_id,
+    check_text,
+    mint_account_id,
+    wallet_account_id,
+)
 from services.cashier.self_limit_storage import SelfLimitChange
 from services.cashier.self_limits import (
     LONGEST_WINDOW,
@@ -69,8 +77,12 @@ async def refuse_purchase_beyond_self_limits(
     if not any(s.at(now).amount and s.kind.measure is Measure.PURCHASE for s in limits):
         return
     # The purchase's own accounts, in the ledger's lock order: a second purchase of this player
-    # waits here and then counts this one.
-    await storage.lock_accounts(conn, [mint_account_id(source, pool), wallet_account_id(pool, player_id)])
+    # waits here and then counts this one. The wallet is created first: a player's first purchases,
+    # from two sources (two mints), had no common row to wait on and both passed the limit on
+    # PostgreSQL (an outside reviewer's case).
+    wallet = Account(wallet_account_id(pool, player_id), player_id, pool, AccountKind.PLAYER_WALLET)
+    await storage.create_account_if_missing(conn, wallet, now)
+    await storage.lock_accounts(conn, [mint_account_id(source, pool), wallet.account_id])
     bought = await stored.purchases_since(conn, player_id, pool, now - LONGEST_WINDOW)
     check_limits(limits, Measure.PURCHASE, bought, chips, now)
 

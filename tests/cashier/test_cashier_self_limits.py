@@ -6,6 +6,7 @@ only, idempotent retries, and the pool conserved throughout. Then the same over 
 
 from __future__ import annotations
 
+import asyncio
 from datetime import timedelta
 
 import grpc
@@ -442,3 +443,31 @@ async def test_over_grpc_a_player_sets_and_reads_only_their_own_limits_and_staff
             assert all(audit_balanced(f) for f in figures)
     finally:
         await cashier.engine.dispose()
+
+
+@pytest.mark.postgres
+async def test_a_players_first_purchases_from_two_sources_at_once_pass_a_limit_together_only_once(
+    cashier: Cashier,
+) -> None:
+    """An outside reviewer's case: the check locked the purchase's mint and wallet, but a player's
+    first purchase creates the wallet later, so two first purchases from two sources (two mints) had
+    no row in common to wait on and both passed the limit on PostgreSQL (READ COMMITTED)."""
+
+    await limit(cashier, "ann", "l1", LimitKind.PURCHASE_DAILY, 1000)
+
+    async def gram() -> None:
+        await cashier.purchase(
+            payment_reference="g1", player_id="ann", source=PaymentSource.GRAM, amount_minor=1000 * 10**6
+        )
+
+    async def stars() -> None:
+        await cashier.purchase(
+            payment_reference="s1", player_id="ann", source=PaymentSource.TELEGRAM_STARS, amount_minor=100
+        )
+
+    outcomes = await asyncio.gather(gram(), stars(), return_exceptions=True)
+    refusals = [o for o in outcomes if isinstance(o, DomainError)]
+    assert len(refusals) == 1, outcomes
+    assert refusals[0].reason == "SELF_LIMIT_REACHED"
+    assert await balance(cashier, "ann") == 1000
+    await balanced(cashier)

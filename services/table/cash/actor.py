@@ -511,7 +511,10 @@ class TableActor:
     # ------------------------------------------------------------------ presence (rules 9, 13)
 
     def _presence_due(self) -> float | None:
-        """The time the next seat expires."""
+        """The time the next seat expires (none while a deal's write is unsure: the seats hold still
+        until the log says; the cycle's own wake-up asks it again)."""
+        if self._cycle.deal_unsure:
+            return None
         return table_core.due(self._seats, self._rules)
 
     def _feed_presence(self, seat: int, *, away: bool) -> None:
@@ -615,7 +618,11 @@ class TableActor:
 
     def _stand_everyone_up(self) -> None:
         """A closing table between hands: every seated player leaves, cashed out outside the actor."""
-        if self._live is not None or self._stage not in (Stage.IDLE, Stage.COUNTDOWN):
+        if (
+            self._live is not None
+            or self._stage not in (Stage.IDLE, Stage.COUNTDOWN)
+            or self._cycle.deal_unsure
+        ):
             return
         for player in list(self._players.values()):
             if player.leaving:
@@ -834,6 +841,7 @@ class TableActor:
         session: SeatSession,
         grant: SeatGrant,
     ) -> table_pb2.SitDownResponse:
+        await self._cycle.settle_deal()  # UNAVAILABLE: `_inside` brings it back in a moment
         seated = self._seat_of(sitting.player_id)
         if seated is None or self._players[seated].session_id != session.session_id:
             self._feed_seats(
@@ -883,6 +891,7 @@ class TableActor:
         running = self._seat_calls.get(key)
         if running is not None:
             return running
+        await self._cycle.settle_deal()  # a deal whose log answer was lost: dealt or not, first
         seat = self._seat_of(player_id)
         if self._live is not None:
             await self._cycle.known()  # a decision whose log answer was lost, settled first
@@ -1036,6 +1045,7 @@ class TableActor:
         self._require_open()
 
         async def run() -> int:
+            await self._cycle.settle_deal()
             given: table_core.SitIn | table_core.SitOut = (
                 table_core.SitIn(player_id, wait) if back_in else table_core.SitOut(player_id, self._now())
             )

@@ -657,6 +657,24 @@ class HandCycle:
         self._sealed_for = None
         self._begin_hand(plan, step)
 
+    @property
+    def deal_unsure(self) -> bool:
+        """A deal's write is unsure: the seats hold still until the log says (`settle_deal`)."""
+        return self._unsure_deal is not None
+
+    async def settle_deal(self) -> None:
+        """Before anything changes the seats: a deal whose write is unsure is settled by reading the
+        log back (the hand plays on as dealt, or is voided); while the log cannot say, UNAVAILABLE
+        (nothing changed; the caller retries). A leave or a sit-down in that window had cashed out,
+        or seated outside the hand, a player the hand then dealt (an outside reviewer's case)."""
+        if self._unsure_deal is None:
+            return
+        await self._settle_unsure_deal()
+        if self._unsure_deal is not None:
+            raise Unavailable(
+                "UNAVAILABLE", "the table is waiting for its hand log; retry", {"dependency": "log"}
+            )
+
     async def _settle_unsure_deal(self) -> None:
         """A deal whose write is unsure: the log read back. It holds the hand as live: the hand goes
         on as dealt (whoever opens the table next would continue it). It does not: nobody heard of the
