@@ -625,12 +625,11 @@ class Simulation:
                 raise Violation(f"CloseTable {pending.request_id}, retried, closed the table opened again")
             if error is None and pending.kind == "close":
                 self.close_ids_ok.add(pending.request_id)
-            if (
-                error is None
-                and pending.kind == "close"
-                and self.closing_allows is None
-                and pending.request_id not in self.closes_done
-            ):
+            # A close answered while the table is not closing is a retry of one it carried out already
+            # (the log remembers the id; its first answer was lost), or the table closed (or died)
+            # since: no hand is held back by it.
+            closing_now = self.actor is not None and self.actor.closing
+            if error is None and pending.kind == "close" and closing_now and self.closing_allows is None:
                 # Answered: the hand under way (if any) is the last this table deals until it closes.
                 live = self.actor._live if self.actor is not None else None
                 self.closing_allows = set(self.dealt) | ({live.hand_id} if live is not None else set())

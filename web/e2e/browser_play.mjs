@@ -556,6 +556,13 @@ async function houseRound(room, name) {
       await shot(page, `${name}-decisions`, name);
     }
     const decision = (await page.$("button[data-decision=CALL]")) ?? (await page.$("button[data-decision=TAKE_ANTE]")) ?? (await page.$(".box button[data-decision]"));
+    // A decision on offer with the cards dealt is the picture too: on a loaded machine the check
+    // above can look between the cards' and the buttons' drawing, and this click ends the round
+    // (CI, 2026-12-07: the round completed with no picture taken).
+    if (decision && !midRound && (await page.$(".box .box-cards .card"))) {
+      midRound = true;
+      await shot(page, `${name}-decisions`, name);
+    }
     if (decision) await decision.click().catch(() => undefined);
     await page.waitForTimeout(300);
   }
