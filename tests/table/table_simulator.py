@@ -586,6 +586,7 @@ class Simulation:
             coro = actor.call(lambda: actor.sit_out(player, request_id, back_in, wait))
         elif kind == "close":
             coro = actor.call(lambda: actor.close_after_hand(request_id))
+            args = (actor.closing,)  # whether the table was closing already as it was sent
             self.close_ids.add(request_id)
         else:
             coro = actor.leave(player, request_id)
@@ -618,6 +619,7 @@ class Simulation:
                 error is None
                 and pending.kind == "close"
                 and pending.request_id in self.closes_done
+                and not pending.args[0]
                 and self.actor is not None
                 and self.actor.closing
             ):
