@@ -183,9 +183,11 @@ def check_reminder(minutes: int) -> None:
 
 
 def used_in_window(events: Iterable[tuple[datetime, int]], now: datetime, window: timedelta) -> int:
-    """What events (time, chips) of the window `(now - window, now]` add up to, never below 0."""
+    """What events (time, chips) since `now - window` add up to, never below 0. An event dated after
+    `now` counts too: recorded by a cashier replica whose clock runs ahead of this one's, it is
+    already bought or lost (an upper bound of `now` let it pass a limit for that moment)."""
     start = now - window
-    return max(0, sum(chips for at, chips in events if start < at <= now))
+    return max(0, sum(chips for at, chips in events if start < at))
 
 
 def remaining(limit: int, used: int) -> int:
