@@ -13,7 +13,7 @@ import base64
 import binascii
 import functools
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -53,7 +53,12 @@ from services.cashier.money_flow import (
     withdrawal_flows,
 )
 from services.cashier.payments import RATES, PaymentSource, check_withdrawable, chips_for, locked_amount
-from services.cashier.responsible_gaming import SelfLimitUseCases, refuse_purchase_beyond_self_limits
+from services.cashier.responsible_gaming import (
+    SelfLimitUseCases,
+    house_stakes,
+    refuse_house_stakes_beyond_self_control,
+    refuse_purchase_beyond_self_limits,
+)
 from services.cashier.seat_sessions import SeatSessionUseCases, SeatSessionView
 from services.cashier.storage import PoolFigures
 from services.cashier.unit_of_work import MIN_EXTRA_BATCH, TRANSACTIONS_IN_FLIGHT, TransferBatch, utc_now
@@ -141,11 +146,27 @@ class Cashier(SeatSessionUseCases, HoldUseCases, HouseFundingUseCases, SelfLimit
     # Transfers -------------------------------------------------------------------------------------
 
     async def create_transfers(
-        self, requests: Sequence[TransferRequest], *, linked: bool
+        self, requests: Sequence[TransferRequest], *, linked: bool, opens_round: bool = False
     ) -> list[TransferOutcome]:
-        """Apply a batch; malformed batches raise and record nothing, outcomes say the rest."""
+        """Apply a batch; malformed batches raise and record nothing, outcomes say the rest.
+        `opens_round`: the batch is a house-game round's opening stakes (`_admit`)."""
         validate_batch(requests)
-        return await self._transfers.submit(TransferBatch(requests, linked))
+        return await self._transfers.submit(TransferBatch(requests, linked, opens_round))
+
+    async def _admit(
+        self,
+        conn: AsyncConnection,
+        batch: TransferBatch,
+        accounts: Mapping[str, Account],
+        existing: Mapping[str, TransferRecord],
+        now: datetime,
+    ) -> None:
+        """A house game's new stakes answer to the player's hold, break and loss limits
+        (`responsible_gaming.py`); a refusal refuses the whole batch and records nothing."""
+        for (player_id, pool), chips in house_stakes(batch.requests, accounts, existing).items():
+            await refuse_house_stakes_beyond_self_control(
+                conn, player_id, pool, chips, now, opens_round=batch.opens_round
+            )
 
     async def _apply_batches(
         self, batches: Sequence[TransferBatch]

@@ -310,7 +310,9 @@ class CashierServicer(cashier_pb2_grpc.CashierServiceServicer):
         self, request: cashier_pb2.CreateTransfersRequest, context: Any
     ) -> cashier_pb2.CreateTransfersResponse:
         outcomes = await self._cashier.create_transfers(
-            [_transfer_request(t, i) for i, t in enumerate(request.transfers)], linked=request.linked
+            [_transfer_request(t, i) for i, t in enumerate(request.transfers)],
+            linked=request.linked,
+            opens_round=request.opens_round,
         )
         return cashier_pb2.CreateTransfersResponse(results=[_result_pb(o) for o in outcomes])
 

@@ -3,13 +3,14 @@
 The rules are `self_limits.py` (pure); this layer loads the player's rows, asks it, writes the result
 and the history row in one transaction. Only the player changes their own limits (the adapter takes
 the player from the verified token); every change is idempotent by the player's request id, which
-binds every field. Purchase and OpenSeatSession call the `refuse_*` checks inside their own
-transactions, after the wallet is locked, so two purchases of one player racing each other are
-counted one after the other.
+binds every field. Purchase, OpenSeatSession and CreateTransfers (a house game's stakes) call the
+`refuse_*` checks inside their own transactions, after the wallet is locked, so two purchases of one
+player racing each other are counted one after the other.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -18,10 +19,14 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from service_runtime.errors import AlreadyExists, InvalidArgument
 from services.cashier import self_limit_storage as stored
 from services.cashier import storage
+from services.cashier.holds import STOPS_SEATS, refuse_if_held
 from services.cashier.ledger import (
     Account,
     AccountKind,
     Pool,
+    TransferKind,
+    TransferRecord,
+    TransferRequest,
     check_player_id,
     check_text,
     mint_account_id,
@@ -99,6 +104,50 @@ async def refuse_buy_in_beyond_self_limits(
         return
     lost = await stored.losses_since(conn, player_id, pool, now - LONGEST_WINDOW)
     check_limits(limits, Measure.LOSS, lost, buy_in, now)
+
+
+def house_stakes(
+    requests: Iterable[TransferRequest],
+    accounts: Mapping[str, Account],
+    existing: Mapping[str, TransferRecord],
+) -> dict[tuple[str, Pool], int]:
+    """The chips a CreateTransfers batch would newly stake at house games, by (player, pool): its
+    house-game transfers out of a player's wallet whose ids were never recorded (a retry of an
+    applied batch stakes nothing new)."""
+    staked: dict[tuple[str, Pool], int] = {}
+    for request in requests:
+        wallet = accounts.get(request.debit_account_id)
+        if (
+            request.kind is not TransferKind.HOUSE_GAME_RESULT
+            or wallet is None
+            or wallet.kind is not AccountKind.PLAYER_WALLET
+            or request.transfer_id in existing
+        ):
+            continue
+        key = (wallet.owner_id, wallet.pool)
+        staked[key] = staked.get(key, 0) + request.amount
+    return staked
+
+
+async def refuse_house_stakes_beyond_self_control(
+    conn: AsyncConnection, player_id: str, pool: Pool, chips: int, now: datetime, *, opens_round: bool
+) -> None:
+    """A house game's new stakes: a round's opening stakes are refused for a player on a full hold
+    (PLAYER_ON_HOLD) or on a break (COOLING_OFF / SELF_EXCLUDED), as a new seat is; a round already in
+    play finishes. Every stake, the opening ones and a decision's, is SELF_LIMIT_REACHED when it would
+    take the net loss of a window past a loss limit of the pool (the player can still fold or stand).
+    The caller holds the wallet's lock."""
+    if opens_round:
+        await refuse_if_held(
+            conn, player_id, "PLAYER_ON_HOLD", "no new round until the review ends", STOPS_SEATS
+        )
+        control = await stored.self_control_of(conn, player_id)
+        refuse_during_break(control.brk, now, "no new round until it ends")
+    limits = (await stored.limits_of(conn, player_id, pool)).get(pool, [])
+    if not any(s.at(now).amount and s.kind.measure is Measure.LOSS for s in limits):
+        return
+    lost = await stored.losses_since(conn, player_id, pool, now - LONGEST_WINDOW)
+    check_limits(limits, Measure.LOSS, lost, chips, now)
 
 
 def _same_request(earlier: SelfLimitChange, action: str, requested_field: str, **wanted: object) -> None:

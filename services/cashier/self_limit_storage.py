@@ -1,6 +1,7 @@
 """Storage of the limits players set on themselves: reads and writes inside a transaction the caller
 owns (`self_control`, `self_limits`, `self_limit_changes`; migration 0010), and the window figures
-enforcement needs (purchases credited to a wallet, seat sessions opened)."""
+enforcement needs (purchases credited to a wallet, seat sessions opened, house-game stakes and
+payments)."""
 
 from __future__ import annotations
 
@@ -194,8 +195,9 @@ async def purchases_since(
 async def losses_since(
     conn: AsyncConnection, player_id: str, pool: Pool, since: datetime
 ) -> list[tuple[datetime, int]]:
-    """The seat sessions of `pool` the player opened after `since`: (opened, buy-in minus what they
-    cashed out so far; an open session counts its whole buy-in)."""
+    """What the player lost in `pool` after `since`, as (time, chips) events: each seat session
+    opened then (buy-in minus what it cashed out so far; an open session counts its whole buy-in),
+    and each applied house-game transfer of the wallet (a stake lost, a payment back won)."""
     query = select(
         seat_sessions.c.opened_at, seat_sessions.c.buy_in_amount, seat_sessions.c.cash_out_amount
     ).where(
@@ -203,7 +205,17 @@ async def losses_since(
         seat_sessions.c.pool == pool.value,
         seat_sessions.c.opened_at > since,
     )
-    return [
+    events = [
         (_utc(row.opened_at), int(row.buy_in_amount) - int(row.cash_out_amount))
         for row in await conn.execute(query)
     ]
+    wallet = wallet_account_id(pool, player_id)
+    for side, sign in ((transfers.c.debit_account_id, 1), (transfers.c.credit_account_id, -1)):
+        house = select(transfers.c.created_at, transfers.c.amount).where(
+            side == wallet,
+            transfers.c.kind == TransferKind.HOUSE_GAME_RESULT.value,
+            transfers.c.failure_reason.is_(None),
+            transfers.c.created_at > since,
+        )
+        events += [(_utc(row.created_at), sign * int(row.amount)) for row in await conn.execute(house)]
+    return events

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, TypeVar
@@ -206,6 +206,7 @@ class UnitOfWork:
         changed: dict[str, Account] = {}
         for batch in batches:
             try:
+                await self._admit(conn, batch, accounts, existing, now)
                 plan = plan_transfers(
                     batch.requests,
                     linked=batch.linked,
@@ -225,6 +226,18 @@ class UnitOfWork:
         await storage.write_changes(conn, records, changed.values(), commit=True)
         return answers
 
+    async def _admit(
+        self,
+        conn: AsyncConnection,
+        batch: TransferBatch,
+        accounts: Mapping[str, Account],
+        existing: Mapping[str, TransferRecord],
+        now: datetime,
+    ) -> None:
+        """Raise a DomainError to refuse `batch` before it is planned (nothing of it is recorded); the
+        accounts are locked and hold what the batches before it left. None here: the cashier refuses
+        house-game stakes of players on hold, on a break or at a loss limit."""
+
 
 @dataclass(frozen=True)
 class TransferBatch:
@@ -232,3 +245,6 @@ class TransferBatch:
 
     requests: Sequence[TransferRequest]
     linked: bool
+    # A house-game round's opening stakes: refused for a player on hold or on a break (a round in
+    # play finishes: its decisions' stakes are not opening ones).
+    opens_round: bool = False

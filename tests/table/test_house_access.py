@@ -14,12 +14,13 @@ from collections.abc import AsyncIterator
 import grpc
 import pytest
 
+from poker.cashier.v1 import cashier_pb2
 from poker.common.v1 import common_pb2
 from poker.lobby.v1 import lobby_pb2, lobby_pb2_grpc
 from poker.table.v1 import table_pb2, table_pb2_grpc
 from service_runtime.testing import reason_of
 from tests.table.conftest import ADMIN, ServiceProcess, TableWorld, unique
-from tests.table.house_players import CALL, HouseClient, fund_house
+from tests.table.house_players import CALL, FOLD, HouseClient, fund_house
 from tests.table.test_table_with_lobby import lobby_and_table
 
 pytestmark = pytest.mark.postgres
@@ -156,3 +157,48 @@ async def test_closed_access_refuses_house_stakes_to_a_player_not_on_the_list(wo
         metadata=ADMIN,
     )
     await _play_one(client)
+
+
+async def test_a_break_stops_new_rounds_and_a_loss_limit_any_stake_past_it_through_real_services(
+    world: World,
+) -> None:
+    """Issue 37, item 7: the cashier refuses a house round's opening stakes during a break the player
+    took (the dealt round finishes) and any stake that would pass their loss limit, a call's too."""
+    room_id = await world.create_room()
+    cashier = world.helper.cashier
+    limited = HouseClient(unique("hp"), f"{room_id}.1", world.table, HOLDEM)
+    await world.helper.fund(limited.player_id, 10_000)
+    await cashier.SetSelfLimit(
+        cashier_pb2.SetSelfLimitRequest(
+            request_id=uuid.uuid4().hex,
+            pool=common_pb2.CHIP_POOL_GRAM,
+            kind=cashier_pb2.SELF_LIMIT_KIND_LOSS_DAILY,
+            amount=25,
+        ),
+        metadata=limited.metadata,
+    )
+    dealt = (await limited.bet(table_pb2.HouseBox(box=1, ante=10))).round
+    assert dealt.phase != "COMPLETE"
+    with pytest.raises(grpc.aio.AioRpcError) as call:
+        await limited.decide(dealt, 1, CALL)  # the call (20) would take the day's loss to 30
+    assert (call.value.code(), reason_of(call.value)) == (
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "SELF_LIMIT_REACHED",
+    )
+    assert await world.helper.wallet(limited.player_id) == 9_990
+    assert (await limited.decide(dealt, 1, FOLD)).phase == "COMPLETE"
+
+    resting = HouseClient(unique("hp"), f"{room_id}.1", world.table, HOLDEM)
+    await world.helper.fund(resting.player_id, 10_000)
+    dealt = (await resting.bet(table_pb2.HouseBox(box=1, ante=10))).round
+    await cashier.StartBreak(
+        cashier_pb2.StartBreakRequest(
+            request_id=uuid.uuid4().hex, kind=cashier_pb2.BREAK_KIND_COOLING_OFF, days=1
+        ),
+        metadata=resting.metadata,
+    )
+    assert (await resting.decide(dealt, 1, CALL)).phase == "COMPLETE"  # the dealt round finishes
+    before = await world.helper.wallet(resting.player_id)
+    assert await _refused(resting) == (grpc.StatusCode.FAILED_PRECONDITION, "COOLING_OFF")
+    assert await world.helper.wallet(resting.player_id) == before
+    assert (await world.helper.audit()).balanced

@@ -484,7 +484,10 @@ class HouseTable:
         if isinstance(effect, core.Stake):
             try:
                 await self._cashier.transfer(
-                    pool, self.table_id, self._house_transfers(effect.player, effect.transfers)
+                    pool,
+                    self.table_id,
+                    self._house_transfers(effect.player, effect.transfers),
+                    opens_round=True,
                 )
                 outcome = core.Outcome.OK
             except DomainError as error:
@@ -540,8 +543,13 @@ class HouseTable:
             return await self._feed(core.SettleAnswer(effect.round_id, core.Outcome.OK))
         if isinstance(effect, core.Refund):
             try:
+                # Sent as the round's opening again: stakes never applied are refused now during a
+                # hold or a break (nothing moves) rather than taken and given back.
                 await self._cashier.transfer(
-                    pool, self.table_id, self._house_transfers(effect.player, effect.stakes)
+                    pool,
+                    self.table_id,
+                    self._house_transfers(effect.player, effect.stakes),
+                    opens_round=True,
                 )
                 taken = True
             except (FailedPrecondition, NotFound):

@@ -261,13 +261,18 @@ class HouseCashier:
             raise translate_rpc_error(error, "cashier") from error
         return int(reply.bank_balance), int(reply.jackpot_balance), int(reply.reserved_balance)
 
-    async def transfer(self, pool: int, table_id: str, transfers: list[HouseTransfer]) -> None:
+    async def transfer(
+        self, pool: int, table_id: str, transfers: list[HouseTransfer], *, opens_round: bool = False
+    ) -> None:
         """Apply the transfers as one linked batch; a retry with the same ids is harmless. A refusal
-        (INSUFFICIENT_FUNDS, ...) is FAILED_PRECONDITION with the culprit's reason."""
+        (INSUFFICIENT_FUNDS, ...) is FAILED_PRECONDITION with the culprit's reason. `opens_round`: a
+        round's opening stakes, which the cashier refuses during a hold or a break the player took
+        (a loss limit refuses any stake that would pass it)."""
         if not transfers:
             return
         request = cashier_pb2.CreateTransfersRequest(
             linked=True,
+            opens_round=opens_round,
             transfers=[
                 cashier_pb2.Transfer(
                     transfer_id=t.transfer_id,

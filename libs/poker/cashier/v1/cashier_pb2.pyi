@@ -1036,8 +1036,15 @@ class CreateTransfersRequest(_message.Message):
 
     TRANSFERS_FIELD_NUMBER: _builtins.int
     LINKED_FIELD_NUMBER: _builtins.int
+    OPENS_ROUND_FIELD_NUMBER: _builtins.int
     linked: _builtins.bool
     """True to apply all or nothing: if one fails, none is applied."""
+    opens_round: _builtins.bool
+    """True for a house-game round's opening stakes (its house-game transfers out of the player's
+    wallet): refused, recording nothing, for a player on a full hold (FAILED_PRECONDITION
+    PLAYER_ON_HOLD) or on a break they took (COOLING_OFF / SELF_EXCLUDED). Every new house-game
+    stake, opening or not, is SELF_LIMIT_REACHED when it would pass one of the player's loss limits.
+    """
     @_builtins.property
     def transfers(self) -> _containers.RepeatedCompositeFieldContainer[Global___Transfer]:
         """The transfers, applied in order."""
@@ -1047,10 +1054,11 @@ class CreateTransfersRequest(_message.Message):
         *,
         transfers: _abc.Iterable[Global___Transfer] | None = ...,
         linked: _builtins.bool = ...,
+        opens_round: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["linked", b"linked", "transfers", b"transfers"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["linked", b"linked", "opens_round", b"opens_round", "transfers", b"transfers"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
