@@ -13,11 +13,12 @@ BUF := .tools/buf/node_modules/.bin/buf
 PYTEST_ARGS ?=
 comma := ,
 
-.PHONY: help setup run test lint format protos bench clean image up down web
+.PHONY: help setup run test test-cluster lint format protos bench clean image up down web
 
 help:
 	@echo "make run    start every service on loopback with embedded defaults (Ctrl-C stops them)"
-	@echo "make test   lint (ruff, mypy, buf) and run the whole test suite"
+	@echo "make test   lint (ruff, mypy, buf) and run the test suite but the whole-cluster tier (within 10 min)"
+	@echo "make test-cluster  the whole-cluster tier: end-to-end, faults, rolling restart, containers (CI runs both)"
 	@echo "make bench  run the benchmarks: every figure as a ratio (rate and CPU) to its floor in the same run"
 	@echo "make protos regenerate libs/poker from protos/"
 	@echo "make web    build the web client (web/dist, served by the gateway; needs npm)"
@@ -91,8 +92,17 @@ $(POKERSTARS_READER): $(CONSTRAINTS)
 # wait on real clocks and servers, so more workers than cores pay off. TEST_WORKERS=0 runs serially.
 TEST_WORKERS ?= 4
 
+PYTEST = $(BIN)/pytest $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile)
+
+# `make test` leaves out the whole-cluster tier (tests marked `cluster`: the end-to-end, fault,
+# partition, rolling-restart, observability and container runs, each a whole cluster of processes
+# for a minute or more); `make test-cluster` runs that tier alone. CI (.ci/run) runs both, one after
+# the other, so nothing is dropped; `make test` stays within 10 minutes on a loaded 2-core machine.
 test: lint $(POKERSTARS_READER)
-	$(BIN)/pytest $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile) $(PYTEST_ARGS)
+	$(PYTEST) -m "not cluster" $(PYTEST_ARGS)
+
+test-cluster: $(STAMP) $(POKERSTARS_READER)
+	$(PYTEST) -m cluster $(PYTEST_ARGS)
 
 # `make run BOTS=3`: also a few bot players at one table (BOTS_ROOM, default nlhe-gram-classic).
 # Quiet by default (addresses, warnings, errors, a summary a minute); `make run VERBOSE=1`: every line.

@@ -43,7 +43,7 @@ from tests.deploy.podman_cluster import (
 )
 from tests.deploy.summary import SUMMARY
 
-pytestmark = pytest.mark.postgres
+pytestmark = [pytest.mark.cluster, pytest.mark.postgres]
 
 GRAM = common_pb2.CHIP_POOL_GRAM
 # Production mode refuses the development keys, so the run makes its own.

@@ -46,7 +46,7 @@ from tests.e2e.checks import (
 from tests.e2e.cluster import Cluster
 from tests.table.conftest import wait_for
 
-pytestmark = [pytest.mark.postgres, pytest.mark.redis]
+pytestmark = [pytest.mark.cluster, pytest.mark.postgres, pytest.mark.redis]
 
 FULL = os.environ.get("POKER_E2E_FULL") == "1"
 HANDS_BEFORE_KILL = 600 if FULL else 100

@@ -17,9 +17,12 @@ from tests.e2e.faults import (
 )
 from tests.own_servers import OwnPostgres, OwnRedis, have_postgres_binaries, have_redis_binary
 
-pytestmark = pytest.mark.skipif(
-    not (have_postgres_binaries() and have_redis_binary()), reason="needs PostgreSQL and Redis binaries"
-)
+pytestmark = [
+    pytest.mark.cluster,
+    pytest.mark.skipif(
+        not (have_postgres_binaries() and have_redis_binary()), reason="needs PostgreSQL and Redis binaries"
+    ),
+]
 
 
 async def test_redis_killed_and_started_again_every_table_deals_again(

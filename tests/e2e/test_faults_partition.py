@@ -29,9 +29,12 @@ from tests.e2e.netns import Namespace, network_namespace_or_skip
 from tests.own_servers import have_postgres_binaries, have_redis_binary
 from tests.table.conftest import wait_for
 
-pytestmark = pytest.mark.skipif(
-    not (have_postgres_binaries() and have_redis_binary()), reason="needs PostgreSQL and Redis binaries"
-)
+pytestmark = [
+    pytest.mark.cluster,
+    pytest.mark.skipif(
+        not (have_postgres_binaries() and have_redis_binary()), reason="needs PostgreSQL and Redis binaries"
+    ),
+]
 
 
 # The shard the partition test runs in a network namespace of its own: the first to start, which

@@ -28,9 +28,12 @@ from tests.e2e.faults import (
 from tests.own_servers import OwnPostgres, OwnRedis, have_postgres_binaries, have_redis_binary
 from tests.table.conftest import wait_for
 
-pytestmark = pytest.mark.skipif(
-    not (have_postgres_binaries() and have_redis_binary()), reason="needs PostgreSQL and Redis binaries"
-)
+pytestmark = [
+    pytest.mark.cluster,
+    pytest.mark.skipif(
+        not (have_postgres_binaries() and have_redis_binary()), reason="needs PostgreSQL and Redis binaries"
+    ),
+]
 
 
 async def test_a_shard_frozen_past_its_lease_has_its_rooms_dealt_elsewhere(

@@ -38,7 +38,7 @@ from tests.deploy.monitoring import exposed_names, recording_rules, referenced_m
 from tests.deploy.scraped_series import ScrapedSeries, run_promtool, scrape_url
 from tests.e2e.cluster import Cluster, running_cluster
 
-pytestmark = [pytest.mark.postgres, pytest.mark.redis]
+pytestmark = [pytest.mark.cluster, pytest.mark.postgres, pytest.mark.redis]
 
 SERVICES = ("lobby", "cashier", "fairness", "history", "table")
 HANDS = 6

@@ -44,7 +44,7 @@ from tests.e2e.checks import (
 from tests.e2e.cluster import Cluster, running_cluster
 from tests.table.conftest import ServiceProcess, wait_for
 
-pytestmark = [pytest.mark.postgres, pytest.mark.redis]
+pytestmark = [pytest.mark.cluster, pytest.mark.postgres, pytest.mark.redis]
 
 FULL = os.environ.get("POKER_E2E_FULL") == "1"
 ROLLS = 3 if FULL else 1
