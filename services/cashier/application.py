@@ -55,6 +55,7 @@ from services.cashier.money_flow import (
 from services.cashier.payments import RATES, PaymentSource, check_withdrawable, chips_for, locked_amount
 from services.cashier.responsible_gaming import (
     SelfLimitUseCases,
+    house_game_events,
     house_stakes,
     refuse_house_stakes_beyond_self_control,
     refuse_purchase_beyond_self_limits,
@@ -146,12 +147,12 @@ class Cashier(SeatSessionUseCases, HoldUseCases, HouseFundingUseCases, SelfLimit
     # Transfers -------------------------------------------------------------------------------------
 
     async def create_transfers(
-        self, requests: Sequence[TransferRequest], *, linked: bool, opens_round: bool = False
+        self, requests: Sequence[TransferRequest], *, linked: bool, round_in_play: bool = False
     ) -> list[TransferOutcome]:
         """Apply a batch; malformed batches raise and record nothing, outcomes say the rest.
-        `opens_round`: the batch is a house-game round's opening stakes (`_admit`)."""
+        `round_in_play`: a batch of a house-game round already dealt (`_admit`)."""
         validate_batch(requests)
-        return await self._transfers.submit(TransferBatch(requests, linked, opens_round))
+        return await self._transfers.submit(TransferBatch(requests, linked, round_in_play))
 
     async def _admit(
         self,
@@ -160,12 +161,20 @@ class Cashier(SeatSessionUseCases, HoldUseCases, HouseFundingUseCases, SelfLimit
         accounts: Mapping[str, Account],
         existing: Mapping[str, TransferRecord],
         now: datetime,
+        earlier: Sequence[TransferRecord],
     ) -> None:
         """A house game's new stakes answer to the player's hold, break and loss limits
-        (`responsible_gaming.py`); a refusal refuses the whole batch and records nothing."""
+        (`responsible_gaming.py`), counting the stakes of the batches decided before this one in the
+        same transaction; a refusal refuses the whole batch and records nothing."""
         for (player_id, pool), chips in house_stakes(batch.requests, accounts, existing).items():
             await refuse_house_stakes_beyond_self_control(
-                conn, player_id, pool, chips, now, opens_round=batch.opens_round
+                conn,
+                player_id,
+                pool,
+                chips,
+                now,
+                round_in_play=batch.round_in_play,
+                uncommitted=house_game_events(earlier, wallet_account_id(pool, player_id)),
             )
 
     async def _apply_batches(

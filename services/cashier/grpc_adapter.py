@@ -312,7 +312,7 @@ class CashierServicer(cashier_pb2_grpc.CashierServiceServicer):
         outcomes = await self._cashier.create_transfers(
             [_transfer_request(t, i) for i, t in enumerate(request.transfers)],
             linked=request.linked,
-            opens_round=request.opens_round,
+            round_in_play=request.round_in_play,
         )
         return cashier_pb2.CreateTransfersResponse(results=[_result_pb(o) for o in outcomes])
 

@@ -10,7 +10,7 @@ player racing each other are counted one after the other.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -111,33 +111,54 @@ def house_stakes(
     accounts: Mapping[str, Account],
     existing: Mapping[str, TransferRecord],
 ) -> dict[tuple[str, Pool], int]:
-    """The chips a CreateTransfers batch would newly stake at house games, by (player, pool): its
-    house-game transfers out of a player's wallet whose ids were never recorded (a retry of an
-    applied batch stakes nothing new)."""
-    staked: dict[tuple[str, Pool], int] = {}
+    """The chips a CreateTransfers batch would newly stake at house games, by (player, pool): what its
+    new house-game transfers take out of a player's wallet less what they pay into it, where that is
+    above 0. A settlement (the bank pays a box back, a quarter of a lost bonus goes on to the
+    jackpot) pays on net and stakes nothing; a retry of an applied batch stakes nothing new."""
+    net: dict[tuple[str, Pool], int] = {}
     for request in requests:
-        wallet = accounts.get(request.debit_account_id)
-        if (
-            request.kind is not TransferKind.HOUSE_GAME_RESULT
-            or wallet is None
-            or wallet.kind is not AccountKind.PLAYER_WALLET
-            or request.transfer_id in existing
-        ):
+        if request.kind is not TransferKind.HOUSE_GAME_RESULT or request.transfer_id in existing:
             continue
-        key = (wallet.owner_id, wallet.pool)
-        staked[key] = staked.get(key, 0) + request.amount
-    return staked
+        for account_id, sign in ((request.debit_account_id, 1), (request.credit_account_id, -1)):
+            wallet = accounts.get(account_id)
+            if wallet is not None and wallet.kind is AccountKind.PLAYER_WALLET:
+                key = (wallet.owner_id, wallet.pool)
+                net[key] = net.get(key, 0) + sign * request.amount
+    return {key: chips for key, chips in net.items() if chips > 0}
+
+
+def house_game_events(records: Iterable[TransferRecord], wallet_id: str) -> list[tuple[datetime, int]]:
+    """The wallet's applied house-game transfers among `records`, as loss events (time, chips): a
+    stake lost (+), a payment back won (-)."""
+    events = []
+    for record in records:
+        request = record.request
+        if not record.applied or request.kind is not TransferKind.HOUSE_GAME_RESULT:
+            continue
+        if request.debit_account_id == wallet_id:
+            events.append((record.created_at, request.amount))
+        elif request.credit_account_id == wallet_id:
+            events.append((record.created_at, -request.amount))
+    return events
 
 
 async def refuse_house_stakes_beyond_self_control(
-    conn: AsyncConnection, player_id: str, pool: Pool, chips: int, now: datetime, *, opens_round: bool
+    conn: AsyncConnection,
+    player_id: str,
+    pool: Pool,
+    chips: int,
+    now: datetime,
+    *,
+    round_in_play: bool,
+    uncommitted: Sequence[tuple[datetime, int]] = (),
 ) -> None:
-    """A house game's new stakes: a round's opening stakes are refused for a player on a full hold
+    """A house game's new stakes: a new round's are refused for a player on a full hold
     (PLAYER_ON_HOLD) or on a break (COOLING_OFF / SELF_EXCLUDED), as a new seat is; a round already in
-    play finishes. Every stake, the opening ones and a decision's, is SELF_LIMIT_REACHED when it would
+    play finishes. Every stake, a new round's or a decision's, is SELF_LIMIT_REACHED when it would
     take the net loss of a window past a loss limit of the pool (the player can still fold or stand).
-    The caller holds the wallet's lock."""
-    if opens_round:
+    The caller holds the wallet's lock; `uncommitted`: the wallet's house-game events its
+    transaction recorded before (other batches coalesced into it, not committed yet)."""
+    if not round_in_play:
         await refuse_if_held(
             conn, player_id, "PLAYER_ON_HOLD", "no new round until the review ends", STOPS_SEATS
         )
@@ -147,7 +168,7 @@ async def refuse_house_stakes_beyond_self_control(
     if not any(s.at(now).amount and s.kind.measure is Measure.LOSS for s in limits):
         return
     lost = await stored.losses_since(conn, player_id, pool, now - LONGEST_WINDOW)
-    check_limits(limits, Measure.LOSS, lost, chips, now)
+    check_limits(limits, Measure.LOSS, [*lost, *uncommitted], chips, now)
 
 
 def _same_request(earlier: SelfLimitChange, action: str, requested_field: str, **wanted: object) -> None:

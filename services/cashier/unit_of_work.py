@@ -206,7 +206,7 @@ class UnitOfWork:
         changed: dict[str, Account] = {}
         for batch in batches:
             try:
-                await self._admit(conn, batch, accounts, existing, now)
+                await self._admit(conn, batch, accounts, existing, now, records)
                 plan = plan_transfers(
                     batch.requests,
                     linked=batch.linked,
@@ -233,10 +233,12 @@ class UnitOfWork:
         accounts: Mapping[str, Account],
         existing: Mapping[str, TransferRecord],
         now: datetime,
+        earlier: Sequence[TransferRecord],
     ) -> None:
         """Raise a DomainError to refuse `batch` before it is planned (nothing of it is recorded); the
-        accounts are locked and hold what the batches before it left. None here: the cashier refuses
-        house-game stakes of players on hold, on a break or at a loss limit."""
+        accounts are locked and hold what the batches before it left, `earlier` is what those batches
+        recorded (in this transaction, not committed yet). None here: the cashier refuses house-game
+        stakes of players on hold, on a break or at a loss limit."""
 
 
 @dataclass(frozen=True)
@@ -245,6 +247,6 @@ class TransferBatch:
 
     requests: Sequence[TransferRequest]
     linked: bool
-    # A house-game round's opening stakes: refused for a player on hold or on a break (a round in
-    # play finishes: its decisions' stakes are not opening ones).
-    opens_round: bool = False
+    # A batch of a house-game round already dealt (a decision's stake, the settlement): a hold or a
+    # break lets it finish (a new round's stakes, and anything not marked, answer to them).
+    round_in_play: bool = False

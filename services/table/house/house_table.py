@@ -484,10 +484,7 @@ class HouseTable:
         if isinstance(effect, core.Stake):
             try:
                 await self._cashier.transfer(
-                    pool,
-                    self.table_id,
-                    self._house_transfers(effect.player, effect.transfers),
-                    opens_round=True,
+                    pool, self.table_id, self._house_transfers(effect.player, effect.transfers)
                 )
                 outcome = core.Outcome.OK
             except DomainError as error:
@@ -510,7 +507,10 @@ class HouseTable:
         if isinstance(effect, core.Pay):
             try:
                 await self._cashier.transfer(
-                    pool, self.table_id, self._house_transfers(effect.player, effect.transfers)
+                    pool,
+                    self.table_id,
+                    self._house_transfers(effect.player, effect.transfers),
+                    round_in_play=True,  # a hold or a break lets a dealt round finish
                 )
             except DomainError as error:
                 if is_unavailable(error):
@@ -524,7 +524,10 @@ class HouseTable:
             )
         if isinstance(effect, core.Settle):
             await self._cashier.transfer(
-                pool, self.table_id, self._house_transfers(effect.player, effect.transfers)
+                pool,
+                self.table_id,
+                self._house_transfers(effect.player, effect.transfers),
+                round_in_play=True,
             )
             round_ = self._state.rounds[effect.round_id]
             run = run_of(self.room, replace(round_, paid_out=paid_back(list(effect.transfers))))
@@ -543,13 +546,10 @@ class HouseTable:
             return await self._feed(core.SettleAnswer(effect.round_id, core.Outcome.OK))
         if isinstance(effect, core.Refund):
             try:
-                # Sent as the round's opening again: stakes never applied are refused now during a
+                # Sent as a new round's stakes again: stakes never applied are refused now during a
                 # hold or a break (nothing moves) rather than taken and given back.
                 await self._cashier.transfer(
-                    pool,
-                    self.table_id,
-                    self._house_transfers(effect.player, effect.stakes),
-                    opens_round=True,
+                    pool, self.table_id, self._house_transfers(effect.player, effect.stakes)
                 )
                 taken = True
             except (FailedPrecondition, NotFound):

@@ -262,17 +262,18 @@ class HouseCashier:
         return int(reply.bank_balance), int(reply.jackpot_balance), int(reply.reserved_balance)
 
     async def transfer(
-        self, pool: int, table_id: str, transfers: list[HouseTransfer], *, opens_round: bool = False
+        self, pool: int, table_id: str, transfers: list[HouseTransfer], *, round_in_play: bool = False
     ) -> None:
         """Apply the transfers as one linked batch; a retry with the same ids is harmless. A refusal
-        (INSUFFICIENT_FUNDS, ...) is FAILED_PRECONDITION with the culprit's reason. `opens_round`: a
-        round's opening stakes, which the cashier refuses during a hold or a break the player took
-        (a loss limit refuses any stake that would pass it)."""
+        (INSUFFICIENT_FUNDS, ...) is FAILED_PRECONDITION with the culprit's reason. The cashier
+        refuses stakes past the player's loss limit, and a new round's stakes during a hold or a break
+        the player took; `round_in_play`: a batch of a round already dealt (a decision's stake, the
+        settlement), which a hold or a break lets finish."""
         if not transfers:
             return
         request = cashier_pb2.CreateTransfersRequest(
             linked=True,
-            opens_round=opens_round,
+            round_in_play=round_in_play,
             transfers=[
                 cashier_pb2.Transfer(
                     transfer_id=t.transfer_id,

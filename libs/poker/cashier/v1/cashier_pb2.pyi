@@ -1036,14 +1036,17 @@ class CreateTransfersRequest(_message.Message):
 
     TRANSFERS_FIELD_NUMBER: _builtins.int
     LINKED_FIELD_NUMBER: _builtins.int
-    OPENS_ROUND_FIELD_NUMBER: _builtins.int
+    ROUND_IN_PLAY_FIELD_NUMBER: _builtins.int
     linked: _builtins.bool
     """True to apply all or nothing: if one fails, none is applied."""
-    opens_round: _builtins.bool
-    """True for a house-game round's opening stakes (its house-game transfers out of the player's
-    wallet): refused, recording nothing, for a player on a full hold (FAILED_PRECONDITION
-    PLAYER_ON_HOLD) or on a break they took (COOLING_OFF / SELF_EXCLUDED). Every new house-game
-    stake, opening or not, is SELF_LIMIT_REACHED when it would pass one of the player's loss limits.
+    round_in_play: _builtins.bool
+    """House-game transfers that take chips out of a player's wallet on net (new ones only: a retry
+    of an applied batch answers as recorded) are stakes, and answer to the player's self-set limits
+    and an operator's hold, recording nothing when refused: a stake that would pass one of the
+    player's loss limits is FAILED_PRECONDITION SELF_LIMIT_REACHED; a stake of a new round is also
+    refused for a player on a full hold (PLAYER_ON_HOLD) or on a break they took (COOLING_OFF /
+    SELF_EXCLUDED). round_in_play: true for a batch of a round already dealt (a decision's stake,
+    the settlement), which a hold or a break lets finish.
     """
     @_builtins.property
     def transfers(self) -> _containers.RepeatedCompositeFieldContainer[Global___Transfer]:
@@ -1054,11 +1057,11 @@ class CreateTransfersRequest(_message.Message):
         *,
         transfers: _abc.Iterable[Global___Transfer] | None = ...,
         linked: _builtins.bool = ...,
-        opens_round: _builtins.bool = ...,
+        round_in_play: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["linked", b"linked", "opens_round", b"opens_round", "transfers", b"transfers"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["linked", b"linked", "round_in_play", b"round_in_play", "transfers", b"transfers"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
