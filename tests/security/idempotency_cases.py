@@ -1195,6 +1195,9 @@ RPCS = (
             "transfers.create_time": OUTPUT_ONLY,
             "linked": "an option of the batch, not a field of a transfer: each transfer's id binds that "
             "transfer, and a recorded transfer is answered as recorded whatever batch it comes in",
+            "round_in_play": "an option of the batch, as `linked`: it only decides whether new house "
+            "stakes answer to a hold or a break; a recorded transfer is answered as recorded whatever "
+            "batch it comes in",
         },
     ),
     Rpc("cashier", "OpenSeatSession", ("session_id",), open_seat_session),

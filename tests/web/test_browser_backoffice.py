@@ -76,6 +76,9 @@ from tests.node import run_web_script
 from tests.security.service_processes import ServiceProcess, running_services
 from tests.web.browser_runs import ROOT, WEB, require_browser, run_page_script
 
+# A whole cluster and Chromium: the whole-cluster tier (`make test-cluster`; CI runs it after `make test`).
+pytestmark = pytest.mark.cluster
+
 # The rooms screen's own page script (web/e2e/backoffice.mjs is the main flow's; staff_browser.mjs
 # their shared harness).
 ROOMS_SCRIPT = str(WEB / "e2e" / "backoffice_rooms.mjs")

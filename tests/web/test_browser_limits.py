@@ -16,6 +16,7 @@ import uuid
 from pathlib import Path
 
 import grpc
+import pytest
 
 from poker.cashier.v1 import cashier_pb2, cashier_pb2_grpc
 from poker.common.v1 import common_pb2
@@ -25,6 +26,9 @@ from tests.security.service_processes import running_services
 from tests.web.browser_runs import WEB, require_browser, run_page_script
 from tests.web.test_browser_backoffice import AUTH_KEYS, Door
 from tests.web.test_browser_play import artefacts_folder
+
+# A whole cluster and Chromium: the whole-cluster tier (`make test-cluster`; CI runs it after `make test`).
+pytestmark = pytest.mark.cluster
 
 SUPPORT = auth_metadata("support-check", "support")
 

@@ -13,10 +13,15 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from tests.gateway.gateway_process import running_gateway
 from tests.security.service_processes import running_services
 from tests.web.browser_runs import require_browser, run_page_script
 from tests.web.test_browser_play import ROOM, WEB, _fund_house_bank, artefacts_folder, bots_at
+
+# A whole cluster and Chromium: the whole-cluster tier (`make test-cluster`; CI runs it after `make test`).
+pytestmark = pytest.mark.cluster
 
 
 def test_the_lobby_has_tabs_play_now_seats_the_player_and_the_house_rules_open_in_a_sheet(

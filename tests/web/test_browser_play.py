@@ -32,11 +32,16 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
+
 from poker.common.v1 import common_pb2
 from service_runtime.testing import fund_house_now
 from tests.gateway.gateway_process import running_gateway
 from tests.security.service_processes import ServiceProcess, running_services
 from tests.web.browser_runs import ROOT, WEB, require_browser, run_page_script
+
+# A whole cluster and Chromium: the whole-cluster tier (`make test-cluster`; CI runs it after `make test`).
+pytestmark = pytest.mark.cluster
 
 ROOM = "nlhe-gram-classic"
 DOCS_IMAGES = ROOT / "docs" / "img"

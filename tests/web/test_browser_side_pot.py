@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import grpc
+import pytest
 
 from poker.cashier.v1 import cashier_pb2, cashier_pb2_grpc
 from poker.common.v1 import common_pb2
@@ -46,6 +47,9 @@ from tests.gateway.gateway_process import running_gateway
 from tests.security.service_processes import ServiceProcess, running_services
 from tests.web.browser_runs import WEB, require_browser, run_page_script
 from tests.web.test_browser_play import SHOWDOWN_SECONDS, artefacts_folder, docs_images
+
+# A whole cluster and Chromium: the whole-cluster tier (`make test-cluster`; CI runs it after `make test`).
+pytestmark = pytest.mark.cluster
 
 ROOM = "nlhe-gram-side-pot"
 SHOT = "showdown-side-pot"

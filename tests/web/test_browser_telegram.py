@@ -22,12 +22,17 @@ import re
 import time
 from pathlib import Path
 
+import pytest
+
 from services.gateway.web_assets import CONTENT_SECURITY_POLICY, TELEGRAM_WEB_APP_SCRIPT
 from tests.gateway.gateway_process import running_gateway
 from tests.gateway.telegram_signing import init_data
 from tests.security.service_processes import running_services
 from tests.web.browser_runs import require_browser, run_page_script
 from tests.web.test_browser_play import ROOM, WEB, artefacts_folder, bots_at
+
+# A whole cluster and Chromium: the whole-cluster tier (`make test-cluster`; CI runs it after `make test`).
+pytestmark = pytest.mark.cluster
 
 BOT_TOKEN = "123456789:TEST-bot-token-for-the-telegram-browser-test"
 TELEGRAM_USER = 4242

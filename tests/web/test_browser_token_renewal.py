@@ -9,10 +9,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.gateway.gateway_process import running_gateway
 from tests.security.service_processes import running_services
 from tests.web.browser_runs import require_browser, run_page_script
 from tests.web.test_browser_play import ROOM, WEB, bots_at
+
+# A whole cluster and Chromium: the whole-cluster tier (`make test-cluster`; CI runs it after `make test`).
+pytestmark = pytest.mark.cluster
 
 
 def test_a_player_plays_through_token_renewals_without_a_visible_break(tmp_path: Path) -> None:
