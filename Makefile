@@ -95,8 +95,9 @@ TEST_WORKERS ?= 4
 PYTEST = $(BIN)/pytest $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile)
 
 # `make test` leaves out the whole-cluster tier (tests marked `cluster`: the end-to-end, fault,
-# partition, rolling-restart, observability, container and browser runs, each a whole cluster of
-# processes, some with Chromium, for a minute or more); `make test-cluster` runs that tier alone. CI (.ci/run) runs both, one after
+# partition, rolling-restart, observability, container and browser runs, the RPC fuzz of every
+# method, the bots' soaks and the terminal client's session: each a whole cluster of processes, some
+# with Chromium, for a minute or more); `make test-cluster` runs that tier alone. CI (.ci/run) runs both, one after
 # the other, so nothing is dropped; `make test` stays within 10 minutes on a loaded 2-core machine.
 test: lint $(POKERSTARS_READER)
 	$(PYTEST) -m "not cluster" $(PYTEST_ARGS)

@@ -26,6 +26,9 @@ from service_runtime.auth import STAFF_ROLES, Role
 from service_runtime.testing import auth_metadata, fund_house_now, token_for
 from tests.runtime.test_cluster import _free_base_port, _read_until_banner
 
+# A whole cluster for a minute or more: the whole-cluster tier (`make test-cluster`; CI runs it after `make test`).
+pytestmark = pytest.mark.cluster
+
 ADMIN = auth_metadata("operator", *STAFF_ROLES)
 FAST_TABLES = {
     "POKER_TABLE_ACTION_SECONDS": "0.5",

@@ -35,7 +35,8 @@ from tests.play.conftest import Cluster
 from tests.table.conftest import ADMIN, PAYMENTS
 from tests.table.players import Player
 
-pytestmark = pytest.mark.postgres
+# A whole cluster for a minute or more: the whole-cluster tier (`make test-cluster`; CI runs it after `make test`).
+pytestmark = [pytest.mark.cluster, pytest.mark.postgres]
 
 A = table_pb2
 SIZE = (160, 60)

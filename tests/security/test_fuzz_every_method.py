@@ -50,6 +50,9 @@ from .fuzz_messages import GARBAGE_PAYLOADS, PLAUSIBLE_IDS, random_request
 from .private_marks import Marks, seed_private_marks
 from .service_processes import FULL_NAMES, ServiceProcess, running_services
 
+# A whole cluster for a minute or more: the whole-cluster tier (`make test-cluster`; CI runs it after `make test`).
+pytestmark = pytest.mark.cluster
+
 SEED = int(os.environ.get("POKER_FUZZ_SEED", "20261130"))
 ROUNDS = int(os.environ.get("POKER_FUZZ_ROUNDS", "20"))
 # A hang is a call that has not ended in this long. Sound calls answer in milliseconds, but the suite

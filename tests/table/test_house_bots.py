@@ -54,6 +54,9 @@ from tests.table.house_players import (
     revealed_deck,
 )
 
+# A whole cluster for a minute or more: the whole-cluster tier (`make test-cluster`; CI runs it after `make test`).
+pytestmark = pytest.mark.cluster
+
 T = TypeVar("T")
 ROUNDS = int(os.environ.get("POKER_HOUSE_BOT_ROUNDS", "300"))
 BOTS = 6

@@ -36,7 +36,8 @@ from tests.table.conftest import (
 )
 from tests.table.players import Player
 
-pytestmark = pytest.mark.postgres
+# A whole cluster for a minute or more: the whole-cluster tier (`make test-cluster`; CI runs it after `make test`).
+pytestmark = [pytest.mark.cluster, pytest.mark.postgres]
 
 A = table_pb2
 HANDS_WANTED = 300
