@@ -418,7 +418,9 @@ async def test_a_person_signs_in_buys_sits_plays_a_hand_reconnects_leaves_and_ve
             rows = [[str(cell) for cell in statement.get_row_at(i)] for i in range(statement.row_count)]
             assert not any(re.search(r"[A-Z]+_[A-Z]+|PURCHASE|RAKE", row[1]) for row in rows), rows
             hands = [(row[3].split()[0], row[4]) for row in rows if row[1] in ("hand result", "house game")]
-            assert hands, rows
+            # A hand that moved my chips is one line; a split pot (my net 0) moves none, and the session
+            # may have had no other hand (1 of 20 loaded runs: a split first hand, then a leave).
+            assert hands or first_hand_net == "0", (rows, awards[0])
             assert len(hands) == len(set(hands)), rows
             assert {"purchase", "buy-in"} <= {row[1] for row in rows}, rows
             history.select_hand(first_hand)
