@@ -99,11 +99,24 @@ async def refuse_buy_in_beyond_self_limits(
     net loss of a window past a loss limit of the pool. The caller holds the wallet's lock."""
     control = await stored.self_control_of(conn, player_id)
     refuse_during_break(control.brk, now, "no new seat until it ends")
+    await _refuse_past_loss_limits(conn, player_id, pool, buy_in, now)
+
+
+async def _refuse_past_loss_limits(
+    conn: AsyncConnection,
+    player_id: str,
+    pool: Pool,
+    chips: int,
+    now: datetime,
+    uncommitted: Sequence[tuple[datetime, int]] = (),
+) -> None:
+    """SELF_LIMIT_REACHED when `chips` more lost now would take a window past a loss limit of the
+    pool; a player with no loss limit pays one read."""
     limits = (await stored.limits_of(conn, player_id, pool)).get(pool, [])
     if not any(s.at(now).amount and s.kind.measure is Measure.LOSS for s in limits):
         return
     lost = await stored.losses_since(conn, player_id, pool, now - LONGEST_WINDOW)
-    check_limits(limits, Measure.LOSS, lost, buy_in, now)
+    check_limits(limits, Measure.LOSS, [*lost, *uncommitted], chips, now)
 
 
 def house_stakes(
@@ -164,11 +177,7 @@ async def refuse_house_stakes_beyond_self_control(
         )
         control = await stored.self_control_of(conn, player_id)
         refuse_during_break(control.brk, now, "no new round until it ends")
-    limits = (await stored.limits_of(conn, player_id, pool)).get(pool, [])
-    if not any(s.at(now).amount and s.kind.measure is Measure.LOSS for s in limits):
-        return
-    lost = await stored.losses_since(conn, player_id, pool, now - LONGEST_WINDOW)
-    check_limits(limits, Measure.LOSS, [*lost, *uncommitted], chips, now)
+    await _refuse_past_loss_limits(conn, player_id, pool, chips, now, uncommitted)
 
 
 def _same_request(earlier: SelfLimitChange, action: str, requested_field: str, **wanted: object) -> None:

@@ -18,7 +18,7 @@ from datetime import timedelta
 import pytest
 
 from service_runtime.errors import DomainError
-from services.cashier.application import Cashier, audit_balanced
+from services.cashier.application import Cashier
 from services.cashier.holds import HoldScope
 from services.cashier.ledger import (
     AccountKind,
@@ -34,6 +34,7 @@ from services.cashier.payments import PaymentSource
 from services.cashier.self_limits import BreakKind, LimitKind
 
 from .conftest import FakeClock
+from .test_cashier_self_limits import balance, balanced
 
 GRAM = Pool.GRAM
 DAY = timedelta(days=1)
@@ -85,24 +86,14 @@ async def applied(
 async def refused(
     cashier: Cashier, request: TransferRequest, reason: str, *, round_in_play: bool = False
 ) -> DomainError:
-    before = await wallet(cashier, request.debit_account_id.rsplit(":", 1)[1])
+    before = await balance(cashier, request.debit_account_id.rsplit(":", 1)[1])
     with pytest.raises(DomainError) as error:
         await cashier.create_transfers([request], linked=True, round_in_play=round_in_play)
     assert error.value.reason == reason, error.value
     # Nothing recorded: the same id goes through once the refusal no longer holds.
     assert await cashier.lookup_transfers([request.transfer_id]) == []
-    assert await wallet(cashier, request.debit_account_id.rsplit(":", 1)[1]) == before
+    assert await balance(cashier, request.debit_account_id.rsplit(":", 1)[1]) == before
     return error.value
-
-
-async def wallet(cashier: Cashier, player: str) -> int:
-    wallets, _ = await cashier.balances(player)
-    return next(w.balance for w in wallets if w.pool is GRAM)
-
-
-async def balanced(cashier: Cashier) -> None:
-    figures, _ = await cashier.audit()
-    assert all(audit_balanced(f) for f in figures)
 
 
 CREATED, EXISTS = [TransferStatus.CREATED], [TransferStatus.EXISTS]
@@ -122,7 +113,7 @@ async def test_a_break_refuses_a_new_round_but_the_round_in_play_finishes(
     assert await applied(cashier, stake("ann", "r1:in", 100)) == EXISTS
     error = await refused(cashier, stake("ann", "r2:in", 100), "COOLING_OFF")
     assert error.metadata["until"] == (clock.now + DAY).isoformat()
-    assert await wallet(cashier, "ann") == 1300
+    assert await balance(cashier, "ann") == 1300
     await balanced(cashier)
     clock.advance(DAY + timedelta(seconds=1))
     assert await applied(cashier, stake("ann", "r2:in", 100)) == CREATED
@@ -225,7 +216,7 @@ async def test_a_settlement_that_pays_back_on_net_is_never_refused_at_the_limit(
     )
     settled = await applied(cashier, payment("dot", "r1:out", 20), to_jackpot, round_in_play=True)
     assert settled == CREATED * 2
-    assert await wallet(cashier, "dot") == 915
+    assert await balance(cashier, "dot") == 915
     await balanced(cashier)
 
 
@@ -247,7 +238,7 @@ async def test_two_stakes_of_one_player_in_one_coalesced_transaction_pass_a_limi
     refusals = [a for a in answers if isinstance(a, DomainError)]
     assert len(passed) == 1, answers
     assert [r.reason for r in refusals] == ["SELF_LIMIT_REACHED"] * 3
-    assert await wallet(cashier, "eve") == 920
+    assert await balance(cashier, "eve") == 920
     [daily] = (await cashier.self_limits("eve")).limits
     assert daily.used == 80
     await balanced(cashier)
