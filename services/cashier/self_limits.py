@@ -1,8 +1,9 @@
 """Limits a player sets on themself (responsible gaming), pure: no I/O and no clock (times are inputs).
 
 Six limits per player and chip pool: chips bought and chips lost (cash tables and house games), each
-over a rolling day (the last 24 hours), week (7 days) and month (30 days). Rolling windows because they say the same
-thing at every moment ("no more than X in any 24 hours"), with no midnight or time zone to explain.
+over a rolling day (the last 24 hours), week (7 days) and month (30 days). Rolling windows because
+they say the same thing at every moment ("no more than X in any 24 hours"), with no midnight or time
+zone to explain.
 A stricter limit (lower, or one where there was none) applies at once; a looser one (higher, or a
 removal) only `RAISE_DELAY` later, so a player cannot lift a limit in the heat of a session. Two
 breaks: a cooling-off (1 to 42 days) and a self-exclusion (183 to 3650 days); neither can be ended or
