@@ -96,8 +96,8 @@ PYTEST = $(BIN)/pytest $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --di
 
 # `make test` leaves out the whole-cluster tier (tests marked `cluster`: the end-to-end, fault,
 # partition, rolling-restart, observability, container and browser runs, the RPC fuzz of every
-# method, the bots' soaks and the terminal client's session: each a whole cluster of processes, some
-# with Chromium, for a minute or more); `make test-cluster` runs that tier alone. CI (.ci/run) runs both, one after
+# method, the bots' soaks, the terminal client's session and `make run`'s longer runs: each a whole
+# cluster of processes, some with Chromium); `make test-cluster` runs that tier alone. CI (.ci/run) runs both, one after
 # the other, so nothing is dropped; `make test` stays within 10 minutes on a loaded 2-core machine.
 test: lint $(POKERSTARS_READER)
 	$(PYTEST) -m "not cluster" $(PYTEST_ARGS)

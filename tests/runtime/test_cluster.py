@@ -169,6 +169,8 @@ def _children(pid: int) -> dict[str, int]:
     return found
 
 
+# A whole `make run` cluster: the whole-cluster tier (`make test-cluster`, which CI runs after `make test`).
+@pytest.mark.cluster
 @pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="finds the services through Linux /proc")
 def test_ctrl_c_returns_within_the_grace_period_even_if_a_service_hangs(
     tmp_path: Path, processes: list[subprocess.Popen[str]]
@@ -300,6 +302,8 @@ def test_the_runs_own_bots_are_permitted_automation_for_history() -> None:
     assert cluster.permitted_automation("history", 4, {"POKER_HISTORY_PERMITTED_AUTOMATION": "x-"}) == {}
 
 
+# A whole `make run` cluster: the whole-cluster tier (`make test-cluster`, which CI runs after `make test`).
+@pytest.mark.cluster
 @pytest.mark.parametrize("verbose", [False, True])
 def test_make_run_is_quiet_by_default_and_says_everything_when_verbose(
     tmp_path: Path, processes: list[subprocess.Popen[str]], verbose: bool
@@ -342,6 +346,8 @@ def test_make_run_is_quiet_by_default_and_says_everything_when_verbose(
         ), "".join(after)
 
 
+# A whole `make run` cluster: the whole-cluster tier (`make test-cluster`, which CI runs after `make test`).
+@pytest.mark.cluster
 def test_the_development_house_bank_is_funded_once_per_data_folder(
     tmp_path: Path, processes: list[subprocess.Popen[str]]
 ) -> None:

@@ -27,6 +27,8 @@ from service_runtime.tls import channel_credentials
 from .test_cluster import _free_base_port, _read_until_banner, _start, processes  # noqa: F401
 
 
+# A whole `make run` cluster: the whole-cluster tier (`make test-cluster`, which CI runs after `make test`).
+@pytest.mark.cluster
 def test_make_run_with_tls_settings_runs_every_service_over_mutual_tls(
     tmp_path: Path,
     processes: list[subprocess.Popen[str]],  # noqa: F811
