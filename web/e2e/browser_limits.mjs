@@ -172,7 +172,7 @@ await page.waitForSelector("#toast.error");
 const refused = await page.textContent("#toast .toast-text");
 say("purchase refused", { refused });
 await shot(page, "purchase-refused");
-check(refused === "У вас перерыв в игре. Покупки и игра за столами станут доступны, когда он закончится.", "the purchase refused during the cooling-off", { refused });
+check(refused === "У вас перерыв в игре. Покупки и игра (за столами и против дилера) станут доступны, когда он закончится.", "the purchase refused during the cooling-off", { refused });
 check(pageErrors.length === 0, "no page errors", { pageErrors });
 await context.close();
 say("done", { shots });
