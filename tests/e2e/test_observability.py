@@ -251,8 +251,12 @@ def _check_metrics(figures: dict[str, dict[str, list[Any]]], bot_actions: int, b
     assert total(table, "grpc_client_handled_total", grpc_method="SettleHand", grpc_code="OK") == settled
     assert total(table, "poker_settlement_seconds_count") == settled
     assert handled(history, "RecordHand") == settled
-    assert handled(fairness, "RevealHand") == settled
     assert handled(fairness, "SealHand") == started
+    # Every settled hand is revealed; beside them, a commitment asked ahead that was never dealt (the
+    # bots left) is revealed voided when its table voids it, off the clock's path: now or a moment
+    # after the bots' run (a fresh-clone CI run counted 8 reveals for 7 hands).
+    never_dealt = handled(fairness, "CommitHand") - handled(fairness, "SealHand")
+    assert settled <= handled(fairness, "RevealHand") <= settled + never_dealt
     # The bots have left: no stream is open; the table held its lease throughout.
     assert total(table, "poker_table_streams") == 0
     assert total(table, "poker_table_shard_lease_held") == 1
