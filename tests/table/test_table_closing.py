@@ -1,7 +1,7 @@
 """A room's extra table closes once empty (issue 13: "closes an extra table once it is empty").
 
-The first table of a room stays open; an extra one (`<room>.2`, ...) that has had no seat, no watcher
-and no hand for `close_empty_table_seconds` leaves the shard (and the lobby's view of it), and the
+The first table of a room stays open; an extra one (`<room>.2`, ...) that has had no seat, no player's
+WatchTable stream and no hand (spectators do not count) for `close_empty_table_seconds` leaves the shard (and the lobby's view of it), and the
 next call for it opens it again.
 """
 
@@ -19,6 +19,7 @@ from service_runtime.auth import Role
 from service_runtime.errors import Unavailable
 from service_runtime.testing import auth_metadata
 from services.table.ports.clock import SimulatedClock
+from services.table.streams.table_streams import SPECTATOR_STREAM_CLOSED
 from tests.table.conftest import ServiceProcess, nl_room, table_world, unique, wait_for
 from tests.table.fakes import FakeCashier, FakeFairness
 from tests.table.inprocess_table import TABLE, running_view, seated_table
@@ -212,3 +213,45 @@ async def test_close_table_through_the_api_for_operations_only_then_the_table_op
         assert not any(s.player_id for s in snapshot.view.seats)
         for p in (ann, bob):
             await p.close()
+
+
+# ---------------------------------------------------------------------- who keeps an empty table open
+
+
+async def test_spectators_alone_keep_no_empty_table_open_and_their_streams_end_when_it_closes() -> None:
+    """An empty table (no seat, no hand) watched only through SpectateTable (a player's or a staff
+    member's delayed view) counts as empty: it closes after the window, and the spectators' streams
+    end with TABLE_CLOSED (their clients go back to the lobby); a spectator never keeps an idle table
+    open for ever."""
+    clock = SimulatedClock()
+    actor = seated_table(FakeCashier(), players=0, clock=clock)
+    actor.start()
+    try:
+        spectator = await actor.call(lambda: actor.spectate("staff:olga"))
+        assert actor.spectator_count == 1
+        actor.empty_for()  # the window starts
+        await clock.run_for(61)
+        assert actor.empty_for() >= 60
+        assert await actor.call(lambda: actor.close_if_empty(lambda: None))
+        await actor.stop()
+        updates = [spectator.queue.get_nowait() for _ in range(spectator.queue.qsize())]
+        assert updates[-1] is SPECTATOR_STREAM_CLOSED
+        assert actor.closed_reason == "TABLE_CLOSED"
+    finally:
+        await actor.stop()
+
+
+async def test_a_player_looking_at_an_empty_table_to_sit_keeps_it_open() -> None:
+    """A player's own WatchTable stream without a seat (the table screen, a seat about to be taken)
+    keeps the table open: it is not closed under the player's eyes."""
+    clock = SimulatedClock()
+    actor = seated_table(FakeCashier(), players=0, clock=clock)
+    actor.start()
+    try:
+        await actor.call(lambda: actor.watch("dan"))
+        actor.empty_for()
+        await clock.run_for(61)
+        assert actor.empty_for() == 0.0
+        assert not await actor.call(lambda: actor.close_if_empty(lambda: None))
+    finally:
+        await actor.stop()

@@ -1154,12 +1154,12 @@ class TableActor:
     # ------------------------------------------------------------------ closing an extra table
 
     def empty_for(self) -> float:
-        """Seconds this table has been empty and idle (no seat, no watcher or spectator, no hand); 0 if
-        it is not."""
+        """Seconds this table has been empty and idle (no seat, no player's own WatchTable stream, no
+        hand); 0 if it is not. Spectators (SpectateTable: players' and staff's delayed view) do not keep
+        an idle table open: when it closes their streams end with TABLE_CLOSED (`stop`)."""
         empty = (
             not self._players
             and not self._streams.watchers
-            and not self._streams.spectators
             and self._stage is Stage.IDLE
             and self._live is None
         )
