@@ -3,8 +3,8 @@
 // call that changes something carries `x-staff-reason` (their own words, URI-encoded; the door refuses
 // a change without one, STAFF_REASON_REQUIRED) and a request id made once per action (kept for a retry
 // of the same action, so a retry is never applied twice).
-import { createClient, type CallOptions, type Interceptor } from "@connectrpc/connect";
-import { createConnectTransport } from "@connectrpc/connect-web";
+import { createClient, type CallOptions } from "@connectrpc/connect";
+import { openDoor, newRequestId } from "../connect_door";
 import { StaffGatewayService } from "../gen/poker/gateway/v1/staff_pb";
 import { LobbyService } from "../gen/poker/lobby/v1/lobby_pb";
 import { TableService } from "../gen/poker/table/v1/table_pb";
@@ -13,34 +13,16 @@ import { HistoryService } from "../gen/poker/history/v1/history_pb";
 import { failure } from "../errors";
 import { staffRefusal } from "../i18n/staff_words";
 
-let currentToken: () => string = () => "";
+const staffDoor = openDoor(15_000);
+export const useToken = staffDoor.useToken;
 
-export function useToken(source: () => string): void {
-  currentToken = source;
-}
-
-const bearer: Interceptor = (next) => async (request) => {
-  const token = currentToken();
-  if (token) request.header.set("authorization", `Bearer ${token}`);
-  return next(request);
-};
-
-const transport = createConnectTransport({
-  baseUrl: location.origin,
-  useBinaryFormat: true,
-  interceptors: [bearer],
-  defaultTimeoutMs: 15_000,
-});
-
+export const door = createClient(StaffGatewayService, staffDoor.unary);
+export const lobby = createClient(LobbyService, staffDoor.unary);
+export const table = createClient(TableService, staffDoor.unary);
 // The spectator's stream lives as long as the screen watches: no deadline.
-const streaming = createConnectTransport({ baseUrl: location.origin, useBinaryFormat: true, interceptors: [bearer] });
-
-export const door = createClient(StaffGatewayService, transport);
-export const lobby = createClient(LobbyService, transport);
-export const table = createClient(TableService, transport);
-export const tableStreams = createClient(TableService, streaming);
-export const cashier = createClient(CashierService, transport);
-export const history = createClient(HistoryService, transport);
+export const tableStreams = createClient(TableService, staffDoor.streaming);
+export const cashier = createClient(CashierService, staffDoor.unary);
+export const history = createClient(HistoryService, staffDoor.unary);
 
 /** The most a reason may be (the door's limit). */
 export const REASON_MAX = 500;
@@ -55,12 +37,7 @@ export function describe(error: unknown): string {
   return staffRefusal(failure(error));
 }
 
-/** A new idempotency key (one per action the staff member takes). */
-export function newRequestId(): string {
-  if (typeof crypto.randomUUID === "function") return crypto.randomUUID();
-  const bytes = crypto.getRandomValues(new Uint8Array(16));
-  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
-}
+export { newRequestId };
 
 /** One action of the staff member: its request id stays the same for every retry of that action,
  * and a new one is made only once it succeeded (the next action is another one). */
