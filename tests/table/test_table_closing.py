@@ -255,3 +255,31 @@ async def test_a_player_looking_at_an_empty_table_to_sit_keeps_it_open() -> None
         assert not await actor.call(lambda: actor.close_if_empty(lambda: None))
     finally:
         await actor.stop()
+
+
+@pytest.mark.postgres
+async def test_a_close_id_used_for_another_table_after_a_restart_is_a_conflict(
+    backends: dict[str, ServiceProcess], tmp_path: Any
+) -> None:
+    """CloseTable's id binds the table it named for good (in the shard's log, here the file log of a
+    shard without Redis): after the shard restarts, the same id for another table of the room is
+    ALREADY_EXISTS `IDEMPOTENCY_CONFLICT` and closes nothing; for the same table it is the retry
+    it always was (the table's own log answers it)."""
+    room = unique("rebind")
+    operations = auth_metadata("olga", Role.OPERATIONS)
+    request = A.CloseTableRequest(request_id=unique("close"), table_id=f"{room}.1")
+    async with table_world(backends, lease_seconds=0.6, data_dir=tmp_path) as world:
+        world.add_room(nl_room(room, table_count=2))
+        first = await world.table.CloseTable(request, metadata=operations)
+    async with table_world(backends, lease_seconds=0.6, data_dir=tmp_path) as world:
+        world.add_room(nl_room(room, table_count=2))
+        other = A.CloseTableRequest(request_id=request.request_id, table_id=f"{room}.2")
+        with pytest.raises(grpc.aio.AioRpcError) as conflict:
+            await world.table.CloseTable(other, metadata=operations)
+        assert conflict.value.code() == grpc.StatusCode.ALREADY_EXISTS
+        assert "IDEMPOTENCY_CONFLICT" in str(conflict.value.trailing_metadata())
+        snapshot = await world.table.GetTableSnapshot(
+            A.GetTableSnapshotRequest(table_id=f"{room}.2"), metadata=operations
+        )
+        assert not snapshot.view.closing
+        assert await world.table.CloseTable(request, metadata=operations) == first

@@ -295,3 +295,62 @@ async def test_the_next_hand_s_mark_is_fenced_cleared_by_its_deal_and_by_its_voi
             log.close()
     finally:
         await client.aclose()
+
+
+async def test_a_request_id_stays_bound_to_its_first_value_in_redis_and_the_file_log_across_a_restart(
+    redis_server_url: str, redis_prefix: str, tmp_path: Path
+) -> None:
+    """A request id of a call that names one of several tables (CloseTable) is bound, for good, to
+    the table it first named, in the shard's log, so the same id for another table is a conflict even
+    after a restart or at another shard; scopes (one per caller) never see each other's ids."""
+    client = create_redis(redis_server_url)
+    path = tmp_path / "log.jsonl"
+    try:
+        opens = {
+            "redis": lambda: RedisEventLog(client, shard_id=A.shard_id, prefix=redis_prefix),
+            "file": lambda: FileEventLog(path),
+        }
+        for backend, open_log in opens.items():
+            log: Any = open_log()
+            assert await log.bind_request("close-table:olga", "req-1", "r.2") == "r.2", backend
+            assert await log.bind_request("close-table:olga", "req-1", "r.2") == "r.2", backend
+            assert await log.bind_request("close-table:olga", "req-1", "r.3") == "r.2", backend
+            assert await log.bind_request("close-table:ivan", "req-1", "r.3") == "r.3", backend
+            if backend == "file":
+                log.close()
+            again: Any = open_log()  # a restart (the file log replays and compacts its file)
+            assert await again.bind_request("close-table:olga", "req-1", "r.4") == "r.2", backend
+            assert await again.bind_request("close-table:ivan", "req-1", "r.2") == "r.3", backend
+            if backend == "file":
+                again.close()
+    finally:
+        await client.aclose()
+
+
+def test_the_file_log_forgets_a_binding_after_its_retention(tmp_path: Path) -> None:
+    """The file does not grow with every close ever asked: a binding older than the retention
+    (30 days) is dropped when the file is replayed; a younger one stays."""
+    import json
+    import time
+
+    from services.table.log.event_log import REQUEST_BINDING_SECONDS
+
+    path = tmp_path / "log.jsonl"
+    now = time.time()
+    lines = [
+        {
+            "op": "bind",
+            "hand_id": "",
+            "key": "close-table:olga\x00old",
+            "value": "r.2",
+            "at": now - REQUEST_BINDING_SECONDS - 60,
+        },
+        {"op": "bind", "hand_id": "", "key": "close-table:olga\x00new", "value": "r.3", "at": now - 60},
+    ]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    log = FileEventLog(path)
+    try:
+        assert log.bound_requests() == {"close-table:olga\x00new": "r.3"}
+    finally:
+        log.close()
+    assert "old" not in path.read_text()

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -27,6 +28,9 @@ from redis import exceptions as redis_errors
 
 from service_runtime.errors import FailedPrecondition, Unavailable
 from services.table.log.json_lines_file import JsonLinesFile
+
+# How long a request id stays bound to what it first named (`bind_request`): far beyond any retry.
+REQUEST_BINDING_SECONDS = 30 * 24 * 3600
 
 
 class HandEventLog(Protocol):
@@ -75,6 +79,11 @@ class HandEventLog(Protocol):
         """Replace the table's seats' log with `entries` (a snapshot of the seats first: the log
         trimmed), in one fenced write: a reader sees the old log or the new one, never a mix."""
 
+    async def bind_request(self, scope: str, request_id: str, value: str) -> str:
+        """Bind `request_id` (within `scope`, one per caller and method) to `value` unless it is bound
+        already, for `REQUEST_BINDING_SECONDS`: the value it is bound to (the first one). Not fenced:
+        the binding belongs to no room (CloseTable's id names one of many tables, at any shard)."""
+
 
 class LocalEventLog:
     """In-process log: a table reopened in the same process finds its running hand; a restart forgets."""
@@ -84,6 +93,8 @@ class LocalEventLog:
         self._live: dict[str, str] = {}  # table id -> its running hand
         self._next: dict[str, str] = {}  # table id -> its next hand, committed and not dealt
         self._seats: dict[str, list[dict[str, Any]]] = {}  # table id -> its seats' entries
+        # scope + NUL + request id -> (the value it was first bound to, when)
+        self._bindings: dict[str, tuple[str, float]] = {}
 
     async def append(self, room_id: str, hand_id: str, entries: Sequence[Mapping[str, Any]]) -> None:
         self._hands.setdefault(hand_id, []).extend(dict(e) for e in entries)
@@ -135,6 +146,17 @@ class LocalEventLog:
     async def rewrite_seats(self, room_id: str, table_id: str, entries: Sequence[Mapping[str, Any]]) -> None:
         self._seats[table_id] = [dict(e) for e in entries]
 
+    async def bind_request(self, scope: str, request_id: str, value: str) -> str:
+        key = _binding_key(scope, request_id)
+        found = self._bindings.get(key)
+        if found is None:
+            self._bindings[key] = found = (value, time.time())
+        return found[0]
+
+    def bound_requests(self) -> dict[str, str]:
+        """Every binding kept (for tests)."""
+        return {key: value for key, (value, _) in self._bindings.items()}
+
 
 # A long run appends a line per decision; the file is rewritten with the running hands this often.
 COMPACT_AFTER_LINES = 5_000
@@ -146,6 +168,8 @@ class FileEventLog(LocalEventLog):
     `{"op": "append", "hand_id", "entries"}`, `{"op": "live", "table_id", "hand_id", "entries"}` (the
     start of a hand, its next-hand mark cleared; or a running hand's mark with no entry),
     `{"op": "next", "table_id", "hand_id"}` (a commitment not dealt yet),
+    `{"op": "bind", "key", "value", "at"}` (a request id bound to the table it named, see
+    `bind_request`; dropped from the file after `REQUEST_BINDING_SECONDS`),
     `{"op": "forget", "table_id", "hand_id"}` (the end of a hand: its entries dropped, the marks
     cleared unless they name another hand) and `{"op": "clear", ...}` (the live mark alone). Appends and marks are fsynced before the table goes on
     (nobody hears of a decision the file may lose); the end of a hand is not (lost, it only makes the
@@ -166,6 +190,11 @@ class FileEventLog(LocalEventLog):
 
     def _apply(self, change: Mapping[str, Any]) -> None:
         op = change["op"]
+        if op == "bind":
+            at = float(change["at"])
+            if at >= time.time() - REQUEST_BINDING_SECONDS:
+                self._bindings.setdefault(str(change["key"]), (str(change["value"]), at))
+            return
         entries = [dict(e) for e in change.get("entries", ())]
         if op == "seats":
             if change.get("restart"):
@@ -208,7 +237,14 @@ class FileEventLog(LocalEventLog):
                 for table_id, entries in sorted(self._seats.items())
                 if entries
             ]
+            + [_bind_change(key, value, at) for key, (value, at) in self._kept_bindings()]
         )
+
+    def _kept_bindings(self) -> list[tuple[str, tuple[str, float]]]:
+        """The bindings younger than their retention (the older ones are dropped from memory too)."""
+        since = time.time() - REQUEST_BINDING_SECONDS
+        self._bindings = {key: found for key, found in self._bindings.items() if found[1] >= since}
+        return sorted(self._bindings.items())
 
     def _write(self, line: str, sync: bool) -> None:
         self._file.write(line, sync=sync)
@@ -249,6 +285,14 @@ class FileEventLog(LocalEventLog):
     async def rewrite_seats(self, room_id: str, table_id: str, entries: Sequence[Mapping[str, Any]]) -> None:
         await self._change(_seats_change(table_id, entries, restart=True))
 
+    async def bind_request(self, scope: str, request_id: str, value: str) -> str:
+        key = _binding_key(scope, request_id)
+        if key not in self._bindings:
+            # Two binds of one new id at once: both lines are written, the first applied wins (the
+            # replay keeps the first line's value too), and each caller is told the winner.
+            await self._change(_bind_change(key, value, time.time()))
+        return self._bindings[key][0]
+
     def close(self) -> None:
         self._file.close()
 
@@ -262,6 +306,14 @@ def _change(
     if entries:
         change["entries"] = [dict(e) for e in entries]
     return json.dumps(change, sort_keys=True) + "\n"
+
+
+def _binding_key(scope: str, request_id: str) -> str:
+    return f"{scope}\x00{request_id}"
+
+
+def _bind_change(key: str, value: str, at: float) -> str:
+    return json.dumps({"op": "bind", "key": key, "value": value, "at": at}, sort_keys=True) + "\n"
 
 
 def _seats_change(table_id: str, entries: Sequence[Mapping[str, Any]], *, restart: bool = False) -> str:
@@ -353,6 +405,18 @@ return 1
 )
 
 
+# KEYS[1] = the binding's key; ARGV[1] = the value, ARGV[2] = its retention in seconds. The value the
+# key holds, set to ARGV[1] first if it held none (in one step: two binds at once agree).
+_BIND = """
+local bound = redis.call('GET', KEYS[1])
+if bound then
+  return bound
+end
+redis.call('SET', KEYS[1], ARGV[1], 'EX', tonumber(ARGV[2]))
+return ARGV[1]
+"""
+
+
 @contextlib.contextmanager
 def _away_is_unavailable() -> Iterator[None]:
     """Redis away (refused, reset, timed out) is UNAVAILABLE, which the table retries or waits on, as
@@ -383,6 +447,7 @@ class RedisEventLog:
         self._append_live = client.register_script(_FENCED_APPEND_LIVE)
         self._rewrite = client.register_script(_FENCED_REWRITE)
         self._forget_live = client.register_script(_FORGET_LIVE)
+        self._bind = client.register_script(_BIND)
         self._clear = client.register_script(
             "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0"
         )
@@ -458,6 +523,14 @@ class RedisEventLog:
         with _away_is_unavailable():
             rows = await self._redis.xrange(self._seats_stream(table_id))
         return [json.loads(fields[b"e"]) for _, fields in rows]
+
+    async def bind_request(self, scope: str, request_id: str, value: str) -> str:
+        with _away_is_unavailable():
+            bound = await self._bind(
+                keys=[f"{self._prefix}request-binding:{_binding_key(scope, request_id)}"],
+                args=[value, str(REQUEST_BINDING_SECONDS)],
+            )
+        return bytes(bound).decode() if isinstance(bound, bytes) else str(bound)
 
     def _seats_stream(self, table_id: str) -> str:
         return f"{self._prefix}table-seats-log:{table_id}"

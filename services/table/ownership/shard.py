@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from redis import exceptions as redis_errors
 
 from poker.table.v1 import table_pb2
-from service_runtime.errors import DomainError, FailedPrecondition, NotFound, Unavailable
+from service_runtime.errors import AlreadyExists, DomainError, FailedPrecondition, NotFound, Unavailable
 from service_runtime.shard_registry import (
     RedisShardRegistry,
     ShardInfo,
@@ -482,13 +482,22 @@ class TableShard:
     ) -> table_pb2.CloseTableResponse:
         """CloseTable: the table closes after its hand (`TableActor.close_after_hand`); once per
         request id: a retry gets the first answer (the table, closed by then, is not opened again
-        for it), the same id for another table is a conflict."""
+        for it), the same id for another table is a conflict: here while the first answer is
+        remembered, and for good (30 days) through the id's binding in the log (`bind_request`),
+        across restarts and shards."""
 
-        async def close() -> table_pb2.CloseTableResponse:
-            actor = await table()
-            return await actor.call(lambda: actor.close_after_hand(request_id))
-
-        return await self._closings.once((caller, "CloseTable", request_id), table_id, close)
+        key = (caller, "CloseTable", request_id)
+        known = self._closings.known(key, table_id)
+        if known is not None:
+            return known  # type: ignore[no-any-return]
+        actor = await table()  # a table that does not exist: NOT_FOUND, and nothing is bound
+        bound = await self._event_log.bind_request(f"CloseTable:{caller}", request_id, table_id)
+        if bound != table_id:
+            # Not remembered as this id's answer: the id stays the first table's (its retry answers).
+            raise AlreadyExists("IDEMPOTENCY_CONFLICT", "the request id was used with other fields")
+        return await self._closings.once(
+            key, table_id, lambda: actor.call(lambda: actor.close_after_hand(request_id))
+        )
 
     async def _close_closed_tables(self) -> None:
         """Tables closing at an operator's word (CloseTable) whose seats are all cashed out: closed,
