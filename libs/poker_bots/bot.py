@@ -173,9 +173,14 @@ class Bot:
                 # Counted by reason where it happened; the next view decides what to do.
                 await self._sleep(stop, 0.2)
 
-    async def finish(self) -> None:
-        """Leave the table (cashing out) and close the stream; a refusal is counted, never raised."""
-        for _ in range(5):
+    async def finish(self, within: float = 30.0) -> None:
+        """Leave the table (cashing out) and close the stream; a refusal is counted, never raised.
+        A leave or a route that fails for a while (UNAVAILABLE, a deadline: a loaded or restarting
+        cluster) is tried again, backing off, for up to `within` seconds: a bot that gave up would
+        keep its seat until the table's seat reserve ran out."""
+        deadline = time.monotonic() + within
+        backoff = 0.25
+        while True:
             try:
                 if self._stub is None:
                     await self._route()
@@ -183,9 +188,13 @@ class Bot:
                 break
             except RouteLost:
                 await self._drop_route()
-                await asyncio.sleep(0.5)
-            except grpc.aio.AioRpcError:
+            except grpc.aio.AioRpcError as error:
+                if error.code() not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+                    break
+            if time.monotonic() + backoff > deadline:
                 break
+            await asyncio.sleep(backoff)
+            backoff = min(backoff * 2, 4.0)
         await self._drop_route()
 
     async def _step(self) -> None:

@@ -245,16 +245,25 @@ async def test_bots_play_both_variants_and_pools_on_two_shards_one_is_killed_and
         # Everyone leaves; every seat session closes (cash-out to the wallet).
         await asyncio.gather(*(bot.finish() for bot in run.bots))
 
+    still_open: list[str] = []
+
     async def all_closed() -> bool:
+        still_open.clear()
         for table_id in tables:
             reply = await conns.cashier.ListOpenSeatSessions(
                 cashier_pb2.ListOpenSeatSessionsRequest(table_id=table_id), metadata=ADMIN
             )
-            if reply.seat_sessions:
-                return False
-        return True
+            still_open.extend(f"{s.table_id}:{s.player_id}" for s in reply.seat_sessions)
+        return not still_open
 
-    await wait_for(all_closed, within=60, interval=0.5)
+    try:
+        await wait_for(all_closed, within=60, interval=0.5)
+    except AssertionError:
+        leaves = {key: n for key, n in stats.errors.items() if key.startswith(("leave", "join"))}
+        raise AssertionError(
+            f"seat sessions still open a minute after every bot left: {still_open}; the bots' leave "
+            f"and route errors: {leaves}\n" + shard_log_excerpt(cluster, still_open)
+        ) from None
     ledger = Ledger(
         conns.channel(cluster.address("cashier")),
         conns.channel(cluster.address("fairness")),
