@@ -414,6 +414,12 @@ class HistoryApplication(FairPlayUseCases):
         for hand_id in event.hand_ids:
             check_id(hand_id, "event.hand_ids")
         if event.HasField("time"):
+            if not writer.dates_own_events:
+                raise InvalidArgument(
+                    "FIELD_INVALID",
+                    "a staff member's record is dated by the server as it is recorded; send no time",
+                    {"field": "event.time"},
+                )
             check_time(event.time, "event.time")
         asked = history_pb2.AuditEvent()
         asked.CopyFrom(event)

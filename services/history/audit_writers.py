@@ -57,6 +57,9 @@ class AuditWriter:
     kind_prefix: str = ""
     # The gateway's staff door: the event's actor is the staff member it names (checked), not itself.
     names_actor: bool = False
+    # A service dates its own events (sent late after an outage, they keep when they happened); a
+    # staff member's record takes the server's time (a time of their own would backdate or pin it).
+    dates_own_events: bool = True
 
     def may_record(self, kind: str) -> bool:
         if kind in HISTORY_KINDS:
@@ -85,7 +88,12 @@ def writer_of(subject: str, *, service: ServiceName | None, admin: bool) -> Audi
             else hashlib.sha256(subject.encode()).hexdigest()[:32]
         )
         separator = ":" if shown == subject else "#"
-        return AuditWriter(actor=subject, namespace=f"admin{separator}{shown}", kind_prefix=ADMIN_KIND_PREFIX)
+        return AuditWriter(
+            actor=subject,
+            namespace=f"admin{separator}{shown}",
+            kind_prefix=ADMIN_KIND_PREFIX,
+            dates_own_events=False,
+        )
     return None
 
 

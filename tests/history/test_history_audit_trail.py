@@ -123,6 +123,33 @@ async def test_each_writer_records_only_its_own_kinds(stub: Stub) -> None:
     assert sorted(e.kind for e in await events_about(stub, subject)) == sorted(k for _, k in allowed)
 
 
+async def test_a_staff_members_record_is_dated_by_the_server_never_by_the_caller(stub: Stub) -> None:
+    """Found by an outside tester: support could pin a note at year 9999 (first in the trail for
+    good) or date an OPERATOR_ record in 2020. A staff member's (admin's) record takes the server's
+    time; a time in the request is INVALID_ARGUMENT `FIELD_INVALID` (`event.time`) and records
+    nothing. A service still dates its own events (the table's voids are sent late, after an outage)."""
+    subject = f"s-{uuid.uuid4().hex[:8]}"
+    for when in ("9999-01-01T00:00:00Z", "2020-01-01T00:00:00Z"):
+        event = history_pb2.AuditEvent(event_id=f"pin-{when[:4]}", kind="OPERATOR_NOTE", subject=subject)
+        event.time.FromJsonString(when)
+        error = await expect_error(
+            stub.RecordAuditEvent(record(event), metadata=ADMIN),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "FIELD_INVALID",
+        )
+        assert error_metadata_of(error)["field"] == "event.time"
+    assert await events_about(stub, subject) == []
+    note = history_pb2.AuditEvent(event_id="note-1", kind="OPERATOR_NOTE", subject=subject)
+    assert not (await stub.RecordAuditEvent(record(note), metadata=ADMIN)).already_recorded
+    assert (await stub.RecordAuditEvent(record(note), metadata=ADMIN)).already_recorded
+    voided = history_pb2.AuditEvent(event_id="void-1", kind="HAND_VOIDED", subject=subject)
+    voided.time.FromJsonString("2026-01-01T00:00:00Z")
+    assert not (await stub.RecordAuditEvent(record(voided), metadata=TABLE)).already_recorded
+    stored = {e.kind: e.time.ToJsonString() for e in await events_about(stub, subject)}
+    assert stored["HAND_VOIDED"] == "2026-01-01T00:00:00Z"
+    assert not stored["OPERATOR_NOTE"].startswith(("9999", "2020"))
+
+
 async def test_the_actor_is_the_callers_verified_identity(stub: Stub) -> None:
     subject = f"s-{uuid.uuid4().hex[:8]}"
     for writer, actor, kind in (
