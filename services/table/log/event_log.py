@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -28,6 +27,7 @@ from redis import exceptions as redis_errors
 
 from service_runtime.errors import FailedPrecondition, Unavailable
 from services.table.log.json_lines_file import JsonLinesFile
+from services.table.ports.clock import WALL_CLOCK, Clock
 
 # How long a request id stays bound to what it first named (`bind_request`): far beyond any retry.
 REQUEST_BINDING_SECONDS = 30 * 24 * 3600
@@ -88,7 +88,8 @@ class HandEventLog(Protocol):
 class LocalEventLog:
     """In-process log: a table reopened in the same process finds its running hand; a restart forgets."""
 
-    def __init__(self) -> None:
+    def __init__(self, clock: Clock = WALL_CLOCK) -> None:
+        self._clock = clock
         self._hands: dict[str, list[dict[str, Any]]] = {}
         self._live: dict[str, str] = {}  # table id -> its running hand
         self._next: dict[str, str] = {}  # table id -> its next hand, committed and not dealt
@@ -150,7 +151,7 @@ class LocalEventLog:
         key = _binding_key(scope, request_id)
         found = self._bindings.get(key)
         if found is None:
-            self._bindings[key] = found = (value, time.time())
+            self._bindings[key] = found = (value, self._clock.now())
         return found[0]
 
     def bound_requests(self) -> dict[str, str]:
@@ -177,8 +178,8 @@ class FileEventLog(LocalEventLog):
     skipped: its write never returned, so nobody heard of it. No fencing: one shard owns every room.
     """
 
-    def __init__(self, path: Path) -> None:
-        super().__init__()
+    def __init__(self, path: Path, clock: Clock = WALL_CLOCK) -> None:
+        super().__init__(clock)
         self._file = JsonLinesFile(path, compact_after=COMPACT_AFTER_LINES, snapshot=self._open_lines)
         self._lock = asyncio.Lock()
         for change in self._file.read():
@@ -192,7 +193,7 @@ class FileEventLog(LocalEventLog):
         op = change["op"]
         if op == "bind":
             at = float(change["at"])
-            if at >= time.time() - REQUEST_BINDING_SECONDS:
+            if at >= self._clock.now() - REQUEST_BINDING_SECONDS:
                 self._bindings.setdefault(str(change["key"]), (str(change["value"]), at))
             return
         entries = [dict(e) for e in change.get("entries", ())]
@@ -242,7 +243,7 @@ class FileEventLog(LocalEventLog):
 
     def _kept_bindings(self) -> list[tuple[str, tuple[str, float]]]:
         """The bindings younger than their retention (the older ones are dropped from memory too)."""
-        since = time.time() - REQUEST_BINDING_SECONDS
+        since = self._clock.now() - REQUEST_BINDING_SECONDS
         self._bindings = {key: found for key, found in self._bindings.items() if found[1] >= since}
         return sorted(self._bindings.items())
 
@@ -290,7 +291,7 @@ class FileEventLog(LocalEventLog):
         if key not in self._bindings:
             # Two binds of one new id at once: both lines are written, the first applied wins (the
             # replay keeps the first line's value too), and each caller is told the winner.
-            await self._change(_bind_change(key, value, time.time()))
+            await self._change(_bind_change(key, value, self._clock.now()))
         return self._bindings[key][0]
 
     def close(self) -> None:
