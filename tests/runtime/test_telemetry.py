@@ -9,6 +9,7 @@ whose log lines carry the trace and span ids.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import json
 import urllib.request
@@ -92,14 +93,21 @@ async def test_shed_calls_are_counted_by_reason() -> None:
         ),
         create_channel(f"127.0.0.1:{server.port}", token=_token) as channel,
     ):
-        sleeping = asyncio.ensure_future(channel.unary_unary(f"/{SERVICE}/Sleep")(b"0.5"))
-        await asyncio.sleep(0.2)
+        # The first call holds the one slot until the test ends it (no race with the clock: under
+        # load a short sleep ended, or the second call's short deadline passed, before any shed).
+        sleeping = asyncio.ensure_future(channel.unary_unary(f"/{SERVICE}/Sleep")(b"60"))
+        for _ in range(500):
+            if _value("grpc_server_in_flight", grpc_type="unary", grpc_method="Sleep") == 1:
+                break
+            await asyncio.sleep(0.02)
         assert _value("grpc_server_in_flight", grpc_type="unary", grpc_method="Sleep") == 1
         # The channel retries RESOURCE_EXHAUSTED (up to 4 attempts): each is shed while the first sleeps.
         with pytest.raises(grpc.aio.AioRpcError) as caught:
-            await channel.unary_unary(f"/{SERVICE}/Sleep")(b"0", timeout=0.25)
-        assert caught.value.code() in (grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.StatusCode.DEADLINE_EXCEEDED)
-        await sleeping
+            await channel.unary_unary(f"/{SERVICE}/Sleep")(b"0", timeout=20)
+        assert caught.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        sleeping.cancel()
+        with contextlib.suppress(asyncio.CancelledError, grpc.aio.AioRpcError):
+            await sleeping
     assert _value("grpc_server_shed_total", **labels) >= before + 1
 
 

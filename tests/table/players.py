@@ -108,18 +108,41 @@ class Player:
     # ------------------------------------------------------------------ calls
 
     async def sit(
-        self, buy_in: int, seat: int = 0, request_id: str | None = None, wait_for_bb: bool = False
+        self,
+        buy_in: int,
+        seat: int = 0,
+        request_id: str | None = None,
+        wait_for_bb: bool = False,
+        *,
+        retry_unavailable: bool = True,
     ) -> table_pb2.SitDownResponse:
-        reply = await self.stub.SitDown(
-            table_pb2.SitDownRequest(
-                request_id=request_id or uuid.uuid4().hex,
-                table_id=self.table_id,
-                seat=seat,
-                buy_in=buy_in,
-                wait_for_big_blind=wait_for_bb,
-            ),
-            metadata=self.metadata,
+        """SitDown as a client does it: an UNAVAILABLE answer ("the cashier has not answered yet;
+        retry", a loaded machine) is tried again with the same request id, for up to 30 s (the
+        table answers the retry with the first sit-down's outcome); any other refusal raises.
+        `retry_unavailable=False`: the first answer whatever it is (a test of the refusal)."""
+        request = table_pb2.SitDownRequest(
+            request_id=request_id or uuid.uuid4().hex,
+            table_id=self.table_id,
+            seat=seat,
+            buy_in=buy_in,
+            wait_for_big_blind=wait_for_bb,
         )
+        loop = asyncio.get_running_loop()
+        end = loop.time() + 30.0
+        pause = 0.1
+        while True:
+            try:
+                reply = await self.stub.SitDown(request, metadata=self.metadata)
+                break
+            except grpc.aio.AioRpcError as error:
+                if (
+                    not retry_unavailable
+                    or error.code() != grpc.StatusCode.UNAVAILABLE
+                    or loop.time() + pause > end
+                ):
+                    raise
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, 1.0)
         self.seat = reply.seat
         return reply
 

@@ -65,7 +65,7 @@ async def test_cashier_outage_pauses_the_table_and_the_same_settlement_goes_thro
         # Sitting down needs the cashier: UNAVAILABLE, and no seat is taken.
         cara = Player(unique("cara"), world.table_channel, ann.table_id)
         with pytest.raises(grpc.aio.AioRpcError) as down:
-            await cara.sit(500, seat=3)
+            await cara.sit(500, seat=3, retry_unavailable=False)
         assert (down.value.code(), reason_of(down.value)) == (grpc.StatusCode.UNAVAILABLE, "UNAVAILABLE")
         assert not any(s.display_name == cara.player_id for s in (await ann.snapshot()).seats)
         # Leaving during the unsettled hand folds nothing more and waits for the settlement.
