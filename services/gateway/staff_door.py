@@ -92,7 +92,14 @@ def reason_of_header(headers: Any) -> str:
             f"{REASON_HEADER} is percent-encoded UTF-8 text of 1-{STAFF_REASON_MAX} printable characters",
             {"field": REASON_HEADER},
         )
+    if not text.translate(_SHOWS_NOTHING).strip():
+        return ""  # words that show nothing are no reason (a change then needs one: STAFF_REASON_REQUIRED)
     return text
+
+
+# Printable characters that render as blank space (Hangul fillers, the blank Braille pattern): a
+# reason of these and spaces alone shows nothing in the trail.
+_SHOWS_NOTHING = dict.fromkeys(map(ord, "\u115f\u1160\u3164\uffa0\u2800"))
 
 
 # --- Sign-in. ---

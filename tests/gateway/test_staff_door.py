@@ -418,3 +418,15 @@ def test_a_release_decided_through_the_door_is_recorded_with_the_player_it_relea
     (event,) = [e for e in staff_actions(doors, "fiona") if e.staff_action.request_id == f"d-{player[3:]}"]
     assert list(event.player_ids) == [player]
     assert event.subject == player
+
+
+def test_a_reason_that_shows_nothing_is_no_reason() -> None:
+    """Found by an outside tester: `x-staff-reason: %E3%85%A4` (U+3164, a Hangul filler) or
+    `%E2%A0%80` (U+2800, a blank Braille pattern) passed as a change's reason though it shows
+    nothing; such words are no reason (the door then refuses the change, STAFF_REASON_REQUIRED)."""
+    from services.gateway.staff_door import reason_of_header
+
+    for blank in ("\u3164", "\u2800", "\u3164 \u2800", "\u115f\u1160", "\uffa0", " \u3164 "):
+        assert reason_of_header({"x-staff-reason": urllib.parse.quote(blank)}) == "", repr(blank)
+    assert reason_of_header({"x-staff-reason": urllib.parse.quote("\u3164 причина")}) == "\u3164 причина"
+    assert reason_of_header({"x-staff-reason": urllib.parse.quote("план")}) == "план"
