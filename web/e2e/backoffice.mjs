@@ -67,6 +67,8 @@ async function flow() {
   say("rita dashboard", dashboard);
   check(JSON.stringify(menu) === JSON.stringify(["menu-dashboard", "menu-rooms", "menu-players", "menu-fairplay", "menu-audit"]), "risk's screens", dashboard);
   check(dashboard.house.includes("Read by: finance, operations"), "a tile risk cannot read says who reads it", dashboard);
+  const greyed = await rita.page.$$eval("nav.menu .greyed", (all) => all.map((e) => [e.id, e.getAttribute("aria-disabled"), e.textContent ?? ""]));
+  check(greyed.length === 1 && greyed[0][0] === "menu-money" && greyed[0][1] === "true" && greyed[0][2].includes("Read by: finance"), "the screen risk cannot open is greyed out in the menu, naming who opens it", greyed);
   check(/open case/.test(dashboard.cases), "the open cases", dashboard);
   check(/not connected|No alert|alert/i.test(dashboard.alerts), "the alerts tile", dashboard);
   check(/awaits? finance's approval/.test(dashboard.releases), "the releases tile", dashboard);
@@ -218,6 +220,9 @@ async function flow() {
   check(notes[0]?.text === noteWords && notes[0]?.actor === "olga", "the note listed first with its author", { notes });
   await olga.page.$eval("#player-notes-panel", (e) => e.scrollIntoView({ block: "start" }));
   await shot(olga.page, "player-notes");
+  // The player's holds panel (the audit trail's PLAYER_HELD / PLAYER_RELEASED): this one was never held.
+  await olga.page.waitForSelector("#player-holds #player-holds-none");
+  check((await text(olga.page, "#player-holds")).includes("never held"), "the player's screen says whether the player was ever held");
   await olga.context.close();
 
   // fedor (finance): asks; his own request offers no approval, and forcing it is refused.
@@ -225,6 +230,10 @@ async function flow() {
   await signIn(fedor.page, "fedor");
   await fedor.page.click("#menu-money");
   await fedor.page.waitForSelector("#request-funding");
+  await fedor.page.waitForSelector("#rake-table");
+  const rake = await fedor.page.$$eval("#rake-table .rake", (all) => all.map((e) => [e.getAttribute("data-pool"), e.getAttribute("data-value")]));
+  say("money: rake", rake);
+  check(rake.length === 6 && rake.every(([pool, value]) => ["GRAM", "MPX"].includes(pool ?? "") && /^\d+$/.test(value ?? "")), "the money screen shows the rake per pool today, over 7 and 30 days", rake);
   await fedor.page.selectOption("#request-funding select[name=pool]", { label: "GRAM" });
   await fedor.page.fill("#funding-amount", amount);
   const askWhy = "Top up the GRAM house bank before the weekend";

@@ -48,7 +48,7 @@ export function startOfTodayUtc(now: Date): Date {
 
 /** Every pool's hands settled and rake taken since `since`, in POOLS' order (zeros for a pool the
  * answer leaves out). */
-async function playFigures(since: Date): Promise<{ pool: ChipPool; handsSettled: bigint; rake: bigint }[]> {
+export async function playFigures(since: Date): Promise<{ pool: ChipPool; handsSettled: bigint; rake: bigint }[]> {
   const reply = await cashier.getPlayFigures({ since: timestampFromDate(since) });
   const byPool = new Map<ChipPool, PoolPlayFigures>(reply.pools.map((p) => [p.pool, p]));
   return POOLS.map((pool) => ({ pool, handsSettled: byPool.get(pool)?.handsSettled ?? 0n, rake: byPool.get(pool)?.rake ?? 0n }));

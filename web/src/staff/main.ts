@@ -4,9 +4,9 @@
 // roles that can use it (roles.ts). The screen is in the address's hash (#fairplay), so a reload or
 // a link comes back to it.
 import { applyToDocument, onLanguageChange } from "../i18n";
-import { st, roleName } from "../i18n/staff_words";
+import { st, roleName, roleList } from "../i18n/staff_words";
 import { h, languageSwitch, mount, toast } from "../ui";
-import { screensOf, type ScreenName } from "./roles";
+import { SCREENS, screenRoles, screensOf, type ScreenName } from "./roles";
 import { onSessionChange, resume, session, signOut, type Signed } from "./session";
 import { showSignIn, takeWidgetRedirect } from "./sign_in";
 import { showDashboard } from "./dashboard";
@@ -55,13 +55,20 @@ function sessionBar(s: Signed): HTMLElement {
   );
 }
 
+/** Every screen of the console: the staff member's own as links, the others greyed out (no link)
+ * naming the roles that open them. The page only shows; the services refuse the calls anyway. */
 function menu(s: Signed, current: ScreenName): HTMLElement {
+  const mine = screensOf(s.roles);
   return h(
     "nav",
     { class: "menu", "aria-label": st("menu.label") },
-    ...screensOf(s.roles).map((name) =>
-      h("a", { href: `#${name}`, id: `menu-${name}`, class: name === current ? "current" : "", "aria-current": name === current ? "page" : undefined }, st(`menu.${name}`)),
-    ),
+    ...SCREENS.map((name) => {
+      if (mine.includes(name)) {
+        return h("a", { href: `#${name}`, id: `menu-${name}`, class: name === current ? "current" : "", "aria-current": name === current ? "page" : undefined }, st(`menu.${name}`));
+      }
+      const readBy = st("dashboard.read_by", { roles: roleList(screenRoles(name)) });
+      return h("span", { id: `menu-${name}`, class: "greyed", "aria-disabled": "true", title: readBy }, st(`menu.${name}`), h("small", { class: "greyed-why" }, readBy));
+    }),
   );
 }
 

@@ -1,4 +1,4 @@
-// Money (finance): the conservation audit per pool, the house balances, the funding approval queue
+// Money (finance): the conservation audit per pool, the house balances, the rake taken per pool, the funding approval queue
 // (four-eyes: the asker's own request shows its approval disabled, with the words why; the cashier
 // refuses it anyway, FOUR_EYES_REQUIRED) and asking for a funding; the releases of held chips risk
 // asked for, awaiting finance's approval (releases.ts: four-eyes too), and the recent decisions on
@@ -11,11 +11,13 @@ import { because, cashier, history } from "./api";
 import { pendingFirst, releaseDecision, releaseSubject, releasesIn, releaseTable, releaseWhat } from "./releases";
 import { asciiReason } from "./reason";
 import type { Signed } from "./session";
-import { POOLS } from "./dashboard";
+import { POOLS, playFigures, startOfTodayUtc } from "./dashboard";
 import { actionForm, field, input, load, panel, poolName, select, table, when } from "./widgets";
 import { ChipPool } from "../gen/poker/common/v1/common_pb";
 import { HouseAccount, HouseFundingState, type HouseFunding } from "../gen/poker/cashier/v1/cashier_pb";
 import { ReleaseRequestState } from "../gen/poker/history/v1/history_pb";
+
+const DAY_MS = 86_400_000;
 
 /** Whether `staff` asked for `funding` (four-eyes: the cashier tells people apart ignoring case). */
 export function ownRequest(funding: Pick<HouseFunding, "requestedBy">, staff: string): boolean {
@@ -140,6 +142,7 @@ function recentReleases(out: HTMLElement): void {
 export function showMoney(root: HTMLElement, s: Signed): void {
   const audit = h("div", { id: "conservation" });
   const house = h("div", { id: "house-balances" });
+  const rake = h("div", { id: "rake-figures" });
   const pending = h("div", { id: "funding-pending" });
   const decided = h("div", { id: "funding-decided" });
   const releases = h("div", { id: "release-pending" });
@@ -176,6 +179,16 @@ export function showMoney(root: HTMLElement, s: Signed): void {
         { id: "house-table" },
       );
     });
+    void load(rake, async () => {
+      const now = new Date();
+      const periods = [startOfTodayUtc(now), new Date(now.getTime() - 7 * DAY_MS), new Date(now.getTime() - 30 * DAY_MS)];
+      const figures = await Promise.all(periods.map((since) => playFigures(since)));
+      return table(
+        [st("player.pool"), st("rake.today"), st("rake.week"), st("rake.month")],
+        POOLS.map((pool, i) => [poolName(pool), ...figures.map((f) => h("span", { class: "rake", "data-pool": ChipPool[pool], "data-value": f[i].rake.toString() }, chips(f[i].rake)))]),
+        { id: "rake-table" },
+      );
+    });
     queue(pending, s, refreshAll);
     recent(decided);
     refreshReleases();
@@ -204,6 +217,7 @@ export function showMoney(root: HTMLElement, s: Signed): void {
     panel("release-queue-panel", st("release.queue"), h("p", { class: "muted" }, st("release.four_eyes")), releases),
     panel("funding-request-panel", st("funding.request_title"), ask),
     panel("house-panel", st("house.title"), house),
+    panel("rake-panel", st("rake.title"), h("p", { class: "muted" }, st("rake.note", { zone: "UTC" })), rake),
     panel("conservation-panel", st("audit_money.title"), audit),
     panel("funding-decided-panel", st("funding.recent"), decided),
     panel("release-decided-panel", st("release.recent"), releasesDecided),

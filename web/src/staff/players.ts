@@ -143,6 +143,30 @@ function handsOf(out: HTMLElement, playerId: string): void {
   void page();
 }
 
+/** The player's holds and releases as the audit trail has them (history makes every hold change
+ * through the cashier and audits it, PLAYER_HELD / PLAYER_RELEASED), newest first: when, which,
+ * who (an operator, or `history-detectors` for an automatic hold) and the recorded words; the
+ * newest says whether and why the player is held now. */
+function holdsOf(out: HTMLElement, playerId: string): void {
+  void load(out, async () => {
+    const [held, released] = await Promise.all(
+      ["PLAYER_HELD", "PLAYER_RELEASED"].map((kind) => history.listAuditEvents({ kind, playerId, page: { pageSize: 50 } })),
+    );
+    const events = [...held.events, ...released.events].sort((a, b) => Number((b.time?.seconds ?? 0n) - (a.time?.seconds ?? 0n)) || (b.time?.nanos ?? 0) - (a.time?.nanos ?? 0));
+    if (!events.length) return h("p", { class: "muted", id: "player-holds-none" }, st("player.holds_none"));
+    return table(
+      [st("player.hold_when"), st("player.hold_what"), st("player.hold_by"), st("player.hold_details")],
+      events.map((e) => [
+        when(e.time),
+        h("span", { class: e.kind === "PLAYER_HELD" ? "warn hold-state" : "ok hold-state", "data-kind": e.kind }, e.kind === "PLAYER_HELD" ? st("player.hold_held") : st("player.hold_released")),
+        e.actor,
+        h("span", { class: "data" }, e.details),
+      ]),
+      { id: "player-hold-table" },
+    );
+  });
+}
+
 function playerPanel(out: HTMLElement, s: Signed, playerId: string, name: string): void {
   stopReplay();
   const balances = h("div", {});
@@ -164,6 +188,9 @@ function playerPanel(out: HTMLElement, s: Signed, playerId: string, name: string
     parts.push(panel("player-hands-panel", st("player.hands"), hands));
     handsOf(hands, playerId);
   }
+  const holds = h("div", { id: "player-hold-list" });
+  parts.push(panel("player-holds", st("player.holds"), holds));
+  holdsOf(holds, playerId);
   if (may(s.roles, "notes")) parts.push(panel("player-notes-panel", st("notes.title"), notesPanel(playerId)));
   if (may(s.roles, "releases")) {
     const releases = h("div", { id: "player-release-list" });

@@ -52,6 +52,11 @@ const SCREEN_ROLES: Record<ScreenName, readonly Role[]> = {
   audit: ROLES,
 };
 
+/** The roles that open a screen (a menu entry greyed out for the others names them). */
+export function screenRoles(name: ScreenName): readonly Role[] {
+  return SCREEN_ROLES[name];
+}
+
 export function screensOf(roles: readonly Role[]): ScreenName[] {
   return SCREENS.filter((s) => SCREEN_ROLES[s].some((r) => roles.includes(r)));
 }
