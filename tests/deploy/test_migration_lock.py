@@ -18,7 +18,9 @@ from sqlalchemy.engine import make_url
 
 from service_runtime.testing import throwaway_postgres_database
 
-pytestmark = pytest.mark.postgres
+# Six replica processes racing their migrations: a deployment run of the whole-cluster tier,
+# `make test-cluster` (issue 39: `make test` within 10 minutes).
+pytestmark = [pytest.mark.postgres, pytest.mark.cluster]
 
 REPLICAS = 6
 

@@ -28,7 +28,12 @@ from service_runtime.testing import auth_metadata, reason_of, throwaway_postgres
 from tests.own_servers import OwnPostgres, have_postgres_binaries
 from tests.table.conftest import ServiceProcess
 
-pytestmark = pytest.mark.skipif(not have_postgres_binaries(), reason="no PostgreSQL binaries")
+# A fault run (a PostgreSQL server of its own stopped and started under every service with a
+# database): the whole-cluster tier, `make test-cluster` (issue 39: `make test` within 10 minutes).
+pytestmark = [
+    pytest.mark.cluster,
+    pytest.mark.skipif(not have_postgres_binaries(), reason="no PostgreSQL binaries"),
+]
 
 ADMIN = auth_metadata("operator", *STAFF_ROLES)
 PAYMENTS = auth_metadata("payments", Role.SERVICE)
