@@ -9,12 +9,16 @@ and catalogue reason). The gateway writes it as itself (`service:gateway`, a tok
 `gateway`-scoped key); the history service keeps it append-only, under ids of the gateway's own
 namespace.
 
-The event is written when the call has its answer, before the answer goes back to the console. If
-history cannot take it then, it is kept in memory and written again every few seconds (its id and
-time fixed, so a write that landed but whose answer was lost is not doubled), at most
+A change is recorded twice: before it goes on to the service, as an event with the code `ASKED`
+(who, what, why; `record_now`: written at once, and if history cannot take it the door refuses the
+change UNAVAILABLE and nothing is changed), so no change happens that the trail does not hold; and
+again with its answer. The answer's event (and every other one: reads of one person's data,
+refusals, sign-ins) is written when the call has its answer, before the answer goes back to the
+console; if history cannot take it then, it is kept in memory and written again every few seconds
+(its id and time fixed, so a write that landed but whose answer was lost is not doubled), at most
 `MAX_PENDING` of them (then the oldest is dropped, logged and counted): a gateway that dies with
-events pending loses them, and the services' own records of the same actions stay (the cashier's
-funding rows, the holds, the lobby's maintenance events).
+events pending loses those answers, never the change's `ASKED` record; the services' own records
+of the same actions stay too (the cashier's funding rows, the holds, the lobby's maintenance events).
 """
 
 from __future__ import annotations
@@ -42,6 +46,10 @@ log = structlog.get_logger("gateway.staff_audit")
 MAX_PENDING = 10_000
 RETRY_SECONDS = 5.0
 RECORD_TIMEOUT_SECONDS = 2.0
+# A change waits this long for its record to be written before it goes on (then it is refused).
+RECORD_NOW_TIMEOUT_SECONDS = 5.0
+# The code of a change's record written before the change (its answer follows in another event).
+ASKED = "ASKED"
 MAX_LISTED = 20
 _PLAYER_FIELDS = ("player_id", "player_ids")
 _HAND_FIELDS = ("hand_id", "hand_ids")
@@ -191,6 +199,21 @@ class StaffAudit:
     @property
     def pending(self) -> int:
         return len(self._pending)
+
+    async def record_now(self, event: history_pb2.AuditEvent) -> bool:
+        """Write `event` at once (a change's record before the change): False if history did not
+        take it (away, slow, refusing), which the door answers by refusing the change."""
+        try:
+            await self._record(event, RECORD_NOW_TIMEOUT_SECONDS)
+        except Exception as error:
+            log.warning(
+                "staff change refused: its record could not be written first",
+                event_id=event.event_id,
+                error=type(error).__name__,
+                code=error.code().name if isinstance(error, grpc.aio.AioRpcError) else None,
+            )
+            return False
+        return True
 
     async def record(self, event: history_pb2.AuditEvent) -> None:
         try:

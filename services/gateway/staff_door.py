@@ -55,7 +55,7 @@ from services.gateway.front_door import FrontDoor, GatewayCall
 from services.gateway.replay import ReplayGuard
 from services.gateway.revocations import SessionRevocations
 from services.gateway.staff_access import MUTATING, SIGN_IN, SIGN_OUT, UNRECORDED
-from services.gateway.staff_audit import StaffAudit, Targets, staff_event, targets_of
+from services.gateway.staff_audit import ASKED, StaffAudit, Targets, staff_event, targets_of
 from services.gateway.staff_list import StaffList, StaffMember
 from services.gateway.telegram_login import verify_login
 
@@ -262,6 +262,31 @@ class StaffDoor(FrontDoor):
                 {"field": REASON_HEADER},
             )
 
+    async def before_change(self, ctx: RequestContext[Any, Any]) -> None:
+        """A change (noted already: its targets and why) is in the trail before it goes on: its
+        ASKED record is written now, or the change is refused UNAVAILABLE and nothing is changed."""
+        full = f"/{ctx.method.service_name}/{ctx.method.name}"
+        noted = self._noted.get(ctx)
+        caller = self.call_of(ctx).caller
+        if full not in MUTATING or noted is None or caller is None:
+            return
+        event = staff_event(
+            caller,
+            full,
+            targets=noted.targets,
+            why=noted.why,
+            code=ASKED,
+            reason="",
+            mutating=True,
+            now=self._now(),
+        )
+        if not await self._audit.record_now(event):
+            raise Unavailable(
+                "UNAVAILABLE",
+                "the audit trail cannot record this change now, so nothing was changed; try again",
+                {"dependency": "history"},
+            )
+
     def note_answer(self, ctx: RequestContext[Any, Any], reply: Message) -> None:
         """A change's answer names what it changed (the release a decision decided, its player and
         case): recorded with the call."""
@@ -328,9 +353,11 @@ class StaffForwarder(Forwarder):
     """The staff's calls, forwarded with the staff member's own token; each noted for the record."""
 
     async def _unary(self, method: Any, request: Message, ctx: Any) -> Message:
-        reply = await super()._unary(method, request, ctx)
         door = self._door
         assert isinstance(door, StaffDoor)
+        self._checked(request, ctx)  # the token, what the call names and why, before its record
+        await door.before_change(ctx)
+        reply = await super()._unary(method, request, ctx)
         door.note_answer(ctx, reply)
         return reply
 

@@ -261,9 +261,15 @@ def test_every_change_says_why_and_is_recorded_with_who_what_and_the_answer(door
         "FOUR_EYES_REQUIRED",
         "x",
     ) in methods
-    (fiona_decision,) = [
+    fiona_decisions = [
         e for e in staff_actions(doors, "fiona") if e.staff_action.method.endswith("DecideHouseFunding")
     ]
+    # Every change is in the trail before it happens (ASKED, written before the call goes on), and
+    # again with its answer: the same request id, newest first.
+    assert [e.staff_action.code for e in fiona_decisions] == ["OK", "ASKED"]
+    assert {e.staff_action.request_id for e in fiona_decisions} == {decision.decision_id}
+    assert fiona_decisions[1].time.ToNanoseconds() <= fiona_decisions[0].time.ToNanoseconds()
+    fiona_decision = fiona_decisions[0]
     assert list(fiona_decision.staff_action.roles) == ["finance"]
     assert fiona_decision.staff_action.mutating
     assert fiona_decision.staff_action.request_id == decision.decision_id
@@ -318,7 +324,11 @@ def test_a_reason_header_that_is_not_text_is_refused(doors: Doors) -> None:
         headers={"x-staff-reason": "%ZZ"},
     )
     assert refused.reason == "FIELD_INVALID"
-    (event,) = [e for e in staff_actions(doors, "fiona") if e.staff_action.request_id == "d-targets"]
+    (event,) = [
+        e
+        for e in staff_actions(doors, "fiona")
+        if e.staff_action.request_id == "d-targets" and e.staff_action.code != "ASKED"
+    ]
     assert (event.subject, event.staff_action.reason) == ("funding-named", "FIELD_INVALID")
 
 
@@ -415,7 +425,11 @@ def test_a_release_decided_through_the_door_is_recorded_with_the_player_it_relea
         doors, f"{HISTORY}/DecideRelease", decision, token=fiona.token, why="checked the case"
     )
     assert decided.code == "ok", decided.label
-    (event,) = [e for e in staff_actions(doors, "fiona") if e.staff_action.request_id == f"d-{player[3:]}"]
+    (event,) = [
+        e
+        for e in staff_actions(doors, "fiona")
+        if e.staff_action.request_id == f"d-{player[3:]}" and e.staff_action.code == "OK"
+    ]
     assert list(event.player_ids) == [player]
     assert event.subject == player
 
@@ -430,3 +444,37 @@ def test_a_reason_that_shows_nothing_is_no_reason() -> None:
         assert reason_of_header({"x-staff-reason": urllib.parse.quote(blank)}) == "", repr(blank)
     assert reason_of_header({"x-staff-reason": urllib.parse.quote("\u3164 причина")}) == "\u3164 причина"
     assert reason_of_header({"x-staff-reason": urllib.parse.quote("план")}) == "план"
+
+
+def test_a_change_the_trail_cannot_record_first_is_refused_and_changes_nothing(doors: Doors) -> None:
+    """Every staff change is in the audit trail before it happens: a staff door whose history is
+    away refuses a change UNAVAILABLE (nothing forwarded, nothing changed; the console's retry goes
+    through once history is back) and still serves reads (found by an outside review: the door
+    answered a change OK and kept its record in memory, lost if the gateway died)."""
+    from tests.ports import free_port
+
+    env = {
+        "POKER_GATEWAY_TELEGRAM_BOT_TOKEN": BOT_TOKEN,
+        "POKER_GATEWAY_STAFF_PORT": "0",
+        "POKER_GATEWAY_STAFF_ALLOW_LIST": STAFF_LIST,
+        "POKER_GATEWAY_STAFF_BOT_USERNAME": "poker_staff_bot",
+        "POKER_GATEWAY_HISTORY_ADDRESS": f"127.0.0.1:{free_port()}",
+    }
+    with running_gateway(doors.services, env) as blind_gateway:
+        blind = Doors(doors.services, blind_gateway, staff_address_of(blind_gateway), blind_gateway.address)
+        olga = sign_in(blind, "olga")
+        room = f"audit-away-{uuid.uuid4().hex[:8]}"
+        change = lobby_pb2.SetMaintenanceRequest(
+            request_id=f"m-{room}",
+            room_id="",
+            maintenance=lobby_pb2.Maintenance(message=room),  # no switch: harmless if it went through
+        )
+        refused = staff_call(blind, f"{LOBBY}/SetMaintenance", change, token=olga.token, why="drain")
+        assert (refused.code, refused.reason) == ("unavailable", "UNAVAILABLE"), refused.label
+        seen = staff_call(
+            doors, f"{LOBBY}/GetMaintenance", lobby_pb2.GetMaintenanceRequest(), token=olga.token
+        )
+        assert seen.code == "ok", seen.label
+        assert room not in lobby_pb2.GetMaintenanceResponse.FromString(seen.body).lobby.message
+        read = staff_call(blind, f"{LOBBY}/ListRooms", lobby_pb2.ListRoomsRequest(), token=olga.token)
+        assert read.code == "ok", read.label

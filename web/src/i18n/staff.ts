@@ -567,6 +567,10 @@ export const STAFF = {
   "audit.case": { ru: "проверка {id}", en: "case {id}" },
   "audit.players": { ru: "игроки {ids}", en: "players {ids}" },
   "audit.ok": { ru: "Ответ: выполнено.", en: "Answer: done." },
+  "audit.asked": {
+    ru: "Запрошено: записано до изменения, ответ — отдельной записью.",
+    en: "Asked: recorded before the change; its answer is another entry.",
+  },
   "audit.refused": { ru: "Ответ: отказ — {words} ({reason})", en: "Answer: refused — {words} ({reason})" },
 
   // Codes in words.

@@ -25,6 +25,7 @@ export function methodName(method: string): string {
 
 function answer(code: string, reason: string): string {
   if (!code || code === "OK") return st("audit.ok");
+  if (code === "ASKED") return st("audit.asked"); // a change's record written before the change
   const connect = code.toLowerCase().replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
   return st("audit.refused", { words: staffRefusal({ code: connect[0].toUpperCase() + connect.slice(1), reason }), reason: reason || code });
 }
@@ -35,7 +36,7 @@ function eventRow(e: AuditEvent): HTMLElement {
     const target = [a.roomId && st("audit.room", { id: a.roomId }), a.caseId && st("audit.case", { id: a.caseId }), e.playerIds.length ? st("audit.players", { ids: e.playerIds.join(", ") }) : "", e.subject && !e.playerIds.includes(e.subject) ? e.subject : ""].filter(Boolean).join("; ");
     return h(
       "li",
-      { class: `event staff-action ${a.code === "OK" || !a.code ? "ok-line" : "refused-line"}`, "data-kind": e.kind, "data-method": methodName(a.method), "data-actor": e.actor, "data-event": e.eventId },
+      { class: `event staff-action ${a.code === "OK" || !a.code ? "ok-line" : a.code === "ASKED" ? "asked-line" : "refused-line"}`, "data-kind": e.kind, "data-code": a.code, "data-method": methodName(a.method), "data-actor": e.actor, "data-event": e.eventId },
       h("p", { class: "event-head" }, h("strong", { class: "actor" }, e.actor), " ", ...a.roles.map((r) => h("span", { class: "role" }, roleName(r))), " ", h("span", { class: "method" }, methodName(a.method)), a.mutating ? h("span", { class: "badge" }, st("audit.change")) : null, " ", h("span", { class: "muted" }, when(e.time))),
       target ? h("p", { class: "target" }, st("audit.target", { target })) : null,
       a.why ? h("p", { class: "why quote" }, a.why) : null,
