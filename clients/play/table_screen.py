@@ -51,6 +51,13 @@ ACTION_KEYS = {
 }
 
 
+def _awards_key(view: table_pb2.TableView) -> tuple[tuple[int, tuple[int, ...], tuple[int, ...]], ...]:
+    """Which awards a view shows: each pot, who won it and how much. Not their cards: the views after
+    the hand's end show the same awards without the winning cards once the board is cleared (the
+    next hand's commitment), and the last-hand line must keep the nets then."""
+    return tuple((a.pot_index, tuple(a.seats), tuple(a.amounts)) for a in view.awards)
+
+
 class TableScreen(SessionScreen):
     BINDINGS: ClassVar[list[BindingType]] = [
         ("escape", "leave", "table.key_leave"),
@@ -91,7 +98,7 @@ class TableScreen(SessionScreen):
         self._starts: dict[str, dict[int, tuple[str, int]]] = {}
         self._results: dict[str, tuple[vm.SeatResult, ...]] = {}
         self._last_hand = ""
-        self._last_awards = b""
+        self._last_awards: tuple[tuple[int, tuple[int, ...], tuple[int, ...]], ...] = ()
 
     @property
     def me(self) -> str:
@@ -214,7 +221,7 @@ class TableScreen(SessionScreen):
         for old in list(self._results)[:-KEPT_RESULTS]:
             del self._results[old]
         self._last_hand = hand_id
-        self._last_awards = b"".join(a.SerializeToString() for a in view.awards)
+        self._last_awards = _awards_key(view)
         line = f"· {self._awards_text(view)}"
         self.log_lines.append(line)
         self.query_one("#log", HandLog).add_result(line)
@@ -222,7 +229,7 @@ class TableScreen(SessionScreen):
 
     def _awards_text(self, view: table_pb2.TableView) -> str:
         """The last-hand line: the players' nets when this client knows them for these awards."""
-        same = b"".join(a.SerializeToString() for a in view.awards) == self._last_awards
+        same = _awards_key(view) == self._last_awards
         results = self._results.get(self._last_hand) if same else None
         return vm.awards_text(view, results, self.me)
 

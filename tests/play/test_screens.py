@@ -350,7 +350,15 @@ async def test_the_table_log_fills_the_terminal_and_keeps_the_end_of_a_hand_unti
             "h1",
             T.STREET_SHOWDOWN,
             seats(2000, 0),
-            awards=[T.PotAward(pot_index=0, seats=[1], amounts=[2000], hand_description="a flush")],
+            awards=[
+                T.PotAward(
+                    pot_index=0,
+                    seats=[1],
+                    amounts=[2000],
+                    hand_description="a flush",
+                    winning_cards=[card(c) for c in ("As", "Ks", "2s", "7s", "3s")],
+                )
+            ],
         )
         await step(
             ended,
@@ -385,6 +393,18 @@ async def test_the_table_log_fills_the_terminal_and_keeps_the_end_of_a_hand_unti
         assert log.scroll_y == end_block[0]
         assert on_screen(end_block[-1] + 1)
         assert not log.is_vertical_scroll_end
+
+        # The next hand's commitment comes while the last hand's awards still show, without its
+        # cards (the board is cleared): the last-hand line keeps the nets (a tmux play-through saw
+        # "last hand - pot 265 won by you" lose "you +135, ..." at that moment).
+        committed = T.TableView()
+        committed.CopyFrom(ended)
+        committed.hand_id, committed.phase = "h2", T.TABLE_PHASE_BETWEEN_HANDS
+        committed.board.clear()  # type: ignore[attr-defined]
+        for award in committed.awards:
+            del award.winning_cards[:]
+        await step(committed)
+        assert text_of(table, "#awards") == result
 
         # The next deal: the log follows the play again.
         await step(
