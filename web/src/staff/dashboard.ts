@@ -39,7 +39,7 @@ function figure(id: string, value: bigint | number, label: string): HTMLElement 
 }
 
 const HOUR_MS = 3_600_000;
-const UTC = "UTC"; // i18n-neutral: the time zone's name, the same in every language
+export const UTC = "UTC"; // i18n-neutral: the time zone's name, the same in every language
 
 /** Today's 00:00 UTC (the rake tile's window starts there, whatever the browser's time zone). */
 export function startOfTodayUtc(now: Date): Date {

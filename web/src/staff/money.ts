@@ -11,7 +11,7 @@ import { because, cashier, history } from "./api";
 import { pendingFirst, releaseDecision, releaseSubject, releasesIn, releaseTable, releaseWhat } from "./releases";
 import { asciiReason } from "./reason";
 import type { Signed } from "./session";
-import { POOLS, playFigures, startOfTodayUtc } from "./dashboard";
+import { POOLS, UTC, playFigures, startOfTodayUtc } from "./dashboard";
 import { actionForm, field, input, load, panel, poolName, select, table, when } from "./widgets";
 import { ChipPool } from "../gen/poker/common/v1/common_pb";
 import { HouseAccount, HouseFundingState, type HouseFunding } from "../gen/poker/cashier/v1/cashier_pb";
@@ -217,7 +217,7 @@ export function showMoney(root: HTMLElement, s: Signed): void {
     panel("release-queue-panel", st("release.queue"), h("p", { class: "muted" }, st("release.four_eyes")), releases),
     panel("funding-request-panel", st("funding.request_title"), ask),
     panel("house-panel", st("house.title"), house),
-    panel("rake-panel", st("rake.title"), h("p", { class: "muted" }, st("rake.note", { zone: "UTC" })), rake),
+    panel("rake-panel", st("rake.title"), h("p", { class: "muted" }, st("rake.note", { zone: UTC })), rake),
     panel("conservation-panel", st("audit_money.title"), audit),
     panel("funding-decided-panel", st("funding.recent"), decided),
     panel("release-decided-panel", st("release.recent"), releasesDecided),
