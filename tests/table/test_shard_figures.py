@@ -137,7 +137,9 @@ async def shard(
         registry_prefix=prefix,
         # The default lease: a 1 s one lapsed once on a machine loaded to a load average of 8-9 (the
         # room was then lost, not handed over between rounds, which this file's checks count on).
-        lease_seconds=3.0,
+        # Long enough that a loaded machine never lets it lapse: the room must move by the handover
+        # between rounds (counted below), not by a lost lease (a fresh-clone CI run under load).
+        lease_seconds=9.0,
         house_journal=str(tmp_path / f"{shard_id}.jsonl"),
         house_decision_seconds=30.0,
     ) as built:
