@@ -110,7 +110,7 @@ class Bot:
 
     async def _sit(self) -> None:
         try:
-            await self.player.sit(self.buy_in)
+            await self.player.sit(self.buy_in, retry_unavailable=False)  # retried by the loop below
         except grpc.aio.AioRpcError as error:
             # UNAVAILABLE: the table was busy (a stall of the loaded machine); a client retries it.
             if error.code() != grpc.StatusCode.UNAVAILABLE and reason_of(error) not in {
