@@ -139,8 +139,12 @@ class Forwarder:
             raise PermissionDenied("NOT_YOUR_RESOURCE", "a player may name only themselves")
         return call.token
 
+    async def _before_forwarding(self, ctx: Any) -> None:
+        """After the checks, before the call goes on (the staff door records a change here)."""
+
     async def _unary(self, method: MethodDescriptor, request: Message, ctx: Any) -> Message:
         token = self._checked(request, ctx)
+        await self._before_forwarding(ctx)
         if self._service != TABLE_SERVICE or self._routes is None:
             try:
                 reply: Message = await self._callable(method, self._address, False)(

@@ -352,12 +352,15 @@ def _quiet_reason(ctx: RequestContext[Any, Any]) -> str:
 class StaffForwarder(Forwarder):
     """The staff's calls, forwarded with the staff member's own token; each noted for the record."""
 
-    async def _unary(self, method: Any, request: Message, ctx: Any) -> Message:
+    async def _before_forwarding(self, ctx: Any) -> None:
         door = self._door
         assert isinstance(door, StaffDoor)
-        self._checked(request, ctx)  # the token, what the call names and why, before its record
-        await door.before_change(ctx)
+        await door.before_change(ctx)  # noted by `_checked`: a change is in the trail before it goes on
+
+    async def _unary(self, method: Any, request: Message, ctx: Any) -> Message:
         reply = await super()._unary(method, request, ctx)
+        door = self._door
+        assert isinstance(door, StaffDoor)
         door.note_answer(ctx, reply)
         return reply
 
