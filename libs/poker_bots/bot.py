@@ -417,6 +417,11 @@ class Bot:
     # ------------------------------------------------------------------ decisions
 
     async def _decide(self, view: table_pb2.TableView, seat: int) -> None:
+        if self.table_id in self.stats.hold_turns_at and view.HasField("to_act_deadline"):
+            # A fault run wants a hand held in play here: the clock acts for us at the deadline.
+            deadline = view.to_act_deadline.seconds + view.to_act_deadline.nanos / 1e9
+            self.stats.held_turns[self.table_id] = (view.hand_id, deadline)
+            return
         if self.rng.random() < self.behaviour.timeout_rate:
             # Let the clock act for us (check, else fold); the turn passes without a call.
             self.stats.timeouts_let_run += 1

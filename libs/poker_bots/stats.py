@@ -78,6 +78,11 @@ class RunStats:
     # Each hand's first and last sight in play (a view with the hand in progress), by hand id: a hand
     # seen in play both before a shard's death and after its room's takeover was continued.
     hand_in_play: dict[str, tuple[float, float]] = field(default_factory=dict)
+    # Tables whose bots hold their turn (let the clock act) while a fault run sets them, and the last
+    # turn held at each: table id -> (hand id, when the table acts for the bot, epoch seconds). A
+    # hand waiting for a held turn is in play at its shard until then, whatever the bots' lag.
+    hold_turns_at: set[str] = field(default_factory=set)
+    held_turns: dict[str, tuple[str, float]] = field(default_factory=dict)
     # Per table, when each message of its stream reached a bot (the first after a takeover is what a
     # player gets first from the room's new owner, whatever it holds).
     message_times: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))

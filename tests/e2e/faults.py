@@ -121,6 +121,7 @@ async def fault_run(
     tmp_path: Path,
     host: str = "127.0.0.1",
     placements: dict[str, Placement] | None = None,
+    table_env: dict[str, str] | None = None,
 ) -> AsyncIterator[FaultRun]:
     postgres, redis = own
     with running_cluster(
@@ -128,7 +129,7 @@ async def fault_run(
         redis.url,
         "poker:",
         tmp_path,
-        table_env={"POKER_TABLE_LEASE_SECONDS": str(LEASE_SECONDS)},
+        table_env={"POKER_TABLE_LEASE_SECONDS": str(LEASE_SECONDS), **(table_env or {})},
         host=host,
         placements=placements,
     ) as cluster:

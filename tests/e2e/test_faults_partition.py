@@ -40,6 +40,10 @@ pytestmark = [
 # The shard the partition test runs in a network namespace of its own: the first to start, which
 # rendezvous hashing also gives three of the run's four rooms (shard ids and rooms are fixed).
 PARTITIONED, SURVIVOR = "table-a", "table-b"
+# The cut tables' clock for a turn (and what the cut leaves of a held one at least): long enough that
+# a turn a bot holds outlasts the bots' lag behind the shard on a loaded machine.
+ACTION_SECONDS = 2.0
+HELD_MARGIN = 0.8
 # The partitioned shard is cut off at least this long (well past its lease) and until the other
 # shard deals at every table it took over.
 PARTITION_SECONDS = 3 * LEASE_SECONDS
@@ -52,6 +56,7 @@ class Partition:
 
     tables: list[str] = field(default_factory=list)
     running: set[str] = field(default_factory=set)
+    held: str = ""
     cut_at: float = 0.0
     mended_at: float = 0.0
     log_offset: int = 0
@@ -100,13 +105,34 @@ async def test_a_shard_cut_off_the_network_past_its_lease_is_fenced_and_its_hand
         rooms = sorted(room for room, shard in owners.items() if shard == PARTITIONED)
         assert rooms, f"the partitioned shard owns none of the run's rooms: {owners}"
         seen.tables = [f"{room}.1" for room in rooms]
-        await wait_for(lambda: bool(run.hands_in_play(rooms, time.time() - 0.2)), within=30, interval=0.02)
-        seen.log_offset = log_path.stat().st_size
-        seen.survivor_log_offset = survivor_log.stat().st_size
-        seen.cut_at = time.time()
-        namespace.cut()
+
+        # Cut mid-hand: the bots at the cut tables hold their turns, and the link goes down while a
+        # held turn has HELD_MARGIN left. That table waits for its bot until then, so the hand is in
+        # play at the shard at the cut however late the bots' views arrive (under load they lag the
+        # shard by more than a hand lasts: one run cut when every table was between hands).
+        def held() -> str | None:
+            now = time.time()
+            return next(
+                (
+                    hand
+                    for t, (hand, ends) in run.stats.held_turns.items()
+                    if t in seen.tables and ends - now >= HELD_MARGIN
+                ),
+                None,
+            )
+
+        run.stats.hold_turns_at.update(seen.tables)
         try:
-            seen.running = run.hands_in_play(rooms, seen.cut_at - 0.5)
+            await wait_for(lambda: held() is not None, within=60, interval=0.01)
+            seen.log_offset = log_path.stat().st_size
+            seen.survivor_log_offset = survivor_log.stat().st_size
+            seen.cut_at = time.time()
+            seen.held = held() or ""
+            namespace.cut()
+        finally:
+            run.stats.hold_turns_at.clear()
+        try:
+            seen.running = run.hands_in_play(rooms, seen.cut_at - 0.5) | {seen.held} - {""}
             # Past its lease the other shard owns the rooms and deals at each of their tables.
             seen.firsts = await run.every_table_deals_again(seen.tables, seen.cut_at + LEASE_SECONDS)
             await asyncio.sleep(max(0.0, seen.cut_at + PARTITION_SECONDS - time.time()))
@@ -129,6 +155,7 @@ async def test_a_shard_cut_off_the_network_past_its_lease_is_fenced_and_its_hand
             tmp_path,
             host=namespace.outer,
             placements={PARTITIONED: Placement(namespace.prefix, namespace.inner)},
+            table_env={"POKER_TABLE_ACTION_SECONDS": str(ACTION_SECONDS)},
         ) as run:
             await play_through(run, partition)
     # What the other shard says it took over: the hands it went on with from their logs, and those
@@ -155,7 +182,8 @@ async def test_a_shard_cut_off_the_network_past_its_lease_is_fenced_and_its_hand
         if r.get("level") in ("warning", "error")
     )
     print(
-        f"partition: tables {seen.tables}, cut for {seen.mended_at - seen.cut_at:.1f} s; hands in play "
+        f"partition: tables {seen.tables}, cut for {seen.mended_at - seen.cut_at:.1f} s while hand "
+        f"{seen.held} waited for a held turn; hands in play "
         f"at the cut (as the bots last saw them) {len(seen.running)}, continued at the other shard "
         f"{len(continued)}, ended there as settled {len(ended_settled)}; first event per table after the lease (s) "
         f"{ {t: round(v, 2) for t, v in seen.firsts.items()} }; owners during the cut "

@@ -77,7 +77,7 @@ def test_a_round_journaled_before_the_core_resumes_as_the_table_resumed_it() -> 
     assert state.rounds["r3"].stage is core.Stage.SETTLED
 
     reopened = core.feed(state, core.Reopen(200.0))
-    assert reopened.entries == ({"type": "refunding", "round_id": "r2"},)
+    assert reopened.entries == ({"type": "refunding", "round_id": "r2", "why": "reopened"},)
     assert [type(e) for e in reopened.effects] == [core.Seal, core.Refund]
     refund = reopened.effects[1]
     assert isinstance(refund, core.Refund)
@@ -118,6 +118,33 @@ def test_a_round_journaled_before_the_core_resumes_as_the_table_resumed_it() -> 
     assert done.state.rounds["r1"].stage is core.Stage.SETTLED
     # A late or repeated answer changes nothing.
     assert core.feed(done.state, core.SettleAnswer("r1", core.Outcome.OK)).entries == ()
+
+
+def test_every_refund_says_why_the_round_was_refunded() -> None:
+    """The operator (and a test) tells a round refunded because a table opened on it undealt (a
+    restart or a takeover) from one whose stakes or deck the cashier or fairness did not answer for."""
+    wagers = check_bets(ROOM, "ann", [BoxBet(1, 10)])
+    journal = [
+        old_open("staking", "ann", wagers),
+        old_open("dealing", "bob", wagers),
+        {"type": "staked", "round_id": "dealing"},
+    ]
+    state = core.replay(journal, table_id="t.1", room=ROOM, decision_seconds=20.0, decks={})
+    assert state.rounds["staking"].stage is core.Stage.STAKING
+    assert state.rounds["dealing"].stage is core.Stage.DEALING
+
+    unanswered = core.feed(state, core.StakeAnswer("staking", core.Outcome.UNAVAILABLE))
+    assert unanswered.entries == ({"type": "refunding", "round_id": "staking", "why": "stakes_unanswered"},)
+    not_sealed = core.feed(state, core.SealFailed("dealing"))
+    assert not_sealed.entries == ({"type": "refunding", "round_id": "dealing", "why": "deck_not_sealed"},)
+    reopened = core.feed(state, core.Reopen(200.0))
+    assert {e["why"] for e in reopened.entries} == {"reopened"}
+    # The reason is the journal's word only: replayed, the entry is a refund like any other.
+    for step in (unanswered, not_sealed, reopened):
+        again = core.replay(
+            [*journal, *step.entries], table_id="t.1", room=ROOM, decision_seconds=20.0, decks={}
+        )
+        assert again.durable() == step.state.durable()
 
 
 async def test_the_file_journal_keeps_open_rounds_and_last_views_only_and_compacts_as_it_grows(

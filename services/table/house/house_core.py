@@ -634,7 +634,7 @@ def feed(state: HouseState, given: Input) -> Step:
     if isinstance(given, SealFailed):
         if round_.stage is not Stage.DEALING:
             return Step(state)
-        return _refunding(state, round_)
+        return _refunding(state, round_, "deck_not_sealed")
     if isinstance(given, PayAnswer):
         return _pay_answer(state, round_, given)
     if isinstance(given, SettleAnswer):
@@ -723,7 +723,7 @@ def _stake_answer(state: HouseState, round_: Round, outcome: Outcome) -> Step:
         return Step(new, entries=(entry,), effects=_due(new, new.rounds[round_.round_id]))
     if outcome is Outcome.UNAVAILABLE:
         # The stakes may or may not have been taken: make it certain, then give them back.
-        return _refunding(state, round_)
+        return _refunding(state, round_, "stakes_unanswered")
     return _voiding(state, round_, "refused")
 
 
@@ -734,8 +734,11 @@ def _voiding(state: HouseState, round_: Round, how: str) -> Step:
     return Step(_step(state, [entry]), entries=(entry,), effects=(RevealVoid(round_.round_id),))
 
 
-def _refunding(state: HouseState, round_: Round) -> Step:
-    entry = {"type": "refunding", "round_id": round_.round_id}
+def _refunding(state: HouseState, round_: Round, why: str) -> Step:
+    """The round is refunded; `why` (the journal's word for the operator, not read back): the
+    cashier did not answer for its stakes (`stakes_unanswered`), fairness did not seal its deck
+    (`deck_not_sealed`), or a table opened on it undealt after a restart or takeover (`reopened`)."""
+    entry = {"type": "refunding", "round_id": round_.round_id, "why": why}
     new = _step(state, [entry])
     return Step(new, entries=(entry,), effects=_due(new, new.rounds[round_.round_id]))
 
@@ -841,7 +844,7 @@ def _reopen(state: HouseState) -> Step:
     entries: list[dict[str, Any]] = []
     for round_ in state.rounds.values():
         if round_.stage in (Stage.STAKING, Stage.DEALING):
-            entries.append({"type": "refunding", "round_id": round_.round_id})
+            entries.append({"type": "refunding", "round_id": round_.round_id, "why": "reopened"})
     new = _step(state, entries)
     return Step(new, entries=tuple(entries), effects=outstanding(new))
 

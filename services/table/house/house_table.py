@@ -358,6 +358,7 @@ class HouseTable:
                 for entry in step.entries:
                     await self._log(self._with_view(entry, step.state))
                     self._state = core.apply_entry(self._state, entry, deck)
+                    _say_refunding(entry, self.table_id)
                 self._state = step.state
             finally:
                 self._after_state()
@@ -618,10 +619,12 @@ class HouseTable:
         return step
 
     async def _journal_refunding(self, round_: core.Round) -> core.Step:
-        entry = {"type": "refunding", "round_id": round_.round_id}
+        # Its refund transfers are in the cashier already (an earlier owner gave the stakes back).
+        entry = {"type": "refunding", "round_id": round_.round_id, "why": "refund_applied"}
         async with self._core_lock:
             await self._log(entry)
             self._state = core.apply_entry(self._state, entry)
+            _say_refunding(entry, self.table_id)
             self._after_state()
         due = tuple(e for e in core.outstanding(self._state) if e.round_id == round_.round_id)
         return core.Step(self._state, entries=(entry,), effects=due)
@@ -968,6 +971,15 @@ class HouseTable:
                 table_pb2.WatchTableResponse(events=[event], view=view),
                 functools.partial(table_pb2.WatchTableResponse, view=view),
             )
+
+
+def _say_refunding(entry: dict[str, Any], table_id: str) -> None:
+    """A round about to be refunded, with the journal's reason: the operator's (and the e2e runs')
+    way to tell a dependency that did not answer from a round a restart or takeover found undealt."""
+    if entry.get("type") == "refunding":
+        log.warning(
+            "house round refunded", table_id=table_id, round_id=entry["round_id"], why=entry.get("why")
+        )
 
 
 class _Refused(Exception):
