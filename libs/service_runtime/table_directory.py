@@ -184,6 +184,27 @@ class MaintenanceSwitches:
     no_new_seats: bool = False
     no_new_hands: bool = False
     message: str = ""
+    # A scheduled window, wall seconds since the epoch: in force from `starts_at` (None: from when
+    # set) until `ends_at` (None: until switched off). The lobby and every shard read it on their
+    # own clocks, so a window opens and closes everywhere within the clocks' skew.
+    starts_at: float | None = None
+    ends_at: float | None = None
+
+    def in_force(self, now: float) -> bool:
+        """Inside the window (always, without one)."""
+        return (self.starts_at is None or self.starts_at <= now) and (
+            self.ends_at is None or now < self.ends_at
+        )
+
+    def at(self, now: float) -> MaintenanceSwitches:
+        """What stops at `now`: these switches inside their window, nothing outside it."""
+        if not self.in_force(now):
+            return MaintenanceSwitches()
+        return MaintenanceSwitches(self.no_new_seats, self.no_new_hands, self.message)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Without the window's keys when there is none (a shard of before windows reads it)."""
+        return {k: v for k, v in asdict(self).items() if v is not None}
 
     def combined(self, other: MaintenanceSwitches) -> MaintenanceSwitches:
         """Either scope's switch stops; the room's message wins when it has one."""
@@ -201,13 +222,14 @@ class MaintenanceState:
     lobby: MaintenanceSwitches = MaintenanceSwitches()
     rooms: Mapping[str, MaintenanceSwitches] = field(default_factory=dict)
 
-    def for_room(self, room_id: str) -> MaintenanceSwitches:
-        """What applies at a table of the room: lobby-wide OR the room's own switches."""
-        return self.lobby.combined(self.rooms.get(room_id, MaintenanceSwitches()))
+    def for_room(self, room_id: str, now: float) -> MaintenanceSwitches:
+        """What applies at a table of the room at `now`: lobby-wide OR the room's own switches, each
+        inside its window."""
+        return self.lobby.at(now).combined(self.rooms.get(room_id, MaintenanceSwitches()).at(now))
 
     def to_json(self) -> str:
         return json.dumps(
-            {"lobby": asdict(self.lobby), "rooms": {k: asdict(v) for k, v in sorted(self.rooms.items())}},
+            {"lobby": self.lobby.to_dict(), "rooms": {k: v.to_dict() for k, v in sorted(self.rooms.items())}},
             separators=(",", ":"),
             ensure_ascii=False,
         )

@@ -14,7 +14,7 @@ import json
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Protocol
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -39,23 +39,57 @@ class MaintenancePublisher(Protocol):
     async def publish(self, state: MaintenanceState) -> None: ...
 
 
+# How far ahead a maintenance window may be scheduled.
+MAX_WINDOW_AHEAD = timedelta(days=366)
+
+
 @dataclass(frozen=True)
 class MaintenanceView:
     scope: str
     switches: MaintenanceSwitches
     set_by: str = ""
     updated_at: datetime | None = None
+    in_force: bool = False  # inside the switches' window now (a switch on, or a window not yet open)
 
 
-def _view(row: storage.MaintenanceRow | None, scope: str) -> MaintenanceView:
+def _switches(row: storage.MaintenanceRow) -> MaintenanceSwitches:
+    return MaintenanceSwitches(
+        row.no_new_seats,
+        row.no_new_hands,
+        row.message,
+        None if row.starts_at is None else row.starts_at.timestamp(),
+        None if row.ends_at is None else row.ends_at.timestamp(),
+    )
+
+
+def _view(row: storage.MaintenanceRow | None, scope: str, now: datetime) -> MaintenanceView:
     if row is None:
         return MaintenanceView(scope, MaintenanceSwitches())
+    switches = _switches(row)
+    active = switches.at(now.timestamp())
     return MaintenanceView(
-        scope,
-        MaintenanceSwitches(row.no_new_seats, row.no_new_hands, row.message),
-        row.set_by,
-        row.updated_at,
+        scope, switches, row.set_by, row.updated_at, active.no_new_seats or active.no_new_hands
     )
+
+
+def check_window(starts_at: datetime | None, ends_at: datetime | None, now: datetime) -> None:
+    """A window's times: the end after the start and after now, neither more than a year ahead
+    (FIELD_INVALID naming the field). A start in the past is a window open from now."""
+    for moment, field in ((starts_at, "maintenance.start_time"), (ends_at, "maintenance.end_time")):
+        if moment is not None and moment > now + MAX_WINDOW_AHEAD:
+            raise InvalidArgument("FIELD_INVALID", f"{field} is more than a year ahead", {"field": field})
+    if ends_at is None:
+        return
+    if ends_at <= now:
+        raise InvalidArgument(
+            "FIELD_INVALID", "maintenance.end_time has passed", {"field": "maintenance.end_time"}
+        )
+    if starts_at is not None and ends_at <= starts_at:
+        raise InvalidArgument(
+            "FIELD_INVALID",
+            "maintenance.end_time must be later than maintenance.start_time",
+            {"field": "maintenance.end_time"},
+        )
 
 
 def new_invite_code() -> str:
@@ -99,9 +133,10 @@ class AccessControl:
             raise PermissionDenied("NOT_ON_ALLOW_LIST", "access is limited to invited players")
         if room.spec.private and not await storage.is_allowed(session, room.room_id, player_id):
             raise PermissionDenied("NOT_ON_ALLOW_LIST", "the room is private", {"room_id": room.room_id})
-        lobby = _view(await storage.get_maintenance(session, LOBBY_SCOPE), LOBBY_SCOPE).switches
-        own = _view(await storage.get_maintenance(session, room.room_id), room.room_id).switches
-        switches = lobby.combined(own)
+        now = self._clock()
+        lobby = _view(await storage.get_maintenance(session, LOBBY_SCOPE), LOBBY_SCOPE, now).switches
+        own = _view(await storage.get_maintenance(session, room.room_id), room.room_id, now).switches
+        switches = lobby.at(now.timestamp()).combined(own.at(now.timestamp()))
         if switches.no_new_seats:
             raise FailedPrecondition(
                 "MAINTENANCE_NO_NEW_SEATS",
@@ -117,7 +152,7 @@ class AccessControl:
         lobby = MaintenanceSwitches()
         rooms: dict[str, MaintenanceSwitches] = {}
         for row in rows:
-            switches = MaintenanceSwitches(row.no_new_seats, row.no_new_hands, row.message)
+            switches = _switches(row)
             if row.scope == LOBBY_SCOPE:
                 lobby = switches
             elif switches != MaintenanceSwitches():
@@ -129,17 +164,31 @@ class AccessControl:
             await self._board.publish(await self.maintenance_state())
 
     async def set_maintenance(
-        self, caller: Caller, request_id: str, fingerprint: str, room_id: str, switches: MaintenanceSwitches
+        self,
+        caller: Caller,
+        request_id: str,
+        fingerprint: str,
+        room_id: str,
+        switches: MaintenanceSwitches,
+        window: tuple[datetime | None, datetime | None] = (None, None),
     ) -> MaintenanceView:
+        """Put the scope's switches in force, now or for the `window` (start, end); checked on the
+        first call only (a retry answers as the first did, even once its window has passed)."""
+        starts_at, ends_at = window
+
         async def work(session: AsyncSession) -> str:
             scope = await self._list_scope(session, room_id)
+            now = self._clock()
+            check_window(starts_at, ends_at, now)
             row = storage.MaintenanceRow(
                 scope,
                 switches.no_new_seats,
                 switches.no_new_hands,
                 switches.message,
                 caller.subject,
-                self._clock(),
+                now,
+                starts_at,
+                ends_at,
             )
             await storage.put_maintenance(session, row)
             return json.dumps({"set_by": row.set_by, "at": row.updated_at.isoformat()})
@@ -150,13 +199,24 @@ class AccessControl:
         # Shards poll the board every second; if Redis is away now, the periodic republish catches up.
         with contextlib.suppress(Exception):
             await self.publish_maintenance()
-        return MaintenanceView(room_id, switches, reply["set_by"], datetime.fromisoformat(reply["at"]))
+        row = storage.MaintenanceRow(
+            room_id,
+            switches.no_new_seats,
+            switches.no_new_hands,
+            switches.message,
+            reply["set_by"],
+            datetime.fromisoformat(reply["at"]),
+            starts_at,
+            ends_at,
+        )
+        return _view(row, room_id, self._clock())
 
     async def get_maintenance(
         self, caller: Caller, room_id: str, *, all_rooms: bool
     ) -> tuple[MaintenanceView, MaintenanceView | None, list[MaintenanceView]]:
         async with self._sessions() as session:
-            lobby = _view(await storage.get_maintenance(session, LOBBY_SCOPE), LOBBY_SCOPE)
+            now = self._clock()
+            lobby = _view(await storage.get_maintenance(session, LOBBY_SCOPE), LOBBY_SCOPE, now)
             # A room's switches only for a caller who may see the room (ROOM_NOT_FOUND otherwise,
             # as GetRoom answers), so they tell no stranger that a private room exists.
             # Admins and services see every room (a shard without Redis polls every room's switches
@@ -168,7 +228,7 @@ class AccessControl:
                 found = await storage.get_room(session, room_id)
                 if found is None or not (everything or await player_may_see(session, caller.subject, found)):
                     raise NotFound("ROOM_NOT_FOUND", "no such room", {"room_id": room_id})
-                room = _view(await storage.get_maintenance(session, room_id), room_id)
+                room = _view(await storage.get_maintenance(session, room_id), room_id, now)
             rooms = []
             if all_rooms:
                 for row in await storage.all_maintenance(session):
@@ -178,7 +238,7 @@ class AccessControl:
                     if everything or (
                         listed is not None and await player_may_see(session, caller.subject, listed)
                     ):
-                        rooms.append(_view(row, row.scope))
+                        rooms.append(_view(row, row.scope, now))
         return lobby, room, rooms
 
     # --- Allow-lists. ---

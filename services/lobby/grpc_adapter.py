@@ -196,7 +196,14 @@ def maintenance_pb(view: MaintenanceView) -> lobby_pb2.Maintenance:
         message=view.switches.message,
         set_by=view.set_by,
         update_time=to_timestamp(view.updated_at),
+        start_time=_stamp_of(view.switches.starts_at),
+        end_time=_stamp_of(view.switches.ends_at),
+        in_force=view.in_force,
     )
+
+
+def _stamp_of(seconds: float | None) -> Timestamp | None:
+    return None if seconds is None else to_timestamp(datetime.fromtimestamp(seconds, UTC))
 
 
 def profile_pb(profile: Profile) -> lobby_pb2.PlayerProfile:
@@ -343,8 +350,12 @@ class LobbyServicer(lobby_pb2_grpc.LobbyServiceServicer):
         wanted = request.maintenance
         check_text(wanted.message, "maintenance.message", MAX_MESSAGE_LENGTH, required=False)
         switches = MaintenanceSwitches(wanted.no_new_seats, wanted.no_new_hands, wanted.message)
+        window = (
+            _moment(wanted.start_time, "maintenance.start_time") if wanted.HasField("start_time") else None,
+            _moment(wanted.end_time, "maintenance.end_time") if wanted.HasField("end_time") else None,
+        )
         view = await self._access.set_maintenance(
-            current_caller(), request.request_id, fingerprint(request), request.room_id, switches
+            current_caller(), request.request_id, fingerprint(request), request.room_id, switches, window
         )
         return lobby_pb2.SetMaintenanceResponse(maintenance=maintenance_pb(view))
 

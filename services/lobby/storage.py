@@ -188,6 +188,8 @@ class MaintenanceRow:
     message: str
     set_by: str
     updated_at: datetime
+    starts_at: datetime | None = None
+    ends_at: datetime | None = None
 
 
 def _maintenance(row: Any) -> MaintenanceRow:
@@ -198,6 +200,8 @@ def _maintenance(row: Any) -> MaintenanceRow:
         message=row.message,
         set_by=row.set_by,
         updated_at=_utc(row.updated_at),
+        starts_at=_utc_or_none(row.starts_at),
+        ends_at=_utc_or_none(row.ends_at),
     )
 
 
@@ -218,6 +222,8 @@ async def put_maintenance(session: AsyncSession, row: MaintenanceRow) -> None:
         "message": row.message,
         "set_by": row.set_by,
         "updated_at": row.updated_at,
+        "starts_at": row.starts_at,
+        "ends_at": row.ends_at,
     }
     changed = await session.execute(
         sa.update(maintenance).where(maintenance.c.scope == row.scope).values(**values)

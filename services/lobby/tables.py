@@ -66,6 +66,10 @@ maintenance = sa.Table(
     sa.Column("message", sa.String(256), nullable=False),
     sa.Column("set_by", sa.String(128), nullable=False),
     sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+    # A scheduled window (migration 0005): in force from starts_at (NULL: when set) until ends_at
+    # (NULL: until switched off).
+    sa.Column("starts_at", sa.DateTime(timezone=True), nullable=True),
+    sa.Column("ends_at", sa.DateTime(timezone=True), nullable=True),
 )
 
 # list_id '' is the lobby-wide list of closed access, otherwise a room id.

@@ -4,15 +4,18 @@ refused under no-new-seats, who set them and when, and shards learning them by p
 from __future__ import annotations
 
 import asyncio
+import time
 from datetime import timedelta
 
 import grpc
+from google.protobuf.timestamp_pb2 import Timestamp
 
 from poker.common.v1 import common_pb2
 from poker.lobby.v1 import lobby_pb2
 from service_runtime.shard_registry import ShardInfo
-from service_runtime.table_directory import MaintenanceSwitches, MaintenanceWatcher
-from service_runtime.testing import auth_metadata
+from service_runtime.table_directory import MaintenanceState, MaintenanceSwitches, MaintenanceWatcher
+from service_runtime.testing import auth_metadata, reason_of
+from services.table.ports.rooms import LobbyRoomSource
 from tests.lobby.conftest import ADMIN, ALICE, TABLE, Lobby, expect_error
 
 SHARD = ShardInfo("shard-a", "127.0.0.1:7301")
@@ -73,8 +76,9 @@ async def test_a_room_switch_stops_that_room_only_and_shows_in_all_rooms(lobby: 
         (r.room_id, r.maintenance.no_new_seats, r.maintenance.no_new_hands) for r in everything.rooms
     ] == [(ROOM, True, True)]
     state = await lobby.board.read()
-    assert state.for_room(ROOM) == MaintenanceSwitches(True, True, "")
-    assert state.for_room(OTHER) == MaintenanceSwitches()
+    now = lobby.clock().timestamp()
+    assert state.for_room(ROOM, now) == MaintenanceSwitches(True, True, "")
+    assert state.for_room(OTHER, now) == MaintenanceSwitches()
 
 
 async def test_no_new_hands_alone_still_seats_players(lobby: Lobby) -> None:
@@ -82,7 +86,7 @@ async def test_no_new_hands_alone_still_seats_players(lobby: Lobby) -> None:
     await lobby.registry.heartbeat(SHARD)
     await _set(lobby, "h1", room_id=ROOM, no_new_hands=True)
     assert (await _join(lobby)).shard_id == "shard-a"
-    assert (await lobby.board.read()).for_room(ROOM).no_new_hands
+    assert (await lobby.board.read()).for_room(ROOM, lobby.clock().timestamp()).no_new_hands
 
 
 async def test_a_shard_polling_the_board_learns_a_change_within_its_interval(lobby: Lobby) -> None:
@@ -90,13 +94,13 @@ async def test_a_shard_polling_the_board_learns_a_change_within_its_interval(lob
     await watcher.start()
     try:
         assert watcher.ready
-        assert not watcher.current.for_room(ROOM).no_new_hands
+        assert not watcher.current.for_room(ROOM, time.time()).no_new_hands
         await _set(lobby, "w1", no_new_hands=True)
         await asyncio.sleep(0.5)
-        assert watcher.current.for_room(ROOM).no_new_hands
+        assert watcher.current.for_room(ROOM, time.time()).no_new_hands
         await _set(lobby, "w2", no_new_hands=False)
         await asyncio.sleep(0.5)
-        assert not watcher.current.for_room(ROOM).no_new_hands
+        assert not watcher.current.for_room(ROOM, time.time()).no_new_hands
     finally:
         await watcher.stop()
 
@@ -109,9 +113,128 @@ async def test_a_watcher_that_never_read_the_switches_stops_seats_and_hands() ->
     await watcher.start()
     try:
         assert not watcher.ready
-        assert watcher.current.for_room(ROOM) == MaintenanceSwitches(True, True, "starting")
+        assert watcher.current.for_room(ROOM, time.time()) == MaintenanceSwitches(True, True, "starting")
     finally:
         await watcher.stop()
+
+
+class _Answers:
+    """A lobby stub that answers GetMaintenance with what the real lobby answered."""
+
+    def __init__(self, answer: lobby_pb2.GetMaintenanceResponse) -> None:
+        self.answer = answer
+
+    async def GetMaintenance(  # noqa: N802
+        self, request: lobby_pb2.GetMaintenanceRequest
+    ) -> lobby_pb2.GetMaintenanceResponse:
+        return self.answer
+
+
+def _at(lobby: Lobby, minutes: float) -> Timestamp:
+    stamp = Timestamp()
+    stamp.FromDatetime(lobby.clock() + timedelta(minutes=minutes))
+    return stamp
+
+
+async def test_a_scheduled_window_stops_seats_and_hands_only_while_it_is_open(lobby: Lobby) -> None:
+    """The operator schedules maintenance ahead (from 10 to 40 minutes from now): until it opens
+    players sit down and shards deal; inside it JoinTable and AuthorizeSeat refuse with the
+    operator's words and the shards' board says no new hands; once it closes play goes on, with no
+    second call. The lobby and the shards read the same window on their own clocks."""
+    await lobby.registry.heartbeat(SHARD)
+    shown = await _set(
+        lobby,
+        "win1",
+        room_id=ROOM,
+        no_new_seats=True,
+        no_new_hands=True,
+        message="upgrade 12:10-12:40 UTC",
+        start_time=_at(lobby, 10),
+        end_time=_at(lobby, 40),
+    )
+    assert not shown.in_force
+    assert (shown.start_time.ToDatetime(), shown.end_time.ToDatetime()) == (
+        _at(lobby, 10).ToDatetime(),
+        _at(lobby, 40).ToDatetime(),
+    )
+
+    async def state() -> tuple[bool, bool, bool]:
+        """(JoinTable refused, the board stops hands at the lobby's now, GetMaintenance in force)"""
+        refusal: grpc.aio.AioRpcError | None = None
+        try:
+            await _join(lobby)
+        except grpc.aio.AioRpcError as error:
+            refusal = error
+        if refusal is not None:
+            assert (refusal.code(), reason_of(refusal)) == (STOPPED, "MAINTENANCE_NO_NEW_SEATS")
+            assert refusal.details() == "upgrade 12:10-12:40 UTC"
+        board = (await lobby.board.read()).for_room(ROOM, lobby.clock().timestamp())
+        seen = await lobby.stub.GetMaintenance(lobby_pb2.GetMaintenanceRequest(room_id=ROOM), metadata=ALICE)
+        return refusal is not None, board.no_new_hands, seen.room.in_force
+
+    assert await state() == (False, False, False)
+    lobby.clock.advance(timedelta(minutes=10))
+    assert await state() == (True, True, True)
+    await expect_error(
+        lobby.stub.AuthorizeSeat(
+            lobby_pb2.AuthorizeSeatRequest(player_id="alice", room_id=ROOM), metadata=TABLE
+        ),
+        STOPPED,
+        "MAINTENANCE_NO_NEW_SEATS",
+    )
+    assert (await _join(lobby, OTHER)).shard_id == "shard-a", "another room is open"
+    lobby.clock.advance(timedelta(minutes=29, seconds=59))
+    assert await state() == (True, True, True)
+    lobby.clock.advance(timedelta(seconds=1))
+    assert await state() == (False, False, False)
+    # A shard without Redis reads the switches through GetMaintenance: the window comes with them.
+    answer = await lobby.stub.GetMaintenance(lobby_pb2.GetMaintenanceRequest(all_rooms=True), metadata=TABLE)
+    polled = await LobbyRoomSource(_Answers(answer)).read_maintenance()  # type: ignore[arg-type]
+    opens = (lobby.clock() - timedelta(minutes=30)).timestamp()
+    assert polled.for_room(ROOM, opens - 0.001) == MaintenanceSwitches()
+    assert polled.for_room(ROOM, opens).no_new_seats
+    assert polled.for_room(ROOM, opens + 30 * 60) == MaintenanceSwitches()
+    # The window stays on record (GetMaintenance shows it, not in force) until switched again.
+    everything = await lobby.stub.GetMaintenance(
+        lobby_pb2.GetMaintenanceRequest(all_rooms=True), metadata=ADMIN
+    )
+    assert [
+        (r.room_id, r.maintenance.in_force, r.maintenance.HasField("end_time")) for r in everything.rooms
+    ] == [(ROOM, False, True)]
+
+
+async def test_a_window_open_at_both_ends_and_a_lobby_wide_one(lobby: Lobby) -> None:
+    await lobby.registry.heartbeat(SHARD)
+    # From now until 30 minutes from now (no start: at once).
+    shown = await _set(lobby, "open1", no_new_seats=True, end_time=_at(lobby, 30))
+    assert shown.in_force
+    assert not shown.HasField("start_time")
+    await expect_error(_join(lobby, OTHER), STOPPED, "MAINTENANCE_NO_NEW_SEATS")
+    lobby.clock.advance(timedelta(minutes=30))
+    assert (await _join(lobby, OTHER)).shard_id == "shard-a"
+    # From 5 minutes on until switched off (no end).
+    await _set(lobby, "open2", no_new_seats=True, start_time=_at(lobby, 5))
+    assert (await _join(lobby, OTHER)).shard_id == "shard-a"
+    lobby.clock.advance(timedelta(days=30))
+    await expect_error(_join(lobby, OTHER), STOPPED, "MAINTENANCE_NO_NEW_SEATS")
+
+
+def test_a_window_on_the_board_is_read_on_the_readers_clock_and_old_boards_still_read() -> None:
+    window = MaintenanceSwitches(True, True, "soon", starts_at=1000.0, ends_at=2000.0)
+    state = MaintenanceState(lobby=MaintenanceSwitches(message="lobby"), rooms={ROOM: window})
+    again = MaintenanceState.from_json(state.to_json())
+    assert again == state
+    assert again.for_room(ROOM, 999.9) == MaintenanceSwitches(message="lobby")
+    assert again.for_room(ROOM, 1000.0) == MaintenanceSwitches(True, True, "soon")
+    assert again.for_room(ROOM, 2000.0) == MaintenanceSwitches(message="lobby")
+    # A board without windows is written without their keys (a shard of before reads it) and reads.
+    plain = MaintenanceState(rooms={ROOM: MaintenanceSwitches(no_new_hands=True)})
+    assert "starts_at" not in plain.to_json()
+    assert (
+        MaintenanceState.from_json('{"lobby":{},"rooms":{"r":{"no_new_hands":true}}}')
+        .for_room("r", 0)
+        .no_new_hands
+    )
 
 
 async def test_bad_maintenance_requests_change_nothing(lobby: Lobby) -> None:
@@ -134,6 +257,29 @@ async def test_bad_maintenance_requests_change_nothing(lobby: Lobby) -> None:
     )
     await expect_error(
         _set(lobby, "x3", message="bell\x07"), grpc.StatusCode.INVALID_ARGUMENT, "FIELD_INVALID"
+    )
+    # Windows: an end before the start, an end passed, a start or end more than a year ahead.
+    for n, (start, end) in enumerate(
+        [(30, 20), (None, -1), (None, 0), (60 * 24 * 367, None), (None, 60 * 24 * 367)]
+    ):
+        window = {"start_time": _at(lobby, start)} if start is not None else {}
+        if end is not None:
+            window["end_time"] = _at(lobby, end)
+        field = "maintenance.end_time" if end is not None else "maintenance.start_time"
+        await expect_error(
+            _set(lobby, f"w{n}", room_id=ROOM, no_new_seats=True, **window),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "FIELD_INVALID",
+            field=field,
+        )
+    # None of them changed the room's switches.
+    seen = await lobby.stub.GetMaintenance(lobby_pb2.GetMaintenanceRequest(room_id=ROOM), metadata=ADMIN)
+    assert not seen.room.no_new_seats
+    far = Timestamp(seconds=253402300800 + 10)  # past year 9999: no datetime holds it
+    await expect_error(
+        _set(lobby, "w-far", room_id=ROOM, no_new_seats=True, end_time=far),
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "FIELD_INVALID",
     )
     await expect_error(
         lobby.stub.GetMaintenance(lobby_pb2.GetMaintenanceRequest(room_id="no-such-room"), metadata=ALICE),

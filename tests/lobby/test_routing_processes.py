@@ -135,7 +135,9 @@ async def test_two_shards_share_the_rooms_and_a_dead_ones_rooms_move_within_the_
                     ),
                     metadata=ADMIN,
                 )
-                assert (await board.read()).for_room(ROOMS[0]) == MaintenanceSwitches(False, True, "")
+                assert (await board.read()).for_room(ROOMS[0], time.time()) == MaintenanceSwitches(
+                    False, True, ""
+                )
             finally:
                 await client.aclose()
             before = await _owners(stub)

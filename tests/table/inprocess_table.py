@@ -8,6 +8,7 @@ import asyncio
 from collections.abc import Callable
 
 from poker.table.v1 import table_pb2
+from service_runtime.table_directory import MaintenanceSwitches
 from services.table.cash.actor import TableActor
 from services.table.cash.settlement import AfterHand
 from services.table.log.event_log import HandEventLog, LocalEventLog
@@ -33,6 +34,7 @@ def seated_table(
     showdown_seconds: float = 0.0,
     clock: Clock = WALL_CLOCK,
     countdown_seconds: float = 0,
+    maintenance: Callable[[str], MaintenanceSwitches] | None = None,
 ) -> TableActor:
     """`room`: another room than `ROOM` (its table is still `TABLE`); `after_hand`: gets each settled
     hand's record and reveal job; `clock`: the table's time (a `SimulatedClock` moves only when the
@@ -60,6 +62,7 @@ def seated_table(
         timings=timings,
         chat=ChatGuard(),
         clock=clock,
+        **({"maintenance": maintenance} if maintenance is not None else {}),
     )
 
 

@@ -11,8 +11,9 @@ import pytest
 
 from poker.table.v1 import table_pb2
 from service_runtime.errors import Unavailable
+from service_runtime.table_directory import MaintenanceState, MaintenanceSwitches
 from services.table.ports.clock import SimulatedClock
-from tests.table.fakes import FakeCashier
+from tests.table.fakes import ROOM, FakeCashier
 from tests.table.inprocess_table import running_view, seated_table
 from tests.table.test_table_clock_path import SlowCashier
 
@@ -135,4 +136,48 @@ async def test_a_turn_clock_fires_at_its_deadline_while_a_sit_down_waits_for_the
         assert [s.player_id for s in cashier.sessions.values()].count("cat") == 1
     finally:
         cashier.gate.set()
+        await actor.stop()
+
+
+async def test_a_scheduled_maintenance_window_stops_new_hands_on_the_tables_clock_and_lifts_itself() -> None:
+    """A window the operator scheduled (no new hands from 60 s to 180 s from now) reaches the shard
+    as times, which the table reads on its own clock: the hand running when it opens is played out,
+    none starts inside it, and play goes on once it closes, with no further word from the lobby."""
+    clock = SimulatedClock()
+    start = clock.now()
+    board = MaintenanceState(
+        rooms={
+            ROOM.room_id: MaintenanceSwitches(no_new_hands=True, starts_at=start + 60, ends_at=start + 180)
+        }
+    )
+    # As the shard gives its tables the switches (TableShard._switches): the board at the clock's now.
+    actor = seated_table(
+        FakeCashier(),
+        action_seconds=30,
+        clock=clock,
+        maintenance=lambda room: board.for_room(room, clock.now()),
+    )
+    actor.start()
+    try:
+        first = await running_view(actor)
+        hands = {first.hand_id}
+        # Each hand ends when its first turn times out (heads-up: the small blind folds) after 30 s.
+        while clock.now() < start + 60:
+            await clock.run_for(1.0)
+            hands.add((await view(actor, "ann")).hand_id)
+        assert len(hands) >= 2, "hands were dealt before the window"
+        await clock.run_for(31.0)  # the hand running at the opening is played out
+        paused = await view(actor, "ann")
+        assert paused.phase == A.TABLE_PHASE_PAUSED
+        inside = set()
+        while clock.now() + 1.0 < start + 180:
+            await clock.run_for(1.0)
+            seen = await view(actor, "ann")
+            assert seen.phase == A.TABLE_PHASE_PAUSED, clock.now() - start
+            inside.add(seen.hand_id)
+        await clock.run_for(2.0)
+        after = await view(actor, "ann")
+        assert after.phase == A.TABLE_PHASE_HAND_IN_PROGRESS
+        assert after.hand_id not in hands | inside
+    finally:
         await actor.stop()

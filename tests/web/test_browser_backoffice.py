@@ -891,7 +891,9 @@ def allow_list(lobby_address: str, room_id: str) -> list[str]:
 def test_operations_drive_every_rooms_form_and_the_lobby_has_each_change(cluster: Cluster) -> None:
     """oskar (operations) creates a private room, renames it, disables and enables it, sets its
     maintenance, adds a player to its allow-list and creates an invite code; after each form the
-    lobby's API (GetRoom, GetMaintenance, ListAllowList, RedeemInviteCode) has the change."""
+    lobby's API (GetRoom, GetMaintenance, ListAllowList, RedeemInviteCode) has the change; the
+    maintenance is then scheduled as a window an hour ahead (in the browser's time, read back as the
+    lobby's times, not in force yet)."""
     lobby_address = cluster.services["lobby"].address
     room_id, name = f"club-{cluster.name}", f"Club {cluster.name}"
     member, guest = f"member{cluster.name}", f"guest{cluster.name}"
@@ -933,6 +935,17 @@ def test_operations_drive_every_rooms_form_and_the_lobby_has_each_change(cluster
         assert (switches.no_new_seats, switches.no_new_hands) == (True, False), reply
         assert (switches.message, switches.set_by) == (MAINTENANCE_MESSAGE, "oskar"), reply
 
+    def window(step: dict[str, Any]) -> None:
+        with grpc.insecure_channel(lobby_address) as channel:
+            reply = lobby_pb2_grpc.LobbyServiceStub(channel).GetMaintenance(
+                lobby_pb2.GetMaintenanceRequest(room_id=room_id), metadata=OPERATIONS, timeout=10
+            )
+        switches = reply.room
+        assert (switches.no_new_seats, switches.in_force) == (True, False), reply
+        start, end = switches.start_time.ToSeconds(), switches.end_time.ToSeconds()
+        assert abs(start - (time.time() + 3600)) < 300, (start, time.time(), step)
+        assert end - start == 3600, reply
+
     def listed(step: dict[str, Any]) -> None:
         assert allow_list(lobby_address, room_id) == [member]
         assert step["listed"] == [member], step
@@ -963,6 +976,7 @@ def test_operations_drive_every_rooms_form_and_the_lobby_has_each_change(cluster
             "disabled": disabled,
             "enabled": enabled,
             "maintenance": maintenance,
+            "maintenance-window": window,
             "allow-list": listed,
             "invite": invited,
         },

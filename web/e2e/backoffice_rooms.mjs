@@ -10,7 +10,8 @@
 //          a reason, and with one answers in words; the answer is printed and the screen saved
 //          (close-table.png).
 //   forms: (English) oskar (operations) creates the room <room> (private), renames it <name>,
-//          disables and enables it, sets its maintenance (no new seats, with <message>), adds <player>
+//          disables and enables it, sets its maintenance (no new seats, with <message>; then the same
+//          for a window an hour ahead, an hour long), adds <player>
 //          to its allow-list and creates an invite code for two players. After each change the script
 //          prints its step with `"wait": true` and reads a line: the test checks the effect through
 //          the lobby's API meanwhile and answers "go".
@@ -198,6 +199,20 @@ async function roomForms() {
   await page.click("#room-maintenance-form button[type=submit]");
   await page.waitForFunction(() => (document.querySelector("#room-maintenance")?.textContent ?? "").startsWith("on: no new seats"), null, { timeout: 30_000 });
   await checked("maintenance", { shown: await text(page, "#room-maintenance") });
+
+  // A window scheduled ahead: no new seats from an hour from now for an hour, in the browser's time.
+  const [from, until] = await page.evaluate(() => {
+    const pad = (n) => String(n).padStart(2, "0");
+    const local = (d) => `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
+    const start = new Date(Date.now() + 3_600_000);
+    return [local(start), local(new Date(start.getTime() + 3_600_000))];
+  });
+  await openForm(page, "room-maintenance-form", "The dealers' training moves to tonight");
+  await page.fill("#room-maintenance-form input[name=start_time]", from);
+  await page.fill("#room-maintenance-form input[name=end_time]", until);
+  await page.click("#room-maintenance-form button[type=submit]");
+  await page.waitForFunction(() => (document.querySelector("#room-maintenance")?.textContent ?? "").startsWith("scheduled: no new seats; from "), null, { timeout: 30_000 });
+  await checked("maintenance-window", { shown: await text(page, "#room-maintenance"), from, until });
 
   // The allow-list: one player added.
   await openForm(page, "allow-list-form", "The club's first member");

@@ -672,7 +672,7 @@ class TableShard:
     def _switches(self, room_id: str) -> MaintenanceSwitches:
         if self._maintenance is None:
             return MaintenanceSwitches()
-        return self._maintenance.current.for_room(room_id)
+        return self._maintenance.current.for_room(room_id, self.clock.now())
 
     async def _reveal(self, job: AfterHand) -> None:
         try:

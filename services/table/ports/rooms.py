@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 import grpc
+from google.protobuf.timestamp_pb2 import Timestamp
 
 from poker.common.v1 import common_pb2
 from poker.lobby.v1 import lobby_pb2, lobby_pb2_grpc
@@ -137,6 +138,10 @@ class RoomSource(Protocol):
         see the room; else its revision, standing table count and whether anyone may see it."""
 
 
+def _seconds(stamp: Timestamp) -> float:
+    return stamp.seconds + stamp.nanos / 1e9
+
+
 class LobbyRoomSource:
     """Rooms through the lobby's GetRoom / ListRooms (called with the table's service token)."""
 
@@ -189,7 +194,14 @@ class LobbyRoomSource:
             raise translate_rpc_error(error, "lobby") from error
 
         def switches(m: lobby_pb2.Maintenance) -> MaintenanceSwitches:
-            return MaintenanceSwitches(m.no_new_seats, m.no_new_hands, m.message)
+            # A scheduled window's times come along: the shard reads them on its own clock.
+            return MaintenanceSwitches(
+                m.no_new_seats,
+                m.no_new_hands,
+                m.message,
+                _seconds(m.start_time) if m.HasField("start_time") else None,
+                _seconds(m.end_time) if m.HasField("end_time") else None,
+            )
 
         return MaintenanceState(
             lobby=switches(reply.lobby), rooms={r.room_id: switches(r.maintenance) for r in reply.rooms}

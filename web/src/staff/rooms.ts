@@ -4,7 +4,7 @@
 // and a room's maintenance switches, invite codes and allow-list changes, and closing a cash table
 // after its hand (CloseTable: its players cashed out). Every change carries the staff member's reason.
 import { create } from "@bufbuild/protobuf";
-import { timestampFromMs } from "@bufbuild/protobuf/wkt";
+import { timestampFromMs, type Timestamp } from "@bufbuild/protobuf/wkt";
 import { h, chips } from "../ui";
 import { formatNumber } from "../i18n";
 import { st, variantName } from "../i18n/staff_words";
@@ -31,10 +31,33 @@ export function stakesText(room: Room): string {
   }
 }
 
+const stampMs = (t: Timestamp): number => Number(t.seconds) * 1000 + Math.floor(t.nanos / 1_000_000);
+
+/** A window's bounds in words ("from 12.12 01:00 until 12.12 01:30"); empty without one. */
+function windowText(m: Maintenance): string {
+  const parts = [
+    m.startTime ? st("maintenance.from", { time: when(m.startTime) }) : "",
+    m.endTime ? st("maintenance.until", { time: when(m.endTime) }) : "",
+  ].filter(Boolean);
+  return parts.join(" ");
+}
+
+/** The switches as they stand: off, on now, scheduled (a window not open yet), or a window over. */
 function maintenanceText(m: Maintenance | undefined): string {
   if (!m || (!m.noNewSeats && !m.noNewHands)) return st("maintenance.off");
   const parts = [m.noNewSeats ? st("maintenance.no_new_seats") : "", m.noNewHands ? st("maintenance.no_new_hands") : ""].filter(Boolean);
-  return st("maintenance.on", { switches: parts.join(", "), by: m.setBy || "—", time: when(m.updateTime) || "—" });
+  const window = windowText(m);
+  const switches = [parts.join(", "), window].filter(Boolean).join("; ");
+  const state = m.inForce ? "maintenance.on" : m.endTime && stampMs(m.endTime) <= Date.now() ? "maintenance.ended" : "maintenance.scheduled";
+  return st(state, { switches, by: m.setBy || "—", time: when(m.updateTime) || "—" });
+}
+
+/** A datetime-local field's value (the browser's time zone) for `t`. */
+function localValue(t: Timestamp | undefined): string {
+  if (!t) return "";
+  const d = new Date(stampMs(t));
+  const pad = (n: number): string => String(n).padStart(2, "0");
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
 }
 
 const VARIANTS: readonly GameVariant[] = [GameVariant.NO_LIMIT_HOLDEM, GameVariant.FIXED_LIMIT_HOLDEM, GameVariant.CASINO_HOLDEM, GameVariant.RUSSIAN_POKER];
@@ -132,16 +155,36 @@ function maintenanceForm(id: string, roomId: string, current: Maintenance | unde
   const seats = checkbox("no_new_seats", st("maintenance.no_new_seats"), current?.noNewSeats ?? false);
   const hands = checkbox("no_new_hands", st("maintenance.no_new_hands"), current?.noNewHands ?? false);
   const message = input("message", { maxlength: 256, value: current?.message ?? "", placeholder: st("maintenance.message_hint") });
+  // A window still to come or open is offered again as it is; one that is over is not.
+  const keep = current && (current.inForce || (current.startTime && stampMs(current.startTime) > Date.now()));
+  const start = input("start_time", { type: "datetime-local", value: keep ? localValue(current?.startTime) : "" });
+  const end = input("end_time", { type: "datetime-local", value: keep ? localValue(current?.endTime) : "" });
+  // new Date("YYYY-MM-DDTHH:MM") reads the browser's local time, as the field shows it.
+  const moment = (e: HTMLInputElement): Timestamp | undefined => (e.value ? timestampFromMs(new Date(e.value).getTime()) : undefined);
   return actionForm({
     id,
     submit: st("maintenance.set"),
-    fields: [h("div", { class: "row" }, seats.element, hands.element), field(st("maintenance.message"), message)],
+    fields: [
+      h("div", { class: "row" }, seats.element, hands.element),
+      field(st("maintenance.message"), message),
+      h("div", { class: "row" }, field(st("maintenance.start"), start), field(st("maintenance.end"), end)),
+    ],
     run: async (reason, requestId) => {
       await lobby.setMaintenance(
-        { requestId, roomId, maintenance: { noNewSeats: seats.box.checked, noNewHands: hands.box.checked, message: message.value.trim() } },
+        {
+          requestId,
+          roomId,
+          maintenance: {
+            noNewSeats: seats.box.checked,
+            noNewHands: hands.box.checked,
+            message: message.value.trim(),
+            startTime: moment(start),
+            endTime: moment(end),
+          },
+        },
         because(reason),
       );
-      return st("maintenance.done");
+      return st(start.value || end.value ? "maintenance.done_window" : "maintenance.done");
     },
     then,
   });

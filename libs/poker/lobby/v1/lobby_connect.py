@@ -188,8 +188,9 @@ class LobbyService(Protocol):
 
     async def set_maintenance(self, request: SetMaintenanceRequest, ctx: RequestContext[SetMaintenanceRequest, SetMaintenanceResponse], /) -> SetMaintenanceResponse:
         """
-        SetMaintenance switches maintenance for the whole lobby or one room (operations). Table shards learn
-        the change within two seconds. Idempotent by `request_id`.
+        SetMaintenance switches maintenance for the whole lobby or one room (operations), now or for a
+        scheduled window (`start_time`, `end_time`). Table shards learn the change within two seconds and
+        apply a window on their own clocks. Idempotent by `request_id`.
         Errors: ROOM_NOT_FOUND, FIELD_INVALID, ROLE_REQUIRED, IDEMPOTENCY_CONFLICT.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
@@ -927,8 +928,9 @@ class LobbyServiceClient(ConnectClient):
         timeout_ms: int | None = None,
     ) -> SetMaintenanceResponse:
         """
-        SetMaintenance switches maintenance for the whole lobby or one room (operations). Table shards learn
-        the change within two seconds. Idempotent by `request_id`.
+        SetMaintenance switches maintenance for the whole lobby or one room (operations), now or for a
+        scheduled window (`start_time`, `end_time`). Table shards learn the change within two seconds and
+        apply a window on their own clocks. Idempotent by `request_id`.
         Errors: ROOM_NOT_FOUND, FIELD_INVALID, ROLE_REQUIRED, IDEMPOTENCY_CONFLICT.
         """
         return await self.execute_unary(
@@ -1220,8 +1222,9 @@ class LobbyServiceSync(Protocol):
 
     def set_maintenance(self, request: SetMaintenanceRequest, ctx: RequestContext[SetMaintenanceRequest, SetMaintenanceResponse], /) -> SetMaintenanceResponse:
         """
-        SetMaintenance switches maintenance for the whole lobby or one room (operations). Table shards learn
-        the change within two seconds. Idempotent by `request_id`.
+        SetMaintenance switches maintenance for the whole lobby or one room (operations), now or for a
+        scheduled window (`start_time`, `end_time`). Table shards learn the change within two seconds and
+        apply a window on their own clocks. Idempotent by `request_id`.
         Errors: ROOM_NOT_FOUND, FIELD_INVALID, ROLE_REQUIRED, IDEMPOTENCY_CONFLICT.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
@@ -1957,8 +1960,9 @@ class LobbyServiceClientSync(ConnectClientSync):
         timeout_ms: int | None = None,
     ) -> SetMaintenanceResponse:
         """
-        SetMaintenance switches maintenance for the whole lobby or one room (operations). Table shards learn
-        the change within two seconds. Idempotent by `request_id`.
+        SetMaintenance switches maintenance for the whole lobby or one room (operations), now or for a
+        scheduled window (`start_time`, `end_time`). Table shards learn the change within two seconds and
+        apply a window on their own clocks. Idempotent by `request_id`.
         Errors: ROOM_NOT_FOUND, FIELD_INVALID, ROLE_REQUIRED, IDEMPOTENCY_CONFLICT.
         """
         return self.execute_unary(

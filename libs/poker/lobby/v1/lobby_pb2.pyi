@@ -1220,6 +1220,9 @@ class Maintenance(_message.Message):
     MESSAGE_FIELD_NUMBER: _builtins.int
     SET_BY_FIELD_NUMBER: _builtins.int
     UPDATE_TIME_FIELD_NUMBER: _builtins.int
+    START_TIME_FIELD_NUMBER: _builtins.int
+    END_TIME_FIELD_NUMBER: _builtins.int
+    IN_FORCE_FIELD_NUMBER: _builtins.int
     no_new_seats: _builtins.bool
     """True stops new seats: SitDown and JoinTable are refused; seated players keep playing."""
     no_new_hands: _builtins.bool
@@ -1228,9 +1231,22 @@ class Maintenance(_message.Message):
     """Why, shown to players (at most 256 characters)."""
     set_by: _builtins.str
     """Who set the switches last (the staff member's subject); output only."""
+    in_force: _builtins.bool
+    """True while the switches are in force now (inside their window); output only."""
     @_builtins.property
     def update_time(self) -> _timestamp_pb2.Timestamp:
         """When the switches were set last; unset if never; output only."""
+
+    @_builtins.property
+    def start_time(self) -> _timestamp_pb2.Timestamp:
+        """A scheduled window: the switches are in force from `start_time` (unset: from when they are set)
+        until `end_time` (unset: until switched off), on the lobby's and the table shards' clocks. The
+        end must be later than the start and than now, and at most a year ahead.
+        """
+
+    @_builtins.property
+    def end_time(self) -> _timestamp_pb2.Timestamp:
+        """The end of the window (see `start_time`)."""
 
     def __init__(
         self,
@@ -1240,10 +1256,13 @@ class Maintenance(_message.Message):
         message: _builtins.str = ...,
         set_by: _builtins.str = ...,
         update_time: _timestamp_pb2.Timestamp | None = ...,
+        start_time: _timestamp_pb2.Timestamp | None = ...,
+        end_time: _timestamp_pb2.Timestamp | None = ...,
+        in_force: _builtins.bool = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["update_time", b"update_time"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["end_time", b"end_time", "start_time", b"start_time", "update_time", b"update_time"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["message", b"message", "no_new_hands", b"no_new_hands", "no_new_seats", b"no_new_seats", "set_by", b"set_by", "update_time", b"update_time"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["end_time", b"end_time", "in_force", b"in_force", "message", b"message", "no_new_hands", b"no_new_hands", "no_new_seats", b"no_new_seats", "set_by", b"set_by", "start_time", b"start_time", "update_time", b"update_time"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

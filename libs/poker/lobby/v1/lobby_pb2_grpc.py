@@ -313,8 +313,9 @@ class LobbyServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def SetMaintenance(self, request, context):
-        """SetMaintenance switches maintenance for the whole lobby or one room (operations). Table shards learn
-        the change within two seconds. Idempotent by `request_id`.
+        """SetMaintenance switches maintenance for the whole lobby or one room (operations), now or for a
+        scheduled window (`start_time`, `end_time`). Table shards learn the change within two seconds and
+        apply a window on their own clocks. Idempotent by `request_id`.
         Errors: ROOM_NOT_FOUND, FIELD_INVALID, ROLE_REQUIRED, IDEMPOTENCY_CONFLICT.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)

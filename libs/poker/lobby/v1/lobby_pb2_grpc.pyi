@@ -135,8 +135,9 @@ class LobbyServiceStub:
     Errors: ROOM_NOT_FOUND, IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
     """
     SetMaintenance: _grpc.UnaryUnaryMultiCallable[_lobby_pb2.SetMaintenanceRequest, _lobby_pb2.SetMaintenanceResponse]
-    """SetMaintenance switches maintenance for the whole lobby or one room (operations). Table shards learn
-    the change within two seconds. Idempotent by `request_id`.
+    """SetMaintenance switches maintenance for the whole lobby or one room (operations), now or for a
+    scheduled window (`start_time`, `end_time`). Table shards learn the change within two seconds and
+    apply a window on their own clocks. Idempotent by `request_id`.
     Errors: ROOM_NOT_FOUND, FIELD_INVALID, ROLE_REQUIRED, IDEMPOTENCY_CONFLICT.
     """
     GetMaintenance: _grpc.UnaryUnaryMultiCallable[_lobby_pb2.GetMaintenanceRequest, _lobby_pb2.GetMaintenanceResponse]
@@ -271,8 +272,9 @@ class LobbyServiceAsyncStub(LobbyServiceStub):
     Errors: ROOM_NOT_FOUND, IDEMPOTENCY_CONFLICT, ROLE_REQUIRED.
     """
     SetMaintenance: _aio.UnaryUnaryMultiCallable[_lobby_pb2.SetMaintenanceRequest, _lobby_pb2.SetMaintenanceResponse]  # type: ignore[assignment]
-    """SetMaintenance switches maintenance for the whole lobby or one room (operations). Table shards learn
-    the change within two seconds. Idempotent by `request_id`.
+    """SetMaintenance switches maintenance for the whole lobby or one room (operations), now or for a
+    scheduled window (`start_time`, `end_time`). Table shards learn the change within two seconds and
+    apply a window on their own clocks. Idempotent by `request_id`.
     Errors: ROOM_NOT_FOUND, FIELD_INVALID, ROLE_REQUIRED, IDEMPOTENCY_CONFLICT.
     """
     GetMaintenance: _aio.UnaryUnaryMultiCallable[_lobby_pb2.GetMaintenanceRequest, _lobby_pb2.GetMaintenanceResponse]  # type: ignore[assignment]
@@ -500,8 +502,9 @@ class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _lobby_pb2.SetMaintenanceRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_lobby_pb2.SetMaintenanceResponse, _abc.Awaitable[_lobby_pb2.SetMaintenanceResponse]]:
-        """SetMaintenance switches maintenance for the whole lobby or one room (operations). Table shards learn
-        the change within two seconds. Idempotent by `request_id`.
+        """SetMaintenance switches maintenance for the whole lobby or one room (operations), now or for a
+        scheduled window (`start_time`, `end_time`). Table shards learn the change within two seconds and
+        apply a window on their own clocks. Idempotent by `request_id`.
         Errors: ROOM_NOT_FOUND, FIELD_INVALID, ROLE_REQUIRED, IDEMPOTENCY_CONFLICT.
         """
 
