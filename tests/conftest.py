@@ -18,11 +18,18 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from service_runtime.testing import throwaway_postgres_database
 from tests.ports import free_port
 
 _missing_backends: dict[str, str] = {}
+
+# No property test is timed: Hypothesis's default 200 ms deadline per example is a wall-clock bound
+# that a loaded 2-core machine misses now and then (tests/runtime/test_shard_registry.py's rendezvous
+# property failed so in a parallel run). Each test's own `@settings` still sets its examples.
+settings.register_profile("poker", deadline=None)
+settings.load_profile("poker")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

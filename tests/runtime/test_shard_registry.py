@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 import redis.asyncio as redis
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from service_runtime.shard_registry import (
@@ -253,3 +253,9 @@ async def test_a_withdrawn_shard_wins_nothing_keeps_its_rooms_and_a_lapsed_lease
         assert after[ROOMS[1]].fencing_token == before[ROOMS[1]].fencing_token + 1
     finally:
         await lease_a.stop()
+
+
+def test_no_property_test_has_a_wall_clock_deadline() -> None:
+    """The suite's Hypothesis profile (tests/conftest.py): examples are never timed, so a loaded
+    machine cannot fail a property that holds."""
+    assert settings.default.deadline is None
