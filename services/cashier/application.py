@@ -53,6 +53,7 @@ from services.cashier.money_flow import (
     withdrawal_flows,
 )
 from services.cashier.payments import RATES, PaymentSource, check_withdrawable, chips_for, locked_amount
+from services.cashier.payouts import PayoutUseCases
 from services.cashier.responsible_gaming import (
     SelfLimitUseCases,
     house_game_events,
@@ -68,8 +69,6 @@ DEFAULT_PAGE_SIZE = 50
 MAX_BATCHES_PER_TRANSACTION = 64
 MAX_PAGE_SIZE = 500
 MAX_LOOKUP_IDS = 1000
-# GetPlayFigures looks back at most this far (the dashboard asks for an hour and a day).
-PLAY_FIGURES_DAYS = 31
 # A page token is base64url of `statement:<seq>:<side>`: seq 1 to 2^63-1 without sign or leading
 # zeros, side 0 or 1 (a transfer has two sides). Anything else was not issued by GetStatement.
 MAX_PAGE_TOKEN_LENGTH = 64
@@ -121,7 +120,7 @@ def _decode_token(token: str) -> tuple[int, int]:
     return int(match[1]), int(match[2])
 
 
-class Cashier(SeatSessionUseCases, HoldUseCases, HouseFundingUseCases, SelfLimitUseCases):
+class Cashier(SeatSessionUseCases, HoldUseCases, HouseFundingUseCases, SelfLimitUseCases, PayoutUseCases):
     """The application service; one per process, sharing the engine's connection pool."""
 
     def __init__(
@@ -481,22 +480,6 @@ class Cashier(SeatSessionUseCases, HoldUseCases, HouseFundingUseCases, SelfLimit
             return balances
 
         return await self._snapshot(work)
-
-    async def play_figures(self, since: datetime) -> tuple[dict[Pool, tuple[int, int]], datetime]:
-        """Hands settled and rake per pool since `since` (within the last 31 days), and when read."""
-        now = self._clock()
-        if since > now or now - since > timedelta(days=PLAY_FIGURES_DAYS):
-            raise InvalidArgument(
-                "FIELD_INVALID",
-                f"since is a moment of the last {PLAY_FIGURES_DAYS} days, not in the future",
-                {"field": "since"},
-            )
-
-        async def work(conn: AsyncConnection) -> dict[Pool, tuple[int, int]]:
-            return await storage.play_figures(conn, since)
-
-        found = await self._snapshot(work)
-        return {pool: found.get(pool, (0, 0)) for pool in Pool}, now
 
     async def audit(self) -> tuple[list[PoolFigures], datetime]:
         """Conservation figures of every pool from one consistent snapshot."""

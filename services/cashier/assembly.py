@@ -59,6 +59,8 @@ ACCESS = AccessPolicy.for_service(
         "GetHouseBalances": TABLE | FINANCE | OPERATIONS,
         # The back office's dashboard (every staff role): hands settled and rake per pool, aggregates.
         "GetPlayFigures": EVERY_STAFF_ROLE,
+        # The payouts screen: the withdrawals applied, player by player, which finance reconciles.
+        "ListWithdrawals": FINANCE,
         # Holds (rules 17) are set by the operators through history, which audits them.
         "SetPlayerHold": services(ServiceName.HISTORY),
         # Limits a player sets on themself (responsible gaming): only the player sets their own (the

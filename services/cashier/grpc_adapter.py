@@ -32,7 +32,7 @@ from services.cashier.seat_sessions import SeatSessionView
 from services.cashier.self_limit_storage import SelfLimitChange
 from services.cashier.self_limits import BreakKind, LimitKind
 from services.cashier.settlement import SeatResult, normalise_hand_result
-from services.cashier.storage import FundingState, HouseFundingRow
+from services.cashier.storage import FundingState, HouseFundingRow, WithdrawalRow
 
 SERVICE_NAME = "poker.cashier.v1.CashierService"
 T = TypeVar("T")
@@ -69,6 +69,7 @@ _SOURCES: dict[cashier_pb2.PaymentSource.ValueType, PaymentSource] = {
     cashier_pb2.PAYMENT_SOURCE_MPX: PaymentSource.MPX,
     cashier_pb2.PAYMENT_SOURCE_TELEGRAM_STARS: PaymentSource.TELEGRAM_STARS,
 }
+_SOURCES_PB = {source: value for value, source in _SOURCES.items()}
 _HOUSE_ACCOUNTS: dict[cashier_pb2.HouseAccount.ValueType, AccountKind] = {
     cashier_pb2.HOUSE_ACCOUNT_BANK: AccountKind.HOUSE_BANK,
     cashier_pb2.HOUSE_ACCOUNT_JACKPOT: AccountKind.JACKPOT,
@@ -108,6 +109,20 @@ _STATUSES_PB = {
     TransferStatus.EXISTS_WITH_DIFFERENT_FIELD: cashier_pb2.TRANSFER_STATUS_EXISTS_WITH_DIFFERENT_FIELD,
     TransferStatus.FAILED: cashier_pb2.TRANSFER_STATUS_FAILED,
 }
+
+
+def _withdrawal_pb(row: WithdrawalRow) -> cashier_pb2.Withdrawal:
+    # `withdrawal:<SOURCE>:<reference>` and `wallet:<POOL>:<player>` (services/cashier/ledger.py).
+    source = PaymentSource(row.transfer_id.split(":", 2)[1])
+    return cashier_pb2.Withdrawal(
+        transfer_id=row.transfer_id,
+        player_id=row.wallet_account_id.split(":", 2)[2],
+        pool=_POOLS_PB[row.pool],
+        source=_SOURCES_PB[source],
+        amount=row.amount,
+        payment_reference=row.reference,
+        create_time=to_timestamp(row.created_at),
+    )
 
 
 def _funding_pb(row: HouseFundingRow) -> cashier_pb2.HouseFunding:
@@ -509,11 +524,39 @@ class CashierServicer(cashier_pb2_grpc.CashierServiceServicer):
         figures, read_at = await self._cashier.play_figures(since)
         return cashier_pb2.GetPlayFiguresResponse(
             pools=[
-                cashier_pb2.PoolPlayFigures(pool=_POOLS_PB[pool], hands_settled=hands, rake=rake)
-                for pool, (hands, rake) in figures.items()
+                cashier_pb2.PoolPlayFigures(
+                    pool=_POOLS_PB[pool],
+                    hands_settled=f.hands_settled,
+                    rake=f.rake,
+                    purchases=f.purchases,
+                    chips_purchased=f.chips_purchased,
+                    withdrawals=f.withdrawals,
+                    chips_withdrawn=f.chips_withdrawn,
+                )
+                for pool, f in figures.items()
             ],
             since=request.since,
             read_time=to_timestamp(read_at),
+        )
+
+    async def ListWithdrawals(  # noqa: N802
+        self, request: cashier_pb2.ListWithdrawalsRequest, context: Any
+    ) -> cashier_pb2.ListWithdrawalsResponse:
+        pool = _POOLS.get(request.pool) if request.pool else None
+        if request.pool and pool is None:
+            raise InvalidArgument("POOL_INVALID", "pool is GRAM or MPX", {"field": "pool"})
+        since = None
+        if request.HasField("since"):
+            try:
+                since = request.since.ToDatetime(tzinfo=UTC)
+            except (ValueError, OverflowError) as error:
+                raise InvalidArgument("FIELD_INVALID", "since is not a time", {"field": "since"}) from error
+        rows, token = await self._cashier.list_withdrawals(
+            pool, since, page_size=request.page.page_size, page_token=request.page.page_token
+        )
+        return cashier_pb2.ListWithdrawalsResponse(
+            withdrawals=[_withdrawal_pb(row) for row in rows],
+            page=common_pb2.PageResponse(next_page_token=token),
         )
 
     async def SetPlayerHold(  # noqa: N802

@@ -342,6 +342,56 @@ async def play_figures(conn: AsyncConnection, since: datetime) -> dict[Pool, tup
     return {Pool(pool): (int(count), int(rake)) for pool, count, rake in rows}
 
 
+async def payment_figures(conn: AsyncConnection, since: datetime) -> dict[tuple[Pool, str], tuple[int, int]]:
+    """(count, chips) per pool and kind (purchase, withdrawal) of the payments applied since `since`
+    (refusals recorded with their reference moved no chip and are left out)."""
+    t = transfers.c
+    kinds = (TransferKind.PURCHASE.value, TransferKind.WITHDRAWAL.value)
+    rows = await conn.execute(
+        select(t.pool, t.kind, func.count(), func.coalesce(func.sum(t.amount), 0))
+        .where(t.kind.in_(kinds))
+        .where(t.created_at >= since)
+        .where(t.failure_reason.is_(None))
+        .group_by(t.pool, t.kind)
+    )
+    return {(Pool(pool), str(kind)): (int(count), int(chips)) for pool, kind, count, chips in rows}
+
+
+@dataclass(frozen=True)
+class WithdrawalRow:
+    seq: int
+    transfer_id: str
+    wallet_account_id: str
+    pool: Pool
+    amount: int
+    reference: str
+    created_at: datetime
+
+
+async def withdrawals_page(
+    conn: AsyncConnection, *, pool: Pool | None, since: datetime | None, before_seq: int | None, limit: int
+) -> list[WithdrawalRow]:
+    """Withdrawals applied (not refused), newest first, of `pool` (None: both) since `since`."""
+    t = transfers.c
+    query = (
+        select(t.seq, t.transfer_id, t.debit_account_id, t.pool, t.amount, t.reference, t.created_at)
+        .where(t.kind == TransferKind.WITHDRAWAL.value)
+        .where(t.failure_reason.is_(None))
+        .order_by(t.seq.desc())
+        .limit(limit)
+    )
+    if pool is not None:
+        query = query.where(t.pool == pool.value)
+    if since is not None:
+        query = query.where(t.created_at >= since)
+    if before_seq is not None:
+        query = query.where(t.seq < before_seq)
+    return [
+        WithdrawalRow(int(seq), tid, debit, Pool(p), int(amount), ref, _utc(created))
+        for seq, tid, debit, p, amount, ref, created in await conn.execute(query)
+    ]
+
+
 async def insert_settlement(conn: AsyncConnection, row: SettlementRow) -> None:
     await conn.execute(
         hand_settlements.insert().values(

@@ -72,6 +72,8 @@ transfers = Table(
 )
 Index("transfers_debit_account", transfers.c.debit_account_id, transfers.c.seq)
 Index("transfers_credit_account", transfers.c.credit_account_id, transfers.c.seq)
+# Payments over a window (GetPlayFigures' purchases and withdrawals, ListWithdrawals): migration 0011.
+Index("transfers_kind_created_at", transfers.c.kind, transfers.c.created_at)
 
 seat_sessions = Table(
     "seat_sessions",

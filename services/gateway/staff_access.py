@@ -61,6 +61,7 @@ STAFF_FORWARDED: dict[str, dict[str, frozenset[Principal]]] = {
         "RequestHouseFunding": FINANCE,
         "DecideHouseFunding": FINANCE,
         "ListHouseFunding": FINANCE,
+        "ListWithdrawals": FINANCE,
     },
     "poker.history.v1.HistoryService": {
         "ListMyHands": SUPPORT_OR_RISK,

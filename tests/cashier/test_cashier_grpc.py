@@ -296,6 +296,111 @@ async def test_play_figures_count_the_hands_settled_and_the_rake_per_pool_in_a_w
         await _play_figures(cashier_pb2_grpc.CashierServiceStub(channel), clock)
 
 
+async def test_the_payouts_list_shows_each_withdrawal_applied_newest_first_by_pool_and_window(
+    any_cashier: Cashier, clock: FakeClock
+) -> None:
+    """Issue 38's payouts screen (finance): every withdrawal applied, player by player, newest first,
+    of one pool or both and since a moment, in pages whose tokens belong to their filter; refusals
+    are not payouts; only finance reads it; on both backends."""
+    from datetime import timedelta
+
+    from google.protobuf.timestamp_pb2 import Timestamp
+
+    async with running_server([cashier_service(any_cashier)], ACCESS) as (_, channel):
+        stub = cashier_pb2_grpc.CashierServiceStub(channel)
+        payments = auth_metadata("payments", Role.SERVICE)
+        finance = auth_metadata("fiona", "finance")
+        gram, mpx = 1, 2  # PaymentSource
+        for player in ("ann", "ben"):
+            for source, minor in ((gram, 10**9), (mpx, 10**11)):  # 1,000 chips each
+                await stub.Purchase(
+                    cashier_pb2.PurchaseRequest(
+                        payment_reference=f"in-{player}-{source}",
+                        player_id=player,
+                        source=source,
+                        amount_minor=minor,
+                    ),
+                    metadata=payments,
+                )
+        start = clock.now
+        made = []
+        for n, (player, source, chips) in enumerate(
+            [("ann", gram, 10), ("ben", mpx, 20), ("ann", mpx, 30), ("ben", gram, 40), ("ann", gram, 50)]
+        ):
+            clock.advance(timedelta(minutes=10))
+            per_chip = 10**6 if source == gram else 10**8
+            await stub.Withdraw(
+                cashier_pb2.WithdrawRequest(
+                    payment_reference=f"out-{n}",
+                    player_id=player,
+                    source=source,
+                    amount_minor=chips * per_chip,
+                ),
+                metadata=payments,
+            )
+            made.append((f"out-{n}", player, GRAM if source == gram else MPX, chips))
+        with pytest.raises(grpc.aio.AioRpcError):  # refused on funds: recorded, not a payout
+            await stub.Withdraw(
+                cashier_pb2.WithdrawRequest(
+                    payment_reference="out-no", player_id="ann", source=gram, amount_minor=10**15
+                ),
+                metadata=payments,
+            )
+
+        async def listed(**fields: object) -> list[tuple[str, str, int, int]]:
+            rows, token = [], ""
+            while True:
+                reply = await stub.ListWithdrawals(
+                    cashier_pb2.ListWithdrawalsRequest(
+                        page=common_pb2.PageRequest(page_size=2, page_token=token), **fields
+                    ),  # type: ignore[arg-type]
+                    metadata=finance,
+                )
+                rows += [(w.payment_reference, w.player_id, w.pool, w.amount) for w in reply.withdrawals]
+                token = reply.page.next_page_token
+                if not token:
+                    return rows
+
+        newest_first = list(reversed(made))
+        assert await listed() == newest_first
+        assert await listed(pool=GRAM) == [m for m in newest_first if m[2] == GRAM]
+        since = Timestamp()
+        since.FromDatetime(start + timedelta(minutes=25))
+        assert await listed(since=since) == newest_first[:3]
+        one = (
+            await stub.ListWithdrawals(cashier_pb2.ListWithdrawalsRequest(), metadata=finance)
+        ).withdrawals[0]
+        assert (one.transfer_id, one.source, one.create_time.ToDatetime()) == (
+            "withdrawal:GRAM:out-4",
+            gram,
+            (start + timedelta(minutes=50)).replace(tzinfo=None),
+        )
+        # A token is its filter's: continuing another list with it is refused, as is a made-up one.
+        first = await stub.ListWithdrawals(
+            cashier_pb2.ListWithdrawalsRequest(page=common_pb2.PageRequest(page_size=2)), metadata=finance
+        )
+        future = Timestamp()
+        future.FromDatetime(clock.now + timedelta(minutes=1))
+        for bad in (
+            cashier_pb2.ListWithdrawalsRequest(
+                pool=GRAM, page=common_pb2.PageRequest(page_token=first.page.next_page_token)
+            ),
+            cashier_pb2.ListWithdrawalsRequest(page=common_pb2.PageRequest(page_token="ALL-ever.abc")),
+            cashier_pb2.ListWithdrawalsRequest(page=common_pb2.PageRequest(page_size=101)),
+            cashier_pb2.ListWithdrawalsRequest(pool=7),  # type: ignore[arg-type]
+            cashier_pb2.ListWithdrawalsRequest(since=future),
+            cashier_pb2.ListWithdrawalsRequest(since=Timestamp(seconds=2**40)),
+        ):
+            with pytest.raises(grpc.aio.AioRpcError) as refused:
+                await stub.ListWithdrawals(bad, metadata=finance)
+            assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT, bad
+            assert reason_of(refused.value) in ("FIELD_INVALID", "PAGE_TOKEN_INVALID", "POOL_INVALID"), bad
+        for metadata in (auth_metadata("sofia", "support"), auth_metadata("ann", "player"), SERVICE):
+            with pytest.raises(grpc.aio.AioRpcError) as denied:
+                await stub.ListWithdrawals(cashier_pb2.ListWithdrawalsRequest(), metadata=metadata)
+            assert reason_of(denied.value) == "ROLE_REQUIRED"
+
+
 async def _play_figures(stub: cashier_pb2_grpc.CashierServiceStub, clock: FakeClock) -> None:
     from datetime import timedelta
 
@@ -351,17 +456,47 @@ async def _play_figures(stub: cashier_pb2_grpc.CashierServiceStub, clock: FakeCl
         ),
         metadata=SERVICE,
     )  # fmt: skip  (a retry counts once)
+    # A payout now, and a refused one (more than the wallet holds: recorded, no payout).
+    payments = auth_metadata("payments", Role.SERVICE)
+    await stub.Purchase(
+        cashier_pb2.PurchaseRequest(
+            payment_reference="fig-cyd", player_id="cyd", source=1, amount_minor=10**9
+        ),
+        metadata=payments,
+    )
+    await stub.Withdraw(
+        cashier_pb2.WithdrawRequest(
+            payment_reference="fig-out", player_id="cyd", source=1, amount_minor=100 * 10**6
+        ),
+        metadata=payments,
+    )
+    with pytest.raises(grpc.aio.AioRpcError):
+        await stub.Withdraw(
+            cashier_pb2.WithdrawRequest(
+                payment_reference="fig-no", player_id="bob", source=1, amount_minor=10**15
+            ),
+            metadata=payments,
+        )
     support = auth_metadata("sofia", "support")
+
+    def seen(reply: cashier_pb2.GetPlayFiguresResponse) -> set[tuple[int, ...]]:
+        return {
+            (
+                p.pool,
+                p.hands_settled,
+                p.rake,
+                p.purchases,
+                p.chips_purchased,
+                p.withdrawals,
+                p.chips_withdrawn,
+            )
+            for p in reply.pools
+        }
+
     hour = await stub.GetPlayFigures(since(1), metadata=support)
-    assert {(p.pool, p.hands_settled, p.rake) for p in hour.pools} == {
-        (GRAM, 1, 7),
-        (common_pb2.CHIP_POOL_MPX, 0, 0),
-    }
+    assert seen(hour) == {(GRAM, 1, 7, 1, 1000, 1, 100), (MPX, 0, 0, 0, 0, 0, 0)}
     day = await stub.GetPlayFigures(since(24), metadata=support)
-    assert {(p.pool, p.hands_settled, p.rake) for p in day.pools} == {
-        (GRAM, 3, 22),
-        (common_pb2.CHIP_POOL_MPX, 0, 0),
-    }
+    assert seen(day) == {(GRAM, 3, 22, 3, 3000, 1, 100), (MPX, 0, 0, 0, 0, 0, 0)}
     for request in (cashier_pb2.GetPlayFiguresRequest(), since(-1), since(24 * 32)):
         with pytest.raises(grpc.aio.AioRpcError) as refused:
             await stub.GetPlayFigures(request, metadata=support)

@@ -86,7 +86,7 @@ USUAL_CALLER = {
     "GetSeatSession": "table", "ListOpenSeatSessions": "table", "GetStatement": "alice",
     "AuditConservation": "admin", "RequestHouseFunding": "finance-a", "DecideHouseFunding": "finance-b",
     "ListHouseFunding": "finance-a", "GetHouseBalances": "table",
-    "SetPlayerHold": "history", "GetPlayFigures": "admin",
+    "SetPlayerHold": "history", "GetPlayFigures": "admin", "ListWithdrawals": "finance-a",
     "SetSelfLimit": "alice", "SetSessionReminder": "alice", "StartBreak": "alice", "GetSelfLimits": "alice",
 }  # fmt: skip
 
@@ -172,6 +172,14 @@ def calls(draw: st.DrawFn) -> tuple[str, Any, str]:
     elif method == "GetPlayFigures":
         # Seconds around the last 31 days (and beyond either end), or no time at all.
         request = cashier_pb2.GetPlayFiguresRequest()
+        if draw(st.booleans()):
+            request.since.seconds = draw(st.integers(-(2**40), 2**40))
+            request.since.nanos = draw(st.integers(0, 999_999_999))
+    elif method == "ListWithdrawals":
+        request = cashier_pb2.ListWithdrawalsRequest(
+            pool=draw(enums),
+            page=common_pb2.PageRequest(page_size=draw(st.integers(-5, 200)), page_token=draw(texts)),
+        )
         if draw(st.booleans()):
             request.since.seconds = draw(st.integers(-(2**40), 2**40))
             request.since.nanos = draw(st.integers(0, 999_999_999))

@@ -608,6 +608,9 @@ async def set_maintenance(c: Calls) -> Trial:
             {"maintenance.no_new_seats": False},
             {"maintenance.no_new_hands": True},
             {"maintenance.message": "deploy at one"},
+            # A window (the first request has none): a start, an end, each binds the id.
+            {"maintenance.start_time": Timestamp(seconds=int(time.time()) + 3_600)},
+            {"maintenance.end_time": Timestamp(seconds=int(time.time()) + 7_200)},
         ],
         state,
     )
@@ -1216,7 +1219,11 @@ RPCS = (
         "SetMaintenance",
         ("request_id",),
         set_maintenance,
-        exempt={"maintenance.set_by": OUTPUT_ONLY, "maintenance.update_time": OUTPUT_ONLY},
+        exempt={
+            "maintenance.set_by": OUTPUT_ONLY,
+            "maintenance.update_time": OUTPUT_ONLY,
+            "maintenance.in_force": OUTPUT_ONLY,
+        },
     ),
     Rpc("lobby", "UpdateAllowList", ("request_id",), update_allow_list),
     Rpc("lobby", "CreateInviteCode", ("request_id",), create_invite_code),
@@ -1317,6 +1324,7 @@ NOT_KEYED: Mapping[str, str] = {
             "GetHouseBalances",
             "ListHouseFunding",
             "GetPlayFigures",
+            "ListWithdrawals",
             "GetSelfLimits",
         )
     },

@@ -103,6 +103,7 @@ DOCS_SHOTS = (
     "live-table",
     "player-notes",
 )
+PAYOUT_CHIPS = 7  # one withdrawal for the money screen's payouts list
 FIGURES_RAKES = (10, 5)  # the rake of each hand settled through the cashier for the dashboard's figures
 SITDOWN_DEADLINE = 30.0  # seconds for an approved release to reach the next SitDown
 DOCS_IMAGE_MAX_BYTES = 150 * 1024
@@ -189,6 +190,37 @@ def fund(cashier_address: str, player: str) -> None:
             metadata=PAYMENTS,
             timeout=10,
         )
+
+
+def withdraw(cashier_address: str, player: str, chips: int, reference: str) -> None:
+    with grpc.insecure_channel(cashier_address) as channel:
+        cashier_pb2_grpc.CashierServiceStub(channel).Withdraw(
+            cashier_pb2.WithdrawRequest(
+                payment_reference=reference,
+                player_id=player,
+                source=cashier_pb2.PAYMENT_SOURCE_GRAM,
+                amount_minor=chips * CHIP,
+            ),
+            metadata=PAYMENTS,
+            timeout=10,
+        )
+
+
+def payments_today(cashier_address: str) -> dict[str, tuple[int, int]]:
+    """GetPlayFigures since today's 00:00 UTC: each pool's (chips bought, chips paid out)."""
+    moment = Timestamp()
+    moment.FromDatetime(datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0))
+    with grpc.insecure_channel(cashier_address) as channel:
+        reply = cashier_pb2_grpc.CashierServiceStub(channel).GetPlayFigures(
+            cashier_pb2.GetPlayFiguresRequest(since=moment), metadata=SUPPORT, timeout=10
+        )
+    return {
+        common_pb2.ChipPool.Name(p.pool).removeprefix("CHIP_POOL_"): (
+            int(p.chips_purchased),
+            int(p.chips_withdrawn),
+        )
+        for p in reply.pools
+    }
 
 
 def settle_hands(cashier_address: str, players: tuple[str, str], rakes: tuple[int, ...]) -> None:
@@ -436,6 +468,8 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
             for player in figures_players:
                 fund(services["cashier"].address, player)
             settle_hands(services["cashier"].address, figures_players, FIGURES_RAKES)
+            # One payout, for the money screen's payouts list (nothing else withdraws here).
+            withdraw(services["cashier"].address, figures_players[0], PAYOUT_CHIPS, f"payout-{name}")
             live_table = seat_watched_players(services, name)
             yield Cluster(
                 services,
@@ -493,6 +527,24 @@ def test_staff_hold_a_dumper_fund_the_house_by_four_eyes_and_find_it_all_in_the_
                 figures,
             )
     assert shown["titles"] == ["Hands in the last hour", "Rake today, since 00:00 UTC"], shown
+
+    # Finance's purchases and payouts: today's chips in and out per pool are the cashier's, and the
+    # one payout is listed with its player, pool, amount and reference.
+    payments = payments_today(cluster.services["cashier"].address)
+    assert payments["GRAM"][1] == PAYOUT_CHIPS, payments
+    flows = by_step["money: payouts"]["payouts"]["flows"]
+    today: dict[tuple[str, str], int] = {}
+    for kind, pool, value in flows:
+        today.setdefault((kind, pool), int(value))  # the first of each kind and pool is today's
+    assert today == {
+        (kind, pool): payments[pool][0 if kind == "purchased" else 1]
+        for pool in ("GRAM", "MPX")
+        for kind in ("purchased", "withdrawn")
+    }, (today, payments)
+    rows = by_step["money: payouts"]["payouts"]["rows"]
+    assert [r[1:] for r in rows] == [
+        [f"fig{cluster.name}a", "GRAM", "GRAM", str(PAYOUT_CHIPS), f"payout-{cluster.name}"]
+    ], rows
 
     # The live table: the spectators' view with the seated names and no face-up hole card.
     live = by_step["live table"]

@@ -234,6 +234,15 @@ async function flow() {
   const rake = await fedor.page.$$eval("#rake-table .rake", (all) => all.map((e) => [e.getAttribute("data-pool"), e.getAttribute("data-value")]));
   say("money: rake", rake);
   check(rake.length === 6 && rake.every(([pool, value]) => ["GRAM", "MPX"].includes(pool ?? "") && /^\d+$/.test(value ?? "")), "the money screen shows the rake per pool today, over 7 and 30 days", rake);
+  // Purchases and payouts: chips in and out per pool and period, and the latest payouts one by one.
+  await fedor.page.waitForSelector("#payment-flows");
+  await fedor.page.waitForSelector(".payouts-table, #payouts-none");
+  const payouts = await fedor.page.evaluate(() => ({
+    flows: [...document.querySelectorAll("#payment-flows .purchased, #payment-flows .withdrawn")].map((e) => [e.className, e.getAttribute("data-pool"), e.getAttribute("data-value")]),
+    rows: [...document.querySelectorAll(".payouts-table tbody tr")].map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent)),
+  }));
+  say("money: payouts", { payouts });
+  check(payouts.flows.length === 12, "the money screen shows chips bought and paid out per pool today, over 7 and 30 days", payouts);
   await fedor.page.selectOption("#request-funding select[name=pool]", { label: "GRAM" });
   await fedor.page.fill("#funding-amount", amount);
   const askWhy = "Top up the GRAM house bank before the weekend";

@@ -8,6 +8,7 @@
 import { h, chips } from "../ui";
 import { formatNumber } from "../i18n";
 import { roleList, st } from "../i18n/staff_words";
+import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { cashier, door, history, lobby } from "./api";
 import { may, rolesOf, type Grant } from "./roles";
@@ -16,7 +17,7 @@ import { load, poolName, tile, when } from "./widgets";
 import { releasesIn } from "./releases";
 import { ChipPool } from "../gen/poker/common/v1/common_pb";
 import { CaseResolution, ReleaseRequestState } from "../gen/poker/history/v1/history_pb";
-import { HouseFundingState, type PoolPlayFigures } from "../gen/poker/cashier/v1/cashier_pb";
+import { HouseFundingState, PoolPlayFiguresSchema, type PoolPlayFigures } from "../gen/poker/cashier/v1/cashier_pb";
 import type { Room } from "../gen/poker/lobby/v1/lobby_pb";
 
 export const POOLS = [ChipPool.GRAM, ChipPool.MPX] as const;
@@ -48,10 +49,10 @@ export function startOfTodayUtc(now: Date): Date {
 
 /** Every pool's hands settled and rake taken since `since`, in POOLS' order (zeros for a pool the
  * answer leaves out). */
-export async function playFigures(since: Date): Promise<{ pool: ChipPool; handsSettled: bigint; rake: bigint }[]> {
+export async function playFigures(since: Date): Promise<PoolPlayFigures[]> {
   const reply = await cashier.getPlayFigures({ since: timestampFromDate(since) });
   const byPool = new Map<ChipPool, PoolPlayFigures>(reply.pools.map((p) => [p.pool, p]));
-  return POOLS.map((pool) => ({ pool, handsSettled: byPool.get(pool)?.handsSettled ?? 0n, rake: byPool.get(pool)?.rake ?? 0n }));
+  return POOLS.map((pool) => byPool.get(pool) ?? create(PoolPlayFiguresSchema, { pool }));
 }
 
 /** One pool's line of a figures tile: the pool, the number (`data-value` holds it whole), its words. */

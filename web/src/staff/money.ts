@@ -1,4 +1,6 @@
-// Money (finance): the conservation audit per pool, the house balances, the rake taken per pool, the funding approval queue
+// Money (finance): the conservation audit per pool, the house balances, the rake taken per pool, the
+// payouts (chips bought in and paid out per pool today, in 7 and 30 days; the latest withdrawals
+// applied, player by player, to reconcile with the payments system), the funding approval queue
 // (four-eyes: the asker's own request shows its approval disabled, with the words why; the cashier
 // refuses it anyway, FOUR_EYES_REQUIRED) and asking for a funding; the releases of held chips risk
 // asked for, awaiting finance's approval (releases.ts: four-eyes too), and the recent decisions on
@@ -14,7 +16,7 @@ import type { Signed } from "./session";
 import { POOLS, UTC, playFigures, startOfTodayUtc } from "./dashboard";
 import { actionForm, field, input, load, panel, poolName, select, table, when } from "./widgets";
 import { ChipPool } from "../gen/poker/common/v1/common_pb";
-import { HouseAccount, HouseFundingState, type HouseFunding } from "../gen/poker/cashier/v1/cashier_pb";
+import { HouseAccount, HouseFundingState, PaymentSource, type HouseFunding } from "../gen/poker/cashier/v1/cashier_pb";
 import { ReleaseRequestState } from "../gen/poker/history/v1/history_pb";
 
 const DAY_MS = 86_400_000;
@@ -139,10 +141,40 @@ function recentReleases(out: HTMLElement): void {
   });
 }
 
+const PAYOUTS_PAGE = 20;
+
+/** The latest payouts (withdrawals applied), newest first, a page at a time: "More" appends the next. */
+function payoutList(into: HTMLElement, token: string): void {
+  const page = h("div", { class: "payout-page" });
+  if (!token) into.replaceChildren(page);
+  else into.append(page);
+  void load(page, async () => {
+    const reply = await cashier.listWithdrawals({ page: { pageSize: PAYOUTS_PAGE, pageToken: token } });
+    if (!reply.withdrawals.length && !token) return h("p", { class: "muted", id: "payouts-none" }, st("payouts.none"));
+    const rows = table(
+      [st("payouts.when"), st("payouts.player"), st("player.pool"), st("payouts.source"), st("payouts.amount"), st("payouts.reference")],
+      reply.withdrawals.map((w) => [
+        when(w.createTime),
+        h("span", { class: "payout-player" }, w.playerId),
+        poolName(w.pool),
+        PaymentSource[w.source] ?? "",
+        h("span", { class: "payout-amount", "data-value": w.amount.toString() }, chips(w.amount)),
+        h("code", {}, w.paymentReference),
+      ]),
+      { class: "payouts-table" },
+    );
+    const next = reply.page?.nextPageToken ?? "";
+    const more = next ? h("button", { type: "button", class: "more", onclick: () => { more?.remove(); payoutList(into, next); } }, st("payouts.more")) : null;
+    return more ? [rows, more] : rows;
+  });
+}
+
 export function showMoney(root: HTMLElement, s: Signed): void {
   const audit = h("div", { id: "conservation" });
   const house = h("div", { id: "house-balances" });
   const rake = h("div", { id: "rake-figures" });
+  const flows = h("div", { id: "payment-figures" });
+  const payouts = h("div", { id: "payouts" });
   const pending = h("div", { id: "funding-pending" });
   const decided = h("div", { id: "funding-decided" });
   const releases = h("div", { id: "release-pending" });
@@ -189,6 +221,23 @@ export function showMoney(root: HTMLElement, s: Signed): void {
         { id: "rake-table" },
       );
     });
+    void load(flows, async () => {
+      const now = new Date();
+      const periods = [startOfTodayUtc(now), new Date(now.getTime() - 7 * DAY_MS), new Date(now.getTime() - 30 * DAY_MS)];
+      const figures = await Promise.all(periods.map((since) => playFigures(since)));
+      // A cell: the chips and how many payments (`data-value` holds the chips whole).
+      const cell = (kind: string, pool: ChipPool, chipsOf: bigint, count: bigint): HTMLElement =>
+        h("span", { class: kind, "data-pool": ChipPool[pool], "data-value": chipsOf.toString() }, st("payouts.cell", { chips: chips(chipsOf), count: formatNumber(count) }));
+      return table(
+        [st("player.pool"), st("payouts.flow"), st("rake.today"), st("rake.week"), st("rake.month")],
+        POOLS.flatMap((pool, i) => [
+          [poolName(pool), st("payouts.purchased"), ...figures.map((f) => cell("purchased", pool, f[i].chipsPurchased, f[i].purchases))],
+          [poolName(pool), st("payouts.withdrawn"), ...figures.map((f) => cell("withdrawn", pool, f[i].chipsWithdrawn, f[i].withdrawals))],
+        ]),
+        { id: "payment-flows" },
+      );
+    });
+    payoutList(payouts, "");
     queue(pending, s, refreshAll);
     recent(decided);
     refreshReleases();
@@ -218,6 +267,7 @@ export function showMoney(root: HTMLElement, s: Signed): void {
     panel("funding-request-panel", st("funding.request_title"), ask),
     panel("house-panel", st("house.title"), house),
     panel("rake-panel", st("rake.title"), h("p", { class: "muted" }, st("rake.note", { zone: UTC })), rake),
+    panel("payouts-panel", st("payouts.title"), h("p", { class: "muted" }, st("payouts.note", { zone: UTC })), flows, payouts),
     panel("conservation-panel", st("audit_money.title"), audit),
     panel("funding-decided-panel", st("funding.recent"), decided),
     panel("release-decided-panel", st("release.recent"), releasesDecided),

@@ -27,6 +27,7 @@ export const GRANTS = {
   houseBalances: ["finance", "operations"],
   playFigures: ROLES, // GetPlayFigures (the dashboard's hands and rake)
   fundings: ["finance"], // ListHouseFunding, RequestHouseFunding, DecideHouseFunding
+  payouts: ["finance"], // ListWithdrawals (the payouts list; its totals are GetPlayFigures')
   releases: ["finance", "risk"], // ListReleaseRequests
   decideRelease: ["finance"], // DecideRelease (never the staff member who asked: four-eyes)
   audit: ROLES,

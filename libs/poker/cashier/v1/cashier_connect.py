@@ -21,7 +21,7 @@ from connectrpc.protocol import ProtocolType
 from connectrpc.server import ConnectASGIApplication, ConnectWSGIApplication, DEFAULT_READ_MAX_BYTES, Endpoint, EndpointSync
 from pyqwest import Client, SyncClient
 
-from .cashier_pb2 import AuditConservationRequest, AuditConservationResponse, CashOutSeatSessionRequest, CashOutSeatSessionResponse, CreateTransfersRequest, CreateTransfersResponse, DecideHouseFundingRequest, DecideHouseFundingResponse, GetBalancesRequest, GetBalancesResponse, GetHouseBalancesRequest, GetHouseBalancesResponse, GetPlayFiguresRequest, GetPlayFiguresResponse, GetSeatSessionRequest, GetSeatSessionResponse, GetSelfLimitsRequest, GetSelfLimitsResponse, GetStatementRequest, GetStatementResponse, ListHouseFundingRequest, ListHouseFundingResponse, ListOpenSeatSessionsRequest, ListOpenSeatSessionsResponse, LookupTransfersRequest, LookupTransfersResponse, OpenSeatSessionRequest, OpenSeatSessionResponse, PurchaseRequest, PurchaseResponse, RequestHouseFundingRequest, RequestHouseFundingResponse, SetPlayerHoldRequest, SetPlayerHoldResponse, SetSelfLimitRequest, SetSelfLimitResponse, SetSessionReminderRequest, SetSessionReminderResponse, SettleHandRequest, SettleHandResponse, StartBreakRequest, StartBreakResponse, WithdrawRequest, WithdrawResponse
+from .cashier_pb2 import AuditConservationRequest, AuditConservationResponse, CashOutSeatSessionRequest, CashOutSeatSessionResponse, CreateTransfersRequest, CreateTransfersResponse, DecideHouseFundingRequest, DecideHouseFundingResponse, GetBalancesRequest, GetBalancesResponse, GetHouseBalancesRequest, GetHouseBalancesResponse, GetPlayFiguresRequest, GetPlayFiguresResponse, GetSeatSessionRequest, GetSeatSessionResponse, GetSelfLimitsRequest, GetSelfLimitsResponse, GetStatementRequest, GetStatementResponse, ListHouseFundingRequest, ListHouseFundingResponse, ListOpenSeatSessionsRequest, ListOpenSeatSessionsResponse, ListWithdrawalsRequest, ListWithdrawalsResponse, LookupTransfersRequest, LookupTransfersResponse, OpenSeatSessionRequest, OpenSeatSessionResponse, PurchaseRequest, PurchaseResponse, RequestHouseFundingRequest, RequestHouseFundingResponse, SetPlayerHoldRequest, SetPlayerHoldResponse, SetSelfLimitRequest, SetSelfLimitResponse, SetSessionReminderRequest, SetSessionReminderResponse, SettleHandRequest, SettleHandResponse, StartBreakRequest, StartBreakResponse, WithdrawRequest, WithdrawResponse
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, Iterable, Mapping
@@ -248,10 +248,22 @@ class CashierService(Protocol):
 
     async def get_play_figures(self, request: GetPlayFiguresRequest, ctx: RequestContext[GetPlayFiguresRequest, GetPlayFiguresResponse], /) -> GetPlayFiguresResponse:
         """
-        GetPlayFigures counts the hands (and house rounds) settled and the rake taken, per pool, since a
-        moment of the last 31 days: the back office's dashboard asks for the last hour's hands and the
-        day's rake. Aggregates only. Roles: support, risk, finance, operations, admin. Errors:
+        GetPlayFigures counts the hands (and house rounds) settled and the rake taken, the purchases
+        credited and the withdrawals paid out, per pool, since a moment of the last 31 days: the back
+        office's dashboard asks for the last hour's hands and the day's rake, the money screen for the
+        payouts of a day, a week and a month. Aggregates only. Roles: support, risk, finance, operations, admin. Errors:
         INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID (`since` in the future or more than 31 days back).
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    async def list_withdrawals(self, request: ListWithdrawalsRequest, ctx: RequestContext[ListWithdrawalsRequest, ListWithdrawalsResponse], /) -> ListWithdrawalsResponse:
+        """
+        ListWithdrawals lists the payouts the cashier applied (withdrawals to GRAM or MPX), newest first,
+        of one pool or both and since a moment or ever: the back office's payouts screen, which finance
+        reconciles with the payments system. A withdrawal refused (a hold, locked Stars chips, funds) is
+        no payout and is not listed: a refusal on funds is in the player's statement, a hold in the audit
+        trail. Roles: finance. Errors: INVALID_ARGUMENT FIELD_INVALID (`since` not a time, or in the
+        future; `page_size`), PAGE_TOKEN_INVALID (a token of another filter, or made up).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -524,6 +536,17 @@ class CashierServiceASGIApplication(ConnectASGIApplication[CashierService]):
                         stream_type=StreamType.UNARY,
                     ),
                     function=svc.get_play_figures,
+                ),
+                "/poker.cashier.v1.CashierService/ListWithdrawals": Endpoint.unary(
+                    method=MethodInfo(
+                        name="ListWithdrawals",
+                        service_name="poker.cashier.v1.CashierService",
+                        input=ListWithdrawalsRequest,
+                        output=ListWithdrawalsResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.list_withdrawals,
                 ),
                 "/poker.cashier.v1.CashierService/SetPlayerHold": Endpoint.unary(
                     method=MethodInfo(
@@ -1106,9 +1129,10 @@ class CashierServiceClient(ConnectClient):
         timeout_ms: int | None = None,
     ) -> GetPlayFiguresResponse:
         """
-        GetPlayFigures counts the hands (and house rounds) settled and the rake taken, per pool, since a
-        moment of the last 31 days: the back office's dashboard asks for the last hour's hands and the
-        day's rake. Aggregates only. Roles: support, risk, finance, operations, admin. Errors:
+        GetPlayFigures counts the hands (and house rounds) settled and the rake taken, the purchases
+        credited and the withdrawals paid out, per pool, since a moment of the last 31 days: the back
+        office's dashboard asks for the last hour's hands and the day's rake, the money screen for the
+        payouts of a day, a week and a month. Aggregates only. Roles: support, risk, finance, operations, admin. Errors:
         INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID (`since` in the future or more than 31 days back).
         """
         return await self.execute_unary(
@@ -1118,6 +1142,34 @@ class CashierServiceClient(ConnectClient):
                 service_name="poker.cashier.v1.CashierService",
                 input=GetPlayFiguresRequest,
                 output=GetPlayFiguresResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    async def list_withdrawals(
+        self,
+        request: ListWithdrawalsRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> ListWithdrawalsResponse:
+        """
+        ListWithdrawals lists the payouts the cashier applied (withdrawals to GRAM or MPX), newest first,
+        of one pool or both and since a moment or ever: the back office's payouts screen, which finance
+        reconciles with the payments system. A withdrawal refused (a hold, locked Stars chips, funds) is
+        no payout and is not listed: a refusal on funds is in the player's statement, a hold in the audit
+        trail. Roles: finance. Errors: INVALID_ARGUMENT FIELD_INVALID (`since` not a time, or in the
+        future; `page_size`), PAGE_TOKEN_INVALID (a token of another filter, or made up).
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="ListWithdrawals",
+                service_name="poker.cashier.v1.CashierService",
+                input=ListWithdrawalsRequest,
+                output=ListWithdrawalsResponse,
                 idempotency_level=IdempotencyLevel.UNKNOWN,
                 stream_type=StreamType.UNARY,
             ),
@@ -1490,10 +1542,22 @@ class CashierServiceSync(Protocol):
 
     def get_play_figures(self, request: GetPlayFiguresRequest, ctx: RequestContext[GetPlayFiguresRequest, GetPlayFiguresResponse], /) -> GetPlayFiguresResponse:
         """
-        GetPlayFigures counts the hands (and house rounds) settled and the rake taken, per pool, since a
-        moment of the last 31 days: the back office's dashboard asks for the last hour's hands and the
-        day's rake. Aggregates only. Roles: support, risk, finance, operations, admin. Errors:
+        GetPlayFigures counts the hands (and house rounds) settled and the rake taken, the purchases
+        credited and the withdrawals paid out, per pool, since a moment of the last 31 days: the back
+        office's dashboard asks for the last hour's hands and the day's rake, the money screen for the
+        payouts of a day, a week and a month. Aggregates only. Roles: support, risk, finance, operations, admin. Errors:
         INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID (`since` in the future or more than 31 days back).
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    def list_withdrawals(self, request: ListWithdrawalsRequest, ctx: RequestContext[ListWithdrawalsRequest, ListWithdrawalsResponse], /) -> ListWithdrawalsResponse:
+        """
+        ListWithdrawals lists the payouts the cashier applied (withdrawals to GRAM or MPX), newest first,
+        of one pool or both and since a moment or ever: the back office's payouts screen, which finance
+        reconciles with the payments system. A withdrawal refused (a hold, locked Stars chips, funds) is
+        no payout and is not listed: a refusal on funds is in the player's statement, a hold in the audit
+        trail. Roles: finance. Errors: INVALID_ARGUMENT FIELD_INVALID (`since` not a time, or in the
+        future; `page_size`), PAGE_TOKEN_INVALID (a token of another filter, or made up).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -1764,6 +1828,17 @@ class CashierServiceWSGIApplication(ConnectWSGIApplication):
                         stream_type=StreamType.UNARY,
                     ),
                     function=service.get_play_figures,
+                ),
+                "/poker.cashier.v1.CashierService/ListWithdrawals": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="ListWithdrawals",
+                        service_name="poker.cashier.v1.CashierService",
+                        input=ListWithdrawalsRequest,
+                        output=ListWithdrawalsResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=service.list_withdrawals,
                 ),
                 "/poker.cashier.v1.CashierService/SetPlayerHold": EndpointSync.unary(
                     method=MethodInfo(
@@ -2346,9 +2421,10 @@ class CashierServiceClientSync(ConnectClientSync):
         timeout_ms: int | None = None,
     ) -> GetPlayFiguresResponse:
         """
-        GetPlayFigures counts the hands (and house rounds) settled and the rake taken, per pool, since a
-        moment of the last 31 days: the back office's dashboard asks for the last hour's hands and the
-        day's rake. Aggregates only. Roles: support, risk, finance, operations, admin. Errors:
+        GetPlayFigures counts the hands (and house rounds) settled and the rake taken, the purchases
+        credited and the withdrawals paid out, per pool, since a moment of the last 31 days: the back
+        office's dashboard asks for the last hour's hands and the day's rake, the money screen for the
+        payouts of a day, a week and a month. Aggregates only. Roles: support, risk, finance, operations, admin. Errors:
         INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID (`since` in the future or more than 31 days back).
         """
         return self.execute_unary(
@@ -2358,6 +2434,34 @@ class CashierServiceClientSync(ConnectClientSync):
                 service_name="poker.cashier.v1.CashierService",
                 input=GetPlayFiguresRequest,
                 output=GetPlayFiguresResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    def list_withdrawals(
+        self,
+        request: ListWithdrawalsRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> ListWithdrawalsResponse:
+        """
+        ListWithdrawals lists the payouts the cashier applied (withdrawals to GRAM or MPX), newest first,
+        of one pool or both and since a moment or ever: the back office's payouts screen, which finance
+        reconciles with the payments system. A withdrawal refused (a hold, locked Stars chips, funds) is
+        no payout and is not listed: a refusal on funds is in the player's statement, a hold in the audit
+        trail. Roles: finance. Errors: INVALID_ARGUMENT FIELD_INVALID (`since` not a time, or in the
+        future; `page_size`), PAGE_TOKEN_INVALID (a token of another filter, or made up).
+        """
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="ListWithdrawals",
+                service_name="poker.cashier.v1.CashierService",
+                input=ListWithdrawalsRequest,
+                output=ListWithdrawalsResponse,
                 idempotency_level=IdempotencyLevel.UNKNOWN,
                 stream_type=StreamType.UNARY,
             ),

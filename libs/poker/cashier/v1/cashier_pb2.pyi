@@ -2002,26 +2002,154 @@ class PoolPlayFigures(_message.Message):
     POOL_FIELD_NUMBER: _builtins.int
     HANDS_SETTLED_FIELD_NUMBER: _builtins.int
     RAKE_FIELD_NUMBER: _builtins.int
+    PURCHASES_FIELD_NUMBER: _builtins.int
+    CHIPS_PURCHASED_FIELD_NUMBER: _builtins.int
+    WITHDRAWALS_FIELD_NUMBER: _builtins.int
+    CHIPS_WITHDRAWN_FIELD_NUMBER: _builtins.int
     pool: _common_pb2.ChipPool.ValueType
     """The pool."""
     hands_settled: _builtins.int
     """Hands and house rounds settled."""
     rake: _builtins.int
     """Rake taken, in chips."""
+    purchases: _builtins.int
+    """Purchases credited to wallets (any source of the pool; Telegram Stars into GRAM)."""
+    chips_purchased: _builtins.int
+    """The chips they credited."""
+    withdrawals: _builtins.int
+    """Withdrawals paid out (refusals are not counted)."""
+    chips_withdrawn: _builtins.int
+    """The chips they debited."""
     def __init__(
         self,
         *,
         pool: _common_pb2.ChipPool.ValueType = ...,
         hands_settled: _builtins.int = ...,
         rake: _builtins.int = ...,
+        purchases: _builtins.int = ...,
+        chips_purchased: _builtins.int = ...,
+        withdrawals: _builtins.int = ...,
+        chips_withdrawn: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["hands_settled", b"hands_settled", "pool", b"pool", "rake", b"rake"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["chips_purchased", b"chips_purchased", "chips_withdrawn", b"chips_withdrawn", "hands_settled", b"hands_settled", "pool", b"pool", "purchases", b"purchases", "rake", b"rake", "withdrawals", b"withdrawals"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___PoolPlayFigures: _TypeAlias = PoolPlayFigures  # noqa: Y015
+
+@_typing.final
+class ListWithdrawalsRequest(_message.Message):
+    """ListWithdrawalsRequest filters the payouts."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    POOL_FIELD_NUMBER: _builtins.int
+    SINCE_FIELD_NUMBER: _builtins.int
+    PAGE_FIELD_NUMBER: _builtins.int
+    pool: _common_pb2.ChipPool.ValueType
+    """Only this pool's (unspecified: both)."""
+    @_builtins.property
+    def since(self) -> _timestamp_pb2.Timestamp:
+        """Only those applied at or after this moment (unset: every one)."""
+
+    @_builtins.property
+    def page(self) -> _common_pb2.PageRequest:
+        """Page size (1 to 100, default 50) and the token of the page to continue from."""
+
+    def __init__(
+        self,
+        *,
+        pool: _common_pb2.ChipPool.ValueType = ...,
+        since: _timestamp_pb2.Timestamp | None = ...,
+        page: _common_pb2.PageRequest | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["page", b"page", "since", b"since"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["page", b"page", "pool", b"pool", "since", b"since"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListWithdrawalsRequest: _TypeAlias = ListWithdrawalsRequest  # noqa: Y015
+
+@_typing.final
+class Withdrawal(_message.Message):
+    """Withdrawal is one payout the cashier applied."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TRANSFER_ID_FIELD_NUMBER: _builtins.int
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    POOL_FIELD_NUMBER: _builtins.int
+    SOURCE_FIELD_NUMBER: _builtins.int
+    AMOUNT_FIELD_NUMBER: _builtins.int
+    PAYMENT_REFERENCE_FIELD_NUMBER: _builtins.int
+    CREATE_TIME_FIELD_NUMBER: _builtins.int
+    transfer_id: _builtins.str
+    """The transfer: `withdrawal:<SOURCE>:<payment_reference>`."""
+    player_id: _builtins.str
+    """The player whose wallet paid."""
+    pool: _common_pb2.ChipPool.ValueType
+    """The pool."""
+    source: Global___PaymentSource.ValueType
+    """What it was paid out in (GRAM or MPX)."""
+    amount: _builtins.int
+    """The chips debited."""
+    payment_reference: _builtins.str
+    """The payments system's reference of the payout."""
+    @_builtins.property
+    def create_time(self) -> _timestamp_pb2.Timestamp:
+        """When the cashier applied it."""
+
+    def __init__(
+        self,
+        *,
+        transfer_id: _builtins.str = ...,
+        player_id: _builtins.str = ...,
+        pool: _common_pb2.ChipPool.ValueType = ...,
+        source: Global___PaymentSource.ValueType = ...,
+        amount: _builtins.int = ...,
+        payment_reference: _builtins.str = ...,
+        create_time: _timestamp_pb2.Timestamp | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["create_time", b"create_time"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["amount", b"amount", "create_time", b"create_time", "payment_reference", b"payment_reference", "player_id", b"player_id", "pool", b"pool", "source", b"source", "transfer_id", b"transfer_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Withdrawal: _TypeAlias = Withdrawal  # noqa: Y015
+
+@_typing.final
+class ListWithdrawalsResponse(_message.Message):
+    """ListWithdrawalsResponse is one page, newest first."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    WITHDRAWALS_FIELD_NUMBER: _builtins.int
+    PAGE_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def withdrawals(self) -> _containers.RepeatedCompositeFieldContainer[Global___Withdrawal]:
+        """The payouts."""
+
+    @_builtins.property
+    def page(self) -> _common_pb2.PageResponse:
+        """Where the next page starts (empty: none)."""
+
+    def __init__(
+        self,
+        *,
+        withdrawals: _abc.Iterable[Global___Withdrawal] | None = ...,
+        page: _common_pb2.PageResponse | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["page", b"page"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["page", b"page", "withdrawals", b"withdrawals"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListWithdrawalsResponse: _TypeAlias = ListWithdrawalsResponse  # noqa: Y015
 
 @_typing.final
 class GetPlayFiguresResponse(_message.Message):

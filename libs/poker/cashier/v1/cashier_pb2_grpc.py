@@ -145,6 +145,11 @@ class CashierServiceStub:
                 request_serializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.GetPlayFiguresRequest.SerializeToString,
                 response_deserializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.GetPlayFiguresResponse.FromString,
                 _registered_method=True)
+        self.ListWithdrawals = channel.unary_unary(
+                '/poker.cashier.v1.CashierService/ListWithdrawals',
+                request_serializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.ListWithdrawalsRequest.SerializeToString,
+                response_deserializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.ListWithdrawalsResponse.FromString,
+                _registered_method=True)
         self.SetPlayerHold = channel.unary_unary(
                 '/poker.cashier.v1.CashierService/SetPlayerHold',
                 request_serializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.SetPlayerHoldRequest.SerializeToString,
@@ -398,10 +403,23 @@ class CashierServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetPlayFigures(self, request, context):
-        """GetPlayFigures counts the hands (and house rounds) settled and the rake taken, per pool, since a
-        moment of the last 31 days: the back office's dashboard asks for the last hour's hands and the
-        day's rake. Aggregates only. Roles: support, risk, finance, operations, admin. Errors:
+        """GetPlayFigures counts the hands (and house rounds) settled and the rake taken, the purchases
+        credited and the withdrawals paid out, per pool, since a moment of the last 31 days: the back
+        office's dashboard asks for the last hour's hands and the day's rake, the money screen for the
+        payouts of a day, a week and a month. Aggregates only. Roles: support, risk, finance, operations, admin. Errors:
         INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID (`since` in the future or more than 31 days back).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListWithdrawals(self, request, context):
+        """ListWithdrawals lists the payouts the cashier applied (withdrawals to GRAM or MPX), newest first,
+        of one pool or both and since a moment or ever: the back office's payouts screen, which finance
+        reconciles with the payments system. A withdrawal refused (a hold, locked Stars chips, funds) is
+        no payout and is not listed: a refusal on funds is in the player's statement, a hold in the audit
+        trail. Roles: finance. Errors: INVALID_ARGUMENT FIELD_INVALID (`since` not a time, or in the
+        future; `page_size`), PAGE_TOKEN_INVALID (a token of another filter, or made up).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -568,6 +586,11 @@ def add_CashierServiceServicer_to_server(servicer, server):
                     servicer.GetPlayFigures,
                     request_deserializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.GetPlayFiguresRequest.FromString,
                     response_serializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.GetPlayFiguresResponse.SerializeToString,
+            ),
+            'ListWithdrawals': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListWithdrawals,
+                    request_deserializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.ListWithdrawalsRequest.FromString,
+                    response_serializer=poker_dot_cashier_dot_v1_dot_cashier__pb2.ListWithdrawalsResponse.SerializeToString,
             ),
             'SetPlayerHold': grpc.unary_unary_rpc_method_handler(
                     servicer.SetPlayerHold,
@@ -1080,6 +1103,33 @@ class CashierService:
             '/poker.cashier.v1.CashierService/GetPlayFigures',
             poker_dot_cashier_dot_v1_dot_cashier__pb2.GetPlayFiguresRequest.SerializeToString,
             poker_dot_cashier_dot_v1_dot_cashier__pb2.GetPlayFiguresResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListWithdrawals(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/poker.cashier.v1.CashierService/ListWithdrawals',
+            poker_dot_cashier_dot_v1_dot_cashier__pb2.ListWithdrawalsRequest.SerializeToString,
+            poker_dot_cashier_dot_v1_dot_cashier__pb2.ListWithdrawalsResponse.FromString,
             options,
             channel_credentials,
             insecure,

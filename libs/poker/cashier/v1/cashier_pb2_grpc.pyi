@@ -192,10 +192,19 @@ class CashierServiceStub:
     Roles: finance, operations, service:table. Errors: INVALID_ARGUMENT POOL_INVALID.
     """
     GetPlayFigures: _grpc.UnaryUnaryMultiCallable[_cashier_pb2.GetPlayFiguresRequest, _cashier_pb2.GetPlayFiguresResponse]
-    """GetPlayFigures counts the hands (and house rounds) settled and the rake taken, per pool, since a
-    moment of the last 31 days: the back office's dashboard asks for the last hour's hands and the
-    day's rake. Aggregates only. Roles: support, risk, finance, operations, admin. Errors:
+    """GetPlayFigures counts the hands (and house rounds) settled and the rake taken, the purchases
+    credited and the withdrawals paid out, per pool, since a moment of the last 31 days: the back
+    office's dashboard asks for the last hour's hands and the day's rake, the money screen for the
+    payouts of a day, a week and a month. Aggregates only. Roles: support, risk, finance, operations, admin. Errors:
     INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID (`since` in the future or more than 31 days back).
+    """
+    ListWithdrawals: _grpc.UnaryUnaryMultiCallable[_cashier_pb2.ListWithdrawalsRequest, _cashier_pb2.ListWithdrawalsResponse]
+    """ListWithdrawals lists the payouts the cashier applied (withdrawals to GRAM or MPX), newest first,
+    of one pool or both and since a moment or ever: the back office's payouts screen, which finance
+    reconciles with the payments system. A withdrawal refused (a hold, locked Stars chips, funds) is
+    no payout and is not listed: a refusal on funds is in the player's statement, a hold in the audit
+    trail. Roles: finance. Errors: INVALID_ARGUMENT FIELD_INVALID (`since` not a time, or in the
+    future; `page_size`), PAGE_TOKEN_INVALID (a token of another filter, or made up).
     """
     SetPlayerHold: _grpc.UnaryUnaryMultiCallable[_cashier_pb2.SetPlayerHoldRequest, _cashier_pb2.SetPlayerHoldResponse]
     """SetPlayerHold puts a player on hold for a fair-play review, or releases them (rules 17). A
@@ -416,10 +425,19 @@ class CashierServiceAsyncStub(CashierServiceStub):
     Roles: finance, operations, service:table. Errors: INVALID_ARGUMENT POOL_INVALID.
     """
     GetPlayFigures: _aio.UnaryUnaryMultiCallable[_cashier_pb2.GetPlayFiguresRequest, _cashier_pb2.GetPlayFiguresResponse]  # type: ignore[assignment]
-    """GetPlayFigures counts the hands (and house rounds) settled and the rake taken, per pool, since a
-    moment of the last 31 days: the back office's dashboard asks for the last hour's hands and the
-    day's rake. Aggregates only. Roles: support, risk, finance, operations, admin. Errors:
+    """GetPlayFigures counts the hands (and house rounds) settled and the rake taken, the purchases
+    credited and the withdrawals paid out, per pool, since a moment of the last 31 days: the back
+    office's dashboard asks for the last hour's hands and the day's rake, the money screen for the
+    payouts of a day, a week and a month. Aggregates only. Roles: support, risk, finance, operations, admin. Errors:
     INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID (`since` in the future or more than 31 days back).
+    """
+    ListWithdrawals: _aio.UnaryUnaryMultiCallable[_cashier_pb2.ListWithdrawalsRequest, _cashier_pb2.ListWithdrawalsResponse]  # type: ignore[assignment]
+    """ListWithdrawals lists the payouts the cashier applied (withdrawals to GRAM or MPX), newest first,
+    of one pool or both and since a moment or ever: the back office's payouts screen, which finance
+    reconciles with the payments system. A withdrawal refused (a hold, locked Stars chips, funds) is
+    no payout and is not listed: a refusal on funds is in the player's statement, a hold in the audit
+    trail. Roles: finance. Errors: INVALID_ARGUMENT FIELD_INVALID (`since` not a time, or in the
+    future; `page_size`), PAGE_TOKEN_INVALID (a token of another filter, or made up).
     """
     SetPlayerHold: _aio.UnaryUnaryMultiCallable[_cashier_pb2.SetPlayerHoldRequest, _cashier_pb2.SetPlayerHoldResponse]  # type: ignore[assignment]
     """SetPlayerHold puts a player on hold for a fair-play review, or releases them (rules 17). A
@@ -739,10 +757,25 @@ class CashierServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _cashier_pb2.GetPlayFiguresRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_cashier_pb2.GetPlayFiguresResponse, _abc.Awaitable[_cashier_pb2.GetPlayFiguresResponse]]:
-        """GetPlayFigures counts the hands (and house rounds) settled and the rake taken, per pool, since a
-        moment of the last 31 days: the back office's dashboard asks for the last hour's hands and the
-        day's rake. Aggregates only. Roles: support, risk, finance, operations, admin. Errors:
+        """GetPlayFigures counts the hands (and house rounds) settled and the rake taken, the purchases
+        credited and the withdrawals paid out, per pool, since a moment of the last 31 days: the back
+        office's dashboard asks for the last hour's hands and the day's rake, the money screen for the
+        payouts of a day, a week and a month. Aggregates only. Roles: support, risk, finance, operations, admin. Errors:
         INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID (`since` in the future or more than 31 days back).
+        """
+
+    @_abc_1.abstractmethod
+    def ListWithdrawals(
+        self,
+        request: _cashier_pb2.ListWithdrawalsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_cashier_pb2.ListWithdrawalsResponse, _abc.Awaitable[_cashier_pb2.ListWithdrawalsResponse]]:
+        """ListWithdrawals lists the payouts the cashier applied (withdrawals to GRAM or MPX), newest first,
+        of one pool or both and since a moment or ever: the back office's payouts screen, which finance
+        reconciles with the payments system. A withdrawal refused (a hold, locked Stars chips, funds) is
+        no payout and is not listed: a refusal on funds is in the player's statement, a hold in the audit
+        trail. Roles: finance. Errors: INVALID_ARGUMENT FIELD_INVALID (`since` not a time, or in the
+        future; `page_size`), PAGE_TOKEN_INVALID (a token of another filter, or made up).
         """
 
     @_abc_1.abstractmethod
