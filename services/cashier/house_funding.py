@@ -40,6 +40,8 @@ from services.cashier.ledger import (
     mint_account_id,
 )
 from services.cashier.money_flow import funding_flows
+from services.cashier.pages import page_position
+from services.cashier.pages import page_token as page_token_of
 from services.cashier.storage import FundingState, HouseFundingRow
 from services.cashier.unit_of_work import UnitOfWork
 
@@ -86,17 +88,8 @@ def _page_scope(state: FundingState | None) -> str:
 
 
 def _page_after(page_token: str, state: FundingState | None) -> int | None:
-    """The position a page token continues from; the token names the filter it was issued for, so a
-    token of another filter (or a made-up one) is PAGE_TOKEN_INVALID (found by a tester: `61`
-    listed from the newest entry, a token of the whole list continued the pending queue)."""
-    if not page_token:
-        return None
-    scope, _, position = page_token.partition(".")
-    if scope != _page_scope(state) or not position.isdigit() or len(position) > 19 or int(position) < 1:
-        raise InvalidArgument(
-            "PAGE_TOKEN_INVALID", "the page token was not issued for this list", {"field": "page_token"}
-        )
-    return int(position)
+    """The position a page token continues from (services/cashier/pages.py)."""
+    return page_position(page_token, _page_scope(state))
 
 
 class HouseFundingUseCases(UnitOfWork):
@@ -231,7 +224,7 @@ class HouseFundingUseCases(UnitOfWork):
         async def work(conn: AsyncConnection) -> tuple[list[HouseFundingRow], str]:
             rows = await storage.house_funding_page(conn, state, before_seq=before, limit=size + 1)
             page, more = rows[:size], len(rows) > size
-            return page, f"{_page_scope(state)}.{page[-1].seq}" if more else ""
+            return page, page_token_of(_page_scope(state), page[-1].seq) if more else ""
 
         return await self._snapshot(work)
 

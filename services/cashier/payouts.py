@@ -12,6 +12,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from service_runtime.errors import InvalidArgument
 from services.cashier import storage
 from services.cashier.ledger import Pool, TransferKind
+from services.cashier.pages import page_position
+from services.cashier.pages import page_token as page_token_of
 from services.cashier.storage import WithdrawalRow
 from services.cashier.unit_of_work import UnitOfWork
 
@@ -39,17 +41,6 @@ def _page_scope(pool: Pool | None, since: datetime | None) -> str:
     is refused, never continued under the wrong one)."""
     start = "ever" if since is None else str(int(since.timestamp() * 1_000_000))
     return f"{pool.value if pool else 'ALL'}-{start}"
-
-
-def _page_after(page_token: str, scope: str) -> int | None:
-    if not page_token:
-        return None
-    named, _, position = page_token.partition(".")
-    if named != scope or not position.isdigit() or len(position) > 19 or int(position) < 1:
-        raise InvalidArgument(
-            "PAGE_TOKEN_INVALID", "the page token was not issued for this list", {"field": "page_token"}
-        )
-    return int(position)
 
 
 class PayoutUseCases(UnitOfWork):
@@ -89,13 +80,13 @@ class PayoutUseCases(UnitOfWork):
             raise InvalidArgument("FIELD_INVALID", "since is in the future", {"field": "since"})
         size = page_size or DEFAULT_PAGE_SIZE
         scope = _page_scope(pool, since)
-        before = _page_after(page_token, scope)
+        before = page_position(page_token, scope)
 
         async def work(conn: AsyncConnection) -> tuple[list[WithdrawalRow], str]:
             rows = await storage.withdrawals_page(
                 conn, pool=pool, since=since, before_seq=before, limit=size + 1
             )
             page, more = rows[:size], len(rows) > size
-            return page, f"{scope}.{page[-1].seq}" if more else ""
+            return page, page_token_of(scope, page[-1].seq) if more else ""
 
         return await self._snapshot(work)
