@@ -98,7 +98,11 @@ function installStub({ initData, theme }) {
     showConfirm(message, callback) {
       record("showConfirm", message);
       const ok = window.__tg.confirmAnswer;
-      setTimeout(() => callback?.(ok), 50);
+      window.__tg.popupsOpen += 1;
+      setTimeout(() => {
+        window.__tg.popupsOpen -= 1;
+        callback?.(ok);
+      }, 50);
     },
     HapticFeedback: {
       impactOccurred(style) { record("impactOccurred", style); return this; },
@@ -113,6 +117,9 @@ function installStub({ initData, theme }) {
     emit: (name, ...args) => { for (const handler of handlers[name] ?? []) handler.apply(app, args); },
     pressBack: () => { for (const handler of [...backHandlers]) handler(); },
     confirmAnswer: true,
+    // Popups shown and not answered yet: the page ignores the BackButton while one is open (one
+    // question at a time, as Telegram shows them), so the run presses again only once it is answered.
+    popupsOpen: 0,
   };
   window.__csp = [];
   document.addEventListener("securitypolicyviolation", (e) => window.__csp.push(`${e.violatedDirective} ${e.blockedURI}`));
@@ -318,6 +325,9 @@ async function pressBackWhen(inHand, answer) {
       await page.click("#sit-down").catch(() => undefined); // out of chips: in again
     }
     const pressed = await page.evaluate(({ inHand, answer }) => {
+      // A popup still open (its answer comes 50 ms later, far later on a loaded machine: one CI run
+      // pressed "yes" while the "no" before it was unanswered, the page ignored it and never left).
+      if (window.__tg.popupsOpen > 0) return false;
       const mine = document.querySelector(".seat.mine");
       if (!mine) return false;
       const dealtIn = document.querySelector("#felt")?.dataset.phase === "HAND_IN_PROGRESS"
@@ -334,7 +344,8 @@ async function pressBackWhen(inHand, answer) {
 }
 const confirmsBefore = (await calls(page, "showConfirm")).length;
 const keptPressed = await pressBackWhen(true, false);
-await page.waitForTimeout(600); // the popup's answer, and any leaving it would (wrongly) start
+await page.waitForFunction(() => window.__tg.popupsOpen === 0); // the popup's answer ("no")
+await page.waitForTimeout(600); // any leaving the answer would (wrongly) start
 const kept = {
   pressed: keptPressed,
   confirms: (await calls(page, "showConfirm")).slice(confirmsBefore).map((c) => c.args[0]),
