@@ -462,6 +462,12 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
             print(f"\nfair-play case {case_id} in {time.monotonic() - started:.1f} s")
             for player in (dumper, receiver):
                 fund(services["cashier"].address, player)
+            # The dumper has a lobby profile (as a player who signed in has), so staff find them by
+            # id and support reads their holds panel after risk's hold.
+            with grpc.insecure_channel(services["lobby"].address) as channel:
+                lobby_pb2_grpc.LobbyServiceStub(channel).GetMyProfile(
+                    lobby_pb2.GetMyProfileRequest(), metadata=auth_metadata(dumper, "player"), timeout=10
+                )
             # The dashboard's play figures: hands with rake settled through the cashier (the case's
             # hands above are recorded into history only; nothing else settles in this cluster).
             figures_players = (f"fig{name}a", f"fig{name}b")
@@ -564,6 +570,10 @@ def test_staff_hold_a_dumper_fund_the_house_by_four_eyes_and_find_it_all_in_the_
     assert (first.kind, first.actor, first.details) == ("OPERATOR_NOTE", "olga", note["words"]), first
     assert (first.subject, list(first.player_ids)) == (note["player"], [note["player"]]), first
     assert first.event_id == note["notes"][0]["event"], (first.event_id, note)
+    # The dumper's holds panel, as support read it: rita's hold first (its release only asked then).
+    holds = by_step["holds"]
+    assert holds["player"] == cluster.dumper, holds
+    assert (holds["holds"][0]["kind"], holds["holds"][0]["cells"][2]) == ("PLAYER_HELD", "rita"), holds
 
     unseat_watched_players(cluster.services, cluster.name, cluster.live_table)
 

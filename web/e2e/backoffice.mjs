@@ -223,6 +223,20 @@ async function flow() {
   // The player's holds panel (the audit trail's PLAYER_HELD / PLAYER_RELEASED): this one was never held.
   await olga.page.waitForSelector("#player-holds #player-holds-none");
   check((await text(olga.page, "#player-holds")).includes("never held"), "the player's screen says whether the player was ever held");
+  // The dumper rita held (found by id): the hold is listed, newest first, with who held and why.
+  await olga.page.fill("#player-query", dumper);
+  await olga.page.click("#player-search-button");
+  await olga.page.waitForSelector(`button.open-player[data-player="${dumper}"]`);
+  await olga.page.click(`button.open-player[data-player="${dumper}"]`);
+  await olga.page.waitForSelector("#player-hold-table");
+  const holds = await olga.page.$$eval("#player-hold-table tbody tr", (rows) => rows.map((r) => ({
+    kind: r.querySelector(".hold-state")?.getAttribute("data-kind"),
+    cells: [...r.querySelectorAll("td")].map((c) => c.textContent),
+  })));
+  say("holds", { player: dumper, holds });
+  check(holds[0]?.kind === "PLAYER_HELD" && holds[0]?.cells[2] === "rita", "the held player's screen lists risk's hold first", { holds });
+  await olga.page.$eval("#player-holds", (e) => e.scrollIntoView({ block: "start" }));
+  await shot(olga.page, "player-holds");
   await olga.context.close();
 
   // fedor (finance): asks; his own request offers no approval, and forcing it is refused.
