@@ -16,6 +16,10 @@ from tests.ports import free_port
 from tests.table.conftest import ServiceProcess
 
 # Fast clocks: a bot that lets the clock act costs well under a second.
+# How long an end-to-end run's bots keep trying to leave (routes and leaves that fail UNAVAILABLE,
+# backing off) before the run checks every seat session closed: the cluster e2e run once saw its
+# lobby name no live shard for a room for more than the bots' default 30 s at a load average of 20.
+BOT_LEAVE_SECONDS = 90.0
 TABLE_CLOCKS = {
     "POKER_TABLE_ACTION_SECONDS": "0.5",
     "POKER_TABLE_TIME_BANK_SECONDS": "0.2",

@@ -33,7 +33,7 @@ from tests.e2e.checks import (
     privacy_problems,
     settled_once_problems,
 )
-from tests.e2e.cluster import Cluster, Placement, running_cluster
+from tests.e2e.cluster import BOT_LEAVE_SECONDS, Cluster, Placement, running_cluster
 from tests.own_servers import OwnPostgres, OwnRedis
 from tests.table.conftest import wait_for
 
@@ -170,7 +170,7 @@ async def play_through(run: FaultRun, fault: Callable[[FaultRun], Awaitable[floa
     try:
         assert run.stats.unexpected_errors() == {}, run.stats.summary()
     finally:
-        await asyncio.gather(*(bot.finish() for bot in bots.bots))
+        await asyncio.gather(*(bot.finish(within=BOT_LEAVE_SECONDS) for bot in bots.bots))
     await final_checks(run, bots)
     return firsts
 

@@ -43,7 +43,7 @@ from tests.e2e.checks import (
     privacy_problems,
     salt_problems,
 )
-from tests.e2e.cluster import Cluster
+from tests.e2e.cluster import BOT_LEAVE_SECONDS, Cluster
 from tests.table.conftest import wait_for
 
 pytestmark = [pytest.mark.cluster, pytest.mark.postgres, pytest.mark.redis]
@@ -243,7 +243,7 @@ async def test_bots_play_both_variants_and_pools_on_two_shards_one_is_killed_and
             ) from None
     finally:
         # Everyone leaves; every seat session closes (cash-out to the wallet).
-        await asyncio.gather(*(bot.finish() for bot in run.bots))
+        await asyncio.gather(*(bot.finish(within=BOT_LEAVE_SECONDS) for bot in run.bots))
 
     still_open: list[str] = []
 

@@ -41,7 +41,7 @@ from tests.e2e.checks import (
     house_problems,
     money_problems,
 )
-from tests.e2e.cluster import Cluster, running_cluster
+from tests.e2e.cluster import BOT_LEAVE_SECONDS, Cluster, running_cluster
 from tests.e2e.faults import log_records
 from tests.table.conftest import ServiceProcess, wait_for
 
@@ -251,7 +251,7 @@ async def test_a_rolling_restart_of_both_shards_under_bot_load_voids_no_hand_and
         assert stats.unexpected_errors() == {}, stats.summary()
         assert lost == [], lost
     finally:
-        await asyncio.gather(*(bot.finish() for bot in run.bots))
+        await asyncio.gather(*(bot.finish(within=BOT_LEAVE_SECONDS) for bot in run.bots))
     ledger = Ledger(
         conns.channel(cluster.address("cashier")),
         conns.channel(cluster.address("fairness")),

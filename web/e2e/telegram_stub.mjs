@@ -378,6 +378,11 @@ while (!(await page.$(".seat.mine")) && Date.now() < seatBy) {
   await page.waitForSelector(".seat.mine", { timeout: 2_000 }).catch(() => undefined);
 }
 const avatarOff = await myAvatar();
+// Sitting out keeps me seated and out of the next hands: the moment "seated, not dealt in" comes
+// for certain once any hand I was dealt into ends (between two hands of a heads-up table it lasts
+// a moment, which the run missed for a whole minute on a loaded machine).
+await page.click("#sit-out");
+await page.waitForFunction(() => document.querySelector("#sit-out")?.textContent === "Sit in", null, { timeout: 30_000 });
 const confirmsSeated = (await calls(page, "showConfirm")).length;
 const outPressed = await pressBackWhen(false, false);
 await page.waitForSelector(".room", { timeout: 30_000 });
