@@ -236,7 +236,9 @@ def test_a_scripted_player_plays_through_the_page_and_a_spectator_watches(tmp_pa
     assert (start["step"], len(start["myCards"])) == (0, 2), replay
     assert start["lines"][0].startswith("You are dealt "), replay
     assert after_next["step"] == 2, replay
-    assert 3 <= played["step"] <= 5 or played["step"] == total - 1, replay
+    # Play moved it on (one step a second for the run's 2.3 s: about two, but a loaded machine delivers
+    # the pause late: one CI run under two busy loops read step 7 of 9), and it stopped by the last.
+    assert after_next["step"] < played["step"] <= total - 1, replay
     assert (last["step"], last["counter"]) == (total - 1, f"Step {total} of {total}"), replay
     assert any("won" in line for line in last["lines"]), replay
     assert "You" in start["seats"], replay
