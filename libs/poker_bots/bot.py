@@ -156,6 +156,9 @@ class Bot:
     _rest_until: float = 0.0
     _left: bool = False
     _seated: bool = False  # as of the last view: the bot holds a seat at `table_id`
+    # How `finish` ended (for a run's report when a seat stays open): "left <table>", "not seated
+    # at <table>", "refused <code> <reason>" or "gave up after <n> tries: <last error>".
+    finished: str = ""
 
     # ------------------------------------------------------------------ the loop
 
@@ -180,18 +183,26 @@ class Bot:
         keep its seat until the table's seat reserve ran out."""
         deadline = time.monotonic() + within
         backoff = 0.25
+        tries = 0
+        last = ""
         while True:
+            tries += 1
             try:
                 if self._stub is None:
                     await self._route()
-                await self._call("leave", self._leave_once())
+                seated = await self._call("leave", self._leave_once())
+                self.finished = f"{'left' if seated else 'not seated at'} {self.table_id}"
                 break
-            except RouteLost:
+            except RouteLost as lost:
+                last = _described(lost.__cause__) or "route lost"
                 await self._drop_route()
             except grpc.aio.AioRpcError as error:
                 if error.code() not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+                    self.finished = f"refused at {self.table_id}: {_described(error)}"
                     break
+                last = _described(error)
             if time.monotonic() + backoff > deadline:
+                self.finished = f"gave up at {self.table_id} after {tries} tries: {last}"
                 break
             await asyncio.sleep(backoff)
             backoff = min(backoff * 2, 4.0)
@@ -401,11 +412,14 @@ class Bot:
         # Rejoin goes through the lobby again, as a new client would.
         raise RouteLost
 
-    async def _leave_once(self) -> None:
+    async def _leave_once(self) -> bool:
+        """Leave the table; False when the table answered that the bot holds no seat there."""
         assert self._stub is not None
         request = table_pb2.LeaveTableRequest(request_id=uuid.uuid4().hex, table_id=self.table_id)
         if not await _seated(self._timed("leave", self._stub.LeaveTable(request, **self._as_player()))):
             self._rest(0, 0)
+            return False
+        return True
 
     def _as_player(self) -> dict[str, Any]:
         """A unary call's options as this bot: its player token and the connections' deadline."""
@@ -503,6 +517,12 @@ def _decision_key(view: table_pb2.TableView) -> tuple[object, ...]:
         view.to_act_seat,
         tuple((s.seat, s.bet_this_round, s.stack, s.folded) for s in view.seats),
     )
+
+
+def _described(error: BaseException | None) -> str:
+    if isinstance(error, grpc.aio.AioRpcError):
+        return f"{error.code().name} {reason_of(error)} {error.details() or ''}".strip()
+    return repr(error) if error is not None else ""
 
 
 async def _seated(call: Awaitable[Any]) -> bool:

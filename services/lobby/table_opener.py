@@ -17,7 +17,10 @@ from service_runtime.auth import ServiceName, TokenKeys
 from service_runtime.clients import create_channel, reason_of
 from service_runtime.errors import FailedPrecondition, NotFound, Unavailable
 from service_runtime.service_tokens import ServiceTokenSource
+from service_runtime.structured_logging import get_logger
 from service_runtime.tls import TlsFiles
+
+log = get_logger("lobby.table_opener")
 
 SERVICE_TOKEN_SECONDS = 300
 MAX_CHANNELS = 64
@@ -67,6 +70,15 @@ class ShardTableOpener:
             )
         except grpc.aio.AioRpcError as error:
             reason = reason_of(error)
+            # The operator's one clue when players cannot be routed: what the shard answered.
+            log.warning(
+                "table not opened at its shard",
+                table_id=table_id,
+                address=address,
+                code=error.code().name,
+                reason=reason,
+                details=error.details(),
+            )
             if error.code() == grpc.StatusCode.NOT_FOUND and reason:
                 raise NotFound(reason, "the shard has no such table", {"table_id": table_id}) from error
             if error.code() == grpc.StatusCode.FAILED_PRECONDITION and reason:

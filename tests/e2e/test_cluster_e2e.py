@@ -98,12 +98,18 @@ async def occupancy_problems(
     return problems
 
 
-def shard_log_excerpt(cluster: Cluster, problems: list[str], lines: int = 40) -> str:
-    """What the shards logged about the tables a check found wrong (each service's log is kept)."""
+def shard_log_excerpt(
+    cluster: Cluster, problems: list[str], lines: int = 40, with_lobby: bool = False
+) -> str:
+    """What the shards (and the lobby, which routes and opens tables) logged about the tables a check
+    found wrong (each service's log is kept)."""
     tables = {problem.split(":", 1)[0] for problem in problems}
     rooms = {table.rsplit(".", 1)[0] for table in tables}
     found = []
-    for name, service in cluster.shards.items():
+    services = dict(cluster.shards)
+    if with_lobby:
+        services["lobby"] = cluster.services["lobby"]
+    for name, service in services.items():
         if service.log_file is None or not service.log_file.exists():
             continue
         for line in service.log_file.read_text(encoding="utf-8").splitlines():
@@ -260,9 +266,12 @@ async def test_bots_play_both_variants_and_pools_on_two_shards_one_is_killed_and
         await wait_for(all_closed, within=60, interval=0.5)
     except AssertionError:
         leaves = {key: n for key, n in stats.errors.items() if key.startswith(("leave", "join"))}
+        holders = {key.split(":", 1)[1] for key in still_open}
+        outcomes = [f"{bot.player_id}: {bot.finished}" for bot in run.bots if bot.player_id in holders]
         raise AssertionError(
-            f"seat sessions still open a minute after every bot left: {still_open}; the bots' leave "
-            f"and route errors: {leaves}\n" + shard_log_excerpt(cluster, still_open)
+            f"seat sessions still open a minute after every bot left: {still_open}; how those bots' "
+            f"leave ended: {outcomes}; the bots' leave and route errors: {leaves}\n"
+            + shard_log_excerpt(cluster, still_open, lines=80, with_lobby=True)
         ) from None
     ledger = Ledger(
         conns.channel(cluster.address("cashier")),
