@@ -185,6 +185,7 @@ class Bot:
         backoff = 0.25
         tries = 0
         last = ""
+        moved = False
         while True:
             tries += 1
             try:
@@ -192,7 +193,14 @@ class Bot:
                     await self._route()
                 seated = await self._call("leave", self._leave_once())
                 self.finished = f"{'left' if seated else 'not seated at'} {self.table_id}"
-                break
+                if seated or moved:
+                    break
+                # Not seated where it thought: a seat it lost track of (its SitDown's answer lost as
+                # a shard died) is where the lobby sends a player of the room who holds one.
+                moved = True
+                if not await self._seat_elsewhere():
+                    break
+                continue
             except RouteLost as lost:
                 last = _described(lost.__cause__) or "route lost"
                 await self._drop_route()
@@ -207,6 +215,27 @@ class Bot:
             await asyncio.sleep(backoff)
             backoff = min(backoff * 2, 4.0)
         await self._drop_route()
+
+    async def _seat_elsewhere(self) -> bool:
+        """Whether the lobby names another table of the room for this player (the one where it holds
+        a seat); if so, the bot's table becomes that one."""
+        try:
+            joined = await self._timed(
+                "join",
+                self.connections.lobby.JoinTable(
+                    lobby_pb2.JoinTableRequest(room_id=self.terms.room_id),
+                    metadata=self.credentials.player(self.player_id),
+                    timeout=self.connections.timeout,
+                ),
+            )
+        except grpc.aio.AioRpcError as error:
+            self._error("join", error)
+            return False
+        if not joined.table_id or joined.table_id == self.table_id:
+            return False
+        await self._drop_route()
+        self.table_id = joined.table_id
+        return True
 
     async def _step(self) -> None:
         # Cleared before the view is read, so a message that arrives meanwhile ends the next wait.
@@ -364,6 +393,8 @@ class Bot:
                 self._stub.SitDown(request, **self._as_player()),
             )
             self.stats.sits += 1
+            # The table said yes: the seat is the bot's whether or not a view has shown it yet.
+            self._seated = True
             if self._left:
                 self.stats.rejoins += 1
                 self._left = False
@@ -416,10 +447,11 @@ class Bot:
         """Leave the table; False when the table answered that the bot holds no seat there."""
         assert self._stub is not None
         request = table_pb2.LeaveTableRequest(request_id=uuid.uuid4().hex, table_id=self.table_id)
-        if not await _seated(self._timed("leave", self._stub.LeaveTable(request, **self._as_player()))):
+        seated = await _seated(self._timed("leave", self._stub.LeaveTable(request, **self._as_player())))
+        self._seated = False
+        if not seated:
             self._rest(0, 0)
-            return False
-        return True
+        return seated
 
     def _as_player(self) -> dict[str, Any]:
         """A unary call's options as this bot: its player token and the connections' deadline."""

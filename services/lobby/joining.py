@@ -1,7 +1,8 @@
 """Listing a room's tables and routing a player to one: the table and the shard that owns its room.
 
 JoinTable takes no seat: it checks access and maintenance, picks a table (the requested one, else
-the fullest with a free seat, else the next table number, up to the room's bound of tables) and
+the one where the player holds a seat, else the fullest with a free seat, else the next table
+number, up to the room's bound of tables) and
 resolves the room's owner in the shard registry. A table that is not running yet is opened here, by
 asking the owning shard (`table_opener`): the only way a table beyond the standing ones opens.
 """
@@ -202,7 +203,13 @@ class Joining:
                 raise FailedPrecondition("TABLE_FULL", "the table has no free seat", {"table_id": table_id})
             running = _runs_at_owner(chosen, owner)
         else:
-            picked = pick_table(views, routed)
+            # A player who holds a seat in the room goes back to it (a client that lost track of
+            # its table, say its SitDown's answer timed out as a shard died): it is where they can
+            # act, or leave, even at a full table. Otherwise the fullest table with a free seat.
+            own = (
+                None if spectate else next((v for v in views if caller.subject in v.figures.player_ids), None)
+            )
+            picked = own or pick_table(views, routed)
             if spectate:
                 picked = max(views, key=lambda v: (v.figures.seated_players, -_number(v)), default=picked)
             if picked is None:

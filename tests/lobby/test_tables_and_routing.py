@@ -11,7 +11,10 @@ import redis.asyncio as redis
 from poker.lobby.v1 import lobby_pb2
 from service_runtime.shard_registry import ShardInfo, choose_shard
 from service_runtime.table_directory import RedisTableDirectory, SeatFigures, TableFigures
+from service_runtime.testing import auth_metadata
 from tests.lobby.conftest import ADMIN, ALICE, Lobby, expect_error, lobby_on
+
+BOB = auth_metadata("bob", "player")
 
 A = ShardInfo("shard-a", "127.0.0.1:7101")
 B = ShardInfo("shard-b", "127.0.0.1:7102")
@@ -107,6 +110,26 @@ async def test_join_picks_the_fullest_table_with_a_free_seat_then_opens_the_next
         await lobby.directory.publish(figures)
     opened = await _join(lobby)
     assert (opened.table_id, opened.new_table) == (f"{ROOM}.4", True)
+
+
+async def test_a_player_holding_a_seat_in_the_room_is_routed_back_to_it_even_at_a_full_table(
+    lobby: Lobby,
+) -> None:
+    """A client that lost track of its table (a shard died between its SitDown and the first view that
+    showed its seat; its answer timed out) asks the room: the lobby sends it to the seat it holds, not
+    to the fullest table with a free seat, so it can act, and leave, there."""
+    from dataclasses import replace
+
+    await lobby.registry.heartbeat(A)
+    alices = replace(_table(3, 4), player_ids=("p0", "p1", "alice", "p3"))
+    await lobby.directory.publish_all([_table(1, 1), _table(2, 3), alices])
+    joined = await _join(lobby)
+    assert (joined.table_id, joined.new_table) == (f"{ROOM}.3", False)
+    # Watching picks no seat of hers; naming another table is hers to ask.
+    assert (await _join(lobby, f"{ROOM}.1")).table_id == f"{ROOM}.1"
+    # Another player is sent to the fullest table with a free seat, as before.
+    other = await lobby.stub.JoinTable(lobby_pb2.JoinTableRequest(room_id=ROOM), metadata=BOB)
+    assert other.table_id == f"{ROOM}.2"
 
 
 async def test_join_refuses_unknown_tables_and_rooms(lobby: Lobby) -> None:

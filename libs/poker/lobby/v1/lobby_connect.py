@@ -75,8 +75,8 @@ class LobbyService(Protocol):
         """
         JoinTable checks access and maintenance and returns the table and the shard that serves the
         table's room, where the caller then calls `poker.table.v1.TableService.SitDown` or a watch
-        stream. It takes no seat. Without a table id it picks the fullest table with a free seat, or
-        names the next table of the room when all are full. A table that is not running yet is opened
+        stream. It takes no seat. Without a table id it picks the table where the player holds a seat,
+        else the fullest table with a free seat, or names the next table of the room when all are full. A table that is not running yet is opened
         here, by the lobby asking the owning shard (ShardDirectoryService.OpenTable), and only within
         `POKER_LOBBY_MAX_TABLES_PER_ROOM`: no other call opens a table beyond a room's standing ones.
         Errors: ROOM_NOT_FOUND, ROOM_DISABLED, TABLE_NOT_FOUND, NOT_ON_ALLOW_LIST,
@@ -611,8 +611,8 @@ class LobbyServiceClient(ConnectClient):
         """
         JoinTable checks access and maintenance and returns the table and the shard that serves the
         table's room, where the caller then calls `poker.table.v1.TableService.SitDown` or a watch
-        stream. It takes no seat. Without a table id it picks the fullest table with a free seat, or
-        names the next table of the room when all are full. A table that is not running yet is opened
+        stream. It takes no seat. Without a table id it picks the table where the player holds a seat,
+        else the fullest table with a free seat, or names the next table of the room when all are full. A table that is not running yet is opened
         here, by the lobby asking the owning shard (ShardDirectoryService.OpenTable), and only within
         `POKER_LOBBY_MAX_TABLES_PER_ROOM`: no other call opens a table beyond a room's standing ones.
         Errors: ROOM_NOT_FOUND, ROOM_DISABLED, TABLE_NOT_FOUND, NOT_ON_ALLOW_LIST,
@@ -1109,8 +1109,8 @@ class LobbyServiceSync(Protocol):
         """
         JoinTable checks access and maintenance and returns the table and the shard that serves the
         table's room, where the caller then calls `poker.table.v1.TableService.SitDown` or a watch
-        stream. It takes no seat. Without a table id it picks the fullest table with a free seat, or
-        names the next table of the room when all are full. A table that is not running yet is opened
+        stream. It takes no seat. Without a table id it picks the table where the player holds a seat,
+        else the fullest table with a free seat, or names the next table of the room when all are full. A table that is not running yet is opened
         here, by the lobby asking the owning shard (ShardDirectoryService.OpenTable), and only within
         `POKER_LOBBY_MAX_TABLES_PER_ROOM`: no other call opens a table beyond a room's standing ones.
         Errors: ROOM_NOT_FOUND, ROOM_DISABLED, TABLE_NOT_FOUND, NOT_ON_ALLOW_LIST,
@@ -1643,8 +1643,8 @@ class LobbyServiceClientSync(ConnectClientSync):
         """
         JoinTable checks access and maintenance and returns the table and the shard that serves the
         table's room, where the caller then calls `poker.table.v1.TableService.SitDown` or a watch
-        stream. It takes no seat. Without a table id it picks the fullest table with a free seat, or
-        names the next table of the room when all are full. A table that is not running yet is opened
+        stream. It takes no seat. Without a table id it picks the table where the player holds a seat,
+        else the fullest table with a free seat, or names the next table of the room when all are full. A table that is not running yet is opened
         here, by the lobby asking the owning shard (ShardDirectoryService.OpenTable), and only within
         `POKER_LOBBY_MAX_TABLES_PER_ROOM`: no other call opens a table beyond a room's standing ones.
         Errors: ROOM_NOT_FOUND, ROOM_DISABLED, TABLE_NOT_FOUND, NOT_ON_ALLOW_LIST,

@@ -58,8 +58,8 @@ class LobbyServiceStub:
     JoinTable: _grpc.UnaryUnaryMultiCallable[_lobby_pb2.JoinTableRequest, _lobby_pb2.JoinTableResponse]
     """JoinTable checks access and maintenance and returns the table and the shard that serves the
     table's room, where the caller then calls `poker.table.v1.TableService.SitDown` or a watch
-    stream. It takes no seat. Without a table id it picks the fullest table with a free seat, or
-    names the next table of the room when all are full. A table that is not running yet is opened
+    stream. It takes no seat. Without a table id it picks the table where the player holds a seat,
+    else the fullest table with a free seat, or names the next table of the room when all are full. A table that is not running yet is opened
     here, by the lobby asking the owning shard (ShardDirectoryService.OpenTable), and only within
     `POKER_LOBBY_MAX_TABLES_PER_ROOM`: no other call opens a table beyond a room's standing ones.
     Errors: ROOM_NOT_FOUND, ROOM_DISABLED, TABLE_NOT_FOUND, NOT_ON_ALLOW_LIST,
@@ -195,8 +195,8 @@ class LobbyServiceAsyncStub(LobbyServiceStub):
     JoinTable: _aio.UnaryUnaryMultiCallable[_lobby_pb2.JoinTableRequest, _lobby_pb2.JoinTableResponse]  # type: ignore[assignment]
     """JoinTable checks access and maintenance and returns the table and the shard that serves the
     table's room, where the caller then calls `poker.table.v1.TableService.SitDown` or a watch
-    stream. It takes no seat. Without a table id it picks the fullest table with a free seat, or
-    names the next table of the room when all are full. A table that is not running yet is opened
+    stream. It takes no seat. Without a table id it picks the table where the player holds a seat,
+    else the fullest table with a free seat, or names the next table of the room when all are full. A table that is not running yet is opened
     here, by the lobby asking the owning shard (ShardDirectoryService.OpenTable), and only within
     `POKER_LOBBY_MAX_TABLES_PER_ROOM`: no other call opens a table beyond a room's standing ones.
     Errors: ROOM_NOT_FOUND, ROOM_DISABLED, TABLE_NOT_FOUND, NOT_ON_ALLOW_LIST,
@@ -353,8 +353,8 @@ class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_lobby_pb2.JoinTableResponse, _abc.Awaitable[_lobby_pb2.JoinTableResponse]]:
         """JoinTable checks access and maintenance and returns the table and the shard that serves the
         table's room, where the caller then calls `poker.table.v1.TableService.SitDown` or a watch
-        stream. It takes no seat. Without a table id it picks the fullest table with a free seat, or
-        names the next table of the room when all are full. A table that is not running yet is opened
+        stream. It takes no seat. Without a table id it picks the table where the player holds a seat,
+        else the fullest table with a free seat, or names the next table of the room when all are full. A table that is not running yet is opened
         here, by the lobby asking the owning shard (ShardDirectoryService.OpenTable), and only within
         `POKER_LOBBY_MAX_TABLES_PER_ROOM`: no other call opens a table beyond a room's standing ones.
         Errors: ROOM_NOT_FOUND, ROOM_DISABLED, TABLE_NOT_FOUND, NOT_ON_ALLOW_LIST,

@@ -1867,8 +1867,8 @@ export const LobbyService: GenService<{
   /**
    * JoinTable checks access and maintenance and returns the table and the shard that serves the
    * table's room, where the caller then calls `poker.table.v1.TableService.SitDown` or a watch
-   * stream. It takes no seat. Without a table id it picks the fullest table with a free seat, or
-   * names the next table of the room when all are full. A table that is not running yet is opened
+   * stream. It takes no seat. Without a table id it picks the table where the player holds a seat,
+   * else the fullest table with a free seat, or names the next table of the room when all are full. A table that is not running yet is opened
    * here, by the lobby asking the owning shard (ShardDirectoryService.OpenTable), and only within
    * `POKER_LOBBY_MAX_TABLES_PER_ROOM`: no other call opens a table beyond a room's standing ones.
    * Errors: ROOM_NOT_FOUND, ROOM_DISABLED, TABLE_NOT_FOUND, NOT_ON_ALLOW_LIST,
