@@ -32,6 +32,7 @@ from services.gateway.settings import GatewaySettings
 from services.gateway.sign_in_photos import LobbyPhotos
 from services.gateway.staff_access import STAFF_ACCESS, STAFF_GATEWAY_SERVICE
 from services.gateway.staff_audit import StaffAudit
+from services.gateway.staff_directory import StaffDirectory, history_lookup
 from services.gateway.staff_door import (
     StaffDoor,
     StaffForwarder,
@@ -247,9 +248,15 @@ def staff_door_app(
         audit=audit,
         clock_now=time.time,
     )
+    directory = StaffDirectory(
+        parse_staff_list(settings.staff_allow_list),
+        history_lookup(
+            lambda: history_pb2_grpc.HistoryServiceStub(backends.channel(settings.history_address)), own_token
+        ),
+    )
     sign_ins = StaffSignIns(
         _key_of_scope(keys, KeyScope.STAFF),
-        parse_staff_list(settings.staff_allow_list),
+        directory,
         StaffSignInPolicy(
             bot_token=settings.telegram_bot_token,
             bot_username=settings.staff_bot_username,

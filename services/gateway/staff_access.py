@@ -15,7 +15,15 @@ case (a player, a hand, a case, a name looked up: personal data), or when refuse
 from __future__ import annotations
 
 from poker.gateway.v1 import staff_pb2  # noqa: F401 - registers the service descriptor
-from service_runtime.access import EVERY_STAFF_ROLE, FINANCE, OPERATIONS, RISK, SUPPORT, AccessPolicy
+from service_runtime.access import (
+    EVERY_STAFF_ROLE,
+    FINANCE,
+    OPERATIONS,
+    RISK,
+    STAFF_ADMIN,
+    SUPPORT,
+    AccessPolicy,
+)
 from service_runtime.auth import Principal
 from services.gateway.access import NOBODY
 
@@ -78,6 +86,9 @@ STAFF_FORWARDED: dict[str, dict[str, frozenset[Principal]]] = {
         "ResolveCase": RISK,
         "DecideRelease": FINANCE,
         "ListReleaseRequests": FINANCE | RISK,
+        # The staff directory: the staff administrator's (FindStaffMember is the door's own read).
+        "SetStaffMember": STAFF_ADMIN,
+        "ListStaff": STAFF_ADMIN,
     },
     "poker.fairness.v1.FairnessService": {
         "GetCommitment": SUPPORT_OR_RISK,
@@ -98,6 +109,7 @@ MUTATING = frozenset(
         "poker.cashier.v1.CashierService": ("RequestHouseFunding", "DecideHouseFunding"),
         "poker.history.v1.HistoryService": (
             "RecordAuditEvent", "HoldPlayer", "ReleasePlayer", "ResolveCase", "DecideRelease",
+            "SetStaffMember",
         ),
     }.items()
     for method in methods

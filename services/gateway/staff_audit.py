@@ -69,6 +69,9 @@ class Targets:
     # `decision_id`).
     decided: str = ""
     query: str = ""
+    # The person a staff directory change is about (SetStaffMember's name beside its telegram_id).
+    staff_name: str = ""
+    _staff_account: str = ""
 
     @property
     def personal(self) -> bool:
@@ -84,6 +87,7 @@ class Targets:
             self.table_id,
             *self.hand_ids[:1],
             self.decided,
+            self.staff_name,
         ):
             if value:
                 return value
@@ -130,6 +134,10 @@ def targets_of(request: Message, depth: int = 0, found: Targets | None = None) -
                 found.request_id = str(value)
         elif name == "query" and depth == 0:
             found.query = str(value)[:64]
+        elif name == "telegram_id" and depth == 0:
+            found._staff_account = str(value)
+        elif name == "name" and depth == 0 and found._staff_account:
+            found.staff_name = str(value)[:56]
     return found
 
 

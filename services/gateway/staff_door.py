@@ -6,10 +6,11 @@ tokens pass it (the players' door admits player tokens only), and each call's ro
 and again by the service behind.
 
 Sign-in: the Telegram Login Widget's data, verified (`telegram_login.py`), used once, for a person the
-staff allow-list names (`staff_list.py`); or, outside production, a listed staff name alone. The
-token names the person (their listed name) and the roles the list gives them, signed by the
-staff-scoped key, living `staff_token_ttl_seconds` (15 minutes; every service refuses a staff token
-living more than an hour). A renewal reads the list again, so a person taken off it, or off a role,
+staff allow-list (`staff_list.py`, the Secret) or history's staff directory names
+(`staff_directory.py`); or, outside production, a listed staff name alone. The token names the
+person (their listed name) and the roles listed for them, signed by the staff-scoped key, living
+`staff_token_ttl_seconds` (15 minutes; every service refuses a staff token living more than an
+hour). A renewal reads the list and the directory again, so a person taken off, or off a role,
 loses it at the next renewal; no renewal after `staff_session_max_seconds` from the sign-in.
 
 Every change says why (`x-staff-reason`, percent-encoded UTF-8, 1-500 characters), and every call
@@ -56,7 +57,8 @@ from services.gateway.replay import ReplayGuard
 from services.gateway.revocations import SessionRevocations
 from services.gateway.staff_access import MUTATING, SIGN_IN, SIGN_OUT, UNRECORDED
 from services.gateway.staff_audit import ASKED, StaffAudit, Targets, staff_event, targets_of
-from services.gateway.staff_list import StaffList, StaffMember
+from services.gateway.staff_directory import StaffDirectory
+from services.gateway.staff_list import StaffMember
 from services.gateway.telegram_login import verify_login
 
 log = structlog.get_logger("gateway.staff")
@@ -121,7 +123,7 @@ def _stamp(seconds: int) -> timestamp_pb2.Timestamp:
 
 class StaffSignIns:
     def __init__(
-        self, keys: TokenKeys, staff: StaffList, policy: StaffSignInPolicy, replay: ReplayGuard
+        self, keys: TokenKeys, staff: StaffDirectory, policy: StaffSignInPolicy, replay: ReplayGuard
     ) -> None:
         # `keys` signs with the staff-scoped key (outside production: the first key, if none is).
         self._keys = keys
@@ -154,7 +156,7 @@ class StaffSignIns:
                 now=now,
                 max_age_seconds=self._policy.login_max_age_seconds,
             )
-            member = self._staff.member(telegram_id)
+            member = await self._staff.member(telegram_id)
             if member is None:
                 raise PermissionDenied(
                     "STAFF_NOT_LISTED", "the staff list does not name this Telegram account"
@@ -176,7 +178,7 @@ class StaffSignIns:
                 raise InvalidArgument(
                     "FIELD_INVALID", "development_name is a listed staff name", {"field": "development_name"}
                 )
-            found = self._staff.named(name)
+            found = await self._staff.named(name)
             if found is None:
                 raise PermissionDenied("STAFF_NOT_LISTED", "the staff list does not name this person")
             member = found
@@ -193,8 +195,8 @@ class StaffSignIns:
         )
         await revocations.revoke(caller.session, max(1, max(ends, caller.expires_at) - now + 60))
 
-    def renew(self, caller: Caller, *, now: int) -> staff_pb2.StaffSession:
-        member = self._staff.named(caller.subject)
+    async def renew(self, caller: Caller, *, now: int) -> staff_pb2.StaffSession:
+        member = await self._staff.named(caller.subject)
         if member is None:
             raise PermissionDenied("STAFF_NOT_LISTED", "the staff list no longer names you")
         if not caller.signed_in_at or now - caller.signed_in_at >= self._policy.session_max_seconds:
@@ -461,7 +463,8 @@ class StaffGatewayApi:
         self, request: staff_pb2.RenewStaffTokenRequest, ctx: Any
     ) -> staff_pb2.RenewStaffTokenResponse:
         caller = self._door.call_of(ctx).player
-        return staff_pb2.RenewStaffTokenResponse(session=self._sign_ins.renew(caller, now=int(self._clock())))
+        session = await self._sign_ins.renew(caller, now=int(self._clock()))
+        return staff_pb2.RenewStaffTokenResponse(session=session)
 
     async def staff_sign_out(
         self, request: staff_pb2.StaffSignOutRequest, ctx: Any

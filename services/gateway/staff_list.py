@@ -11,13 +11,10 @@ restart (a rolling one), and a person taken off it loses the back office at thei
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
-from service_runtime.auth import STAFF_ROLES, Role, ServiceName
-
-_NAME = re.compile(r"[A-Za-z0-9._@-]{1,56}")
-_RESERVED_PREFIXES = ("service:", "admin:", "admin#", "history-", "tg:")
+from service_runtime.auth import Role
+from service_runtime.staff_names import STAFF_ROLE_NAMES, valid_staff_name
 
 
 class StaffListError(ValueError):
@@ -46,19 +43,10 @@ class StaffList:
         return next((m for m in self.by_id.values() if m.name == name), None)
 
 
-def valid_staff_name(name: str) -> bool:
-    """A name no service, and none of history's own writers, goes by."""
-    return (
-        bool(_NAME.fullmatch(name))
-        and not name.lower().startswith(_RESERVED_PREFIXES)
-        and name.lower() not in {service.value for service in ServiceName}
-    )
-
-
 def parse_staff_list(text: str) -> StaffList:
     members: dict[int, StaffMember] = {}
     names: set[str] = set()
-    staff_roles = {role.value: role for role in STAFF_ROLES}
+    staff_roles = STAFF_ROLE_NAMES
     for number, raw in enumerate(text.split(";"), start=1):
         entry = raw.strip()
         if not entry:

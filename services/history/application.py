@@ -41,6 +41,7 @@ from services.history.records import (
     summary_of,
     view_for,
 )
+from services.history.staff_directory import StaffDirectory
 
 MAX_EXPORT_HANDS = 500
 MAX_DETAILS_LENGTH = 4000
@@ -86,7 +87,7 @@ def _timestamp(moment: datetime) -> Timestamp:
     return stamp
 
 
-class HistoryApplication(FairPlayUseCases):
+class HistoryApplication(FairPlayUseCases, StaffDirectory):
     """The history use cases over a session factory, page tokens, the cashier (statements and
     holds) and a clock."""
 

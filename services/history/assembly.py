@@ -6,7 +6,16 @@ import asyncio
 
 from poker.history.v1 import history_pb2_grpc
 from poker_engine.evaluator import strength_of
-from service_runtime.access import EVERY_STAFF_ROLE, FINANCE, PLAYERS, RISK, SUPPORT, AccessPolicy, services
+from service_runtime.access import (
+    EVERY_STAFF_ROLE,
+    FINANCE,
+    PLAYERS,
+    RISK,
+    STAFF_ADMIN,
+    SUPPORT,
+    AccessPolicy,
+    services,
+)
 from service_runtime.auth import ServiceName, TokenKeys
 from service_runtime.clients import create_channel
 from service_runtime.database import close_engine, create_engine, create_session_factory
@@ -56,6 +65,11 @@ ACCESS = AccessPolicy.for_service(
         # Four-eyes on releasing held chips: risk asks (ReleasePlayer, ResolveCase), finance decides.
         "DecideRelease": FINANCE,
         "ListReleaseRequests": FINANCE | RISK,
+        # The staff directory: the staff administrator keeps it; the staff door reads one person at
+        # a sign-in and a renewal.
+        "SetStaffMember": STAFF_ADMIN,
+        "ListStaff": STAFF_ADMIN,
+        "FindStaffMember": services(ServiceName.GATEWAY),
     },
 )
 

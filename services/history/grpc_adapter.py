@@ -17,6 +17,7 @@ from services.history.application import HistoryApplication
 from services.history.audit_writers import writer_of
 from services.history.records import Viewer
 from services.history.releases import release_pb
+from services.history.staff_directory import staff_member_pb
 
 SERVICE_NAME = "poker.history.v1.HistoryService"
 
@@ -196,3 +197,31 @@ class HistoryServicer(history_pb2_grpc.HistoryServiceServicer):
         if release is not None:
             reply.release.CopyFrom(release_pb(release))
         return reply
+
+    async def SetStaffMember(  # noqa: N802
+        self, request: history_pb2.SetStaffMemberRequest, context: Any
+    ) -> history_pb2.SetStaffMemberResponse:
+        caller = current_caller()
+        caller.require(Role.ADMIN)
+        # The actor is the verified caller, never a field of the request.
+        member, existing = await self._application.set_staff_member(caller.subject, request)
+        return history_pb2.SetStaffMemberResponse(member=staff_member_pb(member), existing=existing)
+
+    async def ListStaff(  # noqa: N802
+        self, request: history_pb2.ListStaffRequest, context: Any
+    ) -> history_pb2.ListStaffResponse:
+        current_caller().require(Role.ADMIN)
+        members, token = await self._application.list_staff(
+            include_inactive=request.include_inactive,
+            page_size=request.page.page_size,
+            page_token=request.page.page_token,
+        )
+        return history_pb2.ListStaffResponse(
+            members=members, page=common_pb2.PageResponse(next_page_token=token)
+        )
+
+    async def FindStaffMember(  # noqa: N802
+        self, request: history_pb2.FindStaffMemberRequest, context: Any
+    ) -> history_pb2.FindStaffMemberResponse:
+        current_caller().require(ServiceName.GATEWAY)
+        return history_pb2.FindStaffMemberResponse(member=await self._application.find_staff_member(request))

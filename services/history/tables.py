@@ -216,6 +216,37 @@ release_requests = sa.Table(
     sa.Index("ix_history_release_requests_state_asked_us", "state", "asked_us"),
 )
 
+# The staff directory (issue 38): who may sign in to the back office besides the gateway's Secret
+# allow-list, under which name, with which roles; set by staff administrators (SetStaffMember).
+staff_members = sa.Table(
+    "history_staff_members",
+    metadata,
+    sa.Column("telegram_id", sa.BigInteger, primary_key=True, autoincrement=False),
+    sa.Column("name", sa.String(56), nullable=False),
+    # The name without case: no two people share a name however it is written.
+    sa.Column("name_key", sa.String(56), nullable=False, unique=True),
+    # The staff roles joined by "+" in sorted order (the last ones kept when taken off).
+    sa.Column("roles", sa.String(128), nullable=False),
+    sa.Column("active", sa.Boolean, nullable=False),
+    sa.Column("updated_by", sa.String(160), nullable=False),
+    sa.Column("updated_us", sa.BigInteger, nullable=False),
+)
+
+# Each SetStaffMember by its request id (the idempotency key): what it asked and the entry it left.
+staff_changes = sa.Table(
+    "history_staff_changes",
+    metadata,
+    sa.Column("request_id", sa.String(64), primary_key=True),
+    sa.Column("actor", sa.String(160), nullable=False),
+    sa.Column("telegram_id", sa.BigInteger, nullable=False),
+    sa.Column("name", sa.String(56), nullable=False),
+    sa.Column("asked_roles", sa.String(128), nullable=False),
+    sa.Column("active", sa.Boolean, nullable=False),
+    # The entry as this change left it (a retry answers it, whatever changed since).
+    sa.Column("roles", sa.String(128), nullable=False),
+    sa.Column("applied_us", sa.BigInteger, nullable=False),
+)
+
 hold_requests = sa.Table(
     "history_hold_requests",
     metadata,

@@ -478,3 +478,99 @@ def test_a_change_the_trail_cannot_record_first_is_refused_and_changes_nothing(d
         assert room not in lobby_pb2.GetMaintenanceResponse.FromString(seen.body).lobby.message
         read = staff_call(blind, f"{LOBBY}/ListRooms", lobby_pb2.ListRoomsRequest(), token=olga.token)
         assert read.code == "ok", read.label
+
+
+def test_an_administrator_lists_a_person_from_the_console_who_then_signs_in_and_loses_it_when_taken_off(
+    doors: Doors,
+) -> None:
+    """The staff directory (docs/backoffice.md "Adding a staff member"): adam (admin) adds a person
+    through the door, with a reason; they sign in (Telegram and, here, by name) with the roles he
+    gave; a role change reaches their next renewal; taken off, their renewal and sign-in are refused.
+    Nobody else edits the directory, nobody their own entry, and no entry takes a name the Secret
+    gives another account."""
+    adam = sign_in(doors, "adam")
+    tag = uuid.uuid4().hex[:6]
+    telegram_id, name = 700_000 + int(tag, 16) % 100_000, f"nina-{tag}"
+
+    def set_member(
+        token: str, roles: list[str], active: bool = True, who: str = name, account: int = 0
+    ) -> Outcome:
+        request = history_pb2.SetStaffMemberRequest(
+            request_id=uuid.uuid4().hex,
+            telegram_id=account or telegram_id,
+            name=who,
+            roles=roles,
+            active=active,
+        )
+        return staff_call(doors, f"{HISTORY}/SetStaffMember", request, token=token, why="new support hire")
+
+    # Without a reason, by a role other than admin: refused, nothing listed.
+    unsaid = staff_call(
+        doors,
+        f"{HISTORY}/SetStaffMember",
+        history_pb2.SetStaffMemberRequest(
+            request_id="x1", telegram_id=telegram_id, name=name, roles=["support"], active=True
+        ),
+        token=adam.token,
+    )
+    assert unsaid.reason == "STAFF_REASON_REQUIRED"
+    assert set_member(sign_in(doors, "olga").token, ["support"]).reason == "ROLE_REQUIRED"
+    assert (
+        staff_call(doors, f"{STAFF}/StaffSignIn", staff_pb2.StaffSignInRequest(development_name=name)).reason
+        == "STAFF_NOT_LISTED"
+    )
+
+    added = set_member(adam.token, ["support"])
+    assert added.code == "ok", added.label
+    listed = staff_call(doors, f"{HISTORY}/ListStaff", history_pb2.ListStaffRequest(), token=adam.token)
+    assert name in [m.name for m in history_pb2.ListStaffResponse.FromString(listed.body).members]
+    # Telegram sign-in of the listed account, then the name sign-in: the roles adam gave.
+    login = signed_login(BOT_TOKEN, telegram_id=telegram_id, first_name="Nina", auth_date=int(time.time()))
+    by_telegram = staff_call(
+        doors, f"{STAFF}/StaffSignIn", staff_pb2.StaffSignInRequest(telegram_login=login)
+    )
+    assert by_telegram.code == "ok", by_telegram.label
+    nina = staff_pb2.StaffSignInResponse.FromString(by_telegram.body).session
+    assert (nina.staff, list(nina.roles)) == (name, ["support"])
+    assert verify_token(KEYS, nina.token, now=int(time.time())).subject == name
+    # Her own entry is not hers to change, even had she admin.
+    assert set_member(nina.token, ["support", "finance"]).reason == "ROLE_REQUIRED"
+
+    # A role added reaches her next renewal.
+    assert set_member(adam.token, ["support", "risk"]).code == "ok"
+    renewed = staff_call(
+        doors, f"{STAFF}/RenewStaffToken", staff_pb2.RenewStaffTokenRequest(), token=nina.token
+    )
+    assert list(staff_pb2.RenewStaffTokenResponse.FromString(renewed.body).session.roles) == [
+        "risk",
+        "support",
+    ]
+
+    # Taken off: the renewal and a new sign-in are refused.
+    assert set_member(adam.token, [], active=False).code == "ok"
+    gone = staff_call(doors, f"{STAFF}/RenewStaffToken", staff_pb2.RenewStaffTokenRequest(), token=nina.token)
+    assert gone.reason == "STAFF_NOT_LISTED", gone.label
+    assert (
+        staff_call(doors, f"{STAFF}/StaffSignIn", staff_pb2.StaffSignInRequest(development_name=name)).reason
+        == "STAFF_NOT_LISTED"
+    )
+
+    # A directory entry under a name the Secret gives another account never signs in as that name.
+    shadow = set_member(adam.token, ["finance"], who="RITA", account=telegram_id + 1)
+    assert shadow.code == "ok", shadow.label
+    login = signed_login(BOT_TOKEN, telegram_id=telegram_id + 1, first_name="R", auth_date=int(time.time()))
+    assert (
+        staff_call(doors, f"{STAFF}/StaffSignIn", staff_pb2.StaffSignInRequest(telegram_login=login)).reason
+        == "STAFF_NOT_LISTED"
+    )
+    rita = sign_in(doors, "rita")
+    assert list(rita.roles) == ["risk"]
+
+    # Every change is in the trail: adam, the method, the person, the reason.
+    changes = [e for e in staff_actions(doors, "adam") if e.staff_action.method.endswith("SetStaffMember")]
+    assert {e.subject for e in changes} >= {name, "RITA"}
+    done = [e for e in changes if e.staff_action.code == "OK"]
+    assert len(done) == 4
+    assert {e.staff_action.why for e in done} == {"new support hire"}
+    # The change said no reason is recorded as refused, with none.
+    assert any(e.staff_action.reason == "STAFF_REASON_REQUIRED" and not e.staff_action.why for e in changes)

@@ -1019,6 +1019,41 @@ async def decide_release(c: Calls) -> Trial:
     )
 
 
+async def set_staff_member(c: Calls) -> Trial:
+    # The staff directory (docs/backoffice.md "Adding a staff member"): an administrator adds a person.
+    tag = uuid.uuid4().hex[:8]
+    telegram_id = int(tag, 16) + 1
+    request = history_pb2.SetStaffMemberRequest(
+        request_id=fresh("staff"),
+        telegram_id=telegram_id,
+        name=f"staff-{tag}",
+        roles=["support"],
+        active=True,
+    )
+
+    async def state() -> object:
+        reply = await c.call(
+            "history", "ListStaff", history_pb2.ListStaffRequest(include_inactive=True), ADMIN
+        )
+        return sorted(
+            (m.telegram_id, m.name, tuple(m.roles), m.active)
+            for m in reply.members
+            if m.telegram_id in (telegram_id, telegram_id + 1)
+        )
+
+    return Trial(
+        request,
+        ADMIN,
+        [
+            {"telegram_id": telegram_id + 1},
+            {"name": f"staff-{tag}-2"},
+            {"roles": ["risk"]},
+            {"active": False},
+        ],
+        state,
+    )
+
+
 async def record_audit_event(c: Calls) -> Trial:
     # An admin records kinds of its own prefix, as itself (docs/history.md "Audit trail").
     kind = f"OPERATOR_IDEMPOTENCY_{uuid.uuid4().hex[:8].upper()}"
@@ -1260,6 +1295,7 @@ RPCS = (
         complete=False,
     ),
     Rpc("history", "DecideRelease", ("decision_id",), decide_release),
+    Rpc("history", "SetStaffMember", ("request_id",), set_staff_member),
     Rpc(
         "history",
         "RecordAuditEvent",
@@ -1351,6 +1387,8 @@ NOT_KEYED: Mapping[str, str] = {
             "ListCases",
             "GetCase",
             "ListReleaseRequests",
+            "ListStaff",
+            "FindStaffMember",
         )
     },
     **{

@@ -718,6 +718,7 @@ def test_every_screen_of_the_console_reads_in_russian(cluster: Cluster) -> None:
         "money",
         "a live table",
         "a hand in the replayer",
+        "staff directory",
     } <= set(checked), checked
     assert all(s["foreign"] == [] for s in steps if s["step"] == "russian")
     [tiles] = [s for s in steps if s["step"] == "russian figures"]
@@ -1161,6 +1162,7 @@ def test_each_role_sees_only_its_screens_and_refusals_read_in_words(tmp_path: Pa
                 {"lang": "en", "code": "NotFound", "reason": "CASE_NOT_FOUND"},
                 {"lang": "en", "code": "Unavailable", "reason": ""},
                 {"lang": "en", "code": "FailedPrecondition", "reason": "SOMETHING_NEW"},
+                {"lang": "ru", "code": "PermissionDenied", "reason": "OWN_STAFF_ENTRY"},
             ],
         },
     )
@@ -1168,7 +1170,7 @@ def test_each_role_sees_only_its_screens_and_refusals_read_in_words(tmp_path: Pa
         ["dashboard", "rooms", "players", "fairplay", "audit"],
         ["dashboard", "rooms", "players", "money", "audit"],
         ["dashboard", "rooms", "players", "audit"],
-        ["dashboard", "rooms", "audit"],
+        ["dashboard", "rooms", "staff", "audit"],
     ]
     assert [line["refusal"] for line in lines if "refusal" in line] == [
         "Your role does not allow this.",
@@ -1177,6 +1179,7 @@ def test_each_role_sees_only_its_screens_and_refusals_read_in_words(tmp_path: Pa
         "The review was not found.",
         "The server cannot be reached. Please try again in a minute.",
         "That did not work: the server refused (SOMETHING_NEW). Please try again.",
+        "Свою запись не меняет никто: это делает другой администратор.",
     ]
 
 

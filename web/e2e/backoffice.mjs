@@ -68,7 +68,13 @@ async function flow() {
   check(JSON.stringify(menu) === JSON.stringify(["menu-dashboard", "menu-rooms", "menu-players", "menu-fairplay", "menu-audit"]), "risk's screens", dashboard);
   check(dashboard.house.includes("Read by: finance, operations"), "a tile risk cannot read says who reads it", dashboard);
   const greyed = await rita.page.$$eval("nav.menu .greyed", (all) => all.map((e) => [e.id, e.getAttribute("aria-disabled"), e.textContent ?? ""]));
-  check(greyed.length === 1 && greyed[0][0] === "menu-money" && greyed[0][1] === "true" && greyed[0][2].includes("Read by: finance"), "the screen risk cannot open is greyed out in the menu, naming who opens it", greyed);
+  check(
+    greyed.length === 2 &&
+      greyed[0][0] === "menu-money" && greyed[0][1] === "true" && greyed[0][2].includes("Read by: finance") &&
+      greyed[1][0] === "menu-staff" && greyed[1][1] === "true" && greyed[1][2].includes("Read by: admin"),
+    "the screens risk cannot open are greyed out in the menu, naming who opens them",
+    greyed,
+  );
   check(/open case/.test(dashboard.cases), "the open cases", dashboard);
   check(/not connected|No alert|alert/i.test(dashboard.alerts), "the alerts tile", dashboard);
   check(/awaits? finance's approval/.test(dashboard.releases), "the releases tile", dashboard);
@@ -309,15 +315,51 @@ async function flow() {
   check(decided.includes("approved") && decided.includes("fiona"), "the decision listed", { decided });
   await fiona.context.close();
 
-  // adam (admin): the audit trail, its staff actions and their reasons, the export.
+  const staffWhy = "New support hire: answers players' questions";
+  // adam (admin): the staff directory: he lists nina (support) from the form, with a reason; a wrong
+  // name is refused in words; nina then signs in with support's screens.
   const adam = await open("adam");
   await signIn(adam.page, "adam");
+  await adam.page.click("#menu-staff");
+  await adam.page.waitForSelector("#staff-list table, #staff-list p");
+  await adam.page.fill("#staff-telegram-id", "1009");
+  await adam.page.fill("#staff-name", "nina");
+  await adam.page.check('#staff-roles input[data-role="support"]');
+  await adam.page.fill("#staff-form textarea[name=reason]", staffWhy);
+  await adam.page.click("#staff-form button[type=submit]");
+  await adam.page.waitForSelector("#staff-form-status.ok", { timeout: 30_000 });
+  const listedAnswer = await text(adam.page, "#staff-form-status");
+  await adam.page.waitForSelector('#staff-table .staff-member[data-name="nina"][data-active="true"]');
+  const row = await adam.page.$eval('#staff-table .staff-member[data-name="nina"]', (e) => e.closest("tr")?.textContent ?? "");
+  // The same account under another name: the service keeps a name for good.
+  await adam.page.fill("#staff-name", "nina2");
+  await adam.page.fill("#staff-form textarea[name=reason]", "Rename attempt");
+  await adam.page.click("#staff-form button[type=submit]");
+  await adam.page.waitForSelector("#staff-form-status.error", { timeout: 30_000 });
+  const renamed = await text(adam.page, "#staff-form-status");
+  say("staff directory", { listedAnswer, row, renamed });
+  check(listedAnswer === "nina: roles support.", "the listing's answer", { listedAnswer });
+  check(row.includes("1009") && row.includes("support") && row.includes("adam"), "nina listed with her account, role and who listed her", { row });
+  check(renamed.includes("a name never changes"), "a new name for a listed person refused in words", { renamed });
+  await shot(adam.page, "staff-directory");
+  const nina = await open("nina");
+  await signIn(nina.page, "nina");
+  await settled(nina.page);
+  const ninaMenu = await nina.page.$$eval("nav.menu a", (all) => all.map((a) => a.id));
+  say("nina signed in", { menu: ninaMenu, who: await text(nina.page, "#who") });
+  check(JSON.stringify(ninaMenu) === JSON.stringify(["menu-dashboard", "menu-rooms", "menu-players", "menu-audit"]), "the listed person signs in with support's screens", { ninaMenu });
+  await nina.context.close();
+
+  // adam: the audit trail, its staff actions and their reasons, the export.
   await adam.page.click("#menu-audit");
   await adam.page.selectOption("#audit-kind", "STAFF_ACTION");
   await adam.page.click("#audit-search");
   const hold = 'li.staff-action[data-method="HoldPlayer"][data-actor="rita"]';
   const askedRelease = 'li.staff-action[data-method="ReleasePlayer"][data-actor="rita"]';
   const decide = 'li.staff-action[data-method="DecideHouseFunding"][data-actor="fiona"]';
+  const listing = 'li.staff-action[data-method="SetStaffMember"][data-actor="adam"][data-code="OK"]';
+  await adam.page.waitForSelector(listing);
+  check((await text(adam.page, `${listing} .why`)) === staffWhy, "the listing's reason in the trail");
   await adam.page.waitForSelector(hold);
   await adam.page.waitForSelector(decide);
   await adam.page.waitForSelector(askedRelease);
@@ -542,6 +584,14 @@ async function inRussian() {
   const english = await text(fedor.page, "#menu-money");
   check(english === "Money", "English after the switch", { english });
   await fedor.context.close();
+
+  const adam = await open("adam ru", { locale: "ru-RU" });
+  await signIn(adam.page, "adam");
+  await adam.page.click("#menu-staff");
+  await adam.page.waitForSelector("#staff-list table, #staff-list p");
+  await russian(adam.page, "staff directory");
+  await shot(adam.page, "ru-staff-directory");
+  await adam.context.close();
 }
 
 try {

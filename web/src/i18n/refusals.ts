@@ -108,6 +108,10 @@ export const REFUSALS = {
   "reason.RELEASE_REQUEST_NOT_FOUND": { ru: "Такого запроса на снятие блокировки нет.", en: "There is no such release request." },
   "reason.RELEASE_ALREADY_DECIDED": { ru: "По этому запросу на снятие блокировки уже принято решение.", en: "This release request has already been decided." },
   "reason.RELEASE_OUTDATED": { ru: "Блокировка, о которой был этот запрос, уже снята или заменена новой: отклоните запрос.", en: "The hold this release was asked for was released or replaced since: reject this request." },
+  "reason.STAFF_NAME_TAKEN": { ru: "Это имя уже у другого сотрудника (регистр не важен): выберите другое.", en: "Another staff member has this name (case aside): choose another." },
+  "reason.STAFF_NAME_FIXED": { ru: "Этот сотрудник уже записан под другим именем; имя не меняется — оно стоит в журнале аудита.", en: "This person is listed under another name; a name never changes — it is their identity in the audit trail." },
+  "reason.OWN_STAFF_ENTRY": { ru: "Свою запись не меняет никто: это делает другой администратор.", en: "Nobody changes their own entry: another staff administrator must." },
+  "reason.STAFF_MEMBER_NOT_FOUND": { ru: "В справочнике сотрудников нет такого человека.", en: "The staff directory does not list this person." },
 
   // The lobby and rooms.
   "reason.ROOM_NOT_FOUND": { ru: "Комната не найдена.", en: "The room was not found." },

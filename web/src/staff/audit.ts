@@ -30,15 +30,27 @@ function answer(code: string, reason: string): string {
   return st("audit.refused", { words: staffRefusal({ code: connect[0].toUpperCase() + connect.slice(1), reason }), reason: reason || code });
 }
 
+/** The sentence `key` with `value` in place of `{name}`, and the part `data` of it (a name, an id)
+ * marked as data rather than the console's words. */
+function withData(key: "audit.target", name: string, value: string, data: string): (string | HTMLElement)[] {
+  const text = st(key, { [name]: value });
+  const at = data ? text.lastIndexOf(data) : -1;
+  if (at < 0) return [text];
+  return [text.slice(0, at), h("span", { class: "data" }, data), text.slice(at + data.length)].filter((c) => c !== "");
+}
+
 function eventRow(e: AuditEvent): HTMLElement {
   const a = e.staffAction;
   if (e.kind === "STAFF_ACTION" && a) {
-    const target = [a.roomId && st("audit.room", { id: a.roomId }), a.caseId && st("audit.case", { id: a.caseId }), e.playerIds.length ? st("audit.players", { ids: e.playerIds.join(", ") }) : "", e.subject && !e.playerIds.includes(e.subject) ? e.subject : ""].filter(Boolean).join("; ");
+    const words = [a.roomId && st("audit.room", { id: a.roomId }), a.caseId && st("audit.case", { id: a.caseId }), e.playerIds.length ? st("audit.players", { ids: e.playerIds.join(", ") }) : ""].filter(Boolean).join("; ");
+    // The subject (a name, an id) is data, not the console's words.
+    const subject = e.subject && !e.playerIds.includes(e.subject) && e.subject !== a.roomId && e.subject !== a.caseId ? e.subject : "";
+    const target = [words, subject].filter(Boolean).join("; ");
     return h(
       "li",
       { class: `event staff-action ${a.code === "OK" || !a.code ? "ok-line" : a.code === "ASKED" ? "asked-line" : "refused-line"}`, "data-kind": e.kind, "data-code": a.code, "data-method": methodName(a.method), "data-actor": e.actor, "data-event": e.eventId },
       h("p", { class: "event-head" }, h("strong", { class: "actor" }, e.actor), " ", ...a.roles.map((r) => h("span", { class: "role" }, roleName(r))), " ", h("span", { class: "method" }, methodName(a.method)), a.mutating ? h("span", { class: "badge" }, st("audit.change")) : null, " ", h("span", { class: "muted" }, when(e.time))),
-      target ? h("p", { class: "target" }, st("audit.target", { target })) : null,
+      target ? h("p", { class: "target" }, ...withData("audit.target", "target", target, subject)) : null,
       a.why ? h("p", { class: "why quote" }, a.why) : null,
       h("p", { class: "answer muted" }, answer(a.code, a.reason), a.requestId ? ` · ${a.requestId}` : ""),
     );
@@ -47,7 +59,7 @@ function eventRow(e: AuditEvent): HTMLElement {
     "li",
     { class: "event", "data-kind": e.kind, "data-actor": e.actor, "data-event": e.eventId },
     h("p", { class: "event-head" }, h("strong", { class: "kind" }, kindName(e.kind)), " ", h("span", { class: "actor" }, e.actor), " ", h("span", { class: "muted" }, when(e.time))),
-    e.subject ? h("p", { class: "target" }, st("audit.target", { target: e.subject })) : null,
+    e.subject ? h("p", { class: "target" }, ...withData("audit.target", "target", e.subject, e.subject)) : null,
     e.details ? h("p", { class: "details data" }, e.details) : null,
   );
 }

@@ -15,6 +15,7 @@ import { showPlayers } from "./players";
 import { showFairPlay } from "./fair_play";
 import { showMoney } from "./money";
 import { showAudit } from "./audit";
+import { showStaffDirectory } from "./staff_directory";
 
 type Leave = () => void;
 const SHOW: Record<ScreenName, (root: HTMLElement, s: Signed) => Leave | void> = {
@@ -23,6 +24,7 @@ const SHOW: Record<ScreenName, (root: HTMLElement, s: Signed) => Leave | void> =
   players: showPlayers,
   fairplay: showFairPlay,
   money: showMoney,
+  staff: showStaffDirectory,
   audit: showAudit,
 };
 

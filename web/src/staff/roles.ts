@@ -33,6 +33,7 @@ export const GRANTS = {
   audit: ROLES,
   notes: ["support", "risk"], // RecordAuditEvent (an OPERATOR_NOTE on a player)
   alerts: ROLES,
+  staffDirectory: ["admin"], // ListStaff, SetStaffMember (nobody their own entry: the service refuses it)
 } as const satisfies Record<string, readonly Role[]>;
 
 export type Grant = keyof typeof GRANTS;
@@ -42,14 +43,15 @@ export function may(roles: readonly Role[], grant: Grant): boolean {
 }
 
 /** The screens of the console and the grant that shows each. */
-export type ScreenName = "dashboard" | "rooms" | "players" | "fairplay" | "money" | "audit";
-export const SCREENS: readonly ScreenName[] = ["dashboard", "rooms", "players", "fairplay", "money", "audit"];
+export type ScreenName = "dashboard" | "rooms" | "players" | "fairplay" | "money" | "staff" | "audit";
+export const SCREENS: readonly ScreenName[] = ["dashboard", "rooms", "players", "fairplay", "money", "staff", "audit"];
 const SCREEN_ROLES: Record<ScreenName, readonly Role[]> = {
   dashboard: ROLES,
   rooms: ROLES, // every role reads rooms and tables and watches a live table; operations changes them
   players: ["support", "risk", "finance"],
   fairplay: ["risk"],
   money: ["finance"],
+  staff: ["admin"],
   audit: ROLES,
 };
 

@@ -550,6 +550,20 @@ class _ErrorReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ErrorReas
     """FAILED_PRECONDITION: the hold this release was asked for was released or replaced by a newer
     hold since; nothing was decided: reject this request, and ask again if the new hold is to go.
     """
+    ERROR_REASON_STAFF_NAME_TAKEN: _ErrorReason.ValueType  # 1310
+    """FAILED_PRECONDITION: another person (another Telegram account) of the staff directory has this
+    name (names are compared without case): choose another. Nothing was changed.
+    """
+    ERROR_REASON_STAFF_NAME_FIXED: _ErrorReason.ValueType  # 1311
+    """FAILED_PRECONDITION: this person is in the staff directory under another name; a name is their
+    identity in every token and in the audit trail and never changes. Nothing was changed.
+    """
+    ERROR_REASON_OWN_STAFF_ENTRY: _ErrorReason.ValueType  # 1312
+    """PERMISSION_DENIED: nobody changes their own staff entry (roles or listing): another staff
+    administrator must. Nothing was changed.
+    """
+    ERROR_REASON_STAFF_MEMBER_NOT_FOUND: _ErrorReason.ValueType  # 1313
+    """NOT_FOUND: the staff directory has no such person (or they were taken off it)."""
     ERROR_REASON_HEADER_INVALID: _ErrorReason.ValueType  # 1250
     """Issue 41: the gateway's HTTP edge (1250-1269).
     INVALID_ARGUMENT: a request header is not text (a name that is not ASCII, a value that is not
@@ -1038,6 +1052,20 @@ ERROR_REASON_RELEASE_OUTDATED: ErrorReason.ValueType  # 1309
 """FAILED_PRECONDITION: the hold this release was asked for was released or replaced by a newer
 hold since; nothing was decided: reject this request, and ask again if the new hold is to go.
 """
+ERROR_REASON_STAFF_NAME_TAKEN: ErrorReason.ValueType  # 1310
+"""FAILED_PRECONDITION: another person (another Telegram account) of the staff directory has this
+name (names are compared without case): choose another. Nothing was changed.
+"""
+ERROR_REASON_STAFF_NAME_FIXED: ErrorReason.ValueType  # 1311
+"""FAILED_PRECONDITION: this person is in the staff directory under another name; a name is their
+identity in every token and in the audit trail and never changes. Nothing was changed.
+"""
+ERROR_REASON_OWN_STAFF_ENTRY: ErrorReason.ValueType  # 1312
+"""PERMISSION_DENIED: nobody changes their own staff entry (roles or listing): another staff
+administrator must. Nothing was changed.
+"""
+ERROR_REASON_STAFF_MEMBER_NOT_FOUND: ErrorReason.ValueType  # 1313
+"""NOT_FOUND: the staff directory has no such person (or they were taken off it)."""
 ERROR_REASON_HEADER_INVALID: ErrorReason.ValueType  # 1250
 """Issue 41: the gateway's HTTP edge (1250-1269).
 INVALID_ARGUMENT: a request header is not text (a name that is not ASCII, a value that is not

@@ -21,7 +21,7 @@ from connectrpc.protocol import ProtocolType
 from connectrpc.server import ConnectASGIApplication, ConnectWSGIApplication, DEFAULT_READ_MAX_BYTES, Endpoint, EndpointSync
 from pyqwest import Client, SyncClient
 
-from .history_pb2 import DecideReleaseRequest, DecideReleaseResponse, ExportHandsRequest, ExportHandsResponse, GetCaseRequest, GetCaseResponse, GetHandRequest, GetHandResponse, HoldPlayerRequest, HoldPlayerResponse, ListAuditEventsRequest, ListAuditEventsResponse, ListBalanceChangesRequest, ListBalanceChangesResponse, ListCasesRequest, ListCasesResponse, ListMyHandsRequest, ListMyHandsResponse, ListReleaseRequestsRequest, ListReleaseRequestsResponse, ListTableHandsRequest, ListTableHandsResponse, RecordAuditEventRequest, RecordAuditEventResponse, RecordHandRequest, RecordHandResponse, ReleasePlayerRequest, ReleasePlayerResponse, ResolveCaseRequest, ResolveCaseResponse
+from .history_pb2 import DecideReleaseRequest, DecideReleaseResponse, ExportHandsRequest, ExportHandsResponse, FindStaffMemberRequest, FindStaffMemberResponse, GetCaseRequest, GetCaseResponse, GetHandRequest, GetHandResponse, HoldPlayerRequest, HoldPlayerResponse, ListAuditEventsRequest, ListAuditEventsResponse, ListBalanceChangesRequest, ListBalanceChangesResponse, ListCasesRequest, ListCasesResponse, ListMyHandsRequest, ListMyHandsResponse, ListReleaseRequestsRequest, ListReleaseRequestsResponse, ListStaffRequest, ListStaffResponse, ListTableHandsRequest, ListTableHandsResponse, RecordAuditEventRequest, RecordAuditEventResponse, RecordHandRequest, RecordHandResponse, ReleasePlayerRequest, ReleasePlayerResponse, ResolveCaseRequest, ResolveCaseResponse, SetStaffMemberRequest, SetStaffMemberResponse
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, Iterable, Mapping
@@ -206,6 +206,38 @@ class HistoryService(Protocol):
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
+    async def set_staff_member(self, request: SetStaffMemberRequest, ctx: RequestContext[SetStaffMemberRequest, SetStaffMemberResponse], /) -> SetStaffMemberResponse:
+        """
+        SetStaffMember adds a person to the staff directory, changes their roles, or takes them off it
+        (admin: the staff administrator; docs/backoffice.md "Adding a staff member"). The staff door
+        reads the directory at every sign-in and renewal, so a change reaches the person's next token
+        (within 15 minutes) without a restart. A person is their Telegram account; their name is their
+        identity in every token and in the audit trail, so it never changes once given and no two
+        accounts share one (case-insensitively). Nobody changes their own entry. Idempotent by
+        `request_id`, which binds the whole request: a retry returns the first answer, the same id with
+        any field changed is a conflict. Errors: PERMISSION_DENIED ROLE_REQUIRED, OWN_STAFF_ENTRY;
+        INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID (metadata `field`); FAILED_PRECONDITION
+        STAFF_NAME_TAKEN, STAFF_NAME_FIXED; NOT_FOUND STAFF_MEMBER_NOT_FOUND (taking off a person the
+        directory does not list); ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    async def list_staff(self, request: ListStaffRequest, ctx: RequestContext[ListStaffRequest, ListStaffResponse], /) -> ListStaffResponse:
+        """
+        ListStaff lists the staff directory, by name (admin). Errors: PERMISSION_DENIED ROLE_REQUIRED;
+        INVALID_ARGUMENT PAGE_TOKEN_INVALID.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    async def find_staff_member(self, request: FindStaffMemberRequest, ctx: RequestContext[FindStaffMemberRequest, FindStaffMemberResponse], /) -> FindStaffMemberResponse:
+        """
+        FindStaffMember reads one person of the staff directory by Telegram account or name
+        (service:gateway, at a staff sign-in and renewal). Errors: PERMISSION_DENIED ROLE_REQUIRED;
+        INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND STAFF_MEMBER_NOT_FOUND (also a person
+        taken off the directory).
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
 
 class HistoryServiceASGIApplication(ConnectASGIApplication[HistoryService]):
     def __init__(
@@ -384,6 +416,39 @@ class HistoryServiceASGIApplication(ConnectASGIApplication[HistoryService]):
                         stream_type=StreamType.UNARY,
                     ),
                     function=svc.resolve_case,
+                ),
+                "/poker.history.v1.HistoryService/SetStaffMember": Endpoint.unary(
+                    method=MethodInfo(
+                        name="SetStaffMember",
+                        service_name="poker.history.v1.HistoryService",
+                        input=SetStaffMemberRequest,
+                        output=SetStaffMemberResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.set_staff_member,
+                ),
+                "/poker.history.v1.HistoryService/ListStaff": Endpoint.unary(
+                    method=MethodInfo(
+                        name="ListStaff",
+                        service_name="poker.history.v1.HistoryService",
+                        input=ListStaffRequest,
+                        output=ListStaffResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.list_staff,
+                ),
+                "/poker.history.v1.HistoryService/FindStaffMember": Endpoint.unary(
+                    method=MethodInfo(
+                        name="FindStaffMember",
+                        service_name="poker.history.v1.HistoryService",
+                        input=FindStaffMemberRequest,
+                        output=FindStaffMemberResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.find_staff_member,
                 ),
             },
             interceptors=interceptors,
@@ -846,6 +911,89 @@ class HistoryServiceClient(ConnectClient):
             headers=headers,
             timeout_ms=timeout_ms,
         )
+    async def set_staff_member(
+        self,
+        request: SetStaffMemberRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> SetStaffMemberResponse:
+        """
+        SetStaffMember adds a person to the staff directory, changes their roles, or takes them off it
+        (admin: the staff administrator; docs/backoffice.md "Adding a staff member"). The staff door
+        reads the directory at every sign-in and renewal, so a change reaches the person's next token
+        (within 15 minutes) without a restart. A person is their Telegram account; their name is their
+        identity in every token and in the audit trail, so it never changes once given and no two
+        accounts share one (case-insensitively). Nobody changes their own entry. Idempotent by
+        `request_id`, which binds the whole request: a retry returns the first answer, the same id with
+        any field changed is a conflict. Errors: PERMISSION_DENIED ROLE_REQUIRED, OWN_STAFF_ENTRY;
+        INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID (metadata `field`); FAILED_PRECONDITION
+        STAFF_NAME_TAKEN, STAFF_NAME_FIXED; NOT_FOUND STAFF_MEMBER_NOT_FOUND (taking off a person the
+        directory does not list); ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="SetStaffMember",
+                service_name="poker.history.v1.HistoryService",
+                input=SetStaffMemberRequest,
+                output=SetStaffMemberResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    async def list_staff(
+        self,
+        request: ListStaffRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> ListStaffResponse:
+        """
+        ListStaff lists the staff directory, by name (admin). Errors: PERMISSION_DENIED ROLE_REQUIRED;
+        INVALID_ARGUMENT PAGE_TOKEN_INVALID.
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="ListStaff",
+                service_name="poker.history.v1.HistoryService",
+                input=ListStaffRequest,
+                output=ListStaffResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    async def find_staff_member(
+        self,
+        request: FindStaffMemberRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> FindStaffMemberResponse:
+        """
+        FindStaffMember reads one person of the staff directory by Telegram account or name
+        (service:gateway, at a staff sign-in and renewal). Errors: PERMISSION_DENIED ROLE_REQUIRED;
+        INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND STAFF_MEMBER_NOT_FOUND (also a person
+        taken off the directory).
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="FindStaffMember",
+                service_name="poker.history.v1.HistoryService",
+                input=FindStaffMemberRequest,
+                output=FindStaffMemberResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
 
 class HistoryServiceSync(Protocol):
     """
@@ -1013,6 +1161,38 @@ class HistoryServiceSync(Protocol):
         FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND CASE_NOT_FOUND; FAILED_PRECONDITION
         CASE_NOT_RESOLVABLE; ALREADY_EXISTS IDEMPOTENCY_CONFLICT (metadata `field`); UNAVAILABLE (the
         cashier, at DecideRelease: retry the decision with the same decision id).
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    def set_staff_member(self, request: SetStaffMemberRequest, ctx: RequestContext[SetStaffMemberRequest, SetStaffMemberResponse], /) -> SetStaffMemberResponse:
+        """
+        SetStaffMember adds a person to the staff directory, changes their roles, or takes them off it
+        (admin: the staff administrator; docs/backoffice.md "Adding a staff member"). The staff door
+        reads the directory at every sign-in and renewal, so a change reaches the person's next token
+        (within 15 minutes) without a restart. A person is their Telegram account; their name is their
+        identity in every token and in the audit trail, so it never changes once given and no two
+        accounts share one (case-insensitively). Nobody changes their own entry. Idempotent by
+        `request_id`, which binds the whole request: a retry returns the first answer, the same id with
+        any field changed is a conflict. Errors: PERMISSION_DENIED ROLE_REQUIRED, OWN_STAFF_ENTRY;
+        INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID (metadata `field`); FAILED_PRECONDITION
+        STAFF_NAME_TAKEN, STAFF_NAME_FIXED; NOT_FOUND STAFF_MEMBER_NOT_FOUND (taking off a person the
+        directory does not list); ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    def list_staff(self, request: ListStaffRequest, ctx: RequestContext[ListStaffRequest, ListStaffResponse], /) -> ListStaffResponse:
+        """
+        ListStaff lists the staff directory, by name (admin). Errors: PERMISSION_DENIED ROLE_REQUIRED;
+        INVALID_ARGUMENT PAGE_TOKEN_INVALID.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    def find_staff_member(self, request: FindStaffMemberRequest, ctx: RequestContext[FindStaffMemberRequest, FindStaffMemberResponse], /) -> FindStaffMemberResponse:
+        """
+        FindStaffMember reads one person of the staff directory by Telegram account or name
+        (service:gateway, at a staff sign-in and renewal). Errors: PERMISSION_DENIED ROLE_REQUIRED;
+        INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND STAFF_MEMBER_NOT_FOUND (also a person
+        taken off the directory).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -1192,6 +1372,39 @@ class HistoryServiceWSGIApplication(ConnectWSGIApplication):
                         stream_type=StreamType.UNARY,
                     ),
                     function=service.resolve_case,
+                ),
+                "/poker.history.v1.HistoryService/SetStaffMember": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="SetStaffMember",
+                        service_name="poker.history.v1.HistoryService",
+                        input=SetStaffMemberRequest,
+                        output=SetStaffMemberResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=service.set_staff_member,
+                ),
+                "/poker.history.v1.HistoryService/ListStaff": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="ListStaff",
+                        service_name="poker.history.v1.HistoryService",
+                        input=ListStaffRequest,
+                        output=ListStaffResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=service.list_staff,
+                ),
+                "/poker.history.v1.HistoryService/FindStaffMember": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="FindStaffMember",
+                        service_name="poker.history.v1.HistoryService",
+                        input=FindStaffMemberRequest,
+                        output=FindStaffMemberResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=service.find_staff_member,
                 ),
             },
             interceptors=interceptors,
@@ -1648,6 +1861,89 @@ class HistoryServiceClientSync(ConnectClientSync):
                 service_name="poker.history.v1.HistoryService",
                 input=ResolveCaseRequest,
                 output=ResolveCaseResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    def set_staff_member(
+        self,
+        request: SetStaffMemberRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> SetStaffMemberResponse:
+        """
+        SetStaffMember adds a person to the staff directory, changes their roles, or takes them off it
+        (admin: the staff administrator; docs/backoffice.md "Adding a staff member"). The staff door
+        reads the directory at every sign-in and renewal, so a change reaches the person's next token
+        (within 15 minutes) without a restart. A person is their Telegram account; their name is their
+        identity in every token and in the audit trail, so it never changes once given and no two
+        accounts share one (case-insensitively). Nobody changes their own entry. Idempotent by
+        `request_id`, which binds the whole request: a retry returns the first answer, the same id with
+        any field changed is a conflict. Errors: PERMISSION_DENIED ROLE_REQUIRED, OWN_STAFF_ENTRY;
+        INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID (metadata `field`); FAILED_PRECONDITION
+        STAFF_NAME_TAKEN, STAFF_NAME_FIXED; NOT_FOUND STAFF_MEMBER_NOT_FOUND (taking off a person the
+        directory does not list); ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
+        """
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="SetStaffMember",
+                service_name="poker.history.v1.HistoryService",
+                input=SetStaffMemberRequest,
+                output=SetStaffMemberResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    def list_staff(
+        self,
+        request: ListStaffRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> ListStaffResponse:
+        """
+        ListStaff lists the staff directory, by name (admin). Errors: PERMISSION_DENIED ROLE_REQUIRED;
+        INVALID_ARGUMENT PAGE_TOKEN_INVALID.
+        """
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="ListStaff",
+                service_name="poker.history.v1.HistoryService",
+                input=ListStaffRequest,
+                output=ListStaffResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    def find_staff_member(
+        self,
+        request: FindStaffMemberRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> FindStaffMemberResponse:
+        """
+        FindStaffMember reads one person of the staff directory by Telegram account or name
+        (service:gateway, at a staff sign-in and renewal). Errors: PERMISSION_DENIED ROLE_REQUIRED;
+        INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND STAFF_MEMBER_NOT_FOUND (also a person
+        taken off the directory).
+        """
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="FindStaffMember",
+                service_name="poker.history.v1.HistoryService",
+                input=FindStaffMemberRequest,
+                output=FindStaffMemberResponse,
                 idempotency_level=IdempotencyLevel.UNKNOWN,
                 stream_type=StreamType.UNARY,
             ),

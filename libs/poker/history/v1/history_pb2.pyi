@@ -2297,3 +2297,227 @@ class ResolveCaseResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ResolveCaseResponse: _TypeAlias = ResolveCaseResponse  # noqa: Y015
+
+@_typing.final
+class StaffMember(_message.Message):
+    """StaffMember is one person of the staff directory."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TELEGRAM_ID_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    ROLES_FIELD_NUMBER: _builtins.int
+    ACTIVE_FIELD_NUMBER: _builtins.int
+    UPDATED_BY_FIELD_NUMBER: _builtins.int
+    UPDATE_TIME_FIELD_NUMBER: _builtins.int
+    telegram_id: _builtins.int
+    """Their Telegram account (the Login Widget's `id`)."""
+    name: _builtins.str
+    """Their name: 1 to 56 letters, digits, `.`, `_`, `@` or `-`; their identity everywhere."""
+    active: _builtins.bool
+    """False once taken off the directory: they cannot sign in, and their next renewal is refused."""
+    updated_by: _builtins.str
+    """The staff administrator who made the last change."""
+    @_builtins.property
+    def roles(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Their staff roles: `support`, `risk`, `finance`, `operations`, `admin` (sorted)."""
+
+    @_builtins.property
+    def update_time(self) -> _timestamp_pb2.Timestamp:
+        """When they made it."""
+
+    def __init__(
+        self,
+        *,
+        telegram_id: _builtins.int = ...,
+        name: _builtins.str = ...,
+        roles: _abc.Iterable[_builtins.str] | None = ...,
+        active: _builtins.bool = ...,
+        updated_by: _builtins.str = ...,
+        update_time: _timestamp_pb2.Timestamp | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["update_time", b"update_time"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["active", b"active", "name", b"name", "roles", b"roles", "telegram_id", b"telegram_id", "update_time", b"update_time", "updated_by", b"updated_by"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___StaffMember: _TypeAlias = StaffMember  # noqa: Y015
+
+@_typing.final
+class SetStaffMemberRequest(_message.Message):
+    """SetStaffMemberRequest adds, changes or takes off one person."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    TELEGRAM_ID_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    ROLES_FIELD_NUMBER: _builtins.int
+    ACTIVE_FIELD_NUMBER: _builtins.int
+    request_id: _builtins.str
+    """The idempotency key (1 to 64 printable ASCII characters without spaces); binds every field."""
+    telegram_id: _builtins.int
+    """The person's Telegram account (positive)."""
+    name: _builtins.str
+    """Their name (a new person's; an existing person's must be the one they have)."""
+    active: _builtins.bool
+    """True to list them (add or change), false to take them off."""
+    @_builtins.property
+    def roles(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Their roles (at least one while active; each a staff role, once)."""
+
+    def __init__(
+        self,
+        *,
+        request_id: _builtins.str = ...,
+        telegram_id: _builtins.int = ...,
+        name: _builtins.str = ...,
+        roles: _abc.Iterable[_builtins.str] | None = ...,
+        active: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["active", b"active", "name", b"name", "request_id", b"request_id", "roles", b"roles", "telegram_id", b"telegram_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SetStaffMemberRequest: _TypeAlias = SetStaffMemberRequest  # noqa: Y015
+
+@_typing.final
+class SetStaffMemberResponse(_message.Message):
+    """SetStaffMemberResponse is the person as the change left them."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MEMBER_FIELD_NUMBER: _builtins.int
+    EXISTING_FIELD_NUMBER: _builtins.int
+    existing: _builtins.bool
+    """True when this request id was applied earlier and its answer is returned."""
+    @_builtins.property
+    def member(self) -> Global___StaffMember:
+        """The directory's entry after the change."""
+
+    def __init__(
+        self,
+        *,
+        member: Global___StaffMember | None = ...,
+        existing: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["member", b"member"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["existing", b"existing", "member", b"member"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SetStaffMemberResponse: _TypeAlias = SetStaffMemberResponse  # noqa: Y015
+
+@_typing.final
+class ListStaffRequest(_message.Message):
+    """ListStaffRequest asks for a page of the directory."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PAGE_FIELD_NUMBER: _builtins.int
+    INCLUDE_INACTIVE_FIELD_NUMBER: _builtins.int
+    include_inactive: _builtins.bool
+    """True to list people taken off the directory too."""
+    @_builtins.property
+    def page(self) -> _common_pb2.PageRequest:
+        """The page to return."""
+
+    def __init__(
+        self,
+        *,
+        page: _common_pb2.PageRequest | None = ...,
+        include_inactive: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["page", b"page"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["include_inactive", b"include_inactive", "page", b"page"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListStaffRequest: _TypeAlias = ListStaffRequest  # noqa: Y015
+
+@_typing.final
+class ListStaffResponse(_message.Message):
+    """ListStaffResponse is one page of the directory."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MEMBERS_FIELD_NUMBER: _builtins.int
+    PAGE_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def members(self) -> _containers.RepeatedCompositeFieldContainer[Global___StaffMember]:
+        """By name."""
+
+    @_builtins.property
+    def page(self) -> _common_pb2.PageResponse:
+        """How to get the next page."""
+
+    def __init__(
+        self,
+        *,
+        members: _abc.Iterable[Global___StaffMember] | None = ...,
+        page: _common_pb2.PageResponse | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["page", b"page"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["members", b"members", "page", b"page"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListStaffResponse: _TypeAlias = ListStaffResponse  # noqa: Y015
+
+@_typing.final
+class FindStaffMemberRequest(_message.Message):
+    """FindStaffMemberRequest names one person."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TELEGRAM_ID_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    telegram_id: _builtins.int
+    """Their Telegram account (a sign-in)."""
+    name: _builtins.str
+    """Their name, any case (a renewal)."""
+    def __init__(
+        self,
+        *,
+        telegram_id: _builtins.int = ...,
+        name: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "name", b"name", "telegram_id", b"telegram_id"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "name", b"name", "telegram_id", b"telegram_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_key: _TypeAlias = _typing.Literal["telegram_id", "name"]  # noqa: Y015
+    _WhichOneofArgType_key: _TypeAlias = _typing.Literal["key", b"key"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_key) -> _WhichOneofReturnType_key | None: ...
+
+Global___FindStaffMemberRequest: _TypeAlias = FindStaffMemberRequest  # noqa: Y015
+
+@_typing.final
+class FindStaffMemberResponse(_message.Message):
+    """FindStaffMemberResponse is that person, listed."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MEMBER_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def member(self) -> Global___StaffMember:
+        """Their entry (active)."""
+
+    def __init__(
+        self,
+        *,
+        member: Global___StaffMember | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["member", b"member"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["member", b"member"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___FindStaffMemberResponse: _TypeAlias = FindStaffMemberResponse  # noqa: Y015

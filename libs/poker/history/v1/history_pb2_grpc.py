@@ -111,6 +111,21 @@ class HistoryServiceStub:
                 request_serializer=poker_dot_history_dot_v1_dot_history__pb2.ResolveCaseRequest.SerializeToString,
                 response_deserializer=poker_dot_history_dot_v1_dot_history__pb2.ResolveCaseResponse.FromString,
                 _registered_method=True)
+        self.SetStaffMember = channel.unary_unary(
+                '/poker.history.v1.HistoryService/SetStaffMember',
+                request_serializer=poker_dot_history_dot_v1_dot_history__pb2.SetStaffMemberRequest.SerializeToString,
+                response_deserializer=poker_dot_history_dot_v1_dot_history__pb2.SetStaffMemberResponse.FromString,
+                _registered_method=True)
+        self.ListStaff = channel.unary_unary(
+                '/poker.history.v1.HistoryService/ListStaff',
+                request_serializer=poker_dot_history_dot_v1_dot_history__pb2.ListStaffRequest.SerializeToString,
+                response_deserializer=poker_dot_history_dot_v1_dot_history__pb2.ListStaffResponse.FromString,
+                _registered_method=True)
+        self.FindStaffMember = channel.unary_unary(
+                '/poker.history.v1.HistoryService/FindStaffMember',
+                request_serializer=poker_dot_history_dot_v1_dot_history__pb2.FindStaffMemberRequest.SerializeToString,
+                response_deserializer=poker_dot_history_dot_v1_dot_history__pb2.FindStaffMemberResponse.FromString,
+                _registered_method=True)
 
 
 class HistoryServiceServicer:
@@ -297,6 +312,41 @@ class HistoryServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def SetStaffMember(self, request, context):
+        """SetStaffMember adds a person to the staff directory, changes their roles, or takes them off it
+        (admin: the staff administrator; docs/backoffice.md "Adding a staff member"). The staff door
+        reads the directory at every sign-in and renewal, so a change reaches the person's next token
+        (within 15 minutes) without a restart. A person is their Telegram account; their name is their
+        identity in every token and in the audit trail, so it never changes once given and no two
+        accounts share one (case-insensitively). Nobody changes their own entry. Idempotent by
+        `request_id`, which binds the whole request: a retry returns the first answer, the same id with
+        any field changed is a conflict. Errors: PERMISSION_DENIED ROLE_REQUIRED, OWN_STAFF_ENTRY;
+        INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID (metadata `field`); FAILED_PRECONDITION
+        STAFF_NAME_TAKEN, STAFF_NAME_FIXED; NOT_FOUND STAFF_MEMBER_NOT_FOUND (taking off a person the
+        directory does not list); ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListStaff(self, request, context):
+        """ListStaff lists the staff directory, by name (admin). Errors: PERMISSION_DENIED ROLE_REQUIRED;
+        INVALID_ARGUMENT PAGE_TOKEN_INVALID.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def FindStaffMember(self, request, context):
+        """FindStaffMember reads one person of the staff directory by Telegram account or name
+        (service:gateway, at a staff sign-in and renewal). Errors: PERMISSION_DENIED ROLE_REQUIRED;
+        INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND STAFF_MEMBER_NOT_FOUND (also a person
+        taken off the directory).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_HistoryServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -374,6 +424,21 @@ def add_HistoryServiceServicer_to_server(servicer, server):
                     servicer.ResolveCase,
                     request_deserializer=poker_dot_history_dot_v1_dot_history__pb2.ResolveCaseRequest.FromString,
                     response_serializer=poker_dot_history_dot_v1_dot_history__pb2.ResolveCaseResponse.SerializeToString,
+            ),
+            'SetStaffMember': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetStaffMember,
+                    request_deserializer=poker_dot_history_dot_v1_dot_history__pb2.SetStaffMemberRequest.FromString,
+                    response_serializer=poker_dot_history_dot_v1_dot_history__pb2.SetStaffMemberResponse.SerializeToString,
+            ),
+            'ListStaff': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListStaff,
+                    request_deserializer=poker_dot_history_dot_v1_dot_history__pb2.ListStaffRequest.FromString,
+                    response_serializer=poker_dot_history_dot_v1_dot_history__pb2.ListStaffResponse.SerializeToString,
+            ),
+            'FindStaffMember': grpc.unary_unary_rpc_method_handler(
+                    servicer.FindStaffMember,
+                    request_deserializer=poker_dot_history_dot_v1_dot_history__pb2.FindStaffMemberRequest.FromString,
+                    response_serializer=poker_dot_history_dot_v1_dot_history__pb2.FindStaffMemberResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -783,6 +848,87 @@ class HistoryService:
             '/poker.history.v1.HistoryService/ResolveCase',
             poker_dot_history_dot_v1_dot_history__pb2.ResolveCaseRequest.SerializeToString,
             poker_dot_history_dot_v1_dot_history__pb2.ResolveCaseResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SetStaffMember(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/poker.history.v1.HistoryService/SetStaffMember',
+            poker_dot_history_dot_v1_dot_history__pb2.SetStaffMemberRequest.SerializeToString,
+            poker_dot_history_dot_v1_dot_history__pb2.SetStaffMemberResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListStaff(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/poker.history.v1.HistoryService/ListStaff',
+            poker_dot_history_dot_v1_dot_history__pb2.ListStaffRequest.SerializeToString,
+            poker_dot_history_dot_v1_dot_history__pb2.ListStaffResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def FindStaffMember(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/poker.history.v1.HistoryService/FindStaffMember',
+            poker_dot_history_dot_v1_dot_history__pb2.FindStaffMemberRequest.SerializeToString,
+            poker_dot_history_dot_v1_dot_history__pb2.FindStaffMemberResponse.FromString,
             options,
             channel_credentials,
             insecure,

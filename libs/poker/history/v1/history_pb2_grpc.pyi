@@ -154,6 +154,29 @@ class HistoryServiceStub:
     CASE_NOT_RESOLVABLE; ALREADY_EXISTS IDEMPOTENCY_CONFLICT (metadata `field`); UNAVAILABLE (the
     cashier, at DecideRelease: retry the decision with the same decision id).
     """
+    SetStaffMember: _grpc.UnaryUnaryMultiCallable[_history_pb2.SetStaffMemberRequest, _history_pb2.SetStaffMemberResponse]
+    """SetStaffMember adds a person to the staff directory, changes their roles, or takes them off it
+    (admin: the staff administrator; docs/backoffice.md "Adding a staff member"). The staff door
+    reads the directory at every sign-in and renewal, so a change reaches the person's next token
+    (within 15 minutes) without a restart. A person is their Telegram account; their name is their
+    identity in every token and in the audit trail, so it never changes once given and no two
+    accounts share one (case-insensitively). Nobody changes their own entry. Idempotent by
+    `request_id`, which binds the whole request: a retry returns the first answer, the same id with
+    any field changed is a conflict. Errors: PERMISSION_DENIED ROLE_REQUIRED, OWN_STAFF_ENTRY;
+    INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID (metadata `field`); FAILED_PRECONDITION
+    STAFF_NAME_TAKEN, STAFF_NAME_FIXED; NOT_FOUND STAFF_MEMBER_NOT_FOUND (taking off a person the
+    directory does not list); ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
+    """
+    ListStaff: _grpc.UnaryUnaryMultiCallable[_history_pb2.ListStaffRequest, _history_pb2.ListStaffResponse]
+    """ListStaff lists the staff directory, by name (admin). Errors: PERMISSION_DENIED ROLE_REQUIRED;
+    INVALID_ARGUMENT PAGE_TOKEN_INVALID.
+    """
+    FindStaffMember: _grpc.UnaryUnaryMultiCallable[_history_pb2.FindStaffMemberRequest, _history_pb2.FindStaffMemberResponse]
+    """FindStaffMember reads one person of the staff directory by Telegram account or name
+    (service:gateway, at a staff sign-in and renewal). Errors: PERMISSION_DENIED ROLE_REQUIRED;
+    INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND STAFF_MEMBER_NOT_FOUND (also a person
+    taken off the directory).
+    """
 
 @_typing.type_check_only
 class HistoryServiceAsyncStub(HistoryServiceStub):
@@ -280,6 +303,29 @@ class HistoryServiceAsyncStub(HistoryServiceStub):
     FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND CASE_NOT_FOUND; FAILED_PRECONDITION
     CASE_NOT_RESOLVABLE; ALREADY_EXISTS IDEMPOTENCY_CONFLICT (metadata `field`); UNAVAILABLE (the
     cashier, at DecideRelease: retry the decision with the same decision id).
+    """
+    SetStaffMember: _aio.UnaryUnaryMultiCallable[_history_pb2.SetStaffMemberRequest, _history_pb2.SetStaffMemberResponse]  # type: ignore[assignment]
+    """SetStaffMember adds a person to the staff directory, changes their roles, or takes them off it
+    (admin: the staff administrator; docs/backoffice.md "Adding a staff member"). The staff door
+    reads the directory at every sign-in and renewal, so a change reaches the person's next token
+    (within 15 minutes) without a restart. A person is their Telegram account; their name is their
+    identity in every token and in the audit trail, so it never changes once given and no two
+    accounts share one (case-insensitively). Nobody changes their own entry. Idempotent by
+    `request_id`, which binds the whole request: a retry returns the first answer, the same id with
+    any field changed is a conflict. Errors: PERMISSION_DENIED ROLE_REQUIRED, OWN_STAFF_ENTRY;
+    INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID (metadata `field`); FAILED_PRECONDITION
+    STAFF_NAME_TAKEN, STAFF_NAME_FIXED; NOT_FOUND STAFF_MEMBER_NOT_FOUND (taking off a person the
+    directory does not list); ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
+    """
+    ListStaff: _aio.UnaryUnaryMultiCallable[_history_pb2.ListStaffRequest, _history_pb2.ListStaffResponse]  # type: ignore[assignment]
+    """ListStaff lists the staff directory, by name (admin). Errors: PERMISSION_DENIED ROLE_REQUIRED;
+    INVALID_ARGUMENT PAGE_TOKEN_INVALID.
+    """
+    FindStaffMember: _aio.UnaryUnaryMultiCallable[_history_pb2.FindStaffMemberRequest, _history_pb2.FindStaffMemberResponse]  # type: ignore[assignment]
+    """FindStaffMember reads one person of the staff directory by Telegram account or name
+    (service:gateway, at a staff sign-in and renewal). Errors: PERMISSION_DENIED ROLE_REQUIRED;
+    INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND STAFF_MEMBER_NOT_FOUND (also a person
+    taken off the directory).
     """
 
 class HistoryServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -494,6 +540,47 @@ class HistoryServiceServicer(metaclass=_abc_1.ABCMeta):
         FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND CASE_NOT_FOUND; FAILED_PRECONDITION
         CASE_NOT_RESOLVABLE; ALREADY_EXISTS IDEMPOTENCY_CONFLICT (metadata `field`); UNAVAILABLE (the
         cashier, at DecideRelease: retry the decision with the same decision id).
+        """
+
+    @_abc_1.abstractmethod
+    def SetStaffMember(
+        self,
+        request: _history_pb2.SetStaffMemberRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_history_pb2.SetStaffMemberResponse, _abc.Awaitable[_history_pb2.SetStaffMemberResponse]]:
+        """SetStaffMember adds a person to the staff directory, changes their roles, or takes them off it
+        (admin: the staff administrator; docs/backoffice.md "Adding a staff member"). The staff door
+        reads the directory at every sign-in and renewal, so a change reaches the person's next token
+        (within 15 minutes) without a restart. A person is their Telegram account; their name is their
+        identity in every token and in the audit trail, so it never changes once given and no two
+        accounts share one (case-insensitively). Nobody changes their own entry. Idempotent by
+        `request_id`, which binds the whole request: a retry returns the first answer, the same id with
+        any field changed is a conflict. Errors: PERMISSION_DENIED ROLE_REQUIRED, OWN_STAFF_ENTRY;
+        INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID (metadata `field`); FAILED_PRECONDITION
+        STAFF_NAME_TAKEN, STAFF_NAME_FIXED; NOT_FOUND STAFF_MEMBER_NOT_FOUND (taking off a person the
+        directory does not list); ALREADY_EXISTS IDEMPOTENCY_CONFLICT.
+        """
+
+    @_abc_1.abstractmethod
+    def ListStaff(
+        self,
+        request: _history_pb2.ListStaffRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_history_pb2.ListStaffResponse, _abc.Awaitable[_history_pb2.ListStaffResponse]]:
+        """ListStaff lists the staff directory, by name (admin). Errors: PERMISSION_DENIED ROLE_REQUIRED;
+        INVALID_ARGUMENT PAGE_TOKEN_INVALID.
+        """
+
+    @_abc_1.abstractmethod
+    def FindStaffMember(
+        self,
+        request: _history_pb2.FindStaffMemberRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_history_pb2.FindStaffMemberResponse, _abc.Awaitable[_history_pb2.FindStaffMemberResponse]]:
+        """FindStaffMember reads one person of the staff directory by Telegram account or name
+        (service:gateway, at a staff sign-in and renewal). Errors: PERMISSION_DENIED ROLE_REQUIRED;
+        INVALID_ARGUMENT FIELD_REQUIRED, FIELD_INVALID; NOT_FOUND STAFF_MEMBER_NOT_FOUND (also a person
+        taken off the directory).
         """
 
 def add_HistoryServiceServicer_to_server(servicer: HistoryServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
