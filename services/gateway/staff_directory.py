@@ -20,12 +20,13 @@ import structlog
 from poker.history.v1 import history_pb2, history_pb2_grpc
 from service_runtime.clients import reason_of
 from service_runtime.errors import Unavailable
-from service_runtime.staff_names import STAFF_ROLE_NAMES
+from service_runtime.staff_names import STAFF_ROLE_NAMES, valid_staff_name
 from services.gateway.staff_list import StaffList, StaffMember
 
 log = structlog.get_logger("gateway.staff")
 
 LOOKUP_TIMEOUT_SECONDS = 3.0
+MAX_TELEGRAM_ID = 2**53  # history's bound on an account id
 
 
 class DirectoryLookup(Protocol):
@@ -79,14 +80,16 @@ class StaffDirectory:
         listed = self._secret.member(telegram_id)
         if listed is not None:
             return listed
+        if not 0 < telegram_id < MAX_TELEGRAM_ID:
+            return None
         return self._honoured(await self._lookup(history_pb2.FindStaffMemberRequest(telegram_id=telegram_id)))
 
     async def named(self, name: str) -> StaffMember | None:
         listed = self._secret.named(name)
         if listed is not None:
             return listed
-        if name.lower() in self._names:
-            return None
+        if name.lower() in self._names or not valid_staff_name(name):
+            return None  # not a name the directory could hold: not listed (never a lookup's refusal)
         return self._honoured(await self._lookup(history_pb2.FindStaffMemberRequest(name=name)))
 
     def _honoured(self, found: history_pb2.StaffMember | None) -> StaffMember | None:

@@ -555,6 +555,13 @@ def test_an_administrator_lists_a_person_from_the_console_who_then_signs_in_and_
         == "STAFF_NOT_LISTED"
     )
 
+    # A name the directory could not hold is simply not listed (never the directory's refusal).
+    for odd in ("Ольга", "service:lobby", "tg:5", "gateway"):
+        refused = staff_call(
+            doors, f"{STAFF}/StaffSignIn", staff_pb2.StaffSignInRequest(development_name=odd)
+        )
+        assert refused.reason == "STAFF_NOT_LISTED", (odd, refused.label)
+
     # A directory entry under a name the Secret gives another account never signs in as that name.
     shadow = set_member(adam.token, ["finance"], who="RITA", account=telegram_id + 1)
     assert shadow.code == "ok", shadow.label
