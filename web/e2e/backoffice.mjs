@@ -395,6 +395,10 @@ async function flow() {
   await phone.page.waitForSelector("li.staff-action");
   check((await wide()) <= 390, "the audit trail fits 390 px", { width: await wide() });
   await shot(phone.page, "audit-390");
+  await phone.page.click("#menu-staff");
+  await phone.page.waitForSelector("#staff-table");
+  check((await wide()) <= 390, "the staff directory fits 390 px", { width: await wide() });
+  await shot(phone.page, "staff-390");
   await phone.context.close();
 }
 

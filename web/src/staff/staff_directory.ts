@@ -42,7 +42,7 @@ export function showStaffDirectory(root: HTMLElement, s: Signed): void {
 
   // The browser checks what it can before a submit (the service checks everything again).
   const telegram = input("telegram_id", { id: "staff-telegram-id", inputmode: "numeric", maxlength: 16, autocomplete: "off", required: true, pattern: "[0-9]{1,16}", title: st("staff.bad_telegram_id") });
-  const name = input("name", { id: "staff-name", maxlength: 56, autocomplete: "off", spellcheck: false, required: true, pattern: "[A-Za-z0-9._@\\-]{1,56}", title: st("staff.form_hint") });
+  const name = input("name", { id: "staff-name", maxlength: 56, autocomplete: "off", spellcheck: false, required: true, pattern: "[A-Za-z0-9._@\\-]{1,56}", title: st("staff.name_hint") });
   const boxes = new Map<Role, HTMLInputElement>();
   const roleBoxes = h(
     "div",
@@ -100,7 +100,7 @@ export function showStaffDirectory(root: HTMLElement, s: Signed): void {
     submit: st("staff.save"),
     fields: [
       h("p", { class: "muted" }, st("staff.form_hint")),
-      h("div", { class: "row" }, field(st("staff.telegram_id"), telegram, st("staff.telegram_hint")), field(st("staff.name"), name)),
+      h("div", { class: "row" }, field(st("staff.telegram_id"), telegram, st("staff.telegram_hint")), field(st("staff.name"), name, st("staff.name_hint"))),
       field(st("staff.roles"), roleBoxes),
       listed.element,
     ],
