@@ -40,6 +40,10 @@ ATTEMPTS = 4
 MAX_TELEGRAM_ID = 2**53  # Telegram's user ids fit 52 bits; JSON clients read them as numbers
 
 
+class _Raced(Exception):
+    """Another request for the same person committed between two reads of one attempt: try again."""
+
+
 def _invalid(field: str, message: str) -> InvalidArgument:
     return InvalidArgument("FIELD_INVALID", message, {"field": field})
 
@@ -122,7 +126,7 @@ class StaffDirectory:
                     )
                     await staff_storage.apply(session, applied, new=current is None)
                     return applied.left(), False
-            except IntegrityError:
+            except (IntegrityError, _Raced):
                 await asyncio.sleep(random.uniform(0, 0.005 * (attempt + 1)))
                 continue
         else:
@@ -159,6 +163,11 @@ class StaffDirectory:
             if not active:
                 raise _not_found()
             holder = await staff_storage.member_by_name(session, name)
+            if holder is not None and holder.telegram_id == telegram_id:
+                # This person was added between this transaction's reads (another request for them
+                # committed meanwhile, as PostgreSQL's read committed lets each statement see): read
+                # again, as after a unique-key race.
+                raise _Raced
             if holder is not None:
                 raise FailedPrecondition(
                     "STAFF_NAME_TAKEN",
