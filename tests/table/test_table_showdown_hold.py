@@ -9,6 +9,7 @@ import asyncio
 
 from poker.table.v1 import table_pb2
 from services.table.cash.actor import TableActor
+from services.table.ports.clock import SimulatedClock
 from tests.table.fakes import FakeCashier
 from tests.table.inprocess_table import running_view, seated_table
 
@@ -111,8 +112,11 @@ async def test_a_player_who_lost_every_chip_at_the_showdown_sees_it_until_the_ho
     """Seen in the browser (a side-pot run): the player who lost everything at a held showdown was
     cashed out as the hand settled, so their page fell to the empty waiting table and never showed the
     showdown they lost. Their seat (and its cards) stays until the hold is over; then the cash-out."""
+    # The table's time is simulated: a split hand's 60 s hold passes when the test moves it on (on the
+    # wall clock, a split made the next hand wait a minute and the test gave up after ten seconds).
+    clock = SimulatedClock()
     cashier = FakeCashier()
-    actor = seated_table(cashier, showdown_seconds=60)
+    actor = seated_table(cashier, showdown_seconds=60, clock=clock)
     actor.start()
     try:
         seen: set[str] = set()
@@ -125,10 +129,12 @@ async def test_a_player_who_lost_every_chip_at_the_showdown_sees_it_until_the_ho
             busted = [p for p, v in views.items() if any(s.player_id == p and s.stack == 0 for s in v.seats)]
             if busted:
                 break
+            await clock.run_for(61)  # the split hand's hold is over: the next hand deals
         else:
             raise AssertionError("every hand split")
         (loser,) = busted
-        await asyncio.sleep(0.2)  # a cash-out would be under way by now (it starts in the same step)
+        # A cash-out would be under way by now (it starts in the same step); the hold has 59 s left.
+        await clock.run_for(1.0)
         held = await view_of(actor, loser)
         mine = next(s for s in held.seats if s.player_id == loser)
         assert held.hand_id == hand.hand_id
